@@ -1,0 +1,119 @@
+/* weft.h - libweft, the client library of the weft trace collection service.
+ *
+ * A process opens one session (weft_open, configured from the environment),
+ * defines strings, regions and metrics, and records events from any number
+ * of threads; each thread is its own OTF2 location. Records are appended to
+ * per-thread buffers and shipped to weftd by a background sender thread.
+ * weft_close (also run at process exit) flushes everything and says goodbye.
+ *
+ * Two levels of API:
+ *  - convenience calls (weft_region, weft_enter, ...) that assign
+ *    process-local ids and take timestamps themselves;
+ *  - one call per OTF2 record, generated from the record table, whose
+ *    arguments mirror the libotf2 writer function one for one:
+ *      OTF2_EvtWriter_Enter(writer, attributes, time, region)
+ *        -> weft_evt_Enter(attributes, time, region)
+ *      OTF2_GlobalDefWriter_WriteRegion(writer, self, name, ...)
+ *        -> weft_def_Region(self, name, ...)
+ *    Ids passed to weft_def_* are process-local; weftd unifies them across
+ *    the processes of a trace. Do not mix self-chosen ids with ids from the
+ *    convenience calls within one id space.
+ *
+ * Environment: WEFT_SERVER (host:port or unix:/path, default
+ * 127.0.0.1:7411), WEFT_TRACE (trace name), WEFT_RANK and WEFT_SIZE (else
+ * the MPI launcher's or Slurm's variables), WEFT_BUFFER_SIZE, WEFT_POOL_SIZE,
+ * WEFT_FLUSH_MS, WEFT_REQUIRED. See README.md.
+ *
+ * Every function returns 0 (or an id) on success and a negative WEFT_E*
+ * code on failure; see weft_errors.h.
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stdint.h>
+
+#include <otf2/OTF2_GeneralDefinitions.h>
+#include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_Events.h>
+
+#include "weft_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+/* An attribute list attached to an event. Reserved: pass NULL. */
+typedef struct weft_attribute_list weft_attribute_list;
+
+/* Opens the process's session from the environment and connects to weftd.
+ * If weftd cannot be reached, prints one warning and returns 0: the
+ * application runs on and records are discarded (unless WEFT_REQUIRED=1,
+ * then WEFT_ECONNECT). Bad environment values give WEFT_ECONFIG with a
+ * message on stderr. Calling it twice is harmless. */
+WEFT_API int weft_open(void);
+/* Flushes every thread's records, says goodbye and waits (bounded) until
+ * weftd holds everything. Call it after the recording threads have
+ * finished; it also runs at exit. */
+WEFT_API int weft_close(void);
+/* 1 while connected to weftd. */
+WEFT_API int weft_connected(void);
+/* The trace clock: CLOCK_MONOTONIC in nanoseconds. */
+WEFT_API uint64_t weft_time(void);
+/* The calling thread's location index (0, 1, ... in order of first use);
+ * its OTF2 location id in the archive is rank * 2^32 + index. */
+WEFT_API uint32_t weft_location_index(void);
+/* This process's rank and the trace size, as taken from the environment. */
+WEFT_API uint32_t weft_rank(void);
+WEFT_API uint32_t weft_size(void);
+
+/* Convenience definitions; ids are assigned by the library from 0 up.
+ * They return the id, or OTF2_UNDEFINED_* if the session is not open. */
+WEFT_API OTF2_StringRef weft_string(const char *s);
+WEFT_API OTF2_RegionRef weft_region(const char *name);
+/* A metric with one member: a MetricMember and a MetricClass. */
+WEFT_API OTF2_MetricRef weft_metric(const char *name, const char *unit,
+                                    OTF2_Type value_type,
+                                    OTF2_MetricMode mode);
+
+/* Convenience events on the calling thread, timestamped now. */
+WEFT_API int weft_enter(OTF2_RegionRef region);
+WEFT_API int weft_leave(OTF2_RegionRef region);
+WEFT_API int weft_metric_u64(OTF2_MetricRef metric, uint64_t value);
+WEFT_API int weft_metric_i64(OTF2_MetricRef metric, int64_t value);
+WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
+
+/* One function per record of the record table. */
+#define S(ctype, name, K) , ctype name
+#define R(ctype, name, K) , ctype name
+#define F(ctype, name, W) , ctype name
+#define FA(ctype, name, count, W) , const ctype *name
+#define RA(ctype, name, count, K) , const ctype *name
+#define WEFT__DROP_(first, ...) __VA_ARGS__
+#define WEFT__DROP(...) WEFT__DROP_(__VA_ARGS__)
+/* `fields` arrives expanded to ", type name, ..." (commas and all). */
+#define WEFT__DEF_CLIENT(Name, ...)                                          \
+    WEFT_API int weft_def_##Name(WEFT__DROP(~ __VA_ARGS__));
+#define WEFT__DEF_DAEMON(Name, ...)
+#define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
+#define WEFT_EVENT(id, Name, fields)                                         \
+    WEFT_API int weft_evt_##Name(const weft_attribute_list *attributes,      \
+                                 OTF2_TimeStamp time fields);
+#include "weft_records.def"
+#undef WEFT__DEF_CLIENT
+#undef WEFT__DEF_DAEMON
+#undef S
+#undef R
+#undef F
+#undef FA
+#undef RA
+
+#ifdef __cplusplus
+}
+#endif
+#endif

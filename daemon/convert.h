@@ -1,0 +1,43 @@
+/* convert.h - turns the journals of a finished trace into an OTF2 archive.
+ * Runs on a worker thread; touches no libuv and no catalog.
+ *
+ * Reads every member journal (rank-*.wj) in a trace directory, unifies the
+ * members' definitions into dense global ids, replays the event batches
+ * through libotf2's writers and writes the global definitions, with the
+ * system tree, location groups (one per rank) and locations (id
+ * rank * 2^32 + thread) derived from the members' Hello entries.
+ */
+#ifndef WEFT_CONVERT_H
+#define WEFT_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+
+typedef struct weft_convert_input {
+    const char *trace_dir;   /* holds the rank-<R>.wj journals */
+    const char *archive_dir; /* created; receives traces.otf2 etc. */
+    const char *trace_name;  /* for the archive's description */
+    uint32_t members;        /* expected members (trace size) */
+} weft_convert_input;
+
+typedef struct weft_convert_result {
+    uint32_t members;             /* members found in journals */
+    uint64_t events;              /* events written */
+    uint64_t bytes;               /* archive bytes on disk */
+    uint64_t time_first;          /* first/last timestamp written */
+    uint64_t time_last;
+    uint64_t timer_resolution;
+    uint64_t dropped;             /* from the members' Goodbye */
+    weft_location_row *locations; /* malloc'd, names malloc'd */
+    size_t nlocations;
+    char error[512];              /* set when conversion fails */
+} weft_convert_result;
+
+/* Converts a trace. Returns 0, or a WEFT_E* code with out->error saying
+ * what failed (which journal, which record). */
+int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out);
+void weft_convert_result_free(weft_convert_result *out);
+
+#endif

@@ -1,0 +1,72 @@
+/* journal.h - append-only journal of one member (process) of a trace.
+ *
+ * DESIGN: DESIGN.md sketches one journal per location; weft keeps one per
+ * member instead, because a member's definitions and all its threads'
+ * batches arrive on one connection in an order that matters (definitions
+ * before the events that use them). One file per connection also means one
+ * file descriptor per client instead of one per thread. The location of
+ * each batch is in its entry header, so conversion still demultiplexes by
+ * location and resume (HelloAck) still works per location.
+ *
+ * File: 8-byte magic "WEFTJNL1", then entries:
+ *   u32 length of payload | u8 kind | u8 0 | u16 0 | u32 location |
+ *   u32 count | u64 seq | u64 base_time | u32 crc32 | payload
+ * all little-endian; crc32 (zlib) covers the header before it and the
+ * payload. A torn or corrupt tail is cut at the last good entry on open.
+ */
+#ifndef WEFT_JOURNAL_H
+#define WEFT_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEFT_JOURNAL_MAGIC "WEFTJNL1"
+#define WEFT_JOURNAL_HEADER 36
+#define WEFT_JOURNAL_MAX_PAYLOAD (64u << 20)
+
+enum weft_journal_kind {
+    WEFT_JE_HELLO = 1,   /* payload: packed weft.Hello */
+    WEFT_JE_DEFS = 2,    /* payload: definition records; seq */
+    WEFT_JE_EVENTS = 3,  /* payload: event records; location, seq,
+                            base_time, count */
+    WEFT_JE_GOODBYE = 4  /* payload: packed weft.Goodbye */
+};
+
+typedef struct weft_journal_entry {
+    uint8_t kind;
+    uint32_t location;
+    uint32_t count;
+    uint64_t seq;
+    uint64_t base_time;
+    const uint8_t *payload;
+    uint32_t len;
+} weft_journal_entry;
+
+typedef struct weft_journal weft_journal;
+
+/* Opens the journal at path for appending, creating it if missing. An
+ * existing file is scanned and a torn tail is cut (*cut_bytes, may be
+ * NULL, says how much). Returns 0 or a WEFT_E* code. */
+int weft_journal_open(const char *path, weft_journal **out,
+                      uint64_t *cut_bytes);
+/* Appends one entry with write(2). 0, or WEFT_EIO with errno kept. */
+int weft_journal_append(weft_journal *j, const weft_journal_entry *e);
+/* fdatasync(2) the file. */
+int weft_journal_sync(weft_journal *j);
+/* Bytes in the file. */
+uint64_t weft_journal_size(const weft_journal *j);
+void weft_journal_close(weft_journal *j);
+
+typedef struct weft_journal_reader weft_journal_reader;
+
+/* Opens a journal for reading. 0, WEFT_ENOTFOUND, WEFT_ECORRUPT (bad
+ * magic) or WEFT_EIO. */
+int weft_journal_reader_open(const char *path, weft_journal_reader **out);
+/* Reads the next entry: 1, 0 at the end (also at a torn tail), or
+ * WEFT_ECORRUPT / WEFT_EIO. e->payload stays valid until the next call. */
+int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e);
+/* Offset of the end of the last good entry read. */
+uint64_t weft_journal_reader_offset(const weft_journal_reader *r);
+void weft_journal_reader_close(weft_journal_reader *r);
+
+#endif

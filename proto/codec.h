@@ -1,0 +1,56 @@
+/* codec.h - the compact binary record stream inside Definitions and
+ * EventBatch messages. Pure functions over bytes: no sockets, no state
+ * beyond the decoder's cursor.
+ *
+ * One record on the wire:
+ *   varint type | events only: varint (time - previous time) | fields
+ * Fields in table order: varints (zigzag for signed), 8-byte little-endian
+ * doubles and raw words, strings as varint length + bytes, arrays as their
+ * elements (the count is a field before them). The first event of a batch
+ * takes its delta from the batch's base time.
+ */
+#ifndef WEFT_CODEC_H
+#define WEFT_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record.h"
+
+#define WEFT_DECODER_ERROR_MAX 256
+
+typedef struct weft_decoder {
+    const uint8_t *p;
+    const uint8_t *end;
+    uint64_t time;       /* absolute time of the previous event */
+    int events;          /* 1: an event stream, 0: definitions */
+    size_t max_string;   /* longest string accepted, bytes */
+    uint8_t *scratch;    /* strings and arrays of the current record */
+    size_t scratch_len;
+    size_t scratch_cap;
+    char error[WEFT_DECODER_ERROR_MAX]; /* set when next() fails */
+} weft_decoder;
+
+/* Starts decoding `len` bytes at `buf` (not copied; must outlive the
+ * decoder). `events` selects an event stream with timestamps relative to
+ * `base_time`, else definitions. */
+void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
+                       int events, uint64_t base_time);
+/* Decodes the next record into *out. Returns 1 for a record, 0 at the end
+ * of the input, or a negative WEFT_E* code with d->error naming the
+ * record, field and value. Strings and arrays of *out point into the
+ * decoder and stay valid until the next call. */
+int weft_decoder_next(weft_decoder *d, weft_record *out);
+/* Frees the decoder's scratch space. */
+void weft_decoder_free(weft_decoder *d);
+
+/* Upper bound of the encoded size of r. */
+size_t weft_encode_bound(const weft_record *r);
+/* Encodes r into buf (cap bytes). For events, *prev_time is the time of
+ * the previous event and is updated; an event earlier than it gives
+ * WEFT_ETIME. Returns the number of bytes written or a WEFT_E* code. */
+ssize_t weft_encode(const weft_record *r, uint64_t *prev_time, uint8_t *buf,
+                    size_t cap);
+
+#endif

@@ -1,0 +1,141 @@
+/* frame.c - length-prefixed protobuf-c envelopes (see frame.h). */
+#include "frame.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft_errors.h"
+
+void weft_frame_reader_init(weft_frame_reader *r, size_t max_frame)
+{
+    memset(r, 0, sizeof *r);
+    r->max_frame = max_frame;
+}
+
+void weft_frame_reader_free(weft_frame_reader *r)
+{
+    free(r->payload);
+    r->payload = NULL;
+}
+
+size_t weft_frame_reader_pending(const weft_frame_reader *r)
+{
+    return r->hdr_len + r->have;
+}
+
+int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
+                           size_t *len, uint8_t **frame, uint32_t *frame_len)
+{
+    while (*len > 0) {
+        if (r->hdr_len < WEFT_FRAME_HEADER) {
+            size_t n = WEFT_FRAME_HEADER - r->hdr_len;
+            if (n > *len)
+                n = *len;
+            memcpy(r->hdr + r->hdr_len, *buf, n);
+            r->hdr_len += n;
+            *buf += n;
+            *len -= n;
+            if (r->hdr_len < WEFT_FRAME_HEADER)
+                return 0;
+            r->payload_len = (uint32_t)r->hdr[0] << 24 |
+                             (uint32_t)r->hdr[1] << 16 |
+                             (uint32_t)r->hdr[2] << 8 | r->hdr[3];
+            if (r->payload_len > r->max_frame)
+                return WEFT_ETOOBIG;
+            r->payload = malloc(r->payload_len ? r->payload_len : 1);
+            if (!r->payload)
+                return WEFT_ENOMEM;
+            r->have = 0;
+        }
+        if (r->have < r->payload_len) {
+            size_t n = r->payload_len - r->have;
+            if (n > *len)
+                n = *len;
+            memcpy(r->payload + r->have, *buf, n);
+            r->have += (uint32_t)n;
+            *buf += n;
+            *len -= n;
+        }
+        if (r->have == r->payload_len)
+            break;
+    }
+    if (r->hdr_len < WEFT_FRAME_HEADER || r->have < r->payload_len)
+        return 0;
+    *frame = r->payload;
+    *frame_len = r->payload_len;
+    r->payload = NULL;
+    r->hdr_len = 0;
+    r->have = 0;
+    r->payload_len = 0;
+    return 1;
+}
+
+Weft__Envelope *weft_frame_unpack(const uint8_t *buf, size_t len)
+{
+    Weft__Envelope *env = weft__envelope__unpack(NULL, len, buf);
+
+    if (env && env->msg_case == WEFT__ENVELOPE__MSG__NOT_SET) {
+        weft__envelope__free_unpacked(env, NULL);
+        return NULL;
+    }
+    return env;
+}
+
+void weft_frame_free_envelope(Weft__Envelope *env)
+{
+    if (env)
+        weft__envelope__free_unpacked(env, NULL);
+}
+
+ssize_t weft_frame_pack(const Weft__Envelope *env, uint8_t **out)
+{
+    size_t n = weft__envelope__get_packed_size(env);
+    uint8_t *buf;
+
+    if (n > UINT32_MAX)
+        return WEFT_ETOOBIG;
+    buf = malloc(WEFT_FRAME_HEADER + n);
+    if (!buf)
+        return WEFT_ENOMEM;
+    buf[0] = (uint8_t)(n >> 24);
+    buf[1] = (uint8_t)(n >> 16);
+    buf[2] = (uint8_t)(n >> 8);
+    buf[3] = (uint8_t)n;
+    weft__envelope__pack(env, buf + WEFT_FRAME_HEADER);
+    *out = buf;
+    return (ssize_t)(WEFT_FRAME_HEADER + n);
+}
+
+ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Error err = WEFT__ERROR__INIT;
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    err.code = code;
+    err.message = msg;
+    env.msg_case = WEFT__ENVELOPE__MSG_ERROR;
+    env.error = &err;
+    return weft_frame_pack(&env, out);
+}
+
+const char *weft_frame_kind_name(int msg_case)
+{
+    switch (msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO: return "Hello";
+    case WEFT__ENVELOPE__MSG_HELLO_ACK: return "HelloAck";
+    case WEFT__ENVELOPE__MSG_DEFINITIONS: return "Definitions";
+    case WEFT__ENVELOPE__MSG_EVENT_BATCH: return "EventBatch";
+    case WEFT__ENVELOPE__MSG_ACK: return "Ack";
+    case WEFT__ENVELOPE__MSG_GOODBYE: return "Goodbye";
+    case WEFT__ENVELOPE__MSG_ERROR: return "Error";
+    default: return "none";
+    }
+}

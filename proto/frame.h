@@ -1,0 +1,55 @@
+/* frame.h - framing of the wire protocol: a 4-byte big-endian length and
+ * one weft.Envelope (protobuf-c). Pure functions over bytes; the reader is
+ * an explicit state machine (header, then payload) that checks the length
+ * against the limit before any payload buffer is sized.
+ */
+#ifndef WEFT_FRAME_H
+#define WEFT_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "weft.pb-c.h"
+
+#define WEFT_PROTOCOL_VERSION 1
+#define WEFT_FRAME_HEADER 4
+#define WEFT_DEFAULT_MAX_FRAME (4u << 20)
+
+typedef struct weft_frame_reader {
+    size_t max_frame;     /* largest payload accepted, bytes */
+    uint8_t hdr[WEFT_FRAME_HEADER];
+    size_t hdr_len;       /* header bytes received so far */
+    uint8_t *payload;     /* owned; handed to the caller when complete */
+    uint32_t payload_len; /* announced length */
+    uint32_t have;        /* payload bytes received so far */
+} weft_frame_reader;
+
+void weft_frame_reader_init(weft_frame_reader *r, size_t max_frame);
+/* Consumes bytes from *buf (advancing *buf and *len). Returns 1 when a
+ * frame is complete: *frame (malloc'd, the caller frees) and *frame_len
+ * are set; 0 when all input was consumed without completing one;
+ * WEFT_ETOOBIG when the announced length exceeds max_frame (the reader is
+ * then unusable); WEFT_ENOMEM. */
+int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
+                           size_t *len, uint8_t **frame, uint32_t *frame_len);
+/* Bytes the reader holds of an incomplete frame. */
+size_t weft_frame_reader_pending(const weft_frame_reader *r);
+void weft_frame_reader_free(weft_frame_reader *r);
+
+/* Unpacks one Envelope. NULL if the bytes are not a valid Envelope or
+ * carry no message. Free with weft_frame_free_envelope. */
+Weft__Envelope *weft_frame_unpack(const uint8_t *buf, size_t len);
+void weft_frame_free_envelope(Weft__Envelope *env);
+
+/* Packs env with its length prefix into a malloc'd buffer (*out, the
+ * caller frees). Returns the total length or WEFT_ENOMEM/WEFT_ETOOBIG. */
+ssize_t weft_frame_pack(const Weft__Envelope *env, uint8_t **out);
+/* Packs an Error frame with code and a printf-style message. */
+ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Name of an Envelope's message kind, e.g. "EventBatch". */
+const char *weft_frame_kind_name(int msg_case);
+
+#endif
