@@ -1,0 +1,303 @@
+/* config.c - weftd's configuration: defaults, INI file (libinih), flags.
+ *
+ * Every key lives in one table below with its section, type and limits,
+ * so the file parser, the flag parser and --check-config agree.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "weft_errors.h"
+
+#ifndef WEFT_SYSCONFDIR
+#define WEFT_SYSCONFDIR "/etc"
+#endif
+
+enum key_type { K_STRING, K_SIZE, K_COUNT, K_LEVEL };
+
+typedef struct key_desc {
+    const char *section;
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    uint64_t min, max;   /* K_SIZE, K_COUNT */
+    const char *help;
+} key_desc;
+
+#define OFF(field) offsetof(weft_config, field)
+static const key_desc keys[] = {
+    { "weftd", "listen", K_STRING, OFF(listen), 0, 0,
+      "TCP address HOST:PORT to listen on (empty: no TCP)" },
+    { "weftd", "socket", K_STRING, OFF(socket), 0, 0,
+      "Unix socket path to listen on (empty: none)" },
+    { "weftd", "spool", K_STRING, OFF(spool), 0, 0,
+      "directory for journals and archives" },
+    { "weftd", "catalog", K_STRING, OFF(catalog), 0, 0,
+      "SQLite catalog file (default: SPOOL/catalog.db)" },
+    { "weftd", "log_level", K_LEVEL, OFF(log_level), 0, 3,
+      "error, warning, info or debug" },
+    { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
+      "largest frame accepted from a client, bytes" },
+    { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
+      "connections served at once" },
+    { "limits", "max_string", K_SIZE, OFF(max_string), 16, 1u << 24,
+      "longest string in a definition, bytes" },
+    { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
+      1u << 30, "definition ids per member and id space" },
+    { "limits", "max_locations", K_COUNT, OFF(max_locations), 1, 1u << 20,
+      "threads (locations) per member" },
+    { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
+      "processes (members) per trace" },
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const char *const level_names[] = { "error", "warning", "info",
+                                           "debug" };
+
+static char *default_spool(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char buf[PATH_MAX];
+
+    if (geteuid() == 0)
+        return strdup("/var/lib/weft");
+    if (state && *state)
+        snprintf(buf, sizeof buf, "%s/weft", state);
+    else if (home && *home)
+        snprintf(buf, sizeof buf, "%s/.local/state/weft", home);
+    else
+        snprintf(buf, sizeof buf, "./weft-spool");
+    return strdup(buf);
+}
+
+void weft_config_init(weft_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->listen = strdup(WEFT_DEFAULT_LISTEN);
+    c->socket = strdup("");
+    c->spool = default_spool();
+    c->catalog = strdup("");
+    c->log_level = 2;
+    c->max_frame = 4u << 20;
+    c->max_connections = 4096;
+    c->max_string = 64u << 10;
+    c->max_definitions = 1u << 20;
+    c->max_locations = 4096;
+    c->max_members = 1u << 20;
+}
+
+void weft_config_free(weft_config *c)
+{
+    free(c->listen);
+    free(c->socket);
+    free(c->spool);
+    free(c->catalog);
+    free(c->address_file);
+    memset(c, 0, sizeof *c);
+}
+
+const char *weft_config_default_path(void)
+{
+    const char *env = getenv("WEFT_CONFIG");
+
+    return env && *env ? env : WEFT_SYSCONFDIR "/weft/weftd.conf";
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return WEFT_ECONFIG;
+}
+
+/* Parses "123", "64k", "4M", "1G" (powers of 1024). */
+static int parse_size(const char *s, int allow_suffix, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+    uint64_t mul = 1;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    if (allow_suffix && *end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1ull << 10; break;
+        case 'm': case 'M': mul = 1ull << 20; break;
+        case 'g': case 'G': mul = 1ull << 30; break;
+        default: return -1;
+        }
+        end++;
+        if (*end == 'i' && end[1] == 'B')
+            end += 2;
+        else if (*end == 'B')
+            end++;
+    }
+    if (*end || v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int weft_config_set(weft_config *c, const char *section, const char *key,
+                    const char *value, char *err, size_t errlen)
+{
+    const key_desc *k = NULL;
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(keys[i].name, key) == 0 &&
+            (!section || strcmp(keys[i].section, section) == 0)) {
+            k = &keys[i];
+            break;
+        }
+    }
+    if (!k)
+        return fail(err, errlen, "unknown key '%s' in section [%s]", key,
+                    section ? section : "?");
+    switch (k->type) {
+    case K_STRING: {
+        char **field = (char **)((char *)c + k->offset);
+        char *copy = strdup(value);
+        if (!copy)
+            return fail(err, errlen, "out of memory");
+        free(*field);
+        *field = copy;
+        return 0;
+    }
+    case K_LEVEL:
+        for (int i = 0; i < 4; i++) {
+            if (strcmp(value, level_names[i]) == 0) {
+                c->log_level = i;
+                return 0;
+            }
+        }
+        return fail(err, errlen, "%s = '%s': expected error, warning, info "
+                    "or debug", key, value);
+    case K_SIZE:
+    case K_COUNT: {
+        uint64_t v;
+        if (parse_size(value, k->type == K_SIZE, &v) < 0)
+            return fail(err, errlen, "%s = '%s': not a %s", key, value,
+                        k->type == K_SIZE ? "size (e.g. 4096, 64k, 4M)"
+                                          : "whole number");
+        if (v < k->min || v > k->max)
+            return fail(err, errlen, "%s = %" PRIu64 ": must be between %"
+                        PRIu64 " and %" PRIu64, key, v, k->min, k->max);
+        *(uint64_t *)((char *)c + k->offset) = v;
+        return 0;
+    }
+    }
+    return fail(err, errlen, "internal error on key %s", key);
+}
+
+/* Debian's libinih has no line number in the handler; ini_parse_file
+ * returns the line of the first error, so the message is kept here and
+ * prefixed with it afterwards. */
+typedef struct load_ctx {
+    weft_config *c;
+    char msg[384];
+    int failed;
+} load_ctx;
+
+static int on_ini(void *arg, const char *section, const char *name,
+                  const char *value)
+{
+    load_ctx *ctx = arg;
+
+    if (ctx->failed)
+        return 0;
+    if (!name)
+        return 1; /* a section header alone */
+    if (weft_config_set(ctx->c, section, name, value, ctx->msg,
+                        sizeof ctx->msg) < 0) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
+                          char *err, size_t errlen)
+{
+    load_ctx ctx = { .c = c };
+    FILE *f = fopen(path, "r");
+    int rc;
+
+    if (!f) {
+        if (errno == ENOENT && missing_ok)
+            return 0;
+        return fail(err, errlen, "cannot open configuration %s: %s", path,
+                    strerror(errno));
+    }
+    rc = ini_parse_file(f, on_ini, &ctx);
+    fclose(f);
+    if (ctx.failed)
+        return fail(err, errlen, "%s:%d: %s", path, rc, ctx.msg);
+    if (rc != 0)
+        return fail(err, errlen, "%s:%d: syntax error (expected "
+                    "'[section]' or 'key = value')", path, rc);
+    return 0;
+}
+
+int weft_config_finish(weft_config *c, char *err, size_t errlen)
+{
+    if (!*c->spool)
+        return fail(err, errlen, "spool must not be empty");
+    if (!*c->listen && !*c->socket)
+        return fail(err, errlen, "nothing to listen on: set listen or "
+                    "socket");
+    if (*c->listen && !strrchr(c->listen, ':'))
+        return fail(err, errlen, "listen = '%s': expected HOST:PORT",
+                    c->listen);
+    if (!*c->catalog) {
+        size_t n = strlen(c->spool) + sizeof "/catalog.db";
+        char *p = malloc(n);
+        if (!p)
+            return fail(err, errlen, "out of memory");
+        snprintf(p, n, "%s/catalog.db", c->spool);
+        free(c->catalog);
+        c->catalog = p;
+    }
+    return 0;
+}
+
+void weft_config_print(const weft_config *c, FILE *out)
+{
+    const char *section = "";
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_desc *k = &keys[i];
+        if (strcmp(section, k->section) != 0) {
+            fprintf(out, "%s[%s]\n", *section ? "\n" : "", k->section);
+            section = k->section;
+        }
+        fprintf(out, "# %s\n%s = ", k->help, k->name);
+        switch (k->type) {
+        case K_STRING:
+            fprintf(out, "%s\n", *(char *const *)((const char *)c + k->offset));
+            break;
+        case K_LEVEL:
+            fprintf(out, "%s\n", level_names[c->log_level]);
+            break;
+        default:
+            fprintf(out, "%" PRIu64 "\n",
+                    *(const uint64_t *)((const char *)c + k->offset));
+            break;
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/* config.h - weftd's configuration: built-in defaults, then an INI file
+ * (libinih), then command-line flags. No libuv here: the weft command
+ * uses it too, to find the catalog of the default configuration.
+ *
+ * File format (etc/weftd.conf documents every key):
+ *   [weftd]   listen, socket, spool, catalog, log_level
+ *   [limits]  max_frame, max_connections, max_string, max_definitions,
+ *             max_locations, max_members
+ */
+#ifndef WEFT_CONFIG_H
+#define WEFT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define WEFT_DEFAULT_PORT 7411
+#define WEFT_DEFAULT_LISTEN "127.0.0.1:7411"
+
+typedef struct weft_config {
+    char *listen;        /* "HOST:PORT", "" for none */
+    char *socket;        /* Unix socket path, "" for none */
+    char *spool;         /* spool directory */
+    char *catalog;       /* SQLite catalog file; default <spool>/catalog.db */
+    char *address_file;  /* if set, the bound TCP address is written here */
+    int log_level;       /* 0 error, 1 warning, 2 info, 3 debug */
+    uint64_t max_frame;        /* bytes per frame */
+    uint64_t max_connections;
+    uint64_t max_string;       /* bytes per string */
+    uint64_t max_definitions;  /* per member, per id space: largest id + 1 */
+    uint64_t max_locations;    /* per member */
+    uint64_t max_members;      /* per trace (trace size) */
+} weft_config;
+
+/* Sets the built-in defaults. */
+void weft_config_init(weft_config *c);
+/* Path of the default configuration file: $WEFT_CONFIG, else
+ * SYSCONFDIR/weft/weftd.conf. */
+const char *weft_config_default_path(void);
+/* Reads an INI file over c. A missing file is fine when missing_ok. Returns
+ * 0 or WEFT_ECONFIG with err naming the file, line and key. */
+int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
+                          char *err, size_t errlen);
+/* Sets one key as in the file (section "weftd" or "limits"); used for
+ * command-line flags too. 0 or WEFT_ECONFIG with err saying why. */
+int weft_config_set(weft_config *c, const char *section, const char *key,
+                    const char *value, char *err, size_t errlen);
+/* Fills derived values (catalog from spool) and checks consistency. */
+int weft_config_finish(weft_config *c, char *err, size_t errlen);
+/* Writes the effective configuration in the file's format. */
+void weft_config_print(const weft_config *c, FILE *out);
+void weft_config_free(weft_config *c);
+
+#endif

@@ -1,0 +1,33 @@
+/* daemon.h - the one weft_daemon object that every part of weftd gets
+ * passed (no process-wide mutable globals). Owned by main(); touched only
+ * by the loop thread unless a field says otherwise. */
+#ifndef WEFT_DAEMON_H
+#define WEFT_DAEMON_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+
+struct weft_conn;
+struct weft_trace;
+
+typedef struct weft_daemon {
+    uv_loop_t *loop;
+    weft_config cfg;
+    uv_tcp_t tcp;                 /* TCP listener, if cfg.listen */
+    uv_pipe_t unix_sock;          /* Unix listener, if cfg.socket */
+    int have_tcp, have_unix;
+    uv_signal_t sig_term, sig_int;
+    struct weft_conn *conns;      /* live connections */
+    uint64_t nconns;
+    struct weft_trace *traces;    /* traces still recording */
+    uint64_t next_trace_serial;   /* makes spool keys unique */
+    unsigned jobs;                /* worker jobs in flight */
+    int stopping;
+} weft_daemon;
+
+/* Logs through the daemon's configured level. */
+#define weft_dlog(d, level, ...) weft_log((d)->cfg.log_level, level, __VA_ARGS__)
+
+#endif

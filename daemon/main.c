@@ -1,0 +1,213 @@
+/* main.c - weftd: wiring only. Configuration (defaults, file, flags), the
+ * spool and catalog checks, the listeners, signals, and the loop. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uv.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "server.h"
+#include "trace.h"
+#include "weft_errors.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+"Usage: weftd [OPTION]...\n"
+"Collects traces from libweft clients and writes OTF2 archives.\n"
+"Runs in the foreground and logs to stderr.\n"
+"\n"
+"  -c, --config FILE     configuration file (default %s;\n"
+"                        a missing default file is fine)\n"
+"  -l, --listen HOST:PORT  TCP address (default " WEFT_DEFAULT_LISTEN ";\n"
+"                        '' for none; port 0 picks a free port)\n"
+"  -s, --socket PATH     also listen on a Unix socket\n"
+"  -d, --spool DIR       journals and archives (default /var/lib/weft as\n"
+"                        root, else ~/.local/state/weft)\n"
+"  -C, --catalog FILE    SQLite catalog (default SPOOL/catalog.db)\n"
+"      --address-file FILE  write the bound TCP address to FILE\n"
+"      --log-level LEVEL error, warning, info (default) or debug\n"
+"      --check-config    validate and print the effective configuration\n"
+"  -h, --help            this help\n"
+"  -V, --version         version\n",
+            weft_config_default_path());
+}
+
+enum { OPT_ADDRESS_FILE = 256, OPT_LOG_LEVEL, OPT_CHECK };
+
+static const struct option options[] = {
+    { "config", required_argument, NULL, 'c' },
+    { "listen", required_argument, NULL, 'l' },
+    { "socket", required_argument, NULL, 's' },
+    { "spool", required_argument, NULL, 'd' },
+    { "catalog", required_argument, NULL, 'C' },
+    { "address-file", required_argument, NULL, OPT_ADDRESS_FILE },
+    { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+    { "check-config", no_argument, NULL, OPT_CHECK },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+};
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0750) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    weft_daemon *d = s->data;
+
+    if (d->stopping)
+        return;
+    d->stopping = 1;
+    weft_dlog(d, WEFT_LOG_INFO, "%s: stopping (waiting for %u jobs)",
+              signum == SIGTERM ? "SIGTERM" : "SIGINT", d->jobs);
+    weft_server_stop(d);
+    uv_close((uv_handle_t *)&d->sig_term, NULL);
+    uv_close((uv_handle_t *)&d->sig_int, NULL);
+}
+
+/* Applies the command line over the configuration. Returns 0, 1 to exit
+ * successfully (help, version), or 2 for a usage error. */
+static int parse_args(int argc, char **argv, weft_config *cfg, int *check)
+{
+    const char *config = NULL;
+    char err[512];
+    int opt, missing_ok = 1;
+
+    /* First pass: the configuration file, so flags override it. */
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:hV", options, NULL)) != -1)
+        if (opt == 'c')
+            config = optarg;
+    if (config)
+        missing_ok = 0;
+    else
+        config = weft_config_default_path();
+    if (weft_config_load_file(cfg, config, missing_ok, err, sizeof err) < 0) {
+        fprintf(stderr, "weftd: %s\n", err);
+        return 2;
+    }
+    opterr = 1;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:hV", options, NULL)) != -1) {
+        const char *key = NULL, *section = "weftd";
+        switch (opt) {
+        case 'c': continue;
+        case 'l': key = "listen"; break;
+        case 's': key = "socket"; break;
+        case 'd': key = "spool"; break;
+        case 'C': key = "catalog"; break;
+        case OPT_LOG_LEVEL: key = "log_level"; break;
+        case OPT_ADDRESS_FILE:
+            free(cfg->address_file);
+            cfg->address_file = strdup(optarg);
+            continue;
+        case OPT_CHECK: *check = 1; continue;
+        case 'h': usage(stdout); return 1;
+        case 'V': printf("weftd " PACKAGE_VERSION "\n"); return 1;
+        default:
+            fprintf(stderr, "Try 'weftd --help'.\n");
+            return 2;
+        }
+        if (weft_config_set(cfg, section, key, optarg, err, sizeof err) < 0) {
+            fprintf(stderr, "weftd: --%s: %s\n", key, err);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "weftd: unexpected argument '%s'\nTry 'weftd "
+                "--help'.\n", argv[optind]);
+        return 2;
+    }
+    if (weft_config_finish(cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "weftd: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* Creates the spool and checks that the catalog opens, so that a bad
+ * setup fails at start with a clear message. */
+static int prepare_storage(weft_daemon *d)
+{
+    char traces[4200];
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+
+    snprintf(traces, sizeof traces, "%s/traces", d->cfg.spool);
+    if (mkdir_p(traces) != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot create spool directory %s: %s",
+                  traces, strerror(errno));
+        return -1;
+    }
+    if (weft_catalog_open(d->cfg.catalog, 0, &cat, &msg) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot open catalog: %s",
+                  msg ? msg : d->cfg.catalog);
+        free(msg);
+        return -1;
+    }
+    weft_catalog_close(cat);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    weft_daemon d;
+    int check = 0, rc;
+
+    memset(&d, 0, sizeof d);
+    weft_config_init(&d.cfg);
+    rc = parse_args(argc, argv, &d.cfg, &check);
+    if (rc != 0 || check) {
+        if (check && rc == 0)
+            weft_config_print(&d.cfg, stdout);
+        weft_config_free(&d.cfg);
+        return rc == 1 ? 0 : rc;
+    }
+    d.loop = uv_default_loop();
+    if (prepare_storage(&d) < 0 || weft_server_start(&d) < 0) {
+        weft_server_stop(&d);
+        uv_run(d.loop, UV_RUN_DEFAULT);
+        uv_loop_close(d.loop);
+        weft_config_free(&d.cfg);
+        return 1;
+    }
+    weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
+              PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
+    uv_signal_init(d.loop, &d.sig_term);
+    uv_signal_init(d.loop, &d.sig_int);
+    d.sig_term.data = d.sig_int.data = &d;
+    uv_signal_start(&d.sig_term, on_signal, SIGTERM);
+    uv_signal_start(&d.sig_int, on_signal, SIGINT);
+    uv_run(d.loop, UV_RUN_DEFAULT);
+    weft_trace_free_all(&d);
+    rc = uv_loop_close(d.loop);
+    if (rc != 0)
+        weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",
+                  uv_strerror(rc));
+    weft_dlog(&d, WEFT_LOG_INFO, "stopped");
+    weft_config_free(&d.cfg);
+    return 0;
+}

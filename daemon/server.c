@@ -1,0 +1,401 @@
+/* server.c - listeners, connections and the read path of weftd:
+ * read -> frame reader (limit checked as bytes arrive) -> unpack ->
+ * session. One read callback handles at most one read buffer of bytes.
+ */
+#include "server.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "session.h"
+#include "trace.h"
+#include "weft_errors.h"
+
+typedef struct write_req {
+    uv_write_t req;
+    uint8_t *frame;
+} write_req;
+
+void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    if (level > c->d->cfg.log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->member)
+        weft_log(c->d->cfg.log_level, level, "peer %s trace '%s' rank %u: %s",
+                 c->peer, c->member->trace->name, c->member->rank, msg);
+    else
+        weft_log(c->d->cfg.log_level, level, "peer %s: %s", c->peer, msg);
+}
+
+static void on_close(uv_handle_t *h)
+{
+    weft_conn *c = h->data;
+    weft_daemon *d = c->d;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    d->nconns--;
+    weft_frame_reader_free(&c->reader);
+    free(c);
+}
+
+static void close_now(weft_conn *c)
+{
+    if (!uv_is_closing(&c->h.handle))
+        uv_close(&c->h.handle, on_close);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    close_now(req->data);
+}
+
+void weft_conn_close(weft_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    uv_read_stop(&c->h.stream);
+    weft_session_closed(c);
+    c->shutdown_req.data = c;
+    if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) != 0)
+        close_now(c);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+    write_req *w = (write_req *)req;
+    weft_conn *c = req->handle->data;
+
+    if (status < 0 && status != UV_ECANCELED && !c->closing)
+        weft_conn_log(c, WEFT_LOG_INFO, "write failed: %s", uv_strerror(status));
+    free(w->frame);
+    free(w);
+    if (status < 0 && !c->closing)
+        weft_conn_close(c);
+}
+
+void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
+{
+    write_req *w;
+    uv_buf_t buf;
+
+    if (uv_is_closing(&c->h.handle)) {
+        free(frame);
+        return;
+    }
+    w = malloc(sizeof *w);
+    if (!w) {
+        free(frame);
+        weft_conn_close(c);
+        return;
+    }
+    w->frame = frame;
+    buf = uv_buf_init((char *)frame, (unsigned)len);
+    if (uv_write(&w->req, &c->h.stream, &buf, 1, on_write) != 0) {
+        free(frame);
+        free(w);
+        weft_conn_close(c);
+    }
+}
+
+void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
+{
+    char msg[768];
+    uint8_t *frame;
+    ssize_t n;
+    va_list ap;
+
+    if (c->closing)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
+    n = weft_frame_pack_error(&frame, code, "%s", msg);
+    if (n > 0)
+        weft_conn_send(c, frame, (size_t)n);
+    weft_conn_close(c);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    weft_conn *c = h->data;
+
+    *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
+}
+
+static void handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
+{
+    Weft__Envelope *env = weft_frame_unpack(frame, len);
+
+    if (!env) {
+        weft_conn_fail(c, WEFT_EPROTO, "frame of %u bytes is not a weft "
+                       "protocol message (expected a weft.Envelope; is this "
+                       "a weft client?)", len);
+        return;
+    }
+    weft_session_frame(c, env);
+    weft_frame_free_envelope(env);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    weft_conn *c = s->data;
+    const uint8_t *p = (const uint8_t *)buf->base;
+    size_t left = nread > 0 ? (size_t)nread : 0;
+
+    if (nread < 0) {
+        if (nread != UV_EOF)
+            weft_conn_log(c, WEFT_LOG_INFO, "read failed: %s",
+                          uv_strerror((int)nread));
+        else if (weft_frame_reader_pending(&c->reader) > 0)
+            weft_conn_log(c, WEFT_LOG_WARNING, "connection closed in the "
+                          "middle of a frame");
+        weft_conn_close(c);
+        return;
+    }
+    while (left > 0 && !c->closing) {
+        uint8_t *frame = NULL;
+        uint32_t flen = 0;
+        int rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
+        if (rc == WEFT_ETOOBIG) {
+            weft_conn_fail(c, WEFT_ETOOBIG, "frame of %u bytes exceeds "
+                           "max_frame (%llu bytes)", c->reader.payload_len,
+                           (unsigned long long)c->d->cfg.max_frame);
+            return;
+        }
+        if (rc < 0) {
+            weft_conn_fail(c, rc, "cannot receive frame: %s",
+                           weft_strerror(rc));
+            return;
+        }
+        if (rc == 0)
+            break;
+        handle_frame(c, frame, flen);
+        free(frame);
+    }
+}
+
+static void describe_peer(weft_conn *c, int is_tcp)
+{
+    if (is_tcp) {
+        struct sockaddr_storage ss;
+        int len = sizeof ss;
+        char host[64] = "?";
+        int port = 0;
+        if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) == 0) {
+            if (ss.ss_family == AF_INET) {
+                uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof host);
+                port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+            } else if (ss.ss_family == AF_INET6) {
+                uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof host);
+                port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+            }
+        }
+        snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+    } else {
+        struct ucred cred;
+        socklen_t len = sizeof cred;
+        uv_os_fd_t fd;
+        if (uv_fileno(&c->h.handle, &fd) == 0 &&
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+            c->has_peer_uid = 1;
+            c->peer_uid = cred.uid;
+            snprintf(c->peer, sizeof c->peer, "unix:pid %d uid %u",
+                     (int)cred.pid, (unsigned)cred.uid);
+        } else {
+            snprintf(c->peer, sizeof c->peer, "unix:?");
+        }
+    }
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    weft_daemon *d = server->data;
+    int is_tcp = server->type == UV_TCP;
+    weft_conn *c;
+    int rc;
+
+    if (status < 0) {
+        weft_dlog(d, WEFT_LOG_WARNING, "accept failed: %s", uv_strerror(status));
+        return;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c) {
+        weft_dlog(d, WEFT_LOG_ERROR, "out of memory accepting a connection");
+        return;
+    }
+    c->d = d;
+    rc = is_tcp ? uv_tcp_init(d->loop, &c->h.tcp)
+                : uv_pipe_init(d->loop, &c->h.pipe, 0);
+    if (rc) {
+        free(c);
+        return;
+    }
+    c->h.handle.data = c;
+    weft_frame_reader_init(&c->reader, d->cfg.max_frame);
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->nconns++;
+    if (uv_accept(server, &c->h.stream) != 0) {
+        close_now(c);
+        return;
+    }
+    if (is_tcp)
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    describe_peer(c, is_tcp);
+    if (d->nconns > d->cfg.max_connections) {
+        weft_conn_fail(c, WEFT_ELIMIT, "too many connections: "
+                       "max_connections is %llu",
+                       (unsigned long long)d->cfg.max_connections);
+        return;
+    }
+    weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
+    if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
+        weft_conn_close(c);
+}
+
+static int write_address_file(weft_daemon *d, const char *addr)
+{
+    char tmp[4096];
+    FILE *f;
+
+    snprintf(tmp, sizeof tmp, "%s.tmp", d->cfg.address_file);
+    f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", addr) < 0 || fclose(f) != 0 ||
+        rename(tmp, d->cfg.address_file) != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot write address file %s: %s",
+                  d->cfg.address_file, strerror(errno));
+        return WEFT_EIO;
+    }
+    return 0;
+}
+
+static int start_tcp(weft_daemon *d)
+{
+    const char *listen = d->cfg.listen;
+    const char *colon = strrchr(listen, ':');
+    char host[256], bound[300];
+    struct sockaddr_storage ss;
+    int namelen = sizeof ss;
+    char *end;
+    long port;
+    int rc;
+
+    port = strtol(colon + 1, &end, 10);
+    if ((size_t)(colon - listen) >= sizeof host || *end || port < 0 ||
+        port > 65535 || end == colon + 1) {
+        weft_dlog(d, WEFT_LOG_ERROR, "listen = '%s': expected HOST:PORT with "
+                  "a port between 0 and 65535", listen);
+        return WEFT_ECONFIG;
+    }
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = 0;
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = 0;
+    }
+    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&ss) != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "listen = '%s': '%s' is not an IPv4 or "
+                  "IPv6 address", listen, host);
+        return WEFT_ECONFIG;
+    }
+    uv_tcp_init(d->loop, &d->tcp);
+    d->tcp.data = d;
+    d->have_tcp = 1;
+    rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&d->tcp, 511, on_connection);
+    if (rc != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot listen on %s: %s", listen,
+                  uv_strerror(rc));
+        return WEFT_EIO;
+    }
+    uv_tcp_getsockname(&d->tcp, (struct sockaddr *)&ss, &namelen);
+    if (ss.ss_family == AF_INET6) {
+        char name[64];
+        uv_ip6_name((struct sockaddr_in6 *)&ss, name, sizeof name);
+        snprintf(bound, sizeof bound, "[%s]:%d", name,
+                 ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+    } else {
+        char name[64];
+        uv_ip4_name((struct sockaddr_in *)&ss, name, sizeof name);
+        snprintf(bound, sizeof bound, "%s:%d", name,
+                 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+    }
+    weft_dlog(d, WEFT_LOG_INFO, "listening on %s", bound);
+    if (d->cfg.address_file)
+        return write_address_file(d, bound);
+    return 0;
+}
+
+static int start_unix(weft_daemon *d)
+{
+    const char *path = d->cfg.socket;
+    struct stat st;
+    int rc;
+
+    /* A stale socket from a previous run blocks bind; remove only sockets. */
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(path);
+    uv_pipe_init(d->loop, &d->unix_sock, 0);
+    d->unix_sock.data = d;
+    d->have_unix = 1;
+    rc = uv_pipe_bind(&d->unix_sock, path);
+    if (rc == 0) {
+        chmod(path, 0666);
+        rc = uv_listen((uv_stream_t *)&d->unix_sock, 511, on_connection);
+    }
+    if (rc != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot listen on unix socket %s: %s",
+                  path, uv_strerror(rc));
+        return WEFT_EIO;
+    }
+    weft_dlog(d, WEFT_LOG_INFO, "listening on unix:%s", path);
+    return 0;
+}
+
+int weft_server_start(weft_daemon *d)
+{
+    int rc = 0;
+
+    if (*d->cfg.listen)
+        rc = start_tcp(d);
+    if (rc == 0 && *d->cfg.socket)
+        rc = start_unix(d);
+    return rc;
+}
+
+void weft_server_stop(weft_daemon *d)
+{
+    if (d->have_tcp && !uv_is_closing((uv_handle_t *)&d->tcp))
+        uv_close((uv_handle_t *)&d->tcp, NULL);
+    if (d->have_unix && !uv_is_closing((uv_handle_t *)&d->unix_sock)) {
+        uv_close((uv_handle_t *)&d->unix_sock, NULL);
+        unlink(d->cfg.socket);
+    }
+    for (weft_conn *c = d->conns; c; c = c->next)
+        weft_conn_close(c);
+}

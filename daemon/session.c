@@ -1,0 +1,453 @@
+/* session.c - the protocol of one connection (see session.h).
+ *
+ * Ingest decodes every record once to validate it (types, references,
+ * clocks, counts) because a bad record must be refused before it is
+ * acknowledged; the journal then stores the payload bytes unchanged.
+ */
+#include "session.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "frame.h"
+#include "log.h"
+#include "server.h"
+#include "weft_errors.h"
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Checks every reference field of r against m's definitions. */
+static int check_refs(weft_member *m, const weft_rec_desc *rd,
+                      const weft_record *r, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < rd->nfields; i++) {
+        const weft_field_desc *f = &rd->fields[i];
+        size_t n = f->is_array ? weft_field_count(r, f) : 1;
+        if (f->ref == WEFT_REF_NONE || f->is_self)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v = f->is_array ? weft_field_get_elem(r, f, k)
+                                     : weft_field_get(r, f);
+            if (v == weft_ref_kind_undefined(f->ref))
+                continue;
+            if (!weft_idset_has(&m->defined[f->ref], v))
+                return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
+                            " is not defined", rd->name, f->name,
+                            f->is_array ? "[]" : "",
+                            weft_ref_kind_name(f->ref), v);
+        }
+    }
+    return 0;
+}
+
+static int remember_metric_count(weft_member *m, uint64_t id, uint8_t n)
+{
+    if (id >= m->metric_counts_cap) {
+        uint64_t cap = m->metric_counts_cap ? m->metric_counts_cap : 16;
+        uint8_t *p;
+        while (cap <= id)
+            cap *= 2;
+        p = realloc(m->metric_counts, cap);
+        if (!p)
+            return WEFT_ENOMEM;
+        memset(p + m->metric_counts_cap, 0, cap - m->metric_counts_cap);
+        m->metric_counts = p;
+        m->metric_counts_cap = cap;
+    }
+    m->metric_counts[id] = n;
+    return 0;
+}
+
+int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
+                            char *err, size_t errlen)
+{
+    const weft_config *cfg = &m->trace->d->cfg;
+    weft_decoder dec;
+    weft_record r;
+    int rc;
+
+    weft_decoder_init(&dec, buf, len, 0, 0);
+    dec.max_string = cfg->max_string;
+    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        const weft_field_desc *self;
+        uint64_t id;
+        if (rd->flags & WEFT_DF_DAEMON) {
+            rc = fail(err, errlen, WEFT_ETYPE, "%s definitions are derived "
+                      "by weftd and may not be sent by clients", rd->name);
+            goto out;
+        }
+        rc = check_refs(m, rd, &r, err, errlen);
+        if (rc < 0)
+            goto out;
+        if (rd->self_field < 0)
+            continue;
+        self = &rd->fields[rd->self_field];
+        id = weft_field_get(&r, self);
+        if (id == weft_ref_kind_undefined(self->ref)) {
+            rc = fail(err, errlen, WEFT_EPROTO, "%s.%s: the undefined id "
+                      "cannot be defined", rd->name, self->name);
+            goto out;
+        }
+        if (weft_idset_has(&m->defined[self->ref], id)) {
+            rc = fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
+                      " is already defined", rd->name, self->name,
+                      weft_ref_kind_name(self->ref), id);
+            goto out;
+        }
+        rc = weft_idset_add(&m->defined[self->ref], id, cfg->max_definitions);
+        if (rc < 0) {
+            rc = fail(err, errlen, rc, "%s.%s: id %" PRIu64 " exceeds "
+                      "max_definitions (%" PRIu64 ")", rd->name, self->name,
+                      id, cfg->max_definitions);
+            goto out;
+        }
+        if (r.type == WEFT_REC_MetricClass) {
+            rc = remember_metric_count(m, id, r.u.MetricClass.numberOfMetrics);
+            if (rc < 0)
+                goto out;
+        }
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "%s", dec.error);
+out:
+    weft_decoder_free(&dec);
+    return rc < 0 ? rc : 0;
+}
+
+int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
+                              uint32_t count, const uint8_t *buf, size_t len,
+                              uint64_t *last_time, char *err, size_t errlen)
+{
+    uint64_t prev = m->locs[loc].last_time;
+    weft_decoder dec;
+    weft_record r;
+    uint32_t n = 0;
+    int rc;
+
+    if (base < prev)
+        return fail(err, errlen, WEFT_ETIME, "batch base time %" PRIu64
+                    " is smaller than the last time %" PRIu64 " of thread %u",
+                    base, prev, loc);
+    weft_decoder_init(&dec, buf, len, 1, base);
+    dec.max_string = m->trace->d->cfg.max_string;
+    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        n++;
+        rc = check_refs(m, rd, &r, err, errlen);
+        if (rc < 0)
+            goto out;
+        if (r.type == WEFT_REC_Metric) {
+            uint64_t id = r.u.Metric.metric;
+            if (id < m->metric_counts_cap &&
+                m->metric_counts[id] != r.u.Metric.numberOfMetrics) {
+                rc = fail(err, errlen, WEFT_EPROTO, "Metric.numberOfMetrics: "
+                          "%u values for MetricClass %" PRIu64 " which has %u "
+                          "members", r.u.Metric.numberOfMetrics, id,
+                          m->metric_counts[id]);
+                goto out;
+            }
+        }
+        prev = r.time;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dec.error);
+        goto out;
+    }
+    if (n != count) {
+        rc = fail(err, errlen, WEFT_EPROTO, "EventBatch announces %u events "
+                  "but holds %u", count, n);
+        goto out;
+    }
+    *last_time = prev;
+out:
+    weft_decoder_free(&dec);
+    return rc < 0 ? rc : 0;
+}
+
+static void send_env(weft_conn *c, const Weft__Envelope *env)
+{
+    uint8_t *frame;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    if (n < 0) {
+        weft_conn_close(c);
+        return;
+    }
+    weft_conn_send(c, frame, (size_t)n);
+}
+
+static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Ack ack = WEFT__ACK__INIT;
+
+    ack.definitions = definitions;
+    ack.location = loc;
+    ack.seq = seq;
+    env.msg_case = WEFT__ENVELOPE__MSG_ACK;
+    env.ack = &ack;
+    send_env(c, &env);
+}
+
+static int journal(weft_conn *c, const weft_journal_entry *e)
+{
+    int rc = weft_journal_append(c->member->journal, e);
+
+    if (rc < 0)
+        weft_conn_fail(c, WEFT_EIO, "cannot write the journal of this "
+                       "process in %s: %s", c->member->trace->dir,
+                       strerror(errno));
+    return rc;
+}
+
+static void on_hello(weft_conn *c, const Weft__Hello *h)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__HelloAck ack = WEFT__HELLO_ACK__INIT;
+    Weft__LocationSeq *seqs = NULL, **seqp = NULL;
+    weft_journal_entry e = { 0 };
+    uint8_t *packed = NULL;
+    weft_member *m;
+    char err[512];
+    int rc;
+
+    if (c->member) {
+        weft_conn_fail(c, WEFT_EPROTO, "second Hello on one connection");
+        return;
+    }
+    if (h->protocol_version != WEFT_PROTOCOL_VERSION) {
+        weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not "
+                       "supported: this weftd speaks version %d",
+                       h->protocol_version, WEFT_PROTOCOL_VERSION);
+        return;
+    }
+    rc = weft_trace_join(c->d, h, c->has_peer_uid ? c->peer_uid : h->uid, &m,
+                         err, sizeof err);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "%s", err);
+        return;
+    }
+    m->conn = c;
+    c->member = m;
+    e.kind = WEFT_JE_HELLO;
+    e.len = (uint32_t)weft__hello__get_packed_size(h);
+    packed = malloc(e.len ? e.len : 1);
+    if (!packed) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return;
+    }
+    weft__hello__pack(h, packed);
+    e.payload = packed;
+    rc = journal(c, &e);
+    free(packed);
+    if (rc < 0)
+        return;
+    seqs = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqs);
+    seqp = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqp);
+    if (!seqs || !seqp) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < m->nlocs; i++) {
+        weft__location_seq__init(&seqs[i]);
+        seqs[i].location = i;
+        seqs[i].seq = m->locs[i].last_seq;
+        seqp[ack.n_locations++] = &seqs[i];
+    }
+    ack.locations = seqp;
+    ack.protocol_version = WEFT_PROTOCOL_VERSION;
+    ack.definitions_seq = m->defs_seq;
+    ack.server = "weftd " PACKAGE_VERSION;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
+    env.hello_ack = &ack;
+    send_env(c, &env);
+    weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
+                  "members)", h->hostname, h->pid, m->trace->joined,
+                  m->trace->size);
+out:
+    free(seqs);
+    free(seqp);
+}
+
+static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
+{
+    weft_member *m = c->member;
+    weft_journal_entry e = { 0 };
+    char err[512];
+    int rc;
+
+    if (defs->seq <= m->defs_seq) { /* a resend of what we hold */
+        send_ack(c, 1, 0, defs->seq);
+        return;
+    }
+    if (defs->seq != m->defs_seq + 1) {
+        weft_conn_fail(c, WEFT_EPROTO, "Definitions seq %" PRIu64 " after %"
+                       PRIu64 ": a batch is missing", defs->seq, m->defs_seq);
+        return;
+    }
+    rc = weft_session_check_defs(m, defs->records.data, defs->records.len,
+                                 err, sizeof err);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "bad definition: %s", err);
+        return;
+    }
+    e.kind = WEFT_JE_DEFS;
+    e.seq = defs->seq;
+    e.payload = defs->records.data;
+    e.len = (uint32_t)defs->records.len;
+    if (journal(c, &e) < 0)
+        return;
+    m->defs_seq = defs->seq;
+    send_ack(c, 1, 0, defs->seq);
+}
+
+static int ensure_location(weft_conn *c, uint32_t loc)
+{
+    weft_member *m = c->member;
+    uint64_t max = c->d->cfg.max_locations;
+    weft_loc_state *p;
+
+    if (loc < m->nlocs)
+        return 0;
+    if (loc >= max) {
+        weft_conn_fail(c, WEFT_ELIMIT, "thread %u exceeds max_locations "
+                       "(%" PRIu64 ")", loc, max);
+        return WEFT_ELIMIT;
+    }
+    p = realloc(m->locs, (size_t)(loc + 1) * sizeof *p);
+    if (!p) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    memset(p + m->nlocs, 0, (loc + 1 - m->nlocs) * sizeof *p);
+    m->locs = p;
+    m->nlocs = loc + 1;
+    return 0;
+}
+
+static void on_batch(weft_conn *c, const Weft__EventBatch *b)
+{
+    weft_member *m = c->member;
+    weft_journal_entry e = { 0 };
+    uint64_t last = 0;
+    char err[512];
+    int rc;
+
+    if (ensure_location(c, b->location) < 0)
+        return;
+    if (b->seq <= m->locs[b->location].last_seq) {
+        send_ack(c, 0, b->location, b->seq);
+        return;
+    }
+    if (b->seq != m->locs[b->location].last_seq + 1) {
+        weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq %" PRIu64
+                       " after %" PRIu64 ": a batch is missing", b->location,
+                       b->seq, m->locs[b->location].last_seq);
+        return;
+    }
+    rc = weft_session_check_events(m, b->location, b->base_time, b->events,
+                                   b->records.data, b->records.len, &last,
+                                   err, sizeof err);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "thread %u, batch %" PRIu64 ": %s",
+                       b->location, b->seq, err);
+        return;
+    }
+    e.kind = WEFT_JE_EVENTS;
+    e.location = b->location;
+    e.seq = b->seq;
+    e.base_time = b->base_time;
+    e.count = b->events;
+    e.payload = b->records.data;
+    e.len = (uint32_t)b->records.len;
+    if (journal(c, &e) < 0)
+        return;
+    m->locs[b->location].last_seq = b->seq;
+    if (b->events)
+        m->locs[b->location].last_time = last;
+    m->locs[b->location].events += b->events;
+    send_ack(c, 0, b->location, b->seq);
+}
+
+static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
+{
+    weft_member *m = c->member;
+    weft_journal_entry e = { 0 };
+    uint8_t *packed;
+    int rc;
+
+    e.kind = WEFT_JE_GOODBYE;
+    e.len = (uint32_t)weft__goodbye__get_packed_size(g);
+    packed = malloc(e.len ? e.len : 1);
+    if (!packed) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return;
+    }
+    weft__goodbye__pack(g, packed);
+    e.payload = packed;
+    rc = journal(c, &e);
+    free(packed);
+    if (rc < 0)
+        return;
+    if (weft_journal_sync(m->journal) < 0)
+        weft_conn_log(c, WEFT_LOG_WARNING, "fdatasync of the journal failed");
+    m->said_goodbye = 1;
+    weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
+    weft_conn_close(c);
+}
+
+void weft_session_frame(weft_conn *c, const Weft__Envelope *env)
+{
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO && !c->member) {
+        weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
+                       weft_frame_kind_name(env->msg_case));
+        return;
+    }
+    switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO:
+        on_hello(c, env->hello);
+        break;
+    case WEFT__ENVELOPE__MSG_DEFINITIONS:
+        on_definitions(c, env->definitions);
+        break;
+    case WEFT__ENVELOPE__MSG_EVENT_BATCH:
+        on_batch(c, env->event_batch);
+        break;
+    case WEFT__ENVELOPE__MSG_GOODBYE:
+        on_goodbye(c, env->goodbye);
+        break;
+    default:
+        weft_conn_fail(c, WEFT_EPROTO, "unexpected %s from a client",
+                       weft_frame_kind_name(env->msg_case));
+        break;
+    }
+}
+
+void weft_session_closed(weft_conn *c)
+{
+    weft_member *m = c->member;
+
+    if (!m)
+        return;
+    m->conn = NULL;
+    if (!m->said_goodbye)
+        weft_conn_log(c, WEFT_LOG_WARNING, "disconnected without goodbye; "
+                      "waiting for it to come back");
+    c->member = NULL;
+    weft_trace_member_left(m);
+}

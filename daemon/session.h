@@ -1,0 +1,32 @@
+/* session.h - the protocol of one client connection: handshake,
+ * definitions, event batches, goodbye. Validates every record against the
+ * member's definitions and clock before it is journaled and acked. */
+#ifndef WEFT_SESSION_H
+#define WEFT_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+#include "weft.pb-c.h"
+
+struct weft_conn;
+
+/* Handles one frame from the client. On bad input it sends an Error and
+ * closes the connection (weft_conn_fail). */
+void weft_session_frame(struct weft_conn *c, const Weft__Envelope *env);
+/* The connection is closing: detach it from its member. */
+void weft_session_closed(struct weft_conn *c);
+
+/* Checks a Definitions payload of member m and records the ids it defines.
+ * 0, or a WEFT_E* code with err naming the record, field and value. */
+int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
+                            char *err, size_t errlen);
+/* Checks an EventBatch payload of member m for thread `loc`: record
+ * types, references, non-decreasing times, count. On success *last_time
+ * is the time of the batch's last event. */
+int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
+                              uint32_t count, const uint8_t *buf, size_t len,
+                              uint64_t *last_time, char *err, size_t errlen);
+
+#endif

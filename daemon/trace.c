@@ -1,0 +1,541 @@
+/* trace.c - traces being recorded, their members, and the hand-over of a
+ * finished trace to a worker thread for conversion and cataloguing.
+ *
+ * Catalog writes and conversion run on libuv's thread pool; the loop
+ * thread only queues them. A finished trace leaves d->traces when its
+ * conversion is queued, so a new run with the same name starts a new
+ * trace. Journals are deleted only after the archive is written and its
+ * catalog row committed.
+ */
+#include "trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "convert.h"
+#include "log.h"
+#include "weft_errors.h"
+
+#define WEFT_MAX_TRACE_NAME 1024
+
+int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit)
+{
+    if (id >= limit)
+        return WEFT_ELIMIT;
+    if (id >= s->cap) {
+        uint64_t cap = s->cap ? s->cap : 1024;
+        uint8_t *p;
+        while (cap <= id)
+            cap *= 2;
+        p = realloc(s->bits, cap / 8);
+        if (!p)
+            return WEFT_ENOMEM;
+        memset(p + s->cap / 8, 0, (cap - s->cap) / 8);
+        s->bits = p;
+        s->cap = cap;
+    }
+    s->bits[id / 8] |= (uint8_t)(1u << (id % 8));
+    return 0;
+}
+
+int weft_idset_has(const weft_idset *s, uint64_t id)
+{
+    return id < s->cap && (s->bits[id / 8] & (1u << (id % 8)));
+}
+
+void weft_idset_free(weft_idset *s)
+{
+    free(s->bits);
+    s->bits = NULL;
+    s->cap = 0;
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+
+    if (n >= sizeof buf)
+        return -1;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, mode) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* A file-name-safe spool key: the name's safe characters, the creation
+ * time and a serial. Trace names never reach the file system as given. */
+static char *make_key(weft_daemon *d, const char *name, time_t now)
+{
+    char safe[65], stamp[32], *key;
+    size_t n = 0;
+    struct tm tm;
+
+    for (const char *p = name; *p && n < sizeof safe - 1; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+                 (ch == '.' && n > 0);
+        safe[n++] = ok ? ch : '_';
+    }
+    safe[n] = 0;
+    if (n == 0)
+        strcpy(safe, "trace");
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    n = strlen(safe) + strlen(stamp) + 32;
+    key = malloc(n);
+    if (key)
+        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp,
+                 ++d->next_trace_serial);
+    return key;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static void member_free(weft_member *m)
+{
+    if (!m)
+        return;
+    if (m->journal)
+        weft_journal_close(m->journal);
+    for (int k = 0; k < WEFT_REF__COUNT; k++)
+        weft_idset_free(&m->defined[k]);
+    free(m->metric_counts);
+    free(m->locs);
+    free(m->host);
+    free(m);
+}
+
+static void trace_free(weft_trace *t)
+{
+    if (!t)
+        return;
+    for (uint32_t r = 0; t->members && r < t->size; r++)
+        member_free(t->members[r]);
+    free(t->members);
+    free(t->name);
+    free(t->key);
+    free(t->dir);
+    free(t);
+}
+
+/* ---- catalog row of a new trace (worker thread) ---- */
+
+typedef struct begin_job {
+    uv_work_t req;
+    weft_daemon *d;
+    weft_trace_row row;
+    char *catalog;
+    int rc;
+    char err[512];
+} begin_job;
+
+static void begin_work(uv_work_t *req)
+{
+    begin_job *j = req->data;
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+
+    j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
+    if (j->rc == 0) {
+        j->rc = weft_catalog_trace_begin(cat, &j->row);
+        if (j->rc < 0)
+            snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
+        weft_catalog_close(cat);
+    } else {
+        snprintf(j->err, sizeof j->err, "%s", msg ? msg : "?");
+        free(msg);
+    }
+}
+
+static void begin_done(uv_work_t *req, int status)
+{
+    begin_job *j = req->data;
+
+    j->d->jobs--;
+    if (j->rc < 0)
+        weft_dlog(j->d, WEFT_LOG_ERROR, "trace '%s': cannot record it in the "
+                  "catalog: %s", j->row.name, j->err);
+    free(j->row.key);
+    free(j->row.name);
+    free(j->row.path);
+    free(j->catalog);
+    free(j);
+}
+
+static void queue_begin(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    begin_job *j = calloc(1, sizeof *j);
+
+    if (!j)
+        return;
+    j->d = d;
+    j->req.data = j;
+    j->row.key = strdup(t->key);
+    j->row.name = strdup(t->name);
+    j->row.path = path_join(t->dir, "archive");
+    j->row.uid = t->uid;
+    j->row.state = WEFT_STATE_RECORDING;
+    j->row.created = t->created;
+    j->row.members = t->size;
+    j->catalog = strdup(d->cfg.catalog);
+    if (!j->row.key || !j->row.name || !j->row.path || !j->catalog ||
+        uv_queue_work(d->loop, &j->req, begin_work, begin_done) != 0) {
+        begin_done(&j->req, 0);
+        d->jobs++; /* begin_done decremented it */
+        return;
+    }
+    d->jobs++;
+}
+
+/* ---- conversion (worker thread) ---- */
+
+typedef struct convert_job {
+    uv_work_t req;
+    weft_trace *t;
+    char *catalog;
+    char *archive;
+    const char *state;
+    weft_convert_result res;
+    int rc;
+    char err[768];
+    int64_t finished;
+} convert_job;
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    return remove(path);
+}
+
+static void remove_journals(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+
+    if (!dp)
+        return;
+    while ((de = readdir(dp)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (strncmp(de->d_name, "rank-", 5) == 0 && n > 3 &&
+            strcmp(de->d_name + n - 3, ".wj") == 0) {
+            char *p = path_join(dir, de->d_name);
+            if (p)
+                unlink(p);
+            free(p);
+        }
+    }
+    closedir(dp);
+}
+
+static void convert_work(uv_work_t *req)
+{
+    convert_job *j = req->data;
+    weft_trace *t = j->t;
+    weft_convert_input in = { t->dir, j->archive, t->name, t->size };
+    weft_trace_row row = { 0 };
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    int rc;
+
+    rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
+    if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "catalog: %s", msg ? msg : "?");
+        free(msg);
+        j->rc = rc;
+        return;
+    }
+    weft_catalog_trace_set_state(cat, t->key, WEFT_STATE_CONVERTING);
+    /* An archive left by an interrupted conversion is rebuilt from the
+     * journals. */
+    nftw(j->archive, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    j->rc = weft_convert_trace(&in, &j->res);
+    j->finished = (int64_t)time(NULL);
+    if (j->rc < 0)
+        j->state = WEFT_STATE_FAILED;
+    else if (j->res.members < t->size)
+        j->state = WEFT_STATE_PARTIAL;
+    else
+        j->state = WEFT_STATE_COMPLETE;
+    row.key = t->key;
+    row.name = t->name;
+    row.uid = t->uid;
+    row.state = (char *)j->state;
+    row.created = t->created;
+    row.finished = j->finished;
+    row.path = j->archive;
+    row.members = t->size;
+    row.locations = j->res.nlocations;
+    row.events = j->res.events;
+    row.bytes = j->res.bytes;
+    row.dropped = j->res.dropped;
+    row.time_first = j->res.time_first;
+    row.time_last = j->res.time_last;
+    row.timer_resolution = j->res.timer_resolution;
+    row.error = j->rc < 0 ? j->res.error : NULL;
+    rc = weft_catalog_trace_finish(cat, &row, j->res.locations,
+                                   j->res.nlocations);
+    if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "catalog: %s",
+                 weft_catalog_errmsg(cat));
+        if (j->rc == 0)
+            j->rc = rc;
+    } else if (j->rc == 0) {
+        remove_journals(t->dir);
+    } else {
+        snprintf(j->err, sizeof j->err, "%s", j->res.error);
+    }
+    weft_catalog_close(cat);
+}
+
+static void convert_done(uv_work_t *req, int status)
+{
+    convert_job *j = req->data;
+    weft_daemon *d = j->t->d;
+
+    d->jobs--;
+    if (j->rc < 0)
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
+                  j->t->name, j->t->key, j->err);
+    else
+        weft_dlog(d, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
+                  "locations, archive %s/traces.otf2", j->t->name, j->state,
+                  j->res.events, j->res.nlocations, j->archive);
+    weft_convert_result_free(&j->res);
+    trace_free(j->t);
+    free(j->catalog);
+    free(j->archive);
+    free(j);
+}
+
+static void unlink_trace(weft_trace *t)
+{
+    weft_trace **pp = &t->d->traces;
+
+    while (*pp && *pp != t)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = t->next;
+    t->next = NULL;
+}
+
+static void start_conversion(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    convert_job *j = calloc(1, sizeof *j);
+
+    unlink_trace(t);
+    for (uint32_t r = 0; r < t->size; r++) {
+        weft_member *m = t->members[r];
+        if (m && m->journal) {
+            weft_journal_close(m->journal);
+            m->journal = NULL;
+        }
+    }
+    if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
+        !(j->archive = path_join(t->dir, "archive"))) {
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "
+                  "kept in %s", t->name, t->dir);
+        if (j) {
+            free(j->catalog);
+            free(j);
+        }
+        trace_free(t);
+        return;
+    }
+    j->t = t;
+    j->req.data = j;
+    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, converting",
+              t->name, t->size);
+    if (uv_queue_work(d->loop, &j->req, convert_work, convert_done) != 0) {
+        free(j->catalog);
+        free(j->archive);
+        free(j);
+        trace_free(t);
+        return;
+    }
+    d->jobs++;
+}
+
+/* ---- joining and leaving ---- */
+
+static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
+                       size_t errlen)
+{
+    size_t n = strlen(h->trace);
+
+    if (n == 0)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: empty trace name");
+    if (n > WEFT_MAX_TRACE_NAME)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: trace name of %zu "
+                    "bytes exceeds %d", n, WEFT_MAX_TRACE_NAME);
+    if (h->size == 0 || h->size > d->cfg.max_members)
+        return fail(err, errlen, WEFT_ELIMIT, "Hello: trace size %u is not "
+                    "between 1 and max_members (%" PRIu64 ")", h->size,
+                    d->cfg.max_members);
+    if (h->rank >= h->size)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: rank %u is not below "
+                    "the trace size %u", h->rank, h->size);
+    if (h->timer_resolution == 0)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: timer_resolution is 0");
+    return 0;
+}
+
+static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
+                             uint32_t uid, char *err, size_t errlen)
+{
+    weft_trace *t = calloc(1, sizeof *t);
+    time_t now = time(NULL);
+    char *traces = NULL;
+
+    if (!t)
+        goto oom;
+    t->d = d;
+    t->uid = uid;
+    t->size = h->size;
+    t->created = (int64_t)now;
+    t->name = strdup(h->trace);
+    t->key = make_key(d, h->trace, now);
+    t->members = calloc(h->size, sizeof *t->members);
+    traces = path_join(d->cfg.spool, "traces");
+    if (!t->name || !t->key || !t->members || !traces)
+        goto oom;
+    t->dir = path_join(traces, t->key);
+    free(traces);
+    traces = NULL;
+    if (!t->dir)
+        goto oom;
+    if (mkdir_p(t->dir, 0750) != 0) {
+        fail(err, errlen, WEFT_EIO, "cannot create trace directory %s: %s",
+             t->dir, strerror(errno));
+        trace_free(t);
+        return NULL;
+    }
+    t->next = d->traces;
+    d->traces = t;
+    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
+              t->name, t->size, t->dir);
+    queue_begin(t);
+    return t;
+oom:
+    free(traces);
+    trace_free(t);
+    fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    return NULL;
+}
+
+int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
+                    weft_member **out, char *err, size_t errlen)
+{
+    weft_trace *t;
+    weft_member *m;
+    char name[32], *path;
+    int rc;
+
+    rc = check_hello(d, h, err, errlen);
+    if (rc < 0)
+        return rc;
+    for (t = d->traces; t; t = t->next)
+        if (t->uid == uid && strcmp(t->name, h->trace) == 0)
+            break;
+    if (t && t->size != h->size)
+        return fail(err, errlen, WEFT_EINVAL, "trace '%s' has %u members but "
+                    "this process says %u", t->name, t->size, h->size);
+    if (!t && !(t = trace_new(d, h, uid, err, errlen)))
+        return WEFT_EIO;
+    m = t->members[h->rank];
+    if (m) {
+        if (m->conn)
+            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' is "
+                        "already connected (host %s, pid %u)", h->rank,
+                        t->name, m->host, m->pid);
+        if (m->said_goodbye)
+            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
+                        "already finished", h->rank, t->name);
+        /* The same member coming back: resume where the journal is. */
+        *out = m;
+        return 0;
+    }
+    m = calloc(1, sizeof *m);
+    if (!m || !(m->host = strdup(h->hostname))) {
+        free(m);
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    }
+    m->trace = t;
+    m->rank = h->rank;
+    m->pid = h->pid;
+    snprintf(name, sizeof name, "rank-%u.wj", h->rank);
+    path = path_join(t->dir, name);
+    rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
+    if (rc < 0) {
+        fail(err, errlen, rc, "cannot open journal %s: %s",
+             path ? path : name, rc == WEFT_EIO ? strerror(errno)
+                                                : weft_strerror(rc));
+        free(path);
+        member_free(m);
+        return rc;
+    }
+    free(path);
+    t->members[h->rank] = m;
+    t->joined++;
+    *out = m;
+    return 0;
+}
+
+void weft_trace_member_left(weft_member *m)
+{
+    weft_trace *t = m->trace;
+
+    if (!m->said_goodbye)
+        return;
+    t->goodbyes++;
+    if (t->goodbyes == t->size)
+        start_conversion(t);
+}
+
+/* Frees the traces still recording (at exit); their journals stay. */
+void weft_trace_free_all(weft_daemon *d)
+{
+    while (d->traces) {
+        weft_trace *t = d->traces;
+        d->traces = t->next;
+        trace_free(t);
+    }
+}

@@ -1,0 +1,83 @@
+/* trace.h - traces being recorded, their members (processes) and the
+ * per-location state used to validate and resume streams. Loop thread
+ * only, except the conversion job which owns a finished trace.
+ *
+ * A trace is created by the first Hello with a new name, lives in
+ * SPOOL/traces/KEY/ (one journal per member: rank-R.wj), and when all
+ * `size` members said goodbye it is handed to a worker thread that
+ * converts the journals to SPOOL/traces/KEY/archive/traces.otf2 and
+ * records the result in the catalog.
+ */
+#ifndef WEFT_TRACE_H
+#define WEFT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "journal.h"
+#include "record.h"
+#include "weft.pb-c.h"
+
+/* A growable set of defined ids (bitmap). */
+typedef struct weft_idset {
+    uint8_t *bits;
+    uint64_t cap;  /* ids the bitmap can hold */
+} weft_idset;
+
+typedef struct weft_loc_state {
+    uint64_t last_seq;   /* last EventBatch journaled */
+    uint64_t last_time;  /* time of the last event journaled */
+    uint64_t events;
+} weft_loc_state;
+
+typedef struct weft_member {
+    struct weft_trace *trace;
+    uint32_t rank;
+    uint32_t pid;
+    char *host;
+    weft_journal *journal;
+    struct weft_conn *conn;       /* NULL while disconnected */
+    int said_goodbye;
+    uint64_t defs_seq;            /* last Definitions journaled */
+    weft_loc_state *locs;         /* by thread index */
+    uint32_t nlocs;
+    weft_idset defined[WEFT_REF__COUNT];
+    uint8_t *metric_counts;       /* numberOfMetrics of each MetricClass */
+    uint64_t metric_counts_cap;
+} weft_member;
+
+typedef struct weft_trace {
+    weft_daemon *d;
+    char *name;          /* as the client gave it */
+    char *key;           /* unique, safe as a file name */
+    char *dir;           /* SPOOL/traces/KEY */
+    uint32_t uid;
+    uint32_t size;       /* members expected */
+    weft_member **members; /* by rank, NULL until it says hello */
+    uint32_t joined;
+    uint32_t goodbyes;
+    int64_t created;
+    struct weft_trace *next;
+} weft_trace;
+
+/* Finds the recording trace named in hello (same name and owner) or
+ * creates it, and adds or re-attaches the member of hello's rank. Returns
+ * 0 with *out set, or a WEFT_E* code with err saying why (size mismatch,
+ * rank already connected, spool not writable...). */
+int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
+                    weft_member **out, char *err, size_t errlen);
+/* The member's connection is gone (after a Goodbye or not). When every
+ * member has said goodbye, conversion starts on a worker thread. */
+void weft_trace_member_left(weft_member *m);
+
+/* Frees the traces still recording (at exit); their journals stay in the
+ * spool. */
+void weft_trace_free_all(weft_daemon *d);
+
+/* Marks id in a set; WEFT_ELIMIT if id >= limit. */
+int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit);
+int weft_idset_has(const weft_idset *s, uint64_t id);
+void weft_idset_free(weft_idset *s);
+
+#endif

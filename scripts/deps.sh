@@ -1,0 +1,24 @@
+#!/bin/bash
+# deps.sh - installs the Debian 12 packages weft needs to build and test,
+# only those missing. Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+    build-essential autoconf automake libtool pkg-config
+    libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
+    libjansson-dev libinih-dev zlib1g-dev libcmocka-dev
+    libopen-trace-format2-dev otf2-tools python3 python3-otf2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "weft: installing ${missing[*]}" >&2
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

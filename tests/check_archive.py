@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Checks an OTF2 archive written by weftd with the otf2 Python module (an
+independent reader) against what the client says it recorded.
+
+usage: check_archive.py ARCHIVE/traces.otf2 REPORT.json [--regions a,b,...]
+
+REPORT.json maps "RANK.THREAD" to counts per record kind, as written by
+weft-demo --report. Prints a JSON summary (locations, events) on success;
+exits 1 with the differences otherwise.
+"""
+import collections
+import json
+import sys
+
+import otf2
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    anchor, report_path = sys.argv[1], sys.argv[2]
+    regions = []
+    if len(sys.argv) > 4 and sys.argv[3] == "--regions":
+        regions = [r for r in sys.argv[4].split(",") if r]
+    with open(report_path) as f:
+        expected = json.load(f)
+
+    problems = []
+    counts = collections.defaultdict(collections.Counter)
+    last_time = {}
+    stacks = collections.defaultdict(list)
+    with otf2.reader.open(anchor) as trace:
+        defs = trace.definitions
+        locations = {}
+        for loc in defs.locations:
+            ref = loc._ref
+            key = "%d.%d" % (ref >> 32, ref & 0xFFFFFFFF)
+            locations[key] = loc
+            if loc.group._ref != ref >> 32:
+                problems.append("location %s is in group %d, expected the "
+                                "process of rank %d" % (key, loc.group._ref,
+                                                        ref >> 32))
+            if loc.group.location_group_type != otf2.LocationGroupType.PROCESS:
+                problems.append("location %s: group is not a process" % key)
+        names = {r.name for r in defs.regions}
+        for name in regions:
+            if name not in names:
+                problems.append("region %r is not defined (have %s)"
+                                % (name, sorted(names)))
+        for loc, event in trace.events:
+            ref = loc._ref
+            key = "%d.%d" % (ref >> 32, ref & 0xFFFFFFFF)
+            kind = type(event).__name__
+            counts[key][kind] += 1
+            if event.time < last_time.get(key, 0):
+                problems.append("location %s: time goes backwards at %d"
+                                % (key, event.time))
+            last_time[key] = event.time
+            if kind == "Enter":
+                stacks[key].append(event.region.name)
+            elif kind == "Leave":
+                if not stacks[key] or stacks[key][-1] != event.region.name:
+                    problems.append("location %s: Leave %s does not match "
+                                    "the open region" % (key, event.region.name))
+                else:
+                    stacks[key].pop()
+
+        for key, loc in locations.items():
+            total = sum(counts[key].values())
+            if loc.number_of_events != total:
+                problems.append("location %s: numberOfEvents is %d but %d "
+                                "events were read" % (key, loc.number_of_events,
+                                                      total))
+    for key, stack in stacks.items():
+        if stack:
+            problems.append("location %s: regions left open: %s" % (key, stack))
+    for key, kinds in expected.items():
+        got = counts.get(key, collections.Counter())
+        for kind, n in kinds.items():
+            if got[kind] != n:
+                problems.append("location %s: %d %s events in the archive, "
+                                "%d recorded" % (key, got[kind], kind, n))
+        if key not in locations:
+            problems.append("location %s is not defined in the archive" % key)
+    for key in counts:
+        if key not in expected:
+            problems.append("location %s has events but was not recorded"
+                            % key)
+    if problems:
+        for p in problems:
+            print("check_archive: " + p, file=sys.stderr)
+        return 1
+    print(json.dumps({"locations": len(locations),
+                      "events": sum(sum(c.values()) for c in counts.values())}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+# lib.sh - helpers for end-to-end tests: a real weftd on a free loopback
+# port with a temporary spool, cleaned up however the test ends.
+# Tests source it; WEFT_BUILDDIR and WEFT_SRCDIR come from `make check`.
+
+: "${WEFT_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${WEFT_SRCDIR:=$WEFT_BUILDDIR}"
+PY=/usr/bin/python3
+WEFTD="$WEFT_BUILDDIR/weftd"
+WEFT="$WEFT_BUILDDIR/weft"
+DEMO="$WEFT_BUILDDIR/weft-demo"
+RAWPEER="$WEFT_BUILDDIR/tests/weft-rawpeer"
+CHECK_ARCHIVE="$WEFT_SRCDIR/tests/check_archive.py"
+
+TMP=$(mktemp -d /tmp/weft-e2e.XXXXXX)
+SPOOL="$TMP/spool"
+WEFTD_PID=
+# Ignore any system configuration: tests use only their own settings.
+export WEFT_CONFIG="$TMP/none.conf"
+
+fail() {
+    echo "FAIL: $*" >&2
+    if [ -f "$TMP/weftd.log" ]; then
+        echo "--- weftd log (last 40 lines) ---" >&2
+        tail -n 40 "$TMP/weftd.log" >&2
+    fi
+    exit 1
+}
+
+cleanup() {
+    if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
+        kill -TERM "$WEFTD_PID" 2>/dev/null
+        for _ in $(seq 50); do
+            kill -0 "$WEFTD_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$WEFTD_PID" 2>/dev/null
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# start_weftd [extra weftd args...]: starts weftd on 127.0.0.1 with a port
+# the kernel picks, waits until it listens, exports WEFT_SERVER.
+start_weftd() {
+    rm -f "$TMP/addr"
+    "$WEFTD" --listen 127.0.0.1:0 --spool "$SPOOL" --address-file "$TMP/addr" \
+        --log-level debug "$@" >>"$TMP/weftd.log" 2>&1 &
+    WEFTD_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$TMP/addr" ] && break
+        kill -0 "$WEFTD_PID" 2>/dev/null || fail "weftd exited at start"
+        sleep 0.1
+    done
+    [ -s "$TMP/addr" ] || fail "weftd did not start listening within 10 s"
+    WEFT_SERVER=$(cat "$TMP/addr")
+    export WEFT_SERVER
+}
+
+# stop_weftd: SIGTERM and wait (bounded); fails if weftd does not exit 0.
+stop_weftd() {
+    kill -TERM "$WEFTD_PID" || fail "weftd is not running"
+    for _ in $(seq 100); do
+        kill -0 "$WEFTD_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$WEFTD_PID" 2>/dev/null && fail "weftd did not stop within 10 s"
+    wait "$WEFTD_PID"
+    rc=$?
+    WEFTD_PID=
+    [ "$rc" -eq 0 ] || fail "weftd exited with status $rc"
+}
+
+# json_get FILE EXPR: evaluates a Python expression on the JSON in FILE (j).
+json_get() {
+    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# wait_state TRACE STATE [SECONDS]: waits until the catalog shows TRACE in
+# STATE, leaves its `weft show --json` in $TMP/show.json.
+wait_state() {
+    local state
+    for _ in $(seq $((${3:-60} * 10))); do
+        if "$WEFT" --catalog "$SPOOL/catalog.db" show "$1" --json \
+                >"$TMP/show.json" 2>/dev/null; then
+            state=$(json_get "$TMP/show.json" 'j["state"]')
+            [ "$state" = "$2" ] && return 0
+            case "$state" in failed|partial) [ "$2" != "$state" ] &&
+                fail "trace '$1' is $state: $(json_get "$TMP/show.json" 'j.get("error")')";;
+            esac
+        fi
+        sleep 0.1
+    done
+    fail "trace '$1' did not reach state $2 (last: ${state:-not in catalog})"
+}

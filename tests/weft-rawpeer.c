@@ -1,0 +1,310 @@
+/* weft-rawpeer.c - a misbehaving client for tests: speaks the wire
+ * protocol by hand to send malformed or malicious input to weftd.
+ *
+ *   weft-rawpeer HOST:PORT MODE [TRACE]
+ *
+ * Prints the Error message weftd answered with on stdout. Exit 0 when an
+ * Error arrived (or, for MODE "valid", when the trace was accepted and the
+ * connection closed after Goodbye), 1 otherwise, 2 on usage errors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "frame.h"
+#include "weft_errors.h"
+
+static int sock = -1;
+
+static void send_bytes(const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(sock, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* the peer may already have closed: reading tells */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static void send_env(const Weft__Envelope *env)
+{
+    uint8_t *frame;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    if (n > 0) {
+        send_bytes(frame, (size_t)n);
+        free(frame);
+    }
+}
+
+static void send_hello(const char *trace, uint32_t version)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+
+    h.protocol_version = version;
+    h.trace = (char *)trace;
+    h.rank = 0;
+    h.size = 1;
+    h.hostname = "rawpeer";
+    h.pid = (uint32_t)getpid();
+    h.timer_resolution = 1000000000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    send_env(&env);
+}
+
+static void send_records(int events, uint32_t loc, uint64_t seq,
+                         uint64_t base, const weft_record *recs, size_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
+    uint8_t buf[4096];
+    size_t len = 0;
+    uint64_t prev = base;
+
+    for (size_t i = 0; i < n; i++) {
+        ssize_t k = weft_encode(&recs[i], &prev, buf + len, sizeof buf - len);
+        if (k < 0) {
+            fprintf(stderr, "rawpeer: cannot encode record %zu: %s\n", i,
+                    weft_strerror((int)k));
+            exit(2);
+        }
+        len += (size_t)k;
+    }
+    if (events) {
+        batch.location = loc;
+        batch.seq = seq;
+        batch.base_time = base;
+        batch.events = (uint32_t)n;
+        batch.records.data = buf;
+        batch.records.len = len;
+        env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+        env.event_batch = &batch;
+    } else {
+        defs.seq = seq;
+        defs.records.data = buf;
+        defs.records.len = len;
+        env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+        env.definitions = &defs;
+    }
+    send_env(&env);
+}
+
+static void send_raw_defs(uint64_t seq, const uint8_t *bytes, size_t len)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+
+    defs.seq = seq;
+    defs.records.data = (uint8_t *)bytes;
+    defs.records.len = len;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    send_env(&env);
+}
+
+static void send_goodbye(void)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    send_env(&env);
+}
+
+static weft_record rec_string(uint32_t id, const char *s)
+{
+    weft_record r = { .type = WEFT_REC_String };
+
+    r.u.String.self = id;
+    r.u.String.string = s;
+    return r;
+}
+
+static weft_record rec_region(uint32_t id, uint32_t name)
+{
+    weft_record r = { .type = WEFT_REC_Region };
+
+    r.u.Region.self = id;
+    r.u.Region.name = name;
+    r.u.Region.canonicalName = name;
+    r.u.Region.description = name;
+    r.u.Region.regionRole = OTF2_REGION_ROLE_FUNCTION;
+    r.u.Region.paradigm = OTF2_PARADIGM_USER;
+    r.u.Region.sourceFile = OTF2_UNDEFINED_STRING;
+    return r;
+}
+
+static weft_record rec_event(uint32_t type, uint64_t time, uint32_t region)
+{
+    weft_record r = { .type = type, .time = time };
+
+    r.u.Enter.region = region; /* Enter and Leave share the layout */
+    return r;
+}
+
+static void send_defs_region(void)
+{
+    weft_record d[2] = { rec_string(0, "work"), rec_region(0, 0) };
+
+    send_records(0, 0, 1, 0, d, 2);
+}
+
+/* Reads frames until an Error (printed, returns 1), EOF (0) or timeout
+ * (-1). */
+static int await_reply(int timeout_ms)
+{
+    weft_frame_reader r;
+    uint8_t buf[65536];
+    int result = -1;
+
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    for (;;) {
+        struct pollfd pfd = { sock, POLLIN, 0 };
+        const uint8_t *p = buf;
+        size_t left;
+        ssize_t n;
+        if (poll(&pfd, 1, timeout_ms) <= 0)
+            break;
+        n = read(sock, buf, sizeof buf);
+        if (n <= 0) {
+            result = 0;
+            break;
+        }
+        left = (size_t)n;
+        while (left > 0) {
+            uint8_t *frame;
+            uint32_t flen;
+            Weft__Envelope *env;
+            int rc = weft_frame_reader_feed(&r, &p, &left, &frame, &flen);
+            if (rc <= 0)
+                break;
+            env = weft_frame_unpack(frame, flen);
+            free(frame);
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+                printf("%s: %s\n", weft_err_name(env->error->code),
+                       env->error->message);
+                weft_frame_free_envelope(env);
+                weft_frame_reader_free(&r);
+                return 1;
+            }
+            weft_frame_free_envelope(env);
+        }
+    }
+    weft_frame_reader_free(&r);
+    return result;
+}
+
+static int connect_to(const char *addr)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    const char *colon = strrchr(addr, ':');
+    char host[64];
+
+    if (!colon || (size_t)(colon - addr) >= sizeof host)
+        return -1;
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    sin.sin_port = htons((uint16_t)atoi(colon + 1));
+    if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+        return -1;
+    sock = socket(AF_INET, SOCK_STREAM, 0);
+    if (sock < 0 || connect(sock, (struct sockaddr *)&sin, sizeof sin) != 0)
+        return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode, *trace;
+    int got;
+
+    if (argc < 3) {
+        fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
+                "modes: garbage too-long empty-frame bad-version "
+                "before-hello unknown-record undefined-ref time-backwards "
+                "daemon-def seq-gap valid\n");
+        return 2;
+    }
+    mode = argv[2];
+    trace = argc > 3 ? argv[3] : "rawpeer";
+    if (connect_to(argv[1]) < 0) {
+        fprintf(stderr, "rawpeer: cannot connect to %s: %s\n", argv[1],
+                strerror(errno));
+        return 2;
+    }
+    if (strcmp(mode, "garbage") == 0) {
+        static const uint8_t junk[] = { 0, 0, 0, 12, 0xff, 0xff, 0xff, 0xff,
+                                        0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                        0xff, 0xff };
+        send_bytes(junk, sizeof junk);
+    } else if (strcmp(mode, "too-long") == 0) {
+        static const uint8_t hdr[] = { 0x7f, 0xff, 0xff, 0xff };
+        send_bytes(hdr, sizeof hdr);
+    } else if (strcmp(mode, "empty-frame") == 0) {
+        static const uint8_t hdr[] = { 0, 0, 0, 0 };
+        send_bytes(hdr, sizeof hdr);
+    } else if (strcmp(mode, "bad-version") == 0) {
+        send_hello(trace, 99);
+    } else if (strcmp(mode, "before-hello") == 0) {
+        send_defs_region();
+    } else if (strcmp(mode, "unknown-record") == 0) {
+        static const uint8_t bad[] = { 0x7e, 1, 2, 3 };
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_raw_defs(1, bad, sizeof bad);
+    } else if (strcmp(mode, "undefined-ref") == 0) {
+        weft_record ev = rec_event(WEFT_REC_Enter, 10, 5);
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_records(1, 0, 1, 0, &ev, 1);
+    } else if (strcmp(mode, "time-backwards") == 0) {
+        weft_record a = rec_event(WEFT_REC_Enter, 1000, 0);
+        weft_record b = rec_event(WEFT_REC_Leave, 500, 0);
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        send_records(1, 0, 1, 1000, &a, 1);
+        send_records(1, 0, 2, 500, &b, 1);
+    } else if (strcmp(mode, "daemon-def") == 0) {
+        weft_record d = { .type = WEFT_REC_ClockProperties };
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_records(0, 0, 1, 0, &d, 1);
+    } else if (strcmp(mode, "seq-gap") == 0) {
+        weft_record a = rec_event(WEFT_REC_Enter, 1000, 0);
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        send_records(1, 0, 3, 0, &a, 1);
+    } else if (strcmp(mode, "valid") == 0) {
+        weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                              rec_event(WEFT_REC_Leave, 200, 0) };
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        send_records(1, 0, 1, 0, ev, 2);
+        send_goodbye();
+        got = await_reply(10000);
+        close(sock);
+        return got == 0 ? 0 : 1;
+    } else {
+        fprintf(stderr, "rawpeer: unknown mode '%s'\n", mode);
+        return 2;
+    }
+    got = await_reply(10000);
+    close(sock);
+    if (got != 1)
+        fprintf(stderr, "rawpeer: no Error from weftd (%s)\n",
+                got == 0 ? "connection closed" : "timeout");
+    return got == 1 ? 0 : 1;
+}
