@@ -26,7 +26,7 @@ expected=$(json_get "$TMP/report.json" 'sum(sum(k.values()) for k in j.values())
 [ "$events" -eq "$expected" ] || fail "archive has $events events, demo recorded $expected"
 [ "$(json_get "$TMP/show.json" 'j["events"]')" -eq "$events" ] ||
     fail "catalog events differ from the archive"
-[ "$(json_get "$TMP/show.json" 'j["locations"]')" -eq 8 ] ||
+[ "$(json_get "$TMP/show.json" 'j["location_count"]')" -eq 8 ] ||
     fail "catalog locations differ from the archive"
 [ "$(json_get "$TMP/show.json" 'j["members"]')" -eq 4 ] ||
     fail "catalog members is not 4"

@@ -1,0 +1,680 @@
+/* catalog.c - the SQLite catalog of traces (see catalog.h).
+ *
+ * DESIGN: one SQLite file in WAL mode, so the weft command can read while
+ * weftd writes. The schema version is PRAGMA user_version; `migrations`
+ * below lists the steps from each version to the next, and a writable
+ * open applies the missing ones, each in its own IMMEDIATE transaction
+ * that re-reads the version (two writers opening at once do not both
+ * migrate). A read-only open never changes the file: it refuses a catalog
+ * it cannot read instead. Values always go through bound parameters; the
+ * only SQL text we build is "PRAGMA user_version = <our constant>".
+ * uint64 figures are stored as SQLite's int64 (cast both ways).
+ */
+#include "catalog.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "weft_errors.h"
+
+#define BUSY_TIMEOUT_MS 10000
+#define ERRMSG_MAX 512
+#define ID_DIGITS_MAX 18 /* below INT64_MAX whatever the digits */
+
+struct weft_catalog {
+    sqlite3 *db;
+    char *path;            /* owned */
+    int readonly;
+    char errmsg[ERRMSG_MAX];
+};
+
+/* migrations[i] takes the schema from version i to i + 1. Append a step
+ * (and bump WEFT_CATALOG_SCHEMA_VERSION) to change the schema; never edit
+ * a step that has shipped. */
+static const char *const migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE traces ("
+    " id INTEGER PRIMARY KEY,"
+    " key TEXT UNIQUE NOT NULL,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " uid INTEGER NOT NULL DEFAULT 0,"
+    " state TEXT NOT NULL,"
+    " created INTEGER NOT NULL DEFAULT 0,"
+    " finished INTEGER NOT NULL DEFAULT 0,"
+    " path TEXT NOT NULL DEFAULT '',"
+    " members INTEGER NOT NULL DEFAULT 0,"
+    " locations INTEGER NOT NULL DEFAULT 0,"
+    " events INTEGER NOT NULL DEFAULT 0,"
+    " bytes INTEGER NOT NULL DEFAULT 0,"
+    " dropped INTEGER NOT NULL DEFAULT 0,"
+    " time_first INTEGER NOT NULL DEFAULT 0,"
+    " time_last INTEGER NOT NULL DEFAULT 0,"
+    " timer_resolution INTEGER NOT NULL DEFAULT 0,"
+    " error TEXT);"
+    "CREATE TABLE locations ("
+    " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+    " id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL DEFAULT 0,"
+    " thread INTEGER NOT NULL DEFAULT 0,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " events INTEGER NOT NULL DEFAULT 0,"
+    " dropped INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (trace_id, id));"
+    "CREATE INDEX traces_name ON traces(name);"
+    "CREATE INDEX traces_created ON traces(created);"
+    "CREATE INDEX traces_state ON traces(state);"
+    "CREATE INDEX traces_uid ON traces(uid);",
+};
+_Static_assert(sizeof migrations / sizeof migrations[0] ==
+               WEFT_CATALOG_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+#define TRACE_COLS                                                           \
+    "id, key, name, uid, state, created, finished, path, members, "          \
+    "locations, events, bytes, dropped, time_first, time_last, "             \
+    "timer_resolution, error"
+#define TRACE_INTO                                                           \
+    "INTO traces (key, name, uid, state, created, finished, path, "   \
+    "members, locations, events, bytes, dropped, time_first, time_last, "    \
+    "timer_resolution, error) VALUES (:key, :name, :uid, :state, :created, " \
+    ":finished, :path, :members, :locations, :events, :bytes, :dropped, "   \
+    ":time_first, :time_last, :timer_resolution, :error)"
+
+__attribute__((format(printf, 3, 4)))
+static int set_err(weft_catalog *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Records the connection's current SQLite error, naming what we did. */
+static int db_err(weft_catalog *c, const char *what)
+{
+    return set_err(c, WEFT_EDB, "catalog %s: %s: %s", c->path, what,
+                   sqlite3_errmsg(c->db));
+}
+
+static int prepare(weft_catalog *c, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(c->db, sql, -1, st, NULL) != SQLITE_OK)
+        return db_err(c, "prepare");
+    return 0;
+}
+
+/* Binds by parameter name; names absent from the statement are skipped,
+ * so one binder serves INSERT and UPDATE texts alike. */
+static int bind_text(sqlite3_stmt *st, const char *param, const char *s)
+{
+    int i = sqlite3_bind_parameter_index(st, param);
+
+    if (i == 0)
+        return SQLITE_OK;
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT)
+             : sqlite3_bind_null(st, i);
+}
+
+static int bind_i64(sqlite3_stmt *st, const char *param, int64_t v)
+{
+    int i = sqlite3_bind_parameter_index(st, param);
+
+    return i == 0 ? SQLITE_OK : sqlite3_bind_int64(st, i, v);
+}
+
+static int bind_trace(weft_catalog *c, sqlite3_stmt *st,
+                      const weft_trace_row *row)
+{
+    const char *state = row->state ? row->state : WEFT_STATE_RECORDING;
+    int rc = SQLITE_OK;
+
+#define B(call) if (rc == SQLITE_OK) rc = (call)
+    B(bind_text(st, ":key", row->key));
+    B(bind_text(st, ":name", row->name ? row->name : ""));
+    B(bind_i64(st, ":uid", row->uid));
+    B(bind_text(st, ":state", state));
+    B(bind_i64(st, ":created", row->created));
+    B(bind_i64(st, ":finished", row->finished));
+    B(bind_text(st, ":path", row->path ? row->path : ""));
+    B(bind_i64(st, ":members", row->members));
+    B(bind_i64(st, ":locations", (int64_t)row->locations));
+    B(bind_i64(st, ":events", (int64_t)row->events));
+    B(bind_i64(st, ":bytes", (int64_t)row->bytes));
+    B(bind_i64(st, ":dropped", (int64_t)row->dropped));
+    B(bind_i64(st, ":time_first", (int64_t)row->time_first));
+    B(bind_i64(st, ":time_last", (int64_t)row->time_last));
+    B(bind_i64(st, ":timer_resolution", (int64_t)row->timer_resolution));
+    B(bind_text(st, ":error", row->error && *row->error ? row->error : NULL));
+#undef B
+    return rc == SQLITE_OK ? 0 : db_err(c, "bind");
+}
+
+/* Copy of a text column; NULL columns give "" unless null_ok. */
+static int col_text(sqlite3_stmt *st, int col, int null_ok, char **out)
+{
+    const unsigned char *s = sqlite3_column_text(st, col);
+
+    *out = NULL;
+    if (!s && null_ok)
+        return 0;
+    *out = strdup(s ? (const char *)s : "");
+    return *out ? 0 : WEFT_ENOMEM;
+}
+
+/* Fills row from a statement selecting TRACE_COLS. Strings are malloc'd
+ * (weft_catalog_trace_free), also on failure. */
+static int read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
+{
+    int rc = 0;
+
+    memset(row, 0, sizeof *row);
+    row->id = sqlite3_column_int64(st, 0);
+    row->uid = (uint32_t)sqlite3_column_int64(st, 3);
+    row->created = sqlite3_column_int64(st, 5);
+    row->finished = sqlite3_column_int64(st, 6);
+    row->members = (uint32_t)sqlite3_column_int64(st, 8);
+    row->locations = (uint64_t)sqlite3_column_int64(st, 9);
+    row->events = (uint64_t)sqlite3_column_int64(st, 10);
+    row->bytes = (uint64_t)sqlite3_column_int64(st, 11);
+    row->dropped = (uint64_t)sqlite3_column_int64(st, 12);
+    row->time_first = (uint64_t)sqlite3_column_int64(st, 13);
+    row->time_last = (uint64_t)sqlite3_column_int64(st, 14);
+    row->timer_resolution = (uint64_t)sqlite3_column_int64(st, 15);
+    if (col_text(st, 1, 0, &row->key) < 0 ||
+        col_text(st, 2, 0, &row->name) < 0 ||
+        col_text(st, 4, 0, &row->state) < 0 ||
+        col_text(st, 7, 0, &row->path) < 0 ||
+        col_text(st, 16, 1, &row->error) < 0)
+        rc = set_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
+    return rc;
+}
+
+static int get_user_version(weft_catalog *c, int64_t *version)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    rc = prepare(c, "PRAGMA user_version", &st);
+    if (rc < 0)
+        goto out;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = db_err(c, "reading the schema version");
+        goto out;
+    }
+    *version = sqlite3_column_int64(st, 0);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int check_not_newer(weft_catalog *c, int64_t version)
+{
+    if (version > WEFT_CATALOG_SCHEMA_VERSION)
+        return set_err(c, WEFT_EVERSION, "catalog %s has schema version %"
+                       PRId64 ", this weft knows up to %d; upgrade weft",
+                       c->path, version, WEFT_CATALOG_SCHEMA_VERSION);
+    return 0;
+}
+
+static int exec(weft_catalog *c, const char *sql, const char *what)
+{
+    if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_err(c, what);
+    return 0;
+}
+
+static void rollback(weft_catalog *c)
+{
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Applies the steps from the file's version up to ours. */
+static int migrate(weft_catalog *c)
+{
+    int64_t version;
+    char sql[64];
+    int rc;
+
+    for (;;) {
+        rc = exec(c, "BEGIN IMMEDIATE", "starting the schema upgrade");
+        if (rc < 0)
+            return rc;
+        rc = get_user_version(c, &version);
+        if (rc == 0)
+            rc = check_not_newer(c, version);
+        if (rc == 0 && version < 0)
+            rc = set_err(c, WEFT_ECORRUPT, "catalog %s has schema version %"
+                         PRId64, c->path, version);
+        if (rc < 0 || version == WEFT_CATALOG_SCHEMA_VERSION)
+            break;
+        rc = exec(c, migrations[version], "upgrading the schema");
+        if (rc < 0)
+            break;
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %" PRId64,
+                 version + 1);
+        rc = exec(c, sql, "setting the schema version");
+        if (rc < 0)
+            break;
+        rc = exec(c, "COMMIT", "committing the schema upgrade");
+        if (rc < 0)
+            break;
+    }
+    if (rc < 0)
+        rollback(c);
+    else
+        rc = exec(c, "COMMIT", "ending the schema check");
+    return rc;
+}
+
+static int setup(weft_catalog *c)
+{
+    int64_t version = 0;
+    int rc;
+
+    if (sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
+        return db_err(c, "setting the busy timeout");
+    rc = exec(c, "PRAGMA foreign_keys = ON", "enabling foreign keys");
+    if (rc == 0)
+        rc = get_user_version(c, &version);
+    if (rc == 0)
+        rc = check_not_newer(c, version);
+    if (rc < 0)
+        return rc;
+    if (c->readonly) {
+        if (version < WEFT_CATALOG_SCHEMA_VERSION)
+            return set_err(c, WEFT_EVERSION, "catalog %s has schema version "
+                           "%" PRId64 ", older than %d; start weftd once to "
+                           "upgrade it", c->path, version,
+                           WEFT_CATALOG_SCHEMA_VERSION);
+        return 0;
+    }
+    rc = exec(c, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+    return rc < 0 ? rc : migrate(c);
+}
+
+/* Returns 0 with *out a new handle (weft_catalog_close), or a WEFT_E*
+ * code with *errmsg malloc'd (the caller frees): WEFT_ENOTFOUND when a
+ * read-only catalog does not exist, WEFT_EVERSION for a schema we cannot
+ * use, WEFT_EDB for SQLite failures. */
+int weft_catalog_open(const char *path, int readonly, weft_catalog **out,
+                      char **errmsg)
+{
+    weft_catalog *c = NULL;
+    struct stat sb;
+    int flags, rc = 0;
+
+    assert(path && out);
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    c = calloc(1, sizeof *c);
+    if (!c || !(c->path = strdup(path))) {
+        rc = WEFT_ENOMEM;
+        if (c)
+            set_err(c, rc, "catalog %s: out of memory", path);
+        goto out;
+    }
+    c->readonly = readonly;
+    if (readonly && stat(path, &sb) != 0) {
+        int e = errno;
+        rc = set_err(c, e == ENOENT ? WEFT_ENOTFOUND : WEFT_EIO,
+                     "catalog %s: %s", path, strerror(e));
+        goto out;
+    }
+    flags = readonly ? SQLITE_OPEN_READONLY
+                     : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path, &c->db, flags, NULL) != SQLITE_OK) {
+        rc = c->db ? db_err(c, "open")
+                   : set_err(c, WEFT_ENOMEM, "catalog %s: out of memory",
+                             path);
+        goto out;
+    }
+    sqlite3_extended_result_codes(c->db, 1);
+    rc = setup(c);
+out:
+    if (rc < 0) {
+        if (errmsg)
+            *errmsg = strdup(c ? c->errmsg : "out of memory");
+        weft_catalog_close(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+/* Closes the handle (NULL is fine). */
+void weft_catalog_close(weft_catalog *c)
+{
+    if (!c)
+        return;
+    sqlite3_close(c->db);
+    free(c->path);
+    free(c);
+}
+
+/* The last failure's message, owned by the handle, "" if none. */
+const char *weft_catalog_errmsg(const weft_catalog *c)
+{
+    return c->errmsg;
+}
+
+static int64_t id_of_key(weft_catalog *c, const char *key)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = WEFT_ENOTFOUND;
+
+    if (prepare(c, "SELECT id FROM traces WHERE key = ?", &st) < 0) {
+        id = WEFT_EDB;
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW: id = sqlite3_column_int64(st, 0); break;
+    case SQLITE_DONE:
+        id = set_err(c, WEFT_ENOTFOUND, "catalog %s: no trace with key %s",
+                     c->path, key);
+        break;
+    default: id = db_err(c, "looking up a key"); break;
+    }
+out:
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Returns 0 and sets row->id (of the new or the existing row), or a
+ * WEFT_E* code. An existing row is left unchanged. row->state NULL means
+ * WEFT_STATE_RECORDING. Nothing of row is kept. */
+int weft_catalog_trace_begin(weft_catalog *c, weft_trace_row *row)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id;
+    int rc;
+
+    assert(c && row);
+    if (!row->key)
+        return set_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
+                       c->path);
+    rc = prepare(c, "INSERT OR IGNORE " TRACE_INTO, &st);
+    if (rc < 0)
+        goto out;
+    rc = bind_trace(c, st, row);
+    if (rc < 0)
+        goto out;
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = db_err(c, "recording a trace");
+        goto out;
+    }
+    id = id_of_key(c, row->key);
+    if (id < 0) {
+        rc = (int)id;
+        goto out;
+    }
+    row->id = id;
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0, WEFT_ENOTFOUND when no trace has this key, or WEFT_EDB. */
+int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
+                                 const char *state)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && key && state);
+    rc = prepare(c, "UPDATE traces SET state = ? WHERE key = ?", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = db_err(c, "setting a trace state");
+    else if (sqlite3_changes(c->db) == 0)
+        rc = set_err(c, WEFT_ENOTFOUND, "catalog %s: no trace with key %s",
+                     c->path, key);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 or a WEFT_E* code (nothing changed then). row->created 0
+ * keeps the stored creation time. Nothing of row or locs is kept. */
+int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
+                              const weft_location_row *locs, size_t nlocs)
+{
+    static const char upsert[] = "INSERT " TRACE_INTO
+        " ON CONFLICT (key) DO UPDATE SET name = excluded.name,"
+        " uid = excluded.uid, state = excluded.state,"
+        " created = CASE WHEN excluded.created <> 0 THEN excluded.created"
+        "           ELSE created END,"
+        " finished = excluded.finished, path = excluded.path,"
+        " members = excluded.members, locations = excluded.locations,"
+        " events = excluded.events, bytes = excluded.bytes,"
+        " dropped = excluded.dropped, time_first = excluded.time_first,"
+        " time_last = excluded.time_last,"
+        " timer_resolution = excluded.timer_resolution,"
+        " error = excluded.error";
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    int64_t id;
+    int rc;
+
+    assert(c && row && (locs || nlocs == 0));
+    if (!row->key)
+        return set_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
+                       c->path);
+    rc = exec(c, "BEGIN IMMEDIATE", "starting a transaction");
+    if (rc < 0)
+        return rc;
+    rc = prepare(c, upsert, &st);
+    if (rc < 0)
+        goto out;
+    rc = bind_trace(c, st, row);
+    if (rc < 0)
+        goto out;
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = db_err(c, "storing a trace");
+        goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    id = id_of_key(c, row->key);
+    if (id < 0) {
+        rc = (int)id;
+        goto out;
+    }
+    rc = prepare(c, "DELETE FROM locations WHERE trace_id = ?", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = db_err(c, "removing old locations");
+        goto out;
+    }
+    rc = prepare(c, "INSERT INTO locations (trace_id, id, rank, thread, name,"
+                 " events, dropped) VALUES (?, ?, ?, ?, ?, ?, ?)", &ins);
+    if (rc < 0)
+        goto out;
+    for (size_t i = 0; i < nlocs; i++) {
+        const weft_location_row *l = &locs[i];
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, (int64_t)l->id);
+        sqlite3_bind_int64(ins, 3, l->rank);
+        sqlite3_bind_int64(ins, 4, l->thread);
+        sqlite3_bind_text(ins, 5, l->name ? l->name : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 6, (int64_t)l->events);
+        sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
+        if (sqlite3_step(ins) != SQLITE_DONE) {
+            rc = db_err(c, "storing a location");
+            goto out;
+        }
+    }
+    rc = exec(c, "COMMIT", "committing a trace");
+out:
+    sqlite3_finalize(ins);
+    sqlite3_finalize(st);
+    if (rc < 0)
+        rollback(c);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_list(weft_catalog *c, weft_catalog_trace_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_trace_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = prepare(c, "SELECT " TRACE_COLS " FROM traces"
+                 " ORDER BY created DESC, id DESC", &st);
+    if (rc < 0)
+        goto out;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = read_trace(c, st, &row);
+        if (rc == 0)
+            rc = fn(&row, arg);
+        weft_catalog_trace_free(&row);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_err(c, "listing traces");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Runs a query selecting TRACE_COLS with one text parameter (or an id when
+ * text is NULL) and reads its first row. */
+static int find_one(weft_catalog *c, const char *sql, const char *text,
+                    int64_t id, weft_trace_row *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    rc = prepare(c, sql, &st);
+    if (rc < 0)
+        goto out;
+    if (text)
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, 1, id);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW: rc = read_trace(c, st, out); break;
+    case SQLITE_DONE: rc = WEFT_ENOTFOUND; break;
+    default: rc = db_err(c, "finding a trace"); break;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Parses "12" or "#12" (*strict set for the '#' form); 0 or -1. */
+static int parse_id(const char *s, int64_t *id, int *strict)
+{
+    size_t n;
+
+    *strict = *s == '#';
+    s += *strict;
+    n = strspn(s, "0123456789");
+    if (n == 0 || s[n] != '\0' || n > ID_DIGITS_MAX)
+        return -1;
+    *id = strtoll(s, NULL, 10);
+    return 0;
+}
+
+/* Returns 0 with *out filled (strings malloc'd: weft_catalog_trace_free),
+ * WEFT_ENOTFOUND, or another WEFT_E* code. "#12" is only ever an id; a
+ * bare number is tried as an id, then as a key and a name. */
+int weft_catalog_find(weft_catalog *c, const char *what, weft_trace_row *out)
+{
+    static const char by_id[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE id = ?";
+    static const char by_key[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE key = ?";
+    static const char by_name[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE name = ? ORDER BY created DESC, id DESC LIMIT 1";
+    int64_t id;
+    int strict = 0, rc = WEFT_ENOTFOUND;
+
+    assert(c && what && out);
+    memset(out, 0, sizeof *out);
+    if (parse_id(what, &id, &strict) == 0)
+        rc = find_one(c, by_id, NULL, id, out);
+    if (rc == WEFT_ENOTFOUND && !strict)
+        rc = find_one(c, by_key, what, 0, out);
+    if (rc == WEFT_ENOTFOUND && !strict)
+        rc = find_one(c, by_name, what, 0, out);
+    if (rc == WEFT_ENOTFOUND)
+        set_err(c, rc, "catalog %s: no trace %s", c->path, what);
+    if (rc < 0)
+        weft_catalog_trace_free(out);
+    return rc;
+}
+
+/* Frees the strings of a row read from the catalog and clears it. */
+void weft_catalog_trace_free(weft_trace_row *row)
+{
+    if (!row)
+        return;
+    free(row->key);
+    free(row->name);
+    free(row->state);
+    free(row->path);
+    free(row->error);
+    memset(row, 0, sizeof *row);
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
+                           weft_catalog_location_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_location_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = prepare(c, "SELECT id, rank, thread, name, events, dropped"
+                 " FROM locations WHERE trace_id = ?"
+                 " ORDER BY rank, thread, id", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.id = (uint64_t)sqlite3_column_int64(st, 0);
+        row.rank = (uint32_t)sqlite3_column_int64(st, 1);
+        row.thread = (uint32_t)sqlite3_column_int64(st, 2);
+        row.events = (uint64_t)sqlite3_column_int64(st, 4);
+        row.dropped = (uint64_t)sqlite3_column_int64(st, 5);
+        if (col_text(st, 3, 0, &row.name) < 0) {
+            rc = set_err(c, WEFT_ENOMEM, "catalog %s: out of memory",
+                         c->path);
+            goto out;
+        }
+        rc = fn(&row, arg);
+        free(row.name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_err(c, "listing locations");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,551 @@
+/* test_frame.c - framing of the wire protocol (proto/frame.c): the frame
+ * reader fed byte by byte and in chunks, the max_frame limit checked on
+ * the header, garbage and empty envelopes refused by weft_frame_unpack,
+ * pack/unpack round trips of every Envelope message kind (the test fails
+ * when weft.proto gains a kind it does not build), and Error frames.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "weft_errors.h"
+
+/* ---- one envelope of each kind -------------------------------------------- */
+
+#define BIG_RECORDS 100000
+
+typedef struct kinds {
+    Weft__Hello hello;
+    Weft__LocationSeq seqs[3];
+    Weft__LocationSeq *seqp[3];
+    Weft__HelloAck hello_ack;
+    Weft__Definitions defs;
+    Weft__EventBatch batch;
+    Weft__Ack ack;
+    Weft__LocationEnd ends[2];
+    Weft__LocationEnd *endp[2];
+    Weft__Goodbye goodbye;
+    Weft__Error error;
+    uint8_t defbytes[5];
+    uint8_t *big;
+} kinds;
+
+static void kinds_init(kinds *k)
+{
+    memset(k, 0, sizeof *k);
+    weft__hello__init(&k->hello);
+    k->hello.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->hello.trace = (char *)"name with \"quotes\"\nand \xc3\xa9";
+    k->hello.rank = 3;
+    k->hello.size = UINT32_MAX;
+    k->hello.hostname = (char *)"node17";
+    k->hello.pid = 4242;
+    k->hello.uid = 1000;
+    k->hello.command = (char *)"./app -x";
+    k->hello.job_id = (char *)"";
+    k->hello.timer_resolution = 1000000000;
+    k->hello.realtime_ns = UINT64_MAX;
+    k->hello.clock_at_realtime = 12345;
+
+    weft__hello_ack__init(&k->hello_ack);
+    for (size_t i = 0; i < 3; i++) {
+        weft__location_seq__init(&k->seqs[i]);
+        k->seqs[i].location = (uint32_t)i;
+        k->seqs[i].seq = 100 * i;
+        k->seqp[i] = &k->seqs[i];
+    }
+    k->hello_ack.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->hello_ack.n_locations = 3;
+    k->hello_ack.locations = k->seqp;
+    k->hello_ack.definitions_seq = 7;
+    k->hello_ack.server = (char *)"weftd test";
+
+    weft__definitions__init(&k->defs);
+    memcpy(k->defbytes, "\x41\x00\x00\x00\x01", 5);
+    k->defs.seq = 1;
+    k->defs.records.data = k->defbytes;
+    k->defs.records.len = sizeof k->defbytes;
+
+    weft__event_batch__init(&k->batch);
+    k->big = malloc(BIG_RECORDS);
+    assert_non_null(k->big);
+    for (size_t i = 0; i < BIG_RECORDS; i++)
+        k->big[i] = (uint8_t)(i * 7);
+    k->batch.location = 2;
+    k->batch.seq = UINT64_MAX;
+    k->batch.base_time = 99;
+    k->batch.events = 12345;
+    k->batch.records.data = k->big;
+    k->batch.records.len = BIG_RECORDS;
+
+    weft__ack__init(&k->ack);
+    k->ack.definitions = 1;
+    k->ack.location = 9;
+    k->ack.seq = 77;
+
+    weft__goodbye__init(&k->goodbye);
+    for (size_t i = 0; i < 2; i++) {
+        weft__location_end__init(&k->ends[i]);
+        k->ends[i].location = (uint32_t)i;
+        k->ends[i].events = 1000 + i;
+        k->ends[i].dropped = i;
+        k->endp[i] = &k->ends[i];
+    }
+    k->goodbye.n_locations = 2;
+    k->goodbye.locations = k->endp;
+
+    weft__error__init(&k->error);
+    k->error.code = WEFT_EREF;
+    k->error.message = (char *)"Enter.region: 9 is not defined";
+}
+
+/* The envelope of message kind `kind` (a msg_case). */
+static Weft__Envelope envelope_of(kinds *k, int kind)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+
+    env.msg_case = (Weft__Envelope__MsgCase)kind;
+    switch (kind) {
+    case WEFT__ENVELOPE__MSG_HELLO: env.hello = &k->hello; break;
+    case WEFT__ENVELOPE__MSG_HELLO_ACK: env.hello_ack = &k->hello_ack; break;
+    case WEFT__ENVELOPE__MSG_DEFINITIONS: env.definitions = &k->defs; break;
+    case WEFT__ENVELOPE__MSG_EVENT_BATCH: env.event_batch = &k->batch; break;
+    case WEFT__ENVELOPE__MSG_ACK: env.ack = &k->ack; break;
+    case WEFT__ENVELOPE__MSG_GOODBYE: env.goodbye = &k->goodbye; break;
+    case WEFT__ENVELOPE__MSG_ERROR: env.error = &k->error; break;
+    default:
+        fail_msg("Envelope kind %d has no test message: add it here", kind);
+    }
+    return env;
+}
+
+static size_t nkinds(void)
+{
+    return weft__envelope__descriptor.n_fields;
+}
+
+/* The msg_case of the i-th oneof member of Envelope. */
+static int kind_at(size_t i)
+{
+    return (int)weft__envelope__descriptor.fields[i].id;
+}
+
+static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
+{
+    assert_int_equal(got->msg_case, kind);
+    switch (kind) {
+    case WEFT__ENVELOPE__MSG_HELLO:
+        assert_string_equal(got->hello->trace, k->hello.trace);
+        assert_int_equal(got->hello->size, UINT32_MAX);
+        assert_true(got->hello->realtime_ns == UINT64_MAX);
+        assert_string_equal(got->hello->job_id, "");
+        break;
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        assert_int_equal(got->hello_ack->n_locations, 3);
+        assert_int_equal(got->hello_ack->locations[2]->seq, 200);
+        assert_string_equal(got->hello_ack->server, "weftd test");
+        break;
+    case WEFT__ENVELOPE__MSG_DEFINITIONS:
+        assert_int_equal(got->definitions->records.len, 5);
+        assert_memory_equal(got->definitions->records.data, k->defbytes, 5);
+        break;
+    case WEFT__ENVELOPE__MSG_EVENT_BATCH:
+        assert_true(got->event_batch->seq == UINT64_MAX);
+        assert_int_equal(got->event_batch->events, 12345);
+        assert_int_equal(got->event_batch->records.len, BIG_RECORDS);
+        assert_memory_equal(got->event_batch->records.data, k->big,
+                            BIG_RECORDS);
+        break;
+    case WEFT__ENVELOPE__MSG_ACK:
+        assert_true(got->ack->definitions);
+        assert_int_equal(got->ack->seq, 77);
+        break;
+    case WEFT__ENVELOPE__MSG_GOODBYE:
+        assert_int_equal(got->goodbye->n_locations, 2);
+        assert_int_equal(got->goodbye->locations[1]->events, 1001);
+        break;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        assert_int_equal(got->error->code, WEFT_EREF);
+        assert_string_equal(got->error->message, k->error.message);
+        break;
+    default:
+        fail_msg("unexpected kind %d", kind);
+    }
+}
+
+/* ---- round trip ------------------------------------------------------------ */
+
+static void test_pack_unpack_every_kind(void **state)
+{
+    kinds k;
+
+    (void)state;
+    kinds_init(&k);
+    assert_true(nkinds() >= 7);
+    for (size_t i = 0; i < nkinds(); i++) {
+        int kind = kind_at(i);
+        Weft__Envelope env = envelope_of(&k, kind);
+        Weft__Envelope *got;
+        uint8_t *buf = NULL, *again = NULL;
+        ssize_t n, n2;
+        uint32_t len;
+
+        assert_string_not_equal(weft_frame_kind_name(kind), "none");
+        n = weft_frame_pack(&env, &buf);
+        assert_true(n > WEFT_FRAME_HEADER);
+        len = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
+              (uint32_t)buf[2] << 8 | buf[3];
+        assert_int_equal(len, (size_t)n - WEFT_FRAME_HEADER);
+        got = weft_frame_unpack(buf + WEFT_FRAME_HEADER, len);
+        assert_non_null(got);
+        check_fields(kind, got, &k);
+        /* Packing what we unpacked gives the same bytes. */
+        n2 = weft_frame_pack(got, &again);
+        assert_int_equal(n2, n);
+        assert_memory_equal(again, buf, (size_t)n);
+        weft_frame_free_envelope(got);
+        free(again);
+        free(buf);
+    }
+    assert_string_equal(weft_frame_kind_name(WEFT__ENVELOPE__MSG__NOT_SET),
+                        "none");
+    weft_frame_free_envelope(NULL);
+    free(k.big);
+}
+
+/* ---- the reader ------------------------------------------------------------ */
+
+typedef struct stream {
+    uint8_t *buf;
+    size_t len;
+    size_t nframes;
+    size_t starts[16];  /* offset of each frame's header */
+    size_t lens[16];    /* payload length of each frame */
+} stream;
+
+/* All kinds, an empty envelope between them, then all kinds again. */
+static void stream_build(stream *s, kinds *k)
+{
+    Weft__Envelope empty = WEFT__ENVELOPE__INIT;
+
+    memset(s, 0, sizeof *s);
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i <= nkinds(); i++) {
+            Weft__Envelope env = i < nkinds() ? envelope_of(k, kind_at(i))
+                                              : empty;
+            uint8_t *f = NULL;
+            ssize_t n;
+            if (round == 1 && i == nkinds())
+                break;
+            n = weft_frame_pack(&env, &f);
+            assert_true(n >= WEFT_FRAME_HEADER);
+            s->buf = realloc(s->buf, s->len + (size_t)n);
+            assert_non_null(s->buf);
+            memcpy(s->buf + s->len, f, (size_t)n);
+            assert_true(s->nframes < 16);
+            s->starts[s->nframes] = s->len;
+            s->lens[s->nframes] = (size_t)n - WEFT_FRAME_HEADER;
+            s->nframes++;
+            s->len += (size_t)n;
+            free(f);
+        }
+    }
+}
+
+/* Feeds s in pieces of `chunk` bytes and checks every frame. */
+static void feed_in_chunks(const stream *s, size_t chunk)
+{
+    weft_frame_reader r;
+    size_t off = 0, got = 0;
+
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    while (off < s->len) {
+        size_t piece = s->len - off < chunk ? s->len - off : chunk;
+        const uint8_t *p = s->buf + off;
+        size_t left = piece;
+        for (;;) {
+            uint8_t *frame = NULL;
+            uint32_t flen = 0;
+            int rc = weft_frame_reader_feed(&r, &p, &left, &frame, &flen);
+            assert_true(rc == 0 || rc == 1);
+            if (rc == 0) {
+                assert_int_equal(left, 0);
+                break;
+            }
+            assert_true(got < s->nframes);
+            assert_int_equal(flen, s->lens[got]);
+            assert_memory_equal(frame, s->buf + s->starts[got] +
+                                WEFT_FRAME_HEADER, flen);
+            free(frame);
+            got++;
+        }
+        off += piece;
+        /* What is held is exactly what is not yet a whole frame. */
+        assert_int_equal(weft_frame_reader_pending(&r),
+                         off - (got < s->nframes ? s->starts[got] : off));
+    }
+    assert_int_equal(got, s->nframes);
+    assert_int_equal(weft_frame_reader_pending(&r), 0);
+    weft_frame_reader_free(&r);
+}
+
+static void test_reader_chunks(void **state)
+{
+    static const size_t chunks[] = { 1, 2, 3, 5, 7, 64, 4096, 65536,
+                                     SIZE_MAX };
+    kinds k;
+    stream s;
+
+    (void)state;
+    kinds_init(&k);
+    stream_build(&s, &k);
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
+        feed_in_chunks(&s, chunks[i]);
+    free(s.buf);
+    free(k.big);
+}
+
+static void test_reader_frames_unpack(void **state)
+{
+    kinds k;
+    stream s;
+    weft_frame_reader r;
+    const uint8_t *p;
+    size_t left;
+    size_t i = 0;
+
+    (void)state;
+    kinds_init(&k);
+    stream_build(&s, &k);
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    p = s.buf;
+    left = s.len;
+    for (;;) {
+        uint8_t *frame = NULL;
+        uint32_t flen = 0;
+        Weft__Envelope *env;
+        int rc = weft_frame_reader_feed(&r, &p, &left, &frame, &flen);
+        if (rc == 0)
+            break;
+        assert_int_equal(rc, 1);
+        env = weft_frame_unpack(frame, flen);
+        if (i % (nkinds() + 1) == nkinds()) {
+            assert_int_equal(flen, 0); /* the empty envelope */
+            assert_null(env);
+        } else {
+            assert_non_null(env);
+            check_fields(kind_at(i % (nkinds() + 1)), env, &k);
+        }
+        weft_frame_free_envelope(env);
+        free(frame);
+        i++;
+    }
+    assert_int_equal(i, s.nframes);
+    weft_frame_reader_free(&r);
+    free(s.buf);
+    free(k.big);
+}
+
+static int feed_header(weft_frame_reader *r, uint32_t announced,
+                       size_t nbytes)
+{
+    uint8_t hdr[4] = { (uint8_t)(announced >> 24), (uint8_t)(announced >> 16),
+                       (uint8_t)(announced >> 8), (uint8_t)announced };
+    const uint8_t *p = hdr;
+    uint8_t *frame = NULL;
+    uint32_t flen = 0;
+    int rc = 0;
+
+    /* One byte at a time: the verdict must come with the fourth. */
+    for (size_t i = 0; i < nbytes; i++) {
+        size_t one = 1;
+        rc = weft_frame_reader_feed(r, &p, &one, &frame, &flen);
+        if (i + 1 < WEFT_FRAME_HEADER)
+            assert_int_equal(rc, 0);
+    }
+    assert_null(frame);
+    return rc;
+}
+
+static void test_reader_limit(void **state)
+{
+    weft_frame_reader r;
+    uint8_t payload[64] = { 0 };
+    const uint8_t *p;
+    uint8_t *frame = NULL;
+    uint32_t flen = 0;
+    size_t left;
+
+    (void)state;
+    /* Exactly max_frame is accepted. */
+    weft_frame_reader_init(&r, 64);
+    assert_int_equal(feed_header(&r, 64, 4), 0);
+    p = payload;
+    left = sizeof payload;
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 1);
+    assert_int_equal(flen, 64);
+    free(frame);
+    weft_frame_reader_free(&r);
+
+    /* One more is refused when the header is complete, with no payload
+     * buffer allocated. */
+    weft_frame_reader_init(&r, 64);
+    assert_int_equal(feed_header(&r, 65, 4), WEFT_ETOOBIG);
+    assert_null(r.payload);
+    weft_frame_reader_free(&r);
+
+    /* 4 GiB - 1 announced against the default limit: refused at once,
+     * never allocated (ASan would report an allocation this large). */
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    assert_int_equal(feed_header(&r, UINT32_MAX, 4), WEFT_ETOOBIG);
+    assert_null(r.payload);
+    weft_frame_reader_free(&r);
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    assert_int_equal(feed_header(&r, WEFT_DEFAULT_MAX_FRAME + 1, 4),
+                     WEFT_ETOOBIG);
+    assert_null(r.payload);
+    weft_frame_reader_free(&r);
+
+    /* Header split over calls with a payload following in the same call. */
+    weft_frame_reader_init(&r, 64);
+    assert_int_equal(feed_header(&r, 3, 2), 0);
+    assert_int_equal(weft_frame_reader_pending(&r), 2);
+    {
+        uint8_t rest[] = { 0, 3, 'a', 'b', 'c', 0xee };
+        p = rest;
+        left = sizeof rest;
+        assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen),
+                         1);
+        assert_int_equal(flen, 3);
+        assert_memory_equal(frame, "abc", 3);
+        assert_int_equal(left, 1); /* the next frame's byte stays */
+        free(frame);
+    }
+    weft_frame_reader_free(&r);
+}
+
+/* ---- unpack refuses garbage ------------------------------------------------ */
+
+static void test_unpack_garbage(void **state)
+{
+    static const struct { const char *bytes; size_t len; } bad[] = {
+        { "\xff", 1 },                 /* wire type 7 */
+        { "\x0a\x10\x01", 3 },         /* hello longer than the input */
+        { "\x08\x80", 2 },             /* truncated varint */
+        { "\x0a\x02\xff\xff", 4 },     /* hello with garbage inside */
+        { "\x3a\x03\x08\x80\x80", 5 }, /* error whose varint is cut */
+        { "\x78\x01", 2 },             /* only an unknown field: no message */
+        { "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 12 },
+    };
+    kinds k;
+    Weft__Envelope env;
+    uint8_t *buf = NULL;
+    ssize_t n;
+    uint64_t x = 88172645463325252ull;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (weft_frame_unpack((const uint8_t *)bad[i].bytes, bad[i].len))
+            fail_msg("garbage %zu unpacked", i);
+
+    /* The empty envelope: valid protobuf, no message. */
+    env = (Weft__Envelope)WEFT__ENVELOPE__INIT;
+    n = weft_frame_pack(&env, &buf);
+    assert_int_equal(n, WEFT_FRAME_HEADER);
+    assert_null(weft_frame_unpack(buf + WEFT_FRAME_HEADER, 0));
+    free(buf);
+
+    /* Every prefix and random bytes: no crash; whatever unpacks has a
+     * message. */
+    kinds_init(&k);
+    env = envelope_of(&k, WEFT__ENVELOPE__MSG_HELLO);
+    n = weft_frame_pack(&env, &buf);
+    assert_true(n > 0);
+    for (size_t cut = 0; cut < (size_t)n - WEFT_FRAME_HEADER; cut++) {
+        uint8_t *copy = malloc(cut ? cut : 1);
+        Weft__Envelope *e;
+        assert_non_null(copy);
+        memcpy(copy, buf + WEFT_FRAME_HEADER, cut);
+        e = weft_frame_unpack(copy, cut);
+        if (e)
+            assert_int_not_equal(e->msg_case, WEFT__ENVELOPE__MSG__NOT_SET);
+        weft_frame_free_envelope(e);
+        free(copy);
+    }
+    free(buf);
+    free(k.big);
+    for (int round = 0; round < 2000; round++) {
+        uint8_t junk[48];
+        size_t len = (size_t)(round % (int)sizeof junk) + 1;
+        Weft__Envelope *e;
+        for (size_t i = 0; i < len; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            junk[i] = (uint8_t)x;
+        }
+        e = weft_frame_unpack(junk, len);
+        if (e)
+            assert_int_not_equal(e->msg_case, WEFT__ENVELOPE__MSG__NOT_SET);
+        weft_frame_free_envelope(e);
+    }
+}
+
+/* ---- Error frames ------------------------------------------------------------ */
+
+static void test_pack_error(void **state)
+{
+    uint8_t *buf = NULL;
+    Weft__Envelope *env;
+    char longmsg[2000];
+    ssize_t n;
+
+    (void)state;
+    n = weft_frame_pack_error(&buf, WEFT_EPROTO, "bad %s at byte %d",
+                              "frame", 12);
+    assert_true(n > WEFT_FRAME_HEADER);
+    env = weft_frame_unpack(buf + WEFT_FRAME_HEADER,
+                            (size_t)n - WEFT_FRAME_HEADER);
+    assert_non_null(env);
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_ERROR);
+    assert_int_equal(env->error->code, WEFT_EPROTO);
+    assert_string_equal(env->error->message, "bad frame at byte 12");
+    weft_frame_free_envelope(env);
+    free(buf);
+
+    /* A long message is cut, not overflowed; the frame stays valid. */
+    memset(longmsg, 'm', sizeof longmsg - 1);
+    longmsg[sizeof longmsg - 1] = 0;
+    n = weft_frame_pack_error(&buf, WEFT_ETOOBIG, "%s", longmsg);
+    assert_true(n > 0);
+    env = weft_frame_unpack(buf + WEFT_FRAME_HEADER,
+                            (size_t)n - WEFT_FRAME_HEADER);
+    assert_non_null(env);
+    assert_int_equal(env->error->code, WEFT_ETOOBIG);
+    assert_true(strlen(env->error->message) > 0);
+    assert_true(strlen(env->error->message) < sizeof longmsg - 1);
+    assert_memory_equal(env->error->message, longmsg,
+                        strlen(env->error->message));
+    weft_frame_free_envelope(env);
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pack_unpack_every_kind),
+        cmocka_unit_test(test_reader_chunks),
+        cmocka_unit_test(test_reader_frames_unpack),
+        cmocka_unit_test(test_reader_limit),
+        cmocka_unit_test(test_unpack_garbage),
+        cmocka_unit_test(test_pack_error),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
