@@ -62,8 +62,10 @@ typedef struct weft_journal_reader weft_journal_reader;
 /* Opens a journal for reading. 0, WEFT_ENOTFOUND, WEFT_ECORRUPT (bad
  * magic) or WEFT_EIO. */
 int weft_journal_reader_open(const char *path, weft_journal_reader **out);
-/* Reads the next entry: 1, 0 at the end (also at a torn tail), or
- * WEFT_ECORRUPT / WEFT_EIO. e->payload stays valid until the next call. */
+/* Reads the next entry: 1, or 0 at the end of the good data (the end of
+ * the file, a torn tail or a corrupt entry: compare
+ * weft_journal_reader_offset with the file size), or WEFT_EIO.
+ * e->payload stays valid until the next call. */
 int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e);
 /* Offset of the end of the last good entry read. */
 uint64_t weft_journal_reader_offset(const weft_journal_reader *r);

@@ -1,0 +1,1111 @@
+/* convert.c - journals of a finished trace -> one OTF2 archive.
+ *
+ * DESIGN: two passes over the member journals (rank-<R>.wj), in rank
+ * order and, within a journal, in entry order.
+ *   Pass 1 reads Hello and Goodbye entries, learns every location (thread)
+ *   of every member and feeds all definitions through the unifier, so
+ *   that pass 2 never meets an event whose definition comes later.
+ *   Pass 2 replays the event batches through libotf2, one EvtWriter per
+ *   location; a member's writers are closed when its journal is done, so
+ *   only one member's writers hold memory at a time.
+ * Entries whose seq is not above the last one seen for the same (member,
+ * location) or (member, definitions) are resends and are skipped, the
+ * same way in both passes. Then one empty local DefWriter per location,
+ * and the global definitions: clock, strings, system tree (root "weft",
+ * one node per host), one location group per member ("Process R"; ids
+ * are dense in rank order, so id = rank unless members are missing, as
+ * readers refuse gaps), the locations (id = rank << 32 | thread), then the
+ * unified definitions in first-seen order, which puts each after what it
+ * references.
+ *
+ * Records reach libotf2 through switches generated from the record table
+ * (write_event, write_def); the definitions weftd derives itself are
+ * built as weft_records and go through the same switch.
+ *
+ * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
+ * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
+ * and POOL_TOTAL overall (a writer may always have one), and give a
+ * definition writer one chunk at a time, so it is written out when full.
+ */
+#include "convert.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <otf2/otf2.h>
+
+#include "codec.h"
+#include "journal.h"
+#include "record.h"
+#include "unify.h"
+#include "weft.pb-c.h"
+#include "weft_errors.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define EVT_CHUNK (1u << 20)       /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
+#define DEF_CHUNK (4u << 20)
+#define POOL_PER_WRITER 8          /* event chunks per writer */
+#define POOL_TOTAL 64              /* event chunks over all writers */
+#define DEFAULT_RESOLUTION 1000000000u
+#define ARCHIVE_NAME "traces"
+
+typedef struct loc {
+    uint32_t thread;
+    uint64_t last_seq;  /* last batch seq seen in the current pass */
+    uint64_t events;    /* written */
+    uint64_t dropped;   /* from the last Goodbye */
+    uint64_t last_time; /* of the last event written */
+    OTF2_EvtWriter *w;  /* pass 2, while the member is replayed */
+} loc;
+
+typedef struct member {
+    uint32_t rank;
+    char *path;
+    int has_hello;
+    uint32_t size;      /* trace size from Hello */
+    char *hostname;
+    uint64_t timer_resolution;
+    uint64_t realtime_ns, clock_at_realtime;
+    uint64_t defs_seq;  /* last definitions seq seen in the current pass */
+    loc *locs;          /* sorted by thread */
+    size_t nlocs, locs_cap;
+    uint64_t node;      /* system tree node of its host */
+} member;
+
+typedef struct conv {
+    const weft_convert_input *in;
+    weft_convert_result *out;
+    member *mems;       /* sorted by rank */
+    size_t nmems;
+    weft_unifier *u;
+    weft_unify_scratch scratch;
+    OTF2_Archive *archive;
+    size_t chunks;      /* event chunks held by all writers */
+    uint64_t resolution;
+    uint64_t tmin, tmax;
+    int any_event;
+} conv;
+
+typedef struct chunk_pool {
+    size_t n;
+    void *chunk[POOL_PER_WRITER];
+} chunk_pool;
+
+__attribute__((format(printf, 3, 4)))
+static int fail(conv *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!c->out->error[0]) {
+        va_start(ap, fmt);
+        vsnprintf(c->out->error, sizeof c->out->error, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static const char *otf2_msg(OTF2_ErrorCode rc)
+{
+    const char *s = OTF2_Error_GetDescription(rc);
+    return s ? s : "unknown libotf2 error";
+}
+
+/* ---- dispatch generated from the record table ------------------------- */
+
+#define S(ctype, name, K) , x->name
+#define R(ctype, name, K) , x->name
+#define F(ctype, name, W) , x->name
+#define FA(ctype, name, count, W) , x->name
+#define RA(ctype, name, count, K) , x->name
+
+static OTF2_ErrorCode write_event(OTF2_EvtWriter *w, const weft_record *r)
+{
+    switch (r->type) {
+#define WEFT_EVENT(id, Name, fields)                                         \
+    case WEFT_REC_##Name: {                                                  \
+        const weft_##Name *x = &r->u.Name;                                   \
+        return OTF2_EvtWriter_##Name(w, NULL, r->time fields);               \
+    }
+#include "weft_records.def"
+    default:
+        return OTF2_ERROR_INVALID_ARGUMENT;
+    }
+}
+
+static OTF2_ErrorCode write_def(OTF2_GlobalDefWriter *gw, const weft_record *r)
+{
+    switch (r->type) {
+#define WEFT_DEF(id, Name, flags, fields)                                    \
+    case WEFT_REC_##Name: {                                                  \
+        const weft_##Name *x = &r->u.Name;                                   \
+        return OTF2_GlobalDefWriter_Write##Name(gw fields);                  \
+    }
+#include "weft_records.def"
+    default:
+        return OTF2_ERROR_INVALID_ARGUMENT;
+    }
+}
+
+#undef S
+#undef R
+#undef F
+#undef FA
+#undef RA
+
+/* ---- libotf2 callbacks ------------------------------------------------ */
+
+static OTF2_FlushType pre_flush(void *data, OTF2_FileType type,
+                                OTF2_LocationRef location, void *writer,
+                                bool final)
+{
+    (void)data, (void)type, (void)location, (void)writer, (void)final;
+    return OTF2_FLUSH;
+}
+
+/* No post-flush callback: it would insert BufferFlush events. */
+static const OTF2_FlushCallbacks flush_callbacks = { pre_flush, NULL };
+
+static void *chunk_alloc(void *data, OTF2_FileType type,
+                         OTF2_LocationRef location, void **per_buffer,
+                         uint64_t size)
+{
+    conv *c = data;
+    chunk_pool *p = *per_buffer;
+    int events = type == OTF2_FILETYPE_EVENTS;
+    void *chunk;
+
+    (void)location;
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p)
+            return NULL;
+        *per_buffer = p;
+    }
+    /* NULL makes libotf2 write out this buffer's chunks and free them. */
+    if (p->n >= (events ? POOL_PER_WRITER : 1))
+        return NULL;
+    if (events && p->n > 0 && c->chunks >= POOL_TOTAL)
+        return NULL;
+    chunk = malloc(size);
+    if (!chunk)
+        return NULL;
+    p->chunk[p->n++] = chunk;
+    if (events)
+        c->chunks++;
+    return chunk;
+}
+
+static void chunk_free_all(void *data, OTF2_FileType type,
+                           OTF2_LocationRef location, void **per_buffer,
+                           bool final)
+{
+    conv *c = data;
+    chunk_pool *p = *per_buffer;
+
+    (void)location;
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        free(p->chunk[i]);
+    if (type == OTF2_FILETYPE_EVENTS)
+        c->chunks -= p->n;
+    p->n = 0;
+    if (final) {
+        free(p);
+        *per_buffer = NULL;
+    }
+}
+
+static const OTF2_MemoryCallbacks memory_callbacks = { chunk_alloc,
+                                                       chunk_free_all };
+
+/* ---- members and locations -------------------------------------------- */
+
+static int rank_cmp(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Parses "rank-<R>.wj" (R decimal, no leading zeros): 1 if it is one, 0
+ * for names that are no journal, -1 for a malformed journal name. */
+static int journal_name(const char *name, uint32_t *rank)
+{
+    size_t len = strlen(name);
+    char canon[32];
+    unsigned long v;
+    char *end;
+
+    if (strncmp(name, "rank-", 5) != 0 || len < 8 ||
+        strcmp(name + len - 3, ".wj") != 0)
+        return 0;
+    if (name[5] < '0' || name[5] > '9')
+        return -1;
+    errno = 0;
+    v = strtoul(name + 5, &end, 10);
+    if (errno || strcmp(end, ".wj") != 0 || v > UINT32_MAX)
+        return -1;
+    snprintf(canon, sizeof canon, "rank-%lu.wj", v);
+    if (strcmp(canon, name) != 0)
+        return -1;
+    *rank = (uint32_t)v;
+    return 1;
+}
+
+static int list_journals(conv *c)
+{
+    DIR *dir = NULL;
+    struct dirent *de;
+    size_t cap = 0;
+    int rc = 0;
+
+    dir = opendir(c->in->trace_dir);
+    if (!dir)
+        return fail(c, errno == ENOENT ? WEFT_ENOTFOUND : WEFT_EIO,
+                    "%s: cannot open the trace directory: %s",
+                    c->in->trace_dir, strerror(errno));
+    while ((errno = 0, de = readdir(dir)) != NULL) {
+        uint32_t rank = 0;
+        int k = journal_name(de->d_name, &rank);
+        member *m;
+        if (k == 0)
+            continue;
+        if (k < 0) {
+            rc = fail(c, WEFT_ECORRUPT, "%s/%s: not a valid journal name "
+                      "(expected rank-<R>.wj)", c->in->trace_dir,
+                      de->d_name);
+            goto out;
+        }
+        if (c->nmems == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            member *p = realloc(c->mems, ncap * sizeof *p);
+            if (!p) {
+                rc = fail(c, WEFT_ENOMEM, "out of memory");
+                goto out;
+            }
+            c->mems = p;
+            cap = ncap;
+        }
+        m = &c->mems[c->nmems];
+        memset(m, 0, sizeof *m);
+        m->rank = rank;
+        if (asprintf(&m->path, "%s/%s", c->in->trace_dir, de->d_name) < 0) {
+            m->path = NULL;
+            rc = fail(c, WEFT_ENOMEM, "out of memory");
+            goto out;
+        }
+        c->nmems++;
+    }
+    if (errno) {
+        rc = fail(c, WEFT_EIO, "%s: cannot read the trace directory: %s",
+                  c->in->trace_dir, strerror(errno));
+        goto out;
+    }
+    if (c->nmems)
+        qsort(c->mems, c->nmems, sizeof *c->mems, rank_cmp);
+out:
+    closedir(dir);
+    return rc;
+}
+
+/* The location of thread t of m, added (pass 1) if create is set. */
+static loc *loc_get(member *m, uint32_t t, int create)
+{
+    size_t lo = 0, hi = m->nlocs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->locs[mid].thread == t)
+            return &m->locs[mid];
+        if (m->locs[mid].thread < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!create)
+        return NULL;
+    if (m->nlocs == m->locs_cap) {
+        size_t ncap = m->locs_cap ? m->locs_cap * 2 : 8;
+        loc *p = realloc(m->locs, ncap * sizeof *p);
+        if (!p)
+            return NULL;
+        m->locs = p;
+        m->locs_cap = ncap;
+    }
+    memmove(m->locs + lo + 1, m->locs + lo, (m->nlocs - lo) * sizeof *m->locs);
+    memset(&m->locs[lo], 0, sizeof m->locs[lo]);
+    m->locs[lo].thread = t;
+    m->nlocs++;
+    return &m->locs[lo];
+}
+
+static uint64_t loc_id(const member *m, const loc *l)
+{
+    return (uint64_t)m->rank << 32 | l->thread;
+}
+
+/* ---- pass 1 ----------------------------------------------------------- */
+
+static int on_hello(conv *c, member *m, const weft_journal_entry *e,
+                    uint64_t off)
+{
+    Weft__Hello *h = weft__hello__unpack(NULL, e->len, e->payload);
+    uint32_t expect = c->in->members;
+    int rc = 0;
+
+    if (!h)
+        return fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64
+                    ": Hello does not unpack", m->path, off);
+    if (!expect && c->nmems && c->mems[0].has_hello)
+        expect = c->mems[0].size;
+    if (h->rank != m->rank) {
+        rc = fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64 ": Hello"
+                  " of rank %" PRIu32 " in the journal of rank %" PRIu32,
+                  m->path, off, h->rank, m->rank);
+    } else if (expect && h->size != expect) {
+        rc = fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64 ": Hello"
+                  " says the trace has %" PRIu32 " members, expected %"
+                  PRIu32, m->path, off, h->size, expect);
+    } else if (h->rank >= h->size) {
+        rc = fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64 ": rank "
+                  "%" PRIu32 " outside a trace of %" PRIu32 " members",
+                  m->path, off, h->rank, h->size);
+    } else if (m->has_hello) {
+        /* A reconnect repeats Hello; the first one stands. */
+    } else {
+        m->hostname = strdup(h->hostname && h->hostname[0] ? h->hostname
+                                                           : "unknown host");
+        if (!m->hostname) {
+            rc = fail(c, WEFT_ENOMEM, "out of memory");
+        } else {
+            m->has_hello = 1;
+            m->size = h->size;
+            m->timer_resolution = h->timer_resolution;
+            m->realtime_ns = h->realtime_ns;
+            m->clock_at_realtime = h->clock_at_realtime;
+        }
+    }
+    weft__hello__free_unpacked(h, NULL);
+    return rc;
+}
+
+static int on_goodbye(conv *c, member *m, const weft_journal_entry *e,
+                      uint64_t off)
+{
+    Weft__Goodbye *g = weft__goodbye__unpack(NULL, e->len, e->payload);
+    int rc = 0;
+
+    if (!g)
+        return fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64
+                    ": Goodbye does not unpack", m->path, off);
+    for (size_t i = 0; i < g->n_locations; i++) {
+        loc *l = loc_get(m, g->locations[i]->location, 1);
+        if (!l) {
+            rc = fail(c, WEFT_ENOMEM, "out of memory");
+            break;
+        }
+        l->dropped = g->locations[i]->dropped;
+    }
+    weft__goodbye__free_unpacked(g, NULL);
+    return rc;
+}
+
+static int on_defs(conv *c, member *m, const weft_journal_entry *e,
+                   uint64_t off)
+{
+    weft_decoder d;
+    weft_record r;
+    char msg[256];
+    uint64_t n = 0;
+    int rc;
+
+    weft_decoder_init(&d, e->payload, e->len, 0, 0);
+    while ((rc = weft_decoder_next(&d, &r)) == 1) {
+        n++;
+        rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
+        if (rc < 0) {
+            fail(c, rc, "%s: entry at offset %" PRIu64 " (definitions seq %"
+                 PRIu64 "), record %" PRIu64 ": %s", m->path, off, e->seq, n,
+                 msg);
+            break;
+        }
+    }
+    if (rc < 0 && !c->out->error[0])
+        fail(c, rc, "%s: entry at offset %" PRIu64 " (definitions seq %"
+             PRIu64 "), record %" PRIu64 ": %s", m->path, off, e->seq, n + 1,
+             d.error);
+    weft_decoder_free(&d);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- pass 2 ----------------------------------------------------------- */
+
+static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
+                     uint64_t off)
+{
+    weft_decoder d;
+    weft_record r;
+    OTF2_ErrorCode orc;
+    char msg[256];
+    uint64_t n = 0;
+    int rc;
+
+#define WHERE "%s: entry at offset %" PRIu64 " (thread %" PRIu32 " seq %"    \
+              PRIu64 "), event %" PRIu64
+#define WHERE_ARGS m->path, off, l->thread, e->seq, n
+    weft_decoder_init(&d, e->payload, e->len, 1, e->base_time);
+    while ((rc = weft_decoder_next(&d, &r)) == 1) {
+        n++;
+        rc = weft_unify_map_event(c->u, m->rank, &r, &c->scratch, msg,
+                                  sizeof msg);
+        if (rc < 0) {
+            fail(c, rc, WHERE ": %s", WHERE_ARGS, msg);
+            goto out;
+        }
+        if (l->events && r.time < l->last_time) {
+            rc = fail(c, WEFT_ETIME, WHERE ": time %" PRIu64 " is before the "
+                      "previous event of this location (%" PRIu64 ")",
+                      WHERE_ARGS, r.time, l->last_time);
+            goto out;
+        }
+        orc = write_event(l->w, &r);
+        if (orc != OTF2_SUCCESS) {
+            rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
+                      WHERE_ARGS, otf2_msg(orc));
+            goto out;
+        }
+        l->events++;
+        l->last_time = r.time;
+        if (!c->any_event || r.time < c->tmin)
+            c->tmin = r.time;
+        if (!c->any_event || r.time > c->tmax)
+            c->tmax = r.time;
+        c->any_event = 1;
+    }
+    if (rc < 0) {
+        n++;
+        fail(c, rc, WHERE ": %s", WHERE_ARGS, d.error);
+        goto out;
+    }
+    if (n != e->count)
+        rc = fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64 " (thread"
+                  " %" PRIu32 " seq %" PRIu64 ") announces %" PRIu32
+                  " events but holds %" PRIu64, m->path, off, l->thread,
+                  e->seq, e->count, n);
+#undef WHERE
+#undef WHERE_ARGS
+out:
+    weft_decoder_free(&d);
+    return rc < 0 ? rc : 0;
+}
+
+static int open_writers(conv *c, member *m)
+{
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        l->w = OTF2_Archive_GetEvtWriter(c->archive, loc_id(m, l));
+        if (!l->w)
+            return fail(c, WEFT_EOTF2, "%s: libotf2 gives no event writer "
+                        "for thread %" PRIu32, m->path, l->thread);
+    }
+    return 0;
+}
+
+static int close_writers(conv *c, member *m)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        uint64_t n = 0;
+        OTF2_ErrorCode orc;
+        if (!l->w)
+            continue;
+        orc = OTF2_EvtWriter_GetNumberOfEvents(l->w, &n);
+        if (orc == OTF2_SUCCESS && n != l->events)
+            rc = fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 "
+                      "counted %" PRIu64 " events, weft wrote %" PRIu64,
+                      m->path, l->thread, n, l->events);
+        if (orc == OTF2_SUCCESS)
+            orc = OTF2_Archive_CloseEvtWriter(c->archive, l->w);
+        l->w = NULL;
+        if (orc != OTF2_SUCCESS)
+            rc = fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": closing its "
+                      "events failed: %s", m->path, l->thread,
+                      otf2_msg(orc));
+    }
+    return rc;
+}
+
+/* ---- reading a journal ------------------------------------------------ */
+
+/* Reads m's journal; pass 1 gathers, pass 2 replays events. */
+static int read_member(conv *c, member *m, int pass)
+{
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    struct stat st;
+    uint64_t off = 0;
+    int rc;
+
+    m->defs_seq = 0;
+    for (size_t i = 0; i < m->nlocs; i++)
+        m->locs[i].last_seq = 0;
+    rc = weft_journal_reader_open(m->path, &r);
+    if (rc < 0) {
+        fail(c, rc, "%s: cannot read the journal: %s", m->path,
+             rc == WEFT_ECORRUPT ? "not a weft journal (bad magic)"
+                                 : weft_strerror(rc));
+        goto out;
+    }
+    for (;;) {
+        loc *l;
+        off = weft_journal_reader_offset(r);
+        rc = weft_journal_reader_next(r, &e);
+        if (rc < 0) {
+            fail(c, rc, "%s: reading the entry at offset %" PRIu64 ": %s",
+                 m->path, off, weft_strerror(rc));
+            goto out;
+        }
+        if (rc == 0)
+            break;
+        switch (e.kind) {
+        case WEFT_JE_HELLO:
+            if (pass == 1)
+                rc = on_hello(c, m, &e, off);
+            break;
+        case WEFT_JE_DEFS:
+            if (e.seq <= m->defs_seq)
+                break;
+            m->defs_seq = e.seq;
+            if (pass == 1)
+                rc = on_defs(c, m, &e, off);
+            break;
+        case WEFT_JE_EVENTS:
+            l = loc_get(m, e.location, pass == 1);
+            if (!l) {
+                rc = fail(c, pass == 1 ? WEFT_ENOMEM : WEFT_ESTATE,
+                          "%s: entry at offset %" PRIu64 ": thread %" PRIu32
+                          ": %s", m->path, off, e.location,
+                          pass == 1 ? "out of memory" : "unknown location");
+                break;
+            }
+            if (e.seq <= l->last_seq)
+                break;
+            l->last_seq = e.seq;
+            if (pass == 2)
+                rc = on_events(c, m, l, &e, off);
+            break;
+        case WEFT_JE_GOODBYE:
+            if (pass == 1)
+                rc = on_goodbye(c, m, &e, off);
+            break;
+        default:
+            rc = fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64
+                      " has unknown kind %u", m->path, off, e.kind);
+            break;
+        }
+        if (rc < 0)
+            goto out;
+    }
+    rc = 0;
+    if (pass == 1) {
+        off = weft_journal_reader_offset(r);
+        if (stat(m->path, &st) < 0) {
+            rc = fail(c, WEFT_EIO, "%s: %s", m->path, strerror(errno));
+        } else if ((uint64_t)st.st_size > off) {
+            rc = fail(c, WEFT_ECORRUPT, "%s: torn or corrupt entry at offset "
+                      "%" PRIu64 " (bad length, checksum or end of file); "
+                      "%" PRIu64 " bytes from there cannot be read", m->path,
+                      off, (uint64_t)st.st_size - off);
+        } else if (!m->has_hello) {
+            rc = fail(c, WEFT_ECORRUPT, "%s: no Hello entry", m->path);
+        }
+    }
+out:
+    weft_journal_reader_close(r);
+    return rc;
+}
+
+/* ---- the archive ------------------------------------------------------ */
+
+/* Removes what an earlier attempt may have left in the archive dir. */
+static void clean_archive(const char *dir)
+{
+    char path[4096];
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(path, sizeof path, "%s/" ARCHIVE_NAME ".otf2", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/" ARCHIVE_NAME ".def", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/" ARCHIVE_NAME, dir);
+    d = opendir(path);
+    if (!d)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n > 4 && (strcmp(de->d_name + n - 4, ".evt") == 0 ||
+                      strcmp(de->d_name + n - 4, ".def") == 0))
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static uint64_t dir_bytes(int dfd)
+{
+    DIR *d = fdopendir(dfd);
+    struct dirent *de;
+    uint64_t sum = 0;
+
+    if (!d) {
+        close(dfd);
+        return 0;
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            sum += (uint64_t)st.st_size;
+        } else if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd(d), de->d_name,
+                             O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (sub >= 0)
+                sum += dir_bytes(sub);
+        }
+    }
+    closedir(d);
+    return sum;
+}
+
+static int open_archive(conv *c)
+{
+    OTF2_ErrorCode orc;
+
+    clean_archive(c->in->archive_dir);
+    c->archive = OTF2_Archive_Open(c->in->archive_dir, ARCHIVE_NAME,
+                                   OTF2_FILEMODE_WRITE, EVT_CHUNK, DEF_CHUNK,
+                                   OTF2_SUBSTRATE_POSIX,
+                                   OTF2_COMPRESSION_NONE);
+    if (!c->archive)
+        return fail(c, WEFT_EOTF2, "%s: libotf2 cannot create the archive",
+                    c->in->archive_dir);
+    orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks, NULL);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_SetMemoryCallbacks(c->archive, &memory_callbacks,
+                                              c);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_SetSerialCollectiveCallbacks(c->archive);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_SetCreator(c->archive, "weft " PACKAGE_VERSION);
+    if (orc == OTF2_SUCCESS && c->in->trace_name)
+        orc = OTF2_Archive_SetDescription(c->archive, c->in->trace_name);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_OpenEvtFiles(c->archive);
+    if (orc != OTF2_SUCCESS)
+        return fail(c, WEFT_EOTF2, "%s: setting up the archive: %s",
+                    c->in->archive_dir, otf2_msg(orc));
+    return 0;
+}
+
+static int write_local_defs(conv *c)
+{
+    OTF2_ErrorCode orc = OTF2_Archive_OpenDefFiles(c->archive);
+
+    for (size_t i = 0; i < c->nmems && orc == OTF2_SUCCESS; i++) {
+        member *m = &c->mems[i];
+        for (size_t k = 0; k < m->nlocs && orc == OTF2_SUCCESS; k++) {
+            OTF2_DefWriter *dw =
+                OTF2_Archive_GetDefWriter(c->archive, loc_id(m, &m->locs[k]));
+            orc = dw ? OTF2_Archive_CloseDefWriter(c->archive, dw)
+                     : OTF2_ERROR_MEM_ALLOC_FAILED;
+        }
+    }
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_CloseDefFiles(c->archive);
+    if (orc != OTF2_SUCCESS)
+        return fail(c, WEFT_EOTF2, "%s: writing the local definitions: %s",
+                    c->in->archive_dir, otf2_msg(orc));
+    return 0;
+}
+
+/* Global id of string s (added to the unifier if new). */
+static int string_id(conv *c, const char *s, OTF2_StringRef *id)
+{
+    weft_record r;
+    uint64_t gid;
+    char msg[256];
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_String;
+    r.u.String.string = s;
+    rc = weft_unify_add_global(c->u, &r, &gid, msg, sizeof msg);
+    if (rc < 0)
+        return fail(c, rc, "adding string \"%s\": %s", s, msg);
+    *id = (OTF2_StringRef)gid;
+    return 0;
+}
+
+/* Strings of the system tree's root. */
+typedef struct tree_strings {
+    OTF2_StringRef weft, machine, node;
+} tree_strings;
+
+static int put(conv *c, OTF2_GlobalDefWriter *gw, const weft_record *r)
+{
+    OTF2_ErrorCode orc = write_def(gw, r);
+    const weft_rec_desc *d;
+
+    if (orc == OTF2_SUCCESS)
+        return 0;
+    d = weft_rec_desc_of(r->type);
+    return fail(c, WEFT_EOTF2, "%s: writing global definition %s: %s",
+                c->in->archive_dir, d ? d->name : "?", otf2_msg(orc));
+}
+
+/* Wall clock (ns since the epoch) at trace time t, from m's Hello;
+ * OTF2_UNDEFINED_TIMESTAMP when unknown or out of range. long double
+ * holds 64 bits exactly, so nanoseconds survive. */
+static uint64_t realtime_at(const member *m, uint64_t t, uint64_t res)
+{
+    long double ns;
+
+    if (!m->realtime_ns)
+        return OTF2_UNDEFINED_TIMESTAMP;
+    ns = (long double)m->realtime_ns +
+         ((long double)t - (long double)m->clock_at_realtime) * 1e9L /
+             (long double)res;
+    if (ns < 0 || ns >= 18446744073709551615.0L)
+        return OTF2_UNDEFINED_TIMESTAMP;
+    return (uint64_t)(ns + 0.5L);
+}
+
+static int write_global_defs(conv *c)
+{
+    OTF2_GlobalDefWriter *gw = NULL;
+    tree_strings ts;
+    weft_record r;
+    uint64_t nodes = 1;
+    int rc;
+
+    /* Names first: they must be in the unifier before strings are
+     * written. Hosts get nodes 1.. in rank order of first appearance. */
+    if ((rc = string_id(c, "weft", &ts.weft)) < 0 ||
+        (rc = string_id(c, "machine", &ts.machine)) < 0 ||
+        (rc = string_id(c, "node", &ts.node)) < 0)
+        return rc;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        m->node = 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(c->mems[k].hostname, m->hostname)) {
+                m->node = c->mems[k].node;
+                break;
+            }
+        if (!m->node)
+            m->node = nodes++;
+    }
+
+    gw = OTF2_Archive_GetGlobalDefWriter(c->archive);
+    if (!gw)
+        return fail(c, WEFT_EOTF2, "%s: libotf2 gives no global definition "
+                    "writer", c->in->archive_dir);
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ClockProperties;
+    r.u.ClockProperties.timerResolution = c->resolution;
+    r.u.ClockProperties.globalOffset = c->any_event ? c->tmin : 0;
+    r.u.ClockProperties.traceLength = c->any_event ? c->tmax - c->tmin + 1 : 1;
+    /* The first member that knows its wall clock dates the trace. */
+    r.u.ClockProperties.realtimeTimestamp = OTF2_UNDEFINED_TIMESTAMP;
+    for (size_t i = 0; i < c->nmems; i++) {
+        if (c->mems[i].realtime_ns) {
+            r.u.ClockProperties.realtimeTimestamp =
+                realtime_at(&c->mems[i], r.u.ClockProperties.globalOffset,
+                            c->resolution);
+            break;
+        }
+    }
+    if ((rc = put(c, gw, &r)) < 0)
+        return rc;
+
+    /* Member names need their strings before any string is written. */
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        char name[64];
+        OTF2_StringRef sid;
+        if ((rc = string_id(c, m->hostname, &sid)) < 0)
+            return rc;
+        snprintf(name, sizeof name, "Process %" PRIu32, m->rank);
+        if ((rc = string_id(c, name, &sid)) < 0)
+            return rc;
+        for (size_t k = 0; k < m->nlocs; k++) {
+            if (m->locs[k].thread == 0)
+                snprintf(name, sizeof name, "Master thread");
+            else
+                snprintf(name, sizeof name, "Thread %" PRIu32,
+                         m->locs[k].thread);
+            if ((rc = string_id(c, name, &sid)) < 0)
+                return rc;
+        }
+    }
+    for (size_t i = 0; i < weft_unify_count(c->u, WEFT_REC_String); i++)
+        if ((rc = put(c, gw, weft_unify_get(c->u, WEFT_REC_String, i))) < 0)
+            return rc;
+
+    /* System tree. string_id() finds the strings added above. */
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_SystemTreeNode;
+    r.u.SystemTreeNode.self = 0;
+    r.u.SystemTreeNode.name = ts.weft;
+    r.u.SystemTreeNode.className = ts.machine;
+    r.u.SystemTreeNode.parent = OTF2_UNDEFINED_SYSTEM_TREE_NODE;
+    if ((rc = put(c, gw, &r)) < 0)
+        return rc;
+    for (uint64_t node = 1; node < nodes; node++) {
+        for (size_t i = 0; i < c->nmems; i++) {
+            if (c->mems[i].node != node)
+                continue;
+            r.u.SystemTreeNode.self = (OTF2_SystemTreeNodeRef)node;
+            if ((rc = string_id(c, c->mems[i].hostname,
+                                &r.u.SystemTreeNode.name)) < 0)
+                return rc;
+            r.u.SystemTreeNode.className = ts.node;
+            r.u.SystemTreeNode.parent = 0;
+            if ((rc = put(c, gw, &r)) < 0)
+                return rc;
+            break;
+        }
+    }
+
+    /* Location group ids must be dense (otf2-print -Werror refuses gaps):
+     * the member's index, which is its rank unless members are missing. */
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        char name[64];
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_LocationGroup;
+        r.u.LocationGroup.self = (OTF2_LocationGroupRef)i;
+        snprintf(name, sizeof name, "Process %" PRIu32, m->rank);
+        if ((rc = string_id(c, name, &r.u.LocationGroup.name)) < 0)
+            return rc;
+        r.u.LocationGroup.locationGroupType = OTF2_LOCATION_GROUP_TYPE_PROCESS;
+        r.u.LocationGroup.systemTreeParent = (OTF2_SystemTreeNodeRef)m->node;
+        r.u.LocationGroup.creatingLocationGroup =
+            OTF2_UNDEFINED_LOCATION_GROUP;
+        if ((rc = put(c, gw, &r)) < 0)
+            return rc;
+    }
+
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        for (size_t k = 0; k < m->nlocs; k++) {
+            const loc *l = &m->locs[k];
+            char name[64];
+            memset(&r, 0, sizeof r);
+            r.type = WEFT_REC_Location;
+            r.u.Location.self = loc_id(m, l);
+            if (l->thread == 0)
+                snprintf(name, sizeof name, "Master thread");
+            else
+                snprintf(name, sizeof name, "Thread %" PRIu32, l->thread);
+            if ((rc = string_id(c, name, &r.u.Location.name)) < 0)
+                return rc;
+            r.u.Location.locationType = OTF2_LOCATION_TYPE_CPU_THREAD;
+            r.u.Location.numberOfEvents = l->events;
+            r.u.Location.locationGroup = (OTF2_LocationGroupRef)i;
+            if ((rc = put(c, gw, &r)) < 0)
+                return rc;
+        }
+    }
+
+    /* The members' definitions, first-seen order (dependency-safe). */
+    for (size_t i = 0; i < weft_unify_ndefs(c->u); i++) {
+        const weft_record *d = weft_unify_def(c->u, i);
+        if (d->type == WEFT_REC_String)
+            continue;
+        if ((rc = put(c, gw, d)) < 0)
+            return rc;
+    }
+
+    {
+        OTF2_ErrorCode orc = OTF2_Archive_CloseGlobalDefWriter(c->archive, gw);
+        if (orc != OTF2_SUCCESS)
+            return fail(c, WEFT_EOTF2, "%s: closing the global definitions: "
+                        "%s", c->in->archive_dir, otf2_msg(orc));
+    }
+    return 0;
+}
+
+static int fill_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    size_t n = 0, k = 0;
+    int dfd;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        n += c->mems[i].nlocs;
+    out->locations = n ? calloc(n, sizeof *out->locations) : NULL;
+    if (n && !out->locations)
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        for (size_t j = 0; j < m->nlocs; j++) {
+            const loc *l = &m->locs[j];
+            weft_location_row *row = &out->locations[k++];
+            out->nlocations = k;
+            row->id = loc_id(m, l);
+            row->rank = m->rank;
+            row->thread = l->thread;
+            row->events = l->events;
+            row->dropped = l->dropped;
+            if (l->thread == 0)
+                row->name = strdup("Master thread");
+            else if (asprintf(&row->name, "Thread %" PRIu32, l->thread) < 0)
+                row->name = NULL;
+            if (!row->name)
+                return fail(c, WEFT_ENOMEM, "out of memory");
+            out->events += l->events;
+            out->dropped += l->dropped;
+        }
+    }
+    out->members = (uint32_t)c->nmems;
+    out->time_first = c->any_event ? c->tmin : 0;
+    out->time_last = c->any_event ? c->tmax : 0;
+    out->timer_resolution = c->resolution;
+    dfd = open(c->in->archive_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    out->bytes = dfd >= 0 ? dir_bytes(dfd) : 0;
+    return 0;
+}
+
+/* Checks the members' clocks agree and picks the trace's resolution. */
+static int pick_resolution(conv *c)
+{
+    c->resolution = 0;
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        if (!m->timer_resolution)
+            continue;
+        if (c->resolution && m->timer_resolution != c->resolution)
+            return fail(c, WEFT_ECORRUPT, "%s: timer resolution %" PRIu64
+                        " differs from %" PRIu64 " of an earlier member",
+                        m->path, m->timer_resolution, c->resolution);
+        c->resolution = m->timer_resolution;
+    }
+    if (!c->resolution)
+        c->resolution = DEFAULT_RESOLUTION;
+    return 0;
+}
+
+/* Converts the trace in in->trace_dir into an archive in
+ * in->archive_dir (an archive left there by an earlier attempt is
+ * replaced). Returns 0 with *out filled (out->locations is the caller's:
+ * weft_convert_result_free), or a WEFT_E* code with out->error naming the
+ * journal, entry offset and record that failed. Fewer journals than
+ * in->members is not an error: out->members says how many were found. */
+int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
+{
+    conv c;
+    int rc = 0;
+
+    assert(in && in->trace_dir && in->archive_dir && out);
+    memset(out, 0, sizeof *out);
+    memset(&c, 0, sizeof c);
+    c.in = in;
+    c.out = out;
+    c.u = weft_unify_new(0);
+    if (!c.u) {
+        rc = fail(&c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = list_journals(&c)) < 0)
+        goto out;
+    for (size_t i = 0; i < c.nmems; i++)
+        if ((rc = read_member(&c, &c.mems[i], 1)) < 0)
+            goto out;
+    if ((rc = pick_resolution(&c)) < 0)
+        goto out;
+    if ((rc = open_archive(&c)) < 0)
+        goto out;
+    for (size_t i = 0; i < c.nmems; i++) {
+        member *m = &c.mems[i];
+        rc = open_writers(&c, m);
+        if (rc == 0)
+            rc = read_member(&c, m, 2);
+        if (rc == 0)
+            rc = close_writers(&c, m);
+        else
+            close_writers(&c, m);
+        if (rc < 0)
+            goto out;
+    }
+    {
+        OTF2_ErrorCode orc = OTF2_Archive_CloseEvtFiles(c.archive);
+        if (orc != OTF2_SUCCESS) {
+            rc = fail(&c, WEFT_EOTF2, "%s: closing the event files: %s",
+                      in->archive_dir, otf2_msg(orc));
+            goto out;
+        }
+    }
+    if ((rc = write_local_defs(&c)) < 0)
+        goto out;
+    if ((rc = write_global_defs(&c)) < 0)
+        goto out;
+    {
+        OTF2_ErrorCode orc = OTF2_Archive_Close(c.archive);
+        c.archive = NULL;
+        if (orc != OTF2_SUCCESS) {
+            rc = fail(&c, WEFT_EOTF2, "%s: closing the archive: %s",
+                      in->archive_dir, otf2_msg(orc));
+            goto out;
+        }
+    }
+    rc = fill_result(&c);
+out:
+    if (c.archive)
+        OTF2_Archive_Close(c.archive);
+    for (size_t i = 0; i < c.nmems; i++) {
+        free(c.mems[i].path);
+        free(c.mems[i].hostname);
+        free(c.mems[i].locs);
+    }
+    free(c.mems);
+    weft_unify_scratch_free(&c.scratch);
+    weft_unify_free(c.u);
+    if (rc < 0) {
+        char error[sizeof out->error];
+        memcpy(error, out->error, sizeof error);
+        weft_convert_result_free(out);
+        memcpy(out->error, error, sizeof error);
+    }
+    return rc;
+}
+
+/* Frees the location rows of *out and zeroes it. */
+void weft_convert_result_free(weft_convert_result *out)
+{
+    if (!out)
+        return;
+    for (size_t i = 0; i < out->nlocations; i++)
+        free(out->locations[i].name);
+    free(out->locations);
+    memset(out, 0, sizeof *out);
+}

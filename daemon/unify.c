@@ -1,0 +1,657 @@
+/* unify.c - definition unification (see unify.h).
+ *
+ * DESIGN: a global definition is kept as one allocation (def_entry): the
+ * record with global ids, its encoded content as the lookup key, and
+ * copies of its strings and arrays. The key is the record encoded with
+ * weft_encode after mapping, with its own id set to 0, so "same content"
+ * means "same bytes" for every record kind without knowing any of them.
+ * Keys live in a POSIX tsearch tree. Local->global maps are arrays per
+ * (member, id space) indexed by local id, holding global id + 1 (0: not
+ * defined), grown on demand up to max_ids.
+ */
+#include "unify.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "weft_errors.h"
+
+#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
+typedef struct def_entry {
+    const uint8_t *key; /* encoded content, self id 0 */
+    size_t keylen;
+    uint64_t gid;       /* UINT64_MAX for records without an id */
+    weft_record rec;    /* global ids; pointers into data[] */
+    uint8_t data[];     /* key, then strings and arrays */
+} def_entry;
+
+typedef struct id_map {
+    uint32_t *v; /* global id + 1 by local id, 0: not defined */
+    size_t cap;
+} id_map;
+
+typedef struct member {
+    uint32_t id;
+    id_map maps[WEFT_REF__COUNT];
+} member;
+
+typedef struct type_list {
+    uint32_t type;
+    def_entry **v;
+    size_t n, cap;
+} type_list;
+
+struct weft_unifier {
+    uint32_t max_ids;
+    void *tree;              /* tsearch tree of def_entry by key */
+    def_entry **order;       /* all entries, first-seen order */
+    size_t norder, order_cap;
+    type_list *lists;        /* one per definition record type */
+    size_t nlists;
+    member **members;        /* sorted by id */
+    size_t nmembers, members_cap;
+    uint64_t next_id[WEFT_REF__COUNT];
+    uint8_t *key;            /* scratch: encoding of the current record */
+    size_t key_cap;
+    weft_unify_scratch arrays; /* scratch: mapped arrays of add_def */
+};
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* Returns array v (elements of `size` bytes, capacity *cap) grown to
+ * hold n elements, or NULL with v and *cap unchanged. */
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
+{
+    size_t c = *cap ? *cap : 16;
+    void *p;
+
+    if (n <= *cap)
+        return v;
+    while (c < n)
+        c *= 2;
+    p = realloc(v, c * size);
+    if (p)
+        *cap = c;
+    return p;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const def_entry *x = a, *y = b;
+
+    if (x->keylen != y->keylen)
+        return x->keylen < y->keylen ? -1 : 1;
+    return memcmp(x->key, y->key, x->keylen);
+}
+
+static void no_free(void *p)
+{
+    (void)p;
+}
+
+static void store_elem(void *p, unsigned size, uint64_t v)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static const void *get_ptr(const weft_record *r, const weft_field_desc *f)
+{
+    const void *p;
+
+    memcpy(&p, weft_field_cptr(r, f), sizeof p);
+    return p;
+}
+
+static void set_ptr(weft_record *r, const weft_field_desc *f, const void *p)
+{
+    memcpy(weft_field_ptr(r, f), &p, sizeof p);
+}
+
+static type_list *list_of(const weft_unifier *u, uint32_t type)
+{
+    for (size_t i = 0; i < u->nlists; i++)
+        if (u->lists[i].type == type)
+            return &u->lists[i];
+    return NULL;
+}
+
+static int member_cmp(const void *key, const void *elem)
+{
+    uint32_t id = *(const uint32_t *)key;
+    const member *m = *(member *const *)elem;
+
+    return id < m->id ? -1 : id > m->id;
+}
+
+static member *member_find(const weft_unifier *u, uint32_t id)
+{
+    member **p;
+
+    if (!u->nmembers)
+        return NULL;
+    p = bsearch(&id, u->members, u->nmembers, sizeof *u->members,
+                member_cmp);
+    return p ? *p : NULL;
+}
+
+static int member_get(weft_unifier *u, uint32_t id, member **out)
+{
+    member *m = member_find(u, id);
+    member **members;
+    size_t i;
+
+    if (m) {
+        *out = m;
+        return 0;
+    }
+    members = grow(u->members, &u->members_cap, u->nmembers + 1,
+                   sizeof *u->members);
+    if (!members)
+        return WEFT_ENOMEM;
+    u->members = members;
+    m = calloc(1, sizeof *m);
+    if (!m)
+        return WEFT_ENOMEM;
+    m->id = id;
+    for (i = u->nmembers; i > 0 && u->members[i - 1]->id > id; i--)
+        ;
+    memmove(u->members + i + 1, u->members + i,
+            (u->nmembers - i) * sizeof *u->members);
+    u->members[i] = m;
+    u->nmembers++;
+    *out = m;
+    return 0;
+}
+
+/* Global id + 1 of local id v of kind in m, 0 if not defined. */
+static uint32_t map_get(const member *m, unsigned kind, uint64_t v)
+{
+    if (!m || v >= m->maps[kind].cap)
+        return 0;
+    return m->maps[kind].v[v];
+}
+
+/* Makes room for local id v of kind in m (v < max_ids checked before). */
+static int map_reserve(member *m, unsigned kind, uint64_t v, uint32_t max)
+{
+    id_map *map = &m->maps[kind];
+    size_t c = map->cap ? map->cap : 64;
+    uint32_t *p;
+
+    if (v < map->cap)
+        return 0;
+    while (c <= v)
+        c *= 2;
+    if (c > max)
+        c = max;
+    p = realloc(map->v, c * sizeof *p);
+    if (!p)
+        return WEFT_ENOMEM;
+    memset(p + map->cap, 0, (c - map->cap) * sizeof *p);
+    map->v = p;
+    map->cap = c;
+    return 0;
+}
+
+/* Maps one reference value. m NULL and global set: v must be a global id
+ * of this unifier; else a local id of member `mid` (m may be NULL when the
+ * member has defined nothing yet). */
+static int map_value(const weft_unifier *u, const member *m, uint32_t mid,
+                     int global, const weft_rec_desc *d,
+                     const weft_field_desc *f, uint64_t v, uint64_t *out,
+                     char *err, size_t errlen)
+{
+    uint32_t g;
+
+    if (v == weft_ref_kind_undefined(f->ref)) {
+        *out = v;
+        return 0;
+    }
+    if (global) {
+        if (v >= u->next_id[f->ref])
+            return fail(err, errlen, WEFT_EREF, "%s.%s = %" PRIu64
+                        ": no global %s definition with this id", d->name,
+                        f->name, v, weft_ref_kind_name(f->ref));
+        *out = v;
+        return 0;
+    }
+    g = map_get(m, f->ref, v);
+    if (!g)
+        return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = %"
+                    PRIu64 ": this member defined no %s with this id", mid,
+                    d->name, f->name, v, weft_ref_kind_name(f->ref));
+    *out = g - 1u;
+    return 0;
+}
+
+/* Maps every reference field of r except its own id, in place; mapped
+ * arrays go to *s and r's pointers are redirected there. */
+static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
+                    int global, const weft_rec_desc *d, weft_record *r,
+                    weft_unify_scratch *s, char *err, size_t errlen)
+{
+    size_t need = 0, off = 0;
+    uint64_t v;
+    int rc;
+
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        if (f->ref != WEFT_REF_NONE && f->is_array)
+            need += ALIGN8(weft_field_count(r, f) * f->size);
+    }
+    if (need > s->cap) {
+        void *p = realloc(s->buf, need);
+        if (!p)
+            return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                        d->name);
+        s->buf = p;
+        s->cap = need;
+    }
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        if (f->ref == WEFT_REF_NONE || f->is_self)
+            continue;
+        if (f->is_array) {
+            size_t n = weft_field_count(r, f);
+            uint8_t *dst = (uint8_t *)s->buf + off;
+            for (size_t k = 0; k < n; k++) {
+                rc = map_value(u, m, mid, global, d, f,
+                               weft_field_get_elem(r, f, k), &v, err,
+                               errlen);
+                if (rc < 0)
+                    return rc;
+                store_elem(dst + k * f->size, f->size, v);
+            }
+            set_ptr(r, f, n ? dst : NULL);
+            off += ALIGN8(n * f->size);
+        } else {
+            rc = map_value(u, m, mid, global, d, f, weft_field_get(r, f),
+                           &v, err, errlen);
+            if (rc < 0)
+                return rc;
+            weft_field_set(r, f, v);
+        }
+    }
+    return 0;
+}
+
+/* Encodes r (with its own id already zeroed) into u->key. */
+static ssize_t encode_key(weft_unifier *u, const weft_record *r)
+{
+    size_t bound = weft_encode_bound(r);
+
+    if (bound > u->key_cap) {
+        uint8_t *p = realloc(u->key, bound);
+        if (!p)
+            return WEFT_ENOMEM;
+        u->key = p;
+        u->key_cap = bound;
+    }
+    return weft_encode(r, NULL, u->key, u->key_cap);
+}
+
+static def_entry *find(const weft_unifier *u, size_t keylen)
+{
+    def_entry probe;
+    void *const *node;
+
+    memset(&probe, 0, sizeof probe);
+    probe.key = u->key;
+    probe.keylen = keylen;
+    node = tfind(&probe, &u->tree, cmp_entry);
+    return node ? *(def_entry *const *)node : NULL;
+}
+
+/* Stores mapped record r (key in u->key) as a new global definition. */
+static int add_entry(weft_unifier *u, const weft_rec_desc *d,
+                     const weft_record *r, size_t keylen, def_entry **out,
+                     char *err, size_t errlen)
+{
+    type_list *list = list_of(u, d->type);
+    size_t size = sizeof(def_entry) + ALIGN8(keylen);
+    def_entry **order, **listv;
+    def_entry *e;
+    uint8_t *p;
+
+    assert(list);
+    if (d->self_field >= 0) {
+        unsigned kind = d->fields[d->self_field].ref;
+        if (u->next_id[kind] >= u->max_ids)
+            return fail(err, errlen, WEFT_ELIMIT, "%s: more than %" PRIu32
+                        " global %s definitions", d->name, u->max_ids,
+                        weft_ref_kind_name(kind));
+    }
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        if (f->wire == WEFT_WIRE_Z) {
+            const char *s = get_ptr(r, f);
+            size += ALIGN8((s ? strlen(s) : 0) + 1);
+        } else if (f->is_array) {
+            size += ALIGN8(weft_field_count(r, f) * f->size);
+        }
+    }
+    order = grow(u->order, &u->order_cap, u->norder + 1, sizeof *u->order);
+    if (order)
+        u->order = order;
+    listv = grow(list->v, &list->cap, list->n + 1, sizeof *list->v);
+    if (listv)
+        list->v = listv;
+    if (!order || !listv)
+        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
+    e = malloc(size);
+    if (!e)
+        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
+    p = e->data;
+    memcpy(p, u->key, keylen);
+    e->key = p;
+    e->keylen = keylen;
+    p += ALIGN8(keylen);
+    e->rec = *r;
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        if (f->wire == WEFT_WIRE_Z) {
+            const char *s = get_ptr(r, f);
+            size_t n = s ? strlen(s) : 0;
+            if (n)
+                memcpy(p, s, n);
+            p[n] = 0;
+            set_ptr(&e->rec, f, p);
+            p += ALIGN8(n + 1);
+        } else if (f->is_array) {
+            size_t n = weft_field_count(r, f) * f->size;
+            if (n)
+                memcpy(p, get_ptr(r, f), n);
+            set_ptr(&e->rec, f, n ? p : NULL);
+            p += ALIGN8(n);
+        }
+    }
+    e->gid = UINT64_MAX;
+    if (d->self_field >= 0) {
+        const weft_field_desc *sf = &d->fields[d->self_field];
+        e->gid = u->next_id[sf->ref];
+        weft_field_set(&e->rec, sf, e->gid);
+    }
+    if (!tsearch(e, &u->tree, cmp_entry)) {
+        free(e);
+        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
+    }
+    if (d->self_field >= 0)
+        u->next_id[d->fields[d->self_field].ref]++;
+    u->order[u->norder++] = e;
+    list->v[list->n++] = e;
+    *out = e;
+    return 0;
+}
+
+/* Renders r for an error message. */
+static const char *describe(const weft_record *r, char *buf, size_t n)
+{
+    FILE *f = fmemopen(buf, n, "w");
+
+    buf[0] = 0;
+    if (f) {
+        weft_record_print(f, r);
+        fclose(f);
+    }
+    buf[n - 1] = 0;
+    return buf;
+}
+
+/* Returns a new empty unifier (the caller's, weft_unify_free) or NULL. */
+weft_unifier *weft_unify_new(uint32_t max_ids)
+{
+    const weft_rec_desc *const *descs;
+    weft_unifier *u;
+    size_t n;
+
+    if (max_ids == 0)
+        max_ids = WEFT_UNIFY_DEFAULT_MAX_IDS;
+    assert(max_ids <= (1u << 31));
+    u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    u->max_ids = max_ids;
+    descs = weft_rec_descs(&n);
+    u->lists = calloc(n, sizeof *u->lists);
+    if (!u->lists) {
+        free(u);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!descs[i]->is_event)
+            u->lists[u->nlists++].type = descs[i]->type;
+    return u;
+}
+
+/* Frees u, its definitions and their strings (NULL is fine). */
+void weft_unify_free(weft_unifier *u)
+{
+    if (!u)
+        return;
+    tdestroy(u->tree, no_free);
+    for (size_t i = 0; i < u->norder; i++)
+        free(u->order[i]);
+    free(u->order);
+    for (size_t i = 0; i < u->nlists; i++)
+        free(u->lists[i].v);
+    free(u->lists);
+    for (size_t i = 0; i < u->nmembers; i++) {
+        for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
+            free(u->members[i]->maps[k].v);
+        free(u->members[i]);
+    }
+    free(u->members);
+    free(u->key);
+    weft_unify_scratch_free(&u->arrays);
+    free(u);
+}
+
+/* Maps and adds a member's definition (see unify.h). Returns 0 or a
+ * WEFT_E* code with err set; def stays the caller's, nothing is kept. */
+int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
+                       char *err, size_t errlen)
+{
+    const weft_rec_desc *d;
+    const weft_field_desc *sf = NULL;
+    weft_record r;
+    member *m;
+    def_entry *e;
+    uint64_t local = 0;
+    uint32_t had = 0;
+    ssize_t keylen;
+    char text[160];
+    int rc;
+
+    assert(u && def);
+    d = weft_rec_desc_of(def->type);
+    if (!d || d->is_event)
+        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
+                    "type %" PRIu32 " is not a definition", mid, def->type);
+    if (d->flags & WEFT_DF_DAEMON)
+        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
+                    "definitions are made by weftd, not sent by members",
+                    mid, d->name);
+    if (mid >= u->max_ids)
+        return fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": member "
+                    "numbers are limited to %" PRIu32, mid, u->max_ids);
+    r = *def;
+    m = member_find(u, mid);
+    rc = map_refs(u, m, mid, 0, d, &r, &u->arrays, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (d->self_field >= 0) {
+        sf = &d->fields[d->self_field];
+        local = weft_field_get(&r, sf);
+        if (local == weft_ref_kind_undefined(sf->ref))
+            return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s."
+                        "%s = %" PRIu64 " is the undefined %s id", mid,
+                        d->name, sf->name, local,
+                        weft_ref_kind_name(sf->ref));
+        if (local >= u->max_ids)
+            return fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": %s."
+                        "%s = %" PRIu64 " exceeds the id limit %" PRIu32,
+                        mid, d->name, sf->name, local, u->max_ids);
+        had = map_get(m, sf->ref, local);
+        weft_field_set(&r, sf, 0);
+    }
+    keylen = encode_key(u, &r);
+    if (keylen < 0)
+        return fail(err, errlen, (int)keylen, "member %" PRIu32 ": %s: "
+                    "cannot encode: %s", mid, d->name,
+                    weft_strerror((int)keylen));
+    e = find(u, (size_t)keylen);
+    if (had && (!e || e->gid != had - 1u)) {
+        if (sf)
+            weft_field_set(&r, sf, local);
+        return fail(err, errlen, WEFT_EEXIST, "member %" PRIu32 ": %s %s = "
+                    "%" PRIu64 " defined again with different content: %s",
+                    mid, d->name, sf->name, local,
+                    describe(&r, text, sizeof text));
+    }
+    if (sf) {
+        rc = member_get(u, mid, &m);
+        if (rc == 0)
+            rc = map_reserve(m, sf->ref, local, u->max_ids);
+        if (rc < 0)
+            return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
+                        "memory", mid, d->name);
+    }
+    if (!e) {
+        rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    if (sf)
+        m->maps[sf->ref].v[local] = (uint32_t)(e->gid + 1u);
+    return 0;
+}
+
+/* Adds a weftd-made definition with global references; *gid gets its
+ * id. Returns 0 or a WEFT_E* code with err set. */
+int weft_unify_add_global(weft_unifier *u, const weft_record *def,
+                          uint64_t *gid, char *err, size_t errlen)
+{
+    const weft_rec_desc *d;
+    weft_record r;
+    def_entry *e;
+    ssize_t keylen;
+    int rc;
+
+    assert(u && def);
+    d = weft_rec_desc_of(def->type);
+    if (!d || d->is_event)
+        return fail(err, errlen, WEFT_ETYPE, "record type %" PRIu32
+                    " is not a definition", def->type);
+    r = *def;
+    rc = map_refs(u, NULL, 0, 1, d, &r, &u->arrays, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (d->self_field >= 0)
+        weft_field_set(&r, &d->fields[d->self_field], 0);
+    keylen = encode_key(u, &r);
+    if (keylen < 0)
+        return fail(err, errlen, (int)keylen, "%s: cannot encode: %s",
+                    d->name, weft_strerror((int)keylen));
+    e = find(u, (size_t)keylen);
+    if (!e) {
+        rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    if (gid)
+        *gid = e->gid;
+    return 0;
+}
+
+/* Rewrites ev's references to global ids; mapped arrays live in the
+ * caller's scratch. Returns 0 or a WEFT_E* code with err set. */
+int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
+                         weft_record *ev, weft_unify_scratch *scratch,
+                         char *err, size_t errlen)
+{
+    const weft_rec_desc *d;
+
+    assert(u && ev && scratch);
+    d = weft_rec_desc_of(ev->type);
+    if (!d || !d->is_event)
+        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
+                    "type %" PRIu32 " is not an event", mid, ev->type);
+    return map_refs(u, member_find(u, mid), mid, 0, d, ev, scratch, err,
+                    errlen);
+}
+
+/* Frees the scratch memory and empties it for reuse. */
+void weft_unify_scratch_free(weft_unify_scratch *scratch)
+{
+    free(scratch->buf);
+    scratch->buf = NULL;
+    scratch->cap = 0;
+}
+
+/* Global id of a member's local id: 0 and *global, or WEFT_ENOTFOUND. */
+int weft_unify_lookup(const weft_unifier *u, uint32_t mid, unsigned kind,
+                      uint64_t local, uint64_t *global)
+{
+    uint32_t g;
+
+    assert(u && global);
+    if (kind == WEFT_REF_NONE || kind >= WEFT_REF__COUNT)
+        return WEFT_ENOTFOUND;
+    g = map_get(member_find(u, mid), kind, local);
+    if (!g)
+        return WEFT_ENOTFOUND;
+    *global = g - 1u;
+    return 0;
+}
+
+/* Number of global definitions of record type `type`. */
+size_t weft_unify_count(const weft_unifier *u, uint32_t type)
+{
+    const type_list *l = list_of(u, type);
+
+    return l ? l->n : 0;
+}
+
+/* The i-th global definition of `type`, owned by u; NULL past the end. */
+const weft_record *weft_unify_get(const weft_unifier *u, uint32_t type,
+                                  size_t i)
+{
+    const type_list *l = list_of(u, type);
+
+    return l && i < l->n ? &l->v[i]->rec : NULL;
+}
+
+/* Number of global definitions of all types. */
+size_t weft_unify_ndefs(const weft_unifier *u)
+{
+    return u->norder;
+}
+
+/* The i-th global definition in first-seen order, owned by u. */
+const weft_record *weft_unify_def(const weft_unifier *u, size_t i)
+{
+    return i < u->norder ? &u->order[i]->rec : NULL;
+}

@@ -1,0 +1,108 @@
+/* unify.h - merges the definitions of the members (processes) of one
+ * trace into dense global ids, and rewrites the references of events.
+ *
+ * Each member numbers its definitions itself (process-local ids, per id
+ * space). The unifier maps a member's definition to global ids: first its
+ * reference fields (from that member's local ids to global ids), then it
+ * looks the mapped definition up by content (every field except its own
+ * id; strings by their text) and gives it the next dense global id of its
+ * id space when it is new. Global ids are thus dense (0..n-1) and in
+ * first-seen order, which is what every OTF2 reader expects, and two
+ * members defining the same thing get the same global id.
+ *
+ * Everything is driven by the record descriptors (proto/record.h); there
+ * is no list of record names here.
+ *
+ * Threads: a unifier is built by one thread (add_def, add_global). Once
+ * built, the const functions (map_event, lookup, iteration) may be called
+ * from several threads at once, each with its own weft_unify_scratch.
+ */
+#ifndef WEFT_UNIFY_H
+#define WEFT_UNIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+/* Default for weft_unify_new: local ids, member numbers and definitions
+ * per id space are all below this. */
+#define WEFT_UNIFY_DEFAULT_MAX_IDS (1u << 24)
+
+typedef struct weft_unifier weft_unifier;
+
+/* Memory for the reference arrays of mapped events; owned by the caller,
+ * zero-initialise it and free it with weft_unify_scratch_free. */
+typedef struct weft_unify_scratch {
+    void *buf;
+    size_t cap;
+} weft_unify_scratch;
+
+/* Creates an empty unifier. max_ids (0: the default, at most 2^31) bounds
+ * local ids, member numbers and the number of global definitions per id
+ * space; going beyond it is WEFT_ELIMIT. Returns NULL when out of memory.
+ * The caller frees it with weft_unify_free. */
+weft_unifier *weft_unify_new(uint32_t max_ids);
+void weft_unify_free(weft_unifier *u);
+
+/* Adds definition `def` of `member`, whose references are that member's
+ * local ids. Reference fields (arrays too) are mapped to global ids; the
+ * OTF2 "undefined" value of a kind maps to itself. Returns 0, or:
+ *   WEFT_ETYPE  not a definition, or one weftd derives itself
+ *               (WEFT_DF_DAEMON: clock, system tree, location groups,
+ *               locations), which members may not send;
+ *   WEFT_EREF   a reference to an id this member has not defined, or a
+ *               definition of the undefined id;
+ *   WEFT_EEXIST the member defined this local id before with different
+ *               content;
+ *   WEFT_ELIMIT an id, member number or id space beyond max_ids;
+ *   WEFT_ENOMEM.
+ * On failure err (errlen bytes, may be NULL) names the member, record,
+ * field and value, and nothing was added. `def` is not kept: its strings
+ * and arrays are copied. Defining the same local id again with the same
+ * content (a resend) is fine. */
+int weft_unify_add_def(weft_unifier *u, uint32_t member,
+                       const weft_record *def, char *err, size_t errlen);
+
+/* Adds a definition made by weftd itself (e.g. the String of a host
+ * name). Its references must already be global ids of this unifier. It
+ * is deduplicated by content like members' definitions, also against
+ * theirs; *gid (may be NULL) receives its global id (UINT64_MAX for a
+ * definition without an id). Returns 0 or WEFT_ETYPE, WEFT_EREF,
+ * WEFT_ELIMIT, WEFT_ENOMEM with err set. */
+int weft_unify_add_global(weft_unifier *u, const weft_record *def,
+                          uint64_t *gid, char *err, size_t errlen);
+
+/* Rewrites the references of event `ev` of `member` in place from local
+ * to global ids. Scalar fields are overwritten in *ev; reference arrays
+ * are not written through (their memory is someone else's, e.g. a
+ * decoder's): the mapped elements go to *scratch and ev's array pointer
+ * is redirected there, valid until the next call with that scratch.
+ * Returns 0, or WEFT_ETYPE (not an event), WEFT_EREF (an id the member
+ * did not define; err names member, record, field and value) or
+ * WEFT_ENOMEM; on failure *ev may be partly mapped. */
+int weft_unify_map_event(const weft_unifier *u, uint32_t member,
+                         weft_record *ev, weft_unify_scratch *scratch,
+                         char *err, size_t errlen);
+void weft_unify_scratch_free(weft_unify_scratch *scratch);
+
+/* Global id of local id `local` of id space `kind` (a weft_ref_kind) of
+ * `member`. Returns 0 and sets *global, or WEFT_ENOTFOUND. */
+int weft_unify_lookup(const weft_unifier *u, uint32_t member, unsigned kind,
+                      uint64_t local, uint64_t *global);
+
+/* Number of global definitions of record type `type` (a WEFT_REC_*). */
+size_t weft_unify_count(const weft_unifier *u, uint32_t type);
+/* The i-th (first-seen order) global definition of record type `type`,
+ * with global ids in all its id fields; NULL if i is out of range. The
+ * record, its strings and arrays belong to the unifier and live until
+ * weft_unify_free. */
+const weft_record *weft_unify_get(const weft_unifier *u, uint32_t type,
+                                  size_t i);
+/* All global definitions in the order they were first seen. Any prefix
+ * of this order refers only to definitions inside it, so writing them in
+ * this order puts every definition after what it references. */
+size_t weft_unify_ndefs(const weft_unifier *u);
+const weft_record *weft_unify_def(const weft_unifier *u, size_t i);
+
+#endif
