@@ -43,6 +43,9 @@ static const key_desc keys[] = {
       "SQLite catalog file (default: SPOOL/catalog.db)" },
     { "weftd", "log_level", K_LEVEL, OFF(log_level), 0, 3,
       "error, warning, info or debug" },
+    { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
+      "seconds a trace waits with no process connected before it is "
+      "converted with what arrived (marked partial)" },
     { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
       "largest frame accepted from a client, bytes" },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
@@ -86,6 +89,7 @@ void weft_config_init(weft_config *c)
     c->spool = default_spool();
     c->catalog = strdup("");
     c->log_level = 2;
+    c->grace_period = 300;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
     c->max_string = 64u << 10;

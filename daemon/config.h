@@ -3,7 +3,7 @@
  * uses it too, to find the catalog of the default configuration.
  *
  * File format (etc/weftd.conf documents every key):
- *   [weftd]   listen, socket, spool, catalog, log_level
+ *   [weftd]   listen, socket, spool, catalog, log_level, grace_period
  *   [limits]  max_frame, max_connections, max_string, max_definitions,
  *             max_locations, max_members
  */
@@ -24,6 +24,8 @@ typedef struct weft_config {
     char *catalog;       /* SQLite catalog file; default <spool>/catalog.db */
     char *address_file;  /* if set, the bound TCP address is written here */
     int log_level;       /* 0 error, 1 warning, 2 info, 3 debug */
+    uint64_t grace_period;     /* seconds a trace waits with no member
+                                  connected before converting (partial) */
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
     uint64_t max_string;       /* bytes per string */

@@ -391,6 +391,11 @@ static int on_hello(conv *c, member *m, const weft_journal_entry *e,
             rc = fail(c, WEFT_ENOMEM, "out of memory");
         } else {
             m->has_hello = 1;
+            /* Every process has at least one thread: an archive without
+             * locations is not valid OTF2, and a member that recorded
+             * nothing is still a process of the trace. */
+            if (!loc_get(m, 0, 1))
+                rc = fail(c, WEFT_ENOMEM, "out of memory");
             m->size = h->size;
             m->timer_resolution = h->timer_resolution;
             m->realtime_ns = h->realtime_ns;

@@ -19,6 +19,7 @@ typedef struct weft_daemon {
     uv_pipe_t unix_sock;          /* Unix listener, if cfg.socket */
     int have_tcp, have_unix;
     uv_signal_t sig_term, sig_int;
+    uv_timer_t tick;              /* once a second: grace periods */
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
     struct weft_trace *traces;    /* traces still recording */

@@ -33,13 +33,15 @@ static void usage(FILE *out)
 "  -C, --catalog FILE    SQLite catalog (default SPOOL/catalog.db)\n"
 "      --address-file FILE  write the bound TCP address to FILE\n"
 "      --log-level LEVEL error, warning, info (default) or debug\n"
+"      --grace-period SECONDS  convert a trace when none of its processes\n"
+"                        was connected for this long (default 300)\n"
 "      --check-config    validate and print the effective configuration\n"
 "  -h, --help            this help\n"
 "  -V, --version         version\n",
             weft_config_default_path());
 }
 
-enum { OPT_ADDRESS_FILE = 256, OPT_LOG_LEVEL, OPT_CHECK };
+enum { OPT_ADDRESS_FILE = 256, OPT_LOG_LEVEL, OPT_GRACE, OPT_CHECK };
 
 static const struct option options[] = {
     { "config", required_argument, NULL, 'c' },
@@ -49,6 +51,7 @@ static const struct option options[] = {
     { "catalog", required_argument, NULL, 'C' },
     { "address-file", required_argument, NULL, OPT_ADDRESS_FILE },
     { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+    { "grace-period", required_argument, NULL, OPT_GRACE },
     { "check-config", no_argument, NULL, OPT_CHECK },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -74,6 +77,11 @@ static int mkdir_p(const char *path)
     return mkdir(buf, 0750) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+static void on_tick(uv_timer_t *t)
+{
+    weft_trace_check_idle(t->data);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
     weft_daemon *d = s->data;
@@ -84,6 +92,7 @@ static void on_signal(uv_signal_t *s, int signum)
     weft_dlog(d, WEFT_LOG_INFO, "%s: stopping (waiting for %u jobs)",
               signum == SIGTERM ? "SIGTERM" : "SIGINT", d->jobs);
     weft_server_stop(d);
+    uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
 }
@@ -120,6 +129,7 @@ static int parse_args(int argc, char **argv, weft_config *cfg, int *check)
         case 'd': key = "spool"; break;
         case 'C': key = "catalog"; break;
         case OPT_LOG_LEVEL: key = "log_level"; break;
+        case OPT_GRACE: key = "grace_period"; break;
         case OPT_ADDRESS_FILE:
             free(cfg->address_file);
             cfg->address_file = strdup(optarg);
@@ -196,6 +206,9 @@ int main(int argc, char **argv)
     }
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
+    uv_timer_init(d.loop, &d.tick);
+    d.tick.data = &d;
+    uv_timer_start(&d.tick, on_tick, 1000, 1000);
     uv_signal_init(d.loop, &d.sig_term);
     uv_signal_init(d.loop, &d.sig_int);
     d.sig_term.data = d.sig_int.data = &d;

@@ -290,7 +290,7 @@ static void convert_work(uv_work_t *req)
     j->finished = (int64_t)time(NULL);
     if (j->rc < 0)
         j->state = WEFT_STATE_FAILED;
-    else if (j->res.members < t->size)
+    else if (t->goodbyes < t->size)
         j->state = WEFT_STATE_PARTIAL;
     else
         j->state = WEFT_STATE_COMPLETE;
@@ -382,8 +382,9 @@ static void start_conversion(weft_trace *t)
     }
     j->t = t;
     j->req.data = j;
-    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, converting",
-              t->name, t->size);
+    if (t->goodbyes == t->size)
+        weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, "
+                  "converting", t->name, t->size);
     if (uv_queue_work(d->loop, &j->req, convert_work, convert_done) != 0) {
         free(j->catalog);
         free(j->archive);
@@ -490,6 +491,8 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
             return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
                         "already finished", h->rank, t->name);
         /* The same member coming back: resume where the journal is. */
+        t->connected++;
+        t->idle_since = 0;
         *out = m;
         return 0;
     }
@@ -515,6 +518,8 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     free(path);
     t->members[h->rank] = m;
     t->joined++;
+    t->connected++;
+    t->idle_since = 0;
     *out = m;
     return 0;
 }
@@ -523,11 +528,31 @@ void weft_trace_member_left(weft_member *m)
 {
     weft_trace *t = m->trace;
 
-    if (!m->said_goodbye)
-        return;
-    t->goodbyes++;
-    if (t->goodbyes == t->size)
+    t->connected--;
+    if (m->said_goodbye && ++t->goodbyes == t->size) {
         start_conversion(t);
+        return;
+    }
+    if (t->connected == 0)
+        t->idle_since = uv_now(t->d->loop);
+}
+
+void weft_trace_check_idle(weft_daemon *d)
+{
+    uint64_t now = uv_now(d->loop);
+    uint64_t grace = d->cfg.grace_period * 1000;
+    weft_trace *t = d->traces, *next;
+
+    for (; t; t = next) {
+        next = t->next;
+        if (t->idle_since && now - t->idle_since >= grace) {
+            weft_dlog(d, WEFT_LOG_WARNING, "trace '%s': no process connected "
+                      "for %" PRIu64 " s; %u of %u said goodbye, converting "
+                      "what arrived", t->name, d->cfg.grace_period,
+                      t->goodbyes, t->size);
+            start_conversion(t);
+        }
+    }
 }
 
 /* Frees the traces still recording (at exit); their journals stay. */

@@ -57,6 +57,9 @@ typedef struct weft_trace {
     weft_member **members; /* by rank, NULL until it says hello */
     uint32_t joined;
     uint32_t goodbyes;
+    uint32_t connected;  /* members with a live connection */
+    uint64_t idle_since; /* uv_now() when the last one left, 0 if any is
+                            connected or the trace is done */
     int64_t created;
     struct weft_trace *next;
 } weft_trace;
@@ -68,9 +71,13 @@ typedef struct weft_trace {
 int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
                     weft_member **out, char *err, size_t errlen);
 /* The member's connection is gone (after a Goodbye or not). When every
- * member has said goodbye, conversion starts on a worker thread. */
+ * member has said goodbye, conversion starts on a worker thread; when
+ * none is connected any more, the grace period starts. */
 void weft_trace_member_left(weft_member *m);
 
+/* Converts traces that had no member connected for grace_period seconds;
+ * called once a second by the daemon's tick timer. */
+void weft_trace_check_idle(weft_daemon *d);
 /* Frees the traces still recording (at exit); their journals stay in the
  * spool. */
 void weft_trace_free_all(weft_daemon *d);

@@ -49,7 +49,7 @@ static void send_env(const Weft__Envelope *env)
     }
 }
 
-static void send_hello(const char *trace, uint32_t version)
+static void send_hello_size(const char *trace, uint32_t version, uint32_t size)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Hello h = WEFT__HELLO__INIT;
@@ -57,13 +57,18 @@ static void send_hello(const char *trace, uint32_t version)
     h.protocol_version = version;
     h.trace = (char *)trace;
     h.rank = 0;
-    h.size = 1;
+    h.size = size;
     h.hostname = "rawpeer";
     h.pid = (uint32_t)getpid();
     h.timer_resolution = 1000000000;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
     send_env(&env);
+}
+
+static void send_hello(const char *trace, uint32_t version)
+{
+    send_hello_size(trace, version, 1);
 }
 
 static void send_records(int events, uint32_t loc, uint64_t seq,
@@ -238,7 +243,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
-                "daemon-def seq-gap valid\n");
+                "daemon-def seq-gap vanish valid\n");
         return 2;
     }
     mode = argv[2];
@@ -287,6 +292,17 @@ int main(int argc, char **argv)
         send_hello(trace, WEFT_PROTOCOL_VERSION);
         send_defs_region();
         send_records(1, 0, 3, 0, &a, 1);
+    } else if (strcmp(mode, "vanish") == 0) {
+        /* Rank 0 of 2 records and disappears without Goodbye; rank 1
+         * never comes. Exit 0 once the batch was acked (no Error). */
+        weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                              rec_event(WEFT_REC_Leave, 200, 0) };
+        send_hello_size(trace, WEFT_PROTOCOL_VERSION, 2);
+        send_defs_region();
+        send_records(1, 0, 1, 0, ev, 2);
+        got = await_reply(1000);
+        close(sock);
+        return got == -1 ? 0 : 1;
     } else if (strcmp(mode, "valid") == 0) {
         weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
                               rec_event(WEFT_REC_Leave, 200, 0) };
