@@ -1,0 +1,51 @@
+#!/bin/bash
+# e2e_install.sh - `make install` puts every promised file in place; a
+# program builds against the installed libweft with pkg-config and runs;
+# libweft exports only its public API.
+. "$(dirname "$0")/lib.sh"
+
+root="$TMP/root"
+make -C "$WEFT_BUILDDIR" install DESTDIR="$root" >"$TMP/install.log" 2>&1 ||
+    { tail -n 30 "$TMP/install.log" >&2; fail "make install failed"; }
+prefix=$(sed -n 's/^prefix=//p' "$WEFT_BUILDDIR/client/weft.pc")
+for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
+         include/weft_records.def lib/libweft.so lib/libweft.a \
+         lib/pkgconfig/weft.pc etc/weft/weftd.conf lib/systemd/system/weftd.service \
+         lib/sysusers.d/weft.conf; do
+    [ -e "$root$prefix/$f" ] || fail "make install did not install $prefix/$f"
+done
+grep -q "^ExecStart=$prefix/bin/weftd" "$root$prefix/lib/systemd/system/weftd.service" ||
+    fail "weftd.service does not start the installed weftd"
+
+# Only the public API is exported.
+bad=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}' |
+      grep -v '^weft_' | grep -vE '^(_init|_fini|__bss_start|_edata|_end)$' || true)
+[ -z "$bad" ] || fail "libweft.so exports non-API symbols: $bad"
+for f in weft_open weft_close weft_enter weft_evt_Enter weft_def_Region weft_strerror; do
+    nm -D --defined-only "$root$prefix/lib/libweft.so" | grep -qw "$f" ||
+        fail "libweft.so does not export $f"
+done
+
+cat >"$TMP/app.c" <<'APP'
+#include <weft.h>
+#include <stdio.h>
+int main(void)
+{
+    if (weft_open() < 0)
+        return 1;
+    OTF2_RegionRef r = weft_region("app main");
+    weft_enter(r);
+    weft_leave(r);
+    printf("%s\n", weft_strerror(WEFT_EREF));
+    return weft_close() < 0;
+}
+APP
+export PKG_CONFIG_PATH="$root$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
+san=
+ldd "$root$prefix/lib/libweft.so" | grep -q libasan && san="-fsanitize=address,undefined"
+cc $san -o "$TMP/app" "$TMP/app.c" $(pkg-config --cflags --libs weft) ||
+    fail "a program does not build against the installed libweft"
+out=$(WEFT_SERVER=127.0.0.1:1 WEFT_TRACE=app LD_LIBRARY_PATH="$root$prefix/lib" \
+      timeout 30 "$TMP/app" 2>&1) || fail "the installed program failed: $out"
+echo "$out" | grep -q "reference to an undefined definition" || fail "unexpected output: $out"
+echo ok
