@@ -1,0 +1,1839 @@
+/* client.c - libweft's session: configuration from the environment, the
+ * connection to weftd, per-thread states, the buffer pool, definitions and
+ * the sender thread.
+ *
+ * DESIGN
+ * One session per process (a client library without handles has no other
+ * place for it than a static struct). Recording threads write into their
+ * own buffers without locks (api.c); they touch the session mutex only
+ * when a buffer is full, when the sender asked for a flush, on their first
+ * and last record, and for definitions, which are rare.
+ *
+ * Buffers cycle: pool -> thread (filling) -> send queue -> in flight
+ * (written to the socket, waiting for weftd's Ack) -> pool. The pool
+ * allocates lazily up to WEFT_POOL_SIZE buffers, and never fewer than the
+ * live threads + 1: each live thread holds at most one buffer, so a thread
+ * waiting for one always has another coming back from weftd and cannot
+ * wait forever behind threads that hold theirs while blocked in the app.
+ * When the pool is exhausted the thread waits (lossless).
+ *
+ * The sender thread is the only one that reads and writes the socket
+ * (non-blocking, one poll loop). It takes frames in this order under the
+ * mutex: pending definitions first, then the oldest event batch; because
+ * both are checked in one critical section, every definition made before
+ * a batch was handed over goes out before that batch. Every flush period
+ * it raises each thread's `attention` flag so partly filled buffers are
+ * handed over on the thread's next record.
+ *
+ * Session states: NONE (not opened) -> ACTIVE (connected) or DISCARD
+ * (weftd unreachable or lost: records are counted and dropped) -> CLOSED.
+ * FORKED marks the copy of an open session in a child of fork(). The state
+ * is written under the mutex and read lock-free by the record slow path;
+ * whoever changes it raises every thread's `attention` afterwards, and the
+ * slow path clears `attention` before reading the state (both seq_cst), so
+ * no thread misses a change. Reconnection would slot in where the sender
+ * now calls go_discard: re-run connect_and_hello, resend what HelloAck says
+ * is missing (batches stay in flight until acked, definitions too).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "codec.h"
+#include "frame.h"
+#include "record.h"
+#include "weft.h"
+#include "weft_errors.h"
+
+#define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
+#define WEFT__DEFAULT_PORT "7411"
+#define WEFT__DEFAULT_BUFFER (64u << 10)
+/* Above the largest Metric record (255 members: about 4.6 KB). */
+#define WEFT__MIN_BUFFER (8u << 10)
+/* A batch frame must stay below weftd's default frame limit. */
+#define WEFT__MAX_BUFFER (WEFT_DEFAULT_MAX_FRAME - (4u << 10))
+#define WEFT__DEFAULT_POOL 64u
+#define WEFT__MIN_POOL 2u
+#define WEFT__MAX_POOL (1u << 20)
+#define WEFT__DEFAULT_FLUSH_MS 500u
+#define WEFT__DEFAULT_CLOSE_TIMEOUT_MS 30000u
+#define WEFT__MAX_MS 3600000u
+#define WEFT__CONNECT_TIMEOUT_MS 5000u
+#define WEFT__HELLO_TIMEOUT_MS 5000u
+/* After Goodbye: how long weftd may take to journal it and hang up. */
+#define WEFT__EOF_TIMEOUT_MS 5000u
+#define WEFT__TRACE_MAX 255
+/* Definitions are shipped in chunks of at most this many bytes (one
+ * record may be larger, up to WEFT__MAX_BUFFER). */
+#define WEFT__DEFS_CHUNK (256u << 10)
+/* weft_metric remembers value types for metric ids below this. */
+#define WEFT__METRIC_TYPES 4096
+
+enum { ST_NONE, ST_ACTIVE, ST_DISCARD, ST_CLOSED, ST_FORKED };
+
+/* One event buffer. `data` holds cfg.buffer_size bytes. */
+typedef struct weft__buf {
+    struct weft__buf *next;  /* in the free list, send queue or in flight */
+    uint64_t base_time;      /* the owner's previous event time at start */
+    uint64_t seq;            /* batch sequence number, per location */
+    uint32_t location;
+    uint32_t events;         /* records in data[0..len) */
+    size_t len;
+    uint8_t data[];
+} weft__buf;
+
+/* A piece of the definitions stream. */
+typedef struct weft__chunk {
+    struct weft__chunk *next;
+    uint64_t seq;            /* Definitions sequence number once sent */
+    size_t len, cap;
+    uint8_t *data;
+} weft__chunk;
+
+typedef struct intern_slot {
+    char *key;               /* owned */
+    uint32_t id;
+} intern_slot;
+
+/* String -> id, open addressing, power-of-two capacity. */
+typedef struct intern_table {
+    intern_slot *slots;
+    size_t cap, n;
+} intern_table;
+
+typedef struct weft__config {
+    char server[512];        /* WEFT_SERVER as given, for messages */
+    int is_unix;
+    char host[256];          /* TCP: name or address, brackets removed */
+    char port[8];
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char trace[WEFT__TRACE_MAX + 1];
+    char job_id[256];
+    uint32_t rank, size;
+    size_t buffer_size;      /* bytes */
+    uint32_t pool_size;      /* buffers */
+    uint32_t flush_ms;       /* 0: no periodic flush */
+    uint32_t close_timeout_ms;
+    int required;
+} weft__config;
+
+/* Bytes arriving from weftd, cut into frames. Sender thread only (the
+ * opening thread before the sender starts). */
+typedef struct weft__input {
+    uint8_t buf[16384];
+    size_t off, len;
+    weft_frame_reader rd;
+} weft__input;
+
+/* A frame being written. Sender thread only. */
+typedef struct weft__out {
+    uint8_t *data;           /* malloc'd frame, NULL when idle */
+    size_t len, off;
+    int is_goodbye;
+} weft__out;
+
+static struct weft__session {
+    pthread_mutex_t open_mu;   /* serializes weft_open and weft_close */
+    pthread_mutex_t mu;        /* everything below unless noted */
+    pthread_cond_t pool_cv;    /* a buffer came back or the state changed */
+    atomic_int state;          /* ST_*: written under mu, read anywhere */
+    weft__config cfg;          /* set by weft_open before any use; then read-only */
+    int hooks_installed;       /* atexit/atfork; under open_mu */
+    /* Buffers. */
+    weft__buf *free_list;
+    size_t nbufs;              /* allocated */
+    weft__buf *q_head, *q_tail; /* handed over, not yet sent */
+    weft__buf *inflight;       /* sent, waiting for an Ack */
+    /* Definitions. */
+    weft__chunk *d_head, *d_tail; /* pending */
+    weft__chunk *d_inflight;   /* sent, waiting for an Ack */
+    uint64_t defs_seq;
+    intern_table strings, regions;
+    uint32_t next_string, next_region, next_member, next_metric;
+    /* Threads. */
+    weft__thread *threads;     /* registry, newest first */
+    uint32_t nthreads;         /* location indexes handed out */
+    uint32_t live;             /* threads not exited */
+    /* Connection: fd and input belong to the sender once it runs. */
+    int fd;
+    int wake_fd;               /* eventfd: app threads -> sender */
+    weft__input in;
+    pthread_t sender;
+    int sender_started;        /* under open_mu */
+    int closing;               /* weft_close asked the sender to finish */
+    int goodbye_queued;        /* sender only */
+    int close_rc;              /* set by the sender before it exits */
+} S = {
+    .open_mu = PTHREAD_MUTEX_INITIALIZER,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .pool_cv = PTHREAD_COND_INITIALIZER,
+    .fd = -1,
+    .wake_fd = -1,
+};
+
+__thread weft__thread *weft__tls __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+static int thread_key_ok;
+/* p and end of a thread without a buffer point here (p == end). */
+static uint8_t no_buffer[1];
+static _Atomic uint8_t metric_types[WEFT__METRIC_TYPES];
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    /* One write, so lines from several processes do not interleave. */
+    fprintf(stderr, "weft: %s\n", line);
+}
+
+static uint64_t now_ms(void)
+{
+    return weft__now() / 1000000u;
+}
+
+/* ---- configuration from the environment ---------------------------------- */
+
+/* The variable's value, NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? v : NULL;
+}
+
+/* The first variable of `names` that is set, NULL if none. */
+static const char *env_first(const char *const *names, const char **which)
+{
+    for (; *names; names++) {
+        const char *v = env(*names);
+        if (v) {
+            *which = *names;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* Plain decimal: digits only. 0, or -1 for bad syntax, -2 above max. */
+static int parse_decimal(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (v > (UINT64_MAX - 9) / 10)
+            return -2;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v > max)
+        return -2;
+    *out = v;
+    return 0;
+}
+
+/* A number from variable `name` in [min, max], def if unset. Returns 0 or
+ * WEFT_ECONFIG after saying what is wrong. */
+static int env_number(const char *name, uint64_t min, uint64_t max,
+                      uint64_t def, uint64_t *out)
+{
+    const char *v = env(name);
+    uint64_t n = 0;
+    int rc;
+
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    rc = parse_decimal(v, max, &n);
+    if (rc == -1) {
+        warn("%s='%s' is not a plain decimal number", name, v);
+        return WEFT_ECONFIG;
+    }
+    if (rc < 0 || n < min) {
+        warn("%s='%s' is out of range (%" PRIu64 " to %" PRIu64 ")", name, v,
+             min, max);
+        return WEFT_ECONFIG;
+    }
+    *out = n;
+    return 0;
+}
+
+/* WEFT_BUFFER_SIZE: bytes with an optional k/K or m/M suffix. */
+static int env_buffer_size(size_t *out)
+{
+    const char *v = env("WEFT_BUFFER_SIZE");
+    char digits[32];
+    uint64_t n = 0, mult = 1;
+    size_t len;
+
+    if (!v) {
+        *out = WEFT__DEFAULT_BUFFER;
+        return 0;
+    }
+    len = strlen(v);
+    if (len >= sizeof digits)
+        goto bad;
+    memcpy(digits, v, len + 1);
+    if (len > 0 && strchr("kKmM", digits[len - 1])) {
+        mult = (digits[len - 1] == 'k' || digits[len - 1] == 'K') ? 1024
+                                                                  : 1024 * 1024;
+        digits[--len] = 0;
+    }
+    if (parse_decimal(digits, UINT32_MAX, &n) == -1)
+        goto bad;
+    n *= mult;
+    if (n < WEFT__MIN_BUFFER || n > WEFT__MAX_BUFFER) {
+        warn("WEFT_BUFFER_SIZE='%s' is out of range (%u to %u bytes)", v,
+             WEFT__MIN_BUFFER, WEFT__MAX_BUFFER);
+        return WEFT_ECONFIG;
+    }
+    *out = (size_t)n;
+    return 0;
+bad:
+    warn("WEFT_BUFFER_SIZE='%s' is not a size (a decimal number of bytes, "
+         "optionally followed by k or m)", v);
+    return WEFT_ECONFIG;
+}
+
+/* WEFT_SERVER: "host:port", "[v6addr]:port", "host" or "unix:/path". */
+static int parse_server(weft__config *c)
+{
+    const char *v = env("WEFT_SERVER");
+    const char *host, *colon, *port;
+    size_t hlen;
+    uint64_t n;
+
+    if (!v)
+        v = WEFT__DEFAULT_SERVER;
+    if (strlen(v) >= sizeof c->server) {
+        warn("WEFT_SERVER is longer than %zu bytes", sizeof c->server - 1);
+        return WEFT_ECONFIG;
+    }
+    strcpy(c->server, v);
+    if (strncmp(v, "unix:", 5) == 0) {
+        c->is_unix = 1;
+        if (!v[5] || strlen(v + 5) >= sizeof c->path) {
+            warn("WEFT_SERVER='%s': the socket path must be 1 to %zu bytes",
+                 v, sizeof c->path - 1);
+            return WEFT_ECONFIG;
+        }
+        strcpy(c->path, v + 5);
+        return 0;
+    }
+    if (v[0] == '[') {
+        const char *close = strchr(v, ']');
+        if (!close || (close[1] && close[1] != ':'))
+            goto bad;
+        host = v + 1;
+        hlen = (size_t)(close - host);
+        port = close[1] ? close + 2 : WEFT__DEFAULT_PORT;
+    } else {
+        colon = strchr(v, ':');
+        if (colon && strchr(colon + 1, ':'))
+            goto bad; /* a bare IPv6 address: put it in brackets */
+        host = v;
+        hlen = colon ? (size_t)(colon - v) : strlen(v);
+        port = colon ? colon + 1 : WEFT__DEFAULT_PORT;
+    }
+    if (hlen == 0 || hlen >= sizeof c->host)
+        goto bad;
+    if (parse_decimal(port, 65535, &n) < 0 || n == 0)
+        goto bad;
+    memcpy(c->host, host, hlen);
+    c->host[hlen] = 0;
+    snprintf(c->port, sizeof c->port, "%" PRIu64, n);
+    return 0;
+bad:
+    warn("WEFT_SERVER='%s' is not HOST:PORT, [IPV6]:PORT or unix:/PATH "
+         "(port 1 to 65535)", v);
+    return WEFT_ECONFIG;
+}
+
+/* Reads and checks the whole configuration. Returns 0 or WEFT_ECONFIG
+ * after one message on stderr naming the variable and its value. */
+static int config_load(weft__config *c)
+{
+    static const char *const rank_vars[] = {
+        "WEFT_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+        "SLURM_PROCID", "MV2_COMM_WORLD_RANK", NULL };
+    static const char *const size_vars[] = {
+        "WEFT_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+        "MV2_COMM_WORLD_SIZE", NULL };
+    static const char *const trace_vars[] = {
+        "WEFT_TRACE", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+        "PMIX_NAMESPACE", NULL };
+    static const char *const job_vars[] = {
+        "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL };
+    const char *rank_var = "default", *size_var = "default", *trace_var;
+    const char *v;
+    uint64_t n;
+    int rc;
+
+    memset(c, 0, sizeof *c);
+    rc = parse_server(c);
+    if (rc < 0)
+        return rc;
+
+    c->size = 1;
+    v = env_first(size_vars, &size_var);
+    if (v) {
+        rc = parse_decimal(v, UINT32_MAX, &n);
+        if (rc < 0 || n == 0) {
+            warn("%s='%s' is not a valid trace size (a plain decimal number "
+                 "from 1 to %u)", size_var, v, UINT32_MAX);
+            return WEFT_ECONFIG;
+        }
+        c->size = (uint32_t)n;
+    }
+    v = env_first(rank_vars, &rank_var);
+    if (v) {
+        if (parse_decimal(v, UINT32_MAX - 1, &n) < 0) {
+            warn("%s='%s' is not a valid rank (a plain decimal number)",
+                 rank_var, v);
+            return WEFT_ECONFIG;
+        }
+        c->rank = (uint32_t)n;
+    }
+    if (c->rank >= c->size) {
+        warn("rank %u (from %s) is not below the trace size %u (from %s)",
+             c->rank, rank_var, c->size, size_var);
+        return WEFT_ECONFIG;
+    }
+
+    v = env_first(trace_vars, &trace_var);
+    if (v) {
+        if (strlen(v) > WEFT__TRACE_MAX) {
+            warn("%s is longer than %d bytes and cannot name a trace",
+                 trace_var, WEFT__TRACE_MAX);
+            return WEFT_ECONFIG;
+        }
+        for (const char *s = v; *s; s++) {
+            if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+                warn("%s contains control characters and cannot name a trace",
+                     trace_var);
+                return WEFT_ECONFIG;
+            }
+        }
+        strcpy(c->trace, v);
+    } else if (c->size == 1) {
+        char host[256] = "host";
+        gethostname(host, sizeof host - 1);
+        host[sizeof host - 1] = 0;
+        snprintf(c->trace, sizeof c->trace, "%s-%s-%ld",
+                 program_invocation_short_name, host, (long)getpid());
+    } else {
+        warn("WEFT_TRACE is not set and no batch job id (SLURM_JOB_ID, "
+             "PBS_JOBID, LSB_JOBID, PMIX_NAMESPACE) was found: the %u "
+             "processes of this trace need a common name (rank %u, size "
+             "from %s)", c->size, c->rank, size_var);
+        return WEFT_ECONFIG;
+    }
+    v = env_first(job_vars, &trace_var);
+    if (v)
+        snprintf(c->job_id, sizeof c->job_id, "%s", v);
+
+    rc = env_buffer_size(&c->buffer_size);
+    if (rc < 0)
+        return rc;
+    rc = env_number("WEFT_POOL_SIZE", WEFT__MIN_POOL, WEFT__MAX_POOL,
+                    WEFT__DEFAULT_POOL, &n);
+    if (rc < 0)
+        return rc;
+    c->pool_size = (uint32_t)n;
+    rc = env_number("WEFT_FLUSH_MS", 0, WEFT__MAX_MS, WEFT__DEFAULT_FLUSH_MS,
+                    &n);
+    if (rc < 0)
+        return rc;
+    c->flush_ms = (uint32_t)n;
+    rc = env_number("WEFT_CLOSE_TIMEOUT_MS", 0, WEFT__MAX_MS,
+                    WEFT__DEFAULT_CLOSE_TIMEOUT_MS, &n);
+    if (rc < 0)
+        return rc;
+    c->close_timeout_ms = (uint32_t)n;
+    v = env("WEFT_REQUIRED");
+    if (v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+        warn("WEFT_REQUIRED='%s' must be 0 or 1", v);
+        return WEFT_ECONFIG;
+    }
+    c->required = v && v[0] == '1';
+    return 0;
+}
+
+/* ---- interning ------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 14695981039346656037u;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot holding s, or the empty slot where it would go. cap > 0. */
+static intern_slot *intern_slot_of(const intern_table *t, const char *s)
+{
+    size_t mask = t->cap - 1, i = (size_t)hash_str(s) & mask;
+
+    while (t->slots[i].key && strcmp(t->slots[i].key, s) != 0)
+        i = (i + 1) & mask;
+    return &t->slots[i];
+}
+
+/* The id of s, or -1 if it is not in the table. */
+static int64_t intern_find(const intern_table *t, const char *s)
+{
+    const intern_slot *sl;
+
+    if (t->cap == 0)
+        return -1;
+    sl = intern_slot_of(t, s);
+    return sl->key ? (int64_t)sl->id : -1;
+}
+
+/* Adds s -> id (s not present). Returns 0 or WEFT_ENOMEM. */
+static int intern_add(intern_table *t, const char *s, uint32_t id)
+{
+    intern_slot *sl;
+    char *key;
+
+    if (2 * (t->n + 1) > t->cap) {
+        intern_table bigger = { NULL, t->cap ? 2 * t->cap : 64, t->n };
+        bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
+        if (!bigger.slots)
+            return WEFT_ENOMEM;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].key)
+                *intern_slot_of(&bigger, t->slots[i].key) = t->slots[i];
+        free(t->slots);
+        *t = bigger;
+    }
+    key = strdup(s);
+    if (!key)
+        return WEFT_ENOMEM;
+    sl = intern_slot_of(t, s);
+    sl->key = key;
+    sl->id = id;
+    t->n++;
+    return 0;
+}
+
+static void intern_free(intern_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slots[i].key);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- threads ----------------------------------------------------------------- */
+
+static void raise_attention_locked(void)
+{
+    for (weft__thread *t = S.threads; t; t = t->next)
+        atomic_store(&t->attention, 1);
+}
+
+static void wake_sender(void)
+{
+    uint64_t one = 1;
+
+    if (S.wake_fd >= 0 && write(S.wake_fd, &one, sizeof one) < 0) {
+        /* EAGAIN: the counter is already non-zero, the sender will wake. */
+    }
+}
+
+/* Hands t's buffer on: to the send queue if it holds events and the
+ * session is active, else back to the pool (its events then count as
+ * dropped). Sets *wake when the sender should look at the queue. mu held. */
+static void buf_release_locked(weft__thread *t, int *wake)
+{
+    weft__buf *b = t->cur;
+
+    if (!b)
+        return;
+    if (t->nevents > 0 && atomic_load(&S.state) == ST_ACTIVE) {
+        b->len = (size_t)(t->p - b->data);
+        b->events = t->nevents;
+        b->seq = ++t->seq;
+        b->location = t->location;
+        b->next = NULL;
+        t->recorded += t->nevents;
+        if (S.q_tail)
+            S.q_tail->next = b;
+        else
+            S.q_head = b;
+        S.q_tail = b;
+        *wake = 1;
+    } else {
+        t->dropped += t->nevents;
+        b->next = S.free_list;
+        S.free_list = b;
+        pthread_cond_signal(&S.pool_cv);
+    }
+    t->cur = NULL;
+    t->p = t->end = no_buffer;
+    t->nevents = 0;
+}
+
+/* Gives t a buffer, waiting while the pool is exhausted. Returns 1, 0 if
+ * the session left ACTIVE meanwhile, or WEFT_ENOMEM. mu held. */
+static int buf_acquire_locked(weft__thread *t)
+{
+    weft__buf *b;
+
+    assert(!t->cur);
+    for (;;) {
+        size_t limit = S.cfg.pool_size > S.live + 1 ? S.cfg.pool_size
+                                                    : (size_t)S.live + 1;
+        if (atomic_load(&S.state) != ST_ACTIVE)
+            return 0;
+        if (S.free_list) {
+            b = S.free_list;
+            S.free_list = b->next;
+            break;
+        }
+        if (S.nbufs < limit) {
+            b = malloc(sizeof *b + S.cfg.buffer_size);
+            if (!b)
+                return WEFT_ENOMEM;
+            S.nbufs++;
+            break;
+        }
+        pthread_cond_wait(&S.pool_cv, &S.mu);
+    }
+    b->next = NULL;
+    b->base_time = t->prev_time;
+    t->cur = b;
+    t->p = b->data;
+    t->end = b->data + S.cfg.buffer_size;
+    t->nevents = 0;
+    return 1;
+}
+
+/* Thread exit (pthread key destructor): ship what the thread recorded.
+ * The state stays registered for the Goodbye, and weft__tls keeps
+ * pointing at it so records from later destructors are refused. */
+static void thread_exit(void *arg)
+{
+    weft__thread *t = arg;
+    int wake = 0;
+
+    pthread_mutex_lock(&S.mu);
+    buf_release_locked(t, &wake);
+    if (!t->exited) {
+        t->exited = 1;
+        S.live--;
+    }
+    atomic_store(&t->attention, 1);
+    pthread_mutex_unlock(&S.mu);
+    if (wake)
+        wake_sender();
+}
+
+static void make_thread_key(void)
+{
+    thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
+}
+
+/* The calling thread's state, created (with the next location index) on
+ * first use; NULL when out of memory. The session owns it. */
+static weft__thread *thread_self(void)
+{
+    weft__thread *t = weft__tls;
+
+    if (t)
+        return t;
+    pthread_once(&thread_key_once, make_thread_key);
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->p = t->end = no_buffer;
+    atomic_init(&t->attention, 0);
+    pthread_mutex_lock(&S.mu);
+    t->location = S.nthreads++;
+    t->next = S.threads;
+    S.threads = t;
+    S.live++;
+    pthread_mutex_unlock(&S.mu);
+    if (thread_key_ok)
+        pthread_setspecific(thread_key, t);
+    weft__tls = t;
+    return t;
+}
+
+/* See client_internal.h: 1 (room made in the caller's buffer), 0 (record
+ * dropped and counted), or a WEFT_E* code. May wait for a free buffer. */
+int weft__record_slow(size_t bound, uint64_t time)
+{
+    weft__thread *t = thread_self();
+    int wake, rc;
+
+    if (!t)
+        return WEFT_ENOMEM;
+retry:
+    if (time < t->prev_time)
+        return WEFT_ETIME;
+    atomic_store(&t->attention, 0);
+    switch (atomic_load(&S.state)) {
+    case ST_ACTIVE:
+        break;
+    case ST_DISCARD:
+    case ST_FORKED:
+        atomic_store(&t->attention, 1);
+        if (t->cur) {
+            wake = 0;
+            pthread_mutex_lock(&S.mu);
+            buf_release_locked(t, &wake);
+            pthread_mutex_unlock(&S.mu);
+        }
+        t->dropped++;
+        t->prev_time = time;
+        return 0;
+    default:
+        atomic_store(&t->attention, 1);
+        return WEFT_ECLOSED;
+    }
+    if (t->exited) {
+        atomic_store(&t->attention, 1);
+        t->dropped++;
+        return WEFT_ECLOSED;
+    }
+    if (bound > S.cfg.buffer_size)
+        return WEFT_ETOOBIG;
+    /* A buffer with room and nothing in it: only a flush request. */
+    if (t->cur && t->nevents == 0)
+        return 1;
+    wake = 0;
+    pthread_mutex_lock(&S.mu);
+    buf_release_locked(t, &wake); /* full, or a flush was requested */
+    rc = buf_acquire_locked(t);
+    pthread_mutex_unlock(&S.mu);
+    if (wake)
+        wake_sender();
+    if (rc == 0)
+        goto retry; /* the session changed state while we waited */
+    return rc;
+}
+
+/* ---- definitions ------------------------------------------------------------- */
+
+/* Encodes r at the end of the pending definitions. mu held. Returns 0,
+ * WEFT_ETOOBIG or WEFT_ENOMEM. */
+static int defs_append_locked(const weft_record *r)
+{
+    size_t bound = weft_encode_bound(r);
+    weft__chunk *c = S.d_tail;
+    ssize_t n;
+
+    if (bound > WEFT__MAX_BUFFER)
+        return WEFT_ETOOBIG;
+    if (!c || (c->len > 0 && c->len + bound > WEFT__DEFS_CHUNK)) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return WEFT_ENOMEM;
+        if (S.d_tail)
+            S.d_tail->next = c;
+        else
+            S.d_head = c;
+        S.d_tail = c;
+    }
+    if (c->len + bound > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        uint8_t *p;
+        while (cap < c->len + bound)
+            cap *= 2;
+        p = realloc(c->data, cap);
+        if (!p)
+            return WEFT_ENOMEM;
+        c->data = p;
+        c->cap = cap;
+    }
+    n = weft_encode(r, NULL, c->data + c->len, c->cap - c->len);
+    if (n < 0)
+        return (int)n;
+    c->len += (size_t)n;
+    return 0;
+}
+
+/* See client_internal.h: 0, WEFT_ECLOSED, WEFT_ETOOBIG or WEFT_ENOMEM.
+ * The encoded bytes are the session's; r stays the caller's. */
+int weft__def_append(const weft_record *r)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&S.mu);
+    switch (atomic_load(&S.state)) {
+    case ST_ACTIVE:
+        rc = defs_append_locked(r);
+        break;
+    case ST_DISCARD:
+    case ST_FORKED:
+        break;
+    default:
+        rc = WEFT_ECLOSED;
+        break;
+    }
+    pthread_mutex_unlock(&S.mu);
+    return rc;
+}
+
+static int session_usable(void)
+{
+    int st = atomic_load(&S.state);
+
+    return st == ST_ACTIVE || st == ST_DISCARD || st == ST_FORKED;
+}
+
+/* Defines a record unless tracing is off. mu held. */
+static int define_locked(const weft_record *r)
+{
+    return atomic_load(&S.state) == ST_ACTIVE ? defs_append_locked(r) : 0;
+}
+
+/* The id of string s, defining it on first use. mu held.
+ * OTF2_UNDEFINED_STRING on failure. */
+static OTF2_StringRef string_locked(const char *s)
+{
+    weft_record r = { .type = WEFT_REC_String };
+    int64_t found = intern_find(&S.strings, s);
+    OTF2_StringRef id;
+
+    if (found >= 0)
+        return (OTF2_StringRef)found;
+    id = S.next_string;
+    if (id == OTF2_UNDEFINED_STRING)
+        return OTF2_UNDEFINED_STRING;
+    r.u.String.self = id;
+    r.u.String.string = s;
+    if (define_locked(&r) < 0)
+        return OTF2_UNDEFINED_STRING;
+    S.next_string++;
+    /* Without memory to remember it, s is defined again next time. */
+    (void)intern_add(&S.strings, s, id);
+    return id;
+}
+
+/* The id of s (interned: equal strings, one id), defined on first use;
+ * OTF2_UNDEFINED_STRING when the session is not open. s is copied. */
+WEFT_API OTF2_StringRef weft_string(const char *s)
+{
+    OTF2_StringRef id = OTF2_UNDEFINED_STRING;
+
+    if (!s)
+        return OTF2_UNDEFINED_STRING;
+    pthread_mutex_lock(&S.mu);
+    if (session_usable())
+        id = string_locked(s);
+    pthread_mutex_unlock(&S.mu);
+    return id;
+}
+
+/* A user function region named `name` (interned by name, so calling it
+ * again returns the same id); OTF2_UNDEFINED_REGION when the session is
+ * not open or out of memory. */
+WEFT_API OTF2_RegionRef weft_region(const char *name)
+{
+    weft_record r = { .type = WEFT_REC_Region };
+    weft_Region *d = &r.u.Region;
+    OTF2_RegionRef id = OTF2_UNDEFINED_REGION;
+    int64_t found;
+
+    if (!name)
+        return OTF2_UNDEFINED_REGION;
+    pthread_mutex_lock(&S.mu);
+    if (!session_usable())
+        goto out;
+    found = intern_find(&S.regions, name);
+    if (found >= 0) {
+        id = (OTF2_RegionRef)found;
+        goto out;
+    }
+    if (S.next_region == OTF2_UNDEFINED_REGION)
+        goto out;
+    d->self = S.next_region;
+    d->name = d->canonicalName = string_locked(name);
+    d->description = d->sourceFile = string_locked("");
+    if (d->name == OTF2_UNDEFINED_STRING ||
+        d->description == OTF2_UNDEFINED_STRING)
+        goto out;
+    d->regionRole = OTF2_REGION_ROLE_FUNCTION;
+    d->paradigm = OTF2_PARADIGM_USER;
+    d->regionFlags = OTF2_REGION_FLAG_NONE;
+    if (define_locked(&r) < 0)
+        goto out;
+    id = S.next_region++;
+    (void)intern_add(&S.regions, name, id);
+out:
+    pthread_mutex_unlock(&S.mu);
+    return id;
+}
+
+/* A one-member metric (MetricMember + MetricClass). Value types: UINT64,
+ * INT64, DOUBLE; the weft_metric_* call used must match it. Returns the
+ * metric id or OTF2_UNDEFINED_METRIC. */
+WEFT_API OTF2_MetricRef weft_metric(const char *name, const char *unit,
+                                    OTF2_Type value_type,
+                                    OTF2_MetricMode mode)
+{
+    weft_record mr = { .type = WEFT_REC_MetricMember };
+    weft_record cr = { .type = WEFT_REC_MetricClass };
+    weft_MetricMember *m = &mr.u.MetricMember;
+    weft_MetricClass *c = &cr.u.MetricClass;
+    OTF2_MetricRef id = OTF2_UNDEFINED_METRIC;
+    OTF2_MetricMemberRef member;
+
+    if (!name || (value_type != OTF2_TYPE_UINT64 &&
+                  value_type != OTF2_TYPE_INT64 &&
+                  value_type != OTF2_TYPE_DOUBLE))
+        return OTF2_UNDEFINED_METRIC;
+    pthread_mutex_lock(&S.mu);
+    if (!session_usable() || S.next_metric == OTF2_UNDEFINED_METRIC ||
+        S.next_member == OTF2_UNDEFINED_METRIC_MEMBER)
+        goto out;
+    member = S.next_member;
+    m->self = member;
+    m->name = string_locked(name);
+    m->description = string_locked("");
+    m->unit = string_locked(unit ? unit : "");
+    if (m->name == OTF2_UNDEFINED_STRING ||
+        m->description == OTF2_UNDEFINED_STRING ||
+        m->unit == OTF2_UNDEFINED_STRING)
+        goto out;
+    m->metricType = OTF2_METRIC_TYPE_USER;
+    m->metricMode = mode;
+    m->valueType = value_type;
+    m->base = OTF2_BASE_DECIMAL;
+    m->exponent = 0;
+    c->self = S.next_metric;
+    c->numberOfMetrics = 1;
+    c->metricMembers = &member;
+    c->metricOccurrence = OTF2_METRIC_SYNCHRONOUS_STRICT;
+    c->recorderKind = OTF2_RECORDER_KIND_ABSTRACT;
+    if (define_locked(&mr) < 0)
+        goto out;
+    S.next_member++;
+    if (define_locked(&cr) < 0)
+        goto out;
+    id = S.next_metric++;
+    if (id < WEFT__METRIC_TYPES)
+        atomic_store_explicit(&metric_types[id], value_type,
+                              memory_order_relaxed);
+out:
+    pthread_mutex_unlock(&S.mu);
+    return id;
+}
+
+/* See client_internal.h. Lock-free: read on the record path. */
+OTF2_Type weft__metric_type(OTF2_MetricRef metric)
+{
+    if (metric >= WEFT__METRIC_TYPES)
+        return OTF2_TYPE_NONE;
+    return atomic_load_explicit(&metric_types[metric], memory_order_relaxed);
+}
+
+/* ---- connection -------------------------------------------------------------- */
+
+/* Waits up to the deadline (ms, trace clock) for fd to become ready.
+ * Returns 1 ready, 0 timed out, -1 with errno. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+    for (;;) {
+        struct pollfd p = { fd, events, 0 };
+        uint64_t now = now_ms();
+        int rc;
+        if (now >= deadline)
+            return 0;
+        rc = poll(&p, 1, (int)(deadline - now));
+        if (rc > 0)
+            return 1;
+        if (rc == 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+/* Connects one address, non-blocking, within the timeout. Returns the
+ * socket or -1 with why filled. */
+static int connect_addr(const struct sockaddr *sa, socklen_t salen,
+                        int family, char *why, size_t whylen)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int err = 0;
+    socklen_t errlen = sizeof err;
+
+    if (fd < 0) {
+        snprintf(why, whylen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, sa, salen) == 0)
+        return fd;
+    if (errno != EINPROGRESS && errno != EINTR) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        goto fail;
+    }
+    switch (wait_fd(fd, POLLOUT, now_ms() + WEFT__CONNECT_TIMEOUT_MS)) {
+    case 1:
+        break;
+    case 0:
+        snprintf(why, whylen, "no connection within %u ms",
+                 WEFT__CONNECT_TIMEOUT_MS);
+        goto fail;
+    default:
+        snprintf(why, whylen, "poll: %s", strerror(errno));
+        goto fail;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0)
+        err = errno;
+    if (err) {
+        snprintf(why, whylen, "%s", strerror(err));
+        goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return -1;
+}
+
+/* Connects to the configured server. Returns the socket (non-blocking) or
+ * -1 with why filled. */
+static int connect_server(const weft__config *c, char *why, size_t whylen)
+{
+    struct addrinfo hints, *res = NULL;
+    int fd = -1, rc, one = 1;
+
+    if (c->is_unix) {
+        struct sockaddr_un sun;
+        memset(&sun, 0, sizeof sun);
+        sun.sun_family = AF_UNIX;
+        memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
+        return connect_addr((const struct sockaddr *)&sun, sizeof sun,
+                            AF_UNIX, why, whylen);
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(c->host, c->port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno)
+                                                     : gai_strerror(rc));
+        return -1;
+    }
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+        fd = connect_addr(ai->ai_addr, ai->ai_addrlen, ai->ai_family, why,
+                          whylen);
+    freeaddrinfo(res);
+    /* Small frames (Goodbye, the last partial batches) should not wait. */
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* The next complete frame from fd. Returns 1 with *env (the caller frees
+ * it with weft_frame_free_envelope), 0 when the socket has no more bytes
+ * for now, WEFT_ECLOSED at end of stream, WEFT_EIO or WEFT_EPROTO with
+ * why filled. */
+static int input_next(int fd, weft__input *in, Weft__Envelope **env,
+                      char *why, size_t whylen)
+{
+    for (;;) {
+        while (in->off < in->len) {
+            const uint8_t *p = in->buf + in->off;
+            size_t left = in->len - in->off;
+            uint8_t *frame = NULL;
+            uint32_t flen = 0;
+            int rc = weft_frame_reader_feed(&in->rd, &p, &left, &frame, &flen);
+            in->off = in->len - left;
+            if (rc < 0) {
+                snprintf(why, whylen, "bad frame from weftd: %s",
+                         weft_strerror(rc));
+                return WEFT_EPROTO;
+            }
+            if (rc == 1) {
+                *env = weft_frame_unpack(frame, flen);
+                free(frame);
+                if (!*env) {
+                    snprintf(why, whylen, "weftd sent an undecodable frame "
+                             "of %" PRIu32 " bytes", flen);
+                    return WEFT_EPROTO;
+                }
+                return 1;
+            }
+        }
+        in->off = in->len = 0;
+        ssize_t n = recv(fd, in->buf, sizeof in->buf, MSG_DONTWAIT);
+        if (n > 0) {
+            in->len = (size_t)n;
+            continue;
+        }
+        if (n == 0) {
+            snprintf(why, whylen, "weftd closed the connection");
+            return WEFT_ECLOSED;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        if (errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return WEFT_EIO;
+        }
+    }
+}
+
+/* Writes all of buf before the deadline. Returns 0 or -1 with why. */
+static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline,
+                    char *why, size_t whylen)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+            errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return -1;
+        }
+        if (wait_fd(fd, POLLOUT, deadline) <= 0) {
+            snprintf(why, whylen, "cannot send Hello");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The command line, arguments separated by spaces. */
+static void read_command(char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/self/cmdline", "re");
+    size_t n = 0;
+
+    if (f) {
+        n = fread(out, 1, cap - 1, f);
+        fclose(f);
+    }
+    if (n == 0) {
+        snprintf(out, cap, "%s", program_invocation_name);
+        return;
+    }
+    while (n > 0 && out[n - 1] == 0)
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+    out[n] = 0;
+}
+
+/* The wall clock and the trace clock at one moment: the wall clock read
+ * between two trace clock reads, keeping the tightest of a few tries. */
+static void clock_pair(uint64_t *realtime, uint64_t *mono)
+{
+    uint64_t best = UINT64_MAX;
+
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        uint64_t m1 = weft__now(), m2;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        m2 = weft__now();
+        if (m2 - m1 < best) {
+            best = m2 - m1;
+            *mono = m1 + (m2 - m1) / 2;
+            *realtime = (uint64_t)ts.tv_sec * 1000000000u +
+                        (uint64_t)ts.tv_nsec;
+        }
+    }
+}
+
+/* Connects and says Hello. Returns 0 with *fdp set (S.in then holds what
+ * followed HelloAck), WEFT_ECONNECT when weftd cannot be reached, or
+ * WEFT_EPROTO when weftd refused (why holds its message). */
+static int connect_and_hello(const weft__config *c, int *fdp, char *why,
+                             size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    char host[256] = "", command[4096];
+    uint8_t *frame = NULL;
+    ssize_t len;
+    uint64_t deadline;
+    int fd, rc;
+
+    fd = connect_server(c, why, whylen);
+    if (fd < 0)
+        return WEFT_ECONNECT;
+    gethostname(host, sizeof host - 1);
+    read_command(command, sizeof command);
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)c->trace;
+    h.rank = c->rank;
+    h.size = c->size;
+    h.hostname = host;
+    h.pid = (uint32_t)getpid();
+    h.uid = (uint32_t)getuid();
+    h.command = command;
+    h.job_id = (char *)c->job_id;
+    h.timer_resolution = 1000000000u;
+    clock_pair(&h.realtime_ns, &h.clock_at_realtime);
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    len = weft_frame_pack(&env, &frame);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    deadline = now_ms() + WEFT__HELLO_TIMEOUT_MS;
+    if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    weft_frame_reader_free(&S.in.rd);
+    memset(&S.in, 0, sizeof S.in);
+    weft_frame_reader_init(&S.in.rd, WEFT_DEFAULT_MAX_FRAME);
+    while ((rc = input_next(fd, &S.in, &reply, why, whylen)) == 0) {
+        rc = wait_fd(fd, POLLIN, deadline);
+        if (rc <= 0) {
+            snprintf(why, whylen, "no answer to Hello within %u ms",
+                     WEFT__HELLO_TIMEOUT_MS);
+            rc = WEFT_ECONNECT;
+            goto out;
+        }
+    }
+    if (rc < 0) {
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    switch (reply->msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        rc = 0;
+        break;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        snprintf(why, whylen, "%s", reply->error->message);
+        rc = WEFT_EPROTO;
+        break;
+    default:
+        snprintf(why, whylen, "weftd answered Hello with %s",
+                 weft_frame_kind_name(reply->msg_case));
+        rc = WEFT_ECONNECT;
+        break;
+    }
+out:
+    weft_frame_free_envelope(reply);
+    free(frame);
+    if (rc < 0)
+        close(fd);
+    else
+        *fdp = fd;
+    return rc;
+}
+
+/* ---- sender thread ----------------------------------------------------------- */
+
+static void free_chunks(weft__chunk **list)
+{
+    while (*list) {
+        weft__chunk *c = *list;
+        *list = c->next;
+        free(c->data);
+        free(c);
+    }
+}
+
+/* Tracing stops for the rest of the process: in-flight and queued buffers
+ * go back to the pool, pending definitions are freed, recording threads
+ * are told. Warns once. */
+static void go_discard(const char *why)
+{
+    weft__buf *lists[2];
+    uint64_t lost = 0;
+    int was_closing;
+
+    pthread_mutex_lock(&S.mu);
+    was_closing = S.closing;
+    if (atomic_load(&S.state) == ST_ACTIVE)
+        atomic_store(&S.state, ST_DISCARD);
+    lists[0] = S.q_head;
+    lists[1] = S.inflight;
+    S.q_head = S.q_tail = S.inflight = NULL;
+    for (int i = 0; i < 2; i++) {
+        while (lists[i]) {
+            weft__buf *b = lists[i];
+            lists[i] = b->next;
+            lost += b->events;
+            b->next = S.free_list;
+            S.free_list = b;
+        }
+    }
+    free_chunks(&S.d_head);
+    free_chunks(&S.d_inflight);
+    S.d_tail = NULL;
+    raise_attention_locked();
+    pthread_cond_broadcast(&S.pool_cv);
+    pthread_mutex_unlock(&S.mu);
+    warn("lost the connection to weftd at %s: %s; %s (%" PRIu64
+         " unacknowledged events lost)", S.cfg.server, why,
+         was_closing ? "the trace of this process is incomplete"
+                     : "tracing is off for the rest of this process",
+         lost);
+}
+
+/* Sets every live thread's attention so it hands over a partly filled
+ * buffer on its next record. */
+static void request_flush(void)
+{
+    pthread_mutex_lock(&S.mu);
+    for (weft__thread *t = S.threads; t; t = t->next)
+        if (!t->exited)
+            atomic_store_explicit(&t->attention, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&S.mu);
+}
+
+/* The Goodbye: per location, events recorded and records dropped. Returns
+ * the packed frame's length or a WEFT_E* code. mu held. */
+static ssize_t pack_goodbye_locked(uint8_t **out)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd *ends = NULL, **ptrs = NULL;
+    size_t n = 0;
+    ssize_t len;
+
+    ends = calloc(S.nthreads ? S.nthreads : 1, sizeof *ends);
+    ptrs = calloc(S.nthreads ? S.nthreads : 1, sizeof *ptrs);
+    if (!ends || !ptrs) {
+        len = WEFT_ENOMEM;
+        goto out;
+    }
+    for (weft__thread *t = S.threads; t; t = t->next) {
+        if (t->recorded == 0 && t->dropped == 0)
+            continue;
+        weft__location_end__init(&ends[n]);
+        ends[n].location = t->location;
+        ends[n].events = t->recorded;
+        ends[n].dropped = t->dropped;
+        ptrs[n] = &ends[n];
+        n++;
+    }
+    g.n_locations = n;
+    g.locations = ptrs;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    len = weft_frame_pack(&env, out);
+out:
+    free(ends);
+    free(ptrs);
+    return len;
+}
+
+static size_t count_list(const weft__buf *b)
+{
+    size_t n = 0;
+
+    for (; b; b = b->next)
+        n++;
+    return n;
+}
+
+/* Takes the next frame to write into *out: pending definitions first, then
+ * the oldest batch, then (when closing and everything is acknowledged or
+ * the wait timed out) the Goodbye. Returns 1 with a frame, 0 with nothing
+ * to send, or a WEFT_E* code with why filled. */
+static int next_frame(weft__out *out, int closing, int ack_timed_out,
+                      char *why, size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
+    weft__chunk *c = NULL;
+    weft__buf *b = NULL;
+    ssize_t len = 0;
+    int goodbye = 0;
+
+    pthread_mutex_lock(&S.mu);
+    if (S.d_head) {
+        c = S.d_head;
+        S.d_head = c->next;
+        if (!S.d_head)
+            S.d_tail = NULL;
+        c->seq = ++S.defs_seq;
+        c->next = S.d_inflight;
+        S.d_inflight = c;
+    } else if (S.q_head) {
+        b = S.q_head;
+        S.q_head = b->next;
+        if (!S.q_head)
+            S.q_tail = NULL;
+        b->next = S.inflight;
+        S.inflight = b;
+    } else if (closing && !S.goodbye_queued &&
+               ((!S.inflight && !S.d_inflight) || ack_timed_out)) {
+        if (S.inflight || S.d_inflight) {
+            warn("weftd did not acknowledge %zu event batches within "
+                 "WEFT_CLOSE_TIMEOUT_MS=%u ms; the trace of rank %u may be "
+                 "incomplete", count_list(S.inflight),
+                 S.cfg.close_timeout_ms, S.cfg.rank);
+            S.close_rc = WEFT_EIO;
+        }
+        len = pack_goodbye_locked(&out->data);
+        goodbye = 1;
+        S.goodbye_queued = 1;
+    }
+    pthread_mutex_unlock(&S.mu);
+
+    /* The chunk and batch are in flight now: only this thread touches
+     * them until their Ack, so they are packed without the lock. */
+    if (c) {
+        defs.seq = c->seq;
+        defs.records.data = c->data;
+        defs.records.len = c->len;
+        env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+        env.definitions = &defs;
+        len = weft_frame_pack(&env, &out->data);
+    } else if (b) {
+        batch.location = b->location;
+        batch.seq = b->seq;
+        batch.base_time = b->base_time;
+        batch.events = b->events;
+        batch.records.data = b->data;
+        batch.records.len = b->len;
+        env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+        env.event_batch = &batch;
+        len = weft_frame_pack(&env, &out->data);
+    } else if (!goodbye) {
+        return 0;
+    }
+    if (len < 0) {
+        out->data = NULL;
+        snprintf(why, whylen, "cannot pack a frame: %s",
+                 weft_strerror((int)len));
+        return (int)len;
+    }
+    out->len = (size_t)len;
+    out->off = 0;
+    out->is_goodbye = goodbye;
+    return 1;
+}
+
+/* Handles one frame from weftd. Returns 0 or a WEFT_E* code with why. */
+static int handle_frame(const Weft__Envelope *env, char *why, size_t whylen)
+{
+    const Weft__Ack *ack;
+    int rc = 0;
+
+    switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_ACK:
+        ack = env->ack;
+        pthread_mutex_lock(&S.mu);
+        if (ack->definitions) {
+            weft__chunk **l = &S.d_inflight;
+            while (*l && (*l)->seq != ack->seq)
+                l = &(*l)->next;
+            if (*l) {
+                weft__chunk *c = *l;
+                *l = c->next;
+                free(c->data);
+                free(c);
+            } else {
+                rc = WEFT_EPROTO;
+            }
+        } else {
+            weft__buf **l = &S.inflight;
+            while (*l && ((*l)->location != ack->location ||
+                          (*l)->seq != ack->seq))
+                l = &(*l)->next;
+            if (*l) {
+                weft__buf *b = *l;
+                *l = b->next;
+                b->next = S.free_list;
+                S.free_list = b;
+                pthread_cond_signal(&S.pool_cv);
+            } else {
+                rc = WEFT_EPROTO;
+            }
+        }
+        pthread_mutex_unlock(&S.mu);
+        if (rc < 0)
+            snprintf(why, whylen, "weftd acknowledged %s %" PRIu64
+                     " (location %" PRIu32 ") that is not in flight",
+                     ack->definitions ? "definitions" : "batch", ack->seq,
+                     ack->location);
+        return rc;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        snprintf(why, whylen, "weftd ended the session: %s",
+                 env->error->message);
+        return WEFT_EPROTO;
+    default:
+        snprintf(why, whylen, "unexpected %s frame from weftd",
+                 weft_frame_kind_name(env->msg_case));
+        return WEFT_EPROTO;
+    }
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The sender: one poll loop over the socket and the wake-up eventfd.
+ * Ends after weftd hung up following our Goodbye, or when the connection
+ * fails (then tracing goes off). Sets S.close_rc. */
+static void *sender_main(void *arg)
+{
+    weft__out out = { NULL, 0, 0, 0 };
+    char why[512] = "";
+    const uint64_t never = UINT64_MAX;
+    uint64_t next_flush = S.cfg.flush_ms ? now_ms() + S.cfg.flush_ms : never;
+    uint64_t ack_deadline = never, eof_deadline = never;
+    int goodbye_sent = 0, rc = 0;
+
+    (void)arg;
+    for (;;) {
+        struct pollfd pfd[2];
+        uint64_t now = now_ms(), wake_at;
+        int closing;
+
+        pthread_mutex_lock(&S.mu);
+        closing = S.closing;
+        pthread_mutex_unlock(&S.mu);
+        if (closing && ack_deadline == never)
+            ack_deadline = now + S.cfg.close_timeout_ms;
+        if (now >= next_flush) {
+            request_flush();
+            next_flush = now + S.cfg.flush_ms;
+        }
+        if (!out.data && !goodbye_sent) {
+            rc = next_frame(&out, closing, now >= ack_deadline, why,
+                            sizeof why);
+            if (rc < 0)
+                goto broken;
+        }
+        if (goodbye_sent && now >= eof_deadline)
+            break; /* weftd holds everything; it is just slow to hang up */
+        if (closing && !goodbye_sent &&
+            now >= ack_deadline + WEFT__EOF_TIMEOUT_MS) {
+            snprintf(why, sizeof why, "cannot send to weftd within "
+                     "WEFT_CLOSE_TIMEOUT_MS=%u ms", S.cfg.close_timeout_ms);
+            rc = WEFT_EIO;
+            goto broken;
+        }
+        wake_at = min_u64(next_flush, eof_deadline);
+        if (closing && !goodbye_sent)
+            wake_at = min_u64(wake_at, out.data ? ack_deadline +
+                              WEFT__EOF_TIMEOUT_MS : ack_deadline);
+        pfd[0].fd = S.fd;
+        pfd[0].events = (short)(POLLIN | (out.data ? POLLOUT : 0));
+        pfd[1].fd = S.wake_fd;
+        pfd[1].events = POLLIN;
+        pfd[0].revents = pfd[1].revents = 0;
+        rc = poll(pfd, 2, wake_at == never ? -1
+                          : wake_at <= now ? 0 : (int)min_u64(wake_at - now,
+                                                              INT_MAX));
+        if (rc < 0 && errno != EINTR) {
+            snprintf(why, sizeof why, "poll: %s", strerror(errno));
+            rc = WEFT_EIO;
+            goto broken;
+        }
+        if (rc <= 0)
+            continue;
+        if (pfd[1].revents & POLLIN) {
+            uint64_t v;
+            if (read(S.wake_fd, &v, sizeof v) < 0) {
+                /* EAGAIN: someone else drained it; nothing to do. */
+            }
+        }
+        if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+            Weft__Envelope *env;
+            while ((rc = input_next(S.fd, &S.in, &env, why, sizeof why)) == 1) {
+                rc = handle_frame(env, why, sizeof why);
+                weft_frame_free_envelope(env);
+                if (rc < 0)
+                    goto broken;
+            }
+            if (rc == WEFT_ECLOSED && goodbye_sent) {
+                rc = 0;
+                break; /* the orderly end */
+            }
+            if (rc < 0)
+                goto broken;
+        }
+        if (out.data && (pfd[0].revents & POLLOUT)) {
+            ssize_t n = send(S.fd, out.data + out.off, out.len - out.off,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                errno != EINTR) {
+                snprintf(why, sizeof why, "%s", strerror(errno));
+                rc = WEFT_EIO;
+                goto broken;
+            }
+            if (n > 0)
+                out.off += (size_t)n;
+            if (out.off == out.len) {
+                if (out.is_goodbye) {
+                    goodbye_sent = 1;
+                    eof_deadline = now_ms() + WEFT__EOF_TIMEOUT_MS;
+                }
+                free(out.data);
+                out.data = NULL;
+            }
+        }
+    }
+    goto out;
+broken:
+    go_discard(why);
+    pthread_mutex_lock(&S.mu);
+    S.close_rc = WEFT_EIO;
+    pthread_mutex_unlock(&S.mu);
+out:
+    free(out.data);
+    close(S.fd);
+    S.fd = -1;
+    return NULL;
+}
+
+/* ---- open and close ---------------------------------------------------------- */
+
+static void at_exit(void)
+{
+    weft_close();
+}
+
+/* In the child of fork(): the session belongs to the parent. Records are
+ * dropped and weft_close does nothing; the child's copy of the socket is
+ * closed so weftd sees the parent hang up. */
+static void at_fork_child(void)
+{
+    int st = atomic_load(&S.state);
+
+    pthread_mutex_init(&S.open_mu, NULL);
+    pthread_mutex_init(&S.mu, NULL);
+    pthread_cond_init(&S.pool_cv, NULL);
+    S.sender_started = 0;
+    if (st == ST_ACTIVE || st == ST_DISCARD) {
+        atomic_store(&S.state, ST_FORKED);
+        if (S.fd >= 0)
+            close(S.fd);
+        if (S.wake_fd >= 0)
+            close(S.wake_fd);
+        S.fd = S.wake_fd = -1;
+        raise_attention_locked();
+    }
+}
+
+/* Starts the sender with all signals blocked, so the application's
+ * handlers never run on it. Returns 0 or WEFT_ENOMEM. */
+static int start_sender(void)
+{
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&S.sender, NULL, sender_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc == 0 ? 0 : WEFT_ENOMEM;
+}
+
+/* Reads the environment, connects and starts the sender. Returns 0 (also
+ * when weftd is unreachable or refuses: tracing is then off, after one
+ * warning), WEFT_ECONFIG, WEFT_ECONNECT with WEFT_REQUIRED=1, or
+ * WEFT_ECLOSED after weft_close or in a forked child. Idempotent. */
+WEFT_API int weft_open(void)
+{
+    weft__config cfg;
+    char why[512] = "";
+    int fd = -1, rc = 0, st;
+
+    pthread_mutex_lock(&S.open_mu);
+    st = atomic_load(&S.state);
+    if (st == ST_ACTIVE || st == ST_DISCARD)
+        goto out;
+    if (st != ST_NONE) {
+        rc = WEFT_ECLOSED;
+        goto out;
+    }
+    rc = config_load(&cfg);
+    if (rc < 0)
+        goto out;
+    pthread_once(&thread_key_once, make_thread_key);
+    if (!S.hooks_installed) {
+        atexit(at_exit);
+        pthread_atfork(NULL, NULL, at_fork_child);
+        S.hooks_installed = 1;
+    }
+    pthread_mutex_lock(&S.mu);
+    S.cfg = cfg;
+    pthread_mutex_unlock(&S.mu);
+
+    rc = connect_and_hello(&cfg, &fd, why, sizeof why);
+    if (rc == WEFT_EPROTO) {
+        warn("weftd refused this process: %s", why);
+        rc = cfg.required ? WEFT_ECONNECT : 0;
+        if (rc == 0)
+            atomic_store(&S.state, ST_DISCARD);
+        goto out;
+    }
+    if (rc < 0) {
+        if (cfg.required) {
+            warn("cannot reach weftd at %s: %s (WEFT_REQUIRED=1)",
+                 cfg.server, why);
+            rc = WEFT_ECONNECT;
+        } else {
+            warn("cannot reach weftd at %s: %s; tracing is off for this "
+                 "process", cfg.server, why);
+            atomic_store(&S.state, ST_DISCARD);
+            rc = 0;
+        }
+        goto out;
+    }
+    S.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (S.wake_fd < 0) {
+        warn("eventfd: %s; tracing is off for this process", strerror(errno));
+        close(fd);
+        atomic_store(&S.state, ST_DISCARD);
+        goto out;
+    }
+    S.fd = fd;
+    S.close_rc = 0;
+    pthread_mutex_lock(&S.mu);
+    atomic_store(&S.state, ST_ACTIVE);
+    raise_attention_locked();
+    pthread_mutex_unlock(&S.mu);
+    if (start_sender() < 0) {
+        warn("cannot start the sender thread; tracing is off for this "
+             "process");
+        pthread_mutex_lock(&S.mu);
+        atomic_store(&S.state, ST_DISCARD);
+        raise_attention_locked();
+        pthread_mutex_unlock(&S.mu);
+        close(S.fd);
+        S.fd = -1;
+        goto out;
+    }
+    S.sender_started = 1;
+out:
+    pthread_mutex_unlock(&S.open_mu);
+    return rc;
+}
+
+/* Frees what the session holds except thread states. mu held. */
+static void free_session_locked(void)
+{
+    weft__buf *lists[3] = { S.free_list, S.q_head, S.inflight };
+
+    for (int i = 0; i < 3; i++) {
+        while (lists[i]) {
+            weft__buf *b = lists[i];
+            lists[i] = b->next;
+            free(b);
+        }
+    }
+    S.free_list = S.q_head = S.q_tail = S.inflight = NULL;
+    S.nbufs = 0;
+    free_chunks(&S.d_head);
+    free_chunks(&S.d_inflight);
+    S.d_tail = NULL;
+    intern_free(&S.strings);
+    intern_free(&S.regions);
+}
+
+/* Hands over every thread's partial buffer, lets the sender ship them,
+ * wait for their Acks (WEFT_CLOSE_TIMEOUT_MS), send Goodbye and wait for
+ * weftd to hang up; then frees the session (thread states stay: late
+ * records must find theirs). Must run after the recording threads have
+ * finished: buffers of threads still alive are taken over without their
+ * consent. Returns 0, or WEFT_EIO when weftd may not hold everything (the
+ * connection was lost or Acks timed out). Idempotent; also run at exit. */
+WEFT_API int weft_close(void)
+{
+    int rc = 0, st, wake = 0;
+
+    pthread_mutex_lock(&S.open_mu);
+    st = atomic_load(&S.state);
+    if (st != ST_ACTIVE && st != ST_DISCARD)
+        goto out;
+    pthread_mutex_lock(&S.mu);
+    /* Documented: the recording threads have finished. Buffers of threads
+     * that have not exited (the caller's, and any still alive) are taken
+     * over here while the session is still active, so they are sent. */
+    for (weft__thread *t = S.threads; t; t = t->next)
+        buf_release_locked(t, &wake);
+    atomic_store(&S.state, ST_CLOSED);
+    raise_attention_locked();
+    pthread_cond_broadcast(&S.pool_cv);
+    S.closing = 1;
+    pthread_mutex_unlock(&S.mu);
+    if (S.sender_started) {
+        wake_sender();
+        pthread_join(S.sender, NULL);
+        S.sender_started = 0;
+        rc = S.close_rc;
+    }
+    pthread_mutex_lock(&S.mu);
+    free_session_locked();
+    pthread_mutex_unlock(&S.mu);
+    weft_frame_reader_free(&S.in.rd);
+    if (S.wake_fd >= 0)
+        close(S.wake_fd);
+    S.wake_fd = -1;
+out:
+    pthread_mutex_unlock(&S.open_mu);
+    return rc;
+}
+
+/* 1 while the session streams to weftd. */
+WEFT_API int weft_connected(void)
+{
+    return atomic_load(&S.state) == ST_ACTIVE;
+}
+
+/* The caller's location index, assigning the next one on first use;
+ * UINT32_MAX when out of memory. */
+WEFT_API uint32_t weft_location_index(void)
+{
+    weft__thread *t = thread_self();
+
+    return t ? t->location : UINT32_MAX;
+}
+
+/* Rank and size from the environment, valid after weft_open (0 and 1
+ * before). */
+WEFT_API uint32_t weft_rank(void)
+{
+    return S.cfg.rank;
+}
+
+WEFT_API uint32_t weft_size(void)
+{
+    return S.cfg.size ? S.cfg.size : 1;
+}

@@ -1,0 +1,87 @@
+/* client_internal.h - what api.c (the record path, generated from the
+ * record table) shares with client.c (session, buffers, sender thread).
+ *
+ * DESIGN
+ * Each recording thread owns a weft__thread, reached through the
+ * initial-exec thread-local pointer weft__tls, and writes records straight
+ * into its current buffer between `p` and `end`. The common case is: load
+ * weft__tls, check room and the `attention` flag (a relaxed atomic load),
+ * check the timestamp, encode, advance `p`: no lock, no syscall, no
+ * allocation. Everything else - no thread state yet, buffer full, a flush
+ * requested by the sender, the session not open, closed or discarding - is
+ * routed to weft__record_slow() by making that check fail: a thread without
+ * a buffer has p == end, and other threads (sender, weft_close) raise
+ * `attention` when they need the owner to look at the session state.
+ */
+#ifndef WEFT_CLIENT_INTERNAL_H
+#define WEFT_CLIENT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "record.h"
+#include "varint.h"
+#include "weft.h"
+
+#define WEFT__HIDDEN __attribute__((visibility("hidden")))
+#define WEFT__LIKELY(x) __builtin_expect(!!(x), 1)
+#define WEFT__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+struct weft__buf;
+
+/* Per-thread recording state. Allocated on the thread's first use and kept
+ * until the process ends (weftd's Goodbye needs its counts, and late
+ * records from other TLS destructors must still find it). */
+typedef struct weft__thread {
+    /* Owner thread only (weft_close may take them over, see weft_close). */
+    uint8_t *p;              /* write cursor in cur's data */
+    uint8_t *end;            /* end of cur's data; p == end without a buffer */
+    uint64_t prev_time;      /* time of the last event recorded, ns */
+    uint32_t nevents;        /* records in cur */
+    struct weft__buf *cur;   /* the buffer being filled, or NULL */
+    uint64_t seq;            /* last batch sequence number handed over */
+    uint64_t recorded;       /* events in batches handed over */
+    uint64_t dropped;        /* records discarded */
+    /* Set by the sender (flush) and by state changes; read relaxed by the
+     * owner on every record, cleared by the owner in the slow path. */
+    atomic_int attention;
+    /* Set at creation, read-only after. */
+    uint32_t location;       /* location index: order of first use */
+    /* Under the session mutex. */
+    int exited;              /* the thread has ended (key destructor ran) */
+    struct weft__thread *next; /* registry of all thread states */
+} weft__thread;
+
+/* The calling thread's state, NULL before its first use. */
+extern __thread weft__thread *weft__tls
+    __attribute__((tls_model("initial-exec"))) WEFT__HIDDEN;
+
+/* Slow path of every event call, with the encoded size bound of the record
+ * and its time. Returns 1 when weft__tls now has a buffer with `bound`
+ * bytes free (the caller encodes), 0 when the record was discarded and
+ * counted as dropped (tracing is off for this process), WEFT_ETIME,
+ * WEFT_ECLOSED (session not open or closed), WEFT_ETOOBIG (record larger
+ * than a buffer) or WEFT_ENOMEM. */
+WEFT__HIDDEN int weft__record_slow(size_t bound, uint64_t time);
+
+/* Encodes a definition record into the process's pending definitions.
+ * Returns 0 (also when tracing is off: nothing is kept), WEFT_ECLOSED,
+ * WEFT_ETOOBIG or WEFT_ENOMEM. r and what it points to stay the caller's. */
+WEFT__HIDDEN int weft__def_append(const weft_record *r);
+
+/* Value type (OTF2_Type) of a metric made by weft_metric, or
+ * OTF2_TYPE_NONE when unknown (self-defined or beyond the table). */
+WEFT__HIDDEN OTF2_Type weft__metric_type(OTF2_MetricRef metric);
+
+/* The trace clock, ns. */
+static inline uint64_t weft__now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif

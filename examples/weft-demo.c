@@ -1,0 +1,477 @@
+/* weft-demo.c - a small instrumented program: PROCS processes (forked
+ * children playing the ranks of a parallel job) with THREADS threads each,
+ * recording nested regions and a metric through libweft.
+ *
+ * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS; every child inherits
+ * the parent's WEFT_TRACE. When neither WEFT_TRACE nor a batch job id is
+ * set, the parent sets WEFT_TRACE=weft-demo-HOST-PID so that all children
+ * join one trace. Each child reports, per thread, how many records libweft
+ * accepted (calls that returned 0) through a pipe; with --report FILE the
+ * parent writes them as one JSON object keyed "RANK.THREAD" (THREAD is the
+ * thread's location index), which tests compare with the archive.
+ *
+ * Exit status: 0 when every child succeeded, 1 when one failed, 2 for a
+ * usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <weft.h>
+
+#define MAX_PROCS 4096
+#define MAX_THREADS 1024
+#define MAX_ITERATIONS 100000000L
+
+enum { KIND_ENTER, KIND_LEAVE, KIND_METRIC, KIND_COUNT };
+static const char *const kind_names[KIND_COUNT] = { "Enter", "Leave",
+                                                    "Metric" };
+
+typedef struct options {
+    long procs, threads, iterations;
+    const char *report;
+} options;
+
+/* What one thread did. */
+typedef struct thread_ctx {
+    long iterations;
+    uint32_t location;
+    uint64_t counts[KIND_COUNT];
+    int first_error;        /* first WEFT_E* code returned, 0 if none */
+    const char *failed_call;
+} thread_ctx;
+
+/* One line of the report pipe: child -> parent. */
+typedef struct report_row {
+    uint32_t rank, location;
+    uint64_t counts[KIND_COUNT];
+} report_row;
+
+static OTF2_RegionRef r_main, r_iteration, r_compute, r_exchange;
+static OTF2_MetricRef m_work;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "Usage: weft-demo [-p PROCS] [-t THREADS] [-n ITERATIONS] "
+        "[--report FILE]\n"
+        "Records nested regions and a metric from PROCS processes with "
+        "THREADS threads\neach and streams them to weftd (see WEFT_SERVER).\n"
+        "\n"
+        "  -p, --procs N        processes (ranks), 1 to %d (default 2)\n"
+        "  -t, --threads N      threads per process, 1 to %d (default 2)\n"
+        "  -n, --iterations N   rounds per thread, 0 to %ld (default 1000)\n"
+        "      --report FILE    write per-thread record counts as JSON\n"
+        "  -h, --help           show this help\n"
+        "\n"
+        "All processes share WEFT_TRACE; if neither it nor a batch job id is "
+        "set,\nWEFT_TRACE=weft-demo-HOST-PID is used.\n",
+        MAX_PROCS, MAX_THREADS, MAX_ITERATIONS);
+}
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("weft-demo: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'weft-demo --help' for more information.\n", stderr);
+    return 2;
+}
+
+/* A whole number in [min, max]; 0 or -1. */
+static int parse_count(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parses argv. Returns -1 to go on, or an exit status (0 after --help,
+ * 2 after a usage error). */
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        { "procs", required_argument, NULL, 'p' },
+        { "threads", required_argument, NULL, 't' },
+        { "iterations", required_argument, NULL, 'n' },
+        { "report", required_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    o->procs = 2;
+    o->threads = 2;
+    o->iterations = 1000;
+    o->report = NULL;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":p:t:n:h", longopts, NULL)) != -1) {
+        const char *name = NULL;
+        long *target = NULL, min = 1, max = 0;
+        switch (c) {
+        case 'p':
+            target = &o->procs, name = "-p (--procs)", max = MAX_PROCS;
+            break;
+        case 't':
+            target = &o->threads, name = "-t (--threads)", max = MAX_THREADS;
+            break;
+        case 'n':
+            target = &o->iterations, name = "-n (--iterations)";
+            min = 0, max = MAX_ITERATIONS;
+            break;
+        case 'r':
+            o->report = optarg;
+            continue;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case ':':
+            if (optopt)
+                return usage_error("option '-%c' needs a value", optopt);
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            if (optopt)
+                return usage_error("unknown option '-%c'", optopt);
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+        if (parse_count(optarg, min, max, target) < 0)
+            return usage_error("invalid value '%s' for option %s (a whole "
+                               "number from %ld to %ld)", optarg, name, min,
+                               max);
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* ---- the instrumented work (in each child) ------------------------------- */
+
+static void count(thread_ctx *ctx, int kind, int rc, const char *call)
+{
+    if (rc == 0) {
+        ctx->counts[kind]++;
+    } else if (!ctx->first_error) {
+        ctx->first_error = rc;
+        ctx->failed_call = call;
+    }
+}
+
+/* A little real work the compiler cannot remove. */
+static double compute(long i, long n)
+{
+    volatile double acc = 0;
+
+    for (long k = 1; k <= n; k++)
+        acc += (double)((i + k) % 7) / (double)k;
+    return acc;
+}
+
+static void *thread_main(void *arg)
+{
+    thread_ctx *ctx = arg;
+    uint64_t work = 0;
+    double sink = 0;
+    char buf[256], copy[256];
+
+    ctx->location = weft_location_index();
+    count(ctx, KIND_ENTER, weft_enter(r_main), "weft_enter(main)");
+    for (long i = 0; i < ctx->iterations; i++) {
+        count(ctx, KIND_ENTER, weft_enter(r_iteration), "weft_enter(iteration)");
+
+        count(ctx, KIND_ENTER, weft_enter(r_compute), "weft_enter(compute)");
+        sink += compute(i, 200);
+        count(ctx, KIND_LEAVE, weft_leave(r_compute), "weft_leave(compute)");
+
+        count(ctx, KIND_ENTER, weft_enter(r_exchange), "weft_enter(exchange)");
+        memset(buf, (int)(i & 0xff), sizeof buf);
+        memcpy(copy, buf, sizeof copy);
+        sink += copy[i % (long)sizeof copy];
+        count(ctx, KIND_LEAVE, weft_leave(r_exchange), "weft_leave(exchange)");
+
+        work += 200;
+        count(ctx, KIND_METRIC, weft_metric_u64(m_work, work),
+              "weft_metric_u64(work)");
+        count(ctx, KIND_LEAVE, weft_leave(r_iteration), "weft_leave(iteration)");
+    }
+    count(ctx, KIND_LEAVE, weft_leave(r_main), "weft_leave(main)");
+    if (sink < 0)
+        fprintf(stderr, "weft-demo: impossible\n");
+    return NULL;
+}
+
+/* Runs rank `rank`: records, closes, writes one report row per thread to
+ * `out`. Returns the process exit status. */
+static int run_child(const options *o, uint32_t rank, int out)
+{
+    char value[32];
+    thread_ctx *ctx = NULL;
+    pthread_t *tids = NULL;
+    long started = 0;
+    int rc, status = 1;
+
+    snprintf(value, sizeof value, "%" PRIu32, rank);
+    setenv("WEFT_RANK", value, 1);
+    snprintf(value, sizeof value, "%ld", o->procs);
+    setenv("WEFT_SIZE", value, 1);
+
+    rc = weft_open();
+    if (rc < 0) {
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": weft_open: %s\n", rank,
+                weft_strerror(rc));
+        goto out;
+    }
+    r_main = weft_region("main");
+    r_iteration = weft_region("iteration");
+    r_compute = weft_region("compute");
+    r_exchange = weft_region("exchange");
+    m_work = weft_metric("work", "items", OTF2_TYPE_UINT64,
+                         OTF2_METRIC_ACCUMULATED_START);
+    if (r_main == OTF2_UNDEFINED_REGION || r_exchange == OTF2_UNDEFINED_REGION ||
+        m_work == OTF2_UNDEFINED_METRIC) {
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": cannot define regions "
+                "and metrics\n", rank);
+        goto out;
+    }
+
+    ctx = calloc((size_t)o->threads, sizeof *ctx);
+    tids = calloc((size_t)o->threads, sizeof *tids);
+    if (!ctx || !tids) {
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": out of memory\n", rank);
+        goto out;
+    }
+    for (started = 0; started < o->threads; started++) {
+        ctx[started].iterations = o->iterations;
+        rc = pthread_create(&tids[started], NULL, thread_main, &ctx[started]);
+        if (rc != 0) {
+            fprintf(stderr, "weft-demo: rank %" PRIu32 ": pthread_create: "
+                    "%s\n", rank, strerror(rc));
+            break;
+        }
+    }
+    for (long i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    /* After the threads: weft_close ships everything and says goodbye. */
+    rc = weft_close();
+    if (rc < 0)
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": weft_close: %s\n", rank,
+                weft_strerror(rc));
+    if (started < o->threads)
+        goto out;
+
+    status = 0;
+    for (long i = 0; i < o->threads; i++) {
+        report_row row = { rank, ctx[i].location, { 0 } };
+        memcpy(row.counts, ctx[i].counts, sizeof row.counts);
+        if (ctx[i].first_error) {
+            fprintf(stderr, "weft-demo: rank %" PRIu32 " thread %" PRIu32
+                    ": %s: %s\n", rank, ctx[i].location, ctx[i].failed_call,
+                    weft_strerror(ctx[i].first_error));
+            status = 1;
+        }
+        /* Rows are far below PIPE_BUF: each write is atomic. */
+        if (write(out, &row, sizeof row) != (ssize_t)sizeof row) {
+            fprintf(stderr, "weft-demo: rank %" PRIu32 ": cannot report: %s\n",
+                    rank, strerror(errno));
+            status = 1;
+        }
+    }
+out:
+    free(ctx);
+    free(tids);
+    return status;
+}
+
+/* ---- the parent ------------------------------------------------------------ */
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const report_row *x = a, *y = b;
+
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->location < y->location ? -1 : x->location > y->location;
+}
+
+/* Writes the rows as one JSON object. Returns 0 or -1 after a message. */
+static int write_report(const char *path, report_row *rows, size_t n)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        fprintf(stderr, "weft-demo: cannot write %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    qsort(rows, n, sizeof *rows, cmp_rows);
+    fputs("{", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\n  \"%" PRIu32 ".%" PRIu32 "\": {", i ? "," : "",
+                rows[i].rank, rows[i].location);
+        for (int k = 0; k < KIND_COUNT; k++)
+            fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind_names[k],
+                    rows[i].counts[k]);
+        fputs("}", f);
+    }
+    fputs(n ? "\n}\n" : "}\n", f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "weft-demo: cannot write %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives all children one trace name unless the environment has one. */
+static void ensure_trace_name(void)
+{
+    static const char *const vars[] = { "WEFT_TRACE", "SLURM_JOB_ID",
+                                        "PBS_JOBID", "LSB_JOBID",
+                                        "PMIX_NAMESPACE" };
+    char host[256] = "host", name[320];
+
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return;
+    }
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    snprintf(name, sizeof name, "weft-demo-%s-%ld", host, (long)getpid());
+    setenv("WEFT_TRACE", name, 1);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) +
+           (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    report_row *rows = NULL;
+    size_t nrows = 0, cap;
+    pid_t *pids = NULL;
+    long forked = 0, failed = 0;
+    uint64_t totals[KIND_COUNT] = { 0 };
+    struct timespec t0;
+    int fds[2] = { -1, -1 }, status;
+    const char *trace;
+
+    status = parse_options(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    status = 1;
+    ensure_trace_name();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    cap = (size_t)o.procs * (size_t)o.threads;
+    rows = calloc(cap, sizeof *rows);
+    pids = calloc((size_t)o.procs, sizeof *pids);
+    if (!rows || !pids) {
+        fprintf(stderr, "weft-demo: out of memory\n");
+        goto out;
+    }
+    if (pipe(fds) < 0) {
+        fprintf(stderr, "weft-demo: pipe: %s\n", strerror(errno));
+        goto out;
+    }
+    fflush(NULL);
+    for (forked = 0; forked < o.procs; forked++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "weft-demo: fork: %s\n", strerror(errno));
+            failed++;
+            break;
+        }
+        if (pid == 0) {
+            int rc;
+            /* The parent's bookkeeping is not the child's. */
+            free(rows);
+            free(pids);
+            close(fds[0]);
+            rc = run_child(&o, (uint32_t)forked, fds[1]);
+            close(fds[1]);
+            exit(rc);
+        }
+        pids[forked] = pid;
+    }
+    close(fds[1]);
+    fds[1] = -1;
+
+    /* Read rows until every child has closed its end. */
+    for (;;) {
+        report_row row;
+        ssize_t n = read(fds[0], &row, sizeof row);
+        if (n == 0)
+            break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof row) {
+            fprintf(stderr, "weft-demo: bad report from a child\n");
+            failed++;
+            break;
+        }
+        if (nrows < cap)
+            rows[nrows++] = row;
+    }
+    for (long i = 0; i < forked; i++) {
+        int ws;
+        while (waitpid(pids[i], &ws, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
+            if (WIFSIGNALED(ws))
+                fprintf(stderr, "weft-demo: rank %ld killed by signal %d\n",
+                        i, WTERMSIG(ws));
+            failed++;
+        }
+    }
+    for (size_t i = 0; i < nrows; i++)
+        for (int k = 0; k < KIND_COUNT; k++)
+            totals[k] += rows[i].counts[k];
+    if (o.report && write_report(o.report, rows, nrows) < 0)
+        failed++;
+    trace = getenv("WEFT_TRACE");
+    fprintf(stderr, "weft-demo: %ld processes x %ld threads x %ld iterations: "
+            "%" PRIu64 " Enter, %" PRIu64 " Leave, %" PRIu64 " Metric "
+            "recorded in %.2f s, trace %s%s\n", o.procs, o.threads,
+            o.iterations, totals[KIND_ENTER], totals[KIND_LEAVE],
+            totals[KIND_METRIC], seconds_since(&t0),
+            trace && *trace ? trace : "named after the batch job",
+            failed ? "; FAILED" : "");
+    status = failed ? 1 : 0;
+out:
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    free(rows);
+    free(pids);
+    return status;
+}
