@@ -29,6 +29,7 @@ def main():
     problems = []
     counts = collections.defaultdict(collections.Counter)
     last_time = {}
+    first_time = {}
     stacks = collections.defaultdict(list)
     with otf2.reader.open(anchor) as trace:
         defs = trace.definitions
@@ -57,6 +58,7 @@ def main():
                 problems.append("location %s: time goes backwards at %d"
                                 % (key, event.time))
             last_time[key] = event.time
+            first_time.setdefault(key, event.time)
             if kind == "Enter":
                 stacks[key].append(event.region.name)
             elif kind == "Leave":
@@ -66,6 +68,16 @@ def main():
                 else:
                     stacks[key].pop()
 
+        clock = defs.clock_properties
+        if last_time:
+            first = min(first_time.values())
+            last = max(last_time.values())
+            if first < clock.global_offset or \
+                    last >= clock.global_offset + clock.trace_length:
+                problems.append("ClockProperties [%d, +%d) do not cover the "
+                                "events [%d, %d]" % (clock.global_offset,
+                                                     clock.trace_length,
+                                                     first, last))
         for key, loc in locations.items():
             total = sum(counts[key].values())
             if loc.number_of_events != total:

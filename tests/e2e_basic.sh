@@ -36,4 +36,22 @@ expected=$(json_get "$TMP/report.json" 'sum(sum(k.values()) for k in j.values())
     fail "weft list does not show the trace"
 ls "$SPOOL"/traces/*/rank-*.wj 2>/dev/null && fail "journals left after conversion"
 stop_weftd
+
+# The same over a Unix socket, the owner taken from the peer's
+# credentials, and `weft` finding the catalog through the configuration
+# file (no --catalog).
+printf '[weftd]\nspool = %s\nsocket = %s\n' "$SPOOL" "$TMP/weftd.sock" >"$TMP/weftd.conf"
+export WEFT_CONFIG="$TMP/weftd.conf"
+start_weftd
+WEFT_SERVER="unix:$TMP/weftd.sock" WEFT_TRACE="over unix" timeout 120 "$DEMO" -p 2 -t 1 -n 50 \
+    --report "$TMP/report2.json" >"$TMP/demo2.out" 2>&1 ||
+    { cat "$TMP/demo2.out" >&2; fail "weft-demo over the Unix socket failed"; }
+wait_state "over unix" complete 60
+"$WEFT" show "over unix" --json >"$TMP/show2.json" ||
+    fail "weft does not find the catalog of the configuration file"
+[ "$(json_get "$TMP/show2.json" 'j["uid"]')" -eq "$(id -u)" ] || fail "owner is not $(id -u)"
+"$PY" "$CHECK_ARCHIVE" "$(json_get "$TMP/show2.json" 'j["archive"]')" "$TMP/report2.json" >/dev/null ||
+    fail "the trace sent over the Unix socket does not match"
+"$WEFT" list | grep -q "over unix" || fail "weft list (default catalog) does not show the trace"
+stop_weftd
 echo "ok: $events events in 8 locations"
