@@ -25,7 +25,20 @@ typedef struct weft_daemon {
     struct weft_trace *traces;    /* traces still recording */
     uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
+    unsigned converting;          /* conversions in flight */
     int stopping;
+    const char *config_path;      /* file to re-read on SIGHUP, or NULL */
+    int config_missing_ok;        /* the default file may be absent */
+    const char *flags[16][2];     /* key and value of each command-line
+                                     setting, applied over the file again
+                                     on SIGHUP; point into argv */
+    unsigned nflags;
+    uv_signal_t sig_hup;
+    /* Totals since start, for STATUS and logs. */
+    uint64_t events_in;           /* events journaled */
+    uint64_t bytes_in;            /* record bytes journaled */
+    uint64_t events_at_tick;      /* events_in at the previous tick */
+    uint64_t refused;             /* connections refused for bad input */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

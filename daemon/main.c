@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <uv.h>
 
 #include "catalog.h"
@@ -77,9 +78,76 @@ static int mkdir_p(const char *path)
     return mkdir(buf, 0750) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* Once a second: grace periods, and the live figures for systemd. */
 static void on_tick(uv_timer_t *t)
 {
-    weft_trace_check_idle(t->data);
+    weft_daemon *d = t->data;
+    unsigned recording = 0;
+
+    weft_trace_check_idle(d);
+    for (const weft_trace *tr = d->traces; tr; tr = tr->next)
+        recording++;
+    sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
+               "converting, %llu events/s, %llu events and %llu bytes since "
+               "start, %llu refused",
+               (unsigned long long)d->nconns, recording, d->converting,
+               (unsigned long long)(d->events_in - d->events_at_tick),
+               (unsigned long long)d->events_in,
+               (unsigned long long)d->bytes_in,
+               (unsigned long long)d->refused);
+    d->events_at_tick = d->events_in;
+}
+
+/* Applies the command-line settings again: they beat the file. */
+static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
+                       size_t errlen)
+{
+    for (unsigned i = 0; i < d->nflags; i++)
+        if (weft_config_set(c, "weftd", d->flags[i][0], d->flags[i][1], err,
+                            errlen) < 0)
+            return -1;
+    return 0;
+}
+
+/* SIGHUP: re-reads the configuration file and applies what can change
+ * while running (limits, log level, grace period). Listen addresses, spool
+ * and catalog need a restart; a bad file keeps the running configuration. */
+static void on_hup(uv_signal_t *s, int signum)
+{
+    weft_daemon *d = s->data;
+    weft_config c;
+    char err[512];
+
+    weft_config_init(&c);
+    if (weft_config_set(&c, "weftd", "listen", d->cfg.listen, err, sizeof err) ||
+        weft_config_set(&c, "weftd", "socket", d->cfg.socket, err, sizeof err) ||
+        weft_config_set(&c, "weftd", "spool", d->cfg.spool, err, sizeof err) ||
+        weft_config_set(&c, "weftd", "catalog", d->cfg.catalog, err, sizeof err) ||
+        (d->config_path &&
+         weft_config_load_file(&c, d->config_path, d->config_missing_ok, err,
+                               sizeof err)) ||
+        apply_flags(d, &c, err, sizeof err) ||
+        weft_config_finish(&c, err, sizeof err)) {
+        weft_dlog(d, WEFT_LOG_ERROR, "SIGHUP: configuration not reloaded: %s",
+                  err);
+        weft_config_free(&c);
+        return;
+    }
+    if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
+        strcmp(c.spool, d->cfg.spool) || strcmp(c.catalog, d->cfg.catalog))
+        weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: listen, socket, spool and "
+                  "catalog change only when weftd restarts");
+    d->cfg.log_level = c.log_level;
+    d->cfg.grace_period = c.grace_period;
+    d->cfg.max_frame = c.max_frame;
+    d->cfg.max_connections = c.max_connections;
+    d->cfg.max_string = c.max_string;
+    d->cfg.max_definitions = c.max_definitions;
+    d->cfg.max_locations = c.max_locations;
+    d->cfg.max_members = c.max_members;
+    weft_config_free(&c);
+    weft_dlog(d, WEFT_LOG_INFO, "SIGHUP: configuration reloaded from %s",
+              d->config_path ? d->config_path : "built-in defaults");
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -89,18 +157,21 @@ static void on_signal(uv_signal_t *s, int signum)
     if (d->stopping)
         return;
     d->stopping = 1;
+    sd_notify(0, "STOPPING=1");
     weft_dlog(d, WEFT_LOG_INFO, "%s: stopping (waiting for %u jobs)",
               signum == SIGTERM ? "SIGTERM" : "SIGINT", d->jobs);
     weft_server_stop(d);
     uv_close((uv_handle_t *)&d->tick, NULL);
+    uv_close((uv_handle_t *)&d->sig_hup, NULL);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
     uv_close((uv_handle_t *)&d->sig_int, NULL);
 }
 
 /* Applies the command line over the configuration. Returns 0, 1 to exit
  * successfully (help, version), or 2 for a usage error. */
-static int parse_args(int argc, char **argv, weft_config *cfg, int *check)
+static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
 {
+    weft_config *cfg = &d->cfg;
     const char *config = NULL;
     char err[512];
     int opt, missing_ok = 1;
@@ -114,6 +185,8 @@ static int parse_args(int argc, char **argv, weft_config *cfg, int *check)
         missing_ok = 0;
     else
         config = weft_config_default_path();
+    d->config_path = config;
+    d->config_missing_ok = missing_ok;
     if (weft_config_load_file(cfg, config, missing_ok, err, sizeof err) < 0) {
         fprintf(stderr, "weftd: %s\n", err);
         return 2;
@@ -144,6 +217,10 @@ static int parse_args(int argc, char **argv, weft_config *cfg, int *check)
         if (weft_config_set(cfg, section, key, optarg, err, sizeof err) < 0) {
             fprintf(stderr, "weftd: --%s: %s\n", key, err);
             return 2;
+        }
+        if (d->nflags < sizeof d->flags / sizeof d->flags[0]) {
+            d->flags[d->nflags][0] = key;
+            d->flags[d->nflags++][1] = optarg;
         }
     }
     if (optind < argc) {
@@ -189,7 +266,7 @@ int main(int argc, char **argv)
 
     memset(&d, 0, sizeof d);
     weft_config_init(&d.cfg);
-    rc = parse_args(argc, argv, &d.cfg, &check);
+    rc = parse_args(argc, argv, &d, &check);
     if (rc != 0 || check) {
         if (check && rc == 0)
             weft_config_print(&d.cfg, stdout);
@@ -214,6 +291,10 @@ int main(int argc, char **argv)
     d.sig_term.data = d.sig_int.data = &d;
     uv_signal_start(&d.sig_term, on_signal, SIGTERM);
     uv_signal_start(&d.sig_int, on_signal, SIGINT);
+    uv_signal_init(d.loop, &d.sig_hup);
+    d.sig_hup.data = &d;
+    uv_signal_start(&d.sig_hup, on_hup, SIGHUP);
+    sd_notify(0, "READY=1");
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     rc = uv_loop_close(d.loop);

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,7 @@ void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
+    c->d->refused++;
     n = weft_frame_pack_error(&frame, code, "%s", msg);
     if (n > 0)
         weft_conn_send(c, frame, (size_t)n);
@@ -377,10 +379,28 @@ static int start_unix(weft_daemon *d)
     return 0;
 }
 
+/* libuv writes to sockets with write(2), without MSG_NOSIGNAL: a peer
+ * that reset its connection while acks were still queued for it would
+ * raise SIGPIPE and kill weftd. Ignored, the write fails with EPIPE and
+ * on_write closes that one connection. A handler someone installed is
+ * left alone. */
+static void ignore_sigpipe(void)
+{
+    struct sigaction sa;
+
+    if (sigaction(SIGPIPE, NULL, &sa) != 0 || sa.sa_handler != SIG_DFL)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
 int weft_server_start(weft_daemon *d)
 {
     int rc = 0;
 
+    ignore_sigpipe();
     if (*d->cfg.listen)
         rc = start_tcp(d);
     if (rc == 0 && *d->cfg.socket)
@@ -396,6 +416,11 @@ void weft_server_stop(weft_daemon *d)
         uv_close((uv_handle_t *)&d->unix_sock, NULL);
         unlink(d->cfg.socket);
     }
-    for (weft_conn *c = d->conns; c; c = c->next)
+    /* Closed now rather than after their writes drain: a peer that does
+     * not read would hold its shutdown, and so the loop, forever. What
+     * was journaled is safe; a client resumes from its HelloAck. */
+    for (weft_conn *c = d->conns; c; c = c->next) {
         weft_conn_close(c);
+        close_now(c);
+    }
 }

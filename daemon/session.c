@@ -72,10 +72,42 @@ static int remember_metric_count(weft_member *m, uint64_t id, uint8_t n)
     return 0;
 }
 
+/* Undefines the ids defined by the first n records of a Definitions
+ * payload. Each of them was new when it was added (check_defs refuses
+ * redefinitions), so no earlier definition is lost. */
+static void forget_defs(weft_member *m, const uint8_t *buf, size_t len,
+                        uint64_t n)
+{
+    weft_decoder dec;
+    weft_record r;
+
+    weft_decoder_init(&dec, buf, len, 0, 0);
+    dec.max_string = m->trace->d->cfg.max_string;
+    while (n-- > 0 && weft_decoder_next(&dec, &r) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        const weft_field_desc *self;
+        weft_idset *s;
+        uint64_t id;
+        if (rd->self_field < 0)
+            continue;
+        self = &rd->fields[rd->self_field];
+        s = &m->defined[self->ref];
+        id = weft_field_get(&r, self);
+        if (id < s->cap)
+            s->bits[id / 8] &= (uint8_t)~(1u << (id % 8));
+    }
+    weft_decoder_free(&dec);
+}
+
+/* A payload is accepted or refused as a whole: when a record is refused,
+ * the ids the records before it defined are forgotten again, because the
+ * payload is neither journaled nor acked and its ids must not satisfy
+ * later references or block the corrected resend. */
 int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
                             char *err, size_t errlen)
 {
     const weft_config *cfg = &m->trace->d->cfg;
+    uint64_t nrec = 0, added = 0;
     weft_decoder dec;
     weft_record r;
     int rc;
@@ -86,6 +118,7 @@ int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         const weft_field_desc *self;
         uint64_t id;
+        nrec++;
         if (rd->flags & WEFT_DF_DAEMON) {
             rc = fail(err, errlen, WEFT_ETYPE, "%s definitions are derived "
                       "by weftd and may not be sent by clients", rd->name);
@@ -116,16 +149,21 @@ int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
                       id, cfg->max_definitions);
             goto out;
         }
+        added = nrec;
         if (r.type == WEFT_REC_MetricClass) {
             rc = remember_metric_count(m, id, r.u.MetricClass.numberOfMetrics);
-            if (rc < 0)
+            if (rc < 0) {
+                rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
                 goto out;
+            }
         }
     }
     if (rc < 0)
         snprintf(err, errlen, "%s", dec.error);
 out:
     weft_decoder_free(&dec);
+    if (rc < 0)
+        forget_defs(m, buf, len, added);
     return rc < 0 ? rc : 0;
 }
 
@@ -291,6 +329,11 @@ static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
     char err[512];
     int rc;
 
+    if (defs->seq == 0) { /* would be "acked" below and dropped */
+        weft_conn_fail(c, WEFT_EPROTO, "Definitions seq 0: sequence "
+                       "numbers start at 1");
+        return;
+    }
     if (defs->seq <= m->defs_seq) { /* a resend of what we hold */
         send_ack(c, 1, 0, defs->seq);
         return;
@@ -310,8 +353,11 @@ static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
     e.seq = defs->seq;
     e.payload = defs->records.data;
     e.len = (uint32_t)defs->records.len;
-    if (journal(c, &e) < 0)
+    if (journal(c, &e) < 0) {
+        /* Not journaled: the resend after a reconnect defines them. */
+        forget_defs(m, defs->records.data, defs->records.len, UINT64_MAX);
         return;
+    }
     m->defs_seq = defs->seq;
     send_ack(c, 1, 0, defs->seq);
 }
@@ -350,6 +396,11 @@ static void on_batch(weft_conn *c, const Weft__EventBatch *b)
 
     if (ensure_location(c, b->location) < 0)
         return;
+    if (b->seq == 0) { /* would be "acked" below and dropped */
+        weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq 0: "
+                       "sequence numbers start at 1", b->location);
+        return;
+    }
     if (b->seq <= m->locs[b->location].last_seq) {
         send_ack(c, 0, b->location, b->seq);
         return;
@@ -381,6 +432,8 @@ static void on_batch(weft_conn *c, const Weft__EventBatch *b)
     if (b->events)
         m->locs[b->location].last_time = last;
     m->locs[b->location].events += b->events;
+    c->d->events_in += b->events;
+    c->d->bytes_in += b->records.len;
     send_ack(c, 0, b->location, b->seq);
 }
 
@@ -391,6 +444,16 @@ static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     uint8_t *packed;
     int rc;
 
+    /* Conversion makes a location of every thread named here. */
+    for (size_t i = 0; i < g->n_locations; i++) {
+        if (g->locations[i]->location >= c->d->cfg.max_locations) {
+            weft_conn_fail(c, WEFT_ELIMIT, "Goodbye: thread %u exceeds "
+                           "max_locations (%" PRIu64 ")",
+                           g->locations[i]->location,
+                           c->d->cfg.max_locations);
+            return;
+        }
+    }
     e.kind = WEFT_JE_GOODBYE;
     e.len = (uint32_t)weft__goodbye__get_packed_size(g);
     packed = malloc(e.len ? e.len : 1);

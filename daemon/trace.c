@@ -331,6 +331,7 @@ static void convert_done(uv_work_t *req, int status)
     weft_daemon *d = j->t->d;
 
     d->jobs--;
+    d->converting--;
     if (j->rc < 0)
         weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
                   j->t->name, j->t->key, j->err);
@@ -393,6 +394,7 @@ static void start_conversion(weft_trace *t)
         return;
     }
     d->jobs++;
+    d->converting++;
 }
 
 /* ---- joining and leaving ---- */
@@ -513,6 +515,10 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                                                 : weft_strerror(rc));
         free(path);
         member_free(m);
+        /* A trace this Hello just made has nobody connected: let the
+         * grace period reclaim it rather than keep it recording. */
+        if (t->connected == 0 && !t->idle_since)
+            t->idle_since = uv_now(d->loop);
         return rc;
     }
     free(path);

@@ -17,6 +17,19 @@ done
 grep -q "^ExecStart=$prefix/bin/weftd" "$root$prefix/lib/systemd/system/weftd.service" ||
     fail "weftd.service does not start the installed weftd"
 
+# The unit passes systemd's own checks (with ExecStart pointed at the
+# staged weftd, since nothing is installed for real).
+if command -v systemd-analyze >/dev/null; then
+    mkdir -p "$TMP/unit"
+    sed "s|^ExecStart=[^ ]*|ExecStart=$root$prefix/bin/weftd|" \
+        "$root$prefix/lib/systemd/system/weftd.service" >"$TMP/unit/weftd.service"
+    out=$(systemd-analyze verify "$TMP/unit/weftd.service" 2>&1) ||
+        fail "systemd-analyze verify weftd.service: $out"
+    [ -z "$out" ] || fail "systemd-analyze verify weftd.service warns: $out"
+else
+    echo "systemd-analyze not found: unit not verified"
+fi
+
 # Only the public API is exported.
 bad=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}' |
       grep -v '^weft_' | grep -vE '^(_init|_fini|__bss_start|_edata|_end)$' || true)

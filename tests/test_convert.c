@@ -1,0 +1,746 @@
+/* test_convert.c - trace conversion (daemon/convert.c), end to end on
+ * hand-written member journals.
+ *
+ * Two members' journals (with resent entries) become an archive that
+ * `otf2-print -Werror` accepts, with the expected figures, and whose
+ * ClockProperties (read back with libotf2's reader) cover every event; a
+ * member that only said Hello is one location with no events; decreasing
+ * timestamps, a corrupt or torn tail (named by file and offset), a wrong
+ * trace size, an undefined reference and bad journal names each fail with
+ * a message naming the journal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <otf2/otf2.h>
+
+#include "codec.h"
+#include "convert.h"
+#include "journal.h"
+#include "record.h"
+#include "testutil.h"
+#include "weft.pb-c.h"
+#include "weft_errors.h"
+
+typedef struct ctx {
+    char dir[64];
+    char trace[96];
+    char archive[96];
+} ctx;
+
+static int conv_setup(void **state)
+{
+    ctx *c = calloc(1, sizeof *c);
+
+    assert_non_null(c);
+    snprintf(c->dir, sizeof c->dir, "/tmp/wutest.XXXXXX");
+    assert_non_null(mkdtemp(c->dir));
+    snprintf(c->trace, sizeof c->trace, "%s/spool", c->dir);
+    snprintf(c->archive, sizeof c->archive, "%s/archive", c->dir);
+    assert_int_equal(mkdir(c->trace, 0700), 0);
+    *state = c;
+    return 0;
+}
+
+static int conv_teardown(void **state)
+{
+    ctx *c = *state;
+    char cmd[128];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+    assert_int_equal(system(cmd), 0);
+    free(c);
+    return 0;
+}
+
+static void append(weft_journal *j, uint8_t kind, uint32_t location,
+                   uint32_t count, uint64_t seq, uint64_t base,
+                   const void *p, size_t n)
+{
+    weft_journal_entry e;
+
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    e.location = location;
+    e.count = count;
+    e.seq = seq;
+    e.base_time = base;
+    e.payload = p;
+    e.len = (uint32_t)n;
+    assert_int_equal(weft_journal_append(j, &e), 0);
+}
+
+static void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
+                         const char *host)
+{
+    Weft__Hello h = WEFT__HELLO__INIT;
+    uint8_t buf[256];
+    size_t n;
+
+    h.protocol_version = 1;
+    h.trace = (char *)"smoke";
+    h.rank = rank;
+    h.size = size;
+    h.hostname = (char *)host;
+    h.pid = 1000 + rank;
+    h.timer_resolution = 1000000000;
+    h.realtime_ns = 1700000000000000000ull;
+    h.clock_at_realtime = 50;
+    assert_true(weft__hello__get_packed_size(&h) <= sizeof buf);
+    n = weft__hello__pack(&h, buf);
+    append(j, WEFT_JE_HELLO, 0, 0, 0, 0, buf, n);
+}
+
+static void append_goodbye(weft_journal *j, uint32_t nloc,
+                           const uint32_t *threads, const uint64_t *events,
+                           const uint64_t *dropped)
+{
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[4];
+    Weft__LocationEnd *pends[4];
+    uint8_t buf[256];
+    size_t n;
+
+    assert_true(nloc <= 4);
+    for (uint32_t i = 0; i < nloc; i++) {
+        Weft__LocationEnd init = WEFT__LOCATION_END__INIT;
+        ends[i] = init;
+        ends[i].location = threads[i];
+        ends[i].events = events[i];
+        ends[i].dropped = dropped[i];
+        pends[i] = &ends[i];
+    }
+    g.n_locations = nloc;
+    g.locations = pends;
+    n = weft__goodbye__pack(&g, buf);
+    append(j, WEFT_JE_GOODBYE, 0, 0, 0, 0, buf, n);
+}
+
+/* Appends an event batch of n records. */
+static void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
+                          uint64_t base, const weft_record *evs, size_t n)
+{
+    bytes b = { 0 };
+    uint64_t prev = base;
+
+    for (size_t i = 0; i < n; i++)
+        put_rec(&b, &evs[i], &prev);
+    append(j, WEFT_JE_EVENTS, thread, (uint32_t)n, seq, base, b.p, b.n);
+    free(b.p);
+}
+
+static weft_journal *open_journal(const ctx *c, uint32_t rank)
+{
+    char path[160];
+    weft_journal *j = NULL;
+
+    snprintf(path, sizeof path, "%s/rank-%" PRIu32 ".wj", c->trace, rank);
+    assert_int_equal(weft_journal_open(path, &j, NULL), 0);
+    return j;
+}
+
+/* Rank 0: strings main, foo; regions main (0), foo (1); one metric.
+ * Thread 0: two batches (the first resent), thread 3: one batch.
+ * Rank 1: the same names numbered the other way round, one thread. */
+static void write_member0(const ctx *c, uint64_t second_base)
+{
+    weft_journal *j = open_journal(c, 0);
+    OTF2_MetricMemberRef mm[] = { 0 };
+    OTF2_Type types[] = { OTF2_TYPE_UINT64 };
+    OTF2_MetricValue vals[] = { { .unsigned_int = 42 } };
+    weft_record defs[] = {
+        str(0, "main"), str(1, "foo"), region(0, 0, 1), region(1, 1, 20),
+        str(2, "cycles"), metric_member(0, 2), metric_class(0, 1, mm),
+    };
+    weft_record b1[] = {
+        enter(100, 0, 0), enter(110, 1, 0),
+        metric_event(111, 0, 1, types, vals), enter(120, 1, 1),
+    };
+    weft_record b2[] = { enter(second_base, 1, 0),
+                         enter(second_base + 5, 1, 1),
+                         enter(second_base + 9, 0, 1) };
+    weft_record t3[] = { enter(105, 1, 0), enter(106, 1, 1) };
+    /* Thread 5 recorded nothing it could send. */
+    uint32_t threads[] = { 0, 3, 5 };
+    uint64_t events[] = { 7, 2, 0 }, dropped[] = { 4, 0, 2 };
+    bytes b = { 0 };
+
+    append_hello(j, 0, 2, "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n); /* resent */
+    free(b.p);
+    append_events(j, 0, 1, 90, b1, 4);
+    append_events(j, 3, 1, 100, t3, 2);
+    append_events(j, 0, 1, 90, b1, 4); /* resent */
+    append_events(j, 0, 2, second_base, b2, 3);
+    append_goodbye(j, 3, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+static void write_member1(const ctx *c, uint32_t size, int undefined_ref)
+{
+    weft_journal *j = open_journal(c, 1);
+    weft_record defs[] = { str(4, "foo"), str(9, "main"), region(5, 9, 1),
+                           region(2, 4, 20) };
+    weft_record evs[] = { enter(95, 5, 0), enter(96, 2, 0),
+                          enter(97, 2, 1),
+                          enter(98, undefined_ref ? 3 : 5, 1) };
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { 4 }, dropped[] = { 1 };
+    bytes b = { 0 };
+
+    append_hello(j, 1, size, "node-b");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+    append_events(j, 0, 1, 95, evs, 4);
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+static int run(const char *fmt, const char *arg)
+{
+    char cmd[512];
+    int st;
+
+    snprintf(cmd, sizeof cmd, fmt, arg);
+    st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int have_otf2_print(void)
+{
+    return access("/usr/bin/otf2-print", X_OK) == 0;
+}
+
+static void test_convert_smoke(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2 };
+    weft_convert_result res;
+    int rc;
+
+    write_member0(c, 130);
+    write_member1(c, 2, 0);
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(res.members, 2);
+    assert_int_equal(res.events, 4 + 3 + 2 + 4);
+    assert_int_equal(res.nlocations, 4);
+    assert_int_equal(res.dropped, 7);
+    assert_int_equal(res.time_first, 95);
+    assert_int_equal(res.time_last, 139);
+    assert_int_equal(res.timer_resolution, 1000000000);
+    assert_true(res.bytes > 0);
+    assert_int_equal(res.locations[0].id, 0);
+    assert_string_equal(res.locations[0].name, "Master thread");
+    assert_int_equal(res.locations[0].events, 7);
+    assert_int_equal(res.locations[0].dropped, 4);
+    assert_int_equal(res.locations[1].id, 3);
+    assert_string_equal(res.locations[1].name, "Thread 3");
+    assert_int_equal(res.locations[2].id, 5);
+    assert_int_equal(res.locations[2].events, 0);
+    assert_int_equal(res.locations[2].dropped, 2);
+    assert_int_equal(res.locations[3].id, (uint64_t)1 << 32);
+    assert_int_equal(res.locations[3].rank, 1);
+    assert_int_equal(res.locations[3].thread, 0);
+    assert_int_equal(res.locations[3].events, 4);
+    assert_int_equal(res.error[0], 0);
+    weft_convert_result_free(&res);
+
+    if (!have_otf2_print()) {
+        print_message("otf2-print not installed: archive not validated\n");
+        return;
+    }
+    assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                         ">/dev/null", c->archive), 0);
+    /* Both members' "main" is global region 0, "foo" region 1. */
+    assert_int_equal(run("test \"$(otf2-print '%s/traces.otf2' | "
+                         "grep -c '^\\(ENTER\\|LEAVE\\).*Region: \"main\"')\""
+                         " = 4", c->archive), 0);
+    assert_int_equal(run("test \"$(otf2-print '%s/traces.otf2' | "
+                         "grep -c '^METRIC')\" = 1", c->archive), 0);
+    assert_int_equal(run("otf2-print -G '%s/traces.otf2' | grep -q "
+                         "'^REGION .* 1 .*Name: \"foo\"'", c->archive), 0);
+    /* Offset 95 is 45 ticks (ns) after the Hello's wall clock sample. */
+    assert_int_equal(run("otf2-print -G '%s/traces.otf2' | grep -q "
+                         "'Global Offset: 95, Length: 45, "
+                         "Date: 2023-11-14 22:13:20.000000045'", c->archive),
+                     0);
+
+    /* Converting again replaces the archive. */
+    rc = weft_convert_trace(&in, &res);
+    assert_int_equal(rc, 0);
+    weft_convert_result_free(&res);
+    assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                         ">/dev/null", c->archive), 0);
+}
+
+static void test_convert_missing_member(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "partial", 2 };
+    weft_convert_result res;
+
+    write_member1(c, 2, 0);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    assert_int_equal(res.members, 1);
+    assert_int_equal(res.events, 4);
+    weft_convert_result_free(&res);
+    if (have_otf2_print())
+        assert_int_equal(run("otf2-print -Werror --silent "
+                             "'%s/traces.otf2' >/dev/null", c->archive), 0);
+}
+
+static void test_convert_decreasing_time(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+
+    /* The second batch of thread 0 starts before the first one ended. */
+    write_member0(c, 115);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ETIME);
+    assert_non_null(strstr(res.error, "rank-0.wj"));
+    assert_non_null(strstr(res.error, "thread 0 seq 2"));
+    assert_non_null(strstr(res.error, "time 115"));
+    assert_null(res.locations);
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_bad_size(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+
+    write_member0(c, 130);
+    write_member1(c, 3, 0);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
+    assert_non_null(strstr(res.error, "rank-1.wj"));
+    assert_non_null(strstr(res.error, "3 members, expected 2"));
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_undefined_ref(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+
+    write_member1(c, 2, 1);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_EREF);
+    assert_non_null(strstr(res.error, "rank-1.wj"));
+    assert_non_null(strstr(res.error, "event 4"));
+    assert_non_null(strstr(res.error, "Leave.region = 3"));
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_corrupt_tail(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+    char path[160];
+    FILE *f;
+
+    write_member0(c, 130);
+    snprintf(path, sizeof path, "%s/rank-0.wj", c->trace);
+    f = fopen(path, "ab");
+    assert_non_null(f);
+    fputs("garbage after the last entry, longer than a header", f);
+    fclose(f);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
+    assert_non_null(strstr(res.error, "rank-0.wj"));
+    assert_non_null(strstr(res.error, "offset"));
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_journal_names(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+    char path[160];
+    FILE *f;
+
+    write_member1(c, 2, 0);
+    /* Other files are not journals... */
+    snprintf(path, sizeof path, "%s/rank-0.wj.tmp", c->trace);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    assert_int_equal(res.members, 1);
+    weft_convert_result_free(&res);
+    /* ...but a journal name that could mean two ranks is refused. */
+    snprintf(path, sizeof path, "%s/rank-01.wj", c->trace);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
+    assert_non_null(strstr(res.error, "rank-01.wj"));
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_no_trace_dir(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2 };
+    weft_convert_result res;
+
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
+    assert_non_null(strstr(res.error, "/nonexistent/weft"));
+    weft_convert_result_free(&res);
+}
+
+/* ---- reading an archive back with libotf2 ------------------------------ */
+
+typedef struct archive_info {
+    int nclock;
+    uint64_t resolution, offset, length, realtime;
+    size_t nlocs;
+    OTF2_LocationRef locs[16];
+    uint64_t loc_events[16];  /* numberOfEvents of each Location */
+    uint64_t events_read[16]; /* events actually found there */
+    uint64_t events, tmin, tmax;
+    int ordered;              /* times never decrease per location */
+    uint64_t last[16];
+} archive_info;
+
+static OTF2_CallbackCode on_clock(void *ud, uint64_t res, uint64_t off,
+                                  uint64_t len, uint64_t realtime)
+{
+    archive_info *a = ud;
+
+    a->nclock++;
+    a->resolution = res;
+    a->offset = off;
+    a->length = len;
+    a->realtime = realtime;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_location(void *ud, OTF2_LocationRef self,
+                                     OTF2_StringRef name,
+                                     OTF2_LocationType type, uint64_t n,
+                                     OTF2_LocationGroupRef group)
+{
+    archive_info *a = ud;
+
+    if (a->nlocs == sizeof a->locs / sizeof a->locs[0])
+        return OTF2_CALLBACK_INTERRUPT;
+    a->locs[a->nlocs] = self;
+    a->loc_events[a->nlocs++] = n;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode seen(archive_info *a, OTF2_LocationRef loc,
+                              OTF2_TimeStamp t)
+{
+    for (size_t i = 0; i < a->nlocs; i++) {
+        if (a->locs[i] != loc)
+            continue;
+        if (a->events_read[i] && t < a->last[i])
+            a->ordered = 0;
+        a->events_read[i]++;
+        a->last[i] = t;
+        if (!a->events || t < a->tmin)
+            a->tmin = t;
+        if (!a->events || t > a->tmax)
+            a->tmax = t;
+        a->events++;
+        return OTF2_CALLBACK_SUCCESS;
+    }
+    return OTF2_CALLBACK_INTERRUPT; /* an event of an unknown location */
+}
+
+static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  void *ud, OTF2_AttributeList *al,
+                                  OTF2_RegionRef r)
+{
+    return seen(ud, loc, t);
+}
+
+static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                   void *ud, OTF2_AttributeList *al,
+                                   OTF2_MetricRef m, uint8_t n,
+                                   const OTF2_Type *types,
+                                   const OTF2_MetricValue *values)
+{
+    return seen(ud, loc, t);
+}
+
+/* Reads the clock, the locations and every event of archive_dir. */
+static void read_archive(const char *archive_dir, archive_info *a)
+{
+    char anchor[256];
+    OTF2_Reader *rd;
+    OTF2_GlobalDefReader *gdr;
+    OTF2_GlobalDefReaderCallbacks *dcb;
+    OTF2_GlobalEvtReader *ger;
+    OTF2_GlobalEvtReaderCallbacks *ecb;
+    uint64_t n = 0;
+    int defs_open;
+
+    memset(a, 0, sizeof *a);
+    a->ordered = 1;
+    snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive_dir);
+    rd = OTF2_Reader_Open(anchor);
+    assert_non_null(rd);
+    assert_int_equal(OTF2_Reader_SetSerialCollectiveCallbacks(rd),
+                     OTF2_SUCCESS);
+    gdr = OTF2_Reader_GetGlobalDefReader(rd);
+    assert_non_null(gdr);
+    dcb = OTF2_GlobalDefReaderCallbacks_New();
+    assert_non_null(dcb);
+    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(dcb, on_clock);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, on_location);
+    assert_int_equal(OTF2_Reader_RegisterGlobalDefCallbacks(rd, gdr, dcb, a),
+                     OTF2_SUCCESS);
+    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
+    assert_int_equal(OTF2_Reader_ReadAllGlobalDefinitions(rd, gdr, &n),
+                     OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_CloseGlobalDefReader(rd, gdr), OTF2_SUCCESS);
+    for (size_t i = 0; i < a->nlocs; i++)
+        assert_int_equal(OTF2_Reader_SelectLocation(rd, a->locs[i]),
+                         OTF2_SUCCESS);
+    defs_open = OTF2_Reader_OpenDefFiles(rd) == OTF2_SUCCESS;
+    assert_int_equal(OTF2_Reader_OpenEvtFiles(rd), OTF2_SUCCESS);
+    for (size_t i = 0; i < a->nlocs; i++) {
+        if (defs_open) {
+            OTF2_DefReader *dr = OTF2_Reader_GetDefReader(rd, a->locs[i]);
+            if (dr) {
+                uint64_t k = 0;
+                OTF2_Reader_ReadAllLocalDefinitions(rd, dr, &k);
+                OTF2_Reader_CloseDefReader(rd, dr);
+            }
+        }
+        assert_non_null(OTF2_Reader_GetEvtReader(rd, a->locs[i]));
+    }
+    if (defs_open)
+        OTF2_Reader_CloseDefFiles(rd);
+    ger = OTF2_Reader_GetGlobalEvtReader(rd);
+    assert_non_null(ger);
+    ecb = OTF2_GlobalEvtReaderCallbacks_New();
+    assert_non_null(ecb);
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(ecb, on_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(ecb, on_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(ecb, on_metric);
+    assert_int_equal(OTF2_Reader_RegisterGlobalEvtCallbacks(rd, ger, ecb, a),
+                     OTF2_SUCCESS);
+    OTF2_GlobalEvtReaderCallbacks_Delete(ecb);
+    assert_int_equal(OTF2_Reader_ReadAllGlobalEvents(rd, ger, &n),
+                     OTF2_SUCCESS);
+    assert_int_equal(n, a->events);
+    assert_int_equal(OTF2_Reader_CloseGlobalEvtReader(rd, ger), OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_CloseEvtFiles(rd), OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_Close(rd), OTF2_SUCCESS);
+}
+
+static void test_convert_clock_covers_events(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "clock", 2 };
+    weft_convert_result res;
+    archive_info a;
+
+    write_member0(c, 130);
+    write_member1(c, 2, 0);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    read_archive(c->archive, &a);
+    assert_int_equal(a.nclock, 1);
+    assert_int_equal(a.resolution, 1000000000);
+    /* Every event inside [globalOffset, globalOffset + traceLength). */
+    assert_int_equal(a.events, res.events);
+    assert_true(a.events > 0);
+    assert_true(a.offset <= a.tmin);
+    assert_true(a.offset + a.length > a.tmax);
+    assert_int_equal(a.tmin, res.time_first);
+    assert_int_equal(a.tmax, res.time_last);
+    assert_true(a.ordered);
+    /* Each Location announces the events it holds. */
+    assert_int_equal(a.nlocs, res.nlocations);
+    for (size_t i = 0; i < a.nlocs; i++) {
+        assert_int_equal(a.loc_events[i], a.events_read[i]);
+        for (size_t k = 0; k < res.nlocations; k++)
+            if (res.locations[k].id == a.locs[i])
+                assert_int_equal(res.locations[k].events, a.events_read[i]);
+    }
+    /* The wall clock of globalOffset, from the Hello's sample at 50. */
+    assert_int_equal(a.realtime, 1700000000000000000ull + (a.offset - 50));
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_empty_member(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "empty", 1 };
+    weft_convert_result res;
+    weft_journal *j = open_journal(c, 0);
+    archive_info a;
+    int rc;
+
+    append_hello(j, 0, 1, "node-a");
+    weft_journal_close(j);
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(res.members, 1);
+    assert_int_equal(res.events, 0);
+    assert_int_equal(res.nlocations, 1);
+    assert_int_equal(res.locations[0].id, 0);
+    assert_int_equal(res.locations[0].rank, 0);
+    assert_int_equal(res.locations[0].thread, 0);
+    assert_int_equal(res.locations[0].events, 0);
+    assert_string_equal(res.locations[0].name, "Master thread");
+    assert_int_equal(res.time_first, 0);
+    assert_int_equal(res.time_last, 0);
+    assert_int_equal(res.timer_resolution, 1000000000);
+    assert_true(res.bytes > 0);
+    weft_convert_result_free(&res);
+
+    read_archive(c->archive, &a);
+    assert_int_equal(a.nclock, 1);
+    assert_int_equal(a.nlocs, 1);
+    assert_int_equal(a.locs[0], 0);
+    assert_int_equal(a.loc_events[0], 0);
+    assert_int_equal(a.events, 0);
+    assert_true(a.length >= 1);
+    if (!have_otf2_print()) {
+        print_message("otf2-print not installed: archive not validated\n");
+        return;
+    }
+    assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                         ">/dev/null 2>&1", c->archive), 0);
+}
+
+static uint64_t size_of(const char *path)
+{
+    struct stat st;
+
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_size;
+}
+
+static void test_convert_torn_tail(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_result res;
+    weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
+    char path[160], want[256];
+    weft_journal *j;
+    uint64_t good, full;
+
+    write_member1(c, 2, 0);
+    snprintf(path, sizeof path, "%s/rank-1.wj", c->trace);
+    good = size_of(path);
+    j = open_journal(c, 1);
+    append_events(j, 0, 2, 98, more, 2);
+    weft_journal_close(j);
+    full = size_of(path);
+    assert_true(full > good + WEFT_JOURNAL_HEADER);
+
+    /* The process died while writing the header of its last entry... */
+    assert_int_equal(truncate(path, (off_t)good + 10), 0);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
+    snprintf(want, sizeof want, "%s: torn or corrupt entry at offset %"
+             PRIu64 " ", path, good);
+    if (!strstr(res.error, want))
+        print_error("error: %s\nwanted: %s\n", res.error, want);
+    assert_non_null(strstr(res.error, want));
+    assert_non_null(strstr(res.error, "10 bytes from there"));
+    assert_null(res.locations);
+    weft_convert_result_free(&res);
+
+    /* ...or its payload. */
+    assert_int_equal(truncate(path, (off_t)full - 1), 0);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
+    assert_non_null(strstr(res.error, want));
+    snprintf(want, sizeof want, "%" PRIu64 " bytes from there",
+             full - 1 - good);
+    assert_non_null(strstr(res.error, want));
+    weft_convert_result_free(&res);
+
+    /* Cut at the entry boundary, the journal converts again. */
+    assert_int_equal(truncate(path, (off_t)good), 0);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    assert_int_equal(res.events, 4);
+    weft_convert_result_free(&res);
+}
+
+static void test_convert_resumed_member(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "resumed", 1 };
+    weft_convert_result res;
+    weft_journal *j = open_journal(c, 0);
+    weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
+    weft_record b1[] = { enter(10, 0, 0) };
+    weft_record b2[] = { enter(20, 0, 1) };
+    bytes b = encode(defs, 2, 0, 0);
+
+    /* A member that reconnected: a second Hello (whose host is ignored),
+     * the resent last batch, then the rest. */
+    append_hello(j, 0, 1, "node-a");
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    append_events(j, 0, 1, 10, b1, 1);
+    append_hello(j, 0, 1, "node-z");
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    append_events(j, 0, 1, 10, b1, 1);
+    append_events(j, 0, 2, 20, b2, 1);
+    weft_journal_close(j);
+    free(b.p);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    assert_int_equal(res.members, 1);
+    assert_int_equal(res.events, 2);
+    assert_int_equal(res.time_first, 10);
+    assert_int_equal(res.time_last, 20);
+    weft_convert_result_free(&res);
+    if (have_otf2_print()) {
+        assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                             ">/dev/null", c->archive), 0);
+        assert_int_equal(run("otf2-print -G '%s/traces.otf2' | grep -q "
+                             "'Name: \"node-a\"'", c->archive), 0);
+    }
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_convert_smoke),
+        T(test_convert_missing_member),
+        T(test_convert_decreasing_time),
+        T(test_convert_bad_size),
+        T(test_convert_undefined_ref),
+        T(test_convert_corrupt_tail),
+        T(test_convert_journal_names),
+        T(test_convert_no_trace_dir),
+        T(test_convert_clock_covers_events),
+        T(test_convert_empty_member),
+        T(test_convert_torn_tail),
+        T(test_convert_resumed_member),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1134 @@
+/* test_server.c - listeners, connections and the read path of weftd
+ * (daemon/server.c, with session.c and trace.c behind it), over real TCP
+ * sockets.
+ *
+ * Each test runs a weft_daemon on a private loop in a thread of its own,
+ * listening on 127.0.0.1:0; the test itself is the client, with blocking
+ * sockets and receive timeouts. A uv_async_t tells the loop to stop
+ * (weft_server_stop), the loop runs until the conversions are done, and
+ * uv_loop_close() must succeed.
+ *
+ * Covered: a whole session (HelloAck, Acks, resent batches and
+ * definitions acked again, an empty batch, EOF after Goodbye, catalog row
+ * complete), frames split byte by byte and pipelined, resume after a
+ * disconnect (HelloAck says what weftd holds), and each refusal with its
+ * Error code and message followed by EOF: frame over max_frame, garbage,
+ * empty frame, message before Hello, second Hello, bad version, bad
+ * Hello, server messages from a client, bad records, missing batches,
+ * sequence number 0, max_locations (batches and Goodbye), a rank
+ * connected twice or finished, and max_connections. A journal write that
+ * fails (file size limit) gives EIO and the resend after reconnecting is
+ * accepted. A peer that vanishes with acks unread does not take the
+ * daemon down (SIGPIPE), and stopping does not wait for a peer that
+ * never reads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "frame.h"
+#include "server.h"
+#include "testutil.h"
+#include "trace.h"
+#include "weft_errors.h"
+
+#define TIMEOUT_S 10
+#define MAX_FRAME 4096
+
+typedef struct fixture {
+    char dir[128];
+    uv_loop_t loop;
+    uv_async_t stop;
+    weft_daemon d;
+    pthread_t thread;
+    int running;      /* the loop thread was started and not joined */
+    int closed;       /* uv_loop_close done */
+    int port;
+} fixture;
+
+/* ---- the daemon ---------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char path[256];
+    weft_config *c;
+
+    assert_non_null(f);
+    tu_mkdtemp(f->dir, sizeof f->dir, "wstest");
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    f->d.loop = &f->loop;
+    c = &f->d.cfg;
+    weft_config_init(c);
+    c->log_level = getenv("WEFT_TEST_LOG") ? 3 : 0;
+    free(c->listen);
+    c->listen = strdup("127.0.0.1:0");
+    snprintf(path, sizeof path, "%s/spool", f->dir);
+    free(c->spool);
+    c->spool = strdup(path);
+    snprintf(path, sizeof path, "%s/address", f->dir);
+    c->address_file = strdup(path);
+    free(c->catalog);
+    c->catalog = strdup("");
+    assert_non_null(c->listen);
+    assert_non_null(c->spool);
+    assert_non_null(c->address_file);
+    assert_int_equal(weft_config_finish(c, path, sizeof path), 0);
+    c->max_frame = MAX_FRAME;
+    c->max_connections = 8;
+    c->max_locations = 4;
+    c->max_string = 64;
+    c->max_definitions = 64;
+    c->max_members = 16;
+    *state = f;
+    return 0;
+}
+
+static void *loop_main(void *arg)
+{
+    fixture *f = arg;
+
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static void on_stop(uv_async_t *a)
+{
+    fixture *f = a->data;
+
+    weft_server_stop(&f->d);
+    uv_close((uv_handle_t *)a, NULL);
+}
+
+/* Starts listening (with the limits the test set) and the loop thread. */
+static void start(fixture *f)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char want[64], got[64] = "";
+    FILE *fp;
+
+    assert_int_equal(weft_server_start(&f->d), 0);
+    assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
+                                        &len), 0);
+    assert_int_equal(ss.ss_family, AF_INET);
+    f->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    assert_true(f->port > 0);
+    /* The bound address is published for clients. */
+    fp = fopen(f->d.cfg.address_file, "r");
+    assert_non_null(fp);
+    assert_non_null(fgets(got, sizeof got, fp));
+    fclose(fp);
+    snprintf(want, sizeof want, "127.0.0.1:%d\n", f->port);
+    assert_string_equal(got, want);
+    assert_int_equal(uv_async_init(&f->loop, &f->stop, on_stop), 0);
+    f->stop.data = f;
+    assert_int_equal(pthread_create(&f->thread, NULL, loop_main, f), 0);
+    f->running = 1;
+}
+
+/* Stops the daemon: listeners and connections close, conversions in
+ * flight finish, the traces still recording are freed, and the loop
+ * closes with nothing left open. */
+static void stop(fixture *f)
+{
+    assert_int_equal(uv_async_send(&f->stop), 0);
+    assert_int_equal(pthread_join(f->thread, NULL), 0);
+    f->running = 0;
+    assert_int_equal(f->d.jobs, 0);
+    assert_null(f->d.conns);
+    assert_int_equal(f->d.nconns, 0);
+    weft_trace_free_all(&f->d);
+    f->closed = 1;
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    if (f->running) { /* a test failed half-way */
+        uv_async_send(&f->stop);
+        pthread_join(f->thread, NULL);
+    }
+    if (!f->closed) {
+        weft_trace_free_all(&f->d);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&f->loop);
+    }
+    weft_config_free(&f->d.cfg);
+    tu_rmrf(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- the client ---------------------------------------------------------- */
+
+static int cl_connect(const fixture *f)
+{
+    struct sockaddr_in sin;
+    struct timeval tv = { TIMEOUT_S, 0 };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)f->port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv),
+                     0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv),
+                     0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+    return fd;
+}
+
+/* Sends all bytes; 0, or -1 when the peer is gone. */
+static int cl_send_try(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void cl_send(int fd, const void *buf, size_t len)
+{
+    assert_int_equal(cl_send_try(fd, buf, len), 0);
+}
+
+/* A packed frame of env (the caller frees). */
+static bytes pack(const Weft__Envelope *env)
+{
+    bytes b = { 0 };
+    ssize_t n = weft_frame_pack(env, &b.p);
+
+    assert_true(n > 0);
+    b.n = b.cap = (size_t)n;
+    return b;
+}
+
+static void append_bytes(bytes *to, bytes from)
+{
+    to->p = realloc(to->p, to->n + from.n);
+    assert_non_null(to->p);
+    memcpy(to->p + to->n, from.p, from.n);
+    to->n += from.n;
+    to->cap = to->n;
+    free(from.p);
+}
+
+static void send_bytes_free(int fd, bytes b)
+{
+    cl_send(fd, b.p, b.n);
+    free(b.p);
+}
+
+static bytes hello_frame(const char *trace, uint32_t rank, uint32_t size,
+                         uint32_t version)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+
+    h.protocol_version = version;
+    h.trace = (char *)trace;
+    h.rank = rank;
+    h.size = size;
+    h.hostname = (char *)"test-host";
+    h.pid = 77;
+    h.timer_resolution = 1000000000;
+    h.realtime_ns = 1700000000000000000ull;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    return pack(&env);
+}
+
+/* Definitions: string 0 "work", region 0. */
+static bytes defs_frame(uint64_t seq)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    weft_record d[] = { str(0, "work"), region(0, 0, 1) };
+    bytes rec = encode(d, 2, 0, 0), out;
+
+    defs.seq = seq;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    out = pack(&env);
+    free(rec.p);
+    return out;
+}
+
+static bytes batch_frame(uint32_t loc, uint64_t seq, uint64_t base,
+                         uint32_t announce, const weft_record *evs, size_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__EventBatch b = WEFT__EVENT_BATCH__INIT;
+    bytes rec = encode(evs, n, 1, base), out;
+
+    b.location = loc;
+    b.seq = seq;
+    b.base_time = base;
+    b.events = announce;
+    b.records.data = rec.p;
+    b.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+    env.event_batch = &b;
+    out = pack(&env);
+    free(rec.p);
+    return out;
+}
+
+/* Enter and Leave of region 0 at t and t + 5. */
+static bytes work_batch(uint32_t loc, uint64_t seq, uint64_t t)
+{
+    weft_record ev[] = { enter(t, 0, 0), enter(t + 5, 0, 1) };
+
+    return batch_frame(loc, seq, t, 2, ev, 2);
+}
+
+static bytes goodbye_frame(void)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    return pack(&env);
+}
+
+/* Reads exactly n bytes: 1, or 0 at EOF before the first byte. */
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+    size_t have = 0;
+
+    while (have < n) {
+        ssize_t k = recv(fd, p + have, n - have, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            fail_msg("recv: %s (after %zu of %zu bytes)",
+                     errno == EAGAIN ? "timeout" : strerror(errno), have, n);
+        if (k == 0) {
+            if (have == 0)
+                return 0;
+            fail_msg("EOF inside a frame (%zu of %zu bytes)", have, n);
+        }
+        have += (size_t)k;
+    }
+    return 1;
+}
+
+/* The next frame from weftd, NULL at EOF. */
+static Weft__Envelope *cl_recv(int fd)
+{
+    uint8_t hdr[4], *payload;
+    uint32_t len;
+    Weft__Envelope *env;
+
+    if (!read_full(fd, hdr, 4))
+        return NULL;
+    len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+          (uint32_t)hdr[2] << 8 | hdr[3];
+    assert_true(len <= WEFT_DEFAULT_MAX_FRAME);
+    payload = malloc(len ? len : 1);
+    assert_non_null(payload);
+    if (len && !read_full(fd, payload, len))
+        fail_msg("EOF after a frame header");
+    env = weft_frame_unpack(payload, len);
+    free(payload);
+    assert_non_null(env);
+    return env;
+}
+
+static void expect_eof(int fd)
+{
+    Weft__Envelope *env = cl_recv(fd);
+
+    if (env)
+        fail_msg("expected EOF, got %s",
+                 weft_frame_kind_name(env->msg_case));
+}
+
+static void show_unexpected(const Weft__Envelope *env, const char *want)
+{
+    if (env->msg_case == WEFT__ENVELOPE__MSG_ERROR)
+        fail_msg("expected %s, got Error %s: %s", want,
+                 weft_err_name(env->error->code), env->error->message);
+    fail_msg("expected %s, got %s", want,
+             weft_frame_kind_name(env->msg_case));
+}
+
+/* The HelloAck; the caller frees it. */
+static Weft__Envelope *expect_hello_ack(int fd)
+{
+    Weft__Envelope *env = cl_recv(fd);
+
+    assert_non_null(env);
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO_ACK)
+        show_unexpected(env, "HelloAck");
+    assert_int_equal(env->hello_ack->protocol_version,
+                     WEFT_PROTOCOL_VERSION);
+    assert_true(strncmp(env->hello_ack->server, "weftd ", 6) == 0);
+    return env;
+}
+
+static void expect_ack(int fd, int defs, uint32_t loc, uint64_t seq)
+{
+    Weft__Envelope *env = cl_recv(fd);
+
+    assert_non_null(env);
+    if (env->msg_case != WEFT__ENVELOPE__MSG_ACK)
+        show_unexpected(env, "Ack");
+    assert_int_equal(env->ack->definitions, defs);
+    assert_int_equal(env->ack->location, loc);
+    assert_int_equal(env->ack->seq, seq);
+    weft_frame_free_envelope(env);
+}
+
+/* An Error with this code whose message contains `text`, then EOF; the
+ * socket is closed. */
+static void expect_error(int fd, int code, const char *text)
+{
+    Weft__Envelope *env = cl_recv(fd);
+
+    if (!env)
+        fail_msg("expected Error %s, got EOF", weft_err_name(code));
+    if (env->msg_case != WEFT__ENVELOPE__MSG_ERROR)
+        show_unexpected(env, "Error");
+    if (env->error->code != code || !strstr(env->error->message, text))
+        fail_msg("expected Error %s \"...%s...\", got %s: %s",
+                 weft_err_name(code), text, weft_err_name(env->error->code),
+                 env->error->message);
+    weft_frame_free_envelope(env);
+    expect_eof(fd);
+    close(fd);
+}
+
+static void hello_ok(int fd, const char *trace, uint32_t rank, uint32_t size)
+{
+    send_bytes_free(fd, hello_frame(trace, rank, size,
+                                    WEFT_PROTOCOL_VERSION));
+    weft_frame_free_envelope(expect_hello_ack(fd));
+}
+
+/* Closes the connection and waits until weftd has let go of it. */
+static void hang_up(int fd)
+{
+    assert_int_equal(shutdown(fd, SHUT_WR), 0);
+    expect_eof(fd);
+    close(fd);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+static void test_valid_session(void **state)
+{
+    fixture *f = *state;
+    int fd;
+    Weft__Envelope *ack;
+    weft_catalog *cat = NULL;
+    weft_trace_row row;
+    char *msg = NULL;
+
+    start(f);
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("srv", 0, 1, WEFT_PROTOCOL_VERSION));
+    ack = expect_hello_ack(fd);
+    assert_int_equal(ack->hello_ack->definitions_seq, 0);
+    assert_int_equal(ack->hello_ack->n_locations, 0);
+    weft_frame_free_envelope(ack);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(0, 1, 100));
+    expect_ack(fd, 0, 0, 1);
+    /* Resends (an ack was lost): acked again, not journaled twice. */
+    send_bytes_free(fd, work_batch(0, 1, 100));
+    expect_ack(fd, 0, 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(2, 1, 50));
+    expect_ack(fd, 0, 2, 1);
+    send_bytes_free(fd, work_batch(0, 2, 105));
+    expect_ack(fd, 0, 0, 2);
+    /* An empty batch (no records at all) is a batch. */
+    send_bytes_free(fd, batch_frame(0, 3, 110, 0, NULL, 0));
+    expect_ack(fd, 0, 0, 3);
+    send_bytes_free(fd, goodbye_frame());
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+
+    /* The conversion ran before the loop ended. */
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 1, &cat, &msg), 0);
+    assert_int_equal(weft_catalog_find(cat, "srv", &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_int_equal(row.events, 6);
+    assert_int_equal(row.locations, 2); /* threads 0 and 2 */
+    assert_int_equal(row.time_first, 50);
+    assert_int_equal(row.time_last, 110);
+    weft_catalog_trace_free(&row);
+    weft_catalog_close(cat);
+}
+
+static void test_pipelined_and_split(void **state)
+{
+    fixture *f = *state;
+    bytes all = { 0 }, hello;
+    int fd;
+
+    start(f);
+    /* A whole session in one write. */
+    fd = cl_connect(f);
+    append_bytes(&all, hello_frame("pipe", 0, 2, WEFT_PROTOCOL_VERSION));
+    append_bytes(&all, defs_frame(1));
+    append_bytes(&all, work_batch(0, 1, 10));
+    append_bytes(&all, work_batch(0, 2, 20));
+    append_bytes(&all, goodbye_frame());
+    send_bytes_free(fd, all);
+    weft_frame_free_envelope(expect_hello_ack(fd));
+    expect_ack(fd, 1, 0, 1);
+    expect_ack(fd, 0, 0, 1);
+    expect_ack(fd, 0, 0, 2);
+    expect_eof(fd);
+    close(fd);
+
+    /* One byte at a time. */
+    fd = cl_connect(f);
+    hello = hello_frame("pipe", 1, 2, WEFT_PROTOCOL_VERSION);
+    for (size_t i = 0; i < hello.n; i++) {
+        cl_send(fd, hello.p + i, 1);
+        if (i % 8 == 0)
+            sleep_ms(1);
+    }
+    free(hello.p);
+    weft_frame_free_envelope(expect_hello_ack(fd));
+    send_bytes_free(fd, goodbye_frame());
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+}
+
+static void test_resume(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope *env;
+    Weft__HelloAck *ha;
+    int a, b;
+
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "res", 0, 2);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    send_bytes_free(a, work_batch(0, 1, 10));
+    expect_ack(a, 0, 0, 1);
+    send_bytes_free(a, work_batch(2, 1, 10));
+    expect_ack(a, 0, 2, 1);
+    hang_up(a); /* no Goodbye */
+
+    b = cl_connect(f);
+    send_bytes_free(b, hello_frame("res", 0, 2, WEFT_PROTOCOL_VERSION));
+    env = expect_hello_ack(b);
+    ha = env->hello_ack;
+    /* What weftd holds, so the client resends only the rest. */
+    assert_int_equal(ha->definitions_seq, 1);
+    assert_int_equal(ha->n_locations, 3);
+    assert_int_equal(ha->locations[0]->location, 0);
+    assert_int_equal(ha->locations[0]->seq, 1);
+    assert_int_equal(ha->locations[1]->location, 1);
+    assert_int_equal(ha->locations[1]->seq, 0);
+    assert_int_equal(ha->locations[2]->location, 2);
+    assert_int_equal(ha->locations[2]->seq, 1);
+    weft_frame_free_envelope(env);
+    send_bytes_free(b, work_batch(0, 1, 10));
+    expect_ack(b, 0, 0, 1);
+    send_bytes_free(b, work_batch(0, 2, 15));
+    expect_ack(b, 0, 0, 2);
+    /* Its clock carried over: a batch before the last time is refused. */
+    send_bytes_free(b, work_batch(0, 3, 19));
+    expect_error(b, WEFT_ETIME, "thread 0, batch 3: batch base time 19 is "
+                 "smaller than the last time 20 of thread 0");
+    stop(f);
+}
+
+/* ---- refusals ------------------------------------------------------------ */
+
+static void test_frame_too_big(void **state)
+{
+    fixture *f = *state;
+    uint8_t hdr[4] = { 0, 0, (MAX_FRAME + 1) >> 8, (MAX_FRAME + 1) & 0xff };
+    uint8_t *big = calloc(1, 4 + MAX_FRAME);
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    cl_send(fd, hdr, sizeof hdr);
+    expect_error(fd, WEFT_ETOOBIG, "frame of 4097 bytes exceeds max_frame "
+                 "(4096 bytes)");
+    /* After a valid Hello too. */
+    fd = cl_connect(f);
+    hello_ok(fd, "big", 0, 1);
+    cl_send(fd, "\xff\xff\xff\xff", 4);
+    expect_error(fd, WEFT_ETOOBIG, "frame of 4294967295 bytes");
+    /* max_frame itself is allowed: this one is refused for its content. */
+    assert_non_null(big);
+    big[2] = MAX_FRAME >> 8;
+    big[3] = MAX_FRAME & 0xff;
+    memset(big + 4, 0xff, MAX_FRAME);
+    fd = cl_connect(f);
+    cl_send(fd, big, 4 + MAX_FRAME);
+    expect_error(fd, WEFT_EPROTO, "frame of 4096 bytes is not a weft "
+                 "protocol message");
+    free(big);
+    stop(f);
+}
+
+static void test_garbage(void **state)
+{
+    fixture *f = *state;
+    static const uint8_t junk[] = { 0, 0, 0, 12, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                    0xff };
+    static const uint8_t empty[] = { 0, 0, 0, 0 };
+    static const char http[] = "GET / HTTP/1.0\r\n\r\n";
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    cl_send(fd, junk, sizeof junk);
+    expect_error(fd, WEFT_EPROTO, "frame of 12 bytes is not a weft protocol "
+                 "message");
+    fd = cl_connect(f);
+    cl_send(fd, empty, sizeof empty);
+    expect_error(fd, WEFT_EPROTO, "frame of 0 bytes is not a weft");
+    /* Someone speaking HTTP: "GET " is a length of 1.2 GB. */
+    fd = cl_connect(f);
+    cl_send(fd, http, sizeof http - 1);
+    expect_error(fd, WEFT_ETOOBIG, "exceeds max_frame");
+    stop(f);
+}
+
+static void test_before_hello(void **state)
+{
+    fixture *f = *state;
+    weft_record ev = enter(1, 0, 0);
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    send_bytes_free(fd, defs_frame(1));
+    expect_error(fd, WEFT_EPROTO, "Definitions before Hello");
+    fd = cl_connect(f);
+    send_bytes_free(fd, batch_frame(0, 1, 0, 1, &ev, 1));
+    expect_error(fd, WEFT_EPROTO, "EventBatch before Hello");
+    fd = cl_connect(f);
+    send_bytes_free(fd, goodbye_frame());
+    expect_error(fd, WEFT_EPROTO, "Goodbye before Hello");
+    stop(f);
+}
+
+static void test_hello_refused(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "twice", 0, 1);
+    send_bytes_free(fd, hello_frame("twice", 0, 1, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EPROTO, "second Hello on one connection");
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("v", 0, 1, 99));
+    expect_error(fd, WEFT_EVERSION, "protocol version 99 is not supported");
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("v", 2, 2, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EINVAL, "rank 2 is not below the trace size 2");
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("v", 0, 17, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    stop(f);
+}
+
+static void test_server_messages_from_client(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Ack ack = WEFT__ACK__INIT;
+    Weft__Error e = WEFT__ERROR__INIT;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "odd", 0, 1);
+    env.msg_case = WEFT__ENVELOPE__MSG_ACK;
+    env.ack = &ack;
+    send_bytes_free(fd, pack(&env));
+    expect_error(fd, WEFT_EPROTO, "unexpected Ack from a client");
+    fd = cl_connect(f);
+    hello_ok(fd, "odd2", 0, 1);
+    env.msg_case = WEFT__ENVELOPE__MSG_ERROR;
+    env.error = &e;
+    e.message = (char *)"boo";
+    send_bytes_free(fd, pack(&env));
+    expect_error(fd, WEFT_EPROTO, "unexpected Error from a client");
+    stop(f);
+}
+
+static void test_bad_records(void **state)
+{
+    fixture *f = *state;
+    weft_record undefined = enter(10, 5, 0);
+    weft_record ev[] = { enter(10, 0, 0), enter(11, 0, 1) };
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    weft_record clock = { .type = WEFT_REC_ClockProperties };
+    bytes rec;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "bad", 0, 1);
+    send_bytes_free(fd, batch_frame(0, 1, 0, 1, &undefined, 1));
+    expect_error(fd, WEFT_EREF, "thread 0, batch 1: Enter.region: REGION 5 "
+                 "is not defined");
+
+    fd = cl_connect(f);
+    hello_ok(fd, "bad2", 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, batch_frame(0, 1, 0, 3, ev, 2));
+    expect_error(fd, WEFT_EPROTO, "announces 3 events but holds 2");
+
+    fd = cl_connect(f);
+    hello_ok(fd, "bad3", 0, 1);
+    rec = encode(&clock, 1, 0, 0);
+    defs.seq = 1;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    send_bytes_free(fd, pack(&env));
+    free(rec.p);
+    expect_error(fd, WEFT_ETYPE, "bad definition: ClockProperties "
+                 "definitions are derived by weftd");
+    stop(f);
+}
+
+static void test_missing_batches(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "gap", 0, 1);
+    send_bytes_free(fd, defs_frame(2));
+    expect_error(fd, WEFT_EPROTO, "Definitions seq 2 after 0: a batch is "
+                 "missing");
+    fd = cl_connect(f);
+    hello_ok(fd, "gap2", 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(1, 1, 0));
+    expect_ack(fd, 0, 1, 1);
+    send_bytes_free(fd, work_batch(1, 3, 10));
+    expect_error(fd, WEFT_EPROTO, "thread 1: EventBatch seq 3 after 1: a "
+                 "batch is missing");
+    stop(f);
+}
+
+static void test_seq_zero(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    /* Sequence numbers start at 1: a 0 would look like a resend, be acked
+     * and be dropped. */
+    fd = cl_connect(f);
+    hello_ok(fd, "zero", 0, 1);
+    send_bytes_free(fd, defs_frame(0));
+    expect_error(fd, WEFT_EPROTO, "Definitions seq 0: sequence numbers "
+                 "start at 1");
+    fd = cl_connect(f);
+    hello_ok(fd, "zero2", 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(1, 0, 0));
+    expect_error(fd, WEFT_EPROTO, "thread 1: EventBatch seq 0");
+    stop(f);
+}
+
+static bytes goodbye_threads_frame(const uint32_t *threads, size_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[8], *pends[8];
+
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++) {
+        Weft__LocationEnd init = WEFT__LOCATION_END__INIT;
+        ends[i] = init;
+        ends[i].location = threads[i];
+        ends[i].dropped = 1;
+        pends[i] = &ends[i];
+    }
+    g.n_locations = n;
+    g.locations = pends;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    return pack(&env);
+}
+
+static void test_goodbye_locations(void **state)
+{
+    fixture *f = *state;
+    static const uint32_t ok[] = { 0, 3 }, over[] = { 1, 4 };
+    int fd;
+
+    start(f);
+    /* Every thread a Goodbye names becomes a location of the archive, so
+     * max_locations holds there too. */
+    fd = cl_connect(f);
+    hello_ok(fd, "bye", 0, 1);
+    send_bytes_free(fd, goodbye_threads_frame(over, 2));
+    expect_error(fd, WEFT_ELIMIT, "Goodbye: thread 4 exceeds max_locations "
+                 "(4)");
+    /* Threads that sent nothing (but dropped records) are fine. */
+    fd = cl_connect(f);
+    hello_ok(fd, "bye2", 0, 1);
+    send_bytes_free(fd, goodbye_threads_frame(ok, 2));
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+}
+
+/* The disk is full (here: RLIMIT_FSIZE) when Definitions arrive: the
+ * client gets EIO; after a reconnect its resend must be accepted. */
+static void test_journal_write_fails(void **state)
+{
+    fixture *f = *state;
+    char pattern[256];
+    struct rlimit old, low;
+    struct stat st;
+    glob_t g;
+    Weft__Envelope *env;
+    int fd;
+
+    signal(SIGXFSZ, SIG_IGN);
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "full", 0, 1);
+    sleep_ms(200); /* the catalog job is done before the limit is set */
+    snprintf(pattern, sizeof pattern, "%s/spool/traces/full-*/rank-0.wj",
+             f->dir);
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_int_equal(g.gl_pathc, 1);
+    assert_int_equal(stat(g.gl_pathv[0], &st), 0);
+    globfree(&g);
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)st.st_size;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+    send_bytes_free(fd, defs_frame(1));
+    env = cl_recv(fd);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    assert_non_null(env);
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_ERROR);
+    assert_int_equal(env->error->code, WEFT_EIO);
+    assert_non_null(strstr(env->error->message, "cannot write the journal"));
+    weft_frame_free_envelope(env);
+    expect_eof(fd);
+    close(fd);
+
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("full", 0, 1, WEFT_PROTOCOL_VERSION));
+    env = expect_hello_ack(fd);
+    assert_int_equal(env->hello_ack->definitions_seq, 0);
+    weft_frame_free_envelope(env);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(0, 1, 10));
+    expect_ack(fd, 0, 0, 1);
+    send_bytes_free(fd, goodbye_frame());
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+    signal(SIGXFSZ, SIG_DFL);
+}
+
+static void test_max_locations(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "locs", 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(3, 1, 0));
+    expect_ack(fd, 0, 3, 1);
+    send_bytes_free(fd, work_batch(4, 1, 0));
+    expect_error(fd, WEFT_ELIMIT, "thread 4 exceeds max_locations (4)");
+    fd = cl_connect(f);
+    hello_ok(fd, "locs2", 0, 1);
+    send_bytes_free(fd, work_batch(UINT32_MAX, 1, 0));
+    expect_error(fd, WEFT_ELIMIT, "thread 4294967295 exceeds max_locations");
+    stop(f);
+}
+
+static void test_rank_connected_twice(void **state)
+{
+    fixture *f = *state;
+    int a, b;
+
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "dup", 0, 2);
+    b = cl_connect(f);
+    send_bytes_free(b, hello_frame("dup", 0, 2, WEFT_PROTOCOL_VERSION));
+    expect_error(b, WEFT_EEXIST, "rank 0 of trace 'dup' is already "
+                 "connected (host test-host, pid 77)");
+    /* The first connection goes on. */
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    /* Finished: it cannot come back. */
+    b = cl_connect(f);
+    send_bytes_free(b, hello_frame("dup", 0, 2, WEFT_PROTOCOL_VERSION));
+    expect_error(b, WEFT_EEXIST, "has already finished");
+    stop(f);
+}
+
+static void test_max_connections(void **state)
+{
+    fixture *f = *state;
+    int a, b, c, d = -1;
+
+    f->d.cfg.max_connections = 2;
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "mc", 0, 2);
+    b = cl_connect(f);
+    hello_ok(b, "mc", 1, 2);
+    c = cl_connect(f);
+    expect_error(c, WEFT_ELIMIT, "too many connections: max_connections is "
+                 "2");
+    /* A slot frees when a connection is closed (asynchronously: retry). */
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    for (int i = 0; i < 200; i++) {
+        Weft__Envelope *env;
+        d = cl_connect(f);
+        send_bytes_free(d, hello_frame("mc2", 0, 1, WEFT_PROTOCOL_VERSION));
+        env = cl_recv(d);
+        assert_non_null(env);
+        if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK) {
+            weft_frame_free_envelope(env);
+            break;
+        }
+        assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_ERROR);
+        assert_int_equal(env->error->code, WEFT_ELIMIT);
+        weft_frame_free_envelope(env);
+        close(d);
+        d = -1;
+        sleep_ms(10);
+    }
+    assert_true(d >= 0);
+    send_bytes_free(d, goodbye_frame());
+    expect_eof(d);
+    close(d);
+    close(b);
+    stop(f);
+}
+
+/* ---- peers that vanish ---------------------------------------------------- */
+
+static void test_peer_vanishes(void **state)
+{
+    fixture *f = *state;
+    struct linger lg = { 1, 0 };
+    bytes frames = { 0 };
+    int fd;
+
+    start(f);
+    /* In the middle of a frame. */
+    fd = cl_connect(f);
+    cl_send(fd, "\0\0", 2);
+    close(fd);
+    /* With a reset, after a Hello. */
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("gone", 0, 1, WEFT_PROTOCOL_VERSION));
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg),
+                     0);
+    close(fd);
+    /* Leaving acks unread: the close resets the connection while weftd
+     * still has acks to write to it. */
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("gone2", 0, 1, WEFT_PROTOCOL_VERSION));
+    sleep_ms(50); /* the HelloAck arrives and stays unread */
+    append_bytes(&frames, defs_frame(1));
+    append_bytes(&frames, work_batch(0, 1, 0));
+    append_bytes(&frames, work_batch(0, 2, 10));
+    append_bytes(&frames, work_batch(0, 3, 20));
+    send_bytes_free(fd, frames);
+    close(fd);
+    sleep_ms(100);
+    /* weftd is still there. */
+    fd = cl_connect(f);
+    hello_ok(fd, "alive", 0, 1);
+    send_bytes_free(fd, goodbye_frame());
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+}
+
+static void test_stop_with_clients(void **state)
+{
+    fixture *f = *state;
+    int a, b;
+
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "busy", 0, 1);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    b = cl_connect(f);
+    hello_ok(b, "busy2", 0, 1);
+    cl_send(b, "\0\0\0", 3); /* half a header */
+    sleep_ms(50);            /* read by weftd: no reset on close */
+    stop(f);
+    expect_eof(a);
+    expect_eof(b);
+    close(a);
+    close(b);
+}
+
+/* A peer that sends but never reads: weftd's acks pile up in its write
+ * queue. Stopping must still close that connection (not wait forever for
+ * the queue to drain). */
+static void test_stop_with_unread_acks(void **state)
+{
+    fixture *f = *state;
+    bytes resend = work_batch(0, 1, 0);
+    struct timespec until;
+    int small = 4096, fd, rc;
+    size_t sent = 0;
+
+    start(f);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+                                sizeof small), 0);
+    {
+        struct sockaddr_in sin;
+        struct timeval tv = { 2, 0 }; /* weftd may stop reading us */
+        memset(&sin, 0, sizeof sin);
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons((uint16_t)f->port);
+        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+                                    sizeof tv), 0);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof sin),
+                         0);
+    }
+    send_bytes_free(fd, hello_frame("deaf", 0, 1, WEFT_PROTOCOL_VERSION));
+    send_bytes_free(fd, defs_frame(1));
+    cl_send(fd, resend.p, resend.n);
+    /* Resends are acked again: 8 bytes of ack for each 18 sent, more
+     * than the kernel buffers (tcp_wmem max 4 MiB) hold. */
+    for (int i = 0; i < 1000000 && sent < (12u << 20); i++) {
+        if (cl_send_try(fd, resend.p, resend.n) < 0)
+            break;
+        sent += resend.n;
+    }
+    free(resend.p);
+    sleep_ms(200);
+    assert_int_equal(uv_async_send(&f->stop), 0);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    rc = pthread_timedjoin_np(f->thread, NULL, &until);
+    close(fd); /* unblocks a loop that waits for this peer */
+    if (rc == ETIMEDOUT) {
+        assert_int_equal(pthread_join(f->thread, NULL), 0);
+        f->running = 0;
+        fail_msg("the loop did not end within 5 s of weft_server_stop: a "
+                 "connection whose peer does not read was not closed");
+    }
+    assert_int_equal(rc, 0);
+    f->running = 0;
+    assert_null(f->d.conns);
+    weft_trace_free_all(&f->d);
+    f->closed = 1;
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_valid_session),
+        T(test_pipelined_and_split),
+        T(test_resume),
+        T(test_frame_too_big),
+        T(test_garbage),
+        T(test_before_hello),
+        T(test_hello_refused),
+        T(test_server_messages_from_client),
+        T(test_bad_records),
+        T(test_missing_batches),
+        T(test_seq_zero),
+        T(test_goodbye_locations),
+        T(test_journal_write_fails),
+        T(test_max_locations),
+        T(test_rank_connected_twice),
+        T(test_max_connections),
+        T(test_peer_vanishes),
+        T(test_stop_with_clients),
+        T(test_stop_with_unread_acks),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

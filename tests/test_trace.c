@@ -1,0 +1,652 @@
+/* test_trace.c - traces and their members (daemon/trace.c), on a private
+ * loop with a scratch spool and catalog; no sockets.
+ *
+ * Joining creates a trace once (spool directory, one journal per rank, a
+ * catalog row "recording"), with safe spool keys; bad Hellos (size
+ * mismatch, rank out of range, empty or long name, size beyond
+ * max_members, no clock) and a rank that is connected or finished are
+ * refused with messages; a disconnected member resumes as itself. When
+ * every member said goodbye the trace is converted on the thread pool,
+ * catalogued "complete" and its journals deleted; a trace nobody is
+ * connected to is converted "partial" once the grace period is over; a
+ * conversion that fails is catalogued "failed" and keeps its journals.
+ * Each test ends with uv_loop_close() succeeding.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "journal.h"
+#include "testutil.h"
+#include "trace.h"
+#include "weft.pb-c.h"
+#include "weft_errors.h"
+
+/* Stands for a live connection: trace.c only compares it with NULL. */
+#define CONNECTED ((struct weft_conn *)(uintptr_t)0x1)
+
+typedef struct fixture {
+    char dir[128];
+    uv_loop_t loop;
+    weft_daemon d;
+    int closed;       /* uv_loop_close done */
+    char err[512];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char path[256];
+
+    assert_non_null(f);
+    tu_mkdtemp(f->dir, sizeof f->dir, "wttest");
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    f->d.loop = &f->loop;
+    weft_config_init(&f->d.cfg);
+    f->d.cfg.log_level = getenv("WEFT_TEST_LOG") ? 3 : 0;
+    f->d.cfg.max_members = 8;
+    snprintf(path, sizeof path, "%s/spool", f->dir);
+    free(f->d.cfg.spool);
+    f->d.cfg.spool = strdup(path);
+    snprintf(path, sizeof path, "%s/spool/catalog.db", f->dir);
+    free(f->d.cfg.catalog);
+    f->d.cfg.catalog = strdup(path);
+    assert_non_null(f->d.cfg.spool);
+    assert_non_null(f->d.cfg.catalog);
+    *state = f;
+    return 0;
+}
+
+/* Frees what is still recording, lets the worker jobs finish and closes
+ * the loop, which must have nothing left open. */
+static void finish(fixture *f)
+{
+    weft_trace_free_all(&f->d);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->d.jobs, 0);
+    f->closed = 1;
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    if (!f->closed) { /* a test failed half-way */
+        weft_trace_free_all(&f->d);
+        uv_run(&f->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&f->loop);
+    }
+    weft_config_free(&f->d.cfg);
+    tu_rmrf(f->dir);
+    free(f);
+    return 0;
+}
+
+static Weft__Hello hello(const char *name, uint32_t rank, uint32_t size)
+{
+    Weft__Hello h = WEFT__HELLO__INIT;
+
+    h.protocol_version = 1;
+    h.trace = (char *)name;
+    h.rank = rank;
+    h.size = size;
+    h.hostname = (char *)"node-a";
+    h.pid = 4000 + rank;
+    h.timer_resolution = 1000000000;
+    h.realtime_ns = 1700000000000000000ull;
+    h.clock_at_realtime = 0;
+    return h;
+}
+
+static int join(fixture *f, const Weft__Hello *h, uint32_t uid,
+                weft_member **m)
+{
+    f->err[0] = 0;
+    *m = NULL;
+    return weft_trace_join(&f->d, h, uid, m, f->err, sizeof f->err);
+}
+
+/* Joins like on_hello does: the member gets its connection and its
+ * journal the Hello. */
+static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
+                            uint32_t size)
+{
+    Weft__Hello h = hello(name, rank, size);
+    weft_journal_entry e = { 0 };
+    uint8_t *buf = malloc(weft__hello__get_packed_size(&h));
+    weft_member *m;
+    int rc = join(f, &h, 1000, &m);
+
+    if (rc != 0)
+        print_error("join: %s\n", f->err);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    assert_null(m->conn);
+    m->conn = CONNECTED;
+    assert_non_null(buf);
+    e.kind = WEFT_JE_HELLO;
+    e.len = (uint32_t)weft__hello__pack(&h, buf);
+    e.payload = buf;
+    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    free(buf);
+    return m;
+}
+
+/* A batch of Enter/Leave on thread 0 (the member defines region 0). */
+static void record(weft_member *m, uint64_t t0)
+{
+    weft_record defs[] = { str(0, "work"), region(0, 0, 1) };
+    weft_record evs[] = { enter(t0, 0, 0), enter(t0 + 10, 0, 1) };
+    weft_journal_entry e = { 0 };
+    bytes d = encode(defs, 2, 0, 0), b = encode(evs, 2, 1, t0);
+
+    e.kind = WEFT_JE_DEFS;
+    e.seq = 1;
+    e.payload = d.p;
+    e.len = (uint32_t)d.n;
+    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    memset(&e, 0, sizeof e);
+    e.kind = WEFT_JE_EVENTS;
+    e.seq = 1;
+    e.base_time = t0;
+    e.count = 2;
+    e.payload = b.p;
+    e.len = (uint32_t)b.n;
+    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    free(d.p);
+    free(b.p);
+}
+
+/* The connection of m closes, after a Goodbye or not. */
+static void leave(weft_member *m, int goodbye)
+{
+    if (goodbye) {
+        Weft__Goodbye g = WEFT__GOODBYE__INIT;
+        weft_journal_entry e = { 0 };
+        uint8_t buf[16];
+        e.kind = WEFT_JE_GOODBYE;
+        e.len = (uint32_t)weft__goodbye__pack(&g, buf);
+        e.payload = buf;
+        assert_int_equal(weft_journal_append(m->journal, &e), 0);
+        m->said_goodbye = 1;
+    }
+    m->conn = NULL;
+    weft_trace_member_left(m);
+}
+
+/* Runs the loop until the worker jobs (catalog, conversion) are done. */
+static void run_jobs(fixture *f)
+{
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    assert_int_equal(f->d.jobs, 0);
+}
+
+/* The catalog row of a trace (by key); 0 or WEFT_ENOTFOUND. */
+static int catalog_row(fixture *f, const char *key, weft_trace_row *row)
+{
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    int rc;
+
+    rc = weft_catalog_open(f->d.cfg.catalog, 1, &cat, &msg);
+    if (rc < 0)
+        print_error("catalog: %s\n", msg ? msg : "?");
+    assert_int_equal(rc, 0);
+    rc = weft_catalog_find(cat, key, row);
+    weft_catalog_close(cat);
+    return rc;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1200];
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static size_t ntraces(const fixture *f)
+{
+    size_t n = 0;
+
+    for (const weft_trace *t = f->d.traces; t; t = t->next)
+        n++;
+    return n;
+}
+
+#define assert_err(f, s)                                                     \
+    do {                                                                     \
+        if (!strstr((f)->err, (s)))                                          \
+            print_error("message \"%s\" lacks \"%s\"\n", (f)->err, (s));     \
+        assert_non_null(strstr((f)->err, (s)));                              \
+    } while (0)
+
+/* ---- joining ------------------------------------------------------------- */
+
+static void test_join_creates_trace_once(void **state)
+{
+    fixture *f = *state;
+    weft_member *m0, *m1, *m2, *other;
+    weft_trace_row row;
+    weft_trace *t;
+    char key[256];
+
+    m0 = join_ok(f, "run", 0, 3);
+    t = m0->trace;
+    m2 = join_ok(f, "run", 2, 3);
+    m1 = join_ok(f, "run", 1, 3);
+    assert_ptr_equal(m1->trace, t);
+    assert_ptr_equal(m2->trace, t);
+    assert_int_equal(ntraces(f), 1);
+    assert_ptr_equal(f->d.traces, t);
+    assert_ptr_equal(t->members[0], m0);
+    assert_ptr_equal(t->members[1], m1);
+    assert_ptr_equal(t->members[2], m2);
+    assert_int_equal(m1->rank, 1);
+    assert_int_equal(m2->pid, 4002);
+    assert_string_equal(m2->host, "node-a");
+    assert_int_equal(t->size, 3);
+    assert_int_equal(t->joined, 3);
+    assert_int_equal(t->connected, 3);
+    assert_int_equal(t->idle_since, 0);
+    assert_int_equal(t->uid, 1000);
+    assert_string_equal(t->name, "run");
+    assert_true(strncmp(t->key, "run-", 4) == 0);
+    assert_non_null(strstr(t->dir, "/spool/traces/"));
+    assert_true(exists(t->dir, "rank-0.wj"));
+    assert_true(exists(t->dir, "rank-1.wj"));
+    assert_true(exists(t->dir, "rank-2.wj"));
+    assert_false(exists(t->dir, "rank-3.wj"));
+
+    /* The catalog row is written by a worker job. */
+    assert_int_equal(f->d.jobs, 1);
+    snprintf(key, sizeof key, "%s", t->key);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_RECORDING);
+    assert_string_equal(row.name, "run");
+    assert_int_equal(row.members, 3);
+    assert_int_equal(row.uid, 1000);
+    weft_catalog_trace_free(&row);
+
+    /* Another name, or the same name of another owner, is another trace
+     * with another key. */
+    other = join_ok(f, "run2", 0, 1);
+    assert_ptr_not_equal(other->trace, t);
+    {
+        Weft__Hello h = hello("run", 0, 3);
+        weft_member *m;
+        assert_int_equal(join(f, &h, 1001, &m), 0);
+        assert_ptr_not_equal(m->trace, t);
+        assert_int_equal(m->trace->uid, 1001);
+        assert_string_not_equal(m->trace->key, t->key);
+    }
+    assert_int_equal(ntraces(f), 3);
+    finish(f);
+}
+
+static void test_spool_key_is_safe(void **state)
+{
+    fixture *f = *state;
+    weft_member *m = join_ok(f, "../../etc/passwd x", 0, 1);
+    weft_member *dots = join_ok(f, "..", 0, 1);
+    char traces[256];
+
+    assert_null(strchr(m->trace->key, '/'));
+    assert_true(m->trace->key[0] != '.');
+    assert_string_equal(m->trace->name, "../../etc/passwd x");
+    assert_true(strncmp(m->trace->key, "_._.._etc_passwd_x-", 19) == 0);
+    assert_true(dots->trace->key[0] != '.');
+    snprintf(traces, sizeof traces, "%s/spool/traces/", f->dir);
+    assert_true(strncmp(m->trace->dir, traces, strlen(traces)) == 0);
+    assert_true(strncmp(dots->trace->dir, traces, strlen(traces)) == 0);
+    finish(f);
+}
+
+static void test_join_errors(void **state)
+{
+    fixture *f = *state;
+    weft_member *m, *m0;
+    Weft__Hello h;
+    char long_name[1026];
+
+    /* Bad Hellos create no trace. */
+    h = hello("", 0, 1);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "empty trace name");
+    h = hello("t", 3, 3);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "rank 3 is not below the trace size 3");
+    h = hello("t", 0, 0);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ELIMIT);
+    assert_err(f, "trace size 0 is not between 1 and max_members (8)");
+    h = hello("t", 0, 9);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ELIMIT);
+    assert_err(f, "trace size 9");
+    h = hello("t", 0, 1);
+    h.timer_resolution = 0;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "timer_resolution is 0");
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = 0;
+    h = hello(long_name, 0, 1);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "trace name of 1025 bytes exceeds 1024");
+    assert_null(m);
+    assert_int_equal(ntraces(f), 0);
+    long_name[1024] = 0;
+    join_ok(f, long_name, 0, 1);
+
+    /* Against an existing trace. */
+    m0 = join_ok(f, "t", 0, 3);
+    h = hello("t", 1, 4);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "trace 't' has 3 members but this process says 4");
+    h = hello("t", 0, 3);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EEXIST);
+    assert_err(f, "rank 0 of trace 't' is already connected (host node-a, "
+               "pid 4000)");
+    assert_int_equal(m0->trace->connected, 1);
+    assert_int_equal(m0->trace->joined, 1);
+    leave(m0, 1);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EEXIST);
+    assert_err(f, "rank 0 of trace 't' has already finished");
+    assert_int_equal(ntraces(f), 2);
+    finish(f);
+}
+
+static void test_spool_not_writable(void **state)
+{
+    fixture *f = *state;
+    char path[256];
+    weft_member *m, *m0;
+    Weft__Hello h = hello("t", 0, 2);
+    FILE *fp;
+
+    /* The spool is a file. */
+    snprintf(path, sizeof path, "%s/spool", f->dir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EIO);
+    assert_err(f, "cannot create trace directory");
+    assert_err(f, path);
+    assert_int_equal(ntraces(f), 0);
+    assert_int_equal(f->d.jobs, 0);
+    assert_int_equal(unlink(path), 0);
+
+    /* A journal that cannot be opened: the rank is not taken. */
+    m0 = join_ok(f, "t", 0, 2);
+    snprintf(path, sizeof path, "%s/rank-1.wj", m0->trace->dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    h = hello("t", 1, 2);
+    assert_true(join(f, &h, 1000, &m) < 0);
+    assert_err(f, "cannot open journal");
+    assert_err(f, path);
+    assert_null(m0->trace->members[1]);
+    assert_int_equal(m0->trace->joined, 1);
+    assert_int_equal(m0->trace->connected, 1);
+    assert_int_equal(rmdir(path), 0);
+    join_ok(f, "t", 1, 2);
+    assert_int_equal(m0->trace->joined, 2);
+    finish(f);
+}
+
+/* The first Hello of a trace fails after the trace was made (its journal
+ * cannot be opened: no file descriptor left). Nobody is connected to that
+ * trace, so the grace period must reclaim it; it may not stay
+ * "recording" forever. */
+static void test_first_join_fails(void **state)
+{
+    fixture *f = *state;
+    Weft__Hello h = hello("nofd", 0, 2);
+    struct rlimit old, low;
+    weft_trace_row row;
+    weft_member *m;
+    char key[256];
+    int fd, rc;
+
+    fd = dup(0);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = (rlim_t)fd;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    rc = join(f, &h, 1000, &m);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_true(rc < 0);
+    assert_err(f, "cannot open journal");
+    assert_int_equal(ntraces(f), 1);
+    snprintf(key, sizeof key, "%s", f->d.traces->key);
+    assert_int_equal(f->d.traces->connected, 0);
+    assert_int_equal(f->d.traces->joined, 0);
+    run_jobs(f);
+    f->d.cfg.grace_period = 0;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    /* Converted with what arrived: nothing. */
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_int_equal(row.events, 0);
+    weft_catalog_trace_free(&row);
+    finish(f);
+}
+
+/* ---- leaving and coming back --------------------------------------------- */
+
+static void test_resume(void **state)
+{
+    fixture *f = *state;
+    weft_member *m0 = join_ok(f, "r", 0, 2), *m1 = join_ok(f, "r", 1, 2), *m;
+    weft_trace *t = m0->trace;
+    Weft__Hello h = hello("r", 0, 2);
+
+    m0->defs_seq = 3;
+    leave(m0, 0);
+    assert_int_equal(t->connected, 1);
+    assert_int_equal(t->idle_since, 0); /* rank 1 is still there */
+    leave(m1, 0);
+    assert_int_equal(t->connected, 0);
+    assert_true(t->idle_since > 0);
+    assert_int_equal(t->idle_since, uv_now(&f->loop));
+    assert_int_equal(ntraces(f), 1);
+
+    /* Rank 0 comes back: the same member, its state kept. */
+    assert_int_equal(join(f, &h, 1000, &m), 0);
+    assert_ptr_equal(m, m0);
+    assert_int_equal(m->defs_seq, 3);
+    assert_int_equal(t->connected, 1);
+    assert_int_equal(t->joined, 2);
+    assert_int_equal(t->idle_since, 0);
+    /* A Hello of the same trace from another owner is another trace. */
+    assert_int_equal(join(f, &h, 0, &m), 0);
+    assert_ptr_not_equal(m->trace, t);
+    finish(f);
+}
+
+/* ---- conversion ---------------------------------------------------------- */
+
+static void test_all_goodbye_converts(void **state)
+{
+    fixture *f = *state;
+    weft_member *m0 = join_ok(f, "done", 0, 2), *m1 = join_ok(f, "done", 1, 2);
+    weft_trace_row row;
+    char key[256], dir[512];
+
+    snprintf(key, sizeof key, "%s", m0->trace->key);
+    snprintf(dir, sizeof dir, "%s", m0->trace->dir);
+    record(m0, 100);
+    record(m1, 150);
+    run_jobs(f);
+    leave(m0, 1);
+    assert_int_equal(ntraces(f), 1);
+    assert_int_equal(f->d.jobs, 0);
+    leave(m1, 1);
+    /* Handed to a worker: no longer recording. */
+    assert_int_equal(ntraces(f), 0);
+    assert_int_equal(f->d.jobs, 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_int_equal(row.members, 2);
+    assert_int_equal(row.locations, 2);
+    assert_int_equal(row.events, 4);
+    assert_int_equal(row.time_first, 100);
+    assert_int_equal(row.time_last, 160);
+    assert_true(row.finished > 0);
+    assert_null(row.error);
+    assert_non_null(strstr(row.path, dir));
+    weft_catalog_trace_free(&row);
+    assert_false(exists(dir, "rank-0.wj"));
+    assert_false(exists(dir, "rank-1.wj"));
+    assert_true(exists(dir, "archive/traces.otf2"));
+    /* A new run with the same name is a new trace. */
+    join_ok(f, "done", 0, 2);
+    assert_int_equal(ntraces(f), 1);
+    assert_string_not_equal(f->d.traces->key, key);
+    finish(f);
+}
+
+static void test_grace_period(void **state)
+{
+    fixture *f = *state;
+    weft_member *m0 = join_ok(f, "gone", 0, 2);
+    weft_trace_row row;
+    struct timespec ts = { 1, 100 * 1000 * 1000 };
+    char key[256], dir[512];
+
+    snprintf(key, sizeof key, "%s", m0->trace->key);
+    snprintf(dir, sizeof dir, "%s", m0->trace->dir);
+    f->d.cfg.grace_period = 1;
+    record(m0, 100);
+    run_jobs(f);
+    leave(m0, 0);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    nanosleep(&ts, NULL);
+    uv_update_time(&f->loop);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_int_equal(row.members, 2);
+    assert_int_equal(row.events, 2);
+    weft_catalog_trace_free(&row);
+    assert_false(exists(dir, "rank-0.wj"));
+    assert_true(exists(dir, "archive/traces.otf2"));
+    finish(f);
+}
+
+static void test_grace_period_boundary(void **state)
+{
+    fixture *f = *state;
+    weft_member *a = join_ok(f, "a", 0, 2), *b = join_ok(f, "b", 0, 1);
+    weft_member *c = join_ok(f, "c", 0, 2);
+    weft_trace *ta = a->trace;
+    weft_trace_row row;
+    char key_a[256], key_c[256];
+    uint64_t now;
+
+    snprintf(key_a, sizeof key_a, "%s", a->trace->key);
+    snprintf(key_c, sizeof key_c, "%s", c->trace->key);
+    f->d.cfg.grace_period = 60;
+    record(a, 10);
+    record(c, 10);
+    run_jobs(f);
+    /* a: gone without goodbye; b: still connected; c: said goodbye, but
+     * its second rank never came. */
+    leave(a, 0);
+    leave(c, 1);
+    assert_int_equal(ntraces(f), 3);
+    now = uv_now(&f->loop);
+    ta->idle_since = now - 59999;
+    c->trace->idle_since = now - 60000;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 2);     /* c went */
+    for (const weft_trace *t = f->d.traces; t; t = t->next)
+        assert_true(t == ta || t == b->trace);
+    ta->idle_since = now - 60000;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);     /* a went */
+    assert_ptr_equal(f->d.traces, b->trace);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key_a, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    weft_catalog_trace_free(&row);
+    assert_int_equal(catalog_row(f, key_c, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_int_equal(row.members, 2);
+    weft_catalog_trace_free(&row);
+    /* b never idles while connected. */
+    b->trace->idle_since = 0;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    finish(f);
+}
+
+static void test_failed_conversion(void **state)
+{
+    fixture *f = *state;
+    weft_member *m0 = join_ok(f, "bad", 0, 1);
+    weft_trace_row row;
+    char key[256], dir[512], path[600];
+    FILE *fp;
+
+    snprintf(key, sizeof key, "%s", m0->trace->key);
+    snprintf(dir, sizeof dir, "%s", m0->trace->dir);
+    f->d.cfg.log_level = -1; /* the failure below is expected: no log */
+    record(m0, 100);
+    leave(m0, 1);
+    assert_int_equal(ntraces(f), 0);
+    /* Before the worker reads it, the journal stops being one. */
+    snprintf(path, sizeof path, "%s/rank-0.wj", dir);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("not a journal", fp);
+    fclose(fp);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_FAILED);
+    assert_non_null(row.error);
+    assert_non_null(strstr(row.error, "rank-0.wj"));
+    weft_catalog_trace_free(&row);
+    /* Journals are kept for a later attempt. */
+    assert_true(exists(dir, "rank-0.wj"));
+    finish(f);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_join_creates_trace_once),
+        T(test_spool_key_is_safe),
+        T(test_join_errors),
+        T(test_spool_not_writable),
+        T(test_first_join_fails),
+        T(test_resume),
+        T(test_all_goodbye_converts),
+        T(test_grace_period),
+        T(test_grace_period_boundary),
+        T(test_failed_conversion),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
