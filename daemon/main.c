@@ -13,6 +13,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "recover.h"
 #include "server.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -256,6 +257,11 @@ static int prepare_storage(weft_daemon *d)
         return -1;
     }
     weft_catalog_close(cat);
+    if (weft_recover_spool(d) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot read spool %s: %s", traces,
+                  strerror(errno));
+        return -1;
+    }
     return 0;
 }
 

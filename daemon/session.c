@@ -260,6 +260,7 @@ static void on_hello(weft_conn *c, const Weft__Hello *h)
     Weft__LocationSeq *seqs = NULL, **seqp = NULL;
     weft_journal_entry e = { 0 };
     uint8_t *packed = NULL;
+    Weft__Hello owned;
     weft_member *m;
     char err[512];
     int rc;
@@ -282,14 +283,17 @@ static void on_hello(weft_conn *c, const Weft__Hello *h)
     }
     m->conn = c;
     c->member = m;
+    /* The journal keeps the owner weftd decided on, for recovery. */
+    owned = *h;
+    owned.uid = m->trace->uid;
     e.kind = WEFT_JE_HELLO;
-    e.len = (uint32_t)weft__hello__get_packed_size(h);
+    e.len = (uint32_t)weft__hello__get_packed_size(&owned);
     packed = malloc(e.len ? e.len : 1);
     if (!packed) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return;
     }
-    weft__hello__pack(h, packed);
+    weft__hello__pack(&owned, packed);
     e.payload = packed;
     rc = journal(c, &e);
     free(packed);
@@ -364,26 +368,12 @@ static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
 
 static int ensure_location(weft_conn *c, uint32_t loc)
 {
-    weft_member *m = c->member;
-    uint64_t max = c->d->cfg.max_locations;
-    weft_loc_state *p;
+    char err[256];
+    int rc = weft_member_location(c->member, loc, err, sizeof err);
 
-    if (loc < m->nlocs)
-        return 0;
-    if (loc >= max) {
-        weft_conn_fail(c, WEFT_ELIMIT, "thread %u exceeds max_locations "
-                       "(%" PRIu64 ")", loc, max);
-        return WEFT_ELIMIT;
-    }
-    p = realloc(m->locs, (size_t)(loc + 1) * sizeof *p);
-    if (!p) {
-        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return WEFT_ENOMEM;
-    }
-    memset(p + m->nlocs, 0, (loc + 1 - m->nlocs) * sizeof *p);
-    m->locs = p;
-    m->nlocs = loc + 1;
-    return 0;
+    if (rc < 0)
+        weft_conn_fail(c, rc, "%s", err);
+    return rc;
 }
 
 static void on_batch(weft_conn *c, const Weft__EventBatch *b)

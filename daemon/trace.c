@@ -435,22 +435,37 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->size = h->size;
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
-    t->key = make_key(d, h->trace, now);
     t->members = calloc(h->size, sizeof *t->members);
     traces = path_join(d->cfg.spool, "traces");
-    if (!t->name || !t->key || !t->members || !traces)
+    if (!t->name || !t->members || !traces)
         goto oom;
-    t->dir = path_join(traces, t->key);
-    free(traces);
-    traces = NULL;
-    if (!t->dir)
-        goto oom;
-    if (mkdir_p(t->dir, 0750) != 0) {
-        fail(err, errlen, WEFT_EIO, "cannot create trace directory %s: %s",
-             t->dir, strerror(errno));
+    if (mkdir_p(traces, 0755) != 0) {
+        fail(err, errlen, WEFT_EIO, "cannot create trace directory under "
+             "%s: %s", traces, strerror(errno));
+        free(traces);
         trace_free(t);
         return NULL;
     }
+    /* A directory of its own: keys of an earlier run may be taken. */
+    for (int tries = 0;; tries++) {
+        free(t->key);
+        free(t->dir);
+        t->dir = NULL;
+        t->key = make_key(d, h->trace, now);
+        if (!t->key || !(t->dir = path_join(traces, t->key)))
+            goto oom;
+        if (mkdir(t->dir, 0750) == 0)
+            break;
+        if (errno != EEXIST || tries == 1000) {
+            fail(err, errlen, WEFT_EIO, "cannot create trace directory %s: "
+                 "%s", t->dir, strerror(errno));
+            free(traces);
+            trace_free(t);
+            return NULL;
+        }
+    }
+    free(traces);
+    traces = NULL;
     t->next = d->traces;
     d->traces = t;
     weft_dlog(d, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
@@ -464,12 +479,45 @@ oom:
     return NULL;
 }
 
+/* Adds the member of h's rank to t with its journal open for appending
+ * (an existing journal is kept: a restart resumes it). */
+static int member_new(weft_trace *t, const Weft__Hello *h, weft_member **out,
+                      char *err, size_t errlen)
+{
+    weft_member *m = calloc(1, sizeof *m);
+    char name[32], *path;
+    int rc;
+
+    if (!m || !(m->host = strdup(h->hostname))) {
+        free(m);
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    }
+    m->trace = t;
+    m->rank = h->rank;
+    m->pid = h->pid;
+    snprintf(name, sizeof name, "rank-%u.wj", h->rank);
+    path = path_join(t->dir, name);
+    rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
+    if (rc < 0) {
+        fail(err, errlen, rc, "cannot open journal %s: %s",
+             path ? path : name, rc == WEFT_EIO ? strerror(errno)
+                                                : weft_strerror(rc));
+        free(path);
+        member_free(m);
+        return rc;
+    }
+    free(path);
+    t->members[h->rank] = m;
+    t->joined++;
+    *out = m;
+    return 0;
+}
+
 int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                     weft_member **out, char *err, size_t errlen)
 {
     weft_trace *t;
     weft_member *m;
-    char name[32], *path;
     int rc;
 
     rc = check_hello(d, h, err, errlen);
@@ -498,35 +546,106 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         *out = m;
         return 0;
     }
-    m = calloc(1, sizeof *m);
-    if (!m || !(m->host = strdup(h->hostname))) {
-        free(m);
-        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    }
-    m->trace = t;
-    m->rank = h->rank;
-    m->pid = h->pid;
-    snprintf(name, sizeof name, "rank-%u.wj", h->rank);
-    path = path_join(t->dir, name);
-    rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
+    rc = member_new(t, h, &m, err, errlen);
     if (rc < 0) {
-        fail(err, errlen, rc, "cannot open journal %s: %s",
-             path ? path : name, rc == WEFT_EIO ? strerror(errno)
-                                                : weft_strerror(rc));
-        free(path);
-        member_free(m);
         /* A trace this Hello just made has nobody connected: let the
          * grace period reclaim it rather than keep it recording. */
         if (t->connected == 0 && !t->idle_since)
             t->idle_since = uv_now(d->loop);
         return rc;
     }
-    free(path);
-    t->members[h->rank] = m;
-    t->joined++;
     t->connected++;
     t->idle_since = 0;
     *out = m;
+    return 0;
+}
+
+/* ---- recovery (see recover.c) ---- */
+
+weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
+                               const char *dir, int64_t created, char *err,
+                               size_t errlen)
+{
+    weft_trace *t = calloc(1, sizeof *t);
+
+    if (!t || !(t->key = strdup(key)) || !(t->dir = strdup(dir))) {
+        trace_free(t);
+        fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    t->d = d;
+    t->created = created;
+    t->next = d->traces;
+    d->traces = t;
+    return t;
+}
+
+int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
+                              weft_member **out, char *err, size_t errlen)
+{
+    int rc = check_hello(t->d, h, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    if (!t->name) { /* the first journal names the trace */
+        t->name = strdup(h->trace);
+        t->members = calloc(h->size, sizeof *t->members);
+        if (!t->name || !t->members)
+            return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        t->size = h->size;
+        t->uid = h->uid;
+    }
+    if (strcmp(t->name, h->trace) != 0 || t->size != h->size)
+        return fail(err, errlen, WEFT_ECORRUPT, "Hello of trace '%s' with "
+                    "%u members in the directory of trace '%s' with %u",
+                    h->trace, h->size, t->name, t->size);
+    if (t->members[h->rank])
+        return fail(err, errlen, WEFT_ECORRUPT, "a second journal for rank "
+                    "%u", h->rank);
+    return member_new(t, h, out, err, errlen);
+}
+
+void weft_trace_restored(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+
+    if (t->joined == 0) {
+        /* Nothing readable: keep the files for inspection, forget it. */
+        unlink_trace(t);
+        trace_free(t);
+        return;
+    }
+    for (uint32_t r = 0; r < t->size; r++)
+        if (t->members[r] && t->members[r]->said_goodbye)
+            t->goodbyes++;
+    queue_begin(t); /* in case weftd died before the row was written */
+    if (t->goodbyes == t->size) {
+        start_conversion(t);
+        return;
+    }
+    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': %u of %u members done; waiting "
+              "up to %" PRIu64 " s for the others to reconnect", t->name,
+              t->goodbyes, t->size, d->cfg.grace_period);
+    t->idle_since = uv_now(d->loop);
+}
+
+int weft_member_location(weft_member *m, uint32_t loc, char *err,
+                         size_t errlen)
+{
+    uint64_t max = m->trace->d->cfg.max_locations;
+    weft_loc_state *p;
+
+    if (loc < m->nlocs)
+        return 0;
+    if (loc >= max)
+        return fail(err, errlen, WEFT_ELIMIT, "thread %u exceeds "
+                    "max_locations (%" PRIu64 ")", loc, max);
+    p = realloc(m->locs, (size_t)(loc + 1) * sizeof *p);
+    if (!p)
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    memset(p + m->nlocs, 0, (loc + 1 - m->nlocs) * sizeof *p);
+    m->locs = p;
+    m->nlocs = loc + 1;
     return 0;
 }
 

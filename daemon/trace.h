@@ -75,6 +75,22 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
  * none is connected any more, the grace period starts. */
 void weft_trace_member_left(weft_member *m);
 
+/* Recovery (recover.c): a trace rebuilt from SPOOL/traces/KEY = dir; its
+ * name and size come from the first member restored. NULL on failure. */
+weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
+                               const char *dir, int64_t created, char *err,
+                               size_t errlen);
+/* Adds the member of a journaled Hello (uid already the effective owner)
+ * with its journal reopened for appending. */
+int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
+                              weft_member **out, char *err, size_t errlen);
+/* All members restored: convert if all said goodbye, else wait for them
+ * (grace period). Frees a trace with no readable member. */
+void weft_trace_restored(weft_trace *t);
+/* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
+int weft_member_location(weft_member *m, uint32_t loc, char *err,
+                         size_t errlen);
+
 /* Converts traces that had no member connected for grace_period seconds;
  * called once a second by the daemon's tick timer. */
 void weft_trace_check_idle(weft_daemon *d);

@@ -170,9 +170,12 @@ static void send_defs_region(void)
     send_records(0, 0, 1, 0, d, 2);
 }
 
-/* Reads frames until an Error (printed, returns 1), EOF (0) or timeout
- * (-1). */
-static int await_reply(int timeout_ms)
+static Weft__HelloAck *hello_ack; /* the last HelloAck received */
+static uint64_t acks;             /* Ack frames received */
+
+/* Reads frames until an Error (printed, returns 1), EOF (0), timeout (-1),
+ * or, with stop_after_acks, that many Acks in all (2). */
+static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
 {
     weft_frame_reader r;
     uint8_t buf[65536];
@@ -201,6 +204,18 @@ static int await_reply(int timeout_ms)
                 break;
             env = weft_frame_unpack(frame, flen);
             free(frame);
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
+                !hello_ack) {
+                hello_ack = env->hello_ack;
+                env->hello_ack = NULL;
+                env->msg_case = WEFT__ENVELOPE__MSG__NOT_SET;
+            }
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ACK &&
+                ++acks == stop_after_acks) {
+                weft_frame_free_envelope(env);
+                weft_frame_reader_free(&r);
+                return 2;
+            }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
                 printf("%s: %s\n", weft_err_name(env->error->code),
                        env->error->message);
@@ -213,6 +228,11 @@ static int await_reply(int timeout_ms)
     }
     weft_frame_reader_free(&r);
     return result;
+}
+
+static int await_reply(int timeout_ms)
+{
+    return await_reply_n(timeout_ms, 0);
 }
 
 static int connect_to(const char *addr)
@@ -243,7 +263,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
-                "daemon-def seq-gap vanish valid\n");
+                "daemon-def seq-gap vanish first-half second-half valid\n");
         return 2;
     }
     mode = argv[2];
@@ -303,6 +323,36 @@ int main(int argc, char **argv)
         got = await_reply(1000);
         close(sock);
         return got == -1 ? 0 : 1;
+    } else if (strcmp(mode, "first-half") == 0) {
+        /* Hello, definitions and one batch (Enter), acked; then vanish. */
+        weft_record ev = rec_event(WEFT_REC_Enter, 100, 0);
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        send_records(1, 0, 1, 0, &ev, 1);
+        got = await_reply_n(10000, 2);
+        close(sock);
+        return got == 2 ? 0 : 1;
+    } else if (strcmp(mode, "second-half") == 0) {
+        /* Back after a weftd restart: HelloAck must say definitions 1 and
+         * thread 0 batch 1 are held; send batch 2 (Leave) and Goodbye. */
+        weft_record ev = rec_event(WEFT_REC_Leave, 200, 0);
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        got = await_reply_n(300, 1);
+        if (!hello_ack) {
+            fprintf(stderr, "rawpeer: no HelloAck\n");
+            return 1;
+        }
+        printf("definitions_seq=%llu", (unsigned long long)hello_ack->definitions_seq);
+        for (size_t i = 0; i < hello_ack->n_locations; i++)
+            printf(" thread%u_seq=%llu", hello_ack->locations[i]->location,
+                   (unsigned long long)hello_ack->locations[i]->seq);
+        printf("\n");
+        send_records(1, 0, 2, 100, &ev, 1);
+        send_goodbye();
+        got = await_reply(10000);
+        close(sock);
+        weft__hello_ack__free_unpacked(hello_ack, NULL);
+        return got == 0 ? 0 : 1;
     } else if (strcmp(mode, "valid") == 0) {
         weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
                               rec_event(WEFT_REC_Leave, 200, 0) };
