@@ -50,6 +50,9 @@ static const key_desc keys[] = {
       "largest frame accepted from a client, bytes" },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
       "connections served at once" },
+    { "limits", "max_conn_pending", K_SIZE, OFF(max_conn_pending), 1024,
+      1u << 30, "reply bytes queued for a client that does not read them "
+      "before weftd stops reading from it (backpressure)" },
     { "limits", "max_string", K_SIZE, OFF(max_string), 16, 1u << 24,
       "longest string in a definition, bytes" },
     { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
@@ -92,6 +95,7 @@ void weft_config_init(weft_config *c)
     c->grace_period = 300;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
+    c->max_conn_pending = 1u << 20;
     c->max_string = 64u << 10;
     c->max_definitions = 1u << 20;
     c->max_locations = 4096;

@@ -28,6 +28,8 @@ typedef struct weft_config {
                                   connected before converting (partial) */
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
+    uint64_t max_conn_pending; /* reply bytes queued for one client before
+                                  weftd stops reading from it */
     uint64_t max_string;       /* bytes per string */
     uint64_t max_definitions;  /* per member, per id space: largest id + 1 */
     uint64_t max_locations;    /* per member */

@@ -81,6 +81,9 @@ void weft_conn_close(weft_conn *c)
         close_now(c);
 }
 
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
 static void on_write(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
@@ -90,8 +93,18 @@ static void on_write(uv_write_t *req, int status)
         weft_conn_log(c, WEFT_LOG_INFO, "write failed: %s", uv_strerror(status));
     free(w->frame);
     free(w);
-    if (status < 0 && !c->closing)
+    if (status < 0 && !c->closing) {
         weft_conn_close(c);
+        return;
+    }
+    if (c->paused && !c->closing &&
+        uv_stream_get_write_queue_size(&c->h.stream) <=
+            c->d->cfg.max_conn_pending / 2) {
+        c->paused = 0;
+        weft_conn_log(c, WEFT_LOG_DEBUG, "replies drained; reading again");
+        if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
+            weft_conn_close(c);
+    }
 }
 
 void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
@@ -194,6 +207,18 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
             break;
         handle_frame(c, frame, flen);
         free(frame);
+    }
+    /* A client that does not read its acks gets no more reads until it
+     * does: TCP then slows it down, and our memory stays bounded. */
+    if (!c->closing && !c->paused &&
+        uv_stream_get_write_queue_size(&c->h.stream) >
+            c->d->cfg.max_conn_pending) {
+        c->paused = 1;
+        uv_read_stop(&c->h.stream);
+        weft_conn_log(c, WEFT_LOG_INFO, "%zu bytes of replies unread, over "
+                      "max_conn_pending (%llu): reading paused",
+                      uv_stream_get_write_queue_size(&c->h.stream),
+                      (unsigned long long)c->d->cfg.max_conn_pending);
     }
 }
 

@@ -31,6 +31,7 @@ typedef struct weft_conn {
     uint32_t peer_uid;
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
+    int paused;                /* reading stopped: replies pile up */
     struct weft_member *member; /* set by Hello */
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;

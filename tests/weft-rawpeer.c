@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "codec.h"
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
-                "daemon-def seq-gap vanish first-half second-half valid\n");
+                "daemon-def seq-gap vanish first-half second-half flood valid\n");
         return 2;
     }
     mode = argv[2];
@@ -353,6 +354,50 @@ int main(int argc, char **argv)
         close(sock);
         weft__hello_ack__free_unpacked(hello_ack, NULL);
         return got == 0 ? 0 : 1;
+    } else if (strcmp(mode, "flood") == 0) {
+        /* Sends batches and never reads the acks. weftd must stop reading
+         * (backpressure) so that our sends block: exit 0 when they do. */
+        struct timeval tv = { 2, 0 };
+        weft_record ev[2] = { rec_event(WEFT_REC_Enter, 1, 0),
+                              rec_event(WEFT_REC_Leave, 1, 0) };
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        for (uint64_t seq = 1; seq <= 2000000; seq++) {
+            Weft__Envelope env = WEFT__ENVELOPE__INIT;
+            Weft__EventBatch b = WEFT__EVENT_BATCH__INIT;
+            uint8_t recs[64], *frame;
+            uint64_t prev = 1;
+            size_t len = 0;
+            ssize_t n, k;
+            for (int i = 0; i < 2; i++)
+                len += (size_t)weft_encode(&ev[i], &prev, recs + len,
+                                           sizeof recs - len);
+            b.location = 0;
+            b.seq = seq;
+            b.base_time = 1;
+            b.events = 2;
+            b.records.data = recs;
+            b.records.len = len;
+            env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+            env.event_batch = &b;
+            n = weft_frame_pack(&env, &frame);
+            k = write(sock, frame, (size_t)n);
+            free(frame);
+            /* A send timeout shows as EAGAIN or as a short write. */
+            if ((k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) ||
+                (k >= 0 && k < n)) {
+                printf("blocked after %llu batches\n", (unsigned long long)seq);
+                close(sock);
+                return 0;
+            }
+            if (k != n) {
+                fprintf(stderr, "rawpeer: write: %s\n", strerror(errno));
+                return 1;
+            }
+        }
+        fprintf(stderr, "rawpeer: weftd kept reading 2000000 batches\n");
+        return 1;
     } else if (strcmp(mode, "valid") == 0) {
         weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
                               rec_event(WEFT_REC_Leave, 200, 0) };
