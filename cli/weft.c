@@ -14,7 +14,9 @@
  * verbatim (as JSON escapes), with invalid UTF-8 replaced by U+FFFD
  * because JSON strings must be Unicode.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,7 +53,7 @@ typedef struct command {
     int (*run)(cli *c);      /* returns an exit status */
     unsigned opts;           /* OPT_* */
     int min_args, max_args;
-    int needs_catalog;
+    int needs_catalog;       /* 1: open it; 2: only its path */
     const char *synopsis;    /* after "weft NAME" */
     const char *summary;     /* one line for weft --help */
     const char *help;        /* for weft NAME --help */
@@ -669,6 +671,91 @@ out:
     return status;
 }
 
+/* ---- status ------------------------------------------------------------------ */
+
+/* weftd rewrites DIR/weftd.status (DIR: the catalog's directory) every
+ * second while it runs; see daemon/main.c. */
+#define STATUS_STALE_SECONDS 5
+
+static char *status_path(const char *catalog)
+{
+    const char *slash = strrchr(catalog, '/');
+    char *p = NULL;
+
+    if (!slash)
+        p = xstrdup("weftd.status");
+    else if (asprintf(&p, "%.*s/weftd.status", (int)(slash - catalog),
+                      catalog) < 0)
+        p = NULL;
+    return p;
+}
+
+static json_int_t jint(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static int cmd_status(cli *c)
+{
+    char *path = status_path(c->catalog_path);
+    json_error_t jerr;
+    json_t *st = NULL, *traces;
+    int status = EXIT_FAIL;
+    json_int_t pid, updated;
+    size_t i;
+    json_t *t;
+
+    if (!path)
+        return fail("out of memory");
+    st = json_load_file(path, 0, &jerr);
+    if (!st) {
+        fail("weftd is not running with this configuration (no status in "
+             "%s)", path);
+        goto out;
+    }
+    pid = jint(st, "pid");
+    updated = jint(st, "updated");
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH) ||
+        (json_int_t)time(NULL) - updated > STATUS_STALE_SECONDS) {
+        fail("weftd is not running (its last status in %s is %lld s old)",
+             path, (long long)((json_int_t)time(NULL) - updated));
+        goto out;
+    }
+    if (c->json) {
+        status = print_json(st);
+        st = NULL;
+        goto out;
+    }
+    printf("weftd %s, pid %lld, up %lld s, listening on %s\n",
+           json_string_value(json_object_get(st, "version")),
+           (long long)pid, (long long)(updated - jint(st, "started")),
+           json_string_value(json_object_get(st, "listen")));
+    printf("connections: %lld (max_connections %lld), %lld paused by "
+           "backpressure\n", (long long)jint(st, "connections"),
+           (long long)jint(st, "max_connections"),
+           (long long)jint(st, "paused"));
+    printf("events/s:    %lld\n", (long long)jint(st, "events_per_s"));
+    printf("since start: %lld events, %lld bytes, %lld clients refused\n",
+           (long long)jint(st, "events"), (long long)jint(st, "bytes"),
+           (long long)jint(st, "refused"));
+    printf("converting:  %lld traces\n", (long long)jint(st, "converting"));
+    traces = json_object_get(st, "recording");
+    printf("recording:   %zu traces\n", json_array_size(traces));
+    json_array_foreach(traces, i, t) {
+        char *name = escape(json_string_value(json_object_get(t, "name")));
+        printf("  %-30s %lld/%lld members connected, %lld done, %lld "
+               "events\n", name, (long long)jint(t, "connected"),
+               (long long)jint(t, "size"), (long long)jint(t, "goodbyes"),
+               (long long)jint(t, "events"));
+        free(name);
+    }
+    status = EXIT_OK;
+out:
+    json_decref(st);
+    free(path);
+    return status;
+}
+
 /* ---- the command table ---------------------------------------------------- */
 
 static const command commands[] = {
@@ -685,6 +772,14 @@ static const command commands[] = {
       "\n"
       "  --json   print a JSON object; \"locations\" is the array of its\n"
       "           locations\n" },
+    { "status", cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
+      "show what the running weftd is doing",
+      "Show the live state of the weftd that uses this catalog:\n"
+      "connections, traces recording and converting, events per second,\n"
+      "totals, refused clients and clients paused by backpressure. Exits\n"
+      "1 when weftd is not running.\n"
+      "\n"
+      "  --json   print the status object weftd writes\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -877,7 +972,7 @@ int main(int argc, char **argv)
             goto out;
         }
         c.catalog_path = catalog_path;
-        status = open_catalog(&c);
+        status = cmd->needs_catalog == 1 ? open_catalog(&c) : EXIT_OK;
         if (status != EXIT_OK)
             goto out;
     }

@@ -39,6 +39,8 @@ typedef struct weft_daemon {
     uint64_t bytes_in;            /* record bytes journaled */
     uint64_t events_at_tick;      /* events_in at the previous tick */
     uint64_t refused;             /* connections refused for bad input */
+    int64_t started;              /* unix time weftd became ready */
+    char bound[300];              /* the TCP address bound, "" if none */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

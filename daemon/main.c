@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <jansson.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "catalog.h"
@@ -79,7 +82,84 @@ static int mkdir_p(const char *path)
     return mkdir(buf, 0750) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Once a second: grace periods, and the live figures for systemd. */
+/* DIR/weftd.status, DIR being the catalog's directory: where `weft
+ * status` looks. */
+static char *status_path(const weft_daemon *d)
+{
+    const char *slash = strrchr(d->cfg.catalog, '/');
+    char *p = NULL;
+
+    if (!slash)
+        return strdup("weftd.status");
+    if (asprintf(&p, "%.*s/weftd.status", (int)(slash - d->cfg.catalog),
+                 d->cfg.catalog) < 0)
+        return NULL;
+    return p;
+}
+
+/* Writes the live state for `weft status` (small; replaced atomically). */
+static void write_status(weft_daemon *d)
+{
+    json_t *st = json_object(), *traces = json_array();
+    char *path = status_path(d), *tmp = NULL;
+    uint64_t paused = 0;
+
+    for (const weft_conn *c = d->conns; c; c = c->next)
+        paused += c->paused != 0;
+    for (const weft_trace *t = d->traces; t; t = t->next) {
+        json_t *o = json_object();
+        uint64_t events = 0;
+        for (uint32_t r = 0; r < t->size; r++) {
+            const weft_member *m = t->members ? t->members[r] : NULL;
+            for (uint32_t l = 0; m && l < m->nlocs; l++)
+                events += m->locs[l].events;
+        }
+        json_object_set_new(o, "name", json_string(t->name ? t->name : ""));
+        json_object_set_new(o, "key", json_string(t->key));
+        json_object_set_new(o, "size", json_integer(t->size));
+        json_object_set_new(o, "joined", json_integer(t->joined));
+        json_object_set_new(o, "connected", json_integer(t->connected));
+        json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
+        json_object_set_new(o, "events", json_integer((json_int_t)events));
+        json_array_append_new(traces, o);
+    }
+    json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
+    json_object_set_new(st, "pid", json_integer(getpid()));
+    json_object_set_new(st, "started", json_integer(d->started));
+    json_object_set_new(st, "updated", json_integer(time(NULL)));
+    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
+                                                              : d->cfg.socket));
+    json_object_set_new(st, "connections", json_integer((json_int_t)d->nconns));
+    json_object_set_new(st, "max_connections",
+                        json_integer((json_int_t)d->cfg.max_connections));
+    json_object_set_new(st, "paused", json_integer((json_int_t)paused));
+    json_object_set_new(st, "converting", json_integer(d->converting));
+    json_object_set_new(st, "events_per_s",
+                        json_integer((json_int_t)(d->events_in -
+                                                  d->events_at_tick)));
+    json_object_set_new(st, "events", json_integer((json_int_t)d->events_in));
+    json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
+    json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
+    json_object_set_new(st, "recording", traces);
+    if (path && asprintf(&tmp, "%s.tmp", path) >= 0 &&
+        json_dump_file(st, tmp, JSON_COMPACT) == 0)
+        rename(tmp, path);
+    json_decref(st);
+    free(tmp);
+    free(path);
+}
+
+static void remove_status(const weft_daemon *d)
+{
+    char *path = status_path(d);
+
+    if (path)
+        unlink(path);
+    free(path);
+}
+
+/* Once a second: grace periods, and the live figures for systemd and
+ * `weft status`. */
 static void on_tick(uv_timer_t *t)
 {
     weft_daemon *d = t->data;
@@ -88,6 +168,7 @@ static void on_tick(uv_timer_t *t)
     weft_trace_check_idle(d);
     for (const weft_trace *tr = d->traces; tr; tr = tr->next)
         recording++;
+    write_status(d);
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
                "start, %llu refused",
@@ -159,6 +240,7 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     d->stopping = 1;
     sd_notify(0, "STOPPING=1");
+    remove_status(d);
     weft_dlog(d, WEFT_LOG_INFO, "%s: stopping (waiting for %u jobs)",
               signum == SIGTERM ? "SIGTERM" : "SIGINT", d->jobs);
     weft_server_stop(d);
@@ -289,6 +371,8 @@ int main(int argc, char **argv)
     }
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
+    d.started = (int64_t)time(NULL);
+    write_status(&d);
     uv_timer_init(d.loop, &d.tick);
     d.tick.data = &d;
     uv_timer_start(&d.tick, on_tick, 1000, 1000);

@@ -373,6 +373,7 @@ static int start_tcp(weft_daemon *d)
                  ntohs(((struct sockaddr_in *)&ss)->sin_port));
     }
     weft_dlog(d, WEFT_LOG_INFO, "listening on %s", bound);
+    snprintf(d->bound, sizeof d->bound, "%s", bound);
     if (d->cfg.address_file)
         return write_address_file(d, bound);
     return 0;

@@ -26,6 +26,17 @@ grep -q "configuration not reloaded: .*weftd.conf:2: max_connections = 'many'" "
     fail "a broken file on SIGHUP is not reported with file and line"
 timeout 20 "$RAWPEER" "$WEFT_SERVER" valid "still serving" || fail "weftd stopped serving"
 wait_state "still serving" complete 30
+
+# weft status shows the live daemon (the idle connection on fd 3 among it).
+sleep 1.5
+out=$("$WEFT" --catalog "$SPOOL/catalog.db" status) || fail "weft status failed: $out"
+echo "$out" | grep -q "pid $WEFTD_PID" || fail "weft status: $out"
+echo "$out" | grep -q "connections: 1 (max_connections 5)" || fail "weft status: $out"
+[ "$("$WEFT" --catalog "$SPOOL/catalog.db" status --json | "$PY" -c \
+    'import json,sys; print(json.load(sys.stdin)["events"])')" -ge 2 ] ||
+    fail "weft status --json does not count the events"
 exec 3>&-
 stop_weftd
+out=$("$WEFT" --catalog "$SPOOL/catalog.db" status 2>&1) && fail "weft status succeeds with weftd stopped"
+echo "$out" | grep -q "not running" || fail "weft status with weftd stopped says: $out"
 echo ok
