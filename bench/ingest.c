@@ -1,0 +1,498 @@
+/* bench/ingest.c - weftd under many clients, and end to end.
+ *
+ * Two measurements in one run, against a weftd this program starts
+ * (WEFT_BENCH_WEFTD or ./weftd) on a free loopback port and a temporary
+ * spool:
+ *
+ *  1. Fan-in: C concurrent connections (default 1000), each one member of
+ *     one trace with one location, streaming B batches of E Enter/Leave
+ *     events with at most W batches unacknowledged (like libweft's pool).
+ *     Reports weftd's peak RSS (VmHWM) and the ingest rate until the last
+ *     ack.
+ *  2. End to end: P connections (default 8) sending N events in all; time
+ *     from the first connect until the catalog says the trace is complete
+ *     (journals -> OTF2 archive), next to libotf2 writing the same events
+ *     for the same locations in this process (the baseline). Also the
+ *     conversion time after the last goodbye, scaled to 10 M events.
+ *
+ * One thread drives all connections with poll(2); the protocol is spoken
+ * directly (proto/frame.h, proto/codec.h) so that the client side costs
+ * little next to weftd.
+ *
+ *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-n EVENTS]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <otf2/otf2.h>
+
+#include "codec.h"
+#include "frame.h"
+
+#define WINDOW 8
+
+typedef struct conn {
+    int fd;
+    uint32_t rank;
+    uint64_t next_seq;    /* next batch to send */
+    uint64_t acked;       /* batches acked */
+    uint8_t *out;         /* bytes waiting to be written */
+    size_t out_len, out_off;
+    weft_frame_reader reader;
+    int done;             /* goodbye sent */
+    int closed;
+} conn;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench/ingest: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void queue(conn *c, const Weft__Envelope *env)
+{
+    uint8_t *frame;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    if (n < 0)
+        die("pack");
+    c->out = realloc(c->out, c->out_len + (size_t)n);
+    if (!c->out)
+        die("realloc");
+    memcpy(c->out + c->out_len, frame, (size_t)n);
+    c->out_len += (size_t)n;
+    free(frame);
+}
+
+/* The batch every connection sends: E Enter/Leave events, 50 ns apart,
+ * timestamps relative to the batch base. */
+static uint8_t *batch_records;
+static size_t batch_len;
+static uint32_t batch_events;
+
+static void make_batch(uint32_t events)
+{
+    uint64_t prev = 0, t = 0;
+    size_t cap = (size_t)events * 16 + 16;
+
+    batch_records = malloc(cap);
+    batch_events = events;
+    for (uint32_t i = 0; i < events; i++) {
+        weft_record r = { .type = i % 2 ? WEFT_REC_Leave : WEFT_REC_Enter };
+        r.u.Enter.region = 0;
+        t += 50;
+        r.time = t;
+        batch_len += (size_t)weft_encode(&r, &prev, batch_records + batch_len,
+                                         cap - batch_len);
+    }
+}
+
+static void queue_hello(conn *c, const char *trace, uint32_t size)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Definitions d = WEFT__DEFINITIONS__INIT;
+    uint8_t defs[512];
+    uint64_t prev = 0;
+    size_t len = 0;
+    weft_record s = { .type = WEFT_REC_String }, r = { .type = WEFT_REC_Region };
+
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)trace;
+    h.rank = c->rank;
+    h.size = size;
+    h.hostname = "bench";
+    h.pid = (uint32_t)getpid();
+    h.timer_resolution = 1000000000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    queue(c, &env);
+    s.u.String.self = 0;
+    s.u.String.string = "work";
+    r.u.Region.self = 0;
+    r.u.Region.sourceFile = OTF2_UNDEFINED_STRING;
+    r.u.Region.regionRole = OTF2_REGION_ROLE_FUNCTION;
+    len += (size_t)weft_encode(&s, &prev, defs + len, sizeof defs - len);
+    len += (size_t)weft_encode(&r, &prev, defs + len, sizeof defs - len);
+    d.seq = 1;
+    d.records.data = defs;
+    d.records.len = len;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &d;
+    queue(c, &env);
+}
+
+static void queue_batch(conn *c)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__EventBatch b = WEFT__EVENT_BATCH__INIT;
+
+    b.location = 0;
+    b.seq = c->next_seq;
+    /* Each batch continues the clock of the previous one. */
+    b.base_time = (c->next_seq - 1) * 50 * (uint64_t)batch_events;
+    b.events = batch_events;
+    b.records.data = batch_records;
+    b.records.len = batch_len;
+    env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+    env.event_batch = &b;
+    queue(c, &env);
+    c->next_seq++;
+}
+
+static void queue_goodbye(conn *c)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    queue(c, &env);
+    c->done = 1;
+}
+
+static int connect_to(const char *addr)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET };
+    const char *colon = strrchr(addr, ':');
+    char host[64];
+    int fd;
+
+    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
+    sin.sin_port = htons((uint16_t)atoi(colon + 1));
+    inet_pton(AF_INET, host, &sin.sin_addr);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
+        die("connect");
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+/* Streams `batches` batches on each of n connections; returns when every
+ * connection said goodbye and weftd closed it. */
+static void drive(const char *addr, const char *trace, uint32_t n,
+                  uint64_t batches)
+{
+    conn *cs = calloc(n, sizeof *cs);
+    struct pollfd *pfd = calloc(n, sizeof *pfd);
+    uint32_t open = n;
+
+    for (uint32_t i = 0; i < n; i++) {
+        cs[i].rank = i;
+        cs[i].next_seq = 1;
+        cs[i].fd = connect_to(addr);
+        weft_frame_reader_init(&cs[i].reader, WEFT_DEFAULT_MAX_FRAME);
+        queue_hello(&cs[i], trace, n);
+    }
+    while (open > 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            conn *c = &cs[i];
+            while (!c->done && c->next_seq <= batches &&
+                   c->next_seq - 1 - c->acked < WINDOW)
+                queue_batch(c);
+            if (!c->done && c->acked == batches)
+                queue_goodbye(c);
+            pfd[i].fd = c->closed ? -1 : c->fd;
+            pfd[i].events = POLLIN | (c->out_off < c->out_len ? POLLOUT : 0);
+        }
+        if (poll(pfd, n, 10000) <= 0)
+            die("poll (weftd stopped answering?)");
+        for (uint32_t i = 0; i < n; i++) {
+            conn *c = &cs[i];
+            if (c->closed)
+                continue;
+            if (pfd[i].revents & POLLOUT) {
+                ssize_t k = write(c->fd, c->out + c->out_off,
+                                  c->out_len - c->out_off);
+                if (k > 0)
+                    c->out_off += (size_t)k;
+                if (c->out_off == c->out_len)
+                    c->out_off = c->out_len = 0;
+            }
+            if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+                uint8_t buf[65536];
+                ssize_t k = read(c->fd, buf, sizeof buf);
+                const uint8_t *p = buf;
+                size_t left = k > 0 ? (size_t)k : 0;
+                if (k == 0 || (k < 0 && errno != EAGAIN)) {
+                    if (!c->done)
+                        fprintf(stderr, "bench/ingest: connection %u closed "
+                                "early\n", i);
+                    c->closed = 1;
+                    open--;
+                    close(c->fd);
+                    continue;
+                }
+                while (left > 0) {
+                    uint8_t *frame;
+                    uint32_t flen;
+                    Weft__Envelope *env;
+                    if (weft_frame_reader_feed(&c->reader, &p, &left, &frame,
+                                               &flen) != 1)
+                        break;
+                    env = weft_frame_unpack(frame, flen);
+                    free(frame);
+                    if (env && env->msg_case == WEFT__ENVELOPE__MSG_ACK &&
+                        !env->ack->definitions)
+                        c->acked++;
+                    else if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+                        fprintf(stderr, "bench/ingest: weftd: %s\n",
+                                env->error->message);
+                        exit(1);
+                    }
+                    weft_frame_free_envelope(env);
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        free(cs[i].out);
+        weft_frame_reader_free(&cs[i].reader);
+    }
+    free(cs);
+    free(pfd);
+}
+
+static long vm_hwm_kib(pid_t pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Waits until the catalog has the trace in a final state; returns 1 if
+ * complete. */
+static int wait_complete(const char *catalog, const char *trace)
+{
+    for (int i = 0; i < 6000; i++) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        int done = 0, ok = 0;
+        if (sqlite3_open_v2(catalog, &db, SQLITE_OPEN_READONLY, NULL) ==
+                SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT state FROM traces WHERE name = ?",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, trace, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW) {
+                const char *s = (const char *)sqlite3_column_text(st, 0);
+                ok = s && strcmp(s, "complete") == 0;
+                done = s && (ok || strcmp(s, "failed") == 0 ||
+                             strcmp(s, "partial") == 0);
+            }
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (done)
+            return ok;
+        usleep(20000);
+    }
+    return 0;
+}
+
+static OTF2_FlushType pre_flush(void *d, OTF2_FileType ft, OTF2_LocationRef l,
+                                void *cb, bool final)
+{
+    return OTF2_FLUSH;
+}
+
+static const OTF2_FlushCallbacks flush_cbs = { pre_flush, NULL };
+
+/* libotf2 writing the same events for the same locations in-process. */
+static double otf2_baseline(const char *dir, uint32_t locations,
+                            uint64_t batches)
+{
+    uint64_t start = now_ns();
+    OTF2_Archive *a = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
+                                        1 << 20, 4 << 20, OTF2_SUBSTRATE_POSIX,
+                                        OTF2_COMPRESSION_NONE);
+
+    OTF2_Archive_SetFlushCallbacks(a, &flush_cbs, NULL);
+    OTF2_Archive_SetSerialCollectiveCallbacks(a);
+    OTF2_Archive_OpenEvtFiles(a);
+    for (uint32_t l = 0; l < locations; l++) {
+        OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(a, (uint64_t)l << 32);
+        uint64_t t = 0;
+        for (uint64_t i = 0; i < batches * batch_events; i++) {
+            t += 50;
+            if (i % 2)
+                OTF2_EvtWriter_Leave(w, NULL, t, 0);
+            else
+                OTF2_EvtWriter_Enter(w, NULL, t, 0);
+        }
+        OTF2_Archive_CloseEvtWriter(a, w);
+    }
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_Close(a);
+    return (double)(now_ns() - start) / 1e9;
+}
+
+static pid_t start_weftd(const char *tmp, char *addr, size_t addrlen)
+{
+    const char *weftd = getenv("WEFT_BENCH_WEFTD");
+    char spool[512], afile[512], conf[512];
+    FILE *f;
+    pid_t pid;
+
+    if (!weftd)
+        weftd = "./weftd";
+    snprintf(spool, sizeof spool, "%s/spool", tmp);
+    snprintf(afile, sizeof afile, "%s/addr", tmp);
+    snprintf(conf, sizeof conf, "%s/weftd.conf", tmp);
+    f = fopen(conf, "w");
+    if (!f)
+        die(conf);
+    fprintf(f, "[limits]\nmax_connections = 100000\n");
+    fclose(f);
+    pid = fork();
+    if (pid == 0) {
+        execl(weftd, weftd, "--config", conf, "--listen", "127.0.0.1:0",
+              "--spool", spool, "--address-file", afile, "--log-level",
+              "warning", (char *)NULL);
+        fprintf(stderr, "bench/ingest: cannot run %s (set WEFT_BENCH_WEFTD)\n",
+                weftd);
+        _exit(127);
+    }
+    for (int i = 0; i < 100; i++) {
+        f = fopen(afile, "r");
+        if (f) {
+            int ok = fgets(addr, (int)addrlen, f) != NULL;
+            fclose(f);
+            if (ok) {
+                addr[strcspn(addr, "\n")] = 0;
+                return pid;
+            }
+        }
+        usleep(100000);
+    }
+    kill(pid, SIGKILL);
+    fprintf(stderr, "bench/ingest: weftd did not start\n");
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t conns = 1000, procs = 8, events = 1000;
+    uint64_t batches = 40, total = 10000000, e2e_batches;
+    char tmp[] = "/tmp/weft-ingest-XXXXXX", addr[128], catalog[600];
+    char dir[600], cmd[700];
+    struct rlimit rl;
+    double t_ingest, t_e2e, t_otf2, t_conv;
+    uint64_t t0, t1, t2;
+    pid_t weftd;
+    int opt, status;
+
+    while ((opt = getopt(argc, argv, "c:b:e:p:n:")) != -1) {
+        switch (opt) {
+        case 'c': conns = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'b': batches = strtoull(optarg, NULL, 10); break;
+        case 'e': events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u; break;
+        case 'p': procs = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'n': total = strtoull(optarg, NULL, 10); break;
+        default:
+            fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
+                    "[-e EVENTS] [-p PROCS] [-n EVENTS]\n");
+            return 2;
+        }
+    }
+    if (!conns || !batches || !events || !procs || !total) {
+        fprintf(stderr, "bench/ingest: every count must be > 0\n");
+        return 2;
+    }
+    /* One descriptor per connection here, and as many in weftd. */
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (!mkdtemp(tmp))
+        die("mkdtemp");
+    make_batch(events);
+    weftd = start_weftd(tmp, addr, sizeof addr);
+    snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
+
+    /* 1. fan-in */
+    t0 = now_ns();
+    drive(addr, "fan-in", conns, batches);
+    t1 = now_ns();
+    t_ingest = (double)(t1 - t0) / 1e9;
+    printf("fan-in: %u connections x %" PRIu64 " batches x %u events = %"
+           PRIu64 " events acked in %.2f s: %.2f M events/s, %.1f MB/s of "
+           "records\n", conns, batches, events,
+           (uint64_t)conns * batches * events, t_ingest,
+           (double)conns * (double)batches * events / t_ingest / 1e6,
+           (double)conns * (double)batches * (double)batch_len / t_ingest / 1e6);
+    if (!wait_complete(catalog, "fan-in"))
+        fprintf(stderr, "bench/ingest: the fan-in trace did not complete\n");
+    printf("fan-in: %u locations converted in %.2f s after the last "
+           "goodbye\n", conns, (double)(now_ns() - t1) / 1e9);
+    printf("weftd peak RSS (VmHWM) so far: %.1f MiB (target <= 256)\n",
+           (double)vm_hwm_kib(weftd) / 1024.0);
+
+    /* 2. end to end, and the libotf2 baseline */
+    e2e_batches = total / procs / events;
+    if (!e2e_batches)
+        e2e_batches = 1;
+    t0 = now_ns();
+    drive(addr, "end-to-end", procs, e2e_batches);
+    t1 = now_ns();
+    if (!wait_complete(catalog, "end-to-end")) {
+        fprintf(stderr, "bench/ingest: the end-to-end trace did not "
+                "complete\n");
+        kill(weftd, SIGKILL);
+        return 1;
+    }
+    t2 = now_ns();
+    t_e2e = (double)(t2 - t0) / 1e9;
+    t_conv = (double)(t2 - t1) / 1e9;
+    total = (uint64_t)procs * e2e_batches * events;
+    snprintf(dir, sizeof dir, "%s/baseline", tmp);
+    t_otf2 = otf2_baseline(dir, procs, e2e_batches);
+    printf("end to end: %u clients, %" PRIu64 " events, loopback -> complete "
+           "archive in %.2f s: %.2f M events/s\n", procs, total, t_e2e,
+           (double)total / t_e2e / 1e6);
+    printf("libotf2 in-process, same events and locations: %.2f s: %.2f M "
+           "events/s\n", t_otf2, (double)total / t_otf2 / 1e6);
+    printf("ratio weft end to end / libotf2 in-process: %.2f (target >= "
+           "0.7)\n", t_otf2 / t_e2e);
+    printf("conversion after the last goodbye: %.2f s, %.2f s per 10 M "
+           "events\n", t_conv, t_conv * 1e7 / (double)total);
+    printf("weftd peak RSS (VmHWM): %.1f MiB\n",
+           (double)vm_hwm_kib(weftd) / 1024.0);
+    kill(weftd, SIGTERM);
+    waitpid(weftd, &status, 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench/ingest: could not remove %s\n", tmp);
+    free(batch_records);
+    return 0;
+}
