@@ -20,7 +20,7 @@
 #define WEFT_SYSCONFDIR "/etc"
 #endif
 
-enum key_type { K_STRING, K_SIZE, K_COUNT, K_LEVEL };
+enum key_type { K_STRING, K_SIZE, K_COUNT, K_LEVEL, K_DURABILITY };
 
 typedef struct key_desc {
     const char *section;
@@ -41,6 +41,10 @@ static const key_desc keys[] = {
       "directory for journals and archives" },
     { "weftd", "catalog", K_STRING, OFF(catalog), 0, 0,
       "SQLite catalog file (default: SPOOL/catalog.db)" },
+    { "weftd", "durability", K_DURABILITY, OFF(durability), 0, 1,
+      "write: ack once a batch is written to the journal (survives a weftd "
+      "crash); fsync: ack once it is on stable storage, fsyncs batched "
+      "(survives power loss)" },
     { "weftd", "log_level", K_LEVEL, OFF(log_level), 0, 3,
       "error, warning, info or debug" },
     { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
@@ -64,6 +68,7 @@ static const key_desc keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
+static const char *const durability_names[] = { "write", "fsync" };
 static const char *const level_names[] = { "error", "warning", "info",
                                            "debug" };
 
@@ -187,6 +192,15 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
         *field = copy;
         return 0;
     }
+    case K_DURABILITY:
+        for (int i = 0; i < 2; i++) {
+            if (strcmp(value, durability_names[i]) == 0) {
+                c->durability = i;
+                return 0;
+            }
+        }
+        return fail(err, errlen, "%s = '%s': expected write or fsync", key,
+                    value);
     case K_LEVEL:
         for (int i = 0; i < 4; i++) {
             if (strcmp(value, level_names[i]) == 0) {
@@ -298,6 +312,9 @@ void weft_config_print(const weft_config *c, FILE *out)
         switch (k->type) {
         case K_STRING:
             fprintf(out, "%s\n", *(char *const *)((const char *)c + k->offset));
+            break;
+        case K_DURABILITY:
+            fprintf(out, "%s\n", durability_names[c->durability]);
             break;
         case K_LEVEL:
             fprintf(out, "%s\n", level_names[c->log_level]);

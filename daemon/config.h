@@ -3,7 +3,8 @@
  * uses it too, to find the catalog of the default configuration.
  *
  * File format (etc/weftd.conf documents every key):
- *   [weftd]   listen, socket, spool, catalog, log_level, grace_period
+ *   [weftd]   listen, socket, spool, catalog, durability, log_level,
+ *             grace_period
  *   [limits]  max_frame, max_connections, max_string, max_definitions,
  *             max_locations, max_members
  */
@@ -17,6 +18,8 @@
 #define WEFT_DEFAULT_PORT 7411
 #define WEFT_DEFAULT_LISTEN "127.0.0.1:7411"
 
+enum { WEFT_DURABLE_WRITE = 0, WEFT_DURABLE_FSYNC = 1 };
+
 typedef struct weft_config {
     char *listen;        /* "HOST:PORT", "" for none */
     char *socket;        /* Unix socket path, "" for none */
@@ -24,6 +27,7 @@ typedef struct weft_config {
     char *catalog;       /* SQLite catalog file; default <spool>/catalog.db */
     char *address_file;  /* if set, the bound TCP address is written here */
     int log_level;       /* 0 error, 1 warning, 2 info, 3 debug */
+    int durability;      /* WEFT_DURABLE_WRITE or WEFT_DURABLE_FSYNC */
     uint64_t grace_period;     /* seconds a trace waits with no member
                                   connected before converting (partial) */
     uint64_t max_frame;        /* bytes per frame */

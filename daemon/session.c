@@ -229,7 +229,8 @@ static void send_env(weft_conn *c, const Weft__Envelope *env)
     weft_conn_send(c, frame, (size_t)n);
 }
 
-static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
+static void send_ack_now(weft_conn *c, int definitions, uint32_t loc,
+                         uint64_t seq)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Ack ack = WEFT__ACK__INIT;
@@ -240,6 +241,104 @@ static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
     env.msg_case = WEFT__ENVELOPE__MSG_ACK;
     env.ack = &ack;
     send_env(c, &env);
+}
+
+/* ---- durability = fsync: acks after a batched fdatasync ---- */
+
+typedef struct sync_job {
+    uv_work_t req;
+    weft_member *m;
+    weft_journal *journal;
+    int rc;
+    int err;
+} sync_job;
+
+static void kick_sync(weft_member *m);
+
+static void sync_work(uv_work_t *req)
+{
+    sync_job *j = req->data;
+
+    j->rc = weft_journal_sync(j->journal);
+    j->err = errno;
+}
+
+static void sync_done(uv_work_t *req, int status)
+{
+    sync_job *j = req->data;
+    weft_member *m = j->m;
+    weft_conn *c = m->conn;
+
+    m->trace->d->jobs--;
+    m->sync_running = 0;
+    if (c && j->rc < 0) {
+        weft_conn_fail(c, WEFT_EIO, "cannot sync the journal of this process "
+                       "in %s: %s", m->trace->dir, strerror(j->err));
+    } else if (c) {
+        for (size_t i = 0; i < m->syncing.n; i++)
+            send_ack_now(c, m->syncing.v[i].definitions,
+                         m->syncing.v[i].location, m->syncing.v[i].seq);
+    }
+    m->syncing.n = 0;
+    free(j);
+    if (m->trace->convert_when_synced)
+        weft_trace_synced(m->trace);
+    else
+        kick_sync(m);
+}
+
+/* Starts an fdatasync covering every ack waiting, unless one runs: the
+ * acks that arrive meanwhile wait for the next, so fsyncs are batched. */
+static void kick_sync(weft_member *m)
+{
+    weft_daemon *d = m->trace->d;
+    weft_ackq tmp;
+    sync_job *j;
+
+    if (m->sync_running || m->waiting.n == 0 || !m->journal)
+        return;
+    j = calloc(1, sizeof *j);
+    if (!j)
+        return; /* retried with the next ack */
+    j->req.data = j;
+    j->m = m;
+    j->journal = m->journal;
+    tmp = m->syncing;
+    m->syncing = m->waiting;
+    m->waiting = tmp;
+    m->waiting.n = 0;
+    if (uv_queue_work(d->loop, &j->req, sync_work, sync_done) != 0) {
+        free(j);
+        return;
+    }
+    m->sync_running = 1;
+    d->jobs++;
+}
+
+/* Acknowledges a Definitions (definitions=1) or EventBatch frame: at once,
+ * or with durability = fsync after the journal reached stable storage. */
+static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
+{
+    weft_member *m = c->member;
+    weft_ackq *q;
+
+    if (c->d->cfg.durability != WEFT_DURABLE_FSYNC || !m) {
+        send_ack_now(c, definitions, loc, seq);
+        return;
+    }
+    q = &m->waiting;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        weft_ack *v = realloc(q->v, cap * sizeof *v);
+        if (!v) {
+            weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+            return;
+        }
+        q->v = v;
+        q->cap = cap;
+    }
+    q->v[q->n++] = (weft_ack){ (uint8_t)definitions, loc, seq };
+    kick_sync(m);
 }
 
 static int journal(weft_conn *c, const weft_journal_entry *e)
@@ -457,8 +556,6 @@ static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     free(packed);
     if (rc < 0)
         return;
-    if (weft_journal_sync(m->journal) < 0)
-        weft_conn_log(c, WEFT_LOG_WARNING, "fdatasync of the journal failed");
     m->said_goodbye = 1;
     weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
     weft_conn_close(c);
@@ -498,6 +595,7 @@ void weft_session_closed(weft_conn *c)
     if (!m)
         return;
     m->conn = NULL;
+    m->waiting.n = 0; /* acks for this connection; a new one resends */
     if (!m->said_goodbye)
         weft_conn_log(c, WEFT_LOG_WARNING, "disconnected without goodbye; "
                       "waiting for it to come back");

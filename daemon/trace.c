@@ -137,6 +137,8 @@ static void member_free(weft_member *m)
     for (int k = 0; k < WEFT_REF__COUNT; k++)
         weft_idset_free(&m->defined[k]);
     free(m->metric_counts);
+    free(m->waiting.v);
+    free(m->syncing.v);
     free(m->locs);
     free(m->host);
     free(m);
@@ -360,9 +362,17 @@ static void unlink_trace(weft_trace *t)
 static void start_conversion(weft_trace *t)
 {
     weft_daemon *d = t->d;
-    convert_job *j = calloc(1, sizeof *j);
+    convert_job *j;
 
     unlink_trace(t);
+    for (uint32_t r = 0; r < t->size; r++) {
+        if (t->members[r] && t->members[r]->sync_running) {
+            t->convert_when_synced = 1; /* weft_trace_synced resumes */
+            return;
+        }
+    }
+    t->convert_when_synced = 0;
+    j = calloc(1, sizeof *j);
     for (uint32_t r = 0; r < t->size; r++) {
         weft_member *m = t->members[r];
         if (m && m->journal) {
@@ -660,6 +670,12 @@ void weft_trace_member_left(weft_member *m)
     }
     if (t->connected == 0)
         t->idle_since = uv_now(t->d->loop);
+}
+
+void weft_trace_synced(weft_trace *t)
+{
+    if (t->convert_when_synced)
+        start_conversion(t);
 }
 
 void weft_trace_check_idle(weft_daemon *d)

@@ -31,6 +31,19 @@ typedef struct weft_loc_state {
     uint64_t events;
 } weft_loc_state;
 
+/* Acks held back until the journal is on stable storage
+ * (durability = fsync). */
+typedef struct weft_ack {
+    uint8_t definitions;
+    uint32_t location;
+    uint64_t seq;
+} weft_ack;
+
+typedef struct weft_ackq {
+    weft_ack *v;
+    size_t n, cap;
+} weft_ackq;
+
 typedef struct weft_member {
     struct weft_trace *trace;
     uint32_t rank;
@@ -45,6 +58,11 @@ typedef struct weft_member {
     weft_idset defined[WEFT_REF__COUNT];
     uint8_t *metric_counts;       /* numberOfMetrics of each MetricClass */
     uint64_t metric_counts_cap;
+    /* durability = fsync: acks of entries written since the running
+     * fdatasync began wait in `waiting`; those it covers in `syncing`. */
+    weft_ackq waiting;
+    weft_ackq syncing;
+    int sync_running;             /* an fdatasync job is in flight */
 } weft_member;
 
 typedef struct weft_trace {
@@ -60,6 +78,7 @@ typedef struct weft_trace {
     uint32_t connected;  /* members with a live connection */
     uint64_t idle_since; /* uv_now() when the last one left, 0 if any is
                             connected or the trace is done */
+    int convert_when_synced; /* conversion waits for fdatasync jobs */
     int64_t created;
     struct weft_trace *next;
 } weft_trace;
@@ -90,6 +109,9 @@ void weft_trace_restored(weft_trace *t);
 /* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
 int weft_member_location(weft_member *m, uint32_t loc, char *err,
                          size_t errlen);
+
+/* A member's fdatasync job ended: starts a conversion that waited for it. */
+void weft_trace_synced(weft_trace *t);
 
 /* Converts traces that had no member connected for grace_period seconds;
  * called once a second by the daemon's tick timer. */

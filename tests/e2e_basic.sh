@@ -37,10 +37,10 @@ expected=$(json_get "$TMP/report.json" 'sum(sum(k.values()) for k in j.values())
 ls "$SPOOL"/traces/*/rank-*.wj 2>/dev/null && fail "journals left after conversion"
 stop_weftd
 
-# The same over a Unix socket, the owner taken from the peer's
-# credentials, and `weft` finding the catalog through the configuration
-# file (no --catalog).
-printf '[weftd]\nspool = %s\nsocket = %s\n' "$SPOOL" "$TMP/weftd.sock" >"$TMP/weftd.conf"
+# The same over a Unix socket with acks after fdatasync, the owner taken
+# from the peer's credentials, and `weft` finding the catalog through the
+# configuration file (no --catalog).
+printf '[weftd]\nspool = %s\nsocket = %s\ndurability = fsync\n' "$SPOOL" "$TMP/weftd.sock" >"$TMP/weftd.conf"
 export WEFT_CONFIG="$TMP/weftd.conf"
 start_weftd
 WEFT_SERVER="unix:$TMP/weftd.sock" WEFT_TRACE="over unix" timeout 120 "$DEMO" -p 2 -t 1 -n 50 \
