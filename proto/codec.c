@@ -19,7 +19,7 @@ void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
 {
     memset(d, 0, sizeof *d);
     d->p = buf;
-    d->end = d->p + len;
+    d->end = len ? d->p + len : d->p; /* buf may be NULL when len is 0 */
     d->events = events;
     d->time = base_time;
     d->max_string = WEFT_DEFAULT_MAX_STRING;
@@ -43,12 +43,13 @@ static int fail(weft_decoder *d, int code, const char *fmt, ...)
     return code;
 }
 
-/* Reserves n bytes of scratch; returns their offset or -1. */
+/* Reserves n bytes of scratch; returns their offset or -1. Allocates even
+ * for n == 0: an empty array still gets a pointer into the scratch. */
 static ssize_t scratch_alloc(weft_decoder *d, size_t n)
 {
     size_t off = (d->scratch_len + 7) & ~(size_t)7;
 
-    if (off + n > d->scratch_cap) {
+    if (!d->scratch || off + n > d->scratch_cap) {
         size_t cap = d->scratch_cap ? d->scratch_cap : 256;
         uint8_t *p;
         while (cap < off + n)

@@ -1,0 +1,332 @@
+/* mkseeds.c - writes the seed corpora of the fuzzers (fuzz/corpus/NAME/)
+ * in the input formats their headers describe: a few valid record streams,
+ * frames of every message kind, and a member's Definitions and batches.
+ * Run by `make fuzz-seeds`; the output is committed, as test input.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codec.h"
+#include "frame.h"
+#include "weft_errors.h"
+
+#define BUF_MAX 4096
+
+typedef struct buf {
+    uint8_t b[BUF_MAX];
+    size_t len;
+} buf;
+
+static const char *outdir;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "mkseeds: %s\n", what);
+    exit(1);
+}
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->len + n > BUF_MAX)
+        die("seed too large");
+    memcpy(b->b + b->len, p, n);
+    b->len += n;
+}
+
+static void put_byte(buf *b, uint8_t v)
+{
+    put(b, &v, 1);
+}
+
+static void put_u64le(buf *b, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        put_byte(b, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_record(buf *b, const weft_record *r, uint64_t *prev)
+{
+    ssize_t n = weft_encode(r, prev, b->b + b->len, BUF_MAX - b->len);
+
+    if (n < 0)
+        die(weft_strerror((int)n));
+    b->len += (size_t)n;
+}
+
+static void write_seed(const char *target, const char *name, const buf *b)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", outdir, target);
+    if (mkdir(path, 0777) < 0 && errno != EEXIST)
+        die(path);
+    snprintf(path, sizeof path, "%s/%s/%s", outdir, target, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(b->b, 1, b->len, f) != b->len || fclose(f) != 0)
+        die(path);
+}
+
+/* ---- record streams ---------------------------------------------------- */
+
+static void definitions(buf *b)
+{
+    static const OTF2_MetricMemberRef members[2] = { 0, 1 };
+    static const char *const strings[] = { "main", "compute", "a.c",
+                                           "cycles", "instructions", "#" };
+    weft_record r;
+
+    for (unsigned i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_String;
+        r.u.String.self = i;
+        r.u.String.string = strings[i];
+        put_record(b, &r, NULL);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Region;
+        r.u.Region.self = i;
+        r.u.Region.name = i;
+        r.u.Region.canonicalName = i;
+        r.u.Region.description = OTF2_UNDEFINED_STRING;
+        r.u.Region.regionRole = OTF2_REGION_ROLE_FUNCTION;
+        r.u.Region.paradigm = OTF2_PARADIGM_USER;
+        r.u.Region.sourceFile = 2;
+        r.u.Region.beginLineNumber = 10 + 20 * i;
+        r.u.Region.endLineNumber = 25 + 20 * i;
+        put_record(b, &r, NULL);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_MetricMember;
+        r.u.MetricMember.self = i;
+        r.u.MetricMember.name = 3 + i;
+        r.u.MetricMember.description = 3 + i;
+        r.u.MetricMember.metricType = OTF2_METRIC_TYPE_PAPI;
+        r.u.MetricMember.metricMode = OTF2_METRIC_ACCUMULATED_START;
+        r.u.MetricMember.valueType = OTF2_TYPE_UINT64;
+        r.u.MetricMember.base = OTF2_BASE_DECIMAL;
+        r.u.MetricMember.exponent = -3;
+        r.u.MetricMember.unit = 5;
+        put_record(b, &r, NULL);
+    }
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_MetricClass;
+    r.u.MetricClass.self = 0;
+    r.u.MetricClass.numberOfMetrics = 2;
+    r.u.MetricClass.metricMembers = members;
+    r.u.MetricClass.metricOccurrence = OTF2_METRIC_SYNCHRONOUS_STRICT;
+    r.u.MetricClass.recorderKind = OTF2_RECORDER_KIND_CPU;
+    put_record(b, &r, NULL);
+}
+
+/* Events of thread 0 from time `base` on; returns how many. */
+static unsigned events(buf *b, uint64_t base)
+{
+    static const OTF2_Type types[2] = { OTF2_TYPE_UINT64, OTF2_TYPE_UINT64 };
+    static OTF2_MetricValue values[2];
+    uint64_t prev = base, t = base;
+    unsigned n = 0;
+    weft_record r;
+
+    values[0].unsigned_int = 123456;
+    values[1].unsigned_int = 0xffffffffffull;
+    for (unsigned region = 0; region < 2; region++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Enter;
+        r.time = t += 3;
+        r.u.Enter.region = region;
+        put_record(b, &r, &prev);
+        n++;
+    }
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Metric;
+    r.time = t += 200;
+    r.u.Metric.metric = 0;
+    r.u.Metric.numberOfMetrics = 2;
+    r.u.Metric.typeIDs = types;
+    r.u.Metric.metricValues = values;
+    put_record(b, &r, &prev);
+    n++;
+    for (unsigned region = 2; region-- > 0;) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Leave;
+        r.time = t += 1000;
+        r.u.Leave.region = region;
+        put_record(b, &r, &prev);
+        n++;
+    }
+    return n;
+}
+
+static void record_seeds(void)
+{
+    buf b = { .len = 0 };
+
+    put_byte(&b, 0);            /* definitions, default max_string */
+    definitions(&b);
+    write_seed("fuzz_records", "definitions", &b);
+
+    b.len = 0;
+    put_byte(&b, 1);            /* events */
+    put_u64le(&b, 1000000);
+    events(&b, 1000000);
+    write_seed("fuzz_records", "events", &b);
+}
+
+/* ---- frames ------------------------------------------------------------ */
+
+static void put_frame(buf *b, Weft__Envelope *env)
+{
+    uint8_t *frame;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    if (n < 0)
+        die(weft_strerror((int)n));
+    put(b, frame, (size_t)n);
+    free(frame);
+}
+
+static void frame_seeds(void)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello hello = WEFT__HELLO__INIT;
+    Weft__HelloAck hack = WEFT__HELLO_ACK__INIT;
+    Weft__LocationSeq ls = WEFT__LOCATION_SEQ__INIT, *lsp = &ls;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
+    Weft__Ack ack = WEFT__ACK__INIT;
+    Weft__Goodbye bye = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd le = WEFT__LOCATION_END__INIT, *lep = &le;
+    buf recs = { .len = 0 }, evs = { .len = 0 };
+    buf all = { .len = 0 }, b;
+    uint8_t *err;
+    ssize_t n;
+
+    put_byte(&all, 3);          /* default max_frame */
+    put_byte(&all, 0x5a);       /* chunking seed */
+
+    hello.protocol_version = WEFT_PROTOCOL_VERSION;
+    hello.trace = "job-42";
+    hello.rank = 0;
+    hello.size = 2;
+    hello.hostname = "node1";
+    hello.pid = 4242;
+    hello.uid = 1000;
+    hello.command = "./app -n 4";
+    hello.job_id = "42";
+    hello.timer_resolution = 1000000000;
+    hello.realtime_ns = 1700000000000000000ull;
+    hello.clock_at_realtime = 1000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &hello;
+    put_frame(&all, &env);
+
+    ls.location = 0;
+    ls.seq = 7;
+    hack.protocol_version = WEFT_PROTOCOL_VERSION;
+    hack.n_locations = 1;
+    hack.locations = &lsp;
+    hack.definitions_seq = 1;
+    hack.server = "weftd 0.1.0";
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
+    env.hello_ack = &hack;
+    put_frame(&all, &env);
+
+    definitions(&recs);
+    defs.seq = 1;
+    defs.records.data = recs.b;
+    defs.records.len = recs.len;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    put_frame(&all, &env);
+
+    batch.location = 0;
+    batch.seq = 1;
+    batch.base_time = 5000;
+    batch.events = events(&evs, 5000);
+    batch.records.data = evs.b;
+    batch.records.len = evs.len;
+    env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+    env.event_batch = &batch;
+    put_frame(&all, &env);
+
+    ack.definitions = 0;
+    ack.location = 0;
+    ack.seq = 1;
+    env.msg_case = WEFT__ENVELOPE__MSG_ACK;
+    env.ack = &ack;
+    put_frame(&all, &env);
+
+    le.location = 0;
+    le.events = batch.events;
+    le.dropped = 0;
+    bye.n_locations = 1;
+    bye.locations = &lep;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &bye;
+    put_frame(&all, &env);
+
+    n = weft_frame_pack_error(&err, WEFT_EREF, "Enter.region: REGION 9 "
+                              "is not defined");
+    if (n < 0)
+        die("pack error");
+    put(&all, err, (size_t)n);
+    free(err);
+    write_seed("fuzz_frame", "session", &all);
+
+    /* The Definitions frame alone, fed in small chunks. */
+    b.len = 0;
+    put_byte(&b, 2);
+    put_byte(&b, 0x11);
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    put_frame(&b, &env);
+    write_seed("fuzz_frame", "definitions", &b);
+}
+
+/* ---- a member's ingest --------------------------------------------------- */
+
+static void put_message(buf *b, uint8_t kind, uint8_t count, const buf *p)
+{
+    put_byte(b, kind);
+    put_byte(b, count);
+    put_byte(b, (uint8_t)p->len);
+    put_byte(b, (uint8_t)(p->len >> 8));
+    put(b, p->b, p->len);
+}
+
+static void session_seeds(void)
+{
+    buf b = { .len = 0 }, defs = { .len = 0 }, evs = { .len = 0 };
+    unsigned n;
+
+    put_byte(&b, 2);            /* max_definitions 4096, max_string 64 KiB */
+    definitions(&defs);
+    put_message(&b, 0, 0, &defs);
+    n = events(&evs, 0);
+    put_message(&b, 1, (uint8_t)n, &evs);         /* thread 0, base 0 */
+    evs.len = 0;
+    n = events(&evs, 0);
+    put_message(&b, 3, (uint8_t)n, &evs);         /* thread 1, base 0 */
+    write_seed("fuzz_session", "ingest", &b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mkseeds CORPUS-DIR\n");
+        return 2;
+    }
+    outdir = argv[1];
+    if (mkdir(outdir, 0777) < 0 && errno != EEXIST)
+        die(outdir);
+    record_seeds();
+    frame_seeds();
+    session_seeds();
+    return 0;
+}
