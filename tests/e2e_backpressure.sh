@@ -11,8 +11,14 @@ out=$(timeout 60 "$RAWPEER" "$WEFT_SERVER" flood "flood") ||
 echo "$out"
 grep -q "over max_conn_pending (4096): reading paused" "$TMP/weftd.log" ||
     fail "no log line naming the limit"
-rss=$(ps -o rss= -p "$WEFTD_PID")
-[ "$rss" -lt 262144 ] || fail "weftd grew to $rss KiB behind a stuck client"
+rss=$(ps -o rss= -p "$WEFTD_PID"); echo "weftd RSS: $rss KiB"
+# Under AddressSanitizer freed memory stays in its quarantine (256 MiB), so
+# the bound is checked on the plain build only.
+if ldd "$WEFTD" | grep -q libasan; then
+    echo "ASan build: RSS bound not checked"
+else
+    [ "$rss" -lt 65536 ] || fail "weftd grew to $rss KiB behind a stuck client"
+fi
 timeout 20 "$RAWPEER" "$WEFT_SERVER" valid "next client" || fail "weftd stopped serving others"
 wait_state "next client" complete 30
 wait_state "flood" partial 60
