@@ -5,10 +5,13 @@
  * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS; every child inherits
  * the parent's WEFT_TRACE. When neither WEFT_TRACE nor a batch job id is
  * set, the parent sets WEFT_TRACE=weft-demo-HOST-PID so that all children
- * join one trace. Each child reports, per thread, how many records libweft
- * accepted (calls that returned 0) through a pipe; with --report FILE the
- * parent writes them as one JSON object keyed "RANK.THREAD" (THREAD is the
- * thread's location index), which tests compare with the archive.
+ * join one trace. Each child reports through a pipe, per thread, how many
+ * records of each kind went into the trace (calls that returned 0, less
+ * what libweft says it dropped: weft_dropped) and how many were dropped;
+ * with --report FILE the parent writes them as one JSON object keyed
+ * "RANK.THREAD" (THREAD is the thread's location index), e.g.
+ * {"0.0": {"Enter": 3001, "Leave": 3001, "Metric": 1000, "dropped": 0}},
+ * which tests compare with the archive.
  *
  * Exit status: 0 when every child succeeded, 1 when one failed, 2 for a
  * usage error.
@@ -33,19 +36,24 @@
 #define MAX_PROCS 4096
 #define MAX_THREADS 1024
 #define MAX_ITERATIONS 100000000L
+#define MAX_SLEEP_US 1000000L
 
 enum { KIND_ENTER, KIND_LEAVE, KIND_METRIC, KIND_COUNT };
 static const char *const kind_names[KIND_COUNT] = { "Enter", "Leave",
                                                     "Metric" };
+static const uint32_t kind_types[KIND_COUNT] = {
+    WEFT_TYPE_Enter, WEFT_TYPE_Leave, WEFT_TYPE_Metric };
 
 typedef struct options {
     long procs, threads, iterations;
+    long sleep_us;          /* pause after each iteration */
     const char *report;
 } options;
 
 /* What one thread did. */
 typedef struct thread_ctx {
     long iterations;
+    long sleep_us;
     uint32_t location;
     uint64_t counts[KIND_COUNT];
     int first_error;        /* first WEFT_E* code returned, 0 if none */
@@ -55,7 +63,8 @@ typedef struct thread_ctx {
 /* One line of the report pipe: child -> parent. */
 typedef struct report_row {
     uint32_t rank, location;
-    uint64_t counts[KIND_COUNT];
+    uint64_t counts[KIND_COUNT]; /* in the trace */
+    uint64_t dropped;            /* accepted by libweft, not in the trace */
 } report_row;
 
 static OTF2_RegionRef r_main, r_iteration, r_compute, r_exchange;
@@ -65,19 +74,22 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: weft-demo [-p PROCS] [-t THREADS] [-n ITERATIONS] "
-        "[--report FILE]\n"
+        "[-s MICROSECONDS]\n                 [--report FILE]\n"
         "Records nested regions and a metric from PROCS processes with "
         "THREADS threads\neach and streams them to weftd (see WEFT_SERVER).\n"
         "\n"
         "  -p, --procs N        processes (ranks), 1 to %d (default 2)\n"
         "  -t, --threads N      threads per process, 1 to %d (default 2)\n"
         "  -n, --iterations N   rounds per thread, 0 to %ld (default 1000)\n"
-        "      --report FILE    write per-thread record counts as JSON\n"
+        "  -s, --sleep-us N     sleep N microseconds after each round, 0 to "
+        "%ld\n                       (default 0), to stretch a run in time\n"
+        "      --report FILE    write per-thread record and drop counts as "
+        "JSON\n"
         "  -h, --help           show this help\n"
         "\n"
         "All processes share WEFT_TRACE; if neither it nor a batch job id is "
         "set,\nWEFT_TRACE=weft-demo-HOST-PID is used.\n",
-        MAX_PROCS, MAX_THREADS, MAX_ITERATIONS);
+        MAX_PROCS, MAX_THREADS, MAX_ITERATIONS, MAX_SLEEP_US);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -117,6 +129,7 @@ static int parse_options(int argc, char **argv, options *o)
         { "procs", required_argument, NULL, 'p' },
         { "threads", required_argument, NULL, 't' },
         { "iterations", required_argument, NULL, 'n' },
+        { "sleep-us", required_argument, NULL, 's' },
         { "report", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -126,9 +139,10 @@ static int parse_options(int argc, char **argv, options *o)
     o->procs = 2;
     o->threads = 2;
     o->iterations = 1000;
+    o->sleep_us = 0;
     o->report = NULL;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:t:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":p:t:n:s:h", longopts, NULL)) != -1) {
         const char *name = NULL;
         long *target = NULL, min = 1, max = 0;
         switch (c) {
@@ -141,6 +155,10 @@ static int parse_options(int argc, char **argv, options *o)
         case 'n':
             target = &o->iterations, name = "-n (--iterations)";
             min = 0, max = MAX_ITERATIONS;
+            break;
+        case 's':
+            target = &o->sleep_us, name = "-s (--sleep-us)";
+            min = 0, max = MAX_SLEEP_US;
             break;
         case 'r':
             o->report = optarg;
@@ -215,6 +233,11 @@ static void *thread_main(void *arg)
         count(ctx, KIND_METRIC, weft_metric_u64(m_work, work),
               "weft_metric_u64(work)");
         count(ctx, KIND_LEAVE, weft_leave(r_iteration), "weft_leave(iteration)");
+        if (ctx->sleep_us > 0) {
+            struct timespec ts = { ctx->sleep_us / 1000000L,
+                                   ctx->sleep_us % 1000000L * 1000L };
+            nanosleep(&ts, NULL);
+        }
     }
     count(ctx, KIND_LEAVE, weft_leave(r_main), "weft_leave(main)");
     if (sink < 0)
@@ -264,6 +287,7 @@ static int run_child(const options *o, uint32_t rank, int out)
     }
     for (started = 0; started < o->threads; started++) {
         ctx[started].iterations = o->iterations;
+        ctx[started].sleep_us = o->sleep_us;
         rc = pthread_create(&tids[started], NULL, thread_main, &ctx[started]);
         if (rc != 0) {
             fprintf(stderr, "weft-demo: rank %" PRIu32 ": pthread_create: "
@@ -283,8 +307,26 @@ static int run_child(const options *o, uint32_t rank, int out)
 
     status = 0;
     for (long i = 0; i < o->threads; i++) {
-        report_row row = { rank, ctx[i].location, { 0 } };
+        report_row row = { rank, ctx[i].location, { 0 }, 0 };
+        uint64_t typed = 0;
         memcpy(row.counts, ctx[i].counts, sizeof row.counts);
+        /* Accepted is not delivered: take away what libweft dropped. */
+        for (int k = 0; k < KIND_COUNT; k++) {
+            uint64_t d = 0;
+            if (weft_dropped(ctx[i].location, kind_types[k], &d) == 0) {
+                row.counts[k] -= d;
+                typed += d;
+            }
+        }
+        if (weft_dropped(ctx[i].location, WEFT_TYPE_ANY, &row.dropped) < 0)
+            row.dropped = 0;
+        if (typed != row.dropped) {
+            fprintf(stderr, "weft-demo: rank %" PRIu32 " thread %" PRIu32
+                    ": %" PRIu64 " dropped records but %" PRIu64 " of "
+                    "known kinds\n", rank, ctx[i].location, row.dropped,
+                    typed);
+            status = 1;
+        }
         if (ctx[i].first_error) {
             fprintf(stderr, "weft-demo: rank %" PRIu32 " thread %" PRIu32
                     ": %s: %s\n", rank, ctx[i].location, ctx[i].failed_call,
@@ -333,7 +375,7 @@ static int write_report(const char *path, report_row *rows, size_t n)
         for (int k = 0; k < KIND_COUNT; k++)
             fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind_names[k],
                     rows[i].counts[k]);
-        fputs("}", f);
+        fprintf(f, ", \"dropped\": %" PRIu64 "}", rows[i].dropped);
     }
     fputs(n ? "\n}\n" : "}\n", f);
     if (fclose(f) != 0) {
@@ -379,7 +421,7 @@ int main(int argc, char **argv)
     size_t nrows = 0, cap;
     pid_t *pids = NULL;
     long forked = 0, failed = 0;
-    uint64_t totals[KIND_COUNT] = { 0 };
+    uint64_t totals[KIND_COUNT] = { 0 }, dropped = 0;
     struct timespec t0;
     int fds[2] = { -1, -1 }, status;
     const char *trace;
@@ -452,17 +494,20 @@ int main(int argc, char **argv)
             failed++;
         }
     }
-    for (size_t i = 0; i < nrows; i++)
+    for (size_t i = 0; i < nrows; i++) {
         for (int k = 0; k < KIND_COUNT; k++)
             totals[k] += rows[i].counts[k];
+        dropped += rows[i].dropped;
+    }
     if (o.report && write_report(o.report, rows, nrows) < 0)
         failed++;
     trace = getenv("WEFT_TRACE");
     fprintf(stderr, "weft-demo: %ld processes x %ld threads x %ld iterations: "
             "%" PRIu64 " Enter, %" PRIu64 " Leave, %" PRIu64 " Metric "
-            "recorded in %.2f s, trace %s%s\n", o.procs, o.threads,
-            o.iterations, totals[KIND_ENTER], totals[KIND_LEAVE],
-            totals[KIND_METRIC], seconds_since(&t0),
+            "recorded (%" PRIu64 " dropped) in %.2f s, trace %s%s\n",
+            o.procs, o.threads, o.iterations, totals[KIND_ENTER],
+            totals[KIND_LEAVE], totals[KIND_METRIC], dropped,
+            seconds_since(&t0),
             trace && *trace ? trace : "named after the batch job",
             failed ? "; FAILED" : "");
     status = failed ? 1 : 0;
