@@ -1,0 +1,45 @@
+/* ifilter.h - WEFT_FILTER, the function filter of libweft-instrument:
+ * parsing the rule list and matching function names against it. Pure
+ * functions over strings: no globals, no I/O.
+ *
+ * Syntax: rules separated by commas, each an fnmatch(3) glob with an
+ * optional sign: "+pattern" (or a bare "pattern") includes the functions
+ * whose name matches, "-pattern" excludes them. Blanks around a rule are
+ * ignored. The first rule that matches decides; a name that matches no
+ * rule is included. So "-helper_*" traces everything but helper_*, and
+ * "+main,+solve*,-*" traces main and solve* only.
+ */
+#ifndef WEFT_IFILTER_H
+#define WEFT_IFILTER_H
+
+#include <stddef.h>
+
+/* Limits of a WEFT_FILTER value; longer lists are rejected as malformed. */
+#define WEFT__IFILTER_MAX_RULES 256
+#define WEFT__IFILTER_MAX_PATTERN 255 /* bytes of one pattern, sign excluded */
+
+typedef struct weft__ifilter_rule {
+    int include;   /* 1: "+" or bare, 0: "-" */
+    char *pattern; /* NUL-terminated glob; owned by the filter */
+} weft__ifilter_rule;
+
+typedef struct weft__ifilter {
+    size_t n;                  /* rules in `rules` */
+    weft__ifilter_rule *rules; /* in the order given; NULL when n == 0 */
+} weft__ifilter;
+
+/* Parses `spec` (a WEFT_FILTER value; NULL or "" is the empty filter,
+ * which includes everything) into *f, which the caller frees with
+ * weft__ifilter_free. Returns 0; WEFT_EINVAL with a message naming the
+ * bad rule in err (err_len bytes, always NUL-terminated) and *f empty; or
+ * WEFT_ENOMEM. */
+int weft__ifilter_parse(const char *spec, weft__ifilter *f, char *err,
+                        size_t err_len);
+
+/* 1 if the function called `name` is to be traced, else 0. */
+int weft__ifilter_match(const weft__ifilter *f, const char *name);
+
+/* Frees the rules of *f and leaves it empty. Idempotent. */
+void weft__ifilter_free(weft__ifilter *f);
+
+#endif
