@@ -495,7 +495,7 @@ static int note_locations(conv *c, const weft_record *r)
 {
     const weft_rec_desc *d = weft_rec_desc_of(r->type);
 
-    for (unsigned i = 0; i < d->nfields; i++) {
+    for (unsigned i = 0; d->names_location && i < d->nfields; i++) {
         const weft_field_desc *f = &d->fields[i];
         size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
         for (size_t k = 0; k < n; k++) {

@@ -73,17 +73,18 @@
                             .sel_map = WEFT_SEL_##MAP, .sel = UNRESOLVED,    \
                             .link = #selector }));
 
-#define WEFT__RECORD(id, Name, is_event, is_pseudo, flags, fields)           \
+#define WEFT__RECORD(id_, Name, event_, pseudo_, flags_, list_)              \
     static weft_field_desc fields_##Name[WEFT__MAX_FIELDS];                  \
-    static weft_rec_desc desc_##Name = { #Name, id, is_event, is_pseudo,    \
-                                         flags, 0, -1, -1, -1, 0,            \
-                                         fields_##Name };                    \
+    static weft_rec_desc desc_##Name = {                                     \
+        .name = #Name, .type = id_, .is_event = event_,                      \
+        .is_pseudo = pseudo_, .flags = flags_, .self_field = -1,             \
+        .count_field = -1, .decl_type_field = -1, .fields = fields_##Name }; \
     static void init_##Name(void)                                            \
     {                                                                        \
         typedef weft_##Name T;                                               \
         weft_field_desc *out = fields_##Name;                                \
         unsigned n = 0;                                                      \
-        fields                                                               \
+        list_                                                                \
         desc_##Name.nfields = (uint8_t)n;                                    \
         (void)out;                                                           \
         (void)sizeof(T);                                                     \
@@ -363,6 +364,9 @@ static void finish(weft_rec_desc *d)
         }
         if (f->is_key)
             d->is_keyed = 1;
+        if (!f->is_self && (f->ref == WEFT_REF_LOCATION ||
+                            f->sel_map != WEFT_SEL_NONE))
+            d->names_location = 1;
         if (f->is_array && d->count_field < 0 && !d->is_event) {
             for (unsigned k = 0; k < i; k++)
                 if (!fields[k].is_array && fields[k].offset == f->count_offset)

@@ -147,6 +147,7 @@ typedef struct weft_rec_desc {
                           * OTF2_Type field, -1 (what TD fields compare
                           * with) */
     uint8_t is_keyed;    /* has FK/RK fields, or its id is NATURE */
+    uint8_t names_location; /* some value may be a location reference */
     const weft_field_desc *fields;
 } weft_rec_desc;
 
