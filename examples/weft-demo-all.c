@@ -661,6 +661,9 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
     DEF(LocationProperty, .location = loc_id(rank, threads - 1),
         .name = sid("peer"), .type = OTF2_TYPE_LOCATION,
         .value = { .locationRef = loc_id((rank + 1) % size, 0) });
+    /* A thread that never records: weftd must still make the location. */
+    DEF(LocationProperty, .location = loc_id(rank, threads + 7),
+        .name = sid("idle"), .type = OTF2_TYPE_UINT8, .value = { .uint8 = 0 });
 
     {
         OTF2_CartDimensionRef dims[2] = { NEW(CART_DIMENSION),

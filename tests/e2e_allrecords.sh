@@ -27,6 +27,10 @@ echo "archive: $summary"
 
 kinds=$(echo "$summary" | "$PY" -c 'import json,sys; j=json.load(sys.stdin); print(j["definition_kinds"], j["event_kinds"])')
 [ "$kinds" = "39 79" ] || fail "expected 39 definition and 79 event kinds, found $kinds"
+# 3 x 2 threads, and per process one location that only a definition
+# names (weft-demo-all.c: the "idle" LocationProperty).
+locs=$(echo "$summary" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["locations"])')
+[ "$locs" -eq 9 ] || fail "expected 9 locations, archive has $locs"
 events=$(echo "$summary" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 expected=$(json_get "$TMP/report.json" 'sum(sum(v.values()) for k, v in j.items() if not k.endswith(".definitions"))')
 [ "$events" -eq "$expected" ] || fail "archive has $events events, demo recorded $expected"
