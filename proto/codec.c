@@ -117,7 +117,7 @@ static int get_wire(weft_decoder *d, const weft_rec_desc *rd,
     return 0;
 }
 
-/* Reads value `type`-typed value of field f (a TV/TVA field). */
+/* Reads a value of OTF2_Type `type` for field f (TV, TVA), canonical. */
 static int get_typed(weft_decoder *d, const weft_rec_desc *rd,
                      const weft_field_desc *f, uint64_t type, uint64_t *v)
 {
