@@ -19,8 +19,16 @@
  * references.
  *
  * Records reach libotf2 through switches generated from the record table
- * (write_event, write_def); the definitions weftd derives itself are
- * built as weft_records and go through the same switch.
+ * (write_event, write_def, write_local_def); the definitions weftd derives
+ * itself are built as weft_records and go through the same switch. An
+ * event's attribute list becomes one reused OTF2_AttributeList.
+ * Members name derived definitions by convention (weft_records.def), so
+ * pass 1 tells the unifier what a member's system tree nodes 0 and 1 and
+ * the ranks of location groups are; a member's ClockOffset records are
+ * kept aside and written to the local definitions of each of its
+ * locations. Locations that records name but where nothing was recorded
+ * (a definition or attribute naming an idle thread) get an empty event
+ * file before the event files are closed, so every reference resolves.
  *
  * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
