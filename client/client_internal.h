@@ -31,6 +31,19 @@
 
 struct weft__buf;
 
+/* Attributes per list: far more than any event needs, and small enough
+ * that a list's encoding fits the smallest buffer. */
+#define WEFT__MAX_ATTRIBUTES 64u
+
+/* weft.h's attribute list; the caller's, one thread at a time. Values are
+ * kept canonical (weft_typed_canon). */
+struct weft_attribute_list {
+    uint32_t n, cap;
+    OTF2_AttributeRef *ids;
+    OTF2_Type *types;
+    OTF2_AttributeValue *values;
+};
+
 /* Per-thread recording state. Allocated on the thread's first use and kept
  * until the process ends (weftd's Goodbye needs its counts, and late
  * records from other TLS destructors must still find it). */
