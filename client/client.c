@@ -15,7 +15,11 @@
  * live threads + 1: each live thread holds at most one buffer, so a thread
  * waiting for one always has another coming back from weftd and cannot
  * wait forever behind threads that hold theirs while blocked in the app.
- * When the pool is exhausted the thread waits (lossless).
+ * When the pool is exhausted the thread waits (lossless), unless
+ * WEFT_OVERFLOW=discard, or weftd has made no progress (no Ack, no
+ * HelloAck) for WEFT_STALL_MS: then the thread enters a *gap* and its
+ * records are discarded and counted per location and type (see
+ * client_internal.h) until a buffer is free again.
  *
  * The sender thread is the only one that reads and writes the socket
  * (non-blocking, one poll loop). It takes frames in this order under the
@@ -25,15 +29,31 @@
  * it raises each thread's `attention` flag so partly filled buffers are
  * handed over on the thread's next record.
  *
- * Session states: NONE (not opened) -> ACTIVE (connected) or DISCARD
- * (weftd unreachable or lost: records are counted and dropped) -> CLOSED.
- * FORKED marks the copy of an open session in a child of fork(). The state
- * is written under the mutex and read lock-free by the record slow path;
+ * Session states: NONE (not opened) -> ACTIVE (recording; connected or
+ * reconnecting) or DISCARD (weftd unreachable at open, or it refused this
+ * process for good: records are counted and dropped) -> CLOSED. FORKED
+ * marks the copy of an open session in a child of fork(). The state is
+ * written under the mutex and read lock-free by the record slow path;
  * whoever changes it raises every thread's `attention` afterwards, and the
  * slow path clears `attention` before reading the state (both seq_cst), so
- * no thread misses a change. Reconnection would slot in where the sender
- * now calls go_discard: re-run connect_and_hello, resend what HelloAck says
- * is missing (batches stay in flight until acked, definitions too).
+ * no thread misses a change.
+ *
+ * Reconnection: batches and definitions chunks stay in flight (in send
+ * order) until acknowledged. When the connection breaks, the sender
+ * reconnects with jittered exponential backoff; the HelloAck says which
+ * Definitions and, per location, which batch sequence numbers weftd holds.
+ * Everything in flight goes back to the front of the queues, what weftd
+ * holds is released, and the rest is sent again in the original order, so
+ * weftd sees every sequence without gap or duplicate. A HelloAck that
+ * holds less than weftd acknowledged before (its spool was lost, or the
+ * trace was converted meanwhile) or more than was sent (another process
+ * uses this rank) turns tracing off. weft_close keeps reconnecting until
+ * WEFT_CLOSE_TIMEOUT_MS, or until weftd has been unreachable for
+ * WEFT_STALL_MS; what is still unacknowledged then is counted as dropped.
+ * A connection that breaks after the whole Goodbye was written is not
+ * opened again: everything was acknowledged before the Goodbye, and a new
+ * Hello would open a new, empty trace of the same name if weftd had taken
+ * the Goodbye and converted the trace meanwhile.
  */
 #include <assert.h>
 #include <errno.h>
@@ -76,6 +96,13 @@
 #define WEFT__MAX_POOL (1u << 20)
 #define WEFT__DEFAULT_FLUSH_MS 500u
 #define WEFT__DEFAULT_CLOSE_TIMEOUT_MS 30000u
+#define WEFT__DEFAULT_STALL_MS 30000u
+/* Reconnection backoff: doubles from MIN to MAX, jittered. */
+#define WEFT__BACKOFF_MIN_MS 50u
+#define WEFT__BACKOFF_MAX_MS 2000u
+/* Records of a gap are written here before being counted: room for the
+ * largest event record (a Metric of 255 members, about 4.6 KB). */
+#define WEFT__SCRATCH_SIZE WEFT__MIN_BUFFER
 #define WEFT__MAX_MS 3600000u
 #define WEFT__CONNECT_TIMEOUT_MS 5000u
 #define WEFT__HELLO_TIMEOUT_MS 5000u
@@ -133,6 +160,8 @@ typedef struct weft__config {
     uint32_t pool_size;      /* buffers */
     uint32_t flush_ms;       /* 0: no periodic flush */
     uint32_t close_timeout_ms;
+    uint32_t stall_ms;       /* see WEFT_STALL_MS */
+    int overflow_discard;    /* WEFT_OVERFLOW=discard */
     int required;
 } weft__config;
 
@@ -158,15 +187,24 @@ static struct weft__session {
     atomic_int state;          /* ST_*: written under mu, read anywhere */
     weft__config cfg;          /* set by weft_open before any use; then read-only */
     int hooks_installed;       /* atexit/atfork; under open_mu */
-    /* Buffers. */
+    /* Buffers. Lists are in send order (per location: by sequence). */
     weft__buf *free_list;
     size_t nbufs;              /* allocated */
-    weft__buf *q_head, *q_tail; /* handed over, not yet sent */
-    weft__buf *inflight;       /* sent, waiting for an Ack */
+    weft__buf *q_head, *q_tail; /* handed over (or to resend), not yet sent */
+    weft__buf *f_head, *f_tail; /* sent, waiting for an Ack */
     /* Definitions. */
-    weft__chunk *d_head, *d_tail; /* pending */
-    weft__chunk *d_inflight;   /* sent, waiting for an Ack */
-    uint64_t defs_seq;
+    weft__chunk *d_head, *d_tail; /* pending (or to resend) */
+    weft__chunk *df_head, *df_tail; /* sent, waiting for an Ack */
+    uint64_t defs_seq;         /* last Definitions sequence number used */
+    /* Flow control. */
+    atomic_int connected;      /* written under mu by the sender */
+    uint64_t progress_ms;      /* last sign that weftd works: an Ack, a
+                                * HelloAck, or nothing owed to us */
+    int stalled;               /* no progress for WEFT_STALL_MS: pool
+                                * waits give up; cleared by progress */
+    int stall_warned;
+    uint32_t gaps;             /* threads in a gap */
+    uint64_t close_start_ms;   /* when weft_close began */
     intern_table strings, regions;
     uint32_t next_string, next_region, next_member, next_metric;
     /* Threads. */
@@ -180,7 +218,7 @@ static struct weft__session {
     pthread_t sender;
     int sender_started;        /* under open_mu */
     int closing;               /* weft_close asked the sender to finish */
-    int goodbye_queued;        /* sender only */
+    int goodbye_queued;        /* on this connection; sender only */
     int close_rc;              /* set by the sender before it exits */
 } S = {
     .open_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -215,6 +253,11 @@ static void warn(const char *fmt, ...)
 static uint64_t now_ms(void)
 {
     return weft__now() / 1000000u;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
 }
 
 /* ---- configuration from the environment ---------------------------------- */
@@ -479,6 +522,17 @@ static int config_load(weft__config *c)
     if (rc < 0)
         return rc;
     c->close_timeout_ms = (uint32_t)n;
+    rc = env_number("WEFT_STALL_MS", 0, WEFT__MAX_MS, WEFT__DEFAULT_STALL_MS,
+                    &n);
+    if (rc < 0)
+        return rc;
+    c->stall_ms = (uint32_t)n;
+    v = env("WEFT_OVERFLOW");
+    if (v && strcmp(v, "wait") != 0 && strcmp(v, "discard") != 0) {
+        warn("WEFT_OVERFLOW='%s' must be wait or discard", v);
+        return WEFT_ECONFIG;
+    }
+    c->overflow_discard = v && strcmp(v, "discard") == 0;
     v = env("WEFT_REQUIRED");
     if (v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
         warn("WEFT_REQUIRED='%s' must be 0 or 1", v);
@@ -563,6 +617,14 @@ static void raise_attention_locked(void)
         atomic_store(&t->attention, 1);
 }
 
+/* Threads in a gap look for a buffer on their next record. mu held. */
+static void raise_gap_attention_locked(void)
+{
+    for (weft__thread *t = S.threads; t; t = t->next)
+        if (t->in_gap)
+            atomic_store(&t->attention, 1);
+}
+
 static void wake_sender(void)
 {
     uint64_t one = 1;
@@ -572,42 +634,198 @@ static void wake_sender(void)
     }
 }
 
+/* The state of location `location`, NULL if no thread has it. mu held. */
+static weft__thread *thread_of_locked(uint32_t location)
+{
+    for (weft__thread *t = S.threads; t; t = t->next)
+        if (t->location == location)
+            return t;
+    return NULL;
+}
+
+static void bufq_push(weft__buf **head, weft__buf **tail, weft__buf *b)
+{
+    b->next = NULL;
+    if (*tail)
+        (*tail)->next = b;
+    else
+        *head = b;
+    *tail = b;
+}
+
+/* Returns b to the pool: one waiting thread and the threads in a gap are
+ * told. mu held. */
+static void buf_free_locked(weft__buf *b)
+{
+    b->next = S.free_list;
+    S.free_list = b;
+    pthread_cond_signal(&S.pool_cv);
+    if (S.gaps)
+        raise_gap_attention_locked();
+}
+
+/* weftd made progress: pool waits start over, gaps may end. mu held. */
+static void progress_locked(void)
+{
+    S.progress_ms = now_ms();
+    if (S.stalled) {
+        S.stalled = 0;
+        pthread_cond_broadcast(&S.pool_cv);
+        raise_gap_attention_locked();
+    }
+}
+
+/* Counts the `n` event records encoded in data[0..len) (times relative to
+ * base_time) as dropped on t, by type. mu held. */
+static void count_dropped_locked(weft__thread *t, const uint8_t *data,
+                                 size_t len, uint64_t base_time, uint32_t n)
+{
+    weft_decoder dec;
+    weft_record r;
+
+    weft_decoder_init(&dec, data, len, 1, base_time);
+    while (weft_decoder_next(&dec, &r) == 1)
+        if (r.type < WEFT__EVENT_TYPES)
+            t->dropped_type[r.type]++;
+    weft_decoder_free(&dec);
+    t->dropped += n;
+}
+
+/* Counts what t wrote into its scratch buffer as dropped and rewinds it;
+ * the gap goes on. mu held. */
+static void gap_drain_locked(weft__thread *t)
+{
+    weft__buf *s = t->scratch;
+
+    if (!t->in_gap)
+        return;
+    if (s && t->nevents > 0)
+        count_dropped_locked(t, s->data, (size_t)(t->p - s->data),
+                             s->base_time, t->nevents);
+    t->nevents = 0;
+    if (s) {
+        s->base_time = t->prev_time;
+        t->p = s->data;
+        t->end = s->data + WEFT__SCRATCH_SIZE;
+    }
+}
+
+/* Ends t's gap after counting its last records. mu held. */
+static void gap_end_locked(weft__thread *t)
+{
+    if (!t->in_gap)
+        return;
+    gap_drain_locked(t);
+    t->in_gap = 0;
+    S.gaps--;
+    t->p = t->end = no_buffer;
+}
+
+/* Starts (or continues) a gap in which t's records are discarded; the
+ * record of `bound` bytes at `time` is its first. Returns 1 when the
+ * caller encodes into the scratch buffer (counted later), 0 when the
+ * record was counted as dropped now (no scratch: out of memory, or a
+ * record larger than it). mu held. */
+static int gap_enter_locked(weft__thread *t, size_t bound, uint64_t time)
+{
+    assert(!t->cur);
+    if (!t->in_gap) {
+        t->in_gap = 1;
+        t->gap_start = time;
+        S.gaps++;
+        /* TODO(MeasurementOnOff): the record table has no MeasurementOnOff
+         * event yet (proto/weft_records.def). Once it does, the first
+         * buffer after the gap (see buf_acquire_locked) should begin with
+         * MeasurementOnOff(OFF) at gap_start and MeasurementOnOff(ON) at
+         * the time of the record that ends the gap, so readers see where
+         * records are missing; until then the gap is only counted. */
+    }
+    if (!t->scratch) {
+        t->scratch = malloc(sizeof *t->scratch + WEFT__SCRATCH_SIZE);
+        if (t->scratch)
+            t->scratch->base_time = t->prev_time;
+    }
+    if (!t->scratch || bound > WEFT__SCRATCH_SIZE) {
+        t->p = t->end = no_buffer;
+        t->nevents = 0;
+        t->dropped++;
+        t->prev_time = time;
+        return 0;
+    }
+    if (t->end != t->scratch->data + WEFT__SCRATCH_SIZE) {
+        /* Not writing into the scratch buffer yet. */
+        t->scratch->base_time = t->prev_time;
+        t->p = t->scratch->data;
+        t->nevents = 0;
+    }
+    t->end = t->scratch->data + WEFT__SCRATCH_SIZE;
+    return 1;
+}
+
 /* Hands t's buffer on: to the send queue if it holds events and the
  * session is active, else back to the pool (its events then count as
- * dropped). Sets *wake when the sender should look at the queue. mu held. */
+ * dropped). In a gap, counts the scratch records instead. Sets *wake when
+ * the sender should look at the queue. mu held. */
 static void buf_release_locked(weft__thread *t, int *wake)
 {
     weft__buf *b = t->cur;
 
-    if (!b)
+    if (!b) {
+        gap_drain_locked(t);
         return;
+    }
     if (t->nevents > 0 && atomic_load(&S.state) == ST_ACTIVE) {
         b->len = (size_t)(t->p - b->data);
         b->events = t->nevents;
         b->seq = ++t->seq;
         b->location = t->location;
-        b->next = NULL;
         t->recorded += t->nevents;
-        if (S.q_tail)
-            S.q_tail->next = b;
-        else
-            S.q_head = b;
-        S.q_tail = b;
+        /* Nothing was owed by weftd until now: the stall clock starts. */
+        if (atomic_load(&S.connected) && !S.q_head && !S.f_head)
+            S.progress_ms = now_ms();
+        bufq_push(&S.q_head, &S.q_tail, b);
         *wake = 1;
     } else {
-        t->dropped += t->nevents;
-        b->next = S.free_list;
-        S.free_list = b;
-        pthread_cond_signal(&S.pool_cv);
+        if (t->nevents > 0)
+            count_dropped_locked(t, b->data, (size_t)(t->p - b->data),
+                                 b->base_time, t->nevents);
+        buf_free_locked(b);
     }
     t->cur = NULL;
     t->p = t->end = no_buffer;
     t->nevents = 0;
 }
 
-/* Gives t a buffer, waiting while the pool is exhausted. Returns 1, 0 if
- * the session left ACTIVE meanwhile, or WEFT_ENOMEM. mu held. */
-static int buf_acquire_locked(weft__thread *t)
+/* Waits on pool_cv until `deadline_ms` (trace clock). mu held. */
+static void pool_wait_until(uint64_t deadline_ms)
+{
+    struct timespec ts;
+
+    ts.tv_sec = (time_t)(deadline_ms / 1000u);
+    ts.tv_nsec = (long)(deadline_ms % 1000u) * 1000000L;
+    pthread_cond_timedwait(&S.pool_cv, &S.mu, &ts);
+}
+
+/* pool_cv waits on the trace clock (CLOCK_MONOTONIC). */
+static void pool_cv_init(void)
+{
+    pthread_condattr_t a;
+
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&S.pool_cv, &a);
+    pthread_condattr_destroy(&a);
+}
+
+#define WEFT__GAP 2
+
+/* Gives t a buffer. While the pool is exhausted it waits, unless
+ * WEFT_OVERFLOW=discard or weftd has made no progress for WEFT_STALL_MS
+ * (then it gives up: stalled). Returns 1 (t has a buffer), WEFT__GAP (no
+ * buffer: discard), 0 if the session left ACTIVE meanwhile, or
+ * WEFT_ENOMEM. *warn_ms is set to how long weftd has been unreachable
+ * when the caller should warn that discarding begins. mu held. */
+static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
 {
     weft__buf *b;
 
@@ -615,6 +833,7 @@ static int buf_acquire_locked(weft__thread *t)
     for (;;) {
         size_t limit = S.cfg.pool_size > S.live + 1 ? S.cfg.pool_size
                                                     : (size_t)S.live + 1;
+        uint64_t now, deadline;
         if (atomic_load(&S.state) != ST_ACTIVE)
             return 0;
         if (S.free_list) {
@@ -629,10 +848,26 @@ static int buf_acquire_locked(weft__thread *t)
             S.nbufs++;
             break;
         }
-        pthread_cond_wait(&S.pool_cv, &S.mu);
+        if (S.cfg.overflow_discard || S.stalled)
+            return WEFT__GAP;
+        now = now_ms();
+        deadline = S.progress_ms + S.cfg.stall_ms;
+        if (now >= deadline) {
+            S.stalled = 1;
+            pthread_cond_broadcast(&S.pool_cv);
+            if (!S.stall_warned) {
+                S.stall_warned = 1;
+                *warn_ms = now - S.progress_ms + 1;
+            }
+            return WEFT__GAP;
+        }
+        pool_wait_until(deadline);
     }
     b->next = NULL;
     b->base_time = t->prev_time;
+    /* TODO(MeasurementOnOff): when t->in_gap, write OFF at t->gap_start and
+     * ON now at the start of b (see gap_enter_locked). */
+    gap_end_locked(t);
     t->cur = b;
     t->p = b->data;
     t->end = b->data + S.cfg.buffer_size;
@@ -650,10 +885,13 @@ static void thread_exit(void *arg)
 
     pthread_mutex_lock(&S.mu);
     buf_release_locked(t, &wake);
+    gap_end_locked(t);
     if (!t->exited) {
         t->exited = 1;
         S.live--;
     }
+    free(t->scratch);
+    t->scratch = NULL;
     atomic_store(&t->attention, 1);
     pthread_mutex_unlock(&S.mu);
     if (wake)
@@ -691,12 +929,23 @@ static weft__thread *thread_self(void)
     return t;
 }
 
-/* See client_internal.h: 1 (room made in the caller's buffer), 0 (record
- * dropped and counted), or a WEFT_E* code. May wait for a free buffer. */
+static void warn_stall(uint64_t unreachable_ms)
+{
+    warn("weftd at %s has been unreachable (nothing acknowledged) for %"
+         PRIu64 " ms (WEFT_STALL_MS=%u) and the buffer pool is exhausted: "
+         "discarding records until it is back (they are counted and "
+         "reported)",
+         S.cfg.server, unreachable_ms, S.cfg.stall_ms);
+}
+
+/* See client_internal.h: 1 (room made in the caller's buffer or, in a
+ * gap, in its scratch buffer), 0 (record dropped and counted), or a
+ * WEFT_E* code. May wait for a free buffer. */
 int weft__record_slow(size_t bound, uint64_t time)
 {
     weft__thread *t = thread_self();
-    int wake, rc;
+    uint64_t warn_ms = 0;
+    int wake, rc, gap;
 
     if (!t)
         return WEFT_ENOMEM;
@@ -709,23 +958,25 @@ retry:
         break;
     case ST_DISCARD:
     case ST_FORKED:
-        atomic_store(&t->attention, 1);
+        /* Tracing is off: one long gap. */
+        pthread_mutex_lock(&S.mu);
         if (t->cur) {
             wake = 0;
-            pthread_mutex_lock(&S.mu);
             buf_release_locked(t, &wake);
-            pthread_mutex_unlock(&S.mu);
         }
-        t->dropped++;
-        t->prev_time = time;
-        return 0;
+        gap_drain_locked(t);
+        rc = gap_enter_locked(t, bound, time);
+        pthread_mutex_unlock(&S.mu);
+        return rc;
     default:
         atomic_store(&t->attention, 1);
         return WEFT_ECLOSED;
     }
     if (t->exited) {
         atomic_store(&t->attention, 1);
+        pthread_mutex_lock(&S.mu);
         t->dropped++;
+        pthread_mutex_unlock(&S.mu);
         return WEFT_ECLOSED;
     }
     if (bound > S.cfg.buffer_size)
@@ -734,13 +985,21 @@ retry:
     if (t->cur && t->nevents == 0)
         return 1;
     wake = 0;
+    gap = 0;
     pthread_mutex_lock(&S.mu);
-    buf_release_locked(t, &wake); /* full, or a flush was requested */
-    rc = buf_acquire_locked(t);
+    /* full, a flush was requested, or the end of a scratch buffer */
+    buf_release_locked(t, &wake);
+    rc = buf_acquire_locked(t, &warn_ms);
+    if (rc == WEFT__GAP) {
+        rc = gap_enter_locked(t, bound, time);
+        gap = 1;
+    }
     pthread_mutex_unlock(&S.mu);
     if (wake)
         wake_sender();
-    if (rc == 0)
+    if (warn_ms)
+        warn_stall(warn_ms - 1);
+    if (rc == 0 && !gap)
         goto retry; /* the session changed state while we waited */
     return rc;
 }
@@ -757,7 +1016,7 @@ static int defs_append_locked(const weft_record *r)
 
     if (bound > WEFT__MAX_BUFFER)
         return WEFT_ETOOBIG;
-    if (!c || (c->len > 0 && c->len + bound > WEFT__DEFS_CHUNK)) {
+    if (!c || c->seq || (c->len > 0 && c->len + bound > WEFT__DEFS_CHUNK)) {
         c = calloc(1, sizeof *c);
         if (!c)
             return WEFT_ENOMEM;
@@ -963,19 +1222,43 @@ OTF2_Type weft__metric_type(OTF2_MetricRef metric)
 
 /* ---- connection -------------------------------------------------------------- */
 
-/* Waits up to the deadline (ms, trace clock) for fd to become ready.
- * Returns 1 ready, 0 timed out, -1 with errno. */
+/* When weft_close began and asked the sender to finish within
+ * WEFT_CLOSE_TIMEOUT_MS: that deadline (ms, trace clock), else never. */
+static uint64_t close_deadline(void)
+{
+    uint64_t d = UINT64_MAX;
+
+    pthread_mutex_lock(&S.mu);
+    if (S.closing)
+        d = S.close_start_ms + S.cfg.close_timeout_ms;
+    pthread_mutex_unlock(&S.mu);
+    return d;
+}
+
+/* Waits up to the deadline (ms, trace clock) for fd to become ready. On
+ * the sender thread it also wakes when weft_close begins and then keeps to
+ * the close deadline. Returns 1 ready, 0 timed out, -1 with errno. */
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
     for (;;) {
-        struct pollfd p = { fd, events, 0 };
+        struct pollfd p[2] = { { fd, events, 0 }, { S.wake_fd, POLLIN, 0 } };
         uint64_t now = now_ms();
         int rc;
         if (now >= deadline)
             return 0;
-        rc = poll(&p, 1, (int)(deadline - now));
-        if (rc > 0)
+        rc = poll(p, S.wake_fd >= 0 ? 2 : 1,
+                  (int)min_u64(deadline - now, INT_MAX));
+        if (rc > 0 && (p[0].revents & (events | POLLERR | POLLHUP)))
             return 1;
+        if (rc > 0) {
+            uint64_t v;
+            if (read(S.wake_fd, &v, sizeof v) < 0) {
+                /* EAGAIN: drained already. The sender loop re-checks
+                 * everything it could have been woken for. */
+            }
+            deadline = min_u64(deadline, close_deadline());
+            continue;
+        }
         if (rc == 0)
             return 0;
         if (errno != EINTR)
@@ -983,10 +1266,11 @@ static int wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
-/* Connects one address, non-blocking, within the timeout. Returns the
+/* Connects one address, non-blocking, before the deadline. Returns the
  * socket or -1 with why filled. */
 static int connect_addr(const struct sockaddr *sa, socklen_t salen,
-                        int family, char *why, size_t whylen)
+                        int family, uint64_t deadline, char *why,
+                        size_t whylen)
 {
     int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int err = 0;
@@ -1002,7 +1286,7 @@ static int connect_addr(const struct sockaddr *sa, socklen_t salen,
         snprintf(why, whylen, "%s", strerror(errno));
         goto fail;
     }
-    switch (wait_fd(fd, POLLOUT, now_ms() + WEFT__CONNECT_TIMEOUT_MS)) {
+    switch (wait_fd(fd, POLLOUT, deadline)) {
     case 1:
         break;
     case 0:
@@ -1025,9 +1309,10 @@ fail:
     return -1;
 }
 
-/* Connects to the configured server. Returns the socket (non-blocking) or
- * -1 with why filled. */
-static int connect_server(const weft__config *c, char *why, size_t whylen)
+/* Connects to the configured server before the deadline. Returns the
+ * socket (non-blocking) or -1 with why filled. */
+static int connect_server(const weft__config *c, uint64_t deadline,
+                          char *why, size_t whylen)
 {
     struct addrinfo hints, *res = NULL;
     int fd = -1, rc, one = 1;
@@ -1038,7 +1323,7 @@ static int connect_server(const weft__config *c, char *why, size_t whylen)
         sun.sun_family = AF_UNIX;
         memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
         return connect_addr((const struct sockaddr *)&sun, sizeof sun,
-                            AF_UNIX, why, whylen);
+                            AF_UNIX, deadline, why, whylen);
     }
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -1050,8 +1335,8 @@ static int connect_server(const weft__config *c, char *why, size_t whylen)
         return -1;
     }
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
-        fd = connect_addr(ai->ai_addr, ai->ai_addrlen, ai->ai_family, why,
-                          whylen);
+        fd = connect_addr(ai->ai_addr, ai->ai_addrlen, ai->ai_family,
+                          deadline, why, whylen);
     freeaddrinfo(res);
     /* Small frames (Goodbye, the last partial batches) should not wait. */
     if (fd >= 0)
@@ -1175,21 +1460,27 @@ static void clock_pair(uint64_t *realtime, uint64_t *mono)
     }
 }
 
-/* Connects and says Hello. Returns 0 with *fdp set (S.in then holds what
- * followed HelloAck), WEFT_ECONNECT when weftd cannot be reached, or
- * WEFT_EPROTO when weftd refused (why holds its message). */
-static int connect_and_hello(const weft__config *c, int *fdp, char *why,
-                             size_t whylen)
+/* Connects and says Hello, giving up at the deadline (ms, trace clock;
+ * connecting and the answer also have their own time limits). Returns 0
+ * with *fdp set and *ackp the HelloAck envelope (the caller frees it with
+ * weft_frame_free_envelope; S.in then holds what followed it),
+ * WEFT_ECONNECT when weftd cannot be reached, or WEFT_EPROTO when weftd
+ * refused (*codep is its error code, why holds its message). */
+static int connect_and_hello(const weft__config *c, uint64_t deadline,
+                             int *fdp, Weft__Envelope **ackp, int *codep,
+                             char *why, size_t whylen)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
     Weft__Hello h = WEFT__HELLO__INIT;
     char host[256] = "", command[4096];
     uint8_t *frame = NULL;
     ssize_t len;
-    uint64_t deadline;
     int fd, rc;
 
-    fd = connect_server(c, why, whylen);
+    *codep = 0;
+    fd = connect_server(c, min_u64(deadline,
+                                   now_ms() + WEFT__CONNECT_TIMEOUT_MS),
+                        why, whylen);
     if (fd < 0)
         return WEFT_ECONNECT;
     gethostname(host, sizeof host - 1);
@@ -1213,7 +1504,7 @@ static int connect_and_hello(const weft__config *c, int *fdp, char *why,
         rc = WEFT_ECONNECT;
         goto out;
     }
-    deadline = now_ms() + WEFT__HELLO_TIMEOUT_MS;
+    deadline = min_u64(deadline, now_ms() + WEFT__HELLO_TIMEOUT_MS);
     if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
         rc = WEFT_ECONNECT;
         goto out;
@@ -1237,9 +1528,12 @@ static int connect_and_hello(const weft__config *c, int *fdp, char *why,
     switch (reply->msg_case) {
     case WEFT__ENVELOPE__MSG_HELLO_ACK:
         rc = 0;
+        *ackp = reply;
+        reply = NULL;
         break;
     case WEFT__ENVELOPE__MSG_ERROR:
         snprintf(why, whylen, "%s", reply->error->message);
+        *codep = reply->error->code;
         rc = WEFT_EPROTO;
         break;
     default:
@@ -1270,42 +1564,105 @@ static void free_chunks(weft__chunk **list)
     }
 }
 
-/* Tracing stops for the rest of the process: in-flight and queued buffers
- * go back to the pool, pending definitions are freed, recording threads
- * are told. Warns once. */
-static void go_discard(const char *why)
+static void chunkq_push(weft__chunk **head, weft__chunk **tail,
+                        weft__chunk *c)
 {
-    weft__buf *lists[2];
+    c->next = NULL;
+    if (*tail)
+        (*tail)->next = c;
+    else
+        *head = c;
+    *tail = c;
+}
+
+static size_t count_list(const weft__buf *b)
+{
+    size_t n = 0;
+
+    for (; b; b = b->next)
+        n++;
+    return n;
+}
+
+/* Gives up every batch not acknowledged yet: its events count as dropped
+ * on its thread, its buffer goes back to the pool; unacknowledged
+ * definitions are freed. Returns the events given up, *nbatches the
+ * batches. mu held. */
+static uint64_t abandon_locked(size_t *nbatches)
+{
+    weft__buf *lists[2] = { S.f_head, S.q_head };
     uint64_t lost = 0;
+    size_t n = 0;
+
+    S.f_head = S.f_tail = S.q_head = S.q_tail = NULL;
+    for (int i = 0; i < 2; i++) {
+        while (lists[i]) {
+            weft__buf *b = lists[i];
+            weft__thread *t = thread_of_locked(b->location);
+            lists[i] = b->next;
+            if (t) {
+                t->recorded -= b->events;
+                count_dropped_locked(t, b->data, b->len, b->base_time,
+                                     b->events);
+            }
+            lost += b->events;
+            n++;
+            buf_free_locked(b);
+        }
+    }
+    free_chunks(&S.d_head);
+    free_chunks(&S.df_head);
+    S.d_tail = S.df_tail = NULL;
+    *nbatches = n;
+    return lost;
+}
+
+/* Tracing stops for the rest of the process (weftd refused us for good):
+ * unacknowledged batches are counted as dropped, pending definitions are
+ * freed, recording threads are told. `what` says what happened. */
+static void go_discard(const char *what)
+{
+    uint64_t lost;
+    size_t n;
     int was_closing;
 
     pthread_mutex_lock(&S.mu);
     was_closing = S.closing;
     if (atomic_load(&S.state) == ST_ACTIVE)
         atomic_store(&S.state, ST_DISCARD);
-    lists[0] = S.q_head;
-    lists[1] = S.inflight;
-    S.q_head = S.q_tail = S.inflight = NULL;
-    for (int i = 0; i < 2; i++) {
-        while (lists[i]) {
-            weft__buf *b = lists[i];
-            lists[i] = b->next;
-            lost += b->events;
-            b->next = S.free_list;
-            S.free_list = b;
-        }
-    }
-    free_chunks(&S.d_head);
-    free_chunks(&S.d_inflight);
-    S.d_tail = NULL;
+    atomic_store(&S.connected, 0);
+    lost = abandon_locked(&n);
+    S.close_rc = WEFT_EIO;
     raise_attention_locked();
     pthread_cond_broadcast(&S.pool_cv);
     pthread_mutex_unlock(&S.mu);
-    warn("lost the connection to weftd at %s: %s; %s (%" PRIu64
-         " unacknowledged events lost)", S.cfg.server, why,
+    warn("%s; %s (%" PRIu64 " unacknowledged events dropped)", what,
          was_closing ? "the trace of this process is incomplete"
                      : "tracing is off for the rest of this process",
          lost);
+}
+
+/* At close, weftd could not be reached in time: what it does not hold is
+ * counted as dropped and no Goodbye is sent (weftd converts the trace as
+ * partial after its grace period). `reason` completes "gave up ...". */
+static void give_up(const char *reason)
+{
+    uint64_t lost;
+    size_t n;
+
+    pthread_mutex_lock(&S.mu);
+    lost = abandon_locked(&n);
+    S.close_rc = WEFT_EIO;
+    pthread_mutex_unlock(&S.mu);
+    if (n)
+        warn("gave up on weftd at %s %s: %" PRIu64 " events in %zu "
+             "unacknowledged batches are counted as dropped; the trace of "
+             "rank %u is incomplete", S.cfg.server, reason, lost, n,
+             S.cfg.rank);
+    else
+        warn("gave up on weftd at %s %s before it took the Goodbye of rank "
+             "%u; it will convert the trace as partial", S.cfg.server,
+             reason, S.cfg.rank);
 }
 
 /* Sets every live thread's attention so it hands over a partly filled
@@ -1356,21 +1713,122 @@ out:
     return len;
 }
 
-static size_t count_list(const weft__buf *b)
+/* The last batch sequence number of location `loc` that the HelloAck says
+ * weftd holds (0: none). */
+static uint64_t held_seq(const Weft__HelloAck *a, uint32_t loc)
 {
-    size_t n = 0;
+    for (size_t i = 0; i < a->n_locations; i++)
+        if (a->locations[i]->location == loc)
+            return a->locations[i]->seq;
+    return 0;
+}
 
-    for (; b; b = b->next)
-        n++;
-    return n;
+/* After a HelloAck on a new connection: everything that was in flight goes
+ * back to the front of its queue (keeping the send order and the sequence
+ * numbers), and what weftd holds is done with. weftd must hold at least
+ * everything it acknowledged and nothing this process did not send.
+ * Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
+ * held. */
+static int resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
+                         size_t whylen)
+{
+    uint64_t first, h = a->definitions_seq;
+    weft__buf **lb, *pb = NULL;
+    weft__chunk *c;
+
+    if (S.f_head) {
+        S.f_tail->next = S.q_head;
+        if (!S.q_head)
+            S.q_tail = S.f_tail;
+        S.q_head = S.f_head;
+        S.f_head = S.f_tail = NULL;
+    }
+    if (S.df_head) {
+        S.df_tail->next = S.d_head;
+        if (!S.d_head)
+            S.d_tail = S.df_tail;
+        S.d_head = S.df_head;
+        S.df_head = S.df_tail = NULL;
+    }
+
+    first = S.d_head && S.d_head->seq ? S.d_head->seq : S.defs_seq + 1;
+    if (h > S.defs_seq) {
+        snprintf(why, whylen, "weftd holds Definitions %" PRIu64 " but this "
+                 "process sent %" PRIu64 " (does another process use rank "
+                 "%u of trace '%s'?)", h, S.defs_seq, S.cfg.rank,
+                 S.cfg.trace);
+        return WEFT_EPROTO;
+    }
+    if (h + 1 < first) {
+        snprintf(why, whylen, "weftd holds Definitions up to %" PRIu64
+                 " only, but had acknowledged up to %" PRIu64 " (was the "
+                 "trace converted meanwhile, or its spool lost?)", h,
+                 first - 1);
+        return WEFT_EPROTO;
+    }
+    for (size_t i = 0; i < a->n_locations; i++) {
+        if (a->locations[i]->seq &&
+            !thread_of_locked(a->locations[i]->location)) {
+            snprintf(why, whylen, "weftd holds batches of thread %u, which "
+                     "this process never used (does another process use "
+                     "rank %u of trace '%s'?)", a->locations[i]->location,
+                     S.cfg.rank, S.cfg.trace);
+            return WEFT_EPROTO;
+        }
+    }
+    for (weft__thread *t = S.threads; t; t = t->next) {
+        uint64_t low = t->seq + 1;
+        h = held_seq(a, t->location);
+        for (weft__buf *b = S.q_head; b; b = b->next) {
+            if (b->location == t->location) {
+                low = b->seq;
+                break;
+            }
+        }
+        if (h > t->seq) {
+            snprintf(why, whylen, "weftd holds batch %" PRIu64 " of thread "
+                     "%u but this process sent %" PRIu64 " (does another "
+                     "process use rank %u of trace '%s'?)", h, t->location,
+                     t->seq, S.cfg.rank, S.cfg.trace);
+            return WEFT_EPROTO;
+        }
+        if (h + 1 < low) {
+            snprintf(why, whylen, "weftd holds batches of thread %u up to %"
+                     PRIu64 " only, but had acknowledged up to %" PRIu64
+                     " (was the trace converted meanwhile, or its spool "
+                     "lost?)", t->location, h, low - 1);
+            return WEFT_EPROTO;
+        }
+    }
+
+    /* What weftd holds: numbered chunks are first, in order. */
+    while ((c = S.d_head) && c->seq && c->seq <= a->definitions_seq) {
+        S.d_head = c->next;
+        if (!S.d_head)
+            S.d_tail = NULL;
+        free(c->data);
+        free(c);
+    }
+    for (lb = &S.q_head; *lb;) {
+        weft__buf *b = *lb;
+        if (b->seq <= held_seq(a, b->location)) {
+            *lb = b->next;
+            buf_free_locked(b);
+            continue;
+        }
+        pb = b;
+        lb = &b->next;
+    }
+    S.q_tail = pb;
+    *resend = count_list(S.q_head);
+    return 0;
 }
 
 /* Takes the next frame to write into *out: pending definitions first, then
- * the oldest batch, then (when closing and everything is acknowledged or
- * the wait timed out) the Goodbye. Returns 1 with a frame, 0 with nothing
- * to send, or a WEFT_E* code with why filled. */
-static int next_frame(weft__out *out, int closing, int ack_timed_out,
-                      char *why, size_t whylen)
+ * the oldest batch, then (when closing and everything is acknowledged) the
+ * Goodbye. Returns 1 with a frame, 0 with nothing to send, or a WEFT_E*
+ * code with why filled. */
+static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
@@ -1386,25 +1844,16 @@ static int next_frame(weft__out *out, int closing, int ack_timed_out,
         S.d_head = c->next;
         if (!S.d_head)
             S.d_tail = NULL;
-        c->seq = ++S.defs_seq;
-        c->next = S.d_inflight;
-        S.d_inflight = c;
+        if (!c->seq) /* else a resend: same number */
+            c->seq = ++S.defs_seq;
+        chunkq_push(&S.df_head, &S.df_tail, c);
     } else if (S.q_head) {
         b = S.q_head;
         S.q_head = b->next;
         if (!S.q_head)
             S.q_tail = NULL;
-        b->next = S.inflight;
-        S.inflight = b;
-    } else if (closing && !S.goodbye_queued &&
-               ((!S.inflight && !S.d_inflight) || ack_timed_out)) {
-        if (S.inflight || S.d_inflight) {
-            warn("weftd did not acknowledge %zu event batches within "
-                 "WEFT_CLOSE_TIMEOUT_MS=%u ms; the trace of rank %u may be "
-                 "incomplete", count_list(S.inflight),
-                 S.cfg.close_timeout_ms, S.cfg.rank);
-            S.close_rc = WEFT_EIO;
-        }
+        bufq_push(&S.f_head, &S.f_tail, b);
+    } else if (closing && !S.goodbye_queued && !S.f_head && !S.df_head) {
         len = pack_goodbye_locked(&out->data);
         goodbye = 1;
         S.goodbye_queued = 1;
@@ -1445,39 +1894,57 @@ static int next_frame(weft__out *out, int closing, int ack_timed_out,
     return 1;
 }
 
-/* Handles one frame from weftd. Returns 0 or a WEFT_E* code with why. */
-static int handle_frame(const Weft__Envelope *env, char *why, size_t whylen)
+/* Refusals that may go away: try again later. */
+static int transient_code(int code)
+{
+    return code == WEFT_EEXIST || code == WEFT_ELIMIT || code == WEFT_EIO ||
+           code == WEFT_ENOMEM;
+}
+
+/* Handles one frame from weftd. Returns 0 or a WEFT_E* code with why;
+ * *transient then says whether reconnecting may help. */
+static int handle_frame(const Weft__Envelope *env, int *transient, char *why,
+                        size_t whylen)
 {
     const Weft__Ack *ack;
     int rc = 0;
 
+    *transient = 0;
     switch (env->msg_case) {
     case WEFT__ENVELOPE__MSG_ACK:
         ack = env->ack;
         pthread_mutex_lock(&S.mu);
         if (ack->definitions) {
-            weft__chunk **l = &S.d_inflight;
-            while (*l && (*l)->seq != ack->seq)
+            weft__chunk **l = &S.df_head, *prev = NULL;
+            while (*l && (*l)->seq != ack->seq) {
+                prev = *l;
                 l = &(*l)->next;
+            }
             if (*l) {
                 weft__chunk *c = *l;
                 *l = c->next;
+                if (S.df_tail == c)
+                    S.df_tail = prev;
                 free(c->data);
                 free(c);
+                progress_locked();
             } else {
                 rc = WEFT_EPROTO;
             }
         } else {
-            weft__buf **l = &S.inflight;
+            weft__buf **l = &S.f_head, *prev = NULL;
             while (*l && ((*l)->location != ack->location ||
-                          (*l)->seq != ack->seq))
+                          (*l)->seq != ack->seq)) {
+                prev = *l;
                 l = &(*l)->next;
+            }
             if (*l) {
                 weft__buf *b = *l;
                 *l = b->next;
-                b->next = S.free_list;
-                S.free_list = b;
-                pthread_cond_signal(&S.pool_cv);
+                if (S.f_tail == b)
+                    S.f_tail = prev;
+                buf_free_locked(b);
+                progress_locked();
             } else {
                 rc = WEFT_EPROTO;
             }
@@ -1492,6 +1959,7 @@ static int handle_frame(const Weft__Envelope *env, char *why, size_t whylen)
     case WEFT__ENVELOPE__MSG_ERROR:
         snprintf(why, whylen, "weftd ended the session: %s",
                  env->error->message);
+        *transient = transient_code(env->error->code);
         return WEFT_EPROTO;
     default:
         snprintf(why, whylen, "unexpected %s frame from weftd",
@@ -1500,124 +1968,293 @@ static int handle_frame(const Weft__Envelope *env, char *why, size_t whylen)
     }
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b)
+enum { RECONNECT_RETRY = 1 };
+
+/* One attempt to connect again (giving up at the deadline). Returns 0
+ * (connected, S.fd set, unacknowledged frames queued again, *resend
+ * batches of them), RECONNECT_RETRY (why says why), or WEFT_EPROTO when
+ * weftd refuses this process for good. Sender only. */
+static int reconnect(uint64_t deadline, size_t *resend, char *why,
+                     size_t whylen)
 {
-    return a < b ? a : b;
+    Weft__Envelope *ack = NULL;
+    int fd = -1, code = 0, rc;
+
+    rc = connect_and_hello(&S.cfg, deadline, &fd, &ack, &code, why, whylen);
+    if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
+        return transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
+    if (rc < 0)
+        return RECONNECT_RETRY;
+    pthread_mutex_lock(&S.mu);
+    rc = resume_locked(ack->hello_ack, resend, why, whylen);
+    if (rc == 0) {
+        atomic_store(&S.connected, 1);
+        S.goodbye_queued = 0;
+        progress_locked();
+        pthread_cond_broadcast(&S.pool_cv);
+    }
+    pthread_mutex_unlock(&S.mu);
+    weft_frame_free_envelope(ack);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    S.fd = fd;
+    return 0;
 }
 
-/* The sender: one poll loop over the socket and the wake-up eventfd.
- * Ends after weftd hung up following our Goodbye, or when the connection
- * fails (then tracing goes off). Sets S.close_rc. */
+/* The connection broke: Acks that arrived before the break are still
+ * taken (fewer frames to send again, and exact counts should weftd never
+ * come back); the frame being written is dropped (its batch or chunk is
+ * still in flight and goes again after reconnecting). */
+static void disconnect(weft__out *out, const char *why)
+{
+    Weft__Envelope *env;
+    char ignored[256];
+    int transient;
+
+    while (input_next(S.fd, &S.in, &env, ignored, sizeof ignored) == 1) {
+        int rc = handle_frame(env, &transient, ignored, sizeof ignored);
+        weft_frame_free_envelope(env);
+        if (rc < 0)
+            break;
+    }
+    close(S.fd);
+    S.fd = -1;
+    free(out->data);
+    out->data = NULL;
+    pthread_mutex_lock(&S.mu);
+    atomic_store(&S.connected, 0);
+    S.goodbye_queued = 0;
+    /* Nothing was owed: weftd is unreachable from now on, not before. */
+    if (!S.f_head && !S.q_head && !S.df_head && !S.d_head)
+        S.progress_ms = now_ms();
+    pthread_mutex_unlock(&S.mu);
+    warn("lost the connection to weftd at %s: %s; reconnecting",
+         S.cfg.server, why);
+}
+
+/* A random number for backoff jitter (xorshift32). */
+static uint32_t jitter_next(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+enum { PUMP_OK, PUMP_DONE, PUMP_UNSURE, PUMP_BROKEN, PUMP_FATAL };
+
+/* One round on a live connection: waits (until wake_at at most) for the
+ * socket or a wake-up, reads and handles weftd's frames, writes some of
+ * the current frame. Returns PUMP_OK, PUMP_DONE (weftd hung up after our
+ * Goodbye), PUMP_UNSURE (the connection broke after the whole Goodbye was
+ * written), PUMP_BROKEN (reconnect) or PUMP_FATAL, with why. Sender
+ * only. */
+static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
+                char *why, size_t whylen)
+{
+    struct pollfd pfd[2];
+    uint64_t now = now_ms();
+    int rc, transient;
+
+    pfd[0].fd = S.fd;
+    pfd[0].events = (short)(POLLIN | (out->data ? POLLOUT : 0));
+    pfd[1].fd = S.wake_fd;
+    pfd[1].events = POLLIN;
+    pfd[0].revents = pfd[1].revents = 0;
+    rc = poll(pfd, 2, wake_at == UINT64_MAX ? -1
+                      : wake_at <= now ? 0
+                      : (int)min_u64(wake_at - now, INT_MAX));
+    if (rc < 0 && errno != EINTR) {
+        snprintf(why, whylen, "poll: %s", strerror(errno));
+        return PUMP_FATAL;
+    }
+    if (rc <= 0)
+        return PUMP_OK;
+    if (pfd[1].revents & POLLIN) {
+        uint64_t v;
+        if (read(S.wake_fd, &v, sizeof v) < 0) {
+            /* EAGAIN: someone else drained it; nothing to do. */
+        }
+    }
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        Weft__Envelope *env;
+        while ((rc = input_next(S.fd, &S.in, &env, why, whylen)) == 1) {
+            rc = handle_frame(env, &transient, why, whylen);
+            weft_frame_free_envelope(env);
+            if (rc < 0)
+                return transient ? PUMP_BROKEN : PUMP_FATAL;
+        }
+        if (rc == WEFT_ECLOSED && *goodbye_sent)
+            return PUMP_DONE; /* the orderly end */
+        if (rc == WEFT_EPROTO)
+            return PUMP_FATAL;
+        if (rc < 0)
+            return *goodbye_sent ? PUMP_UNSURE : PUMP_BROKEN;
+    }
+    if (out->data && (pfd[0].revents & POLLOUT)) {
+        ssize_t n = send(S.fd, out->data + out->off, out->len - out->off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+            errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return PUMP_BROKEN;
+        }
+        if (n > 0)
+            out->off += (size_t)n;
+        if (out->off == out->len) {
+            if (out->is_goodbye)
+                *goodbye_sent = 1;
+            free(out->data);
+            out->data = NULL;
+        }
+    }
+    return PUMP_OK;
+}
+
+/* The sender: one poll loop over the socket and the wake-up eventfd, and
+ * reconnection with backoff while the connection is down. Ends after weftd
+ * hung up following our Goodbye, when weft_close's time is up (what is not
+ * acknowledged is then counted as dropped), or when weftd refuses this
+ * process for good (tracing goes off). Sets S.close_rc. */
 static void *sender_main(void *arg)
 {
     weft__out out = { NULL, 0, 0, 0 };
-    char why[512] = "";
+    char why[512] = "", what[768], reason[128];
     const uint64_t never = UINT64_MAX;
     uint64_t next_flush = S.cfg.flush_ms ? now_ms() + S.cfg.flush_ms : never;
-    uint64_t ack_deadline = never, eof_deadline = never;
-    int goodbye_sent = 0, rc = 0;
+    uint64_t eof_deadline = never, next_attempt = 0, backoff = 0;
+    uint64_t down_since = 0;
+    uint32_t rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
+    int goodbye_sent = 0, rc;
 
     (void)arg;
     for (;;) {
-        struct pollfd pfd[2];
-        uint64_t now = now_ms(), wake_at;
-        int closing;
+        uint64_t now = now_ms(), wake_at, cdl, stall_at, progress;
+        int closing, connected = S.fd >= 0;
 
         pthread_mutex_lock(&S.mu);
         closing = S.closing;
+        cdl = closing ? S.close_start_ms + S.cfg.close_timeout_ms : never;
+        progress = S.progress_ms;
         pthread_mutex_unlock(&S.mu);
-        if (closing && ack_deadline == never)
-            ack_deadline = now + S.cfg.close_timeout_ms;
+        stall_at = progress + S.cfg.stall_ms;
         if (now >= next_flush) {
             request_flush();
             next_flush = now + S.cfg.flush_ms;
         }
-        if (!out.data && !goodbye_sent) {
-            rc = next_frame(&out, closing, now >= ack_deadline, why,
-                            sizeof why);
-            if (rc < 0)
-                goto broken;
-        }
         if (goodbye_sent && now >= eof_deadline)
             break; /* weftd holds everything; it is just slow to hang up */
-        if (closing && !goodbye_sent &&
-            now >= ack_deadline + WEFT__EOF_TIMEOUT_MS) {
-            snprintf(why, sizeof why, "cannot send to weftd within "
-                     "WEFT_CLOSE_TIMEOUT_MS=%u ms", S.cfg.close_timeout_ms);
-            rc = WEFT_EIO;
-            goto broken;
+        if (closing && !goodbye_sent) {
+            reason[0] = 0;
+            if (now >= cdl)
+                snprintf(reason, sizeof reason, "after WEFT_CLOSE_TIMEOUT_MS"
+                         "=%u ms", S.cfg.close_timeout_ms);
+            else if (!connected && now >= stall_at)
+                snprintf(reason, sizeof reason, "after it was unreachable "
+                         "for %" PRIu64 " ms (WEFT_STALL_MS=%u)",
+                         now - progress, S.cfg.stall_ms);
+            if (reason[0]) {
+                give_up(reason);
+                break;
+            }
+        }
+
+        if (!connected) {
+            if (now >= next_attempt) {
+                size_t resend = 0;
+                rc = reconnect(cdl, &resend, why, sizeof why);
+                if (rc == 0) {
+                    warn("reconnected to weftd at %s after %" PRIu64 " ms; "
+                         "sending %zu batches again", S.cfg.server,
+                         now_ms() - down_since, resend);
+                    backoff = 0;
+                    continue;
+                }
+                if (rc < 0) {
+                    snprintf(what, sizeof what, "weftd at %s refused this "
+                             "process when it reconnected: %s", S.cfg.server,
+                             why);
+                    go_discard(what);
+                    break;
+                }
+                backoff = backoff ? min_u64(2 * backoff, WEFT__BACKOFF_MAX_MS)
+                                  : WEFT__BACKOFF_MIN_MS;
+                next_attempt = now_ms() + backoff / 2 +
+                               jitter_next(&rng) % (backoff / 2 + 1);
+                continue;
+            }
+            wake_at = min_u64(next_attempt, next_flush);
+            if (closing)
+                wake_at = min_u64(wake_at, min_u64(cdl, stall_at));
+            /* Only wake-ups matter here; pump's poll with no socket. */
+            {
+                struct pollfd p = { S.wake_fd, POLLIN, 0 };
+                now = now_ms();
+                if (poll(&p, 1, wake_at <= now ? 0
+                                : (int)min_u64(wake_at - now, INT_MAX)) > 0) {
+                    uint64_t v;
+                    if (read(S.wake_fd, &v, sizeof v) < 0) {
+                        /* EAGAIN: drained already. */
+                    }
+                }
+            }
+            continue;
+        }
+
+        if (!out.data && !goodbye_sent) {
+            rc = next_frame(&out, closing, why, sizeof why);
+            if (rc < 0) {
+                snprintf(what, sizeof what, "cannot send to weftd at %s: %s",
+                         S.cfg.server, why);
+                go_discard(what);
+                break;
+            }
         }
         wake_at = min_u64(next_flush, eof_deadline);
         if (closing && !goodbye_sent)
-            wake_at = min_u64(wake_at, out.data ? ack_deadline +
-                              WEFT__EOF_TIMEOUT_MS : ack_deadline);
-        pfd[0].fd = S.fd;
-        pfd[0].events = (short)(POLLIN | (out.data ? POLLOUT : 0));
-        pfd[1].fd = S.wake_fd;
-        pfd[1].events = POLLIN;
-        pfd[0].revents = pfd[1].revents = 0;
-        rc = poll(pfd, 2, wake_at == never ? -1
-                          : wake_at <= now ? 0 : (int)min_u64(wake_at - now,
-                                                              INT_MAX));
-        if (rc < 0 && errno != EINTR) {
-            snprintf(why, sizeof why, "poll: %s", strerror(errno));
-            rc = WEFT_EIO;
-            goto broken;
+            wake_at = min_u64(wake_at, cdl);
+        rc = pump(&out, wake_at, &goodbye_sent, why, sizeof why);
+        if (goodbye_sent && eof_deadline == never)
+            eof_deadline = min_u64(now_ms() + WEFT__EOF_TIMEOUT_MS, cdl);
+        if (rc == PUMP_DONE)
+            break;
+        if (rc == PUMP_UNSURE) {
+            /* Everything was acknowledged before the Goodbye. Connecting
+             * again to send it once more could make a new, empty trace of
+             * the same name if weftd did take it and converted the trace,
+             * so this ends here. */
+            warn("the connection to weftd at %s broke right after the "
+                 "Goodbye of rank %u (%s): weftd holds all its events, but "
+                 "if the Goodbye did not arrive it converts the trace as "
+                 "partial after its grace period", S.cfg.server, S.cfg.rank,
+                 why);
+            break;
         }
-        if (rc <= 0)
-            continue;
-        if (pfd[1].revents & POLLIN) {
-            uint64_t v;
-            if (read(S.wake_fd, &v, sizeof v) < 0) {
-                /* EAGAIN: someone else drained it; nothing to do. */
-            }
+        if (rc == PUMP_FATAL) {
+            snprintf(what, sizeof what, "lost the connection to weftd at %s: "
+                     "%s", S.cfg.server, why);
+            go_discard(what);
+            break;
         }
-        if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            Weft__Envelope *env;
-            while ((rc = input_next(S.fd, &S.in, &env, why, sizeof why)) == 1) {
-                rc = handle_frame(env, why, sizeof why);
-                weft_frame_free_envelope(env);
-                if (rc < 0)
-                    goto broken;
-            }
-            if (rc == WEFT_ECLOSED && goodbye_sent) {
-                rc = 0;
-                break; /* the orderly end */
-            }
-            if (rc < 0)
-                goto broken;
-        }
-        if (out.data && (pfd[0].revents & POLLOUT)) {
-            ssize_t n = send(S.fd, out.data + out.off, out.len - out.off,
-                             MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                errno != EINTR) {
-                snprintf(why, sizeof why, "%s", strerror(errno));
-                rc = WEFT_EIO;
-                goto broken;
-            }
-            if (n > 0)
-                out.off += (size_t)n;
-            if (out.off == out.len) {
-                if (out.is_goodbye) {
-                    goodbye_sent = 1;
-                    eof_deadline = now_ms() + WEFT__EOF_TIMEOUT_MS;
-                }
-                free(out.data);
-                out.data = NULL;
-            }
+        if (rc == PUMP_BROKEN) {
+            disconnect(&out, why);
+            goodbye_sent = 0;
+            eof_deadline = never;
+            down_since = now_ms();
+            backoff = WEFT__BACKOFF_MIN_MS;
+            next_attempt = down_since + backoff / 2 +
+                           jitter_next(&rng) % (backoff / 2 + 1);
         }
     }
-    goto out;
-broken:
-    go_discard(why);
-    pthread_mutex_lock(&S.mu);
-    S.close_rc = WEFT_EIO;
-    pthread_mutex_unlock(&S.mu);
-out:
     free(out.data);
-    close(S.fd);
+    if (S.fd >= 0)
+        close(S.fd);
     S.fd = -1;
+    pthread_mutex_lock(&S.mu);
+    atomic_store(&S.connected, 0);
+    pthread_mutex_unlock(&S.mu);
     return NULL;
 }
 
@@ -1637,8 +2274,9 @@ static void at_fork_child(void)
 
     pthread_mutex_init(&S.open_mu, NULL);
     pthread_mutex_init(&S.mu, NULL);
-    pthread_cond_init(&S.pool_cv, NULL);
+    pool_cv_init();
     S.sender_started = 0;
+    atomic_store(&S.connected, 0);
     if (st == ST_ACTIVE || st == ST_DISCARD) {
         atomic_store(&S.state, ST_FORKED);
         if (S.fd >= 0)
@@ -1671,8 +2309,10 @@ static int start_sender(void)
 WEFT_API int weft_open(void)
 {
     weft__config cfg;
+    Weft__Envelope *ack = NULL;
     char why[512] = "";
-    int fd = -1, rc = 0, st;
+    size_t resend = 0;
+    int fd = -1, rc = 0, st, code = 0;
 
     pthread_mutex_lock(&S.open_mu);
     st = atomic_load(&S.state);
@@ -1691,11 +2331,22 @@ WEFT_API int weft_open(void)
         pthread_atfork(NULL, NULL, at_fork_child);
         S.hooks_installed = 1;
     }
+    pool_cv_init(); /* nobody waits on it before ACTIVE */
     pthread_mutex_lock(&S.mu);
     S.cfg = cfg;
     pthread_mutex_unlock(&S.mu);
 
-    rc = connect_and_hello(&cfg, &fd, why, sizeof why);
+    rc = connect_and_hello(&cfg, UINT64_MAX, &fd, &ack, &code, why,
+                           sizeof why);
+    if (rc == 0) {
+        /* A new member: weftd must hold nothing of it yet. */
+        pthread_mutex_lock(&S.mu);
+        rc = resume_locked(ack->hello_ack, &resend, why, sizeof why);
+        pthread_mutex_unlock(&S.mu);
+        weft_frame_free_envelope(ack);
+        if (rc < 0)
+            close(fd);
+    }
     if (rc == WEFT_EPROTO) {
         warn("weftd refused this process: %s", why);
         rc = cfg.required ? WEFT_ECONNECT : 0;
@@ -1726,6 +2377,8 @@ WEFT_API int weft_open(void)
     S.fd = fd;
     S.close_rc = 0;
     pthread_mutex_lock(&S.mu);
+    atomic_store(&S.connected, 1);
+    S.progress_ms = now_ms();
     atomic_store(&S.state, ST_ACTIVE);
     raise_attention_locked();
     pthread_mutex_unlock(&S.mu);
@@ -1734,6 +2387,7 @@ WEFT_API int weft_open(void)
              "process");
         pthread_mutex_lock(&S.mu);
         atomic_store(&S.state, ST_DISCARD);
+        atomic_store(&S.connected, 0);
         raise_attention_locked();
         pthread_mutex_unlock(&S.mu);
         close(S.fd);
@@ -1749,7 +2403,7 @@ out:
 /* Frees what the session holds except thread states. mu held. */
 static void free_session_locked(void)
 {
-    weft__buf *lists[3] = { S.free_list, S.q_head, S.inflight };
+    weft__buf *lists[3] = { S.free_list, S.q_head, S.f_head };
 
     for (int i = 0; i < 3; i++) {
         while (lists[i]) {
@@ -1758,24 +2412,27 @@ static void free_session_locked(void)
             free(b);
         }
     }
-    S.free_list = S.q_head = S.q_tail = S.inflight = NULL;
+    S.free_list = S.q_head = S.q_tail = S.f_head = S.f_tail = NULL;
     S.nbufs = 0;
     free_chunks(&S.d_head);
-    free_chunks(&S.d_inflight);
-    S.d_tail = NULL;
+    free_chunks(&S.df_head);
+    S.d_tail = S.df_tail = NULL;
     intern_free(&S.strings);
     intern_free(&S.regions);
 }
 
-/* Hands over every thread's partial buffer, lets the sender ship them,
- * wait for their Acks (WEFT_CLOSE_TIMEOUT_MS), send Goodbye and wait for
- * weftd to hang up; then frees the session (thread states stay: late
- * records must find theirs). Must run after the recording threads have
- * finished: buffers of threads still alive are taken over without their
- * consent. Returns 0, or WEFT_EIO when weftd may not hold everything (the
- * connection was lost or Acks timed out). Idempotent; also run at exit. */
+/* Hands over every thread's partial buffer, lets the sender ship them
+ * (reconnecting if need be), wait for their Acks, send Goodbye and wait
+ * for weftd to hang up - all within WEFT_CLOSE_TIMEOUT_MS, and giving up
+ * early once weftd has been unreachable for WEFT_STALL_MS; what weftd has
+ * not acknowledged then counts as dropped (weft_dropped). Then frees the
+ * session (thread states stay: late records must find theirs). Must run
+ * after the recording threads have finished: buffers of threads still
+ * alive are taken over without their consent. Returns 0, or WEFT_EIO when
+ * weftd may not hold everything. Idempotent; also run at exit. */
 WEFT_API int weft_close(void)
 {
+    uint64_t dropped = 0;
     int rc = 0, st, wake = 0;
 
     pthread_mutex_lock(&S.open_mu);
@@ -1786,12 +2443,17 @@ WEFT_API int weft_close(void)
     /* Documented: the recording threads have finished. Buffers of threads
      * that have not exited (the caller's, and any still alive) are taken
      * over here while the session is still active, so they are sent. */
-    for (weft__thread *t = S.threads; t; t = t->next)
+    for (weft__thread *t = S.threads; t; t = t->next) {
         buf_release_locked(t, &wake);
+        gap_end_locked(t);
+        free(t->scratch);
+        t->scratch = NULL;
+    }
     atomic_store(&S.state, ST_CLOSED);
     raise_attention_locked();
     pthread_cond_broadcast(&S.pool_cv);
     S.closing = 1;
+    S.close_start_ms = now_ms();
     pthread_mutex_unlock(&S.mu);
     if (S.sender_started) {
         wake_sender();
@@ -1801,7 +2463,14 @@ WEFT_API int weft_close(void)
     }
     pthread_mutex_lock(&S.mu);
     free_session_locked();
+    for (weft__thread *t = S.threads; t; t = t->next)
+        dropped += t->dropped;
     pthread_mutex_unlock(&S.mu);
+    if (st == ST_ACTIVE && dropped)
+        warn("%" PRIu64 " records of rank %u were dropped (%s)", dropped,
+             S.cfg.rank, S.cfg.overflow_discard
+                             ? "WEFT_OVERFLOW=discard"
+                             : "weftd was unreachable");
     weft_frame_reader_free(&S.in.rd);
     if (S.wake_fd >= 0)
         close(S.wake_fd);
@@ -1811,10 +2480,40 @@ out:
     return rc;
 }
 
-/* 1 while the session streams to weftd. */
+/* 1 while the session streams to weftd (0 while it reconnects). */
 WEFT_API int weft_connected(void)
 {
-    return atomic_load(&S.state) == ST_ACTIVE;
+    return atomic_load(&S.state) == ST_ACTIVE && atomic_load(&S.connected);
+}
+
+/* 1 if `type` is an event record type of the record table. */
+static int is_event_type(uint32_t type)
+{
+    switch (type) {
+#define WEFT_EVENT(id, Name, fields) case id:
+#include "weft_records.def"
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* See weft.h: 0 with *count, or WEFT_EINVAL. */
+WEFT_API int weft_dropped(uint32_t location, uint32_t type, uint64_t *count)
+{
+    weft__thread *t;
+    int rc = WEFT_EINVAL;
+
+    if (!count || (type != WEFT_TYPE_ANY && !is_event_type(type)))
+        return WEFT_EINVAL;
+    pthread_mutex_lock(&S.mu);
+    t = thread_of_locked(location);
+    if (t) {
+        *count = type == WEFT_TYPE_ANY ? t->dropped : t->dropped_type[type];
+        rc = 0;
+    }
+    pthread_mutex_unlock(&S.mu);
+    return rc;
 }
 
 /* The caller's location index, assigning the next one on first use;

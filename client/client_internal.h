@@ -44,21 +44,44 @@ struct weft_attribute_list {
     OTF2_AttributeValue *values;
 };
 
+/* One more than the largest event record type of the record table: the
+ * size of per-type drop counters. */
+union weft__event_ids {
+#define WEFT_EVENT(id, Name, fields) char Name[(id) + 1];
+#include "weft_records.def"
+};
+#define WEFT__EVENT_TYPES sizeof(union weft__event_ids)
+
 /* Per-thread recording state. Allocated on the thread's first use and kept
  * until the process ends (weftd's Goodbye needs its counts, and late
- * records from other TLS destructors must still find it). */
+ * records from other TLS destructors must still find it).
+ *
+ * While the thread is in a *gap* (the pool is exhausted and records are
+ * being discarded, or tracing is off) `p` and `end` point into `scratch`
+ * instead of a pool buffer: records are encoded there as usual, and when
+ * the slow path next runs they are decoded only to be counted per type as
+ * dropped. So discarding costs no lock per record and the counts say
+ * exactly which records are missing. */
 typedef struct weft__thread {
     /* Owner thread only (weft_close may take them over, see weft_close). */
-    uint8_t *p;              /* write cursor in cur's data */
-    uint8_t *end;            /* end of cur's data; p == end without a buffer */
+    uint8_t *p;              /* write cursor in cur's or scratch's data */
+    uint8_t *end;            /* end of that data; p == end without either */
     uint64_t prev_time;      /* time of the last event recorded, ns */
-    uint32_t nevents;        /* records in cur */
+    uint32_t nevents;        /* records in cur (or in scratch in a gap) */
     struct weft__buf *cur;   /* the buffer being filled, or NULL */
+    struct weft__buf *scratch; /* receives the records of a gap, or NULL */
+    uint64_t gap_start;      /* time of the first record of the gap, ns */
+    /* Under the session mutex (written by the owner, weft_close and the
+     * sender; read by weft_dropped and the Goodbye). */
+    int in_gap;              /* records are discarded: p/end in scratch */
     uint64_t seq;            /* last batch sequence number handed over */
-    uint64_t recorded;       /* events in batches handed over */
+    uint64_t recorded;       /* events in batches handed over, minus those
+                              * given up unacknowledged */
     uint64_t dropped;        /* records discarded */
-    /* Set by the sender (flush) and by state changes; read relaxed by the
-     * owner on every record, cleared by the owner in the slow path. */
+    uint64_t dropped_type[WEFT__EVENT_TYPES]; /* of those, by record type */
+    /* Set by the sender (flush, buffers back) and by state changes; read
+     * relaxed by the owner on every record, cleared by the owner in the
+     * slow path. */
     atomic_int attention;
     /* Set at creation, read-only after. */
     uint32_t location;       /* location index: order of first use */
@@ -72,9 +95,9 @@ extern __thread weft__thread *weft__tls
     __attribute__((tls_model("initial-exec"))) WEFT__HIDDEN;
 
 /* Slow path of every event call, with the encoded size bound of the record
- * and its time. Returns 1 when weft__tls now has a buffer with `bound`
- * bytes free (the caller encodes), 0 when the record was discarded and
- * counted as dropped (tracing is off for this process), WEFT_ETIME,
+ * and its time. Returns 1 when weft__tls now has `bound` bytes free (the
+ * caller encodes; in a gap the bytes are counted as dropped later), 0 when
+ * the record was discarded and counted as dropped right away, WEFT_ETIME,
  * WEFT_ECLOSED (session not open or closed), WEFT_ETOOBIG (record larger
  * than a buffer) or WEFT_ENOMEM. */
 WEFT__HIDDEN int weft__record_slow(size_t bound, uint64_t time);

@@ -22,7 +22,14 @@
  * Environment: WEFT_SERVER (host:port or unix:/path, default
  * 127.0.0.1:7411), WEFT_TRACE (trace name), WEFT_RANK and WEFT_SIZE (else
  * the MPI launcher's or Slurm's variables), WEFT_BUFFER_SIZE, WEFT_POOL_SIZE,
- * WEFT_FLUSH_MS, WEFT_REQUIRED. See README.md.
+ * WEFT_FLUSH_MS, WEFT_REQUIRED, WEFT_STALL_MS, WEFT_OVERFLOW,
+ * WEFT_CLOSE_TIMEOUT_MS. See README.md.
+ *
+ * When the connection to weftd breaks (or weftd restarts), the sender
+ * reconnects with backoff and sends again whatever weftd does not hold, so
+ * nothing is lost or duplicated; recording threads wait only when the
+ * buffer pool is exhausted. See weft_dropped for when records are
+ * discarded instead.
  *
  * Every function returns 0 (or an id) on success and a negative WEFT_E*
  * code on failure; see weft_errors.h.
@@ -94,6 +101,29 @@ WEFT_API uint32_t weft_location_index(void);
 /* This process's rank and the trace size, as taken from the environment. */
 WEFT_API uint32_t weft_rank(void);
 WEFT_API uint32_t weft_size(void);
+
+/* Event record types, for weft_dropped: WEFT_TYPE_<Name> is the id of
+ * event record <Name> in the record table (weft_records.def). */
+enum weft_event_type {
+    WEFT_TYPE_ANY = 0,
+#define WEFT_EVENT(id, Name, fields) WEFT_TYPE_##Name = (id),
+#include "weft_records.def"
+};
+
+/* How many records of location `location` (a weft_location_index value
+ * of this process) the library accepted - the call returned 0 - but that
+ * will not be in the trace: discarded while the buffer pool was exhausted
+ * (WEFT_OVERFLOW=discard, or weftd unreachable for longer than
+ * WEFT_STALL_MS), while tracing was off, or given up unacknowledged by
+ * weft_close. With `type` WEFT_TYPE_ANY all records count, else only event
+ * records of that type (the per-type counts add up to the total, except
+ * for records refused with WEFT_ECLOSED after their thread ended, which
+ * the total also counts, and if memory ran out while counting). The same
+ * totals go to weftd in the Goodbye. Counts are final once the thread has ended or weft_close has
+ * returned; before that, records discarded by a running thread may not
+ * be counted yet. Returns 0 with *count, or WEFT_EINVAL for a location
+ * this process never used or a type that is not an event record. */
+WEFT_API int weft_dropped(uint32_t location, uint32_t type, uint64_t *count);
 
 /* Convenience definitions; ids are assigned by the library from 0 up.
  * They return the id, or OTF2_UNDEFINED_* if the session is not open. */

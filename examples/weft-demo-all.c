@@ -62,6 +62,18 @@ int demo_kind(const char *name)
     return -1;
 }
 
+uint32_t demo_kind_event_type(int kind)
+{
+    const char *name = demo_kind_name(kind);
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i]->name, name))
+            return all[i]->is_event ? all[i]->type : 0;
+    return 0;
+}
+
 int demo_kind_is_event(int kind)
 {
     const char *name = demo_kind_name(kind);

@@ -21,6 +21,8 @@ const char *demo_kind_name(int kind);
 int demo_kind(const char *name);
 /* 1 for events, 0 for definitions. */
 int demo_kind_is_event(int kind);
+/* Wire id (= WEFT_TYPE_<Name>) of an event kind, 0 for a definition. */
+uint32_t demo_kind_event_type(int kind);
 
 /* In a child (rank `rank` of `size`, `threads` threads each), after
  * weft_open: defines every client definition kind, counting them into

@@ -5,10 +5,13 @@
  * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS; every child inherits
  * the parent's WEFT_TRACE. When neither WEFT_TRACE nor a batch job id is
  * set, the parent sets WEFT_TRACE=weft-demo-HOST-PID so that all children
- * join one trace. Each child reports, per thread, how many records libweft
- * accepted (calls that returned 0) through a pipe; with --report FILE the
- * parent writes them as one JSON object keyed "RANK.THREAD" (THREAD is the
- * thread's location index), which tests compare with the archive.
+ * join one trace. Each child reports through a pipe, per thread, how many
+ * records of each kind went into the trace (calls that returned 0, less
+ * what libweft says it dropped: weft_dropped) and how many were dropped;
+ * with --report FILE the parent writes them as one JSON object keyed
+ * "RANK.THREAD" (THREAD is the thread's location index), e.g.
+ * {"0.0": {"Enter": 3001, "Leave": 3001, "Metric": 1000, "dropped": 0}},
+ * which tests compare with the archive.
  *
  * With --all-records each process instead defines every client
  * definition kind of the record table and each thread records every event
@@ -41,11 +44,13 @@
 #define MAX_PROCS 4096
 #define MAX_THREADS 1024
 #define MAX_ITERATIONS 100000000L
+#define MAX_SLEEP_US 1000000L
 /* report_row.location of a process's definition counts. */
 #define DEFINITIONS_ROW UINT32_MAX
 
 typedef struct options {
     long procs, threads, iterations;
+    long sleep_us;          /* pause after each iteration */
     const char *report;
     int all_records;
     const char *sent;
@@ -56,6 +61,7 @@ typedef struct thread_ctx {
     const options *o;
     uint32_t rank;
     long iterations;
+    long sleep_us;
     uint32_t location;
     uint64_t counts[DEMO_MAX_KINDS];
     int first_error;        /* first WEFT_E* code returned, 0 if none */
@@ -65,7 +71,8 @@ typedef struct thread_ctx {
 /* One message of the report pipe: child -> parent. */
 typedef struct report_row {
     uint32_t rank, location;
-    uint64_t counts[DEMO_MAX_KINDS];
+    uint64_t counts[DEMO_MAX_KINDS]; /* in the trace */
+    uint64_t dropped;       /* accepted by libweft, not in the trace */
 } report_row;
 _Static_assert(sizeof(report_row) <= PIPE_BUF, "report rows must be atomic");
 
@@ -78,7 +85,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
         "Usage: weft-demo [-p PROCS] [-t THREADS] [-n ITERATIONS] "
-        "[--report FILE]\n"
+        "[-s MICROSECONDS]\n                 [--report FILE]\n"
         "                 [--all-records [--sent FILE]]\n"
         "Records nested regions and a metric from PROCS processes with "
         "THREADS threads\neach and streams them to weftd (see WEFT_SERVER).\n"
@@ -86,7 +93,10 @@ static void usage(FILE *out)
         "  -p, --procs N        processes (ranks), 1 to %d (default 2)\n"
         "  -t, --threads N      threads per process, 1 to %d (default 2)\n"
         "  -n, --iterations N   rounds per thread, 0 to %ld (default 1000)\n"
-        "      --report FILE    write per-thread record counts as JSON\n"
+        "  -s, --sleep-us N     sleep N microseconds after each round, 0 to "
+        "%ld\n                       (default 0), to stretch a run in time\n"
+        "      --report FILE    write per-thread record and drop counts as "
+        "JSON\n"
         "      --all-records    instead, send every definition and event "
         "kind of OTF2\n"
         "                       with boundary values (a test driver)\n"
@@ -96,7 +106,7 @@ static void usage(FILE *out)
         "\n"
         "All processes share WEFT_TRACE; if neither it nor a batch job id is "
         "set,\nWEFT_TRACE=weft-demo-HOST-PID is used.\n",
-        MAX_PROCS, MAX_THREADS, MAX_ITERATIONS);
+        MAX_PROCS, MAX_THREADS, MAX_ITERATIONS, MAX_SLEEP_US);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -138,7 +148,8 @@ static int parse_options(int argc, char **argv, options *o)
         { "iterations", required_argument, NULL, 'n' },
         { "report", required_argument, NULL, 'r' },
         { "all-records", no_argument, NULL, 'a' },
-        { "sent", required_argument, NULL, 's' },
+        { "sleep-us", required_argument, NULL, 's' },
+        { "sent", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -147,11 +158,12 @@ static int parse_options(int argc, char **argv, options *o)
     o->procs = 2;
     o->threads = 2;
     o->iterations = 1000;
+    o->sleep_us = 0;
     o->report = NULL;
     o->all_records = 0;
     o->sent = NULL;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":p:t:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":p:t:n:s:h", longopts, NULL)) != -1) {
         const char *name = NULL;
         long *target = NULL, min = 1, max = 0;
         switch (c) {
@@ -172,6 +184,10 @@ static int parse_options(int argc, char **argv, options *o)
             o->all_records = 1;
             continue;
         case 's':
+            target = &o->sleep_us, name = "-s (--sleep-us)";
+            min = 0, max = MAX_SLEEP_US;
+            break;
+        case 'S':
             o->sent = optarg;
             continue;
         case 'h':
@@ -283,6 +299,11 @@ static void *thread_main(void *arg)
         count(ctx, k_metric, weft_metric_u64(m_work, work),
               "weft_metric_u64(work)");
         count(ctx, k_leave, weft_leave(r_iteration), "weft_leave(iteration)");
+        if (ctx->sleep_us > 0) {
+            struct timespec ts = { ctx->sleep_us / 1000000L,
+                                   ctx->sleep_us % 1000000L * 1000L };
+            nanosleep(&ts, NULL);
+        }
     }
     count(ctx, k_leave, weft_leave(r_main), "weft_leave(main)");
     if (sink < 0)
@@ -297,7 +318,7 @@ static int run_child(const options *o, uint32_t rank, int out)
     char value[32], path[PATH_MAX];
     thread_ctx *ctx = NULL;
     pthread_t *tids = NULL;
-    report_row defs = { rank, DEFINITIONS_ROW, { 0 } };
+    report_row defs = { rank, DEFINITIONS_ROW, { 0 }, 0 };
     long started = 0;
     int rc, status = 1;
 
@@ -354,6 +375,7 @@ static int run_child(const options *o, uint32_t rank, int out)
         ctx[started].o = o;
         ctx[started].rank = rank;
         ctx[started].iterations = o->iterations;
+        ctx[started].sleep_us = o->sleep_us;
         rc = pthread_create(&tids[started], NULL, thread_main, &ctx[started]);
         if (rc != 0) {
             fprintf(stderr, "weft-demo: rank %" PRIu32 ": pthread_create: "
@@ -379,8 +401,27 @@ static int run_child(const options *o, uint32_t rank, int out)
         status = 1;
     }
     for (long i = 0; i < o->threads; i++) {
-        report_row row = { rank, ctx[i].location, { 0 } };
+        report_row row = { rank, ctx[i].location, { 0 }, 0 };
+        uint64_t typed = 0;
         memcpy(row.counts, ctx[i].counts, sizeof row.counts);
+        /* Accepted is not delivered: take away what libweft dropped. */
+        for (int k = 0; k < demo_nkinds(); k++) {
+            uint64_t d = 0;
+            uint32_t type = demo_kind_event_type(k);
+            if (type && weft_dropped(ctx[i].location, type, &d) == 0) {
+                row.counts[k] -= d;
+                typed += d;
+            }
+        }
+        if (weft_dropped(ctx[i].location, WEFT_TYPE_ANY, &row.dropped) < 0)
+            row.dropped = 0;
+        if (typed != row.dropped) {
+            fprintf(stderr, "weft-demo: rank %" PRIu32 " thread %" PRIu32
+                    ": %" PRIu64 " dropped records but %" PRIu64 " of "
+                    "known kinds\n", rank, ctx[i].location, row.dropped,
+                    typed);
+            status = 1;
+        }
         if (ctx[i].first_error) {
             fprintf(stderr, "weft-demo: rank %" PRIu32 " thread %" PRIu32
                     ": %s: %s\n", rank, ctx[i].location, ctx[i].failed_call,
@@ -441,6 +482,8 @@ static int write_report(const char *path, report_row *rows, size_t n)
                     rows[i].counts[k]);
             sep = ", ";
         }
+        if (rows[i].location != DEFINITIONS_ROW)
+            fprintf(f, "%s\"dropped\": %" PRIu64, sep, rows[i].dropped);
         fputs("}", f);
     }
     fputs(n ? "\n}\n" : "}\n", f);
@@ -543,7 +586,7 @@ int main(int argc, char **argv)
     size_t nrows = 0, cap;
     pid_t *pids = NULL;
     long forked = 0, failed = 0;
-    uint64_t totals[DEMO_MAX_KINDS] = { 0 };
+    uint64_t totals[DEMO_MAX_KINDS] = { 0 }, dropped = 0;
     uint64_t events = 0, definitions = 0;
     struct timespec t0;
     int fds[2] = { -1, -1 }, status;
@@ -620,7 +663,8 @@ int main(int argc, char **argv)
             failed++;
         }
     }
-    for (size_t i = 0; i < nrows; i++)
+    for (size_t i = 0; i < nrows; i++) {
+        dropped += rows[i].dropped;
         for (int k = 0; k < demo_nkinds(); k++) {
             totals[k] += rows[i].counts[k];
             if (rows[i].location == DEFINITIONS_ROW)
@@ -628,6 +672,7 @@ int main(int argc, char **argv)
             else
                 events += rows[i].counts[k];
         }
+    }
     if (o.report && write_report(o.report, rows, nrows) < 0)
         failed++;
     if (o.sent && merge_sent(&o) < 0)
@@ -643,9 +688,9 @@ int main(int argc, char **argv)
     else
         fprintf(stderr, "weft-demo: %ld processes x %ld threads x %ld "
                 "iterations: %" PRIu64 " Enter, %" PRIu64 " Leave, %" PRIu64
-                " Metric recorded in %.2f s, trace %s%s\n", o.procs,
-                o.threads, o.iterations, totals[k_enter], totals[k_leave],
-                totals[k_metric], seconds_since(&t0),
+                " Metric recorded (%" PRIu64 " dropped) in %.2f s, trace "
+                "%s%s\n", o.procs, o.threads, o.iterations, totals[k_enter],
+                totals[k_leave], totals[k_metric], dropped, seconds_since(&t0),
                 trace && *trace ? trace : "named after the batch job",
                 failed ? "; FAILED" : "");
     status = failed ? 1 : 0;

@@ -1,0 +1,182 @@
+#!/bin/bash
+# e2e_reconnect.sh - libweft survives a broken connection: it reconnects,
+# sends again what weftd does not hold, and the archive holds exactly what
+# the application recorded (no loss, no duplicates). When weftd stays away
+# it switches to discarding, counts what it drops, and still finishes in
+# bounded time; with WEFT_OVERFLOW=discard it never waits. Cases:
+#  (a) weftd killed (SIGKILL) mid-stream and restarted on its port;
+#  (b) a proxy that cuts the connection at random points, several times;
+#  (c) weftd stopped for good, WEFT_STALL_MS small;
+#  (d) WEFT_OVERFLOW=discard, tiny pool, weftd frozen for a moment.
+. "$(dirname "$0")/lib.sh"
+
+PROXY="$WEFT_SRCDIR/tests/tcpproxy.py"
+N=10000                 # iterations per thread: 7 N + 2 records each
+DEMO_PID=
+PROXY_PID=
+
+cleanup_reconnect() {
+    # weft-demo runs under timeout(1), which leads its own process group.
+    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
+    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
+    [ -n "$WEFTD_PID" ] && kill -CONT "$WEFTD_PID" 2>/dev/null
+    cleanup
+}
+trap cleanup_reconnect EXIT
+
+# start_weftd_at PORT [ARGS...]: weftd on 127.0.0.1:PORT with the same
+# spool, retrying while the old socket still holds the port.
+start_weftd_at() {
+    local port=$1
+    shift
+    for _ in $(seq 30); do
+        rm -f "$TMP/addr"
+        "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
+            --address-file "$TMP/addr" --log-level debug "$@" \
+            >>"$TMP/weftd.log" 2>&1 &
+        WEFTD_PID=$!
+        for _ in $(seq 50); do
+            [ -s "$TMP/addr" ] && return 0
+            kill -0 "$WEFTD_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+        WEFTD_PID=
+        sleep 0.2
+    done
+    fail "weftd cannot listen on 127.0.0.1:$port again"
+}
+
+# start_demo NAME [ENV=VALUE...]: weft-demo (2 ranks x 2 threads, N
+# iterations, stretched to a few seconds) in the background as trace NAME,
+# reporting to $TMP/NAME.json, output in $TMP/NAME.out.
+start_demo() {
+    local name=$1
+    shift
+    env WEFT_TRACE="$name" "$@" timeout 60 "$DEMO" -p 2 -t 2 -n "$N" -s 150 \
+        --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
+    DEMO_PID=$!
+}
+
+# finish_demo NAME: waits for the demo (bounded by its timeout), which
+# must succeed.
+finish_demo() {
+    wait "$DEMO_PID"
+    local rc=$?
+    DEMO_PID=
+    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
+}
+
+# wait_journal NAME: waits (10 s at most) until weftd journaled events of
+# trace NAME: the stream is under way.
+wait_journal() {
+    for _ in $(seq 200); do
+        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
+                -size +16k 2>/dev/null)" ] && return 0
+        sleep 0.05
+    done
+    fail "$1: nothing journaled within 10 s"
+}
+
+# check_trace NAME STATE: the trace reached STATE, otf2-print accepts its
+# archive, and its events per location and kind are exactly the demo's
+# report. Leaves the catalog row in $TMP/show.json.
+check_trace() {
+    local archive
+    wait_state "$1" "$2" 60
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$1: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" >/dev/null ||
+        fail "$1: the archive does not hold exactly what weft-demo recorded"
+}
+
+# attempted_minus_delivered NAME: checks that, for every location of the
+# report, records in the trace + dropped == records weft-demo attempted;
+# prints the total dropped.
+attempted_minus_delivered() {
+    "$PY" - "$TMP/$1.json" "$N" <<'EOF' || fail "$1: drop counts do not add up"
+import json, sys
+report, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+attempted = {"Enter": 3 * n + 1, "Leave": 3 * n + 1, "Metric": n}
+assert sorted(report) == ["0.0", "0.1", "1.0", "1.1"], sorted(report)
+total = 0
+for loc, c in report.items():
+    for kind, want in attempted.items():
+        assert 0 <= c[kind] <= want, (loc, kind, c[kind], want)
+    delivered = sum(c[k] for k in attempted)
+    assert delivered + c["dropped"] == sum(attempted.values()), (loc, c)
+    total += c["dropped"]
+print(total)
+EOF
+}
+
+# ---- (a) weftd killed mid-stream, restarted on the same spool and port ----
+start_weftd
+port=${WEFT_SERVER##*:}
+start_demo restart
+wait_journal restart
+sleep 0.7
+kill -0 "$DEMO_PID" 2>/dev/null || fail "restart: the run ended before weftd was killed"
+{ kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+WEFTD_PID=
+sleep 0.3
+start_weftd_at "$port"
+finish_demo restart
+grep -q "reconnected to weftd" "$TMP/restart.out" ||
+    fail "restart: no reconnection in $(cat "$TMP/restart.out")"
+check_trace restart complete
+[ "$(attempted_minus_delivered restart)" -eq 0 ] || fail "restart: records were dropped"
+echo "(a) weftd killed and restarted: exact"
+
+# ---- (b) a proxy cutting the connection at random points ----------------------
+"$PY" "$PROXY" "$TMP/proxy.port" "$WEFT_SERVER" 6 2 >"$TMP/proxy.log" 2>&1 &
+PROXY_PID=$!
+for _ in $(seq 100); do
+    [ -s "$TMP/proxy.port" ] && break
+    sleep 0.05
+done
+[ -s "$TMP/proxy.port" ] || fail "the proxy did not start"
+start_demo cut WEFT_SERVER="127.0.0.1:$(cat "$TMP/proxy.port")"
+finish_demo cut
+{ kill "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null
+PROXY_PID=
+cuts=$(grep -c "cut connection" "$TMP/proxy.log")
+[ "$cuts" -ge 3 ] || fail "cut: only $cuts cuts happened: $(cat "$TMP/proxy.log")"
+check_trace cut complete
+[ "$(attempted_minus_delivered cut)" -eq 0 ] || fail "cut: records were dropped"
+echo "(b) $cuts cuts ($(head -n 1 "$TMP/proxy.log")): exact"
+
+# ---- (c) weftd stopped for good, small WEFT_STALL_MS ------------------------
+start_demo stall WEFT_STALL_MS=300 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
+wait_journal stall
+sleep 0.2
+stop_weftd
+t0=$(date +%s)
+finish_demo stall
+[ $(($(date +%s) - t0)) -le 10 ] || fail "stall: the run took too long without weftd"
+grep -q "has been unreachable (nothing acknowledged) for" "$TMP/stall.out" ||
+    fail "stall: no warning about discarding: $(cat "$TMP/stall.out")"
+# What did arrive: weftd, back after the run, converts it as partial.
+start_weftd --grace-period 1
+check_trace stall partial
+dropped=$(attempted_minus_delivered stall)
+[ "$dropped" -gt 0 ] || fail "stall: nothing was dropped"
+echo "(c) weftd gone: $dropped records dropped, the rest in a partial trace"
+
+# ---- (d) WEFT_OVERFLOW=discard, tiny pool, weftd frozen for a moment -----------
+start_demo overflow WEFT_OVERFLOW=discard WEFT_POOL_SIZE=2 WEFT_BUFFER_SIZE=8k
+wait_journal overflow
+kill -STOP "$WEFTD_PID"
+sleep 0.5
+kill -CONT "$WEFTD_PID"
+finish_demo overflow
+check_trace overflow complete
+dropped=$(attempted_minus_delivered overflow)
+[ "$dropped" -gt 0 ] || fail "overflow: nothing was dropped"
+[ "$(json_get "$TMP/show.json" 'j["dropped"]')" -eq "$dropped" ] ||
+    fail "overflow: the catalog says $(json_get "$TMP/show.json" 'j["dropped"]') dropped, weft-demo $dropped"
+echo "(d) WEFT_OVERFLOW=discard: $dropped records dropped and counted"
+
+stop_weftd
+echo ok
