@@ -8,7 +8,8 @@
  * write. Definitions are rare and go through the generic weft_encode.
  *
  * How the table is turned into code: each field macro becomes a tuple
- * (shape, ctype, name, wire, count) with shape SC (scalar) or AR (array),
+ * (shape, ctype, name, wire, count, sel) with shape SC (scalar) or AR
+ * (array),
  * and WEFT__FOREACH applies one operation to every tuple of a record: its
  * parameter list, its size bound, its checks, its encoding. A leading NO
  * tuple keeps the list non-empty.
@@ -16,9 +17,11 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client_internal.h"
+#include "codec.h"
 #include "record.h"
 #include "varint.h"
 #include "weft.h"
@@ -58,36 +61,45 @@
 #define WEFT__TAIL_(first, ...) __VA_ARGS__
 #define WEFT__TAIL(...) WEFT__TAIL_(__VA_ARGS__)
 
-/* Fields as tuples. References and ids are unsigned varints. */
-#define S(ctype, name, K) , (SC, ctype, name, U, ~)
-#define R(ctype, name, K) , (SC, ctype, name, U, ~)
-#define F(ctype, name, W) , (SC, ctype, name, W, ~)
-#define FA(ctype, name, count, W) , (AR, ctype, name, W, count)
-#define RA(ctype, name, count, K) , (AR, ctype, name, U, count)
-#define WEFT__NO_FIELD (NO, ~, ~, NO, ~)
+/* Fields as tuples (shape, ctype, name, wire, count, sel): references and
+ * ids are unsigned varints, typed values (wire T) are encoded as the
+ * OTF2_Type in `sel` says (the element of the type array for arrays). */
+#define S(ctype, name, K) , (SC, ctype, name, U, ~, ~)
+#define R(ctype, name, K) , (SC, ctype, name, U, ~, ~)
+#define F(ctype, name, W) , (SC, ctype, name, W, ~, ~)
+#define FA(ctype, name, count, W) , (AR, ctype, name, W, count, ~)
+#define RA(ctype, name, count, K) , (AR, ctype, name, U, count, ~)
+#define TV(ctype, name, typefield) , (SC, ctype, name, T, ~, typefield)
+#define TVA(ctype, name, count, types) , (AR, ctype, name, T, count, types)
+#define RS(ctype, name, sel, MAP) , (SC, ctype, name, U, ~, ~)
+#define RSA(ctype, name, count, sel, MAP) , (AR, ctype, name, U, count, ~)
+#define WEFT__NO_FIELD (NO, ~, ~, NO, ~, ~)
 
 /* Parameter list, as declared in weft.h. */
-#define WEFT__PARAM(shape, ctype, name, w, n) WEFT__PARAM_##shape(ctype, name)
+#define WEFT__PARAM(shape, ctype, name, w, n, s) WEFT__PARAM_##shape(ctype, name)
 #define WEFT__PARAM_NO(ctype, name)
 #define WEFT__PARAM_SC(ctype, name) , ctype name
 #define WEFT__PARAM_AR(ctype, name) , const ctype *name
 
 /* Upper bound of the encoded size. */
-#define WEFT__BOUND(shape, ctype, name, w, n) WEFT__BOUND_##shape##_##w(name, n)
+#define WEFT__BOUND(shape, ctype, name, w, n, s)                             \
+    WEFT__BOUND_##shape##_##w(name, n)
 #define WEFT__BOUND_NO_NO(name, n)
 #define WEFT__BOUND_SC_U(name, n) + WEFT_VARINT_MAX
 #define WEFT__BOUND_SC_I(name, n) + WEFT_VARINT_MAX
 #define WEFT__BOUND_SC_D(name, n) + 8
 #define WEFT__BOUND_SC_X(name, n) + 8
+#define WEFT__BOUND_SC_T(name, n) + WEFT_VARINT_MAX
 #define WEFT__BOUND_SC_Z(name, n) + WEFT_VARINT_MAX + weft__strlen0(name)
 #define WEFT__BOUND_AR_U(name, n) + (size_t)(n) * WEFT_VARINT_MAX
 #define WEFT__BOUND_AR_I(name, n) + (size_t)(n) * WEFT_VARINT_MAX
 #define WEFT__BOUND_AR_D(name, n) + (size_t)(n) * 8
 #define WEFT__BOUND_AR_X(name, n) + (size_t)(n) * 8
+#define WEFT__BOUND_AR_T(name, n) + (size_t)(n) * WEFT_VARINT_MAX
 
 /* Checks before anything is written: arrays need their elements, raw
- * words are 8 bytes. */
-#define WEFT__CHECK(shape, ctype, name, w, n)                                \
+ * words and typed values are 8 bytes. */
+#define WEFT__CHECK(shape, ctype, name, w, n, s)                             \
     WEFT__CHECK_##shape##_##w(ctype, name, n)
 #define WEFT__CHECK_NO_NO(ctype, name, n)
 #define WEFT__CHECK_SC_U(ctype, name, n)
@@ -96,6 +108,7 @@
 #define WEFT__CHECK_SC_Z(ctype, name, n)
 #define WEFT__CHECK_SC_X(ctype, name, n)                                     \
     _Static_assert(sizeof(ctype) == 8, #name ": X fields are 8 bytes");
+#define WEFT__CHECK_SC_T(ctype, name, n) WEFT__CHECK_SC_X(ctype, name, n)
 #define WEFT__CHECK_AR(ctype, name, n)                                       \
     if ((n) > 0 && !(name))                                                  \
         return WEFT_EINVAL;
@@ -105,6 +118,7 @@
 #define WEFT__CHECK_AR_X(ctype, name, n)                                     \
     WEFT__CHECK_AR(ctype, name, n)                                           \
     _Static_assert(sizeof(ctype) == 8, #name ": X fields are 8 bytes");
+#define WEFT__CHECK_AR_T(ctype, name, n) WEFT__CHECK_AR_X(ctype, name, n)
 
 /* Encoding, the same bytes as weft_encode: unsigned values are
  * zero-extended from their C type, as weft_field_get does. */
@@ -115,15 +129,31 @@
 #define WEFT__PUT1_D(p, ctype, v) weft__put_double(p, (double)(v))
 #define WEFT__PUT1_X(p, ctype, v) weft__put_raw8(p, &(v))
 #define WEFT__PUT1_Z(p, ctype, v) weft__put_string(p, v)
-#define WEFT__PUT(shape, ctype, name, w, n) WEFT__PUT_##shape(ctype, name, w, n)
-#define WEFT__PUT_NO(ctype, name, w, n)
-#define WEFT__PUT_SC(ctype, name, w, n) p_ = WEFT__PUT1_##w(p_, ctype, name);
-#define WEFT__PUT_AR(ctype, name, w, n)                                      \
+#define WEFT__PUT(shape, ctype, name, w, n, s)                               \
+    WEFT__PUT_##shape(ctype, name, w, n, s)
+#define WEFT__PUT_NO(ctype, name, w, n, s)
+#define WEFT__PUT_SC(ctype, name, w, n, s) WEFT__PUTSC_##w(ctype, name, s)
+#define WEFT__PUTSC_U(ctype, name, s) p_ = WEFT__PUT1_U(p_, ctype, name);
+#define WEFT__PUTSC_I(ctype, name, s) p_ = WEFT__PUT1_I(p_, ctype, name);
+#define WEFT__PUTSC_D(ctype, name, s) p_ = WEFT__PUT1_D(p_, ctype, name);
+#define WEFT__PUTSC_X(ctype, name, s) p_ = WEFT__PUT1_X(p_, ctype, name);
+#define WEFT__PUTSC_Z(ctype, name, s) p_ = WEFT__PUT1_Z(p_, ctype, name);
+#define WEFT__PUTSC_T(ctype, name, s)                                        \
+    p_ = weft__put_typed(p_, (s), weft__raw8(&(name)));
+#define WEFT__PUT_AR(ctype, name, w, n, s) WEFT__PUTAR_##w(ctype, name, n, s)
+#define WEFT__PUTAR_ANY(ctype, name, w, n)                                   \
     for (size_t i_ = 0; i_ < (size_t)(n); i_++)                              \
         p_ = WEFT__PUT1_##w(p_, ctype, (name)[i_]);
+#define WEFT__PUTAR_U(ctype, name, n, s) WEFT__PUTAR_ANY(ctype, name, U, n)
+#define WEFT__PUTAR_I(ctype, name, n, s) WEFT__PUTAR_ANY(ctype, name, I, n)
+#define WEFT__PUTAR_D(ctype, name, n, s) WEFT__PUTAR_ANY(ctype, name, D, n)
+#define WEFT__PUTAR_X(ctype, name, n, s) WEFT__PUTAR_ANY(ctype, name, X, n)
+#define WEFT__PUTAR_T(ctype, name, n, s)                                     \
+    for (size_t i_ = 0; i_ < (size_t)(n); i_++)                              \
+        p_ = weft__put_typed(p_, (s)[i_], weft__raw8(&(name)[i_]));
 
 /* Filling a weft_record for the generic encoder. */
-#define WEFT__FILL(shape, ctype, name, w, n) WEFT__FILL_##shape(name)
+#define WEFT__FILL(shape, ctype, name, w, n, s) WEFT__FILL_##shape(name)
 #define WEFT__FILL_NO(name)
 #define WEFT__FILL_SC(name) d_->name = name;
 #define WEFT__FILL_AR(name) d_->name = name;
@@ -133,12 +163,17 @@ static inline size_t weft__strlen0(const char *s)
     return s ? strlen(s) : 0;
 }
 
-static inline uint8_t *weft__put_raw8(uint8_t *p, const void *v)
+static inline uint64_t weft__raw8(const void *v)
 {
     uint64_t w;
 
     memcpy(&w, v, sizeof w);
-    return weft__put_u64le(p, w);
+    return w;
+}
+
+static inline uint8_t *weft__put_raw8(uint8_t *p, const void *v)
+{
+    return weft__put_u64le(p, weft__raw8(v));
 }
 
 static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
@@ -151,35 +186,134 @@ static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
     return p + n;
 }
 
+/* ---- attribute lists ------------------------------------------------------ */
+
+#define WEFT__ATTR_BOUND (3 * WEFT_VARINT_MAX)
+
+/* A new empty list, or NULL. */
+WEFT_API weft_attribute_list *weft_attribute_list_new(void)
+{
+    return calloc(1, sizeof(weft_attribute_list));
+}
+
+WEFT_API void weft_attribute_list_free(weft_attribute_list *list)
+{
+    if (!list)
+        return;
+    free(list->ids);
+    free(list->types);
+    free(list->values);
+    free(list);
+}
+
+/* Appends (attribute, type, value); 0, WEFT_EEXIST, WEFT_EINVAL,
+ * WEFT_ELIMIT or WEFT_ENOMEM. The value is kept in canonical form. */
+WEFT_API int weft_attribute_list_add(weft_attribute_list *list,
+                                     OTF2_AttributeRef attribute,
+                                     OTF2_Type type, OTF2_AttributeValue value)
+{
+    if (!list || type == OTF2_TYPE_NONE || type > OTF2_TYPE_LOCATION_GROUP)
+        return WEFT_EINVAL;
+    for (uint32_t i = 0; i < list->n; i++)
+        if (list->ids[i] == attribute)
+            return WEFT_EEXIST;
+    if (list->n == list->cap) {
+        uint32_t cap = list->cap ? 2 * list->cap : 8;
+        OTF2_AttributeRef *ids;
+        OTF2_Type *types;
+        OTF2_AttributeValue *values;
+        if (cap > WEFT__MAX_ATTRIBUTES)
+            return WEFT_ELIMIT;
+        ids = realloc(list->ids, cap * sizeof *ids);
+        if (ids)
+            list->ids = ids;
+        types = realloc(list->types, cap * sizeof *types);
+        if (types)
+            list->types = types;
+        values = realloc(list->values, cap * sizeof *values);
+        if (values)
+            list->values = values;
+        if (!ids || !types || !values)
+            return WEFT_ENOMEM;
+        list->cap = cap;
+    }
+    list->ids[list->n] = attribute;
+    list->types[list->n] = type;
+    memset(&list->values[list->n], 0, sizeof list->values[list->n]);
+    {
+        uint64_t v = weft_typed_canon(type, weft__raw8(&value));
+        memcpy(&list->values[list->n], &v, sizeof v);
+    }
+    list->n++;
+    return 0;
+}
+
+WEFT_API void weft_attribute_list_remove_all(weft_attribute_list *list)
+{
+    if (list)
+        list->n = 0;
+}
+
+WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list)
+{
+    return list ? list->n : 0;
+}
+
+static inline size_t attr_bound(const weft_attribute_list *a)
+{
+    return a && a->n ? WEFT_VARINT_MAX * 2 + (size_t)a->n * WEFT__ATTR_BOUND
+                     : 0;
+}
+
+/* The AttributeList pseudo-record (codec.h), in table field order. */
+static uint8_t *put_attributes(uint8_t *p, const weft_attribute_list *a)
+{
+    p = weft__put_uvarint(p, WEFT_REC_AttributeList);
+    p = weft__put_uvarint(p, a->n);
+    for (uint32_t i = 0; i < a->n; i++)
+        p = weft__put_uvarint(p, a->ids[i]);
+    for (uint32_t i = 0; i < a->n; i++)
+        p = weft__put_uvarint(p, a->types[i]);
+    for (uint32_t i = 0; i < a->n; i++)
+        p = weft__put_typed(p, a->types[i], weft__raw8(&a->values[i]));
+    return p;
+}
+
 /* ---- events --------------------------------------------------------------- */
 
 /* evt_<Name>: the record path. Finds room for `bound_` bytes (the fast
  * check inline, everything else in weft__record_slow), then encodes in
- * place. Returns 0, or what weft__record_slow says. */
+ * place, the attribute list first. Returns 0 (and empties `attributes`,
+ * as libotf2 does), or what weft__record_slow says. */
 #define WEFT__EVT(id, Name, ...)                                             \
-    static inline int evt_##Name(const weft_attribute_list *attributes,      \
+    static inline int evt_##Name(weft_attribute_list *attributes,            \
                                  OTF2_TimeStamp time                         \
                                  WEFT__FOREACH(WEFT__PARAM, __VA_ARGS__))    \
     {                                                                        \
-        const size_t bound_ = 2 * WEFT_VARINT_MAX                            \
+        const size_t bound_ = 2 * WEFT_VARINT_MAX + attr_bound(attributes)   \
                               WEFT__FOREACH(WEFT__BOUND, __VA_ARGS__);       \
         weft__thread *t_ = weft__tls;                                        \
         uint8_t *p_;                                                         \
                                                                              \
         WEFT__FOREACH(WEFT__CHECK, __VA_ARGS__)                              \
-        if (WEFT__UNLIKELY(attributes != NULL))                              \
-            return WEFT_EINVAL;                                              \
         if (WEFT__UNLIKELY(!t_ || (size_t)(t_->end - t_->p) < bound_ ||      \
                            atomic_load_explicit(&t_->attention,              \
                                                 memory_order_relaxed))) {    \
             int rc_ = weft__record_slow(bound_, time);                       \
-            if (rc_ <= 0)                                                    \
+            if (rc_ <= 0) {                                                  \
+                if (rc_ == 0 && attributes)                                  \
+                    attributes->n = 0;                                       \
                 return rc_;                                                  \
+            }                                                                \
             t_ = weft__tls;                                                  \
         }                                                                    \
         if (WEFT__UNLIKELY(time < t_->prev_time))                            \
             return WEFT_ETIME;                                               \
         p_ = t_->p;                                                          \
+        if (WEFT__UNLIKELY(attributes && attributes->n)) {                   \
+            p_ = put_attributes(p_, attributes);                             \
+            attributes->n = 0;                                               \
+        }                                                                    \
         p_ = weft__put_uvarint(p_, WEFT_REC_##Name);                         \
         p_ = weft__put_uvarint(p_, time - t_->prev_time);                    \
         WEFT__FOREACH(WEFT__PUT, __VA_ARGS__)                                \
@@ -189,14 +323,14 @@ static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
         return 0;                                                            \
     }                                                                        \
                                                                              \
-    WEFT_API int weft_evt_##Name(const weft_attribute_list *attributes,      \
+    WEFT_API int weft_evt_##Name(weft_attribute_list *attributes,            \
                                  OTF2_TimeStamp time                         \
                                  WEFT__FOREACH(WEFT__PARAM, __VA_ARGS__))    \
     {                                                                        \
         return evt_##Name(attributes, time WEFT__FOREACH(WEFT__ARG,          \
                                                          __VA_ARGS__));      \
     }
-#define WEFT__ARG(shape, ctype, name, w, n) WEFT__ARG_##shape(name)
+#define WEFT__ARG(shape, ctype, name, w, n, s) WEFT__ARG_##shape(name)
 #define WEFT__ARG_NO(name)
 #define WEFT__ARG_SC(name) , name
 #define WEFT__ARG_AR(name) , name
@@ -210,6 +344,7 @@ static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
  * buffer. Returns 0 or what weft__def_append says; WEFT_EINVAL for an
  * array without elements. The caller keeps its strings and arrays. */
 #define WEFT__DEFGEN_DAEMON(id, Name, ...)
+#define WEFT__DEFGEN_LOCAL(id, Name, ...) WEFT__DEFGEN_CLIENT(id, Name, __VA_ARGS__)
 #define WEFT__DEFGEN_CLIENT(id, Name, ...)                                   \
     WEFT_API int weft_def_##Name(                                            \
         WEFT__TAIL(~ WEFT__FOREACH(WEFT__PARAM, __VA_ARGS__)))               \
@@ -232,6 +367,10 @@ static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
 #undef F
 #undef FA
 #undef RA
+#undef TV
+#undef TVA
+#undef RS
+#undef RSA
 
 /* ---- convenience events --------------------------------------------------- */
 

@@ -733,12 +733,11 @@ static int gap_enter_locked(weft__thread *t, size_t bound, uint64_t time)
         t->in_gap = 1;
         t->gap_start = time;
         S.gaps++;
-        /* TODO(MeasurementOnOff): the record table has no MeasurementOnOff
-         * event yet (proto/weft_records.def). Once it does, the first
-         * buffer after the gap (see buf_acquire_locked) should begin with
-         * MeasurementOnOff(OFF) at gap_start and MeasurementOnOff(ON) at
-         * the time of the record that ends the gap, so readers see where
-         * records are missing; until then the gap is only counted. */
+        /* The first buffer after the gap begins with MeasurementOnOff
+         * OFF at gap_start and ON at the last discarded record's time
+         * (buf_acquire_locked), so readers see where records are missing.
+         * A gap still open when the thread or session ends has no marks:
+         * nothing follows it. */
     }
     if (!t->scratch) {
         t->scratch = malloc(sizeof *t->scratch + WEFT__SCRATCH_SIZE);
@@ -828,6 +827,7 @@ static void pool_cv_init(void)
 static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
 {
     weft__buf *b;
+    int in_gap;
 
     assert(!t->cur);
     for (;;) {
@@ -865,13 +865,24 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
     }
     b->next = NULL;
     b->base_time = t->prev_time;
-    /* TODO(MeasurementOnOff): when t->in_gap, write OFF at t->gap_start and
-     * ON now at the start of b (see gap_enter_locked). */
-    gap_end_locked(t);
+    in_gap = t->in_gap;
+    gap_end_locked(t); /* counts the gap's last records first */
     t->cur = b;
     t->p = b->data;
     t->end = b->data + S.cfg.buffer_size;
     t->nevents = 0;
+    if (in_gap) {
+        /* Discarded records advanced prev_time past gap_start, which is
+         * not below any record shipped before the gap. */
+        b->base_time = t->gap_start;
+        t->p = weft__put_uvarint(t->p, WEFT_REC_MeasurementOnOff);
+        t->p = weft__put_uvarint(t->p, 0);
+        t->p = weft__put_uvarint(t->p, OTF2_MEASUREMENT_OFF);
+        t->p = weft__put_uvarint(t->p, WEFT_REC_MeasurementOnOff);
+        t->p = weft__put_uvarint(t->p, t->prev_time - t->gap_start);
+        t->p = weft__put_uvarint(t->p, OTF2_MEASUREMENT_ON);
+        t->nevents = 2;
+    }
     return 1;
 }
 

@@ -31,6 +31,19 @@
 
 struct weft__buf;
 
+/* Attributes per list: far more than any event needs, and small enough
+ * that a list's encoding fits the smallest buffer. */
+#define WEFT__MAX_ATTRIBUTES 64u
+
+/* weft.h's attribute list; the caller's, one thread at a time. Values are
+ * kept canonical (weft_typed_canon). */
+struct weft_attribute_list {
+    uint32_t n, cap;
+    OTF2_AttributeRef *ids;
+    OTF2_Type *types;
+    OTF2_AttributeValue *values;
+};
+
 /* One more than the largest event record type of the record table: the
  * size of per-type drop counters. */
 union weft__event_ids {

@@ -11,8 +11,8 @@
  *    process-local ids and take timestamps themselves;
  *  - one call per OTF2 record, generated from the record table, whose
  *    arguments mirror the libotf2 writer function one for one:
- *      OTF2_EvtWriter_Enter(writer, attributes, time, region)
- *        -> weft_evt_Enter(attributes, time, region)
+ *      OTF2_EvtWriter_Enter(writer, attributeList, time, region)
+ *        -> weft_evt_Enter(attributeList, time, region)
  *      OTF2_GlobalDefWriter_WriteRegion(writer, self, name, ...)
  *        -> weft_def_Region(self, name, ...)
  *    Ids passed to weft_def_* are process-local; weftd unifies them across
@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include <otf2/OTF2_GeneralDefinitions.h>
+#include <otf2/OTF2_AttributeValue.h>
 #include <otf2/OTF2_Definitions.h>
 #include <otf2/OTF2_Events.h>
 
@@ -55,8 +56,30 @@ extern "C" {
 #define WEFT_API
 #endif
 
-/* An attribute list attached to an event. Reserved: pass NULL. */
+/* An attribute list attached to an event, as OTF2_AttributeList: a set of
+ * (attribute, type, value) triples, each type the one declared by the
+ * Attribute definition (weft_def_Attribute). Like libotf2's event writers,
+ * every weft_evt_* call that returns 0 empties the list it was given, so
+ * one list is filled anew for each event; NULL means no attributes. A
+ * list belongs to the caller and is used by one thread at a time. */
 typedef struct weft_attribute_list weft_attribute_list;
+
+/* A new empty list (free it with weft_attribute_list_free), or NULL when
+ * out of memory. */
+WEFT_API weft_attribute_list *weft_attribute_list_new(void);
+WEFT_API void weft_attribute_list_free(weft_attribute_list *list);
+/* Adds one attribute, as OTF2_AttributeList_AddAttribute. `value` is read
+ * as `type` says (value.uint8 for OTF2_TYPE_UINT8, value.stringRef for
+ * OTF2_TYPE_STRING, ...). Returns 0, WEFT_EEXIST if the attribute is in
+ * the list already, WEFT_EINVAL for a NULL list or OTF2_TYPE_NONE or an
+ * unknown type, WEFT_ELIMIT beyond 64 attributes, WEFT_ENOMEM. */
+WEFT_API int weft_attribute_list_add(weft_attribute_list *list,
+                                     OTF2_AttributeRef attribute,
+                                     OTF2_Type type, OTF2_AttributeValue value);
+/* Empties the list (OTF2_AttributeList_RemoveAllAttributes). */
+WEFT_API void weft_attribute_list_remove_all(weft_attribute_list *list);
+/* Number of attributes in the list (0 for NULL). */
+WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list);
 
 /* Opens the process's session from the environment and connects to weftd.
  * If weftd cannot be reached, prints one warning and returns 0: the
@@ -118,30 +141,45 @@ WEFT_API int weft_metric_u64(OTF2_MetricRef metric, uint64_t value);
 WEFT_API int weft_metric_i64(OTF2_MetricRef metric, int64_t value);
 WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
 
-/* One function per record of the record table. */
+/* One function per record of the record table, arguments as in libotf2.
+ * References to what weftd defines itself follow the table's convention
+ * (weft_records.def): a location is named by its id rank * 2^32 + thread
+ * index, a location group by the rank of its process, a system tree node
+ * as 0 (the machine) or 1 (this process's host). weft_def_ClockOffset
+ * applies to every location of this process. */
 #define S(ctype, name, K) , ctype name
 #define R(ctype, name, K) , ctype name
 #define F(ctype, name, W) , ctype name
 #define FA(ctype, name, count, W) , const ctype *name
 #define RA(ctype, name, count, K) , const ctype *name
+#define TV(ctype, name, typefield) , ctype name
+#define TVA(ctype, name, count, types) , const ctype *name
+#define RS(ctype, name, sel, MAP) , ctype name
+#define RSA(ctype, name, count, sel, MAP) , const ctype *name
 #define WEFT__DROP_(first, ...) __VA_ARGS__
 #define WEFT__DROP(...) WEFT__DROP_(__VA_ARGS__)
 /* `fields` arrives expanded to ", type name, ..." (commas and all). */
 #define WEFT__DEF_CLIENT(Name, ...)                                          \
     WEFT_API int weft_def_##Name(WEFT__DROP(~ __VA_ARGS__));
+#define WEFT__DEF_LOCAL(Name, ...) WEFT__DEF_CLIENT(Name, __VA_ARGS__)
 #define WEFT__DEF_DAEMON(Name, ...)
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #define WEFT_EVENT(id, Name, fields)                                         \
-    WEFT_API int weft_evt_##Name(const weft_attribute_list *attributes,      \
+    WEFT_API int weft_evt_##Name(weft_attribute_list *attributes,            \
                                  OTF2_TimeStamp time fields);
 #include "weft_records.def"
 #undef WEFT__DEF_CLIENT
+#undef WEFT__DEF_LOCAL
 #undef WEFT__DEF_DAEMON
 #undef S
 #undef R
 #undef F
 #undef FA
 #undef RA
+#undef TV
+#undef TVA
+#undef RS
+#undef RSA
 
 #ifdef __cplusplus
 }

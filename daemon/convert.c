@@ -19,8 +19,16 @@
  * references.
  *
  * Records reach libotf2 through switches generated from the record table
- * (write_event, write_def); the definitions weftd derives itself are
- * built as weft_records and go through the same switch.
+ * (write_event, write_def, write_local_def); the definitions weftd derives
+ * itself are built as weft_records and go through the same switch. An
+ * event's attribute list becomes one reused OTF2_AttributeList.
+ * Members name derived definitions by convention (weft_records.def), so
+ * pass 1 tells the unifier what a member's system tree nodes 0 and 1 and
+ * the ranks of location groups are; a member's ClockOffset records are
+ * kept aside and written to the local definitions of each of its
+ * locations. Locations that records name but where nothing was recorded
+ * (a definition or attribute naming an idle thread) get an empty event
+ * file before the event files are closed, so every reference resolves.
  *
  * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
@@ -81,7 +89,9 @@ typedef struct member {
     uint64_t defs_seq;  /* last definitions seq seen in the current pass */
     loc *locs;          /* sorted by thread */
     size_t nlocs, locs_cap;
-    uint64_t node;      /* system tree node of its host */
+    uint64_t node;      /* system tree node of its host, from pass 1 */
+    weft_record *local_defs; /* WEFT_DF_LOCAL records (scalars only) */
+    size_t nlocal, local_cap;
 } member;
 
 typedef struct conv {
@@ -96,6 +106,10 @@ typedef struct conv {
     uint64_t resolution;
     uint64_t tmin, tmax;
     int any_event;
+    uint64_t nodes;     /* system tree nodes: the root and one per host */
+    OTF2_AttributeList *al; /* reused for every event with attributes */
+    uint64_t *loc_refs; /* location ids referenced by records */
+    size_t nloc_refs, loc_refs_cap;
 } conv;
 
 typedef struct chunk_pool {
@@ -124,19 +138,30 @@ static const char *otf2_msg(OTF2_ErrorCode rc)
 
 /* ---- dispatch generated from the record table ------------------------- */
 
+/* OTF2 3.0 deprecates the Omp* events and Callsite definitions, but they
+ * are records of the format and weft carries every record. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 #define S(ctype, name, K) , x->name
 #define R(ctype, name, K) , x->name
 #define F(ctype, name, W) , x->name
 #define FA(ctype, name, count, W) , x->name
 #define RA(ctype, name, count, K) , x->name
+#define TV(ctype, name, typefield) , x->name
+#define TVA(ctype, name, count, types) , x->name
+#define RS(ctype, name, sel, MAP) , x->name
+#define RSA(ctype, name, count, sel, MAP) , x->name
 
-static OTF2_ErrorCode write_event(OTF2_EvtWriter *w, const weft_record *r)
+static OTF2_ErrorCode write_event(OTF2_EvtWriter *w, OTF2_AttributeList *al,
+                                  const weft_record *r)
 {
     switch (r->type) {
 #define WEFT_EVENT(id, Name, fields)                                         \
     case WEFT_REC_##Name: {                                                  \
         const weft_##Name *x = &r->u.Name;                                   \
-        return OTF2_EvtWriter_##Name(w, NULL, r->time fields);               \
+        (void)x;                                                             \
+        return OTF2_EvtWriter_##Name(w, al, r->time fields);                 \
     }
 #include "weft_records.def"
     default:
@@ -144,25 +169,83 @@ static OTF2_ErrorCode write_event(OTF2_EvtWriter *w, const weft_record *r)
     }
 }
 
+/* Global definitions; LOCAL ones go to write_local_def. */
 static OTF2_ErrorCode write_def(OTF2_GlobalDefWriter *gw, const weft_record *r)
 {
     switch (r->type) {
-#define WEFT_DEF(id, Name, flags, fields)                                    \
+/* `fields` arrives expanded to ", x->a, x->b" (commas and all). */
+#define WEFT__GLOBAL_DEF(Name, ...)                                          \
     case WEFT_REC_##Name: {                                                  \
         const weft_##Name *x = &r->u.Name;                                   \
-        return OTF2_GlobalDefWriter_Write##Name(gw fields);                  \
+        return OTF2_GlobalDefWriter_Write##Name(gw __VA_ARGS__);             \
     }
+#define WEFT__DEF_CLIENT(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
+#define WEFT__DEF_DAEMON(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
+#define WEFT__DEF_LOCAL(Name, ...)
+#define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #include "weft_records.def"
+#undef WEFT__DEF_CLIENT
+#undef WEFT__DEF_DAEMON
+#undef WEFT__DEF_LOCAL
     default:
         return OTF2_ERROR_INVALID_ARGUMENT;
     }
 }
+
+/* Definitions of one location (WEFT_DF_LOCAL). */
+static OTF2_ErrorCode write_local_def(OTF2_DefWriter *dw, const weft_record *r)
+{
+    switch (r->type) {
+#define WEFT__DEF_LOCAL(Name, ...)                                           \
+    case WEFT_REC_##Name: {                                                  \
+        const weft_##Name *x = &r->u.Name;                                   \
+        return OTF2_DefWriter_Write##Name(dw __VA_ARGS__);                   \
+    }
+#define WEFT__DEF_CLIENT(Name, ...)
+#define WEFT__DEF_DAEMON(Name, ...)
+#define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
+#include "weft_records.def"
+#undef WEFT__DEF_CLIENT
+#undef WEFT__DEF_DAEMON
+#undef WEFT__DEF_LOCAL
+    default:
+        return OTF2_ERROR_INVALID_ARGUMENT;
+    }
+}
+
+#pragma GCC diagnostic pop
 
 #undef S
 #undef R
 #undef F
 #undef FA
 #undef RA
+#undef TV
+#undef TVA
+#undef RS
+#undef RSA
+
+/* Sets *out to al filled with the attributes of event r, or to NULL when
+ * it has none. Returns what libotf2 says. */
+static OTF2_ErrorCode attribute_list(OTF2_AttributeList *al,
+                                     const weft_record *r,
+                                     OTF2_AttributeList **out)
+{
+    const weft_AttributeList *a;
+    OTF2_ErrorCode orc;
+
+    *out = NULL;
+    if (!r->attributes || !r->attributes->u.AttributeList.numberOfAttributes)
+        return OTF2_SUCCESS;
+    a = &r->attributes->u.AttributeList;
+    orc = OTF2_AttributeList_RemoveAllAttributes(al);
+    for (uint32_t i = 0; i < a->numberOfAttributes && orc == OTF2_SUCCESS; i++)
+        orc = OTF2_AttributeList_AddAttribute(al, a->attributes[i],
+                                              a->types[i], a->values[i]);
+    if (orc == OTF2_SUCCESS)
+        *out = al;
+    return orc;
+}
 
 /* ---- libotf2 callbacks ------------------------------------------------ */
 
@@ -358,6 +441,93 @@ static uint64_t loc_id(const member *m, const loc *l)
 
 /* ---- pass 1 ----------------------------------------------------------- */
 
+/* Gives m the system tree node of its host: hosts get nodes 1.. in rank
+ * order of first appearance (members are read in rank order), the root
+ * is 0. Tells the unifier what the member's system tree node references
+ * mean: 0 the machine, 1 its host. */
+static int place_host(conv *c, member *m)
+{
+    char msg[256];
+    int rc;
+
+    m->node = 0;
+    for (member *k = c->mems; k < m; k++)
+        if (k->has_hello && !strcmp(k->hostname, m->hostname)) {
+            m->node = k->node;
+            break;
+        }
+    if (!m->node)
+        m->node = c->nodes++;
+    rc = weft_unify_set_derived(c->u, m->rank, WEFT_REF_SYSTEM_TREE_NODE, 0, 0,
+                                msg, sizeof msg);
+    if (rc == 0)
+        rc = weft_unify_set_derived(c->u, m->rank, WEFT_REF_SYSTEM_TREE_NODE,
+                                    1, m->node, msg, sizeof msg);
+    return rc < 0 ? fail(c, rc, "%s: %s", m->path, msg) : 0;
+}
+
+/* Location groups are numbered densely in rank order (readers refuse
+ * gaps); clients name them by rank. */
+static int number_location_groups(conv *c)
+{
+    char msg[256];
+
+    for (size_t i = 0; i < c->nmems; i++) {
+        int rc = weft_unify_set_derived(c->u, WEFT_UNIFY_ALL,
+                                        WEFT_REF_LOCATION_GROUP,
+                                        c->mems[i].rank, i, msg, sizeof msg);
+        if (rc < 0)
+            return fail(c, rc, "%s: %s", c->mems[i].path, msg);
+    }
+    return 0;
+}
+
+/* Keeps a location definition (ClockOffset) of m for its local files. */
+static int keep_local_def(conv *c, member *m, const weft_record *r)
+{
+    if (m->nlocal == m->local_cap) {
+        size_t cap = m->local_cap ? 2 * m->local_cap : 8;
+        weft_record *p = realloc(m->local_defs, cap * sizeof *p);
+        if (!p)
+            return fail(c, WEFT_ENOMEM, "out of memory");
+        m->local_defs = p;
+        m->local_cap = cap;
+    }
+    m->local_defs[m->nlocal++] = *r;
+    return 0;
+}
+
+/* Remembers the location ids that record r (global ids) refers to: they
+ * must be locations of the archive even if nothing was recorded there. */
+static int note_locations(conv *c, const weft_record *r)
+{
+    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+
+    for (unsigned i = 0; d->names_location && i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v;
+            if (f->is_self ||
+                weft_field_kind(r, d, f, k) != WEFT_REF_LOCATION)
+                continue;
+            v = weft_field_value(r, f, k);
+            if (v == OTF2_UNDEFINED_LOCATION)
+                continue;
+            if (c->nloc_refs == c->loc_refs_cap) {
+                size_t cap = c->loc_refs_cap ? 2 * c->loc_refs_cap : 64;
+                uint64_t *p = realloc(c->loc_refs, cap * sizeof *p);
+                if (!p)
+                    return fail(c, WEFT_ENOMEM, "out of memory");
+                c->loc_refs = p;
+                c->loc_refs_cap = cap;
+            }
+            c->loc_refs[c->nloc_refs++] = v;
+        }
+    }
+    return r->attributes ? note_locations(c, r->attributes) : 0;
+}
+
 static int on_hello(conv *c, member *m, const weft_journal_entry *e,
                     uint64_t off)
 {
@@ -400,6 +570,8 @@ static int on_hello(conv *c, member *m, const weft_journal_entry *e,
             m->timer_resolution = h->timer_resolution;
             m->realtime_ns = h->realtime_ns;
             m->clock_at_realtime = h->clock_at_realtime;
+            if (rc == 0)
+                rc = place_host(c, m);
         }
     }
     weft__hello__free_unpacked(h, NULL);
@@ -439,6 +611,11 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
     weft_decoder_init(&d, e->payload, e->len, 0, 0);
     while ((rc = weft_decoder_next(&d, &r)) == 1) {
         n++;
+        if (weft_rec_desc_of(r.type)->flags & WEFT_DF_LOCAL) {
+            if ((rc = keep_local_def(c, m, &r)) < 0)
+                break;
+            continue;
+        }
         rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
         if (rc < 0) {
             fail(c, rc, "%s: entry at offset %" PRIu64 " (definitions seq %"
@@ -462,6 +639,7 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
 {
     weft_decoder d;
     weft_record r;
+    OTF2_AttributeList *al;
     OTF2_ErrorCode orc;
     char msg[256];
     uint64_t n = 0;
@@ -485,7 +663,11 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
                       WHERE_ARGS, r.time, l->last_time);
             goto out;
         }
-        orc = write_event(l->w, &r);
+        if ((rc = note_locations(c, &r)) < 0)
+            goto out;
+        orc = attribute_list(c->al, &r, &al);
+        if (orc == OTF2_SUCCESS)
+            orc = write_event(l->w, al, &r);
         if (orc != OTF2_SUCCESS) {
             rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
                       WHERE_ARGS, otf2_msg(orc));
@@ -552,6 +734,61 @@ static int close_writers(conv *c, member *m)
                       otf2_msg(orc));
     }
     return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static member *member_of_rank(conv *c, uint32_t rank)
+{
+    size_t lo = 0, hi = c->nmems;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->mems[mid].rank == rank)
+            return &c->mems[mid];
+        if (c->mems[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Locations that records name but where nothing was recorded become
+ * locations without events (an empty event file each), so that readers
+ * resolve every reference. A location of a process without a journal
+ * cannot be made: that is an error. */
+static int add_referenced_locations(conv *c)
+{
+    if (c->nloc_refs)
+        qsort(c->loc_refs, c->nloc_refs, sizeof *c->loc_refs, cmp_u64);
+    for (size_t i = 0; i < c->nloc_refs; i++) {
+        uint64_t id = c->loc_refs[i];
+        member *m = member_of_rank(c, (uint32_t)(id >> 32));
+        loc *l;
+        if (i && id == c->loc_refs[i - 1])
+            continue;
+        if (!m)
+            return fail(c, WEFT_EREF, "a record refers to location %" PRIu64
+                        " (rank %" PRIu64 ", thread %" PRIu64 "), but rank %"
+                        PRIu64 " sent nothing", id, id >> 32,
+                        id & 0xffffffffu, id >> 32);
+        if (loc_get(m, (uint32_t)id, 0))
+            continue;
+        if (!(l = loc_get(m, (uint32_t)id, 1)))
+            return fail(c, WEFT_ENOMEM, "out of memory");
+        l->w = OTF2_Archive_GetEvtWriter(c->archive, id);
+        if (!l->w)
+            return fail(c, WEFT_EOTF2, "%s: libotf2 gives no event writer "
+                        "for thread %" PRIu32, m->path, (uint32_t)id);
+        if (close_writers(c, m) < 0)
+            return WEFT_EOTF2;
+    }
+    return 0;
 }
 
 /* ---- reading a journal ------------------------------------------------ */
@@ -739,8 +976,15 @@ static int write_local_defs(conv *c)
         for (size_t k = 0; k < m->nlocs && orc == OTF2_SUCCESS; k++) {
             OTF2_DefWriter *dw =
                 OTF2_Archive_GetDefWriter(c->archive, loc_id(m, &m->locs[k]));
-            orc = dw ? OTF2_Archive_CloseDefWriter(c->archive, dw)
-                     : OTF2_ERROR_MEM_ALLOC_FAILED;
+            if (!dw) {
+                orc = OTF2_ERROR_MEM_ALLOC_FAILED;
+                break;
+            }
+            /* A process's clock offsets apply to each of its locations. */
+            for (size_t j = 0; j < m->nlocal && orc == OTF2_SUCCESS; j++)
+                orc = write_local_def(dw, &m->local_defs[j]);
+            if (orc == OTF2_SUCCESS)
+                orc = OTF2_Archive_CloseDefWriter(c->archive, dw);
         }
     }
     if (orc == OTF2_SUCCESS)
@@ -808,26 +1052,15 @@ static int write_global_defs(conv *c)
     OTF2_GlobalDefWriter *gw = NULL;
     tree_strings ts;
     weft_record r;
-    uint64_t nodes = 1;
+    uint64_t nodes = c->nodes;
     int rc;
 
     /* Names first: they must be in the unifier before strings are
-     * written. Hosts get nodes 1.. in rank order of first appearance. */
+     * written. Hosts got nodes 1.. in pass 1 (place_host). */
     if ((rc = string_id(c, "weft", &ts.weft)) < 0 ||
         (rc = string_id(c, "machine", &ts.machine)) < 0 ||
         (rc = string_id(c, "node", &ts.node)) < 0)
         return rc;
-    for (size_t i = 0; i < c->nmems; i++) {
-        member *m = &c->mems[i];
-        m->node = 0;
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(c->mems[k].hostname, m->hostname)) {
-                m->node = c->mems[k].node;
-                break;
-            }
-        if (!m->node)
-            m->node = nodes++;
-    }
 
     gw = OTF2_Archive_GetGlobalDefWriter(c->archive);
     if (!gw)
@@ -1041,10 +1274,21 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
         rc = fail(&c, WEFT_ENOMEM, "out of memory");
         goto out;
     }
+    c.nodes = 1;
+    c.al = OTF2_AttributeList_New();
+    if (!c.al) {
+        rc = fail(&c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((rc = list_journals(&c)) < 0)
+        goto out;
+    if ((rc = number_location_groups(&c)) < 0)
         goto out;
     for (size_t i = 0; i < c.nmems; i++)
         if ((rc = read_member(&c, &c.mems[i], 1)) < 0)
+            goto out;
+    for (size_t i = 0; i < weft_unify_ndefs(c.u); i++)
+        if ((rc = note_locations(&c, weft_unify_def(c.u, i))) < 0)
             goto out;
     if ((rc = pick_resolution(&c)) < 0)
         goto out;
@@ -1062,6 +1306,8 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
         if (rc < 0)
             goto out;
     }
+    if ((rc = add_referenced_locations(&c)) < 0)
+        goto out;
     {
         OTF2_ErrorCode orc = OTF2_Archive_CloseEvtFiles(c.archive);
         if (orc != OTF2_SUCCESS) {
@@ -1091,8 +1337,12 @@ out:
         free(c.mems[i].path);
         free(c.mems[i].hostname);
         free(c.mems[i].locs);
+        free(c.mems[i].local_defs);
     }
     free(c.mems);
+    free(c.loc_refs);
+    if (c.al)
+        OTF2_AttributeList_Delete(c.al);
     weft_unify_scratch_free(&c.scratch);
     weft_unify_free(c.u);
     if (rc < 0) {

@@ -30,47 +30,189 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
-/* Checks every reference field of r against m's definitions. */
-static int check_refs(weft_member *m, const weft_rec_desc *rd,
-                      const weft_record *r, char *err, size_t errlen)
+/* "[k]" after an array field's name in messages, "" for scalars. */
+static const char *idx(const weft_field_desc *f, size_t k, char *buf,
+                       size_t n)
 {
-    for (unsigned i = 0; i < rd->nfields; i++) {
-        const weft_field_desc *f = &rd->fields[i];
-        size_t n = f->is_array ? weft_field_count(r, f) : 1;
-        if (f->ref == WEFT_REF_NONE || f->is_self)
-            continue;
-        for (size_t k = 0; k < n; k++) {
-            uint64_t v = f->is_array ? weft_field_get_elem(r, f, k)
-                                     : weft_field_get(r, f);
-            if (v == weft_ref_kind_undefined(f->ref))
-                continue;
-            if (!weft_idset_has(&m->defined[f->ref], v))
-                return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
-                            " is not defined", rd->name, f->name,
-                            f->is_array ? "[]" : "",
-                            weft_ref_kind_name(f->ref), v);
-        }
+    if (!f->is_array)
+        return "";
+    snprintf(buf, n, "[%zu]", k);
+    return buf;
+}
+
+/* The remembered count and type of definition `id` of `kind`, NULL if
+ * there is none (undefined id, or a kind nothing checks against). */
+static const weft_decl *decl_of(const weft_member *m, unsigned kind,
+                                uint64_t id)
+{
+    const weft_decls *ds = &m->decls[kind];
+
+    return id < ds->cap ? &ds->v[id] : NULL;
+}
+
+static int decl_set(weft_member *m, unsigned kind, uint64_t id,
+                    weft_decl decl)
+{
+    weft_decls *ds = &m->decls[kind];
+
+    if (id >= ds->cap) {
+        uint64_t cap = ds->cap ? ds->cap : 16;
+        weft_decl *p;
+        while (cap <= id)
+            cap *= 2;
+        p = realloc(ds->v, cap * sizeof *p);
+        if (!p)
+            return WEFT_ENOMEM;
+        memset(p + ds->cap, 0, (cap - ds->cap) * sizeof *p);
+        ds->v = p;
+        ds->cap = cap;
     }
+    ds->v[id] = decl;
     return 0;
 }
 
-static int remember_metric_count(weft_member *m, uint64_t id, uint8_t n)
+/* Checks reference v (value k of field f) of id space `kind`: ids this
+ * member defined; for what weftd derives, the conventions of the record
+ * table (locations rank << 32 | thread, location groups by rank, system
+ * tree nodes 0 and 1). */
+static int check_ref(const weft_member *m, const weft_rec_desc *d,
+                     const weft_field_desc *f, size_t k, unsigned kind,
+                     uint64_t v, char *err, size_t errlen)
 {
-    if (id >= m->metric_counts_cap) {
-        uint64_t cap = m->metric_counts_cap ? m->metric_counts_cap : 16;
-        uint8_t *p;
-        while (cap <= id)
-            cap *= 2;
-        p = realloc(m->metric_counts, cap);
-        if (!p)
-            return WEFT_ENOMEM;
-        memset(p + m->metric_counts_cap, 0, cap - m->metric_counts_cap);
-        m->metric_counts = p;
-        m->metric_counts_cap = cap;
+    uint32_t size = m->trace->size;
+    char ib[24];
+
+    if (v == weft_ref_kind_undefined(kind))
+        return 0;
+    switch (kind) {
+    case WEFT_REF_LOCATION:
+        if ((v >> 32) >= size)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location %" PRIu64
+                        " is thread %" PRIu64 " of rank %" PRIu64 ", but the "
+                        "trace has %" PRIu32 " processes", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), v, v & 0xffffffffu, v >> 32,
+                        size);
+        return 0;
+    case WEFT_REF_LOCATION_GROUP:
+        if (v >= size)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location group %"
+                        PRIu64 ": location groups are named by rank, and the "
+                        "trace has %" PRIu32 " processes", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), v, size);
+        return 0;
+    case WEFT_REF_SYSTEM_TREE_NODE:
+        if (v > 1)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: system tree node %"
+                        PRIu64 ": clients name 0 (the machine) or 1 (their "
+                        "host)", d->name, f->name, idx(f, k, ib, sizeof ib),
+                        v);
+        return 0;
+    default:
+        if (!weft_idset_has(&m->defined[kind], v))
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
+                        " is not defined", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), weft_ref_kind_name(kind),
+                        v);
+        return 0;
     }
-    m->metric_counts[id] = n;
+}
+
+/* Checks every value of record r (and of its attribute list) that the
+ * table says something about: OTF2 enums, the type of typed values,
+ * references, counts and declared types. Generic over the descriptors.
+ * 0, or a WEFT_E* code with err naming record, field and value. */
+static int check_record(const weft_member *m, const weft_rec_desc *d,
+                        const weft_record *r, char *err, size_t errlen)
+{
+    char ib[24];
+    int rc;
+
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v = weft_field_value(r, f, k);
+            unsigned kind;
+            if (f->enum_id >= 0 && !weft_enum_valid(f->enum_id, v)) {
+                if (weft_enum_is_flags(f->enum_id))
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %#" PRIx64
+                                " has bits that are no %s flag", d->name,
+                                f->name, idx(f, k, ib, sizeof ib), v,
+                                weft_enum_name(f->enum_id));
+                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %" PRIu64
+                            " is not a valid %s", d->name, f->name,
+                            idx(f, k, ib, sizeof ib), v,
+                            weft_enum_name(f->enum_id));
+            }
+            if (f->sel_map == WEFT_SEL_TYPE &&
+                weft_field_selector(r, d, f, k) == OTF2_TYPE_NONE)
+                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: a value of "
+                            "type OTF2_TYPE_NONE", d->name, f->name,
+                            idx(f, k, ib, sizeof ib));
+            kind = f->is_self ? WEFT_REF_NONE : weft_field_kind(r, d, f, k);
+            if (kind != WEFT_REF_NONE &&
+                (rc = check_ref(m, d, f, k, kind, v, err, errlen)) < 0)
+                return rc;
+            if (f->count_ref >= 0) {
+                const weft_field_desc *rf = &d->fields[f->count_ref];
+                uint64_t id = weft_field_get(r, rf);
+                const weft_decl *dl = decl_of(m, rf->ref, id);
+                if (dl && dl->count != v)
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s: %" PRIu64
+                                " elements, but %s %" PRIu64 " (%s) has %"
+                                PRIu32, d->name, f->name, v,
+                                weft_ref_kind_name(rf->ref), id, rf->name,
+                                dl->count);
+            }
+            if (f->decl_ref >= 0) {
+                const weft_field_desc *rf = &d->fields[f->decl_ref];
+                uint64_t id = weft_field_value(r, rf, k);
+                const weft_decl *dl = decl_of(m, rf->ref, id);
+                if (dl && dl->type != v)
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type %"
+                                PRIu64 ", but %s %" PRIu64 " is declared with"
+                                " type %u", d->name, f->name,
+                                idx(f, k, ib, sizeof ib), v,
+                                weft_ref_kind_name(rf->ref), id, dl->type);
+            }
+        }
+    }
+    if (r->attributes)
+        return check_record(m, weft_rec_desc_of(r->attributes->type),
+                            r->attributes, err, errlen);
     return 0;
 }
+
+/* Remembers what later records check against definition r with id `id`:
+ * the count of its first array or, without one, the count of the
+ * definition of its own id space it refers to (a MetricInstance has its
+ * MetricClass's), and its declared OTF2_Type. */
+static int remember_decl(weft_member *m, const weft_rec_desc *d,
+                         const weft_record *r, unsigned kind, uint64_t id)
+{
+    weft_decl decl = { 0, 0 };
+
+    if (!weft_ref_kind_has_decl(kind))
+        return 0;
+    if (d->count_field >= 0) {
+        decl.count = (uint32_t)weft_field_get(r, &d->fields[d->count_field]);
+    } else {
+        for (unsigned i = 0; i < d->nfields; i++) {
+            const weft_field_desc *f = &d->fields[i];
+            const weft_decl *dl;
+            if (f->is_self || f->is_array || f->ref != kind)
+                continue;
+            if ((dl = decl_of(m, kind, weft_field_get(r, f))) != NULL) {
+                decl.count = dl->count;
+                break;
+            }
+        }
+    }
+    if (d->decl_type_field >= 0)
+        decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
+    return decl_set(m, kind, id, decl);
+}
+
 
 /* Undefines the ids defined by the first n records of a Definitions
  * payload. Each of them was new when it was added (check_defs refuses
@@ -124,7 +266,7 @@ int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
                       "by weftd and may not be sent by clients", rd->name);
             goto out;
         }
-        rc = check_refs(m, rd, &r, err, errlen);
+        rc = check_record(m, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
         if (rd->self_field < 0)
@@ -150,12 +292,10 @@ int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
             goto out;
         }
         added = nrec;
-        if (r.type == WEFT_REC_MetricClass) {
-            rc = remember_metric_count(m, id, r.u.MetricClass.numberOfMetrics);
-            if (rc < 0) {
-                rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
-                goto out;
-            }
+        rc = remember_decl(m, rd, &r, self->ref, id);
+        if (rc < 0) {
+            rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
+            goto out;
         }
     }
     if (rc < 0)
@@ -186,20 +326,9 @@ int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
     while ((rc = weft_decoder_next(&dec, &r)) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         n++;
-        rc = check_refs(m, rd, &r, err, errlen);
+        rc = check_record(m, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
-        if (r.type == WEFT_REC_Metric) {
-            uint64_t id = r.u.Metric.metric;
-            if (id < m->metric_counts_cap &&
-                m->metric_counts[id] != r.u.Metric.numberOfMetrics) {
-                rc = fail(err, errlen, WEFT_EPROTO, "Metric.numberOfMetrics: "
-                          "%u values for MetricClass %" PRIu64 " which has %u "
-                          "members", r.u.Metric.numberOfMetrics, id,
-                          m->metric_counts[id]);
-                goto out;
-            }
-        }
         prev = r.time;
     }
     if (rc < 0) {

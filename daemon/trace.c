@@ -134,9 +134,10 @@ static void member_free(weft_member *m)
         return;
     if (m->journal)
         weft_journal_close(m->journal);
-    for (int k = 0; k < WEFT_REF__COUNT; k++)
+    for (int k = 0; k < WEFT_REF__COUNT; k++) {
         weft_idset_free(&m->defined[k]);
-    free(m->metric_counts);
+        free(m->decls[k].v);
+    }
     free(m->waiting.v);
     free(m->syncing.v);
     free(m->locs);

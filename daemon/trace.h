@@ -25,6 +25,19 @@ typedef struct weft_idset {
     uint64_t cap;  /* ids the bitmap can hold */
 } weft_idset;
 
+/* What later records are checked against, per defined id of the id
+ * spaces that need it (weft_ref_kind_has_decl): the element count of the
+ * definition (CN fields) and the OTF2_Type it declares (TD fields). */
+typedef struct weft_decl {
+    uint32_t count;
+    uint8_t type;
+} weft_decl;
+
+typedef struct weft_decls {
+    weft_decl *v;  /* by id */
+    uint64_t cap;
+} weft_decls;
+
 typedef struct weft_loc_state {
     uint64_t last_seq;   /* last EventBatch journaled */
     uint64_t last_time;  /* time of the last event journaled */
@@ -56,8 +69,7 @@ typedef struct weft_member {
     weft_loc_state *locs;         /* by thread index */
     uint32_t nlocs;
     weft_idset defined[WEFT_REF__COUNT];
-    uint8_t *metric_counts;       /* numberOfMetrics of each MetricClass */
-    uint64_t metric_counts_cap;
+    weft_decls decls[WEFT_REF__COUNT];
     /* durability = fsync: acks of entries written since the running
      * fdatasync began wait in `waiting`; those it covers in `syncing`. */
     weft_ackq waiting;

@@ -7,7 +7,12 @@
  * means "same bytes" for every record kind without knowing any of them.
  * Keys live in a POSIX tsearch tree. Local->global maps are arrays per
  * (member, id space) indexed by local id, holding global id + 1 (0: not
- * defined), grown on demand up to max_ids.
+ * defined), grown on demand up to max_ids; a pseudo-member `all` holds
+ * the derived mappings that apply to every member.
+ * Keyed definitions (unify.h) also go into a second tree by identity:
+ * record type, key field values after mapping and, for NATURE ids, the
+ * id itself. A second definition with a known identity must have the same
+ * content key as the first, or it is a conflict.
  */
 #include "unify.h"
 
@@ -28,9 +33,19 @@ typedef struct def_entry {
     const uint8_t *key; /* encoded content, self id 0 */
     size_t keylen;
     uint64_t gid;       /* UINT64_MAX for records without an id */
+    uint32_t member;    /* the member that defined it first */
     weft_record rec;    /* global ids; pointers into data[] */
     uint8_t data[];     /* key, then strings and arrays */
 } def_entry;
+
+/* Identity of a keyed definition -> its entry. */
+typedef struct ident_entry {
+    def_entry *e;
+    size_t len;
+    uint8_t key[];
+} ident_entry;
+
+#define IDENT_MAX (4 + 8 * 20)
 
 typedef struct id_map {
     uint32_t *v; /* global id + 1 by local id, 0: not defined */
@@ -51,6 +66,8 @@ typedef struct type_list {
 struct weft_unifier {
     uint32_t max_ids;
     void *tree;              /* tsearch tree of def_entry by key */
+    void *idents;            /* tsearch tree of ident_entry */
+    member all;              /* derived mappings for every member */
     def_entry **order;       /* all entries, first-seen order */
     size_t norder, order_cap;
     type_list *lists;        /* one per definition record type */
@@ -107,14 +124,13 @@ static void no_free(void *p)
     (void)p;
 }
 
-static void store_elem(void *p, unsigned size, uint64_t v)
+static int cmp_ident(const void *a, const void *b)
 {
-    switch (size) {
-    case 1: *(uint8_t *)p = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    default: memcpy(p, &v, 8); break;
-    }
+    const ident_entry *x = a, *y = b;
+
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return memcmp(x->key, y->key, x->len);
 }
 
 static const void *get_ptr(const weft_record *r, const weft_field_desc *f)
@@ -216,83 +232,129 @@ static int map_reserve(member *m, unsigned kind, uint64_t v, uint32_t max)
     return 0;
 }
 
-/* Maps one reference value. m NULL and global set: v must be a global id
- * of this unifier; else a local id of member `mid` (m may be NULL when the
- * member has defined nothing yet). */
+/* Maps one reference value v of id space `kind`. m NULL and global set:
+ * v must be a global id of this unifier; else a local id of member `mid`
+ * (m may be NULL when the member has defined nothing yet). */
 static int map_value(const weft_unifier *u, const member *m, uint32_t mid,
                      int global, const weft_rec_desc *d,
-                     const weft_field_desc *f, uint64_t v, uint64_t *out,
-                     char *err, size_t errlen)
+                     const weft_field_desc *f, unsigned kind, uint64_t v,
+                     uint64_t *out, char *err, size_t errlen)
 {
     uint32_t g;
 
-    if (v == weft_ref_kind_undefined(f->ref)) {
+    if (v == weft_ref_kind_undefined(kind)) {
         *out = v;
+        return 0;
+    }
+    if (weft_ref_kind_scope(kind) == WEFT_SCOPE_DERIVED) {
+        if (global || kind == WEFT_REF_LOCATION) {
+            *out = v; /* weftd's own ids, and locations, are global */
+            return 0;
+        }
+        g = map_get(m, kind, v);
+        if (!g)
+            g = map_get(&u->all, kind, v);
+        if (!g)
+            return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = "
+                        "%" PRIu64 ": no such %s (clients name the system "
+                        "tree nodes 0 and 1 and location groups by rank)",
+                        mid, d->name, f->name, v, weft_ref_kind_name(kind));
+        *out = g - 1u;
         return 0;
     }
     if (global) {
-        if (v >= u->next_id[f->ref])
+        if (v >= u->next_id[kind])
             return fail(err, errlen, WEFT_EREF, "%s.%s = %" PRIu64
                         ": no global %s definition with this id", d->name,
-                        f->name, v, weft_ref_kind_name(f->ref));
+                        f->name, v, weft_ref_kind_name(kind));
         *out = v;
         return 0;
     }
-    g = map_get(m, f->ref, v);
+    g = map_get(m, kind, v);
     if (!g)
         return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = %"
                     PRIu64 ": this member defined no %s with this id", mid,
-                    d->name, f->name, v, weft_ref_kind_name(f->ref));
+                    d->name, f->name, v, weft_ref_kind_name(kind));
     *out = g - 1u;
     return 0;
 }
 
-/* Maps every reference field of r except its own id, in place; mapped
- * arrays go to *s and r's pointers are redirected there. */
+/* Can field f hold references (for some value of its selector)? */
+static int may_refer(const weft_field_desc *f)
+{
+    return (f->ref != WEFT_REF_NONE || f->sel_map != WEFT_SEL_NONE) &&
+           !f->is_self;
+}
+
+/* Does array field f of r hold a reference now? (Typed values of plain
+ * types, such as metric values, are left where they are.) */
+static int array_refers(const weft_rec_desc *d, const weft_record *r,
+                        const weft_field_desc *f)
+{
+    size_t n;
+
+    if (!f->is_array || !may_refer(f))
+        return 0;
+    n = weft_field_count(r, f);
+    if (f->ref != WEFT_REF_NONE)
+        return n > 0;
+    for (size_t k = 0; k < n; k++)
+        if (weft_field_kind(r, d, f, k) != WEFT_REF_NONE)
+            return 1;
+    return 0;
+}
+
+/* Maps every reference of r except its own id, in place; arrays holding
+ * references are copied to (*buf, *cap) first and r's pointers redirected
+ * there. */
 static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
                     int global, const weft_rec_desc *d, weft_record *r,
-                    weft_unify_scratch *s, char *err, size_t errlen)
+                    void **buf, size_t *cap, char *err, size_t errlen)
 {
+    uint64_t copied = 0; /* bit i: field i was copied */
     size_t need = 0, off = 0;
-    uint64_t v;
+    uint64_t v = 0;
     int rc;
 
     for (unsigned i = 0; i < d->nfields; i++) {
         const weft_field_desc *f = &d->fields[i];
-        if (f->ref != WEFT_REF_NONE && f->is_array)
+        if (array_refers(d, r, f)) {
             need += ALIGN8(weft_field_count(r, f) * f->size);
+            copied |= (uint64_t)1 << i;
+        }
     }
-    if (need > s->cap) {
-        void *p = realloc(s->buf, need);
+    if (need > *cap) {
+        void *p = realloc(*buf, need);
         if (!p)
             return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
                         d->name);
-        s->buf = p;
-        s->cap = need;
+        *buf = p;
+        *cap = need;
     }
     for (unsigned i = 0; i < d->nfields; i++) {
         const weft_field_desc *f = &d->fields[i];
-        if (f->ref == WEFT_REF_NONE || f->is_self)
+        size_t n;
+        if (!may_refer(f) || (f->is_array && !(copied >> i & 1)))
             continue;
+        n = weft_field_nvalues(r, f);
         if (f->is_array) {
-            size_t n = weft_field_count(r, f);
-            uint8_t *dst = (uint8_t *)s->buf + off;
-            for (size_t k = 0; k < n; k++) {
-                rc = map_value(u, m, mid, global, d, f,
-                               weft_field_get_elem(r, f, k), &v, err,
-                               errlen);
-                if (rc < 0)
-                    return rc;
-                store_elem(dst + k * f->size, f->size, v);
-            }
-            set_ptr(r, f, n ? dst : NULL);
+            uint8_t *dst = (uint8_t *)*buf + off;
+            memcpy(dst, get_ptr(r, f), n * f->size);
+            set_ptr(r, f, dst);
             off += ALIGN8(n * f->size);
-        } else {
-            rc = map_value(u, m, mid, global, d, f, weft_field_get(r, f),
-                           &v, err, errlen);
+        }
+        for (size_t k = 0; k < n; k++) {
+            unsigned kind = weft_field_kind(r, d, f, k);
+            if (kind == WEFT_REF_NONE)
+                continue;
+            rc = map_value(u, m, mid, global, d, f, kind,
+                           weft_field_value(r, f, k), &v, err, errlen);
             if (rc < 0)
                 return rc;
-            weft_field_set(r, f, v);
+            if (f->is_array)
+                weft_field_set_elem(r, f, k, v);
+            else
+                weft_field_set(r, f, v);
         }
     }
     return 0;
@@ -441,7 +503,8 @@ weft_unifier *weft_unify_new(uint32_t max_ids)
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        if (!descs[i]->is_event)
+        if (!descs[i]->is_event && !descs[i]->is_pseudo &&
+            !(descs[i]->flags & WEFT_DF_LOCAL))
             u->lists[u->nlists++].type = descs[i]->type;
     return u;
 }
@@ -452,6 +515,9 @@ void weft_unify_free(weft_unifier *u)
     if (!u)
         return;
     tdestroy(u->tree, no_free);
+    tdestroy(u->idents, free);
+    for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
+        free(u->all.maps[k].v);
     for (size_t i = 0; i < u->norder; i++)
         free(u->order[i]);
     free(u->order);
@@ -469,6 +535,81 @@ void weft_unify_free(weft_unifier *u)
     free(u);
 }
 
+/* Identity of keyed definition r (references mapped; `local` its own id
+ * as the member gave it) into buf: type, key fields, and a NATURE id.
+ * Returns the length, 0 if r is not keyed. */
+static size_t identity(const weft_rec_desc *d, const weft_record *r,
+                       uint64_t local, uint8_t *buf)
+{
+    size_t n = 0;
+
+    if (!d->is_keyed)
+        return 0;
+    memcpy(buf, &d->type, 4);
+    n = 4;
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        uint64_t v;
+        if (f->is_self && weft_ref_kind_scope(f->ref) == WEFT_SCOPE_NATURE)
+            v = local;
+        else if (f->is_key)
+            v = weft_field_get(r, f);
+        else
+            continue;
+        assert(n + 8 <= IDENT_MAX);
+        memcpy(buf + n, &v, 8);
+        n += 8;
+    }
+    return n;
+}
+
+static ident_entry *ident_find(const weft_unifier *u, const uint8_t *key,
+                               size_t len)
+{
+    uint8_t probe_mem[sizeof(ident_entry) + IDENT_MAX];
+    ident_entry *probe = (ident_entry *)probe_mem;
+    void *const *node;
+
+    probe->e = NULL;
+    probe->len = len;
+    memcpy(probe->key, key, len);
+    node = tfind(probe, &u->idents, cmp_ident);
+    return node ? *(ident_entry *const *)node : NULL;
+}
+
+static int ident_add(weft_unifier *u, const uint8_t *key, size_t len,
+                     def_entry *e)
+{
+    ident_entry *ie = malloc(sizeof *ie + len);
+
+    if (!ie)
+        return WEFT_ENOMEM;
+    ie->e = e;
+    ie->len = len;
+    memcpy(ie->key, key, len);
+    if (!tsearch(ie, &u->idents, cmp_ident)) {
+        free(ie);
+        return WEFT_ENOMEM;
+    }
+    return 0;
+}
+
+/* The message of a conflict between r (of member mid) and entry e. */
+static int conflict(const weft_rec_desc *d, uint32_t mid, weft_record *r,
+                    const def_entry *e, char *err, size_t errlen)
+{
+    char mine[192], theirs[192];
+
+    if (d->self_field >= 0)
+        weft_field_set(r, &d->fields[d->self_field], e->gid);
+    return fail(err, errlen, WEFT_ECONFLICT, "member %" PRIu32 ": %s "
+                "conflicts with the definition of member %" PRIu32 " (ids "
+                "after unification): member %" PRIu32 " has {%s}, member %"
+                PRIu32 " has {%s}", mid, d->name, e->member, e->member,
+                describe(&e->rec, theirs, sizeof theirs), mid,
+                describe(r, mine, sizeof mine));
+}
+
 /* Maps and adds a member's definition (see unify.h). Returns 0 or a
  * WEFT_E* code with err set; def stays the caller's, nothing is kept. */
 int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
@@ -479,6 +620,9 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
     weft_record r;
     member *m;
     def_entry *e;
+    ident_entry *ie = NULL;
+    uint8_t ident[IDENT_MAX];
+    size_t identlen;
     uint64_t local = 0;
     uint32_t had = 0;
     ssize_t keylen;
@@ -487,19 +631,24 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
 
     assert(u && def);
     d = weft_rec_desc_of(def->type);
-    if (!d || d->is_event)
+    if (!d || d->is_event || d->is_pseudo)
         return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
                     "type %" PRIu32 " is not a definition", mid, def->type);
     if (d->flags & WEFT_DF_DAEMON)
         return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
                     "definitions are made by weftd, not sent by members",
                     mid, d->name);
+    if (d->flags & WEFT_DF_LOCAL)
+        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
+                    "definitions belong to locations and are not unified",
+                    mid, d->name);
     if (mid >= u->max_ids)
         return fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": member "
                     "numbers are limited to %" PRIu32, mid, u->max_ids);
     r = *def;
     m = member_find(u, mid);
-    rc = map_refs(u, m, mid, 0, d, &r, &u->arrays, err, errlen);
+    rc = map_refs(u, m, mid, 0, d, &r, &u->arrays.buf, &u->arrays.cap, err,
+                  errlen);
     if (rc < 0)
         return rc;
     if (d->self_field >= 0) {
@@ -523,6 +672,12 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                     "cannot encode: %s", mid, d->name,
                     weft_strerror((int)keylen));
     e = find(u, (size_t)keylen);
+    identlen = identity(d, &r, local, ident);
+    if (identlen) {
+        ie = ident_find(u, ident, identlen);
+        if (ie && ie->e != e)
+            return conflict(d, mid, &r, ie->e, err, errlen);
+    }
     if (had && (!e || e->gid != had - 1u)) {
         if (sf)
             weft_field_set(&r, sf, local);
@@ -543,9 +698,40 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
         if (rc < 0)
             return rc;
+        e->member = mid;
     }
+    if (identlen && !ie && ident_add(u, ident, identlen, e) < 0)
+        return fail(err, errlen, WEFT_ENOMEM, "member %" PRIu32 ": %s: out "
+                    "of memory", mid, d->name);
     if (sf)
         m->maps[sf->ref].v[local] = (uint32_t)(e->gid + 1u);
+    return 0;
+}
+
+/* Sets a derived mapping (see unify.h). Returns 0 or a WEFT_E* code. */
+int weft_unify_set_derived(weft_unifier *u, uint32_t mid, unsigned kind,
+                           uint64_t local, uint64_t global, char *err,
+                           size_t errlen)
+{
+    member *m = &u->all;
+    int rc;
+
+    assert(u);
+    if (kind == WEFT_REF_NONE || kind >= WEFT_REF__COUNT ||
+        weft_ref_kind_scope(kind) != WEFT_SCOPE_DERIVED ||
+        kind == WEFT_REF_LOCATION)
+        return fail(err, errlen, WEFT_EINVAL, "%s ids are not mapped",
+                    weft_ref_kind_name(kind));
+    if (local >= u->max_ids || global >= u->max_ids ||
+        (mid != WEFT_UNIFY_ALL && mid >= u->max_ids))
+        return fail(err, errlen, WEFT_ELIMIT, "%s %" PRIu64 " -> %" PRIu64
+                    " for member %" PRIu32 ": beyond the id limit %" PRIu32,
+                    weft_ref_kind_name(kind), local, global, mid, u->max_ids);
+    if (mid != WEFT_UNIFY_ALL && (rc = member_get(u, mid, &m)) < 0)
+        return fail(err, errlen, rc, "out of memory");
+    if ((rc = map_reserve(m, kind, local, u->max_ids)) < 0)
+        return fail(err, errlen, rc, "out of memory");
+    m->maps[kind].v[local] = (uint32_t)(global + 1u);
     return 0;
 }
 
@@ -562,11 +748,12 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
 
     assert(u && def);
     d = weft_rec_desc_of(def->type);
-    if (!d || d->is_event)
+    if (!d || d->is_event || d->is_pseudo || (d->flags & WEFT_DF_LOCAL))
         return fail(err, errlen, WEFT_ETYPE, "record type %" PRIu32
-                    " is not a definition", def->type);
+                    " is not a global definition", def->type);
     r = *def;
-    rc = map_refs(u, NULL, 0, 1, d, &r, &u->arrays, err, errlen);
+    rc = map_refs(u, NULL, 0, 1, d, &r, &u->arrays.buf, &u->arrays.cap, err,
+                  errlen);
     if (rc < 0)
         return rc;
     if (d->self_field >= 0)
@@ -580,35 +767,52 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
         if (rc < 0)
             return rc;
+        e->member = WEFT_UNIFY_ALL;
     }
     if (gid)
         *gid = e->gid;
     return 0;
 }
 
-/* Rewrites ev's references to global ids; mapped arrays live in the
- * caller's scratch. Returns 0 or a WEFT_E* code with err set. */
+/* Rewrites ev's references (and its attribute list's) to global ids;
+ * mapped copies live in the caller's scratch. Returns 0 or a WEFT_E* code
+ * with err set. */
 int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
                          weft_record *ev, weft_unify_scratch *scratch,
                          char *err, size_t errlen)
 {
     const weft_rec_desc *d;
+    const member *m;
+    int rc;
 
     assert(u && ev && scratch);
     d = weft_rec_desc_of(ev->type);
     if (!d || !d->is_event)
         return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
                     "type %" PRIu32 " is not an event", mid, ev->type);
-    return map_refs(u, member_find(u, mid), mid, 0, d, ev, scratch, err,
-                    errlen);
+    m = member_find(u, mid);
+    rc = map_refs(u, m, mid, 0, d, ev, &scratch->buf, &scratch->cap, err,
+                  errlen);
+    if (rc == 0 && ev->attributes) {
+        const weft_rec_desc *ad = weft_rec_desc_of(ev->attributes->type);
+        if (!ad || !ad->is_pseudo)
+            return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s: "
+                        "attributes of type %" PRIu32 " are no attribute "
+                        "list", mid, d->name, ev->attributes->type);
+        scratch->attrs = *ev->attributes;
+        rc = map_refs(u, m, mid, 0, ad, &scratch->attrs, &scratch->abuf,
+                      &scratch->acap, err, errlen);
+        ev->attributes = &scratch->attrs;
+    }
+    return rc;
 }
 
 /* Frees the scratch memory and empties it for reuse. */
 void weft_unify_scratch_free(weft_unify_scratch *scratch)
 {
     free(scratch->buf);
-    scratch->buf = NULL;
-    scratch->cap = 0;
+    free(scratch->abuf);
+    memset(scratch, 0, sizeof *scratch);
 }
 
 /* Global id of a member's local id: 0 and *global, or WEFT_ENOTFOUND. */

@@ -10,6 +10,15 @@
  * first-seen order, which is what every OTF2 reader expects, and two
  * members defining the same thing get the same global id.
  *
+ * Definitions that are not numbered but identified by key fields (FK/RK
+ * in the record table: Paradigm, ParadigmProperty, the *Property records)
+ * and those whose id means the same in every process (NATURE id spaces:
+ * IoParadigm) are one definition per key across all members: equal ones
+ * are merged, different ones are a conflict (WEFT_ECONFLICT) naming both
+ * members and both definitions. References into what weftd derives
+ * itself (DERIVED id spaces) are mapped through tables that the caller
+ * sets (weft_unify_set_derived); location ids are global already.
+ *
  * Everything is driven by the record descriptors (proto/record.h); there
  * is no list of record names here.
  *
@@ -31,11 +40,18 @@
 
 typedef struct weft_unifier weft_unifier;
 
-/* Memory for the reference arrays of mapped events; owned by the caller,
- * zero-initialise it and free it with weft_unify_scratch_free. */
+/* Member number meaning "every member" (weft_unify_set_derived). */
+#define WEFT_UNIFY_ALL UINT32_MAX
+
+/* Memory for the reference arrays of mapped events and their attribute
+ * lists; owned by the caller, zero-initialise it and free it with
+ * weft_unify_scratch_free. */
 typedef struct weft_unify_scratch {
     void *buf;
     size_t cap;
+    void *abuf;        /* arrays of the attribute list */
+    size_t acap;
+    weft_record attrs; /* the mapped attribute list */
 } weft_unify_scratch;
 
 /* Creates an empty unifier. max_ids (0: the default, at most 2^31) bounds
@@ -50,11 +66,15 @@ void weft_unify_free(weft_unifier *u);
  * OTF2 "undefined" value of a kind maps to itself. Returns 0, or:
  *   WEFT_ETYPE  not a definition, or one weftd derives itself
  *               (WEFT_DF_DAEMON: clock, system tree, location groups,
- *               locations), which members may not send;
- *   WEFT_EREF   a reference to an id this member has not defined, or a
- *               definition of the undefined id;
+ *               locations), which members may not send, or a location's
+ *               definition (WEFT_DF_LOCAL), which is not unified;
+ *   WEFT_EREF   a reference to an id this member has not defined (or,
+ *               for derived id spaces, that no weft_unify_set_derived
+ *               call made known), or a definition of the undefined id;
  *   WEFT_EEXIST the member defined this local id before with different
  *               content;
+ *   WEFT_ECONFLICT another member (or this one) defined the same key
+ *               (see above) with different content;
  *   WEFT_ELIMIT an id, member number or id space beyond max_ids;
  *   WEFT_ENOMEM.
  * On failure err (errlen bytes, may be NULL) names the member, record,
@@ -63,6 +83,16 @@ void weft_unify_free(weft_unifier *u);
  * content (a resend) is fine. */
 int weft_unify_add_def(weft_unifier *u, uint32_t member,
                        const weft_record *def, char *err, size_t errlen);
+
+/* Makes reference `local` of DERIVED id space `kind` (system tree node,
+ * location group) mean global id `global` for `member`, or for every
+ * member (WEFT_UNIFY_ALL) where the member has no own mapping. Returns 0,
+ * or WEFT_EINVAL (not a derived kind, or locations, whose ids need no
+ * mapping), WEFT_ELIMIT (local or member beyond max_ids), WEFT_ENOMEM,
+ * with err set. */
+int weft_unify_set_derived(weft_unifier *u, uint32_t member, unsigned kind,
+                           uint64_t local, uint64_t global, char *err,
+                           size_t errlen);
 
 /* Adds a definition made by weftd itself (e.g. the String of a host
  * name). Its references must already be global ids of this unifier. It
@@ -74,10 +104,11 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
                           uint64_t *gid, char *err, size_t errlen);
 
 /* Rewrites the references of event `ev` of `member` in place from local
- * to global ids. Scalar fields are overwritten in *ev; reference arrays
- * are not written through (their memory is someone else's, e.g. a
- * decoder's): the mapped elements go to *scratch and ev's array pointer
- * is redirected there, valid until the next call with that scratch.
+ * to global ids, its attribute list's too. Scalar fields are overwritten
+ * in *ev; arrays and the attribute list are not written through (their
+ * memory is someone else's, e.g. a decoder's): the mapped copies go to
+ * *scratch and ev's pointers are redirected there, valid until the next
+ * call with that scratch.
  * Returns 0, or WEFT_ETYPE (not an event), WEFT_EREF (an id the member
  * did not define; err names member, record, field and value) or
  * WEFT_ENOMEM; on failure *ev may be partly mapped. */

@@ -13,6 +13,12 @@
  * {"0.0": {"Enter": 3001, "Leave": 3001, "Metric": 1000, "dropped": 0}},
  * which tests compare with the archive.
  *
+ * With --all-records each process instead defines every client
+ * definition kind of the record table and each thread records every event
+ * kind, with boundary values (weft-demo-all.c); --sent FILE then receives
+ * what was sent as JSON lines (a schema line first), and the report also
+ * counts each process's definitions under "RANK.definitions".
+ *
  * Exit status: 0 when every child succeeded, 1 when one failed, 2 for a
  * usage error.
  */
@@ -33,39 +39,44 @@
 
 #include <weft.h>
 
+#include "weft-demo-all.h"
+
 #define MAX_PROCS 4096
 #define MAX_THREADS 1024
 #define MAX_ITERATIONS 100000000L
 #define MAX_SLEEP_US 1000000L
-
-enum { KIND_ENTER, KIND_LEAVE, KIND_METRIC, KIND_COUNT };
-static const char *const kind_names[KIND_COUNT] = { "Enter", "Leave",
-                                                    "Metric" };
-static const uint32_t kind_types[KIND_COUNT] = {
-    WEFT_TYPE_Enter, WEFT_TYPE_Leave, WEFT_TYPE_Metric };
+/* report_row.location of a process's definition counts. */
+#define DEFINITIONS_ROW UINT32_MAX
 
 typedef struct options {
     long procs, threads, iterations;
     long sleep_us;          /* pause after each iteration */
     const char *report;
+    int all_records;
+    const char *sent;
 } options;
 
-/* What one thread did. */
+/* What one thread did; counts by demo_kind. */
 typedef struct thread_ctx {
+    const options *o;
+    uint32_t rank;
     long iterations;
     long sleep_us;
     uint32_t location;
-    uint64_t counts[KIND_COUNT];
+    uint64_t counts[DEMO_MAX_KINDS];
     int first_error;        /* first WEFT_E* code returned, 0 if none */
     const char *failed_call;
 } thread_ctx;
 
-/* One line of the report pipe: child -> parent. */
+/* One message of the report pipe: child -> parent. */
 typedef struct report_row {
     uint32_t rank, location;
-    uint64_t counts[KIND_COUNT]; /* in the trace */
-    uint64_t dropped;            /* accepted by libweft, not in the trace */
+    uint64_t counts[DEMO_MAX_KINDS]; /* in the trace */
+    uint64_t dropped;       /* accepted by libweft, not in the trace */
 } report_row;
+_Static_assert(sizeof(report_row) <= PIPE_BUF, "report rows must be atomic");
+
+static int k_enter, k_leave, k_metric;
 
 static OTF2_RegionRef r_main, r_iteration, r_compute, r_exchange;
 static OTF2_MetricRef m_work;
@@ -75,6 +86,7 @@ static void usage(FILE *out)
     fprintf(out,
         "Usage: weft-demo [-p PROCS] [-t THREADS] [-n ITERATIONS] "
         "[-s MICROSECONDS]\n                 [--report FILE]\n"
+        "                 [--all-records [--sent FILE]]\n"
         "Records nested regions and a metric from PROCS processes with "
         "THREADS threads\neach and streams them to weftd (see WEFT_SERVER).\n"
         "\n"
@@ -85,6 +97,11 @@ static void usage(FILE *out)
         "%ld\n                       (default 0), to stretch a run in time\n"
         "      --report FILE    write per-thread record and drop counts as "
         "JSON\n"
+        "      --all-records    instead, send every definition and event "
+        "kind of OTF2\n"
+        "                       with boundary values (a test driver)\n"
+        "      --sent FILE      with --all-records: write what was sent as "
+        "JSON lines\n"
         "  -h, --help           show this help\n"
         "\n"
         "All processes share WEFT_TRACE; if neither it nor a batch job id is "
@@ -129,8 +146,10 @@ static int parse_options(int argc, char **argv, options *o)
         { "procs", required_argument, NULL, 'p' },
         { "threads", required_argument, NULL, 't' },
         { "iterations", required_argument, NULL, 'n' },
-        { "sleep-us", required_argument, NULL, 's' },
         { "report", required_argument, NULL, 'r' },
+        { "all-records", no_argument, NULL, 'a' },
+        { "sleep-us", required_argument, NULL, 's' },
+        { "sent", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -141,6 +160,8 @@ static int parse_options(int argc, char **argv, options *o)
     o->iterations = 1000;
     o->sleep_us = 0;
     o->report = NULL;
+    o->all_records = 0;
+    o->sent = NULL;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":p:t:n:s:h", longopts, NULL)) != -1) {
         const char *name = NULL;
@@ -156,12 +177,18 @@ static int parse_options(int argc, char **argv, options *o)
             target = &o->iterations, name = "-n (--iterations)";
             min = 0, max = MAX_ITERATIONS;
             break;
+        case 'r':
+            o->report = optarg;
+            continue;
+        case 'a':
+            o->all_records = 1;
+            continue;
         case 's':
             target = &o->sleep_us, name = "-s (--sleep-us)";
             min = 0, max = MAX_SLEEP_US;
             break;
-        case 'r':
-            o->report = optarg;
+        case 'S':
+            o->sent = optarg;
             continue;
         case 'h':
             usage(stdout);
@@ -182,6 +209,8 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument '%s'", argv[optind]);
+    if (o->sent && !o->all_records)
+        return usage_error("--sent needs --all-records");
     return -1;
 }
 
@@ -207,6 +236,41 @@ static double compute(long i, long n)
     return acc;
 }
 
+/* Name of thread `loc`'s part of the --sent file of `rank`. */
+static void part_name(char *buf, size_t n, const char *sent, uint32_t rank,
+                      uint32_t loc)
+{
+    if (loc == DEFINITIONS_ROW)
+        snprintf(buf, n, "%s.%" PRIu32 ".d", sent, rank);
+    else
+        snprintf(buf, n, "%s.%" PRIu32 ".%" PRIu32, sent, rank, loc);
+}
+
+static void *all_records_main(thread_ctx *ctx)
+{
+    char path[PATH_MAX];
+    FILE *log = NULL;
+    int rc;
+
+    ctx->location = weft_location_index();
+    if (ctx->o->sent) {
+        part_name(path, sizeof path, ctx->o->sent, ctx->rank, ctx->location);
+        if (!(log = fopen(path, "w"))) {
+            ctx->first_error = WEFT_EIO;
+            ctx->failed_call = "fopen(--sent part)";
+            return NULL;
+        }
+    }
+    rc = demo_all_events(log, ctx->counts, &ctx->failed_call);
+    if (rc < 0)
+        ctx->first_error = rc;
+    if (log && fclose(log) != 0 && !ctx->first_error) {
+        ctx->first_error = WEFT_EIO;
+        ctx->failed_call = "fclose(--sent part)";
+    }
+    return NULL;
+}
+
 static void *thread_main(void *arg)
 {
     thread_ctx *ctx = arg;
@@ -214,32 +278,34 @@ static void *thread_main(void *arg)
     double sink = 0;
     char buf[256], copy[256];
 
+    if (ctx->o->all_records)
+        return all_records_main(ctx);
     ctx->location = weft_location_index();
-    count(ctx, KIND_ENTER, weft_enter(r_main), "weft_enter(main)");
+    count(ctx, k_enter, weft_enter(r_main), "weft_enter(main)");
     for (long i = 0; i < ctx->iterations; i++) {
-        count(ctx, KIND_ENTER, weft_enter(r_iteration), "weft_enter(iteration)");
+        count(ctx, k_enter, weft_enter(r_iteration), "weft_enter(iteration)");
 
-        count(ctx, KIND_ENTER, weft_enter(r_compute), "weft_enter(compute)");
+        count(ctx, k_enter, weft_enter(r_compute), "weft_enter(compute)");
         sink += compute(i, 200);
-        count(ctx, KIND_LEAVE, weft_leave(r_compute), "weft_leave(compute)");
+        count(ctx, k_leave, weft_leave(r_compute), "weft_leave(compute)");
 
-        count(ctx, KIND_ENTER, weft_enter(r_exchange), "weft_enter(exchange)");
+        count(ctx, k_enter, weft_enter(r_exchange), "weft_enter(exchange)");
         memset(buf, (int)(i & 0xff), sizeof buf);
         memcpy(copy, buf, sizeof copy);
         sink += copy[i % (long)sizeof copy];
-        count(ctx, KIND_LEAVE, weft_leave(r_exchange), "weft_leave(exchange)");
+        count(ctx, k_leave, weft_leave(r_exchange), "weft_leave(exchange)");
 
         work += 200;
-        count(ctx, KIND_METRIC, weft_metric_u64(m_work, work),
+        count(ctx, k_metric, weft_metric_u64(m_work, work),
               "weft_metric_u64(work)");
-        count(ctx, KIND_LEAVE, weft_leave(r_iteration), "weft_leave(iteration)");
+        count(ctx, k_leave, weft_leave(r_iteration), "weft_leave(iteration)");
         if (ctx->sleep_us > 0) {
             struct timespec ts = { ctx->sleep_us / 1000000L,
                                    ctx->sleep_us % 1000000L * 1000L };
             nanosleep(&ts, NULL);
         }
     }
-    count(ctx, KIND_LEAVE, weft_leave(r_main), "weft_leave(main)");
+    count(ctx, k_leave, weft_leave(r_main), "weft_leave(main)");
     if (sink < 0)
         fprintf(stderr, "weft-demo: impossible\n");
     return NULL;
@@ -249,9 +315,10 @@ static void *thread_main(void *arg)
  * `out`. Returns the process exit status. */
 static int run_child(const options *o, uint32_t rank, int out)
 {
-    char value[32];
+    char value[32], path[PATH_MAX];
     thread_ctx *ctx = NULL;
     pthread_t *tids = NULL;
+    report_row defs = { rank, DEFINITIONS_ROW, { 0 }, 0 };
     long started = 0;
     int rc, status = 1;
 
@@ -266,14 +333,33 @@ static int run_child(const options *o, uint32_t rank, int out)
                 weft_strerror(rc));
         goto out;
     }
-    r_main = weft_region("main");
-    r_iteration = weft_region("iteration");
-    r_compute = weft_region("compute");
-    r_exchange = weft_region("exchange");
-    m_work = weft_metric("work", "items", OTF2_TYPE_UINT64,
-                         OTF2_METRIC_ACCUMULATED_START);
-    if (r_main == OTF2_UNDEFINED_REGION || r_exchange == OTF2_UNDEFINED_REGION ||
-        m_work == OTF2_UNDEFINED_METRIC) {
+    if (o->all_records) {
+        FILE *log = NULL;
+        if (o->sent) {
+            part_name(path, sizeof path, o->sent, rank, DEFINITIONS_ROW);
+            if (!(log = fopen(path, "w"))) {
+                fprintf(stderr, "weft-demo: cannot write %s: %s\n", path,
+                        strerror(errno));
+                goto out;
+            }
+        }
+        rc = demo_all_define(rank, (uint32_t)o->procs, (uint32_t)o->threads,
+                             log, defs.counts);
+        if (log && fclose(log) != 0)
+            rc = -1;
+        if (rc < 0)
+            goto out;
+    } else {
+        r_main = weft_region("main");
+        r_iteration = weft_region("iteration");
+        r_compute = weft_region("compute");
+        r_exchange = weft_region("exchange");
+        m_work = weft_metric("work", "items", OTF2_TYPE_UINT64,
+                             OTF2_METRIC_ACCUMULATED_START);
+    }
+    if (!o->all_records &&
+        (r_main == OTF2_UNDEFINED_REGION || r_exchange == OTF2_UNDEFINED_REGION ||
+         m_work == OTF2_UNDEFINED_METRIC)) {
         fprintf(stderr, "weft-demo: rank %" PRIu32 ": cannot define regions "
                 "and metrics\n", rank);
         goto out;
@@ -286,6 +372,8 @@ static int run_child(const options *o, uint32_t rank, int out)
         goto out;
     }
     for (started = 0; started < o->threads; started++) {
+        ctx[started].o = o;
+        ctx[started].rank = rank;
         ctx[started].iterations = o->iterations;
         ctx[started].sleep_us = o->sleep_us;
         rc = pthread_create(&tids[started], NULL, thread_main, &ctx[started]);
@@ -306,14 +394,21 @@ static int run_child(const options *o, uint32_t rank, int out)
         goto out;
 
     status = 0;
+    if (o->all_records &&
+        write(out, &defs, sizeof defs) != (ssize_t)sizeof defs) {
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": cannot report: %s\n",
+                rank, strerror(errno));
+        status = 1;
+    }
     for (long i = 0; i < o->threads; i++) {
         report_row row = { rank, ctx[i].location, { 0 }, 0 };
         uint64_t typed = 0;
         memcpy(row.counts, ctx[i].counts, sizeof row.counts);
         /* Accepted is not delivered: take away what libweft dropped. */
-        for (int k = 0; k < KIND_COUNT; k++) {
+        for (int k = 0; k < demo_nkinds(); k++) {
             uint64_t d = 0;
-            if (weft_dropped(ctx[i].location, kind_types[k], &d) == 0) {
+            uint32_t type = demo_kind_event_type(k);
+            if (type && weft_dropped(ctx[i].location, type, &d) == 0) {
                 row.counts[k] -= d;
                 typed += d;
             }
@@ -357,7 +452,8 @@ static int cmp_rows(const void *a, const void *b)
     return x->location < y->location ? -1 : x->location > y->location;
 }
 
-/* Writes the rows as one JSON object. Returns 0 or -1 after a message. */
+/* Writes the rows as one JSON object: Enter, Leave and Metric always,
+ * other kinds when they were recorded. Returns 0 or -1 after a message. */
 static int write_report(const char *path, report_row *rows, size_t n)
 {
     FILE *f = fopen(path, "w");
@@ -370,12 +466,25 @@ static int write_report(const char *path, report_row *rows, size_t n)
     qsort(rows, n, sizeof *rows, cmp_rows);
     fputs("{", f);
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s\n  \"%" PRIu32 ".%" PRIu32 "\": {", i ? "," : "",
-                rows[i].rank, rows[i].location);
-        for (int k = 0; k < KIND_COUNT; k++)
-            fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind_names[k],
+        const char *sep = "";
+        if (rows[i].location == DEFINITIONS_ROW)
+            fprintf(f, "%s\n  \"%" PRIu32 ".definitions\": {", i ? "," : "",
+                    rows[i].rank);
+        else
+            fprintf(f, "%s\n  \"%" PRIu32 ".%" PRIu32 "\": {", i ? "," : "",
+                    rows[i].rank, rows[i].location);
+        for (int k = 0; k < demo_nkinds(); k++) {
+            int always = rows[i].location != DEFINITIONS_ROW &&
+                         (k == k_enter || k == k_leave || k == k_metric);
+            if (!always && !rows[i].counts[k])
+                continue;
+            fprintf(f, "%s\"%s\": %" PRIu64, sep, demo_kind_name(k),
                     rows[i].counts[k]);
-        fprintf(f, ", \"dropped\": %" PRIu64 "}", rows[i].dropped);
+            sep = ", ";
+        }
+        if (rows[i].location != DEFINITIONS_ROW)
+            fprintf(f, "%s\"dropped\": %" PRIu64, sep, rows[i].dropped);
+        fputs("}", f);
     }
     fputs(n ? "\n}\n" : "}\n", f);
     if (fclose(f) != 0) {
@@ -384,6 +493,62 @@ static int write_report(const char *path, report_row *rows, size_t n)
         return -1;
     }
     return 0;
+}
+
+static int count_kinds(const uint64_t *totals)
+{
+    int n = 0;
+
+    for (int k = 0; k < demo_nkinds(); k++)
+        n += totals[k] > 0;
+    return n;
+}
+
+/* Appends file `part` to out and removes it; a missing part is fine (a
+ * thread that never started). 0 or -1 after a message. */
+static int append_part(FILE *out, const char *part)
+{
+    char buf[65536];
+    size_t n;
+    FILE *in = fopen(part, "r");
+
+    if (!in)
+        return errno == ENOENT ? 0 : -1;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            break;
+    fclose(in);
+    unlink(part);
+    return ferror(out) ? -1 : 0;
+}
+
+/* The children's --sent parts, in rank order, after one schema line. */
+static int merge_sent(const options *o)
+{
+    char path[PATH_MAX];
+    FILE *out = fopen(o->sent, "w");
+    int rc = 0;
+
+    if (!out) {
+        fprintf(stderr, "weft-demo: cannot write %s: %s\n", o->sent,
+                strerror(errno));
+        return -1;
+    }
+    demo_all_schema(out);
+    for (long r = 0; r < o->procs && rc == 0; r++) {
+        part_name(path, sizeof path, o->sent, (uint32_t)r, DEFINITIONS_ROW);
+        rc = append_part(out, path);
+        for (long t = 0; t < o->threads && rc == 0; t++) {
+            part_name(path, sizeof path, o->sent, (uint32_t)r, (uint32_t)t);
+            rc = append_part(out, path);
+        }
+    }
+    if (fclose(out) != 0)
+        rc = -1;
+    if (rc < 0)
+        fprintf(stderr, "weft-demo: cannot write %s: %s\n", o->sent,
+                strerror(errno));
+    return rc;
 }
 
 /* Gives all children one trace name unless the environment has one. */
@@ -421,7 +586,8 @@ int main(int argc, char **argv)
     size_t nrows = 0, cap;
     pid_t *pids = NULL;
     long forked = 0, failed = 0;
-    uint64_t totals[KIND_COUNT] = { 0 }, dropped = 0;
+    uint64_t totals[DEMO_MAX_KINDS] = { 0 }, dropped = 0;
+    uint64_t events = 0, definitions = 0;
     struct timespec t0;
     int fds[2] = { -1, -1 }, status;
     const char *trace;
@@ -430,10 +596,13 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
     status = 1;
+    k_enter = demo_kind("Enter");
+    k_leave = demo_kind("Leave");
+    k_metric = demo_kind("Metric");
     ensure_trace_name();
     clock_gettime(CLOCK_MONOTONIC, &t0);
 
-    cap = (size_t)o.procs * (size_t)o.threads;
+    cap = (size_t)o.procs * ((size_t)o.threads + 1);
     rows = calloc(cap, sizeof *rows);
     pids = calloc((size_t)o.procs, sizeof *pids);
     if (!rows || !pids) {
@@ -495,21 +664,35 @@ int main(int argc, char **argv)
         }
     }
     for (size_t i = 0; i < nrows; i++) {
-        for (int k = 0; k < KIND_COUNT; k++)
-            totals[k] += rows[i].counts[k];
         dropped += rows[i].dropped;
+        for (int k = 0; k < demo_nkinds(); k++) {
+            totals[k] += rows[i].counts[k];
+            if (rows[i].location == DEFINITIONS_ROW)
+                definitions += rows[i].counts[k];
+            else
+                events += rows[i].counts[k];
+        }
     }
     if (o.report && write_report(o.report, rows, nrows) < 0)
         failed++;
+    if (o.sent && merge_sent(&o) < 0)
+        failed++;
     trace = getenv("WEFT_TRACE");
-    fprintf(stderr, "weft-demo: %ld processes x %ld threads x %ld iterations: "
-            "%" PRIu64 " Enter, %" PRIu64 " Leave, %" PRIu64 " Metric "
-            "recorded (%" PRIu64 " dropped) in %.2f s, trace %s%s\n",
-            o.procs, o.threads, o.iterations, totals[KIND_ENTER],
-            totals[KIND_LEAVE], totals[KIND_METRIC], dropped,
-            seconds_since(&t0),
-            trace && *trace ? trace : "named after the batch job",
-            failed ? "; FAILED" : "");
+    if (o.all_records)
+        fprintf(stderr, "weft-demo: %ld processes x %ld threads, all records: "
+                "%" PRIu64 " definitions and %" PRIu64 " events of %d kinds "
+                "sent in %.2f s, trace %s%s\n", o.procs, o.threads,
+                definitions, events, count_kinds(totals), seconds_since(&t0),
+                trace && *trace ? trace : "named after the batch job",
+                failed ? "; FAILED" : "");
+    else
+        fprintf(stderr, "weft-demo: %ld processes x %ld threads x %ld "
+                "iterations: %" PRIu64 " Enter, %" PRIu64 " Leave, %" PRIu64
+                " Metric recorded (%" PRIu64 " dropped) in %.2f s, trace "
+                "%s%s\n", o.procs, o.threads, o.iterations, totals[k_enter],
+                totals[k_leave], totals[k_metric], dropped, seconds_since(&t0),
+                trace && *trace ? trace : "named after the batch job",
+                failed ? "; FAILED" : "");
     status = failed ? 1 : 0;
 out:
     if (fds[0] >= 0)

@@ -126,8 +126,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size -= len;
     }
 
-    for (int k = 0; k < WEFT_REF__COUNT; k++)
+    for (int k = 0; k < WEFT_REF__COUNT; k++) {
         weft_idset_free(&m.defined[k]);
-    free(m.metric_counts);
+        free(m.decls[k].v);
+    }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "weft_errors.h"
 
 #define WEFT_DEFAULT_MAX_STRING (1u << 20)
+#define MAX_FIELDS 32
 
 void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
                        int events, uint64_t base_time)
@@ -25,11 +26,16 @@ void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
     d->max_string = WEFT_DEFAULT_MAX_STRING;
 }
 
+static void scratch_free(weft_scratch *s)
+{
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+}
+
 void weft_decoder_free(weft_decoder *d)
 {
-    free(d->scratch);
-    d->scratch = NULL;
-    d->scratch_cap = d->scratch_len = 0;
+    scratch_free(&d->scratch);
+    scratch_free(&d->ascratch);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -45,22 +51,22 @@ static int fail(weft_decoder *d, int code, const char *fmt, ...)
 
 /* Reserves n bytes of scratch; returns their offset or -1. Allocates even
  * for n == 0: an empty array still gets a pointer into the scratch. */
-static ssize_t scratch_alloc(weft_decoder *d, size_t n)
+static ssize_t scratch_alloc(weft_scratch *s, size_t n)
 {
-    size_t off = (d->scratch_len + 7) & ~(size_t)7;
+    size_t off = (s->len + 7) & ~(size_t)7;
 
-    if (!d->scratch || off + n > d->scratch_cap) {
-        size_t cap = d->scratch_cap ? d->scratch_cap : 256;
+    if (!s->buf || off + n > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
         uint8_t *p;
         while (cap < off + n)
             cap *= 2;
-        p = realloc(d->scratch, cap);
+        p = realloc(s->buf, cap);
         if (!p)
             return -1;
-        d->scratch = p;
-        d->scratch_cap = cap;
+        s->buf = p;
+        s->cap = cap;
     }
-    d->scratch_len = off + n;
+    s->len = off + n;
     return (ssize_t)off;
 }
 
@@ -76,16 +82,21 @@ static int fits(uint64_t v, unsigned size, int is_signed)
     return v < ((uint64_t)1 << (size * 8));
 }
 
-/* Reads one value of wire type `wire` and checks it fits `size` bytes. */
-static int get_value(weft_decoder *d, const weft_rec_desc *rd,
-                     const weft_field_desc *f, uint64_t *v)
+/* Reads one value of wire type `wire` (a weft_wire or WEFT_TYPED_F4) into
+ * *v, checking that it fits `size` bytes. */
+static int get_wire(weft_decoder *d, const weft_rec_desc *rd,
+                    const weft_field_desc *f, unsigned wire, unsigned size,
+                    uint64_t *v)
 {
     const uint8_t *p;
 
-    switch (f->wire) {
+    switch (wire) {
     case WEFT_WIRE_D:
     case WEFT_WIRE_X:
         p = weft__get_u64le(d->p, d->end, v);
+        break;
+    case WEFT_TYPED_F4:
+        p = weft__get_u32le(d->p, d->end, v);
         break;
     case WEFT_WIRE_I:
         p = weft__get_uvarint(d->p, d->end, v);
@@ -100,49 +111,42 @@ static int get_value(weft_decoder *d, const weft_rec_desc *rd,
         return fail(d, WEFT_ETRUNC, "%s.%s: truncated or malformed value",
                     rd->name, f->name);
     d->p = p;
-    if (!fits(*v, f->size, f->wire == WEFT_WIRE_I))
+    if (!fits(*v, size, wire == WEFT_WIRE_I))
         return fail(d, WEFT_EPROTO, "%s.%s: value %" PRIu64
-                    " out of range for a %u-byte field", rd->name, f->name,
-                    *v, f->size);
+                    " out of range for a %u-byte %s", rd->name, f->name,
+                    *v, size, f->wire == WEFT_WIRE_T ? "typed value" : "field");
     return 0;
 }
 
-int weft_decoder_next(weft_decoder *d, weft_record *out)
+/* Reads a value of OTF2_Type `type` for field f (TV, TVA), canonical. */
+static int get_typed(weft_decoder *d, const weft_rec_desc *rd,
+                     const weft_field_desc *f, uint64_t type, uint64_t *v)
 {
-    const weft_rec_desc *rd;
-    uint64_t type, v;
-    ssize_t offsets[32];
+    int rc = get_wire(d, rd, f, weft_typed_wire(type),
+                      weft_typed_width(type), v);
+
+    if (rc == 0)
+        *v = weft_typed_canon(type, *v);
+    return rc;
+}
+
+static int get_value(weft_decoder *d, const weft_rec_desc *rd,
+                     const weft_field_desc *f, uint64_t *v)
+{
+    return get_wire(d, rd, f, f->wire, f->size, v);
+}
+
+/* Decodes the fields of rd into rec; strings and arrays go to s. */
+static int decode_fields(weft_decoder *d, const weft_rec_desc *rd,
+                         weft_record *rec, weft_scratch *s)
+{
+    ssize_t offsets[MAX_FIELDS];
     const uint8_t *p;
+    uint64_t v;
     int rc;
 
-    if (d->p >= d->end)
-        return 0;
-    d->scratch_len = 0;
-    p = weft__get_uvarint(d->p, d->end, &type);
-    if (!p)
-        return fail(d, WEFT_ETRUNC, "truncated record type");
-    d->p = p;
-    rd = type <= UINT32_MAX ? weft_rec_desc_of((uint32_t)type) : NULL;
-    if (!rd)
-        return fail(d, WEFT_ETYPE, "unknown record type %" PRIu64, type);
-    if (rd->is_event != d->events)
-        return fail(d, WEFT_ETYPE, "%s: %s record in a %s stream", rd->name,
-                    rd->is_event ? "event" : "definition",
-                    d->events ? "event" : "definition");
-    memset(out, 0, sizeof *out);
-    out->type = (uint32_t)type;
-    if (rd->is_event) {
-        p = weft__get_uvarint(d->p, d->end, &v);
-        if (!p)
-            return fail(d, WEFT_ETRUNC, "%s: truncated timestamp", rd->name);
-        if (v > UINT64_MAX - d->time)
-            return fail(d, WEFT_ETIME, "%s: timestamp overflows 64 bits",
-                        rd->name);
-        d->p = p;
-        d->time += v;
-        out->time = d->time;
-    }
-    assert(rd->nfields <= sizeof offsets / sizeof offsets[0]);
+    assert(rd->nfields <= MAX_FIELDS);
+    s->len = 0;
     for (unsigned i = 0; i < rd->nfields; i++) {
         const weft_field_desc *f = &rd->fields[i];
         offsets[i] = -1;
@@ -160,47 +164,133 @@ int weft_decoder_next(weft_decoder *d, weft_record *out)
             if (memchr(p, 0, len))
                 return fail(d, WEFT_EPROTO, "%s.%s: string contains a NUL "
                             "byte", rd->name, f->name);
-            off = scratch_alloc(d, len + 1);
+            off = scratch_alloc(s, len + 1);
             if (off < 0)
                 return fail(d, WEFT_ENOMEM, "%s.%s: out of memory",
                             rd->name, f->name);
-            memcpy(d->scratch + off, p, len);
-            d->scratch[off + len] = 0;
+            memcpy(s->buf + off, p, len);
+            s->buf[off + len] = 0;
             d->p = p + len;
             offsets[i] = off;
         } else if (f->is_array) {
-            size_t n = weft_field_count(out, f);
+            size_t n = weft_field_count(rec, f);
             size_t min_wire = (f->wire == WEFT_WIRE_D || f->wire == WEFT_WIRE_X)
                               ? 8 : 1;
+            const weft_field_desc *types = NULL;
             ssize_t off;
             if (n > (size_t)(d->end - d->p) / min_wire)
                 return fail(d, WEFT_ETRUNC, "%s.%s: %zu elements announced, "
                             "input too short", rd->name, f->name, n);
-            off = scratch_alloc(d, n * f->size);
+            off = scratch_alloc(s, n * f->size);
             if (off < 0)
                 return fail(d, WEFT_ENOMEM, "%s.%s: out of memory",
                             rd->name, f->name);
+            if (f->wire == WEFT_WIRE_T && rd->fields[f->sel].is_array)
+                types = &rd->fields[f->sel];
             for (size_t k = 0; k < n; k++) {
-                rc = get_value(d, rd, f, &v);
+                if (f->wire == WEFT_WIRE_T) {
+                    uint64_t type = 0;
+                    if (types) /* decoded before, into this scratch */
+                        memcpy(&type, s->buf + offsets[f->sel] +
+                               k * types->size, types->size);
+                    else
+                        type = weft_field_get(rec, &rd->fields[f->sel]);
+                    rc = get_typed(d, rd, f, type, &v);
+                } else {
+                    rc = get_value(d, rd, f, &v);
+                }
                 if (rc < 0)
                     return rc;
-                memcpy(d->scratch + off + k * f->size, &v, f->size);
+                memcpy(s->buf + off + k * f->size, &v, f->size);
             }
             offsets[i] = off;
+        } else if (f->wire == WEFT_WIRE_T) {
+            rc = get_typed(d, rd, f, weft_field_get(rec, &rd->fields[f->sel]),
+                           &v);
+            if (rc < 0)
+                return rc;
+            weft_field_set(rec, f, v);
         } else {
             rc = get_value(d, rd, f, &v);
             if (rc < 0)
                 return rc;
-            weft_field_set(out, f, v);
+            weft_field_set(rec, f, v);
         }
     }
     /* Scratch may have moved while growing: set pointers only now. */
     for (unsigned i = 0; i < rd->nfields; i++) {
         if (offsets[i] >= 0) {
-            const void *ptr = d->scratch + offsets[i];
-            memcpy(weft_field_ptr(out, &rd->fields[i]), &ptr, sizeof ptr);
+            const void *ptr = s->buf + offsets[i];
+            memcpy(weft_field_ptr(rec, &rd->fields[i]), &ptr, sizeof ptr);
         }
     }
+    return 0;
+}
+
+/* Reads a record type; *rd is its descriptor. */
+static int get_type(weft_decoder *d, uint64_t *type,
+                    const weft_rec_desc **rd)
+{
+    const uint8_t *p = weft__get_uvarint(d->p, d->end, type);
+
+    if (!p)
+        return fail(d, WEFT_ETRUNC, "truncated record type");
+    d->p = p;
+    *rd = *type <= UINT32_MAX ? weft_rec_desc_of((uint32_t)*type) : NULL;
+    if (!*rd)
+        return fail(d, WEFT_ETYPE, "unknown record type %" PRIu64, *type);
+    return 0;
+}
+
+int weft_decoder_next(weft_decoder *d, weft_record *out)
+{
+    const weft_rec_desc *rd;
+    const weft_record *attrs = NULL;
+    uint64_t type, v;
+    const uint8_t *p;
+    int rc;
+
+    if (d->p >= d->end)
+        return 0;
+    if ((rc = get_type(d, &type, &rd)) < 0)
+        return rc;
+    if (rd->is_pseudo) {
+        if (!d->events)
+            return fail(d, WEFT_ETYPE, "%s in a definition stream",
+                        rd->name);
+        memset(&d->attrs, 0, sizeof d->attrs);
+        d->attrs.type = (uint32_t)type;
+        if ((rc = decode_fields(d, rd, &d->attrs, &d->ascratch)) < 0)
+            return rc;
+        if (d->p >= d->end)
+            return fail(d, WEFT_ETRUNC, "%s: no event follows it", rd->name);
+        if ((rc = get_type(d, &type, &rd)) < 0)
+            return rc;
+        if (rd->is_pseudo)
+            return fail(d, WEFT_EPROTO, "%s: two in a row before one event",
+                        rd->name);
+        attrs = &d->attrs;
+    }
+    if (rd->is_event != d->events)
+        return fail(d, WEFT_ETYPE, "%s: %s record in a %s stream", rd->name,
+                    rd->is_event ? "event" : "definition",
+                    d->events ? "event" : "definition");
+    memset(out, 0, sizeof *out);
+    out->type = (uint32_t)type;
+    out->attributes = attrs;
+    if (rd->is_event) {
+        p = weft__get_uvarint(d->p, d->end, &v);
+        if (!p)
+            return fail(d, WEFT_ETRUNC, "%s: truncated timestamp", rd->name);
+        if (v > UINT64_MAX - d->time)
+            return fail(d, WEFT_ETIME, "%s: timestamp overflows 64 bits",
+                        rd->name);
+        d->p = p;
+        d->time += v;
+        out->time = d->time;
+    }
+    if ((rc = decode_fields(d, rd, out, &d->scratch)) < 0)
+        return rc;
     return 1;
 }
 
@@ -212,13 +302,10 @@ static const char *string_of(const weft_record *r, const weft_field_desc *f)
     return s ? s : "";
 }
 
-size_t weft_encode_bound(const weft_record *r)
+static size_t fields_bound(const weft_rec_desc *rd, const weft_record *r)
 {
-    const weft_rec_desc *rd = weft_rec_desc_of(r->type);
-    size_t n = 2 * WEFT_VARINT_MAX;
+    size_t n = WEFT_VARINT_MAX;
 
-    if (!rd)
-        return n;
     for (unsigned i = 0; i < rd->nfields; i++) {
         const weft_field_desc *f = &rd->fields[i];
         if (f->wire == WEFT_WIRE_Z)
@@ -231,34 +318,49 @@ size_t weft_encode_bound(const weft_record *r)
     return n;
 }
 
-static uint8_t *put_value(uint8_t *p, unsigned wire, uint64_t v)
+size_t weft_encode_bound(const weft_record *r)
+{
+    const weft_rec_desc *rd = weft_rec_desc_of(r->type);
+    size_t n = 2 * WEFT_VARINT_MAX;
+
+    if (!rd)
+        return n;
+    n += fields_bound(rd, r);
+    if (rd->is_event && r->attributes) {
+        const weft_rec_desc *ad = weft_rec_desc_of(r->attributes->type);
+        if (ad)
+            n += fields_bound(ad, r->attributes);
+    }
+    return n;
+}
+
+static uint8_t *put_wire(uint8_t *p, unsigned wire, uint64_t v)
 {
     switch (wire) {
     case WEFT_WIRE_D:
     case WEFT_WIRE_X: return weft__put_u64le(p, v);
+    case WEFT_TYPED_F4: return weft__put_u32le(p, (uint32_t)v);
     case WEFT_WIRE_I: return weft__put_svarint(p, (int64_t)v);
     default: return weft__put_uvarint(p, v);
     }
 }
 
-ssize_t weft_encode(const weft_record *r, uint64_t *prev_time, uint8_t *buf,
-                    size_t cap)
+/* A typed value: canonical, signed types sign-extended for zigzag. */
+uint8_t *weft__put_typed(uint8_t *p, uint64_t type, uint64_t v)
 {
-    const weft_rec_desc *rd = weft_rec_desc_of(r->type);
-    uint8_t *p = buf;
+    unsigned wire = weft_typed_wire(type), w = weft_typed_width(type);
 
-    if (!rd)
-        return WEFT_ETYPE;
-    if (cap < weft_encode_bound(r))
-        return WEFT_ETOOBIG;
-    p = weft__put_uvarint(p, r->type);
-    if (rd->is_event) {
-        assert(prev_time);
-        if (r->time < *prev_time)
-            return WEFT_ETIME;
-        p = weft__put_uvarint(p, r->time - *prev_time);
-        *prev_time = r->time;
+    v = weft_typed_canon(type, v);
+    if (wire == WEFT_WIRE_I && w < 8) {
+        unsigned shift = 64 - 8 * w;
+        v = (uint64_t)((int64_t)(v << shift) >> shift);
     }
+    return put_wire(p, wire, v);
+}
+
+static uint8_t *put_fields(uint8_t *p, const weft_rec_desc *rd,
+                           const weft_record *r)
+{
     for (unsigned i = 0; i < rd->nfields; i++) {
         const weft_field_desc *f = &rd->fields[i];
         if (f->wire == WEFT_WIRE_Z) {
@@ -267,13 +369,52 @@ ssize_t weft_encode(const weft_record *r, uint64_t *prev_time, uint8_t *buf,
             p = weft__put_uvarint(p, len);
             memcpy(p, s, len);
             p += len;
+        } else if (f->wire == WEFT_WIRE_T) {
+            size_t n = weft_field_nvalues(r, f);
+            for (size_t k = 0; k < n; k++)
+                p = weft__put_typed(p, weft_field_selector(r, rd, f, k),
+                              weft_field_value(r, f, k));
         } else if (f->is_array) {
             size_t n = weft_field_count(r, f);
             for (size_t k = 0; k < n; k++)
-                p = put_value(p, f->wire, weft_field_get_elem(r, f, k));
+                p = put_wire(p, f->wire, weft_field_get_elem(r, f, k));
         } else {
-            p = put_value(p, f->wire, weft_field_get(r, f));
+            p = put_wire(p, f->wire, weft_field_get(r, f));
         }
     }
+    return p;
+}
+
+ssize_t weft_encode(const weft_record *r, uint64_t *prev_time, uint8_t *buf,
+                    size_t cap)
+{
+    const weft_rec_desc *rd = weft_rec_desc_of(r->type);
+    uint8_t *p = buf;
+
+    if (!rd || rd->is_pseudo)
+        return WEFT_ETYPE;
+    if (cap < weft_encode_bound(r))
+        return WEFT_ETOOBIG;
+    if (rd->is_event && r->attributes) {
+        const weft_rec_desc *ad = weft_rec_desc_of(r->attributes->type);
+        if (!ad || !ad->is_pseudo)
+            return WEFT_ETYPE;
+    }
+    if (rd->is_event) {
+        assert(prev_time);
+        if (r->time < *prev_time)
+            return WEFT_ETIME;
+    }
+    if (rd->is_event && r->attributes) {
+        p = weft__put_uvarint(p, r->attributes->type);
+        p = put_fields(p, weft_rec_desc_of(r->attributes->type),
+                       r->attributes);
+    }
+    p = weft__put_uvarint(p, r->type);
+    if (rd->is_event) {
+        p = weft__put_uvarint(p, r->time - *prev_time);
+        *prev_time = r->time;
+    }
+    p = put_fields(p, rd, r);
     return p - buf;
 }

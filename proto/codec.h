@@ -6,8 +6,14 @@
  *   varint type | events only: varint (time - previous time) | fields
  * Fields in table order: varints (zigzag for signed), 8-byte little-endian
  * doubles and raw words, strings as varint length + bytes, arrays as their
- * elements (the count is a field before them). The first event of a batch
- * takes its delta from the batch's base time.
+ * elements (the count is a field before them), typed values (TV) encoded
+ * as their OTF2_Type says (see weft_records.def). The first event of a
+ * batch takes its delta from the batch's base time.
+ *
+ * An event with attributes is preceded by one AttributeList pseudo-record:
+ *   varint 0x3f | its fields (count, attributes, types, values)
+ * It has no time and does not count as an event; the decoder hands it out
+ * as the `attributes` of the event that follows, which must be there.
  */
 #ifndef WEFT_CODEC_H
 #define WEFT_CODEC_H
@@ -20,15 +26,21 @@
 
 #define WEFT_DECODER_ERROR_MAX 256
 
+/* Memory for the strings and arrays of one decoded record. */
+typedef struct weft_scratch {
+    uint8_t *buf;
+    size_t len, cap;
+} weft_scratch;
+
 typedef struct weft_decoder {
     const uint8_t *p;
     const uint8_t *end;
     uint64_t time;       /* absolute time of the previous event */
     int events;          /* 1: an event stream, 0: definitions */
     size_t max_string;   /* longest string accepted, bytes */
-    uint8_t *scratch;    /* strings and arrays of the current record */
-    size_t scratch_len;
-    size_t scratch_cap;
+    weft_scratch scratch;  /* strings and arrays of the current record */
+    weft_scratch ascratch; /* arrays of its attribute list */
+    weft_record attrs;   /* the attribute list of the current event */
     char error[WEFT_DECODER_ERROR_MAX]; /* set when next() fails */
 } weft_decoder;
 
@@ -39,18 +51,24 @@ void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
                        int events, uint64_t base_time);
 /* Decodes the next record into *out. Returns 1 for a record, 0 at the end
  * of the input, or a negative WEFT_E* code with d->error naming the
- * record, field and value. Strings and arrays of *out point into the
- * decoder and stay valid until the next call. */
+ * record, field and value. Strings and arrays of *out, and its
+ * attributes, point into the decoder and stay valid until the next call. */
 int weft_decoder_next(weft_decoder *d, weft_record *out);
 /* Frees the decoder's scratch space. */
 void weft_decoder_free(weft_decoder *d);
 
-/* Upper bound of the encoded size of r. */
+/* Upper bound of the encoded size of r (with its attributes). */
 size_t weft_encode_bound(const weft_record *r);
-/* Encodes r into buf (cap bytes). For events, *prev_time is the time of
- * the previous event and is updated; an event earlier than it gives
- * WEFT_ETIME. Returns the number of bytes written or a WEFT_E* code. */
+/* Encodes r (preceded by its attribute list, if any) into buf (cap
+ * bytes). For events, *prev_time is the time of the previous event and
+ * is updated; an event earlier than it gives WEFT_ETIME. Typed values are
+ * written in their canonical form (weft_typed_canon). Returns the number
+ * of bytes written or a WEFT_E* code. */
 ssize_t weft_encode(const weft_record *r, uint64_t *prev_time, uint8_t *buf,
                     size_t cap);
+/* Writes one typed value: v holds the bytes of an OTF2_AttributeValue or
+ * OTF2_MetricValue read as OTF2_Type `type`. p needs WEFT_VARINT_MAX
+ * bytes; returns the end. Shared with the client's record path. */
+uint8_t *weft__put_typed(uint8_t *p, uint64_t type, uint64_t v);
 
 #endif

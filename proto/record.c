@@ -1,10 +1,14 @@
-/* record.c - record descriptors generated from the record table, and the
- * generic field accessors and printer built on them.
+/* record.c - record descriptors generated from the record table, the
+ * tables of OTF2 enums and of id-space selectors, and the generic field
+ * accessors and printer built on them.
  *
  * Field offsets need the record's struct type inside each field macro,
  * which an X-macro cannot pass down; so each record gets a small init
  * function that binds a local typedef T and appends its fields. They run
- * once, from a constructor, before any descriptor is handed out.
+ * once, from a constructor, before any descriptor is handed out; the same
+ * constructor resolves links between fields (a typed value's type field,
+ * a count's reference) from names into indexes and finds each field's
+ * enum by the name of its C type.
  */
 #include "record.h"
 
@@ -14,61 +18,107 @@
 #include <string.h>
 
 #define WEFT__MAX_FIELDS 16
+#define UNRESOLVED (-2)
 
 #define OFFSET_OF(T, name)                                                   \
     ((uint16_t)(offsetof(weft_record, u) + offsetof(T, name)))
 #define SIZE_OF(T, name) ((uint8_t)sizeof(((T *)0)->name))
 #define ADD(fd) (assert(n < WEFT__MAX_FIELDS), out[n++] = (fd))
 
-#define S(ctype, nm, K)                                                      \
-    ADD(((weft_field_desc){ #nm, WEFT_WIRE_U, WEFT_REF_##K, 1, 0,           \
-                            sizeof(ctype), 0, OFFSET_OF(T, nm), 0 }));
-#define R(ctype, nm, K)                                                      \
-    ADD(((weft_field_desc){ #nm, WEFT_WIRE_U, WEFT_REF_##K, 0, 0,           \
-                            sizeof(ctype), 0, OFFSET_OF(T, nm), 0 }));
-#define F(ctype, nm, W)                                                      \
-    ADD(((weft_field_desc){ #nm, WEFT_WIRE_##W, WEFT_REF_NONE, 0, 0,        \
-                            sizeof(ctype), 0, OFFSET_OF(T, nm), 0 }));
-#define FA(ctype, nm, count, W)                                              \
-    ADD(((weft_field_desc){ #nm, WEFT_WIRE_##W, WEFT_REF_NONE, 0, 1,        \
-                            sizeof(ctype), SIZE_OF(T, count),                \
-                            OFFSET_OF(T, nm), OFFSET_OF(T, count) }));
-#define RA(ctype, nm, count, K)                                              \
-    ADD(((weft_field_desc){ #nm, WEFT_WIRE_U, WEFT_REF_##K, 0, 1,           \
-                            sizeof(ctype), SIZE_OF(T, count),                \
-                            OFFSET_OF(T, nm), OFFSET_OF(T, count) }));
+#define SCALAR(ctype_, nm, wire_)                                            \
+    .name = #nm, .ctype = #ctype_, .wire = (wire_),                          \
+    .size = sizeof(ctype_), .offset = OFFSET_OF(T, nm)
+#define ARRAY(ctype_, nm, count, wire_)                                      \
+    SCALAR(ctype_, nm, wire_), .is_array = 1,                                \
+    .count_size = SIZE_OF(T, count), .count_offset = OFFSET_OF(T, count)
 
-#define WEFT__RECORD(id, Name, is_event, flags, fields)                      \
+#define S(ctype, nm, K)                                                      \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_U),                  \
+                            .ref = WEFT_REF_##K, .is_self = 1 }));
+#define R(ctype, nm, K)                                                      \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_U),                  \
+                            .ref = WEFT_REF_##K }));
+#define RK(ctype, nm, K)                                                     \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_U),                  \
+                            .ref = WEFT_REF_##K, .is_key = 1 }));
+#define F(ctype, nm, W)                                                      \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_##W) }));
+#define FK(ctype, nm, W)                                                     \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_##W), .is_key = 1 }));
+#define CN(ctype, nm, reffield)                                              \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_U),                  \
+                            .count_ref = UNRESOLVED, .link = #reffield }));
+#define FA(ctype, nm, count, W)                                              \
+    ADD(((weft_field_desc){ ARRAY(ctype, nm, count, WEFT_WIRE_##W) }));
+#define RA(ctype, nm, count, K)                                              \
+    ADD(((weft_field_desc){ ARRAY(ctype, nm, count, WEFT_WIRE_U),            \
+                            .ref = WEFT_REF_##K }));
+#define TD(ctype, nm, count, reffield)                                       \
+    ADD(((weft_field_desc){ ARRAY(ctype, nm, count, WEFT_WIRE_U),            \
+                            .decl_ref = UNRESOLVED, .link = #reffield }));
+#define TV(ctype, nm, typefield)                                             \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_T),                  \
+                            .sel_map = WEFT_SEL_TYPE, .sel = UNRESOLVED,     \
+                            .link = #typefield }));
+#define TVA(ctype, nm, count, types)                                         \
+    ADD(((weft_field_desc){ ARRAY(ctype, nm, count, WEFT_WIRE_T),            \
+                            .sel_map = WEFT_SEL_TYPE, .sel = UNRESOLVED,     \
+                            .link = #types }));
+#define RS(ctype, nm, selector, MAP)                                         \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_U),                  \
+                            .sel_map = WEFT_SEL_##MAP, .sel = UNRESOLVED,    \
+                            .link = #selector }));
+#define RSA(ctype, nm, count, selector, MAP)                                 \
+    ADD(((weft_field_desc){ ARRAY(ctype, nm, count, WEFT_WIRE_U),            \
+                            .sel_map = WEFT_SEL_##MAP, .sel = UNRESOLVED,    \
+                            .link = #selector }));
+
+#define WEFT__RECORD(id_, Name, event_, pseudo_, flags_, list_)              \
     static weft_field_desc fields_##Name[WEFT__MAX_FIELDS];                  \
-    static weft_rec_desc desc_##Name = { #Name, id, is_event, flags, 0, -1,  \
-                                         fields_##Name };                    \
+    static weft_rec_desc desc_##Name = {                                     \
+        .name = #Name, .type = id_, .is_event = event_,                      \
+        .is_pseudo = pseudo_, .flags = flags_, .self_field = -1,             \
+        .count_field = -1, .decl_type_field = -1, .fields = fields_##Name }; \
     static void init_##Name(void)                                            \
     {                                                                        \
         typedef weft_##Name T;                                               \
         weft_field_desc *out = fields_##Name;                                \
         unsigned n = 0;                                                      \
-        fields                                                               \
+        list_                                                                \
         desc_##Name.nfields = (uint8_t)n;                                    \
-        for (unsigned i = 0; i < n; i++)                                     \
-            if (out[i].is_self)                                              \
-                desc_##Name.self_field = (int8_t)i;                          \
+        (void)out;                                                           \
+        (void)sizeof(T);                                                     \
     }
 #define WEFT_DEF(id, Name, flags, fields)                                    \
-    WEFT__RECORD(id, Name, 0, WEFT_DF_##flags, fields)
-#define WEFT_EVENT(id, Name, fields) WEFT__RECORD(id, Name, 1, 0, fields)
+    WEFT__RECORD(id, Name, 0, 0, WEFT_DF_##flags, fields)
+#define WEFT_EVENT(id, Name, fields) WEFT__RECORD(id, Name, 1, 0, 0, fields)
+#define WEFT_PSEUDO(id, Name, fields) WEFT__RECORD(id, Name, 0, 1, 0, fields)
 #include "weft_records.def"
 #undef S
 #undef R
+#undef RK
 #undef F
+#undef FK
+#undef CN
 #undef FA
 #undef RA
+#undef TD
+#undef TV
+#undef TVA
+#undef RS
+#undef RSA
 
-static const weft_rec_desc *const all_descs[] = {
+static weft_rec_desc *const all_descs[] = {
 #define WEFT_DEF(id, Name, flags, fields) &desc_##Name,
 #define WEFT_EVENT(id, Name, fields) &desc_##Name,
+#define WEFT_PSEUDO(id, Name, fields) &desc_##Name,
 #include "weft_records.def"
 };
 #define NDESCS (sizeof all_descs / sizeof all_descs[0])
+
+/* Id spaces whose definitions CN and TD fields look at; set once by the
+ * constructor. */
+static uint8_t has_decl[WEFT_REF__COUNT];
 
 /* Wire ids below this are looked up directly; the rest by a scan. */
 #define DIRECT_IDS 256
@@ -76,23 +126,269 @@ static const weft_rec_desc *by_id[DIRECT_IDS];
 
 static const char *const ref_names[] = {
     "NONE",
-#define WEFT_REFKIND(KIND, ctype, undef) #KIND,
+#define WEFT_REFKIND(KIND, ctype, undef, scope) #KIND,
 #include "weft_records.def"
 };
 
 static const uint64_t ref_undefined[] = {
     0,
-#define WEFT_REFKIND(KIND, ctype, undef) (uint64_t)(undef),
+#define WEFT_REFKIND(KIND, ctype, undef, scope) (uint64_t)(undef),
 #include "weft_records.def"
 };
+
+static const uint8_t ref_scope[] = {
+    WEFT_SCOPE_LOCAL,
+#define WEFT_REFKIND(KIND, ctype, undef, scope) WEFT_SCOPE_##scope,
+#include "weft_records.def"
+};
+
+/* ---- OTF2 enums -----------------------------------------------------------
+ * Every C type of the table that is an OTF2 enum, with the set of its
+ * values (a bit per value; all are below 64) or, for flag enums, the mask
+ * of its known bits. Built from libotf2's own constants. */
+#define UPTO(max) ((((uint64_t)1) << ((max) + 1)) - 1)
+#define V(v) (((uint64_t)1) << (v))
+
+typedef struct enum_desc {
+    const char *name;
+    uint64_t set;   /* values, or known bits of a flag enum */
+    int flags;
+} enum_desc;
+
+static const enum_desc enums[] = {
+    { "OTF2_Type", UPTO(OTF2_TYPE_LOCATION_GROUP), 0 },
+    { "OTF2_Paradigm", UPTO(OTF2_PARADIGM_KOKKOS), 0 },
+    { "OTF2_ParadigmClass", UPTO(OTF2_PARADIGM_CLASS_ACCELERATOR), 0 },
+    { "OTF2_ParadigmProperty", UPTO(OTF2_PARADIGM_PROPERTY_RMA_ONLY), 0 },
+    { "OTF2_SystemTreeDomain",
+      UPTO(OTF2_SYSTEM_TREE_DOMAIN_NETWORKING_DEVICE), 0 },
+    { "OTF2_LocationGroupType", UPTO(OTF2_LOCATION_GROUP_TYPE_ACCELERATOR),
+      0 },
+    { "OTF2_LocationType", UPTO(OTF2_LOCATION_TYPE_METRIC), 0 },
+    { "OTF2_RegionRole", UPTO(OTF2_REGION_ROLE_FILE_IO_METADATA), 0 },
+    { "OTF2_GroupType", UPTO(OTF2_GROUP_TYPE_COMM_SELF), 0 },
+    { "OTF2_Base", UPTO(OTF2_BASE_DECIMAL), 0 },
+    { "OTF2_MetricOccurrence", UPTO(OTF2_METRIC_ASYNCHRONOUS), 0 },
+    { "OTF2_MetricType", UPTO(OTF2_METRIC_TYPE_USER), 0 },
+    { "OTF2_MetricMode",
+      V(OTF2_METRIC_ACCUMULATED_START) | V(OTF2_METRIC_ACCUMULATED_POINT) |
+      V(OTF2_METRIC_ACCUMULATED_LAST) | V(OTF2_METRIC_ACCUMULATED_NEXT) |
+      V(OTF2_METRIC_ABSOLUTE_POINT) | V(OTF2_METRIC_ABSOLUTE_LAST) |
+      V(OTF2_METRIC_ABSOLUTE_NEXT) | V(OTF2_METRIC_RELATIVE_POINT) |
+      V(OTF2_METRIC_RELATIVE_LAST) | V(OTF2_METRIC_RELATIVE_NEXT), 0 },
+    { "OTF2_MetricScope", UPTO(OTF2_SCOPE_GROUP), 0 },
+    { "OTF2_RecorderKind", UPTO(OTF2_RECORDER_KIND_GPU), 0 },
+    { "OTF2_ParameterType", UPTO(OTF2_PARAMETER_TYPE_UINT64), 0 },
+    { "OTF2_CartPeriodicity", UPTO(OTF2_CART_PERIODIC_TRUE), 0 },
+    { "OTF2_InterruptGeneratorMode", UPTO(OTF2_INTERRUPT_GENERATOR_MODE_COUNT),
+      0 },
+    { "OTF2_IoParadigmClass", UPTO(OTF2_IO_PARADIGM_CLASS_PARALLEL), 0 },
+    { "OTF2_IoParadigmProperty", UPTO(OTF2_IO_PARADIGM_PROPERTY_VERSION), 0 },
+    { "OTF2_IoAccessMode", UPTO(OTF2_IO_ACCESS_MODE_SEARCH_ONLY), 0 },
+    { "OTF2_MeasurementMode", V(OTF2_MEASUREMENT_ON) | V(OTF2_MEASUREMENT_OFF),
+      0 },
+    { "OTF2_CollectiveOp",
+      UPTO(OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE), 0 },
+    { "OTF2_RmaSyncType", UPTO(OTF2_RMA_SYNC_TYPE_NOTIFY_OUT), 0 },
+    { "OTF2_LockType", UPTO(OTF2_LOCK_SHARED), 0 },
+    { "OTF2_RmaAtomicType", UPTO(OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE),
+      0 },
+    { "OTF2_IoSeekOption", UPTO(OTF2_IO_SEEK_HOLE), 0 },
+    { "OTF2_IoOperationMode", UPTO(OTF2_IO_OPERATION_MODE_FLUSH), 0 },
+    { "OTF2_RegionFlag", OTF2_REGION_FLAG_DYNAMIC | OTF2_REGION_FLAG_PHASE, 1 },
+    { "OTF2_GroupFlag", OTF2_GROUP_FLAG_GLOBAL_MEMBERS, 1 },
+    { "OTF2_IoParadigmFlag", OTF2_IO_PARADIGM_FLAG_OS, 1 },
+    { "OTF2_IoHandleFlag",
+      OTF2_IO_HANDLE_FLAG_PRE_CREATED | OTF2_IO_HANDLE_FLAG_ALL_PROXY, 1 },
+    { "OTF2_IoStatusFlag", (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1, 1 },
+    { "OTF2_CommFlag", OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS, 1 },
+    { "OTF2_RmaWinFlag", OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS, 1 },
+    { "OTF2_RmaSyncLevel",
+      OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY, 1 },
+    { "OTF2_IoCreationFlag", (OTF2_IO_CREATION_FLAG_UNIQUE << 1) - 1, 1 },
+    { "OTF2_IoOperationFlag",
+      OTF2_IO_OPERATION_FLAG_NON_BLOCKING | OTF2_IO_OPERATION_FLAG_COLLECTIVE,
+      1 },
+};
+#define NENUMS ((int)(sizeof enums / sizeof enums[0]))
+
+int weft_enum_find(const char *ctype)
+{
+    for (int i = 0; i < NENUMS; i++)
+        if (!strcmp(enums[i].name, ctype))
+            return i;
+    return -1;
+}
+
+const char *weft_enum_name(int id)
+{
+    return id >= 0 && id < NENUMS ? enums[id].name : "?";
+}
+
+int weft_enum_is_flags(int id)
+{
+    return id >= 0 && id < NENUMS && enums[id].flags;
+}
+
+int weft_enum_valid(int id, uint64_t v)
+{
+    if (id < 0 || id >= NENUMS)
+        return 1;
+    if (enums[id].flags)
+        return (v & ~enums[id].set) == 0;
+    return v < 64 && (enums[id].set & V(v));
+}
+
+/* ---- selectors: which id space a typed or selected value is in ---------- */
+
+static const uint8_t type_kinds[] = {
+    [OTF2_TYPE_STRING] = WEFT_REF_STRING,
+    [OTF2_TYPE_ATTRIBUTE] = WEFT_REF_ATTRIBUTE,
+    [OTF2_TYPE_LOCATION] = WEFT_REF_LOCATION,
+    [OTF2_TYPE_REGION] = WEFT_REF_REGION,
+    [OTF2_TYPE_GROUP] = WEFT_REF_GROUP,
+    [OTF2_TYPE_METRIC] = WEFT_REF_METRIC,
+    [OTF2_TYPE_COMM] = WEFT_REF_COMM,
+    [OTF2_TYPE_PARAMETER] = WEFT_REF_PARAMETER,
+    [OTF2_TYPE_RMA_WIN] = WEFT_REF_RMA_WIN,
+    [OTF2_TYPE_SOURCE_CODE_LOCATION] = WEFT_REF_SOURCE_CODE_LOCATION,
+    [OTF2_TYPE_CALLING_CONTEXT] = WEFT_REF_CALLING_CONTEXT,
+    [OTF2_TYPE_INTERRUPT_GENERATOR] = WEFT_REF_INTERRUPT_GENERATOR,
+    [OTF2_TYPE_IO_FILE] = WEFT_REF_IO_FILE,
+    [OTF2_TYPE_IO_HANDLE] = WEFT_REF_IO_HANDLE,
+    [OTF2_TYPE_LOCATION_GROUP] = WEFT_REF_LOCATION_GROUP,
+};
+
+static const uint8_t scope_kinds[] = {
+    [OTF2_SCOPE_LOCATION] = WEFT_REF_LOCATION,
+    [OTF2_SCOPE_LOCATION_GROUP] = WEFT_REF_LOCATION_GROUP,
+    [OTF2_SCOPE_SYSTEM_TREE_NODE] = WEFT_REF_SYSTEM_TREE_NODE,
+    [OTF2_SCOPE_GROUP] = WEFT_REF_GROUP,
+};
+
+/* COMM_GROUP members are ranks, not references. */
+static const uint8_t group_kinds[] = {
+    [OTF2_GROUP_TYPE_LOCATIONS] = WEFT_REF_LOCATION,
+    [OTF2_GROUP_TYPE_REGIONS] = WEFT_REF_REGION,
+    [OTF2_GROUP_TYPE_METRIC] = WEFT_REF_METRIC,
+    [OTF2_GROUP_TYPE_COMM_LOCATIONS] = WEFT_REF_LOCATION,
+};
+
+#define LOOKUP(table, v)                                                     \
+    ((v) < sizeof(table) / sizeof((table)[0]) ? (table)[v] : WEFT_REF_NONE)
+
+unsigned weft_sel_kind(unsigned map, uint64_t v)
+{
+    switch (map) {
+    case WEFT_SEL_TYPE: return LOOKUP(type_kinds, v);
+    case WEFT_SEL_METRIC_SCOPE: return LOOKUP(scope_kinds, v);
+    case WEFT_SEL_GROUP_TYPE: return LOOKUP(group_kinds, v);
+    default: return WEFT_REF_NONE;
+    }
+}
+
+unsigned weft_typed_wire(uint64_t type)
+{
+    switch (type) {
+    case OTF2_TYPE_UINT8: case OTF2_TYPE_UINT16: case OTF2_TYPE_UINT32:
+    case OTF2_TYPE_UINT64:
+        return WEFT_WIRE_U;
+    case OTF2_TYPE_INT8: case OTF2_TYPE_INT16: case OTF2_TYPE_INT32:
+    case OTF2_TYPE_INT64:
+        return WEFT_WIRE_I;
+    case OTF2_TYPE_FLOAT:
+        return WEFT_TYPED_F4;
+    default:
+        return weft_sel_kind(WEFT_SEL_TYPE, type) != WEFT_REF_NONE
+                   ? WEFT_WIRE_U : WEFT_WIRE_X;
+    }
+}
+
+unsigned weft_typed_width(uint64_t type)
+{
+    switch (type) {
+    case OTF2_TYPE_UINT8: case OTF2_TYPE_INT8: return 1;
+    case OTF2_TYPE_UINT16: case OTF2_TYPE_INT16: return 2;
+    case OTF2_TYPE_UINT32: case OTF2_TYPE_INT32: case OTF2_TYPE_FLOAT:
+        return 4;
+    case OTF2_TYPE_LOCATION: return sizeof(OTF2_LocationRef);
+    default:
+        return weft_sel_kind(WEFT_SEL_TYPE, type) != WEFT_REF_NONE ? 4 : 8;
+    }
+}
+
+uint64_t weft_typed_canon(uint64_t type, uint64_t v)
+{
+    unsigned w = weft_typed_width(type);
+
+    return w >= 8 ? v : v & ((((uint64_t)1) << (8 * w)) - 1);
+}
+
+/* ---- descriptors ---------------------------------------------------------- */
+
+static int8_t field_index(const weft_rec_desc *d, const char *name)
+{
+    for (unsigned i = 0; i < d->nfields; i++)
+        if (!strcmp(d->fields[i].name, name))
+            return (int8_t)i;
+    assert(!"a field links to a field its record does not have");
+    return -1;
+}
+
+static int8_t resolve(const weft_rec_desc *d, int8_t v, const char *link)
+{
+    return v == UNRESOLVED ? field_index(d, link) : -1;
+}
+
+/* Links, enums and the record-level facts derived from the fields. */
+static void finish(weft_rec_desc *d)
+{
+    weft_field_desc *fields = (weft_field_desc *)d->fields;
+
+    for (unsigned i = 0; i < d->nfields; i++) {
+        weft_field_desc *f = &fields[i];
+        f->sel = resolve(d, f->sel, f->link);
+        f->count_ref = resolve(d, f->count_ref, f->link);
+        f->decl_ref = resolve(d, f->decl_ref, f->link);
+        f->enum_id = (int8_t)weft_enum_find(f->ctype);
+        assert(f->sel < (int)i && f->count_ref < (int)i &&
+               f->decl_ref < (int)i && "links point backwards");
+        if (f->count_ref >= 0)
+            has_decl[fields[f->count_ref].ref] = 1;
+        if (f->decl_ref >= 0)
+            has_decl[fields[f->decl_ref].ref] = 1;
+        if (f->is_self) {
+            d->self_field = (int8_t)i;
+            if (ref_scope[f->ref] == WEFT_SCOPE_NATURE)
+                d->is_keyed = 1;
+        }
+        if (f->is_key)
+            d->is_keyed = 1;
+        if (!f->is_self && (f->ref == WEFT_REF_LOCATION ||
+                            f->sel_map != WEFT_SEL_NONE))
+            d->names_location = 1;
+        if (f->is_array && d->count_field < 0 && !d->is_event) {
+            for (unsigned k = 0; k < i; k++)
+                if (!fields[k].is_array && fields[k].offset == f->count_offset)
+                    d->count_field = (int8_t)k;
+        }
+        if (!f->is_array && d->decl_type_field < 0 && !d->is_event &&
+            !strcmp(f->ctype, "OTF2_Type"))
+            d->decl_type_field = (int8_t)i;
+    }
+    if (d->self_field < 0)
+        d->decl_type_field = -1;
+}
 
 __attribute__((constructor)) static void init_descs(void)
 {
 #define WEFT_DEF(id, Name, flags, fields) init_##Name();
 #define WEFT_EVENT(id, Name, fields) init_##Name();
+#define WEFT_PSEUDO(id, Name, fields) init_##Name();
 #include "weft_records.def"
     for (size_t i = 0; i < NDESCS; i++) {
         uint32_t id = all_descs[i]->type;
+        finish(all_descs[i]);
         if (id < DIRECT_IDS) {
             assert(by_id[id] == NULL && "wire id used twice in the table");
             by_id[id] = all_descs[i];
@@ -113,7 +409,7 @@ const weft_rec_desc *weft_rec_desc_of(uint32_t type)
 const weft_rec_desc *const *weft_rec_descs(size_t *n)
 {
     *n = NDESCS;
-    return all_descs;
+    return (const weft_rec_desc *const *)all_descs;
 }
 
 const char *weft_ref_kind_name(unsigned kind)
@@ -126,6 +422,18 @@ uint64_t weft_ref_kind_undefined(unsigned kind)
     assert(kind > WEFT_REF_NONE && kind < WEFT_REF__COUNT);
     return ref_undefined[kind];
 }
+
+unsigned weft_ref_kind_scope(unsigned kind)
+{
+    return kind < WEFT_REF__COUNT ? ref_scope[kind] : WEFT_SCOPE_LOCAL;
+}
+
+int weft_ref_kind_has_decl(unsigned kind)
+{
+    return kind < WEFT_REF__COUNT && kind != WEFT_REF_NONE && has_decl[kind];
+}
+
+/* ---- field access ------------------------------------------------------------ */
 
 static uint64_t load(const void *p, unsigned size, int is_signed)
 {
@@ -188,6 +496,47 @@ uint64_t weft_field_get_elem(const weft_record *r, const weft_field_desc *f,
     return load(base + i * f->size, f->size, f->wire == WEFT_WIRE_I);
 }
 
+void weft_field_set_elem(weft_record *r, const weft_field_desc *f, size_t i,
+                         uint64_t v)
+{
+    char *base;
+
+    assert(f->is_array);
+    memcpy(&base, weft_field_cptr(r, f), sizeof base);
+    store(base + i * f->size, f->size, v);
+}
+
+uint64_t weft_field_value(const weft_record *r, const weft_field_desc *f,
+                          size_t i)
+{
+    return f->is_array ? weft_field_get_elem(r, f, i) : weft_field_get(r, f);
+}
+
+size_t weft_field_nvalues(const weft_record *r, const weft_field_desc *f)
+{
+    return f->is_array ? weft_field_count(r, f) : 1;
+}
+
+uint64_t weft_field_selector(const weft_record *r, const weft_rec_desc *d,
+                             const weft_field_desc *f, size_t i)
+{
+    const weft_field_desc *sf;
+
+    assert(f->sel >= 0);
+    sf = &d->fields[f->sel];
+    return sf->is_array ? weft_field_get_elem(r, sf, i) : weft_field_get(r, sf);
+}
+
+unsigned weft_field_kind(const weft_record *r, const weft_rec_desc *d,
+                         const weft_field_desc *f, size_t i)
+{
+    if (f->sel_map != WEFT_SEL_NONE)
+        return weft_sel_kind(f->sel_map, weft_field_selector(r, d, f, i));
+    return f->ref;
+}
+
+/* ---- printing ------------------------------------------------------------------ */
+
 static void print_value(FILE *out, unsigned wire, uint64_t v)
 {
     double d;
@@ -195,7 +544,8 @@ static void print_value(FILE *out, unsigned wire, uint64_t v)
     switch (wire) {
     case WEFT_WIRE_I: fprintf(out, "%" PRId64, (int64_t)v); break;
     case WEFT_WIRE_D: memcpy(&d, &v, sizeof d); fprintf(out, "%g", d); break;
-    case WEFT_WIRE_X: fprintf(out, "0x%" PRIx64, v); break;
+    case WEFT_WIRE_X:
+    case WEFT_WIRE_T: fprintf(out, "0x%" PRIx64, v); break;
     default: fprintf(out, "%" PRIu64, v); break;
     }
 }
@@ -230,5 +580,10 @@ void weft_record_print(FILE *out, const weft_record *r)
         } else {
             print_value(out, f->wire, weft_field_get(r, f));
         }
+    }
+    if (d->is_event && r->attributes) {
+        fputs(" {", out);
+        weft_record_print(out, r->attributes);
+        fputc('}', out);
     }
 }

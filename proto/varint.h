@@ -1,9 +1,9 @@
 /* varint.h - the primitive encodings of the record stream.
  *
  * Unsigned LEB128 varints, zigzag for signed values, little-endian fixed
- * 8-byte values for doubles and raw 64-bit words. Writers assume the
- * caller reserved WEFT_VARINT_MAX bytes; readers are bounds checked and
- * return NULL on truncated or overlong input.
+ * 8-byte values for doubles and raw 64-bit words, 4 bytes for floats.
+ * Writers assume the caller reserved WEFT_VARINT_MAX bytes; readers are
+ * bounds checked and return NULL on truncated or overlong input.
  */
 #ifndef WEFT_VARINT_H
 #define WEFT_VARINT_H
@@ -43,6 +43,13 @@ static inline uint8_t *weft__put_u64le(uint8_t *p, uint64_t v)
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
     return p + 8;
+}
+
+static inline uint8_t *weft__put_u32le(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+    return p + 4;
 }
 
 static inline uint8_t *weft__put_double(uint8_t *p, double d)
@@ -89,6 +96,20 @@ static inline const uint8_t *weft__get_u64le(const uint8_t *p,
         v |= (uint64_t)p[i] << (8 * i);
     *out = v;
     return p + 8;
+}
+
+static inline const uint8_t *weft__get_u32le(const uint8_t *p,
+                                             const uint8_t *end,
+                                             uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (end - p < 4)
+        return NULL;
+    for (int i = 0; i < 4; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    *out = v;
+    return p + 4;
 }
 
 #endif

@@ -31,7 +31,8 @@ extern "C" {
     XX(EDB,       "catalog error")                                           \
     XX(ESTATE,    "invalid state")                                           \
     XX(EEXIST,    "already exists")                                          \
-    XX(ECONFIG,   "invalid configuration")
+    XX(ECONFIG,   "invalid configuration")                                   \
+    XX(ECONFLICT, "conflicting definitions")
 
 enum {
     WEFT_OK = 0,

@@ -63,9 +63,10 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    for (int k = 0; k < WEFT_REF__COUNT; k++)
+    for (int k = 0; k < WEFT_REF__COUNT; k++) {
         weft_idset_free(&f->m.defined[k]);
-    free(f->m.metric_counts);
+        free(f->m.decls[k].v);
+    }
     free(f->m.locs);
     weft_config_free(&f->d.cfg);
     free(f);
@@ -232,7 +233,7 @@ static void test_undefined_reference(void **state)
     assert_err(f, "Region.name: STRING 7 is not defined");
     define_basics(f);
     assert_int_equal(defs(f, &mc, 1), WEFT_EREF);
-    assert_err(f, "MetricClass.metricMembers[]: METRIC_MEMBER 9 is not "
+    assert_err(f, "MetricClass.metricMembers[1]: METRIC_MEMBER 9 is not "
                "defined");
     assert_int_equal(events(f, 0, 0, 1, &ev, 1, NULL), WEFT_EREF);
     assert_err(f, "Enter.region: REGION 5 is not defined");
@@ -339,15 +340,15 @@ static void test_metric_count_mismatch(void **state)
 
     define_basics(f);
     assert_int_equal(events(f, 0, 0, 1, &one, 1, NULL), WEFT_EPROTO);
-    assert_err(f, "Metric.numberOfMetrics: 1 values for MetricClass 0 which "
-               "has 2 members");
+    assert_err(f, "Metric.numberOfMetrics: 1 elements, but METRIC 0 (metric) "
+               "has 2");
     assert_int_equal(events(f, 0, 0, 1, &three, 1, NULL), WEFT_EPROTO);
-    assert_err(f, "3 values for MetricClass 0");
+    assert_err(f, "3 elements, but METRIC 0");
     defs_ok(f, &empty_class, 1);
     events_ok(f, 0, 0, &none, 1);
     one.u.Metric.metric = 1;
     assert_int_equal(events(f, 0, 10, 1, &one, 1, NULL), WEFT_EPROTO);
-    assert_err(f, "1 values for MetricClass 1 which has 0 members");
+    assert_err(f, "1 elements, but METRIC 1 (metric) has 0");
 }
 
 static void test_time_before_last(void **state)

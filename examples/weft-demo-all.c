@@ -1,0 +1,1042 @@
+/* weft-demo-all.c - weft-demo --all-records (see weft-demo-all.h).
+ *
+ * Every record goes through one function: it is built as a weft_record
+ * (designated initialisers per kind, values chosen by hand to hit
+ * boundaries: 0, maxima, OTF2 undefined ids, empty and long strings, NaN
+ * and negative doubles, every attribute type), written down as one JSON
+ * line by a printer driven by the record descriptors, then handed to
+ * libweft's generated weft_def_<Name> / weft_evt_<Name> through a switch
+ * generated from the record table.
+ *
+ * Ids are process-local and numbered differently by odd and even ranks,
+ * so that the archive is right only if weftd unifies them. References to
+ * what weftd derives follow the table's conventions: locations as
+ * rank << 32 | thread, location groups by rank, system tree nodes 0 (the
+ * machine) and 1 (the host).
+ */
+#include "weft-demo-all.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <weft.h>
+
+#include "record.h"
+
+/* ---- the kinds ------------------------------------------------------------- */
+
+static const char *const kind_names[] = {
+#define WEFT_EVENT(id, Name, fields) #Name,
+#include "weft_records.def"
+#define WEFT__K_CLIENT(Name) #Name,
+#define WEFT__K_LOCAL(Name) #Name,
+#define WEFT__K_DAEMON(Name)
+#define WEFT_DEF(id, Name, flags, fields) WEFT__K_##flags(Name)
+#include "weft_records.def"
+#undef WEFT__K_CLIENT
+#undef WEFT__K_LOCAL
+#undef WEFT__K_DAEMON
+};
+#define NKINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
+_Static_assert(sizeof kind_names / sizeof kind_names[0] <= DEMO_MAX_KINDS,
+               "DEMO_MAX_KINDS too small");
+
+int demo_nkinds(void)
+{
+    return NKINDS;
+}
+
+const char *demo_kind_name(int kind)
+{
+    return kind >= 0 && kind < NKINDS ? kind_names[kind] : "?";
+}
+
+int demo_kind(const char *name)
+{
+    for (int i = 0; i < NKINDS; i++)
+        if (!strcmp(kind_names[i], name))
+            return i;
+    return -1;
+}
+
+uint32_t demo_kind_event_type(int kind)
+{
+    const char *name = demo_kind_name(kind);
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i]->name, name))
+            return all[i]->is_event ? all[i]->type : 0;
+    return 0;
+}
+
+int demo_kind_is_event(int kind)
+{
+    const char *name = demo_kind_name(kind);
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i]->name, name))
+            return all[i]->is_event;
+    return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;
+         p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* Signed values as numbers, doubles, raw words and typed values as their
+ * 64 bits (unsigned), so that NaN survives JSON. */
+static void json_value(FILE *f, const weft_field_desc *fd, uint64_t v)
+{
+    if (fd->wire == WEFT_WIRE_I)
+        fprintf(f, "%" PRId64, (int64_t)v);
+    else
+        fprintf(f, "%" PRIu64, v);
+}
+
+static void json_fields(FILE *f, const weft_rec_desc *d, const weft_record *r)
+{
+    fputc('{', f);
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *fd = &d->fields[i];
+        if (i)
+            fputc(',', f);
+        json_string(f, fd->name);
+        fputc(':', f);
+        if (fd->wire == WEFT_WIRE_Z) {
+            const char *s;
+            memcpy(&s, weft_field_cptr(r, fd), sizeof s);
+            json_string(f, s);
+        } else if (fd->is_array) {
+            size_t n = weft_field_count(r, fd);
+            fputc('[', f);
+            for (size_t k = 0; k < n; k++) {
+                if (k)
+                    fputc(',', f);
+                json_value(f, fd, fd->wire == WEFT_WIRE_T
+                           ? weft_typed_canon(weft_field_selector(r, d, fd, k),
+                                              weft_field_get_elem(r, fd, k))
+                           : weft_field_get_elem(r, fd, k));
+            }
+            fputc(']', f);
+        } else {
+            json_value(f, fd, fd->wire == WEFT_WIRE_T
+                       ? weft_typed_canon(weft_field_selector(r, d, fd, 0),
+                                          weft_field_get(r, fd))
+                       : weft_field_get(r, fd));
+        }
+    }
+    fputc('}', f);
+}
+
+/* One line: {"rank", "thread" (-1 for definitions), "kind", "time",
+ * "fields", "attributes" (the attribute list's fields or null)}. */
+static void json_record(FILE *f, uint32_t rank, int64_t thread,
+                        const weft_record *r)
+{
+    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+
+    fprintf(f, "{\"rank\":%" PRIu32 ",\"thread\":%" PRId64 ",\"kind\":",
+            rank, thread);
+    json_string(f, d->name);
+    fprintf(f, ",\"time\":%" PRIu64 ",\"fields\":", r->time);
+    json_fields(f, d, r);
+    fputs(",\"attributes\":", f);
+    if (r->attributes)
+        json_fields(f, weft_rec_desc_of(r->attributes->type), r->attributes);
+    else
+        fputs("null", f);
+    fputs("}\n", f);
+}
+
+static const char *wire_name(unsigned w)
+{
+    static const char *const names[] = { "?", "U", "I", "D", "Z", "X", "T" };
+    return w < sizeof names / sizeof names[0] ? names[w] : "?";
+}
+
+static const char *sel_name(unsigned m)
+{
+    static const char *const names[] = { NULL, "TYPE", "METRIC_SCOPE",
+                                         "GROUP_TYPE" };
+    return m < sizeof names / sizeof names[0] ? names[m] : NULL;
+}
+
+/* The schema line: id spaces, the selector maps and typed-value widths,
+ * and every record's fields, from the descriptors. */
+void demo_all_schema(FILE *out)
+{
+    static const char *const scopes[] = { "LOCAL", "NATURE", "DERIVED" };
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+
+    fputs("{\"schema\":{\"refkinds\":{", out);
+    for (unsigned k = WEFT_REF_NONE + 1; k < WEFT_REF__COUNT; k++)
+        fprintf(out, "%s\"%s\":{\"scope\":\"%s\",\"undefined\":%" PRIu64 "}",
+                k > 1 ? "," : "", weft_ref_kind_name(k),
+                scopes[weft_ref_kind_scope(k)], weft_ref_kind_undefined(k));
+    fputs("},\"maps\":{", out);
+    for (unsigned m = WEFT_SEL_TYPE; m <= WEFT_SEL_GROUP_TYPE; m++) {
+        const char *sep = "";
+        fprintf(out, "%s\"%s\":{", m > WEFT_SEL_TYPE ? "," : "", sel_name(m));
+        for (unsigned v = 0; v < 64; v++)
+            if (weft_sel_kind(m, v) != WEFT_REF_NONE) {
+                fprintf(out, "%s\"%u\":\"%s\"", sep, v,
+                        weft_ref_kind_name(weft_sel_kind(m, v)));
+                sep = ",";
+            }
+        fputc('}', out);
+    }
+    fputs("},\"typed_width\":{", out);
+    for (unsigned t = 0; t <= OTF2_TYPE_LOCATION_GROUP; t++)
+        fprintf(out, "%s\"%u\":%u", t ? "," : "", t, weft_typed_width(t));
+    fputs("},\"records\":{", out);
+    for (size_t i = 0; i < n; i++) {
+        const weft_rec_desc *d = all[i];
+        fprintf(out, "%s\"%s\":{\"class\":\"%s\",\"flags\":%u,\"fields\":[",
+                i ? "," : "", d->name,
+                d->is_event ? "event" : d->is_pseudo ? "pseudo" : "definition",
+                d->flags);
+        for (unsigned k = 0; k < d->nfields; k++) {
+            const weft_field_desc *f = &d->fields[k];
+            const char *sm = sel_name(f->sel_map);
+            int count = -1;
+            for (unsigned c = 0; f->is_array && c < d->nfields; c++)
+                if (!d->fields[c].is_array &&
+                    d->fields[c].offset == f->count_offset)
+                    count = (int)c;
+            fprintf(out, "%s{\"name\":\"%s\",\"ctype\":\"%s\",\"wire\":\"%s\","
+                    "\"ref\":%s%s%s,\"self\":%s,\"array\":%s,\"key\":%s,"
+                    "\"sel\":%d,\"map\":%s%s%s,\"count\":%d}",
+                    k ? "," : "", f->name, f->ctype, wire_name(f->wire),
+                    f->ref ? "\"" : "", f->ref ? weft_ref_kind_name(f->ref)
+                                               : "null", f->ref ? "\"" : "",
+                    f->is_self ? "true" : "false",
+                    f->is_array ? "true" : "false",
+                    f->is_key ? "true" : "false", f->sel,
+                    sm ? "\"" : "", sm ? sm : "null", sm ? "\"" : "", count);
+        }
+        fputs("]}", out);
+    }
+    fputs("}}}\n", out);
+}
+
+/* ---- sending ----------------------------------------------------------------- */
+
+#define S(ctype, name, K) , x->name
+#define R(ctype, name, K) , x->name
+#define F(ctype, name, W) , x->name
+#define FA(ctype, name, count, W) , x->name
+#define RA(ctype, name, count, K) , x->name
+#define TV(ctype, name, typefield) , x->name
+#define TVA(ctype, name, count, types) , x->name
+#define RS(ctype, name, sel, MAP) , x->name
+#define RSA(ctype, name, count, sel, MAP) , x->name
+#define DEMO__DROP_(first, ...) __VA_ARGS__
+#define DEMO__DROP(...) DEMO__DROP_(__VA_ARGS__)
+
+/* Hands r to its weft_def_<Name> / weft_evt_<Name>; what that returns. */
+static int send_record(weft_attribute_list *al, const weft_record *r)
+{
+    switch (r->type) {
+#define WEFT_EVENT(id, Name, fields)                                         \
+    case WEFT_REC_##Name: {                                                  \
+        const weft_##Name *x = &r->u.Name;                                   \
+        (void)x;                                                             \
+        return weft_evt_##Name(al, r->time fields);                          \
+    }
+#define DEMO__DEF_CLIENT(Name, ...)                                          \
+    case WEFT_REC_##Name: {                                                  \
+        const weft_##Name *x = &r->u.Name;                                   \
+        return weft_def_##Name(DEMO__DROP(~ __VA_ARGS__));                   \
+    }
+#define DEMO__DEF_LOCAL(Name, ...) DEMO__DEF_CLIENT(Name, __VA_ARGS__)
+#define DEMO__DEF_DAEMON(Name, ...)
+#define WEFT_DEF(id, Name, flags, fields) DEMO__DEF_##flags(Name, fields)
+#include "weft_records.def"
+    default:
+        return WEFT_EINVAL;
+    }
+}
+
+#undef S
+#undef R
+#undef F
+#undef FA
+#undef RA
+#undef TV
+#undef TVA
+#undef RS
+#undef RSA
+
+/* ---- the process's definitions ---------------------------------------------- */
+
+static uint32_t g_rank, g_size, g_threads;
+static FILE *g_deflog;
+static uint64_t *g_defcounts;
+static int g_error;
+
+/* Process-local id i of an id space: even ranks count up from 0, odd
+ * ranks down from 50000, so equal definitions have different ids. */
+static uint32_t lid(uint32_t i)
+{
+    return (g_rank & 1) ? 50000 - i : i;
+}
+
+static void def(weft_record r)
+{
+    int kind, rc;
+
+    if (g_error)
+        return;
+    if (g_deflog)
+        json_record(g_deflog, g_rank, -1, &r);
+    rc = send_record(NULL, &r);
+    if (rc < 0) {
+        fprintf(stderr, "weft-demo: rank %" PRIu32 ": weft_def_%s: %s\n",
+                g_rank, weft_rec_desc_of(r.type)->name, weft_strerror(rc));
+        g_error = rc;
+        return;
+    }
+    kind = demo_kind(weft_rec_desc_of(r.type)->name);
+    if (kind >= 0)
+        g_defcounts[kind]++;
+}
+
+#define DEF(Name, ...)                                                       \
+    def((weft_record){ .type = WEFT_REC_##Name, .u.Name = { __VA_ARGS__ } })
+
+/* Strings, defined on first use. */
+#define MAX_STRINGS 128
+static struct { const char *text; OTF2_StringRef id; } strings[MAX_STRINGS];
+static uint32_t nstrings;
+
+static OTF2_StringRef sid(const char *text)
+{
+    OTF2_StringRef id;
+
+    for (uint32_t i = 0; i < nstrings; i++)
+        if (!strcmp(strings[i].text, text))
+            return strings[i].id;
+    if (nstrings == MAX_STRINGS) {
+        fprintf(stderr, "weft-demo: too many strings\n");
+        g_error = WEFT_ELIMIT;
+        return OTF2_UNDEFINED_STRING;
+    }
+    id = lid(nstrings);
+    strings[nstrings].text = text;
+    strings[nstrings++].id = id;
+    DEF(String, .self = id, .string = text);
+    return id;
+}
+
+static char long_string[10001];
+
+static uint64_t loc_id(uint32_t rank, uint32_t thread)
+{
+    return (uint64_t)rank << 32 | thread;
+}
+
+static OTF2_AttributeValue av_bits(uint64_t bits)
+{
+    OTF2_AttributeValue v;
+
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+static uint64_t dbits(double d)
+{
+    uint64_t b;
+
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+#define QNAN_BITS 0x7ff8000000000000ull
+#define FLOAT_NAN_BITS 0x7fc00000ull
+
+/* What the threads refer to, set by demo_all_define. */
+static struct ids {
+    OTF2_StringRef s_long, s_value, s_arg;
+    OTF2_RegionRef r_main, r_compute, r_long;
+    OTF2_AttributeRef attr[OTF2_TYPE_LOCATION_GROUP + 1];
+    OTF2_GroupRef g_locations, g_comm_locations, g_world, g_self, g_regions,
+        g_team, g_metrics;
+    OTF2_MetricRef m_class, m_one, m_inst;
+    OTF2_CommRef c_world, c_self, c_team;
+    OTF2_ParameterRef p_string, p_int, p_uint;
+    OTF2_RmaWinRef win;
+    OTF2_SourceCodeLocationRef scl;
+    OTF2_CallingContextRef cc_root, cc;
+    OTF2_InterruptGeneratorRef ig;
+    OTF2_IoFileRef file, dir;
+    OTF2_IoHandleRef handle, handle2;
+    OTF2_IoParadigmRef io_posix, io_mpi;
+} I;
+
+static const char *const type_names[] = {
+    "none", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
+    "int64", "float", "double", "string", "attribute", "location", "region",
+    "group", "metric", "comm", "parameter", "rma_win", "source_code_location",
+    "calling_context", "interrupt_generator", "io_file", "io_handle",
+    "location_group",
+};
+
+int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
+                    FILE *log, uint64_t *counts)
+{
+    static char attr_names[OTF2_TYPE_LOCATION_GROUP + 1][32];
+    uint32_t next[WEFT_REF__COUNT] = { 0 };
+    uint64_t *members = NULL;
+
+    g_rank = rank;
+    g_size = size;
+    g_threads = threads;
+    g_deflog = log;
+    g_defcounts = counts;
+    memset(long_string, 'a' + (int)(rank % 26), sizeof long_string - 1);
+
+#define NEW(KIND) lid(next[WEFT_REF_##KIND]++)
+
+    /* Strings that are not reached through sid(): the empty string and a
+     * long one with a large id. */
+    (void)sid("");
+    I.s_long = 999999 - (rank & 1);
+    DEF(String, .self = I.s_long, .string = long_string);
+    I.s_value = sid("value \"quoted\" \t\n gr\xc3\xbc\xc3\x9f" "e \xe2\x9c\x93");
+    I.s_arg = sid("--all-records");
+
+    DEF(Paradigm, .paradigm = OTF2_PARADIGM_MPI, .name = sid("MPI"),
+        .paradigmClass = OTF2_PARADIGM_CLASS_PROCESS);
+    DEF(Paradigm, .paradigm = OTF2_PARADIGM_OPENMP, .name = sid("OpenMP"),
+        .paradigmClass = OTF2_PARADIGM_CLASS_THREAD_FORK_JOIN);
+    DEF(Paradigm, .paradigm = OTF2_PARADIGM_KOKKOS, .name = sid(""),
+        .paradigmClass = OTF2_PARADIGM_CLASS_ACCELERATOR);
+    DEF(ParadigmProperty, .paradigm = OTF2_PARADIGM_MPI,
+        .property = OTF2_PARADIGM_PROPERTY_COMM_NAME_TEMPLATE,
+        .type = OTF2_TYPE_STRING,
+        .value = { .stringRef = sid("MPI_COMM_${id}") });
+    DEF(ParadigmProperty, .paradigm = OTF2_PARADIGM_MPI,
+        .property = OTF2_PARADIGM_PROPERTY_RMA_WIN_NAME_TEMPLATE,
+        .type = OTF2_TYPE_STRING,
+        .value = { .stringRef = sid("MPI_WIN_${id}") });
+    DEF(ParadigmProperty, .paradigm = OTF2_PARADIGM_SHMEM,
+        .property = OTF2_PARADIGM_PROPERTY_RMA_ONLY, .type = OTF2_TYPE_UINT8,
+        .value = { .uint8 = 1 });
+
+    {
+        OTF2_IoParadigmProperty props[1] = { OTF2_IO_PARADIGM_PROPERTY_VERSION };
+        OTF2_Type types[1] = { OTF2_TYPE_STRING };
+        OTF2_AttributeValue values[1] = { { .stringRef = sid("2008") } };
+        I.io_posix = 7;
+        I.io_mpi = 0;
+        DEF(IoParadigm, .self = I.io_posix, .identification = sid("POSIX"),
+            .name = sid("POSIX I/O"), .ioParadigmClass =
+            OTF2_IO_PARADIGM_CLASS_SERIAL, .ioParadigmFlags =
+            OTF2_IO_PARADIGM_FLAG_OS, .numberOfProperties = 1,
+            .properties = props, .types = types, .values = values);
+        DEF(IoParadigm, .self = I.io_mpi, .identification = sid("MPI-IO"),
+            .name = sid("MPI I/O"), .ioParadigmClass =
+            OTF2_IO_PARADIGM_CLASS_PARALLEL, .ioParadigmFlags =
+            OTF2_IO_PARADIGM_FLAG_NONE, .numberOfProperties = 0);
+    }
+
+    /* One attribute per type. */
+    for (unsigned t = OTF2_TYPE_UINT8; t <= OTF2_TYPE_LOCATION_GROUP; t++) {
+        snprintf(attr_names[t], sizeof attr_names[t], "a_%s", type_names[t]);
+        I.attr[t] = NEW(ATTRIBUTE);
+        DEF(Attribute, .self = I.attr[t], .name = sid(attr_names[t]),
+            .description = t == OTF2_TYPE_UINT8 ? OTF2_UNDEFINED_STRING
+                                                : sid("an attribute"),
+            .type = (OTF2_Type)t);
+    }
+
+    I.r_main = NEW(REGION);
+    DEF(Region, .self = I.r_main, .name = sid("main"),
+        .canonicalName = sid("main"), .description = sid("the main function"),
+        .regionRole = OTF2_REGION_ROLE_FUNCTION,
+        .paradigm = OTF2_PARADIGM_USER, .regionFlags = OTF2_REGION_FLAG_NONE,
+        .sourceFile = sid("weft-demo.c"), .beginLineNumber = 0,
+        .endLineNumber = UINT32_MAX);
+    I.r_compute = NEW(REGION);
+    DEF(Region, .self = I.r_compute, .name = sid("compute"),
+        .canonicalName = OTF2_UNDEFINED_STRING,
+        .description = OTF2_UNDEFINED_STRING,
+        .regionRole = OTF2_REGION_ROLE_LOOP,
+        .paradigm = OTF2_PARADIGM_COMPILER,
+        .regionFlags = OTF2_REGION_FLAG_DYNAMIC,
+        .sourceFile = OTF2_UNDEFINED_STRING, .beginLineNumber = 10,
+        .endLineNumber = 20);
+    I.r_long = NEW(REGION);
+    DEF(Region, .self = I.r_long, .name = I.s_long, .canonicalName = sid(""),
+        .description = sid(""),
+        .regionRole = OTF2_REGION_ROLE_FILE_IO_METADATA,
+        .paradigm = OTF2_PARADIGM_KOKKOS,
+        .regionFlags = OTF2_REGION_FLAG_DYNAMIC | OTF2_REGION_FLAG_PHASE,
+        .sourceFile = sid(""), .beginLineNumber = UINT32_MAX,
+        .endLineNumber = 0);
+
+    DEF(Callsite, .self = NEW(CALLSITE), .sourceFile = sid("weft-demo.c"),
+        .lineNumber = UINT32_MAX, .enteredRegion = I.r_main,
+        .leftRegion = I.r_compute);
+    {
+        OTF2_CallpathRef root = NEW(CALLPATH), child = NEW(CALLPATH);
+        OTF2_ParameterRef p;
+        DEF(Callpath, .self = root, .parent = OTF2_UNDEFINED_CALLPATH,
+            .region = I.r_main);
+        DEF(Callpath, .self = child, .parent = root, .region = I.r_compute);
+
+        I.p_string = NEW(PARAMETER);
+        DEF(Parameter, .self = I.p_string, .name = sid("p_string"),
+            .parameterType = OTF2_PARAMETER_TYPE_STRING);
+        I.p_int = NEW(PARAMETER);
+        DEF(Parameter, .self = I.p_int, .name = sid("p_int"),
+            .parameterType = OTF2_PARAMETER_TYPE_INT64);
+        I.p_uint = p = NEW(PARAMETER);
+        DEF(Parameter, .self = p, .name = sid("p_uint"),
+            .parameterType = OTF2_PARAMETER_TYPE_UINT64);
+        DEF(CallpathParameter, .callpath = child, .parameter = I.p_int,
+            .type = OTF2_TYPE_INT64, .value = { .int64 = INT64_MIN });
+        DEF(CallpathParameter, .callpath = root, .parameter = I.p_string,
+            .type = OTF2_TYPE_STRING, .value = { .stringRef = sid("arg") });
+    }
+
+    /* Groups: every location, the MPI ranks' locations, the ranks,
+     * nobody, two regions, this process's threads. */
+    members = calloc((size_t)size * threads + threads + 2, sizeof *members);
+    if (!members) {
+        fprintf(stderr, "weft-demo: out of memory\n");
+        return -1;
+    }
+    for (uint32_t r = 0; r < size; r++)
+        for (uint32_t t = 0; t < threads; t++)
+            members[r * threads + t] = loc_id(r, t);
+    I.g_locations = NEW(GROUP);
+    DEF(Group, .self = I.g_locations, .name = sid("all locations"),
+        .groupType = OTF2_GROUP_TYPE_LOCATIONS,
+        .paradigm = OTF2_PARADIGM_UNKNOWN, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = size * threads, .members = members);
+    for (uint32_t r = 0; r < size; r++)
+        members[r] = loc_id(r, 0);
+    I.g_comm_locations = NEW(GROUP);
+    DEF(Group, .self = I.g_comm_locations, .name = sid("MPI locations"),
+        .groupType = OTF2_GROUP_TYPE_COMM_LOCATIONS,
+        .paradigm = OTF2_PARADIGM_MPI, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = size, .members = members);
+    for (uint32_t r = 0; r < size; r++)
+        members[r] = r;
+    I.g_world = NEW(GROUP);
+    DEF(Group, .self = I.g_world, .name = sid("world"),
+        .groupType = OTF2_GROUP_TYPE_COMM_GROUP,
+        .paradigm = OTF2_PARADIGM_MPI,
+        .groupFlags = OTF2_GROUP_FLAG_GLOBAL_MEMBERS,
+        .numberOfMembers = size, .members = members);
+    I.g_self = NEW(GROUP);
+    DEF(Group, .self = I.g_self, .name = sid("self"),
+        .groupType = OTF2_GROUP_TYPE_COMM_SELF,
+        .paradigm = OTF2_PARADIGM_MPI, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = 0, .members = NULL);
+    members[0] = I.r_main;
+    members[1] = I.r_compute;
+    I.g_regions = NEW(GROUP);
+    DEF(Group, .self = I.g_regions, .name = sid("regions"),
+        .groupType = OTF2_GROUP_TYPE_REGIONS,
+        .paradigm = OTF2_PARADIGM_UNKNOWN, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = 2, .members = members);
+    /* OTF2 allows one COMM_LOCATIONS group per paradigm: the OpenMP one
+     * lists every thread of every process (the same in all processes),
+     * a process's team is its threads' indexes in it. */
+    for (uint32_t r = 0; r < size; r++)
+        for (uint32_t t = 0; t < threads; t++)
+            members[r * threads + t] = loc_id(r, t);
+    DEF(Group, .self = NEW(GROUP), .name = sid("threads"),
+        .groupType = OTF2_GROUP_TYPE_COMM_LOCATIONS,
+        .paradigm = OTF2_PARADIGM_OPENMP, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = size * threads, .members = members);
+    for (uint32_t t = 0; t < threads; t++)
+        members[t] = rank * threads + t;
+    I.g_team = NEW(GROUP);
+    DEF(Group, .self = I.g_team, .name = sid("team"),
+        .groupType = OTF2_GROUP_TYPE_COMM_GROUP,
+        .paradigm = OTF2_PARADIGM_OPENMP, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = threads, .members = members);
+
+    {
+        OTF2_MetricMemberRef mm[3] = { NEW(METRIC_MEMBER), NEW(METRIC_MEMBER),
+                                       NEW(METRIC_MEMBER) };
+        DEF(MetricMember, .self = mm[0], .name = sid("m_u64"),
+            .description = sid("an unsigned counter"),
+            .metricType = OTF2_METRIC_TYPE_PAPI,
+            .metricMode = OTF2_METRIC_ACCUMULATED_START,
+            .valueType = OTF2_TYPE_UINT64, .base = OTF2_BASE_BINARY,
+            .exponent = INT64_MAX, .unit = sid("items"));
+        DEF(MetricMember, .self = mm[1], .name = sid("m_i64"),
+            .description = OTF2_UNDEFINED_STRING,
+            .metricType = OTF2_METRIC_TYPE_RUSAGE,
+            .metricMode = OTF2_METRIC_RELATIVE_NEXT,
+            .valueType = OTF2_TYPE_INT64, .base = OTF2_BASE_DECIMAL,
+            .exponent = INT64_MIN, .unit = sid(""));
+        DEF(MetricMember, .self = mm[2], .name = sid("m_dbl"),
+            .description = sid(""), .metricType = OTF2_METRIC_TYPE_USER,
+            .metricMode = OTF2_METRIC_ABSOLUTE_POINT,
+            .valueType = OTF2_TYPE_DOUBLE, .base = OTF2_BASE_DECIMAL,
+            .exponent = -3, .unit = sid("s"));
+        I.m_class = NEW(METRIC);
+        DEF(MetricClass, .self = I.m_class, .numberOfMetrics = 3,
+            .metricMembers = mm,
+            .metricOccurrence = OTF2_METRIC_ASYNCHRONOUS,
+            .recorderKind = OTF2_RECORDER_KIND_GPU);
+        I.m_one = NEW(METRIC);
+        DEF(MetricClass, .self = I.m_one, .numberOfMetrics = 1,
+            .metricMembers = mm,
+            .metricOccurrence = OTF2_METRIC_SYNCHRONOUS_STRICT,
+            .recorderKind = OTF2_RECORDER_KIND_UNKNOWN);
+    }
+    I.m_inst = NEW(METRIC);
+    DEF(MetricInstance, .self = I.m_inst, .metricClass = I.m_one,
+        .recorder = loc_id(rank, 0), .metricScope = OTF2_SCOPE_LOCATION,
+        .scope = loc_id(rank, 0));
+    DEF(MetricInstance, .self = NEW(METRIC), .metricClass = I.m_one,
+        .recorder = loc_id(rank, 0),
+        .metricScope = OTF2_SCOPE_LOCATION_GROUP, .scope = rank);
+    DEF(MetricInstance, .self = NEW(METRIC), .metricClass = I.m_class,
+        .recorder = loc_id(rank, threads - 1),
+        .metricScope = OTF2_SCOPE_SYSTEM_TREE_NODE, .scope = 1);
+    DEF(MetricInstance, .self = NEW(METRIC), .metricClass = I.m_class,
+        .recorder = loc_id(rank, 0), .metricScope = OTF2_SCOPE_GROUP,
+        .scope = I.g_locations);
+    DEF(MetricClassRecorder, .metric = I.m_class, .recorder = loc_id(rank, 0));
+    members[0] = I.m_class;
+    members[1] = I.m_inst;
+    I.g_metrics = NEW(GROUP);
+    DEF(Group, .self = I.g_metrics, .name = sid("metrics"),
+        .groupType = OTF2_GROUP_TYPE_METRIC,
+        .paradigm = OTF2_PARADIGM_UNKNOWN, .groupFlags = OTF2_GROUP_FLAG_NONE,
+        .numberOfMembers = 2, .members = members);
+    free(members);
+
+    I.c_world = NEW(COMM);
+    DEF(Comm, .self = I.c_world, .name = sid("MPI_COMM_WORLD"),
+        .group = I.g_world, .parent = OTF2_UNDEFINED_COMM,
+        .flags = OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS);
+    I.c_self = NEW(COMM);
+    DEF(Comm, .self = I.c_self, .name = sid("MPI_COMM_SELF"),
+        .group = I.g_self, .parent = I.c_world, .flags = OTF2_COMM_FLAG_NONE);
+    I.c_team = NEW(COMM);
+    DEF(Comm, .self = I.c_team, .name = sid("team"), .group = I.g_team,
+        .parent = OTF2_UNDEFINED_COMM, .flags = OTF2_COMM_FLAG_NONE);
+    DEF(InterComm, .self = NEW(COMM), .name = sid("intercomm"),
+        .groupA = I.g_world, .groupB = I.g_self,
+        .commonCommunicator = I.c_world, .flags = OTF2_COMM_FLAG_NONE);
+
+    I.win = NEW(RMA_WIN);
+    DEF(RmaWin, .self = I.win, .name = sid("window"), .comm = I.c_world,
+        .flags = OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS);
+
+    DEF(SystemTreeNodeProperty, .systemTreeNode = 1, .name = sid("cpus"),
+        .type = OTF2_TYPE_UINT32, .value = { .uint32 = UINT32_MAX });
+    DEF(SystemTreeNodeProperty, .systemTreeNode = 0, .name = sid("site"),
+        .type = OTF2_TYPE_STRING, .value = { .stringRef = sid("weft test") });
+    DEF(SystemTreeNodeDomain, .systemTreeNode = 1,
+        .systemTreeDomain = OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY);
+    DEF(SystemTreeNodeDomain, .systemTreeNode = 0,
+        .systemTreeDomain = OTF2_SYSTEM_TREE_DOMAIN_NETWORKING_DEVICE);
+    DEF(LocationGroupProperty, .locationGroup = rank, .name = sid("rank"),
+        .type = OTF2_TYPE_INT64,
+        .value = { .int64 = rank ? -(int64_t)rank : INT64_MIN });
+    DEF(LocationGroupProperty, .locationGroup = rank, .name = sid("next"),
+        .type = OTF2_TYPE_LOCATION_GROUP,
+        .value = { .locationGroupRef = (rank + 1) % size });
+    DEF(LocationProperty, .location = loc_id(rank, 0), .name = sid("speed"),
+        .type = OTF2_TYPE_DOUBLE, .value = av_bits(rank & 1 ? QNAN_BITS
+                                                            : dbits(-0.0)));
+    DEF(LocationProperty, .location = loc_id(rank, threads - 1),
+        .name = sid("peer"), .type = OTF2_TYPE_LOCATION,
+        .value = { .locationRef = loc_id((rank + 1) % size, 0) });
+    /* A thread that never records: weftd must still make the location. */
+    DEF(LocationProperty, .location = loc_id(rank, threads + 7),
+        .name = sid("idle"), .type = OTF2_TYPE_UINT8, .value = { .uint8 = 0 });
+
+    {
+        OTF2_CartDimensionRef dims[2] = { NEW(CART_DIMENSION),
+                                          NEW(CART_DIMENSION) };
+        OTF2_CartTopologyRef topo = NEW(CART_TOPOLOGY);
+        uint32_t coords[2] = { rank, UINT32_MAX };
+        DEF(CartDimension, .self = dims[0], .name = sid("x"),
+            .size = UINT32_MAX, .cartPeriodicity = OTF2_CART_PERIODIC_TRUE);
+        DEF(CartDimension, .self = dims[1], .name = sid("y"), .size = 0,
+            .cartPeriodicity = OTF2_CART_PERIODIC_FALSE);
+        DEF(CartTopology, .self = topo, .name = sid("grid"),
+            .communicator = I.c_world, .numberOfDimensions = 2,
+            .cartDimensions = dims);
+        DEF(CartCoordinate, .cartTopology = topo, .rank = rank,
+            .numberOfDimensions = 2, .coordinates = coords);
+    }
+
+    I.scl = NEW(SOURCE_CODE_LOCATION);
+    DEF(SourceCodeLocation, .self = I.scl, .file = sid("weft-demo.c"),
+        .lineNumber = UINT32_MAX);
+    DEF(SourceCodeLocation, .self = NEW(SOURCE_CODE_LOCATION),
+        .file = sid(""), .lineNumber = 0);
+    I.cc_root = NEW(CALLING_CONTEXT);
+    DEF(CallingContext, .self = I.cc_root, .region = I.r_main,
+        .sourceCodeLocation = I.scl, .parent = OTF2_UNDEFINED_CALLING_CONTEXT);
+    I.cc = NEW(CALLING_CONTEXT);
+    DEF(CallingContext, .self = I.cc, .region = I.r_compute,
+        .sourceCodeLocation = OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
+        .parent = I.cc_root);
+    DEF(CallingContextProperty, .callingContext = I.cc, .name = sid("depth"),
+        .type = OTF2_TYPE_UINT16, .value = { .uint16 = UINT16_MAX });
+    DEF(CallingContextProperty, .callingContext = I.cc, .name = sid("caller"),
+        .type = OTF2_TYPE_CALLING_CONTEXT,
+        .value = { .callingContextRef = I.cc_root });
+    I.ig = NEW(INTERRUPT_GENERATOR);
+    DEF(InterruptGenerator, .self = I.ig, .name = sid("timer"),
+        .interruptGeneratorMode = OTF2_INTERRUPT_GENERATOR_MODE_COUNT,
+        .base = OTF2_BASE_BINARY, .exponent = INT64_MIN, .period = UINT64_MAX);
+
+    I.file = NEW(IO_FILE);
+    DEF(IoRegularFile, .self = I.file, .name = sid("/tmp/weft-demo.dat"),
+        .scope = 1);
+    I.dir = NEW(IO_FILE);
+    DEF(IoDirectory, .self = I.dir, .name = sid("/tmp"), .scope = 0);
+    DEF(IoFileProperty, .ioFile = I.file, .name = sid("size"),
+        .type = OTF2_TYPE_UINT64, .value = { .uint64 = UINT64_MAX });
+    DEF(IoFileProperty, .ioFile = I.dir, .name = sid("owner"),
+        .type = OTF2_TYPE_STRING, .value = { .stringRef = sid("weft") });
+    I.handle = NEW(IO_HANDLE);
+    DEF(IoHandle, .self = I.handle, .name = sid("stdout"), .file = I.file,
+        .ioParadigm = I.io_posix,
+        .ioHandleFlags = OTF2_IO_HANDLE_FLAG_PRE_CREATED |
+                         OTF2_IO_HANDLE_FLAG_ALL_PROXY,
+        .comm = I.c_world, .parent = OTF2_UNDEFINED_IO_HANDLE);
+    I.handle2 = NEW(IO_HANDLE);
+    DEF(IoHandle, .self = I.handle2, .name = sid("duplicate"),
+        .file = I.file, .ioParadigm = I.io_mpi,
+        .ioHandleFlags = OTF2_IO_HANDLE_FLAG_NONE, .comm = OTF2_UNDEFINED_COMM,
+        .parent = I.handle);
+    DEF(IoPreCreatedHandleState, .ioHandle = I.handle,
+        .mode = OTF2_IO_ACCESS_MODE_SEARCH_ONLY,
+        .statusFlags = (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1);
+
+    /* A process's clock offsets; 0 keeps event times as recorded. */
+    DEF(ClockOffset, .time = 0, .offset = 0,
+        .standardDeviation = NAN);
+    DEF(ClockOffset, .time = (uint64_t)1 << 62, .offset = 0,
+        .standardDeviation = -1.5);
+#undef NEW
+    return g_error ? -1 : 0;
+}
+
+/* ---- events, per thread ------------------------------------------------------ */
+
+typedef struct attrs {
+    uint32_t n;
+    OTF2_AttributeRef ids[OTF2_TYPE_LOCATION_GROUP + 1];
+    OTF2_Type types[OTF2_TYPE_LOCATION_GROUP + 1];
+    OTF2_AttributeValue values[OTF2_TYPE_LOCATION_GROUP + 1];
+} attrs;
+
+typedef struct thread_state {
+    FILE *log;
+    uint64_t *counts;
+    uint32_t thread;
+    int error;
+    const char *failed;
+    weft_attribute_list *list;
+} thread_state;
+
+static void evt(thread_state *ts, const attrs *a, weft_record r)
+{
+    weft_record al;
+    int rc, kind;
+
+    if (ts->error)
+        return;
+    r.time = weft_time();
+    if (a) {
+        memset(&al, 0, sizeof al);
+        al.type = WEFT_REC_AttributeList;
+        al.u.AttributeList.numberOfAttributes = a->n;
+        al.u.AttributeList.attributes = a->ids;
+        al.u.AttributeList.types = a->types;
+        al.u.AttributeList.values = a->values;
+        r.attributes = &al;
+        for (uint32_t i = 0; i < a->n && !ts->error; i++) {
+            rc = weft_attribute_list_add(ts->list, a->ids[i], a->types[i],
+                                         a->values[i]);
+            if (rc < 0) {
+                ts->error = rc;
+                ts->failed = "weft_attribute_list_add";
+            }
+        }
+    }
+    if (ts->log)
+        json_record(ts->log, g_rank, ts->thread, &r);
+    rc = send_record(a ? ts->list : NULL, &r);
+    if (rc < 0 && !ts->error) {
+        ts->error = rc;
+        ts->failed = weft_rec_desc_of(r.type)->name;
+    }
+    if (rc == 0 && (kind = demo_kind(weft_rec_desc_of(r.type)->name)) >= 0)
+        ts->counts[kind]++;
+}
+
+#define EVT(a, Name, ...)                                                    \
+    evt(ts, a, (weft_record){ .type = WEFT_REC_##Name,                       \
+                              .u.Name = { __VA_ARGS__ } })
+
+/* Every attribute type, with boundary values and defined references. */
+static void attrs_full(attrs *a, uint32_t thread)
+{
+    memset(a, 0, sizeof *a);
+    for (unsigned t = OTF2_TYPE_UINT8; t <= OTF2_TYPE_LOCATION_GROUP; t++) {
+        OTF2_AttributeValue v;
+        memset(&v, 0, sizeof v);
+        switch (t) {
+        case OTF2_TYPE_UINT8: v.uint8 = UINT8_MAX; break;
+        case OTF2_TYPE_UINT16: v.uint16 = 0; break;
+        case OTF2_TYPE_UINT32: v.uint32 = UINT32_MAX; break;
+        case OTF2_TYPE_UINT64: v.uint64 = UINT64_MAX; break;
+        case OTF2_TYPE_INT8: v.int8 = INT8_MIN; break;
+        case OTF2_TYPE_INT16: v.int16 = -1; break;
+        case OTF2_TYPE_INT32: v.int32 = INT32_MAX; break;
+        case OTF2_TYPE_INT64: v.int64 = INT64_MIN; break;
+        case OTF2_TYPE_FLOAT: v.float32 = -1.5f; break;
+        case OTF2_TYPE_DOUBLE: v = av_bits(QNAN_BITS); break;
+        case OTF2_TYPE_STRING: v.stringRef = I.s_value; break;
+        case OTF2_TYPE_ATTRIBUTE: v.attributeRef = I.attr[t]; break;
+        case OTF2_TYPE_LOCATION: v.locationRef = loc_id(g_rank, thread); break;
+        case OTF2_TYPE_REGION: v.regionRef = I.r_long; break;
+        case OTF2_TYPE_GROUP: v.groupRef = I.g_locations; break;
+        case OTF2_TYPE_METRIC: v.metricRef = I.m_class; break;
+        case OTF2_TYPE_COMM: v.commRef = I.c_world; break;
+        case OTF2_TYPE_PARAMETER: v.parameterRef = I.p_uint; break;
+        case OTF2_TYPE_RMA_WIN: v.rmaWinRef = I.win; break;
+        case OTF2_TYPE_SOURCE_CODE_LOCATION:
+            v.sourceCodeLocationRef = I.scl; break;
+        case OTF2_TYPE_CALLING_CONTEXT: v.callingContextRef = I.cc; break;
+        case OTF2_TYPE_INTERRUPT_GENERATOR:
+            v.interruptGeneratorRef = I.ig; break;
+        case OTF2_TYPE_IO_FILE: v.ioFileRef = I.dir; break;
+        case OTF2_TYPE_IO_HANDLE: v.ioHandleRef = I.handle2; break;
+        case OTF2_TYPE_LOCATION_GROUP: v.locationGroupRef = g_rank; break;
+        }
+        a->ids[a->n] = I.attr[t];
+        a->types[a->n] = (OTF2_Type)t;
+        a->values[a->n++] = v;
+    }
+}
+
+/* Every attribute type again: zeros, a NaN float, undefined references. */
+static void attrs_other(attrs *a)
+{
+    attrs_full(a, 0);
+    for (uint32_t i = 0; i < a->n; i++) {
+        unsigned kind = weft_sel_kind(WEFT_SEL_TYPE, a->types[i]);
+        uint64_t v = 0;
+        if (kind != WEFT_REF_NONE)
+            v = weft_ref_kind_undefined(kind);
+        else if (a->types[i] == OTF2_TYPE_FLOAT)
+            v = FLOAT_NAN_BITS;
+        else if (a->types[i] == OTF2_TYPE_DOUBLE)
+            v = dbits(-1e300);
+        else if (a->types[i] == OTF2_TYPE_INT64)
+            v = (uint64_t)INT64_MAX;
+        a->values[i] = av_bits(v);
+    }
+}
+
+int demo_all_events(FILE *log, uint64_t *counts, const char **failed)
+{
+    thread_state state = { log, counts, weft_location_index(), 0, NULL, NULL };
+    thread_state *ts = &state;
+    attrs full, other;
+    OTF2_StringRef args[3] = { I.s_arg, I.s_long, I.s_value };
+    OTF2_Type mtypes[3] = { OTF2_TYPE_UINT64, OTF2_TYPE_INT64,
+                            OTF2_TYPE_DOUBLE };
+    OTF2_MetricValue mvalues[3] = { { .unsigned_int = UINT64_MAX },
+                                    { .signed_int = INT64_MIN },
+                                    { .unsigned_int = QNAN_BITS } };
+    OTF2_MetricValue mzero[1] = { { .unsigned_int = 0 } };
+    uint32_t t = ts->thread;
+    uint32_t peer = (g_rank + 1) % g_size;
+
+    ts->list = weft_attribute_list_new();
+    if (!ts->list) {
+        *failed = "weft_attribute_list_new";
+        return WEFT_ENOMEM;
+    }
+    attrs_full(&full, t);
+    attrs_other(&other);
+
+    EVT(&full, ProgramBegin, .programName = I.s_value,
+        .numberOfArguments = 3, .programArguments = args);
+    EVT(NULL, MeasurementOnOff, .measurementMode = OTF2_MEASUREMENT_ON);
+    EVT(&full, Enter, .region = I.r_main);
+    EVT(NULL, Enter, .region = I.r_compute);
+    EVT(&other, Metric, .metric = I.m_class, .numberOfMetrics = 3,
+        .typeIDs = mtypes, .metricValues = mvalues);
+    EVT(NULL, Metric, .metric = I.m_inst, .numberOfMetrics = 1,
+        .typeIDs = mtypes, .metricValues = mzero);
+    EVT(NULL, Leave, .region = I.r_compute);
+    EVT(NULL, Enter, .region = OTF2_UNDEFINED_REGION);
+    EVT(NULL, Leave, .region = OTF2_UNDEFINED_REGION);
+
+    EVT(&other, MpiSend, .receiver = peer, .communicator = I.c_world,
+        .msgTag = UINT32_MAX, .msgLength = UINT64_MAX);
+    EVT(NULL, MpiIsend, .receiver = 0, .communicator = I.c_world,
+        .msgTag = 0, .msgLength = 0, .requestID = UINT64_MAX);
+    EVT(NULL, MpiIsendComplete, .requestID = UINT64_MAX);
+    EVT(NULL, MpiIrecvRequest, .requestID = 0);
+    EVT(NULL, MpiRecv, .sender = peer, .communicator = I.c_world,
+        .msgTag = UINT32_MAX, .msgLength = 1);
+    EVT(NULL, MpiIrecv, .sender = UINT32_MAX, .communicator = I.c_self,
+        .msgTag = 7, .msgLength = UINT64_MAX, .requestID = 0);
+    EVT(NULL, MpiRequestTest, .requestID = 1);
+    EVT(NULL, MpiRequestCancelled, .requestID = 2);
+    EVT(NULL, MpiCollectiveBegin);
+    EVT(&full, MpiCollectiveEnd,
+        .collectiveOp = OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE,
+        .communicator = I.c_world, .root = OTF2_COLLECTIVE_ROOT_NONE,
+        .sizeSent = UINT64_MAX, .sizeReceived = 0);
+    EVT(NULL, ParameterString, .parameter = I.p_string, .string = I.s_value);
+    EVT(NULL, ParameterInt, .parameter = I.p_int, .value = INT64_MIN);
+    EVT(NULL, ParameterInt, .parameter = I.p_int, .value = INT64_MAX);
+    EVT(NULL, ParameterUnsignedInt, .parameter = I.p_uint,
+        .value = UINT64_MAX);
+
+    EVT(NULL, RmaWinCreate, .win = I.win);
+    EVT(NULL, RmaCollectiveBegin);
+    EVT(NULL, RmaCollectiveEnd, .collectiveOp = OTF2_COLLECTIVE_OP_BARRIER,
+        .syncLevel = OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY,
+        .win = I.win, .root = 0, .bytesSent = UINT64_MAX,
+        .bytesReceived = 0);
+    EVT(NULL, RmaGroupSync, .syncLevel = OTF2_RMA_SYNC_LEVEL_NONE,
+        .win = I.win, .group = I.g_comm_locations);
+    EVT(NULL, RmaRequestLock, .win = I.win, .remote = UINT32_MAX,
+        .lockId = UINT64_MAX, .lockType = OTF2_LOCK_SHARED);
+    EVT(NULL, RmaAcquireLock, .win = I.win, .remote = peer, .lockId = 0,
+        .lockType = OTF2_LOCK_EXCLUSIVE);
+    EVT(NULL, RmaTryLock, .win = I.win, .remote = 0, .lockId = 1,
+        .lockType = OTF2_LOCK_SHARED);
+    EVT(NULL, RmaReleaseLock, .win = I.win, .remote = peer, .lockId = 0);
+    EVT(NULL, RmaSync, .win = I.win, .remote = peer,
+        .syncType = OTF2_RMA_SYNC_TYPE_NOTIFY_OUT);
+    EVT(NULL, RmaWaitChange, .win = I.win);
+    EVT(NULL, RmaPut, .win = I.win, .remote = peer, .bytes = UINT64_MAX,
+        .matchingId = 0);
+    EVT(NULL, RmaGet, .win = I.win, .remote = 0, .bytes = 0,
+        .matchingId = UINT64_MAX);
+    EVT(NULL, RmaAtomic, .win = I.win, .remote = peer,
+        .type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE,
+        .bytesSent = 8, .bytesReceived = UINT64_MAX, .matchingId = 3);
+    EVT(NULL, RmaOpCompleteBlocking, .win = I.win, .matchingId = 0);
+    EVT(NULL, RmaOpCompleteNonBlocking, .win = I.win,
+        .matchingId = UINT64_MAX);
+    EVT(NULL, RmaOpTest, .win = I.win, .matchingId = 3);
+    EVT(NULL, RmaOpCompleteRemote, .win = I.win, .matchingId = 3);
+    EVT(NULL, RmaWinDestroy, .win = I.win);
+
+    EVT(NULL, ThreadFork, .model = OTF2_PARADIGM_OPENMP,
+        .numberOfRequestedThreads = UINT32_MAX);
+    EVT(NULL, ThreadTeamBegin, .threadTeam = I.c_team);
+    EVT(NULL, ThreadAcquireLock, .model = OTF2_PARADIGM_OPENMP, .lockID = 0,
+        .acquisitionOrder = UINT32_MAX);
+    EVT(NULL, ThreadReleaseLock, .model = OTF2_PARADIGM_KOKKOS,
+        .lockID = UINT32_MAX, .acquisitionOrder = 0);
+    EVT(NULL, ThreadTaskCreate, .threadTeam = I.c_team, .creatingThread = t,
+        .generationNumber = UINT32_MAX);
+    EVT(NULL, ThreadTaskSwitch, .threadTeam = I.c_team, .creatingThread = t,
+        .generationNumber = 0);
+    EVT(NULL, ThreadTaskComplete, .threadTeam = I.c_team,
+        .creatingThread = UINT32_MAX, .generationNumber = 1);
+    EVT(NULL, ThreadTeamEnd, .threadTeam = I.c_team);
+    EVT(NULL, ThreadJoin, .model = OTF2_PARADIGM_OPENMP);
+    EVT(NULL, ThreadCreate, .threadContingent = I.c_team,
+        .sequenceCount = UINT64_MAX);
+    EVT(NULL, ThreadBegin, .threadContingent = I.c_team, .sequenceCount = 0);
+    EVT(NULL, ThreadWait, .threadContingent = I.c_team, .sequenceCount = 1);
+    EVT(NULL, ThreadEnd, .threadContingent = I.c_team,
+        .sequenceCount = UINT64_MAX);
+
+    EVT(NULL, CallingContextEnter, .callingContext = I.cc,
+        .unwindDistance = UINT32_MAX);
+    EVT(&full, CallingContextSample, .callingContext = I.cc,
+        .unwindDistance = 0, .interruptGenerator = I.ig);
+    EVT(NULL, CallingContextLeave, .callingContext = I.cc);
+
+    EVT(NULL, IoCreateHandle, .handle = I.handle,
+        .mode = OTF2_IO_ACCESS_MODE_SEARCH_ONLY,
+        .creationFlags = (OTF2_IO_CREATION_FLAG_UNIQUE << 1) - 1,
+        .statusFlags = (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1);
+    EVT(NULL, IoDuplicateHandle, .oldHandle = I.handle,
+        .newHandle = I.handle2, .statusFlags = OTF2_IO_STATUS_FLAG_NONE);
+    EVT(NULL, IoSeek, .handle = I.handle, .offsetRequest = INT64_MIN,
+        .whence = OTF2_IO_SEEK_HOLE, .offsetResult = UINT64_MAX);
+    EVT(NULL, IoChangeStatusFlags, .handle = I.handle2,
+        .statusFlags = OTF2_IO_STATUS_FLAG_APPEND);
+    EVT(NULL, IoOperationBegin, .handle = I.handle,
+        .mode = OTF2_IO_OPERATION_MODE_FLUSH,
+        .operationFlags = OTF2_IO_OPERATION_FLAG_NON_BLOCKING |
+                          OTF2_IO_OPERATION_FLAG_COLLECTIVE,
+        .bytesRequest = UINT64_MAX, .matchingId = 5);
+    EVT(NULL, IoOperationTest, .handle = I.handle, .matchingId = 5);
+    EVT(NULL, IoOperationIssued, .handle = I.handle, .matchingId = 5);
+    EVT(NULL, IoOperationComplete, .handle = I.handle, .bytesResult = 0,
+        .matchingId = 5);
+    EVT(NULL, IoOperationCancelled, .handle = I.handle,
+        .matchingId = UINT64_MAX);
+    EVT(NULL, IoAcquireLock, .handle = I.handle,
+        .lockType = OTF2_LOCK_EXCLUSIVE);
+    EVT(NULL, IoTryLock, .handle = I.handle, .lockType = OTF2_LOCK_SHARED);
+    EVT(NULL, IoReleaseLock, .handle = I.handle,
+        .lockType = OTF2_LOCK_EXCLUSIVE);
+    EVT(NULL, IoDestroyHandle, .handle = I.handle2);
+    EVT(NULL, IoDeleteFile, .ioParadigm = I.io_posix, .file = I.file);
+
+    EVT(NULL, NonBlockingCollectiveRequest, .requestID = UINT64_MAX);
+    EVT(NULL, NonBlockingCollectiveComplete,
+        .collectiveOp = OTF2_COLLECTIVE_OP_ALLREDUCE,
+        .communicator = I.c_world, .root = OTF2_COLLECTIVE_ROOT_SELF,
+        .sizeSent = 0, .sizeReceived = UINT64_MAX, .requestID = UINT64_MAX);
+    EVT(NULL, CommCreate, .communicator = I.c_self);
+    EVT(NULL, CommDestroy, .communicator = I.c_self);
+
+    EVT(NULL, OmpFork, .numberOfRequestedThreads = UINT32_MAX);
+    EVT(NULL, OmpAcquireLock, .lockID = 0, .acquisitionOrder = UINT32_MAX);
+    EVT(NULL, OmpReleaseLock, .lockID = UINT32_MAX, .acquisitionOrder = 0);
+    EVT(NULL, OmpTaskCreate, .taskID = UINT64_MAX);
+    EVT(NULL, OmpTaskSwitch, .taskID = 0);
+    EVT(NULL, OmpTaskComplete, .taskID = UINT64_MAX);
+    EVT(NULL, OmpJoin);
+
+    EVT(NULL, BufferFlush, .stopTime = weft_time());
+    EVT(&other, Leave, .region = I.r_main);
+    EVT(NULL, MeasurementOnOff, .measurementMode = OTF2_MEASUREMENT_OFF);
+    EVT(NULL, ProgramEnd, .exitStatus = INT64_MIN);
+
+    weft_attribute_list_free(ts->list);
+    *failed = ts->failed;
+    return ts->error;
+}
