@@ -26,8 +26,10 @@ def main():
         return 2
     anchor, report_path = sys.argv[1], sys.argv[2]
     regions = []
-    if len(sys.argv) > 4 and sys.argv[3] == "--regions":
-        regions = [r for r in sys.argv[4].split(",") if r]
+    expect_gaps = "--expect-gaps" in sys.argv[3:]
+    args = [a for a in sys.argv[3:] if a != "--expect-gaps"]
+    if len(args) > 1 and args[0] == "--regions":
+        regions = [r for r in args[1].split(",") if r]
     with open(report_path) as f:
         expected = json.load(f)
 
@@ -36,6 +38,7 @@ def main():
     last_time = {}
     first_time = {}
     stacks = collections.defaultdict(list)
+    modes = collections.defaultdict(list)  # MeasurementOnOff: True = ON
     # Where records were dropped, Enter/Leave need not nest.
     gappy = {key for key, kinds in expected.items() if kinds.get("dropped")}
     with otf2.reader.open(anchor) as trace:
@@ -66,6 +69,12 @@ def main():
                                 % (key, event.time))
             last_time[key] = event.time
             first_time.setdefault(key, event.time)
+            if kind == "MeasurementOnOff":
+                on = event.measurement_mode == otf2.MeasurementMode.ON
+                if on != (len(modes[key]) % 2 == 1):
+                    problems.append("location %s: MeasurementOnOff %s out of "
+                                    "turn" % (key, "ON" if on else "OFF"))
+                modes[key].append(on)
             if key in gappy:
                 pass
             elif kind == "Enter":
@@ -93,6 +102,13 @@ def main():
                 problems.append("location %s: numberOfEvents is %d but %d "
                                 "events were read" % (key, loc.number_of_events,
                                                       total))
+    for key, m in modes.items():
+        if len(m) % 2:
+            problems.append("location %s: a MeasurementOnOff OFF without ON"
+                            % key)
+    if expect_gaps and gappy and not any(modes.values()):
+        problems.append("records were dropped but no MeasurementOnOff marks "
+                        "a gap")
     for key, stack in stacks.items():
         if stack:
             problems.append("location %s: regions left open: %s" % (key, stack))
