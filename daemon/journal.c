@@ -306,6 +306,24 @@ int weft_journal_open(const char *path, weft_journal **out,
         if (rc < 0)
             goto out;
     }
+    if (good < (uint64_t)st.st_size && good >= MAGIC_LEN &&
+        (uint64_t)st.st_size - good >= WEFT_JOURNAL_HEADER) {
+        /* A torn tail is an entry cut short by a crash: it runs to the end
+         * of the file. A bad entry with data after it is damage in the
+         * middle; what follows was acknowledged, so nothing is cut. */
+        uint8_t hdr[4];
+        uint64_t len;
+        if (pread(j->fd, hdr, sizeof hdr, (off_t)good) != (ssize_t)sizeof hdr) {
+            rc = WEFT_EIO;
+            goto out;
+        }
+        len = (uint64_t)hdr[0] | (uint64_t)hdr[1] << 8 |
+              (uint64_t)hdr[2] << 16 | (uint64_t)hdr[3] << 24;
+        if (good + WEFT_JOURNAL_HEADER + len < (uint64_t)st.st_size) {
+            rc = WEFT_ECORRUPT;
+            goto out;
+        }
+    }
     if (good < (uint64_t)st.st_size) {
         if (ftruncate(j->fd, (off_t)good) < 0) {
             rc = WEFT_EIO;

@@ -45,8 +45,10 @@ typedef struct weft_journal_entry {
 typedef struct weft_journal weft_journal;
 
 /* Opens the journal at path for appending, creating it if missing. An
- * existing file is scanned and a torn tail is cut (*cut_bytes, may be
- * NULL, says how much). Returns 0 or a WEFT_E* code. */
+ * existing file is scanned and a torn tail (a last entry cut short) is cut
+ * (*cut_bytes, may be NULL, says how much). A bad entry followed by more
+ * data is damage, not a torn tail: the file is left alone and the result
+ * is WEFT_ECORRUPT. Returns 0 or a WEFT_E* code. */
 int weft_journal_open(const char *path, weft_journal **out,
                       uint64_t *cut_bytes);
 /* Appends one entry with write(2). 0, or WEFT_EIO with errno kept. */

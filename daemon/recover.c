@@ -173,17 +173,23 @@ static void recover_trace(weft_daemon *d, const char *tdir, const char *key)
         uint32_t rank;
         uint64_t cut = 0;
         weft_journal *j = NULL;
+        int rc;
         if (!is_journal(de->d_name, &rank))
             continue;
         if (asprintf(&path, "%s/%s", tdir, de->d_name) < 0)
             break;
         /* Cut a torn tail before replaying. */
-        if (weft_journal_open(path, &j, &cut) == 0) {
+        rc = weft_journal_open(path, &j, &cut);
+        if (rc == 0) {
             weft_journal_close(j);
             if (cut)
                 weft_dlog(d, WEFT_LOG_WARNING, "recovery: %s: cut %" PRIu64
                           " bytes of a torn tail (never acknowledged)", path,
                           cut);
+        } else if (rc == WEFT_ECORRUPT) {
+            weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s: a corrupt entry with "
+                      "acknowledged data after it; the file is kept as it is",
+                      path);
         }
         if (!t) {
             t = weft_trace_restore(d, key, tdir, key_time(key), err,

@@ -492,8 +492,8 @@ oom:
 
 /* Adds the member of h's rank to t with its journal open for appending
  * (an existing journal is kept: a restart resumes it). */
-static int member_new(weft_trace *t, const Weft__Hello *h, weft_member **out,
-                      char *err, size_t errlen)
+static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
+                      weft_member **out, char *err, size_t errlen)
 {
     weft_member *m = calloc(1, sizeof *m);
     char name[32], *path;
@@ -509,6 +509,12 @@ static int member_new(weft_trace *t, const Weft__Hello *h, weft_member **out,
     snprintf(name, sizeof name, "rank-%u.wj", h->rank);
     path = path_join(t->dir, name);
     rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
+    if (rc == WEFT_ECORRUPT && restoring) {
+        /* Acknowledged data lies beyond the damage: keep the file as it
+         * is for conversion to report, and let nobody append to it. */
+        m->damaged = 1;
+        rc = 0;
+    }
     if (rc < 0) {
         fail(err, errlen, rc, "cannot open journal %s: %s",
              path ? path : name, rc == WEFT_EIO ? strerror(errno)
@@ -551,13 +557,17 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         if (m->said_goodbye)
             return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
                         "already finished", h->rank, t->name);
+        if (m->damaged)
+            return fail(err, errlen, WEFT_ECORRUPT, "the journal of rank %u "
+                        "of trace '%s' is damaged; the trace cannot go on",
+                        h->rank, t->name);
         /* The same member coming back: resume where the journal is. */
         t->connected++;
         t->idle_since = 0;
         *out = m;
         return 0;
     }
-    rc = member_new(t, h, &m, err, errlen);
+    rc = member_new(t, h, 0, &m, err, errlen);
     if (rc < 0) {
         /* A trace this Hello just made has nobody connected: let the
          * grace period reclaim it rather than keep it recording. */
@@ -613,12 +623,13 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     if (t->members[h->rank])
         return fail(err, errlen, WEFT_ECORRUPT, "a second journal for rank "
                     "%u", h->rank);
-    return member_new(t, h, out, err, errlen);
+    return member_new(t, h, 1, out, err, errlen);
 }
 
 void weft_trace_restored(weft_trace *t)
 {
     weft_daemon *d = t->d;
+    unsigned damaged = 0;
 
     if (t->joined == 0) {
         /* Nothing readable: keep the files for inspection, forget it. */
@@ -626,10 +637,20 @@ void weft_trace_restored(weft_trace *t)
         trace_free(t);
         return;
     }
-    for (uint32_t r = 0; r < t->size; r++)
+    for (uint32_t r = 0; r < t->size; r++) {
         if (t->members[r] && t->members[r]->said_goodbye)
             t->goodbyes++;
+        if (t->members[r] && t->members[r]->damaged)
+            damaged++;
+    }
     queue_begin(t); /* in case weftd died before the row was written */
+    if (damaged) {
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s': %u member journals are "
+                  "damaged in the middle (not a torn tail); converting now, "
+                  "the catalog will say where", t->name, damaged);
+        start_conversion(t);
+        return;
+    }
     if (t->goodbyes == t->size) {
         start_conversion(t);
         return;

@@ -75,6 +75,8 @@ typedef struct weft_member {
     weft_ackq waiting;
     weft_ackq syncing;
     int sync_running;             /* an fdatasync job is in flight */
+    int damaged;                  /* journal corrupt in the middle: kept as
+                                     it is, journal NULL, cannot rejoin */
 } weft_member;
 
 typedef struct weft_trace {

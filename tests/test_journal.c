@@ -212,15 +212,31 @@ static void test_flipped_byte(void **state)
     assert_int_equal(read_all(f->path, &off), 2);
     assert_int_equal(off, end_of(2));
     assert_true(off < file_size(f->path));
-    assert_int_equal(weft_journal_open(f->path, &j, &cut), 0);
-    assert_int_equal(cut, end_of(5) - end_of(2));
-    weft_journal_close(j);
-    assert_int_equal(file_size(f->path), end_of(2));
+    /* Damage with acknowledged entries after it is not a torn tail: the
+     * file is not cut, opening it for appending says it is corrupt. */
+    assert_int_equal(weft_journal_open(f->path, &j, &cut), WEFT_ECORRUPT);
+    assert_null(j);
+    assert_int_equal(file_size(f->path), end_of(5));
 
     /* A header byte (location) of entry 1 is covered by the crc too. */
     patch_byte(f->path, end_of(1) + 8, 0x01);
     assert_int_equal(read_all(f->path, &off), 1);
     assert_int_equal(off, end_of(1));
+}
+
+/* A bad last entry cannot be told from one cut short: it is cut. */
+static void test_flipped_byte_in_last_entry(void **state)
+{
+    fixture *f = *state;
+    weft_journal *j = NULL;
+    uint64_t cut = 0;
+
+    append_n(f->path, 0, 3);
+    patch_byte(f->path, end_of(2) + WEFT_JOURNAL_HEADER + 1, 0x40);
+    assert_int_equal(weft_journal_open(f->path, &j, &cut), 0);
+    assert_int_equal(cut, end_of(3) - end_of(2));
+    weft_journal_close(j);
+    assert_int_equal(file_size(f->path), end_of(2));
 }
 
 static void test_reserved_bytes(void **state)
@@ -393,6 +409,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flipped_byte_in_last_entry,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserved_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_magic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_half_magic, setup, teardown),
