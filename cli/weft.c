@@ -2,6 +2,10 @@
  *
  *   weft [--catalog FILE] list [--json]
  *   weft [--catalog FILE] show TRACE [--json]
+ *   weft [--catalog FILE] verify TRACE          (verify.c)
+ *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
+ *                                               (export.c)
+ *   weft [--catalog FILE] rm TRACE... [--force]
  *
  * Subcommands are entries of `commands` (name, function, synopsis, help);
  * a new one is a function plus one entry. The catalog is opened read-only
@@ -15,18 +19,22 @@
  * because JSON strings must be Unicode.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <jansson.h>
 
 #include "catalog.h"
+#include "cli.h"
 #include "config.h"
 #include "weft_errors.h"
 
@@ -34,19 +42,11 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
-
 /* Options a command accepts besides --help and --catalog. */
 #define OPT_JSON 1u
-
-/* What a command runs with. */
-typedef struct cli {
-    const char *catalog_path;
-    weft_catalog *catalog;   /* open read-only, when the command needs it */
-    int json;
-    char **args;             /* positional arguments of the command */
-    int nargs;
-} cli;
+#define OPT_FORMAT 2u   /* --format VALUE */
+#define OPT_OUTPUT 4u   /* -o FILE, --output FILE */
+#define OPT_FORCE 8u    /* --force */
 
 typedef struct command {
     const char *name;
@@ -216,6 +216,53 @@ static char *escape(const char *s)
         p++;
     }
     return sb_take(&b);
+}
+
+/* ---- shared with verify.c and export.c (cli.h) ---------------------------- */
+
+int weft__cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("weft: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_FAIL;
+}
+
+int weft__cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "weft %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'weft %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+char *weft__cli_escape(const char *s)
+{
+    return escape(s);
+}
+
+int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
+{
+    int rc = weft_catalog_find(c->catalog, what, row);
+
+    if (rc == WEFT_ENOTFOUND) {
+        char *w = escape(what), *path = escape(c->catalog_path);
+        fail("no trace '%s' in %s", w, path);
+        free(w);
+        free(path);
+        return EXIT_FAIL;
+    }
+    if (rc < 0)
+        return fail("%s", weft_catalog_errmsg(c->catalog));
+    return EXIT_OK;
 }
 
 /* Columns s takes on a terminal (code points; wide characters count 1). */
@@ -756,6 +803,194 @@ out:
     return status;
 }
 
+/* ---- rm ---------------------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT) {
+        char *p = escape(path);
+        fail("cannot remove %s: %s", p, strerror(errno));
+        free(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* The spools whose traces rm may remove, as real paths (malloc'd): the
+ * directory of the catalog (its default place is SPOOL/catalog.db) and,
+ * when no --catalog was given, the configured spool. Returns how many. */
+static size_t rm_spools(const cli *c, char *spools[2])
+{
+    const char *slash = strrchr(c->catalog_path, '/');
+    char *dir = NULL;
+    size_t n = 0;
+
+    if (!slash)
+        dir = xstrdup(".");
+    else if (asprintf(&dir, "%.*s", (int)(slash - c->catalog_path + (slash ==
+                      c->catalog_path)), c->catalog_path) < 0)
+        dir = NULL;
+    if (dir && (spools[n] = realpath(dir, NULL)) != NULL)
+        n++;
+    free(dir);
+    if (!c->catalog_given) {
+        weft_config cfg;
+        char err[512];
+        weft_config_init(&cfg);
+        if (weft_config_load_file(&cfg, weft_config_default_path(), 1, err,
+                                  sizeof err) == 0 &&
+            weft_config_finish(&cfg, err, sizeof err) == 0 && cfg.spool &&
+            (spools[n] = realpath(cfg.spool, NULL)) != NULL)
+            n++;
+        weft_config_free(&cfg);
+    }
+    return n;
+}
+
+/* The trace directory (SPOOL/traces/KEY, the parent of the archive) of
+ * row as a real path, checked to be in one of the spools. Returns 0 and
+ * sets *dir (malloc'd; NULL when nothing of the trace is on disk), or
+ * EXIT_FAIL after saying why. */
+static int rm_trace_dir(const weft_trace_row *row, char **spools,
+                        size_t nspools, char **dir)
+{
+    const char *path = row->path;
+    char *real = NULL, *parent = NULL, *slash, *want = NULL;
+    int status = EXIT_FAIL;
+
+    *dir = NULL;
+    real = realpath(path, NULL);
+    if (real) {
+        slash = strrchr(real, '/');
+        if (!slash || strcmp(slash + 1, "archive") != 0)
+            goto outside;
+        *slash = 0;
+    } else if (errno == ENOENT) {
+        /* No archive yet (or any more): its parent may still be there. */
+        parent = xstrdup(path);
+        slash = strrchr(parent, '/');
+        if (!slash || strcmp(slash + 1, "archive") != 0)
+            goto outside;
+        *slash = 0;
+        real = realpath(*parent ? parent : "/", NULL);
+        if (!real && errno == ENOENT) {
+            status = EXIT_OK;     /* nothing on disk to remove */
+            goto out;
+        }
+    }
+    if (!real) {
+        char *p = escape(path);
+        fail("trace '%s': cannot resolve %s: %s", row->key, p,
+             strerror(errno));
+        free(p);
+        goto out;
+    }
+    if (!row->key || !*row->key || strchr(row->key, '/') ||
+        strcmp(row->key, ".") == 0 || strcmp(row->key, "..") == 0)
+        goto outside;
+    for (size_t i = 0; i < nspools; i++) {
+        free(want);
+        if (asprintf(&want, "%s/traces/%s", spools[i], row->key) < 0) {
+            want = NULL;
+            fail("out of memory");
+            goto out;
+        }
+        if (strcmp(real, want) == 0) {
+            *dir = real;
+            real = NULL;
+            status = EXIT_OK;
+            goto out;
+        }
+    }
+outside: {
+        char *p = escape(path), *k = escape(row->key);
+        if (nspools)
+            fail("trace '%s': archive %s is not %s/traces/%s; not removing "
+                 "anything outside the spool", k, p, spools[0], k);
+        else
+            fail("trace '%s': no spool directory found (the catalog's "
+                 "directory does not resolve); not removing %s", k, p);
+        free(p);
+        free(k);
+    }
+out:
+    free(want);
+    free(parent);
+    free(real);
+    return status;
+}
+
+static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
+{
+    weft_trace_row row;
+    char *dir = NULL, *name = NULL;
+    int status = EXIT_FAIL, rc;
+
+    if (weft__cli_find(c, what, &row) != EXIT_OK)
+        return EXIT_FAIL;
+    name = escape(what);
+    if (!c->force && (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
+                      strcmp(row.state, WEFT_STATE_CONVERTING) == 0)) {
+        fail("trace '%s' is %s; not removed (--force removes it anyway)",
+             name, row.state);
+        goto out;
+    }
+    if (row.path && *row.path &&
+        rm_trace_dir(&row, spools, nspools, &dir) != EXIT_OK)
+        goto out;
+    if (dir && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+        char *d = escape(dir);
+        fail("trace '%s': removing %s failed%s%s; the catalog row is kept",
+             name, d, errno ? ": " : "", errno ? strerror(errno) : "");
+        free(d);
+        goto out;
+    }
+    rc = weft_catalog_trace_delete(c->catalog, row.id);
+    if (rc < 0) {
+        fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
+    }
+    printf("removed trace '%s' (#%" PRId64 ")%s%s\n", name, row.id,
+           dir ? " and " : "", dir ? dir : "");
+    status = EXIT_OK;
+out:
+    free(dir);
+    free(name);
+    weft_catalog_trace_free(&row);
+    return status;
+}
+
+static int cmd_rm(cli *c)
+{
+    char *spools[2] = { NULL, NULL };
+    char *msg = NULL;
+    struct stat st;
+    size_t nspools;
+    int status = EXIT_OK, rc;
+
+    if (stat(c->catalog_path, &st) != 0)
+        return fail("no catalog at %s (has weftd run with this "
+                    "configuration?)", c->catalog_path);
+    rc = weft_catalog_open(c->catalog_path, 0, &c->catalog, &msg);
+    if (rc < 0) {
+        fail("%s", msg ? msg : weft_strerror(rc));
+        free(msg);
+        return EXIT_FAIL;
+    }
+    free(msg);
+    nspools = rm_spools(c, spools);
+    for (int i = 0; i < c->nargs; i++)
+        if (rm_one(c, spools, nspools, c->args[i]) != EXIT_OK)
+            status = EXIT_FAIL;
+    free(spools[0]);
+    free(spools[1]);
+    return status;
+}
+
 /* ---- the command table ---------------------------------------------------- */
 
 static const command commands[] = {
@@ -780,6 +1015,34 @@ static const command commands[] = {
       "1 when weftd is not running.\n"
       "\n"
       "  --json   print the status object weftd writes\n" },
+    { "verify", weft__cmd_verify, 0, 1, 1, 1, "TRACE",
+      "check an archive against the catalog",
+      "Read the archive back with libotf2 and compare it with the catalog:\n"
+      "the locations, each location's numberOfEvents and the events its\n"
+      "file really holds, the total, the clock and the time range. Prints\n"
+      "each difference and exits 1, or prints one OK line and exits 0.\n" },
+    { "export", weft__cmd_export, OPT_FORMAT | OPT_OUTPUT, 1, 1, 2,
+      "TRACE --format F -o FILE",
+      "convert an archive for other viewers",
+      "Convert the archive to another format, streaming (FILE '-' is\n"
+      "standard output):\n"
+      "\n"
+      "  --format chrome-json  Trace Event JSON for Perfetto UI and\n"
+      "                        chrome://tracing: a process per rank, a\n"
+      "                        thread per location, B/E slices per region,\n"
+      "                        C counters per metric\n"
+      "  -o, --output FILE     where to write it\n"
+      "\n"
+      "Progress goes to stderr when it is a terminal.\n" },
+    { "rm", cmd_rm, OPT_FORCE, 1, INT_MAX, 2, "TRACE... [--force]",
+      "remove traces: archive and catalog rows",
+      "Remove each trace's directory in the spool (SPOOL/traces/KEY, with\n"
+      "its archive) and its catalog rows. Refuses a trace that is still\n"
+      "recording or converting, and any archive path that does not resolve\n"
+      "into the spool's traces/ directory (the catalog's directory, or the\n"
+      "configured spool when --catalog is not given).\n"
+      "\n"
+      "  --force  remove a recording or converting trace too\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -857,6 +1120,13 @@ static char *resolve_catalog(const char *opt)
         path = xstrdup(cfg.catalog);
     weft_config_free(&cfg);
     return path;
+}
+
+static int open_catalog(cli *c);
+
+int weft__cli_open_catalog(cli *c)
+{
+    return open_catalog(c);
 }
 
 static int open_catalog(cli *c)
@@ -939,6 +1209,21 @@ int main(int argc, char **argv)
             want_help = 1;
         } else if ((cmd->opts & OPT_JSON) && strcmp(a, "--json") == 0) {
             c.json = 1;
+        } else if ((cmd->opts & OPT_FORCE) && strcmp(a, "--force") == 0) {
+            c.force = 1;
+        } else if ((cmd->opts & OPT_FORMAT) &&
+                   opt_value(argv, argc, &i, "--format", &c.format)) {
+            if (!c.format || !*c.format) {
+                status = usage_error(cmd, "--format needs a VALUE");
+                goto out;
+            }
+        } else if ((cmd->opts & OPT_OUTPUT) &&
+                   (opt_value(argv, argc, &i, "--output", &c.output) ||
+                    opt_value(argv, argc, &i, "-o", &c.output))) {
+            if (!c.output || !*c.output) {
+                status = usage_error(cmd, "%s needs a FILE", a);
+                goto out;
+            }
         } else if (opt_value(argv, argc, &i, "--catalog", &catalog_opt)) {
             if (!catalog_opt || !*catalog_opt) {
                 status = usage_error(cmd, "--catalog needs a FILE");
@@ -972,6 +1257,7 @@ int main(int argc, char **argv)
             goto out;
         }
         c.catalog_path = catalog_path;
+        c.catalog_given = catalog_opt != NULL;
         status = cmd->needs_catalog == 1 ? open_catalog(&c) : EXIT_OK;
         if (status != EXIT_OK)
             goto out;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <jansson.h>
 #include <systemd/sd-daemon.h>
@@ -318,6 +319,30 @@ static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
     return 0;
 }
 
+/* Socket activation: takes the listening sockets systemd passed (see
+ * systemd/weftd.socket); weft_server_start then binds nothing. 0 when
+ * none were passed or all were taken, -1 on an error (logged). */
+static int adopt_sockets(weft_daemon *d)
+{
+    int n = sd_listen_fds(0);
+
+    if (n < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "socket activation: %s", strerror(-n));
+        return -1;
+    }
+    for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+        int is_unix = sd_is_socket(fd, AF_UNIX, SOCK_STREAM, 1) > 0;
+        if (!is_unix && sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
+            weft_dlog(d, WEFT_LOG_ERROR, "socket activation: fd %d is not "
+                      "a listening stream socket", fd);
+            return -1;
+        }
+        if (weft_server_adopt(d, fd, is_unix) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Creates the spool and checks that the catalog opens, so that a bad
  * setup fails at start with a clear message. */
 static int prepare_storage(weft_daemon *d)
@@ -362,7 +387,8 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     }
     d.loop = uv_default_loop();
-    if (prepare_storage(&d) < 0 || weft_server_start(&d) < 0) {
+    if (prepare_storage(&d) < 0 || adopt_sockets(&d) < 0 ||
+        weft_server_start(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
         uv_loop_close(d.loop);

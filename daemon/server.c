@@ -319,13 +319,14 @@ static int write_address_file(weft_daemon *d, const char *addr)
     return 0;
 }
 
+static int tcp_listening(weft_daemon *d, const char *how);
+
 static int start_tcp(weft_daemon *d)
 {
     const char *listen = d->cfg.listen;
     const char *colon = strrchr(listen, ':');
-    char host[256], bound[300];
+    char host[256];
     struct sockaddr_storage ss;
-    int namelen = sizeof ss;
     char *end;
     long port;
     int rc;
@@ -360,6 +361,18 @@ static int start_tcp(weft_daemon *d)
                   uv_strerror(rc));
         return WEFT_EIO;
     }
+    return tcp_listening(d, "");
+}
+
+/* Logs the address the TCP listener has, keeps it in d->bound and writes
+ * the address file. how says where the socket came from. */
+static int tcp_listening(weft_daemon *d, const char *how)
+{
+    struct sockaddr_storage ss;
+    int namelen = sizeof ss;
+    char bound[300];
+
+    memset(&ss, 0, sizeof ss);
     uv_tcp_getsockname(&d->tcp, (struct sockaddr *)&ss, &namelen);
     if (ss.ss_family == AF_INET6) {
         char name[64];
@@ -372,7 +385,7 @@ static int start_tcp(weft_daemon *d)
         snprintf(bound, sizeof bound, "%s:%d", name,
                  ntohs(((struct sockaddr_in *)&ss)->sin_port));
     }
-    weft_dlog(d, WEFT_LOG_INFO, "listening on %s", bound);
+    weft_dlog(d, WEFT_LOG_INFO, "listening on %s%s", bound, how);
     snprintf(d->bound, sizeof d->bound, "%s", bound);
     if (d->cfg.address_file)
         return write_address_file(d, bound);
@@ -422,11 +435,64 @@ static void ignore_sigpipe(void)
     sigaction(SIGPIPE, &sa, NULL);
 }
 
+int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
+{
+    int rc;
+
+    assert(fd >= 0);
+    if (is_unix ? d->have_unix : d->have_tcp) {
+        weft_dlog(d, WEFT_LOG_WARNING, "socket activation: fd %d is a second "
+                  "%s socket; weftd listens on one of each, closing it", fd,
+                  is_unix ? "Unix" : "TCP");
+        close(fd);
+        return 0;
+    }
+    if (is_unix) {
+        char path[4096];
+        size_t len = sizeof path;
+        uv_pipe_init(d->loop, &d->unix_sock, 0);
+        d->unix_sock.data = d;
+        d->have_unix = 2; /* systemd's socket: never unlinked by weftd */
+        rc = uv_pipe_open(&d->unix_sock, fd);
+        if (rc == 0)
+            rc = uv_listen((uv_stream_t *)&d->unix_sock, 511, on_connection);
+        if (rc == 0 && uv_pipe_getsockname(&d->unix_sock, path, &len) != 0)
+            snprintf(path, sizeof path, "?");
+        if (rc == 0)
+            weft_dlog(d, WEFT_LOG_INFO, "listening on unix:%s (fd %d from "
+                      "systemd socket activation)", path, fd);
+    } else {
+        char how[64];
+        uv_tcp_init(d->loop, &d->tcp);
+        d->tcp.data = d;
+        d->have_tcp = 1;
+        rc = uv_tcp_open(&d->tcp, fd);
+        if (rc == 0)
+            rc = uv_listen((uv_stream_t *)&d->tcp, 511, on_connection);
+        if (rc == 0) {
+            snprintf(how, sizeof how, " (fd %d from systemd socket "
+                     "activation)", fd);
+            return tcp_listening(d, how);
+        }
+    }
+    if (rc != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "socket activation: cannot listen on fd "
+                  "%d: %s", fd, uv_strerror(rc));
+        return WEFT_EIO;
+    }
+    return 0;
+}
+
 int weft_server_start(weft_daemon *d)
 {
     int rc = 0;
 
     ignore_sigpipe();
+    if (d->have_tcp || d->have_unix) {
+        weft_dlog(d, WEFT_LOG_INFO, "socket activation: not binding listen "
+                  "= '%s' or socket = '%s'", d->cfg.listen, d->cfg.socket);
+        return 0;
+    }
     if (*d->cfg.listen)
         rc = start_tcp(d);
     if (rc == 0 && *d->cfg.socket)
@@ -440,7 +506,8 @@ void weft_server_stop(weft_daemon *d)
         uv_close((uv_handle_t *)&d->tcp, NULL);
     if (d->have_unix && !uv_is_closing((uv_handle_t *)&d->unix_sock)) {
         uv_close((uv_handle_t *)&d->unix_sock, NULL);
-        unlink(d->cfg.socket);
+        if (d->have_unix == 1)
+            unlink(d->cfg.socket);
     }
     /* Closed now rather than after their writes drain: a peer that does
      * not read would hold its shutdown, and so the loop, forever. What

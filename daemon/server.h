@@ -38,7 +38,13 @@ typedef struct weft_conn {
     char rbuf[WEFT_READ_CHUNK];
 } weft_conn;
 
-/* Starts the listeners of d->cfg. 0 or a WEFT_E* code (logged). */
+/* Listens on a listening stream socket systemd passed (socket
+ * activation; Unix if is_unix, else TCP) instead of binding; takes
+ * ownership of fd. A second socket of a kind is closed with a warning.
+ * Call before weft_server_start. 0 or a WEFT_E* code (logged). */
+int weft_server_adopt(weft_daemon *d, int fd, int is_unix);
+/* Starts the listeners of d->cfg, or, if sockets were adopted, none.
+ * 0 or a WEFT_E* code (logged). */
 int weft_server_start(weft_daemon *d);
 /* Stops listening and closes every connection. */
 void weft_server_stop(weft_daemon *d);

@@ -678,3 +678,47 @@ out:
     sqlite3_finalize(st);
     return rc;
 }
+
+/* Returns 0, WEFT_ENOTFOUND when no trace has this id, or another WEFT_E*
+ * code (nothing changed then). */
+int weft_catalog_trace_delete(weft_catalog *c, int64_t id)
+{
+    static const char *const sql[] = {
+        "DELETE FROM locations WHERE trace_id = ?",
+        "DELETE FROM traces WHERE id = ?",
+    };
+    sqlite3_stmt *st = NULL;
+    int rc, found = 0;
+
+    assert(c);
+    if (c->readonly)
+        return set_err(c, WEFT_EINVAL, "catalog %s: opened read-only",
+                       c->path);
+    rc = exec(c, "BEGIN IMMEDIATE", "deleting a trace");
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+        rc = prepare(c, sql[i], &st);
+        if (rc < 0)
+            goto out;
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            rc = db_err(c, "deleting a trace");
+            goto out;
+        }
+        found = sqlite3_changes(c->db) > 0;
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (!found) {
+        rc = set_err(c, WEFT_ENOTFOUND, "catalog %s: no trace with id %"
+                     PRId64, c->path, id);
+        goto out;
+    }
+    rc = exec(c, "COMMIT", "deleting a trace");
+out:
+    sqlite3_finalize(st);
+    if (rc < 0)
+        rollback(c);
+    return rc;
+}

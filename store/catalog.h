@@ -89,4 +89,9 @@ typedef int (*weft_catalog_location_fn)(const weft_location_row *row,
 int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
                            weft_catalog_location_fn fn, void *arg);
 
+/* Deletes the trace with this catalog id and its locations, in one
+ * transaction (needs a writable handle). Returns 0, WEFT_ENOTFOUND, or
+ * another WEFT_E* code with nothing changed. */
+int weft_catalog_trace_delete(weft_catalog *c, int64_t id);
+
 #endif

@@ -11,7 +11,7 @@ prefix=$(sed -n 's/^prefix=//p' "$WEFT_BUILDDIR/client/weft.pc")
 for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
          include/weft_records.def lib/libweft.so lib/libweft.a \
          lib/pkgconfig/weft.pc etc/weft/weftd.conf lib/systemd/system/weftd.service \
-         lib/sysusers.d/weft.conf; do
+         lib/systemd/system/weftd.socket lib/sysusers.d/weft.conf; do
     [ -e "$root$prefix/$f" ] || fail "make install did not install $prefix/$f"
 done
 grep -q "^ExecStart=$prefix/bin/weftd" "$root$prefix/lib/systemd/system/weftd.service" ||
@@ -26,6 +26,11 @@ if command -v systemd-analyze >/dev/null; then
     out=$(systemd-analyze verify "$TMP/unit/weftd.service" 2>&1) ||
         fail "systemd-analyze verify weftd.service: $out"
     [ -z "$out" ] || fail "systemd-analyze verify weftd.service warns: $out"
+    # The socket unit, next to the service it activates.
+    cp "$root$prefix/lib/systemd/system/weftd.socket" "$TMP/unit/"
+    out=$(systemd-analyze verify "$TMP/unit/weftd.socket" 2>&1) ||
+        fail "systemd-analyze verify weftd.socket: $out"
+    [ -z "$out" ] || fail "systemd-analyze verify weftd.socket warns: $out"
 else
     echo "systemd-analyze not found: unit not verified"
 fi

@@ -1,0 +1,91 @@
+/* cli.h - what the weft command's files share: the command context, the
+ * message helpers of weft.c, the archive reader of verify.c and the
+ * commands that live outside weft.c.
+ */
+#ifndef WEFT_CLI_H
+#define WEFT_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <otf2/otf2.h>
+
+#include "catalog.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* What a command runs with. Strings point into argv or are owned by main. */
+typedef struct cli {
+    const char *catalog_path;
+    int catalog_given;       /* --catalog was on the command line */
+    weft_catalog *catalog;   /* open read-only, when the command needs it */
+    int json;
+    int force;               /* --force */
+    const char *format;      /* --format VALUE, or NULL */
+    const char *output;      /* -o / --output FILE, or NULL */
+    char **args;             /* positional arguments of the command */
+    int nargs;
+} cli;
+
+/* "weft: MESSAGE" on stderr; returns EXIT_FAIL. */
+__attribute__((format(printf, 1, 2)))
+int weft__cli_fail(const char *fmt, ...);
+/* "weft CMD: MESSAGE" and where to find help; returns EXIT_USAGE. */
+__attribute__((format(printf, 2, 3)))
+int weft__cli_usage(const char *cmd, const char *fmt, ...);
+/* A malloc'd copy of s safe for a terminal (see escape() in weft.c). */
+char *weft__cli_escape(const char *s);
+/* Opens c->catalog_path read-only into c->catalog (for commands that
+ * check their arguments first). Returns EXIT_OK, or EXIT_FAIL after
+ * saying why. */
+int weft__cli_open_catalog(cli *c);
+/* Finds TRACE in the open catalog into *row (free with
+ * weft_catalog_trace_free). Returns EXIT_OK, or EXIT_FAIL after saying
+ * why. */
+int weft__cli_find(cli *c, const char *what, weft_trace_row *row);
+
+/* ---- reading an archive back (verify.c) -------------------------------- */
+
+typedef struct weft__arc_loc {
+    OTF2_LocationRef id;
+    OTF2_StringRef name;
+    uint64_t events;         /* numberOfEvents of the definition */
+    int seen;                /* scratch for the commands */
+} weft__arc_loc;
+
+/* The global definitions of one archive; all arrays owned. */
+typedef struct weft__arc {
+    OTF2_Reader *reader;
+    int have_clock;
+    uint64_t resolution, offset, length;   /* ClockProperties */
+    char **strings;          /* by OTF2_StringRef; NULL where undefined */
+    size_t nstrings;
+    weft__arc_loc *locs;     /* in definition order */
+    size_t nlocs;
+    OTF2_StringRef *regions; /* region id -> name */
+    size_t nregions;
+    OTF2_StringRef *members; /* metric member id -> name */
+    size_t nmembers;
+    OTF2_MetricMemberRef **classes;  /* metric id -> its members ([0]: n) */
+    size_t nclasses;
+} weft__arc;
+
+/* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
+ * Returns 0, or -1 with *err (malloc'd) saying what failed. */
+int weft__arc_open(weft__arc *a, const char *anchor, char **err);
+/* Reads every event of location a->locs[i] through cbs (may have no
+ * callbacks set); *nread is the number of events read, also on failure.
+ * Returns 0, or -1 with *err (malloc'd). Open the event files first with
+ * weft__arc_open_events. */
+int weft__arc_open_events(weft__arc *a, char **err);
+int weft__arc_read_location(weft__arc *a, size_t i,
+                            const OTF2_EvtReaderCallbacks *cbs, void *arg,
+                            uint64_t *nread, char **err);
+/* String s, or "" when undefined. */
+const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
+void weft__arc_close(weft__arc *a);
+
+int weft__cmd_verify(cli *c);
+int weft__cmd_export(cli *c);
+
+#endif

@@ -1,0 +1,264 @@
+#!/bin/bash
+# e2e_faults.sh - weftd under faults:
+#  (a) SIGKILLed at 20 random points while 4 processes x 2 threads stream,
+#      restarted each time on the same spool and port: libweft reconnects
+#      and resends, and the archive holds exactly what weft-demo recorded
+#      (nothing acknowledged lost, nothing duplicated);
+#  (b) a journal with a byte flipped inside an early entry (see there for
+#      the expected outcome);
+#  (c) the spool's file system full (a 2 MiB tmpfs; skipped if mount is
+#      not permitted): clients are told, weftd names the journal and
+#      ENOSPC, keeps running, marks nothing complete that is not, and
+#      serves a new trace once there is room again;
+#  (d) socket activation: weftd takes its listening socket from
+#      systemd-socket-activate (skipped if that is not installed).
+. "$(dirname "$0")/lib.sh"
+
+DEMO_PID=
+MNT=
+SA_PID=
+
+cleanup_faults() {
+    # weft-demo runs under timeout(1), which leads its own process group.
+    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
+    [ -n "$SA_PID" ] && kill -KILL "$SA_PID" 2>/dev/null
+    if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
+        kill -KILL "$WEFTD_PID" 2>/dev/null
+        wait "$WEFTD_PID" 2>/dev/null
+    fi
+    WEFTD_PID=
+    [ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
+    cleanup
+}
+trap cleanup_faults EXIT
+
+# start_weftd_at PORT [ARGS...]: weftd on 127.0.0.1:PORT with $SPOOL,
+# retrying while the killed weftd's socket still holds the port.
+start_weftd_at() {
+    local port=$1
+    shift
+    for _ in $(seq 30); do
+        rm -f "$TMP/addr"
+        "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
+            --address-file "$TMP/addr" --log-level debug "$@" \
+            >>"$TMP/weftd.log" 2>&1 &
+        WEFTD_PID=$!
+        for _ in $(seq 100); do
+            [ -s "$TMP/addr" ] && return 0
+            kill -0 "$WEFTD_PID" 2>/dev/null || break
+            sleep 0.05
+        done
+        { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+        WEFTD_PID=
+        sleep 0.1
+    done
+    fail "weftd cannot listen on 127.0.0.1:$port again"
+}
+
+kill_weftd() {
+    { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+    WEFTD_PID=
+}
+
+# start_demo NAME ARGS...: weft-demo as trace NAME in the background,
+# reporting to $TMP/NAME.json, output in $TMP/NAME.out. It must not give
+# up on weftd while weftd restarts, hence a long WEFT_STALL_MS.
+start_demo() {
+    local name=$1
+    shift
+    WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 80 "$DEMO" "$@" \
+        --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
+    DEMO_PID=$!
+}
+
+# finish_demo NAME: waits for the demo, which must succeed.
+finish_demo() {
+    wait "$DEMO_PID"
+    local rc=$?
+    DEMO_PID=
+    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
+}
+
+# wait_journal NAME SIZE: waits (10 s at most) until a journal of trace
+# NAME is larger than SIZE (find -size syntax).
+wait_journal() {
+    for _ in $(seq 200); do
+        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
+                -size "+$2" 2>/dev/null)" ] && return 0
+        sleep 0.05
+    done
+    fail "$1: nothing journaled within 10 s"
+}
+
+# total_dropped NAME: what weft-demo says libweft dropped, summed.
+total_dropped() {
+    "$PY" -c 'import json,sys; print(sum(c["dropped"] for c in json.load(open(sys.argv[1])).values()))' \
+        "$TMP/$1.json"
+}
+
+# check_exact NAME: the complete trace's archive passes otf2-print and
+# holds exactly the demo's report.
+check_exact() {
+    local archive
+    wait_state "$1" complete 60
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$1: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" >/dev/null ||
+        fail "$1: the archive does not hold exactly what weft-demo recorded"
+    [ "$(total_dropped "$1")" -eq 0 ] || fail "$1: libweft dropped records"
+}
+
+T0=$(date +%s)
+
+# ---- (a) 20 SIGKILLs at random points while 8 threads stream -------------
+start_weftd
+PORT=${WEFT_SERVER##*:}
+start_demo kills -p 4 -t 2 -n 4000 -s 3000
+wait_journal kills 4k
+kills=0
+while [ "$kills" -lt 20 ]; do
+    sleep "0.$((RANDOM % 4))$((RANDOM % 10))"
+    kill -0 "$DEMO_PID" 2>/dev/null ||
+        fail "kills: weft-demo ended after only $kills kills: $(cat "$TMP/kills.out")"
+    kill_weftd
+    kills=$((kills + 1))
+    start_weftd_at "$PORT"
+done
+finish_demo kills
+grep -q "reconnected to weftd" "$TMP/kills.out" ||
+    fail "kills: no reconnection in $(cat "$TMP/kills.out")"
+check_exact kills
+echo "(a) weftd SIGKILLed $kills times mid-stream: exact ($(($(date +%s) - T0)) s)"
+
+# ---- (b) a byte flipped inside an early journal entry ----------------------
+# Damage with acknowledged entries after it is not a torn tail: weftd keeps
+# the journal as it is, logs it, and converts the trace at once; the
+# conversion stops at the bad entry and the catalog says failed, naming the
+# journal and the offset. weftd keeps running.
+start_demo corrupt -p 2 -t 1 -n 3000 -s 1500
+wait_journal corrupt 24k
+kill_weftd
+{ kill -KILL -- "-$DEMO_PID"; wait "$DEMO_PID"; } 2>/dev/null
+DEMO_PID=
+journal=$(ls "$SPOOL"/traces/corrupt-*/rank-0.wj)
+flipped=$("$PY" - "$journal" <<'EOF2'
+import struct, sys
+# Entries after the 8-byte magic: u32 payload length, 32 more header
+# bytes, payload. Flip a byte in the middle of the 4th entry's payload.
+with open(sys.argv[1], "r+b") as f:
+    data = f.read()
+    off = 8
+    for _ in range(3):
+        off += 36 + struct.unpack_from("<I", data, off)[0]
+    length = struct.unpack_from("<I", data, off)[0]
+    at = off + 36 + length // 2
+    assert at + 36 < len(data), "journal too short"
+    f.seek(at)
+    f.write(bytes([data[at] ^ 0xFF]))
+    print(at)
+EOF2
+) || fail "corrupt: cannot flip a byte in $journal"
+start_weftd_at "$PORT" --grace-period 1
+state=
+for _ in $(seq 300); do
+    if "$WEFT" --catalog "$SPOOL/catalog.db" show corrupt --json \
+            >"$TMP/show.json" 2>/dev/null; then
+        state=$(json_get "$TMP/show.json" 'j["state"]')
+        case "$state" in partial|failed|complete) break;; esac
+    fi
+    sleep 0.1
+done
+kill -0 "$WEFTD_PID" 2>/dev/null || fail "corrupt: weftd died"
+case "$state" in
+failed)
+    err=$(json_get "$TMP/show.json" 'j.get("error")')
+    case "$err" in *rank-0.wj*offset*) ;;
+        *) fail "corrupt: the error does not name the journal and offset: $err";; esac
+    grep -q "recovery: $journal: a corrupt entry" "$TMP/weftd.log" ||
+        fail "corrupt: the log does not name $journal"
+    [ -f "$journal" ] || fail "corrupt: the damaged journal was removed"
+    echo "(b) byte flipped at offset $flipped of rank-0.wj: trace failed: $err"
+    ;;
+*)  fail "corrupt: trace is '${state:-not in catalog}', expected failed";;
+esac
+stop_weftd
+
+# ---- (c) the spool's file system full ----------------------------------------
+MNT="$TMP/full"
+mkdir -p "$MNT"
+if ! mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null; then
+    MNT=
+    echo "(c) skipped: mount -t tmpfs is not permitted here"
+else
+    SPOOL="$MNT/spool"
+    start_weftd --grace-period 2
+    WEFT_TRACE=full WEFT_STALL_MS=1000 timeout 60 "$DEMO" -p 2 -t 2 -n 20000 \
+        --report "$TMP/full.json" >"$TMP/full.out" 2>&1 &
+    DEMO_PID=$!
+    finish_demo full
+    dropped=$(total_dropped full)
+    [ "$dropped" -gt 0 ] || fail "full: 2 MiB held the whole run"
+    grep -q "No space left on device" "$TMP/full.out" ||
+        fail "full: clients were not told: $(tail -n 5 "$TMP/full.out")"
+    grep -q "cannot write the journal .* $SPOOL/traces/full-.*: No space left on device" \
+        "$TMP/weftd.log" || fail "full: the log does not name the journal and ENOSPC"
+    sleep 3
+    kill -0 "$WEFTD_PID" 2>/dev/null || fail "full: weftd died"
+    if "$WEFT" --catalog "$SPOOL/catalog.db" show full --json >"$TMP/show.json" 2>/dev/null; then
+        [ "$(json_get "$TMP/show.json" 'j["state"]')" != complete ] ||
+            fail "full: an incomplete trace is marked complete"
+    fi
+    mount -o remount,size=64m "$MNT" || fail "full: cannot remount with room"
+    WEFT_TRACE=after timeout 20 "$DEMO" -p 1 -t 1 -n 100 --report "$TMP/after.json" \
+        >"$TMP/after.out" 2>&1 || fail "after: weft-demo failed: $(cat "$TMP/after.out")"
+    check_exact after
+    # What weftd acknowledged is in the journals: a restart converts it.
+    stop_weftd
+    start_weftd --grace-period 1
+    wait_state full partial 30
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "full: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/full.json" >/dev/null ||
+        fail "full: acknowledged events were lost or duplicated"
+    stop_weftd
+    umount "$MNT" || fail "cannot unmount $MNT"
+    MNT=
+    SPOOL="$TMP/spool"
+    echo "(c) spool full: $dropped records refused and counted, acknowledged ones kept; weftd served a new trace after remount"
+fi
+
+# ---- (d) socket activation ---------------------------------------------------
+if ! command -v systemd-socket-activate >/dev/null; then
+    echo "(d) skipped: systemd-socket-activate not found"
+else
+    sa_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    rm -f "$TMP/addr"
+    systemd-socket-activate -l "127.0.0.1:$sa_port" "$WEFTD" --spool "$SPOOL" \
+        --listen 127.0.0.1:1 --address-file "$TMP/addr" >>"$TMP/weftd.log" 2>&1 &
+    SA_PID=$!
+    # The socket listens before weftd runs: the first client starts it.
+    for _ in $(seq 50); do
+        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+            "$sa_port" 2>/dev/null && break
+        sleep 0.1
+    done
+    WEFT_SERVER="127.0.0.1:$sa_port" WEFT_TRACE=activated timeout 20 "$DEMO" -p 2 -t 1 -n 200 \
+        --report "$TMP/activated.json" >"$TMP/activated.out" 2>&1 ||
+        fail "activated: weft-demo failed: $(cat "$TMP/activated.out")"
+    check_exact activated
+    grep -q "listening on 127.0.0.1:$sa_port (fd 3 from systemd socket activation)" \
+        "$TMP/weftd.log" || fail "activated: weftd did not take the socket from systemd"
+    grep -q "cannot listen on 127.0.0.1:1" "$TMP/weftd.log" &&
+        fail "activated: weftd bound --listen too"
+    [ "$(cat "$TMP/addr")" = "127.0.0.1:$sa_port" ] ||
+        fail "activated: address file says $(cat "$TMP/addr")"
+    # systemd-socket-activate execs weftd: same pid.
+    WEFTD_PID=$SA_PID
+    SA_PID=
+    stop_weftd
+    echo "(d) socket activation: weftd took 127.0.0.1:$sa_port from systemd-socket-activate"
+fi
+
+echo "ok ($(($(date +%s) - T0)) s)"
