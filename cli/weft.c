@@ -35,7 +35,7 @@
 
 #include "catalog.h"
 #include "cli.h"
-#include "config.h"
+#include "weftd_config.h"
 #include "weft_errors.h"
 
 #ifndef PACKAGE_VERSION

@@ -3,7 +3,7 @@
  * Every key lives in one table below with its section, type and limits,
  * so the file parser, the flag parser and --check-config agree.
  */
-#include "config.h"
+#include "weftd_config.h"
 
 #include <errno.h>
 #include <ini.h>

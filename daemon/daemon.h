@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "config.h"
+#include "weftd_config.h"
 
 struct weft_conn;
 struct weft_trace;

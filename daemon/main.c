@@ -14,7 +14,7 @@
 #include <uv.h>
 
 #include "catalog.h"
-#include "config.h"
+#include "weftd_config.h"
 #include "daemon.h"
 #include "log.h"
 #include "recover.h"

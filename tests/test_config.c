@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "weftd_config.h"
 #include "weft_errors.h"
 
 static char *write_file(const char *text)

@@ -1,4 +1,4 @@
-/* config.h - weftd's configuration: built-in defaults, then an INI file
+/* weftd_config.h - weftd's configuration: built-in defaults, then an INI file
  * (libinih), then command-line flags. No libuv here: the weft command
  * uses it too, to find the catalog of the default configuration.
  *
