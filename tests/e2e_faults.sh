@@ -32,29 +32,6 @@ cleanup_faults() {
 }
 trap cleanup_faults EXIT
 
-# start_weftd_at PORT [ARGS...]: weftd on 127.0.0.1:PORT with $SPOOL,
-# retrying while the killed weftd's socket still holds the port.
-start_weftd_at() {
-    local port=$1
-    shift
-    for _ in $(seq 30); do
-        rm -f "$TMP/addr"
-        "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
-            --address-file "$TMP/addr" --log-level debug "$@" \
-            >>"$TMP/weftd.log" 2>&1 &
-        WEFTD_PID=$!
-        for _ in $(seq 100); do
-            [ -s "$TMP/addr" ] && return 0
-            kill -0 "$WEFTD_PID" 2>/dev/null || break
-            sleep 0.05
-        done
-        { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
-        WEFTD_PID=
-        sleep 0.1
-    done
-    fail "weftd cannot listen on 127.0.0.1:$port again"
-}
-
 kill_weftd() {
     { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
     WEFTD_PID=

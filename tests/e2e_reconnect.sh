@@ -24,29 +24,6 @@ cleanup_reconnect() {
 }
 trap cleanup_reconnect EXIT
 
-# start_weftd_at PORT [ARGS...]: weftd on 127.0.0.1:PORT with the same
-# spool, retrying while the old socket still holds the port.
-start_weftd_at() {
-    local port=$1
-    shift
-    for _ in $(seq 30); do
-        rm -f "$TMP/addr"
-        "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
-            --address-file "$TMP/addr" --log-level debug "$@" \
-            >>"$TMP/weftd.log" 2>&1 &
-        WEFTD_PID=$!
-        for _ in $(seq 50); do
-            [ -s "$TMP/addr" ] && return 0
-            kill -0 "$WEFTD_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
-        WEFTD_PID=
-        sleep 0.2
-    done
-    fail "weftd cannot listen on 127.0.0.1:$port again"
-}
-
 # start_demo NAME [ENV=VALUE...]: weft-demo (2 ranks x 2 threads, N
 # iterations, stretched to a few seconds) in the background as trace NAME,
 # reporting to $TMP/NAME.json, output in $TMP/NAME.out.

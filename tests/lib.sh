@@ -57,6 +57,30 @@ start_weftd() {
     export WEFT_SERVER
 }
 
+# start_weftd_at PORT [ARGS...]: weftd on 127.0.0.1:PORT (a restart on
+# the port of an earlier one) with $SPOOL, retrying while the killed
+# weftd's socket still holds the port.
+start_weftd_at() {
+    local port=$1
+    shift
+    for _ in $(seq 30); do
+        rm -f "$TMP/addr"
+        "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
+            --address-file "$TMP/addr" --log-level debug "$@" \
+            >>"$TMP/weftd.log" 2>&1 &
+        WEFTD_PID=$!
+        for _ in $(seq 100); do
+            [ -s "$TMP/addr" ] && return 0
+            kill -0 "$WEFTD_PID" 2>/dev/null || break
+            sleep 0.05
+        done
+        { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+        WEFTD_PID=
+        sleep 0.1
+    done
+    fail "weftd cannot listen on 127.0.0.1:$port again"
+}
+
 # stop_weftd: SIGTERM and wait (bounded); fails if weftd does not exit 0.
 stop_weftd() {
     kill -TERM "$WEFTD_PID" || fail "weftd is not running"
