@@ -73,11 +73,47 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
     return 1;
 }
 
+/* 1 if m or a message inside it carries fields this protocol version does
+ * not define. Such frames are refused: the version check is how peers
+ * evolve, and protobuf-c does not re-pack every unknown field faithfully
+ * (found by fuzz/fuzz_frame). */
+static int has_unknown_fields(const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+
+    if (m->n_unknown_fields)
+        return 1;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const char *base = (const char *)m;
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *v =
+                *(ProtobufCMessage *const *const *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (v[k] && has_unknown_fields(v[k]))
+                    return 1;
+        } else {
+            const ProtobufCMessage *sub =
+                *(const ProtobufCMessage *const *)(base + f->offset);
+            if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF &&
+                *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+                continue;
+            if (sub && has_unknown_fields(sub))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 Weft__Envelope *weft_frame_unpack(const uint8_t *buf, size_t len)
 {
     Weft__Envelope *env = weft__envelope__unpack(NULL, len, buf);
 
-    if (env && env->msg_case == WEFT__ENVELOPE__MSG__NOT_SET) {
+    if (env && (env->msg_case == WEFT__ENVELOPE__MSG__NOT_SET ||
+                has_unknown_fields(&env->base))) {
         weft__envelope__free_unpacked(env, NULL);
         return NULL;
     }

@@ -39,8 +39,9 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
 size_t weft_frame_reader_pending(const weft_frame_reader *r);
 void weft_frame_reader_free(weft_frame_reader *r);
 
-/* Unpacks one Envelope. NULL if the bytes are not a valid Envelope or
- * carry no message. Free with weft_frame_free_envelope. */
+/* Unpacks one Envelope. NULL if the bytes are not a valid Envelope, carry
+ * no message, or carry fields this protocol version does not define. Free
+ * with weft_frame_free_envelope. */
 Weft__Envelope *weft_frame_unpack(const uint8_t *buf, size_t len);
 void weft_frame_free_envelope(Weft__Envelope *env);
 

@@ -536,6 +536,27 @@ static void test_pack_error(void **state)
     free(buf);
 }
 
+/* Fields this protocol version does not define are refused, at the top
+ * and inside a message (protobuf-c would keep and re-pack them). */
+static void test_unknown_fields_refused(void **state)
+{
+    /* Envelope { error (7) { code (1) = 1 } } */
+    static const uint8_t known[] = { 0x3a, 0x02, 0x08, 0x01 };
+    /* ... plus field 15 (varint) at the top */
+    static const uint8_t top[] = { 0x3a, 0x02, 0x08, 0x01, 0x78, 0x01 };
+    /* ... plus field 5 (bytes) inside the Error */
+    static const uint8_t inner[] = { 0x3a, 0x05, 0x08, 0x01, 0x2a, 0x01,
+                                     0x41 };
+    Weft__Envelope *env = weft_frame_unpack(known, sizeof known);
+
+    (void)state;
+    assert_non_null(env);
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_ERROR);
+    weft_frame_free_envelope(env);
+    assert_null(weft_frame_unpack(top, sizeof top));
+    assert_null(weft_frame_unpack(inner, sizeof inner));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_reader_limit),
         cmocka_unit_test(test_unpack_garbage),
         cmocka_unit_test(test_pack_error),
+        cmocka_unit_test(test_unknown_fields_refused),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
