@@ -42,6 +42,7 @@
 
 #include "codec.h"
 #include "frame.h"
+#include "weftd.h"
 
 #define WINDOW 8
 
@@ -358,49 +359,6 @@ static double otf2_baseline(const char *dir, uint32_t locations,
     return (double)(now_ns() - start) / 1e9;
 }
 
-static pid_t start_weftd(const char *tmp, char *addr, size_t addrlen)
-{
-    const char *weftd = getenv("WEFT_BENCH_WEFTD");
-    char spool[512], afile[512], conf[512];
-    FILE *f;
-    pid_t pid;
-
-    if (!weftd)
-        weftd = "./weftd";
-    snprintf(spool, sizeof spool, "%s/spool", tmp);
-    snprintf(afile, sizeof afile, "%s/addr", tmp);
-    snprintf(conf, sizeof conf, "%s/weftd.conf", tmp);
-    f = fopen(conf, "w");
-    if (!f)
-        die(conf);
-    fprintf(f, "[limits]\nmax_connections = 100000\n");
-    fclose(f);
-    pid = fork();
-    if (pid == 0) {
-        execl(weftd, weftd, "--config", conf, "--listen", "127.0.0.1:0",
-              "--spool", spool, "--address-file", afile, "--log-level",
-              "warning", (char *)NULL);
-        fprintf(stderr, "bench/ingest: cannot run %s (set WEFT_BENCH_WEFTD)\n",
-                weftd);
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) {
-        f = fopen(afile, "r");
-        if (f) {
-            int ok = fgets(addr, (int)addrlen, f) != NULL;
-            fclose(f);
-            if (ok) {
-                addr[strcspn(addr, "\n")] = 0;
-                return pid;
-            }
-        }
-        usleep(100000);
-    }
-    kill(pid, SIGKILL);
-    fprintf(stderr, "bench/ingest: weftd did not start\n");
-    exit(1);
-}
-
 int main(int argc, char **argv)
 {
     uint32_t conns = 1000, procs = 8, events = 1000;
@@ -437,7 +395,10 @@ int main(int argc, char **argv)
     if (!mkdtemp(tmp))
         die("mkdtemp");
     make_batch(events);
-    weftd = start_weftd(tmp, addr, sizeof addr);
+    weftd = bench_start_weftd(tmp, "max_connections = 100000", addr,
+                              sizeof addr);
+    if (weftd < 0)
+        return 1;
     snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
 
     /* 1. fan-in */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "weft.h"
+#include "weftd.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
 #define MAX_REPEATS 100
@@ -145,43 +146,6 @@ NOINSTR static int measure(long n, int repeats)
     return 0;
 }
 
-NOINSTR static pid_t start_weftd(const char *tmp, char *addr, size_t addrlen)
-{
-    const char *weftd = getenv("WEFT_BENCH_WEFTD");
-    char spool[512], afile[512];
-    pid_t pid;
-
-    if (!weftd)
-        weftd = "./weftd";
-    snprintf(spool, sizeof spool, "%s/spool", tmp);
-    snprintf(afile, sizeof afile, "%s/addr", tmp);
-    pid = fork();
-    if (pid == 0) {
-        execl(weftd, weftd, "--listen", "127.0.0.1:0", "--spool", spool,
-              "--address-file", afile, "--log-level", "warning", (char *)NULL);
-        fprintf(stderr, "bench: cannot run %s: %s (set WEFT_BENCH_WEFTD)\n",
-                weftd, strerror(errno));
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) {
-        FILE *f = fopen(afile, "r");
-
-        if (f) {
-            int ok = fgets(addr, (int)addrlen, f) != NULL;
-
-            fclose(f);
-            if (ok) {
-                addr[strcspn(addr, "\n")] = 0;
-                return pid;
-            }
-        }
-        usleep(100000);
-    }
-    fprintf(stderr, "bench: weftd did not start\n");
-    kill(pid, SIGKILL);
-    return -1;
-}
-
 NOINSTR int main(int argc, char **argv)
 {
     char tmp[] = "/tmp/weft-bench-XXXXXX", addr[128], cmd[600];
@@ -206,7 +170,7 @@ NOINSTR int main(int argc, char **argv)
     }
     if (!mkdtemp(tmp))
         return 1;
-    weftd = start_weftd(tmp, addr, sizeof addr);
+    weftd = bench_start_weftd(tmp, NULL, addr, sizeof addr);
     if (weftd < 0)
         goto out;
     setenv("WEFT_SERVER", addr, 1);

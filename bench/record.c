@@ -31,6 +31,7 @@
 
 #include "codec.h"
 #include "weft.h"
+#include "weftd.h"
 
 #define NREGIONS 16
 
@@ -213,41 +214,6 @@ static double wire_bytes(void)
     return (double)total / (double)(2 * n);
 }
 
-static pid_t start_weftd(const char *tmp, char *addr, size_t addrlen)
-{
-    const char *weftd = getenv("WEFT_BENCH_WEFTD");
-    char spool[512], afile[512];
-    pid_t pid;
-
-    if (!weftd)
-        weftd = "./weftd";
-    snprintf(spool, sizeof spool, "%s/spool", tmp);
-    snprintf(afile, sizeof afile, "%s/addr", tmp);
-    pid = fork();
-    if (pid == 0) {
-        execl(weftd, weftd, "--listen", "127.0.0.1:0", "--spool", spool,
-              "--address-file", afile, "--log-level", "warning", (char *)NULL);
-        fprintf(stderr, "bench: cannot run %s: %s (set WEFT_BENCH_WEFTD)\n",
-                weftd, strerror(errno));
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) {
-        FILE *f = fopen(afile, "r");
-        if (f) {
-            int ok = fgets(addr, (int)addrlen, f) != NULL;
-            fclose(f);
-            if (ok) {
-                addr[strcspn(addr, "\n")] = 0;
-                return pid;
-            }
-        }
-        usleep(100000);
-    }
-    fprintf(stderr, "bench: weftd did not start\n");
-    kill(pid, SIGKILL);
-    exit(1);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -276,7 +242,9 @@ int main(int argc, char **argv)
     }
     if (!mkdtemp(tmp))
         return 1;
-    weftd = start_weftd(tmp, addr, sizeof addr);
+    weftd = bench_start_weftd(tmp, NULL, addr, sizeof addr);
+    if (weftd < 0)
+        return 1;
     setenv("WEFT_SERVER", addr, 1);
     setenv("WEFT_TRACE", "bench-record", 1);
     setenv("WEFT_RANK", "0", 1);
