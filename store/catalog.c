@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <sqlite3.h>
@@ -299,7 +300,16 @@ static int setup(weft_catalog *c)
                            WEFT_CATALOG_SCHEMA_VERSION);
         return 0;
     }
-    rc = exec(c, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+    /* Switching a new file to WAL takes an exclusive lock and SQLite does
+     * not wait for it through the busy handler: when two connections open
+     * a new catalog at once (weftd's worker jobs), retry for a while. */
+    for (int tries = 0;; tries++) {
+        rc = exec(c, "PRAGMA journal_mode = WAL", "switching to WAL mode");
+        if (rc == 0 || (sqlite3_errcode(c->db) & 0xff) != SQLITE_BUSY ||
+            tries == BUSY_TIMEOUT_MS / 10)
+            break;
+        usleep(10000);
+    }
     return rc < 0 ? rc : migrate(c);
 }
 

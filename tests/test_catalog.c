@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,6 +567,37 @@ static void test_invalid_rows(void **state)
     weft_catalog_close(c);
 }
 
+static void *open_close(void *path)
+{
+    weft_catalog *c = NULL;
+    char *msg = NULL;
+    intptr_t rc = weft_catalog_open(path, 0, &c, &msg);
+
+    weft_catalog_close(c);
+    free(msg);
+    return (void *)rc;
+}
+
+/* Several writers opening a new catalog at once (weftd's worker jobs) all
+ * succeed: switching to WAL is retried while another holds the lock. */
+static void test_concurrent_create(void **state)
+{
+    fixture *f = *state;
+    char path[PATH_MAX];
+
+    for (int round = 0; round < 20; round++) {
+        pthread_t t[4];
+        snprintf(path, sizeof path, "%s/race-%d.db", f->dir, round);
+        for (int k = 0; k < 4; k++)
+            assert_int_equal(pthread_create(&t[k], NULL, open_close, path), 0);
+        for (int k = 0; k < 4; k++) {
+            void *rc;
+            assert_int_equal(pthread_join(t[k], &rc), 0);
+            assert_int_equal((intptr_t)rc, 0);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,6 +618,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reader_beside_writer, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_invalid_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_create, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
