@@ -172,6 +172,7 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_ACK: return "Ack";
     case WEFT__ENVELOPE__MSG_GOODBYE: return "Goodbye";
     case WEFT__ENVELOPE__MSG_ERROR: return "Error";
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC: return "ClockSync";
     default: return "none";
     }
 }

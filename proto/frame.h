@@ -14,7 +14,7 @@
 
 /* 2: the full record table; typed values (metric values, attributes)
  * encoded by their type; attribute lists before events. */
-#define WEFT_PROTOCOL_VERSION 2
+#define WEFT_PROTOCOL_VERSION 3
 #define WEFT_FRAME_HEADER 4
 #define WEFT_DEFAULT_MAX_FRAME (4u << 20)
 

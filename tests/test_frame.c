@@ -32,6 +32,9 @@ typedef struct kinds {
     Weft__LocationEnd *endp[2];
     Weft__Goodbye goodbye;
     Weft__Error error;
+    Weft__ClockSync clock_sync;
+    Weft__Tag tags[2];
+    Weft__Tag *tagp[2];
     uint8_t defbytes[5];
     uint8_t *big;
 } kinds;
@@ -52,6 +55,16 @@ static void kinds_init(kinds *k)
     k->hello.timer_resolution = 1000000000;
     k->hello.realtime_ns = UINT64_MAX;
     k->hello.clock_at_realtime = 12345;
+    for (size_t i = 0; i < 2; i++) {
+        weft__tag__init(&k->tags[i]);
+        k->tagp[i] = &k->tags[i];
+    }
+    k->tags[0].key = (char *)"app";
+    k->tags[0].value = (char *)"lulesh";
+    k->tags[1].key = (char *)"size";
+    k->tags[1].value = (char *)"it's \"large\"";
+    k->hello.n_tags = 2;
+    k->hello.tags = k->tagp;
 
     weft__hello_ack__init(&k->hello_ack);
     for (size_t i = 0; i < 3; i++) {
@@ -103,6 +116,11 @@ static void kinds_init(kinds *k)
     weft__error__init(&k->error);
     k->error.code = WEFT_EREF;
     k->error.message = (char *)"Enter.region: 9 is not defined";
+
+    weft__clock_sync__init(&k->clock_sync);
+    k->clock_sync.id = 5;
+    k->clock_sync.client_time = UINT64_MAX - 1;
+    k->clock_sync.server_time = 1234567890123ull;
 }
 
 /* The envelope of message kind `kind` (a msg_case). */
@@ -119,6 +137,7 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_ACK: env.ack = &k->ack; break;
     case WEFT__ENVELOPE__MSG_GOODBYE: env.goodbye = &k->goodbye; break;
     case WEFT__ENVELOPE__MSG_ERROR: env.error = &k->error; break;
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC: env.clock_sync = &k->clock_sync; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -145,6 +164,9 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         assert_int_equal(got->hello->size, UINT32_MAX);
         assert_true(got->hello->realtime_ns == UINT64_MAX);
         assert_string_equal(got->hello->job_id, "");
+        assert_int_equal(got->hello->n_tags, 2);
+        assert_string_equal(got->hello->tags[1]->key, "size");
+        assert_string_equal(got->hello->tags[1]->value, k->tags[1].value);
         break;
     case WEFT__ENVELOPE__MSG_HELLO_ACK:
         assert_int_equal(got->hello_ack->n_locations, 3);
@@ -173,6 +195,11 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
     case WEFT__ENVELOPE__MSG_ERROR:
         assert_int_equal(got->error->code, WEFT_EREF);
         assert_string_equal(got->error->message, k->error.message);
+        break;
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
+        assert_int_equal(got->clock_sync->id, 5);
+        assert_true(got->clock_sync->client_time == UINT64_MAX - 1);
+        assert_true(got->clock_sync->server_time == 1234567890123ull);
         break;
     default:
         fail_msg("unexpected kind %d", kind);
@@ -225,8 +252,8 @@ typedef struct stream {
     uint8_t *buf;
     size_t len;
     size_t nframes;
-    size_t starts[16];  /* offset of each frame's header */
-    size_t lens[16];    /* payload length of each frame */
+    size_t starts[32];  /* offset of each frame's header */
+    size_t lens[32];    /* payload length of each frame */
 } stream;
 
 /* All kinds, an empty envelope between them, then all kinds again. */
@@ -248,7 +275,7 @@ static void stream_build(stream *s, kinds *k)
             s->buf = realloc(s->buf, s->len + (size_t)n);
             assert_non_null(s->buf);
             memcpy(s->buf + s->len, f, (size_t)n);
-            assert_true(s->nframes < 16);
+            assert_true(s->nframes < 32);
             s->starts[s->nframes] = s->len;
             s->lens[s->nframes] = (size_t)n - WEFT_FRAME_HEADER;
             s->nframes++;
