@@ -25,6 +25,14 @@ typedef struct cli {
     const char *output;      /* -o / --output FILE, or NULL */
     char **args;             /* positional arguments of the command */
     int nargs;
+    /* weft list and weft profile options (weft.c), NULL when not given;
+     * checked by the command */
+    const char *user, *name_glob, *state, *since, *until, *host, *sort,
+               *limit;
+    const char **tags;       /* --tag K=V, in order */
+    int ntags;
+    int reverse;             /* --reverse */
+    int by_location;         /* --by-location */
 } cli;
 
 /* "weft: MESSAGE" on stderr; returns EXIT_FAIL. */

@@ -1,7 +1,10 @@
 /* weft.c - the weft command: query the trace catalog weftd writes.
  *
- *   weft [--catalog FILE] list [--json]
+ *   weft [--catalog FILE] list [FILTERS] [--sort KEY] [--reverse]
+ *                              [--limit N] [--json]
  *   weft [--catalog FILE] show TRACE [--json]
+ *   weft [--catalog FILE] profile TRACE [--by-location] [--limit N]
+ *                              [--sort excl|incl|visits|name] [--json]
  *   weft [--catalog FILE] verify TRACE          (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
  *                                               (export.c)
@@ -11,7 +14,9 @@
  * a new one is a function plus one entry. The catalog is opened read-only
  * (it is never created here) and is found by --catalog, else
  * $WEFT_CATALOG, else the catalog of weftd's default configuration.
- * Exit status: 0 ok, 1 not found or failed, 2 usage error.
+ * Exit status: 0 ok, 1 not found or failed, 2 usage error. A list that
+ * matches nothing prints nothing (JSON: []) and exits 0, like git.
+ * list filters and sorts in SQL (weft_catalog_query), never in C.
  *
  * Human output escapes control characters and invalid UTF-8 in names
  * (a name is whatever the client sent); --json output carries them
@@ -23,6 +28,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +53,8 @@
 #define OPT_FORMAT 2u   /* --format VALUE */
 #define OPT_OUTPUT 4u   /* -o FILE, --output FILE */
 #define OPT_FORCE 8u    /* --force */
+#define OPT_LIST 16u    /* weft list's filters, --sort, --reverse, --limit */
+#define OPT_PROFILE 32u /* --by-location, --sort, --limit */
 
 typedef struct command {
     const char *name;
@@ -460,6 +468,27 @@ static void jset(json_t *obj, const char *key, json_t *value)
     }
 }
 
+/* "a,b" -> ["a", "b"] ("" -> []). */
+static json_t *hosts_json(const char *hosts)
+{
+    json_t *a = json_array();
+    const char *p = hosts ? hosts : "";
+
+    while (a && *p) {
+        size_t n = strcspn(p, ",");
+        char *h = xrealloc(NULL, n + 1);
+        memcpy(h, p, n);
+        h[n] = 0;
+        if (json_array_append_new(a, jstr(h)) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+        free(h);
+        p += n + (p[n] == ',');
+    }
+    return a;
+}
+
 static json_t *trace_json(const weft_trace_row *row)
 {
     json_t *o = json_object();
@@ -488,7 +517,34 @@ static json_t *trace_json(const weft_trace_row *row)
     jset(o, "time_last", ju64(row->time_last));
     jset(o, "timer_resolution", ju64(row->timer_resolution));
     jset(o, "error", jstr(row->error));
+    jset(o, "hosts", hosts_json(row->hosts));
+    jset(o, "command", jstr(row->command));
+    jset(o, "job_id", jstr(row->job_id));
+    jset(o, "protocol_version", json_integer(row->protocol_version));
     free(archive);
+    return o;
+}
+
+static int tag_json(const weft_tag *tag, void *arg)
+{
+    jset(arg, tag->key, jstr(tag->value));
+    return 0;
+}
+
+/* The tags of trace row as a JSON object, or NULL after saying why. */
+static json_t *tags_json(cli *c, const weft_trace_row *row)
+{
+    json_t *o = json_object();
+
+    if (!o) {
+        fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    if (weft_catalog_tags(c->catalog, row->id, tag_json, o) < 0) {
+        fail("%s", weft_catalog_errmsg(c->catalog));
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -507,9 +563,25 @@ static int print_json(json_t *j)
 
 /* ---- list ------------------------------------------------------------------- */
 
+typedef struct list_ctx {
+    cli *c;
+    json_t *arr;
+    table t;
+    int failed;
+} list_ctx;
+
 static int list_json_row(const weft_trace_row *row, void *arg)
 {
-    if (json_array_append_new(arg, trace_json(row)) != 0) {
+    list_ctx *x = arg;
+    json_t *o = trace_json(row), *tags = tags_json(x->c, row);
+
+    if (!tags) {
+        json_decref(o);
+        x->failed = 1;
+        return 1;
+    }
+    jset(o, "tags", tags);
+    if (json_array_append_new(x->arr, o) != 0) {
         fail("out of memory");
         exit(EXIT_FAIL);
     }
@@ -518,6 +590,7 @@ static int list_json_row(const weft_trace_row *row, void *arg)
 
 static int list_table_row(const weft_trace_row *row, void *arg)
 {
+    list_ctx *x = arg;
     char *cells[8];
     char id[32];
 
@@ -530,43 +603,213 @@ static int list_table_row(const weft_trace_row *row, void *arg)
     cells[5] = fmt_u64(row->locations);
     cells[6] = fmt_u64(row->events);
     cells[7] = fmt_size(row->bytes);
-    table_add(arg, cells);
+    table_add(&x->t, cells);
     return 0;
+}
+
+/* Parses a whole decimal number in [min, max]; 0 or -1. */
+static int parse_int(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    long long v;
+
+    if (!*s || strspn(s, "0123456789") != strlen(s))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Local time from broken-down fields, checking they name a real moment
+ * (mktime would roll 2026-02-30 over to March). */
+static int local_time(int y, int mo, int d, int h, int mi, int sec,
+                      int64_t *out)
+{
+    struct tm tm = { 0 };
+    time_t t;
+
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    tm.tm_isdst = -1;
+    t = mktime(&tm);
+    if (t == (time_t)-1 || tm.tm_year != y - 1900 || tm.tm_mon != mo - 1 ||
+        tm.tm_mday != d || tm.tm_min != mi || tm.tm_sec != sec)
+        return -1;
+    *out = (int64_t)t;
+    return 0;
+}
+
+/* --since and --until: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] (or with a T),
+ * local time; or N followed by s, m, h, d or w: that long ago. A bare
+ * date is its first second, or for --until (end set) its last. 0 or -1. */
+static int parse_when(const char *s, int end, int64_t *out)
+{
+    static const struct { char unit; int64_t secs; } units[] = {
+        { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+        { 'w', 7 * 86400 },
+    };
+    int y, mo, d, h = 0, mi = 0, sec = 0, n = -1;
+    size_t len = strlen(s);
+
+    if (len >= 2 && strspn(s, "0123456789") == len - 1) {
+        int64_t v;
+        char digits[32];
+        if (len - 1 >= sizeof digits)
+            return -1;
+        memcpy(digits, s, len - 1);
+        digits[len - 1] = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (s[len - 1] == units[i].unit &&
+                parse_int(digits, 0, INT64_MAX / 2 / units[i].secs,
+                          &v) == 0) {
+                *out = (int64_t)time(NULL) - v * units[i].secs;
+                return 0;
+            }
+        return -1;
+    }
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && n == 10 &&
+        s[n] == '\0') {
+        if (local_time(y, mo, d, 0, 0, 0, out) < 0)
+            return -1;
+        if (end && local_time(y, mo, d, 23, 59, 59, out) < 0)
+            return -1;
+        return 0;
+    }
+    n = -1;
+    if (len >= 16 && (s[10] == ' ' || s[10] == 'T') &&
+        sscanf(s, "%4d-%2d-%2d%*c%2d:%2d%n", &y, &mo, &d, &h, &mi, &n) == 5 &&
+        n == 16 && (s[16] == '\0' ||
+                    (sscanf(s + 16, ":%2d%n", &sec, &n) == 1 && n == 3 &&
+                     s[19] == '\0')))
+        return local_time(y, mo, d, h, mi, sec, out);
+    return -1;
+}
+
+/* Fills f from the command line; returns EXIT_OK or a usage error. The
+ * filter points into c. */
+static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
+{
+    static const char *const sorts[] = {
+        [WEFT_SORT_CREATED] = "created", [WEFT_SORT_NAME] = "name",
+        [WEFT_SORT_EVENTS] = "events", [WEFT_SORT_SIZE] = "size",
+        [WEFT_SORT_DURATION] = "duration", [WEFT_SORT_STATE] = "state",
+    };
+    static const char *const states[] = {
+        WEFT_STATE_RECORDING, WEFT_STATE_CONVERTING, WEFT_STATE_COMPLETE,
+        WEFT_STATE_PARTIAL, WEFT_STATE_FAILED,
+    };
+    const char *cmd = "list";
+    size_t i;
+    int64_t v;
+
+    memset(f, 0, sizeof *f);
+    if (c->user) {
+        struct passwd *pw;
+        f->has_uid = 1;
+        if (parse_int(c->user, 0, UINT32_MAX - 1, &v) == 0)
+            f->uid = (uint32_t)v;
+        else if ((pw = getpwnam(c->user)) != NULL)
+            f->uid = pw->pw_uid;
+        else
+            return weft__cli_usage(cmd, "--user '%s': no such user",
+                                   c->user);
+    }
+    f->name_glob = c->name_glob;
+    if (c->state) {
+        for (i = 0; i < sizeof states / sizeof states[0]; i++)
+            if (strcmp(c->state, states[i]) == 0)
+                break;
+        if (i == sizeof states / sizeof states[0])
+            return weft__cli_usage(cmd, "--state '%s': not one of recording,"
+                                   " converting, complete, partial, failed",
+                                   c->state);
+        f->state = c->state;
+    }
+    if (c->since && parse_when(c->since, 0, &f->since) < 0)
+        return weft__cli_usage(cmd, "--since '%s': not YYYY-MM-DD, "
+                               "'YYYY-MM-DD HH:MM[:SS]' or an age like 30m, "
+                               "2h, 7d", c->since);
+    if (c->until && parse_when(c->until, 1, &f->until) < 0)
+        return weft__cli_usage(cmd, "--until '%s': not YYYY-MM-DD, "
+                               "'YYYY-MM-DD HH:MM[:SS]' or an age like 30m, "
+                               "2h, 7d", c->until);
+    for (int k = 0; k < c->ntags; k++) {
+        const char *eq = strchr(c->tags[k], '=');
+        if (!eq || eq == c->tags[k])
+            return weft__cli_usage(cmd, "--tag '%s': expected KEY=VALUE",
+                                   c->tags[k]);
+        tags[k].key = xrealloc(NULL, (size_t)(eq - c->tags[k]) + 1);
+        memcpy(tags[k].key, c->tags[k], (size_t)(eq - c->tags[k]));
+        tags[k].key[eq - c->tags[k]] = 0;
+        tags[k].value = (char *)eq + 1;
+        f->ntags = (size_t)k + 1;
+    }
+    f->tags = tags;
+    f->host = c->host;
+    if (c->sort) {
+        for (i = 0; i < sizeof sorts / sizeof sorts[0]; i++)
+            if (strcmp(c->sort, sorts[i]) == 0)
+                break;
+        if (i == sizeof sorts / sizeof sorts[0])
+            return weft__cli_usage(cmd, "--sort '%s': not one of created, "
+                                   "name, events, size, duration, state",
+                                   c->sort);
+        f->sort = (enum weft_list_sort)i;
+    }
+    f->reverse = c->reverse;
+    if (c->limit && parse_int(c->limit, 1, INT64_MAX, &f->limit) < 0)
+        return weft__cli_usage(cmd, "--limit '%s': not a number above 0",
+                               c->limit);
+    return EXIT_OK;
 }
 
 static int cmd_list(cli *c)
 {
-    table t = { 8, { "ID", "NAME", "STATE", "CREATED", "MEMBERS",
-                     "LOCATIONS", "EVENTS", "SIZE" },
-                { 1, 0, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
-    json_t *arr = NULL;
-    int rc;
+    list_ctx x = { c, NULL, { 8, { "ID", "NAME", "STATE", "CREATED",
+                                   "MEMBERS", "LOCATIONS", "EVENTS", "SIZE" },
+                              { 1, 0, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 }, 0 };
+    weft_tag *tags = xrealloc(NULL, ((size_t)c->ntags + 1) * sizeof *tags);
+    weft_list_filter f;
+    int rc, status;
 
-    if (c->json) {
-        arr = json_array();
-        if (!arr)
-            return fail("out of memory");
-        rc = weft_catalog_list(c->catalog, list_json_row, arr);
-        if (rc < 0) {
-            json_decref(arr);
-            return fail("%s", weft_catalog_errmsg(c->catalog));
-        }
-        return print_json(arr);
+    memset(tags, 0, ((size_t)c->ntags + 1) * sizeof *tags);
+    status = list_filter(c, &f, tags);
+    if (status != EXIT_OK)
+        goto out;
+    if (c->json && !(x.arr = json_array())) {
+        status = fail("out of memory");
+        goto out;
     }
-    rc = weft_catalog_list(c->catalog, list_table_row, &t);
+    rc = weft_catalog_query(c->catalog, &f, c->json ? list_json_row
+                                                    : list_table_row, &x);
+    if (x.failed) {
+        status = EXIT_FAIL;
+        goto out;
+    }
     if (rc < 0) {
-        table_free(&t);
-        return fail("%s", weft_catalog_errmsg(c->catalog));
+        status = fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
     }
-    if (t.nrows == 0) {
-        char *path = escape(c->catalog_path);
-        printf("no traces in %s\n", path);
-        free(path);
-    } else {
-        table_print(&t, stdout);
+    if (c->json) {
+        status = print_json(x.arr);
+        x.arr = NULL;
+    } else if (x.t.nrows) {
+        table_print(&x.t, stdout);
     }
-    table_free(&t);
-    return EXIT_OK;
+out:
+    json_decref(x.arr);
+    table_free(&x.t);
+    for (int k = 0; k < c->ntags; k++)
+        free(tags[k].key);
+    free(tags);
+    return status;
 }
 
 /* ---- show ------------------------------------------------------------------- */
@@ -614,6 +857,72 @@ static void field_take(const char *label, char *value)
     free(value);
 }
 
+/* ---- members and tags of show ---- */
+
+typedef struct members_ctx {
+    table t;
+    json_t *arr;       /* --json */
+    json_t *missing;   /* --json: ranks */
+    sbuf missing_text; /* "2, 5" */
+    uint32_t complete, nmissing, total;
+} members_ctx;
+
+static int member_row(const weft_member_row *m, void *arg)
+{
+    members_ctx *x = arg;
+    int missing = strcmp(m->state, WEFT_MEMBER_MISSING) == 0;
+
+    x->total++;
+    x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
+    if (missing) {
+        sb_printf(&x->missing_text, "%s%" PRIu32, x->nmissing ? ", " : "",
+                  m->rank);
+        x->nmissing++;
+    }
+    if (x->arr) {
+        json_t *o = json_object();
+        if (!o || json_array_append_new(x->arr, o) != 0 ||
+            (missing && json_array_append_new(x->missing,
+                                              json_integer(m->rank)) != 0)) {
+            fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        jset(o, "rank", json_integer(m->rank));
+        jset(o, "host", jstr(m->host));
+        jset(o, "pid", json_integer(m->pid));
+        jset(o, "state", jstr(m->state));
+        jset(o, "locations", ju64(m->locations));
+        jset(o, "events", ju64(m->events));
+        jset(o, "dropped", ju64(m->dropped));
+    } else {
+        char *cells[7];
+        cells[0] = fmt_u64(m->rank);
+        cells[1] = *m->host ? escape(m->host) : xstrdup("-");
+        cells[2] = m->pid ? fmt_u64(m->pid) : xstrdup("-");
+        cells[3] = escape(m->state);
+        cells[4] = fmt_u64(m->locations);
+        cells[5] = fmt_u64(m->events);
+        cells[6] = fmt_u64(m->dropped);
+        table_add(&x->t, cells);
+    }
+    return 0;
+}
+
+static int tag_text(const weft_tag *tag, void *arg)
+{
+    sbuf *b = arg;
+    char *k = escape(tag->key), *v = escape(tag->value);
+
+    if (b->len)
+        sb_add(b, ", ", 2);
+    sb_add(b, k, strlen(k));
+    sb_add(b, "=", 1);
+    sb_add(b, v, strlen(v));
+    free(k);
+    free(v);
+    return 0;
+}
+
 static void show_trace_text(const weft_trace_row *row)
 {
     struct passwd *pw = getpwuid(row->uid);
@@ -630,6 +939,11 @@ static void show_trace_text(const weft_trace_row *row)
     free(s);
     field("owner:", buf);
     field_take("state:", escape(row->state));
+    field_take("hosts:", *row->hosts ? escape(row->hosts) : xstrdup("-"));
+    field_take("command:", *row->command ? escape(row->command)
+                                         : xstrdup("-"));
+    field_take("job id:", *row->job_id ? escape(row->job_id) : xstrdup("-"));
+    field_take("protocol:", fmt_u64(row->protocol_version));
     field_take("created:", fmt_time(row->created));
     field_take("finished:", fmt_time(row->finished));
     field_take("duration:", row->finished && row->created
@@ -663,57 +977,233 @@ static int cmd_show(cli *c)
 {
     table t = { 6, { "ID", "RANK", "THREAD", "NAME", "EVENTS", "DROPPED" },
                 { 1, 1, 1, 0, 1, 1 }, NULL, 0, 0 };
+    members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
+                              "EVENTS", "DROPPED" },
+                         { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
+                       NULL, NULL, { 0 }, 0, 0, 0 };
+    sbuf tagtext = { 0 };
     weft_trace_row row;
-    json_t *obj = NULL, *locs = NULL;
+    json_t *obj = NULL, *locs = NULL, *tags = NULL;
     int rc, status = EXIT_FAIL;
 
-    rc = weft_catalog_find(c->catalog, c->args[0], &row);
-    if (rc == WEFT_ENOTFOUND) {
-        char *what = escape(c->args[0]), *path = escape(c->catalog_path);
-        fail("no trace '%s' in %s", what, path);
-        free(what);
-        free(path);
+    if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)
         return EXIT_FAIL;
-    }
-    if (rc < 0)
-        return fail("%s", weft_catalog_errmsg(c->catalog));
     if (c->json) {
         obj = trace_json(&row);
         locs = json_array();
-        if (!locs) {
+        mx.arr = json_array();
+        mx.missing = json_array();
+        if (!locs || !mx.arr || !mx.missing) {
             fail("out of memory");
             goto out;
         }
         rc = weft_catalog_locations(c->catalog, row.id, show_json_location,
                                     locs);
+        if (rc == 0)
+            rc = weft_catalog_members(c->catalog, row.id, member_row, &mx);
         if (rc < 0) {
             fail("%s", weft_catalog_errmsg(c->catalog));
             goto out;
         }
-        /* "locations" is the array here; the count moves aside. */
+        if (!(tags = tags_json(c, &row)))
+            goto out;
+        /* "locations" is the array here; the count moves aside.
+         * "members" stays the count; "ranks" is the array of members. */
         jset(obj, "location_count", ju64(row.locations));
         jset(obj, "locations", locs);
-        locs = NULL;
+        jset(obj, "ranks", mx.arr);
+        jset(obj, "missing_ranks", mx.missing);
+        jset(obj, "tags", tags);
+        locs = mx.arr = mx.missing = tags = NULL;
         status = print_json(obj);
         obj = NULL;
         goto out;
     }
     rc = weft_catalog_locations(c->catalog, row.id, show_table_location, &t);
+    if (rc == 0)
+        rc = weft_catalog_members(c->catalog, row.id, member_row, &mx);
+    if (rc == 0)
+        rc = weft_catalog_tags(c->catalog, row.id, tag_text, &tagtext);
     if (rc < 0) {
         fail("%s", weft_catalog_errmsg(c->catalog));
         goto out;
     }
     show_trace_text(&row);
+    field("tags:", tagtext.len ? tagtext.s : "-");
+    if (mx.total) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " missing", mx.complete, mx.nmissing);
+        field("ranks:", buf);
+    }
+    if (mx.nmissing)
+        printf("%-13s%s %s\n", "missing:", mx.nmissing == 1 ? "rank"
+                                                            : "ranks",
+               mx.missing_text.s);
     putchar('\n');
+    if (mx.t.nrows) {
+        table_print(&mx.t, stdout);
+        putchar('\n');
+    }
     if (t.nrows)
         table_print(&t, stdout);
     else
         puts("no locations recorded");
     status = EXIT_OK;
 out:
+    json_decref(tags);
+    json_decref(mx.arr);
+    json_decref(mx.missing);
+    free(mx.missing_text.s);
+    table_free(&mx.t);
+    free(tagtext.s);
     json_decref(locs);
     json_decref(obj);
     table_free(&t);
+    weft_catalog_trace_free(&row);
+    return status;
+}
+
+/* ---- profile ------------------------------------------------------------------ */
+
+#define PROFILE_DEFAULT_LIMIT 20
+
+typedef struct profile_ctx {
+    int by_location;
+    table t;
+    json_t *arr;
+    size_t n;
+} profile_ctx;
+
+static char *fmt_secs(double s)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof buf, "%.6f", s);
+    return xstrdup(buf);
+}
+
+static double pct(double part, double total)
+{
+    return total > 0 ? 100.0 * part / total : 0.0;
+}
+
+static int profile_row(const weft_region_row *r, void *arg)
+{
+    profile_ctx *x = arg;
+    char *cells[7], buf[32];
+    size_t k = 0;
+
+    x->n++;
+    if (x->arr) {
+        json_t *o = json_object();
+        if (!o || json_array_append_new(x->arr, o) != 0) {
+            fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        if (x->by_location) {
+            jset(o, "location", json_integer(r->location));
+            jset(o, "location_name", jstr(r->location_name));
+        }
+        jset(o, "region", jstr(r->region));
+        jset(o, "visits", ju64(r->visits));
+        jset(o, "incl_s", json_real(r->incl_s));
+        jset(o, "excl_s", json_real(r->excl_s));
+        jset(o, "excl_pct", json_real(pct(r->excl_s, r->total_excl_s)));
+        return 0;
+    }
+    if (x->by_location) {
+        cells[k++] = fmt_u64((uint64_t)r->location);
+        cells[k++] = escape(r->location_name);
+    }
+    cells[k++] = escape(r->region);
+    cells[k++] = fmt_u64(r->visits);
+    cells[k++] = fmt_secs(r->incl_s);
+    cells[k++] = fmt_secs(r->excl_s);
+    snprintf(buf, sizeof buf, "%.1f", pct(r->excl_s, r->total_excl_s));
+    cells[k++] = xstrdup(buf);
+    table_add(&x->t, cells);
+    return 0;
+}
+
+static int cmd_profile(cli *c)
+{
+    static const char *const sorts[] = {
+        [WEFT_RSORT_EXCL] = "excl", [WEFT_RSORT_INCL] = "incl",
+        [WEFT_RSORT_VISITS] = "visits", [WEFT_RSORT_NAME] = "name",
+    };
+    profile_ctx x = { c->by_location, { 0 }, NULL, 0 };
+    enum weft_region_sort sort = WEFT_RSORT_EXCL;
+    int64_t limit = PROFILE_DEFAULT_LIMIT;
+    weft_trace_row row;
+    size_t i;
+    int rc, status = EXIT_FAIL;
+
+    if (c->sort) {
+        for (i = 0; i < sizeof sorts / sizeof sorts[0]; i++)
+            if (strcmp(c->sort, sorts[i]) == 0)
+                break;
+        if (i == sizeof sorts / sizeof sorts[0])
+            return weft__cli_usage("profile", "--sort '%s': not one of excl, "
+                                   "incl, visits, name", c->sort);
+        sort = (enum weft_region_sort)i;
+    }
+    if (c->limit && parse_int(c->limit, 0, INT64_MAX, &limit) < 0)
+        return weft__cli_usage("profile", "--limit '%s': not a number (0: "
+                               "all regions)", c->limit);
+    if (x.by_location) {
+        table t = { 7, { "LOCATION", "NAME", "REGION", "VISITS", "INCL S",
+                         "EXCL S", "EXCL %" },
+                    { 1, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        x.t = t;
+    } else {
+        table t = { 5, { "REGION", "VISITS", "INCL S", "EXCL S", "EXCL %" },
+                    { 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        x.t = t;
+    }
+    if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)
+        return EXIT_FAIL;
+    if (c->json && !(x.arr = json_array())) {
+        fail("out of memory");
+        goto out;
+    }
+    rc = weft_catalog_regions(c->catalog, row.id, x.by_location, sort, limit,
+                              profile_row, &x);
+    if (rc < 0) {
+        fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
+    }
+    if (x.n == 0) {
+        char *name = escape(row.name);
+        if (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
+            strcmp(row.state, WEFT_STATE_CONVERTING) == 0)
+            fail("trace '%s' (#%" PRId64 ") is still %s: its profile is made "
+                 "when it is converted", name, row.id, row.state);
+        else
+            fail("trace '%s' (#%" PRId64 ") has no region profile (no Enter "
+                 "and Leave events)", name, row.id);
+        free(name);
+        goto out;
+    }
+    if (c->json) {
+        json_t *o = json_object();
+        if (!o) {
+            fail("out of memory");
+            goto out;
+        }
+        jset(o, "id", json_integer(row.id));
+        jset(o, "name", jstr(row.name));
+        jset(o, "by_location", json_boolean(x.by_location));
+        jset(o, "regions", x.arr);
+        x.arr = NULL;
+        status = print_json(o);
+        goto out;
+    }
+    table_print(&x.t, stdout);
+    status = EXIT_OK;
+out:
+    json_decref(x.arr);
+    table_free(&x.t);
     weft_catalog_trace_free(&row);
     return status;
 }
@@ -994,19 +1484,54 @@ static int cmd_rm(cli *c)
 /* ---- the command table ---------------------------------------------------- */
 
 static const command commands[] = {
-    { "list", cmd_list, OPT_JSON, 0, 0, 1, "[--json]",
+    { "list", cmd_list, OPT_JSON | OPT_LIST, 0, 0, 1,
+      "[FILTERS] [--sort KEY] [--reverse] [--limit N] [--json]",
       "list traces, newest first",
       "List the traces of the catalog, newest first: id, name, state,\n"
-      "creation time, members, locations, events and archive size.\n"
+      "creation time, members, locations, events and archive size. Prints\n"
+      "nothing when no trace matches.\n"
       "\n"
-      "  --json   print a JSON array of trace objects\n" },
+      "Filters (all must hold):\n"
+      "  --user NAME|UID   owned by this user\n"
+      "  --name GLOB       name matches GLOB (* ? [...], case-sensitive)\n"
+      "  --state STATE     recording, converting, complete, partial or\n"
+      "                    failed\n"
+      "  --since TIME      created at or after TIME\n"
+      "  --until TIME      created at or before TIME\n"
+      "  --tag KEY=VALUE   has this tag (repeat: all of them)\n"
+      "  --host NAME       a member ran on host NAME\n"
+      "TIME is YYYY-MM-DD (a whole day), 'YYYY-MM-DD HH:MM[:SS]' in local\n"
+      "time, or an age: 30m, 2h, 7d, 2w (also s) ago.\n"
+      "\n"
+      "  --sort KEY  created (newest first), name, events (most first),\n"
+      "              size (biggest first), duration (longest first), state\n"
+      "  --reverse   the other way round\n"
+      "  --limit N   at most N traces\n"
+      "  --json      print a JSON array of trace objects (with tags)\n" },
     { "show", cmd_show, OPT_JSON, 1, 1, 1, "TRACE [--json]",
-      "show one trace and its locations",
-      "Show every field of one trace (owner, state, times, archive path,\n"
-      "figures, error) and its locations.\n"
+      "show one trace, its members and locations",
+      "Show every field of one trace (owner, state, hosts, command, job\n"
+      "id, tags, times, archive path, figures, error), its members (the\n"
+      "ranks that never came or vanished are listed as missing) and its\n"
+      "locations.\n"
       "\n"
       "  --json   print a JSON object; \"locations\" is the array of its\n"
-      "           locations\n" },
+      "           locations, \"ranks\" that of its members (\"members\" is\n"
+      "           their number), \"missing_ranks\" and \"tags\"\n" },
+    { "profile", cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
+      "TRACE [--by-location] [--limit N] [--sort KEY] [--json]",
+      "show the regions a trace spent its time in",
+      "Show the region profile weftd computed when it converted the trace:\n"
+      "per region the visits (Enters), inclusive and exclusive seconds and\n"
+      "the share of all exclusive time, summed over all locations. Exits 1\n"
+      "when the trace has no profile (still recording, or no regions).\n"
+      "\n"
+      "  --by-location  per location instead (weftd keeps each location's\n"
+      "                 100 regions with the most exclusive time)\n"
+      "  --limit N      at most N regions (per location); 0: all; default "
+      "20\n"
+      "  --sort KEY     excl (default), incl, visits (most first) or name\n"
+      "  --json         print a JSON object; \"regions\" is the array\n" },
     { "status", cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
       "show what the running weftd is doing",
       "Show the live state of the weftd that uses this catalog:\n"
@@ -1164,13 +1689,53 @@ static int opt_value(char **argv, int argc, int *i, const char *name,
     return 1;
 }
 
+/* The value options of list and profile at argv[*i]: 1 when one matched
+ * (its value stored in c), 0 when none did, -1 after a usage error (a
+ * missing value). */
+static int query_option(const command *cmd, cli *c, char **argv, int argc,
+                        int *i)
+{
+    static const struct {
+        const char *name;
+        unsigned opts;
+        size_t offset;
+    } vopts[] = {
+        { "--user", OPT_LIST, offsetof(cli, user) },
+        { "--name", OPT_LIST, offsetof(cli, name_glob) },
+        { "--state", OPT_LIST, offsetof(cli, state) },
+        { "--since", OPT_LIST, offsetof(cli, since) },
+        { "--until", OPT_LIST, offsetof(cli, until) },
+        { "--host", OPT_LIST, offsetof(cli, host) },
+        { "--tag", OPT_LIST, 0 },
+        { "--sort", OPT_LIST | OPT_PROFILE, offsetof(cli, sort) },
+        { "--limit", OPT_LIST | OPT_PROFILE, offsetof(cli, limit) },
+    };
+    const char *v = NULL;
+
+    for (size_t k = 0; k < sizeof vopts / sizeof vopts[0]; k++) {
+        if (!(cmd->opts & vopts[k].opts) ||
+            !opt_value(argv, argc, i, vopts[k].name, &v))
+            continue;
+        if (!v) {
+            usage_error(cmd, "%s needs a value", vopts[k].name);
+            return -1;
+        }
+        if (vopts[k].offset)
+            *(const char **)((char *)c + vopts[k].offset) = v;
+        else
+            c->tags[c->ntags++] = v;
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *catalog_opt = NULL;
     const command *cmd = NULL;
     cli c = { 0 };
     char *catalog_path = NULL;
-    int i, want_help = 0, status, only_args = 0;
+    int i, want_help = 0, status, only_args = 0, rc;
 
     /* Global options, up to the command name. */
     for (i = 1; i < argc && !cmd; i++) {
@@ -1197,8 +1762,12 @@ int main(int argc, char **argv)
 
     /* The command's options and arguments, in any order. */
     c.args = calloc((size_t)argc, sizeof *c.args);
-    if (!c.args)
+    c.tags = calloc((size_t)argc, sizeof *c.tags);
+    if (!c.args || !c.tags) {
+        free(c.args);
+        free(c.tags);
         return fail("out of memory");
+    }
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (only_args || a[0] != '-' || a[1] == '\0') {
@@ -1211,6 +1780,16 @@ int main(int argc, char **argv)
             c.json = 1;
         } else if ((cmd->opts & OPT_FORCE) && strcmp(a, "--force") == 0) {
             c.force = 1;
+        } else if ((cmd->opts & OPT_LIST) && strcmp(a, "--reverse") == 0) {
+            c.reverse = 1;
+        } else if ((cmd->opts & OPT_PROFILE) &&
+                   strcmp(a, "--by-location") == 0) {
+            c.by_location = 1;
+        } else if ((rc = query_option(cmd, &c, argv, argc, &i)) != 0) {
+            if (rc < 0) {
+                status = EXIT_USAGE;
+                goto out;
+            }
         } else if ((cmd->opts & OPT_FORMAT) &&
                    opt_value(argv, argc, &i, "--format", &c.format)) {
             if (!c.format || !*c.format) {
@@ -1269,5 +1848,6 @@ out:
     weft_catalog_close(c.catalog);
     free(catalog_path);
     free(c.args);
+    free(c.tags);
     return status;
 }

@@ -30,6 +30,29 @@
  * (a definition or attribute naming an idle thread) get an empty event
  * file before the event files are closed, so every reference resolves.
  *
+ * The region profile (issue #6) is computed in pass 2 where each event
+ * is written, from Enter and Leave (unified region ids), per location:
+ *   - a stack of open Enters (region, enter time, time of direct children)
+ *     and a small open-addressing table of the regions the location
+ *     touched (visits, inclusive and exclusive ticks, open frames); no
+ *     allocation per event, memory bounded by the regions touched;
+ *   - visits count every Enter; exclusive time of a visit is its duration
+ *     minus that of its direct children; inclusive time is counted once
+ *     per outermost visit of a region (a recursive f inside f adds its
+ *     exclusive time, not its inclusive time again);
+ *   - a Leave whose region is not the innermost open one is an anomaly
+ *     (counted in profile_anomalies): when the region is open further
+ *     down, the regions above it are closed at the Leave's time and it is
+ *     closed too; when it is not open at all the Leave is ignored (ingest
+ *     does not check the nesting, so such traces reach us);
+ *   - regions still open at a location's end are closed at its last
+ *     event's time.
+ * When a member's journal is done its locations are folded into the sums
+ * over all locations (an array by region id) and keep their top
+ * WEFT_PROFILE_ROWS_PER_LOCATION regions by exclusive time as rows; the
+ * tables are freed.
+ * Times go out in seconds at the resolution written to ClockProperties.
+ *
  * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
  * and POOL_TOTAL overall (a writer may always have one), and give a
@@ -69,8 +92,34 @@
 #define DEFAULT_RESOLUTION 1000000000u
 #define ARCHIVE_NAME "traces"
 
+/* ---- region profile state (see the DESIGN comment) ---- */
+
+typedef struct pframe {
+    uint32_t region;     /* unified id */
+    uint64_t enter;      /* time of the Enter */
+    uint64_t child;      /* ticks spent in direct children */
+} pframe;
+
+typedef struct pslot {
+    uint32_t key;        /* region + 1; 0: empty */
+    uint32_t open;       /* frames of this region on the stack */
+    uint64_t visits, incl, excl;  /* incl and excl in ticks */
+} pslot;
+
+typedef struct prof_loc {
+    pframe *stack;
+    size_t depth, cap;
+    pslot *slots;        /* power-of-two table, at most 3/4 full */
+    size_t nslots, used;
+} prof_loc;
+
+typedef struct prof_sum {
+    uint64_t visits, incl, excl;
+} prof_sum;
+
 typedef struct loc {
     uint32_t thread;
+    prof_loc prof;      /* pass 2, while the member is replayed */
     uint64_t last_seq;  /* last batch seq seen in the current pass */
     uint64_t events;    /* written */
     uint64_t dropped;   /* from the last Goodbye */
@@ -110,6 +159,11 @@ typedef struct conv {
     OTF2_AttributeList *al; /* reused for every event with attributes */
     uint64_t *loc_refs; /* location ids referenced by records */
     size_t nloc_refs, loc_refs_cap;
+    size_t nregions;    /* unified regions (known after pass 1) */
+    prof_sum *psum;     /* by region id, over all locations */
+    weft_region_row *prows; /* per-location rows, times still in ticks */
+    size_t nprows, prows_cap;
+    uint64_t anomalies;
 } conv;
 
 typedef struct chunk_pool {
@@ -632,6 +686,226 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
     return rc < 0 ? rc : 0;
 }
 
+/* ---- region profile (pass 2) ------------------------------------------ */
+
+static pslot *prof_slot(prof_loc *p, uint32_t region)
+{
+    size_t mask = p->nslots - 1, i = (region * 2654435761u) & mask;
+
+    while (p->slots[i].key && p->slots[i].key != region + 1)
+        i = (i + 1) & mask;
+    return &p->slots[i];
+}
+
+/* The slot of region, added when new; NULL when out of memory. */
+static pslot *prof_get(prof_loc *p, uint32_t region)
+{
+    pslot *sl;
+
+    if ((p->used + 1) * 4 > p->nslots * 3) {
+        size_t n = p->nslots ? p->nslots * 2 : 16;
+        prof_loc q = *p;
+        q.slots = calloc(n, sizeof *q.slots);
+        if (!q.slots)
+            return NULL;
+        q.nslots = n;
+        for (size_t i = 0; i < p->nslots; i++)
+            if (p->slots[i].key)
+                *prof_slot(&q, p->slots[i].key - 1) = p->slots[i];
+        free(p->slots);
+        *p = q;
+    }
+    sl = prof_slot(p, region);
+    if (!sl->key) {
+        sl->key = region + 1;
+        p->used++;
+    }
+    return sl;
+}
+
+/* Closes the innermost open frame at time t. */
+static void prof_pop(prof_loc *p, uint64_t t)
+{
+    pframe f = p->stack[--p->depth];
+    uint64_t dur = t - f.enter;
+    pslot *sl = prof_slot(p, f.region);
+
+    sl->excl += dur > f.child ? dur - f.child : 0;
+    if (--sl->open == 0)
+        sl->incl += dur;
+    if (p->depth)
+        p->stack[p->depth - 1].child += dur;
+}
+
+static int prof_enter(conv *c, loc *l, uint32_t region, uint64_t t)
+{
+    prof_loc *p = &l->prof;
+    pslot *sl;
+
+    if (region >= c->nregions)  /* OTF2_UNDEFINED_REGION */
+        return 0;
+    if (p->depth == p->cap) {
+        size_t n = p->cap ? p->cap * 2 : 16;
+        pframe *v = realloc(p->stack, n * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        p->stack = v;
+        p->cap = n;
+    }
+    if (!(sl = prof_get(p, region)))
+        return WEFT_ENOMEM;
+    sl->visits++;
+    sl->open++;
+    p->stack[p->depth++] = (pframe){ region, t, 0 };
+    return 0;
+}
+
+static void prof_leave(conv *c, loc *l, uint32_t region, uint64_t t)
+{
+    prof_loc *p = &l->prof;
+    size_t i = p->depth;
+
+    if (region >= c->nregions)
+        return;
+    while (i > 0 && p->stack[i - 1].region != region)
+        i--;
+    if (i == 0 || i != p->depth)
+        c->anomalies++;
+    if (i == 0)
+        return;  /* not open: ignored */
+    while (p->depth >= i)
+        prof_pop(p, t);
+}
+
+/* Feeds a written event to the profile. */
+static int prof_event(conv *c, loc *l, const weft_record *r)
+{
+    if (r->type == WEFT_REC_Enter)
+        return prof_enter(c, l, r->u.Enter.region, r->time);
+    if (r->type == WEFT_REC_Leave)
+        prof_leave(c, l, r->u.Leave.region, r->time);
+    return 0;
+}
+
+/* The name of unified region id, "" if it has none. Owned by the
+ * unifier. */
+static const char *region_name(const conv *c, uint32_t id)
+{
+    const weft_record *r = weft_unify_get(c->u, WEFT_REC_Region, id);
+    const weft_record *s;
+
+    if (!r || r->u.Region.self != id)
+        return "";
+    s = weft_unify_get(c->u, WEFT_REC_String, r->u.Region.name);
+    if (!s || s->u.String.self != r->u.Region.name || !s->u.String.string)
+        return "";
+    return s->u.String.string;
+}
+
+static int cmp_slot_excl(const void *a, const void *b)
+{
+    const pslot *x = a, *y = b;
+
+    if (x->excl != y->excl)
+        return x->excl < y->excl ? 1 : -1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Adds a row (times in ticks until fill_result) to c->prows. */
+static int prof_row(conv *c, int64_t location, uint32_t region,
+                    uint64_t visits, uint64_t incl, uint64_t excl)
+{
+    weft_region_row *row;
+
+    if (c->nprows == c->prows_cap) {
+        size_t n = c->prows_cap ? c->prows_cap * 2 : 64;
+        weft_region_row *v = realloc(c->prows, n * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        c->prows = v;
+        c->prows_cap = n;
+    }
+    row = &c->prows[c->nprows];
+    memset(row, 0, sizeof *row);
+    row->location = location;
+    row->visits = visits;
+    row->incl_s = (double)incl;
+    row->excl_s = (double)excl;
+    if (!(row->region = strdup(region_name(c, region))))
+        return WEFT_ENOMEM;
+    c->nprows++;
+    return 0;
+}
+
+static void prof_loc_free(prof_loc *p)
+{
+    free(p->stack);
+    free(p->slots);
+    memset(p, 0, sizeof *p);
+}
+
+/* A location is done: closes what is still open at its last event's
+ * time, adds it to the sums, keeps its top rows, frees its tables. */
+static int prof_finish_loc(conv *c, const member *m, loc *l)
+{
+    prof_loc *p = &l->prof;
+    size_t k = 0, keep;
+    int rc = 0;
+
+    while (p->depth)
+        prof_pop(p, l->last_time);
+    for (size_t i = 0; i < p->nslots; i++) {
+        pslot *sl = &p->slots[i];
+        if (!sl->key)
+            continue;
+        c->psum[sl->key - 1].visits += sl->visits;
+        c->psum[sl->key - 1].incl += sl->incl;
+        c->psum[sl->key - 1].excl += sl->excl;
+        p->slots[k++] = *sl;  /* compact in place for sorting */
+    }
+    qsort(p->slots, k, sizeof *p->slots, cmp_slot_excl);
+    keep = WEFT_PROFILE_ROWS_PER_LOCATION;
+    for (size_t i = 0; i < k && i < keep && rc == 0; i++)
+        rc = prof_row(c, (int64_t)loc_id(m, l), p->slots[i].key - 1,
+                      p->slots[i].visits, p->slots[i].incl,
+                      p->slots[i].excl);
+    prof_loc_free(p);
+    return rc < 0 ? fail(c, rc, "out of memory") : 0;
+}
+
+/* The profile rows of the result: the sums over all locations (regions
+ * by id) then the per-location rows, in seconds. */
+static int prof_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    double res = (double)c->resolution;
+    size_t first = c->nprows;
+
+    for (size_t r = 0; r < c->nregions; r++)
+        if (c->psum[r].visits &&
+            prof_row(c, WEFT_PROFILE_ALL, (uint32_t)r, c->psum[r].visits,
+                     c->psum[r].incl, c->psum[r].excl) < 0)
+            return fail(c, WEFT_ENOMEM, "out of memory");
+    out->regions = c->nprows ? malloc(c->nprows * sizeof *out->regions)
+                             : NULL;
+    if (c->nprows && !out->regions)
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    memcpy(out->regions, c->prows + first,
+           (c->nprows - first) * sizeof *out->regions);
+    memcpy(out->regions + (c->nprows - first), c->prows,
+           first * sizeof *out->regions);
+    out->nregions = c->nprows;
+    for (size_t i = 0; i < out->nregions; i++) {
+        out->regions[i].incl_s /= res;
+        out->regions[i].excl_s /= res;
+    }
+    free(c->prows);
+    c->prows = NULL;
+    c->nprows = c->prows_cap = 0;
+    out->profile_anomalies = c->anomalies;
+    return 0;
+}
+
 /* ---- pass 2 ----------------------------------------------------------- */
 
 static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
@@ -671,6 +945,10 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
         if (orc != OTF2_SUCCESS) {
             rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
                       WHERE_ARGS, otf2_msg(orc));
+            goto out;
+        }
+        if ((rc = prof_event(c, l, &r)) < 0) {
+            fail(c, rc, "out of memory");
             goto out;
         }
         l->events++;
@@ -1292,6 +1570,12 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
             goto out;
     if ((rc = pick_resolution(&c)) < 0)
         goto out;
+    c.nregions = weft_unify_count(c.u, WEFT_REC_Region);
+    c.psum = calloc(c.nregions ? c.nregions : 1, sizeof *c.psum);
+    if (!c.psum) {
+        rc = fail(&c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
     if ((rc = open_archive(&c)) < 0)
         goto out;
     for (size_t i = 0; i < c.nmems; i++) {
@@ -1303,6 +1587,8 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
             rc = close_writers(&c, m);
         else
             close_writers(&c, m);
+        for (size_t k = 0; rc == 0 && k < m->nlocs; k++)
+            rc = prof_finish_loc(&c, m, &m->locs[k]);
         if (rc < 0)
             goto out;
     }
@@ -1330,17 +1616,25 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
         }
     }
     rc = fill_result(&c);
+    if (rc == 0)
+        rc = prof_result(&c);
 out:
     if (c.archive)
         OTF2_Archive_Close(c.archive);
     for (size_t i = 0; i < c.nmems; i++) {
         free(c.mems[i].path);
         free(c.mems[i].hostname);
+        for (size_t k = 0; k < c.mems[i].nlocs; k++)
+            prof_loc_free(&c.mems[i].locs[k].prof);
         free(c.mems[i].locs);
         free(c.mems[i].local_defs);
     }
     free(c.mems);
     free(c.loc_refs);
+    for (size_t i = 0; i < c.nprows; i++)
+        free(c.prows[i].region);
+    free(c.prows);
+    free(c.psum);
     if (c.al)
         OTF2_AttributeList_Delete(c.al);
     weft_unify_scratch_free(&c.scratch);
@@ -1362,5 +1656,8 @@ void weft_convert_result_free(weft_convert_result *out)
     for (size_t i = 0; i < out->nlocations; i++)
         free(out->locations[i].name);
     free(out->locations);
+    for (size_t i = 0; i < out->nregions; i++)
+        free(out->regions[i].region);
+    free(out->regions);
     memset(out, 0, sizeof *out);
 }

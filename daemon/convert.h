@@ -22,6 +22,12 @@ typedef struct weft_convert_input {
     uint32_t members;        /* expected members (trace size) */
 } weft_convert_input;
 
+/* Per location, the region profile keeps the rows of this many regions
+ * (those with the most exclusive time), so that 1000 locations of 1000
+ * regions do not make a million rows; the rows summed over all
+ * locations always have every region. */
+#define WEFT_PROFILE_ROWS_PER_LOCATION 100
+
 typedef struct weft_convert_result {
     uint32_t members;             /* members found in journals */
     uint64_t events;              /* events written */
@@ -32,6 +38,13 @@ typedef struct weft_convert_result {
     uint64_t dropped;             /* from the members' Goodbye */
     weft_location_row *locations; /* malloc'd, names malloc'd */
     size_t nlocations;
+    /* The region profile from the Enter/Leave events (see convert.c): the
+     * rows summed over all locations (location WEFT_PROFILE_ALL) first,
+     * then per location. malloc'd, region names malloc'd. */
+    weft_region_row *regions;
+    size_t nregions;
+    uint64_t profile_anomalies;   /* Leaves that did not match their
+                                     location's open region */
     char error[512];              /* set when conversion fails */
 } weft_convert_result;
 

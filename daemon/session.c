@@ -481,6 +481,60 @@ static int journal(weft_conn *c, const weft_journal_entry *e)
     return rc;
 }
 
+/* Limits of Hello.tags (README, "Tags"): at most WEFT_MAX_TAGS tags, keys
+ * of 1..WEFT_MAX_TAG_KEY characters [A-Za-z0-9_.-], values up to
+ * max_string bytes, each key once per Hello. */
+#define WEFT_MAX_TAGS 64
+#define WEFT_MAX_TAG_KEY 64
+
+/* A printable copy of at most WEFT_MAX_TAG_KEY bytes of s for messages:
+ * bytes outside printable ASCII become '?'. */
+static const char *tag_key_shown(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+
+    for (; s[i] && i < WEFT_MAX_TAG_KEY && i + 1 < n; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    buf[i] = 0;
+    return buf;
+}
+
+/* 0, or a WEFT_E* code with err naming the tag and the rule it breaks. */
+static int check_tags(const Weft__Hello *h, uint64_t max_string, char *err,
+                      size_t errlen)
+{
+    char kb[WEFT_MAX_TAG_KEY + 1];
+
+    if (h->n_tags > WEFT_MAX_TAGS)
+        return fail(err, errlen, WEFT_ELIMIT, "Hello: %zu tags, at most %d "
+                    "are allowed", h->n_tags, WEFT_MAX_TAGS);
+    for (size_t i = 0; i < h->n_tags; i++) {
+        const char *k = h->tags[i]->key, *v = h->tags[i]->value;
+        size_t n = strlen(k);
+        if (n == 0)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag %zu has an "
+                        "empty key", i + 1);
+        if (n > WEFT_MAX_TAG_KEY)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s...' "
+                        "is %zu bytes long, at most %d are allowed",
+                        tag_key_shown(k, kb, sizeof kb), n, WEFT_MAX_TAG_KEY);
+        if (strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789_.-") != n)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s' has "
+                        "a character other than A-Z a-z 0-9 _ . -",
+                        tag_key_shown(k, kb, sizeof kb));
+        if (strlen(v) > max_string)
+            return fail(err, errlen, WEFT_ELIMIT, "Hello: the value of tag "
+                        "'%s' is %zu bytes long, over max_string (%" PRIu64
+                        ")", k, strlen(v), max_string);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(h->tags[j]->key, k) == 0)
+                return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
+                            "given twice", k);
+    }
+    return 0;
+}
+
 static void on_hello(weft_conn *c, const Weft__Hello *h)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -501,6 +555,11 @@ static void on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not "
                        "supported: this weftd speaks version %d",
                        h->protocol_version, WEFT_PROTOCOL_VERSION);
+        return;
+    }
+    rc = check_tags(h, c->d->cfg.max_string, err, sizeof err);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "%s", err);
         return;
     }
     rc = weft_trace_join(c->d, h, c->has_peer_uid ? c->peer_uid : h->uid, &m,

@@ -128,6 +128,15 @@ static char *path_join(const char *a, const char *b)
     return p;
 }
 
+static void free_tags(weft_tag *tags, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(tags[i].key);
+        free(tags[i].value);
+    }
+    free(tags);
+}
+
 static void member_free(weft_member *m)
 {
     if (!m)
@@ -142,6 +151,9 @@ static void member_free(weft_member *m)
     free(m->syncing.v);
     free(m->locs);
     free(m->host);
+    free(m->command);
+    free(m->job_id);
+    free_tags(m->tags, m->ntags);
     free(m);
 }
 
@@ -158,12 +170,110 @@ static void trace_free(weft_trace *t)
     free(t);
 }
 
+/* ---- what the catalog says about a trace's members ---- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The distinct hosts of t's members, sorted, comma-separated; malloc'd,
+ * NULL when out of memory. */
+static char *member_hosts(const weft_trace *t)
+{
+    const char **v = calloc(t->size ? t->size : 1, sizeof *v);
+    size_t n = 0, len = 1;
+    char *out = NULL;
+
+    if (!v)
+        return NULL;
+    for (uint32_t r = 0; r < t->size; r++)
+        if (t->members && t->members[r] && t->members[r]->host[0])
+            v[n++] = t->members[r]->host;
+    qsort(v, n, sizeof *v, str_cmp);
+    for (size_t i = 0; i < n; i++)
+        len += strlen(v[i]) + 1;
+    out = malloc(len);
+    if (out) {
+        char *p = out;
+        *p = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i && strcmp(v[i], v[i - 1]) == 0)
+                continue;
+            p += sprintf(p, "%s%s", p == out ? "" : ",", v[i]);
+        }
+    }
+    free(v);
+    return out;
+}
+
+/* The member whose command and job id speak for the trace: rank 0, else
+ * the lowest rank that joined. NULL if none did. */
+static const weft_member *first_member(const weft_trace *t)
+{
+    for (uint32_t r = 0; t->members && r < t->size; r++)
+        if (t->members[r])
+            return t->members[r];
+    return NULL;
+}
+
+/* The tags of t: the union of its members' tags, the lowest rank's value
+ * winning for a key two members give differently. *out malloc'd with
+ * the strings pointing into the members (valid while they live). */
+static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
+{
+    size_t n = 0, k = 0;
+    weft_tag *v;
+
+    *out = NULL;
+    *nout = 0;
+    for (uint32_t r = 0; t->members && r < t->size; r++)
+        if (t->members[r])
+            n += t->members[r]->ntags;
+    if (n == 0)
+        return 0;
+    v = calloc(n, sizeof *v);
+    if (!v)
+        return WEFT_ENOMEM;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members[r];
+        for (size_t i = 0; m && i < m->ntags; i++) {
+            size_t j = 0;
+            while (j < k && strcmp(v[j].key, m->tags[i].key) != 0)
+                j++;
+            if (j == k)
+                v[k++] = m->tags[i];
+        }
+    }
+    *out = v;
+    *nout = k;
+    return 0;
+}
+
+/* Copies of tags (strings too); NULL when out of memory or n is 0. */
+static weft_tag *copy_tags(const weft_tag *tags, size_t n)
+{
+    weft_tag *v = n ? calloc(n, sizeof *v) : NULL;
+
+    for (size_t i = 0; v && i < n; i++) {
+        v[i].key = strdup(tags[i].key);
+        v[i].value = strdup(tags[i].value);
+        if (!v[i].key || !v[i].value) {
+            free_tags(v, i + 1);
+            return NULL;
+        }
+    }
+    return v;
+}
+
 /* ---- catalog row of a new trace (worker thread) ---- */
 
 typedef struct begin_job {
     uv_work_t req;
     weft_daemon *d;
     weft_trace_row row;
+    weft_tag *tags;      /* owned copies */
+    size_t ntags;
     char *catalog;
     int rc;
     char err[512];
@@ -178,6 +288,9 @@ static void begin_work(uv_work_t *req)
     j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
     if (j->rc == 0) {
         j->rc = weft_catalog_trace_begin(cat, &j->row);
+        if (j->rc == 0 && j->ntags)
+            j->rc = weft_catalog_trace_add_tags(cat, j->row.id, j->tags,
+                                                j->ntags);
         if (j->rc < 0)
             snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
         weft_catalog_close(cat);
@@ -198,17 +311,36 @@ static void begin_done(uv_work_t *req, int status)
     free(j->row.key);
     free(j->row.name);
     free(j->row.path);
+    free(j->row.hosts);
+    free(j->row.command);
+    free(j->row.job_id);
+    free_tags(j->tags, j->ntags);
     free(j->catalog);
     free(j);
 }
 
+/* Records t in the catalog as recording, with what its members who
+ * joined so far say (hosts, command, job id, tags), so that a recording
+ * trace is found by tag and host. */
 static void queue_begin(weft_trace *t)
 {
     weft_daemon *d = t->d;
     begin_job *j = calloc(1, sizeof *j);
+    const weft_member *first = first_member(t);
+    weft_tag *tags = NULL;
 
     if (!j)
         return;
+    if (trace_tags(t, &tags, &j->ntags) == 0 && j->ntags) {
+        j->tags = copy_tags(tags, j->ntags);
+        if (!j->tags)
+            j->ntags = 0;
+    }
+    free(tags);
+    j->row.hosts = member_hosts(t);
+    j->row.command = strdup(first ? first->command : "");
+    j->row.job_id = strdup(first ? first->job_id : "");
+    j->row.protocol_version = first ? first->protocol_version : 0;
     j->d = d;
     j->req.data = j;
     j->row.key = strdup(t->key);
@@ -220,6 +352,7 @@ static void queue_begin(weft_trace *t)
     j->row.members = t->size;
     j->catalog = strdup(d->cfg.catalog);
     if (!j->row.key || !j->row.name || !j->row.path || !j->catalog ||
+        !j->row.hosts || !j->row.command || !j->row.job_id ||
         uv_queue_work(d->loop, &j->req, begin_work, begin_done) != 0) {
         begin_done(&j->req, 0);
         d->jobs++; /* begin_done decremented it */
@@ -268,15 +401,49 @@ static void remove_journals(const char *dir)
     closedir(dp);
 }
 
+/* The member rows of t after conversion: every rank, those that never
+ * came or did not say goodbye as missing; figures from res. *out is
+ * malloc'd, its strings point into t. */
+static int member_rows(const weft_trace *t, const weft_convert_result *res,
+                       weft_member_row **out)
+{
+    weft_member_row *v = calloc(t->size ? t->size : 1, sizeof *v);
+
+    *out = v;
+    if (!v)
+        return WEFT_ENOMEM;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members ? t->members[r] : NULL;
+        v[r].rank = r;
+        v[r].host = m ? m->host : (char *)"";
+        v[r].pid = m ? m->pid : 0;
+        v[r].state = (char *)(m && m->said_goodbye ? WEFT_MEMBER_COMPLETE
+                                                   : WEFT_MEMBER_MISSING);
+    }
+    for (size_t i = 0; i < res->nlocations; i++) {
+        const weft_location_row *l = &res->locations[i];
+        if (l->rank >= t->size)
+            continue;
+        v[l->rank].locations++;
+        v[l->rank].events += l->events;
+        v[l->rank].dropped += l->dropped;
+    }
+    return 0;
+}
+
 static void convert_work(uv_work_t *req)
 {
     convert_job *j = req->data;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size };
     weft_trace_row row = { 0 };
+    weft_trace_detail detail = { 0 };
+    weft_member_row *members = NULL;
+    weft_tag *tags = NULL;
+    const weft_member *first = first_member(t);
     weft_catalog *cat = NULL;
     char *msg = NULL;
-    int rc;
+    int rc, oom = 0;
 
     rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
     if (rc < 0) {
@@ -313,11 +480,32 @@ static void convert_work(uv_work_t *req)
     row.time_last = j->res.time_last;
     row.timer_resolution = j->res.timer_resolution;
     row.error = j->rc < 0 ? j->res.error : NULL;
-    rc = weft_catalog_trace_finish(cat, &row, j->res.locations,
-                                   j->res.nlocations);
+    row.hosts = member_hosts(t);
+    row.command = first ? first->command : (char *)"";
+    row.job_id = first ? first->job_id : (char *)"";
+    row.protocol_version = first ? first->protocol_version : 0;
+    detail.locations = j->res.locations;
+    detail.nlocations = j->res.nlocations;
+    detail.regions = j->res.regions;
+    detail.nregions = j->res.nregions;
+    rc = member_rows(t, &j->res, &members);
+    if (rc == 0)
+        rc = trace_tags(t, &tags, &detail.ntags);
+    if (rc == 0 && !row.hosts)
+        rc = WEFT_ENOMEM;
+    detail.members = members;
+    detail.nmembers = members ? t->size : 0;
+    detail.tags = tags;
+    if (rc == 0)
+        rc = weft_catalog_trace_finish_detail(cat, &row, &detail);
+    else
+        oom = 1;
+    free(row.hosts);
+    free(members);
+    free(tags);
     if (rc < 0) {
         snprintf(j->err, sizeof j->err, "catalog: %s",
-                 weft_catalog_errmsg(cat));
+                 oom ? "out of memory" : weft_catalog_errmsg(cat));
         if (j->rc == 0)
             j->rc = rc;
     } else if (j->rc == 0) {
@@ -342,6 +530,11 @@ static void convert_done(uv_work_t *req, int status)
         weft_dlog(d, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
                   "locations, archive %s/traces.otf2", j->t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive);
+    if (j->rc == 0 && j->res.profile_anomalies)
+        weft_dlog(d, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave events "
+                  "did not match the innermost open region; the region "
+                  "profile closed or ignored them (see convert.c)",
+                  j->t->name, j->res.profile_anomalies);
     weft_convert_result_free(&j->res);
     trace_free(j->t);
     free(j->catalog);
@@ -481,7 +674,6 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     d->traces = t;
     weft_dlog(d, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
               t->name, t->size, t->dir);
-    queue_begin(t);
     return t;
 oom:
     free(traces);
@@ -499,10 +691,23 @@ static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
     char name[32], *path;
     int rc;
 
-    if (!m || !(m->host = strdup(h->hostname))) {
-        free(m);
+    if (!m || !(m->host = strdup(h->hostname)) ||
+        !(m->command = strdup(h->command)) ||
+        !(m->job_id = strdup(h->job_id)) ||
+        (h->n_tags && !(m->tags = calloc(h->n_tags, sizeof *m->tags)))) {
+        member_free(m);
         return fail(err, errlen, WEFT_ENOMEM, "out of memory");
     }
+    for (size_t i = 0; i < h->n_tags; i++) {
+        m->tags[i].key = strdup(h->tags[i]->key);
+        m->tags[i].value = strdup(h->tags[i]->value);
+        m->ntags = i + 1;
+        if (!m->tags[i].key || !m->tags[i].value) {
+            member_free(m);
+            return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        }
+    }
+    m->protocol_version = h->protocol_version;
     m->trace = t;
     m->rank = h->rank;
     m->pid = h->pid;
@@ -535,7 +740,7 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
 {
     weft_trace *t;
     weft_member *m;
-    int rc;
+    int rc, created = 0;
 
     rc = check_hello(d, h, err, errlen);
     if (rc < 0)
@@ -546,8 +751,11 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     if (t && t->size != h->size)
         return fail(err, errlen, WEFT_EINVAL, "trace '%s' has %u members but "
                     "this process says %u", t->name, t->size, h->size);
-    if (!t && !(t = trace_new(d, h, uid, err, errlen)))
-        return WEFT_EIO;
+    if (!t) {
+        created = 1;
+        if (!(t = trace_new(d, h, uid, err, errlen)))
+            return WEFT_EIO;
+    }
     m = t->members[h->rank];
     if (m) {
         if (m->conn)
@@ -568,6 +776,8 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         return 0;
     }
     rc = member_new(t, h, 0, &m, err, errlen);
+    if (created)
+        queue_begin(t); /* with this member's host, command and tags */
     if (rc < 0) {
         /* A trace this Hello just made has nobody connected: let the
          * grace period reclaim it rather than keep it recording. */

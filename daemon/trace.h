@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "daemon.h"
 #include "journal.h"
 #include "record.h"
@@ -62,6 +63,13 @@ typedef struct weft_member {
     uint32_t rank;
     uint32_t pid;
     char *host;
+    /* From the member's Hello, for the catalog (session.c validated the
+     * tags: keys unique, within the limits). Owned. */
+    char *command;
+    char *job_id;
+    weft_tag *tags;
+    size_t ntags;
+    uint32_t protocol_version;
     weft_journal *journal;
     struct weft_conn *conn;       /* NULL while disconnected */
     int said_goodbye;

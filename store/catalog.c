@@ -7,8 +7,19 @@
  * that re-reads the version (two writers opening at once do not both
  * migrate). A read-only open never changes the file: it refuses a catalog
  * it cannot read instead. Values always go through bound parameters; the
- * only SQL text we build is "PRAGMA user_version = <our constant>".
+ * only SQL text we build is "PRAGMA user_version = <our constant>" and
+ * weft_catalog_query's, which is put together from fixed fragments (one
+ * per filter given) whose values are all bound.
  * uint64 figures are stored as SQLite's int64 (cast both ways).
+ * Foreign keys are on for every connection, so deleting a trace deletes
+ * its locations, members, tags and regions.
+ *
+ * Schema 2 (issue #6): traces.hosts (distinct member hosts, sorted,
+ * comma-separated), .command, .job_id, .protocol_version; members (one
+ * row per rank, also for ranks that never came), tags (key=value per
+ * trace, index on key and value) and regions (the region profile that
+ * conversion computes: per location, and summed over all locations with
+ * location_id NULL; times in seconds).
  */
 #include "catalog.h"
 
@@ -73,6 +84,37 @@ static const char *const migrations[] = {
     "CREATE INDEX traces_created ON traces(created);"
     "CREATE INDEX traces_state ON traces(state);"
     "CREATE INDEX traces_uid ON traces(uid);",
+    /* 1 -> 2 */
+    "ALTER TABLE traces ADD COLUMN hosts TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE traces ADD COLUMN command TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE traces ADD COLUMN job_id TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE traces ADD COLUMN protocol_version INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "CREATE TABLE members ("
+    " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL,"
+    " host TEXT NOT NULL DEFAULT '',"
+    " pid INTEGER NOT NULL DEFAULT 0,"
+    " state TEXT NOT NULL,"
+    " locations INTEGER NOT NULL DEFAULT 0,"
+    " events INTEGER NOT NULL DEFAULT 0,"
+    " dropped INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (trace_id, rank));"
+    "CREATE TABLE tags ("
+    " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+    " key TEXT NOT NULL,"
+    " value TEXT NOT NULL,"
+    " PRIMARY KEY (trace_id, key));"
+    "CREATE INDEX tags_kv ON tags(key, value);"
+    "CREATE TABLE regions ("
+    " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+    " location_id INTEGER," /* NULL: summed over all locations */
+    " region TEXT NOT NULL,"
+    " visits INTEGER NOT NULL,"
+    " incl_s REAL NOT NULL,"
+    " excl_s REAL NOT NULL);"
+    "CREATE INDEX regions_trace ON regions(trace_id, location_id);"
+    "CREATE INDEX regions_region ON regions(region);",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -81,13 +123,15 @@ _Static_assert(sizeof migrations / sizeof migrations[0] ==
 #define TRACE_COLS                                                           \
     "id, key, name, uid, state, created, finished, path, members, "          \
     "locations, events, bytes, dropped, time_first, time_last, "             \
-    "timer_resolution, error"
+    "timer_resolution, error, hosts, command, job_id, protocol_version"
 #define TRACE_INTO                                                           \
     "INTO traces (key, name, uid, state, created, finished, path, "   \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
-    "timer_resolution, error) VALUES (:key, :name, :uid, :state, :created, " \
+    "timer_resolution, error, hosts, command, job_id, protocol_version) "    \
+    "VALUES (:key, :name, :uid, :state, :created, " \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "   \
-    ":time_first, :time_last, :timer_resolution, :error)"
+    ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
+    ":job_id, :protocol_version)"
 
 __attribute__((format(printf, 3, 4)))
 static int set_err(weft_catalog *c, int code, const char *fmt, ...)
@@ -156,6 +200,10 @@ static int bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(bind_i64(st, ":time_last", (int64_t)row->time_last));
     B(bind_i64(st, ":timer_resolution", (int64_t)row->timer_resolution));
     B(bind_text(st, ":error", row->error && *row->error ? row->error : NULL));
+    B(bind_text(st, ":hosts", row->hosts ? row->hosts : ""));
+    B(bind_text(st, ":command", row->command ? row->command : ""));
+    B(bind_text(st, ":job_id", row->job_id ? row->job_id : ""));
+    B(bind_i64(st, ":protocol_version", row->protocol_version));
 #undef B
     return rc == SQLITE_OK ? 0 : db_err(c, "bind");
 }
@@ -191,11 +239,15 @@ static int read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
     row->time_first = (uint64_t)sqlite3_column_int64(st, 13);
     row->time_last = (uint64_t)sqlite3_column_int64(st, 14);
     row->timer_resolution = (uint64_t)sqlite3_column_int64(st, 15);
+    row->protocol_version = (uint32_t)sqlite3_column_int64(st, 20);
     if (col_text(st, 1, 0, &row->key) < 0 ||
         col_text(st, 2, 0, &row->name) < 0 ||
         col_text(st, 4, 0, &row->state) < 0 ||
         col_text(st, 7, 0, &row->path) < 0 ||
-        col_text(st, 16, 1, &row->error) < 0)
+        col_text(st, 16, 1, &row->error) < 0 ||
+        col_text(st, 17, 0, &row->hosts) < 0 ||
+        col_text(st, 18, 0, &row->command) < 0 ||
+        col_text(st, 19, 0, &row->job_id) < 0)
         rc = set_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
     return rc;
 }
@@ -459,10 +511,174 @@ out:
     return rc;
 }
 
+/* Runs a statement with one id parameter to its end. */
+static int exec_id(weft_catalog *c, const char *sql, int64_t id,
+                   const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(c, sql, &st);
+
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = db_err(c, what);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int store_locations(weft_catalog *c, int64_t id,
+                           const weft_location_row *locs, size_t nlocs)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM locations WHERE trace_id = ?", id,
+                 "removing old locations");
+    if (rc == 0)
+        rc = prepare(c, "INSERT INTO locations (trace_id, id, rank, thread,"
+                     " name, events, dropped) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     &ins);
+    for (size_t i = 0; rc == 0 && i < nlocs; i++) {
+        const weft_location_row *l = &locs[i];
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, (int64_t)l->id);
+        sqlite3_bind_int64(ins, 3, l->rank);
+        sqlite3_bind_int64(ins, 4, l->thread);
+        sqlite3_bind_text(ins, 5, l->name ? l->name : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 6, (int64_t)l->events);
+        sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_err(c, "storing a location");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+static int store_members(weft_catalog *c, int64_t id,
+                         const weft_member_row *m, size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM members WHERE trace_id = ?", id,
+                 "removing old members");
+    if (rc == 0)
+        rc = prepare(c, "INSERT INTO members (trace_id, rank, host, pid,"
+                     " state, locations, events, dropped)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, m[i].rank);
+        sqlite3_bind_text(ins, 3, m[i].host ? m[i].host : "", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 4, m[i].pid);
+        sqlite3_bind_text(ins, 5, m[i].state ? m[i].state
+                                             : WEFT_MEMBER_MISSING, -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 6, (int64_t)m[i].locations);
+        sqlite3_bind_int64(ins, 7, (int64_t)m[i].events);
+        sqlite3_bind_int64(ins, 8, (int64_t)m[i].dropped);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_err(c, "storing a member");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* INSERT OR IGNORE: the first value given for a key stays. */
+static int insert_tags(weft_catalog *c, int64_t id, const weft_tag *tags,
+                       size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = prepare(c, "INSERT OR IGNORE INTO tags (trace_id, key, value)"
+                 " VALUES (?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!tags[i].key || !tags[i].value) {
+            rc = set_err(c, WEFT_EINVAL, "catalog %s: a tag without key or "
+                         "value", c->path);
+            break;
+        }
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_text(ins, 2, tags[i].key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 3, tags[i].value, -1, SQLITE_STATIC);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_err(c, "storing a tag");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+static int store_regions(weft_catalog *c, int64_t id,
+                         const weft_region_row *r, size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM regions WHERE trace_id = ?", id,
+                 "removing an old profile");
+    if (rc == 0)
+        rc = prepare(c, "INSERT INTO regions (trace_id, location_id, region,"
+                     " visits, incl_s, excl_s) VALUES (?, ?, ?, ?, ?, ?)",
+                     &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        if (r[i].location < 0)
+            sqlite3_bind_null(ins, 2);
+        else
+            sqlite3_bind_int64(ins, 2, r[i].location);
+        sqlite3_bind_text(ins, 3, r[i].region ? r[i].region : "", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 4, (int64_t)r[i].visits);
+        sqlite3_bind_double(ins, 5, r[i].incl_s);
+        sqlite3_bind_double(ins, 6, r[i].excl_s);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_err(c, "storing the region profile");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* Returns 0 or a WEFT_E* code (nothing changed then). */
+int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
+                                const weft_tag *tags, size_t ntags)
+{
+    int rc;
+
+    assert(c && (tags || ntags == 0));
+    rc = exec(c, "BEGIN IMMEDIATE", "starting a transaction");
+    if (rc == 0)
+        rc = insert_tags(c, trace_id, tags, ntags);
+    if (rc == 0)
+        rc = exec(c, "COMMIT", "committing tags");
+    if (rc < 0)
+        rollback(c);
+    return rc;
+}
+
 /* Returns 0 or a WEFT_E* code (nothing changed then). row->created 0
  * keeps the stored creation time. Nothing of row or locs is kept. */
 int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
                               const weft_location_row *locs, size_t nlocs)
+{
+    weft_trace_detail d = { 0 };
+
+    d.locations = locs;
+    d.nlocations = nlocs;
+    return weft_catalog_trace_finish_detail(c, row, &d);
+}
+
+/* Returns 0 or a WEFT_E* code (nothing changed then): the trace row, its
+ * locations, members, tags and profile in one transaction. */
+int weft_catalog_trace_finish_detail(weft_catalog *c,
+                                     const weft_trace_row *row,
+                                     const weft_trace_detail *detail)
 {
     static const char upsert[] = "INSERT " TRACE_INTO
         " ON CONFLICT (key) DO UPDATE SET name = excluded.name,"
@@ -475,12 +691,20 @@ int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
         " dropped = excluded.dropped, time_first = excluded.time_first,"
         " time_last = excluded.time_last,"
         " timer_resolution = excluded.timer_resolution,"
-        " error = excluded.error";
-    sqlite3_stmt *st = NULL, *ins = NULL;
+        " error = excluded.error, hosts = excluded.hosts,"
+        " command = excluded.command, job_id = excluded.job_id,"
+        " protocol_version = excluded.protocol_version";
+    static const weft_trace_detail none;
+    const weft_trace_detail *d = detail ? detail : &none;
+    sqlite3_stmt *st = NULL;
     int64_t id;
     int rc;
 
-    assert(c && row && (locs || nlocs == 0));
+    assert(c && row);
+    assert(d->locations || d->nlocations == 0);
+    assert(d->members || d->nmembers == 0);
+    assert(d->tags || d->ntags == 0);
+    assert(d->regions || d->nregions == 0);
     if (!row->key)
         return set_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
                        c->path);
@@ -497,43 +721,24 @@ int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
         rc = db_err(c, "storing a trace");
         goto out;
     }
-    sqlite3_finalize(st);
-    st = NULL;
     id = id_of_key(c, row->key);
     if (id < 0) {
         rc = (int)id;
         goto out;
     }
-    rc = prepare(c, "DELETE FROM locations WHERE trace_id = ?", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = db_err(c, "removing old locations");
-        goto out;
-    }
-    rc = prepare(c, "INSERT INTO locations (trace_id, id, rank, thread, name,"
-                 " events, dropped) VALUES (?, ?, ?, ?, ?, ?, ?)", &ins);
-    if (rc < 0)
-        goto out;
-    for (size_t i = 0; i < nlocs; i++) {
-        const weft_location_row *l = &locs[i];
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, (int64_t)l->id);
-        sqlite3_bind_int64(ins, 3, l->rank);
-        sqlite3_bind_int64(ins, 4, l->thread);
-        sqlite3_bind_text(ins, 5, l->name ? l->name : "", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 6, (int64_t)l->events);
-        sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
-        if (sqlite3_step(ins) != SQLITE_DONE) {
-            rc = db_err(c, "storing a location");
-            goto out;
-        }
-    }
-    rc = exec(c, "COMMIT", "committing a trace");
+    rc = store_locations(c, id, d->locations, d->nlocations);
+    if (rc == 0)
+        rc = store_members(c, id, d->members, d->nmembers);
+    if (rc == 0)
+        rc = exec_id(c, "DELETE FROM tags WHERE trace_id = ?", id,
+                     "removing old tags");
+    if (rc == 0)
+        rc = insert_tags(c, id, d->tags, d->ntags);
+    if (rc == 0)
+        rc = store_regions(c, id, d->regions, d->nregions);
+    if (rc == 0)
+        rc = exec(c, "COMMIT", "committing a trace");
 out:
-    sqlite3_finalize(ins);
     sqlite3_finalize(st);
     if (rc < 0)
         rollback(c);
@@ -544,13 +749,133 @@ out:
  * The row passed to fn is owned by the catalog and valid during the call. */
 int weft_catalog_list(weft_catalog *c, weft_catalog_trace_fn fn, void *arg)
 {
+    return weft_catalog_query(c, NULL, fn, arg);
+}
+
+/* ORDER BY of each weft_list_sort, its natural direction first. */
+static const char *sort_sql(enum weft_list_sort sort, int reverse)
+{
+    static const char *const sql[][2] = {
+        [WEFT_SORT_CREATED] = { "created DESC, id DESC",
+                                "created ASC, id ASC" },
+        [WEFT_SORT_NAME] = { "name ASC, created DESC, id DESC",
+                             "name DESC, created ASC, id ASC" },
+        [WEFT_SORT_EVENTS] = { "events DESC, created DESC, id DESC",
+                               "events ASC, created ASC, id ASC" },
+        [WEFT_SORT_SIZE] = { "bytes DESC, created DESC, id DESC",
+                             "bytes ASC, created ASC, id ASC" },
+        [WEFT_SORT_DURATION] = {
+            "(CASE WHEN finished >= created THEN finished - created"
+            " ELSE -1 END) DESC, created DESC, id DESC",
+            "(CASE WHEN finished >= created THEN finished - created"
+            " ELSE -1 END) ASC, created ASC, id ASC" },
+        [WEFT_SORT_STATE] = { "state ASC, created DESC, id DESC",
+                              "state DESC, created ASC, id ASC" },
+    };
+
+    if ((unsigned)sort >= sizeof sql / sizeof sql[0])
+        return NULL;
+    return sql[sort][reverse ? 1 : 0];
+}
+
+/* The SELECT of a filter, its values as "?" in the order bind_filter
+ * binds them. NULL (and c's message set) on failure; sqlite3_free it. */
+static char *filter_sql(weft_catalog *c, const weft_list_filter *f)
+{
+    sqlite3_str *q = sqlite3_str_new(c->db);
+    const char *order = sort_sql(f->sort, f->reverse);
+    char *sql;
+
+    if (!order) {
+        sqlite3_free(sqlite3_str_finish(q));
+        set_err(c, WEFT_EINVAL, "catalog %s: unknown sort order %d", c->path,
+                (int)f->sort);
+        return NULL;
+    }
+    sqlite3_str_appendall(q, "SELECT " TRACE_COLS " FROM traces t WHERE 1");
+    if (f->has_uid)
+        sqlite3_str_appendall(q, " AND t.uid = ?");
+    if (f->name_glob)
+        sqlite3_str_appendall(q, " AND t.name GLOB ?");
+    if (f->state)
+        sqlite3_str_appendall(q, " AND t.state = ?");
+    if (f->since)
+        sqlite3_str_appendall(q, " AND t.created >= ?");
+    if (f->until)
+        sqlite3_str_appendall(q, " AND t.created <= ?");
+    /* hosts is what a recording trace knows; members, after it ended. */
+    if (f->host)
+        sqlite3_str_appendall(q, " AND (instr(',' || t.hosts || ',',"
+                              " ',' || ? || ',') > 0 OR EXISTS (SELECT 1"
+                              " FROM members m WHERE m.trace_id = t.id"
+                              " AND m.host = ?))");
+    for (size_t i = 0; i < f->ntags; i++)
+        sqlite3_str_appendall(q, " AND EXISTS (SELECT 1 FROM tags g"
+                              " WHERE g.trace_id = t.id AND g.key = ?"
+                              " AND g.value = ?)");
+    sqlite3_str_appendf(q, " ORDER BY %s", order);
+    if (f->limit > 0)
+        sqlite3_str_appendall(q, " LIMIT ?");
+    sql = sqlite3_str_finish(q);
+    if (!sql)
+        set_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
+    return sql;
+}
+
+static int bind_filter(weft_catalog *c, sqlite3_stmt *st,
+                       const weft_list_filter *f)
+{
+    int i = 0, rc = SQLITE_OK;
+
+#define B(call) if (rc == SQLITE_OK) rc = (call)
+    if (f->has_uid)
+        B(sqlite3_bind_int64(st, ++i, f->uid));
+    if (f->name_glob)
+        B(sqlite3_bind_text(st, ++i, f->name_glob, -1, SQLITE_STATIC));
+    if (f->state)
+        B(sqlite3_bind_text(st, ++i, f->state, -1, SQLITE_STATIC));
+    if (f->since)
+        B(sqlite3_bind_int64(st, ++i, f->since));
+    if (f->until)
+        B(sqlite3_bind_int64(st, ++i, f->until));
+    if (f->host) {
+        B(sqlite3_bind_text(st, ++i, f->host, -1, SQLITE_STATIC));
+        B(sqlite3_bind_text(st, ++i, f->host, -1, SQLITE_STATIC));
+    }
+    for (size_t k = 0; k < f->ntags; k++) {
+        B(sqlite3_bind_text(st, ++i, f->tags[k].key ? f->tags[k].key : "",
+                            -1, SQLITE_STATIC));
+        B(sqlite3_bind_text(st, ++i, f->tags[k].value ? f->tags[k].value
+                                                      : "", -1,
+                            SQLITE_STATIC));
+    }
+    if (f->limit > 0)
+        B(sqlite3_bind_int64(st, ++i, f->limit));
+#undef B
+    return rc == SQLITE_OK ? 0 : db_err(c, "bind");
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_query(weft_catalog *c, const weft_list_filter *filter,
+                       weft_catalog_trace_fn fn, void *arg)
+{
+    static const weft_list_filter all;
+    const weft_list_filter *f = filter ? filter : &all;
     sqlite3_stmt *st = NULL;
     weft_trace_row row;
+    char *sql;
     int rc, step;
 
-    assert(c && fn);
-    rc = prepare(c, "SELECT " TRACE_COLS " FROM traces"
-                 " ORDER BY created DESC, id DESC", &st);
+    assert(c && fn && (f->tags || f->ntags == 0));
+    sql = filter_sql(c, f);
+    if (!sql)
+        return sort_sql(f->sort, f->reverse) ? WEFT_ENOMEM : WEFT_EINVAL;
+    rc = prepare(c, sql, &st);
+    sqlite3_free(sql);
+    if (rc < 0)
+        goto out;
+    rc = bind_filter(c, st, f);
     if (rc < 0)
         goto out;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -646,6 +971,9 @@ void weft_catalog_trace_free(weft_trace_row *row)
     free(row->state);
     free(row->path);
     free(row->error);
+    free(row->hosts);
+    free(row->command);
+    free(row->job_id);
     memset(row, 0, sizeof *row);
 }
 
@@ -684,6 +1012,159 @@ int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
     }
     if (step != SQLITE_DONE)
         rc = db_err(c, "listing locations");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int oom(weft_catalog *c)
+{
+    return set_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_members(weft_catalog *c, int64_t trace_id,
+                         weft_catalog_member_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_member_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = prepare(c, "SELECT rank, host, pid, state, locations, events,"
+                 " dropped FROM members WHERE trace_id = ? ORDER BY rank",
+                 &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.rank = (uint32_t)sqlite3_column_int64(st, 0);
+        row.pid = (uint32_t)sqlite3_column_int64(st, 2);
+        row.locations = (uint64_t)sqlite3_column_int64(st, 4);
+        row.events = (uint64_t)sqlite3_column_int64(st, 5);
+        row.dropped = (uint64_t)sqlite3_column_int64(st, 6);
+        if (col_text(st, 1, 0, &row.host) < 0 ||
+            col_text(st, 3, 0, &row.state) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.host);
+        free(row.state);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_err(c, "listing members");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The tag passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
+                      weft_catalog_tag_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_tag tag;
+    int rc, step;
+
+    assert(c && fn);
+    rc = prepare(c, "SELECT key, value FROM tags WHERE trace_id = ?"
+                 " ORDER BY key", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (col_text(st, 0, 0, &tag.key) < 0 ||
+            col_text(st, 1, 0, &tag.value) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&tag, arg);
+        free(tag.key);
+        free(tag.value);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_err(c, "listing tags");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static const char *region_order(enum weft_region_sort sort)
+{
+    switch (sort) {
+    case WEFT_RSORT_EXCL: return "r.excl_s DESC, r.region";
+    case WEFT_RSORT_INCL: return "r.incl_s DESC, r.region";
+    case WEFT_RSORT_VISITS: return "r.visits DESC, r.region";
+    case WEFT_RSORT_NAME: return "r.region, r.excl_s DESC";
+    }
+    return NULL;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call.
+ * One query: a window numbers the rows of each location (or of the sum)
+ * in sort order and sums their exclusive time, the limit applies to the
+ * numbers. */
+int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
+                         enum weft_region_sort sort, int64_t limit,
+                         weft_catalog_region_fn fn, void *arg)
+{
+    const char *order = region_order(sort);
+    sqlite3_stmt *st = NULL;
+    weft_region_row row;
+    char *sql;
+    int rc, step;
+
+    assert(c && fn);
+    if (!order)
+        return set_err(c, WEFT_EINVAL, "catalog %s: unknown region order %d",
+                       c->path, (int)sort);
+    sql = sqlite3_mprintf(
+        "SELECT location_id, region, visits, incl_s, excl_s, lname, total"
+        " FROM (SELECT r.location_id, r.region, r.visits, r.incl_s,"
+        "  r.excl_s, coalesce(l.name, '') AS lname,"
+        "  row_number() OVER (PARTITION BY r.location_id ORDER BY %s) AS n,"
+        "  sum(r.excl_s) OVER (PARTITION BY r.location_id) AS total"
+        "  FROM regions r LEFT JOIN locations l"
+        "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
+        "  WHERE r.trace_id = ? AND r.location_id %s)"
+        " WHERE ? <= 0 OR n <= ? ORDER BY location_id, n",
+        order, by_location ? "IS NOT NULL" : "IS NULL");
+    if (!sql)
+        return oom(c);
+    rc = prepare(c, sql, &st);
+    sqlite3_free(sql);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    sqlite3_bind_int64(st, 2, limit);
+    sqlite3_bind_int64(st, 3, limit);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.location = sqlite3_column_type(st, 0) == SQLITE_NULL
+                       ? WEFT_PROFILE_ALL : sqlite3_column_int64(st, 0);
+        row.visits = (uint64_t)sqlite3_column_int64(st, 2);
+        row.incl_s = sqlite3_column_double(st, 3);
+        row.excl_s = sqlite3_column_double(st, 4);
+        row.total_excl_s = sqlite3_column_double(st, 6);
+        if (col_text(st, 1, 0, &row.region) < 0 ||
+            col_text(st, 5, 0, &row.location_name) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.region);
+        free(row.location_name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = db_err(c, "reading the region profile");
 out:
     sqlite3_finalize(st);
     return rc;

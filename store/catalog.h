@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 1
+#define WEFT_CATALOG_SCHEMA_VERSION 2
 
 typedef struct weft_catalog weft_catalog;
 
@@ -42,6 +42,10 @@ typedef struct weft_trace_row {
     uint64_t time_last;
     uint64_t timer_resolution; /* ticks per second */
     char *error;          /* why conversion failed, else NULL */
+    char *hosts;          /* distinct member hosts, sorted, comma-separated */
+    char *command;        /* rank 0's command line, else the lowest rank's */
+    char *job_id;         /* batch job id the client reported, or "" */
+    uint32_t protocol_version; /* of the members' Hello */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */
@@ -53,6 +57,93 @@ typedef struct weft_location_row {
     uint64_t events;
     uint64_t dropped;
 } weft_location_row;
+
+/* Member states (members.state). */
+#define WEFT_MEMBER_COMPLETE "complete"   /* said goodbye */
+#define WEFT_MEMBER_MISSING "missing"     /* never came, or gave up on */
+#define WEFT_MEMBER_RECORDING "recording"
+
+/* One member (process) of a trace. A member that never connected has a
+ * row too: host "", pid 0, state missing. */
+typedef struct weft_member_row {
+    uint32_t rank;
+    char *host;
+    uint32_t pid;
+    char *state;          /* one of WEFT_MEMBER_* */
+    uint64_t locations;
+    uint64_t events;
+    uint64_t dropped;
+} weft_member_row;
+
+/* One key=value tag of a trace. */
+typedef struct weft_tag {
+    char *key;
+    char *value;
+} weft_tag;
+
+/* Marks the summed-over-all-locations row of a region profile. */
+#define WEFT_PROFILE_ALL (-1)
+
+/* One row of a trace's region profile: one region on one location, or
+ * summed over all locations (location WEFT_PROFILE_ALL, stored as NULL). */
+typedef struct weft_region_row {
+    int64_t location;     /* OTF2 location id, or WEFT_PROFILE_ALL */
+    char *region;         /* region name */
+    uint64_t visits;      /* Enters */
+    double incl_s;        /* inclusive seconds (outermost visits) */
+    double excl_s;        /* exclusive seconds */
+    /* when read back by weft_catalog_regions only: */
+    char *location_name;  /* "" for the sum rows */
+    double total_excl_s;  /* exclusive seconds of all regions of the same
+                             location (or of the sum rows) */
+} weft_region_row;
+
+/* What weft_catalog_trace_finish_detail stores besides the trace row.
+ * Each array replaces what the catalog held for the trace. */
+typedef struct weft_trace_detail {
+    const weft_location_row *locations;
+    size_t nlocations;
+    const weft_member_row *members;
+    size_t nmembers;
+    const weft_tag *tags;
+    size_t ntags;
+    const weft_region_row *regions;
+    size_t nregions;
+} weft_trace_detail;
+
+/* Orders of weft_catalog_query. */
+enum weft_list_sort {
+    WEFT_SORT_CREATED,    /* newest first */
+    WEFT_SORT_NAME,       /* A..Z */
+    WEFT_SORT_EVENTS,     /* most first */
+    WEFT_SORT_SIZE,       /* biggest archive first */
+    WEFT_SORT_DURATION,   /* longest (finished - created) first */
+    WEFT_SORT_STATE,      /* A..Z */
+};
+
+/* A filter for weft_catalog_query: zero-initialised matches everything.
+ * All conditions must hold. Strings are the caller's. */
+typedef struct weft_list_filter {
+    int has_uid;
+    uint32_t uid;
+    const char *name_glob;  /* SQLite GLOB on the name, NULL: any */
+    const char *state;      /* exact state, NULL: any */
+    int64_t since, until;   /* created >= since / <= until (unix s); 0: open */
+    const weft_tag *tags;   /* each key=value must be a tag of the trace */
+    size_t ntags;
+    const char *host;       /* one of the trace's member hosts */
+    enum weft_list_sort sort;
+    int reverse;            /* the other way round */
+    int64_t limit;          /* at most this many rows; 0: all */
+} weft_list_filter;
+
+/* Orders of weft_catalog_regions. */
+enum weft_region_sort {
+    WEFT_RSORT_EXCL,      /* most exclusive time first */
+    WEFT_RSORT_INCL,
+    WEFT_RSORT_VISITS,
+    WEFT_RSORT_NAME,      /* A..Z */
+};
 
 /* Opens (and when writable, creates or migrates) the catalog at path.
  * Returns 0 or a WEFT_E* code; on failure *errmsg (malloc'd, the caller
@@ -66,6 +157,10 @@ const char *weft_catalog_errmsg(const weft_catalog *c);
 /* Records a new trace (state recording) unless one with row->key exists.
  * Sets row->id. */
 int weft_catalog_trace_begin(weft_catalog *c, weft_trace_row *row);
+/* Adds tags to the trace with this catalog id; keys it has keep their
+ * value. */
+int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
+                                const weft_tag *tags, size_t ntags);
 /* Sets the state of the trace with this key. */
 int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
                                  const char *state);
@@ -73,11 +168,21 @@ int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
  * inserted if missing) including its state, and replaces its locations. */
 int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
                               const weft_location_row *locs, size_t nlocs);
+/* The same, and replaces the trace's members, tags and region profile by
+ * those of detail (NULL: none). */
+int weft_catalog_trace_finish_detail(weft_catalog *c,
+                                     const weft_trace_row *row,
+                                     const weft_trace_detail *detail);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
  * non-zero and returns that value. The row is valid during the call. */
 typedef int (*weft_catalog_trace_fn)(const weft_trace_row *row, void *arg);
 int weft_catalog_list(weft_catalog *c, weft_catalog_trace_fn fn, void *arg);
+/* Calls fn for each trace that passes filter (NULL: all), in its order;
+ * one SQL query with bound parameters. Returns like weft_catalog_list;
+ * WEFT_EINVAL for a filter it cannot express (an unknown sort). */
+int weft_catalog_query(weft_catalog *c, const weft_list_filter *filter,
+                       weft_catalog_trace_fn fn, void *arg);
 /* Finds a trace by catalog id ("12" or "#12"), key, or name (the newest
  * with that name). Returns 0 and fills *out (free with
  * weft_catalog_trace_free), or WEFT_ENOTFOUND. */
@@ -89,8 +194,26 @@ typedef int (*weft_catalog_location_fn)(const weft_location_row *row,
 int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
                            weft_catalog_location_fn fn, void *arg);
 
+/* Calls fn for each member of trace id, by rank. */
+typedef int (*weft_catalog_member_fn)(const weft_member_row *row, void *arg);
+int weft_catalog_members(weft_catalog *c, int64_t trace_id,
+                         weft_catalog_member_fn fn, void *arg);
+/* Calls fn for each tag of trace id, by key. */
+typedef int (*weft_catalog_tag_fn)(const weft_tag *tag, void *arg);
+int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
+                      weft_catalog_tag_fn fn, void *arg);
+/* Calls fn for the region profile of trace id: the rows summed over all
+ * locations, or with by_location the per-location rows grouped by
+ * location id; within a group in `sort` order, at most limit rows per
+ * group (0: all). total_excl_s of each row is its group's total. */
+typedef int (*weft_catalog_region_fn)(const weft_region_row *row, void *arg);
+int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
+                         enum weft_region_sort sort, int64_t limit,
+                         weft_catalog_region_fn fn, void *arg);
+
 /* Deletes the trace with this catalog id and its locations, in one
- * transaction (needs a writable handle). Returns 0, WEFT_ENOTFOUND, or
+ * transaction (needs a writable handle); members, tags and regions go
+ * with it (ON DELETE CASCADE). Returns 0, WEFT_ENOTFOUND, or
  * another WEFT_E* code with nothing changed. */
 int weft_catalog_trace_delete(weft_catalog *c, int64_t id);
 
