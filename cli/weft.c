@@ -1109,7 +1109,10 @@ static int profile_row(const weft_region_row *r, void *arg)
         jset(o, "visits", ju64(r->visits));
         jset(o, "incl_s", json_real(r->incl_s));
         jset(o, "excl_s", json_real(r->excl_s));
-        jset(o, "excl_pct", json_real(pct(r->excl_s, r->total_excl_s)));
+        /* rounded: the window sum's last bits depend on the row order */
+        jset(o, "excl_pct",
+             json_real((double)(int64_t)(pct(r->excl_s, r->total_excl_s) *
+                                         1e4 + 0.5) / 1e4));
         return 0;
     }
     if (x->by_location) {

@@ -2,15 +2,33 @@
  * protocol by hand to send malformed or malicious input to weftd.
  *
  *   weft-rawpeer HOST:PORT MODE [TRACE]
+ *   weft-rawpeer HOST:PORT member TRACE [--rank R] [--size N] [--host H]
+ *       [--pid P] [--job ID] [--command CMD] [--tag K=V]... [--tags N]
+ *       [--scenario profile|compute|many|none]
  *
  * Prints the Error message weftd answered with on stdout. Exit 0 when an
  * Error arrived (or, for MODE "valid", when the trace was accepted and the
  * connection closed after Goodbye), 1 otherwise, 2 on usage errors.
+ *
+ * MODE "member" is one well-behaved process of a trace with the Hello
+ * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
+ * known times (1000 ticks per second) for the region profile tests; it
+ * exits 0 when weftd took it all, 1 after printing weftd's Error.
+ * Scenarios (thread: events as region@time):
+ *   profile  thread 0: main 0..100 { f 10..40, g 50..60 { f 52..55 } }
+ *            thread 1: rec 0..50 { rec 10..30 { rec 15..20 } },
+ *                      ODD 60..70 (a name with quotes, a newline, SQL)
+ *            thread 2: a 0, b 10, Leave a 20 (closes b and a),
+ *                      Leave c 25 (never entered), a 30, b 40..45, end
+ *   compute  thread 0: main 0..100 { compute 20..80 }
+ *   many     thread 0: r000..r104, region i from 200i to 200i + i + 1
+ *   none     no events
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +96,7 @@ static void send_records(int events, uint32_t loc, uint64_t seq,
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
     Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
-    uint8_t buf[4096];
+    uint8_t buf[16384];
     size_t len = 0;
     uint64_t prev = base;
 
@@ -169,6 +187,157 @@ static void send_defs_region(void)
     weft_record d[2] = { rec_string(0, "work"), rec_region(0, 0) };
 
     send_records(0, 0, 1, 0, d, 2);
+}
+
+static int await_reply(int timeout_ms);
+
+/* ---- MODE member -------------------------------------------------------- */
+
+#define ODD_NAME "it's \"odd\"\n'); DROP TABLE regions;--"
+#define MANY 105
+
+enum { R_MAIN, R_F, R_G, R_REC, R_ODD, R_A, R_B, R_C, R_COMPUTE, R_MANY };
+
+static void send_member_defs(void)
+{
+    static const char *const names[R_MANY] = {
+        "main", "f", "g", "rec", ODD_NAME, "a", "b", "c", "compute",
+    };
+    static char many[MANY][8];
+    weft_record d[2 * (R_MANY + MANY)];
+    size_t n = 0;
+
+    for (uint32_t i = 0; i < R_MANY + MANY; i++) {
+        const char *name = names[i < R_MANY ? i : 0];
+        if (i >= R_MANY) {
+            snprintf(many[i - R_MANY], sizeof many[0], "r%03u", i - R_MANY);
+            name = many[i - R_MANY];
+        }
+        d[n++] = rec_string(i, name);
+        d[n++] = rec_region(i, i);
+    }
+    send_records(0, 0, 1, 0, d, n);
+}
+
+#define EN(t, r) rec_event(WEFT_REC_Enter, t, r)
+#define LV(t, r) rec_event(WEFT_REC_Leave, t, r)
+
+static int send_scenario(const char *name)
+{
+    if (strcmp(name, "profile") == 0) {
+        weft_record t0[] = { EN(0, R_MAIN), EN(10, R_F), LV(40, R_F),
+                             EN(50, R_G), EN(52, R_F), LV(55, R_F),
+                             LV(60, R_G), LV(100, R_MAIN) };
+        weft_record t1[] = { EN(0, R_REC), EN(10, R_REC), EN(15, R_REC),
+                             LV(20, R_REC), LV(30, R_REC), LV(50, R_REC),
+                             EN(60, R_ODD), LV(70, R_ODD) };
+        weft_record t2[] = { EN(0, R_A), EN(10, R_B), LV(20, R_A),
+                             LV(25, R_C), EN(30, R_A), EN(40, R_B),
+                             LV(45, R_B) };
+        send_records(1, 0, 1, 0, t0, sizeof t0 / sizeof t0[0]);
+        send_records(1, 1, 1, 0, t1, sizeof t1 / sizeof t1[0]);
+        send_records(1, 2, 1, 0, t2, sizeof t2 / sizeof t2[0]);
+    } else if (strcmp(name, "compute") == 0) {
+        weft_record t0[] = { EN(0, R_MAIN), EN(20, R_COMPUTE),
+                             LV(80, R_COMPUTE), LV(100, R_MAIN) };
+        send_records(1, 0, 1, 0, t0, sizeof t0 / sizeof t0[0]);
+    } else if (strcmp(name, "many") == 0) {
+        weft_record t0[2 * MANY];
+        for (uint32_t i = 0; i < MANY; i++) {
+            t0[2 * i] = EN(200 * i, R_MANY + i);
+            t0[2 * i + 1] = LV(200 * i + i + 1, R_MANY + i);
+        }
+        send_records(1, 0, 1, 0, t0, 2 * MANY);
+    } else if (strcmp(name, "none") != 0) {
+        fprintf(stderr, "rawpeer: unknown scenario '%s'\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* MODE member: argv[0] is the trace name, then the options. */
+static int run_member(int argc, char **argv)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Tag *tagv = calloc((size_t)argc + 1024, sizeof *tagv);
+    Weft__Tag **tagp = calloc((size_t)argc + 1024, sizeof *tagp);
+    static char gen[1024][2][16];
+    const char *scenario = "profile";
+    int got = 2;
+
+    if (!tagv || !tagp || argc < 1) {
+        free(tagv);
+        free(tagp);
+        fprintf(stderr, "rawpeer: member needs a TRACE\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN); /* weftd may close on a bad Hello: read why */
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = argv[0];
+    h.size = 1;
+    h.hostname = "rawpeer";
+    h.pid = 4242;
+    h.timer_resolution = 1000;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "rawpeer: %s needs a value\n", o);
+            goto out;
+        }
+        i++;
+        if (strcmp(o, "--rank") == 0) {
+            h.rank = (uint32_t)atoi(v);
+        } else if (strcmp(o, "--size") == 0) {
+            h.size = (uint32_t)atoi(v);
+        } else if (strcmp(o, "--host") == 0) {
+            h.hostname = (char *)v;
+        } else if (strcmp(o, "--pid") == 0) {
+            h.pid = (uint32_t)atoi(v);
+        } else if (strcmp(o, "--job") == 0) {
+            h.job_id = (char *)v;
+        } else if (strcmp(o, "--command") == 0) {
+            h.command = (char *)v;
+        } else if (strcmp(o, "--scenario") == 0) {
+            scenario = v;
+        } else if (strcmp(o, "--tag") == 0) {
+            char *eq = strchr(argv[i], '=');
+            Weft__Tag *t = &tagv[h.n_tags];
+            weft__tag__init(t);
+            if (eq)
+                *eq = 0; /* argv is ours to split */
+            t->key = argv[i];
+            t->value = eq ? eq + 1 : (char *)"";
+            tagp[h.n_tags++] = t;
+        } else if (strcmp(o, "--tags") == 0) {
+            for (int k = 0; k < atoi(v) && k < 1024; k++) {
+                Weft__Tag *t = &tagv[h.n_tags];
+                weft__tag__init(t);
+                snprintf(gen[k][0], sizeof gen[k][0], "t%d", k);
+                snprintf(gen[k][1], sizeof gen[k][1], "v");
+                t->key = gen[k][0];
+                t->value = gen[k][1];
+                tagp[h.n_tags++] = t;
+            }
+        } else {
+            fprintf(stderr, "rawpeer: unknown member option '%s'\n", o);
+            goto out;
+        }
+    }
+    h.tags = tagp;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    send_env(&env);
+    send_member_defs();
+    if (send_scenario(scenario) < 0)
+        goto out;
+    send_goodbye();
+    got = await_reply(10000) == 0 ? 0 : 1;
+out:
+    close(sock);
+    free(tagv);
+    free(tagp);
+    return got;
 }
 
 static Weft__HelloAck *hello_ack; /* the last HelloAck received */
@@ -264,7 +433,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
-                "daemon-def seq-gap vanish first-half second-half flood valid\n");
+                "daemon-def seq-gap vanish first-half second-half flood valid "
+                "member\n");
         return 2;
     }
     mode = argv[2];
@@ -398,6 +568,8 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "rawpeer: weftd kept reading 2000000 batches\n");
         return 1;
+    } else if (strcmp(mode, "member") == 0) {
+        return run_member(argc - 3, argv + 3);
     } else if (strcmp(mode, "valid") == 0) {
         weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
                               rec_event(WEFT_REC_Leave, 200, 0) };
