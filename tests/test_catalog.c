@@ -1,6 +1,8 @@
 /* test_catalog.c - the SQLite catalog (store/catalog.c): schema creation
- * and versioning, the trace life cycle (begin, set_state, finish), lookups,
- * listing, odd names stored verbatim, read-only opens next to a writer.
+ * and versioning (the upgrade of a version 1 file), the trace life cycle
+ * (begin, set_state, finish), lookups, listing with filters and sort
+ * orders, members, tags and region profiles read back, deletes that
+ * cascade, odd names stored verbatim, read-only opens next to a writer.
  * Each test works in its own mkdtemp directory.
  */
 #include <setjmp.h>
@@ -598,6 +600,409 @@ static void test_concurrent_create(void **state)
     }
 }
 
+
+/* ---- schema 2: migration, detail rows, filters -------------------------- */
+
+/* The schema as version 1 shipped it (store/catalog.c, step 0 -> 1). */
+static const char v1_schema[] =
+    "CREATE TABLE traces ("
+    " id INTEGER PRIMARY KEY,"
+    " key TEXT UNIQUE NOT NULL,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " uid INTEGER NOT NULL DEFAULT 0,"
+    " state TEXT NOT NULL,"
+    " created INTEGER NOT NULL DEFAULT 0,"
+    " finished INTEGER NOT NULL DEFAULT 0,"
+    " path TEXT NOT NULL DEFAULT '',"
+    " members INTEGER NOT NULL DEFAULT 0,"
+    " locations INTEGER NOT NULL DEFAULT 0,"
+    " events INTEGER NOT NULL DEFAULT 0,"
+    " bytes INTEGER NOT NULL DEFAULT 0,"
+    " dropped INTEGER NOT NULL DEFAULT 0,"
+    " time_first INTEGER NOT NULL DEFAULT 0,"
+    " time_last INTEGER NOT NULL DEFAULT 0,"
+    " timer_resolution INTEGER NOT NULL DEFAULT 0,"
+    " error TEXT);"
+    "CREATE TABLE locations ("
+    " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+    " id INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL DEFAULT 0,"
+    " thread INTEGER NOT NULL DEFAULT 0,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " events INTEGER NOT NULL DEFAULT 0,"
+    " dropped INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (trace_id, id));"
+    "CREATE INDEX traces_name ON traces(name);"
+    "CREATE INDEX traces_created ON traces(created);"
+    "CREATE INDEX traces_state ON traces(state);"
+    "CREATE INDEX traces_uid ON traces(uid);"
+    "PRAGMA user_version = 1;";
+
+static void test_migrate_from_v1(void **state)
+{
+    fixture *f = *state;
+    weft_trace_row got;
+    weft_catalog *c;
+    collected col = { 0 };
+    char *msg = NULL;
+
+    raw_exec(f->path, v1_schema);
+    raw_exec(f->path, "INSERT INTO traces (key, name, uid, state, created,"
+             " events, error) VALUES ('old-1', 'old run', 7, 'complete', 50,"
+             " 123, NULL), ('old-2', 'older', 8, 'failed', 40, 0, 'boom')");
+    raw_exec(f->path, "INSERT INTO locations (trace_id, id, name, events)"
+             " VALUES (1, 0, 'Master thread', 123)");
+
+    /* A reader cannot upgrade and says so. */
+    c = NULL;
+    assert_int_equal(weft_catalog_open(f->path, 1, &c, &msg), WEFT_EVERSION);
+    assert_non_null(strstr(msg, "has schema version 1, older than 2"));
+    assert_non_null(strstr(msg, f->path));
+    free(msg);
+
+    c = open_ok(f->path, 0);
+    weft_catalog_close(c);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
+                             " WHERE name IN ('members', 'tags', 'regions',"
+                             " 'tags_kv', 'regions_trace',"
+                             " 'regions_region')"), 6);
+    c = open_ok(f->path, 1);
+    assert_int_equal(weft_catalog_find(c, "old-1", &got), 0);
+    assert_string_equal(got.name, "old run");
+    assert_int_equal(got.uid, 7);
+    assert_int_equal(got.events, 123);
+    assert_string_equal(got.hosts, "");
+    assert_string_equal(got.command, "");
+    assert_string_equal(got.job_id, "");
+    assert_int_equal(got.protocol_version, 0);
+    assert_int_equal(weft_catalog_locations(c, got.id, collect_location,
+                                            &col), 0);
+    assert_int_equal(col.n, 1);
+    assert_int_equal(col.events[0], 123);
+    collected_free(&col);
+    weft_catalog_trace_free(&got);
+    assert_int_equal(weft_catalog_find(c, "older", &got), 0);
+    assert_string_equal(got.error, "boom");
+    weft_catalog_trace_free(&got);
+    weft_catalog_close(c);
+}
+
+typedef struct seen {
+    size_t n;
+    char text[16][160];
+} seen;
+
+static int seen_member(const weft_member_row *m, void *arg)
+{
+    seen *s = arg;
+
+    assert_true(s->n < 16);
+    snprintf(s->text[s->n++], sizeof s->text[0], "%u %s %u %s %llu %llu "
+             "%llu", m->rank, m->host, m->pid, m->state,
+             (unsigned long long)m->locations, (unsigned long long)m->events,
+             (unsigned long long)m->dropped);
+    return 0;
+}
+
+static int seen_tag(const weft_tag *t, void *arg)
+{
+    seen *s = arg;
+
+    assert_true(s->n < 16);
+    snprintf(s->text[s->n++], sizeof s->text[0], "%s=%s", t->key, t->value);
+    return 0;
+}
+
+static int seen_region(const weft_region_row *r, void *arg)
+{
+    seen *s = arg;
+
+    assert_true(s->n < 16);
+    snprintf(s->text[s->n++], sizeof s->text[0], "%lld [%s] %s %llu %.3f "
+             "%.3f / %.3f", (long long)r->location, r->location_name,
+             r->region, (unsigned long long)r->visits, r->incl_s, r->excl_s,
+             r->total_excl_s);
+    return 0;
+}
+
+#define ODD "it's \"odd\"\n'); DROP TABLE tags;--"
+
+/* Stores trace `key` with figures, hosts, members, tags and regions. */
+static void finish_full(weft_catalog *c, const char *key, const char *name,
+                        uint32_t uid, const char *state, int64_t created,
+                        int64_t finished, uint64_t events, uint64_t bytes,
+                        const char *hosts, const weft_tag *tags, size_t ntags)
+{
+    weft_trace_row row = { 0 };
+    weft_location_row locs[2] = {
+        { 0, 0, 0, (char *)"Master thread", 3, 0 },
+        { 1ull << 32, 1, 0, (char *)"Master thread", 2, 1 },
+    };
+    weft_member_row mem[3] = {
+        { 0, (char *)"n1", 11, (char *)WEFT_MEMBER_COMPLETE, 1, 3, 0 },
+        { 1, (char *)"n2", 12, (char *)WEFT_MEMBER_COMPLETE, 1, 2, 1 },
+        { 2, (char *)"", 0, (char *)WEFT_MEMBER_MISSING, 0, 0, 0 },
+    };
+    weft_region_row reg[5] = {
+        { WEFT_PROFILE_ALL, (char *)"main", 2, 4.0, 1.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)ODD, 3, 3.0, 3.0, NULL, 0 },
+        { 0, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
+        { 0, (char *)ODD, 1, 1.5, 1.5, NULL, 0 },
+        { 1ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
+    };
+    weft_trace_detail d = { locs, 2, mem, 3, tags, ntags, reg, 5 };
+
+    row.key = (char *)key;
+    row.name = (char *)name;
+    row.uid = uid;
+    row.state = (char *)state;
+    row.created = created;
+    row.finished = finished;
+    row.events = events;
+    row.bytes = bytes;
+    row.hosts = (char *)hosts;
+    row.command = (char *)"./app --flag 'x y'";
+    row.job_id = (char *)"job.42";
+    row.protocol_version = 3;
+    row.members = 3;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+}
+
+static void test_detail_round_trip(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_tag tags[2] = { { (char *)"app", (char *)ODD },
+                         { (char *)"size", (char *)"large" } };
+    weft_tag more[2] = { { (char *)"app", (char *)"other" },
+                         { (char *)"z", (char *)"last" } };
+    weft_trace_row got;
+    seen s = { 0 };
+
+    finish_full(c, "k1", "run", 1000, WEFT_STATE_PARTIAL, 100, 160, 5, 10,
+                "n1,n2", tags, 2);
+    assert_int_equal(weft_catalog_find(c, "k1", &got), 0);
+    assert_string_equal(got.hosts, "n1,n2");
+    assert_string_equal(got.command, "./app --flag 'x y'");
+    assert_string_equal(got.job_id, "job.42");
+    assert_int_equal(got.protocol_version, 3);
+
+    assert_int_equal(weft_catalog_members(c, got.id, seen_member, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.text[0], "0 n1 11 complete 1 3 0");
+    assert_string_equal(s.text[1], "1 n2 12 complete 1 2 1");
+    assert_string_equal(s.text[2], "2  0 missing 0 0 0");
+
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_tags(c, got.id, seen_tag, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "app=" ODD);
+    assert_string_equal(s.text[1], "size=large");
+
+    /* add_tags keeps the value a key has. */
+    assert_int_equal(weft_catalog_trace_add_tags(c, got.id, more, 2), 0);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_tags(c, got.id, seen_tag, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.text[0], "app=" ODD);
+    assert_string_equal(s.text[2], "z=last");
+
+    /* The sums, by exclusive time, with their total. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, got.id, 0, WEFT_RSORT_EXCL, 0,
+                                          seen_region, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "-1 [] " ODD " 3 3.000 3.000 / 4.000");
+    assert_string_equal(s.text[1], "-1 [] main 2 4.000 1.000 / 4.000");
+    /* Other orders and a limit. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, got.id, 0, WEFT_RSORT_INCL, 1,
+                                          seen_region, &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.text[0], "-1 [] main 2 4.000 1.000 / 4.000");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, got.id, 0, WEFT_RSORT_VISITS, 0,
+                                          seen_region, &s), 0);
+    assert_non_null(strstr(s.text[0], ODD));
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, got.id, 0, WEFT_RSORT_NAME, 0,
+                                          seen_region, &s), 0);
+    assert_non_null(strstr(s.text[0], ODD)); /* "i" < "m" */
+    /* Per location: grouped by location id, the limit per location, the
+     * total per location, the location's name. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, got.id, 1, WEFT_RSORT_EXCL, 1,
+                                          seen_region, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "0 [Master thread] " ODD
+                        " 1 1.500 1.500 / 2.000");
+    assert_string_equal(s.text[1], "4294967296 [Master thread] main 1 2.000 "
+                        "0.500 / 0.500");
+    assert_int_equal(weft_catalog_regions(c, got.id, 0, (enum weft_region_sort)9,
+                                          0, seen_region, &s), WEFT_EINVAL);
+    weft_catalog_trace_free(&got);
+
+    /* finish again replaces members, tags and regions. */
+    {
+        weft_trace_row row = { 0 };
+        row.key = (char *)"k1";
+        row.name = (char *)"run";
+        row.state = (char *)WEFT_STATE_COMPLETE;
+        assert_int_equal(weft_catalog_trace_finish(c, &row, NULL, 0), 0);
+    }
+    assert_int_equal(raw_int(f->path, "SELECT (SELECT count(*) FROM members)"
+                             " + (SELECT count(*) FROM tags)"
+                             " + (SELECT count(*) FROM regions)"), 0);
+    weft_catalog_close(c);
+}
+
+static void test_delete_cascades(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_tag tags[1] = { { (char *)"app", (char *)"x" } };
+
+    finish_full(c, "k1", "one", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                tags, 1);
+    finish_full(c, "k2", "two", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                tags, 1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM regions"), 10);
+    assert_int_equal(weft_catalog_trace_delete(c, 1), 0);
+    /* Only the locations and the trace are deleted by name: the rest goes
+     * by ON DELETE CASCADE, so foreign keys are on. */
+    assert_int_equal(raw_int(f->path, "SELECT (SELECT count(*) FROM members"
+                             " WHERE trace_id = 1) + (SELECT count(*) FROM"
+                             " tags WHERE trace_id = 1) + (SELECT count(*)"
+                             " FROM regions WHERE trace_id = 1) + (SELECT"
+                             " count(*) FROM locations WHERE trace_id = 1)"),
+                     0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM regions"
+                             " WHERE trace_id = 2"), 5);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM members"
+                             " WHERE trace_id = 2"), 3);
+    weft_catalog_close(c);
+}
+
+/* Runs a query and returns the ids it lists, as "3 1 2". */
+static const char *ids_of(weft_catalog *c, const weft_list_filter *flt)
+{
+    static char buf[128];
+    collected col = { 0 };
+    size_t n = 0;
+
+    assert_int_equal(weft_catalog_query(c, flt, collect_trace, &col), 0);
+    buf[0] = 0;
+    for (size_t i = 0; i < col.n; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld",
+                              i ? " " : "", (long long)col.ids[i]);
+    collected_free(&col);
+    return buf;
+}
+
+static void test_query_filters(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_tag lulesh[2] = { { (char *)"app", (char *)"lulesh" },
+                           { (char *)"size", (char *)"large" } };
+    weft_tag small[2] = { { (char *)"app", (char *)"lulesh" },
+                          { (char *)"size", (char *)"small" } };
+    weft_tag amg[1] = { { (char *)"app", (char *)"amg" } };
+    weft_tag q[2];
+    weft_list_filter flt;
+
+    /* id  name      uid  state     created finished events bytes hosts */
+    finish_full(c, "k1", "alpha", 1000, WEFT_STATE_COMPLETE, 100, 400, 50,
+                7, "n1,n2", lulesh, 2);          /* duration 300 */
+    finish_full(c, "k2", "beta", 1001, WEFT_STATE_PARTIAL, 200, 210, 500,
+                5, "n3", small, 2);              /* duration 10 */
+    finish_full(c, "k3", "it's *", 1000, WEFT_STATE_FAILED, 300, 0, 5, 9,
+                "n10", amg, 1);                  /* not finished */
+    begin(c, "k4", "gamma", 400);                /* recording, uid 1000 */
+
+#define Q(...) (memset(&flt, 0, sizeof flt), __VA_ARGS__, ids_of(c, &flt))
+    assert_string_equal(ids_of(c, NULL), "4 3 2 1");
+    assert_string_equal(Q(flt.has_uid = 1, flt.uid = 1000), "4 3 1");
+    assert_string_equal(Q(flt.has_uid = 1, flt.uid = 5), "");
+    assert_string_equal(Q(flt.name_glob = "*a"), "4 2 1");
+    assert_string_equal(Q(flt.name_glob = "it's [*]"), "3");
+    assert_string_equal(Q(flt.name_glob = "ALPHA"), "");  /* GLOB: case */
+    assert_string_equal(Q(flt.state = WEFT_STATE_PARTIAL), "2");
+    assert_string_equal(Q(flt.state = "nonsense"), "");
+    assert_string_equal(Q(flt.since = 200), "4 3 2");
+    assert_string_equal(Q(flt.until = 200), "2 1");
+    assert_string_equal(Q(flt.since = 150, flt.until = 350), "3 2");
+    /* traces.hosts matches whole names: n3 is not n30, n1 not n10 */
+    assert_string_equal(Q(flt.host = "n3"), "2");
+    assert_string_equal(Q(flt.host = "n10"), "3");
+    assert_string_equal(Q(flt.host = "n"), "");
+    /* ...and so do members' hosts (finish_full's run on n1 and n2) */
+    assert_string_equal(Q(flt.host = "n1"), "3 2 1");
+    assert_string_equal(Q(flt.host = "n2"), "3 2 1");
+    q[0] = lulesh[0];
+    assert_string_equal(Q(flt.tags = q, flt.ntags = 1), "2 1");
+    q[1] = lulesh[1];
+    assert_string_equal(Q(flt.tags = q, flt.ntags = 2), "1");
+    q[1].value = (char *)"huge";
+    assert_string_equal(Q(flt.tags = q, flt.ntags = 2), "");
+    q[0].key = (char *)"size";
+    q[0].value = (char *)"small";
+    assert_string_equal(Q(flt.tags = q, flt.ntags = 1, flt.has_uid = 1,
+                          flt.uid = 1001, flt.state = WEFT_STATE_PARTIAL,
+                          flt.host = "n3", flt.name_glob = "b*",
+                          flt.since = 1, flt.until = 1000), "2");
+    assert_string_equal(Q(flt.tags = q, flt.ntags = 1, flt.has_uid = 1,
+                          flt.uid = 1000), "");
+
+    /* Sort orders, their reverse, limit. */
+    assert_string_equal(Q(flt.reverse = 1), "1 2 3 4");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_NAME), "1 2 4 3");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_NAME, flt.reverse = 1),
+                        "3 4 2 1");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_EVENTS), "2 1 3 4");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_SIZE), "3 1 2 4");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_DURATION), "1 2 4 3");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_STATE), "1 3 2 4");
+    assert_string_equal(Q(flt.sort = WEFT_SORT_STATE, flt.reverse = 1),
+                        "4 2 3 1");
+    assert_string_equal(Q(flt.limit = 2), "4 3");
+    assert_string_equal(Q(flt.limit = 1, flt.sort = WEFT_SORT_EVENTS,
+                          flt.reverse = 1), "4");
+    assert_string_equal(Q(flt.limit = 10, flt.state = WEFT_STATE_COMPLETE),
+                        "1");
+#undef Q
+    memset(&flt, 0, sizeof flt);
+    flt.sort = (enum weft_list_sort)42;
+    {
+        collected col = { 0 };
+        assert_int_equal(weft_catalog_query(c, &flt, collect_trace, &col),
+                         WEFT_EINVAL);
+        assert_non_null(strstr(weft_catalog_errmsg(c), "unknown sort"));
+    }
+    weft_catalog_close(c);
+}
+
+/* The README's cross-trace query runs on the schema. */
+static void test_readme_query(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_tag tags[1] = { { (char *)"app", (char *)"lulesh" } };
+
+    finish_full(c, "k1", "one", 1, WEFT_STATE_COMPLETE, 100, 200, 0, 0, "n1",
+                tags, 1);
+    weft_catalog_close(c);
+    raw_exec(f->path, "UPDATE regions SET region = 'compute'"
+             " WHERE region = 'main'");
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM (SELECT t.id,"
+        " t.name, datetime(t.created,'unixepoch') AS started, r.excl_s FROM"
+        " traces t JOIN tags g ON g.trace_id = t.id AND g.key = 'app' AND"
+        " g.value = 'lulesh' JOIN regions r ON r.trace_id = t.id AND"
+        " r.location_id IS NULL AND r.region = 'compute' ORDER BY r.excl_s"
+        " DESC LIMIT 10)"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,6 +1025,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_invalid_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_create, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_detail_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_delete_cascades, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_query_filters, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_readme_query, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
