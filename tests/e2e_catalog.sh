@@ -220,6 +220,22 @@ member "sixty-four" --tags 63 --tag "$(printf 'k%.0s' $(seq 64))=$(printf 'v%.0s
     fail "64 tags, a 64-byte key and a max_string value were refused"
 wait_state "sixty-four" complete
 [ "$(json_get "$TMP/show.json" 'len(j["tags"])')" -eq 64 ] || fail "64 tags expected"
+
+# A trace still recording (rank 1 of 2 has not come) is found by the tag
+# and host of the member that did.
+member "waiting" --size 2 --host node-r --command "./wait 1" --tag app=waiting \
+    --scenario compute || fail "member of waiting"
+wait_state "waiting" recording
+for _ in $(seq 50); do
+    [ -n "$(W list --tag app=waiting --host node-r --state recording)" ] && break
+    sleep 0.1
+done
+W list --tag app=waiting --host node-r --state recording --json >"$TMP/rec.json" ||
+    fail "list of the recording trace"
+[ "$(json_get "$TMP/rec.json" '[(t["name"], t["hosts"], t["command"], t["tags"]) for t in j]')" = \
+  "[('waiting', ['node-r'], './wait 1', {'app': 'waiting'})]" ] ||
+    fail "recording trace by tag and host: $(cat "$TMP/rec.json")"
+expect 1 "is still recording" W profile waiting
 stop_weftd
 "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); n=c.execute("SELECT count(*) FROM traces WHERE name = ?", ("bad",)).fetchone()[0]; sys.exit(n != 0)' "$CAT" ||
     fail "a refused Hello left a trace in the catalog"
