@@ -863,7 +863,8 @@ static int prof_finish_loc(conv *c, const member *m, loc *l)
         c->psum[sl->key - 1].excl += sl->excl;
         p->slots[k++] = *sl;  /* compact in place for sorting */
     }
-    qsort(p->slots, k, sizeof *p->slots, cmp_slot_excl);
+    if (k)
+        qsort(p->slots, k, sizeof *p->slots, cmp_slot_excl);
     keep = WEFT_PROFILE_ROWS_PER_LOCATION;
     for (size_t i = 0; i < k && i < keep && rc == 0; i++)
         rc = prof_row(c, (int64_t)loc_id(m, l), p->slots[i].key - 1,
@@ -886,9 +887,11 @@ static int prof_result(conv *c)
             prof_row(c, WEFT_PROFILE_ALL, (uint32_t)r, c->psum[r].visits,
                      c->psum[r].incl, c->psum[r].excl) < 0)
             return fail(c, WEFT_ENOMEM, "out of memory");
-    out->regions = c->nprows ? malloc(c->nprows * sizeof *out->regions)
-                             : NULL;
-    if (c->nprows && !out->regions)
+    out->profile_anomalies = c->anomalies;
+    if (c->nprows == 0)
+        return 0;
+    out->regions = malloc(c->nprows * sizeof *out->regions);
+    if (!out->regions)
         return fail(c, WEFT_ENOMEM, "out of memory");
     memcpy(out->regions, c->prows + first,
            (c->nprows - first) * sizeof *out->regions);
@@ -902,7 +905,6 @@ static int prof_result(conv *c)
     free(c->prows);
     c->prows = NULL;
     c->nprows = c->prows_cap = 0;
-    out->profile_anomalies = c->anomalies;
     return 0;
 }
 
