@@ -1487,8 +1487,7 @@ static int cmd_rm(cli *c)
 /* ---- the command table ---------------------------------------------------- */
 
 static const command commands[] = {
-    { "list", cmd_list, OPT_JSON | OPT_LIST, 0, 0, 1,
-      "[FILTERS] [--sort KEY] [--reverse] [--limit N] [--json]",
+    { "list", cmd_list, OPT_JSON | OPT_LIST, 0, 0, 1, "[OPTIONS]",
       "list traces, newest first",
       "List the traces of the catalog, newest first: id, name, state,\n"
       "creation time, members, locations, events and archive size. Prints\n"
@@ -1522,7 +1521,7 @@ static const command commands[] = {
       "           locations, \"ranks\" that of its members (\"members\" is\n"
       "           their number), \"missing_ranks\" and \"tags\"\n" },
     { "profile", cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
-      "TRACE [--by-location] [--limit N] [--sort KEY] [--json]",
+      "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",
       "Show the region profile weftd computed when it converted the trace:\n"
       "per region the visits (Enters), inclusive and exclusive seconds and\n"
