@@ -192,8 +192,12 @@ static int authorize(void *arg, int action, const char *a1, const char *a2,
                  what, esc);
     else if (action == SQLITE_FUNCTION)
         snprintf(g->denied, sizeof g->denied, "function %s()", esc);
-    else if (action == SQLITE_PRAGMA && a2)
-        snprintf(g->denied, sizeof g->denied, "PRAGMA %s = %s", esc, a2);
+    else if (action == SQLITE_PRAGMA && a2) {
+        char *v = weft__cli_escape(a2);
+        snprintf(g->denied, sizeof g->denied, "PRAGMA %s = %s", esc,
+                 v ? v : "...");
+        free(v);
+    }
     else
         snprintf(g->denied, sizeof g->denied, "%s%s%s", what,
                  *esc ? " " : "", esc);
@@ -220,8 +224,10 @@ static sqlite3 *sql_open(const char *path)
         return NULL;
     }
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sql_fail("cannot open catalog %s: %s", path,
+        esc = weft__cli_escape(path);
+        sql_fail("cannot open catalog %s: %s", esc ? esc : path,
                  db ? sqlite3_errmsg(db) : "out of memory");
+        free(esc);
         goto fail;
     }
     if (sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, off,
@@ -247,11 +253,11 @@ fail:
 /* Prepares the one statement of query into *st. Returns EXIT_OK, or
  * EXIT_FAIL after saying why (a refusal, more than one statement, or
  * SQLite's message for a bad query). */
-static int sql_prepare(sqlite3 *db, sql_guard *g, const char *query,
-                       sqlite3_stmt **st)
+static int sql_prepare(sqlite3 *db, sql_guard *g, const char *path,
+                       const char *query, sqlite3_stmt **st)
 {
     sqlite3_stmt *extra = NULL;
-    const char *tail = NULL, *tail2 = NULL;
+    const char *tail = NULL, *next = NULL;
     int rc;
 
     *st = NULL;
@@ -260,18 +266,25 @@ static int sql_prepare(sqlite3 *db, sql_guard *g, const char *query,
         if (g->denied[0])
             return sql_fail("only read-only queries are allowed: %s",
                             g->denied);
+        if ((rc & 0xff) == SQLITE_NOTADB)
+            return sql_fail("catalog %s: %s", path, sqlite3_errmsg(db));
         return sql_fail("%s", sqlite3_errmsg(db));
     }
     if (!*st)
         return sql_fail("the query is empty (give one SELECT statement)");
-    /* Whatever follows must be blanks and comments only. */
-    rc = sqlite3_prepare_v2(db, tail, -1, &extra, &tail2);
-    sqlite3_finalize(extra);
-    if (rc != SQLITE_OK || extra) {
-        sqlite3_finalize(*st);
-        *st = NULL;
-        return sql_fail("only one statement is allowed; found more after "
-                        "the first ';'");
+    /* Whatever follows must be blanks, comments and semicolons only. */
+    while (tail && *tail) {
+        rc = sqlite3_prepare_v2(db, tail, -1, &extra, &next);
+        sqlite3_finalize(extra);
+        if (rc != SQLITE_OK || extra) {
+            sqlite3_finalize(*st);
+            *st = NULL;
+            return sql_fail("only one statement is allowed; found more "
+                            "after the first ';'");
+        }
+        if (next == tail)
+            break;
+        tail = next;
     }
     if (!sqlite3_stmt_readonly(*st)) {
         sqlite3_finalize(*st);
@@ -585,7 +598,7 @@ int weft__cmd_sql(cli *c)
     if (!db)
         return EXIT_FAIL;
     sqlite3_set_authorizer(db, authorize, &guard);
-    status = sql_prepare(db, &guard, c->args[0], &st);
+    status = sql_prepare(db, &guard, c->catalog_path, c->args[0], &st);
     if (status == EXIT_OK)
         status = run(db, &guard, st, fmt, &out);
     for (size_t i = 0; i < out.nrows * out.ncols; i++)

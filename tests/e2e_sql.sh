@@ -84,6 +84,7 @@ expect 0 "3" "$WEFT" --catalog "$CAT" sql \
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT max(x) FROM c"
 expect 0 "CREATE TABLE traces" "$WEFT" --catalog "$CAT" sql "SELECT sql FROM sqlite_schema WHERE name = 'traces'"
 expect 0 "3" "$WEFT" --catalog "$CAT" sql "SELECT count(*) FROM traces; -- a trailing comment"
+expect 0 "3" "$WEFT" --catalog "$CAT" sql "SELECT count(*) FROM traces;; /* done */ ;"
 # The catalog is found like the other commands find it.
 expect 0 "plain" env WEFT_CATALOG="$CAT" "$WEFT" sql "SELECT name FROM traces"
 stop_weftd
@@ -118,6 +119,9 @@ refused "changing the schema" "SELECT name FROM pragma_table_info('traces')"
 expect 1 "weft sql: only one statement is allowed" "$WEFT" --catalog "$CAT" sql "SELECT 1; SELECT 2"
 expect 1 "weft sql: only one statement is allowed" "$WEFT" --catalog "$CAT" sql "SELECT 1; DELETE FROM traces"
 expect 1 "weft sql: only one statement is allowed" "$WEFT" --catalog "$CAT" sql "SELECT 1; PRAGMA writable_schema = 1"
+expect 1 "weft sql: only one statement is allowed" "$WEFT" --catalog "$CAT" sql "SELECT 1;; ; DELETE FROM traces"
+expect 1 "weft sql: only one statement is allowed" "$WEFT" --catalog "$CAT" sql "SELECT 1; /* c */ ; -- c
+SELECT 2"
 expect 1 "no such function: readfile" "$WEFT" --catalog "$CAT" sql "SELECT readfile('/etc/passwd')"
 [ -e "$TMP/other.db" ] && fail "ATTACH created $TMP/other.db"
 [ "$(cat "$CAT"* | md5sum)" = "$sum_before" ] || fail "the catalog changed after refused queries"
@@ -131,6 +135,8 @@ expect 1 "weft sql: no such column: nope" "$WEFT" --catalog "$CAT" sql "SELECT n
 expect 1 "weft sql: the query is empty" "$WEFT" --catalog "$CAT" sql ""
 expect 1 "weft sql: the query is empty" "$WEFT" --catalog "$CAT" sql -- "-- nothing"
 expect 1 "no catalog at $TMP/none.db" "$WEFT" --catalog "$TMP/none.db" sql "SELECT 1"
+echo "not a database, just text that is long enough to have a header" >"$TMP/text.db"
+expect 1 "weft sql: catalog $TMP/text.db: file is not a database" "$WEFT" --catalog "$TMP/text.db" sql "SELECT count(*) FROM traces"
 expect 2 "missing argument" "$WEFT" --catalog "$CAT" sql
 expect 2 "unexpected argument 'SELECT 2'" "$WEFT" --catalog "$CAT" sql "SELECT 1" "SELECT 2"
 expect 2 "--csv and --json exclude each other" "$WEFT" --catalog "$CAT" sql --csv --json "SELECT 1"
