@@ -19,8 +19,9 @@
  * Formats (decided here, documented in weft(1) and the README):
  *   table (the default, also when stdout is not a terminal, so scripts see
  *         what people see): a header line, columns separated by two
- *         spaces, numbers right-aligned; NULL is an empty cell; text goes
- *         through weft__cli_escape (control characters visible).
+ *         spaces, numbers right-aligned (and the header of a column of
+ *         numbers); NULL is an empty cell; text goes through
+ *         weft__cli_escape (control characters visible).
  *   csv:  RFC 4180 quoting (a field with '"', ',', CR or LF is quoted,
  *         quotes doubled), a header line, lines end in LF; NULL is an
  *         empty field, an empty string is "".
@@ -389,24 +390,36 @@ static void put_cell(const char *s, size_t width, int right, int last)
     fputs(last ? "\n" : "  ", stdout);
 }
 
+/* Widths of the columns, and whether each is numeric (every cell that is
+ * not NULL is a number, and there is one): its header is right-aligned
+ * over the numbers, as in weft.c's tables. */
 static void table_print(const sql_out *o, char **heads)
 {
     size_t *w = xmalloc(o->ncols * sizeof *w);
+    unsigned char *numeric = xmalloc(o->ncols);
 
     for (size_t c = 0; c < o->ncols; c++) {
+        int nums = 0, others = 0;
         w[c] = weft__cli_width(heads[c]);
         for (size_t r = 0; r < o->nrows; r++) {
-            size_t cw = weft__cli_width(o->cells[r * o->ncols + c]);
+            const char *cell = o->cells[r * o->ncols + c];
+            size_t cw = weft__cli_width(cell);
             if (cw > w[c])
                 w[c] = cw;
+            if (o->num[r * o->ncols + c])
+                nums++;
+            else if (*cell)
+                others++;
         }
+        numeric[c] = nums > 0 && others == 0;
     }
     for (size_t c = 0; c < o->ncols; c++)
-        put_cell(heads[c], w[c], 0, c + 1 == o->ncols);
+        put_cell(heads[c], w[c], numeric[c], c + 1 == o->ncols);
     for (size_t r = 0; r < o->nrows; r++)
         for (size_t c = 0; c < o->ncols; c++)
             put_cell(o->cells[r * o->ncols + c], w[c],
                      o->num[r * o->ncols + c], c + 1 == o->ncols);
+    free(numeric);
     free(w);
 }
 

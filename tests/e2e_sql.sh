@@ -37,7 +37,7 @@ printf '%s\n' \
 diff -u "$TMP/t.want" "$TMP/t.out" || fail "table output differs"
 sql --table "SELECT NULL AS n, 1.5 AS r, x'00ff' AS b, 'x' || char(10) || 'y' AS nl, -7 AS i" \
     >"$TMP/t2.out" || fail "table of values failed"
-printf '%s\n' 'n  r    b     nl    i' '   1.5  00ff  x\ny  -7' >"$TMP/t2.want"
+printf '%s\n' 'n    r  b     nl     i' '   1.5  00ff  x\ny  -7' >"$TMP/t2.want"
 diff -u "$TMP/t2.want" "$TMP/t2.out" || fail "table of values differs"
 sql "SELECT name FROM traces WHERE 0" >"$TMP/t3.out" || fail "empty result failed"
 [ "$(cat "$TMP/t3.out")" = "name" ] || fail "an empty result prints the header only: $(cat "$TMP/t3.out")"
