@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
 #include <otf2/otf2.h>
 
 #include "catalog.h"
@@ -43,6 +44,11 @@ __attribute__((format(printf, 2, 3)))
 int weft__cli_usage(const char *cmd, const char *fmt, ...);
 /* A malloc'd copy of s safe for a terminal (see escape() in weft.c). */
 char *weft__cli_escape(const char *s);
+/* Columns s takes on a terminal, as the tables of weft.c count them. */
+size_t weft__cli_width(const char *s);
+/* A new JSON string of s (invalid UTF-8 bytes become U+FFFD), json null
+ * for NULL; NULL only when out of memory. */
+json_t *weft__cli_json_string(const char *s);
 /* Opens c->catalog_path read-only into c->catalog (for commands that
  * check their arguments first). Returns EXIT_OK, or EXIT_FAIL after
  * saying why. */
@@ -95,5 +101,8 @@ void weft__arc_close(weft__arc *a);
 
 int weft__cmd_verify(cli *c);
 int weft__cmd_export(cli *c);
+/* weft sql (sql.c): c->format is "table", "csv" or NULL, c->json set for
+ * --json, c->catalog_path resolved but not opened. */
+int weft__cmd_sql(cli *c);
 
 #endif

@@ -9,6 +9,7 @@
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
  *                                               (export.c)
  *   weft [--catalog FILE] rm TRACE... [--force]
+ *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *
  * Subcommands are entries of `commands` (name, function, synopsis, help);
  * a new one is a function plus one entry. The catalog is opened read-only
@@ -53,8 +54,9 @@
 #define OPT_FORMAT 2u   /* --format VALUE */
 #define OPT_OUTPUT 4u   /* -o FILE, --output FILE */
 #define OPT_FORCE 8u    /* --force */
-#define OPT_LIST 16u    /* weft list's filters, --sort, --reverse, --limit */
-#define OPT_PROFILE 32u /* --by-location, --sort, --limit */
+#define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
+#define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
+#define OPT_PROFILE 64u /* --by-location, --sort, --limit */
 
 typedef struct command {
     const char *name;
@@ -255,6 +257,19 @@ int weft__cli_usage(const char *cmd, const char *fmt, ...)
 char *weft__cli_escape(const char *s)
 {
     return escape(s);
+}
+
+static size_t display_width(const char *s);
+static json_t *jstr(const char *s);
+
+size_t weft__cli_width(const char *s)
+{
+    return display_width(s);
+}
+
+json_t *weft__cli_json_string(const char *s)
+{
+    return jstr(s);
 }
 
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
@@ -1570,6 +1585,23 @@ static const command commands[] = {
       "configured spool when --catalog is not given).\n"
       "\n"
       "  --force  remove a recording or converting trace too\n" },
+    { "sql", weft__cmd_sql, OPT_JSON | OPT_TABLE_CSV, 1, 1, 2,
+      "[--table|--csv|--json] QUERY",
+      "run a read-only SQL query on the catalog",
+      "Run one SELECT statement on the catalog (SQLite; tables traces,\n"
+      "locations, members, tags, regions) and print its result. The\n"
+      "catalog is opened read-only and anything but reading is refused\n"
+      "(writes, ATTACH, PRAGMA, schema changes, load_extension, more than\n"
+      "one statement).\n"
+      "\n"
+      "  --table  aligned columns under a header (the default); NULL is\n"
+      "           empty, control characters are escaped\n"
+      "  --csv    RFC 4180 CSV with a header line, lines end in \\n; NULL\n"
+      "           is an empty field\n"
+      "  --json   an array of objects, one per row, keyed by column name;\n"
+      "           integers and reals are numbers, NULL is null\n"
+      "\n"
+      "BLOBs are printed as hexadecimal text in every format.\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -1782,6 +1814,14 @@ int main(int argc, char **argv)
             c.json = 1;
         } else if ((cmd->opts & OPT_FORCE) && strcmp(a, "--force") == 0) {
             c.force = 1;
+        } else if ((cmd->opts & OPT_TABLE_CSV) &&
+                   (strcmp(a, "--table") == 0 || strcmp(a, "--csv") == 0)) {
+            if (c.format && strcmp(c.format, a + 2) != 0) {
+                status = usage_error(cmd, "--table and --csv exclude each "
+                                     "other");
+                goto out;
+            }
+            c.format = a + 2;
         } else if ((cmd->opts & OPT_LIST) && strcmp(a, "--reverse") == 0) {
             c.reverse = 1;
         } else if ((cmd->opts & OPT_PROFILE) &&

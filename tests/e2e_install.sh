@@ -11,7 +11,9 @@ prefix=$(sed -n 's/^prefix=//p' "$WEFT_BUILDDIR/client/weft.pc")
 for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
          include/weft_records.def lib/libweft.so lib/libweft.a \
          lib/pkgconfig/weft.pc etc/weft/weftd.conf lib/systemd/system/weftd.service \
-         lib/systemd/system/weftd.socket lib/sysusers.d/weft.conf; do
+         lib/systemd/system/weftd.socket lib/sysusers.d/weft.conf \
+         share/man/man1/weft.1 share/man/man8/weftd.8 share/man/man5/weftd.conf.5 \
+         share/man/man3/libweft.3; do
     [ -e "$root$prefix/$f" ] || fail "make install did not install $prefix/$f"
 done
 grep -q "^ExecStart=$prefix/bin/weftd" "$root$prefix/lib/systemd/system/weftd.service" ||
