@@ -46,6 +46,8 @@ struct weft_catalog {
     char *path;            /* owned */
     int readonly;
     char errmsg[ERRMSG_MAX];
+    sqlite3_stmt *tags_st; /* weft_catalog_tags, prepared once: weft list
+                              --json asks for every trace's tags */
 };
 
 /* migrations[i] takes the schema from version i to i + 1. Append a step
@@ -420,6 +422,7 @@ void weft_catalog_close(weft_catalog *c)
 {
     if (!c)
         return;
+    sqlite3_finalize(c->tags_st);
     sqlite3_close(c->db);
     free(c->path);
     free(c);
@@ -1067,15 +1070,18 @@ out:
 int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
                       weft_catalog_tag_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st;
     weft_tag tag;
-    int rc, step;
+    int rc = 0, step;
 
     assert(c && fn);
-    rc = prepare(c, "SELECT key, value FROM tags WHERE trace_id = ?"
-                 " ORDER BY key", &st);
+    if (!c->tags_st)
+        rc = prepare(c, "SELECT key, value FROM tags WHERE trace_id = ?"
+                     " ORDER BY key", &c->tags_st);
     if (rc < 0)
-        goto out;
+        return rc;
+    st = c->tags_st;
+    sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, trace_id);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         if (col_text(st, 0, 0, &tag.key) < 0 ||
@@ -1091,7 +1097,7 @@ int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
     if (step != SQLITE_DONE)
         rc = db_err(c, "listing tags");
 out:
-    sqlite3_finalize(st);
+    sqlite3_reset(st); /* ends the read */
     return rc;
 }
 
