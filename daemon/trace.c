@@ -217,13 +217,27 @@ static const weft_member *first_member(const weft_trace *t)
     return NULL;
 }
 
+typedef struct ranked_tag {
+    weft_tag tag;
+    size_t pos;          /* order of appearance: rank, then Hello order */
+} ranked_tag;
+
+static int ranked_tag_cmp(const void *a, const void *b)
+{
+    const ranked_tag *x = a, *y = b;
+    int c = strcmp(x->tag.key, y->tag.key);
+
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
 /* The tags of t: the union of its members' tags, the lowest rank's value
- * winning for a key two members give differently. *out malloc'd with
- * the strings pointing into the members (valid while they live). */
+ * winning for a key two members give differently; sorted by key (n log n
+ * for members x 64 tags). *out malloc'd with the strings pointing into
+ * the members (valid while they live). */
 static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
 {
     size_t n = 0, k = 0;
-    weft_tag *v;
+    ranked_tag *v;
 
     *out = NULL;
     *nout = 0;
@@ -233,19 +247,24 @@ static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
     if (n == 0)
         return 0;
     v = calloc(n, sizeof *v);
-    if (!v)
+    *out = calloc(n, sizeof **out);
+    if (!v || !*out) {
+        free(v);
+        free(*out);
+        *out = NULL;
         return WEFT_ENOMEM;
+    }
+    n = 0;
     for (uint32_t r = 0; r < t->size; r++) {
         const weft_member *m = t->members[r];
-        for (size_t i = 0; m && i < m->ntags; i++) {
-            size_t j = 0;
-            while (j < k && strcmp(v[j].key, m->tags[i].key) != 0)
-                j++;
-            if (j == k)
-                v[k++] = m->tags[i];
-        }
+        for (size_t i = 0; m && i < m->ntags; i++, n++)
+            v[n] = (ranked_tag){ m->tags[i], n };
     }
-    *out = v;
+    qsort(v, n, sizeof *v, ranked_tag_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(v[i].tag.key, v[i - 1].tag.key) != 0)
+            (*out)[k++] = v[i].tag;
+    free(v);
     *nout = k;
     return 0;
 }
