@@ -6,6 +6,14 @@
  * conversion is queued, so a new run with the same name starts a new
  * trace. Journals are deleted only after the archive is written and its
  * catalog row committed.
+ *
+ * Catalog (schema 2): the first Hello of a trace queues its row as
+ * recording with that member's host, command, job id and tags, so a
+ * trace is found by tag and host while it records; the conversion job
+ * stores, in one transaction, the figures, locations, one member row per
+ * rank (missing for ranks that never came or did not say goodbye), the
+ * union of the members' tags (the lowest rank's value wins) and the
+ * region profile that conversion computed.
  */
 #include "trace.h"
 

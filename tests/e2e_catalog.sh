@@ -236,6 +236,19 @@ W list --tag app=waiting --host node-r --state recording --json >"$TMP/rec.json"
   "[('waiting', ['node-r'], './wait 1', {'app': 'waiting'})]" ] ||
     fail "recording trace by tag and host: $(cat "$TMP/rec.json")"
 expect 1 "is still recording" W profile waiting
+
+# weftd killed: the restarted one rebuilds the trace from the journaled
+# Hello, tags and all, and converts it after the grace period.
+kill -KILL "$WEFTD_PID"
+wait "$WEFTD_PID" 2>/dev/null
+WEFTD_PID=
+start_weftd --config "$TMP/limits.conf" --grace-period 1
+wait_state "waiting" partial
+[ "$(json_get "$TMP/show.json" '(j["hosts"], j["command"], j["tags"], j["missing_ranks"], [(m["rank"], m["host"], m["pid"], m["state"]) for m in j["ranks"]])')" = \
+  "(['node-r'], './wait 1', {'app': 'waiting'}, [1], [(0, 'node-r', 4242, 'complete'), (1, '', 0, 'missing')])" ] ||
+    fail "restored trace: $(cat "$TMP/show.json")"
+[ "$(W profile waiting | sed -n 2p | tr -s ' ')" = "compute 1 0.060000 0.060000 60.0" ] ||
+    fail "restored trace: profile $(W profile waiting)"
 stop_weftd
 "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); n=c.execute("SELECT count(*) FROM traces WHERE name = ?", ("bad",)).fetchone()[0]; sys.exit(n != 0)' "$CAT" ||
     fail "a refused Hello left a trace in the catalog"
