@@ -67,11 +67,14 @@ static void account(weft_conn *c, uint64_t held)
 /* Starts or stops reading as c->paused says. 0 or a libuv error. */
 static int update_reading(weft_conn *c)
 {
+    int rc;
+
     if (c->closing || uv_is_closing(&c->h.handle))
         return 0;
     if (c->paused)
         return uv_read_stop(&c->h.stream);
-    return uv_read_start(&c->h.stream, on_alloc, on_read);
+    rc = uv_read_start(&c->h.stream, on_alloc, on_read);
+    return rc == UV_EALREADY ? 0 : rc;
 }
 
 /* Clears pause bits; feeds what was stashed and reads again if nothing
