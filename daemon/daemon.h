@@ -56,6 +56,8 @@ typedef struct weft_daemon {
     uint64_t bytes_in;            /* record bytes journaled */
     uint64_t events_at_tick;      /* events_in at the previous tick */
     uint64_t refused;             /* connections refused for bad input */
+    uint64_t dropped_in;          /* records clients reported dropped (in
+                                     Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
     char bound[300];              /* the TCP address bound, "" if none */
     /* server.c: global backpressure (max_buffered), file descriptors,

@@ -145,6 +145,7 @@ static void write_status(weft_daemon *d)
     json_object_set_new(st, "events", json_integer((json_int_t)d->events_in));
     json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
     json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
+    json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
     json_object_set_new(st, "recording", traces);
     json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
     json_object_set_new(st, "max_buffered",

@@ -256,7 +256,16 @@ static void handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
                        "a weft client?)", len);
         return;
     }
-    weft_session_frame(c, env);
+    if (env->msg_case == WEFT__ENVELOPE__MSG_GOODBYE) {
+        uint64_t refused = c->d->refused, dropped = 0;
+        for (size_t i = 0; i < env->goodbye->n_locations; i++)
+            dropped += env->goodbye->locations[i]->dropped;
+        weft_session_frame(c, env);
+        if (c->d->refused == refused) /* accepted */
+            c->d->dropped_in += dropped;
+    } else {
+        weft_session_frame(c, env);
+    }
     weft_frame_free_envelope(env);
 }
 
