@@ -803,6 +803,8 @@ void weft_server_drain(weft_daemon *d)
         if (!c->reader.payload) {
             /* Between frames: what was read of the next one is dropped
              * unacknowledged; the client sends it again. */
+            weft_conn_log(c, WEFT_LOG_DEBUG, "stopping: closing between "
+                          "frames");
             c->stash_len = 0;
             c->paused |= WEFT_PAUSE_STOPPING;
             weft_conn_close(c);
