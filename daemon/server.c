@@ -309,6 +309,8 @@ static void consume(weft_conn *c)
             pause_buffered(c);
             return;
         }
+        if (c->reader.hdr_len == 0) /* idle_timeout: from its beginning */
+            c->last_frame = uv_now(d->loop);
         rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
         c->stash_off += (uint32_t)(c->stash_len - left);
         c->stash_len = (uint32_t)left;
@@ -426,9 +428,12 @@ static void on_connection(uv_stream_t *server, int status)
     int rc;
 
     if (status < 0) {
-        /* libuv sheds the connection itself on EMFILE; say so now and
-         * then, not once per attempt. */
-        uint64_t n = ++d->limit_hits[WEFT_LIMIT_FD_LIMIT];
+        /* Out of descriptors libuv sheds the connection itself (it keeps
+         * one in reserve for that); say so now and then, not once per
+         * attempt. */
+        uint64_t n = ++d->accept_failed;
+        if (status == UV_EMFILE || status == UV_ENFILE)
+            weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
         if ((n & (n - 1)) == 0)
             weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
                       "far): %s", (unsigned long long)n, uv_strerror(status));

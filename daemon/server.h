@@ -22,8 +22,10 @@
  *  - WEFT_PAUSE_STOPPING: SIGTERM; a connection stops at its next frame
  *    boundary, then closes once its replies are written.
  * idle_timeout closes a connection that sends no Hello, or does not
- * finish a frame it began, for that long (not while weftd itself holds
- * it paused). A connection that said Hello and is between frames is never
+ * finish a frame within that long of its first byte (not while weftd
+ * itself holds it paused; a client that holds a partial frame and does
+ * not read its acks, WEFT_PAUSE_PENDING, is timed out, so it cannot keep
+ * max_buffered used up for good). A connection that said Hello and is between frames is never
  * timed out: libweft sends nothing while its application records nothing
  * (no heartbeat in the protocol), and a quiet application must keep its
  * connection; TCP keepalive finds peers whose host died.
@@ -68,8 +70,9 @@ typedef struct weft_conn {
     uint32_t stash_off, stash_len; /* bytes of rbuf read but not fed yet */
     uint64_t held;             /* bytes of the frame being received that
                                   count in d->buffered */
-    uint64_t last_frame;       /* uv_now() of the last complete frame (or
-                                  accept, or resume), for idle_timeout */
+    uint64_t last_frame;       /* uv_now() when the frame being received
+                                  began (else accept, or the last resume),
+                                  for idle_timeout */
     struct weft_member *member; /* set by Hello */
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
