@@ -211,6 +211,21 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
     }
 }
 
+/* Counts the limit a refusal names. The decoder's string limit says
+ * "string of N bytes exceeds the limit". */
+static void count_limit(weft_daemon *d, int code, const char *msg)
+{
+    for (int l = 0; l < WEFT_LIMIT__COUNT; l++) {
+        if (l != WEFT_LIMIT_IDLE_TIMEOUT && l != WEFT_LIMIT_FD_LIMIT &&
+            l != WEFT_LIMIT_MAX_CONNECTIONS && strstr(msg, limit_names[l])) {
+            weft_limit_hit(d, (enum weft_limit)l);
+            return;
+        }
+    }
+    if (code == WEFT_ETOOBIG && strstr(msg, "string of"))
+        weft_limit_hit(d, WEFT_LIMIT_MAX_STRING);
+}
+
 void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
 {
     char msg[768];
@@ -225,14 +240,10 @@ void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
     va_end(ap);
     weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
     c->d->refused++;
-    /* Limits checked in session.c and trace.c name their key. */
+    /* Limits checked in session.c and trace.c (and max_frame) name
+     * their key; the others are counted where they are checked. */
     if (code == WEFT_ELIMIT || code == WEFT_ETOOBIG)
-        for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
-            if (l != WEFT_LIMIT_IDLE_TIMEOUT && l != WEFT_LIMIT_FD_LIMIT &&
-                l != WEFT_LIMIT_MAX_CONNECTIONS && strstr(msg, limit_names[l])) {
-                weft_limit_hit(c->d, (enum weft_limit)l);
-                break;
-            }
+        count_limit(c->d, code, msg);
     n = weft_frame_pack_error(&frame, code, "%s", msg);
     if (n > 0)
         weft_conn_send(c, frame, (size_t)n);
@@ -314,8 +325,7 @@ static void consume(weft_conn *c)
         rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
         c->stash_off += (uint32_t)(c->stash_len - left);
         c->stash_len = (uint32_t)left;
-        if (rc == WEFT_ETOOBIG) {
-            weft_limit_hit(d, WEFT_LIMIT_MAX_FRAME);
+        if (rc == WEFT_ETOOBIG) { /* counted by weft_conn_fail */
             weft_conn_fail(c, WEFT_ETOOBIG, "frame of %u bytes exceeds "
                            "max_frame (%llu bytes)", c->reader.payload_len,
                            (unsigned long long)d->cfg.max_frame);

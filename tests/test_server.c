@@ -657,6 +657,7 @@ static void test_frame_too_big(void **state)
                  "protocol message");
     free(big);
     stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 2);
 }
 
 static void test_garbage(void **state)
@@ -952,6 +953,8 @@ static void test_max_locations(void **state)
     send_bytes_free(fd, work_batch(UINT32_MAX, 1, 0));
     expect_error(fd, WEFT_ELIMIT, "thread 4294967295 exceeds max_locations");
     stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_LOCATIONS], 2);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 0);
 }
 
 static void test_rank_connected_twice(void **state)
@@ -1345,6 +1348,43 @@ static void test_drain(void **state)
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
 
+/* Refusals for limits checked behind the server (decoder, session,
+ * trace) are counted under the limit's name, for weft status. */
+static void test_limit_counters(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    char longer[100];
+    weft_record d[1];
+    bytes rec;
+    int fd;
+
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    d[0] = str(0, longer); /* max_string is 64 */
+    rec = encode(d, 1, 0, 0);
+    defs.seq = 1;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "counted", 0, 1);
+    send_bytes_free(fd, pack(&env));
+    free(rec.p);
+    expect_error(fd, WEFT_ETOOBIG, "string of 99 bytes exceeds the limit");
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("counted2", 0, 17, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_STRING], 1);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_MEMBERS], 1);
+    assert_string_equal(weft_limit_name(WEFT_LIMIT_MAX_BUFFERED),
+                        "max_buffered");
+}
+
 /* Near the file descriptor limit a connection is refused with an Error
  * (the client retries) instead of failing later in accept or the
  * journal. */
@@ -1377,6 +1417,7 @@ int main(void)
         T(test_idle_timeout),
         T(test_drain),
         T(test_fd_limit),
+        T(test_limit_counters),
         T(test_pipelined_and_split),
         T(test_resume),
         T(test_frame_too_big),
