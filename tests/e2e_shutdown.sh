@@ -5,6 +5,8 @@
 # exits 0 within shutdown_timeout although the stuck peer never finishes.
 # Restarted on the same spool and port, it takes the clients back and the
 # archive holds exactly what they recorded: nothing acknowledged was lost.
+# Then SIGTERM during a long conversion: exit 0 at shutdown_timeout, and
+# the conversion is done again at the next start.
 . "$(dirname "$0")/lib.sh"
 
 start_weftd --set shutdown_timeout=3
@@ -55,4 +57,33 @@ otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
     fail "the archive does not hold exactly what the clients recorded"
 [ "$(json_get "$TMP/show.json" 'j["members"]')" -eq 4 ] || fail "members is not 4"
 stop_weftd
+
+# SIGTERM during a long conversion (2000 locations): weftd still exits 0
+# at shutdown_timeout, and the next start converts the trace again.
+start_weftd_at "$port" --set shutdown_timeout=1
+WEFT_TRACE=converting timeout 120 "$DEMO" -p 2 -t 1000 -n 200 \
+    --report "$TMP/report2.json" >"$TMP/demo2.out" 2>&1 ||
+    { cat "$TMP/demo2.out" >&2; fail "weft-demo failed"; }
+for _ in $(seq 100); do
+    grep -q "trace 'converting': all 2 members done, converting" "$TMP/weftd.log" && break
+    sleep 0.1
+done
+kill -TERM "$WEFTD_PID"
+for _ in $(seq 50); do
+    kill -0 "$WEFTD_PID" 2>/dev/null || break
+    sleep 0.1
+done
+kill -0 "$WEFTD_PID" 2>/dev/null && fail "weftd still converts 5 s after SIGTERM (shutdown_timeout = 1)"
+wait "$WEFTD_PID" || fail "weftd exited with status $? during a conversion"
+WEFTD_PID=
+if grep -q "exiting with 1 jobs unfinished" "$TMP/weftd.log"; then
+    echo "the conversion was interrupted; converting again"
+    start_weftd_at "$port"
+fi
+wait_state converting complete 120
+archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
+"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report2.json" >/dev/null ||
+    fail "the archive converted again does not hold what the clients recorded"
+[ -n "$WEFTD_PID" ] && stop_weftd
 echo ok
