@@ -20,7 +20,12 @@
  * fails (file size limit) gives EIO and the resend after reconnecting is
  * accepted. A peer that vanishes with acks unread does not take the
  * daemon down (SIGPIPE), and stopping does not wait for a peer that
- * never reads.
+ * never reads. Global limits: max_buffered pauses connections at a frame
+ * boundary and resumes them (stashed bytes kept) while a frame in
+ * progress finishes; idle_timeout (no Hello, a frame begun and not
+ * finished; not a quiet member); SIGTERM's drain (frames in progress
+ * finish and are acked, shutdown_timeout bounds a stuck peer); the file
+ * descriptor limit; the counters of limits reached.
  */
 #include <setjmp.h>
 #include <stdarg.h>
