@@ -1250,6 +1250,24 @@ static json_int_t jint(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
+/* "limits reached: max_buffered 3, idle_timeout 1" (those not 0). */
+static void print_limits_reached(json_t *limits)
+{
+    const char *key;
+    json_t *v;
+    int any = 0;
+
+    printf("limits reached:");
+    json_object_foreach(limits, key, v) {
+        if (json_integer_value(v) == 0)
+            continue;
+        printf("%s %s %lld", any ? "," : "", key,
+               (long long)json_integer_value(v));
+        any = 1;
+    }
+    printf("%s\n", any ? " (times)" : " none");
+}
+
 static int cmd_status(cli *c)
 {
     char *path = status_path(c->catalog_path);
@@ -1293,6 +1311,12 @@ static int cmd_status(cli *c)
     printf("since start: %lld events, %lld bytes, %lld clients refused\n",
            (long long)jint(st, "events"), (long long)jint(st, "bytes"),
            (long long)jint(st, "refused"));
+    printf("dropped:     %lld records (reported by clients that said "
+           "goodbye)\n", (long long)jint(st, "dropped"));
+    printf("buffered:    %lld bytes of frames (max_buffered %lld), file "
+           "descriptor limit %lld\n", (long long)jint(st, "buffered"),
+           (long long)jint(st, "max_buffered"), (long long)jint(st, "fd_limit"));
+    print_limits_reached(json_object_get(st, "limits_reached"));
     printf("converting:  %lld traces\n", (long long)jint(st, "converting"));
     traces = json_object_get(st, "recording");
     printf("recording:   %zu traces\n", json_array_size(traces));

@@ -16,10 +16,6 @@
 
 #include "weft_errors.h"
 
-#ifndef WEFT_SYSCONFDIR
-#define WEFT_SYSCONFDIR "/etc"
-#endif
-
 enum key_type { K_STRING, K_SIZE, K_COUNT, K_LEVEL, K_DURABILITY };
 
 typedef struct key_desc {
@@ -57,6 +53,16 @@ static const key_desc keys[] = {
     { "limits", "max_conn_pending", K_SIZE, OFF(max_conn_pending), 1024,
       1u << 30, "reply bytes queued for a client that does not read them "
       "before weftd stops reading from it (backpressure)" },
+    { "limits", "max_buffered", K_SIZE, OFF(max_buffered), 64u << 10,
+      UINT64_C(1) << 40, "bytes of frames received but not yet journaled, "
+      "over all connections; at this weftd stops starting new frames (TCP "
+      "slows the clients) until they are below three quarters of it" },
+    { "limits", "idle_timeout", K_COUNT, OFF(idle_timeout), 0, 86400,
+      "seconds a connection may take to send its Hello, or to finish a "
+      "frame it began, before it is closed with an error (0: never)" },
+    { "limits", "shutdown_timeout", K_COUNT, OFF(shutdown_timeout), 1, 3600,
+      "seconds SIGTERM waits for frames in progress, replies and running "
+      "conversions before weftd exits anyway" },
     { "limits", "max_string", K_SIZE, OFF(max_string), 16, 1u << 24,
       "longest string in a definition, bytes" },
     { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
@@ -76,8 +82,13 @@ static char *default_spool(void)
 {
     const char *state = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
+    const char *sd_state = getenv("STATE_DIRECTORY");
     char buf[PATH_MAX];
 
+    /* systemd's StateDirectory=weft (weftd.service), so the unit needs no
+     * --spool flag that would beat the file's spool. */
+    if (sd_state && *sd_state && !strchr(sd_state, ':'))
+        return strdup(sd_state);
     if (geteuid() == 0)
         return strdup("/var/lib/weft");
     if (state && *state)
@@ -101,6 +112,9 @@ void weft_config_init(weft_config *c)
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
     c->max_conn_pending = 1u << 20;
+    c->max_buffered = 64u << 20;
+    c->idle_timeout = 300;
+    c->shutdown_timeout = 10;
     c->max_string = 64u << 10;
     c->max_definitions = 1u << 20;
     c->max_locations = 4096;
@@ -121,7 +135,7 @@ const char *weft_config_default_path(void)
 {
     const char *env = getenv("WEFT_CONFIG");
 
-    return env && *env ? env : WEFT_SYSCONFDIR "/weft/weftd.conf";
+    return env && *env ? env : WEFT_CONFIG_PATH;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -179,9 +193,11 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
             break;
         }
     }
+    if (!k && !section)
+        return fail(err, errlen, "unknown key '%s'", key);
     if (!k)
         return fail(err, errlen, "unknown key '%s' in section [%s]", key,
-                    section ? section : "?");
+                    section);
     switch (k->type) {
     case K_STRING: {
         char **field = (char **)((char *)c + k->offset);

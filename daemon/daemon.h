@@ -12,6 +12,23 @@
 struct weft_conn;
 struct weft_trace;
 
+/* The limits whose hits weftd counts (weft status, STATUS=); names are
+ * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
+#define WEFT_LIMITS(X) X(MAX_FRAME, "max_frame") \
+    X(MAX_CONNECTIONS, "max_connections") \
+    X(MAX_CONN_PENDING, "max_conn_pending") \
+    X(MAX_BUFFERED, "max_buffered") X(IDLE_TIMEOUT, "idle_timeout") \
+    X(FD_LIMIT, "fd_limit") X(MAX_STRING, "max_string") \
+    X(MAX_DEFINITIONS, "max_definitions") \
+    X(MAX_LOCATIONS, "max_locations") X(MAX_MEMBERS, "max_members")
+
+enum weft_limit {
+#define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
+    WEFT_LIMITS(WEFT_LIMIT_ENUM)
+#undef WEFT_LIMIT_ENUM
+    WEFT_LIMIT__COUNT
+};
+
 typedef struct weft_daemon {
     uv_loop_t *loop;
     weft_config cfg;
@@ -39,8 +56,22 @@ typedef struct weft_daemon {
     uint64_t bytes_in;            /* record bytes journaled */
     uint64_t events_at_tick;      /* events_in at the previous tick */
     uint64_t refused;             /* connections refused for bad input */
+    uint64_t dropped_in;          /* records clients reported dropped (in
+                                     Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
     char bound[300];              /* the TCP address bound, "" if none */
+    /* server.c: global backpressure (max_buffered), file descriptors,
+     * shutdown and how often each limit was reached. */
+    uint64_t buffered;            /* bytes of frames partly received, all
+                                     connections (reader allocations) */
+    uint64_t npaused_buffered;    /* connections waiting for it to fall */
+    uv_idle_t resume;             /* resumes them outside read callbacks */
+    int have_resume;
+    uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
+    uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
+    uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
+    int have_shutdown_timer;
+    uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

@@ -41,7 +41,10 @@ static void usage(FILE *out)
 "      --log-level LEVEL error, warning, info (default) or debug\n"
 "      --grace-period SECONDS  convert a trace when none of its processes\n"
 "                        was connected for this long (default 300)\n"
+"  -o, --set KEY=VALUE   any key of the configuration file, e.g.\n"
+"                        --set max_buffered=16M (repeatable)\n"
 "      --check-config    validate and print the effective configuration\n"
+"                        and the file it was read from\n"
 "  -h, --help            this help\n"
 "  -V, --version         version\n",
             weft_config_default_path());
@@ -59,6 +62,7 @@ static const struct option options[] = {
     { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
     { "grace-period", required_argument, NULL, OPT_GRACE },
     { "check-config", no_argument, NULL, OPT_CHECK },
+    { "set", required_argument, NULL, 'o' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -101,7 +105,7 @@ static char *status_path(const weft_daemon *d)
 /* Writes the live state for `weft status` (small; replaced atomically). */
 static void write_status(weft_daemon *d)
 {
-    json_t *st = json_object(), *traces = json_array();
+    json_t *st = json_object(), *traces = json_array(), *limits;
     char *path = status_path(d), *tmp = NULL;
     uint64_t paused = 0;
 
@@ -141,7 +145,17 @@ static void write_status(weft_daemon *d)
     json_object_set_new(st, "events", json_integer((json_int_t)d->events_in));
     json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
     json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
+    json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
     json_object_set_new(st, "recording", traces);
+    json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
+    json_object_set_new(st, "max_buffered",
+                        json_integer((json_int_t)d->cfg.max_buffered));
+    json_object_set_new(st, "fd_limit", json_integer((json_int_t)d->fd_limit));
+    limits = json_object();
+    for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
+        json_object_set_new(limits, weft_limit_name((enum weft_limit)l),
+                            json_integer((json_int_t)d->limit_hits[l]));
+    json_object_set_new(st, "limits_reached", limits);
     if (path && asprintf(&tmp, "%s.tmp", path) >= 0 &&
         json_dump_file(st, tmp, JSON_COMPACT) == 0)
         rename(tmp, path);
@@ -165,19 +179,23 @@ static void on_tick(uv_timer_t *t)
 {
     weft_daemon *d = t->data;
     unsigned recording = 0;
+    uint64_t hits = 0;
 
     weft_trace_check_idle(d);
+    weft_server_tick(d);
+    for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
+        hits += d->limit_hits[l];
     for (const weft_trace *tr = d->traces; tr; tr = tr->next)
         recording++;
     write_status(d);
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
-               "start, %llu refused",
+               "start, %llu refused, limits reached %llu times",
                (unsigned long long)d->nconns, recording, d->converting,
                (unsigned long long)(d->events_in - d->events_at_tick),
                (unsigned long long)d->events_in,
                (unsigned long long)d->bytes_in,
-               (unsigned long long)d->refused);
+               (unsigned long long)d->refused, (unsigned long long)hits);
     d->events_at_tick = d->events_in;
 }
 
@@ -186,7 +204,7 @@ static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
                        size_t errlen)
 {
     for (unsigned i = 0; i < d->nflags; i++)
-        if (weft_config_set(c, "weftd", d->flags[i][0], d->flags[i][1], err,
+        if (weft_config_set(c, NULL, d->flags[i][0], d->flags[i][1], err,
                             errlen) < 0)
             return -1;
     return 0;
@@ -224,6 +242,10 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.grace_period = c.grace_period;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
+    d->cfg.max_conn_pending = c.max_conn_pending;
+    d->cfg.max_buffered = c.max_buffered;
+    d->cfg.idle_timeout = c.idle_timeout;
+    d->cfg.shutdown_timeout = c.shutdown_timeout;
     d->cfg.max_string = c.max_string;
     d->cfg.max_definitions = c.max_definitions;
     d->cfg.max_locations = c.max_locations;
@@ -240,11 +262,16 @@ static void on_signal(uv_signal_t *s, int signum)
     if (d->stopping)
         return;
     d->stopping = 1;
-    sd_notify(0, "STOPPING=1");
+    sd_notifyf(0, "STOPPING=1\nSTATUS=stopping: draining %llu connections, "
+               "%u jobs", (unsigned long long)d->nconns, d->jobs);
     remove_status(d);
-    weft_dlog(d, WEFT_LOG_INFO, "%s: stopping (waiting for %u jobs)",
-              signum == SIGTERM ? "SIGTERM" : "SIGINT", d->jobs);
-    weft_server_stop(d);
+    weft_dlog(d, WEFT_LOG_INFO, "%s: stopping: no new connections; %llu "
+              "connections finish the frame they are receiving and get "
+              "their acks, %u jobs (conversions, fsyncs) finish; at most %llu "
+              "s (shutdown_timeout)", signum == SIGTERM ? "SIGTERM" : "SIGINT",
+              (unsigned long long)d->nconns, d->jobs,
+              (unsigned long long)d->cfg.shutdown_timeout);
+    weft_server_drain(d);
     uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL);
     uv_close((uv_handle_t *)&d->sig_term, NULL);
@@ -262,7 +289,7 @@ static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
 
     /* First pass: the configuration file, so flags override it. */
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:hV", options, NULL)) != -1)
+    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:o:hV", options, NULL)) != -1)
         if (opt == 'c')
             config = optarg;
     if (config)
@@ -277,8 +304,9 @@ static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
     }
     opterr = 1;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:hV", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "c:l:s:d:C:o:hV", options, NULL)) != -1) {
         const char *key = NULL, *section = "weftd";
+        char *value = optarg;
         switch (opt) {
         case 'c': continue;
         case 'l': key = "listen"; break;
@@ -292,20 +320,37 @@ static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
             cfg->address_file = strdup(optarg);
             continue;
         case OPT_CHECK: *check = 1; continue;
+        case 'o': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                fprintf(stderr, "weftd: --set '%s': expected KEY=VALUE\n",
+                        optarg);
+                return 2;
+            }
+            *eq = 0; /* argv is ours; flags[] point into it */
+            key = optarg;
+            value = eq + 1;
+            section = NULL;
+            break;
+        }
         case 'h': usage(stdout); return 1;
         case 'V': printf("weftd " PACKAGE_VERSION "\n"); return 1;
         default:
             fprintf(stderr, "Try 'weftd --help'.\n");
             return 2;
         }
-        if (weft_config_set(cfg, section, key, optarg, err, sizeof err) < 0) {
-            fprintf(stderr, "weftd: --%s: %s\n", key, err);
+        if (weft_config_set(cfg, section, key, value, err, sizeof err) < 0) {
+            fprintf(stderr, "weftd: %s%s: %s\n", section ? "--" : "--set ",
+                    key, err);
             return 2;
         }
-        if (d->nflags < sizeof d->flags / sizeof d->flags[0]) {
-            d->flags[d->nflags][0] = key;
-            d->flags[d->nflags++][1] = optarg;
+        if (d->nflags == sizeof d->flags / sizeof d->flags[0]) {
+            fprintf(stderr, "weftd: more than %zu settings on the command "
+                    "line\n", sizeof d->flags / sizeof d->flags[0]);
+            return 2;
         }
+        d->flags[d->nflags][0] = key;
+        d->flags[d->nflags++][1] = value;
     }
     if (optind < argc) {
         fprintf(stderr, "weftd: unexpected argument '%s'\nTry 'weftd "
@@ -317,6 +362,17 @@ static int parse_args(int argc, char **argv, weft_daemon *d, int *check)
         return 2;
     }
     return 0;
+}
+
+/* --check-config: which file was read, then the effective settings. */
+static void print_config(const weft_daemon *d)
+{
+    int read = access(d->config_path, F_OK) == 0;
+
+    printf("# weftd %s: built-in defaults, then %s%s%s, then command-line "
+           "flags\n", PACKAGE_VERSION, read ? "" : "no file (", d->config_path,
+           read ? "" : " does not exist)");
+    weft_config_print(&d->cfg, stdout);
 }
 
 /* Socket activation: takes the listening sockets systemd passed (see
@@ -382,11 +438,12 @@ int main(int argc, char **argv)
     rc = parse_args(argc, argv, &d, &check);
     if (rc != 0 || check) {
         if (check && rc == 0)
-            weft_config_print(&d.cfg, stdout);
+            print_config(&d);
         weft_config_free(&d.cfg);
         return rc == 1 ? 0 : rc;
     }
     d.loop = uv_default_loop();
+    weft_server_raise_fd_limit(&d);
     if (prepare_storage(&d) < 0 || adopt_sockets(&d) < 0 ||
         weft_server_start(&d) < 0) {
         weft_server_stop(&d);
@@ -411,6 +468,8 @@ int main(int argc, char **argv)
     d.sig_hup.data = &d;
     uv_signal_start(&d.sig_hup, on_hup, SIGHUP);
     sd_notify(0, "READY=1");
+    uv_run(d.loop, UV_RUN_DEFAULT);
+    weft_server_stop(&d); /* the unreferenced shutdown timer */
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     rc = uv_loop_close(d.loop);

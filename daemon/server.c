@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +25,87 @@ typedef struct write_req {
     uv_write_t req;
     uint8_t *frame;
 } write_req;
+
+static const char *const limit_names[] = {
+#define WEFT_LIMIT_NAME(id, name) name,
+    WEFT_LIMITS(WEFT_LIMIT_NAME)
+#undef WEFT_LIMIT_NAME
+};
+
+const char *weft_limit_name(enum weft_limit l)
+{
+    assert(l < WEFT_LIMIT__COUNT);
+    return limit_names[l];
+}
+
+void weft_limit_hit(weft_daemon *d, enum weft_limit l)
+{
+    assert(l < WEFT_LIMIT__COUNT);
+    d->limit_hits[l]++;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void consume(weft_conn *c);
+static void on_resume(uv_idle_t *idle);
+
+/* Sets c->held to what its frame reader holds, keeping d->buffered the
+ * sum over all connections; a fall below the low-water mark schedules
+ * the connections paused for max_buffered to read again. */
+static void account(weft_conn *c, uint64_t held)
+{
+    weft_daemon *d = c->d;
+
+    assert(d->buffered >= c->held);
+    d->buffered = d->buffered - c->held + held;
+    c->held = held;
+    if (d->npaused_buffered > 0 && d->have_resume &&
+        d->buffered < d->cfg.max_buffered / 4 * 3)
+        uv_idle_start(&d->resume, on_resume);
+}
+
+/* Starts or stops reading as c->paused says. 0 or a libuv error. */
+static int update_reading(weft_conn *c)
+{
+    int rc;
+
+    if (c->closing || uv_is_closing(&c->h.handle))
+        return 0;
+    if (c->paused)
+        return uv_read_stop(&c->h.stream);
+    rc = uv_read_start(&c->h.stream, on_alloc, on_read);
+    return rc == UV_EALREADY ? 0 : rc;
+}
+
+/* Clears pause bits; feeds what was stashed and reads again if nothing
+ * else holds the connection. */
+static void unpause(weft_conn *c, unsigned bits)
+{
+    c->paused &= ~bits;
+    c->last_frame = uv_now(c->d->loop); /* weftd held it, not the peer */
+    if (c->closing || c->paused)
+        return;
+    consume(c);
+    if (!c->closing && !c->paused && update_reading(c) != 0)
+        weft_conn_close(c);
+}
+
+static void on_resume(uv_idle_t *idle)
+{
+    weft_daemon *d = idle->data;
+
+    uv_idle_stop(idle);
+    for (weft_conn *c = d->conns; c; c = c->next) {
+        if (!(c->paused & WEFT_PAUSE_BUFFERED))
+            continue;
+        if (d->buffered >= d->cfg.max_buffered / 4 * 3)
+            break; /* account() starts us again when it falls */
+        d->npaused_buffered--;
+        weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes buffered in all: "
+                      "reading again", (unsigned long long)d->buffered);
+        unpause(c, WEFT_PAUSE_BUFFERED);
+    }
+}
 
 void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
 {
@@ -54,6 +136,9 @@ static void on_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
+    if (c->paused & WEFT_PAUSE_BUFFERED)
+        d->npaused_buffered--;
+    account(c, 0);
     weft_frame_reader_free(&c->reader);
     free(c);
 }
@@ -81,9 +166,6 @@ void weft_conn_close(weft_conn *c)
         close_now(c);
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-
 static void on_write(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
@@ -97,13 +179,11 @@ static void on_write(uv_write_t *req, int status)
         weft_conn_close(c);
         return;
     }
-    if (c->paused && !c->closing &&
+    if ((c->paused & WEFT_PAUSE_PENDING) && !c->closing &&
         uv_stream_get_write_queue_size(&c->h.stream) <=
             c->d->cfg.max_conn_pending / 2) {
-        c->paused = 0;
         weft_conn_log(c, WEFT_LOG_DEBUG, "replies drained; reading again");
-        if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
-            weft_conn_close(c);
+        unpause(c, WEFT_PAUSE_PENDING);
     }
 }
 
@@ -131,6 +211,21 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
     }
 }
 
+/* Counts the limit a refusal names. The decoder's string limit says
+ * "string of N bytes exceeds the limit". */
+static void count_limit(weft_daemon *d, int code, const char *msg)
+{
+    for (int l = 0; l < WEFT_LIMIT__COUNT; l++) {
+        if (l != WEFT_LIMIT_IDLE_TIMEOUT && l != WEFT_LIMIT_FD_LIMIT &&
+            l != WEFT_LIMIT_MAX_CONNECTIONS && strstr(msg, limit_names[l])) {
+            weft_limit_hit(d, (enum weft_limit)l);
+            return;
+        }
+    }
+    if (code == WEFT_ETOOBIG && strstr(msg, "string of"))
+        weft_limit_hit(d, WEFT_LIMIT_MAX_STRING);
+}
+
 void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
 {
     char msg[768];
@@ -145,6 +240,10 @@ void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
     va_end(ap);
     weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
     c->d->refused++;
+    /* Limits checked in session.c and trace.c (and max_frame) name
+     * their key; the others are counted where they are checked. */
+    if (code == WEFT_ELIMIT || code == WEFT_ETOOBIG)
+        count_limit(c->d, code, msg);
     n = weft_frame_pack_error(&frame, code, "%s", msg);
     if (n > 0)
         weft_conn_send(c, frame, (size_t)n);
@@ -168,15 +267,94 @@ static void handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
                        "a weft client?)", len);
         return;
     }
-    weft_session_frame(c, env);
+    if (env->msg_case == WEFT__ENVELOPE__MSG_GOODBYE) {
+        uint64_t refused = c->d->refused, dropped = 0;
+        for (size_t i = 0; i < env->goodbye->n_locations; i++)
+            dropped += env->goodbye->locations[i]->dropped;
+        weft_session_frame(c, env);
+        if (c->d->refused == refused) /* accepted */
+            c->d->dropped_in += dropped;
+    } else {
+        weft_session_frame(c, env);
+    }
     weft_frame_free_envelope(env);
+}
+
+/* Pauses c for max_buffered; the unfed bytes stay stashed in rbuf. */
+static void pause_buffered(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+
+    if (d->npaused_buffered++ == 0)
+        weft_limit_hit(d, WEFT_LIMIT_MAX_BUFFERED);
+    c->paused |= WEFT_PAUSE_BUFFERED;
+    uv_read_stop(&c->h.stream);
+    weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes of frames buffered in all, "
+                  "max_buffered is %llu: reading paused",
+                  (unsigned long long)d->buffered,
+                  (unsigned long long)d->cfg.max_buffered);
+}
+
+/* Feeds the stashed bytes of rbuf to the frame reader and handles each
+ * complete frame, until they are used up or the connection is paused or
+ * closing. A new frame is started only while d->buffered is below
+ * max_buffered; while stopping, none is. */
+static void consume(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+
+    while (c->stash_len > 0 && !c->closing && !c->paused) {
+        const uint8_t *p = (const uint8_t *)c->rbuf + c->stash_off;
+        size_t left = c->stash_len;
+        uint8_t *frame = NULL;
+        uint32_t flen = 0;
+        int rc;
+
+        if (!c->reader.payload && d->stopping) {
+            c->paused |= WEFT_PAUSE_STOPPING;
+            c->stash_len = 0; /* not acked: the client sends it again */
+            weft_conn_close(c);
+            return;
+        }
+        if (!c->reader.payload && d->buffered >= d->cfg.max_buffered) {
+            pause_buffered(c);
+            return;
+        }
+        if (c->reader.hdr_len == 0) /* idle_timeout: from its beginning */
+            c->last_frame = uv_now(d->loop);
+        rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
+        c->stash_off += (uint32_t)(c->stash_len - left);
+        c->stash_len = (uint32_t)left;
+        if (rc == WEFT_ETOOBIG) { /* counted by weft_conn_fail */
+            weft_conn_fail(c, WEFT_ETOOBIG, "frame of %u bytes exceeds "
+                           "max_frame (%llu bytes)", c->reader.payload_len,
+                           (unsigned long long)d->cfg.max_frame);
+            return;
+        }
+        if (rc < 0) {
+            weft_conn_fail(c, rc, "cannot receive frame: %s",
+                           weft_strerror(rc));
+            return;
+        }
+        if (rc == 0) {
+            account(c, c->reader.payload ? c->reader.payload_len : 0);
+            continue;
+        }
+        c->last_frame = uv_now(d->loop);
+        handle_frame(c, frame, flen);
+        free(frame);
+        account(c, 0);
+    }
+    if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
+        !c->closing) {
+        c->paused |= WEFT_PAUSE_STOPPING;
+        weft_conn_close(c);
+    }
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     weft_conn *c = s->data;
-    const uint8_t *p = (const uint8_t *)buf->base;
-    size_t left = nread > 0 ? (size_t)nread : 0;
 
     if (nread < 0) {
         if (nread != UV_EOF)
@@ -188,32 +366,17 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         weft_conn_close(c);
         return;
     }
-    while (left > 0 && !c->closing) {
-        uint8_t *frame = NULL;
-        uint32_t flen = 0;
-        int rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
-        if (rc == WEFT_ETOOBIG) {
-            weft_conn_fail(c, WEFT_ETOOBIG, "frame of %u bytes exceeds "
-                           "max_frame (%llu bytes)", c->reader.payload_len,
-                           (unsigned long long)c->d->cfg.max_frame);
-            return;
-        }
-        if (rc < 0) {
-            weft_conn_fail(c, rc, "cannot receive frame: %s",
-                           weft_strerror(rc));
-            return;
-        }
-        if (rc == 0)
-            break;
-        handle_frame(c, frame, flen);
-        free(frame);
-    }
+    assert(c->stash_len == 0 && (char *)buf->base == c->rbuf);
+    c->stash_off = 0;
+    c->stash_len = (uint32_t)nread;
+    consume(c);
     /* A client that does not read its acks gets no more reads until it
      * does: TCP then slows it down, and our memory stays bounded. */
-    if (!c->closing && !c->paused &&
+    if (!c->closing && !(c->paused & WEFT_PAUSE_PENDING) &&
         uv_stream_get_write_queue_size(&c->h.stream) >
             c->d->cfg.max_conn_pending) {
-        c->paused = 1;
+        weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
+        c->paused |= WEFT_PAUSE_PENDING;
         uv_read_stop(&c->h.stream);
         weft_conn_log(c, WEFT_LOG_INFO, "%zu bytes of replies unread, over "
                       "max_conn_pending (%llu): reading paused",
@@ -255,6 +418,18 @@ static void describe_peer(weft_conn *c, int is_tcp)
     }
 }
 
+/* 1 if the descriptor of the connection just accepted leaves too few
+ * free for its journal and WEFT_FD_RESERVE (descriptors are allocated
+ * lowest first, so every one below it is in use). */
+static int near_fd_limit(const weft_conn *c)
+{
+    uv_os_fd_t fd;
+
+    if (c->d->fd_limit == 0 || uv_fileno(&c->h.handle, &fd) != 0)
+        return 0;
+    return (uint64_t)fd + 2 + WEFT_FD_RESERVE > c->d->fd_limit;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     weft_daemon *d = server->data;
@@ -263,7 +438,15 @@ static void on_connection(uv_stream_t *server, int status)
     int rc;
 
     if (status < 0) {
-        weft_dlog(d, WEFT_LOG_WARNING, "accept failed: %s", uv_strerror(status));
+        /* Out of descriptors libuv sheds the connection itself (it keeps
+         * one in reserve for that); say so now and then, not once per
+         * attempt. */
+        uint64_t n = ++d->accept_failed;
+        if (status == UV_EMFILE || status == UV_ENFILE)
+            weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
+        if ((n & (n - 1)) == 0)
+            weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
+                      "far): %s", (unsigned long long)n, uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof *c);
@@ -279,6 +462,7 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     c->h.handle.data = c;
+    c->last_frame = uv_now(d->loop);
     weft_frame_reader_init(&c->reader, d->cfg.max_frame);
     c->next = d->conns;
     if (d->conns)
@@ -289,18 +473,70 @@ static void on_connection(uv_stream_t *server, int status)
         close_now(c);
         return;
     }
-    if (is_tcp)
+    if (is_tcp) {
         uv_tcp_nodelay(&c->h.tcp, 1);
+        /* A member between frames is never timed out (server.h): a dead
+         * host is found by keepalive instead. */
+        uv_tcp_keepalive(&c->h.tcp, 1, 60);
+    }
     describe_peer(c, is_tcp);
     if (d->nconns > d->cfg.max_connections) {
+        weft_limit_hit(d, WEFT_LIMIT_MAX_CONNECTIONS);
         weft_conn_fail(c, WEFT_ELIMIT, "too many connections: "
                        "max_connections is %llu",
                        (unsigned long long)d->cfg.max_connections);
         return;
     }
+    if (near_fd_limit(c)) {
+        weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
+        weft_conn_fail(c, WEFT_ELIMIT, "too many connections: weftd is near "
+                       "its file descriptor limit (RLIMIT_NOFILE %llu, %u "
+                       "kept free; each connection needs 2)",
+                       (unsigned long long)d->fd_limit, WEFT_FD_RESERVE);
+        return;
+    }
     weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
     if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
         weft_conn_close(c);
+}
+
+void weft_server_raise_fd_limit(weft_daemon *d)
+{
+    struct rlimit rl;
+    rlim_t was;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        weft_dlog(d, WEFT_LOG_WARNING, "getrlimit(RLIMIT_NOFILE): %s",
+                  strerror(errno));
+        return;
+    }
+    was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+            weft_dlog(d, WEFT_LOG_WARNING, "cannot raise the file descriptor "
+                      "limit from %llu to %llu: %s", (unsigned long long)was,
+                      (unsigned long long)rl.rlim_max, strerror(errno));
+            rl.rlim_cur = was;
+        }
+    }
+    d->fd_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (uint64_t)rl.rlim_cur;
+    weft_dlog(d, WEFT_LOG_INFO, "file descriptors: limit %llu%s%s (about "
+              "%llu connections with their journals)",
+              (unsigned long long)rl.rlim_cur,
+              rl.rlim_cur != was ? ", raised from " : "",
+              rl.rlim_cur != was ? "the soft limit" : "",
+              rl.rlim_cur > WEFT_FD_RESERVE
+                  ? (unsigned long long)(rl.rlim_cur - WEFT_FD_RESERVE) / 2
+                  : 0ull);
+    if (d->fd_limit && d->fd_limit < WEFT_FD_RESERVE + 2 * d->cfg.max_connections)
+        weft_dlog(d, WEFT_LOG_WARNING, "max_connections = %llu needs about "
+                  "%llu file descriptors, the limit is %llu: connections "
+                  "beyond it are refused (LimitNOFILE= in the unit raises "
+                  "it)", (unsigned long long)d->cfg.max_connections,
+                  (unsigned long long)(WEFT_FD_RESERVE +
+                                       2 * d->cfg.max_connections),
+                  (unsigned long long)d->fd_limit);
 }
 
 static int write_address_file(weft_daemon *d, const char *addr)
@@ -488,6 +724,9 @@ int weft_server_start(weft_daemon *d)
     int rc = 0;
 
     ignore_sigpipe();
+    uv_idle_init(d->loop, &d->resume);
+    d->resume.data = d;
+    d->have_resume = 1;
     if (d->have_tcp || d->have_unix) {
         weft_dlog(d, WEFT_LOG_INFO, "socket activation: not binding listen "
                   "= '%s' or socket = '%s'", d->cfg.listen, d->cfg.socket);
@@ -500,7 +739,7 @@ int weft_server_start(weft_daemon *d)
     return rc;
 }
 
-void weft_server_stop(weft_daemon *d)
+static void stop_listening(weft_daemon *d)
 {
     if (d->have_tcp && !uv_is_closing((uv_handle_t *)&d->tcp))
         uv_close((uv_handle_t *)&d->tcp, NULL);
@@ -509,11 +748,110 @@ void weft_server_stop(weft_daemon *d)
         if (d->have_unix == 1)
             unlink(d->cfg.socket);
     }
+}
+
+void weft_server_stop(weft_daemon *d)
+{
+    stop_listening(d);
+    if (d->have_resume) {
+        uv_close((uv_handle_t *)&d->resume, NULL);
+        d->have_resume = 0;
+    }
+    if (d->have_shutdown_timer) {
+        uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
+        d->have_shutdown_timer = 0;
+    }
     /* Closed now rather than after their writes drain: a peer that does
      * not read would hold its shutdown, and so the loop, forever. What
      * was journaled is safe; a client resumes from its HelloAck. */
     for (weft_conn *c = d->conns; c; c = c->next) {
         weft_conn_close(c);
         close_now(c);
+    }
+}
+
+static void on_shutdown_timeout(uv_timer_t *t)
+{
+    weft_daemon *d = t->data;
+    unsigned left = 0;
+
+    for (const weft_conn *c = d->conns; c; c = c->next)
+        left++;
+    weft_dlog(d, WEFT_LOG_WARNING, "shutdown_timeout (%llu s) reached: "
+              "closing %u connections still draining, %u conversions still "
+              "running", (unsigned long long)d->cfg.shutdown_timeout, left,
+              d->converting);
+    weft_server_stop(d);
+    if (d->jobs > 0) {
+        /* A worker cannot be cancelled. Exiting is as safe as SIGKILL:
+         * journals go only after the archive and its catalog row are
+         * committed, and the next start converts again. */
+        weft_dlog(d, WEFT_LOG_WARNING, "exiting with %u jobs unfinished; "
+                  "their traces are converted again at the next start",
+                  d->jobs);
+        fflush(stderr);
+        _exit(0);
+    }
+}
+
+void weft_server_drain(weft_daemon *d)
+{
+    assert(d->stopping);
+    stop_listening(d);
+    if (d->have_resume) {
+        uv_close((uv_handle_t *)&d->resume, NULL);
+        d->have_resume = 0;
+    }
+    uv_timer_init(d->loop, &d->shutdown_timer);
+    d->shutdown_timer.data = d;
+    d->have_shutdown_timer = 1;
+    uv_timer_start(&d->shutdown_timer, on_shutdown_timeout,
+                   d->cfg.shutdown_timeout * 1000, 0);
+    uv_unref((uv_handle_t *)&d->shutdown_timer); /* no reason to stay */
+    for (weft_conn *c = d->conns; c; c = c->next) {
+        if (c->closing)
+            continue;
+        if (c->paused & WEFT_PAUSE_BUFFERED) {
+            c->paused &= ~WEFT_PAUSE_BUFFERED;
+            d->npaused_buffered--;
+        }
+        if (!c->reader.payload) {
+            /* Between frames: what was read of the next one is dropped
+             * unacknowledged; the client sends it again. */
+            weft_conn_log(c, WEFT_LOG_DEBUG, "stopping: closing between "
+                          "frames");
+            c->stash_len = 0;
+            c->paused |= WEFT_PAUSE_STOPPING;
+            weft_conn_close(c);
+        } else {
+            weft_conn_log(c, WEFT_LOG_INFO, "stopping: finishing the frame "
+                          "of %u bytes being received",
+                          c->reader.payload_len);
+            unpause(c, WEFT_PAUSE_PENDING);
+        }
+    }
+}
+
+void weft_server_tick(weft_daemon *d)
+{
+    uint64_t now = uv_now(d->loop), limit = d->cfg.idle_timeout * 1000;
+
+    if (limit == 0)
+        return;
+    for (weft_conn *c = d->conns; c; c = c->next) {
+        int mid_frame = c->reader.hdr_len > 0;
+        if (c->closing || (c->member && !mid_frame) ||
+            (c->paused & ~WEFT_PAUSE_PENDING) || now - c->last_frame < limit)
+            continue;
+        weft_limit_hit(d, WEFT_LIMIT_IDLE_TIMEOUT);
+        if (c->member)
+            weft_conn_fail(c, WEFT_ELIMIT, "idle_timeout: a frame was begun "
+                           "(%u of %u bytes arrived), then nothing for %llu s",
+                           c->reader.have, c->reader.payload_len,
+                           (unsigned long long)d->cfg.idle_timeout);
+        else
+            weft_conn_fail(c, WEFT_ELIMIT, "idle_timeout: no Hello within "
+                           "%llu s of connecting",
+                           (unsigned long long)d->cfg.idle_timeout);
     }
 }

@@ -5,6 +5,30 @@
  * sized) and hands complete frames to session.c. A connection is closed
  * asynchronously: pending writes drain (so an Error reaches the peer),
  * then the handle is closed and its memory freed in the close callback.
+ *
+ * DESIGN (limits): reading from a connection stops while any of these
+ * holds (bits of weft_conn.paused):
+ *  - WEFT_PAUSE_PENDING: more than max_conn_pending bytes of replies wait
+ *    for the peer (it does not read its acks);
+ *  - WEFT_PAUSE_BUFFERED: the frames partly received over all connections
+ *    hold max_buffered bytes or more. Checked before a connection starts a
+ *    new frame, never inside one: a connection in the middle of a frame
+ *    (its buffer already allocated and counted) reads on until the frame
+ *    is complete and journaled, so the total always falls again and no
+ *    set of paused connections can wait for each other. Memory stays
+ *    below max_buffered + max_frame. The bytes of a read that were not fed
+ *    yet wait in rbuf (stash); reading resumes, outside any read callback,
+ *    once the total is under three quarters of max_buffered;
+ *  - WEFT_PAUSE_STOPPING: SIGTERM; a connection stops at its next frame
+ *    boundary, then closes once its replies are written.
+ * idle_timeout closes a connection that sends no Hello, or does not
+ * finish a frame within that long of its first byte (not while weftd
+ * itself holds it paused; a client that holds a partial frame and does
+ * not read its acks, WEFT_PAUSE_PENDING, is timed out, so it cannot keep
+ * max_buffered used up for good). A connection that said Hello and is between frames is never
+ * timed out: libweft sends nothing while its application records nothing
+ * (no heartbeat in the protocol), and a quiet application must keep its
+ * connection; TCP keepalive finds peers whose host died.
  */
 #ifndef WEFT_SERVER_H
 #define WEFT_SERVER_H
@@ -17,6 +41,16 @@
 #include "frame.h"
 
 #define WEFT_READ_CHUNK (64u << 10)
+/* File descriptors kept free for what is not a connection: listeners,
+ * the catalog, status file, conversions. A connection needs two (its
+ * socket and its member's journal). */
+#define WEFT_FD_RESERVE 64
+
+enum {
+    WEFT_PAUSE_PENDING = 1,
+    WEFT_PAUSE_BUFFERED = 2,
+    WEFT_PAUSE_STOPPING = 4
+};
 
 typedef struct weft_conn {
     union {
@@ -31,7 +65,14 @@ typedef struct weft_conn {
     uint32_t peer_uid;
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
-    int paused;                /* reading stopped: replies pile up */
+    unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while
+                                  any is set */
+    uint32_t stash_off, stash_len; /* bytes of rbuf read but not fed yet */
+    uint64_t held;             /* bytes of the frame being received that
+                                  count in d->buffered */
+    uint64_t last_frame;       /* uv_now() when the frame being received
+                                  began (else accept, or the last resume),
+                                  for idle_timeout */
     struct weft_member *member; /* set by Hello */
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
@@ -46,8 +87,22 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix);
 /* Starts the listeners of d->cfg, or, if sockets were adopted, none.
  * 0 or a WEFT_E* code (logged). */
 int weft_server_start(weft_daemon *d);
-/* Stops listening and closes every connection. */
+/* Stops listening and closes every connection at once. */
 void weft_server_stop(weft_daemon *d);
+/* SIGTERM: stops listening; each connection finishes the frame it is
+ * receiving (journaled and acked), stops reading and closes once its
+ * replies are written. After shutdown_timeout seconds whatever is left is
+ * closed (weft_server_stop). */
+void weft_server_drain(weft_daemon *d);
+/* Once a second: idle_timeout. */
+void weft_server_tick(weft_daemon *d);
+/* Raises the soft RLIMIT_NOFILE to the hard limit and logs what weftd
+ * has; sets d->fd_limit. */
+void weft_server_raise_fd_limit(weft_daemon *d);
+/* Configuration key of limit l ("max_frame", ...). */
+const char *weft_limit_name(enum weft_limit l);
+/* Counts a hit of limit l. */
+void weft_limit_hit(weft_daemon *d, enum weft_limit l);
 
 /* Queues a packed frame for the peer; takes ownership of `frame`. */
 void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);

@@ -5,7 +5,8 @@
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
  *             grace_period
- *   [limits]  max_frame, max_connections, max_string, max_definitions,
+ *   [limits]  max_frame, max_connections, max_conn_pending, max_buffered,
+ *             idle_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
  */
 #ifndef WEFT_CONFIG_H
@@ -17,6 +18,9 @@
 
 #define WEFT_DEFAULT_PORT 7411
 #define WEFT_DEFAULT_LISTEN "127.0.0.1:7411"
+/* The configuration file read when neither --config nor $WEFT_CONFIG
+ * names one (whatever the installation prefix: the issue's contract). */
+#define WEFT_CONFIG_PATH "/etc/weft/weftd.conf"
 
 enum { WEFT_DURABLE_WRITE = 0, WEFT_DURABLE_FSYNC = 1 };
 
@@ -34,6 +38,12 @@ typedef struct weft_config {
     uint64_t max_connections;
     uint64_t max_conn_pending; /* reply bytes queued for one client before
                                   weftd stops reading from it */
+    uint64_t max_buffered;     /* bytes of partly received frames over all
+                                  connections before weftd starts no new
+                                  frame (global backpressure) */
+    uint64_t idle_timeout;     /* seconds for Hello or to finish a frame;
+                                  0 = off */
+    uint64_t shutdown_timeout; /* seconds SIGTERM drains before exiting */
     uint64_t max_string;       /* bytes per string */
     uint64_t max_definitions;  /* per member, per id space: largest id + 1 */
     uint64_t max_locations;    /* per member */
@@ -43,7 +53,7 @@ typedef struct weft_config {
 /* Sets the built-in defaults. */
 void weft_config_init(weft_config *c);
 /* Path of the default configuration file: $WEFT_CONFIG, else
- * SYSCONFDIR/weft/weftd.conf. */
+ * WEFT_CONFIG_PATH. */
 const char *weft_config_default_path(void);
 /* Reads an INI file over c. A missing file is fine when missing_ok. Returns
  * 0 or WEFT_ECONFIG with err naming the file, line and key. */

@@ -2,6 +2,8 @@
 # e2e_reload.sh - SIGHUP re-reads the configuration: a raised limit takes
 # effect without a restart, command-line settings keep winning over the
 # file, and a broken file is reported and leaves weftd running as it was.
+# Then which file is read: --check-config names it, a missing default file
+# is fine, a missing --config file is an error, --set sets any key.
 . "$(dirname "$0")/lib.sh"
 
 conf="$TMP/weftd.conf"
@@ -35,8 +37,34 @@ echo "$out" | grep -q "connections: 1 (max_connections 5)" || fail "weft status:
 [ "$("$WEFT" --catalog "$SPOOL/catalog.db" status --json | "$PY" -c \
     'import json,sys; print(json.load(sys.stdin)["events"])')" -ge 2 ] ||
     fail "weft status --json does not count the events"
+# The global limits reload too (max_buffered shows in the status file).
+printf '[limits]\nmax_connections = 5\nmax_buffered = 1M\n' >"$conf"
+kill -HUP "$WEFTD_PID"
+for _ in $(seq 30); do
+    [ "$(json_get "$SPOOL/weftd.status" 'j["max_buffered"]')" = 1048576 ] && break
+    sleep 0.1
+done
+[ "$(json_get "$SPOOL/weftd.status" 'j["max_buffered"]')" = 1048576 ] ||
+    fail "max_buffered was not reloaded on SIGHUP"
 exec 3>&-
 stop_weftd
 out=$("$WEFT" --catalog "$SPOOL/catalog.db" status 2>&1) && fail "weft status succeeds with weftd stopped"
 echo "$out" | grep -q "not running" || fail "weft status with weftd stopped says: $out"
+
+# The configuration file: --check-config says which one it read; the
+# default one may be missing, a file named with --config may not; --set
+# sets any key and names a bad one.
+out=$(WEFT_CONFIG="$TMP/absent.conf" "$WEFTD" --check-config --set max_buffered=2M) ||
+    fail "--check-config without a configuration file failed"
+echo "$out" | grep -q "^# weftd .*: built-in defaults, then no file ($TMP/absent.conf does not exist), then command-line flags" ||
+    fail "--check-config does not say no file was read: $out"
+echo "$out" | grep -qx "max_buffered = 2097152" || fail "--set max_buffered=2M not applied: $out"
+printf '[limits]\nidle_timeout = 0\n' >"$conf"
+out=$("$WEFTD" --config "$conf" --check-config) || fail "--check-config --config failed"
+echo "$out" | grep -q "then $conf, then command-line flags" || fail "--check-config does not name $conf: $out"
+echo "$out" | grep -qx "idle_timeout = 0" || fail "idle_timeout = 0 from the file not applied"
+out=$("$WEFTD" --config "$TMP/absent.conf" --check-config 2>&1) && fail "a missing --config file is accepted"
+echo "$out" | grep -q "cannot open configuration $TMP/absent.conf" || fail "missing --config: $out"
+out=$("$WEFTD" --set max_bufered=1M --check-config 2>&1) && fail "--set with an unknown key is accepted"
+echo "$out" | grep -q "unknown key 'max_bufered'" || fail "--set unknown key: $out"
 echo ok

@@ -143,21 +143,134 @@ static void test_print_roundtrip(void **state)
     weft_config_free(&b);
 }
 
-/* The shipped etc/weftd.conf parses and states the built-in defaults. */
+/* The shipped etc/weftd.conf documents every key (as ";key = value")
+ * with its built-in default: uncommented, it parses to the defaults. */
 static void test_shipped_file(void **state)
 {
     weft_config a, b;
-    char err[256], path[4096];
+    char err[256], path[4096], line[1024], *text = NULL, *printed = NULL;
+    size_t tlen = 0, plen = 0;
     const char *src = getenv("WEFT_SRCDIR");
+    FILE *in, *out, *p;
+    char *tmp;
 
     snprintf(path, sizeof path, "%s/etc/weftd.conf", src ? src : ".");
+    in = fopen(path, "r");
+    assert_non_null(in);
+    out = open_memstream(&text, &tlen);
+    while (fgets(line, sizeof line, in))
+        fputs(line[0] == ';' ? line + 1 : line, out);
+    fclose(in);
+    fclose(out);
+    tmp = write_file(text);
     weft_config_init(&a);
     weft_config_init(&b);
-    assert_int_equal(weft_config_load_file(&a, path, 0, err, sizeof err), 0);
-    assert_int_equal(a.max_frame, b.max_frame);
+    assert_int_equal(weft_config_load_file(&a, tmp, 0, err, sizeof err), 0);
+    unlink(tmp);
     assert_string_equal(a.listen, b.listen);
+    assert_string_equal(a.socket, b.socket);
+    assert_string_equal(a.catalog, b.catalog);
+    assert_int_equal(a.durability, b.durability);
+    assert_int_equal(a.log_level, b.log_level);
+    assert_int_equal(a.grace_period, b.grace_period);
+    assert_int_equal(a.max_frame, b.max_frame);
+    assert_int_equal(a.max_connections, b.max_connections);
+    assert_int_equal(a.max_conn_pending, b.max_conn_pending);
+    assert_int_equal(a.max_buffered, b.max_buffered);
+    assert_int_equal(a.idle_timeout, b.idle_timeout);
+    assert_int_equal(a.shutdown_timeout, b.shutdown_timeout);
+    assert_int_equal(a.max_string, b.max_string);
+    assert_int_equal(a.max_definitions, b.max_definitions);
+    assert_int_equal(a.max_locations, b.max_locations);
+    assert_int_equal(a.max_members, b.max_members);
+    /* Every key weftd knows (--check-config lists them) is in the file. */
+    p = open_memstream(&printed, &plen);
+    weft_config_print(&b, p);
+    fclose(p);
+    for (char *l = strtok(printed, "\n"); l; l = strtok(NULL, "\n")) {
+        char want[128];
+        const char *eq = strstr(l, " = ");
+        if (l[0] == '#' || l[0] == '[' || !eq)
+            continue;
+        snprintf(want, sizeof want, "\n%.*s =", (int)(eq - l), l);
+        if (!strstr(text, want))
+            fail_msg("etc/weftd.conf does not document key '%.*s'",
+                     (int)(eq - l), l);
+    }
+    free(printed);
+    free(text);
     weft_config_free(&a);
     weft_config_free(&b);
+}
+
+/* max_buffered, idle_timeout, shutdown_timeout: values, units, bounds. */
+static void test_new_limits(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    weft_config_init(&c);
+    assert_int_equal(c.max_buffered, 64u << 20);
+    assert_int_equal(c.idle_timeout, 300);
+    assert_int_equal(c.shutdown_timeout, 10);
+    assert_int_equal(weft_config_set(&c, "limits", "max_buffered", "16M", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.max_buffered, 16u << 20);
+    assert_int_equal(weft_config_set(&c, "limits", "idle_timeout", "0", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.idle_timeout, 0);
+    weft_config_free(&c);
+    expect_file_error("[limits]\nmax_buffered = 1k\n", "max_buffered = 1024: "
+                      "must be between 65536 and");
+    expect_file_error("[limits]\nshutdown_timeout = 0\n", "shutdown_timeout "
+                      "= 0: must be between 1 and 3600");
+    expect_file_error("[limits]\nidle_timeout = 5s\n", "idle_timeout = '5s': "
+                      "not a whole number");
+    expect_file_error("[weftd]\nidle_timeout = 5\n", "unknown key "
+                      "'idle_timeout' in section [weftd]");
+}
+
+/* --set KEY=VALUE: a key of any section; an unknown one is named. */
+static void test_set_any_section(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    weft_config_init(&c);
+    assert_int_equal(weft_config_set(&c, NULL, "max_buffered", "1M", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.max_buffered, 1u << 20);
+    assert_int_equal(weft_config_set(&c, NULL, "grace_period", "5", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.grace_period, 5);
+    assert_int_equal(weft_config_set(&c, NULL, "nope", "1", err, sizeof err),
+                     WEFT_ECONFIG);
+    assert_string_equal(err, "unknown key 'nope'");
+    weft_config_free(&c);
+}
+
+/* The default file is /etc/weft/weftd.conf whatever the prefix;
+ * $WEFT_CONFIG replaces it. Under systemd (StateDirectory=) the spool
+ * defaults to $STATE_DIRECTORY. */
+static void test_default_path_and_spool(void **state)
+{
+    char *saved = getenv("WEFT_CONFIG") ? strdup(getenv("WEFT_CONFIG")) : NULL;
+    weft_config c;
+
+    unsetenv("WEFT_CONFIG");
+    assert_string_equal(weft_config_default_path(), "/etc/weft/weftd.conf");
+    setenv("WEFT_CONFIG", "/tmp/other.conf", 1);
+    assert_string_equal(weft_config_default_path(), "/tmp/other.conf");
+    if (saved)
+        setenv("WEFT_CONFIG", saved, 1);
+    else
+        unsetenv("WEFT_CONFIG");
+    free(saved);
+    setenv("STATE_DIRECTORY", "/var/lib/weft-test", 1);
+    weft_config_init(&c);
+    assert_string_equal(c.spool, "/var/lib/weft-test");
+    weft_config_free(&c);
+    unsetenv("STATE_DIRECTORY");
 }
 
 int main(void)
@@ -170,6 +283,9 @@ int main(void)
         cmocka_unit_test(test_finish_checks),
         cmocka_unit_test(test_print_roundtrip),
         cmocka_unit_test(test_shipped_file),
+        cmocka_unit_test(test_new_limits),
+        cmocka_unit_test(test_set_any_section),
+        cmocka_unit_test(test_default_path_and_spool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

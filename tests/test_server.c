@@ -20,7 +20,12 @@
  * fails (file size limit) gives EIO and the resend after reconnecting is
  * accepted. A peer that vanishes with acks unread does not take the
  * daemon down (SIGPIPE), and stopping does not wait for a peer that
- * never reads.
+ * never reads. Global limits: max_buffered pauses connections at a frame
+ * boundary and resumes them (stashed bytes kept) while a frame in
+ * progress finishes; idle_timeout (no Hello, a frame begun and not
+ * finished; not a quiet member); SIGTERM's drain (frames in progress
+ * finish and are acked, shutdown_timeout bounds a stuck peer); the file
+ * descriptor limit; the counters of limits reached.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +69,9 @@ typedef struct fixture {
     int running;      /* the loop thread was started and not joined */
     int closed;       /* uv_loop_close done */
     int port;
+    uv_timer_t tick;  /* weft_server_tick every 100 ms (idle_timeout) */
+    int ticking;
+    uv_async_t drain; /* SIGTERM's weft_server_drain */
 } fixture;
 
 /* ---- the daemon ---------------------------------------------------------- */
@@ -100,6 +108,7 @@ static int setup(void **state)
     c->max_string = 64;
     c->max_definitions = 64;
     c->max_members = 16;
+    c->idle_timeout = 0; /* tests that want it set it */
     *state = f;
     return 0;
 }
@@ -112,12 +121,38 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
+static void close_test_handles(fixture *f)
+{
+    uv_close((uv_handle_t *)&f->stop, NULL);
+    uv_close((uv_handle_t *)&f->drain, NULL);
+    if (f->ticking)
+        uv_close((uv_handle_t *)&f->tick, NULL);
+    f->ticking = 0;
+}
+
 static void on_stop(uv_async_t *a)
 {
     fixture *f = a->data;
 
     weft_server_stop(&f->d);
-    uv_close((uv_handle_t *)a, NULL);
+    close_test_handles(f);
+}
+
+/* What main's SIGTERM handler does. */
+static void on_drain(uv_async_t *a)
+{
+    fixture *f = a->data;
+
+    f->d.stopping = 1;
+    weft_server_drain(&f->d);
+    close_test_handles(f);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    fixture *f = t->data;
+
+    weft_server_tick(&f->d);
 }
 
 /* Starts listening (with the limits the test set) and the loop thread. */
@@ -143,6 +178,14 @@ static void start(fixture *f)
     assert_string_equal(got, want);
     assert_int_equal(uv_async_init(&f->loop, &f->stop, on_stop), 0);
     f->stop.data = f;
+    assert_int_equal(uv_async_init(&f->loop, &f->drain, on_drain), 0);
+    f->drain.data = f;
+    if (f->d.cfg.idle_timeout) {
+        assert_int_equal(uv_timer_init(&f->loop, &f->tick), 0);
+        f->tick.data = f;
+        assert_int_equal(uv_timer_start(&f->tick, on_tick, 100, 100), 0);
+        f->ticking = 1;
+    }
     assert_int_equal(pthread_create(&f->thread, NULL, loop_main, f), 0);
     f->running = 1;
 }
@@ -619,6 +662,7 @@ static void test_frame_too_big(void **state)
                  "protocol message");
     free(big);
     stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 2);
 }
 
 static void test_garbage(void **state)
@@ -914,6 +958,8 @@ static void test_max_locations(void **state)
     send_bytes_free(fd, work_batch(UINT32_MAX, 1, 0));
     expect_error(fd, WEFT_ELIMIT, "thread 4294967295 exceeds max_locations");
     stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_LOCATIONS], 2);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 0);
 }
 
 static void test_rank_connected_twice(void **state)
@@ -1105,11 +1151,278 @@ static void test_stop_with_unread_acks(void **state)
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
 
+/* ---- global limits, idle connections, SIGTERM ------------------------------ */
+
+/* A batch of n events (Enter/Leave pairs of region 0) of roughly 2.5 * n
+ * bytes. */
+static bytes big_batch(uint32_t loc, uint64_t seq, uint64_t t, uint32_t n)
+{
+    weft_record *ev = calloc(n, sizeof *ev);
+    bytes b;
+
+    assert_non_null(ev);
+    for (uint32_t i = 0; i < n; i++)
+        ev[i] = enter(t + i, 0, i & 1);
+    b = batch_frame(loc, seq, t, n, ev, n);
+    free(ev);
+    return b;
+}
+
+/* 1 if nothing arrives on fd within ms (the socket stays usable). */
+static int quiet_for(int fd, long ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 }, back = { TIMEOUT_S, 0 };
+    uint8_t byte;
+    ssize_t n;
+
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv),
+                     0);
+    n = recv(fd, &byte, 1, MSG_PEEK);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &back,
+                                sizeof back), 0);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* max_buffered: while one connection holds a partly received frame of
+ * more than max_buffered bytes, another is not read (its Hello goes
+ * unanswered); the first can still finish its frame (no deadlock), which
+ * is journaled and acked, and then the second is served. */
+static void test_max_buffered(void **state)
+{
+    fixture *f = *state;
+    bytes big;
+    size_t half;
+    int a, b;
+
+    f->d.cfg.max_frame = 1u << 20;
+    f->d.cfg.max_buffered = 64u << 10;
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "mb", 0, 1);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    big = big_batch(0, 1, 100, 40000);
+    assert_true(big.n > (80u << 10));
+    half = big.n / 2;
+    cl_send(a, big.p, half); /* the whole frame is allocated: > 64k */
+    sleep_ms(100);
+    b = cl_connect(f);
+    send_bytes_free(b, hello_frame("mb2", 0, 1, WEFT_PROTOCOL_VERSION));
+    assert_true(quiet_for(b, 300)); /* paused: no HelloAck */
+    cl_send(a, big.p + half, big.n - half);
+    expect_ack(a, 0, 0, 1);
+    weft_frame_free_envelope(expect_hello_ack(b)); /* resumed */
+    send_bytes_free(b, goodbye_frame());
+    expect_eof(b);
+    close(b);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    free(big.p);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_BUFFERED], 1);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.npaused_buffered, 0);
+}
+
+/* Frames already read but not fed when a connection is paused (several
+ * frames in one read) are kept and handled after it resumes: every
+ * batch is acked, in order. */
+static void test_max_buffered_pipelined(void **state)
+{
+    fixture *f = *state;
+    bytes frames = { 0 }, big;
+    size_t half;
+    int a, b;
+
+    f->d.cfg.max_frame = 1u << 20;
+    f->d.cfg.max_buffered = 64u << 10;
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "mbp", 0, 1);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    big = big_batch(0, 1, 0, 40000);
+    half = big.n / 2;
+    cl_send(a, big.p, half);
+    sleep_ms(100);
+    b = cl_connect(f);
+    append_bytes(&frames, hello_frame("mbp2", 0, 1, WEFT_PROTOCOL_VERSION));
+    append_bytes(&frames, defs_frame(1));
+    for (uint64_t i = 1; i <= 20; i++)
+        append_bytes(&frames, work_batch(0, i, i * 10));
+    append_bytes(&frames, goodbye_frame());
+    send_bytes_free(b, frames);
+    assert_true(quiet_for(b, 300));
+    cl_send(a, big.p + half, big.n - half);
+    expect_ack(a, 0, 0, 1);
+    weft_frame_free_envelope(expect_hello_ack(b));
+    expect_ack(b, 1, 0, 1);
+    for (uint64_t i = 1; i <= 20; i++)
+        expect_ack(b, 0, 0, i);
+    expect_eof(b);
+    close(b);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    free(big.p);
+    stop(f);
+    assert_true(f->d.limit_hits[WEFT_LIMIT_MAX_BUFFERED] >= 1);
+    assert_int_equal(f->d.buffered, 0);
+}
+
+/* idle_timeout: no Hello, or half a frame, for that long gets an Error
+ * naming the limit; a member that is quiet between frames keeps its
+ * connection, and may then take a while for its next frame. */
+static void test_idle_timeout(void **state)
+{
+    fixture *f = *state;
+    bytes batch;
+    int silent, quiet, half;
+
+    f->d.cfg.idle_timeout = 1;
+    start(f);
+    silent = cl_connect(f);
+    quiet = cl_connect(f);
+    hello_ok(quiet, "idle", 0, 2);
+    send_bytes_free(quiet, defs_frame(1));
+    expect_ack(quiet, 1, 0, 1);
+    half = cl_connect(f);
+    hello_ok(half, "idle", 1, 2);
+    cl_send(half, "\0\0\0\x20\x0a", 5); /* 32-byte frame, 1 byte of it */
+    expect_error(silent, WEFT_ELIMIT, "idle_timeout: no Hello within 1 s");
+    expect_error(half, WEFT_ELIMIT, "idle_timeout: a frame was begun (1 of "
+                 "32 bytes arrived)");
+    sleep_ms(1500);
+    /* Quiet longer than the timeout, then a frame in two parts: the
+     * timeout counts from the frame's first byte, not the last frame. */
+    batch = work_batch(0, 1, 0);
+    cl_send(quiet, batch.p, 3);
+    sleep_ms(400);
+    cl_send(quiet, batch.p + 3, batch.n - 3);
+    free(batch.p);
+    expect_ack(quiet, 0, 0, 1);
+    send_bytes_free(quiet, goodbye_frame());
+    expect_eof(quiet);
+    close(quiet);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_IDLE_TIMEOUT], 2);
+}
+
+/* SIGTERM: a connection between frames is closed at once; one in the
+ * middle of a frame may finish it and gets its Ack before EOF; one that
+ * never finishes its frame is closed after shutdown_timeout, and the
+ * loop then ends by itself. */
+static void test_drain(void **state)
+{
+    fixture *f = *state;
+    bytes big;
+    size_t half;
+    int idle, mid, stuck;
+
+    f->d.cfg.shutdown_timeout = 1;
+    start(f);
+    idle = cl_connect(f);
+    hello_ok(idle, "drain", 0, 3);
+    mid = cl_connect(f);
+    hello_ok(mid, "drain", 1, 3);
+    send_bytes_free(mid, defs_frame(1));
+    expect_ack(mid, 1, 0, 1);
+    big = big_batch(0, 1, 0, 1000);
+    half = big.n / 2;
+    cl_send(mid, big.p, half);
+    stuck = cl_connect(f);
+    hello_ok(stuck, "drain", 2, 3);
+    cl_send(stuck, "\0\0\0\x20\x0a", 5);
+    sleep_ms(100);
+    assert_int_equal(uv_async_send(&f->drain), 0);
+    expect_eof(idle);
+    close(idle);
+    cl_send(mid, big.p + half, big.n - half);
+    expect_ack(mid, 0, 0, 1);
+    expect_eof(mid);
+    close(mid);
+    expect_eof(stuck); /* after shutdown_timeout */
+    close(stuck);
+    free(big.p);
+    assert_int_equal(pthread_join(f->thread, NULL), 0);
+    f->running = 0;
+    assert_null(f->d.conns);
+    weft_trace_free_all(&f->d);
+    f->closed = 1;
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+/* Refusals for limits checked behind the server (decoder, session,
+ * trace) are counted under the limit's name, for weft status. */
+static void test_limit_counters(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    char longer[100];
+    weft_record d[1];
+    bytes rec;
+    int fd;
+
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    d[0] = str(0, longer); /* max_string is 64 */
+    rec = encode(d, 1, 0, 0);
+    defs.seq = 1;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "counted", 0, 1);
+    send_bytes_free(fd, pack(&env));
+    free(rec.p);
+    expect_error(fd, WEFT_ETOOBIG, "string of 99 bytes exceeds the limit");
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("counted2", 0, 17, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_STRING], 1);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_MEMBERS], 1);
+    assert_string_equal(weft_limit_name(WEFT_LIMIT_MAX_BUFFERED),
+                        "max_buffered");
+}
+
+/* Near the file descriptor limit a connection is refused with an Error
+ * (the client retries) instead of failing later in accept or the
+ * journal. */
+static void test_fd_limit(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    f->d.fd_limit = WEFT_FD_RESERVE + 4; /* below what the process uses */
+    start(f);
+    fd = cl_connect(f);
+    expect_error(fd, WEFT_ELIMIT, "near its file descriptor limit");
+    f->d.fd_limit = 0; /* unknown or unlimited: no check */
+    fd = cl_connect(f);
+    hello_ok(fd, "fds", 0, 1);
+    send_bytes_free(fd, goodbye_frame());
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_FD_LIMIT], 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_valid_session),
+        T(test_max_buffered),
+        T(test_max_buffered_pipelined),
+        T(test_idle_timeout),
+        T(test_drain),
+        T(test_fd_limit),
+        T(test_limit_counters),
         T(test_pipelined_and_split),
         T(test_resume),
         T(test_frame_too_big),

@@ -1,0 +1,57 @@
+#!/bin/bash
+# e2e_limits.sh - the global limits of weftd with real clients:
+# max_buffered at its smallest (64k) while 4 processes x 2 threads stream
+# big batches: weftd pauses connections (counted in the status file) and
+# the archive is still exact; idle_timeout closes a connection that never
+# says Hello, naming the limit, while a client that is connected but quiet
+# for longer than the timeout keeps its connection and finishes.
+. "$(dirname "$0")/lib.sh"
+
+start_weftd --set max_buffered=64k --set idle_timeout=1
+# 256k buffers: each batch frame is bigger than max_buffered, so every
+# frame in flight beyond the first waits.
+WEFT_TRACE=buffered WEFT_BUFFER_SIZE=256k timeout 120 "$DEMO" -p 4 -t 2 -n 3000 \
+    --report "$TMP/report.json" >"$TMP/demo.out" 2>&1 ||
+    { cat "$TMP/demo.out" >&2; fail "weft-demo failed under max_buffered"; }
+wait_state buffered complete 120
+archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
+summary=$("$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json") ||
+    fail "archive does not match what weft-demo recorded under max_buffered"
+expected=$(json_get "$TMP/report.json" 'sum(sum(k.values()) for k in j.values())')
+[ "$(echo "$summary" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["events"])')" -eq "$expected" ] ||
+    fail "archive event count differs from the demo's ($expected)"
+grep -q "max_buffered is 65536: reading paused" "$TMP/weftd.log" ||
+    fail "max_buffered was never reached (the test does not test it)"
+
+# idle_timeout: a connection that says nothing; the quiet client is a
+# weft-demo that sleeps 1 s after each of its 3 rounds and ships nothing
+# before it closes (no periodic flush): about 3 s of silence after Hello.
+exec 3<>"/dev/tcp/${WEFT_SERVER%:*}/${WEFT_SERVER##*:}" || fail "cannot connect"
+WEFT_TRACE=quiet WEFT_FLUSH_MS=0 timeout 60 "$DEMO" -p 1 -t 1 -n 3 -s 1000000 \
+    --report "$TMP/quiet.json" >"$TMP/quiet.out" 2>&1 ||
+    { cat "$TMP/quiet.out" >&2; fail "a quiet client failed with idle_timeout = 1"; }
+grep -q "lost the connection" "$TMP/quiet.out" &&
+    fail "idle_timeout closed a connected, quiet client: $(cat "$TMP/quiet.out")"
+wait_state quiet complete 60
+grep -q "refused: idle_timeout: no Hello within 1 s" "$TMP/weftd.log" ||
+    fail "the silent connection was not closed for idle_timeout"
+# weftd's Error frame reached the silent peer before the close.
+timeout 5 cat <&3 >"$TMP/silent.bin" || true
+grep -q "idle_timeout" "$TMP/silent.bin" || fail "the silent peer got no Error frame"
+exec 3>&-
+
+sleep 1.5 # the status file is rewritten once a second
+status=$(ls "$SPOOL"/weftd.status) || fail "no status file"
+[ "$(json_get "$status" 'j["limits_reached"]["max_buffered"]')" -ge 1 ] ||
+    fail "status does not count max_buffered: $(cat "$status")"
+[ "$(json_get "$status" 'j["limits_reached"]["idle_timeout"]')" -eq 1 ] ||
+    fail "status does not count idle_timeout: $(cat "$status")"
+out=$("$WEFT" --catalog "$SPOOL/catalog.db" status) || fail "weft status failed"
+echo "$out"
+echo "$out" | grep -q "limits reached: .*max_buffered [1-9].*idle_timeout 1" ||
+    fail "weft status does not show the limits reached"
+echo "$out" | grep -q "buffered: .*max_buffered 65536" ||
+    fail "weft status does not show max_buffered"
+stop_weftd
+echo ok

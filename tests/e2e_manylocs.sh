@@ -1,0 +1,60 @@
+#!/bin/bash
+# e2e_manylocs.sh - file descriptors: weftd raises its soft RLIMIT_NOFILE
+# to the hard limit and says so; near the limit it refuses connections
+# with an Error naming it (rather than failing accept in a loop) and goes
+# on serving; and a trace of 3000 locations is converted with only 128
+# descriptors (libotf2 does not keep one open per location).
+. "$(dirname "$0")/lib.sh"
+
+real_weftd=$WEFTD
+WEFTD="$TMP/weftd-ulimit"
+printf '#!/bin/bash\nulimit -Sn 100 && ulimit -Hn 128 && exec "%s" "$@"\n' \
+    "$real_weftd" >"$WEFTD"
+chmod +x "$WEFTD"
+start_weftd --set idle_timeout=1
+grep -q "file descriptors: limit 128, raised from the soft limit" "$TMP/weftd.log" ||
+    fail "weftd did not raise its soft descriptor limit to the hard one"
+grep -q "max_connections = 4096 needs about 8256 file descriptors, the limit is 128" \
+    "$TMP/weftd.log" || fail "weftd did not warn that max_connections exceeds the fd limit"
+
+# 80 idle connections: each would need 2 descriptors, 64 are kept free.
+# Those refused get an Error at once, the others one for idle_timeout.
+host=${WEFT_SERVER%:*} port=${WEFT_SERVER##*:}
+fds=()
+for i in $(seq 80); do
+    exec {fd}<>"/dev/tcp/$host/$port" || fail "connect $i failed"
+    fds+=("$fd")
+done
+refused=0
+for fd in "${fds[@]}"; do
+    if timeout 10 head -c 300 <&"$fd" 2>/dev/null | grep -q "near its file descriptor limit"; then
+        refused=$((refused + 1))
+    fi
+done
+echo "$refused of 80 connections refused near the descriptor limit"
+[ "$refused" -gt 0 ] || fail "no connection was refused near the descriptor limit"
+[ "$refused" -lt 80 ] || fail "every connection was refused"
+for fd in "${fds[@]}"; do exec {fd}>&-; done
+kill -0 "$WEFTD_PID" || fail "weftd died near its descriptor limit"
+
+# 3 processes x 1000 threads: 3000 locations, one archive.
+for _ in $(seq 50); do # the idle connections' slots free asynchronously
+    grep -q "connections: 0" <("$WEFT" --catalog "$SPOOL/catalog.db" status 2>/dev/null) && break
+    sleep 0.1
+done
+SECONDS=0
+WEFT_TRACE=many timeout 300 "$DEMO" -p 3 -t 1000 -n 5 --report "$TMP/report.json" \
+    >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out" >&2; fail "weft-demo failed"; }
+wait_state many complete 300
+echo "3000 locations recorded and converted in $SECONDS s"
+[ "$(json_get "$TMP/show.json" 'j["location_count"]')" -eq 3000 ] ||
+    fail "expected 3000 locations in the catalog"
+archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
+"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >/dev/null ||
+    fail "the 3000-location archive does not match what weft-demo recorded"
+sleep 1.2 # the status file is rewritten once a second
+[ "$(json_get "$SPOOL/weftd.status" 'j["limits_reached"]["fd_limit"]')" -eq "$refused" ] ||
+    fail "status does not count the refusals: $(cat "$SPOOL/weftd.status")"
+stop_weftd
+echo ok
