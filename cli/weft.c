@@ -580,15 +580,19 @@ static int print_json(json_t *j)
 
 typedef struct list_ctx {
     cli *c;
-    json_t *arr;
+    size_t njson;   /* objects printed so far (--json) */
     table t;
     int failed;
 } list_ctx;
 
+/* Prints one element of the --json array as it comes, so that listing
+ * 100,000 traces never holds them all: the same text json_dumps gives
+ * for the whole array with JSON_INDENT(2). */
 static int list_json_row(const weft_trace_row *row, void *arg)
 {
     list_ctx *x = arg;
     json_t *o = trace_json(row), *tags = tags_json(x->c, row);
+    char *s;
 
     if (!tags) {
         json_decref(o);
@@ -596,10 +600,19 @@ static int list_json_row(const weft_trace_row *row, void *arg)
         return 1;
     }
     jset(o, "tags", tags);
-    if (json_array_append_new(x->arr, o) != 0) {
+    s = json_dumps(o, JSON_INDENT(2));
+    json_decref(o);
+    if (!s) {
         fail("out of memory");
         exit(EXIT_FAIL);
     }
+    fputs(x->njson++ ? ",\n  " : "[\n  ", stdout);
+    for (const char *p = s; *p; p++) {
+        putchar(*p);
+        if (*p == '\n')
+            fputs("  ", stdout);
+    }
+    free(s);
     return 0;
 }
 
@@ -787,7 +800,7 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
 
 static int cmd_list(cli *c)
 {
-    list_ctx x = { c, NULL, { 8, { "ID", "NAME", "STATE", "CREATED",
+    list_ctx x = { c, 0, { 8, { "ID", "NAME", "STATE", "CREATED",
                                    "MEMBERS", "LOCATIONS", "EVENTS", "SIZE" },
                               { 1, 0, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 }, 0 };
     weft_tag *tags = xrealloc(NULL, ((size_t)c->ntags + 1) * sizeof *tags);
@@ -798,10 +811,6 @@ static int cmd_list(cli *c)
     status = list_filter(c, &f, tags);
     if (status != EXIT_OK)
         goto out;
-    if (c->json && !(x.arr = json_array())) {
-        status = fail("out of memory");
-        goto out;
-    }
     rc = weft_catalog_query(c->catalog, &f, c->json ? list_json_row
                                                     : list_table_row, &x);
     if (x.failed) {
@@ -812,14 +821,11 @@ static int cmd_list(cli *c)
         status = fail("%s", weft_catalog_errmsg(c->catalog));
         goto out;
     }
-    if (c->json) {
-        status = print_json(x.arr);
-        x.arr = NULL;
-    } else if (x.t.nrows) {
+    if (c->json)
+        puts(x.njson ? "\n]" : "[]");
+    else if (x.t.nrows)
         table_print(&x.t, stdout);
-    }
 out:
-    json_decref(x.arr);
     table_free(&x.t);
     for (int k = 0; k < c->ntags; k++)
         free(tags[k].key);
