@@ -68,25 +68,6 @@ static const struct option options[] = {
     { NULL, 0, NULL, 0 }
 };
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-
-    if (n == 0 || n >= sizeof buf)
-        return -1;
-    memcpy(buf, path, n + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0750) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* DIR/weftd.status, DIR being the catalog's directory: where `weft
  * status` looks. */
 static char *status_path(const weft_daemon *d)
@@ -408,7 +389,7 @@ static int prepare_storage(weft_daemon *d)
     char *msg = NULL;
 
     snprintf(traces, sizeof traces, "%s/traces", d->cfg.spool);
-    if (mkdir_p(traces) != 0) {
+    if (weft_mkdir_p(traces, 0755, 0750) != 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot create spool directory %s: %s",
                   traces, strerror(errno));
         return -1;

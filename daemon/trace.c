@@ -79,23 +79,25 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     return code;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
+int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf)
 {
     char buf[4096];
     size_t n = strlen(path);
 
-    if (n >= sizeof buf)
+    if (n == 0 || n >= sizeof buf) {
+        errno = ENAMETOOLONG;
         return -1;
+    }
     memcpy(buf, path, n + 1);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+        if (mkdir(buf, parents) != 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    return mkdir(buf, mode) != 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(buf, leaf) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 /* A file-name-safe spool key: the name's safe characters, the creation
@@ -670,7 +672,7 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     traces = path_join(d->cfg.spool, "traces");
     if (!t->name || !t->members || !traces)
         goto oom;
-    if (mkdir_p(traces, 0755) != 0) {
+    if (weft_mkdir_p(traces, 0755, 0755) != 0) {
         fail(err, errlen, WEFT_EIO, "cannot create trace directory under "
              "%s: %s", traces, strerror(errno));
         free(traces);

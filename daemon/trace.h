@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "catalog.h"
 #include "daemon.h"
@@ -104,6 +105,10 @@ typedef struct weft_trace {
     int64_t created;
     struct weft_trace *next;
 } weft_trace;
+
+/* mkdir -p: creates path and its missing parents (mode parents, the last
+ * one mode leaf). 0, or -1 with errno set. */
+int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf);
 
 /* Finds the recording trace named in hello (same name and owner) or
  * creates it, and adds or re-attaches the member of hello's rank. Returns
