@@ -58,11 +58,7 @@ for i in $(seq 1 "$TRACES"); do
     wait_state "busy-$i" complete
 done
 touch "$TMP/stop"
-for _ in $(seq 300); do
-    kill -0 "$READER" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$READER" 2>/dev/null && fail "the reader loop did not stop within 30 s"
+wait_gone "$READER" 30 || fail "the reader loop did not stop within 30 s"
 wait "$READER"
 
 [ -e "$TMP/read-errors" ] && fail "catalog reads failed during ingest:

@@ -26,11 +26,7 @@ sleep 0.5 # streaming
 
 kill -TERM "$WEFTD_PID"
 start=$(date +%s)
-for _ in $(seq 100); do
-    kill -0 "$WEFTD_PID" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$WEFTD_PID" 2>/dev/null && fail "weftd still runs 10 s after SIGTERM (shutdown_timeout = 3)"
+wait_gone "$WEFTD_PID" 10 || fail "weftd still runs 10 s after SIGTERM (shutdown_timeout = 3)"
 wait "$WEFTD_PID"
 rc=$?
 took=$(( $(date +%s) - start ))
@@ -69,11 +65,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 kill -TERM "$WEFTD_PID"
-for _ in $(seq 50); do
-    kill -0 "$WEFTD_PID" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$WEFTD_PID" 2>/dev/null && fail "weftd still converts 5 s after SIGTERM (shutdown_timeout = 1)"
+wait_gone "$WEFTD_PID" 5 || fail "weftd still converts 5 s after SIGTERM (shutdown_timeout = 1)"
 wait "$WEFTD_PID" || fail "weftd exited with status $? during a conversion"
 WEFTD_PID=
 if grep -q "exiting with 1 jobs unfinished" "$TMP/weftd.log"; then

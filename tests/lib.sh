@@ -81,14 +81,20 @@ start_weftd_at() {
     fail "weftd cannot listen on 127.0.0.1:$port again"
 }
 
+# wait_gone PID SECONDS: waits until process PID has ended (it may still
+# need reaping with wait); returns 1 if it still runs after SECONDS.
+wait_gone() {
+    for _ in $(seq $(($2 * 10))); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    ! kill -0 "$1" 2>/dev/null
+}
+
 # stop_weftd: SIGTERM and wait (bounded); fails if weftd does not exit 0.
 stop_weftd() {
     kill -TERM "$WEFTD_PID" || fail "weftd is not running"
-    for _ in $(seq 100); do
-        kill -0 "$WEFTD_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$WEFTD_PID" 2>/dev/null && fail "weftd did not stop within 10 s"
+    wait_gone "$WEFTD_PID" 10 || fail "weftd did not stop within 10 s"
     wait "$WEFTD_PID"
     rc=$?
     WEFTD_PID=
