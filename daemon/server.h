@@ -33,6 +33,7 @@ typedef struct weft_conn {
     int closing;               /* no more frames are processed */
     int paused;                /* reading stopped: replies pile up */
     struct weft_member *member; /* set by Hello */
+    uint32_t clock_syncs;      /* ClockSync requests answered (session.c) */
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
     char rbuf[WEFT_READ_CHUNK];
