@@ -1,6 +1,8 @@
 /* clock.c - see clock.h. Pure arithmetic: no clocks are read here. */
 #include "clock.h"
 
+#include <math.h>
+
 #include "weft_errors.h"
 
 uint64_t weft_clock_ticks_to_ns(uint64_t t, uint64_t res)
@@ -53,20 +55,21 @@ int weft_clock_is_zero(const weft_clock_estimate *e)
 int64_t weft_clock_offset_at(const weft_clock_point *p, size_t n,
                              uint64_t t)
 {
-    size_t i;
-    long double f;
+    size_t i = 0;
+    double slope = 0, diff;
 
     if (n == 0)
         return 0;
-    if (t <= p[0].time)
+    if (n == 1)
         return p[0].offset;
-    if (t >= p[n - 1].time)
-        return p[n - 1].offset;
-    for (i = 1; i < n && p[i].time < t; i++)
-        ;
-    /* p[i - 1].time < t <= p[i].time, so the span is not 0. */
-    f = (long double)(t - p[i - 1].time) /
-        (long double)(p[i].time - p[i - 1].time);
-    return p[i - 1].offset +
-           (int64_t)((long double)(p[i].offset - p[i - 1].offset) * f);
+    /* The interval [p[i], p[i + 1]] holding t; before the first and after
+     * the last, the nearest one, extended (as libotf2 3.0 does). */
+    while (i + 2 < n && t > p[i + 1].time)
+        i++;
+    if (p[i + 1].time > p[i].time)
+        slope = (double)(p[i + 1].offset - p[i].offset) /
+                (double)(p[i + 1].time - p[i].time);
+    diff = t >= p[i].time ? (double)(t - p[i].time)
+                          : -(double)(p[i].time - t);
+    return p[i].offset + (int64_t)rint(slope * diff);
 }

@@ -50,9 +50,11 @@ int weft_clock_best(const weft_clock_sample *s, size_t n, uint64_t res,
  * within its error bound. */
 int weft_clock_is_zero(const weft_clock_estimate *e);
 
-/* The offset at time t from points sorted by time, as OTF2 readers apply
- * ClockOffset records: linear between neighbours, the first one's before
- * it, the last one's after it; 0 without points. */
+/* The offset at time t from points sorted by time, as libotf2's readers
+ * apply ClockOffset records: linear between neighbours (slope in double,
+ * rounded with rint), the first interval extended before the first point
+ * and the last one after the last; one point is a constant offset; 0
+ * without points. */
 int64_t weft_clock_offset_at(const weft_clock_point *p, size_t n,
                              uint64_t t);
 
