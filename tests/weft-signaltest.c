@@ -90,7 +90,7 @@ int main(int argc, char **argv)
     if (read(fds[0], &c, 1) != 1)      /* idle: location 2, blocked */
         return 1;
     if (strcmp(mode, "segv") == 0) {
-        int *volatile nowhere = NULL;
+        volatile int *volatile nowhere = NULL;
         *nowhere = 1;
     }
     else if (strcmp(mode, "abort") == 0)
