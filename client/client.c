@@ -544,11 +544,14 @@ static int parse_tags(weft__config *c)
     return 0;
 bad:
     c->ntags = 0;
+    /* A long list is cut short in the message; `bad` names the part. */
     if (c->required) {
-        warn("WEFT_TAGS='%s': %s (WEFT_REQUIRED=1)", v, bad);
+        warn("WEFT_TAGS='%.80s%s': %s (WEFT_REQUIRED=1)", v,
+             strlen(v) > 80 ? "..." : "", bad);
         return WEFT_ECONFIG;
     }
-    warn("WEFT_TAGS='%s': %s; the trace gets no tags", v, bad);
+    warn("WEFT_TAGS='%.80s%s': %s; the trace gets no tags", v,
+         strlen(v) > 80 ? "..." : "", bad);
     return 0;
 }
 
