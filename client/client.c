@@ -247,6 +247,7 @@ static struct weft__session {
     /* Fatal signals (on_fatal_signal): the handler publishes the signal
      * and its thread's state, the sender closes the session and says
      * sender_done when it has finished. */
+    atomic_int signal_seen;    /* a fatal signal's flush has begun */
     atomic_int signal_pending;
     _Atomic(weft__thread *) signal_thread;
     atomic_int sender_done;
@@ -2603,8 +2604,7 @@ static void *sender_main(void *arg)
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
                                      SIGABRT, SIGTERM, SIGINT, SIGQUIT };
 
-/* Handler of the fatal signals (installed with SA_RESETHAND: the default
- * action is back as it runs). Async-signal-safe only: it hands the
+/* Handler of the fatal signals. Async-signal-safe only: it hands the
  * calling thread's state to the sender, wakes it, polls until the sender
  * has shipped everything, had it acknowledged and said Goodbye (at most
  * WEFT_SIGNAL_FLUSH_MS), then raises the signal again, which takes its
@@ -2616,15 +2616,21 @@ static void on_fatal_signal(int sig)
     weft__thread *expect = NULL;
     struct sigaction dfl;
 
-    if (atomic_load(&S.state) == ST_ACTIVE && S.wake_fd >= 0 &&
-        atomic_load(&S.sender_tid) != (int)gettid() &&
+    /* A second signal (on another thread) while the first one's flush
+     * runs finds the session closed already: it waits for the same
+     * flush instead of ending the process before it is done. */
+    if ((atomic_load(&S.state) == ST_ACTIVE || atomic_load(&S.signal_seen)) &&
+        S.wake_fd >= 0 && atomic_load(&S.sender_tid) != (int)gettid() &&
         !atomic_load(&S.sender_done)) {
         uint64_t one = 1;
         struct timespec ms = { 0, 1000000 };
-        atomic_compare_exchange_strong(&S.signal_thread, &expect, weft__tls);
-        atomic_store(&S.signal_pending, sig);
-        if (write(S.wake_fd, &one, sizeof one) < 0) {
-            /* EAGAIN: the sender is being woken already. */
+        if (!atomic_exchange(&S.signal_seen, 1)) {
+            atomic_compare_exchange_strong(&S.signal_thread, &expect,
+                                           weft__tls);
+            atomic_store(&S.signal_pending, sig);
+            if (write(S.wake_fd, &one, sizeof one) < 0) {
+                /* EAGAIN: the sender is being woken already. */
+            }
         }
         for (uint32_t i = 0; i < S.cfg.signal_flush_ms &&
                              !atomic_load(&S.sender_done); i++)
@@ -2652,7 +2658,13 @@ static void install_signal_handlers(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
         sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND | SA_RESTART;
+        for (size_t k = 0; k < sizeof fatal_signals / sizeof *fatal_signals;
+             k++)
+            sigaddset(&sa.sa_mask, fatal_signals[k]);
+        /* No SA_RESETHAND: a second signal during the flush (a scheduler
+         * signalling the process group and the process) may arrive on
+         * another thread, and must wait there too, not kill at once. */
+        sa.sa_flags = SA_RESTART;
         sigaction(fatal_signals[i], &sa, NULL);
     }
 }

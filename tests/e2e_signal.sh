@@ -2,7 +2,7 @@
 # e2e_signal.sh - fatal signals flush: weft-signaltest records N pairs on
 # its main thread and N on a worker that ended, 3 on an idle thread that
 # stays blocked, then dies of SIGSEGV (a NULL write), SIGABRT (abort) or
-# SIGTERM (sent by the test). The process must die of that very signal
+# SIGTERM (sent twice by the test). The process must die of that signal
 # (exit status 128 + signal), and the trace must be complete with exactly
 # the main thread's and the ended worker's events: the signalled thread's
 # partly filled buffer is taken over, buffers handed over before are
@@ -44,7 +44,12 @@ run() {
         coproc PROG { exec timeout -s TERM 60 "$SIGTEST" term $N 2>"$TMP/$mode.err"; }
         read -r -t 30 line <&"${PROG[0]}" || fail "term: no ready line"
         [ "$line" = ready ] || fail "term: said '$line'"
-        kill -TERM "$PROG_PID"
+        # Twice, as a batch scheduler signalling the process and its
+        # group does: the second one (on another thread, during the
+        # flush) must wait for the flush too.
+        child=$(pgrep -P "$PROG_PID") || fail "term: no program process"
+        kill -TERM "$child"
+        kill -TERM "$child" 2>/dev/null
         wait "$PROG_PID"
         rc=$?
     else
