@@ -1,8 +1,8 @@
 #!/bin/bash
 # e2e_signal.sh - fatal signals flush: weft-signaltest records N pairs on
 # its main thread and N on a worker that ended, 3 on an idle thread that
-# stays blocked, then dies of SIGSEGV (a NULL write), SIGABRT (abort) or
-# SIGTERM (sent twice by the test). The process must die of that signal
+# stays blocked, then dies of SIGSEGV (a write to a PROT_NONE page),
+# SIGABRT (abort) or SIGTERM (sent twice by the test). The process must die of that signal
 # (exit status 128 + signal), and the trace must be complete with exactly
 # the main thread's and the ended worker's events: the signalled thread's
 # partly filled buffer is taken over, buffers handed over before are

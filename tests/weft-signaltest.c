@@ -7,7 +7,7 @@
  * records N pairs; an idle thread records 3 pairs and then blocks for
  * good with its partly filled buffer (its records are lost on a fatal
  * signal: only the signalled thread's buffer is taken over). Then by
- * MODE: "segv" writes through a NULL pointer, "abort" calls abort(),
+ * MODE: "segv" writes to a page without access, "abort" calls abort(),
  * "term" prints "ready" and waits for a signal from the test, "handler"
  * installs its own SIGTERM handler (before weft_open) that exits with
  * status 3, prints "ready" and waits. Exit 2 on usage errors, 1 if it
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "weft.h"
@@ -90,8 +91,11 @@ int main(int argc, char **argv)
     if (read(fds[0], &c, 1) != 1)      /* idle: location 2, blocked */
         return 1;
     if (strcmp(mode, "segv") == 0) {
-        volatile int *volatile nowhere = NULL;
-        *nowhere = 1;
+        /* A page without access (not NULL: UBSan would stop that first). */
+        volatile int *nowhere = mmap(NULL, 4096, PROT_NONE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if ((void *)nowhere != MAP_FAILED)
+            *nowhere = 1;
     }
     else if (strcmp(mode, "abort") == 0)
         abort();
