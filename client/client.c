@@ -54,6 +54,17 @@
  * opened again: everything was acknowledged before the Goodbye, and a new
  * Hello would open a new, empty trace of the same name if weftd had taken
  * the Goodbye and converted the trace meanwhile.
+ *
+ * Clock offsets: weft_open (after the HelloAck) and the sender (once
+ * everything is acknowledged, before the Goodbye) measure the trace
+ * clock's offset to weftd's with ClockSync round trips on the socket and
+ * queue it as a ClockOffset definition, so it is acknowledged, journaled
+ * and resent like any definition (proto/clock.h, daemon/convert.c).
+ *
+ * Fatal signals: the handler (on_fatal_signal) only publishes its thread
+ * and wakes the sender; the sender closes the session as weft_close
+ * would, taking over only that thread's buffer, and the handler polls
+ * sender_done before re-raising the signal with its default action.
  */
 #include <assert.h>
 #include <errno.h>
