@@ -96,9 +96,10 @@ host, port = sys.argv[1].rsplit(":", 1)
 s = socket.create_connection((host, int(port)), timeout=10)
 hello = (field(1, 3) + field(2, b"e2e clock flood") + field(3, 0) +
          field(4, 1) + field(5, b"h") + field(6, 1) + field(10, 10**9))
-s.sendall(frame(1, hello))
-for i in range(1, 101):
-    s.sendall(frame(8, field(1, i) + field(2, 1000 + i)))
+# One more than the limit, all in one write: weftd hangs up after the
+# 65th, and nothing of ours is left unsent to make that a reset.
+s.sendall(frame(1, hello) + b"".join(
+    frame(8, field(1, i) + field(2, 1000 + i)) for i in range(1, 66)))
 data = b""
 while True:
     try:
