@@ -12,7 +12,14 @@
  * weft needs a weftd: the bench starts one (WEFT_BENCH_WEFTD or ./weftd)
  * on a free loopback port with a temporary spool and stops it at the end.
  *
- *   bench/record [-n PAIRS] [-r REPEATS]
+ *   bench/record [-n PAIRS] [-r REPEATS] [-p POOL]
+ *
+ * -p sets WEFT_POOL_SIZE (buffers of 64 KiB). With the default pool (64)
+ * the 2-thread wall time measures how fast weftd and the sender drain the
+ * buffers on this machine (the app threads wait for free buffers when
+ * they record faster than that); a pool that holds the whole run (e.g.
+ * -p 1024 for the default -n) measures the record path alone. The trace
+ * clock of (b) is WEFT_CLOCK's (monotonic or tsc), printed in the header.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -224,15 +231,18 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     char tmp[] = "/tmp/weft-bench-XXXXXX", addr[128], cmd[600];
+    const char *pool = NULL, *clock = getenv("WEFT_CLOCK");
     int repeats = 3, opt, status;
     pid_t weftd;
 
-    while ((opt = getopt(argc, argv, "n:r:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:r:p:")) != -1) {
         switch (opt) {
         case 'n': npairs = strtoull(optarg, NULL, 10); break;
         case 'r': repeats = atoi(optarg); break;
+        case 'p': pool = optarg; break;
         default:
-            fprintf(stderr, "usage: bench/record [-n PAIRS] [-r REPEATS]\n");
+            fprintf(stderr, "usage: bench/record [-n PAIRS] [-r REPEATS] "
+                    "[-p POOL]\n");
             return 2;
         }
     }
@@ -249,6 +259,8 @@ int main(int argc, char **argv)
     setenv("WEFT_TRACE", "bench-record", 1);
     setenv("WEFT_RANK", "0", 1);
     setenv("WEFT_SIZE", "1", 1);
+    if (pool)
+        setenv("WEFT_POOL_SIZE", pool, 1);
     if (weft_open() < 0 || !weft_connected()) {
         fprintf(stderr, "bench: cannot connect to weftd at %s\n", addr);
         kill(weftd, SIGKILL);
@@ -261,7 +273,9 @@ int main(int argc, char **argv)
     }
 
     printf("bench/record: %" PRIu64 " Enter/Leave pairs per thread, median of "
-           "%d runs, ns per pair (slowest thread)\n", npairs, repeats);
+           "%d runs, ns per pair (slowest thread); pool %s buffers, clock "
+           "%s\n", npairs, repeats, pool ? pool : "64 (default)",
+           clock && *clock ? clock : "monotonic");
     printf("(a) weft_evt_Enter/Leave, timestamps passed in; (b) weft_enter/"
            "weft_leave, own clock;\notf2: OTF2_EvtWriter_Enter/Leave in this "
            "process, same timestamps, writer close included\n");

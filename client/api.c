@@ -421,7 +421,8 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value)
     return metric_one(metric, OTF2_TYPE_DOUBLE, v);
 }
 
-/* The trace clock: CLOCK_MONOTONIC, ns. */
+/* The trace clock: CLOCK_MONOTONIC in ns, or TSC ticks with
+ * WEFT_CLOCK=tsc (timer.c). */
 WEFT_API uint64_t weft_time(void)
 {
     return weft__now();

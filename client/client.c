@@ -54,6 +54,17 @@
  * opened again: everything was acknowledged before the Goodbye, and a new
  * Hello would open a new, empty trace of the same name if weftd had taken
  * the Goodbye and converted the trace meanwhile.
+ *
+ * Clock offsets: weft_open (after the HelloAck) and the sender (once
+ * everything is acknowledged, before the Goodbye) measure the trace
+ * clock's offset to weftd's with ClockSync round trips on the socket and
+ * queue it as a ClockOffset definition, so it is acknowledged, journaled
+ * and resent like any definition (proto/clock.h, daemon/convert.c).
+ *
+ * Fatal signals: the handler (on_fatal_signal) only publishes its thread
+ * and wakes the sender; the sender closes the session as weft_close
+ * would, taking over only that thread's buffer, and the handler polls
+ * sender_done before re-raising the signal with its default action.
  */
 #include <assert.h>
 #include <errno.h>
@@ -78,6 +89,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "clock.h"
 #include "codec.h"
 #include "frame.h"
 #include "record.h"
@@ -112,6 +124,17 @@
 /* Definitions are shipped in chunks of at most this many bytes (one
  * record may be larger, up to WEFT__MAX_BUFFER). */
 #define WEFT__DEFS_CHUNK (256u << 10)
+/* WEFT_TAGS: at most this many tags, this many bytes in all. */
+#define WEFT__MAX_TAGS 64u
+#define WEFT__TAGS_MAX 4095u
+#define WEFT__TAG_KEY_MAX 128u
+/* Default of WEFT_SIGNAL_FLUSH_MS: how long a fatal signal waits for the
+ * sender to ship what was recorded. */
+#define WEFT__DEFAULT_SIGNAL_FLUSH_MS 1000u
+#define WEFT__MAX_SIGNAL_FLUSH_MS 60000u
+/* Round trips of a clock offset measurement, and how long one may take. */
+#define WEFT__SYNC_ROUNDS 8u
+#define WEFT__SYNC_TIMEOUT_MS 1000u
 /* weft_metric remembers value types for metric ids below this. */
 #define WEFT__METRIC_TYPES 4096
 
@@ -163,6 +186,13 @@ typedef struct weft__config {
     uint32_t stall_ms;       /* see WEFT_STALL_MS */
     int overflow_discard;    /* WEFT_OVERFLOW=discard */
     int required;
+    uint64_t resolution;     /* trace clock ticks per second (WEFT_CLOCK) */
+    int signals;             /* WEFT_SIGNALS: flush on fatal signals */
+    uint32_t signal_flush_ms; /* WEFT_SIGNAL_FLUSH_MS */
+    /* WEFT_TAGS: ntags key/value pairs, NUL-terminated in tagbuf. */
+    uint32_t ntags;
+    uint16_t tag_key[WEFT__MAX_TAGS], tag_value[WEFT__MAX_TAGS];
+    char tagbuf[WEFT__TAGS_MAX + 1];
 } weft__config;
 
 /* Bytes arriving from weftd, cut into frames. Sender thread only (the
@@ -187,6 +217,7 @@ static struct weft__session {
     atomic_int state;          /* ST_*: written under mu, read anywhere */
     weft__config cfg;          /* set by weft_open before any use; then read-only */
     int hooks_installed;       /* atexit/atfork; under open_mu */
+    int signals_installed;     /* fatal signal handlers; under open_mu */
     /* Buffers. Lists are in send order (per location: by sequence). */
     weft__buf *free_list;
     size_t nbufs;              /* allocated */
@@ -205,6 +236,10 @@ static struct weft__session {
     int stall_warned;
     uint32_t gaps;             /* threads in a gap */
     uint64_t close_start_ms;   /* when weft_close began */
+    uint32_t close_limit_ms;   /* WEFT_CLOSE_TIMEOUT_MS, or after a fatal
+                                * signal WEFT_SIGNAL_FLUSH_MS if shorter */
+    int end_synced;            /* the closing clock offset is measured;
+                                * sender only */
     intern_table strings, regions;
     uint32_t next_string, next_region, next_member, next_metric;
     /* Threads. */
@@ -220,6 +255,14 @@ static struct weft__session {
     int closing;               /* weft_close asked the sender to finish */
     int goodbye_queued;        /* on this connection; sender only */
     int close_rc;              /* set by the sender before it exits */
+    /* Fatal signals (on_fatal_signal): the handler publishes the signal
+     * and its thread's state, the sender closes the session and says
+     * sender_done when it has finished. */
+    atomic_int signal_seen;    /* a fatal signal's flush has begun */
+    atomic_int signal_pending;
+    _Atomic(weft__thread *) signal_thread;
+    atomic_int sender_done;
+    atomic_int sender_tid;
 } S = {
     .open_mu = PTHREAD_MUTEX_INITIALIZER,
     .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -237,8 +280,7 @@ static int thread_key_ok;
 static uint8_t no_buffer[1];
 static _Atomic uint8_t metric_types[WEFT__METRIC_TYPES];
 
-__attribute__((format(printf, 1, 2)))
-static void warn(const char *fmt, ...)
+void weft__warn(const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -250,9 +292,12 @@ static void warn(const char *fmt, ...)
     fprintf(stderr, "weft: %s\n", line);
 }
 
+#define warn weft__warn
+
+/* CLOCK_MONOTONIC in ms: timeouts, waits (not the trace clock). */
 static uint64_t now_ms(void)
 {
-    return weft__now() / 1000000u;
+    return weft__mono_ns() / 1000000u;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -421,6 +466,107 @@ bad:
     return WEFT_ECONFIG;
 }
 
+/* WEFT_TEST_CLOCK_SHIFT_NS: for tests only, a signed number of ns added
+ * to the trace clock (a host whose clock is off). 0 or WEFT_ECONFIG. */
+static int env_shift(int64_t *out)
+{
+    const char *v = env("WEFT_TEST_CLOCK_SHIFT_NS");
+    uint64_t n;
+
+    *out = 0;
+    if (!v)
+        return 0;
+    if (parse_decimal(v + (v[0] == '-'), INT64_MAX, &n) < 0) {
+        warn("WEFT_TEST_CLOCK_SHIFT_NS='%s' is not a decimal number of ns "
+             "(from -%" PRId64 " to %" PRId64 ")", v, INT64_MAX, INT64_MAX);
+        return WEFT_ECONFIG;
+    }
+    *out = v[0] == '-' ? -(int64_t)n : (int64_t)n;
+    return 0;
+}
+
+/* 1 if c may be part of a tag key. */
+static int tag_key_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+/* Parses WEFT_TAGS ("key=value,key=value"; `\,` and `\\` in values are
+ * a comma and a backslash) into c's tags. A bad value is reported, naming
+ * the bad part, and the tags are ignored; with WEFT_REQUIRED=1 it is an
+ * error. Returns 0 or WEFT_ECONFIG. */
+static int parse_tags(weft__config *c)
+{
+    const char *v = env("WEFT_TAGS"), *s;
+    char *out = c->tagbuf, bad[96];
+    size_t klen;
+
+    c->ntags = 0;
+    if (!v)
+        return 0;
+    if (strlen(v) > WEFT__TAGS_MAX) {
+        snprintf(bad, sizeof bad, "longer than %u bytes", WEFT__TAGS_MAX);
+        goto bad;
+    }
+    for (s = v; *s;) {
+        const char *start = s;
+        if (c->ntags == WEFT__MAX_TAGS) {
+            snprintf(bad, sizeof bad, "more than %u tags", WEFT__MAX_TAGS);
+            goto bad;
+        }
+        for (klen = 0; tag_key_char(s[klen]); klen++)
+            ;
+        if (klen == 0 || klen > WEFT__TAG_KEY_MAX || s[klen] != '=') {
+            size_t n = strcspn(start, ",");
+            snprintf(bad, sizeof bad, "'%.*s' is not key=value with a key "
+                     "of 1 to %u characters [A-Za-z0-9_.-]",
+                     (int)(n > 48 ? 48 : n), start, WEFT__TAG_KEY_MAX);
+            goto bad;
+        }
+        for (uint32_t i = 0; i < c->ntags; i++) {
+            if (strlen(c->tagbuf + c->tag_key[i]) == klen &&
+                memcmp(c->tagbuf + c->tag_key[i], s, klen) == 0) {
+                snprintf(bad, sizeof bad, "key '%.*s' appears twice",
+                         (int)klen, s);
+                goto bad;
+            }
+        }
+        c->tag_key[c->ntags] = (uint16_t)(out - c->tagbuf);
+        memcpy(out, s, klen);
+        out += klen;
+        *out++ = 0;
+        s += klen + 1;
+        c->tag_value[c->ntags] = (uint16_t)(out - c->tagbuf);
+        for (; *s && *s != ','; s++) {
+            if (*s == '\\' && (s[1] == ',' || s[1] == '\\'))
+                s++;
+            *out++ = *s;
+        }
+        *out++ = 0;
+        c->ntags++;
+        if (*s == ',') {
+            s++;
+            if (!*s) {
+                snprintf(bad, sizeof bad, "a ',' ends the list");
+                goto bad;
+            }
+        }
+    }
+    return 0;
+bad:
+    c->ntags = 0;
+    /* A long list is cut short in the message; `bad` names the part. */
+    if (c->required) {
+        warn("WEFT_TAGS='%.80s%s': %s (WEFT_REQUIRED=1)", v,
+             strlen(v) > 80 ? "..." : "", bad);
+        return WEFT_ECONFIG;
+    }
+    warn("WEFT_TAGS='%.80s%s': %s; the trace gets no tags", v,
+         strlen(v) > 80 ? "..." : "", bad);
+    return 0;
+}
+
 /* Reads and checks the whole configuration. Returns 0 or WEFT_ECONFIG
  * after one message on stderr naming the variable and its value. */
 static int config_load(weft__config *c)
@@ -438,6 +584,7 @@ static int config_load(weft__config *c)
         "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL };
     const char *rank_var = "default", *size_var = "default", *trace_var;
     const char *v;
+    int64_t shift = 0;
     uint64_t n;
     int rc;
 
@@ -539,7 +686,22 @@ static int config_load(weft__config *c)
         return WEFT_ECONFIG;
     }
     c->required = v && v[0] == '1';
-    return 0;
+    rc = env_number("WEFT_SIGNALS", 0, 1, 1, &n);
+    if (rc < 0)
+        return rc;
+    c->signals = (int)n;
+    rc = env_number("WEFT_SIGNAL_FLUSH_MS", 0, WEFT__MAX_SIGNAL_FLUSH_MS,
+                    WEFT__DEFAULT_SIGNAL_FLUSH_MS, &n);
+    if (rc < 0)
+        return rc;
+    c->signal_flush_ms = (uint32_t)n;
+    rc = parse_tags(c);
+    if (rc < 0)
+        return rc;
+    rc = env_shift(&shift);
+    if (rc < 0)
+        return rc;
+    return weft__clock_setup(env("WEFT_CLOCK"), shift, &c->resolution);
 }
 
 /* ---- interning ------------------------------------------------------------- */
@@ -1241,7 +1403,7 @@ static uint64_t close_deadline(void)
 
     pthread_mutex_lock(&S.mu);
     if (S.closing)
-        d = S.close_start_ms + S.cfg.close_timeout_ms;
+        d = S.close_start_ms + S.close_limit_ms;
     pthread_mutex_unlock(&S.mu);
     return d;
 }
@@ -1483,6 +1645,7 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
     Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Tag tags[WEFT__MAX_TAGS], *tagp[WEFT__MAX_TAGS];
     char host[256] = "", command[4096];
     uint8_t *frame = NULL;
     ssize_t len;
@@ -1505,7 +1668,15 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
     h.uid = (uint32_t)getuid();
     h.command = command;
     h.job_id = (char *)c->job_id;
-    h.timer_resolution = 1000000000u;
+    h.timer_resolution = c->resolution;
+    for (uint32_t i = 0; i < c->ntags; i++) {
+        weft__tag__init(&tags[i]);
+        tags[i].key = (char *)c->tagbuf + c->tag_key[i];
+        tags[i].value = (char *)c->tagbuf + c->tag_value[i];
+        tagp[i] = &tags[i];
+    }
+    h.n_tags = c->ntags;
+    h.tags = tagp;
     clock_pair(&h.realtime_ns, &h.clock_at_realtime);
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
@@ -1561,6 +1732,124 @@ out:
     else
         *fdp = fd;
     return rc;
+}
+
+/* ---- clock offsets ---------------------------------------------------------- */
+
+/* Sends ClockSync request `id` stamped with the trace clock; *t_send is
+ * that time. 0 or -1 with why. */
+static int sync_send(int fd, uint32_t id, uint64_t deadline,
+                     uint64_t *t_send, char *why, size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+    uint8_t *frame = NULL;
+    ssize_t len;
+    int rc;
+
+    cs.id = id;
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &cs;
+    cs.client_time = *t_send = weft__now();
+    len = weft_frame_pack(&env, &frame);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        return -1;
+    }
+    rc = send_all(fd, frame, (size_t)len, deadline, why, whylen);
+    free(frame);
+    return rc;
+}
+
+static int handle_frame(const Weft__Envelope *env, int *transient, char *why,
+                        size_t whylen);
+
+/* Measures the trace clock's offset to weftd's over fd: WEFT__SYNC_ROUNDS
+ * ClockSync round trips, one at a time, within WEFT__SYNC_TIMEOUT_MS (and
+ * the deadline); the one with the smallest round trip counts. Other
+ * frames that arrive meanwhile (Acks) are handled as usual. Returns 0
+ * with *est, or -1 with why. Sender thread, or the opening thread before
+ * the sender starts. */
+static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
+                      char *why, size_t whylen)
+{
+    weft_clock_sample smp[WEFT__SYNC_ROUNDS];
+    size_t n = 0;
+
+    deadline = min_u64(deadline, now_ms() + WEFT__SYNC_TIMEOUT_MS);
+    for (uint32_t id = 1; id <= WEFT__SYNC_ROUNDS; id++) {
+        Weft__Envelope *reply = NULL;
+        uint64_t t_send;
+        int rc, transient;
+        if (sync_send(fd, id, deadline, &t_send, why, whylen) < 0)
+            return -1;
+        for (;;) {
+            rc = input_next(fd, &S.in, &reply, why, whylen);
+            if (rc == 0) {
+                if (wait_fd(fd, POLLIN, deadline) <= 0) {
+                    snprintf(why, whylen, "no ClockSync answer within %u ms",
+                             WEFT__SYNC_TIMEOUT_MS);
+                    return -1;
+                }
+                continue;
+            }
+            if (rc < 0)
+                return -1;
+            if (reply->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC &&
+                reply->clock_sync->id == id) {
+                smp[n].t_send = t_send;
+                smp[n].t_recv = weft__now();
+                smp[n].server_ns = reply->clock_sync->server_time;
+                n++;
+                weft_frame_free_envelope(reply);
+                break;
+            }
+            rc = reply->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC
+                     ? 0 /* a late answer to an earlier round */
+                     : handle_frame(reply, &transient, why, whylen);
+            weft_frame_free_envelope(reply);
+            if (rc < 0)
+                return -1;
+        }
+    }
+    if (weft_clock_best(smp, n, S.cfg.resolution, est) < 0) {
+        snprintf(why, whylen, "the trace clock went backwards");
+        return -1;
+    }
+    return 0;
+}
+
+/* Measures the offset and queues it as a ClockOffset definition (offset
+ * in ns to weftd's clock, standardDeviation = the error bound rtt/2 in
+ * ns). An offset smaller than its error bound on a clock counting ns is
+ * not sent: the process shares weftd's clock (the same host) as far as
+ * can be told, and its times stay exactly as recorded. `when` names the
+ * moment for a warning. */
+static void measure_offset(int fd, uint64_t deadline, const char *when)
+{
+    weft_clock_estimate est;
+    weft_record r;
+    char why[256];
+    int rc;
+
+    if (clock_sync(fd, deadline, &est, why, sizeof why) < 0) {
+        warn("cannot measure the clock offset to weftd at %s %s: %s",
+             S.cfg.server, when, why);
+        return;
+    }
+    if (S.cfg.resolution == 1000000000u && weft_clock_is_zero(&est))
+        return;
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ClockOffset;
+    r.u.ClockOffset.time = est.time;
+    r.u.ClockOffset.offset = est.offset;
+    r.u.ClockOffset.standardDeviation = (double)est.error_ns;
+    pthread_mutex_lock(&S.mu);
+    rc = defs_append_locked(&r);
+    pthread_mutex_unlock(&S.mu);
+    if (rc < 0)
+        warn("cannot keep the clock offset measured %s: %s", when,
+             weft_strerror(rc));
 }
 
 /* ---- sender thread ----------------------------------------------------------- */
@@ -2124,6 +2413,38 @@ static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
     return PUMP_OK;
 }
 
+/* A fatal signal arrived (on_fatal_signal): closes the session as
+ * weft_close would, but takes over only the buffer of the thread that got
+ * the signal (it waits in the handler) - other live threads may be in the
+ * middle of a record, so their partly filled buffers stay theirs and are
+ * lost; what they handed over before is shipped. The close is bounded by
+ * WEFT_SIGNAL_FLUSH_MS. Sender only. */
+static void signal_close(void)
+{
+    weft__thread *t = atomic_exchange(&S.signal_thread, NULL);
+    int wake = 0;
+
+    atomic_store(&S.signal_pending, 0);
+    pthread_mutex_lock(&S.mu);
+    if (t && atomic_load(&S.state) == ST_ACTIVE && !t->exited)
+        buf_release_locked(t, &wake);
+    if (atomic_load(&S.state) == ST_ACTIVE)
+        atomic_store(&S.state, ST_CLOSED);
+    raise_attention_locked();
+    pthread_cond_broadcast(&S.pool_cv);
+    if (!S.closing) {
+        S.closing = 1;
+        S.close_start_ms = now_ms();
+        S.close_limit_ms = S.cfg.close_timeout_ms;
+    }
+    if (S.cfg.signal_flush_ms < S.close_limit_ms) {
+        uint64_t elapsed = now_ms() - S.close_start_ms;
+        S.close_limit_ms = (uint32_t)min_u64(S.close_limit_ms,
+                                             elapsed + S.cfg.signal_flush_ms);
+    }
+    pthread_mutex_unlock(&S.mu);
+}
+
 /* The sender: one poll loop over the socket and the wake-up eventfd, and
  * reconnection with backoff while the connection is down. Ends after weftd
  * hung up following our Goodbye, when weft_close's time is up (what is not
@@ -2141,13 +2462,17 @@ static void *sender_main(void *arg)
     int goodbye_sent = 0, rc;
 
     (void)arg;
+    atomic_store(&S.sender_tid, (int)gettid());
     for (;;) {
         uint64_t now = now_ms(), wake_at, cdl, stall_at, progress;
-        int closing, connected = S.fd >= 0;
+        int closing, connected = S.fd >= 0, idle;
+
+        if (atomic_load(&S.signal_pending))
+            signal_close();
 
         pthread_mutex_lock(&S.mu);
         closing = S.closing;
-        cdl = closing ? S.close_start_ms + S.cfg.close_timeout_ms : never;
+        cdl = closing ? S.close_start_ms + S.close_limit_ms : never;
         progress = S.progress_ms;
         pthread_mutex_unlock(&S.mu);
         stall_at = progress + S.cfg.stall_ms;
@@ -2160,8 +2485,11 @@ static void *sender_main(void *arg)
         if (closing && !goodbye_sent) {
             reason[0] = 0;
             if (now >= cdl)
-                snprintf(reason, sizeof reason, "after WEFT_CLOSE_TIMEOUT_MS"
-                         "=%u ms", S.cfg.close_timeout_ms);
+                snprintf(reason, sizeof reason, "after %u ms (%s)",
+                         S.close_limit_ms,
+                         S.close_limit_ms == S.cfg.close_timeout_ms
+                             ? "WEFT_CLOSE_TIMEOUT_MS"
+                             : "WEFT_SIGNAL_FLUSH_MS, after a fatal signal");
             else if (!connected && now >= stall_at)
                 snprintf(reason, sizeof reason, "after it was unreachable "
                          "for %" PRIu64 " ms (WEFT_STALL_MS=%u)",
@@ -2214,6 +2542,16 @@ static void *sender_main(void *arg)
             continue;
         }
 
+        pthread_mutex_lock(&S.mu);
+        idle = !S.d_head && !S.q_head && !S.f_head && !S.df_head;
+        pthread_mutex_unlock(&S.mu);
+        if (closing && idle && !S.end_synced && !out.data && !goodbye_sent) {
+            /* The closing offset goes out (and is acknowledged) before
+             * the Goodbye, like every definition. */
+            S.end_synced = 1;
+            measure_offset(S.fd, cdl, "at the end");
+            continue;
+        }
         if (!out.data && !goodbye_sent) {
             rc = next_frame(&out, closing, why, sizeof why);
             if (rc < 0) {
@@ -2266,7 +2604,80 @@ static void *sender_main(void *arg)
     pthread_mutex_lock(&S.mu);
     atomic_store(&S.connected, 0);
     pthread_mutex_unlock(&S.mu);
+    atomic_store(&S.sender_done, 1);
     return NULL;
+}
+
+/* ---- fatal signals ----------------------------------------------------------- */
+
+/* Signals that end the process by default and after which the trace is
+ * still worth having: faults, abort, and what batch schedulers send. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                     SIGABRT, SIGTERM, SIGINT, SIGQUIT };
+
+/* Handler of the fatal signals. Async-signal-safe only: it hands the
+ * calling thread's state to the sender, wakes it, polls until the sender
+ * has shipped everything, had it acknowledged and said Goodbye (at most
+ * WEFT_SIGNAL_FLUSH_MS), then raises the signal again, which takes its
+ * default action when the handler returns: exit status and core dumps
+ * are as without libweft. */
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    weft__thread *expect = NULL;
+    struct sigaction dfl;
+
+    /* A second signal (on another thread) while the first one's flush
+     * runs finds the session closed already: it waits for the same
+     * flush instead of ending the process before it is done. */
+    if ((atomic_load(&S.state) == ST_ACTIVE || atomic_load(&S.signal_seen)) &&
+        S.wake_fd >= 0 && atomic_load(&S.sender_tid) != (int)gettid() &&
+        !atomic_load(&S.sender_done)) {
+        uint64_t one = 1;
+        struct timespec ms = { 0, 1000000 };
+        if (!atomic_exchange(&S.signal_seen, 1)) {
+            atomic_compare_exchange_strong(&S.signal_thread, &expect,
+                                           weft__tls);
+            atomic_store(&S.signal_pending, sig);
+            if (write(S.wake_fd, &one, sizeof one) < 0) {
+                /* EAGAIN: the sender is being woken already. */
+            }
+        }
+        for (uint32_t i = 0; i < S.cfg.signal_flush_ms &&
+                             !atomic_load(&S.sender_done); i++)
+            nanosleep(&ms, NULL);
+    }
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+    errno = saved;
+}
+
+/* Installs on_fatal_signal for every fatal signal whose disposition is
+ * still the default: an application's handler (or SIG_IGN) is never
+ * replaced. */
+static void install_signal_handlers(void)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
+         i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_signals[i], NULL, &old) < 0 ||
+            (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        for (size_t k = 0; k < sizeof fatal_signals / sizeof *fatal_signals;
+             k++)
+            sigaddset(&sa.sa_mask, fatal_signals[k]);
+        /* No SA_RESETHAND: a second signal during the flush (a scheduler
+         * signalling the process group and the process) may arrive on
+         * another thread, and must wait there too, not kill at once. */
+        sa.sa_flags = SA_RESTART;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
 }
 
 /* ---- open and close ---------------------------------------------------------- */
@@ -2385,6 +2796,7 @@ WEFT_API int weft_open(void)
         atomic_store(&S.state, ST_DISCARD);
         goto out;
     }
+    measure_offset(fd, UINT64_MAX, "at the start");
     S.fd = fd;
     S.close_rc = 0;
     pthread_mutex_lock(&S.mu);
@@ -2406,6 +2818,10 @@ WEFT_API int weft_open(void)
         goto out;
     }
     S.sender_started = 1;
+    if (cfg.signals && !S.signals_installed) {
+        install_signal_handlers();
+        S.signals_installed = 1;
+    }
 out:
     pthread_mutex_unlock(&S.open_mu);
     return rc;
@@ -2465,6 +2881,7 @@ WEFT_API int weft_close(void)
     pthread_cond_broadcast(&S.pool_cv);
     S.closing = 1;
     S.close_start_ms = now_ms();
+    S.close_limit_ms = S.cfg.close_timeout_ms;
     pthread_mutex_unlock(&S.mu);
     if (S.sender_started) {
         wake_sender();

@@ -111,13 +111,46 @@ WEFT__HIDDEN int weft__def_append(const weft_record *r);
  * OTF2_TYPE_NONE when unknown (self-defined or beyond the table). */
 WEFT__HIDDEN OTF2_Type weft__metric_type(OTF2_MetricRef metric);
 
-/* The trace clock, ns. */
+/* ---- the trace clock (timer.c) ---- */
+
+typedef int (*weft__gettime_fn)(clockid_t, struct timespec *);
+
+/* clock_gettime without a PLT call: the vDSO's, else libc's (resolved
+ * when the library is loaded). */
+extern weft__gettime_fn weft__gettime WEFT__HIDDEN;
+/* 1: the trace clock is the TSC (WEFT_CLOCK=tsc); set by weft_open. */
+extern int weft__clock_tsc WEFT__HIDDEN;
+/* Added to every trace clock reading, in ticks: WEFT_TEST_CLOCK_SHIFT_NS,
+ * for tests only (a host whose clock is off). */
+extern uint64_t weft__clock_shift WEFT__HIDDEN;
+
+/* Chooses the trace clock from WEFT_CLOCK's value (NULL: monotonic) and
+ * the test shift; sets *resolution (ticks per second, for Hello). Returns
+ * 0 (tsc without an invariant TSC falls back to monotonic after a
+ * warning), or WEFT_ECONFIG after a message for an unknown value. */
+WEFT__HIDDEN int weft__clock_setup(const char *value, int64_t shift_ns,
+                                   uint64_t *resolution);
+/* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */
+WEFT__HIDDEN int weft__tsc_invariant(void);
+/* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
+WEFT__HIDDEN uint64_t weft__mono_ns(void);
+/* One line "weft: ..." on stderr. */
+WEFT__HIDDEN void weft__warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* The trace clock in ticks (ns unless WEFT_CLOCK=tsc). Inline and without
+ * PLT calls: the record path's clock. */
 static inline uint64_t weft__now(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#if defined(__x86_64__)
+    if (WEFT__UNLIKELY(weft__clock_tsc))
+        return __builtin_ia32_rdtsc() + weft__clock_shift;
+#endif
+    weft__gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+           weft__clock_shift;
 }
 
 #endif

@@ -85,7 +85,9 @@ WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list);
  * If weftd cannot be reached, prints one warning and returns 0: the
  * application runs on and records are discarded (unless WEFT_REQUIRED=1,
  * then WEFT_ECONNECT). Bad environment values give WEFT_ECONFIG with a
- * message on stderr. Calling it twice is harmless. */
+ * message on stderr. Calling it twice is harmless. It also installs the
+ * fatal signal handlers (WEFT_SIGNALS, README) where the disposition is
+ * still the default. */
 WEFT_API int weft_open(void);
 /* Flushes every thread's records, says goodbye and waits (bounded) until
  * weftd holds everything. Call it after the recording threads have
@@ -93,7 +95,8 @@ WEFT_API int weft_open(void);
 WEFT_API int weft_close(void);
 /* 1 while connected to weftd. */
 WEFT_API int weft_connected(void);
-/* The trace clock: CLOCK_MONOTONIC in nanoseconds. */
+/* The trace clock: CLOCK_MONOTONIC in nanoseconds, or TSC ticks with
+ * WEFT_CLOCK=tsc (chosen by weft_open: read it after opening). */
 WEFT_API uint64_t weft_time(void);
 /* The calling thread's location index (0, 1, ... in order of first use);
  * its OTF2 location id in the archive is rank * 2^32 + index. */

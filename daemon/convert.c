@@ -53,6 +53,20 @@
  * tables are freed.
  * Times go out in seconds at the resolution written to ClockProperties.
  *
+ * Clocks (see proto/clock.h and README "Clocks"): traces from several
+ * hosts line up through OTF2 ClockOffset definitions, not by rewriting
+ * timestamps. libweft measures its offset to weftd's CLOCK_MONOTONIC at
+ * start and before Goodbye and sends it as ClockOffset records (offset in
+ * ns), which go to the local definitions of the member's locations;
+ * readers (otf2-print, the otf2 Python module) apply them, interpolating
+ * linearly between them. The archive's timer resolution is the members'
+ * common one; when members differ (WEFT_CLOCK=tsc calibrates a frequency
+ * per process), or a member not counting ns has ClockOffsets, it is 1 ns
+ * and the timestamps of the other members (event times, BufferFlush
+ * stopTime, ClockOffset times, the Hello's clock_at_realtime) are scaled
+ * to ns. ClockProperties' globalOffset and traceLength, and the catalog's
+ * time range, are in corrected (offset-applied) time.
+ *
  * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
  * and POOL_TOTAL overall (a writer may always have one), and give a
@@ -74,6 +88,7 @@
 
 #include <otf2/otf2.h>
 
+#include "clock.h"
 #include "codec.h"
 #include "journal.h"
 #include "record.h"
@@ -141,6 +156,9 @@ typedef struct member {
     uint64_t node;      /* system tree node of its host, from pass 1 */
     weft_record *local_defs; /* WEFT_DF_LOCAL records (scalars only) */
     size_t nlocal, local_cap;
+    int rescale;        /* its ticks are scaled to the trace's ns */
+    weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
+    size_t noffsets;
 } member;
 
 typedef struct conv {
@@ -908,6 +926,93 @@ static int prof_result(conv *c)
     return 0;
 }
 
+/* ---- clocks ------------------------------------------------------------ */
+
+/* m's time t (trace ticks) on weftd's clock: t plus m's ClockOffset at t,
+ * as readers apply it; 0 when that would be negative. */
+static uint64_t corrected(const member *m, uint64_t t)
+{
+    int64_t off = weft_clock_offset_at(m->offsets, m->noffsets, t);
+
+    if (off < 0 && (uint64_t)-off > t)
+        return 0;
+    return t + (uint64_t)off;
+}
+
+/* Widens the trace's time range by m's event at t. */
+static void note_time(conv *c, const member *m, uint64_t t)
+{
+    uint64_t lo = t, hi = t;
+
+    if (m->noffsets) {
+        /* A ns of margin: readers may round the interpolated offset the
+         * other way. */
+        lo = hi = corrected(m, t);
+        lo -= lo > 0;
+        hi += hi < UINT64_MAX - 1;
+    }
+    if (!c->any_event || lo < c->tmin)
+        c->tmin = lo;
+    if (!c->any_event || hi > c->tmax)
+        c->tmax = hi;
+    c->any_event = 1;
+}
+
+/* Scales the timestamps of event r of m from its ticks to ns. */
+static void rescale_event(const member *m, weft_record *r)
+{
+    r->time = weft_clock_ticks_to_ns(r->time, m->timer_resolution);
+    if (r->type == WEFT_REC_BufferFlush)
+        r->u.BufferFlush.stopTime = weft_clock_ticks_to_ns(
+            r->u.BufferFlush.stopTime, m->timer_resolution);
+}
+
+/* Orders m's ClockOffsets by time (readers interpolate between
+ * neighbours; a member's own records come in time order, but a process
+ * may add some of its own), scales their times when m is rescaled, and
+ * keeps the (time, offset) points for corrected(). */
+static int prepare_offsets(conv *c, member *m)
+{
+    size_t n = 0;
+
+    for (size_t i = 1; i < m->nlocal; i++) {
+        weft_record r = m->local_defs[i];
+        size_t k = i;
+        if (r.type != WEFT_REC_ClockOffset)
+            continue;
+        while (k > 0 && m->local_defs[k - 1].type == WEFT_REC_ClockOffset &&
+               m->local_defs[k - 1].u.ClockOffset.time >
+                   r.u.ClockOffset.time) {
+            m->local_defs[k] = m->local_defs[k - 1];
+            k--;
+        }
+        m->local_defs[k] = r;
+    }
+    for (size_t i = 0; i < m->nlocal; i++) {
+        weft_record *r = &m->local_defs[i];
+        if (r->type != WEFT_REC_ClockOffset)
+            continue;
+        if (m->rescale)
+            r->u.ClockOffset.time = weft_clock_ticks_to_ns(
+                r->u.ClockOffset.time, m->timer_resolution);
+        n++;
+    }
+    if (!n)
+        return 0;
+    m->offsets = calloc(n, sizeof *m->offsets);
+    if (!m->offsets)
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->nlocal; i++) {
+        const weft_record *r = &m->local_defs[i];
+        if (r->type != WEFT_REC_ClockOffset)
+            continue;
+        m->offsets[m->noffsets].time = r->u.ClockOffset.time;
+        m->offsets[m->noffsets].offset = r->u.ClockOffset.offset;
+        m->noffsets++;
+    }
+    return 0;
+}
+
 /* ---- pass 2 ----------------------------------------------------------- */
 
 static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
@@ -927,6 +1032,8 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
     weft_decoder_init(&d, e->payload, e->len, 1, e->base_time);
     while ((rc = weft_decoder_next(&d, &r)) == 1) {
         n++;
+        if (m->rescale)
+            rescale_event(m, &r);
         rc = weft_unify_map_event(c->u, m->rank, &r, &c->scratch, msg,
                                   sizeof msg);
         if (rc < 0) {
@@ -955,11 +1062,7 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
         }
         l->events++;
         l->last_time = r.time;
-        if (!c->any_event || r.time < c->tmin)
-            c->tmin = r.time;
-        if (!c->any_event || r.time > c->tmax)
-            c->tmax = r.time;
-        c->any_event = 1;
+        note_time(c, m, r.time);
     }
     if (rc < 0) {
         n++;
@@ -1316,12 +1419,16 @@ static int put(conv *c, OTF2_GlobalDefWriter *gw, const weft_record *r)
 static uint64_t realtime_at(const member *m, uint64_t t, uint64_t res)
 {
     long double ns;
+    uint64_t at;
 
     if (!m->realtime_ns)
         return OTF2_UNDEFINED_TIMESTAMP;
+    at = m->rescale ? weft_clock_ticks_to_ns(m->clock_at_realtime,
+                                             m->timer_resolution)
+                    : m->clock_at_realtime;
+    at = corrected(m, at);
     ns = (long double)m->realtime_ns +
-         ((long double)t - (long double)m->clock_at_realtime) * 1e9L /
-             (long double)res;
+         ((long double)t - (long double)at) * 1e9L / (long double)res;
     if (ns < 0 || ns >= 18446744073709551615.0L)
         return OTF2_UNDEFINED_TIMESTAMP;
     return (uint64_t)(ns + 0.5L);
@@ -1514,22 +1621,41 @@ static int fill_result(conv *c)
     return 0;
 }
 
-/* Checks the members' clocks agree and picks the trace's resolution. */
+/* 1 if m has ClockOffset records. */
+static int has_offsets(const member *m)
+{
+    for (size_t i = 0; i < m->nlocal; i++)
+        if (m->local_defs[i].type == WEFT_REC_ClockOffset)
+            return 1;
+    return 0;
+}
+
+/* Picks the trace's resolution: the members' common one, else 1 ns, with
+ * the members that count otherwise rescaled (see the DESIGN note); then
+ * prepares every member's clock offsets. */
 static int pick_resolution(conv *c)
 {
+    int differ = 0, rc;
+
     c->resolution = 0;
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
         if (!m->timer_resolution)
             continue;
-        if (c->resolution && m->timer_resolution != c->resolution)
-            return fail(c, WEFT_ECORRUPT, "%s: timer resolution %" PRIu64
-                        " differs from %" PRIu64 " of an earlier member",
-                        m->path, m->timer_resolution, c->resolution);
+        if ((c->resolution && m->timer_resolution != c->resolution) ||
+            (m->timer_resolution != DEFAULT_RESOLUTION && has_offsets(m)))
+            differ = 1;
         c->resolution = m->timer_resolution;
     }
-    if (!c->resolution)
+    if (!c->resolution || differ)
         c->resolution = DEFAULT_RESOLUTION;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        m->rescale = m->timer_resolution &&
+                     m->timer_resolution != c->resolution;
+        if ((rc = prepare_offsets(c, m)) < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -1630,6 +1756,7 @@ out:
             prof_loc_free(&c.mems[i].locs[k].prof);
         free(c.mems[i].locs);
         free(c.mems[i].local_defs);
+        free(c.mems[i].offsets);
     }
     free(c.mems);
     free(c.loc_refs);

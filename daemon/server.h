@@ -74,6 +74,7 @@ typedef struct weft_conn {
                                   began (else accept, or the last resume),
                                   for idle_timeout */
     struct weft_member *member; /* set by Hello */
+    uint32_t clock_syncs;      /* ClockSync requests answered (session.c) */
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
     char rbuf[WEFT_READ_CHUNK];

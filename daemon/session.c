@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codec.h"
 #include "frame.h"
@@ -749,6 +750,44 @@ static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     weft_conn_close(c);
 }
 
+/* ---- clock offsets ---- */
+
+/* ClockSync requests answered per connection: libweft sends 8 when it
+ * starts and 8 before its Goodbye; more is a client measuring in a loop,
+ * which would cost the loop thread, so it is a protocol error. */
+#define WEFT_MAX_CLOCK_SYNCS 64u
+
+/* weftd's clock for clock offsets: CLOCK_MONOTONIC in ns. */
+static uint64_t server_clock_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Answers a ClockSync at once, from the loop thread, with the same id and
+ * client_time and weftd's clock now. Nothing is stored here: the client
+ * computes its offset and sends it as a ClockOffset definition, which is
+ * journaled (and survives restarts) like every definition. */
+static void on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync reply = WEFT__CLOCK_SYNC__INIT;
+
+    if (++c->clock_syncs > WEFT_MAX_CLOCK_SYNCS) {
+        weft_conn_fail(c, WEFT_ELIMIT, "more than %u ClockSync requests on "
+                       "one connection", WEFT_MAX_CLOCK_SYNCS);
+        return;
+    }
+    reply.id = cs->id;
+    reply.client_time = cs->client_time;
+    reply.server_time = server_clock_ns();
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &reply;
+    send_env(c, &env);
+}
+
 void weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
     if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO && !c->member) {
@@ -768,6 +807,9 @@ void weft_session_frame(weft_conn *c, const Weft__Envelope *env)
         break;
     case WEFT__ENVELOPE__MSG_GOODBYE:
         on_goodbye(c, env->goodbye);
+        break;
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
+        on_clock_sync(c, env->clock_sync);
         break;
     default:
         weft_conn_fail(c, WEFT_EPROTO, "unexpected %s from a client",
