@@ -127,7 +127,7 @@
 /* WEFT_TAGS: at most this many tags, this many bytes in all. */
 #define WEFT__MAX_TAGS 64u
 #define WEFT__TAGS_MAX 4095u
-#define WEFT__TAG_KEY_MAX 128u
+#define WEFT__TAG_KEY_MAX 64u   /* weftd refuses longer keys */
 /* Default of WEFT_SIGNAL_FLUSH_MS: how long a fatal signal waits for the
  * sender to ship what was recorded. */
 #define WEFT__DEFAULT_SIGNAL_FLUSH_MS 1000u
