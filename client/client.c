@@ -499,7 +499,7 @@ static int tag_key_char(char c)
 static int parse_tags(weft__config *c)
 {
     const char *v = env("WEFT_TAGS"), *s;
-    char *out = c->tagbuf, bad[96];
+    char *out = c->tagbuf, bad[160];
     size_t klen;
 
     c->ntags = 0;

@@ -88,7 +88,8 @@ bad 'novalue' "'novalue' is not key=value"
 bad 'a=1,a=2' "key 'a' appears twice"
 bad 'a=1,' "a ',' ends the list"
 bad "$(printf 'k%d=v,' $(seq 65))x=1" "more than 64 tags"
-bad "$(head -c 65 /dev/zero | tr '\0' k)=v" "key of 1 to 64 characters"
+bad "$(head -c 65 /dev/zero | tr '\0' k)=v" \
+    "'$(head -c 48 /dev/zero | tr '\0' k)' is not key=value with a key of 1 to 64 characters"
 bad "k=$(head -c 4100 /dev/zero | tr '\0' v)" "longer than 4095 bytes"
 echo "bad tags: warned and ignored"
 
