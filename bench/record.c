@@ -14,11 +14,12 @@
  *
  *   bench/record [-n PAIRS] [-r REPEATS] [-p POOL]
  *
- * -p sets WEFT_POOL_SIZE (buffers of 64 KiB). With the default pool (64)
- * the 2-thread wall time measures how fast weftd and the sender drain the
- * buffers on this machine (the app threads wait for free buffers when
- * they record faster than that); a pool that holds the whole run (e.g.
- * -p 1024 for the default -n) measures the record path alone. The trace
+ * -p sets WEFT_POOL_SIZE (buffers of 64 KiB). The default pool (256,
+ * 16 MiB) holds the 2 x 6 MB of the default -n on two threads, so the run
+ * measures the record path; when a run records more than the pool holds
+ * (e.g. -n 4000000, or a smaller -p), the wall time also shows how fast
+ * weftd and the sender drain the buffers on this machine: the app threads
+ * wait for free buffers when they record faster than that. The trace
  * clock of (b) is WEFT_CLOCK's (monotonic or tsc), printed in the header.
  */
 #include <errno.h>
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
 
     printf("bench/record: %" PRIu64 " Enter/Leave pairs per thread, median of "
            "%d runs, ns per pair (slowest thread); pool %s buffers, clock "
-           "%s\n", npairs, repeats, pool ? pool : "64 (default)",
+           "%s\n", npairs, repeats, pool ? pool : "256 (default)",
            clock && *clock ? clock : "monotonic");
     printf("(a) weft_evt_Enter/Leave, timestamps passed in; (b) weft_enter/"
            "weft_leave, own clock;\notf2: OTF2_EvtWriter_Enter/Leave in this "

@@ -327,10 +327,19 @@ int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
     while ((rc = weft_decoder_next(&dec, &r)) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         n++;
+        prev = r.time;
+        /* Enter/Leave, most of any trace: their one field is a region. */
+        if ((r.type == WEFT_REC_Enter || r.type == WEFT_REC_Leave) &&
+            !r.attributes) {
+            uint32_t region = r.type == WEFT_REC_Enter ? r.u.Enter.region
+                                                       : r.u.Leave.region;
+            if (region == OTF2_UNDEFINED_REGION ||
+                weft_idset_has(&m->defined[WEFT_REF_REGION], region))
+                continue;
+        }
         rc = check_record(m, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
-        prev = r.time;
     }
     if (rc < 0) {
         snprintf(err, errlen, "%s", dec.error);

@@ -791,6 +791,21 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
         return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
                     "type %" PRIu32 " is not an event", mid, ev->type);
     m = member_find(u, mid);
+    /* Enter/Leave, most of any trace: one region, mapped directly (an
+     * unknown one goes the generic way, which says why). */
+    if ((ev->type == WEFT_REC_Enter || ev->type == WEFT_REC_Leave) &&
+        !ev->attributes) {
+        uint32_t *region = ev->type == WEFT_REC_Enter ? &ev->u.Enter.region
+                                                      : &ev->u.Leave.region;
+        uint32_t g = *region == OTF2_UNDEFINED_REGION
+                         ? 0 : map_get(m, WEFT_REF_REGION, *region);
+        if (*region == OTF2_UNDEFINED_REGION)
+            return 0;
+        if (g) {
+            *region = g - 1u;
+            return 0;
+        }
+    }
     rc = map_refs(u, m, mid, 0, d, ev, &scratch->buf, &scratch->cap, err,
                   errlen);
     if (rc == 0 && ev->attributes) {
