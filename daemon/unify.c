@@ -790,7 +790,16 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
     if (!d || !d->is_event)
         return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
                     "type %" PRIu32 " is not an event", mid, ev->type);
-    m = member_find(u, mid);
+    /* Events come in runs of one member: remember its lookup. */
+    if (scratch->unifier == u && scratch->member &&
+        scratch->member_id == mid) {
+        m = scratch->member;
+    } else {
+        m = member_find(u, mid);
+        scratch->unifier = u;
+        scratch->member = m;
+        scratch->member_id = mid;
+    }
     /* Enter/Leave, most of any trace: one region, mapped directly (an
      * unknown one goes the generic way, which says why). */
     if ((ev->type == WEFT_REC_Enter || ev->type == WEFT_REC_Leave) &&

@@ -44,7 +44,9 @@ typedef struct weft_unifier weft_unifier;
 #define WEFT_UNIFY_ALL UINT32_MAX
 
 /* Memory for the reference arrays of mapped events and their attribute
- * lists; owned by the caller, zero-initialise it and free it with
+ * lists, and the last member looked up; owned by the caller,
+ * zero-initialise it, use it with one unifier only (members are never
+ * removed from a unifier while it lives) and free it with
  * weft_unify_scratch_free. */
 typedef struct weft_unify_scratch {
     void *buf;
@@ -52,6 +54,9 @@ typedef struct weft_unify_scratch {
     void *abuf;        /* arrays of the attribute list */
     size_t acap;
     weft_record attrs; /* the mapped attribute list */
+    const void *member; /* the member last looked up (of `unifier`) */
+    const void *unifier;
+    uint32_t member_id;
 } weft_unify_scratch;
 
 /* Creates an empty unifier. max_ids (0: the default, at most 2^31) bounds
