@@ -1648,7 +1648,11 @@ static void global_help(FILE *out)
         char lhs[64];
         snprintf(lhs, sizeof lhs, "%s %s", commands[i].name,
                  commands[i].synopsis);
-        fprintf(out, "  %-22s %s\n", lhs, commands[i].summary);
+        /* A synopsis too long for the column gets a line of its own. */
+        if (strlen(lhs) > 22)
+            fprintf(out, "  %s\n  %-22s %s\n", lhs, "", commands[i].summary);
+        else
+            fprintf(out, "  %-22s %s\n", lhs, commands[i].summary);
     }
     fprintf(out,
             "\n"
