@@ -196,8 +196,20 @@ expect 1 "no trace 'NOPE'" W profile NOPE
 expect 2 "--sort 'time': not one of excl, incl, visits, name" W profile 1 --sort time
 expect 2 "--limit '-1'" W profile 1 --limit -1
 
+# verify, export and sql on the same traces (exact times, odd names):
+# golden outputs too.
+golden verify-a.txt 0 W verify 1
+golden verify-b.txt 0 W verify "$B"
+export_json() { W export "$1" --format chrome-json -o "$TMP/export.json" && cat "$TMP/export.json"; }
+golden export-a.json 0 export_json 1
+golden export-b.json 0 export_json 2
+SQL="SELECT t.id, t.name, t.state, t.events, g.key, g.value FROM traces t LEFT JOIN tags g ON g.trace_id = t.id ORDER BY t.id, g.key"
+golden sql.txt 0 W sql "$SQL"
+golden sql.csv 0 W sql --csv "$SQL"
+golden sql.json 0 W sql --json "$SQL"
+
 # rm: the rows of members, tags and regions go with the trace.
-W rm 3 >/dev/null || fail "weft rm 3"
+golden rm.txt 0 W rm 3
 [ "$("$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(sum(c.execute("SELECT count(*) FROM " + t + " WHERE trace_id=3").fetchone()[0] for t in ("members", "tags", "regions", "locations")))' "$CAT")" -eq 0 ] ||
     fail "rm left rows of trace 3"
 
