@@ -7,7 +7,7 @@
  *   that pass 2 never meets an event whose definition comes later.
  *   Pass 2 replays the event batches through libotf2, one EvtWriter per
  *   location; a member's writers are closed when its journal is done, so
- *   only one member's writers hold memory at a time.
+ *   only the members being replayed hold writers.
  * Entries whose seq is not above the last one seen for the same (member,
  * location) or (member, definitions) are resends and are skipped, the
  * same way in both passes. Then one empty local DefWriter per location,
@@ -53,6 +53,21 @@
  * tables are freed.
  * Times go out in seconds at the resolution written to ClockProperties.
  *
+ * Threads (issue #5): pass 2 replays several members at once, one member
+ * per worker thread at a time (weft_convert_input.threads; 1 replays them
+ * one after the other on the calling thread). Workers claim members in
+ * rank order; each has its own copy of the conversion state for pass 2
+ * (decoder, unifier scratch, attribute list, referenced locations, time
+ * range, profile sums and its error) and writes only the locations of the
+ * member it holds, which libotf2 allows once its pthread locking
+ * callbacks are installed. What a member yields that depends on order
+ * (its per-location profile rows, its error) is kept with the member; the
+ * rest (sums, min/max, sets) does not depend on order. After the workers
+ * are joined everything is merged in rank order, and the error reported
+ * is that of the lowest rank that failed (no member is claimed after a
+ * failure, and every lower rank was claimed before), so the archive and
+ * the result are the same whatever the number of threads.
+ *
  * Clocks (see proto/clock.h and README "Clocks"): traces from several
  * hosts line up through OTF2 ClockOffset definitions, not by rewriting
  * timestamps. libweft measures its offset to weftd's CLOCK_MONOTONIC at
@@ -71,6 +86,7 @@
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
  * and POOL_TOTAL overall (a writer may always have one), and give a
  * definition writer one chunk at a time, so it is written out when full.
+ * The overall count is shared by the workers (a mutex).
  */
 #include "convert.h"
 
@@ -79,6 +95,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +104,7 @@
 #include <unistd.h>
 
 #include <otf2/otf2.h>
+#include <otf2/OTF2_Pthread_Locks.h>
 
 #include "clock.h"
 #include "codec.h"
@@ -159,29 +177,44 @@ typedef struct member {
     int rescale;        /* its ticks are scaled to the trace's ns */
     weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
     size_t noffsets;
+    /* Pass 2, set by the worker that replayed it: */
+    weft_region_row *prows; /* its per-location profile rows (ticks) */
+    size_t nprows;
+    int rc;             /* 0, or why it failed with error (malloc'd) */
+    char *error;
 } member;
 
+/* Event chunks held by all writers of the archive (memory callbacks). */
+typedef struct chunk_budget {
+    pthread_mutex_t lock;
+    size_t chunks;
+} chunk_budget;
+
+/* The state of one conversion. During pass 2 each worker has a copy
+ * (worker_init): the members, unifier, archive and the figures of pass 1
+ * are shared and read only (each member is touched by the one worker
+ * that replays it); the fields marked "own" are the worker's. */
 typedef struct conv {
     const weft_convert_input *in;
-    weft_convert_result *out;
+    weft_convert_result *out; /* own: a worker's error goes to its own */
     member *mems;       /* sorted by rank */
     size_t nmems;
     weft_unifier *u;
-    weft_unify_scratch scratch;
+    weft_unify_scratch scratch; /* own */
     OTF2_Archive *archive;
-    size_t chunks;      /* event chunks held by all writers */
+    chunk_budget *pool; /* shared by the memory callbacks */
     uint64_t resolution;
-    uint64_t tmin, tmax;
-    int any_event;
+    uint64_t tmin, tmax; /* own */
+    int any_event;      /* own */
     uint64_t nodes;     /* system tree nodes: the root and one per host */
-    OTF2_AttributeList *al; /* reused for every event with attributes */
-    uint64_t *loc_refs; /* location ids referenced by records */
+    OTF2_AttributeList *al; /* own; reused for every event with attributes */
+    uint64_t *loc_refs; /* own; location ids referenced by records */
     size_t nloc_refs, loc_refs_cap;
     size_t nregions;    /* unified regions (known after pass 1) */
-    prof_sum *psum;     /* by region id, over all locations */
-    weft_region_row *prows; /* per-location rows, times still in ticks */
+    prof_sum *psum;     /* own; by region id, over all locations */
+    weft_region_row *prows; /* own; per-location rows, times in ticks */
     size_t nprows, prows_cap;
-    uint64_t anomalies;
+    uint64_t anomalies; /* own */
 } conv;
 
 typedef struct chunk_pool {
@@ -332,11 +365,20 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type,
 /* No post-flush callback: it would insert BufferFlush events. */
 static const OTF2_FlushCallbacks flush_callbacks = { pre_flush, NULL };
 
+static void chunk_budget_put(chunk_budget *b, size_t n)
+{
+    pthread_mutex_lock(&b->lock);
+    assert(b->chunks >= n);
+    b->chunks -= n;
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Called by the thread that uses the writer (any worker). */
 static void *chunk_alloc(void *data, OTF2_FileType type,
                          OTF2_LocationRef location, void **per_buffer,
                          uint64_t size)
 {
-    conv *c = data;
+    chunk_budget *b = data;
     chunk_pool *p = *per_buffer;
     int events = type == OTF2_FILETYPE_EVENTS;
     void *chunk;
@@ -351,14 +393,23 @@ static void *chunk_alloc(void *data, OTF2_FileType type,
     /* NULL makes libotf2 write out this buffer's chunks and free them. */
     if (p->n >= (events ? POOL_PER_WRITER : 1))
         return NULL;
-    if (events && p->n > 0 && c->chunks >= POOL_TOTAL)
-        return NULL;
+    if (events) {
+        int full;
+        pthread_mutex_lock(&b->lock);
+        full = p->n > 0 && b->chunks >= POOL_TOTAL;
+        if (!full)
+            b->chunks++;
+        pthread_mutex_unlock(&b->lock);
+        if (full)
+            return NULL;
+    }
     chunk = malloc(size);
-    if (!chunk)
+    if (!chunk) {
+        if (events)
+            chunk_budget_put(b, 1);
         return NULL;
+    }
     p->chunk[p->n++] = chunk;
-    if (events)
-        c->chunks++;
     return chunk;
 }
 
@@ -366,7 +417,7 @@ static void chunk_free_all(void *data, OTF2_FileType type,
                            OTF2_LocationRef location, void **per_buffer,
                            bool final)
 {
-    conv *c = data;
+    chunk_budget *b = data;
     chunk_pool *p = *per_buffer;
 
     (void)location;
@@ -374,8 +425,8 @@ static void chunk_free_all(void *data, OTF2_FileType type,
         return;
     for (size_t i = 0; i < p->n; i++)
         free(p->chunk[i]);
-    if (type == OTF2_FILETYPE_EVENTS)
-        c->chunks -= p->n;
+    if (type == OTF2_FILETYPE_EVENTS && p->n)
+        chunk_budget_put(b, p->n);
     p->n = 0;
     if (final) {
         free(p);
@@ -1335,7 +1386,10 @@ static int open_archive(conv *c)
     orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks, NULL);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_SetMemoryCallbacks(c->archive, &memory_callbacks,
-                                              c);
+                                              c->pool);
+    /* Workers get and close event writers of one archive at once. */
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Pthread_Archive_SetLockingCallbacks(c->archive, NULL);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_SetSerialCollectiveCallbacks(c->archive);
     if (orc == OTF2_SUCCESS)
@@ -1659,6 +1713,238 @@ static int pick_resolution(conv *c)
     return 0;
 }
 
+/* ---- pass 2 on worker threads (see the DESIGN note) ------------------ */
+
+/* Hands the members out to the workers in rank order. */
+typedef struct pass2 {
+    pthread_mutex_t lock;
+    size_t next;        /* index of the next member to replay */
+    int stop;           /* a member failed: hand out no more */
+} pass2;
+
+typedef struct worker {
+    pass2 *p;
+    conv c;                  /* the trace's, with its own pass-2 part */
+    weft_convert_result out; /* only its error is used */
+    pthread_t tid;
+    int started;             /* tid is a thread to join */
+} worker;
+
+/* Gives w a copy of c whose "own" fields are new and empty. Returns 0 or
+ * WEFT_ENOMEM; worker_free frees what it got either way. */
+static int worker_init(worker *w, const conv *c, pass2 *p)
+{
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->c = *c;
+    w->c.out = &w->out;
+    memset(&w->c.scratch, 0, sizeof w->c.scratch);
+    w->c.tmin = w->c.tmax = 0;
+    w->c.any_event = 0;
+    w->c.loc_refs = NULL;
+    w->c.nloc_refs = w->c.loc_refs_cap = 0;
+    w->c.prows = NULL;
+    w->c.nprows = w->c.prows_cap = 0;
+    w->c.anomalies = 0;
+    w->c.al = OTF2_AttributeList_New();
+    w->c.psum = calloc(c->nregions ? c->nregions : 1, sizeof *w->c.psum);
+    return w->c.al && w->c.psum ? 0 : WEFT_ENOMEM;
+}
+
+static void worker_free(worker *w)
+{
+    if (w->c.al)
+        OTF2_AttributeList_Delete(w->c.al);
+    free(w->c.psum);
+    free(w->c.loc_refs);
+    for (size_t i = 0; i < w->c.nprows; i++)
+        free(w->c.prows[i].region);
+    free(w->c.prows);
+    weft_unify_scratch_free(&w->c.scratch);
+}
+
+/* Replays member m with c (a worker's copy), closes its writers, finishes
+ * the profiles of its locations and gives m its rows. */
+static int replay_member(conv *c, member *m)
+{
+    int rc = open_writers(c, m);
+
+    if (rc == 0)
+        rc = read_member(c, m, 2);
+    if (rc == 0)
+        rc = close_writers(c, m);
+    else
+        close_writers(c, m);
+    for (size_t k = 0; rc == 0 && k < m->nlocs; k++)
+        rc = prof_finish_loc(c, m, &m->locs[k]);
+    m->prows = c->prows;
+    m->nprows = c->nprows;
+    c->prows = NULL;
+    c->nprows = c->prows_cap = 0;
+    return rc;
+}
+
+/* The next member to replay, NULL when there is none or one failed. */
+static member *claim_member(pass2 *p, const conv *c)
+{
+    member *m = NULL;
+
+    pthread_mutex_lock(&p->lock);
+    if (!p->stop && p->next < c->nmems)
+        m = &c->mems[p->next++];
+    pthread_mutex_unlock(&p->lock);
+    return m;
+}
+
+static void *worker_run(void *arg)
+{
+    worker *w = arg;
+    member *m;
+
+    while ((m = claim_member(w->p, &w->c)) != NULL) {
+        w->out.error[0] = '\0';
+        m->rc = replay_member(&w->c, m);
+        if (m->rc < 0) {
+            m->error = strdup(w->out.error);
+            pthread_mutex_lock(&w->p->lock);
+            w->p->stop = 1;
+            pthread_mutex_unlock(&w->p->lock);
+        }
+    }
+    return NULL;
+}
+
+/* Adds what worker w gathered that does not depend on order to c. */
+static int worker_merge(conv *c, const worker *w)
+{
+    const conv *x = &w->c;
+
+    if (c->nloc_refs + x->nloc_refs > c->loc_refs_cap) {
+        size_t cap = c->nloc_refs + x->nloc_refs;
+        uint64_t *p = realloc(c->loc_refs, cap * sizeof *p);
+        if (!p)
+            return fail(c, WEFT_ENOMEM, "out of memory");
+        c->loc_refs = p;
+        c->loc_refs_cap = cap;
+    }
+    if (x->nloc_refs)
+        memcpy(c->loc_refs + c->nloc_refs, x->loc_refs,
+               x->nloc_refs * sizeof *x->loc_refs);
+    c->nloc_refs += x->nloc_refs;
+    if (x->any_event) {
+        if (!c->any_event || x->tmin < c->tmin)
+            c->tmin = x->tmin;
+        if (!c->any_event || x->tmax > c->tmax)
+            c->tmax = x->tmax;
+        c->any_event = 1;
+    }
+    for (size_t r = 0; r < c->nregions; r++) {
+        c->psum[r].visits += x->psum[r].visits;
+        c->psum[r].incl += x->psum[r].incl;
+        c->psum[r].excl += x->psum[r].excl;
+    }
+    c->anomalies += x->anomalies;
+    return 0;
+}
+
+/* Moves the members' per-location profile rows to c->prows, in rank
+ * order. */
+static int gather_rows(conv *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        n += c->mems[i].nprows;
+    if (!n)
+        return 0;
+    c->prows = malloc(n * sizeof *c->prows);
+    if (!c->prows)
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    c->prows_cap = n;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        if (m->nprows)
+            memcpy(c->prows + c->nprows, m->prows,
+                   m->nprows * sizeof *m->prows);
+        c->nprows += m->nprows;
+        free(m->prows);
+        m->prows = NULL;
+        m->nprows = 0;
+    }
+    return 0;
+}
+
+/* Threads for pass 2: in->threads or the online CPUs, at most
+ * WEFT_CONVERT_MAX_THREADS and at most one per member. */
+static unsigned pick_threads(const conv *c)
+{
+    unsigned n = c->in->threads;
+
+    if (!n) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? (unsigned)(cpus < WEFT_CONVERT_MAX_THREADS
+                                      ? cpus : WEFT_CONVERT_MAX_THREADS)
+                     : 1;
+    }
+    if (n > WEFT_CONVERT_MAX_THREADS)
+        n = WEFT_CONVERT_MAX_THREADS;
+    if (n > c->nmems)
+        n = (unsigned)c->nmems;
+    return n ? n : 1;
+}
+
+/* Pass 2: replays every member on nthreads threads (this one and
+ * nthreads - 1 started here) and merges their results into c in rank
+ * order. Returns 0, or the code and error of the lowest rank that
+ * failed. */
+static int replay_members(conv *c, unsigned nthreads)
+{
+    pass2 p;
+    worker *w;
+    unsigned n = 0;
+    int rc = 0;
+
+    memset(&p, 0, sizeof p);
+    pthread_mutex_init(&p.lock, NULL);
+    w = calloc(nthreads, sizeof *w);
+    if (!w) {
+        rc = fail(c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (n = 0; n < nthreads; n++) {
+        if (worker_init(&w[n], c, &p) < 0) {
+            n++;
+            rc = fail(c, WEFT_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    /* A thread that cannot be started leaves its share to the others. */
+    for (unsigned i = 1; i < nthreads; i++)
+        w[i].started = pthread_create(&w[i].tid, NULL, worker_run,
+                                      &w[i]) == 0;
+    worker_run(&w[0]);
+    for (unsigned i = 1; i < nthreads; i++)
+        if (w[i].started)
+            pthread_join(w[i].tid, NULL);
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        if (m->rc < 0) {
+            rc = fail(c, m->rc, "%s", m->error ? m->error : "out of memory");
+            goto out;
+        }
+    }
+    for (unsigned i = 0; i < nthreads && rc == 0; i++)
+        rc = worker_merge(c, &w[i]);
+    if (rc == 0)
+        rc = gather_rows(c);
+out:
+    for (unsigned i = 0; i < n; i++)
+        worker_free(&w[i]);
+    free(w);
+    pthread_mutex_destroy(&p.lock);
+    return rc;
+}
+
 /* Converts the trace in in->trace_dir into an archive in
  * in->archive_dir (an archive left there by an earlier attempt is
  * replaced). Returns 0 with *out filled (out->locations is the caller's:
@@ -1668,24 +1954,23 @@ static int pick_resolution(conv *c)
 int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
 {
     conv c;
+    chunk_budget pool;
     int rc = 0;
 
     assert(in && in->trace_dir && in->archive_dir && out);
     memset(out, 0, sizeof *out);
     memset(&c, 0, sizeof c);
+    memset(&pool, 0, sizeof pool);
+    pthread_mutex_init(&pool.lock, NULL);
     c.in = in;
     c.out = out;
+    c.pool = &pool;
     c.u = weft_unify_new(0);
     if (!c.u) {
         rc = fail(&c, WEFT_ENOMEM, "out of memory");
         goto out;
     }
     c.nodes = 1;
-    c.al = OTF2_AttributeList_New();
-    if (!c.al) {
-        rc = fail(&c, WEFT_ENOMEM, "out of memory");
-        goto out;
-    }
     if ((rc = list_journals(&c)) < 0)
         goto out;
     if ((rc = number_location_groups(&c)) < 0)
@@ -1706,20 +1991,8 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     }
     if ((rc = open_archive(&c)) < 0)
         goto out;
-    for (size_t i = 0; i < c.nmems; i++) {
-        member *m = &c.mems[i];
-        rc = open_writers(&c, m);
-        if (rc == 0)
-            rc = read_member(&c, m, 2);
-        if (rc == 0)
-            rc = close_writers(&c, m);
-        else
-            close_writers(&c, m);
-        for (size_t k = 0; rc == 0 && k < m->nlocs; k++)
-            rc = prof_finish_loc(&c, m, &m->locs[k]);
-        if (rc < 0)
-            goto out;
-    }
+    if ((rc = replay_members(&c, pick_threads(&c))) < 0)
+        goto out;
     if ((rc = add_referenced_locations(&c)) < 0)
         goto out;
     {
@@ -1757,6 +2030,10 @@ out:
         free(c.mems[i].locs);
         free(c.mems[i].local_defs);
         free(c.mems[i].offsets);
+        for (size_t k = 0; k < c.mems[i].nprows; k++)
+            free(c.mems[i].prows[k].region);
+        free(c.mems[i].prows);
+        free(c.mems[i].error);
     }
     free(c.mems);
     free(c.loc_refs);
@@ -1768,6 +2045,7 @@ out:
         OTF2_AttributeList_Delete(c.al);
     weft_unify_scratch_free(&c.scratch);
     weft_unify_free(c.u);
+    pthread_mutex_destroy(&pool.lock);
     if (rc < 0) {
         char error[sizeof out->error];
         memcpy(error, out->error, sizeof error);

@@ -6,6 +6,8 @@
  * through libotf2's writers and writes the global definitions, with the
  * system tree, location groups (one per rank) and locations (id
  * rank * 2^32 + thread) derived from the members' Hello entries.
+ * Replaying events may use several threads (one member each at a time);
+ * the archive and the result do not depend on their number.
  */
 #ifndef WEFT_CONVERT_H
 #define WEFT_CONVERT_H
@@ -20,7 +22,14 @@ typedef struct weft_convert_input {
     const char *archive_dir; /* created; receives traces.otf2 etc. */
     const char *trace_name;  /* for the archive's description */
     uint32_t members;        /* expected members (trace size) */
+    unsigned threads;        /* members converted at once (pass 2);
+                                0: online CPUs, at most
+                                WEFT_CONVERT_MAX_THREADS */
 } weft_convert_input;
+
+/* Upper bound of weft_convert_input.threads (and of its default); the
+ * number of members found bounds it too. */
+#define WEFT_CONVERT_MAX_THREADS 8
 
 /* Per location, the region profile keeps the rows of this many regions
  * (those with the most exclusive time), so that 1000 locations of 1000

@@ -464,7 +464,7 @@ static void convert_work(uv_work_t *req)
 {
     convert_job *j = req->data;
     weft_trace *t = j->t;
-    weft_convert_input in = { t->dir, j->archive, t->name, t->size };
+    weft_convert_input in = { t->dir, j->archive, t->name, t->size, 0 };
     weft_trace_row row = { 0 };
     weft_trace_detail detail = { 0 };
     weft_member_row *members = NULL;

@@ -231,7 +231,7 @@ static int have_otf2_print(void)
 static void test_convert_smoke(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2 };
+    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0 };
     weft_convert_result res;
     int rc;
 
@@ -296,7 +296,7 @@ static void test_convert_smoke(void **state)
 static void test_convert_missing_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "partial", 2 };
+    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 0);
@@ -312,7 +312,7 @@ static void test_convert_missing_member(void **state)
 static void test_convert_decreasing_time(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
 
     /* The second batch of thread 0 starts before the first one ended. */
@@ -328,7 +328,7 @@ static void test_convert_decreasing_time(void **state)
 static void test_convert_bad_size(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
 
     write_member0(c, 130);
@@ -342,7 +342,7 @@ static void test_convert_bad_size(void **state)
 static void test_convert_undefined_ref(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 1);
@@ -356,7 +356,7 @@ static void test_convert_undefined_ref(void **state)
 static void test_convert_corrupt_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -376,7 +376,7 @@ static void test_convert_corrupt_tail(void **state)
 static void test_convert_journal_names(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -403,7 +403,7 @@ static void test_convert_journal_names(void **state)
 static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2 };
+    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -558,7 +558,7 @@ static void read_archive(const char *archive_dir, archive_info *a)
 static void test_convert_clock_covers_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "clock", 2 };
+    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0 };
     weft_convert_result res;
     archive_info a;
 
@@ -592,7 +592,7 @@ static void test_convert_clock_covers_events(void **state)
 static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "empty", 1 };
+    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
@@ -644,7 +644,7 @@ static uint64_t size_of(const char *path)
 static void test_convert_torn_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
     weft_convert_result res;
     weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
     char path[160], want[256];
@@ -691,7 +691,7 @@ static void test_convert_torn_tail(void **state)
 static void test_convert_resumed_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "resumed", 1 };
+    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
@@ -724,6 +724,248 @@ static void test_convert_resumed_member(void **state)
     }
 }
 
+/* ---- several threads (issue #5) ---------------------------------------- */
+
+#define PAR_MEMBERS 6
+#define PAR_PAIRS 300    /* Enter/Leave pairs per batch of thread 0 */
+
+enum { PAR_OK, PAR_LATE_TIME, PAR_BAD_COUNT };
+
+/* Appends a batch of PAR_PAIRS Enter/Leave pairs of regions 0..2 from
+ * t, announcing count more than it holds. */
+static uint64_t append_pairs(weft_journal *j, uint32_t thread, uint64_t seq,
+                             uint64_t t, uint32_t more)
+{
+    weft_record evs[2 * PAR_PAIRS];
+    bytes b = { 0 };
+    uint64_t prev = t;
+
+    for (uint32_t i = 0; i < PAR_PAIRS; i++) {
+        evs[2 * i] = enter(t + 3 * i, i % 3, 0);
+        evs[2 * i + 1] = enter(t + 3 * i + 2 + i % 2, i % 3, 1);
+    }
+    for (size_t i = 0; i < 2 * PAR_PAIRS; i++)
+        put_rec(&b, &evs[i], &prev);
+    append(j, WEFT_JE_EVENTS, thread, 2 * PAR_PAIRS + more, seq, t, b.p,
+           b.n);
+    free(b.p);
+    return t + 3 * PAR_PAIRS;
+}
+
+/* Member `rank` of PAR_MEMBERS: regions main, foo and one of its own;
+ * thread 0 has three batches (the second resent) and a last one with an
+ * Enter whose attribute names idle thread 7 of the next rank and a Leave
+ * of a region that is not open (a profile anomaly); thread 1 one batch.
+ * fault PAR_LATE_TIME makes that last batch go back in time (found at
+ * the end of the journal), PAR_BAD_COUNT makes the first batch announce
+ * one event too many (found at once). */
+static void write_par_member(const ctx *c, uint32_t rank, int fault)
+{
+    weft_journal *j = open_journal(c, rank);
+    char own[32];
+    OTF2_AttributeRef ids[1] = { 0 };
+    OTF2_Type types[1] = { OTF2_TYPE_LOCATION };
+    OTF2_AttributeValue vals[1];
+    weft_record defs[8], al, last[3];
+    uint32_t threads[] = { 0, 1 };
+    uint64_t events[] = { 4 * 2 * PAR_PAIRS + 3, 2 * PAR_PAIRS };
+    uint64_t dropped[] = { rank, 0 };
+    uint64_t t = 1000 + 7 * rank, t1, t2, t3;
+    bytes b = { 0 };
+
+    snprintf(own, sizeof own, "work of rank %" PRIu32, rank);
+    /* Odd ranks number the shared names the other way round. */
+    defs[0] = str(rank % 2, "main");
+    defs[1] = str(1 - rank % 2, "foo");
+    defs[2] = str(2, own);
+    defs[3] = str(3, "peer");
+    defs[4] = region(0, rank % 2, 1);
+    defs[5] = region(1, 1 - rank % 2, 20);
+    defs[6] = region(2, 2, 30);
+    memset(&defs[7], 0, sizeof defs[7]);
+    defs[7].type = WEFT_REC_Attribute;
+    defs[7].u.Attribute.self = 0;
+    defs[7].u.Attribute.name = 3;
+    defs[7].u.Attribute.description = 3;
+    defs[7].u.Attribute.type = OTF2_TYPE_LOCATION;
+    append_hello(j, rank, PAR_MEMBERS, rank % 2 ? "node-b" : "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+
+    t1 = append_pairs(j, 0, 1, t, fault == PAR_BAD_COUNT);
+    t2 = append_pairs(j, 0, 2, t1, 0);
+    append_pairs(j, 0, 2, t1, 0); /* resent */
+    append_pairs(j, 1, 1, t + 1, 0);
+    t3 = append_pairs(j, 0, 3, t2, 0);
+    t3 = append_pairs(j, 0, 4, t3, 0);
+
+    vals[0].locationRef = (uint64_t)((rank + 1) % PAR_MEMBERS) << 32 | 7;
+    memset(&al, 0, sizeof al);
+    al.type = WEFT_REC_AttributeList;
+    al.u.AttributeList.numberOfAttributes = 1;
+    al.u.AttributeList.attributes = ids;
+    al.u.AttributeList.types = types;
+    al.u.AttributeList.values = vals;
+    if (fault == PAR_LATE_TIME)
+        t3 = t2;
+    last[0] = enter(t3, 0, 0);
+    last[0].attributes = &al;
+    last[1] = enter(t3 + 4, 1, 1); /* foo is not open */
+    last[2] = enter(t3 + 9, 0, 1);
+    append_events(j, 0, 5, t3, last, 3);
+    append_goodbye(j, 2, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+static void assert_same_result(const weft_convert_result *a,
+                               const weft_convert_result *b)
+{
+    assert_int_equal(a->members, b->members);
+    assert_int_equal(a->events, b->events);
+    assert_int_equal(a->bytes, b->bytes);
+    assert_int_equal(a->time_first, b->time_first);
+    assert_int_equal(a->time_last, b->time_last);
+    assert_int_equal(a->timer_resolution, b->timer_resolution);
+    assert_int_equal(a->dropped, b->dropped);
+    assert_int_equal(a->profile_anomalies, b->profile_anomalies);
+    assert_int_equal(a->nlocations, b->nlocations);
+    for (size_t i = 0; i < a->nlocations; i++) {
+        const weft_location_row *x = &a->locations[i], *y = &b->locations[i];
+        assert_int_equal(x->id, y->id);
+        assert_int_equal(x->rank, y->rank);
+        assert_int_equal(x->thread, y->thread);
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->events, y->events);
+        assert_int_equal(x->dropped, y->dropped);
+    }
+    assert_int_equal(a->nregions, b->nregions);
+    for (size_t i = 0; i < a->nregions; i++) {
+        const weft_region_row *x = &a->regions[i], *y = &b->regions[i];
+        assert_int_equal(x->location, y->location);
+        assert_string_equal(x->region, y->region);
+        assert_int_equal(x->visits, y->visits);
+        assert_true(x->incl_s == y->incl_s);
+        assert_true(x->excl_s == y->excl_s);
+    }
+}
+
+/* The same journals converted with 1, 2 and 4 threads: the same result,
+ * the same event and definition files byte for byte, and the same
+ * otf2-print output (traces.otf2 itself differs in its random trace
+ * identifier, from run to run even with one thread). */
+static void test_convert_threads_identical(void **state)
+{
+    ctx *c = *state;
+    static const unsigned nthreads[] = { 1, 2, 4 };
+    weft_convert_result res[3];
+    char dirs[3][80];
+
+    for (uint32_t r = 0; r < PAR_MEMBERS; r++)
+        write_par_member(c, r, PAR_OK);
+    for (size_t k = 0; k < 3; k++) {
+        weft_convert_input in = { c->trace, dirs[k], "threads", PAR_MEMBERS,
+                                  nthreads[k] };
+        int rc;
+        snprintf(dirs[k], sizeof dirs[k], "%s/a%u", c->dir, nthreads[k]);
+        rc = weft_convert_trace(&in, &res[k]);
+        if (rc)
+            print_error("convert (%u threads): %s\n", nthreads[k],
+                        res[k].error);
+        assert_int_equal(rc, 0);
+    }
+    /* Figures that a lost merge would change. */
+    assert_int_equal(res[0].members, PAR_MEMBERS);
+    /* Threads 0 and 1, and the idle thread 7 that an attribute names. */
+    assert_int_equal(res[0].nlocations, 3 * PAR_MEMBERS);
+    assert_int_equal(res[0].events,
+                     PAR_MEMBERS * (5 * 2 * PAR_PAIRS + 3));
+    assert_int_equal(res[0].profile_anomalies, PAR_MEMBERS);
+    assert_int_equal(res[0].time_first, 1000);
+    assert_int_equal(res[0].dropped, PAR_MEMBERS * (PAR_MEMBERS - 1) / 2);
+    /* Sums: main, foo, and each rank's own region; per location: three
+     * regions on threads 0 and 1. */
+    assert_int_equal(res[0].nregions,
+                     2 + PAR_MEMBERS + PAR_MEMBERS * 2 * 3);
+    assert_int_equal(res[0].regions[0].location, WEFT_PROFILE_ALL);
+    assert_string_equal(res[0].regions[0].region, "main");
+    assert_int_equal(res[0].regions[0].visits,
+                     PAR_MEMBERS * (5 * PAR_PAIRS / 3 + 1));
+    assert_int_equal(res[0].regions[2 + PAR_MEMBERS].location, 0);
+    assert_int_equal(res[0].regions[res[0].nregions - 1].location,
+                     (int64_t)(PAR_MEMBERS - 1) << 32 | 1);
+    for (size_t k = 1; k < 3; k++)
+        assert_same_result(&res[0], &res[k]);
+    for (size_t k = 0; k < 3; k++)
+        weft_convert_result_free(&res[k]);
+
+    /* otf2-print's output goes next to each archive (run from there,
+     * it names no directory), so diff compares it too. */
+    for (size_t k = 0; k < 3 && have_otf2_print(); k++)
+        assert_int_equal(run("cd '%s' && otf2-print traces.otf2 >print && "
+                             "otf2-print -G traces.otf2 >print-G && "
+                             "otf2-print -A traces.otf2 | grep -v "
+                             "'^Trace identifier' >print-A", dirs[k]), 0);
+    for (size_t k = 1; k < 3; k++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "diff -r -x traces.otf2 '%s' '%s'",
+                 dirs[0], dirs[k]);
+        assert_int_equal(system(cmd), 0);
+    }
+    if (have_otf2_print())
+        assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                             ">/dev/null", dirs[2]), 0);
+}
+
+/* A bad journal in a middle rank fails the same way with 1 and 4
+ * threads: the error of the lowest rank that failed, even when a higher
+ * rank (found at once) fails before it (found at its end). */
+static void test_convert_threads_error(void **state)
+{
+    ctx *c = *state;
+    static const unsigned nthreads[] = { 1, 4 };
+    weft_convert_result res[2];
+
+    for (uint32_t r = 0; r < PAR_MEMBERS; r++)
+        write_par_member(c, r, r == 2 ? PAR_LATE_TIME
+                               : r == 3 ? PAR_BAD_COUNT : PAR_OK);
+    for (size_t k = 0; k < 2; k++) {
+        weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
+                                  nthreads[k] };
+        int rc = weft_convert_trace(&in, &res[k]);
+        if (rc != WEFT_ETIME)
+            print_error("convert (%u threads): %s\n", nthreads[k],
+                        res[k].error);
+        assert_int_equal(rc, WEFT_ETIME);
+        assert_non_null(strstr(res[k].error, "rank-2.wj"));
+        assert_non_null(strstr(res[k].error, "thread 0 seq 5"));
+        assert_non_null(strstr(res[k].error, "is before the previous"));
+        assert_null(res[k].locations);
+        assert_null(res[k].regions);
+    }
+    assert_string_equal(res[0].error, res[1].error);
+    for (size_t k = 0; k < 2; k++)
+        weft_convert_result_free(&res[k]);
+
+    /* Rank 3 alone still fails, and names its own journal. */
+    {
+        char path[160];
+        snprintf(path, sizeof path, "%s/rank-2.wj", c->trace);
+        assert_int_equal(unlink(path), 0);
+    }
+    write_par_member(c, 2, PAR_OK);
+    {
+        weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
+                                  4 };
+        assert_int_equal(weft_convert_trace(&in, &res[0]), WEFT_ECORRUPT);
+        assert_non_null(strstr(res[0].error, "rank-3.wj"));
+        assert_non_null(strstr(res[0].error, "announces 601 events but "
+                                             "holds 600"));
+        weft_convert_result_free(&res[0]);
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
@@ -740,6 +982,8 @@ int main(void)
         T(test_convert_empty_member),
         T(test_convert_torn_tail),
         T(test_convert_resumed_member),
+        T(test_convert_threads_identical),
+        T(test_convert_threads_error),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
