@@ -46,6 +46,10 @@ static const key_desc keys[] = {
     { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
       "seconds a trace waits with no process connected before it is "
       "converted with what arrived (marked partial)" },
+    /* max: WEFT_CONVERT_MAX_THREADS (convert.h) */
+    { "weftd", "convert_threads", K_COUNT, OFF(convert_threads), 0, 8,
+      "threads converting the members of one trace at once (0: one per "
+      "online CPU, at most 8)" },
     { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
       "largest frame accepted from a client, bytes" },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,

@@ -221,6 +221,7 @@ static void on_hup(uv_signal_t *s, int signum)
                   "catalog change only when weftd restarts");
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
+    d->cfg.convert_threads = c.convert_threads;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
     d->cfg.max_conn_pending = c.max_conn_pending;

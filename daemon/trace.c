@@ -398,6 +398,7 @@ typedef struct convert_job {
     char *catalog;
     char *archive;
     const char *state;
+    unsigned threads;           /* cfg.convert_threads when it started */
     weft_convert_result res;
     int rc;
     char err[768];
@@ -464,7 +465,8 @@ static void convert_work(uv_work_t *req)
 {
     convert_job *j = req->data;
     weft_trace *t = j->t;
-    weft_convert_input in = { t->dir, j->archive, t->name, t->size, 0 };
+    weft_convert_input in = { t->dir, j->archive, t->name, t->size,
+                              j->threads };
     weft_trace_row row = { 0 };
     weft_trace_detail detail = { 0 };
     weft_member_row *members = NULL;
@@ -615,6 +617,7 @@ static void start_conversion(weft_trace *t)
         return;
     }
     j->t = t;
+    j->threads = (unsigned)d->cfg.convert_threads;
     j->req.data = j;
     if (t->goodbyes == t->size)
         weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, "

@@ -48,6 +48,7 @@ static void test_file_and_override(void **state)
     char err[256];
     char *path = write_file("; comment\n[weftd]\nlisten = 127.0.0.1:9999\n"
                             "spool = /tmp/x\nlog_level = debug\n"
+                            "convert_threads = 2\n"
                             "[limits]\nmax_frame = 64k\nmax_connections = 7\n");
 
     weft_config_init(&c);
@@ -56,6 +57,7 @@ static void test_file_and_override(void **state)
     assert_int_equal(c.max_frame, 65536);
     assert_int_equal(c.max_connections, 7);
     assert_int_equal(c.log_level, 3);
+    assert_int_equal(c.convert_threads, 2);
     assert_int_equal(weft_config_set(&c, "weftd", "spool", "/tmp/y", err,
                                      sizeof err), 0);
     assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
@@ -84,6 +86,8 @@ static void test_file_errors(void **state)
     expect_file_error("[weftd]\nlisten = a:1\nbogus = 1\n", ":3: unknown key 'bogus'");
     expect_file_error("[limits]\nmax_frame = lots\n", "max_frame = 'lots'");
     expect_file_error("[limits]\nmax_frame = 12\n", "must be between");
+    expect_file_error("[weftd]\nconvert_threads = 9\n", "convert_threads");
+    expect_file_error("[weftd]\nconvert_threads = -1\n", "convert_threads");
     expect_file_error("[limits]\n\nmax_connections = 4k\n", ":3:");
     expect_file_error("[weftd]\nlog_level = loud\n", "log_level");
     expect_file_error("[weftd]\nthis is not ini\n", ":2:");
@@ -173,6 +177,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.durability, b.durability);
     assert_int_equal(a.log_level, b.log_level);
     assert_int_equal(a.grace_period, b.grace_period);
+    assert_int_equal(a.convert_threads, b.convert_threads);
     assert_int_equal(a.max_frame, b.max_frame);
     assert_int_equal(a.max_connections, b.max_connections);
     assert_int_equal(a.max_conn_pending, b.max_conn_pending);
