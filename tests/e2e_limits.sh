@@ -9,8 +9,11 @@
 
 start_weftd --set max_buffered=64k --set idle_timeout=1
 # 256k buffers: each batch frame is bigger than max_buffered, so every
-# frame in flight beyond the first waits.
-WEFT_TRACE=buffered WEFT_BUFFER_SIZE=256k timeout 120 "$DEMO" -p 4 -t 2 -n 3000 \
+# frame in flight beyond the first waits. 40000 rounds make about 2 MB
+# per thread (8 frames each), so frames of the 4 connections overlap
+# however fast weftd journals them (with 3000 rounds each thread sent
+# one frame, and a fast weftd could take them one after the other).
+WEFT_TRACE=buffered WEFT_BUFFER_SIZE=256k timeout 120 "$DEMO" -p 4 -t 2 -n 40000 \
     --report "$TMP/report.json" >"$TMP/demo.out" 2>&1 ||
     { cat "$TMP/demo.out" >&2; fail "weft-demo failed under max_buffered"; }
 wait_state buffered complete 120

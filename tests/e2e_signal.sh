@@ -38,19 +38,22 @@ check_trace() {
 
 # run MODE SIGNAL: runs the program to its death by SIGNAL.
 run() {
-    local mode=$1 sig=$2 rc
+    local mode=$1 sig=$2 rc pid
     export WEFT_TRACE="e2e signal $mode"
     if [ "$mode" = term ]; then
         coproc PROG { exec timeout -s TERM 60 "$SIGTEST" term $N 2>"$TMP/$mode.err"; }
+        # bash unsets PROG_PID once it has reaped the coprocess, which
+        # may be before `wait` runs: keep the pid.
+        pid=$PROG_PID
         read -r -t 30 line <&"${PROG[0]}" || fail "term: no ready line"
         [ "$line" = ready ] || fail "term: said '$line'"
         # Twice, as a batch scheduler signalling the process and its
         # group does: the second one (on another thread, during the
         # flush) must wait for the flush too.
-        child=$(pgrep -P "$PROG_PID") || fail "term: no program process"
+        child=$(pgrep -P "$pid") || fail "term: no program process"
         kill -TERM "$child"
         kill -TERM "$child" 2>/dev/null
-        wait "$PROG_PID"
+        wait "$pid"
         rc=$?
     else
         timeout -s KILL 60 "$SIGTEST" "$mode" $N 2>"$TMP/$mode.err"
@@ -87,9 +90,10 @@ echo "WEFT_SIGNALS=0: the trace waits for its grace period"
 # libweft's: it _exits with 3, so nothing says goodbye.
 export WEFT_TRACE="e2e signal handler"
 coproc PROG { exec timeout -s TERM 60 "$SIGTEST" handler $N 2>"$TMP/h.err"; }
+pid=$PROG_PID # (see run)
 read -r -t 30 line <&"${PROG[0]}" || fail "handler: no ready line"
-kill -TERM "$PROG_PID"
-wait "$PROG_PID"
+kill -TERM "$pid"
+wait "$pid"
 rc=$?
 [ "$rc" -eq 3 ] || fail "handler: exit status $rc, expected 3 from the application's handler"
 echo "handler: the application's handler ran"
