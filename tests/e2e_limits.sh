@@ -9,8 +9,8 @@
 
 start_weftd --set max_buffered=64k --set idle_timeout=1
 # 256k buffers: each batch frame is bigger than max_buffered, so every
-# frame in flight beyond the first waits. 40000 rounds make about 2 MB
-# per thread (8 frames each), so frames of the 4 connections overlap
+# frame in flight beyond the first waits. 40000 rounds make about 1 MB
+# per thread (4 frames each), so frames of the 4 connections overlap
 # however fast weftd journals them (with 3000 rounds each thread sent
 # one frame, and a fast weftd could take them one after the other).
 WEFT_TRACE=buffered WEFT_BUFFER_SIZE=256k timeout 120 "$DEMO" -p 4 -t 2 -n 40000 \
