@@ -720,6 +720,17 @@ static int parse_when(const char *s, int end, int64_t *out)
     return -1;
 }
 
+/* Index of word in words[0..n), or -1. */
+static int word_index(const char *word, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(word, words[i]) == 0)
+            return (int)i;
+    return -1;
+}
+#define WORD_INDEX(word, words) \
+    word_index(word, words, sizeof words / sizeof words[0])
+
 /* Fills f from the command line; returns EXIT_OK or a usage error. The
  * filter points into c. */
 static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
@@ -734,7 +745,6 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
         WEFT_STATE_PARTIAL, WEFT_STATE_FAILED,
     };
     const char *cmd = "list";
-    size_t i;
     int64_t v;
 
     memset(f, 0, sizeof *f);
@@ -751,10 +761,7 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
     }
     f->name_glob = c->name_glob;
     if (c->state) {
-        for (i = 0; i < sizeof states / sizeof states[0]; i++)
-            if (strcmp(c->state, states[i]) == 0)
-                break;
-        if (i == sizeof states / sizeof states[0])
+        if (WORD_INDEX(c->state, states) < 0)
             return weft__cli_usage(cmd, "--state '%s': not one of recording,"
                                    " converting, complete, partial, failed",
                                    c->state);
@@ -782,10 +789,8 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
     f->tags = tags;
     f->host = c->host;
     if (c->sort) {
-        for (i = 0; i < sizeof sorts / sizeof sorts[0]; i++)
-            if (strcmp(c->sort, sorts[i]) == 0)
-                break;
-        if (i == sizeof sorts / sizeof sorts[0])
+        int i = WORD_INDEX(c->sort, sorts);
+        if (i < 0)
             return weft__cli_usage(cmd, "--sort '%s': not one of created, "
                                    "name, events, size, duration, state",
                                    c->sort);
@@ -1160,14 +1165,11 @@ static int cmd_profile(cli *c)
     enum weft_region_sort sort = WEFT_RSORT_EXCL;
     int64_t limit = PROFILE_DEFAULT_LIMIT;
     weft_trace_row row;
-    size_t i;
     int rc, status = EXIT_FAIL;
 
     if (c->sort) {
-        for (i = 0; i < sizeof sorts / sizeof sorts[0]; i++)
-            if (strcmp(c->sort, sorts[i]) == 0)
-                break;
-        if (i == sizeof sorts / sizeof sorts[0])
+        int i = WORD_INDEX(c->sort, sorts);
+        if (i < 0)
             return weft__cli_usage("profile", "--sort '%s': not one of excl, "
                                    "incl, visits, name", c->sort);
         sort = (enum weft_region_sort)i;
