@@ -13,13 +13,21 @@
  *     from the first connect until the catalog says the trace is complete
  *     (journals -> OTF2 archive), next to libotf2 writing the same events
  *     for the same locations in this process (the baseline). Also the
- *     conversion time after the last goodbye, scaled to 10 M events.
+ *     conversion time after the last goodbye, scaled to 10 M events, and
+ *     the CPU time weftd, the clients and libotf2 spent. R rounds (default
+ *     5), the baseline first in every other one, each side started alike
+ *     (see settle());
+ *     the ratio reported is the median of the rounds' ratios, as other
+ *     tenants of a shared machine make single runs swing. Batches hold what libweft ships by default
+ *     (-E: events per batch, default as many Enter/Leave as fit in one
+ *     64 KiB buffer).
  *
  * One thread drives all connections with poll(2); the protocol is spoken
  * directly (proto/frame.h, proto/codec.h) so that the client side costs
  * little next to weftd.
  *
  *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-n EVENTS]
+ *                [-E EVENTS] [-r ROUNDS]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +53,8 @@
 #include "weftd.h"
 
 #define WINDOW 8
+/* libweft's default buffer (WEFT_BUFFER_SIZE): what one batch carries. */
+#define LIBWEFT_BUFFER (64u << 10)
 
 typedef struct conn {
     int fd;
@@ -87,26 +97,50 @@ static void queue(conn *c, const Weft__Envelope *env)
     free(frame);
 }
 
-/* The batch every connection sends: E Enter/Leave events, 50 ns apart,
- * timestamps relative to the batch base. */
+/* The batch every connection sends: Enter/Leave events, 50 ns apart,
+ * timestamps relative to the batch base; `events` of them, or with
+ * events 0 as many as fit in `bytes` (what a libweft buffer of that size
+ * ships). */
 static uint8_t *batch_records;
 static size_t batch_len;
 static uint32_t batch_events;
 
-static void make_batch(uint32_t events)
+static void make_batch(uint32_t events, size_t bytes)
 {
     uint64_t prev = 0, t = 0;
-    size_t cap = (size_t)events * 16 + 16;
+    size_t cap = events ? (size_t)events * 16 + 32 : bytes + 32;
 
+    free(batch_records);
     batch_records = malloc(cap);
-    batch_events = events;
-    for (uint32_t i = 0; i < events; i++) {
-        weft_record r = { .type = i % 2 ? WEFT_REC_Leave : WEFT_REC_Enter };
+    if (!batch_records)
+        die("malloc");
+    batch_len = 0;
+    batch_events = 0;
+    /* Enter/Leave pairs, so that every batch leaves what it entered. */
+    while (events ? batch_events < events : batch_len < bytes) {
+        weft_record r = { .type = WEFT_REC_Enter };
+        uint64_t p = prev;
+        uint8_t pair[256];   /* weft_encode wants room for its bound */
+        ssize_t k;
+        size_t n;
         r.u.Enter.region = 0;
-        t += 50;
-        r.time = t;
-        batch_len += (size_t)weft_encode(&r, &prev, batch_records + batch_len,
-                                         cap - batch_len);
+        r.time = t + 50;
+        if ((k = weft_encode(&r, &p, pair, 128)) <= 0)
+            die("encode");
+        n = (size_t)k;
+        r.type = WEFT_REC_Leave;
+        r.u.Leave.region = 0;
+        r.time = t + 100;
+        if ((k = weft_encode(&r, &p, pair + n, 128)) <= 0)
+            die("encode");
+        n += (size_t)k;
+        if (!events && batch_len + n > bytes)
+            break;
+        memcpy(batch_records + batch_len, pair, n);
+        batch_len += n;
+        prev = p;
+        t += 100;
+        batch_events += 2;
     }
 }
 
@@ -294,32 +328,56 @@ static long vm_hwm_kib(pid_t pid)
 }
 
 /* Waits until the catalog has the trace in a final state; returns 1 if
- * complete. */
-static int wait_complete(const char *catalog, const char *trace)
+ * complete. Its archive directory goes to path (pathlen bytes). */
+static int wait_complete(const char *catalog, const char *trace, char *path,
+                         size_t pathlen)
 {
-    for (int i = 0; i < 6000; i++) {
+    for (int i = 0; i < 24000; i++) { /* 2 min */
         sqlite3 *db = NULL;
         sqlite3_stmt *st = NULL;
         int done = 0, ok = 0;
         if (sqlite3_open_v2(catalog, &db, SQLITE_OPEN_READONLY, NULL) ==
                 SQLITE_OK &&
-            sqlite3_prepare_v2(db, "SELECT state FROM traces WHERE name = ?",
-                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_prepare_v2(db, "SELECT state, path FROM traces WHERE "
+                               "name = ?", -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, trace, -1, SQLITE_STATIC);
             if (sqlite3_step(st) == SQLITE_ROW) {
                 const char *s = (const char *)sqlite3_column_text(st, 0);
+                const char *p = (const char *)sqlite3_column_text(st, 1);
                 ok = s && strcmp(s, "complete") == 0;
                 done = s && (ok || strcmp(s, "failed") == 0 ||
                              strcmp(s, "partial") == 0);
+                snprintf(path, pathlen, "%s", p ? p : "");
             }
         }
         sqlite3_finalize(st);
         sqlite3_close(db);
         if (done)
             return ok;
-        usleep(20000);
+        usleep(5000);
     }
     return 0;
+}
+
+/* What the phase before wrote, removed before the next one starts. */
+static char prev_output[600];
+
+/* Removes the previous phase's output and writes back dirty pages, so
+ * that every timed phase starts alike: first writes to memory this VM
+ * never touched cost twice those to pages a removed file gave back, and
+ * neither side should pay for the other's writeback. */
+static void settle(void)
+{
+    char cmd[700];
+
+    if (prev_output[0] && strchr(prev_output, '\'') == NULL) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", prev_output);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench/ingest: could not remove %s\n",
+                    prev_output);
+    }
+    prev_output[0] = 0;
+    sync();
 }
 
 static OTF2_FlushType pre_flush(void *d, OTF2_FileType ft, OTF2_LocationRef l,
@@ -359,33 +417,134 @@ static double otf2_baseline(const char *dir, uint32_t locations,
     return (double)(now_ns() - start) / 1e9;
 }
 
+/* CPU seconds (user + system, all threads) process pid has used. */
+static double cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut = 0, st = 0;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* Fields 14 and 15, counted after the ")" that ends the name. */
+    p = strrchr(buf, ')');
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                     "%lu %lu", &ut, &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double self_cpu_seconds(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One round of part 2. */
+typedef struct round {
+    double e2e, conv, otf2;             /* wall seconds */
+    double cpu_weftd, cpu_clients, cpu_otf2;
+} round;
+
+static int run_e2e(const char *addr, const char *catalog, pid_t weftd,
+                   const char *trace, uint32_t procs, uint64_t batches,
+                   round *r)
+{
+    double w0, c0;
+    uint64_t t0, t1, t2;
+
+    settle();
+    w0 = cpu_seconds(weftd);
+    c0 = self_cpu_seconds();
+    t0 = now_ns();
+
+    drive(addr, trace, procs, batches);
+    t1 = now_ns();
+    r->cpu_clients = self_cpu_seconds() - c0;
+    if (!wait_complete(catalog, trace, prev_output, sizeof prev_output)) {
+        fprintf(stderr, "bench/ingest: the end-to-end trace did not "
+                "complete\n");
+        return -1;
+    }
+    t2 = now_ns();
+    r->cpu_weftd = cpu_seconds(weftd) - w0;
+    r->e2e = (double)(t2 - t0) / 1e9;
+    r->conv = (double)(t2 - t1) / 1e9;
+    return 0;
+}
+
+static void run_baseline(const char *tmp, int i, uint32_t procs,
+                         uint64_t batches, round *r)
+{
+    char dir[600];
+    double c0;
+
+    snprintf(dir, sizeof dir, "%s/baseline-%d", tmp, i);
+    settle();
+    c0 = self_cpu_seconds();
+    r->otf2 = otf2_baseline(dir, procs, batches);
+    r->cpu_otf2 = self_cpu_seconds() - c0;
+    snprintf(prev_output, sizeof prev_output, "%s", dir);
+}
+
 int main(int argc, char **argv)
 {
-    uint32_t conns = 1000, procs = 8, events = 1000;
+    uint32_t conns = 1000, procs = 8, events = 1000, e2e_events = 0;
     uint64_t batches = 40, total = 10000000, e2e_batches;
     char tmp[] = "/tmp/weft-ingest-XXXXXX", addr[128], catalog[600];
-    char dir[600], cmd[700];
+    char cmd[700], trace[64];
     struct rlimit rl;
-    double t_ingest, t_e2e, t_otf2, t_conv;
-    uint64_t t0, t1, t2;
+    double t_ingest, ratios[64], convs[64];
+    uint64_t t0, t1;
+    int rounds = 5, opt, status;
     pid_t weftd;
-    int opt, status;
 
-    while ((opt = getopt(argc, argv, "c:b:e:p:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:")) != -1) {
         switch (opt) {
         case 'c': conns = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'b': batches = strtoull(optarg, NULL, 10); break;
         case 'e': events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u; break;
         case 'p': procs = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'n': total = strtoull(optarg, NULL, 10); break;
+        case 'E':
+            e2e_events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u;
+            if (!e2e_events)
+                e2e_events = UINT32_MAX; /* refused below */
+            break;
+        case 'r': rounds = atoi(optarg); break;
         default:
             fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
-                    "[-e EVENTS] [-p PROCS] [-n EVENTS]\n");
+                    "[-e EVENTS] [-p PROCS] [-n EVENTS] [-E EVENTS] "
+                    "[-r ROUNDS]\n");
             return 2;
         }
     }
-    if (!conns || !batches || !events || !procs || !total) {
-        fprintf(stderr, "bench/ingest: every count must be > 0\n");
+    if (!conns || !batches || !events || !procs || !total ||
+        e2e_events == UINT32_MAX || rounds < 1 || rounds > 64) {
+        fprintf(stderr, "bench/ingest: every count must be > 0 (and "
+                "-r 1..64)\n");
         return 2;
     }
     /* One descriptor per connection here, and as many in weftd. */
@@ -394,7 +553,6 @@ int main(int argc, char **argv)
     setrlimit(RLIMIT_NOFILE, &rl);
     if (!mkdtemp(tmp))
         die("mkdtemp");
-    make_batch(events);
     weftd = bench_start_weftd(tmp, "max_connections = 100000", addr,
                               sizeof addr);
     if (weftd < 0)
@@ -402,6 +560,7 @@ int main(int argc, char **argv)
     snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
 
     /* 1. fan-in */
+    make_batch(events, 0);
     t0 = now_ns();
     drive(addr, "fan-in", conns, batches);
     t1 = now_ns();
@@ -412,41 +571,49 @@ int main(int argc, char **argv)
            (uint64_t)conns * batches * events, t_ingest,
            (double)conns * (double)batches * events / t_ingest / 1e6,
            (double)conns * (double)batches * (double)batch_len / t_ingest / 1e6);
-    if (!wait_complete(catalog, "fan-in"))
+    if (!wait_complete(catalog, "fan-in", prev_output, sizeof prev_output))
         fprintf(stderr, "bench/ingest: the fan-in trace did not complete\n");
     printf("fan-in: %u locations converted in %.2f s after the last "
            "goodbye\n", conns, (double)(now_ns() - t1) / 1e9);
     printf("weftd peak RSS (VmHWM) so far: %.1f MiB (target <= 256)\n",
            (double)vm_hwm_kib(weftd) / 1024.0);
 
-    /* 2. end to end, and the libotf2 baseline */
-    e2e_batches = total / procs / events;
+    /* 2. end to end, and the libotf2 baseline, in alternating order */
+    make_batch(e2e_events, e2e_events ? 0 : LIBWEFT_BUFFER);
+    e2e_batches = total / procs / batch_events;
     if (!e2e_batches)
         e2e_batches = 1;
-    t0 = now_ns();
-    drive(addr, "end-to-end", procs, e2e_batches);
-    t1 = now_ns();
-    if (!wait_complete(catalog, "end-to-end")) {
-        fprintf(stderr, "bench/ingest: the end-to-end trace did not "
-                "complete\n");
-        kill(weftd, SIGKILL);
-        return 1;
+    total = (uint64_t)procs * e2e_batches * batch_events;
+    printf("end to end: %u clients x %" PRIu64 " batches x %u events = %"
+           PRIu64 " events (%zu bytes a batch), %d rounds\n", procs,
+           e2e_batches, batch_events, total, batch_len, rounds);
+    for (int i = 0; i < rounds; i++) {
+        round r;
+        snprintf(trace, sizeof trace, "end-to-end-%d", i + 1);
+        if (i % 2)
+            run_baseline(tmp, i, procs, e2e_batches, &r);
+        if (run_e2e(addr, catalog, weftd, trace, procs, e2e_batches,
+                    &r) < 0) {
+            kill(weftd, SIGKILL);
+            return 1;
+        }
+        if (i % 2 == 0)
+            run_baseline(tmp, i, procs, e2e_batches, &r);
+        ratios[i] = r.otf2 / r.e2e;
+        convs[i] = r.conv * 1e7 / (double)total;
+        printf("round %d: weft end to end %.2f s (%.2f M events/s; "
+               "conversion after the last goodbye %.2f s), libotf2 "
+               "in-process %.2f s (%.2f M events/s): ratio %.2f; CPU s: "
+               "weftd %.2f + clients %.2f, libotf2 %.2f\n", i + 1, r.e2e,
+               (double)total / r.e2e / 1e6, r.conv, r.otf2,
+               (double)total / r.otf2 / 1e6, ratios[i], r.cpu_weftd,
+               r.cpu_clients, r.cpu_otf2);
+        fflush(stdout);
     }
-    t2 = now_ns();
-    t_e2e = (double)(t2 - t0) / 1e9;
-    t_conv = (double)(t2 - t1) / 1e9;
-    total = (uint64_t)procs * e2e_batches * events;
-    snprintf(dir, sizeof dir, "%s/baseline", tmp);
-    t_otf2 = otf2_baseline(dir, procs, e2e_batches);
-    printf("end to end: %u clients, %" PRIu64 " events, loopback -> complete "
-           "archive in %.2f s: %.2f M events/s\n", procs, total, t_e2e,
-           (double)total / t_e2e / 1e6);
-    printf("libotf2 in-process, same events and locations: %.2f s: %.2f M "
-           "events/s\n", t_otf2, (double)total / t_otf2 / 1e6);
-    printf("ratio weft end to end / libotf2 in-process: %.2f (target >= "
-           "0.7)\n", t_otf2 / t_e2e);
-    printf("conversion after the last goodbye: %.2f s, %.2f s per 10 M "
-           "events\n", t_conv, t_conv * 1e7 / (double)total);
+    printf("ratio weft end to end / libotf2 in-process, median of %d "
+           "rounds: %.2f (target >= 0.7)\n", rounds, median(ratios, rounds));
+    printf("conversion after the last goodbye, median: %.2f s per 10 M "
+           "events\n", median(convs, rounds));
     printf("weftd peak RSS (VmHWM): %.1f MiB\n",
            (double)vm_hwm_kib(weftd) / 1024.0);
     kill(weftd, SIGTERM);

@@ -129,6 +129,7 @@
 
 typedef struct pframe {
     uint32_t region;     /* unified id */
+    uint32_t slot;       /* its index in prof_loc.slots */
     uint64_t enter;      /* time of the Enter */
     uint64_t child;      /* ticks spent in direct children */
 } pframe;
@@ -169,6 +170,7 @@ typedef struct member {
     uint64_t timer_resolution;
     uint64_t realtime_ns, clock_at_realtime;
     uint64_t defs_seq;  /* last definitions seq seen in the current pass */
+    uint64_t good_end;  /* end of its journal's entries, from pass 1 */
     loc *locs;          /* sorted by thread */
     size_t nlocs, locs_cap;
     uint64_t node;      /* system tree node of its host, from pass 1 */
@@ -766,7 +768,8 @@ static pslot *prof_slot(prof_loc *p, uint32_t region)
     return &p->slots[i];
 }
 
-/* The slot of region, added when new; NULL when out of memory. */
+/* The slot of region, added when new; NULL when out of memory. Growing
+ * the table moves slots: the open frames learn their new place. */
 static pslot *prof_get(prof_loc *p, uint32_t region)
 {
     pslot *sl;
@@ -781,6 +784,9 @@ static pslot *prof_get(prof_loc *p, uint32_t region)
         for (size_t i = 0; i < p->nslots; i++)
             if (p->slots[i].key)
                 *prof_slot(&q, p->slots[i].key - 1) = p->slots[i];
+        for (size_t i = 0; i < q.depth; i++)
+            q.stack[i].slot =
+                (uint32_t)(prof_slot(&q, q.stack[i].region) - q.slots);
         free(p->slots);
         *p = q;
     }
@@ -797,7 +803,7 @@ static void prof_pop(prof_loc *p, uint64_t t)
 {
     pframe f = p->stack[--p->depth];
     uint64_t dur = t - f.enter;
-    pslot *sl = prof_slot(p, f.region);
+    pslot *sl = &p->slots[f.slot];
 
     sl->excl += dur > f.child ? dur - f.child : 0;
     if (--sl->open == 0)
@@ -825,7 +831,8 @@ static int prof_enter(conv *c, loc *l, uint32_t region, uint64_t t)
         return WEFT_ENOMEM;
     sl->visits++;
     sl->open++;
-    p->stack[p->depth++] = (pframe){ region, t, 0 };
+    p->stack[p->depth++] =
+        (pframe){ region, (uint32_t)(sl - p->slots), t, 0 };
     return 0;
 }
 
@@ -1066,6 +1073,17 @@ static int prepare_offsets(conv *c, member *m)
 
 /* ---- pass 2 ----------------------------------------------------------- */
 
+/* Counts an event at time t written to location l of m. Without
+ * ClockOffsets a location's times only grow: its first event widens the
+ * time range here, its last when its writer is closed. */
+static void wrote(conv *c, const member *m, loc *l, uint64_t t)
+{
+    if (m->noffsets || !l->events)
+        note_time(c, m, t);
+    l->events++;
+    l->last_time = t;
+}
+
 static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
                      uint64_t off)
 {
@@ -1073,6 +1091,8 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
     weft_record r;
     OTF2_AttributeList *al;
     OTF2_ErrorCode orc;
+    const uint32_t *table;
+    size_t ntable = 0;
     char msg[256];
     uint64_t n = 0;
     int rc;
@@ -1081,7 +1101,40 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
               PRIu64 "), event %" PRIu64
 #define WHERE_ARGS m->path, off, l->thread, e->seq, n
     weft_decoder_init(&d, e->payload, e->len, 1, e->base_time);
-    while ((rc = weft_decoder_next(&d, &r)) == 1) {
+    /* Members that count ns have nothing to rescale: their Enter and
+     * Leave take the short way. */
+    table = m->rescale ? NULL : weft_unify_id_table(c->u, m->rank,
+                                                    WEFT_REF_REGION, &ntable);
+    for (;;) {
+        int held = 0;  /* r holds an event for the general way */
+        while (table && weft_decoder_next_enter_leave(&d, &r)) {
+            int enter = r.type == WEFT_REC_Enter;
+            uint32_t region = enter ? r.u.Enter.region : r.u.Leave.region;
+            uint32_t g = region < ntable ? table[region] : 0;
+            if ((!g && region != OTF2_UNDEFINED_REGION) ||
+                (l->events && r.time < l->last_time)) {
+                held = 1;  /* the general way says what is wrong */
+                break;
+            }
+            n++;
+            region = g ? g - 1u : region;
+            orc = enter ? OTF2_EvtWriter_Enter(l->w, NULL, r.time, region)
+                        : OTF2_EvtWriter_Leave(l->w, NULL, r.time, region);
+            if (orc != OTF2_SUCCESS) {
+                rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
+                          WHERE_ARGS, otf2_msg(orc));
+                goto out;
+            }
+            if (enter && (rc = prof_enter(c, l, region, r.time)) < 0) {
+                fail(c, rc, "out of memory");
+                goto out;
+            }
+            if (!enter)
+                prof_leave(c, l, region, r.time);
+            wrote(c, m, l, r.time);
+        }
+        if (!held && (rc = weft_decoder_next(&d, &r)) != 1)
+            break;
         n++;
         if (m->rescale)
             rescale_event(m, &r);
@@ -1111,9 +1164,7 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
             fail(c, rc, "out of memory");
             goto out;
         }
-        l->events++;
-        l->last_time = r.time;
-        note_time(c, m, r.time);
+        wrote(c, m, l, r.time);
     }
     if (rc < 0) {
         n++;
@@ -1154,6 +1205,8 @@ static int close_writers(conv *c, member *m)
         OTF2_ErrorCode orc;
         if (!l->w)
             continue;
+        if (l->events && !m->noffsets)
+            note_time(c, m, l->last_time);  /* see wrote() */
         orc = OTF2_EvtWriter_GetNumberOfEvents(l->w, &n);
         if (orc == OTF2_SUCCESS && n != l->events)
             rc = fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 "
@@ -1227,6 +1280,15 @@ static int add_referenced_locations(conv *c)
 
 /* ---- reading a journal ------------------------------------------------ */
 
+/* Fails for the entry of m's journal at off that cannot be read, up to
+ * end. */
+static int torn(conv *c, const member *m, uint64_t off, uint64_t end)
+{
+    return fail(c, WEFT_ECORRUPT, "%s: torn or corrupt entry at offset %"
+                PRIu64 " (bad length, checksum or end of file); %" PRIu64
+                " bytes from there cannot be read", m->path, off, end - off);
+}
+
 /* Reads m's journal; pass 1 gathers, pass 2 replays events. */
 static int read_member(conv *c, member *m, int pass)
 {
@@ -1246,6 +1308,9 @@ static int read_member(conv *c, member *m, int pass)
                                  : weft_strerror(rc));
         goto out;
     }
+    /* Pass 1 steps over the events: pass 2 reads and checks them. */
+    if (pass == 1)
+        weft_journal_reader_skip(r, WEFT_JE_EVENTS);
     for (;;) {
         loc *l;
         off = weft_journal_reader_offset(r);
@@ -1297,18 +1362,18 @@ static int read_member(conv *c, member *m, int pass)
             goto out;
     }
     rc = 0;
+    off = weft_journal_reader_offset(r);
     if (pass == 1) {
-        off = weft_journal_reader_offset(r);
+        m->good_end = off;
         if (stat(m->path, &st) < 0) {
             rc = fail(c, WEFT_EIO, "%s: %s", m->path, strerror(errno));
         } else if ((uint64_t)st.st_size > off) {
-            rc = fail(c, WEFT_ECORRUPT, "%s: torn or corrupt entry at offset "
-                      "%" PRIu64 " (bad length, checksum or end of file); "
-                      "%" PRIu64 " bytes from there cannot be read", m->path,
-                      off, (uint64_t)st.st_size - off);
+            rc = torn(c, m, off, (uint64_t)st.st_size);
         } else if (!m->has_hello) {
             rc = fail(c, WEFT_ECORRUPT, "%s: no Hello entry", m->path);
         }
+    } else if (off < m->good_end) {
+        rc = torn(c, m, off, m->good_end);  /* a bad checksum of events */
     }
 out:
     weft_journal_reader_close(r);
@@ -1316,6 +1381,79 @@ out:
 }
 
 /* ---- the archive ------------------------------------------------------ */
+
+/* fsync(2)s path, and with `deep` everything below it first when it is a
+ * directory. 0, or -errno with *bad (malloc'd) naming what failed. */
+static int sync_tree(const char *path, int deep, char **bad)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    int rc = 0;
+
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (deep && S_ISDIR(st.st_mode)) {
+        int dfd = dup(fd);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        struct dirent *de;
+        if (!d) {
+            rc = -errno;
+            if (dfd >= 0)
+                close(dfd);
+            goto out;
+        }
+        while (rc == 0 && (de = readdir(d)) != NULL) {
+            char sub[4096];
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >=
+                sizeof sub) {
+                rc = -ENAMETOOLONG;
+                *bad = strdup(sub);
+                break;
+            }
+            rc = sync_tree(sub, 1, bad);
+        }
+        closedir(d);
+        if (rc < 0)
+            goto out;
+    }
+    if (fsync(fd) < 0)
+        rc = -errno;
+out:
+    if (rc < 0 && !*bad)
+        *bad = strdup(path);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* With in->sync: the archive on stable storage, and its entry in the
+ * directory above. */
+static int sync_archive(conv *c)
+{
+    char parent[4096], *slash, *bad = NULL;
+    int rc;
+
+    if (!c->in->sync)
+        return 0;
+    rc = sync_tree(c->in->archive_dir, 1, &bad);
+    if (rc == 0) {
+        snprintf(parent, sizeof parent, "%s", c->in->archive_dir);
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+            *slash = 0;
+            rc = sync_tree(parent, 0, &bad);
+        }
+    }
+    if (rc < 0)
+        fail(c, WEFT_EIO, "%s: cannot sync it to disk: %s",
+             bad ? bad : c->in->archive_dir, strerror(-rc));
+    free(bad);
+    return rc < 0 ? WEFT_EIO : 0;
+}
 
 /* Removes what an earlier attempt may have left in the archive dir. */
 static void clean_archive(const char *dir)
@@ -2016,6 +2154,8 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
             goto out;
         }
     }
+    if ((rc = sync_archive(&c)) < 0)
+        goto out;
     rc = fill_result(&c);
     if (rc == 0)
         rc = prof_result(&c);

@@ -25,6 +25,10 @@ typedef struct weft_convert_input {
     unsigned threads;        /* members converted at once (pass 2);
                                 0: online CPUs, at most
                                 WEFT_CONVERT_MAX_THREADS */
+    int sync;                /* fsync the archive's files and directories
+                                (and archive_dir's entry) before returning:
+                                with durability = fsync the journals go
+                                once the catalog says complete */
 } weft_convert_input;
 
 /* Upper bound of weft_convert_input.threads (and of its default); the

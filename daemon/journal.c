@@ -6,12 +6,16 @@
  * Opening for append scans the file with the reader and cuts whatever
  * follows the last good entry (a torn tail after a crash).
  *
- * Reader: buffered stdio reads into a growable payload buffer. The length
- * of an entry is checked against WEFT_JOURNAL_MAX_PAYLOAD before anything
- * is allocated for it. Any bad entry (torn, bad crc, oversized length,
- * non-zero reserved bytes) ends the good data: next() returns 0 from then
- * on, and weft_journal_reader_offset() tells where the good data ends, so
- * a caller that knows the file size can tell a clean end from a bad one.
+ * Reader: read(2) in blocks of READ_BUFFER or more into one buffer, and
+ * entries are handed out where they lie in it (no second copy); an entry
+ * cut by the end of the block is moved to the front before the next read.
+ * The length of an entry is checked against WEFT_JOURNAL_MAX_PAYLOAD
+ * before anything is allocated for it. Any bad entry (torn, bad crc,
+ * oversized length, non-zero reserved bytes) ends the good data: next()
+ * returns 0 from then on, and weft_journal_reader_offset() tells where the
+ * good data ends, so a caller that knows the file size can tell a clean
+ * end from a bad one. Entries of a kind the caller skips are stepped over
+ * unread: only their header is checked, and that they fit in the file.
  */
 #include "journal.h"
 
@@ -31,7 +35,7 @@
 
 #define MAGIC_LEN 8
 #define CRC_OFFSET 32
-#define READ_BUFFER (256u << 10)
+#define READ_BUFFER (1u << 20)
 
 struct weft_journal {
     int fd;
@@ -39,11 +43,13 @@ struct weft_journal {
 };
 
 struct weft_journal_reader {
-    FILE *f;
+    int fd;
+    uint64_t size;   /* of the file when opened */
     uint64_t offset; /* end of the last good entry */
     int done;        /* a bad entry or the end was seen */
-    uint8_t *buf;    /* payload of the current entry */
-    size_t cap;
+    int skip;        /* entries of this kind are stepped over (0: none) */
+    uint8_t *buf;    /* bytes read from the file: [start, end) unused */
+    size_t cap, start, end;
 };
 
 static void put_u16(uint8_t *p, uint16_t v)
@@ -98,15 +104,39 @@ static uint32_t entry_crc(const uint8_t *hdr, const uint8_t *payload,
 
 /* ---- reader ------------------------------------------------------------ */
 
-/* Reads exactly n bytes. 1: read, 0: end of file before n bytes,
- * WEFT_EIO on a read error. */
-static int read_full(FILE *f, void *p, size_t n)
+/* Makes n unused bytes available at r->buf + r->start. 1: there, 0: the
+ * file ends before, WEFT_EIO or WEFT_ENOMEM. */
+static int fill(weft_journal_reader *r, size_t n)
 {
-    size_t got = fread(p, 1, n, f);
-
-    if (got == n)
+    if (r->end - r->start >= n)
         return 1;
-    return ferror(f) ? WEFT_EIO : 0;
+    if (r->start) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+    }
+    if (n > r->cap) {
+        size_t cap = r->cap;
+        uint8_t *p;
+        while (cap < n)
+            cap *= 2;
+        p = realloc(r->buf, cap);
+        if (!p)
+            return WEFT_ENOMEM;
+        r->buf = p;
+        r->cap = cap;
+    }
+    while (r->end < n) {
+        ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return WEFT_EIO;
+        if (got == 0)
+            return 0;
+        r->end += (size_t)got;
+    }
+    return 1;
 }
 
 /* Opens a journal for reading and checks its magic. Returns 0,
@@ -115,7 +145,7 @@ static int read_full(FILE *f, void *p, size_t n)
 int weft_journal_reader_open(const char *path, weft_journal_reader **out)
 {
     weft_journal_reader *r = NULL;
-    char magic[MAGIC_LEN];
+    struct stat st;
     int rc;
 
     assert(path && out);
@@ -123,20 +153,30 @@ int weft_journal_reader_open(const char *path, weft_journal_reader **out)
     r = calloc(1, sizeof *r);
     if (!r)
         return WEFT_ENOMEM;
-    r->f = fopen(path, "rbe");
-    if (!r->f) {
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
         rc = errno == ENOENT ? WEFT_ENOTFOUND : WEFT_EIO;
         goto out;
     }
-    /* Failing to enlarge the stdio buffer only costs speed. */
-    (void)setvbuf(r->f, NULL, _IOFBF, READ_BUFFER);
-    rc = read_full(r->f, magic, sizeof magic);
+    if (fstat(r->fd, &st) < 0) {
+        rc = WEFT_EIO;
+        goto out;
+    }
+    r->size = (uint64_t)st.st_size;
+    r->cap = READ_BUFFER;
+    r->buf = malloc(r->cap);
+    if (!r->buf) {
+        rc = WEFT_ENOMEM;
+        goto out;
+    }
+    rc = fill(r, MAGIC_LEN);
     if (rc < 0)
         goto out;
-    if (rc == 0 || memcmp(magic, WEFT_JOURNAL_MAGIC, MAGIC_LEN) != 0) {
+    if (rc == 0 || memcmp(r->buf, WEFT_JOURNAL_MAGIC, MAGIC_LEN) != 0) {
         rc = WEFT_ECORRUPT;
         goto out;
     }
+    r->start = MAGIC_LEN;
     r->offset = MAGIC_LEN;
     *out = r;
     r = NULL;
@@ -146,13 +186,39 @@ out:
     return rc;
 }
 
+/* Steps over entries of `kind` from now on (0: reads all): next() hands
+ * them out with payload NULL, their payload neither read nor checked. */
+void weft_journal_reader_skip(weft_journal_reader *r, uint8_t kind)
+{
+    assert(r);
+    r->skip = kind;
+}
+
+/* Steps over n bytes of payload: in the buffer, or past it with lseek(2).
+ * 1, or 0 when the file ends before. */
+static int step_over(weft_journal_reader *r, uint64_t n)
+{
+    uint64_t pos = r->offset + WEFT_JOURNAL_HEADER + n;
+
+    if (pos > r->size)
+        return 0;
+    if (r->end - r->start >= n) {
+        r->start += (size_t)n;
+        return 1;
+    }
+    if (lseek(r->fd, (off_t)pos, SEEK_SET) < 0)
+        return WEFT_EIO;
+    r->start = r->end = 0;
+    return 1;
+}
+
 /* Reads the next entry into *e. Returns 1, 0 at the end of the good data
  * (clean end, torn tail or any bad entry; see the offset), or WEFT_EIO /
  * WEFT_ENOMEM. e->payload belongs to the reader and stays valid until the
  * next call. */
 int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e)
 {
-    uint8_t hdr[WEFT_JOURNAL_HEADER];
+    const uint8_t *hdr;
     uint32_t len;
     int rc;
 
@@ -160,36 +226,37 @@ int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e)
     if (r->done)
         return 0;
     r->done = 1; /* until this entry proves good */
-    rc = read_full(r->f, hdr, sizeof hdr);
+    rc = fill(r, WEFT_JOURNAL_HEADER);
     if (rc <= 0)
         return rc;
+    hdr = r->buf + r->start;
     len = get_u32(hdr);
     if (hdr[5] != 0 || get_u16(hdr + 6) != 0 ||
         len > WEFT_JOURNAL_MAX_PAYLOAD)
-        return 0;
-    if (len > r->cap) {
-        size_t cap = r->cap ? r->cap : 4096;
-        uint8_t *p;
-        while (cap < len)
-            cap *= 2;
-        p = realloc(r->buf, cap);
-        if (!p)
-            return WEFT_ENOMEM;
-        r->buf = p;
-        r->cap = cap;
-    }
-    rc = read_full(r->f, r->buf, len);
-    if (rc <= 0)
-        return rc;
-    if (entry_crc(hdr, r->buf, len) != get_u32(hdr + CRC_OFFSET))
         return 0;
     e->kind = hdr[4];
     e->location = get_u32(hdr + 8);
     e->count = get_u32(hdr + 12);
     e->seq = get_u64(hdr + 16);
     e->base_time = get_u64(hdr + 24);
-    e->payload = r->buf;
     e->len = len;
+    e->payload = NULL;
+    if (r->skip && e->kind == r->skip) {
+        r->start += WEFT_JOURNAL_HEADER;
+        rc = step_over(r, len);
+    } else {
+        rc = fill(r, WEFT_JOURNAL_HEADER + (size_t)len);
+        hdr = r->buf + r->start;  /* fill may have moved it */
+        if (rc == 1 && entry_crc(hdr, hdr + WEFT_JOURNAL_HEADER, len) !=
+                           get_u32(hdr + CRC_OFFSET))
+            rc = 0;
+        if (rc == 1) {
+            e->payload = hdr + WEFT_JOURNAL_HEADER;
+            r->start += WEFT_JOURNAL_HEADER + (size_t)len;
+        }
+    }
+    if (rc <= 0)
+        return rc;
     r->offset += WEFT_JOURNAL_HEADER + (uint64_t)len;
     r->done = 0;
     return 1;
@@ -205,8 +272,8 @@ void weft_journal_reader_close(weft_journal_reader *r)
 {
     if (!r)
         return;
-    if (r->f)
-        fclose(r->f);
+    if (r->fd >= 0)
+        close(r->fd);
     free(r->buf);
     free(r);
 }

@@ -69,6 +69,11 @@ int weft_journal_reader_open(const char *path, weft_journal_reader **out);
  * weft_journal_reader_offset with the file size), or WEFT_EIO.
  * e->payload stays valid until the next call. */
 int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e);
+/* Steps over entries of `kind` from now on (0: reads every entry): next()
+ * still hands them out, with payload NULL; their payload is neither read
+ * nor checked, only that the file holds it. For a pass that wants all
+ * but the events (a later full read checks those). */
+void weft_journal_reader_skip(weft_journal_reader *r, uint8_t kind);
 /* Offset of the end of the last good entry read. */
 uint64_t weft_journal_reader_offset(const weft_journal_reader *r);
 void weft_journal_reader_close(weft_journal_reader *r);

@@ -313,6 +313,7 @@ int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
                               uint64_t *last_time, char *err, size_t errlen)
 {
     uint64_t prev = m->locs[loc].last_time;
+    const weft_idset *regions = &m->defined[WEFT_REF_REGION];
     weft_decoder dec;
     weft_record r;
     uint32_t n = 0;
@@ -324,20 +325,25 @@ int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
                     base, prev, loc);
     weft_decoder_init(&dec, buf, len, 1, base);
     dec.max_string = m->trace->d->cfg.max_string;
-    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
-        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
-        n++;
-        prev = r.time;
+    for (;;) {
+        int held = 0;  /* r holds a record the generic check must see */
         /* Enter/Leave, most of any trace: their one field is a region. */
-        if ((r.type == WEFT_REC_Enter || r.type == WEFT_REC_Leave) &&
-            !r.attributes) {
+        while (weft_decoder_next_enter_leave(&dec, &r)) {
             uint32_t region = r.type == WEFT_REC_Enter ? r.u.Enter.region
                                                        : r.u.Leave.region;
-            if (region == OTF2_UNDEFINED_REGION ||
-                weft_idset_has(&m->defined[WEFT_REF_REGION], region))
-                continue;
+            if (region != OTF2_UNDEFINED_REGION &&
+                !weft_idset_has(regions, region)) {
+                held = 1;  /* check_record says why */
+                break;
+            }
+            n++;
+            prev = r.time;
         }
-        rc = check_record(m, rd, &r, err, errlen);
+        if (!held && (rc = weft_decoder_next(&dec, &r)) != 1)
+            break;
+        n++;
+        prev = r.time;
+        rc = check_record(m, weft_rec_desc_of(r.type), &r, err, errlen);
         if (rc < 0)
             goto out;
     }

@@ -56,11 +56,6 @@ int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit)
     return 0;
 }
 
-int weft_idset_has(const weft_idset *s, uint64_t id)
-{
-    return id < s->cap && (s->bits[id / 8] & (1u << (id % 8)));
-}
-
 void weft_idset_free(weft_idset *s)
 {
     free(s->bits);
@@ -399,6 +394,7 @@ typedef struct convert_job {
     char *archive;
     const char *state;
     unsigned threads;           /* cfg.convert_threads when it started */
+    int sync;                   /* durability = fsync when it started */
     weft_convert_result res;
     int rc;
     char err[768];
@@ -466,7 +462,7 @@ static void convert_work(uv_work_t *req)
     convert_job *j = req->data;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
-                              j->threads };
+                              j->threads, j->sync };
     weft_trace_row row = { 0 };
     weft_trace_detail detail = { 0 };
     weft_member_row *members = NULL;
@@ -618,6 +614,7 @@ static void start_conversion(weft_trace *t)
     }
     j->t = t;
     j->threads = (unsigned)d->cfg.convert_threads;
+    j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
     j->req.data = j;
     if (t->goodbyes == t->size)
         weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, "

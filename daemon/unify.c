@@ -831,6 +831,17 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
     return rc;
 }
 
+const uint32_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,
+                                    unsigned kind, size_t *n)
+{
+    const member *m;
+
+    assert(u && n && kind < WEFT_REF__COUNT);
+    m = member_find(u, mid);
+    *n = m ? m->maps[kind].cap : 0;
+    return m ? m->maps[kind].v : NULL;
+}
+
 /* Frees the scratch memory and empties it for reuse. */
 void weft_unify_scratch_free(weft_unify_scratch *scratch)
 {

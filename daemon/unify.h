@@ -122,6 +122,14 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t member,
                          char *err, size_t errlen);
 void weft_unify_scratch_free(weft_unify_scratch *scratch);
 
+/* Member mid's table of local ids of id space `kind` -> global id + 1 (0:
+ * not defined), *n entries long, for hot loops that map one field
+ * (conversion's Enter and Leave). Owned by the unifier and valid until
+ * mid's next definition is unified; NULL with *n = 0 when mid defined
+ * none. */
+const uint32_t *weft_unify_id_table(const weft_unifier *u, uint32_t member,
+                                    unsigned kind, size_t *n);
+
 /* Global id of local id `local` of id space `kind` (a weft_ref_kind) of
  * `member`. Returns 0 and sets *global, or WEFT_ENOTFOUND. */
 int weft_unify_lookup(const weft_unifier *u, uint32_t member, unsigned kind,

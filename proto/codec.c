@@ -242,40 +242,6 @@ static int get_type(weft_decoder *d, uint64_t *type,
     return 0;
 }
 
-/* Enter and Leave without attributes, most of any trace, without the
- * walk over the descriptor: 1 when decoded, 0 when the generic path must
- * do it (another record, or one it will report as malformed). */
-static int next_enter_leave(weft_decoder *d, weft_record *out)
-{
-    const uint8_t *p;
-    uint64_t dt, region;
-    uint8_t type = *d->p;
-
-    if (!d->events || (type != WEFT_REC_Enter && type != WEFT_REC_Leave))
-        return 0;
-    p = weft__get_uvarint(d->p + 1, d->end, &dt);
-    if (!p || dt > UINT64_MAX - d->time)
-        return 0;
-    p = weft__get_uvarint(p, d->end, &region);
-    if (!p || region > UINT32_MAX)
-        return 0;
-    d->p = p;
-    d->time += dt;
-    /* No memset of the whole record: storing the four fields is cheaper,
-     * and Enter and Leave have nothing else. */
-    out->type = type;
-    out->time = d->time;
-    out->attributes = NULL;
-    _Static_assert(sizeof out->u.Enter.region == sizeof(uint32_t) &&
-                   sizeof out->u.Leave.region == sizeof(uint32_t),
-                   "Enter and Leave carry one 32-bit region");
-    if (type == WEFT_REC_Enter)
-        out->u.Enter.region = (uint32_t)region;
-    else
-        out->u.Leave.region = (uint32_t)region;
-    return 1;
-}
-
 int weft_decoder_next(weft_decoder *d, weft_record *out)
 {
     const weft_rec_desc *rd;
@@ -286,7 +252,7 @@ int weft_decoder_next(weft_decoder *d, weft_record *out)
 
     if (d->p >= d->end)
         return 0;
-    if (next_enter_leave(d, out))
+    if (weft_decoder_next_enter_leave(d, out))
         return 1;
     if ((rc = get_type(d, &type, &rd)) < 0)
         return rc;

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "record.h"
+#include "varint.h"
 
 #define WEFT_DECODER_ERROR_MAX 256
 
@@ -54,6 +55,46 @@ void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
  * record, field and value. Strings and arrays of *out, and its
  * attributes, point into the decoder and stay valid until the next call. */
 int weft_decoder_next(weft_decoder *d, weft_record *out);
+/* Enter and Leave without attributes, most of any trace, decoded inline
+ * for the hot loops of ingest and conversion without the walk over the
+ * descriptor: 1 when *out holds one, 0 when weft_decoder_next must decode
+ * what comes (another record, the end, or one it will report as
+ * malformed). Only type, time and region of *out are set. */
+static inline int weft_decoder_next_enter_leave(weft_decoder *d,
+                                                weft_record *out)
+{
+    const uint8_t *p;
+    uint64_t dt, region;
+    uint8_t type;
+
+    if (d->p >= d->end || !d->events)
+        return 0;
+    type = *d->p;
+    if (type != WEFT_REC_Enter && type != WEFT_REC_Leave)
+        return 0;
+    p = weft__get_uvarint(d->p + 1, d->end, &dt);
+    if (!p || dt > UINT64_MAX - d->time)
+        return 0;
+    p = weft__get_uvarint(p, d->end, &region);
+    if (!p || region > UINT32_MAX)
+        return 0;
+    d->p = p;
+    d->time += dt;
+    /* No memset of the whole record: storing the four fields is cheaper,
+     * and Enter and Leave have nothing else. */
+    out->type = type;
+    out->time = d->time;
+    out->attributes = NULL;
+    _Static_assert(sizeof out->u.Enter.region == sizeof(uint32_t) &&
+                   sizeof out->u.Leave.region == sizeof(uint32_t),
+                   "Enter and Leave carry one 32-bit region");
+    if (type == WEFT_REC_Enter)
+        out->u.Enter.region = (uint32_t)region;
+    else
+        out->u.Leave.region = (uint32_t)region;
+    return 1;
+}
+
 /* Frees the decoder's scratch space. */
 void weft_decoder_free(weft_decoder *d);
 

@@ -231,7 +231,7 @@ static int have_otf2_print(void)
 static void test_convert_smoke(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0 };
     weft_convert_result res;
     int rc;
 
@@ -296,7 +296,7 @@ static void test_convert_smoke(void **state)
 static void test_convert_missing_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 0);
@@ -312,7 +312,7 @@ static void test_convert_missing_member(void **state)
 static void test_convert_decreasing_time(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
 
     /* The second batch of thread 0 starts before the first one ended. */
@@ -328,7 +328,7 @@ static void test_convert_decreasing_time(void **state)
 static void test_convert_bad_size(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
 
     write_member0(c, 130);
@@ -342,7 +342,7 @@ static void test_convert_bad_size(void **state)
 static void test_convert_undefined_ref(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 1);
@@ -356,7 +356,7 @@ static void test_convert_undefined_ref(void **state)
 static void test_convert_corrupt_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -376,7 +376,7 @@ static void test_convert_corrupt_tail(void **state)
 static void test_convert_journal_names(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -403,7 +403,7 @@ static void test_convert_journal_names(void **state)
 static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0 };
+    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -558,7 +558,7 @@ static void read_archive(const char *archive_dir, archive_info *a)
 static void test_convert_clock_covers_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0 };
     weft_convert_result res;
     archive_info a;
 
@@ -592,7 +592,7 @@ static void test_convert_clock_covers_events(void **state)
 static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0 };
+    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
@@ -641,10 +641,24 @@ static uint64_t size_of(const char *path)
     return (uint64_t)st.st_size;
 }
 
+/* Converting fails at the entry of journal `path` at off; want gets the
+ * start of the message. */
+static void expect_torn(const weft_convert_input *in, weft_convert_result *res,
+                        const char *path, uint64_t off, char *want,
+                        size_t wantlen)
+{
+    assert_int_equal(weft_convert_trace(in, res), WEFT_ECORRUPT);
+    snprintf(want, wantlen, "%s: torn or corrupt entry at offset %" PRIu64
+             " ", path, off);
+    if (!strstr(res->error, want))
+        print_error("error: %s\nwanted: %s\n", res->error, want);
+    assert_non_null(strstr(res->error, want));
+}
+
 static void test_convert_torn_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
     weft_convert_result res;
     weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
     char path[160], want[256];
@@ -662,12 +676,7 @@ static void test_convert_torn_tail(void **state)
 
     /* The process died while writing the header of its last entry... */
     assert_int_equal(truncate(path, (off_t)good + 10), 0);
-    assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
-    snprintf(want, sizeof want, "%s: torn or corrupt entry at offset %"
-             PRIu64 " ", path, good);
-    if (!strstr(res.error, want))
-        print_error("error: %s\nwanted: %s\n", res.error, want);
-    assert_non_null(strstr(res.error, want));
+    expect_torn(&in, &res, path, good, want, sizeof want);
     assert_non_null(strstr(res.error, "10 bytes from there"));
     assert_null(res.locations);
     weft_convert_result_free(&res);
@@ -688,10 +697,81 @@ static void test_convert_torn_tail(void **state)
     weft_convert_result_free(&res);
 }
 
+/* A flipped byte inside an event batch with entries after it: pass 1
+ * steps over event payloads, pass 2 finds the bad checksum and names the
+ * entry. */
+static void test_convert_corrupt_events(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_result res;
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    char path[160], want[256];
+    uint64_t off = 0, at = 0;
+    uint8_t b;
+    FILE *f;
+
+    write_member1(c, 2, 0);
+    snprintf(path, sizeof path, "%s/rank-1.wj", c->trace);
+    assert_int_equal(weft_journal_reader_open(path, &r), 0);
+    for (;;) {
+        off = weft_journal_reader_offset(r);
+        assert_int_equal(weft_journal_reader_next(r, &e), 1);
+        if (e.kind == WEFT_JE_EVENTS)
+            break;
+    }
+    weft_journal_reader_close(r);
+    at = off + WEFT_JOURNAL_HEADER + 2;
+    f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    assert_int_equal(fread(&b, 1, 1, f), 1);
+    b ^= 0x10;
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    assert_int_equal(fwrite(&b, 1, 1, f), 1);
+    fclose(f);
+    expect_torn(&in, &res, path, off, want, sizeof want);
+    assert_null(res.locations);
+    weft_convert_result_free(&res);
+}
+
+/* durability = fsync: the archive is synced before conversion returns;
+ * what cannot be synced (here a symlink, never followed) fails it, so
+ * the journals stay. */
+static void test_convert_sync(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1 };
+    weft_convert_result res;
+    weft_journal *j = open_journal(c, 0);
+    char link[200];
+    int rc;
+
+    append_hello(j, 0, 1, "node-a");
+    weft_journal_close(j);
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    assert_true(res.bytes > 0);
+    weft_convert_result_free(&res);
+
+    snprintf(link, sizeof link, "%s/elsewhere", c->archive);
+    assert_int_equal(symlink("/nonexistent", link), 0);
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_EIO);
+    if (!strstr(res.error, link))
+        print_error("error: %s\n", res.error);
+    assert_non_null(strstr(res.error, link));
+    assert_non_null(strstr(res.error, "cannot sync it to disk"));
+    weft_convert_result_free(&res);
+    unlink(link);
+}
+
 static void test_convert_resumed_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0 };
+    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
@@ -866,7 +946,7 @@ static void test_convert_threads_identical(void **state)
         write_par_member(c, r, PAR_OK);
     for (size_t k = 0; k < 3; k++) {
         weft_convert_input in = { c->trace, dirs[k], "threads", PAR_MEMBERS,
-                                  nthreads[k] };
+                                  nthreads[k], 0 };
         int rc;
         snprintf(dirs[k], sizeof dirs[k], "%s/a%u", c->dir, nthreads[k]);
         rc = weft_convert_trace(&in, &res[k]);
@@ -932,7 +1012,7 @@ static void test_convert_threads_error(void **state)
                                : r == 3 ? PAR_BAD_COUNT : PAR_OK);
     for (size_t k = 0; k < 2; k++) {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  nthreads[k] };
+                                  nthreads[k], 0 };
         int rc = weft_convert_trace(&in, &res[k]);
         if (rc != WEFT_ETIME)
             print_error("convert (%u threads): %s\n", nthreads[k],
@@ -957,7 +1037,7 @@ static void test_convert_threads_error(void **state)
     write_par_member(c, 2, PAR_OK);
     {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  4 };
+                                  4, 0 };
         assert_int_equal(weft_convert_trace(&in, &res[0]), WEFT_ECORRUPT);
         assert_non_null(strstr(res[0].error, "rank-3.wj"));
         assert_non_null(strstr(res[0].error, "announces 601 events but "
@@ -981,6 +1061,8 @@ int main(void)
         T(test_convert_clock_covers_events),
         T(test_convert_empty_member),
         T(test_convert_torn_tail),
+        T(test_convert_corrupt_events),
+        T(test_convert_sync),
         T(test_convert_resumed_member),
         T(test_convert_threads_identical),
         T(test_convert_threads_error),

@@ -3,7 +3,8 @@
  * Round trip of every field, reopen and append, and every way a journal
  * can go bad: torn tail (inside a header and inside a payload), flipped
  * payload byte, non-zero reserved bytes, oversized length, bad magic,
- * half-written magic, empty and missing files.
+ * half-written magic, empty and missing files; stepping over the
+ * entries of one kind.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +172,88 @@ static void test_round_trip(void **state)
     append_n(f->path, 5, 3);
     assert_int_equal(read_all(f->path, &off), 8);
     assert_int_equal(off, file_size(f->path));
+}
+
+/* Skipping a kind: its entries come out with their header and no
+ * payload, the others as always; a skipped entry cut short still ends
+ * the good data. Large payloads (beyond the reader's block) are read and
+ * stepped over too. */
+static void test_skip(void **state)
+{
+    fixture *f = *state;
+    weft_journal_reader *r = NULL;
+    weft_journal *j = NULL;
+    weft_journal_entry e, want;
+    uint8_t buf[256], *big = malloc(3u << 20);
+    unsigned n = 0;
+    int rc;
+
+    assert_non_null(big);
+    append_n(f->path, 0, 9);
+    assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+    weft_journal_reader_skip(r, WEFT_JE_EVENTS);
+    while ((rc = weft_journal_reader_next(r, &e)) == 1) {
+        make_entry(n, &want, buf);
+        assert_int_equal(e.kind, want.kind);
+        assert_int_equal(e.seq, want.seq);
+        assert_int_equal(e.len, want.len);
+        if (e.kind == WEFT_JE_EVENTS)
+            assert_null(e.payload);
+        else if (e.len)
+            assert_memory_equal(e.payload, want.payload, e.len);
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 9);
+    assert_int_equal(weft_journal_reader_offset(r), end_of(9));
+    weft_journal_reader_close(r);
+
+    /* Entry 6 (kind 3, 18 bytes) cut inside its payload. */
+    assert_int_equal(truncate(f->path, (off_t)(end_of(7) - 4)), 0);
+    assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+    weft_journal_reader_skip(r, WEFT_JE_EVENTS);
+    n = 0;
+    while ((rc = weft_journal_reader_next(r, &e)) == 1)
+        n++;
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 6);
+    assert_int_equal(weft_journal_reader_offset(r), end_of(6));
+    weft_journal_reader_close(r);
+
+    /* Payloads of 3 MiB and 2 MiB + 1 (events, read whole or skipped)
+     * around a small one. */
+    unlink(f->path);
+    assert_int_equal(weft_journal_open(f->path, &j, NULL), 0);
+    for (unsigned i = 0; i < 3; i++) {
+        memset(&e, 0, sizeof e);
+        e.kind = i == 1 ? WEFT_JE_DEFS : WEFT_JE_EVENTS;
+        e.seq = i + 1;
+        e.len = i == 0 ? 3u << 20 : i == 1 ? 5 : (2u << 20) + 1;
+        memset(big, 'a' + (int)i, e.len);
+        e.payload = big;
+        assert_int_equal(weft_journal_append(j, &e), 0);
+    }
+    weft_journal_close(j);
+    for (int skip = 0; skip < 2; skip++) {
+        assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+        if (skip)
+            weft_journal_reader_skip(r, WEFT_JE_EVENTS);
+        for (unsigned i = 0; i < 3; i++) {
+            assert_int_equal(weft_journal_reader_next(r, &e), 1);
+            assert_int_equal(e.seq, i + 1);
+            if (skip && e.kind == WEFT_JE_EVENTS) {
+                assert_null(e.payload);
+                continue;
+            }
+            assert_non_null(e.payload);
+            assert_int_equal(e.payload[0], 'a' + (int)i);
+            assert_int_equal(e.payload[e.len - 1], 'a' + (int)i);
+        }
+        assert_int_equal(weft_journal_reader_next(r, &e), 0);
+        assert_int_equal(weft_journal_reader_offset(r), file_size(f->path));
+        weft_journal_reader_close(r);
+    }
+    free(big);
 }
 
 static void test_torn_tail(void **state)
@@ -408,6 +491,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_skip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flipped_byte_in_last_entry,
                                         setup, teardown),
