@@ -1106,34 +1106,38 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
     table = m->rescale ? NULL : weft_unify_id_table(c->u, m->rank,
                                                     WEFT_REF_REGION, &ntable);
     for (;;) {
-        int held = 0;  /* r holds an event for the general way */
-        while (table && weft_decoder_next_enter_leave(&d, &r)) {
-            int enter = r.type == WEFT_REC_Enter;
-            uint32_t region = enter ? r.u.Enter.region : r.u.Leave.region;
+        weft_el_run run = weft_el_begin(&d), at = run;
+        uint32_t type, region;
+        while (table && weft_el_next(&run, &type, &region)) {
             uint32_t g = region < ntable ? table[region] : 0;
             if ((!g && region != OTF2_UNDEFINED_REGION) ||
-                (l->events && r.time < l->last_time)) {
-                held = 1;  /* the general way says what is wrong */
+                (l->events && run.time < l->last_time)) {
+                run = at;  /* unread: the general way says what is wrong */
                 break;
             }
             n++;
             region = g ? g - 1u : region;
-            orc = enter ? OTF2_EvtWriter_Enter(l->w, NULL, r.time, region)
-                        : OTF2_EvtWriter_Leave(l->w, NULL, r.time, region);
+            orc = type == WEFT_REC_Enter
+                      ? OTF2_EvtWriter_Enter(l->w, NULL, run.time, region)
+                      : OTF2_EvtWriter_Leave(l->w, NULL, run.time, region);
             if (orc != OTF2_SUCCESS) {
                 rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
                           WHERE_ARGS, otf2_msg(orc));
                 goto out;
             }
-            if (enter && (rc = prof_enter(c, l, region, r.time)) < 0) {
-                fail(c, rc, "out of memory");
-                goto out;
+            if (type == WEFT_REC_Enter) {
+                if ((rc = prof_enter(c, l, region, run.time)) < 0) {
+                    fail(c, rc, "out of memory");
+                    goto out;
+                }
+            } else {
+                prof_leave(c, l, region, run.time);
             }
-            if (!enter)
-                prof_leave(c, l, region, r.time);
-            wrote(c, m, l, r.time);
+            wrote(c, m, l, run.time);
+            at = run;
         }
-        if (!held && (rc = weft_decoder_next(&d, &r)) != 1)
+        weft_el_end(&run, &d);
+        if ((rc = weft_decoder_next(&d, &r)) != 1)
             break;
         n++;
         if (m->rescale)

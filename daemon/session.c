@@ -326,20 +326,21 @@ int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
     weft_decoder_init(&dec, buf, len, 1, base);
     dec.max_string = m->trace->d->cfg.max_string;
     for (;;) {
-        int held = 0;  /* r holds a record the generic check must see */
         /* Enter/Leave, most of any trace: their one field is a region. */
-        while (weft_decoder_next_enter_leave(&dec, &r)) {
-            uint32_t region = r.type == WEFT_REC_Enter ? r.u.Enter.region
-                                                       : r.u.Leave.region;
+        weft_el_run run = weft_el_begin(&dec), at = run;
+        uint32_t type, region;
+        while (weft_el_next(&run, &type, &region)) {
             if (region != OTF2_UNDEFINED_REGION &&
                 !weft_idset_has(regions, region)) {
-                held = 1;  /* check_record says why */
+                run = at;  /* unread: check_record below says why */
                 break;
             }
             n++;
-            prev = r.time;
+            at = run;
         }
-        if (!held && (rc = weft_decoder_next(&dec, &r)) != 1)
+        weft_el_end(&run, &dec);
+        prev = dec.time;
+        if ((rc = weft_decoder_next(&dec, &r)) != 1)
             break;
         n++;
         prev = r.time;

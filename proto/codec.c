@@ -252,8 +252,26 @@ int weft_decoder_next(weft_decoder *d, weft_record *out)
 
     if (d->p >= d->end)
         return 0;
-    if (weft_decoder_next_enter_leave(d, out))
-        return 1;
+    {
+        weft_el_run run = weft_el_begin(d);
+        uint32_t el, region;
+        if (weft_el_next(&run, &el, &region)) {
+            weft_el_end(&run, d);
+            /* No memset of the whole record: Enter and Leave have only
+             * these fields. */
+            _Static_assert(sizeof out->u.Enter.region == sizeof(uint32_t) &&
+                           sizeof out->u.Leave.region == sizeof(uint32_t),
+                           "Enter and Leave carry one 32-bit region");
+            out->type = el;
+            out->time = d->time;
+            out->attributes = NULL;
+            if (el == WEFT_REC_Enter)
+                out->u.Enter.region = region;
+            else
+                out->u.Leave.region = region;
+            return 1;
+        }
+    }
     if ((rc = get_type(d, &type, &rd)) < 0)
         return rc;
     if (rd->is_pseudo) {

@@ -55,43 +55,52 @@ void weft_decoder_init(weft_decoder *d, const void *buf, size_t len,
  * record, field and value. Strings and arrays of *out, and its
  * attributes, point into the decoder and stay valid until the next call. */
 int weft_decoder_next(weft_decoder *d, weft_record *out);
-/* Enter and Leave without attributes, most of any trace, decoded inline
- * for the hot loops of ingest and conversion without the walk over the
- * descriptor: 1 when *out holds one, 0 when weft_decoder_next must decode
- * what comes (another record, the end, or one it will report as
- * malformed). Only type, time and region of *out are set. */
-static inline int weft_decoder_next_enter_leave(weft_decoder *d,
-                                                weft_record *out)
+/* A run of Enter and Leave events without attributes (most of any
+ * trace) read in place, for the hot loops of ingest and conversion: a
+ * small value the compiler keeps in registers, where the decoder lives in
+ * memory. Begin it at the decoder's position, take events with
+ * weft_el_next until it says 0, and hand the position back with
+ * weft_el_end before calling weft_decoder_next. */
+typedef struct weft_el_run {
+    const uint8_t *p, *end;
+    uint64_t time;       /* of the last event taken */
+} weft_el_run;
+
+static inline weft_el_run weft_el_begin(const weft_decoder *d)
+{
+    weft_el_run r = { d->p, d->events ? d->end : d->p, d->time };
+    return r;
+}
+
+static inline void weft_el_end(const weft_el_run *r, weft_decoder *d)
+{
+    d->p = r->p;
+    d->time = r->time;
+}
+
+/* Takes the next event: 1 with *type (WEFT_REC_Enter or WEFT_REC_Leave),
+ * *region and r->time its time; 0, taking nothing, when the next record
+ * is for weft_decoder_next (another one, the end, or one it will report
+ * as malformed). */
+static inline int weft_el_next(weft_el_run *r, uint32_t *type,
+                               uint32_t *region)
 {
     const uint8_t *p;
-    uint64_t dt, region;
-    uint8_t type;
+    uint64_t dt, reg;
 
-    if (d->p >= d->end || !d->events)
+    if (r->p >= r->end ||
+        (*r->p != WEFT_REC_Enter && *r->p != WEFT_REC_Leave))
         return 0;
-    type = *d->p;
-    if (type != WEFT_REC_Enter && type != WEFT_REC_Leave)
+    p = weft__get_uvarint(r->p + 1, r->end, &dt);
+    if (!p || dt > UINT64_MAX - r->time)
         return 0;
-    p = weft__get_uvarint(d->p + 1, d->end, &dt);
-    if (!p || dt > UINT64_MAX - d->time)
+    p = weft__get_uvarint(p, r->end, &reg);
+    if (!p || reg > UINT32_MAX)
         return 0;
-    p = weft__get_uvarint(p, d->end, &region);
-    if (!p || region > UINT32_MAX)
-        return 0;
-    d->p = p;
-    d->time += dt;
-    /* No memset of the whole record: storing the four fields is cheaper,
-     * and Enter and Leave have nothing else. */
-    out->type = type;
-    out->time = d->time;
-    out->attributes = NULL;
-    _Static_assert(sizeof out->u.Enter.region == sizeof(uint32_t) &&
-                   sizeof out->u.Leave.region == sizeof(uint32_t),
-                   "Enter and Leave carry one 32-bit region");
-    if (type == WEFT_REC_Enter)
-        out->u.Enter.region = (uint32_t)region;
-    else
-        out->u.Leave.region = (uint32_t)region;
+    *type = *r->p;
+    *region = (uint32_t)reg;
+    r->p = p;
+    r->time += dt;
     return 1;
 }
 

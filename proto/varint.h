@@ -68,6 +68,10 @@ static inline const uint8_t *weft__get_uvarint(const uint8_t *p,
     uint64_t v = 0;
     unsigned shift = 0;
 
+    if (p < end && *p < 0x80) {  /* one byte: most deltas and ids */
+        *out = *p;
+        return p + 1;
+    }
     while (p < end) {
         uint8_t b = *p++;
         if (shift == 63 && b > 1)
