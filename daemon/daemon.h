@@ -63,7 +63,8 @@ typedef struct weft_daemon {
     /* server.c: global backpressure (max_buffered), file descriptors,
      * shutdown and how often each limit was reached. */
     uint64_t buffered;            /* bytes of frames partly received, all
-                                     connections (reader allocations) */
+                                     connections (reader allocations), and
+                                     of journal entries not yet written */
     uint64_t npaused_buffered;    /* connections waiting for it to fall */
     uv_idle_t resume;             /* resumes them outside read callbacks */
     int have_resume;
@@ -72,6 +73,7 @@ typedef struct weft_daemon {
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
+    struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

@@ -120,7 +120,7 @@ static int replay(weft_trace *t, const char *path, const char *name,
         if (e.kind == WEFT_JE_DEFS) {
             rc = weft_session_check_defs(m, e.payload, e.len, why, sizeof why);
             if (rc == 0)
-                m->defs_seq = e.seq;
+                m->defs_seq = m->held_defs_seq = e.seq;
         } else if (e.kind == WEFT_JE_EVENTS) {
             uint64_t last = 0;
             rc = weft_member_location(m, e.location, why, sizeof why);
@@ -130,9 +130,9 @@ static int replay(weft_trace *t, const char *path, const char *name,
                                                &last, why, sizeof why);
             if (rc == 0) {
                 weft_loc_state *l = &m->locs[e.location];
-                l->last_seq = e.seq;
+                l->last_seq = l->held_seq = e.seq;
                 if (e.count)
-                    l->last_time = last;
+                    l->last_time = l->held_time = last;
                 l->events += e.count;
             }
         } else if (e.kind == WEFT_JE_GOODBYE) {

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jwriter.h"
 #include "log.h"
 #include "session.h"
 #include "trace.h"
@@ -48,6 +50,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void consume(weft_conn *c);
 static void on_resume(uv_idle_t *idle);
+static void stop_conn(weft_conn *c);
+static uint64_t conn_pending(weft_conn *c);
 
 /* Sets c->held to what its frame reader holds, keeping d->buffered the
  * sum over all connections; a fall below the low-water mark schedules
@@ -59,6 +63,11 @@ static void account(weft_conn *c, uint64_t held)
     assert(d->buffered >= c->held);
     d->buffered = d->buffered - c->held + held;
     c->held = held;
+    weft_server_buffered_fell(d);
+}
+
+void weft_server_buffered_fell(weft_daemon *d)
+{
     if (d->npaused_buffered > 0 && d->have_resume &&
         d->buffered < d->cfg.max_buffered / 4 * 3)
         uv_idle_start(&d->resume, on_resume);
@@ -179,11 +188,42 @@ static void on_write(uv_write_t *req, int status)
         weft_conn_close(c);
         return;
     }
+    weft_conn_drained(c);
+}
+
+/* Bytes c holds for its peer: replies not written to the socket yet, and
+ * what it sent that waits for the journal writer. */
+static uint64_t conn_pending(weft_conn *c)
+{
+    return uv_stream_get_write_queue_size(&c->h.stream) +
+           (c->member ? c->member->pending_bytes : 0);
+}
+
+void weft_conn_drained(weft_conn *c)
+{
     if ((c->paused & WEFT_PAUSE_PENDING) && !c->closing &&
-        uv_stream_get_write_queue_size(&c->h.stream) <=
-            c->d->cfg.max_conn_pending / 2) {
-        weft_conn_log(c, WEFT_LOG_DEBUG, "replies drained; reading again");
+        conn_pending(c) <= c->d->cfg.max_conn_pending / 2) {
+        weft_conn_log(c, WEFT_LOG_DEBUG, "replies and journal drained; "
+                      "reading again");
         unpause(c, WEFT_PAUSE_PENDING);
+    }
+}
+
+/* A client that does not read its acks gets no more reads until it does:
+ * TCP then slows it down, and our memory stays bounded. */
+void weft_conn_check_pending(weft_conn *c)
+{
+    if (!c->closing && !(c->paused & WEFT_PAUSE_PENDING) &&
+        conn_pending(c) > c->d->cfg.max_conn_pending) {
+        weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
+        c->paused |= WEFT_PAUSE_PENDING;
+        uv_read_stop(&c->h.stream);
+        weft_conn_log(c, WEFT_LOG_INFO, "%zu bytes of replies unread and %"
+                      PRIu64 " waiting for the journal, over max_conn_pending "
+                      "(%llu): reading paused",
+                      uv_stream_get_write_queue_size(&c->h.stream),
+                      c->member ? c->member->pending_bytes : 0,
+                      (unsigned long long)c->d->cfg.max_conn_pending);
     }
 }
 
@@ -208,7 +248,9 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
         free(frame);
         free(w);
         weft_conn_close(c);
+        return;
     }
+    weft_conn_check_pending(c); /* acks also come from the journal writer */
 }
 
 /* Counts the limit a refusal names. The decoder's string limit says
@@ -280,6 +322,28 @@ static void handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
     weft_frame_free_envelope(env);
 }
 
+/* Stopping: c reads no more and closes once what it sent is journaled
+ * and acknowledged (weft_conn_written), or now if nothing is queued. */
+static void stop_conn(weft_conn *c)
+{
+    c->paused |= WEFT_PAUSE_STOPPING;
+    if (update_reading(c) != 0 || !c->member || c->member->pending == 0)
+        weft_conn_close(c);
+}
+
+void weft_conn_written(weft_conn *c)
+{
+    if ((c->paused & WEFT_PAUSE_STOPPING) && !c->closing)
+        weft_conn_close(c);
+}
+
+void weft_conn_hold(weft_conn *c)
+{
+    c->paused |= WEFT_PAUSE_GOODBYE;
+    if (update_reading(c) != 0)
+        weft_conn_close(c);
+}
+
 /* Pauses c for max_buffered; the unfed bytes stay stashed in rbuf. */
 static void pause_buffered(weft_conn *c)
 {
@@ -311,9 +375,8 @@ static void consume(weft_conn *c)
         int rc;
 
         if (!c->reader.payload && d->stopping) {
-            c->paused |= WEFT_PAUSE_STOPPING;
             c->stash_len = 0; /* not acked: the client sends it again */
-            weft_conn_close(c);
+            stop_conn(c);
             return;
         }
         if (!c->reader.payload && d->buffered >= d->cfg.max_buffered) {
@@ -346,10 +409,8 @@ static void consume(weft_conn *c)
         account(c, 0);
     }
     if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
-        !c->closing) {
-        c->paused |= WEFT_PAUSE_STOPPING;
-        weft_conn_close(c);
-    }
+        !c->closing)
+        stop_conn(c);
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -370,19 +431,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     c->stash_off = 0;
     c->stash_len = (uint32_t)nread;
     consume(c);
-    /* A client that does not read its acks gets no more reads until it
-     * does: TCP then slows it down, and our memory stays bounded. */
-    if (!c->closing && !(c->paused & WEFT_PAUSE_PENDING) &&
-        uv_stream_get_write_queue_size(&c->h.stream) >
-            c->d->cfg.max_conn_pending) {
-        weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
-        c->paused |= WEFT_PAUSE_PENDING;
-        uv_read_stop(&c->h.stream);
-        weft_conn_log(c, WEFT_LOG_INFO, "%zu bytes of replies unread, over "
-                      "max_conn_pending (%llu): reading paused",
-                      uv_stream_get_write_queue_size(&c->h.stream),
-                      (unsigned long long)c->d->cfg.max_conn_pending);
-    }
+    weft_conn_check_pending(c);
 }
 
 static void describe_peer(weft_conn *c, int is_tcp)
@@ -724,6 +773,12 @@ int weft_server_start(weft_daemon *d)
     int rc = 0;
 
     ignore_sigpipe();
+    rc = weft_jwriter_start(d, weft_session_written);
+    if (rc < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "
+                  "thread: %s", weft_strerror(rc));
+        return rc;
+    }
     uv_idle_init(d->loop, &d->resume);
     d->resume.data = d;
     d->have_resume = 1;
@@ -753,6 +808,9 @@ static void stop_listening(weft_daemon *d)
 void weft_server_stop(weft_daemon *d)
 {
     stop_listening(d);
+    /* What was received is written (and handed back, acks going nowhere:
+     * the connections close below) before weftd goes. */
+    weft_jwriter_stop(d);
     if (d->have_resume) {
         uv_close((uv_handle_t *)&d->resume, NULL);
         d->have_resume = 0;
@@ -821,8 +879,7 @@ void weft_server_drain(weft_daemon *d)
             weft_conn_log(c, WEFT_LOG_DEBUG, "stopping: closing between "
                           "frames");
             c->stash_len = 0;
-            c->paused |= WEFT_PAUSE_STOPPING;
-            weft_conn_close(c);
+            stop_conn(c);
         } else {
             weft_conn_log(c, WEFT_LOG_INFO, "stopping: finishing the frame "
                           "of %u bytes being received",

@@ -8,8 +8,10 @@
  *
  * DESIGN (limits): reading from a connection stops while any of these
  * holds (bits of weft_conn.paused):
- *  - WEFT_PAUSE_PENDING: more than max_conn_pending bytes of replies wait
- *    for the peer (it does not read its acks);
+ *  - WEFT_PAUSE_PENDING: more than max_conn_pending bytes wait: replies
+ *    for the peer (it does not read its acks) and its frames not yet
+ *    journaled (the disk is slower than it), so that one client cannot
+ *    take all of max_buffered;
  *  - WEFT_PAUSE_BUFFERED: the frames partly received over all connections
  *    hold max_buffered bytes or more. Checked before a connection starts a
  *    new frame, never inside one: a connection in the middle of a frame
@@ -20,7 +22,9 @@
  *    yet wait in rbuf (stash); reading resumes, outside any read callback,
  *    once the total is under three quarters of max_buffered;
  *  - WEFT_PAUSE_STOPPING: SIGTERM; a connection stops at its next frame
- *    boundary, then closes once its replies are written.
+ *    boundary, then closes once its replies are written;
+ *  - WEFT_PAUSE_GOODBYE: the client said Goodbye; the connection closes
+ *    once that is journaled, after the acks of what came before.
  * idle_timeout closes a connection that sends no Hello, or does not
  * finish a frame within that long of its first byte (not while weftd
  * itself holds it paused; a client that holds a partial frame and does
@@ -49,7 +53,8 @@
 enum {
     WEFT_PAUSE_PENDING = 1,
     WEFT_PAUSE_BUFFERED = 2,
-    WEFT_PAUSE_STOPPING = 4
+    WEFT_PAUSE_STOPPING = 4,
+    WEFT_PAUSE_GOODBYE = 8  /* Goodbye received: closes once journaled */
 };
 
 typedef struct weft_conn {
@@ -102,6 +107,9 @@ void weft_server_tick(weft_daemon *d);
 void weft_server_raise_fd_limit(weft_daemon *d);
 /* Configuration key of limit l ("max_frame", ...). */
 const char *weft_limit_name(enum weft_limit l);
+/* d->buffered fell (a frame or a journal entry is done with): resumes
+ * the connections paused for max_buffered once it is below 3/4. */
+void weft_server_buffered_fell(weft_daemon *d);
 /* Counts a hit of limit l. */
 void weft_limit_hit(weft_daemon *d, enum weft_limit l);
 
@@ -110,6 +118,18 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);
 /* Sends an Error frame with code and message, logs it, then closes. */
 void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Stops reading from c for good (the Goodbye is being journaled; then
+ * weft_conn_close). */
+void weft_conn_hold(weft_conn *c);
+/* Pauses reading from c while it holds more than max_conn_pending bytes
+ * (replies not written, frames not journaled). */
+void weft_conn_check_pending(weft_conn *c);
+/* Replies were written or journal entries of c's member handed back:
+ * reading resumes once c holds at most half of max_conn_pending. */
+void weft_conn_drained(weft_conn *c);
+/* Nothing c's member sent is queued for the journal any more: a
+ * connection held for SIGTERM closes now. */
+void weft_conn_written(weft_conn *c);
 /* Closes after pending writes. Idempotent. */
 void weft_conn_close(weft_conn *c);
 /* Logs a line prefixed with the peer, trace and rank. */

@@ -16,6 +16,7 @@
 
 #include "codec.h"
 #include "frame.h"
+#include "jwriter.h"
 #include "log.h"
 #include "server.h"
 #include "weft_errors.h"
@@ -487,15 +488,95 @@ static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
     kick_sync(m);
 }
 
-static int journal(weft_conn *c, const weft_journal_entry *e)
-{
-    int rc = weft_journal_append(c->member->journal, e);
+/* What a journal entry's completion does (weft_session_written). */
+enum { WRITTEN_HELLO, WRITTEN_DEFS, WRITTEN_EVENTS, WRITTEN_GOODBYE };
 
-    if (rc < 0)
-        weft_conn_fail(c, WEFT_EIO, "cannot write the journal of this "
-                       "process in %s: %s", c->member->trace->dir,
-                       strerror(errno));
-    return rc;
+/* Queues entry e of c's member (payload copied) for the writer thread;
+ * `what` and `last` (an EventBatch's last event time) are for its
+ * completion. 0, or -1 after failing c. */
+static int journal(weft_conn *c, const weft_journal_entry *e, int what,
+                   uint64_t last)
+{
+    weft_member *m = c->member;
+    weft_jentry *j = weft_jentry_new(e->len);
+
+    if (!j) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return -1;
+    }
+    if (e->len)
+        memcpy(j->data, e->payload, e->len);
+    j->e = *e;
+    j->e.payload = j->data;
+    j->member = m;
+    j->conn_serial = m->conn_serial;
+    j->what = what;
+    j->last_time = last;
+    weft_jwriter_submit(c->d, j);
+    weft_conn_check_pending(c);
+    return 0;
+}
+
+/* Once nothing of m is queued: after a failed write, what was accepted
+ * but not journaled is forgotten, so that the client's resend (from what
+ * HelloAck reports) is accepted again. */
+static void settle_member(weft_member *m)
+{
+    if (m->pending || !m->write_failed)
+        return;
+    for (uint32_t i = 0; i < m->nlocs; i++) {
+        m->locs[i].last_seq = m->locs[i].held_seq;
+        m->locs[i].last_time = m->locs[i].held_time;
+    }
+    m->defs_seq = m->held_defs_seq;
+    m->write_failed = 0;
+}
+
+void weft_session_written(weft_daemon *d, weft_jentry *j)
+{
+    weft_member *m = j->member;
+    weft_conn *c = m->conn && m->conn_serial == j->conn_serial ? m->conn
+                                                              : NULL;
+    const weft_journal_entry *e = &j->e;
+
+    if (j->rc < 0) {
+        if (j->what == WRITTEN_DEFS) /* not journaled: the resend defines */
+            forget_defs(m, e->payload, e->len, UINT64_MAX);
+        if (j->what == WRITTEN_GOODBYE && c) /* it may say it again */
+            m->said_goodbye = 0;
+        if (c)
+            weft_conn_fail(c, WEFT_EIO, "cannot write the journal of this "
+                           "process in %s: %s", m->trace->dir,
+                           strerror(j->err));
+        else
+            weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: cannot write "
+                      "its journal in %s: %s", m->trace->name, m->rank,
+                      m->trace->dir, strerror(j->err));
+    } else if (j->what == WRITTEN_DEFS) {
+        m->held_defs_seq = e->seq;
+        if (c)
+            send_ack(c, 1, 0, e->seq);
+    } else if (j->what == WRITTEN_EVENTS) {
+        weft_loc_state *l = &m->locs[e->location];
+        l->held_seq = e->seq;
+        if (e->count)
+            l->held_time = j->last_time;
+        l->events += e->count;
+        d->events_in += e->count;
+        d->bytes_in += e->len;
+        if (c)
+            send_ack(c, 0, e->location, e->seq);
+    } else if (j->what == WRITTEN_GOODBYE && c) {
+        weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
+        weft_conn_close(c);
+    }
+    settle_member(m);
+    if (c)
+        weft_conn_drained(c);
+    if (m->pending == 0 && c)
+        weft_conn_written(c);
+    if (m->pending == 0)
+        weft_trace_member_written(m);
 }
 
 /* Limits of Hello.tags (README, "Tags"): at most WEFT_MAX_TAGS tags, keys
@@ -586,8 +667,11 @@ static void on_hello(weft_conn *c, const Weft__Hello *h)
         return;
     }
     m->conn = c;
+    m->conn_serial++;
     c->member = m;
-    /* The journal keeps the owner weftd decided on, for recovery. */
+    /* The journal keeps the owner weftd decided on, for recovery. HelloAck
+     * goes out before the entry is written: the entries after it, which
+     * are what gets acknowledged, are written after it. */
     owned = *h;
     owned.uid = m->trace->uid;
     e.kind = WEFT_JE_HELLO;
@@ -599,7 +683,7 @@ static void on_hello(weft_conn *c, const Weft__Hello *h)
     }
     weft__hello__pack(&owned, packed);
     e.payload = packed;
-    rc = journal(c, &e);
+    rc = journal(c, &e, WRITTEN_HELLO, 0);
     free(packed);
     if (rc < 0)
         return;
@@ -642,10 +726,12 @@ static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
                        "numbers start at 1");
         return;
     }
-    if (defs->seq <= m->defs_seq) { /* a resend of what we hold */
+    if (defs->seq <= m->held_defs_seq) { /* a resend of what we hold */
         send_ack(c, 1, 0, defs->seq);
         return;
     }
+    if (defs->seq <= m->defs_seq)
+        return; /* queued: acknowledged once written */
     if (defs->seq != m->defs_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "Definitions seq %" PRIu64 " after %"
                        PRIu64 ": a batch is missing", defs->seq, m->defs_seq);
@@ -661,13 +747,12 @@ static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
     e.seq = defs->seq;
     e.payload = defs->records.data;
     e.len = (uint32_t)defs->records.len;
-    if (journal(c, &e) < 0) {
+    if (journal(c, &e, WRITTEN_DEFS, 0) < 0) {
         /* Not journaled: the resend after a reconnect defines them. */
         forget_defs(m, defs->records.data, defs->records.len, UINT64_MAX);
         return;
     }
-    m->defs_seq = defs->seq;
-    send_ack(c, 1, 0, defs->seq);
+    m->defs_seq = defs->seq; /* acknowledged once written */
 }
 
 static int ensure_location(weft_conn *c, uint32_t loc)
@@ -695,10 +780,12 @@ static void on_batch(weft_conn *c, const Weft__EventBatch *b)
                        "sequence numbers start at 1", b->location);
         return;
     }
-    if (b->seq <= m->locs[b->location].last_seq) {
-        send_ack(c, 0, b->location, b->seq);
+    if (b->seq <= m->locs[b->location].held_seq) {
+        send_ack(c, 0, b->location, b->seq); /* a resend of what we hold */
         return;
     }
+    if (b->seq <= m->locs[b->location].last_seq)
+        return; /* queued: acknowledged once written */
     if (b->seq != m->locs[b->location].last_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq %" PRIu64
                        " after %" PRIu64 ": a batch is missing", b->location,
@@ -720,15 +807,12 @@ static void on_batch(weft_conn *c, const Weft__EventBatch *b)
     e.count = b->events;
     e.payload = b->records.data;
     e.len = (uint32_t)b->records.len;
-    if (journal(c, &e) < 0)
+    if (journal(c, &e, WRITTEN_EVENTS, last) < 0)
         return;
+    /* Acknowledged once written (weft_session_written). */
     m->locs[b->location].last_seq = b->seq;
     if (b->events)
         m->locs[b->location].last_time = last;
-    m->locs[b->location].events += b->events;
-    c->d->events_in += b->events;
-    c->d->bytes_in += b->records.len;
-    send_ack(c, 0, b->location, b->seq);
 }
 
 static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
@@ -757,13 +841,15 @@ static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     }
     weft__goodbye__pack(g, packed);
     e.payload = packed;
-    rc = journal(c, &e);
+    rc = journal(c, &e, WRITTEN_GOODBYE, 0);
     free(packed);
     if (rc < 0)
         return;
+    /* Counted now (the trace converts once the entry is written too);
+     * the connection closes once it is written, after the acks of what
+     * came before it. */
     m->said_goodbye = 1;
-    weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
-    weft_conn_close(c);
+    weft_conn_hold(c);
 }
 
 /* ---- clock offsets ---- */

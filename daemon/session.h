@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jwriter.h"
 #include "trace.h"
 #include "weft.pb-c.h"
 
@@ -17,6 +18,11 @@ struct weft_conn;
 void weft_session_frame(struct weft_conn *c, const Weft__Envelope *env);
 /* The connection is closing: detach it from its member. */
 void weft_session_closed(struct weft_conn *c);
+/* The writer thread is done with entry j (jwriter.h): acknowledges it to
+ * the connection that sent it, if that is still the member's, or on a
+ * failed write fails that connection; the member's state follows what is
+ * journaled. Loop thread. */
+void weft_session_written(weft_daemon *d, struct weft_jentry *j);
 
 /* Checks a Definitions payload of member m and records the ids it defines
  * (and, for the id spaces later records are checked against, their counts

@@ -587,8 +587,10 @@ static void start_conversion(weft_trace *t)
 
     unlink_trace(t);
     for (uint32_t r = 0; r < t->size; r++) {
-        if (t->members[r] && t->members[r]->sync_running) {
-            t->convert_when_synced = 1; /* weft_trace_synced resumes */
+        weft_member *m = t->members[r];
+        if (m && (m->sync_running || m->pending)) {
+            /* weft_trace_synced or weft_trace_member_written resumes */
+            t->convert_when_synced = 1;
             return;
         }
     }
@@ -794,6 +796,11 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         if (m->said_goodbye)
             return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
                         "already finished", h->rank, t->name);
+        if (m->pending)  /* HelloAck must report what is journaled */
+            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s': "
+                        "what its previous connection sent is still being "
+                        "written to the journal; try again", h->rank,
+                        t->name);
         if (m->damaged)
             return fail(err, errlen, WEFT_ECORRUPT, "the journal of rank %u "
                         "of trace '%s' is damaged; the trace cannot go on",
@@ -931,6 +938,11 @@ void weft_trace_member_left(weft_member *m)
     }
     if (t->connected == 0)
         t->idle_since = uv_now(t->d->loop);
+}
+
+void weft_trace_member_written(weft_member *m)
+{
+    weft_trace_synced(m->trace);
 }
 
 void weft_trace_synced(weft_trace *t)

@@ -40,10 +40,15 @@ typedef struct weft_decls {
     uint64_t cap;
 } weft_decls;
 
+/* A thread's batches: last_* as received and checked (the next batch
+ * follows them), held_* as journaled (what HelloAck reports once nothing
+ * is queued; a failed write rewinds last_* to them). */
 typedef struct weft_loc_state {
-    uint64_t last_seq;   /* last EventBatch journaled */
-    uint64_t last_time;  /* time of the last event journaled */
-    uint64_t events;
+    uint64_t last_seq;   /* last EventBatch accepted */
+    uint64_t last_time;  /* time of its last event */
+    uint64_t held_seq;   /* last EventBatch journaled */
+    uint64_t held_time;
+    uint64_t events;     /* journaled */
 } weft_loc_state;
 
 /* Acks held back until the journal is on stable storage
@@ -74,7 +79,15 @@ typedef struct weft_member {
     weft_journal *journal;
     struct weft_conn *conn;       /* NULL while disconnected */
     int said_goodbye;
-    uint64_t defs_seq;            /* last Definitions journaled */
+    uint64_t conn_serial;         /* counts its connections (Hellos) */
+    uint64_t defs_seq;            /* last Definitions accepted */
+    uint64_t held_defs_seq;       /* last Definitions journaled */
+    /* Journal entries out at the writer thread (jwriter.h): none may be
+     * while the member rejoins or its trace converts. */
+    uint64_t pending;             /* loop thread: entries */
+    uint64_t pending_bytes;       /* loop thread: their memory */
+    int write_failed;             /* writer thread while pending > 0 */
+    int write_errno;
     weft_loc_state *locs;         /* by thread index */
     uint32_t nlocs;
     weft_idset defined[WEFT_REF__COUNT];
@@ -140,6 +153,9 @@ int weft_member_location(weft_member *m, uint32_t loc, char *err,
 /* A member's fdatasync job ended: starts a conversion that waited for it. */
 void weft_trace_synced(weft_trace *t);
 
+/* m has no journal entry queued any more: resumes a conversion that
+ * waited for it. */
+void weft_trace_member_written(weft_member *m);
 /* Converts traces that had no member connected for grace_period seconds;
  * called once a second by the daemon's tick timer. */
 void weft_trace_check_idle(weft_daemon *d);

@@ -1,0 +1,207 @@
+/* test_jwriter.c - journal appends on the writer thread
+ * (daemon/jwriter.c), over a real loop and a real journal.
+ *
+ * Entries come back in the order submitted, written, with d->buffered
+ * and the member's counts back at 0; a failed append (a file size limit,
+ * as on a full disk) fails that entry and every later one of the member
+ * without writing them, so the journal has no gap; stopping with entries
+ * queued writes and hands them all back, and the loop closes clean.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "jwriter.h"
+#include "testutil.h"
+#include "trace.h"
+#include "weft_errors.h"
+
+#define MAX_DONE 64
+
+typedef struct fixture {
+    char dir[128], path[200];
+    uv_loop_t loop;
+    weft_daemon d;
+    weft_member m;
+    uint64_t done_seq[MAX_DONE];
+    int done_rc[MAX_DONE], done_err[MAX_DONE];
+    size_t ndone;
+} fixture;
+
+static fixture *current;
+
+static void on_done(weft_daemon *d, weft_jentry *j)
+{
+    fixture *f = current;
+
+    assert_ptr_equal(d, &f->d);
+    assert_ptr_equal(j->member, &f->m);
+    assert_true(f->ndone < MAX_DONE);
+    f->done_seq[f->ndone] = j->e.seq;
+    f->done_rc[f->ndone] = j->rc;
+    f->done_err[f->ndone] = j->err;
+    f->ndone++;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    tu_mkdtemp(f->dir, sizeof f->dir, "wjw");
+    snprintf(f->path, sizeof f->path, "%s/rank-0.wj", f->dir);
+    assert_int_equal(uv_loop_init(&f->loop), 0);
+    f->d.loop = &f->loop;
+    assert_int_equal(weft_journal_open(f->path, &f->m.journal, NULL), 0);
+    assert_int_equal(weft_jwriter_start(&f->d, on_done), 0);
+    current = f;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    weft_jwriter_stop(&f->d);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
+    weft_journal_close(f->m.journal);
+    tu_rmrf(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Entry seq with a payload of 100 * seq bytes of seq. */
+static void submit(fixture *f, uint64_t seq)
+{
+    weft_jentry *j = weft_jentry_new((uint32_t)(100 * seq));
+
+    assert_non_null(j);
+    memset(j->data, (int)seq, j->e.len);
+    j->e.kind = WEFT_JE_EVENTS;
+    j->e.seq = seq;
+    j->member = &f->m;
+    weft_jwriter_submit(&f->d, j);
+}
+
+/* Seqs of the journal's entries, checking their payloads. */
+static size_t journal_seqs(const fixture *f, uint64_t *seqs, size_t max)
+{
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    size_t n = 0;
+
+    assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+    while (n < max && weft_journal_reader_next(r, &e) == 1) {
+        assert_int_equal(e.len, 100 * e.seq);
+        assert_int_equal(e.payload[0], (uint8_t)e.seq);
+        assert_int_equal(e.payload[e.len - 1], (uint8_t)e.seq);
+        seqs[n++] = e.seq;
+    }
+    weft_journal_reader_close(r);
+    return n;
+}
+
+static void test_in_order(void **state)
+{
+    fixture *f = *state;
+    uint64_t seqs[MAX_DONE];
+
+    for (uint64_t s = 1; s <= 40; s++)
+        submit(f, s);
+    assert_int_equal(weft_jwriter_pending(&f->d), 40);
+    assert_int_equal(f->m.pending, 40);
+    assert_true(f->d.buffered > 40 * 100);
+    /* The loop runs while entries are out, and ends when all are back. */
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->ndone, 40);
+    for (size_t i = 0; i < 40; i++) {
+        assert_int_equal(f->done_seq[i], i + 1);
+        assert_int_equal(f->done_rc[i], 0);
+    }
+    assert_int_equal(weft_jwriter_pending(&f->d), 0);
+    assert_int_equal(f->m.pending, 0);
+    assert_int_equal(f->m.pending_bytes, 0);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 40);
+    for (size_t i = 0; i < 40; i++)
+        assert_int_equal(seqs[i], i + 1);
+}
+
+static void test_failure_leaves_no_gap(void **state)
+{
+    fixture *f = *state;
+    struct rlimit old, lim;
+    uint64_t seqs[MAX_DONE];
+
+    submit(f, 1);
+    submit(f, 2);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    /* The file may grow by entry 3's header and a little: entry 3 fails
+     * (EFBIG, as ENOSPC on a full disk), and 4 and 5, which would fit,
+     * are not written after it. */
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = weft_journal_size(f->m.journal) + WEFT_JOURNAL_HEADER + 5;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    for (uint64_t s = 3; s <= 5; s++)
+        submit(f, s);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_int_equal(f->ndone, 5);
+    assert_int_equal(f->done_rc[1], 0);
+    for (size_t i = 2; i < 5; i++) {
+        assert_int_equal(f->done_seq[i], i + 1);
+        assert_int_equal(f->done_rc[i], WEFT_EIO);
+        assert_int_equal(f->done_err[i], EFBIG);
+    }
+    assert_true(f->m.write_failed);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 2);
+    /* Once the loop thread clears the mark, appends go on after 2. */
+    f->m.write_failed = 0;
+    submit(f, 3);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->done_rc[5], 0);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 3);
+    assert_int_equal(seqs[2], 3);
+}
+
+static void test_stop_writes_what_is_queued(void **state)
+{
+    fixture *f = *state;
+    uint64_t seqs[MAX_DONE];
+
+    for (uint64_t s = 1; s <= 10; s++)
+        submit(f, s);
+    weft_jwriter_stop(&f->d);  /* without running the loop */
+    assert_int_equal(f->ndone, 10);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 10);
+    weft_jwriter_stop(&f->d);  /* idempotent */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_leaves_no_gap, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stop_writes_what_is_queued,
+                                        setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
