@@ -27,6 +27,7 @@ struct weft_jwriter {
     weft_jentry *queued, *queued_tail;   /* lock */
     weft_jentry *written, *written_tail; /* lock */
     int quit;                            /* lock */
+    int held;                            /* lock: weft_jwriter_hold */
     uv_async_t async;                    /* loop thread */
     uint64_t pending;                    /* loop thread: out, not back */
 };
@@ -67,7 +68,7 @@ static void *writer_run(void *arg)
     pthread_mutex_lock(&w->lock);
     for (;;) {
         weft_jentry *batch, *next;
-        while (!w->queued && !w->quit)
+        while ((!w->queued || w->held) && !w->quit)
             pthread_cond_wait(&w->wake, &w->lock);
         if (!w->queued)
             break;  /* quit, and nothing left */
@@ -169,6 +170,16 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
     d->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
     pthread_mutex_lock(&w->lock);
     append(&w->queued, &w->queued_tail, j);
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+}
+
+void weft_jwriter_hold(weft_daemon *d, int hold)
+{
+    struct weft_jwriter *w = d->jw;
+
+    pthread_mutex_lock(&w->lock);
+    w->held = hold;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->lock);
 }

@@ -53,6 +53,10 @@ weft_jentry *weft_jentry_new(uint32_t len);
 /* Queues j (owned by the writer from now on) for its member's journal;
  * counts its bytes in d->buffered and the member's pending entries. */
 void weft_jwriter_submit(weft_daemon *d, weft_jentry *j);
+/* hold 1: the writer thread takes no more entries (as a disk that
+ * stalls) until called with 0. Any thread; for tests. weft_jwriter_stop
+ * writes everything even while held. */
+void weft_jwriter_hold(weft_daemon *d, int hold);
 /* Entries queued or written but not handed back yet. */
 uint64_t weft_jwriter_pending(const weft_daemon *d);
 /* Writes what is queued, hands it all back, stops the thread and closes

@@ -18,7 +18,9 @@
  * sequence number 0, max_locations (batches and Goodbye), a rank
  * connected twice or finished, and max_connections. A journal write that
  * fails (file size limit) gives EIO and the resend after reconnecting is
- * accepted. A peer that vanishes with acks unread does not take the
+ * accepted. A stalled disk (the journal writer held) stalls no one's
+ * ClockSync or Hello, and a process coming back while its batch waits for
+ * the journal is asked to retry until HelloAck can say it is held. A peer that vanishes with acks unread does not take the
  * daemon down (SIGPIPE), and stopping does not wait for a peer that
  * never reads. Global limits: max_buffered pauses connections at a frame
  * boundary and resumes them (stashed bytes kept) while a frame in
@@ -52,6 +54,7 @@
 
 #include "catalog.h"
 #include "frame.h"
+#include "jwriter.h"
 #include "server.h"
 #include "testutil.h"
 #include "trace.h"
@@ -1183,6 +1186,80 @@ static int quiet_for(int fd, long ms)
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+/* A ClockSync request frame. */
+static bytes clock_sync_frame(uint64_t id)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+
+    cs.id = id;
+    cs.client_time = 12345;
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &cs;
+    return pack(&env);
+}
+
+/* A disk that stalls (the journal writer held): batches are not
+ * acknowledged, but the loop goes on: ClockSync is answered and another
+ * process joins. The process that hangs up and comes back while its
+ * batch waits is asked to retry (HelloAck must say what is journaled);
+ * once the disk moves, the batch is journaled and HelloAck says so. */
+static void test_stalled_disk(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope *env = NULL;
+    int a, b;
+
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "stall", 0, 2);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    weft_jwriter_hold(&f->d, 1);
+    send_bytes_free(a, work_batch(0, 1, 10));
+    assert_true(quiet_for(a, 200)); /* no ack while the disk stalls */
+    send_bytes_free(a, clock_sync_frame(7));
+    env = cl_recv(a);
+    assert_non_null(env);
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_CLOCK_SYNC);
+    assert_int_equal(env->clock_sync->id, 7);
+    weft_frame_free_envelope(env);
+    b = cl_connect(f);
+    hello_ok(b, "stall", 1, 2);
+    hang_up(a);
+    a = cl_connect(f);
+    send_bytes_free(a, hello_frame("stall", 0, 2, WEFT_PROTOCOL_VERSION));
+    expect_error(a, WEFT_EEXIST, "rank 0 of trace 'stall': what its "
+                 "previous connection sent is still being written to the "
+                 "journal; try again");
+    weft_jwriter_hold(&f->d, 0);
+    for (int i = 0; i < 100; i++) { /* as libweft retries */
+        a = cl_connect(f);
+        send_bytes_free(a, hello_frame("stall", 0, 2,
+                                       WEFT_PROTOCOL_VERSION));
+        env = cl_recv(a);
+        assert_non_null(env);
+        if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK)
+            break;
+        weft_frame_free_envelope(env);
+        env = NULL;
+        close(a);
+        sleep_ms(20);
+    }
+    assert_non_null(env);
+    assert_int_equal(env->hello_ack->definitions_seq, 1);
+    assert_int_equal(env->hello_ack->n_locations, 1);
+    assert_int_equal(env->hello_ack->locations[0]->seq, 1);
+    weft_frame_free_envelope(env);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    send_bytes_free(b, goodbye_frame());
+    expect_eof(b);
+    close(b);
+    stop(f);
+}
+
 /* max_buffered: while one connection holds a partly received frame of
  * more than max_buffered bytes, another is not read (its Hello goes
  * unanswered); the first can still finish its frame (no deadlock), which
@@ -1435,6 +1512,7 @@ int main(void)
         T(test_seq_zero),
         T(test_goodbye_locations),
         T(test_journal_write_fails),
+        T(test_stalled_disk),
         T(test_max_locations),
         T(test_rank_connected_twice),
         T(test_max_connections),
