@@ -2,7 +2,11 @@
  *
  * Ingest decodes every record once to validate it (types, references,
  * clocks, counts) because a bad record must be refused before it is
- * acknowledged; the journal then stores the payload bytes unchanged.
+ * acknowledged; the journal then stores the payload bytes unchanged,
+ * written by the journal writer thread (jwriter.h). The member's state
+ * moves on as frames are accepted (the next frame is checked against
+ * it); acks go out as entries come back written (weft_session_written),
+ * and its held_* fields follow what is journaled.
  */
 #include "session.h"
 
