@@ -13,6 +13,8 @@
  *    journaled (the disk is slower than it), so that one client cannot
  *    take all of max_buffered;
  *  - WEFT_PAUSE_BUFFERED: the frames partly received over all connections
+ *    and the journal entries waiting for the writer thread (jwriter.h,
+ *    counted with their overhead; the writer always gets through them)
  *    hold max_buffered bytes or more. Checked before a connection starts a
  *    new frame, never inside one: a connection in the middle of a frame
  *    (its buffer already allocated and counted) reads on until the frame
