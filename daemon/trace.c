@@ -872,6 +872,12 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     return member_new(t, h, 1, out, err, errlen);
 }
 
+void weft_trace_abandon(weft_trace *t)
+{
+    unlink_trace(t);
+    trace_free(t);
+}
+
 void weft_trace_restored(weft_trace *t)
 {
     weft_daemon *d = t->d;

@@ -146,6 +146,9 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
 /* All members restored: convert if all said goodbye, else wait for them
  * (grace period). Frees a trace with no readable member. */
 void weft_trace_restored(weft_trace *t);
+/* Recovery gives up on t (a journal it cannot use; recover.c records
+ * why in the catalog): forgets it without converting, its files stay. */
+void weft_trace_abandon(weft_trace *t);
 /* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
 int weft_member_location(weft_member *m, uint32_t loc, char *err,
                          size_t errlen);
