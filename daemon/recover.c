@@ -109,8 +109,10 @@ static void fail_trace(recovery *rec, const char *tdir, const char *key,
     row.error = (char *)error;
     if (asprintf(&archive, "%s/archive", tdir) >= 0)
         row.path = archive;
-    weft_dlog(d, WEFT_LOG_ERROR, "recovery: trace '%s' (%s) failed: %s; its "
-              "journals are kept in %s", row.name, key, error, tdir);
+    weft_dlog_ctx(d, WEFT_LOG_ERROR, (&(const weft_log_ctx){ row.name, key,
+                                                             -1, NULL }),
+                  "recovery: trace '%s' (%s) failed: %s; its journals are "
+                  "kept in %s", row.name, key, error, tdir);
     if (rec->cat && weft_catalog_trace_fail(rec->cat, &row) < 0)
         weft_dlog(d, WEFT_LOG_ERROR, "recovery: trace '%s': cannot record "
                   "the failure: %s", row.name,
@@ -310,7 +312,7 @@ static void recover_trace(recovery *rec, const char *tdir, const char *key)
     }
     if (!t)
         return;
-    weft_dlog(d, WEFT_LOG_INFO, "recovery: trace '%s' (%s): %u member "
+    weft_tlog(t, WEFT_LOG_INFO, "recovery: trace '%s' (%s): %u member "
               "journals", t->name ? t->name : "?", key, members);
     weft_trace_restored(t);
 }

@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "daemon.h"
 #include "journal.h"
+#include "log.h"
 #include "record.h"
 #include "weft.pb-c.h"
 
@@ -118,6 +119,19 @@ typedef struct weft_trace {
     int64_t created;
     struct weft_trace *next;
 } weft_trace;
+
+/* Logs a line about trace t with its name and key as journal fields
+ * (log.h); the message names the trace itself too. */
+#define weft_tlog(t, level, ...)                                             \
+    weft_dlog_ctx((t)->d, level,                                             \
+                  (&(const weft_log_ctx){ (t)->name, (t)->key, -1, NULL }),  \
+                  __VA_ARGS__)
+/* The same about member m: its rank too. */
+#define weft_mlog(m, level, ...)                                             \
+    weft_dlog_ctx((m)->trace->d, level,                                      \
+                  (&(const weft_log_ctx){ (m)->trace->name, (m)->trace->key, \
+                                          (m)->rank, NULL }),                \
+                  __VA_ARGS__)
 
 /* mkdir -p: creates path and its missing parents (mode parents, the last
  * one mode leaf). 0, or -1 with errno set. */
