@@ -28,7 +28,8 @@ static void usage(FILE *out)
     fprintf(out,
 "Usage: weftd [OPTION]...\n"
 "Collects traces from libweft clients and writes OTF2 archives.\n"
-"Runs in the foreground and logs to stderr.\n"
+"Runs in the foreground and logs to stderr (the journal under systemd).\n"
+"One weftd per spool: it locks SPOOL/weftd.lock while it runs.\n"
 "\n"
 "  -c, --config FILE     configuration file (default %s;\n"
 "                        a missing default file is fine)\n"
