@@ -551,12 +551,16 @@ out:
     return rc;
 }
 
-/* Returns 0 or a WEFT_E* code; nothing of row is kept. */
+/* Returns 0 or a WEFT_E* code; nothing of row is kept. A row failed
+ * before keeps its finish time (recovery reports the same damage at
+ * every start). */
 int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row)
 {
     static const char upsert[] = "INSERT " TRACE_INTO
         " ON CONFLICT (key) DO UPDATE SET state = excluded.state,"
-        " error = excluded.error, finished = excluded.finished";
+        " error = excluded.error,"
+        " finished = CASE WHEN state = 'failed' AND finished <> 0"
+        "            THEN finished ELSE excluded.finished END";
     weft_trace_row r;
     sqlite3_stmt *st = NULL;
     int rc;

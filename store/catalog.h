@@ -181,8 +181,9 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
 
 /* Ends the trace with row->key as failed with row->error (a trace that
  * recovery cannot use): a row that exists keeps its figures, name and
- * owner, and gets state failed, error and finished; a missing row is
- * inserted from row (its state is forced to failed). */
+ * owner, and gets state failed, error and finished (a row already
+ * failed keeps its finish time); a missing row is inserted from row (its
+ * state is forced to failed). */
 int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
