@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* CODE_FILE/LINE/FUNC would always name vlog below: leave them out. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #define LINE_MAX_BYTES 2048
