@@ -104,5 +104,8 @@ int weft__cmd_export(cli *c);
 /* weft sql (sql.c): c->format is "table", "csv" or NULL, c->json set for
  * --json, c->catalog_path resolved but not opened. */
 int weft__cmd_sql(cli *c);
+/* weft reindex (reindex.c): c->catalog_path resolved but not opened;
+ * c->args[0], if given, is the spool. */
+int weft__cmd_reindex(cli *c);
 
 #endif

@@ -10,6 +10,7 @@
  *                                               (export.c)
  *   weft [--catalog FILE] rm TRACE... [--force]
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
+ *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
  *
  * Subcommands are entries of `commands` (name, function, synopsis, help);
  * a new one is a function plus one entry. The catalog is opened read-only
@@ -1634,6 +1635,21 @@ static const command commands[] = {
       "           integers and reals are numbers, NULL is null\n"
       "\n"
       "BLOBs are printed as hexadecimal text in every format.\n" },
+    { "reindex", weft__cmd_reindex, 0, 0, 1, 2, "[SPOOL]",
+      "rebuild the catalog from the spool (weftd stopped)",
+      "Write a new catalog from the archives and journals in SPOOL\n"
+      "(default: the catalog's directory), for a catalog that is damaged\n"
+      "or lost. A converted trace gets its figures from its archive and\n"
+      "the rest (owner, state, hosts, tags, members) from the old catalog\n"
+      "where that still reads, else owner = the archive file's owner and\n"
+      "state complete; a trace with journals is catalogued as recording\n"
+      "(weftd resumes or converts it at its next start), or failed when\n"
+      "no journal has a readable Hello. Region profiles are not rebuilt.\n"
+      "\n"
+      "Takes the spool's lock, so it refuses to run while weftd uses the\n"
+      "spool: stop weftd first. The old catalog is kept, renamed to\n"
+      "CATALOG.old-YYYYmmddTHHMMSSZ. Run it as the user weftd runs as\n"
+      "(as root, the new catalog is given to the spool's owner).\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -78,5 +78,8 @@ typedef struct weft_daemon {
 
 /* Logs through the daemon's configured level. */
 #define weft_dlog(d, level, ...) weft_log((d)->cfg.log_level, level, __VA_ARGS__)
+/* The same with a weft_log_ctx (log.h): trace, key, rank, peer. */
+#define weft_dlog_ctx(d, level, ctx, ...) \
+    weft_logc((d)->cfg.log_level, level, ctx, __VA_ARGS__)
 
 #endif

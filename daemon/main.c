@@ -19,6 +19,7 @@
 #include "log.h"
 #include "recover.h"
 #include "server.h"
+#include "spool.h"
 #include "trace.h"
 #include "weft_errors.h"
 
@@ -27,7 +28,8 @@ static void usage(FILE *out)
     fprintf(out,
 "Usage: weftd [OPTION]...\n"
 "Collects traces from libweft clients and writes OTF2 archives.\n"
-"Runs in the foreground and logs to stderr.\n"
+"Runs in the foreground and logs to stderr (the journal under systemd).\n"
+"One weftd per spool: it locks SPOOL/weftd.lock while it runs.\n"
 "\n"
 "  -c, --config FILE     configuration file (default %s;\n"
 "                        a missing default file is fine)\n"
@@ -381,6 +383,27 @@ static int adopt_sockets(weft_daemon *d)
     return 0;
 }
 
+/* Creates the spool directory and takes its lock (spool_lock.h) before
+ * anything else touches the spool: a second weftd on the same spool must
+ * not recover the journals the first is writing. Returns the lock's
+ * descriptor (held until exit), or -1 after logging why. */
+static int lock_spool(weft_daemon *d)
+{
+    char err[1024];
+    int fd = -1;
+
+    if (weft_mkdir_p(d->cfg.spool, 0755, 0755) != 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot create spool directory %s: %s",
+                  d->cfg.spool, strerror(errno));
+        return -1;
+    }
+    if (weft_spool_lock(d->cfg.spool, "weftd", &fd, err, sizeof err) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "not starting: %s", err);
+        return -1;
+    }
+    return fd;
+}
+
 /* Creates the spool and checks that the catalog opens, so that a bad
  * setup fails at start with a clear message. */
 static int prepare_storage(weft_daemon *d)
@@ -388,6 +411,7 @@ static int prepare_storage(weft_daemon *d)
     char traces[4200];
     weft_catalog *cat = NULL;
     char *msg = NULL;
+    int rc;
 
     snprintf(traces, sizeof traces, "%s/traces", d->cfg.spool);
     if (weft_mkdir_p(traces, 0755, 0750) != 0) {
@@ -395,13 +419,25 @@ static int prepare_storage(weft_daemon *d)
                   traces, strerror(errno));
         return -1;
     }
-    if (weft_catalog_open(d->cfg.catalog, 0, &cat, &msg) < 0) {
+    rc = weft_catalog_verify(d->cfg.catalog, &msg);
+    if (rc == 0)
+        rc = weft_catalog_open(d->cfg.catalog, 0, &cat, &msg);
+    if (rc == WEFT_ECORRUPT) {
+        weft_dlog(d, WEFT_LOG_ERROR, "%s. weftd does not start on a damaged "
+                  "catalog: nothing in the spool is lost (archives and "
+                  "journals are in %s). Rebuild the catalog from the spool "
+                  "with 'weft --catalog %s reindex %s' (it keeps the "
+                  "damaged file beside it), then start weftd again",
+                  msg ? msg : d->cfg.catalog, traces, d->cfg.catalog,
+                  d->cfg.spool);
+    } else if (rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot open catalog: %s",
                   msg ? msg : d->cfg.catalog);
-        free(msg);
-        return -1;
     }
+    free(msg);
     weft_catalog_close(cat);
+    if (rc < 0)
+        return -1;
     if (weft_recover_spool(d) < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot read spool %s: %s", traces,
                   strerror(errno));
@@ -413,7 +449,7 @@ static int prepare_storage(weft_daemon *d)
 int main(int argc, char **argv)
 {
     weft_daemon d;
-    int check = 0, rc;
+    int check = 0, rc, lock_fd = -1;
 
     memset(&d, 0, sizeof d);
     weft_config_init(&d.cfg);
@@ -426,11 +462,13 @@ int main(int argc, char **argv)
     }
     d.loop = uv_default_loop();
     weft_server_raise_fd_limit(&d);
-    if (prepare_storage(&d) < 0 || adopt_sockets(&d) < 0 ||
-        weft_server_start(&d) < 0) {
+    if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
+        adopt_sockets(&d) < 0 || weft_server_start(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
+        weft_trace_free_all(&d);
         uv_loop_close(d.loop);
+        weft_spool_unlock(lock_fd);
         weft_config_free(&d.cfg);
         return 1;
     }
@@ -459,6 +497,7 @@ int main(int argc, char **argv)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",
                   uv_strerror(rc));
     weft_dlog(&d, WEFT_LOG_INFO, "stopped");
+    weft_spool_unlock(lock_fd);
     weft_config_free(&d.cfg);
     return 0;
 }

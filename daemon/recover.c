@@ -15,6 +15,19 @@
  *    the grace period if they do not.
  * A directory without journals has been converted and committed (journals
  * are deleted only after that) and is left alone.
+ *
+ * Damage is reported, never forgotten: a journal recovery cannot use (not
+ * a journal, its Hello corrupt or missing, an entry that fails the
+ * session's checks) makes its trace `failed` in the catalog, the error
+ * naming the file and the offset of the bad entry; the trace is not
+ * converted and its journals stay where they are (conversion would delete
+ * them). A journal holding only its magic is a process whose Hello was
+ * never acknowledged: it is no member and no damage. Afterwards, catalog
+ * rows still `recording` or `converting` for which no journal was
+ * recovered (a previous weftd died, the journals are gone) become
+ * `failed` too, so `weft list --state recording` shows only what really
+ * records. These catalog writes are synchronous: recovery runs before the
+ * loop does, under the spool lock (spool.h), nothing waits for it.
  */
 #include "recover.h"
 
@@ -25,10 +38,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "journal.h"
 #include "log.h"
+#include "spool.h"
 #include "session.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -43,41 +59,69 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static int is_journal(const char *name, uint32_t *rank)
-{
-    char *end;
-    unsigned long r;
-    size_t n = strlen(name);
+/* What recovery did, for the catalog afterwards. */
+typedef struct recovery {
+    weft_daemon *d;
+    weft_catalog *cat;          /* NULL when it cannot be opened */
+    char **keys;                /* trace directories with journals */
+    size_t nkeys, cap;
+} recovery;
 
-    if (strncmp(name, "rank-", 5) != 0 || n < 9 ||
-        strcmp(name + n - 3, ".wj") != 0)
-        return 0;
-    r = strtoul(name + 5, &end, 10);
-    if (end != name + n - 3 || r > UINT32_MAX)
-        return 0;
-    *rank = (uint32_t)r;
-    return 1;
+static void remember_key(recovery *rec, const char *key)
+{
+    if (rec->nkeys == rec->cap) {
+        size_t cap = rec->cap ? rec->cap * 2 : 16;
+        char **v = realloc(rec->keys, cap * sizeof *v);
+        if (!v)
+            return;
+        rec->keys = v;
+        rec->cap = cap;
+    }
+    if ((rec->keys[rec->nkeys] = strdup(key)) != NULL)
+        rec->nkeys++;
 }
 
-/* Creation time from the key's "-YYYYmmddTHHMMSSZ-" stamp, else now. */
-static int64_t key_time(const char *key)
+static int key_known(const recovery *rec, const char *key)
 {
-    const char *p = key;
-    struct tm tm;
+    for (size_t i = 0; i < rec->nkeys; i++)
+        if (strcmp(rec->keys[i], key) == 0)
+            return 1;
+    return 0;
+}
 
-    while ((p = strchr(p, '-')) != NULL) {
-        const char *end;
-        memset(&tm, 0, sizeof tm);
-        end = strptime(p + 1, "%Y%m%dT%H%M%SZ", &tm);
-        if (end && *end == '-')
-            return (int64_t)timegm(&tm);
-        p++;
-    }
-    return (int64_t)time(NULL);
+/* Records trace key as failed with error (t: what its good journals told,
+ * may be NULL). Logged; the catalog write is best effort. */
+static void fail_trace(recovery *rec, const char *tdir, const char *key,
+                       const weft_trace *t, const char *error)
+{
+    weft_daemon *d = rec->d;
+    weft_trace_row row = { 0 };
+    char name[256], *archive = NULL;
+    int64_t created;
+
+    weft_spool_key_parse(key, name, sizeof name, &created);
+    row.key = (char *)key;
+    row.name = t && t->name ? t->name : name;
+    row.uid = t ? t->uid : 0;
+    row.created = created;
+    row.finished = (int64_t)time(NULL);
+    row.members = t ? t->size : 0;
+    row.error = (char *)error;
+    if (asprintf(&archive, "%s/archive", tdir) >= 0)
+        row.path = archive;
+    weft_dlog_ctx(d, WEFT_LOG_ERROR, (&(const weft_log_ctx){ row.name, key,
+                                                             -1, NULL }),
+                  "recovery: trace '%s' (%s) failed: %s; its journals are "
+                  "kept in %s", row.name, key, error, tdir);
+    if (rec->cat && weft_catalog_trace_fail(rec->cat, &row) < 0)
+        weft_dlog(d, WEFT_LOG_ERROR, "recovery: trace '%s': cannot record "
+                  "the failure: %s", row.name,
+                  weft_catalog_errmsg(rec->cat));
+    free(archive);
 }
 
 /* Replays one journal into member state. Returns 0 or a WEFT_E* code with
- * err naming the entry. */
+ * err naming the file and the offset of the entry that failed. */
 static int replay(weft_trace *t, const char *path, const char *name,
                   weft_member **mp, char *err, size_t errlen)
 {
@@ -85,36 +129,42 @@ static int replay(weft_trace *t, const char *path, const char *name,
     weft_journal_entry e;
     weft_member *m = NULL;
     char why[512];
+    uint64_t off = 0;
+    struct stat st;
     int rc;
 
+    err[0] = 0;
     rc = weft_journal_reader_open(path, &r);
     if (rc < 0) {
-        say(err, errlen, "%s: cannot read: %s", path, weft_strerror(rc));
+        say(err, errlen, "%s: offset 0: %s", path,
+            rc == WEFT_ECORRUPT ? "not a weft journal (bad magic)"
+                                : weft_strerror(rc));
         return rc;
     }
-    while ((rc = weft_journal_reader_next(r, &e)) == 1) {
-        uint64_t off = weft_journal_reader_offset(r);
+    while (off = weft_journal_reader_offset(r),
+           (rc = weft_journal_reader_next(r, &e)) == 1) {
         if (e.kind == WEFT_JE_HELLO) {
             Weft__Hello *h = weft__hello__unpack(NULL, e.len, e.payload);
             if (!h) {
                 rc = WEFT_ECORRUPT;
-                say(err, errlen, "%s: Hello before offset %" PRIu64
-                         " does not unpack", path, off);
+                say(err, errlen, "%s: offset %" PRIu64 ": the Hello entry "
+                    "does not unpack", path, off);
                 break;
             }
             if (!m) /* a reconnect repeats Hello; the first one stands */
                 rc = weft_trace_restore_member(t, h, &m, why, sizeof why);
             weft__hello__free_unpacked(h, NULL);
             if (rc < 0) {
-                say(err, errlen, "%s: %s", path, why);
+                say(err, errlen, "%s: offset %" PRIu64 ": Hello: %s", path,
+                    off, why);
                 break;
             }
             continue;
         }
         if (!m) {
             rc = WEFT_ECORRUPT;
-            say(err, errlen, "%s: entry before offset %" PRIu64
-                     " comes before the Hello", path, off);
+            say(err, errlen, "%s: offset %" PRIu64 ": an entry of kind %u "
+                "comes before the Hello", path, off, e.kind);
             break;
         }
         if (e.kind == WEFT_JE_DEFS) {
@@ -139,28 +189,49 @@ static int replay(weft_trace *t, const char *path, const char *name,
             m->said_goodbye = 1;
         }
         if (rc < 0) {
-            say(err, errlen, "%s: entry before offset %" PRIu64 ": %s",
-                     path, off, why);
+            say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off, why);
             break;
         }
     }
-    weft_journal_reader_close(r);
     if (rc == 0 && !m) {
-        say(err, errlen, "%s (%s): no Hello: the process never "
-                 "finished its handshake", path, name);
-        rc = WEFT_ENOTFOUND;
+        /* The good data ends before any Hello: a corrupt first entry. */
+        if (stat(path, &st) == 0 && (uint64_t)st.st_size > off)
+            say(err, errlen, "%s: offset %" PRIu64 ": the Hello entry is "
+                "corrupt (bad header or checksum; %" PRIu64 " bytes of "
+                "the file follow it)", path, off,
+                (uint64_t)st.st_size - off);
+        else
+            say(err, errlen, "%s (%s): no Hello: the process never "
+                "finished its handshake", path, name);
+        rc = WEFT_ECORRUPT;
+    } else if (rc < 0 && rc != WEFT_ECORRUPT && !err[0]) {
+        say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off,
+            weft_strerror(rc));
     }
+    weft_journal_reader_close(r);
     *mp = m;
     return rc < 0 ? rc : 0;
 }
 
-/* Rebuilds one trace directory. */
-static void recover_trace(weft_daemon *d, const char *tdir, const char *key)
+/* A journal with nothing after its magic (or less): a process whose Hello
+ * was never written, so never acknowledged. */
+static int journal_empty(const char *path)
 {
+    struct stat st;
+
+    return stat(path, &st) == 0 &&
+           (uint64_t)st.st_size <= strlen(WEFT_JOURNAL_MAGIC);
+}
+
+/* Rebuilds one trace directory. */
+static void recover_trace(recovery *rec, const char *tdir, const char *key)
+{
+    weft_daemon *d = rec->d;
     DIR *dp = opendir(tdir);
     struct dirent *de;
     weft_trace *t = NULL;
-    unsigned members = 0, bad = 0;
+    unsigned members = 0, bad = 0, journals = 0;
+    char first_err[768] = "";
 
     if (!dp) {
         weft_dlog(d, WEFT_LOG_ERROR, "recovery: cannot open %s: %s", tdir,
@@ -174,10 +245,18 @@ static void recover_trace(weft_daemon *d, const char *tdir, const char *key)
         uint64_t cut = 0;
         weft_journal *j = NULL;
         int rc;
-        if (!is_journal(de->d_name, &rank))
+        if (!weft_spool_is_journal(de->d_name, &rank))
             continue;
         if (asprintf(&path, "%s/%s", tdir, de->d_name) < 0)
             break;
+        if (journals++ == 0)
+            remember_key(rec, key);
+        if (journal_empty(path)) {
+            weft_dlog(d, WEFT_LOG_INFO, "recovery: %s: empty (the process's "
+                      "Hello was never acknowledged); not a member", path);
+            free(path);
+            continue;
+        }
         /* Cut a torn tail before replaying. */
         rc = weft_journal_open(path, &j, &cut);
         if (rc == 0) {
@@ -192,8 +271,12 @@ static void recover_trace(weft_daemon *d, const char *tdir, const char *key)
                       path);
         }
         if (!t) {
-            t = weft_trace_restore(d, key, tdir, key_time(key), err,
-                                   sizeof err);
+            int64_t created;
+            char name[8];
+            weft_spool_key_parse(key, name, sizeof name, &created);
+            t = weft_trace_restore(d, key, tdir,
+                                   created ? created : (int64_t)time(NULL),
+                                   err, sizeof err);
             if (!t) {
                 weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s: %s", tdir, err);
                 free(path);
@@ -202,34 +285,130 @@ static void recover_trace(weft_daemon *d, const char *tdir, const char *key)
         }
         if (replay(t, path, de->d_name, &m, err, sizeof err) < 0) {
             weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s", err);
-            bad++;
+            if (bad++ == 0)
+                snprintf(first_err, sizeof first_err, "%s", err);
         } else {
             members++;
         }
         free(path);
     }
     closedir(dp);
+    if (bad) {
+        char error[1024];
+        snprintf(error, sizeof error, "recovery cannot use %u of %u member "
+                 "journals: %s%s", bad, bad + members, first_err,
+                 bad > 1 ? " (the others: see weftd's log)" : "");
+        fail_trace(rec, tdir, key, t, error);
+        if (t)
+            weft_trace_abandon(t);
+        return;
+    }
+    if (journals && (!t || t->joined == 0)) {
+        fail_trace(rec, tdir, key, t, "no journal holds acknowledged data "
+                   "(every process's Hello was lost)");
+        if (t)
+            weft_trace_abandon(t);
+        return;
+    }
     if (!t)
         return;
-    weft_dlog(d, WEFT_LOG_INFO, "recovery: trace '%s' (%s): %u member "
-              "journals%s", t->name ? t->name : "?", key, members,
-              bad ? ", some unreadable (see above)" : "");
+    weft_tlog(t, WEFT_LOG_INFO, "recovery: trace '%s' (%s): %u member "
+              "journals", t->name ? t->name : "?", key, members);
     weft_trace_restored(t);
+}
+
+/* A catalog row weftd left recording or converting. */
+typedef struct stale_row {
+    char *key, *state, *path;
+} stale_row;
+
+typedef struct stale_list {
+    const recovery *rec;
+    const char *traces;         /* SPOOL/traces/ */
+    stale_row *v;
+    size_t n, cap;
+} stale_list;
+
+static int collect_stale(const weft_trace_row *row, void *arg)
+{
+    stale_list *l = arg;
+
+    if (key_known(l->rec, row->key) ||
+        strncmp(row->path, l->traces, strlen(l->traces)) != 0)
+        return 0; /* recovered, or not a trace of this spool */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        stale_row *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].key = strdup(row->key);
+    l->v[l->n].state = strdup(row->state);
+    l->v[l->n].path = strdup(row->path);
+    l->n++;
+    return 0;
+}
+
+/* Rows still recording or converting with no journal recovered: the
+ * weftd that wrote them died and what it journaled is gone. */
+static void fail_stale_rows(recovery *rec)
+{
+    static const char *const states[] = { WEFT_STATE_RECORDING,
+                                          WEFT_STATE_CONVERTING };
+    stale_list l = { rec, NULL, NULL, 0, 0 };
+    char *traces = NULL;
+
+    if (!rec->cat || asprintf(&traces, "%s/traces/", rec->d->cfg.spool) < 0)
+        return;
+    l.traces = traces;
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+        weft_list_filter f = { 0 };
+        f.state = states[i];
+        if (weft_catalog_query(rec->cat, &f, collect_stale, &l) < 0)
+            weft_dlog(rec->d, WEFT_LOG_ERROR, "recovery: cannot list the "
+                      "catalog's %s traces: %s", states[i],
+                      weft_catalog_errmsg(rec->cat));
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        char error[1024], *tdir = l.v[i].path ? strdup(l.v[i].path) : NULL;
+        char *slash = tdir ? strrchr(tdir, '/') : NULL;
+        if (l.v[i].key && l.v[i].state && tdir && slash) {
+            *slash = 0; /* SPOOL/traces/KEY */
+            snprintf(error, sizeof error, "a previous weftd stopped while "
+                     "the trace was %s and no journal of it is left in %s",
+                     l.v[i].state, tdir);
+            fail_trace(rec, tdir, l.v[i].key, NULL, error);
+        }
+        free(tdir);
+        free(l.v[i].key);
+        free(l.v[i].state);
+        free(l.v[i].path);
+    }
+    free(l.v);
+    free(traces);
 }
 
 int weft_recover_spool(weft_daemon *d)
 {
-    char *traces = NULL;
+    recovery rec = { d, NULL, NULL, 0, 0 };
+    char *traces = NULL, *msg = NULL;
     DIR *dp;
     struct dirent *de;
+    int rc = 0;
 
     if (asprintf(&traces, "%s/traces", d->cfg.spool) < 0)
         return WEFT_ENOMEM;
+    if (weft_catalog_open(d->cfg.catalog, 0, &rec.cat, &msg) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s; failed traces are only "
+                  "logged", msg ? msg : d->cfg.catalog);
+        free(msg);
+    }
     dp = opendir(traces);
     if (!dp) {
-        int rc = errno == ENOENT ? 0 : WEFT_EIO;
-        free(traces);
-        return rc;
+        rc = errno == ENOENT ? 0 : WEFT_EIO;
+        goto out;
     }
     while ((de = readdir(dp)) != NULL) {
         char *tdir = NULL;
@@ -237,10 +416,16 @@ int weft_recover_spool(weft_daemon *d)
             continue;
         if (asprintf(&tdir, "%s/%s", traces, de->d_name) < 0)
             break;
-        recover_trace(d, tdir, de->d_name);
+        recover_trace(&rec, tdir, de->d_name);
         free(tdir);
     }
     closedir(dp);
+    fail_stale_rows(&rec);
+out:
+    weft_catalog_close(rec.cat);
+    for (size_t i = 0; i < rec.nkeys; i++)
+        free(rec.keys[i]);
+    free(rec.keys);
     free(traces);
-    return 0;
+    return rc;
 }

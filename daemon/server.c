@@ -126,11 +126,17 @@ void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (c->member)
-        weft_log(c->d->cfg.log_level, level, "peer %s trace '%s' rank %u: %s",
-                 c->peer, c->member->trace->name, c->member->rank, msg);
-    else
-        weft_log(c->d->cfg.log_level, level, "peer %s: %s", c->peer, msg);
+    if (c->member) {
+        const weft_trace *t = c->member->trace;
+        weft_log_ctx ctx = { t->name, t->key, c->member->rank, c->peer };
+        weft_logc(c->d->cfg.log_level, level, &ctx,
+                  "peer %s trace '%s' rank %u: %s", c->peer, t->name,
+                  c->member->rank, msg);
+    } else {
+        weft_log_ctx ctx = { NULL, NULL, -1, c->peer };
+        weft_logc(c->d->cfg.log_level, level, &ctx, "peer %s: %s",
+                  c->peer, msg);
+    }
 }
 
 static void on_close(uv_handle_t *h)
@@ -218,7 +224,7 @@ void weft_conn_check_pending(weft_conn *c)
         weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
         c->paused |= WEFT_PAUSE_PENDING;
         uv_read_stop(&c->h.stream);
-        weft_conn_log(c, WEFT_LOG_INFO, "%zu bytes of replies unread and %"
+        weft_conn_log(c, WEFT_LOG_DEBUG, "%zu bytes of replies unread and %"
                       PRIu64 " waiting for the journal, over max_conn_pending "
                       "(%llu): reading paused",
                       uv_stream_get_write_queue_size(&c->h.stream),

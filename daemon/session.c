@@ -553,7 +553,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                            "process in %s: %s", m->trace->dir,
                            strerror(j->err));
         else
-            weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: cannot write "
+            weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: cannot write "
                       "its journal in %s: %s", m->trace->name, m->rank,
                       m->trace->dir, strerror(j->err));
     } else if (j->what == WRITTEN_DEFS) {

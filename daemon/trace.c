@@ -330,8 +330,10 @@ static void begin_done(uv_work_t *req, int status)
 
     j->d->jobs--;
     if (j->rc < 0)
-        weft_dlog(j->d, WEFT_LOG_ERROR, "trace '%s': cannot record it in the "
-                  "catalog: %s", j->row.name, j->err);
+        weft_dlog_ctx(j->d, WEFT_LOG_ERROR, (&(const weft_log_ctx){
+                          j->row.name, j->row.key, -1, NULL }),
+                      "trace '%s': cannot record it in the catalog: %s",
+                      j->row.name, j->err);
     free(j->row.key);
     free(j->row.name);
     free(j->row.path);
@@ -551,14 +553,14 @@ static void convert_done(uv_work_t *req, int status)
     d->jobs--;
     d->converting--;
     if (j->rc < 0)
-        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
+        weft_tlog(j->t, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
                   j->t->name, j->t->key, j->err);
     else
-        weft_dlog(d, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
+        weft_tlog(j->t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
                   "locations, archive %s/traces.otf2", j->t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive);
     if (j->rc == 0 && j->res.profile_anomalies)
-        weft_dlog(d, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave events "
+        weft_tlog(j->t, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave events "
                   "did not match the innermost open region; the region "
                   "profile closed or ignored them (see convert.c)",
                   j->t->name, j->res.profile_anomalies);
@@ -605,7 +607,7 @@ static void start_conversion(weft_trace *t)
     }
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->archive = path_join(t->dir, "archive"))) {
-        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "
                   "kept in %s", t->name, t->dir);
         if (j) {
             free(j->catalog);
@@ -619,7 +621,7 @@ static void start_conversion(weft_trace *t)
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
     j->req.data = j;
     if (t->goodbyes == t->size)
-        weft_dlog(d, WEFT_LOG_INFO, "trace '%s': all %u members done, "
+        weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "
                   "converting", t->name, t->size);
     if (uv_queue_work(d->loop, &j->req, convert_work, convert_done) != 0) {
         free(j->catalog);
@@ -703,7 +705,7 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     traces = NULL;
     t->next = d->traces;
     d->traces = t;
-    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
+    weft_tlog(t, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
               t->name, t->size, t->dir);
     return t;
 oom:
@@ -872,6 +874,12 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     return member_new(t, h, 1, out, err, errlen);
 }
 
+void weft_trace_abandon(weft_trace *t)
+{
+    unlink_trace(t);
+    trace_free(t);
+}
+
 void weft_trace_restored(weft_trace *t)
 {
     weft_daemon *d = t->d;
@@ -891,7 +899,7 @@ void weft_trace_restored(weft_trace *t)
     }
     queue_begin(t); /* in case weftd died before the row was written */
     if (damaged) {
-        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s': %u member journals are "
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': %u member journals are "
                   "damaged in the middle (not a torn tail); converting now, "
                   "the catalog will say where", t->name, damaged);
         start_conversion(t);
@@ -901,7 +909,7 @@ void weft_trace_restored(weft_trace *t)
         start_conversion(t);
         return;
     }
-    weft_dlog(d, WEFT_LOG_INFO, "trace '%s': %u of %u members done; waiting "
+    weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members done; waiting "
               "up to %" PRIu64 " s for the others to reconnect", t->name,
               t->goodbyes, t->size, d->cfg.grace_period);
     t->idle_since = uv_now(d->loop);
@@ -960,7 +968,7 @@ void weft_trace_check_idle(weft_daemon *d)
     for (; t; t = next) {
         next = t->next;
         if (t->idle_since && now - t->idle_since >= grace) {
-            weft_dlog(d, WEFT_LOG_WARNING, "trace '%s': no process connected "
+            weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': no process connected "
                       "for %" PRIu64 " s; %u of %u said goodbye, converting "
                       "what arrived", t->name, d->cfg.grace_period,
                       t->goodbyes, t->size);

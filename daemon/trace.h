@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "daemon.h"
 #include "journal.h"
+#include "log.h"
 #include "record.h"
 #include "weft.pb-c.h"
 
@@ -119,6 +120,19 @@ typedef struct weft_trace {
     struct weft_trace *next;
 } weft_trace;
 
+/* Logs a line about trace t with its name and key as journal fields
+ * (log.h); the message names the trace itself too. */
+#define weft_tlog(t, level, ...)                                             \
+    weft_dlog_ctx((t)->d, level,                                             \
+                  (&(const weft_log_ctx){ (t)->name, (t)->key, -1, NULL }),  \
+                  __VA_ARGS__)
+/* The same about member m: its rank too. */
+#define weft_mlog(m, level, ...)                                             \
+    weft_dlog_ctx((m)->trace->d, level,                                      \
+                  (&(const weft_log_ctx){ (m)->trace->name, (m)->trace->key, \
+                                          (m)->rank, NULL }),                \
+                  __VA_ARGS__)
+
 /* mkdir -p: creates path and its missing parents (mode parents, the last
  * one mode leaf). 0, or -1 with errno set. */
 int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf);
@@ -146,6 +160,9 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
 /* All members restored: convert if all said goodbye, else wait for them
  * (grace period). Frees a trace with no readable member. */
 void weft_trace_restored(weft_trace *t);
+/* Recovery gives up on t (a journal it cannot use; recover.c records
+ * why in the catalog): forgets it without converting, its files stay. */
+void weft_trace_abandon(weft_trace *t);
 /* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
 int weft_member_location(weft_member *m, uint32_t loc, char *err,
                          size_t errlen);

@@ -422,6 +422,61 @@ out:
     return 0;
 }
 
+/* quick_check on a read-only connection of its own: nothing of the file
+ * changes, whatever it holds. */
+int weft_catalog_verify(const char *path, char **errmsg)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    struct stat sb;
+    char *msg = NULL;
+    int rc = 0, step;
+
+    assert(path && errmsg);
+    *errmsg = NULL;
+    if (stat(path, &sb) != 0)
+        return 0; /* created on first open */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) !=
+            SQLITE_OK) {
+        int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_NOMEM;
+        rc = code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? WEFT_ECORRUPT
+                                                              : WEFT_EDB;
+        if (asprintf(&msg, "catalog %s %s: %s", path,
+                     rc == WEFT_ECORRUPT ? "is damaged" : "cannot be read",
+                     db ? sqlite3_errmsg(db) : "out of memory") < 0)
+            msg = NULL;
+        goto out;
+    }
+    step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        const char *r = (const char *)sqlite3_column_text(st, 0);
+        if (!r || strcmp(r, "ok") != 0) {
+            rc = WEFT_ECORRUPT;
+            if (asprintf(&msg, "catalog %s is damaged: %s", path,
+                         r ? r : "?") < 0)
+                msg = NULL;
+        }
+    } else {
+        int code = sqlite3_errcode(db) & 0xff;
+        rc = code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? WEFT_ECORRUPT
+                                                              : WEFT_EDB;
+        if (asprintf(&msg, "catalog %s %s: %s", path,
+                     rc == WEFT_ECORRUPT ? "is damaged" : "cannot be read",
+                     sqlite3_errmsg(db)) < 0)
+            msg = NULL;
+    }
+out:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (rc < 0)
+        *errmsg = msg ? msg : strdup("out of memory");
+    else
+        free(msg);
+    return rc;
+}
+
 /* Closes the handle (NULL is fine). */
 void weft_catalog_close(weft_catalog *c)
 {
@@ -492,6 +547,35 @@ int weft_catalog_trace_begin(weft_catalog *c, weft_trace_row *row)
     }
     row->id = id;
 out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 or a WEFT_E* code; nothing of row is kept. A row failed
+ * before keeps its finish time (recovery reports the same damage at
+ * every start). */
+int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row)
+{
+    static const char upsert[] = "INSERT " TRACE_INTO
+        " ON CONFLICT (key) DO UPDATE SET state = excluded.state,"
+        " error = excluded.error,"
+        " finished = CASE WHEN state = 'failed' AND finished <> 0"
+        "            THEN finished ELSE excluded.finished END";
+    weft_trace_row r;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && row);
+    if (!row->key)
+        return set_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
+                       c->path);
+    r = *row;
+    r.state = (char *)WEFT_STATE_FAILED;
+    rc = prepare(c, upsert, &st);
+    if (rc == 0)
+        rc = bind_trace(c, st, &r);
+    if (rc == 0 && sqlite3_step(st) != SQLITE_DONE)
+        rc = db_err(c, "marking a trace failed");
     sqlite3_finalize(st);
     return rc;
 }

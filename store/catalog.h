@@ -151,6 +151,11 @@ enum weft_region_sort {
 int weft_catalog_open(const char *path, int readonly, weft_catalog **out,
                       char **errmsg);
 void weft_catalog_close(weft_catalog *c);
+/* Checks the file at path with SQLite's quick_check without changing it.
+ * Returns 0 (sound, or no file yet), WEFT_ECORRUPT when it is damaged or
+ * not an SQLite database, or another WEFT_E* code when it cannot be read;
+ * on failure *errmsg (malloc'd) says why, naming the file. */
+int weft_catalog_verify(const char *path, char **errmsg);
 /* Message of the last failure on this handle. */
 const char *weft_catalog_errmsg(const weft_catalog *c);
 
@@ -173,6 +178,13 @@ int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
 int weft_catalog_trace_finish_detail(weft_catalog *c,
                                      const weft_trace_row *row,
                                      const weft_trace_detail *detail);
+
+/* Ends the trace with row->key as failed with row->error (a trace that
+ * recovery cannot use): a row that exists keeps its figures, name and
+ * owner, and gets state failed, error and finished (a row already
+ * failed keeps its finish time); a missing row is inserted from row (its
+ * state is forced to failed). */
+int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
  * non-zero and returns that value. The row is valid during the call. */

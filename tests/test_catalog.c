@@ -1003,6 +1003,81 @@ static void test_readme_query(void **state)
         " DESC LIMIT 10)"), 1);
 }
 
+/* A trace recovery cannot use: an existing row keeps its figures and
+ * owner; a missing one is inserted failed; a second failure keeps the
+ * first finish time. */
+static void test_trace_fail(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { 0 }, got;
+
+    row.key = "k1";
+    row.name = "run";
+    row.uid = 1234;
+    row.members = 4;
+    row.hosts = "node-a";
+    assert_int_equal(weft_catalog_trace_begin(c, &row), 0);
+    row = (weft_trace_row){ 0 };
+    row.key = "k1";
+    row.name = "other name";
+    row.finished = 1000;
+    row.error = "rank-0.wj: offset 8: the Hello entry is corrupt";
+    assert_int_equal(weft_catalog_trace_fail(c, &row), 0);
+    assert_int_equal(weft_catalog_find(c, "k1", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_FAILED);
+    assert_string_equal(got.name, "run");
+    assert_int_equal(got.uid, 1234);
+    assert_int_equal(got.members, 4);
+    assert_string_equal(got.hosts, "node-a");
+    assert_int_equal(got.finished, 1000);
+    assert_string_equal(got.error, row.error);
+    weft_catalog_trace_free(&got);
+    row.finished = 2000;
+    assert_int_equal(weft_catalog_trace_fail(c, &row), 0);
+    assert_int_equal(weft_catalog_find(c, "k1", &got), 0);
+    assert_int_equal(got.finished, 1000);
+    weft_catalog_trace_free(&got);
+
+    row = (weft_trace_row){ 0 };
+    row.key = "k2";
+    row.name = "gone";
+    row.state = WEFT_STATE_RECORDING; /* forced to failed */
+    row.error = "no journal";
+    assert_int_equal(weft_catalog_trace_fail(c, &row), 0);
+    assert_int_equal(weft_catalog_find(c, "k2", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_FAILED);
+    assert_string_equal(got.name, "gone");
+    weft_catalog_trace_free(&got);
+    weft_catalog_close(c);
+}
+
+/* quick_check without changing the file: no file and a sound catalog
+ * pass, garbage is WEFT_ECORRUPT naming the file. */
+static void test_verify(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c;
+    char *msg = NULL;
+    FILE *fp;
+
+    assert_int_equal(weft_catalog_verify(f->path, &msg), 0);
+    assert_null(msg);
+    c = open_ok(f->path, 0);
+    weft_catalog_close(c);
+    assert_int_equal(weft_catalog_verify(f->path, &msg), 0);
+    assert_null(msg);
+    fp = fopen(f->path, "r+");
+    assert_non_null(fp);
+    fputs("this is no longer an SQLite database header", fp);
+    fclose(fp);
+    assert_int_equal(weft_catalog_verify(f->path, &msg), WEFT_ECORRUPT);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, f->path));
+    assert_non_null(strstr(msg, "is damaged"));
+    free(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1034,6 +1109,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_query_filters, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_readme_query, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trace_fail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

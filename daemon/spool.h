@@ -1,0 +1,39 @@
+/* spool.h - what weftd and weft (no libuv) share about a spool: its lock
+ * and the names of its trace directories.
+ *
+ * One process at a time on a spool: weftd for as long as it runs, `weft
+ * reindex` while it rebuilds the catalog.
+ * The lock is flock(2) on SPOOL/weftd.lock, so the kernel releases it when
+ * its holder exits in any way (SIGKILL included): a lock is never stale.
+ * The holder writes its pid into the file after locking so that a refused
+ * process can name it; the pid is informative only, the flock is the
+ * lock. The descriptor is O_CLOEXEC: children never inherit the lock.
+ */
+#ifndef WEFT_SPOOL_H
+#define WEFT_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEFT_SPOOL_LOCK_FILE "weftd.lock"
+
+/* Takes the lock of spool (a directory that must exist) without waiting;
+ * `who` (e.g. "weftd") goes into the file after the pid. Returns 0 with
+ * *fd the lock's descriptor (closing it releases the lock), WEFT_EEXIST
+ * when another process holds it, or WEFT_EIO; on failure err says why,
+ * naming the spool, the lock file and the holder's pid when known. */
+int weft_spool_lock(const char *spool, const char *who, int *fd, char *err,
+                    size_t errlen);
+/* Releases the lock (fd < 0 is fine). The file stays. */
+void weft_spool_unlock(int fd);
+
+/* A trace directory SPOOL/traces/KEY is named NAME-YYYYmmddTHHMMSSZ-N
+ * (trace.c's make_key), NAME being the trace name made file-safe. Sets
+ * *created to the stamp's unix time (0 when the key has none) and copies
+ * the NAME part (the whole key when it has no stamp) into name. */
+void weft_spool_key_parse(const char *key, char *name, size_t namelen,
+                          int64_t *created);
+/* Is name a member journal, "rank-R.wj"? Sets *rank when it is. */
+int weft_spool_is_journal(const char *name, uint32_t *rank);
+
+#endif

@@ -1,0 +1,110 @@
+/* test_spool.c - the spool's lock and trace keys (daemon/spool.c): a
+ * second lock on a locked spool is refused naming the holder's pid; keys
+ * give back the name and the creation time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spool.h"
+#include "weft_errors.h"
+
+static void test_lock(void **state)
+{
+    char dir[] = "/tmp/weft-test-spool.XXXXXX", err[512], want[128];
+    char path[256], buf[64];
+    int a = -1, b = -1, fd, flags;
+    ssize_t n;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(weft_spool_lock(dir, "weftd", &a, err, sizeof err), 0);
+    assert_true(a >= 0);
+    flags = fcntl(a, F_GETFD);
+    assert_true(flags & FD_CLOEXEC);
+    snprintf(path, sizeof path, "%s/" WEFT_SPOOL_LOCK_FILE, dir);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    assert_true(n > 0);
+    buf[n] = 0;
+    snprintf(want, sizeof want, "%ld weftd\n", (long)getpid());
+    assert_string_equal(buf, want);
+
+    /* Another open file description conflicts, even in this process. */
+    assert_int_equal(weft_spool_lock(dir, "weft-reindex", &b, err,
+                                     sizeof err), WEFT_EEXIST);
+    assert_int_equal(b, -1);
+    snprintf(want, sizeof want, "spool %s is in use by weftd pid %ld", dir,
+             (long)getpid());
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, path));
+
+    weft_spool_unlock(a);
+    assert_int_equal(weft_spool_lock(dir, "weft-reindex", &b, err,
+                                     sizeof err), 0);
+    weft_spool_unlock(b);
+    unlink(path);
+    rmdir(dir);
+
+    /* No spool directory: an I/O error naming it. */
+    assert_int_equal(weft_spool_lock("/nonexistent/spool", "weftd", &a, err,
+                                     sizeof err), WEFT_EIO);
+    assert_non_null(strstr(err, "/nonexistent/spool"));
+}
+
+static void test_key_parse(void **state)
+{
+    char name[64];
+    int64_t created;
+
+    (void)state;
+    weft_spool_key_parse("my_run-20261124T004000Z-12", name, sizeof name,
+                         &created);
+    assert_string_equal(name, "my_run");
+    assert_int_equal(created, 1795480800);
+    /* A dash in the name is no stamp. */
+    weft_spool_key_parse("a-b-20261124T004000Z-1", name, sizeof name,
+                         &created);
+    assert_string_equal(name, "a-b");
+    assert_int_equal(created, 1795480800);
+    weft_spool_key_parse("no-stamp-here", name, sizeof name, &created);
+    assert_string_equal(name, "no-stamp-here");
+    assert_int_equal(created, 0);
+    weft_spool_key_parse("longname-20261124T004000Z-1", name, 5, &created);
+    assert_string_equal(name, "long");
+}
+
+static void test_is_journal(void **state)
+{
+    uint32_t rank = 99;
+
+    (void)state;
+    assert_true(weft_spool_is_journal("rank-0.wj", &rank));
+    assert_int_equal(rank, 0);
+    assert_true(weft_spool_is_journal("rank-4294967295.wj", &rank));
+    assert_int_equal(rank, 4294967295u);
+    assert_false(weft_spool_is_journal("rank-4294967296.wj", &rank));
+    assert_false(weft_spool_is_journal("rank-.wj", &rank));
+    assert_false(weft_spool_is_journal("rank-1x.wj", &rank));
+    assert_false(weft_spool_is_journal("rank-1.wj.tmp", &rank));
+    assert_false(weft_spool_is_journal("archive", &rank));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lock),
+        cmocka_unit_test(test_key_parse),
+        cmocka_unit_test(test_is_journal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
