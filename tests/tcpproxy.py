@@ -12,6 +12,8 @@ mistakes the cut for an orderly close); later connections are forwarded
 untouched. The first SPARE connections (the clients' first, whose Hello
 failing would turn tracing off rather than make them reconnect) are not
 cut during Hello. Prints one line per cut on stderr. Runs until killed.
+TCPPROXY_PORT in the environment picks the port instead of the kernel (a
+test that kills the proxy and starts it again on the same port).
 """
 import os
 import random
@@ -179,7 +181,8 @@ def main():
     print("tcpproxy: seed %d" % seed, file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
+    # TCPPROXY_PORT: listen on that port again (a proxy restarted).
+    listener.bind(("127.0.0.1", int(os.environ.get("TCPPROXY_PORT", "0"))))
     listener.listen(64)
     listener.setblocking(False)
     with open(port_file + ".tmp", "w") as f:

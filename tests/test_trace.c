@@ -10,7 +10,8 @@
  * catalogued "complete" and its journals deleted; a trace nobody is
  * connected to is converted "partial" once the grace period is over; a
  * conversion that fails is catalogued "failed" and keeps its journals.
- * Each test ends with uv_loop_close() succeeding.
+ * Members are grouped by (owner, name, run), and a member of a run whose
+ * trace has ended is refused. Each test ends with uv_loop_close() succeeding.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,15 +122,21 @@ static int join(fixture *f, const Weft__Hello *h, uint32_t uid,
 }
 
 /* Joins like on_hello does: the member gets its connection and its
- * journal the Hello. */
-static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
-                            uint32_t size)
+ * journal the Hello. run NULL: a Hello without one (an older client). */
+static weft_member *join_run_ok(fixture *f, const char *name,
+                                const char *run, uint32_t uid,
+                                uint32_t rank, uint32_t size)
 {
     Weft__Hello h = hello(name, rank, size);
     weft_journal_entry e = { 0 };
-    uint8_t *buf = malloc(weft__hello__get_packed_size(&h));
+    uint8_t *buf;
     weft_member *m;
-    int rc = join(f, &h, 1000, &m);
+    int rc;
+
+    if (run)
+        h.run = (char *)run;
+    buf = malloc(weft__hello__get_packed_size(&h));
+    rc = join(f, &h, uid, &m);
 
     if (rc != 0)
         print_error("join: %s\n", f->err);
@@ -144,6 +151,12 @@ static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
     assert_int_equal(weft_journal_append(m->journal, &e), 0);
     free(buf);
     return m;
+}
+
+static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
+                            uint32_t size)
+{
+    return join_run_ok(f, name, NULL, 1000, rank, size);
 }
 
 /* A batch of Enter/Leave on thread 0 (the member defines region 0). */
@@ -601,6 +614,75 @@ static void test_grace_period_boundary(void **state)
     finish(f);
 }
 
+/* Members are grouped by (owner, name, run); a member of a run whose
+ * trace ended (complete, or partial after the grace period) is refused
+ * with WEFT_ECLOSED instead of starting a new trace; a Hello without a
+ * run keeps the grouping by name. */
+static void test_runs_are_traces(void **state)
+{
+    fixture *f = *state;
+    weft_member *a0 = join_run_ok(f, "x", "r1", 1000, 0, 2);
+    weft_member *b0 = join_run_ok(f, "x", "r2", 1000, 0, 2);
+    weft_member *a1 = join_run_ok(f, "x", "r1", 1000, 1, 2);
+    weft_member *old = join_ok(f, "x", 0, 2), *m;
+    struct timespec ts = { 1, 100 * 1000 * 1000 };
+    Weft__Hello h = hello("x", 0, 2);
+    weft_trace_row row;
+    char akey[256], bkey[256];
+
+    assert_ptr_equal(a0->trace, a1->trace);
+    assert_ptr_not_equal(a0->trace, b0->trace);
+    assert_ptr_not_equal(old->trace, a0->trace);
+    assert_ptr_not_equal(old->trace, b0->trace);
+    assert_string_equal(a0->trace->run, "r1");
+    assert_string_equal(old->trace->run, "");
+    assert_int_equal(ntraces(f), 3);
+    snprintf(akey, sizeof akey, "%s", a0->trace->key);
+    snprintf(bkey, sizeof bkey, "%s", b0->trace->key);
+    record(a0, 100);
+    record(a1, 100);
+    record(b0, 100);
+    run_jobs(f);
+    leave(a0, 1);
+    leave(a1, 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, akey, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_string_equal(row.run, "r1");
+    weft_catalog_trace_free(&row);
+    /* Run r1 is over: its rank 0 again is refused, not a new trace. */
+    h.run = (char *)"r1";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "trace 'x' (run r1) has already ended");
+    assert_int_equal(ntraces(f), 2);
+    /* Another owner's run of that name and id is another trace. */
+    join_run_ok(f, "x", "r1", 1001, 0, 1);
+    assert_int_equal(ntraces(f), 3);
+    /* Run r2 is given up on after the grace period. */
+    f->d.cfg.grace_period = 1;
+    leave(b0, 0);
+    leave(old, 0);
+    nanosleep(&ts, NULL);
+    uv_update_time(&f->loop);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, bkey, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_string_equal(row.run, "r2");
+    weft_catalog_trace_free(&row);
+    h.run = (char *)"r2";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "gave up waiting for its missing processes");
+    assert_err(f, bkey);
+    assert_int_equal(ntraces(f), 1);
+    /* Without a run, as before: a new trace of the name. */
+    join_ok(f, "x", 0, 2);
+    assert_int_equal(ntraces(f), 2);
+    finish(f);
+    assert_null(f->d.ended_runs);
+}
+
 static void test_failed_conversion(void **state)
 {
     fixture *f = *state;
@@ -659,6 +741,7 @@ int main(void)
         T(test_grace_period),
         T(test_grace_period_boundary),
         T(test_failed_conversion),
+        T(test_runs_are_traces),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
