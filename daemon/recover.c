@@ -223,6 +223,8 @@ int weft_recover_spool(weft_daemon *d)
     DIR *dp;
     struct dirent *de;
 
+    /* Runs that ended before this start; restored traces add theirs. */
+    weft_trace_load_ended_runs(d);
     if (asprintf(&traces, "%s/traces", d->cfg.spool) < 0)
         return WEFT_ENOMEM;
     dp = opendir(traces);

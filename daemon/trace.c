@@ -227,6 +227,68 @@ static void remember_ended(weft_trace *t)
     d->nended_runs--;
 }
 
+typedef struct load_ctx {
+    weft_daemon *d;
+    weft_ended_run **tail;    /* where the next (older) one goes */
+} load_ctx;
+
+static int load_ended(const weft_trace_row *row, void *arg)
+{
+    load_ctx *x = arg;
+    weft_ended_run *e;
+
+    if (!row->run || !row->run[0] ||
+        x->d->nended_runs >= WEFT_ENDED_RUNS_MAX)
+        return 0;
+    if (strcmp(row->state, WEFT_STATE_COMPLETE) != 0 &&
+        strcmp(row->state, WEFT_STATE_PARTIAL) != 0 &&
+        strcmp(row->state, WEFT_STATE_FAILED) != 0)
+        return 0; /* recording or converting: the spool has it */
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->name = strdup(row->name)) || !(e->run = strdup(row->run)) ||
+        !(e->key = strdup(row->key))) {
+        if (e)
+            ended_run_free(e);
+        return WEFT_ENOMEM;
+    }
+    e->uid = row->uid;
+    e->partial = strcmp(row->state, WEFT_STATE_COMPLETE) != 0;
+    *x->tail = e;
+    x->tail = &e->next;
+    x->d->nended_runs++;
+    return 0;
+}
+
+int weft_trace_load_ended_runs(weft_daemon *d)
+{
+    weft_list_filter f = { 0 };
+    weft_catalog *cat = NULL;
+    load_ctx x = { d, &d->ended_runs };
+    char *msg = NULL;
+    int rc;
+
+    while (*x.tail)
+        x.tail = &(*x.tail)->next;
+    rc = weft_catalog_open(d->cfg.catalog, 1, &cat, &msg);
+    if (rc == 0) {
+        f.sort = WEFT_SORT_CREATED;
+        f.limit = WEFT_ENDED_RUNS_MAX;
+        rc = weft_catalog_query(cat, &f, load_ended, &x);
+        if (rc < 0)
+            msg = strdup(weft_catalog_errmsg(cat));
+        weft_catalog_close(cat);
+    }
+    if (rc < 0)
+        weft_dlog(d, WEFT_LOG_WARNING, "cannot read the runs of ended traces "
+                  "from the catalog (%s); processes of those runs that come "
+                  "back start new traces", msg ? msg : weft_strerror(rc));
+    else if (d->nended_runs)
+        weft_dlog(d, WEFT_LOG_DEBUG, "%" PRIu64 " runs of ended traces "
+                  "remembered from the catalog", d->nended_runs);
+    free(msg);
+    return rc;
+}
+
 static const weft_ended_run *find_ended(const weft_daemon *d, uint32_t uid,
                                         const char *name, const char *run)
 {

@@ -165,6 +165,12 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
  * with its journal reopened for appending. */
 int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
                               weft_member **out, char *err, size_t errlen);
+/* Start-up, before listening (blocks on the catalog): remembers the runs
+ * of the traces the catalog holds as ended (complete, partial, failed),
+ * newest first, up to WEFT_ENDED_RUNS_MAX, so that a member of one is
+ * refused after a restart too. Returns 0, or a WEFT_E* code after logging
+ * it (weftd goes on without them). */
+int weft_trace_load_ended_runs(weft_daemon *d);
 /* All members restored: convert if all said goodbye, else wait for them
  * (grace period). Frees a trace with no readable member. */
 void weft_trace_restored(weft_trace *t);

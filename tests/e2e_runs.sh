@@ -11,7 +11,8 @@
 #      default name of a Slurm PMIx namespace;
 #  (e) weft show NAME takes the newest and says the name is ambiguous;
 #  (f) a member that reconnects after weftd gave up on its run (grace
-#      period over, converted as partial) is refused: no new empty trace.
+#      period over, converted as partial) is refused: no new empty trace;
+#  (g) also after weftd restarted (it reads ended runs from the catalog).
 # Every complete trace holds exactly what its weft-demo recorded.
 . "$(dirname "$0")/lib.sh"
 
@@ -210,6 +211,19 @@ list_name late
     fail "late: a second spool directory: $(ls "$SPOOL/traces")"
 grep -q "has already ended" "$TMP/weftd.log" || fail "late: weftd did not log the refusal"
 echo "(f) a late reconnect after the grace period: refused, no new trace"
+
+# ---- (g) the same after a restart of weftd -------------------------------------
+# weftd remembers the runs of ended traces from the catalog.
+run=$(json_get "$TMP/list.json" 'j[0]["run"]')
+stop_weftd
+start_weftd --grace-period 1
+WEFT_TRACE=late WEFT_RUN="$run" "$CLOCKTEST" 10 0 >"$TMP/again.out" 2>&1
+grep -q "weftd refused this process: trace 'late' (run $run) has already ended" "$TMP/again.out" ||
+    fail "late, after a restart: not refused: $(cat "$TMP/again.out")"
+list_name late
+[ "$(json_get "$TMP/list.json" 'len(j)')" -eq 1 ] ||
+    fail "late, after a restart: a new trace: $(cat "$TMP/list.json")"
+echo "(g) after a restart of weftd: refused too"
 
 stop_weftd
 echo "PASS: e2e_runs"
