@@ -14,6 +14,7 @@
  * trace has ended is refused. Each test ends with uv_loop_close() succeeding.
  */
 #include <setjmp.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -683,6 +684,90 @@ static void test_runs_are_traces(void **state)
     assert_null(f->d.ended_runs);
 }
 
+/* A run of trace "x" that ends now (rank 0 of 1 says goodbye). */
+static void end_run(fixture *f, const char *run)
+{
+    weft_member *m = join_run_ok(f, "x", run, 1000, 0, 1);
+
+    record(m, 100);
+    run_jobs(f);
+    leave(m, 1);
+    run_jobs(f);
+}
+
+static size_t nended(const fixture *f, const char **oldest)
+{
+    size_t n = 0;
+
+    for (const weft_ended_run *e = f->d.ended_runs; e; e = e->next, n++)
+        *oldest = e->run;
+    assert_int_equal(n, f->d.nended_runs);
+    return n;
+}
+
+/* WEFT_ENDED_RUNS_MAX: the runs read from the catalog at start-up (the
+ * newest, ended ones, with a run) and those that end later are at most
+ * that many; the oldest are forgotten first. */
+static void test_ended_runs_limit(void **state)
+{
+    fixture *f = *state;
+    Weft__Hello h = hello("x", 0, 1);
+    weft_catalog *cat = NULL;
+    weft_member *m;
+    sqlite3 *db = NULL;
+    const char *oldest = NULL;
+    char *msg = NULL, sql[1024], newest[32], first[32], second[32];
+
+    assert_int_equal(mkdir(f->d.cfg.spool, 0755), 0);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    weft_catalog_close(cat);
+    /* Ended runs r1..r(MAX + 10), then (newer) one still recording and
+     * one of an older client: neither is remembered, but both count in
+     * the newest MAX rows read. */
+    snprintf(sql, sizeof sql, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+             " SELECT i + 1 FROM n WHERE i < %d) INSERT INTO traces (key,"
+             " name, uid, state, created, run) SELECT 'k' || i, 'x', 1000,"
+             " CASE WHEN i %% 2 THEN 'complete' ELSE 'partial' END, i,"
+             " 'r' || i FROM n;"
+             "INSERT INTO traces (key, name, uid, state, created, run)"
+             " VALUES ('rec', 'x', 1000, 'recording', 90000, 'rrec'),"
+             " ('old', 'x', 1000, 'complete', 90001, '');",
+             WEFT_ENDED_RUNS_MAX + 10);
+    assert_int_equal(sqlite3_open(f->d.cfg.catalog, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    snprintf(newest, sizeof newest, "r%d", WEFT_ENDED_RUNS_MAX + 10);
+    snprintf(first, sizeof first, "r%d", 13);  /* 10 + the 2 newer + 1 */
+    snprintf(second, sizeof second, "r%d", 14);
+    assert_int_equal(weft_trace_load_ended_runs(&f->d), 0);
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX - 2);
+    assert_string_equal(f->d.ended_runs->run, newest);
+    assert_true(f->d.ended_runs->partial == (WEFT_ENDED_RUNS_MAX % 2 == 0));
+    assert_string_equal(oldest, first);
+    h.run = newest;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, WEFT_ENDED_RUNS_MAX % 2 == 0 ? "gave up waiting"
+                                               : "said goodbye");
+    h.run = (char *)"rrec"; /* recording: the spool has it, not refused */
+    assert_int_equal(join(f, &h, 1000, &m), 0);
+    /* Three more end: the oldest goes. */
+    end_run(f, "n1");
+    end_run(f, "n2");
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX);
+    assert_string_equal(oldest, first);
+    end_run(f, "n3");
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX);
+    assert_string_equal(oldest, second);
+    assert_string_equal(f->d.ended_runs->run, "n3");
+    assert_false(f->d.ended_runs->partial);
+    h.run = (char *)"n1";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "all its processes said goodbye");
+    h.run = first; /* forgotten: a new trace */
+    assert_int_equal(join(f, &h, 1000, &m), 0);
+    finish(f);
+}
+
 static void test_failed_conversion(void **state)
 {
     fixture *f = *state;
@@ -742,6 +827,7 @@ int main(void)
         T(test_grace_period_boundary),
         T(test_failed_conversion),
         T(test_runs_are_traces),
+        T(test_ended_runs_limit),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
