@@ -118,6 +118,9 @@
 #define WEFT__SCRATCH_SIZE WEFT__MIN_BUFFER
 #define WEFT__MAX_MS 3600000u
 #define WEFT__CONNECT_TIMEOUT_MS 5000u
+/* How long the answer to a Hello may take at least: a weftd that
+ * accepted the connection is busy, not gone, so it gets WEFT_STALL_MS if
+ * that is longer (see connect_and_hello). */
 #define WEFT__HELLO_TIMEOUT_MS 5000u
 /* After Goodbye: how long weftd may take to journal it and hang up. */
 #define WEFT__EOF_TIMEOUT_MS 5000u
@@ -1671,6 +1674,7 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
     char host[256] = "", command[4096];
     uint8_t *frame = NULL;
     ssize_t len;
+    uint32_t hello_ms;
     int fd, rc;
 
     *codep = 0;
@@ -1709,7 +1713,12 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
         rc = WEFT_ECONNECT;
         goto out;
     }
-    deadline = min_u64(deadline, now_ms() + WEFT__HELLO_TIMEOUT_MS);
+    /* A weftd slow to answer (a busy loop, a stalled disk, a stopped
+     * process) is waited for as long as any other lack of progress,
+     * WEFT_STALL_MS: giving up here would turn tracing off at open. */
+    hello_ms = c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
+                                                    : WEFT__HELLO_TIMEOUT_MS;
+    deadline = min_u64(deadline, now_ms() + hello_ms);
     if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
         rc = WEFT_ECONNECT;
         goto out;
@@ -1721,7 +1730,7 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
         rc = wait_fd(fd, POLLIN, deadline);
         if (rc <= 0) {
             snprintf(why, whylen, "no answer to Hello within %u ms",
-                     WEFT__HELLO_TIMEOUT_MS);
+                     hello_ms);
             rc = WEFT_ECONNECT;
             goto out;
         }
@@ -1827,9 +1836,7 @@ static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
                 weft_frame_free_envelope(reply);
                 break;
             }
-            rc = reply->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC
-                     ? 0 /* a late answer to an earlier round */
-                     : handle_frame(reply, &transient, why, whylen);
+            rc = handle_frame(reply, &transient, why, whylen);
             weft_frame_free_envelope(reply);
             if (rc < 0)
                 return -1;
@@ -2279,6 +2286,11 @@ static int handle_frame(const Weft__Envelope *env, int *transient, char *why,
                      ack->definitions ? "definitions" : "batch", ack->seq,
                      ack->location);
         return rc;
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
+        /* A late answer to a round that clock_sync stopped waiting for
+         * (weftd was slow): that measurement was given up, and an answer
+         * after its time says nothing about the offset. */
+        return 0;
     case WEFT__ENVELOPE__MSG_ERROR:
         snprintf(why, whylen, "weftd ended the session: %s",
                  env->error->message);

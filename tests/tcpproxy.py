@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""A loopback TCP proxy that breaks connections, for reconnection tests.
+"""A loopback TCP proxy that breaks or slows connections, for reconnection
+and slow-server tests.
 
-usage: tcpproxy.py PORT_FILE UPSTREAM_HOST:PORT CUTS SPARE [SEED]
+usage: tcpproxy.py [--delay MS] PORT_FILE UPSTREAM_HOST:PORT CUTS SPARE [SEED]
 
 Listens on 127.0.0.1 (a port the kernel picks, written to PORT_FILE once
 listening) and forwards every connection to UPSTREAM. The first CUTS
@@ -12,15 +13,22 @@ mistakes the cut for an orderly close); later connections are forwarded
 untouched. The first SPARE connections (the clients' first, whose Hello
 failing would turn tracing off rather than make them reconnect) are not
 cut during Hello. Prints one line per cut on stderr. Runs until killed.
+
+With --delay MS, every byte the upstream sends (weftd's answers: HelloAck,
+Ack, ClockSync, Error, its hang-up) reaches the client MS milliseconds
+after the proxy read it, in order; what the client sends is not delayed.
+
 TCPPROXY_PORT in the environment picks the port instead of the kernel (a
 test that kills the proxy and starts it again on the same port).
 """
+import collections
 import os
 import random
 import selectors
 import socket
 import struct
 import sys
+import time
 
 BUFFER_LIMIT = 256 * 1024   # bytes queued towards one side before we stop reading
 READ = selectors.EVENT_READ
@@ -41,16 +49,25 @@ class Pair:
         self.events = {client: 0, upstream: 0}
         self.draining = False       # one side ended: flush, then close
         self.closed = False
+        self.delayed = collections.deque()  # (due, bytes) towards client
+        self.delayed_bytes = 0
+
+    def queued_towards(self, s):
+        """Bytes waiting to be sent to s, delayed ones included."""
+        return len(self.out[s]) + (self.delayed_bytes if s is self.client
+                                   else 0)
 
 
 class Proxy:
-    def __init__(self, upstream, cuts, spare, rng):
+    def __init__(self, upstream, cuts, spare, rng, delay):
         self.upstream = upstream
         self.cuts_left = cuts
         self.spare = spare
         self.rng = rng
+        self.delay = delay          # seconds added to upstream -> client
         self.sel = selectors.DefaultSelector()
         self.count = 0
+        self.pairs = set()
 
     def cut_point(self):
         if self.cuts_left <= 0:
@@ -77,6 +94,7 @@ class Proxy:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.count += 1
         pair = Pair(self.count, client, upstream, self.cut_point())
+        self.pairs.add(pair)
         self.update(pair)
 
     def update(self, pair):
@@ -85,7 +103,7 @@ class Proxy:
         for s in (pair.client, pair.upstream):
             ev = 0
             if not pair.draining and \
-                    len(pair.out[pair.peer[s]]) < BUFFER_LIMIT:
+                    pair.queued_towards(pair.peer[s]) < BUFFER_LIMIT:
                 ev |= READ
             if pair.out[s]:
                 ev |= WRITE
@@ -98,7 +116,7 @@ class Proxy:
             else:
                 self.sel.modify(s, ev, pair)
             pair.events[s] = ev
-        if pair.draining and not pair.out[pair.client] and \
+        if pair.draining and not pair.queued_towards(pair.client) and \
                 not pair.out[pair.upstream]:
             self.close(pair, cut=False)
 
@@ -106,6 +124,7 @@ class Proxy:
         if pair.closed:
             return
         pair.closed = True
+        self.pairs.discard(pair)
         for s in (pair.client, pair.upstream):
             if pair.events[s]:
                 self.sel.unregister(s)
@@ -132,7 +151,29 @@ class Proxy:
             self.close(pair, cut=True)
             return
         pair.moved += len(data)
-        pair.out[pair.peer[s]] += data
+        if self.delay and s is pair.upstream:
+            pair.delayed.append((time.monotonic() + self.delay, data))
+            pair.delayed_bytes += len(data)
+        else:
+            pair.out[pair.peer[s]] += data
+
+    def release_due(self):
+        """Moves delayed bytes whose time has come to their client's
+        queue; returns the seconds until the next is due (None: none)."""
+        now, wait = time.monotonic(), None
+        for pair in list(self.pairs):
+            moved = False
+            while pair.delayed and pair.delayed[0][0] <= now:
+                _, data = pair.delayed.popleft()
+                pair.delayed_bytes -= len(data)
+                pair.out[pair.client] += data
+                moved = True
+            if pair.delayed:
+                due = pair.delayed[0][0] - now
+                wait = due if wait is None else min(wait, due)
+            if moved:
+                self.update(pair)
+        return wait
 
     def writable(self, pair, s):
         try:
@@ -147,7 +188,7 @@ class Proxy:
     def run(self, listener):
         self.sel.register(listener, READ, None)
         while True:
-            for key, ev in self.sel.select():
+            for key, ev in self.sel.select(self.release_due()):
                 if key.data is None:
                     self.accept(listener)
                     continue
@@ -171,12 +212,16 @@ def reset(s):
 
 
 def main():
-    if len(sys.argv) not in (5, 6):
+    args, delay = sys.argv[1:], 0.0
+    if args[:1] == ["--delay"] and len(args) > 1:
+        delay = int(args[1]) / 1000.0
+        args = args[2:]
+    if len(args) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
-    port_file, upstream = sys.argv[1], sys.argv[2]
-    cuts, spare = int(sys.argv[3]), int(sys.argv[4])
-    seed = int(sys.argv[5]) if len(sys.argv) == 6 else random.randrange(1 << 30)
+    port_file, upstream = args[0], args[1]
+    cuts, spare = int(args[2]), int(args[3])
+    seed = int(args[4]) if len(args) == 5 else random.randrange(1 << 30)
     host, port = upstream.rsplit(":", 1)
     print("tcpproxy: seed %d" % seed, file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -188,7 +233,8 @@ def main():
     with open(port_file + ".tmp", "w") as f:
         f.write("%d\n" % listener.getsockname()[1])
     os.rename(port_file + ".tmp", port_file)
-    Proxy((host, int(port)), cuts, spare, random.Random(seed)).run(listener)
+    Proxy((host, int(port)), cuts, spare, random.Random(seed),
+          delay).run(listener)
     return 0
 
 

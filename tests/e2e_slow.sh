@@ -1,0 +1,129 @@
+#!/bin/bash
+# e2e_slow.sh - a slow weftd never turns tracing off. With the default
+# WEFT_OVERFLOW=wait, delays of weftd's answers drop no record: the trace
+# is complete and holds exactly what weft-demo recorded. Cases:
+#  (a) every answer of weftd delayed 1.5 s by a proxy: past libweft's
+#      ClockSync limit (1 s), so the answers of the first clock offset
+#      measurement arrive after it gave up on them;
+#  (b) every answer delayed 6 s: past every libweft time limit (Hello 5 s,
+#      ClockSync 1 s, weftd's hang-up after the Goodbye 5 s), with a pool
+#      so small that the threads wait for delayed Acks;
+#  (c) weftd stopped (SIGSTOP) for 4 s mid-stream while the pool is
+#      exhausted.
+. "$(dirname "$0")/lib.sh"
+
+PROXY="$WEFT_SRCDIR/tests/tcpproxy.py"
+N=1000                  # iterations per thread: 7 N + 2 records each
+DEMO_PID=
+PROXY_PID=
+
+cleanup_slow() {
+    # weft-demo runs under timeout(1), which leads its own process group.
+    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
+    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
+    [ -n "$WEFTD_PID" ] && kill -CONT "$WEFTD_PID" 2>/dev/null
+    cleanup
+}
+trap cleanup_slow EXIT
+
+# start_proxy MS: a proxy to weftd that delays weftd's answers by MS;
+# exports WEFT_SERVER_PROXY.
+start_proxy() {
+    rm -f "$TMP/proxy.port"
+    "$PY" "$PROXY" --delay "$1" "$TMP/proxy.port" "$WEFT_SERVER" 0 0 \
+        >"$TMP/proxy.log" 2>&1 &
+    PROXY_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$TMP/proxy.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$TMP/proxy.port" ] || fail "the proxy did not start"
+    WEFT_SERVER_PROXY="127.0.0.1:$(cat "$TMP/proxy.port")"
+}
+
+stop_proxy() {
+    { kill "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null
+    PROXY_PID=
+}
+
+# run_demo NAME ITERATIONS SLEEP_US [ENV=VALUE...]: weft-demo (2 ranks x 2
+# threads) as trace NAME in the background, reporting to $TMP/NAME.json.
+run_demo() {
+    local name=$1 n=$2 s=$3
+    shift 3
+    env WEFT_TRACE="$name" "$@" timeout 120 "$DEMO" -p 2 -t 2 -n "$n" \
+        -s "$s" --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
+    DEMO_PID=$!
+}
+
+# finish NAME: the demo succeeded without dropping or giving up anything,
+# the trace is complete, otf2-print accepts it, and its events per
+# location and kind are exactly the demo's report.
+finish() {
+    local archive rc
+    wait "$DEMO_PID"
+    rc=$?
+    DEMO_PID=
+    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
+    if grep -E "^weft: .*(tracing is off|dropped|discarding|gave up|incomplete)" \
+            "$TMP/$1.out"; then
+        fail "$1: libweft gave up on records although weftd was only slow"
+    fi
+    wait_state "$1" complete 60
+    [ "$(json_get "$TMP/show.json" 'j["dropped"]')" -eq 0 ] ||
+        fail "$1: the catalog counts dropped records"
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$1: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" >/dev/null ||
+        fail "$1: the archive does not hold exactly what weft-demo recorded"
+    "$PY" - "$TMP/$1.json" "$2" <<'EOF' || fail "$1: weft-demo's report is not complete"
+import json, sys
+report, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert sorted(report) == ["0.0", "0.1", "1.0", "1.1"], sorted(report)
+for loc, c in report.items():
+    assert c["dropped"] == 0, (loc, c)
+    assert (c["Enter"], c["Leave"], c["Metric"]) == \
+        (3 * n + 1, 3 * n + 1, n), (loc, c)
+EOF
+}
+
+start_weftd
+
+# ---- (a) answers 1.5 s late: the clock offset's answers come too late ----
+start_proxy 1500
+run_demo late "$N" 0 WEFT_SERVER="$WEFT_SERVER_PROXY"
+finish late "$N"
+stop_proxy
+grep -q "cannot measure the clock offset" "$TMP/late.out" ||
+    fail "late: the answers were not late enough to miss the ClockSync limit"
+echo "(a) answers 1.5 s late: complete and exact"
+
+# ---- (b) answers 6 s late, a pool that makes threads wait for Acks ----
+start_proxy 6000
+t0=$(date +%s)
+run_demo slower "$N" 0 WEFT_SERVER="$WEFT_SERVER_PROXY" WEFT_POOL_SIZE=4 \
+    WEFT_BUFFER_SIZE=8k
+finish slower "$N"
+stop_proxy
+took=$(($(date +%s) - t0))
+# Hello (6 s), a pool cycle waiting for Acks (6 s), the closing Acks (6 s).
+[ "$took" -ge 18 ] || fail "slower: took only $took s: the answers were not delayed"
+echo "(b) answers 6 s late: complete and exact after $took s"
+
+# ---- (c) weftd stopped for 4 s while the pool is exhausted ----
+run_demo stopped 4000 200 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
+for _ in $(seq 200); do
+    [ -n "$(find "$SPOOL/traces" -path "*/stopped-*" -name 'rank-*.wj' \
+            -size +8k 2>/dev/null)" ] && break
+    sleep 0.05
+done
+kill -STOP "$WEFTD_PID"
+sleep 4
+kill -0 "$DEMO_PID" 2>/dev/null || fail "stopped: the run ended while weftd was stopped"
+kill -CONT "$WEFTD_PID"
+finish stopped 4000
+echo "(c) weftd stopped for 4 s: complete and exact"
+
+stop_weftd
+echo ok
