@@ -53,9 +53,10 @@ json_t *weft__cli_json_string(const char *s);
  * check their arguments first). Returns EXIT_OK, or EXIT_FAIL after
  * saying why. */
 int weft__cli_open_catalog(cli *c);
-/* Finds TRACE in the open catalog into *row (free with
- * weft_catalog_trace_free). Returns EXIT_OK, or EXIT_FAIL after saying
- * why. */
+/* Finds TRACE (id, key, or name: the newest of that name, with a note on
+ * stderr when several traces share it) in the open catalog into *row
+ * (free with weft_catalog_trace_free). Returns EXIT_OK, or EXIT_FAIL
+ * after saying why. */
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row);
 
 /* ---- reading an archive back (verify.c) -------------------------------- */

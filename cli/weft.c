@@ -273,9 +273,20 @@ json_t *weft__cli_json_string(const char *s)
     return jstr(s);
 }
 
+/* Was `what` taken as the name of row (not its id or key)? */
+static int found_by_name(const char *what, const weft_trace_row *row)
+{
+    char id[32];
+
+    snprintf(id, sizeof id, "%" PRId64, row->id);
+    return strcmp(row->name, what) == 0 && strcmp(row->key, what) != 0 &&
+           strcmp(id, what) != 0;
+}
+
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
 {
     int rc = weft_catalog_find(c->catalog, what, row);
+    uint64_t n = 0;
 
     if (rc == WEFT_ENOTFOUND) {
         char *w = escape(what), *path = escape(c->catalog_path);
@@ -286,6 +297,16 @@ int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
     }
     if (rc < 0)
         return fail("%s", weft_catalog_errmsg(c->catalog));
+    /* Runs share names: say which one a name picked. */
+    if (found_by_name(what, row) &&
+        weft_catalog_count_name(c->catalog, what, &n) == 0 && n > 1) {
+        char *w = escape(what), *k = escape(row->key);
+        fprintf(stderr, "weft: %" PRIu64 " traces are named '%s'; taking "
+                "the newest (%s); use a key to pick another (weft list "
+                "--name '%s')\n", n, w, k, w);
+        free(w);
+        free(k);
+    }
     return EXIT_OK;
 }
 
@@ -536,6 +557,7 @@ static json_t *trace_json(const weft_trace_row *row)
     jset(o, "hosts", hosts_json(row->hosts));
     jset(o, "command", jstr(row->command));
     jset(o, "job_id", jstr(row->job_id));
+    jset(o, "run", jstr(row->run));
     jset(o, "protocol_version", json_integer(row->protocol_version));
     free(archive);
     return o;
@@ -970,6 +992,7 @@ static void show_trace_text(const weft_trace_row *row)
     field_take("command:", *row->command ? escape(row->command)
                                          : xstrdup("-"));
     field_take("job id:", *row->job_id ? escape(row->job_id) : xstrdup("-"));
+    field_take("run:", *row->run ? escape(row->run) : xstrdup("-"));
     field_take("protocol:", fmt_u64(row->protocol_version));
     field_take("created:", fmt_time(row->created));
     field_take("finished:", fmt_time(row->finished));

@@ -93,6 +93,7 @@
 #include "codec.h"
 #include "frame.h"
 #include "record.h"
+#include "runid.h"
 #include "weft.h"
 #include "weft_errors.h"
 
@@ -180,6 +181,7 @@ typedef struct weft__config {
     char port[8];
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char trace[WEFT__TRACE_MAX + 1];
+    char run[WEFT__RUN_MAX + 1]; /* the launch (runid.h); "" if unknown */
     char job_id[256];
     uint32_t rank, size;
     size_t buffer_size;      /* bytes */
@@ -316,6 +318,22 @@ static const char *env(const char *name)
     const char *v = getenv(name);
 
     return v && *v ? v : NULL;
+}
+
+/* env() as runid.h's lookup callback. */
+static const char *env_fn(const char *name, void *arg)
+{
+    (void)arg;
+    return env(name);
+}
+
+/* CLOCK_REALTIME in ns: tells apart two processes that had the same pid. */
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The first variable of `names` that is set, NULL if none. */
@@ -580,13 +598,12 @@ static int config_load(weft__config *c)
     static const char *const size_vars[] = {
         "WEFT_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
         "MV2_COMM_WORLD_SIZE", NULL };
-    static const char *const trace_vars[] = {
-        "WEFT_TRACE", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
-        "PMIX_NAMESPACE", NULL };
     static const char *const job_vars[] = {
         "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", NULL };
     const char *rank_var = "default", *size_var = "default", *trace_var;
     const char *v;
+    char host[256] = "host", why[256];
+    weft__run run;
     int64_t shift = 0;
     uint64_t n;
     int rc;
@@ -622,32 +639,37 @@ static int config_load(weft__config *c)
         return WEFT_ECONFIG;
     }
 
-    v = env_first(trace_vars, &trace_var);
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = 0;
+    rc = weft__run_identify(env_fn, NULL, c->size, host, (long)getpid(),
+                            realtime_ns(), &run, why, sizeof why);
+    if (rc < 0) {
+        warn("%s", why);
+        return WEFT_ECONFIG;
+    }
+    memcpy(c->run, run.id, sizeof c->run);
+    v = env("WEFT_TRACE");
     if (v) {
         if (strlen(v) > WEFT__TRACE_MAX) {
-            warn("%s is longer than %d bytes and cannot name a trace",
-                 trace_var, WEFT__TRACE_MAX);
+            warn("WEFT_TRACE is longer than %d bytes and cannot name a "
+                 "trace", WEFT__TRACE_MAX);
             return WEFT_ECONFIG;
         }
         for (const char *s = v; *s; s++) {
             if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-                warn("%s contains control characters and cannot name a trace",
-                     trace_var);
+                warn("WEFT_TRACE contains control characters and cannot "
+                     "name a trace");
                 return WEFT_ECONFIG;
             }
         }
         strcpy(c->trace, v);
-    } else if (c->size == 1) {
-        char host[256] = "host";
-        gethostname(host, sizeof host - 1);
-        host[sizeof host - 1] = 0;
-        snprintf(c->trace, sizeof c->trace, "%s-%s-%ld",
-                 program_invocation_short_name, host, (long)getpid());
-    } else {
-        warn("WEFT_TRACE is not set and no batch job id (SLURM_JOB_ID, "
-             "PBS_JOBID, LSB_JOBID, PMIX_NAMESPACE) was found: the %u "
-             "processes of this trace need a common name (rank %u, size "
-             "from %s)", c->size, c->rank, size_var);
+    } else if (weft__run_default_name(env_fn, NULL,
+                                      program_invocation_short_name, &run,
+                                      c->trace, sizeof c->trace) < 0) {
+        warn("WEFT_TRACE is not set and nothing identifies this launch "
+             "(WEFT_RUN, PMIX_NAMESPACE, SLURM_JOB_ID, PBS_JOBID, "
+             "LSB_JOBID): the %u processes of this trace need a common "
+             "name (rank %u, size from %s)", c->size, c->rank, size_var);
         return WEFT_ECONFIG;
     }
     v = env_first(job_vars, &trace_var);
@@ -1672,6 +1694,7 @@ static int connect_and_hello(const weft__config *c, uint64_t deadline,
     h.uid = (uint32_t)getuid();
     h.command = command;
     h.job_id = (char *)c->job_id;
+    h.run = (char *)c->run;
     h.timer_resolution = c->resolution;
     for (uint32_t i = 0; i < c->ntags; i++) {
         weft__tag__init(&tags[i]);

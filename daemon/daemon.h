@@ -11,6 +11,7 @@
 
 struct weft_conn;
 struct weft_trace;
+struct weft_ended_run;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -40,6 +41,9 @@ typedef struct weft_daemon {
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
     struct weft_trace *traces;    /* traces still recording */
+    struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
+                                     first (trace.h) */
+    uint64_t nended_runs;
     uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
     unsigned converting;          /* conversions in flight */

@@ -398,6 +398,8 @@ int weft_recover_spool(weft_daemon *d)
     struct dirent *de;
     int rc = 0;
 
+    /* Runs that ended before this start; restored traces add theirs. */
+    weft_trace_load_ended_runs(d);
     if (asprintf(&traces, "%s/traces", d->cfg.spool) < 0)
         return WEFT_ENOMEM;
     if (weft_catalog_open(d->cfg.catalog, 0, &rec.cat, &msg) < 0) {

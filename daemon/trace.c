@@ -2,10 +2,16 @@
  * finished trace to a worker thread for conversion and cataloguing.
  *
  * Catalog writes and conversion run on libuv's thread pool; the loop
- * thread only queues them. A finished trace leaves d->traces when its
- * conversion is queued, so a new run with the same name starts a new
- * trace. Journals are deleted only after the archive is written and its
- * catalog row committed.
+ * thread only queues them. A trace is one run of a program: members are
+ * grouped by (owner, name, run), so two launches with the same name are
+ * two traces, concurrent or not. A finished trace leaves d->traces when
+ * its conversion is queued and its run is remembered in d->ended_runs: a
+ * member of that run that comes back late (after the grace period) is
+ * refused instead of starting a new, otherwise empty trace. Members
+ * without a run (older clients) are grouped by name, and a new run with
+ * that name starts a new trace once the last one has left. Journals are
+ * deleted only after the archive is written and its catalog row
+ * committed.
  *
  * Catalog (schema 2): the first Hello of a trace queues its row as
  * recording with that member's host, command, job id and tags, so a
@@ -170,9 +176,127 @@ static void trace_free(weft_trace *t)
         member_free(t->members[r]);
     free(t->members);
     free(t->name);
+    free(t->run);
     free(t->key);
     free(t->dir);
     free(t);
+}
+
+/* Hello.run, "" when absent (an older client). */
+static const char *hello_run(const Weft__Hello *h)
+{
+    return h->run ? h->run : "";
+}
+
+static void ended_run_free(weft_ended_run *e)
+{
+    free(e->name);
+    free(e->run);
+    free(e->key);
+    free(e);
+}
+
+/* Remembers the run of t, which stops recording now (once per trace;
+ * nothing for a trace without a run). Out of memory: not remembered, a
+ * late member then starts a new trace as before runs existed. */
+static void remember_ended(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    weft_ended_run *e, **pp;
+
+    if (t->ended || !t->run || !t->run[0] || !t->name)
+        return;
+    t->ended = 1;
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->name = strdup(t->name)) || !(e->run = strdup(t->run)) ||
+        !(e->key = strdup(t->key))) {
+        if (e)
+            ended_run_free(e);
+        return;
+    }
+    e->uid = t->uid;
+    e->partial = t->goodbyes < t->size;
+    e->next = d->ended_runs;
+    d->ended_runs = e;
+    if (++d->nended_runs <= WEFT_ENDED_RUNS_MAX)
+        return;
+    for (pp = &d->ended_runs; (*pp)->next; pp = &(*pp)->next)
+        ;
+    ended_run_free(*pp);
+    *pp = NULL;
+    d->nended_runs--;
+}
+
+typedef struct load_ctx {
+    weft_daemon *d;
+    weft_ended_run **tail;    /* where the next (older) one goes */
+} load_ctx;
+
+static int load_ended(const weft_trace_row *row, void *arg)
+{
+    load_ctx *x = arg;
+    weft_ended_run *e;
+
+    if (!row->run || !row->run[0] ||
+        x->d->nended_runs >= WEFT_ENDED_RUNS_MAX)
+        return 0;
+    if (strcmp(row->state, WEFT_STATE_COMPLETE) != 0 &&
+        strcmp(row->state, WEFT_STATE_PARTIAL) != 0 &&
+        strcmp(row->state, WEFT_STATE_FAILED) != 0)
+        return 0; /* recording or converting: the spool has it */
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->name = strdup(row->name)) || !(e->run = strdup(row->run)) ||
+        !(e->key = strdup(row->key))) {
+        if (e)
+            ended_run_free(e);
+        return WEFT_ENOMEM;
+    }
+    e->uid = row->uid;
+    e->partial = strcmp(row->state, WEFT_STATE_COMPLETE) != 0;
+    *x->tail = e;
+    x->tail = &e->next;
+    x->d->nended_runs++;
+    return 0;
+}
+
+int weft_trace_load_ended_runs(weft_daemon *d)
+{
+    weft_list_filter f = { 0 };
+    weft_catalog *cat = NULL;
+    load_ctx x = { d, &d->ended_runs };
+    char *msg = NULL;
+    int rc;
+
+    while (*x.tail)
+        x.tail = &(*x.tail)->next;
+    rc = weft_catalog_open(d->cfg.catalog, 1, &cat, &msg);
+    if (rc == 0) {
+        f.sort = WEFT_SORT_CREATED;
+        f.limit = WEFT_ENDED_RUNS_MAX;
+        rc = weft_catalog_query(cat, &f, load_ended, &x);
+        if (rc < 0)
+            msg = strdup(weft_catalog_errmsg(cat));
+        weft_catalog_close(cat);
+    }
+    if (rc < 0)
+        weft_dlog(d, WEFT_LOG_WARNING, "cannot read the runs of ended traces "
+                  "from the catalog (%s); processes of those runs that come "
+                  "back start new traces", msg ? msg : weft_strerror(rc));
+    else if (d->nended_runs)
+        weft_dlog(d, WEFT_LOG_DEBUG, "%" PRIu64 " runs of ended traces "
+                  "remembered from the catalog", d->nended_runs);
+    free(msg);
+    return rc;
+}
+
+static const weft_ended_run *find_ended(const weft_daemon *d, uint32_t uid,
+                                        const char *name, const char *run)
+{
+    for (const weft_ended_run *e = d->ended_runs; e; e = e->next)
+        if (e->uid == uid && strcmp(e->run, run) == 0 &&
+            strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
 }
 
 /* ---- what the catalog says about a trace's members ---- */
@@ -336,6 +460,7 @@ static void begin_done(uv_work_t *req, int status)
                       j->row.name, j->err);
     free(j->row.key);
     free(j->row.name);
+    free(j->row.run);
     free(j->row.path);
     free(j->row.hosts);
     free(j->row.command);
@@ -371,13 +496,15 @@ static void queue_begin(weft_trace *t)
     j->req.data = j;
     j->row.key = strdup(t->key);
     j->row.name = strdup(t->name);
+    j->row.run = strdup(t->run ? t->run : "");
     j->row.path = path_join(t->dir, "archive");
     j->row.uid = t->uid;
     j->row.state = WEFT_STATE_RECORDING;
     j->row.created = t->created;
     j->row.members = t->size;
     j->catalog = strdup(d->cfg.catalog);
-    if (!j->row.key || !j->row.name || !j->row.path || !j->catalog ||
+    if (!j->row.key || !j->row.name || !j->row.run || !j->row.path ||
+        !j->catalog ||
         !j->row.hosts || !j->row.command || !j->row.job_id ||
         uv_queue_work(d->loop, &j->req, begin_work, begin_done) != 0) {
         begin_done(&j->req, 0);
@@ -495,6 +622,7 @@ static void convert_work(uv_work_t *req)
         j->state = WEFT_STATE_COMPLETE;
     row.key = t->key;
     row.name = t->name;
+    row.run = t->run;
     row.uid = t->uid;
     row.state = (char *)j->state;
     row.created = t->created;
@@ -587,6 +715,7 @@ static void start_conversion(weft_trace *t)
     weft_daemon *d = t->d;
     convert_job *j;
 
+    remember_ended(t);
     unlink_trace(t);
     for (uint32_t r = 0; r < t->size; r++) {
         weft_member *m = t->members[r];
@@ -655,6 +784,10 @@ static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
                     "the trace size %u", h->rank, h->size);
     if (h->timer_resolution == 0)
         return fail(err, errlen, WEFT_EINVAL, "Hello: timer_resolution is 0");
+    n = strlen(hello_run(h));
+    if (n > WEFT_MAX_TRACE_NAME)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: run id of %zu bytes "
+                    "exceeds %d", n, WEFT_MAX_TRACE_NAME);
     return 0;
 }
 
@@ -672,9 +805,10 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->size = h->size;
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
+    t->run = strdup(hello_run(h));
     t->members = calloc(h->size, sizeof *t->members);
     traces = path_join(d->cfg.spool, "traces");
-    if (!t->name || !t->members || !traces)
+    if (!t->name || !t->run || !t->members || !traces)
         goto oom;
     if (weft_mkdir_p(traces, 0755, 0755) != 0) {
         fail(err, errlen, WEFT_EIO, "cannot create trace directory under "
@@ -705,8 +839,9 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     traces = NULL;
     t->next = d->traces;
     d->traces = t;
-    weft_tlog(t, WEFT_LOG_INFO, "trace '%s': new, %u members, spool %s",
-              t->name, t->size, t->dir);
+    weft_tlog(t, WEFT_LOG_INFO, "trace '%s': new, %u members, run %s, "
+              "spool %s", t->name, t->size, t->run[0] ? t->run : "-",
+              t->dir);
     return t;
 oom:
     free(traces);
@@ -771,6 +906,8 @@ static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
 int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                     weft_member **out, char *err, size_t errlen)
 {
+    const char *run = hello_run(h);
+    const weft_ended_run *e;
     weft_trace *t;
     weft_member *m;
     int rc, created = 0;
@@ -779,11 +916,25 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     if (rc < 0)
         return rc;
     for (t = d->traces; t; t = t->next)
-        if (t->uid == uid && strcmp(t->name, h->trace) == 0)
+        if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
+            strcmp(t->name, h->trace) == 0)
             break;
     if (t && t->size != h->size)
         return fail(err, errlen, WEFT_EINVAL, "trace '%s' has %u members but "
                     "this process says %u", t->name, t->size, h->size);
+    if (!t && run[0] && (e = find_ended(d, uid, h->trace, run)) != NULL) {
+        /* Not transient: the client stops tracing and says this. */
+        if (e->partial)
+            return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) "
+                        "has already ended: weftd gave up waiting for its "
+                        "missing processes and converted it as partial (%s)"
+                        "; rank %u cannot join it any more", e->name, e->run,
+                        e->key, h->rank);
+        return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) has "
+                    "already ended: all its processes said goodbye (%s); "
+                    "rank %u cannot join it again", e->name, e->run, e->key,
+                    h->rank);
+    }
     if (!t) {
         created = 1;
         if (!(t = trace_new(d, h, uid, err, errlen)))
@@ -858,16 +1009,19 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
         return rc;
     if (!t->name) { /* the first journal names the trace */
         t->name = strdup(h->trace);
+        t->run = strdup(hello_run(h));
         t->members = calloc(h->size, sizeof *t->members);
-        if (!t->name || !t->members)
+        if (!t->name || !t->run || !t->members)
             return fail(err, errlen, WEFT_ENOMEM, "out of memory");
         t->size = h->size;
         t->uid = h->uid;
     }
-    if (strcmp(t->name, h->trace) != 0 || t->size != h->size)
-        return fail(err, errlen, WEFT_ECORRUPT, "Hello of trace '%s' with "
-                    "%u members in the directory of trace '%s' with %u",
-                    h->trace, h->size, t->name, t->size);
+    if (strcmp(t->name, h->trace) != 0 || t->size != h->size ||
+        strcmp(t->run, hello_run(h)) != 0)
+        return fail(err, errlen, WEFT_ECORRUPT, "Hello of trace '%s' (run "
+                    "'%s') with %u members in the directory of trace '%s' "
+                    "(run '%s') with %u", h->trace, hello_run(h), h->size,
+                    t->name, t->run, t->size);
     if (t->members[h->rank])
         return fail(err, errlen, WEFT_ECORRUPT, "a second journal for rank "
                     "%u", h->rank);
@@ -985,4 +1139,10 @@ void weft_trace_free_all(weft_daemon *d)
         d->traces = t->next;
         trace_free(t);
     }
+    while (d->ended_runs) {
+        weft_ended_run *e = d->ended_runs;
+        d->ended_runs = e->next;
+        ended_run_free(e);
+    }
+    d->nended_runs = 0;
 }

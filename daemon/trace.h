@@ -2,7 +2,9 @@
  * per-location state used to validate and resume streams. Loop thread
  * only, except the conversion job which owns a finished trace.
  *
- * A trace is created by the first Hello with a new name, lives in
+ * A trace is one run (launch) of a program: the first Hello with a new
+ * (owner, name, run) creates it (run "" from older clients: by name
+ * only). It lives in
  * SPOOL/traces/KEY/ (one journal per member: rank-R.wj), and when all
  * `size` members said goodbye it is handed to a worker thread that
  * converts the journals to SPOOL/traces/KEY/archive/traces.otf2 and
@@ -105,6 +107,7 @@ typedef struct weft_member {
 typedef struct weft_trace {
     weft_daemon *d;
     char *name;          /* as the client gave it */
+    char *run;           /* the launch (Hello.run), "" if not given */
     char *key;           /* unique, safe as a file name */
     char *dir;           /* SPOOL/traces/KEY */
     uint32_t uid;
@@ -117,6 +120,7 @@ typedef struct weft_trace {
                             connected or the trace is done */
     int convert_when_synced; /* conversion waits for fdatasync jobs */
     int64_t created;
+    int ended;           /* left recording: its run is remembered */
     struct weft_trace *next;
 } weft_trace;
 
@@ -133,14 +137,31 @@ typedef struct weft_trace {
                                           (m)->rank, NULL }),                \
                   __VA_ARGS__)
 
+/* A run whose trace stopped recording (all members said goodbye, or weftd
+ * gave up on the rest after the grace period). A member of it that comes
+ * back later is refused rather than made the first member of a new,
+ * otherwise empty trace. Loop thread; newest first in d->ended_runs, at
+ * most WEFT_ENDED_RUNS_MAX (the oldest are forgotten). */
+typedef struct weft_ended_run {
+    struct weft_ended_run *next;
+    uint32_t uid;
+    char *name;
+    char *run;
+    char *key;           /* the trace it was */
+    int partial;         /* some member had not said goodbye */
+} weft_ended_run;
+
+#define WEFT_ENDED_RUNS_MAX 4096
+
 /* mkdir -p: creates path and its missing parents (mode parents, the last
  * one mode leaf). 0, or -1 with errno set. */
 int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf);
 
-/* Finds the recording trace named in hello (same name and owner) or
+/* Finds the recording trace of hello's run (same owner, name and run) or
  * creates it, and adds or re-attaches the member of hello's rank. Returns
  * 0 with *out set, or a WEFT_E* code with err saying why (size mismatch,
- * rank already connected, spool not writable...). */
+ * rank already connected, spool not writable...; WEFT_ECLOSED when the
+ * run's trace has already ended). */
 int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
                     weft_member **out, char *err, size_t errlen);
 /* The member's connection is gone (after a Goodbye or not). When every
@@ -149,7 +170,8 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
 void weft_trace_member_left(weft_member *m);
 
 /* Recovery (recover.c): a trace rebuilt from SPOOL/traces/KEY = dir; its
- * name and size come from the first member restored. NULL on failure. */
+ * name, run and size come from the first member restored. NULL on
+ * failure. */
 weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
                                const char *dir, int64_t created, char *err,
                                size_t errlen);
@@ -157,6 +179,12 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
  * with its journal reopened for appending. */
 int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
                               weft_member **out, char *err, size_t errlen);
+/* Start-up, before listening (blocks on the catalog): remembers the runs
+ * of the traces the catalog holds as ended (complete, partial, failed),
+ * newest first, up to WEFT_ENDED_RUNS_MAX, so that a member of one is
+ * refused after a restart too. Returns 0, or a WEFT_E* code after logging
+ * it (weftd goes on without them). */
+int weft_trace_load_ended_runs(weft_daemon *d);
 /* All members restored: convert if all said goodbye, else wait for them
  * (grace period). Frees a trace with no readable member. */
 void weft_trace_restored(weft_trace *t);
@@ -176,8 +204,8 @@ void weft_trace_member_written(weft_member *m);
 /* Converts traces that had no member connected for grace_period seconds;
  * called once a second by the daemon's tick timer. */
 void weft_trace_check_idle(weft_daemon *d);
-/* Frees the traces still recording (at exit); their journals stay in the
- * spool. */
+/* Frees the traces still recording (at exit; their journals stay in the
+ * spool) and the ended runs remembered. */
 void weft_trace_free_all(weft_daemon *d);
 
 /* Marks id in a set; WEFT_ELIMIT if id >= limit. */

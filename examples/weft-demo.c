@@ -5,7 +5,11 @@
  * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS; every child inherits
  * the parent's WEFT_TRACE. When neither WEFT_TRACE nor a batch job id is
  * set, the parent sets WEFT_TRACE=weft-demo-HOST-PID so that all children
- * join one trace. Each child reports through a pipe, per thread, how many
+ * join one trace. The parent is the launcher of its children: unless the
+ * environment already says which launch this is (WEFT_RUN, PMIX_NAMESPACE,
+ * OMPI_MCA_ess_base_jobid, SLURM_JOB_ID with SLURM_STEP_ID), it sets
+ * WEFT_RUN=weft-demo-HOST-PID, so that two demos with one trace name make
+ * two traces. Each child reports through a pipe, per thread, how many
  * records of each kind went into the trace (calls that returned 0, less
  * what libweft says it dropped: weft_dropped) and how many were dropped;
  * with --report FILE the parent writes them as one JSON object keyed
@@ -105,7 +109,9 @@ static void usage(FILE *out)
         "  -h, --help           show this help\n"
         "\n"
         "All processes share WEFT_TRACE; if neither it nor a batch job id is "
-        "set,\nWEFT_TRACE=weft-demo-HOST-PID is used.\n",
+        "set,\nWEFT_TRACE=weft-demo-HOST-PID is used. They are one run "
+        "(WEFT_RUN=weft-demo-HOST-PID\nunless a launcher's variables say "
+        "otherwise): two demos are two traces.\n",
         MAX_PROCS, MAX_THREADS, MAX_ITERATIONS, MAX_SLEEP_US);
 }
 
@@ -551,23 +557,36 @@ static int merge_sent(const options *o)
     return rc;
 }
 
-/* Gives all children one trace name unless the environment has one. */
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && *v;
+}
+
+/* Gives all children one trace name and one run (launch) unless the
+ * environment has them. */
 static void ensure_trace_name(void)
 {
     static const char *const vars[] = { "WEFT_TRACE", "SLURM_JOB_ID",
                                         "PBS_JOBID", "LSB_JOBID",
-                                        "PMIX_NAMESPACE" };
+                                        "PMIX_NAMESPACE",
+                                        "OMPI_MCA_ess_base_jobid" };
     char host[256] = "host", name[320];
+    int named = 0;
 
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return;
-    }
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        named |= env_set(vars[i]);
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
     snprintf(name, sizeof name, "weft-demo-%s-%ld", host, (long)getpid());
-    setenv("WEFT_TRACE", name, 1);
+    if (!named)
+        setenv("WEFT_TRACE", name, 1);
+    if (!env_set("WEFT_RUN") && !env_set("PMIX_NAMESPACE") &&
+        !env_set("OMPI_MCA_ess_base_jobid") &&
+        !(env_set("SLURM_JOB_ID") &&
+          (env_set("SLURM_STEP_ID") || env_set("SLURM_STEPID"))))
+        setenv("WEFT_RUN", name, 1);
 }
 
 static double seconds_since(const struct timespec *t0)

@@ -117,6 +117,8 @@ static const char *const migrations[] = {
     " excl_s REAL NOT NULL);"
     "CREATE INDEX regions_trace ON regions(trace_id, location_id);"
     "CREATE INDEX regions_region ON regions(region);",
+    /* 2 -> 3: the launch a trace is (issue #11); names may repeat */
+    "ALTER TABLE traces ADD COLUMN run TEXT NOT NULL DEFAULT '';",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -125,15 +127,16 @@ _Static_assert(sizeof migrations / sizeof migrations[0] ==
 #define TRACE_COLS                                                           \
     "id, key, name, uid, state, created, finished, path, members, "          \
     "locations, events, bytes, dropped, time_first, time_last, "             \
-    "timer_resolution, error, hosts, command, job_id, protocol_version"
+    "timer_resolution, error, hosts, command, job_id, protocol_version, run"
 #define TRACE_INTO                                                           \
     "INTO traces (key, name, uid, state, created, finished, path, "   \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
-    "timer_resolution, error, hosts, command, job_id, protocol_version) "    \
+    "timer_resolution, error, hosts, command, job_id, protocol_version, "     \
+    "run) "                                                                  \
     "VALUES (:key, :name, :uid, :state, :created, " \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "   \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
-    ":job_id, :protocol_version)"
+    ":job_id, :protocol_version, :run)"
 
 __attribute__((format(printf, 3, 4)))
 static int set_err(weft_catalog *c, int code, const char *fmt, ...)
@@ -206,6 +209,7 @@ static int bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(bind_text(st, ":command", row->command ? row->command : ""));
     B(bind_text(st, ":job_id", row->job_id ? row->job_id : ""));
     B(bind_i64(st, ":protocol_version", row->protocol_version));
+    B(bind_text(st, ":run", row->run ? row->run : ""));
 #undef B
     return rc == SQLITE_OK ? 0 : db_err(c, "bind");
 }
@@ -249,7 +253,8 @@ static int read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
         col_text(st, 16, 1, &row->error) < 0 ||
         col_text(st, 17, 0, &row->hosts) < 0 ||
         col_text(st, 18, 0, &row->command) < 0 ||
-        col_text(st, 19, 0, &row->job_id) < 0)
+        col_text(st, 19, 0, &row->job_id) < 0 ||
+        col_text(st, 21, 0, &row->run) < 0)
         rc = set_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
     return rc;
 }
@@ -785,7 +790,8 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         " timer_resolution = excluded.timer_resolution,"
         " error = excluded.error, hosts = excluded.hosts,"
         " command = excluded.command, job_id = excluded.job_id,"
-        " protocol_version = excluded.protocol_version";
+        " protocol_version = excluded.protocol_version,"
+        " run = CASE WHEN excluded.run <> '' THEN excluded.run ELSE run END";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
     sqlite3_stmt *st = NULL;
@@ -1053,6 +1059,27 @@ int weft_catalog_find(weft_catalog *c, const char *what, weft_trace_row *out)
     return rc;
 }
 
+/* Returns 0 with *n the number of traces named `name` (of any owner the
+ * handle can see), or a WEFT_E* code. */
+int weft_catalog_count_name(weft_catalog *c, const char *name, uint64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && name && n);
+    *n = 0;
+    rc = prepare(c, "SELECT count(*) FROM traces WHERE name = ?", &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *n = (uint64_t)sqlite3_column_int64(st, 0);
+    else
+        rc = db_err(c, "counting traces by name");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Frees the strings of a row read from the catalog and clears it. */
 void weft_catalog_trace_free(weft_trace_row *row)
 {
@@ -1066,6 +1093,7 @@ void weft_catalog_trace_free(weft_trace_row *row)
     free(row->hosts);
     free(row->command);
     free(row->job_id);
+    free(row->run);
     memset(row, 0, sizeof *row);
 }
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 2
+#define WEFT_CATALOG_SCHEMA_VERSION 3
 
 typedef struct weft_catalog weft_catalog;
 
@@ -46,6 +46,8 @@ typedef struct weft_trace_row {
     char *command;        /* rank 0's command line, else the lowest rank's */
     char *job_id;         /* batch job id the client reported, or "" */
     uint32_t protocol_version; /* of the members' Hello */
+    char *run;            /* the launch it is (Hello.run), "" if unknown;
+                             names repeat, (name, run) tells runs apart */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */
@@ -200,6 +202,9 @@ int weft_catalog_query(weft_catalog *c, const weft_list_filter *filter,
  * weft_catalog_trace_free), or WEFT_ENOTFOUND. */
 int weft_catalog_find(weft_catalog *c, const char *what, weft_trace_row *out);
 void weft_catalog_trace_free(weft_trace_row *row);
+/* Sets *n to the number of traces named `name`: weft says so when a name
+ * it was given picks one of several. */
+int weft_catalog_count_name(weft_catalog *c, const char *name, uint64_t *n);
 /* Calls fn for each location of trace id, by location id. */
 typedef int (*weft_catalog_location_fn)(const weft_location_row *row,
                                         void *arg);

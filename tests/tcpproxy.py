@@ -17,6 +17,9 @@ cut during Hello. Prints one line per cut on stderr. Runs until killed.
 With --delay MS, every byte the upstream sends (weftd's answers: HelloAck,
 Ack, ClockSync, Error, its hang-up) reaches the client MS milliseconds
 after the proxy read it, in order; what the client sends is not delayed.
+
+TCPPROXY_PORT in the environment picks the port instead of the kernel (a
+test that kills the proxy and starts it again on the same port).
 """
 import collections
 import os
@@ -223,7 +226,8 @@ def main():
     print("tcpproxy: seed %d" % seed, file=sys.stderr, flush=True)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
+    # TCPPROXY_PORT: listen on that port again (a proxy restarted).
+    listener.bind(("127.0.0.1", int(os.environ.get("TCPPROXY_PORT", "0"))))
     listener.listen(64)
     listener.setblocking(False)
     with open(port_file + ".tmp", "w") as f:

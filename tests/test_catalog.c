@@ -422,6 +422,46 @@ static void test_find_newest_by_name(void **state)
     weft_catalog_close(c);
 }
 
+/* Runs of one name: each row keeps its run, the finish of one does not
+ * touch the other, and count_name says how many share the name. */
+static void test_runs_share_a_name(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { 0 }, got;
+    uint64_t n = 9;
+
+    row.key = "x-1";
+    row.name = "x";
+    row.run = "slurm:999.0";
+    row.created = 100;
+    assert_int_equal(weft_catalog_trace_begin(c, &row), 0);
+    row.key = "x-2";
+    row.run = "slurm:999.1";
+    row.created = 200;
+    assert_int_equal(weft_catalog_trace_begin(c, &row), 0);
+    assert_int_equal(weft_catalog_count_name(c, "x", &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(weft_catalog_count_name(c, "y", &n), 0);
+    assert_int_equal(n, 0);
+    /* A finish without a run keeps the one recorded at the beginning. */
+    row.key = "x-1";
+    row.run = NULL;
+    row.state = WEFT_STATE_COMPLETE;
+    row.created = 0;
+    assert_int_equal(weft_catalog_trace_finish(c, &row, NULL, 0), 0);
+    assert_int_equal(weft_catalog_find(c, "x-1", &got), 0);
+    assert_string_equal(got.run, "slurm:999.0");
+    assert_string_equal(got.state, WEFT_STATE_COMPLETE);
+    weft_catalog_trace_free(&got);
+    assert_int_equal(weft_catalog_find(c, "x", &got), 0);
+    assert_string_equal(got.key, "x-2");
+    assert_string_equal(got.run, "slurm:999.1");
+    assert_string_equal(got.state, WEFT_STATE_RECORDING);
+    weft_catalog_trace_free(&got);
+    weft_catalog_close(c);
+}
+
 static void test_newer_schema_refused(void **state)
 {
     fixture *f = *state;
@@ -656,13 +696,13 @@ static void test_migrate_from_v1(void **state)
     /* A reader cannot upgrade and says so. */
     c = NULL;
     assert_int_equal(weft_catalog_open(f->path, 1, &c, &msg), WEFT_EVERSION);
-    assert_non_null(strstr(msg, "has schema version 1, older than 2"));
+    assert_non_null(strstr(msg, "has schema version 1, older than 3"));
     assert_non_null(strstr(msg, f->path));
     free(msg);
 
     c = open_ok(f->path, 0);
     weft_catalog_close(c);
-    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 2);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 3);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
                              " WHERE name IN ('members', 'tags', 'regions',"
                              " 'tags_kv', 'regions_trace',"
@@ -676,6 +716,7 @@ static void test_migrate_from_v1(void **state)
     assert_string_equal(got.command, "");
     assert_string_equal(got.job_id, "");
     assert_int_equal(got.protocol_version, 0);
+    assert_string_equal(got.run, "");
     assert_int_equal(weft_catalog_locations(c, got.id, collect_location,
                                             &col), 0);
     assert_int_equal(col.n, 1);
@@ -1088,6 +1129,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_odd_names_verbatim, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_find_newest_by_name, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_runs_share_a_name, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup,
                                         teardown),

@@ -10,9 +10,11 @@
  * catalogued "complete" and its journals deleted; a trace nobody is
  * connected to is converted "partial" once the grace period is over; a
  * conversion that fails is catalogued "failed" and keeps its journals.
- * Each test ends with uv_loop_close() succeeding.
+ * Members are grouped by (owner, name, run), and a member of a run whose
+ * trace has ended is refused. Each test ends with uv_loop_close() succeeding.
  */
 #include <setjmp.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,15 +123,21 @@ static int join(fixture *f, const Weft__Hello *h, uint32_t uid,
 }
 
 /* Joins like on_hello does: the member gets its connection and its
- * journal the Hello. */
-static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
-                            uint32_t size)
+ * journal the Hello. run NULL: a Hello without one (an older client). */
+static weft_member *join_run_ok(fixture *f, const char *name,
+                                const char *run, uint32_t uid,
+                                uint32_t rank, uint32_t size)
 {
     Weft__Hello h = hello(name, rank, size);
     weft_journal_entry e = { 0 };
-    uint8_t *buf = malloc(weft__hello__get_packed_size(&h));
+    uint8_t *buf;
     weft_member *m;
-    int rc = join(f, &h, 1000, &m);
+    int rc;
+
+    if (run)
+        h.run = (char *)run;
+    buf = malloc(weft__hello__get_packed_size(&h));
+    rc = join(f, &h, uid, &m);
 
     if (rc != 0)
         print_error("join: %s\n", f->err);
@@ -144,6 +152,12 @@ static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
     assert_int_equal(weft_journal_append(m->journal, &e), 0);
     free(buf);
     return m;
+}
+
+static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
+                            uint32_t size)
+{
+    return join_run_ok(f, name, NULL, 1000, rank, size);
 }
 
 /* A batch of Enter/Leave on thread 0 (the member defines region 0). */
@@ -601,6 +615,159 @@ static void test_grace_period_boundary(void **state)
     finish(f);
 }
 
+/* Members are grouped by (owner, name, run); a member of a run whose
+ * trace ended (complete, or partial after the grace period) is refused
+ * with WEFT_ECLOSED instead of starting a new trace; a Hello without a
+ * run keeps the grouping by name. */
+static void test_runs_are_traces(void **state)
+{
+    fixture *f = *state;
+    weft_member *a0 = join_run_ok(f, "x", "r1", 1000, 0, 2);
+    weft_member *b0 = join_run_ok(f, "x", "r2", 1000, 0, 2);
+    weft_member *a1 = join_run_ok(f, "x", "r1", 1000, 1, 2);
+    weft_member *old = join_ok(f, "x", 0, 2), *m;
+    struct timespec ts = { 1, 100 * 1000 * 1000 };
+    Weft__Hello h = hello("x", 0, 2);
+    weft_trace_row row;
+    char akey[256], bkey[256];
+
+    assert_ptr_equal(a0->trace, a1->trace);
+    assert_ptr_not_equal(a0->trace, b0->trace);
+    assert_ptr_not_equal(old->trace, a0->trace);
+    assert_ptr_not_equal(old->trace, b0->trace);
+    assert_string_equal(a0->trace->run, "r1");
+    assert_string_equal(old->trace->run, "");
+    assert_int_equal(ntraces(f), 3);
+    snprintf(akey, sizeof akey, "%s", a0->trace->key);
+    snprintf(bkey, sizeof bkey, "%s", b0->trace->key);
+    record(a0, 100);
+    record(a1, 100);
+    record(b0, 100);
+    run_jobs(f);
+    leave(a0, 1);
+    leave(a1, 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, akey, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_string_equal(row.run, "r1");
+    weft_catalog_trace_free(&row);
+    /* Run r1 is over: its rank 0 again is refused, not a new trace. */
+    h.run = (char *)"r1";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "trace 'x' (run r1) has already ended");
+    assert_int_equal(ntraces(f), 2);
+    /* Another owner's run of that name and id is another trace. */
+    join_run_ok(f, "x", "r1", 1001, 0, 1);
+    assert_int_equal(ntraces(f), 3);
+    /* Run r2 is given up on after the grace period. */
+    f->d.cfg.grace_period = 1;
+    leave(b0, 0);
+    leave(old, 0);
+    nanosleep(&ts, NULL);
+    uv_update_time(&f->loop);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, bkey, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_string_equal(row.run, "r2");
+    weft_catalog_trace_free(&row);
+    h.run = (char *)"r2";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "gave up waiting for its missing processes");
+    assert_err(f, bkey);
+    assert_int_equal(ntraces(f), 1);
+    /* Without a run, as before: a new trace of the name. */
+    join_ok(f, "x", 0, 2);
+    assert_int_equal(ntraces(f), 2);
+    finish(f);
+    assert_null(f->d.ended_runs);
+}
+
+/* A run of trace "x" that ends now (rank 0 of 1 says goodbye). */
+static void end_run(fixture *f, const char *run)
+{
+    weft_member *m = join_run_ok(f, "x", run, 1000, 0, 1);
+
+    record(m, 100);
+    run_jobs(f);
+    leave(m, 1);
+    run_jobs(f);
+}
+
+static size_t nended(const fixture *f, const char **oldest)
+{
+    size_t n = 0;
+
+    for (const weft_ended_run *e = f->d.ended_runs; e; e = e->next, n++)
+        *oldest = e->run;
+    assert_int_equal(n, f->d.nended_runs);
+    return n;
+}
+
+/* WEFT_ENDED_RUNS_MAX: the runs read from the catalog at start-up (the
+ * newest, ended ones, with a run) and those that end later are at most
+ * that many; the oldest are forgotten first. */
+static void test_ended_runs_limit(void **state)
+{
+    fixture *f = *state;
+    Weft__Hello h = hello("x", 0, 1);
+    weft_catalog *cat = NULL;
+    weft_member *m;
+    sqlite3 *db = NULL;
+    const char *oldest = NULL;
+    char *msg = NULL, sql[1024], newest[32], first[32], second[32];
+
+    assert_int_equal(mkdir(f->d.cfg.spool, 0755), 0);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    weft_catalog_close(cat);
+    /* Ended runs r1..r(MAX + 10), then (newer) one still recording and
+     * one of an older client: neither is remembered, but both count in
+     * the newest MAX rows read. */
+    snprintf(sql, sizeof sql, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+             " SELECT i + 1 FROM n WHERE i < %d) INSERT INTO traces (key,"
+             " name, uid, state, created, run) SELECT 'k' || i, 'x', 1000,"
+             " CASE WHEN i %% 2 THEN 'complete' ELSE 'partial' END, i,"
+             " 'r' || i FROM n;"
+             "INSERT INTO traces (key, name, uid, state, created, run)"
+             " VALUES ('rec', 'x', 1000, 'recording', 90000, 'rrec'),"
+             " ('old', 'x', 1000, 'complete', 90001, '');",
+             WEFT_ENDED_RUNS_MAX + 10);
+    assert_int_equal(sqlite3_open(f->d.cfg.catalog, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    snprintf(newest, sizeof newest, "r%d", WEFT_ENDED_RUNS_MAX + 10);
+    snprintf(first, sizeof first, "r%d", 13);  /* 10 + the 2 newer + 1 */
+    snprintf(second, sizeof second, "r%d", 14);
+    assert_int_equal(weft_trace_load_ended_runs(&f->d), 0);
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX - 2);
+    assert_string_equal(f->d.ended_runs->run, newest);
+    assert_true(f->d.ended_runs->partial == (WEFT_ENDED_RUNS_MAX % 2 == 0));
+    assert_string_equal(oldest, first);
+    h.run = newest;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, WEFT_ENDED_RUNS_MAX % 2 == 0 ? "gave up waiting"
+                                               : "said goodbye");
+    h.run = (char *)"rrec"; /* recording: the spool has it, not refused */
+    assert_int_equal(join(f, &h, 1000, &m), 0);
+    /* Three more end: the oldest goes. */
+    end_run(f, "n1");
+    end_run(f, "n2");
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX);
+    assert_string_equal(oldest, first);
+    end_run(f, "n3");
+    assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX);
+    assert_string_equal(oldest, second);
+    assert_string_equal(f->d.ended_runs->run, "n3");
+    assert_false(f->d.ended_runs->partial);
+    h.run = (char *)"n1";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
+    assert_err(f, "all its processes said goodbye");
+    h.run = first; /* forgotten: a new trace */
+    assert_int_equal(join(f, &h, 1000, &m), 0);
+    finish(f);
+}
+
 static void test_failed_conversion(void **state)
 {
     fixture *f = *state;
@@ -659,6 +826,8 @@ int main(void)
         T(test_grace_period),
         T(test_grace_period_boundary),
         T(test_failed_conversion),
+        T(test_runs_are_traces),
+        T(test_ended_runs_limit),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

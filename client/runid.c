@@ -1,0 +1,131 @@
+/* runid.c - the run (launch) of a process and the default trace name,
+ * from the launcher's environment variables. See runid.h.
+ *
+ * The innermost launcher wins: an mpirun inside a Slurm allocation gives
+ * its processes its own PMIx namespace, while SLURM_STEP_ID may differ
+ * between the processes it starts on its own node (the batch step) and
+ * those it starts through srun on the others. Every process of one launch
+ * must compute the same id, so only variables the launcher gives all of
+ * them alike are used.
+ */
+#include "runid.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "weft_errors.h"
+
+/* Copies s into out (size n), control characters as '_'. */
+static void copy_clean(char *out, size_t n, const char *s)
+{
+    size_t i = 0;
+
+    for (; s && *s && i + 1 < n; s++)
+        out[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '_' : *s;
+    if (n)
+        out[i] = 0;
+}
+
+static const char *get(weft__env_fn env, void *arg, const char *name)
+{
+    const char *v = env(name, arg);
+
+    return v && *v ? v : NULL;
+}
+
+/* A Slurm PMIx namespace "slurm.pmix.JOB.STEP": JOB.STEP, else NULL. */
+static const char *slurm_pmix_step(const char *ns)
+{
+    static const char prefix[] = "slurm.pmix.";
+
+    return strncmp(ns, prefix, sizeof prefix - 1) == 0 &&
+                   ns[sizeof prefix - 1]
+               ? ns + sizeof prefix - 1
+               : NULL;
+}
+
+int weft__run_identify(weft__env_fn env, void *arg, uint32_t size,
+                       const char *host, long pid, uint64_t start_ns,
+                       weft__run *out, char *why, size_t whylen)
+{
+    const char *v, *job, *step, *restart;
+    char buf[2 * WEFT__RUN_MAX + 64];
+
+    memset(out, 0, sizeof *out);
+    out->source = "";
+    if ((v = get(env, arg, "WEFT_RUN")) != NULL) {
+        if (strlen(v) > WEFT__RUN_MAX) {
+            snprintf(why, whylen, "WEFT_RUN is longer than %d bytes",
+                     WEFT__RUN_MAX);
+            return WEFT_ECONFIG;
+        }
+        for (const char *s = v; *s; s++)
+            if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+                snprintf(why, whylen, "WEFT_RUN contains control "
+                         "characters");
+                return WEFT_ECONFIG;
+            }
+        /* Given by the user: used as it is, restarts included. */
+        copy_clean(out->id, sizeof out->id, v);
+        copy_clean(out->label, sizeof out->label, v);
+        out->source = "WEFT_RUN";
+        return 0;
+    }
+    job = get(env, arg, "SLURM_JOB_ID");
+    step = get(env, arg, "SLURM_STEP_ID");
+    if (!step)
+        step = get(env, arg, "SLURM_STEPID");
+    if ((v = get(env, arg, "PMIX_NAMESPACE")) != NULL) {
+        const char *js = slurm_pmix_step(v);
+        snprintf(buf, sizeof buf, "pmix:%s", v);
+        copy_clean(out->label, sizeof out->label, js ? js : v);
+        out->source = "PMIX_NAMESPACE";
+    } else if ((v = get(env, arg, "OMPI_MCA_ess_base_jobid")) != NULL) {
+        snprintf(buf, sizeof buf, "ompi:%s", v);
+        copy_clean(out->label, sizeof out->label, v);
+        out->source = "OMPI_MCA_ess_base_jobid";
+    } else if (job && step) {
+        snprintf(buf, sizeof buf, "slurm:%s.%s", job, step);
+        snprintf(out->label, sizeof out->label, "%s.%s", job, step);
+        copy_clean(out->label, sizeof out->label, out->label);
+        out->source = "SLURM_JOB_ID and SLURM_STEP_ID";
+    } else if (size == 1) {
+        snprintf(buf, sizeof buf, "proc:%s:%ld:%" PRIu64,
+                 host && *host ? host : "host", pid, start_ns);
+        snprintf(out->label, sizeof out->label, "%s-%ld",
+                 host && *host ? host : "host", pid);
+        copy_clean(out->label, sizeof out->label, out->label);
+        copy_clean(out->id, sizeof out->id, buf);
+        out->source = "the process";
+        return 0;
+    } else {
+        return 0;
+    }
+    restart = get(env, arg, "SLURM_RESTART_COUNT");
+    if (restart && strcmp(restart, "0") != 0) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof buf - n, "+restart%s", restart);
+    }
+    copy_clean(out->id, sizeof out->id, buf);
+    return 0;
+}
+
+int weft__run_default_name(weft__env_fn env, void *arg, const char *program,
+                           const weft__run *run, char *out, size_t outlen)
+{
+    static const char *const job_vars[] = { "SLURM_JOB_ID", "PBS_JOBID",
+                                            "LSB_JOBID", NULL };
+    const char *label = run->label[0] ? run->label : NULL;
+    char buf[2 * WEFT__RUN_MAX + 64];
+
+    for (const char *const *p = job_vars; !label && *p; p++)
+        label = get(env, arg, *p);
+    if (!label)
+        return WEFT_ENOTFOUND;
+    snprintf(buf, sizeof buf, "%s-%s", program && *program ? program
+                                                           : "weft",
+             label);
+    copy_clean(out, outlen, buf);
+    return 0;
+}

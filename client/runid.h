@@ -1,0 +1,51 @@
+/* runid.h - which launch (run) a process belongs to, and the default
+ * trace name, read from what the launcher put in the environment.
+ *
+ * A run is the processes started by one launch: one srun step, one
+ * mpirun, one PMIx namespace, or a single process on its own. weftd
+ * groups the members of a trace by (owner, name, run), so two launches
+ * with the same trace name are two traces. Pure functions: the
+ * environment comes through a lookup callback so tests give their own.
+ */
+#ifndef WEFT_RUNID_H
+#define WEFT_RUNID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEFT__RUN_MAX 255
+
+/* The value of variable `name` (NULL when unset or empty). */
+typedef const char *(*weft__env_fn)(const char *name, void *arg);
+
+typedef struct weft__run {
+    char id[WEFT__RUN_MAX + 1];    /* sent in Hello; "" when unknown */
+    char label[WEFT__RUN_MAX + 1]; /* names the run in a default trace
+                                      name ("1234.5"); "" when unknown */
+    const char *source;            /* the variables it came from, for
+                                      messages; static */
+} weft__run;
+
+/* Identifies the run of this process, first match wins: WEFT_RUN;
+ * PMIX_NAMESPACE (Open MPI, srun --mpi=pmix, newer MPICH);
+ * OMPI_MCA_ess_base_jobid (Open MPI); SLURM_JOB_ID with SLURM_STEP_ID
+ * (srun); for a trace of one process (size 1) the process itself (host,
+ * pid and start_ns, a time that tells two processes with the same pid
+ * apart). Slurm's SLURM_RESTART_COUNT, when above 0, is added to a
+ * detected id so a requeued job is a new run. Otherwise out->id is ""
+ * (weftd then groups by name only, as before runs existed).
+ * Returns 0, or WEFT_ECONFIG with why set when WEFT_RUN is unusable
+ * (too long, control characters). */
+int weft__run_identify(weft__env_fn env, void *arg, uint32_t size,
+                       const char *host, long pid, uint64_t start_ns,
+                       weft__run *out, char *why, size_t whylen);
+
+/* The trace name when WEFT_TRACE is not set: PROGRAM-LABEL for a known
+ * run ("lulesh-1234.5"; "lulesh-HOST-PID" for a single process), else
+ * PROGRAM-JOB with the batch job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID).
+ * Characters below 0x20 become '_'; cut to outlen - 1 bytes. Returns 0,
+ * or WEFT_ENOTFOUND when nothing names a trace of several processes. */
+int weft__run_default_name(weft__env_fn env, void *arg, const char *program,
+                           const weft__run *run, char *out, size_t outlen);
+
+#endif
