@@ -18,6 +18,9 @@
  * Exit status: 0 ok, 1 not found or failed, 2 usage error. A list that
  * matches nothing prints nothing (JSON: []) and exits 0, like git.
  * list filters and sorts in SQL (weft_catalog_query), never in C.
+ * A trace still recording has live figures (what weftd received so far,
+ * rewritten every few seconds: daemon/live.c); list and show mark them,
+ * --json says "live" for traces not finished.
  *
  * Human output escapes control characters and invalid UTF-8 in names
  * (a name is whatever the client sent); --json output carries them
@@ -504,6 +507,21 @@ static json_t *hosts_json(const char *hosts)
     return a;
 }
 
+/* Is row still recording or converting (its figures not final yet)? */
+static int row_unfinished(const weft_trace_row *row)
+{
+    return strcmp(row->state, WEFT_STATE_RECORDING) == 0 ||
+           strcmp(row->state, WEFT_STATE_CONVERTING) == 0;
+}
+
+/* Are row's figures live ones, what weftd received so far (it rewrites
+ * them every live_interval seconds while the trace records), rather than
+ * the conversion's? */
+static int row_live(const weft_trace_row *row)
+{
+    return row_unfinished(row) && row->live_updated > 0;
+}
+
 static json_t *trace_json(const weft_trace_row *row)
 {
     json_t *o = json_object();
@@ -536,6 +554,14 @@ static json_t *trace_json(const weft_trace_row *row)
     jset(o, "command", jstr(row->command));
     jset(o, "job_id", jstr(row->job_id));
     jset(o, "protocol_version", json_integer(row->protocol_version));
+    /* Only while the figures may change: a finished trace's are final. */
+    if (row_unfinished(row)) {
+        jset(o, "live", json_boolean(row_live(row)));
+        jset(o, "joined", json_integer(row->joined));
+        jset(o, "live_updated", row->live_updated
+                                ? json_integer(row->live_updated)
+                                : json_null());
+    }
     free(archive);
     return o;
 }
@@ -625,12 +651,27 @@ static int list_table_row(const weft_trace_row *row, void *arg)
     snprintf(id, sizeof id, "%" PRId64, row->id);
     cells[0] = xstrdup(id);
     cells[1] = escape(row->name);
-    cells[2] = escape(row->state);
     cells[3] = fmt_time(row->created);
-    cells[4] = fmt_u64(row->members);
     cells[5] = fmt_u64(row->locations);
     cells[6] = fmt_u64(row->events);
-    cells[7] = fmt_size(row->bytes);
+    if (row_live(row)) {
+        /* received so far: members joined of those expected, the size
+         * of the journals; a converting trace's archive is not done */
+        char buf[64];
+        snprintf(buf, sizeof buf, "%" PRIu32 "/%" PRIu32, row->joined,
+                 row->members);
+        cells[4] = xstrdup(buf);
+        cells[2] = xstrdup(strcmp(row->state, WEFT_STATE_RECORDING) == 0
+                           ? WEFT_STATE_RECORDING " (live)"
+                           : row->state);
+    } else {
+        cells[4] = fmt_u64(row->members);
+        cells[2] = escape(row->state);
+    }
+    if (strcmp(row->state, WEFT_STATE_CONVERTING) == 0)
+        cells[7] = xstrdup("converting");
+    else
+        cells[7] = fmt_size(row->bytes);
     table_add(&x->t, cells);
     return 0;
 }
@@ -864,7 +905,7 @@ static int show_table_location(const weft_location_row *l, void *arg)
     cells[0] = fmt_u64(l->id);
     cells[1] = fmt_u64(l->rank);
     cells[2] = fmt_u64(l->thread);
-    cells[3] = escape(l->name);
+    cells[3] = *l->name ? escape(l->name) : xstrdup("-"); /* live: none yet */
     cells[4] = fmt_u64(l->events);
     cells[5] = fmt_u64(l->dropped);
     table_add(arg, cells);
@@ -890,7 +931,7 @@ typedef struct members_ctx {
     json_t *arr;       /* --json */
     json_t *missing;   /* --json: ranks */
     sbuf missing_text; /* "2, 5" */
-    uint32_t complete, nmissing, total;
+    uint32_t complete, recording, nmissing, total;
 } members_ctx;
 
 static int member_row(const weft_member_row *m, void *arg)
@@ -900,6 +941,7 @@ static int member_row(const weft_member_row *m, void *arg)
 
     x->total++;
     x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
+    x->recording += strcmp(m->state, WEFT_MEMBER_RECORDING) == 0;
     if (missing) {
         sb_printf(&x->missing_text, "%s%" PRIu32, x->nmissing ? ", " : "",
                   m->rank);
@@ -978,13 +1020,37 @@ static void show_trace_text(const weft_trace_row *row)
     s = archive_of(row->path);
     field_take("archive:", s ? escape(s) : xstrdup("-"));
     free(s);
-    field_take("members:", fmt_u64(row->members));
-    field_take("locations:", fmt_u64(row->locations));
-    field_take("events:", fmt_u64(row->events));
-    s = fmt_size(row->bytes);
-    snprintf(buf, sizeof buf, "%" PRIu64 " (%s)", row->bytes, s);
-    free(s);
-    field("bytes:", buf);
+    if (row_live(row)) {
+        /* What weftd received so far; the conversion's figures replace
+         * them. */
+        snprintf(buf, sizeof buf, "%" PRIu32 " (%" PRIu32 " joined so far, "
+                 "live)", row->members, row->joined);
+        field("members:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->locations);
+        field("locations:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->events);
+        field("events:", buf);
+        s = fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s; live, journaled so "
+                 "far)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+        s = fmt_time(row->live_updated);
+        snprintf(buf, sizeof buf, "%s (live figures; the final ones come "
+                 "with the conversion)", s);
+        free(s);
+        field("updated:", buf);
+    } else {
+        field_take("members:", fmt_u64(row->members));
+        field_take("locations:", fmt_u64(row->locations));
+        field_take("events:", fmt_u64(row->events));
+        s = fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+    }
     field_take("dropped:", fmt_u64(row->dropped));
     if (row->time_last >= row->time_first && row->timer_resolution)
         snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64 " (%.6f s at %"
@@ -1006,7 +1072,7 @@ static int cmd_show(cli *c)
     members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
                               "EVENTS", "DROPPED" },
                          { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
-                       NULL, NULL, { 0 }, 0, 0, 0 };
+                       NULL, NULL, { 0 }, 0, 0, 0, 0 };
     sbuf tagtext = { 0 };
     weft_trace_row row;
     json_t *obj = NULL, *locs = NULL, *tags = NULL;
@@ -1056,7 +1122,14 @@ static int cmd_show(cli *c)
     }
     show_trace_text(&row);
     field("tags:", tagtext.len ? tagtext.s : "-");
-    if (mx.total) {
+    if (mx.total && row_live(&row)) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " recording, %" PRIu32 " not joined yet (live)",
+                 mx.complete, mx.recording,
+                 row.members > mx.total ? row.members - mx.total : 0);
+        field("ranks:", buf);
+    } else if (mx.total) {
         char buf[128];
         snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
                  " missing", mx.complete, mx.nmissing);
@@ -1538,7 +1611,9 @@ static const command commands[] = {
       "list traces, newest first",
       "List the traces of the catalog, newest first: id, name, state,\n"
       "creation time, members, locations, events and archive size. Prints\n"
-      "nothing when no trace matches.\n"
+      "nothing when no trace matches. A trace still recording shows the\n"
+      "figures weftd received so far, as 'recording (live)' with members\n"
+      "joined/expected; one being converted has size 'converting'.\n"
       "\n"
       "Filters (all must hold):\n"
       "  --user NAME|UID   owned by this user\n"
@@ -1562,11 +1637,14 @@ static const command commands[] = {
       "Show every field of one trace (owner, state, hosts, command, job\n"
       "id, tags, times, archive path, figures, error), its members (the\n"
       "ranks that never came or vanished are listed as missing) and its\n"
-      "locations.\n"
+      "locations. While the trace records, the figures are those weftd\n"
+      "received so far, marked live (updated every few seconds).\n"
       "\n"
       "  --json   print a JSON object; \"locations\" is the array of its\n"
       "           locations, \"ranks\" that of its members (\"members\" is\n"
-      "           their number), \"missing_ranks\" and \"tags\"\n" },
+      "           their number), \"missing_ranks\" and \"tags\"; while\n"
+      "           recording or converting also \"live\", \"joined\" and\n"
+      "           \"live_updated\"\n" },
     { "profile", cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
       "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 2
+#define WEFT_CATALOG_SCHEMA_VERSION 3
 
 typedef struct weft_catalog weft_catalog;
 
@@ -46,6 +46,12 @@ typedef struct weft_trace_row {
     char *command;        /* rank 0's command line, else the lowest rank's */
     char *job_id;         /* batch job id the client reported, or "" */
     uint32_t protocol_version; /* of the members' Hello */
+    /* Live figures (schema 3): while the trace records, weftd rewrites
+     * joined, locations, events and bytes (then: bytes received so far,
+     * its journals) every few seconds, and live_updated with them. */
+    uint32_t joined;      /* members that joined so far */
+    int64_t live_updated; /* unix time of the last live figures; 0: none
+                             (also once the final figures are written) */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */
@@ -173,6 +179,28 @@ int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
 int weft_catalog_trace_finish_detail(weft_catalog *c,
                                      const weft_trace_row *row,
                                      const weft_trace_detail *detail);
+
+/* The live figures of one trace still recording (weftd's live.c): what
+ * it received so far. Everything is the caller's. */
+typedef struct weft_live_figures {
+    const char *key;
+    uint32_t joined;                  /* members that said Hello */
+    uint64_t locations, events;       /* journaled so far */
+    uint64_t bytes;                   /* its journals' size */
+    const weft_member_row *members;   /* the members that joined */
+    size_t nmembers;
+    const weft_location_row *locs;    /* the locations that sent events */
+    size_t nlocs;
+} weft_live_figures;
+
+/* In one transaction, for each of the n traces of v whose row is still
+ * recording: sets its joined, locations, events and bytes, live_updated
+ * to now, and replaces its member and location rows by v's. Rows in any
+ * other state are left alone, so the conversion's final figures win over
+ * live ones however the two jobs interleave. *nupdated (may be NULL):
+ * how many rows were updated. */
+int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
+                            size_t n, int64_t now, size_t *nupdated);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
  * non-zero and returns that value. The row is valid during the call. */
