@@ -88,4 +88,20 @@ W show "not live" --json >"$TMP/nl.json" || fail "show 'not live'"
 [ "$(json_get "$TMP/nl.json" '(j["live"], j["events"])')" = "(False, 0)" ] ||
     fail "live_interval = 0 still writes live figures: $(cat "$TMP/nl.json")"
 stop_weftd
+
+# A trace being converted: its archive's size is not known yet.
+"$PY" - "$CAT" <<'EOF2' || fail "cannot add a converting trace"
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1])
+c.execute("INSERT INTO traces (key, name, state, created, members, joined,"
+          " locations, events, bytes, live_updated) VALUES"
+          " ('conv-key', 'being converted', 'converting', ?, 4, 4, 8, 1000,"
+          " 5000, ?)", (int(time.time()), int(time.time())))
+c.commit()
+EOF2
+W list --state converting >"$TMP/conv.txt" || fail "list of a converting trace"
+sed -n 2p "$TMP/conv.txt" | grep -q 'being converted  converting .* 4/4  *8  *1000  converting$' ||
+    fail "weft list of a converting trace: $(cat "$TMP/conv.txt")"
+W show "being converted" | grep -q '^events: *1000 (live, received so far)$' ||
+    fail "weft show of a converting trace: $(W show "being converted")"
 echo ok
