@@ -47,6 +47,7 @@ typedef struct live_job {
     char *catalog;
     live_trace *v;
     size_t n;
+    uint8_t *stored;            /* by v: the row got the figures */
     int64_t now;
     int rc;
     char err[512];
@@ -67,6 +68,7 @@ static void job_free(live_job *j)
     for (size_t i = 0; i < j->n; i++)
         live_trace_free(&j->v[i]);
     free(j->v);
+    free(j->stored);
     free(j->catalog);
     free(j);
 }
@@ -178,7 +180,7 @@ static void live_work(uv_work_t *req)
     }
     j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
     if (j->rc == 0) {
-        j->rc = weft_catalog_trace_live(cat, v, j->n, j->now, NULL);
+        j->rc = weft_catalog_trace_live(cat, v, j->n, j->now, j->stored);
         if (j->rc < 0)
             snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
         weft_catalog_close(cat);
@@ -197,15 +199,19 @@ static void live_done(uv_work_t *req, int status)
     (void)status;
     d->jobs--;
     d->live_running = 0;
-    if (j->rc < 0) {
+    if (j->rc < 0)
         weft_dlog(d, WEFT_LOG_WARNING, "live figures of %zu recording "
                   "traces not written to the catalog (tried again in %"
                   PRIu64 " s): %s", j->n, d->cfg.live_interval, j->err);
-        /* Write them at the next chance, changed or not. */
-        for (size_t i = 0; i < j->n; i++)
-            for (weft_trace *t = d->traces; t; t = t->next)
-                if (strcmp(t->key, j->v[i].key) == 0)
-                    t->live.written = 0;
+    /* Those not stored (a failure, or a row its begin job had not written
+     * yet) go again at the next chance, changed or not. A trace that left
+     * d->traces is converting: its final row is coming. */
+    for (size_t i = 0; i < j->n; i++) {
+        if (j->rc == 0 && j->stored[i])
+            continue;
+        for (weft_trace *t = d->traces; t; t = t->next)
+            if (strcmp(t->key, j->v[i].key) == 0)
+                t->live.written = 0;
     }
     job_free(j);
 }
@@ -247,7 +253,8 @@ void weft_live_tick(weft_daemon *d)
     j->d = d;
     j->req.data = j;
     j->now = (int64_t)time(NULL);
-    if (!(j->catalog = strdup(d->cfg.catalog)))
+    if (!(j->catalog = strdup(d->cfg.catalog)) ||
+        !(j->stored = calloc(j->n, sizeof *j->stored)))
         goto oom;
     if (uv_queue_work(d->loop, &j->req, live_work, live_done) != 0)
         goto oom;

@@ -774,23 +774,22 @@ out:
     return rc;
 }
 
-/* Returns 0 or a WEFT_E* code (nothing changed then); *nupdated (may be
- * NULL) is the number of traces of v that were still recording and got
- * their figures. One transaction for all of v. */
+/* Returns 0 or a WEFT_E* code (nothing changed then); stored[i] (stored
+ * may be NULL) says whether v[i]'s row was still recording and got its
+ * figures. One transaction for all of v. */
 int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
-                            size_t n, int64_t now, size_t *nupdated)
+                            size_t n, int64_t now, uint8_t *stored)
 {
     static const char update[] = "UPDATE traces SET joined = :joined,"
         " locations = :locations, events = :events, bytes = :bytes,"
         " live_updated = :now WHERE key = :key AND state = '"
         WEFT_STATE_RECORDING "' RETURNING id";
     sqlite3_stmt *st = NULL;
-    size_t done = 0;
     int rc;
 
     assert(c && (v || n == 0));
-    if (nupdated)
-        *nupdated = 0;
+    if (stored)
+        memset(stored, 0, n);
     rc = exec(c, "BEGIN IMMEDIATE", "starting a transaction");
     if (rc < 0)
         return rc;
@@ -823,17 +822,18 @@ int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
         rc = store_members(c, id, v[i].members, v[i].nmembers);
         if (rc == 0)
             rc = store_locations(c, id, v[i].locs, v[i].nlocs);
-        done++;
+        if (stored)
+            stored[i] = 1;
     }
     sqlite3_finalize(st);
     if (rc == 0)
         rc = exec(c, "COMMIT", "committing live figures");
     if (rc < 0) {
         rollback(c);
+        if (stored)
+            memset(stored, 0, n);
         return rc;
     }
-    if (nupdated)
-        *nupdated = done;
     return 0;
 }
 

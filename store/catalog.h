@@ -197,10 +197,11 @@ typedef struct weft_live_figures {
  * recording: sets its joined, locations, events and bytes, live_updated
  * to now, and replaces its member and location rows by v's. Rows in any
  * other state are left alone, so the conversion's final figures win over
- * live ones however the two jobs interleave. *nupdated (may be NULL):
- * how many rows were updated. */
+ * live ones however the two jobs interleave. stored (may be NULL) gets
+ * n flags: 1 where the row was updated, 0 where it was not recording or
+ * not there (yet). */
 int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
-                            size_t n, int64_t now, size_t *nupdated);
+                            size_t n, int64_t now, uint8_t *stored);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
  * non-zero and returns that value. The row is valid during the call. */

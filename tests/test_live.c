@@ -355,6 +355,44 @@ static void test_interval_zero(void **state)
     finish(f);
 }
 
+/* The live job ran before the trace's row was there (its begin job is
+ * another worker job): the figures go again at the next chance, although
+ * they did not change. */
+static void test_row_not_there_yet(void **state)
+{
+    fixture *f = *state;
+    weft_member *m = join_ok(f, "t", 0, 2);
+    weft_trace_row row = { 0 };
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    char key[256];
+
+    snprintf(key, sizeof key, "%s", m->trace->key);
+    record(f, m, 0, 100);
+    run_jobs(f);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    row_of(f, key, &row);
+    assert_int_equal(weft_catalog_trace_delete(cat, row.id), 0);
+    weft_catalog_trace_free(&row);
+    tick_due(f);
+    assert_int_equal(f->d.jobs, 1);
+    run_jobs(f);
+    assert_int_equal(m->trace->live.written, 0);
+    row.key = key;
+    row.name = (char *)"t";
+    assert_int_equal(weft_catalog_trace_begin(cat, &row), 0);
+    weft_catalog_close(cat);
+    tick_due(f);
+    assert_int_equal(f->d.jobs, 1);
+    run_jobs(f);
+    memset(&row, 0, sizeof row);
+    row_of(f, key, &row);
+    assert_int_equal(row.events, 2);
+    assert_int_equal(row.joined, 1);
+    weft_catalog_trace_free(&row);
+    finish(f);
+}
+
 /* A live job queued just before the trace converts: whichever of the two
  * commits last, the catalog ends with the final figures. */
 static void test_final_row_wins(void **state)
@@ -394,6 +432,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_interval_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_final_row_wins, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_row_not_there_yet, setup,
                                         teardown),
     };
 
