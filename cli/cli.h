@@ -19,6 +19,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 typedef struct cli {
     const char *catalog_path;
     int catalog_given;       /* --catalog was on the command line */
+    const char *spool;       /* --spool DIR, or NULL: weftd's (rm) */
     weft_catalog *catalog;   /* open read-only, when the command needs it */
     int json;
     int force;               /* --force */

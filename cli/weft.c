@@ -8,17 +8,23 @@
  *   weft [--catalog FILE] verify TRACE          (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
  *                                               (export.c)
- *   weft [--catalog FILE] rm TRACE... [--force]
+ *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
  *
  * Subcommands are entries of `commands` (name, function, synopsis, help);
  * a new one is a function plus one entry. The catalog is opened read-only
  * (it is never created here) and is found by --catalog, else
- * $WEFT_CATALOG, else the catalog of weftd's default configuration.
+ * $WEFT_CATALOG, else the catalog of weftd's default configuration
+ * (read with weftd's own parser, daemon/config.c). rm removes only
+ * SPOOL/traces/KEY, SPOOL being --spool, else that configuration's spool
+ * or the catalog's directory.
  * Exit status: 0 ok, 1 not found or failed, 2 usage error. A list that
  * matches nothing prints nothing (JSON: []) and exits 0, like git.
  * list filters and sorts in SQL (weft_catalog_query), never in C.
+ * A trace still recording has live figures (what weftd received so far,
+ * rewritten every few seconds: daemon/live.c); list and show mark them,
+ * --json says "live" for traces not finished.
  *
  * Human output escapes control characters and invalid UTF-8 in names
  * (a name is whatever the client sent); --json output carries them
@@ -526,6 +532,21 @@ static json_t *hosts_json(const char *hosts)
     return a;
 }
 
+/* Is row still recording or converting (its figures not final yet)? */
+static int row_unfinished(const weft_trace_row *row)
+{
+    return strcmp(row->state, WEFT_STATE_RECORDING) == 0 ||
+           strcmp(row->state, WEFT_STATE_CONVERTING) == 0;
+}
+
+/* Are row's figures live ones, what weftd received so far (it rewrites
+ * them every live_interval seconds while the trace records), rather than
+ * the conversion's? */
+static int row_live(const weft_trace_row *row)
+{
+    return row_unfinished(row) && row->live_updated > 0;
+}
+
 static json_t *trace_json(const weft_trace_row *row)
 {
     json_t *o = json_object();
@@ -559,6 +580,14 @@ static json_t *trace_json(const weft_trace_row *row)
     jset(o, "job_id", jstr(row->job_id));
     jset(o, "run", jstr(row->run));
     jset(o, "protocol_version", json_integer(row->protocol_version));
+    /* Only while the figures may change: a finished trace's are final. */
+    if (row_unfinished(row)) {
+        jset(o, "live", json_boolean(row_live(row)));
+        jset(o, "joined", json_integer(row->joined));
+        jset(o, "live_updated", row->live_updated
+                                ? json_integer(row->live_updated)
+                                : json_null());
+    }
     free(archive);
     return o;
 }
@@ -648,12 +677,27 @@ static int list_table_row(const weft_trace_row *row, void *arg)
     snprintf(id, sizeof id, "%" PRId64, row->id);
     cells[0] = xstrdup(id);
     cells[1] = escape(row->name);
-    cells[2] = escape(row->state);
     cells[3] = fmt_time(row->created);
-    cells[4] = fmt_u64(row->members);
     cells[5] = fmt_u64(row->locations);
     cells[6] = fmt_u64(row->events);
-    cells[7] = fmt_size(row->bytes);
+    if (row_live(row)) {
+        /* received so far: members joined of those expected, the size
+         * of the journals; a converting trace's archive is not done */
+        char buf[64];
+        snprintf(buf, sizeof buf, "%" PRIu32 "/%" PRIu32, row->joined,
+                 row->members);
+        cells[4] = xstrdup(buf);
+        cells[2] = xstrdup(strcmp(row->state, WEFT_STATE_RECORDING) == 0
+                           ? WEFT_STATE_RECORDING " (live)"
+                           : row->state);
+    } else {
+        cells[4] = fmt_u64(row->members);
+        cells[2] = escape(row->state);
+    }
+    if (strcmp(row->state, WEFT_STATE_CONVERTING) == 0)
+        cells[7] = xstrdup("converting");
+    else
+        cells[7] = fmt_size(row->bytes);
     table_add(&x->t, cells);
     return 0;
 }
@@ -887,7 +931,7 @@ static int show_table_location(const weft_location_row *l, void *arg)
     cells[0] = fmt_u64(l->id);
     cells[1] = fmt_u64(l->rank);
     cells[2] = fmt_u64(l->thread);
-    cells[3] = escape(l->name);
+    cells[3] = *l->name ? escape(l->name) : xstrdup("-"); /* live: none yet */
     cells[4] = fmt_u64(l->events);
     cells[5] = fmt_u64(l->dropped);
     table_add(arg, cells);
@@ -913,7 +957,7 @@ typedef struct members_ctx {
     json_t *arr;       /* --json */
     json_t *missing;   /* --json: ranks */
     sbuf missing_text; /* "2, 5" */
-    uint32_t complete, nmissing, total;
+    uint32_t complete, recording, nmissing, total;
 } members_ctx;
 
 static int member_row(const weft_member_row *m, void *arg)
@@ -923,6 +967,7 @@ static int member_row(const weft_member_row *m, void *arg)
 
     x->total++;
     x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
+    x->recording += strcmp(m->state, WEFT_MEMBER_RECORDING) == 0;
     if (missing) {
         sb_printf(&x->missing_text, "%s%" PRIu32, x->nmissing ? ", " : "",
                   m->rank);
@@ -1002,13 +1047,37 @@ static void show_trace_text(const weft_trace_row *row)
     s = archive_of(row->path);
     field_take("archive:", s ? escape(s) : xstrdup("-"));
     free(s);
-    field_take("members:", fmt_u64(row->members));
-    field_take("locations:", fmt_u64(row->locations));
-    field_take("events:", fmt_u64(row->events));
-    s = fmt_size(row->bytes);
-    snprintf(buf, sizeof buf, "%" PRIu64 " (%s)", row->bytes, s);
-    free(s);
-    field("bytes:", buf);
+    if (row_live(row)) {
+        /* What weftd received so far; the conversion's figures replace
+         * them. */
+        snprintf(buf, sizeof buf, "%" PRIu32 " (%" PRIu32 " joined so far, "
+                 "live)", row->members, row->joined);
+        field("members:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->locations);
+        field("locations:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->events);
+        field("events:", buf);
+        s = fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s; live, journaled so "
+                 "far)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+        s = fmt_time(row->live_updated);
+        snprintf(buf, sizeof buf, "%s (live figures; the final ones come "
+                 "with the conversion)", s);
+        free(s);
+        field("updated:", buf);
+    } else {
+        field_take("members:", fmt_u64(row->members));
+        field_take("locations:", fmt_u64(row->locations));
+        field_take("events:", fmt_u64(row->events));
+        s = fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+    }
     field_take("dropped:", fmt_u64(row->dropped));
     if (row->time_last >= row->time_first && row->timer_resolution)
         snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64 " (%.6f s at %"
@@ -1030,7 +1099,7 @@ static int cmd_show(cli *c)
     members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
                               "EVENTS", "DROPPED" },
                          { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
-                       NULL, NULL, { 0 }, 0, 0, 0 };
+                       NULL, NULL, { 0 }, 0, 0, 0, 0 };
     sbuf tagtext = { 0 };
     weft_trace_row row;
     json_t *obj = NULL, *locs = NULL, *tags = NULL;
@@ -1080,7 +1149,14 @@ static int cmd_show(cli *c)
     }
     show_trace_text(&row);
     field("tags:", tagtext.len ? tagtext.s : "-");
-    if (mx.total) {
+    if (mx.total && row_live(&row)) {
+        char buf[160];
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " recording, %" PRIu32 " not joined yet (live)",
+                 mx.complete, mx.recording,
+                 row.members > mx.total ? row.members - mx.total : 0);
+        field("ranks:", buf);
+    } else if (mx.total) {
         char buf[128];
         snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
                  " missing", mx.complete, mx.nmissing);
@@ -1384,41 +1460,87 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
     return 0;
 }
 
-/* The spools whose traces rm may remove, as real paths (malloc'd): the
- * directory of the catalog (its default place is SPOOL/catalog.db) and,
- * when no --catalog was given, the configured spool. Returns how many. */
-static size_t rm_spools(const cli *c, char *spools[2])
+/* Is dir a weftd spool (has it a traces/ directory)? */
+static int is_spool(const char *dir)
+{
+    struct stat st;
+    char *p = NULL;
+    int yes;
+
+    if (asprintf(&p, "%s/traces", dir) < 0)
+        return 0;
+    yes = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    free(p);
+    return yes;
+}
+
+/* Adds the real path of dir to spools[*n] when it is a spool and not
+ * there yet. */
+static void add_spool(const char *dir, char **spools, size_t *n)
+{
+    char *real = dir ? realpath(dir, NULL) : NULL;
+
+    if (!real)
+        return;
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(spools[i], real) == 0) {
+            free(real);
+            return;
+        }
+    if (is_spool(real))
+        spools[(*n)++] = real;
+    else
+        free(real);
+}
+
+static int load_config(weft_config *cfg, char *err, size_t errlen);
+
+/* The spools whose traces rm may remove, as real paths (malloc'd), in
+ * spools[0..*n): --spool DIR alone when given; else the spool of weftd's
+ * configuration (the file the catalog is found through) and the
+ * catalog's directory (the catalog's default place is SPOOL/catalog.db),
+ * each if it is a spool. Returns EXIT_OK, or EXIT_FAIL after saying why
+ * a --spool is refused. */
+static int rm_spools(const cli *c, char *spools[2], size_t *n)
 {
     const char *slash = strrchr(c->catalog_path, '/');
-    char *dir = NULL;
-    size_t n = 0;
+    weft_config cfg;
+    char err[512], *dir = NULL;
 
+    *n = 0;
+    if (c->spool) {
+        char *s = escape(c->spool);
+        struct stat st;
+        int status = EXIT_OK;
+        if (stat(c->spool, &st) != 0)
+            status = fail("--spool %s: %s", s, strerror(errno));
+        else if (!S_ISDIR(st.st_mode) || !is_spool(c->spool))
+            status = fail("--spool %s: not a weftd spool (it has no traces/ "
+                          "directory); not removing anything", s);
+        else
+            add_spool(c->spool, spools, n);
+        free(s);
+        if (status == EXIT_OK && *n == 0)
+            status = fail("--spool: cannot resolve the directory");
+        return status;
+    }
+    if (load_config(&cfg, err, sizeof err) == 0)
+        add_spool(cfg.spool, spools, n);
+    weft_config_free(&cfg);
     if (!slash)
         dir = xstrdup(".");
     else if (asprintf(&dir, "%.*s", (int)(slash - c->catalog_path + (slash ==
                       c->catalog_path)), c->catalog_path) < 0)
         dir = NULL;
-    if (dir && (spools[n] = realpath(dir, NULL)) != NULL)
-        n++;
+    add_spool(dir, spools, n);
     free(dir);
-    if (!c->catalog_given) {
-        weft_config cfg;
-        char err[512];
-        weft_config_init(&cfg);
-        if (weft_config_load_file(&cfg, weft_config_default_path(), 1, err,
-                                  sizeof err) == 0 &&
-            weft_config_finish(&cfg, err, sizeof err) == 0 && cfg.spool &&
-            (spools[n] = realpath(cfg.spool, NULL)) != NULL)
-            n++;
-        weft_config_free(&cfg);
-    }
-    return n;
+    return EXIT_OK;
 }
 
 /* The trace directory (SPOOL/traces/KEY, the parent of the archive) of
- * row as a real path, checked to be in one of the spools. Returns 0 and
- * sets *dir (malloc'd; NULL when nothing of the trace is on disk), or
- * EXIT_FAIL after saying why. */
+ * row as a real path, checked to be exactly SPOOL/traces/KEY of one of the
+ * spools. Returns 0 and sets *dir (malloc'd; NULL when nothing of the
+ * trace is on disk), or EXIT_FAIL after saying why. */
 static int rm_trace_dir(const weft_trace_row *row, char **spools,
                         size_t nspools, char **dir)
 {
@@ -1471,13 +1593,23 @@ static int rm_trace_dir(const weft_trace_row *row, char **spools,
         }
     }
 outside: {
-        char *p = escape(path), *k = escape(row->key);
+        char *p = escape(real ? real : path), *k = escape(row->key);
+        sbuf where = { 0 };
+        for (size_t i = 0; i < nspools; i++) {
+            char *sp = escape(spools[i]);
+            sb_printf(&where, "%s%s", i ? " or " : "", sp);
+            free(sp);
+        }
         if (nspools)
-            fail("trace '%s': archive %s is not %s/traces/%s; not removing "
-                 "anything outside the spool", k, p, spools[0], k);
+            fail("trace '%s': its directory %s is not in the spool %s (as "
+                 "traces/%s); not removing anything outside the spool (give "
+                 "the spool weftd uses with --spool DIR)", k, p, where.s, k);
         else
-            fail("trace '%s': no spool directory found (the catalog's "
-                 "directory does not resolve); not removing %s", k, p);
+            fail("trace '%s': no spool to remove %s from: neither weftd's "
+                 "configuration (%s) nor the catalog's directory names one; "
+                 "give the spool with --spool DIR", k, p,
+                 weft_config_default_path());
+        free(where.s);
         free(p);
         free(k);
     }
@@ -1546,7 +1678,8 @@ static int cmd_rm(cli *c)
         return EXIT_FAIL;
     }
     free(msg);
-    nspools = rm_spools(c, spools);
+    if (rm_spools(c, spools, &nspools) != EXIT_OK)
+        return EXIT_FAIL;
     for (int i = 0; i < c->nargs; i++)
         if (rm_one(c, spools, nspools, c->args[i]) != EXIT_OK)
             status = EXIT_FAIL;
@@ -1562,7 +1695,9 @@ static const command commands[] = {
       "list traces, newest first",
       "List the traces of the catalog, newest first: id, name, state,\n"
       "creation time, members, locations, events and archive size. Prints\n"
-      "nothing when no trace matches.\n"
+      "nothing when no trace matches. A trace still recording shows the\n"
+      "figures weftd received so far, as 'recording (live)' with members\n"
+      "joined/expected; one being converted has size 'converting'.\n"
       "\n"
       "Filters (all must hold):\n"
       "  --user NAME|UID   owned by this user\n"
@@ -1586,11 +1721,14 @@ static const command commands[] = {
       "Show every field of one trace (owner, state, hosts, command, job\n"
       "id, tags, times, archive path, figures, error), its members (the\n"
       "ranks that never came or vanished are listed as missing) and its\n"
-      "locations.\n"
+      "locations. While the trace records, the figures are those weftd\n"
+      "received so far, marked live (updated every few seconds).\n"
       "\n"
       "  --json   print a JSON object; \"locations\" is the array of its\n"
       "           locations, \"ranks\" that of its members (\"members\" is\n"
-      "           their number), \"missing_ranks\" and \"tags\"\n" },
+      "           their number), \"missing_ranks\" and \"tags\"; while\n"
+      "           recording or converting also \"live\", \"joined\" and\n"
+      "           \"live_updated\"\n" },
     { "profile", cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
       "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",
@@ -1632,15 +1770,20 @@ static const command commands[] = {
       "  -o, --output FILE     where to write it\n"
       "\n"
       "Progress goes to stderr when it is a terminal.\n" },
-    { "rm", cmd_rm, OPT_FORCE, 1, INT_MAX, 2, "TRACE... [--force]",
+    { "rm", cmd_rm, OPT_FORCE, 1, INT_MAX, 2,
+      "TRACE... [--force] [--spool DIR]",
       "remove traces: archive and catalog rows",
       "Remove each trace's directory in the spool (SPOOL/traces/KEY, with\n"
       "its archive) and its catalog rows. Refuses a trace that is still\n"
-      "recording or converting, and any archive path that does not resolve\n"
-      "into the spool's traces/ directory (the catalog's directory, or the\n"
-      "configured spool when --catalog is not given).\n"
+      "recording or converting, and any trace whose directory does not\n"
+      "resolve to exactly SPOOL/traces/KEY. SPOOL is --spool DIR, else the\n"
+      "spool of weftd's configuration file (the one the catalog is found\n"
+      "through) or the catalog's directory when it is a spool.\n"
       "\n"
-      "  --force  remove a recording or converting trace too\n" },
+      "  --force      remove a recording or converting trace too\n"
+      "  --spool DIR  the spool weftd writes (it must have traces/), e.g.\n"
+      "               when the catalog is elsewhere and weftd was started\n"
+      "               with --spool\n" },
     { "sql", weft__cmd_sql, OPT_JSON | OPT_TABLE_CSV, 1, 1, 2,
       "[--table|--csv|--json] QUERY",
       "run a read-only SQL query on the catalog",
@@ -1703,6 +1846,8 @@ static void global_help(FILE *out)
             "                         catalog of weftd's configuration "
             "file,\n"
             "                         %s\n"
+            "  --spool DIR            weftd's spool, for rm; default the "
+            "configuration's\n"
             "  -h, --help             this help; 'weft COMMAND --help' for "
             "one command\n"
             "  -V, --version          print the version\n"
@@ -1730,6 +1875,22 @@ static const command *find_command(const char *name)
 
 /* ---- catalog location ------------------------------------------------------- */
 
+/* weftd's configuration as weftd reads it without flags: built-in
+ * defaults, then $WEFT_CONFIG or /etc/weft/weftd.conf (may be missing),
+ * catalog derived from spool. Returns 0, or WEFT_ECONFIG with err saying
+ * why; weft_config_free cfg either way. */
+static int load_config(weft_config *cfg, char *err, size_t errlen)
+{
+    int rc;
+
+    weft_config_init(cfg);
+    rc = weft_config_load_file(cfg, weft_config_default_path(), 1, err,
+                               errlen);
+    if (rc == 0)
+        rc = weft_config_finish(cfg, err, errlen);
+    return rc;
+}
+
 /* The catalog to read: --catalog, $WEFT_CATALOG, or the configuration's.
  * Returns a malloc'd path or NULL after printing why. */
 static char *resolve_catalog(const char *opt)
@@ -1743,10 +1904,7 @@ static char *resolve_catalog(const char *opt)
         return xstrdup(opt);
     if (env && *env)
         return xstrdup(env);
-    weft_config_init(&cfg);
-    if (weft_config_load_file(&cfg, weft_config_default_path(), 1, err,
-                              sizeof err) < 0 ||
-        weft_config_finish(&cfg, err, sizeof err) < 0)
+    if (load_config(&cfg, err, sizeof err) < 0)
         fail("%s", err);
     else if (!cfg.catalog || !*cfg.catalog)
         fail("no catalog configured in %s", weft_config_default_path());
@@ -1858,6 +2016,9 @@ int main(int argc, char **argv)
         } else if (opt_value(argv, argc, &i, "--catalog", &catalog_opt)) {
             if (!catalog_opt || !*catalog_opt)
                 return usage_error(NULL, "--catalog needs a FILE");
+        } else if (opt_value(argv, argc, &i, "--spool", &c.spool)) {
+            if (!c.spool || !*c.spool)
+                return usage_error(NULL, "--spool needs a DIR");
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error(NULL, "unknown option '%s'", a);
         } else if (!(cmd = find_command(a))) {
@@ -1923,6 +2084,11 @@ int main(int argc, char **argv)
         } else if (opt_value(argv, argc, &i, "--catalog", &catalog_opt)) {
             if (!catalog_opt || !*catalog_opt) {
                 status = usage_error(cmd, "--catalog needs a FILE");
+                goto out;
+            }
+        } else if (opt_value(argv, argc, &i, "--spool", &c.spool)) {
+            if (!c.spool || !*c.spool) {
+                status = usage_error(cmd, "--spool needs a DIR");
                 goto out;
             }
         } else {

@@ -50,6 +50,10 @@ static const key_desc keys[] = {
     { "weftd", "convert_threads", K_COUNT, OFF(convert_threads), 0, 8,
       "threads converting the members of one trace at once (0: one per "
       "online CPU, at most 8)" },
+    { "weftd", "live_interval", K_COUNT, OFF(live_interval), 0, 3600,
+      "seconds between updates of the catalog rows of traces still "
+      "recording with the figures received so far (0: never; the figures "
+      "then appear when the trace is converted)" },
     { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
       "largest frame accepted from a client, bytes" },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
@@ -113,6 +117,7 @@ void weft_config_init(weft_config *c)
     c->catalog = strdup("");
     c->log_level = 2;
     c->grace_period = 300;
+    c->live_interval = 2;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
     c->max_conn_pending = 1u << 20;

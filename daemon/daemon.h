@@ -78,6 +78,9 @@ typedef struct weft_daemon {
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
     struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
+    /* live.c: the recording traces' figures in the catalog */
+    uint64_t live_queued;         /* uv_now() when the last job was queued */
+    int live_running;             /* a live figures job is in flight */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

@@ -16,6 +16,7 @@
 #include "catalog.h"
 #include "weftd_config.h"
 #include "daemon.h"
+#include "live.h"
 #include "log.h"
 #include "recover.h"
 #include "server.h"
@@ -156,8 +157,8 @@ static void remove_status(const weft_daemon *d)
     free(path);
 }
 
-/* Once a second: grace periods, and the live figures for systemd and
- * `weft status`. */
+/* Once a second: grace periods, the live figures for systemd and `weft
+ * status`, and every live_interval those of the catalog (live.c). */
 static void on_tick(uv_timer_t *t)
 {
     weft_daemon *d = t->data;
@@ -166,6 +167,7 @@ static void on_tick(uv_timer_t *t)
 
     weft_trace_check_idle(d);
     weft_server_tick(d);
+    weft_live_tick(d);
     for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
         hits += d->limit_hits[l];
     for (const weft_trace *tr = d->traces; tr; tr = tr->next)
@@ -194,7 +196,7 @@ static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
 }
 
 /* SIGHUP: re-reads the configuration file and applies what can change
- * while running (limits, log level, grace period). Listen addresses, spool
+ * while running (limits, log level, grace period, live interval). Listen addresses, spool
  * and catalog need a restart; a bad file keeps the running configuration. */
 static void on_hup(uv_signal_t *s, int signum)
 {
@@ -224,6 +226,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;
+    d->cfg.live_interval = c.live_interval;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
     d->cfg.max_conn_pending = c.max_conn_pending;

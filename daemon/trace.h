@@ -104,6 +104,16 @@ typedef struct weft_member {
                                      it is, journal NULL, cannot rejoin */
 } weft_member;
 
+/* What the catalog last got as a trace's live figures (live.c; loop
+ * thread): a trace whose figures did not change is not written again. */
+typedef struct weft_live_mark {
+    uint64_t events;
+    uint64_t locations;
+    uint32_t joined;
+    uint32_t goodbyes;
+    int written;         /* 0: write at the next chance */
+} weft_live_mark;
+
 typedef struct weft_trace {
     weft_daemon *d;
     char *name;          /* as the client gave it */
@@ -121,6 +131,7 @@ typedef struct weft_trace {
     int convert_when_synced; /* conversion waits for fdatasync jobs */
     int64_t created;
     int ended;           /* left recording: its run is remembered */
+    weft_live_mark live;
     struct weft_trace *next;
 } weft_trace;
 

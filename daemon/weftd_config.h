@@ -4,7 +4,7 @@
  *
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
- *             grace_period, convert_threads
+ *             grace_period, convert_threads, live_interval
  *   [limits]  max_frame, max_connections, max_conn_pending, max_buffered,
  *             idle_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
@@ -36,6 +36,9 @@ typedef struct weft_config {
                                   connected before converting (partial) */
     uint64_t convert_threads;  /* members of a trace converted at once;
                                   0: online CPUs (convert.h) */
+    uint64_t live_interval;    /* seconds between writes of the recording
+                                  traces' figures to the catalog (live.c);
+                                  0: never */
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
     uint64_t max_conn_pending; /* reply bytes queued for one client before

@@ -20,6 +20,15 @@
  * trace, index on key and value) and regions (the region profile that
  * conversion computes: per location, and summed over all locations with
  * location_id NULL; times in seconds).
+ *
+ * Schema 3 (issue #11): traces.joined (members that joined so far) and
+ * .live_updated (unix time weftd last wrote the live figures of a trace
+ * still recording; 0: none). While a trace records, weftd rewrites its
+ * figures (joined, locations, events, bytes received so far) and its
+ * member and location rows every few seconds with
+ * weft_catalog_trace_live, which touches only rows still in state
+ * recording: the conversion's final row, written once the state left
+ * recording, always wins.
  */
 #include "catalog.h"
 
@@ -119,6 +128,9 @@ static const char *const migrations[] = {
     "CREATE INDEX regions_region ON regions(region);",
     /* 2 -> 3: the launch a trace is (issue #11); names may repeat */
     "ALTER TABLE traces ADD COLUMN run TEXT NOT NULL DEFAULT '';",
+    /* 3 -> 4: live figures of recording traces (issue #11) */
+    "ALTER TABLE traces ADD COLUMN joined INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE traces ADD COLUMN live_updated INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -127,16 +139,17 @@ _Static_assert(sizeof migrations / sizeof migrations[0] ==
 #define TRACE_COLS                                                           \
     "id, key, name, uid, state, created, finished, path, members, "          \
     "locations, events, bytes, dropped, time_first, time_last, "             \
-    "timer_resolution, error, hosts, command, job_id, protocol_version, run"
+    "timer_resolution, error, hosts, command, job_id, protocol_version, run, "\
+    "joined, live_updated"
 #define TRACE_INTO                                                           \
     "INTO traces (key, name, uid, state, created, finished, path, "   \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
-    "timer_resolution, error, hosts, command, job_id, protocol_version, "     \
-    "run) "                                                                  \
+    "timer_resolution, error, hosts, command, job_id, protocol_version, "    \
+    "run, joined, live_updated) "                                            \
     "VALUES (:key, :name, :uid, :state, :created, " \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "   \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
-    ":job_id, :protocol_version, :run)"
+    ":job_id, :protocol_version, :run, :joined, :live_updated)"
 
 __attribute__((format(printf, 3, 4)))
 static int set_err(weft_catalog *c, int code, const char *fmt, ...)
@@ -210,6 +223,8 @@ static int bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(bind_text(st, ":job_id", row->job_id ? row->job_id : ""));
     B(bind_i64(st, ":protocol_version", row->protocol_version));
     B(bind_text(st, ":run", row->run ? row->run : ""));
+    B(bind_i64(st, ":joined", row->joined));
+    B(bind_i64(st, ":live_updated", row->live_updated));
 #undef B
     return rc == SQLITE_OK ? 0 : db_err(c, "bind");
 }
@@ -246,6 +261,8 @@ static int read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
     row->time_last = (uint64_t)sqlite3_column_int64(st, 14);
     row->timer_resolution = (uint64_t)sqlite3_column_int64(st, 15);
     row->protocol_version = (uint32_t)sqlite3_column_int64(st, 20);
+    row->joined = (uint32_t)sqlite3_column_int64(st, 21);
+    row->live_updated = sqlite3_column_int64(st, 22);
     if (col_text(st, 1, 0, &row->key) < 0 ||
         col_text(st, 2, 0, &row->name) < 0 ||
         col_text(st, 4, 0, &row->state) < 0 ||
@@ -791,7 +808,10 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         " error = excluded.error, hosts = excluded.hosts,"
         " command = excluded.command, job_id = excluded.job_id,"
         " protocol_version = excluded.protocol_version,"
-        " run = CASE WHEN excluded.run <> '' THEN excluded.run ELSE run END";
+        " run = CASE WHEN excluded.run <> '' THEN excluded.run ELSE run END,"
+        " joined = CASE WHEN excluded.joined <> 0 THEN excluded.joined"
+        "          ELSE joined END,"
+        " live_updated = excluded.live_updated";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
     sqlite3_stmt *st = NULL;
@@ -841,6 +861,69 @@ out:
     if (rc < 0)
         rollback(c);
     return rc;
+}
+
+/* Returns 0 or a WEFT_E* code (nothing changed then); stored[i] (stored
+ * may be NULL) says whether v[i]'s row was still recording and got its
+ * figures. One transaction for all of v. */
+int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
+                            size_t n, int64_t now, uint8_t *stored)
+{
+    static const char update[] = "UPDATE traces SET joined = :joined,"
+        " locations = :locations, events = :events, bytes = :bytes,"
+        " live_updated = :now WHERE key = :key AND state = '"
+        WEFT_STATE_RECORDING "' RETURNING id";
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && (v || n == 0));
+    if (stored)
+        memset(stored, 0, n);
+    rc = exec(c, "BEGIN IMMEDIATE", "starting a transaction");
+    if (rc < 0)
+        return rc;
+    rc = prepare(c, update, &st);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int64_t id;
+        int step;
+        assert(v[i].key);
+        assert(v[i].members || v[i].nmembers == 0);
+        assert(v[i].locs || v[i].nlocs == 0);
+        sqlite3_reset(st);
+        if (bind_text(st, ":key", v[i].key) != SQLITE_OK ||
+            bind_i64(st, ":joined", v[i].joined) != SQLITE_OK ||
+            bind_i64(st, ":locations", (int64_t)v[i].locations) != SQLITE_OK ||
+            bind_i64(st, ":events", (int64_t)v[i].events) != SQLITE_OK ||
+            bind_i64(st, ":bytes", (int64_t)v[i].bytes) != SQLITE_OK ||
+            bind_i64(st, ":now", now) != SQLITE_OK) {
+            rc = db_err(c, "bind");
+            break;
+        }
+        step = sqlite3_step(st);
+        if (step == SQLITE_DONE)
+            continue;  /* gone, or no longer recording: leave it */
+        if (step != SQLITE_ROW) {
+            rc = db_err(c, "storing live figures");
+            break;
+        }
+        id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        rc = store_members(c, id, v[i].members, v[i].nmembers);
+        if (rc == 0)
+            rc = store_locations(c, id, v[i].locs, v[i].nlocs);
+        if (stored)
+            stored[i] = 1;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = exec(c, "COMMIT", "committing live figures");
+    if (rc < 0) {
+        rollback(c);
+        if (stored)
+            memset(stored, 0, n);
+        return rc;
+    }
+    return 0;
 }
 
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.

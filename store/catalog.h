@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 3
+#define WEFT_CATALOG_SCHEMA_VERSION 4
 
 typedef struct weft_catalog weft_catalog;
 
@@ -48,6 +48,12 @@ typedef struct weft_trace_row {
     uint32_t protocol_version; /* of the members' Hello */
     char *run;            /* the launch it is (Hello.run), "" if unknown;
                              names repeat, (name, run) tells runs apart */
+    /* Live figures (schema 4): while the trace records, weftd rewrites
+     * joined, locations, events and bytes (then: bytes received so far,
+     * its journals) every few seconds, and live_updated with them. */
+    uint32_t joined;      /* members that joined so far */
+    int64_t live_updated; /* unix time of the last live figures; 0: none
+                             (also once the final figures are written) */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */
@@ -187,6 +193,28 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
  * failed keeps its finish time); a missing row is inserted from row (its
  * state is forced to failed). */
 int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row);
+/* The live figures of one trace still recording (weftd's live.c): what
+ * it received so far. Everything is the caller's. */
+typedef struct weft_live_figures {
+    const char *key;
+    uint32_t joined;                  /* members that said Hello */
+    uint64_t locations, events;       /* journaled so far */
+    uint64_t bytes;                   /* its journals' size */
+    const weft_member_row *members;   /* the members that joined */
+    size_t nmembers;
+    const weft_location_row *locs;    /* the locations that sent events */
+    size_t nlocs;
+} weft_live_figures;
+
+/* In one transaction, for each of the n traces of v whose row is still
+ * recording: sets its joined, locations, events and bytes, live_updated
+ * to now, and replaces its member and location rows by v's. Rows in any
+ * other state are left alone, so the conversion's final figures win over
+ * live ones however the two jobs interleave. stored (may be NULL) gets
+ * n flags: 1 where the row was updated, 0 where it was not recording or
+ * not there (yet). */
+int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
+                            size_t n, int64_t now, uint8_t *stored);
 
 /* Calls fn for each trace, newest first. Stops early when fn returns
  * non-zero and returns that value. The row is valid during the call. */

@@ -684,7 +684,7 @@ static void test_migrate_from_v1(void **state)
     weft_trace_row got;
     weft_catalog *c;
     collected col = { 0 };
-    char *msg = NULL;
+    char *msg = NULL, want[64];
 
     raw_exec(f->path, v1_schema);
     raw_exec(f->path, "INSERT INTO traces (key, name, uid, state, created,"
@@ -696,13 +696,16 @@ static void test_migrate_from_v1(void **state)
     /* A reader cannot upgrade and says so. */
     c = NULL;
     assert_int_equal(weft_catalog_open(f->path, 1, &c, &msg), WEFT_EVERSION);
-    assert_non_null(strstr(msg, "has schema version 1, older than 3"));
+    snprintf(want, sizeof want, "has schema version 1, older than %d",
+             WEFT_CATALOG_SCHEMA_VERSION);
+    assert_non_null(strstr(msg, want));
     assert_non_null(strstr(msg, f->path));
     free(msg);
 
     c = open_ok(f->path, 0);
     weft_catalog_close(c);
-    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 3);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
                              " WHERE name IN ('members', 'tags', 'regions',"
                              " 'tags_kv', 'regions_trace',"
@@ -922,6 +925,130 @@ static void test_delete_cascades(void **state)
                              " WHERE trace_id = 2"), 5);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM members"
                              " WHERE trace_id = 2"), 3);
+    weft_catalog_close(c);
+}
+
+/* ---- schema 4: live figures of recording traces (issue #11) ------------ */
+
+/* A version 3 catalog (as weftd wrote it before live figures) gets the
+ * two columns, 0 in its rows, and keeps everything else. */
+static void test_migrate_from_v3(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row got;
+
+    begin(c, "k-old", "old", 10);
+    weft_catalog_close(c);
+    raw_exec(f->path, "ALTER TABLE traces DROP COLUMN joined;"
+             "ALTER TABLE traces DROP COLUMN live_updated;"
+             "UPDATE traces SET events = 5; PRAGMA user_version = 3;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(weft_catalog_find(c, "k-old", &got), 0);
+    assert_string_equal(got.name, "old");
+    assert_int_equal(got.events, 5);
+    assert_int_equal(got.joined, 0);
+    assert_int_equal(got.live_updated, 0);
+    weft_catalog_trace_free(&got);
+    weft_catalog_close(c);
+}
+
+static int count_member(const weft_member_row *m, void *arg)
+{
+    (void)m;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/* Live figures go to rows still recording, with their member and
+ * location rows, in one transaction; a row converting or finished keeps
+ * its own (the final row wins, whichever job comes last); the final row
+ * ends the live figures. */
+static void test_live_figures(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_member_row mem[2] = {
+        { 0, (char *)"node-a", 10, (char *)WEFT_MEMBER_COMPLETE, 2, 30, 0 },
+        { 2, (char *)"node-b", 12, (char *)WEFT_MEMBER_RECORDING, 1, 4, 0 },
+    };
+    weft_location_row loc[3] = {
+        { 0, 0, 0, (char *)"", 10, 0 }, { 1, 0, 1, (char *)"", 20, 0 },
+        { UINT64_C(2) << 32, 2, 0, (char *)"", 4, 0 },
+    };
+    weft_live_figures v[3] = {
+        { "k-rec", 2, 3, 34, 4096, mem, 2, loc, 3 },
+        { "k-conv", 1, 1, 10, 100, mem, 1, loc, 1 },
+        { "k-none", 1, 1, 10, 100, mem, 1, loc, 1 },  /* no such row */
+    };
+    weft_trace_row row = { 0 }, got;
+    collected col = { 0 };
+    uint8_t stored[3] = { 9, 9, 9 };
+    int nmem = 0;
+
+    begin(c, "k-rec", "rec", 10);
+    begin(c, "k-conv", "conv", 11);
+    assert_int_equal(weft_catalog_trace_set_state(c, "k-conv",
+                                                  WEFT_STATE_CONVERTING), 0);
+    assert_int_equal(weft_catalog_trace_live(c, v, 3, 1234, stored), 0);
+    assert_int_equal(stored[0], 1);
+    assert_int_equal(stored[1], 0);
+    assert_int_equal(stored[2], 0);
+    assert_int_equal(weft_catalog_find(c, "k-rec", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_RECORDING);
+    assert_int_equal(got.joined, 2);
+    assert_int_equal(got.locations, 3);
+    assert_int_equal(got.events, 34);
+    assert_int_equal(got.bytes, 4096);
+    assert_int_equal(got.live_updated, 1234);
+    assert_int_equal(weft_catalog_locations(c, got.id, collect_location,
+                                            &col), 0);
+    assert_int_equal(col.n, 3);
+    assert_int_equal(col.locids[2], UINT64_C(2) << 32);
+    assert_int_equal(col.events[1], 20);
+    collected_free(&col);
+    assert_int_equal(weft_catalog_members(c, got.id, count_member, &nmem), 0);
+    assert_int_equal(nmem, 2);
+    weft_catalog_trace_free(&got);
+    assert_int_equal(weft_catalog_find(c, "k-conv", &got), 0);
+    assert_int_equal(got.events, 0);
+    assert_int_equal(got.live_updated, 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM members"
+                             " WHERE trace_id = 2"), 0);
+    weft_catalog_trace_free(&got);
+
+    /* Again, fewer rows: they are replaced, not added to. */
+    v[0].nmembers = 1;
+    v[0].nlocs = 1;
+    v[0].events = 40;
+    assert_int_equal(weft_catalog_trace_live(c, v, 1, 1236, NULL), 0);
+    assert_int_equal(raw_int(f->path, "SELECT events FROM traces"
+                             " WHERE key = 'k-rec'"), 40);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM locations"
+                             " WHERE trace_id = 1"), 1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM members"
+                             " WHERE trace_id = 1"), 1);
+
+    /* The final row: its figures, live figures over. A live job that
+     * comes after it changes nothing. */
+    row.key = (char *)"k-rec";
+    row.name = (char *)"rec";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    row.members = 2;
+    row.locations = 1;
+    row.events = 41;
+    row.bytes = 777;
+    assert_int_equal(weft_catalog_trace_finish(c, &row, loc, 1), 0);
+    assert_int_equal(weft_catalog_trace_live(c, v, 1, 1240, stored), 0);
+    assert_int_equal(stored[0], 0);
+    assert_int_equal(weft_catalog_find(c, "k-rec", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_COMPLETE);
+    assert_int_equal(got.events, 41);
+    assert_int_equal(got.bytes, 777);
+    assert_int_equal(got.live_updated, 0);
+    assert_int_equal(got.joined, 2);  /* the last count of the live ones */
+    weft_catalog_trace_free(&got);
     weft_catalog_close(c);
 }
 
@@ -1154,6 +1281,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readme_query, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_live_figures, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

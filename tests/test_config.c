@@ -178,6 +178,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.log_level, b.log_level);
     assert_int_equal(a.grace_period, b.grace_period);
     assert_int_equal(a.convert_threads, b.convert_threads);
+    assert_int_equal(a.live_interval, b.live_interval);
     assert_int_equal(a.max_frame, b.max_frame);
     assert_int_equal(a.max_connections, b.max_connections);
     assert_int_equal(a.max_conn_pending, b.max_conn_pending);
@@ -235,6 +236,30 @@ static void test_new_limits(void **state)
                       "'idle_timeout' in section [weftd]");
 }
 
+/* live_interval: seconds, 0 (never) to 3600, default 2. */
+static void test_live_interval(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.live_interval, 2);
+    assert_int_equal(weft_config_set(&c, "weftd", "live_interval", "0", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.live_interval, 0);
+    assert_int_equal(weft_config_set(&c, NULL, "live_interval", "3600", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.live_interval, 3600);
+    weft_config_free(&c);
+    expect_file_error("[weftd]\nlive_interval = 3601\n", "live_interval = "
+                      "3601: must be between 0 and 3600");
+    expect_file_error("[weftd]\nlive_interval = 2s\n", "live_interval = "
+                      "'2s': not a whole number");
+    expect_file_error("[limits]\nlive_interval = 2\n", "unknown key "
+                      "'live_interval' in section [limits]");
+}
+
 /* --set KEY=VALUE: a key of any section; an unknown one is named. */
 static void test_set_any_section(void **state)
 {
@@ -289,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_print_roundtrip),
         cmocka_unit_test(test_shipped_file),
         cmocka_unit_test(test_new_limits),
+        cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

@@ -1,0 +1,271 @@
+/* live.c - the live figures of recording traces in the catalog.
+ *
+ * DESIGN: ingest already counts, per location, the events it journaled
+ * (weft_loc_state.events, what `weft status` sums). Every live_interval
+ * seconds weft_live_tick copies, on the loop thread, the figures of the
+ * recording traces that changed since the last copy (members joined and
+ * their state, locations that sent events, events) and queues one worker
+ * job. The job adds the size of each member's journal (the bytes received
+ * so far) and stores everything in one transaction with
+ * weft_catalog_trace_live: no catalog write per batch, no SQLite on the
+ * loop thread (STYLE.md habit 6). One job at a time: a slow catalog makes
+ * the updates rarer, never piles them up. The update touches only rows
+ * still in state recording, so the conversion's final row, written after
+ * the state left recording, wins whatever the order of the two jobs.
+ */
+#include "live.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "trace.h"
+#include "weft_errors.h"
+
+/* Ticks come every 1000 ms give or take: an interval of N seconds may be
+ * due this much early. */
+#define LIVE_SLACK_MS 500
+
+/* One trace's figures, owned by the job (the trace may be converted and
+ * freed while the job runs). */
+typedef struct live_trace {
+    char *key;
+    char *dir;                  /* SPOOL/traces/KEY: the journals */
+    weft_member_row *members;   /* host and state strings owned */
+    weft_location_row *locs;
+    weft_live_figures f;        /* points at the above */
+} live_trace;
+
+typedef struct live_job {
+    uv_work_t req;
+    weft_daemon *d;
+    char *catalog;
+    live_trace *v;
+    size_t n;
+    uint8_t *stored;            /* by v: the row got the figures */
+    int64_t now;
+    int rc;
+    char err[512];
+} live_job;
+
+static void live_trace_free(live_trace *lt)
+{
+    for (size_t i = 0; lt->members && i < lt->f.nmembers; i++)
+        free(lt->members[i].host);
+    free(lt->members);
+    free(lt->locs);
+    free(lt->key);
+    free(lt->dir);
+}
+
+static void job_free(live_job *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        live_trace_free(&j->v[i]);
+    free(j->v);
+    free(j->stored);
+    free(j->catalog);
+    free(j);
+}
+
+/* The figures t has now. */
+static weft_live_mark mark_of(const weft_trace *t)
+{
+    weft_live_mark m = { 0 };
+
+    for (uint32_t r = 0; t->members && r < t->size; r++) {
+        const weft_member *mb = t->members[r];
+        if (!mb)
+            continue;
+        m.joined++;
+        for (uint32_t l = 0; l < mb->nlocs; l++) {
+            m.events += mb->locs[l].events;
+            m.locations += mb->locs[l].held_seq > 0;
+        }
+    }
+    m.goodbyes = t->goodbyes;
+    m.written = 1;
+    return m;
+}
+
+static int same_mark(const weft_live_mark *a, const weft_live_mark *b)
+{
+    return a->written && b->written && a->events == b->events &&
+           a->locations == b->locations && a->joined == b->joined &&
+           a->goodbyes == b->goodbyes;
+}
+
+/* Copies the figures of t (mark: its counts) into lt. 0 or WEFT_ENOMEM
+ * (lt then half filled: live_trace_free it). */
+static int snapshot(const weft_trace *t, const weft_live_mark *mark,
+                    live_trace *lt)
+{
+    size_t nm = 0, nl = 0;
+
+    lt->key = strdup(t->key);
+    lt->dir = strdup(t->dir);
+    lt->members = calloc(mark->joined ? mark->joined : 1,
+                         sizeof *lt->members);
+    lt->locs = calloc(mark->locations ? mark->locations : 1,
+                      sizeof *lt->locs);
+    if (!lt->key || !lt->dir || !lt->members || !lt->locs)
+        return WEFT_ENOMEM;
+    for (uint32_t r = 0; r < t->size && nm < mark->joined; r++) {
+        const weft_member *m = t->members[r];
+        weft_member_row *row;
+        if (!m)
+            continue;
+        row = &lt->members[nm++];
+        lt->f.nmembers = nm;
+        row->rank = r;
+        row->pid = m->pid;
+        row->state = m->said_goodbye ? WEFT_MEMBER_COMPLETE
+                                     : WEFT_MEMBER_RECORDING;
+        if (!(row->host = strdup(m->host ? m->host : "")))
+            return WEFT_ENOMEM;
+        for (uint32_t l = 0; l < m->nlocs && nl < mark->locations; l++) {
+            const weft_loc_state *s = &m->locs[l];
+            if (s->held_seq == 0)
+                continue;
+            lt->locs[nl].id = (uint64_t)r << 32 | l;
+            lt->locs[nl].rank = r;
+            lt->locs[nl].thread = l;
+            lt->locs[nl].name = (char *)"";  /* known after conversion */
+            lt->locs[nl].events = s->events;
+            nl++;
+            row->locations++;
+            row->events += s->events;
+        }
+    }
+    lt->f.key = lt->key;
+    lt->f.joined = mark->joined;
+    lt->f.locations = nl;
+    lt->f.events = mark->events;
+    lt->f.members = lt->members;
+    lt->f.nmembers = nm;
+    lt->f.locs = lt->locs;
+    lt->f.nlocs = nl;
+    return 0;
+}
+
+/* Worker thread: the journals' sizes, then one transaction. */
+static void live_work(uv_work_t *req)
+{
+    live_job *j = req->data;
+    weft_live_figures *v = calloc(j->n ? j->n : 1, sizeof *v);
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+
+    if (!v) {
+        j->rc = WEFT_ENOMEM;
+        snprintf(j->err, sizeof j->err, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        live_trace *lt = &j->v[i];
+        for (size_t k = 0; k < lt->f.nmembers; k++) {
+            char path[4200];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/rank-%u.wj", lt->dir,
+                     lt->members[k].rank);
+            if (stat(path, &st) == 0) /* gone: converted meanwhile */
+                lt->f.bytes += (uint64_t)st.st_size;
+        }
+        v[i] = lt->f;
+    }
+    j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
+    if (j->rc == 0) {
+        j->rc = weft_catalog_trace_live(cat, v, j->n, j->now, j->stored);
+        if (j->rc < 0)
+            snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
+        weft_catalog_close(cat);
+    } else {
+        snprintf(j->err, sizeof j->err, "%s", msg ? msg : "?");
+        free(msg);
+    }
+    free(v);
+}
+
+static void live_done(uv_work_t *req, int status)
+{
+    live_job *j = req->data;
+    weft_daemon *d = j->d;
+
+    (void)status;
+    d->jobs--;
+    d->live_running = 0;
+    if (j->rc < 0)
+        weft_dlog(d, WEFT_LOG_WARNING, "live figures of %zu recording "
+                  "traces not written to the catalog (tried again in %"
+                  PRIu64 " s): %s", j->n, d->cfg.live_interval, j->err);
+    /* Those not stored (a failure, or a row its begin job had not written
+     * yet) go again at the next chance, changed or not. A trace that left
+     * d->traces is converting: its final row is coming. */
+    for (size_t i = 0; i < j->n; i++) {
+        if (j->rc == 0 && j->stored[i])
+            continue;
+        for (weft_trace *t = d->traces; t; t = t->next)
+            if (strcmp(t->key, j->v[i].key) == 0)
+                t->live.written = 0;
+    }
+    job_free(j);
+}
+
+void weft_live_tick(weft_daemon *d)
+{
+    uint64_t now = uv_now(d->loop);
+    live_job *j = NULL;
+    size_t cap = 0;
+
+    if (d->cfg.live_interval == 0 || d->live_running || d->stopping)
+        return;
+    if (d->live_queued &&
+        now - d->live_queued + LIVE_SLACK_MS < d->cfg.live_interval * 1000)
+        return;
+    d->live_queued = now;
+    for (weft_trace *t = d->traces; t; t = t->next) {
+        weft_live_mark m = mark_of(t);
+        if (same_mark(&m, &t->live))
+            continue;
+        if (!j && !(j = calloc(1, sizeof *j)))
+            goto oom;
+        if (j->n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            live_trace *v = realloc(j->v, ncap * sizeof *v);
+            if (!v)
+                goto oom;
+            j->v = v;
+            cap = ncap;
+        }
+        memset(&j->v[j->n], 0, sizeof j->v[j->n]);
+        j->n++;
+        if (snapshot(t, &m, &j->v[j->n - 1]) < 0)
+            goto oom;
+        t->live = m;
+    }
+    if (!j)
+        return;  /* nothing changed */
+    j->d = d;
+    j->req.data = j;
+    j->now = (int64_t)time(NULL);
+    if (!(j->catalog = strdup(d->cfg.catalog)) ||
+        !(j->stored = calloc(j->n, sizeof *j->stored)))
+        goto oom;
+    if (uv_queue_work(d->loop, &j->req, live_work, live_done) != 0)
+        goto oom;
+    d->jobs++;
+    d->live_running = 1;
+    return;
+oom:
+    weft_dlog(d, WEFT_LOG_WARNING, "live figures of the recording traces "
+              "not written to the catalog: out of memory");
+    for (weft_trace *t = d->traces; t; t = t->next)
+        t->live.written = 0;
+    if (j)
+        job_free(j);
+}
