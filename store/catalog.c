@@ -261,8 +261,8 @@ static int read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
     row->time_last = (uint64_t)sqlite3_column_int64(st, 14);
     row->timer_resolution = (uint64_t)sqlite3_column_int64(st, 15);
     row->protocol_version = (uint32_t)sqlite3_column_int64(st, 20);
-    row->joined = (uint32_t)sqlite3_column_int64(st, 21);
-    row->live_updated = sqlite3_column_int64(st, 22);
+    row->joined = (uint32_t)sqlite3_column_int64(st, 22);
+    row->live_updated = sqlite3_column_int64(st, 23);
     if (col_text(st, 1, 0, &row->key) < 0 ||
         col_text(st, 2, 0, &row->name) < 0 ||
         col_text(st, 4, 0, &row->state) < 0 ||
