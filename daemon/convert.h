@@ -58,6 +58,13 @@ typedef struct weft_convert_result {
     size_t nregions;
     uint64_t profile_anomalies;   /* Leaves that did not match their
                                      location's open region */
+    uint64_t nesting_added;       /* Leaves and Enters written so that
+                                     every location nests (see convert.c) */
+    uint64_t nesting_unmatched;   /* Leaves of regions not open: not
+                                     written */
+    char incomplete[512];         /* "" when every member with a Goodbye
+                                     sent what arrived; else which thread
+                                     differs (the trace is partial) */
     char error[512];              /* set when conversion fails */
 } weft_convert_result;
 

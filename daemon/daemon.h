@@ -40,6 +40,8 @@ typedef struct weft_daemon {
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
     struct weft_trace *traces;    /* traces still recording */
+    struct weft_trace *retrying;  /* failed conversions waiting for their
+                                     next attempt (trace.c) */
     uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
     unsigned converting;          /* conversions in flight */
