@@ -396,10 +396,17 @@ static int prepare_storage(weft_daemon *d)
         return -1;
     }
     if (weft_catalog_open(d->cfg.catalog, 0, &cat, &msg) < 0) {
-        weft_dlog(d, WEFT_LOG_ERROR, "cannot open catalog: %s",
-                  msg ? msg : d->cfg.catalog);
+        /* A full disk is no bad setup: SQLite cannot even make the
+         * catalog's -shm file then. weftd serves what it can; catalog
+         * writes fail and conversions are retried until there is room. */
+        int full = weft_catalog_disk_full(d->cfg.catalog);
+        weft_dlog(d, full ? WEFT_LOG_WARNING : WEFT_LOG_ERROR, "cannot open "
+                  "catalog: %s%s", msg ? msg : d->cfg.catalog,
+                  full ? "; its file system is full: starting anyway, the "
+                         "catalog is written once there is room" : "");
         free(msg);
-        return -1;
+        if (!full)
+            return -1;
     }
     weft_catalog_close(cat);
     if (weft_recover_spool(d) < 0) {

@@ -151,6 +151,9 @@ enum weft_region_sort {
 int weft_catalog_open(const char *path, int readonly, weft_catalog **out,
                       char **errmsg);
 void weft_catalog_close(weft_catalog *c);
+/* 1 if the file system of the catalog at path has less room than SQLite
+ * needs to open it (its -wal and -shm files), else 0. */
+int weft_catalog_disk_full(const char *path);
 /* Message of the last failure on this handle. */
 const char *weft_catalog_errmsg(const weft_catalog *c);
 
