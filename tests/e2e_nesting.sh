@@ -52,5 +52,8 @@ case "$(json_get "$TMP/show.json" 'j["error"]')" in
 *) fail "killed: the reason does not say: $(json_get "$TMP/show.json" 'j["error"]')" ;;
 esac
 check killed
+# main is open for a thread's whole life: weftd left it at the end.
+grep -q "trace 'killed': [1-9][0-9]* Leave and Enter events added" \
+    "$TMP/weftd.log" || fail "killed: no region was left open"
 stop_weftd
 echo ok
