@@ -41,12 +41,12 @@
  *     per outermost visit of a region (a recursive f inside f adds its
  *     exclusive time, not its inclusive time again);
  *   - a Leave whose region is not the innermost open one is an anomaly
- *     (counted in profile_anomalies): when the region is open further
- *     down, the regions above it are closed at the Leave's time and it is
- *     closed too; when it is not open at all the Leave is ignored (ingest
- *     does not check the nesting, so such traces reach us);
- *   - regions still open at a location's end are closed at its last
- *     event's time.
+ *     (counted in profile_anomalies; ingest does not check the nesting,
+ *     so such traces reach us). The archive is made to nest (see
+ *     "nesting" above nest_enter: Leaves added, Leaves of regions not
+ *     open left out, gaps and a location's end closed) and the profile
+ *     is fed exactly the Enters and Leaves written, so it is what any
+ *     reader computes from the archive.
  * When a member's journal is done its locations are folded into the sums
  * over all locations (an array by region id) and keep their top
  * WEFT_PROFILE_ROWS_PER_LOCATION regions by exclusive time as rows; the

@@ -5,7 +5,10 @@
  * thread only queues them. A finished trace leaves d->traces when its
  * conversion is queued, so a new run with the same name starts a new
  * trace. Journals are deleted only after the archive is written and its
- * catalog row committed.
+ * catalog row committed. A conversion that fails for a cause outside the
+ * journals (space, permissions, the catalog) keeps the trace in
+ * d->retrying and is queued again by the tick timer after a delay that
+ * doubles from WEFT_RETRY_MIN_MS to WEFT_RETRY_MAX_MS.
  *
  * Catalog (schema 2): the first Hello of a trace queues its row as
  * recording with that member's host, command, job id and tags, so a
