@@ -1276,17 +1276,22 @@ static int nest_onoff(conv *c, member *m, loc *l, OTF2_AttributeList *al,
     int on = r->u.MeasurementOnOff.measurementMode == OTF2_MEASUREMENT_ON;
     int rc;
 
-    if (!on && !l->off) {
-        if (p->depth > l->gap_cap) {
-            uint32_t *v = realloc(l->gap, p->depth * sizeof *v);
+    if (!on) {
+        /* A second OFF: what was entered since the first one is open
+         * inside what the first one left. */
+        if (!l->off)
+            l->ngap = 0;
+        if (l->ngap + p->depth > l->gap_cap) {
+            size_t n = l->ngap + p->depth;
+            uint32_t *v = realloc(l->gap, n * sizeof *v);
             if (!v)
                 return fail(c, WEFT_ENOMEM, "out of memory");
             l->gap = v;
-            l->gap_cap = p->depth;
+            l->gap_cap = n;
         }
         for (size_t i = 0; i < p->depth; i++)
-            l->gap[i] = p->stack[i].region;
-        l->ngap = p->depth;
+            l->gap[l->ngap + i] = p->stack[i].region;
+        l->ngap += p->depth;
         l->off = 1;
         while (p->depth)
             if ((rc = nest_leave_top(c, m, l, r->time, NULL, NULL, 1)) < 0)
