@@ -2053,11 +2053,25 @@ static int write_global_defs(conv *c)
     return 0;
 }
 
-static int fill_result(conv *c)
+/* Fills c->out with the figures of the archive, or with `held` (after a
+ * failure) with the members, events and drops the journals hold as pass
+ * 1 counted them, and no locations: a failed trace is never catalogued
+ * with 0 events over journals that hold some. */
+static int fill_result(conv *c, int held)
 {
     weft_convert_result *out = c->out;
     size_t n = 0, k = 0;
     int dfd;
+
+    if (held) {
+        for (size_t i = 0; i < c->nmems; i++)
+            for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+                out->events += c->mems[i].locs[j].journaled;
+                out->dropped += c->mems[i].locs[j].dropped;
+            }
+        out->members = (uint32_t)c->nmems;
+        return 0;
+    }
 
     for (size_t i = 0; i < c->nmems; i++)
         n += c->mems[i].nlocs;
@@ -2081,7 +2095,7 @@ static int fill_result(conv *c)
                 row->name = NULL;
             if (!row->name)
                 return fail(c, WEFT_ENOMEM, "out of memory");
-            out->events += l->events;
+            out->events += row->events;
             out->dropped += l->dropped;
         }
     }
@@ -2428,7 +2442,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
 {
     conv c;
     chunk_budget pool;
-    int rc = 0;
+    int rc = 0, read_all = 0;
 
     assert(in && in->trace_dir && in->archive_dir && out);
     pthread_once(&otf2_error_once, install_otf2_error_callback);
@@ -2453,6 +2467,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     for (size_t i = 0; i < c.nmems; i++)
         if ((rc = read_member(&c, &c.mems[i], 1)) < 0)
             goto out;
+    read_all = 1;
     for (size_t i = 0; i < weft_unify_ndefs(c.u); i++)
         if ((rc = note_locations(&c, weft_unify_def(c.u, i))) < 0)
             goto out;
@@ -2501,7 +2516,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     }
     if ((rc = sync_archive(&c)) < 0)
         goto out;
-    rc = fill_result(&c);
+    rc = fill_result(&c, 0);
     if (rc == 0)
         rc = prof_result(&c);
 out:
@@ -2511,8 +2526,15 @@ out:
         OTF2_Archive_Close(c.archive);
     otf2_sink = NULL;
     /* A partial archive is no archive; the journals stay for a retry. */
-    if (rc < 0)
+    if (rc < 0) {
+        char error[sizeof out->error];
         clean_archive(in->archive_dir);
+        memcpy(error, out->error, sizeof error);
+        weft_convert_result_free(out);
+        memcpy(out->error, error, sizeof error);
+        if (read_all)
+            fill_result(&c, 1);  /* out->error stays the first error */
+    }
     for (size_t i = 0; i < c.nmems; i++) {
         free(c.mems[i].path);
         free(c.mems[i].hostname);
@@ -2539,12 +2561,6 @@ out:
     weft_unify_scratch_free(&c.scratch);
     weft_unify_free(c.u);
     pthread_mutex_destroy(&pool.lock);
-    if (rc < 0) {
-        char error[sizeof out->error];
-        memcpy(error, out->error, sizeof error);
-        weft_convert_result_free(out);
-        memcpy(out->error, error, sizeof error);
-    }
     return rc;
 }
 

@@ -69,7 +69,9 @@ typedef struct weft_convert_result {
 } weft_convert_result;
 
 /* Converts a trace. Returns 0, or a WEFT_E* code with out->error saying
- * what failed (which journal, which record). */
+ * what failed (which journal, which record); then, if every journal could
+ * be read, out->members, locations, events and dropped say what the
+ * journals hold (no archive: bytes and times are 0). */
 int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out);
 void weft_convert_result_free(weft_convert_result *out);
 
