@@ -1088,8 +1088,10 @@ static void show_trace_text(const weft_trace_row *row)
         snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64,
                  row->time_first, row->time_last);
     field("time range:", buf);
+    /* A partial trace keeps why it is not complete in the same column. */
     if (row->error)
-        field_take("error:", escape(row->error));
+        field_take(strcmp(row->state, "partial") == 0 ? "reason:" : "error:",
+                   escape(row->error));
 }
 
 static int cmd_show(cli *c)

@@ -41,12 +41,12 @@
  *     per outermost visit of a region (a recursive f inside f adds its
  *     exclusive time, not its inclusive time again);
  *   - a Leave whose region is not the innermost open one is an anomaly
- *     (counted in profile_anomalies): when the region is open further
- *     down, the regions above it are closed at the Leave's time and it is
- *     closed too; when it is not open at all the Leave is ignored (ingest
- *     does not check the nesting, so such traces reach us);
- *   - regions still open at a location's end are closed at its last
- *     event's time.
+ *     (counted in profile_anomalies; ingest does not check the nesting,
+ *     so such traces reach us). The archive is made to nest (see
+ *     "nesting" above nest_enter: Leaves added, Leaves of regions not
+ *     open left out, gaps and a location's end closed) and the profile
+ *     is fed exactly the Enters and Leaves written, so it is what any
+ *     reader computes from the archive.
  * When a member's journal is done its locations are folded into the sums
  * over all locations (an array by region id) and keep their top
  * WEFT_PROFILE_ROWS_PER_LOCATION regions by exclusive time as rows; the
@@ -87,6 +87,23 @@
  * and POOL_TOTAL overall (a writer may always have one), and give a
  * definition writer one chunk at a time, so it is written out when full.
  * The overall count is shared by the workers (a mutex).
+ *
+ * A full disk (issue #11). libotf2 3.0 buffers what it writes to a file
+ * in a 4 MiB buffer (OTF2_FILE_BUFFER_SIZE, OTF2_File.c); when writing
+ * that buffer out fails it frees the buffer but keeps the pointer, and
+ * the next write or the close of the file copies into or out of freed
+ * memory: weftd died in memcpy under OTF2_Archive_CloseEvtWriter. Writes
+ * of at least 4 MiB bypass that buffer, and one smaller write into an
+ * empty buffer is written (once) when the file closes. So event chunks
+ * are 4 MiB (every flush but the last writes whole chunks) and a
+ * definition chunk is 8 MiB (it is flushed when full, so with more than
+ * 4 MiB in it): the buffer never fills, and a failed write is an error
+ * libotf2 reports, never a crash. libotf2 does not return every error
+ * (the close of a file ignores a failed write of its last bytes), so its
+ * error callback records them in the conversion of the calling thread
+ * (a thread-local pointer: the callback is process-wide); any error
+ * fails the conversion. Once it failed, the pre-flush callback tells
+ * libotf2 to write nothing more: closing the writers only frees memory.
  */
 #include "convert.h"
 
@@ -118,14 +135,24 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-#define EVT_CHUNK (1u << 20)       /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
-#define DEF_CHUNK (4u << 20)
-#define POOL_PER_WRITER 8          /* event chunks per writer */
-#define POOL_TOTAL 64              /* event chunks over all writers */
+/* libotf2's file buffer (OTF2_File.h): writes this big bypass it. */
+#define OTF2_FILE_BUFFER (4u << 20)
+#define EVT_CHUNK OTF2_FILE_BUFFER  /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
+#define DEF_CHUNK (2 * OTF2_FILE_BUFFER)
+#define POOL_PER_WRITER 2          /* event chunks per writer */
+#define POOL_TOTAL 16              /* event chunks over all writers */
 #define DEFAULT_RESOLUTION 1000000000u
 #define ARCHIVE_NAME "traces"
+/* The attribute (UINT8 1) of the Leaves and Enters weftd writes so that
+ * every location nests; defined only in archives that have some. */
+#define NEST_ATTRIBUTE "weft::nesting"
+#define NEST_ATTRIBUTE_DESC "written by weftd, not recorded: regions open " \
+    "at a measurement gap or at the end of a location are left there " \
+    "(and entered again after the gap)"
 
 /* ---- region profile state (see the DESIGN comment) ---- */
+
+#define NO_SLOT UINT32_MAX  /* pframe.slot of a region without a row */
 
 typedef struct pframe {
     uint32_t region;     /* unified id */
@@ -153,11 +180,20 @@ typedef struct prof_sum {
 
 typedef struct loc {
     uint32_t thread;
-    prof_loc prof;      /* pass 2, while the member is replayed */
+    prof_loc prof;      /* pass 2, while the member is replayed; its
+                           stack is the regions open in the archive */
     uint64_t last_seq;  /* last batch seq seen in the current pass */
-    uint64_t events;    /* written */
+    uint64_t events;    /* written (with those nesting adds) */
+    uint64_t journaled; /* events in its journal entries (pass 1) */
+    uint64_t replayed;  /* of those, read back in pass 2 */
+    int said_goodbye;   /* a Goodbye named it: sent and dropped hold */
+    uint64_t sent;      /* from the last Goodbye */
     uint64_t dropped;   /* from the last Goodbye */
     uint64_t last_time; /* of the last event written */
+    uint32_t *gap;      /* regions left at MeasurementOnOff OFF, outermost
+                           first, entered again at ON (pass 2) */
+    size_t ngap, gap_cap;
+    int off;            /* between OFF and ON */
     OTF2_EvtWriter *w;  /* pass 2, while the member is replayed */
 } loc;
 
@@ -165,6 +201,7 @@ typedef struct member {
     uint32_t rank;
     char *path;
     int has_hello;
+    int has_goodbye;    /* its journal holds a Goodbye */
     uint32_t size;      /* trace size from Hello */
     char *hostname;
     uint64_t timer_resolution;
@@ -186,10 +223,12 @@ typedef struct member {
     char *error;
 } member;
 
-/* Event chunks held by all writers of the archive (memory callbacks). */
+/* Event chunks held by all writers of the archive (memory callbacks),
+ * and whether the conversion failed (flush callback: write no more). */
 typedef struct chunk_budget {
     pthread_mutex_t lock;
     size_t chunks;
+    int failed;          /* under lock */
 } chunk_budget;
 
 /* The state of one conversion. During pass 2 each worker has a copy
@@ -217,12 +256,33 @@ typedef struct conv {
     weft_region_row *prows; /* own; per-location rows, times in ticks */
     size_t nprows, prows_cap;
     uint64_t anomalies; /* own */
+    uint64_t added;     /* own: Leaves and Enters written for nesting */
+    OTF2_AttributeList *nest_al; /* own; marks those (NEST_ATTRIBUTE) */
+    uint32_t nest_attr; /* global id of NEST_ATTRIBUTE (after pass 1) */
+    uint64_t unmatched; /* own: Leaves of regions not open, not written */
 } conv;
 
 typedef struct chunk_pool {
     size_t n;
     void *chunk[POOL_PER_WRITER];
 } chunk_pool;
+
+static void budget_set_failed(chunk_budget *b)
+{
+    pthread_mutex_lock(&b->lock);
+    b->failed = 1;
+    pthread_mutex_unlock(&b->lock);
+}
+
+static int budget_failed(chunk_budget *b)
+{
+    int f;
+
+    pthread_mutex_lock(&b->lock);
+    f = b->failed;
+    pthread_mutex_unlock(&b->lock);
+    return f;
+}
 
 __attribute__((format(printf, 3, 4)))
 static int fail(conv *c, int code, const char *fmt, ...)
@@ -234,7 +294,41 @@ static int fail(conv *c, int code, const char *fmt, ...)
         vsnprintf(c->out->error, sizeof c->out->error, fmt, ap);
         va_end(ap);
     }
+    if (c->pool)
+        budget_set_failed(c->pool);
     return code;
+}
+
+/* ---- libotf2's errors (see the DESIGN note) --------------------------- */
+
+/* The conversion the calling thread works for, NULL outside one. */
+static __thread conv *otf2_sink;
+
+static OTF2_ErrorCode on_otf2_error(void *data, const char *file,
+                                    uint64_t line, const char *function,
+                                    OTF2_ErrorCode code, const char *fmt,
+                                    va_list va)
+{
+    char msg[300];
+    const char *desc = OTF2_Error_GetDescription(code);
+
+    (void)data, (void)function;
+    vsnprintf(msg, sizeof msg, fmt, va);
+    if (!otf2_sink) {
+        fprintf(stderr, "[OTF2] %s:%" PRIu64 ": error: %s: %s\n", file, line,
+                desc ? desc : "?", msg);
+        return code;
+    }
+    fail(otf2_sink, WEFT_EOTF2, "libotf2: %s: %s", desc ? desc : "error",
+         msg);
+    return code;
+}
+
+static pthread_once_t otf2_error_once = PTHREAD_ONCE_INIT;
+
+static void install_otf2_error_callback(void)
+{
+    OTF2_Error_RegisterCallback(on_otf2_error, NULL);
 }
 
 static const char *otf2_msg(OTF2_ErrorCode rc)
@@ -356,12 +450,14 @@ static OTF2_ErrorCode attribute_list(OTF2_AttributeList *al,
 
 /* ---- libotf2 callbacks ------------------------------------------------ */
 
+/* Nothing more is written once the conversion failed: closing writers
+ * then only frees their memory (see the DESIGN note). */
 static OTF2_FlushType pre_flush(void *data, OTF2_FileType type,
                                 OTF2_LocationRef location, void *writer,
                                 bool final)
 {
-    (void)data, (void)type, (void)location, (void)writer, (void)final;
-    return OTF2_FLUSH;
+    (void)type, (void)location, (void)writer, (void)final;
+    return budget_failed(data) ? OTF2_NO_FLUSH : OTF2_FLUSH;
 }
 
 /* No post-flush callback: it would insert BufferFlush events. */
@@ -712,12 +808,15 @@ static int on_goodbye(conv *c, member *m, const weft_journal_entry *e,
     if (!g)
         return fail(c, WEFT_ECORRUPT, "%s: entry at offset %" PRIu64
                     ": Goodbye does not unpack", m->path, off);
+    m->has_goodbye = 1;
     for (size_t i = 0; i < g->n_locations; i++) {
         loc *l = loc_get(m, g->locations[i]->location, 1);
         if (!l) {
             rc = fail(c, WEFT_ENOMEM, "out of memory");
             break;
         }
+        l->said_goodbye = 1;
+        l->sent = g->locations[i]->events;
         l->dropped = g->locations[i]->dropped;
     }
     weft__goodbye__free_unpacked(g, NULL);
@@ -785,8 +884,9 @@ static pslot *prof_get(prof_loc *p, uint32_t region)
             if (p->slots[i].key)
                 *prof_slot(&q, p->slots[i].key - 1) = p->slots[i];
         for (size_t i = 0; i < q.depth; i++)
-            q.stack[i].slot =
-                (uint32_t)(prof_slot(&q, q.stack[i].region) - q.slots);
+            if (q.stack[i].slot != NO_SLOT)
+                q.stack[i].slot =
+                    (uint32_t)(prof_slot(&q, q.stack[i].region) - q.slots);
         free(p->slots);
         *p = q;
     }
@@ -803,22 +903,25 @@ static void prof_pop(prof_loc *p, uint64_t t)
 {
     pframe f = p->stack[--p->depth];
     uint64_t dur = t - f.enter;
-    pslot *sl = &p->slots[f.slot];
+    pslot *sl;
 
-    sl->excl += dur > f.child ? dur - f.child : 0;
-    if (--sl->open == 0)
-        sl->incl += dur;
+    if (f.slot != NO_SLOT) {
+        sl = &p->slots[f.slot];
+        sl->excl += dur > f.child ? dur - f.child : 0;
+        if (--sl->open == 0)
+            sl->incl += dur;
+    }
     if (p->depth)
         p->stack[p->depth - 1].child += dur;
 }
 
+/* Opens a frame of region at t. A region outside the profile
+ * (OTF2_UNDEFINED_REGION) has a frame for the nesting, no row. */
 static int prof_enter(conv *c, loc *l, uint32_t region, uint64_t t)
 {
     prof_loc *p = &l->prof;
     pslot *sl;
 
-    if (region >= c->nregions)  /* OTF2_UNDEFINED_REGION */
-        return 0;
     if (p->depth == p->cap) {
         size_t n = p->cap ? p->cap * 2 : 16;
         pframe *v = realloc(p->stack, n * sizeof *v);
@@ -826,6 +929,10 @@ static int prof_enter(conv *c, loc *l, uint32_t region, uint64_t t)
             return WEFT_ENOMEM;
         p->stack = v;
         p->cap = n;
+    }
+    if (region >= c->nregions) {
+        p->stack[p->depth++] = (pframe){ region, NO_SLOT, t, 0 };
+        return 0;
     }
     if (!(sl = prof_get(p, region)))
         return WEFT_ENOMEM;
@@ -836,32 +943,6 @@ static int prof_enter(conv *c, loc *l, uint32_t region, uint64_t t)
     return 0;
 }
 
-static void prof_leave(conv *c, loc *l, uint32_t region, uint64_t t)
-{
-    prof_loc *p = &l->prof;
-    size_t i = p->depth;
-
-    if (region >= c->nregions)
-        return;
-    while (i > 0 && p->stack[i - 1].region != region)
-        i--;
-    if (i == 0 || i != p->depth)
-        c->anomalies++;
-    if (i == 0)
-        return;  /* not open: ignored */
-    while (p->depth >= i)
-        prof_pop(p, t);
-}
-
-/* Feeds a written event to the profile. */
-static int prof_event(conv *c, loc *l, const weft_record *r)
-{
-    if (r->type == WEFT_REC_Enter)
-        return prof_enter(c, l, r->u.Enter.region, r->time);
-    if (r->type == WEFT_REC_Leave)
-        prof_leave(c, l, r->u.Leave.region, r->time);
-    return 0;
-}
 
 /* The name of unified region id, "" if it has none. Owned by the
  * unifier. */
@@ -964,6 +1045,8 @@ static int prof_result(conv *c)
                      c->psum[r].incl, c->psum[r].excl) < 0)
             return fail(c, WEFT_ENOMEM, "out of memory");
     out->profile_anomalies = c->anomalies;
+    out->nesting_added = c->added;
+    out->nesting_unmatched = c->unmatched;
     if (c->nprows == 0)
         return 0;
     out->regions = malloc(c->nprows * sizeof *out->regions);
@@ -1084,6 +1167,167 @@ static void wrote(conv *c, const member *m, loc *l, uint64_t t)
     l->last_time = t;
 }
 
+/* ---- nesting (issue #11) ----------------------------------------------
+ * Every location of the archive nests: each Leave closes the innermost
+ * open region. l->prof.stack is what is open, and these functions are the
+ * only writers of Enter and Leave:
+ *   - a Leave of a region open further down first leaves the regions
+ *     above it, at its time; a Leave of a region that is not open is not
+ *     written (a lost Enter: records dropped in a gap, or a client bug);
+ *   - MeasurementOnOff OFF leaves every open region at its time (after
+ *     them the OFF), and the next ON enters them again at its time (after
+ *     it), outermost first: a reader sees no time in regions during a gap
+ *     (Enters and Leaves lost in the gap are not guessed at);
+ *   - regions still open at a location's end are left at its last
+ *     event's time (a process killed mid-run).
+ * The profile sees exactly what is written, so `weft profile` equals what
+ * any reader computes from the archive. */
+
+/* The attribute list of an event nesting adds (libotf2 empties it once
+ * the event is written), NULL when out of memory. */
+static OTF2_AttributeList *nest_mark(conv *c)
+{
+    if (OTF2_AttributeList_RemoveAllAttributes(c->nest_al) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddUint8(c->nest_al, c->nest_attr, 1) !=
+            OTF2_SUCCESS)
+        return NULL;
+    return c->nest_al;
+}
+
+/* Writes an Enter of region at t on l: the journal's record r with
+ * attributes al, or without r one of its own (`added` says nesting added
+ * it). */
+static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
+                      OTF2_AttributeList *al, const weft_record *r,
+                      int added)
+{
+    OTF2_ErrorCode orc;
+    int rc;
+
+    if (added && !(al = nest_mark(c)))
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    orc = r ? write_event(l->w, al, r)
+            : OTF2_EvtWriter_Enter(l->w, al, t, region);
+
+    if (orc != OTF2_SUCCESS)
+        return fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 refused "
+                    "an Enter at %" PRIu64 ": %s", m->path, l->thread, t,
+                    otf2_msg(orc));
+    if ((rc = prof_enter(c, l, region, t)) < 0)
+        return fail(c, rc, "out of memory");
+    wrote(c, m, l, t);
+    c->added += added != 0;
+    return 0;
+}
+
+/* Writes a Leave of the innermost open region at t: the journal's record
+ * r with attributes al, or without r one of its own (`added` says nesting
+ * added it). */
+static int nest_leave_top(conv *c, member *m, loc *l, uint64_t t,
+                          OTF2_AttributeList *al, const weft_record *r,
+                          int added)
+{
+    uint32_t region = l->prof.stack[l->prof.depth - 1].region;
+    OTF2_ErrorCode orc;
+
+    if (added && !(al = nest_mark(c)))
+        return fail(c, WEFT_ENOMEM, "out of memory");
+    orc = r ? write_event(l->w, al, r)
+            : OTF2_EvtWriter_Leave(l->w, al, t, region);
+
+    if (orc != OTF2_SUCCESS)
+        return fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 refused "
+                    "a Leave at %" PRIu64 ": %s", m->path, l->thread, t,
+                    otf2_msg(orc));
+    prof_pop(&l->prof, t);
+    wrote(c, m, l, t);
+    c->added += added != 0;
+    return 0;
+}
+
+/* A Leave of region at t (r: its record with attributes al, or NULL). */
+static int nest_leave(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
+                      OTF2_AttributeList *al, const weft_record *r)
+{
+    prof_loc *p = &l->prof;
+    size_t i = p->depth;
+    int rc;
+
+    while (i > 0 && p->stack[i - 1].region != region)
+        i--;
+    if (i == 0 || i != p->depth)
+        c->anomalies++;
+    if (i == 0) {
+        c->unmatched++;
+        return 0;
+    }
+    while (p->depth > i)
+        if ((rc = nest_leave_top(c, m, l, t, NULL, NULL, 1)) < 0)
+            return rc;
+    return nest_leave_top(c, m, l, t, al, r, 0);
+}
+
+/* MeasurementOnOff r (attributes al): see the nesting note. */
+static int nest_onoff(conv *c, member *m, loc *l, OTF2_AttributeList *al,
+                      const weft_record *r)
+{
+    OTF2_ErrorCode orc;
+    prof_loc *p = &l->prof;
+    int on = r->u.MeasurementOnOff.measurementMode == OTF2_MEASUREMENT_ON;
+    int rc;
+
+    if (!on) {
+        /* A second OFF: what was entered since the first one is open
+         * inside what the first one left. */
+        if (!l->off)
+            l->ngap = 0;
+        if (l->ngap + p->depth > l->gap_cap) {
+            size_t n = l->ngap + p->depth;
+            uint32_t *v = realloc(l->gap, n * sizeof *v);
+            if (!v)
+                return fail(c, WEFT_ENOMEM, "out of memory");
+            l->gap = v;
+            l->gap_cap = n;
+        }
+        for (size_t i = 0; i < p->depth; i++)
+            l->gap[l->ngap + i] = p->stack[i].region;
+        l->ngap += p->depth;
+        l->off = 1;
+        while (p->depth)
+            if ((rc = nest_leave_top(c, m, l, r->time, NULL, NULL, 1)) < 0)
+                return rc;
+    }
+    orc = write_event(l->w, al, r);
+    if (orc != OTF2_SUCCESS)
+        return fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 refused "
+                    "a MeasurementOnOff at %" PRIu64 ": %s", m->path,
+                    l->thread, r->time, otf2_msg(orc));
+    wrote(c, m, l, r->time);
+    if (on && l->off) {
+        l->off = 0;
+        for (size_t i = 0; i < l->ngap; i++)
+            if ((rc = nest_enter(c, m, l, l->gap[i], r->time, NULL, NULL,
+                                 1)) < 0)
+                return rc;
+        l->ngap = 0;
+    }
+    return 0;
+}
+
+/* m's journal is done: leaves what is still open on its locations. */
+static int nest_finish(conv *c, member *m)
+{
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        int rc;
+        while (l->w && l->prof.depth)
+            if ((rc = nest_leave_top(c, m, l, l->last_time, NULL, NULL,
+                                     1)) < 0)
+                return rc;
+    }
+    return 0;
+}
+
 static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
                      uint64_t off)
 {
@@ -1117,23 +1361,11 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
             }
             n++;
             region = g ? g - 1u : region;
-            orc = type == WEFT_REC_Enter
-                      ? OTF2_EvtWriter_Enter(l->w, NULL, run.time, region)
-                      : OTF2_EvtWriter_Leave(l->w, NULL, run.time, region);
-            if (orc != OTF2_SUCCESS) {
-                rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
-                          WHERE_ARGS, otf2_msg(orc));
+            rc = type == WEFT_REC_Enter
+                     ? nest_enter(c, m, l, region, run.time, NULL, NULL, 0)
+                     : nest_leave(c, m, l, region, run.time, NULL, NULL);
+            if (rc < 0)
                 goto out;
-            }
-            if (type == WEFT_REC_Enter) {
-                if ((rc = prof_enter(c, l, region, run.time)) < 0) {
-                    fail(c, rc, "out of memory");
-                    goto out;
-                }
-            } else {
-                prof_leave(c, l, region, run.time);
-            }
-            wrote(c, m, l, run.time);
             at = run;
         }
         weft_el_end(&run, &d);
@@ -1157,18 +1389,32 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
         if ((rc = note_locations(c, &r)) < 0)
             goto out;
         orc = attribute_list(c->al, &r, &al);
-        if (orc == OTF2_SUCCESS)
-            orc = write_event(l->w, al, &r);
         if (orc != OTF2_SUCCESS) {
             rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
                       WHERE_ARGS, otf2_msg(orc));
             goto out;
         }
-        if ((rc = prof_event(c, l, &r)) < 0) {
-            fail(c, rc, "out of memory");
-            goto out;
+        switch (r.type) {
+        case WEFT_REC_Enter:
+            rc = nest_enter(c, m, l, r.u.Enter.region, r.time, al, &r, 0);
+            break;
+        case WEFT_REC_Leave:
+            rc = nest_leave(c, m, l, r.u.Leave.region, r.time, al, &r);
+            break;
+        case WEFT_REC_MeasurementOnOff:
+            rc = nest_onoff(c, m, l, al, &r);
+            break;
+        default:
+            orc = write_event(l->w, al, &r);
+            if (orc != OTF2_SUCCESS)
+                rc = fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: %s",
+                          WHERE_ARGS, otf2_msg(orc));
+            else
+                wrote(c, m, l, r.time);
+            break;
         }
-        wrote(c, m, l, r.time);
+        if (rc < 0)
+            goto out;
     }
     if (rc < 0) {
         n++;
@@ -1180,6 +1426,8 @@ static int on_events(conv *c, member *m, loc *l, const weft_journal_entry *e,
                   " %" PRIu32 " seq %" PRIu64 ") announces %" PRIu32
                   " events but holds %" PRIu64, m->path, off, l->thread,
                   e->seq, e->count, n);
+    else
+        l->replayed += n;
 #undef WHERE
 #undef WHERE_ARGS
 out:
@@ -1350,7 +1598,9 @@ static int read_member(conv *c, member *m, int pass)
             if (e.seq <= l->last_seq)
                 break;
             l->last_seq = e.seq;
-            if (pass == 2)
+            if (pass == 1)
+                l->journaled += e.count;
+            else
                 rc = on_events(c, m, l, &e, off);
             break;
         case WEFT_JE_GOODBYE:
@@ -1525,7 +1775,8 @@ static int open_archive(conv *c)
     if (!c->archive)
         return fail(c, WEFT_EOTF2, "%s: libotf2 cannot create the archive",
                     c->in->archive_dir);
-    orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks, NULL);
+    orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks,
+                                         c->pool);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_SetMemoryCallbacks(c->archive, &memory_callbacks,
                                               c->pool);
@@ -1630,6 +1881,30 @@ static uint64_t realtime_at(const member *m, uint64_t t, uint64_t res)
     return (uint64_t)(ns + 0.5L);
 }
 
+/* Defines NEST_ATTRIBUTE with the id pass 2 gave it. */
+static int define_nest_attribute(conv *c)
+{
+    weft_record r;
+    uint64_t gid;
+    char msg[256];
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Attribute;
+    if ((rc = string_id(c, NEST_ATTRIBUTE, &r.u.Attribute.name)) < 0 ||
+        (rc = string_id(c, NEST_ATTRIBUTE_DESC,
+                        &r.u.Attribute.description)) < 0)
+        return rc;
+    r.u.Attribute.type = OTF2_TYPE_UINT8;
+    rc = weft_unify_add_global(c->u, &r, &gid, msg, sizeof msg);
+    if (rc < 0)
+        return fail(c, rc, "adding attribute " NEST_ATTRIBUTE ": %s", msg);
+    if (gid != c->nest_attr)  /* a member defined the very same one */
+        return fail(c, WEFT_ECONFLICT, "attribute " NEST_ATTRIBUTE " got id "
+                    "%" PRIu64 ", events name %" PRIu32, gid, c->nest_attr);
+    return 0;
+}
+
 static int write_global_defs(conv *c)
 {
     OTF2_GlobalDefWriter *gw = NULL;
@@ -1643,6 +1918,8 @@ static int write_global_defs(conv *c)
     if ((rc = string_id(c, "weft", &ts.weft)) < 0 ||
         (rc = string_id(c, "machine", &ts.machine)) < 0 ||
         (rc = string_id(c, "node", &ts.node)) < 0)
+        return rc;
+    if (c->added && (rc = define_nest_attribute(c)) < 0)
         return rc;
 
     gw = OTF2_Archive_GetGlobalDefWriter(c->archive);
@@ -1776,11 +2053,25 @@ static int write_global_defs(conv *c)
     return 0;
 }
 
-static int fill_result(conv *c)
+/* Fills c->out with the figures of the archive, or with `held` (after a
+ * failure) with the members, events and drops the journals hold as pass
+ * 1 counted them, and no locations: a failed trace is never catalogued
+ * with 0 events over journals that hold some. */
+static int fill_result(conv *c, int held)
 {
     weft_convert_result *out = c->out;
     size_t n = 0, k = 0;
     int dfd;
+
+    if (held) {
+        for (size_t i = 0; i < c->nmems; i++)
+            for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+                out->events += c->mems[i].locs[j].journaled;
+                out->dropped += c->mems[i].locs[j].dropped;
+            }
+        out->members = (uint32_t)c->nmems;
+        return 0;
+    }
 
     for (size_t i = 0; i < c->nmems; i++)
         n += c->mems[i].nlocs;
@@ -1804,7 +2095,7 @@ static int fill_result(conv *c)
                 row->name = NULL;
             if (!row->name)
                 return fail(c, WEFT_ENOMEM, "out of memory");
-            out->events += l->events;
+            out->events += row->events;
             out->dropped += l->dropped;
         }
     }
@@ -1888,15 +2179,19 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->c.prows = NULL;
     w->c.nprows = w->c.prows_cap = 0;
     w->c.anomalies = 0;
+    w->c.added = w->c.unmatched = 0;
     w->c.al = OTF2_AttributeList_New();
+    w->c.nest_al = OTF2_AttributeList_New();
     w->c.psum = calloc(c->nregions ? c->nregions : 1, sizeof *w->c.psum);
-    return w->c.al && w->c.psum ? 0 : WEFT_ENOMEM;
+    return w->c.al && w->c.nest_al && w->c.psum ? 0 : WEFT_ENOMEM;
 }
 
 static void worker_free(worker *w)
 {
     if (w->c.al)
         OTF2_AttributeList_Delete(w->c.al);
+    if (w->c.nest_al)
+        OTF2_AttributeList_Delete(w->c.nest_al);
     free(w->c.psum);
     free(w->c.loc_refs);
     for (size_t i = 0; i < w->c.nprows; i++)
@@ -1913,6 +2208,8 @@ static int replay_member(conv *c, member *m)
 
     if (rc == 0)
         rc = read_member(c, m, 2);
+    if (rc == 0)
+        rc = nest_finish(c, m);
     if (rc == 0)
         rc = close_writers(c, m);
     else
@@ -1941,11 +2238,15 @@ static member *claim_member(pass2 *p, const conv *c)
 static void *worker_run(void *arg)
 {
     worker *w = arg;
+    conv *sink = otf2_sink;
     member *m;
 
+    otf2_sink = &w->c;
     while ((m = claim_member(w->p, &w->c)) != NULL) {
         w->out.error[0] = '\0';
         m->rc = replay_member(&w->c, m);
+        if (m->rc == 0 && w->out.error[0])
+            m->rc = WEFT_EOTF2;  /* an error libotf2 did not return */
         if (m->rc < 0) {
             m->error = strdup(w->out.error);
             pthread_mutex_lock(&w->p->lock);
@@ -1953,6 +2254,7 @@ static void *worker_run(void *arg)
             pthread_mutex_unlock(&w->p->lock);
         }
     }
+    otf2_sink = sink;
     return NULL;
 }
 
@@ -1986,6 +2288,8 @@ static int worker_merge(conv *c, const worker *w)
         c->psum[r].excl += x->psum[r].excl;
     }
     c->anomalies += x->anomalies;
+    c->added += x->added;
+    c->unmatched += x->unmatched;
     return 0;
 }
 
@@ -2013,6 +2317,47 @@ static int gather_rows(conv *c)
         m->prows = NULL;
         m->nprows = 0;
     }
+    return 0;
+}
+
+/* After pass 2: every event of the journals was replayed, and what the
+ * members that said goodbye reported sending (net of what they dropped:
+ * a Goodbye counts the events shipped) is what their journals hold; where
+ * not, out->incomplete says so (the trace is not complete). A thread that
+ * a Goodbye does not name is not compared: libweft names every thread
+ * that recorded, but hand-written peers send empty Goodbyes. */
+static int check_counts(conv *c)
+{
+    weft_convert_result *out = c->out;
+    size_t len = 0, more = 0;
+
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        for (size_t k = 0; k < m->nlocs; k++) {
+            const loc *l = &m->locs[k];
+            uint64_t sent = l->sent;
+            if (l->replayed != l->journaled)
+                return fail(c, WEFT_ECORRUPT, "%s: thread %" PRIu32 ": its "
+                            "entries hold %" PRIu64 " events but %" PRIu64
+                            " were read back", m->path, l->thread,
+                            l->journaled, l->replayed);
+            if (!m->has_goodbye || !l->said_goodbye || l->replayed == sent)
+                continue;
+            if (len) {
+                more++;
+                continue;
+            }
+            len = (size_t)snprintf(out->incomplete, sizeof out->incomplete,
+                                   "rank %" PRIu32 " thread %" PRIu32 ": %"
+                                   PRIu64 " events arrived, its Goodbye "
+                                   "reported %" PRIu64 " sent (%" PRIu64
+                                   " dropped)", m->rank, l->thread,
+                                   l->replayed, sent, l->dropped);
+        }
+    }
+    if (more && len < sizeof out->incomplete)
+        snprintf(out->incomplete + len, sizeof out->incomplete - len,
+                 "; %zu more threads differ", more);
     return 0;
 }
 
@@ -2097,9 +2442,10 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
 {
     conv c;
     chunk_budget pool;
-    int rc = 0;
+    int rc = 0, read_all = 0;
 
     assert(in && in->trace_dir && in->archive_dir && out);
+    pthread_once(&otf2_error_once, install_otf2_error_callback);
     memset(out, 0, sizeof *out);
     memset(&c, 0, sizeof c);
     memset(&pool, 0, sizeof pool);
@@ -2107,6 +2453,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     c.in = in;
     c.out = out;
     c.pool = &pool;
+    otf2_sink = &c;
     c.u = weft_unify_new(0);
     if (!c.u) {
         rc = fail(&c, WEFT_ENOMEM, "out of memory");
@@ -2120,12 +2467,15 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     for (size_t i = 0; i < c.nmems; i++)
         if ((rc = read_member(&c, &c.mems[i], 1)) < 0)
             goto out;
+    read_all = 1;
     for (size_t i = 0; i < weft_unify_ndefs(c.u); i++)
         if ((rc = note_locations(&c, weft_unify_def(c.u, i))) < 0)
             goto out;
     if ((rc = pick_resolution(&c)) < 0)
         goto out;
     c.nregions = weft_unify_count(c.u, WEFT_REC_Region);
+    /* The next attribute id, defined after pass 2 if nesting used it. */
+    c.nest_attr = (uint32_t)weft_unify_count(c.u, WEFT_REC_Attribute);
     c.psum = calloc(c.nregions ? c.nregions : 1, sizeof *c.psum);
     if (!c.psum) {
         rc = fail(&c, WEFT_ENOMEM, "out of memory");
@@ -2136,6 +2486,8 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     if ((rc = replay_members(&c, pick_threads(&c))) < 0)
         goto out;
     if ((rc = add_referenced_locations(&c)) < 0)
+        goto out;
+    if ((rc = check_counts(&c)) < 0)
         goto out;
     {
         OTF2_ErrorCode orc = OTF2_Archive_CloseEvtFiles(c.archive);
@@ -2158,19 +2510,38 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
             goto out;
         }
     }
+    if (out->error[0]) {  /* an error libotf2 did not return */
+        rc = WEFT_EOTF2;
+        goto out;
+    }
     if ((rc = sync_archive(&c)) < 0)
         goto out;
-    rc = fill_result(&c);
+    rc = fill_result(&c, 0);
     if (rc == 0)
         rc = prof_result(&c);
 out:
+    if (rc < 0)
+        budget_set_failed(&pool);  /* closing writes nothing more */
     if (c.archive)
         OTF2_Archive_Close(c.archive);
+    otf2_sink = NULL;
+    /* A partial archive is no archive; the journals stay for a retry. */
+    if (rc < 0) {
+        char error[sizeof out->error];
+        clean_archive(in->archive_dir);
+        memcpy(error, out->error, sizeof error);
+        weft_convert_result_free(out);
+        memcpy(out->error, error, sizeof error);
+        if (read_all)
+            fill_result(&c, 1);  /* out->error stays the first error */
+    }
     for (size_t i = 0; i < c.nmems; i++) {
         free(c.mems[i].path);
         free(c.mems[i].hostname);
-        for (size_t k = 0; k < c.mems[i].nlocs; k++)
+        for (size_t k = 0; k < c.mems[i].nlocs; k++) {
             prof_loc_free(&c.mems[i].locs[k].prof);
+            free(c.mems[i].locs[k].gap);
+        }
         free(c.mems[i].locs);
         free(c.mems[i].local_defs);
         free(c.mems[i].offsets);
@@ -2190,12 +2561,6 @@ out:
     weft_unify_scratch_free(&c.scratch);
     weft_unify_free(c.u);
     pthread_mutex_destroy(&pool.lock);
-    if (rc < 0) {
-        char error[sizeof out->error];
-        memcpy(error, out->error, sizeof error);
-        weft_convert_result_free(out);
-        memcpy(out->error, error, sizeof error);
-    }
     return rc;
 }
 

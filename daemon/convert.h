@@ -58,11 +58,20 @@ typedef struct weft_convert_result {
     size_t nregions;
     uint64_t profile_anomalies;   /* Leaves that did not match their
                                      location's open region */
+    uint64_t nesting_added;       /* Leaves and Enters written so that
+                                     every location nests (see convert.c) */
+    uint64_t nesting_unmatched;   /* Leaves of regions not open: not
+                                     written */
+    char incomplete[512];         /* "" when every member with a Goodbye
+                                     sent what arrived; else which thread
+                                     differs (the trace is partial) */
     char error[512];              /* set when conversion fails */
 } weft_convert_result;
 
 /* Converts a trace. Returns 0, or a WEFT_E* code with out->error saying
- * what failed (which journal, which record). */
+ * what failed (which journal, which record); then, if every journal could
+ * be read, out->members, locations, events and dropped say what the
+ * journals hold (no archive: bytes and times are 0). */
 int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out);
 void weft_convert_result_free(weft_convert_result *out);
 

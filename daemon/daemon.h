@@ -44,6 +44,8 @@ typedef struct weft_daemon {
     struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
                                      first (trace.h) */
     uint64_t nended_runs;
+    struct weft_trace *retrying;  /* failed conversions waiting for their
+                                     next attempt (trace.c) */
     uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
     unsigned converting;          /* conversions in flight */

@@ -433,6 +433,14 @@ static int prepare_storage(weft_daemon *d)
                   "damaged file beside it), then start weftd again",
                   msg ? msg : d->cfg.catalog, traces, d->cfg.catalog,
                   d->cfg.spool);
+    } else if (rc < 0 && weft_catalog_disk_full(d->cfg.catalog)) {
+        /* A full disk is no bad setup: SQLite cannot even make the
+         * catalog's -shm file then. weftd serves what it can; catalog
+         * writes fail and conversions are retried until there is room. */
+        weft_dlog(d, WEFT_LOG_WARNING, "cannot open catalog: %s; its file "
+                  "system is full: starting anyway, the catalog is written "
+                  "once there is room", msg ? msg : d->cfg.catalog);
+        rc = 0;
     } else if (rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot open catalog: %s",
                   msg ? msg : d->cfg.catalog);

@@ -11,7 +11,10 @@
  * without a run (older clients) are grouped by name, and a new run with
  * that name starts a new trace once the last one has left. Journals are
  * deleted only after the archive is written and its catalog row
- * committed.
+ * committed. A conversion that fails for a cause outside the journals
+ * (space, permissions, the catalog) keeps the trace in d->retrying and is
+ * queued again by the tick timer after a delay that doubles from
+ * WEFT_RETRY_MIN_MS to WEFT_RETRY_MAX_MS.
  *
  * Catalog (schema 2): the first Hello of a trace queues its row as
  * recording with that member's host, command, job id and tags, so a
@@ -41,6 +44,11 @@
 #include "weft_errors.h"
 
 #define WEFT_MAX_TRACE_NAME 1024
+/* A conversion that failed for a cause that may go away (a full disk, an
+ * unwritable directory, libotf2, the catalog) is tried again after this
+ * long, doubling up to the maximum (ms). */
+#define WEFT_RETRY_MIN_MS 2000
+#define WEFT_RETRY_MAX_MS 600000
 
 int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit)
 {
@@ -522,6 +530,7 @@ typedef struct convert_job {
     char *catalog;
     char *archive;
     const char *state;
+    char reason[1024];          /* why partial, "" if complete */
     unsigned threads;           /* cfg.convert_threads when it started */
     int sync;                   /* durability = fsync when it started */
     weft_convert_result res;
@@ -586,6 +595,36 @@ static int member_rows(const weft_trace *t, const weft_convert_result *res,
     return 0;
 }
 
+/* Why t is not complete after a conversion with result res, in buf ("" if
+ * it is): members that never came or did not say goodbye, and threads
+ * whose events differ from what their Goodbye reported. */
+static void partial_reason(const weft_trace *t, const weft_convert_result *res,
+                           char *buf, size_t len)
+{
+    size_t n = 0;
+    uint32_t absent = 0, silent = 0, first_absent = 0, first_silent = 0;
+
+    buf[0] = 0;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members ? t->members[r] : NULL;
+        if (!m && absent++ == 0)
+            first_absent = r;
+        else if (m && !m->said_goodbye && silent++ == 0)
+            first_silent = r;
+    }
+    if (absent)
+        n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
+                              "came (rank %u%s)", absent, t->size,
+                              first_absent, absent > 1 ? "..." : "");
+    if (silent && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members did not "
+                              "say goodbye (rank %u%s)", n ? "; " : "",
+                              silent, t->size, first_silent,
+                              silent > 1 ? "..." : "");
+    if (res->incomplete[0] && n < len)
+        snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
+}
+
 static void convert_work(uv_work_t *req)
 {
     convert_job *j = req->data;
@@ -614,12 +653,14 @@ static void convert_work(uv_work_t *req)
     nftw(j->archive, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     j->rc = weft_convert_trace(&in, &j->res);
     j->finished = (int64_t)time(NULL);
-    if (j->rc < 0)
+    if (j->rc < 0) {
         j->state = WEFT_STATE_FAILED;
-    else if (t->goodbyes < t->size)
-        j->state = WEFT_STATE_PARTIAL;
-    else
-        j->state = WEFT_STATE_COMPLETE;
+        /* Converted again from the journals when retried. */
+        nftw(j->archive, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    } else {
+        partial_reason(t, &j->res, j->reason, sizeof j->reason);
+        j->state = j->reason[0] ? WEFT_STATE_PARTIAL : WEFT_STATE_COMPLETE;
+    }
     row.key = t->key;
     row.name = t->name;
     row.run = t->run;
@@ -636,7 +677,7 @@ static void convert_work(uv_work_t *req)
     row.time_first = j->res.time_first;
     row.time_last = j->res.time_last;
     row.timer_resolution = j->res.timer_resolution;
-    row.error = j->rc < 0 ? j->res.error : NULL;
+    row.error = j->rc < 0 ? j->res.error : j->reason[0] ? j->reason : NULL;
     row.hosts = member_hosts(t);
     row.command = first ? first->command : (char *)"";
     row.job_id = first ? first->job_id : (char *)"";
@@ -673,25 +714,50 @@ static void convert_work(uv_work_t *req)
     weft_catalog_close(cat);
 }
 
+/* Failures that a retry may get past: their cause is outside the
+ * journals (space, permissions, memory, the catalog, libotf2). */
+static int retryable(int rc)
+{
+    return rc == WEFT_EIO || rc == WEFT_EOTF2 || rc == WEFT_ENOMEM ||
+           rc == WEFT_EDB;
+}
+
 static void convert_done(uv_work_t *req, int status)
 {
     convert_job *j = req->data;
-    weft_daemon *d = j->t->d;
+    weft_trace *t = j->t;
+    weft_daemon *d = t->d;
 
     d->jobs--;
     d->converting--;
-    if (j->rc < 0)
-        weft_tlog(j->t, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
-                  j->t->name, j->t->key, j->err);
-    else
-        weft_tlog(j->t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
-                  "locations, archive %s/traces.otf2", j->t->name, j->state,
-                  j->res.events, j->res.nlocations, j->archive);
-    if (j->rc == 0 && j->res.profile_anomalies)
-        weft_tlog(j->t, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave events "
-                  "did not match the innermost open region; the region "
-                  "profile closed or ignored them (see convert.c)",
-                  j->t->name, j->res.profile_anomalies);
+    if (j->rc < 0 && retryable(j->rc) && !d->stopping) {
+        t->retry_delay = t->retry_delay ? t->retry_delay * 2
+                                        : WEFT_RETRY_MIN_MS;
+        if (t->retry_delay > WEFT_RETRY_MAX_MS)
+            t->retry_delay = WEFT_RETRY_MAX_MS;
+        t->retry_at = uv_now(d->loop) + t->retry_delay;
+        t->next = d->retrying;
+        d->retrying = t;
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: "
+                  "%s; journals kept, trying again in %" PRIu64 " s",
+                  t->name, t->key, j->err, t->retry_delay / 1000);
+        j->t = NULL;
+    } else if (j->rc < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
+                  t->name, t->key, j->err);
+    } else {
+        weft_tlog(t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
+                  "locations, archive %s/traces.otf2%s%s", t->name, j->state,
+                  j->res.events, j->res.nlocations, j->archive,
+                  j->reason[0] ? "; " : "", j->reason);
+        if (j->res.nesting_added || j->res.nesting_unmatched)
+            weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave "
+                      "and Enter events added and %" PRIu64 " Leaves of "
+                      "regions not open left out so that every location "
+                      "nests (gaps, lost records, processes killed)",
+                      t->name, j->res.nesting_added,
+                      j->res.nesting_unmatched);
+    }
     weft_convert_result_free(&j->res);
     trace_free(j->t);
     free(j->catalog);
@@ -1117,8 +1183,19 @@ void weft_trace_check_idle(weft_daemon *d)
 {
     uint64_t now = uv_now(d->loop);
     uint64_t grace = d->cfg.grace_period * 1000;
-    weft_trace *t = d->traces, *next;
+    weft_trace *t, *next, **pp = &d->retrying;
 
+    while ((t = *pp) != NULL) {
+        if (d->stopping || now < t->retry_at) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next;
+        t->next = NULL;
+        weft_tlog(t, WEFT_LOG_INFO, "trace '%s': converting again", t->name);
+        start_conversion(t);
+    }
+    t = d->traces;
     for (; t; t = next) {
         next = t->next;
         if (t->idle_since && now - t->idle_since >= grace) {
@@ -1145,4 +1222,9 @@ void weft_trace_free_all(weft_daemon *d)
         ended_run_free(e);
     }
     d->nended_runs = 0;
+    while (d->retrying) {  /* the next start converts them */
+        weft_trace *t = d->retrying;
+        d->retrying = t->next;
+        trace_free(t);
+    }
 }

@@ -129,6 +129,9 @@ typedef struct weft_trace {
     uint64_t idle_since; /* uv_now() when the last one left, 0 if any is
                             connected or the trace is done */
     int convert_when_synced; /* conversion waits for fdatasync jobs */
+    uint64_t retry_at;   /* uv_now() of the next conversion attempt after
+                            a failed one (in d->retrying) */
+    uint64_t retry_delay; /* ms before that attempt; doubles each time */
     int64_t created;
     int ended;           /* left recording: its run is remembered */
     weft_live_mark live;
@@ -212,8 +215,9 @@ void weft_trace_synced(weft_trace *t);
 /* m has no journal entry queued any more: resumes a conversion that
  * waited for it. */
 void weft_trace_member_written(weft_member *m);
-/* Converts traces that had no member connected for grace_period seconds;
- * called once a second by the daemon's tick timer. */
+/* Converts traces that had no member connected for grace_period seconds,
+ * and retries failed conversions whose time has come; called once a
+ * second by the daemon's tick timer. */
 void weft_trace_check_idle(weft_daemon *d);
 /* Frees the traces still recording (at exit; their journals stay in the
  * spool) and the ended runs remembered. */

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <sqlite3.h>
 
@@ -508,6 +509,26 @@ void weft_catalog_close(weft_catalog *c)
     sqlite3_close(c->db);
     free(c->path);
     free(c);
+}
+
+/* Room SQLite needs to open a WAL catalog: its -shm file (32 KiB) and
+ * the first frames of its -wal file, with a margin. */
+#define CATALOG_OPEN_ROOM (256u << 10)
+
+int weft_catalog_disk_full(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct statvfs st;
+
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path ? slash - path
+                                                             : 1), path);
+    if (statvfs(dir, &st) != 0)
+        return 0;
+    return (uint64_t)st.f_bavail * st.f_frsize < CATALOG_OPEN_ROOM;
 }
 
 /* The last failure's message, owned by the handle, "" if none. */

@@ -164,6 +164,9 @@ void weft_catalog_close(weft_catalog *c);
  * not an SQLite database, or another WEFT_E* code when it cannot be read;
  * on failure *errmsg (malloc'd) says why, naming the file. */
 int weft_catalog_verify(const char *path, char **errmsg);
+/* 1 if the file system of the catalog at path has less room than SQLite
+ * needs to open it (its -wal and -shm files), else 0. */
+int weft_catalog_disk_full(const char *path);
 /* Message of the last failure on this handle. */
 const char *weft_catalog_errmsg(const weft_catalog *c);
 

@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -959,8 +960,11 @@ static void test_convert_threads_identical(void **state)
     assert_int_equal(res[0].members, PAR_MEMBERS);
     /* Threads 0 and 1, and the idle thread 7 that an attribute names. */
     assert_int_equal(res[0].nlocations, 3 * PAR_MEMBERS);
+    /* The Leave of foo, which is not open, is not written (issue #11:
+     * every location nests). */
     assert_int_equal(res[0].events,
-                     PAR_MEMBERS * (5 * 2 * PAR_PAIRS + 3));
+                     PAR_MEMBERS * (5 * 2 * PAR_PAIRS + 3 - 1));
+    assert_int_equal(res[0].nesting_unmatched, PAR_MEMBERS);
     assert_int_equal(res[0].profile_anomalies, PAR_MEMBERS);
     assert_int_equal(res[0].time_first, 1000);
     assert_int_equal(res[0].dropped, PAR_MEMBERS * (PAR_MEMBERS - 1) / 2);
@@ -1046,6 +1050,116 @@ static void test_convert_threads_error(void **state)
     }
 }
 
+/* ---- nesting and what the Goodbye reported (issue #11) ---------------- */
+
+static weft_record onoff(uint64_t t, OTF2_MeasurementMode mode)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_MeasurementOnOff;
+    r.time = t;
+    r.u.MeasurementOnOff.measurementMode = mode;
+    return r;
+}
+
+/* One member, regions main (0) and foo (1), thread 0: main and foo open
+ * at a gap (OFF 120, ON 150), a Leave of foo that is not open, foo open
+ * at the end; its Goodbye reports `reported` events sent. */
+static void write_gappy_member(const ctx *c, uint64_t reported)
+{
+    weft_journal *j = open_journal(c, 0);
+    weft_record defs[] = { str(0, "main"), str(1, "foo"), region(0, 0, 1),
+                           region(1, 1, 20) };
+    weft_record evs[] = {
+        enter(100, 0, 0), enter(110, 1, 0), onoff(120, OTF2_MEASUREMENT_OFF),
+        onoff(150, OTF2_MEASUREMENT_ON), enter(160, 1, 1),
+        enter(170, 1, 1) /* foo is not open */, enter(180, 1, 0),
+    };
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { reported }, dropped[] = { 3 };
+    bytes b = { 0 };
+
+    append_hello(j, 0, 1, "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+    append_events(j, 0, 1, 100, evs, sizeof evs / sizeof evs[0]);
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+static const weft_region_row *sum_row(const weft_convert_result *res,
+                                      const char *name)
+{
+    for (size_t i = 0; i < res->nregions; i++)
+        if (res->regions[i].location == WEFT_PROFILE_ALL &&
+            strcmp(res->regions[i].region, name) == 0)
+            return &res->regions[i];
+    fail_msg("no profile row for %s", name);
+    return NULL;
+}
+
+/* The regions open at OFF are left there and entered again at ON, the
+ * Leave of a region not open is left out, what is open at the end is
+ * left at the last event; the profile is that of the archive. */
+static void test_convert_nesting(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "gaps", 1, 1, 0 };
+    weft_convert_result res;
+    const weft_region_row *r;
+    int rc;
+
+    write_gappy_member(c, 7);
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    /* 7 recorded, 1 left out, 6 added: Leave foo and main at 120, Enter
+     * main and foo at 150, Leave foo and main at 180. */
+    assert_int_equal(res.events, 12);
+    assert_int_equal(res.nesting_added, 6);
+    assert_int_equal(res.nesting_unmatched, 1);
+    assert_string_equal(res.incomplete, "");
+    assert_int_equal(res.time_last, 180);
+    /* main: 100..120 and 150..180 with foo 150..160 and 180..180 in it;
+     * foo: 110..120, 150..160, 180..180. */
+    r = sum_row(&res, "main");
+    assert_int_equal(r->visits, 2);
+    assert_true(fabs(r->incl_s - 50e-9) < 1e-15);
+    assert_true(fabs(r->excl_s - 30e-9) < 1e-15);
+    r = sum_row(&res, "foo");
+    assert_int_equal(r->visits, 3);
+    assert_true(fabs(r->incl_s - 20e-9) < 1e-15);
+    assert_true(fabs(r->excl_s - 20e-9) < 1e-15);
+    weft_convert_result_free(&res);
+    if (have_otf2_print()) {
+        assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
+                             ">/dev/null", c->archive), 0);
+        /* Exactly the six added events carry weft::nesting. */
+        assert_int_equal(run("test \"$(otf2-print '%s/traces.otf2' | "
+                             "grep -c 'ADDITIONAL ATTRIBUTES: (\\\"weft::"
+                             "nesting\\\"')\" = 6", c->archive), 0);
+    }
+}
+
+/* A Goodbye that reports more events sent than the journal holds: the
+ * result says which thread and by how much (the trace is partial). */
+static void test_convert_short_of_goodbye(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "short", 1, 1, 0 };
+    weft_convert_result res;
+
+    write_gappy_member(c, 8);
+    assert_int_equal(weft_convert_trace(&in, &res), 0);
+    assert_string_equal(res.incomplete, "rank 0 thread 0: 7 events arrived, "
+                        "its Goodbye reported 8 sent (3 dropped)");
+    weft_convert_result_free(&res);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
@@ -1066,6 +1180,8 @@ int main(void)
         T(test_convert_resumed_member),
         T(test_convert_threads_identical),
         T(test_convert_threads_error),
+        T(test_convert_nesting),
+        T(test_convert_short_of_goodbye),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -812,6 +812,60 @@ static void test_failed_conversion(void **state)
     finish(f);
 }
 
+/* A conversion that fails for a cause that goes away (here the catalog
+ * cannot be opened) keeps the trace and its journals for another attempt
+ * after a delay; the tick converts it again and it is complete. */
+static void test_failed_conversion_retried(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    weft_member *m0;
+    weft_trace *t;
+    weft_trace_row row;
+    char key[256], dir[512], path[600], moved[620];
+
+    snprintf(path, sizeof path, "%s", f->d.cfg.spool);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    weft_catalog_close(cat);
+    free(msg);
+    m0 = join_ok(f, "again", 0, 1);
+    t = m0->trace;
+    snprintf(key, sizeof key, "%s", t->key);
+    snprintf(dir, sizeof dir, "%s", t->dir);
+    record(m0, 100);
+    run_jobs(f);  /* the catalog row of the new trace */
+    f->d.cfg.log_level = -1; /* the failure below is expected: no log */
+    snprintf(moved, sizeof moved, "%s.away", f->d.cfg.catalog);
+    assert_int_equal(rename(f->d.cfg.catalog, moved), 0);
+    assert_int_equal(mkdir(f->d.cfg.catalog, 0755), 0);
+    leave(m0, 1);
+    run_jobs(f);
+    assert_ptr_equal(f->d.retrying, t);
+    assert_null(t->next);
+    assert_int_equal(t->retry_delay, 2000);
+    assert_true(t->retry_at >= uv_now(&f->loop) + 1000);
+    assert_true(exists(dir, "rank-0.wj"));
+    /* Not yet: nothing is queued before its time. */
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(f->d.jobs, 0);
+
+    assert_int_equal(rmdir(f->d.cfg.catalog), 0);
+    assert_int_equal(rename(moved, f->d.cfg.catalog), 0);
+    t->retry_at = 0;
+    weft_trace_check_idle(&f->d);
+    assert_null(f->d.retrying);
+    assert_int_equal(f->d.jobs, 1);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_int_equal(row.events, 2);
+    weft_catalog_trace_free(&row);
+    assert_false(exists(dir, "rank-0.wj"));
+    finish(f);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -828,6 +882,7 @@ int main(void)
         T(test_failed_conversion),
         T(test_runs_are_traces),
         T(test_ended_runs_limit),
+        T(test_failed_conversion_retried),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

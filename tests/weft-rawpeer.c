@@ -10,6 +10,9 @@
  * Error arrived (or, for MODE "valid", when the trace was accepted and the
  * connection closed after Goodbye), 1 otherwise, 2 on usage errors.
  *
+ * MODE "short" sends two events and a Goodbye that reports three sent;
+ * "counted" the same with a Goodbye that reports two.
+ *
  * MODE "member" is one well-behaved process of a trace with the Hello
  * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
  * known times (1000 ticks per second) for the region profile tests; it
@@ -146,6 +149,23 @@ static void send_goodbye(void)
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Goodbye g = WEFT__GOODBYE__INIT;
 
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    send_env(&env);
+}
+
+/* A Goodbye that reports `events` sent and `dropped` on thread 0. */
+static void send_goodbye_counts(uint64_t events, uint64_t dropped)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd end = WEFT__LOCATION_END__INIT, *ends[1] = { &end };
+
+    end.location = 0;
+    end.events = events;
+    end.dropped = dropped;
+    g.n_locations = 1;
+    g.locations = ends;
     env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
     env.goodbye = &g;
     send_env(&env);
@@ -570,6 +590,18 @@ int main(int argc, char **argv)
         return 1;
     } else if (strcmp(mode, "member") == 0) {
         return run_member(argc - 3, argv + 3);
+    } else if (strcmp(mode, "short") == 0 || strcmp(mode, "counted") == 0) {
+        /* Two events, then a Goodbye that says thread 0 sent three
+         * ("short": one never arrived) or two ("counted"). */
+        weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                              rec_event(WEFT_REC_Leave, 200, 0) };
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        send_defs_region();
+        send_records(1, 0, 1, 0, ev, 2);
+        send_goodbye_counts(strcmp(mode, "short") == 0 ? 3 : 2, 1);
+        got = await_reply(10000);
+        close(sock);
+        return got == 0 ? 0 : 1;
     } else if (strcmp(mode, "valid") == 0) {
         weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
                               rec_event(WEFT_REC_Leave, 200, 0) };

@@ -1,0 +1,170 @@
+#!/bin/bash
+# e2e_diskfull.sh - a full disk never takes weftd down (issue #11). The
+# spool is an 8 MiB tmpfs:
+#   (a) it fills during a conversion: the conversion fails cleanly (the
+#       trace failed with the reason, journals kept, no partial archive),
+#       weftd stays up, retries, and succeeds once there is room;
+#   (b) the archive directory is not writable (a read-only mount): the
+#       conversion fails and is retried after the cause is gone, without
+#       a restart;
+#   (c) it fills while a trace is recorded: what was acknowledged is
+#       converted once there is room, without a restart;
+#   (d) weftd starts on a full disk and serves once there is room.
+# Needs root (mount); prints SKIP and exits 77 otherwise.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: mounting a tmpfs needs root"
+    exit 77
+fi
+MNT="$TMP/full"
+RO=
+mkdir -p "$MNT"
+if ! mount -t tmpfs -o size=8m tmpfs "$MNT" 2>/dev/null; then
+    echo "SKIP: mount -t tmpfs is not permitted here"
+    exit 77
+fi
+cleanup_full() {
+    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
+    if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
+        kill -KILL "$WEFTD_PID" 2>/dev/null
+        wait "$WEFTD_PID" 2>/dev/null
+    fi
+    WEFTD_PID=
+    [ -n "$RO" ] && umount -l "$RO" 2>/dev/null
+    umount -l "$MNT" 2>/dev/null
+    cleanup
+}
+trap cleanup_full EXIT
+SPOOL="$MNT/spool"
+W() { "$WEFT" --catalog "$SPOOL/catalog.db" "$@"; }
+
+# state_of TRACE: its state in the catalog ("" if not there); leaves
+# `weft show --json` in $TMP/show.json.
+state_of() {
+    W show "$1" --json >"$TMP/show.json" 2>/dev/null &&
+        json_get "$TMP/show.json" 'j["state"]'
+}
+
+# await TRACE STATE SECONDS: waits for STATE whatever the states between.
+await() {
+    for _ in $(seq $(($3 * 10))); do
+        [ "$(state_of "$1")" = "$2" ] && return 0
+        kill -0 "$WEFTD_PID" 2>/dev/null || fail "$1: weftd died"
+        sleep 0.1
+    done
+    fail "$1: not $2 after $3 s (state: $(state_of "$1"))"
+}
+
+# fill: takes every free byte of the tmpfs.
+fill() {
+    dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null
+    sync
+}
+
+check() { # TRACE REPORT
+    local archive
+    archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$1: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$2" >/dev/null ||
+        fail "$1: the archive does not hold what was acknowledged"
+}
+
+# ---- (a) full during a conversion ---------------------------------------
+start_weftd --grace-period 1
+# About 5.6 MiB of journals: they fit, the archive does not.
+WEFT_TRACE=big timeout 60 "$DEMO" -p 1 -t 2 -n 100000 --report "$TMP/big.json" \
+    >"$TMP/big.out" 2>&1 || fail "big: weft-demo failed: $(cat "$TMP/big.out")"
+await big failed 60
+error=$(json_get "$TMP/show.json" 'j["error"]')
+case "$error" in
+*"No space left on device"*) ;;
+*) fail "big: failed without saying why: '$error'" ;;
+esac
+sent=$("$PY" -c 'import json,sys; print(sum(n for v in json.load(open(sys.argv[1])).values() for k, n in v.items() if k != "dropped"))' "$TMP/big.json")
+held=$(json_get "$TMP/show.json" 'j["events"]')
+[ "$held" -eq "$sent" ] ||
+    fail "big: failed with $held events catalogued, the journals hold $sent"
+dir=$(dirname "$(json_get "$TMP/show.json" 'j["path"]')")
+[ -s "$dir/rank-0.wj" ] || fail "big: the journal is gone"
+[ -z "$(find "$dir/archive" -type f 2>/dev/null)" ] ||
+    fail "big: a partial archive was left: $(find "$dir/archive" -type f | head -3)"
+grep -q "trace 'big' .*conversion failed: .*No space left on device.*trying again in" \
+    "$TMP/weftd.log" || fail "big: the log does not say it will retry"
+kill -0 "$WEFTD_PID" || fail "big: weftd died"
+mount -o remount,size=64m "$MNT" || fail "cannot remount with room"
+await big complete 60
+check big "$TMP/big.json"
+[ ! -e "$dir/rank-0.wj" ] || fail "big: the journal stayed after the archive"
+echo "(a) full during conversion: failed cleanly, retried, complete"
+
+# ---- (b) an archive directory that cannot be written --------------------
+WEFT_TRACE=ro timeout 60 "$DEMO" -p 1 -t 1 -n 40 -s 100000 \
+    --report "$TMP/ro.json" >"$TMP/ro.out" 2>&1 &
+DEMO_PID=$!
+for _ in $(seq 100); do
+    dir=$(ls -d "$SPOOL"/traces/ro-* 2>/dev/null | head -1)
+    [ -n "$dir" ] && break
+    sleep 0.05
+done
+[ -n "$dir" ] || fail "ro: no trace directory"
+mkdir -p "$dir/archive"
+mount -t tmpfs -o ro,size=1m tmpfs "$dir/archive" || fail "ro: cannot mount"
+RO="$dir/archive"
+wait "$DEMO_PID" || fail "ro: weft-demo failed: $(cat "$TMP/ro.out")"
+DEMO_PID=
+await ro failed 30
+case "$(json_get "$TMP/show.json" 'j["error"]')" in
+*"read only"*|*"Read-only"*) ;;
+*) fail "ro: failed without saying why: $(json_get "$TMP/show.json" 'j["error"]')" ;;
+esac
+umount "$RO" || fail "ro: cannot unmount"
+RO=
+await ro complete 60
+check ro "$TMP/ro.json"
+echo "(b) unwritable archive directory: failed, retried once writable, complete"
+
+# ---- (c) full while recording ---------------------------------------------
+WEFT_TRACE=ingest WEFT_STALL_MS=1000 timeout 60 "$DEMO" -p 1 -t 2 -n 400 \
+    -s 5000 --report "$TMP/ingest.json" >"$TMP/ingest.out" 2>&1 &
+DEMO_PID=$!
+sleep 0.5
+fill
+wait "$DEMO_PID"
+DEMO_PID=
+kill -0 "$WEFTD_PID" || fail "ingest: weftd died"
+sleep 2
+kill -0 "$WEFTD_PID" || fail "ingest: weftd died"
+rm -f "$MNT/filler"
+for _ in $(seq 600); do
+    state=$(state_of ingest)
+    case "$state" in complete|partial) break ;; esac
+    sleep 0.1
+done
+case "$state" in complete|partial) ;; *) fail "ingest: state '$state'" ;; esac
+# A thread none of whose batches was taken before the disk filled is no
+# location of the archive.
+"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump({k: v for k, v in r.items() if any(n for x, n in v.items() if x != "dropped")}, open(sys.argv[2], "w"))' \
+    "$TMP/ingest.json" "$TMP/ingest-taken.json"
+check ingest "$TMP/ingest-taken.json"
+echo "(c) full while recording: $state once there was room, what was acknowledged kept"
+
+# ---- (d) start on a full disk ---------------------------------------------
+stop_weftd
+# SQLite makes the catalog's -shm file when the first connection opens it
+# (its last one normally removes it); without room for it the catalog
+# does not open. Nothing has the catalog open: the file is only an index.
+rm -f "$SPOOL/catalog.db-shm"
+fill
+start_weftd --grace-period 1
+grep -q "its file system is full: starting anyway" "$TMP/weftd.log" ||
+    fail "start: no warning about the full file system"
+rm -f "$MNT/filler"
+WEFT_TRACE=later timeout 30 "$DEMO" -p 1 -t 1 -n 100 --report "$TMP/later.json" \
+    >"$TMP/later.out" 2>&1 || fail "later: weft-demo failed: $(cat "$TMP/later.out")"
+await later complete 30
+check later "$TMP/later.json"
+stop_weftd
+echo "(d) started on a full disk, served once there was room"
+echo ok
