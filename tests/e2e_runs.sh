@@ -77,11 +77,20 @@ wait_runs() {
 }
 
 # check_run NAME OUT: the trace of NAME whose run is the one of demo OUT
-# (RUN given as $3, else weft-demo-HOST-PID) holds exactly what it
-# recorded, checked with otf2-print and check_archive.py.
+# (RUN given as $3, else weft-demo-HOST-PID) becomes complete (60 s at
+# most: it may still be converting) and holds exactly what it recorded,
+# checked with otf2-print and check_archive.py.
 check_run() {
-    local run=${3:-weft-demo-$(hostname)-$(cat "$TMP/$2.pid")} archive
-    list_name "$1"
+    local run=${3:-weft-demo-$(hostname)-$(cat "$TMP/$2.pid")} archive state
+    for _ in $(seq 600); do
+        list_name "$1"
+        state=$(json_get "$TMP/list.json" \
+                '[t["state"] for t in j if t.get("run") == "'"$run"'"][0]' 2>/dev/null)
+        [ "$state" = complete ] && break
+        sleep 0.1
+    done
+    [ "$state" = complete ] ||
+        fail "$1: the trace with run $run is not complete: $(cat "$TMP/list.json")"
     archive=$(json_get "$TMP/list.json" \
               '[t["archive"] for t in j if t.get("run") == "'"$run"'"][0]' 2>/dev/null) ||
         fail "$1: no trace with run $run in $(cat "$TMP/list.json")"
