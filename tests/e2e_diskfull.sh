@@ -62,12 +62,12 @@ fill() {
     sync
 }
 
-check() { # TRACE REPORT
+check() { # TRACE REPORT [CHECK_ARCHIVE OPTIONS]
     local archive
     archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
     otf2-print -Werror --silent "$archive" >/dev/null ||
         fail "$1: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$2" >/dev/null ||
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$2" "${@:3}" >/dev/null ||
         fail "$1: the archive does not hold what was acknowledged"
 }
 
@@ -143,11 +143,12 @@ for _ in $(seq 600); do
     sleep 0.1
 done
 case "$state" in complete|partial) ;; *) fail "ingest: state '$state'" ;; esac
-# A thread none of whose batches was taken before the disk filled is no
-# location of the archive.
-"$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); json.dump({k: v for k, v in r.items() if any(n for x, n in v.items() if x != "dropped")}, open(sys.argv[2], "w"))' \
-    "$TMP/ingest.json" "$TMP/ingest-taken.json"
-check ingest "$TMP/ingest-taken.json"
+# Everything acknowledged is in the archive. libweft gave up on the
+# batches weftd did not acknowledge; weftd may have journaled some of them
+# before the disk filled, their Ack lost with the connection: those may be
+# in the archive too (--unacked), and a thread with none acknowledged may
+# still be a location of it.
+check ingest "$TMP/ingest.json" --unacked
 echo "(c) full while recording: $state once there was room, what was acknowledged kept"
 
 # ---- (d) start on a full disk ---------------------------------------------
