@@ -24,7 +24,8 @@
 #define WEFT__MIN_BUFFER (8u << 10)
 /* A batch frame must stay below weftd's default frame limit. */
 #define WEFT__MAX_BUFFER (WEFT_DEFAULT_MAX_FRAME - (4u << 10))
-#define WEFT__DEFAULT_POOL 256u /* 16 MiB of 64 KiB buffers, allocated as needed */
+/* 16 MiB of 64 KiB buffers, allocated as needed */
+#define WEFT__DEFAULT_POOL 256u
 #define WEFT__MIN_POOL 2u
 #define WEFT__MAX_POOL (1u << 20)
 #define WEFT__DEFAULT_FLUSH_MS 500u

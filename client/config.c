@@ -68,8 +68,8 @@ static int parse_decimal(const char *s, uint64_t max, uint64_t *out)
 
 /* A number from variable `name` in [min, max], def if unset. Returns 0 or
  * WEFT_ECONFIG after saying what is wrong. */
-static int env_number(const envsrc *e, const char *name, uint64_t min, uint64_t max,
-                      uint64_t def, uint64_t *out)
+static int env_number(const envsrc *e, const char *name, uint64_t min,
+                      uint64_t max, uint64_t def, uint64_t *out)
 {
     const char *v = env(e, name);
     uint64_t n = 0;

@@ -80,7 +80,8 @@ static uint64_t close_deadline(void)
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
     for (;;) {
-        struct pollfd p[2] = { { fd, events, 0 }, { weft__S.wake_fd, POLLIN, 0 } };
+        struct pollfd p[2] = { { fd, events, 0 },
+                               { weft__S.wake_fd, POLLIN, 0 } };
         uint64_t now = weft__now_ms();
         int rc;
         if (now >= deadline)
@@ -299,31 +300,15 @@ static void clock_pair(uint64_t *realtime, uint64_t *mono)
     }
 }
 
-/* Connects and says Hello, giving up at the deadline (ms, trace clock;
- * connecting and the answer also have their own time limits). Returns 0
- * with *fdp set and *ackp the HelloAck envelope (the caller frees it with
- * weft_frame_free_envelope; weft__S.in then holds what followed it),
- * WEFT_ECONNECT when weftd cannot be reached, or WEFT_EPROTO when weftd
- * refused (*codep is its error code, why holds its message). */
-int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
-                             int *fdp, Weft__Envelope **ackp, int *codep,
-                             char *why, size_t whylen)
+/* Packs this process's Hello (malloc'd into *frame). Returns its length
+ * or a WEFT_E* code. */
+static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Hello h = WEFT__HELLO__INIT;
     Weft__Tag tags[WEFT__MAX_TAGS], *tagp[WEFT__MAX_TAGS];
     char host[256] = "", command[4096];
-    uint8_t *frame = NULL;
-    ssize_t len;
-    uint32_t hello_ms;
-    int fd, rc;
 
-    *codep = 0;
-    fd = connect_server(c, weft__min_u64(deadline,
-                                   weft__now_ms() + WEFT__CONNECT_TIMEOUT_MS),
-                        why, whylen);
-    if (fd < 0)
-        return WEFT_ECONNECT;
     gethostname(host, sizeof host - 1);
     read_command(command, sizeof command);
     h.protocol_version = WEFT_PROTOCOL_VERSION;
@@ -348,7 +333,70 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
     clock_pair(&h.realtime_ns, &h.clock_at_realtime);
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
-    len = weft_frame_pack(&env, &frame);
+    return weft_frame_pack(&env, frame);
+}
+
+/* Reads weftd's answer to the Hello on fd, starting a new input (S.in then
+ * holds what followed it). Returns 0 with *ackp (the HelloAck envelope),
+ * WEFT_ECONNECT, or WEFT_EPROTO when weftd refused (*codep, why). */
+static int await_hello_ack(int fd, uint64_t deadline, uint32_t hello_ms,
+                           Weft__Envelope **ackp, int *codep, char *why,
+                           size_t whylen)
+{
+    Weft__Envelope *reply = NULL;
+    int rc;
+
+    weft_frame_reader_free(&weft__S.in.rd);
+    memset(&weft__S.in, 0, sizeof weft__S.in);
+    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
+    while ((rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen)) ==
+           0) {
+        if (wait_fd(fd, POLLIN, deadline) <= 0) {
+            snprintf(why, whylen, "no answer to Hello within %u ms",
+                     hello_ms);
+            return WEFT_ECONNECT;
+        }
+    }
+    if (rc < 0)
+        return WEFT_ECONNECT;
+    switch (reply->msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        *ackp = reply;
+        return 0;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        snprintf(why, whylen, "%s", reply->error->message);
+        *codep = reply->error->code;
+        rc = WEFT_EPROTO;
+        break;
+    default:
+        snprintf(why, whylen, "weftd answered Hello with %s",
+                 weft_frame_kind_name(reply->msg_case));
+        rc = WEFT_ECONNECT;
+        break;
+    }
+    weft_frame_free_envelope(reply);
+    return rc;
+}
+
+/* See client_session.h. Connects and says Hello, giving up at the
+ * deadline (ms; connecting and the answer also have their own time
+ * limits). On success weft__S.in holds what followed the HelloAck. */
+int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
+                            int *fdp, Weft__Envelope **ackp, int *codep,
+                            char *why, size_t whylen)
+{
+    uint8_t *frame = NULL;
+    ssize_t len;
+    uint32_t hello_ms;
+    int fd, rc;
+
+    *codep = 0;
+    fd = connect_server(c, weft__min_u64(deadline, weft__now_ms() +
+                                                       WEFT__CONNECT_TIMEOUT_MS),
+                        why, whylen);
+    if (fd < 0)
+        return WEFT_ECONNECT;
+    len = pack_hello(c, &frame);
     if (len < 0) {
         snprintf(why, whylen, "%s", weft_strerror((int)len));
         rc = WEFT_ECONNECT;
@@ -364,41 +412,8 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
         rc = WEFT_ECONNECT;
         goto out;
     }
-    weft_frame_reader_free(&weft__S.in.rd);
-    memset(&weft__S.in, 0, sizeof weft__S.in);
-    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
-    while ((rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen)) == 0) {
-        rc = wait_fd(fd, POLLIN, deadline);
-        if (rc <= 0) {
-            snprintf(why, whylen, "no answer to Hello within %u ms",
-                     hello_ms);
-            rc = WEFT_ECONNECT;
-            goto out;
-        }
-    }
-    if (rc < 0) {
-        rc = WEFT_ECONNECT;
-        goto out;
-    }
-    switch (reply->msg_case) {
-    case WEFT__ENVELOPE__MSG_HELLO_ACK:
-        rc = 0;
-        *ackp = reply;
-        reply = NULL;
-        break;
-    case WEFT__ENVELOPE__MSG_ERROR:
-        snprintf(why, whylen, "%s", reply->error->message);
-        *codep = reply->error->code;
-        rc = WEFT_EPROTO;
-        break;
-    default:
-        snprintf(why, whylen, "weftd answered Hello with %s",
-                 weft_frame_kind_name(reply->msg_case));
-        rc = WEFT_ECONNECT;
-        break;
-    }
+    rc = await_hello_ack(fd, deadline, hello_ms, ackp, codep, why, whylen);
 out:
-    weft_frame_free_envelope(reply);
     free(frame);
     if (rc < 0)
         close(fd);
@@ -535,19 +550,10 @@ static uint64_t held_seq(const Weft__HelloAck *a, uint32_t loc)
     return 0;
 }
 
-/* After a HelloAck on a new connection: everything that was in flight goes
- * back to the front of its queue (keeping the send order and the sequence
- * numbers), and what weftd holds is done with. weftd must hold at least
- * everything it acknowledged and nothing this process did not send.
- * Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
- * held. */
-int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
-                         size_t whylen)
+/* Everything in flight goes back to the front of its queue, keeping the
+ * send order and the sequence numbers. mu held. */
+static void requeue_in_flight_locked(void)
 {
-    uint64_t first, h = a->definitions_seq;
-    weft__buf **lb, *pb = NULL;
-    weft__chunk *c;
-
     if (weft__S.f_head) {
         weft__S.f_tail->next = weft__S.q_head;
         if (!weft__S.q_head)
@@ -562,8 +568,18 @@ int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
         weft__S.d_head = weft__S.df_head;
         weft__S.df_head = weft__S.df_tail = NULL;
     }
+}
 
-    first = weft__S.d_head && weft__S.d_head->seq ? weft__S.d_head->seq : weft__S.defs_seq + 1;
+/* weftd must hold at least everything it acknowledged and nothing this
+ * process did not send. Returns 0 or WEFT_EPROTO with why. mu held, in
+ * flight requeued. */
+static int check_held_locked(const Weft__HelloAck *a, char *why,
+                             size_t whylen)
+{
+    uint64_t first, h = a->definitions_seq;
+
+    first = weft__S.d_head && weft__S.d_head->seq ? weft__S.d_head->seq
+                                                  : weft__S.defs_seq + 1;
     if (h > weft__S.defs_seq) {
         snprintf(why, whylen, "weftd holds Definitions %" PRIu64 " but this "
                  "process sent %" PRIu64 " (does another process use rank "
@@ -612,6 +628,15 @@ int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
             return WEFT_EPROTO;
         }
     }
+    return 0;
+}
+
+/* Frees the definitions and batches that the HelloAck says weftd holds;
+ * *resend is the batches left to send. mu held. */
+static void release_held_locked(const Weft__HelloAck *a, size_t *resend)
+{
+    weft__buf **lb, *pb = NULL;
+    weft__chunk *c;
 
     /* What weftd holds: numbered chunks are first, in order. */
     while ((c = weft__S.d_head) && c->seq && c->seq <= a->definitions_seq) {
@@ -633,6 +658,24 @@ int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
     }
     weft__S.q_tail = pb;
     *resend = count_list(weft__S.q_head);
+}
+
+/* After a HelloAck on a new connection: everything that was in flight goes
+ * back to the front of its queue (keeping the send order and the sequence
+ * numbers), and what weftd holds is done with. weftd must hold at least
+ * everything it acknowledged and nothing this process did not send.
+ * Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
+ * held. */
+int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
+                        size_t whylen)
+{
+    int rc;
+
+    requeue_in_flight_locked();
+    rc = check_held_locked(a, why, whylen);
+    if (rc < 0)
+        return rc;
+    release_held_locked(a, resend);
     return 0;
 }
 

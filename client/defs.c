@@ -165,7 +165,9 @@ static int session_usable(void)
 /* Defines a record unless tracing is off. mu held. */
 static int define_locked(const weft_record *r)
 {
-    return atomic_load(&weft__S.state) == ST_ACTIVE ? weft__defs_append_locked(r) : 0;
+    return atomic_load(&weft__S.state) == ST_ACTIVE
+               ? weft__defs_append_locked(r)
+               : 0;
 }
 
 /* The id of string s, defining it on first use. mu held.

@@ -218,7 +218,8 @@ void weft__buf_release_locked(weft__thread *t, int *wake)
         b->location = t->location;
         t->recorded += t->nevents;
         /* Nothing was owed by weftd until now: the stall clock starts. */
-        if (atomic_load(&weft__S.connected) && !weft__S.q_head && !weft__S.f_head)
+        if (atomic_load(&weft__S.connected) && !weft__S.q_head &&
+            !weft__S.f_head)
             weft__S.progress_ms = weft__now_ms();
         weft__bufq_push(&weft__S.q_head, &weft__S.q_tail, b);
         *wake = 1;
@@ -269,8 +270,9 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
 
     assert(!t->cur);
     for (;;) {
-        size_t limit = weft__S.cfg.pool_size > weft__S.live + 1 ? weft__S.cfg.pool_size
-                                                    : (size_t)weft__S.live + 1;
+        size_t limit = weft__S.cfg.pool_size > weft__S.live + 1
+                           ? weft__S.cfg.pool_size
+                           : (size_t)weft__S.live + 1;
         uint64_t now, deadline;
         if (atomic_load(&weft__S.state) != ST_ACTIVE)
             return 0;

@@ -11,7 +11,8 @@
  *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
  *        ^                            |  refused for good: DONE (discard)
  *        +-------- failed, backoff ---+
- *   STREAMING --broken--> DISCONNECTED     STREAMING --Goodbye written--> CLOSING
+ *   STREAMING --broken--> DISCONNECTED
+ *   STREAMING --Goodbye written--> CLOSING --broken--> DISCONNECTED
  *   CLOSING --weftd hung up, or EOF time up--> DONE
  *
  * Every round first does what does not depend on the state (round_begin):
@@ -240,7 +241,8 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
         if (!weft__S.q_head)
             weft__S.q_tail = NULL;
         weft__bufq_push(&weft__S.f_head, &weft__S.f_tail, b);
-    } else if (closing && !weft__S.goodbye_queued && !weft__S.f_head && !weft__S.df_head) {
+    } else if (closing && !weft__S.goodbye_queued && !weft__S.f_head &&
+               !weft__S.df_head) {
         len = pack_goodbye_locked(&out->data);
         goodbye = 1;
         weft__S.goodbye_queued = 1;
@@ -293,7 +295,8 @@ static int reconnect(uint64_t deadline, size_t *resend, char *why,
     Weft__Envelope *ack = NULL;
     int fd = -1, code = 0, rc;
 
-    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code, why, whylen);
+    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code,
+                                 why, whylen);
     if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
         return weft__transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
     if (rc < 0)
@@ -326,7 +329,8 @@ static void disconnect(weft__out *out, const char *why)
     char ignored[256];
     int transient;
 
-    while (weft__input_next(weft__S.fd, &weft__S.in, &env, ignored, sizeof ignored) == 1) {
+    while (weft__input_next(weft__S.fd, &weft__S.in, &env, ignored,
+                            sizeof ignored) == 1) {
         int rc = weft__handle_frame(env, &transient, ignored, sizeof ignored);
         weft_frame_free_envelope(env);
         if (rc < 0)
@@ -340,7 +344,8 @@ static void disconnect(weft__out *out, const char *why)
     atomic_store(&weft__S.connected, 0);
     weft__S.goodbye_queued = 0;
     /* Nothing was owed: weftd is unreachable from now on, not before. */
-    if (!weft__S.f_head && !weft__S.q_head && !weft__S.df_head && !weft__S.d_head)
+    if (!weft__S.f_head && !weft__S.q_head && !weft__S.df_head &&
+        !weft__S.d_head)
         weft__S.progress_ms = weft__now_ms();
     pthread_mutex_unlock(&weft__S.mu);
     warn("lost the connection to weftd at %s: %s; reconnecting",
@@ -393,7 +398,8 @@ static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
     }
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         Weft__Envelope *env;
-        while ((rc = weft__input_next(weft__S.fd, &weft__S.in, &env, why, whylen)) == 1) {
+        while ((rc = weft__input_next(weft__S.fd, &weft__S.in, &env, why,
+                                      whylen)) == 1) {
             rc = weft__handle_frame(env, &transient, why, whylen);
             weft_frame_free_envelope(env);
             if (rc < 0)
@@ -452,8 +458,8 @@ static void signal_close(void)
     }
     if (weft__S.cfg.signal_flush_ms < weft__S.close_limit_ms) {
         uint64_t elapsed = weft__now_ms() - weft__S.close_start_ms;
-        weft__S.close_limit_ms = (uint32_t)weft__min_u64(weft__S.close_limit_ms,
-                                             elapsed + weft__S.cfg.signal_flush_ms);
+        weft__S.close_limit_ms = (uint32_t)weft__min_u64(
+            weft__S.close_limit_ms, elapsed + weft__S.cfg.signal_flush_ms);
     }
     pthread_mutex_unlock(&weft__S.mu);
 }

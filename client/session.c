@@ -101,8 +101,10 @@ static void on_fatal_signal(int sig)
     /* A second signal (on another thread) while the first one's flush
      * runs finds the session closed already: it waits for the same
      * flush instead of ending the process before it is done. */
-    if ((atomic_load(&weft__S.state) == ST_ACTIVE || atomic_load(&weft__S.signal_seen)) &&
-        weft__S.wake_fd >= 0 && atomic_load(&weft__S.sender_tid) != (int)gettid() &&
+    if ((atomic_load(&weft__S.state) == ST_ACTIVE ||
+         atomic_load(&weft__S.signal_seen)) &&
+        weft__S.wake_fd >= 0 &&
+        atomic_load(&weft__S.sender_tid) != (int)gettid() &&
         !atomic_load(&weft__S.sender_done)) {
         uint64_t one = 1;
         struct timespec ms = { 0, 1000000 };
@@ -395,7 +397,8 @@ out:
 /* 1 while the session streams to weftd (0 while it reconnects). */
 WEFT_API int weft_connected(void)
 {
-    return atomic_load(&weft__S.state) == ST_ACTIVE && atomic_load(&weft__S.connected);
+    return atomic_load(&weft__S.state) == ST_ACTIVE &&
+           atomic_load(&weft__S.connected);
 }
 
 /* Rank and size from the environment, valid after weft_open (0 and 1
