@@ -63,7 +63,14 @@
  * record may be larger, up to WEFT__MAX_BUFFER). */
 #define WEFT__DEFS_CHUNK (256u << 10)
 
-enum { ST_NONE, ST_ACTIVE, ST_DISCARD, ST_CLOSED, ST_FORKED };
+/* Session states (see DESIGN above). */
+enum {
+    WEFT__ST_NONE,           /* not opened */
+    WEFT__ST_ACTIVE,         /* recording; connected or reconnecting */
+    WEFT__ST_DISCARD,        /* tracing off: records counted and dropped */
+    WEFT__ST_CLOSED,         /* weft_close (or a fatal signal) began */
+    WEFT__ST_FORKED          /* the copy of an open session in a child */
+};
 
 /* One event buffer. `data` holds cfg.buffer_size bytes. */
 typedef struct weft__buf {
@@ -107,7 +114,8 @@ typedef struct weft__session {
     pthread_mutex_t open_mu;   /* serializes weft_open and weft_close */
     pthread_mutex_t mu;        /* everything below unless noted */
     pthread_cond_t pool_cv;    /* a buffer came back or the state changed */
-    atomic_int state;          /* ST_*: written under mu, read anywhere */
+    atomic_int state;          /* WEFT__ST_*: written under mu, read
+                                * anywhere */
     weft__config cfg;          /* set by weft_open before any use; then
                                 * read-only (no lock) */
     int hooks_installed;       /* atexit/atfork; under open_mu */

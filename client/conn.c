@@ -386,14 +386,15 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
                             char *why, size_t whylen)
 {
     uint8_t *frame = NULL;
+    uint64_t deadline_connect;
     ssize_t len;
     uint32_t hello_ms;
     int fd, rc;
 
     *codep = 0;
-    fd = connect_server(c, weft__min_u64(deadline, weft__now_ms() +
-                                                       WEFT__CONNECT_TIMEOUT_MS),
-                        why, whylen);
+    deadline_connect = weft__min_u64(deadline, weft__now_ms() +
+                                                   WEFT__CONNECT_TIMEOUT_MS);
+    fd = connect_server(c, deadline_connect, why, whylen);
     if (fd < 0)
         return WEFT_ECONNECT;
     len = pack_hello(c, &frame);

@@ -140,11 +140,11 @@ int weft__def_append(const weft_record *r)
     weft__inside++;
     pthread_mutex_lock(&weft__S.mu);
     switch (atomic_load(&weft__S.state)) {
-    case ST_ACTIVE:
+    case WEFT__ST_ACTIVE:
         rc = weft__defs_append_locked(r);
         break;
-    case ST_DISCARD:
-    case ST_FORKED:
+    case WEFT__ST_DISCARD:
+    case WEFT__ST_FORKED:
         break;
     default:
         rc = WEFT_ECLOSED;
@@ -159,13 +159,14 @@ static int session_usable(void)
 {
     int st = atomic_load(&weft__S.state);
 
-    return st == ST_ACTIVE || st == ST_DISCARD || st == ST_FORKED;
+    return st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD ||
+           st == WEFT__ST_FORKED;
 }
 
 /* Defines a record unless tracing is off. mu held. */
 static int define_locked(const weft_record *r)
 {
-    return atomic_load(&weft__S.state) == ST_ACTIVE
+    return atomic_load(&weft__S.state) == WEFT__ST_ACTIVE
                ? weft__defs_append_locked(r)
                : 0;
 }

@@ -211,7 +211,7 @@ void weft__buf_release_locked(weft__thread *t, int *wake)
         gap_drain_locked(t);
         return;
     }
-    if (t->nevents > 0 && atomic_load(&weft__S.state) == ST_ACTIVE) {
+    if (t->nevents > 0 && atomic_load(&weft__S.state) == WEFT__ST_ACTIVE) {
         b->len = (size_t)(t->p - b->data);
         b->events = t->nevents;
         b->seq = ++t->seq;
@@ -274,7 +274,7 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
                            ? weft__S.cfg.pool_size
                            : (size_t)weft__S.live + 1;
         uint64_t now, deadline;
-        if (atomic_load(&weft__S.state) != ST_ACTIVE)
+        if (atomic_load(&weft__S.state) != WEFT__ST_ACTIVE)
             return 0;
         if (weft__S.free_list) {
             b = weft__S.free_list;
@@ -409,10 +409,10 @@ retry:
         return WEFT_ETIME;
     atomic_store(&t->attention, 0);
     switch (atomic_load(&weft__S.state)) {
-    case ST_ACTIVE:
+    case WEFT__ST_ACTIVE:
         break;
-    case ST_DISCARD:
-    case ST_FORKED:
+    case WEFT__ST_DISCARD:
+    case WEFT__ST_FORKED:
         /* Tracing is off: one long gap. */
         pthread_mutex_lock(&weft__S.mu);
         if (t->cur) {

@@ -11,9 +11,11 @@
  *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
  *        ^                            |  refused for good: DONE (discard)
  *        +-------- failed, backoff ---+
- *   STREAMING --broken--> DISCONNECTED
- *   STREAMING --Goodbye written--> CLOSING --broken--> DISCONNECTED
- *   CLOSING --weftd hung up, or EOF time up--> DONE
+ *   STREAMING --broken, or a transient Error--> DISCONNECTED
+ *   STREAMING --Goodbye written--> CLOSING
+ *   CLOSING --weftd hung up, the connection lost (not reopened), or
+ *             the EOF time up--> DONE;  a transient Error--> DISCONNECTED
+ *   STREAMING, CLOSING --refused for good--> DONE (tracing off)
  *
  * Every round first does what does not depend on the state (round_begin):
  * a fatal signal's close, the periodic flush request, and, while closing,
@@ -127,8 +129,8 @@ static void go_discard(const char *what)
 
     pthread_mutex_lock(&weft__S.mu);
     was_closing = weft__S.closing;
-    if (atomic_load(&weft__S.state) == ST_ACTIVE)
-        atomic_store(&weft__S.state, ST_DISCARD);
+    if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)
+        atomic_store(&weft__S.state, WEFT__ST_DISCARD);
     atomic_store(&weft__S.connected, 0);
     lost = abandon_locked(&n);
     weft__S.close_rc = WEFT_EIO;
@@ -445,10 +447,10 @@ static void signal_close(void)
 
     atomic_store(&weft__S.signal_pending, 0);
     pthread_mutex_lock(&weft__S.mu);
-    if (t && atomic_load(&weft__S.state) == ST_ACTIVE && !t->exited)
+    if (t && atomic_load(&weft__S.state) == WEFT__ST_ACTIVE && !t->exited)
         weft__buf_release_locked(t, &wake);
-    if (atomic_load(&weft__S.state) == ST_ACTIVE)
-        atomic_store(&weft__S.state, ST_CLOSED);
+    if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)
+        atomic_store(&weft__S.state, WEFT__ST_CLOSED);
     weft__raise_attention_locked();
     pthread_cond_broadcast(&weft__S.pool_cv);
     if (!weft__S.closing) {

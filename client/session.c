@@ -101,7 +101,7 @@ static void on_fatal_signal(int sig)
     /* A second signal (on another thread) while the first one's flush
      * runs finds the session closed already: it waits for the same
      * flush instead of ending the process before it is done. */
-    if ((atomic_load(&weft__S.state) == ST_ACTIVE ||
+    if ((atomic_load(&weft__S.state) == WEFT__ST_ACTIVE ||
          atomic_load(&weft__S.signal_seen)) &&
         weft__S.wake_fd >= 0 &&
         atomic_load(&weft__S.sender_tid) != (int)gettid() &&
@@ -172,8 +172,8 @@ static void at_fork_child(void)
     weft__pool_cv_init();
     weft__S.sender_started = 0;
     atomic_store(&weft__S.connected, 0);
-    if (st == ST_ACTIVE || st == ST_DISCARD) {
-        atomic_store(&weft__S.state, ST_FORKED);
+    if (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD) {
+        atomic_store(&weft__S.state, WEFT__ST_FORKED);
         if (weft__S.fd >= 0)
             close(weft__S.fd);
         if (weft__S.wake_fd >= 0)
@@ -238,7 +238,7 @@ static int connect_at_open(const weft__config *cfg, int *fdp)
         rc = 0;
     }
     if (rc == 0)
-        atomic_store(&weft__S.state, ST_DISCARD);
+        atomic_store(&weft__S.state, WEFT__ST_DISCARD);
     return rc;
 }
 
@@ -251,7 +251,7 @@ static void go_active(int fd)
     if (weft__S.wake_fd < 0) {
         warn("eventfd: %s; tracing is off for this process", strerror(errno));
         close(fd);
-        atomic_store(&weft__S.state, ST_DISCARD);
+        atomic_store(&weft__S.state, WEFT__ST_DISCARD);
         return;
     }
     weft__measure_offset(fd, UINT64_MAX, "at the start");
@@ -260,14 +260,14 @@ static void go_active(int fd)
     pthread_mutex_lock(&weft__S.mu);
     atomic_store(&weft__S.connected, 1);
     weft__S.progress_ms = weft__now_ms();
-    atomic_store(&weft__S.state, ST_ACTIVE);
+    atomic_store(&weft__S.state, WEFT__ST_ACTIVE);
     weft__raise_attention_locked();
     pthread_mutex_unlock(&weft__S.mu);
     if (start_sender() < 0) {
         warn("cannot start the sender thread; tracing is off for this "
              "process");
         pthread_mutex_lock(&weft__S.mu);
-        atomic_store(&weft__S.state, ST_DISCARD);
+        atomic_store(&weft__S.state, WEFT__ST_DISCARD);
         atomic_store(&weft__S.connected, 0);
         weft__raise_attention_locked();
         pthread_mutex_unlock(&weft__S.mu);
@@ -290,9 +290,9 @@ WEFT_API int weft_open(void)
     weft__inside++;
     pthread_mutex_lock(&weft__S.open_mu);
     st = atomic_load(&weft__S.state);
-    if (st == ST_ACTIVE || st == ST_DISCARD)
+    if (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD)
         goto out;
-    if (st != ST_NONE) {
+    if (st != WEFT__ST_NONE) {
         rc = WEFT_ECLOSED;
         goto out;
     }
@@ -349,7 +349,7 @@ WEFT_API int weft_close(void)
     weft__inside++;
     pthread_mutex_lock(&weft__S.open_mu);
     st = atomic_load(&weft__S.state);
-    if (st != ST_ACTIVE && st != ST_DISCARD)
+    if (st != WEFT__ST_ACTIVE && st != WEFT__ST_DISCARD)
         goto out;
     pthread_mutex_lock(&weft__S.mu);
     /* Documented: the recording threads have finished. Buffers of threads
@@ -361,7 +361,7 @@ WEFT_API int weft_close(void)
         free(t->scratch);
         t->scratch = NULL;
     }
-    atomic_store(&weft__S.state, ST_CLOSED);
+    atomic_store(&weft__S.state, WEFT__ST_CLOSED);
     weft__raise_attention_locked();
     pthread_cond_broadcast(&weft__S.pool_cv);
     weft__S.closing = 1;
@@ -379,7 +379,7 @@ WEFT_API int weft_close(void)
     for (weft__thread *t = weft__S.threads; t; t = t->next)
         dropped += t->dropped;
     pthread_mutex_unlock(&weft__S.mu);
-    if (st == ST_ACTIVE && dropped)
+    if (st == WEFT__ST_ACTIVE && dropped)
         warn("%" PRIu64 " records of rank %u were dropped (%s)", dropped,
              weft__S.cfg.rank, weft__S.cfg.overflow_discard
                              ? "WEFT_OVERFLOW=discard"
@@ -397,7 +397,7 @@ out:
 /* 1 while the session streams to weftd (0 while it reconnects). */
 WEFT_API int weft_connected(void)
 {
-    return atomic_load(&weft__S.state) == ST_ACTIVE &&
+    return atomic_load(&weft__S.state) == WEFT__ST_ACTIVE &&
            atomic_load(&weft__S.connected);
 }
 

@@ -45,7 +45,7 @@ static void session_setup(uint32_t pool, int discard, uint32_t stall_ms)
     weft__bufs_free_locked();
     weft__S.stalled = weft__S.stall_warned = 0;
     weft__S.progress_ms = weft__now_ms();
-    atomic_store(&weft__S.state, ST_ACTIVE);
+    atomic_store(&weft__S.state, WEFT__ST_ACTIVE);
     weft__raise_attention_locked();
     pthread_mutex_unlock(&weft__S.mu);
 }
@@ -258,7 +258,7 @@ static void *tracing_off(void *arg)
 
     (void)arg;
     pthread_mutex_lock(&weft__S.mu);
-    atomic_store(&weft__S.state, ST_DISCARD);
+    atomic_store(&weft__S.state, WEFT__ST_DISCARD);
     weft__raise_attention_locked();
     pthread_mutex_unlock(&weft__S.mu);
     for (uint64_t time = 100; time < 105; time++)
@@ -266,7 +266,7 @@ static void *tracing_off(void *arg)
     assert_int_equal(queued(), 0);
     assert_true(t->in_gap);
     pthread_mutex_lock(&weft__S.mu);
-    atomic_store(&weft__S.state, ST_ACTIVE);
+    atomic_store(&weft__S.state, WEFT__ST_ACTIVE);
     weft__raise_attention_locked();
     pthread_mutex_unlock(&weft__S.mu);
     assert_int_equal(weft_evt_Enter(NULL, 200, 1), 0);
@@ -312,7 +312,7 @@ static int group_teardown(void **state)
 {
     (void)state;
     pthread_mutex_lock(&weft__S.mu);
-    atomic_store(&weft__S.state, ST_CLOSED);
+    atomic_store(&weft__S.state, WEFT__ST_CLOSED);
     weft__bufs_free_locked();
     pthread_mutex_unlock(&weft__S.mu);
     return 0;
