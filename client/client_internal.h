@@ -1,5 +1,7 @@
 /* client_internal.h - what api.c (the record path, generated from the
- * record table) shares with client.c (session, buffers, sender thread).
+ * record table) shares with the rest of libweft: the per-thread state,
+ * the slow path (pool.c), definitions (defs.c), the trace clock (timer.c)
+ * and messages (log.c). The session itself is client_session.h.
  *
  * DESIGN
  * Each recording thread owns a weft__thread, reached through the
@@ -134,7 +136,7 @@ WEFT__HIDDEN int weft__clock_setup(const char *value, int64_t shift_ns,
 WEFT__HIDDEN int weft__tsc_invariant(void);
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
 WEFT__HIDDEN uint64_t weft__mono_ns(void);
-/* One line "weft: ..." on stderr. */
+/* One line "weft: ..." on stderr (log.c). */
 WEFT__HIDDEN void weft__warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 

@@ -152,10 +152,10 @@ grep -q 'WEFT_FILTER="-helper_\*,,+x": rule 2 .* is empty.*tracing is off' "$TMP
 
 # 4. The README's recipe, with the .pc files of the build tree.
 mkdir -p "$TMP/pc"
-for pc in weft weft-instrument; do
+for pc in client/weft recorders/instrument/weft-instrument; do
     sed -e "s|^libdir=.*|libdir=$WEFT_BUILDDIR/.libs|" \
         -e "s|^includedir=.*|includedir=$WEFT_SRCDIR/client|" \
-        "$WEFT_BUILDDIR/client/$pc.pc" >"$TMP/pc/$pc.pc"
+        "$WEFT_BUILDDIR/$pc.pc" >"$TMP/pc/${pc##*/}.pc"
 done
 cat >"$TMP/app.c" <<'APP'
 #include <stdio.h>

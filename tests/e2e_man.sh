@@ -3,7 +3,7 @@
 # cannot silently go stale: every subcommand of `weft --help` and every
 # option of its usage lines is in weft(1), every option of `weftd --help`
 # in weftd(8), every key of etc/weftd.conf in weftd.conf(5), and every
-# WEFT_* variable client/*.c names in libweft(3).
+# WEFT_* variable client/*.c and recorders/*/*.c name in libweft(3).
 . "$(dirname "$0")/lib.sh"
 
 MAN="$WEFT_SRCDIR/man"
@@ -64,7 +64,8 @@ for s in $(sed -n 's/^\[\([a-z]*\)\]$/\1/p' "$WEFT_SRCDIR/etc/weftd.conf"); do
 done
 
 # libweft(3): every WEFT_* variable the client code names, and the API.
-vars=$(grep -ohE '"WEFT_[A-Z0-9_]+' "$WEFT_SRCDIR"/client/*.c | tr -d '"' | sort -u)
+vars=$(grep -ohE '"WEFT_[A-Z0-9_]+' "$WEFT_SRCDIR"/client/*.c "$WEFT_SRCDIR"/recorders/*/*.c |
+    tr -d '"' | sort -u)
 [ "$(echo "$vars" | wc -w)" -ge 10 ] || fail "cannot read the variables of client/*.c: $vars"
 for v in $vars; do
     grep -qE "^\.(B|BR|BI) .*\<$v\>" "$TMP/libweft.3" || fail "libweft(3) lacks $v"

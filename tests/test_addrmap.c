@@ -1,5 +1,5 @@
 /* test_addrmap.c - the lock-free address map of libweft-instrument
- * (client/addrmap.c): put/get, refusals (key 0, a key twice), growth
+ * (recorders/instrument/addrmap.c): put/get, refusals (key 0, a key twice), growth
  * keeping every entry, the WEFT__ADDRMAP_MAX_SLOTS limit, and readers on
  * other threads that always find every entry published before their
  * lookup began while a writer keeps adding and growing the table.

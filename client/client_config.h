@@ -1,0 +1,91 @@
+/* client_config.h - libweft's configuration: every WEFT_* variable (and the
+ * launcher's rank, size and job variables) read and checked once, at
+ * weft_open, into one weft__config.
+ *
+ * Pure apart from its messages: the environment comes through a lookup
+ * callback (as in runid.h) and what describes the process (program name,
+ * host, pid, start time) through a weft__proc, so tests give their own.
+ * Nothing here connects, calibrates a clock or allocates.
+ */
+#ifndef WEFT_CLIENT_CONFIG_H
+#define WEFT_CLIENT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "frame.h"
+#include "runid.h"
+
+#define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
+#define WEFT__DEFAULT_PORT "7411"
+#define WEFT__DEFAULT_BUFFER (64u << 10)
+/* Above the largest Metric record (255 members: about 4.6 KB). */
+#define WEFT__MIN_BUFFER (8u << 10)
+/* A batch frame must stay below weftd's default frame limit. */
+#define WEFT__MAX_BUFFER (WEFT_DEFAULT_MAX_FRAME - (4u << 10))
+/* 16 MiB of 64 KiB buffers, allocated as needed */
+#define WEFT__DEFAULT_POOL 256u
+#define WEFT__MIN_POOL 2u
+#define WEFT__MAX_POOL (1u << 20)
+#define WEFT__DEFAULT_FLUSH_MS 500u
+#define WEFT__DEFAULT_CLOSE_TIMEOUT_MS 30000u
+#define WEFT__DEFAULT_STALL_MS 30000u
+#define WEFT__MAX_MS 3600000u
+#define WEFT__TRACE_MAX 255
+/* WEFT_TAGS: at most this many tags, this many bytes in all. */
+#define WEFT__MAX_TAGS 64u
+#define WEFT__TAGS_MAX 4095u
+#define WEFT__TAG_KEY_MAX 64u   /* weftd refuses longer keys */
+/* Default of WEFT_SIGNAL_FLUSH_MS: how long a fatal signal waits for the
+ * sender to ship what was recorded. */
+#define WEFT__DEFAULT_SIGNAL_FLUSH_MS 1000u
+#define WEFT__MAX_SIGNAL_FLUSH_MS 60000u
+
+/* Written once by weft_open (before the sender starts), read-only after. */
+typedef struct weft__config {
+    char server[512];        /* WEFT_SERVER as given, for messages */
+    int is_unix;
+    char host[256];          /* TCP: name or address, brackets removed */
+    char port[8];
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char trace[WEFT__TRACE_MAX + 1];
+    char run[WEFT__RUN_MAX + 1]; /* the launch (runid.h); "" if unknown */
+    char job_id[256];
+    uint32_t rank, size;
+    size_t buffer_size;      /* bytes */
+    uint32_t pool_size;      /* buffers */
+    uint32_t flush_ms;       /* 0: no periodic flush */
+    uint32_t close_timeout_ms;
+    uint32_t stall_ms;       /* see WEFT_STALL_MS */
+    int overflow_discard;    /* WEFT_OVERFLOW=discard */
+    int required;
+    int clock_tsc;           /* WEFT_CLOCK=tsc asked for (timer.c decides) */
+    int64_t clock_shift_ns;  /* WEFT_TEST_CLOCK_SHIFT_NS, tests only */
+    uint64_t resolution;     /* trace clock ticks per second: set by
+                              * weft__clock_setup at open, not parsed */
+    int signals;             /* WEFT_SIGNALS: flush on fatal signals */
+    uint32_t signal_flush_ms; /* WEFT_SIGNAL_FLUSH_MS */
+    /* WEFT_TAGS: ntags key/value pairs, NUL-terminated in tagbuf. */
+    uint32_t ntags;
+    uint16_t tag_key[WEFT__MAX_TAGS], tag_value[WEFT__MAX_TAGS];
+    char tagbuf[WEFT__TAGS_MAX + 1];
+} weft__config;
+
+/* What the configuration needs to know about the process itself. */
+typedef struct weft__proc {
+    const char *program;     /* short program name: default trace names */
+    const char *host;        /* host name: the run of a single process */
+    long pid;
+    uint64_t start_ns;       /* CLOCK_REALTIME now: tells two processes with
+                              * the same pid apart */
+} weft__proc;
+
+/* Reads and checks the whole configuration from `env` into *c (cleared
+ * first). Returns 0 or WEFT_ECONFIG after one message on stderr naming the
+ * variable and its value (weft__warn); a bad WEFT_TAGS without
+ * WEFT_REQUIRED=1 is only reported and leaves no tags. */
+int weft__config_parse(weft__env_fn env, void *arg, const weft__proc *proc,
+                       weft__config *c);
+
+#endif

@@ -1,0 +1,761 @@
+/* conn.c - libweft's connection to weftd: connecting (TCP or a Unix
+ * socket), the Hello and its HelloAck, resuming after a reconnection,
+ * clock offsets measured with ClockSync round trips, and the frames that
+ * weftd sends (Acks, Errors).
+ *
+ * DESIGN
+ * Reconnection: batches and definitions chunks stay in flight (in send
+ * order) until acknowledged. When a new connection's HelloAck arrives it
+ * says which Definitions and, per location, which batch sequence numbers
+ * weftd holds. Everything in flight goes back to the front of the queues,
+ * what weftd holds is released, and the rest is sent again in the
+ * original order, so weftd sees every sequence without gap or duplicate.
+ * A HelloAck that holds less than weftd acknowledged before (its spool was
+ * lost, or the trace was converted meanwhile) or more than was sent
+ * (another process uses this rank) is refused (WEFT_EPROTO: tracing goes
+ * off).
+ *
+ * Clock offsets: weft_open (after the HelloAck) and the sender (once
+ * everything is acknowledged, before the Goodbye) measure the trace
+ * clock's offset to weftd's with ClockSync round trips on the socket and
+ * queue it as a ClockOffset definition, so it is acknowledged, journaled
+ * and resent like any definition (proto/clock.h, daemon/convert.c).
+ *
+ * Everything here runs on the sender thread, or on the opening thread
+ * before the sender starts; the socket is non-blocking and every wait has
+ * a deadline (ms, CLOCK_MONOTONIC).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "clock.h"
+#include "codec.h"
+#include "frame.h"
+#include "record.h"
+#include "client_session.h"
+#include "weft_errors.h"
+
+#define warn weft__warn
+
+#define WEFT__CONNECT_TIMEOUT_MS 5000u
+/* How long the answer to a Hello may take at least: a weftd that
+ * accepted the connection is busy, not gone, so it gets WEFT_STALL_MS if
+ * that is longer (see weft__connect_and_hello). */
+#define WEFT__HELLO_TIMEOUT_MS 5000u
+/* Round trips of a clock offset measurement, and how long one may take. */
+#define WEFT__SYNC_ROUNDS 8u
+#define WEFT__SYNC_TIMEOUT_MS 1000u
+
+/* When weft_close began and asked the sender to finish within
+ * WEFT_CLOSE_TIMEOUT_MS: that deadline (ms, trace clock), else never. */
+static uint64_t close_deadline(void)
+{
+    uint64_t d = UINT64_MAX;
+
+    pthread_mutex_lock(&weft__S.mu);
+    if (weft__S.closing)
+        d = weft__S.close_start_ms + weft__S.close_limit_ms;
+    pthread_mutex_unlock(&weft__S.mu);
+    return d;
+}
+
+/* Waits up to the deadline (ms, trace clock) for fd to become ready. On
+ * the sender thread it also wakes when weft_close begins and then keeps to
+ * the close deadline. Returns 1 ready, 0 timed out, -1 with errno. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+    for (;;) {
+        struct pollfd p[2] = { { fd, events, 0 },
+                               { weft__S.wake_fd, POLLIN, 0 } };
+        uint64_t now = weft__now_ms();
+        int rc;
+        if (now >= deadline)
+            return 0;
+        rc = poll(p, weft__S.wake_fd >= 0 ? 2 : 1,
+                  (int)weft__min_u64(deadline - now, INT_MAX));
+        if (rc > 0 && (p[0].revents & (events | POLLERR | POLLHUP)))
+            return 1;
+        if (rc > 0) {
+            uint64_t v;
+            if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
+                /* EAGAIN: drained already. The sender loop re-checks
+                 * everything it could have been woken for. */
+            }
+            deadline = weft__min_u64(deadline, close_deadline());
+            continue;
+        }
+        if (rc == 0)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+/* Connects one address, non-blocking, before the deadline. Returns the
+ * socket or -1 with why filled. */
+static int connect_addr(const struct sockaddr *sa, socklen_t salen,
+                        int family, uint64_t deadline, char *why,
+                        size_t whylen)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int err = 0;
+    socklen_t errlen = sizeof err;
+
+    if (fd < 0) {
+        snprintf(why, whylen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, sa, salen) == 0)
+        return fd;
+    if (errno != EINPROGRESS && errno != EINTR) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        goto fail;
+    }
+    switch (wait_fd(fd, POLLOUT, deadline)) {
+    case 1:
+        break;
+    case 0:
+        snprintf(why, whylen, "no connection within %u ms",
+                 WEFT__CONNECT_TIMEOUT_MS);
+        goto fail;
+    default:
+        snprintf(why, whylen, "poll: %s", strerror(errno));
+        goto fail;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0)
+        err = errno;
+    if (err) {
+        snprintf(why, whylen, "%s", strerror(err));
+        goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return -1;
+}
+
+/* Connects to the configured server before the deadline. Returns the
+ * socket (non-blocking) or -1 with why filled. */
+static int connect_server(const weft__config *c, uint64_t deadline,
+                          char *why, size_t whylen)
+{
+    struct addrinfo hints, *res = NULL;
+    int fd = -1, rc, one = 1;
+
+    if (c->is_unix) {
+        struct sockaddr_un sun;
+        memset(&sun, 0, sizeof sun);
+        sun.sun_family = AF_UNIX;
+        memcpy(sun.sun_path, c->path, strlen(c->path) + 1);
+        return connect_addr((const struct sockaddr *)&sun, sizeof sun,
+                            AF_UNIX, deadline, why, whylen);
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(c->host, c->port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno)
+                                                     : gai_strerror(rc));
+        return -1;
+    }
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+        fd = connect_addr(ai->ai_addr, ai->ai_addrlen, ai->ai_family,
+                          deadline, why, whylen);
+    freeaddrinfo(res);
+    /* Small frames (Goodbye, the last partial batches) should not wait. */
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* The next complete frame from fd. Returns 1 with *env (the caller frees
+ * it with weft_frame_free_envelope), 0 when the socket has no more bytes
+ * for now, WEFT_ECLOSED at end of stream, WEFT_EIO or WEFT_EPROTO with
+ * why filled. */
+int weft__input_next(int fd, weft__input *in, Weft__Envelope **env,
+                      char *why, size_t whylen)
+{
+    for (;;) {
+        while (in->off < in->len) {
+            const uint8_t *p = in->buf + in->off;
+            size_t left = in->len - in->off;
+            uint8_t *frame = NULL;
+            uint32_t flen = 0;
+            int rc = weft_frame_reader_feed(&in->rd, &p, &left, &frame, &flen);
+            in->off = in->len - left;
+            if (rc < 0) {
+                snprintf(why, whylen, "bad frame from weftd: %s",
+                         weft_strerror(rc));
+                return WEFT_EPROTO;
+            }
+            if (rc == 1) {
+                *env = weft_frame_unpack(frame, flen);
+                free(frame);
+                if (!*env) {
+                    snprintf(why, whylen, "weftd sent an undecodable frame "
+                             "of %" PRIu32 " bytes", flen);
+                    return WEFT_EPROTO;
+                }
+                return 1;
+            }
+        }
+        in->off = in->len = 0;
+        ssize_t n = recv(fd, in->buf, sizeof in->buf, MSG_DONTWAIT);
+        if (n > 0) {
+            in->len = (size_t)n;
+            continue;
+        }
+        if (n == 0) {
+            snprintf(why, whylen, "weftd closed the connection");
+            return WEFT_ECLOSED;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        if (errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return WEFT_EIO;
+        }
+    }
+}
+
+/* Writes all of buf before the deadline. Returns 0 or -1 with why. */
+static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline,
+                    char *why, size_t whylen)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+            errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return -1;
+        }
+        if (wait_fd(fd, POLLOUT, deadline) <= 0) {
+            snprintf(why, whylen, "cannot send Hello");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The command line, arguments separated by spaces. */
+static void read_command(char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/self/cmdline", "re");
+    size_t n = 0;
+
+    if (f) {
+        n = fread(out, 1, cap - 1, f);
+        fclose(f);
+    }
+    if (n == 0) {
+        snprintf(out, cap, "%s", program_invocation_name);
+        return;
+    }
+    while (n > 0 && out[n - 1] == 0)
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+    out[n] = 0;
+}
+
+/* The wall clock and the trace clock at one moment: the wall clock read
+ * between two trace clock reads, keeping the tightest of a few tries. */
+static void clock_pair(uint64_t *realtime, uint64_t *mono)
+{
+    uint64_t best = UINT64_MAX;
+
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        uint64_t m1 = weft__now(), m2;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        m2 = weft__now();
+        if (m2 - m1 < best) {
+            best = m2 - m1;
+            *mono = m1 + (m2 - m1) / 2;
+            *realtime = (uint64_t)ts.tv_sec * 1000000000u +
+                        (uint64_t)ts.tv_nsec;
+        }
+    }
+}
+
+/* Packs this process's Hello (malloc'd into *frame). Returns its length
+ * or a WEFT_E* code. */
+static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Tag tags[WEFT__MAX_TAGS], *tagp[WEFT__MAX_TAGS];
+    char host[256] = "", command[4096];
+
+    gethostname(host, sizeof host - 1);
+    read_command(command, sizeof command);
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)c->trace;
+    h.rank = c->rank;
+    h.size = c->size;
+    h.hostname = host;
+    h.pid = (uint32_t)getpid();
+    h.uid = (uint32_t)getuid();
+    h.command = command;
+    h.job_id = (char *)c->job_id;
+    h.run = (char *)c->run;
+    h.timer_resolution = c->resolution;
+    for (uint32_t i = 0; i < c->ntags; i++) {
+        weft__tag__init(&tags[i]);
+        tags[i].key = (char *)c->tagbuf + c->tag_key[i];
+        tags[i].value = (char *)c->tagbuf + c->tag_value[i];
+        tagp[i] = &tags[i];
+    }
+    h.n_tags = c->ntags;
+    h.tags = tagp;
+    clock_pair(&h.realtime_ns, &h.clock_at_realtime);
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    return weft_frame_pack(&env, frame);
+}
+
+/* Reads weftd's answer to the Hello on fd, starting a new input (S.in then
+ * holds what followed it). Returns 0 with *ackp (the HelloAck envelope),
+ * WEFT_ECONNECT, or WEFT_EPROTO when weftd refused (*codep, why). */
+static int await_hello_ack(int fd, uint64_t deadline, uint32_t hello_ms,
+                           Weft__Envelope **ackp, int *codep, char *why,
+                           size_t whylen)
+{
+    Weft__Envelope *reply = NULL;
+    int rc;
+
+    weft_frame_reader_free(&weft__S.in.rd);
+    memset(&weft__S.in, 0, sizeof weft__S.in);
+    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
+    while ((rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen)) ==
+           0) {
+        if (wait_fd(fd, POLLIN, deadline) <= 0) {
+            snprintf(why, whylen, "no answer to Hello within %u ms",
+                     hello_ms);
+            return WEFT_ECONNECT;
+        }
+    }
+    if (rc < 0)
+        return WEFT_ECONNECT;
+    switch (reply->msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        *ackp = reply;
+        return 0;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        snprintf(why, whylen, "%s", reply->error->message);
+        *codep = reply->error->code;
+        rc = WEFT_EPROTO;
+        break;
+    default:
+        snprintf(why, whylen, "weftd answered Hello with %s",
+                 weft_frame_kind_name(reply->msg_case));
+        rc = WEFT_ECONNECT;
+        break;
+    }
+    weft_frame_free_envelope(reply);
+    return rc;
+}
+
+/* See client_session.h. Connects and says Hello, giving up at the
+ * deadline (ms; connecting and the answer also have their own time
+ * limits). On success weft__S.in holds what followed the HelloAck. */
+int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
+                            int *fdp, Weft__Envelope **ackp, int *codep,
+                            char *why, size_t whylen)
+{
+    uint8_t *frame = NULL;
+    uint64_t deadline_connect;
+    ssize_t len;
+    uint32_t hello_ms;
+    int fd, rc;
+
+    *codep = 0;
+    deadline_connect = weft__min_u64(deadline, weft__now_ms() +
+                                                   WEFT__CONNECT_TIMEOUT_MS);
+    fd = connect_server(c, deadline_connect, why, whylen);
+    if (fd < 0)
+        return WEFT_ECONNECT;
+    len = pack_hello(c, &frame);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    /* A weftd slow to answer (a busy loop, a stalled disk, a stopped
+     * process) is waited for as long as any other lack of progress,
+     * WEFT_STALL_MS: giving up here would turn tracing off at open. */
+    hello_ms = c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
+                                                    : WEFT__HELLO_TIMEOUT_MS;
+    deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
+    if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    rc = await_hello_ack(fd, deadline, hello_ms, ackp, codep, why, whylen);
+out:
+    free(frame);
+    if (rc < 0)
+        close(fd);
+    else
+        *fdp = fd;
+    return rc;
+}
+/* Sends ClockSync request `id` stamped with the trace clock; *t_send is
+ * that time. 0 or -1 with why. */
+static int sync_send(int fd, uint32_t id, uint64_t deadline,
+                     uint64_t *t_send, char *why, size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+    uint8_t *frame = NULL;
+    ssize_t len;
+    int rc;
+
+    cs.id = id;
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &cs;
+    cs.client_time = *t_send = weft__now();
+    len = weft_frame_pack(&env, &frame);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        return -1;
+    }
+    rc = send_all(fd, frame, (size_t)len, deadline, why, whylen);
+    free(frame);
+    return rc;
+}
+
+/* Measures the trace clock's offset to weftd's over fd: WEFT__SYNC_ROUNDS
+ * ClockSync round trips, one at a time, within WEFT__SYNC_TIMEOUT_MS (and
+ * the deadline); the one with the smallest round trip counts. Other
+ * frames that arrive meanwhile (Acks) are handled as usual. Returns 0
+ * with *est, or -1 with why. Sender thread, or the opening thread before
+ * the sender starts. */
+static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
+                      char *why, size_t whylen)
+{
+    weft_clock_sample smp[WEFT__SYNC_ROUNDS];
+    size_t n = 0;
+
+    deadline = weft__min_u64(deadline, weft__now_ms() + WEFT__SYNC_TIMEOUT_MS);
+    for (uint32_t id = 1; id <= WEFT__SYNC_ROUNDS; id++) {
+        Weft__Envelope *reply = NULL;
+        uint64_t t_send;
+        int rc, transient;
+        if (sync_send(fd, id, deadline, &t_send, why, whylen) < 0)
+            return -1;
+        for (;;) {
+            rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen);
+            if (rc == 0) {
+                if (wait_fd(fd, POLLIN, deadline) <= 0) {
+                    snprintf(why, whylen, "no ClockSync answer within %u ms",
+                             WEFT__SYNC_TIMEOUT_MS);
+                    return -1;
+                }
+                continue;
+            }
+            if (rc < 0)
+                return -1;
+            if (reply->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC &&
+                reply->clock_sync->id == id) {
+                smp[n].t_send = t_send;
+                smp[n].t_recv = weft__now();
+                smp[n].server_ns = reply->clock_sync->server_time;
+                n++;
+                weft_frame_free_envelope(reply);
+                break;
+            }
+            rc = weft__handle_frame(reply, &transient, why, whylen);
+            weft_frame_free_envelope(reply);
+            if (rc < 0)
+                return -1;
+        }
+    }
+    if (weft_clock_best(smp, n, weft__S.cfg.resolution, est) < 0) {
+        snprintf(why, whylen, "the trace clock went backwards");
+        return -1;
+    }
+    return 0;
+}
+
+/* Measures the offset and queues it as a ClockOffset definition (offset
+ * in ns to weftd's clock, standardDeviation = the error bound rtt/2 in
+ * ns). An offset smaller than its error bound on a clock counting ns is
+ * not sent: the process shares weftd's clock (the same host) as far as
+ * can be told, and its times stay exactly as recorded. `when` names the
+ * moment for a warning. */
+void weft__measure_offset(int fd, uint64_t deadline, const char *when)
+{
+    weft_clock_estimate est;
+    weft_record r;
+    char why[256];
+    int rc;
+
+    if (clock_sync(fd, deadline, &est, why, sizeof why) < 0) {
+        warn("cannot measure the clock offset to weftd at %s %s: %s",
+             weft__S.cfg.server, when, why);
+        return;
+    }
+    if (weft__S.cfg.resolution == 1000000000u && weft_clock_is_zero(&est))
+        return;
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ClockOffset;
+    r.u.ClockOffset.time = est.time;
+    r.u.ClockOffset.offset = est.offset;
+    r.u.ClockOffset.standardDeviation = (double)est.error_ns;
+    pthread_mutex_lock(&weft__S.mu);
+    rc = weft__defs_append_locked(&r);
+    pthread_mutex_unlock(&weft__S.mu);
+    if (rc < 0)
+        warn("cannot keep the clock offset measured %s: %s", when,
+             weft_strerror(rc));
+}
+static size_t count_list(const weft__buf *b)
+{
+    size_t n = 0;
+
+    for (; b; b = b->next)
+        n++;
+    return n;
+}
+
+/* The last batch sequence number of location `loc` that the HelloAck says
+ * weftd holds (0: none). */
+static uint64_t held_seq(const Weft__HelloAck *a, uint32_t loc)
+{
+    for (size_t i = 0; i < a->n_locations; i++)
+        if (a->locations[i]->location == loc)
+            return a->locations[i]->seq;
+    return 0;
+}
+
+/* Everything in flight goes back to the front of its queue, keeping the
+ * send order and the sequence numbers. mu held. */
+static void requeue_in_flight_locked(void)
+{
+    if (weft__S.f_head) {
+        weft__S.f_tail->next = weft__S.q_head;
+        if (!weft__S.q_head)
+            weft__S.q_tail = weft__S.f_tail;
+        weft__S.q_head = weft__S.f_head;
+        weft__S.f_head = weft__S.f_tail = NULL;
+    }
+    if (weft__S.df_head) {
+        weft__S.df_tail->next = weft__S.d_head;
+        if (!weft__S.d_head)
+            weft__S.d_tail = weft__S.df_tail;
+        weft__S.d_head = weft__S.df_head;
+        weft__S.df_head = weft__S.df_tail = NULL;
+    }
+}
+
+/* weftd must hold at least everything it acknowledged and nothing this
+ * process did not send. Returns 0 or WEFT_EPROTO with why. mu held, in
+ * flight requeued. */
+static int check_held_locked(const Weft__HelloAck *a, char *why,
+                             size_t whylen)
+{
+    uint64_t first, h = a->definitions_seq;
+
+    first = weft__S.d_head && weft__S.d_head->seq ? weft__S.d_head->seq
+                                                  : weft__S.defs_seq + 1;
+    if (h > weft__S.defs_seq) {
+        snprintf(why, whylen, "weftd holds Definitions %" PRIu64 " but this "
+                 "process sent %" PRIu64 " (does another process use rank "
+                 "%u of trace '%s'?)", h, weft__S.defs_seq, weft__S.cfg.rank,
+                 weft__S.cfg.trace);
+        return WEFT_EPROTO;
+    }
+    if (h + 1 < first) {
+        snprintf(why, whylen, "weftd holds Definitions up to %" PRIu64
+                 " only, but had acknowledged up to %" PRIu64 " (was the "
+                 "trace converted meanwhile, or its spool lost?)", h,
+                 first - 1);
+        return WEFT_EPROTO;
+    }
+    for (size_t i = 0; i < a->n_locations; i++) {
+        if (a->locations[i]->seq &&
+            !weft__thread_of_locked(a->locations[i]->location)) {
+            snprintf(why, whylen, "weftd holds batches of thread %u, which "
+                     "this process never used (does another process use "
+                     "rank %u of trace '%s'?)", a->locations[i]->location,
+                     weft__S.cfg.rank, weft__S.cfg.trace);
+            return WEFT_EPROTO;
+        }
+    }
+    for (weft__thread *t = weft__S.threads; t; t = t->next) {
+        uint64_t low = t->seq + 1;
+        h = held_seq(a, t->location);
+        for (weft__buf *b = weft__S.q_head; b; b = b->next) {
+            if (b->location == t->location) {
+                low = b->seq;
+                break;
+            }
+        }
+        if (h > t->seq) {
+            snprintf(why, whylen, "weftd holds batch %" PRIu64 " of thread "
+                     "%u but this process sent %" PRIu64 " (does another "
+                     "process use rank %u of trace '%s'?)", h, t->location,
+                     t->seq, weft__S.cfg.rank, weft__S.cfg.trace);
+            return WEFT_EPROTO;
+        }
+        if (h + 1 < low) {
+            snprintf(why, whylen, "weftd holds batches of thread %u up to %"
+                     PRIu64 " only, but had acknowledged up to %" PRIu64
+                     " (was the trace converted meanwhile, or its spool "
+                     "lost?)", t->location, h, low - 1);
+            return WEFT_EPROTO;
+        }
+    }
+    return 0;
+}
+
+/* Frees the definitions and batches that the HelloAck says weftd holds;
+ * *resend is the batches left to send. mu held. */
+static void release_held_locked(const Weft__HelloAck *a, size_t *resend)
+{
+    weft__buf **lb, *pb = NULL;
+    weft__chunk *c;
+
+    /* What weftd holds: numbered chunks are first, in order. */
+    while ((c = weft__S.d_head) && c->seq && c->seq <= a->definitions_seq) {
+        weft__S.d_head = c->next;
+        if (!weft__S.d_head)
+            weft__S.d_tail = NULL;
+        free(c->data);
+        free(c);
+    }
+    for (lb = &weft__S.q_head; *lb;) {
+        weft__buf *b = *lb;
+        if (b->seq <= held_seq(a, b->location)) {
+            *lb = b->next;
+            weft__buf_free_locked(b);
+            continue;
+        }
+        pb = b;
+        lb = &b->next;
+    }
+    weft__S.q_tail = pb;
+    *resend = count_list(weft__S.q_head);
+}
+
+/* After a HelloAck on a new connection: everything that was in flight goes
+ * back to the front of its queue (keeping the send order and the sequence
+ * numbers), and what weftd holds is done with. weftd must hold at least
+ * everything it acknowledged and nothing this process did not send.
+ * Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
+ * held. */
+int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
+                        size_t whylen)
+{
+    int rc;
+
+    requeue_in_flight_locked();
+    rc = check_held_locked(a, why, whylen);
+    if (rc < 0)
+        return rc;
+    release_held_locked(a, resend);
+    return 0;
+}
+
+/* Refusals that may go away: try again later. */
+int weft__transient_code(int code)
+{
+    return code == WEFT_EEXIST || code == WEFT_ELIMIT || code == WEFT_EIO ||
+           code == WEFT_ENOMEM;
+}
+
+/* Handles one frame from weftd. Returns 0 or a WEFT_E* code with why;
+ * *transient then says whether reconnecting may help. */
+int weft__handle_frame(const Weft__Envelope *env, int *transient, char *why,
+                        size_t whylen)
+{
+    const Weft__Ack *ack;
+    int rc = 0;
+
+    *transient = 0;
+    switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_ACK:
+        ack = env->ack;
+        pthread_mutex_lock(&weft__S.mu);
+        if (ack->definitions) {
+            weft__chunk **l = &weft__S.df_head, *prev = NULL;
+            while (*l && (*l)->seq != ack->seq) {
+                prev = *l;
+                l = &(*l)->next;
+            }
+            if (*l) {
+                weft__chunk *c = *l;
+                *l = c->next;
+                if (weft__S.df_tail == c)
+                    weft__S.df_tail = prev;
+                free(c->data);
+                free(c);
+                weft__progress_locked();
+            } else {
+                rc = WEFT_EPROTO;
+            }
+        } else {
+            weft__buf **l = &weft__S.f_head, *prev = NULL;
+            while (*l && ((*l)->location != ack->location ||
+                          (*l)->seq != ack->seq)) {
+                prev = *l;
+                l = &(*l)->next;
+            }
+            if (*l) {
+                weft__buf *b = *l;
+                *l = b->next;
+                if (weft__S.f_tail == b)
+                    weft__S.f_tail = prev;
+                weft__buf_free_locked(b);
+                weft__progress_locked();
+            } else {
+                rc = WEFT_EPROTO;
+            }
+        }
+        pthread_mutex_unlock(&weft__S.mu);
+        if (rc < 0)
+            snprintf(why, whylen, "weftd acknowledged %s %" PRIu64
+                     " (location %" PRIu32 ") that is not in flight",
+                     ack->definitions ? "definitions" : "batch", ack->seq,
+                     ack->location);
+        return rc;
+    case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
+        /* A late answer to a round that clock_sync stopped waiting for
+         * (weftd was slow): that measurement was given up, and an answer
+         * after its time says nothing about the offset. */
+        return 0;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        snprintf(why, whylen, "weftd ended the session: %s",
+                 env->error->message);
+        *transient = weft__transient_code(env->error->code);
+        return WEFT_EPROTO;
+    default:
+        snprintf(why, whylen, "unexpected %s frame from weftd",
+                 weft_frame_kind_name(env->msg_case));
+        return WEFT_EPROTO;
+    }
+}
+

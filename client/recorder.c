@@ -1,0 +1,43 @@
+/* recorder.c - what recorders need from libweft beyond weft.h: the "inside
+ * libweft" guard and attaching a thread that has not recorded yet. See
+ * recorder.h.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "recorder.h"
+#include "client_session.h"
+
+__thread int weft__inside __attribute__((tls_model("initial-exec")));
+
+/* See recorder.h. */
+int weft__recorder_begin(weft__rguard *g)
+{
+    g->saved_errno = errno;
+    g->recording = weft__inside == 0;
+    if (g->recording)
+        weft__inside++;
+    return g->recording;
+}
+
+/* See recorder.h. */
+void weft__recorder_end(weft__rguard *g)
+{
+    if (g->recording) {
+        g->recording = 0;
+        weft__inside--;
+    }
+}
+
+/* See recorder.h. */
+uint32_t weft__recorder_attach(void)
+{
+    int saved = errno;
+    weft__thread *t;
+
+    weft__inside++;
+    t = weft__thread_self();
+    weft__inside--;
+    errno = saved;
+    return t ? t->location : UINT32_MAX;
+}

@@ -1,0 +1,85 @@
+/* recorder.h - the small internal interface between libweft and its
+ * recorders: the libraries that turn what a program does into libweft
+ * calls (recorders/instrument/ today; recorders/mpi/, recorders/pthread/
+ * and recorders/io/ to come).
+ *
+ * DESIGN
+ * A recorder sits on libweft's public API (weft.h: regions, weft_enter,
+ * weft_evt_*, definitions) plus the three calls below, and nothing else
+ * of client/. Recorders never record libweft's own work and never change
+ * what a wrapped call returns or errno. Each lives in its own directory
+ * with its own library and tests, and declares the functions it wraps once
+ * in an X-macro table (STYLE habit 13) from which the wrappers, their
+ * region definitions and their tests' expectations are generated.
+ *
+ * 1. Is this thread inside libweft? libweft takes mutexes, allocates,
+ *    writes to sockets and creates a thread; the pthread, malloc and I/O
+ *    recorders wrap exactly those. weft__inside is raised on every path
+ *    of libweft that may call a wrapped function - the sender thread for
+ *    its whole life, weft_open and weft_close, the record slow path
+ *    (buffers, gaps), definitions, thread creation - so a wrapper that
+ *    finds it raised calls the real function and records nothing. The
+ *    fast record path (api.c) calls nothing that can be wrapped and does
+ *    not touch it.
+ *
+ * 2. One guard for every wrapper: weft__recorder_begin/end keep the
+ *    recursion guard and errno in one place, so a wrapper reads
+ *
+ *        weft__rguard g;
+ *        if (weft__recorder_begin(&g)) { weft_enter(region); }
+ *        rc = real_fn(args);                  // errno is the call's
+ *        if (g.recording) { weft__recorder_end(&g); ... weft_leave(region); }
+ *
+ *    begin returns 0 (record nothing) inside libweft or inside another
+ *    wrapper on the same thread (a wrapped fopen calling a wrapped open).
+ *
+ * 3. Record for a thread that has not recorded yet: the pthread
+ *    recorder's start-routine trampoline must give a new thread its
+ *    location before its first record, and doing that allocates and takes
+ *    the session mutex - calls that other recorders wrap. weft__recorder_
+ *    attach does it inside the guard and returns the location index.
+ *
+ * Linking: libweft.so exports only weft.h today (-fvisibility=hidden).
+ * These calls are hidden until the first recorder library that is not
+ * linked into libweft.so needs them; they are then exported under their
+ * own symbol version (WEFT_RECORDER_0), never from weft.h, so
+ * applications cannot come to depend on them.
+ */
+#ifndef WEFT_RECORDER_H
+#define WEFT_RECORDER_H
+
+#include <stdint.h>
+
+#include "client_internal.h"
+
+/* > 0 while the calling thread runs libweft's own code (see 1). Owner
+ * thread only: raised and lowered in pairs by libweft and the guard. */
+extern __thread int weft__inside
+    __attribute__((tls_model("initial-exec"))) WEFT__HIDDEN;
+
+/* A wrapper's guard (see 2): on the wrapper's stack. */
+typedef struct weft__rguard {
+    int recording;           /* 1: begin said record; end must be called */
+    int saved_errno;         /* errno at begin, for the wrapper's own use */
+} weft__rguard;
+
+/* 1 when the calling thread is inside libweft (or a wrapper): record
+ * nothing. Async-signal-safe. */
+static inline int weft__recorder_inside(void)
+{
+    return weft__inside > 0;
+}
+
+/* Starts a wrapper: returns 1 (g->recording) when the wrapper may
+ * record, and then raises the guard until weft__recorder_end; 0 inside
+ * libweft or another wrapper. errno is unchanged. */
+WEFT__HIDDEN int weft__recorder_begin(weft__rguard *g);
+/* Lowers the guard raised by a successful weft__recorder_begin. errno is
+ * unchanged. */
+WEFT__HIDDEN void weft__recorder_end(weft__rguard *g);
+/* Gives the calling thread its state and location now (see 3), inside the
+ * guard. Returns the location index, or UINT32_MAX when out of memory.
+ * errno is unchanged. */
+WEFT__HIDDEN uint32_t weft__recorder_attach(void);
+
+#endif

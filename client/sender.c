@@ -1,0 +1,740 @@
+/* sender.c - libweft's sender thread: the only thread that reads and
+ * writes the socket once weft_open has returned. It ships definitions and
+ * event batches in order, takes weftd's Acks, reconnects with backoff,
+ * measures the closing clock offset, says Goodbye, and gives up when
+ * weft_close's time is up.
+ *
+ * DESIGN
+ * A state machine with one function per state (weft__sender_state in
+ * client_session.h):
+ *
+ *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
+ *        ^                            |  refused for good: DONE (discard)
+ *        +-------- failed, backoff ---+
+ *   STREAMING --broken, or a transient Error--> DISCONNECTED
+ *   STREAMING --Goodbye written--> CLOSING
+ *   CLOSING --weftd hung up, the connection lost (not reopened), or
+ *             the EOF time up--> DONE;  a transient Error--> DISCONNECTED
+ *   STREAMING, CLOSING --refused for good--> DONE (tracing off)
+ *
+ * Every round first does what does not depend on the state (round_begin):
+ * a fatal signal's close, the periodic flush request, and, while closing,
+ * giving up at the close deadline or once weftd has been unreachable for
+ * WEFT_STALL_MS (DONE; what weftd has not acknowledged counts as dropped).
+ *
+ * The sender takes frames in this order under the mutex: pending
+ * definitions first, then the oldest event batch. Every flush period it
+ * raises each thread's `attention` flag so partly filled buffers are
+ * handed over on the thread's next record.
+ *
+ * Reconnection uses jittered exponential backoff (WEFT__BACKOFF_*). A
+ * connection that breaks after the whole Goodbye was written is not
+ * opened again: everything was acknowledged before the Goodbye, and a new
+ * Hello would open a new, empty trace of the same name if weftd had taken
+ * the Goodbye and converted the trace meanwhile.
+ *
+ * Fatal signals: the handler (session.c) only publishes its thread and
+ * wakes the sender; signal_close here closes the session as weft_close
+ * would, taking over only that thread's buffer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "frame.h"
+#include "recorder.h"
+#include "client_session.h"
+#include "weft_errors.h"
+
+#define warn weft__warn
+
+/* Reconnection backoff: doubles from MIN to MAX, jittered. */
+#define WEFT__BACKOFF_MIN_MS 50u
+#define WEFT__BACKOFF_MAX_MS 2000u
+/* After Goodbye: how long weftd may take to journal it and hang up. */
+#define WEFT__EOF_TIMEOUT_MS 5000u
+
+/* A frame being written. Sender thread only. */
+typedef struct weft__out {
+    uint8_t *data;           /* malloc'd frame, NULL when idle */
+    size_t len, off;
+    int is_goodbye;
+} weft__out;
+
+void (*weft__sender_hook)(weft__sender_state from, weft__sender_state to);
+
+static void chunkq_push(weft__chunk **head, weft__chunk **tail,
+                        weft__chunk *c)
+{
+    c->next = NULL;
+    if (*tail)
+        (*tail)->next = c;
+    else
+        *head = c;
+    *tail = c;
+}
+
+/* Gives up every batch not acknowledged yet: its events count as dropped
+ * on its thread, its buffer goes back to the pool; unacknowledged
+ * definitions are freed. Returns the events given up, *nbatches the
+ * batches. mu held. */
+static uint64_t abandon_locked(size_t *nbatches)
+{
+    weft__buf *lists[2] = { weft__S.f_head, weft__S.q_head };
+    uint64_t lost = 0;
+    size_t n = 0;
+
+    weft__S.f_head = weft__S.f_tail = weft__S.q_head = weft__S.q_tail = NULL;
+    for (int i = 0; i < 2; i++) {
+        while (lists[i]) {
+            weft__buf *b = lists[i];
+            weft__thread *t = weft__thread_of_locked(b->location);
+            lists[i] = b->next;
+            if (t) {
+                t->recorded -= b->events;
+                weft__count_dropped_locked(t, b->data, b->len, b->base_time,
+                                     b->events);
+            }
+            lost += b->events;
+            n++;
+            weft__buf_free_locked(b);
+        }
+    }
+    weft__chunks_free(&weft__S.d_head);
+    weft__chunks_free(&weft__S.df_head);
+    weft__S.d_tail = weft__S.df_tail = NULL;
+    *nbatches = n;
+    return lost;
+}
+
+/* Tracing stops for the rest of the process (weftd refused us for good):
+ * unacknowledged batches are counted as dropped, pending definitions are
+ * freed, recording threads are told. `what` says what happened. */
+static void go_discard(const char *what)
+{
+    uint64_t lost;
+    size_t n;
+    int was_closing;
+
+    pthread_mutex_lock(&weft__S.mu);
+    was_closing = weft__S.closing;
+    if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)
+        atomic_store(&weft__S.state, WEFT__ST_DISCARD);
+    atomic_store(&weft__S.connected, 0);
+    lost = abandon_locked(&n);
+    weft__S.close_rc = WEFT_EIO;
+    weft__raise_attention_locked();
+    pthread_cond_broadcast(&weft__S.pool_cv);
+    pthread_mutex_unlock(&weft__S.mu);
+    warn("%s; %s (%" PRIu64 " unacknowledged events dropped)", what,
+         was_closing ? "the trace of this process is incomplete"
+                     : "tracing is off for the rest of this process",
+         lost);
+}
+
+/* At close, weftd could not be reached in time: what it does not hold is
+ * counted as dropped and no Goodbye is sent (weftd converts the trace as
+ * partial after its grace period). `reason` completes "gave up ...". */
+static void give_up(const char *reason)
+{
+    uint64_t lost;
+    size_t n;
+
+    pthread_mutex_lock(&weft__S.mu);
+    lost = abandon_locked(&n);
+    weft__S.close_rc = WEFT_EIO;
+    pthread_mutex_unlock(&weft__S.mu);
+    if (n)
+        warn("gave up on weftd at %s %s: %" PRIu64 " events in %zu "
+             "unacknowledged batches are counted as dropped; the trace of "
+             "rank %u is incomplete", weft__S.cfg.server, reason, lost, n,
+             weft__S.cfg.rank);
+    else
+        warn("gave up on weftd at %s %s before it took the Goodbye of rank "
+             "%u; it will convert the trace as partial", weft__S.cfg.server,
+             reason, weft__S.cfg.rank);
+}
+
+/* Sets every live thread's attention so it hands over a partly filled
+ * buffer on its next record. */
+static void request_flush(void)
+{
+    pthread_mutex_lock(&weft__S.mu);
+    for (weft__thread *t = weft__S.threads; t; t = t->next)
+        if (!t->exited)
+            atomic_store_explicit(&t->attention, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&weft__S.mu);
+}
+
+/* The Goodbye: per location, events recorded and records dropped. Returns
+ * the packed frame's length or a WEFT_E* code. mu held. */
+static ssize_t pack_goodbye_locked(uint8_t **out)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd *ends = NULL, **ptrs = NULL;
+    size_t n = 0;
+    ssize_t len;
+
+    ends = calloc(weft__S.nthreads ? weft__S.nthreads : 1, sizeof *ends);
+    ptrs = calloc(weft__S.nthreads ? weft__S.nthreads : 1, sizeof *ptrs);
+    if (!ends || !ptrs) {
+        len = WEFT_ENOMEM;
+        goto out;
+    }
+    for (weft__thread *t = weft__S.threads; t; t = t->next) {
+        if (t->recorded == 0 && t->dropped == 0)
+            continue;
+        weft__location_end__init(&ends[n]);
+        ends[n].location = t->location;
+        ends[n].events = t->recorded;
+        ends[n].dropped = t->dropped;
+        ptrs[n] = &ends[n];
+        n++;
+    }
+    g.n_locations = n;
+    g.locations = ptrs;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    len = weft_frame_pack(&env, out);
+out:
+    free(ends);
+    free(ptrs);
+    return len;
+}
+
+/* Takes the next frame to write into *out: pending definitions first, then
+ * the oldest batch, then (when closing and everything is acknowledged) the
+ * Goodbye. Returns 1 with a frame, 0 with nothing to send, or a WEFT_E*
+ * code with why filled. */
+static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
+    weft__chunk *c = NULL;
+    weft__buf *b = NULL;
+    ssize_t len = 0;
+    int goodbye = 0;
+
+    pthread_mutex_lock(&weft__S.mu);
+    if (weft__S.d_head) {
+        c = weft__S.d_head;
+        weft__S.d_head = c->next;
+        if (!weft__S.d_head)
+            weft__S.d_tail = NULL;
+        if (!c->seq) /* else a resend: same number */
+            c->seq = ++weft__S.defs_seq;
+        chunkq_push(&weft__S.df_head, &weft__S.df_tail, c);
+    } else if (weft__S.q_head) {
+        b = weft__S.q_head;
+        weft__S.q_head = b->next;
+        if (!weft__S.q_head)
+            weft__S.q_tail = NULL;
+        weft__bufq_push(&weft__S.f_head, &weft__S.f_tail, b);
+    } else if (closing && !weft__S.goodbye_queued && !weft__S.f_head &&
+               !weft__S.df_head) {
+        len = pack_goodbye_locked(&out->data);
+        goodbye = 1;
+        weft__S.goodbye_queued = 1;
+    }
+    pthread_mutex_unlock(&weft__S.mu);
+
+    /* The chunk and batch are in flight now: only this thread touches
+     * them until their Ack, so they are packed without the lock. */
+    if (c) {
+        defs.seq = c->seq;
+        defs.records.data = c->data;
+        defs.records.len = c->len;
+        env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+        env.definitions = &defs;
+        len = weft_frame_pack(&env, &out->data);
+    } else if (b) {
+        batch.location = b->location;
+        batch.seq = b->seq;
+        batch.base_time = b->base_time;
+        batch.events = b->events;
+        batch.records.data = b->data;
+        batch.records.len = b->len;
+        env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+        env.event_batch = &batch;
+        len = weft_frame_pack(&env, &out->data);
+    } else if (!goodbye) {
+        return 0;
+    }
+    if (len < 0) {
+        out->data = NULL;
+        snprintf(why, whylen, "cannot pack a frame: %s",
+                 weft_strerror((int)len));
+        return (int)len;
+    }
+    out->len = (size_t)len;
+    out->off = 0;
+    out->is_goodbye = goodbye;
+    return 1;
+}
+
+enum { RECONNECT_RETRY = 1 };
+
+/* One attempt to connect again (giving up at the deadline). Returns 0
+ * (connected, weft__S.fd set, unacknowledged frames queued again, *resend
+ * batches of them), RECONNECT_RETRY (why says why), or WEFT_EPROTO when
+ * weftd refuses this process for good. Sender only. */
+static int reconnect(uint64_t deadline, size_t *resend, char *why,
+                     size_t whylen)
+{
+    Weft__Envelope *ack = NULL;
+    int fd = -1, code = 0, rc;
+
+    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code,
+                                 why, whylen);
+    if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
+        return weft__transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
+    if (rc < 0)
+        return RECONNECT_RETRY;
+    pthread_mutex_lock(&weft__S.mu);
+    rc = weft__resume_locked(ack->hello_ack, resend, why, whylen);
+    if (rc == 0) {
+        atomic_store(&weft__S.connected, 1);
+        weft__S.goodbye_queued = 0;
+        weft__progress_locked();
+        pthread_cond_broadcast(&weft__S.pool_cv);
+    }
+    pthread_mutex_unlock(&weft__S.mu);
+    weft_frame_free_envelope(ack);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    weft__S.fd = fd;
+    return 0;
+}
+
+/* The connection broke: Acks that arrived before the break are still
+ * taken (fewer frames to send again, and exact counts should weftd never
+ * come back); the frame being written is dropped (its batch or chunk is
+ * still in flight and goes again after reconnecting). */
+static void disconnect(weft__out *out, const char *why)
+{
+    Weft__Envelope *env;
+    char ignored[256];
+    int transient;
+
+    while (weft__input_next(weft__S.fd, &weft__S.in, &env, ignored,
+                            sizeof ignored) == 1) {
+        int rc = weft__handle_frame(env, &transient, ignored, sizeof ignored);
+        weft_frame_free_envelope(env);
+        if (rc < 0)
+            break;
+    }
+    close(weft__S.fd);
+    weft__S.fd = -1;
+    free(out->data);
+    out->data = NULL;
+    pthread_mutex_lock(&weft__S.mu);
+    atomic_store(&weft__S.connected, 0);
+    weft__S.goodbye_queued = 0;
+    /* Nothing was owed: weftd is unreachable from now on, not before. */
+    if (!weft__S.f_head && !weft__S.q_head && !weft__S.df_head &&
+        !weft__S.d_head)
+        weft__S.progress_ms = weft__now_ms();
+    pthread_mutex_unlock(&weft__S.mu);
+    warn("lost the connection to weftd at %s: %s; reconnecting",
+         weft__S.cfg.server, why);
+}
+
+/* A random number for backoff jitter (xorshift32). */
+static uint32_t jitter_next(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+enum { PUMP_OK, PUMP_DONE, PUMP_UNSURE, PUMP_BROKEN, PUMP_FATAL };
+
+/* One round on a live connection: waits (until wake_at at most) for the
+ * socket or a wake-up, reads and handles weftd's frames, writes some of
+ * the current frame. Returns PUMP_OK, PUMP_DONE (weftd hung up after our
+ * Goodbye), PUMP_UNSURE (the connection broke after the whole Goodbye was
+ * written), PUMP_BROKEN (reconnect) or PUMP_FATAL, with why. Sender
+ * only. */
+static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
+                char *why, size_t whylen)
+{
+    struct pollfd pfd[2];
+    uint64_t now = weft__now_ms();
+    int rc, transient;
+
+    pfd[0].fd = weft__S.fd;
+    pfd[0].events = (short)(POLLIN | (out->data ? POLLOUT : 0));
+    pfd[1].fd = weft__S.wake_fd;
+    pfd[1].events = POLLIN;
+    pfd[0].revents = pfd[1].revents = 0;
+    rc = poll(pfd, 2, wake_at == UINT64_MAX ? -1
+                      : wake_at <= now ? 0
+                      : (int)weft__min_u64(wake_at - now, INT_MAX));
+    if (rc < 0 && errno != EINTR) {
+        snprintf(why, whylen, "poll: %s", strerror(errno));
+        return PUMP_FATAL;
+    }
+    if (rc <= 0)
+        return PUMP_OK;
+    if (pfd[1].revents & POLLIN) {
+        uint64_t v;
+        if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
+            /* EAGAIN: someone else drained it; nothing to do. */
+        }
+    }
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        Weft__Envelope *env;
+        while ((rc = weft__input_next(weft__S.fd, &weft__S.in, &env, why,
+                                      whylen)) == 1) {
+            rc = weft__handle_frame(env, &transient, why, whylen);
+            weft_frame_free_envelope(env);
+            if (rc < 0)
+                return transient ? PUMP_BROKEN : PUMP_FATAL;
+        }
+        if (rc == WEFT_ECLOSED && *goodbye_sent)
+            return PUMP_DONE; /* the orderly end */
+        if (rc == WEFT_EPROTO)
+            return PUMP_FATAL;
+        if (rc < 0)
+            return *goodbye_sent ? PUMP_UNSURE : PUMP_BROKEN;
+    }
+    if (out->data && (pfd[0].revents & POLLOUT)) {
+        ssize_t n = send(weft__S.fd, out->data + out->off, out->len - out->off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+            errno != EINTR) {
+            snprintf(why, whylen, "%s", strerror(errno));
+            return PUMP_BROKEN;
+        }
+        if (n > 0)
+            out->off += (size_t)n;
+        if (out->off == out->len) {
+            if (out->is_goodbye)
+                *goodbye_sent = 1;
+            free(out->data);
+            out->data = NULL;
+        }
+    }
+    return PUMP_OK;
+}
+
+/* A fatal signal arrived (on_fatal_signal): closes the session as
+ * weft_close would, but takes over only the buffer of the thread that got
+ * the signal (it waits in the handler) - other live threads may be in the
+ * middle of a record, so their partly filled buffers stay theirs and are
+ * lost; what they handed over before is shipped. The close is bounded by
+ * WEFT_SIGNAL_FLUSH_MS. Sender only. */
+static void signal_close(void)
+{
+    weft__thread *t = atomic_exchange(&weft__S.signal_thread, NULL);
+    int wake = 0;
+
+    atomic_store(&weft__S.signal_pending, 0);
+    pthread_mutex_lock(&weft__S.mu);
+    if (t && atomic_load(&weft__S.state) == WEFT__ST_ACTIVE && !t->exited)
+        weft__buf_release_locked(t, &wake);
+    if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)
+        atomic_store(&weft__S.state, WEFT__ST_CLOSED);
+    weft__raise_attention_locked();
+    pthread_cond_broadcast(&weft__S.pool_cv);
+    if (!weft__S.closing) {
+        weft__S.closing = 1;
+        weft__S.close_start_ms = weft__now_ms();
+        weft__S.close_limit_ms = weft__S.cfg.close_timeout_ms;
+    }
+    if (weft__S.cfg.signal_flush_ms < weft__S.close_limit_ms) {
+        uint64_t elapsed = weft__now_ms() - weft__S.close_start_ms;
+        weft__S.close_limit_ms = (uint32_t)weft__min_u64(
+            weft__S.close_limit_ms, elapsed + weft__S.cfg.signal_flush_ms);
+    }
+    pthread_mutex_unlock(&weft__S.mu);
+}
+
+/* The sender's own state: locals of one thread, kept in one place so
+ * each state function sees them. */
+typedef struct sender {
+    weft__sender_state state;
+    weft__out out;           /* the frame being written */
+    char why[512];           /* why the last step failed */
+    uint64_t next_flush;     /* next flush request, ms */
+    uint64_t eof_deadline;   /* CLOSING: weftd should hang up by then */
+    uint64_t next_attempt;   /* DISCONNECTED: next connection attempt */
+    uint64_t backoff;        /* current backoff, ms; 0 after a success */
+    uint64_t down_since;     /* when the connection broke */
+    uint32_t rng;            /* backoff jitter */
+    /* Read at the start of each round (round_begin). */
+    uint64_t now;
+    int closing;             /* weft_close (or a fatal signal) began */
+    uint64_t close_at;       /* close deadline; never unless closing */
+    uint64_t progress;       /* weft__S.progress_ms */
+} sender;
+
+#define NEVER UINT64_MAX
+
+/* Schedules the next connection attempt after the current backoff. */
+static void schedule_attempt(sender *s)
+{
+    s->next_attempt = weft__now_ms() + s->backoff / 2 +
+                      jitter_next(&s->rng) % (s->backoff / 2 + 1);
+}
+
+/* Waits for a wake-up of the sender (no socket) until wake_at. */
+static void wait_wakeup(uint64_t wake_at)
+{
+    struct pollfd p = { weft__S.wake_fd, POLLIN, 0 };
+    uint64_t now = weft__now_ms();
+
+    if (poll(&p, 1, wake_at <= now ? 0
+                    : (int)weft__min_u64(wake_at - now, INT_MAX)) > 0) {
+        uint64_t v;
+        if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
+            /* EAGAIN: drained already. */
+        }
+    }
+}
+
+/* What every round does whatever the state: a fatal signal's close, the
+ * flush request, and while closing, giving up when time is up. Returns
+ * WEFT__SND_DONE to end, else s->state. */
+static weft__sender_state round_begin(sender *s)
+{
+    char reason[128] = "";
+    int connected = s->state == WEFT__SND_STREAMING ||
+                    s->state == WEFT__SND_CLOSING;
+
+    if (atomic_load(&weft__S.signal_pending))
+        signal_close();
+    s->now = weft__now_ms();
+    pthread_mutex_lock(&weft__S.mu);
+    s->closing = weft__S.closing;
+    s->close_at = s->closing ? weft__S.close_start_ms + weft__S.close_limit_ms
+                             : NEVER;
+    s->progress = weft__S.progress_ms;
+    pthread_mutex_unlock(&weft__S.mu);
+    if (s->now >= s->next_flush) {
+        request_flush();
+        s->next_flush = s->now + weft__S.cfg.flush_ms;
+    }
+    if (s->state == WEFT__SND_CLOSING) {
+        /* weftd holds everything; it is just slow to hang up. */
+        return s->now >= s->eof_deadline ? WEFT__SND_DONE : s->state;
+    }
+    if (!s->closing)
+        return s->state;
+    if (s->now >= s->close_at)
+        snprintf(reason, sizeof reason, "after %u ms (%s)",
+                 weft__S.close_limit_ms,
+                 weft__S.close_limit_ms == weft__S.cfg.close_timeout_ms
+                     ? "WEFT_CLOSE_TIMEOUT_MS"
+                     : "WEFT_SIGNAL_FLUSH_MS, after a fatal signal");
+    else if (!connected && s->now >= s->progress + weft__S.cfg.stall_ms)
+        snprintf(reason, sizeof reason, "after it was unreachable "
+                 "for %" PRIu64 " ms (WEFT_STALL_MS=%u)",
+                 s->now - s->progress, weft__S.cfg.stall_ms);
+    if (!reason[0])
+        return s->state;
+    give_up(reason);
+    return WEFT__SND_DONE;
+}
+
+/* DISCONNECTED: waits for the next attempt, a flush, a wake-up, or (while
+ * closing) the deadlines of round_begin. */
+static weft__sender_state state_disconnected(sender *s)
+{
+    uint64_t wake_at;
+
+    if (s->now >= s->next_attempt)
+        return WEFT__SND_CONNECTING;
+    wake_at = weft__min_u64(s->next_attempt, s->next_flush);
+    if (s->closing)
+        wake_at = weft__min_u64(wake_at,
+                                weft__min_u64(s->close_at,
+                                              s->progress +
+                                                  weft__S.cfg.stall_ms));
+    wait_wakeup(wake_at);
+    return WEFT__SND_DISCONNECTED;
+}
+
+/* CONNECTING: one attempt to connect, say Hello and resume. */
+static weft__sender_state state_connecting(sender *s)
+{
+    char what[1200];
+    size_t resend = 0;
+    int rc;
+
+    rc = reconnect(s->close_at, &resend, s->why, sizeof s->why);
+    if (rc == 0) {
+        warn("reconnected to weftd at %s after %" PRIu64 " ms; sending %zu "
+             "batches again", weft__S.cfg.server,
+             weft__now_ms() - s->down_since, resend);
+        s->backoff = 0;
+        return WEFT__SND_STREAMING;
+    }
+    if (rc < 0) {
+        snprintf(what, sizeof what, "weftd at %s refused this process when "
+                 "it reconnected: %s", weft__S.cfg.server, s->why);
+        go_discard(what);
+        return WEFT__SND_DONE;
+    }
+    s->backoff = s->backoff ? weft__min_u64(2 * s->backoff,
+                                            WEFT__BACKOFF_MAX_MS)
+                            : WEFT__BACKOFF_MIN_MS;
+    schedule_attempt(s);
+    return WEFT__SND_DISCONNECTED;
+}
+
+/* What a pump round on a live connection leads to (STREAMING and
+ * CLOSING). */
+static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
+{
+    char what[1200];
+
+    switch (rc) {
+    case PUMP_DONE:
+        return WEFT__SND_DONE;
+    case PUMP_UNSURE:
+        /* Everything was acknowledged before the Goodbye. Connecting
+         * again to send it once more could make a new, empty trace of the
+         * same name if weftd did take it and converted the trace, so this
+         * ends here. */
+        warn("the connection to weftd at %s broke right after the Goodbye "
+             "of rank %u (%s): weftd holds all its events, but if the "
+             "Goodbye did not arrive it converts the trace as partial "
+             "after its grace period", weft__S.cfg.server,
+             weft__S.cfg.rank, s->why);
+        return WEFT__SND_DONE;
+    case PUMP_FATAL:
+        snprintf(what, sizeof what, "lost the connection to weftd at %s: "
+                 "%s", weft__S.cfg.server, s->why);
+        go_discard(what);
+        return WEFT__SND_DONE;
+    case PUMP_BROKEN:
+        disconnect(&s->out, s->why);
+        s->eof_deadline = NEVER;
+        s->down_since = weft__now_ms();
+        s->backoff = WEFT__BACKOFF_MIN_MS;
+        schedule_attempt(s);
+        return WEFT__SND_DISCONNECTED;
+    default:
+        break;
+    }
+    if (goodbye_sent && s->state != WEFT__SND_CLOSING) {
+        s->eof_deadline = weft__min_u64(weft__now_ms() + WEFT__EOF_TIMEOUT_MS,
+                                        s->close_at);
+        return WEFT__SND_CLOSING;
+    }
+    return s->state;
+}
+
+/* STREAMING: the closing clock offset when everything is acknowledged,
+ * else the next frame, then one pump round. */
+static weft__sender_state state_streaming(sender *s)
+{
+    char what[1200];
+    uint64_t wake_at;
+    int idle, rc, goodbye_sent = 0;
+
+    pthread_mutex_lock(&weft__S.mu);
+    idle = !weft__S.d_head && !weft__S.q_head && !weft__S.f_head &&
+           !weft__S.df_head;
+    pthread_mutex_unlock(&weft__S.mu);
+    if (s->closing && idle && !weft__S.end_synced && !s->out.data) {
+        /* The closing offset goes out (and is acknowledged) before the
+         * Goodbye, like every definition. */
+        weft__S.end_synced = 1;
+        weft__measure_offset(weft__S.fd, s->close_at, "at the end");
+        return WEFT__SND_STREAMING;
+    }
+    if (!s->out.data) {
+        rc = next_frame(&s->out, s->closing, s->why, sizeof s->why);
+        if (rc < 0) {
+            snprintf(what, sizeof what, "cannot send to weftd at %s: %s",
+                     weft__S.cfg.server, s->why);
+            go_discard(what);
+            return WEFT__SND_DONE;
+        }
+    }
+    wake_at = s->next_flush;
+    if (s->closing)
+        wake_at = weft__min_u64(wake_at, s->close_at);
+    rc = pump(&s->out, wake_at, &goodbye_sent, s->why, sizeof s->why);
+    return after_pump(s, rc, goodbye_sent);
+}
+
+/* CLOSING: the Goodbye is written; Acks and weftd's hang-up are read
+ * until eof_deadline (round_begin ends it then). */
+static weft__sender_state state_closing(sender *s)
+{
+    int goodbye_sent = 1, rc;
+
+    rc = pump(&s->out, weft__min_u64(s->next_flush, s->eof_deadline),
+              &goodbye_sent, s->why, sizeof s->why);
+    return after_pump(s, rc, goodbye_sent);
+}
+
+static void set_state(sender *s, weft__sender_state to)
+{
+    weft__sender_state from = s->state;
+
+    s->state = to;
+    if (from != to && weft__sender_hook)
+        weft__sender_hook(from, to);
+}
+
+/* See client_session.h. Ends after weftd hung up following our Goodbye, when
+ * weft_close's time is up (what is not acknowledged is then counted as
+ * dropped), or when weftd refuses this process for good (tracing goes
+ * off). Sets weft__S.close_rc (through give_up and go_discard). */
+void *weft__sender_main(void *arg)
+{
+    static weft__sender_state (*const run[])(sender *) = {
+        [WEFT__SND_DISCONNECTED] = state_disconnected,
+        [WEFT__SND_CONNECTING] = state_connecting,
+        [WEFT__SND_STREAMING] = state_streaming,
+        [WEFT__SND_CLOSING] = state_closing,
+    };
+    sender s;
+
+    (void)arg;
+    weft__inside = 1; /* for the thread's whole life (recorder.h) */
+    memset(&s, 0, sizeof s);
+    s.state = weft__S.fd >= 0 ? WEFT__SND_STREAMING : WEFT__SND_DISCONNECTED;
+    s.next_flush = weft__S.cfg.flush_ms ? weft__now_ms() + weft__S.cfg.flush_ms
+                                        : NEVER;
+    s.eof_deadline = NEVER;
+    s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
+    atomic_store(&weft__S.sender_tid, (int)gettid());
+    for (;;) {
+        set_state(&s, round_begin(&s));
+        if (s.state == WEFT__SND_DONE)
+            break;
+        set_state(&s, run[s.state](&s));
+        if (s.state == WEFT__SND_DONE)
+            break;
+    }
+    free(s.out.data);
+    if (weft__S.fd >= 0)
+        close(weft__S.fd);
+    weft__S.fd = -1;
+    pthread_mutex_lock(&weft__S.mu);
+    atomic_store(&weft__S.connected, 0);
+    pthread_mutex_unlock(&weft__S.mu);
+    atomic_store(&weft__S.sender_done, 1);
+    return NULL;
+}
