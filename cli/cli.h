@@ -1,7 +1,7 @@
 /* cli.h - what the weft command's files share: the command context, the
- * catalog helpers of resolve.c, the archive reader of verify.c and the
- * commands (one file each; weft.c is the wiring). The output helpers are
- * in out.h.
+ * catalog helpers of resolve.c and the commands (one file each; weft.c is
+ * the wiring). The output helpers are in out.h, the archive reader in
+ * archive.h.
  */
 #ifndef WEFT_CLI_H
 #define WEFT_CLI_H
@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include <otf2/otf2.h>
 
 #include "catalog.h"
 #include "out.h"
@@ -69,47 +68,6 @@ int weft__cli_row_live(const weft_trace_row *row);
 json_t *weft__cli_trace_json(const weft_trace_row *row);
 /* The tags of trace row as a JSON object, or NULL after saying why. */
 json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
-
-/* ---- reading an archive back (verify.c) --------------------------------- */
-
-typedef struct weft__arc_loc {
-    OTF2_LocationRef id;
-    OTF2_StringRef name;
-    uint64_t events;         /* numberOfEvents of the definition */
-    int seen;                /* scratch for the commands */
-} weft__arc_loc;
-
-/* The global definitions of one archive; all arrays owned. */
-typedef struct weft__arc {
-    OTF2_Reader *reader;
-    int have_clock;
-    uint64_t resolution, offset, length;   /* ClockProperties */
-    char **strings;          /* by OTF2_StringRef; NULL where undefined */
-    size_t nstrings;
-    weft__arc_loc *locs;     /* in definition order */
-    size_t nlocs;
-    OTF2_StringRef *regions; /* region id -> name */
-    size_t nregions;
-    OTF2_StringRef *members; /* metric member id -> name */
-    size_t nmembers;
-    OTF2_MetricMemberRef **classes;  /* metric id -> its members ([0]: n) */
-    size_t nclasses;
-} weft__arc;
-
-/* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
- * Returns 0, or -1 with *err (malloc'd) saying what failed. */
-int weft__arc_open(weft__arc *a, const char *anchor, char **err);
-/* Reads every event of location a->locs[i] through cbs (may have no
- * callbacks set); *nread is the number of events read, also on failure.
- * Returns 0, or -1 with *err (malloc'd). Open the event files first with
- * weft__arc_open_events. */
-int weft__arc_open_events(weft__arc *a, char **err);
-int weft__arc_read_location(weft__arc *a, size_t i,
-                            const OTF2_EvtReaderCallbacks *cbs, void *arg,
-                            uint64_t *nread, char **err);
-/* String s, or "" when undefined. */
-const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
-void weft__arc_close(weft__arc *a);
 
 /* ---- the commands: each returns an exit status -------------------------- */
 

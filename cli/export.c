@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "cli.h"
 
 typedef struct exporter {

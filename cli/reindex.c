@@ -11,7 +11,7 @@
  *    the offset of the bad entry;
  *  - a directory with archive/traces.otf2 and no journal is a converted
  *    trace: its locations, events per location, timer resolution and time
- *    range come from the archive's definitions (libotf2, verify.c's
+ *    range come from the archive's definitions (libotf2, archive.c's
  *    reader; `weft verify` reads the events back), its name from the
  *    archive's description. What the archive does not hold (owner, state
  *    complete or partial, hosts, command, job id, tags, members, finish
@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "cli.h"
 #include "journal.h"
 #include "spool.h"
