@@ -17,8 +17,8 @@
 
 /* What a command runs with. Strings point into argv or are owned by main. */
 typedef struct cli {
+    const char *catalog_opt; /* --catalog FILE, or NULL */
     const char *catalog_path;
-    int catalog_given;       /* --catalog was on the command line */
     const char *spool;       /* --spool DIR, or NULL: weftd's (rm) */
     weft_catalog *catalog;   /* open read-only, when the command needs it */
     int json;

@@ -1,20 +1,30 @@
-/* weft.c - the weft command: query the trace catalog weftd writes.
+/* weft.c - the weft command: query the trace catalog weftd writes. This
+ * file is the wiring: the command table, the help, the options (parsed
+ * with getopt_long, as weftd does) and main. Each command is its own file:
  *
  *   weft [--catalog FILE] list [FILTERS] [--sort KEY] [--reverse]
- *                              [--limit N] [--json]
- *   weft [--catalog FILE] show TRACE [--json]
+ *                              [--limit N] [--json]          (list.c)
+ *   weft [--catalog FILE] show TRACE [--json]               (show.c)
  *   weft [--catalog FILE] profile TRACE [--by-location] [--limit N]
  *                              [--sort excl|incl|visits|name] [--json]
- *   weft [--catalog FILE] verify TRACE          (verify.c)
+ *                                                           (profile.c)
+ *   weft [--catalog FILE] status [--json]                   (status.c)
+ *   weft [--catalog FILE] verify TRACE                      (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
- *                                               (export.c)
- *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]
+ *                                                           (export.c)
+ *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
  *
- * Subcommands are entries of `commands` (name, function, synopsis, help);
- * a new one is a function plus one entry. The catalog is opened read-only
- * (it is never created here) and is found by --catalog, else
+ * with output helpers in out.c, the catalog and TRACE lookup in
+ * resolve.c and the OTF2 archive reader in archive.c.
+ *
+ * Subcommands are entries of `commands` (name, function, options,
+ * synopsis, help); a new one is a function plus one entry, and a new
+ * option one entry of `cli_options`. Global options (--catalog, --spool)
+ * go before the command or among its own options and arguments, which
+ * mix in any order; "--" ends the options. The catalog is opened
+ * read-only (it is never created here) and is found by --catalog, else
  * $WEFT_CATALOG, else the catalog of weftd's default configuration
  * (read with weftd's own parser, daemon/config.c). rm removes only
  * SPOOL/traces/KEY, SPOOL being --spool, else that configuration's spool
@@ -31,6 +41,7 @@
  * verbatim (as JSON escapes), with invalid UTF-8 replaced by U+FFFD
  * because JSON strings must be Unicode.
  */
+#include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -46,7 +57,8 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-/* Options a command accepts besides --help and --catalog. */
+/* Options a command accepts besides -h/--help, -c/--catalog and --spool
+ * (cli_options below lists them all). */
 #define OPT_JSON 1u
 #define OPT_FORMAT 2u   /* --format VALUE */
 #define OPT_OUTPUT 4u   /* -o FILE, --output FILE */
@@ -83,22 +95,24 @@ static const command commands[] = {
       "joined/expected; one being converted has size 'converting'.\n"
       "\n"
       "Filters (all must hold):\n"
-      "  --user NAME|UID   owned by this user\n"
-      "  --name GLOB       name matches GLOB (* ? [...], case-sensitive)\n"
-      "  --state STATE     recording, converting, complete, partial or\n"
-      "                    failed\n"
-      "  --since TIME      created at or after TIME\n"
-      "  --until TIME      created at or before TIME\n"
-      "  --tag KEY=VALUE   has this tag (repeat: all of them)\n"
-      "  --host NAME       a member ran on host NAME\n"
+      "  -u, --user NAME|UID   owned by this user\n"
+      "  -n, --name GLOB       name matches GLOB (* ? [...],\n"
+      "                        case-sensitive)\n"
+      "  -s, --state STATE     recording, converting, complete, partial or\n"
+      "                        failed\n"
+      "      --since TIME      created at or after TIME\n"
+      "      --until TIME      created at or before TIME\n"
+      "  -t, --tag KEY=VALUE   has this tag (repeat: all of them)\n"
+      "      --host NAME       a member ran on host NAME\n"
       "TIME is YYYY-MM-DD (a whole day), 'YYYY-MM-DD HH:MM[:SS]' in local\n"
       "time, or an age: 30m, 2h, 7d, 2w (also s) ago.\n"
       "\n"
-      "  --sort KEY  created (newest first), name, events (most first),\n"
-      "              size (biggest first), duration (longest first), state\n"
-      "  --reverse   the other way round\n"
-      "  --limit N   at most N traces\n"
-      "  --json      print a JSON array of trace objects (with tags)\n" },
+      "      --sort KEY   created (newest first), name, events (most\n"
+      "                   first), size (biggest first), duration (longest\n"
+      "                   first), state\n"
+      "  -r, --reverse    the other way round\n"
+      "  -l, --limit N    at most N traces\n"
+      "  -j, --json       print a JSON array of trace objects (with tags)\n" },
     { "show", weft__cmd_show, OPT_JSON, 1, 1, 1, "TRACE [--json]",
       "show one trace, its members and locations",
       "Show every field of one trace (owner, state, hosts, command, job\n"
@@ -107,11 +121,11 @@ static const command commands[] = {
       "locations. While the trace records, the figures are those weftd\n"
       "received so far, marked live (updated every few seconds).\n"
       "\n"
-      "  --json   print a JSON object; \"locations\" is the array of its\n"
-      "           locations, \"ranks\" that of its members (\"members\" is\n"
-      "           their number), \"missing_ranks\" and \"tags\"; while\n"
-      "           recording or converting also \"live\", \"joined\" and\n"
-      "           \"live_updated\"\n" },
+      "  -j, --json   print a JSON object; \"locations\" is the array of\n"
+      "               its locations, \"ranks\" that of its members\n"
+      "               (\"members\" is their number), \"missing_ranks\" and\n"
+      "               \"tags\"; while recording or converting also\n"
+      "               \"live\", \"joined\" and \"live_updated\"\n" },
     { "profile", weft__cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
       "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",
@@ -120,12 +134,14 @@ static const command commands[] = {
       "the share of all exclusive time, summed over all locations. Exits 1\n"
       "when the trace has no profile (still recording, or no regions).\n"
       "\n"
-      "  --by-location  per location instead (weftd keeps each location's\n"
-      "                 100 regions with the most exclusive time)\n"
-      "  --limit N      at most N regions (per location); 0: all; default "
-      "20\n"
-      "  --sort KEY     excl (default), incl, visits (most first) or name\n"
-      "  --json         print a JSON object; \"regions\" is the array\n" },
+      "      --by-location  per location instead (weftd keeps each\n"
+      "                     location's 100 regions with the most exclusive\n"
+      "                     time)\n"
+      "  -l, --limit N      at most N regions (per location); 0: all;\n"
+      "                     default 20\n"
+      "      --sort KEY     excl (default), incl, visits (most first) or\n"
+      "                     name\n"
+      "  -j, --json         print a JSON object; \"regions\" is the array\n" },
     { "status", weft__cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
       "show what the running weftd is doing",
       "Show the live state of the weftd that uses this catalog:\n"
@@ -133,7 +149,7 @@ static const command commands[] = {
       "totals, refused clients and clients paused by backpressure. Exits\n"
       "1 when weftd is not running.\n"
       "\n"
-      "  --json   print the status object weftd writes\n" },
+      "  -j, --json   print the status object weftd writes\n" },
     { "verify", weft__cmd_verify, 0, 1, 1, 1, "TRACE",
       "check an archive against the catalog",
       "Read the archive back with libotf2 and compare it with the catalog:\n"
@@ -163,10 +179,10 @@ static const command commands[] = {
       "spool of weftd's configuration file (the one the catalog is found\n"
       "through) or the catalog's directory when it is a spool.\n"
       "\n"
-      "  --force      remove a recording or converting trace too\n"
-      "  --spool DIR  the spool weftd writes (it must have traces/), e.g.\n"
-      "               when the catalog is elsewhere and weftd was started\n"
-      "               with --spool\n" },
+      "  -f, --force      remove a recording or converting trace too\n"
+      "      --spool DIR  the spool weftd writes (it must have traces/),\n"
+      "                   e.g. when the catalog is elsewhere and weftd was\n"
+      "                   started with --spool\n" },
     { "sql", weft__cmd_sql, OPT_JSON | OPT_TABLE_CSV, 1, 1, 2,
       "[--table|--csv|--json] QUERY",
       "run a read-only SQL query on the catalog",
@@ -176,12 +192,12 @@ static const command commands[] = {
       "(writes, ATTACH, PRAGMA, schema changes, load_extension, more than\n"
       "one statement).\n"
       "\n"
-      "  --table  aligned columns under a header (the default); NULL is\n"
-      "           empty, control characters are escaped\n"
-      "  --csv    RFC 4180 CSV with a header line, lines end in \\n; NULL\n"
-      "           is an empty field\n"
-      "  --json   an array of objects, one per row, keyed by column name;\n"
-      "           integers and reals are numbers, NULL is null\n"
+      "      --table  aligned columns under a header (the default); NULL\n"
+      "               is empty, control characters are escaped\n"
+      "      --csv    RFC 4180 CSV with a header line, lines end in \\n;\n"
+      "               NULL is an empty field\n"
+      "  -j, --json   an array of objects, one per row, keyed by column\n"
+      "               name; integers and reals are numbers, NULL is null\n"
       "\n"
       "BLOBs are printed as hexadecimal text in every format.\n" },
     { "reindex", weft__cmd_reindex, 0, 0, 1, 2, "[SPOOL]",
@@ -224,16 +240,22 @@ static void global_help(FILE *out)
     fprintf(out,
             "\n"
             "Options:\n"
-            "  --catalog FILE         the catalog to read; default "
+            "  -c, --catalog FILE     the catalog to read; default "
             "$WEFT_CATALOG, else the\n"
             "                         catalog of weftd's configuration "
             "file,\n"
             "                         %s\n"
-            "  --spool DIR            weftd's spool, for rm; default the "
+            "      --spool DIR        weftd's spool, for rm; default the "
             "configuration's\n"
             "  -h, --help             this help; 'weft COMMAND --help' for "
             "one command\n"
             "  -V, --version          print the version\n"
+            "\n"
+            "--catalog and --spool may also follow the command. Short "
+            "options of the\n"
+            "commands: -j (--json), -n (--name), -s (--state), -u (--user), "
+            "-t (--tag),\n"
+            "-l (--limit), -r (--reverse), -f (--force), -o (--output).\n"
             "\n%s"
             "\n"
             "Exit status: 0 ok, 1 not found or failed, 2 usage error.\n",
@@ -256,193 +278,276 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
-/* ---- arguments ---------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------ */
 
-/* Matches "--name VALUE" and "--name=VALUE" at argv[*i]; 1 if matched (then
- * *value is set, or NULL when VALUE is missing), 0 if not. */
-static int opt_value(char **argv, int argc, int *i, const char *name,
-                     const char **value)
+/* Values of the options without a short form (above any character). */
+enum {
+    O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
+    O_SORT, O_BY_LOCATION,
+};
+
+/* Every option after the command. cmds: the OPT_* of the commands that
+ * take it, 0 for all; metavar: what a missing value is called in the
+ * error ("--spool needs a DIR"). */
+static const struct cli_option {
+    struct option o;
+    unsigned cmds;
+    const char *metavar;
+} cli_options[] = {
+    { { "help", no_argument, NULL, 'h' }, 0, NULL },
+    { { "catalog", required_argument, NULL, 'c' }, 0, "FILE" },
+    { { "spool", required_argument, NULL, O_SPOOL }, 0, "DIR" },
+    { { "json", no_argument, NULL, 'j' }, OPT_JSON, NULL },
+    { { "force", no_argument, NULL, 'f' }, OPT_FORCE, NULL },
+    { { "table", no_argument, NULL, O_TABLE }, OPT_TABLE_CSV, NULL },
+    { { "csv", no_argument, NULL, O_CSV }, OPT_TABLE_CSV, NULL },
+    { { "format", required_argument, NULL, O_FORMAT }, OPT_FORMAT, "VALUE" },
+    { { "output", required_argument, NULL, 'o' }, OPT_OUTPUT, "FILE" },
+    { { "user", required_argument, NULL, 'u' }, OPT_LIST, "value" },
+    { { "name", required_argument, NULL, 'n' }, OPT_LIST, "value" },
+    { { "state", required_argument, NULL, 's' }, OPT_LIST, "value" },
+    { { "since", required_argument, NULL, O_SINCE }, OPT_LIST, "value" },
+    { { "until", required_argument, NULL, O_UNTIL }, OPT_LIST, "value" },
+    { { "host", required_argument, NULL, O_HOST }, OPT_LIST, "value" },
+    { { "tag", required_argument, NULL, 't' }, OPT_LIST, "value" },
+    { { "reverse", no_argument, NULL, 'r' }, OPT_LIST, NULL },
+    { { "sort", required_argument, NULL, O_SORT }, OPT_LIST | OPT_PROFILE,
+      "value" },
+    { { "limit", required_argument, NULL, 'l' }, OPT_LIST | OPT_PROFILE,
+      "value" },
+    { { "by-location", no_argument, NULL, O_BY_LOCATION }, OPT_PROFILE,
+      NULL },
+};
+#define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
+
+/* The options of cmd for getopt_long: longs[] (NOPTIONS + 1 entries) and
+ * shorts ("-:" first: arguments come back in order as 1, a missing value
+ * as ':'). */
+static void command_options(const command *cmd, struct option *longs,
+                            char *shorts)
 {
-    size_t n = strlen(name);
+    size_t n = 0, k = 0;
 
-    if (strncmp(argv[*i], name, n) != 0)
-        return 0;
-    if (argv[*i][n] == '=') {
-        *value = argv[*i] + n + 1;
-        return 1;
+    shorts[k++] = '-';
+    shorts[k++] = ':';
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        const struct cli_option *o = &cli_options[i];
+        if (o->cmds && !(cmd->opts & o->cmds))
+            continue;
+        longs[n++] = o->o;
+        if (o->o.val < 256) {
+            shorts[k++] = (char)o->o.val;
+            if (o->o.has_arg == required_argument)
+                shorts[k++] = ':';
+        }
     }
-    if (argv[*i][n] != '\0')
-        return 0;
-    *value = *i + 1 < argc ? argv[++*i] : NULL;
-    return 1;
+    memset(&longs[n], 0, sizeof longs[n]);
+    shorts[k] = 0;
 }
 
-/* The value options of list and profile at argv[*i]: 1 when one matched
- * (its value stored in c), 0 when none did, -1 after a usage error (a
- * missing value). */
-static int query_option(const command *cmd, cli *c, char **argv, int argc,
-                        int *i)
+static const struct cli_option *option_of(int val)
 {
-    static const struct {
-        const char *name;
-        unsigned opts;
-        size_t offset;
-    } vopts[] = {
-        { "--user", OPT_LIST, offsetof(cli, user) },
-        { "--name", OPT_LIST, offsetof(cli, name_glob) },
-        { "--state", OPT_LIST, offsetof(cli, state) },
-        { "--since", OPT_LIST, offsetof(cli, since) },
-        { "--until", OPT_LIST, offsetof(cli, until) },
-        { "--host", OPT_LIST, offsetof(cli, host) },
-        { "--tag", OPT_LIST, 0 },
-        { "--sort", OPT_LIST | OPT_PROFILE, offsetof(cli, sort) },
-        { "--limit", OPT_LIST | OPT_PROFILE, offsetof(cli, limit) },
-    };
-    const char *v = NULL;
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (cli_options[i].o.val == val)
+            return &cli_options[i];
+    return NULL;
+}
 
-    for (size_t k = 0; k < sizeof vopts / sizeof vopts[0]; k++) {
-        if (!(cmd->opts & vopts[k].opts) ||
-            !opt_value(argv, argc, i, vopts[k].name, &v))
-            continue;
-        if (!v) {
-            weft__cli_usage(cmd->name, "%s needs a value", vopts[k].name);
-            return -1;
-        }
-        if (vopts[k].offset)
-            *(const char **)((char *)c + vopts[k].offset) = v;
-        else
-            c->tags[c->ntags++] = v;
-        return 1;
+/* The usage error of getopt_long's '?' (unknown option) or ':' (missing
+ * value) for argv[optind - 1], naming the option as it was written. */
+static int option_error(const char *cmd, int ch, char **argv)
+{
+    const char *arg = argv[optind - 1];
+    const struct cli_option *o = option_of(optopt);
+
+    if (ch == ':' && o && strncmp(arg, "--", 2) == 0)
+        return weft__cli_usage(cmd, "--%s needs a %s", o->o.name,
+                               o->metavar);
+    if (ch == ':' && o)
+        return weft__cli_usage(cmd, "-%c needs a %s", optopt, o->metavar);
+    if (strncmp(arg, "--", 2) == 0)
+        return weft__cli_usage(cmd, "unknown option '%s'", arg);
+    return weft__cli_usage(cmd, "unknown option '-%c'", optopt);
+}
+
+/* The option getopt_long just returned with a value, as it was written:
+ * its element is argv[optind - 1] when the value was attached (--x=V,
+ * -xV), else the one before. */
+static const char *option_text(char **argv)
+{
+    return optarg == argv[optind - 1] && optind >= 2 ? argv[optind - 2]
+                                                     : argv[optind - 1];
+}
+
+/* Stores option ch (of command cmd, NULL before the command) and its
+ * value v in c. Returns EXIT_OK or a usage error. */
+static int set_option(const char *cmd, cli *c, int ch, const char *v,
+                      char **argv)
+{
+    const struct cli_option *o = option_of(ch);
+
+    /* A FILE, DIR or VALUE cannot be empty (a list filter can). */
+    if (v && !*v && o && o->metavar && strcmp(o->metavar, "value") != 0) {
+        if (strncmp(option_text(argv), "--", 2) == 0)
+            return weft__cli_usage(cmd, "--%s needs a %s", o->o.name,
+                                   o->metavar);
+        return weft__cli_usage(cmd, "-%c needs a %s", ch, o->metavar);
     }
-    return 0;
+    switch (ch) {
+    case 'c': c->catalog_opt = v; break;
+    case O_SPOOL: c->spool = v; break;
+    case 'j': c->json = 1; break;
+    case 'f': c->force = 1; break;
+    case O_TABLE:
+    case O_CSV:
+        v = ch == O_TABLE ? "table" : "csv";
+        if (c->format && strcmp(c->format, v) != 0)
+            return weft__cli_usage(cmd, "--table and --csv exclude each "
+                                   "other");
+        c->format = v;
+        break;
+    case O_FORMAT: c->format = v; break;
+    case 'o': c->output = v; break;
+    case 'u': c->user = v; break;
+    case 'n': c->name_glob = v; break;
+    case 's': c->state = v; break;
+    case O_SINCE: c->since = v; break;
+    case O_UNTIL: c->until = v; break;
+    case O_HOST: c->host = v; break;
+    case 't': c->tags[c->ntags++] = v; break;
+    case 'r': c->reverse = 1; break;
+    case O_SORT: c->sort = v; break;
+    case 'l': c->limit = v; break;
+    case O_BY_LOCATION: c->by_location = 1; break;
+    }
+    return EXIT_OK;
+}
+
+/* Global options, up to the command name (getopt_long stops there: "+").
+ * Returns the command, or NULL with *status set (help, version, usage
+ * error). */
+static const command *global_options(int argc, char **argv, cli *c,
+                                     int *status)
+{
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { "catalog", required_argument, NULL, 'c' },
+        { "spool", required_argument, NULL, O_SPOOL },
+        { NULL, 0, NULL, 0 },
+    };
+    const command *cmd;
+    int ch;
+
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "+:hVc:", longs, NULL)) != -1) {
+        if (ch == 'h') {
+            global_help(stdout);
+            *status = EXIT_OK;
+            return NULL;
+        }
+        if (ch == 'V') {
+            printf("weft %s\n", PACKAGE_VERSION);
+            *status = EXIT_OK;
+            return NULL;
+        }
+        if (ch == '?' || ch == ':')
+            *status = option_error(NULL, ch, argv);
+        else
+            *status = set_option(NULL, c, ch, optarg, argv);
+        if (*status != EXIT_OK)
+            return NULL;
+    }
+    if (optind >= argc) {
+        global_help(stderr);
+        *status = EXIT_USAGE;
+        return NULL;
+    }
+    if (!(cmd = find_command(argv[optind]))) {
+        *status = weft__cli_usage(NULL, "unknown command '%s'",
+                                  argv[optind]);
+        return NULL;
+    }
+    return cmd;
+}
+
+/* The command's options and arguments, in any order, from argv[0] (the
+ * command's name) on; "--" ends the options. Fills c (c->args and c->tags
+ * must hold argc entries). Returns EXIT_OK, or an exit status: a usage
+ * error, or EXIT_OK with *help set for --help. */
+static int command_args(const command *cmd, int argc, char **argv, cli *c,
+                        int *help)
+{
+    struct option longs[NOPTIONS + 1];
+    char shorts[2 + 2 * NOPTIONS + 1];
+    int ch, status;
+
+    command_options(cmd, longs, shorts);
+    optind = 0;    /* glibc: start afresh on this argv */
+    while ((ch = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (ch == 1) {
+            c->args[c->nargs++] = optarg;
+        } else if (ch == 'h') {
+            *help = 1;
+        } else if (ch == '?' || ch == ':') {
+            return option_error(cmd->name, ch, argv);
+        } else if ((status = set_option(cmd->name, c, ch, optarg, argv)) !=
+                   EXIT_OK) {
+            return status;
+        }
+    }
+    while (optind < argc)       /* after "--" */
+        c->args[c->nargs++] = argv[optind++];
+    return EXIT_OK;
+}
+
+/* Checks the number of arguments of cmd. Returns EXIT_OK or a usage
+ * error. */
+static int check_args(const command *cmd, const cli *c)
+{
+    if (c->nargs < cmd->min_args)
+        return weft__cli_usage(cmd->name, "missing argument (usage: weft %s "
+                               "%s)", cmd->name, cmd->synopsis);
+    if (c->nargs > cmd->max_args)
+        return weft__cli_usage(cmd->name, "unexpected argument '%s'",
+                               c->args[cmd->max_args]);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    const char *catalog_opt = NULL;
-    const command *cmd = NULL;
+    const command *cmd;
     cli c = { 0 };
     char *catalog_path = NULL;
-    int i, want_help = 0, status, only_args = 0, rc;
+    int status = EXIT_OK, help = 0, first;
 
-    /* Global options, up to the command name. */
-    for (i = 1; i < argc && !cmd; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            global_help(stdout);
-            return EXIT_OK;
-        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-            printf("weft %s\n", PACKAGE_VERSION);
-            return EXIT_OK;
-        } else if (opt_value(argv, argc, &i, "--catalog", &catalog_opt)) {
-            if (!catalog_opt || !*catalog_opt)
-                return weft__cli_usage(NULL, "--catalog needs a FILE");
-        } else if (opt_value(argv, argc, &i, "--spool", &c.spool)) {
-            if (!c.spool || !*c.spool)
-                return weft__cli_usage(NULL, "--spool needs a DIR");
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return weft__cli_usage(NULL, "unknown option '%s'", a);
-        } else if (!(cmd = find_command(a))) {
-            return weft__cli_usage(NULL, "unknown command '%s'", a);
-        }
-    }
-    if (!cmd) {
-        global_help(stderr);
-        return EXIT_USAGE;
-    }
-
-    /* The command's options and arguments, in any order. */
+    if (!(cmd = global_options(argc, argv, &c, &status)))
+        return status;
+    first = optind;
     c.args = calloc((size_t)argc, sizeof *c.args);
     c.tags = calloc((size_t)argc, sizeof *c.tags);
     if (!c.args || !c.tags) {
-        free(c.args);
-        free(c.tags);
-        return weft__cli_fail("out of memory");
+        status = weft__cli_fail("out of memory");
+        goto out;
     }
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_args || a[0] != '-' || a[1] == '\0') {
-            c.args[c.nargs++] = argv[i];
-        } else if (strcmp(a, "--") == 0) {
-            only_args = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            want_help = 1;
-        } else if ((cmd->opts & OPT_JSON) && strcmp(a, "--json") == 0) {
-            c.json = 1;
-        } else if ((cmd->opts & OPT_FORCE) && strcmp(a, "--force") == 0) {
-            c.force = 1;
-        } else if ((cmd->opts & OPT_TABLE_CSV) &&
-                   (strcmp(a, "--table") == 0 || strcmp(a, "--csv") == 0)) {
-            if (c.format && strcmp(c.format, a + 2) != 0) {
-                status = weft__cli_usage(cmd->name, "--table and --csv exclude each "
-                                         "other");
-                goto out;
-            }
-            c.format = a + 2;
-        } else if ((cmd->opts & OPT_LIST) && strcmp(a, "--reverse") == 0) {
-            c.reverse = 1;
-        } else if ((cmd->opts & OPT_PROFILE) &&
-                   strcmp(a, "--by-location") == 0) {
-            c.by_location = 1;
-        } else if ((rc = query_option(cmd, &c, argv, argc, &i)) != 0) {
-            if (rc < 0) {
-                status = EXIT_USAGE;
-                goto out;
-            }
-        } else if ((cmd->opts & OPT_FORMAT) &&
-                   opt_value(argv, argc, &i, "--format", &c.format)) {
-            if (!c.format || !*c.format) {
-                status = weft__cli_usage(cmd->name, "--format needs a VALUE");
-                goto out;
-            }
-        } else if ((cmd->opts & OPT_OUTPUT) &&
-                   (opt_value(argv, argc, &i, "--output", &c.output) ||
-                    opt_value(argv, argc, &i, "-o", &c.output))) {
-            if (!c.output || !*c.output) {
-                status = weft__cli_usage(cmd->name, "%s needs a FILE", a);
-                goto out;
-            }
-        } else if (opt_value(argv, argc, &i, "--catalog", &catalog_opt)) {
-            if (!catalog_opt || !*catalog_opt) {
-                status = weft__cli_usage(cmd->name, "--catalog needs a FILE");
-                goto out;
-            }
-        } else if (opt_value(argv, argc, &i, "--spool", &c.spool)) {
-            if (!c.spool || !*c.spool) {
-                status = weft__cli_usage(cmd->name, "--spool needs a DIR");
-                goto out;
-            }
-        } else {
-            status = weft__cli_usage(cmd->name, "unknown option '%s'", a);
-            goto out;
-        }
-    }
-    if (want_help) {
+    status = command_args(cmd, argc - first, argv + first, &c, &help);
+    if (status != EXIT_OK)
+        goto out;
+    if (help) {
         command_help(cmd);
-        status = EXIT_OK;
         goto out;
     }
-    if (c.nargs < cmd->min_args) {
-        status = weft__cli_usage(cmd->name, "missing argument (usage: weft %s %s)",
-                                 cmd->name, cmd->synopsis);
+    if ((status = check_args(cmd, &c)) != EXIT_OK)
         goto out;
-    }
-    if (c.nargs > cmd->max_args) {
-        status = weft__cli_usage(cmd->name, "unexpected argument '%s'",
-                                 c.args[cmd->max_args]);
-        goto out;
-    }
-
     if (cmd->needs_catalog) {
-        catalog_path = weft__cli_resolve_catalog(catalog_opt);
+        catalog_path = weft__cli_resolve_catalog(c.catalog_opt);
         if (!catalog_path) {
             status = EXIT_FAIL;
             goto out;
         }
         c.catalog_path = catalog_path;
-        c.catalog_given = catalog_opt != NULL;
-        status = cmd->needs_catalog == 1 ? weft__cli_open_catalog(&c) : EXIT_OK;
-        if (status != EXIT_OK)
+        if (cmd->needs_catalog == 1 &&
+            (status = weft__cli_open_catalog(&c)) != EXIT_OK)
             goto out;
     }
     status = cmd->run(&c);
