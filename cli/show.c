@@ -205,7 +205,74 @@ static void show_trace_text(const weft_trace_row *row)
         field_take("error:", weft__cli_escape(row->error));
 }
 
-int weft__cmd_show(cli *c)
+/* weft show --json: one object. Returns an exit status. */
+static int show_json(cli *c, const weft_trace_row *row)
+{
+    members_ctx mx = { { 0 }, NULL, NULL, { 0 }, 0, 0, 0, 0 };
+    json_t *obj = weft__cli_trace_json(row), *locs = json_array(),
+           *tags = NULL;
+    int rc, status = EXIT_FAIL;
+
+    mx.arr = json_array();
+    mx.missing = json_array();
+    if (!locs || !mx.arr || !mx.missing) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
+    rc = weft_catalog_locations(c->catalog, row->id, show_json_location,
+                                locs);
+    if (rc == 0)
+        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
+    if (rc < 0) {
+        weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
+    }
+    if (!(tags = weft__cli_tags_json(c, row)))
+        goto out;
+    /* "locations" is the array here; the count moves aside.
+     * "members" stays the count; "ranks" is the array of members. */
+    weft__cli_jset(obj, "location_count", weft__cli_ju64(row->locations));
+    weft__cli_jset(obj, "locations", locs);
+    weft__cli_jset(obj, "ranks", mx.arr);
+    weft__cli_jset(obj, "missing_ranks", mx.missing);
+    weft__cli_jset(obj, "tags", tags);
+    locs = mx.arr = mx.missing = tags = NULL;
+    status = weft__cli_print_json(obj);
+    obj = NULL;
+out:
+    json_decref(mx.arr);
+    json_decref(mx.missing);
+    free(mx.missing_text.s);
+    json_decref(locs);
+    json_decref(obj);
+    return status;
+}
+
+/* The "ranks:" and "missing:" lines of the text. */
+static void show_ranks(const weft_trace_row *row, const members_ctx *mx)
+{
+    char buf[160];
+
+    if (mx->total && weft__cli_row_live(row)) {
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " recording, %" PRIu32 " not joined yet (live)",
+                 mx->complete, mx->recording,
+                 row->members > mx->total ? row->members - mx->total : 0);
+        field("ranks:", buf);
+    } else if (mx->total) {
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " missing", mx->complete, mx->nmissing);
+        field("ranks:", buf);
+    }
+    if (mx->nmissing)
+        printf("%-13s%s %s\n", "missing:", mx->nmissing == 1 ? "rank"
+                                                             : "ranks",
+               mx->missing_text.s);
+}
+
+/* weft show: the fields, then the members and locations as tables.
+ * Returns an exit status. */
+static int show_text(cli *c, const weft_trace_row *row)
 {
     weft__table t = { 6, { "ID", "RANK", "THREAD", "NAME", "EVENTS",
                            "DROPPED" },
@@ -215,71 +282,21 @@ int weft__cmd_show(cli *c)
                          { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
                        NULL, NULL, { 0 }, 0, 0, 0, 0 };
     weft__sbuf tagtext = { 0 };
-    weft_trace_row row;
-    json_t *obj = NULL, *locs = NULL, *tags = NULL;
     int rc, status = EXIT_FAIL;
 
-    if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)
-        return EXIT_FAIL;
-    if (c->json) {
-        obj = weft__cli_trace_json(&row);
-        locs = json_array();
-        mx.arr = json_array();
-        mx.missing = json_array();
-        if (!locs || !mx.arr || !mx.missing) {
-            weft__cli_fail("out of memory");
-            goto out;
-        }
-        rc = weft_catalog_locations(c->catalog, row.id, show_json_location,
-                                    locs);
-        if (rc == 0)
-            rc = weft_catalog_members(c->catalog, row.id, member_row, &mx);
-        if (rc < 0) {
-            weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
-            goto out;
-        }
-        if (!(tags = weft__cli_tags_json(c, &row)))
-            goto out;
-        /* "locations" is the array here; the count moves aside.
-         * "members" stays the count; "ranks" is the array of members. */
-        weft__cli_jset(obj, "location_count", weft__cli_ju64(row.locations));
-        weft__cli_jset(obj, "locations", locs);
-        weft__cli_jset(obj, "ranks", mx.arr);
-        weft__cli_jset(obj, "missing_ranks", mx.missing);
-        weft__cli_jset(obj, "tags", tags);
-        locs = mx.arr = mx.missing = tags = NULL;
-        status = weft__cli_print_json(obj);
-        obj = NULL;
-        goto out;
-    }
-    rc = weft_catalog_locations(c->catalog, row.id, show_table_location, &t);
+    rc = weft_catalog_locations(c->catalog, row->id, show_table_location,
+                                &t);
     if (rc == 0)
-        rc = weft_catalog_members(c->catalog, row.id, member_row, &mx);
+        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
     if (rc == 0)
-        rc = weft_catalog_tags(c->catalog, row.id, tag_text, &tagtext);
+        rc = weft_catalog_tags(c->catalog, row->id, tag_text, &tagtext);
     if (rc < 0) {
         weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
         goto out;
     }
-    show_trace_text(&row);
+    show_trace_text(row);
     field("tags:", tagtext.len ? tagtext.s : "-");
-    if (mx.total && weft__cli_row_live(&row)) {
-        char buf[160];
-        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
-                 " recording, %" PRIu32 " not joined yet (live)",
-                 mx.complete, mx.recording,
-                 row.members > mx.total ? row.members - mx.total : 0);
-        field("ranks:", buf);
-    } else if (mx.total) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
-                 " missing", mx.complete, mx.nmissing);
-        field("ranks:", buf);
-    }
-    if (mx.nmissing)
-        printf("%-13s%s %s\n", "missing:", mx.nmissing == 1 ? "rank"
-                                                            : "ranks",
-               mx.missing_text.s);
+    show_ranks(row, &mx);
     putchar('\n');
     if (mx.t.nrows) {
         weft__cli_table_print(&mx.t, stdout);
@@ -291,15 +308,21 @@ int weft__cmd_show(cli *c)
         puts("no locations recorded");
     status = EXIT_OK;
 out:
-    json_decref(tags);
-    json_decref(mx.arr);
-    json_decref(mx.missing);
     free(mx.missing_text.s);
     weft__cli_table_free(&mx.t);
     free(tagtext.s);
-    json_decref(locs);
-    json_decref(obj);
     weft__cli_table_free(&t);
+    return status;
+}
+
+int weft__cmd_show(cli *c)
+{
+    weft_trace_row row;
+    int status;
+
+    if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)
+        return EXIT_FAIL;
+    status = c->json ? show_json(c, &row) : show_text(c, &row);
     weft_catalog_trace_free(&row);
     return status;
 }

@@ -127,14 +127,145 @@ static weft_location_row *cat_find(cat_locs *cl, uint64_t id, size_t *idx)
     return NULL;
 }
 
+/* The clock of the archive's definitions against the catalog. */
+static void verify_clock(verifier *v, const weft__arc *a,
+                         const weft_trace_row *row)
+{
+    if (!a->have_clock) {
+        problem(v, "the archive has no ClockProperties");
+        return;
+    }
+    if (a->resolution != row->timer_resolution)
+        problem(v, "timer resolution: archive %" PRIu64 ", catalog %"
+                PRIu64, a->resolution, row->timer_resolution);
+    if (row->events && a->offset != row->time_first)
+        problem(v, "ClockProperties globalOffset %" PRIu64 " differs "
+                "from the catalog's first timestamp %" PRIu64, a->offset,
+                row->time_first);
+    if (row->events && a->length &&
+        a->offset + a->length - 1 != row->time_last)
+        problem(v, "ClockProperties traceLength %" PRIu64 " ends at %"
+                PRIu64 ", the catalog's last timestamp is %" PRIu64,
+                a->length, a->offset + a->length - 1, row->time_last);
+}
+
+/* The locations of the archive's definitions against the catalog's (cl).
+ * Returns 0, or -1 when out of memory (said). */
+static int verify_locations(verifier *v, const weft__arc *a,
+                            const weft_trace_row *row, cat_locs *cl)
+{
+    if (a->nlocs != row->locations)
+        problem(v, "%zu locations in the archive, the catalog says %"
+                PRIu64, a->nlocs, row->locations);
+    if (cl->n != row->locations)
+        problem(v, "the catalog lists %zu locations but its trace row "
+                "says %" PRIu64, cl->n, row->locations);
+    cl->seen = calloc(cl->n + 1, sizeof *cl->seen);
+    if (!cl->seen)
+        return weft__cli_fail("out of memory"), -1;
+    for (size_t i = 0; i < a->nlocs; i++) {
+        size_t k;
+        weft_location_row *l = cat_find(cl, a->locs[i].id, &k);
+        if (!l) {
+            problem(v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
+                    PRIu64 ") is in the archive but not in the catalog",
+                    a->locs[i].id, a->locs[i].id >> 32,
+                    a->locs[i].id & 0xffffffffu);
+            continue;
+        }
+        cl->seen[k] = 1;
+        if (l->events != a->locs[i].events)
+            problem(v, "location %" PRIu64 " (rank %" PRIu32 " thread %"
+                    PRIu32 "): numberOfEvents %" PRIu64 " in the archive, "
+                    "%" PRIu64 " in the catalog", l->id, l->rank, l->thread,
+                    a->locs[i].events, l->events);
+    }
+    for (size_t k = 0; k < cl->n; k++)
+        if (!cl->seen[k])
+            problem(v, "location %" PRIu64 " (rank %" PRIu32 " thread %"
+                    PRIu32 ") is in the catalog but not in the archive",
+                    cl->v[k].id, cl->v[k].rank, cl->v[k].thread);
+    return 0;
+}
+
+/* The problem of location al whose events could not be read (err). */
+static void unreadable_location(verifier *v, const weft_trace_row *row,
+                                const weft__arc_loc *al, const char *err)
+{
+    char evt[4096];
+    struct stat st = { .st_size = -1 };
+
+    snprintf(evt, sizeof evt, "%s/traces/%" PRIu64 ".evt", row->path,
+             al->id);
+    if (stat(evt, &st) != 0 && errno == ENOENT)
+        problem(v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
+                PRIu64 "): events file %s is missing (%" PRIu64
+                " events expected)", al->id, al->id >> 32,
+                al->id & 0xffffffffu, evt, al->events);
+    else
+        problem(v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
+                PRIu64 "): events file %s (%jd bytes): %s; %" PRIu64
+                " events expected", al->id, al->id >> 32,
+                al->id & 0xffffffffu, evt, (intmax_t)st.st_size,
+                err ? err : "out of memory", al->events);
+}
+
+/* Reads the events of every location of a and compares their numbers and
+ * time range with the definitions and the catalog; *total is the number
+ * read. Returns 0 (problems counted in v), or -1 when out of memory
+ * (said). */
+static int verify_events(verifier *v, weft__arc *a, const weft_trace_row *row,
+                         const char *anchor, uint64_t *total)
+{
+    OTF2_EvtReaderCallbacks *cbs = time_callbacks();
+    tspan all = { 0, 0, 0 };
+    char *err = NULL;
+
+    *total = 0;
+    if (!cbs)
+        return weft__cli_fail("out of memory"), -1;
+    if (weft__arc_open_events(a, &err) < 0) {
+        problem(v, "%s: %s", anchor, err ? err : "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < a->nlocs; i++) {
+        const weft__arc_loc *al = &a->locs[i];
+        tspan t = { 0, 0, 0 };
+        uint64_t n = 0;
+        free(err);
+        err = NULL;
+        if (weft__arc_read_location(a, i, cbs, &t, &n, &err) < 0)
+            unreadable_location(v, row, al, err);
+        else if (n != al->events)
+            problem(v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
+                    PRIu64 "): %" PRIu64 " events read, numberOfEvents says %"
+                    PRIu64, al->id, al->id >> 32, al->id & 0xffffffffu, n,
+                    al->events);
+        *total += n;
+        if (t.any) {
+            see_time(&all, t.min);
+            see_time(&all, t.max);
+        }
+    }
+    if (*total != row->events)
+        problem(v, "%" PRIu64 " events in the archive, the catalog says %"
+                PRIu64, *total, row->events);
+    if (all.any && (all.min != row->time_first || all.max != row->time_last))
+        problem(v, "events span %" PRIu64 " .. %" PRIu64 ", the catalog "
+                "says %" PRIu64 " .. %" PRIu64, all.min, all.max,
+                row->time_first, row->time_last);
+out:
+    OTF2_EvtReaderCallbacks_Delete(cbs);
+    free(err);
+    return 0;
+}
+
 int weft__cmd_verify(cli *c)
 {
     weft_trace_row row;
     weft__arc a = { 0 };
     cat_locs cl = { 0 };
     verifier v = { 0 };
-    OTF2_EvtReaderCallbacks *cbs = NULL;
-    tspan all = { 0, 0, 0 };
     uint64_t total = 0;
     char *anchor = NULL, *err = NULL, *name = NULL;
     int status = EXIT_FAIL, rc;
@@ -160,114 +291,12 @@ int weft__cmd_verify(cli *c)
     }
     if (weft__arc_open(&a, anchor, &err) < 0) {
         problem(&v, "%s", err ? err : "out of memory");
-        goto report;
-    }
-
-    /* Definitions against the catalog. */
-    if (!a.have_clock) {
-        problem(&v, "the archive has no ClockProperties");
     } else {
-        if (a.resolution != row.timer_resolution)
-            problem(&v, "timer resolution: archive %" PRIu64 ", catalog %"
-                    PRIu64, a.resolution, row.timer_resolution);
-        if (row.events && a.offset != row.time_first)
-            problem(&v, "ClockProperties globalOffset %" PRIu64 " differs "
-                    "from the catalog's first timestamp %" PRIu64, a.offset,
-                    row.time_first);
-        if (row.events && a.length &&
-            a.offset + a.length - 1 != row.time_last)
-            problem(&v, "ClockProperties traceLength %" PRIu64 " ends at %"
-                    PRIu64 ", the catalog's last timestamp is %" PRIu64,
-                    a.length, a.offset + a.length - 1, row.time_last);
+        verify_clock(&v, &a, &row);
+        if (verify_locations(&v, &a, &row, &cl) < 0 ||
+            verify_events(&v, &a, &row, anchor, &total) < 0)
+            goto out;
     }
-    if (a.nlocs != row.locations)
-        problem(&v, "%zu locations in the archive, the catalog says %"
-                PRIu64, a.nlocs, row.locations);
-    if (cl.n != row.locations)
-        problem(&v, "the catalog lists %zu locations but its trace row "
-                "says %" PRIu64, cl.n, row.locations);
-    cl.seen = calloc(cl.n + 1, sizeof *cl.seen);
-    if (!cl.seen) {
-        weft__cli_fail("out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < a.nlocs; i++) {
-        size_t k;
-        weft_location_row *l = cat_find(&cl, a.locs[i].id, &k);
-        if (!l) {
-            problem(&v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
-                    PRIu64 ") is in the archive but not in the catalog",
-                    a.locs[i].id, a.locs[i].id >> 32,
-                    a.locs[i].id & 0xffffffffu);
-            continue;
-        }
-        cl.seen[k] = 1;
-        if (l->events != a.locs[i].events)
-            problem(&v, "location %" PRIu64 " (rank %" PRIu32 " thread %"
-                    PRIu32 "): numberOfEvents %" PRIu64 " in the archive, "
-                    "%" PRIu64 " in the catalog", l->id, l->rank, l->thread,
-                    a.locs[i].events, l->events);
-    }
-    for (size_t k = 0; k < cl.n; k++)
-        if (!cl.seen[k])
-            problem(&v, "location %" PRIu64 " (rank %" PRIu32 " thread %"
-                    PRIu32 ") is in the catalog but not in the archive",
-                    cl.v[k].id, cl.v[k].rank, cl.v[k].thread);
-
-    /* Events of every location. */
-    cbs = time_callbacks();
-    if (!cbs) {
-        weft__cli_fail("out of memory");
-        goto out;
-    }
-    free(err);
-    if (weft__arc_open_events(&a, &err) < 0) {
-        problem(&v, "%s: %s", anchor, err ? err : "out of memory");
-        goto report;
-    }
-    for (size_t i = 0; i < a.nlocs; i++) {
-        const weft__arc_loc *al = &a.locs[i];
-        tspan t = { 0, 0, 0 };
-        uint64_t n = 0;
-        free(err);
-        err = NULL;
-        if (weft__arc_read_location(&a, i, cbs, &t, &n, &err) < 0) {
-            char evt[4096];
-            struct stat st = { .st_size = -1 };
-            snprintf(evt, sizeof evt, "%s/traces/%" PRIu64 ".evt", row.path,
-                     al->id);
-            if (stat(evt, &st) != 0 && errno == ENOENT)
-                problem(&v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
-                        PRIu64 "): events file %s is missing (%" PRIu64
-                        " events expected)", al->id, al->id >> 32,
-                        al->id & 0xffffffffu, evt, al->events);
-            else
-                problem(&v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
-                        PRIu64 "): events file %s (%jd bytes): %s; %" PRIu64
-                        " events expected", al->id, al->id >> 32,
-                        al->id & 0xffffffffu, evt, (intmax_t)st.st_size,
-                        err ? err : "out of memory", al->events);
-        } else if (n != al->events) {
-            problem(&v, "location %" PRIu64 " (rank %" PRIu64 " thread %"
-                    PRIu64 "): %" PRIu64 " events read, numberOfEvents says %"
-                    PRIu64, al->id, al->id >> 32, al->id & 0xffffffffu, n,
-                    al->events);
-        }
-        total += n;
-        if (t.any) {
-            see_time(&all, t.min);
-            see_time(&all, t.max);
-        }
-    }
-    if (total != row.events)
-        problem(&v, "%" PRIu64 " events in the archive, the catalog says %"
-                PRIu64, total, row.events);
-    if (all.any && (all.min != row.time_first || all.max != row.time_last))
-        problem(&v, "events span %" PRIu64 " .. %" PRIu64 ", the catalog "
-                "says %" PRIu64 " .. %" PRIu64, all.min, all.max,
-                row.time_first, row.time_last);
-
-report:
     if (v.problems) {
         weft__cli_fail("verify %s: %u difference%s between %s and the "
                        "catalog", name, v.problems,
@@ -279,8 +308,6 @@ report:
            row.time_first, row.time_last);
     status = EXIT_OK;
 out:
-    if (cbs)
-        OTF2_EvtReaderCallbacks_Delete(cbs);
     weft__arc_close(&a);
     free(cl.v);
     free(cl.seen);
