@@ -17,15 +17,22 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
+/* "weft[ CMD]: MESSAGE\n" on stderr. */
+__attribute__((format(printf, 2, 0)))
+static void vsay(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "weft%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int weft__cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "weft%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsay(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_FAIL;
 }
 
@@ -33,11 +40,10 @@ int weft__cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "weft%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsay(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'weft%s%s --help'.\n", cmd ? " " : "",
+    fprintf(stderr, "Try 'weft%s%s --help'.\n", cmd ? " " : "",
             cmd ? cmd : "");
     return EXIT_USAGE;
 }

@@ -364,7 +364,7 @@ static void put_cell(const char *s, size_t width, int right, int last)
 
 /* Widths of the columns, and whether each is numeric (every cell that is
  * not NULL is a number, and there is one): its header is right-aligned
- * over the numbers, as in weft.c's tables. */
+ * over the numbers, as in out.c's tables. */
 static void table_print(const sql_out *o, char **heads)
 {
     size_t *w = weft__cli_xrealloc(NULL, o->ncols * sizeof *w);
