@@ -135,7 +135,7 @@ static int parse_when(const char *s, int end, int64_t *out)
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
             if (s[len - 1] == units[i].unit &&
                 weft__cli_parse_int(digits, 0, INT64_MAX / 2 / units[i].secs,
-                          &v) == 0) {
+                                    &v) == 0) {
                 *out = (int64_t)time(NULL) - v * units[i].secs;
                 return 0;
             }

@@ -58,8 +58,9 @@ static int profile_row(const weft_region_row *r, void *arg)
         weft__cli_jset(o, "excl_s", json_real(r->excl_s));
         /* rounded: the window sum's last bits depend on the row order */
         weft__cli_jset(o, "excl_pct",
-             json_real((double)(int64_t)(pct(r->excl_s, r->total_excl_s) *
-                                         1e4 + 0.5) / 1e4));
+                       json_real((double)(int64_t)(pct(r->excl_s,
+                                                       r->total_excl_s) *
+                                                   1e4 + 0.5) / 1e4));
         return 0;
     }
     if (x->by_location) {
