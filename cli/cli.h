@@ -1,6 +1,7 @@
 /* cli.h - what the weft command's files share: the command context, the
- * message helpers of weft.c, the archive reader of verify.c and the
- * commands that live outside weft.c.
+ * catalog helpers of resolve.c and the commands (one file each; weft.c is
+ * the wiring). The output helpers are in out.h, the archive reader in
+ * archive.h.
  */
 #ifndef WEFT_CLI_H
 #define WEFT_CLI_H
@@ -9,16 +10,15 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include <otf2/otf2.h>
 
 #include "catalog.h"
-
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+#include "out.h"
+#include "weftd_config.h"
 
 /* What a command runs with. Strings point into argv or are owned by main. */
 typedef struct cli {
+    const char *catalog_opt; /* --catalog FILE, or NULL */
     const char *catalog_path;
-    int catalog_given;       /* --catalog was on the command line */
     const char *spool;       /* --spool DIR, or NULL: weftd's (rm) */
     weft_catalog *catalog;   /* open read-only, when the command needs it */
     int json;
@@ -27,7 +27,7 @@ typedef struct cli {
     const char *output;      /* -o / --output FILE, or NULL */
     char **args;             /* positional arguments of the command */
     int nargs;
-    /* weft list and weft profile options (weft.c), NULL when not given;
+    /* weft list and weft profile options, NULL when not given;
      * checked by the command */
     const char *user, *name_glob, *state, *since, *until, *host, *sort,
                *limit;
@@ -37,19 +37,17 @@ typedef struct cli {
     int by_location;         /* --by-location */
 } cli;
 
-/* "weft: MESSAGE" on stderr; returns EXIT_FAIL. */
-__attribute__((format(printf, 1, 2)))
-int weft__cli_fail(const char *fmt, ...);
-/* "weft CMD: MESSAGE" and where to find help; returns EXIT_USAGE. */
-__attribute__((format(printf, 2, 3)))
-int weft__cli_usage(const char *cmd, const char *fmt, ...);
-/* A malloc'd copy of s safe for a terminal (see escape() in weft.c). */
-char *weft__cli_escape(const char *s);
-/* Columns s takes on a terminal, as the tables of weft.c count them. */
-size_t weft__cli_width(const char *s);
-/* A new JSON string of s (invalid UTF-8 bytes become U+FFFD), json null
- * for NULL; NULL only when out of memory. */
-json_t *weft__cli_json_string(const char *s);
+/* ---- the catalog (resolve.c) -------------------------------------------- */
+
+/* The catalog to read: opt (--catalog), else $WEFT_CATALOG, else the
+ * catalog of weftd's configuration. Returns a malloc'd path, or NULL
+ * after saying why. */
+char *weft__cli_resolve_catalog(const char *opt);
+/* weftd's configuration as weftd reads it without flags: built-in
+ * defaults, then $WEFT_CONFIG or /etc/weft/weftd.conf (may be missing),
+ * catalog derived from spool. Returns 0, or WEFT_ECONFIG with err saying
+ * why; weft_config_free cfg either way. */
+int weft__cli_load_config(weft_config *cfg, char *err, size_t errlen);
 /* Opens c->catalog_path read-only into c->catalog (for commands that
  * check their arguments first). Returns EXIT_OK, or EXIT_FAIL after
  * saying why. */
@@ -59,48 +57,27 @@ int weft__cli_open_catalog(cli *c);
  * (free with weft_catalog_trace_free). Returns EXIT_OK, or EXIT_FAIL
  * after saying why. */
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row);
+/* Is row still recording or converting (its figures not final yet)? */
+int weft__cli_row_unfinished(const weft_trace_row *row);
+/* Are row's figures live ones, what weftd received so far (it rewrites
+ * them every live_interval seconds while the trace records), rather than
+ * the conversion's? */
+int weft__cli_row_live(const weft_trace_row *row);
+/* row as the JSON object of list --json and show --json (without tags
+ * and arrays); exits when out of memory. */
+json_t *weft__cli_trace_json(const weft_trace_row *row);
+/* The tags of trace row as a JSON object, or NULL after saying why. */
+json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
 
-/* ---- reading an archive back (verify.c) -------------------------------- */
+/* ---- the commands: each returns an exit status -------------------------- */
 
-typedef struct weft__arc_loc {
-    OTF2_LocationRef id;
-    OTF2_StringRef name;
-    uint64_t events;         /* numberOfEvents of the definition */
-    int seen;                /* scratch for the commands */
-} weft__arc_loc;
-
-/* The global definitions of one archive; all arrays owned. */
-typedef struct weft__arc {
-    OTF2_Reader *reader;
-    int have_clock;
-    uint64_t resolution, offset, length;   /* ClockProperties */
-    char **strings;          /* by OTF2_StringRef; NULL where undefined */
-    size_t nstrings;
-    weft__arc_loc *locs;     /* in definition order */
-    size_t nlocs;
-    OTF2_StringRef *regions; /* region id -> name */
-    size_t nregions;
-    OTF2_StringRef *members; /* metric member id -> name */
-    size_t nmembers;
-    OTF2_MetricMemberRef **classes;  /* metric id -> its members ([0]: n) */
-    size_t nclasses;
-} weft__arc;
-
-/* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
- * Returns 0, or -1 with *err (malloc'd) saying what failed. */
-int weft__arc_open(weft__arc *a, const char *anchor, char **err);
-/* Reads every event of location a->locs[i] through cbs (may have no
- * callbacks set); *nread is the number of events read, also on failure.
- * Returns 0, or -1 with *err (malloc'd). Open the event files first with
- * weft__arc_open_events. */
-int weft__arc_open_events(weft__arc *a, char **err);
-int weft__arc_read_location(weft__arc *a, size_t i,
-                            const OTF2_EvtReaderCallbacks *cbs, void *arg,
-                            uint64_t *nread, char **err);
-/* String s, or "" when undefined. */
-const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
-void weft__arc_close(weft__arc *a);
-
+/* weft list, show, profile, status (list.c, ...): c->catalog open. */
+int weft__cmd_list(cli *c);
+int weft__cmd_show(cli *c);
+int weft__cmd_profile(cli *c);
+int weft__cmd_status(cli *c);
+/* weft rm (rm.c): c->catalog_path resolved; it opens it read-write. */
+int weft__cmd_rm(cli *c);
 int weft__cmd_verify(cli *c);
 int weft__cmd_export(cli *c);
 /* weft sql (sql.c): c->format is "table", "csv" or NULL, c->json set for

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "cli.h"
 
 typedef struct exporter {
@@ -197,16 +198,9 @@ static void metadata(exporter *e, const char *what, uint32_t pid,
     fputs("}}", e->out);
 }
 
-int weft__cmd_export(cli *c)
+/* Checks --format and -o. Returns EXIT_OK or a usage error. */
+static int export_options(const cli *c)
 {
-    weft_trace_row row;
-    weft__arc a = { 0 };
-    exporter e = { 0 };
-    OTF2_EvtReaderCallbacks *cbs = NULL;
-    char *anchor = NULL, *err = NULL, *name = NULL;
-    FILE *out = NULL;
-    int status = EXIT_FAIL;
-
     if (!c->format)
         return weft__cli_usage("export", "--format is required (chrome-json)");
     if (strcmp(c->format, "chrome-json") != 0) {
@@ -218,9 +212,79 @@ int weft__cmd_export(cli *c)
     }
     if (!c->output || !*c->output)
         return weft__cli_usage("export", "-o FILE is required");
+    return EXIT_OK;
+}
+
+/* Metadata first: one process_name per rank, one thread_name each. */
+static void write_metadata(exporter *e)
+{
+    const weft__arc *a = e->a;
+
+    for (size_t i = 0; i < a->nlocs; i++) {
+        uint32_t pid = (uint32_t)(a->locs[i].id >> 32);
+        uint32_t tid = (uint32_t)a->locs[i].id;
+        int first_of_rank = 1;
+        char rank[32];
+
+        for (size_t j = 0; j < i; j++)
+            if ((uint32_t)(a->locs[j].id >> 32) == pid)
+                first_of_rank = 0;
+        if (first_of_rank) {
+            snprintf(rank, sizeof rank, "rank %" PRIu32, pid);
+            metadata(e, "process_name", pid, 0, rank);
+        }
+        metadata(e, "thread_name", pid, tid,
+                 weft__arc_string(a, a->locs[i].name));
+    }
+}
+
+/* The events of every location of archive a (its event files open), as
+ * slices and counters. Returns EXIT_OK, or EXIT_FAIL after saying why
+ * (name: the trace, escaped). */
+static int write_events(exporter *e, weft__arc *a, const char *name)
+{
+    OTF2_EvtReaderCallbacks *cbs = OTF2_EvtReaderCallbacks_New();
+    char *err = NULL;
+    int status = EXIT_OK;
+
+    if (!cbs)
+        return weft__cli_fail("out of memory");
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
+    OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, ev_metric);
+    for (size_t i = 0; i < a->nlocs && status == EXIT_OK; i++) {
+        uint64_t n;
+        e->pid = (uint32_t)(a->locs[i].id >> 32);
+        e->tid = (uint32_t)a->locs[i].id;
+        if (weft__arc_read_location(a, i, cbs, e, &n, &err) < 0) {
+            if (e->progress)
+                fputc('\n', stderr);
+            status = weft__cli_fail("export %s: location %" PRIu64 ": %s",
+                                    name, a->locs[i].id,
+                                    err ? err : "out of memory");
+        }
+        free(err);
+        err = NULL;
+    }
+    OTF2_EvtReaderCallbacks_Delete(cbs);
+    return status;
+}
+
+int weft__cmd_export(cli *c)
+{
+    weft_trace_row row;
+    weft__arc a = { 0 };
+    exporter e = { 0 };
+    char *anchor = NULL, *err = NULL, *name = NULL;
+    FILE *out = NULL;
+    int status;
+
+    if ((status = export_options(c)) != EXIT_OK)
+        return status;
     if (weft__cli_open_catalog(c) != EXIT_OK ||
         weft__cli_find(c, c->args[0], &row) != EXIT_OK)
         return EXIT_FAIL;
+    status = EXIT_FAIL;
     name = weft__cli_escape(c->args[0]);
     if (!row.path || !*row.path) {
         weft__cli_fail("export %s: the trace has no archive (state %s)",
@@ -242,14 +306,6 @@ int weft__cmd_export(cli *c)
         weft__cli_fail("export %s: cannot write %s: %m", name, c->output);
         goto out;
     }
-    cbs = OTF2_EvtReaderCallbacks_New();
-    if (!cbs) {
-        weft__cli_fail("out of memory");
-        goto out;
-    }
-    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
-    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
-    OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, ev_metric);
     e.out = out;
     e.a = &a;
     e.first = 1;
@@ -258,37 +314,9 @@ int weft__cmd_export(cli *c)
         e.total += a.locs[i].events;
 
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-    /* Metadata first: one process_name per rank, one thread_name each. */
-    for (size_t i = 0; i < a.nlocs; i++) {
-        uint32_t pid = (uint32_t)(a.locs[i].id >> 32);
-        uint32_t tid = (uint32_t)a.locs[i].id;
-        int first_of_rank = 1;
-        char rank[32];
-
-        for (size_t j = 0; j < i; j++)
-            if ((uint32_t)(a.locs[j].id >> 32) == pid)
-                first_of_rank = 0;
-        if (first_of_rank) {
-            snprintf(rank, sizeof rank, "rank %" PRIu32, pid);
-            metadata(&e, "process_name", pid, 0, rank);
-        }
-        metadata(&e, "thread_name", pid, tid,
-                 weft__arc_string(&a, a.locs[i].name));
-    }
-    for (size_t i = 0; i < a.nlocs; i++) {
-        uint64_t n;
-        e.pid = (uint32_t)(a.locs[i].id >> 32);
-        e.tid = (uint32_t)a.locs[i].id;
-        free(err);
-        err = NULL;
-        if (weft__arc_read_location(&a, i, cbs, &e, &n, &err) < 0) {
-            if (e.progress)
-                fputc('\n', stderr);
-            weft__cli_fail("export %s: location %" PRIu64 ": %s", name,
-                           a.locs[i].id, err ? err : "out of memory");
-            goto out;
-        }
-    }
+    write_metadata(&e);
+    if (write_events(&e, &a, name) != EXIT_OK)
+        goto out;
     fputs("\n]}\n", out);
     if (e.progress)
         fprintf(stderr, "\rweft export: %" PRIu64 " events written to %s\n",
@@ -304,8 +332,6 @@ out:
                                 c->output);
     if (status != EXIT_OK && out && out != stdout)
         unlink(c->output);
-    if (cbs)
-        OTF2_EvtReaderCallbacks_Delete(cbs);
     weft__arc_close(&a);
     free(err);
     free(anchor);

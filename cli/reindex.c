@@ -11,7 +11,7 @@
  *    the offset of the bad entry;
  *  - a directory with archive/traces.otf2 and no journal is a converted
  *    trace: its locations, events per location, timer resolution and time
- *    range come from the archive's definitions (libotf2, verify.c's
+ *    range come from the archive's definitions (libotf2, archive.c's
  *    reader; `weft verify` reads the events back), its name from the
  *    archive's description. What the archive does not hold (owner, state
  *    complete or partial, hosts, command, job id, tags, members, finish
@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "cli.h"
 #include "journal.h"
 #include "spool.h"
@@ -275,6 +276,54 @@ static void salvage_free(salvage *s)
     free(s->tags);
 }
 
+/* A trace whose archive does not open (err says why): catalogued as
+ * failed. Returns 0 or a WEFT_E* code. */
+static int index_unreadable(reindex *x, const char *key, const char *tdir,
+                            char *err)
+{
+    weft_trace_row row = { 0 };
+    char name[256], *archive = NULL;
+    int rc;
+
+    if (asprintf(&archive, "%s/archive", tdir) < 0)
+        return WEFT_ENOMEM;
+    weft_spool_key_parse(key, name, sizeof name, &row.created);
+    row.key = (char *)key;
+    row.name = name;
+    row.path = archive;
+    row.error = err;
+    row.finished = (int64_t)time(NULL);
+    rc = weft_catalog_trace_fail(x->cat, &row);
+    printf("failed: %s: %s\n", key, row.error);
+    x->failed++;
+    free(archive);
+    return rc;
+}
+
+/* The locations of archive a as catalog rows (malloc'd; names point into
+ * a), adding their events to *events and the number of ranks to *ranks.
+ * NULL when out of memory. */
+static weft_location_row *archive_locations(const weft__arc *a,
+                                            uint64_t *events,
+                                            uint32_t *ranks)
+{
+    weft_location_row *locs = calloc(a->nlocs ? a->nlocs : 1, sizeof *locs);
+
+    if (!locs)
+        return NULL;
+    for (size_t i = 0; i < a->nlocs; i++) {
+        locs[i].id = a->locs[i].id;
+        locs[i].rank = (uint32_t)(a->locs[i].id >> 32);
+        locs[i].thread = (uint32_t)a->locs[i].id;
+        locs[i].name = (char *)weft__arc_string(a, a->locs[i].name);
+        locs[i].events = a->locs[i].events;
+        *events += a->locs[i].events;
+        if (locs[i].rank + 1 > *ranks)
+            *ranks = locs[i].rank + 1;
+    }
+    return locs;
+}
+
 /* A converted trace: figures from the archive's definitions, the rest
  * from the old catalog's row when it still reads. */
 static int index_archive(reindex *x, const char *key, const char *tdir,
@@ -291,27 +340,17 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     int rc = 0, have_old = 0;
 
     if (weft__arc_open(&a, anchor, &err) < 0) {
-        row.error = err;
-        goto failed;
+        rc = index_unreadable(x, key, tdir, err);
+        goto out;
     }
     if (asprintf(&archive, "%s/archive", tdir) < 0) {
+        archive = NULL;
         rc = WEFT_ENOMEM;
         goto out;
     }
-    locs = calloc(a.nlocs ? a.nlocs : 1, sizeof *locs);
-    if (!locs) {
+    if (!(locs = archive_locations(&a, &row.events, &ranks))) {
         rc = WEFT_ENOMEM;
         goto out;
-    }
-    for (size_t i = 0; i < a.nlocs; i++) {
-        locs[i].id = a.locs[i].id;
-        locs[i].rank = (uint32_t)(a.locs[i].id >> 32);
-        locs[i].thread = (uint32_t)a.locs[i].id;
-        locs[i].name = (char *)weft__arc_string(&a, a.locs[i].name);
-        locs[i].events = a.locs[i].events;
-        row.events += a.locs[i].events;
-        if (locs[i].rank + 1 > ranks)
-            ranks = locs[i].rank + 1;
     }
     if (x->old && weft_catalog_find(x->old, key, &old) == 0 &&
         strcmp(old.key, key) == 0) {
@@ -356,20 +395,6 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     detail.ntags = sv.ntags;
     rc = weft_catalog_trace_finish_detail(x->cat, &row, &detail);
     x->archives++;
-    goto out;
-failed:
-    if (asprintf(&archive, "%s/archive", tdir) < 0) {
-        rc = WEFT_ENOMEM;
-        goto out;
-    }
-    weft_spool_key_parse(key, name, sizeof name, &row.created);
-    row.key = (char *)key;
-    row.name = name;
-    row.path = archive;
-    row.finished = (int64_t)time(NULL);
-    rc = weft_catalog_trace_fail(x->cat, &row);
-    printf("failed: %s: %s\n", key, row.error);
-    x->failed++;
 out:
     weft__arc_close(&a);
     if (have_old)
@@ -471,6 +496,57 @@ static char *default_spool(const char *catalog)
     return dir;
 }
 
+/* The old catalog at path, opened read-only to salvage what it still
+ * holds, or NULL; says what is wrong with it. */
+static weft_catalog *open_old(const char *path)
+{
+    weft_catalog *old = NULL;
+    char *msg = NULL;
+
+    if (weft_catalog_verify(path, &msg) < 0)
+        printf("old catalog: %s\n", msg ? msg : "damaged");
+    free(msg);
+    msg = NULL;
+    if (weft_catalog_open(path, 1, &old, &msg) < 0) {
+        printf("old catalog: nothing can be read from it (%s)\n",
+               msg ? msg : "?");
+        old = NULL;
+    }
+    free(msg);
+    return old;
+}
+
+/* Puts the new catalog tmp in the place of catalog, giving it to the
+ * spool's owner when run as root; the old one, if stamp is not NULL,
+ * moves aside to catalog + stamp (filled in here, stampsz bytes).
+ * Returns 0, or -1 after saying why. */
+static int install(const char *tmp, const char *catalog, const char *spool,
+                   char *stamp, size_t stampsz)
+{
+    time_t now = time(NULL);
+    struct stat st;
+    struct tm tm;
+
+    /* The new catalog belongs to whoever owns the spool (root running
+     * reindex for the weft user's spool). */
+    if (geteuid() == 0 && stat(spool, &st) == 0 &&
+        chown(tmp, st.st_uid, st.st_gid) != 0)
+        printf("warning: cannot give %s to uid %u: %s\n", tmp,
+               (unsigned)st.st_uid, strerror(errno));
+    if (stamp) {
+        gmtime_r(&now, &tm);
+        strftime(stamp, stampsz, ".old-%Y%m%dT%H%M%SZ", &tm);
+        if (move_aside(catalog, stamp) < 0)
+            return -1;
+    }
+    if (rename(tmp, catalog) != 0) {
+        weft__cli_fail("reindex: cannot rename %s to %s: %s", tmp, catalog,
+                       strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int weft__cmd_reindex(cli *c)
 {
     reindex x = { 0 };
@@ -479,8 +555,6 @@ int weft__cmd_reindex(cli *c)
     size_t nkeys = 0;
     int lock = -1, status = EXIT_FAIL, rc, had_old;
     struct stat st;
-    time_t now = time(NULL);
-    struct tm tm;
 
     spool = c->nargs ? strdup(c->args[0]) : default_spool(c->catalog_path);
     if (!spool || asprintf(&traces, "%s/traces", spool) < 0 ||
@@ -502,19 +576,8 @@ int weft__cmd_reindex(cli *c)
         goto out;
     }
     had_old = stat(c->catalog_path, &st) == 0;
-    if (had_old) {
-        if (weft_catalog_verify(c->catalog_path, &msg) < 0)
-            printf("old catalog: %s\n", msg ? msg : "damaged");
-        free(msg);
-        msg = NULL;
-        if (weft_catalog_open(c->catalog_path, 1, &x.old, &msg) < 0) {
-            printf("old catalog: nothing can be read from it (%s)\n",
-                   msg ? msg : "?");
-            x.old = NULL;
-        }
-        free(msg);
-        msg = NULL;
-    }
+    if (had_old)
+        x.old = open_old(c->catalog_path);
     unlink(tmp);
     rc = weft_catalog_open(tmp, 0, &x.cat, &msg);
     if (rc < 0) {
@@ -539,23 +602,9 @@ int weft__cmd_reindex(cli *c)
     x.cat = NULL;
     weft_catalog_close(x.old);
     x.old = NULL;
-    /* The new catalog belongs to whoever owns the spool (root running
-     * reindex for the weft user's spool). */
-    if (geteuid() == 0 && stat(spool, &st) == 0 &&
-        chown(tmp, st.st_uid, st.st_gid) != 0)
-        printf("warning: cannot give %s to uid %u: %s\n", tmp,
-               (unsigned)st.st_uid, strerror(errno));
-    if (had_old) {
-        gmtime_r(&now, &tm);
-        strftime(stamp, sizeof stamp, ".old-%Y%m%dT%H%M%SZ", &tm);
-        if (move_aside(c->catalog_path, stamp) < 0)
-            goto out;
-    }
-    if (rename(tmp, c->catalog_path) != 0) {
-        weft__cli_fail("reindex: cannot rename %s to %s: %s", tmp,
-                       c->catalog_path, strerror(errno));
+    if (install(tmp, c->catalog_path, spool, had_old ? stamp : NULL,
+                sizeof stamp) < 0)
         goto out;
-    }
     printf("catalog %s rebuilt from %s: %u traces from archives (%u with "
            "their old catalog row), %u from journals (recording: weftd "
            "resumes or converts them at its next start), %u failed, %u "

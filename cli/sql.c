@@ -59,38 +59,7 @@ typedef struct sql_out {
     char **names;            /* json: unique keys, owned */
 } sql_out;
 
-__attribute__((format(printf, 1, 2)))
-static int sql_fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("weft sql: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return EXIT_FAIL;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-
-    if (!p) {
-        sql_fail("out of memory");
-        exit(EXIT_FAIL);
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-
-    return memcpy(xmalloc(n), s, n);
-}
-
-/* ---- the authorizer ------------------------------------------------------ */
+/* ---- the authorizer ----------------------------------------------------- */
 
 /* Functions refused even though calling a function is reading: they reach
  * outside the database (the last three exist only in some builds). */
@@ -206,7 +175,7 @@ static int authorize(void *arg, int action, const char *a1, const char *a2,
     return SQLITE_DENY;
 }
 
-/* ---- opening ------------------------------------------------------------- */
+/* ---- opening ------------------------------------------------------------ */
 
 /* Opens path read-only with every lock of the DESIGN note but the
  * authorizer. Returns the handle, or NULL after saying why. */
@@ -219,15 +188,15 @@ static sqlite3 *sql_open(const char *path)
 
     if (stat(path, &sb) != 0) {
         esc = weft__cli_escape(path);
-        sql_fail("no catalog at %s (has weftd run with this "
-                 "configuration?)", esc ? esc : path);
+        weft__cli_error("sql", "no catalog at %s (has weftd run with this "
+                          "configuration?)", esc ? esc : path);
         free(esc);
         return NULL;
     }
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         esc = weft__cli_escape(path);
-        sql_fail("cannot open catalog %s: %s", esc ? esc : path,
-                 db ? sqlite3_errmsg(db) : "out of memory");
+        weft__cli_error("sql", "cannot open catalog %s: %s", esc ? esc : path,
+                          db ? sqlite3_errmsg(db) : "out of memory");
         free(esc);
         goto fail;
     }
@@ -241,8 +210,8 @@ static sqlite3 *sql_open(const char *path)
         sqlite3_busy_timeout(db, SQL_BUSY_TIMEOUT_MS) != SQLITE_OK ||
         sqlite3_exec(db, "PRAGMA query_only = ON", NULL, NULL, NULL)
             != SQLITE_OK) {
-        sql_fail("catalog %s: cannot make the connection read-only: %s",
-                 path, sqlite3_errmsg(db));
+        weft__cli_error("sql", "catalog %s: cannot make the connection "
+                          "read-only: %s", path, sqlite3_errmsg(db));
         goto fail;
     }
     return db;
@@ -265,14 +234,16 @@ static int sql_prepare(sqlite3 *db, sql_guard *g, const char *path,
     rc = sqlite3_prepare_v2(db, query, -1, st, &tail);
     if (rc != SQLITE_OK) {
         if (g->denied[0])
-            return sql_fail("only read-only queries are allowed: %s",
-                            g->denied);
+            return weft__cli_error("sql", "only read-only queries are "
+                                     "allowed: %s", g->denied);
         if ((rc & 0xff) == SQLITE_NOTADB)
-            return sql_fail("catalog %s: %s", path, sqlite3_errmsg(db));
-        return sql_fail("%s", sqlite3_errmsg(db));
+            return weft__cli_error("sql", "catalog %s: %s", path,
+                                     sqlite3_errmsg(db));
+        return weft__cli_error("sql", "%s", sqlite3_errmsg(db));
     }
     if (!*st)
-        return sql_fail("the query is empty (give one SELECT statement)");
+        return weft__cli_error("sql", "the query is empty (give one SELECT "
+                                 "statement)");
     /* Whatever follows must be blanks, comments and semicolons only. */
     while (tail && *tail) {
         rc = sqlite3_prepare_v2(db, tail, -1, &extra, &next);
@@ -280,8 +251,8 @@ static int sql_prepare(sqlite3 *db, sql_guard *g, const char *path,
         if (rc != SQLITE_OK || extra) {
             sqlite3_finalize(*st);
             *st = NULL;
-            return sql_fail("only one statement is allowed; found more "
-                            "after the first ';'");
+            return weft__cli_error("sql", "only one statement is allowed; "
+                                     "found more after the first ';'");
         }
         if (next == tail)
             break;
@@ -290,19 +261,20 @@ static int sql_prepare(sqlite3 *db, sql_guard *g, const char *path,
     if (!sqlite3_stmt_readonly(*st)) {
         sqlite3_finalize(*st);
         *st = NULL;
-        return sql_fail("only read-only queries are allowed: %s",
-                        g->denied[0] ? g->denied : "the statement writes");
+        return weft__cli_error("sql", "only read-only queries are allowed: %s",
+                                 g->denied[0] ? g->denied
+                                              : "the statement writes");
     }
     return EXIT_OK;
 }
 
-/* ---- values ---------------------------------------------------------------- */
+/* ---- values ------------------------------------------------------------- */
 
 static char *hex_of(const void *p, int n)
 {
     static const char digits[] = "0123456789abcdef";
     const unsigned char *b = p;
-    char *s = xmalloc((size_t)n * 2 + 1);
+    char *s = weft__cli_xrealloc(NULL, (size_t)n * 2 + 1);
 
     for (int i = 0; i < n; i++) {
         s[2 * i] = digits[b[i] >> 4];
@@ -328,10 +300,10 @@ static char *cell_text(sqlite3_stmt *st, int i)
     default:
         t = sqlite3_column_text(st, i);
         if (!t) {
-            sql_fail("out of memory");
+            weft__cli_error("sql", "out of memory");
             exit(EXIT_FAIL);
         }
-        return xstrdup((const char *)t);
+        return weft__cli_xstrdup((const char *)t);
     }
 }
 
@@ -342,7 +314,7 @@ static int is_number(sqlite3_stmt *st, int i)
     return t == SQLITE_INTEGER || t == SQLITE_FLOAT;
 }
 
-/* ---- table ------------------------------------------------------------------- */
+/* ---- table -------------------------------------------------------------- */
 
 /* Makes room for one more row of cells. */
 static void out_grow(sql_out *o)
@@ -353,7 +325,7 @@ static void out_grow(sql_out *o)
     o->cells = realloc(o->cells, o->cap * sizeof *o->cells);
     o->num = realloc(o->num, o->cap);
     if (!o->cells || !o->num) {
-        sql_fail("out of memory");
+        weft__cli_error("sql", "out of memory");
         exit(EXIT_FAIL);
     }
 }
@@ -368,7 +340,7 @@ static void table_row(sql_out *o, sqlite3_stmt *st)
         char *t = cell_text(st, (int)i);
         char *e = weft__cli_escape(t ? t : "");
         if (!e) {
-            sql_fail("out of memory");
+            weft__cli_error("sql", "out of memory");
             exit(EXIT_FAIL);
         }
         o->num[base + i] = (unsigned char)is_number(st, (int)i);
@@ -392,11 +364,11 @@ static void put_cell(const char *s, size_t width, int right, int last)
 
 /* Widths of the columns, and whether each is numeric (every cell that is
  * not NULL is a number, and there is one): its header is right-aligned
- * over the numbers, as in weft.c's tables. */
+ * over the numbers, as in out.c's tables. */
 static void table_print(const sql_out *o, char **heads)
 {
-    size_t *w = xmalloc(o->ncols * sizeof *w);
-    unsigned char *numeric = xmalloc(o->ncols);
+    size_t *w = weft__cli_xrealloc(NULL, o->ncols * sizeof *w);
+    unsigned char *numeric = weft__cli_xrealloc(NULL, o->ncols);
 
     for (size_t c = 0; c < o->ncols; c++) {
         int nums = 0, others = 0;
@@ -423,7 +395,7 @@ static void table_print(const sql_out *o, char **heads)
     free(w);
 }
 
-/* ---- CSV ----------------------------------------------------------------------- */
+/* ---- CSV ---------------------------------------------------------------- */
 
 static void csv_field(const char *s, int is_null, int last)
 {
@@ -452,12 +424,12 @@ static void csv_row(sqlite3_stmt *st, int ncols)
     }
 }
 
-/* ---- JSON ---------------------------------------------------------------------- */
+/* ---- JSON --------------------------------------------------------------- */
 
 /* The JSON keys: column names, a repeated one suffixed ":N". */
 static char **json_names(sqlite3_stmt *st, int ncols)
 {
-    char **names = xmalloc((size_t)ncols * sizeof *names);
+    char **names = weft__cli_xrealloc(NULL, (size_t)ncols * sizeof *names);
 
     for (int i = 0; i < ncols; i++) {
         const char *n = sqlite3_column_name(st, i);
@@ -466,7 +438,7 @@ static char **json_names(sqlite3_stmt *st, int ncols)
 
         n = n ? n : "";
         len = strlen(n) + 16;
-        names[i] = xmalloc(len);
+        names[i] = weft__cli_xrealloc(NULL, len);
         snprintf(names[i], len, "%s", n);
         for (int j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0) {
@@ -493,7 +465,7 @@ static json_t *json_value(sqlite3_stmt *st, int i)
         return isfinite(d) ? json_real(d) : json_null();
     default:
         t = cell_text(st, i);
-        j = weft__cli_json_string(t);
+        j = weft__cli_jstr(t);
         free(t);
         return j;
     }
@@ -508,7 +480,7 @@ static int json_row(sqlite3_stmt *st, char **names, int ncols, int first)
     if (!o)
         return -1;
     for (int i = 0; i < ncols; i++) {
-        json_t *key = weft__cli_json_string(names[i]);
+        json_t *key = weft__cli_jstr(names[i]);
         json_t *v = json_value(st, i);
         if (!key || !v || json_object_set_new(o, json_string_value(key), v)) {
             json_decref(key);
@@ -526,7 +498,7 @@ static int json_row(sqlite3_stmt *st, char **names, int ncols, int first)
     return 0;
 }
 
-/* ---- the command ----------------------------------------------------------- */
+/* ---- the command -------------------------------------------------------- */
 
 enum sql_format { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -534,16 +506,17 @@ static int run(sqlite3 *db, sql_guard *g, sqlite3_stmt *st,
                enum sql_format fmt, sql_out *o)
 {
     int ncols = sqlite3_column_count(st), rc, nrows = 0;
-    char **heads = xmalloc((size_t)(ncols ? ncols : 1) * sizeof *heads);
+    char **heads = weft__cli_xrealloc(NULL, (size_t)(ncols ? ncols : 1) *
+                                            sizeof *heads);
     int status = EXIT_FAIL;
 
     o->ncols = (size_t)ncols;
     for (int i = 0; i < ncols; i++) {
         const char *n = sqlite3_column_name(st, i);
         heads[i] = fmt == FMT_TABLE ? weft__cli_escape(n ? n : "")
-                                    : xstrdup(n ? n : "");
+                                    : weft__cli_xstrdup(n ? n : "");
         if (!heads[i]) {
-            sql_fail("out of memory");
+            weft__cli_error("sql", "out of memory");
             exit(EXIT_FAIL);
         }
     }
@@ -561,16 +534,17 @@ static int run(sqlite3 *db, sql_guard *g, sqlite3_stmt *st,
         else if (fmt == FMT_CSV)
             csv_row(st, ncols);
         else if (json_row(st, o->names, ncols, nrows == 0) < 0) {
-            sql_fail("out of memory");
+            weft__cli_error("sql", "out of memory");
             goto out;
         }
         nrows++;
     }
     if (rc != SQLITE_DONE) {
         if (g->denied[0])
-            sql_fail("only read-only queries are allowed: %s", g->denied);
+            weft__cli_error("sql", "only read-only queries are allowed: %s",
+                              g->denied);
         else
-            sql_fail("%s", sqlite3_errmsg(db));
+            weft__cli_error("sql", "%s", sqlite3_errmsg(db));
         goto out;
     }
     if (fmt == FMT_TABLE && ncols > 0)

@@ -1,0 +1,313 @@
+/* archive.c - reading an OTF2 archive back with libotf2: its global
+ * definitions (clock, strings, locations, regions, metrics) into arrays,
+ * then each location's events through the caller's callbacks. verify,
+ * export and reindex read archives through it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "archive.h"
+#include "weft_errors.h"
+
+/* libotf2 reports errors through one process-wide callback; the command
+ * is single-threaded, so the last message is kept here for ours. */
+static char otf2_last[512];
+
+static OTF2_ErrorCode otf2_error(void *ud, const char *file, uint64_t line,
+                                 const char *func, OTF2_ErrorCode code,
+                                 const char *fmt, va_list va)
+{
+    (void)ud;
+    (void)file;
+    (void)line;
+    (void)func;
+    if (fmt && *fmt)
+        vsnprintf(otf2_last, sizeof otf2_last, fmt, va);
+    else
+        snprintf(otf2_last, sizeof otf2_last, "%s",
+                 OTF2_Error_GetDescription(code));
+    return code;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int arc_err(char **err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (vasprintf(err, fmt, ap) < 0)
+        *err = NULL;
+    va_end(ap);
+    return -1;
+}
+
+/* Array p of *n elements of size sz grown to hold index i, new elements
+ * all 0xff bytes; returns the array, or NULL (p still valid). */
+static void *grow(void *p, size_t *n, size_t i, size_t sz)
+{
+    size_t m;
+    void *q;
+
+    if (i < *n)
+        return p;
+    if (i > (1u << 26))   /* ids of a sane archive are dense */
+        return NULL;
+    m = i + 1 > *n * 2 ? i + 1 : *n * 2;
+    q = realloc(p, m * sz);
+    if (!q)
+        return NULL;
+    memset((char *)q + *n * sz, 0xff, (m - *n) * sz);
+    *n = m;
+    return q;
+}
+
+#define GROW(arr, n, i)                                                      \
+    ({ void *tmp_ = grow((arr), &(n), (i), sizeof *(arr));                  \
+       tmp_ ? ((arr) = tmp_, 0) : -1; })
+
+static OTF2_CallbackCode def_clock(void *ud, uint64_t res, uint64_t off,
+                                   uint64_t len, uint64_t realtime)
+{
+    weft__arc *a = ud;
+
+    (void)realtime;
+    a->have_clock = 1;
+    a->resolution = res;
+    a->offset = off;
+    a->length = len;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_string(void *ud, OTF2_StringRef self,
+                                    const char *s)
+{
+    weft__arc *a = ud;
+    size_t old = a->nstrings;
+
+    if (GROW(a->strings, a->nstrings, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    for (size_t i = old; i < a->nstrings; i++)
+        a->strings[i] = NULL;
+    free(a->strings[self]);
+    a->strings[self] = strdup(s ? s : "");
+    return a->strings[self] ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode def_location(void *ud, OTF2_LocationRef self,
+                                      OTF2_StringRef name,
+                                      OTF2_LocationType type, uint64_t nev,
+                                      OTF2_LocationGroupRef group)
+{
+    weft__arc *a = ud;
+    weft__arc_loc *l;
+
+    (void)type;
+    (void)group;
+    l = realloc(a->locs, (a->nlocs + 1) * sizeof *l);
+    if (!l)
+        return OTF2_CALLBACK_ERROR;
+    a->locs = l;
+    l += a->nlocs++;
+    l->id = self;
+    l->name = name;
+    l->events = nev;
+    l->seen = 0;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self,
+                                    OTF2_StringRef name, OTF2_StringRef canon,
+                                    OTF2_StringRef desc, OTF2_RegionRole role,
+                                    OTF2_Paradigm par, OTF2_RegionFlag flags,
+                                    OTF2_StringRef file, uint32_t b,
+                                    uint32_t e)
+{
+    weft__arc *a = ud;
+
+    (void)canon, (void)desc, (void)role, (void)par, (void)flags, (void)file;
+    (void)b, (void)e;
+    if (GROW(a->regions, a->nregions, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    a->regions[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_member(void *ud, OTF2_MetricMemberRef self,
+                                    OTF2_StringRef name, OTF2_StringRef desc,
+                                    OTF2_MetricType mt, OTF2_MetricMode mm,
+                                    OTF2_Type vt, OTF2_Base base,
+                                    int64_t exp, OTF2_StringRef unit)
+{
+    weft__arc *a = ud;
+
+    (void)desc, (void)mt, (void)mm, (void)vt, (void)base, (void)exp;
+    (void)unit;
+    if (GROW(a->members, a->nmembers, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    a->members[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static int set_class(weft__arc *a, OTF2_MetricRef self, uint8_t n,
+                     const OTF2_MetricMemberRef *m)
+{
+    size_t old = a->nclasses;
+    OTF2_MetricMemberRef *c;
+
+    if (GROW(a->classes, a->nclasses, self) < 0)
+        return -1;
+    for (size_t i = old; i < a->nclasses; i++)
+        a->classes[i] = NULL;
+    c = malloc((n + 1u) * sizeof *c);
+    if (!c)
+        return -1;
+    c[0] = n;
+    if (n)
+        memcpy(c + 1, m, n * sizeof *c);
+    free(a->classes[self]);
+    a->classes[self] = c;
+    return 0;
+}
+
+static OTF2_CallbackCode def_class(void *ud, OTF2_MetricRef self, uint8_t n,
+                                   const OTF2_MetricMemberRef *m,
+                                   OTF2_MetricOccurrence occ,
+                                   OTF2_RecorderKind kind)
+{
+    (void)occ;
+    (void)kind;
+    return set_class(ud, self, n, m) < 0 ? OTF2_CALLBACK_ERROR
+                                         : OTF2_CALLBACK_SUCCESS;
+}
+
+/* An instance has the members of its class (classes come first). */
+static OTF2_CallbackCode def_instance(void *ud, OTF2_MetricRef self,
+                                      OTF2_MetricRef cls,
+                                      OTF2_LocationRef rec,
+                                      OTF2_MetricScope scope, uint64_t s)
+{
+    weft__arc *a = ud;
+    OTF2_MetricMemberRef *c;
+
+    (void)rec, (void)scope, (void)s;
+    if (cls >= a->nclasses || !(c = a->classes[cls]))
+        return OTF2_CALLBACK_SUCCESS;
+    return set_class(a, self, (uint8_t)c[0], c + 1) < 0
+           ? OTF2_CALLBACK_ERROR : OTF2_CALLBACK_SUCCESS;
+}
+
+/* Returns 0 or -1 with *err (malloc'd). */
+int weft__arc_open(weft__arc *a, const char *anchor, char **err)
+{
+    OTF2_GlobalDefReaderCallbacks *cb = NULL;
+    OTF2_GlobalDefReader *gr;
+    OTF2_ErrorCode orc;
+    uint64_t n = 0;
+    int rc = -1;
+
+    memset(a, 0, sizeof *a);
+    *err = NULL;
+    OTF2_Error_RegisterCallback(otf2_error, NULL);
+    otf2_last[0] = 0;
+    a->reader = OTF2_Reader_Open(anchor);
+    if (!a->reader)
+        return arc_err(err, "cannot open %s: %s", anchor,
+                       otf2_last[0] ? otf2_last : "not an OTF2 archive");
+    if ((orc = OTF2_Reader_SetSerialCollectiveCallbacks(a->reader)) !=
+        OTF2_SUCCESS)
+        return arc_err(err, "%s: %s", anchor, OTF2_Error_GetDescription(orc));
+    gr = OTF2_Reader_GetGlobalDefReader(a->reader);
+    cb = OTF2_GlobalDefReaderCallbacks_New();
+    if (!gr || !cb) {
+        arc_err(err, "%s: cannot read the global definitions: %s", anchor,
+                otf2_last);
+        goto out;
+    }
+    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, def_clock);
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, def_string);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, def_location);
+    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, def_region);
+    OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(cb, def_member);
+    OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cb, def_class);
+    OTF2_GlobalDefReaderCallbacks_SetMetricInstanceCallback(cb,
+                                                            def_instance);
+    OTF2_Reader_RegisterGlobalDefCallbacks(a->reader, gr, cb, a);
+    orc = OTF2_Reader_ReadAllGlobalDefinitions(a->reader, gr, &n);
+    if (orc != OTF2_SUCCESS) {
+        arc_err(err, "%s: reading the global definitions failed after %"
+                PRIu64 " definitions: %s", anchor, n,
+                otf2_last[0] ? otf2_last : OTF2_Error_GetDescription(orc));
+        goto out;
+    }
+    OTF2_Reader_CloseGlobalDefReader(a->reader, gr);
+    rc = 0;
+out:
+    OTF2_GlobalDefReaderCallbacks_Delete(cb);
+    return rc;
+}
+
+int weft__arc_open_events(weft__arc *a, char **err)
+{
+    OTF2_ErrorCode orc;
+
+    *err = NULL;
+    for (size_t i = 0; i < a->nlocs; i++)
+        OTF2_Reader_SelectLocation(a->reader, a->locs[i].id);
+    orc = OTF2_Reader_OpenEvtFiles(a->reader);
+    if (orc != OTF2_SUCCESS)
+        return arc_err(err, "cannot open the event files: %s",
+                       OTF2_Error_GetDescription(orc));
+    return 0;
+}
+
+int weft__arc_read_location(weft__arc *a, size_t i,
+                            const OTF2_EvtReaderCallbacks *cbs, void *arg,
+                            uint64_t *nread, char **err)
+{
+    OTF2_EvtReader *r;
+    OTF2_ErrorCode orc;
+
+    *nread = 0;
+    *err = NULL;
+    otf2_last[0] = 0;
+    r = OTF2_Reader_GetEvtReader(a->reader, a->locs[i].id);
+    if (!r)
+        return arc_err(err, "no event reader: %s",
+                       otf2_last[0] ? otf2_last : "unknown error");
+    OTF2_Reader_RegisterEvtCallbacks(a->reader, r, cbs, arg);
+    orc = OTF2_Reader_ReadLocalEvents(a->reader, r, OTF2_UNDEFINED_UINT64,
+                                      nread);
+    OTF2_Reader_CloseEvtReader(a->reader, r);
+    if (orc != OTF2_SUCCESS)
+        return arc_err(err, "reading events failed after %" PRIu64
+                       " events: %s", *nread,
+                       otf2_last[0] ? otf2_last
+                                    : OTF2_Error_GetDescription(orc));
+    return 0;
+}
+
+const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s)
+{
+    return s < a->nstrings && a->strings[s] ? a->strings[s] : "";
+}
+
+void weft__arc_close(weft__arc *a)
+{
+    if (a->reader)
+        OTF2_Reader_Close(a->reader);
+    for (size_t i = 0; i < a->nstrings; i++)
+        free(a->strings[i]);
+    for (size_t i = 0; i < a->nclasses; i++)
+        free(a->classes[i]);
+    free(a->strings);
+    free(a->locs);
+    free(a->regions);
+    free(a->members);
+    free(a->classes);
+    memset(a, 0, sizeof *a);
+}

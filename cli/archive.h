@@ -1,0 +1,53 @@
+/* archive.h - reading an OTF2 archive back (archive.c): the global
+ * definitions into arrays, then each location's events. Used by weft
+ * verify, export and reindex. Not thread-safe: libotf2's error callback
+ * is process-wide and its last message is kept in one buffer.
+ */
+#ifndef WEFT_CLI_ARCHIVE_H
+#define WEFT_CLI_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <otf2/otf2.h>
+
+typedef struct weft__arc_loc {
+    OTF2_LocationRef id;
+    OTF2_StringRef name;
+    uint64_t events;         /* numberOfEvents of the definition */
+    int seen;                /* scratch for the commands */
+} weft__arc_loc;
+
+/* The global definitions of one archive; all arrays owned. */
+typedef struct weft__arc {
+    OTF2_Reader *reader;
+    int have_clock;
+    uint64_t resolution, offset, length;   /* ClockProperties */
+    char **strings;          /* by OTF2_StringRef; NULL where undefined */
+    size_t nstrings;
+    weft__arc_loc *locs;     /* in definition order */
+    size_t nlocs;
+    OTF2_StringRef *regions; /* region id -> name */
+    size_t nregions;
+    OTF2_StringRef *members; /* metric member id -> name */
+    size_t nmembers;
+    OTF2_MetricMemberRef **classes;  /* metric id -> its members ([0]: n) */
+    size_t nclasses;
+} weft__arc;
+
+/* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
+ * Returns 0, or -1 with *err (malloc'd) saying what failed. */
+int weft__arc_open(weft__arc *a, const char *anchor, char **err);
+/* Reads every event of location a->locs[i] through cbs (may have no
+ * callbacks set); *nread is the number of events read, also on failure.
+ * Returns 0, or -1 with *err (malloc'd). Open the event files first with
+ * weft__arc_open_events. */
+int weft__arc_open_events(weft__arc *a, char **err);
+int weft__arc_read_location(weft__arc *a, size_t i,
+                            const OTF2_EvtReaderCallbacks *cbs, void *arg,
+                            uint64_t *nread, char **err);
+/* String s, or "" when undefined. */
+const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
+void weft__arc_close(weft__arc *a);
+
+#endif

@@ -1,0 +1,107 @@
+/* out.h - the weft command's output helpers (out.c): messages, growing
+ * strings, terminal-safe text, sizes and times, aligned tables, JSON, and
+ * the parsers of small option values. Every function that allocates
+ * exits the program when out of memory, so none returns NULL for it.
+ */
+#ifndef WEFT_CLI_OUT_H
+#define WEFT_CLI_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* ---- messages ----------------------------------------------------------- */
+
+/* "weft CMD: MESSAGE" (cmd NULL: "weft: MESSAGE") on stderr; returns
+ * EXIT_FAIL. weft__cli_fail is the one without a command name. */
+__attribute__((format(printf, 2, 3)))
+int weft__cli_error(const char *cmd, const char *fmt, ...);
+#define weft__cli_fail(...) weft__cli_error(NULL, __VA_ARGS__)
+/* "weft CMD: MESSAGE" (cmd NULL: "weft: MESSAGE") and where to find help;
+ * returns EXIT_USAGE. */
+__attribute__((format(printf, 2, 3)))
+int weft__cli_usage(const char *cmd, const char *fmt, ...);
+
+/* ---- strings ------------------------------------------------------------ */
+
+void *weft__cli_xrealloc(void *p, size_t n);
+char *weft__cli_xstrdup(const char *s);
+
+/* A growing string; s is NULL until something is added. */
+typedef struct weft__sbuf {
+    char *s;
+    size_t len, cap;
+} weft__sbuf;
+
+void weft__cli_sb_add(weft__sbuf *b, const char *s, size_t n);
+__attribute__((format(printf, 2, 3)))
+void weft__cli_sb_printf(weft__sbuf *b, const char *fmt, ...);
+/* The string (malloc'd, "" when empty); b is empty again. */
+char *weft__cli_sb_take(weft__sbuf *b);
+
+/* A malloc'd copy of s (NULL: "") safe for a terminal: control characters
+ * as \n, \t, \r or \xHH, a backslash doubled, invalid UTF-8 and C1
+ * controls as \xHH. */
+char *weft__cli_escape(const char *s);
+/* Columns s takes on a terminal (code points; wide characters count 1). */
+size_t weft__cli_width(const char *s);
+
+/* ---- figures (each malloc'd) -------------------------------------------- */
+
+/* Local "YYYY-MM-DD HH:MM:SS", "-" for t <= 0. */
+char *weft__cli_fmt_time(int64_t t);
+/* "512 B", "1.5 KiB", ... */
+char *weft__cli_fmt_size(uint64_t bytes);
+char *weft__cli_fmt_u64(uint64_t v);
+/* "1d 02h 03m 04s", "3m 05s", "7s"; "-" below 0. */
+char *weft__cli_fmt_duration(int64_t secs);
+/* PATH/traces.otf2, or NULL for an empty or NULL path. */
+char *weft__cli_archive_of(const char *path);
+
+/* ---- tables ------------------------------------------------------------- */
+
+#define WEFT__TABLE_MAX_COLS 8
+
+/* Columns separated by two spaces under a header line; numbers right-
+ * aligned. Set ncols, heads and right; cells are added by table_add. */
+typedef struct weft__table {
+    size_t ncols;
+    const char *heads[WEFT__TABLE_MAX_COLS];
+    int right[WEFT__TABLE_MAX_COLS]; /* right-aligned (numbers) */
+    char **cells;                    /* nrows * ncols, owned */
+    size_t nrows, cap;
+} weft__table;
+
+/* Adds a row of t->ncols cells, taking ownership of them. */
+void weft__cli_table_add(weft__table *t, char **row);
+void weft__cli_table_print(const weft__table *t, FILE *out);
+void weft__cli_table_free(weft__table *t);
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* A new JSON string of s (invalid UTF-8 bytes become U+FFFD), json null
+ * for NULL; NULL only when out of memory. */
+json_t *weft__cli_jstr(const char *s);
+/* An integer, or a real above INT64_MAX. */
+json_t *weft__cli_ju64(uint64_t v);
+/* Sets key to value (taking it), exiting when out of memory (value NULL). */
+void weft__cli_jset(json_t *obj, const char *key, json_t *value);
+/* Prints j indented on stdout and takes it. Returns an exit status. */
+int weft__cli_print_json(json_t *j);
+
+/* ---- option values ------------------------------------------------------ */
+
+/* Parses a whole decimal number in [min, max]; 0 or -1. */
+int weft__cli_parse_int(const char *s, int64_t min, int64_t max,
+                        int64_t *out);
+/* Index of word in words[0..n), or -1. */
+int weft__cli_word_index(const char *word, const char *const *words,
+                         size_t n);
+#define WEFT__WORD_INDEX(word, words) \
+    weft__cli_word_index(word, words, sizeof words / sizeof words[0])
+
+#endif

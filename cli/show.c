@@ -1,0 +1,330 @@
+/* show.c - weft show TRACE: every field of one trace, its members (the
+ * missing ones named) and its locations, as text or one JSON object.
+ */
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "out.h"
+
+static int show_json_location(const weft_location_row *l, void *arg)
+{
+    json_t *o = json_object();
+
+    if (!o || json_array_append_new(arg, o) != 0) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    weft__cli_jset(o, "id", weft__cli_ju64(l->id));
+    weft__cli_jset(o, "rank", json_integer(l->rank));
+    weft__cli_jset(o, "thread", json_integer(l->thread));
+    weft__cli_jset(o, "name", weft__cli_jstr(l->name));
+    weft__cli_jset(o, "events", weft__cli_ju64(l->events));
+    weft__cli_jset(o, "dropped", weft__cli_ju64(l->dropped));
+    return 0;
+}
+
+static int show_table_location(const weft_location_row *l, void *arg)
+{
+    char *cells[6];
+
+    cells[0] = weft__cli_fmt_u64(l->id);
+    cells[1] = weft__cli_fmt_u64(l->rank);
+    cells[2] = weft__cli_fmt_u64(l->thread);
+    /* a live location has no name yet */
+    cells[3] = *l->name ? weft__cli_escape(l->name) : weft__cli_xstrdup("-");
+    cells[4] = weft__cli_fmt_u64(l->events);
+    cells[5] = weft__cli_fmt_u64(l->dropped);
+    weft__cli_table_add(arg, cells);
+    return 0;
+}
+
+/* s escaped, or "-" when empty (malloc'd). */
+static char *or_dash(const char *s)
+{
+    return *s ? weft__cli_escape(s) : weft__cli_xstrdup("-");
+}
+
+static void field(const char *label, const char *value)
+{
+    printf("%-13s%s\n", label, value);
+}
+
+/* Prints a field and frees value. */
+static void field_take(const char *label, char *value)
+{
+    field(label, value);
+    free(value);
+}
+
+/* ---- members and tags of show ---- */
+
+typedef struct members_ctx {
+    weft__table t;
+    json_t *arr;       /* --json */
+    json_t *missing;   /* --json: ranks */
+    weft__sbuf missing_text; /* "2, 5" */
+    uint32_t complete, recording, nmissing, total;
+} members_ctx;
+
+static int member_row(const weft_member_row *m, void *arg)
+{
+    members_ctx *x = arg;
+    int missing = strcmp(m->state, WEFT_MEMBER_MISSING) == 0;
+
+    x->total++;
+    x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
+    x->recording += strcmp(m->state, WEFT_MEMBER_RECORDING) == 0;
+    if (missing) {
+        weft__cli_sb_printf(&x->missing_text, "%s%" PRIu32,
+                            x->nmissing ? ", " : "", m->rank);
+        x->nmissing++;
+    }
+    if (x->arr) {
+        json_t *o = json_object();
+        if (!o || json_array_append_new(x->arr, o) != 0 ||
+            (missing && json_array_append_new(x->missing,
+                                              json_integer(m->rank)) != 0)) {
+            weft__cli_fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        weft__cli_jset(o, "rank", json_integer(m->rank));
+        weft__cli_jset(o, "host", weft__cli_jstr(m->host));
+        weft__cli_jset(o, "pid", json_integer(m->pid));
+        weft__cli_jset(o, "state", weft__cli_jstr(m->state));
+        weft__cli_jset(o, "locations", weft__cli_ju64(m->locations));
+        weft__cli_jset(o, "events", weft__cli_ju64(m->events));
+        weft__cli_jset(o, "dropped", weft__cli_ju64(m->dropped));
+    } else {
+        char *cells[7];
+        cells[0] = weft__cli_fmt_u64(m->rank);
+        cells[1] = or_dash(m->host);
+        cells[2] = m->pid ? weft__cli_fmt_u64(m->pid) : weft__cli_xstrdup("-");
+        cells[3] = weft__cli_escape(m->state);
+        cells[4] = weft__cli_fmt_u64(m->locations);
+        cells[5] = weft__cli_fmt_u64(m->events);
+        cells[6] = weft__cli_fmt_u64(m->dropped);
+        weft__cli_table_add(&x->t, cells);
+    }
+    return 0;
+}
+
+static int tag_text(const weft_tag *tag, void *arg)
+{
+    weft__sbuf *b = arg;
+    char *k = weft__cli_escape(tag->key), *v = weft__cli_escape(tag->value);
+
+    if (b->len)
+        weft__cli_sb_add(b, ", ", 2);
+    weft__cli_sb_add(b, k, strlen(k));
+    weft__cli_sb_add(b, "=", 1);
+    weft__cli_sb_add(b, v, strlen(v));
+    free(k);
+    free(v);
+    return 0;
+}
+
+static void show_trace_text(const weft_trace_row *row)
+{
+    struct passwd *pw = getpwuid(row->uid);
+    char buf[256];
+    char *s;
+
+    snprintf(buf, sizeof buf, "%" PRId64, row->id);
+    field("id:", buf);
+    field_take("key:", weft__cli_escape(row->key));
+    field_take("name:", weft__cli_escape(row->name));
+    s = weft__cli_escape(pw ? pw->pw_name : NULL);
+    snprintf(buf, sizeof buf, "%" PRIu32 " (%s)", row->uid,
+             pw ? s : "unknown user");
+    free(s);
+    field("owner:", buf);
+    field_take("state:", weft__cli_escape(row->state));
+    field_take("hosts:", or_dash(row->hosts));
+    field_take("command:", or_dash(row->command));
+    field_take("job id:", or_dash(row->job_id));
+    field_take("run:", or_dash(row->run));
+    field_take("protocol:", weft__cli_fmt_u64(row->protocol_version));
+    field_take("created:", weft__cli_fmt_time(row->created));
+    field_take("finished:", weft__cli_fmt_time(row->finished));
+    field_take("duration:",
+               row->finished && row->created
+               ? weft__cli_fmt_duration(row->finished - row->created)
+               : weft__cli_xstrdup("-"));
+    s = weft__cli_archive_of(row->path);
+    field_take("archive:", s ? weft__cli_escape(s) : weft__cli_xstrdup("-"));
+    free(s);
+    if (weft__cli_row_live(row)) {
+        /* What weftd received so far; the conversion's figures replace
+         * them. */
+        snprintf(buf, sizeof buf, "%" PRIu32 " (%" PRIu32 " joined so far, "
+                 "live)", row->members, row->joined);
+        field("members:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->locations);
+        field("locations:", buf);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (live, received so far)",
+                 row->events);
+        field("events:", buf);
+        s = weft__cli_fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s; live, journaled so "
+                 "far)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+        s = weft__cli_fmt_time(row->live_updated);
+        snprintf(buf, sizeof buf, "%s (live figures; the final ones come "
+                 "with the conversion)", s);
+        free(s);
+        field("updated:", buf);
+    } else {
+        field_take("members:", weft__cli_fmt_u64(row->members));
+        field_take("locations:", weft__cli_fmt_u64(row->locations));
+        field_take("events:", weft__cli_fmt_u64(row->events));
+        s = weft__cli_fmt_size(row->bytes);
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%s)", row->bytes, s);
+        free(s);
+        field("bytes:", buf);
+    }
+    field_take("dropped:", weft__cli_fmt_u64(row->dropped));
+    if (row->time_last >= row->time_first && row->timer_resolution)
+        snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64 " (%.6f s at %"
+                 PRIu64 " ticks/s)", row->time_first, row->time_last,
+                 (double)(row->time_last - row->time_first) /
+                 (double)row->timer_resolution, row->timer_resolution);
+    else
+        snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64,
+                 row->time_first, row->time_last);
+    field("time range:", buf);
+    /* A partial trace keeps why it is not complete in the same column. */
+    if (row->error)
+        field_take(strcmp(row->state, "partial") == 0 ? "reason:" : "error:",
+                   weft__cli_escape(row->error));
+}
+
+/* weft show --json: one object. Returns an exit status. */
+static int show_json(cli *c, const weft_trace_row *row)
+{
+    members_ctx mx = { { 0 }, NULL, NULL, { 0 }, 0, 0, 0, 0 };
+    json_t *obj = weft__cli_trace_json(row), *locs = json_array(),
+           *tags = NULL;
+    int rc, status = EXIT_FAIL;
+
+    mx.arr = json_array();
+    mx.missing = json_array();
+    if (!locs || !mx.arr || !mx.missing) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
+    rc = weft_catalog_locations(c->catalog, row->id, show_json_location,
+                                locs);
+    if (rc == 0)
+        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
+    if (rc < 0) {
+        weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
+    }
+    if (!(tags = weft__cli_tags_json(c, row)))
+        goto out;
+    /* "locations" is the array here; the count moves aside.
+     * "members" stays the count; "ranks" is the array of members. */
+    weft__cli_jset(obj, "location_count", weft__cli_ju64(row->locations));
+    weft__cli_jset(obj, "locations", locs);
+    weft__cli_jset(obj, "ranks", mx.arr);
+    weft__cli_jset(obj, "missing_ranks", mx.missing);
+    weft__cli_jset(obj, "tags", tags);
+    locs = mx.arr = mx.missing = tags = NULL;
+    status = weft__cli_print_json(obj);
+    obj = NULL;
+out:
+    json_decref(mx.arr);
+    json_decref(mx.missing);
+    free(mx.missing_text.s);
+    json_decref(locs);
+    json_decref(obj);
+    return status;
+}
+
+/* The "ranks:" and "missing:" lines of the text. */
+static void show_ranks(const weft_trace_row *row, const members_ctx *mx)
+{
+    char buf[160];
+
+    if (mx->total && weft__cli_row_live(row)) {
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " recording, %" PRIu32 " not joined yet (live)",
+                 mx->complete, mx->recording,
+                 row->members > mx->total ? row->members - mx->total : 0);
+        field("ranks:", buf);
+    } else if (mx->total) {
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " missing", mx->complete, mx->nmissing);
+        field("ranks:", buf);
+    }
+    if (mx->nmissing)
+        printf("%-13s%s %s\n", "missing:", mx->nmissing == 1 ? "rank"
+                                                             : "ranks",
+               mx->missing_text.s);
+}
+
+/* weft show: the fields, then the members and locations as tables.
+ * Returns an exit status. */
+static int show_text(cli *c, const weft_trace_row *row)
+{
+    weft__table t = { 6, { "ID", "RANK", "THREAD", "NAME", "EVENTS",
+                           "DROPPED" },
+                      { 1, 1, 1, 0, 1, 1 }, NULL, 0, 0 };
+    members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
+                              "EVENTS", "DROPPED" },
+                         { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
+                       NULL, NULL, { 0 }, 0, 0, 0, 0 };
+    weft__sbuf tagtext = { 0 };
+    int rc, status = EXIT_FAIL;
+
+    rc = weft_catalog_locations(c->catalog, row->id, show_table_location,
+                                &t);
+    if (rc == 0)
+        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
+    if (rc == 0)
+        rc = weft_catalog_tags(c->catalog, row->id, tag_text, &tagtext);
+    if (rc < 0) {
+        weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
+        goto out;
+    }
+    show_trace_text(row);
+    field("tags:", tagtext.len ? tagtext.s : "-");
+    show_ranks(row, &mx);
+    putchar('\n');
+    if (mx.t.nrows) {
+        weft__cli_table_print(&mx.t, stdout);
+        putchar('\n');
+    }
+    if (t.nrows)
+        weft__cli_table_print(&t, stdout);
+    else
+        puts("no locations recorded");
+    status = EXIT_OK;
+out:
+    free(mx.missing_text.s);
+    weft__cli_table_free(&mx.t);
+    free(tagtext.s);
+    weft__cli_table_free(&t);
+    return status;
+}
+
+int weft__cmd_show(cli *c)
+{
+    weft_trace_row row;
+    int status;
+
+    if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)
+        return EXIT_FAIL;
+    status = c->json ? show_json(c, &row) : show_text(c, &row);
+    weft_catalog_trace_free(&row);
+    return status;
+}

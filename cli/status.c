@@ -1,0 +1,125 @@
+/* status.c - weft status: what the running weftd is doing, read from the
+ * status file it rewrites every second next to the catalog.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "cli.h"
+#include "out.h"
+
+/* weftd rewrites DIR/weftd.status (DIR: the catalog's directory) every
+ * second while it runs; see daemon/main.c. */
+#define STATUS_STALE_SECONDS 5
+
+static char *status_path(const char *catalog)
+{
+    const char *slash = strrchr(catalog, '/');
+    char *p = NULL;
+
+    if (!slash)
+        p = weft__cli_xstrdup("weftd.status");
+    else if (asprintf(&p, "%.*s/weftd.status", (int)(slash - catalog),
+                      catalog) < 0)
+        p = NULL;
+    return p;
+}
+
+static json_int_t jint(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+/* "limits reached: max_buffered 3, idle_timeout 1" (those not 0). */
+static void print_limits_reached(json_t *limits)
+{
+    const char *key;
+    json_t *v;
+    int any = 0;
+
+    printf("limits reached:");
+    json_object_foreach(limits, key, v) {
+        if (json_integer_value(v) == 0)
+            continue;
+        printf("%s %s %lld", any ? "," : "", key,
+               (long long)json_integer_value(v));
+        any = 1;
+    }
+    printf("%s\n", any ? " (times)" : " none");
+}
+
+int weft__cmd_status(cli *c)
+{
+    char *path = status_path(c->catalog_path);
+    json_error_t jerr;
+    json_t *st = NULL, *traces;
+    int status = EXIT_FAIL;
+    json_int_t pid, updated;
+    size_t i;
+    json_t *t;
+
+    if (!path)
+        return weft__cli_fail("out of memory");
+    st = json_load_file(path, 0, &jerr);
+    if (!st) {
+        weft__cli_fail("weftd is not running with this configuration (no "
+                       "status in %s)", path);
+        goto out;
+    }
+    pid = jint(st, "pid");
+    updated = jint(st, "updated");
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH) ||
+        (json_int_t)time(NULL) - updated > STATUS_STALE_SECONDS) {
+        weft__cli_fail("weftd is not running (its last status in %s is "
+                       "%lld s old)", path,
+                       (long long)((json_int_t)time(NULL) - updated));
+        goto out;
+    }
+    if (c->json) {
+        status = weft__cli_print_json(st);
+        st = NULL;
+        goto out;
+    }
+    printf("weftd %s, pid %lld, up %lld s, listening on %s\n",
+           json_string_value(json_object_get(st, "version")),
+           (long long)pid, (long long)(updated - jint(st, "started")),
+           json_string_value(json_object_get(st, "listen")));
+    printf("connections: %lld (max_connections %lld), %lld paused by "
+           "backpressure\n", (long long)jint(st, "connections"),
+           (long long)jint(st, "max_connections"),
+           (long long)jint(st, "paused"));
+    printf("events/s:    %lld\n", (long long)jint(st, "events_per_s"));
+    printf("since start: %lld events, %lld bytes, %lld clients refused\n",
+           (long long)jint(st, "events"), (long long)jint(st, "bytes"),
+           (long long)jint(st, "refused"));
+    printf("dropped:     %lld records (reported by clients that said "
+           "goodbye)\n", (long long)jint(st, "dropped"));
+    printf("buffered:    %lld bytes of frames (max_buffered %lld), file "
+           "descriptor limit %lld\n", (long long)jint(st, "buffered"),
+           (long long)jint(st, "max_buffered"),
+           (long long)jint(st, "fd_limit"));
+    print_limits_reached(json_object_get(st, "limits_reached"));
+    printf("converting:  %lld traces\n", (long long)jint(st, "converting"));
+    traces = json_object_get(st, "recording");
+    printf("recording:   %zu traces\n", json_array_size(traces));
+    json_array_foreach(traces, i, t) {
+        char *name = weft__cli_escape(
+            json_string_value(json_object_get(t, "name")));
+        printf("  %-30s %lld/%lld members connected, %lld done, %lld "
+               "events\n", name, (long long)jint(t, "connected"),
+               (long long)jint(t, "size"), (long long)jint(t, "goodbyes"),
+               (long long)jint(t, "events"));
+        free(name);
+    }
+    status = EXIT_OK;
+out:
+    json_decref(st);
+    free(path);
+    return status;
+}
