@@ -27,7 +27,8 @@
  * raises each thread's `attention` flag so partly filled buffers are
  * handed over on the thread's next record.
  *
- * Reconnection uses jittered exponential backoff (WEFT__BACKOFF_*). A
+ * Reconnection uses jittered exponential backoff (WEFT__BACKOFF_*), which
+ * starts over only after a connection that lasted WEFT__BACKOFF_MAX_MS. A
  * connection that breaks after the whole Goodbye was written is not
  * opened again: everything was acknowledged before the Goodbye, and a new
  * Hello would open a new, empty trace of the same name if weftd had taken
@@ -475,7 +476,8 @@ typedef struct sender {
     uint64_t next_flush;     /* next flush request, ms */
     uint64_t eof_deadline;   /* CLOSING: weftd should hang up by then */
     uint64_t next_attempt;   /* DISCONNECTED: next connection attempt */
-    uint64_t backoff;        /* current backoff, ms; 0 after a success */
+    uint64_t backoff;        /* current backoff, ms; 0 before a failure */
+    uint64_t up_since;       /* when the connection was last made */
     uint64_t down_since;     /* when the connection broke */
     uint32_t rng;            /* backoff jitter */
     /* Read at the start of each round (round_begin). */
@@ -487,9 +489,13 @@ typedef struct sender {
 
 #define NEVER UINT64_MAX
 
-/* Schedules the next connection attempt after the current backoff. */
-static void schedule_attempt(sender *s)
+/* Doubles the backoff (from WEFT__BACKOFF_MIN_MS to _MAX_MS) and
+ * schedules the next connection attempt after it, jittered. */
+static void back_off(sender *s)
 {
+    s->backoff = s->backoff ? weft__min_u64(2 * s->backoff,
+                                            WEFT__BACKOFF_MAX_MS)
+                            : WEFT__BACKOFF_MIN_MS;
     s->next_attempt = weft__now_ms() + s->backoff / 2 +
                       jitter_next(&s->rng) % (s->backoff / 2 + 1);
 }
@@ -583,7 +589,7 @@ static weft__sender_state state_connecting(sender *s)
         warn("reconnected to weftd at %s after %" PRIu64 " ms; sending %zu "
              "batches again", weft__S.cfg.server,
              weft__now_ms() - s->down_since, resend);
-        s->backoff = 0;
+        s->up_since = weft__now_ms();
         return WEFT__SND_STREAMING;
     }
     if (rc < 0) {
@@ -592,10 +598,7 @@ static weft__sender_state state_connecting(sender *s)
         go_discard(what);
         return WEFT__SND_DONE;
     }
-    s->backoff = s->backoff ? weft__min_u64(2 * s->backoff,
-                                            WEFT__BACKOFF_MAX_MS)
-                            : WEFT__BACKOFF_MIN_MS;
-    schedule_attempt(s);
+    back_off(s);
     return WEFT__SND_DISCONNECTED;
 }
 
@@ -628,8 +631,13 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
         disconnect(&s->out, s->why);
         s->eof_deadline = NEVER;
         s->down_since = weft__now_ms();
-        s->backoff = WEFT__BACKOFF_MIN_MS;
-        schedule_attempt(s);
+        /* A connection that lasted starts the backoff over; one that weftd
+         * ended at once (it refuses what it cannot journal, e.g. on a full
+         * disk) backs off further, or the process would reconnect (and
+         * warn) every 50 ms for as long as the cause lasts. */
+        if (s->down_since - s->up_since >= WEFT__BACKOFF_MAX_MS)
+            s->backoff = 0;
+        back_off(s);
         return WEFT__SND_DISCONNECTED;
     default:
         break;
@@ -718,6 +726,7 @@ void *weft__sender_main(void *arg)
     s.next_flush = weft__S.cfg.flush_ms ? weft__now_ms() + weft__S.cfg.flush_ms
                                         : NEVER;
     s.eof_deadline = NEVER;
+    s.up_since = weft__now_ms(); /* weft_open connected */
     s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
     atomic_store(&weft__S.sender_tid, (int)gettid());
     for (;;) {

@@ -134,6 +134,11 @@ fill
 wait "$DEMO_PID"
 DEMO_PID=
 kill -0 "$WEFTD_PID" || fail "ingest: weftd died"
+# weftd refused every reconnection at once while the disk was full: libweft
+# backed off (up to 2 s between attempts) instead of reconnecting, and
+# warning, every 50 ms for the 30 s of WEFT_CLOSE_TIMEOUT_MS.
+n=$(grep -c "reconnected to weftd" "$TMP/ingest.out")
+[ "$n" -le 40 ] || fail "ingest: libweft reconnected $n times in 30 s"
 sleep 2
 kill -0 "$WEFTD_PID" || fail "ingest: weftd died"
 rm -f "$MNT/filler"
