@@ -10,19 +10,7 @@
 #  (d) WEFT_OVERFLOW=discard, tiny pool, weftd frozen for a moment.
 . "$(dirname "$0")/lib.sh"
 
-PROXY="$WEFT_SRCDIR/tests/tcpproxy.py"
 N=10000                 # iterations per thread: 7 N + 2 records each
-DEMO_PID=
-PROXY_PID=
-
-cleanup_reconnect() {
-    # weft-demo runs under timeout(1), which leads its own process group.
-    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
-    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
-    [ -n "$WEFTD_PID" ] && kill -CONT "$WEFTD_PID" 2>/dev/null
-    cleanup
-}
-trap cleanup_reconnect EXIT
 
 # start_demo NAME [ENV=VALUE...]: weft-demo (2 ranks x 2 threads, N
 # iterations, stretched to a few seconds) in the background as trace NAME,
@@ -109,17 +97,10 @@ check_trace restart complete
 echo "(a) weftd killed and restarted: exact"
 
 # ---- (b) a proxy cutting the connection at random points ----------------------
-"$PY" "$PROXY" "$TMP/proxy.port" "$WEFT_SERVER" 6 2 >"$TMP/proxy.log" 2>&1 &
-PROXY_PID=$!
-for _ in $(seq 100); do
-    [ -s "$TMP/proxy.port" ] && break
-    sleep 0.05
-done
-[ -s "$TMP/proxy.port" ] || fail "the proxy did not start"
-start_demo cut WEFT_SERVER="127.0.0.1:$(cat "$TMP/proxy.port")"
+start_proxy 6 2
+start_demo cut WEFT_SERVER="$PROXY_SERVER"
 finish_demo cut
-{ kill "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null
-PROXY_PID=
+stop_proxy
 cuts=$(grep -c "cut connection" "$TMP/proxy.log")
 [ "$cuts" -ge 3 ] || fail "cut: only $cuts cuts happened: $(cat "$TMP/proxy.log")"
 check_trace cut complete

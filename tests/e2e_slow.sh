@@ -12,39 +12,7 @@
 #      exhausted.
 . "$(dirname "$0")/lib.sh"
 
-PROXY="$WEFT_SRCDIR/tests/tcpproxy.py"
 N=1000                  # iterations per thread: 7 N + 2 records each
-DEMO_PID=
-PROXY_PID=
-
-cleanup_slow() {
-    # weft-demo runs under timeout(1), which leads its own process group.
-    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
-    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
-    [ -n "$WEFTD_PID" ] && kill -CONT "$WEFTD_PID" 2>/dev/null
-    cleanup
-}
-trap cleanup_slow EXIT
-
-# start_proxy MS: a proxy to weftd that delays weftd's answers by MS;
-# exports WEFT_SERVER_PROXY.
-start_proxy() {
-    rm -f "$TMP/proxy.port"
-    "$PY" "$PROXY" --delay "$1" "$TMP/proxy.port" "$WEFT_SERVER" 0 0 \
-        >"$TMP/proxy.log" 2>&1 &
-    PROXY_PID=$!
-    for _ in $(seq 100); do
-        [ -s "$TMP/proxy.port" ] && break
-        sleep 0.05
-    done
-    [ -s "$TMP/proxy.port" ] || fail "the proxy did not start"
-    WEFT_SERVER_PROXY="127.0.0.1:$(cat "$TMP/proxy.port")"
-}
-
-stop_proxy() {
-    { kill "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null
-    PROXY_PID=
-}
 
 # run_demo NAME ITERATIONS SLEEP_US [ENV=VALUE...]: weft-demo (2 ranks x 2
 # threads) as trace NAME in the background, reporting to $TMP/NAME.json.
@@ -91,8 +59,8 @@ EOF
 start_weftd
 
 # ---- (a) answers 1.5 s late: the clock offset's answers come too late ----
-start_proxy 1500
-run_demo late "$N" 0 WEFT_SERVER="$WEFT_SERVER_PROXY"
+start_proxy 0 0 --delay 1500
+run_demo late "$N" 0 WEFT_SERVER="$PROXY_SERVER"
 finish late "$N"
 stop_proxy
 grep -q "cannot measure the clock offset" "$TMP/late.out" ||
@@ -100,9 +68,9 @@ grep -q "cannot measure the clock offset" "$TMP/late.out" ||
 echo "(a) answers 1.5 s late: complete and exact"
 
 # ---- (b) answers 6 s late, a pool that makes threads wait for Acks ----
-start_proxy 6000
+start_proxy 0 0 --delay 6000
 t0=$(date +%s)
-run_demo slower "$N" 0 WEFT_SERVER="$WEFT_SERVER_PROXY" WEFT_POOL_SIZE=4 \
+run_demo slower "$N" 0 WEFT_SERVER="$PROXY_SERVER" WEFT_POOL_SIZE=4 \
     WEFT_BUFFER_SIZE=8k
 finish slower "$N"
 stop_proxy

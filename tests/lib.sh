@@ -26,8 +26,16 @@ fail() {
     exit 1
 }
 
+# Background processes a test may leave behind: a program under
+# timeout(1) (which leads its own process group) and a tcpproxy.py.
+DEMO_PID=
+PROXY_PID=
+
 cleanup() {
+    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
+    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
     if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
+        kill -CONT "$WEFTD_PID" 2>/dev/null  # a test may have stopped it
         kill -TERM "$WEFTD_PID" 2>/dev/null
         for _ in $(seq 50); do
             kill -0 "$WEFTD_PID" 2>/dev/null || break
@@ -39,6 +47,29 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+
+# start_proxy CUTS SPARE [--delay MS]: tests/tcpproxy.py in front of
+# $WEFT_SERVER (see its usage for CUTS, SPARE and --delay), its messages in
+# $TMP/proxy.log; exports PROXY_SERVER, the address clients use.
+start_proxy() {
+    rm -f "$TMP/proxy.port"
+    "$PY" "$WEFT_SRCDIR/tests/tcpproxy.py" "${@:3}" "$TMP/proxy.port" \
+        "$WEFT_SERVER" "$1" "$2" >"$TMP/proxy.log" 2>&1 &
+    PROXY_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$TMP/proxy.port" ] && break
+        sleep 0.05
+    done
+    [ -s "$TMP/proxy.port" ] || fail "tcpproxy.py did not start: $(cat "$TMP/proxy.log")"
+    PROXY_SERVER="127.0.0.1:$(cat "$TMP/proxy.port")"
+    export PROXY_SERVER
+}
+
+# stop_proxy: ends the proxy started by start_proxy.
+stop_proxy() {
+    { kill "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null
+    PROXY_PID=
+}
 
 # start_weftd [extra weftd args...]: starts weftd on 127.0.0.1 with a port
 # the kernel picks, waits until it listens, exports WEFT_SERVER.
