@@ -3,7 +3,7 @@
 # every line of weftd starts with a timestamp and its level; normal
 # backpressure (a client slower than its data) is debug, not info; a
 # trace name with a newline cannot forge a log line. (The journal's
-# structured fields are checked by tests/test_log.)
+# structured fields: tests/test_log and tests/e2e_journal.sh.)
 . "$(dirname "$0")/lib.sh"
 
 printf '[limits]\nmax_conn_pending = 4k\n' >"$TMP/bp.conf"
