@@ -95,10 +95,14 @@
  * memory: weftd died in memcpy under OTF2_Archive_CloseEvtWriter. Writes
  * of at least 4 MiB bypass that buffer, and one smaller write into an
  * empty buffer is written (once) when the file closes. So event chunks
- * are 4 MiB (every flush but the last writes whole chunks) and a
- * definition chunk is 8 MiB (it is flushed when full, so with more than
- * 4 MiB in it): the buffer never fills, and a failed write is an error
- * libotf2 reports, never a crash. libotf2 does not return every error
+ * are 4 MiB (every flush but the last writes whole chunks): an event
+ * file's buffer never fills, and a failed write is an error libotf2
+ * reports, never a crash. Definition chunks stay 4 MiB: every reader
+ * allocates (and libotf2 zeroes) one per location it reads, and 8 MiB
+ * made a 3000-location archive need 24 GiB to read. A definition file
+ * is written in one piece unless it outgrows a chunk; only one of more
+ * than about 8 MiB (a global definition file of that size) can still
+ * meet the bug on a full disk. libotf2 does not return every error
  * (the close of a file ignores a failed write of its last bytes), so its
  * error callback records them in the conversion of the calling thread
  * (a thread-local pointer: the callback is process-wide); any error
@@ -138,7 +142,7 @@
 /* libotf2's file buffer (OTF2_File.h): writes this big bypass it. */
 #define OTF2_FILE_BUFFER (4u << 20)
 #define EVT_CHUNK OTF2_FILE_BUFFER  /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
-#define DEF_CHUNK (2 * OTF2_FILE_BUFFER)
+#define DEF_CHUNK OTF2_FILE_BUFFER
 #define POOL_PER_WRITER 2          /* event chunks per writer */
 #define POOL_TOTAL 16              /* event chunks over all writers */
 #define DEFAULT_RESOLUTION 1000000000u
