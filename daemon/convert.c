@@ -92,22 +92,21 @@
  * in a 4 MiB buffer (OTF2_FILE_BUFFER_SIZE, OTF2_File.c); when writing
  * that buffer out fails it frees the buffer but keeps the pointer, and
  * the next write or the close of the file copies into or out of freed
- * memory: weftd died in memcpy under OTF2_Archive_CloseEvtWriter. Writes
- * of at least 4 MiB bypass that buffer, and one smaller write into an
- * empty buffer is written (once) when the file closes. So event chunks
- * are 4 MiB (every flush but the last writes whole chunks): an event
- * file's buffer never fills, and a failed write is an error libotf2
- * reports, never a crash. Definition chunks stay 4 MiB: every reader
- * allocates (and libotf2 zeroes) one per location it reads, and 8 MiB
- * made a 3000-location archive need 24 GiB to read. A definition file
- * is written in one piece unless it outgrows a chunk; only one of more
- * than about 8 MiB (a global definition file of that size) can still
- * meet the bug on a full disk. libotf2 does not return every error
- * (the close of a file ignores a failed write of its last bytes), so its
- * error callback records them in the conversion of the calling thread
- * (a thread-local pointer: the callback is process-wide); any error
- * fails the conversion. Once it failed, the pre-flush callback tells
- * libotf2 to write nothing more: closing the writers only frees memory.
+ * memory: weftd died in memcpy under OTF2_Archive_CloseEvtWriter. Chunk
+ * sizes cannot work around it: readers size a buffer per location by
+ * them (4 MiB event chunks made otf2-print need 12 GiB for a
+ * 3000-location archive). So libotf2 never meets a full disk: before a
+ * chunk is flushed (pre_flush) the archive's file system must have
+ * MIN_FREE left, room for that chunk and for the file buffer the flush
+ * may make libotf2 write out; else the conversion fails with "No space
+ * left on device" and libotf2 writes nothing more. (Another process
+ * filling the disk between two checks can still meet the bug.) libotf2
+ * does not return every error (the close of a file ignores a failed
+ * write of its last bytes), so its error callback records them in the
+ * conversion of the calling thread (a thread-local pointer: the callback
+ * is process-wide); any error fails the conversion. Once it failed, the
+ * pre-flush callback tells libotf2 to write nothing more: closing the
+ * writers only frees memory.
  */
 #include "convert.h"
 
@@ -122,6 +121,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -141,8 +141,12 @@
 
 /* libotf2's file buffer (OTF2_File.h): writes this big bypass it. */
 #define OTF2_FILE_BUFFER (4u << 20)
-#define EVT_CHUNK OTF2_FILE_BUFFER  /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
+#define EVT_CHUNK (1u << 20)       /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
 #define DEF_CHUNK OTF2_FILE_BUFFER
+/* Free space an event flush needs: the file buffer it may write out and
+ * the chunk. (Workers converting in parallel can pass the check at once;
+ * a definition chunk of 4 MiB bypasses the buffer.) */
+#define MIN_FREE (OTF2_FILE_BUFFER + EVT_CHUNK)
 #define POOL_PER_WRITER 2          /* event chunks per writer */
 #define POOL_TOTAL 16              /* event chunks over all writers */
 #define DEFAULT_RESOLUTION 1000000000u
@@ -460,8 +464,19 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type,
                                 OTF2_LocationRef location, void *writer,
                                 bool final)
 {
+    conv *c = otf2_sink;
+    struct statvfs fs;
+
     (void)type, (void)location, (void)writer, (void)final;
-    return budget_failed(data) ? OTF2_NO_FLUSH : OTF2_FLUSH;
+    if (budget_failed(data))
+        return OTF2_NO_FLUSH;
+    if (c && statvfs(c->in->archive_dir, &fs) == 0 &&
+        (uint64_t)fs.f_bavail * fs.f_frsize < MIN_FREE) {
+        fail(c, WEFT_EIO, "%s: No space left on device (less than %u MiB "
+             "free for the archive)", c->in->archive_dir, MIN_FREE >> 20);
+        return OTF2_NO_FLUSH;
+    }
+    return OTF2_FLUSH;
 }
 
 /* No post-flush callback: it would insert BufferFlush events. */
