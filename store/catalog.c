@@ -130,8 +130,8 @@ static const char *const migrations[] = {
     /* 2 -> 3: the launch a trace is (issue #11); names may repeat */
     "ALTER TABLE traces ADD COLUMN run TEXT NOT NULL DEFAULT '';",
     /* 3 -> 4: live figures of recording traces (issue #11) */
-    "ALTER TABLE traces ADD COLUMN joined INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE traces ADD COLUMN live_updated INTEGER NOT NULL DEFAULT 0;",
+    ("ALTER TABLE traces ADD COLUMN joined INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE traces ADD COLUMN live_updated INTEGER NOT NULL DEFAULT 0;"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -524,8 +524,8 @@ int weft_catalog_disk_full(const char *path)
     if (!slash)
         snprintf(dir, sizeof dir, ".");
     else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path ? slash - path
-                                                             : 1), path);
+        snprintf(dir, sizeof dir, "%.*s",
+                 (int)(slash > path ? slash - path : 1), path);
     if (statvfs(dir, &st) != 0)
         return 0;
     return (uint64_t)st.f_bavail * st.f_frsize < CATALOG_OPEN_ROOM;
