@@ -90,8 +90,8 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j);
 void weft_jwriter_hold(weft_daemon *d, unsigned threads);
 /* Entries queued or written but not handed back yet. */
 uint64_t weft_jwriter_pending(const weft_daemon *d);
-/* Writes what is queued, hands it all back, stops the thread and closes
- * its handle. Idempotent; for the end of weftd. */
+/* Writes what is queued, hands it all back, stops the threads and
+ * closes its handle. Idempotent; for the end of weftd. */
 void weft_jwriter_stop(weft_daemon *d);
 
 #endif

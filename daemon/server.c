@@ -98,16 +98,21 @@ static void unpause(weft_conn *c, unsigned bits)
         weft_conn_close(c);
 }
 
+/* Outside any read callback: the connections weft_conn_resume released,
+ * and those paused for max_buffered while it is below 3/4. */
 static void on_resume(uv_idle_t *idle)
 {
     weft_daemon *d = idle->data;
 
     uv_idle_stop(idle);
     for (weft_conn *c = d->conns; c; c = c->next) {
-        if (!(c->paused & WEFT_PAUSE_BUFFERED))
-            continue;
-        if (d->buffered >= d->cfg.max_buffered / 4 * 3)
-            break; /* account() starts us again when it falls */
+        if (c->resume_due) { /* weft_conn_resume */
+            c->resume_due = 0;
+            unpause(c, 0);
+        }
+        if (!(c->paused & WEFT_PAUSE_BUFFERED) ||
+            d->buffered >= d->cfg.max_buffered / 4 * 3)
+            continue; /* account() starts us again when it falls */
         d->npaused_buffered--;
         weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes buffered in all: "
                       "reading again", (unsigned long long)d->buffered);
@@ -352,10 +357,19 @@ void weft_conn_pause(weft_conn *c)
         weft_conn_close(c);
 }
 
+/* The frames are taken from the idle callback: never inside the caller
+ * (the journal writer's hand-back), and not at all once the server
+ * stops or drains (the idle handle is closed then). */
 void weft_conn_resume(weft_conn *c)
 {
-    if (c->paused & WEFT_PAUSE_SESSION)
-        unpause(c, WEFT_PAUSE_SESSION);
+    weft_daemon *d = c->d;
+
+    if (!(c->paused & WEFT_PAUSE_SESSION))
+        return;
+    c->paused &= ~WEFT_PAUSE_SESSION;
+    c->resume_due = 1;
+    if (d->have_resume)
+        uv_idle_start(&d->resume, on_resume);
 }
 
 /* Pauses c for max_buffered; the unfed bytes stay stashed in rbuf. */

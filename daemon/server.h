@@ -36,7 +36,8 @@
  *  - WEFT_PAUSE_SESSION: the session waits for something before it takes
  *    the next frame (a new member's Hello: its journal being opened); the
  *    frames already read wait in rbuf and are handled, in order, once it
- *    calls weft_conn_resume.
+ *    calls weft_conn_resume (a peer that hangs up meanwhile is noticed
+ *    then, as with every pause).
  * idle_timeout closes a connection that sends no Hello, or does not
  * finish a frame within that long of its first byte (not while weftd
  * itself holds it paused; a client that holds a partial frame and does
@@ -91,6 +92,8 @@ typedef struct weft_conn {
     uint64_t last_frame;       /* uv_now() when the frame being received
                                   began (else accept, or the last resume),
                                   for idle_timeout */
+    int resume_due;            /* weft_conn_resume: the idle callback
+                                  takes the stashed frames */
     /* The session's (session.c): its member, set by Hello (server.c
      * reads it for log lines and for its journal entries pending), and
      * the ClockSync requests answered. */
@@ -162,8 +165,9 @@ void weft_conn_hold(weft_conn *c);
 /* The session takes no frame of c until weft_conn_resume: reading stops,
  * what was read stays stashed (WEFT_PAUSE_SESSION). */
 void weft_conn_pause(weft_conn *c);
-/* Handles the frames stashed meanwhile, in order, and reads again (unless
- * something else holds c). Not from within c's own on_frame. */
+/* Ends weft_conn_pause: the frames stashed meanwhile are handled, in
+ * order, and reading goes on (unless something else holds c), from the
+ * next loop iteration on. */
 void weft_conn_resume(weft_conn *c);
 /* Pauses reading from c while it holds more than max_conn_pending bytes
  * (replies not written, frames not journaled). */

@@ -280,7 +280,6 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
     weft_conn *c = m->conn && m->conn_serial == j->conn_serial ? m->conn
                                                               : NULL;
     const weft_journal_entry *e = &j->e;
-    int resume = 0;
 
     weft_server_buffered_fell(d);
     if (j->what == WRITTEN_OPEN && opened(j, c))
@@ -299,7 +298,8 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                       "its journal in %s: %s", m->trace->name, m->rank,
                       m->trace->dir, strerror(j->err));
     } else if (j->what == WRITTEN_OPEN && c) {
-        resume = hello_ack(c, m->host, m->pid) == 0;
+        if (hello_ack(c, m->host, m->pid) == 0)
+            weft_conn_resume(c); /* its next frames */
     } else if (j->what == WRITTEN_DEFS) {
         m->held_defs_seq = e->seq;
         if (c)
@@ -325,8 +325,6 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         weft_conn_written(c);
     if (m->pending == 0)
         weft_trace_member_written(m);
-    if (resume) /* last: its frames may close c or move m on */
-        weft_conn_resume(c);
 }
 
 /* The Hello entry of a member of `uid`: h with the owner weftd decided

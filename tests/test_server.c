@@ -1437,6 +1437,28 @@ static void test_stalled_disk_hello(void **state)
     stop(f);
 }
 
+/* Stopping while a Hello waits for the disk, with frames behind it: the
+ * journal is opened and written on the way out, the frames are left for
+ * the client to resend, and nothing is left open. */
+static void test_stop_while_hello_waits(void **state)
+{
+    fixture *f = *state;
+    bytes pipelined;
+    int fd;
+
+    start(f);
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_OPENS);
+    fd = cl_connect(f);
+    pipelined = hello_frame("waits", 0, 1, WEFT_PROTOCOL_VERSION);
+    append_bytes(&pipelined, defs_frame(1));
+    append_bytes(&pipelined, work_batch(0, 1, 10));
+    send_bytes_free(fd, pipelined);
+    assert_true(quiet_for(fd, 100));
+    stop(f);
+    close(fd);
+    assert_int_equal(trace_dirs(f, "waits"), 1);
+}
+
 /* The disk work of a Hello fails as it always did: a spool where the
  * trace directory cannot be made, a journal that cannot be opened (the
  * rank is not taken: it may join once the cause is gone). */
@@ -1735,6 +1757,7 @@ int main(void)
         T(test_stalled_disk),
         T(test_stalled_disk_hello),
         T(test_hello_disk_fails),
+        T(test_stop_while_hello_waits),
         T(test_max_locations),
         T(test_rank_connected_twice),
         T(test_max_connections),
