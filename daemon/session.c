@@ -266,6 +266,10 @@ static int opened(weft_jentry *j, weft_conn *c)
     }
     if (c)
         c->member = NULL;
+    else /* it hung up meanwhile: nobody to tell */
+        weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: %s",
+                  m->trace->name, m->rank,
+                  j->msg ? j->msg : weft_strerror(j->rc));
     m->conn = NULL;
     weft_trace_join_end(m, j->rc, c != NULL);
     if (c)

@@ -72,7 +72,7 @@ typedef struct weft_member {
     uint32_t rank;
     uint32_t pid;
     char *host;
-    /* From the member's Hello, for the catalog (session.c validated the
+    /* From the member's Hello, for the catalog (validate.c checked the
      * tags: keys unique, within the limits). Owned. */
     char *command;
     char *job_id;

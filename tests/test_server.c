@@ -20,7 +20,13 @@
  * fails (file size limit) gives EIO and the resend after reconnecting is
  * accepted. A stalled disk (the journal writer held) stalls no one's
  * ClockSync or Hello, and a process coming back while its batch waits for
- * the journal is asked to retry until HelloAck can say it is held. A peer that vanishes with acks unread does not take the
+ * the journal is asked to retry until HelloAck can say it is held. A
+ * Hello's disk work (a new trace's directory, the journal's open) runs on
+ * the writer's open thread: with it stalled too, other traces' ClockSync
+ * and acks and a process coming back are answered within 100 ms, and the
+ * waiting Hello and the frames sent behind it complete in order once the
+ * disk moves; it fails with the same Errors as before, and stopping while
+ * it waits leaves nothing open. A peer that vanishes with acks unread does not take the
  * daemon down (SIGPIPE), and stopping does not wait for a peer that
  * never reads. Global limits: max_buffered pauses connections at a frame
  * boundary and resumes them (stashed bytes kept) while a frame in
