@@ -242,15 +242,8 @@ void demo_all_schema(FILE *out)
 
 /* ---- sending ----------------------------------------------------------------- */
 
-#define S(ctype, name, K) , x->name
-#define R(ctype, name, K) , x->name
-#define F(ctype, name, W) , x->name
-#define FA(ctype, name, count, W) , x->name
-#define RA(ctype, name, count, K) , x->name
-#define TV(ctype, name, typefield) , x->name
-#define TVA(ctype, name, count, types) , x->name
-#define RS(ctype, name, sel, MAP) , x->name
-#define RSA(ctype, name, count, sel, MAP) , x->name
+#define WEFT_SCALAR(ctype, name, W, sel) , x->name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , x->name
 #define DEMO__DROP_(first, ...) __VA_ARGS__
 #define DEMO__DROP(...) DEMO__DROP_(__VA_ARGS__)
 
@@ -278,15 +271,8 @@ static int send_record(weft_attribute_list *al, const weft_record *r)
     }
 }
 
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 /* ---- the process's definitions ---------------------------------------------- */
 
