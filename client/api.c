@@ -65,7 +65,8 @@
  * ids are unsigned varints, typed values (wire T) are encoded as the
  * OTF2_Type in `sel` says (the element of the type array for arrays). */
 #define WEFT_SCALAR(ctype, name, W, sel) , (SC, ctype, name, W, ~, sel)
-#define WEFT_ARRAY(ctype, name, count, W, sel) , (AR, ctype, name, W, count, sel)
+#define WEFT_ARRAY(ctype, name, count, W, sel)                               \
+    , (AR, ctype, name, W, count, sel)
 #define WEFT__NO_FIELD (NO, ~, ~, NO, ~, ~)
 
 /* Parameter list, as declared in weft.h. */
@@ -273,7 +274,8 @@ WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list)
         WEFT__FOREACH(WEFT__PUT, __VA_ARGS__)                                \
         return p_;                                                           \
     }
-#define WEFT_PSEUDO(id, Name, fields) WEFT__PSEUDO(id, Name, WEFT__NO_FIELD fields)
+#define WEFT_PSEUDO(id, Name, fields)                                        \
+    WEFT__PSEUDO(id, Name, WEFT__NO_FIELD fields)
 #include "weft_records.def"
 
 static inline size_t attr_bound(const weft_attribute_list *a)

@@ -35,7 +35,6 @@
 #include "record.h"
 #include "recorder.h"
 #include "client_session.h"
-#include "varint.h"
 #include "weft.h"
 #include "weft_errors.h"
 
