@@ -1,15 +1,19 @@
 /* testutil.h - helpers shared by the unit tests: record builders, a
  * growable byte buffer that records are encoded into, and scratch
- * directories. Header-only (static inline), so each test stays one .c
- * file linked against the internal libraries. Include after cmocka.h.
+ * directories under $TMPDIR (every test makes its temporary files
+ * there). Header-only (static inline), so each test stays one .c file
+ * linked against the internal libraries. Include after cmocka.h.
  */
 #ifndef WEFT_TESTUTIL_H
 #define WEFT_TESTUTIL_H
 
+#include <errno.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "codec.h"
 #include "record.h"
@@ -150,22 +154,47 @@ static inline bytes encode(const weft_record *recs, size_t n, int events,
 
 /* ---- scratch directories ------------------------------------------------ */
 
-/* Creates a fresh directory (buf, at least 64 bytes) under $TMPDIR. */
-static inline void tu_mkdtemp(char *buf, size_t len, const char *prefix)
+/* "dir/name" in a new string the caller frees. */
+static inline char *tu_path(const char *dir, const char *name)
 {
-    const char *tmp = getenv("TMPDIR");
+    char *p = NULL;
 
-    snprintf(buf, len, "%s/%s.XXXXXX", tmp && *tmp && strlen(tmp) < 40
-             ? tmp : "/tmp", prefix);
-    assert_non_null(mkdtemp(buf));
+    assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+    return p;
 }
 
+/* A new empty directory TAG.XXXXXX under $TMPDIR (/tmp when TMPDIR is
+ * unset or empty). The caller removes it with tu_rmrf and frees the
+ * path. */
+static inline char *tu_tmpdir(const char *tag)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *dir = NULL;
+
+    assert_true(asprintf(&dir, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
+                         tag) > 0);
+    if (!mkdtemp(dir))
+        fail_msg("mkdtemp %s: %s", dir, strerror(errno));
+    return dir;
+}
+
+static inline int tu__remove(const char *path, const struct stat *st,
+                             int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    if (remove(path) != 0) {
+        print_error("remove %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes dir and everything below it (links are removed, not followed). */
 static inline void tu_rmrf(const char *dir)
 {
-    char cmd[512];
-
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(nftw(dir, tu__remove, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 #endif
