@@ -23,23 +23,20 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "tmpdir.h"
 #include "weft_errors.h"
 
 typedef struct fixture {
-    char dir[64];
-    char path[128];
+    char *dir, *path;  /* scratch directory, its journal rank-0.wj */
 } fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
 
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "%s/wjtest.XXXXXX",
-             tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/rank-0.wj", f->dir);
+    f->dir = tu_tmpdir("wjtest");
+    f->path = tu_path(f->dir, "rank-0.wj");
     *state = f;
     return 0;
 }
@@ -48,8 +45,9 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    unlink(f->path);
-    rmdir(f->dir);
+    tu_rmrf(f->dir);
+    free(f->path);
+    free(f->dir);
     free(f);
     return 0;
 }

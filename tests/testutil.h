@@ -1,22 +1,20 @@
 /* testutil.h - helpers shared by the unit tests: record builders, a
- * growable byte buffer that records are encoded into, and scratch
- * directories under $TMPDIR (every test makes its temporary files
- * there). Header-only (static inline), so each test stays one .c file
- * linked against the internal libraries. Include after cmocka.h.
+ * growable byte buffer that records are encoded into, and (tmpdir.h)
+ * scratch directories. Header-only (static inline), so each test stays
+ * one .c file linked against the internal libraries. Include after
+ * cmocka.h.
  */
 #ifndef WEFT_TESTUTIL_H
 #define WEFT_TESTUTIL_H
 
-#include <errno.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "codec.h"
 #include "record.h"
+#include "tmpdir.h"
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -150,51 +148,6 @@ static inline bytes encode(const weft_record *recs, size_t n, int events,
     for (size_t i = 0; i < n; i++)
         put_rec(&b, &recs[i], events ? &prev : NULL);
     return b;
-}
-
-/* ---- scratch directories ------------------------------------------------ */
-
-/* "dir/name" in a new string the caller frees. */
-static inline char *tu_path(const char *dir, const char *name)
-{
-    char *p = NULL;
-
-    assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
-    return p;
-}
-
-/* A new empty directory TAG.XXXXXX under $TMPDIR (/tmp when TMPDIR is
- * unset or empty). The caller removes it with tu_rmrf and frees the
- * path. */
-static inline char *tu_tmpdir(const char *tag)
-{
-    const char *tmp = getenv("TMPDIR");
-    char *dir = NULL;
-
-    assert_true(asprintf(&dir, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
-                         tag) > 0);
-    if (!mkdtemp(dir))
-        fail_msg("mkdtemp %s: %s", dir, strerror(errno));
-    return dir;
-}
-
-static inline int tu__remove(const char *path, const struct stat *st,
-                             int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    if (remove(path) != 0) {
-        print_error("remove %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* Removes dir and everything below it (links are removed, not followed). */
-static inline void tu_rmrf(const char *dir)
-{
-    assert_int_equal(nftw(dir, tu__remove, 16, FTW_DEPTH | FTW_PHYS), 0);
 }
 
 #endif
