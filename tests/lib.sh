@@ -139,6 +139,25 @@ stop_weftd() {
     [ "$rc" -eq 0 ] || fail "weftd exited with status $rc"
 }
 
+# expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and its
+# output (stdout and stderr) has a line that contains PATTERN: a fixed
+# string, or a basic regular expression where the test set
+# EXPECT_GREP=-G. A COMMAND that is not a shell function runs under
+# timeout(1) for at most $EXPECT_TIMEOUT seconds (60 unless set).
+expect() {
+    local want=$1 pattern=$2 out rc
+    shift 2
+    if [ "$(type -t "$1")" = function ]; then
+        out=$("$@" 2>&1)
+    else
+        out=$(timeout "${EXPECT_TIMEOUT:-60}" "$@" 2>&1)
+    fi
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
+    echo "$out" | grep -q "${EXPECT_GREP:--F}" -- "$pattern" ||
+        fail "'$*' says '$out', expected '$pattern'"
+}
+
 # json_get FILE EXPR: evaluates a Python expression on the JSON in FILE (j).
 json_get() {
     "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"

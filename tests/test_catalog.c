@@ -25,30 +25,16 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-typedef struct fixture {
-    char *dir, *path;  /* scratch directory, its catalog.db */
-} fixture;
+typedef tu_scratch fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-
-    assert_non_null(f);
-    f->dir = tu_tmpdir("weft-test-catalog");
-    f->path = tu_path(f->dir, "catalog.db");
-    *state = f;
-    return 0;
+    return tu_scratch_setup(state, "weft-test-catalog", "catalog.db");
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-
-    tu_rmrf(f->dir);
-    free(f->path);
-    free(f->dir);
-    free(f);
-    return 0;
+    return tu_scratch_teardown(state);
 }
 
 static weft_catalog *open_ok(const char *path, int readonly)

@@ -26,30 +26,16 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-typedef struct fixture {
-    char *dir, *path;  /* scratch directory, its journal rank-0.wj */
-} fixture;
+typedef tu_scratch fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-
-    assert_non_null(f);
-    f->dir = tu_tmpdir("wjtest");
-    f->path = tu_path(f->dir, "rank-0.wj");
-    *state = f;
-    return 0;
+    return tu_scratch_setup(state, "wjtest", "rank-0.wj");
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-
-    tu_rmrf(f->dir);
-    free(f->path);
-    free(f->dir);
-    free(f);
-    return 0;
+    return tu_scratch_teardown(state);
 }
 
 static uint64_t file_size(const char *path)

@@ -1,6 +1,7 @@
 /* tmpdir.h - scratch directories for the unit tests: every test makes its
  * temporary files in a directory of its own under $TMPDIR (/tmp when
- * TMPDIR is unset or empty) and removes it when done. Header-only
+ * TMPDIR is unset or empty) and removes it when done; tu_scratch is the
+ * whole fixture of a test that needs no more than that. Header-only
  * (static inline), included by testutil.h or alone by tests that need
  * nothing else of it. Include after cmocka.h.
  */
@@ -60,6 +61,39 @@ static inline int tu__remove(const char *path, const struct stat *st,
 static inline void tu_rmrf(const char *dir)
 {
     assert_int_equal(nftw(dir, tu__remove, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* The fixture of a test that needs a scratch directory and the name of
+ * one file in it. */
+typedef struct tu_scratch {
+    char *dir;   /* removed, with what it holds, by tu_scratch_teardown */
+    char *path;  /* dir/FILE, not created */
+} tu_scratch;
+
+/* A cmocka setup's work: *state becomes a tu_scratch with a new
+ * directory TAG.XXXXXX and path its FILE. */
+static inline int tu_scratch_setup(void **state, const char *tag,
+                                   const char *file)
+{
+    tu_scratch *s = calloc(1, sizeof *s);
+
+    assert_non_null(s);
+    s->dir = tu_tmpdir(tag);
+    s->path = tu_path(s->dir, file);
+    *state = s;
+    return 0;
+}
+
+/* The cmocka teardown of tu_scratch_setup. */
+static inline int tu_scratch_teardown(void **state)
+{
+    tu_scratch *s = *state;
+
+    tu_rmrf(s->dir);
+    free(s->path);
+    free(s->dir);
+    free(s);
+    return 0;
 }
 
 #endif
