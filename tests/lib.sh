@@ -1,6 +1,9 @@
 # lib.sh - helpers for end-to-end tests: a real weftd on a free loopback
-# port with a temporary spool, cleaned up however the test ends.
-# Tests source it; WEFT_BUILDDIR and WEFT_SRCDIR come from `make check`.
+# port with a temporary spool (in a directory under ${TMPDIR:-/tmp}), a
+# proxy in front of it, weft-demo runs and their archives checked, and
+# commands' exit status and messages, all cleaned up however the test
+# ends. Tests source it; WEFT_BUILDDIR and WEFT_SRCDIR come from `make
+# check`.
 
 : "${WEFT_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${WEFT_SRCDIR:=$WEFT_BUILDDIR}"
