@@ -29,7 +29,7 @@
 #define MAX_DONE 64
 
 typedef struct fixture {
-    char dir[128], path[200];
+    char *dir, *path;  /* scratch directory, its journal rank-0.wj */
     uv_loop_t loop;
     weft_daemon d;
     weft_member m;
@@ -58,8 +58,8 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
 
     assert_non_null(f);
-    tu_mkdtemp(f->dir, sizeof f->dir, "wjw");
-    snprintf(f->path, sizeof f->path, "%s/rank-0.wj", f->dir);
+    f->dir = tu_tmpdir("wjw");
+    f->path = tu_path(f->dir, "rank-0.wj");
     assert_int_equal(uv_loop_init(&f->loop), 0);
     f->d.loop = &f->loop;
     assert_int_equal(weft_journal_open(f->path, &f->m.journal, NULL), 0);
@@ -78,6 +78,8 @@ static int teardown(void **state)
     assert_int_equal(uv_loop_close(&f->loop), 0);
     weft_journal_close(f->m.journal);
     tu_rmrf(f->dir);
+    free(f->path);
+    free(f->dir);
     free(f);
     return 0;
 }
