@@ -110,7 +110,9 @@ echo "(b) unwritable archive directory: failed, retried once writable, complete"
 
 # ---- (c) full while recording ---------------------------------------------
 start_demo ingest WEFT_STALL_MS=1000 -- -p 1 -t 2 -n 400 -s 5000
-sleep 0.5
+# Full once the stream is under way (on a loaded machine 0.5 s may pass
+# before the first Hello: the trace then never joins, and has no row).
+wait_journal ingest 1k
 fill
 wait "$DEMO_PID"
 DEMO_PID=
