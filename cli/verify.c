@@ -36,15 +36,8 @@ static void see_time(tspan *t, OTF2_TimeStamp ts)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define S(ctype, name, K) , ctype name
-#define R(ctype, name, K) , ctype name
-#define F(ctype, name, W) , ctype name
-#define FA(ctype, name, count, W) , const ctype *name
-#define RA(ctype, name, count, K) , const ctype *name
-#define TV(ctype, name, typefield) , ctype name
-#define TVA(ctype, name, count, types) , const ctype *name
-#define RS(ctype, name, sel, MAP) , ctype name
-#define RSA(ctype, name, count, sel, MAP) , const ctype *name
+#define WEFT_SCALAR(ctype, name, W, sel) , ctype name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , const ctype *name
 #define WEFT_EVENT(id, Name, fields)                                         \
     static OTF2_CallbackCode time_##Name(OTF2_LocationRef loc,               \
                                          OTF2_TimeStamp t, uint64_t pos,     \
@@ -67,15 +60,8 @@ static OTF2_EvtReaderCallbacks *time_callbacks(void)
 #include "weft_records.def"
     return cb;
 }
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 #pragma GCC diagnostic pop
 
 /* The catalog's locations, collected. */

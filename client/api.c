@@ -64,15 +64,9 @@
 /* Fields as tuples (shape, ctype, name, wire, count, sel): references and
  * ids are unsigned varints, typed values (wire T) are encoded as the
  * OTF2_Type in `sel` says (the element of the type array for arrays). */
-#define S(ctype, name, K) , (SC, ctype, name, U, ~, ~)
-#define R(ctype, name, K) , (SC, ctype, name, U, ~, ~)
-#define F(ctype, name, W) , (SC, ctype, name, W, ~, ~)
-#define FA(ctype, name, count, W) , (AR, ctype, name, W, count, ~)
-#define RA(ctype, name, count, K) , (AR, ctype, name, U, count, ~)
-#define TV(ctype, name, typefield) , (SC, ctype, name, T, ~, typefield)
-#define TVA(ctype, name, count, types) , (AR, ctype, name, T, count, types)
-#define RS(ctype, name, sel, MAP) , (SC, ctype, name, U, ~, ~)
-#define RSA(ctype, name, count, sel, MAP) , (AR, ctype, name, U, count, ~)
+#define WEFT_SCALAR(ctype, name, W, sel) , (SC, ctype, name, W, ~, sel)
+#define WEFT_ARRAY(ctype, name, count, W, sel)                               \
+    , (AR, ctype, name, W, count, sel)
 #define WEFT__NO_FIELD (NO, ~, ~, NO, ~, ~)
 
 /* Parameter list, as declared in weft.h. */
@@ -152,6 +146,12 @@
     for (size_t i_ = 0; i_ < (size_t)(n); i_++)                              \
         p_ = weft__put_typed(p_, (s)[i_], weft__raw8(&(name)[i_]));
 
+/* Parameters a function does not need. */
+#define WEFT__UNUSED(shape, ctype, name, w, n, s) WEFT__UNUSED_##shape(name)
+#define WEFT__UNUSED_NO(name)
+#define WEFT__UNUSED_SC(name) (void)(name);
+#define WEFT__UNUSED_AR(name) (void)(name);
+
 /* Filling a weft_record for the generic encoder. */
 #define WEFT__FILL(shape, ctype, name, w, n, s) WEFT__FILL_##shape(name)
 #define WEFT__FILL_NO(name)
@@ -187,8 +187,6 @@ static inline uint8_t *weft__put_string(uint8_t *p, const char *s)
 }
 
 /* ---- attribute lists ------------------------------------------------------ */
-
-#define WEFT__ATTR_BOUND (3 * WEFT_VARINT_MAX)
 
 /* A new empty list, or NULL. */
 WEFT_API weft_attribute_list *weft_attribute_list_new(void)
@@ -259,24 +257,36 @@ WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list)
     return list ? list->n : 0;
 }
 
+/* The pseudo-record (the attribute list, codec.h) as the table has it:
+ * bound_<Name> and put_<Name> take its fields as parameters. */
+#define WEFT__PSEUDO(id, Name, ...)                                          \
+    static inline size_t bound_##Name(                                       \
+        WEFT__TAIL(~ WEFT__FOREACH(WEFT__PARAM, __VA_ARGS__)))               \
+    {                                                                        \
+        WEFT__FOREACH(WEFT__UNUSED, __VA_ARGS__)                             \
+        return WEFT_VARINT_MAX WEFT__FOREACH(WEFT__BOUND, __VA_ARGS__);      \
+    }                                                                        \
+                                                                             \
+    static inline uint8_t *put_##Name(                                       \
+        uint8_t *p_ WEFT__FOREACH(WEFT__PARAM, __VA_ARGS__))                 \
+    {                                                                        \
+        p_ = weft__put_uvarint(p_, WEFT_REC_##Name);                         \
+        WEFT__FOREACH(WEFT__PUT, __VA_ARGS__)                                \
+        return p_;                                                           \
+    }
+#define WEFT_PSEUDO(id, Name, fields)                                        \
+    WEFT__PSEUDO(id, Name, WEFT__NO_FIELD fields)
+#include "weft_records.def"
+
 static inline size_t attr_bound(const weft_attribute_list *a)
 {
-    return a && a->n ? WEFT_VARINT_MAX * 2 + (size_t)a->n * WEFT__ATTR_BOUND
+    return a && a->n ? bound_AttributeList(a->n, a->ids, a->types, a->values)
                      : 0;
 }
 
-/* The AttributeList pseudo-record (codec.h), in table field order. */
 static uint8_t *put_attributes(uint8_t *p, const weft_attribute_list *a)
 {
-    p = weft__put_uvarint(p, WEFT_REC_AttributeList);
-    p = weft__put_uvarint(p, a->n);
-    for (uint32_t i = 0; i < a->n; i++)
-        p = weft__put_uvarint(p, a->ids[i]);
-    for (uint32_t i = 0; i < a->n; i++)
-        p = weft__put_uvarint(p, a->types[i]);
-    for (uint32_t i = 0; i < a->n; i++)
-        p = weft__put_typed(p, a->types[i], weft__raw8(&a->values[i]));
-    return p;
+    return put_AttributeList(p, a->n, a->ids, a->types, a->values);
 }
 
 /* ---- events --------------------------------------------------------------- */
@@ -362,15 +372,8 @@ static uint8_t *put_attributes(uint8_t *p, const weft_attribute_list *a)
     WEFT__DEFGEN_##flags(id, Name, WEFT__NO_FIELD fields)
 #include "weft_records.def"
 
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 /* ---- convenience events --------------------------------------------------- */
 

@@ -35,7 +35,6 @@
 #include "record.h"
 #include "recorder.h"
 #include "client_session.h"
-#include "varint.h"
 #include "weft.h"
 #include "weft_errors.h"
 
@@ -257,6 +256,20 @@ void weft__pool_cv_init(void)
 
 #define WEFT__GAP 2
 
+/* Appends MeasurementOnOff `mode` at `time` (the previous event at `prev`)
+ * to t's fresh buffer, encoded as the record table says. */
+static void put_gap_mark(weft__thread *t, uint64_t prev, uint64_t time,
+                         OTF2_MeasurementMode mode)
+{
+    weft_record r = { .type = WEFT_REC_MeasurementOnOff, .time = time,
+                      .u.MeasurementOnOff.measurementMode = mode };
+    ssize_t n = weft_encode(&r, &prev, t->p, (size_t)(t->end - t->p));
+
+    assert(n > 0 && "a fresh buffer holds two small records");
+    if (n > 0)
+        t->p += n;
+}
+
 /* Gives t a buffer. While the pool is exhausted it waits, unless
  * WEFT_OVERFLOW=discard or weftd has made no progress for WEFT_STALL_MS
  * (then it gives up: stalled). Returns 1 (t has a buffer), WEFT__GAP (no
@@ -315,12 +328,8 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
         /* Discarded records advanced prev_time past gap_start, which is
          * not below any record shipped before the gap. */
         b->base_time = t->gap_start;
-        t->p = weft__put_uvarint(t->p, WEFT_REC_MeasurementOnOff);
-        t->p = weft__put_uvarint(t->p, 0);
-        t->p = weft__put_uvarint(t->p, OTF2_MEASUREMENT_OFF);
-        t->p = weft__put_uvarint(t->p, WEFT_REC_MeasurementOnOff);
-        t->p = weft__put_uvarint(t->p, t->prev_time - t->gap_start);
-        t->p = weft__put_uvarint(t->p, OTF2_MEASUREMENT_ON);
+        put_gap_mark(t, b->base_time, t->gap_start, OTF2_MEASUREMENT_OFF);
+        put_gap_mark(t, t->gap_start, t->prev_time, OTF2_MEASUREMENT_ON);
         t->nevents = 2;
     }
     return 1;

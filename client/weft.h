@@ -150,15 +150,8 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
  * index, a location group by the rank of its process, a system tree node
  * as 0 (the machine) or 1 (this process's host). weft_def_ClockOffset
  * applies to every location of this process. */
-#define S(ctype, name, K) , ctype name
-#define R(ctype, name, K) , ctype name
-#define F(ctype, name, W) , ctype name
-#define FA(ctype, name, count, W) , const ctype *name
-#define RA(ctype, name, count, K) , const ctype *name
-#define TV(ctype, name, typefield) , ctype name
-#define TVA(ctype, name, count, types) , const ctype *name
-#define RS(ctype, name, sel, MAP) , ctype name
-#define RSA(ctype, name, count, sel, MAP) , const ctype *name
+#define WEFT_SCALAR(ctype, name, W, sel) , ctype name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , const ctype *name
 #define WEFT__DROP_(first, ...) __VA_ARGS__
 #define WEFT__DROP(...) WEFT__DROP_(__VA_ARGS__)
 /* `fields` arrives expanded to ", type name, ..." (commas and all). */
@@ -174,15 +167,8 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
 #undef WEFT__DEF_CLIENT
 #undef WEFT__DEF_LOCAL
 #undef WEFT__DEF_DAEMON
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 #ifdef __cplusplus
 }

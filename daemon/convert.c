@@ -352,15 +352,8 @@ static const char *otf2_msg(OTF2_ErrorCode rc)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-#define S(ctype, name, K) , x->name
-#define R(ctype, name, K) , x->name
-#define F(ctype, name, W) , x->name
-#define FA(ctype, name, count, W) , x->name
-#define RA(ctype, name, count, K) , x->name
-#define TV(ctype, name, typefield) , x->name
-#define TVA(ctype, name, count, types) , x->name
-#define RS(ctype, name, sel, MAP) , x->name
-#define RSA(ctype, name, count, sel, MAP) , x->name
+#define WEFT_SCALAR(ctype, name, W, sel) , x->name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , x->name
 
 static OTF2_ErrorCode write_event(OTF2_EvtWriter *w, OTF2_AttributeList *al,
                                   const weft_record *r)
@@ -424,15 +417,8 @@ static OTF2_ErrorCode write_local_def(OTF2_DefWriter *dw, const weft_record *r)
 
 #pragma GCC diagnostic pop
 
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 /* Sets *out to al filled with the attributes of event r, or to NULL when
  * it has none. Returns what libotf2 says. */

@@ -1,12 +1,21 @@
 /* weft-demo-all.c - weft-demo --all-records (see weft-demo-all.h).
  *
- * Every record goes through one function: it is built as a weft_record
- * (designated initialisers per kind, values chosen by hand to hit
- * boundaries: 0, maxima, OTF2 undefined ids, empty and long strings, NaN
- * and negative doubles, every attribute type), written down as one JSON
- * line by a printer driven by the record descriptors, then handed to
- * libweft's generated weft_def_<Name> / weft_evt_<Name> through a switch
- * generated from the record table.
+ * Every record goes through one function: it is built as a weft_record,
+ * written down as one JSON line by a printer driven by the record
+ * descriptors, then handed to libweft's generated weft_def_<Name> /
+ * weft_evt_<Name> through a switch generated from the record table.
+ *
+ * Most kinds are built from their descriptor alone (generic()): twice,
+ * every value at the low end of its type or OTF2 enum, then at the high
+ * end, times now, references to the process's first definition of their
+ * id space. So a record added to the table is sent without a line here.
+ * Written by hand are the kinds whose values must be chosen: definitions
+ * that others refer to or that carry names, keys, arrays, strings or
+ * typed values, and the events that must nest (Enter, Leave, the
+ * MeasurementOnOff pair, ProgramBegin and ProgramEnd) or agree with
+ * their definitions (Metric); their values still hit boundaries: 0,
+ * maxima, OTF2 undefined ids, empty and long strings, NaN and negative
+ * doubles, every attribute type.
  *
  * Ids are process-local and numbered differently by odd and even ranks,
  * so that the archive is right only if weftd unifies them. References to
@@ -242,15 +251,8 @@ void demo_all_schema(FILE *out)
 
 /* ---- sending ----------------------------------------------------------------- */
 
-#define S(ctype, name, K) , x->name
-#define R(ctype, name, K) , x->name
-#define F(ctype, name, W) , x->name
-#define FA(ctype, name, count, W) , x->name
-#define RA(ctype, name, count, K) , x->name
-#define TV(ctype, name, typefield) , x->name
-#define TVA(ctype, name, count, types) , x->name
-#define RS(ctype, name, sel, MAP) , x->name
-#define RSA(ctype, name, count, sel, MAP) , x->name
+#define WEFT_SCALAR(ctype, name, W, sel) , x->name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , x->name
 #define DEMO__DROP_(first, ...) __VA_ARGS__
 #define DEMO__DROP(...) DEMO__DROP_(__VA_ARGS__)
 
@@ -278,15 +280,8 @@ static int send_record(weft_attribute_list *al, const weft_record *r)
     }
 }
 
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 /* ---- the process's definitions ---------------------------------------------- */
 
@@ -294,12 +289,40 @@ static uint32_t g_rank, g_size, g_threads;
 static FILE *g_deflog;
 static uint64_t *g_defcounts;
 static int g_error;
+/* Per id space: the next process-local id (lid) and the first id defined
+ * (what generic records refer to), g_have saying there is one. */
+static uint32_t g_next[WEFT_REF__COUNT];
+static uint64_t g_first[WEFT_REF__COUNT];
+static uint8_t g_have[WEFT_REF__COUNT];
 
 /* Process-local id i of an id space: even ranks count up from 0, odd
  * ranks down from 50000, so equal definitions have different ids. */
 static uint32_t lid(uint32_t i)
 {
     return (g_rank & 1) ? 50000 - i : i;
+}
+
+static uint64_t loc_id(uint32_t rank, uint32_t thread)
+{
+    return (uint64_t)rank << 32 | thread;
+}
+
+static void set_first(unsigned kind, uint64_t id)
+{
+    if (!g_have[kind]) {
+        g_first[kind] = id;
+        g_have[kind] = 1;
+    }
+}
+
+/* Notes r's own id if it is the first of its id space. */
+static void first_of_kind(const weft_record *r)
+{
+    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+
+    if (d->self_field >= 0)
+        set_first(d->fields[d->self_field].ref,
+                  weft_field_get(r, &d->fields[d->self_field]));
 }
 
 static void def(weft_record r)
@@ -320,6 +343,7 @@ static void def(weft_record r)
     kind = demo_kind(weft_rec_desc_of(r.type)->name);
     if (kind >= 0)
         g_defcounts[kind]++;
+    first_of_kind(&r);
 }
 
 #define DEF(Name, ...)                                                       \
@@ -351,11 +375,6 @@ static OTF2_StringRef sid(const char *text)
 
 static char long_string[10001];
 
-static uint64_t loc_id(uint32_t rank, uint32_t thread)
-{
-    return (uint64_t)rank << 32 | thread;
-}
-
 static OTF2_AttributeValue av_bits(uint64_t bits)
 {
     OTF2_AttributeValue v;
@@ -374,6 +393,60 @@ static uint64_t dbits(double d)
 
 #define QNAN_BITS 0x7ff8000000000000ull
 #define FLOAT_NAN_BITS 0x7fc00000ull
+
+/* ---- records from their descriptor ---------------------------------------- */
+
+/* Plain value f at the low (hi 0) or high (hi 1) end of what it holds:
+ * its OTF2 enum's first and last value (no flag and every flag), the
+ * smallest and largest integer of its size, a negative double and NaN;
+ * a timestamp is now. */
+static uint64_t generic_value(const weft_field_desc *f, int hi)
+{
+    unsigned bits = 8 * f->size;
+
+    if (f->enum_id >= 0)
+        return hi ? weft_enum_last(f->enum_id) : weft_enum_first(f->enum_id);
+    if (!strcmp(f->ctype, "OTF2_TimeStamp"))
+        return weft_time();
+    switch (f->wire) {
+    case WEFT_WIRE_I: /* in `size` bytes, 1 << (bits - 1) is the minimum */
+        return ((uint64_t)1 << (bits - 1)) - (uint64_t)hi;
+    case WEFT_WIRE_D:
+        return hi ? QNAN_BITS : dbits(-1.5);
+    default:
+        return !hi ? 0 : bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    }
+}
+
+/* Builds *r, an instance of d from its descriptor alone (see the top of
+ * this file); a definition gets a new id of its own. 0, or -1 naming the
+ * field on stderr when some field needs a value chosen by hand (strings,
+ * arrays, typed or selected values, a reference to an id space this
+ * process has not defined). */
+static int generic(const weft_rec_desc *d, int hi, weft_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->type = d->type;
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        uint64_t v;
+        if (f->is_array || f->wire == WEFT_WIRE_Z || f->wire == WEFT_WIRE_T ||
+            f->sel_map != WEFT_SEL_NONE ||
+            (f->ref && !f->is_self && !g_have[f->ref])) {
+            fprintf(stderr, "weft-demo: %s.%s: no generic value; write the "
+                    "record by hand in weft-demo-all.c\n", d->name, f->name);
+            return -1;
+        }
+        if (f->is_self)
+            v = lid(g_next[f->ref]++);
+        else if (f->ref)
+            v = g_first[f->ref];
+        else
+            v = generic_value(f, hi);
+        weft_field_set(r, f, v);
+    }
+    return 0;
+}
 
 /* What the threads refer to, set by demo_all_define. */
 static struct ids {
@@ -394,6 +467,30 @@ static struct ids {
     OTF2_IoParadigmRef io_posix, io_mpi;
 } I;
 
+/* Every client definition kind not defined by hand above, from its
+ * descriptor: low values, then high ones unless that would repeat the
+ * record or a key (keyed definitions must agree). */
+static void generic_definitions(void)
+{
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+
+    for (size_t i = 0; i < n && !g_error; i++) {
+        const weft_rec_desc *d = all[i];
+        weft_record lo, hi;
+        if (d->is_event || d->is_pseudo || (d->flags & WEFT_DF_DAEMON) ||
+            g_defcounts[demo_kind(d->name)] > 0)
+            continue;
+        if (generic(d, 0, &lo) < 0 || generic(d, 1, &hi) < 0) {
+            g_error = WEFT_EINVAL;
+            return;
+        }
+        def(lo);
+        if (!d->is_keyed && memcmp(&lo, &hi, sizeof lo))
+            def(hi);
+    }
+}
+
 static const char *const type_names[] = {
     "none", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
     "int64", "float", "double", "string", "attribute", "location", "region",
@@ -406,7 +503,6 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
                     FILE *log, uint64_t *counts)
 {
     static char attr_names[OTF2_TYPE_LOCATION_GROUP + 1][32];
-    uint32_t next[WEFT_REF__COUNT] = { 0 };
     uint64_t *members = NULL;
 
     g_rank = rank;
@@ -415,8 +511,12 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
     g_deflog = log;
     g_defcounts = counts;
     memset(long_string, 'a' + (int)(rank % 26), sizeof long_string - 1);
+    /* What weftd derives, by the table's conventions. */
+    set_first(WEFT_REF_LOCATION, loc_id(rank, 0));
+    set_first(WEFT_REF_LOCATION_GROUP, rank);
+    set_first(WEFT_REF_SYSTEM_TREE_NODE, 1);
 
-#define NEW(KIND) lid(next[WEFT_REF_##KIND]++)
+#define NEW(KIND) lid(g_next[WEFT_REF_##KIND]++)
 
     /* Strings that are not reached through sid(): the empty string and a
      * long one with a large id. */
@@ -496,9 +596,6 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
         .sourceFile = sid(""), .beginLineNumber = UINT32_MAX,
         .endLineNumber = 0);
 
-    DEF(Callsite, .self = NEW(CALLSITE), .sourceFile = sid("weft-demo.c"),
-        .lineNumber = UINT32_MAX, .enteredRegion = I.r_main,
-        .leftRegion = I.r_compute);
     {
         OTF2_CallpathRef root = NEW(CALLPATH), child = NEW(CALLPATH);
         OTF2_ParameterRef p;
@@ -625,7 +722,6 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
     DEF(MetricInstance, .self = NEW(METRIC), .metricClass = I.m_class,
         .recorder = loc_id(rank, 0), .metricScope = OTF2_SCOPE_GROUP,
         .scope = I.g_locations);
-    DEF(MetricClassRecorder, .metric = I.m_class, .recorder = loc_id(rank, 0));
     members[0] = I.m_class;
     members[1] = I.m_inst;
     I.g_metrics = NEW(GROUP);
@@ -657,10 +753,6 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
         .type = OTF2_TYPE_UINT32, .value = { .uint32 = UINT32_MAX });
     DEF(SystemTreeNodeProperty, .systemTreeNode = 0, .name = sid("site"),
         .type = OTF2_TYPE_STRING, .value = { .stringRef = sid("weft test") });
-    DEF(SystemTreeNodeDomain, .systemTreeNode = 1,
-        .systemTreeDomain = OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY);
-    DEF(SystemTreeNodeDomain, .systemTreeNode = 0,
-        .systemTreeDomain = OTF2_SYSTEM_TREE_DOMAIN_NETWORKING_DEVICE);
     DEF(LocationGroupProperty, .locationGroup = rank, .name = sid("rank"),
         .type = OTF2_TYPE_INT64,
         .value = { .int64 = rank ? -(int64_t)rank : INT64_MIN });
@@ -735,9 +827,6 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
         .file = I.file, .ioParadigm = I.io_mpi,
         .ioHandleFlags = OTF2_IO_HANDLE_FLAG_NONE, .comm = OTF2_UNDEFINED_COMM,
         .parent = I.handle);
-    DEF(IoPreCreatedHandleState, .ioHandle = I.handle,
-        .mode = OTF2_IO_ACCESS_MODE_SEARCH_ONLY,
-        .statusFlags = (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1);
 
     /* A process's clock offsets; 0 keeps event times as recorded. */
     DEF(ClockOffset, .time = 0, .offset = 0,
@@ -745,6 +834,7 @@ int demo_all_define(uint32_t rank, uint32_t size, uint32_t threads,
     DEF(ClockOffset, .time = (uint64_t)1 << 62, .offset = 0,
         .standardDeviation = -1.5);
 #undef NEW
+    generic_definitions();
     return g_error ? -1 : 0;
 }
 
@@ -867,6 +957,42 @@ static void attrs_other(attrs *a)
     }
 }
 
+/* The events demo_all_events writes by hand. */
+static int event_by_hand(uint32_t type)
+{
+    static const uint32_t by_hand[] = {
+        WEFT_REC_ProgramBegin, WEFT_REC_ProgramEnd, WEFT_REC_MeasurementOnOff,
+        WEFT_REC_Enter, WEFT_REC_Leave, WEFT_REC_Metric,
+    };
+
+    for (size_t i = 0; i < sizeof by_hand / sizeof by_hand[0]; i++)
+        if (by_hand[i] == type)
+            return 1;
+    return 0;
+}
+
+/* Every other event kind, from its descriptor: low values without
+ * attributes, then high values with every attribute type (full). */
+static void generic_events(thread_state *ts, const attrs *full)
+{
+    size_t n;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+    weft_record r;
+
+    for (size_t i = 0; i < n && !ts->error; i++) {
+        if (!all[i]->is_event || event_by_hand(all[i]->type))
+            continue;
+        for (int hi = 0; hi < 2 && !ts->error; hi++) {
+            if (generic(all[i], hi, &r) < 0) {
+                ts->error = WEFT_EINVAL;
+                ts->failed = all[i]->name;
+                return;
+            }
+            evt(ts, hi ? full : NULL, r);
+        }
+    }
+}
+
 int demo_all_events(FILE *log, uint64_t *counts, const char **failed)
 {
     thread_state state = { log, counts, weft_location_index(), 0, NULL, NULL };
@@ -880,7 +1006,6 @@ int demo_all_events(FILE *log, uint64_t *counts, const char **failed)
                                     { .unsigned_int = QNAN_BITS } };
     OTF2_MetricValue mzero[1] = { { .unsigned_int = 0 } };
     uint32_t t = ts->thread;
-    uint32_t peer = (g_rank + 1) % g_size;
 
     ts->list = weft_attribute_list_new();
     if (!ts->list) {
@@ -903,135 +1028,8 @@ int demo_all_events(FILE *log, uint64_t *counts, const char **failed)
     EVT(NULL, Enter, .region = OTF2_UNDEFINED_REGION);
     EVT(NULL, Leave, .region = OTF2_UNDEFINED_REGION);
 
-    EVT(&other, MpiSend, .receiver = peer, .communicator = I.c_world,
-        .msgTag = UINT32_MAX, .msgLength = UINT64_MAX);
-    EVT(NULL, MpiIsend, .receiver = 0, .communicator = I.c_world,
-        .msgTag = 0, .msgLength = 0, .requestID = UINT64_MAX);
-    EVT(NULL, MpiIsendComplete, .requestID = UINT64_MAX);
-    EVT(NULL, MpiIrecvRequest, .requestID = 0);
-    EVT(NULL, MpiRecv, .sender = peer, .communicator = I.c_world,
-        .msgTag = UINT32_MAX, .msgLength = 1);
-    EVT(NULL, MpiIrecv, .sender = UINT32_MAX, .communicator = I.c_self,
-        .msgTag = 7, .msgLength = UINT64_MAX, .requestID = 0);
-    EVT(NULL, MpiRequestTest, .requestID = 1);
-    EVT(NULL, MpiRequestCancelled, .requestID = 2);
-    EVT(NULL, MpiCollectiveBegin);
-    EVT(&full, MpiCollectiveEnd,
-        .collectiveOp = OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE,
-        .communicator = I.c_world, .root = OTF2_COLLECTIVE_ROOT_NONE,
-        .sizeSent = UINT64_MAX, .sizeReceived = 0);
-    EVT(NULL, ParameterString, .parameter = I.p_string, .string = I.s_value);
-    EVT(NULL, ParameterInt, .parameter = I.p_int, .value = INT64_MIN);
-    EVT(NULL, ParameterInt, .parameter = I.p_int, .value = INT64_MAX);
-    EVT(NULL, ParameterUnsignedInt, .parameter = I.p_uint,
-        .value = UINT64_MAX);
+    generic_events(ts, &full);
 
-    EVT(NULL, RmaWinCreate, .win = I.win);
-    EVT(NULL, RmaCollectiveBegin);
-    EVT(NULL, RmaCollectiveEnd, .collectiveOp = OTF2_COLLECTIVE_OP_BARRIER,
-        .syncLevel = OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY,
-        .win = I.win, .root = 0, .bytesSent = UINT64_MAX,
-        .bytesReceived = 0);
-    EVT(NULL, RmaGroupSync, .syncLevel = OTF2_RMA_SYNC_LEVEL_NONE,
-        .win = I.win, .group = I.g_comm_locations);
-    EVT(NULL, RmaRequestLock, .win = I.win, .remote = UINT32_MAX,
-        .lockId = UINT64_MAX, .lockType = OTF2_LOCK_SHARED);
-    EVT(NULL, RmaAcquireLock, .win = I.win, .remote = peer, .lockId = 0,
-        .lockType = OTF2_LOCK_EXCLUSIVE);
-    EVT(NULL, RmaTryLock, .win = I.win, .remote = 0, .lockId = 1,
-        .lockType = OTF2_LOCK_SHARED);
-    EVT(NULL, RmaReleaseLock, .win = I.win, .remote = peer, .lockId = 0);
-    EVT(NULL, RmaSync, .win = I.win, .remote = peer,
-        .syncType = OTF2_RMA_SYNC_TYPE_NOTIFY_OUT);
-    EVT(NULL, RmaWaitChange, .win = I.win);
-    EVT(NULL, RmaPut, .win = I.win, .remote = peer, .bytes = UINT64_MAX,
-        .matchingId = 0);
-    EVT(NULL, RmaGet, .win = I.win, .remote = 0, .bytes = 0,
-        .matchingId = UINT64_MAX);
-    EVT(NULL, RmaAtomic, .win = I.win, .remote = peer,
-        .type = OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE,
-        .bytesSent = 8, .bytesReceived = UINT64_MAX, .matchingId = 3);
-    EVT(NULL, RmaOpCompleteBlocking, .win = I.win, .matchingId = 0);
-    EVT(NULL, RmaOpCompleteNonBlocking, .win = I.win,
-        .matchingId = UINT64_MAX);
-    EVT(NULL, RmaOpTest, .win = I.win, .matchingId = 3);
-    EVT(NULL, RmaOpCompleteRemote, .win = I.win, .matchingId = 3);
-    EVT(NULL, RmaWinDestroy, .win = I.win);
-
-    EVT(NULL, ThreadFork, .model = OTF2_PARADIGM_OPENMP,
-        .numberOfRequestedThreads = UINT32_MAX);
-    EVT(NULL, ThreadTeamBegin, .threadTeam = I.c_team);
-    EVT(NULL, ThreadAcquireLock, .model = OTF2_PARADIGM_OPENMP, .lockID = 0,
-        .acquisitionOrder = UINT32_MAX);
-    EVT(NULL, ThreadReleaseLock, .model = OTF2_PARADIGM_KOKKOS,
-        .lockID = UINT32_MAX, .acquisitionOrder = 0);
-    EVT(NULL, ThreadTaskCreate, .threadTeam = I.c_team, .creatingThread = t,
-        .generationNumber = UINT32_MAX);
-    EVT(NULL, ThreadTaskSwitch, .threadTeam = I.c_team, .creatingThread = t,
-        .generationNumber = 0);
-    EVT(NULL, ThreadTaskComplete, .threadTeam = I.c_team,
-        .creatingThread = UINT32_MAX, .generationNumber = 1);
-    EVT(NULL, ThreadTeamEnd, .threadTeam = I.c_team);
-    EVT(NULL, ThreadJoin, .model = OTF2_PARADIGM_OPENMP);
-    EVT(NULL, ThreadCreate, .threadContingent = I.c_team,
-        .sequenceCount = UINT64_MAX);
-    EVT(NULL, ThreadBegin, .threadContingent = I.c_team, .sequenceCount = 0);
-    EVT(NULL, ThreadWait, .threadContingent = I.c_team, .sequenceCount = 1);
-    EVT(NULL, ThreadEnd, .threadContingent = I.c_team,
-        .sequenceCount = UINT64_MAX);
-
-    EVT(NULL, CallingContextEnter, .callingContext = I.cc,
-        .unwindDistance = UINT32_MAX);
-    EVT(&full, CallingContextSample, .callingContext = I.cc,
-        .unwindDistance = 0, .interruptGenerator = I.ig);
-    EVT(NULL, CallingContextLeave, .callingContext = I.cc);
-
-    EVT(NULL, IoCreateHandle, .handle = I.handle,
-        .mode = OTF2_IO_ACCESS_MODE_SEARCH_ONLY,
-        .creationFlags = (OTF2_IO_CREATION_FLAG_UNIQUE << 1) - 1,
-        .statusFlags = (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1);
-    EVT(NULL, IoDuplicateHandle, .oldHandle = I.handle,
-        .newHandle = I.handle2, .statusFlags = OTF2_IO_STATUS_FLAG_NONE);
-    EVT(NULL, IoSeek, .handle = I.handle, .offsetRequest = INT64_MIN,
-        .whence = OTF2_IO_SEEK_HOLE, .offsetResult = UINT64_MAX);
-    EVT(NULL, IoChangeStatusFlags, .handle = I.handle2,
-        .statusFlags = OTF2_IO_STATUS_FLAG_APPEND);
-    EVT(NULL, IoOperationBegin, .handle = I.handle,
-        .mode = OTF2_IO_OPERATION_MODE_FLUSH,
-        .operationFlags = OTF2_IO_OPERATION_FLAG_NON_BLOCKING |
-                          OTF2_IO_OPERATION_FLAG_COLLECTIVE,
-        .bytesRequest = UINT64_MAX, .matchingId = 5);
-    EVT(NULL, IoOperationTest, .handle = I.handle, .matchingId = 5);
-    EVT(NULL, IoOperationIssued, .handle = I.handle, .matchingId = 5);
-    EVT(NULL, IoOperationComplete, .handle = I.handle, .bytesResult = 0,
-        .matchingId = 5);
-    EVT(NULL, IoOperationCancelled, .handle = I.handle,
-        .matchingId = UINT64_MAX);
-    EVT(NULL, IoAcquireLock, .handle = I.handle,
-        .lockType = OTF2_LOCK_EXCLUSIVE);
-    EVT(NULL, IoTryLock, .handle = I.handle, .lockType = OTF2_LOCK_SHARED);
-    EVT(NULL, IoReleaseLock, .handle = I.handle,
-        .lockType = OTF2_LOCK_EXCLUSIVE);
-    EVT(NULL, IoDestroyHandle, .handle = I.handle2);
-    EVT(NULL, IoDeleteFile, .ioParadigm = I.io_posix, .file = I.file);
-
-    EVT(NULL, NonBlockingCollectiveRequest, .requestID = UINT64_MAX);
-    EVT(NULL, NonBlockingCollectiveComplete,
-        .collectiveOp = OTF2_COLLECTIVE_OP_ALLREDUCE,
-        .communicator = I.c_world, .root = OTF2_COLLECTIVE_ROOT_SELF,
-        .sizeSent = 0, .sizeReceived = UINT64_MAX, .requestID = UINT64_MAX);
-    EVT(NULL, CommCreate, .communicator = I.c_self);
-    EVT(NULL, CommDestroy, .communicator = I.c_self);
-
-    EVT(NULL, OmpFork, .numberOfRequestedThreads = UINT32_MAX);
-    EVT(NULL, OmpAcquireLock, .lockID = 0, .acquisitionOrder = UINT32_MAX);
-    EVT(NULL, OmpReleaseLock, .lockID = UINT32_MAX, .acquisitionOrder = 0);
-    EVT(NULL, OmpTaskCreate, .taskID = UINT64_MAX);
-    EVT(NULL, OmpTaskSwitch, .taskID = 0);
-    EVT(NULL, OmpTaskComplete, .taskID = UINT64_MAX);
-    EVT(NULL, OmpJoin);
-
-    EVT(NULL, BufferFlush, .stopTime = weft_time());
     EVT(&other, Leave, .region = I.r_main);
     EVT(NULL, MeasurementOnOff, .measurementMode = OTF2_MEASUREMENT_OFF);
     EVT(NULL, ProgramEnd, .exitStatus = INT64_MIN);

@@ -1,6 +1,6 @@
 /* record.c - record descriptors generated from the record table, the
- * tables of OTF2 enums and of id-space selectors, and the generic field
- * accessors and printer built on them.
+ * tables of id-space selectors, and the generic field accessors and
+ * printer built on them.
  *
  * Field offsets need the record's struct type inside each field macro,
  * which an X-macro cannot pass down; so each record gets a small init
@@ -8,7 +8,7 @@
  * once, from a constructor, before any descriptor is handed out; the same
  * constructor resolves links between fields (a typed value's type field,
  * a count's reference) from names into indexes and finds each field's
- * enum by the name of its C type.
+ * enum by the name of its C type (enum.h).
  */
 #include "record.h"
 
@@ -94,19 +94,6 @@
 #define WEFT_EVENT(id, Name, fields) WEFT__RECORD(id, Name, 1, 0, 0, fields)
 #define WEFT_PSEUDO(id, Name, fields) WEFT__RECORD(id, Name, 0, 1, 0, fields)
 #include "weft_records.def"
-#undef S
-#undef R
-#undef RK
-#undef F
-#undef FK
-#undef CN
-#undef FA
-#undef RA
-#undef TD
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
 
 static weft_rec_desc *const all_descs[] = {
 #define WEFT_DEF(id, Name, flags, fields) &desc_##Name,
@@ -141,103 +128,6 @@ static const uint8_t ref_scope[] = {
 #define WEFT_REFKIND(KIND, ctype, undef, scope) WEFT_SCOPE_##scope,
 #include "weft_records.def"
 };
-
-/* ---- OTF2 enums -----------------------------------------------------------
- * Every C type of the table that is an OTF2 enum, with the set of its
- * values (a bit per value; all are below 64) or, for flag enums, the mask
- * of its known bits. Built from libotf2's own constants. */
-#define UPTO(max) ((((uint64_t)1) << ((max) + 1)) - 1)
-#define V(v) (((uint64_t)1) << (v))
-
-typedef struct enum_desc {
-    const char *name;
-    uint64_t set;   /* values, or known bits of a flag enum */
-    int flags;
-} enum_desc;
-
-static const enum_desc enums[] = {
-    { "OTF2_Type", UPTO(OTF2_TYPE_LOCATION_GROUP), 0 },
-    { "OTF2_Paradigm", UPTO(OTF2_PARADIGM_KOKKOS), 0 },
-    { "OTF2_ParadigmClass", UPTO(OTF2_PARADIGM_CLASS_ACCELERATOR), 0 },
-    { "OTF2_ParadigmProperty", UPTO(OTF2_PARADIGM_PROPERTY_RMA_ONLY), 0 },
-    { "OTF2_SystemTreeDomain",
-      UPTO(OTF2_SYSTEM_TREE_DOMAIN_NETWORKING_DEVICE), 0 },
-    { "OTF2_LocationGroupType", UPTO(OTF2_LOCATION_GROUP_TYPE_ACCELERATOR),
-      0 },
-    { "OTF2_LocationType", UPTO(OTF2_LOCATION_TYPE_METRIC), 0 },
-    { "OTF2_RegionRole", UPTO(OTF2_REGION_ROLE_FILE_IO_METADATA), 0 },
-    { "OTF2_GroupType", UPTO(OTF2_GROUP_TYPE_COMM_SELF), 0 },
-    { "OTF2_Base", UPTO(OTF2_BASE_DECIMAL), 0 },
-    { "OTF2_MetricOccurrence", UPTO(OTF2_METRIC_ASYNCHRONOUS), 0 },
-    { "OTF2_MetricType", UPTO(OTF2_METRIC_TYPE_USER), 0 },
-    { "OTF2_MetricMode",
-      V(OTF2_METRIC_ACCUMULATED_START) | V(OTF2_METRIC_ACCUMULATED_POINT) |
-      V(OTF2_METRIC_ACCUMULATED_LAST) | V(OTF2_METRIC_ACCUMULATED_NEXT) |
-      V(OTF2_METRIC_ABSOLUTE_POINT) | V(OTF2_METRIC_ABSOLUTE_LAST) |
-      V(OTF2_METRIC_ABSOLUTE_NEXT) | V(OTF2_METRIC_RELATIVE_POINT) |
-      V(OTF2_METRIC_RELATIVE_LAST) | V(OTF2_METRIC_RELATIVE_NEXT), 0 },
-    { "OTF2_MetricScope", UPTO(OTF2_SCOPE_GROUP), 0 },
-    { "OTF2_RecorderKind", UPTO(OTF2_RECORDER_KIND_GPU), 0 },
-    { "OTF2_ParameterType", UPTO(OTF2_PARAMETER_TYPE_UINT64), 0 },
-    { "OTF2_CartPeriodicity", UPTO(OTF2_CART_PERIODIC_TRUE), 0 },
-    { "OTF2_InterruptGeneratorMode", UPTO(OTF2_INTERRUPT_GENERATOR_MODE_COUNT),
-      0 },
-    { "OTF2_IoParadigmClass", UPTO(OTF2_IO_PARADIGM_CLASS_PARALLEL), 0 },
-    { "OTF2_IoParadigmProperty", UPTO(OTF2_IO_PARADIGM_PROPERTY_VERSION), 0 },
-    { "OTF2_IoAccessMode", UPTO(OTF2_IO_ACCESS_MODE_SEARCH_ONLY), 0 },
-    { "OTF2_MeasurementMode", V(OTF2_MEASUREMENT_ON) | V(OTF2_MEASUREMENT_OFF),
-      0 },
-    { "OTF2_CollectiveOp",
-      UPTO(OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE), 0 },
-    { "OTF2_RmaSyncType", UPTO(OTF2_RMA_SYNC_TYPE_NOTIFY_OUT), 0 },
-    { "OTF2_LockType", UPTO(OTF2_LOCK_SHARED), 0 },
-    { "OTF2_RmaAtomicType", UPTO(OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE),
-      0 },
-    { "OTF2_IoSeekOption", UPTO(OTF2_IO_SEEK_HOLE), 0 },
-    { "OTF2_IoOperationMode", UPTO(OTF2_IO_OPERATION_MODE_FLUSH), 0 },
-    { "OTF2_RegionFlag", OTF2_REGION_FLAG_DYNAMIC | OTF2_REGION_FLAG_PHASE, 1 },
-    { "OTF2_GroupFlag", OTF2_GROUP_FLAG_GLOBAL_MEMBERS, 1 },
-    { "OTF2_IoParadigmFlag", OTF2_IO_PARADIGM_FLAG_OS, 1 },
-    { "OTF2_IoHandleFlag",
-      OTF2_IO_HANDLE_FLAG_PRE_CREATED | OTF2_IO_HANDLE_FLAG_ALL_PROXY, 1 },
-    { "OTF2_IoStatusFlag", (OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE << 1) - 1, 1 },
-    { "OTF2_CommFlag", OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS, 1 },
-    { "OTF2_RmaWinFlag", OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS, 1 },
-    { "OTF2_RmaSyncLevel",
-      OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY, 1 },
-    { "OTF2_IoCreationFlag", (OTF2_IO_CREATION_FLAG_UNIQUE << 1) - 1, 1 },
-    { "OTF2_IoOperationFlag",
-      OTF2_IO_OPERATION_FLAG_NON_BLOCKING | OTF2_IO_OPERATION_FLAG_COLLECTIVE,
-      1 },
-};
-#define NENUMS ((int)(sizeof enums / sizeof enums[0]))
-
-int weft_enum_find(const char *ctype)
-{
-    for (int i = 0; i < NENUMS; i++)
-        if (!strcmp(enums[i].name, ctype))
-            return i;
-    return -1;
-}
-
-const char *weft_enum_name(int id)
-{
-    return id >= 0 && id < NENUMS ? enums[id].name : "?";
-}
-
-int weft_enum_is_flags(int id)
-{
-    return id >= 0 && id < NENUMS && enums[id].flags;
-}
-
-int weft_enum_valid(int id, uint64_t v)
-{
-    if (id < 0 || id >= NENUMS)
-        return 1;
-    if (enums[id].flags)
-        return (v & ~enums[id].set) == 0;
-    return v < 64 && (enums[id].set & V(v));
-}
 
 /* ---- selectors: which id space a typed or selected value is in ---------- */
 

@@ -7,7 +7,7 @@
  * validation, unification, printing) walks records without a switch over
  * the record list. The helpers below answer the questions that depend on
  * a record's values: which id space a typed value or selected reference
- * belongs to, whether a value is inside its OTF2 enum.
+ * belongs to; enum.h whether a value is inside its OTF2 enum.
  */
 #ifndef WEFT_RECORD_H
 #define WEFT_RECORD_H
@@ -20,6 +20,8 @@
 #include <otf2/OTF2_AttributeValue.h>
 #include <otf2/OTF2_Definitions.h>
 #include <otf2/OTF2_Events.h>
+
+#include "enum.h"
 
 #define WEFT_DF_CLIENT 0u
 #define WEFT_DF_DAEMON 1u
@@ -58,6 +60,18 @@ typedef enum {
     WEFT_SEL_GROUP_TYPE    /* OTF2_GroupType */
 } weft_sel_map;
 
+/* How many definition and event records the table has. */
+enum {
+    WEFT_DEF_KINDS = 0
+#define WEFT_DEF(id, Name, flags, fields) + 1
+#include "weft_records.def"
+};
+enum {
+    WEFT_EVENT_KINDS = 0
+#define WEFT_EVENT(id, Name, fields) + 1
+#include "weft_records.def"
+};
+
 /* Wire ids. */
 typedef enum {
 #define WEFT_DEF(id, Name, flags, fields) WEFT_REC_##Name = id,
@@ -69,28 +83,14 @@ typedef enum {
 
 /* One struct per record. Arrays point to their elements (owned by whoever
  * built the record: the caller, or a decoder's scratch space). */
-#define S(ctype, name, K) ctype name;
-#define R(ctype, name, K) ctype name;
-#define F(ctype, name, W) ctype name;
-#define FA(ctype, name, count, W) const ctype *name;
-#define RA(ctype, name, count, K) const ctype *name;
-#define TV(ctype, name, typefield) ctype name;
-#define TVA(ctype, name, count, types) const ctype *name;
-#define RS(ctype, name, sel, MAP) ctype name;
-#define RSA(ctype, name, count, sel, MAP) const ctype *name;
+#define WEFT_SCALAR(ctype, name, W, sel) ctype name;
+#define WEFT_ARRAY(ctype, name, count, W, sel) const ctype *name;
 #define WEFT_DEF(id, Name, flags, fields) typedef struct { fields } weft_##Name;
 #define WEFT_EVENT(id, Name, fields) typedef struct { fields } weft_##Name;
 #define WEFT_PSEUDO(id, Name, fields) typedef struct { fields } weft_##Name;
 #include "weft_records.def"
-#undef S
-#undef R
-#undef F
-#undef FA
-#undef RA
-#undef TV
-#undef TVA
-#undef RS
-#undef RSA
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
 
 /* A decoded record of any kind. `time` is absolute, events only.
  * `attributes` is the AttributeList record of an event, NULL if it has
@@ -124,7 +124,7 @@ typedef struct weft_field_desc {
                           * this count must equal */
     int8_t decl_ref;     /* TD: the reference array whose definitions'
                           * declared types these types must equal */
-    int8_t enum_id;      /* OTF2 enum of the C type (weft_enum_*), -1 */
+    int8_t enum_id;      /* OTF2 enum of the C type (enum.h), -1 */
     uint8_t size;        /* bytes of the value or of each element */
     uint8_t count_size;  /* arrays: bytes of the count field */
     uint16_t offset;     /* in weft_record */
@@ -207,14 +207,6 @@ unsigned weft_typed_wire(uint64_t type);
 unsigned weft_typed_width(uint64_t type);
 uint64_t weft_typed_canon(uint64_t type, uint64_t v);
 #define WEFT_TYPED_F4 7u /* not a weft_wire: 4 raw bytes */
-
-/* OTF2 enums, by the C type name of a field (OTF2_RegionRole, ...). */
-int weft_enum_find(const char *ctype);
-const char *weft_enum_name(int id);
-/* 1 if v is a value of enum `id` (for flag enums: only known bits). */
-int weft_enum_valid(int id, uint64_t v);
-/* 1 for flag enums (bit sets), 0 for value enums. */
-int weft_enum_is_flags(int id);
 
 /* Prints a record on one line, e.g. "Enter time=12 region=3". */
 void weft_record_print(FILE *out, const weft_record *r);

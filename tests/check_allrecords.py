@@ -19,8 +19,9 @@ definition of the archive was sent; each location's events, in order,
 equal the sent ones (kind, time, fields, attributes); each location has
 its process's clock offsets; numberOfEvents; the report's counts; and
 every definition and event kind of the table occurs in the archive (a
-missing kind is named). Prints a JSON summary; exits 1 listing the
-differences.
+missing kind is named). Prints a JSON summary (with the table's own
+counts of definition and event kinds, from the schema); exits 1 listing
+the differences.
 """
 import collections
 import ctypes
@@ -470,12 +471,14 @@ def main():
             print("check_allrecords: ... and %d more" %
                   (len(problems) - MAX_PROBLEMS), file=sys.stderr)
         return 1
+    def count(names, cls):
+        return len([k for k in names if schema.records[k]["class"] == cls])
     print(json.dumps({
         "kinds": len(found),
-        "definition_kinds": len([k for k in found
-                                 if schema.records[k]["class"] == "definition"]),
-        "event_kinds": len([k for k in found
-                            if schema.records[k]["class"] == "event"]),
+        "definition_kinds": count(found, "definition"),
+        "event_kinds": count(found, "event"),
+        "table_definition_kinds": count(kinds, "definition"),
+        "table_event_kinds": count(kinds, "event"),
         "definitions": sum(len(v) for v in arch.defs.values()),
         "events": nevents,
         "locations": len(arch.defs["Location"])}))

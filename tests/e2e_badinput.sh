@@ -5,10 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 start_weftd --log-level info
-export WEFT_TRACE="good run"
-timeout 120 "$DEMO" -p 2 -t 2 -n 2000 --report "$TMP/report.json" \
-    >"$TMP/demo.out" 2>&1 &
-demo=$!
+start_demo "good run" -- -p 2 -t 2 -n 2000
 
 expect_error() { # MODE PATTERN
     out=$(timeout 20 "$RAWPEER" "$WEFT_SERVER" "$1" "bad $1") ||
@@ -27,12 +24,9 @@ expect_error time-backwards "smaller than the last time"
 expect_error daemon-def "derived by weftd"
 expect_error seq-gap "a batch is missing"
 
-wait "$demo" || { cat "$TMP/demo.out" >&2; fail "weft-demo failed next to bad clients"; }
+finish_demo "good run"
 wait_state "good run" complete 120
-archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
-otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
-"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >/dev/null ||
-    fail "the good trace is damaged"
+check_archive "good run" "$TMP/good run.json"
 
 # weftd still serves after all that.
 timeout 20 "$RAWPEER" "$WEFT_SERVER" valid "after bad input" ||

@@ -72,16 +72,6 @@ golden() {
         fail "'$*' differs from tests/golden/$name"
 }
 
-# expect STATUS PATTERN COMMAND...: exit status and a line of the output.
-expect() {
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -qF -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
-
 start_weftd --grace-period 1
 
 # 1: one member, three threads with the exact profile, odd name, tags.

@@ -4,14 +4,7 @@
 # enforced with an Error frame.
 . "$(dirname "$0")/lib.sh"
 
-expect() { # STATUS PATTERN COMMAND...
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$(timeout 20 "$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -q -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
+EXPECT_GREP=-G          # expect's patterns are regular expressions
 
 # weftd
 expect 0 "weftd 0" "$WEFTD" --version

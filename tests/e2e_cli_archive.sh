@@ -9,15 +9,7 @@
 
 CAT="$SPOOL/catalog.db"
 W() { "$WEFT" --catalog "$CAT" "$@"; }
-
-expect() { # STATUS PATTERN COMMAND...
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$(timeout 60 "$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -q -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
+EXPECT_GREP=-G          # expect's patterns are regular expressions
 
 sql() { # SQL...: runs statements on the catalog
     "$PY" -c 'import sqlite3,sys

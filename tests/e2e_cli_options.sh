@@ -8,15 +8,6 @@
 CAT="$SPOOL/catalog.db"
 W() { timeout 30 "$WEFT" "$@"; }
 
-expect() { # STATUS PATTERN COMMAND...
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$(timeout 30 "$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -q -F -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
-
 same() { # what: the outputs of the two commands in $TMP/a and $TMP/b
     cmp -s "$TMP/a" "$TMP/b" || { diff -u "$TMP/a" "$TMP/b" >&2; fail "$1"; }
     [ -s "$TMP/a" ] || fail "$1: no output"

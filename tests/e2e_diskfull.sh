@@ -25,12 +25,7 @@ if ! mount -t tmpfs -o size=8m tmpfs "$MNT" 2>/dev/null; then
     exit 77
 fi
 cleanup_full() {
-    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
-    if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
-        kill -KILL "$WEFTD_PID" 2>/dev/null
-        wait "$WEFTD_PID" 2>/dev/null
-    fi
-    WEFTD_PID=
+    kill_weftd
     [ -n "$RO" ] && umount -l "$RO" 2>/dev/null
     umount -l "$MNT" 2>/dev/null
     cleanup
@@ -38,6 +33,7 @@ cleanup_full() {
 trap cleanup_full EXIT
 SPOOL="$MNT/spool"
 W() { "$WEFT" --catalog "$SPOOL/catalog.db" "$@"; }
+DEMO_TIMEOUT=60
 
 # state_of TRACE: its state in the catalog ("" if not there); leaves
 # `weft show --json` in $TMP/show.json.
@@ -62,20 +58,10 @@ fill() {
     sync
 }
 
-check() { # TRACE REPORT [CHECK_ARCHIVE OPTIONS]
-    local archive
-    archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
-    otf2-print -Werror --silent "$archive" >/dev/null ||
-        fail "$1: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$2" "${@:3}" >/dev/null ||
-        fail "$1: the archive does not hold what was acknowledged"
-}
-
 # ---- (a) full during a conversion ---------------------------------------
 start_weftd --grace-period 1
 # About 5.6 MiB of journals: they fit, the archive does not.
-WEFT_TRACE=big timeout 60 "$DEMO" -p 1 -t 2 -n 100000 --report "$TMP/big.json" \
-    >"$TMP/big.out" 2>&1 || fail "big: weft-demo failed: $(cat "$TMP/big.out")"
+run_demo big -- -p 1 -t 2 -n 100000
 await big failed 60
 error=$(json_get "$TMP/show.json" 'j["error"]')
 case "$error" in
@@ -95,14 +81,12 @@ grep -q "trace 'big' .*conversion failed: .*No space left on device.*trying agai
 kill -0 "$WEFTD_PID" || fail "big: weftd died"
 mount -o remount,size=64m "$MNT" || fail "cannot remount with room"
 await big complete 60
-check big "$TMP/big.json"
+check_archive big "$TMP/big.json"
 [ ! -e "$dir/rank-0.wj" ] || fail "big: the journal stayed after the archive"
 echo "(a) full during conversion: failed cleanly, retried, complete"
 
 # ---- (b) an archive directory that cannot be written --------------------
-WEFT_TRACE=ro timeout 60 "$DEMO" -p 1 -t 1 -n 40 -s 100000 \
-    --report "$TMP/ro.json" >"$TMP/ro.out" 2>&1 &
-DEMO_PID=$!
+start_demo ro -- -p 1 -t 1 -n 40 -s 100000
 for _ in $(seq 100); do
     dir=$(ls -d "$SPOOL"/traces/ro-* 2>/dev/null | head -1)
     [ -n "$dir" ] && break
@@ -112,8 +96,7 @@ done
 mkdir -p "$dir/archive"
 mount -t tmpfs -o ro,size=1m tmpfs "$dir/archive" || fail "ro: cannot mount"
 RO="$dir/archive"
-wait "$DEMO_PID" || fail "ro: weft-demo failed: $(cat "$TMP/ro.out")"
-DEMO_PID=
+finish_demo ro
 await ro failed 30
 case "$(json_get "$TMP/show.json" 'j["error"]')" in
 *"read only"*|*"Read-only"*) ;;
@@ -122,14 +105,14 @@ esac
 umount "$RO" || fail "ro: cannot unmount"
 RO=
 await ro complete 60
-check ro "$TMP/ro.json"
+check_archive ro "$TMP/ro.json"
 echo "(b) unwritable archive directory: failed, retried once writable, complete"
 
 # ---- (c) full while recording ---------------------------------------------
-WEFT_TRACE=ingest WEFT_STALL_MS=1000 timeout 60 "$DEMO" -p 1 -t 2 -n 400 \
-    -s 5000 --report "$TMP/ingest.json" >"$TMP/ingest.out" 2>&1 &
-DEMO_PID=$!
-sleep 0.5
+start_demo ingest WEFT_STALL_MS=1000 -- -p 1 -t 2 -n 400 -s 5000
+# Full once the stream is under way (on a loaded machine 0.5 s may pass
+# before the first Hello: the trace then never joins, and has no row).
+wait_journal ingest 1k
 fill
 wait "$DEMO_PID"
 DEMO_PID=
@@ -153,7 +136,7 @@ case "$state" in complete|partial) ;; *) fail "ingest: state '$state'" ;; esac
 # before the disk filled, their Ack lost with the connection: those may be
 # in the archive too (--unacked), and a thread with none acknowledged may
 # still be a location of it.
-check ingest "$TMP/ingest.json" --unacked
+check_archive ingest "$TMP/ingest.json" --unacked
 echo "(c) full while recording: $state once there was room, what was acknowledged kept"
 
 # ---- (d) start on a full disk ---------------------------------------------
@@ -167,10 +150,9 @@ start_weftd --grace-period 1
 grep -q "its file system is full: starting anyway" "$TMP/weftd.log" ||
     fail "start: no warning about the full file system"
 rm -f "$MNT/filler"
-WEFT_TRACE=later timeout 30 "$DEMO" -p 1 -t 1 -n 100 --report "$TMP/later.json" \
-    >"$TMP/later.out" 2>&1 || fail "later: weft-demo failed: $(cat "$TMP/later.out")"
+DEMO_TIMEOUT=30 run_demo later -- -p 1 -t 1 -n 100
 await later complete 30
-check later "$TMP/later.json"
+check_archive later "$TMP/later.json"
 stop_weftd
 echo "(d) started on a full disk, served once there was room"
 echo ok

@@ -14,58 +14,20 @@
 #      systemd-socket-activate (skipped if that is not installed).
 . "$(dirname "$0")/lib.sh"
 
-DEMO_PID=
 MNT=
 SA_PID=
+# weft-demo must not give up on weftd while weftd restarts: a long
+# WEFT_STALL_MS (and a timeout above it).
+DEMO_TIMEOUT=80
+STALL=WEFT_STALL_MS=60000
 
 cleanup_faults() {
-    # weft-demo runs under timeout(1), which leads its own process group.
-    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
     [ -n "$SA_PID" ] && kill -KILL "$SA_PID" 2>/dev/null
-    if [ -n "$WEFTD_PID" ] && kill -0 "$WEFTD_PID" 2>/dev/null; then
-        kill -KILL "$WEFTD_PID" 2>/dev/null
-        wait "$WEFTD_PID" 2>/dev/null
-    fi
-    WEFTD_PID=
+    kill_weftd
     [ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
     cleanup
 }
 trap cleanup_faults EXIT
-
-kill_weftd() {
-    { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
-    WEFTD_PID=
-}
-
-# start_demo NAME ARGS...: weft-demo as trace NAME in the background,
-# reporting to $TMP/NAME.json, output in $TMP/NAME.out. It must not give
-# up on weftd while weftd restarts, hence a long WEFT_STALL_MS.
-start_demo() {
-    local name=$1
-    shift
-    WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 80 "$DEMO" "$@" \
-        --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
-    DEMO_PID=$!
-}
-
-# finish_demo NAME: waits for the demo, which must succeed.
-finish_demo() {
-    wait "$DEMO_PID"
-    local rc=$?
-    DEMO_PID=
-    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
-}
-
-# wait_journal NAME SIZE: waits (10 s at most) until a journal of trace
-# NAME is larger than SIZE (find -size syntax).
-wait_journal() {
-    for _ in $(seq 200); do
-        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
-                -size "+$2" 2>/dev/null)" ] && return 0
-        sleep 0.05
-    done
-    fail "$1: nothing journaled within 10 s"
-}
 
 # total_dropped NAME: what weft-demo says libweft dropped, summed.
 total_dropped() {
@@ -76,13 +38,8 @@ total_dropped() {
 # check_exact NAME: the complete trace's archive passes otf2-print and
 # holds exactly the demo's report.
 check_exact() {
-    local archive
     wait_state "$1" complete 60
-    archive=$(json_get "$TMP/show.json" 'j["archive"]')
-    otf2-print -Werror --silent "$archive" >/dev/null ||
-        fail "$1: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" >/dev/null ||
-        fail "$1: the archive does not hold exactly what weft-demo recorded"
+    check_archive "$1" "$TMP/$1.json"
     [ "$(total_dropped "$1")" -eq 0 ] || fail "$1: libweft dropped records"
 }
 
@@ -91,7 +48,7 @@ T0=$(date +%s)
 # ---- (a) 20 SIGKILLs at random points while 8 threads stream -------------
 start_weftd
 PORT=${WEFT_SERVER##*:}
-start_demo kills -p 4 -t 2 -n 4000 -s 3000
+start_demo kills "$STALL" -- -p 4 -t 2 -n 4000 -s 3000
 wait_journal kills 4k
 kills=0
 while [ "$kills" -lt 20 ]; do
@@ -113,7 +70,7 @@ echo "(a) weftd SIGKILLed $kills times mid-stream: exact ($(($(date +%s) - T0)) 
 # the journal as it is, logs it, and converts the trace at once; the
 # conversion stops at the bad entry and the catalog says failed, naming the
 # journal and the offset. weftd keeps running.
-start_demo corrupt -p 2 -t 1 -n 3000 -s 1500
+start_demo corrupt "$STALL" -- -p 2 -t 1 -n 3000 -s 1500
 wait_journal corrupt 24k
 kill_weftd
 { kill -KILL -- "-$DEMO_PID"; wait "$DEMO_PID"; } 2>/dev/null
@@ -170,10 +127,7 @@ if ! mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null; then
 else
     SPOOL="$MNT/spool"
     start_weftd --grace-period 2
-    WEFT_TRACE=full WEFT_STALL_MS=1000 timeout 60 "$DEMO" -p 2 -t 2 -n 20000 \
-        --report "$TMP/full.json" >"$TMP/full.out" 2>&1 &
-    DEMO_PID=$!
-    finish_demo full
+    DEMO_TIMEOUT=60 run_demo full WEFT_STALL_MS=1000 -- -p 2 -t 2 -n 20000
     dropped=$(total_dropped full)
     [ "$dropped" -gt 0 ] || fail "full: 2 MiB held the whole run"
     grep -q "No space left on device" "$TMP/full.out" ||
@@ -187,18 +141,13 @@ else
             fail "full: an incomplete trace is marked complete"
     fi
     mount -o remount,size=64m "$MNT" || fail "full: cannot remount with room"
-    WEFT_TRACE=after timeout 20 "$DEMO" -p 1 -t 1 -n 100 --report "$TMP/after.json" \
-        >"$TMP/after.out" 2>&1 || fail "after: weft-demo failed: $(cat "$TMP/after.out")"
+    DEMO_TIMEOUT=20 run_demo after -- -p 1 -t 1 -n 100
     check_exact after
     # What weftd acknowledged is in the journals: a restart converts it.
     stop_weftd
     start_weftd --grace-period 1
     wait_state full partial 30
-    archive=$(json_get "$TMP/show.json" 'j["archive"]')
-    otf2-print -Werror --silent "$archive" >/dev/null ||
-        fail "full: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/full.json" >/dev/null ||
-        fail "full: acknowledged events were lost or duplicated"
+    check_archive full "$TMP/full.json"
     stop_weftd
     umount "$MNT" || fail "cannot unmount $MNT"
     MNT=
@@ -221,9 +170,8 @@ else
             "$sa_port" 2>/dev/null && break
         sleep 0.1
     done
-    WEFT_SERVER="127.0.0.1:$sa_port" WEFT_TRACE=activated timeout 20 "$DEMO" -p 2 -t 1 -n 200 \
-        --report "$TMP/activated.json" >"$TMP/activated.out" 2>&1 ||
-        fail "activated: weft-demo failed: $(cat "$TMP/activated.out")"
+    DEMO_TIMEOUT=20 run_demo activated WEFT_SERVER="127.0.0.1:$sa_port" -- \
+        -p 2 -t 1 -n 200
     check_exact activated
     grep -q "listening on 127.0.0.1:$sa_port (fd 3 from systemd socket activation)" \
         "$TMP/weftd.log" || fail "activated: weftd did not take the socket from systemd"

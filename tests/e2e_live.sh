@@ -62,20 +62,17 @@ W show "live one" | grep -q '(live' && fail "a complete trace is shown live"
 
 # 2: a real program that keeps recording: while weft-demo runs, the live
 # figures grow; at the end they are the archive's.
-export WEFT_TRACE="live demo"
-WEFT_FLUSH_MS=200 timeout 120 "$DEMO" -p 2 -t 2 -n 200 -s 30000 \
-    --report "$TMP/report.json" >"$TMP/demo.out" 2>&1 &
-demo=$!
+start_demo "live demo" WEFT_FLUSH_MS=200 -- -p 2 -t 2 -n 200 -s 30000
 wait_live "live demo" 'j.get("live") is True and j["events"] > 0 and j["location_count"] > 0 and j["joined"] > 0'
-kill -0 "$demo" 2>/dev/null || fail "weft-demo ended before live figures showed (make it longer)"
+kill -0 "$DEMO_PID" 2>/dev/null || fail "weft-demo ended before live figures showed (make it longer)"
 first=$(json_get "$TMP/live.json" 'j["events"]')
 W list --state recording --json >"$TMP/list.json" || fail "weft list --json"
 [ "$(json_get "$TMP/list.json" '[(t["name"], t["live"], t["events"] > 0) for t in j]')" = \
   "[('live demo', True, True)]" ] || fail "recording demo in list: $(cat "$TMP/list.json")"
 wait_live "live demo" "j.get(\"live\") is True and j[\"events\"] > $first"
-wait "$demo" || { cat "$TMP/demo.out" >&2; fail "weft-demo failed"; }
+finish_demo "live demo"
 wait_state "live demo" complete 60
-expected=$(json_get "$TMP/report.json" 'sum(sum(k.values()) for k in j.values())')
+expected=$(json_get "$TMP/live demo.json" 'sum(sum(k.values()) for k in j.values())')
 [ "$(json_get "$TMP/show.json" '(j["events"], j["location_count"], sum(l["events"] for l in j["locations"]), "live" in j)')" = \
   "($expected, 4, $expected, False)" ] || fail "final figures of live demo: $(cat "$TMP/show.json")"
 stop_weftd

@@ -12,35 +12,13 @@
 
 N=10000                 # iterations per thread: 7 N + 2 records each
 
-# start_demo NAME [ENV=VALUE...]: weft-demo (2 ranks x 2 threads, N
-# iterations, stretched to a few seconds) in the background as trace NAME,
-# reporting to $TMP/NAME.json, output in $TMP/NAME.out.
-start_demo() {
-    local name=$1
-    shift
-    env WEFT_TRACE="$name" "$@" timeout 60 "$DEMO" -p 2 -t 2 -n "$N" -s 150 \
-        --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
-    DEMO_PID=$!
-}
+DEMO_TIMEOUT=60
 
-# finish_demo NAME: waits for the demo (bounded by its timeout), which
-# must succeed.
-finish_demo() {
-    wait "$DEMO_PID"
-    local rc=$?
-    DEMO_PID=
-    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
-}
-
-# wait_journal NAME: waits (10 s at most) until weftd journaled events of
-# trace NAME: the stream is under way.
-wait_journal() {
-    for _ in $(seq 200); do
-        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
-                -size +16k 2>/dev/null)" ] && return 0
-        sleep 0.05
-    done
-    fail "$1: nothing journaled within 10 s"
+# demo NAME [ENV=VALUE...]: weft-demo (2 ranks x 2 threads, N iterations,
+# stretched to a few seconds) in the background as trace NAME
+# (start_demo).
+demo() {
+    start_demo "$@" -- -p 2 -t 2 -n "$N" -s 150
 }
 
 # check_trace NAME STATE [--expect-gaps]: the trace reached STATE,
@@ -49,13 +27,8 @@ wait_journal() {
 # by MeasurementOnOff OFF/ON pairs). Leaves the catalog row in
 # $TMP/show.json.
 check_trace() {
-    local archive
     wait_state "$1" "$2" 60
-    archive=$(json_get "$TMP/show.json" 'j["archive"]')
-    otf2-print -Werror --silent "$archive" >/dev/null ||
-        fail "$1: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" $3 >/dev/null ||
-        fail "$1: the archive does not hold exactly what weft-demo recorded"
+    check_archive "$1" "$TMP/$1.json" "${@:3}"
 }
 
 # attempted_minus_delivered NAME: checks that, for every location of the
@@ -81,12 +54,11 @@ EOF
 # ---- (a) weftd killed mid-stream, restarted on the same spool and port ----
 start_weftd
 port=${WEFT_SERVER##*:}
-start_demo restart
-wait_journal restart
+demo restart
+wait_journal restart 16k
 sleep 0.7
 kill -0 "$DEMO_PID" 2>/dev/null || fail "restart: the run ended before weftd was killed"
-{ kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
-WEFTD_PID=
+kill_weftd
 sleep 0.3
 start_weftd_at "$port"
 finish_demo restart
@@ -98,7 +70,7 @@ echo "(a) weftd killed and restarted: exact"
 
 # ---- (b) a proxy cutting the connection at random points ----------------------
 start_proxy 6 2
-start_demo cut WEFT_SERVER="$PROXY_SERVER"
+demo cut WEFT_SERVER="$PROXY_SERVER"
 finish_demo cut
 stop_proxy
 cuts=$(grep -c "cut connection" "$TMP/proxy.log")
@@ -108,8 +80,8 @@ check_trace cut complete
 echo "(b) $cuts cuts ($(head -n 1 "$TMP/proxy.log")): exact"
 
 # ---- (c) weftd stopped for good, small WEFT_STALL_MS ------------------------
-start_demo stall WEFT_STALL_MS=300 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
-wait_journal stall
+demo stall WEFT_STALL_MS=300 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
+wait_journal stall 16k
 sleep 0.2
 stop_weftd
 t0=$(date +%s)
@@ -125,8 +97,8 @@ dropped=$(attempted_minus_delivered stall)
 echo "(c) weftd gone: $dropped records dropped, the rest in a partial trace"
 
 # ---- (d) WEFT_OVERFLOW=discard, tiny pool, weftd frozen for a moment -----------
-start_demo overflow WEFT_OVERFLOW=discard WEFT_POOL_SIZE=2 WEFT_BUFFER_SIZE=8k
-wait_journal overflow
+demo overflow WEFT_OVERFLOW=discard WEFT_POOL_SIZE=2 WEFT_BUFFER_SIZE=8k
+wait_journal overflow 16k
 kill -STOP "$WEFTD_PID"
 sleep 0.5
 kill -CONT "$WEFTD_PID"

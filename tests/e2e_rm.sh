@@ -9,15 +9,6 @@
 CATDIR="$TMP/catalogs"
 CAT="$CATDIR/weft.db"
 member() { timeout 20 "$RAWPEER" "$WEFT_SERVER" member "$@"; }
-# expect STATUS PATTERN COMMAND...: exit status and a line of the output.
-expect() {
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -qF -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
 # snapshot: every file and directory under $TMP except the catalog's.
 snapshot() { (cd "$TMP" && find . -path ./catalogs -prune -o -print | sort); }
 key_of() { "$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM traces WHERE name = ?", (sys.argv[2],)).fetchone()[0])' "$CAT" "$1"; }

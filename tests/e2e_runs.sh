@@ -19,15 +19,6 @@
 PROXY="$WEFT_SRCDIR/tests/tcpproxy.py"
 CLOCKTEST="$WEFT_BUILDDIR/tests/weft-clocktest"
 CAT="$SPOOL/catalog.db"
-PROXY_PID=
-DEMO_PID=
-
-cleanup_runs() {
-    [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
-    [ -n "$PROXY_PID" ] && kill -KILL "$PROXY_PID" 2>/dev/null
-    cleanup
-}
-trap cleanup_runs EXIT
 
 # demo OUT [ENV=VALUE...] -- [DEMO ARGS...]: weft-demo (2 ranks x 2
 # threads, 300 iterations unless the args say otherwise) reporting to
@@ -184,21 +175,11 @@ echo "(e) weft show NAME: the newest, and a note naming it"
 # ---- (f) a member back after weftd gave up on its run ------------------------
 stop_weftd
 start_weftd --grace-period 1
-"$PY" "$PROXY" "$TMP/proxy.port" "$WEFT_SERVER" 0 0 >"$TMP/proxy.log" 2>&1 &
-PROXY_PID=$!
-for _ in $(seq 100); do
-    [ -s "$TMP/proxy.port" ] && break
-    sleep 0.05
-done
-[ -s "$TMP/proxy.port" ] || fail "the proxy did not start"
-port=$(cat "$TMP/proxy.port")
-env WEFT_TRACE=late WEFT_SERVER="127.0.0.1:$port" timeout 60 "$DEMO" -p 1 -t 1 \
-    -n 4000 -s 2500 >"$TMP/late.out" 2>&1 &
-DEMO_PID=$!
-for _ in $(seq 200); do
-    [ -n "$(find "$SPOOL/traces" -path "*/late-*" -name 'rank-*.wj' 2>/dev/null)" ] && break
-    sleep 0.05
-done
+start_proxy 0 0
+port=${PROXY_SERVER##*:}
+DEMO_TIMEOUT=60 start_demo late WEFT_SERVER="$PROXY_SERVER" -- -p 1 -t 1 \
+    -n 4000 -s 2500
+wait_journal late
 sleep 0.5
 kill -0 "$DEMO_PID" 2>/dev/null || fail "late: the run ended too soon"
 { kill -KILL "$PROXY_PID"; wait "$PROXY_PID"; } 2>/dev/null

@@ -14,9 +14,7 @@ port=${WEFT_SERVER##*:}
 # Stuck: a frame header announcing 100 bytes, then 1 byte of it.
 exec 3<>"/dev/tcp/${WEFT_SERVER%:*}/$port" || fail "cannot connect"
 printf '\0\0\0\144\012' >&3
-WEFT_TRACE=stopped timeout 120 "$DEMO" -p 4 -t 2 -n 4000 -s 500 \
-    --report "$TMP/report.json" >"$TMP/demo.out" 2>&1 &
-demo=$!
+start_demo stopped -- -p 4 -t 2 -n 4000 -s 500
 for _ in $(seq 100); do
     grep -q "4 of 4 members" "$TMP/weftd.log" && break
     sleep 0.1
@@ -39,27 +37,22 @@ grep -q "shutdown_timeout (3 s) reached: closing 1 connections" "$TMP/weftd.log"
     fail "the stuck peer was not closed at shutdown_timeout"
 grep -q "stopped" "$TMP/weftd.log" || fail "no 'stopped' in the log"
 exec 3>&-
-kill -0 "$demo" 2>/dev/null || fail "the demo ended while weftd was down (too short to test)"
+kill -0 "$DEMO_PID" 2>/dev/null || fail "the demo ended while weftd was down (too short to test)"
 
 start_weftd_at "$port"
-wait "$demo" || { cat "$TMP/demo.out" >&2; fail "weft-demo failed across the restart"; }
-grep -q "reconnected to weftd" "$TMP/demo.out" || fail "the clients did not reconnect: $(cat "$TMP/demo.out")"
+finish_demo stopped
+grep -q "reconnected to weftd" "$TMP/stopped.out" || fail "the clients did not reconnect: $(cat "$TMP/stopped.out")"
 wait_state stopped complete 120
-archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
-otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
-[ "$(json_get "$TMP/report.json" 'sum(k["dropped"] for k in j.values())')" -eq 0 ] ||
-    fail "clients dropped records: $(cat "$TMP/report.json")"
-"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >/dev/null ||
-    fail "the archive does not hold exactly what the clients recorded"
+[ "$(json_get "$TMP/stopped.json" 'sum(k["dropped"] for k in j.values())')" -eq 0 ] ||
+    fail "clients dropped records: $(cat "$TMP/stopped.json")"
+check_archive stopped "$TMP/stopped.json"
 [ "$(json_get "$TMP/show.json" 'j["members"]')" -eq 4 ] || fail "members is not 4"
 stop_weftd
 
 # SIGTERM during a long conversion (2000 locations): weftd still exits 0
 # at shutdown_timeout, and the next start converts the trace again.
 start_weftd_at "$port" --set shutdown_timeout=1
-WEFT_TRACE=converting timeout 120 "$DEMO" -p 2 -t 1000 -n 200 \
-    --report "$TMP/report2.json" >"$TMP/demo2.out" 2>&1 ||
-    { cat "$TMP/demo2.out" >&2; fail "weft-demo failed"; }
+run_demo converting -- -p 2 -t 1000 -n 200
 for _ in $(seq 100); do
     grep -q "trace 'converting': all 2 members done, converting" "$TMP/weftd.log" && break
     sleep 0.1
@@ -73,9 +66,6 @@ if grep -q "exiting with 1 jobs unfinished" "$TMP/weftd.log"; then
     start_weftd_at "$port"
 fi
 wait_state converting complete 120
-archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
-otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
-"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report2.json" >/dev/null ||
-    fail "the archive converted again does not hold what the clients recorded"
+check_archive converting "$TMP/converting.json"
 [ -n "$WEFTD_PID" ] && stop_weftd
 echo ok

@@ -14,25 +14,19 @@
 
 N=1000                  # iterations per thread: 7 N + 2 records each
 
-# run_demo NAME ITERATIONS SLEEP_US [ENV=VALUE...]: weft-demo (2 ranks x 2
-# threads) as trace NAME in the background, reporting to $TMP/NAME.json.
-run_demo() {
+# demo NAME ITERATIONS SLEEP_US [ENV=VALUE...]: weft-demo (2 ranks x 2
+# threads) as trace NAME in the background (start_demo).
+demo() {
     local name=$1 n=$2 s=$3
     shift 3
-    env WEFT_TRACE="$name" "$@" timeout 120 "$DEMO" -p 2 -t 2 -n "$n" \
-        -s "$s" --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
-    DEMO_PID=$!
+    start_demo "$name" "$@" -- -p 2 -t 2 -n "$n" -s "$s"
 }
 
-# finish NAME: the demo succeeded without dropping or giving up anything,
-# the trace is complete, otf2-print accepts it, and its events per
-# location and kind are exactly the demo's report.
+# finish NAME ITERATIONS: the demo succeeded without dropping or giving up
+# anything, the trace is complete, otf2-print accepts it, and its events
+# per location and kind are exactly the demo's report.
 finish() {
-    local archive rc
-    wait "$DEMO_PID"
-    rc=$?
-    DEMO_PID=
-    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
+    finish_demo "$1"
     if grep -E "^weft: .*(tracing is off|dropped|discarding|gave up|incomplete)" \
             "$TMP/$1.out"; then
         fail "$1: libweft gave up on records although weftd was only slow"
@@ -40,11 +34,7 @@ finish() {
     wait_state "$1" complete 60
     [ "$(json_get "$TMP/show.json" 'j["dropped"]')" -eq 0 ] ||
         fail "$1: the catalog counts dropped records"
-    archive=$(json_get "$TMP/show.json" 'j["archive"]')
-    otf2-print -Werror --silent "$archive" >/dev/null ||
-        fail "$1: otf2-print rejects $archive"
-    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/$1.json" >/dev/null ||
-        fail "$1: the archive does not hold exactly what weft-demo recorded"
+    check_archive "$1" "$TMP/$1.json"
     "$PY" - "$TMP/$1.json" "$2" <<'EOF' || fail "$1: weft-demo's report is not complete"
 import json, sys
 report, n = json.load(open(sys.argv[1])), int(sys.argv[2])
@@ -60,7 +50,7 @@ start_weftd
 
 # ---- (a) answers 1.5 s late: the clock offset's answers come too late ----
 start_proxy 0 0 --delay 1500
-run_demo late "$N" 0 WEFT_SERVER="$PROXY_SERVER"
+demo late "$N" 0 WEFT_SERVER="$PROXY_SERVER"
 finish late "$N"
 stop_proxy
 grep -q "cannot measure the clock offset" "$TMP/late.out" ||
@@ -70,7 +60,7 @@ echo "(a) answers 1.5 s late: complete and exact"
 # ---- (b) answers 6 s late, a pool that makes threads wait for Acks ----
 start_proxy 0 0 --delay 6000
 t0=$(date +%s)
-run_demo slower "$N" 0 WEFT_SERVER="$PROXY_SERVER" WEFT_POOL_SIZE=4 \
+demo slower "$N" 0 WEFT_SERVER="$PROXY_SERVER" WEFT_POOL_SIZE=4 \
     WEFT_BUFFER_SIZE=8k
 finish slower "$N"
 stop_proxy
@@ -80,12 +70,8 @@ took=$(($(date +%s) - t0))
 echo "(b) answers 6 s late: complete and exact after $took s"
 
 # ---- (c) weftd stopped for 4 s while the pool is exhausted ----
-run_demo stopped 4000 200 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
-for _ in $(seq 200); do
-    [ -n "$(find "$SPOOL/traces" -path "*/stopped-*" -name 'rank-*.wj' \
-            -size +8k 2>/dev/null)" ] && break
-    sleep 0.05
-done
+demo stopped 4000 200 WEFT_POOL_SIZE=4 WEFT_BUFFER_SIZE=8k
+wait_journal stopped 8k
 kill -STOP "$WEFTD_PID"
 sleep 4
 kill -0 "$DEMO_PID" 2>/dev/null || fail "stopped: the run ended while weftd was stopped"

@@ -9,15 +9,6 @@
 CAT="$SPOOL/catalog.db"
 sql() { timeout 30 "$WEFT" --catalog "$CAT" sql "$@"; }
 
-expect() { # STATUS PATTERN COMMAND...
-    local want=$1 pattern=$2 out rc
-    shift 2
-    out=$(timeout 30 "$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
-    echo "$out" | grep -q -F -- "$pattern" || fail "'$*' says '$out', expected '$pattern'"
-}
-
 start_weftd
 WEFT_TRACE=plain timeout 60 "$DEMO" -p 2 -t 2 -n 50 >/dev/null || fail "weft-demo plain"
 wait_state plain complete

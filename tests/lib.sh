@@ -1,6 +1,9 @@
 # lib.sh - helpers for end-to-end tests: a real weftd on a free loopback
-# port with a temporary spool, cleaned up however the test ends.
-# Tests source it; WEFT_BUILDDIR and WEFT_SRCDIR come from `make check`.
+# port with a temporary spool (in a directory under ${TMPDIR:-/tmp}), a
+# proxy in front of it, weft-demo runs and their archives checked, and
+# commands' exit status and messages, all cleaned up however the test
+# ends. Tests source it; WEFT_BUILDDIR and WEFT_SRCDIR come from `make
+# check`.
 
 : "${WEFT_BUILDDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${WEFT_SRCDIR:=$WEFT_BUILDDIR}"
@@ -11,7 +14,7 @@ DEMO="$WEFT_BUILDDIR/weft-demo"
 RAWPEER="$WEFT_BUILDDIR/tests/weft-rawpeer"
 CHECK_ARCHIVE="$WEFT_SRCDIR/tests/check_archive.py"
 
-TMP=$(mktemp -d /tmp/weft-e2e.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-e2e.XXXXXX") || exit 99
 SPOOL="$TMP/spool"
 WEFTD_PID=
 # Ignore any system configuration: tests use only their own settings.
@@ -26,8 +29,9 @@ fail() {
     exit 1
 }
 
-# Background processes a test may leave behind: a program under
-# timeout(1) (which leads its own process group) and a tcpproxy.py.
+# Background processes a test may leave behind: a weft-demo under
+# timeout(1), which leads its own process group (start_demo), and a
+# tcpproxy.py (start_proxy).
 DEMO_PID=
 PROXY_PID=
 
@@ -122,6 +126,12 @@ wait_gone() {
     ! kill -0 "$1" 2>/dev/null
 }
 
+# kill_weftd: SIGKILL to weftd, reaped; nothing if it is not running.
+kill_weftd() {
+    { kill -KILL "$WEFTD_PID"; wait "$WEFTD_PID"; } 2>/dev/null
+    WEFTD_PID=
+}
+
 # stop_weftd: SIGTERM and wait (bounded); fails if weftd does not exit 0.
 stop_weftd() {
     kill -TERM "$WEFTD_PID" || fail "weftd is not running"
@@ -130,6 +140,25 @@ stop_weftd() {
     rc=$?
     WEFTD_PID=
     [ "$rc" -eq 0 ] || fail "weftd exited with status $rc"
+}
+
+# expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and its
+# output (stdout and stderr) has a line that contains PATTERN: a fixed
+# string, or a basic regular expression where the test set
+# EXPECT_GREP=-G. A COMMAND that is not a shell function runs under
+# timeout(1) for at most $EXPECT_TIMEOUT seconds (60 unless set).
+expect() {
+    local want=$1 pattern=$2 out rc
+    shift 2
+    if [ "$(type -t "$1")" = function ]; then
+        out=$("$@" 2>&1)
+    else
+        out=$(timeout "${EXPECT_TIMEOUT:-60}" "$@" 2>&1)
+    fi
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want: $out"
+    echo "$out" | grep -q "${EXPECT_GREP:--F}" -- "$pattern" ||
+        fail "'$*' says '$out', expected '$pattern'"
 }
 
 # json_get FILE EXPR: evaluates a Python expression on the JSON in FILE (j).
@@ -153,4 +182,60 @@ wait_state() {
         sleep 0.1
     done
     fail "trace '$1' did not reach state $2 (last: ${state:-not in catalog})"
+}
+
+# start_demo NAME [ENV=VALUE...] [-- DEMO ARGS...]: weft-demo as trace
+# NAME in the background, with the environment ENV, reporting to
+# $TMP/NAME.json, its output in $TMP/NAME.out. It runs under timeout(1)
+# for at most $DEMO_TIMEOUT seconds (120 unless set); DEMO_PID is the pid
+# of timeout, which leads the demo's process group.
+start_demo() {
+    local name=$1 envs=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    env WEFT_TRACE="$name" "${envs[@]}" timeout "${DEMO_TIMEOUT:-120}" \
+        "$DEMO" "$@" --report "$TMP/$name.json" >"$TMP/$name.out" 2>&1 &
+    DEMO_PID=$!
+}
+
+# finish_demo NAME: waits for the demo started by start_demo (bounded by
+# its timeout), which must succeed.
+finish_demo() {
+    wait "$DEMO_PID"
+    local rc=$?
+    DEMO_PID=
+    [ "$rc" -eq 0 ] || { cat "$TMP/$1.out" >&2; fail "$1: weft-demo exited with $rc"; }
+}
+
+# run_demo NAME [ENV=VALUE...] [-- DEMO ARGS...]: start_demo, then
+# finish_demo.
+run_demo() {
+    start_demo "$@"
+    finish_demo "$1"
+}
+
+# wait_journal NAME [SIZE]: waits (10 s at most) until a journal of trace
+# NAME is larger than SIZE (find -size syntax; 0 unless given): the
+# stream is under way.
+wait_journal() {
+    for _ in $(seq 200); do
+        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
+                -size "+${2:-0}" 2>/dev/null)" ] && return 0
+        sleep 0.05
+    done
+    fail "$1: nothing journaled within 10 s"
+}
+
+# check_archive NAME REPORT [CHECK_ARCHIVE OPTIONS...]: the archive of
+# trace NAME, whose catalog row is in $TMP/show.json (wait_state), passes
+# otf2-print, and its events per location and kind are exactly those of
+# weft-demo's REPORT (the options: see check_archive.py).
+check_archive() {
+    local archive
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$1: otf2-print rejects $archive"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$2" "${@:3}" >/dev/null ||
+        fail "$1: the archive does not hold exactly what weft-demo recorded"
 }

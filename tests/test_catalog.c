@@ -3,7 +3,7 @@
  * (begin, set_state, finish), lookups, listing with filters and sort
  * orders, members, tags and region profiles read back, deletes that
  * cascade, odd names stored verbatim, read-only opens next to a writer.
- * Each test works in its own mkdtemp directory.
+ * Each test works in its own scratch directory under $TMPDIR.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,43 +22,19 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
+#include "tmpdir.h"
 #include "weft_errors.h"
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-} fixture;
+typedef tu_scratch fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/weft-test-catalog-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/catalog.db", f->dir);
-    *state = f;
-    return 0;
+    return tu_scratch_setup(state, "weft-test-catalog", "catalog.db");
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-    DIR *d = opendir(f->dir);
-    struct dirent *e;
-    char p[PATH_MAX];
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    assert_int_equal(rmdir(f->dir), 0);
-    free(f);
-    return 0;
+    return tu_scratch_teardown(state);
 }
 
 static weft_catalog *open_ok(const char *path, int readonly)

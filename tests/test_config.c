@@ -10,16 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tmpdir.h"
 #include "weftd_config.h"
 #include "weft_errors.h"
 
 static char *write_file(const char *text)
 {
-    static char path[64];
+    static char path[4096];
     FILE *f;
     int fd;
 
-    strcpy(path, "/tmp/weft-test-config-XXXXXX");
+    snprintf(path, sizeof path, "%s/weft-test-config-XXXXXX", tu_tmpbase());
     fd = mkstemp(path);
     assert_true(fd >= 0);
     f = fdopen(fd, "w");

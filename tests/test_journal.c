@@ -23,35 +23,19 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "tmpdir.h"
 #include "weft_errors.h"
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-} fixture;
+typedef tu_scratch fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "%s/wjtest.XXXXXX",
-             tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/rank-0.wj", f->dir);
-    *state = f;
-    return 0;
+    return tu_scratch_setup(state, "wjtest", "rank-0.wj");
 }
 
 static int teardown(void **state)
 {
-    fixture *f = *state;
-
-    unlink(f->path);
-    rmdir(f->dir);
-    free(f);
-    return 0;
+    return tu_scratch_teardown(state);
 }
 
 static uint64_t file_size(const char *path)

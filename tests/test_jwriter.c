@@ -33,7 +33,8 @@
 #define MAX_DONE 64
 
 typedef struct fixture {
-    char dir[128], path[200], path2[200];
+    char *dir, *path;  /* scratch directory, its journal rank-0.wj */
+    char *path2;       /* m2's journal, rank-1.wj */
     uv_loop_t loop;
     weft_daemon d;
     weft_member m;
@@ -68,9 +69,9 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
 
     assert_non_null(f);
-    tu_mkdtemp(f->dir, sizeof f->dir, "wjw");
-    snprintf(f->path, sizeof f->path, "%s/rank-0.wj", f->dir);
-    snprintf(f->path2, sizeof f->path2, "%s/rank-1.wj", f->dir);
+    f->dir = tu_tmpdir("wjw");
+    f->path = tu_path(f->dir, "rank-0.wj");
+    f->path2 = tu_path(f->dir, "rank-1.wj");
     assert_int_equal(uv_loop_init(&f->loop), 0);
     f->d.loop = &f->loop;
     assert_int_equal(weft_journal_open(f->path, &f->m.journal, NULL), 0);
@@ -91,6 +92,9 @@ static int teardown(void **state)
     if (f->m2.journal)
         weft_journal_close(f->m2.journal);
     tu_rmrf(f->dir);
+    free(f->path);
+    free(f->path2);
+    free(f->dir);
     free(f);
     return 0;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "catalog.h"
+#include "daemon_fixture.h"
 #include "journal.h"
 #include "live.h"
 #include "testutil.h"
@@ -27,95 +28,12 @@
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
-/* Stands for a live connection: trace.c only compares it with NULL. */
-#define CONNECTED ((struct weft_conn *)(uintptr_t)0x1)
-
-typedef struct fixture {
-    char dir[128];
-    uv_loop_t loop;
-    weft_daemon d;
-    int closed;
-    char err[512];
-} fixture;
-
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    char path[256];
+    fixture *f = daemon_setup(state, "wtlive");
 
-    assert_non_null(f);
-    tu_mkdtemp(f->dir, sizeof f->dir, "wtlive");
-    assert_int_equal(uv_loop_init(&f->loop), 0);
-    f->d.loop = &f->loop;
-    weft_config_init(&f->d.cfg);
-    f->d.cfg.log_level = getenv("WEFT_TEST_LOG") ? 3 : 0;
     f->d.cfg.max_members = 8;
-    snprintf(path, sizeof path, "%s/spool", f->dir);
-    free(f->d.cfg.spool);
-    f->d.cfg.spool = strdup(path);
-    snprintf(path, sizeof path, "%s/spool/catalog.db", f->dir);
-    free(f->d.cfg.catalog);
-    f->d.cfg.catalog = strdup(path);
-    assert_non_null(f->d.cfg.spool);
-    assert_non_null(f->d.cfg.catalog);
-    *state = f;
     return 0;
-}
-
-static void finish(fixture *f)
-{
-    weft_trace_free_all(&f->d);
-    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(f->d.jobs, 0);
-    f->closed = 1;
-    assert_int_equal(uv_loop_close(&f->loop), 0);
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    if (!f->closed) {
-        weft_trace_free_all(&f->d);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&f->loop);
-    }
-    weft_config_free(&f->d.cfg);
-    tu_rmrf(f->dir);
-    free(f);
-    return 0;
-}
-
-/* Joins rank of a trace of size members, its Hello journaled. */
-static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
-                            uint32_t size)
-{
-    Weft__Hello h = WEFT__HELLO__INIT;
-    weft_journal_entry e = { 0 };
-    uint8_t *buf;
-    weft_member *m = NULL;
-    int rc;
-
-    h.protocol_version = 1;
-    h.trace = (char *)name;
-    h.rank = rank;
-    h.size = size;
-    h.hostname = (char *)"node-a";
-    h.pid = 4000 + rank;
-    h.timer_resolution = 1000000000;
-    rc = weft_trace_join(&f->d, &h, 1000, &m, f->err, sizeof f->err);
-    if (rc != 0)
-        print_error("join: %s\n", f->err);
-    assert_int_equal(rc, 0);
-    m->conn = CONNECTED;
-    buf = malloc(weft__hello__get_packed_size(&h));
-    assert_non_null(buf);
-    e.kind = WEFT_JE_HELLO;
-    e.len = (uint32_t)weft__hello__pack(&h, buf);
-    e.payload = buf;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
-    free(buf);
-    return m;
 }
 
 /* What ingest does for a batch of 2 events on thread loc (journal and
@@ -152,21 +70,6 @@ static void record(fixture *f, weft_member *m, uint32_t loc, uint64_t t0)
     free(b.p);
 }
 
-static void leave(weft_member *m)
-{
-    Weft__Goodbye g = WEFT__GOODBYE__INIT;
-    weft_journal_entry e = { 0 };
-    uint8_t buf[16];
-
-    e.kind = WEFT_JE_GOODBYE;
-    e.len = (uint32_t)weft__goodbye__pack(&g, buf);
-    e.payload = buf;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
-    m->said_goodbye = 1;
-    m->conn = NULL;
-    weft_trace_member_left(m);
-}
-
 static void run_jobs(fixture *f)
 {
     uv_run(&f->loop, UV_RUN_DEFAULT);
@@ -181,24 +84,9 @@ static void tick_due(fixture *f)
     weft_live_tick(&f->d);
 }
 
-static weft_catalog *open_ro(fixture *f)
-{
-    weft_catalog *cat = NULL;
-    char *msg = NULL;
-    int rc = weft_catalog_open(f->d.cfg.catalog, 1, &cat, &msg);
-
-    if (rc < 0)
-        print_error("catalog: %s\n", msg ? msg : "?");
-    assert_int_equal(rc, 0);
-    return cat;
-}
-
 static void row_of(fixture *f, const char *key, weft_trace_row *row)
 {
-    weft_catalog *cat = open_ro(f);
-
-    assert_int_equal(weft_catalog_find(cat, key, row), 0);
-    weft_catalog_close(cat);
+    assert_int_equal(catalog_row(f, key, row), 0);
 }
 
 typedef struct rows {
@@ -254,7 +142,7 @@ static void test_figures_so_far(void **state)
     record(f, m0, 0, 200);
     record(f, m0, 3, 100);   /* threads 1 and 2 sent nothing */
     record(f, m2, 0, 100);
-    leave(m2);
+    leave(m2, 1);
     run_jobs(f);             /* the row of the first Hello */
     row_of(f, key, &row);
     assert_int_equal(row.live_updated, 0);
@@ -274,7 +162,7 @@ static void test_figures_so_far(void **state)
     assert_int_equal(row.bytes, file_size(m0->trace->dir, "rank-0.wj") +
                                 file_size(m0->trace->dir, "rank-2.wj"));
     assert_true(row.live_updated > 0);
-    cat = open_ro(f);
+    cat = catalog_ro(f);
     assert_int_equal(weft_catalog_members(cat, row.id, member_text, &mr), 0);
     assert_int_equal(weft_catalog_locations(cat, row.id, location_text, &lr),
                      0);
@@ -411,7 +299,7 @@ static void test_final_row_wins(void **state)
         run_jobs(f);
         tick_due(f);
         assert_int_equal(f->d.live_running, 1);
-        leave(m);            /* conversion queued beside the live job */
+        leave(m, 1);         /* conversion queued beside the live job */
         run_jobs(f);
         row_of(f, key, &row);
         assert_string_equal(row.state, WEFT_STATE_COMPLETE);

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "daemon_fixture.h"
 #include "frame.h"
 #include "jwriter.h"
 #include "server.h"
@@ -70,48 +71,19 @@
 #define TIMEOUT_S 10
 #define MAX_FRAME 4096
 
-typedef struct fixture {
-    char dir[128];
-    uv_loop_t loop;
-    uv_async_t stop;
-    weft_daemon d;
-    pthread_t thread;
-    int running;      /* the loop thread was started and not joined */
-    int closed;       /* uv_loop_close done */
-    int port;
-    uv_timer_t tick;  /* weft_server_tick every 100 ms (idle_timeout) */
-    int ticking;
-    uv_async_t drain; /* SIGTERM's weft_server_drain */
-} fixture;
-
 /* ---- the daemon ---------------------------------------------------------- */
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    char path[256];
-    weft_config *c;
+    fixture *f = daemon_setup(state, "wstest");
+    char err[256];
+    weft_config *c = &f->d.cfg;
 
-    assert_non_null(f);
-    tu_mkdtemp(f->dir, sizeof f->dir, "wstest");
-    assert_int_equal(uv_loop_init(&f->loop), 0);
-    f->d.loop = &f->loop;
-    c = &f->d.cfg;
-    weft_config_init(c);
-    c->log_level = getenv("WEFT_TEST_LOG") ? 3 : 0;
     free(c->listen);
     c->listen = strdup("127.0.0.1:0");
-    snprintf(path, sizeof path, "%s/spool", f->dir);
-    free(c->spool);
-    c->spool = strdup(path);
-    snprintf(path, sizeof path, "%s/address", f->dir);
-    c->address_file = strdup(path);
-    free(c->catalog);
-    c->catalog = strdup("");
+    c->address_file = tu_path(f->dir, "address");
     assert_non_null(c->listen);
-    assert_non_null(c->spool);
-    assert_non_null(c->address_file);
-    assert_int_equal(weft_config_finish(c, path, sizeof path), 0);
+    assert_int_equal(weft_config_finish(c, err, sizeof err), 0);
     c->max_frame = MAX_FRAME;
     c->max_connections = 8;
     c->max_locations = 4;
@@ -119,7 +91,6 @@ static int setup(void **state)
     c->max_definitions = 64;
     c->max_members = 16;
     c->idle_timeout = 0; /* tests that want it set it */
-    *state = f;
     return 0;
 }
 
@@ -220,25 +191,6 @@ static void stop(fixture *f)
     weft_trace_free_all(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    if (f->running) { /* a test failed half-way */
-        uv_async_send(&f->stop);
-        pthread_join(f->thread, NULL);
-    }
-    if (!f->closed) {
-        weft_trace_free_all(&f->d);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&f->loop);
-    }
-    weft_config_free(&f->d.cfg);
-    tu_rmrf(f->dir);
-    free(f);
-    return 0;
 }
 
 /* ---- the client ---------------------------------------------------------- */

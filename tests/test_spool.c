@@ -14,17 +14,17 @@
 #include <unistd.h>
 
 #include "spool.h"
+#include "tmpdir.h"
 #include "weft_errors.h"
 
 static void test_lock(void **state)
 {
-    char dir[] = "/tmp/weft-test-spool.XXXXXX", err[512], want[128];
-    char path[256], buf[64];
+    char *dir = tu_tmpdir("weft-test-spool");
+    char err[512], want[128], path[256], buf[64];
     int a = -1, b = -1, fd, flags;
     ssize_t n;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
     assert_int_equal(weft_spool_lock(dir, "weftd", &a, err, sizeof err), 0);
     assert_true(a >= 0);
     flags = fcntl(a, F_GETFD);
@@ -52,8 +52,8 @@ static void test_lock(void **state)
     assert_int_equal(weft_spool_lock(dir, "weft-reindex", &b, err,
                                      sizeof err), 0);
     weft_spool_unlock(b);
-    unlink(path);
-    rmdir(dir);
+    tu_rmrf(dir);
+    free(dir);
 
     /* No spool directory: an I/O error naming it. */
     assert_int_equal(weft_spool_lock("/nonexistent/spool", "weftd", &a, err,

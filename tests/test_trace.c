@@ -31,133 +31,19 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "daemon_fixture.h"
 #include "journal.h"
 #include "testutil.h"
 #include "trace.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
-/* Stands for a live connection: trace.c only compares it with NULL. */
-#define CONNECTED ((struct weft_conn *)(uintptr_t)0x1)
-
-typedef struct fixture {
-    char dir[128];
-    uv_loop_t loop;
-    weft_daemon d;
-    int closed;       /* uv_loop_close done */
-    char err[512];
-} fixture;
-
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    char path[256];
+    fixture *f = daemon_setup(state, "wttest");
 
-    assert_non_null(f);
-    tu_mkdtemp(f->dir, sizeof f->dir, "wttest");
-    assert_int_equal(uv_loop_init(&f->loop), 0);
-    f->d.loop = &f->loop;
-    weft_config_init(&f->d.cfg);
-    f->d.cfg.log_level = getenv("WEFT_TEST_LOG") ? 3 : 0;
     f->d.cfg.max_members = 8;
-    snprintf(path, sizeof path, "%s/spool", f->dir);
-    free(f->d.cfg.spool);
-    f->d.cfg.spool = strdup(path);
-    snprintf(path, sizeof path, "%s/spool/catalog.db", f->dir);
-    free(f->d.cfg.catalog);
-    f->d.cfg.catalog = strdup(path);
-    assert_non_null(f->d.cfg.spool);
-    assert_non_null(f->d.cfg.catalog);
-    *state = f;
     return 0;
-}
-
-/* Frees what is still recording, lets the worker jobs finish and closes
- * the loop, which must have nothing left open. */
-static void finish(fixture *f)
-{
-    weft_trace_free_all(&f->d);
-    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(f->d.jobs, 0);
-    f->closed = 1;
-    assert_int_equal(uv_loop_close(&f->loop), 0);
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    if (!f->closed) { /* a test failed half-way */
-        weft_trace_free_all(&f->d);
-        uv_run(&f->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&f->loop);
-    }
-    weft_config_free(&f->d.cfg);
-    tu_rmrf(f->dir);
-    free(f);
-    return 0;
-}
-
-static Weft__Hello hello(const char *name, uint32_t rank, uint32_t size)
-{
-    Weft__Hello h = WEFT__HELLO__INIT;
-
-    h.protocol_version = 1;
-    h.trace = (char *)name;
-    h.rank = rank;
-    h.size = size;
-    h.hostname = (char *)"node-a";
-    h.pid = 4000 + rank;
-    h.timer_resolution = 1000000000;
-    h.realtime_ns = 1700000000000000000ull;
-    h.clock_at_realtime = 0;
-    return h;
-}
-
-static int join(fixture *f, const Weft__Hello *h, uint32_t uid,
-                weft_member **m)
-{
-    f->err[0] = 0;
-    *m = NULL;
-    return weft_trace_join(&f->d, h, uid, m, f->err, sizeof f->err);
-}
-
-/* Joins like on_hello does: the member gets its connection and its
- * journal the Hello. run NULL: a Hello without one (an older client). */
-static weft_member *join_run_ok(fixture *f, const char *name,
-                                const char *run, uint32_t uid,
-                                uint32_t rank, uint32_t size)
-{
-    Weft__Hello h = hello(name, rank, size);
-    weft_journal_entry e = { 0 };
-    uint8_t *buf;
-    weft_member *m;
-    int rc;
-
-    if (run)
-        h.run = (char *)run;
-    buf = malloc(weft__hello__get_packed_size(&h));
-    rc = join(f, &h, uid, &m);
-
-    if (rc != 0)
-        print_error("join: %s\n", f->err);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_null(m->conn);
-    m->conn = CONNECTED;
-    assert_non_null(buf);
-    e.kind = WEFT_JE_HELLO;
-    e.len = (uint32_t)weft__hello__pack(&h, buf);
-    e.payload = buf;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
-    free(buf);
-    return m;
-}
-
-static weft_member *join_ok(fixture *f, const char *name, uint32_t rank,
-                            uint32_t size)
-{
-    return join_run_ok(f, name, NULL, 1000, rank, size);
 }
 
 /* A batch of Enter/Leave on thread 0 (the member defines region 0). */
@@ -185,44 +71,11 @@ static void record(weft_member *m, uint64_t t0)
     free(b.p);
 }
 
-/* The connection of m closes, after a Goodbye or not. */
-static void leave(weft_member *m, int goodbye)
-{
-    if (goodbye) {
-        Weft__Goodbye g = WEFT__GOODBYE__INIT;
-        weft_journal_entry e = { 0 };
-        uint8_t buf[16];
-        e.kind = WEFT_JE_GOODBYE;
-        e.len = (uint32_t)weft__goodbye__pack(&g, buf);
-        e.payload = buf;
-        assert_int_equal(weft_journal_append(m->journal, &e), 0);
-        m->said_goodbye = 1;
-    }
-    m->conn = NULL;
-    weft_trace_member_left(m);
-}
-
 /* Runs the loop until the worker jobs (catalog, conversion) are done. */
 static void run_jobs(fixture *f)
 {
     uv_run(&f->loop, UV_RUN_DEFAULT);
     assert_int_equal(f->d.jobs, 0);
-}
-
-/* The catalog row of a trace (by key); 0 or WEFT_ENOTFOUND. */
-static int catalog_row(fixture *f, const char *key, weft_trace_row *row)
-{
-    weft_catalog *cat = NULL;
-    char *msg = NULL;
-    int rc;
-
-    rc = weft_catalog_open(f->d.cfg.catalog, 1, &cat, &msg);
-    if (rc < 0)
-        print_error("catalog: %s\n", msg ? msg : "?");
-    assert_int_equal(rc, 0);
-    rc = weft_catalog_find(cat, key, row);
-    weft_catalog_close(cat);
-    return rc;
 }
 
 static int exists(const char *dir, const char *name)

@@ -1,7 +1,8 @@
 /* testutil.h - helpers shared by the unit tests: record builders, a
- * growable byte buffer that records are encoded into, and scratch
- * directories. Header-only (static inline), so each test stays one .c
- * file linked against the internal libraries. Include after cmocka.h.
+ * growable byte buffer that records are encoded into, and (tmpdir.h)
+ * scratch directories. Header-only (static inline), so each test stays
+ * one .c file linked against the internal libraries. Include after
+ * cmocka.h.
  */
 #ifndef WEFT_TESTUTIL_H
 #define WEFT_TESTUTIL_H
@@ -13,6 +14,7 @@
 
 #include "codec.h"
 #include "record.h"
+#include "tmpdir.h"
 
 /* ---- records ------------------------------------------------------------ */
 
@@ -146,26 +148,6 @@ static inline bytes encode(const weft_record *recs, size_t n, int events,
     for (size_t i = 0; i < n; i++)
         put_rec(&b, &recs[i], events ? &prev : NULL);
     return b;
-}
-
-/* ---- scratch directories ------------------------------------------------ */
-
-/* Creates a fresh directory (buf, at least 64 bytes) under $TMPDIR. */
-static inline void tu_mkdtemp(char *buf, size_t len, const char *prefix)
-{
-    const char *tmp = getenv("TMPDIR");
-
-    snprintf(buf, len, "%s/%s.XXXXXX", tmp && *tmp && strlen(tmp) < 40
-             ? tmp : "/tmp", prefix);
-    assert_non_null(mkdtemp(buf));
-}
-
-static inline void tu_rmrf(const char *dir)
-{
-    char cmd[512];
-
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
 }
 
 #endif
