@@ -548,31 +548,6 @@ static int rank_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Parses "rank-<R>.wj" (R decimal, no leading zeros): 1 if it is one, 0
- * for names that are no journal, -1 for a malformed journal name. */
-static int journal_name(const char *name, uint32_t *rank)
-{
-    size_t len = strlen(name);
-    char canon[32];
-    unsigned long v;
-    char *end;
-
-    if (strncmp(name, "rank-", 5) != 0 || len < 8 ||
-        strcmp(name + len - 3, ".wj") != 0)
-        return 0;
-    if (name[5] < '0' || name[5] > '9')
-        return -1;
-    errno = 0;
-    v = strtoul(name + 5, &end, 10);
-    if (errno || strcmp(end, ".wj") != 0 || v > UINT32_MAX)
-        return -1;
-    snprintf(canon, sizeof canon, "rank-%lu.wj", v);
-    if (strcmp(canon, name) != 0)
-        return -1;
-    *rank = (uint32_t)v;
-    return 1;
-}
-
 static int list_journals(conv *c)
 {
     DIR *dir = NULL;
@@ -587,7 +562,7 @@ static int list_journals(conv *c)
                     c->in->trace_dir, strerror(errno));
     while ((errno = 0, de = readdir(dir)) != NULL) {
         uint32_t rank = 0;
-        int k = journal_name(de->d_name, &rank);
+        int k = weft_journal_name_parse(de->d_name, &rank);
         member *m;
         if (k == 0)
             continue;
