@@ -25,6 +25,7 @@
 #include "record.h"
 #include "weft_errors.h"
 
+/* Sums for nregions regions; 0 or WEFT_ENOMEM. */
 int weft_profile_init(weft_profile *p, const weft_unifier *u,
                       size_t nregions, size_t keep)
 {
@@ -36,6 +37,7 @@ int weft_profile_init(weft_profile *p, const weft_unifier *u,
     return p->sum ? 0 : WEFT_ENOMEM;
 }
 
+/* p can be made again with weft_profile_init. */
 void weft_profile_free(weft_profile *p)
 {
     free(p->sum);
@@ -47,6 +49,7 @@ void weft_profile_free(weft_profile *p)
     p->nrows = p->cap = 0;
 }
 
+/* Sums only: rows are moved by their owner. */
 void weft_profile_add(weft_profile *to, const weft_profile *from)
 {
     for (size_t r = 0; r < to->nregions; r++) {
@@ -96,6 +99,7 @@ static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
     return sl;
 }
 
+/* Closes the innermost open frame at t. */
 void weft_profile_leave(weft_profile_loc *l, uint64_t t)
 {
     weft_profile_frame f = l->stack[--l->depth];
@@ -112,8 +116,9 @@ void weft_profile_leave(weft_profile_loc *l, uint64_t t)
         l->stack[l->depth - 1].child += dur;
 }
 
-/* A region outside the profile (OTF2_UNDEFINED_REGION) has a frame for
- * the nesting, no row. */
+/* Opens a frame of region at t. A region outside the profile
+ * (OTF2_UNDEFINED_REGION) has a frame for the nesting, no row. 0 or
+ * WEFT_ENOMEM. */
 int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
                        uint32_t region, uint64_t t)
 {
@@ -191,6 +196,7 @@ static int add_row(weft_profile *p, int64_t location, uint32_t region,
     return 0;
 }
 
+/* Also for a location whose member failed before it was finished. */
 void weft_profile_loc_free(weft_profile_loc *l)
 {
     free(l->stack);
@@ -198,6 +204,8 @@ void weft_profile_loc_free(weft_profile_loc *l)
     memset(l, 0, sizeof *l);
 }
 
+/* A location is done: closes what is still open at `end`, adds it to the
+ * sums, keeps its top rows, frees its tables. 0 or WEFT_ENOMEM. */
 int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
                             int64_t location, uint64_t end)
 {
@@ -224,6 +232,8 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
     return rc;
 }
 
+/* The sum rows first, then the per-location rows, in seconds; *rows is
+ * the caller's. 0 or WEFT_ENOMEM. */
 int weft_profile_result(weft_profile *p, uint64_t resolution,
                         weft_region_row **rows, size_t *nrows)
 {

@@ -736,6 +736,7 @@ static int add_referenced_locations(conv *c)
     return 0;
 }
 
+/* Pass 2, then the locations only named. */
 int weft__replay(conv *c)
 {
     int rc = replay_members(c, pick_threads(c));
