@@ -1,5 +1,5 @@
-/* test_convert.c - trace conversion (daemon/convert.c), end to end on
- * hand-written member journals.
+/* test_convert.c - trace conversion (daemon/convert.c, replay.c,
+ * otf2out.c), end to end on hand-written member journals.
  *
  * Two members' journals (with resent entries) become an archive that
  * `otf2-print -Werror` accepts, with the expected figures, and whose
