@@ -945,7 +945,7 @@ static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
     m->trace = t;
     m->rank = h->rank;
     m->pid = h->pid;
-    snprintf(name, sizeof name, "rank-%u.wj", h->rank);
+    weft_journal_name(name, sizeof name, h->rank);
     path = path_join(t->dir, name);
     rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {
