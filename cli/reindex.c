@@ -428,7 +428,7 @@ static int index_trace(reindex *x, const char *traces, const char *key)
     while ((de = readdir(dp)) != NULL) {
         uint32_t rank;
         char **v;
-        if (!weft_spool_is_journal(de->d_name, &rank))
+        if (weft_journal_name_parse(de->d_name, &rank) != 1)
             continue;
         if (!(v = realloc(journals, (nj + 1) * sizeof *v)) ||
             asprintf(&v[nj], "%s/%s", tdir, de->d_name) < 0) {

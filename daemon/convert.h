@@ -51,7 +51,7 @@ typedef struct weft_convert_result {
     uint64_t dropped;             /* from the members' Goodbye */
     weft_location_row *locations; /* malloc'd, names malloc'd */
     size_t nlocations;
-    /* The region profile from the Enter/Leave events (see convert.c): the
+    /* The region profile from the Enter/Leave events (see profile.c): the
      * rows summed over all locations (location WEFT_PROFILE_ALL) first,
      * then per location. malloc'd, region names malloc'd. */
     weft_region_row *regions;
@@ -59,7 +59,7 @@ typedef struct weft_convert_result {
     uint64_t profile_anomalies;   /* Leaves that did not match their
                                      location's open region */
     uint64_t nesting_added;       /* Leaves and Enters written so that
-                                     every location nests (see convert.c) */
+                                     every location nests (see replay.c) */
     uint64_t nesting_unmatched;   /* Leaves of regions not open: not
                                      written */
     char incomplete[512];         /* "" when every member with a Goodbye

@@ -16,12 +16,16 @@
  * good data ends, so a caller that knows the file size can tell a clean
  * end from a bad one. Entries of a kind the caller skips are stepped over
  * unread: only their header is checked, and that they fit in the file.
+ *
+ * Names: "rank-R.wj" is made and parsed here only (traces, conversion,
+ * recovery and `weft reindex` all find journals by it).
  */
 #include "journal.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +40,8 @@
 #define MAGIC_LEN 8
 #define CRC_OFFSET 32
 #define READ_BUFFER (1u << 20)
+#define NAME_PREFIX "rank-"
+#define NAME_SUFFIX ".wj"
 
 struct weft_journal {
     int fd;
@@ -486,4 +492,40 @@ void weft_journal_close(weft_journal *j)
         return;
     close(j->fd);
     free(j);
+}
+
+/* The journal name of rank in buf; returns buf. */
+char *weft_journal_name(char *buf, size_t n, uint32_t rank)
+{
+    int len = snprintf(buf, n, NAME_PREFIX "%" PRIu32 NAME_SUFFIX, rank);
+
+    assert(len > 0 && (size_t)len < n);
+    (void)len;
+    return buf;
+}
+
+/* 1 and *rank for a journal name, 0 for no journal name, WEFT_ECORRUPT
+ * for a malformed one (see journal.h). */
+int weft_journal_name_parse(const char *name, uint32_t *rank)
+{
+    size_t len = strlen(name), pre = strlen(NAME_PREFIX);
+    size_t suf = strlen(NAME_SUFFIX);
+    const char *p = name + pre, *end;
+    uint64_t v = 0;
+
+    if (len < pre + suf || strncmp(name, NAME_PREFIX, pre) != 0 ||
+        strcmp(name + len - suf, NAME_SUFFIX) != 0)
+        return 0;
+    end = name + len - suf;
+    if (p == end || (*p == '0' && p + 1 != end))
+        return WEFT_ECORRUPT;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            return WEFT_ECORRUPT;
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX)
+            return WEFT_ECORRUPT;
+    }
+    *rank = (uint32_t)v;
+    return 1;
 }

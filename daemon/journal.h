@@ -24,6 +24,11 @@
 #define WEFT_JOURNAL_HEADER 36
 #define WEFT_JOURNAL_MAX_PAYLOAD (64u << 20)
 
+/* A member's journal is the file "rank-R.wj" in its trace directory, R
+ * its rank in decimal without leading zeros; this size holds any such
+ * name with its NUL. */
+#define WEFT_JOURNAL_NAME_MAX sizeof "rank-4294967295.wj"
+
 enum weft_journal_kind {
     WEFT_JE_HELLO = 1,   /* payload: packed weft.Hello */
     WEFT_JE_DEFS = 2,    /* payload: definition records; seq */
@@ -41,6 +46,18 @@ typedef struct weft_journal_entry {
     const uint8_t *payload;
     uint32_t len;
 } weft_journal_entry;
+
+/* Writes the journal name of rank into buf (n bytes, at least
+ * WEFT_JOURNAL_NAME_MAX) and returns buf. */
+char *weft_journal_name(char *buf, size_t n, uint32_t rank);
+/* Parses a file name of a trace directory: 1 with *rank set when it is
+ * the journal name of a rank (as weft_journal_name makes it); 0 when it
+ * is no journal name at all (not "rank-*.wj": "rank-0.wj.tmp",
+ * "archive"); WEFT_ECORRUPT when it looks like one but is malformed: no
+ * digits ("rank-.wj"), a leading zero ("rank-01.wj" would be a second
+ * journal of rank 1), anything but digits ("rank-+1.wj", "rank-1x.wj"),
+ * or a rank above UINT32_MAX. */
+int weft_journal_name_parse(const char *name, uint32_t *rank);
 
 typedef struct weft_journal weft_journal;
 

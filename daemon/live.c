@@ -169,10 +169,11 @@ static void live_work(uv_work_t *req)
     for (size_t i = 0; i < j->n; i++) {
         live_trace *lt = &j->v[i];
         for (size_t k = 0; k < lt->f.nmembers; k++) {
-            char path[4200];
+            char path[4200], name[WEFT_JOURNAL_NAME_MAX];
             struct stat st;
-            snprintf(path, sizeof path, "%s/rank-%u.wj", lt->dir,
-                     lt->members[k].rank);
+            snprintf(path, sizeof path, "%s/%s", lt->dir,
+                     weft_journal_name(name, sizeof name,
+                                       lt->members[k].rank));
             if (stat(path, &st) == 0) /* gone: converted meanwhile */
                 lt->f.bytes += (uint64_t)st.st_size;
         }

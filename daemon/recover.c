@@ -246,7 +246,7 @@ static void recover_trace(recovery *rec, const char *tdir, const char *key)
         uint64_t cut = 0;
         weft_journal *j = NULL;
         int rc;
-        if (!weft_spool_is_journal(de->d_name, &rank))
+        if (weft_journal_name_parse(de->d_name, &rank) != 1)
             continue;
         if (asprintf(&path, "%s/%s", tdir, de->d_name) < 0)
             break;

@@ -125,19 +125,3 @@ void weft_spool_key_parse(const char *key, char *name, size_t namelen,
         p++;
     }
 }
-
-int weft_spool_is_journal(const char *name, uint32_t *rank)
-{
-    char *end;
-    unsigned long r;
-    size_t n = strlen(name);
-
-    if (strncmp(name, "rank-", 5) != 0 || n < 9 ||
-        strcmp(name + n - 3, ".wj") != 0)
-        return 0;
-    r = strtoul(name + 5, &end, 10);
-    if (end != name + n - 3 || r > UINT32_MAX)
-        return 0;
-    *rank = (uint32_t)r;
-    return 1;
-}

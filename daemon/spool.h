@@ -33,7 +33,5 @@ void weft_spool_unlock(int fd);
  * the NAME part (the whole key when it has no stamp) into name. */
 void weft_spool_key_parse(const char *key, char *name, size_t namelen,
                           int64_t *created);
-/* Is name a member journal, "rank-R.wj"? Sets *rank when it is. */
-int weft_spool_is_journal(const char *name, uint32_t *rank);
 
 #endif

@@ -1019,7 +1019,7 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
     char name[32], *path;
     int rc;
 
-    snprintf(name, sizeof name, "rank-%u.wj", m->rank);
+    weft_journal_name(name, sizeof name, m->rank);
     path = path_join(dir, name);
     rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {

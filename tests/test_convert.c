@@ -1,5 +1,5 @@
-/* test_convert.c - trace conversion (daemon/convert.c), end to end on
- * hand-written member journals.
+/* test_convert.c - trace conversion (daemon/convert.c, replay.c,
+ * otf2out.c), end to end on hand-written member journals.
  *
  * Two members' journals (with resent entries) become an archive that
  * `otf2-print -Werror` accepts, with the expected figures, and whose
@@ -144,10 +144,11 @@ static void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
 
 static weft_journal *open_journal(const ctx *c, uint32_t rank)
 {
-    char path[160];
+    char path[160], name[WEFT_JOURNAL_NAME_MAX];
     weft_journal *j = NULL;
 
-    snprintf(path, sizeof path, "%s/rank-%" PRIu32 ".wj", c->trace, rank);
+    snprintf(path, sizeof path, "%s/%s", c->trace,
+             weft_journal_name(name, sizeof name, rank));
     assert_int_equal(weft_journal_open(path, &j, NULL), 0);
     return j;
 }

@@ -4,7 +4,7 @@
  * can go bad: torn tail (inside a header and inside a payload), flipped
  * payload byte, non-zero reserved bytes, oversized length, bad magic,
  * half-written magic, empty and missing files; stepping over the
- * entries of one kind.
+ * entries of one kind; the journal's file name, made and parsed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -470,9 +470,55 @@ static void test_append_failure_rolls_back(void **state)
     assert_int_equal(off, end_of(3));
 }
 
+/* Names: what weft_journal_name makes, weft_journal_name_parse reads
+ * back; other files are no journals, and a name that could be taken for
+ * another rank's journal is malformed. */
+static void test_names(void **state)
+{
+    static const uint32_t ranks[] = { 0, 1, 9, 10, 4294967295u };
+    static const char *const none[] = {
+        "archive", "rank-0.wj.tmp", "rank-1.wjx", "Rank-1.wj", "rank1.wj",
+        "rank-1.WJ", "rank-", ".wj", "rank.wj", "", "rank-1.wj/",
+    };
+    static const char *const bad[] = {
+        "rank-.wj", "rank-01.wj", "rank-00.wj", "rank-4294967296.wj",
+        "rank-99999999999999999999999.wj", "rank-1x.wj", "rank-x1.wj",
+        "rank-+1.wj", "rank--1.wj", "rank- 1.wj", "rank-1 .wj",
+        "rank-1.wj.wj", "rank-0x10.wj", "rank-1-2.wj",
+    };
+    char name[WEFT_JOURNAL_NAME_MAX];
+    uint32_t rank;
+
+    (void)state;
+    assert_string_equal(weft_journal_name(name, sizeof name, 0),
+                        "rank-0.wj");
+    assert_string_equal(weft_journal_name(name, sizeof name, 4294967295u),
+                        "rank-4294967295.wj");
+    assert_int_equal(strlen(name) + 1, WEFT_JOURNAL_NAME_MAX);
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+        rank = 12345;
+        weft_journal_name(name, sizeof name, ranks[i]);
+        assert_int_equal(weft_journal_name_parse(name, &rank), 1);
+        assert_int_equal(rank, ranks[i]);
+    }
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++) {
+        rank = 12345;
+        if (weft_journal_name_parse(none[i], &rank) != 0)
+            fail_msg("\"%s\" taken for a journal name", none[i]);
+        assert_int_equal(rank, 12345);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rank = 12345;
+        if (weft_journal_name_parse(bad[i], &rank) != WEFT_ECORRUPT)
+            fail_msg("\"%s\" not refused as malformed", bad[i]);
+        assert_int_equal(rank, 12345);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skip, setup, teardown),

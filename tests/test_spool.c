@@ -83,28 +83,11 @@ static void test_key_parse(void **state)
     assert_string_equal(name, "long");
 }
 
-static void test_is_journal(void **state)
-{
-    uint32_t rank = 99;
-
-    (void)state;
-    assert_true(weft_spool_is_journal("rank-0.wj", &rank));
-    assert_int_equal(rank, 0);
-    assert_true(weft_spool_is_journal("rank-4294967295.wj", &rank));
-    assert_int_equal(rank, 4294967295u);
-    assert_false(weft_spool_is_journal("rank-4294967296.wj", &rank));
-    assert_false(weft_spool_is_journal("rank-.wj", &rank));
-    assert_false(weft_spool_is_journal("rank-1x.wj", &rank));
-    assert_false(weft_spool_is_journal("rank-1.wj.tmp", &rank));
-    assert_false(weft_spool_is_journal("archive", &rank));
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_key_parse),
-        cmocka_unit_test(test_is_journal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,159 @@
+/* convert_internal.h - the state that the converter's files share:
+ * convert.c (pass 1, clocks, the result, the whole run), replay.c
+ * (pass 2 on worker threads, nesting) and otf2out.c (libotf2: callbacks,
+ * archive, definitions). profile.c stands alone (profile.h).
+ *
+ * One conversion is one `conv`, made and freed by weft_convert_trace on
+ * the thread that calls it (a worker of weftd's loop, or a test); call it
+ * the conversion's thread. Pass 1, what comes before pass 2 and all that
+ * comes after it run on that thread alone. Pass 2 runs on up to
+ * WEFT_CONVERT_MAX_THREADS threads (the conversion's and the workers
+ * replay.c starts), each with its own copy of the conv: the fields marked
+ * "own" are the copy's, the others are shared and read only during pass
+ * 2, except that
+ *   - a member (and its locations) is written by the one thread that
+ *     replays it ("pass 2, its replayer");
+ *   - the chunk budget has its own lock.
+ * The short type names (conv, member, loc, chunk_budget) never leave the
+ * converter's files; what they share across files is named weft__.
+ */
+#ifndef WEFT_CONVERT_INTERNAL_H
+#define WEFT_CONVERT_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <otf2/otf2.h>
+
+#include "clock.h"
+#include "convert.h"
+#include "journal.h"
+#include "profile.h"
+#include "record.h"
+#include "unify.h"
+
+/* One location (thread) of a member. */
+typedef struct loc {
+    uint32_t thread;
+    weft_profile_loc prof; /* pass 2, while the member is replayed; its
+                              stack is the regions open in the archive */
+    uint64_t last_seq;  /* last batch seq seen in the current pass */
+    uint64_t events;    /* written (with those nesting adds) */
+    uint64_t journaled; /* events in its journal entries (pass 1) */
+    uint64_t replayed;  /* of those, read back in pass 2 */
+    int said_goodbye;   /* a Goodbye named it: sent and dropped hold */
+    uint64_t sent;      /* from the last Goodbye */
+    uint64_t dropped;   /* from the last Goodbye */
+    uint64_t last_time; /* of the last event written */
+    uint32_t *gap;      /* regions left at MeasurementOnOff OFF, outermost
+                           first, entered again at ON (pass 2) */
+    size_t ngap, gap_cap;
+    int off;            /* between OFF and ON */
+    OTF2_EvtWriter *w;  /* pass 2, while the member is replayed */
+} loc;
+
+/* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
+ * conversion's thread; in pass 2 its replayer writes its locations and
+ * the fields below "Pass 2". */
+typedef struct member {
+    uint32_t rank;
+    char *path;
+    int has_hello;
+    int has_goodbye;    /* its journal holds a Goodbye */
+    uint32_t size;      /* trace size from Hello */
+    char *hostname;
+    uint64_t timer_resolution;
+    uint64_t realtime_ns, clock_at_realtime;
+    uint64_t defs_seq;  /* last definitions seq seen in the current pass */
+    uint64_t good_end;  /* end of its journal's entries, from pass 1 */
+    loc *locs;          /* sorted by thread */
+    size_t nlocs, locs_cap;
+    uint64_t node;      /* system tree node of its host, from pass 1 */
+    weft_record *local_defs; /* WEFT_DF_LOCAL records (scalars only) */
+    size_t nlocal, local_cap;
+    int rescale;        /* its ticks are scaled to the trace's ns */
+    weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
+    size_t noffsets;
+    /* Pass 2, set by the worker that replayed it: */
+    weft_region_row *prows; /* its per-location profile rows (ticks) */
+    size_t nprows;
+    int rc;             /* 0, or why it failed with error (malloc'd) */
+    char *error;
+} member;
+
+/* Event chunks held by all writers of the archive (otf2out.c's memory
+ * callbacks, on any thread that writes), and whether the conversion
+ * failed (its flush callback then writes no more). */
+typedef struct chunk_budget {
+    pthread_mutex_t lock;
+    size_t chunks;       /* under lock */
+    int failed;          /* under lock */
+} chunk_budget;
+
+/* The state of one conversion (see the top of this file for who owns
+ * what). */
+typedef struct conv {
+    const weft_convert_input *in;
+    weft_convert_result *out; /* own: a worker's error goes to its own */
+    member *mems;       /* sorted by rank */
+    size_t nmems;
+    weft_unifier *u;
+    weft_unify_scratch scratch; /* own */
+    OTF2_Archive *archive;
+    chunk_budget *pool; /* shared by the memory callbacks */
+    uint64_t resolution;
+    uint64_t tmin, tmax; /* own */
+    int any_event;      /* own */
+    uint64_t nodes;     /* system tree nodes: the root and one per host */
+    OTF2_AttributeList *al; /* own; reused for every event with attributes */
+    uint64_t *loc_refs; /* own; location ids referenced by records */
+    size_t nloc_refs, loc_refs_cap;
+    weft_profile prof;  /* own sums and rows (its regions are known after
+                           pass 1) */
+    uint64_t anomalies; /* own */
+    uint64_t added;     /* own: Leaves and Enters written for nesting */
+    OTF2_AttributeList *nest_al; /* own; marks those (otf2out.c's
+                                    weft::nesting attribute) */
+    uint32_t nest_attr; /* global id of that attribute (after pass 1) */
+    uint64_t unmatched; /* own: Leaves of regions not open, not written */
+} conv;
+
+/* The OTF2 location id of l: rank * 2^32 + thread. */
+static inline uint64_t weft__loc_id(const member *m, const loc *l)
+{
+    return (uint64_t)m->rank << 32 | l->thread;
+}
+
+/* ---- convert.c -------------------------------------------------------- */
+
+/* Fails conversion c: out->error gets the message unless it holds one
+ * (the first error stands), and libotf2 writes no more. Returns code. */
+__attribute__((format(printf, 3, 4)))
+int weft__conv_fail(conv *c, int code, const char *fmt, ...);
+
+/* The location of thread t of m, added (keeping m->locs sorted) if create
+ * is set; NULL when there is none, or out of memory. */
+loc *weft__conv_loc(member *m, uint32_t t, int create);
+
+/* Remembers the location ids that record r (global ids) refers to in
+ * c->loc_refs: they must be locations of the archive even if nothing was
+ * recorded there. 0 or WEFT_ENOMEM (c failed). */
+int weft__conv_note_locations(conv *c, const weft_record *r);
+
+/* m's time t (trace ticks) on weftd's clock: t plus m's ClockOffset at t,
+ * as readers apply it; 0 when that would be negative. */
+uint64_t weft__conv_corrected(const member *m, uint64_t t);
+
+/* What pass 2 does with an events entry of m's journal at offset off
+ * that is no resend, for its location l. 0 or a WEFT_E* code (c failed). */
+typedef int weft__replay_fn(conv *c, member *m, loc *l,
+                            const weft_journal_entry *e, uint64_t off);
+
+/* Reads m's journal, skipping resends. replay NULL is pass 1: Hello,
+ * Goodbye and definitions are gathered, the events only counted; else
+ * pass 2: each events entry goes to replay. Either pass fails c for what
+ * cannot be read. 0 or a WEFT_E* code. */
+int weft__conv_read_member(conv *c, member *m, weft__replay_fn *replay);
+
+#endif

@@ -1,0 +1,67 @@
+/* otf2out.h - the converter's side of libotf2: its error, flush and
+ * memory callbacks, the writer calls generated from the record table,
+ * and the archive itself (opening, local and global definitions,
+ * closing, syncing, cleaning up, measuring).
+ *
+ * Called by convert.c on the conversion's thread, except the record
+ * writers (weft__otf2_write_event, weft__otf2_attributes) and
+ * weft__otf2_sink, which replay.c's workers call too. Each function that
+ * takes a conv fails it (weft__conv_fail) with a message naming the
+ * archive when it returns a WEFT_E* code.
+ */
+#ifndef WEFT_OTF2OUT_H
+#define WEFT_OTF2OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <otf2/otf2.h>
+
+#include "convert_internal.h"
+
+/* Installs the process-wide libotf2 error callback (once). */
+void weft__otf2_init(void);
+/* Makes c the conversion that the calling thread works for (NULL: none),
+ * where libotf2's errors and a full disk are reported; returns the one
+ * it worked for before. */
+conv *weft__otf2_sink(conv *c);
+/* The description of a libotf2 error code. Static. */
+const char *weft__otf2_msg(OTF2_ErrorCode rc);
+/* Tells the flush callback to write nothing more (b's lock). */
+void weft__otf2_budget_fail(chunk_budget *b);
+
+/* Writes event r with attributes al (may be NULL). */
+OTF2_ErrorCode weft__otf2_write_event(OTF2_EvtWriter *w,
+                                      OTF2_AttributeList *al,
+                                      const weft_record *r);
+/* Sets *out to al filled with the attributes of event r, or to NULL when
+ * it has none. Returns what libotf2 says. */
+OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
+                                     const weft_record *r,
+                                     OTF2_AttributeList **out);
+
+/* Creates c->archive in c->in->archive_dir (replacing what an earlier
+ * attempt left there) with weft's callbacks, and opens its event files.
+ * 0 or WEFT_EOTF2. */
+int weft__otf2_open(conv *c);
+/* Closes the event files (every event writer is closed). */
+int weft__otf2_close_events(conv *c);
+/* One local definition file per location: the member's ClockOffsets. */
+int weft__otf2_write_local_defs(conv *c);
+/* The global definitions: clock, strings, system tree, location groups,
+ * locations, then the members' unified definitions (see otf2out.c). */
+int weft__otf2_write_global_defs(conv *c);
+/* Closes c->archive (NULL afterwards, whatever the result). */
+int weft__otf2_close(conv *c);
+/* With c->in->sync: the archive on stable storage, and its entry in the
+ * directory above. 0 or WEFT_EIO. */
+int weft__otf2_sync(conv *c);
+/* The name of a location of thread `thread`: "Master thread" or
+ * "Thread T", in buf (n bytes; 64 hold any). */
+void weft__otf2_thread_name(char *buf, size_t n, uint32_t thread);
+/* Removes what an archive (whole or partial) left in dir. */
+void weft__otf2_clean(const char *dir);
+/* Bytes of the regular files below dir (0 when it cannot be read). */
+uint64_t weft__otf2_bytes(const char *dir);
+
+#endif

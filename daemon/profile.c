@@ -1,0 +1,268 @@
+/* profile.c - the region profile of a trace (profile.h).
+ *
+ * DESIGN: per location,
+ *   - a stack of open Enters (region, enter time, time of direct children)
+ *     and a small open-addressing table of the regions the location
+ *     touched (visits, inclusive and exclusive ticks, open frames); no
+ *     allocation per event, memory bounded by the regions touched;
+ *   - visits count every Enter; exclusive time of a visit is its duration
+ *     minus that of its direct children; inclusive time is counted once
+ *     per outermost visit of a region (a recursive f inside f adds its
+ *     exclusive time, not its inclusive time again).
+ * The caller feeds exactly the Enters and Leaves it writes to the
+ * archive, and every Leave closes the innermost frame (the converter
+ * makes every location nest, see replay.c), so the profile is what any
+ * reader computes from the archive.
+ * When a location is done it is folded into the sums over all locations
+ * (an array by region id) and keeps its top `keep` regions by exclusive
+ * time as rows; its tables are freed.
+ */
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "weft_errors.h"
+
+/* Sums for nregions regions; 0 or WEFT_ENOMEM. */
+int weft_profile_init(weft_profile *p, const weft_unifier *u,
+                      size_t nregions, size_t keep)
+{
+    memset(p, 0, sizeof *p);
+    p->u = u;
+    p->nregions = nregions;
+    p->keep = keep;
+    p->sum = calloc(nregions ? nregions : 1, sizeof *p->sum);
+    return p->sum ? 0 : WEFT_ENOMEM;
+}
+
+/* p can be made again with weft_profile_init. */
+void weft_profile_free(weft_profile *p)
+{
+    free(p->sum);
+    for (size_t i = 0; i < p->nrows; i++)
+        free(p->rows[i].region);
+    free(p->rows);
+    p->sum = NULL;
+    p->rows = NULL;
+    p->nrows = p->cap = 0;
+}
+
+/* Sums only: rows are moved by their owner. */
+void weft_profile_add(weft_profile *to, const weft_profile *from)
+{
+    for (size_t r = 0; r < to->nregions; r++) {
+        to->sum[r].visits += from->sum[r].visits;
+        to->sum[r].incl += from->sum[r].incl;
+        to->sum[r].excl += from->sum[r].excl;
+    }
+}
+
+static weft_profile_slot *slot_of(weft_profile_loc *l, uint32_t region)
+{
+    size_t mask = l->nslots - 1, i = (region * 2654435761u) & mask;
+
+    while (l->slots[i].key && l->slots[i].key != region + 1)
+        i = (i + 1) & mask;
+    return &l->slots[i];
+}
+
+/* The slot of region, added when new; NULL when out of memory. Growing
+ * the table moves slots: the open frames learn their new place. */
+static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
+{
+    weft_profile_slot *sl;
+
+    if ((l->used + 1) * 4 > l->nslots * 3) {
+        size_t n = l->nslots ? l->nslots * 2 : 16;
+        weft_profile_loc q = *l;
+        q.slots = calloc(n, sizeof *q.slots);
+        if (!q.slots)
+            return NULL;
+        q.nslots = n;
+        for (size_t i = 0; i < l->nslots; i++)
+            if (l->slots[i].key)
+                *slot_of(&q, l->slots[i].key - 1) = l->slots[i];
+        for (size_t i = 0; i < q.depth; i++)
+            if (q.stack[i].slot != WEFT_PROFILE_NO_SLOT)
+                q.stack[i].slot =
+                    (uint32_t)(slot_of(&q, q.stack[i].region) - q.slots);
+        free(l->slots);
+        *l = q;
+    }
+    sl = slot_of(l, region);
+    if (!sl->key) {
+        sl->key = region + 1;
+        l->used++;
+    }
+    return sl;
+}
+
+/* Closes the innermost open frame at t. */
+void weft_profile_leave(weft_profile_loc *l, uint64_t t)
+{
+    weft_profile_frame f = l->stack[--l->depth];
+    uint64_t dur = t - f.enter;
+    weft_profile_slot *sl;
+
+    if (f.slot != WEFT_PROFILE_NO_SLOT) {
+        sl = &l->slots[f.slot];
+        sl->excl += dur > f.child ? dur - f.child : 0;
+        if (--sl->open == 0)
+            sl->incl += dur;
+    }
+    if (l->depth)
+        l->stack[l->depth - 1].child += dur;
+}
+
+/* Opens a frame of region at t. A region outside the profile
+ * (OTF2_UNDEFINED_REGION) has a frame for the nesting, no row. 0 or
+ * WEFT_ENOMEM. */
+int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
+                       uint32_t region, uint64_t t)
+{
+    weft_profile_slot *sl;
+
+    if (l->depth == l->cap) {
+        size_t n = l->cap ? l->cap * 2 : 16;
+        weft_profile_frame *v = realloc(l->stack, n * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        l->stack = v;
+        l->cap = n;
+    }
+    if (region >= p->nregions) {
+        l->stack[l->depth++] =
+            (weft_profile_frame){ region, WEFT_PROFILE_NO_SLOT, t, 0 };
+        return 0;
+    }
+    if (!(sl = slot_get(l, region)))
+        return WEFT_ENOMEM;
+    sl->visits++;
+    sl->open++;
+    l->stack[l->depth++] =
+        (weft_profile_frame){ region, (uint32_t)(sl - l->slots), t, 0 };
+    return 0;
+}
+
+/* The name of unified region id, "" if it has none. Owned by the
+ * unifier. */
+static const char *region_name(const weft_unifier *u, uint32_t id)
+{
+    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
+    const weft_record *s;
+
+    if (!r || r->u.Region.self != id)
+        return "";
+    s = weft_unify_get(u, WEFT_REC_String, r->u.Region.name);
+    if (!s || s->u.String.self != r->u.Region.name || !s->u.String.string)
+        return "";
+    return s->u.String.string;
+}
+
+static int cmp_slot_excl(const void *a, const void *b)
+{
+    const weft_profile_slot *x = a, *y = b;
+
+    if (x->excl != y->excl)
+        return x->excl < y->excl ? 1 : -1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Adds a row (times in ticks until weft_profile_result) to p->rows. */
+static int add_row(weft_profile *p, int64_t location, uint32_t region,
+                   uint64_t visits, uint64_t incl, uint64_t excl)
+{
+    weft_region_row *row;
+
+    if (p->nrows == p->cap) {
+        size_t n = p->cap ? p->cap * 2 : 64;
+        weft_region_row *v = realloc(p->rows, n * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        p->rows = v;
+        p->cap = n;
+    }
+    row = &p->rows[p->nrows];
+    memset(row, 0, sizeof *row);
+    row->location = location;
+    row->visits = visits;
+    row->incl_s = (double)incl;
+    row->excl_s = (double)excl;
+    if (!(row->region = strdup(region_name(p->u, region))))
+        return WEFT_ENOMEM;
+    p->nrows++;
+    return 0;
+}
+
+/* Also for a location whose member failed before it was finished. */
+void weft_profile_loc_free(weft_profile_loc *l)
+{
+    free(l->stack);
+    free(l->slots);
+    memset(l, 0, sizeof *l);
+}
+
+/* A location is done: closes what is still open at `end`, adds it to the
+ * sums, keeps its top rows, frees its tables. 0 or WEFT_ENOMEM. */
+int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
+                            int64_t location, uint64_t end)
+{
+    size_t k = 0;
+    int rc = 0;
+
+    while (l->depth)
+        weft_profile_leave(l, end);
+    for (size_t i = 0; i < l->nslots; i++) {
+        weft_profile_slot *sl = &l->slots[i];
+        if (!sl->key)
+            continue;
+        p->sum[sl->key - 1].visits += sl->visits;
+        p->sum[sl->key - 1].incl += sl->incl;
+        p->sum[sl->key - 1].excl += sl->excl;
+        l->slots[k++] = *sl;  /* compact in place for sorting */
+    }
+    if (k)
+        qsort(l->slots, k, sizeof *l->slots, cmp_slot_excl);
+    for (size_t i = 0; i < k && i < p->keep && rc == 0; i++)
+        rc = add_row(p, location, l->slots[i].key - 1, l->slots[i].visits,
+                     l->slots[i].incl, l->slots[i].excl);
+    weft_profile_loc_free(l);
+    return rc;
+}
+
+/* The sum rows first, then the per-location rows, in seconds; *rows is
+ * the caller's. 0 or WEFT_ENOMEM. */
+int weft_profile_result(weft_profile *p, uint64_t resolution,
+                        weft_region_row **rows, size_t *nrows)
+{
+    double res = (double)resolution;
+    size_t first = p->nrows;
+    weft_region_row *v;
+
+    *rows = NULL;
+    *nrows = 0;
+    for (size_t r = 0; r < p->nregions; r++)
+        if (p->sum[r].visits &&
+            add_row(p, WEFT_PROFILE_ALL, (uint32_t)r, p->sum[r].visits,
+                    p->sum[r].incl, p->sum[r].excl) < 0)
+            return WEFT_ENOMEM;
+    if (p->nrows == 0)
+        return 0;
+    v = malloc(p->nrows * sizeof *v);
+    if (!v)
+        return WEFT_ENOMEM;
+    memcpy(v, p->rows + first, (p->nrows - first) * sizeof *v);
+    memcpy(v + (p->nrows - first), p->rows, first * sizeof *v);
+    for (size_t i = 0; i < p->nrows; i++) {
+        v[i].incl_s /= res;
+        v[i].excl_s /= res;
+    }
+    *rows = v;
+    *nrows = p->nrows;
+    free(p->rows);
+    p->rows = NULL;
+    p->nrows = p->cap = 0;
+    return 0;
+}

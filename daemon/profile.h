@@ -1,0 +1,95 @@
+/* profile.h - the region profile of a trace (issue #6): visits,
+ * inclusive and exclusive time per region, per location and summed over
+ * all locations, from the Enters and Leaves that a conversion writes.
+ *
+ * The converter's replay (replay.c) keeps one weft_profile_loc per
+ * location while it replays the location's member, and one weft_profile
+ * per replaying thread (the sums and rows that thread gathered); the
+ * threads' profiles are added up, and their rows gathered in rank order,
+ * into the conversion's. Nothing here locks: a thread owns what it is
+ * given. Times are in ticks until weft_profile_result. No allocation per
+ * event; memory is bounded by the regions a location touched.
+ */
+#ifndef WEFT_PROFILE_H
+#define WEFT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "unify.h"
+
+/* weft_profile_frame.slot of a region without a row. */
+#define WEFT_PROFILE_NO_SLOT UINT32_MAX
+
+/* One open Enter of a location. */
+typedef struct weft_profile_frame {
+    uint32_t region;     /* unified id */
+    uint32_t slot;       /* its index in weft_profile_loc.slots */
+    uint64_t enter;      /* time of the Enter */
+    uint64_t child;      /* ticks spent in direct children */
+} weft_profile_frame;
+
+/* What one location did in one region. */
+typedef struct weft_profile_slot {
+    uint32_t key;        /* region + 1; 0: empty */
+    uint32_t open;       /* frames of this region on the stack */
+    uint64_t visits, incl, excl;  /* incl and excl in ticks */
+} weft_profile_slot;
+
+/* The profile of one location: a stack of open Enters and an
+ * open-addressing table of the regions it touched. The converter's
+ * nesting reads the stack (what is open in the archive). */
+typedef struct weft_profile_loc {
+    weft_profile_frame *stack;   /* innermost last */
+    size_t depth, cap;
+    weft_profile_slot *slots;    /* power-of-two table, at most 3/4 full */
+    size_t nslots, used;
+} weft_profile_loc;
+
+typedef struct weft_profile_sum {
+    uint64_t visits, incl, excl;
+} weft_profile_sum;
+
+/* What one thread gathered over the locations it finished. */
+typedef struct weft_profile {
+    const weft_unifier *u;    /* names the regions; not owned */
+    size_t nregions;          /* unified regions: ids below are profiled */
+    size_t keep;              /* rows kept per location */
+    weft_profile_sum *sum;    /* by region id, over the locations */
+    weft_region_row *rows;    /* per-location rows, times in ticks */
+    size_t nrows, cap;
+} weft_profile;
+
+/* Makes p empty with sums for nregions regions (ids 0..nregions-1; an
+ * Enter of another id nests but has no row), keeping the `keep` regions
+ * of most exclusive time of each location as its rows; u names the
+ * regions. 0 or WEFT_ENOMEM; weft_profile_free frees p either way. */
+int weft_profile_init(weft_profile *p, const weft_unifier *u,
+                      size_t nregions, size_t keep);
+/* Frees p's sums and rows. */
+void weft_profile_free(weft_profile *p);
+/* Adds the sums of `from` to those of `to` (same regions). */
+void weft_profile_add(weft_profile *to, const weft_profile *from);
+
+/* Opens a frame of region at t on location l. 0 or WEFT_ENOMEM. */
+int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
+                       uint32_t region, uint64_t t);
+/* Closes l's innermost open frame at t (there must be one). */
+void weft_profile_leave(weft_profile_loc *l, uint64_t t);
+/* Location l (OTF2 id `location`) is done: closes what is still open at
+ * `end`, adds it to p's sums, adds its top rows to p->rows and frees
+ * its tables. 0 or WEFT_ENOMEM. */
+int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
+                            int64_t location, uint64_t end);
+/* Frees l's stack and table and zeroes it. */
+void weft_profile_loc_free(weft_profile_loc *l);
+
+/* The rows of a trace: the sums over all locations (WEFT_PROFILE_ALL, by
+ * region id) then p->rows, times in seconds at `resolution` ticks per
+ * second. *rows (malloc'd, NULL when there is none, region names
+ * malloc'd) becomes the caller's; p keeps no rows. 0 or WEFT_ENOMEM. */
+int weft_profile_result(weft_profile *p, uint64_t resolution,
+                        weft_region_row **rows, size_t *nrows);
+
+#endif

@@ -1,0 +1,745 @@
+/* replay.c - pass 2 of a conversion (replay.h).
+ *
+ * DESIGN: the event batches of each member's journal are replayed through
+ * libotf2, one EvtWriter per location; a member's writers are closed
+ * when its journal is done, so only the members being replayed hold
+ * writers. The profile (profile.h) is fed where each event is written,
+ * from Enter and Leave (unified region ids), per location; when a
+ * member's journal is done its locations are finished.
+ *
+ * Threads (issue #5): several members are replayed at once, one member
+ * per worker thread at a time (weft_convert_input.threads; 1 replays them
+ * one after the other on the calling thread). Workers claim members in
+ * rank order; each has its own copy of the conversion state for pass 2
+ * (decoder, unifier scratch, attribute list, referenced locations, time
+ * range, profile sums and its error) and writes only the locations of the
+ * member it holds, which libotf2 allows once its pthread locking
+ * callbacks are installed. What a member yields that depends on order
+ * (its per-location profile rows, its error) is kept with the member; the
+ * rest (sums, min/max, sets) does not depend on order. After the workers
+ * are joined everything is merged in rank order, and the error reported
+ * is that of the lowest rank that failed (no member is claimed after a
+ * failure, and every lower rank was claimed before), so the archive and
+ * the result are the same whatever the number of threads.
+ */
+#include "replay.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "otf2out.h"
+#include "weft_errors.h"
+
+/* ---- time ------------------------------------------------------------- */
+
+/* Widens the trace's time range by m's event at t. */
+static void note_time(conv *c, const member *m, uint64_t t)
+{
+    uint64_t lo = t, hi = t;
+
+    if (m->noffsets) {
+        /* A ns of margin: readers may round the interpolated offset the
+         * other way. */
+        lo = hi = weft__conv_corrected(m, t);
+        lo -= lo > 0;
+        hi += hi < UINT64_MAX - 1;
+    }
+    if (!c->any_event || lo < c->tmin)
+        c->tmin = lo;
+    if (!c->any_event || hi > c->tmax)
+        c->tmax = hi;
+    c->any_event = 1;
+}
+
+/* Scales the timestamps of event r of m from its ticks to ns. */
+static void rescale_event(const member *m, weft_record *r)
+{
+    r->time = weft_clock_ticks_to_ns(r->time, m->timer_resolution);
+    if (r->type == WEFT_REC_BufferFlush)
+        r->u.BufferFlush.stopTime = weft_clock_ticks_to_ns(
+            r->u.BufferFlush.stopTime, m->timer_resolution);
+}
+
+/* Counts an event at time t written to location l of m. Without
+ * ClockOffsets a location's times only grow: its first event widens the
+ * time range here, its last when its writer is closed. */
+static void wrote(conv *c, const member *m, loc *l, uint64_t t)
+{
+    if (m->noffsets || !l->events)
+        note_time(c, m, t);
+    l->events++;
+    l->last_time = t;
+}
+
+/* ---- nesting (issue #11) ----------------------------------------------
+ * Every location of the archive nests: each Leave closes the innermost
+ * open region. l->prof.stack is what is open, and these functions are the
+ * only writers of Enter and Leave:
+ *   - a Leave of a region open further down first leaves the regions
+ *     above it, at its time; a Leave of a region that is not open is not
+ *     written (a lost Enter: records dropped in a gap, or a client bug);
+ *     either is an anomaly (profile_anomalies: ingest does not check the
+ *     nesting, so such traces reach us);
+ *   - MeasurementOnOff OFF leaves every open region at its time (after
+ *     them the OFF), and the next ON enters them again at its time (after
+ *     it), outermost first: a reader sees no time in regions during a gap
+ *     (Enters and Leaves lost in the gap are not guessed at);
+ *   - regions still open at a location's end are left at its last
+ *     event's time (a process killed mid-run).
+ * The profile sees exactly what is written, so `weft profile` equals what
+ * any reader computes from the archive. */
+
+/* The attribute list of an event nesting adds (libotf2 empties it once
+ * the event is written), NULL when out of memory. */
+static OTF2_AttributeList *nest_mark(conv *c)
+{
+    if (OTF2_AttributeList_RemoveAllAttributes(c->nest_al) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddUint8(c->nest_al, c->nest_attr, 1) !=
+            OTF2_SUCCESS)
+        return NULL;
+    return c->nest_al;
+}
+
+/* Writes an Enter of region at t on l: the journal's record r with
+ * attributes al, or without r one of its own (`added` says nesting added
+ * it). */
+static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
+                      OTF2_AttributeList *al, const weft_record *r,
+                      int added)
+{
+    OTF2_ErrorCode orc;
+    int rc;
+
+    if (added && !(al = nest_mark(c)))
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    orc = r ? weft__otf2_write_event(l->w, al, r)
+            : OTF2_EvtWriter_Enter(l->w, al, t, region);
+
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
+                               "libotf2 refused an Enter at %" PRIu64 ": %s",
+                               m->path, l->thread, t, weft__otf2_msg(orc));
+    if ((rc = weft_profile_enter(&c->prof, &l->prof, region, t)) < 0)
+        return weft__conv_fail(c, rc, "out of memory");
+    wrote(c, m, l, t);
+    c->added += added != 0;
+    return 0;
+}
+
+/* Writes a Leave of the innermost open region at t: the journal's record
+ * r with attributes al, or without r one of its own (`added` says nesting
+ * added it). */
+static int nest_leave_top(conv *c, member *m, loc *l, uint64_t t,
+                          OTF2_AttributeList *al, const weft_record *r,
+                          int added)
+{
+    uint32_t region = l->prof.stack[l->prof.depth - 1].region;
+    OTF2_ErrorCode orc;
+
+    if (added && !(al = nest_mark(c)))
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    orc = r ? weft__otf2_write_event(l->w, al, r)
+            : OTF2_EvtWriter_Leave(l->w, al, t, region);
+
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
+                               "libotf2 refused a Leave at %" PRIu64 ": %s",
+                               m->path, l->thread, t, weft__otf2_msg(orc));
+    weft_profile_leave(&l->prof, t);
+    wrote(c, m, l, t);
+    c->added += added != 0;
+    return 0;
+}
+
+/* A Leave of region at t (r: its record with attributes al, or NULL). */
+static int nest_leave(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
+                      OTF2_AttributeList *al, const weft_record *r)
+{
+    weft_profile_loc *p = &l->prof;
+    size_t i = p->depth;
+    int rc;
+
+    while (i > 0 && p->stack[i - 1].region != region)
+        i--;
+    if (i == 0 || i != p->depth)
+        c->anomalies++;
+    if (i == 0) {
+        c->unmatched++;
+        return 0;
+    }
+    while (p->depth > i)
+        if ((rc = nest_leave_top(c, m, l, t, NULL, NULL, 1)) < 0)
+            return rc;
+    return nest_leave_top(c, m, l, t, al, r, 0);
+}
+
+/* MeasurementOnOff r (attributes al): see the nesting note. */
+static int nest_onoff(conv *c, member *m, loc *l, OTF2_AttributeList *al,
+                      const weft_record *r)
+{
+    OTF2_ErrorCode orc;
+    weft_profile_loc *p = &l->prof;
+    int on = r->u.MeasurementOnOff.measurementMode == OTF2_MEASUREMENT_ON;
+    int rc;
+
+    if (!on) {
+        /* A second OFF: what was entered since the first one is open
+         * inside what the first one left. */
+        if (!l->off)
+            l->ngap = 0;
+        if (l->ngap + p->depth > l->gap_cap) {
+            size_t n = l->ngap + p->depth;
+            uint32_t *v = realloc(l->gap, n * sizeof *v);
+            if (!v)
+                return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            l->gap = v;
+            l->gap_cap = n;
+        }
+        for (size_t i = 0; i < p->depth; i++)
+            l->gap[l->ngap + i] = p->stack[i].region;
+        l->ngap += p->depth;
+        l->off = 1;
+        while (p->depth)
+            if ((rc = nest_leave_top(c, m, l, r->time, NULL, NULL, 1)) < 0)
+                return rc;
+    }
+    orc = weft__otf2_write_event(l->w, al, r);
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
+                               "libotf2 refused a MeasurementOnOff at %"
+                               PRIu64 ": %s", m->path, l->thread, r->time,
+                               weft__otf2_msg(orc));
+    wrote(c, m, l, r->time);
+    if (on && l->off) {
+        l->off = 0;
+        for (size_t i = 0; i < l->ngap; i++)
+            if ((rc = nest_enter(c, m, l, l->gap[i], r->time, NULL, NULL,
+                                 1)) < 0)
+                return rc;
+        l->ngap = 0;
+    }
+    return 0;
+}
+
+/* m's journal is done: leaves what is still open on its locations. */
+static int nest_finish(conv *c, member *m)
+{
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        int rc;
+        while (l->w && l->prof.depth)
+            if ((rc = nest_leave_top(c, m, l, l->last_time, NULL, NULL,
+                                     1)) < 0)
+                return rc;
+    }
+    return 0;
+}
+
+/* ---- an events entry -------------------------------------------------- */
+
+/* An events entry being replayed: where it is (for messages) and its
+ * decoder. */
+typedef struct entry {
+    conv *c;
+    member *m;
+    loc *l;
+    const weft_journal_entry *e;
+    uint64_t off;       /* of the entry in m's journal */
+    uint64_t n;         /* events read from it so far */
+    weft_decoder d;
+} entry;
+
+#define WHERE "%s: entry at offset %" PRIu64 " (thread %" PRIu32 " seq %"    \
+              PRIu64 "), event %" PRIu64
+#define WHERE_ARGS(x) (x)->m->path, (x)->off, (x)->l->thread, (x)->e->seq,  \
+                      (x)->n
+
+/* The short way of Enters and Leaves (those of members that count ns):
+ * replays those that come next, read in place with the region ids mapped
+ * through `table`, and leaves anything else (another record, a region
+ * the table lacks, a time going back) to the decoder. 0 or the code of a
+ * failure. */
+static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
+{
+    conv *c = x->c;
+    member *m = x->m;
+    loc *l = x->l;
+    weft_el_run run = weft_el_begin(&x->d), at = run;
+    uint32_t type, region;
+    uint64_t n = 0;
+    int rc;
+
+    while (table && weft_el_next(&run, &type, &region)) {
+        uint32_t g = region < ntable ? table[region] : 0;
+        if ((!g && region != OTF2_UNDEFINED_REGION) ||
+            (l->events && run.time < l->last_time)) {
+            run = at;  /* unread: the general way says what is wrong */
+            break;
+        }
+        n++;
+        region = g ? g - 1u : region;
+        rc = type == WEFT_REC_Enter
+                 ? nest_enter(c, m, l, region, run.time, NULL, NULL, 0)
+                 : nest_leave(c, m, l, region, run.time, NULL, NULL);
+        if (rc < 0) {
+            x->n += n;
+            return rc;
+        }
+        at = run;
+    }
+    x->n += n;
+    weft_el_end(&run, &x->d);
+    return 0;
+}
+
+/* Replays event r, the x->n-th of the entry, decoded: mapped to global
+ * ids, checked, written. 0 or the code of a failure. */
+static int replay_record(entry *x, weft_record *r)
+{
+    conv *c = x->c;
+    member *m = x->m;
+    loc *l = x->l;
+    OTF2_AttributeList *al;
+    OTF2_ErrorCode orc;
+    char msg[256];
+    int rc;
+
+    if (m->rescale)
+        rescale_event(m, r);
+    rc = weft_unify_map_event(c->u, m->rank, r, &c->scratch, msg,
+                              sizeof msg);
+    if (rc < 0)
+        return weft__conv_fail(c, rc, WHERE ": %s", WHERE_ARGS(x), msg);
+    if (l->events && r->time < l->last_time)
+        return weft__conv_fail(c, WEFT_ETIME, WHERE ": time %" PRIu64 " is "
+                               "before the previous event of this location "
+                               "(%" PRIu64 ")", WHERE_ARGS(x), r->time,
+                               l->last_time);
+    if ((rc = weft__conv_note_locations(c, r)) < 0)
+        return rc;
+    orc = weft__otf2_attributes(c->al, r, &al);
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: "
+                               "%s", WHERE_ARGS(x), weft__otf2_msg(orc));
+    switch (r->type) {
+    case WEFT_REC_Enter:
+        return nest_enter(c, m, l, r->u.Enter.region, r->time, al, r, 0);
+    case WEFT_REC_Leave:
+        return nest_leave(c, m, l, r->u.Leave.region, r->time, al, r);
+    case WEFT_REC_MeasurementOnOff:
+        return nest_onoff(c, m, l, al, r);
+    default:
+        orc = weft__otf2_write_event(l->w, al, r);
+        if (orc != OTF2_SUCCESS)
+            return weft__conv_fail(c, WEFT_EOTF2, WHERE ": libotf2 refused "
+                                   "it: %s", WHERE_ARGS(x),
+                                   weft__otf2_msg(orc));
+        wrote(c, m, l, r->time);
+        return 0;
+    }
+}
+
+/* Replays the events entry e at off of m's journal, for location l, and
+ * checks it holds the events it announces (a weft__replay_fn). */
+static int replay_events(conv *c, member *m, loc *l,
+                         const weft_journal_entry *e, uint64_t off)
+{
+    entry x = { .c = c, .m = m, .l = l, .e = e, .off = off };
+    weft_record r;
+    const uint32_t *table;
+    size_t ntable = 0;
+    int rc;
+
+    weft_decoder_init(&x.d, e->payload, e->len, 1, e->base_time);
+    /* Members that count ns have nothing to rescale: their Enter and
+     * Leave take the short way. */
+    table = m->rescale ? NULL : weft_unify_id_table(c->u, m->rank,
+                                                    WEFT_REF_REGION, &ntable);
+    for (;;) {
+        if ((rc = replay_enter_leave(&x, table, ntable)) < 0)
+            goto out;
+        if ((rc = weft_decoder_next(&x.d, &r)) != 1)
+            break;
+        x.n++;
+        if ((rc = replay_record(&x, &r)) < 0)
+            goto out;
+    }
+    if (rc < 0) {
+        x.n++;
+        weft__conv_fail(c, rc, WHERE ": %s", WHERE_ARGS(&x), x.d.error);
+        goto out;
+    }
+    if (x.n != e->count)
+        rc = weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
+                             PRIu64 " (thread %" PRIu32 " seq %" PRIu64
+                             ") announces %" PRIu32 " events but holds %"
+                             PRIu64, m->path, off, l->thread, e->seq,
+                             e->count, x.n);
+    else
+        l->replayed += x.n;
+out:
+    weft_decoder_free(&x.d);
+    return rc < 0 ? rc : 0;
+}
+
+#undef WHERE
+#undef WHERE_ARGS
+
+/* ---- a member --------------------------------------------------------- */
+
+static int open_writers(conv *c, member *m)
+{
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        l->w = OTF2_Archive_GetEvtWriter(c->archive, weft__loc_id(m, l));
+        if (!l->w)
+            return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 gives no "
+                                   "event writer for thread %" PRIu32,
+                                   m->path, l->thread);
+    }
+    return 0;
+}
+
+static int close_writers(conv *c, member *m)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < m->nlocs; i++) {
+        loc *l = &m->locs[i];
+        uint64_t n = 0;
+        OTF2_ErrorCode orc;
+        if (!l->w)
+            continue;
+        if (l->events && !m->noffsets)
+            note_time(c, m, l->last_time);  /* see wrote() */
+        orc = OTF2_EvtWriter_GetNumberOfEvents(l->w, &n);
+        if (orc == OTF2_SUCCESS && n != l->events)
+            rc = weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
+                                 "libotf2 counted %" PRIu64 " events, weft "
+                                 "wrote %" PRIu64, m->path, l->thread, n,
+                                 l->events);
+        if (orc == OTF2_SUCCESS)
+            orc = OTF2_Archive_CloseEvtWriter(c->archive, l->w);
+        l->w = NULL;
+        if (orc != OTF2_SUCCESS)
+            rc = weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
+                                 "closing its events failed: %s", m->path,
+                                 l->thread, weft__otf2_msg(orc));
+    }
+    return rc;
+}
+
+/* Replays member m with c (a worker's copy), closes its writers, finishes
+ * the profiles of its locations and gives m its rows. */
+static int replay_member(conv *c, member *m)
+{
+    int rc = open_writers(c, m);
+
+    if (rc == 0)
+        rc = weft__conv_read_member(c, m, replay_events);
+    if (rc == 0)
+        rc = nest_finish(c, m);
+    if (rc == 0)
+        rc = close_writers(c, m);
+    else
+        close_writers(c, m);
+    for (size_t k = 0; rc == 0 && k < m->nlocs; k++) {
+        loc *l = &m->locs[k];
+        rc = weft_profile_finish_loc(&c->prof, &l->prof,
+                                     (int64_t)weft__loc_id(m, l),
+                                     l->last_time);
+        if (rc < 0)
+            rc = weft__conv_fail(c, rc, "out of memory");
+    }
+    m->prows = c->prof.rows;
+    m->nprows = c->prof.nrows;
+    c->prof.rows = NULL;
+    c->prof.nrows = c->prof.cap = 0;
+    return rc;
+}
+
+/* ---- workers (see the DESIGN note) ------------------------------------ */
+
+/* Hands the members out to the workers in rank order. */
+typedef struct pass2 {
+    pthread_mutex_t lock;
+    size_t next;        /* index of the next member to replay */
+    int stop;           /* a member failed: hand out no more */
+} pass2;
+
+typedef struct worker {
+    pass2 *p;
+    conv c;                  /* the trace's, with its own pass-2 part */
+    weft_convert_result out; /* only its error is used */
+    pthread_t tid;
+    int started;             /* tid is a thread to join */
+} worker;
+
+/* Gives w a copy of c whose "own" fields are new and empty. Returns 0 or
+ * WEFT_ENOMEM; worker_free frees what it got either way. */
+static int worker_init(worker *w, const conv *c, pass2 *p)
+{
+    int rc;
+
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->c = *c;
+    w->c.out = &w->out;
+    memset(&w->c.scratch, 0, sizeof w->c.scratch);
+    w->c.tmin = w->c.tmax = 0;
+    w->c.any_event = 0;
+    w->c.loc_refs = NULL;
+    w->c.nloc_refs = w->c.loc_refs_cap = 0;
+    w->c.anomalies = 0;
+    w->c.added = w->c.unmatched = 0;
+    w->c.al = OTF2_AttributeList_New();
+    w->c.nest_al = OTF2_AttributeList_New();
+    rc = weft_profile_init(&w->c.prof, c->prof.u, c->prof.nregions,
+                           c->prof.keep);
+    return w->c.al && w->c.nest_al && rc == 0 ? 0 : WEFT_ENOMEM;
+}
+
+static void worker_free(worker *w)
+{
+    if (w->c.al)
+        OTF2_AttributeList_Delete(w->c.al);
+    if (w->c.nest_al)
+        OTF2_AttributeList_Delete(w->c.nest_al);
+    weft_profile_free(&w->c.prof);
+    free(w->c.loc_refs);
+    weft_unify_scratch_free(&w->c.scratch);
+}
+
+/* The next member to replay, NULL when there is none or one failed. */
+static member *claim_member(pass2 *p, const conv *c)
+{
+    member *m = NULL;
+
+    pthread_mutex_lock(&p->lock);
+    if (!p->stop && p->next < c->nmems)
+        m = &c->mems[p->next++];
+    pthread_mutex_unlock(&p->lock);
+    return m;
+}
+
+static void *worker_run(void *arg)
+{
+    worker *w = arg;
+    conv *sink = weft__otf2_sink(&w->c);
+    member *m;
+
+    while ((m = claim_member(w->p, &w->c)) != NULL) {
+        w->out.error[0] = '\0';
+        m->rc = replay_member(&w->c, m);
+        if (m->rc == 0 && w->out.error[0])
+            m->rc = WEFT_EOTF2;  /* an error libotf2 did not return */
+        if (m->rc < 0) {
+            m->error = strdup(w->out.error);
+            pthread_mutex_lock(&w->p->lock);
+            w->p->stop = 1;
+            pthread_mutex_unlock(&w->p->lock);
+        }
+    }
+    weft__otf2_sink(sink);
+    return NULL;
+}
+
+/* Adds what worker w gathered that does not depend on order to c. */
+static int worker_merge(conv *c, const worker *w)
+{
+    const conv *x = &w->c;
+
+    if (c->nloc_refs + x->nloc_refs > c->loc_refs_cap) {
+        size_t cap = c->nloc_refs + x->nloc_refs;
+        uint64_t *p = realloc(c->loc_refs, cap * sizeof *p);
+        if (!p)
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        c->loc_refs = p;
+        c->loc_refs_cap = cap;
+    }
+    if (x->nloc_refs)
+        memcpy(c->loc_refs + c->nloc_refs, x->loc_refs,
+               x->nloc_refs * sizeof *x->loc_refs);
+    c->nloc_refs += x->nloc_refs;
+    if (x->any_event) {
+        if (!c->any_event || x->tmin < c->tmin)
+            c->tmin = x->tmin;
+        if (!c->any_event || x->tmax > c->tmax)
+            c->tmax = x->tmax;
+        c->any_event = 1;
+    }
+    weft_profile_add(&c->prof, &x->prof);
+    c->anomalies += x->anomalies;
+    c->added += x->added;
+    c->unmatched += x->unmatched;
+    return 0;
+}
+
+/* Moves the members' per-location profile rows to c->prof.rows, in rank
+ * order. */
+static int gather_rows(conv *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        n += c->mems[i].nprows;
+    if (!n)
+        return 0;
+    c->prof.rows = malloc(n * sizeof *c->prof.rows);
+    if (!c->prof.rows)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    c->prof.cap = n;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        if (m->nprows)
+            memcpy(c->prof.rows + c->prof.nrows, m->prows,
+                   m->nprows * sizeof *m->prows);
+        c->prof.nrows += m->nprows;
+        free(m->prows);
+        m->prows = NULL;
+        m->nprows = 0;
+    }
+    return 0;
+}
+
+/* Threads for pass 2: in->threads or the online CPUs, at most
+ * WEFT_CONVERT_MAX_THREADS and at most one per member. */
+static unsigned pick_threads(const conv *c)
+{
+    unsigned n = c->in->threads;
+
+    if (!n) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? (unsigned)(cpus < WEFT_CONVERT_MAX_THREADS
+                                      ? cpus : WEFT_CONVERT_MAX_THREADS)
+                     : 1;
+    }
+    if (n > WEFT_CONVERT_MAX_THREADS)
+        n = WEFT_CONVERT_MAX_THREADS;
+    if (n > c->nmems)
+        n = (unsigned)c->nmems;
+    return n ? n : 1;
+}
+
+/* Replays every member on nthreads threads (this one and nthreads - 1
+ * started here) and merges their results into c in rank order. Returns
+ * 0, or the code and error of the lowest rank that failed. */
+static int replay_members(conv *c, unsigned nthreads)
+{
+    pass2 p;
+    worker *w;
+    unsigned n = 0;
+    int rc = 0;
+
+    memset(&p, 0, sizeof p);
+    pthread_mutex_init(&p.lock, NULL);
+    w = calloc(nthreads, sizeof *w);
+    if (!w) {
+        rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (n = 0; n < nthreads; n++) {
+        if (worker_init(&w[n], c, &p) < 0) {
+            n++;
+            rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    /* A thread that cannot be started leaves its share to the others. */
+    for (unsigned i = 1; i < nthreads; i++)
+        w[i].started = pthread_create(&w[i].tid, NULL, worker_run,
+                                      &w[i]) == 0;
+    worker_run(&w[0]);
+    for (unsigned i = 1; i < nthreads; i++)
+        if (w[i].started)
+            pthread_join(w[i].tid, NULL);
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
+        if (m->rc < 0) {
+            rc = weft__conv_fail(c, m->rc, "%s",
+                                 m->error ? m->error : "out of memory");
+            goto out;
+        }
+    }
+    for (unsigned i = 0; i < nthreads && rc == 0; i++)
+        rc = worker_merge(c, &w[i]);
+    if (rc == 0)
+        rc = gather_rows(c);
+out:
+    for (unsigned i = 0; i < n; i++)
+        worker_free(&w[i]);
+    free(w);
+    pthread_mutex_destroy(&p.lock);
+    return rc;
+}
+
+/* ---- locations without events ----------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static member *member_of_rank(conv *c, uint32_t rank)
+{
+    size_t lo = 0, hi = c->nmems;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->mems[mid].rank == rank)
+            return &c->mems[mid];
+        if (c->mems[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Locations that records name but where nothing was recorded become
+ * locations without events (an empty event file each), so that readers
+ * resolve every reference. A location of a process without a journal
+ * cannot be made: that is an error. */
+static int add_referenced_locations(conv *c)
+{
+    if (c->nloc_refs)
+        qsort(c->loc_refs, c->nloc_refs, sizeof *c->loc_refs, cmp_u64);
+    for (size_t i = 0; i < c->nloc_refs; i++) {
+        uint64_t id = c->loc_refs[i];
+        member *m = member_of_rank(c, (uint32_t)(id >> 32));
+        loc *l;
+        if (i && id == c->loc_refs[i - 1])
+            continue;
+        if (!m)
+            return weft__conv_fail(c, WEFT_EREF, "a record refers to "
+                                   "location %" PRIu64 " (rank %" PRIu64
+                                   ", thread %" PRIu64 "), but rank %"
+                                   PRIu64 " sent nothing", id, id >> 32,
+                                   id & 0xffffffffu, id >> 32);
+        if (weft__conv_loc(m, (uint32_t)id, 0))
+            continue;
+        if (!(l = weft__conv_loc(m, (uint32_t)id, 1)))
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        l->w = OTF2_Archive_GetEvtWriter(c->archive, id);
+        if (!l->w)
+            return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 gives no "
+                                   "event writer for thread %" PRIu32,
+                                   m->path, (uint32_t)id);
+        if (close_writers(c, m) < 0)
+            return WEFT_EOTF2;
+    }
+    return 0;
+}
+
+/* Pass 2, then the locations only named. */
+int weft__replay(conv *c)
+{
+    int rc = replay_members(c, pick_threads(c));
+
+    return rc < 0 ? rc : add_referenced_locations(c);
+}

@@ -1,0 +1,274 @@
+/* test_profile.c - the region profile (daemon/profile.c).
+ *
+ * Visits, inclusive and exclusive time of nested, recursive and
+ * unprofiled frames; frames still open when a location ends; a table
+ * that grows under open frames; the top rows of a location against its
+ * sums; sums added across profiles; the result's order, names and
+ * seconds. (The profile of whole archives is tested in test_convert.c.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "testutil.h"
+#include "unify.h"
+#include "weft_errors.h"
+
+#define NREGIONS 200
+
+typedef struct fixture {
+    weft_unifier *u;
+    weft_profile p;
+    weft_profile_loc l;
+} fixture;
+
+/* Regions 0..NREGIONS-1 named "r<id>". */
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    char name[32], err[256];
+
+    assert_non_null(f);
+    f->u = weft_unify_new(0);
+    assert_non_null(f->u);
+    for (uint32_t i = 0; i < NREGIONS; i++) {
+        weft_record s, r;
+        snprintf(name, sizeof name, "r%u", i);
+        s = str(i, name);
+        r = region(i, i, i);
+        assert_int_equal(weft_unify_add_def(f->u, 0, &s, err, sizeof err), 0);
+        assert_int_equal(weft_unify_add_def(f->u, 0, &r, err, sizeof err), 0);
+    }
+    assert_int_equal(weft_profile_init(&f->p, f->u, NREGIONS, 100), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    weft_profile_loc_free(&f->l);
+    weft_profile_free(&f->p);
+    weft_unify_free(f->u);
+    free(f);
+    return 0;
+}
+
+static void open_frame(fixture *f, uint32_t region, uint64_t t)
+{
+    assert_int_equal(weft_profile_enter(&f->p, &f->l, region, t), 0);
+}
+
+/* The row of region `name` among rows[0..n) of location loc. */
+static const weft_region_row *row_of(const weft_region_row *rows, size_t n,
+                                     int64_t loc, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].location == loc && !strcmp(rows[i].region, name))
+            return &rows[i];
+    fail_msg("no row of %s at location %lld", name, (long long)loc);
+    return NULL;
+}
+
+static void free_rows(weft_region_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].region);
+    free(rows);
+}
+
+/* A calls B: B's time is A's inclusive but not exclusive time. */
+static void test_nested(void **state)
+{
+    fixture *f = *state;
+
+    open_frame(f, 0, 0);
+    open_frame(f, 1, 10);
+    weft_profile_leave(&f->l, 30);
+    weft_profile_leave(&f->l, 100);
+    assert_int_equal(f->l.depth, 0);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 7, 100), 0);
+    assert_int_equal(f->p.sum[0].visits, 1);
+    assert_int_equal(f->p.sum[0].incl, 100);
+    assert_int_equal(f->p.sum[0].excl, 80);
+    assert_int_equal(f->p.sum[1].visits, 1);
+    assert_int_equal(f->p.sum[1].incl, 20);
+    assert_int_equal(f->p.sum[1].excl, 20);
+    /* Rows by exclusive time, most first; the tables are freed. */
+    assert_int_equal(f->p.nrows, 2);
+    assert_string_equal(f->p.rows[0].region, "r0");
+    assert_int_equal(f->p.rows[0].location, 7);
+    assert_string_equal(f->p.rows[1].region, "r1");
+    assert_null(f->l.stack);
+    assert_null(f->l.slots);
+}
+
+/* f inside f: both visits count, the inclusive time once (the outermost
+ * visit), the exclusive time of each. */
+static void test_recursive(void **state)
+{
+    fixture *f = *state;
+
+    open_frame(f, 3, 0);
+    open_frame(f, 3, 10);
+    weft_profile_leave(&f->l, 20);
+    weft_profile_leave(&f->l, 50);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 50), 0);
+    assert_int_equal(f->p.sum[3].visits, 2);
+    assert_int_equal(f->p.sum[3].incl, 50);
+    assert_int_equal(f->p.sum[3].excl, 50);
+}
+
+/* A region outside the profile has a frame (its time is not its
+ * parent's exclusive time) but no row. */
+static void test_unprofiled(void **state)
+{
+    fixture *f = *state;
+
+    open_frame(f, 0, 0);
+    open_frame(f, NREGIONS + 5, 10);
+    open_frame(f, 2, 12);
+    weft_profile_leave(&f->l, 14);
+    weft_profile_leave(&f->l, 30);
+    weft_profile_leave(&f->l, 40);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 40), 0);
+    assert_int_equal(f->p.sum[0].incl, 40);
+    assert_int_equal(f->p.sum[0].excl, 20);
+    assert_int_equal(f->p.sum[2].excl, 2);
+    assert_int_equal(f->p.nrows, 2);
+}
+
+/* What is open when the location ends is closed at its end. */
+static void test_open_at_end(void **state)
+{
+    fixture *f = *state;
+
+    open_frame(f, 0, 0);
+    open_frame(f, 1, 40);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 100), 0);
+    assert_int_equal(f->p.sum[0].incl, 100);
+    assert_int_equal(f->p.sum[0].excl, 40);
+    assert_int_equal(f->p.sum[1].incl, 60);
+    assert_int_equal(f->l.depth, 0);
+}
+
+/* Entering every region, one inside the other, grows the table while
+ * all of them are open: each frame still closes its own region. */
+static void test_growth_under_open_frames(void **state)
+{
+    fixture *f = *state;
+
+    for (uint32_t i = 0; i < NREGIONS; i++)
+        open_frame(f, i, i);
+    assert_true(f->l.nslots >= NREGIONS);
+    for (uint32_t i = NREGIONS; i-- > 0;)
+        weft_profile_leave(&f->l, 2 * NREGIONS - i);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 0), 0);
+    for (uint32_t i = 0; i < NREGIONS; i++) {
+        assert_int_equal(f->p.sum[i].visits, 1);
+        /* Entered at i, left at 2 * NREGIONS - i. */
+        assert_int_equal(f->p.sum[i].incl, 2 * NREGIONS - 2 * i);
+        assert_int_equal(f->p.sum[i].excl, 2);
+    }
+}
+
+/* A location keeps its `keep` rows of most exclusive time; the sums keep
+ * every region. Equal times go by region id. */
+static void test_top_rows(void **state)
+{
+    fixture *f = *state;
+
+    weft_profile_free(&f->p);
+    assert_int_equal(weft_profile_init(&f->p, f->u, NREGIONS, 2), 0);
+    open_frame(f, 5, 0);     /* 5: 10 */
+    weft_profile_leave(&f->l, 10);
+    open_frame(f, 6, 10);    /* 6: 30 */
+    weft_profile_leave(&f->l, 40);
+    open_frame(f, 4, 40);    /* 4: 30 */
+    weft_profile_leave(&f->l, 70);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 1, 70), 0);
+    assert_int_equal(f->p.nrows, 2);
+    assert_string_equal(f->p.rows[0].region, "r4");
+    assert_string_equal(f->p.rows[1].region, "r6");
+    assert_int_equal(f->p.sum[5].visits, 1);
+    assert_int_equal(f->p.sum[5].excl, 10);
+}
+
+/* Two profiles of one trace add up; the result has the sums first (by
+ * region id), then the rows, in seconds. */
+static void test_add_and_result(void **state)
+{
+    fixture *f = *state;
+    weft_profile other;
+    weft_profile_loc l2;
+    weft_region_row *rows = NULL;
+    size_t n = 0;
+
+    memset(&l2, 0, sizeof l2);
+    assert_int_equal(weft_profile_init(&other, f->u, NREGIONS, 100), 0);
+    open_frame(f, 1, 0);
+    weft_profile_leave(&f->l, 500);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 10, 500), 0);
+    assert_int_equal(weft_profile_enter(&other, &l2, 1, 0), 0);
+    assert_int_equal(weft_profile_enter(&other, &l2, 0, 100), 0);
+    weft_profile_leave(&l2, 350);
+    weft_profile_leave(&l2, 1000);
+    assert_int_equal(weft_profile_finish_loc(&other, &l2, 11, 1000), 0);
+    weft_profile_add(&f->p, &other);
+    assert_int_equal(f->p.sum[1].visits, 2);
+    assert_int_equal(f->p.sum[1].excl, 500 + 750);
+
+    assert_int_equal(weft_profile_result(&f->p, 1000, &rows, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(rows[0].location, WEFT_PROFILE_ALL);
+    assert_string_equal(rows[0].region, "r0");
+    assert_int_equal(rows[0].visits, 1);
+    assert_true(rows[0].excl_s == 0.25);
+    assert_int_equal(rows[1].location, WEFT_PROFILE_ALL);
+    assert_string_equal(rows[1].region, "r1");
+    assert_true(rows[1].incl_s == 1.5);
+    assert_true(rows[1].excl_s == 1.25);
+    assert_true(row_of(rows, n, 10, "r1")->incl_s == 0.5);
+    assert_null(f->p.rows);
+    assert_int_equal(f->p.nrows, 0);
+    free_rows(rows, n);
+    weft_profile_free(&other);
+}
+
+/* No Enter anywhere: no rows. */
+static void test_empty_result(void **state)
+{
+    fixture *f = *state;
+    weft_region_row *rows = (weft_region_row *)1;
+    size_t n = 99;
+
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 0), 0);
+    assert_int_equal(weft_profile_result(&f->p, 1000000000, &rows, &n), 0);
+    assert_null(rows);
+    assert_int_equal(n, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_nested, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recursive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unprofiled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_at_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_growth_under_open_frames, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_top_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_and_result, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_result, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
