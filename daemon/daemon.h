@@ -10,6 +10,7 @@
 #include "weftd_config.h"
 
 struct weft_conn;
+struct weft_server_cbs;
 struct weft_trace;
 struct weft_ended_run;
 
@@ -29,6 +30,8 @@ enum weft_limit {
 #undef WEFT_LIMIT_ENUM
     WEFT_LIMIT__COUNT
 };
+/* No limit: a refusal for another reason. */
+#define WEFT_LIMIT_NONE WEFT_LIMIT__COUNT
 
 typedef struct weft_daemon {
     uv_loop_t *loop;
@@ -38,6 +41,8 @@ typedef struct weft_daemon {
     int have_tcp, have_unix;
     uv_signal_t sig_term, sig_int;
     uv_timer_t tick;              /* once a second: grace periods */
+    const struct weft_server_cbs *server_cbs; /* where frames go
+                                     (server.h) */
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
     struct weft_trace *traces;    /* traces still recording */

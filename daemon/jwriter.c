@@ -1,11 +1,12 @@
-/* jwriter.c - journal appends on a thread of their own (see jwriter.h).
+/* jwriter.c - journal opens and appends on threads of their own (see
+ * jwriter.h).
  *
- * Two lists under one mutex: `queued` (loop -> writer, woken by the
- * condition variable) and `written` (writer -> loop, woken by uv_async).
- * The writer takes the whole queued list at once and appends it entry by
- * entry, so a burst costs one lock round trip. The async handle is
- * referenced only while entries are out, so an idle writer does not keep
- * the loop running.
+ * One mutex guards a `queued` list per thread (loop -> thread, woken by
+ * the thread's condition variable) and one `written` list (threads ->
+ * loop, woken by uv_async). A thread takes its whole queued list at once
+ * and handles it entry by entry, so a burst costs one lock round trip.
+ * The async handle is referenced only while entries are out, so an idle
+ * writer does not keep the loop running.
  */
 #include "jwriter.h"
 
@@ -13,21 +14,31 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "server.h"
 #include "trace.h"
 #include "weft_errors.h"
+
+enum { APPENDS, OPENS, NTHREADS };
+
+struct weft_jwriter;
+
+typedef struct jthread {
+    struct weft_jwriter *w;
+    pthread_t tid;
+    int started;                         /* loop thread */
+    pthread_cond_t wake;
+    weft_jentry *queued, *queued_tail;   /* lock */
+    int held;                            /* lock: weft_jwriter_hold */
+} jthread;
 
 struct weft_jwriter {
     weft_daemon *d;
     weft_jwriter_done_cb done;
-    pthread_t tid;
     pthread_mutex_t lock;
-    pthread_cond_t wake;
-    weft_jentry *queued, *queued_tail;   /* lock */
+    jthread th[NTHREADS];
     weft_jentry *written, *written_tail; /* lock */
     int quit;                            /* lock */
-    int held;                            /* lock: weft_jwriter_hold */
     uv_async_t async;                    /* loop thread */
     uint64_t pending;                    /* loop thread: out, not back */
 };
@@ -42,8 +53,8 @@ static void append(weft_jentry **head, weft_jentry **tail, weft_jentry *j)
     *tail = j;
 }
 
-/* Writer thread: member fields write_failed and write_errno are its own
- * while entries of the member are out (see jwriter.h). */
+/* Writer threads: member fields write_failed and write_errno are the
+ * thread's that holds the member's entries (see jwriter.h). */
 static void write_entry(weft_jentry *j)
 {
     weft_member *m = j->member;
@@ -61,22 +72,40 @@ static void write_entry(weft_jentry *j)
     }
 }
 
-static void *writer_run(void *arg)
+/* Open thread: opens the member's journal, then appends j to it. */
+static void open_entry(weft_jentry *j)
 {
-    struct weft_jwriter *w = arg;
+    char err[512];
+
+    j->rc = j->open(j->member, err, sizeof err);
+    if (j->rc < 0) {
+        j->msg = strdup(err);
+        return;
+    }
+    write_entry(j);
+}
+
+static void *thread_run(void *arg)
+{
+    jthread *th = arg;
+    struct weft_jwriter *w = th->w;
 
     pthread_mutex_lock(&w->lock);
     for (;;) {
         weft_jentry *batch, *next;
-        while ((!w->queued || w->held) && !w->quit)
-            pthread_cond_wait(&w->wake, &w->lock);
-        if (!w->queued)
+        while ((!th->queued || th->held) && !w->quit)
+            pthread_cond_wait(&th->wake, &w->lock);
+        if (!th->queued)
             break;  /* quit, and nothing left */
-        batch = w->queued;
-        w->queued = w->queued_tail = NULL;
+        batch = th->queued;
+        th->queued = th->queued_tail = NULL;
         pthread_mutex_unlock(&w->lock);
-        for (weft_jentry *j = batch; j; j = j->next)
-            write_entry(j);
+        for (weft_jentry *j = batch; j; j = j->next) {
+            if (j->open)
+                open_entry(j);
+            else
+                write_entry(j);
+        }
         pthread_mutex_lock(&w->lock);
         for (weft_jentry *j = batch; j; j = next) {
             next = j->next;
@@ -107,16 +136,32 @@ static void hand_back(struct weft_jwriter *w)
         j->member->pending_bytes -= sizeof *j + j->e.len;
         d->buffered -= sizeof *j + j->e.len;
         w->done(d, j);
+        free(j->msg);
         free(j);
     }
     if (w->pending == 0 && !uv_is_closing((uv_handle_t *)&w->async))
         uv_unref((uv_handle_t *)&w->async);
-    weft_server_buffered_fell(d);
 }
 
 static void on_async(uv_async_t *a)
 {
     hand_back(a->data);
+}
+
+/* Ends the threads started (writing what is queued) and hands it back. */
+static void join_threads(struct weft_jwriter *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->quit = 1;
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_cond_signal(&w->th[i].wake);
+    pthread_mutex_unlock(&w->lock);
+    for (int i = 0; i < NTHREADS; i++) {
+        if (w->th[i].started)
+            pthread_join(w->th[i].tid, NULL);
+        w->th[i].started = 0;
+    }
+    hand_back(w);
 }
 
 int weft_jwriter_start(weft_daemon *d, weft_jwriter_done_cb done)
@@ -130,18 +175,25 @@ int weft_jwriter_start(weft_daemon *d, weft_jwriter_done_cb done)
     w->d = d;
     w->done = done;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->wake, NULL);
+    for (int i = 0; i < NTHREADS; i++) {
+        w->th[i].w = w;
+        pthread_cond_init(&w->th[i].wake, NULL);
+    }
     if (uv_async_init(d->loop, &w->async, on_async) != 0) {
         free(w);
         return WEFT_EIO;
     }
     w->async.data = w;
     uv_unref((uv_handle_t *)&w->async);
-    if (pthread_create(&w->tid, NULL, writer_run, w) != 0) {
-        uv_close((uv_handle_t *)&w->async, NULL);
-        /* The handle is freed with w once the loop closed it: w leaks
-         * here, at a start that fails anyway. */
-        return WEFT_EIO;
+    for (int i = 0; i < NTHREADS; i++) {
+        if (pthread_create(&w->th[i].tid, NULL, thread_run, &w->th[i]) != 0) {
+            join_threads(w);
+            uv_close((uv_handle_t *)&w->async, NULL);
+            /* The handle is freed with w once the loop closed it: w
+             * leaks here, at a start that fails anyway. */
+            return WEFT_EIO;
+        }
+        w->th[i].started = 1;
     }
     d->jw = w;
     return 0;
@@ -161,26 +213,30 @@ weft_jentry *weft_jentry_new(uint32_t len)
 void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
 {
     struct weft_jwriter *w = d->jw;
+    jthread *th;
 
-    assert(w && j && j->member && j->member->journal);
+    assert(w && j && j->member && (j->member->journal || j->open));
+    th = &w->th[j->open ? OPENS : APPENDS];
     if (w->pending++ == 0)
         uv_ref((uv_handle_t *)&w->async);
     j->member->pending++;
     j->member->pending_bytes += sizeof *j + j->e.len;
     d->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
     pthread_mutex_lock(&w->lock);
-    append(&w->queued, &w->queued_tail, j);
-    pthread_cond_signal(&w->wake);
+    append(&th->queued, &th->queued_tail, j);
+    pthread_cond_signal(&th->wake);
     pthread_mutex_unlock(&w->lock);
 }
 
-void weft_jwriter_hold(weft_daemon *d, int hold)
+void weft_jwriter_hold(weft_daemon *d, unsigned threads)
 {
     struct weft_jwriter *w = d->jw;
 
     pthread_mutex_lock(&w->lock);
-    w->held = hold;
-    pthread_cond_signal(&w->wake);
+    w->th[APPENDS].held = (threads & WEFT_JWRITER_APPENDS) != 0;
+    w->th[OPENS].held = (threads & WEFT_JWRITER_OPENS) != 0;
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_cond_signal(&w->th[i].wake);
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -194,7 +250,8 @@ static void on_close(uv_handle_t *h)
     struct weft_jwriter *w = h->data;
 
     pthread_mutex_destroy(&w->lock);
-    pthread_cond_destroy(&w->wake);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_cond_destroy(&w->th[i].wake);
     free(w);
 }
 
@@ -204,12 +261,7 @@ void weft_jwriter_stop(weft_daemon *d)
 
     if (!w)
         return;
-    pthread_mutex_lock(&w->lock);
-    w->quit = 1;
-    pthread_cond_signal(&w->wake);
-    pthread_mutex_unlock(&w->lock);
-    pthread_join(w->tid, NULL);
-    hand_back(w);
+    join_threads(w);
     d->jw = NULL;
     uv_close((uv_handle_t *)&w->async, on_close);
 }

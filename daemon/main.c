@@ -16,10 +16,12 @@
 #include "catalog.h"
 #include "weftd_config.h"
 #include "daemon.h"
+#include "jwriter.h"
 #include "live.h"
 #include "log.h"
 #include "recover.h"
 #include "server.h"
+#include "session.h"
 #include "spool.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -457,6 +459,27 @@ static int prepare_storage(weft_daemon *d)
     return 0;
 }
 
+/* Ingest, wired: the server hands frames to the sessions, the journal
+ * writer hands written entries back to them (session.h); what was
+ * received is written before the server closes the connections. */
+static const weft_server_cbs ingest = { weft_session_frame,
+                                        weft_session_closed,
+                                        weft_jwriter_stop };
+
+/* Starts the journal writer, then the listeners. 0 or a WEFT_E* code
+ * (logged). */
+static int start_ingest(weft_daemon *d)
+{
+    int rc = weft_jwriter_start(d, weft_session_written);
+
+    if (rc < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "
+                  "threads: %s", weft_strerror(rc));
+        return rc;
+    }
+    return weft_server_start(d, &ingest);
+}
+
 int main(int argc, char **argv)
 {
     weft_daemon d;
@@ -474,7 +497,7 @@ int main(int argc, char **argv)
     d.loop = uv_default_loop();
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
-        adopt_sockets(&d) < 0 || weft_server_start(&d) < 0) {
+        adopt_sockets(&d) < 0 || start_ingest(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
         weft_trace_free_all(&d);

@@ -45,8 +45,8 @@
 #include "journal.h"
 #include "log.h"
 #include "spool.h"
-#include "session.h"
 #include "trace.h"
+#include "validate.h"
 #include "weft_errors.h"
 
 __attribute__((format(printf, 3, 4)))
@@ -168,16 +168,17 @@ static int replay(weft_trace *t, const char *path, const char *name,
             break;
         }
         if (e.kind == WEFT_JE_DEFS) {
-            rc = weft_session_check_defs(m, e.payload, e.len, why, sizeof why);
+            rc = weft_validate_defs(m, e.payload, e.len, NULL, why,
+                                    sizeof why);
             if (rc == 0)
                 m->defs_seq = m->held_defs_seq = e.seq;
         } else if (e.kind == WEFT_JE_EVENTS) {
             uint64_t last = 0;
             rc = weft_member_location(m, e.location, why, sizeof why);
             if (rc == 0)
-                rc = weft_session_check_events(m, e.location, e.base_time,
-                                               e.count, e.payload, e.len,
-                                               &last, why, sizeof why);
+                rc = weft_validate_events(m, e.location, e.base_time,
+                                          e.count, e.payload, e.len, &last,
+                                          NULL, why, sizeof why);
             if (rc == 0) {
                 weft_loc_state *l = &m->locs[e.location];
                 l->last_seq = l->held_seq = e.seq;

@@ -1,6 +1,7 @@
 /* server.c - listeners, connections and the read path of weftd:
  * read -> frame reader (limit checked as bytes arrive) -> unpack ->
- * session. One read callback handles at most one read buffer of bytes.
+ * on_frame (weft_server_cbs: the session). One read callback handles at
+ * most one read buffer of bytes.
  */
 #include "server.h"
 
@@ -17,9 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jwriter.h"
 #include "log.h"
-#include "session.h"
 #include "trace.h"
 #include "weft_errors.h"
 
@@ -99,16 +98,21 @@ static void unpause(weft_conn *c, unsigned bits)
         weft_conn_close(c);
 }
 
+/* Outside any read callback: the connections weft_conn_resume released,
+ * and those paused for max_buffered while it is below 3/4. */
 static void on_resume(uv_idle_t *idle)
 {
     weft_daemon *d = idle->data;
 
     uv_idle_stop(idle);
     for (weft_conn *c = d->conns; c; c = c->next) {
-        if (!(c->paused & WEFT_PAUSE_BUFFERED))
-            continue;
-        if (d->buffered >= d->cfg.max_buffered / 4 * 3)
-            break; /* account() starts us again when it falls */
+        if (c->resume_due) { /* weft_conn_resume */
+            c->resume_due = 0;
+            unpause(c, 0);
+        }
+        if (!(c->paused & WEFT_PAUSE_BUFFERED) ||
+            d->buffered >= d->cfg.max_buffered / 4 * 3)
+            continue; /* account() starts us again when it falls */
         d->npaused_buffered--;
         weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes buffered in all: "
                       "reading again", (unsigned long long)d->buffered);
@@ -175,7 +179,7 @@ void weft_conn_close(weft_conn *c)
         return;
     c->closing = 1;
     uv_read_stop(&c->h.stream);
-    weft_session_closed(c);
+    c->d->server_cbs->on_closed(c);
     c->shutdown_req.data = c;
     if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) != 0)
         close_now(c);
@@ -259,43 +263,44 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
     weft_conn_check_pending(c); /* acks also come from the journal writer */
 }
 
-/* Counts the limit a refusal names. The decoder's string limit says
- * "string of N bytes exceeds the limit". */
-static void count_limit(weft_daemon *d, int code, const char *msg)
-{
-    for (int l = 0; l < WEFT_LIMIT__COUNT; l++) {
-        if (l != WEFT_LIMIT_IDLE_TIMEOUT && l != WEFT_LIMIT_FD_LIMIT &&
-            l != WEFT_LIMIT_MAX_CONNECTIONS && strstr(msg, limit_names[l])) {
-            weft_limit_hit(d, (enum weft_limit)l);
-            return;
-        }
-    }
-    if (code == WEFT_ETOOBIG && strstr(msg, "string of"))
-        weft_limit_hit(d, WEFT_LIMIT_MAX_STRING);
-}
-
-void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
+static void vfail(weft_conn *c, enum weft_limit l, int code,
+                  const char *fmt, va_list ap)
 {
     char msg[768];
     uint8_t *frame;
     ssize_t n;
-    va_list ap;
 
     if (c->closing)
         return;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
     c->d->refused++;
-    /* Limits checked in session.c and trace.c (and max_frame) name
-     * their key; the others are counted where they are checked. */
-    if (code == WEFT_ELIMIT || code == WEFT_ETOOBIG)
-        count_limit(c->d, code, msg);
+    if (l != WEFT_LIMIT_NONE)
+        weft_limit_hit(c->d, l);
     n = weft_frame_pack_error(&frame, code, "%s", msg);
     if (n > 0)
         weft_conn_send(c, frame, (size_t)n);
     weft_conn_close(c);
+}
+
+void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfail(c, WEFT_LIMIT_NONE, code, fmt, ap);
+    va_end(ap);
+}
+
+void weft_conn_fail_limit(weft_conn *c, enum weft_limit l, int code,
+                          const char *fmt, ...)
+{
+    va_list ap;
+
+    assert(l <= WEFT_LIMIT_NONE);
+    va_start(ap, fmt);
+    vfail(c, l, code, fmt, ap);
+    va_end(ap);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -305,27 +310,22 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
 }
 
-static void handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
+/* Unpacks a complete frame and hands it on. 0 if it was accepted, or the
+ * WEFT_E* code it was refused with (c is closing). */
+static int handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
 {
     Weft__Envelope *env = weft_frame_unpack(frame, len);
+    int rc;
 
     if (!env) {
         weft_conn_fail(c, WEFT_EPROTO, "frame of %u bytes is not a weft "
                        "protocol message (expected a weft.Envelope; is this "
                        "a weft client?)", len);
-        return;
+        return WEFT_EPROTO;
     }
-    if (env->msg_case == WEFT__ENVELOPE__MSG_GOODBYE) {
-        uint64_t refused = c->d->refused, dropped = 0;
-        for (size_t i = 0; i < env->goodbye->n_locations; i++)
-            dropped += env->goodbye->locations[i]->dropped;
-        weft_session_frame(c, env);
-        if (c->d->refused == refused) /* accepted */
-            c->d->dropped_in += dropped;
-    } else {
-        weft_session_frame(c, env);
-    }
+    rc = c->d->server_cbs->on_frame(c, env);
     weft_frame_free_envelope(env);
+    return rc;
 }
 
 /* Stopping: c reads no more and closes once what it sent is journaled
@@ -348,6 +348,28 @@ void weft_conn_hold(weft_conn *c)
     c->paused |= WEFT_PAUSE_GOODBYE;
     if (update_reading(c) != 0)
         weft_conn_close(c);
+}
+
+void weft_conn_pause(weft_conn *c)
+{
+    c->paused |= WEFT_PAUSE_SESSION;
+    if (update_reading(c) != 0)
+        weft_conn_close(c);
+}
+
+/* The frames are taken from the idle callback: never inside the caller
+ * (the journal writer's hand-back), and not at all once the server
+ * stops or drains (the idle handle is closed then). */
+void weft_conn_resume(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+
+    if (!(c->paused & WEFT_PAUSE_SESSION))
+        return;
+    c->paused &= ~WEFT_PAUSE_SESSION;
+    c->resume_due = 1;
+    if (d->have_resume)
+        uv_idle_start(&d->resume, on_resume);
 }
 
 /* Pauses c for max_buffered; the unfed bytes stay stashed in rbuf. */
@@ -394,10 +416,11 @@ static void consume(weft_conn *c)
         rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
         c->stash_off += (uint32_t)(c->stash_len - left);
         c->stash_len = (uint32_t)left;
-        if (rc == WEFT_ETOOBIG) { /* counted by weft_conn_fail */
-            weft_conn_fail(c, WEFT_ETOOBIG, "frame of %u bytes exceeds "
-                           "max_frame (%llu bytes)", c->reader.payload_len,
-                           (unsigned long long)d->cfg.max_frame);
+        if (rc == WEFT_ETOOBIG) {
+            weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
+                                 "frame of %u bytes exceeds max_frame (%llu "
+                                 "bytes)", c->reader.payload_len,
+                                 (unsigned long long)d->cfg.max_frame);
             return;
         }
         if (rc < 0) {
@@ -410,9 +433,11 @@ static void consume(weft_conn *c)
             continue;
         }
         c->last_frame = uv_now(d->loop);
-        handle_frame(c, frame, flen);
+        rc = handle_frame(c, frame, flen);
         free(frame);
         account(c, 0);
+        if (rc < 0)
+            return; /* refused: c is closing */
     }
     if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
         !c->closing)
@@ -774,17 +799,13 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
     return 0;
 }
 
-int weft_server_start(weft_daemon *d)
+int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs)
 {
     int rc = 0;
 
+    assert(cbs && cbs->on_frame && cbs->on_closed && cbs->on_stop);
     ignore_sigpipe();
-    rc = weft_jwriter_start(d, weft_session_written);
-    if (rc < 0) {
-        weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "
-                  "thread: %s", weft_strerror(rc));
-        return rc;
-    }
+    d->server_cbs = cbs;
     uv_idle_init(d->loop, &d->resume);
     d->resume.data = d;
     d->have_resume = 1;
@@ -816,7 +837,8 @@ void weft_server_stop(weft_daemon *d)
     stop_listening(d);
     /* What was received is written (and handed back, acks going nowhere:
      * the connections close below) before weftd goes. */
-    weft_jwriter_stop(d);
+    if (d->server_cbs)
+        d->server_cbs->on_stop(d);
     if (d->have_resume) {
         uv_close((uv_handle_t *)&d->resume, NULL);
         d->have_resume = 0;

@@ -2,9 +2,15 @@
  *
  * Each connection runs a receive state machine (weft_frame_reader: header,
  * then payload, length checked against max_frame before any buffer is
- * sized) and hands complete frames to session.c. A connection is closed
- * asynchronously: pending writes drain (so an Error reaches the peer),
- * then the handle is closed and its memory freed in the close callback.
+ * sized) and hands complete frames to the on_frame callback it was given
+ * (weft_server_cbs). A connection is closed asynchronously: pending
+ * writes drain (so an Error reaches the peer), then the handle is closed
+ * and its memory freed in the close callback.
+ *
+ * Direction: server.c knows nothing of the protocol's sessions nor of
+ * the journal writer. main.c gives weft_server_start session.c's
+ * callbacks (and the journal writer's stop); the session calls into the
+ * connection (weft_conn_*): replies, refusals, pauses.
  *
  * DESIGN (limits): reading from a connection stops while any of these
  * holds (bits of weft_conn.paused):
@@ -26,7 +32,12 @@
  *  - WEFT_PAUSE_STOPPING: SIGTERM; a connection stops at its next frame
  *    boundary, then closes once its replies are written;
  *  - WEFT_PAUSE_GOODBYE: the client said Goodbye; the connection closes
- *    once that is journaled, after the acks of what came before.
+ *    once that is journaled, after the acks of what came before;
+ *  - WEFT_PAUSE_SESSION: the session waits for something before it takes
+ *    the next frame (a new member's Hello: its journal being opened); the
+ *    frames already read wait in rbuf and are handled, in order, once it
+ *    calls weft_conn_resume (a peer that hangs up meanwhile is noticed
+ *    then, as with every pause).
  * idle_timeout closes a connection that sends no Hello, or does not
  * finish a frame within that long of its first byte (not while weftd
  * itself holds it paused; a client that holds a partial frame and does
@@ -56,7 +67,8 @@ enum {
     WEFT_PAUSE_PENDING = 1,
     WEFT_PAUSE_BUFFERED = 2,
     WEFT_PAUSE_STOPPING = 4,
-    WEFT_PAUSE_GOODBYE = 8  /* Goodbye received: closes once journaled */
+    WEFT_PAUSE_GOODBYE = 8, /* Goodbye received: closes once journaled */
+    WEFT_PAUSE_SESSION = 16 /* weft_conn_pause: until weft_conn_resume */
 };
 
 typedef struct weft_conn {
@@ -80,22 +92,44 @@ typedef struct weft_conn {
     uint64_t last_frame;       /* uv_now() when the frame being received
                                   began (else accept, or the last resume),
                                   for idle_timeout */
-    struct weft_member *member; /* set by Hello */
-    uint32_t clock_syncs;      /* ClockSync requests answered (session.c) */
+    int resume_due;            /* weft_conn_resume: the idle callback
+                                  takes the stashed frames */
+    /* The session's (session.c): its member, set by Hello (server.c
+     * reads it for log lines and for its journal entries pending), and
+     * the ClockSync requests answered. */
+    struct weft_member *member;
+    uint32_t clock_syncs;
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
     char rbuf[WEFT_READ_CHUNK];
 } weft_conn;
+
+/* What a connection hands on (session.c's functions, wired by main.c).
+ * Loop thread. */
+typedef struct weft_server_cbs {
+    /* A complete frame of c (env is freed after it returns): 0 if it was
+     * accepted, or the WEFT_E* code it was refused with, after
+     * weft_conn_fail. */
+    int (*on_frame)(weft_conn *c, const Weft__Envelope *env);
+    /* c is closing: no frame comes any more. */
+    void (*on_closed)(weft_conn *c);
+    /* weft_server_stop is about to close every connection: finish with
+     * what they handed on (the journal writer writes it all), so that
+     * the replies it leads to still find them. */
+    void (*on_stop)(weft_daemon *d);
+} weft_server_cbs;
 
 /* Listens on a listening stream socket systemd passed (socket
  * activation; Unix if is_unix, else TCP) instead of binding; takes
  * ownership of fd. A second socket of a kind is closed with a warning.
  * Call before weft_server_start. 0 or a WEFT_E* code (logged). */
 int weft_server_adopt(weft_daemon *d, int fd, int is_unix);
-/* Starts the listeners of d->cfg, or, if sockets were adopted, none.
- * 0 or a WEFT_E* code (logged). */
-int weft_server_start(weft_daemon *d);
-/* Stops listening and closes every connection at once. */
+/* Starts the listeners of d->cfg, or, if sockets were adopted, none;
+ * every connection hands its frames to cbs (not copied: it outlives the
+ * server). 0 or a WEFT_E* code (logged). */
+int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs);
+/* Stops listening, lets on_stop finish what the connections handed on,
+ * and closes every connection at once. */
 void weft_server_stop(weft_daemon *d);
 /* SIGTERM: stops listening; each connection finishes the frame it is
  * receiving (journaled and acked), stops reading and closes once its
@@ -120,9 +154,21 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);
 /* Sends an Error frame with code and message, logs it, then closes. */
 void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a refusal because c went beyond limit l (WEFT_LIMIT_NONE:
+ * none), which is counted (weft_limit_hit). */
+void weft_conn_fail_limit(weft_conn *c, enum weft_limit l, int code,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Stops reading from c for good (the Goodbye is being journaled; then
  * weft_conn_close). */
 void weft_conn_hold(weft_conn *c);
+/* The session takes no frame of c until weft_conn_resume: reading stops,
+ * what was read stays stashed (WEFT_PAUSE_SESSION). */
+void weft_conn_pause(weft_conn *c);
+/* Ends weft_conn_pause: the frames stashed meanwhile are handled, in
+ * order, and reading goes on (unless something else holds c), from the
+ * next loop iteration on. */
+void weft_conn_resume(weft_conn *c);
 /* Pauses reading from c while it holds more than max_conn_pending bytes
  * (replies not written, frames not journaled). */
 void weft_conn_check_pending(weft_conn *c);

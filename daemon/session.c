@@ -1,372 +1,37 @@
 /* session.c - the protocol of one connection (see session.h).
  *
- * Ingest decodes every record once to validate it (types, references,
- * clocks, counts) because a bad record must be refused before it is
- * acknowledged; the journal then stores the payload bytes unchanged,
- * written by the journal writer thread (jwriter.h). The member's state
- * moves on as frames are accepted (the next frame is checked against
- * it); acks go out as entries come back written (weft_session_written),
- * and its held_* fields follow what is journaled.
+ * Every record is checked (validate.h) before it is journaled, because a
+ * bad record must be refused before it is acknowledged; the journal then
+ * stores the payload bytes unchanged, written by the journal writer's
+ * threads (jwriter.h). The member's state moves on as frames are accepted
+ * (the next frame is checked against it); acks go out as entries come
+ * back written (weft_session_written), and its held_* fields follow what
+ * is journaled.
+ *
+ * A member that comes back has its journal: HelloAck at once. A new one
+ * needs the disk first (its journal's open and header, and for a new
+ * trace its directory): its Hello's entry goes to the journal writer's
+ * open thread with that work, the connection is paused (its next frames
+ * wait, in order, in the server's buffer), and HelloAck goes out and the
+ * frames are taken once the entry is back (WRITTEN_OPEN).
+ *
+ * Each frame handler returns 0 when it accepted its frame (a resend of
+ * what weftd holds is accepted too), or the WEFT_E* code it refused it
+ * with, after weft_conn_fail.
  */
 #include "session.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "codec.h"
 #include "frame.h"
-#include "jwriter.h"
 #include "log.h"
-#include "server.h"
+#include "validate.h"
 #include "weft_errors.h"
-
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-/* "[k]" after an array field's name in messages, "" for scalars. */
-static const char *idx(const weft_field_desc *f, size_t k, char *buf,
-                       size_t n)
-{
-    if (!f->is_array)
-        return "";
-    snprintf(buf, n, "[%zu]", k);
-    return buf;
-}
-
-/* The remembered count and type of definition `id` of `kind`, NULL if
- * there is none (undefined id, or a kind nothing checks against). */
-static const weft_decl *decl_of(const weft_member *m, unsigned kind,
-                                uint64_t id)
-{
-    const weft_decls *ds = &m->decls[kind];
-
-    return id < ds->cap ? &ds->v[id] : NULL;
-}
-
-static int decl_set(weft_member *m, unsigned kind, uint64_t id,
-                    weft_decl decl)
-{
-    weft_decls *ds = &m->decls[kind];
-
-    if (id >= ds->cap) {
-        uint64_t cap = ds->cap ? ds->cap : 16;
-        weft_decl *p;
-        while (cap <= id)
-            cap *= 2;
-        p = realloc(ds->v, cap * sizeof *p);
-        if (!p)
-            return WEFT_ENOMEM;
-        memset(p + ds->cap, 0, (cap - ds->cap) * sizeof *p);
-        ds->v = p;
-        ds->cap = cap;
-    }
-    ds->v[id] = decl;
-    return 0;
-}
-
-/* Checks reference v (value k of field f) of id space `kind`: ids this
- * member defined; for what weftd derives, the conventions of the record
- * table (locations rank << 32 | thread, location groups by rank, system
- * tree nodes 0 and 1). */
-static int check_ref(const weft_member *m, const weft_rec_desc *d,
-                     const weft_field_desc *f, size_t k, unsigned kind,
-                     uint64_t v, char *err, size_t errlen)
-{
-    uint32_t size = m->trace->size;
-    char ib[24];
-
-    if (v == weft_ref_kind_undefined(kind))
-        return 0;
-    switch (kind) {
-    case WEFT_REF_LOCATION:
-        if ((v >> 32) >= size)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location %" PRIu64
-                        " is thread %" PRIu64 " of rank %" PRIu64 ", but the "
-                        "trace has %" PRIu32 " processes", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), v, v & 0xffffffffu, v >> 32,
-                        size);
-        return 0;
-    case WEFT_REF_LOCATION_GROUP:
-        if (v >= size)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location group %"
-                        PRIu64 ": location groups are named by rank, and the "
-                        "trace has %" PRIu32 " processes", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), v, size);
-        return 0;
-    case WEFT_REF_SYSTEM_TREE_NODE:
-        if (v > 1)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: system tree node %"
-                        PRIu64 ": clients name 0 (the machine) or 1 (their "
-                        "host)", d->name, f->name, idx(f, k, ib, sizeof ib),
-                        v);
-        return 0;
-    default:
-        if (!weft_idset_has(&m->defined[kind], v))
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
-                        " is not defined", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), weft_ref_kind_name(kind),
-                        v);
-        return 0;
-    }
-}
-
-/* Checks every value of record r (and of its attribute list) that the
- * table says something about: OTF2 enums, the type of typed values,
- * references, counts and declared types. Generic over the descriptors.
- * 0, or a WEFT_E* code with err naming record, field and value. */
-static int check_record(const weft_member *m, const weft_rec_desc *d,
-                        const weft_record *r, char *err, size_t errlen)
-{
-    char ib[24];
-    int rc;
-
-    for (unsigned i = 0; i < d->nfields; i++) {
-        const weft_field_desc *f = &d->fields[i];
-        size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
-        for (size_t k = 0; k < n; k++) {
-            uint64_t v = weft_field_value(r, f, k);
-            unsigned kind;
-            if (f->enum_id >= 0 && !weft_enum_valid(f->enum_id, v)) {
-                if (weft_enum_is_flags(f->enum_id))
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %#" PRIx64
-                                " has bits that are no %s flag", d->name,
-                                f->name, idx(f, k, ib, sizeof ib), v,
-                                weft_enum_name(f->enum_id));
-                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %" PRIu64
-                            " is not a valid %s", d->name, f->name,
-                            idx(f, k, ib, sizeof ib), v,
-                            weft_enum_name(f->enum_id));
-            }
-            if (f->sel_map == WEFT_SEL_TYPE &&
-                weft_field_selector(r, d, f, k) == OTF2_TYPE_NONE)
-                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: a value of "
-                            "type OTF2_TYPE_NONE", d->name, f->name,
-                            idx(f, k, ib, sizeof ib));
-            kind = f->is_self ? WEFT_REF_NONE : weft_field_kind(r, d, f, k);
-            if (kind != WEFT_REF_NONE &&
-                (rc = check_ref(m, d, f, k, kind, v, err, errlen)) < 0)
-                return rc;
-            if (f->count_ref >= 0) {
-                const weft_field_desc *rf = &d->fields[f->count_ref];
-                uint64_t id = weft_field_get(r, rf);
-                const weft_decl *dl = decl_of(m, rf->ref, id);
-                if (dl && dl->count != v)
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s: %" PRIu64
-                                " elements, but %s %" PRIu64 " (%s) has %"
-                                PRIu32, d->name, f->name, v,
-                                weft_ref_kind_name(rf->ref), id, rf->name,
-                                dl->count);
-            }
-            if (f->decl_ref >= 0) {
-                const weft_field_desc *rf = &d->fields[f->decl_ref];
-                uint64_t id = weft_field_value(r, rf, k);
-                const weft_decl *dl = decl_of(m, rf->ref, id);
-                if (dl && dl->type != v)
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type %"
-                                PRIu64 ", but %s %" PRIu64 " is declared with"
-                                " type %u", d->name, f->name,
-                                idx(f, k, ib, sizeof ib), v,
-                                weft_ref_kind_name(rf->ref), id, dl->type);
-            }
-        }
-    }
-    if (r->attributes)
-        return check_record(m, weft_rec_desc_of(r->attributes->type),
-                            r->attributes, err, errlen);
-    return 0;
-}
-
-/* Remembers what later records check against definition r with id `id`:
- * the count of its first array or, without one, the count of the
- * definition of its own id space it refers to (a MetricInstance has its
- * MetricClass's), and its declared OTF2_Type. */
-static int remember_decl(weft_member *m, const weft_rec_desc *d,
-                         const weft_record *r, unsigned kind, uint64_t id)
-{
-    weft_decl decl = { 0, 0 };
-
-    if (!weft_ref_kind_has_decl(kind))
-        return 0;
-    if (d->count_field >= 0) {
-        decl.count = (uint32_t)weft_field_get(r, &d->fields[d->count_field]);
-    } else {
-        for (unsigned i = 0; i < d->nfields; i++) {
-            const weft_field_desc *f = &d->fields[i];
-            const weft_decl *dl;
-            if (f->is_self || f->is_array || f->ref != kind)
-                continue;
-            if ((dl = decl_of(m, kind, weft_field_get(r, f))) != NULL) {
-                decl.count = dl->count;
-                break;
-            }
-        }
-    }
-    if (d->decl_type_field >= 0)
-        decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
-    return decl_set(m, kind, id, decl);
-}
-
-
-/* Undefines the ids defined by the first n records of a Definitions
- * payload. Each of them was new when it was added (check_defs refuses
- * redefinitions), so no earlier definition is lost. */
-static void forget_defs(weft_member *m, const uint8_t *buf, size_t len,
-                        uint64_t n)
-{
-    weft_decoder dec;
-    weft_record r;
-
-    weft_decoder_init(&dec, buf, len, 0, 0);
-    dec.max_string = m->trace->d->cfg.max_string;
-    while (n-- > 0 && weft_decoder_next(&dec, &r) == 1) {
-        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
-        const weft_field_desc *self;
-        weft_idset *s;
-        uint64_t id;
-        if (rd->self_field < 0)
-            continue;
-        self = &rd->fields[rd->self_field];
-        s = &m->defined[self->ref];
-        id = weft_field_get(&r, self);
-        if (id < s->cap)
-            s->bits[id / 8] &= (uint8_t)~(1u << (id % 8));
-    }
-    weft_decoder_free(&dec);
-}
-
-/* A payload is accepted or refused as a whole: when a record is refused,
- * the ids the records before it defined are forgotten again, because the
- * payload is neither journaled nor acked and its ids must not satisfy
- * later references or block the corrected resend. */
-int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
-                            char *err, size_t errlen)
-{
-    const weft_config *cfg = &m->trace->d->cfg;
-    uint64_t nrec = 0, added = 0;
-    weft_decoder dec;
-    weft_record r;
-    int rc;
-
-    weft_decoder_init(&dec, buf, len, 0, 0);
-    dec.max_string = cfg->max_string;
-    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
-        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
-        const weft_field_desc *self;
-        uint64_t id;
-        nrec++;
-        if (rd->flags & WEFT_DF_DAEMON) {
-            rc = fail(err, errlen, WEFT_ETYPE, "%s definitions are derived "
-                      "by weftd and may not be sent by clients", rd->name);
-            goto out;
-        }
-        rc = check_record(m, rd, &r, err, errlen);
-        if (rc < 0)
-            goto out;
-        if (rd->self_field < 0)
-            continue;
-        self = &rd->fields[rd->self_field];
-        id = weft_field_get(&r, self);
-        if (id == weft_ref_kind_undefined(self->ref)) {
-            rc = fail(err, errlen, WEFT_EPROTO, "%s.%s: the undefined id "
-                      "cannot be defined", rd->name, self->name);
-            goto out;
-        }
-        if (weft_idset_has(&m->defined[self->ref], id)) {
-            rc = fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
-                      " is already defined", rd->name, self->name,
-                      weft_ref_kind_name(self->ref), id);
-            goto out;
-        }
-        rc = weft_idset_add(&m->defined[self->ref], id, cfg->max_definitions);
-        if (rc < 0) {
-            rc = fail(err, errlen, rc, "%s.%s: id %" PRIu64 " exceeds "
-                      "max_definitions (%" PRIu64 ")", rd->name, self->name,
-                      id, cfg->max_definitions);
-            goto out;
-        }
-        added = nrec;
-        rc = remember_decl(m, rd, &r, self->ref, id);
-        if (rc < 0) {
-            rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
-            goto out;
-        }
-    }
-    if (rc < 0)
-        snprintf(err, errlen, "%s", dec.error);
-out:
-    weft_decoder_free(&dec);
-    if (rc < 0)
-        forget_defs(m, buf, len, added);
-    return rc < 0 ? rc : 0;
-}
-
-int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
-                              uint32_t count, const uint8_t *buf, size_t len,
-                              uint64_t *last_time, char *err, size_t errlen)
-{
-    uint64_t prev = m->locs[loc].last_time;
-    const weft_idset *regions = &m->defined[WEFT_REF_REGION];
-    weft_decoder dec;
-    weft_record r;
-    uint32_t n = 0;
-    int rc;
-
-    if (base < prev)
-        return fail(err, errlen, WEFT_ETIME, "batch base time %" PRIu64
-                    " is smaller than the last time %" PRIu64 " of thread %u",
-                    base, prev, loc);
-    weft_decoder_init(&dec, buf, len, 1, base);
-    dec.max_string = m->trace->d->cfg.max_string;
-    for (;;) {
-        /* Enter/Leave, most of any trace: their one field is a region. */
-        weft_el_run run = weft_el_begin(&dec), at = run;
-        uint32_t type, region;
-        while (weft_el_next(&run, &type, &region)) {
-            if (region != OTF2_UNDEFINED_REGION &&
-                !weft_idset_has(regions, region)) {
-                run = at;  /* unread: check_record below says why */
-                break;
-            }
-            n++;
-            at = run;
-        }
-        weft_el_end(&run, &dec);
-        prev = dec.time;
-        if ((rc = weft_decoder_next(&dec, &r)) != 1)
-            break;
-        n++;
-        prev = r.time;
-        rc = check_record(m, weft_rec_desc_of(r.type), &r, err, errlen);
-        if (rc < 0)
-            goto out;
-    }
-    if (rc < 0) {
-        snprintf(err, errlen, "%s", dec.error);
-        goto out;
-    }
-    if (n != count) {
-        rc = fail(err, errlen, WEFT_EPROTO, "EventBatch announces %u events "
-                  "but holds %u", count, n);
-        goto out;
-    }
-    *last_time = prev;
-out:
-    weft_decoder_free(&dec);
-    return rc < 0 ? rc : 0;
-}
 
 static void send_env(weft_conn *c, const Weft__Envelope *env)
 {
@@ -493,31 +158,44 @@ static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
 }
 
 /* What a journal entry's completion does (weft_session_written). */
-enum { WRITTEN_HELLO, WRITTEN_DEFS, WRITTEN_EVENTS, WRITTEN_GOODBYE };
+enum {
+    WRITTEN_OPEN,     /* a new member's Hello, its journal opened first */
+    WRITTEN_HELLO,    /* the Hello of a member that came back */
+    WRITTEN_DEFS,
+    WRITTEN_EVENTS,
+    WRITTEN_GOODBYE
+};
 
-/* Queues entry e of c's member (payload copied) for the writer thread;
- * `what` and `last` (an EventBatch's last event time) are for its
- * completion. 0, or -1 after failing c. */
-static int journal(weft_conn *c, const weft_journal_entry *e, int what,
-                   uint64_t last)
+/* Queues entry j of c's member (owned by the writer from now on); `what`
+ * and `last` (an EventBatch's last event time) are for its completion. */
+static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
 {
     weft_member *m = c->member;
-    weft_jentry *j = weft_jentry_new(e->len);
 
-    if (!j) {
-        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return -1;
-    }
-    if (e->len)
-        memcpy(j->data, e->payload, e->len);
-    j->e = *e;
-    j->e.payload = j->data;
     j->member = m;
     j->conn_serial = m->conn_serial;
     j->what = what;
     j->last_time = last;
     weft_jwriter_submit(c->d, j);
     weft_conn_check_pending(c);
+}
+
+/* Queues entry e of c's member, its payload copied. 0, or WEFT_ENOMEM
+ * after failing c. */
+static int journal(weft_conn *c, const weft_journal_entry *e, int what,
+                   uint64_t last)
+{
+    weft_jentry *j = weft_jentry_new(e->len);
+
+    if (!j) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    if (e->len)
+        memcpy(j->data, e->payload, e->len);
+    j->e = *e;
+    j->e.payload = j->data;
+    submit(c, j, what, last);
     return 0;
 }
 
@@ -536,6 +214,70 @@ static void settle_member(weft_member *m)
     m->write_failed = 0;
 }
 
+/* Sends c's HelloAck: what weftd holds of its member, per thread the last
+ * batch and the last Definitions. host and pid are its Hello's, for the
+ * log. 0, or WEFT_ENOMEM after failing c. */
+static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__HelloAck ack = WEFT__HELLO_ACK__INIT;
+    Weft__LocationSeq *seqs = NULL, **seqp = NULL;
+    weft_member *m = c->member;
+    int rc = 0;
+
+    seqs = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqs);
+    seqp = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqp);
+    if (!seqs || !seqp) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        rc = WEFT_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < m->nlocs; i++) {
+        weft__location_seq__init(&seqs[i]);
+        seqs[i].location = i;
+        seqs[i].seq = m->locs[i].last_seq;
+        seqp[ack.n_locations++] = &seqs[i];
+    }
+    ack.locations = seqp;
+    ack.protocol_version = WEFT_PROTOCOL_VERSION;
+    ack.definitions_seq = m->defs_seq;
+    ack.server = "weftd " PACKAGE_VERSION;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
+    env.hello_ack = &ack;
+    send_env(c, &env);
+    weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
+                  "members)", host, pid, m->trace->joined, m->trace->size);
+out:
+    free(seqs);
+    free(seqp);
+    return rc;
+}
+
+/* A new member's open job is back; c is its connection if still there.
+ * When the journal could not be opened the member is gone (it is freed)
+ * and 1 is returned; else the member is ready, 0. */
+static int opened(weft_jentry *j, weft_conn *c)
+{
+    weft_member *m = j->member;
+
+    if (m->journal) {
+        weft_trace_join_end(m, 0, c != NULL);
+        return 0;
+    }
+    if (c)
+        c->member = NULL;
+    else /* it hung up meanwhile: nobody to tell */
+        weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: %s",
+                  m->trace->name, m->rank,
+                  j->msg ? j->msg : weft_strerror(j->rc));
+    m->conn = NULL;
+    weft_trace_join_end(m, j->rc, c != NULL);
+    if (c)
+        weft_conn_fail(c, j->rc, "%s",
+                       j->msg ? j->msg : weft_strerror(j->rc));
+    return 1;
+}
+
 void weft_session_written(weft_daemon *d, weft_jentry *j)
 {
     weft_member *m = j->member;
@@ -543,9 +285,12 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                                                               : NULL;
     const weft_journal_entry *e = &j->e;
 
+    weft_server_buffered_fell(d);
+    if (j->what == WRITTEN_OPEN && opened(j, c))
+        return; /* m is gone */
     if (j->rc < 0) {
         if (j->what == WRITTEN_DEFS) /* not journaled: the resend defines */
-            forget_defs(m, e->payload, e->len, UINT64_MAX);
+            weft_validate_undefine(m, e->payload, e->len);
         if (j->what == WRITTEN_GOODBYE && c) /* it may say it again */
             m->said_goodbye = 0;
         if (c)
@@ -556,6 +301,9 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: cannot write "
                       "its journal in %s: %s", m->trace->name, m->rank,
                       m->trace->dir, strerror(j->err));
+    } else if (j->what == WRITTEN_OPEN && c) {
+        if (hello_ack(c, m->host, m->pid) == 0)
+            weft_conn_resume(c); /* its next frames */
     } else if (j->what == WRITTEN_DEFS) {
         m->held_defs_seq = e->seq;
         if (c)
@@ -583,226 +331,169 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         weft_trace_member_written(m);
 }
 
-/* Limits of Hello.tags (README, "Tags"): at most WEFT_MAX_TAGS tags, keys
- * of 1..WEFT_MAX_TAG_KEY characters [A-Za-z0-9_.-], values up to
- * max_string bytes, each key once per Hello. */
-#define WEFT_MAX_TAGS 64
-#define WEFT_MAX_TAG_KEY 64
-
-/* A printable copy of at most WEFT_MAX_TAG_KEY bytes of s for messages:
- * bytes outside printable ASCII become '?'. */
-static const char *tag_key_shown(const char *s, char *buf, size_t n)
+/* The Hello entry of a member of `uid`: h with the owner weftd decided
+ * on, which the journal keeps for recovery. NULL after failing c. */
+static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
+                                uint32_t uid)
 {
-    size_t i = 0;
+    Weft__Hello owned = *h;
+    weft_jentry *j;
 
-    for (; s[i] && i < WEFT_MAX_TAG_KEY && i + 1 < n; i++)
-        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-    buf[i] = 0;
-    return buf;
-}
-
-/* 0, or a WEFT_E* code with err naming the tag and the rule it breaks. */
-static int check_tags(const Weft__Hello *h, uint64_t max_string, char *err,
-                      size_t errlen)
-{
-    char kb[WEFT_MAX_TAG_KEY + 1];
-
-    if (h->n_tags > WEFT_MAX_TAGS)
-        return fail(err, errlen, WEFT_ELIMIT, "Hello: %zu tags, at most %d "
-                    "are allowed", h->n_tags, WEFT_MAX_TAGS);
-    for (size_t i = 0; i < h->n_tags; i++) {
-        const char *k = h->tags[i]->key, *v = h->tags[i]->value;
-        size_t n = strlen(k);
-        if (n == 0)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag %zu has an "
-                        "empty key", i + 1);
-        if (n > WEFT_MAX_TAG_KEY)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s...' "
-                        "is %zu bytes long, at most %d are allowed",
-                        tag_key_shown(k, kb, sizeof kb), n, WEFT_MAX_TAG_KEY);
-        if (strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                      "0123456789_.-") != n)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s' has "
-                        "a character other than A-Z a-z 0-9 _ . -",
-                        tag_key_shown(k, kb, sizeof kb));
-        if (strlen(v) > max_string)
-            return fail(err, errlen, WEFT_ELIMIT, "Hello: the value of tag "
-                        "'%s' is %zu bytes long, over max_string (%" PRIu64
-                        ")", k, strlen(v), max_string);
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(h->tags[j]->key, k) == 0)
-                return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
-                            "given twice", k);
+    owned.uid = uid;
+    j = weft_jentry_new((uint32_t)weft__hello__get_packed_size(&owned));
+    if (!j) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return NULL;
     }
-    return 0;
+    weft__hello__pack(&owned, j->data);
+    j->e.kind = WEFT_JE_HELLO;
+    return j;
 }
 
-static void on_hello(weft_conn *c, const Weft__Hello *h)
+static int on_hello(weft_conn *c, const Weft__Hello *h)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__HelloAck ack = WEFT__HELLO_ACK__INIT;
-    Weft__LocationSeq *seqs = NULL, **seqp = NULL;
-    weft_journal_entry e = { 0 };
-    uint8_t *packed = NULL;
-    Weft__Hello owned;
+    uint32_t uid = c->has_peer_uid ? c->peer_uid : h->uid;
+    enum weft_limit limit;
     weft_member *m;
+    weft_jentry *j;
     char err[512];
     int rc;
 
     if (c->member) {
         weft_conn_fail(c, WEFT_EPROTO, "second Hello on one connection");
-        return;
+        return WEFT_EPROTO;
     }
     if (h->protocol_version != WEFT_PROTOCOL_VERSION) {
         weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not "
                        "supported: this weftd speaks version %d",
                        h->protocol_version, WEFT_PROTOCOL_VERSION);
-        return;
+        return WEFT_EVERSION;
     }
-    rc = check_tags(h, c->d->cfg.max_string, err, sizeof err);
+    rc = weft_validate_tags(h, c->d->cfg.max_string, &limit, err,
+                            sizeof err);
     if (rc < 0) {
-        weft_conn_fail(c, rc, "%s", err);
-        return;
+        weft_conn_fail_limit(c, limit, rc, "%s", err);
+        return rc;
     }
-    rc = weft_trace_join(c->d, h, c->has_peer_uid ? c->peer_uid : h->uid, &m,
-                         err, sizeof err);
+    if (!(j = hello_entry(c, h, uid)))
+        return WEFT_ENOMEM;
+    rc = weft_trace_join_begin(c->d, h, uid, &m, &limit, err, sizeof err);
     if (rc < 0) {
-        weft_conn_fail(c, rc, "%s", err);
-        return;
+        free(j);
+        weft_conn_fail_limit(c, limit, rc, "%s", err);
+        return rc;
     }
     m->conn = c;
     m->conn_serial++;
     c->member = m;
-    /* The journal keeps the owner weftd decided on, for recovery. HelloAck
-     * goes out before the entry is written: the entries after it, which
-     * are what gets acknowledged, are written after it. */
-    owned = *h;
-    owned.uid = m->trace->uid;
-    e.kind = WEFT_JE_HELLO;
-    e.len = (uint32_t)weft__hello__get_packed_size(&owned);
-    packed = malloc(e.len ? e.len : 1);
-    if (!packed) {
-        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return;
+    if (rc == 1) {
+        /* New: the open thread opens its journal (after making a new
+         * trace's directory), then writes the Hello; its next frames
+         * wait for that (weft_session_written). */
+        j->open = weft_member_open;
+        submit(c, j, WRITTEN_OPEN, 0);
+        weft_conn_pause(c);
+        return 0;
     }
-    weft__hello__pack(&owned, packed);
-    e.payload = packed;
-    rc = journal(c, &e, WRITTEN_HELLO, 0);
-    free(packed);
-    if (rc < 0)
-        return;
-    seqs = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqs);
-    seqp = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqp);
-    if (!seqs || !seqp) {
-        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (uint32_t i = 0; i < m->nlocs; i++) {
-        weft__location_seq__init(&seqs[i]);
-        seqs[i].location = i;
-        seqs[i].seq = m->locs[i].last_seq;
-        seqp[ack.n_locations++] = &seqs[i];
-    }
-    ack.locations = seqp;
-    ack.protocol_version = WEFT_PROTOCOL_VERSION;
-    ack.definitions_seq = m->defs_seq;
-    ack.server = "weftd " PACKAGE_VERSION;
-    env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
-    env.hello_ack = &ack;
-    send_env(c, &env);
-    weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
-                  "members)", h->hostname, h->pid, m->trace->joined,
-                  m->trace->size);
-out:
-    free(seqs);
-    free(seqp);
+    /* Back: HelloAck goes out before the entry is written; the entries
+     * after it, which are what gets acknowledged, are written after it. */
+    submit(c, j, WRITTEN_HELLO, 0);
+    return hello_ack(c, h->hostname, h->pid);
 }
 
-static void on_definitions(weft_conn *c, const Weft__Definitions *defs)
+static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
 {
     weft_member *m = c->member;
     weft_journal_entry e = { 0 };
+    enum weft_limit limit;
     char err[512];
     int rc;
 
     if (defs->seq == 0) { /* would be "acked" below and dropped */
         weft_conn_fail(c, WEFT_EPROTO, "Definitions seq 0: sequence "
                        "numbers start at 1");
-        return;
+        return WEFT_EPROTO;
     }
     if (defs->seq <= m->held_defs_seq) { /* a resend of what we hold */
         send_ack(c, 1, 0, defs->seq);
-        return;
+        return 0;
     }
     if (defs->seq <= m->defs_seq)
-        return; /* queued: acknowledged once written */
+        return 0; /* queued: acknowledged once written */
     if (defs->seq != m->defs_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "Definitions seq %" PRIu64 " after %"
                        PRIu64 ": a batch is missing", defs->seq, m->defs_seq);
-        return;
+        return WEFT_EPROTO;
     }
-    rc = weft_session_check_defs(m, defs->records.data, defs->records.len,
-                                 err, sizeof err);
+    rc = weft_validate_defs(m, defs->records.data, defs->records.len, &limit,
+                            err, sizeof err);
     if (rc < 0) {
-        weft_conn_fail(c, rc, "bad definition: %s", err);
-        return;
+        weft_conn_fail_limit(c, limit, rc, "bad definition: %s", err);
+        return rc;
     }
     e.kind = WEFT_JE_DEFS;
     e.seq = defs->seq;
     e.payload = defs->records.data;
     e.len = (uint32_t)defs->records.len;
-    if (journal(c, &e, WRITTEN_DEFS, 0) < 0) {
+    rc = journal(c, &e, WRITTEN_DEFS, 0);
+    if (rc < 0) {
         /* Not journaled: the resend after a reconnect defines them. */
-        forget_defs(m, defs->records.data, defs->records.len, UINT64_MAX);
-        return;
+        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        return rc;
     }
     m->defs_seq = defs->seq; /* acknowledged once written */
+    return 0;
 }
 
+/* Makes room for thread loc of c's member. 0, or the WEFT_E* code after
+ * failing c. */
 static int ensure_location(weft_conn *c, uint32_t loc)
 {
     char err[256];
     int rc = weft_member_location(c->member, loc, err, sizeof err);
 
-    if (rc < 0)
-        weft_conn_fail(c, rc, "%s", err);
+    if (rc < 0) /* WEFT_ELIMIT is its one limit (trace.h) */
+        weft_conn_fail_limit(c, rc == WEFT_ELIMIT ? WEFT_LIMIT_MAX_LOCATIONS
+                                                  : WEFT_LIMIT_NONE,
+                             rc, "%s", err);
     return rc;
 }
 
-static void on_batch(weft_conn *c, const Weft__EventBatch *b)
+static int on_batch(weft_conn *c, const Weft__EventBatch *b)
 {
     weft_member *m = c->member;
     weft_journal_entry e = { 0 };
+    enum weft_limit limit;
     uint64_t last = 0;
     char err[512];
     int rc;
 
-    if (ensure_location(c, b->location) < 0)
-        return;
+    if ((rc = ensure_location(c, b->location)) < 0)
+        return rc;
     if (b->seq == 0) { /* would be "acked" below and dropped */
         weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq 0: "
                        "sequence numbers start at 1", b->location);
-        return;
+        return WEFT_EPROTO;
     }
     if (b->seq <= m->locs[b->location].held_seq) {
         send_ack(c, 0, b->location, b->seq); /* a resend of what we hold */
-        return;
+        return 0;
     }
     if (b->seq <= m->locs[b->location].last_seq)
-        return; /* queued: acknowledged once written */
+        return 0; /* queued: acknowledged once written */
     if (b->seq != m->locs[b->location].last_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq %" PRIu64
                        " after %" PRIu64 ": a batch is missing", b->location,
                        b->seq, m->locs[b->location].last_seq);
-        return;
+        return WEFT_EPROTO;
     }
-    rc = weft_session_check_events(m, b->location, b->base_time, b->events,
-                                   b->records.data, b->records.len, &last,
-                                   err, sizeof err);
+    rc = weft_validate_events(m, b->location, b->base_time, b->events,
+                              b->records.data, b->records.len, &last, &limit,
+                              err, sizeof err);
     if (rc < 0) {
-        weft_conn_fail(c, rc, "thread %u, batch %" PRIu64 ": %s",
-                       b->location, b->seq, err);
-        return;
+        weft_conn_fail_limit(c, limit, rc, "thread %u, batch %" PRIu64
+                             ": %s", b->location, b->seq, err);
+        return rc;
     }
     e.kind = WEFT_JE_EVENTS;
     e.location = b->location;
@@ -811,49 +502,54 @@ static void on_batch(weft_conn *c, const Weft__EventBatch *b)
     e.count = b->events;
     e.payload = b->records.data;
     e.len = (uint32_t)b->records.len;
-    if (journal(c, &e, WRITTEN_EVENTS, last) < 0)
-        return;
+    if ((rc = journal(c, &e, WRITTEN_EVENTS, last)) < 0)
+        return rc;
     /* Acknowledged once written (weft_session_written). */
     m->locs[b->location].last_seq = b->seq;
     if (b->events)
         m->locs[b->location].last_time = last;
+    return 0;
 }
 
-static void on_goodbye(weft_conn *c, const Weft__Goodbye *g)
+static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
 {
     weft_member *m = c->member;
     weft_journal_entry e = { 0 };
+    uint64_t dropped = 0;
     uint8_t *packed;
     int rc;
 
     /* Conversion makes a location of every thread named here. */
     for (size_t i = 0; i < g->n_locations; i++) {
         if (g->locations[i]->location >= c->d->cfg.max_locations) {
-            weft_conn_fail(c, WEFT_ELIMIT, "Goodbye: thread %u exceeds "
-                           "max_locations (%" PRIu64 ")",
-                           g->locations[i]->location,
-                           c->d->cfg.max_locations);
-            return;
+            weft_conn_fail_limit(c, WEFT_LIMIT_MAX_LOCATIONS, WEFT_ELIMIT,
+                                 "Goodbye: thread %u exceeds max_locations "
+                                 "(%" PRIu64 ")", g->locations[i]->location,
+                                 c->d->cfg.max_locations);
+            return WEFT_ELIMIT;
         }
+        dropped += g->locations[i]->dropped;
     }
     e.kind = WEFT_JE_GOODBYE;
     e.len = (uint32_t)weft__goodbye__get_packed_size(g);
     packed = malloc(e.len ? e.len : 1);
     if (!packed) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return;
+        return WEFT_ENOMEM;
     }
     weft__goodbye__pack(g, packed);
     e.payload = packed;
     rc = journal(c, &e, WRITTEN_GOODBYE, 0);
     free(packed);
     if (rc < 0)
-        return;
+        return rc;
     /* Counted now (the trace converts once the entry is written too);
      * the connection closes once it is written, after the acks of what
      * came before it. */
     m->said_goodbye = 1;
+    c->d->dropped_in += dropped;
     weft_conn_hold(c);
+    return 0;
 }
 
 /* ---- clock offsets ---- */
@@ -876,7 +572,7 @@ static uint64_t server_clock_ns(void)
  * client_time and weftd's clock now. Nothing is stored here: the client
  * computes its offset and sends it as a ClockOffset definition, which is
  * journaled (and survives restarts) like every definition. */
-static void on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
+static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__ClockSync reply = WEFT__CLOCK_SYNC__INIT;
@@ -884,7 +580,7 @@ static void on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
     if (++c->clock_syncs > WEFT_MAX_CLOCK_SYNCS) {
         weft_conn_fail(c, WEFT_ELIMIT, "more than %u ClockSync requests on "
                        "one connection", WEFT_MAX_CLOCK_SYNCS);
-        return;
+        return WEFT_ELIMIT;
     }
     reply.id = cs->id;
     reply.client_time = cs->client_time;
@@ -892,35 +588,31 @@ static void on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
     env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
     env.clock_sync = &reply;
     send_env(c, &env);
+    return 0;
 }
 
-void weft_session_frame(weft_conn *c, const Weft__Envelope *env)
+int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
     if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO && !c->member) {
         weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
                        weft_frame_kind_name(env->msg_case));
-        return;
+        return WEFT_EPROTO;
     }
     switch (env->msg_case) {
     case WEFT__ENVELOPE__MSG_HELLO:
-        on_hello(c, env->hello);
-        break;
+        return on_hello(c, env->hello);
     case WEFT__ENVELOPE__MSG_DEFINITIONS:
-        on_definitions(c, env->definitions);
-        break;
+        return on_definitions(c, env->definitions);
     case WEFT__ENVELOPE__MSG_EVENT_BATCH:
-        on_batch(c, env->event_batch);
-        break;
+        return on_batch(c, env->event_batch);
     case WEFT__ENVELOPE__MSG_GOODBYE:
-        on_goodbye(c, env->goodbye);
-        break;
+        return on_goodbye(c, env->goodbye);
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
-        on_clock_sync(c, env->clock_sync);
-        break;
+        return on_clock_sync(c, env->clock_sync);
     default:
         weft_conn_fail(c, WEFT_EPROTO, "unexpected %s from a client",
                        weft_frame_kind_name(env->msg_case));
-        break;
+        return WEFT_EPROTO;
     }
 }
 

@@ -1,45 +1,36 @@
 /* session.h - the protocol of one client connection: handshake,
- * definitions, event batches, goodbye. Validates every record against the
- * member's definitions and clock before it is journaled and acked. */
+ * definitions, event batches, goodbye, clock offsets.
+ *
+ * Direction: the session sits on top. The server (server.h) hands it each
+ * connection's frames through the callbacks main.c gives
+ * weft_server_start (weft_session_frame, weft_session_closed), and the
+ * journal writer (jwriter.h) hands back each entry through the callback
+ * given to weft_jwriter_start (weft_session_written); neither includes
+ * this header. The session calls down into them: replies and refusals on
+ * the connection (weft_conn_*), entries for the journal
+ * (weft_jwriter_submit), checks of what a member sends (validate.h),
+ * traces and members (trace.h).
+ */
 #ifndef WEFT_SESSION_H
 #define WEFT_SESSION_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "jwriter.h"
+#include "server.h"
 #include "trace.h"
 #include "weft.pb-c.h"
 
-struct weft_conn;
-
-/* Handles one frame from the client. On bad input it sends an Error and
- * closes the connection (weft_conn_fail). */
-void weft_session_frame(struct weft_conn *c, const Weft__Envelope *env);
-/* The connection is closing: detach it from its member. */
-void weft_session_closed(struct weft_conn *c);
-/* The writer thread is done with entry j (jwriter.h): acknowledges it to
- * the connection that sent it, if that is still the member's, or on a
+/* weft_server_cbs.on_frame: handles one frame of c. 0 when it was
+ * accepted, or the WEFT_E* code it was refused with: an Error was sent
+ * and c closes (weft_conn_fail). */
+int weft_session_frame(weft_conn *c, const Weft__Envelope *env);
+/* weft_server_cbs.on_closed: c is closing; detaches it from its member. */
+void weft_session_closed(weft_conn *c);
+/* weft_jwriter_done_cb: the writer is done with entry j. Acknowledges it
+ * to the connection that sent it, if that is still the member's, or on a
  * failed write fails that connection; the member's state follows what is
- * journaled. Loop thread. */
-void weft_session_written(weft_daemon *d, struct weft_jentry *j);
-
-/* Checks a Definitions payload of member m and records the ids it defines
- * (and, for the id spaces later records are checked against, their counts
- * and declared types). Generic over the record table: OTF2 enum values,
- * typed values with a type, references (defined by this member, or the
- * conventions for what weftd derives), counts and attribute types that
- * match their definitions, no definitions weftd derives itself, no id
- * twice. 0, or a WEFT_E* code with err naming the record, field and
- * value. */
-int weft_session_check_defs(weft_member *m, const uint8_t *buf, size_t len,
-                            char *err, size_t errlen);
-/* Checks an EventBatch payload of member m for thread `loc`: record
- * types, the same value checks as definitions (attribute lists too),
- * non-decreasing times, count. On success *last_time is the time of the
- * batch's last event. */
-int weft_session_check_events(weft_member *m, uint32_t loc, uint64_t base,
-                              uint32_t count, const uint8_t *buf, size_t len,
-                              uint64_t *last_time, char *err, size_t errlen);
+ * journaled. A new member's Hello (its journal opened first) gets its
+ * HelloAck now, or, if the journal could not be opened, the member is
+ * gone and its connection gets the Error. Loop thread. */
+void weft_session_written(weft_daemon *d, weft_jentry *j);
 
 #endif

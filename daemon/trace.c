@@ -109,9 +109,10 @@ int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf)
     return mkdir(buf, leaf) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* A file-name-safe spool key: the name's safe characters, the creation
- * time and a serial. Trace names never reach the file system as given. */
-static char *make_key(weft_daemon *d, const char *name, time_t now)
+/* A file-name-safe spool key, NAME-YYYYmmddTHHMMSSZ-SERIAL (spool.h): the
+ * name's safe characters, the creation time and a serial. Trace names
+ * never reach the file system as given. Any thread. */
+static char *make_key(const char *name, time_t now, uint64_t serial)
 {
     char safe[65], stamp[32], *key;
     size_t n = 0;
@@ -132,8 +133,7 @@ static char *make_key(weft_daemon *d, const char *name, time_t now)
     n = strlen(safe) + strlen(stamp) + 32;
     key = malloc(n);
     if (key)
-        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp,
-                 ++d->next_trace_serial);
+        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp, serial);
     return key;
 }
 
@@ -187,6 +187,8 @@ static void trace_free(weft_trace *t)
     free(t->run);
     free(t->key);
     free(t->dir);
+    free(t->made.key);
+    free(t->made.dir);
     free(t);
 }
 
@@ -829,7 +831,16 @@ static void start_conversion(weft_trace *t)
     d->converting++;
 }
 
-/* ---- joining and leaving ---- */
+/* ---- joining and leaving ----
+ *
+ * A Hello joins in three steps (trace.h): in memory on the loop thread;
+ * the disk work (mkdir of a new trace's directory, the journal's open and
+ * header) on the journal writer's open thread, one member after the
+ * other, so a trace's directory exists before its members' journals are
+ * opened in it; the result back on the loop thread. A new trace is in
+ * d->traces from the first step on, so the run's other members join it
+ * while its directory is being made.
+ */
 
 static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
                        size_t errlen)
@@ -857,15 +868,20 @@ static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
     return 0;
 }
 
+/* A new trace of h's run, in memory only: its directory is made by its
+ * first member's open job (weft_member_open), so that the loop thread
+ * never waits for the disk; its key and dir are the ones that job tries
+ * first. Linked into d->traces, so that the run's other members find it
+ * meanwhile. NULL when out of memory. */
 static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
-                             uint32_t uid, char *err, size_t errlen)
+                             uint32_t uid)
 {
     weft_trace *t = calloc(1, sizeof *t);
     time_t now = time(NULL);
     char *traces = NULL;
 
     if (!t)
-        goto oom;
+        return NULL;
     t->d = d;
     t->uid = uid;
     t->size = h->size;
@@ -873,57 +889,102 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
     t->members = calloc(h->size, sizeof *t->members);
+    t->made.serial = ++d->next_trace_serial;
+    t->key = make_key(h->trace, now, t->made.serial);
     traces = path_join(d->cfg.spool, "traces");
-    if (!t->name || !t->run || !t->members || !traces)
-        goto oom;
-    if (weft_mkdir_p(traces, 0755, 0755) != 0) {
-        fail(err, errlen, WEFT_EIO, "cannot create trace directory under "
-             "%s: %s", traces, strerror(errno));
+    if (!t->name || !t->run || !t->members || !t->key || !traces ||
+        !(t->dir = path_join(traces, t->key))) {
         free(traces);
         trace_free(t);
         return NULL;
     }
-    /* A directory of its own: keys of an earlier run may be taken. */
-    for (int tries = 0;; tries++) {
-        free(t->key);
-        free(t->dir);
-        t->dir = NULL;
-        t->key = make_key(d, h->trace, now);
-        if (!t->key || !(t->dir = path_join(traces, t->key)))
-            goto oom;
-        if (mkdir(t->dir, 0750) == 0)
-            break;
-        if (errno != EEXIST || tries == 1000) {
-            fail(err, errlen, WEFT_EIO, "cannot create trace directory %s: "
-                 "%s", t->dir, strerror(errno));
-            free(traces);
-            trace_free(t);
-            return NULL;
-        }
-    }
     free(traces);
-    traces = NULL;
     t->next = d->traces;
     d->traces = t;
+    return t;
+}
+
+/* Open thread: makes t's directory, SPOOL/traces/KEY, with the key
+ * trace_new chose or, when an earlier run of weftd took it, the next
+ * serial's; sets t->made. */
+static void make_dir(weft_trace *t)
+{
+    weft_trace_made *md = &t->made;
+    char *traces = strdup(t->dir), *key = NULL, *dir = NULL;
+
+    if (!traces || !strrchr(traces, '/')) {
+        md->rc = fail(md->err, sizeof md->err, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
+    *strrchr(traces, '/') = 0;
+    if (weft_mkdir_p(traces, 0755, 0755) != 0) {
+        md->rc = fail(md->err, sizeof md->err, WEFT_EIO, "cannot create "
+                      "trace directory under %s: %s", traces,
+                      strerror(errno));
+        goto out;
+    }
+    /* A directory of its own: keys of an earlier run may be taken. */
+    for (int tries = 0;; tries++) {
+        free(key);
+        free(dir);
+        dir = NULL;
+        key = tries ? make_key(t->name, (time_t)t->created,
+                               md->serial + (uint64_t)tries)
+                    : strdup(t->key);
+        if (!key || !(dir = path_join(traces, key))) {
+            md->rc = fail(md->err, sizeof md->err, WEFT_ENOMEM,
+                          "out of memory");
+            goto out;
+        }
+        if (mkdir(dir, 0750) == 0) {
+            md->serial += (uint64_t)tries;
+            break;
+        }
+        if (errno != EEXIST || tries == 1000) {
+            md->rc = fail(md->err, sizeof md->err, WEFT_EIO, "cannot create "
+                          "trace directory %s: %s", dir, strerror(errno));
+            goto out;
+        }
+    }
+    md->key = key;
+    md->dir = dir;
+    key = dir = NULL;
+    md->rc = 1;
+out:
+    free(key);
+    free(dir);
+    free(traces);
+}
+
+/* Loop thread: the job that made t's directory is back. On a collision
+ * t takes the key that was used instead. */
+static void adopt_dir(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    char *key, *dir;
+
+    if (t->made.serial > d->next_trace_serial)
+        d->next_trace_serial = t->made.serial;
+    if (strcmp(t->dir, t->made.dir) != 0 &&
+        (key = strdup(t->made.key)) != NULL &&
+        (dir = strdup(t->made.dir)) != NULL) {
+        free(t->key);
+        free(t->dir);
+        t->key = key;
+        t->dir = dir;
+    }
     weft_tlog(t, WEFT_LOG_INFO, "trace '%s': new, %u members, run %s, "
               "spool %s", t->name, t->size, t->run[0] ? t->run : "-",
               t->dir);
-    return t;
-oom:
-    free(traces);
-    trace_free(t);
-    fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    return NULL;
 }
 
-/* Adds the member of h's rank to t with its journal open for appending
- * (an existing journal is kept: a restart resumes it). */
-static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
-                      weft_member **out, char *err, size_t errlen)
+/* The member of h's rank of t, in memory (copies of what its Hello says
+ * for the catalog): neither in t yet nor with a journal. 0 or
+ * WEFT_ENOMEM. */
+static int member_alloc(weft_trace *t, const Weft__Hello *h,
+                        weft_member **out, char *err, size_t errlen)
 {
     weft_member *m = calloc(1, sizeof *m);
-    char name[32], *path;
-    int rc;
 
     if (!m || !(m->host = strdup(h->hostname)) ||
         !(m->command = strdup(h->command)) ||
@@ -945,8 +1006,21 @@ static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
     m->trace = t;
     m->rank = h->rank;
     m->pid = h->pid;
-    weft_journal_name(name, sizeof name, h->rank);
-    path = path_join(t->dir, name);
+    *out = m;
+    return 0;
+}
+
+/* Opens m's journal, dir/rank-R.wj, for appending (an existing journal is
+ * kept: a restart resumes it; restoring, a damaged one is kept as it
+ * is, with no journal open). Any thread. */
+static int open_journal(weft_member *m, const char *dir, int restoring,
+                        char *err, size_t errlen)
+{
+    char name[32], *path;
+    int rc;
+
+    weft_journal_name(name, sizeof name, m->rank);
+    path = path_join(dir, name);
     rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {
         /* Acknowledged data lies beyond the damage: keep the file as it
@@ -954,23 +1028,17 @@ static int member_new(weft_trace *t, const Weft__Hello *h, int restoring,
         m->damaged = 1;
         rc = 0;
     }
-    if (rc < 0) {
+    if (rc < 0)
         fail(err, errlen, rc, "cannot open journal %s: %s",
              path ? path : name, rc == WEFT_EIO ? strerror(errno)
                                                 : weft_strerror(rc));
-        free(path);
-        member_free(m);
-        return rc;
-    }
     free(path);
-    t->members[h->rank] = m;
-    t->joined++;
-    *out = m;
-    return 0;
+    return rc;
 }
 
-int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
-                    weft_member **out, char *err, size_t errlen)
+int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
+                          weft_member **out, enum weft_limit *limit,
+                          char *err, size_t errlen)
 {
     const char *run = hello_run(h);
     const weft_ended_run *e;
@@ -978,9 +1046,14 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     weft_member *m;
     int rc, created = 0;
 
+    if (limit)
+        *limit = WEFT_LIMIT_NONE;
     rc = check_hello(d, h, err, errlen);
-    if (rc < 0)
+    if (rc < 0) {
+        if (rc == WEFT_ELIMIT && limit) /* the one limit it checks */
+            *limit = WEFT_LIMIT_MAX_MEMBERS;
         return rc;
+    }
     for (t = d->traces; t; t = t->next)
         if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
             strcmp(t->name, h->trace) == 0)
@@ -1003,8 +1076,8 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     }
     if (!t) {
         created = 1;
-        if (!(t = trace_new(d, h, uid, err, errlen)))
-            return WEFT_EIO;
+        if (!(t = trace_new(d, h, uid)))
+            return fail(err, errlen, WEFT_ENOMEM, "out of memory");
     }
     m = t->members[h->rank];
     if (m) {
@@ -1030,18 +1103,82 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         *out = m;
         return 0;
     }
-    rc = member_new(t, h, 0, &m, err, errlen);
-    if (created)
+    rc = member_alloc(t, h, &m, err, errlen);
+    if (rc < 0) {
+        if (created) { /* nothing of it reached the disk */
+            unlink_trace(t);
+            trace_free(t);
+        }
+        return rc;
+    }
+    m->makes_dir = created;
+    t->members[h->rank] = m;
+    t->joined++;
+    t->connected++;
+    t->idle_since = 0;
+    *out = m;
+    return 1;
+}
+
+int weft_member_open(weft_member *m, char *err, size_t errlen)
+{
+    weft_trace *t = m->trace;
+
+    if (m->makes_dir)
+        make_dir(t);
+    if (t->made.rc < 0)
+        return fail(err, errlen, t->made.rc, "%s", t->made.err);
+    /* A trace restored at start has its directory, and no made.dir. */
+    return open_journal(m, t->made.dir ? t->made.dir : t->dir, 0, err,
+                        errlen);
+}
+
+void weft_trace_join_end(weft_member *m, int rc, int connected)
+{
+    weft_trace *t = m->trace;
+    int made = m->makes_dir && t->made.rc > 0;
+
+    m->makes_dir = 0;
+    if (made)
+        adopt_dir(t);
+    if (rc < 0) { /* the rank is not taken */
+        t->members[m->rank] = NULL;
+        t->joined--;
+        if (connected)
+            t->connected--;
+        member_free(m);
+    }
+    if (t->made.rc < 0) {
+        /* Its directory could not be made: a later Hello starts the run
+         * afresh; the members that joined meanwhile fail the same way. */
+        unlink_trace(t);
+        if (t->joined == 0)
+            trace_free(t);
+        return;
+    }
+    if (made)
         queue_begin(t); /* with this member's host, command and tags */
     if (rc < 0) {
         /* A trace this Hello just made has nobody connected: let the
          * grace period reclaim it rather than keep it recording. */
         if (t->connected == 0 && !t->idle_since)
-            t->idle_since = uv_now(d->loop);
-        return rc;
+            t->idle_since = uv_now(t->d->loop);
+        weft_trace_synced(t); /* a conversion may wait for this job */
     }
-    t->connected++;
-    t->idle_since = 0;
+}
+
+int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
+                    weft_member **out, char *err, size_t errlen)
+{
+    weft_member *m = NULL;
+    int rc = weft_trace_join_begin(d, h, uid, &m, NULL, err, errlen);
+
+    if (rc == 1) {
+        rc = weft_member_open(m, err, errlen);
+        weft_trace_join_end(m, rc, 1);
+    }
+    if (rc < 0)
+        return rc;
     *out = m;
     return 0;
 }
@@ -1069,6 +1206,7 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
 int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
                               weft_member **out, char *err, size_t errlen)
 {
+    weft_member *m;
     int rc = check_hello(t->d, h, err, errlen);
 
     if (rc < 0)
@@ -1091,7 +1229,15 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     if (t->members[h->rank])
         return fail(err, errlen, WEFT_ECORRUPT, "a second journal for rank "
                     "%u", h->rank);
-    return member_new(t, h, 1, out, err, errlen);
+    rc = member_alloc(t, h, &m, err, errlen);
+    if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) < 0)
+        member_free(m);
+    if (rc < 0)
+        return rc;
+    t->members[h->rank] = m;
+    t->joined++;
+    *out = m;
+    return 0;
 }
 
 void weft_trace_abandon(weft_trace *t)

@@ -72,14 +72,17 @@ typedef struct weft_member {
     uint32_t rank;
     uint32_t pid;
     char *host;
-    /* From the member's Hello, for the catalog (session.c validated the
+    /* From the member's Hello, for the catalog (validate.c checked the
      * tags: keys unique, within the limits). Owned. */
     char *command;
     char *job_id;
     weft_tag *tags;
     size_t ntags;
     uint32_t protocol_version;
-    weft_journal *journal;
+    weft_journal *journal;        /* set by its open job (weft_member_open)
+                                     while that is out */
+    int makes_dir;                /* its open job makes the trace's
+                                     directory (loop thread, set before) */
     struct weft_conn *conn;       /* NULL while disconnected */
     int said_goodbye;
     uint64_t conn_serial;         /* counts its connections (Hellos) */
@@ -114,6 +117,19 @@ typedef struct weft_live_mark {
     int written;         /* 0: write at the next chance */
 } weft_live_mark;
 
+/* What the open job of a new trace's first member (weft_member_open, on
+ * the journal writer's open thread) made of the trace's directory:
+ * written there once, read there by the jobs of the members after it,
+ * and on the loop thread once that job is handed back. */
+typedef struct weft_trace_made {
+    int rc;              /* 0 not yet, 1 made, or the WEFT_E* code */
+    uint64_t serial;     /* of the key tried first, then of the one used */
+    char *key;           /* the key used: the trace's, unless an earlier
+                            run of weftd had taken it */
+    char *dir;           /* SPOOL/traces/key */
+    char err[512];       /* why it failed */
+} weft_trace_made;
+
 typedef struct weft_trace {
     weft_daemon *d;
     char *name;          /* as the client gave it */
@@ -134,6 +150,7 @@ typedef struct weft_trace {
     uint64_t retry_delay; /* ms before that attempt; doubles each time */
     int64_t created;
     int ended;           /* left recording: its run is remembered */
+    weft_trace_made made;
     weft_live_mark live;
     struct weft_trace *next;
 } weft_trace;
@@ -171,11 +188,38 @@ typedef struct weft_ended_run {
  * one mode leaf). 0, or -1 with errno set. */
 int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf);
 
-/* Finds the recording trace of hello's run (same owner, name and run) or
- * creates it, and adds or re-attaches the member of hello's rank. Returns
- * 0 with *out set, or a WEFT_E* code with err saying why (size mismatch,
- * rank already connected, spool not writable...; WEFT_ECLOSED when the
- * run's trace has already ended). */
+/* Joining is three steps, so that the loop thread never waits for the
+ * disk: weft_trace_join_begin (loop thread, memory only), then, for a
+ * member that is new, weft_member_open (on a thread that may wait for
+ * the disk: the journal writer's open thread, jwriter.h), then
+ * weft_trace_join_end (loop thread) with its result.
+ *
+ * Finds the recording trace of hello's run (same owner, name and run) or
+ * creates it, and adds or re-attaches the member of hello's rank, which
+ * counts as joined and connected from now on. Returns 0 with *out set
+ * when the member came back (its journal is open), 1 with *out set when
+ * it is new and must be opened, or a WEFT_E* code with err saying why
+ * (size mismatch, rank already connected...; WEFT_ECLOSED when the run's
+ * trace has already ended) and *limit (if not NULL) the limit that
+ * refused it (max_members), else WEFT_LIMIT_NONE. */
+int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *hello,
+                          uint32_t uid, weft_member **out,
+                          enum weft_limit *limit, char *err, size_t errlen);
+/* The disk work of joining new member m: the trace's directory if m is
+ * its first member, then m's journal, opened for appending. Runs on one
+ * thread for all members, in the order they joined (the directory is
+ * made before its members' journals are opened); touches only m's
+ * journal and its trace's `made`. 0, or a WEFT_E* code with err saying
+ * why (spool not writable...). */
+int weft_member_open(weft_member *m, char *err, size_t errlen);
+/* Loop thread: weft_member_open(m) returned rc. connected: m's
+ * connection is still there (it counts in the trace's `connected`). On
+ * success m is ready; a new trace is logged and recorded in the catalog.
+ * On failure m leaves its trace and is freed (as is a trace whose
+ * directory could not be made, once no member of it is left). */
+void weft_trace_join_end(weft_member *m, int rc, int connected);
+/* The three steps at once, for tests: 0 with *out set, or a WEFT_E* code
+ * with err saying why. */
 int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
                     weft_member **out, char *err, size_t errlen);
 /* The member's connection is gone (after a Goodbye or not). When every

@@ -1,6 +1,6 @@
 /* fuzz_session.c - libFuzzer target for weftd's ingest validation
- * (weft_session_check_defs and weft_session_check_events in
- * daemon/session.c) over one member, as a connection would drive it.
+ * (weft_validate_defs and weft_validate_events in daemon/validate.c)
+ * over one member, as a session would drive it.
  *
  * Input: a config byte (bits 0-1: max_definitions, bit 2: max_string),
  * then messages of a 4-byte header (kind, count, 16-bit little-endian
@@ -12,9 +12,10 @@
  * it defined) stays, and the next message comes as from a new one.
  *
  * Checked beyond memory safety: failures carry a WEFT_E* code and a
- * message; a batch that passes ends no earlier than its base time and its
- * thread's previous time; Definitions that pass leave each id they
- * define marked as defined.
+ * message, and name a limit only with WEFT_ELIMIT or WEFT_ETOOBIG; a
+ * batch that passes ends no earlier than its base time and its thread's
+ * previous time; Definitions that pass leave each id they define marked
+ * as defined.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +24,8 @@
 
 #include "codec.h"
 #include "daemon.h"
-#include "session.h"
 #include "trace.h"
+#include "validate.h"
 #include "weft_errors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -96,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (size >= 4) {
         uint8_t kind = data[0], count = data[1];
         size_t len = (size_t)data[2] | (size_t)data[3] << 8;
+        enum weft_limit limit = WEFT_LIMIT_MAX_FRAME; /* must be set */
         int rc;
         data += 4;
         size -= 4;
@@ -103,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = size;
         err[0] = '\0';
         if (!(kind & 1)) {
-            rc = weft_session_check_defs(&m, data, len, err, sizeof err);
+            rc = weft_validate_defs(&m, data, len, &limit, err, sizeof err);
             if (rc == 0)
                 check_defined(&m, data, len);
         } else {
@@ -112,8 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t base = kind & 8 ? (prev >= dist ? prev - dist : 0)
                                      : prev + dist;
             uint64_t last = 0;
-            rc = weft_session_check_events(&m, loc, base, count, data, len,
-                                           &last, err, sizeof err);
+            rc = weft_validate_events(&m, loc, base, count, data, len,
+                                      &last, &limit, err, sizeof err);
             if (rc == 0 && count) {
                 CHECK(last >= base && last >= prev);
                 locs[loc].last_time = last;
@@ -122,6 +124,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 CHECK(len == 0);
         }
         CHECK(rc == 0 || (is_error(rc) && err[0] != '\0'));
+        CHECK(limit == WEFT_LIMIT_NONE ||
+              (limit == WEFT_LIMIT_MAX_DEFINITIONS && rc == WEFT_ELIMIT) ||
+              (limit == WEFT_LIMIT_MAX_STRING && rc == WEFT_ETOOBIG));
         data += len;
         size -= len;
     }

@@ -1,11 +1,15 @@
-/* test_jwriter.c - journal appends on the writer thread
+/* test_jwriter.c - journal opens and appends on the writer threads
  * (daemon/jwriter.c), over a real loop and a real journal.
  *
  * Entries come back in the order submitted, written, with d->buffered
  * and the member's counts back at 0; a failed append (a file size limit,
  * as on a full disk) fails that entry and every later one of the member
  * without writing them, so the journal has no gap; stopping with entries
- * queued writes and hands them all back, and the loop closes clean.
+ * queued writes and hands them all back, and the loop closes clean. An
+ * entry with an `open` step opens its member's journal, then is appended
+ * to it; a failed open comes back with its code and message and appends
+ * nothing. Opens and appends are held apart: either thread stalled, the
+ * other's entries still come back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,11 +34,15 @@
 
 typedef struct fixture {
     char *dir, *path;  /* scratch directory, its journal rank-0.wj */
+    char *path2;       /* m2's journal, rank-1.wj */
     uv_loop_t loop;
     weft_daemon d;
     weft_member m;
+    weft_member m2;   /* a member whose journal is not open yet */
     uint64_t done_seq[MAX_DONE];
     int done_rc[MAX_DONE], done_err[MAX_DONE];
+    const weft_member *done_member[MAX_DONE];
+    char done_msg[MAX_DONE][64];
     size_t ndone;
 } fixture;
 
@@ -45,11 +53,14 @@ static void on_done(weft_daemon *d, weft_jentry *j)
     fixture *f = current;
 
     assert_ptr_equal(d, &f->d);
-    assert_ptr_equal(j->member, &f->m);
+    assert_true(j->member == &f->m || j->member == &f->m2);
     assert_true(f->ndone < MAX_DONE);
     f->done_seq[f->ndone] = j->e.seq;
     f->done_rc[f->ndone] = j->rc;
     f->done_err[f->ndone] = j->err;
+    f->done_member[f->ndone] = j->member;
+    snprintf(f->done_msg[f->ndone], sizeof f->done_msg[0], "%s",
+             j->msg ? j->msg : "");
     f->ndone++;
 }
 
@@ -60,6 +71,7 @@ static int setup(void **state)
     assert_non_null(f);
     f->dir = tu_tmpdir("wjw");
     f->path = tu_path(f->dir, "rank-0.wj");
+    f->path2 = tu_path(f->dir, "rank-1.wj");
     assert_int_equal(uv_loop_init(&f->loop), 0);
     f->d.loop = &f->loop;
     assert_int_equal(weft_journal_open(f->path, &f->m.journal, NULL), 0);
@@ -77,8 +89,11 @@ static int teardown(void **state)
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&f->loop), 0);
     weft_journal_close(f->m.journal);
+    if (f->m2.journal)
+        weft_journal_close(f->m2.journal);
     tu_rmrf(f->dir);
     free(f->path);
+    free(f->path2);
     free(f->dir);
     free(f);
     return 0;
@@ -97,14 +112,55 @@ static void submit(fixture *f, uint64_t seq)
     weft_jwriter_submit(&f->d, j);
 }
 
-/* Seqs of the journal's entries, checking their payloads. */
-static size_t journal_seqs(const fixture *f, uint64_t *seqs, size_t max)
+/* weft_member_open's part for m2: its journal at path2. */
+static int open_m2(weft_member *m, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    return weft_journal_open(current->path2, &m->journal, NULL);
+}
+
+static int open_fails(weft_member *m, char *err, size_t errlen)
+{
+    (void)m;
+    snprintf(err, errlen, "cannot make it: %s", "no room");
+    return WEFT_EIO;
+}
+
+/* Entry seq of m2 (as submit) with an open step. */
+static void submit_open(fixture *f, uint64_t seq,
+                        int (*open)(weft_member *, char *, size_t))
+{
+    weft_jentry *j = weft_jentry_new((uint32_t)(100 * seq));
+
+    assert_non_null(j);
+    memset(j->data, (int)seq, j->e.len);
+    j->e.kind = WEFT_JE_HELLO;
+    j->e.seq = seq;
+    j->member = &f->m2;
+    j->open = open;
+    weft_jwriter_submit(&f->d, j);
+}
+
+/* Runs the loop until n entries came back (at most 5 s). */
+static void run_until(fixture *f, size_t n)
+{
+    for (int i = 0; i < 500 && f->ndone < n; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        if (f->ndone < n)
+            usleep(10000);
+    }
+    assert_int_equal(f->ndone, n);
+}
+
+/* Seqs of the journal at path's entries, checking their payloads. */
+static size_t journal_seqs_at(const char *path, uint64_t *seqs, size_t max)
 {
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
     size_t n = 0;
 
-    assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+    assert_int_equal(weft_journal_reader_open(path, &r), 0);
     while (n < max && weft_journal_reader_next(r, &e) == 1) {
         assert_int_equal(e.len, 100 * e.seq);
         assert_int_equal(e.payload[0], (uint8_t)e.seq);
@@ -113,6 +169,12 @@ static size_t journal_seqs(const fixture *f, uint64_t *seqs, size_t max)
     }
     weft_journal_reader_close(r);
     return n;
+}
+
+/* Seqs of m's journal. */
+static size_t journal_seqs(const fixture *f, uint64_t *seqs, size_t max)
+{
+    return journal_seqs_at(f->path, seqs, max);
 }
 
 static void test_in_order(void **state)
@@ -195,6 +257,67 @@ static void test_stop_writes_what_is_queued(void **state)
     weft_jwriter_stop(&f->d);  /* idempotent */
 }
 
+static void test_open_then_append(void **state)
+{
+    fixture *f = *state;
+    uint64_t seqs[MAX_DONE];
+
+    submit_open(f, 1, open_m2);
+    assert_int_equal(f->m2.pending, 1);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->ndone, 1);
+    assert_int_equal(f->done_rc[0], 0);
+    assert_string_equal(f->done_msg[0], "");
+    assert_non_null(f->m2.journal);
+    assert_int_equal(f->m2.pending, 0);
+    assert_int_equal(f->m2.pending_bytes, 0);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(journal_seqs_at(f->path2, seqs, MAX_DONE), 1);
+    assert_int_equal(seqs[0], 1);
+}
+
+static void test_open_fails(void **state)
+{
+    fixture *f = *state;
+
+    submit_open(f, 1, open_fails);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->ndone, 1);
+    assert_int_equal(f->done_rc[0], WEFT_EIO);
+    assert_string_equal(f->done_msg[0], "cannot make it: no room");
+    assert_null(f->m2.journal);
+    assert_false(f->m2.write_failed);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(access(f->path2, F_OK), -1);
+}
+
+static void test_threads_held_apart(void **state)
+{
+    fixture *f = *state;
+
+    /* Appends stalled: an open (and its entry) comes back. */
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_APPENDS);
+    submit(f, 1);
+    submit_open(f, 1, open_m2);
+    run_until(f, 1);
+    assert_ptr_equal(f->done_member[0], &f->m2);
+    assert_int_equal(f->done_rc[0], 0);
+    assert_int_equal(f->m.pending, 1);
+    /* Opens stalled instead: the append comes back. */
+    weft_journal_close(f->m2.journal); /* its next entry opens again */
+    f->m2.journal = NULL;
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_OPENS);
+    submit_open(f, 2, open_fails);
+    run_until(f, 2);
+    assert_ptr_equal(f->done_member[1], &f->m);
+    assert_int_equal(f->done_rc[1], 0);
+    assert_int_equal(f->m2.pending, 1);
+    weft_jwriter_hold(&f->d, 0);
+    run_until(f, 3);
+    assert_ptr_equal(f->done_member[2], &f->m2);
+    assert_int_equal(f->done_rc[2], WEFT_EIO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +326,11 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_what_is_queued,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_then_append, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_held_apart, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

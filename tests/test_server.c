@@ -20,7 +20,13 @@
  * fails (file size limit) gives EIO and the resend after reconnecting is
  * accepted. A stalled disk (the journal writer held) stalls no one's
  * ClockSync or Hello, and a process coming back while its batch waits for
- * the journal is asked to retry until HelloAck can say it is held. A peer that vanishes with acks unread does not take the
+ * the journal is asked to retry until HelloAck can say it is held. A
+ * Hello's disk work (a new trace's directory, the journal's open) runs on
+ * the writer's open thread: with it stalled too, other traces' ClockSync
+ * and acks and a process coming back are answered within 100 ms, and the
+ * waiting Hello and the frames sent behind it complete in order once the
+ * disk moves; it fails with the same Errors as before, and stopping while
+ * it waits leaves nothing open. A peer that vanishes with acks unread does not take the
  * daemon down (SIGPIPE), and stopping does not wait for a peer that
  * never reads. Global limits: max_buffered pauses connections at a frame
  * boundary and resumes them (stashed bytes kept) while a frame in
@@ -57,6 +63,7 @@
 #include "frame.h"
 #include "jwriter.h"
 #include "server.h"
+#include "session.h"
 #include "testutil.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -129,6 +136,11 @@ static void on_tick(uv_timer_t *t)
     weft_server_tick(&f->d);
 }
 
+/* Wired as main.c does. */
+static const weft_server_cbs ingest = { weft_session_frame,
+                                        weft_session_closed,
+                                        weft_jwriter_stop };
+
 /* Starts listening (with the limits the test set) and the loop thread. */
 static void start(fixture *f)
 {
@@ -137,7 +149,8 @@ static void start(fixture *f)
     char want[64], got[64] = "";
     FILE *fp;
 
-    assert_int_equal(weft_server_start(&f->d), 0);
+    assert_int_equal(weft_jwriter_start(&f->d, weft_session_written), 0);
+    assert_int_equal(weft_server_start(&f->d, &ingest), 0);
     assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
                                         &len), 0);
     assert_int_equal(ss.ss_family, AF_INET);
@@ -1212,6 +1225,241 @@ static void test_stalled_disk(void **state)
     stop(f);
 }
 
+/* Milliseconds since t0 (CLOCK_MONOTONIC). */
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000 +
+           (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Sends b (freed) and returns the first reply, which must come within
+ * 100 ms; the caller frees it. */
+static Weft__Envelope *answer_within_100ms(int fd, bytes b)
+{
+    struct timespec t0;
+    Weft__Envelope *env;
+    long ms;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    send_bytes_free(fd, b);
+    env = cl_recv(fd);
+    ms = ms_since(&t0);
+    assert_non_null(env);
+    if (ms >= 100)
+        fail_msg("answered after %ld ms", ms);
+    return env;
+}
+
+/* A ClockSync answered within 100 ms. */
+static void clock_sync_within_100ms(int fd, uint64_t id)
+{
+    Weft__Envelope *env = answer_within_100ms(fd, clock_sync_frame(id));
+
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_CLOCK_SYNC);
+    assert_int_equal(env->clock_sync->id, id);
+    weft_frame_free_envelope(env);
+}
+
+/* A resend of batch 1 of thread 0, already written: acked within 100 ms. */
+static void resend_acked_within_100ms(int fd)
+{
+    Weft__Envelope *env = answer_within_100ms(fd, work_batch(0, 1, 10));
+
+    if (env->msg_case != WEFT__ENVELOPE__MSG_ACK)
+        show_unexpected(env, "Ack");
+    assert_int_equal(env->ack->seq, 1);
+    weft_frame_free_envelope(env);
+}
+
+/* Trace directories in the spool whose key starts with name. */
+static size_t trace_dirs(const fixture *f, const char *name)
+{
+    char pattern[300];
+    glob_t g;
+    size_t n;
+
+    snprintf(pattern, sizeof pattern, "%s/traces/%s-*", f->d.cfg.spool,
+             name);
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return 0;
+    n = g.gl_pathc;
+    globfree(&g);
+    return n;
+}
+
+/* The disk work of a Hello (a new trace's directory, the journal's open
+ * and header) runs on the journal writer's open thread, never on the
+ * loop. With the appends stalled, a new trace's Hello is answered within
+ * 100 ms; with the opens stalled too, a new trace's Hello waits (its
+ * directory is not made) and so do the frames sent behind it, while
+ * another trace's ClockSync and the ack of its resent batch, and a
+ * process coming back (no disk work), are answered within 100 ms. Once
+ * the disk moves, the Hello completes and the frames behind it are
+ * handled in order. A process that hangs up while its Hello waits can
+ * come back. */
+static void test_stalled_disk_hello(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope *env;
+    bytes pipelined;
+    int a, b, n, n1, q;
+
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "other", 0, 1);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);
+    send_bytes_free(a, work_batch(0, 1, 10));
+    expect_ack(a, 0, 0, 1);
+    b = cl_connect(f);
+    hello_ok(b, "back", 0, 1);
+    hang_up(b);
+
+    /* Appends stalled: a new trace still joins at once. */
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_APPENDS);
+    n1 = cl_connect(f);
+    env = answer_within_100ms(n1, hello_frame("fresh1", 0, 1,
+                                              WEFT_PROTOCOL_VERSION));
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO_ACK)
+        show_unexpected(env, "HelloAck");
+    weft_frame_free_envelope(env);
+    assert_int_equal(trace_dirs(f, "fresh1"), 1);
+    clock_sync_within_100ms(a, 1);
+    resend_acked_within_100ms(a);
+
+    /* Opens stalled too: the new trace's Hello and what follows wait. */
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_APPENDS | WEFT_JWRITER_OPENS);
+    q = cl_connect(f);
+    send_bytes_free(q, hello_frame("gone", 0, 1, WEFT_PROTOCOL_VERSION));
+    pipelined = hello_frame("fresh2", 0, 1, WEFT_PROTOCOL_VERSION);
+    append_bytes(&pipelined, defs_frame(1));
+    append_bytes(&pipelined, work_batch(0, 1, 10));
+    append_bytes(&pipelined, clock_sync_frame(9));
+    n = cl_connect(f);
+    send_bytes_free(n, pipelined);
+    clock_sync_within_100ms(a, 2);
+    resend_acked_within_100ms(a);
+    b = cl_connect(f);
+    env = answer_within_100ms(b, hello_frame("back", 0, 1,
+                                             WEFT_PROTOCOL_VERSION));
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO_ACK)
+        show_unexpected(env, "HelloAck");
+    weft_frame_free_envelope(env);
+    assert_true(quiet_for(n, 200));
+    assert_int_equal(trace_dirs(f, "fresh2"), 0);
+    clock_sync_within_100ms(a, 3);
+    close(q); /* while its Hello waits (weftd reads the EOF after it) */
+
+    /* The disk moves: HelloAck, then the frames in the order sent. */
+    weft_jwriter_hold(&f->d, 0);
+    env = expect_hello_ack(n);
+    assert_int_equal(env->hello_ack->definitions_seq, 0);
+    assert_int_equal(env->hello_ack->n_locations, 0);
+    weft_frame_free_envelope(env);
+    env = cl_recv(n);
+    assert_non_null(env);
+    assert_int_equal(env->msg_case, WEFT__ENVELOPE__MSG_CLOCK_SYNC);
+    assert_int_equal(env->clock_sync->id, 9);
+    weft_frame_free_envelope(env);
+    expect_ack(n, 1, 0, 1);
+    expect_ack(n, 0, 0, 1);
+    assert_int_equal(trace_dirs(f, "fresh2"), 1);
+
+    /* The process that hung up comes back (asked to retry until weftd
+     * has let go of its old connection). */
+    env = NULL;
+    for (int i = 0; i < 100; i++) {
+        q = cl_connect(f);
+        send_bytes_free(q, hello_frame("gone", 0, 1, WEFT_PROTOCOL_VERSION));
+        env = cl_recv(q);
+        assert_non_null(env);
+        if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK)
+            break;
+        weft_frame_free_envelope(env);
+        env = NULL;
+        close(q);
+        sleep_ms(20);
+    }
+    assert_non_null(env);
+    weft_frame_free_envelope(env);
+    assert_int_equal(trace_dirs(f, "gone"), 1);
+    for (int i = 0; i < 5; i++) {
+        int fd = (int[]){ a, b, n, n1, q }[i];
+        send_bytes_free(fd, goodbye_frame());
+        expect_eof(fd);
+        close(fd);
+    }
+    stop(f);
+}
+
+/* Stopping while a Hello waits for the disk, with frames behind it: the
+ * journal is opened and written on the way out, the frames are left for
+ * the client to resend, and nothing is left open. */
+static void test_stop_while_hello_waits(void **state)
+{
+    fixture *f = *state;
+    bytes pipelined;
+    int fd;
+
+    start(f);
+    weft_jwriter_hold(&f->d, WEFT_JWRITER_OPENS);
+    fd = cl_connect(f);
+    pipelined = hello_frame("waits", 0, 1, WEFT_PROTOCOL_VERSION);
+    append_bytes(&pipelined, defs_frame(1));
+    append_bytes(&pipelined, work_batch(0, 1, 10));
+    send_bytes_free(fd, pipelined);
+    assert_true(quiet_for(fd, 100));
+    stop(f);
+    close(fd);
+    assert_int_equal(trace_dirs(f, "waits"), 1);
+}
+
+/* The disk work of a Hello fails as it always did: a spool where the
+ * trace directory cannot be made, a journal that cannot be opened (the
+ * rank is not taken: it may join once the cause is gone). */
+static void test_hello_disk_fails(void **state)
+{
+    fixture *f = *state;
+    char path[600];
+    glob_t g;
+    FILE *fp;
+    int a, b;
+
+    start(f);
+    fp = fopen(f->d.cfg.spool, "w"); /* the spool is a file */
+    assert_non_null(fp);
+    fclose(fp);
+    a = cl_connect(f);
+    send_bytes_free(a, hello_frame("nodir", 0, 1, WEFT_PROTOCOL_VERSION));
+    expect_error(a, WEFT_EIO, "cannot create trace directory under");
+    assert_int_equal(unlink(f->d.cfg.spool), 0);
+    a = cl_connect(f);
+    hello_ok(a, "nojournal", 0, 2);
+    snprintf(path, sizeof path, "%s/traces/nojournal-*", f->d.cfg.spool);
+    assert_int_equal(glob(path, 0, NULL, &g), 0);
+    assert_int_equal(g.gl_pathc, 1);
+    snprintf(path, sizeof path, "%s/rank-1.wj", g.gl_pathv[0]);
+    globfree(&g);
+    assert_int_equal(mkdir(path, 0700), 0);
+    b = cl_connect(f);
+    send_bytes_free(b, hello_frame("nojournal", 1, 2,
+                                   WEFT_PROTOCOL_VERSION));
+    expect_error(b, WEFT_EIO, "cannot open journal");
+    assert_int_equal(rmdir(path), 0);
+    b = cl_connect(f);
+    hello_ok(b, "nojournal", 1, 2);
+    send_bytes_free(b, goodbye_frame());
+    expect_eof(b);
+    close(b);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    stop(f);
+}
+
 /* max_buffered: while one connection holds a partly received frame of
  * more than max_buffered bytes, another is not read (its Hello goes
  * unanswered); the first can still finish its frame (no deadlock), which
@@ -1465,6 +1713,9 @@ int main(void)
         T(test_goodbye_locations),
         T(test_journal_write_fails),
         T(test_stalled_disk),
+        T(test_stalled_disk_hello),
+        T(test_hello_disk_fails),
+        T(test_stop_while_hello_waits),
         T(test_max_locations),
         T(test_rank_connected_twice),
         T(test_max_connections),

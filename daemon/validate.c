@@ -1,0 +1,446 @@
+/* validate.c - the checks of what a member sends (see validate.h).
+ *
+ * Ingest decodes every record once to check it (types, references,
+ * clocks, counts) because a bad record must be refused before it is
+ * acknowledged; the journal then stores the payload bytes unchanged.
+ * The walk over a record's fields is generic: what a field means (enum,
+ * reference kind, count of which array, type of which value) comes from
+ * the record table's descriptors (record.h). Enter and Leave, most of
+ * any trace, take a fast path over the bytes (codec.h's weft_el_run).
+ */
+#include "validate.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "weft_errors.h"
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* The limit behind a decoder's refusal: its one WEFT_ETOOBIG is a string
+ * beyond max_string (dec.max_string). */
+static enum weft_limit decoder_limit(int rc)
+{
+    return rc == WEFT_ETOOBIG ? WEFT_LIMIT_MAX_STRING : WEFT_LIMIT_NONE;
+}
+
+/* "[k]" after an array field's name in messages, "" for scalars. */
+static const char *idx(const weft_field_desc *f, size_t k, char *buf,
+                       size_t n)
+{
+    if (!f->is_array)
+        return "";
+    snprintf(buf, n, "[%zu]", k);
+    return buf;
+}
+
+/* The remembered count and type of definition `id` of `kind`, NULL if
+ * there is none (undefined id, or a kind nothing checks against). */
+static const weft_decl *decl_of(const weft_member *m, unsigned kind,
+                                uint64_t id)
+{
+    const weft_decls *ds = &m->decls[kind];
+
+    return id < ds->cap ? &ds->v[id] : NULL;
+}
+
+static int decl_set(weft_member *m, unsigned kind, uint64_t id,
+                    weft_decl decl)
+{
+    weft_decls *ds = &m->decls[kind];
+
+    if (id >= ds->cap) {
+        uint64_t cap = ds->cap ? ds->cap : 16;
+        weft_decl *p;
+        while (cap <= id)
+            cap *= 2;
+        p = realloc(ds->v, cap * sizeof *p);
+        if (!p)
+            return WEFT_ENOMEM;
+        memset(p + ds->cap, 0, (cap - ds->cap) * sizeof *p);
+        ds->v = p;
+        ds->cap = cap;
+    }
+    ds->v[id] = decl;
+    return 0;
+}
+
+/* Checks reference v (value k of field f) of id space `kind`: ids this
+ * member defined; for what weftd derives, the conventions of the record
+ * table (locations rank << 32 | thread, location groups by rank, system
+ * tree nodes 0 and 1). */
+static int check_ref(const weft_member *m, const weft_rec_desc *d,
+                     const weft_field_desc *f, size_t k, unsigned kind,
+                     uint64_t v, char *err, size_t errlen)
+{
+    uint32_t size = m->trace->size;
+    char ib[24];
+
+    if (v == weft_ref_kind_undefined(kind))
+        return 0;
+    switch (kind) {
+    case WEFT_REF_LOCATION:
+        if ((v >> 32) >= size)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location %" PRIu64
+                        " is thread %" PRIu64 " of rank %" PRIu64 ", but the "
+                        "trace has %" PRIu32 " processes", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), v, v & 0xffffffffu, v >> 32,
+                        size);
+        return 0;
+    case WEFT_REF_LOCATION_GROUP:
+        if (v >= size)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location group %"
+                        PRIu64 ": location groups are named by rank, and the "
+                        "trace has %" PRIu32 " processes", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), v, size);
+        return 0;
+    case WEFT_REF_SYSTEM_TREE_NODE:
+        if (v > 1)
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: system tree node %"
+                        PRIu64 ": clients name 0 (the machine) or 1 (their "
+                        "host)", d->name, f->name, idx(f, k, ib, sizeof ib),
+                        v);
+        return 0;
+    default:
+        if (!weft_idset_has(&m->defined[kind], v))
+            return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
+                        " is not defined", d->name, f->name,
+                        idx(f, k, ib, sizeof ib), weft_ref_kind_name(kind),
+                        v);
+        return 0;
+    }
+}
+
+/* Checks every value of record r (and of its attribute list) that the
+ * table says something about: OTF2 enums, the type of typed values,
+ * references, counts and declared types. Generic over the descriptors.
+ * 0, or a WEFT_E* code with err naming record, field and value. */
+static int check_record(const weft_member *m, const weft_rec_desc *d,
+                        const weft_record *r, char *err, size_t errlen)
+{
+    char ib[24];
+    int rc;
+
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v = weft_field_value(r, f, k);
+            unsigned kind;
+            if (f->enum_id >= 0 && !weft_enum_valid(f->enum_id, v)) {
+                if (weft_enum_is_flags(f->enum_id))
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %#" PRIx64
+                                " has bits that are no %s flag", d->name,
+                                f->name, idx(f, k, ib, sizeof ib), v,
+                                weft_enum_name(f->enum_id));
+                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %" PRIu64
+                            " is not a valid %s", d->name, f->name,
+                            idx(f, k, ib, sizeof ib), v,
+                            weft_enum_name(f->enum_id));
+            }
+            if (f->sel_map == WEFT_SEL_TYPE &&
+                weft_field_selector(r, d, f, k) == OTF2_TYPE_NONE)
+                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: a value of "
+                            "type OTF2_TYPE_NONE", d->name, f->name,
+                            idx(f, k, ib, sizeof ib));
+            kind = f->is_self ? WEFT_REF_NONE : weft_field_kind(r, d, f, k);
+            if (kind != WEFT_REF_NONE &&
+                (rc = check_ref(m, d, f, k, kind, v, err, errlen)) < 0)
+                return rc;
+            if (f->count_ref >= 0) {
+                const weft_field_desc *rf = &d->fields[f->count_ref];
+                uint64_t id = weft_field_get(r, rf);
+                const weft_decl *dl = decl_of(m, rf->ref, id);
+                if (dl && dl->count != v)
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s: %" PRIu64
+                                " elements, but %s %" PRIu64 " (%s) has %"
+                                PRIu32, d->name, f->name, v,
+                                weft_ref_kind_name(rf->ref), id, rf->name,
+                                dl->count);
+            }
+            if (f->decl_ref >= 0) {
+                const weft_field_desc *rf = &d->fields[f->decl_ref];
+                uint64_t id = weft_field_value(r, rf, k);
+                const weft_decl *dl = decl_of(m, rf->ref, id);
+                if (dl && dl->type != v)
+                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type %"
+                                PRIu64 ", but %s %" PRIu64 " is declared with"
+                                " type %u", d->name, f->name,
+                                idx(f, k, ib, sizeof ib), v,
+                                weft_ref_kind_name(rf->ref), id, dl->type);
+            }
+        }
+    }
+    if (r->attributes)
+        return check_record(m, weft_rec_desc_of(r->attributes->type),
+                            r->attributes, err, errlen);
+    return 0;
+}
+
+/* Remembers what later records check against definition r with id `id`:
+ * the count of its first array or, without one, the count of the
+ * definition of its own id space it refers to (a MetricInstance has its
+ * MetricClass's), and its declared OTF2_Type. */
+static int remember_decl(weft_member *m, const weft_rec_desc *d,
+                         const weft_record *r, unsigned kind, uint64_t id)
+{
+    weft_decl decl = { 0, 0 };
+
+    if (!weft_ref_kind_has_decl(kind))
+        return 0;
+    if (d->count_field >= 0) {
+        decl.count = (uint32_t)weft_field_get(r, &d->fields[d->count_field]);
+    } else {
+        for (unsigned i = 0; i < d->nfields; i++) {
+            const weft_field_desc *f = &d->fields[i];
+            const weft_decl *dl;
+            if (f->is_self || f->is_array || f->ref != kind)
+                continue;
+            if ((dl = decl_of(m, kind, weft_field_get(r, f))) != NULL) {
+                decl.count = dl->count;
+                break;
+            }
+        }
+    }
+    if (d->decl_type_field >= 0)
+        decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
+    return decl_set(m, kind, id, decl);
+}
+
+/* Undefines the ids defined by the first n records of a Definitions
+ * payload. Each of them was new when it was added (weft_validate_defs
+ * refuses redefinitions), so no earlier definition is lost. */
+static void forget_defs(weft_member *m, const uint8_t *buf, size_t len,
+                        uint64_t n)
+{
+    weft_decoder dec;
+    weft_record r;
+
+    weft_decoder_init(&dec, buf, len, 0, 0);
+    dec.max_string = m->trace->d->cfg.max_string;
+    while (n-- > 0 && weft_decoder_next(&dec, &r) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        const weft_field_desc *self;
+        weft_idset *s;
+        uint64_t id;
+        if (rd->self_field < 0)
+            continue;
+        self = &rd->fields[rd->self_field];
+        s = &m->defined[self->ref];
+        id = weft_field_get(&r, self);
+        if (id < s->cap)
+            s->bits[id / 8] &= (uint8_t)~(1u << (id % 8));
+    }
+    weft_decoder_free(&dec);
+}
+
+/* A payload is accepted or refused as a whole: when a record is refused,
+ * the ids the records before it defined are forgotten again, because the
+ * payload is neither journaled nor acked and its ids must not satisfy
+ * later references or block the corrected resend. */
+int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
+                       enum weft_limit *limit, char *err, size_t errlen)
+{
+    const weft_config *cfg = &m->trace->d->cfg;
+    enum weft_limit hit = WEFT_LIMIT_NONE;
+    uint64_t nrec = 0, added = 0;
+    weft_decoder dec;
+    weft_record r;
+    int rc;
+
+    weft_decoder_init(&dec, buf, len, 0, 0);
+    dec.max_string = cfg->max_string;
+    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        const weft_field_desc *self;
+        uint64_t id;
+        nrec++;
+        if (rd->flags & WEFT_DF_DAEMON) {
+            rc = fail(err, errlen, WEFT_ETYPE, "%s definitions are derived "
+                      "by weftd and may not be sent by clients", rd->name);
+            goto out;
+        }
+        rc = check_record(m, rd, &r, err, errlen);
+        if (rc < 0)
+            goto out;
+        if (rd->self_field < 0)
+            continue;
+        self = &rd->fields[rd->self_field];
+        id = weft_field_get(&r, self);
+        if (id == weft_ref_kind_undefined(self->ref)) {
+            rc = fail(err, errlen, WEFT_EPROTO, "%s.%s: the undefined id "
+                      "cannot be defined", rd->name, self->name);
+            goto out;
+        }
+        if (weft_idset_has(&m->defined[self->ref], id)) {
+            rc = fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
+                      " is already defined", rd->name, self->name,
+                      weft_ref_kind_name(self->ref), id);
+            goto out;
+        }
+        rc = weft_idset_add(&m->defined[self->ref], id, cfg->max_definitions);
+        if (rc < 0) {
+            if (rc == WEFT_ELIMIT)
+                hit = WEFT_LIMIT_MAX_DEFINITIONS;
+            rc = fail(err, errlen, rc, "%s.%s: id %" PRIu64 " exceeds "
+                      "max_definitions (%" PRIu64 ")", rd->name, self->name,
+                      id, cfg->max_definitions);
+            goto out;
+        }
+        added = nrec;
+        rc = remember_decl(m, rd, &r, self->ref, id);
+        if (rc < 0) {
+            rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
+            goto out;
+        }
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dec.error);
+        hit = decoder_limit(rc);
+    }
+out:
+    weft_decoder_free(&dec);
+    if (rc < 0)
+        forget_defs(m, buf, len, added);
+    if (limit)
+        *limit = rc < 0 ? hit : WEFT_LIMIT_NONE;
+    return rc < 0 ? rc : 0;
+}
+
+void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len)
+{
+    forget_defs(m, buf, len, UINT64_MAX);
+}
+
+int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
+                         uint32_t count, const uint8_t *buf, size_t len,
+                         uint64_t *last_time, enum weft_limit *limit,
+                         char *err, size_t errlen)
+{
+    uint64_t prev = m->locs[loc].last_time;
+    const weft_idset *regions = &m->defined[WEFT_REF_REGION];
+    weft_decoder dec;
+    weft_record r;
+    uint32_t n = 0;
+    int rc;
+
+    if (limit)
+        *limit = WEFT_LIMIT_NONE;
+    if (base < prev)
+        return fail(err, errlen, WEFT_ETIME, "batch base time %" PRIu64
+                    " is smaller than the last time %" PRIu64 " of thread %u",
+                    base, prev, loc);
+    weft_decoder_init(&dec, buf, len, 1, base);
+    dec.max_string = m->trace->d->cfg.max_string;
+    for (;;) {
+        /* Enter/Leave, most of any trace: their one field is a region. */
+        weft_el_run run = weft_el_begin(&dec), at = run;
+        uint32_t type, region;
+        while (weft_el_next(&run, &type, &region)) {
+            if (region != OTF2_UNDEFINED_REGION &&
+                !weft_idset_has(regions, region)) {
+                run = at;  /* unread: check_record below says why */
+                break;
+            }
+            n++;
+            at = run;
+        }
+        weft_el_end(&run, &dec);
+        prev = dec.time;
+        if ((rc = weft_decoder_next(&dec, &r)) != 1)
+            break;
+        n++;
+        prev = r.time;
+        rc = check_record(m, weft_rec_desc_of(r.type), &r, err, errlen);
+        if (rc < 0)
+            goto out;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dec.error);
+        if (limit)
+            *limit = decoder_limit(rc);
+        goto out;
+    }
+    if (n != count) {
+        rc = fail(err, errlen, WEFT_EPROTO, "EventBatch announces %u events "
+                  "but holds %u", count, n);
+        goto out;
+    }
+    *last_time = prev;
+out:
+    weft_decoder_free(&dec);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- Hello tags ---- */
+
+/* Limits of Hello.tags (README, "Tags"): at most WEFT_MAX_TAGS tags, keys
+ * of 1..WEFT_MAX_TAG_KEY characters [A-Za-z0-9_.-], values up to
+ * max_string bytes, each key once per Hello. */
+#define WEFT_MAX_TAGS 64
+#define WEFT_MAX_TAG_KEY 64
+
+/* A printable copy of at most WEFT_MAX_TAG_KEY bytes of s for messages:
+ * bytes outside printable ASCII become '?'. */
+static const char *tag_key_shown(const char *s, char *buf, size_t n)
+{
+    size_t i = 0;
+
+    for (; s[i] && i < WEFT_MAX_TAG_KEY && i + 1 < n; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    buf[i] = 0;
+    return buf;
+}
+
+int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
+                       enum weft_limit *limit, char *err, size_t errlen)
+{
+    char kb[WEFT_MAX_TAG_KEY + 1];
+
+    if (limit)
+        *limit = WEFT_LIMIT_NONE;
+    if (h->n_tags > WEFT_MAX_TAGS)
+        return fail(err, errlen, WEFT_ELIMIT, "Hello: %zu tags, at most %d "
+                    "are allowed", h->n_tags, WEFT_MAX_TAGS);
+    for (size_t i = 0; i < h->n_tags; i++) {
+        const char *k = h->tags[i]->key, *v = h->tags[i]->value;
+        size_t n = strlen(k);
+        if (n == 0)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag %zu has an "
+                        "empty key", i + 1);
+        if (n > WEFT_MAX_TAG_KEY)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s...' "
+                        "is %zu bytes long, at most %d are allowed",
+                        tag_key_shown(k, kb, sizeof kb), n, WEFT_MAX_TAG_KEY);
+        if (strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                      "0123456789_.-") != n)
+            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s' has "
+                        "a character other than A-Z a-z 0-9 _ . -",
+                        tag_key_shown(k, kb, sizeof kb));
+        if (strlen(v) > max_string) {
+            if (limit)
+                *limit = WEFT_LIMIT_MAX_STRING;
+            return fail(err, errlen, WEFT_ELIMIT, "Hello: the value of tag "
+                        "'%s' is %zu bytes long, over max_string (%" PRIu64
+                        ")", k, strlen(v), max_string);
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(h->tags[j]->key, k) == 0)
+                return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
+                            "given twice", k);
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* validate.h - the checks every record a member sends passes before it is
+ * journaled and acknowledged (session.c), and again when recovery reads a
+ * journal back (recover.c); and those of a Hello's tags.
+ *
+ * Generic over the record table: OTF2 enum values, typed values with a
+ * type, references (defined by this member, or the conventions for what
+ * weftd derives), counts and attribute types that match their
+ * definitions, no definitions weftd derives itself, no id twice; for
+ * events also non-decreasing times and the announced count. Pure
+ * functions over a weft_member (its `defined` ids and `decls`, which
+ * Definitions that pass extend): no socket, no loop, no disk.
+ *
+ * A refusal returns a WEFT_E* code, a message naming the record, field
+ * and value, and, when it went beyond a configured limit (max_string,
+ * max_definitions), which one, so that the caller counts it without
+ * reading the message.
+ */
+#ifndef WEFT_VALIDATE_H
+#define WEFT_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "trace.h"
+#include "weft.pb-c.h"
+
+/* Checks a Definitions payload of member m and records the ids it defines
+ * (and, for the id spaces later records are checked against, their counts
+ * and declared types). A payload is accepted or refused as a whole: on a
+ * refusal m defines nothing more than before. 0, or a WEFT_E* code with
+ * err naming the record, field and value and *limit (if limit is not
+ * NULL) the limit it went beyond, WEFT_LIMIT_NONE for other refusals. */
+int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
+                       enum weft_limit *limit, char *err, size_t errlen);
+/* Checks an EventBatch payload of member m for thread `loc` (which m
+ * has: weft_member_location): record types, the same value checks as
+ * definitions (attribute lists too), times from `base` on and not before
+ * the thread's last_time, `count` events. On success *last_time is the
+ * time of the batch's last event; the thread's state is the caller's to
+ * move on. Returns as weft_validate_defs. */
+int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
+                         uint32_t count, const uint8_t *buf, size_t len,
+                         uint64_t *last_time, enum weft_limit *limit,
+                         char *err, size_t errlen);
+/* Forgets the ids a Definitions payload that weft_validate_defs accepted
+ * defined: it was not journaled after all, and the resend defines them. */
+void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len);
+/* Checks the tags of Hello h (README, "Tags"): at most 64, keys of 1 to
+ * 64 characters A-Z a-z 0-9 _ . -, each once, values up to max_string
+ * bytes. Returns as weft_validate_defs, err naming the tag and the rule
+ * it breaks. */
+int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
+                       enum weft_limit *limit, char *err, size_t errlen);
+
+#endif
