@@ -16,6 +16,7 @@
 #include "catalog.h"
 #include "weftd_config.h"
 #include "daemon.h"
+#include "fsutil.h"
 #include "jwriter.h"
 #include "live.h"
 #include "log.h"
