@@ -26,6 +26,7 @@
 #include "spool.h"
 #include "trace.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 static void usage(FILE *out)
 {
@@ -229,6 +230,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;
+    weft_trace_set_max_conversions(d, c.max_conversions);
     d->cfg.live_interval = c.live_interval;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
@@ -462,20 +464,30 @@ static int prepare_storage(weft_daemon *d)
 
 /* Ingest, wired: the server hands frames to the sessions, the journal
  * writer hands written entries back to them (session.h); what was
- * received is written before the server closes the connections. */
+ * received is written (and synced, if asked) before the server closes
+ * the connections. */
+static void stop_ingest(weft_daemon *d)
+{
+    weft_jwriter_stop(d);
+    weft_worker_stop(d->syncer);  /* its last syncs come back, unacked */
+}
+
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
-                                        weft_jwriter_stop };
+                                        stop_ingest };
 
-/* Starts the journal writer, then the listeners. 0 or a WEFT_E* code
- * (logged). */
+/* Starts the journal writer and the syncer (durability = fsync's
+ * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
+ * code (logged). */
 static int start_ingest(weft_daemon *d)
 {
     int rc = weft_jwriter_start(d, weft_session_written);
 
+    if (rc == 0 && (rc = weft_worker_start(d->loop, 1, 0, &d->syncer)) < 0)
+        weft_jwriter_stop(d);
     if (rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "
-                  "threads: %s", weft_strerror(rc));
+                  "and fsync threads: %s", weft_strerror(rc));
         return rc;
     }
     return weft_server_start(d, &ingest);

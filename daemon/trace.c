@@ -1,10 +1,13 @@
 /* trace.c - traces being recorded, their members, and the hand-over of a
  * finished trace to a worker thread for conversion and cataloguing.
  *
- * Catalog writes and conversion run on libuv's thread pool; the loop
- * thread only queues them. A trace is one run of a program: members are
- * grouped by (owner, name, run), so two launches with the same name are
- * two traces, concurrent or not. A finished trace leaves d->traces when
+ * Catalog writes run on libuv's thread pool, conversions on the
+ * converter (worker.h): at most max_conversions at once, the others
+ * waiting their turn in its queue, so a burst of finished traces takes
+ * neither libuv's pool nor all the CPUs; the loop thread only queues
+ * them. A trace is one run of a program: members are grouped by (owner,
+ * name, run), so two launches with the same name are two traces,
+ * concurrent or not. A finished trace leaves d->traces when
  * its conversion is queued and its run is remembered in d->ended_runs: a
  * member of that run that comes back late (after the grace period) is
  * refused instead of starting a new, otherwise empty trace. Members
@@ -43,6 +46,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 #define WEFT_MAX_TRACE_NAME 1024
 /* A conversion that failed for a cause that may go away (a full disk, an
@@ -317,8 +321,10 @@ static void queue_begin(weft_trace *t)
 
 /* ---- conversion (worker thread) ---- */
 
+/* A finished trace's conversion, on the converter (worker.h): at most
+ * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
-    uv_work_t req;
+    weft_work work;             /* first: the job is its work */
     weft_trace *t;
     char *catalog;
     char *archive;
@@ -379,9 +385,9 @@ static void store_result(convert_job *j, weft_catalog *cat)
     weft_catrow_final_free(&f);
 }
 
-static void convert_work(uv_work_t *req)
+static void convert_work(weft_work *w)
 {
-    convert_job *j = req->data;
+    convert_job *j = (convert_job *)w;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
                               j->threads, j->sync };
@@ -422,14 +428,17 @@ static int retryable(int rc)
            rc == WEFT_EDB;
 }
 
-static void convert_done(uv_work_t *req, int status)
+static void convert_done(weft_work *w)
 {
-    convert_job *j = req->data;
+    convert_job *j = (convert_job *)w;
     weft_trace *t = j->t;
     weft_daemon *d = t->d;
+    weft_trace_conversions n = weft_trace_count_conversions(d);
 
     d->jobs--;
     d->converting--;
+    if (n.peak > d->conversions_peak)
+        d->conversions_peak = n.peak;
     if (j->rc < 0 && retryable(j->rc) && !d->stopping) {
         t->retry_delay = t->retry_delay ? t->retry_delay * 2
                                         : WEFT_RETRY_MIN_MS;
@@ -463,6 +472,48 @@ static void convert_done(uv_work_t *req, int status)
     free(j->catalog);
     free(j->archive);
     free(j);
+}
+
+/* Hands j to the converter, made when the first conversion comes (it
+ * ends by itself once it has none left). 0 or a WEFT_E* code. */
+static int queue_conversion(weft_daemon *d, convert_job *j)
+{
+    weft_trace_conversions n;
+    int rc;
+
+    if (!d->converter &&
+        (rc = weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
+                                WEFT_WORKER_TRANSIENT, &d->converter)) < 0)
+        return rc;
+    n = weft_trace_count_conversions(d);
+    if (n.running + n.queued >= d->cfg.max_conversions)
+        weft_tlog(j->t, WEFT_LOG_DEBUG, "trace '%s': queued behind %u "
+                  "conversions (max_conversions %" PRIu64 " at once)",
+                  j->t->name, n.running + n.queued, d->cfg.max_conversions);
+    return weft_worker_submit(d->converter, &j->work, convert_work,
+                              convert_done);
+}
+
+weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
+{
+    weft_trace_conversions n = { 0, 0, d->conversions_peak };
+    weft_worker_counts c;
+
+    if (!d->converter)
+        return n;
+    c = weft_worker_count(d->converter);
+    n.queued = c.queued;
+    n.running = c.running;
+    if (c.peak > n.peak)
+        n.peak = c.peak;
+    return n;
+}
+
+void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
+{
+    d->cfg.max_conversions = max;
+    if (d->converter)
+        weft_worker_set_max(d->converter, (unsigned)max);
 }
 
 static void unlink_trace(weft_trace *t)
@@ -514,11 +565,12 @@ static void start_conversion(weft_trace *t)
     j->t = t;
     j->threads = (unsigned)d->cfg.convert_threads;
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
-    j->req.data = j;
     if (t->goodbyes == t->size)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "
                   "converting", t->name, t->size);
-    if (uv_queue_work(d->loop, &j->req, convert_work, convert_done) != 0) {
+    if (queue_conversion(d, j) < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': cannot start a thread to "
+                  "convert it; journals kept in %s", t->name, t->dir);
         free(j->catalog);
         free(j->archive);
         free(j);

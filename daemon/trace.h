@@ -258,4 +258,17 @@ void weft_trace_check_idle(weft_daemon *d);
  * spool) and the ended runs remembered. */
 void weft_trace_free_all(weft_daemon *d);
 
+/* Conversions handed to the converter (d->converter, worker.h): those
+ * waiting for one of the max_conversions slots, those running, and the
+ * most that ever ran at once. */
+typedef struct weft_trace_conversions {
+    unsigned queued;
+    unsigned running;
+    unsigned peak;
+} weft_trace_conversions;
+weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d);
+/* Sets max_conversions (SIGHUP): running conversions go on, the queue
+ * follows the new bound. */
+void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max);
+
 #endif

@@ -67,6 +67,7 @@
 #include "testutil.h"
 #include "trace.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 #define TIMEOUT_S 10
 #define MAX_FRAME 4096
@@ -136,10 +137,16 @@ static void on_tick(uv_timer_t *t)
     weft_server_tick(&f->d);
 }
 
+static void stop_ingest(weft_daemon *d)
+{
+    weft_jwriter_stop(d);
+    weft_worker_stop(d->syncer);
+}
+
 /* Wired as main.c does. */
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
-                                        weft_jwriter_stop };
+                                        stop_ingest };
 
 /* Starts listening (with the limits the test set) and the loop thread. */
 static void start(fixture *f)
@@ -150,6 +157,7 @@ static void start(fixture *f)
     FILE *fp;
 
     assert_int_equal(weft_jwriter_start(&f->d, weft_session_written), 0);
+    assert_int_equal(weft_worker_start(&f->loop, 1, 0, &f->d.syncer), 0);
     assert_int_equal(weft_server_start(&f->d, &ingest), 0);
     assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
                                         &len), 0);
