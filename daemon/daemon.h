@@ -14,6 +14,7 @@ struct weft_server_cbs;
 struct weft_trace;
 struct weft_ended_run;
 struct weft_worker;
+struct weft_status;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -95,6 +96,8 @@ typedef struct weft_daemon {
                                      server's on_stop (main.c) */
     struct weft_worker *converter; /* conversions (trace.c), while there
                                      are some */
+    struct weft_status *status;   /* the status file's writer (status.h),
+                                     weftd only */
     /* live.c: the recording traces' figures in the catalog */
     uint64_t live_queued;         /* uv_now() when the last job was queued */
     int live_running;             /* a live figures job is in flight */
