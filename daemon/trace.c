@@ -338,17 +338,18 @@ typedef struct convert_job {
     int64_t finished;
 } convert_job;
 
+/* Removes the files of dir named as journals ("rank-*.wj", malformed
+ * ones too, as weft_journal_name_parse tells them). */
 static void remove_journals(const char *dir)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
+    uint32_t rank;
 
     if (!dp)
         return;
     while ((de = readdir(dp)) != NULL) {
-        size_t n = strlen(de->d_name);
-        if (strncmp(de->d_name, "rank-", 5) == 0 && n > 3 &&
-            strcmp(de->d_name + n - 3, ".wj") == 0) {
+        if (weft_journal_name_parse(de->d_name, &rank) != 0) {
             char *p = weft_path_join(dir, de->d_name);
             if (p)
                 unlink(p);
