@@ -105,7 +105,13 @@ int weft__cmd_status(cli *c)
            (long long)jint(st, "max_buffered"),
            (long long)jint(st, "fd_limit"));
     print_limits_reached(json_object_get(st, "limits_reached"));
-    printf("converting:  %lld traces\n", (long long)jint(st, "converting"));
+    printf("converting:  %lld traces", (long long)jint(st, "converting"));
+    if (json_object_get(st, "max_conversions"))
+        printf(" (%lld running, %lld waiting; max_conversions %lld)",
+               (long long)jint(st, "conversions_running"),
+               (long long)jint(st, "conversions_queued"),
+               (long long)jint(st, "max_conversions"));
+    printf("\n");
     traces = json_object_get(st, "recording");
     printf("recording:   %zu traces\n", json_array_size(traces));
     json_array_foreach(traces, i, t) {

@@ -50,6 +50,9 @@ static const key_desc keys[] = {
     { "weftd", "convert_threads", K_COUNT, OFF(convert_threads), 0, 8,
       "threads converting the members of one trace at once (0: one per "
       "online CPU, at most 8)" },
+    { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
+      "finished traces converted at once; the others wait their turn, "
+      "first come first served" },
     { "weftd", "live_interval", K_COUNT, OFF(live_interval), 0, 3600,
       "seconds between updates of the catalog rows of traces still "
       "recording with the figures received so far (0: never; the figures "
@@ -117,6 +120,7 @@ void weft_config_init(weft_config *c)
     c->catalog = strdup("");
     c->log_level = 2;
     c->grace_period = 300;
+    c->max_conversions = 2;
     c->live_interval = 2;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;

@@ -13,6 +13,8 @@ struct weft_conn;
 struct weft_server_cbs;
 struct weft_trace;
 struct weft_ended_run;
+struct weft_worker;
+struct weft_status;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -53,7 +55,9 @@ typedef struct weft_daemon {
                                      next attempt (trace.c) */
     uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
-    unsigned converting;          /* conversions in flight */
+    unsigned converting;          /* conversions in flight: queued for a
+                                     max_conversions slot or running */
+    unsigned conversions_peak;    /* most conversions that ran at once */
     int stopping;
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */
@@ -85,6 +89,15 @@ typedef struct weft_daemon {
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
     struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
+    /* Threads of their own for slow work (worker.h): */
+    struct weft_worker *syncer;   /* fdatasync batches (durability =
+                                     fsync; session.c), started with the
+                                     journal writer, stopped by the
+                                     server's on_stop (main.c) */
+    struct weft_worker *converter; /* conversions (trace.c), while there
+                                     are some */
+    struct weft_status *status;   /* the status file's writer (status.h),
+                                     weftd only */
     /* live.c: the recording traces' figures in the catalog */
     uint64_t live_queued;         /* uv_now() when the last job was queued */
     int live_running;             /* a live figures job is in flight */

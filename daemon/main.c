@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <jansson.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include "catalog.h"
 #include "weftd_config.h"
 #include "daemon.h"
+#include "fsutil.h"
 #include "jwriter.h"
 #include "live.h"
 #include "log.h"
@@ -23,8 +23,10 @@
 #include "server.h"
 #include "session.h"
 #include "spool.h"
+#include "status.h"
 #include "trace.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 static void usage(FILE *out)
 {
@@ -73,92 +75,6 @@ static const struct option options[] = {
     { NULL, 0, NULL, 0 }
 };
 
-/* DIR/weftd.status, DIR being the catalog's directory: where `weft
- * status` looks. */
-static char *status_path(const weft_daemon *d)
-{
-    const char *slash = strrchr(d->cfg.catalog, '/');
-    char *p = NULL;
-
-    if (!slash)
-        return strdup("weftd.status");
-    if (asprintf(&p, "%.*s/weftd.status", (int)(slash - d->cfg.catalog),
-                 d->cfg.catalog) < 0)
-        return NULL;
-    return p;
-}
-
-/* Writes the live state for `weft status` (small; replaced atomically). */
-static void write_status(weft_daemon *d)
-{
-    json_t *st = json_object(), *traces = json_array(), *limits;
-    char *path = status_path(d), *tmp = NULL;
-    uint64_t paused = 0;
-
-    for (const weft_conn *c = d->conns; c; c = c->next)
-        paused += c->paused != 0;
-    for (const weft_trace *t = d->traces; t; t = t->next) {
-        json_t *o = json_object();
-        uint64_t events = 0;
-        for (uint32_t r = 0; r < t->size; r++) {
-            const weft_member *m = t->members ? t->members[r] : NULL;
-            for (uint32_t l = 0; m && l < m->nlocs; l++)
-                events += m->locs[l].events;
-        }
-        json_object_set_new(o, "name", json_string(t->name ? t->name : ""));
-        json_object_set_new(o, "key", json_string(t->key));
-        json_object_set_new(o, "size", json_integer(t->size));
-        json_object_set_new(o, "joined", json_integer(t->joined));
-        json_object_set_new(o, "connected", json_integer(t->connected));
-        json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
-        json_object_set_new(o, "events", json_integer((json_int_t)events));
-        json_array_append_new(traces, o);
-    }
-    json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
-    json_object_set_new(st, "pid", json_integer(getpid()));
-    json_object_set_new(st, "started", json_integer(d->started));
-    json_object_set_new(st, "updated", json_integer(time(NULL)));
-    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
-                                                              : d->cfg.socket));
-    json_object_set_new(st, "connections", json_integer((json_int_t)d->nconns));
-    json_object_set_new(st, "max_connections",
-                        json_integer((json_int_t)d->cfg.max_connections));
-    json_object_set_new(st, "paused", json_integer((json_int_t)paused));
-    json_object_set_new(st, "converting", json_integer(d->converting));
-    json_object_set_new(st, "events_per_s",
-                        json_integer((json_int_t)(d->events_in -
-                                                  d->events_at_tick)));
-    json_object_set_new(st, "events", json_integer((json_int_t)d->events_in));
-    json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
-    json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
-    json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
-    json_object_set_new(st, "recording", traces);
-    json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
-    json_object_set_new(st, "max_buffered",
-                        json_integer((json_int_t)d->cfg.max_buffered));
-    json_object_set_new(st, "fd_limit", json_integer((json_int_t)d->fd_limit));
-    limits = json_object();
-    for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
-        json_object_set_new(limits, weft_limit_name((enum weft_limit)l),
-                            json_integer((json_int_t)d->limit_hits[l]));
-    json_object_set_new(st, "limits_reached", limits);
-    if (path && asprintf(&tmp, "%s.tmp", path) >= 0 &&
-        json_dump_file(st, tmp, JSON_COMPACT) == 0)
-        rename(tmp, path);
-    json_decref(st);
-    free(tmp);
-    free(path);
-}
-
-static void remove_status(const weft_daemon *d)
-{
-    char *path = status_path(d);
-
-    if (path)
-        unlink(path);
-    free(path);
-}
-
 /* Once a second: grace periods, the live figures for systemd and `weft
  * status`, and every live_interval those of the catalog (live.c). */
 static void on_tick(uv_timer_t *t)
@@ -174,7 +90,7 @@ static void on_tick(uv_timer_t *t)
         hits += d->limit_hits[l];
     for (const weft_trace *tr = d->traces; tr; tr = tr->next)
         recording++;
-    write_status(d);
+    weft_status_update(d);
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
                "start, %llu refused, limits reached %llu times",
@@ -228,6 +144,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;
+    weft_trace_set_max_conversions(d, c.max_conversions);
     d->cfg.live_interval = c.live_interval;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
@@ -253,7 +170,7 @@ static void on_signal(uv_signal_t *s, int signum)
     d->stopping = 1;
     sd_notifyf(0, "STOPPING=1\nSTATUS=stopping: draining %llu connections, "
                "%u jobs", (unsigned long long)d->nconns, d->jobs);
-    remove_status(d);
+    weft_status_stop(d);  /* after the last write */
     weft_dlog(d, WEFT_LOG_INFO, "%s: stopping: no new connections; %llu "
               "connections finish the frame they are receiving and get "
               "their acks, %u jobs (conversions, fsyncs) finish; at most %llu "
@@ -461,20 +378,30 @@ static int prepare_storage(weft_daemon *d)
 
 /* Ingest, wired: the server hands frames to the sessions, the journal
  * writer hands written entries back to them (session.h); what was
- * received is written before the server closes the connections. */
+ * received is written (and synced, if asked) before the server closes
+ * the connections. */
+static void stop_ingest(weft_daemon *d)
+{
+    weft_jwriter_stop(d);
+    weft_worker_stop(d->syncer);  /* its last syncs come back, unacked */
+}
+
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
-                                        weft_jwriter_stop };
+                                        stop_ingest };
 
-/* Starts the journal writer, then the listeners. 0 or a WEFT_E* code
- * (logged). */
+/* Starts the journal writer and the syncer (durability = fsync's
+ * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
+ * code (logged). */
 static int start_ingest(weft_daemon *d)
 {
     int rc = weft_jwriter_start(d, weft_session_written);
 
+    if (rc == 0 && (rc = weft_worker_start(d->loop, 1, 0, &d->syncer)) < 0)
+        weft_jwriter_stop(d);
     if (rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "
-                  "threads: %s", weft_strerror(rc));
+                  "and fsync threads: %s", weft_strerror(rc));
         return rc;
     }
     return weft_server_start(d, &ingest);
@@ -509,7 +436,10 @@ int main(int argc, char **argv)
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
     d.started = (int64_t)time(NULL);
-    write_status(&d);
+    if (weft_status_start(&d) < 0)
+        weft_dlog(&d, WEFT_LOG_WARNING, "cannot start the status file's "
+                  "writer thread: weft status will not see this weftd");
+    weft_status_update(&d);
     uv_timer_init(d.loop, &d.tick);
     d.tick.data = &d;
     uv_timer_start(&d.tick, on_tick, 1000, 1000);
@@ -524,6 +454,7 @@ int main(int argc, char **argv)
     sd_notify(0, "READY=1");
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_server_stop(&d); /* the unreferenced shutdown timer */
+    weft_status_stop(&d); /* if no signal did */
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     rc = uv_loop_close(d.loop);

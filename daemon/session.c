@@ -32,6 +32,7 @@
 #include "log.h"
 #include "validate.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 static void send_env(weft_conn *c, const Weft__Envelope *env)
 {
@@ -61,8 +62,11 @@ static void send_ack_now(weft_conn *c, int definitions, uint32_t loc,
 
 /* ---- durability = fsync: acks after a batched fdatasync ---- */
 
+/* One fdatasync of a member's journal, on d->syncer (worker.h): a thread
+ * of its own, so syncs wait neither for conversions nor for each
+ * other's place in libuv's pool. */
 typedef struct sync_job {
-    uv_work_t req;
+    weft_work work;       /* first: the job is its work */
     weft_member *m;
     weft_journal *journal;
     int rc;
@@ -71,17 +75,17 @@ typedef struct sync_job {
 
 static void kick_sync(weft_member *m);
 
-static void sync_work(uv_work_t *req)
+static void sync_work(weft_work *w)
 {
-    sync_job *j = req->data;
+    sync_job *j = (sync_job *)w;
 
     j->rc = weft_journal_sync(j->journal);
     j->err = errno;
 }
 
-static void sync_done(uv_work_t *req, int status)
+static void sync_done(weft_work *w)
 {
-    sync_job *j = req->data;
+    sync_job *j = (sync_job *)w;
     weft_member *m = j->m;
     weft_conn *c = m->conn;
 
@@ -104,29 +108,31 @@ static void sync_done(uv_work_t *req, int status)
 }
 
 /* Starts an fdatasync covering every ack waiting, unless one runs: the
- * acks that arrive meanwhile wait for the next, so fsyncs are batched. */
+ * acks that arrive meanwhile wait for the next, so fsyncs are batched.
+ * Nothing once the syncer has stopped (weftd is closing its
+ * connections). */
 static void kick_sync(weft_member *m)
 {
     weft_daemon *d = m->trace->d;
     weft_ackq tmp;
     sync_job *j;
 
-    if (m->sync_running || m->waiting.n == 0 || !m->journal)
+    if (m->sync_running || m->waiting.n == 0 || !m->journal || !d->syncer)
         return;
     j = calloc(1, sizeof *j);
     if (!j)
         return; /* retried with the next ack */
-    j->req.data = j;
     j->m = m;
     j->journal = m->journal;
+    if (weft_worker_submit(d->syncer, &j->work, sync_work, sync_done) < 0) {
+        free(j);
+        return; /* retried with the next ack */
+    }
+    /* done runs on this thread, later: the swap is in place by then */
     tmp = m->syncing;
     m->syncing = m->waiting;
     m->waiting = tmp;
     m->waiting.n = 0;
-    if (uv_queue_work(d->loop, &j->req, sync_work, sync_done) != 0) {
-        free(j);
-        return;
-    }
     m->sync_running = 1;
     d->jobs++;
 }

@@ -1,10 +1,13 @@
 /* trace.c - traces being recorded, their members, and the hand-over of a
  * finished trace to a worker thread for conversion and cataloguing.
  *
- * Catalog writes and conversion run on libuv's thread pool; the loop
- * thread only queues them. A trace is one run of a program: members are
- * grouped by (owner, name, run), so two launches with the same name are
- * two traces, concurrent or not. A finished trace leaves d->traces when
+ * Catalog writes run on libuv's thread pool, conversions on the
+ * converter (worker.h): at most max_conversions at once, the others
+ * waiting their turn in its queue, so a burst of finished traces takes
+ * neither libuv's pool nor all the CPUs; the loop thread only queues
+ * them. A trace is one run of a program: members are grouped by (owner,
+ * name, run), so two launches with the same name are two traces,
+ * concurrent or not. A finished trace leaves d->traces when
  * its conversion is queued and its run is remembered in d->ended_runs: a
  * member of that run that comes back late (after the grace period) is
  * refused instead of starting a new, otherwise empty trace. Members
@@ -16,19 +19,18 @@
  * queued again by the tick timer after a delay that doubles from
  * WEFT_RETRY_MIN_MS to WEFT_RETRY_MAX_MS.
  *
- * Catalog (schema 2): the first Hello of a trace queues its row as
- * recording with that member's host, command, job id and tags, so a
- * trace is found by tag and host while it records; the conversion job
- * stores, in one transaction, the figures, locations, one member row per
- * rank (missing for ranks that never came or did not say goodbye), the
- * union of the members' tags (the lowest rank's value wins) and the
- * region profile that conversion computed.
+ * Catalog (schema 2; the rows are built by catrow.c): the first Hello
+ * of a trace queues its row as recording with that member's host,
+ * command, job id and tags, so a trace is found by tag and host while it
+ * records; the conversion job stores, in one transaction, the figures,
+ * locations, one member row per rank (missing for ranks that never came
+ * or did not say goodbye), the union of the members' tags (the lowest
+ * rank's value wins) and the region profile that conversion computed.
  */
 #include "trace.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,9 +41,12 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "catrow.h"
 #include "convert.h"
+#include "fsutil.h"
 #include "log.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 #define WEFT_MAX_TRACE_NAME 1024
 /* A conversion that failed for a cause that may go away (a full disk, an
@@ -49,33 +54,6 @@
  * long, doubling up to the maximum (ms). */
 #define WEFT_RETRY_MIN_MS 2000
 #define WEFT_RETRY_MAX_MS 600000
-
-int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit)
-{
-    if (id >= limit)
-        return WEFT_ELIMIT;
-    if (id >= s->cap) {
-        uint64_t cap = s->cap ? s->cap : 1024;
-        uint8_t *p;
-        while (cap <= id)
-            cap *= 2;
-        p = realloc(s->bits, cap / 8);
-        if (!p)
-            return WEFT_ENOMEM;
-        memset(p + s->cap / 8, 0, (cap - s->cap) / 8);
-        s->bits = p;
-        s->cap = cap;
-    }
-    s->bits[id / 8] |= (uint8_t)(1u << (id % 8));
-    return 0;
-}
-
-void weft_idset_free(weft_idset *s)
-{
-    free(s->bits);
-    s->bits = NULL;
-    s->cap = 0;
-}
 
 __attribute__((format(printf, 4, 5)))
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -86,27 +64,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return code;
-}
-
-int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-
-    if (n == 0 || n >= sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(buf, path, n + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, parents) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, leaf) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 /* A file-name-safe spool key, NAME-YYYYmmddTHHMMSSZ-SERIAL (spool.h): the
@@ -137,25 +94,6 @@ static char *make_key(const char *name, time_t now, uint64_t serial)
     return key;
 }
 
-static char *path_join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
-
-static void free_tags(weft_tag *tags, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(tags[i].key);
-        free(tags[i].value);
-    }
-    free(tags);
-}
-
 static void member_free(weft_member *m)
 {
     if (!m)
@@ -172,7 +110,7 @@ static void member_free(weft_member *m)
     free(m->host);
     free(m->command);
     free(m->job_id);
-    free_tags(m->tags, m->ntags);
+    weft_catrow_free_tags(m->tags, m->ntags);
     free(m);
 }
 
@@ -309,121 +247,6 @@ static const weft_ended_run *find_ended(const weft_daemon *d, uint32_t uid,
     return NULL;
 }
 
-/* ---- what the catalog says about a trace's members ---- */
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The distinct hosts of t's members, sorted, comma-separated; malloc'd,
- * NULL when out of memory. */
-static char *member_hosts(const weft_trace *t)
-{
-    const char **v = calloc(t->size ? t->size : 1, sizeof *v);
-    size_t n = 0, len = 1;
-    char *out = NULL;
-
-    if (!v)
-        return NULL;
-    for (uint32_t r = 0; r < t->size; r++)
-        if (t->members && t->members[r] && t->members[r]->host[0])
-            v[n++] = t->members[r]->host;
-    qsort(v, n, sizeof *v, str_cmp);
-    for (size_t i = 0; i < n; i++)
-        len += strlen(v[i]) + 1;
-    out = malloc(len);
-    if (out) {
-        char *p = out;
-        *p = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (i && strcmp(v[i], v[i - 1]) == 0)
-                continue;
-            p += sprintf(p, "%s%s", p == out ? "" : ",", v[i]);
-        }
-    }
-    free(v);
-    return out;
-}
-
-/* The member whose command and job id speak for the trace: rank 0, else
- * the lowest rank that joined. NULL if none did. */
-static const weft_member *first_member(const weft_trace *t)
-{
-    for (uint32_t r = 0; t->members && r < t->size; r++)
-        if (t->members[r])
-            return t->members[r];
-    return NULL;
-}
-
-typedef struct ranked_tag {
-    weft_tag tag;
-    size_t pos;          /* order of appearance: rank, then Hello order */
-} ranked_tag;
-
-static int ranked_tag_cmp(const void *a, const void *b)
-{
-    const ranked_tag *x = a, *y = b;
-    int c = strcmp(x->tag.key, y->tag.key);
-
-    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
-}
-
-/* The tags of t: the union of its members' tags, the lowest rank's value
- * winning for a key two members give differently; sorted by key (n log n
- * for members x 64 tags). *out malloc'd with the strings pointing into
- * the members (valid while they live). */
-static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
-{
-    size_t n = 0, k = 0;
-    ranked_tag *v;
-
-    *out = NULL;
-    *nout = 0;
-    for (uint32_t r = 0; t->members && r < t->size; r++)
-        if (t->members[r])
-            n += t->members[r]->ntags;
-    if (n == 0)
-        return 0;
-    v = calloc(n, sizeof *v);
-    *out = calloc(n, sizeof **out);
-    if (!v || !*out) {
-        free(v);
-        free(*out);
-        *out = NULL;
-        return WEFT_ENOMEM;
-    }
-    n = 0;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members[r];
-        for (size_t i = 0; m && i < m->ntags; i++, n++)
-            v[n] = (ranked_tag){ m->tags[i], n };
-    }
-    qsort(v, n, sizeof *v, ranked_tag_cmp);
-    for (size_t i = 0; i < n; i++)
-        if (i == 0 || strcmp(v[i].tag.key, v[i - 1].tag.key) != 0)
-            (*out)[k++] = v[i].tag;
-    free(v);
-    *nout = k;
-    return 0;
-}
-
-/* Copies of tags (strings too); NULL when out of memory or n is 0. */
-static weft_tag *copy_tags(const weft_tag *tags, size_t n)
-{
-    weft_tag *v = n ? calloc(n, sizeof *v) : NULL;
-
-    for (size_t i = 0; v && i < n; i++) {
-        v[i].key = strdup(tags[i].key);
-        v[i].value = strdup(tags[i].value);
-        if (!v[i].key || !v[i].value) {
-            free_tags(v, i + 1);
-            return NULL;
-        }
-    }
-    return v;
-}
-
 /* ---- catalog row of a new trace (worker thread) ---- */
 
 typedef struct begin_job {
@@ -468,14 +291,8 @@ static void begin_done(uv_work_t *req, int status)
                           j->row.name, j->row.key, -1, NULL }),
                       "trace '%s': cannot record it in the catalog: %s",
                       j->row.name, j->err);
-    free(j->row.key);
-    free(j->row.name);
-    free(j->row.run);
-    free(j->row.path);
-    free(j->row.hosts);
-    free(j->row.command);
-    free(j->row.job_id);
-    free_tags(j->tags, j->ntags);
+    weft_catalog_trace_free(&j->row);
+    weft_catrow_free_tags(j->tags, j->ntags);
     free(j->catalog);
     free(j);
 }
@@ -487,35 +304,13 @@ static void queue_begin(weft_trace *t)
 {
     weft_daemon *d = t->d;
     begin_job *j = calloc(1, sizeof *j);
-    const weft_member *first = first_member(t);
-    weft_tag *tags = NULL;
 
     if (!j)
         return;
-    if (trace_tags(t, &tags, &j->ntags) == 0 && j->ntags) {
-        j->tags = copy_tags(tags, j->ntags);
-        if (!j->tags)
-            j->ntags = 0;
-    }
-    free(tags);
-    j->row.hosts = member_hosts(t);
-    j->row.command = strdup(first ? first->command : "");
-    j->row.job_id = strdup(first ? first->job_id : "");
-    j->row.protocol_version = first ? first->protocol_version : 0;
     j->d = d;
     j->req.data = j;
-    j->row.key = strdup(t->key);
-    j->row.name = strdup(t->name);
-    j->row.run = strdup(t->run ? t->run : "");
-    j->row.path = path_join(t->dir, "archive");
-    j->row.uid = t->uid;
-    j->row.state = WEFT_STATE_RECORDING;
-    j->row.created = t->created;
-    j->row.members = t->size;
-    j->catalog = strdup(d->cfg.catalog);
-    if (!j->row.key || !j->row.name || !j->row.run || !j->row.path ||
-        !j->catalog ||
-        !j->row.hosts || !j->row.command || !j->row.job_id ||
+    if (weft_catrow_recording(t, &j->row, &j->tags, &j->ntags) < 0 ||
+        !(j->catalog = strdup(d->cfg.catalog)) ||
         uv_queue_work(d->loop, &j->req, begin_work, begin_done) != 0) {
         begin_done(&j->req, 0);
         d->jobs++; /* begin_done decremented it */
@@ -526,8 +321,10 @@ static void queue_begin(weft_trace *t)
 
 /* ---- conversion (worker thread) ---- */
 
+/* A finished trace's conversion, on the converter (worker.h): at most
+ * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
-    uv_work_t req;
+    weft_work work;             /* first: the job is its work */
     weft_trace *t;
     char *catalog;
     char *archive;
@@ -541,24 +338,19 @@ typedef struct convert_job {
     int64_t finished;
 } convert_job;
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-                    struct FTW *ftw)
-{
-    return remove(path);
-}
-
+/* Removes the files of dir named as journals ("rank-*.wj", malformed
+ * ones too, as weft_journal_name_parse tells them). */
 static void remove_journals(const char *dir)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
+    uint32_t rank;
 
     if (!dp)
         return;
     while ((de = readdir(dp)) != NULL) {
-        size_t n = strlen(de->d_name);
-        if (strncmp(de->d_name, "rank-", 5) == 0 && n > 3 &&
-            strcmp(de->d_name + n - 3, ".wj") == 0) {
-            char *p = path_join(dir, de->d_name);
+        if (weft_journal_name_parse(de->d_name, &rank) != 0) {
+            char *p = weft_path_join(dir, de->d_name);
             if (p)
                 unlink(p);
             free(p);
@@ -567,80 +359,42 @@ static void remove_journals(const char *dir)
     closedir(dp);
 }
 
-/* The member rows of t after conversion: every rank, those that never
- * came or did not say goodbye as missing; figures from res. *out is
- * malloc'd, its strings point into t. */
-static int member_rows(const weft_trace *t, const weft_convert_result *res,
-                       weft_member_row **out)
+/* Worker thread: stores the trace's final rows in one transaction;
+ * removes the journals once they are committed and the archive written. */
+static void store_result(convert_job *j, weft_catalog *cat)
 {
-    weft_member_row *v = calloc(t->size ? t->size : 1, sizeof *v);
+    weft_trace *t = j->t;
+    weft_catrow_final f;
+    int made = weft_catrow_final_make(t, &j->res, &f), rc = made;
 
-    *out = v;
-    if (!v)
-        return WEFT_ENOMEM;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members ? t->members[r] : NULL;
-        v[r].rank = r;
-        v[r].host = m ? m->host : (char *)"";
-        v[r].pid = m ? m->pid : 0;
-        v[r].state = (char *)(m && m->said_goodbye ? WEFT_MEMBER_COMPLETE
-                                                   : WEFT_MEMBER_MISSING);
+    f.row.state = (char *)j->state;
+    f.row.finished = j->finished;
+    f.row.path = j->archive;
+    f.row.error = j->rc < 0 ? j->res.error : j->reason[0] ? j->reason : NULL;
+    if (rc == 0)
+        rc = weft_catalog_trace_finish_detail(cat, &f.row, &f.detail);
+    if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "catalog: %s",
+                 made < 0 ? "out of memory" : weft_catalog_errmsg(cat));
+        if (j->rc == 0)
+            j->rc = rc;
+    } else if (j->rc == 0) {
+        remove_journals(t->dir);
+    } else {
+        snprintf(j->err, sizeof j->err, "%s", j->res.error);
     }
-    for (size_t i = 0; i < res->nlocations; i++) {
-        const weft_location_row *l = &res->locations[i];
-        if (l->rank >= t->size)
-            continue;
-        v[l->rank].locations++;
-        v[l->rank].events += l->events;
-        v[l->rank].dropped += l->dropped;
-    }
-    return 0;
+    weft_catrow_final_free(&f);
 }
 
-/* Why t is not complete after a conversion with result res, in buf ("" if
- * it is): members that never came or did not say goodbye, and threads
- * whose events differ from what their Goodbye reported. */
-static void partial_reason(const weft_trace *t, const weft_convert_result *res,
-                           char *buf, size_t len)
+static void convert_work(weft_work *w)
 {
-    size_t n = 0;
-    uint32_t absent = 0, silent = 0, first_absent = 0, first_silent = 0;
-
-    buf[0] = 0;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members ? t->members[r] : NULL;
-        if (!m && absent++ == 0)
-            first_absent = r;
-        else if (m && !m->said_goodbye && silent++ == 0)
-            first_silent = r;
-    }
-    if (absent)
-        n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
-                              "came (rank %u%s)", absent, t->size,
-                              first_absent, absent > 1 ? "..." : "");
-    if (silent && n < len)
-        n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members did not "
-                              "say goodbye (rank %u%s)", n ? "; " : "",
-                              silent, t->size, first_silent,
-                              silent > 1 ? "..." : "");
-    if (res->incomplete[0] && n < len)
-        snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
-}
-
-static void convert_work(uv_work_t *req)
-{
-    convert_job *j = req->data;
+    convert_job *j = (convert_job *)w;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
                               j->threads, j->sync };
-    weft_trace_row row = { 0 };
-    weft_trace_detail detail = { 0 };
-    weft_member_row *members = NULL;
-    weft_tag *tags = NULL;
-    const weft_member *first = first_member(t);
     weft_catalog *cat = NULL;
     char *msg = NULL;
-    int rc, oom = 0;
+    int rc;
 
     rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
     if (rc < 0) {
@@ -652,67 +406,18 @@ static void convert_work(uv_work_t *req)
     weft_catalog_trace_set_state(cat, t->key, WEFT_STATE_CONVERTING);
     /* An archive left by an interrupted conversion is rebuilt from the
      * journals. */
-    nftw(j->archive, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    weft_rm_tree(j->archive);
     j->rc = weft_convert_trace(&in, &j->res);
     j->finished = (int64_t)time(NULL);
     if (j->rc < 0) {
         j->state = WEFT_STATE_FAILED;
         /* Converted again from the journals when retried. */
-        nftw(j->archive, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        weft_rm_tree(j->archive);
     } else {
-        partial_reason(t, &j->res, j->reason, sizeof j->reason);
+        weft_catrow_partial_reason(t, &j->res, j->reason, sizeof j->reason);
         j->state = j->reason[0] ? WEFT_STATE_PARTIAL : WEFT_STATE_COMPLETE;
     }
-    row.key = t->key;
-    row.name = t->name;
-    row.run = t->run;
-    row.uid = t->uid;
-    row.state = (char *)j->state;
-    row.created = t->created;
-    row.finished = j->finished;
-    row.path = j->archive;
-    row.members = t->size;
-    row.locations = j->res.nlocations;
-    row.events = j->res.events;
-    row.bytes = j->res.bytes;
-    row.dropped = j->res.dropped;
-    row.time_first = j->res.time_first;
-    row.time_last = j->res.time_last;
-    row.timer_resolution = j->res.timer_resolution;
-    row.error = j->rc < 0 ? j->res.error : j->reason[0] ? j->reason : NULL;
-    row.hosts = member_hosts(t);
-    row.command = first ? first->command : (char *)"";
-    row.job_id = first ? first->job_id : (char *)"";
-    row.protocol_version = first ? first->protocol_version : 0;
-    detail.locations = j->res.locations;
-    detail.nlocations = j->res.nlocations;
-    detail.regions = j->res.regions;
-    detail.nregions = j->res.nregions;
-    rc = member_rows(t, &j->res, &members);
-    if (rc == 0)
-        rc = trace_tags(t, &tags, &detail.ntags);
-    if (rc == 0 && !row.hosts)
-        rc = WEFT_ENOMEM;
-    detail.members = members;
-    detail.nmembers = members ? t->size : 0;
-    detail.tags = tags;
-    if (rc == 0)
-        rc = weft_catalog_trace_finish_detail(cat, &row, &detail);
-    else
-        oom = 1;
-    free(row.hosts);
-    free(members);
-    free(tags);
-    if (rc < 0) {
-        snprintf(j->err, sizeof j->err, "catalog: %s",
-                 oom ? "out of memory" : weft_catalog_errmsg(cat));
-        if (j->rc == 0)
-            j->rc = rc;
-    } else if (j->rc == 0) {
-        remove_journals(t->dir);
-    } else {
-        snprintf(j->err, sizeof j->err, "%s", j->res.error);
-    }
+    store_result(j, cat);
     weft_catalog_close(cat);
 }
 
@@ -724,14 +429,17 @@ static int retryable(int rc)
            rc == WEFT_EDB;
 }
 
-static void convert_done(uv_work_t *req, int status)
+static void convert_done(weft_work *w)
 {
-    convert_job *j = req->data;
+    convert_job *j = (convert_job *)w;
     weft_trace *t = j->t;
     weft_daemon *d = t->d;
+    weft_trace_conversions n = weft_trace_count_conversions(d);
 
     d->jobs--;
     d->converting--;
+    if (n.peak > d->conversions_peak)
+        d->conversions_peak = n.peak;
     if (j->rc < 0 && retryable(j->rc) && !d->stopping) {
         t->retry_delay = t->retry_delay ? t->retry_delay * 2
                                         : WEFT_RETRY_MIN_MS;
@@ -765,6 +473,48 @@ static void convert_done(uv_work_t *req, int status)
     free(j->catalog);
     free(j->archive);
     free(j);
+}
+
+/* Hands j to the converter, made when the first conversion comes (it
+ * ends by itself once it has none left). 0 or a WEFT_E* code. */
+static int queue_conversion(weft_daemon *d, convert_job *j)
+{
+    weft_trace_conversions n;
+    int rc;
+
+    if (!d->converter &&
+        (rc = weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
+                                WEFT_WORKER_TRANSIENT, &d->converter)) < 0)
+        return rc;
+    n = weft_trace_count_conversions(d);
+    if (n.running + n.queued >= d->cfg.max_conversions)
+        weft_tlog(j->t, WEFT_LOG_DEBUG, "trace '%s': queued behind %u "
+                  "conversions (max_conversions %" PRIu64 " at once)",
+                  j->t->name, n.running + n.queued, d->cfg.max_conversions);
+    return weft_worker_submit(d->converter, &j->work, convert_work,
+                              convert_done);
+}
+
+weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
+{
+    weft_trace_conversions n = { 0, 0, d->conversions_peak };
+    weft_worker_counts c;
+
+    if (!d->converter)
+        return n;
+    c = weft_worker_count(d->converter);
+    n.queued = c.queued;
+    n.running = c.running;
+    if (c.peak > n.peak)
+        n.peak = c.peak;
+    return n;
+}
+
+void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
+{
+    d->cfg.max_conversions = max;
+    if (d->converter)
+        weft_worker_set_max(d->converter, (unsigned)max);
 }
 
 static void unlink_trace(weft_trace *t)
@@ -803,7 +553,7 @@ static void start_conversion(weft_trace *t)
         }
     }
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
-        !(j->archive = path_join(t->dir, "archive"))) {
+        !(j->archive = weft_path_join(t->dir, "archive"))) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "
                   "kept in %s", t->name, t->dir);
         if (j) {
@@ -816,11 +566,12 @@ static void start_conversion(weft_trace *t)
     j->t = t;
     j->threads = (unsigned)d->cfg.convert_threads;
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
-    j->req.data = j;
     if (t->goodbyes == t->size)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "
                   "converting", t->name, t->size);
-    if (uv_queue_work(d->loop, &j->req, convert_work, convert_done) != 0) {
+    if (queue_conversion(d, j) < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': cannot start a thread to "
+                  "convert it; journals kept in %s", t->name, t->dir);
         free(j->catalog);
         free(j->archive);
         free(j);
@@ -891,9 +642,9 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->members = calloc(h->size, sizeof *t->members);
     t->made.serial = ++d->next_trace_serial;
     t->key = make_key(h->trace, now, t->made.serial);
-    traces = path_join(d->cfg.spool, "traces");
+    traces = weft_path_join(d->cfg.spool, "traces");
     if (!t->name || !t->run || !t->members || !t->key || !traces ||
-        !(t->dir = path_join(traces, t->key))) {
+        !(t->dir = weft_path_join(traces, t->key))) {
         free(traces);
         trace_free(t);
         return NULL;
@@ -931,7 +682,7 @@ static void make_dir(weft_trace *t)
         key = tries ? make_key(t->name, (time_t)t->created,
                                md->serial + (uint64_t)tries)
                     : strdup(t->key);
-        if (!key || !(dir = path_join(traces, key))) {
+        if (!key || !(dir = weft_path_join(traces, key))) {
             md->rc = fail(md->err, sizeof md->err, WEFT_ENOMEM,
                           "out of memory");
             goto out;
@@ -1020,7 +771,7 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
     int rc;
 
     weft_journal_name(name, sizeof name, m->rank);
-    path = path_join(dir, name);
+    path = weft_path_join(dir, name);
     rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {
         /* Acknowledged data lies beyond the damage: keep the file as it

@@ -19,16 +19,11 @@
 
 #include "catalog.h"
 #include "daemon.h"
+#include "idset.h"
 #include "journal.h"
 #include "log.h"
 #include "record.h"
 #include "weft.pb-c.h"
-
-/* A growable set of defined ids (bitmap). */
-typedef struct weft_idset {
-    uint8_t *bits;
-    uint64_t cap;  /* ids the bitmap can hold */
-} weft_idset;
 
 /* What later records are checked against, per defined id of the id
  * spaces that need it (weft_ref_kind_has_decl): the element count of the
@@ -184,10 +179,6 @@ typedef struct weft_ended_run {
 
 #define WEFT_ENDED_RUNS_MAX 4096
 
-/* mkdir -p: creates path and its missing parents (mode parents, the last
- * one mode leaf). 0, or -1 with errno set. */
-int weft_mkdir_p(const char *path, mode_t parents, mode_t leaf);
-
 /* Joining is three steps, so that the loop thread never waits for the
  * disk: weft_trace_join_begin (loop thread, memory only), then, for a
  * member that is new, weft_member_open (on a thread that may wait for
@@ -267,13 +258,17 @@ void weft_trace_check_idle(weft_daemon *d);
  * spool) and the ended runs remembered. */
 void weft_trace_free_all(weft_daemon *d);
 
-/* Marks id in a set; WEFT_ELIMIT if id >= limit. */
-int weft_idset_add(weft_idset *s, uint64_t id, uint64_t limit);
-/* Is id in s? Inline: ingest asks it for every Enter and Leave. */
-static inline int weft_idset_has(const weft_idset *s, uint64_t id)
-{
-    return id < s->cap && (s->bits[id / 8] & (1u << (id % 8)));
-}
-void weft_idset_free(weft_idset *s);
+/* Conversions handed to the converter (d->converter, worker.h): those
+ * waiting for one of the max_conversions slots, those running, and the
+ * most that ever ran at once. */
+typedef struct weft_trace_conversions {
+    unsigned queued;
+    unsigned running;
+    unsigned peak;
+} weft_trace_conversions;
+weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d);
+/* Sets max_conversions (SIGHUP): running conversions go on, the queue
+ * follows the new bound. */
+void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max);
 
 #endif

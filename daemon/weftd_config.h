@@ -4,7 +4,8 @@
  *
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
- *             grace_period, convert_threads, live_interval
+ *             grace_period, convert_threads, max_conversions,
+ *             live_interval
  *   [limits]  max_frame, max_connections, max_conn_pending, max_buffered,
  *             idle_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
@@ -36,6 +37,8 @@ typedef struct weft_config {
                                   connected before converting (partial) */
     uint64_t convert_threads;  /* members of a trace converted at once;
                                   0: online CPUs (convert.h) */
+    uint64_t max_conversions;  /* traces converted at once; the others
+                                  wait in a queue (trace.c) */
     uint64_t live_interval;    /* seconds between writes of the recording
                                   traces' figures to the catalog (live.c);
                                   0: never */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.log_level, b.log_level);
     assert_int_equal(a.grace_period, b.grace_period);
     assert_int_equal(a.convert_threads, b.convert_threads);
+    assert_int_equal(a.max_conversions, b.max_conversions);
     assert_int_equal(a.live_interval, b.live_interval);
     assert_int_equal(a.max_frame, b.max_frame);
     assert_int_equal(a.max_connections, b.max_connections);
@@ -237,28 +239,60 @@ static void test_new_limits(void **state)
                       "'idle_timeout' in section [weftd]");
 }
 
+/* A whole-number key of [section] at offset off of weft_config: its
+ * default, both ends of its range (set by section and by --set), one
+ * past either end and a unit refused naming them, and the key refused in
+ * the other section. */
+static void check_count_key(const char *section, const char *key, size_t off,
+                            uint64_t def, uint64_t lo, uint64_t hi)
+{
+    const char *other = strcmp(section, "weftd") == 0 ? "limits" : "weftd";
+    char err[256], text[128], want[128], v[32];
+    weft_config c;
+
+    weft_config_init(&c);
+    assert_int_equal(*(uint64_t *)((char *)&c + off), def);
+    snprintf(v, sizeof v, "%" PRIu64, lo);
+    assert_int_equal(weft_config_set(&c, section, key, v, err, sizeof err), 0);
+    assert_int_equal(*(uint64_t *)((char *)&c + off), lo);
+    snprintf(v, sizeof v, "%" PRIu64, hi);
+    assert_int_equal(weft_config_set(&c, NULL, key, v, err, sizeof err), 0);
+    assert_int_equal(*(uint64_t *)((char *)&c + off), hi);
+    weft_config_free(&c);
+    for (int below = 0; below < 2; below++) {
+        uint64_t bad = below ? lo - 1 : hi + 1;
+        if (below && lo == 0)
+            continue;
+        snprintf(text, sizeof text, "[%s]\n%s = %" PRIu64 "\n", section, key,
+                 bad);
+        snprintf(want, sizeof want, "%s = %" PRIu64 ": must be between %"
+                 PRIu64 " and %" PRIu64, key, bad, lo, hi);
+        expect_file_error(text, want);
+    }
+    snprintf(text, sizeof text, "[%s]\n%s = 2s\n", section, key);
+    snprintf(want, sizeof want, "%s = '2s': not a whole number", key);
+    expect_file_error(text, want);
+    snprintf(text, sizeof text, "[%s]\n%s = 2\n", other, key);
+    snprintf(want, sizeof want, "unknown key '%s' in section [%s]", key,
+             other);
+    expect_file_error(text, want);
+}
+
 /* live_interval: seconds, 0 (never) to 3600, default 2. */
 static void test_live_interval(void **state)
 {
-    weft_config c;
-    char err[256];
-
     (void)state;
-    weft_config_init(&c);
-    assert_int_equal(c.live_interval, 2);
-    assert_int_equal(weft_config_set(&c, "weftd", "live_interval", "0", err,
-                                     sizeof err), 0);
-    assert_int_equal(c.live_interval, 0);
-    assert_int_equal(weft_config_set(&c, NULL, "live_interval", "3600", err,
-                                     sizeof err), 0);
-    assert_int_equal(c.live_interval, 3600);
-    weft_config_free(&c);
-    expect_file_error("[weftd]\nlive_interval = 3601\n", "live_interval = "
-                      "3601: must be between 0 and 3600");
-    expect_file_error("[weftd]\nlive_interval = 2s\n", "live_interval = "
-                      "'2s': not a whole number");
-    expect_file_error("[limits]\nlive_interval = 2\n", "unknown key "
-                      "'live_interval' in section [limits]");
+    check_count_key("weftd", "live_interval",
+                    offsetof(weft_config, live_interval), 2, 0, 3600);
+}
+
+/* max_conversions: traces converted at once, 1 to 64, default 2 (the
+ * queue it bounds is tested in test_trace and test_worker). */
+static void test_max_conversions(void **state)
+{
+    (void)state;
+    check_count_key("weftd", "max_conversions",
+                    offsetof(weft_config, max_conversions), 2, 1, 64);
 }
 
 /* --set KEY=VALUE: a key of any section; an unknown one is named. */
@@ -316,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_shipped_file),
         cmocka_unit_test(test_new_limits),
         cmocka_unit_test(test_live_interval),
+        cmocka_unit_test(test_max_conversions),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

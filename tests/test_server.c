@@ -34,6 +34,11 @@
  * finished; not a quiet member); SIGTERM's drain (frames in progress
  * finish and are acked, shutdown_timeout bounds a stuck peer); the file
  * descriptor limit; the counters of limits reached.
+ *
+ * The disk stalled for fsync and for the status file (the syncer and the
+ * status writer held, durability = fsync): ClockSync and a new Hello
+ * are still answered within 100 ms, the batch is acked and the status
+ * file written once the disk moves, and removed at the end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,9 +69,11 @@
 #include "jwriter.h"
 #include "server.h"
 #include "session.h"
+#include "status.h"
 #include "testutil.h"
 #include "trace.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 #define TIMEOUT_S 10
 #define MAX_FRAME 4096
@@ -136,10 +143,16 @@ static void on_tick(uv_timer_t *t)
     weft_server_tick(&f->d);
 }
 
+static void stop_ingest(weft_daemon *d)
+{
+    weft_jwriter_stop(d);
+    weft_worker_stop(d->syncer);
+}
+
 /* Wired as main.c does. */
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
-                                        weft_jwriter_stop };
+                                        stop_ingest };
 
 /* Starts listening (with the limits the test set) and the loop thread. */
 static void start(fixture *f)
@@ -150,6 +163,7 @@ static void start(fixture *f)
     FILE *fp;
 
     assert_int_equal(weft_jwriter_start(&f->d, weft_session_written), 0);
+    assert_int_equal(weft_worker_start(&f->loop, 1, 0, &f->d.syncer), 0);
     assert_int_equal(weft_server_start(&f->d, &ingest), 0);
     assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
                                         &len), 0);
@@ -1460,6 +1474,112 @@ static void test_hello_disk_fails(void **state)
     stop(f);
 }
 
+/* The status file's writer, driven from the test thread through the
+ * loop thread (weft_status_update and _stop are loop-thread calls). On
+ * the heap and unreferenced: a test failing half-way leaves it to the
+ * teardown without holding the loop. */
+typedef struct status_ctl {
+    uv_async_t async;
+    weft_daemon *d;
+    int quit;             /* __atomic: stop the writer, close the handle */
+} status_ctl;
+
+static void on_status_ctl(uv_async_t *a)
+{
+    status_ctl *ctl = a->data;
+
+    if (__atomic_load_n(&ctl->quit, __ATOMIC_SEQ_CST)) {
+        weft_status_stop(ctl->d);
+        uv_close((uv_handle_t *)a, (uv_close_cb)free);
+        return;
+    }
+    weft_status_update(ctl->d);
+}
+
+/* Starts d's status writer and the handle that drives it (before the
+ * loop thread runs). */
+static status_ctl *status_ctl_new(fixture *f)
+{
+    status_ctl *ctl = calloc(1, sizeof *ctl);
+
+    assert_non_null(ctl);
+    ctl->d = &f->d;
+    assert_int_equal(uv_async_init(&f->loop, &ctl->async, on_status_ctl), 0);
+    ctl->async.data = ctl;
+    uv_unref((uv_handle_t *)&ctl->async);
+    assert_int_equal(weft_status_start(&f->d), 0);
+    return ctl;
+}
+
+/* Waits up to ms for path to exist (want 1) or not (want 0). */
+static int wait_file(const char *path, int want, long ms)
+{
+    for (long waited = 0;; waited += 10) {
+        if ((access(path, F_OK) == 0) == want)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        sleep_ms(10);
+    }
+}
+
+/* With the disk stalled for fsync and the status file (the syncer and
+ * the status writer held), the loop still answers at once: a ClockSync
+ * and a new process's Hello within 100 ms, while the batch waits for its
+ * fdatasync and the status waits for its write. Released, the batch is
+ * acked and the status file written; stopping removes it. */
+static void test_stalled_disk_status(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope *env;
+    status_ctl *ctl;
+    char path[300];
+    int a, b;
+
+    f->d.cfg.durability = WEFT_DURABLE_FSYNC;
+    assert_int_equal(mkdir(f->d.cfg.spool, 0755), 0);
+    snprintf(path, sizeof path, "%s/weftd.status", f->d.cfg.spool);
+    ctl = status_ctl_new(f);
+    start(f);
+    assert_int_equal(uv_async_send(&ctl->async), 0);
+    assert_true(wait_file(path, 1, 5000));
+    a = cl_connect(f);
+    hello_ok(a, "fsync-stall", 0, 2);
+    send_bytes_free(a, defs_frame(1));
+    expect_ack(a, 1, 0, 1);  /* after its fdatasync */
+
+    weft_worker_hold(f->d.syncer, 1);
+    weft_status_hold(&f->d, 1);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(uv_async_send(&ctl->async), 0);
+    send_bytes_free(a, work_batch(0, 1, 10));
+    assert_true(quiet_for(a, 200)); /* journaled, not synced: no ack */
+    clock_sync_within_100ms(a, 9);
+    b = cl_connect(f);
+    env = answer_within_100ms(b, hello_frame("fsync-stall", 1, 2,
+                                             WEFT_PROTOCOL_VERSION));
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO_ACK)
+        show_unexpected(env, "HelloAck");
+    weft_frame_free_envelope(env);
+    assert_int_equal(uv_async_send(&ctl->async), 0);
+    assert_true(wait_file(path, 0, 200)); /* not written while held */
+
+    weft_status_hold(&f->d, 0);
+    assert_true(wait_file(path, 1, 5000));
+    weft_worker_hold(f->d.syncer, 0);
+    expect_ack(a, 0, 0, 1);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    send_bytes_free(b, goodbye_frame());
+    expect_eof(b);
+    close(b);
+    __atomic_store_n(&ctl->quit, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(uv_async_send(&ctl->async), 0);
+    assert_true(wait_file(path, 0, 5000)); /* removed at the end */
+    stop(f);
+}
+
 /* max_buffered: while one connection holds a partly received frame of
  * more than max_buffered bytes, another is not read (its Hello goes
  * unanswered); the first can still finish its frame (no deadlock), which
@@ -1714,6 +1834,7 @@ int main(void)
         T(test_journal_write_fails),
         T(test_stalled_disk),
         T(test_stalled_disk_hello),
+        T(test_stalled_disk_status),
         T(test_hello_disk_fails),
         T(test_stop_while_hello_waits),
         T(test_max_locations),

@@ -6,12 +6,15 @@
  * mismatch, rank out of range, empty or long name, size beyond
  * max_members, no clock) and a rank that is connected or finished are
  * refused with messages; a disconnected member resumes as itself. When
- * every member said goodbye the trace is converted on the thread pool,
+ * every member said goodbye the trace is converted on a worker thread,
  * catalogued "complete" and its journals deleted; a trace nobody is
  * connected to is converted "partial" once the grace period is over; a
  * conversion that fails is catalogued "failed" and keeps its journals.
  * Members are grouped by (owner, name, run), and a member of a run whose
- * trace has ended is refused. Each test ends with uv_loop_close() succeeding.
+ * trace has ended is refused. Traces finishing together are converted
+ * at most max_conversions at a time, the others queued, all complete
+ * (also when a reload lowers the bound). Each test ends with
+ * uv_loop_close() succeeding.
  */
 #include <setjmp.h>
 #include <sqlite3.h>
@@ -37,6 +40,7 @@
 #include "trace.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
+#include "worker.h"
 
 static int setup(void **state)
 {
@@ -719,6 +723,101 @@ static void test_failed_conversion_retried(void **state)
     finish(f);
 }
 
+/* max_conversions: many traces finishing at once are converted no more
+ * than N at a time, the others queued (the status counts them), and all
+ * of them complete; the converter then ends by itself. */
+static void test_conversion_queue(void **state)
+{
+    enum { NTRACES = 6, MAX_CONV = 2 };
+    fixture *f = *state;
+    weft_catalog *cat = NULL;
+    char *msg = NULL, path[600], keys[NTRACES][256];
+    weft_member *m[NTRACES];
+    weft_trace_conversions n;
+    weft_trace_row row;
+
+    /* The catalog first, as weftd makes it before serving anyone. */
+    snprintf(path, sizeof path, "%s", f->d.cfg.spool);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    weft_catalog_close(cat);
+    free(msg);
+    f->d.cfg.max_conversions = MAX_CONV;
+    for (int i = 0; i < NTRACES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "burst-%d", i);
+        m[i] = join_ok(f, name, 0, 1);
+        snprintf(keys[i], sizeof keys[i], "%s", m[i]->trace->key);
+        record(m[i], 100 + (uint64_t)i);
+    }
+    run_jobs(f);  /* their catalog rows */
+    assert_null(f->d.converter);
+    leave(m[0], 1);
+    assert_non_null(f->d.converter);
+    /* The others finish while the converter is held: all wait. */
+    weft_worker_hold(f->d.converter, 1);
+    for (int i = 1; i < NTRACES; i++)
+        leave(m[i], 1);
+    assert_int_equal(f->d.converting, NTRACES);
+    n = weft_trace_count_conversions(&f->d);
+    assert_true(n.running <= 1);
+    assert_true(n.queued >= NTRACES - 1);
+    assert_int_equal(n.queued + n.running, NTRACES);
+    weft_worker_hold(f->d.converter, 0);
+    run_jobs(f);
+    assert_int_equal(f->d.converting, 0);
+    assert_null(f->d.converter);  /* nothing left: it ended */
+    n = weft_trace_count_conversions(&f->d);
+    assert_int_equal(n.queued, 0);
+    assert_int_equal(n.running, 0);
+    assert_true(n.peak >= 1 && n.peak <= MAX_CONV);
+    assert_int_equal(f->d.conversions_peak, n.peak);
+    for (int i = 0; i < NTRACES; i++) {
+        assert_int_equal(catalog_row(f, keys[i], &row), 0);
+        assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+        assert_int_equal(row.events, 2);
+        weft_catalog_trace_free(&row);
+    }
+    finish(f);
+}
+
+/* A reload lowers max_conversions while conversions wait: from then on
+ * one runs at a time. */
+static void test_conversion_queue_reload(void **state)
+{
+    enum { NTRACES = 4 };
+    fixture *f = *state;
+    weft_catalog *cat = NULL;
+    char *msg = NULL, path[600];
+    weft_member *m[NTRACES];
+
+    snprintf(path, sizeof path, "%s", f->d.cfg.spool);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 0, &cat, &msg), 0);
+    weft_catalog_close(cat);
+    free(msg);
+    f->d.cfg.max_conversions = 4;
+    for (int i = 0; i < NTRACES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "reload-%d", i);
+        m[i] = join_ok(f, name, 0, 1);
+        record(m[i], 100);
+    }
+    run_jobs(f);
+    leave(m[0], 1);
+    weft_worker_hold(f->d.converter, 1);
+    for (int i = 1; i < NTRACES; i++)
+        leave(m[i], 1);
+    weft_trace_set_max_conversions(&f->d, 1);
+    assert_int_equal(f->d.cfg.max_conversions, 1);
+    weft_worker_hold(f->d.converter, 0);
+    run_jobs(f);
+    /* Only the first could start before the hold: one at a time. */
+    assert_int_equal(weft_trace_count_conversions(&f->d).peak, 1);
+    assert_int_equal(f->d.converting, 0);
+    finish(f);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -736,6 +835,8 @@ int main(void)
         T(test_runs_are_traces),
         T(test_ended_runs_limit),
         T(test_failed_conversion_retried),
+        T(test_conversion_queue),
+        T(test_conversion_queue_reload),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

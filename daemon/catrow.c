@@ -1,0 +1,271 @@
+/* catrow.c - a trace's catalog rows (see catrow.h). */
+#include "catrow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "weft_errors.h"
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The distinct hosts of t's members, sorted, comma-separated; malloc'd,
+ * NULL when out of memory. */
+static char *member_hosts(const weft_trace *t)
+{
+    const char **v = calloc(t->size ? t->size : 1, sizeof *v);
+    size_t n = 0, len = 1;
+    char *out = NULL;
+
+    if (!v)
+        return NULL;
+    for (uint32_t r = 0; r < t->size; r++)
+        if (t->members && t->members[r] && t->members[r]->host[0])
+            v[n++] = t->members[r]->host;
+    qsort(v, n, sizeof *v, str_cmp);
+    for (size_t i = 0; i < n; i++)
+        len += strlen(v[i]) + 1;
+    out = malloc(len);
+    if (out) {
+        char *p = out;
+        *p = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i && strcmp(v[i], v[i - 1]) == 0)
+                continue;
+            p += sprintf(p, "%s%s", p == out ? "" : ",", v[i]);
+        }
+    }
+    free(v);
+    return out;
+}
+
+/* The member whose command and job id speak for the trace: rank 0, else
+ * the lowest rank that joined. NULL if none did. */
+static const weft_member *first_member(const weft_trace *t)
+{
+    for (uint32_t r = 0; t->members && r < t->size; r++)
+        if (t->members[r])
+            return t->members[r];
+    return NULL;
+}
+
+typedef struct ranked_tag {
+    weft_tag tag;
+    size_t pos;          /* order of appearance: rank, then Hello order */
+} ranked_tag;
+
+static int ranked_tag_cmp(const void *a, const void *b)
+{
+    const ranked_tag *x = a, *y = b;
+    int c = strcmp(x->tag.key, y->tag.key);
+
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The tags of t: the union of its members' tags, the lowest rank's value
+ * winning for a key two members give differently; sorted by key (n log n
+ * for members x 64 tags). *out malloc'd with the strings pointing into
+ * the members (valid while they live). */
+static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
+{
+    size_t n = 0, k = 0;
+    ranked_tag *v;
+
+    *out = NULL;
+    *nout = 0;
+    for (uint32_t r = 0; t->members && r < t->size; r++)
+        if (t->members[r])
+            n += t->members[r]->ntags;
+    if (n == 0)
+        return 0;
+    v = calloc(n, sizeof *v);
+    *out = calloc(n, sizeof **out);
+    if (!v || !*out) {
+        free(v);
+        free(*out);
+        *out = NULL;
+        return WEFT_ENOMEM;
+    }
+    n = 0;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members[r];
+        for (size_t i = 0; m && i < m->ntags; i++, n++)
+            v[n] = (ranked_tag){ m->tags[i], n };
+    }
+    qsort(v, n, sizeof *v, ranked_tag_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(v[i].tag.key, v[i - 1].tag.key) != 0)
+            (*out)[k++] = v[i].tag;
+    free(v);
+    *nout = k;
+    return 0;
+}
+
+void weft_catrow_free_tags(weft_tag *tags, size_t n)
+{
+    for (size_t i = 0; tags && i < n; i++) {
+        free(tags[i].key);
+        free(tags[i].value);
+    }
+    free(tags);
+}
+
+/* Copies of tags (strings too); NULL when out of memory or n is 0. */
+static weft_tag *copy_tags(const weft_tag *tags, size_t n)
+{
+    weft_tag *v = n ? calloc(n, sizeof *v) : NULL;
+
+    for (size_t i = 0; v && i < n; i++) {
+        v[i].key = strdup(tags[i].key);
+        v[i].value = strdup(tags[i].value);
+        if (!v[i].key || !v[i].value) {
+            weft_catrow_free_tags(v, i + 1);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
+                          weft_tag **tags, size_t *ntags)
+{
+    const weft_member *first = first_member(t);
+    weft_tag *shared = NULL;
+
+    memset(row, 0, sizeof *row);
+    *tags = NULL;
+    *ntags = 0;
+    if (trace_tags(t, &shared, ntags) == 0 && *ntags) {
+        *tags = copy_tags(shared, *ntags);
+        if (!*tags)
+            *ntags = 0;
+    }
+    free(shared);
+    row->hosts = member_hosts(t);
+    row->command = strdup(first ? first->command : "");
+    row->job_id = strdup(first ? first->job_id : "");
+    row->protocol_version = first ? first->protocol_version : 0;
+    row->key = strdup(t->key);
+    row->name = strdup(t->name);
+    row->run = strdup(t->run ? t->run : "");
+    row->path = weft_path_join(t->dir, "archive");
+    row->state = strdup(WEFT_STATE_RECORDING);
+    row->uid = t->uid;
+    row->created = t->created;
+    row->members = t->size;
+    if (!row->key || !row->name || !row->run || !row->path || !row->state ||
+        !row->hosts || !row->command || !row->job_id)
+        return WEFT_ENOMEM;
+    return 0;
+}
+
+/* The member rows of t after conversion: every rank, those that never
+ * came or did not say goodbye as missing; figures from res. *out is
+ * malloc'd, its strings point into t. */
+static int member_rows(const weft_trace *t, const weft_convert_result *res,
+                       weft_member_row **out)
+{
+    weft_member_row *v = calloc(t->size ? t->size : 1, sizeof *v);
+
+    *out = v;
+    if (!v)
+        return WEFT_ENOMEM;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members ? t->members[r] : NULL;
+        v[r].rank = r;
+        v[r].host = m ? m->host : (char *)"";
+        v[r].pid = m ? m->pid : 0;
+        v[r].state = (char *)(m && m->said_goodbye ? WEFT_MEMBER_COMPLETE
+                                                   : WEFT_MEMBER_MISSING);
+    }
+    for (size_t i = 0; i < res->nlocations; i++) {
+        const weft_location_row *l = &res->locations[i];
+        if (l->rank >= t->size)
+            continue;
+        v[l->rank].locations++;
+        v[l->rank].events += l->events;
+        v[l->rank].dropped += l->dropped;
+    }
+    return 0;
+}
+
+int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
+                           weft_catrow_final *out)
+{
+    const weft_member *first = first_member(t);
+    weft_trace_row *row = &out->row;
+    weft_trace_detail *detail = &out->detail;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    row->key = t->key;
+    row->name = t->name;
+    row->run = t->run;
+    row->uid = t->uid;
+    row->created = t->created;
+    row->members = t->size;
+    row->locations = res->nlocations;
+    row->events = res->events;
+    row->bytes = res->bytes;
+    row->dropped = res->dropped;
+    row->time_first = res->time_first;
+    row->time_last = res->time_last;
+    row->timer_resolution = res->timer_resolution;
+    row->hosts = member_hosts(t);
+    row->command = first ? first->command : (char *)"";
+    row->job_id = first ? first->job_id : (char *)"";
+    row->protocol_version = first ? first->protocol_version : 0;
+    detail->locations = res->locations;
+    detail->nlocations = res->nlocations;
+    detail->regions = res->regions;
+    detail->nregions = res->nregions;
+    rc = member_rows(t, res, &out->members);
+    if (rc == 0)
+        rc = trace_tags(t, &out->tags, &detail->ntags);
+    if (rc == 0 && !row->hosts)
+        rc = WEFT_ENOMEM;
+    detail->members = out->members;
+    detail->nmembers = out->members ? t->size : 0;
+    detail->tags = out->tags;
+    return rc;
+}
+
+void weft_catrow_final_free(weft_catrow_final *f)
+{
+    free(f->row.hosts);
+    free(f->members);
+    free(f->tags);
+    memset(f, 0, sizeof *f);
+}
+
+void weft_catrow_partial_reason(const weft_trace *t,
+                                const weft_convert_result *res, char *buf,
+                                size_t len)
+{
+    size_t n = 0;
+    uint32_t absent = 0, silent = 0, first_absent = 0, first_silent = 0;
+
+    buf[0] = 0;
+    for (uint32_t r = 0; r < t->size; r++) {
+        const weft_member *m = t->members ? t->members[r] : NULL;
+        if (!m && absent++ == 0)
+            first_absent = r;
+        else if (m && !m->said_goodbye && silent++ == 0)
+            first_silent = r;
+    }
+    if (absent)
+        n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
+                              "came (rank %u%s)", absent, t->size,
+                              first_absent, absent > 1 ? "..." : "");
+    if (silent && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members did not "
+                              "say goodbye (rank %u%s)", n ? "; " : "",
+                              silent, t->size, first_silent,
+                              silent > 1 ? "..." : "");
+    if (res->incomplete[0] && n < len)
+        snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
+}

@@ -1,0 +1,59 @@
+/* catrow.h - what the catalog says about a trace: the rows of
+ * store/catalog.h built from a weft_trace, its members and the result of
+ * its conversion. Pure: no catalog access, no libuv; the jobs that write
+ * the rows are trace.c's. Called on the loop thread for a recording trace
+ * (its members may change afterwards: the row is a copy) and on the
+ * conversion's worker thread for a finished one (which that job owns).
+ *
+ * Schema 2: a trace's hosts are its members' distinct hosts; its command,
+ * job id and protocol version are rank 0's, else the lowest rank's that
+ * joined; its tags are the union of its members' tags, the lowest rank's
+ * value winning for a key two members give differently; after
+ * conversion every rank has a member row, those that never came or did
+ * not say goodbye as missing.
+ */
+#ifndef WEFT_CATROW_H
+#define WEFT_CATROW_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+#include "convert.h"
+#include "trace.h"
+
+/* The row of t while it records (state recording, no figures yet), with
+ * every string a malloc'd copy: free it with weft_catalog_trace_free.
+ * *tags (malloc'd, strings too: weft_catrow_free_tags) are the trace's
+ * tags; NULL and *ntags 0 when it has none or out of memory (the row goes
+ * without them). Returns 0, or WEFT_ENOMEM with row half filled (free it
+ * all the same). */
+int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
+                          weft_tag **tags, size_t *ntags);
+
+/* The final rows of finished trace t converted into res: the trace row
+ * (figures from res; state, finished, path and error left for the caller
+ * to set), its detail (locations, regions from res; members; tags). */
+typedef struct weft_catrow_final {
+    weft_trace_row row;        /* strings point into t, except hosts */
+    weft_trace_detail detail;  /* points into res and the fields below */
+    weft_member_row *members;  /* one per rank; strings point into t */
+    weft_tag *tags;            /* strings point into t's members */
+} weft_catrow_final;
+
+/* Fills *out (zeroed first) for t and res; valid while both live. Returns
+ * 0, or WEFT_ENOMEM. Free with weft_catrow_final_free in either case. */
+int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
+                           weft_catrow_final *out);
+void weft_catrow_final_free(weft_catrow_final *f);
+
+/* Why t is not complete after a conversion with result res, in buf ("" if
+ * it is): members that never came or did not say goodbye, and threads
+ * whose events differ from what their Goodbye reported. */
+void weft_catrow_partial_reason(const weft_trace *t,
+                                const weft_convert_result *res, char *buf,
+                                size_t len);
+
+/* Frees n tags and their strings (NULL is fine). */
+void weft_catrow_free_tags(weft_tag *tags, size_t n);
+
+#endif

@@ -1,0 +1,268 @@
+/* status.c - the status file of `weft status` (see status.h): built on
+ * the loop thread, written on a worker thread. The removal at the end is
+ * one more job on the same thread, so it comes after the last write and
+ * no write can bring the file back.
+ */
+#include "status.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "server.h"
+#include "trace.h"
+#include "weft_errors.h"
+#include "worker.h"
+
+struct weft_status {
+    weft_worker *worker;  /* NULL once stopped */
+    char *path;           /* DIR/weftd.status */
+    int writing;          /* a write job is out */
+    char *next;           /* the newest content waiting for it, or NULL */
+    int removing;         /* the removal is queued: its done frees this */
+};
+
+typedef struct status_job {
+    weft_work work;       /* first: the job is its work */
+    struct weft_status *s;
+    char *text;           /* to write; NULL: remove the file */
+} status_job;
+
+/* DIR/weftd.status, DIR being the catalog's directory: where `weft
+ * status` looks. */
+static char *status_path(const weft_daemon *d)
+{
+    const char *slash = strrchr(d->cfg.catalog, '/');
+    char *p = NULL;
+
+    if (!slash)
+        return strdup("weftd.status");
+    if (asprintf(&p, "%.*s/weftd.status", (int)(slash - d->cfg.catalog),
+                 d->cfg.catalog) < 0)
+        return NULL;
+    return p;
+}
+
+/* The figures of each trace recording. */
+static json_t *recording(const weft_daemon *d)
+{
+    json_t *traces = json_array();
+
+    for (const weft_trace *t = d->traces; t; t = t->next) {
+        json_t *o = json_object();
+        uint64_t events = 0;
+        for (uint32_t r = 0; r < t->size; r++) {
+            const weft_member *m = t->members ? t->members[r] : NULL;
+            for (uint32_t l = 0; m && l < m->nlocs; l++)
+                events += m->locs[l].events;
+        }
+        json_object_set_new(o, "name", json_string(t->name ? t->name : ""));
+        json_object_set_new(o, "key", json_string(t->key));
+        json_object_set_new(o, "size", json_integer(t->size));
+        json_object_set_new(o, "joined", json_integer(t->joined));
+        json_object_set_new(o, "connected", json_integer(t->connected));
+        json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
+        json_object_set_new(o, "events", json_integer((json_int_t)events));
+        json_array_append_new(traces, o);
+    }
+    return traces;
+}
+
+/* The status of d as compact JSON, malloc'd; NULL when out of memory. */
+static char *build(const weft_daemon *d)
+{
+    json_t *st = json_object(), *limits = json_object();
+    weft_trace_conversions conv = weft_trace_count_conversions(d);
+    uint64_t paused = 0;
+    char *text;
+
+    for (const weft_conn *c = d->conns; c; c = c->next)
+        paused += c->paused != 0;
+    json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
+    json_object_set_new(st, "pid", json_integer(getpid()));
+    json_object_set_new(st, "started", json_integer(d->started));
+    json_object_set_new(st, "updated", json_integer(time(NULL)));
+    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
+                                                              : d->cfg.socket));
+    json_object_set_new(st, "connections", json_integer((json_int_t)d->nconns));
+    json_object_set_new(st, "max_connections",
+                        json_integer((json_int_t)d->cfg.max_connections));
+    json_object_set_new(st, "paused", json_integer((json_int_t)paused));
+    /* converting: queued and running, as before there was a queue */
+    json_object_set_new(st, "converting", json_integer(d->converting));
+    json_object_set_new(st, "conversions_running",
+                        json_integer(conv.running));
+    json_object_set_new(st, "conversions_queued", json_integer(conv.queued));
+    json_object_set_new(st, "max_conversions",
+                        json_integer((json_int_t)d->cfg.max_conversions));
+    json_object_set_new(st, "events_per_s",
+                        json_integer((json_int_t)(d->events_in -
+                                                  d->events_at_tick)));
+    json_object_set_new(st, "events", json_integer((json_int_t)d->events_in));
+    json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
+    json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
+    json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
+    json_object_set_new(st, "recording", recording(d));
+    json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
+    json_object_set_new(st, "max_buffered",
+                        json_integer((json_int_t)d->cfg.max_buffered));
+    json_object_set_new(st, "fd_limit", json_integer((json_int_t)d->fd_limit));
+    for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
+        json_object_set_new(limits, weft_limit_name((enum weft_limit)l),
+                            json_integer((json_int_t)d->limit_hits[l]));
+    json_object_set_new(st, "limits_reached", limits);
+    text = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    return text;
+}
+
+/* Worker thread: PATH.tmp, then renamed over PATH (readers never see
+ * half a file); or the removal. */
+static void status_work(weft_work *w)
+{
+    status_job *j = (status_job *)w;
+    const char *path = j->s->path;
+    char *tmp = NULL;
+    FILE *f;
+    int ok;
+
+    if (!j->text) {
+        unlink(path);
+        return;
+    }
+    if (asprintf(&tmp, "%s.tmp", path) < 0)
+        return;
+    f = fopen(tmp, "w");
+    if (f) {
+        ok = fputs(j->text, f) >= 0;
+        ok = fclose(f) == 0 && ok;
+        if (!ok || rename(tmp, path) != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+}
+
+static void status_free(struct weft_status *s)
+{
+    free(s->next);
+    free(s->path);
+    free(s);
+}
+
+static void queue_write(struct weft_status *s, char *text);
+
+/* Loop thread: a write or the removal came back. */
+static void status_done(weft_work *w)
+{
+    status_job *j = (status_job *)w;
+    struct weft_status *s = j->s;
+
+    if (!j->text) {  /* the removal: the last job */
+        status_free(s);
+        free(j);
+        return;
+    }
+    free(j->text);
+    free(j);
+    s->writing = 0;
+    if (!s->worker && !s->removing) {  /* stopped without a removal job */
+        status_free(s);
+        return;
+    }
+    if (s->next && s->worker) {
+        char *text = s->next;
+        s->next = NULL;
+        queue_write(s, text);
+    }
+}
+
+/* Queues a job writing text (owned from now on; NULL: the removal).
+ * 0, or WEFT_ENOMEM / WEFT_EIO with nothing queued (text freed). */
+static int queue_job(struct weft_status *s, char *text)
+{
+    status_job *j = calloc(1, sizeof *j);
+    int rc;
+
+    if (!j) {
+        free(text);
+        return WEFT_ENOMEM;
+    }
+    j->s = s;
+    j->text = text;
+    rc = weft_worker_submit(s->worker, &j->work, status_work, status_done);
+    if (rc < 0) {
+        free(text);
+        free(j);
+    }
+    return rc;
+}
+
+static void queue_write(struct weft_status *s, char *text)
+{
+    if (queue_job(s, text) == 0)
+        s->writing = 1;
+}
+
+int weft_status_start(weft_daemon *d)
+{
+    struct weft_status *s = calloc(1, sizeof *s);
+    int rc;
+
+    if (!s || !(s->path = status_path(d))) {
+        free(s);
+        return WEFT_ENOMEM;
+    }
+    rc = weft_worker_start(d->loop, 1, 0, &s->worker);
+    if (rc < 0) {
+        status_free(s);
+        return rc;
+    }
+    d->status = s;
+    return 0;
+}
+
+void weft_status_update(weft_daemon *d)
+{
+    struct weft_status *s = d->status;
+    char *text;
+
+    if (!s || !(text = build(d)))
+        return;
+    if (s->writing) {
+        free(s->next);
+        s->next = text;
+        return;
+    }
+    queue_write(s, text);
+}
+
+void weft_status_stop(weft_daemon *d)
+{
+    struct weft_status *s = d->status;
+
+    if (!s)
+        return;
+    d->status = NULL;
+    free(s->next);
+    s->next = NULL;
+    if (queue_job(s, NULL) == 0) {
+        s->removing = 1;
+        weft_worker_stop(s->worker);  /* s freed by the removal's done */
+        return;
+    }
+    unlink(s->path);  /* no job for it: here, once, at exit */
+    weft_worker_stop(s->worker);
+    if (!s->writing)
+        status_free(s);  /* else the write's done frees it */
+}
+
+void weft_status_hold(weft_daemon *d, int hold)
+{
+    if (d->status)
+        weft_worker_hold(d->status->worker, hold);
+}

@@ -1,0 +1,30 @@
+/* status.h - the status file that `weft status` reads: DIR/weftd.status
+ * (DIR being the catalog's directory), weftd's live figures as one JSON
+ * object (connections, traces recording and converting, limits
+ * reached...), rewritten every second and removed when weftd stops.
+ *
+ * The loop thread builds the content; a thread of its own (worker.h)
+ * writes it to DIR/weftd.status.tmp and renames that over the file, so a
+ * stalled disk stalls no loop. One write at a time: while one is out,
+ * only the newest content waits for it (older ones are dropped), so a
+ * stalled disk costs one pending copy, not one per second. Loop thread.
+ */
+#ifndef WEFT_STATUS_H
+#define WEFT_STATUS_H
+
+#include "daemon.h"
+
+/* Starts the writer thread of d's status file. 0 or a WEFT_E* code. */
+int weft_status_start(weft_daemon *d);
+/* Builds the status of d now and queues its write (see above). Nothing
+ * when the writer is not started or stopped. */
+void weft_status_update(weft_daemon *d);
+/* Removes the status file, after the last write queued, and stops the
+ * writer (its thread ends once the removal is done; the loop finishes
+ * it). Idempotent. */
+void weft_status_stop(weft_daemon *d);
+/* hold 1: nothing is written (as a disk that stalls) until called with
+ * 0. Any thread; for tests. */
+void weft_status_hold(weft_daemon *d, int hold);
+
+#endif
