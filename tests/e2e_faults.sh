@@ -71,7 +71,7 @@ echo "(a) weftd SIGKILLed $kills times mid-stream: exact ($(($(date +%s) - T0)) 
 # conversion stops at the bad entry and the catalog says failed, naming the
 # journal and the offset. weftd keeps running.
 start_demo corrupt "$STALL" -- -p 2 -t 1 -n 3000 -s 1500
-wait_journal corrupt 24k
+wait_journal corrupt 24k rank-0.wj # the journal whose byte is flipped
 kill_weftd
 { kill -KILL -- "-$DEMO_PID"; wait "$DEMO_PID"; } 2>/dev/null
 DEMO_PID=

@@ -215,12 +215,12 @@ run_demo() {
     finish_demo "$1"
 }
 
-# wait_journal NAME [SIZE]: waits (10 s at most) until a journal of trace
-# NAME is larger than SIZE (find -size syntax; 0 unless given): the
-# stream is under way.
+# wait_journal NAME [SIZE [JOURNAL]]: waits (10 s at most) until a journal
+# of trace NAME (the file JOURNAL, e.g. rank-0.wj, when given) is larger
+# than SIZE (find -size syntax; 0 unless given): the stream is under way.
 wait_journal() {
     for _ in $(seq 200); do
-        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name 'rank-*.wj' \
+        [ -n "$(find "$SPOOL/traces" -path "*/$1-*" -name "${3:-rank-*.wj}" \
                 -size "+${2:-0}" 2>/dev/null)" ] && return 0
         sleep 0.05
     done
