@@ -1,0 +1,475 @@
+/* catalog_read.c - what the weft command reads from the catalog: traces
+ * listed, filtered and sorted, one trace found by key, id or name, its
+ * locations, members, tags and region profile (see catalog.c for the
+ * design).
+ */
+#include "catalog.h"
+#include "catalog_internal.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "weft_errors.h"
+
+#define ID_DIGITS_MAX 18 /* below INT64_MAX whatever the digits */
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_list(weft_catalog *c, weft_catalog_trace_fn fn, void *arg)
+{
+    return weft_catalog_query(c, NULL, fn, arg);
+}
+
+/* ORDER BY of each weft_list_sort, its natural direction first. */
+static const char *sort_sql(enum weft_list_sort sort, int reverse)
+{
+    static const char *const sql[][2] = {
+        [WEFT_SORT_CREATED] = { "created DESC, id DESC",
+                                "created ASC, id ASC" },
+        [WEFT_SORT_NAME] = { "name ASC, created DESC, id DESC",
+                             "name DESC, created ASC, id ASC" },
+        [WEFT_SORT_EVENTS] = { "events DESC, created DESC, id DESC",
+                               "events ASC, created ASC, id ASC" },
+        [WEFT_SORT_SIZE] = { "bytes DESC, created DESC, id DESC",
+                             "bytes ASC, created ASC, id ASC" },
+        [WEFT_SORT_DURATION] = {
+            "(CASE WHEN finished >= created THEN finished - created"
+            " ELSE -1 END) DESC, created DESC, id DESC",
+            "(CASE WHEN finished >= created THEN finished - created"
+            " ELSE -1 END) ASC, created ASC, id ASC" },
+        [WEFT_SORT_STATE] = { "state ASC, created DESC, id DESC",
+                              "state DESC, created ASC, id ASC" },
+    };
+
+    if ((unsigned)sort >= sizeof sql / sizeof sql[0])
+        return NULL;
+    return sql[sort][reverse ? 1 : 0];
+}
+
+/* The SELECT of a filter, its values as "?" in the order bind_filter
+ * binds them. NULL (and c's message set) on failure; sqlite3_free it. */
+static char *filter_sql(weft_catalog *c, const weft_list_filter *f)
+{
+    sqlite3_str *q = sqlite3_str_new(c->db);
+    const char *order = sort_sql(f->sort, f->reverse);
+    char *sql;
+
+    if (!order) {
+        sqlite3_free(sqlite3_str_finish(q));
+        weft__cat_err(c, WEFT_EINVAL, "catalog %s: unknown sort order %d",
+                      c->path,
+                      (int)f->sort);
+        return NULL;
+    }
+    sqlite3_str_appendall(q, "SELECT " TRACE_COLS " FROM traces t WHERE 1");
+    if (f->has_uid)
+        sqlite3_str_appendall(q, " AND t.uid = ?");
+    if (f->name_glob)
+        sqlite3_str_appendall(q, " AND t.name GLOB ?");
+    if (f->state)
+        sqlite3_str_appendall(q, " AND t.state = ?");
+    if (f->since)
+        sqlite3_str_appendall(q, " AND t.created >= ?");
+    if (f->until)
+        sqlite3_str_appendall(q, " AND t.created <= ?");
+    /* hosts is what a recording trace knows; members, after it ended. */
+    if (f->host)
+        sqlite3_str_appendall(q, " AND (instr(',' || t.hosts || ',',"
+                              " ',' || ? || ',') > 0 OR EXISTS (SELECT 1"
+                              " FROM members m WHERE m.trace_id = t.id"
+                              " AND m.host = ?))");
+    for (size_t i = 0; i < f->ntags; i++)
+        sqlite3_str_appendall(q, " AND EXISTS (SELECT 1 FROM tags g"
+                              " WHERE g.trace_id = t.id AND g.key = ?"
+                              " AND g.value = ?)");
+    sqlite3_str_appendf(q, " ORDER BY %s", order);
+    if (f->limit > 0)
+        sqlite3_str_appendall(q, " LIMIT ?");
+    sql = sqlite3_str_finish(q);
+    if (!sql)
+        weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
+    return sql;
+}
+
+static int bind_filter(weft_catalog *c, sqlite3_stmt *st,
+                       const weft_list_filter *f)
+{
+    int i = 0, rc = SQLITE_OK;
+
+#define B(call) if (rc == SQLITE_OK) rc = (call)
+    if (f->has_uid)
+        B(sqlite3_bind_int64(st, ++i, f->uid));
+    if (f->name_glob)
+        B(sqlite3_bind_text(st, ++i, f->name_glob, -1, SQLITE_STATIC));
+    if (f->state)
+        B(sqlite3_bind_text(st, ++i, f->state, -1, SQLITE_STATIC));
+    if (f->since)
+        B(sqlite3_bind_int64(st, ++i, f->since));
+    if (f->until)
+        B(sqlite3_bind_int64(st, ++i, f->until));
+    if (f->host) {
+        B(sqlite3_bind_text(st, ++i, f->host, -1, SQLITE_STATIC));
+        B(sqlite3_bind_text(st, ++i, f->host, -1, SQLITE_STATIC));
+    }
+    for (size_t k = 0; k < f->ntags; k++) {
+        B(sqlite3_bind_text(st, ++i, f->tags[k].key ? f->tags[k].key : "",
+                            -1, SQLITE_STATIC));
+        B(sqlite3_bind_text(st, ++i, f->tags[k].value ? f->tags[k].value
+                                                      : "", -1,
+                            SQLITE_STATIC));
+    }
+    if (f->limit > 0)
+        B(sqlite3_bind_int64(st, ++i, f->limit));
+#undef B
+    return rc == SQLITE_OK ? 0 : weft__cat_db_err(c, "bind");
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_query(weft_catalog *c, const weft_list_filter *filter,
+                       weft_catalog_trace_fn fn, void *arg)
+{
+    static const weft_list_filter all;
+    const weft_list_filter *f = filter ? filter : &all;
+    sqlite3_stmt *st = NULL;
+    weft_trace_row row;
+    char *sql;
+    int rc, step;
+
+    assert(c && fn && (f->tags || f->ntags == 0));
+    sql = filter_sql(c, f);
+    if (!sql)
+        return sort_sql(f->sort, f->reverse) ? WEFT_ENOMEM : WEFT_EINVAL;
+    rc = weft__cat_prepare(c, sql, &st);
+    sqlite3_free(sql);
+    if (rc < 0)
+        goto out;
+    rc = bind_filter(c, st, f);
+    if (rc < 0)
+        goto out;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = weft__cat_read_trace(c, st, &row);
+        if (rc == 0)
+            rc = fn(&row, arg);
+        weft_catalog_trace_free(&row);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing traces");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Runs a query selecting TRACE_COLS with one text parameter (or an id when
+ * text is NULL) and reads its first row. */
+static int find_one(weft_catalog *c, const char *sql, const char *text,
+                    int64_t id, weft_trace_row *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    rc = weft__cat_prepare(c, sql, &st);
+    if (rc < 0)
+        goto out;
+    if (text)
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(st, 1, id);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW: rc = weft__cat_read_trace(c, st, out); break;
+    case SQLITE_DONE: rc = WEFT_ENOTFOUND; break;
+    default: rc = weft__cat_db_err(c, "finding a trace"); break;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Parses "12" or "#12" (*strict set for the '#' form); 0 or -1. */
+static int parse_id(const char *s, int64_t *id, int *strict)
+{
+    size_t n;
+
+    *strict = *s == '#';
+    s += *strict;
+    n = strspn(s, "0123456789");
+    if (n == 0 || s[n] != '\0' || n > ID_DIGITS_MAX)
+        return -1;
+    *id = strtoll(s, NULL, 10);
+    return 0;
+}
+
+/* Returns 0 with *out filled (strings malloc'd: weft_catalog_trace_free),
+ * WEFT_ENOTFOUND, or another WEFT_E* code. "#12" is only ever an id; a
+ * bare number is tried as an id, then as a key and a name. */
+int weft_catalog_find(weft_catalog *c, const char *what, weft_trace_row *out)
+{
+    static const char by_id[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE id = ?";
+    static const char by_key[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE key = ?";
+    static const char by_name[] = "SELECT " TRACE_COLS
+        " FROM traces WHERE name = ? ORDER BY created DESC, id DESC LIMIT 1";
+    int64_t id;
+    int strict = 0, rc = WEFT_ENOTFOUND;
+
+    assert(c && what && out);
+    memset(out, 0, sizeof *out);
+    if (parse_id(what, &id, &strict) == 0)
+        rc = find_one(c, by_id, NULL, id, out);
+    if (rc == WEFT_ENOTFOUND && !strict)
+        rc = find_one(c, by_key, what, 0, out);
+    if (rc == WEFT_ENOTFOUND && !strict)
+        rc = find_one(c, by_name, what, 0, out);
+    if (rc == WEFT_ENOTFOUND)
+        weft__cat_err(c, rc, "catalog %s: no trace %s", c->path, what);
+    if (rc < 0)
+        weft_catalog_trace_free(out);
+    return rc;
+}
+
+/* Returns 0 with *n the number of traces named `name` (of any owner the
+ * handle can see), or a WEFT_E* code. */
+int weft_catalog_count_name(weft_catalog *c, const char *name, uint64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && name && n);
+    *n = 0;
+    rc = weft__cat_prepare(c, "SELECT count(*) FROM traces WHERE name = ?",
+                           &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        *n = (uint64_t)sqlite3_column_int64(st, 0);
+    else
+        rc = weft__cat_db_err(c, "counting traces by name");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Frees the strings of a row read from the catalog and clears it. */
+void weft_catalog_trace_free(weft_trace_row *row)
+{
+    if (!row)
+        return;
+    free(row->key);
+    free(row->name);
+    free(row->state);
+    free(row->path);
+    free(row->error);
+    free(row->hosts);
+    free(row->command);
+    free(row->job_id);
+    free(row->run);
+    memset(row, 0, sizeof *row);
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
+                           weft_catalog_location_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_location_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c, "SELECT id, rank, thread, name, events, dropped"
+                           " FROM locations WHERE trace_id = ?"
+                           " ORDER BY rank, thread, id", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.id = (uint64_t)sqlite3_column_int64(st, 0);
+        row.rank = (uint32_t)sqlite3_column_int64(st, 1);
+        row.thread = (uint32_t)sqlite3_column_int64(st, 2);
+        row.events = (uint64_t)sqlite3_column_int64(st, 4);
+        row.dropped = (uint64_t)sqlite3_column_int64(st, 5);
+        if (weft__cat_col_text(st, 3, 0, &row.name) < 0) {
+            rc = weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory",
+                               c->path);
+            goto out;
+        }
+        rc = fn(&row, arg);
+        free(row.name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing locations");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int oom(weft_catalog *c)
+{
+    return weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_members(weft_catalog *c, int64_t trace_id,
+                         weft_catalog_member_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_member_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT rank, host, pid, state, locations,"
+                           " events, dropped FROM members"
+                           " WHERE trace_id = ? ORDER BY rank",
+                           &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.rank = (uint32_t)sqlite3_column_int64(st, 0);
+        row.pid = (uint32_t)sqlite3_column_int64(st, 2);
+        row.locations = (uint64_t)sqlite3_column_int64(st, 4);
+        row.events = (uint64_t)sqlite3_column_int64(st, 5);
+        row.dropped = (uint64_t)sqlite3_column_int64(st, 6);
+        if (weft__cat_col_text(st, 1, 0, &row.host) < 0 ||
+            weft__cat_col_text(st, 3, 0, &row.state) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.host);
+        free(row.state);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing members");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The tag passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
+                      weft_catalog_tag_fn fn, void *arg)
+{
+    sqlite3_stmt *st;
+    weft_tag tag;
+    int rc = 0, step;
+
+    assert(c && fn);
+    if (!c->tags_st)
+        rc = weft__cat_prepare(c,
+                               "SELECT key, value FROM tags WHERE trace_id = ?"
+                               " ORDER BY key", &c->tags_st);
+    if (rc < 0)
+        return rc;
+    st = c->tags_st;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (weft__cat_col_text(st, 0, 0, &tag.key) < 0 ||
+            weft__cat_col_text(st, 1, 0, &tag.value) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&tag, arg);
+        free(tag.key);
+        free(tag.value);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing tags");
+out:
+    sqlite3_reset(st); /* ends the read */
+    return rc;
+}
+
+static const char *region_order(enum weft_region_sort sort)
+{
+    switch (sort) {
+    case WEFT_RSORT_EXCL: return "r.excl_s DESC, r.region";
+    case WEFT_RSORT_INCL: return "r.incl_s DESC, r.region";
+    case WEFT_RSORT_VISITS: return "r.visits DESC, r.region";
+    case WEFT_RSORT_NAME: return "r.region, r.excl_s DESC";
+    }
+    return NULL;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call.
+ * One query: a window numbers the rows of each location (or of the sum)
+ * in sort order and sums their exclusive time, the limit applies to the
+ * numbers. */
+int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
+                         enum weft_region_sort sort, int64_t limit,
+                         weft_catalog_region_fn fn, void *arg)
+{
+    const char *order = region_order(sort);
+    sqlite3_stmt *st = NULL;
+    weft_region_row row;
+    char *sql;
+    int rc, step;
+
+    assert(c && fn);
+    if (!order)
+        return weft__cat_err(c, WEFT_EINVAL,
+                             "catalog %s: unknown region order %d",
+                             c->path, (int)sort);
+    sql = sqlite3_mprintf(
+        "SELECT location_id, region, visits, incl_s, excl_s, lname, total"
+        " FROM (SELECT r.location_id, r.region, r.visits, r.incl_s,"
+        "  r.excl_s, coalesce(l.name, '') AS lname,"
+        "  row_number() OVER (PARTITION BY r.location_id ORDER BY %s) AS n,"
+        "  sum(r.excl_s) OVER (PARTITION BY r.location_id) AS total"
+        "  FROM regions r LEFT JOIN locations l"
+        "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
+        "  WHERE r.trace_id = ? AND r.location_id %s)"
+        " WHERE ? <= 0 OR n <= ? ORDER BY location_id, n",
+        order, by_location ? "IS NOT NULL" : "IS NULL");
+    if (!sql)
+        return oom(c);
+    rc = weft__cat_prepare(c, sql, &st);
+    sqlite3_free(sql);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    sqlite3_bind_int64(st, 2, limit);
+    sqlite3_bind_int64(st, 3, limit);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.location = sqlite3_column_type(st, 0) == SQLITE_NULL
+                       ? WEFT_PROFILE_ALL : sqlite3_column_int64(st, 0);
+        row.visits = (uint64_t)sqlite3_column_int64(st, 2);
+        row.incl_s = sqlite3_column_double(st, 3);
+        row.excl_s = sqlite3_column_double(st, 4);
+        row.total_excl_s = sqlite3_column_double(st, 6);
+        if (weft__cat_col_text(st, 1, 0, &row.region) < 0 ||
+            weft__cat_col_text(st, 5, 0, &row.location_name) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.region);
+        free(row.location_name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "reading the region profile");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
