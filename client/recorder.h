@@ -108,6 +108,13 @@ WEFT__RECORDER_API int weft__recorder_open(const char *const *env);
  * message on stderr, or WEFT_ENOMEM. */
 WEFT__RECORDER_API int weft__recorder_launch(char *run, size_t runlen,
                                              char *trace, size_t tracelen);
+/* The region named `name` with that role and paradigm, from the same id
+ * space and name table as weft_region (a name keeps its first
+ * definition). Returns its id, or OTF2_UNDEFINED_REGION when the session
+ * is not open or out of memory. */
+WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region(const char *name,
+                                                        OTF2_RegionRole role,
+                                                        OTF2_Paradigm paradigm);
 /* Appends definition record r (any client definition of the record table,
  * weft's own fields included) as weft_def_<Name> would. Returns 0,
  * WEFT_EINVAL for an event or a definition clients may not send,
