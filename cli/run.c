@@ -387,8 +387,9 @@ static int plan(const run_opts *o, const program *pr, char **preload,
 {
     weft_rec_set chosen = weft__preload_choose(o->recorders, o->explicit);
     const char *why[sizeof(weft_rec_set) * 8] = { 0 };
+    int missing[sizeof(weft_rec_set) * 8] = { 0 }; /* its library */
     char whybuf[sizeof(weft_rec_set) * 8][1024];
-    char *dir = library_dir(), *value = NULL, *paths = NULL;
+    char *dir = library_dir(), *value = NULL;
     const char *first_why = NULL;
     weft__sbuf list = { 0 };
     int n = 0;
@@ -421,6 +422,7 @@ static int plan(const run_opts *o, const program *pr, char **preload,
                          ? weft__detect_flavour_name(pr->mpi.flavour) : "",
                      strerror(errno));
             why[i] = whybuf[i];
+            missing[i] = 1;
         } else if ((rc = weft__preload_append(value ? value
                                                     : getenv("LD_PRELOAD"),
                                               path, &next)) < 0) {
@@ -429,6 +431,7 @@ static int plan(const run_opts *o, const program *pr, char **preload,
                                          "(a space or a colon in the path)"
                                        : "out of memory");
             why[i] = whybuf[i];
+            missing[i] = 1;
         } else {
             free(value);
             value = next;
@@ -442,7 +445,7 @@ static int plan(const run_opts *o, const program *pr, char **preload,
 
         if (!why[i])
             continue;
-        if (strncmp(why[i], "needs ", 6) == 0)
+        if (missing[i])
             say("the %s recorder %s: running %s %s", name, why[i],
                 o->argv[0], n ? "without it" : "untraced");
         else if (n)
@@ -458,8 +461,7 @@ static int plan(const run_opts *o, const program *pr, char **preload,
         say("%s %s: running it untraced (recorders: %s)", o->argv[0],
             first_why, known);
     }
-    paths = weft__cli_sb_take(&list);
-    *shown = paths;
+    *shown = weft__cli_sb_take(&list);
     *preload = value;
     free(dir);
     return n;

@@ -15,6 +15,9 @@
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset LD_PRELOAD WEFT_TRACE WEFT_SERVER WEFT_LIBDIR
+# weft built with AddressSanitizer refuses to start with a user's
+# LD_PRELOAD ahead of its runtime; the programs it runs are not built so.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 CC=${CC:-cc}
 command -v "$CC" >/dev/null || { echo "SKIP: no C compiler"; exit 77; }
 
@@ -259,6 +262,18 @@ mpi_part() {
 }
 mpi_part openmpi mpicc.openmpi mpirun.openmpi libmpi.so.40 "Open MPI" --oversubscribe
 mpi_part mpich mpicc.mpich mpirun.mpich libmpich.so.12 MPICH
+
+# A program linked with both implementations: neither library is right.
+if [ -x "$TMP/hello_openmpi" ] && [ -x "$TMP/hello_mpich" ]; then
+    mpicc.openmpi -o "$TMP/both" "$TMP/hello.c" -Wl,--no-as-needed -lmpich ||
+        fail "cannot link a program with both MPI libraries"
+    out both "$WEFT" run -v -- "$TMP/both" || fail "the program with both MPIs failed"
+    has both err "weft run: $TMP/both uses both "
+    has both err "Open MPI (libmpi.so.40)"
+    has both err "MPICH (libmpich.so.12)"
+    has both err ": running it untraced"
+    has both out "LD_PRELOAD=(unset)"
+fi
 
 # The real recorder libraries, when this build has them: preloading one
 # into a program that does not start MPI changes nothing.
