@@ -359,7 +359,11 @@ static void some_done(const scratch *s, int incount, int outcount,
     }
 }
 
-int wm_do_waitsome(wm_frame *f, int incount, MPI_Request requests[],
+/* Waitsome and Testsome (`fn`): completions of the indices MPI gives;
+ * with `tested`, MpiRequestTest for the others. */
+static int do_some(wm_frame *f, int (*fn)(int, MPI_Request[], int *, int[],
+                                          MPI_Status[]),
+                   int tested, int incount, MPI_Request requests[],
                    int *outcount, int indices[], MPI_Status statuses[])
 {
     scratch s;
@@ -368,33 +372,27 @@ int wm_do_waitsome(wm_frame *f, int incount, MPI_Request requests[],
 
     if (!st) {
         scratch_free(&s);
-        return WM_PMPI(f, PMPI_Waitsome(incount, requests, outcount, indices,
-                                        statuses));
+        return WM_PMPI(f, fn(incount, requests, outcount, indices, statuses));
     }
-    rc = WM_PMPI(f, PMPI_Waitsome(incount, requests, outcount, indices, st));
+    rc = WM_PMPI(f, fn(incount, requests, outcount, indices, st));
     if (rc == MPI_SUCCESS)
-        some_done(&s, incount, *outcount, indices, st, 0);
+        some_done(&s, incount, *outcount, indices, st, tested);
     scratch_free(&s);
     return rc;
+}
+
+int wm_do_waitsome(wm_frame *f, int incount, MPI_Request requests[],
+                   int *outcount, int indices[], MPI_Status statuses[])
+{
+    return do_some(f, PMPI_Waitsome, 0, incount, requests, outcount, indices,
+                   statuses);
 }
 
 int wm_do_testsome(wm_frame *f, int incount, MPI_Request requests[],
                    int *outcount, int indices[], MPI_Status statuses[])
 {
-    scratch s;
-    MPI_Status *st = scratch_init(&s, incount, requests, statuses);
-    int rc;
-
-    if (!st) {
-        scratch_free(&s);
-        return WM_PMPI(f, PMPI_Testsome(incount, requests, outcount, indices,
-                                        statuses));
-    }
-    rc = WM_PMPI(f, PMPI_Testsome(incount, requests, outcount, indices, st));
-    if (rc == MPI_SUCCESS)
-        some_done(&s, incount, *outcount, indices, st, 1);
-    scratch_free(&s);
-    return rc;
+    return do_some(f, PMPI_Testsome, 1, incount, requests, outcount, indices,
+                   statuses);
 }
 
 int wm_do_waitall(wm_frame *f, int count, MPI_Request requests[],

@@ -180,6 +180,29 @@ void wm_post_win_free(wm_frame *f, int rc, MPI_Win *win)
 {
 }
 
+/* A Put, Get or Accumulate (`type`) started: its event with a new
+ * matchingId, unless it failed or targets MPI_PROC_NULL. */
+static void transfer(int rc, uint32_t type, int target, int count,
+                     MPI_Datatype dt, MPI_Win win)
+{
+    OTF2_RmaWinRef id;
+    uint64_t m, t, bytes = wm_bytes(count, dt);
+
+    if (rc != MPI_SUCCESS || target == MPI_PROC_NULL)
+        return;
+    m = started(win, &id);
+    if (!m)
+        return;
+    t = weft_time();
+    if (type == WEFT_REC_RmaPut)
+        weft_evt_RmaPut(NULL, t, id, (uint32_t)target, bytes, m);
+    else if (type == WEFT_REC_RmaGet)
+        weft_evt_RmaGet(NULL, t, id, (uint32_t)target, bytes, m);
+    else
+        weft_evt_RmaAtomic(NULL, t, id, (uint32_t)target,
+                           OTF2_RMA_ATOMIC_TYPE_ACCUMULATE, bytes, 0, m);
+}
+
 void wm_pre_put(wm_frame *f, const void *origin_addr, int origin_count,
                 MPI_Datatype origin_type, int target_rank,
                 MPI_Aint target_disp, int target_count,
@@ -192,15 +215,8 @@ void wm_post_put(wm_frame *f, int rc, const void *origin_addr,
                  MPI_Aint target_disp, int target_count,
                  MPI_Datatype target_type, MPI_Win win)
 {
-    OTF2_RmaWinRef id;
-    uint64_t m;
-
-    if (rc != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return;
-    m = started(win, &id);
-    if (m)
-        weft_evt_RmaPut(NULL, weft_time(), id, (uint32_t)target_rank,
-                        wm_bytes(origin_count, origin_type), m);
+    transfer(rc, WEFT_REC_RmaPut, target_rank, origin_count, origin_type,
+             win);
 }
 
 void wm_pre_get(wm_frame *f, void *origin_addr, int origin_count,
@@ -215,15 +231,8 @@ void wm_post_get(wm_frame *f, int rc, void *origin_addr, int origin_count,
                  MPI_Aint target_disp, int target_count,
                  MPI_Datatype target_type, MPI_Win win)
 {
-    OTF2_RmaWinRef id;
-    uint64_t m;
-
-    if (rc != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return;
-    m = started(win, &id);
-    if (m)
-        weft_evt_RmaGet(NULL, weft_time(), id, (uint32_t)target_rank,
-                        wm_bytes(origin_count, origin_type), m);
+    transfer(rc, WEFT_REC_RmaGet, target_rank, origin_count, origin_type,
+             win);
 }
 
 void wm_pre_accumulate(wm_frame *f, const void *origin_addr, int origin_count,
@@ -239,16 +248,8 @@ void wm_post_accumulate(wm_frame *f, int rc, const void *origin_addr,
                         int target_count, MPI_Datatype target_type,
                         MPI_Op op, MPI_Win win)
 {
-    OTF2_RmaWinRef id;
-    uint64_t m;
-
-    if (rc != MPI_SUCCESS || target_rank == MPI_PROC_NULL)
-        return;
-    m = started(win, &id);
-    if (m)
-        weft_evt_RmaAtomic(NULL, weft_time(), id, (uint32_t)target_rank,
-                           OTF2_RMA_ATOMIC_TYPE_ACCUMULATE,
-                           wm_bytes(origin_count, origin_type), 0, m);
+    transfer(rc, WEFT_REC_RmaAtomic, target_rank, origin_count, origin_type,
+             win);
 }
 
 void wm_pre_win_fence(wm_frame *f, int assert, MPI_Win win)
