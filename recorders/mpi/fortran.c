@@ -105,6 +105,7 @@ WM_INTERPOSE(Init_thread,
              (int *argc, char ***argv, int required, int *provided),
              (argc, argv, required, provided))
 WM_INTERPOSE(Finalize, (void), ())
+WM_INTERPOSE(Abort, (MPI_Comm comm, int errorcode), (comm, errorcode))
 
 #else
 /* MPICH: nothing to do (ISO C forbids an empty file). */

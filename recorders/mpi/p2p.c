@@ -331,12 +331,15 @@ int wm_do_testany(wm_frame *f, int count, MPI_Request requests[], int *index,
         return WM_PMPI(f, PMPI_Testany(count, requests, index, flag, status));
     }
     rc = WM_PMPI(f, PMPI_Testany(count, requests, index, flag, st));
-    if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
+    if (rc != MPI_SUCCESS) {
+        scratch_free(&s);
+        return rc;
+    }
+    if (*flag && *index != MPI_UNDEFINED)
         wm_req_complete(s.req[*index], st);
-    else if (rc == MPI_SUCCESS && !*flag)
-        for (int i = 0; i < count; i++)
-            if (s.req[i] != MPI_REQUEST_NULL)
-                wm_req_tested(s.req[i]);
+    for (int i = 0; i < count; i++)
+        if (s.req[i] != MPI_REQUEST_NULL && !(*flag && i == *index))
+            wm_req_tested(s.req[i]);
     scratch_free(&s);
     return rc;
 }

@@ -5,7 +5,8 @@
  * and trace name (one broadcast at MPI_Init, before anything is
  * recorded), so all ranks of a launch are one trace even where the
  * launcher names no job (MPICH's hydra) or the ranks run different
- * programs.
+ * programs. MPI_Abort ships what the process recorded before MPI kills
+ * the job.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -162,4 +163,22 @@ int MPI_Finalize(void)
     }
     errno = saved;
     return rc;
+}
+
+/* Records the Abort region and ProgramEnd with the error code, then
+ * closes the session (bounded by WEFT_CLOSE_TIMEOUT_MS), so the trace
+ * keeps what this process did: the launcher kills the job next. */
+__attribute__((visibility("default")))
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (wm_active()) {
+        OTF2_RegionRef region = wm_region(WM_Abort);
+
+        atomic_store(&active, 0);
+        weft_enter(region);
+        weft_leave(region);
+        weft_evt_ProgramEnd(NULL, weft_time(), errorcode);
+        weft_close();
+    }
+    return PMPI_Abort(comm, errorcode);
 }

@@ -46,7 +46,7 @@ enum wm_call_id {
 #define WM(Name, role, op, hook, params, args) WM_##Name,
 #define WMC(Name, role, op, hook, params, args) WM_##Name,
 #include "calls.def"
-    WM_Init, WM_Init_thread, WM_Finalize, /* hand-written (session.c) */
+    WM_Init, WM_Init_thread, WM_Finalize, WM_Abort, /* session.c */
     WM__COUNT
 };
 
@@ -135,6 +135,7 @@ typedef enum {
 
 /* What weft knows of a request in flight, or of a persistent one. */
 typedef struct wm_req {
+    struct wm_req *next; /* req.c: the next request with the same handle */
     uint64_t key;        /* WM_KEY(MPI_Request) */
     uint64_t id;         /* requestID in the trace; 0 while inactive */
     uint8_t kind;        /* wm_req_kind */
@@ -151,7 +152,9 @@ typedef struct wm_req {
 
 /* Registers request `r` (copied) once MPI gave its handle; a fresh
  * requestID unless it is a persistent one waiting for MPI_Start.
- * Returns the requestID (0 for an inactive persistent request). */
+ * Returns the requestID (0 for an inactive persistent request). Several
+ * requests may share a handle: Open MPI and MPICH give every send that
+ * completed at once the same one; they complete first in, first out. */
 WM__HIDDEN uint64_t wm_req_add(const wm_req *r);
 /* Copies the request of `handle` into *out and returns 1, 0 if unknown. */
 WM__HIDDEN int wm_req_get(MPI_Request handle, wm_req *out);

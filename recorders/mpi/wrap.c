@@ -28,6 +28,7 @@ static const wm_call calls[WM__COUNT] = {
     [WM_Init] = { "MPI_Init", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
     [WM_Init_thread] = { "MPI_Init_thread", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
     [WM_Finalize] = { "MPI_Finalize", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
+    [WM_Abort] = { "MPI_Abort", OTF2_REGION_ROLE_FUNCTION, 0 },
 };
 
 /* Region id + 1 of each call, 0 until first used. */
