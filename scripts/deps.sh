@@ -9,6 +9,7 @@ PACKAGES=(
     libjansson-dev libinih-dev zlib1g-dev libcmocka-dev libsystemd-dev
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
+    openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
 )
 
 missing=()
