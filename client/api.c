@@ -368,6 +368,7 @@ static uint8_t *put_attributes(uint8_t *p, const weft_attribute_list *a)
         WEFT__FOREACH(WEFT__FILL, __VA_ARGS__)                               \
         return weft__def_append(&r_);                                        \
     }
+#define WX(ctype, name, W) /* weft's own fields stay 0 here */
 #define WEFT_DEF(id, Name, flags, fields)                                    \
     WEFT__DEFGEN_##flags(id, Name, WEFT__NO_FIELD fields)
 #include "weft_records.def"

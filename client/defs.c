@@ -211,10 +211,11 @@ WEFT_API OTF2_StringRef weft_string(const char *s)
     return id;
 }
 
-/* A user function region named `name` (interned by name, so calling it
- * again returns the same id); OTF2_UNDEFINED_REGION when the session is
- * not open or out of memory. */
-WEFT_API OTF2_RegionRef weft_region(const char *name)
+/* The region named `name` (interned by name: the first definition of a
+ * name holds) with that role and paradigm; OTF2_UNDEFINED_REGION when
+ * the session is not open or out of memory. */
+static OTF2_RegionRef region_with(const char *name, OTF2_RegionRole role,
+                                  OTF2_Paradigm paradigm)
 {
     weft_record r = { .type = WEFT_REC_Region };
     weft_Region *d = &r.u.Region;
@@ -240,8 +241,8 @@ WEFT_API OTF2_RegionRef weft_region(const char *name)
     if (d->name == OTF2_UNDEFINED_STRING ||
         d->description == OTF2_UNDEFINED_STRING)
         goto out;
-    d->regionRole = OTF2_REGION_ROLE_FUNCTION;
-    d->paradigm = OTF2_PARADIGM_USER;
+    d->regionRole = role;
+    d->paradigm = paradigm;
     d->regionFlags = OTF2_REGION_FLAG_NONE;
     if (define_locked(&r) < 0)
         goto out;
@@ -251,6 +252,21 @@ out:
     pthread_mutex_unlock(&weft__S.mu);
     weft__inside--;
     return id;
+}
+
+/* A user function region named `name` (interned by name, so calling it
+ * again returns the same id); OTF2_UNDEFINED_REGION when the session is
+ * not open or out of memory. */
+WEFT_API OTF2_RegionRef weft_region(const char *name)
+{
+    return region_with(name, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER);
+}
+
+/* See recorder.h. */
+OTF2_RegionRef weft__recorder_region(const char *name, OTF2_RegionRole role,
+                                     OTF2_Paradigm paradigm)
+{
+    return region_with(name, role, paradigm);
 }
 
 /* A one-member metric (MetricMember + MetricClass). Value types: UINT64,

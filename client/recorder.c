@@ -30,6 +30,16 @@ void weft__recorder_end(weft__rguard *g)
 }
 
 /* See recorder.h. */
+int weft__recorder_def(const weft_record *r)
+{
+    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+
+    if (!d || d->is_event || d->is_pseudo || d->flags == WEFT_DF_DAEMON)
+        return WEFT_EINVAL;
+    return weft__def_append(r);
+}
+
+/* See recorder.h. */
 uint32_t weft__recorder_attach(void)
 {
     int saved = errno;

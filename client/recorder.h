@@ -39,18 +39,32 @@
  *    the session mutex - calls that other recorders wrap. weft__recorder_
  *    attach does it inside the guard and returns the location index.
  *
- * Linking: libweft.so exports only weft.h today (-fvisibility=hidden).
- * These calls are hidden until the first recorder library that is not
- * linked into libweft.so needs them; they are then exported under their
- * own symbol version (WEFT_RECORDER_0), never from weft.h, so
- * applications cannot come to depend on them.
+ * 4. Open the session as the recorder knows the process: libweft-mpi
+ *    learns rank and size from MPI_COMM_WORLD, not the environment, and
+ *    gives every rank rank 0's trace name and run (weft__recorder_launch
+ *    on rank 0, broadcast, then weft__recorder_open everywhere).
+ *
+ * 5. Definitions with weft's own fields (WX in weft_records.def: the
+ *    identity of a communicator), which weft.h's weft_def_ functions
+ *    leave 0: weft__recorder_def takes the whole record.
+ *
+ * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
+ * libraries that are not part of libweft.so (libweft-mpi), the calls
+ * marked WEFT__RECORDER_API under their own symbol version
+ * WEFT_RECORDER_0 (client/libweft.map), never from weft.h, so
+ * applications do not come to depend on them. The rest stays hidden.
  */
 #ifndef WEFT_RECORDER_H
 #define WEFT_RECORDER_H
 
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include "client_internal.h"
+#include "record.h"
+
+#define WEFT__RECORDER_API __attribute__((visibility("default")))
 
 /* > 0 while the calling thread runs libweft's own code (see 1). Owner
  * thread only: raised and lowered in pairs by libweft and the guard. */
@@ -81,5 +95,30 @@ WEFT__HIDDEN void weft__recorder_end(weft__rguard *g);
  * guard. Returns the location index, or UINT32_MAX when out of memory.
  * errno is unchanged. */
 WEFT__HIDDEN uint32_t weft__recorder_attach(void);
+
+/* weft_open with `env`, a NULL-terminated list of "NAME=value" strings,
+ * taking the place of the environment's variables of those names ("NAME="
+ * unsets one), e.g. { "WEFT_RANK=3", "WEFT_SIZE=4", NULL }. Returns what
+ * weft_open returns. */
+WEFT__RECORDER_API int weft__recorder_open(const char *const *env);
+/* The run and the trace name this process would have if it were the
+ * whole trace (size 1): the launcher's run id if there is one, else this
+ * process itself; WEFT_TRACE, else the default name (runid.h). Rank 0 of
+ * an MPI job computes them for everybody. Returns 0, WEFT_ECONFIG after a
+ * message on stderr, or WEFT_ENOMEM. */
+WEFT__RECORDER_API int weft__recorder_launch(char *run, size_t runlen,
+                                             char *trace, size_t tracelen);
+/* The region named `name` with that role and paradigm, from the same id
+ * space and name table as weft_region (a name keeps its first
+ * definition). Returns its id, or OTF2_UNDEFINED_REGION when the session
+ * is not open or out of memory. */
+WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region(const char *name,
+                                                        OTF2_RegionRole role,
+                                                        OTF2_Paradigm paradigm);
+/* Appends definition record r (any client definition of the record table,
+ * weft's own fields included) as weft_def_<Name> would. Returns 0,
+ * WEFT_EINVAL for an event or a definition clients may not send,
+ * WEFT_ECLOSED, WEFT_ETOOBIG or WEFT_ENOMEM. r stays the caller's. */
+WEFT__RECORDER_API int weft__recorder_def(const weft_record *r);
 
 #endif

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -49,30 +50,47 @@ weft__session weft__S = {
     .wake_fd = -1,
 };
 
-/* The process's own environment, as client_config.h's lookup callback. */
+/* The process's own environment, as client_config.h's lookup callback;
+ * `arg`, when not NULL, is a NULL-terminated list of "NAME=value" strings
+ * that take the place of the environment's variables of those names (a
+ * recorder's view of the process: weft__recorder_open). */
 static const char *getenv_fn(const char *name, void *arg)
 {
-    (void)arg;
+    size_t n = strlen(name);
+
+    for (const char *const *e = arg; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return (*e)[n + 1] ? *e + n + 1 : NULL;
     return getenv(name);
 }
 
-/* Reads the configuration of this process and sets up the trace clock.
- * Returns 0 or WEFT_ECONFIG after a message. */
-static int config_load(weft__config *c)
+/* What the configuration needs to know about this process; host is the
+ * caller's buffer for its name. */
+static void describe_process(weft__proc *proc, char *host, size_t hostlen)
 {
-    char host[256] = "host";
     struct timespec ts;
+
+    snprintf(host, hostlen, "host");
+    gethostname(host, hostlen - 1);
+    host[hostlen - 1] = 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    proc->program = program_invocation_short_name;
+    proc->host = host;
+    proc->pid = (long)getpid();
+    proc->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads the configuration of this process (the environment as `overlay`
+ * changes it, see getenv_fn) and sets up the trace clock. Returns 0 or
+ * WEFT_ECONFIG after a message. */
+static int config_load(weft__config *c, const char *const *overlay)
+{
+    char host[256];
     weft__proc proc;
     int rc;
 
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = 0;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    proc.program = program_invocation_short_name;
-    proc.host = host;
-    proc.pid = (long)getpid();
-    proc.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    rc = weft__config_parse(getenv_fn, NULL, &proc, c);
+    describe_process(&proc, host, sizeof host);
+    rc = weft__config_parse(getenv_fn, (void *)overlay, &proc, c);
     if (rc < 0)
         return rc;
     return weft__clock_setup(c->clock_tsc ? "tsc" : NULL, c->clock_shift_ns,
@@ -278,11 +296,8 @@ static void go_active(int fd)
     weft__S.sender_started = 1;
 }
 
-/* Reads the environment, connects and starts the sender. Returns 0 (also
- * when weftd is unreachable or refuses: tracing is then off, after one
- * warning), WEFT_ECONFIG, WEFT_ECONNECT with WEFT_REQUIRED=1, or
- * WEFT_ECLOSED after weft_close or in a forked child. Idempotent. */
-WEFT_API int weft_open(void)
+/* weft_open with the environment as `overlay` changes it (getenv_fn). */
+static int open_with(const char *const *overlay)
 {
     weft__config cfg;
     int fd = -1, rc = 0, st;
@@ -296,7 +311,7 @@ WEFT_API int weft_open(void)
         rc = WEFT_ECLOSED;
         goto out;
     }
-    rc = config_load(&cfg);
+    rc = config_load(&cfg, overlay);
     if (rc < 0)
         goto out;
     weft__thread_key_init();
@@ -321,6 +336,45 @@ WEFT_API int weft_open(void)
     }
 out:
     pthread_mutex_unlock(&weft__S.open_mu);
+    weft__inside--;
+    return rc;
+}
+
+/* Reads the environment, connects and starts the sender. Returns 0 (also
+ * when weftd is unreachable or refuses: tracing is then off, after one
+ * warning), WEFT_ECONFIG, WEFT_ECONNECT with WEFT_REQUIRED=1, or
+ * WEFT_ECLOSED after weft_close or in a forked child. Idempotent. */
+WEFT_API int weft_open(void)
+{
+    return open_with(NULL);
+}
+
+/* See recorder.h. */
+int weft__recorder_open(const char *const *env)
+{
+    return open_with(env);
+}
+
+/* See recorder.h. */
+int weft__recorder_launch(char *run, size_t runlen, char *trace,
+                          size_t tracelen)
+{
+    static const char *const alone[] = { "WEFT_RANK=0", "WEFT_SIZE=1", NULL };
+    weft__config *cfg = malloc(sizeof *cfg);
+    char host[256];
+    weft__proc proc;
+    int rc;
+
+    if (!cfg)
+        return WEFT_ENOMEM;
+    weft__inside++;
+    describe_process(&proc, host, sizeof host);
+    rc = weft__config_parse(getenv_fn, (void *)alone, &proc, cfg);
+    if (rc == 0) {
+        snprintf(run, runlen, "%s", cfg->run);
+        snprintf(trace, tracelen, "%s", cfg->trace);
+    }
+    free(cfg);
     weft__inside--;
     return rc;
 }

@@ -160,6 +160,7 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
 #define WEFT__DEF_LOCAL(Name, ...) WEFT__DEF_CLIENT(Name, __VA_ARGS__)
 #define WEFT__DEF_DAEMON(Name, ...)
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
+#define WX(ctype, name, W) /* weft's own fields: not in the API */
 #define WEFT_EVENT(id, Name, fields)                                         \
     WEFT_API int weft_evt_##Name(weft_attribute_list *attributes,            \
                                  OTF2_TimeStamp time fields);

@@ -199,6 +199,7 @@ static OTF2_ErrorCode write_def(OTF2_GlobalDefWriter *gw, const weft_record *r)
 #define WEFT__DEF_CLIENT(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
 #define WEFT__DEF_DAEMON(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
 #define WEFT__DEF_LOCAL(Name, ...)
+#define WX(ctype, name, W) /* weft's own fields: not OTF2's */
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #include "weft_records.def"
 #undef WEFT__DEF_CLIENT

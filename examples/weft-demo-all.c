@@ -234,14 +234,15 @@ void demo_all_schema(FILE *out)
                     d->fields[c].offset == f->count_offset)
                     count = (int)c;
             fprintf(out, "%s{\"name\":\"%s\",\"ctype\":\"%s\",\"wire\":\"%s\","
-                    "\"ref\":%s%s%s,\"self\":%s,\"array\":%s,\"key\":%s,"
+                    "\"ref\":%s%s%s,\"self\":%s,\"array\":%s,\"key\":%s,\"weft\":%s,"
                     "\"sel\":%d,\"map\":%s%s%s,\"count\":%d}",
                     k ? "," : "", f->name, f->ctype, wire_name(f->wire),
                     f->ref ? "\"" : "", f->ref ? weft_ref_kind_name(f->ref)
                                                : "null", f->ref ? "\"" : "",
                     f->is_self ? "true" : "false",
                     f->is_array ? "true" : "false",
-                    f->is_key ? "true" : "false", f->sel,
+                    f->is_key ? "true" : "false",
+                    f->is_weft ? "true" : "false", f->sel,
                     sm ? "\"" : "", sm ? sm : "null", sm ? "\"" : "", count);
         }
         fputs("]}", out);
@@ -273,6 +274,7 @@ static int send_record(weft_attribute_list *al, const weft_record *r)
     }
 #define DEMO__DEF_LOCAL(Name, ...) DEMO__DEF_CLIENT(Name, __VA_ARGS__)
 #define DEMO__DEF_DAEMON(Name, ...)
+#define WX(ctype, name, W) /* not in weft.h's API */
 #define WEFT_DEF(id, Name, flags, fields) DEMO__DEF_##flags(Name, fields)
 #include "weft_records.def"
     default:

@@ -13,8 +13,10 @@
 #include "weft.pb-c.h"
 
 /* 2: the full record table; typed values (metric values, attributes)
- * encoded by their type; attribute lists before events. */
-#define WEFT_PROTOCOL_VERSION 3
+ * encoded by their type; attribute lists before events. 3: Hello tags and
+ * ClockSync. 4: Comm, InterComm and RmaWin carry an identity (WX in
+ * weft_records.def). */
+#define WEFT_PROTOCOL_VERSION 4
 #define WEFT_FRAME_HEADER 4
 #define WEFT_DEFAULT_MAX_FRAME (4u << 20)
 

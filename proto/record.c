@@ -43,6 +43,8 @@
                             .ref = WEFT_REF_##K, .is_key = 1 }));
 #define F(ctype, nm, W)                                                      \
     ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_##W) }));
+#define WX(ctype, nm, W)                                                     \
+    ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_##W), .is_weft = 1 }));
 #define FK(ctype, nm, W)                                                     \
     ADD(((weft_field_desc){ SCALAR(ctype, nm, WEFT_WIRE_##W), .is_key = 1 }));
 #define CN(ctype, nm, reffield)                                              \

@@ -118,6 +118,7 @@ typedef struct weft_field_desc {
     uint8_t is_self;     /* the definition's own id */
     uint8_t is_array;
     uint8_t is_key;      /* FK/RK: identity of an unnumbered definition */
+    uint8_t is_weft;     /* WX: weft's own field, never passed to libotf2 */
     uint8_t sel_map;     /* weft_sel_map: TV, TVA, RS, RSA */
     int8_t sel;          /* field holding the type or selector */
     int8_t count_ref;    /* CN: the reference whose definition's count

@@ -79,7 +79,9 @@ class Schema:
         self.records = j["records"]
 
     def fields(self, name):
-        return self.records[name]["fields"]
+        # weft's own fields (WX in the record table: the identity of a
+        # Comm) are sent but never in the archive; they come last.
+        return [f for f in self.records[name]["fields"] if not f["weft"]]
 
     def canon_bits(self, type_id, bits):
         w = self.width.get(type_id, 8)

@@ -37,10 +37,14 @@ else
     echo "systemd-analyze not found: unit not verified"
 fi
 
-# Only the public API is exported.
-bad=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}' |
-      grep -v '^weft_' | grep -vE '^(_init|_fini|__bss_start|_edata|_end)$' || true)
+# Only the public API is exported (version WEFT_0), and the recorder
+# calls of client/recorder.h under their own version WEFT_RECORDER_0.
+syms=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}')
+bad=$(echo "$syms" | grep -vE '^weft_[a-z][A-Za-z0-9_]*@@WEFT_0$' |
+      grep -vE '^weft__recorder_[a-z_]+@@WEFT_RECORDER_0$' || true)
 [ -z "$bad" ] || fail "libweft.so exports non-API symbols: $bad"
+echo "$syms" | grep -q '^weft__recorder_open@@WEFT_RECORDER_0$' ||
+    fail "libweft.so does not export weft__recorder_open@@WEFT_RECORDER_0"
 for f in weft_open weft_close weft_enter weft_evt_Enter weft_def_Region weft_strerror; do
     nm -D --defined-only "$root$prefix/lib/libweft.so" | grep -qw "$f" ||
         fail "libweft.so does not export $f"

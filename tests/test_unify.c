@@ -430,6 +430,63 @@ static void test_first_seen_order_is_dependency_safe(void **state)
     weft_unify_free(u);
 }
 
+/* A COMM_GROUP of world ranks and a Comm on it, as libweft-mpi sends them. */
+static weft_record comm_group(uint64_t self, uint64_t *ranks, uint32_t n)
+{
+    weft_record r = { .type = WEFT_REC_Group };
+
+    r.u.Group.self = self;
+    r.u.Group.name = OTF2_UNDEFINED_STRING;
+    r.u.Group.groupType = OTF2_GROUP_TYPE_COMM_GROUP;
+    r.u.Group.paradigm = OTF2_PARADIGM_MPI;
+    r.u.Group.numberOfMembers = n;
+    r.u.Group.members = ranks;
+    return r;
+}
+
+static weft_record comm(uint64_t self, uint64_t group, uint64_t identity)
+{
+    weft_record r = { .type = WEFT_REC_Comm };
+
+    r.u.Comm.self = self;
+    r.u.Comm.name = OTF2_UNDEFINED_STRING;
+    r.u.Comm.group = group;
+    r.u.Comm.parent = OTF2_UNDEFINED_COMM;
+    r.u.Comm.identity = identity;
+    return r;
+}
+
+/* Communicators are one Comm when their members agree on the identity
+ * and the group, whatever local ids they use; two communicators with
+ * the same members but another identity (two Comm_dups of the world)
+ * stay two. */
+static void test_comm_identity(void **state)
+{
+    weft_unifier *u = weft_unify_new(0);
+    uint64_t world[2] = { 0, 1 }, one[1] = { 1 };
+
+    (void)state;
+    for (uint32_t m = 0; m < 2; m++) {
+        add_ok(u, m, comm_group(m, world, 2));
+        /* the world, then two dups of it; member 1 numbers them 7, 5, 6 */
+        add_ok(u, m, comm(m ? 7 : 0, m, 100));
+        add_ok(u, m, comm(m ? 5 : 1, m, 101));
+        add_ok(u, m, comm(m ? 6 : 2, m, 102));
+    }
+    assert_int_equal(weft_unify_count(u, WEFT_REC_Group), 1);
+    assert_int_equal(weft_unify_count(u, WEFT_REC_Comm), 3);
+    assert_int_equal(global(u, 1, WEFT_REF_COMM, 7), global(u, 0, WEFT_REF_COMM, 0));
+    assert_int_equal(global(u, 1, WEFT_REF_COMM, 5), global(u, 0, WEFT_REF_COMM, 1));
+    assert_int_equal(global(u, 1, WEFT_REF_COMM, 6), global(u, 0, WEFT_REF_COMM, 2));
+    assert_int_not_equal(global(u, 0, WEFT_REF_COMM, 1), global(u, 0, WEFT_REF_COMM, 2));
+    /* Same identity, other members (the other color of a Comm_split):
+     * another communicator. */
+    add_ok(u, 1, comm_group(9, one, 1));
+    add_ok(u, 1, comm(8, 9, 101));
+    assert_int_equal(weft_unify_count(u, WEFT_REC_Comm), 4);
+    weft_unify_free(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_add_global),
         cmocka_unit_test(test_first_seen_order_is_dependency_safe),
+        cmocka_unit_test(test_comm_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,656 @@
+/* coll.c - collective operations (see wm.h): MpiCollectiveBegin/End
+ * around the blocking ones, NonBlockingCollectiveRequest when a
+ * non-blocking one starts (its Complete comes with the request's
+ * completion, req.c).
+ *
+ * Bytes, per process, as this library defines them (README "Tracing MPI
+ * programs"): sizeSent is what this process's send buffer contributes,
+ * sizeReceived what lands in its receive buffer; a root counts what it
+ * sends to or receives from every rank, itself included; MPI_IN_PLACE
+ * contributes nothing of its own. N is the communicator's size.
+ */
+#include <stddef.h>
+
+#include "weft.h"
+#include "wm.h"
+
+/* One collective's record fields. */
+typedef struct coll {
+    OTF2_CommRef comm;
+    uint32_t root;
+    uint64_t sent, received;
+} coll;
+
+static int size_of(MPI_Comm comm)
+{
+    int n = 0, inter = 0;
+
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        PMPI_Comm_remote_size(comm, &n);
+    else
+        PMPI_Comm_size(comm, &n);
+    return n;
+}
+
+static int rank_of(MPI_Comm comm)
+{
+    int r = -1;
+
+    PMPI_Comm_rank(comm, &r);
+    return r;
+}
+
+/* 1 when this process is the root of a rooted collective: its rank on an
+ * intra-communicator, MPI_ROOT on an inter-communicator. */
+static int is_root(int root, MPI_Comm comm)
+{
+    return root == MPI_ROOT || root == rank_of(comm);
+}
+
+static coll start(MPI_Comm comm, int root)
+{
+    coll c = { .comm = wm_comm_ref(comm),
+               .root = root >= 0 ? (uint32_t)root : WM_NO_RANK };
+
+    return c;
+}
+
+static uint64_t sum(const int counts[], int n, MPI_Datatype type)
+{
+    uint64_t b = 0;
+
+    for (int i = 0; counts && i < n; i++)
+        b += wm_bytes(counts[i], type);
+    return b;
+}
+
+static uint64_t sum_w(const int counts[], int n, const MPI_Datatype types[])
+{
+    uint64_t b = 0;
+
+    for (int i = 0; counts && types && i < n; i++)
+        b += wm_bytes(counts[i], types[i]);
+    return b;
+}
+
+/* ---- what each collective moves --------------------------------------- */
+
+static coll c_barrier(MPI_Comm comm)
+{
+    return start(comm, -1);
+}
+
+static coll c_bcast(int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (is_root(root, comm))
+        c.sent = wm_bytes(count, type) * (uint64_t)size_of(comm);
+    else
+        c.received = wm_bytes(count, type);
+    return c;
+}
+
+static coll c_gather(const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (sendbuf != MPI_IN_PLACE && root != MPI_ROOT)
+        c.sent = wm_bytes(sendcount, sendtype);
+    if (is_root(root, comm))
+        c.received = wm_bytes(recvcount, recvtype) * (uint64_t)size_of(comm);
+    return c;
+}
+
+static coll c_gatherv(const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, const int recvcounts[],
+                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (sendbuf != MPI_IN_PLACE && root != MPI_ROOT)
+        c.sent = wm_bytes(sendcount, sendtype);
+    if (is_root(root, comm))
+        c.received = sum(recvcounts, size_of(comm), recvtype);
+    return c;
+}
+
+static coll c_scatter(int sendcount, MPI_Datatype sendtype,
+                      const void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (is_root(root, comm))
+        c.sent = wm_bytes(sendcount, sendtype) * (uint64_t)size_of(comm);
+    if (recvbuf != MPI_IN_PLACE && root != MPI_ROOT)
+        c.received = wm_bytes(recvcount, recvtype);
+    return c;
+}
+
+static coll c_scatterv(const int sendcounts[], MPI_Datatype sendtype,
+                       const void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (is_root(root, comm))
+        c.sent = sum(sendcounts, size_of(comm), sendtype);
+    if (recvbuf != MPI_IN_PLACE && root != MPI_ROOT)
+        c.received = wm_bytes(recvcount, recvtype);
+    return c;
+}
+
+static coll c_allgather(const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = wm_bytes(sendcount, sendtype);
+    c.received = wm_bytes(recvcount, recvtype) * (uint64_t)size_of(comm);
+    return c;
+}
+
+static coll c_allgatherv(const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, const int recvcounts[],
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = wm_bytes(sendcount, sendtype);
+    c.received = sum(recvcounts, size_of(comm), recvtype);
+    return c;
+}
+
+static coll c_alltoall(const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+    uint64_t n = (uint64_t)size_of(comm);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = wm_bytes(sendcount, sendtype) * n;
+    c.received = wm_bytes(recvcount, recvtype) * n;
+    return c;
+}
+
+static coll c_alltoallv(const void *sendbuf, const int sendcounts[],
+                        MPI_Datatype sendtype, const int recvcounts[],
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+    int n = size_of(comm);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = sum(sendcounts, n, sendtype);
+    c.received = sum(recvcounts, n, recvtype);
+    return c;
+}
+
+static coll c_alltoallw(const void *sendbuf, const int sendcounts[],
+                        const MPI_Datatype sendtypes[],
+                        const int recvcounts[],
+                        const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+    int n = size_of(comm);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = sum_w(sendcounts, n, sendtypes);
+    c.received = sum_w(recvcounts, n, recvtypes);
+    return c;
+}
+
+static coll c_reduce(const void *sendbuf, int count, MPI_Datatype type,
+                     int root, MPI_Comm comm)
+{
+    coll c = start(comm, root);
+
+    if (sendbuf != MPI_IN_PLACE && root != MPI_ROOT)
+        c.sent = wm_bytes(count, type);
+    if (is_root(root, comm))
+        c.received = wm_bytes(count, type);
+    return c;
+}
+
+static coll c_allreduce(const void *sendbuf, int count, MPI_Datatype type,
+                        MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = wm_bytes(count, type);
+    c.received = wm_bytes(count, type);
+    return c;
+}
+
+static coll c_reduce_scatter(const void *sendbuf, const int recvcounts[],
+                             MPI_Datatype type, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+    int r = rank_of(comm);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = sum(recvcounts, size_of(comm), type);
+    if (recvcounts && r >= 0)
+        c.received = wm_bytes(recvcounts[r], type);
+    return c;
+}
+
+static coll c_reduce_scatter_block(const void *sendbuf, int recvcount,
+                                   MPI_Datatype type, MPI_Comm comm)
+{
+    coll c = start(comm, -1);
+
+    if (sendbuf != MPI_IN_PLACE)
+        c.sent = wm_bytes(recvcount, type) * (uint64_t)size_of(comm);
+    c.received = wm_bytes(recvcount, type);
+    return c;
+}
+
+/* ---- recording ---------------------------------------------------------- */
+
+static void begin(void)
+{
+    weft_evt_MpiCollectiveBegin(NULL, weft_time());
+}
+
+static void end(const wm_frame *f, int rc, coll c)
+{
+    if (rc == MPI_SUCCESS)
+        weft_evt_MpiCollectiveEnd(NULL, weft_time(), wm_call_op(f->call),
+                                  c.comm, c.root, c.sent, c.received);
+}
+
+/* A non-blocking collective started: registers its request and records
+ * NonBlockingCollectiveRequest. */
+static void nb_request(const wm_frame *f, int rc, MPI_Request h, coll c)
+{
+    wm_req r = { .key = WM_KEY(h), .kind = WM_REQ_COLL, .comm = c.comm,
+                 .op = wm_call_op(f->call), .root = c.root, .sent = c.sent,
+                 .received = c.received };
+
+    if (rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
+        return;
+    weft_evt_NonBlockingCollectiveRequest(NULL, weft_time(), wm_req_add(&r));
+}
+
+/* The hooks: blocking ones record Begin before and End after the call;
+ * non-blocking ones the request after it. */
+void wm_pre_barrier(wm_frame *f, MPI_Comm comm) { begin(); }
+void wm_post_barrier(wm_frame *f, int rc, MPI_Comm comm)
+{
+    end(f, rc, c_barrier(comm));
+}
+
+void wm_pre_bcast(wm_frame *f, void *buf, int count, MPI_Datatype type,
+                  int root, MPI_Comm comm) { begin(); }
+void wm_post_bcast(wm_frame *f, int rc, void *buf, int count,
+                   MPI_Datatype type, int root, MPI_Comm comm)
+{
+    end(f, rc, c_bcast(count, type, root, comm));
+}
+
+void wm_pre_gather(wm_frame *f, const void *sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm) { begin(); }
+void wm_post_gather(wm_frame *f, int rc, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    end(f, rc, c_gather(sendbuf, sendcount, sendtype, recvcount, recvtype,
+                        root, comm));
+}
+
+void wm_pre_scatter(wm_frame *f, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm) { begin(); }
+void wm_post_scatter(wm_frame *f, int rc, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    end(f, rc, c_scatter(sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm));
+}
+
+void wm_pre_gatherv(wm_frame *f, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, int root, MPI_Comm comm) { begin(); }
+void wm_post_gatherv(wm_frame *f, int rc, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    end(f, rc, c_gatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype,
+                         root, comm));
+}
+
+void wm_pre_scatterv(wm_frame *f, const void *sendbuf, const int sendcounts[],
+                     const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root,
+                     MPI_Comm comm) { begin(); }
+void wm_post_scatterv(wm_frame *f, int rc, const void *sendbuf,
+                      const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    end(f, rc, c_scatterv(sendcounts, sendtype, recvbuf, recvcount, recvtype,
+                          root, comm));
+}
+
+void wm_pre_allgather(wm_frame *f, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm) { begin(); }
+void wm_post_allgather(wm_frame *f, int rc, const void *sendbuf,
+                       int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    end(f, rc, c_allgather(sendbuf, sendcount, sendtype, recvcount,
+                           recvtype, comm));
+}
+
+void wm_pre_alltoall(wm_frame *f, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm) { begin(); }
+void wm_post_alltoall(wm_frame *f, int rc, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    end(f, rc, c_alltoall(sendbuf, sendcount, sendtype, recvcount, recvtype,
+                          comm));
+}
+
+void wm_pre_allgatherv(wm_frame *f, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm) { begin(); }
+void wm_post_allgatherv(wm_frame *f, int rc, const void *sendbuf,
+                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm)
+{
+    end(f, rc, c_allgatherv(sendbuf, sendcount, sendtype, recvcounts,
+                            recvtype, comm));
+}
+
+void wm_pre_alltoallv(wm_frame *f, const void *sendbuf,
+                      const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm) { begin(); }
+void wm_post_alltoallv(wm_frame *f, int rc, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm)
+{
+    end(f, rc, c_alltoallv(sendbuf, sendcounts, sendtype, recvcounts,
+                           recvtype, comm));
+}
+
+void wm_pre_alltoallw(wm_frame *f, const void *sendbuf,
+                      const int sendcounts[], const int sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf,
+                      const int recvcounts[], const int rdispls[],
+                      const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    begin();
+}
+void wm_post_alltoallw(wm_frame *f, int rc, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf,
+                       const int recvcounts[], const int rdispls[],
+                       const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    end(f, rc, c_alltoallw(sendbuf, sendcounts, sendtypes, recvcounts,
+                           recvtypes, comm));
+}
+
+void wm_pre_reduce(wm_frame *f, const void *sendbuf, void *recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    begin();
+}
+void wm_post_reduce(wm_frame *f, int rc, const void *sendbuf, void *recvbuf,
+                    int count, MPI_Datatype type, MPI_Op op, int root,
+                    MPI_Comm comm)
+{
+    end(f, rc, c_reduce(sendbuf, count, type, root, comm));
+}
+
+void wm_pre_allreduce(wm_frame *f, const void *sendbuf, void *recvbuf,
+                      int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    begin();
+}
+void wm_post_allreduce(wm_frame *f, int rc, const void *sendbuf,
+                       void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm)
+{
+    end(f, rc, c_allreduce(sendbuf, count, type, comm));
+}
+
+void wm_pre_reduce_scatter(wm_frame *f, const void *sendbuf, void *recvbuf,
+                           const int recvcounts[], MPI_Datatype type,
+                           MPI_Op op, MPI_Comm comm) { begin(); }
+void wm_post_reduce_scatter(wm_frame *f, int rc, const void *sendbuf,
+                            void *recvbuf, const int recvcounts[],
+                            MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    end(f, rc, c_reduce_scatter(sendbuf, recvcounts, type, comm));
+}
+
+void wm_pre_reduce_scatter_block(wm_frame *f, const void *sendbuf,
+                                 void *recvbuf, int recvcount,
+                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    begin();
+}
+void wm_post_reduce_scatter_block(wm_frame *f, int rc, const void *sendbuf,
+                                  void *recvbuf, int recvcount,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    end(f, rc, c_reduce_scatter_block(sendbuf, recvcount, type, comm));
+}
+
+/* ---- non-blocking ----------------------------------------------------- */
+
+void wm_pre_ibarrier(wm_frame *f, MPI_Comm comm, MPI_Request *request) {}
+void wm_post_ibarrier(wm_frame *f, int rc, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_barrier(comm));
+}
+
+void wm_pre_ibcast(wm_frame *f, void *buf, int count, MPI_Datatype type,
+                   int root, MPI_Comm comm, MPI_Request *request) {}
+void wm_post_ibcast(wm_frame *f, int rc, void *buf, int count,
+                    MPI_Datatype type, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_bcast(count, type, root, comm));
+}
+
+void wm_pre_igather(wm_frame *f, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request) {}
+void wm_post_igather(wm_frame *f, int rc, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_gather(sendbuf, sendcount, sendtype, recvcount,
+                                         recvtype, root, comm));
+}
+
+void wm_pre_iscatter(wm_frame *f, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request) {}
+void wm_post_iscatter(wm_frame *f, int rc, const void *sendbuf,
+                      int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_scatter(sendcount, sendtype, recvbuf,
+                                          recvcount, recvtype, root, comm));
+}
+
+void wm_pre_igatherv(wm_frame *f, const void *sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request *request) {}
+void wm_post_igatherv(wm_frame *f, int rc, const void *sendbuf,
+                      int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_gatherv(sendbuf, sendcount, sendtype,
+                                          recvcounts, recvtype, root, comm));
+}
+
+void wm_pre_iscatterv(wm_frame *f, const void *sendbuf,
+                      const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Request *request) {}
+void wm_post_iscatterv(wm_frame *f, int rc, const void *sendbuf,
+                       const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_scatterv(sendcounts, sendtype, recvbuf,
+                                           recvcount, recvtype, root, comm));
+}
+
+void wm_pre_iallgather(wm_frame *f, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request) {}
+void wm_post_iallgather(wm_frame *f, int rc, const void *sendbuf,
+                        int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_allgather(sendbuf, sendcount, sendtype,
+                                            recvcount, recvtype, comm));
+}
+
+void wm_pre_ialltoall(wm_frame *f, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request) {}
+void wm_post_ialltoall(wm_frame *f, int rc, const void *sendbuf,
+                       int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_alltoall(sendbuf, sendcount, sendtype,
+                                           recvcount, recvtype, comm));
+}
+
+void wm_pre_iallgatherv(wm_frame *f, const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request *request) {}
+void wm_post_iallgatherv(wm_frame *f, int rc, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_allgatherv(sendbuf, sendcount, sendtype,
+                                             recvcounts, recvtype, comm));
+}
+
+void wm_pre_ialltoallv(wm_frame *f, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf,
+                       const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request) {}
+void wm_post_ialltoallv(wm_frame *f, int rc, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_alltoallv(sendbuf, sendcounts, sendtype,
+                                            recvcounts, recvtype, comm));
+}
+
+void wm_pre_ialltoallw(wm_frame *f, const void *sendbuf,
+                       const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf,
+                       const int recvcounts[], const int rdispls[],
+                       const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       MPI_Request *request) {}
+void wm_post_ialltoallw(wm_frame *f, int rc, const void *sendbuf,
+                        const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf,
+                        const int recvcounts[], const int rdispls[],
+                        const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_alltoallw(sendbuf, sendcounts, sendtypes,
+                                            recvcounts, recvtypes, comm));
+}
+
+void wm_pre_ireduce(wm_frame *f, const void *sendbuf, void *recvbuf,
+                    int count, MPI_Datatype type, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Request *request) {}
+void wm_post_ireduce(wm_frame *f, int rc, const void *sendbuf, void *recvbuf,
+                     int count, MPI_Datatype type, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_reduce(sendbuf, count, type, root, comm));
+}
+
+void wm_pre_iallreduce(wm_frame *f, const void *sendbuf, void *recvbuf,
+                       int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request) {}
+void wm_post_iallreduce(wm_frame *f, int rc, const void *sendbuf,
+                        void *recvbuf, int count, MPI_Datatype type,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_allreduce(sendbuf, count, type, comm));
+}
+
+void wm_pre_ireduce_scatter(wm_frame *f, const void *sendbuf, void *recvbuf,
+                            const int recvcounts[], MPI_Datatype type,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *request) {}
+void wm_post_ireduce_scatter(wm_frame *f, int rc, const void *sendbuf,
+                             void *recvbuf, const int recvcounts[],
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_reduce_scatter(sendbuf, recvcounts, type,
+                                                 comm));
+}
+
+void wm_pre_ireduce_scatter_block(wm_frame *f, const void *sendbuf,
+                                  void *recvbuf, int recvcount,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                  MPI_Request *request) {}
+void wm_post_ireduce_scatter_block(wm_frame *f, int rc, const void *sendbuf,
+                                   void *recvbuf, int recvcount,
+                                   MPI_Datatype type, MPI_Op op,
+                                   MPI_Comm comm, MPI_Request *request)
+{
+    nb_request(f, rc, *request, c_reduce_scatter_block(sendbuf, recvcount, type,
+                                                       comm));
+}

@@ -1,0 +1,164 @@
+/* session.c - MPI_Init, MPI_Init_thread and MPI_Finalize: libweft's
+ * session of an MPI process opens and closes with MPI's (see wm.h).
+ *
+ * Rank and size come from MPI_COMM_WORLD. Every rank takes rank 0's run
+ * and trace name (one broadcast at MPI_Init, before anything is
+ * recorded), so all ranks of a launch are one trace even where the
+ * launcher names no job (MPICH's hydra) or the ranks run different
+ * programs.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder.h"
+#include "weft.h"
+#include "wm.h"
+
+#define WM_ID_MAX 256
+#define WM_MAX_ARGS 64
+
+static atomic_int active;
+
+/* See wm.h. */
+int wm_active(void)
+{
+    return atomic_load_explicit(&active, memory_order_relaxed);
+}
+
+/* What rank 0 tells everybody: its run and trace name, or ok = 0 when
+ * its configuration is unusable (then nobody traces). */
+typedef struct launch {
+    char ok;
+    char run[WM_ID_MAX];
+    char trace[WM_ID_MAX];
+} launch;
+
+/* Reads /proc/self/cmdline: the program and its arguments, as strings
+ * of the trace; records ProgramBegin. */
+static void program_begin(void)
+{
+    OTF2_StringRef args[WM_MAX_ARGS];
+    char buf[8192];
+    uint32_t n = 0;
+    size_t len = 0;
+    FILE *f = fopen("/proc/self/cmdline", "r");
+
+    if (f) {
+        len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+    }
+    buf[len] = 0;
+    for (size_t i = 0; i < len && n <= WM_MAX_ARGS;
+         i += strlen(buf + i) + 1) {
+        if (n == 0)
+            args[0] = weft_string(buf + i);
+        else if (n <= WM_MAX_ARGS - 1)
+            args[n] = weft_string(buf + i);
+        n++;
+    }
+    if (n == 0) {
+        args[0] = weft_string("");
+        n = 1;
+    }
+    if (n > WM_MAX_ARGS)
+        n = WM_MAX_ARGS;
+    weft_evt_ProgramBegin(NULL, weft_time(), args[0], n - 1, args + 1);
+}
+
+/* After PMPI_Init(_thread) succeeded: agree on the launch, open the
+ * session, define the world and record the program's begin and the
+ * Enter of the init call (its Leave is the caller's). */
+static void open_session(unsigned call)
+{
+    launch l;
+    int rank = 0, size = 1;
+    char v_rank[32], v_size[32], v_run[WM_ID_MAX + 16],
+        v_trace[WM_ID_MAX + 16];
+    const char *env[5];
+
+    memset(&l, 0, sizeof l);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0)
+        l.ok = weft__recorder_launch(l.run, sizeof l.run, l.trace,
+                                     sizeof l.trace) == 0;
+    PMPI_Bcast(&l, (int)sizeof l, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (!l.ok)
+        return; /* rank 0 said why */
+    snprintf(v_rank, sizeof v_rank, "WEFT_RANK=%d", rank);
+    snprintf(v_size, sizeof v_size, "WEFT_SIZE=%d", size);
+    snprintf(v_run, sizeof v_run, "WEFT_RUN=%s", l.run);
+    snprintf(v_trace, sizeof v_trace, "WEFT_TRACE=%s", l.trace);
+    env[0] = v_rank;
+    env[1] = v_size;
+    env[2] = v_run;
+    env[3] = v_trace;
+    env[4] = NULL;
+    if (weft__recorder_open(env) < 0)
+        return;
+    if (weft_rank() != (uint32_t)rank)
+        fprintf(stderr, "weft: libweft was opened before MPI_Init as rank "
+                "%" PRIu32 ", but this process is rank %d of "
+                "MPI_COMM_WORLD: its MPI events may be misattributed\n",
+                weft_rank(), rank);
+    wm_comm_init(rank, size);
+    program_begin();
+    weft_enter(wm_region(call));
+    atomic_store(&active, 1);
+}
+
+/* The common path of both init calls: pmpi_rc is what PMPI returned. */
+static int after_init(unsigned call, int pmpi_rc, int saved_errno)
+{
+    if (pmpi_rc == MPI_SUCCESS) {
+        open_session(call);
+        if (wm_active())
+            weft_leave(wm_region(call));
+    }
+    errno = saved_errno;
+    return pmpi_rc;
+}
+
+__attribute__((visibility("default")))
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+
+    return after_init(WM_Init, rc, errno);
+}
+
+__attribute__((visibility("default")))
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+
+    return after_init(WM_Init_thread, rc, errno);
+}
+
+/* Records the Finalize region and ProgramEnd, then closes the session
+ * after MPI is gone (libweft needs no MPI to say goodbye). */
+__attribute__((visibility("default")))
+int MPI_Finalize(void)
+{
+    OTF2_RegionRef region;
+    int rc, saved, was = wm_active();
+
+    if (was) {
+        region = wm_region(WM_Finalize);
+        weft_enter(region);
+        atomic_store(&active, 0);
+    }
+    rc = PMPI_Finalize();
+    saved = errno;
+    if (was) {
+        weft_leave(region);
+        weft_evt_ProgramEnd(NULL, weft_time(), OTF2_UNDEFINED_INT64);
+        wm_comm_fini();
+        weft_close();
+    }
+    errno = saved;
+    return rc;
+}

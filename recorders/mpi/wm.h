@@ -1,0 +1,174 @@
+/* wm.h - libweft-mpi's internals: the MPI recorder (PMPI wrappers).
+ *
+ * DESIGN
+ * Every wrapped MPI function is one entry of calls.def (STYLE habit 13):
+ * its name, OTF2 region role and collective operation, and its family
+ * (`hook`). wrap.c generates from the table the MPI_<Name> functions,
+ * their region definitions and the prototypes of the family hooks below,
+ * so a hook's parameters are checked against the MPI signature by the
+ * compiler. A wrapper is
+ *
+ *     Enter(region) ; wm_pre_<hook>(...) ; PMPI_<Name>(...) ;
+ *     wm_post_<hook>(..., rc) ; Leave(region)
+ *
+ * or, for WMC entries whose hook must change what PMPI gets (a status the
+ * user ignored, request handles MPI overwrites), Enter ; rc =
+ * wm_do_<hook>(...) ; Leave. wm_begin/wm_end hold the one recursion
+ * guard (MPI calls made inside a wrapped call, by MPI itself or by us,
+ * record nothing) and keep errno. Nothing is recorded before MPI_Init
+ * opened the session (session.c) or after MPI_Finalize.
+ *
+ * Families live in one file each: session.c (init, finalize), comm.c
+ * (communicators and their identities), p2p.c (point-to-point and
+ * request completion), req.c (the table of requests in flight),
+ * coll.c (collectives), rma.c (one-sided).
+ *
+ * MPI handles are pointers in Open MPI and ints in MPICH: tables key them
+ * as uint64_t (WM_KEY), so the same source builds against both.
+ */
+#ifndef WEFT_WM_H
+#define WEFT_WM_H
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include <otf2/OTF2_GeneralDefinitions.h>
+#include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_Events.h>
+
+#define WM__HIDDEN __attribute__((visibility("hidden")))
+#define WM_KEY(handle) ((uint64_t)(uintptr_t)(handle))
+#define WM_NO_RANK OTF2_UNDEFINED_UINT32
+
+/* One id per entry of calls.def: WM_Send, WM_Recv, ... */
+enum wm_call_id {
+#define WM(Name, role, op, hook, params, args) WM_##Name,
+#define WMC(Name, role, op, hook, params, args) WM_##Name,
+#include "calls.def"
+    WM_Init, WM_Init_thread, WM_Finalize, /* hand-written (session.c) */
+    WM__COUNT
+};
+
+/* A wrapped call in progress, on the wrapper's stack. */
+typedef struct wm_frame {
+    unsigned call;       /* enum wm_call_id */
+    OTF2_RegionRef region;
+    int saved_errno;     /* the program's errno: before the PMPI call, then
+                            what the call left */
+    uint64_t identity;   /* pre -> post: a new communicator's identity */
+} wm_frame;
+
+/* Calls PMPI expression `call` with errno as the program left it and
+ * keeps the errno it leaves, for wm_end to restore after recording. */
+#define WM_PMPI(f, call)                                                     \
+    __extension__({                                                          \
+        int rc__;                                                            \
+        errno = (f)->saved_errno;                                            \
+        rc__ = (call);                                                       \
+        (f)->saved_errno = errno;                                            \
+        rc__;                                                                \
+    })
+
+/* 1 between MPI_Init and MPI_Finalize with the session open. */
+WM__HIDDEN int wm_active(void);
+/* Starts a wrapped call: returns 1 and records Enter when it is to be
+ * recorded (then wm_end must follow), 0 to just call PMPI. */
+WM__HIDDEN int wm_begin(wm_frame *f, unsigned call);
+/* Records Leave and lowers the guard. errno is as at wm_begin. */
+WM__HIDDEN void wm_end(wm_frame *f);
+/* The region of `call` (defined on first use). */
+WM__HIDDEN OTF2_RegionRef wm_region(unsigned call);
+/* The C name and collective operation of `call`. */
+WM__HIDDEN const char *wm_call_name(unsigned call);
+WM__HIDDEN OTF2_CollectiveOp wm_call_op(unsigned call);
+
+/* Bytes of `count` elements of `type` (0 for MPI_DATATYPE_NULL). */
+WM__HIDDEN uint64_t wm_bytes(int count, MPI_Datatype type);
+
+/* ---- communicators (comm.c) ------------------------------------------- */
+
+/* Defines MPI_COMM_WORLD and MPI_COMM_SELF, the MPI paradigm and the
+ * COMM_LOCATIONS group (rank 0). Session open; called once by MPI_Init. */
+WM__HIDDEN void wm_comm_init(int rank, int size);
+/* Forgets every communicator (MPI_Finalize). */
+WM__HIDDEN void wm_comm_fini(void);
+/* The local OTF2 id of `comm`, defining it first when this process has
+ * not seen it yet (a communicator made by a call not wrapped).
+ * OTF2_UNDEFINED_COMM for MPI_COMM_NULL. */
+WM__HIDDEN OTF2_CommRef wm_comm_ref(MPI_Comm comm);
+/* How a new communicator came about, for its identity: every member
+ * computes the same one without talking to the others. */
+typedef enum {
+    WM_NEW_FROM_PARENT,  /* collective over the parent: dup, split, create,
+                            cart, merge; identity from the parent's */
+    WM_NEW_FROM_GROUP,   /* Comm_create_group: collective over the group */
+    WM_NEW_INTER         /* Intercomm_create: over both local groups */
+} wm_new_kind;
+/* Prepares the identity of the communicator a creating call on `parent`
+ * is about to make (advances the parent's creation counter: call it on
+ * every member, whatever the call returns). */
+WM__HIDDEN uint64_t wm_comm_next_identity(MPI_Comm parent, wm_new_kind kind,
+                                          MPI_Group group, int tag);
+/* Defines `comm` (made from `parent` by `call`, identity from
+ * wm_comm_next_identity; its own for intercommunicators is computed
+ * here) and records CommCreate. Nothing for MPI_COMM_NULL. */
+WM__HIDDEN void wm_comm_created(MPI_Comm comm, MPI_Comm parent,
+                                uint64_t identity, unsigned call);
+/* Records CommDestroy of `comm` and forgets it (before MPI_Comm_free). */
+WM__HIDDEN void wm_comm_freed(MPI_Comm comm);
+
+/* ---- requests (req.c) ------------------------------------------------- */
+
+typedef enum {
+    WM_REQ_SEND = 1,     /* MpiIsend ... MpiIsendComplete */
+    WM_REQ_RECV,         /* MpiIrecvRequest ... MpiIrecv */
+    WM_REQ_COLL,         /* NonBlockingCollectiveRequest ... Complete */
+    WM_REQ_OTHER         /* completes silently (Comm_idup, ...) */
+} wm_req_kind;
+
+/* What weft knows of a request in flight, or of a persistent one. */
+typedef struct wm_req {
+    uint64_t key;        /* WM_KEY(MPI_Request) */
+    uint64_t id;         /* requestID in the trace; 0 while inactive */
+    uint8_t kind;        /* wm_req_kind */
+    uint8_t persistent;
+    uint32_t peer;       /* rank in comm (sends: receiver) */
+    int tag;
+    uint64_t bytes;      /* sends; receives take them from the status */
+    MPI_Datatype type;   /* receives: to count the status's bytes */
+    OTF2_CommRef comm;
+    OTF2_CollectiveOp op; /* WM_REQ_COLL */
+    uint32_t root;
+    uint64_t sent, received;
+} wm_req;
+
+/* Registers request `r` (copied) once MPI gave its handle; a fresh
+ * requestID unless it is a persistent one waiting for MPI_Start.
+ * Returns the requestID (0 for an inactive persistent request). */
+WM__HIDDEN uint64_t wm_req_add(const wm_req *r);
+/* Copies the request of `handle` into *out and returns 1, 0 if unknown. */
+WM__HIDDEN int wm_req_get(MPI_Request handle, wm_req *out);
+/* A persistent request started: gives it a new requestID, returns it
+ * (0 if unknown) with *out filled. */
+WM__HIDDEN uint64_t wm_req_start(MPI_Request handle, wm_req *out);
+/* The request completed: records its completion event from `status`
+ * (MpiIsendComplete, MpiIrecv, NonBlockingCollectiveComplete or
+ * MpiRequestCancelled) and forgets it unless persistent. */
+WM__HIDDEN void wm_req_complete(MPI_Request handle, const MPI_Status *status);
+/* The request was tested and is not complete: MpiRequestTest. */
+WM__HIDDEN void wm_req_tested(MPI_Request handle);
+/* Forgets `handle` (MPI_Request_free of a persistent request). */
+WM__HIDDEN void wm_req_drop(MPI_Request handle);
+
+/* ---- the hook prototypes, from the table ------------------------------ */
+
+#define WM_UNPAREN(...) __VA_ARGS__
+#define WM(Name, role, op, hook, params, args)                               \
+    WM__HIDDEN void wm_pre_##hook(wm_frame *f, WM_UNPAREN params);           \
+    WM__HIDDEN void wm_post_##hook(wm_frame *f, int rc, WM_UNPAREN params);
+#define WMC(Name, role, op, hook, params, args)                              \
+    WM__HIDDEN int wm_do_##hook(wm_frame *f, WM_UNPAREN params);
+#include "calls.def"
+
+#endif

@@ -1,0 +1,126 @@
+/* wrap.c - the MPI_<Name> wrappers of calls.def, their regions and the
+ * one recursion guard (see wm.h).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "recorder.h"
+#include "weft.h"
+#include "wm.h"
+
+/* Raised while this thread is inside a recorded MPI call: MPI calls made
+ * from there (by MPI itself, by the hooks) are not recorded. */
+static __thread int wm_depth;
+
+typedef struct wm_call {
+    const char *name;
+    OTF2_RegionRole role;
+    OTF2_CollectiveOp op;
+} wm_call;
+
+#define OTF2_COLLECTIVE_OP_NONE 0
+static const wm_call calls[WM__COUNT] = {
+#define WM(Name, role_, op_, hook, params, args)                             \
+    [WM_##Name] = { "MPI_" #Name, OTF2_REGION_ROLE_##role_,                  \
+                    OTF2_COLLECTIVE_OP_##op_ },
+#define WMC(Name, role_, op_, hook, params, args) WM(Name, role_, op_, hook, params, args)
+#include "calls.def"
+    [WM_Init] = { "MPI_Init", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
+    [WM_Init_thread] = { "MPI_Init_thread", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
+    [WM_Finalize] = { "MPI_Finalize", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
+};
+
+/* Region id + 1 of each call, 0 until first used. */
+static _Atomic uint32_t regions[WM__COUNT];
+
+/* See wm.h. */
+const char *wm_call_name(unsigned call)
+{
+    return calls[call].name;
+}
+
+/* See wm.h. */
+OTF2_CollectiveOp wm_call_op(unsigned call)
+{
+    return calls[call].op;
+}
+
+/* See wm.h. Two threads may define the same region at once: libweft
+ * interns regions by name, so both get the same id. */
+OTF2_RegionRef wm_region(unsigned call)
+{
+    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
+    OTF2_RegionRef id;
+
+    if (r)
+        return r - 1;
+    id = weft__recorder_region(calls[call].name, calls[call].role,
+                               OTF2_PARADIGM_MPI);
+    if (id != OTF2_UNDEFINED_REGION)
+        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
+    return id;
+}
+
+/* See wm.h. */
+int wm_begin(wm_frame *f, unsigned call)
+{
+    if (wm_depth || !wm_active())
+        return 0;
+    wm_depth++;
+    f->saved_errno = errno;
+    f->call = call;
+    f->region = wm_region(call);
+    weft_enter(f->region);
+    errno = f->saved_errno;
+    return 1;
+}
+
+/* See wm.h. */
+void wm_end(wm_frame *f)
+{
+    weft_leave(f->region);
+    wm_depth--;
+    errno = f->saved_errno;
+}
+
+/* See wm.h. */
+uint64_t wm_bytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+
+    if (count <= 0 || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
+}
+
+/* ---- the wrappers ---------------------------------------------------- */
+
+#define WM_EXPORT __attribute__((visibility("default")))
+#define WM(Name, role, op, hook, params, args)                               \
+    WM_EXPORT int MPI_##Name params                                          \
+    {                                                                        \
+        wm_frame f_;                                                         \
+        int rc_;                                                             \
+                                                                             \
+        if (!wm_begin(&f_, WM_##Name))                                       \
+            return PMPI_##Name args;                                         \
+        wm_pre_##hook(&f_, WM_UNPAREN args);                                 \
+        rc_ = WM_PMPI(&f_, PMPI_##Name args);                                \
+        wm_post_##hook(&f_, rc_, WM_UNPAREN args);                           \
+        wm_end(&f_);                                                         \
+        return rc_;                                                          \
+    }
+#define WMC(Name, role, op, hook, params, args)                              \
+    WM_EXPORT int MPI_##Name params                                          \
+    {                                                                        \
+        wm_frame f_;                                                         \
+        int rc_;                                                             \
+                                                                             \
+        if (!wm_begin(&f_, WM_##Name))                                       \
+            return PMPI_##Name args;                                         \
+        rc_ = wm_do_##hook(&f_, WM_UNPAREN args);                            \
+        wm_end(&f_);                                                         \
+        return rc_;                                                          \
+    }
+#include "calls.def"
