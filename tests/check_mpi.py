@@ -381,9 +381,11 @@ class Checker:
 
     def run(self):
         self.ranks()
+        self.identify()
         self.definitions()
         seen = self.walk()
         self.compare_counts(seen)
+        self.compare_log(seen)
         self.compare_records(seen)
         self.matching(seen)
         self.collective_consistency(seen)
@@ -453,6 +455,36 @@ class Checker:
                 out.append(self.member_rank[m])
         return out
 
+    def identify(self):
+        """The program's name of each Comm its ranks created: the k-th
+        CommCreate of a rank is the k-th communicator it lists as
+        "created". Independent of the names in the archive, so that a
+        communicator is found even when its name is wrong; a Comm two
+        communicators map to (or one communicator split in two Comms)
+        is reported here."""
+        self.expected_name = {}
+        where = {}
+        ids = collections.defaultdict(set)
+        for loc in sorted(self.a.events):
+            rank = self.rank_of.get(loc)
+            if rank not in self.exp:
+                continue
+            made = [f["communicator"] for k, _t, f in self.a.events[loc]
+                    if k == "CommCreate"]
+            for cid, name in zip(made, self.exp[rank].get("created", [])):
+                ids[name].add(cid)
+                old = self.expected_name.setdefault(cid, name)
+                where.setdefault(cid, rank)
+                if old != name:
+                    self.p.add("comm %d is %r on rank %d and %r on rank %d: two "
+                               "communicators are one Comm" % (
+                                   cid, old, where[cid], name, rank))
+        for name, cids in sorted(ids.items()):
+            if len(cids) > 1:
+                self.p.add("communicator %r is %d Comms in the archive: %s "
+                           "(its members disagree)" % (name, len(cids),
+                                                       sorted(cids)))
+
     def definitions(self):
         a, p = self.a, self.p
         self.members = {}   # comm -> world ranks (A + B for intercomms)
@@ -478,10 +510,18 @@ class Checker:
             if len(set(self.members[cid])) != len(self.members[cid]):
                 p.add("%s: a rank is twice in its group: %s"
                       % (what, self.members[cid]))
+        wanted = {c["name"] for e in self.exp.values()
+                  for c in e.get("comms", [])}
         for name, ids in names.items():
-            if len(ids) > 1:
+            if len(ids) > 1 and name in wanted:
                 p.add("%d Comms are named %r: %s" % (len(ids), name, ids))
+        for cid, name in sorted(self.expected_name.items()):
+            got = a.comms.get(cid, {}).get("name")
+            if got != name:
+                p.add("comm %d is named %r, the program named it %r"
+                      % (cid, got, name))
         self.by_name = {n: ids[0] for n, ids in names.items()}
+        self.by_name.update({n: cid for cid, n in self.expected_name.items()})
         world = self.by_name.get("MPI_COMM_WORLD")
         if world is None:
             p.add("no Comm named MPI_COMM_WORLD")
@@ -527,6 +567,10 @@ class Checker:
                               % (c["name"], got, sorted(c["groups"])))
 
     def comm_name(self, cid):
+        """The program's name of comm CID if it created it, else the
+        archive's."""
+        if cid in self.expected_name:
+            return self.expected_name[cid]
         c = self.a.comms.get(cid)
         return c["name"] if c else "<undefined comm %d>" % cid
 
@@ -562,7 +606,7 @@ class Checker:
             "kinds": collections.Counter(), "visits": collections.Counter(),
             "sends": [], "recvs": [], "colls": [], "nbcolls": [], "rma": [],
             "windows": [], "creates": [], "destroys": [],
-            "handle_colls": 0})
+            "handle_colls": 0, "calls": []})
         self.coll_seq = collections.defaultdict(lambda: collections.defaultdict(list))
         self.nbc_seq = collections.defaultdict(lambda: collections.defaultdict(list))
         self.isend_cancelled = set()  # (loc, index of the MpiIsend)
@@ -594,7 +638,9 @@ class Checker:
                         p.add("%s: Leave %s, but %s is open" % (
                             where, name, stack[-1][0] if stack else "nothing"))
                         continue
-                    self.visit(where, name, stack.pop()[1])
+                    kinds = stack.pop()[1]
+                    self.visit(where, name, kinds)
+                    s["calls"].append((name, kinds))
                     continue
                 if kind not in CHECKED_KINDS:
                     continue
@@ -841,6 +887,48 @@ class Checker:
                     p.add("rank %d: region %s visited %d times, the program "
                           "never called it" % (rank, fn, got))
 
+    def compare_log(self, seen, most=8):
+        """Where counts differ, which calls: the program's calls in order
+        with the events each caused ("log") against the visits of the
+        trace's regions, both without ProgramBegin/End and limited to the
+        functions the trace has regions for (a missing one is reported by
+        compare_counts)."""
+        for rank, e in sorted(self.exp.items()):
+            s = seen.get(rank)
+            if s is None or "log" not in e:
+                continue
+            have = set(s["visits"])
+            prog = [(fn, sorted(k for k in kinds if not k.startswith("Program")))
+                    for fn, kinds in e["log"] if fn in have]
+            trace = [(fn, sorted(k for k in kinds if k in CHECKED_KINDS and
+                                 not k.startswith("Program")))
+                     for fn, kinds in s["calls"]
+                     if fn.startswith(("MPI_", "mpi_", "PMPI_"))]
+            shown = 0
+            for i, (want, got) in enumerate(zip(prog, trace)):
+                before = ", ".join(fn for fn, _k in prog[max(0, i - 3):i])
+                if want[0] != got[0]:
+                    self.p.add("rank %d: call #%d (after %s): the program "
+                               "called %s, the trace has %s; calls not "
+                               "compared further" % (rank, i, before or "none",
+                                                     want[0], got[0]))
+                    break
+                if want[1] != got[1]:
+                    self.p.add("rank %d: call #%d %s (after %s): the program "
+                               "expects %s, the trace has %s"
+                               % (rank, i, want[0], before or "none",
+                                  _counted(want[1]), _counted(got[1])))
+                    shown += 1
+                    if shown == most:
+                        self.p.add("rank %d: ... calls not compared further"
+                                   % rank)
+                        break
+            else:
+                if len(prog) != len(trace):
+                    self.p.add("rank %d: the program made %d calls the trace "
+                               "has regions for, the trace has %d"
+                               % (rank, len(prog), len(trace)))
+
     def compare_records(self, seen):
         p = self.p
         for rank, e in sorted(self.exp.items()):
@@ -964,6 +1052,12 @@ class Checker:
 
 def _show(x):
     return json.dumps(list(x)) if isinstance(x, tuple) else json.dumps(x)
+
+
+def _counted(kinds):
+    c = collections.Counter(kinds)
+    return "[%s]" % ", ".join(k if n == 1 else "%s x%d" % (k, n)
+                              for k, n in sorted(c.items())) if c else "nothing"
 
 
 def _brief(seq):
@@ -1109,6 +1203,31 @@ def mutations(arch, exp):
                lambda f: f.__setitem__("win", f["win"] + 1000))
     with_event("an MpiRequestTest's requestID", "not pending", "MpiRequestTest",
                lambda f: f.__setitem__("requestID", f["requestID"] + 999983))
+    with_event("an MpiRequestTest dropped", "the program expects",
+               "MpiRequestTest", None)
+
+    def created_name(e):
+        if not e[rank0].get("created"):
+            return False
+        e[rank0]["created"][0] += ".x"
+    with_exp("a created communicator's name", "the program named it",
+             created_name)
+
+    # Two communicators made one: every rank's second CommCreate (and
+    # everything on that comm) refers to the comm of its first.
+    firsts = {}
+    for loc, evs in arch.events.items():
+        made = [f["communicator"] for k, _t, f in evs if k == "CommCreate"]
+        if len(made) >= 2:
+            firsts[loc] = made[:2]
+    if firsts:
+        a2 = copy.deepcopy(arch)
+        for loc, (c1, c2) in firsts.items():
+            for k, _t, f in a2.events[loc]:
+                if f.get("communicator") == c2:
+                    f["communicator"] = c1
+        out.append(("two communicators one Comm", "two communicators are one",
+                    a2, exp))
 
     for cid, c in arch.comms.items():
         if "groupA" in c and len(arch.groups[c["groupA"]]["members"]) > 1:
@@ -1170,6 +1289,7 @@ def write_sample(path):
                "events": collections.Counter(), "calls": collections.Counter(),
                "sends": [], "recvs": [], "collectives": [], "nbcollectives": [],
                "rma": [], "windows": [],
+               "created": ["sample.dup", "sample.inter"], "log": [],
                "comms": [{"name": "MPI_COMM_WORLD", "members": list(range(n))},
                          {"name": "sample.dup", "members": list(range(n))},
                          {"name": "sample.inter", "groups": [[0, 2], [1, 3]]}]}
@@ -1223,14 +1343,17 @@ def write_sample(path):
 
             def call(name, *records):
                 ew.enter(now(), region(name))
-                for rec in records:
+                kinds = []
+                for kind, rec in records:
                     rec()
+                    kinds.append(kind)
                 ew.leave(now(), region(name))
                 e["calls"][name] += 1
+                e["log"].append([name, kinds])
 
             def ev(kind, fn, *args):
                 e["events"][kind] += 1
-                return lambda: fn(now(), *args)
+                return kind, lambda: fn(now(), *args)
 
             e["events"]["ProgramBegin"] += 1
             ew.program_begin(now(), "sample", [])

@@ -49,9 +49,18 @@ set_mpirun() {
     command -v "${MPIRUN[0]}" >/dev/null
 }
 
+# problem MESSAGE: one failed check; the test goes on with the next run
+# and fails at the end, listing them all.
+PROBLEMS=()
+problem() {
+    echo "FAIL: $*" >&2
+    PROBLEMS+=("$*")
+    return 1
+}
+
 # run_mpi NAME PROGRAM ARGS...: PROGRAM traced as trace NAME on NP ranks,
 # its expectation in $TMP/NAME.expect, its output in $TMP/NAME.out; sets
-# RC to mpirun's exit status (a timeout fails the test).
+# RC to mpirun's exit status (124: it did not end in time).
 run_mpi() {
     local name=$1
     shift
@@ -60,60 +69,69 @@ run_mpi() {
         timeout -k 10 $MPI_TIMEOUT "${MPIRUN[@]}" "${TRACER[@]}" "$@" \
         >"$TMP/$name.out" 2>&1
     RC=$?
-    [ $RC -eq 124 ] || [ $RC -eq 137 ] &&
-        { cat "$TMP/$name.out" >&2; fail "$name: mpirun did not end within $MPI_TIMEOUT s"; }
-    return 0
+    if [ $RC -eq 124 ] || [ $RC -eq 137 ]; then
+        tail -n 20 "$TMP/$name.out" >&2
+        problem "$name: mpirun did not end within $MPI_TIMEOUT s"
+    fi
 }
 
-# wait_final NAME [SECONDS]: waits until trace NAME is converted (complete,
-# partial or failed); sets STATE, leaves its row in $TMP/show.json.
+# wait_final NAME: waits until trace NAME is converted (complete, partial
+# or failed); sets STATE, leaves its row in $TMP/show.json. Returns 1 if
+# there is no such trace 30 s after the run (nothing was traced) or it is
+# not converted within 120 s.
 wait_final() {
     STATE=
-    for _ in $(seq $((${2:-120} * 10))); do
+    for i in $(seq 1200); do
         if "$WEFT" --catalog "$SPOOL/catalog.db" show "$1" --json \
                 >"$TMP/show.json" 2>/dev/null; then
             STATE=$(json_get "$TMP/show.json" 'j["state"]')
             case $STATE in complete|partial|failed) return 0 ;; esac
+        elif [ "$i" -ge 300 ]; then
+            problem "$1: no trace at all 30 s after the run: nothing was traced"
+            return 1
         fi
         sleep 0.1
     done
-    fail "$1: not converted within ${2:-120} s (state: ${STATE:-not in catalog})"
+    problem "$1: not converted within 120 s (state: $STATE)"
 }
 
 # readers NAME: the archive of NAME ($TMP/show.json) passes otf2-print
-# -Werror; prints its path.
+# -Werror; sets ARCHIVE. Returns 1 if there is no archive.
 readers() {
-    local archive
-    archive=$(json_get "$TMP/show.json" 'j["archive"]')
-    [ -f "$archive" ] || fail "$1: no archive at $archive"
-    otf2-print -Werror --silent "$archive" >"$TMP/$1.print" 2>&1 ||
-        { head -n 20 "$TMP/$1.print" >&2; fail "$1: otf2-print -Werror rejects $archive"; }
-    echo "$archive"
+    ARCHIVE=$(json_get "$TMP/show.json" 'j["archive"]')
+    [ -f "$ARCHIVE" ] || { problem "$1: no archive at $ARCHIVE"; return 1; }
+    otf2-print -Werror --silent "$ARCHIVE" >"$TMP/$1.print" 2>&1 || {
+        grep -v "^$\|=== OTF2-PRINT ===" "$TMP/$1.print" | head -n 5 >&2
+        problem "$1: otf2-print -Werror rejects $ARCHIVE"
+    }
+    return 0
 }
 
 # check_run NAME [--mutate]: the run succeeded, its trace is complete
 # with NP members and matches its expectation (--mutate: and the
-# checker's breakages of it are all caught).
+# checker's breakages of it are all caught); ViTE renders it.
 check_run() {
-    local name=$1 archive
-    [ $RC -eq 0 ] || { cat "$TMP/$name.out" >&2; fail "$name: mpirun exited $RC"; }
-    wait_final "$name"
-    [ "$STATE" = complete ] ||
-        fail "$name: trace is $STATE: $(json_get "$TMP/show.json" 'j.get("error")')"
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" -eq $NP ] ||
-        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members, expected $NP"
+    local name=$1
+    [ $RC -eq 0 ] || { tail -n 20 "$TMP/$name.out" >&2; problem "$name: mpirun exited $RC"; return; }
     [ "$(ls "$TMP/$name.expect" | wc -l)" -eq $NP ] ||
-        fail "$name: the program wrote $(ls "$TMP/$name.expect" | wc -l) expectations, not $NP"
-    archive=$(readers "$name") || exit 1
-    "$PY" "$CHECK_MPI" "$archive" "$TMP/$name.expect" >"$TMP/$name.check" ||
-        fail "$name: the archive is not what the program did (check_mpi.py above)"
-    echo "$name: $(cat "$TMP/$name.check")"
-    if [ "${2:-}" = --mutate ]; then
-        "$PY" "$CHECK_MPI" --self-test "$archive" "$TMP/$name.expect" \
-            >"$TMP/$name.mutate" || fail "$name: check_mpi.py misses a breakage"
-        echo "$name: $(cat "$TMP/$name.mutate")"
+        { problem "$name: the program wrote $(ls "$TMP/$name.expect" | wc -l) expectations, not $NP"; return; }
+    wait_final "$name" || return
+    [ "$STATE" = complete ] ||
+        problem "$name: trace is $STATE: $(json_get "$TMP/show.json" 'j.get("error")')"
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" -eq $NP ] ||
+        problem "$name: $(json_get "$TMP/show.json" 'j["members"]') members, expected $NP"
+    readers "$name" || return
+    if "$PY" "$CHECK_MPI" "$ARCHIVE" "$TMP/$name.expect" >"$TMP/$name.check"; then
+        echo "$name: $(cat "$TMP/$name.check")"
+        if [ "${2:-}" = --mutate ]; then
+            "$PY" "$CHECK_MPI" --self-test "$ARCHIVE" "$TMP/$name.expect" \
+                >"$TMP/$name.mutate" || problem "$name: check_mpi.py misses a breakage"
+            echo "$name: $(cat "$TMP/$name.mutate")"
+        fi
+    else
+        problem "$name: the archive is not what the program did (check_mpi.py above)"
     fi
-    vite_renders "$name" "$archive"
+    vite_renders "$name" "$ARCHIVE"
 }
 
 # vite_renders NAME ARCHIVE: ViTE (if installed) exports it to SVG with no
@@ -123,28 +141,30 @@ check_run() {
 vite_renders() {
     command -v vite >/dev/null || { echo "$1: vite not installed, not rendered"; return 0; }
     QT_QPA_PLATFORM=offscreen timeout 120 vite -e "$TMP/$1.svg" "$2" \
-        >"$TMP/$1.vite" 2>&1 || { tail -n 20 "$TMP/$1.vite" >&2; fail "$1: vite failed"; }
-    [ -s "$TMP/$1.svg" ] || fail "$1: vite wrote no SVG"
-    grep -q "^0 errors" "$TMP/$1.vite" ||
-        { grep -i error "$TMP/$1.vite" >&2; fail "$1: vite found errors"; }
-    if grep -q "cannot find rank" "$TMP/$1.vite"; then
-        grep "cannot find rank" "$TMP/$1.vite" | sort | uniq -c | head >&2
-        fail "$1: vite cannot place ranks of a communicator"
-    fi
+        >"$TMP/$1.vite" 2>&1
+    local rc=$?
+    grep "cannot find rank" "$TMP/$1.vite" | sort | uniq -c | head -n 5 >&2
+    [ $rc -eq 0 ] || { problem "$1: vite exited $rc"; return; }
+    [ -s "$TMP/$1.svg" ] || { problem "$1: vite wrote no SVG"; return; }
+    grep -q "^0 errors" "$TMP/$1.vite" || problem "$1: vite found errors"
+    ! grep -q "cannot find rank" "$TMP/$1.vite" ||
+        problem "$1: vite cannot place ranks of a communicator"
 }
 
 # check_partial NAME: the run failed, and its trace is partial and passes
 # both readers.
 check_partial() {
-    local name=$1 archive
-    [ $RC -ne 0 ] || fail "$name: mpirun exited 0"
-    wait_final "$name"
+    local name=$1
+    [ $RC -ne 0 ] || problem "$name: mpirun exited 0"
+    wait_final "$name" || return
     [ "$STATE" = partial ] ||
-        fail "$name: trace is $STATE, expected partial ($(json_get "$TMP/show.json" 'j.get("error")'))"
-    archive=$(readers "$name") || exit 1
-    "$PY" "$CHECK_MPI" --readers-only "$archive" >"$TMP/$name.check" ||
-        fail "$name: a reader rejects the partial archive"
-    echo "$name: partial, $(cat "$TMP/$name.check")"
+        problem "$name: trace is $STATE, expected partial ($(json_get "$TMP/show.json" 'j.get("error")'))"
+    readers "$name" || return
+    if "$PY" "$CHECK_MPI" --readers-only "$ARCHIVE" >"$TMP/$name.check"; then
+        echo "$name: $STATE, $(cat "$TMP/$name.check")"
+    else
+        problem "$name: a reader rejects the partial archive (check_mpi.py above)"
+    fi
 }
 
 start_weftd --grace-period 2
@@ -182,5 +202,9 @@ for flavour in openmpi mpich; do
     done
 done
 [ $ran -gt 0 ] || { echo "SKIP: no MPI flavour can be traced here"; exit 77; }
+if [ ${#PROBLEMS[@]} -gt 0 ]; then
+    printf '  %s\n' "${PROBLEMS[@]}" >&2
+    fail "${#PROBLEMS[@]} problem(s), listed above"
+fi
 stop_weftd
 echo ok

@@ -14,7 +14,8 @@
  * MPI_Request and what the program knows of each, so that any Wait* or
  * Test* can turn its outcome into the completion events of the contract
  * (and MpiRequestTest for each tracked request a Test* leaves incomplete).
- * Communicators are named with MPI_Comm_set_name ("every.*"), which is
+ * Communicators are named with MPI_Comm_set_name ("every.*") and listed
+ * in the order this rank created them (its CommCreate events), which is
  * how the checker finds them in the archive; each one's members (world
  * ranks in communicator order) come from an Allgather over it, which is
  * also its first traffic. Nothing depends on timing: a Test that must
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NRANKS 4
 
@@ -51,7 +53,18 @@ static int ncalls;
 
 /* JSON arrays of the records the checker compares, built as text. */
 struct text { char *s; size_t len, cap; };
-static struct text sends, recvs, colls, nbcolls, rmaops, comms, wins;
+static struct text sends, recvs, colls, nbcolls, rmaops, comms, wins, creates;
+
+/* Every call in order with the events it caused, written as
+ * [["MPI_X",[kinds]], ...]: where a count differs, the checker finds the
+ * first call that differs. An event belongs to the last call made before
+ * it, except MPI_Get_count, which checks a status between a completion
+ * and its events. */
+static struct { int call; enum kind kind; } *logev;
+static const char **logcall;
+static long nlogev, nlogcall, logev_cap, logcall_cap, attach_to = -1;
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int rank = -1;
 
@@ -81,6 +94,14 @@ static void note_call(const char *name)
         calls[ncalls++].name = name;
     }
     calls[i].n++;
+    if (nlogcall == logcall_cap) {
+        logcall_cap = logcall_cap ? 2 * logcall_cap : 1024;
+        logcall = realloc(logcall, logcall_cap * sizeof *logcall);
+        CHECK(logcall != NULL, "out of memory");
+    }
+    if (strcmp(name, "MPI_Get_count") != 0)
+        attach_to = nlogcall;
+    logcall[nlogcall++] = name;
 }
 
 /* Every MPI call: M(MPI_Send)(buf, ...). */
@@ -89,9 +110,17 @@ static void note_call(const char *name)
 static void ev(enum kind k, long n)
 {
     events[k] += n;
+    for (; n > 0; n--) {
+        if (nlogev == logev_cap) {
+            logev_cap = logev_cap ? 2 * logev_cap : 1024;
+            logev = realloc(logev, logev_cap * sizeof *logev);
+            CHECK(logev != NULL, "out of memory");
+        }
+        logev[nlogev].call = attach_to;
+        logev[nlogev++].kind = k;
+    }
 }
 
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(struct text *t, const char *fmt, ...)
 {
     va_list ap;
@@ -220,6 +249,7 @@ static void created(struct comm *c, MPI_Comm comm, const char *name)
 {
     CHECK(comm != MPI_COMM_NULL, "%s: no communicator", name);
     ev(K_CommCreate, 1);
+    ITEM(&creates, "\"%s\"", name);
     adopt(c, comm, name);
 }
 
@@ -269,10 +299,6 @@ static int rs_send(struct reqset *rs, const struct comm *c, int dest, int tag,
     rs->r[i].tag = tag;
     rs->r[i].bytes = bytes;
     rs->r[i].persistent = persistent;
-    if (!persistent) {
-        sent(c, dest, tag, bytes, K_MpiIsend);
-        rs->r[i].active = 1;
-    }
     return i;
 }
 
@@ -285,10 +311,6 @@ static int rs_recv(struct reqset *rs, const struct comm *c, int src, int tag,
     rs->r[i].tag = tag;
     rs->r[i].bytes = bytes;
     rs->r[i].persistent = persistent;
-    if (!persistent) {
-        ev(K_MpiIrecvRequest, 1);
-        rs->r[i].active = 1;
-    }
     return i;
 }
 
@@ -298,20 +320,22 @@ static int rs_coll(struct reqset *rs, const struct comm *c, const char *op, int 
     int i = rs_new(rs, R_COLL, c);
     rs->r[i].op = op;
     rs->r[i].root = root;
-    rs->r[i].active = 1;
-    ev(K_NonBlockingCollectiveRequest, 1);
     return i;
 }
 
-/* MPI_Start of persistent request I. */
-static void rs_started(struct reqset *rs, int i)
+/* Request I was issued (by MPI_Isend, MPI_Irecv, MPI_Ibarrier, ...) or
+ * started (MPI_Start, MPI_Startall): MpiIsend, MpiIrecvRequest or
+ * NonBlockingCollectiveRequest. */
+static void rs_issued(struct reqset *rs, int i)
 {
-    CHECK(rs->r[i].persistent && !rs->r[i].active, "request %d is not startable", i);
+    CHECK(!rs->r[i].active, "request %d is already active", i);
     rs->r[i].active = 1;
     if (rs->r[i].kind == R_SEND)
         sent(rs->r[i].c, rs->r[i].peer, rs->r[i].tag, rs->r[i].bytes, K_MpiIsend);
-    else
+    else if (rs->r[i].kind == R_RECV)
         ev(K_MpiIrecvRequest, 1);
+    else
+        ev(K_NonBlockingCollectiveRequest, 1);
 }
 
 /* Request I completed with status ST (NULL: ignored); CANCELLED. */
@@ -330,9 +354,9 @@ static void rs_done(struct reqset *rs, int i, const MPI_Status *st, int cancelle
         ev(K_MpiIsendComplete, 1);
         break;
     case R_RECV:
+        received(rs->r[i].c, rs->r[i].peer, rs->r[i].tag, rs->r[i].bytes, K_MpiIrecv);
         if (st)
             check_status(st, rs->r[i].peer, rs->r[i].tag, rs->r[i].bytes);
-        received(rs->r[i].c, rs->r[i].peer, rs->r[i].tag, rs->r[i].bytes, K_MpiIrecv);
         break;
     case R_COLL:
         ev(K_NonBlockingCollectiveComplete, 1);
@@ -346,13 +370,20 @@ static void rs_done(struct reqset *rs, int i, const MPI_Status *st, int cancelle
 }
 
 /* After a Test* over [LO, HI): MpiRequestTest for each request it left
- * active (call after rs_done for those it completed). */
+ * active (call after rs_done for those it completed); then a pause of
+ * 0.1 ms if there are some, so that a loop of Tests does not make tens of
+ * thousands of calls while the other ranks catch up. */
 static void rs_untested(struct reqset *rs, int lo, int hi)
 {
-    int i;
+    struct timespec pause = { 0, 100000 };
+    int i, n = 0;
     for (i = lo; i < hi; i++)
-        if (rs->r[i].active)
+        if (rs->r[i].active) {
             ev(K_MpiRequestTest, 1);
+            n++;
+        }
+    if (n)
+        nanosleep(&pause, NULL);
 }
 
 static int rs_active(const struct reqset *rs, int lo, int hi)
@@ -402,8 +433,8 @@ static void p2p_blocking(void)
         sent(&world, right, 100 + rank, B(10), K_MpiSend);
     }
     M(MPI_Recv)(r, 16, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-    check_status(&st, left, 100 + left, B(10));
     received(&world, st.MPI_SOURCE, st.MPI_TAG, B(10), K_MpiRecv);
+    check_status(&st, left, 100 + left, B(10));
     expect_ints(r, 10, 1000 * left, "Send/Recv(ANY)");
     if (rank % 2 == 1) {
         M(MPI_Send)(s, 10, MPI_INT, right, 100 + rank, MPI_COMM_WORLD);
@@ -428,8 +459,8 @@ static void p2p_blocking(void)
         sent(&world, partner, 210, B(3), K_MpiSend);
     }
     M(MPI_Recv)(r, 3, MPI_INT, partner, 210, MPI_COMM_WORLD, &st);
-    check_status(&st, partner, 210, B(3));
     received(&world, partner, 210, B(3), K_MpiRecv);
+    check_status(&st, partner, 210, B(3));
     if (rank > partner) {
         M(MPI_Ssend)(s, 3, MPI_INT, partner, 210, MPI_COMM_WORLD);
         sent(&world, partner, 210, B(3), K_MpiSend);
@@ -441,6 +472,7 @@ static void p2p_blocking(void)
         struct reqset rs = { .n = 0 };
         int i = rs_recv(&rs, &world, left, 220, B(5), 0);
         M(MPI_Irecv)(r, 5, MPI_INT, left, 220, MPI_COMM_WORLD, &rs.req[i]);
+        rs_issued(&rs, i);
         M(MPI_Barrier)(MPI_COMM_WORLD);
         coll(&world, "BARRIER", -1);
         fill(s, 5, 4000 + rank);
@@ -459,8 +491,8 @@ static void p2p_blocking(void)
     M(MPI_Sendrecv)(s, 2, triple, right, 230, r, 16, MPI_INT, left, 230,
                     MPI_COMM_WORLD, &st);
     sent(&world, right, 230, B(6), K_MpiSend);
-    check_status(&st, left, 230, B(6));
     received(&world, left, 230, B(6), K_MpiRecv);
+    check_status(&st, left, 230, B(6));
     expect_ints(r, 6, 5000 + left, "Sendrecv");
     M(MPI_Type_free)(&triple);
 
@@ -478,8 +510,8 @@ static void p2p_blocking(void)
     M(MPI_Sendrecv)(s, 0, MPI_INT, right, 250, r, 0, MPI_INT, left, 250,
                     MPI_COMM_WORLD, &st);
     sent(&world, right, 250, 0, K_MpiSend);
-    check_status(&st, left, 250, 0);
     received(&world, left, 250, 0, K_MpiRecv);
+    check_status(&st, left, 250, 0);
 
     /* MPI_PROC_NULL: the regions, no message events. */
     M(MPI_Send)(s, 4, MPI_INT, MPI_PROC_NULL, 260, MPI_COMM_WORLD);
@@ -505,8 +537,10 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 300, B(8), 0);
     M(MPI_Irecv)(r[0], 8, MPI_INT, left, 300, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     j = rs_send(&rs, &world, right, 300, B(8), 0);
     M(MPI_Isend)(s[0], 8, MPI_INT, right, 300, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     M(MPI_Wait)(&rs.req[i], &st);
     rs_done(&rs, i, &st, 0);
     M(MPI_Wait)(&rs.req[j], MPI_STATUS_IGNORE);
@@ -517,8 +551,10 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, partner, 310, B(6), 0);
     M(MPI_Irecv)(r[1], 6, MPI_INT, partner, 310, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     j = rs_send(&rs, &world, partner, 310, B(6), 0);
     M(MPI_Ibsend)(s[1], 6, MPI_INT, partner, 310, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     for (k = 0; k < 2; k++) {
         M(MPI_Waitany)(2, rs.req, &idx, &st);
         CHECK(idx == 0 || idx == 1, "Waitany index %d", idx);
@@ -530,8 +566,10 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 320, B(7), 0);
     M(MPI_Irecv)(r[2], 7, MPI_INT, left, 320, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     j = rs_send(&rs, &world, right, 320, B(7), 0);
     M(MPI_Issend)(s[2], 7, MPI_INT, right, 320, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     while (rs_active(&rs, 0, 2)) {
         M(MPI_Waitsome)(2, rs.req, &out, idxs, sts);
         CHECK(out >= 1 && out <= 2, "Waitsome outcount %d", out);
@@ -544,10 +582,12 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 330, B(5), 0);
     M(MPI_Irecv)(r[3], 5, MPI_INT, left, 330, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     M(MPI_Barrier)(MPI_COMM_WORLD);
     coll(&world, "BARRIER", -1);
     j = rs_send(&rs, &world, right, 330, B(5), 0);
     M(MPI_Irsend)(s[3], 5, MPI_INT, right, 330, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     M(MPI_Waitall)(2, rs.req, statuses_ignore);
     rs_done(&rs, i, NULL, 0);
     rs_done(&rs, j, NULL, 0);
@@ -558,6 +598,7 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 340, B(8), 0);
     M(MPI_Irecv)(r[4], 8, MPI_INT, left, 340, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     M(MPI_Test)(&rs.req[i], &flag, &st);
     CHECK(!flag, "Test completed a receive whose sender has not sent");
     rs_untested(&rs, i, i + 1);
@@ -565,6 +606,7 @@ static void p2p_nonblocking(void)
     coll(&world, "BARRIER", -1);
     j = rs_send(&rs, &world, right, 340, B(8), 0);
     M(MPI_Isend)(s[4], 8, MPI_INT, right, 340, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     for (k = i; k <= j; k++) {
         do {
             M(MPI_Test)(&rs.req[k], &flag, &st);
@@ -579,8 +621,10 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 350, B(4), 0);
     M(MPI_Irecv)(r[5], 4, MPI_INT, left, 350, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     j = rs_recv(&rs, &world, right, 351, B(4), 0);
     M(MPI_Irecv)(r[6], 4, MPI_INT, right, 351, MPI_COMM_WORLD, &rs.req[j]);
+    rs_issued(&rs, j);
     M(MPI_Testany)(2, rs.req, &idx, &flag, &st);
     CHECK(!flag && idx == MPI_UNDEFINED, "Testany completed request %d early", idx);
     rs_untested(&rs, 0, 2);
@@ -606,8 +650,10 @@ static void p2p_nonblocking(void)
     memset(r, 0, sizeof r);
     rs_recv(&rs, &world, left, 360, B(3), 0);
     M(MPI_Irecv)(r[0], 3, MPI_INT, left, 360, MPI_COMM_WORLD, &rs.req[0]);
+    rs_issued(&rs, 0);
     rs_recv(&rs, &world, right, 361, B(3), 0);
     M(MPI_Irecv)(r[1], 3, MPI_INT, right, 361, MPI_COMM_WORLD, &rs.req[1]);
+    rs_issued(&rs, 1);
     M(MPI_Testsome)(2, rs.req, &out, idxs, sts);
     CHECK(out == 0, "Testsome completed %d requests early", out);
     rs_untested(&rs, 0, 2);
@@ -615,8 +661,10 @@ static void p2p_nonblocking(void)
     coll(&world, "BARRIER", -1);
     rs_send(&rs, &world, right, 360, B(3), 0);
     M(MPI_Isend)(s[0], 3, MPI_INT, right, 360, MPI_COMM_WORLD, &rs.req[2]);
+    rs_issued(&rs, 2);
     rs_send(&rs, &world, left, 361, B(3), 0);
     M(MPI_Isend)(s[1], 3, MPI_INT, left, 361, MPI_COMM_WORLD, &rs.req[3]);
+    rs_issued(&rs, 3);
     while (rs_active(&rs, 0, 4)) {
         M(MPI_Testsome)(4, rs.req, &out, idxs, sts);
         CHECK(out >= 0 && out <= 4, "Testsome outcount %d", out);
@@ -631,6 +679,7 @@ static void p2p_nonblocking(void)
     rs.n = 0;
     rs_recv(&rs, &world, left, 370, B(2), 0);
     M(MPI_Irecv)(r[2], 2, MPI_INT, left, 370, MPI_COMM_WORLD, &rs.req[0]);
+    rs_issued(&rs, 0);
     M(MPI_Testall)(1, rs.req, &flag, sts);
     CHECK(!flag, "Testall completed a receive whose sender has not sent");
     rs_untested(&rs, 0, 1);
@@ -638,6 +687,7 @@ static void p2p_nonblocking(void)
     coll(&world, "BARRIER", -1);
     rs_send(&rs, &world, right, 370, B(2), 0);
     M(MPI_Isend)(s[2], 2, MPI_INT, right, 370, MPI_COMM_WORLD, &rs.req[1]);
+    rs_issued(&rs, 1);
     do {
         M(MPI_Testall)(2, rs.req, &flag, sts);
         if (flag) {
@@ -678,12 +728,12 @@ static void p2p_persistent(void)
         if (round == 0) {
             for (i = 0; i < 4; i++) {
                 M(MPI_Start)(&rs.req[i]);
-                rs_started(&rs, i);
+                rs_issued(&rs, i);
             }
         } else {
             M(MPI_Startall)(4, rs.req);
             for (i = 0; i < 4; i++)
-                rs_started(&rs, i);
+                rs_issued(&rs, i);
         }
         /* The receives are posted everywhere: Rsend is correct. */
         M(MPI_Barrier)(MPI_COMM_WORLD);
@@ -691,7 +741,7 @@ static void p2p_persistent(void)
         if (round == 0) {
             for (i = 4; i < 8; i++) {
                 M(MPI_Start)(&rs.req[i]);
-                rs_started(&rs, i);
+                rs_issued(&rs, i);
             }
             for (i = 0; i < 8; i++) {
                 M(MPI_Wait)(&rs.req[i], &st);
@@ -700,7 +750,7 @@ static void p2p_persistent(void)
         } else {
             M(MPI_Startall)(4, rs.req + 4);
             for (i = 4; i < 8; i++)
-                rs_started(&rs, i);
+                rs_issued(&rs, i);
             M(MPI_Waitall)(8, rs.req, statuses_ignore);
             for (i = 0; i < 8; i++)
                 rs_done(&rs, i, NULL, 0);
@@ -718,11 +768,12 @@ static void p2p_persistent(void)
     rs.n = 0;
     i = rs_recv(&rs, &world, left, 999, B(4), 0);
     M(MPI_Irecv)(r[0], 4, MPI_INT, left, 999, MPI_COMM_WORLD, &rs.req[i]);
+    rs_issued(&rs, i);
     M(MPI_Cancel)(&rs.req[i]);
     M(MPI_Wait)(&rs.req[i], &st);
+    rs_done(&rs, i, NULL, 1);
     M(MPI_Test_cancelled)(&st, &flag);
     CHECK(flag, "the receive was not cancelled");
-    rs_done(&rs, i, NULL, 1);
 }
 
 /* ---- collectives ------------------------------------------------------- */
@@ -899,57 +950,74 @@ static void collectives_nonblocking(const struct comm *c)
 
     rs_coll(&rs, c, "BARRIER", -1);
     M(MPI_Ibarrier)(w, &rs.req[0]);
+    rs_issued(&rs, 0);
     fill(r[1], 4, rank == 2 ? 900 : -1);
     rs_coll(&rs, c, "BCAST", 2);
     M(MPI_Ibcast)(r[1], 4, MPI_INT, 2, w, &rs.req[1]);
+    rs_issued(&rs, 1);
     fill(s[2], 3, 30 * rank);
     rs_coll(&rs, c, "GATHER", 1);
     M(MPI_Igather)(s[2], 3, MPI_INT, r[2], 3, MPI_INT, 1, w, &rs.req[2]);
+    rs_issued(&rs, 2);
     fill(s[3], rank + 1, 40 * rank);
     rs_coll(&rs, c, "GATHERV", 0);
     M(MPI_Igatherv)(s[3], rank + 1, MPI_INT, r[3], cnt, dsp, MPI_INT, 0, w, &rs.req[3]);
+    rs_issued(&rs, 3);
     fill(s[4], 2 * size, 500);
     rs_coll(&rs, c, "SCATTER", 3);
     M(MPI_Iscatter)(s[4], 2, MPI_INT, r[4], 2, MPI_INT, 3, w, &rs.req[4]);
+    rs_issued(&rs, 4);
     fill(s[5], 10, 600);
     rs_coll(&rs, c, "SCATTERV", 1);
     M(MPI_Iscatterv)(s[5], cnt, dsp, MPI_INT, r[5], rank + 1, MPI_INT, 1, w, &rs.req[5]);
+    rs_issued(&rs, 5);
     s[6][0] = 11 * rank;
     rs_coll(&rs, c, "ALLGATHER", -1);
     M(MPI_Iallgather)(s[6], 1, MPI_INT, r[6], 1, MPI_INT, w, &rs.req[6]);
+    rs_issued(&rs, 6);
     fill(s[7], rank + 1, 70 * rank);
     rs_coll(&rs, c, "ALLGATHERV", -1);
     M(MPI_Iallgatherv)(s[7], rank + 1, MPI_INT, r[7], cnt, dsp, MPI_INT, w, &rs.req[7]);
+    rs_issued(&rs, 7);
     for (i = 0; i < size; i++)
         s[8][i] = 100 * rank + i;
     rs_coll(&rs, c, "ALLTOALL", -1);
     M(MPI_Ialltoall)(s[8], 1, MPI_INT, r[8], 1, MPI_INT, w, &rs.req[8]);
+    rs_issued(&rs, 8);
     for (i = 0; i < size; i++)
         fill(s[9] + sd[i], sc[i], 1000 * rank + 10 * i);
     rs_coll(&rs, c, "ALLTOALLV", -1);
     M(MPI_Ialltoallv)(s[9], sc, sd, MPI_INT, r[9], rc, rd, MPI_INT, w, &rs.req[9]);
+    rs_issued(&rs, 9);
     for (i = 0; i < size; i++)
         s[10][i] = 200 * rank + i;
     rs_coll(&rs, c, "ALLTOALLW", -1);
     M(MPI_Ialltoallw)(s[10], wc, wd, ty, r[10], wc, wd, ty, w, &rs.req[10]);
+    rs_issued(&rs, 10);
     s[11][0] = rank + 10;
     rs_coll(&rs, c, "REDUCE", 2);
     M(MPI_Ireduce)(s[11], r[11], 1, MPI_INT, MPI_SUM, 2, w, &rs.req[11]);
+    rs_issued(&rs, 11);
     s[12][0] = rank;
     rs_coll(&rs, c, "ALLREDUCE", -1);
     M(MPI_Iallreduce)(s[12], r[12], 1, MPI_INT, MPI_MIN, w, &rs.req[12]);
+    rs_issued(&rs, 12);
     fill(s[13], sum, 2 * rank);
     rs_coll(&rs, c, "REDUCE_SCATTER", -1);
     M(MPI_Ireduce_scatter)(s[13], r[13], rsc, MPI_INT, MPI_SUM, w, &rs.req[13]);
+    rs_issued(&rs, 13);
     fill(s[14], size, rank);
     rs_coll(&rs, c, "REDUCE_SCATTER_BLOCK", -1);
     M(MPI_Ireduce_scatter_block)(s[14], r[14], 1, MPI_INT, MPI_SUM, w, &rs.req[14]);
+    rs_issued(&rs, 14);
     s[15][0] = rank + 1;
     rs_coll(&rs, c, "SCAN", -1);
     M(MPI_Iscan)(s[15], r[15], 1, MPI_INT, MPI_PROD, w, &rs.req[15]);
+    rs_issued(&rs, 15);
     s[16][0] = rank + 1;
     rs_coll(&rs, c, "EXSCAN", -1);
     M(MPI_Iexscan)(s[16], r[16], 1, MPI_INT, MPI_SUM, w, &rs.req[16]);
+    rs_issued(&rs, 16);
 
     M(MPI_Wait)(&rs.req[0], MPI_STATUS_IGNORE);
     rs_done(&rs, 0, NULL, 0);
@@ -1091,12 +1159,13 @@ static void communicators(void)
     members[0] = 3; members[1] = 1; members[2] = 2;
     M(MPI_Group_incl)(wg, 3, members, &g);
     M(MPI_Comm_create)(MPI_COMM_WORLD, g, &nc);
-    M(MPI_Group_free)(&g);
     if (rank == 0) {
         CHECK(nc == MPI_COMM_NULL, "Comm_create gave rank 0 a communicator");
+        M(MPI_Group_free)(&g);
     } else {
         int got[3];
         created(&created_c, nc, "every.create");
+        M(MPI_Group_free)(&g);
         CHECK(created_c.world[0] == 3 && created_c.world[1] == 1, "create: order %d %d",
               created_c.world[0], created_c.world[1]);
         M(MPI_Gather)(&rank, 1, MPI_INT, got, 1, MPI_INT, 0, created_c.comm);
@@ -1116,8 +1185,8 @@ static void communicators(void)
         members[0] = 2; members[1] = 0;
         M(MPI_Group_incl)(wg, 2, members, &g);
         M(MPI_Comm_create_group)(MPI_COMM_WORLD, g, 77, &nc);
-        M(MPI_Group_free)(&g);
         created(&cgroup, nc, "every.cgroup");
+        M(MPI_Group_free)(&g);
         M(MPI_Comm_rank)(cgroup.comm, &cr);
         exchange(&cgroup, 1 - cr, 1 - cr, 520);
         comm_free(&cgroup);
@@ -1172,19 +1241,44 @@ static void communicators(void)
 
 /* ---- one-sided --------------------------------------------------------- */
 
-static void rma_op(const char *kind, enum kind k, const struct comm *c, int target,
-                   long bytes)
+/* RMA operations not yet completed, per window (0: the world's, 1: the
+ * allocated one): each gives RmaOpCompleteBlocking at the window's next
+ * synchronisation (fence, unlock, complete). */
+static int rma_pending[2];
+
+static void rma_op(const char *kind, enum kind k, int w, const struct comm *c,
+                   int target, long bytes)
 {
     ev(k, 1);
-    ev(K_RmaOpCompleteBlocking, 1);  /* at the epoch's next synchronisation */
+    rma_pending[w]++;
     ITEM(&rmaops, "[\"%s\",\"%s\",%d,%ld]", kind, c->name, c->world[target], bytes);
+}
+
+static void rma_synced(int w)
+{
+    ev(K_RmaOpCompleteBlocking, rma_pending[w]);
+    rma_pending[w] = 0;
 }
 
 static void fence(int assert, MPI_Win win)
 {
     M(MPI_Win_fence)(assert, win);
     ev(K_RmaCollectiveBegin, 1);
+    rma_synced(0);
     ev(K_RmaCollectiveEnd, 1);
+}
+
+static void lock(int type, int target, MPI_Win win)
+{
+    M(MPI_Win_lock)(type, target, 0, win);
+    ev(K_RmaAcquireLock, 1);
+}
+
+static void unlock(int target, MPI_Win win)
+{
+    M(MPI_Win_unlock)(target, win);
+    rma_synced(1);
+    ev(K_RmaReleaseLock, 1);
 }
 
 static void one_sided(void)
@@ -1204,16 +1298,16 @@ static void one_sided(void)
     fence(MPI_MODE_NOPRECEDE, win1);
     v = 100 + rank;
     M(MPI_Put)(&v, 1, MPI_INT, right, rank, 1, MPI_INT, win1);
-    rma_op("RmaPut", K_RmaPut, &world, right, B(1));
+    rma_op("RmaPut", K_RmaPut, 0, &world, right, B(1));
     fence(0, win1);
     CHECK(wbuf[left] == 100 + left, "Put: %d", wbuf[left]);
     M(MPI_Get)(&got, 1, MPI_INT, left, (left + 3) % 4, 1, MPI_INT, win1);
-    rma_op("RmaGet", K_RmaGet, &world, left, B(1));
+    rma_op("RmaGet", K_RmaGet, 0, &world, left, B(1));
     fence(0, win1);
     CHECK(got == 100 + (left + 3) % 4, "Get: %d", got);
     v = rank + 1;
     M(MPI_Accumulate)(&v, 1, MPI_INT, 0, 4, 1, MPI_INT, MPI_SUM, win1);
-    rma_op("RmaAtomic", K_RmaAtomic, &world, 0, B(1));
+    rma_op("RmaAtomic", K_RmaAtomic, 0, &world, 0, B(1));
     fence(MPI_MODE_NOSUCCEED, win1);
     if (rank == 0)
         CHECK(wbuf[4] == 10, "Accumulate: %d", wbuf[4]);
@@ -1225,28 +1319,22 @@ static void one_sided(void)
                         &win2);
     ev(K_RmaWinCreate, 1);
     ITEM(&wins, "\"%s\"", rc.name);
-    M(MPI_Win_lock)(MPI_LOCK_EXCLUSIVE, rank, 0, win2);
+    lock(MPI_LOCK_EXCLUSIVE, rank, win2);
     memset(mem, 0, 8 * sizeof(int));
-    M(MPI_Win_unlock)(rank, win2);
-    ev(K_RmaAcquireLock, 1);
-    ev(K_RmaReleaseLock, 1);
+    unlock(rank, win2);
     M(MPI_Barrier)(rc.comm);
     coll(&rc, "BARRIER", -1);
     v = 200 + rank;
-    M(MPI_Win_lock)(MPI_LOCK_EXCLUSIVE, right, 0, win2);
+    lock(MPI_LOCK_EXCLUSIVE, right, win2);
     M(MPI_Put)(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win2);
-    rma_op("RmaPut", K_RmaPut, &rc, right, B(1));
-    M(MPI_Win_unlock)(right, win2);
-    ev(K_RmaAcquireLock, 1);
-    ev(K_RmaReleaseLock, 1);
+    rma_op("RmaPut", K_RmaPut, 1, &rc, right, B(1));
+    unlock(right, win2);
     M(MPI_Barrier)(rc.comm);
     coll(&rc, "BARRIER", -1);
-    M(MPI_Win_lock)(MPI_LOCK_SHARED, left, 0, win2);
+    lock(MPI_LOCK_SHARED, left, win2);
     M(MPI_Get)(&got, 1, MPI_INT, left, 0, 1, MPI_INT, win2);
-    rma_op("RmaGet", K_RmaGet, &rc, left, B(1));
-    M(MPI_Win_unlock)(left, win2);
-    ev(K_RmaAcquireLock, 1);
-    ev(K_RmaReleaseLock, 1);
+    rma_op("RmaGet", K_RmaGet, 1, &rc, left, B(1));
+    unlock(left, win2);
     CHECK(got == 200 + (rank + 2) % 4, "Get under lock: %d", got);
 
     /* Post/start/complete/wait on the world window: I expose to my left
@@ -1255,21 +1343,26 @@ static void one_sided(void)
     M(MPI_Group_incl)(wg, 1, &left, &gpost);
     M(MPI_Group_incl)(wg, 1, &right, &gstart);
     M(MPI_Win_post)(gpost, 0, win1);
+    ev(K_RmaGroupSync, 1);
     M(MPI_Win_start)(gstart, 0, win1);
+    ev(K_RmaGroupSync, 1);
     v = 300 + rank;
     M(MPI_Put)(&v, 1, MPI_INT, right, 6, 1, MPI_INT, win1);
-    rma_op("RmaPut", K_RmaPut, &world, right, B(1));
+    rma_op("RmaPut", K_RmaPut, 0, &world, right, B(1));
     M(MPI_Win_complete)(win1);
+    ev(K_RmaGroupSync, 1);
+    rma_synced(0);
     M(MPI_Win_wait)(win1);
-    ev(K_RmaGroupSync, 4);
+    ev(K_RmaGroupSync, 1);
     CHECK(wbuf[6] == 300 + left, "Put in post/start: %d", wbuf[6]);
     M(MPI_Group_free)(&gpost);
     M(MPI_Group_free)(&gstart);
     M(MPI_Group_free)(&wg);
 
     M(MPI_Win_free)(&win2);
+    ev(K_RmaWinDestroy, 1);
     M(MPI_Win_free)(&win1);
-    ev(K_RmaWinDestroy, 2);
+    ev(K_RmaWinDestroy, 1);
     comm_free(&rc);
 }
 
@@ -1279,7 +1372,8 @@ static void write_expectation(const char *dir)
 {
     char path[4096];
     FILE *f;
-    int i;
+    long c, e;
+    int i, k;
 
     snprintf(path, sizeof path, "%s/rank-%d.json", dir, rank);
     f = fopen(path, "w");
@@ -1295,10 +1389,17 @@ static void write_expectation(const char *dir)
         fprintf(f, "%s\"%s\":%ld", i ? "," : "", calls[i].name, calls[i].n);
     fprintf(f, "},\n\"sends\":[%s],\n\"recvs\":[%s],\n\"collectives\":[%s],\n"
             "\"nbcollectives\":[%s],\n\"rma\":[%s],\n\"comms\":[%s],\n"
-            "\"windows\":[%s]}\n",
+            "\"windows\":[%s],\n\"created\":[%s],\n\"log\":[",
             sends.s ? sends.s : "", recvs.s ? recvs.s : "", colls.s ? colls.s : "",
             nbcolls.s ? nbcolls.s : "", rmaops.s ? rmaops.s : "",
-            comms.s ? comms.s : "", wins.s ? wins.s : "");
+            comms.s ? comms.s : "", wins.s ? wins.s : "", creates.s ? creates.s : "");
+    for (c = 0, e = 0; c < nlogcall; c++) {
+        fprintf(f, "%s[\"%s\",[", c ? "," : "", logcall[c]);
+        for (k = 0; e < nlogev && logev[e].call == c; e++, k++)
+            fprintf(f, "%s\"%s\"", k ? "," : "", kind_names[logev[e].kind]);
+        fprintf(f, "]]");
+    }
+    fprintf(f, "]}\n");
     if (fclose(f) != 0) {
         perror(path);
         exit(1);
