@@ -86,5 +86,13 @@ int weft__cmd_sql(cli *c);
 /* weft reindex (reindex.c): c->catalog_path resolved but not opened;
  * c->args[0], if given, is the spool. */
 int weft__cmd_reindex(cli *c);
+/* weft run (run.c): c->args is argv from "run" on, unparsed (options
+ * stop at PROGRAM); returns only when PROGRAM could not be executed or
+ * on a usage error (or after --help). */
+int weft__cmd_run(cli *c);
+
+/* Prints the help of command name (weft.c), for a command that parses
+ * its own options. */
+void weft__cli_command_help(const char *name);
 
 #endif

@@ -1,5 +1,5 @@
-/* weft.c - the weft command: query the trace catalog weftd writes. This
- * file is the wiring: the command table, the help, the options (parsed
+/* weft.c - the weft command: query the trace catalog weftd writes, and
+ * run programs traced (weft run). This file is the wiring: the command table, the help, the options (parsed
  * with getopt_long, as weftd does) and main. Each command is its own file:
  *
  *   weft [--catalog FILE] list [FILTERS] [--sort KEY] [--reverse]
@@ -15,6 +15,8 @@
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
+ *   weft run [-t LIST] [--trace NAME] [--server ADDR] [-v] [--]
+ *            PROGRAM [ARGS...]                   (run.c, detect.c, preload.c)
  *
  * with output helpers in out.c, the catalog and TRACE lookup in
  * resolve.c and the OTF2 archive reader in archive.c.
@@ -23,7 +25,9 @@
  * synopsis, help); a new one is a function plus one entry, and a new
  * option one entry of `cli_options`. Global options (--catalog, --spool)
  * go before the command or among its own options and arguments, which
- * mix in any order; "--" ends the options. The catalog is opened
+ * mix in any order; "--" ends the options. weft run is the exception
+ * (OPT_OWN_ARGS): it reads its own options, which stop at PROGRAM, so
+ * that PROGRAM's options stay PROGRAM's. The catalog is opened
  * read-only (it is never created here) and is found by --catalog, else
  * $WEFT_CATALOG, else the catalog of weftd's default configuration
  * (read with weftd's own parser, daemon/config.c). rm removes only
@@ -41,6 +45,7 @@
  * verbatim (as JSON escapes), with invalid UTF-8 replaced by U+FFFD
  * because JSON strings must be Unicode.
  */
+#include <assert.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -56,6 +61,9 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
+#ifndef WEFT_LIBDIR
+#define WEFT_LIBDIR "/usr/local/lib"
+#endif
 
 /* Options a command accepts besides -h/--help, -c/--catalog and --spool
  * (cli_options below lists them all). */
@@ -66,13 +74,16 @@
 #define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
 #define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
 #define OPT_PROFILE 64u /* --by-location, --sort, --limit */
+/* The command parses its own arguments (c->args is argv from its name
+ * on), not with cli_options: weft run. */
+#define OPT_OWN_ARGS 128u
 
 typedef struct command {
     const char *name;
     int (*run)(cli *c);      /* returns an exit status */
     unsigned opts;           /* OPT_* */
     int min_args, max_args;
-    int needs_catalog;       /* 1: open it; 2: only its path */
+    int needs_catalog;       /* 1: open it; 2: only its path; 0: none */
     const char *synopsis;    /* after "weft NAME" */
     const char *summary;     /* one line for weft --help */
     const char *help;        /* for weft NAME --help */
@@ -215,6 +226,41 @@ static const command commands[] = {
       "spool: stop weftd first. The old catalog is kept, renamed to\n"
       "CATALOG.old-YYYYmmddTHHMMSSZ. Run it as the user weftd runs as\n"
       "(as root, the new catalog is given to the spool's owner).\n" },
+    { "run", weft__cmd_run, OPT_OWN_ARGS, 0, 0, 0,
+      "[-t LIST] [--trace NAME] [--server ADDR] [-v] [--] PROGRAM "
+      "[ARGS...]",
+      "run a program with the recorders that apply preloaded",
+      "Run PROGRAM (found through PATH as a shell does) in place of weft,\n"
+      "same process, its arguments, standard streams and exit status\n"
+      "unchanged, with the recorders that apply to it preloaded\n"
+      "(LD_PRELOAD, after the user's own). Under a launcher:\n"
+      "\n"
+      "  mpirun -np 4 weft run -- ./app ARGS   srun weft run -- ./app\n"
+      "\n"
+      "weft run asks PROGRAM's dynamic loader for the libraries it would\n"
+      "load (ld.so --list, which runs none of PROGRAM's code) and finds\n"
+      "its MPI implementation there: Open MPI (libmpi.so.40) gets\n"
+      "libweft-mpi-openmpi.so, MPICH (libmpich.so.12, libmpi.so.12)\n"
+      "libweft-mpi-mpich.so, from the library directory ($WEFT_LIBDIR,\n"
+      "for running from a build tree, else " WEFT_LIBDIR ").\n"
+      "Options end at PROGRAM: './app -t 3' keeps its -t.\n"
+      "\n"
+      "  -t, --recorders LIST  the recorders, comma-separated; known: mpi\n"
+      "                        (MPI calls through PMPI). Default: those\n"
+      "                        that apply, mpi when PROGRAM uses MPI\n"
+      "      --trace NAME      the trace's name (sets WEFT_TRACE); without\n"
+      "                        it and without WEFT_TRACE, libweft names the\n"
+      "                        trace from the program and the launcher's job\n"
+      "      --server ADDR     weftd's address (sets WEFT_SERVER)\n"
+      "  -v, --verbose         say on stderr what was found and what is\n"
+      "                        preloaded (one line)\n"
+      "\n"
+      "Tracing never stops a run: a PROGRAM that is statically linked, a\n"
+      "script, uses no MPI, or whose recorder library is not installed\n"
+      "runs untraced after one line on stderr saying why, also when -t\n"
+      "asked for the recorder. Exit status: PROGRAM's; 127 when PROGRAM\n"
+      "is not found, 126 when it cannot be executed, 2 on a usage error\n"
+      "(an unknown recorder too).\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -223,12 +269,13 @@ static void global_help(FILE *out)
     fprintf(out,
             "Usage: weft [--catalog FILE] COMMAND [ARGS]\n"
             "\n"
-            "Query the catalog of traces recorded by weftd. weftd need not "
-            "be running.\n"
+            "Query the catalog of traces recorded by weftd (weftd need not "
+            "be running),\n"
+            "or run a program traced.\n"
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++) {
-        char lhs[64];
+        char lhs[128];
         snprintf(lhs, sizeof lhs, "%s %s", commands[i].name,
                  commands[i].synopsis);
         /* A synopsis too long for the column gets a line of its own. */
@@ -264,7 +311,8 @@ static void global_help(FILE *out)
 
 static void command_help(const command *cmd)
 {
-    printf("Usage: weft [--catalog FILE] %s %s\n\n%s", cmd->name,
+    printf("Usage: weft %s%s %s\n\n%s",
+           cmd->needs_catalog ? "[--catalog FILE] " : "", cmd->name,
            cmd->synopsis, cmd->help);
     if (strstr(cmd->synopsis, "TRACE"))
         printf("\n%s", trace_help);
@@ -276,6 +324,14 @@ static const command *find_command(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
+}
+
+void weft__cli_command_help(const char *name)
+{
+    const command *cmd = find_command(name);
+
+    assert(cmd);
+    command_help(cmd);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -528,6 +584,12 @@ int main(int argc, char **argv)
     c.tags = calloc((size_t)argc, sizeof *c.tags);
     if (!c.args || !c.tags) {
         status = weft__cli_fail("out of memory");
+        goto out;
+    }
+    if (cmd->opts & OPT_OWN_ARGS) {
+        for (int i = first; i < argc; i++)
+            c.args[c.nargs++] = argv[i];
+        status = cmd->run(&c);
         goto out;
     }
     status = command_args(cmd, argc - first, argv + first, &c, &help);

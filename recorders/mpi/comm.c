@@ -377,6 +377,17 @@ void wm_comm_created(MPI_Comm comm, MPI_Comm parent, uint64_t identity,
 }
 
 /* See wm.h. */
+OTF2_GroupRef wm_group_ref(MPI_Group group)
+{
+    OTF2_GroupRef id;
+
+    pthread_mutex_lock(&mu);
+    id = define_group_of(group);
+    pthread_mutex_unlock(&mu);
+    return id;
+}
+
+/* See wm.h. */
 void wm_comm_freed(MPI_Comm comm)
 {
     comm_info *c;

@@ -156,6 +156,7 @@ int MPI_Finalize(void)
     if (was) {
         weft_leave(region);
         weft_evt_ProgramEnd(NULL, weft_time(), OTF2_UNDEFINED_INT64);
+        wm_win_fini();
         wm_comm_fini();
         weft_close();
     }

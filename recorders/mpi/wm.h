@@ -115,8 +115,14 @@ WM__HIDDEN uint64_t wm_comm_next_identity(MPI_Comm parent, wm_new_kind kind,
  * here) and records CommCreate. Nothing for MPI_COMM_NULL. */
 WM__HIDDEN void wm_comm_created(MPI_Comm comm, MPI_Comm parent,
                                 uint64_t identity, unsigned call);
+/* The local id of a COMM_GROUP of `group`'s members (world ranks),
+ * defined anew for each call. */
+WM__HIDDEN OTF2_GroupRef wm_group_ref(MPI_Group group);
 /* Records CommDestroy of `comm` and forgets it (before MPI_Comm_free). */
 WM__HIDDEN void wm_comm_freed(MPI_Comm comm);
+
+/* Forgets every window (MPI_Finalize). */
+WM__HIDDEN void wm_win_fini(void);
 
 /* ---- requests (req.c) ------------------------------------------------- */
 

@@ -1,0 +1,582 @@
+/* run.c - weft run [-t LIST] [--trace NAME] [--server ADDR] [-v] [--]
+ * PROGRAM [ARGS...]: runs PROGRAM in this very process (exec: same pid,
+ * its arguments, standard streams and exit status untouched) with the
+ * recorders that apply to it preloaded, e.g. under a launcher
+ * (`mpirun -np 4 weft run -- ./app`, `srun weft run -- ./app`).
+ *
+ * The steps, each a function: find PROGRAM as execvp would; read its
+ * kind (detect.c: dynamic ELF and its interpreter, static, script);
+ * for a dynamic one, ask its own interpreter for the libraries it would
+ * load (`ld.so --list`, which runs none of the program's code; why not
+ * our own DT_NEEDED walk: see detect.c) and find the MPI implementation
+ * among them; choose the recorders (preload.c's table, -t); append their
+ * libraries, from $WEFT_LIBDIR or the compiled-in WEFT_LIBDIR, to the
+ * user's LD_PRELOAD; exec.
+ *
+ * Tracing never stops a run: a program no recorder can trace (statically
+ * linked, a script, no MPI, a recorder library not installed) runs
+ * untraced after one line on stderr saying why, also when -t asked for
+ * the recorder. Only usage errors (exit 2) and a PROGRAM that cannot be
+ * executed (127 not found, 126 not executable, as a shell says) stop it.
+ * WEFT_TRACE is set only by --trace: otherwise libweft names the trace
+ * from the program and the launcher's job.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "detect.h"
+#include "out.h"
+#include "preload.h"
+#include "weft_errors.h"
+
+#ifndef WEFT_LIBDIR
+#define WEFT_LIBDIR "/usr/local/lib"
+#endif
+
+extern char **environ;
+
+/* Exit statuses of a PROGRAM that cannot be run, as POSIX shells give. */
+enum { EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
+
+/* Most of the loader's list kept (a list is a few KiB). */
+#define LIST_MAX (1u << 20)
+
+typedef struct run_opts {
+    weft_rec_set recorders;     /* -t, accumulated */
+    int explicit;               /* -t given */
+    const char *trace, *server; /* --trace, --server, or NULL */
+    int verbose;
+    char **argv;                /* PROGRAM and its arguments */
+} run_opts;
+
+/* What is known of the program before it runs. */
+typedef struct program {
+    char *path;                 /* where it was found (malloc'd) */
+    weft_prog_info info;
+    const char *corrupt;        /* why its ELF headers are unreadable */
+    weft_mpi_found mpi;
+    char list_error[600];       /* why its libraries could not be listed */
+} program;
+
+/* "weft run: MESSAGE" on stderr; returns EXIT_FAIL. */
+#define say(...) weft__cli_error("run", __VA_ARGS__)
+
+/* ---- options ------------------------------------------------------------ */
+
+enum { O_TRACE = 256, O_SERVER };
+
+/* Options up to PROGRAM: getopt_long stops at the first argument that is
+ * not an option ("+"), so PROGRAM's own options are never read here.
+ * argv[0] is "run". Returns EXIT_OK (with *help set for --help) or a
+ * usage error. */
+static int parse_options(int argc, char **argv, run_opts *o, int *help)
+{
+    static const struct option longs[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "recorders", required_argument, NULL, 't' },
+        { "trace", required_argument, NULL, O_TRACE },
+        { "server", required_argument, NULL, O_SERVER },
+        { NULL, 0, NULL, 0 },
+    };
+    char err[512];
+    int ch;
+
+    opterr = 0;
+    optind = 0;    /* glibc: start afresh on this argv */
+    while ((ch = getopt_long(argc, argv, "+:hvt:", longs, NULL)) != -1) {
+        switch (ch) {
+        case 'h': *help = 1; break;
+        case 'v': o->verbose = 1; break;
+        case 't':
+            if (!*optarg)
+                return weft__cli_usage("run", "-t needs a LIST");
+            if (weft__preload_parse(optarg, &o->recorders, err,
+                                    sizeof err) < 0)
+                return weft__cli_usage("run", "-t: %s", err);
+            o->explicit = 1;
+            break;
+        case O_TRACE:
+            if (!*optarg)
+                return weft__cli_usage("run", "--trace needs a NAME");
+            o->trace = optarg;
+            break;
+        case O_SERVER:
+            if (!*optarg)
+                return weft__cli_usage("run", "--server needs an ADDR");
+            o->server = optarg;
+            break;
+        case ':':
+            if (optopt == 't')
+                return weft__cli_usage("run", "-t needs a LIST");
+            return weft__cli_usage("run", "%s needs a %s",
+                                   argv[optind - 1],
+                                   optopt == O_TRACE ? "NAME" : "ADDR");
+        default:
+            if (optopt && optopt < 256)
+                return weft__cli_usage("run", "unknown option '-%c'",
+                                       optopt);
+            return weft__cli_usage("run", "unknown option '%s'",
+                                   argv[optind - 1]);
+        }
+    }
+    if (*help)
+        return EXIT_OK;
+    if (optind >= argc)
+        return weft__cli_usage("run", "missing PROGRAM (usage: weft run "
+                               "[OPTIONS] [--] PROGRAM [ARGS...])");
+    o->argv = argv + optind;
+    return EXIT_OK;
+}
+
+/* ---- finding PROGRAM ---------------------------------------------------- */
+
+/* Can path be executed: 0, or an errno as execve would give (EACCES for
+ * a file without execute permission or not a regular file, ENOENT...),
+ * but EISDIR for a directory, as shells say. */
+static int executable(const char *path)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode))
+        return EACCES;
+    return access(path, X_OK) == 0 ? 0 : errno;
+}
+
+/* Finds name as execvp does: as given when it has a slash, else in each
+ * directory of $PATH (default confstr(_CS_PATH); an empty entry is the
+ * current directory), the first executable file winning. Returns EXIT_OK
+ * with *path malloc'd, or 127/126 after saying why. */
+static int find_program(const char *name, char **path)
+{
+    const char *dirs = getenv("PATH");
+    char defpath[256];
+    int denied = 0, err;
+
+    *path = NULL;
+    if (!*name) {
+        say("'': command not found");
+        return EXIT_NOTFOUND;
+    }
+    if (strchr(name, '/')) {
+        if ((err = executable(name)) != 0) {
+            say("%s: %s", name, strerror(err));
+            return err == ENOENT || err == ENOTDIR ? EXIT_NOTFOUND
+                                                   : EXIT_NOEXEC;
+        }
+        *path = weft__cli_xstrdup(name);
+        return EXIT_OK;
+    }
+    if (!dirs) {
+        size_t n = confstr(_CS_PATH, defpath, sizeof defpath);
+        dirs = n > 0 && n <= sizeof defpath ? defpath : "/bin:/usr/bin";
+    }
+    for (const char *p = dirs;;) {
+        size_t len = strcspn(p, ":");
+        char *cand = NULL;
+
+        if (asprintf(&cand, "%.*s%s%s", (int)len, p, len ? "/" : "",
+                     name) < 0)
+            return weft__cli_fail("out of memory");
+        if (len == 0) {         /* the current directory */
+            free(cand);
+            if (asprintf(&cand, "./%s", name) < 0)
+                return weft__cli_fail("out of memory");
+        }
+        err = executable(cand);
+        if (err == 0) {
+            *path = cand;
+            return EXIT_OK;
+        }
+        if (err == EACCES || err == EISDIR)
+            denied = 1;
+        free(cand);
+        p += len;
+        if (!*p++)
+            break;
+    }
+    if (denied) {
+        say("%s: %s", name, strerror(EACCES));
+        return EXIT_NOEXEC;
+    }
+    say("%s: command not found", name);
+    return EXIT_NOTFOUND;
+}
+
+/* ---- what the program is ------------------------------------------------ */
+
+/* Reads the kind of pr->path into pr->info (pr->corrupt when its ELF
+ * headers are unreadable; a file that cannot be read is left to exec,
+ * which says why). */
+static void read_kind(program *pr)
+{
+    struct stat st;
+    void *map = MAP_FAILED;
+    int fd;
+
+    pr->info.kind = WEFT_PROG_OTHER;
+    if ((fd = open(pr->path, O_RDONLY | O_CLOEXEC)) < 0)
+        return;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map != MAP_FAILED) {
+        weft__detect_file(map, (size_t)st.st_size, &pr->info, &pr->corrupt);
+        munmap(map, (size_t)st.st_size);
+    }
+    close(fd);
+}
+
+/* Keeps the first line of out (the loader's message) in buf. */
+static void first_line(const char *out, char *buf, size_t len)
+{
+    while (*out == '\t' || *out == ' ')
+        out++;
+    snprintf(buf, len, "%.*s", (int)strcspn(out, "\n"), out);
+}
+
+/* Runs pr's interpreter in list mode (stdin /dev/null, stdout and stderr
+ * into a pipe) and reads the MPI libraries from what it prints, into
+ * pr->mpi; when it lists no library, pr->list_error says why. */
+static void list_libraries(program *pr)
+{
+    posix_spawn_file_actions_t fa;
+    char *buf = NULL, *arg = NULL;
+    size_t len = 0;
+    int fds[2] = { -1, -1 }, rc, status = 0, fa_ok = 0;
+    pid_t pid = -1;
+
+    /* ld.so takes no "--": a path that starts with '-' gets "./". */
+    if (asprintf(&arg, "%s%s", pr->path[0] == '-' ? "./" : "",
+                 pr->path) < 0 || !(buf = malloc(LIST_MAX + 1))) {
+        snprintf(pr->list_error, sizeof pr->list_error, "out of memory");
+        goto out;
+    }
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(pr->list_error, sizeof pr->list_error, "pipe: %s",
+                 strerror(errno));
+        goto out;
+    }
+    if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
+        goto spawn_failed;
+    fa_ok = 1;
+    if ((rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
+                                               O_RDONLY, 0)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, fds[1], 1)) != 0 ||
+        (rc = posix_spawn_file_actions_adddup2(&fa, fds[1], 2)) != 0)
+        goto spawn_failed;
+    {
+        char *const argv[] = { pr->info.interp, (char *)"--list", arg,
+                               NULL };
+        rc = posix_spawn(&pid, pr->info.interp, &fa, NULL, argv, environ);
+    }
+    if (rc != 0)
+        goto spawn_failed;
+    close(fds[1]);
+    fds[1] = -1;
+    for (;;) {
+        char sink[4096];
+        ssize_t n = len < LIST_MAX ? read(fds[0], buf + len, LIST_MAX - len)
+                                   : read(fds[0], sink, sizeof sink);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (len < LIST_MAX)
+            len += (size_t)n;
+    }
+    buf[len] = '\0';
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (weft__detect_mpi_in_list(buf, &pr->mpi) == 0) {
+        char line[200];
+        first_line(buf, line, sizeof line);
+        if (WIFSIGNALED(status))
+            snprintf(pr->list_error, sizeof pr->list_error,
+                     "%.300s --list died of signal %d", pr->info.interp,
+                     WTERMSIG(status));
+        else
+            snprintf(pr->list_error, sizeof pr->list_error,
+                     "%.300s --list: %s", pr->info.interp,
+                     *line ? line : "no library listed");
+    }
+    goto out;
+spawn_failed:
+    snprintf(pr->list_error, sizeof pr->list_error, "cannot run %.300s: %s",
+             pr->info.interp, strerror(rc));
+out:
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    if (fds[0] >= 0)
+        close(fds[0]);
+    if (fds[1] >= 0)
+        close(fds[1]);
+    free(buf);
+    free(arg);
+}
+
+/* ---- the recorders ------------------------------------------------------ */
+
+/* The library directory: $WEFT_LIBDIR (for running from a build tree),
+ * else the one weft was installed with; relative made absolute. Returns
+ * it malloc'd. */
+static char *library_dir(void)
+{
+    const char *dir = getenv("WEFT_LIBDIR");
+    char cwd[PATH_MAX], *s = NULL;
+
+    if (!dir || !*dir)
+        dir = WEFT_LIBDIR;
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        if (asprintf(&s, "%s/%s", cwd, dir) < 0)
+            s = NULL;
+    } else {
+        s = strdup(dir);
+    }
+    if (!s) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    return s;
+}
+
+/* Why recorder r cannot trace pr (words after the program's name), or
+ * NULL when it can; *file is then its library file. */
+static const char *why_not(const weft_recorder *r, const program *pr,
+                           const char **file, char *buf, size_t len)
+{
+    const char *why;
+
+    *file = NULL;
+    if (r->applies == WEFT_REC_MPI) {
+        if (pr->list_error[0]) {
+            snprintf(buf, len, "cannot be inspected: %s", pr->list_error);
+            return buf;
+        }
+        if (pr->mpi.other != WEFT_MPI_NONE) {
+            snprintf(buf, len, "uses both %s (%s) and %s (%s)",
+                     weft__detect_flavour_name(pr->mpi.flavour), pr->mpi.lib,
+                     weft__detect_flavour_name(pr->mpi.other),
+                     pr->mpi.other_lib);
+            return buf;
+        }
+    }
+    *file = weft__preload_file(r, pr->mpi.flavour, &why);
+    return *file ? NULL : why;
+}
+
+/* The recorders o chose that can trace pr: their library paths appended
+ * to the user's LD_PRELOAD into *preload (NULL: none), each one that
+ * cannot said on stderr. Returns the number of libraries preloaded. */
+static int plan(const run_opts *o, const program *pr, char **preload,
+                char **shown)
+{
+    weft_rec_set chosen = weft__preload_choose(o->recorders, o->explicit);
+    const char *why[sizeof(weft_rec_set) * 8] = { 0 };
+    int missing[sizeof(weft_rec_set) * 8] = { 0 }; /* its library */
+    char whybuf[sizeof(weft_rec_set) * 8][1024];
+    char *dir = library_dir(), *value = NULL;
+    const char *first_why = NULL;
+    weft__sbuf list = { 0 };
+    int n = 0;
+
+    *preload = NULL;
+    for (size_t i = 0; i < weft__nrecorders; i++) {
+        const weft_recorder *r = &weft__recorders[i];
+        const char *file;
+        char *path = NULL, *next = NULL;
+        int rc;
+
+        if (!(chosen & (1u << i)))
+            continue;
+        why[i] = why_not(r, pr, &file, whybuf[i], sizeof whybuf[i]);
+        if (why[i]) {
+            if (!first_why)
+                first_why = why[i];
+            if (!o->explicit)
+                why[i] = NULL;  /* a default that does not apply: quiet */
+            continue;
+        }
+        if (asprintf(&path, "%s/%s", dir, file) < 0) {
+            weft__cli_fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        if (access(path, R_OK) != 0) {
+            snprintf(whybuf[i], sizeof whybuf[i], "needs %s%s%s (%s)",
+                     path, r->applies == WEFT_REC_MPI ? " for " : "",
+                     r->applies == WEFT_REC_MPI
+                         ? weft__detect_flavour_name(pr->mpi.flavour) : "",
+                     strerror(errno));
+            why[i] = whybuf[i];
+            missing[i] = 1;
+        } else if ((rc = weft__preload_append(value ? value
+                                                    : getenv("LD_PRELOAD"),
+                                              path, &next)) < 0) {
+            snprintf(whybuf[i], sizeof whybuf[i], "needs %s, %s", path,
+                     rc == WEFT_EINVAL ? "which LD_PRELOAD cannot carry "
+                                         "(a space or a colon in the path)"
+                                       : "out of memory");
+            why[i] = whybuf[i];
+            missing[i] = 1;
+        } else {
+            free(value);
+            value = next;
+            weft__cli_sb_printf(&list, "%s%s", n ? " " : "", path);
+            n++;
+        }
+        free(path);
+    }
+    for (size_t i = 0; i < weft__nrecorders; i++) {
+        const char *name = weft__recorders[i].name;
+
+        if (!why[i])
+            continue;
+        if (missing[i])
+            say("the %s recorder %s: running %s %s", name, why[i],
+                o->argv[0], n ? "without it" : "untraced");
+        else if (n)
+            say("-t %s: %s %s: running it without the %s recorder", name,
+                o->argv[0], why[i], name);
+        else
+            say("-t %s: %s %s: running it untraced", name, o->argv[0],
+                why[i]);
+    }
+    if (n == 0 && !o->explicit && first_why) {
+        char known[256];
+        weft__preload_known(known, sizeof known);
+        say("%s %s: running it untraced (recorders: %s)", o->argv[0],
+            first_why, known);
+    }
+    *shown = weft__cli_sb_take(&list);
+    *preload = value;
+    free(dir);
+    return n;
+}
+
+/* ---- running it --------------------------------------------------------- */
+
+/* One line on stderr: what was found and what is preloaded. */
+static void tell(const program *pr, const char *shown)
+{
+    const char *kind = "not an ELF program";
+    char mpi[600] = "";
+
+    switch (pr->info.kind) {
+    case WEFT_PROG_DYNAMIC: kind = "dynamically linked"; break;
+    case WEFT_PROG_STATIC: kind = "statically linked"; break;
+    case WEFT_PROG_SCRIPT: kind = "script"; break;
+    case WEFT_PROG_OTHER: break;
+    }
+    if (pr->info.kind == WEFT_PROG_DYNAMIC) {
+        if (pr->list_error[0])
+            snprintf(mpi, sizeof mpi, ", libraries unknown");
+        else if (pr->mpi.flavour == WEFT_MPI_NONE)
+            snprintf(mpi, sizeof mpi, ", no MPI");
+        else
+            snprintf(mpi, sizeof mpi, ", %s (%s)%s%s",
+                     weft__detect_flavour_name(pr->mpi.flavour),
+                     pr->mpi.lib, pr->mpi.other ? " and " : "",
+                     pr->mpi.other ? pr->mpi.other_lib : "");
+    }
+    say("%s: %s%s; preloading %s", pr->path, kind, mpi,
+        *shown ? shown : "nothing");
+}
+
+/* Replaces this process with the program. Returns only when exec failed:
+ * 127 or 126 after saying why. */
+static int exec_program(const program *pr, char **argv)
+{
+    int err;
+
+    fflush(NULL);
+    execv(pr->path, argv);
+    err = errno;
+    /* A file without #! nor ELF header is a shell script to execvp and
+     * to shells: the same here. */
+    if (err == ENOEXEC && pr->info.kind == WEFT_PROG_OTHER) {
+        size_t n = 0;
+        char **sh;
+
+        while (argv[n])
+            n++;
+        sh = calloc(n + 2, sizeof *sh);
+        if (sh) {
+            sh[0] = (char *)"/bin/sh";
+            sh[1] = pr->path;
+            memcpy(sh + 2, argv + 1, n * sizeof *sh); /* with the NULL */
+            execv("/bin/sh", sh);
+            err = errno;
+            free(sh);
+        }
+    }
+    say("cannot run %s: %s", argv[0], strerror(err));
+    return err == ENOENT || err == ENOTDIR ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
+int weft__cmd_run(cli *c)
+{
+    run_opts o = { 0 };
+    program pr = { 0 };
+    char *preload = NULL, *shown = NULL;
+    int status, help = 0;
+
+    if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
+        return status;
+    if (help) {
+        weft__cli_command_help("run");
+        return EXIT_OK;
+    }
+    if ((status = find_program(o.argv[0], &pr.path)) != EXIT_OK)
+        goto out;
+    read_kind(&pr);
+    switch (pr.info.kind) {
+    case WEFT_PROG_DYNAMIC:
+        list_libraries(&pr);
+        plan(&o, &pr, &preload, &shown);
+        break;
+    case WEFT_PROG_STATIC:
+        say("%s is statically linked: running it untraced", o.argv[0]);
+        break;
+    case WEFT_PROG_SCRIPT:
+        say("%s is a script (#!%s): running it untraced (run weft run on "
+            "the program it starts)", o.argv[0], pr.info.interp);
+        break;
+    case WEFT_PROG_OTHER:
+        if (pr.corrupt)
+            say("%s: unreadable ELF headers (%s): running it untraced",
+                o.argv[0], pr.corrupt);
+        else
+            say("%s is not an ELF program: running it untraced",
+                o.argv[0]);
+        break;
+    }
+    if (o.verbose)
+        tell(&pr, shown ? shown : "");
+    if ((preload && setenv("LD_PRELOAD", preload, 1) != 0) ||
+        (o.trace && setenv("WEFT_TRACE", o.trace, 1) != 0) ||
+        (o.server && setenv("WEFT_SERVER", o.server, 1) != 0)) {
+        status = weft__cli_error("run", "cannot set the environment: %s",
+                                 strerror(errno));
+        goto out;
+    }
+    status = exec_program(&pr, o.argv);
+out:
+    free(preload);
+    free(shown);
+    free(pr.path);
+    return status;
+}

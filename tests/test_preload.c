@@ -1,0 +1,181 @@
+/* test_preload.c - weft run's recorder table and LD_PRELOAD steps
+ * (cli/preload.c): -t lists (known, unknown, empty names, repeats),
+ * which library each flavour gets, the default choice, and the user's
+ * LD_PRELOAD kept, never doubled, never given a path it cannot carry.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload.h"
+#include "weft_errors.h"
+
+/* The index of recorder name in the table, failing when absent. */
+static size_t rec(const char *name)
+{
+    for (size_t i = 0; i < weft__nrecorders; i++)
+        if (strcmp(weft__recorders[i].name, name) == 0)
+            return i;
+    fail_msg("no recorder %s", name);
+    return 0;
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    assert_true(weft__nrecorders >= 1);
+    for (size_t i = 0; i < weft__nrecorders; i++) {
+        const weft_recorder *r = &weft__recorders[i];
+        assert_non_null(r->name);
+        assert_non_null(r->what);
+        assert_null(strpbrk(r->name, ", "));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(r->name, weft__recorders[j].name);
+    }
+}
+
+static void test_parse(void **state)
+{
+    weft_rec_set set = 0;
+    char err[256];
+    size_t mpi = rec("mpi");
+
+    (void)state;
+    assert_int_equal(weft__preload_parse("mpi", &set, err, sizeof err), 0);
+    assert_int_equal(set, 1u << mpi);
+    set = 0;
+    assert_int_equal(weft__preload_parse("mpi,mpi", &set, err, sizeof err),
+                     0);
+    assert_int_equal(set, 1u << mpi);
+}
+
+static void expect_refused(const char *list, const char *msg)
+{
+    weft_rec_set set = 0;
+    char err[256] = "";
+
+    assert_int_equal(weft__preload_parse(list, &set, err, sizeof err),
+                     WEFT_EINVAL);
+    if (!strstr(err, msg))
+        fail_msg("-t %s: '%s', expected '%s'", list, err, msg);
+}
+
+static void test_parse_refused(void **state)
+{
+    (void)state;
+    /* Names not built yet are unknown, and the known ones are listed. */
+    expect_refused("pthread", "unknown recorder 'pthread' (known: mpi");
+    expect_refused("io", "unknown recorder 'io'");
+    expect_refused("mpi,bogus", "unknown recorder 'bogus'");
+    expect_refused("MPI", "unknown recorder 'MPI'");
+    expect_refused("mpi ", "unknown recorder 'mpi '");
+    expect_refused("mp", "unknown recorder 'mp'");
+    expect_refused("mpii", "unknown recorder 'mpii'");
+    expect_refused("", "empty recorder name in ''");
+    expect_refused("mpi,", "empty recorder name in 'mpi,'");
+    expect_refused(",mpi", "empty recorder name");
+    expect_refused("mpi,,mpi", "empty recorder name");
+}
+
+static void test_known(void **state)
+{
+    char buf[256], tiny[3];
+
+    (void)state;
+    weft__preload_known(buf, sizeof buf);
+    assert_int_equal(strncmp(buf, "mpi", 3), 0);
+    weft__preload_known(tiny, sizeof tiny);       /* cut, terminated */
+    assert_int_equal(strlen(tiny), 2);
+}
+
+static void test_files(void **state)
+{
+    const weft_recorder *mpi = &weft__recorders[rec("mpi")];
+    const char *why;
+
+    (void)state;
+    assert_string_equal(weft__preload_file(mpi, WEFT_MPI_OPENMPI, &why),
+                        "libweft-mpi-openmpi.so");
+    assert_null(why);
+    assert_string_equal(weft__preload_file(mpi, WEFT_MPI_MPICH, &why),
+                        "libweft-mpi-mpich.so");
+    assert_null(weft__preload_file(mpi, WEFT_MPI_NONE, &why));
+    assert_string_equal(why, "uses no MPI library");
+}
+
+static void test_choose(void **state)
+{
+    weft_rec_set all = 0;
+
+    (void)state;
+    for (size_t i = 0; i < weft__nrecorders; i++)
+        if (weft__recorders[i].by_default)
+            all |= 1u << i;
+    assert_true(all & (1u << rec("mpi")));
+    assert_int_equal(weft__preload_choose(0, 0), all);
+    /* -t: exactly what it named. */
+    assert_int_equal(weft__preload_choose(1u << rec("mpi"), 1),
+                     1u << rec("mpi"));
+}
+
+static void expect_append(const char *old, const char *add,
+                          const char *want)
+{
+    char *out = NULL;
+
+    assert_int_equal(weft__preload_append(old, add, &out), 0);
+    assert_non_null(out);
+    if (strcmp(out, want) != 0)
+        fail_msg("'%s' + '%s' = '%s', expected '%s'", old ? old : "(null)",
+                 add, out, want);
+    free(out);
+}
+
+static void test_append(void **state)
+{
+    char *out = (char *)"x";
+
+    (void)state;
+    expect_append(NULL, "/l/a.so", "/l/a.so");
+    expect_append("", "/l/a.so", "/l/a.so");
+    expect_append(" : ", "/l/a.so", "/l/a.so");
+    /* The user's libraries first, in their order and separators. */
+    expect_append("/u/x.so", "/l/a.so", "/u/x.so:/l/a.so");
+    expect_append("/u/x.so /u/y.so", "/l/a.so", "/u/x.so /u/y.so:/l/a.so");
+    expect_append("libx.so", "/l/a.so", "libx.so:/l/a.so");
+    /* Already there (a nested weft run, mpirun -x LD_PRELOAD): once. */
+    expect_append("/l/a.so", "/l/a.so", "/l/a.so");
+    expect_append("/u/x.so:/l/a.so", "/l/a.so", "/u/x.so:/l/a.so");
+    expect_append("/l/a.so /u/x.so", "/l/a.so", "/l/a.so /u/x.so");
+    /* A prefix or suffix of an entry is another library. */
+    expect_append("/l/a.so.1", "/l/a.so", "/l/a.so.1:/l/a.so");
+    expect_append("/x/l/a.so", "/l/a.so", "/x/l/a.so:/l/a.so");
+    /* LD_PRELOAD splits at spaces and colons: such a path cannot go. */
+    assert_int_equal(weft__preload_append(NULL, "/my dir/a.so", &out),
+                     WEFT_EINVAL);
+    assert_null(out);
+    assert_int_equal(weft__preload_append("/u/x.so", "/a:b/a.so", &out),
+                     WEFT_EINVAL);
+    assert_int_equal(weft__preload_append("/u/x.so", "", &out),
+                     WEFT_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_refused),
+        cmocka_unit_test(test_known),
+        cmocka_unit_test(test_files),
+        cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_append),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
