@@ -1201,6 +1201,12 @@ def mutations(arch, exp):
                "RmaOpCompleteBlocking", None)
     with_event("an RmaPut's window", "window", "RmaPut",
                lambda f: f.__setitem__("win", f["win"] + 1000))
+    with_event("an RmaReleaseLock dropped", "never released",
+               "RmaReleaseLock", None)
+    with_event("an RmaGroupSync's group", "group", "RmaGroupSync",
+               lambda f: f.__setitem__("group", f["group"] + 1000))
+    with_event("an RmaGet's remote", "RMA operations", "RmaGet",
+               lambda f: f.__setitem__("remote", (f["remote"] + 1) % 4))
     with_event("an MpiRequestTest's requestID", "not pending", "MpiRequestTest",
                lambda f: f.__setitem__("requestID", f["requestID"] + 999983))
     with_event("an MpiRequestTest dropped", "the program expects",
@@ -1281,8 +1287,8 @@ def write_sample(path):
     import otf2
     fix_intercomm(otf2)
     from otf2.enums import (CollectiveOp, CommFlag, GroupType, LocationGroupType,
-                            LocationType, Paradigm, RegionRole, RmaSyncLevel,
-                            RmaWinFlag)
+                            LocationType, LockType, Paradigm, RegionRole,
+                            RmaAtomicType, RmaSyncLevel, RmaWinFlag)
     n = 4
     os.makedirs(os.path.join(path, "expect"))
     exp = {r: {"program": "sample", "rank": r, "size": n,
@@ -1420,6 +1426,28 @@ def write_sample(path):
             e["rma"].append(["RmaPut", "MPI_COMM_WORLD", right, 4])
             fence(ev("RmaOpCompleteBlocking", ew.rma_op_complete_blocking,
                      win, 1))
+            # A lock epoch with a Get from the left.
+            call("MPI_Win_lock", ev("RmaAcquireLock", ew.rma_acquire_lock,
+                                    win, left, 7, LockType.SHARED))
+            call("MPI_Get", ev("RmaGet", ew.rma_get, win, left, 8, 2))
+            e["rma"].append(["RmaGet", "MPI_COMM_WORLD", left, 8])
+            call("MPI_Win_unlock",
+                 ev("RmaOpCompleteBlocking", ew.rma_op_complete_blocking, win, 2),
+                 ev("RmaReleaseLock", ew.rma_release_lock, win, left, 7))
+            # Post/start/complete/wait with an Accumulate to the right.
+            sync = RmaSyncLevel.PROCESS | RmaSyncLevel.MEMORY
+            call("MPI_Win_post", ev("RmaGroupSync", ew.rma_group_sync, sync,
+                                    win, gw))
+            call("MPI_Win_start", ev("RmaGroupSync", ew.rma_group_sync, sync,
+                                     win, gw))
+            call("MPI_Accumulate", ev("RmaAtomic", ew.rma_atomic, win, right,
+                                      RmaAtomicType.ACCUMULATE, 4, 0, 3))
+            e["rma"].append(["RmaAtomic", "MPI_COMM_WORLD", right, 4])
+            call("MPI_Win_complete",
+                 ev("RmaGroupSync", ew.rma_group_sync, sync, win, gw),
+                 ev("RmaOpCompleteBlocking", ew.rma_op_complete_blocking, win, 3))
+            call("MPI_Win_wait", ev("RmaGroupSync", ew.rma_group_sync, sync,
+                                    win, gw))
             call("MPI_Win_free", ev("RmaWinDestroy", ew.rma_win_destroy, win))
             call("MPI_Finalize")
             e["events"]["ProgramEnd"] += 1

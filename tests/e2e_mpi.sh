@@ -8,7 +8,7 @@
 #     finds, rank by rank, what the program says it caused, every message
 #     and request matched and every collective seen alike by all members;
 #     then every breakage the checker's self-test makes of that archive
-#     must be caught; ViTE, when installed, renders it.
+#     must be caught (what ViTE makes of it is printed, see vite_renders).
 #   - tests/mpi/ring (Fortran, `use mpi`) likewise.
 #   - tests/mpi/abort with rank 1 calling MPI_Abort, and with rank 1 dying
 #     of SIGSEGV: the run fails, and its trace is partial and still passes
@@ -24,18 +24,24 @@ fi
 
 # ---- how a rank is traced (the one place to change) --------------------
 # set_tracer FLAVOUR: TRACER is the command mpirun starts on each rank in
-# front of the program: `weft run --` once this build has it (issue #13),
-# else libweft-mpi-FLAVOUR.so preloaded from the build tree. Returns 1
-# when neither exists.
+# front of the program: `weft run` (which finds libweft-mpi-FLAVOUR.so in
+# WEFT_LIBDIR, this build's .libs) when this build has it, else the
+# library preloaded by hand. libweft.so.0 is found through
+# LD_LIBRARY_PATH (the build tree's libraries know only the install
+# directory); a sanitized build preloads its runtimes first. Returns 1
+# when the library is not built.
 set_tracer() {
     local lib="$WEFT_BUILDDIR/.libs/libweft-mpi-$1.so"
+    local libpath="$WEFT_BUILDDIR/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    [ -f "$lib" ] || return 1
+    # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+    local san=(${WEFT_SAN_PRELOAD:-})
     if "$WEFT" run --help >/dev/null 2>&1; then
-        TRACER=("$WEFT" run --)
-    elif [ -f "$lib" ]; then
-        TRACER=(env "LD_PRELOAD=$lib"
-                "LD_LIBRARY_PATH=$WEFT_BUILDDIR/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+        TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" "LD_LIBRARY_PATH=$libpath")
+        [ ${#san[@]} -eq 0 ] || TRACER+=("LD_PRELOAD=${san[*]}")
+        TRACER+=("$WEFT" run -v --)
     else
-        return 1
+        TRACER=(env "LD_PRELOAD=${san[*]:+${san[*]} }$lib" "LD_LIBRARY_PATH=$libpath")
     fi
     echo "$1: tracing with: ${TRACER[*]}"
 }
@@ -109,7 +115,7 @@ readers() {
 
 # check_run NAME [--mutate]: the run succeeded, its trace is complete
 # with NP members and matches its expectation (--mutate: and the
-# checker's breakages of it are all caught); ViTE renders it.
+# checker's breakages of it are all caught).
 check_run() {
     local name=$1
     [ $RC -eq 0 ] || { tail -n 20 "$TMP/$name.out" >&2; problem "$name: mpirun exited $RC"; return; }
@@ -134,21 +140,19 @@ check_run() {
     vite_renders "$name" "$ARCHIVE"
 }
 
-# vite_renders NAME ARCHIVE: ViTE (if installed) exports it to SVG with no
-# parse error and no rank it cannot place ("cannot find rank N in
-# communicator C"; ViTE does not know InterComms at all, so messages on
-# one are "cannot find communicator C" and are let be).
+# vite_renders NAME ARCHIVE: what ViTE (if installed) makes of it, as a
+# note, not a check: Debian's ViTE 1.2 places a message's ranks only
+# through a Comm whose group is the COMM_LOCATIONS group itself, which
+# otf2-print -Werror rejects ("invalid Group reference in Comm"); with
+# the COMM_GROUP groups OTF2 asks for it warns "cannot find rank N in
+# communicator C" (and knows no InterComm at all).
 vite_renders() {
-    command -v vite >/dev/null || { echo "$1: vite not installed, not rendered"; return 0; }
+    command -v vite >/dev/null || return 0
     QT_QPA_PLATFORM=offscreen timeout 120 vite -e "$TMP/$1.svg" "$2" \
         >"$TMP/$1.vite" 2>&1
-    local rc=$?
-    grep "cannot find rank" "$TMP/$1.vite" | sort | uniq -c | head -n 5 >&2
-    [ $rc -eq 0 ] || { problem "$1: vite exited $rc"; return; }
-    [ -s "$TMP/$1.svg" ] || { problem "$1: vite wrote no SVG"; return; }
-    grep -q "^0 errors" "$TMP/$1.vite" || problem "$1: vite found errors"
-    ! grep -q "cannot find rank" "$TMP/$1.vite" ||
-        problem "$1: vite cannot place ranks of a communicator"
+    local rc=$? unplaced
+    unplaced=$(grep -c "cannot find rank" "$TMP/$1.vite")
+    echo "$1: note: vite exited $rc, SVG of $(stat -c %s "$TMP/$1.svg" 2>/dev/null || echo 0) bytes, $unplaced 'cannot find rank' warnings"
 }
 
 # check_partial NAME: the run failed, and its trace is partial and passes
@@ -180,7 +184,7 @@ for flavour in openmpi mpich; do
         continue
     fi
     if ! set_tracer $flavour; then
-        echo "SKIP: $flavour: no weft run and no libweft-mpi-$flavour.so in $WEFT_BUILDDIR/.libs"
+        echo "SKIP: $flavour: libweft-mpi-$flavour.so is not built in $WEFT_BUILDDIR/.libs"
         continue
     fi
     ran=$((ran + 1))
@@ -191,7 +195,7 @@ for flavour in openmpi mpich; do
     ring="$WEFT_BUILDDIR/tests/mpi/ring-$flavour"
     if [ -x "$ring" ]; then
         run_mpi "mpi-ring-$flavour" "$ring"
-        check_run "mpi-ring-$flavour"
+        check_run "mpi-ring-$flavour" --mutate
     else
         echo "SKIP: $flavour: Fortran ring not built (no mpif90.$flavour)"
     fi
