@@ -13,7 +13,11 @@
  * root; RMA operations). Requests live in a reqset, parallel arrays of
  * MPI_Request and what the program knows of each, so that any Wait* or
  * Test* can turn its outcome into the completion events of the contract
- * (and MpiRequestTest for each tracked request a Test* leaves incomplete).
+ * (and MpiRequestTest for each tracked request a Test* leaves incomplete,
+ * read literally: also those a Testany or Testsome that completed others
+ * leaves active; rs_untested). Events are counted right after the call
+ * that causes them, before the next MPI call: the per-call log in the
+ * expectation relies on it.
  * Communicators are named with MPI_Comm_set_name ("every.*") and listed
  * in the order this rank created them (its CommCreate events), which is
  * how the checker finds them in the archive; each one's members (world
