@@ -1,0 +1,124 @@
+#!/bin/bash
+# e2e_mpi_ring.sh - an unmodified MPI program traced by `mpirun -np 4
+# weft run -- ./ring`, with Open MPI and with MPICH: the real
+# libweft-mpi, a real weftd. The trace is one complete trace of 4 ranks
+# named by rank 0 (MPICH's launcher names no job), both readers accept
+# it, each rank has the MPI events the program caused (counted from the
+# archive with the python reader), the two Comm_dups of the world are two
+# communicators with the world's members and the two colors of a split
+# are two communicators of two members each.
+. "$(dirname "$0")/lib.sh"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+unset WEFT_TRACE
+export WEFT_LIBDIR="$WEFT_BUILDDIR/.libs"
+
+cat >"$TMP/ring.c" <<'PROG'
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    int rank, size, token = 0, a, b = -1, s = 0;
+    MPI_Comm dup1, dup2, half;
+    MPI_Request rq[2];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < 3; i++) {
+        if (rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+            MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&token, 1, MPI_INT, rank - 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            token++;
+            MPI_Send(&token, 1, MPI_INT, (rank + 1) % size, 7,
+                     MPI_COMM_WORLD);
+        }
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    a = rank;
+    MPI_Irecv(&b, 1, MPI_INT, (rank + size - 1) % size, 1, dup1, &rq[0]);
+    MPI_Isend(&a, 1, MPI_INT, (rank + 1) % size, 1, dup1, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    MPI_Allreduce(&rank, &s, 1, MPI_INT, MPI_SUM, half);
+    MPI_Barrier(dup2);
+    MPI_Comm_free(&dup1);
+    MPI_Comm_free(&dup2);
+    MPI_Comm_free(&half);
+    MPI_Finalize();
+    if (b != (rank + size - 1) % size || (rank == 0 && token != 3 * (size - 1)))
+        return 1;
+    return 0;
+}
+PROG
+
+# check NAME: the trace's archive, read with both readers.
+check() {
+    local name=$1 archive
+    wait_state "$name" complete 60
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >/dev/null ||
+        fail "$name: otf2-print rejects $archive"
+    "$PY" - "$archive" <<'PY' || fail "$name: the archive is not what ring did"
+import collections, sys, otf2
+want = {"MpiSend": 3, "MpiRecv": 3, "MpiIsend": 1, "MpiIsendComplete": 1,
+        "MpiIrecvRequest": 1, "MpiIrecv": 1, "MpiCollectiveBegin": 2,
+        "MpiCollectiveEnd": 2, "CommCreate": 3, "CommDestroy": 3,
+        "ProgramBegin": 1, "ProgramEnd": 1}
+bad = []
+with otf2.reader.open(sys.argv[1]) as r:
+    per = collections.defaultdict(collections.Counter)
+    for loc, ev in r.events:
+        per[loc.group.name][type(ev).__name__] += 1
+    if len(per) != 4:
+        bad.append("%d ranks, not 4" % len(per))
+    for rank, c in sorted(per.items()):
+        for kind, n in want.items():
+            if c[kind] != n:
+                bad.append("%s: %d %s, want %d" % (rank, c[kind], kind, n))
+        if c["Enter"] != c["Leave"] or c["Enter"] < 14:
+            bad.append("%s: %d Enter, %d Leave" % (rank, c["Enter"], c["Leave"]))
+    comms = collections.Counter((c.name, len(c.group.members))
+                                for c in r.definitions.comms)
+    if comms != {("MPI_COMM_WORLD", 4): 1, ("MPI_COMM_SELF", 0): 1,
+                 ("MPI_Comm_dup", 4): 2, ("MPI_Comm_split", 2): 2}:
+        bad.append("communicators: %s" % dict(comms))
+for b in bad:
+    print("ring:", b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+ran=0
+start_weftd
+for flavour in openmpi mpich; do
+    mpicc=mpicc.$flavour
+    mpirun=mpirun.$flavour
+    if ! command -v "$mpicc" >/dev/null || ! command -v "$mpirun" >/dev/null ||
+        [ ! -e "$WEFT_LIBDIR/libweft-mpi-$flavour.so" ]; then
+        echo "SKIP: $flavour: $mpicc, $mpirun or libweft-mpi-$flavour.so missing"
+        continue
+    fi
+    "$mpicc" -o "$TMP/ring-$flavour" "$TMP/ring.c" ||
+        fail "$mpicc cannot build the ring"
+    args=(-np 4)
+    [ "$flavour" = openmpi ] && args+=(--oversubscribe -x WEFT_LIBDIR -x WEFT_SERVER -x LD_PRELOAD -x ASAN_OPTIONS)
+    # A sanitized recorder needs the sanitizers' runtimes first.
+    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$mpirun" "${args[@]}" \
+        "$WEFT" run -- "$TMP/ring-$flavour" >"$TMP/$flavour.out" 2>&1 ||
+        fail "$flavour: the ring failed under weft run: $(cat "$TMP/$flavour.out")"
+    name=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
+           "$PY" -c 'import json,sys; print(*[t["name"] for t in json.load(sys.stdin) if t["name"].startswith("ring-'$flavour'")])')
+    [ -n "$name" ] || fail "$flavour: no trace ring-$flavour-* in the catalog"
+    [ "$(echo "$name" | wc -w)" = 1 ] || fail "$flavour: several traces: $name"
+    check "$name"
+    ran=$((ran + 1))
+done
+[ "$ran" -gt 0 ] || { echo "SKIP: no MPI implementation"; exit 77; }
+echo ok
