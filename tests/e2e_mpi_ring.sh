@@ -6,7 +6,9 @@
 # it, each rank has the MPI events the program caused (counted from the
 # archive with the python reader), the two Comm_dups of the world are two
 # communicators with the world's members and the two colors of a split
-# are two communicators of two members each.
+# are two communicators of two members each. A Fortran ring (`use mpi`)
+# is traced too: Open MPI's Fortran bindings call PMPI_ directly, MPICH's
+# call MPI_ (recorders/mpi/fortran.c).
 . "$(dirname "$0")/lib.sh"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -58,19 +60,54 @@ int main(int argc, char **argv)
 }
 PROG
 
-# check NAME: the trace's archive, read with both readers.
+cat >"$TMP/fring.f90" <<'PROG'
+program fring
+  use mpi
+  implicit none
+  integer :: ierr, rank, nprocs, token, i, s
+  integer :: status(MPI_STATUS_SIZE)
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, nprocs, ierr)
+  token = 0
+  do i = 1, 3
+    if (rank == 0) then
+      call MPI_SEND(token, 1, MPI_INTEGER, 1, 5, MPI_COMM_WORLD, ierr)
+      call MPI_RECV(token, 1, MPI_INTEGER, nprocs - 1, 5, MPI_COMM_WORLD, &
+                    status, ierr)
+    else
+      call MPI_RECV(token, 1, MPI_INTEGER, rank - 1, 5, MPI_COMM_WORLD, &
+                    MPI_STATUS_IGNORE, ierr)
+      token = token + 1
+      call MPI_SEND(token, 1, MPI_INTEGER, mod(rank + 1, nprocs), 5, &
+                    MPI_COMM_WORLD, ierr)
+    end if
+  end do
+  call MPI_ALLREDUCE(rank, s, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  call MPI_FINALIZE(ierr)
+  if (s /= nprocs * (nprocs - 1) / 2) stop 1
+end program fring
+PROG
+
+# check NAME [fortran]: the trace's archive, read with both readers.
 check() {
     local name=$1 archive
     wait_state "$name" complete 60
     archive=$(json_get "$TMP/show.json" 'j["archive"]')
     otf2-print -Werror --silent "$archive" >/dev/null ||
         fail "$name: otf2-print rejects $archive"
-    "$PY" - "$archive" <<'PY' || fail "$name: the archive is not what ring did"
+    "$PY" - "$archive" "${2:-c}" <<'PY' || fail "$name: the archive is not what the ring did"
 import collections, sys, otf2
+fortran = sys.argv[2] == "fortran"
 want = {"MpiSend": 3, "MpiRecv": 3, "MpiIsend": 1, "MpiIsendComplete": 1,
         "MpiIrecvRequest": 1, "MpiIrecv": 1, "MpiCollectiveBegin": 2,
         "MpiCollectiveEnd": 2, "CommCreate": 3, "CommDestroy": 3,
         "ProgramBegin": 1, "ProgramEnd": 1}
+if fortran:
+    want = {"MpiSend": 3, "MpiRecv": 3, "MpiCollectiveBegin": 2,
+            "MpiCollectiveEnd": 2, "ProgramBegin": 1, "ProgramEnd": 1,
+            "MpiIsend": 0, "CommCreate": 0}
 bad = []
 with otf2.reader.open(sys.argv[1]) as r:
     per = collections.defaultdict(collections.Counter)
@@ -82,11 +119,14 @@ with otf2.reader.open(sys.argv[1]) as r:
         for kind, n in want.items():
             if c[kind] != n:
                 bad.append("%s: %d %s, want %d" % (rank, c[kind], kind, n))
-        if c["Enter"] != c["Leave"] or c["Enter"] < 14:
+        if c["Enter"] != c["Leave"] or c["Enter"] < (7 if fortran else 14):
             bad.append("%s: %d Enter, %d Leave" % (rank, c["Enter"], c["Leave"]))
     comms = collections.Counter((c.name, len(c.group.members))
                                 for c in r.definitions.comms)
-    if comms != {("MPI_COMM_WORLD", 4): 1, ("MPI_COMM_SELF", 0): 1,
+    if fortran:
+        if comms != {("MPI_COMM_WORLD", 4): 1, ("MPI_COMM_SELF", 0): 1}:
+            bad.append("communicators: %s" % dict(comms))
+    elif comms != {("MPI_COMM_WORLD", 4): 1, ("MPI_COMM_SELF", 0): 1,
                  ("MPI_Comm_dup", 4): 2, ("MPI_Comm_split", 2): 2}:
         bad.append("communicators: %s" % dict(comms))
 for b in bad:
@@ -119,6 +159,22 @@ for flavour in openmpi mpich; do
     [ "$(echo "$name" | wc -w)" = 1 ] || fail "$flavour: several traces: $name"
     check "$name"
     ran=$((ran + 1))
+
+    mpif90=mpif90.$flavour
+    if ! command -v "$mpif90" >/dev/null; then
+        echo "SKIP: $flavour: no $mpif90: the Fortran ring did not run"
+        continue
+    fi
+    (cd "$TMP" && "$mpif90" -o "$TMP/fring-$flavour" "$TMP/fring.f90") ||
+        fail "$mpif90 cannot build the Fortran ring"
+    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$mpirun" "${args[@]}" \
+        "$WEFT" run -- "$TMP/fring-$flavour" >"$TMP/f$flavour.out" 2>&1 ||
+        fail "$flavour: the Fortran ring failed: $(cat "$TMP/f$flavour.out")"
+    name=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
+           "$PY" -c 'import json,sys; print(*[t["name"] for t in json.load(sys.stdin) if t["name"].startswith("fring-'$flavour'")])')
+    [ "$(echo "$name" | wc -w)" = 1 ] ||
+        fail "$flavour: not one trace fring-$flavour-*: '$name'"
+    check "$name" fortran
 done
 [ "$ran" -gt 0 ] || { echo "SKIP: no MPI implementation"; exit 77; }
 echo ok

@@ -1,0 +1,112 @@
+/* fortran.c - Fortran programs with Open MPI (see wm.h).
+ *
+ * DESIGN
+ * Open MPI's Fortran bindings (libmpi_mpifh: mpif.h, `use mpi`, and
+ * through it `use mpi_f08`) convert their arguments and call the C
+ * PMPI_ functions directly, so the MPI_ wrappers never see a Fortran
+ * program's calls. This file interposes the PMPI_ function of every entry
+ * of calls.def (and of MPI_Init, MPI_Init_thread, MPI_Finalize): called
+ * from the Fortran bindings, it runs the MPI_ wrapper (which records
+ * and calls PMPI_ again); called from anywhere else (the wrappers, MPI
+ * itself, a program that calls PMPI_ on purpose), it goes straight to
+ * MPI's own PMPI_ (dlsym RTLD_NEXT). Where a call comes from is its
+ * return address, compared with the address range of the Fortran
+ * bindings' library, found once (dl_iterate_phdr). MPICH's Fortran
+ * bindings call the MPI_ functions, so this file is built for Open MPI
+ * only.
+ */
+#include "wm.h" /* mpi.h: says whether this is Open MPI */
+
+#ifdef OPEN_MPI
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The Fortran bindings' executable segments (at most a few). */
+#define MAX_RANGES 4
+static uintptr_t lo[MAX_RANGES], hi[MAX_RANGES];
+static int nranges;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int find_bindings(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libmpi_mpifh"))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && nranges < MAX_RANGES; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+            lo[nranges] = info->dlpi_addr + p->p_vaddr;
+            hi[nranges] = lo[nranges] + p->p_memsz;
+            nranges++;
+        }
+    }
+    return 1;
+}
+
+static void find_once(void)
+{
+    dl_iterate_phdr(find_bindings, NULL);
+}
+
+/* 1 when return address `ra` is inside Open MPI's Fortran bindings. */
+static int from_fortran(const void *ra)
+{
+    uintptr_t a = (uintptr_t)ra;
+
+    pthread_once(&once, find_once);
+    for (int i = 0; i < nranges; i++)
+        if (a >= lo[i] && a < hi[i])
+            return 1;
+    return 0;
+}
+
+/* MPI's own PMPI_<name>, found once; exits with a message if MPI has
+ * none (then the program could not run at all). */
+static void *next(const char *name, _Atomic(void *) *cache)
+{
+    void *f = atomic_load_explicit(cache, memory_order_acquire);
+
+    if (f)
+        return f;
+    f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "weft: libweft-mpi: the MPI library has no %s\n",
+                name);
+        abort();
+    }
+    atomic_store_explicit(cache, f, memory_order_release);
+    return f;
+}
+
+#define WM_EXPORT __attribute__((visibility("default")))
+#define WM_INTERPOSE(Name, params, args)                                     \
+    WM_EXPORT int PMPI_##Name params                                         \
+    {                                                                        \
+        static _Atomic(void *) real_;                                        \
+        int(*f_) params;                                                     \
+                                                                             \
+        if (from_fortran(__builtin_return_address(0)))                       \
+            return MPI_##Name args;                                          \
+        f_ = (int(*) params)next("PMPI_" #Name, &real_);                     \
+        return f_ args;                                                      \
+    }
+#define WM(Name, role, op, hook, params, args) WM_INTERPOSE(Name, params, args)
+#define WMC(Name, role, op, hook, params, args) WM_INTERPOSE(Name, params, args)
+#include "calls.def"
+WM_INTERPOSE(Init, (int *argc, char ***argv), (argc, argv))
+WM_INTERPOSE(Init_thread,
+             (int *argc, char ***argv, int required, int *provided),
+             (argc, argv, required, provided))
+WM_INTERPOSE(Finalize, (void), ())
+
+#else
+/* MPICH: nothing to do (ISO C forbids an empty file). */
+typedef int wm_fortran_unused;
+#endif
