@@ -354,6 +354,7 @@ static uint8_t *put_attributes(uint8_t *p, const weft_attribute_list *a)
  * buffer. Returns 0 or what weft__def_append says; WEFT_EINVAL for an
  * array without elements. The caller keeps its strings and arrays. */
 #define WEFT__DEFGEN_DAEMON(id, Name, ...)
+#define WEFT__DEFGEN_WEFT(id, Name, ...)
 #define WEFT__DEFGEN_LOCAL(id, Name, ...) WEFT__DEFGEN_CLIENT(id, Name, __VA_ARGS__)
 #define WEFT__DEFGEN_CLIENT(id, Name, ...)                                   \
     WEFT_API int weft_def_##Name(                                            \

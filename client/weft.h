@@ -159,6 +159,7 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
     WEFT_API int weft_def_##Name(WEFT__DROP(~ __VA_ARGS__));
 #define WEFT__DEF_LOCAL(Name, ...) WEFT__DEF_CLIENT(Name, __VA_ARGS__)
 #define WEFT__DEF_DAEMON(Name, ...)
+#define WEFT__DEF_WEFT(Name, ...)
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #define WX(ctype, name, W) /* weft's own fields: not in the API */
 #define WEFT_EVENT(id, Name, fields)                                         \
@@ -168,6 +169,7 @@ WEFT_API int weft_metric_double(OTF2_MetricRef metric, double value);
 #undef WEFT__DEF_CLIENT
 #undef WEFT__DEF_LOCAL
 #undef WEFT__DEF_DAEMON
+#undef WEFT__DEF_WEFT
 #undef WEFT_SCALAR
 #undef WEFT_ARRAY
 

@@ -199,12 +199,14 @@ static OTF2_ErrorCode write_def(OTF2_GlobalDefWriter *gw, const weft_record *r)
 #define WEFT__DEF_CLIENT(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
 #define WEFT__DEF_DAEMON(Name, ...) WEFT__GLOBAL_DEF(Name, __VA_ARGS__)
 #define WEFT__DEF_LOCAL(Name, ...)
+#define WEFT__DEF_WEFT(Name, ...)
 #define WX(ctype, name, W) /* weft's own fields: not OTF2's */
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #include "weft_records.def"
 #undef WEFT__DEF_CLIENT
 #undef WEFT__DEF_DAEMON
 #undef WEFT__DEF_LOCAL
+#undef WEFT__DEF_WEFT
     default:
         return OTF2_ERROR_INVALID_ARGUMENT;
     }
@@ -221,11 +223,13 @@ static OTF2_ErrorCode write_local_def(OTF2_DefWriter *dw, const weft_record *r)
     }
 #define WEFT__DEF_CLIENT(Name, ...)
 #define WEFT__DEF_DAEMON(Name, ...)
+#define WEFT__DEF_WEFT(Name, ...)
 #define WEFT_DEF(id, Name, flags, fields) WEFT__DEF_##flags(Name, fields)
 #include "weft_records.def"
 #undef WEFT__DEF_CLIENT
 #undef WEFT__DEF_DAEMON
 #undef WEFT__DEF_LOCAL
+#undef WEFT__DEF_WEFT
     default:
         return OTF2_ERROR_INVALID_ARGUMENT;
     }

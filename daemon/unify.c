@@ -34,6 +34,7 @@ typedef struct def_entry {
     size_t keylen;
     uint64_t gid;       /* UINT64_MAX for records without an id */
     uint32_t member;    /* the member that defined it first */
+    int renamed;        /* a CommName gave it its name */
     weft_record rec;    /* global ids; pointers into data[] */
     uint8_t data[];     /* key, then strings and arrays */
 } def_entry;
@@ -612,6 +613,36 @@ static int conflict(const weft_rec_desc *d, uint32_t mid, weft_record *r,
 
 /* Maps and adds a member's definition (see unify.h). Returns 0 or a
  * WEFT_E* code with err set; def stays the caller's, nothing is kept. */
+/* Applies weft's own record r (WEFT_DF_WEFT, references mapped): a
+ * CommName names its communicator, unless an earlier one did. Returns 0
+ * or WEFT_EREF when no communicator has that id. */
+static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
+                      char *err, size_t errlen)
+{
+    static const uint32_t kinds[] = { WEFT_REC_Comm, WEFT_REC_InterComm };
+    uint64_t comm = r->u.CommName.comm;
+
+    assert(r->type == WEFT_REC_CommName);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        type_list *l = list_of(u, kinds[k]);
+        for (size_t i = 0; l && i < l->n; i++) {
+            def_entry *e = l->v[i];
+            if (e->gid != comm)
+                continue;
+            if (!e->renamed) {
+                if (e->rec.type == WEFT_REC_Comm)
+                    e->rec.u.Comm.name = r->u.CommName.name;
+                else
+                    e->rec.u.InterComm.name = r->u.CommName.name;
+                e->renamed = 1;
+            }
+            return 0;
+        }
+    }
+    return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": CommName.comm "
+                "= %" PRIu64 " names no communicator", mid, comm);
+}
+
 int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                        char *err, size_t errlen)
 {
@@ -651,6 +682,8 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                   errlen);
     if (rc < 0)
         return rc;
+    if (d->flags & WEFT_DF_WEFT)
+        return apply_weft(u, mid, &r, err, errlen);
     if (d->self_field >= 0) {
         sf = &d->fields[d->self_field];
         local = weft_field_get(&r, sf);

@@ -85,7 +85,10 @@ void weft_unify_free(weft_unifier *u);
  * On failure err (errlen bytes, may be NULL) names the member, record,
  * field and value, and nothing was added. `def` is not kept: its strings
  * and arrays are copied. Defining the same local id again with the same
- * content (a resend) is fine. */
+ * content (a resend) is fine. weft's own records (WEFT_DF_WEFT) change
+ * what is there and add nothing: a CommName renames its Comm or
+ * InterComm (the first one wins; the content that unifies the members'
+ * definitions is unchanged). */
 int weft_unify_add_def(weft_unifier *u, uint32_t member,
                        const weft_record *def, char *err, size_t errlen);
 

@@ -43,11 +43,13 @@ static const char *const kind_names[] = {
 #define WEFT__K_CLIENT(Name) #Name,
 #define WEFT__K_LOCAL(Name) #Name,
 #define WEFT__K_DAEMON(Name)
+#define WEFT__K_WEFT(Name)
 #define WEFT_DEF(id, Name, flags, fields) WEFT__K_##flags(Name)
 #include "weft_records.def"
 #undef WEFT__K_CLIENT
 #undef WEFT__K_LOCAL
 #undef WEFT__K_DAEMON
+#undef WEFT__K_WEFT
 };
 #define NKINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 _Static_assert(sizeof kind_names / sizeof kind_names[0] <= DEMO_MAX_KINDS,
@@ -274,6 +276,7 @@ static int send_record(weft_attribute_list *al, const weft_record *r)
     }
 #define DEMO__DEF_LOCAL(Name, ...) DEMO__DEF_CLIENT(Name, __VA_ARGS__)
 #define DEMO__DEF_DAEMON(Name, ...)
+#define DEMO__DEF_WEFT(Name, ...)
 #define WX(ctype, name, W) /* not in weft.h's API */
 #define WEFT_DEF(id, Name, flags, fields) DEMO__DEF_##flags(Name, fields)
 #include "weft_records.def"
@@ -480,7 +483,8 @@ static void generic_definitions(void)
     for (size_t i = 0; i < n && !g_error; i++) {
         const weft_rec_desc *d = all[i];
         weft_record lo, hi;
-        if (d->is_event || d->is_pseudo || (d->flags & WEFT_DF_DAEMON) ||
+        if (d->is_event || d->is_pseudo ||
+            (d->flags & (WEFT_DF_DAEMON | WEFT_DF_WEFT)) ||
             g_defcounts[demo_kind(d->name)] > 0)
             continue;
         if (generic(d, 0, &lo) < 0 || generic(d, 1, &hi) < 0) {

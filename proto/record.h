@@ -26,6 +26,7 @@
 #define WEFT_DF_CLIENT 0u
 #define WEFT_DF_DAEMON 1u
 #define WEFT_DF_LOCAL 2u
+#define WEFT_DF_WEFT 4u
 
 /* Id spaces of definitions. */
 typedef enum {

@@ -484,6 +484,31 @@ static void test_comm_identity(void **state)
     add_ok(u, 1, comm_group(9, one, 1));
     add_ok(u, 1, comm(8, 9, 101));
     assert_int_equal(weft_unify_count(u, WEFT_REC_Comm), 4);
+
+    /* CommName renames the unified Comm (the first one wins) and adds
+     * nothing; one naming no communicator is refused. */
+    {
+        weft_record n = { .type = WEFT_REC_CommName };
+        const weft_record *c;
+        char err[256] = "";
+
+        add_ok(u, 1, str(20, "rows"));
+        add_ok(u, 0, str(21, "cols"));
+        n.u.CommName.comm = 5;
+        n.u.CommName.name = 20;
+        add_ok(u, 1, n);
+        n.u.CommName.comm = 1;
+        n.u.CommName.name = 21;
+        add_ok(u, 0, n);
+        c = weft_unify_get(u, WEFT_REC_Comm, global(u, 0, WEFT_REF_COMM, 1));
+        assert_int_equal(c->u.Comm.name, global(u, 1, WEFT_REF_STRING, 20));
+        assert_int_equal(c->u.Comm.identity, 101);
+        assert_int_equal(weft_unify_count(u, WEFT_REC_Comm), 4);
+        n.u.CommName.comm = 7777;
+        assert_int_equal(weft_unify_add_def(u, 0, &n, err, sizeof err),
+                         WEFT_EREF);
+        print_message("refused: %s\n", err);
+    }
     weft_unify_free(u);
 }
 

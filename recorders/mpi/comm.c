@@ -21,6 +21,9 @@
  * The content then tells the colors of a split apart (other groups).
  * A communicator this library did not see made (a call not wrapped) is
  * defined when first used, with identity 0 (content only).
+ * A communicator is named after the call that made it; MPI_Comm_set_name
+ * renames it afterwards with a CommName record (weft's own), which weftd
+ * applies to the unified Comm.
  * Groups are COMM_GROUPs of world ranks in communicator rank order; rank
  * 0 defines the COMM_LOCATIONS group that maps world ranks to locations
  * (ViTE and Vampir need it), as rank << 32, the first thread of a rank.
@@ -518,6 +521,26 @@ void wm_post_intercomm_merge(wm_frame *f, int rc, MPI_Comm intercomm,
 {
     if (rc == MPI_SUCCESS)
         wm_comm_created(*newcomm, intercomm, f->identity, f->call);
+}
+
+void wm_pre_comm_set_name(wm_frame *f, MPI_Comm comm, const char *comm_name)
+{
+}
+
+/* The name goes to weftd as weft's own CommName record: the Comm was
+ * defined (with the name of the call that made it) when it was made. */
+void wm_post_comm_set_name(wm_frame *f, int rc, MPI_Comm comm,
+                           const char *comm_name)
+{
+    weft_record r = { .type = WEFT_REC_CommName };
+
+    if (rc != MPI_SUCCESS || !comm_name)
+        return;
+    r.u.CommName.comm = wm_comm_ref(comm);
+    r.u.CommName.name = weft_string(comm_name);
+    if (r.u.CommName.comm != OTF2_UNDEFINED_COMM &&
+        r.u.CommName.name != OTF2_UNDEFINED_STRING)
+        weft__recorder_def(&r);
 }
 
 void wm_pre_comm_free(wm_frame *f, MPI_Comm *comm)
