@@ -452,6 +452,7 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
         }
     }
     e->gid = UINT64_MAX;
+    e->renamed = 0;
     if (d->self_field >= 0) {
         const weft_field_desc *sf = &d->fields[d->self_field];
         e->gid = u->next_id[sf->ref];
