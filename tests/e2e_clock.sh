@@ -94,7 +94,7 @@ def frame(kind, msg):
     return struct.pack(">I", len(env)) + env
 host, port = sys.argv[1].rsplit(":", 1)
 s = socket.create_connection((host, int(port)), timeout=10)
-hello = (field(1, 3) + field(2, b"e2e clock flood") + field(3, 0) +
+hello = (field(1, 4) + field(2, b"e2e clock flood") + field(3, 0) +
          field(4, 1) + field(5, b"h") + field(6, 1) + field(10, 10**9))
 # One more than the limit, all in one write: weftd hangs up after the
 # 65th, and nothing of ours is left unsent to make that a reset.

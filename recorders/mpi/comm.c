@@ -24,9 +24,13 @@
  * A communicator is named after the call that made it; MPI_Comm_set_name
  * renames it afterwards with a CommName record (weft's own), which weftd
  * applies to the unified Comm.
- * Groups are COMM_GROUPs of world ranks in communicator rank order; rank
- * 0 defines the COMM_LOCATIONS group that maps world ranks to locations
- * (ViTE and Vampir need it), as rank << 32, the first thread of a rank.
+ * Groups are COMM_GROUPs of world ranks in communicator rank order. OTF2
+ * readers resolve them through the MPI COMM_LOCATIONS group (world rank
+ * -> location: rank << 32, the first thread of a rank), which must come
+ * before them: every rank defines it first, identically, so weftd
+ * unifies them into one and the archive has it even when some rank's
+ * definitions never arrived (a rank killed before it shipped any). Like
+ * the world's group, it costs each rank O(size).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -207,7 +211,7 @@ static comm_info *define_comm(MPI_Comm comm, OTF2_CommRef parent,
 }
 
 /* See wm.h. */
-void wm_comm_init(int rank, int size)
+void wm_comm_init(int size)
 {
     weft_record r = { .type = WEFT_REC_Comm };
     comm_info *c;
@@ -216,7 +220,7 @@ void wm_comm_init(int rank, int size)
     PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
     weft_def_Paradigm(OTF2_PARADIGM_MPI, weft_string("MPI"),
                       OTF2_PARADIGM_CLASS_PROCESS);
-    if (rank == 0) {
+    {
         uint64_t *loc = malloc((size_t)size * sizeof *loc);
         if (loc) {
             for (int i = 0; i < size; i++)

@@ -105,7 +105,7 @@ static void open_session(unsigned call)
                 "%" PRIu32 ", but this process is rank %d of "
                 "MPI_COMM_WORLD: its MPI events may be misattributed\n",
                 weft_rank(), rank);
-    wm_comm_init(rank, size);
+    wm_comm_init(size);
     program_begin();
     weft_enter(wm_region(call));
     atomic_store(&active, 1);

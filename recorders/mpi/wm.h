@@ -89,8 +89,8 @@ WM__HIDDEN uint64_t wm_bytes(int count, MPI_Datatype type);
 /* ---- communicators (comm.c) ------------------------------------------- */
 
 /* Defines MPI_COMM_WORLD and MPI_COMM_SELF, the MPI paradigm and the
- * COMM_LOCATIONS group (rank 0). Session open; called once by MPI_Init. */
-WM__HIDDEN void wm_comm_init(int rank, int size);
+ * COMM_LOCATIONS group. Session open; called once by MPI_Init. */
+WM__HIDDEN void wm_comm_init(int size);
 /* Forgets every communicator (MPI_Finalize). */
 WM__HIDDEN void wm_comm_fini(void);
 /* The local OTF2 id of `comm`, defining it first when this process has
