@@ -10,6 +10,7 @@
 #   -a ALLREDUCES  MPI_Allreduce calls per run (default 20000 with Open
 #                  MPI, 500 with MPICH, whose 4 spinning ranks on 2 cores
 #                  take milliseconds per call)
+#   -s SOLOS       MPI_Allreduce calls on 1 rank per run (default 1000000)
 #   -m MPI         only this MPI: openmpi or mpich (default: every one
 #                  found)
 #
@@ -19,6 +20,9 @@
 # btl self,vader; MPICH: UCX_TLS=self,sm), oversubscribed:
 #   pingpong   2 ranks, 8 bytes, MPI_Send / MPI_Recv
 #   allreduce  4 ranks, MPI_Allreduce of one double
+#   allreduce1 the same on 1 rank: what recording costs the calling
+#              thread, weftd and libweft's sender thread having the other
+#              core (on 2 cores, the kernels above share theirs with them)
 # three ways, in a rotating order every round:
 #   untraced   the program alone
 #   weft       LD_PRELOAD=BUILD_DIR/.libs/libweft-mpi-<mpi>.so, streaming
@@ -33,21 +37,23 @@
 # in its fastest batch (what a quiet machine would give). The tables
 # give the median over the rounds of each, added = traced - untraced,
 # and, per kernel, the ratio weft added / EZTrace added (target: <= 0.5,
-# and weft added < 150 ns).
+# and weft added < 150 ns), next to half the range of the untraced
+# rounds (an added cost below that is noise).
 # Every mpirun runs under timeout(1); weftd and the temporary directory
 # are removed however the script ends. Needs otf2-print.
 set -u
 
-ROUNDS=5 PINGPONGS=200000 ALLREDUCES="" ONLY=""
+ROUNDS=5 PINGPONGS=200000 ALLREDUCES="" SOLOS=1000000 ONLY=""
 usage() {
-    echo "usage: bash bench/mpi.sh [-r ROUNDS] [-n PINGPONGS] [-a ALLREDUCES] [-m openmpi|mpich] BUILD_DIR" >&2
+    echo "usage: bash bench/mpi.sh [-r ROUNDS] [-n PINGPONGS] [-a ALLREDUCES] [-s SOLOS] [-m openmpi|mpich] BUILD_DIR" >&2
     exit 2
 }
-while getopts 'r:n:a:m:h' opt; do
+while getopts 'r:n:a:s:m:h' opt; do
     case $opt in
     r) ROUNDS=$OPTARG ;;
     n) PINGPONGS=$OPTARG ;;
     a) ALLREDUCES=$OPTARG ;;
+    s) SOLOS=$OPTARG ;;
     m) ONLY=$OPTARG ;;
     *) usage ;;
     esac
@@ -55,7 +61,7 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 1 ] || usage
 B=$(cd "$1" && pwd) || exit 2
-for v in "$ROUNDS" "$PINGPONGS" ${ALLREDUCES:+"$ALLREDUCES"}; do
+for v in "$ROUNDS" "$PINGPONGS" "$SOLOS" ${ALLREDUCES:+"$ALLREDUCES"}; do
     [[ $v =~ ^[1-9][0-9]*$ ]] || usage
 done
 if [ ! -x "$B/weftd" ] || [ ! -x "$B/weft" ]; then
@@ -144,16 +150,19 @@ launch() {
 run_one() {
     local mpi=$1 kernel=$2 n=$3 mode=$4 tag=$5 np=2 kind=MPI_SEND
     local kbin="$B/bench/mpi_kernel_$mpi" out="$TMP/$tag.out" ns got
-    local anchor="" state="" ez="$TMP/ez-$tag"
-    [ "$kernel" = allreduce ] && np=4 kind=MPI_COLLECTIVE_END
+    local anchor="" state="" ez="$TMP/ez-$tag" prog=$2
+    case $kernel in
+    allreduce) np=4 kind=MPI_COLLECTIVE_END ;;
+    allreduce1) np=1 kind=MPI_COLLECTIVE_END prog=allreduce ;;
+    esac
     case $mode in
-    untraced) launch "$mpi" $np "$kbin" "$kernel" "$n" >"$out" 2>&1 ;;
+    untraced) launch "$mpi" $np "$kbin" "$prog" "$n" >"$out" 2>&1 ;;
     weft) launch "$mpi" $np env LD_LIBRARY_PATH="$B/.libs" \
               LD_PRELOAD="$B/.libs/libweft-mpi-$mpi.so" WEFT_TRACE="$tag" \
-              "$kbin" "$kernel" "$n" >"$out" 2>&1 ;;
+              "$kbin" "$prog" "$n" >"$out" 2>&1 ;;
     eztrace) mkdir -p "$ez" &&
              launch "$mpi" $np eztrace -t "$mpi" -o "$ez" \
-                 "$kbin" "$kernel" "$n" >"$out" 2>&1 ;;
+                 "$kbin" "$prog" "$n" >"$out" 2>&1 ;;
     esac || die "$tag: mpirun failed (status $?): $(tail -n 20 "$out")"
     ns=$(awk '$1 == "ns_per_call" { print $4, $6 }' "$out")
     [ -n "$ns" ] || die "$tag: no ns_per_call in the output: $(tail -n 20 "$out")"
@@ -203,6 +212,7 @@ for mpi in openmpi mpich; do
     fi
 done
 [ ${#MPIS[@]} -gt 0 ] || die "no MPI to benchmark"
+KERNELS=(pingpong allreduce allreduce1)
 MODES=(untraced weft)
 [ "$HAVE_EZ" = 1 ] && MODES+=(eztrace)
 
@@ -211,11 +221,13 @@ echo "bench/mpi: $ROUNDS rounds; load average at start: $(cut -d' ' -f1-3 /proc/
 echo "each run: ns per call in its median batch / its fastest batch"
 declare -A T
 for mpi in "${MPIS[@]}"; do
-    for kernel in pingpong allreduce; do
-        n=$PINGPONGS
-        if [ "$kernel" = allreduce ]; then
-            n=${ALLREDUCES:-$([ "$mpi" = mpich ] && echo 500 || echo 20000)}
-        fi
+    for kernel in "${KERNELS[@]}"; do
+        case $kernel in
+        pingpong) n=$PINGPONGS ;;
+        allreduce)
+            n=${ALLREDUCES:-$([ "$mpi" = mpich ] && echo 500 || echo 20000)} ;;
+        allreduce1) n=$SOLOS ;;
+        esac
         for r in $(seq "$ROUNDS"); do
             line="$mpi $kernel n=$n round $r:"
             # rotate the order of the modes from round to round
@@ -233,17 +245,26 @@ for mpi in "${MPIS[@]}"; do
     done
 done
 
+# spread NUMBERS...: half the range of the numbers (how far the
+# untraced rounds are apart: an added cost below it is not measured).
+spread() {
+    printf '%s\n' "$@" | sort -g |
+        awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f", (hi - lo) / 2 }'
+}
+
 # table WHICH TITLE: medians over the rounds of figure WHICH (med, fast).
 table() {
-    local mpi kernel u w e wa ea ratio
+    local mpi kernel u w e wa ea ratio noise
     echo
     echo "bench/mpi: $2, ns per call, median of $ROUNDS rounds"
-    printf '%-8s %-10s %10s %10s %10s %11s %11s %6s\n' MPI kernel untraced \
-        weft eztrace "weft added" "ez added" ratio
+    printf '%-8s %-10s %10s %10s %10s %11s %11s %6s %10s\n' MPI kernel \
+        untraced weft eztrace "weft added" "ez added" ratio "+-noise"
     for mpi in "${MPIS[@]}"; do
-        for kernel in pingpong allreduce; do
+        for kernel in "${KERNELS[@]}"; do
             # shellcheck disable=SC2086 # space-separated numbers
             u=$(median ${T[$mpi,$kernel,untraced,$1]})
+            # shellcheck disable=SC2086
+            noise=$(spread ${T[$mpi,$kernel,untraced,$1]})
             # shellcheck disable=SC2086
             w=$(median ${T[$mpi,$kernel,weft,$1]})
             e=- ea=- ratio=-
@@ -252,11 +273,12 @@ table() {
                 # shellcheck disable=SC2086
                 e=$(median ${T[$mpi,$kernel,eztrace,$1]})
                 ea=$(awk -v a="$e" -v b="$u" 'BEGIN { printf "%.1f", a - b }')
-                ratio=$(awk -v w="$wa" -v e="$ea" \
-                    'BEGIN { if (e > 0) printf "%.2f", w / e; else print "-" }')
+                ratio=$(awk -v w="$wa" -v e="$ea" -v n="$noise" \
+                    'BEGIN { if (w > n && e > n) printf "%.2f", w / e
+                             else print "noise" }')
             fi
-            printf '%-8s %-10s %10s %10s %10s %11s %11s %6s\n' "$mpi" \
-                "$kernel" "$u" "$w" "$e" "$wa" "$ea" "$ratio"
+            printf '%-8s %-10s %10s %10s %10s %11s %11s %6s %10s\n' "$mpi" \
+                "$kernel" "$u" "$w" "$e" "$wa" "$ea" "$ratio" "$noise"
         done
     done
 }
@@ -264,4 +286,5 @@ table med "typical: each run's median batch"
 table fast "quiet: each run's fastest batch"
 echo
 echo "ratio = weft added / EZTrace added; target: ratio <= 0.50 and weft added < 150 ns"
+echo "+-noise = half the range of the untraced rounds: an added cost below it is not measured (ratio: noise)"
 echo "bench/mpi: load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
