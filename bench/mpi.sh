@@ -34,8 +34,11 @@
 # The kernel times its iterations in 20 batches; a run's figure is
 # rank 0's ns per call in its median batch (a batch during which another
 # process of this shared machine took a core is slow, and left out), and
-# in its fastest batch (what a quiet machine would give). The tables
-# give the median over the rounds of each, added = traced - untraced,
+# in its fastest batch (what a quiet machine would give), and the CPU
+# time of rank 0's thread per call (what recording costs the program's
+# thread, whatever weftd and the sender thread take; the same as the
+# wall time where MPI busy-waits). The tables give the median over the
+# rounds of each, added = traced - untraced,
 # and, per kernel, the ratio weft added / EZTrace added (target: <= 0.5,
 # and weft added < 150 ns), next to half the range of the untraced
 # rounds (an added cost below that is noise).
@@ -144,9 +147,9 @@ launch() {
     esac
 }
 
-# run_one MPI KERNEL N MODE TAG: one run; prints "MEDIAN FASTEST" (ns
-# per call of the median and the fastest batch), or fails with what
-# went wrong. The traced runs are checked to have traced.
+# run_one MPI KERNEL N MODE TAG: one run; prints "MEDIAN FASTEST CPU"
+# (ns per call of the median and the fastest batch, rank 0's thread CPU
+# per call), or fails with what went wrong. The traced runs are checked to have traced.
 run_one() {
     local mpi=$1 kernel=$2 n=$3 mode=$4 tag=$5 np=2 kind=MPI_SEND
     local kbin="$B/bench/mpi_kernel_$mpi" out="$TMP/$tag.out" ns got
@@ -164,7 +167,7 @@ run_one() {
              launch "$mpi" $np eztrace -t "$mpi" -o "$ez" \
                  "$kbin" "$prog" "$n" >"$out" 2>&1 ;;
     esac || die "$tag: mpirun failed (status $?): $(tail -n 20 "$out")"
-    ns=$(awk '$1 == "ns_per_call" { print $4, $6 }' "$out")
+    ns=$(awk '$1 == "ns_per_call" { print $4, $6, $8 }' "$out")
     [ -n "$ns" ] || die "$tag: no ns_per_call in the output: $(tail -n 20 "$out")"
     case $mode in
     weft)
@@ -218,7 +221,7 @@ MODES=(untraced weft)
 
 start_weftd
 echo "bench/mpi: $ROUNDS rounds; load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
-echo "each run: ns per call in its median batch / its fastest batch"
+echo "each run: ns per call in its median batch / its fastest batch / rank 0's thread CPU"
 declare -A T
 for mpi in "${MPIS[@]}"; do
     for kernel in "${KERNELS[@]}"; do
@@ -235,10 +238,11 @@ for mpi in "${MPIS[@]}"; do
                 mode=${MODES[$(((i + r - 1) % ${#MODES[@]}))]}
                 ns=$(run_one "$mpi" "$kernel" "$n" "$mode" \
                          "$mpi-$kernel-$mode-$r") || exit 1
-                read -r med fast <<<"$ns"
+                read -r med fast cpu <<<"$ns"
                 T[$mpi,$kernel,$mode,med]+="$med "
                 T[$mpi,$kernel,$mode,fast]+="$fast "
-                line+=" $mode $med/$fast"
+                T[$mpi,$kernel,$mode,cpu]+="$cpu "
+                line+=" $mode $med/$fast/$cpu"
             done
             echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
         done
@@ -252,7 +256,8 @@ spread() {
         awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f", (hi - lo) / 2 }'
 }
 
-# table WHICH TITLE: medians over the rounds of figure WHICH (med, fast).
+# table WHICH TITLE: medians over the rounds of figure WHICH (med, fast,
+# cpu).
 table() {
     local mpi kernel u w e wa ea ratio noise
     echo
@@ -284,6 +289,7 @@ table() {
 }
 table med "typical: each run's median batch"
 table fast "quiet: each run's fastest batch"
+table cpu "CPU: rank 0's thread over all batches"
 echo
 echo "ratio = weft added / EZTrace added; target: ratio <= 0.50 and weft added < 150 ns"
 echo "+-noise = half the range of the untraced rounds: an added cost below it is not measured (ratio: noise)"
