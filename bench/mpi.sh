@@ -38,10 +38,10 @@
 # time of rank 0's thread per call (what recording costs the program's
 # thread, whatever weftd and the sender thread take; the same as the
 # wall time where MPI busy-waits). The tables give the median over the
-# rounds of each, added = traced - untraced,
-# and, per kernel, the ratio weft added / EZTrace added (target: <= 0.5,
-# and weft added < 150 ns), next to half the range of the untraced
-# rounds (an added cost below that is noise).
+# rounds of each, added = traced - untraced, and, per kernel, the ratio
+# weft added / EZTrace added (target: <= 0.5, and weft added < 150 ns),
+# next to half the range of the untraced rounds (an added cost below
+# that is noise).
 # Every mpirun runs under timeout(1); weftd and the temporary directory
 # are removed however the script ends. Needs otf2-print.
 set -u
