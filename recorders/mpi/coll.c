@@ -259,13 +259,13 @@ static coll c_reduce_scatter_block(const void *sendbuf, int recvcount,
 
 static void begin(void)
 {
-    weft_evt_MpiCollectiveBegin(NULL, weft_time());
+    weft_evt_MpiCollectiveBegin(NULL, wm_now());
 }
 
 static void end(const wm_frame *f, int rc, coll c)
 {
     if (rc == MPI_SUCCESS)
-        weft_evt_MpiCollectiveEnd(NULL, weft_time(), wm_call_op(f->call),
+        weft_evt_MpiCollectiveEnd(NULL, wm_now(), wm_call_op(f->call),
                                   c.comm, c.root, c.sent, c.received);
 }
 
@@ -279,7 +279,7 @@ static void nb_request(const wm_frame *f, int rc, MPI_Request h, coll c)
 
     if (rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
         return;
-    weft_evt_NonBlockingCollectiveRequest(NULL, weft_time(), wm_req_add(&r));
+    weft_evt_NonBlockingCollectiveRequest(NULL, wm_now(), wm_req_add(&r));
 }
 
 /* The hooks: blocking ones record Begin before and End after the call;

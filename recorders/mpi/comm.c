@@ -380,7 +380,7 @@ void wm_comm_created(MPI_Comm comm, MPI_Comm parent, uint64_t identity,
     c = define_comm(comm, pid, identity, wm_call_name(call));
     pthread_mutex_unlock(&mu);
     if (c)
-        weft_evt_CommCreate(NULL, weft_time(), c->id);
+        weft_evt_CommCreate(NULL, wm_now(), c->id);
 }
 
 /* See wm.h. */
@@ -406,7 +406,7 @@ void wm_comm_freed(MPI_Comm comm)
     c = wm_map_del(&comms, WM_KEY(comm));
     pthread_mutex_unlock(&mu);
     if (c) {
-        weft_evt_CommDestroy(NULL, weft_time(), c->id);
+        weft_evt_CommDestroy(NULL, wm_now(), c->id);
         free(c);
     }
 }

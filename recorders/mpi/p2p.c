@@ -58,7 +58,7 @@ static void record_recv(const MPI_Status *st, MPI_Datatype type,
     if (PMPI_Get_count(st, type, &count) != MPI_SUCCESS ||
         count == MPI_UNDEFINED)
         count = 0;
-    weft_evt_MpiRecv(NULL, weft_time(), (uint32_t)st->MPI_SOURCE,
+    weft_evt_MpiRecv(NULL, wm_now(), (uint32_t)st->MPI_SOURCE,
                      wm_comm_ref(comm), (uint32_t)st->MPI_TAG,
                      wm_bytes(count, type));
 }
@@ -68,7 +68,7 @@ static void record_send(int count, MPI_Datatype type, int dest, int tag,
 {
     if (dest == MPI_PROC_NULL)
         return;
-    weft_evt_MpiSend(NULL, weft_time(), (uint32_t)dest, wm_comm_ref(comm),
+    weft_evt_MpiSend(NULL, wm_now(), (uint32_t)dest, wm_comm_ref(comm),
                      (uint32_t)tag, wm_bytes(count, type));
 }
 
@@ -145,7 +145,7 @@ static void add_send(MPI_Request h, int persistent, int count,
         return;
     id = wm_req_add(&r);
     if (!persistent)
-        weft_evt_MpiIsend(NULL, weft_time(), r.peer, r.comm, (uint32_t)tag,
+        weft_evt_MpiIsend(NULL, wm_now(), r.peer, r.comm, (uint32_t)tag,
                           r.bytes, id);
 }
 
@@ -163,7 +163,7 @@ static void add_recv(MPI_Request h, int persistent, MPI_Datatype type,
         return;
     id = wm_req_add(&r);
     if (!persistent)
-        weft_evt_MpiIrecvRequest(NULL, weft_time(), id);
+        weft_evt_MpiIrecvRequest(NULL, wm_now(), id);
 }
 
 void wm_pre_isend(wm_frame *f, const void *buf, int count, MPI_Datatype type,
@@ -229,10 +229,10 @@ static void started(MPI_Request h)
     if (!id)
         return;
     if (r.kind == WM_REQ_SEND)
-        weft_evt_MpiIsend(NULL, weft_time(), r.peer, r.comm, (uint32_t)r.tag,
+        weft_evt_MpiIsend(NULL, wm_now(), r.peer, r.comm, (uint32_t)r.tag,
                           r.bytes, id);
     else if (r.kind == WM_REQ_RECV)
-        weft_evt_MpiIrecvRequest(NULL, weft_time(), id);
+        weft_evt_MpiIrecvRequest(NULL, wm_now(), id);
 }
 
 void wm_pre_start(wm_frame *f, MPI_Request *request)

@@ -112,7 +112,7 @@ uint64_t wm_req_start(MPI_Request handle, wm_req *out)
 /* The completion event of r from status. */
 static void record_completion(const wm_req *r, const MPI_Status *status)
 {
-    uint64_t t = weft_time();
+    uint64_t t = wm_now();
     int cancelled = 0, count = 0;
 
     if (status && status != MPI_STATUS_IGNORE)
@@ -179,7 +179,7 @@ void wm_req_tested(MPI_Request handle)
         id = r->id;
     pthread_mutex_unlock(&mu);
     if (id)
-        weft_evt_MpiRequestTest(NULL, weft_time(), id);
+        weft_evt_MpiRequestTest(NULL, wm_now(), id);
 }
 
 /* See wm.h. */

@@ -61,7 +61,7 @@ static void created(const wm_frame *f, int rc, MPI_Win win, MPI_Comm comm)
     }
     pthread_mutex_unlock(&mu);
     if (w)
-        weft_evt_RmaWinCreate(NULL, weft_time(), r.u.RmaWin.self);
+        weft_evt_RmaWinCreate(NULL, wm_now(), r.u.RmaWin.self);
 }
 
 /* A transfer started on `win`: its matchingId (0 when the window is not
@@ -110,7 +110,7 @@ static OTF2_RmaWinRef complete_all(MPI_Win win)
     }
     pthread_mutex_unlock(&mu);
     for (size_t i = 0; i < n; i++)
-        weft_evt_RmaOpCompleteBlocking(NULL, weft_time(), id, done[i]);
+        weft_evt_RmaOpCompleteBlocking(NULL, wm_now(), id, done[i]);
     free(done);
     return id;
 }
@@ -171,7 +171,7 @@ void wm_pre_win_free(wm_frame *f, MPI_Win *win)
     w = wm_map_del(&wins, WM_KEY(*win));
     pthread_mutex_unlock(&mu);
     if (w) {
-        weft_evt_RmaWinDestroy(NULL, weft_time(), id);
+        weft_evt_RmaWinDestroy(NULL, wm_now(), id);
         free_win(w);
     }
 }
@@ -193,7 +193,7 @@ static void transfer(int rc, uint32_t type, int target, int count,
     m = started(win, &id);
     if (!m)
         return;
-    t = weft_time();
+    t = wm_now();
     if (type == WEFT_REC_RmaPut)
         weft_evt_RmaPut(NULL, t, id, (uint32_t)target, bytes, m);
     else if (type == WEFT_REC_RmaGet)
@@ -254,7 +254,7 @@ void wm_post_accumulate(wm_frame *f, int rc, const void *origin_addr,
 
 void wm_pre_win_fence(wm_frame *f, int assert, MPI_Win win)
 {
-    weft_evt_RmaCollectiveBegin(NULL, weft_time());
+    weft_evt_RmaCollectiveBegin(NULL, wm_now());
 }
 
 void wm_post_win_fence(wm_frame *f, int rc, int assert, MPI_Win win)
@@ -262,7 +262,7 @@ void wm_post_win_fence(wm_frame *f, int rc, int assert, MPI_Win win)
     OTF2_RmaWinRef id = complete_all(win);
 
     if (id != OTF2_UNDEFINED_RMA_WIN)
-        weft_evt_RmaCollectiveEnd(NULL, weft_time(), OTF2_COLLECTIVE_OP_BARRIER,
+        weft_evt_RmaCollectiveEnd(NULL, wm_now(), OTF2_COLLECTIVE_OP_BARRIER,
                                   OTF2_RMA_SYNC_LEVEL_PROCESS |
                                       OTF2_RMA_SYNC_LEVEL_MEMORY,
                                   id, OTF2_UNDEFINED_UINT32, 0, 0);
@@ -293,7 +293,7 @@ void wm_post_win_lock(wm_frame *f, int rc, int lock_type, int rank,
     OTF2_RmaWinRef id = win_id(win);
 
     if (rc == MPI_SUCCESS && id != OTF2_UNDEFINED_RMA_WIN)
-        weft_evt_RmaAcquireLock(NULL, weft_time(), id, (uint32_t)rank, 0,
+        weft_evt_RmaAcquireLock(NULL, wm_now(), id, (uint32_t)rank, 0,
                                 lock_type == MPI_LOCK_SHARED
                                     ? OTF2_LOCK_SHARED
                                     : OTF2_LOCK_EXCLUSIVE);
@@ -308,7 +308,7 @@ void wm_post_win_unlock(wm_frame *f, int rc, int rank, MPI_Win win)
     OTF2_RmaWinRef id = complete_all(win);
 
     if (rc == MPI_SUCCESS && id != OTF2_UNDEFINED_RMA_WIN)
-        weft_evt_RmaReleaseLock(NULL, weft_time(), id, (uint32_t)rank, 0);
+        weft_evt_RmaReleaseLock(NULL, wm_now(), id, (uint32_t)rank, 0);
 }
 
 /* RmaGroupSync of `win`: with `group` (Win_post, Win_start), which the
@@ -333,7 +333,7 @@ static void group_sync(MPI_Win win, MPI_Group group, int exposure)
     }
     pthread_mutex_unlock(&mu);
     if (id != OTF2_UNDEFINED_RMA_WIN && g != OTF2_UNDEFINED_GROUP)
-        weft_evt_RmaGroupSync(NULL, weft_time(),
+        weft_evt_RmaGroupSync(NULL, wm_now(),
                               OTF2_RMA_SYNC_LEVEL_PROCESS |
                                   OTF2_RMA_SYNC_LEVEL_MEMORY,
                               id, g);

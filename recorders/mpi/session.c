@@ -98,7 +98,10 @@ static void open_session(unsigned call)
     env[2] = v_run;
     env[3] = v_trace;
     env[4] = NULL;
-    if (weft__recorder_open(env) < 0)
+    /* Tracing off (weftd unreachable or refusing): record nothing at
+     * all, which costs less than records libweft would count as
+     * dropped. */
+    if (weft__recorder_open(env) < 0 || !weft_connected())
         return;
     if (weft_rank() != (uint32_t)rank)
         fprintf(stderr, "weft: libweft was opened before MPI_Init as rank "

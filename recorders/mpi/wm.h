@@ -37,6 +37,8 @@
 #include <otf2/OTF2_Definitions.h>
 #include <otf2/OTF2_Events.h>
 
+#include "weft.h"
+
 #define WM__HIDDEN __attribute__((visibility("hidden")))
 #define WM_KEY(handle) ((uint64_t)(uintptr_t)(handle))
 #define WM_NO_RANK OTF2_UNDEFINED_UINT32
@@ -67,8 +69,25 @@ typedef struct wm_frame {
         errno = (f)->saved_errno;                                            \
         rc__ = (call);                                                       \
         (f)->saved_errno = errno;                                            \
+        wm_t = weft_time();                                                  \
         rc__;                                                                \
     })
+
+/* The time of the recorded call in progress on this thread: its Enter's
+ * until the PMPI call returns, its Leave's after. The events a call
+ * records share these two timestamps (one clock read each, not one per
+ * event), so they sit at its very start or end. wrap.c owns both. */
+extern __thread uint64_t wm_t __attribute__((tls_model("initial-exec")))
+    WM__HIDDEN;
+extern __thread int wm_depth __attribute__((tls_model("initial-exec")))
+    WM__HIDDEN;
+
+/* The timestamp of an event recorded now: the call's (above) inside a
+ * recorded call, else the clock. */
+static inline uint64_t wm_now(void)
+{
+    return wm_depth ? wm_t : weft_time();
+}
 
 /* 1 between MPI_Init and MPI_Finalize with the session open. */
 WM__HIDDEN int wm_active(void);

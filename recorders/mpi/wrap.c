@@ -9,8 +9,10 @@
 #include "wm.h"
 
 /* Raised while this thread is inside a recorded MPI call: MPI calls made
- * from there (by MPI itself, by the hooks) are not recorded. */
-static __thread int wm_depth;
+ * from there (by MPI itself, by the hooks) are not recorded. wm_t: see
+ * wm.h. */
+__thread int wm_depth __attribute__((tls_model("initial-exec")));
+__thread uint64_t wm_t __attribute__((tls_model("initial-exec")));
 
 typedef struct wm_call {
     const char *name;
@@ -71,7 +73,8 @@ int wm_begin(wm_frame *f, unsigned call)
     f->saved_errno = errno;
     f->call = call;
     f->region = wm_region(call);
-    weft_enter(f->region);
+    wm_t = weft_time();
+    weft_evt_Enter(NULL, wm_t, f->region);
     errno = f->saved_errno;
     return 1;
 }
@@ -79,7 +82,7 @@ int wm_begin(wm_frame *f, unsigned call)
 /* See wm.h. */
 void wm_end(wm_frame *f)
 {
-    weft_leave(f->region);
+    weft_evt_Leave(NULL, wm_t, f->region);
     wm_depth--;
     errno = f->saved_errno;
 }
