@@ -70,7 +70,7 @@ typedef struct members_ctx {
     json_t *arr;       /* --json */
     json_t *missing;   /* --json: ranks */
     weft__sbuf missing_text; /* "2, 5" */
-    uint32_t complete, recording, nmissing, total;
+    uint32_t complete, aborted, recording, nmissing, total;
 } members_ctx;
 
 static int member_row(const weft_member_row *m, void *arg)
@@ -80,6 +80,7 @@ static int member_row(const weft_member_row *m, void *arg)
 
     x->total++;
     x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
+    x->aborted += strcmp(m->state, WEFT_MEMBER_ABORTED) == 0;
     x->recording += strcmp(m->state, WEFT_MEMBER_RECORDING) == 0;
     if (missing) {
         weft__cli_sb_printf(&x->missing_text, "%s%" PRIu32,
@@ -210,7 +211,7 @@ static void show_trace_text(const weft_trace_row *row)
 /* weft show --json: one object. Returns an exit status. */
 static int show_json(cli *c, const weft_trace_row *row)
 {
-    members_ctx mx = { { 0 }, NULL, NULL, { 0 }, 0, 0, 0, 0 };
+    members_ctx mx = { { 0 }, NULL, NULL, { 0 }, 0, 0, 0, 0, 0 };
     json_t *obj = weft__cli_trace_json(row), *locs = json_array(),
            *tags = NULL;
     int rc, status = EXIT_FAIL;
@@ -261,6 +262,11 @@ static void show_ranks(const weft_trace_row *row, const members_ctx *mx)
                  mx->complete, mx->recording,
                  row->members > mx->total ? row->members - mx->total : 0);
         field("ranks:", buf);
+    } else if (mx->total && mx->aborted) {
+        snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
+                 " aborted, %" PRIu32 " missing", mx->complete, mx->aborted,
+                 mx->nmissing);
+        field("ranks:", buf);
     } else if (mx->total) {
         snprintf(buf, sizeof buf, "%" PRIu32 " complete, %" PRIu32
                  " missing", mx->complete, mx->nmissing);
@@ -282,7 +288,7 @@ static int show_text(cli *c, const weft_trace_row *row)
     members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
                               "EVENTS", "DROPPED" },
                          { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
-                       NULL, NULL, { 0 }, 0, 0, 0, 0 };
+                       NULL, NULL, { 0 }, 0, 0, 0, 0, 0 };
     weft__sbuf tagtext = { 0 };
     int rc, status = EXIT_FAIL;
 

@@ -157,6 +157,9 @@ typedef struct weft__session {
     int sender_started;        /* under open_mu */
     int closing;               /* weft_close asked the sender to finish */
     int goodbye_queued;        /* on this connection; under mu */
+    char ended[WEFT_MAX_ENDED + 1]; /* Goodbye.ended: how the process
+                                * ended abnormally, "" if it did not;
+                                * under mu (weft__ended_locked) */
     int end_synced;            /* the closing clock offset is measured;
                                 * sender only */
     int close_rc;              /* set by the sender before it exits */
@@ -172,6 +175,12 @@ typedef struct weft__session {
 
 /* The session (session.c). */
 extern weft__session weft__S WEFT__HIDDEN;
+
+/* Keeps `why` as how this process ended abnormally, for the Goodbye: the
+ * first one said wins (a signal that ends an aborting process changes
+ * nothing). Control characters become '?'; cut at WEFT_MAX_ENDED bytes.
+ * mu held. */
+WEFT__HIDDEN void weft__ended_locked(const char *why);
 
 /* CLOCK_MONOTONIC in ms: timeouts, waits (not the trace clock). */
 static inline uint64_t weft__now_ms(void)

@@ -3,6 +3,7 @@
  * recorder.h.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "recorder.h"
@@ -37,6 +38,14 @@ int weft__recorder_def(const weft_record *r)
     if (!d || d->is_event || d->is_pseudo || d->flags == WEFT_DF_DAEMON)
         return WEFT_EINVAL;
     return weft__def_append(r);
+}
+
+/* See recorder.h. */
+void weft__recorder_ended(const char *why)
+{
+    pthread_mutex_lock(&weft__S.mu);
+    weft__ended_locked(why);
+    pthread_mutex_unlock(&weft__S.mu);
 }
 
 /* See recorder.h. */

@@ -57,6 +57,7 @@
 #ifndef WEFT_RECORDER_H
 #define WEFT_RECORDER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include <stddef.h>
@@ -120,5 +121,18 @@ WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region(const char *name,
  * WEFT_EINVAL for an event or a definition clients may not send,
  * WEFT_ECLOSED, WEFT_ETOOBIG or WEFT_ENOMEM. r stays the caller's. */
 WEFT__RECORDER_API int weft__recorder_def(const weft_record *r);
+/* Says how this process is ending when it does not end normally, e.g.
+ * "MPI_Abort (error code 3)": the Goodbye carries it and weftd marks the
+ * trace partial. The first one said wins (libweft says "signal N (SIGX)"
+ * itself when a fatal signal ends the process). Call it before weft_close;
+ * any thread. */
+WEFT__RECORDER_API void weft__recorder_ended(const char *why);
+/* For each fatal signal (README, "Fatal signals") in `set` whose handler
+ * now is a library's crash reporter (MPI's, installed by MPI_Init), puts
+ * libweft's handler in front of it: a crash ships what was recorded and
+ * says Goodbye, then that handler runs as if it had got the signal. Only
+ * for handlers that end the process: never for an application's own.
+ * Nothing when tracing is off or WEFT_SIGNALS=0. */
+WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
 
 #endif

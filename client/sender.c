@@ -178,7 +178,8 @@ static void request_flush(void)
     pthread_mutex_unlock(&weft__S.mu);
 }
 
-/* The Goodbye: per location, events recorded and records dropped. Returns
+/* The Goodbye: per location, events recorded and records dropped, and
+ * how the process ended if it did not end normally. Returns
  * the packed frame's length or a WEFT_E* code. mu held. */
 static ssize_t pack_goodbye_locked(uint8_t **out)
 {
@@ -206,6 +207,7 @@ static ssize_t pack_goodbye_locked(uint8_t **out)
     }
     g.n_locations = n;
     g.locations = ptrs;
+    g.ended = weft__S.ended;
     env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
     env.goodbye = &g;
     len = weft_frame_pack(&env, out);
@@ -444,10 +446,14 @@ static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
 static void signal_close(void)
 {
     weft__thread *t = atomic_exchange(&weft__S.signal_thread, NULL);
-    int wake = 0;
+    int wake = 0, sig = atomic_exchange(&weft__S.signal_pending, 0);
+    const char *abbrev = sigabbrev_np(sig);
+    char why[64];
 
-    atomic_store(&weft__S.signal_pending, 0);
+    snprintf(why, sizeof why, "signal %d (%s%s)", sig, abbrev ? "SIG" : "",
+             abbrev ? abbrev : "unknown");
     pthread_mutex_lock(&weft__S.mu);
+    weft__ended_locked(why);
     if (t && atomic_load(&weft__S.state) == WEFT__ST_ACTIVE && !t->exited)
         weft__buf_release_locked(t, &wake);
     if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)

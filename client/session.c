@@ -13,8 +13,9 @@
  * Fatal signals: the handler (on_fatal_signal) only publishes its thread
  * and wakes the sender; the sender closes the session as weft_close
  * would, taking over only that thread's buffer (sender.c), and the
- * handler polls sender_done before re-raising the signal with its
- * default action.
+ * handler polls sender_done before handing the signal on: to its default
+ * action, or to the handler MPI installed (weft__recorder_chain_signals),
+ * which reports the crash and ends the process.
  *
  * A child of fork() keeps a copy of the session marked FORKED: its
  * records are counted and dropped, and weftd sees only the parent.
@@ -97,6 +98,19 @@ static int config_load(weft__config *c, const char *const *overlay)
                              &c->resolution);
 }
 
+/* See client_session.h. */
+void weft__ended_locked(const char *why)
+{
+    size_t n = 0;
+
+    if (weft__S.ended[0])
+        return;
+    for (; why[n] && n < WEFT_MAX_ENDED; n++)
+        weft__S.ended[n] = (unsigned char)why[n] < 0x20 || why[n] == 0x7f
+                               ? '?' : why[n];
+    weft__S.ended[n] = 0;
+}
+
 /* ---- fatal signals ---- */
 
 /* Signals that end the process by default and after which the trace is
@@ -104,17 +118,40 @@ static int config_load(weft__config *c, const char *const *overlay)
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
                                      SIGABRT, SIGTERM, SIGINT, SIGQUIT };
 
+/* What libweft's handler hands each signal on to after its flush: a
+ * zeroed entry is the default action; else the handler a library that
+ * reports crashes (MPI's) had installed (weft__recorder_chain_signals).
+ * Written under open_mu before libweft's handler is installed for it. */
+static struct sigaction chained[NSIG];
+
+/* After the flush: the chained handler runs as if it had got the signal
+ * itself (it reports the crash and ends the process, as MPI's do); then,
+ * or without one, the default action, taken when libweft's handler
+ * returns: exit status and core dumps are as without libweft. */
+static void hand_on(int sig, siginfo_t *info, void *ctx)
+{
+    const struct sigaction *c = &chained[sig];
+    struct sigaction dfl;
+
+    if (c->sa_flags & SA_SIGINFO)
+        c->sa_sigaction(sig, info, ctx);
+    else if (c->sa_handler != SIG_DFL && c->sa_handler != SIG_IGN)
+        c->sa_handler(sig);
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+}
+
 /* Handler of the fatal signals. Async-signal-safe only: it hands the
  * calling thread's state to the sender, wakes it, polls until the sender
  * has shipped everything, had it acknowledged and said Goodbye (at most
- * WEFT_SIGNAL_FLUSH_MS), then raises the signal again, which takes its
- * default action when the handler returns: exit status and core dumps
- * are as without libweft. */
-static void on_fatal_signal(int sig)
+ * WEFT_SIGNAL_FLUSH_MS), then hands the signal on (hand_on). */
+static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
     weft__thread *expect = NULL;
-    struct sigaction dfl;
 
     /* A second signal (on another thread) while the first one's flush
      * runs finds the session closed already: it waits for the same
@@ -138,12 +175,27 @@ static void on_fatal_signal(int sig)
                              !atomic_load(&weft__S.sender_done); i++)
             nanosleep(&ms, NULL);
     }
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    raise(sig);
+    hand_on(sig, info, ctx);
     errno = saved;
+}
+
+/* Installs on_fatal_signal for signal sig, with SA_ONSTACK if `onstack`
+ * (a chained handler ran on the alternate stack: a stack overflow must
+ * still reach it). */
+static void install_signal_handler(int sig, int onstack)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < sizeof fatal_signals / sizeof *fatal_signals; k++)
+        sigaddset(&sa.sa_mask, fatal_signals[k]);
+    /* No SA_RESETHAND: a second signal during the flush (a scheduler
+     * signalling the process group and the process) may arrive on
+     * another thread, and must wait there too, not kill at once. */
+    sa.sa_flags = SA_RESTART | SA_SIGINFO | (onstack ? SA_ONSTACK : 0);
+    sigaction(sig, &sa, NULL);
 }
 
 /* Installs on_fatal_signal for every fatal signal whose disposition is
@@ -153,22 +205,36 @@ static void install_signal_handlers(void)
 {
     for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
          i++) {
-        struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) < 0 ||
-            (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        for (size_t k = 0; k < sizeof fatal_signals / sizeof *fatal_signals;
-             k++)
-            sigaddset(&sa.sa_mask, fatal_signals[k]);
-        /* No SA_RESETHAND: a second signal during the flush (a scheduler
-         * signalling the process group and the process) may arrive on
-         * another thread, and must wait there too, not kill at once. */
-        sa.sa_flags = SA_RESTART;
-        sigaction(fatal_signals[i], &sa, NULL);
+        struct sigaction old;
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 &&
+            !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+            install_signal_handler(fatal_signals[i], 0);
     }
+}
+
+/* See recorder.h. */
+void weft__recorder_chain_signals(const sigset_t *set)
+{
+    weft__inside++;
+    pthread_mutex_lock(&weft__S.open_mu);
+    if (!weft__S.signals_installed)
+        goto out; /* tracing off, or WEFT_SIGNALS=0 */
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals;
+         i++) {
+        int sig = fatal_signals[i];
+        struct sigaction old;
+        if (!sigismember(set, sig) || sigaction(sig, NULL, &old) < 0 ||
+            ((old.sa_flags & SA_SIGINFO) &&
+             old.sa_sigaction == on_fatal_signal) ||
+            (!(old.sa_flags & SA_SIGINFO) &&
+             (old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN)))
+            continue;
+        chained[sig] = old;
+        install_signal_handler(sig, old.sa_flags & SA_ONSTACK);
+    }
+out:
+    pthread_mutex_unlock(&weft__S.open_mu);
+    weft__inside--;
 }
 
 /* ---- open and close ---- */

@@ -179,8 +179,7 @@ static int member_rows(const weft_trace *t, const weft_convert_result *res,
         v[r].rank = r;
         v[r].host = m ? m->host : (char *)"";
         v[r].pid = m ? m->pid : 0;
-        v[r].state = (char *)(m && m->said_goodbye ? WEFT_MEMBER_COMPLETE
-                                                   : WEFT_MEMBER_MISSING);
+        v[r].state = (char *)weft_catrow_member_state(m);
     }
     for (size_t i = 0; i < res->nlocations; i++) {
         const weft_location_row *l = &res->locations[i];
@@ -242,6 +241,67 @@ void weft_catrow_final_free(weft_catrow_final *f)
     memset(f, 0, sizeof *f);
 }
 
+const char *weft_catrow_member_state(const weft_member *m)
+{
+    if (!m || !m->said_goodbye)
+        return WEFT_MEMBER_MISSING;
+    return m->ended ? WEFT_MEMBER_ABORTED : WEFT_MEMBER_COMPLETE;
+}
+
+/* 1 if member o said goodbye and ended abnormally as `how` says. */
+static int ended_so(const weft_member *o, const char *how)
+{
+    return o && o->said_goodbye && o->ended && strcmp(o->ended, how) == 0;
+}
+
+/* Appends to buf (n bytes used of len) how the members that ended
+ * abnormally ended: each distinct way once (at most 4), with its ranks
+ * (at most 8), e.g. "ended abnormally: rank 1: MPI_Abort (error code 3);
+ * ranks 0, 2, 3: signal 15 (SIGTERM)". Returns the new n (< len). */
+static size_t ended_reasons(const weft_trace *t, char *buf, size_t n,
+                            size_t len)
+{
+    const char *done[4];
+    size_t ndone = 0, more = 0;
+
+    for (uint32_t r = 0; r < t->size && n < len; r++) {
+        const weft_member *m = t->members ? t->members[r] : NULL;
+        uint32_t shown = 0, count = 0;
+        size_t k;
+
+        if (!m || !m->said_goodbye || !m->ended)
+            continue;
+        for (k = 0; k < ndone && strcmp(done[k], m->ended) != 0; k++)
+            ;
+        if (k < ndone)
+            continue; /* listed with the first rank that ended so */
+        if (ndone == sizeof done / sizeof *done) {
+            more++;
+            continue;
+        }
+        done[ndone++] = m->ended;
+        for (uint32_t q = r; q < t->size; q++)
+            count += (uint32_t)ended_so(t->members[q], m->ended);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s ", ndone > 1 ? "; "
+                              : n ? "; ended abnormally: "
+                                  : "ended abnormally: ",
+                              count > 1 ? "ranks" : "rank");
+        for (uint32_t q = r; q < t->size && n < len && shown < 8; q++) {
+            if (!ended_so(t->members[q], m->ended))
+                continue;
+            n += (size_t)snprintf(buf + n, len - n, "%s%u", shown ? ", " : "",
+                                  q);
+            shown++;
+        }
+        if (n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s: %s",
+                                  count > shown ? ", ..." : "", m->ended);
+    }
+    if (more && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "; %zu more ways", more);
+    return n < len ? n : len - 1;
+}
+
 void weft_catrow_partial_reason(const weft_trace *t,
                                 const weft_convert_result *res, char *buf,
                                 size_t len)
@@ -266,6 +326,8 @@ void weft_catrow_partial_reason(const weft_trace *t,
                               "say goodbye (rank %u%s)", n ? "; " : "",
                               silent, t->size, first_silent,
                               silent > 1 ? "..." : "");
+    if (n < len)
+        n = ended_reasons(t, buf, n, len);
     if (res->incomplete[0] && n < len)
         snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
 }

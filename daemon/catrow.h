@@ -46,9 +46,13 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
                            weft_catrow_final *out);
 void weft_catrow_final_free(weft_catrow_final *f);
 
+/* A member's state for the catalog: WEFT_MEMBER_MISSING (m NULL, or no
+ * Goodbye), _ABORTED (its Goodbye says it ended abnormally) or _COMPLETE. */
+const char *weft_catrow_member_state(const weft_member *m);
 /* Why t is not complete after a conversion with result res, in buf ("" if
- * it is): members that never came or did not say goodbye, and threads
- * whose events differ from what their Goodbye reported. */
+ * it is): members that never came, did not say goodbye or ended
+ * abnormally (how), and threads whose events differ from what their
+ * Goodbye reported. */
 void weft_catrow_partial_reason(const weft_trace *t,
                                 const weft_convert_result *res, char *buf,
                                 size_t len);

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "catrow.h"
 #include "log.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -124,7 +125,7 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
         lt->f.nmembers = nm;
         row->rank = r;
         row->pid = m->pid;
-        row->state = m->said_goodbye ? WEFT_MEMBER_COMPLETE
+        row->state = m->said_goodbye ? (char *)weft_catrow_member_state(m)
                                      : WEFT_MEMBER_RECORDING;
         if (!(row->host = strdup(m->host ? m->host : "")))
             return WEFT_ENOMEM;

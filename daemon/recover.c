@@ -120,6 +120,28 @@ static void fail_trace(recovery *rec, const char *tdir, const char *key,
     free(archive);
 }
 
+/* A journaled Goodbye: the member said goodbye, and how it ended. */
+static int restore_goodbye(weft_member *m, const weft_journal_entry *e,
+                           char *why, size_t whylen)
+{
+    Weft__Goodbye *g = weft__goodbye__unpack(NULL, e->len, e->payload);
+    char *ended = NULL;
+    int rc;
+
+    if (!g) {
+        snprintf(why, whylen, "the Goodbye entry does not unpack");
+        return WEFT_ECORRUPT;
+    }
+    rc = weft_goodbye_ended(g, &ended, why, whylen);
+    weft__goodbye__free_unpacked(g, NULL);
+    if (rc < 0)
+        return rc;
+    free(m->ended);
+    m->ended = ended;
+    m->said_goodbye = 1;
+    return 0;
+}
+
 /* Replays one journal into member state. Returns 0 or a WEFT_E* code with
  * err naming the file and the offset of the entry that failed. */
 static int replay(weft_trace *t, const char *path, const char *name,
@@ -187,7 +209,7 @@ static int replay(weft_trace *t, const char *path, const char *name,
                 l->events += e.count;
             }
         } else if (e.kind == WEFT_JE_GOODBYE) {
-            m->said_goodbye = 1;
+            rc = restore_goodbye(m, &e, why, sizeof why);
         }
         if (rc < 0) {
             say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off, why);

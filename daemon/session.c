@@ -325,7 +325,11 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         if (c)
             send_ack(c, 0, e->location, e->seq);
     } else if (j->what == WRITTEN_GOODBYE && c) {
-        weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
+        if (m->ended)
+            weft_conn_log(c, WEFT_LOG_INFO, "said goodbye; it ended "
+                          "abnormally: %s", m->ended);
+        else
+            weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
         weft_conn_close(c);
     }
     settle_member(m);
@@ -523,6 +527,7 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     weft_journal_entry e = { 0 };
     uint64_t dropped = 0;
     uint8_t *packed;
+    char *ended = NULL, why[128];
     int rc;
 
     /* Conversion makes a location of every thread named here. */
@@ -536,10 +541,16 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
         }
         dropped += g->locations[i]->dropped;
     }
+    rc = weft_goodbye_ended(g, &ended, why, sizeof why);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "%s", why);
+        return rc;
+    }
     e.kind = WEFT_JE_GOODBYE;
     e.len = (uint32_t)weft__goodbye__get_packed_size(g);
     packed = malloc(e.len ? e.len : 1);
     if (!packed) {
+        free(ended);
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return WEFT_ENOMEM;
     }
@@ -547,8 +558,12 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     e.payload = packed;
     rc = journal(c, &e, WRITTEN_GOODBYE, 0);
     free(packed);
-    if (rc < 0)
+    if (rc < 0) {
+        free(ended);
         return rc;
+    }
+    free(m->ended); /* a Goodbye said again after a failed write */
+    m->ended = ended;
     /* Counted now (the trace converts once the entry is written too);
      * the connection closes once it is written, after the acks of what
      * came before it. */

@@ -108,6 +108,7 @@ static void member_free(weft_member *m)
     free(m->syncing.v);
     free(m->locs);
     free(m->host);
+    free(m->ended);
     free(m->command);
     free(m->job_id);
     weft_catrow_free_tags(m->tags, m->ntags);

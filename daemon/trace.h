@@ -80,6 +80,8 @@ typedef struct weft_member {
                                      directory (loop thread, set before) */
     struct weft_conn *conn;       /* NULL while disconnected */
     int said_goodbye;
+    char *ended;                  /* its Goodbye's `ended`: how it ended
+                                     abnormally, NULL if normally; owned */
     uint64_t conn_serial;         /* counts its connections (Hellos) */
     uint64_t defs_seq;            /* last Definitions accepted */
     uint64_t held_defs_seq;       /* last Definitions journaled */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "frame.h"
 #include "weft_errors.h"
 
 __attribute__((format(printf, 4, 5)))
@@ -442,5 +443,26 @@ int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
                 return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
                             "given twice", k);
     }
+    return 0;
+}
+
+/* See validate.h. */
+int weft_goodbye_ended(const Weft__Goodbye *g, char **out, char *err,
+                       size_t errlen)
+{
+    const char *s = g->ended ? g->ended : "";
+    size_t n = strlen(s);
+
+    *out = NULL;
+    if (n > WEFT_MAX_ENDED)
+        return fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' is %zu "
+                    "bytes long, at most %d are allowed", n, WEFT_MAX_ENDED);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' has a "
+                        "control character (0x%02x) at byte %zu",
+                        (unsigned char)s[i], i);
+    if (n && !(*out = strdup(s)))
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
     return 0;
 }

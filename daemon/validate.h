@@ -52,5 +52,11 @@ void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len);
  * it breaks. */
 int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
                        enum weft_limit *limit, char *err, size_t errlen);
+/* How Goodbye g says its process ended: *out is a copy of g->ended
+ * (owned by the caller), NULL when the process ended normally. Returns 0,
+ * WEFT_EINVAL when it is longer than WEFT_MAX_ENDED or holds a control
+ * character, or WEFT_ENOMEM; err says which. */
+int weft_goodbye_ended(const Weft__Goodbye *g, char **out, char *err,
+                       size_t errlen);
 
 #endif

@@ -15,8 +15,10 @@
 /* 2: the full record table; typed values (metric values, attributes)
  * encoded by their type; attribute lists before events. 3: Hello tags and
  * ClockSync. 4: Comm, InterComm and RmaWin carry an identity (WX in
- * weft_records.def). */
+ * weft_records.def), and Goodbye says how a process ended abnormally. */
 #define WEFT_PROTOCOL_VERSION 4
+/* Longest Goodbye.ended, bytes. */
+#define WEFT_MAX_ENDED 256
 #define WEFT_FRAME_HEADER 4
 #define WEFT_DEFAULT_MAX_FRAME (4u << 20)
 

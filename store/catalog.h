@@ -68,6 +68,10 @@ typedef struct weft_location_row {
 
 /* Member states (members.state). */
 #define WEFT_MEMBER_COMPLETE "complete"   /* said goodbye */
+#define WEFT_MEMBER_ABORTED "aborted"     /* said goodbye, but ended
+                                             abnormally (MPI_Abort, a
+                                             fatal signal): the trace is
+                                             partial */
 #define WEFT_MEMBER_MISSING "missing"     /* never came, or gave up on */
 #define WEFT_MEMBER_RECORDING "recording"
 

@@ -11,21 +11,22 @@
 #     must be caught (what ViTE makes of it is printed, see vite_renders).
 #   - tests/mpi/ring (Fortran, `use mpi`) likewise.
 #   - tests/mpi/abort with rank 1 calling MPI_Abort, and with rank 1 dying
-#     of SIGSEGV: the run fails, and its trace still passes otf2-print
-#     -Werror and both readers. It is partial when a process could not say
-#     goodbye (killed with SIGKILL, or a crash handler MPI installed ran
-#     instead of libweft's), complete when every process shipped what it
-#     recorded (MPI_Abort ships first; Open MPI ends the others with
-#     SIGTERM, which libweft's handler flushes): which one depends on the
-#     launcher and on timing, not on the trace's content.
+#     of SIGSEGV: the run fails, its trace is partial, says that rank 1
+#     ended with MPI_Abort (error code 3) or SIGSEGV, holds the events
+#     rank 1 recorded (it ships them before it ends: MPI_Abort's wrapper,
+#     libweft's signal handler in front of the one Open MPI installs), and
+#     passes otf2-print -Werror and both readers. What the other ranks
+#     say depends on the launcher (Open MPI ends them with SIGTERM, which
+#     libweft flushes; MPICH's hydra with SIGKILL) and on timing.
 . "$(dirname "$0")/lib.sh"
 CHECK_MPI="$WEFT_SRCDIR/tests/check_mpi.py"
 NP=4
 MPI_TIMEOUT=120
 ulimit -c 0
 # Sanitized builds: the runtimes are preloaded into MPI programs built
-# without them (set_tracer), whose MPI libraries leak by design.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+# without them (set_tracer), whose MPI libraries leak by design; the
+# program's crash signals reach libweft and MPI, as without ASan.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0"
 if [ "$(id -u)" -eq 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -163,14 +164,20 @@ vite_renders() {
     echo "$1: note: vite exited $rc, SVG of $(stat -c %s "$TMP/$1.svg" 2>/dev/null || echo 0) bytes, $unplaced 'cannot find rank' warnings"
 }
 
-# check_abnormal NAME: the run failed, and its trace is partial or
-# complete (not failed) and passes both readers.
+# check_abnormal NAME HOW: the run failed, and its trace is partial, says
+# that rank 1 ended HOW, holds rank 1's events and passes both readers.
 check_abnormal() {
-    local name=$1
+    local name=$1 how=$2 why events
     [ $RC -ne 0 ] || problem "$name: mpirun exited 0"
     wait_final "$name" || return
-    [ "$STATE" = partial ] || [ "$STATE" = complete ] ||
-        problem "$name: trace is $STATE, expected partial or complete ($(json_get "$TMP/show.json" 'j.get("error")'))"
+    why=$(json_get "$TMP/show.json" 'j.get("error")')
+    [ "$STATE" = partial ] || problem "$name: trace is $STATE, expected partial ($why)"
+    case $why in
+        *"rank 1: $how"* | *"ranks 1, "*": $how"*) echo "$name: $why" ;;
+        *) problem "$name: the reason does not say rank 1 ended with '$how': $why" ;;
+    esac
+    events=$(json_get "$TMP/show.json" '[m["events"] for m in j["ranks"] if m["rank"] == 1][0]')
+    [ "$events" -gt 0 ] || problem "$name: rank 1's events are missing"
     readers "$name" || return
     if "$PY" "$CHECK_MPI" --readers-only "$ARCHIVE" >"$TMP/$name.check"; then
         echo "$name: $STATE, $(cat "$TMP/$name.check")"
@@ -208,10 +215,10 @@ for flavour in openmpi mpich; do
         echo "SKIP: $flavour: Fortran ring not built (no mpif90.$flavour)"
     fi
 
-    for how in abort segv; do
-        run_mpi "mpi-$how-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" $how
-        check_abnormal "mpi-$how-$flavour"
-    done
+    run_mpi "mpi-abort-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" abort
+    check_abnormal "mpi-abort-$flavour" "MPI_Abort (error code 3)"
+    run_mpi "mpi-segv-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" segv
+    check_abnormal "mpi-segv-$flavour" "signal 11 (SIGSEGV)"
 done
 [ $ran -gt 0 ] || { echo "SKIP: no MPI flavour can be traced here"; exit 77; }
 if [ ${#PROBLEMS[@]} -gt 0 ]; then

@@ -3,7 +3,9 @@
 # its main thread and N on a worker that ended, 3 on an idle thread that
 # stays blocked, then dies of SIGSEGV (a write to a PROT_NONE page),
 # SIGABRT (abort) or SIGTERM (sent twice by the test). The process must die of that signal
-# (exit status 128 + signal), and the trace must be complete with exactly
+# (exit status 128 + signal), and the trace must be partial because of it
+# alone (its reason: "ended abnormally: rank 0: signal N (SIGX)", the
+# member "aborted"), with exactly
 # the main thread's and the ended worker's events: the signalled thread's
 # partly filled buffer is taken over, buffers handed over before are
 # shipped, and a live thread's partly filled buffer (the idle thread's)
@@ -22,10 +24,16 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=
 
 start_weftd
 
-# check_trace NAME: complete, 2 locations with N pairs each.
+# check_trace NAME SIG: partial because the process died of SIG, 2
+# locations with N pairs each.
 check_trace() {
-    wait_state "$1" complete 60
-    local archive
+    wait_state "$1" partial 60
+    local archive why
+    why=$(json_get "$TMP/show.json" 'j.get("error")')
+    [ "$why" = "ended abnormally: rank 0: signal $(kill -l "$2") (SIG$2)" ] ||
+        fail "$1: reason '$why', expected only that rank 0 died of SIG$2"
+    [ "$(json_get "$TMP/show.json" 'j["ranks"][0]["state"]')" = aborted ] ||
+        fail "$1: the member is not 'aborted'"
     archive=$(json_get "$TMP/show.json" 'j["archive"]')
     otf2-print -Werror --silent "$archive" >"$TMP/print.out" 2>&1 ||
         { cat "$TMP/print.out" >&2; fail "$1: otf2-print -Werror rejects $archive"; }
@@ -62,7 +70,7 @@ run() {
     [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] ||
         { cat "$TMP/$mode.err" >&2; fail "$mode: exit status $rc, expected death by SIG$sig"; }
     echo "$mode: died of SIG$sig (status $rc)"
-    check_trace "$WEFT_TRACE"
+    check_trace "$WEFT_TRACE" "$sig"
 }
 
 run segv SEGV

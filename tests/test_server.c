@@ -342,6 +342,17 @@ static bytes work_batch(uint32_t loc, uint64_t seq, uint64_t t)
     return batch_frame(loc, seq, t, 2, ev, 2);
 }
 
+static bytes goodbye_ended_frame(const char *ended)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+
+    g.ended = (char *)ended;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    return pack(&env);
+}
+
 static bytes goodbye_frame(void)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -865,6 +876,68 @@ static void test_goodbye_locations(void **state)
     expect_eof(fd);
     close(fd);
     stop(f);
+}
+
+/* weft_catalog_members callback: appends the member's state to arg's
+ * string, one letter each (c complete, a aborted, m missing). */
+static int member_states(const weft_member_row *m, void *arg)
+{
+    char *s = arg;
+    size_t n = strlen(s);
+
+    s[n] = m->state[0];
+    s[n + 1] = 0;
+    return 0;
+}
+
+/* A Goodbye saying how the process ended abnormally: the trace is partial
+ * and says why, the member is aborted; one over WEFT_MAX_ENDED bytes, or
+ * with a control character, is refused by name. */
+static void test_goodbye_ended(void **state)
+{
+    fixture *f = *state;
+    char longest[WEFT_MAX_ENDED + 2];
+    weft_catalog *cat = NULL;
+    weft_trace_row row;
+    char *msg = NULL, states[8] = "";
+    int fd;
+
+    start(f);
+    memset(longest, 'x', sizeof longest);
+    longest[WEFT_MAX_ENDED + 1] = 0;
+    fd = cl_connect(f);
+    hello_ok(fd, "ended-long", 0, 1);
+    send_bytes_free(fd, goodbye_ended_frame(longest));
+    expect_error(fd, WEFT_EINVAL, "Goodbye: 'ended' is 257 bytes long, at "
+                 "most 256 are allowed");
+    fd = cl_connect(f);
+    hello_ok(fd, "ended-ctl", 0, 1);
+    send_bytes_free(fd, goodbye_ended_frame("signal 11\n(SIGSEGV)"));
+    expect_error(fd, WEFT_EINVAL, "Goodbye: 'ended' has a control character "
+                 "(0x0a) at byte 9");
+    longest[WEFT_MAX_ENDED] = 0; /* the longest allowed */
+    fd = cl_connect(f);
+    hello_ok(fd, "ended", 0, 2);
+    send_bytes_free(fd, goodbye_ended_frame("MPI_Abort (error code 3)"));
+    expect_eof(fd);
+    close(fd);
+    fd = cl_connect(f);
+    hello_ok(fd, "ended", 1, 2);
+    send_bytes_free(fd, goodbye_ended_frame(longest));
+    expect_eof(fd);
+    close(fd);
+    stop(f);
+
+    assert_int_equal(weft_catalog_open(f->d.cfg.catalog, 1, &cat, &msg), 0);
+    assert_int_equal(weft_catalog_find(cat, "ended", &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_non_null(strstr(row.error, "ended abnormally: rank 0: MPI_Abort "
+                                      "(error code 3); rank 1: xxx"));
+    assert_int_equal(weft_catalog_members(cat, row.id, member_states,
+                                          states), 0);
+    assert_string_equal(states, "aa"); /* both aborted */
+    weft_catalog_trace_free(&row);
+    weft_catalog_close(cat);
 }
 
 /* The disk is full (here: RLIMIT_FSIZE) when Definitions arrive: the
@@ -1831,6 +1904,7 @@ int main(void)
         T(test_missing_batches),
         T(test_seq_zero),
         T(test_goodbye_locations),
+        T(test_goodbye_ended),
         T(test_journal_write_fails),
         T(test_stalled_disk),
         T(test_stalled_disk_hello),

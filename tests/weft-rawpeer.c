@@ -11,7 +11,9 @@
  * connection closed after Goodbye), 1 otherwise, 2 on usage errors.
  *
  * MODE "short" sends two events and a Goodbye that reports three sent;
- * "counted" the same with a Goodbye that reports two.
+ * "counted" the same with a Goodbye that reports two; "aborted" is rank 0
+ * of 2 sending two events and a Goodbye that says it ended with
+ * "MPI_Abort (error code 3)" (rank 1 never comes).
  *
  * MODE "member" is one well-behaved process of a trace with the Hello
  * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
@@ -141,6 +143,19 @@ static void send_raw_defs(uint64_t seq, const uint8_t *bytes, size_t len)
     defs.records.len = len;
     env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
     env.definitions = &defs;
+    send_env(&env);
+}
+
+/* A Goodbye; ended: how the process ended abnormally, NULL if not. */
+static void send_goodbye_ended(const char *ended)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+
+    if (ended)
+        g.ended = (char *)ended;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
     send_env(&env);
 }
 
@@ -454,7 +469,7 @@ int main(int argc, char **argv)
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
                 "daemon-def seq-gap vanish first-half second-half flood valid "
-                "member\n");
+                "short counted aborted member\n");
         return 2;
     }
     mode = argv[2];
@@ -514,6 +529,16 @@ int main(int argc, char **argv)
         got = await_reply(1000);
         close(sock);
         return got == -1 ? 0 : 1;
+    } else if (strcmp(mode, "aborted") == 0) {
+        weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                              rec_event(WEFT_REC_Leave, 200, 0) };
+        send_hello_size(trace, WEFT_PROTOCOL_VERSION, 2);
+        send_defs_region();
+        send_records(1, 0, 1, 0, ev, 2);
+        send_goodbye_ended("MPI_Abort (error code 3)");
+        got = await_reply(10000);
+        close(sock);
+        return got == 0 ? 0 : 1;
     } else if (strcmp(mode, "first-half") == 0) {
         /* Hello, definitions and one batch (Enter), acked; then vanish. */
         weft_record ev = rec_event(WEFT_REC_Enter, 100, 0);

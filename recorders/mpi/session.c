@@ -6,9 +6,13 @@
  * recorded), so all ranks of a launch are one trace even where the
  * launcher names no job (MPICH's hydra) or the ranks run different
  * programs. MPI_Abort ships what the process recorded before MPI kills
- * the job.
+ * the job. A process that calls MPI_Abort, or exits between MPI_Init and
+ * MPI_Finalize, tells weftd it ended abnormally (the trace is partial);
+ * libweft says so itself for a fatal signal.
  */
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,18 @@ static void program_begin(void)
     weft_evt_ProgramBegin(NULL, weft_time(), args[0], n - 1, args + 1);
 }
 
+/* At exit (registered after libweft's own handler, so run before it):
+ * a process still between MPI_Init and MPI_Finalize did not end as an
+ * MPI program must. */
+static void at_exit(void)
+{
+    if (!wm_active())
+        return;
+    atomic_store(&active, 0);
+    weft_evt_ProgramEnd(NULL, weft_time(), OTF2_UNDEFINED_INT64);
+    weft__recorder_ended("exit before MPI_Finalize");
+}
+
 /* After PMPI_Init(_thread) succeeded: agree on the launch, open the
  * session, define the world and record the program's begin and the
  * Enter of the init call (its Leave is the caller's). */
@@ -112,15 +128,87 @@ static void open_session(unsigned call)
     program_begin();
     weft_enter(wm_region(call));
     atomic_store(&active, 1);
+    atexit(at_exit);
 }
 
-/* The common path of both init calls: pmpi_rc is what PMPI returned. */
-static int after_init(unsigned call, int pmpi_rc, int saved_errno)
+/* Crash signals whose handlers MPI_Init may install (Open MPI's stack
+ * trace reporter: its opal_signal list) to report a crash and end the
+ * process. */
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                     SIGABRT };
+
+/* Libraries of MPI stacks that install such reporters when they are
+ * loaded, before MPI_Init: UCX (under both of Debian's MPIs), and MPI's
+ * own. */
+static const char *const crash_reporters[] = { "libucs.so", "libopen-pal.so",
+                                               "libmpi.so", "libmpich.so" };
+
+/* 1 if handler sa is one of crash_reporters'. */
+static int is_mpi_reporter(const struct sigaction *sa)
+{
+    void *fn = sa->sa_flags & SA_SIGINFO ? (void *)sa->sa_sigaction
+                                         : (void *)sa->sa_handler;
+    const char *base;
+    Dl_info info;
+
+    if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN ||
+        !dladdr(fn, &info) || !info.dli_fname)
+        return 0;
+    base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    for (size_t i = 0; i < sizeof crash_reporters / sizeof *crash_reporters;
+         i++)
+        if (strncmp(base, crash_reporters[i], strlen(crash_reporters[i])) ==
+            0)
+            return 1;
+    return 0;
+}
+
+/* The handlers of crash_signals, before PMPI_Init(_thread) runs. */
+typedef struct handlers {
+    struct sigaction sa[sizeof crash_signals / sizeof *crash_signals];
+} handlers;
+
+static void handlers_get(handlers *h)
+{
+    for (size_t i = 0; i < sizeof crash_signals / sizeof *crash_signals;
+         i++)
+        if (sigaction(crash_signals[i], NULL, &h->sa[i]) < 0)
+            memset(&h->sa[i], 0, sizeof h->sa[i]);
+}
+
+/* Puts libweft's fatal signal handler in front of those MPI installed
+ * during its init (before: as they were before) or its libraries when
+ * they were loaded: a rank that crashes ships its trace, then MPI reports
+ * the crash as usual. An application's own handlers stay alone. */
+static void chain_mpi_handlers(const handlers *before)
+{
+    handlers now;
+    sigset_t set;
+
+    handlers_get(&now);
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof crash_signals / sizeof *crash_signals;
+         i++)
+        if (now.sa[i].sa_flags != before->sa[i].sa_flags ||
+            (void *)now.sa[i].sa_handler !=
+                (void *)before->sa[i].sa_handler ||
+            is_mpi_reporter(&now.sa[i]))
+            sigaddset(&set, crash_signals[i]);
+    weft__recorder_chain_signals(&set);
+}
+
+/* The common path of both init calls: pmpi_rc is what PMPI returned,
+ * before the handlers of crash signals before PMPI ran. */
+static int after_init(unsigned call, int pmpi_rc, int saved_errno,
+                      const handlers *before)
 {
     if (pmpi_rc == MPI_SUCCESS) {
         open_session(call);
-        if (wm_active())
+        if (wm_active()) {
+            chain_mpi_handlers(before);
             weft_leave(wm_region(call));
+        }
     }
     errno = saved_errno;
     return pmpi_rc;
@@ -129,17 +217,23 @@ static int after_init(unsigned call, int pmpi_rc, int saved_errno)
 __attribute__((visibility("default")))
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    handlers before;
+    int rc;
 
-    return after_init(WM_Init, rc, errno);
+    handlers_get(&before);
+    rc = PMPI_Init(argc, argv);
+    return after_init(WM_Init, rc, errno, &before);
 }
 
 __attribute__((visibility("default")))
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    handlers before;
+    int rc;
 
-    return after_init(WM_Init_thread, rc, errno);
+    handlers_get(&before);
+    rc = PMPI_Init_thread(argc, argv, required, provided);
+    return after_init(WM_Init_thread, rc, errno, &before);
 }
 
 /* Records the Finalize region and ProgramEnd, then closes the session
@@ -169,18 +263,22 @@ int MPI_Finalize(void)
 }
 
 /* Records the Abort region and ProgramEnd with the error code, then
- * closes the session (bounded by WEFT_CLOSE_TIMEOUT_MS), so the trace
- * keeps what this process did: the launcher kills the job next. */
+ * closes the session (bounded by WEFT_CLOSE_TIMEOUT_MS) saying how it
+ * ended, so the trace keeps what this process did: the launcher kills the
+ * job next. */
 __attribute__((visibility("default")))
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
     if (wm_active()) {
         OTF2_RegionRef region = wm_region(WM_Abort);
+        char why[64];
 
         atomic_store(&active, 0);
         weft_enter(region);
         weft_leave(region);
         weft_evt_ProgramEnd(NULL, weft_time(), errorcode);
+        snprintf(why, sizeof why, "MPI_Abort (error code %d)", errorcode);
+        weft__recorder_ended(why);
         weft_close();
     }
     return PMPI_Abort(comm, errorcode);

@@ -1,8 +1,8 @@
 /* abort.c - an MPI program (any number of ranks >= 2) whose rank 1 ends
  * the run badly after some traffic: `abort` calls MPI_Abort, `segv`
  * dies of SIGSEGV. The other ranks wait in a barrier that never
- * completes until the launcher kills them. Its trace is partial; the test
- * only asks that both OTF2 readers accept it. MPI_Init_thread (not
+ * completes until the launcher kills them. Its trace is partial and says
+ * how rank 1 ended; both OTF2 readers accept it. MPI_Init_thread (not
  * MPI_Init) opens it, so that call is exercised too.
  */
 #include <mpi.h>
