@@ -1,6 +1,7 @@
 #!/bin/bash
-# deps.sh - installs the Debian 12 packages weft needs to build and test,
-# only those missing. Run as root (or with sudo available).
+# deps.sh [--tests] - installs the Debian 12 packages weft needs to build
+# and test, only those missing; with --tests (scripts/check) also the
+# services only tests start. Run as root (or with sudo available).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,10 +11,13 @@ PACKAGES=(
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
-    # tests/e2e_srun.sh starts a cluster of its own from these (it uses
-    # neither /etc/slurm nor the system's munged)
-    munge slurmctld slurmd slurm-client
 )
+# tests/e2e_srun.sh starts a cluster of its own from these (it uses
+# neither /etc/slurm nor the system's munged). Not for scripts/start: on
+# a host with systemd, installing them enables their services.
+if [ "${1:-}" = --tests ]; then
+    PACKAGES+=(munge slurmctld slurmd slurm-client)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
