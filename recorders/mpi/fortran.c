@@ -99,6 +99,8 @@ static void *next(const char *name, _Atomic(void *) *cache)
     }
 #define WM(Name, role, op, hook, params, args) WM_INTERPOSE(Name, params, args)
 #define WMC(Name, role, op, hook, params, args) WM_INTERPOSE(Name, params, args)
+#define WMK(Name, role, op, params, args, bytes) WM_INTERPOSE(Name, params, args)
+#define WMKN(Name, role, op, params, args, bytes) WM_INTERPOSE(Name, params, args)
 #include "calls.def"
 WM_INTERPOSE(Init, (int *argc, char ***argv), (argc, argv))
 WM_INTERPOSE(Init_thread,

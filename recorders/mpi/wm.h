@@ -13,10 +13,12 @@
  *
  * or, for WMC entries whose hook must change what PMPI gets (a status the
  * user ignored, request handles MPI overwrites), Enter ; rc =
- * wm_do_<hook>(...) ; Leave. wm_begin/wm_end hold the one recursion
- * guard (MPI calls made inside a wrapped call, by MPI itself or by us,
- * record nothing) and keep errno. Nothing is recorded before MPI_Init
- * opened the session (session.c) or after MPI_Finalize.
+ * wm_do_<hook>(...) ; Leave. Collectives (WMK, WMKN) need no hook: coll.c
+ * generates their wrappers from the entry's byte count expression.
+ * wm_begin/wm_end hold the one recursion guard (MPI calls made inside a
+ * wrapped call, by MPI itself or by us, record nothing) and keep errno.
+ * Nothing is recorded before MPI_Init opened the session (session.c) or
+ * after MPI_Finalize.
  *
  * Families live in one file each: session.c (init, finalize), comm.c
  * (communicators and their identities), p2p.c (point-to-point and
@@ -47,6 +49,8 @@
 enum wm_call_id {
 #define WM(Name, role, op, hook, params, args) WM_##Name,
 #define WMC(Name, role, op, hook, params, args) WM_##Name,
+#define WMK(Name, role, op, params, args, bytes) WM_##Name,
+#define WMKN(Name, role, op, params, args, bytes) WM_##Name,
 #include "calls.def"
     WM_Init, WM_Init_thread, WM_Finalize, WM_Abort, /* session.c */
     WM__COUNT
@@ -60,6 +64,9 @@ typedef struct wm_frame {
                             what the call left */
     uint64_t identity;   /* pre -> post: a new communicator's identity */
 } wm_frame;
+
+/* What the MPI_ wrappers are: the program's MPI functions. */
+#define WM_EXPORT __attribute__((visibility("default")))
 
 /* Calls PMPI expression `call` with errno as the program left it and
  * keeps the errno it leaves, for wm_end to restore after recording. */

@@ -26,6 +26,8 @@ static const wm_call calls[WM__COUNT] = {
     [WM_##Name] = { "MPI_" #Name, OTF2_REGION_ROLE_##role_,                  \
                     OTF2_COLLECTIVE_OP_##op_ },
 #define WMC(Name, role_, op_, hook, params, args) WM(Name, role_, op_, hook, params, args)
+#define WMK(Name, role_, op_, params, args, bytes) WM(Name, role_, op_, _, params, args)
+#define WMKN(Name, role_, op_, params, args, bytes) WM(Name, role_, op_, _, params, args)
 #include "calls.def"
     [WM_Init] = { "MPI_Init", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
     [WM_Init_thread] = { "MPI_Init_thread", OTF2_REGION_ROLE_ARTIFICIAL, 0 },
@@ -100,7 +102,6 @@ uint64_t wm_bytes(int count, MPI_Datatype type)
 
 /* ---- the wrappers ---------------------------------------------------- */
 
-#define WM_EXPORT __attribute__((visibility("default")))
 #define WM(Name, role, op, hook, params, args)                               \
     WM_EXPORT int MPI_##Name params                                          \
     {                                                                        \
