@@ -280,30 +280,10 @@ static void nb_request(const wm_frame *f, int rc, MPI_Request h, coll c)
 /* ---- the wrappers of calls.def's collectives ---------------------------- */
 
 #define WMK(Name, role, op, params, args, bytes)                             \
-    WM_EXPORT int MPI_##Name params                                          \
-    {                                                                        \
-        wm_frame f_;                                                         \
-        int rc_;                                                             \
-                                                                             \
-        if (!wm_begin(&f_, WM_##Name))                                       \
-            return PMPI_##Name args;                                         \
-        weft_evt_MpiCollectiveBegin(NULL, wm_now());                         \
-        rc_ = WM_PMPI(&f_, PMPI_##Name args);                                \
-        end(&f_, rc_, bytes);                                                \
-        wm_end(&f_);                                                         \
-        return rc_;                                                          \
-    }
+    WM_WRAPPER(Name, params, args,                                           \
+               weft_evt_MpiCollectiveBegin(NULL, wm_now()),                  \
+               WM_PMPI(&f_, PMPI_##Name args), end(&f_, rc_, bytes))
 #define WMKN(Name, role, op, params, args, bytes)                            \
-    WM_EXPORT int MPI_##Name params                                          \
-    {                                                                        \
-        wm_frame f_;                                                         \
-        int rc_;                                                             \
-                                                                             \
-        if (!wm_begin(&f_, WM_##Name))                                       \
-            return PMPI_##Name args;                                         \
-        rc_ = WM_PMPI(&f_, PMPI_##Name args);                                \
-        nb_request(&f_, rc_, *request, bytes);                               \
-        wm_end(&f_);                                                         \
-        return rc_;                                                          \
-    }
+    WM_WRAPPER(Name, params, args, (void)0, WM_PMPI(&f_, PMPI_##Name args),  \
+               nb_request(&f_, rc_, *request, bytes))
 #include "calls.def"

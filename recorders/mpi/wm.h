@@ -65,8 +65,24 @@ typedef struct wm_frame {
     uint64_t identity;   /* pre -> post: a new communicator's identity */
 } wm_frame;
 
-/* What the MPI_ wrappers are: the program's MPI functions. */
-#define WM_EXPORT __attribute__((visibility("default")))
+/* The one shape of every generated wrapper MPI_<Name>: outside a session
+ * or inside another wrapped call, PMPI_<Name> alone; else `before`, rc_ =
+ * `call`, `after` (expressions over the frame f_, rc_ and the arguments),
+ * then wm_end. */
+#define WM_WRAPPER(Name, params, args, before, call, after)                  \
+    __attribute__((visibility("default"))) int MPI_##Name params            \
+    {                                                                        \
+        wm_frame f_;                                                         \
+        int rc_;                                                             \
+                                                                             \
+        if (!wm_begin(&f_, WM_##Name))                                       \
+            return PMPI_##Name args;                                         \
+        before;                                                              \
+        rc_ = call;                                                          \
+        after;                                                               \
+        wm_end(&f_);                                                         \
+        return rc_;                                                          \
+    }
 
 /* Calls PMPI expression `call` with errno as the program left it and
  * keeps the errno it leaves, for wm_end to restore after recording. */

@@ -103,29 +103,10 @@ uint64_t wm_bytes(int count, MPI_Datatype type)
 /* ---- the wrappers ---------------------------------------------------- */
 
 #define WM(Name, role, op, hook, params, args)                               \
-    WM_EXPORT int MPI_##Name params                                          \
-    {                                                                        \
-        wm_frame f_;                                                         \
-        int rc_;                                                             \
-                                                                             \
-        if (!wm_begin(&f_, WM_##Name))                                       \
-            return PMPI_##Name args;                                         \
-        wm_pre_##hook(&f_, WM_UNPAREN args);                                 \
-        rc_ = WM_PMPI(&f_, PMPI_##Name args);                                \
-        wm_post_##hook(&f_, rc_, WM_UNPAREN args);                           \
-        wm_end(&f_);                                                         \
-        return rc_;                                                          \
-    }
+    WM_WRAPPER(Name, params, args, wm_pre_##hook(&f_, WM_UNPAREN args),      \
+               WM_PMPI(&f_, PMPI_##Name args),                               \
+               wm_post_##hook(&f_, rc_, WM_UNPAREN args))
 #define WMC(Name, role, op, hook, params, args)                              \
-    WM_EXPORT int MPI_##Name params                                          \
-    {                                                                        \
-        wm_frame f_;                                                         \
-        int rc_;                                                             \
-                                                                             \
-        if (!wm_begin(&f_, WM_##Name))                                       \
-            return PMPI_##Name args;                                         \
-        rc_ = wm_do_##hook(&f_, WM_UNPAREN args);                            \
-        wm_end(&f_);                                                         \
-        return rc_;                                                          \
-    }
+    WM_WRAPPER(Name, params, args, (void)0,                                  \
+               wm_do_##hook(&f_, WM_UNPAREN args), (void)0)
 #include "calls.def"
