@@ -10,9 +10,10 @@
 #     then every breakage the checker's self-test makes of that archive
 #     must be caught (what ViTE makes of it is printed, see vite_renders).
 #   - tests/mpi/ring (Fortran, `use mpi`) likewise.
-#   - tests/mpi/abort with rank 1 calling MPI_Abort, and with rank 1 dying
-#     of SIGSEGV: the run fails, its trace is partial, says that rank 1
-#     ended with MPI_Abort (error code 3) or SIGSEGV, holds the events
+#   - tests/mpi/abort with rank 1 calling MPI_Abort, dying of SIGSEGV, or
+#     exiting without MPI_Finalize: the run fails, its trace is partial,
+#     says that rank 1 ended with MPI_Abort (error code 3), SIGSEGV or an
+#     exit before MPI_Finalize, holds the events
 #     rank 1 recorded (it ships them before it ends: MPI_Abort's wrapper,
 #     libweft's signal handler in front of the one Open MPI installs), and
 #     passes otf2-print -Werror and both readers. What the other ranks
@@ -219,6 +220,8 @@ for flavour in openmpi mpich; do
     check_abnormal "mpi-abort-$flavour" "MPI_Abort (error code 3)"
     run_mpi "mpi-segv-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" segv
     check_abnormal "mpi-segv-$flavour" "signal 11 (SIGSEGV)"
+    run_mpi "mpi-exit-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" exit
+    check_abnormal "mpi-exit-$flavour" "exit before MPI_Finalize"
 done
 [ $ran -gt 0 ] || { echo "SKIP: no MPI flavour can be traced here"; exit 77; }
 if [ ${#PROBLEMS[@]} -gt 0 ]; then

@@ -1,12 +1,14 @@
 /* abort.c - an MPI program (any number of ranks >= 2) whose rank 1 ends
  * the run badly after some traffic: `abort` calls MPI_Abort, `segv`
- * dies of SIGSEGV. The other ranks wait in a barrier that never
+ * dies of SIGSEGV, `exit` exits with status 4 without MPI_Finalize. The
+ * other ranks wait in a barrier that never
  * completes until the launcher kills them. Its trace is partial and says
  * how rank 1 ended; both OTF2 readers accept it. MPI_Init_thread (not
  * MPI_Init) opens it, so that call is exercised too.
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -14,8 +16,10 @@ int main(int argc, char **argv)
     int rank, size, provided, i, s, r = -1, sum;
     volatile int *volatile nowhere = NULL;
 
-    if (argc != 2 || (strcmp(argv[1], "abort") != 0 && strcmp(argv[1], "segv") != 0)) {
-        fprintf(stderr, "usage: abort abort|segv\n");
+    if (argc != 2 || (strcmp(argv[1], "abort") != 0 &&
+                      strcmp(argv[1], "segv") != 0 &&
+                      strcmp(argv[1], "exit") != 0)) {
+        fprintf(stderr, "usage: abort abort|segv|exit\n");
         return 2;
     }
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
@@ -40,6 +44,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "abort: rank 1 ends with %s\n", argv[1]);
         if (strcmp(argv[1], "abort") == 0)
             MPI_Abort(MPI_COMM_WORLD, 3);
+        if (strcmp(argv[1], "exit") == 0)
+            exit(4);
         *nowhere = 1;
     }
     MPI_Barrier(MPI_COMM_WORLD);  /* never completes: rank 1 is gone */
