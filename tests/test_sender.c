@@ -27,6 +27,7 @@
 
 #include "client_session.h"
 #include "frame.h"
+#include "recorder.h"
 #include "weft.h"
 #include "weft_errors.h"
 
@@ -53,6 +54,7 @@ typedef struct standin {
     int cue;                 /* BREAK_FIRST | ... */
     int conns;               /* connections accepted */
     int goodbyes;
+    char ended[WEFT_MAX_ENDED + 2]; /* the last Goodbye's */
     uint64_t defs_held;      /* last Definitions acknowledged */
     uint64_t held[16];       /* per location: last batch acknowledged */
     uint64_t batch_events;   /* events in the batches acknowledged */
@@ -145,6 +147,7 @@ static int serve_frame(standin *s, int fd, const Weft__Envelope *in)
                         in->event_batch->seq) < 0;
     case WEFT__ENVELOPE__MSG_GOODBYE:
         s->goodbyes++;
+        snprintf(s->ended, sizeof s->ended, "%s", in->goodbye->ended);
         return 1;
     default:
         CHECK(!"unexpected frame");
@@ -317,18 +320,31 @@ static int scenario_reconnect(void)
     pthread_t th;
     uint64_t n = 1;
 
+    char why[WEFT_MAX_ENDED + 8], want_ended[WEFT_MAX_ENDED + 1];
+
     standin_start(&s, BREAK_FIRST, &th);
     open_session(s.port, "10000");
     (void)weft_region("first"); /* a Definitions frame: the break */
     wait_steps(3);
     CHECK(weft_connected());
     record_some(100);
+    /* How the process ended: control characters become '?', cut at
+     * WEFT_MAX_ENDED bytes; the first one said wins. */
+    memset(why, 'x', sizeof why - 1);
+    why[sizeof why - 1] = 0;
+    memcpy(why, "bye\n\x7f", 5);
+    memcpy(want_ended, why, WEFT_MAX_ENDED);
+    memcpy(want_ended, "bye??", 5);
+    want_ended[WEFT_MAX_ENDED] = 0;
+    weft__recorder_ended(why);
+    weft__recorder_ended("not this one");
     CHECK(weft_close() == 0);
     pthread_join(th, NULL);
     print_steps();
     CHECK(steps_are(want, 5, 1));
     CHECK(s.conns == 2);
     CHECK(s.goodbyes == 1);
+    CHECK(strcmp(s.ended, want_ended) == 0);
     CHECK(s.defs_held >= 1);
     CHECK(s.batch_events == 200);
     CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 0);
