@@ -9,7 +9,8 @@
 #     and request matched and every collective seen alike by all members;
 #     then every breakage the checker's self-test makes of that archive
 #     must be caught (what ViTE makes of it is printed, see vite_renders).
-#   - tests/mpi/ring (Fortran, `use mpi`) likewise.
+#   - tests/mpi/ring (Fortran, `use mpi`) and ring-f08 (`use mpi_f08`)
+#     likewise.
 #   - tests/mpi/abort with rank 1 calling MPI_Abort, dying of SIGSEGV, or
 #     exiting without MPI_Finalize: the run fails, its trace is partial,
 #     says that rank 1 ended with MPI_Abort (error code 3), SIGSEGV or an
@@ -208,13 +209,14 @@ for flavour in openmpi mpich; do
     run_mpi "mpi-every-$flavour" "$every"
     check_run "mpi-every-$flavour" --mutate
 
-    ring="$WEFT_BUILDDIR/tests/mpi/ring-$flavour"
-    if [ -x "$ring" ]; then
-        run_mpi "mpi-ring-$flavour" "$ring"
-        check_run "mpi-ring-$flavour" --mutate
-    else
-        echo "SKIP: $flavour: Fortran ring not built (no mpif90.$flavour)"
-    fi
+    for ring in ring ring-f08; do
+        if [ -x "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour" ]; then
+            run_mpi "mpi-$ring-$flavour" "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour"
+            check_run "mpi-$ring-$flavour" --mutate
+        else
+            echo "SKIP: $flavour: Fortran $ring not built (no mpif90.$flavour)"
+        fi
+    done
 
     run_mpi "mpi-abort-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" abort
     check_abnormal "mpi-abort-$flavour" "MPI_Abort (error code 3)"

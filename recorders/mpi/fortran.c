@@ -1,23 +1,22 @@
-/* fortran.c - Fortran programs with Open MPI (see wm.h).
+/* fortran.c - Fortran programs (see wm.h).
  *
  * DESIGN
  * Open MPI's Fortran bindings (libmpi_mpifh: mpif.h, `use mpi`, and
  * through it `use mpi_f08`) convert their arguments and call the C
  * PMPI_ functions directly, so the MPI_ wrappers never see a Fortran
- * program's calls. This file interposes the PMPI_ function of every entry
+ * program's calls; MPICH's (libmpichfort) call the MPI_ functions for
+ * mpif.h and `use mpi`, but PMPI_ ones for `use mpi_f08` (PMPI_Init among
+ * them). This file interposes the PMPI_ function of every entry
  * of calls.def (and of MPI_Init, MPI_Init_thread, MPI_Finalize): called
  * from the Fortran bindings, it runs the MPI_ wrapper (which records
  * and calls PMPI_ again); called from anywhere else (the wrappers, MPI
  * itself, a program that calls PMPI_ on purpose), it goes straight to
  * MPI's own PMPI_ (dlsym RTLD_NEXT). Where a call comes from is its
  * return address, compared with the address range of the Fortran
- * bindings' library, found once (dl_iterate_phdr). MPICH's Fortran
- * bindings call the MPI_ functions, so this file is built for Open MPI
- * only.
+ * bindings' library, found once (dl_iterate_phdr).
  */
 #include "wm.h" /* mpi.h: says whether this is Open MPI */
 
-#ifdef OPEN_MPI
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -26,6 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The library of this MPI's Fortran bindings. */
+#ifdef OPEN_MPI
+#define WM_FORTRAN_LIB "libmpi_mpifh"
+#else
+#define WM_FORTRAN_LIB "libmpichfort"
+#endif
 
 /* The Fortran bindings' executable segments (at most a few). */
 #define MAX_RANGES 4
@@ -37,7 +43,7 @@ static int find_bindings(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
-    if (!info->dlpi_name || !strstr(info->dlpi_name, "libmpi_mpifh"))
+    if (!info->dlpi_name || !strstr(info->dlpi_name, WM_FORTRAN_LIB))
         return 0;
     for (int i = 0; i < info->dlpi_phnum && nranges < MAX_RANGES; i++) {
         const ElfW(Phdr) *p = &info->dlpi_phdr[i];
@@ -55,7 +61,7 @@ static void find_once(void)
     dl_iterate_phdr(find_bindings, NULL);
 }
 
-/* 1 when return address `ra` is inside Open MPI's Fortran bindings. */
+/* 1 when return address `ra` is inside MPI's Fortran bindings. */
 static int from_fortran(const void *ra)
 {
     uintptr_t a = (uintptr_t)ra;
@@ -108,8 +114,3 @@ WM_INTERPOSE(Init_thread,
              (argc, argv, required, provided))
 WM_INTERPOSE(Finalize, (void), ())
 WM_INTERPOSE(Abort, (MPI_Comm comm, int errorcode), (comm, errorcode))
-
-#else
-/* MPICH: nothing to do (ISO C forbids an empty file). */
-typedef int wm_fortran_unused;
-#endif

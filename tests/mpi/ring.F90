@@ -1,15 +1,26 @@
-! ring.f90 - an ordinary Fortran MPI program (use mpi): a token goes NTIMES
+! ring.F90 - an ordinary Fortran MPI program (use mpi, or use mpi_f08
+! when built with -DWEFT_F08): a token goes NTIMES
 ! around the ring with MPI_SEND/MPI_RECV, then MPI_ALLREDUCE and
 ! MPI_BARRIER. A wrong token or sum stops it with status 1. With
 ! WEFT_TEST_EXPECT_DIR set, each rank writes there rank-N.json: what a
 ! trace of it must hold, in the format of every.c (read by
 ! tests/check_mpi.py; regions are named after the C functions).
 program ring
+#ifdef WEFT_F08
+    use mpi_f08
+#else
     use mpi
+#endif
     implicit none
     integer, parameter :: ntimes = 5
     integer :: ierr, rank, nprocs, left, right, i, token, total, u, dlen
+#ifdef WEFT_F08
+    type(MPI_Status) :: status
+#define SOURCE_OF(st) st%MPI_SOURCE
+#else
     integer :: status(MPI_STATUS_SIZE)
+#define SOURCE_OF(st) st(MPI_SOURCE)
+#endif
     character(len=4096) :: dir
 
     call MPI_INIT(ierr)
@@ -23,7 +34,7 @@ program ring
             token = 100 * i
             call MPI_SEND(token, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD, ierr)
             call MPI_RECV(token, 1, MPI_INTEGER, left, i, MPI_COMM_WORLD, status, ierr)
-            if (token /= 100 * i + nprocs - 1 .or. status(MPI_SOURCE) /= left) then
+            if (token /= 100 * i + nprocs - 1 .or. SOURCE_OF(status) /= left) then
                 print '(a,i0,a,i0)', 'ring: rank 0 got token ', token, ' in round ', i
                 call MPI_ABORT(MPI_COMM_WORLD, 1, ierr)
             end if
