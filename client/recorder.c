@@ -3,6 +3,7 @@
  * recorder.h.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "recorder.h"
@@ -37,6 +38,22 @@ int weft__recorder_def(const weft_record *r)
     if (!d || d->is_event || d->is_pseudo || d->flags == WEFT_DF_DAEMON)
         return WEFT_EINVAL;
     return weft__def_append(r);
+}
+
+/* Next id of the id spaces weft__recorder_newid serves. */
+static _Atomic uint32_t next_group, next_comm;
+
+/* See recorder.h. */
+uint32_t weft__recorder_newid(unsigned kind)
+{
+    switch (kind) {
+    case WEFT_REF_GROUP:
+        return atomic_fetch_add(&next_group, 1);
+    case WEFT_REF_COMM:
+        return atomic_fetch_add(&next_comm, 1);
+    default:
+        return UINT32_MAX;
+    }
 }
 
 /* See recorder.h. */
