@@ -10,6 +10,7 @@ PACKAGES=(
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
+    pigz
 )
 
 missing=()

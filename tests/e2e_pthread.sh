@@ -1,0 +1,118 @@
+#!/bin/bash
+# e2e_pthread.sh - unmodified threaded programs traced by libweft-pthread
+# through `weft run -t pthread`, streaming to a real weftd:
+#   - tests/pthread/pthtest (every wrapped call; a mutex locked in a
+#     constructor before main; a thread ending with pthread_exit; a forked
+#     child that locks a mutex and execs /bin/true): one complete trace
+#     (the child and the program it execs make none), accepted by
+#     otf2-print -Werror and the python reader, in which
+#     tests/check_pthread.py finds exactly what the program reports: the
+#     visits of each call's region, every acquisition released on its
+#     location in order, create/begin/end/wait paired by sequence number;
+#   - the library exports only the wrapped calls, the condition variable
+#     ones in glibc's current version;
+#   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
+#     output is unchanged and its trace passes both readers and the
+#     checker (threads it leaves unjoined at exit allowed);
+#   - weftd unreachable: the program runs unchanged, nothing recorded.
+. "$(dirname "$0")/lib.sh"
+
+LIBDIR="$WEFT_BUILDDIR/.libs"
+LIB="$LIBDIR/libweft-pthread.so"
+PTHTEST="$WEFT_BUILDDIR/tests/pthread/pthtest"
+CHECK="$WEFT_SRCDIR/tests/check_pthread.py"
+CALLS="$WEFT_SRCDIR/recorders/pthread/calls.def"
+[ -f "$LIB" ] || fail "$LIB missing"
+[ -x "$PTHTEST" ] || fail "$PTHTEST missing"
+# Sanitized builds: the programs traced are not built with the runtimes.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+# shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+SAN=(${WEFT_SAN_PRELOAD:-})
+
+# traced NAME COMMAND...: COMMAND under weft run -t pthread as trace NAME
+# (libweft-pthread from this build), at most 120 s; its output in
+# $TMP/NAME.out and .err.
+traced() {
+    local name=$1
+    shift
+    env WEFT_LIBDIR="$LIBDIR" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout 120 "$WEFT" run -t pthread --trace "$name" -- "$@" \
+        >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+
+# archive_of NAME: waits for trace NAME to be complete, prints its
+# archive's anchor file.
+archive_of() {
+    wait_state "$1" complete 60
+    json_get "$TMP/show.json" 'j["archive"]'
+}
+
+# readers NAME ANCHOR: otf2-print -Werror accepts it (the checker reads it
+# with the python module).
+readers() {
+    otf2-print -Werror --silent "$2" >"$TMP/$1.print" 2>&1 ||
+        fail "$1: otf2-print -Werror rejects $2: $(head -5 "$TMP/$1.print")"
+}
+
+# ---- the library's exports ------------------------------------------------
+bad=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBRVW]/ {print $3}' |
+      grep -vE '^pthread_[a-z_]+(@@?GLIBC_2\.3\.2)?$' |
+      grep -vE '^(_init|_fini|__bss_start|_edata|_end|GLIBC_2\.3\.2)$' || true)
+[ -z "$bad" ] || fail "libweft-pthread.so exports more than the wrappers: $bad"
+for f in wait timedwait signal broadcast; do
+    nm -D --defined-only --with-symbol-versions "$LIB" |
+        grep -q " pthread_cond_$f@@GLIBC_2.3.2$" ||
+        fail "pthread_cond_$f is not bound to GLIBC_2.3.2"
+done
+while read -r name; do
+    nm -D --defined-only "$LIB" | grep -q " $name\(@\|$\)" ||
+        fail "calls.def wraps $name, the library does not export it"
+done < <(sed -n 's/^PT(\([a-z_]*\),.*/\1/p' "$CALLS")
+
+start_weftd
+
+# ---- pthtest: every wrapped call, a constructor, fork and exec -------------
+traced pth "$PTHTEST" "$TMP/pth.report" fork ||
+    fail "pthtest failed: $(cat "$TMP/pth.out" "$TMP/pth.err")"
+[ ! -s "$TMP/pth.err" ] || fail "pthtest said: $(cat "$TMP/pth.err")"
+anchor=$(archive_of pth)
+readers pth "$anchor"
+"$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/pth.report" >"$TMP/pth.check" ||
+    fail "pthtest's archive: $(cat "$TMP/pth.check")"
+echo "pthtest: $(cat "$TMP/pth.check")"
+# The forked child and /bin/true it execs made no trace of their own.
+n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
+    "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')
+[ "$n" -eq 1 ] || fail "$n traces named pth: the forked child was traced"
+
+# ---- pigz -p 4: a real program, unmodified ---------------------------------
+if command -v pigz >/dev/null; then
+    head -c 4000000 /dev/urandom >"$TMP/data"
+    # Compressible too: text repeated.
+    seq 1 400000 >>"$TMP/data"
+    traced pigz pigz -p 4 -k -f "$TMP/data" ||
+        fail "pigz failed traced: $(cat "$TMP/pigz.err")"
+    pigz -d -c "$TMP/data.gz" | cmp -s - "$TMP/data" ||
+        fail "pigz traced wrote a wrong archive"
+    anchor=$(archive_of pigz)
+    readers pigz "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" --open-ok >"$TMP/pigz.check" ||
+        fail "pigz's archive: $(cat "$TMP/pigz.check")"
+    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1]));
+assert j["threads"] >= 4, j; assert j["events"]["ThreadAcquireLock"] > 0, j' \
+        "$TMP/pigz.check" || fail "pigz's trace lacks its threads or locks: $(cat "$TMP/pigz.check")"
+    echo "pigz -p 4: $(cat "$TMP/pigz.check")"
+else
+    echo "SKIP: pigz is not installed (scripts/deps.sh installs it)"
+fi
+
+# ---- weftd unreachable: the program runs as ever ----------------------------
+stop_weftd
+WEFT_SERVER=127.0.0.1:1 traced off "$PTHTEST" "$TMP/off.report" ||
+    fail "pthtest failed with weftd unreachable: $(cat "$TMP/off.err")"
+grep -q "tracing is off" "$TMP/off.err" ||
+    fail "no warning with weftd unreachable: $(cat "$TMP/off.err")"
+grep -q "^threads 4$" "$TMP/off.report" || fail "pthtest's report: $(cat "$TMP/off.report")"
+echo ok
