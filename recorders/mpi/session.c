@@ -6,7 +6,10 @@
  * recorded), so all ranks of a launch are one trace even where the
  * launcher names no job (MPICH's hydra) or the ranks run different
  * programs. MPI_Abort ships what the process recorded before MPI kills
- * the job.
+ * the job. The init, finalize and abort calls run with libweft's guard
+ * raised (client/recorder.h), as every recorded call does (wrap.c): what
+ * MPI and this library do there (their mutexes, threads, files) is not
+ * recorded by the other recorders.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -129,17 +132,25 @@ static int after_init(unsigned call, int pmpi_rc, int saved_errno)
 __attribute__((visibility("default")))
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    int rc;
 
-    return after_init(WM_Init, rc, errno);
+    weft__inside++;
+    rc = PMPI_Init(argc, argv);
+    rc = after_init(WM_Init, rc, errno);
+    weft__inside--;
+    return rc;
 }
 
 __attribute__((visibility("default")))
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc;
 
-    return after_init(WM_Init_thread, rc, errno);
+    weft__inside++;
+    rc = PMPI_Init_thread(argc, argv, required, provided);
+    rc = after_init(WM_Init_thread, rc, errno);
+    weft__inside--;
+    return rc;
 }
 
 /* Records the Finalize region and ProgramEnd, then closes the session
@@ -150,6 +161,7 @@ int MPI_Finalize(void)
     OTF2_RegionRef region;
     int rc, saved, was = wm_active();
 
+    weft__inside++;
     if (was) {
         region = wm_region(WM_Finalize);
         weft_enter(region);
@@ -164,6 +176,7 @@ int MPI_Finalize(void)
         wm_comm_fini();
         weft_close();
     }
+    weft__inside--;
     errno = saved;
     return rc;
 }
@@ -174,6 +187,7 @@ int MPI_Finalize(void)
 __attribute__((visibility("default")))
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+    weft__inside++; /* for good: MPI ends the process */
     if (wm_active()) {
         OTF2_RegionRef region = wm_region(WM_Abort);
 

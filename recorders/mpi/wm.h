@@ -15,7 +15,10 @@
  * user ignored, request handles MPI overwrites), Enter ; rc =
  * wm_do_<hook>(...) ; Leave. wm_begin/wm_end hold the one recursion
  * guard (MPI calls made inside a wrapped call, by MPI itself or by us,
- * record nothing) and keep errno. Nothing is recorded before MPI_Init
+ * record nothing) and keep errno; they also raise libweft's guard
+ * (weft__inside, client/recorder.h), so the other recorders (pthread,
+ * I/O) record nothing of what MPI and the hooks do inside a recorded
+ * call. Nothing is recorded before MPI_Init
  * opened the session (session.c) or after MPI_Finalize.
  *
  * Families live in one file each: session.c (init, finalize), comm.c

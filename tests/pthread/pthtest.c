@@ -10,7 +10,8 @@
  * wait on a barrier, run a pthread_once, and wait on a condition variable
  * (wait until main broadcasts; timed and clock waits that time out; a
  * signal each). Main joins them with pthread_join, pthread_tryjoin_np and
- * pthread_timedjoin_np. With `fork`, a forked child locks a mutex too
+ * pthread_timedjoin_np. A SIGUSR1 handler locks a mutex; main raises it
+ * itself, and a worker sends it to main while main joins. With `fork`, a forked child locks a mutex too
  * (not traced) and execs /bin/true.
  *
  * REPORT holds "call NAME COUNT" per function (calls made, failed ones
@@ -23,6 +24,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +70,10 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_spinlock_t spin;
 static pthread_barrier_t barrier;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t smu = PTHREAD_MUTEX_INITIALIZER;
 static long counter, onced;
 static int go;
+static pthread_t main_thread;
 
 /* A lock call made: counted, and its acquisition when it returned 0. */
 static int locked(int call, int rc)
@@ -115,6 +119,19 @@ static void init_once(void)
     locked(C_mutex_lock, pthread_mutex_lock(&mu));
     onced++;
     unlocked(C_mutex_unlock, pthread_mutex_unlock(&mu));
+}
+
+/* SIGUSR1: a handler that takes a lock of its own (trylock: never waits
+ * for what the interrupted code may hold), while main runs its own code
+ * or waits inside pthread_join. */
+static void on_usr1(int sig)
+{
+    int saved = errno;
+
+    (void)sig;
+    if (locked(C_mutex_trylock, pthread_mutex_trylock(&smu)) == 0)
+        unlocked(C_mutex_unlock, pthread_mutex_unlock(&smu));
+    errno = saved;
 }
 
 __attribute__((constructor)) static void before_main(void)
@@ -200,6 +217,8 @@ static void *worker(void *arg)
     atomic_fetch_add(&calls[C_once], 1);
     pthread_once(&once, init_once);
     conditions();
+    if (k == 0) /* main is in pthread_join, or about to be */
+        pthread_kill(main_thread, SIGUSR1);
     if (k == 1)
         pthread_exit(NULL);
     return NULL;
@@ -230,6 +249,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: pthtest REPORT [fork]\n");
         return 2;
     }
+    main_thread = pthread_self();
+    signal(SIGUSR1, on_usr1);
+    raise(SIGUSR1);
     pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
     pthread_barrier_init(&barrier, NULL, NWORKERS);
     for (long k = 0; k < NWORKERS; k++) {
