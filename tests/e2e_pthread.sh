@@ -9,8 +9,10 @@
 #     tests/check_pthread.py finds exactly what the program reports: the
 #     visits of each call's region, every acquisition released on its
 #     location in order, create/begin/end/wait paired by sequence number;
-#   - the library exports only the wrapped calls, the condition variable
-#     ones in glibc's current version;
+#   - pthtest execs env, which execs pthtest: the first one's trace is
+#     complete (closed before exec), the second one's is its own;
+#   - the library exports only the wrapped calls (pthread, exec family),
+#     the condition variable ones in glibc's current version;
 #   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
 #     output is unchanged and its trace passes both readers and the
 #     checker (threads it leaves unjoined at exit allowed);
@@ -59,6 +61,7 @@ readers() {
 # ---- the library's exports ------------------------------------------------
 bad=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBRVW]/ {print $3}' |
       grep -vE '^pthread_[a-z_]+(@@?GLIBC_2\.3\.2)?$' |
+      grep -vE '^(execve|execv|execvp|execvpe|fexecve|execl|execlp|execle)$' |
       grep -vE '^(_init|_fini|__bss_start|_edata|_end|GLIBC_2\.3\.2)$' || true)
 [ -z "$bad" ] || fail "libweft-pthread.so exports more than the wrappers: $bad"
 for f in wait timedwait signal broadcast; do
@@ -86,6 +89,22 @@ echo "pthtest: $(cat "$TMP/pth.check")"
 n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
     "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')
 [ "$n" -eq 1 ] || fail "$n traces named pth: the forked child was traced"
+
+# ---- exec: the trace of the program before is complete, the program
+# after is traced as its own (env, which calls no pthread function, makes
+# none) -----------------------------------------------------------------------
+traced ex "$PTHTEST" "$TMP/ex.report" exec /usr/bin/env WEFT_TRACE=ex2 \
+    "$PTHTEST" "$TMP/ex2.report" ||
+    fail "pthtest exec failed: $(cat "$TMP/ex.out" "$TMP/ex.err")"
+for t in ex ex2; do
+    anchor=$(archive_of $t)
+    readers $t "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/$t.report" >"$TMP/$t.check" ||
+        fail "$t's archive: $(cat "$TMP/$t.check")"
+done
+n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c \
+    'import json,sys; print(len(json.load(sys.stdin)))')
+[ "$n" -eq 3 ] || fail "$n traces after pth, ex and ex2"
 
 # ---- pigz -p 4: a real program, unmodified ---------------------------------
 if command -v pigz >/dev/null; then

@@ -36,7 +36,8 @@
  * run along the way) makes no trace - unless the program uses MPI, whose
  * recorder opens the session at MPI_Init with the rank; then records are
  * made while that session is connected. A forked child records nothing
- * (its parent's session, or none).
+ * (its parent's session, or none). exec closes the session first
+ * (exec.c).
  */
 #ifndef WEFT_PT_H
 #define WEFT_PT_H

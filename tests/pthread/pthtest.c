@@ -2,7 +2,7 @@
  * it did, for tests/e2e_pthread.sh and tests/check_pthread.py: an
  * ordinary threaded program, no weft in it.
  *
- *   pthtest REPORT [fork]
+ *   pthtest REPORT [fork | exec PROGRAM ARGS...]
  *
  * A constructor locks a mutex before main. Main starts NWORKERS threads
  * (one ends with pthread_exit), which lock and unlock mutexes (lock,
@@ -12,7 +12,8 @@
  * signal each). Main joins them with pthread_join, pthread_tryjoin_np and
  * pthread_timedjoin_np. A SIGUSR1 handler locks a mutex; main raises it
  * itself, and a worker sends it to main while main joins. With `fork`, a forked child locks a mutex too
- * (not traced) and execs /bin/true.
+ * (not traced) and execs /bin/true. With `exec`, once its report is
+ * written it execs PROGRAM (pthtest again, say).
  *
  * REPORT holds "call NAME COUNT" per function (calls made, failed ones
  * too; "N+" for pthread_once, which the C runtime calls too), "acquire N" and "release N" (lock acquisitions: successful lock
@@ -246,7 +247,7 @@ int main(int argc, char **argv)
     int n = 0, rc;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: pthtest REPORT [fork]\n");
+        fprintf(stderr, "usage: pthtest REPORT [fork | exec PROGRAM ARGS...]\n");
         return 2;
     }
     main_thread = pthread_self();
@@ -300,5 +301,14 @@ int main(int argc, char **argv)
     fprintf(f, "acquire %ld\nrelease %ld\nthreads %d\n",
             atomic_load(&acquired), atomic_load(&released), n);
     fprintf(f, "counter %ld once %ld\n", counter, onced);
-    return fclose(f) == 0 ? 0 : 1;
+    if (fclose(f) != 0)
+        return 1;
+    /* exec ARGS...: become another program, traced or not as the
+     * environment says. */
+    if (argc > 3 && strcmp(argv[2], "exec") == 0) {
+        execv(argv[3], argv + 3);
+        perror(argv[3]);
+        return 127;
+    }
+    return 0;
 }
