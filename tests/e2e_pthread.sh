@@ -13,6 +13,8 @@
 #     complete (closed before exec), the second one's is its own;
 #   - the library exports only the wrapped calls (pthread, exec family),
 #     the condition variable ones in glibc's current version;
+#   - a program of the old condition variable ABI runs unchanged, its
+#     condition variable calls left to glibc's compatibility functions;
 #   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
 #     output is unchanged and its trace passes both readers and the
 #     checker (threads it leaves unjoined at exit allowed);
@@ -125,6 +127,52 @@ assert j["threads"] >= 4, j; assert j["events"]["ThreadAcquireLock"] > 0, j' \
     echo "pigz -p 4: $(cat "$TMP/pigz.check")"
 else
     echo "SKIP: pigz is not installed (scripts/deps.sh installs it)"
+fi
+
+# ---- a binary of the old condition variable ABI (before glibc 2.3.2) ------
+# Its pthread_cond_* are glibc's compatibility functions, which our
+# wrappers (bound to GLIBC_2.3.2) must leave alone: it runs, its mutex
+# calls are recorded, its condition variable calls are not.
+if [ "$(uname -m)" = x86_64 ] && command -v "${CC:-cc}" >/dev/null; then
+    cat >"$TMP/oldcond.c" <<'CEOF'
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+__asm__(".symver pthread_cond_init, pthread_cond_init@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_destroy, pthread_cond_destroy@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_signal, pthread_cond_signal@GLIBC_2.2.5");
+int main(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c;
+    struct timespec t;
+    int rc;
+
+    if (pthread_cond_init(&c, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&m);
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += t.tv_nsec >= 999000000;
+    t.tv_nsec = (t.tv_nsec + 1000000) % 1000000000;
+    rc = pthread_cond_timedwait(&c, &m, &t);
+    pthread_mutex_unlock(&m);
+    pthread_cond_signal(&c);
+    return pthread_cond_destroy(&c) != 0 ? 2 : rc == ETIMEDOUT ? 0 : 3;
+}
+CEOF
+    "${CC:-cc}" -o "$TMP/oldcond" "$TMP/oldcond.c" -lpthread ||
+        fail "cannot build the old condition variable program"
+    traced oldcond "$TMP/oldcond" ||
+        fail "the old condition variable program failed traced: $(cat "$TMP/oldcond.err")"
+    anchor=$(archive_of oldcond)
+    readers oldcond "$anchor"
+    printf 'call pthread_mutex_lock 1\ncall pthread_mutex_unlock 1\nacquire 1\nrelease 1\nthreads 0\n' \
+        >"$TMP/oldcond.report"
+    "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/oldcond.report" >"$TMP/oldcond.check" ||
+        fail "the old condition variable program's archive: $(cat "$TMP/oldcond.check")"
+else
+    echo "SKIP: the old condition variable ABI is an x86_64 test"
 fi
 
 # ---- weftd unreachable: the program runs as ever ----------------------------
