@@ -133,6 +133,10 @@ static inline uint64_t pt_resume(pt_call *c)
 }
 /* Records Leave at t, lowers the guard, restores errno. */
 PT_HIDDEN void pt_end(pt_call *c, uint64_t t);
+/* Records at t the Leave of every recorded call this thread is still in
+ * (it ends inside one: cancelled in a condition wait, pthread_exit in a
+ * once routine). Guard raised. */
+PT_HIDDEN void pt_leave_open(uint64_t t);
 
 /* The region of `call` (defined on first use), OTF2_UNDEFINED_REGION
  * when the session is not open. */

@@ -250,8 +250,11 @@ static void thread_end(void *unused)
     if (me.begun && !me.ended && !weft__inside) {
         me.ended = 1;
         weft__inside++;
-        if (may_record())
-            weft_evt_ThreadEnd(NULL, weft_time(), me.comm, me.seq);
+        if (may_record()) {
+            uint64_t t = weft_time();
+            pt_leave_open(t);
+            weft_evt_ThreadEnd(NULL, t, me.comm, me.seq);
+        }
         weft__inside--;
     }
     errno = saved;

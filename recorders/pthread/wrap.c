@@ -60,6 +60,23 @@ void *pt_real(const char *name)
     return p;
 }
 
+/* The regions of this thread's recorded calls in progress, innermost
+ * last (calls nest only through pthread_once's init routine): left by
+ * pt_leave_open when the thread ends inside one. */
+#define PT_OPEN_MAX 8
+static __thread OTF2_RegionRef open_regions[PT_OPEN_MAX] PT_TLS;
+static __thread unsigned nopen PT_TLS;
+
+/* See pt.h. */
+void pt_leave_open(uint64_t t)
+{
+    while (nopen > 0) {
+        nopen--;
+        if (nopen < PT_OPEN_MAX)
+            weft_evt_Leave(NULL, t, open_regions[nopen]);
+    }
+}
+
 /* See pt.h. */
 int pt_begin(pt_call *c, unsigned call, uint64_t *t)
 {
@@ -75,6 +92,9 @@ int pt_begin(pt_call *c, unsigned call, uint64_t *t)
         goto no;
     *t = weft_time();
     weft_evt_Enter(NULL, *t, c->region);
+    if (nopen < PT_OPEN_MAX)
+        open_regions[nopen] = c->region;
+    nopen++;
     return 1;
 no:
     pt_unguard(c);
@@ -85,6 +105,8 @@ no:
 void pt_end(pt_call *c, uint64_t t)
 {
     weft_evt_Leave(NULL, t, c->region);
+    if (nopen > 0)
+        nopen--;
     pt_unguard(c);
 }
 

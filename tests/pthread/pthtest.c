@@ -11,7 +11,8 @@
  * (wait until main broadcasts; timed and clock waits that time out; a
  * signal each). Main joins them with pthread_join, pthread_tryjoin_np and
  * pthread_timedjoin_np. A SIGUSR1 handler locks a mutex; main raises it
- * itself, and a worker sends it to main while main joins. With `fork`, a forked child locks a mutex too
+ * itself, and a worker sends it to main while main joins. One more
+ * thread is cancelled while it waits in pthread_cond_wait. With `fork`, a forked child locks a mutex too
  * (not traced) and execs /bin/true. With `exec`, once its report is
  * written it execs PROGRAM (pthtest again, say).
  *
@@ -73,7 +74,7 @@ static pthread_barrier_t barrier;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t smu = PTHREAD_MUTEX_INITIALIZER;
 static long counter, onced;
-static int go;
+static int go, sleeping;
 static pthread_t main_thread;
 
 /* A lock call made: counted, and its acquisition when it returned 0. */
@@ -208,6 +209,31 @@ static void conditions(void)
     pthread_cond_signal(&never);
 }
 
+/* Cleanup of the cancelled thread: the mutex its condition wait took
+ * again. That acquisition is not recorded (the wait never returned to
+ * the wrapper), so neither is this release: a call, no release. */
+static void cancelled_cleanup(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&calls[C_mutex_unlock], 1);
+    pthread_mutex_unlock(&cmu);
+}
+
+/* Waits on a condition nobody signals until main cancels it. */
+static void *sleeper(void *arg)
+{
+    (void)arg;
+    locked(C_mutex_lock, pthread_mutex_lock(&cmu));
+    pthread_cleanup_push(cancelled_cleanup, NULL);
+    sleeping = 1; /* under cmu, which only the wait gives back */
+    atomic_fetch_add(&calls[C_cond_wait], 1);
+    atomic_fetch_add(&released, 1);
+    for (;;)
+        pthread_cond_wait(&never, &cmu);
+    pthread_cleanup_pop(0);
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     long k = (long)arg;
@@ -265,6 +291,30 @@ int main(int argc, char **argv)
     }
     if (argc > 2 && strcmp(argv[2], "fork") == 0)
         fork_child();
+    /* One more thread, cancelled inside pthread_cond_wait. */
+    {
+        pthread_t s;
+        void *ret = NULL;
+
+        atomic_fetch_add(&calls[C_create], 1);
+        if (pthread_create(&s, NULL, sleeper, NULL) != 0)
+            return 1;
+        n++;
+        /* Once it waits, cmu is free: take it and let it go, so the
+         * cancel finds it inside the wait. */
+        for (;;) {
+            locked(C_mutex_lock, pthread_mutex_lock(&cmu));
+            int waiting = sleeping;
+            unlocked(C_mutex_unlock, pthread_mutex_unlock(&cmu));
+            if (waiting)
+                break;
+            usleep(1000);
+        }
+        pthread_cancel(s);
+        atomic_fetch_add(&calls[C_join], 1);
+        if (pthread_join(s, &ret) != 0 || ret != PTHREAD_CANCELED)
+            return 1;
+    }
     /* Every worker waits on cv until go: wake them all. */
     locked(C_mutex_lock, pthread_mutex_lock(&cmu));
     go = 1;
