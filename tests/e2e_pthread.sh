@@ -10,6 +10,7 @@
 #     tests/check_pthread.py finds exactly what the program reports: the
 #     visits of each call's region, every acquisition released on its
 #     location in order, create/begin/end/wait paired by sequence number;
+#   - two pthtest processes of one trace: one thread contingent each;
 #   - pthtest execs env, which execs pthtest: the first one's trace is
 #     complete (closed before exec), the second one's is its own;
 #   - the library exports only the wrapped calls (pthread, exec family),
@@ -93,6 +94,27 @@ n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
     "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')
 [ "$n" -eq 1 ] || fail "$n traces named pth: the forked child was traced"
 
+# ---- two processes of one trace: a thread contingent each ------------------
+# (Both define the same groups, which weftd unifies; their Comms differ by
+# identity, so each process's sequence numbers stay its own.)
+pids=()
+for r in 0 1; do
+    env WEFT_TRACE=two WEFT_RUN=e2e-pthread-two WEFT_SIZE=2 WEFT_RANK=$r \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        LD_PRELOAD="${SAN[*]:+${SAN[*]} }$LIB" \
+        timeout 120 "$PTHTEST" "$TMP/two$r.report" >"$TMP/two$r.out" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do
+    wait "$p" || fail "pthtest of trace two failed: $(cat "$TMP"/two?.out)"
+done
+anchor=$(archive_of two)
+readers two "$anchor"
+"$PY" "$CHECK" "$anchor" "$CALLS" >"$TMP/two.check" ||
+    fail "trace two: $(cat "$TMP/two.check")"
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["contingents"] == 2, j' \
+    "$TMP/two.check" || fail "trace two: not one contingent per process: $(cat "$TMP/two.check")"
+
 # ---- exec: the trace of the program before is complete, the program
 # after is traced as its own (env, which calls no pthread function, makes
 # none) -----------------------------------------------------------------------
@@ -107,7 +129,7 @@ for t in ex ex2; do
 done
 n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c \
     'import json,sys; print(len(json.load(sys.stdin)))')
-[ "$n" -eq 3 ] || fail "$n traces after pth, ex and ex2"
+[ "$n" -eq 4 ] || fail "$n traces after pth, two, ex and ex2"
 
 # ---- pigz -p 4: a real program, unmodified ---------------------------------
 if command -v pigz >/dev/null; then
