@@ -33,8 +33,8 @@
  * Session (thread.c): the first wrapped call of the process (in a
  * constructor before main, or later) opens libweft's session from the
  * environment, so a program that never calls one (a single-threaded tool
- * run along the way) makes no trace - unless the program uses MPI, whose
- * recorder opens the session at MPI_Init with the rank; then records are
+ * run along the way) makes no trace - unless libweft-mpi is loaded too,
+ * which opens the session at MPI_Init with the rank; then records are
  * made while that session is connected. A forked child records nothing
  * (its parent's session, or none). exec closes the session first
  * (exec.c).

@@ -99,10 +99,23 @@ static void at_exit_off(void)
     atomic_store(&pt_state, PT_ST_OFF);
 }
 
+/* 1 when libweft-mpi is loaded: the MPI_Init the program calls is its
+ * own, which opens the session with the rank. (An MPI program traced
+ * without it opens the session here, the rank from the launcher's
+ * environment.) */
+static int mpi_recorder_loaded(void)
+{
+    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
+    Dl_info info;
+
+    return init && dladdr(init, &info) && info.dli_fname &&
+           strstr(info.dli_fname, "libweft-mpi") != NULL;
+}
+
 /* Opens the session (see pt.h). Guard raised; called once. */
 static void open_session(void)
 {
-    if (dlsym(RTLD_DEFAULT, "PMPI_Init")) {
+    if (mpi_recorder_loaded()) {
         atomic_store(&pt_state, PT_ST_MPI);
         return;
     }
@@ -276,7 +289,6 @@ static void *trampoline(void *arg)
         weft_evt_ThreadBegin(NULL, weft_time(), s.comm, s.seq);
     thread_add(s.comm, s.seq);
     weft__inside--;
-    errno = 0;
     pthread_cleanup_push(thread_end, NULL);
     ret = s.fn(s.arg);
     pthread_cleanup_pop(1);
