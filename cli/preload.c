@@ -9,7 +9,7 @@
 #include "weft_errors.h"
 
 /* Every recorder weft can preload. Only what this build can do is here:
- * pthread and io come with their libraries (issue #14), each one entry
+ * io comes with its library (issue #14), one entry
  * { name, what, WEFT_REC_DYNAMIC, { "libweft-NAME.so" }, 1 }. */
 const weft_recorder weft__recorders[] = {
     { "mpi", "MPI calls (PMPI), for programs that use Open MPI or MPICH",
@@ -17,6 +17,9 @@ const weft_recorder weft__recorders[] = {
       { [WEFT_MPI_OPENMPI] = "libweft-mpi-openmpi.so",
         [WEFT_MPI_MPICH] = "libweft-mpi-mpich.so" },
       1 },
+    { "pthread", "threads and locks (pthread_create, mutexes, condition "
+      "variables, ...), for every dynamically linked program",
+      WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 1 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
                                 sizeof weft__recorders[0];

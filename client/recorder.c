@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "recorder.h"
@@ -40,12 +41,30 @@ int weft__recorder_def(const weft_record *r)
     return weft__def_append(r);
 }
 
+/* Next id of the id spaces weft__recorder_newid serves. */
+static _Atomic uint32_t next_group, next_comm;
+
+/* See recorder.h. */
+uint32_t weft__recorder_newid(unsigned kind)
+{
+    switch (kind) {
+    case WEFT_REF_GROUP:
+        return atomic_fetch_add(&next_group, 1);
+    case WEFT_REF_COMM:
+        return atomic_fetch_add(&next_comm, 1);
+    default:
+        return UINT32_MAX;
+    }
+}
+
 /* See recorder.h. */
 void weft__recorder_ended(const char *why)
 {
+    weft__inside++;
     pthread_mutex_lock(&weft__S.mu);
     weft__ended_locked(why);
     pthread_mutex_unlock(&weft__S.mu);
+    weft__inside--;
 }
 
 /* See recorder.h. */

@@ -48,8 +48,15 @@
  *    identity of a communicator), which weft.h's weft_def_ functions
  *    leave 0: weft__recorder_def takes the whole record.
  *
+ * 6. Ids of definitions that several recorders of one process make:
+ *    groups and communicators (libweft-mpi's, and libweft-pthread's
+ *    thread contingent) come from one counter per id space,
+ *    weft__recorder_newid, so the recorders never define the same local
+ *    id twice.
+ *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
- * libraries that are not part of libweft.so (libweft-mpi), the calls
+ * libraries that are not part of libweft.so (libweft-mpi,
+ * libweft-pthread), the calls and the guard variable weft__inside
  * marked WEFT__RECORDER_API under their own symbol version
  * WEFT_RECORDER_0 (client/libweft.map), never from weft.h, so
  * applications do not come to depend on them. The rest stays hidden.
@@ -70,7 +77,7 @@
 /* > 0 while the calling thread runs libweft's own code (see 1). Owner
  * thread only: raised and lowered in pairs by libweft and the guard. */
 extern __thread int weft__inside
-    __attribute__((tls_model("initial-exec"))) WEFT__HIDDEN;
+    __attribute__((tls_model("initial-exec"))) WEFT__RECORDER_API;
 
 /* A wrapper's guard (see 2): on the wrapper's stack. */
 typedef struct weft__rguard {
@@ -88,14 +95,19 @@ static inline int weft__recorder_inside(void)
 /* Starts a wrapper: returns 1 (g->recording) when the wrapper may
  * record, and then raises the guard until weft__recorder_end; 0 inside
  * libweft or another wrapper. errno is unchanged. */
-WEFT__HIDDEN int weft__recorder_begin(weft__rguard *g);
+WEFT__RECORDER_API int weft__recorder_begin(weft__rguard *g);
 /* Lowers the guard raised by a successful weft__recorder_begin. errno is
  * unchanged. */
-WEFT__HIDDEN void weft__recorder_end(weft__rguard *g);
+WEFT__RECORDER_API void weft__recorder_end(weft__rguard *g);
 /* Gives the calling thread its state and location now (see 3), inside the
  * guard. Returns the location index, or UINT32_MAX when out of memory.
  * errno is unchanged. */
-WEFT__HIDDEN uint32_t weft__recorder_attach(void);
+WEFT__RECORDER_API uint32_t weft__recorder_attach(void);
+/* A new process-local id of id space `kind` (WEFT_REF_GROUP or
+ * WEFT_REF_COMM) for a definition the caller sends
+ * with weft__recorder_def or weft_def_<Name> (see 6), or UINT32_MAX for
+ * another kind. Thread-safe. */
+WEFT__RECORDER_API uint32_t weft__recorder_newid(unsigned kind);
 
 /* weft_open with `env`, a NULL-terminated list of "NAME=value" strings,
  * taking the place of the environment's variables of those names ("NAME="

@@ -48,7 +48,12 @@ standin() {  # standin NAME FILE
 standin openmpi "$TMP/lib/libweft-mpi-openmpi.so"
 standin mpich "$TMP/lib/libweft-mpi-mpich.so"
 standin user "$TMP/user/libuser.so"
-cp "$TMP/lib/libweft-mpi-openmpi.so" "$TMP/lib1/"   # no MPICH library
+cp "$TMP/lib/libweft-mpi-openmpi.so" "$TMP/lib1/"   # no MPICH, no pthread
+# The pthread recorder applies to every dynamic program: a silent stand-in.
+printf 'int weft_standin_pthread;\n' >"$TMP/pthread.c"
+"$CC" -shared -fPIC -o "$TMP/lib/libweft-pthread.so" "$TMP/pthread.c" ||
+    fail "cannot build the pthread stand-in"
+PTLIB="$TMP/lib/libweft-pthread.so"
 export WEFT_LIBDIR="$TMP/lib"
 
 # A program that links MPI without needing a launcher: MPI_Initialized is
@@ -78,7 +83,13 @@ int main(int argc, char **argv)
 EOF
 
 # ---- (a) system programs: exec'd unchanged -------------------------------
-expect 0 "uses no MPI library: running it untraced (recorders: mpi)" "$WEFT" run -- /bin/true
+expect 0 "weft run: /bin/true: dynamically linked, no MPI; preloading $PTLIB" \
+    "$WEFT" run -v -- /bin/true
+# Without the pthread recorder's library, nothing applies: said, untraced.
+expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread" \
+    env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /bin/true
+expect 0 "the pthread recorder needs $TMP/lib1/libweft-pthread.so" \
+    env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /bin/true
 expect 3 "" "$WEFT" run -- /bin/sh -c 'exit 3'
 expect 3 "" "$WEFT" run /bin/sh -c 'exit 3'
 # PROGRAM's options are its own, with or without "--", even "--" itself.
@@ -98,8 +109,10 @@ wait "$pid"
 rc=$(/bin/sh -c '"$0" run -- /bin/sh -c "kill -TERM \$\$" 2>/dev/null; echo $?' "$WEFT")
 [ "$rc" -eq 143 ] || fail "a program killed by SIGTERM: weft run exited $rc, not 143"
 # Found through PATH; -v says what it found.
-expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading nothing" \
+expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB" \
     env PATH=/usr/bin:/bin "$WEFT" run -v true
+expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading nothing" \
+    env PATH=/usr/bin:/bin WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -v true
 # -t mpi on a program without MPI: a warning, and it runs.
 expect 4 "weft run: -t mpi: /bin/sh uses no MPI library: running it untraced" \
     "$WEFT" run -t mpi -- /bin/sh -c 'exit 4'
@@ -145,11 +158,11 @@ fi
 
 # ---- usage errors, programs that cannot run ------------------------------
 touch "$TMP/ran"; rm "$TMP/ran"
-for t in pthread io foo mpi,foo "mpi,"; do
+for t in pthreads io foo mpi,foo "mpi,"; do
     expect 2 "weft run: -t: " "$WEFT" run -t "$t" -- /bin/touch "$TMP/ran"
 done
-expect 2 "unknown recorder 'pthread' (known: mpi)" "$WEFT" run -t pthread -- /bin/true
-expect 2 "unknown recorder 'foo' (known: mpi)" "$WEFT" run --recorders=mpi,foo /bin/true
+expect 2 "unknown recorder 'bogus' (known: mpi, pthread" "$WEFT" run -t bogus -- /bin/true
+expect 2 "unknown recorder 'foo' (known: mpi, pthread" "$WEFT" run --recorders=mpi,foo /bin/true
 [ ! -e "$TMP/ran" ] || fail "weft run ran the program after a usage error"
 expect 2 "missing PROGRAM" "$WEFT" run
 expect 2 "missing PROGRAM" "$WEFT" run -v --
@@ -267,8 +280,9 @@ mpi_part mpich mpicc.mpich mpirun.mpich libmpich.so.12 MPICH
 if [ -x "$TMP/hello_openmpi" ] && [ -x "$TMP/hello_mpich" ]; then
     mpicc.openmpi -o "$TMP/both" "$TMP/hello.c" -Wl,--no-as-needed -lmpich ||
         fail "cannot link a program with both MPI libraries"
-    out both "$WEFT" run -v -- "$TMP/both" || fail "the program with both MPIs failed"
-    has both err "weft run: $TMP/both uses both "
+    # (-t mpi: by default the pthread recorder would trace it.)
+    out both "$WEFT" run -v -t mpi -- "$TMP/both" || fail "the program with both MPIs failed"
+    has both err "weft run: -t mpi: $TMP/both uses both "
     has both err "Open MPI (libmpi.so.40)"
     has both err "MPICH (libmpich.so.12)"
     has both err ": running it untraced"

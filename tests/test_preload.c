@@ -69,8 +69,8 @@ static void test_parse_refused(void **state)
 {
     (void)state;
     /* Names not built yet are unknown, and the known ones are listed. */
-    expect_refused("pthread", "unknown recorder 'pthread' (known: mpi");
-    expect_refused("io", "unknown recorder 'io'");
+    expect_refused("bogus", "unknown recorder 'bogus' (known: mpi, pthread");
+    expect_refused("pthreads", "unknown recorder 'pthreads'");
     expect_refused("mpi,bogus", "unknown recorder 'bogus'");
     expect_refused("MPI", "unknown recorder 'MPI'");
     expect_refused("mpi ", "unknown recorder 'mpi '");
@@ -106,6 +106,27 @@ static void test_files(void **state)
                         "libweft-mpi-mpich.so");
     assert_null(weft__preload_file(mpi, WEFT_MPI_NONE, &why));
     assert_string_equal(why, "uses no MPI library");
+}
+
+/* The pthread recorder: one library for every dynamic program, with MPI
+ * or without, chosen by default and by -t pthread. */
+static void test_pthread(void **state)
+{
+    const weft_recorder *pt = &weft__recorders[rec("pthread")];
+    weft_rec_set set = 0;
+    char err[256] = "";
+    const char *why;
+
+    (void)state;
+    assert_string_equal(weft__preload_file(pt, WEFT_MPI_NONE, &why),
+                        "libweft-pthread.so");
+    assert_null(why);
+    assert_string_equal(weft__preload_file(pt, WEFT_MPI_MPICH, &why),
+                        "libweft-pthread.so");
+    assert_true(pt->by_default);
+    assert_int_equal(weft__preload_parse("mpi,pthread", &set, err,
+                                         sizeof err), 0);
+    assert_int_equal(set, (1u << rec("mpi")) | (1u << rec("pthread")));
 }
 
 static void test_choose(void **state)
@@ -173,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_parse_refused),
         cmocka_unit_test(test_known),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_pthread),
         cmocka_unit_test(test_choose),
         cmocka_unit_test(test_append),
     };

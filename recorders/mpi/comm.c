@@ -53,8 +53,6 @@ typedef struct comm_info {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static wm_map comms;     /* WM_KEY(MPI_Comm) -> comm_info */
 static wm_map counters;  /* group / intercomm creation key -> count */
-static OTF2_CommRef next_comm;
-static OTF2_GroupRef next_group;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static OTF2_CommRef world_id = OTF2_UNDEFINED_COMM,
                     self_id = OTF2_UNDEFINED_COMM;
@@ -100,7 +98,7 @@ static OTF2_GroupRef define_group(OTF2_GroupType type, const uint64_t *m,
     weft_record r = { .type = WEFT_REC_Group };
     weft_Group *g = &r.u.Group;
 
-    g->self = next_group++;
+    g->self = weft__recorder_newid(WEFT_REF_GROUP);
     g->name = weft_string("");
     g->groupType = type;
     g->paradigm = OTF2_PARADIGM_MPI;
@@ -151,7 +149,7 @@ static comm_info *define_intra(MPI_Comm comm, OTF2_CommRef parent,
         return NULL;
     d->group = define_group_of(g);
     PMPI_Group_free(&g);
-    d->self = next_comm++;
+    d->self = weft__recorder_newid(WEFT_REF_COMM);
     d->name = weft_string(name);
     d->parent = parent;
     d->flags = OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS;
@@ -190,7 +188,7 @@ static comm_info *define_inter(MPI_Comm comm, uint64_t identity,
     }
     free(a);
     free(b);
-    d->self = next_comm++;
+    d->self = weft__recorder_newid(WEFT_REF_COMM);
     d->name = weft_string(name);
     d->commonCommunicator = OTF2_UNDEFINED_COMM;
     d->flags = OTF2_COMM_FLAG_CREATE_DESTROY_EVENTS;
@@ -233,7 +231,7 @@ void wm_comm_init(int size)
                      "MPI_COMM_WORLD");
     world_id = c ? c->id : OTF2_UNDEFINED_COMM;
     r.u.Comm.group = define_group(OTF2_GROUP_TYPE_COMM_SELF, NULL, 0);
-    r.u.Comm.self = next_comm++;
+    r.u.Comm.self = weft__recorder_newid(WEFT_REF_COMM);
     r.u.Comm.name = weft_string("MPI_COMM_SELF");
     r.u.Comm.parent = OTF2_UNDEFINED_COMM;
     r.u.Comm.flags = OTF2_COMM_FLAG_NONE;

@@ -8,7 +8,10 @@
  * programs. MPI_Abort ships what the process recorded before MPI kills
  * the job. A process that calls MPI_Abort, or exits between MPI_Init and
  * MPI_Finalize, tells weftd it ended abnormally (the trace is partial);
- * libweft says so itself for a fatal signal.
+ * libweft says so itself for a fatal signal. The init, finalize and abort
+ * calls run with libweft's guard raised (client/recorder.h), as every
+ * recorded call does (wrap.c): what MPI and this library do there (their
+ * mutexes, threads, files) is not recorded by the other recorders.
  */
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -220,9 +223,12 @@ int MPI_Init(int *argc, char ***argv)
     handlers before;
     int rc;
 
+    weft__inside++;
     handlers_get(&before);
     rc = PMPI_Init(argc, argv);
-    return after_init(WM_Init, rc, errno, &before);
+    rc = after_init(WM_Init, rc, errno, &before);
+    weft__inside--;
+    return rc;
 }
 
 __attribute__((visibility("default")))
@@ -231,9 +237,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     handlers before;
     int rc;
 
+    weft__inside++;
     handlers_get(&before);
     rc = PMPI_Init_thread(argc, argv, required, provided);
-    return after_init(WM_Init_thread, rc, errno, &before);
+    rc = after_init(WM_Init_thread, rc, errno, &before);
+    weft__inside--;
+    return rc;
 }
 
 /* Records the Finalize region and ProgramEnd, then closes the session
@@ -244,6 +253,7 @@ int MPI_Finalize(void)
     OTF2_RegionRef region;
     int rc, saved, was = wm_active();
 
+    weft__inside++;
     if (was) {
         region = wm_region(WM_Finalize);
         weft_enter(region);
@@ -258,6 +268,7 @@ int MPI_Finalize(void)
         wm_comm_fini();
         weft_close();
     }
+    weft__inside--;
     errno = saved;
     return rc;
 }
@@ -269,6 +280,7 @@ int MPI_Finalize(void)
 __attribute__((visibility("default")))
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+    weft__inside++; /* for good: MPI ends the process */
     if (wm_active()) {
         OTF2_RegionRef region = wm_region(WM_Abort);
         char why[64];

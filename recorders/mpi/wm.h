@@ -16,9 +16,11 @@
  * wm_do_<hook>(...) ; Leave. Collectives (WMK, WMKN) need no hook: coll.c
  * generates their wrappers from the entry's byte count expression.
  * wm_begin/wm_end hold the one recursion guard (MPI calls made inside a
- * wrapped call, by MPI itself or by us, record nothing) and keep errno.
- * Nothing is recorded before MPI_Init opened the session (session.c) or
- * after MPI_Finalize.
+ * wrapped call, by MPI itself or by us, record nothing) and keep errno;
+ * they also raise libweft's guard (weft__inside, client/recorder.h), so
+ * the other recorders (pthread, I/O) record nothing of what MPI and the
+ * hooks do inside a recorded call. Nothing is recorded before MPI_Init
+ * opened the session (session.c) or after MPI_Finalize.
  *
  * Families live in one file each: session.c (init, finalize), comm.c
  * (communicators and their identities), p2p.c (point-to-point and

@@ -69,9 +69,10 @@ OTF2_RegionRef wm_region(unsigned call)
 /* See wm.h. */
 int wm_begin(wm_frame *f, unsigned call)
 {
-    if (wm_depth || !wm_active())
+    if (wm_depth || weft__inside || !wm_active())
         return 0;
     wm_depth++;
+    weft__inside++; /* MPI's work and ours: other recorders keep out */
     f->saved_errno = errno;
     f->call = call;
     f->region = wm_region(call);
@@ -85,6 +86,7 @@ int wm_begin(wm_frame *f, unsigned call)
 void wm_end(wm_frame *f)
 {
     weft_evt_Leave(NULL, wm_t, f->region);
+    weft__inside--;
     wm_depth--;
     errno = f->saved_errno;
 }

@@ -1,0 +1,162 @@
+/* pt.h - libweft-pthread's internals: the pthread recorder, preloaded
+ * into an unmodified program (weft run -t pthread).
+ *
+ * DESIGN
+ * Every wrapped lock, condition, barrier and once function is one entry
+ * of calls.def (STYLE habit 13); wrap.c generates from it the exported
+ * functions, their regions (named after the call, paradigm PTHREAD) and
+ * the pointers to the real ones. A wrapper is
+ *
+ *     pt_begin: Enter(region) [+ ThreadReleaseLock]     guard raised
+ *     the real call                                     guard lowered
+ *     pt_end:   [ThreadAcquireLock +] Leave(region)     guard raised
+ *
+ * The guard (libweft's weft__inside, client/recorder.h) is raised only
+ * while recording, not during the real call: pthread_once runs the
+ * program's init routine there, and a signal handler may run while a
+ * thread waits for a lock; both are recorded like any other code. A
+ * wrapper called with the guard raised - libweft's own mutexes and its
+ * sender thread, or a signal arriving while a record is made - calls the
+ * real function and records nothing. errno is the program's around the
+ * real call and restored after recording.
+ *
+ * Threads (thread.c): pthread_create records ThreadCreate with a new
+ * sequence number of the process's thread contingent and starts the
+ * thread in a trampoline that gives it its location
+ * (weft__recorder_attach), records ThreadBegin, runs the start routine
+ * and records ThreadEnd when it returns, calls pthread_exit or is
+ * cancelled (a cleanup handler); pthread_join records ThreadWait with the
+ * joined thread's number. Locks (lock.c): lock ids from lockmap.h, one
+ * acquisition counter per lock, and per thread the orders of the locks
+ * it holds, so a release carries its acquisition's order.
+ *
+ * Session (thread.c): the first wrapped call of the process (in a
+ * constructor before main, or later) opens libweft's session from the
+ * environment, so a program that never calls one (a single-threaded tool
+ * run along the way) makes no trace - unless libweft-mpi is loaded too,
+ * which opens the session at MPI_Init with the rank; then records are
+ * made while that session is connected. A forked child records nothing
+ * (its parent's session, or none). exec closes the session first
+ * (exec.c).
+ */
+#ifndef WEFT_PT_H
+#define WEFT_PT_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <otf2/OTF2_GeneralDefinitions.h>
+#include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_Events.h>
+
+#include "recorder.h"
+#include "weft.h"
+
+#define PT_HIDDEN __attribute__((visibility("hidden")))
+#define PT_EXPORT __attribute__((visibility("default")))
+#define PT_TLS __attribute__((tls_model("initial-exec")))
+#define PT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* One id per entry of calls.def, then the hand-written wrappers. */
+enum pt_call_id {
+#define PT(name, role, kind, params, args, lock) PT_##name,
+#include "calls.def"
+    PT_pthread_create, PT_pthread_join, PT_pthread_tryjoin_np,
+    PT_pthread_timedjoin_np, PT_pthread_clockjoin_np,
+    PT__COUNT
+};
+
+/* Recording state of the process (thread.c). */
+enum { PT_ST_INIT, PT_ST_OPENING, PT_ST_ON, PT_ST_MPI, PT_ST_OFF };
+extern _Atomic int pt_state PT_HIDDEN;
+
+/* A wrapped call in progress, on the wrapper's stack. */
+typedef struct pt_call {
+    OTF2_RegionRef region;
+    int saved_errno;        /* the program's errno */
+} pt_call;
+
+/* Opens the session on first use (see DESIGN). Returns 1 when records
+ * may be made now. Guard raised. */
+PT_HIDDEN int pt_ready_slow(void);
+
+/* 1 when this call is to be recorded: not inside libweft or a record,
+ * and the session is open. */
+static inline int pt_recording(void)
+{
+    int st;
+
+    if (PT_UNLIKELY(weft__inside))
+        return 0;
+    st = atomic_load_explicit(&pt_state, memory_order_relaxed);
+    if (PT_LIKELY(st == PT_ST_ON))
+        return 1;
+    if (st == PT_ST_OFF)
+        return 0;
+    return -1; /* ask pt_ready_slow (under the guard) */
+}
+
+/* Raises the guard and saves errno. */
+static inline void pt_guard(pt_call *c)
+{
+    c->saved_errno = errno;
+    weft__inside++;
+}
+
+/* Lowers the guard and gives errno back. */
+static inline void pt_unguard(pt_call *c)
+{
+    weft__inside--;
+    errno = c->saved_errno;
+}
+
+/* Starts call `call`: returns 1 with Enter recorded at *t (and the guard
+ * raised: the caller records what comes before the real call, then
+ * pt_pause), 0 to just call the real function. */
+PT_HIDDEN int pt_begin(pt_call *c, unsigned call, uint64_t *t);
+/* Lowers the guard before the real call. */
+static inline void pt_pause(pt_call *c)
+{
+    pt_unguard(c);
+}
+/* After the real call: raises the guard and returns the time of the
+ * Leave (also that of what the caller records now); then pt_end. */
+static inline uint64_t pt_resume(pt_call *c)
+{
+    c->saved_errno = errno;
+    weft__inside++;
+    return weft_time();
+}
+/* Records Leave at t, lowers the guard, restores errno. */
+PT_HIDDEN void pt_end(pt_call *c, uint64_t t);
+/* Records at t the Leave of every recorded call this thread is still in
+ * (it ends inside one: cancelled in a condition wait, pthread_exit in a
+ * once routine). Guard raised. */
+PT_HIDDEN void pt_leave_open(uint64_t t);
+
+/* The region of `call` (defined on first use), OTF2_UNDEFINED_REGION
+ * when the session is not open. */
+PT_HIDDEN OTF2_RegionRef pt_region(unsigned call);
+/* The real function `name` (dlsym RTLD_NEXT, the default version of the
+ * condition variable functions); NULL if there is none. */
+PT_HIDDEN void *pt_real(const char *name);
+
+/* ---- locks (lock.c) ---------------------------------------------------- */
+
+/* Records ThreadAcquireLock of lock object `obj` at t on this thread. */
+PT_HIDDEN void pt_lock_acquired(const void *obj, uint64_t t);
+/* Records ThreadReleaseLock of `obj` at t: the order of this thread's
+ * acquisition of it, else its last acquisition's. */
+PT_HIDDEN void pt_lock_releasing(const void *obj, uint64_t t);
+
+/* ---- threads (thread.c) ------------------------------------------------ */
+
+/* The contingent of this process's threads (defined on first use),
+ * OTF2_UNDEFINED_COMM when the session is not open. */
+PT_HIDDEN OTF2_CommRef pt_contingent(void);
+
+#endif

@@ -1,0 +1,192 @@
+/* wrap.c - the wrappers of calls.def, their regions, the real functions
+ * behind them and the begin/end of every recorded call (see pt.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+#include "pt.h"
+
+typedef struct pt_desc {
+    const char *name;
+    OTF2_RegionRole role;
+} pt_desc;
+
+static const pt_desc calls[PT__COUNT] = {
+#define PT(name, role_, kind, params, args, lock)                             \
+    [PT_##name] = { #name, OTF2_REGION_ROLE_##role_ },
+#include "calls.def"
+    [PT_pthread_create] = { "pthread_create", OTF2_REGION_ROLE_THREAD_CREATE },
+    [PT_pthread_join] = { "pthread_join", OTF2_REGION_ROLE_THREAD_WAIT },
+    [PT_pthread_tryjoin_np] = { "pthread_tryjoin_np",
+                                OTF2_REGION_ROLE_THREAD_WAIT },
+    [PT_pthread_timedjoin_np] = { "pthread_timedjoin_np",
+                                  OTF2_REGION_ROLE_THREAD_WAIT },
+    [PT_pthread_clockjoin_np] = { "pthread_clockjoin_np",
+                                  OTF2_REGION_ROLE_THREAD_WAIT },
+};
+
+/* Region id + 1 of each call, 0 until first used. */
+static _Atomic uint32_t regions[PT__COUNT];
+
+/* See pt.h. Two threads may define one region at once: libweft interns
+ * regions by name, so both get the same id. */
+OTF2_RegionRef pt_region(unsigned call)
+{
+    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
+    OTF2_RegionRef id;
+
+    if (PT_LIKELY(r))
+        return r - 1;
+    id = weft__recorder_region(calls[call].name, calls[call].role,
+                               OTF2_PARADIGM_PTHREAD);
+    if (id != OTF2_UNDEFINED_REGION)
+        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
+    return id;
+}
+
+/* See pt.h. glibc has two versions of the condition variable functions;
+ * a plain dlsym may give the old one (pre-2.3.2 binaries' layout), so the
+ * current one is asked for by name where it exists (x86_64, i386, ...);
+ * libweft-pthread.map binds our wrappers to that version only. */
+void *pt_real(const char *name)
+{
+    void *p = NULL;
+
+    if (strncmp(name, "pthread_cond_", 13) == 0)
+        p = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
+    if (!p)
+        p = dlsym(RTLD_NEXT, name);
+    return p;
+}
+
+/* The regions of this thread's recorded calls in progress, innermost
+ * last (calls nest only through pthread_once's init routine): left by
+ * pt_leave_open when the thread ends inside one. */
+#define PT_OPEN_MAX 8
+static __thread OTF2_RegionRef open_regions[PT_OPEN_MAX] PT_TLS;
+static __thread unsigned nopen PT_TLS;
+
+/* See pt.h. */
+void pt_leave_open(uint64_t t)
+{
+    while (nopen > 0) {
+        nopen--;
+        if (nopen < PT_OPEN_MAX)
+            weft_evt_Leave(NULL, t, open_regions[nopen]);
+    }
+}
+
+/* See pt.h. */
+int pt_begin(pt_call *c, unsigned call, uint64_t *t)
+{
+    int r = pt_recording();
+
+    if (r == 0)
+        return 0;
+    pt_guard(c);
+    if (r < 0 && !pt_ready_slow())
+        goto no;
+    c->region = pt_region(call);
+    if (c->region == OTF2_UNDEFINED_REGION)
+        goto no;
+    *t = weft_time();
+    weft_evt_Enter(NULL, *t, c->region);
+    if (nopen < PT_OPEN_MAX)
+        open_regions[nopen] = c->region;
+    nopen++;
+    return 1;
+no:
+    pt_unguard(c);
+    return 0;
+}
+
+/* See pt.h. */
+void pt_end(pt_call *c, uint64_t t)
+{
+    weft_evt_Leave(NULL, t, c->region);
+    if (nopen > 0)
+        nopen--;
+    pt_unguard(c);
+}
+
+/* ---- what each kind records (calls.def) -------------------------------- */
+
+static inline void pre_ACQUIRE(const void *lock, uint64_t t)
+{
+    (void)lock, (void)t;
+}
+
+static inline void post_ACQUIRE(const void *lock, int rc, uint64_t t)
+{
+    if (rc == 0)
+        pt_lock_acquired(lock, t);
+}
+
+static inline void pre_RELEASE(const void *lock, uint64_t t)
+{
+    pt_lock_releasing(lock, t);
+}
+
+static inline void post_RELEASE(const void *lock, int rc, uint64_t t)
+{
+    (void)lock, (void)rc, (void)t;
+}
+
+static inline void pre_CWAIT(const void *lock, uint64_t t)
+{
+    pt_lock_releasing(lock, t);
+}
+
+static inline void post_CWAIT(const void *lock, int rc, uint64_t t)
+{
+    if (rc == 0 || rc == ETIMEDOUT)
+        pt_lock_acquired(lock, t);
+}
+
+static inline void pre_NONE(const void *lock, uint64_t t)
+{
+    (void)lock, (void)t;
+}
+
+static inline void post_NONE(const void *lock, int rc, uint64_t t)
+{
+    (void)lock, (void)rc, (void)t;
+}
+
+/* ---- the wrappers ------------------------------------------------------ */
+
+/* The real function of each entry, resolved on its first call. */
+#define PT(name, role, kind, params, args, lock)                             \
+    static int(*_Atomic real_##name) params;
+#include "calls.def"
+
+#define PT(name, role, kind, params, args, lock)                             \
+    PT_EXPORT int name params                                                \
+    {                                                                        \
+        int(*fn_) params = atomic_load_explicit(&real_##name,                \
+                                                memory_order_relaxed);       \
+        pt_call c_;                                                          \
+        uint64_t t_;                                                         \
+        int rc_;                                                             \
+                                                                             \
+        if (PT_UNLIKELY(!fn_)) {                                             \
+            int saved_ = errno;                                              \
+            void *p_ = pt_real(#name);                                       \
+            memcpy(&fn_, &p_, sizeof p_);                                    \
+            errno = saved_;                                                  \
+            if (!fn_)                                                        \
+                return ENOSYS;                                               \
+            atomic_store_explicit(&real_##name, fn_, memory_order_relaxed);  \
+        }                                                                    \
+        if (!pt_begin(&c_, PT_##name, &t_))                                  \
+            return fn_ args;                                                 \
+        pre_##kind((const void *)(uintptr_t)(lock), t_);                     \
+        pt_pause(&c_);                                                       \
+        rc_ = fn_ args;                                                      \
+        t_ = pt_resume(&c_);                                                 \
+        post_##kind((const void *)(uintptr_t)(lock), rc_, t_);               \
+        pt_end(&c_, t_);                                                     \
+        return rc_;                                                          \
+    }
+#include "calls.def"

@@ -1,0 +1,208 @@
+#!/bin/bash
+# e2e_pthread.sh - unmodified threaded programs traced by libweft-pthread
+# through `weft run -t pthread`, streaming to a real weftd:
+#   - tests/pthread/pthtest (every wrapped call; a mutex locked in a
+#     constructor before main; a thread ending with pthread_exit, one
+#     cancelled inside pthread_cond_wait; a signal handler taking a lock;
+#     a forked child that locks a mutex and execs /bin/true): one complete trace
+#     (the child and the program it execs make none), accepted by
+#     otf2-print -Werror and the python reader, in which
+#     tests/check_pthread.py finds exactly what the program reports: the
+#     visits of each call's region, every acquisition released on its
+#     location in order, create/begin/end/wait paired by sequence number;
+#   - two pthtest processes of one trace: one thread contingent each;
+#   - pthtest execs env, which execs pthtest: the first one's trace is
+#     complete (closed before exec), the second one's is its own;
+#   - the library exports only the wrapped calls (pthread, exec family),
+#     the condition variable ones in glibc's current version;
+#   - a program of the old condition variable ABI runs unchanged, its
+#     condition variable calls left to glibc's compatibility functions;
+#   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
+#     output is unchanged and its trace passes both readers and the
+#     checker (threads it leaves unjoined at exit allowed);
+#   - weftd unreachable: the program runs unchanged, nothing recorded.
+. "$(dirname "$0")/lib.sh"
+
+LIBDIR="$WEFT_BUILDDIR/.libs"
+LIB="$LIBDIR/libweft-pthread.so"
+PTHTEST="$WEFT_BUILDDIR/tests/pthread/pthtest"
+CHECK="$WEFT_SRCDIR/tests/check_pthread.py"
+CALLS="$WEFT_SRCDIR/recorders/pthread/calls.def"
+[ -f "$LIB" ] || fail "$LIB missing"
+[ -x "$PTHTEST" ] || fail "$PTHTEST missing"
+# Sanitized builds: the programs traced are not built with the runtimes.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+# shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+SAN=(${WEFT_SAN_PRELOAD:-})
+
+# traced NAME COMMAND...: COMMAND under weft run -t pthread as trace NAME
+# (libweft-pthread from this build), at most 120 s; its output in
+# $TMP/NAME.out and .err.
+traced() {
+    local name=$1
+    shift
+    env WEFT_LIBDIR="$LIBDIR" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout 120 "$WEFT" run -t pthread --trace "$name" -- "$@" \
+        >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+
+# archive_of NAME: waits for trace NAME to be complete, prints its
+# archive's anchor file.
+archive_of() {
+    wait_state "$1" complete 60
+    json_get "$TMP/show.json" 'j["archive"]'
+}
+
+# readers NAME ANCHOR: otf2-print -Werror accepts it (the checker reads it
+# with the python module).
+readers() {
+    otf2-print -Werror --silent "$2" >"$TMP/$1.print" 2>&1 ||
+        fail "$1: otf2-print -Werror rejects $2: $(head -5 "$TMP/$1.print")"
+}
+
+# ---- the library's exports ------------------------------------------------
+bad=$(nm -D --defined-only "$LIB" | awk '$2 ~ /[TDBRVW]/ {print $3}' |
+      grep -vE '^pthread_[a-z_]+(@@?GLIBC_2\.3\.2)?$' |
+      grep -vE '^(execve|execv|execvp|execvpe|fexecve|execl|execlp|execle)$' |
+      grep -vE '^(_init|_fini|__bss_start|_edata|_end|GLIBC_2\.3\.2)$' || true)
+[ -z "$bad" ] || fail "libweft-pthread.so exports more than the wrappers: $bad"
+for f in wait timedwait signal broadcast; do
+    nm -D --defined-only --with-symbol-versions "$LIB" |
+        grep -q " pthread_cond_$f@@GLIBC_2.3.2$" ||
+        fail "pthread_cond_$f is not bound to GLIBC_2.3.2"
+done
+while read -r name; do
+    nm -D --defined-only "$LIB" | grep -q " $name\(@\|$\)" ||
+        fail "calls.def wraps $name, the library does not export it"
+done < <(sed -n 's/^PT(\([a-z_]*\),.*/\1/p' "$CALLS")
+
+start_weftd
+
+# ---- pthtest: every wrapped call, a constructor, fork and exec -------------
+traced pth "$PTHTEST" "$TMP/pth.report" fork ||
+    fail "pthtest failed: $(cat "$TMP/pth.out" "$TMP/pth.err")"
+[ ! -s "$TMP/pth.err" ] || fail "pthtest said: $(cat "$TMP/pth.err")"
+anchor=$(archive_of pth)
+readers pth "$anchor"
+"$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/pth.report" >"$TMP/pth.check" ||
+    fail "pthtest's archive: $(cat "$TMP/pth.check")"
+echo "pthtest: $(cat "$TMP/pth.check")"
+# The forked child and /bin/true it execs made no trace of their own.
+n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
+    "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')
+[ "$n" -eq 1 ] || fail "$n traces named pth: the forked child was traced"
+
+# ---- two processes of one trace: a thread contingent each ------------------
+# (Both define the same groups, which weftd unifies; their Comms differ by
+# identity, so each process's sequence numbers stay its own.)
+pids=()
+for r in 0 1; do
+    env WEFT_TRACE=two WEFT_RUN=e2e-pthread-two WEFT_SIZE=2 WEFT_RANK=$r \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        LD_PRELOAD="${SAN[*]:+${SAN[*]} }$LIB" \
+        timeout 120 "$PTHTEST" "$TMP/two$r.report" >"$TMP/two$r.out" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do
+    wait "$p" || fail "pthtest of trace two failed: $(cat "$TMP"/two?.out)"
+done
+anchor=$(archive_of two)
+readers two "$anchor"
+"$PY" "$CHECK" "$anchor" "$CALLS" >"$TMP/two.check" ||
+    fail "trace two: $(cat "$TMP/two.check")"
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["contingents"] == 2, j' \
+    "$TMP/two.check" || fail "trace two: not one contingent per process: $(cat "$TMP/two.check")"
+
+# ---- exec: the trace of the program before is complete, the program
+# after is traced as its own (env, which calls no pthread function, makes
+# none) -----------------------------------------------------------------------
+traced ex "$PTHTEST" "$TMP/ex.report" exec /usr/bin/env WEFT_TRACE=ex2 \
+    "$PTHTEST" "$TMP/ex2.report" ||
+    fail "pthtest exec failed: $(cat "$TMP/ex.out" "$TMP/ex.err")"
+for t in ex ex2; do
+    anchor=$(archive_of $t)
+    readers $t "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/$t.report" >"$TMP/$t.check" ||
+        fail "$t's archive: $(cat "$TMP/$t.check")"
+done
+n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c \
+    'import json,sys; print(len(json.load(sys.stdin)))')
+[ "$n" -eq 4 ] || fail "$n traces after pth, two, ex and ex2"
+
+# ---- pigz -p 4: a real program, unmodified ---------------------------------
+if command -v pigz >/dev/null; then
+    head -c 4000000 /dev/urandom >"$TMP/data"
+    # Compressible too: text repeated.
+    seq 1 400000 >>"$TMP/data"
+    traced pigz pigz -p 4 -k -f "$TMP/data" ||
+        fail "pigz failed traced: $(cat "$TMP/pigz.err")"
+    pigz -d -c "$TMP/data.gz" | cmp -s - "$TMP/data" ||
+        fail "pigz traced wrote a wrong archive"
+    anchor=$(archive_of pigz)
+    readers pigz "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" --open-ok >"$TMP/pigz.check" ||
+        fail "pigz's archive: $(cat "$TMP/pigz.check")"
+    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1]));
+assert j["threads"] >= 4, j; assert j["events"]["ThreadAcquireLock"] > 0, j' \
+        "$TMP/pigz.check" || fail "pigz's trace lacks its threads or locks: $(cat "$TMP/pigz.check")"
+    echo "pigz -p 4: $(cat "$TMP/pigz.check")"
+else
+    echo "SKIP: pigz is not installed (scripts/deps.sh installs it)"
+fi
+
+# ---- a binary of the old condition variable ABI (before glibc 2.3.2) ------
+# Its pthread_cond_* are glibc's compatibility functions, which our
+# wrappers (bound to GLIBC_2.3.2) must leave alone: it runs, its mutex
+# calls are recorded, its condition variable calls are not.
+if [ "$(uname -m)" = x86_64 ] && command -v "${CC:-cc}" >/dev/null; then
+    cat >"$TMP/oldcond.c" <<'CEOF'
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+__asm__(".symver pthread_cond_init, pthread_cond_init@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_destroy, pthread_cond_destroy@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+__asm__(".symver pthread_cond_signal, pthread_cond_signal@GLIBC_2.2.5");
+int main(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c;
+    struct timespec t;
+    int rc;
+
+    if (pthread_cond_init(&c, NULL) != 0)
+        return 1;
+    pthread_mutex_lock(&m);
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += t.tv_nsec >= 999000000;
+    t.tv_nsec = (t.tv_nsec + 1000000) % 1000000000;
+    rc = pthread_cond_timedwait(&c, &m, &t);
+    pthread_mutex_unlock(&m);
+    pthread_cond_signal(&c);
+    return pthread_cond_destroy(&c) != 0 ? 2 : rc == ETIMEDOUT ? 0 : 3;
+}
+CEOF
+    "${CC:-cc}" -o "$TMP/oldcond" "$TMP/oldcond.c" -lpthread ||
+        fail "cannot build the old condition variable program"
+    traced oldcond "$TMP/oldcond" ||
+        fail "the old condition variable program failed traced: $(cat "$TMP/oldcond.err")"
+    anchor=$(archive_of oldcond)
+    readers oldcond "$anchor"
+    printf 'call pthread_mutex_lock 1\ncall pthread_mutex_unlock 1\nacquire 1\nrelease 1\nthreads 0\n' \
+        >"$TMP/oldcond.report"
+    "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/oldcond.report" >"$TMP/oldcond.check" ||
+        fail "the old condition variable program's archive: $(cat "$TMP/oldcond.check")"
+else
+    echo "SKIP: the old condition variable ABI is an x86_64 test"
+fi
+
+# ---- weftd unreachable: the program runs as ever ----------------------------
+stop_weftd
+WEFT_SERVER=127.0.0.1:1 traced off "$PTHTEST" "$TMP/off.report" ||
+    fail "pthtest failed with weftd unreachable: $(cat "$TMP/off.err")"
+grep -q "tracing is off" "$TMP/off.err" ||
+    fail "no warning with weftd unreachable: $(cat "$TMP/off.err")"
+grep -q "^threads 5$" "$TMP/off.report" || fail "pthtest's report: $(cat "$TMP/off.report")"
+echo ok
