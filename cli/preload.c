@@ -17,9 +17,11 @@ const weft_recorder weft__recorders[] = {
       { [WEFT_MPI_OPENMPI] = "libweft-mpi-openmpi.so",
         [WEFT_MPI_MPICH] = "libweft-mpi-mpich.so" },
       1 },
+    /* Not by default until issue #14 is done: an MPI program under load
+     * has been seen to hang with it (MPICH, tests/e2e_mpi.sh). */
     { "pthread", "threads and locks (pthread_create, mutexes, condition "
       "variables, ...), for every dynamically linked program",
-      WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 1 },
+      WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 0 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
                                 sizeof weft__recorders[0];

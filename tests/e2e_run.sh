@@ -83,13 +83,12 @@ int main(int argc, char **argv)
 EOF
 
 # ---- (a) system programs: exec'd unchanged -------------------------------
+expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread)" "$WEFT" run -- /bin/true
 expect 0 "weft run: /bin/true: dynamically linked, no MPI; preloading $PTLIB" \
-    "$WEFT" run -v -- /bin/true
+    "$WEFT" run -v -t pthread -- /bin/true
 # Without the pthread recorder's library, nothing applies: said, untraced.
-expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread" \
-    env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /bin/true
 expect 0 "the pthread recorder needs $TMP/lib1/libweft-pthread.so" \
-    env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /bin/true
+    env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -t pthread -- /bin/true
 expect 3 "" "$WEFT" run -- /bin/sh -c 'exit 3'
 expect 3 "" "$WEFT" run /bin/sh -c 'exit 3'
 # PROGRAM's options are its own, with or without "--", even "--" itself.
@@ -109,10 +108,10 @@ wait "$pid"
 rc=$(/bin/sh -c '"$0" run -- /bin/sh -c "kill -TERM \$\$" 2>/dev/null; echo $?' "$WEFT")
 [ "$rc" -eq 143 ] || fail "a program killed by SIGTERM: weft run exited $rc, not 143"
 # Found through PATH; -v says what it found.
-expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB" \
-    env PATH=/usr/bin:/bin "$WEFT" run -v true
 expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading nothing" \
-    env PATH=/usr/bin:/bin WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -v true
+    env PATH=/usr/bin:/bin "$WEFT" run -v true
+expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB" \
+    env PATH=/usr/bin:/bin "$WEFT" run -v -t pthread true
 # -t mpi on a program without MPI: a warning, and it runs.
 expect 4 "weft run: -t mpi: /bin/sh uses no MPI library: running it untraced" \
     "$WEFT" run -t mpi -- /bin/sh -c 'exit 4'
@@ -280,7 +279,6 @@ mpi_part mpich mpicc.mpich mpirun.mpich libmpich.so.12 MPICH
 if [ -x "$TMP/hello_openmpi" ] && [ -x "$TMP/hello_mpich" ]; then
     mpicc.openmpi -o "$TMP/both" "$TMP/hello.c" -Wl,--no-as-needed -lmpich ||
         fail "cannot link a program with both MPI libraries"
-    # (-t mpi: by default the pthread recorder would trace it.)
     out both "$WEFT" run -v -t mpi -- "$TMP/both" || fail "the program with both MPIs failed"
     has both err "weft run: -t mpi: $TMP/both uses both "
     has both err "Open MPI (libmpi.so.40)"
