@@ -88,6 +88,47 @@ for i in $(seq 0 $((n - 1))); do
 done
 [ "$found" = 1 ] || fail "tar czf: no trace of gzip"
 
+# ---- with the MPI recorder: libweft-mpi's session, its own I/O unseen -----
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    cat >"$TMP/mpiio.c" <<'PROG'
+#include <mpi.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    int rank, fd;
+    char p[4096];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(p, sizeof p, "%s/mpiio-%d.txt", argv[1], rank);
+    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "hello", 5) != 5)
+        return 1;
+    close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+PROG
+    mpicc.openmpi -o "$TMP/mpiio" "$TMP/mpiio.c" || fail "mpicc.openmpi"
+    timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
+        -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run -t mpi,io --trace mpiio -- \
+        "$TMP/mpiio" "$TMP/t" >"$TMP/mpiio.out" 2>&1 ||
+        fail "mpirun -t mpi,io: $(cat "$TMP/mpiio.out")"
+    archive_ok mpiio
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
+        fail "mpiio: not one trace of 2 ranks"
+    "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
+        "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
+        fail "mpiio: $(cat "$TMP/check.out")"
+    otf2-print "$ARCHIVE" | grep -q "cmdline" &&
+        fail "mpiio: libweft-mpi's own reading of /proc/self/cmdline is in the trace"
+else
+    echo "SKIP: MPI with -t io: no mpicc.openmpi/mpirun.openmpi"
+fi
+
 # ---- without weftd: the program runs as before ---------------------------
 rm -rf "$TMP/w2" && mkdir "$TMP/w2"
 WEFT_SERVER=127.0.0.1:1 timeout 60 "$WEFT" run -t io -- "$IOTEST" "$TMP/w2" \

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -425,6 +426,48 @@ static void isoc_calls(void)
     called("fflush");
 }
 
+/* Threads: each writes its own file through its own descriptor, at
+ * once (the handle maps are shared). */
+#define NTHREADS 3
+#define TWRITES 50
+
+static void *thread_main(void *arg)
+{
+    char p[PATH_MAX], rel[32];
+    int fd;
+
+    snprintf(rel, sizeof rel, "thread%d.txt", (int)(intptr_t)arg);
+    path(p, rel);
+    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return (void *)1;
+    for (int i = 0; i < TWRITES; i++)
+        if (write(fd, "0123456789", 10) != 10)
+            return (void *)1;
+    close(fd);
+    return NULL;
+}
+
+static void threads(void)
+{
+    pthread_t t[NTHREADS];
+
+    for (int i = 0; i < NTHREADS; i++)
+        CHECK(pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i)
+                  == 0, "pthread_create");
+    for (int i = 0; i < NTHREADS; i++) {
+        void *rc;
+        char rel[32];
+        CHECK(pthread_join(t[i], &rc) == 0 && !rc, "a thread");
+        called("open");
+        called("close");
+        for (int k = 0; k < TWRITES; k++)
+            called("write");
+        snprintf(rel, sizeof rel, "thread%d.txt", i);
+        io(rel, 10 * TWRITES, 0);
+    }
+}
+
 static void fork_child(void)
 {
     char p[PATH_MAX];
@@ -539,6 +582,7 @@ int main(int argc, char **argv)
     signal(SIGUSR1, on_usr1);
     posix_calls();
     isoc_calls();
+    threads();
     fork_child();
     raise(SIGUSR1);
     called("open");
