@@ -4,7 +4,8 @@
  * closed (flushed, acknowledged, goodbye) just before the exec; the new
  * program opens its own session if the environment still preloads
  * libweft-io. An exec that fails leaves the session closed: the rest of
- * that process is not recorded. Nothing is recorded of the calls
+ * that process is not recorded. (Calls a vfork() child makes before its
+ * exec are recorded as the parent's: it runs in the parent's memory.) Nothing is recorded of the calls
  * themselves. The list-argument forms (execl, execlp, execle) call the
  * C library's vector forms.
  */
@@ -23,12 +24,15 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
 extern char **environ;
 
-/* Before an exec: ends the session this process records in. */
+/* Before an exec: ends the session this process records in. Not in
+ * the child of a vfork(), which shares the parent's memory, session
+ * included: the parent goes on recording. */
 static void before_exec(void)
 {
     weft__rguard g;
 
-    if (atomic_load(&io_state) != IO_ST_ON || !weft__recorder_begin(&g))
+    if (atomic_load(&io_state) != IO_ST_ON || (int)getpid() != io_pid ||
+        !weft__recorder_begin(&g))
         return;
     atomic_store(&io_state, IO_ST_OFF);
     weft_close();

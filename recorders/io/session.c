@@ -13,11 +13,13 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 #include "io.h"
 #include "session.h"
 
 atomic_int io_state = IO_ST_INIT;
+int io_pid;
 
 static void at_fork_child(void)
 {
@@ -28,6 +30,7 @@ static void at_fork_child(void)
  * recorder holds, then record. */
 static int go_on(void)
 {
+    io_pid = (int)getpid();
     io_handles_init();
     atomic_store(&io_state, IO_ST_ON);
     return 1;

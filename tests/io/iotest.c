@@ -6,7 +6,8 @@
  *
  * Works in directory DIR. Before main, a constructor writes ctor.txt (the
  * recorder works from the first call). A forked child writes child.txt,
- * which must not be in the trace (the child is not traced). A SIGUSR1
+ * which must not be in the trace (the child is not traced); a vfork()
+ * child execs /bin/true, which must not end this trace. A SIGUSR1
  * handler writes sig.txt (recorded like any call). With `exec`, the
  * program ends by exec'ing itself as `iotest DIR REPORT.exec child`
  * with WEFT_TRACE changed to "$WEFT_TRACE-exec": a new traced process
@@ -491,6 +492,18 @@ static void fork_child(void)
     }
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
               WEXITSTATUS(st) == 0, "the forked child");
+
+    /* A vfork child runs in our memory until it execs: its exec must not
+     * end our trace (what follows is still recorded). */
+    pid = vfork();
+    CHECK(pid >= 0, "vfork");
+    if (pid == 0) {
+        static char *const no_env[] = { NULL };
+        execle("/bin/true", "true", (char *)NULL, no_env);
+        _exit(127);
+    }
+    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+              WEXITSTATUS(st) == 0, "the vfork child");
 }
 
 /* ---- the report ------------------------------------------------------- */
