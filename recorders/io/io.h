@@ -162,5 +162,6 @@ int __openat64_2(int dirfd, const char *path, int flags);
 int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...);
 int __printf_chk(int flag, const char *fmt, ...);
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
+int fcntl64(int fd, int cmd, ...);
 
 #endif

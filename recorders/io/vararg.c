@@ -88,26 +88,44 @@ IO_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 }
 
 /* fcntl's third argument is an int, a pointer or absent, by command: it
- * is passed on as the C library reads it, a pointer-sized value. */
-IO_EXPORT int fcntl(int fd, int cmd, ...)
+ * is passed on as the C library reads it, a pointer-sized value. fcntl64
+ * is what programs built with 64-bit file offsets call. */
+static int do_fcntl(unsigned call, int fd, int cmd, void *arg)
 {
     io_frame f;
-    va_list ap;
-    void *arg;
     int rc;
 
-    va_start(ap, cmd);
-    arg = va_arg(ap, void *);
-    va_end(ap);
-    if (!io_begin(&f, IO_fcntl))
-        return ((fcntl_fn)io_real(IO_fcntl))(fd, cmd, arg);
+    if (!io_begin(&f, call))
+        return ((fcntl_fn)io_real(call))(fd, cmd, arg);
     io_pre_fcntl(&f, fd, cmd, arg);
     errno = f.g.saved_errno;
-    rc = ((fcntl_fn)io_real(IO_fcntl))(fd, cmd, arg);
+    rc = ((fcntl_fn)io_real(call))(fd, cmd, arg);
     io_mid(&f);
     io_post_fcntl(&f, rc, fd, cmd, arg);
     io_end(&f);
     return rc;
+}
+
+IO_EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    void *arg;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, void *);
+    va_end(ap);
+    return do_fcntl(IO_fcntl, fd, cmd, arg);
+}
+
+IO_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    void *arg;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, void *);
+    va_end(ap);
+    return do_fcntl(IO_fcntl64, fd, cmd, arg);
 }
 
 /* The printf family through the real vfprintf (flag < 0) or

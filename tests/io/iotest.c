@@ -231,6 +231,8 @@ static void posix_calls(void)
     called("fcntl");
     CHECK(fcntl(fd, F_GETFL) & O_APPEND, "fcntl F_GETFL");
     called("fcntl");
+    CHECK(fcntl64(fd, F_GETFL) & O_APPEND, "fcntl64 F_GETFL");
+    called("fcntl64");
     n = write(fd3, "E", 1);
     called("write");
     io("a.txt", 1, 0);
