@@ -92,8 +92,6 @@ IO__HIDDEN int io_begin(io_frame *f, unsigned call);
 IO__HIDDEN void io_mid(io_frame *f);
 /* Records Leave, lowers the guard and restores the call's errno. */
 IO__HIDDEN void io_end(io_frame *f);
-/* The C name of `call`. */
-IO__HIDDEN const char *io_call_name(unsigned call);
 
 /* ---- handles (handles.c) ---------------------------------------------- */
 
@@ -163,5 +161,6 @@ int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...);
 int __printf_chk(int flag, const char *fmt, ...);
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
 int fcntl64(int fd, int cmd, ...);
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *fp);
 
 #endif

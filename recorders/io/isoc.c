@@ -143,6 +143,54 @@ void io_post_fgets(io_frame *f, char *rc, char *s, int n, FILE *fp)
     io_op_end(f, f->entry, rc ? strlen(rc) : 0);
 }
 
+void io_pre_fgetc(io_frame *f, FILE *fp)
+{
+    op_begin(f, fp, OTF2_IO_OPERATION_MODE_READ, 1);
+}
+
+void io_post_fgetc(io_frame *f, int rc, FILE *fp)
+{
+    io_op_end(f, f->entry, rc == EOF ? 0 : 1);
+}
+
+/* A read whose size is known only once done (getline, getdelim): the
+ * request is what was read, Begin at the call's start. */
+static void read_after(io_frame *f, FILE *fp, ssize_t rc)
+{
+    uint64_t t = f->t;
+
+    f->entry = stream(fp);
+    if (!f->entry)
+        return;
+    f->t = f->t0;
+    io_op_begin(f, f->entry, OTF2_IO_OPERATION_MODE_READ,
+                rc < 0 ? 0 : (uint64_t)rc);
+    f->t = t;
+    io_op_end(f, f->entry, rc < 0 ? 0 : (uint64_t)rc);
+}
+
+void io_pre_getline(io_frame *f, char **line, size_t *n, FILE *fp)
+{
+}
+
+/* -1 is also the end of the file: 0 bytes. */
+void io_post_getline(io_frame *f, ssize_t rc, char **line, size_t *n,
+                     FILE *fp)
+{
+    read_after(f, fp, rc);
+}
+
+void io_pre_getdelim(io_frame *f, char **line, size_t *n, int delim,
+                     FILE *fp)
+{
+}
+
+void io_post_getdelim(io_frame *f, ssize_t rc, char **line, size_t *n,
+                      int delim, FILE *fp)
+{
+    read_after(f, fp, rc);
+}
+
 void io_pre_fputs(io_frame *f, const char *s, FILE *fp)
 {
     op_begin(f, fp, OTF2_IO_OPERATION_MODE_WRITE, s ? strlen(s) : 0);

@@ -27,7 +27,4 @@ static inline int io_session_on(void)
     return st == IO_ST_OFF || st == IO_ST_STARTING ? 0 : -1;
 }
 
-/* Forgets the regions' ids (wrap.c). */
-void io_regions_forget(void) __attribute__((visibility("hidden")));
-
 #endif

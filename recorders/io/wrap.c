@@ -30,12 +30,6 @@ static _Atomic(void *) reals[IO__COUNT];
 /* Region id + 1 of each call, 0 until first used. */
 static _Atomic uint32_t regions[IO__COUNT];
 
-/* See io.h. */
-const char *io_call_name(unsigned call)
-{
-    return calls[call].name;
-}
-
 /* See io.h. dlsym does not call the functions wrapped here; two threads
  * resolving at once store the same pointer. */
 void *io_real(unsigned call)
@@ -73,13 +67,6 @@ static OTF2_RegionRef region_of(unsigned call)
     if (id != OTF2_UNDEFINED_REGION)
         atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
     return id;
-}
-
-/* Forgets the regions (a session that ends; a new one defines anew). */
-void io_regions_forget(void)
-{
-    for (unsigned i = 0; i < IO__COUNT; i++)
-        atomic_store_explicit(&regions[i], 0, memory_order_relaxed);
 }
 
 /* See io.h. */
@@ -127,6 +114,7 @@ void io_end(io_frame *f)
 /* glibc makes these macros when optimizing: the wrappers are functions. */
 #undef fread_unlocked
 #undef fwrite_unlocked
+#undef getc
 
 #define IO_REAL(name, ret, params) ((ret(*) params)io_real(IO_##name))
 #define IO(name, ret, role, hook, params, args)                              \

@@ -382,6 +382,24 @@ static void isoc_calls(void)
     CHECK(ftello(fp) == 0, "ftello");
     called("ftello");
     seeks++;
+    CHECK(fgetc(fp) == 'h', "fgetc");
+    called("fgetc");
+    CHECK(getc(fp) == 'e', "getc");
+    called("getc");
+    io("s.txt", 0, 2);
+    {
+        /* getline itself, not the inline form optimizing compilers
+         * make of it (a call of __getdelim, also recorded) */
+        ssize_t (*volatile gl)(char **, size_t *, FILE *) = getline;
+        char *line = NULL;
+        size_t cap = 0;
+        CHECK(gl(&line, &cap, fp) == 10, "getline");
+        called("getline");
+        CHECK(getdelim(&line, &cap, '-', fp) == 5, "getdelim");
+        called("getdelim");
+        io("s.txt", 0, 15);
+        free(line);
+    }
     CHECK(fclose(fp) == 0, "fclose");
     called("fclose");
 
