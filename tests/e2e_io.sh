@@ -6,10 +6,13 @@
 #    that writes a file (not traced: the file must not be in the trace)
 #    and ends by exec'ing itself (a new traced process, its own trace);
 #    tests/check_io.py checks each archive against the program's report;
+#    forked before any I/O, the child is not traced either;
 #  - tar cf and tar czf of a small directory (Debian's binaries):
 #    complete traces both readers accept, every operation completed, and
 #    the bytes written per archive file in the trace equal its size
 #    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace);
+#  - with libweft-mpi too (-t mpi,io, Open MPI): one trace of both ranks,
+#    their files' bytes, libweft-mpi's own reading unseen;
 #  - errno and results are untouched (iotest checks each call), and
 #    without weftd the programs run as before.
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +47,18 @@ archive_ok iotest
 archive_ok iotest-exec
 "$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/iotest.json.exec" >"$TMP/check.out" ||
     fail "iotest after exec: $(cat "$TMP/check.out")"
+
+# A fork before the program did any I/O: the child is not traced either.
+mkdir "$TMP/w3"
+timeout 60 "$WEFT" run -t io --trace forkfirst -- "$IOTEST" "$TMP/w3" \
+    "$TMP/ff.json" forkfirst >"$TMP/ff.out" 2>&1 ||
+    fail "iotest forkfirst failed: $(cat "$TMP/ff.out")"
+archive_ok forkfirst
+"$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/ff.json" >"$TMP/check.out" ||
+    fail "iotest forkfirst: $(cat "$TMP/check.out")"
+"$WEFT" --catalog "$SPOOL/catalog.db" list -n forkfirst --json >"$TMP/list.json"
+[ "$(json_get "$TMP/list.json" 'len(j)')" = 1 ] ||
+    fail "forkfirst: the forked child made a trace of its own"
 
 # ---- tar, unmodified ------------------------------------------------------
 mkdir -p "$TMP/t/dir/sub"

@@ -7,8 +7,9 @@
  * open one and records from the first call that finds it open. When
  * weftd cannot be reached (tracing off) nothing is recorded at all. The
  * child of a fork() records nothing (libweft's session is the
- * parent's); a program it execs starts afresh, traced if the
- * environment still preloads libweft-io.
+ * parent's), even when the parent had recorded nothing yet; a program
+ * it execs starts afresh, traced if the environment still preloads
+ * libweft-io.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -24,6 +25,13 @@ int io_pid;
 static void at_fork_child(void)
 {
     atomic_store(&io_state, IO_ST_OFF);
+}
+
+/* At load, before any fork: the child of every fork() records nothing,
+ * also one forked before this process recorded anything. */
+__attribute__((constructor)) static void at_load(void)
+{
+    pthread_atfork(NULL, NULL, at_fork_child);
 }
 
 /* The session just proved open: define what every trace of this
@@ -53,7 +61,6 @@ int io_session_start(void)
     }
     if (!atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING))
         return 0;
-    pthread_atfork(NULL, NULL, at_fork_child);
     if (dlsym(RTLD_DEFAULT, "PMPI_Init")) {
         atomic_store(&io_state, IO_ST_MPI);
         return 0;

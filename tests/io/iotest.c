@@ -2,7 +2,7 @@
  * libweft-io wraps (recorders/io/calls.def) and writes, as JSON, what its
  * trace must hold; tests/check_io.py compares the two.
  *
- * usage: iotest DIR REPORT [exec]
+ * usage: iotest DIR REPORT [exec|forkfirst]
  *
  * Works in directory DIR. Before main, a constructor writes ctor.txt (the
  * recorder works from the first call). A forked child writes child.txt,
@@ -11,7 +11,9 @@
  * handler writes sig.txt (recorded like any call). With `exec`, the
  * program ends by exec'ing itself as `iotest DIR REPORT.exec child`
  * with WEFT_TRACE changed to "$WEFT_TRACE-exec": a new traced process
- * whose report is REPORT.exec.
+ * whose report is REPORT.exec. With `forkfirst`, it forks before any
+ * I/O (no constructor I/O either): the child's file must not be in the
+ * trace, which is the parent's alone.
  *
  * The report is written with direct system calls, which the recorder
  * does not see. Keys: calls (wrapped function -> times called), written
@@ -114,6 +116,14 @@ __attribute__((constructor)) static void before_main(void)
     buf[n] = 0;
     if ((size_t)n <= strlen(buf) + 1)
         return;
+    {
+        /* `forkfirst`: no I/O before the fork */
+        const char *a = buf;
+        for (int i = 0; i < 3 && a < buf + n; i++)
+            a += strlen(a) + 1;
+        if (a < buf + n && strcmp(a, "forkfirst") == 0)
+            return;
+    }
     snprintf(ctor_dir, sizeof ctor_dir, "%.1000s", buf + strlen(buf) + 1);
     snprintf(p, sizeof p, "%.1000s/ctor.txt", ctor_dir);
     out = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -600,6 +610,36 @@ int main(int argc, char **argv)
         CHECK(fd >= 0 && write(fd, "exec\n", 5) == 5, "exec.txt");
         called("write");
         io("exec.txt", 5, 0);
+        close(fd);
+        called("close");
+        report(argv[2]);
+        return 0;
+    }
+    if (argc > 3 && strcmp(argv[3], "forkfirst") == 0) {
+        /* a fork before this process did any I/O: the child is still
+         * not traced */
+        char p[PATH_MAX];
+        pid_t pid;
+        int fd, st;
+        path(p, "child.txt");
+        snprintf(absent[nabsent++], PATH_MAX, "%s", p);
+        pid = fork();
+        CHECK(pid >= 0, "fork");
+        if (pid == 0) {
+            fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || write(fd, "child\n", 6) != 6)
+                _exit(1);
+            close(fd);
+            _exit(0);
+        }
+        CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+                  WEXITSTATUS(st) == 0, "the forked child");
+        path(p, "parent.txt");
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        called("open");
+        CHECK(fd >= 0 && write(fd, "parent\n", 7) == 7, "parent.txt");
+        called("write");
+        io("parent.txt", 7, 0);
         close(fd);
         called("close");
         report(argv[2]);
