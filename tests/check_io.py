@@ -12,7 +12,8 @@ deleted (the IoDeleteFile paths), absent (paths no file may name), dups
 that is not ours (tar): only the bytes written to those files.
 
 Always checked, with Debian's python3-otf2 reader: the two I/O paradigms
-are POSIX ("POSIX I/O", flag OS) and ISOC ("ISO C I/O"); each event
+are POSIX ("POSIX I/O", flag OS) and ISOC ("ISO C I/O"); one file
+definition per path; each event
 sits in a region entered and left in order; every IoOperationBegin is
 followed on its location by its IoOperationComplete (same handle and
 matchingId) before any other operation begins; every handle an event
@@ -77,6 +78,12 @@ def main(argv):
             problems.append("standard streams: %s pre-created handles, "
                             "expected 3 POSIX and 3 ISOC" % dict(std))
         files = {f.name for f in defs.io_files}
+        per_name = collections.Counter((type(f).__name__, f.name)
+                                       for f in defs.io_files)
+        for (kind, name), n in per_name.items():
+            if n > 1:
+                problems.append("%d %s definitions of %s (one per path)"
+                                % (n, kind, name))
 
         stacks = collections.defaultdict(list)
         pending = {}            # location -> (handle, mode, matching id)
