@@ -6,7 +6,9 @@
  *
  * Works in directory DIR. Before main, a constructor writes ctor.txt (the
  * recorder works from the first call). A forked child writes child.txt,
- * which must not be in the trace (the child is not traced); a vfork()
+ * which must not be in the trace (the child is not traced); a SIGALRM
+ * handler runs inside a blocked read and writes sig2.txt, unrecorded
+ * (calls inside a recorded call are not recorded); a vfork()
  * child execs /bin/true, which must not end this trace. A SIGUSR1
  * handler writes sig.txt (recorded like any call). With `exec`, the
  * program ends by exec'ing itself as `iotest DIR REPORT.exec child`
@@ -150,6 +152,46 @@ static void on_usr1(int sig)
         close(fd);
     }
     errno = saved;
+}
+
+/* SIGALRM arrives while the main thread blocks in a recorded read: the
+ * handler's calls run inside that call, and are not recorded. */
+static void on_alrm(int sig)
+{
+    char p[PATH_MAX];
+    int fd, saved = errno;
+
+    (void)sig;
+    snprintf(p, sizeof p, "%.1024s/sig2.txt", dir);
+    fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        if (write(fd, "alarm\n", 6) != 6)
+            _exit(1);
+        close(fd);
+    }
+    errno = saved;
+}
+
+static void signal_in_call(void)
+{
+    struct sigaction sa;
+    int pfd[2];
+    char c;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alrm;        /* no SA_RESTART: read fails EINTR */
+    CHECK(sigaction(SIGALRM, &sa, NULL) == 0, "sigaction");
+    CHECK(pipe(pfd) == 0, "pipe");
+    alarm(1);
+    errno = 0;
+    CHECK(read(pfd[0], &c, 1) == -1 && errno == EINTR,
+          "read interrupted by a signal");
+    called("read");
+    snprintf(absent[nabsent++], PATH_MAX, "%.1024s/sig2.txt", dir);
+    close(pfd[0]);
+    called("close");
+    close(pfd[1]);
+    called("close");
 }
 
 static void path(char *p, const char *rel)
@@ -657,6 +699,7 @@ int main(int argc, char **argv)
     isoc_calls();
     threads();
     fork_child();
+    signal_in_call();
     raise(SIGUSR1);
     called("open");
     called("write");
