@@ -146,8 +146,9 @@ fi
 
 # ---- without weftd: the program runs as before ---------------------------
 rm -rf "$TMP/w2" && mkdir "$TMP/w2"
-WEFT_SERVER=127.0.0.1:1 timeout 60 "$WEFT" run -t io -- "$IOTEST" "$TMP/w2" \
+WEFT_SERVER="unix:$TMP/nobody.sock" timeout 60 "$WEFT" run -t io -- "$IOTEST" "$TMP/w2" \
     "$TMP/off.json" >"$TMP/off.out" 2>&1 ||
     fail "iotest without weftd failed: $(cat "$TMP/off.out")"
-grep -q "tracing is off" "$TMP/off.out" || fail "no warning without weftd"
+grep -q "tracing is off" "$TMP/off.out" ||
+    fail "no warning without weftd: $(cat "$TMP/off.out")"
 echo "PASS: iotest, exec, tar cf, tar czf traced by libweft-io"
