@@ -56,7 +56,8 @@
  *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
  * libraries that are not part of libweft.so (libweft-mpi,
- * libweft-pthread), the calls and the guard variable weft__inside
+ * libweft-pthread, libweft-io), the calls and the guard variable
+ * weft__inside
  * marked WEFT__RECORDER_API under their own symbol version
  * WEFT_RECORDER_0 (client/libweft.map), never from weft.h, so
  * applications do not come to depend on them. The rest stays hidden.

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 EOF
 
 # ---- (a) system programs: exec'd unchanged -------------------------------
-expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread)" "$WEFT" run -- /bin/true
+expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread, io)" "$WEFT" run -- /bin/true
 expect 0 "weft run: /bin/true: dynamically linked, no MPI; preloading $PTLIB" \
     "$WEFT" run -v -t pthread -- /bin/true
 # Without the pthread recorder's library, nothing applies: said, untraced.
@@ -157,11 +157,11 @@ fi
 
 # ---- usage errors, programs that cannot run ------------------------------
 touch "$TMP/ran"; rm "$TMP/ran"
-for t in pthreads io foo mpi,foo "mpi,"; do
+for t in pthreads foo mpi,foo "mpi,"; do
     expect 2 "weft run: -t: " "$WEFT" run -t "$t" -- /bin/touch "$TMP/ran"
 done
-expect 2 "unknown recorder 'bogus' (known: mpi, pthread" "$WEFT" run -t bogus -- /bin/true
-expect 2 "unknown recorder 'foo' (known: mpi, pthread" "$WEFT" run --recorders=mpi,foo /bin/true
+expect 2 "unknown recorder 'bogus' (known: mpi, pthread, io" "$WEFT" run -t bogus -- /bin/true
+expect 2 "unknown recorder 'foo' (known: mpi, pthread, io" "$WEFT" run --recorders=mpi,foo /bin/true
 [ ! -e "$TMP/ran" ] || fail "weft run ran the program after a usage error"
 expect 2 "missing PROGRAM" "$WEFT" run
 expect 2 "missing PROGRAM" "$WEFT" run -v --
