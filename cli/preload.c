@@ -9,7 +9,7 @@
 #include "weft_errors.h"
 
 /* Every recorder weft can preload. Only what this build can do is here:
- * pthread and io come with their libraries (issue #14), each one entry
+ * pthread comes with its library (issue #14), one entry
  * { name, what, WEFT_REC_DYNAMIC, { "libweft-NAME.so" }, 1 }. */
 const weft_recorder weft__recorders[] = {
     { "mpi", "MPI calls (PMPI), for programs that use Open MPI or MPICH",
@@ -17,6 +17,10 @@ const weft_recorder weft__recorders[] = {
       { [WEFT_MPI_OPENMPI] = "libweft-mpi-openmpi.so",
         [WEFT_MPI_MPICH] = "libweft-mpi-mpich.so" },
       1 },
+    /* Only with -t io for now: by default it would preload into every
+     * program weft run starts (tests/e2e_run.sh's expectations). */
+    { "io", "POSIX and ISO C file I/O (open, read, write, fopen, fwrite, ...)",
+      WEFT_REC_DYNAMIC, { "libweft-io.so" }, 0 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
                                 sizeof weft__recorders[0];

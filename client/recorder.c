@@ -43,9 +43,11 @@ int weft__recorder_def(const weft_record *r)
 /* See recorder.h. */
 void weft__recorder_ended(const char *why)
 {
+    weft__inside++; /* libweft's own locking, unseen by the recorders */
     pthread_mutex_lock(&weft__S.mu);
     weft__ended_locked(why);
     pthread_mutex_unlock(&weft__S.mu);
+    weft__inside--;
 }
 
 /* See recorder.h. */

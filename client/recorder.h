@@ -49,7 +49,8 @@
  *    leave 0: weft__recorder_def takes the whole record.
  *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
- * libraries that are not part of libweft.so (libweft-mpi), the calls
+ * libraries that are not part of libweft.so (libweft-mpi, libweft-io),
+ * the calls
  * marked WEFT__RECORDER_API under their own symbol version
  * WEFT_RECORDER_0 (client/libweft.map), never from weft.h, so
  * applications do not come to depend on them. The rest stays hidden.
@@ -88,10 +89,10 @@ static inline int weft__recorder_inside(void)
 /* Starts a wrapper: returns 1 (g->recording) when the wrapper may
  * record, and then raises the guard until weft__recorder_end; 0 inside
  * libweft or another wrapper. errno is unchanged. */
-WEFT__HIDDEN int weft__recorder_begin(weft__rguard *g);
+WEFT__RECORDER_API int weft__recorder_begin(weft__rguard *g);
 /* Lowers the guard raised by a successful weft__recorder_begin. errno is
  * unchanged. */
-WEFT__HIDDEN void weft__recorder_end(weft__rguard *g);
+WEFT__RECORDER_API void weft__recorder_end(weft__rguard *g);
 /* Gives the calling thread its state and location now (see 3), inside the
  * guard. Returns the location index, or UINT32_MAX when out of memory.
  * errno is unchanged. */

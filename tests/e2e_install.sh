@@ -9,7 +9,7 @@ make -C "$WEFT_BUILDDIR" install DESTDIR="$root" >"$TMP/install.log" 2>&1 ||
     { tail -n 30 "$TMP/install.log" >&2; fail "make install failed"; }
 prefix=$(sed -n 's/^prefix=//p' "$WEFT_BUILDDIR/client/weft.pc")
 for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
-         include/weft_records.def lib/libweft.so lib/libweft.a \
+         include/weft_records.def lib/libweft.so lib/libweft.a lib/libweft-io.so \
          lib/pkgconfig/weft.pc etc/weft/weftd.conf lib/systemd/system/weftd.service \
          lib/systemd/system/weftd.socket lib/sysusers.d/weft.conf \
          share/man/man1/weft.1 share/man/man8/weftd.8 share/man/man5/weftd.conf.5 \

@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 EOF
 
 # ---- (a) system programs: exec'd unchanged -------------------------------
-expect 0 "uses no MPI library: running it untraced (recorders: mpi)" "$WEFT" run -- /bin/true
+expect 0 "uses no MPI library: running it untraced (recorders: mpi, io)" "$WEFT" run -- /bin/true
 expect 3 "" "$WEFT" run -- /bin/sh -c 'exit 3'
 expect 3 "" "$WEFT" run /bin/sh -c 'exit 3'
 # PROGRAM's options are its own, with or without "--", even "--" itself.
@@ -145,11 +145,11 @@ fi
 
 # ---- usage errors, programs that cannot run ------------------------------
 touch "$TMP/ran"; rm "$TMP/ran"
-for t in pthread io foo mpi,foo "mpi,"; do
+for t in pthread foo mpi,foo "mpi,"; do
     expect 2 "weft run: -t: " "$WEFT" run -t "$t" -- /bin/touch "$TMP/ran"
 done
-expect 2 "unknown recorder 'pthread' (known: mpi)" "$WEFT" run -t pthread -- /bin/true
-expect 2 "unknown recorder 'foo' (known: mpi)" "$WEFT" run --recorders=mpi,foo /bin/true
+expect 2 "unknown recorder 'pthread' (known: mpi, io)" "$WEFT" run -t pthread -- /bin/true
+expect 2 "unknown recorder 'foo' (known: mpi, io)" "$WEFT" run --recorders=mpi,foo /bin/true
 [ ! -e "$TMP/ran" ] || fail "weft run ran the program after a usage error"
 expect 2 "missing PROGRAM" "$WEFT" run
 expect 2 "missing PROGRAM" "$WEFT" run -v --

@@ -52,6 +52,10 @@ static void test_parse(void **state)
     assert_int_equal(weft__preload_parse("mpi,mpi", &set, err, sizeof err),
                      0);
     assert_int_equal(set, 1u << mpi);
+    set = 0;
+    assert_int_equal(weft__preload_parse("io,mpi", &set, err, sizeof err),
+                     0);
+    assert_int_equal(set, 1u << mpi | 1u << rec("io"));
 }
 
 static void expect_refused(const char *list, const char *msg)
@@ -70,7 +74,6 @@ static void test_parse_refused(void **state)
     (void)state;
     /* Names not built yet are unknown, and the known ones are listed. */
     expect_refused("pthread", "unknown recorder 'pthread' (known: mpi");
-    expect_refused("io", "unknown recorder 'io'");
     expect_refused("mpi,bogus", "unknown recorder 'bogus'");
     expect_refused("MPI", "unknown recorder 'MPI'");
     expect_refused("mpi ", "unknown recorder 'mpi '");
@@ -106,6 +109,14 @@ static void test_files(void **state)
                         "libweft-mpi-mpich.so");
     assert_null(weft__preload_file(mpi, WEFT_MPI_NONE, &why));
     assert_string_equal(why, "uses no MPI library");
+    /* io applies to every dynamic program, MPI or not. */
+    assert_string_equal(weft__preload_file(&weft__recorders[rec("io")],
+                                           WEFT_MPI_NONE, &why),
+                        "libweft-io.so");
+    assert_null(why);
+    assert_string_equal(weft__preload_file(&weft__recorders[rec("io")],
+                                           WEFT_MPI_MPICH, &why),
+                        "libweft-io.so");
 }
 
 static void test_choose(void **state)

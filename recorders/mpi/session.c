@@ -49,12 +49,17 @@ static void program_begin(void)
     char buf[8192];
     uint32_t n = 0;
     size_t len = 0;
-    FILE *f = fopen("/proc/self/cmdline", "r");
+    weft__rguard g;
+    FILE *f;
 
+    /* weft's own reading: libweft-io must not record it. */
+    weft__recorder_begin(&g);
+    f = fopen("/proc/self/cmdline", "r");
     if (f) {
         len = fread(buf, 1, sizeof buf - 1, f);
         fclose(f);
     }
+    weft__recorder_end(&g);
     buf[len] = 0;
     for (size_t i = 0; i < len && n <= WM_MAX_ARGS;
          i += strlen(buf + i) + 1) {

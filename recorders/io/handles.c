@@ -1,0 +1,236 @@
+/* handles.c - libweft-io's definitions: the two I/O paradigms, files,
+ * handles and the pre-created standard streams, plus the operation
+ * events every family records (see io.h).
+ *
+ * Ids. Files and handles are numbered by this process from 0 with
+ * atomic counters; a file is defined anew at every open (no table of
+ * paths here: weftd merges definitions of equal content, so the archive
+ * holds one IoRegularFile per path and host).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flags.h"
+#include "io.h"
+
+/* The system tree node of this process's host (weft_records.def). */
+#define IO_HOST_NODE 1
+
+io_fdmap io_fds;
+io_fdmap io_streams;
+
+static atomic_uint next_file, next_handle;
+static atomic_uint_fast64_t next_match;
+
+/* See io.h. */
+uint64_t io_match(void)
+{
+    return atomic_fetch_add_explicit(&next_match, 1, memory_order_relaxed);
+}
+
+static OTF2_IoFileRef new_file(const char *path, int dir)
+{
+    OTF2_IoFileRef id;
+
+    if (!path)
+        return OTF2_UNDEFINED_IO_FILE;
+    id = atomic_fetch_add_explicit(&next_file, 1, memory_order_relaxed);
+    if (id >= UINT32_MAX - 1)
+        return OTF2_UNDEFINED_IO_FILE;
+    if (dir)
+        weft_def_IoDirectory(id, weft_string(path), IO_HOST_NODE);
+    else
+        weft_def_IoRegularFile(id, weft_string(path), IO_HOST_NODE);
+    return id;
+}
+
+/* See io.h. */
+OTF2_IoFileRef io_file(const char *path)
+{
+    return new_file(path, 0);
+}
+
+/* See io.h. */
+OTF2_IoFileRef io_directory(const char *path)
+{
+    return new_file(path, 1);
+}
+
+/* See io.h. */
+OTF2_IoHandleRef io_handle(const char *path, int fd, OTF2_IoFileRef file,
+                           unsigned paradigm, OTF2_IoHandleFlag flags,
+                           OTF2_IoHandleRef parent)
+{
+    OTF2_IoHandleRef id = atomic_fetch_add_explicit(&next_handle, 1,
+                                                    memory_order_relaxed);
+    char *name = NULL;
+
+    if (id >= UINT32_MAX - 1)
+        return OTF2_UNDEFINED_IO_HANDLE;
+    if (fd >= 0 && asprintf(&name, "%s (fd %d)", path ? path : "", fd) < 0)
+        name = NULL;
+    weft_def_IoHandle(id, weft_string(name ? name : path ? path : ""), file,
+                      paradigm, flags, OTF2_UNDEFINED_COMM, parent);
+    free(name);
+    return id;
+}
+
+/* See io.h. */
+char *io_fd_path(int fd, const char *given)
+{
+    char link[64], buf[PATH_MAX];
+    ssize_t n;
+
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, buf, sizeof buf - 1);
+    if (n > 0 && buf[0] == '/') {
+        buf[n] = 0;
+        return strdup(buf);
+    }
+    return given ? io_resolve(AT_FDCWD, given) : NULL;
+}
+
+/* See io.h. The directory part is resolved (it exists, the last part
+ * may not: a file about to be removed or created). */
+char *io_resolve(int dirfd, const char *path)
+{
+    char dir[PATH_MAX], *out = NULL;
+    const char *slash, *base;
+
+    if (!path)
+        return NULL;
+    if (path[0] == '/') {
+        dir[0] = 0;
+    } else if (dirfd == AT_FDCWD) {
+        if (!getcwd(dir, sizeof dir))
+            return strdup(path);
+    } else {
+        char *d = io_fd_path(dirfd, NULL);
+        if (!d)
+            return strdup(path);
+        snprintf(dir, sizeof dir, "%s", d);
+        free(d);
+    }
+    slash = strrchr(path, '/');
+    base = slash ? slash + 1 : path;
+    if (slash) {
+        char joined[PATH_MAX], real[PATH_MAX];
+        int n = snprintf(joined, sizeof joined, "%s/%.*s", dir,
+                         (int)(slash - path), path);
+        if (n > 0 && (size_t)n < sizeof joined && realpath(joined, real))
+            snprintf(dir, sizeof dir, "%s", real);
+        else if (n > 0 && (size_t)n < sizeof joined)
+            snprintf(dir, sizeof dir, "%s", joined);
+    }
+    if (asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "", base) < 0)
+        return NULL;
+    return out;
+}
+
+/* See io.h. */
+void io_op_begin(io_frame *f, uint64_t e, OTF2_IoOperationMode m,
+                 uint64_t request)
+{
+    if (!e)
+        return;
+    f->match = io_match();
+    weft_evt_IoOperationBegin(NULL, f->t, io_entry_handle(e), m,
+                              OTF2_IO_OPERATION_FLAG_NONE, request, f->match);
+}
+
+/* See io.h. */
+void io_op_end(io_frame *f, uint64_t e, uint64_t result)
+{
+    if (!e)
+        return;
+    weft_evt_IoOperationComplete(NULL, f->t, io_entry_handle(e), result,
+                                 f->match);
+}
+
+/* See io.h. */
+void io_posix_opened(io_frame *f, int fd, int dirfd, const char *path,
+                     int flags)
+{
+    io_open_mode m = io_flags_open(flags);
+    char *resolved;
+    OTF2_IoFileRef file;
+    OTF2_IoHandleRef h;
+
+    if (fd < 0)
+        return;
+    resolved = io_fd_path(fd, NULL);
+    if (!resolved)
+        resolved = io_resolve(dirfd, path);
+    file = io_file(resolved ? resolved : path);
+    h = io_handle(resolved ? resolved : path, fd, file, IO_PARADIGM_POSIX,
+                  OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_IO_HANDLE);
+    free(resolved);
+    if (h == OTF2_UNDEFINED_IO_HANDLE) {
+        io_fdmap_take(&io_fds, fd);
+        return;
+    }
+    io_fdmap_set(&io_fds, fd, io_entry(h, file));
+    weft_evt_IoCreateHandle(NULL, f->t, h, m.access, m.creation, m.status);
+}
+
+/* The pre-created handle of standard descriptor fd (named `name`), and
+ * of its stream `fp` (named `sname`), if fd is open. */
+static void std_stream(int fd, const char *name, FILE *fp,
+                       const char *sname)
+{
+    int fl = fcntl(fd, F_GETFL);
+    io_open_mode m;
+    char *path;
+    OTF2_IoFileRef file = OTF2_UNDEFINED_IO_FILE;
+    OTF2_IoHandleRef h, s;
+
+    if (fl < 0)
+        return;
+    m = io_flags_open(fl);
+    /* A regular file (a redirection) is a file; a terminal, pipe or
+     * socket is no file. */
+    path = io_fd_path(fd, NULL);
+    if (path && strncmp(path, "/dev/", 5) != 0)
+        file = io_file(path);
+    free(path);
+    h = io_handle(name, -1, file, IO_PARADIGM_POSIX,
+                  OTF2_IO_HANDLE_FLAG_PRE_CREATED, OTF2_UNDEFINED_IO_HANDLE);
+    if (h == OTF2_UNDEFINED_IO_HANDLE)
+        return;
+    weft_def_IoPreCreatedHandleState(h, m.access, m.status);
+    io_fdmap_set(&io_fds, fd, io_entry(h, file));
+    if (!fp)
+        return;
+    s = io_handle(sname, -1, file, IO_PARADIGM_ISOC,
+                  OTF2_IO_HANDLE_FLAG_PRE_CREATED, h);
+    if (s == OTF2_UNDEFINED_IO_HANDLE)
+        return;
+    weft_def_IoPreCreatedHandleState(s, m.access, m.status);
+    io_fdmap_set(&io_streams, fd, io_entry(s, file));
+}
+
+/* See io.h. */
+void io_handles_init(void)
+{
+    OTF2_IoParadigmProperty props[1] = { OTF2_IO_PARADIGM_PROPERTY_VERSION };
+    OTF2_Type types[1] = { OTF2_TYPE_STRING };
+    OTF2_AttributeValue posix[1] = { { .stringRef = weft_string("2008") } };
+    OTF2_AttributeValue isoc[1] = { { .stringRef = weft_string("C11") } };
+
+    weft_def_IoParadigm(IO_PARADIGM_POSIX, weft_string("POSIX"),
+                        weft_string("POSIX I/O"),
+                        OTF2_IO_PARADIGM_CLASS_SERIAL,
+                        OTF2_IO_PARADIGM_FLAG_OS, 1, props, types, posix);
+    weft_def_IoParadigm(IO_PARADIGM_ISOC, weft_string("ISOC"),
+                        weft_string("ISO C I/O"),
+                        OTF2_IO_PARADIGM_CLASS_SERIAL,
+                        OTF2_IO_PARADIGM_FLAG_NONE, 1, props, types, isoc);
+    std_stream(0, "stdin", stdin, "stdin");
+    std_stream(1, "stdout", stdout, "stdout");
+    std_stream(2, "stderr", stderr, "stderr");
+}

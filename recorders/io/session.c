@@ -1,0 +1,74 @@
+/* session.c - when libweft-io records: libweft's session opens on the
+ * first wrapped call of the process (which may come from a constructor
+ * before main), reading the WEFT_* environment as weft_open does.
+ *
+ * In an MPI program (PMPI_Init is linked) the session is libweft-mpi's:
+ * it opens at MPI_Init with the rank MPI gives, so libweft-io does not
+ * open one and records from the first call that finds it open. When
+ * weftd cannot be reached (tracing off) nothing is recorded at all. The
+ * child of a fork() records nothing (libweft's session is the
+ * parent's), even when the parent had recorded nothing yet; a program
+ * it execs starts afresh, traced if the environment still preloads
+ * libweft-io.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "session.h"
+
+atomic_int io_state = IO_ST_INIT;
+int io_pid;
+
+static void at_fork_child(void)
+{
+    atomic_store(&io_state, IO_ST_OFF);
+}
+
+/* At load, before any fork: the child of every fork() records nothing,
+ * also one forked before this process recorded anything. */
+__attribute__((constructor)) static void at_load(void)
+{
+    pthread_atfork(NULL, NULL, at_fork_child);
+}
+
+/* The session just proved open: define what every trace of this
+ * recorder holds, then record. */
+static int go_on(void)
+{
+    io_pid = (int)getpid();
+    io_handles_init();
+    atomic_store(&io_state, IO_ST_ON);
+    return 1;
+}
+
+/* See session.h. */
+int io_session_start(void)
+{
+    int expect = IO_ST_INIT;
+    int rc;
+
+    if (atomic_load(&io_state) == IO_ST_MPI) {
+        /* libweft-mpi opens it; ON once it is (only one thread wins). */
+        expect = IO_ST_MPI;
+        if (!weft_connected() ||
+            !atomic_compare_exchange_strong(&io_state, &expect,
+                                            IO_ST_STARTING))
+            return 0;
+        return go_on();
+    }
+    if (!atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING))
+        return 0;
+    if (dlsym(RTLD_DEFAULT, "PMPI_Init")) {
+        atomic_store(&io_state, IO_ST_MPI);
+        return 0;
+    }
+    rc = weft_open();
+    if (rc < 0 || !weft_connected()) {
+        atomic_store(&io_state, IO_ST_OFF);
+        return 0;
+    }
+    return go_on();
+}

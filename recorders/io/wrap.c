@@ -1,0 +1,136 @@
+/* wrap.c - the wrappers of calls.def, their regions, the real functions
+ * and the one guard (see io.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "session.h"
+
+typedef struct io_call {
+    const char *name;
+    OTF2_RegionRole role;
+} io_call;
+
+static const io_call calls[IO__COUNT] = {
+#define IO(name_, ret, role_, hook, params, args)                            \
+    [IO_##name_] = { #name_, OTF2_REGION_ROLE_##role_ },
+#define IOV(name_, ret, role_, hook)                                         \
+    [IO_##name_] = { #name_, OTF2_REGION_ROLE_##role_ },
+#include "calls.def"
+};
+
+/* The real functions, NULL until first used. */
+static _Atomic(void *) reals[IO__COUNT];
+/* Region id + 1 of each call, 0 until first used. */
+static _Atomic uint32_t regions[IO__COUNT];
+
+/* See io.h. dlsym does not call the functions wrapped here; two threads
+ * resolving at once store the same pointer. */
+void *io_real(unsigned call)
+{
+    void *p = atomic_load_explicit(&reals[call], memory_order_relaxed);
+    static const char msg[] = "weft-io: the C library has no ";
+
+    if (p)
+        return p;
+    p = dlsym(RTLD_NEXT, calls[call].name);
+    if (!p) {
+        /* Nothing to call through to: say so without the wrapped
+         * functions. */
+        (void)!syscall(SYS_write, 2, msg, sizeof msg - 1);
+        (void)!syscall(SYS_write, 2, calls[call].name,
+                       strlen(calls[call].name));
+        (void)!syscall(SYS_write, 2, "\n", 1);
+        abort();
+    }
+    atomic_store_explicit(&reals[call], p, memory_order_relaxed);
+    return p;
+}
+
+/* The region of `call`, defined on first use (libweft interns regions by
+ * name, so two threads defining one get one id). */
+static OTF2_RegionRef region_of(unsigned call)
+{
+    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
+    OTF2_RegionRef id;
+
+    if (r)
+        return r - 1;
+    id = weft__recorder_region(calls[call].name, calls[call].role,
+                               OTF2_PARADIGM_NONE);
+    if (id != OTF2_UNDEFINED_REGION)
+        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
+    return id;
+}
+
+/* See io.h. */
+int io_begin(io_frame *f, unsigned call)
+{
+    int on = io_session_on();
+
+    if (on == 0 || !weft__recorder_begin(&f->g))
+        return 0;
+    if (on < 0 && !io_session_start()) {
+        weft__recorder_end(&f->g);
+        errno = f->g.saved_errno;
+        return 0;
+    }
+    f->call = call;
+    f->entry = 0;
+    f->match = 0;
+    f->aux = -1;
+    f->path = NULL;
+    f->region = region_of(call);
+    f->t0 = f->t = weft_time();
+    weft_evt_Enter(NULL, f->t, f->region);
+    errno = f->g.saved_errno;
+    return 1;
+}
+
+/* See io.h. */
+void io_mid(io_frame *f)
+{
+    f->g.saved_errno = errno;
+    f->t = weft_time();
+}
+
+/* See io.h. */
+void io_end(io_frame *f)
+{
+    weft_evt_Leave(NULL, f->t, f->region);
+    free(f->path);
+    weft__recorder_end(&f->g);
+    errno = f->g.saved_errno;
+}
+
+/* ---- the wrappers ---------------------------------------------------- */
+
+/* glibc makes these macros when optimizing: the wrappers are functions. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+#undef getc
+
+#define IO_REAL(name, ret, params) ((ret(*) params)io_real(IO_##name))
+#define IO(name, ret, role, hook, params, args)                              \
+    IO_EXPORT ret name params                                                \
+    {                                                                        \
+        io_frame f_;                                                         \
+        ret rc_;                                                             \
+                                                                             \
+        if (!io_begin(&f_, IO_##name))                                       \
+            return IO_REAL(name, ret, params) args;                          \
+        io_pre_##hook(&f_, IO_UNPAREN args);                                 \
+        errno = f_.g.saved_errno;                                            \
+        rc_ = IO_REAL(name, ret, params) args;                               \
+        io_mid(&f_);                                                         \
+        io_post_##hook(&f_, rc_, IO_UNPAREN args);                           \
+        io_end(&f_);                                                         \
+        return rc_;                                                          \
+    }
+#include "calls.def"

@@ -1,0 +1,154 @@
+#!/bin/bash
+# e2e_io.sh - libweft-io (issue #14) on unmodified programs under
+# `weft run -t io`, with a real weftd:
+#  - tests/io/iotest calls every wrapped function, also from a
+#    constructor before main and from a signal handler, forks a child
+#    that writes a file (not traced: the file must not be in the trace)
+#    and ends by exec'ing itself (a new traced process, its own trace);
+#    tests/check_io.py checks each archive against the program's report;
+#    forked before any I/O, the child is not traced either;
+#  - tar cf and tar czf of a small directory (Debian's binaries):
+#    complete traces both readers accept, every operation completed, and
+#    the bytes written per archive file in the trace equal its size
+#    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace);
+#  - with libweft-mpi too (-t mpi,io, Open MPI): one trace of both ranks,
+#    their files' bytes, libweft-mpi's own reading unseen;
+#  - errno and results are untouched (iotest checks each call), and
+#    without weftd the programs run as before.
+. "$(dirname "$0")/lib.sh"
+
+unset LD_PRELOAD WEFT_TRACE
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+export WEFT_LIBDIR="$WEFT_BUILDDIR/.libs"
+IOTEST="$WEFT_BUILDDIR/tests/io/iotest"
+CHECK_IO="$WEFT_SRCDIR/tests/check_io.py"
+[ -e "$WEFT_LIBDIR/libweft-io.so" ] || fail "libweft-io.so not built"
+
+# archive_ok NAME: trace NAME is complete and both readers accept it;
+# sets ARCHIVE.
+archive_ok() {
+    wait_state "$1" complete 60
+    ARCHIVE=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$ARCHIVE" >/dev/null ||
+        fail "$1: otf2-print rejects $ARCHIVE"
+}
+
+start_weftd
+
+# ---- every wrapped call, constructor, fork, signal, exec -----------------
+mkdir "$TMP/w"
+timeout 60 "$WEFT" run -t io --trace iotest -- "$IOTEST" "$TMP/w" \
+    "$TMP/iotest.json" exec >"$TMP/iotest.out" 2>&1 ||
+    fail "iotest failed: $(cat "$TMP/iotest.out")"
+grep -q '^iotest$' "$TMP/iotest.out" || fail "iotest's printf output is lost"
+archive_ok iotest
+"$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/iotest.json" >"$TMP/check.out" ||
+    fail "iotest: $(cat "$TMP/check.out")"
+archive_ok iotest-exec
+"$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/iotest.json.exec" >"$TMP/check.out" ||
+    fail "iotest after exec: $(cat "$TMP/check.out")"
+
+# A fork before the program did any I/O: the child is not traced either.
+mkdir "$TMP/w3"
+timeout 60 "$WEFT" run -t io --trace forkfirst -- "$IOTEST" "$TMP/w3" \
+    "$TMP/ff.json" forkfirst >"$TMP/ff.out" 2>&1 ||
+    fail "iotest forkfirst failed: $(cat "$TMP/ff.out")"
+archive_ok forkfirst
+"$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/ff.json" >"$TMP/check.out" ||
+    fail "iotest forkfirst: $(cat "$TMP/check.out")"
+"$WEFT" --catalog "$SPOOL/catalog.db" list -n forkfirst --json >"$TMP/list.json"
+[ "$(json_get "$TMP/list.json" 'len(j)')" = 1 ] ||
+    fail "forkfirst: the forked child made a trace of its own"
+
+# ---- tar, unmodified ------------------------------------------------------
+mkdir -p "$TMP/t/dir/sub"
+for i in 1 2 3; do
+    head -c $((i * 30000)) /dev/urandom >"$TMP/t/dir/f$i"
+done
+seq 1 5000 >"$TMP/t/dir/sub/numbers.txt"
+cd "$TMP/t" || fail "cd"
+timeout 60 "$WEFT" run -t io --trace tar-c -- tar cf out.tar dir ||
+    fail "tar cf failed"
+archive_ok tar-c
+"$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/out.tar=$(stat -c %s out.tar)" \
+    >"$TMP/check.out" || fail "tar cf: $(cat "$TMP/check.out")"
+tar tf out.tar >/dev/null || fail "tar cf made a bad archive"
+
+timeout 60 "$WEFT" run -t io --trace tar-z -- tar czf out.tgz dir ||
+    fail "tar czf failed"
+cmp <(tar xOzf out.tgz) <(tar xOf out.tar) || fail "tar czf made a bad archive"
+# tar's trace and gzip's (the same name: gzip inherits WEFT_TRACE).
+"$WEFT" --catalog "$SPOOL/catalog.db" list -n tar-z --json >"$TMP/list.json" ||
+    fail "weft list"
+n=$(json_get "$TMP/list.json" 'len(j)')
+[ "$n" -ge 2 ] || fail "tar czf: $n traces, expected tar's and gzip's"
+sizes="$TMP/t/out.tgz=$(stat -c %s out.tgz)"
+found=0
+for i in $(seq 0 $((n - 1))); do
+    id=$(json_get "$TMP/list.json" "j[$i]['id']")
+    wait_state "$id" complete 60
+    ARCHIVE=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$ARCHIVE" >/dev/null ||
+        fail "tar czf: otf2-print rejects $ARCHIVE"
+    cmd=$(json_get "$TMP/show.json" 'j["command"]')
+    case "$cmd" in
+    gzip*)
+        "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$sizes" >"$TMP/check.out" ||
+            fail "tar czf, gzip: $(cat "$TMP/check.out")"
+        found=1 ;;
+    *)
+        "$PY" "$CHECK_IO" "$ARCHIVE" --sizes >"$TMP/check.out" ||
+            fail "tar czf, $cmd: $(cat "$TMP/check.out")" ;;
+    esac
+done
+[ "$found" = 1 ] || fail "tar czf: no trace of gzip"
+
+# ---- with the MPI recorder: libweft-mpi's session, its own I/O unseen -----
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    cat >"$TMP/mpiio.c" <<'PROG'
+#include <mpi.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    int rank, fd;
+    char p[4096];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(p, sizeof p, "%s/mpiio-%d.txt", argv[1], rank);
+    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, "hello", 5) != 5)
+        return 1;
+    close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+PROG
+    mpicc.openmpi -o "$TMP/mpiio" "$TMP/mpiio.c" || fail "mpicc.openmpi"
+    timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
+        -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run -t mpi,io --trace mpiio -- \
+        "$TMP/mpiio" "$TMP/t" >"$TMP/mpiio.out" 2>&1 ||
+        fail "mpirun -t mpi,io: $(cat "$TMP/mpiio.out")"
+    archive_ok mpiio
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
+        fail "mpiio: not one trace of 2 ranks"
+    "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
+        "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
+        fail "mpiio: $(cat "$TMP/check.out")"
+    otf2-print "$ARCHIVE" | grep -q "cmdline" &&
+        fail "mpiio: libweft-mpi's own reading of /proc/self/cmdline is in the trace"
+else
+    echo "SKIP: MPI with -t io: no mpicc.openmpi/mpirun.openmpi"
+fi
+
+# ---- without weftd: the program runs as before ---------------------------
+rm -rf "$TMP/w2" && mkdir "$TMP/w2"
+WEFT_SERVER="unix:$TMP/nobody.sock" timeout 60 "$WEFT" run -t io -- "$IOTEST" "$TMP/w2" \
+    "$TMP/off.json" >"$TMP/off.out" 2>&1 ||
+    fail "iotest without weftd failed: $(cat "$TMP/off.out")"
+grep -q "tracing is off" "$TMP/off.out" ||
+    fail "no warning without weftd: $(cat "$TMP/off.out")"
+echo "PASS: iotest, exec, tar cf, tar czf traced by libweft-io"
