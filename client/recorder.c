@@ -60,7 +60,7 @@ uint32_t weft__recorder_newid(unsigned kind)
 /* See recorder.h. */
 void weft__recorder_ended(const char *why)
 {
-    weft__inside++;
+    weft__inside++; /* libweft's own locking, unseen by the recorders */
     pthread_mutex_lock(&weft__S.mu);
     weft__ended_locked(why);
     pthread_mutex_unlock(&weft__S.mu);
@@ -73,7 +73,7 @@ uint32_t weft__recorder_attach(void)
     int saved = errno;
     weft__thread *t;
 
-    weft__inside++;
+    weft__inside++; /* libweft's own locking, unseen by the recorders */
     t = weft__thread_self();
     weft__inside--;
     errno = saved;

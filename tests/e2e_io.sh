@@ -12,7 +12,8 @@
 #    the bytes written per archive file in the trace equal its size
 #    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace);
 #  - with libweft-mpi too (-t mpi,io, Open MPI): one trace of both ranks,
-#    their files' bytes, libweft-mpi's own reading unseen;
+#    their files' bytes, libweft-mpi's own reading unseen; and -t io
+#    alone on the same MPI program: its own session, the same files;
 #  - errno and results are untouched (iotest checks each call), and
 #    without weftd the programs run as before.
 . "$(dirname "$0")/lib.sh"
@@ -140,6 +141,18 @@ PROG
         fail "mpiio: $(cat "$TMP/check.out")"
     otf2-print "$ARCHIVE" | grep -q "cmdline" &&
         fail "mpiio: libweft-mpi's own reading of /proc/self/cmdline is in the trace"
+    # -t io alone: libweft-io opens the session itself (rank and size from
+    # Open MPI's environment), one trace of both ranks all the same.
+    timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
+        -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run -t io --trace mpiio-alone \
+        -- "$TMP/mpiio" "$TMP/t" >"$TMP/mpiio-alone.out" 2>&1 ||
+        fail "mpirun -t io: $(cat "$TMP/mpiio-alone.out")"
+    archive_ok mpiio-alone
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
+        fail "mpiio-alone: not one trace of 2 ranks"
+    "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
+        "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
+        fail "mpiio-alone: $(cat "$TMP/check.out")"
 else
     echo "SKIP: MPI with -t io: no mpicc.openmpi/mpirun.openmpi"
 fi

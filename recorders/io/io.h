@@ -18,7 +18,7 @@
  * The one guard is libweft's (weft__recorder_begin/end, client/
  * recorder.h); errno is what the real call left.
  *
- * The real functions come from dlsym(RTLD_NEXT) on first use (real.c), so
+ * The real functions come from dlsym(RTLD_NEXT) on first use (wrap.c), so
  * a wrapper works from the first call of the process, in a constructor
  * before main.
  *

@@ -2,9 +2,11 @@
  * first wrapped call of the process (which may come from a constructor
  * before main), reading the WEFT_* environment as weft_open does.
  *
- * In an MPI program (PMPI_Init is linked) the session is libweft-mpi's:
- * it opens at MPI_Init with the rank MPI gives, so libweft-io does not
- * open one and records from the first call that finds it open. When
+ * When libweft-mpi is loaded too (-t mpi,io) the session is its: it
+ * opens at MPI_Init with the rank MPI gives, so libweft-io does not open
+ * one and records from the first call that finds it open. (An MPI
+ * program traced with -t io alone opens its own, the rank from the
+ * launcher's environment, as weft_open does.) When
  * weftd cannot be reached (tracing off) nothing is recorded at all. The
  * child of a fork() records nothing (libweft's session is the
  * parent's), even when the parent had recorded nothing yet; a program
@@ -14,6 +16,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -32,6 +35,16 @@ static void at_fork_child(void)
 __attribute__((constructor)) static void at_load(void)
 {
     pthread_atfork(NULL, NULL, at_fork_child);
+}
+
+/* 1 when libweft-mpi is loaded: the program's MPI_Init is its. */
+static int mpi_recorder_loaded(void)
+{
+    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
+    Dl_info info;
+
+    return init && dladdr(init, &info) && info.dli_fname &&
+           strstr(info.dli_fname, "libweft-mpi") != NULL;
 }
 
 /* The session just proved open: define what every trace of this
@@ -61,7 +74,7 @@ int io_session_start(void)
     }
     if (!atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING))
         return 0;
-    if (dlsym(RTLD_DEFAULT, "PMPI_Init")) {
+    if (mpi_recorder_loaded()) {
         atomic_store(&io_state, IO_ST_MPI);
         return 0;
     }
