@@ -73,6 +73,9 @@ static pthread_spinlock_t spin;
 static pthread_barrier_t barrier;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t smu = PTHREAD_MUTEX_INITIALIZER;
+/* Only the forked child locks it: a lock another thread may hold at the
+ * fork (mu) would stay locked forever in the child. */
+static pthread_mutex_t fmu = PTHREAD_MUTEX_INITIALIZER;
 static long counter, onced;
 static int go, sleeping;
 static pthread_t main_thread;
@@ -256,8 +259,8 @@ static void fork_child(void)
     pid_t pid = fork();
 
     if (pid == 0) {
-        pthread_mutex_lock(&mu);
-        pthread_mutex_unlock(&mu);
+        pthread_mutex_lock(&fmu);
+        pthread_mutex_unlock(&fmu);
         execl("/bin/true", "true", (char *)NULL);
         _exit(127);
     }
