@@ -2,10 +2,13 @@
  * libweft" guard and attaching a thread that has not recorded yet. See
  * recorder.h.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "recorder.h"
 #include "client_session.h"
@@ -78,4 +81,53 @@ uint32_t weft__recorder_attach(void)
     weft__inside--;
     errno = saved;
     return t ? t->location : UINT32_MAX;
+}
+
+/* ---- whose call (see 7) -------------------------------------------------- */
+
+/* File names (their beginning) of the libraries whose calls are theirs:
+ * UCX, Open MPI and its components, MPICH, libfabric, PMIx/PMI, hwloc,
+ * libevent (Open MPI's progress), verbs, PSM, allocators, weft's own. */
+static const char *const foreign_libs[] = {
+    "libucm", "libucs", "libuct", "libucp", "libmpi", "libopen-pal",
+    "libopen-rte", "libmca_", "mca_", "libfabric", "libpmi", "libprrte",
+    "libhwloc", "libevent", "libibverbs", "librdmacm", "libpsm",
+    "libjemalloc", "libtcmalloc", "libmimalloc", "libweft",
+};
+
+/* Return addresses already asked about: the address shifted left once,
+ * its low bit the answer; 0 is empty. Direct-mapped, lock-free (a lost
+ * update only costs another look-up). */
+#define FOREIGN_CACHE 1024u
+static _Atomic uint64_t foreign_cache[FOREIGN_CACHE];
+
+static int foreign_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof foreign_libs / sizeof *foreign_libs; i++)
+        if (strncmp(base, foreign_libs[i], strlen(foreign_libs[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* See recorder.h. */
+int weft__recorder_foreign(const void *pc)
+{
+    uint64_t a = (uint64_t)(uintptr_t)pc, v;
+    unsigned slot = (unsigned)((a * 0x9e3779b97f4a7c15ull) >> 54) &
+                    (FOREIGN_CACHE - 1);
+    struct dl_find_object fo;
+    int foreign = 0;
+
+    v = atomic_load_explicit(&foreign_cache[slot], memory_order_relaxed);
+    if (v >> 1 == a)
+        return (int)(v & 1);
+    if (_dl_find_object((void *)pc, &fo) == 0 && fo.dlfo_link_map &&
+        fo.dlfo_link_map->l_name)
+        foreign = foreign_name(fo.dlfo_link_map->l_name);
+    atomic_store_explicit(&foreign_cache[slot], a << 1 | (uint64_t)foreign,
+                          memory_order_relaxed);
+    return foreign;
 }

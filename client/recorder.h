@@ -54,6 +54,17 @@
  *    weft__recorder_newid, so the recorders never define the same local
  *    id twice.
  *
+ * 7. Whose call is it? A wrapped function called by the MPI stack or by
+ *    a memory allocator is theirs, not the program's: UCX's memory hooks
+ *    take a rwlock inside glibc's malloc (its arena locked), MPI's
+ *    progress threads lock and read all the time, jemalloc and tcmalloc
+ *    lock around every allocation. Recording there would allocate inside
+ *    the allocator (a deadlock) and show the library's internals as the
+ *    program's work. weft__recorder_foreign tells them apart by the
+ *    wrapper's return address: _dl_find_object (lock-free, no loader
+ *    lock) names the object, its file name decides, and the answer is
+ *    cached per address. Inside an MPI call the guard already says so.
+ *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
  * libraries that are not part of libweft.so (libweft-mpi,
  * libweft-pthread, libweft-io), the calls and the guard variable
@@ -147,5 +158,11 @@ WEFT__RECORDER_API void weft__recorder_ended(const char *why);
  * for handlers that end the process: never for an application's own.
  * Nothing when tracing is off or WEFT_SIGNALS=0. */
 WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
+/* 1 when `pc`, a wrapper's return address, is code of a library whose
+ * calls recorders leave alone (see 7): the MPI stack (MPI, its runtime,
+ * its transports and their memory hooks), memory allocators and weft's
+ * own libraries; 0 for the program and any other library. Lock-free and
+ * async-signal-safe: it may run inside malloc (a memory hook's lock). */
+WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
 
 #endif

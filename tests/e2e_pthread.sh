@@ -20,6 +20,9 @@
 #   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
 #     output is unchanged and its trace passes both readers and the
 #     checker (threads it leaves unjoined at exit allowed);
+#   - an MPI program (tests/mpi/every, both MPIs) under -t mpi,pthread:
+#     MPI's and UCX's own locking is not recorded (it deadlocked inside
+#     malloc once recorded);
 #   - weftd unreachable: the program runs unchanged, nothing recorded.
 . "$(dirname "$0")/lib.sh"
 
@@ -197,6 +200,39 @@ CEOF
 else
     echo "SKIP: the old condition variable ABI is an x86_64 test"
 fi
+
+# ---- an MPI program under -t mpi,pthread: MPI's own locking is not its ----
+# tests/mpi/every makes no pthread call of its own; Open MPI's progress
+# engine and UCX's memory hooks (a rwlock taken inside malloc, its arena
+# locked: recording there deadlocked) make hundreds. None is recorded: no
+# pthread region in the archive, and the run ends.
+if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+for flavour in openmpi mpich; do
+    every="$WEFT_BUILDDIR/tests/mpi/every-$flavour"
+    case $flavour in
+        openmpi) mpirun=(mpirun.openmpi --oversubscribe -np 4) ;;
+        mpich) mpirun=(mpirun.mpich -np 4) ;;
+    esac
+    if [ ! -x "$every" ] || [ ! -f "$LIBDIR/libweft-mpi-$flavour.so" ] ||
+        ! command -v "${mpirun[0]}" >/dev/null; then
+        echo "SKIP: $flavour: mpirun, tests/mpi/every or libweft-mpi-$flavour is missing"
+        continue
+    fi
+    mkdir -p "$TMP/mpi-$flavour.expect"
+    WEFT_TRACE="mpi-$flavour" WEFT_TEST_EXPECT_DIR="$TMP/mpi-$flavour.expect" \
+        timeout -k 10 120 "${mpirun[@]}" env WEFT_LIBDIR="$LIBDIR" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        "$WEFT" run -t mpi,pthread -- "$every" >"$TMP/mpi-$flavour.out" 2>&1 ||
+        fail "$flavour: every under -t mpi,pthread failed: $(tail -5 "$TMP/mpi-$flavour.out")"
+    anchor=$(archive_of "mpi-$flavour")
+    readers "mpi-$flavour" "$anchor"
+    n=$(otf2-print "$anchor" | grep -c 'Region: "pthread_' || true)
+    [ "$n" -eq 0 ] || fail "$flavour: $n pthread events of MPI's own in every's trace"
+    echo "$flavour: every under -t mpi,pthread: no pthread event of MPI's own"
+done
 
 # ---- weftd unreachable: the program runs as ever ----------------------------
 stop_weftd

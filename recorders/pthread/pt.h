@@ -114,10 +114,16 @@ static inline void pt_unguard(pt_call *c)
     errno = c->saved_errno;
 }
 
-/* Starts call `call`: returns 1 with Enter recorded at *t (and the guard
- * raised: the caller records what comes before the real call, then
- * pt_pause), 0 to just call the real function. */
-PT_HIDDEN int pt_begin(pt_call *c, unsigned call, uint64_t *t);
+/* The code that called the wrapper: a wrapper's return address. */
+#define PT_CALLER __builtin_return_address(0)
+
+/* Starts call `call` made by code at `caller` (PT_CALLER): returns 1 with
+ * Enter recorded at *t (and the guard raised: the caller records what
+ * comes before the real call, then pt_pause), 0 to just call the real
+ * function - also when the MPI stack or an allocator made the call
+ * (weft__recorder_foreign). */
+PT_HIDDEN int pt_begin(pt_call *c, unsigned call, uint64_t *t,
+                       const void *caller);
 /* Lowers the guard before the real call. */
 static inline void pt_pause(pt_call *c)
 {

@@ -327,7 +327,7 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
     if (resolve(&real_create, "pthread_create") < 0)
         return EAGAIN;
-    if (!pt_begin(&c, PT_pthread_create, &t0))
+    if (!pt_begin(&c, PT_pthread_create, &t0, PT_CALLER))
         return real_create(th, attr, fn, arg);
     s = malloc(sizeof *s);
     if (s) {
@@ -365,7 +365,7 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                                                              \
         if (resolve(&real_##name, #name) < 0)                                \
             return ENOSYS;                                                   \
-        if (!pt_begin(&c_, PT_##name, &t_))                                  \
+        if (!pt_begin(&c_, PT_##name, &t_, PT_CALLER))                       \
             return real_##name args;                                         \
         pt_pause(&c_);                                                       \
         rc_ = real_##name args;                                              \

@@ -78,11 +78,11 @@ void pt_leave_open(uint64_t t)
 }
 
 /* See pt.h. */
-int pt_begin(pt_call *c, unsigned call, uint64_t *t)
+int pt_begin(pt_call *c, unsigned call, uint64_t *t, const void *caller)
 {
     int r = pt_recording();
 
-    if (r == 0)
+    if (r == 0 || weft__recorder_foreign(caller))
         return 0;
     pt_guard(c);
     if (r < 0 && !pt_ready_slow())
@@ -179,7 +179,7 @@ static inline void post_NONE(const void *lock, int rc, uint64_t t)
                 return ENOSYS;                                               \
             atomic_store_explicit(&real_##name, fn_, memory_order_relaxed);  \
         }                                                                    \
-        if (!pt_begin(&c_, PT_##name, &t_))                                  \
+        if (!pt_begin(&c_, PT_##name, &t_, PT_CALLER))                       \
             return fn_ args;                                                 \
         pre_##kind((const void *)(uintptr_t)(lock), t_);                     \
         pt_pause(&c_);                                                       \
