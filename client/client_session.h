@@ -119,6 +119,9 @@ typedef struct weft__session {
     weft__config cfg;          /* set by weft_open before any use; then
                                 * read-only (no lock) */
     int hooks_installed;       /* atexit/atfork; under open_mu */
+    pid_t pid;                 /* the process that opened the session
+                                * (a vfork child runs in its memory);
+                                * under open_mu */
     int signals_installed;     /* fatal signal handlers; under open_mu */
     /* Buffers (pool.c). Lists are in send order (per location: by
      * sequence). */

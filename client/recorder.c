@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recorder.h"
 #include "client_session.h"
@@ -83,21 +84,45 @@ uint32_t weft__recorder_attach(void)
     return t ? t->location : UINT32_MAX;
 }
 
+/* See recorder.h. */
+void weft__recorder_exec(void)
+{
+    int saved = errno, st = atomic_load(&weft__S.state);
+
+    if (weft__inside == 0 && getpid() == weft__S.pid &&
+        (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD))
+        weft_close();
+    errno = saved;
+}
+
 /* ---- whose call (see 7) -------------------------------------------------- */
 
-/* File names (their beginning) of the libraries whose calls are theirs:
- * UCX, Open MPI and its components, MPICH, libfabric, PMIx/PMI, hwloc,
- * libevent (Open MPI's progress), verbs, PSM, allocators, weft's own. */
-static const char *const foreign_libs[] = {
-    "libucm", "libucs", "libuct", "libucp", "libmpi", "libopen-pal",
-    "libopen-rte", "libmca_", "mca_", "libfabric", "libpmi", "libprrte",
-    "libhwloc", "libevent", "libibverbs", "librdmacm", "libpsm",
-    "libjemalloc", "libtcmalloc", "libmimalloc", "libweft",
+/* File names (their beginning) of the libraries whose calls are theirs,
+ * and what they are (recorder.h): UCX (its memory hooks run inside
+ * malloc), allocators and weft's own are never recorded; Open MPI and
+ * its components, MPICH, libfabric, PMIx/PMI, hwloc, libevent (Open
+ * MPI's progress), verbs and PSM are the MPI runtime. */
+static const struct {
+    const char *prefix;
+    int kind;
+} foreign_libs[] = {
+    {"libucm", WEFT__CALLER_HOOK},       {"libucs", WEFT__CALLER_HOOK},
+    {"libuct", WEFT__CALLER_HOOK},       {"libucp", WEFT__CALLER_HOOK},
+    {"libjemalloc", WEFT__CALLER_HOOK},  {"libtcmalloc", WEFT__CALLER_HOOK},
+    {"libmimalloc", WEFT__CALLER_HOOK},  {"libweft", WEFT__CALLER_HOOK},
+    {"libmpi", WEFT__CALLER_RUNTIME},    {"libopen-pal", WEFT__CALLER_RUNTIME},
+    {"libopen-rte", WEFT__CALLER_RUNTIME}, {"libmca_", WEFT__CALLER_RUNTIME},
+    {"mca_", WEFT__CALLER_RUNTIME},      {"libfabric", WEFT__CALLER_RUNTIME},
+    {"libpmi", WEFT__CALLER_RUNTIME},    {"libprrte", WEFT__CALLER_RUNTIME},
+    {"libhwloc", WEFT__CALLER_RUNTIME},  {"libevent", WEFT__CALLER_RUNTIME},
+    {"libibverbs", WEFT__CALLER_RUNTIME}, {"librdmacm", WEFT__CALLER_RUNTIME},
+    {"libpsm", WEFT__CALLER_RUNTIME},
 };
 
-/* Return addresses already asked about: the address shifted left once,
- * its low bit the answer; 0 is empty. Direct-mapped, lock-free (a lost
- * update only costs another look-up). */
+/* Return addresses already asked about: the address shifted left twice,
+ * its low bits the answer plus one (so that no entry is 0, the empty
+ * slot). Direct-mapped, lock-free (a lost update only costs another
+ * look-up). */
 #define FOREIGN_CACHE 1024u
 static _Atomic uint64_t foreign_cache[FOREIGN_CACHE];
 
@@ -107,8 +132,9 @@ static int foreign_name(const char *path)
 
     base = base ? base + 1 : path;
     for (size_t i = 0; i < sizeof foreign_libs / sizeof *foreign_libs; i++)
-        if (strncmp(base, foreign_libs[i], strlen(foreign_libs[i])) == 0)
-            return 1;
+        if (strncmp(base, foreign_libs[i].prefix,
+                    strlen(foreign_libs[i].prefix)) == 0)
+            return foreign_libs[i].kind;
     return 0;
 }
 
@@ -119,15 +145,15 @@ int weft__recorder_foreign(const void *pc)
     unsigned slot = (unsigned)((a * 0x9e3779b97f4a7c15ull) >> 54) &
                     (FOREIGN_CACHE - 1);
     struct dl_find_object fo;
-    int foreign = 0;
+    int kind = 0;
 
     v = atomic_load_explicit(&foreign_cache[slot], memory_order_relaxed);
-    if (v >> 1 == a)
-        return (int)(v & 1);
+    if (v >> 2 == a && v != 0)
+        return (int)(v & 3) - 1;
     if (_dl_find_object((void *)pc, &fo) == 0 && fo.dlfo_link_map &&
         fo.dlfo_link_map->l_name)
-        foreign = foreign_name(fo.dlfo_link_map->l_name);
-    atomic_store_explicit(&foreign_cache[slot], a << 1 | (uint64_t)foreign,
+        kind = foreign_name(fo.dlfo_link_map->l_name);
+    atomic_store_explicit(&foreign_cache[slot], a << 2 | (uint64_t)(kind + 1),
                           memory_order_relaxed);
-    return foreign;
+    return kind;
 }

@@ -63,7 +63,10 @@
  *    program's work. weft__recorder_foreign tells them apart by the
  *    wrapper's return address: _dl_find_object (lock-free, no loader
  *    lock) names the object, its file name decides, and the answer is
- *    cached per address. Inside an MPI call the guard already says so.
+ *    cached per address. Memory hooks, allocators and weft are never
+ *    recorded; the MPI runtime's locks are not (libweft-pthread), its
+ *    file I/O is (libweft-io: the files MPI-IO writes are the
+ *    program's). Inside an MPI call the guard already says so.
  *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
  * libraries that are not part of libweft.so (libweft-mpi,
@@ -158,11 +161,28 @@ WEFT__RECORDER_API void weft__recorder_ended(const char *why);
  * for handlers that end the process: never for an application's own.
  * Nothing when tracing is off or WEFT_SIGNALS=0. */
 WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
-/* 1 when `pc`, a wrapper's return address, is code of a library whose
- * calls recorders leave alone (see 7): the MPI stack (MPI, its runtime,
- * its transports and their memory hooks), memory allocators and weft's
- * own libraries; 0 for the program and any other library. Lock-free and
- * async-signal-safe: it may run inside malloc (a memory hook's lock). */
+/* Before an exec replaces the process image: closes the session
+ * (flushed, acknowledged, goodbye said) so its trace is complete instead
+ * of waiting for a peer that never comes back; the new program opens its
+ * own if its environment preloads a recorder. Nothing in the child of a
+ * vfork (it runs in the parent's memory, session included), inside
+ * libweft, or when no session is open. errno unchanged. If the exec
+ * fails, the process goes on untraced. */
+WEFT__RECORDER_API void weft__recorder_exec(void);
+/* What weft__recorder_foreign says of a caller. */
+enum {
+    /* Never recorded: UCX (its memory hooks lock inside malloc), memory
+     * allocators, weft's own libraries. */
+    WEFT__CALLER_HOOK = 1,
+    /* The MPI runtime: MPI itself, its components, PMIx/PMI, hwloc,
+     * libevent, libfabric and other transports. Its locks are its own
+     * business; its file I/O (MPI-IO's writes) is the program's. */
+    WEFT__CALLER_RUNTIME = 2,
+};
+/* What `pc`, a wrapper's return address, is code of (see 7): a
+ * WEFT__CALLER_* kind, or 0 for the program and any other library.
+ * Lock-free and async-signal-safe: it may run inside malloc (a memory
+ * hook's lock). */
 WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
 
 #endif

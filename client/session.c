@@ -386,6 +386,7 @@ static int open_with(const char *const *overlay)
         pthread_atfork(NULL, NULL, at_fork_child);
         weft__S.hooks_installed = 1;
     }
+    weft__S.pid = getpid();
     weft__pool_cv_init(); /* nobody waits on it before ACTIVE */
     pthread_mutex_lock(&weft__S.mu);
     weft__S.cfg = cfg;

@@ -84,9 +84,16 @@ typedef struct io_frame {
 /* The real function of `call` (dlsym RTLD_NEXT once); aborts with a
  * message when the C library has none. */
 IO__HIDDEN void *io_real(unsigned call);
-/* Starts a wrapped call: 1 and Enter recorded when the call is to be
- * recorded (io_end must follow), 0 to call through. errno unchanged. */
-IO__HIDDEN int io_begin(io_frame *f, unsigned call);
+/* Starts a wrapped call made by code at `caller`: 1 and Enter recorded
+ * when the call is to be recorded (io_end must follow), 0 to call
+ * through - also when a memory hook, an allocator or weft made it
+ * (weft__recorder_foreign). errno unchanged. */
+IO__HIDDEN int io_begin_at(io_frame *f, unsigned call, const void *caller);
+/* The code that called the wrapper this is written in (never in a
+ * helper the wrapper calls: an inlined helper's is not its own). */
+#define IO_CALLER __builtin_return_address(0)
+/* io_begin_at in the wrapper itself. */
+#define io_begin(f, call) io_begin_at((f), (call), IO_CALLER)
 /* Between the real call and the post hook: keeps the errno the call
  * left and takes the Leave time. */
 IO__HIDDEN void io_mid(io_frame *f);

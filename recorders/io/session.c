@@ -23,7 +23,6 @@
 #include "session.h"
 
 atomic_int io_state = IO_ST_INIT;
-int io_pid;
 
 static void at_fork_child(void)
 {
@@ -51,7 +50,6 @@ static int mpi_recorder_loaded(void)
  * recorder holds, then record. */
 static int go_on(void)
 {
-    io_pid = (int)getpid();
     io_handles_init();
     atomic_store(&io_state, IO_ST_ON);
     return 1;
@@ -61,27 +59,23 @@ static int go_on(void)
 int io_session_start(void)
 {
     int expect = IO_ST_INIT;
-    int rc;
 
-    if (atomic_load(&io_state) == IO_ST_MPI) {
-        /* libweft-mpi opens it; ON once it is (only one thread wins). */
-        expect = IO_ST_MPI;
-        if (!weft_connected() ||
-            !atomic_compare_exchange_strong(&io_state, &expect,
-                                            IO_ST_STARTING))
-            return 0;
-        return go_on();
-    }
-    if (!atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING))
-        return 0;
-    if (mpi_recorder_loaded()) {
+    if (atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING)) {
+        if (!mpi_recorder_loaded()) {
+            if (weft_open() < 0 || !weft_connected()) {
+                atomic_store(&io_state, IO_ST_OFF);
+                return 0;
+            }
+            return go_on();
+        }
         atomic_store(&io_state, IO_ST_MPI);
-        return 0;
     }
-    rc = weft_open();
-    if (rc < 0 || !weft_connected()) {
-        atomic_store(&io_state, IO_ST_OFF);
+    /* libweft-mpi opens the session (in MPI_Init, which may be over
+     * already: then this very call is recorded); ON once it is, and only
+     * one thread wins. */
+    expect = IO_ST_MPI;
+    if (!weft_connected() ||
+        !atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING))
         return 0;
-    }
     return go_on();
 }

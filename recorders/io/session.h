@@ -7,9 +7,6 @@
 enum { IO_ST_INIT, IO_ST_STARTING, IO_ST_MPI, IO_ST_ON, IO_ST_OFF };
 
 extern atomic_int io_state __attribute__((visibility("hidden")));
-/* The process that records (set before IO_ST_ON): a vfork() child,
- * which shares its memory, is another pid. */
-extern int io_pid __attribute__((visibility("hidden")));
 
 /* Decides, on the first wrapped call of the process, whether to record
  * and opens libweft's session; in an MPI program, whether libweft-mpi

@@ -32,12 +32,13 @@ typedef void (*rewind_fn)(FILE *);
         m__;                                                                 \
     })
 
-static int do_open(unsigned call, const char *path, int flags, mode_t mode)
+static int do_open(const void *caller, unsigned call, const char *path,
+                   int flags, mode_t mode)
 {
     io_frame f;
     int rc;
 
-    if (!io_begin(&f, call))
+    if (!io_begin_at(&f, call, caller))
         return ((open_fn)io_real(call))(path, flags, mode);
     io_pre_open(&f, path, flags);
     errno = f.g.saved_errno;
@@ -48,13 +49,13 @@ static int do_open(unsigned call, const char *path, int flags, mode_t mode)
     return rc;
 }
 
-static int do_openat(unsigned call, int dirfd, const char *path, int flags,
-                     mode_t mode)
+static int do_openat(const void *caller, unsigned call, int dirfd,
+                     const char *path, int flags, mode_t mode)
 {
     io_frame f;
     int rc;
 
-    if (!io_begin(&f, call))
+    if (!io_begin_at(&f, call, caller))
         return ((openat_fn)io_real(call))(dirfd, path, flags, mode);
     io_pre_openat(&f, dirfd, path, flags);
     errno = f.g.saved_errno;
@@ -67,35 +68,38 @@ static int do_openat(unsigned call, int dirfd, const char *path, int flags,
 
 IO_EXPORT int open(const char *path, int flags, ...)
 {
-    return do_open(IO_open, path, flags, IO_OPEN_MODE(flags, flags));
+    return do_open(IO_CALLER, IO_open, path, flags,
+                   IO_OPEN_MODE(flags, flags));
 }
 
 IO_EXPORT int open64(const char *path, int flags, ...)
 {
-    return do_open(IO_open64, path, flags, IO_OPEN_MODE(flags, flags));
+    return do_open(IO_CALLER, IO_open64, path, flags,
+                   IO_OPEN_MODE(flags, flags));
 }
 
 IO_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-    return do_openat(IO_openat, dirfd, path, flags,
+    return do_openat(IO_CALLER, IO_openat, dirfd, path, flags,
                      IO_OPEN_MODE(flags, flags));
 }
 
 IO_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
-    return do_openat(IO_openat64, dirfd, path, flags,
+    return do_openat(IO_CALLER, IO_openat64, dirfd, path, flags,
                      IO_OPEN_MODE(flags, flags));
 }
 
 /* fcntl's third argument is an int, a pointer or absent, by command: it
  * is passed on as the C library reads it, a pointer-sized value. fcntl64
  * is what programs built with 64-bit file offsets call. */
-static int do_fcntl(unsigned call, int fd, int cmd, void *arg)
+static int do_fcntl(const void *caller, unsigned call, int fd, int cmd,
+                    void *arg)
 {
     io_frame f;
     int rc;
 
-    if (!io_begin(&f, call))
+    if (!io_begin_at(&f, call, caller))
         return ((fcntl_fn)io_real(call))(fd, cmd, arg);
     io_pre_fcntl(&f, fd, cmd, arg);
     errno = f.g.saved_errno;
@@ -114,7 +118,7 @@ IO_EXPORT int fcntl(int fd, int cmd, ...)
     va_start(ap, cmd);
     arg = va_arg(ap, void *);
     va_end(ap);
-    return do_fcntl(IO_fcntl, fd, cmd, arg);
+    return do_fcntl(IO_CALLER, IO_fcntl, fd, cmd, arg);
 }
 
 IO_EXPORT int fcntl64(int fd, int cmd, ...)
@@ -125,13 +129,13 @@ IO_EXPORT int fcntl64(int fd, int cmd, ...)
     va_start(ap, cmd);
     arg = va_arg(ap, void *);
     va_end(ap);
-    return do_fcntl(IO_fcntl64, fd, cmd, arg);
+    return do_fcntl(IO_CALLER, IO_fcntl64, fd, cmd, arg);
 }
 
 /* The printf family through the real vfprintf (flag < 0) or
  * __vfprintf_chk. */
-static int do_printf(unsigned call, FILE *fp, int flag, const char *fmt,
-                     va_list ap)
+static int do_printf(const void *caller, unsigned call, FILE *fp, int flag,
+                     const char *fmt, va_list ap)
 {
     io_frame f;
     int rc;
@@ -140,7 +144,7 @@ static int do_printf(unsigned call, FILE *fp, int flag, const char *fmt,
     (flag < 0 ? ((vfprintf_fn)io_real(IO_vfprintf))(fp, fmt, ap)             \
               : ((vfprintf_chk_fn)io_real(IO___vfprintf_chk))(fp, flag, fmt, \
                                                                ap))
-    if (!io_begin(&f, call))
+    if (!io_begin_at(&f, call, caller))
         return IO_CALL_VFPRINTF;
     io_pre_vfprintf(&f, fp, fmt, ap);
     errno = f.g.saved_errno;
@@ -158,7 +162,7 @@ IO_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = do_printf(IO_fprintf, fp, -1, fmt, ap);
+    rc = do_printf(IO_CALLER, IO_fprintf, fp, -1, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -169,7 +173,8 @@ IO_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = do_printf(IO___fprintf_chk, fp, flag < 0 ? 0 : flag, fmt, ap);
+    rc = do_printf(IO_CALLER, IO___fprintf_chk, fp, flag < 0 ? 0 : flag, fmt,
+                   ap);
     va_end(ap);
     return rc;
 }
@@ -180,7 +185,7 @@ IO_EXPORT int printf(const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = do_printf(IO_printf, stdout, -1, fmt, ap);
+    rc = do_printf(IO_CALLER, IO_printf, stdout, -1, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -191,7 +196,8 @@ IO_EXPORT int __printf_chk(int flag, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = do_printf(IO___printf_chk, stdout, flag < 0 ? 0 : flag, fmt, ap);
+    rc = do_printf(IO_CALLER, IO___printf_chk, stdout, flag < 0 ? 0 : flag,
+                   fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -70,11 +70,12 @@ static OTF2_RegionRef region_of(unsigned call)
 }
 
 /* See io.h. */
-int io_begin(io_frame *f, unsigned call)
+int io_begin_at(io_frame *f, unsigned call, const void *caller)
 {
     int on = io_session_on();
 
-    if (on == 0 || !weft__recorder_begin(&f->g))
+    if (on == 0 || (weft__recorder_foreign(caller) & WEFT__CALLER_HOOK) ||
+        !weft__recorder_begin(&f->g))
         return 0;
     if (on < 0 && !io_session_start()) {
         weft__recorder_end(&f->g);

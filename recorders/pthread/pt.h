@@ -37,7 +37,7 @@
  * which opens the session at MPI_Init with the rank; then records are
  * made while that session is connected. A forked child records nothing
  * (its parent's session, or none). exec closes the session first
- * (exec.c).
+ * (recorders/exec.c).
  */
 #ifndef WEFT_PT_H
 #define WEFT_PT_H

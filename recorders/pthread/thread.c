@@ -321,6 +321,8 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                              void *(*fn)(void *), void *arg)
 {
     pt_start *s = NULL;
+    OTF2_CommRef comm = OTF2_UNDEFINED_COMM;
+    uint64_t seq = 0;
     pt_call c;
     uint64_t t0, t;
     int rc;
@@ -338,14 +340,19 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         if (s->comm == OTF2_UNDEFINED_COMM) {
             free(s);
             s = NULL;
+        } else {
+            comm = s->comm;
+            seq = s->seq;
         }
     }
     pt_pause(&c);
+    /* Once created, the new thread owns s (and frees it): only the copies
+     * are read here. */
     rc = s ? real_create(th, attr, trampoline, s)
            : real_create(th, attr, fn, arg);
     t = pt_resume(&c);
     if (s && rc == 0)
-        weft_evt_ThreadCreate(NULL, t0, s->comm, s->seq);
+        weft_evt_ThreadCreate(NULL, t0, comm, seq);
     else
         free(s);
     pt_end(&c, t);

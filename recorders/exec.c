@@ -1,0 +1,147 @@
+/* exec.c - the exec family, for every recorder library that preloads
+ * into a program (libweft-pthread and libweft-io compile this one file).
+ * A successful exec replaces the process image, libweft's session with
+ * it, without the atexit handler that says goodbye to weftd; so the
+ * session is closed first (weft__recorder_exec: flushed, acknowledged,
+ * goodbye said), and the trace of the program before the exec is
+ * complete. The new program is traced as a trace of its own when its
+ * environment still preloads a recorder. Nothing is recorded of the calls
+ * themselves. When both libraries are preloaded, the first one's
+ * wrappers run; either closes the one session.
+ *
+ * A vfork() child runs in its parent's memory until it execs: it must not
+ * close the parent's session (weft__recorder_exec knows it by its pid)
+ * and must not allocate, so the real functions are resolved when the
+ * library is loaded, and execl's arguments are gathered on the stack as
+ * glibc does (its execl, execle and execlp call execve internally, not
+ * through the PLT, so each is wrapped itself). What a vfork child calls
+ * before its exec is recorded as its parent's.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include "recorder.h"
+
+#define EXEC_EXPORT __attribute__((visibility("default")))
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+static execve_fn real_execve, real_execvpe;
+static execv_fn real_execv, real_execvp;
+static fexecve_fn real_fexecve;
+
+/* Resolves `name` into *fn (NULL when the C library has none). */
+static void resolve(void *fn, const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+
+    __builtin_memcpy(fn, &p, sizeof p);
+}
+
+__attribute__((constructor)) static void exec_init(void)
+{
+    int saved = errno;
+
+    resolve(&real_execve, "execve");
+    resolve(&real_execvpe, "execvpe");
+    resolve(&real_execv, "execv");
+    resolve(&real_execvp, "execvp");
+    resolve(&real_fexecve, "fexecve");
+    errno = saved;
+}
+
+/* The body of each vector form: the real function, after the session is
+ * closed; ENOSYS without one. */
+#define EXEC_CALL(real, args)                                                \
+    do {                                                                     \
+        if (!(real)) {                                                       \
+            errno = ENOSYS;                                                  \
+            return -1;                                                       \
+        }                                                                    \
+        weft__recorder_exec();                                               \
+        return (real) args;                                                  \
+    } while (0)
+
+EXEC_EXPORT int execve(const char *path, char *const argv[],
+                       char *const envp[])
+{
+    EXEC_CALL(real_execve, (path, argv, envp));
+}
+
+EXEC_EXPORT int execv(const char *path, char *const argv[])
+{
+    EXEC_CALL(real_execv, (path, argv));
+}
+
+EXEC_EXPORT int execvp(const char *file, char *const argv[])
+{
+    EXEC_CALL(real_execvp, (file, argv));
+}
+
+EXEC_EXPORT int execvpe(const char *file, char *const argv[],
+                        char *const envp[])
+{
+    EXEC_CALL(real_execvpe, (file, argv, envp));
+}
+
+EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    EXEC_CALL(real_fexecve, (fd, argv, envp));
+}
+
+/* Number of arguments from arg0 to the NULL, the NULL included. */
+static size_t count(const char *arg0, va_list ap)
+{
+    size_t n = 1;
+
+    while (arg0) {
+        arg0 = va_arg(ap, const char *);
+        n++;
+    }
+    return n;
+}
+
+/* Copies the arguments from arg0 to the NULL into v. */
+static void gather(const char *arg0, va_list ap, char **v)
+{
+    size_t n = 0;
+
+    v[n++] = (char *)arg0;
+    while (arg0)
+        v[n++] = (char *)(arg0 = va_arg(ap, const char *));
+}
+
+/* execl, execlp, execle: the vector form with the arguments gathered
+ * into a variable-length array, then envp for execle (the calling
+ * process's environment for the others). */
+#define EXECL(name, first, call, with_env)                                   \
+    EXEC_EXPORT int name(const char *first, const char *arg, ...)            \
+    {                                                                        \
+        va_list ap, ap2;                                                     \
+        size_t n;                                                            \
+                                                                             \
+        va_start(ap, arg);                                                   \
+        va_copy(ap2, ap);                                                    \
+        n = count(arg, ap2);                                                 \
+        va_end(ap2);                                                         \
+        {                                                                    \
+            char *v[n];                                                      \
+            char *const *envp = NULL;                                        \
+                                                                             \
+            gather(arg, ap, v);                                              \
+            if (with_env)                                                    \
+                envp = va_arg(ap, char *const *);                            \
+            va_end(ap);                                                      \
+            (void)envp;                                                      \
+            return call;                                                     \
+        }                                                                    \
+    }
+
+EXECL(execl, path, execv(path, v), 0)
+EXECL(execlp, file, execvp(file, v), 0)
+EXECL(execle, path, execve(path, v, envp), 1)
