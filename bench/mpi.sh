@@ -27,8 +27,9 @@
 #   untraced   the program alone
 #   weft       LD_PRELOAD=BUILD_DIR/.libs/libweft-mpi-<mpi>.so, streaming
 #              to a weftd started here on a free loopback port (temporary
-#              spool); the run counts only once the catalog says complete
-#              and the archive has rank 0's MpiSend / MpiCollectiveEnd
+#              spool, bench/lib.sh); the run counts only once the
+#              catalog says complete and the archive has rank 0's
+#              MpiSend / MpiCollectiveEnd
 #   eztrace    eztrace -t openmpi|mpich -o TMPDIR (Debian's EZTrace 2.0),
 #              checked the same way on its archive
 # The kernel times its iterations in 20 batches; a run's figure is
@@ -81,59 +82,9 @@ command -v eztrace >/dev/null || {
 
 RUN_TIMEOUT=${WEFT_BENCH_TIMEOUT:-300}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-bench-mpi.XXXXXX") || exit 1
-export WEFT_CONFIG="$TMP/none.conf"  # no system configuration
-WEFTD_PID=
-cleanup() {
-    if [ -n "$WEFTD_PID" ]; then
-        kill -TERM "$WEFTD_PID" 2>/dev/null
-        for _ in $(seq 50); do
-            kill -0 "$WEFTD_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$WEFTD_PID" 2>/dev/null
-        wait "$WEFTD_PID" 2>/dev/null
-    fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-die() {
-    echo "bench/mpi: $*" >&2
-    exit 1
-}
-
-# median of the numbers given as arguments
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-        END { if (NR % 2) print v[(NR + 1) / 2];
-              else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# start_weftd: weftd on a free loopback port, spool in $TMP/spool.
-start_weftd() {
-    "$B/weftd" --listen 127.0.0.1:0 --spool "$TMP/spool" \
-        --address-file "$TMP/addr" --log-level warning \
-        >"$TMP/weftd.log" 2>&1 &
-    WEFTD_PID=$!
-    for _ in $(seq 100); do
-        [ -s "$TMP/addr" ] && break
-        kill -0 "$WEFTD_PID" 2>/dev/null ||
-            die "weftd exited at start: $(cat "$TMP/weftd.log")"
-        sleep 0.1
-    done
-    [ -s "$TMP/addr" ] || die "weftd did not listen within 10 s"
-    WEFT_SERVER=$(cat "$TMP/addr")
-    export WEFT_SERVER
-}
-
-# count_events ANCHOR KIND: events KIND (otf2-print's name) of location 0
-# (rank 0 in weft's and EZTrace's archives).
-count_events() {
-    timeout "$RUN_TIMEOUT" otf2-print -L 0 "$1" 2>/dev/null |
-        awk -v k="$2" '$1 == k && $2 == 0 { n++ } END { print n + 0 }'
-}
+BENCH=bench/mpi
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # launch MPI NP CMD...: mpirun of this MPI on shared memory, oversubscribed.
 launch() {
@@ -171,17 +122,7 @@ run_one() {
     [ -n "$ns" ] || die "$tag: no ns_per_call in the output: $(tail -n 20 "$out")"
     case $mode in
     weft)
-        for _ in $(seq 1200); do
-            state=$("$B/weft" --catalog "$TMP/spool/catalog.db" show "$tag" \
-                        --json 2>/dev/null |
-                    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
-            case $state in complete|partial|failed) break ;; esac
-            sleep 0.1
-        done
-        [ "$state" = complete ] ||
-            die "$tag: weft's trace is '${state:-not in the catalog}', not complete: $(tail -n 5 "$TMP/weftd.log")"
-        anchor=$("$B/weft" --catalog "$TMP/spool/catalog.db" show "$tag" \
-                     --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["archive"])')
+        anchor=$(weft_archive "$tag") || exit 1
         ;;
     eztrace)
         anchor=$(find "$ez" -name eztrace_log.otf2 | head -n 1)
@@ -189,12 +130,11 @@ run_one() {
         ;;
     esac
     if [ -n "$anchor" ]; then
-        got=$(count_events "$anchor" $kind)
+        got=$(count_events "$anchor" $kind 0)
         [ "$got" -ge "$n" ] ||
             die "$tag: $mode's archive has $got $kind on rank 0, expected at least $n"
         if [ "$mode" = weft ]; then
-            "$B/weft" --catalog "$TMP/spool/catalog.db" rm "$tag" \
-                --spool "$TMP/spool" --force >/dev/null 2>&1
+            weft_forget "$tag"
         else
             rm -rf "$ez"
         fi
@@ -248,13 +188,6 @@ for mpi in "${MPIS[@]}"; do
         done
     done
 done
-
-# spread NUMBERS...: half the range of the numbers (how far the
-# untraced rounds are apart: an added cost below it is not measured).
-spread() {
-    printf '%s\n' "$@" | sort -g |
-        awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f", (hi - lo) / 2 }'
-}
 
 # table WHICH TITLE: medians over the rounds of figure WHICH (med, fast,
 # cpu).
