@@ -9,23 +9,19 @@
 #include "weft_errors.h"
 
 /* Every recorder weft can preload. Only what this build can do is here:
- * more come with their libraries (issue #14), one entry
- * { name, what, WEFT_REC_DYNAMIC, { "libweft-NAME.so" }, 1 }. */
+ * a new one is one entry { name, what, WEFT_REC_DYNAMIC,
+ * { "libweft-NAME.so" }, 1 }. By default, every recorder that applies. */
 const weft_recorder weft__recorders[] = {
     { "mpi", "MPI calls (PMPI), for programs that use Open MPI or MPICH",
       WEFT_REC_MPI,
       { [WEFT_MPI_OPENMPI] = "libweft-mpi-openmpi.so",
         [WEFT_MPI_MPICH] = "libweft-mpi-mpich.so" },
       1 },
-    /* Not by default until issue #14 is done: an MPI program under load
-     * has been seen to hang with it (MPICH, tests/e2e_mpi.sh). */
     { "pthread", "threads and locks (pthread_create, mutexes, condition "
       "variables, ...), for every dynamically linked program",
-      WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 0 },
-    /* Only with -t io for now: by default it would preload into every
-     * program weft run starts (tests/e2e_run.sh's expectations). */
+      WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 1 },
     { "io", "POSIX and ISO C file I/O (open, read, write, fopen, fwrite, ...)",
-      WEFT_REC_DYNAMIC, { "libweft-io.so" }, 0 },
+      WEFT_REC_DYNAMIC, { "libweft-io.so" }, 1 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
                                 sizeof weft__recorders[0];
@@ -101,14 +97,17 @@ const char *weft__preload_file(const weft_recorder *r, weft_mpi_flavour f,
     return NULL;
 }
 
-weft_rec_set weft__preload_choose(weft_rec_set set, int explicit)
+weft_rec_set weft__preload_choose(weft_rec_set set, int explicit,
+                                  int task_without_mpi)
 {
     weft_rec_set chosen = 0;
 
     if (explicit)
         return set;
     for (size_t i = 0; i < weft__nrecorders; i++)
-        if (weft__recorders[i].by_default)
+        if (weft__recorders[i].by_default &&
+            !(task_without_mpi &&
+              weft__recorders[i].applies != WEFT_REC_MPI))
             chosen |= 1u << i;
     return chosen;
 }

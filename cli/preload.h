@@ -53,8 +53,11 @@ const char *weft__preload_file(const weft_recorder *r, weft_mpi_flavour f,
                                const char **why);
 
 /* The recorders to use: set when -t was given (explicit), else those
- * marked by_default. */
-weft_rec_set weft__preload_choose(weft_rec_set set, int explicit);
+ * marked by_default - of which, for a task of a parallel launch that
+ * uses no MPI (task_without_mpi), only the MPI ones (which then do not
+ * apply: the task runs untraced, as its rank is the MPI program's). */
+weft_rec_set weft__preload_choose(weft_rec_set set, int explicit,
+                                  int task_without_mpi);
 
 /* The LD_PRELOAD value with library path add after the user's old value
  * (NULL or "" when unset), unchanged when old already lists add. Returns

@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "detect.h"
 #include "out.h"
+#include "client_config.h"
 #include "preload.h"
 #include "weft_errors.h"
 
@@ -385,7 +386,9 @@ static const char *why_not(const weft_recorder *r, const program *pr,
 static int plan(const run_opts *o, const program *pr, char **preload,
                 char **shown)
 {
-    weft_rec_set chosen = weft__preload_choose(o->recorders, o->explicit);
+    weft_rec_set chosen = weft__preload_choose(
+        o->recorders, o->explicit,
+        weft__launched() && pr->mpi.flavour == WEFT_MPI_NONE);
     const char *why[sizeof(weft_rec_set) * 8] = { 0 };
     int missing[sizeof(weft_rec_set) * 8] = { 0 }; /* its library */
     char whybuf[sizeof(weft_rec_set) * 8][1024];
@@ -531,7 +534,7 @@ int weft__cmd_run(cli *c)
 {
     run_opts o = { 0 };
     program pr = { 0 };
-    char *preload = NULL, *shown = NULL;
+    char *preload = NULL, *shown = NULL, task[24];
     int status, help = 0;
 
     if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
@@ -566,7 +569,9 @@ int weft__cmd_run(cli *c)
     }
     if (o.verbose)
         tell(&pr, shown ? shown : "");
-    if ((preload && setenv("LD_PRELOAD", preload, 1) != 0) ||
+    snprintf(task, sizeof task, "%ld", (long)getpid());
+    if ((preload && (setenv("LD_PRELOAD", preload, 1) != 0 ||
+                     setenv(WEFT__TASK_PID_VAR, task, 1) != 0)) ||
         (o.trace && setenv("WEFT_TRACE", o.trace, 1) != 0) ||
         (o.server && setenv("WEFT_SERVER", o.server, 1) != 0)) {
         status = weft__cli_error("run", "cannot set the environment: %s",

@@ -12,10 +12,35 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/un.h>
 
 #include "frame.h"
 #include "runid.h"
+
+/* Where a launcher gives each task its rank, the first one set counting
+ * (WEFT_RANK first: the user's word). weft run reads them too: set, the
+ * process is a task of a parallel launch. */
+#define WEFT__RANK_VARS                                                      \
+    "WEFT_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",            \
+        "SLURM_PROCID", "MV2_COMM_WORLD_RANK"
+/* 1 when the calling process is a task of a parallel launch (one of
+ * WEFT__RANK_VARS set): for weft run and the recorders, which read the
+ * process's own environment. */
+static inline int weft__launched(void)
+{
+    static const char *const vars[] = { WEFT__RANK_VARS, NULL };
+
+    for (size_t i = 0; vars[i]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return 1;
+    }
+    return 0;
+}
+/* Set by weft run to the pid of the program it starts (the task itself):
+ * a process it starts in turn is another pid (recorder.h, 8). */
+#define WEFT__TASK_PID_VAR "WEFT_TASK_PID"
 
 #define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
 #define WEFT__DEFAULT_PORT "7411"

@@ -291,9 +291,7 @@ bad:
 static int parse_rank_size(const envsrc *e, weft__config *c,
                            const char **size_var)
 {
-    static const char *const rank_vars[] = {
-        "WEFT_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-        "SLURM_PROCID", "MV2_COMM_WORLD_RANK", NULL };
+    static const char *const rank_vars[] = { WEFT__RANK_VARS, NULL };
     static const char *const size_vars[] = {
         "WEFT_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
         "MV2_COMM_WORLD_SIZE", NULL };

@@ -8,10 +8,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "recorder.h"
+#include "client_config.h"
 #include "client_session.h"
 
 __thread int weft__inside __attribute__((tls_model("initial-exec")));
@@ -84,6 +87,49 @@ uint32_t weft__recorder_attach(void)
     return t ? t->location : UINT32_MAX;
 }
 
+/* ---- opening for a preloaded recorder (see 4) --------------------------- */
+
+/* 1 when the program's MPI_Init is libweft-mpi's; *mpi says whether the
+ * process has an MPI library at all. */
+static int mpi_recorder_loaded(int *mpi)
+{
+    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
+    Dl_info info;
+
+    *mpi = init != NULL;
+    return init && dladdr(init, &info) && info.dli_fname &&
+           strstr(info.dli_fname, "libweft-mpi") != NULL;
+}
+
+/* 1 in a process that a task of a parallel launch started: weft run
+ * marked the task with its pid, and this is another. (Preloaded by hand,
+ * without weft run, every process is taken at its word.) */
+static int helper_of_task(void)
+{
+    const char *task = getenv(WEFT__TASK_PID_VAR);
+    char me[24];
+
+    if (!task || !weft__launched())
+        return 0;
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    return strcmp(task, me) != 0;
+}
+
+/* See recorder.h. */
+int weft__recorder_start(void)
+{
+    int saved = errno, mpi, rc;
+
+    if (mpi_recorder_loaded(&mpi))
+        rc = 0;
+    else if (!mpi && helper_of_task())
+        rc = -1;
+    else
+        rc = weft_open() < 0 || !weft_connected() ? -1 : 1;
+    errno = saved;
+    return rc;
+}
+
 /* See recorder.h. */
 void weft__recorder_exec(void)
 {
@@ -97,32 +143,19 @@ void weft__recorder_exec(void)
 
 /* ---- whose call (see 7) -------------------------------------------------- */
 
-/* File names (their beginning) of the libraries whose calls are theirs,
- * and what they are (recorder.h): UCX (its memory hooks run inside
- * malloc), allocators and weft's own are never recorded; Open MPI and
- * its components, MPICH, libfabric, PMIx/PMI, hwloc, libevent (Open
- * MPI's progress), verbs and PSM are the MPI runtime. */
-static const struct {
-    const char *prefix;
-    int kind;
-} foreign_libs[] = {
-    {"libucm", WEFT__CALLER_HOOK},       {"libucs", WEFT__CALLER_HOOK},
-    {"libuct", WEFT__CALLER_HOOK},       {"libucp", WEFT__CALLER_HOOK},
-    {"libjemalloc", WEFT__CALLER_HOOK},  {"libtcmalloc", WEFT__CALLER_HOOK},
-    {"libmimalloc", WEFT__CALLER_HOOK},  {"libweft", WEFT__CALLER_HOOK},
-    {"libmpi", WEFT__CALLER_RUNTIME},    {"libopen-pal", WEFT__CALLER_RUNTIME},
-    {"libopen-rte", WEFT__CALLER_RUNTIME}, {"libmca_", WEFT__CALLER_RUNTIME},
-    {"mca_", WEFT__CALLER_RUNTIME},      {"libfabric", WEFT__CALLER_RUNTIME},
-    {"libpmi", WEFT__CALLER_RUNTIME},    {"libprrte", WEFT__CALLER_RUNTIME},
-    {"libhwloc", WEFT__CALLER_RUNTIME},  {"libevent", WEFT__CALLER_RUNTIME},
-    {"libibverbs", WEFT__CALLER_RUNTIME}, {"librdmacm", WEFT__CALLER_RUNTIME},
-    {"libpsm", WEFT__CALLER_RUNTIME},
+/* File names (their beginning) of the libraries whose calls are theirs:
+ * UCX, Open MPI and its components, MPICH, libfabric, PMIx/PMI, hwloc,
+ * libevent (Open MPI's progress), verbs, PSM, allocators, weft's own. */
+static const char *const foreign_libs[] = {
+    "libucm", "libucs", "libuct", "libucp", "libmpi", "libopen-pal",
+    "libopen-rte", "libmca_", "mca_", "libfabric", "libpmi", "libprrte",
+    "libhwloc", "libevent", "libibverbs", "librdmacm", "libpsm",
+    "libjemalloc", "libtcmalloc", "libmimalloc", "libweft",
 };
 
-/* Return addresses already asked about: the address shifted left twice,
- * its low bits the answer plus one (so that no entry is 0, the empty
- * slot). Direct-mapped, lock-free (a lost update only costs another
- * look-up). */
+/* Return addresses already asked about: the address shifted left once,
+ * its low bit the answer; 0 is empty. Direct-mapped, lock-free (a lost
+ * update only costs another look-up). */
 #define FOREIGN_CACHE 1024u
 static _Atomic uint64_t foreign_cache[FOREIGN_CACHE];
 
@@ -132,9 +165,8 @@ static int foreign_name(const char *path)
 
     base = base ? base + 1 : path;
     for (size_t i = 0; i < sizeof foreign_libs / sizeof *foreign_libs; i++)
-        if (strncmp(base, foreign_libs[i].prefix,
-                    strlen(foreign_libs[i].prefix)) == 0)
-            return foreign_libs[i].kind;
+        if (strncmp(base, foreign_libs[i], strlen(foreign_libs[i])) == 0)
+            return 1;
     return 0;
 }
 
@@ -145,15 +177,15 @@ int weft__recorder_foreign(const void *pc)
     unsigned slot = (unsigned)((a * 0x9e3779b97f4a7c15ull) >> 54) &
                     (FOREIGN_CACHE - 1);
     struct dl_find_object fo;
-    int kind = 0;
+    int foreign = 0;
 
     v = atomic_load_explicit(&foreign_cache[slot], memory_order_relaxed);
-    if (v >> 2 == a && v != 0)
-        return (int)(v & 3) - 1;
+    if (v >> 1 == a)
+        return (int)(v & 1);
     if (_dl_find_object((void *)pc, &fo) == 0 && fo.dlfo_link_map &&
         fo.dlfo_link_map->l_name)
-        kind = foreign_name(fo.dlfo_link_map->l_name);
-    atomic_store_explicit(&foreign_cache[slot], a << 2 | (uint64_t)(kind + 1),
+        foreign = foreign_name(fo.dlfo_link_map->l_name);
+    atomic_store_explicit(&foreign_cache[slot], a << 1 | (uint64_t)foreign,
                           memory_order_relaxed);
-    return kind;
+    return foreign;
 }

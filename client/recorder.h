@@ -43,6 +43,14 @@
  *    learns rank and size from MPI_COMM_WORLD, not the environment, and
  *    gives every rank rank 0's trace name and run (weft__recorder_launch
  *    on rank 0, broadcast, then weft__recorder_open everywhere).
+ *    libweft-pthread and libweft-io, preloaded into any program, open it
+ *    with weft__recorder_start on their first call: they leave it to
+ *    libweft-mpi when it is loaded, and in a parallel launch (a
+ *    launcher's rank variable set) only an MPI program or the task weft
+ *    run started (WEFT_TASK_PID) takes the task's rank: a helper the
+ *    task runs (system("cp ..."), a wrapper's commands) would take it a
+ *    second time, and weftd refuses the second (or, first, the task
+ *    itself). Without weft run, every process is taken at its word.
  *
  * 5. Definitions with weft's own fields (WX in weft_records.def: the
  *    identity of a communicator), which weft.h's weft_def_ functions
@@ -63,10 +71,10 @@
  *    program's work. weft__recorder_foreign tells them apart by the
  *    wrapper's return address: _dl_find_object (lock-free, no loader
  *    lock) names the object, its file name decides, and the answer is
- *    cached per address. Memory hooks, allocators and weft are never
- *    recorded; the MPI runtime's locks are not (libweft-pthread), its
- *    file I/O is (libweft-io: the files MPI-IO writes are the
- *    program's). Inside an MPI call the guard already says so.
+ *    cached per address. Inside an MPI call the guard already says so.
+ *    (So the files MPI-IO writes for the program are not seen by
+ *    libweft-io either: the MPI library's reads and writes cannot be
+ *    told from its sockets', pipes' and /proc's, which would be noise.)
  *
  * Linking: libweft.so exports weft.h (version WEFT_0) and, for recorder
  * libraries that are not part of libweft.so (libweft-mpi,
@@ -129,6 +137,13 @@ WEFT__RECORDER_API uint32_t weft__recorder_newid(unsigned kind);
  * unsets one), e.g. { "WEFT_RANK=3", "WEFT_SIZE=4", NULL }. Returns what
  * weft_open returns. */
 WEFT__RECORDER_API int weft__recorder_open(const char *const *env);
+/* Opens the session for a recorder preloaded into any program (see 4), on
+ * its first call, inside the guard: 1 when open and connected (record);
+ * 0 when libweft-mpi is loaded and opens it in MPI_Init (record once
+ * weft_connected()); -1 when this process is not traced (tracing off,
+ * weftd unreachable, or a helper process of a parallel task). errno is
+ * unchanged. */
+WEFT__RECORDER_API int weft__recorder_start(void);
 /* The run and the trace name this process would have if it were the
  * whole trace (size 1): the launcher's run id if there is one, else this
  * process itself; WEFT_TRACE, else the default name (runid.h). Rank 0 of
@@ -169,20 +184,11 @@ WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
  * libweft, or when no session is open. errno unchanged. If the exec
  * fails, the process goes on untraced. */
 WEFT__RECORDER_API void weft__recorder_exec(void);
-/* What weft__recorder_foreign says of a caller. */
-enum {
-    /* Never recorded: UCX (its memory hooks lock inside malloc), memory
-     * allocators, weft's own libraries. */
-    WEFT__CALLER_HOOK = 1,
-    /* The MPI runtime: MPI itself, its components, PMIx/PMI, hwloc,
-     * libevent, libfabric and other transports. Its locks are its own
-     * business; its file I/O (MPI-IO's writes) is the program's. */
-    WEFT__CALLER_RUNTIME = 2,
-};
-/* What `pc`, a wrapper's return address, is code of (see 7): a
- * WEFT__CALLER_* kind, or 0 for the program and any other library.
- * Lock-free and async-signal-safe: it may run inside malloc (a memory
- * hook's lock). */
+/* 1 when `pc`, a wrapper's return address, is code of a library whose
+ * calls recorders leave alone (see 7): the MPI stack (MPI, its runtime,
+ * its transports and their memory hooks), memory allocators and weft's
+ * own libraries; 0 for the program and any other library. Lock-free and
+ * async-signal-safe: it may run inside malloc (a memory hook's lock). */
 WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
 
 #endif

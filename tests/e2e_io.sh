@@ -13,7 +13,10 @@
 #    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace);
 #  - with libweft-mpi too (-t mpi,io, Open MPI): one trace of both ranks,
 #    their files' bytes, libweft-mpi's own reading unseen; and -t io
-#    alone on the same MPI program: its own session, the same files;
+#    alone on the same MPI program: its own session, the same files; and
+#    weft run's default recorders: the same; in each, a helper process
+#    each rank starts (system(): sh and cat, no MPI) neither takes the
+#    rank nor shows in its trace;
 #  - errno and results are untouched (iotest checks each call), and
 #    without weftd the programs run as before.
 . "$(dirname "$0")/lib.sh"
@@ -111,6 +114,7 @@ if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; 
 #include <mpi.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 int main(int argc, char **argv)
 {
@@ -123,36 +127,47 @@ int main(int argc, char **argv)
     if (fd < 0 || write(fd, "hello", 5) != 5)
         return 1;
     close(fd);
+    /* A helper process with the rank's environment and no MPI: it must
+     * not take the rank (weftd would refuse it, or the rank). */
+    snprintf(p, sizeof p, "cat /etc/hostname >%s/helper-%d.txt", argv[1],
+             rank);
+    if (system(p) != 0)
+        return 1;
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }
 PROG
     mpicc.openmpi -o "$TMP/mpiio" "$TMP/mpiio.c" || fail "mpicc.openmpi"
-    timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
-        -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run -t mpi,io --trace mpiio -- \
-        "$TMP/mpiio" "$TMP/t" >"$TMP/mpiio.out" 2>&1 ||
-        fail "mpirun -t mpi,io: $(cat "$TMP/mpiio.out")"
-    archive_ok mpiio
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
-        fail "mpiio: not one trace of 2 ranks"
-    "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
-        "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
-        fail "mpiio: $(cat "$TMP/check.out")"
+    # mpiio NAME [-t LIST]: mpiio on 2 ranks under weft run as trace NAME:
+    # one complete trace of both ranks with their files' bytes, not the
+    # helpers' files, and no process refused (a helper taking a rank).
+    mpiio() {
+        local name=$1
+        shift
+        timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
+            -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run "$@" --trace "$name" \
+            -- "$TMP/mpiio" "$TMP/t" >"$TMP/$name.out" 2>&1 ||
+            fail "mpirun weft run $*: $(cat "$TMP/$name.out")"
+        archive_ok "$name"
+        [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
+            fail "$name: not one trace of 2 ranks"
+        "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
+            "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
+            fail "$name: $(cat "$TMP/check.out")"
+        otf2-print "$ARCHIVE" | grep -q "helper-" &&
+            fail "$name: the helper's file is in the rank's trace"
+        grep -E "refused|cannot join" "$TMP/weftd.log" "$TMP/$name.out" &&
+            fail "$name: a process was refused (a helper took a rank?)"
+    }
+    mpiio mpiio -t mpi,io
     otf2-print "$ARCHIVE" | grep -q "cmdline" &&
         fail "mpiio: libweft-mpi's own reading of /proc/self/cmdline is in the trace"
     # -t io alone: libweft-io opens the session itself (rank and size from
     # Open MPI's environment), one trace of both ranks all the same.
-    timeout 120 mpirun.openmpi --oversubscribe -np 2 -x WEFT_SERVER \
-        -x WEFT_LIBDIR -x ASAN_OPTIONS "$WEFT" run -t io --trace mpiio-alone \
-        -- "$TMP/mpiio" "$TMP/t" >"$TMP/mpiio-alone.out" 2>&1 ||
-        fail "mpirun -t io: $(cat "$TMP/mpiio-alone.out")"
-    archive_ok mpiio-alone
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" = 2 ] ||
-        fail "mpiio-alone: not one trace of 2 ranks"
-    "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/mpiio-0.txt=5" \
-        "$TMP/t/mpiio-1.txt=5" >"$TMP/check.out" ||
-        fail "mpiio-alone: $(cat "$TMP/check.out")"
+    mpiio mpiio-alone -t io
+    # By default (mpi, pthread, io): the same.
+    mpiio mpiio-default
 else
     echo "SKIP: MPI with -t io: no mpicc.openmpi/mpirun.openmpi"
 fi

@@ -48,12 +48,18 @@ standin() {  # standin NAME FILE
 standin openmpi "$TMP/lib/libweft-mpi-openmpi.so"
 standin mpich "$TMP/lib/libweft-mpi-mpich.so"
 standin user "$TMP/user/libuser.so"
-cp "$TMP/lib/libweft-mpi-openmpi.so" "$TMP/lib1/"   # no MPICH, no pthread
-# The pthread recorder applies to every dynamic program: a silent stand-in.
-printf 'int weft_standin_pthread;\n' >"$TMP/pthread.c"
-"$CC" -shared -fPIC -o "$TMP/lib/libweft-pthread.so" "$TMP/pthread.c" ||
+cp "$TMP/lib/libweft-mpi-openmpi.so" "$TMP/lib1/"   # no MPICH, pthread, io
+# The pthread and io recorders apply to every dynamic program, by default:
+# silent stand-ins. DEF: what -v says is preloaded by default, after the
+# MPI library if any; DEFLD: the same in LD_PRELOAD.
+printf 'int weft_standin;\n' >"$TMP/dyn.c"
+"$CC" -shared -fPIC -o "$TMP/lib/libweft-pthread.so" "$TMP/dyn.c" ||
     fail "cannot build the pthread stand-in"
+cp "$TMP/lib/libweft-pthread.so" "$TMP/lib/libweft-io.so"
 PTLIB="$TMP/lib/libweft-pthread.so"
+IOLIB="$TMP/lib/libweft-io.so"
+DEF="$PTLIB $IOLIB"
+DEFLD="$PTLIB:$IOLIB"
 export WEFT_LIBDIR="$TMP/lib"
 
 # A program that links MPI without needing a launcher: MPI_Initialized is
@@ -83,12 +89,40 @@ int main(int argc, char **argv)
 EOF
 
 # ---- (a) system programs: exec'd unchanged -------------------------------
-expect 0 "uses no MPI library: running it untraced (recorders: mpi, pthread, io)" "$WEFT" run -- /bin/true
+# By default a program without MPI gets pthread and io, quietly.
+expect 0 "" "$WEFT" run -- /bin/true
+out true "$WEFT" run -- /usr/bin/env || fail "weft run env failed"
+has true out "LD_PRELOAD=$DEFLD"
+[ ! -s "$TMP/true.err" ] || fail "weft run said something: $(cat "$TMP/true.err")"
+expect 0 "weft run: /bin/true: dynamically linked, no MPI; preloading $DEF" \
+    "$WEFT" run -v -- /bin/true
 expect 0 "weft run: /bin/true: dynamically linked, no MPI; preloading $PTLIB" \
     "$WEFT" run -v -t pthread -- /bin/true
 # Without the pthread recorder's library, nothing applies: said, untraced.
 expect 0 "the pthread recorder needs $TMP/lib1/libweft-pthread.so" \
     env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -t pthread -- /bin/true
+# Nor by default: each missing one is said.
+out nolib env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /usr/bin/env ||
+    fail "weft run env without the libraries failed"
+has nolib err "the pthread recorder needs $TMP/lib1/libweft-pthread.so"
+has nolib err "the io recorder needs $TMP/lib1/libweft-io.so"
+hasnt nolib out "LD_PRELOAD="
+# A task of a parallel launch (a launcher's rank variable set) without
+# MPI runs untraced by default: its rank is the MPI program's (a wrapper
+# shell or a helper would take it); -t io asks for it all the same.
+for v in PMI_RANK OMPI_COMM_WORLD_RANK PMIX_RANK SLURM_PROCID; do
+    out "task-$v" env "$v=0" "$WEFT" run -- /usr/bin/env ||
+        fail "weft run as a task ($v) failed"
+    has "task-$v" err "uses no MPI library: running it untraced (recorders: mpi, pthread, io)"
+    hasnt "task-$v" out "LD_PRELOAD="
+done
+out task-io env SLURM_PROCID=1 "$WEFT" run -t io -- /usr/bin/env ||
+    fail "weft run -t io as a task failed"
+has task-io out "LD_PRELOAD=$IOLIB"
+# weft run marks the process it starts, so that a recorder tells the task
+# from a process the task starts in turn (client/recorder.c).
+grep -q "^WEFT_TASK_PID=[0-9][0-9]*\$" "$TMP/task-io.out" ||
+    fail "weft run did not set WEFT_TASK_PID: $(cat "$TMP/task-io.out")"
 expect 3 "" "$WEFT" run -- /bin/sh -c 'exit 3'
 expect 3 "" "$WEFT" run /bin/sh -c 'exit 3'
 # PROGRAM's options are its own, with or without "--", even "--" itself.
@@ -108,7 +142,7 @@ wait "$pid"
 rc=$(/bin/sh -c '"$0" run -- /bin/sh -c "kill -TERM \$\$" 2>/dev/null; echo $?' "$WEFT")
 [ "$rc" -eq 143 ] || fail "a program killed by SIGTERM: weft run exited $rc, not 143"
 # Found through PATH; -v says what it found.
-expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading nothing" \
+expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $DEF" \
     env PATH=/usr/bin:/bin "$WEFT" run -v true
 expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB" \
     env PATH=/usr/bin:/bin "$WEFT" run -v -t pthread true
@@ -191,9 +225,9 @@ mpi_part() {
     # The matching library, preloaded and loaded; -v says so in one line.
     out "$fl" "$WEFT" run -v -- "$prog" exit7
     [ $? -eq 7 ] || fail "$fl: the exit status was not kept: $(cat "$TMP/$fl.err")"
-    has "$fl" out "rank=-1 argv0=$prog argc=2 LD_PRELOAD=$lib"
+    has "$fl" out "rank=-1 argv0=$prog argc=2 LD_PRELOAD=$lib:$DEFLD"
     has "$fl" err "standin $fl loaded"
-    has "$fl" err "weft run: $prog: dynamically linked, $name ($soname); preloading $lib"
+    has "$fl" err "weft run: $prog: dynamically linked, $name ($soname); preloading $lib $DEF"
     [ "$(grep -c 'weft run' "$TMP/$fl.err")" -eq 1 ] ||
         fail "$fl: -v printed more than one line: $(cat "$TMP/$fl.err")"
     ! grep standin "$TMP/$fl.err" | grep -qv "standin $fl loaded" ||
@@ -201,23 +235,24 @@ mpi_part() {
     # Quiet without -v; -t mpi does the same as the default.
     out "$fl-t" "$WEFT" run -t mpi -- "$prog" || fail "$fl: -t mpi failed"
     has "$fl-t" out "LD_PRELOAD=$lib"
+    hasnt "$fl-t" out "LD_PRELOAD=$lib:"
     hasnt "$fl-t" err "weft run"
 
     # The user's LD_PRELOAD is kept, first; ours is not added twice.
     out "$fl-user" env LD_PRELOAD="$TMP/user/libuser.so" "$WEFT" run -- "$prog" ||
         fail "$fl: with LD_PRELOAD failed"
-    has "$fl-user" out "LD_PRELOAD=$TMP/user/libuser.so:$lib"
+    has "$fl-user" out "LD_PRELOAD=$TMP/user/libuser.so:$lib:$DEFLD"
     has "$fl-user" err "standin user loaded"
     has "$fl-user" err "standin $fl loaded"
     out "$fl-twice" env LD_PRELOAD="$lib" "$WEFT" run -- "$prog" ||
         fail "$fl: with LD_PRELOAD=ours failed"
-    has "$fl-twice" out "LD_PRELOAD=$lib"
+    has "$fl-twice" out "LD_PRELOAD=$lib:$DEFLD"
 
     # Found through PATH, argv[0] as given.
     cp "$prog" "$TMP/bin/hello-$fl"
     out "$fl-path" env PATH="$TMP/bin:$PATH" "$WEFT" run -v hello-$fl ||
         fail "$fl: through PATH failed"
-    has "$fl-path" out "argv0=hello-$fl argc=1 LD_PRELOAD=$lib"
+    has "$fl-path" out "argv0=hello-$fl argc=1 LD_PRELOAD=$lib:$DEFLD"
     has "$fl-path" err "weft run: $TMP/bin/hello-$fl: dynamically linked, $name"
 
     # MPI reached only through another library (recursive dependencies).
@@ -250,7 +285,7 @@ mpi_part() {
         out "$fl-mpirun" "$mpirun" -np 2 "${@:6}" "$WEFT" run -- "$prog" init ||
             fail "$fl: $mpirun -np 2 weft run failed: $(cat "$TMP/$fl-mpirun.out" "$TMP/$fl-mpirun.err")"
         for r in 0 1; do
-            has "$fl-mpirun" out "rank=$r argv0=$prog argc=2 LD_PRELOAD=$lib"
+            has "$fl-mpirun" out "rank=$r argv0=$prog argc=2 LD_PRELOAD=$lib:$DEFLD"
         done
         [ "$(grep -c "standin $fl loaded" "$TMP/$fl-mpirun.err")" -eq 2 ] ||
             fail "$fl: the stand-in was not loaded by both ranks: $(cat "$TMP/$fl-mpirun.err")"
@@ -287,16 +322,17 @@ if [ -x "$TMP/hello_openmpi" ] && [ -x "$TMP/hello_mpich" ]; then
     has both out "LD_PRELOAD=(unset)"
 fi
 
-# The real recorder libraries, when this build has them: preloading one
-# into a program that does not start MPI changes nothing.
+# The real recorder libraries, when this build has them: preloading them
+# into a program that does not start MPI, with no weftd to reach (port 1),
+# changes nothing but one line saying it runs untraced.
 for fl in openmpi mpich; do
     real="$WEFT_BUILDDIR/.libs/libweft-mpi-$fl.so"
     [ -f "$real" ] && [ -x "$TMP/hello_$fl" ] || continue
-    out "real-$fl" env WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" \
+    out "real-$fl" env WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" WEFT_SERVER=127.0.0.1:1 \
         LD_LIBRARY_PATH="$WEFT_BUILDDIR/.libs" "$WEFT" run -v -- "$TMP/hello_$fl" exit7
     [ $? -eq 7 ] || fail "real $fl library: exit status not kept: $(cat "$TMP/real-$fl.err")"
-    has "real-$fl" out "LD_PRELOAD=$real"
-    has "real-$fl" err "preloading $real"
+    has "real-$fl" out "rank=-1 argv0=$TMP/hello_$fl argc=2 LD_PRELOAD=$real:"
+    has "real-$fl" err "preloading $real $WEFT_BUILDDIR/.libs/libweft-pthread.so $WEFT_BUILDDIR/.libs/libweft-io.so"
 done
 
 [ "$ran_mpi" -eq 1 ] || echo "SKIP: no MPI compiler: only the non-MPI parts ran"

@@ -121,7 +121,7 @@ static void test_files(void **state)
 }
 
 /* The pthread recorder: one library for every dynamic program, with MPI
- * or without, chosen by -t pthread (not by default yet). */
+ * or without, by default or with -t pthread. */
 static void test_pthread(void **state)
 {
     const weft_recorder *pt = &weft__recorders[rec("pthread")];
@@ -135,7 +135,7 @@ static void test_pthread(void **state)
     assert_null(why);
     assert_string_equal(weft__preload_file(pt, WEFT_MPI_MPICH, &why),
                         "libweft-pthread.so");
-    assert_false(pt->by_default);
+    assert_true(pt->by_default);
     assert_int_equal(weft__preload_parse("mpi,pthread", &set, err,
                                          sizeof err), 0);
     assert_int_equal(set, (1u << rec("mpi")) | (1u << rec("pthread")));
@@ -150,10 +150,17 @@ static void test_choose(void **state)
         if (weft__recorders[i].by_default)
             all |= 1u << i;
     assert_true(all & (1u << rec("mpi")));
-    assert_int_equal(weft__preload_choose(0, 0), all);
-    /* -t: exactly what it named. */
-    assert_int_equal(weft__preload_choose(1u << rec("mpi"), 1),
+    assert_true(all & (1u << rec("pthread")));
+    assert_true(all & (1u << rec("io")));
+    assert_int_equal(weft__preload_choose(0, 0, 0), all);
+    /* A task of a parallel launch without MPI: only mpi (which will not
+     * apply), so that the task runs untraced. */
+    assert_int_equal(weft__preload_choose(0, 0, 1), 1u << rec("mpi"));
+    /* -t: exactly what it named, also for such a task. */
+    assert_int_equal(weft__preload_choose(1u << rec("mpi"), 1, 0),
                      1u << rec("mpi"));
+    assert_int_equal(weft__preload_choose(1u << rec("io"), 1, 1),
+                     1u << rec("io"));
 }
 
 static void expect_append(const char *old, const char *add,

@@ -86,7 +86,7 @@ typedef struct io_frame {
 IO__HIDDEN void *io_real(unsigned call);
 /* Starts a wrapped call made by code at `caller`: 1 and Enter recorded
  * when the call is to be recorded (io_end must follow), 0 to call
- * through - also when a memory hook, an allocator or weft made it
+ * through - also when the MPI stack, an allocator or weft made it
  * (weft__recorder_foreign). errno unchanged. */
 IO__HIDDEN int io_begin_at(io_frame *f, unsigned call, const void *caller);
 /* The code that called the wrapper this is written in (never in a

@@ -6,17 +6,16 @@
  * opens at MPI_Init with the rank MPI gives, so libweft-io does not open
  * one and records from the first call that finds it open. (An MPI
  * program traced with -t io alone opens its own, the rank from the
- * launcher's environment, as weft_open does.) When
+ * launcher's environment, as weft_open does; weft__recorder_start
+ * decides, recorder.h 4.) When
  * weftd cannot be reached (tracing off) nothing is recorded at all. The
  * child of a fork() records nothing (libweft's session is the
  * parent's), even when the parent had recorded nothing yet; a program
  * it execs starts afresh, traced if the environment still preloads
  * libweft-io.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -36,16 +35,6 @@ __attribute__((constructor)) static void at_load(void)
     pthread_atfork(NULL, NULL, at_fork_child);
 }
 
-/* 1 when libweft-mpi is loaded: the program's MPI_Init is its. */
-static int mpi_recorder_loaded(void)
-{
-    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
-    Dl_info info;
-
-    return init && dladdr(init, &info) && info.dli_fname &&
-           strstr(info.dli_fname, "libweft-mpi") != NULL;
-}
-
 /* The session just proved open: define what every trace of this
  * recorder holds, then record. */
 static int go_on(void)
@@ -61,14 +50,16 @@ int io_session_start(void)
     int expect = IO_ST_INIT;
 
     if (atomic_compare_exchange_strong(&io_state, &expect, IO_ST_STARTING)) {
-        if (!mpi_recorder_loaded()) {
-            if (weft_open() < 0 || !weft_connected()) {
-                atomic_store(&io_state, IO_ST_OFF);
-                return 0;
-            }
+        switch (weft__recorder_start()) {
+        case 1:
             return go_on();
+        case 0:
+            atomic_store(&io_state, IO_ST_MPI);
+            break;
+        default:
+            atomic_store(&io_state, IO_ST_OFF);
+            return 0;
         }
-        atomic_store(&io_state, IO_ST_MPI);
     }
     /* libweft-mpi opens the session (in MPI_Init, which may be over
      * already: then this very call is recorded); ON once it is, and only

@@ -74,7 +74,7 @@ int io_begin_at(io_frame *f, unsigned call, const void *caller)
 {
     int on = io_session_on();
 
-    if (on == 0 || (weft__recorder_foreign(caller) & WEFT__CALLER_HOOK) ||
+    if (on == 0 || weft__recorder_foreign(caller) ||
         !weft__recorder_begin(&f->g))
         return 0;
     if (on < 0 && !io_session_start()) {

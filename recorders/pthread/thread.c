@@ -25,7 +25,6 @@
  * start routine runs; pthread_join takes it out once the join succeeded.
  * A thread id reused by a later thread replaces its entry.
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,27 +98,16 @@ static void at_exit_off(void)
     atomic_store(&pt_state, PT_ST_OFF);
 }
 
-/* 1 when libweft-mpi is loaded: the MPI_Init the program calls is its
- * own, which opens the session with the rank. (An MPI program traced
- * without it opens the session here, the rank from the launcher's
- * environment.) */
-static int mpi_recorder_loaded(void)
-{
-    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
-    Dl_info info;
-
-    return init && dladdr(init, &info) && info.dli_fname &&
-           strstr(info.dli_fname, "libweft-mpi") != NULL;
-}
-
 /* Opens the session (see pt.h). Guard raised; called once. */
 static void open_session(void)
 {
-    if (mpi_recorder_loaded()) {
+    switch (weft__recorder_start()) {
+    case 0:
         atomic_store(&pt_state, PT_ST_MPI);
         return;
-    }
-    if (weft_open() < 0 || !weft_connected()) {
+    case 1:
+        break;
+    default:
         atomic_store(&pt_state, PT_ST_OFF);
         return;
     }
