@@ -324,14 +324,19 @@ fi
 
 # The real recorder libraries, when this build has them: preloading them
 # into a program that does not start MPI, with no weftd to reach (port 1),
-# changes nothing but one line saying it runs untraced.
+# changes nothing. (A sanitized build's libraries need the sanitizer
+# runtimes loaded first: the user's LD_PRELOAD here.)
+# shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+SAN=(${WEFT_SAN_PRELOAD:-})
+SANLD=$(IFS=:; echo "${SAN[*]}")
 for fl in openmpi mpich; do
     real="$WEFT_BUILDDIR/.libs/libweft-mpi-$fl.so"
     [ -f "$real" ] && [ -x "$TMP/hello_$fl" ] || continue
     out "real-$fl" env WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" WEFT_SERVER=127.0.0.1:1 \
-        LD_LIBRARY_PATH="$WEFT_BUILDDIR/.libs" "$WEFT" run -v -- "$TMP/hello_$fl" exit7
+        ${SANLD:+LD_PRELOAD="$SANLD"} LD_LIBRARY_PATH="$WEFT_BUILDDIR/.libs" \
+        "$WEFT" run -v -- "$TMP/hello_$fl" exit7
     [ $? -eq 7 ] || fail "real $fl library: exit status not kept: $(cat "$TMP/real-$fl.err")"
-    has "real-$fl" out "rank=-1 argv0=$TMP/hello_$fl argc=2 LD_PRELOAD=$real:"
+    has "real-$fl" out "rank=-1 argv0=$TMP/hello_$fl argc=2 LD_PRELOAD=${SANLD:+$SANLD:}$real:"
     has "real-$fl" err "preloading $real $WEFT_BUILDDIR/.libs/libweft-pthread.so $WEFT_BUILDDIR/.libs/libweft-io.so"
 done
 
