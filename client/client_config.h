@@ -39,7 +39,7 @@ static inline int weft__launched(void)
     return 0;
 }
 /* Set by weft run to the pid of the program it starts (the task itself):
- * a process it starts in turn is another pid (recorder.h, 8). */
+ * a process it starts in turn is another pid (recorder.h, 4). */
 #define WEFT__TASK_PID_VAR "WEFT_TASK_PID"
 
 #define WEFT__DEFAULT_SERVER "127.0.0.1:7411"

@@ -17,9 +17,9 @@ definition per path; each event
 sits in a region entered and left in order; every IoOperationBegin is
 followed on its location by its IoOperationComplete (same handle and
 matchingId) before any other operation begins; every handle an event
-names was created (IoCreateHandle, IoDuplicateHandle) or is pre-created
-(with an IoPreCreatedHandleState) and is not used after its
-IoDestroyHandle; the standard streams are pre-created handles of both
+names was created in its process, on any thread (IoCreateHandle,
+IoDuplicateHandle), or is pre-created (with an IoPreCreatedHandleState)
+and is not used after its IoDestroyHandle; the standard streams are pre-created handles of both
 paradigms.
 
 Prints a JSON summary on success; exits 1 with one problem per line.
@@ -87,14 +87,17 @@ def main(argv):
 
         stacks = collections.defaultdict(list)
         pending = {}            # location -> (handle, mode, matching id)
+        # Handles are the process's (a descriptor opened by one thread is
+        # written by another): alive per location group, in time order.
         live = collections.defaultdict(set)
         dead = collections.defaultdict(set)
 
         def use(loc, h, what):
-            if h in dead[loc] and h not in live[loc]:
+            proc = loc.group
+            if h in dead[proc] and h not in live[proc]:
                 problems.append("%s on handle %s after its destruction"
                                 % (what, h.name))
-            elif h not in live[loc] and h not in precreated:
+            elif h not in live[proc] and h not in precreated:
                 problems.append("%s on handle %s that was never created"
                                 % (what, h.name))
 
@@ -116,15 +119,15 @@ def main(argv):
             if not stacks[loc]:
                 problems.append("%s outside any region" % t)
             if t == "IoCreateHandle":
-                live[loc].add(ev.handle)
-                dead[loc].discard(ev.handle)
+                live[loc.group].add(ev.handle)
+                dead[loc.group].discard(ev.handle)
             elif t == "IoDestroyHandle":
                 use(loc, ev.handle, t)
-                live[loc].discard(ev.handle)
-                dead[loc].add(ev.handle)
+                live[loc.group].discard(ev.handle)
+                dead[loc.group].add(ev.handle)
             elif t == "IoDuplicateHandle":
                 use(loc, field(ev, "old_handle", "oldHandle"), t)
-                live[loc].add(field(ev, "new_handle", "newHandle"))
+                live[loc.group].add(field(ev, "new_handle", "newHandle"))
                 dups += 1
             elif t == "IoSeek":
                 use(loc, ev.handle, t)

@@ -19,7 +19,10 @@
 #     condition variable calls left to glibc's compatibility functions;
 #   - pigz -p 4 (Debian's, unmodified) compresses a few MiB traced: its
 #     output is unchanged and its trace passes both readers and the
-#     checker (threads it leaves unjoined at exit allowed);
+#     checker (threads it leaves unjoined at exit allowed); then with
+#     weft run's default recorders (pthread and io): the same, the bytes
+#     it wrote to the .gz in the trace equal the file's size, and
+#     `weft profile` shows the time spent waiting for locks and in I/O;
 #   - an MPI program (tests/mpi/every, both MPIs) under -t mpi,pthread:
 #     MPI's and UCX's own locking is not recorded (it deadlocked inside
 #     malloc once recorded);
@@ -151,6 +154,32 @@ if command -v pigz >/dev/null; then
 assert j["threads"] >= 4, j; assert j["events"]["ThreadAcquireLock"] > 0, j' \
         "$TMP/pigz.check" || fail "pigz's trace lacks its threads or locks: $(cat "$TMP/pigz.check")"
     echo "pigz -p 4: $(cat "$TMP/pigz.check")"
+    # weft run's default: pthread and io together.
+    rm -f "$TMP/data.gz"
+    env WEFT_LIBDIR="$LIBDIR" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout 120 "$WEFT" run -v --trace pigz-default -- pigz -p 4 -k -f \
+        "$TMP/data" >"$TMP/pigz-default.out" 2>"$TMP/pigz-default.err" ||
+        fail "pigz failed traced by default: $(cat "$TMP/pigz-default.err")"
+    grep -q "libweft-pthread.so .*libweft-io.so" "$TMP/pigz-default.err" ||
+        fail "weft run did not preload pthread and io: $(cat "$TMP/pigz-default.err")"
+    pigz -d -c "$TMP/data.gz" | cmp -s - "$TMP/data" ||
+        fail "pigz traced by default wrote a wrong archive"
+    anchor=$(archive_of pigz-default)
+    readers pigz-default "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" --open-ok >"$TMP/pigz.check" ||
+        fail "pigz-default's archive: $(cat "$TMP/pigz.check")"
+    "$PY" "$WEFT_SRCDIR/tests/check_io.py" "$anchor" --sizes \
+        "$TMP/data.gz=$(stat -c %s "$TMP/data.gz")" >"$TMP/pigz-io.check" ||
+        fail "pigz-default's I/O: $(cat "$TMP/pigz-io.check")"
+    "$WEFT" --catalog "$SPOOL/catalog.db" profile pigz-default --json \
+        >"$TMP/profile.json" || fail "weft profile pigz-default failed"
+    "$PY" -c 'import json,sys; r={x["region"]: x for x in json.load(open(sys.argv[1]))["regions"]}
+for name in ("pthread_mutex_lock", "pthread_cond_wait", "read", "write"):
+    assert name in r and r[name]["visits"] > 0 and r[name]["excl_s"] > 0, (name, sorted(r))' \
+        "$TMP/profile.json" ||
+        fail "weft profile lacks lock waiting or I/O time: $(head -c 2000 "$TMP/profile.json")"
 else
     echo "SKIP: pigz is not installed (scripts/deps.sh installs it)"
 fi
