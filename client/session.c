@@ -114,9 +114,11 @@ void weft__ended_locked(const char *why)
 /* ---- fatal signals ---- */
 
 /* Signals that end the process by default and after which the trace is
- * still worth having: faults, abort, and what batch schedulers send. */
+ * still worth having: faults, abort, what batch schedulers and terminals
+ * send, resource limits, and a pipe's reader gone (`prog | head`). */
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-                                     SIGABRT, SIGTERM, SIGINT, SIGQUIT };
+                                     SIGABRT, SIGTERM, SIGINT, SIGQUIT,
+                                     SIGHUP,  SIGPIPE, SIGXCPU, SIGXFSZ };
 
 /* What libweft's handler hands each signal on to after its flush: a
  * zeroed entry is the default action; else the handler a library that

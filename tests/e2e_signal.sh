@@ -10,6 +10,8 @@
 # partly filled buffer is taken over, buffers handed over before are
 # shipped, and a live thread's partly filled buffer (the idle thread's)
 # is not taken (it may be in the middle of a record) and is missing.
+# `yes | head -n 1` under weft run: yes dies of SIGPIPE, its trace has
+# its writes, partial for that reason.
 # WEFT_SIGNALS=0 leaves the signal alone (no Goodbye: the trace stays
 # recording), an application's own handler is never replaced, and bad
 # WEFT_SIGNALS / WEFT_SIGNAL_FLUSH_MS values are refused by name.
@@ -105,6 +107,30 @@ wait "$pid"
 rc=$?
 [ "$rc" -eq 3 ] || fail "handler: exit status $rc, expected 3 from the application's handler"
 echo "handler: the application's handler ran"
+
+# A pipe's reader gone: `yes | head -n 1` under weft run (libweft-io, the
+# default recorders): yes dies of SIGPIPE, and its trace has what it
+# recorded (its writes to stdout) with that as the reason.
+if [ -e "$WEFT_BUILDDIR/.libs/libweft-io.so" ]; then
+    # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+    SAN=(${WEFT_SAN_PRELOAD:-})
+    line=$(env WEFT_TRACE="e2e signal pipe" WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout -s KILL 60 "$WEFT" run -- yes 2>"$TMP/pipe.err" | head -n 1)
+    [ "$line" = y ] || fail "yes | head: '$line': $(cat "$TMP/pipe.err")"
+    wait_state "e2e signal pipe" partial 60
+    why=$(json_get "$TMP/show.json" 'j.get("error")')
+    [ "$why" = "ended abnormally: rank 0: signal $(kill -l PIPE) (SIGPIPE)" ] ||
+        fail "yes | head: reason '$why', expected SIGPIPE"
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >"$TMP/print.out" 2>&1 ||
+        { cat "$TMP/print.out" >&2; fail "yes | head: otf2-print -Werror rejects $archive"; }
+    otf2-print "$archive" | grep -q 'IO_OPERATION_BEGIN .*Mode: WRITE' ||
+        fail "yes | head: its writes are not in the trace"
+    echo "yes | head: yes died of SIGPIPE, its writes are in the trace"
+else
+    echo "SKIP: yes | head: libweft-io is not built"
+fi
 
 for bad in "WEFT_SIGNALS=yes" "WEFT_SIGNAL_FLUSH_MS=-1" "WEFT_SIGNAL_FLUSH_MS=60001"; do
     out=$(env "$bad" WEFT_TRACE=bad timeout 20 "$SIGTEST" abort 1 2>&1)
