@@ -153,29 +153,38 @@ void io_op_end(io_frame *f, uint64_t e, uint64_t result)
 }
 
 /* See io.h. */
+void io_created(io_frame *f, io_fdmap *map, int fd, const char *name,
+                OTF2_IoFileRef file, unsigned paradigm,
+                OTF2_IoHandleRef parent, io_open_mode mode)
+{
+    OTF2_IoHandleRef h = io_handle(name, fd, file, paradigm,
+                                   OTF2_IO_HANDLE_FLAG_NONE, parent);
+
+    if (h == OTF2_UNDEFINED_IO_HANDLE) {
+        io_fdmap_take(map, fd);
+        return;
+    }
+    io_fdmap_set(map, fd, io_entry(h, file));
+    weft_evt_IoCreateHandle(NULL, f->t, h, mode.access, mode.creation,
+                            mode.status);
+}
+
+/* See io.h. */
 void io_posix_opened(io_frame *f, int fd, int dirfd, const char *path,
                      int flags)
 {
-    io_open_mode m = io_flags_open(flags);
     char *resolved;
-    OTF2_IoFileRef file;
-    OTF2_IoHandleRef h;
+    const char *name;
 
     if (fd < 0)
         return;
     resolved = io_fd_path(fd, NULL);
     if (!resolved)
         resolved = io_resolve(dirfd, path);
-    file = io_file(resolved ? resolved : path);
-    h = io_handle(resolved ? resolved : path, fd, file, IO_PARADIGM_POSIX,
-                  OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_IO_HANDLE);
+    name = resolved ? resolved : path;
+    io_created(f, &io_fds, fd, name, io_file(name), IO_PARADIGM_POSIX,
+               OTF2_UNDEFINED_IO_HANDLE, io_flags_open(flags));
     free(resolved);
-    if (h == OTF2_UNDEFINED_IO_HANDLE) {
-        io_fdmap_take(&io_fds, fd);
-        return;
-    }
-    io_fdmap_set(&io_fds, fd, io_entry(h, file));
-    weft_evt_IoCreateHandle(NULL, f->t, h, m.access, m.creation, m.status);
 }
 
 /* The pre-created handle of standard descriptor fd (named `name`), and

@@ -49,6 +49,7 @@
 #include <otf2/OTF2_Events.h>
 
 #include "fdmap.h"
+#include "flags.h"
 #include "recorder.h"
 #include "weft.h"
 
@@ -140,6 +141,15 @@ IO__HIDDEN void io_op_begin(io_frame *f, uint64_t e, OTF2_IoOperationMode m,
  * the call failed. */
 IO__HIDDEN void io_op_end(io_frame *f, uint64_t e, uint64_t result);
 
+/* Descriptor fd (>= 0) was opened in `paradigm` on `file`, named `name`
+ * (its resolved path), in `mode`, child of handle `parent` (or
+ * OTF2_UNDEFINED_IO_HANDLE): defines the handle, maps fd to it in `map`
+ * (io_fds or io_streams; unmapped when out of ids), records
+ * IoCreateHandle. */
+IO__HIDDEN void io_created(io_frame *f, io_fdmap *map, int fd,
+                           const char *name, OTF2_IoFileRef file,
+                           unsigned paradigm, OTF2_IoHandleRef parent,
+                           io_open_mode mode);
 /* A POSIX descriptor fd was opened (fd >= 0) from `path` relative to
  * dirfd with open(2) `flags`: defines file and handle, records
  * IoCreateHandle. */

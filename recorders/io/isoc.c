@@ -30,30 +30,20 @@ static uint64_t stream(FILE *fp)
 static void opened(io_frame *f, FILE *fp, const char *path, const char *mode,
                    uint64_t parent)
 {
-    io_open_mode m = io_flags_fopen(mode);
     int fd = fd_of(fp);
     char *resolved;
-    OTF2_IoFileRef file;
-    OTF2_IoHandleRef h;
+    const char *name;
 
     if (fd < 0)
         return;
     resolved = io_fd_path(fd, path);
-    if (parent)
-        file = io_entry_file(parent);
-    else
-        file = io_file(resolved ? resolved : path);
-    h = io_handle(resolved ? resolved : path, fd, file,
-                  IO_PARADIGM_ISOC, OTF2_IO_HANDLE_FLAG_NONE,
-                  parent ? io_entry_handle(parent)
-                         : OTF2_UNDEFINED_IO_HANDLE);
+    name = resolved ? resolved : path;
+    io_created(f, &io_streams, fd, name,
+               parent ? io_entry_file(parent) : io_file(name),
+               IO_PARADIGM_ISOC,
+               parent ? io_entry_handle(parent) : OTF2_UNDEFINED_IO_HANDLE,
+               io_flags_fopen(mode));
     free(resolved);
-    if (h == OTF2_UNDEFINED_IO_HANDLE) {
-        io_fdmap_take(&io_streams, fd);
-        return;
-    }
-    io_fdmap_set(&io_streams, fd, io_entry(h, file));
-    weft_evt_IoCreateHandle(NULL, f->t, h, m.access, m.creation, m.status);
 }
 
 void io_pre_fopen(io_frame *f, const char *path, const char *mode)
