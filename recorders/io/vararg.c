@@ -156,51 +156,26 @@ static int do_printf(const void *caller, unsigned call, FILE *fp, int flag,
 #undef IO_CALL_VFPRINTF
 }
 
-IO_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
+/* A printf-family wrapper: the stream and the _chk flag (-1: none) come
+ * from its fixed parameters. */
+#define IO_PRINTF(name, params, fp, flag)                                    \
+    IO_EXPORT int name params                                                \
+    {                                                                        \
+        va_list ap;                                                          \
+        int rc;                                                              \
+                                                                             \
+        va_start(ap, fmt);                                                   \
+        rc = do_printf(IO_CALLER, IO_##name, fp, flag, fmt, ap);             \
+        va_end(ap);                                                          \
+        return rc;                                                           \
+    }
 
-    va_start(ap, fmt);
-    rc = do_printf(IO_CALLER, IO_fprintf, fp, -1, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-IO_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    rc = do_printf(IO_CALLER, IO___fprintf_chk, fp, flag < 0 ? 0 : flag, fmt,
-                   ap);
-    va_end(ap);
-    return rc;
-}
-
-IO_EXPORT int printf(const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    rc = do_printf(IO_CALLER, IO_printf, stdout, -1, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-IO_EXPORT int __printf_chk(int flag, const char *fmt, ...)
-{
-    va_list ap;
-    int rc;
-
-    va_start(ap, fmt);
-    rc = do_printf(IO_CALLER, IO___printf_chk, stdout, flag < 0 ? 0 : flag,
-                   fmt, ap);
-    va_end(ap);
-    return rc;
-}
+IO_PRINTF(fprintf, (FILE *fp, const char *fmt, ...), fp, -1)
+IO_PRINTF(__fprintf_chk, (FILE *fp, int flag, const char *fmt, ...), fp,
+          flag < 0 ? 0 : flag)
+IO_PRINTF(printf, (const char *fmt, ...), stdout, -1)
+IO_PRINTF(__printf_chk, (int flag, const char *fmt, ...), stdout,
+          flag < 0 ? 0 : flag)
 
 IO_EXPORT void rewind(FILE *fp)
 {
