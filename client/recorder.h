@@ -88,6 +88,7 @@
 #define WEFT_RECORDER_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <stddef.h>
@@ -158,6 +159,24 @@ WEFT__RECORDER_API int weft__recorder_launch(char *run, size_t runlen,
 WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region(const char *name,
                                                         OTF2_RegionRole role,
                                                         OTF2_Paradigm paradigm);
+/* weft__recorder_region once per wrapped function: *slot (zeroed, one
+ * per function, in the recorder's static data) keeps the id + 1. Two
+ * threads may define the region at once: regions are interned by name,
+ * so both get the same id. */
+static inline OTF2_RegionRef weft__recorder_region_once(
+    _Atomic uint32_t *slot, const char *name, OTF2_RegionRole role,
+    OTF2_Paradigm paradigm)
+{
+    uint32_t r = atomic_load_explicit(slot, memory_order_relaxed);
+    OTF2_RegionRef id;
+
+    if (__builtin_expect(r != 0, 1))
+        return r - 1;
+    id = weft__recorder_region(name, role, paradigm);
+    if (id != OTF2_UNDEFINED_REGION)
+        atomic_store_explicit(slot, id + 1, memory_order_relaxed);
+    return id;
+}
 /* Appends definition record r (any client definition of the record table,
  * weft's own fields included) as weft_def_<Name> would. Returns 0,
  * WEFT_EINVAL for an event or a definition clients may not send,

@@ -27,7 +27,7 @@ static const io_call calls[IO__COUNT] = {
 
 /* The real functions, NULL until first used. */
 static _Atomic(void *) reals[IO__COUNT];
-/* Region id + 1 of each call, 0 until first used. */
+/* Each call's region (weft__recorder_region_once). */
 static _Atomic uint32_t regions[IO__COUNT];
 
 /* See io.h. dlsym does not call the functions wrapped here; two threads
@@ -53,20 +53,11 @@ void *io_real(unsigned call)
     return p;
 }
 
-/* The region of `call`, defined on first use (libweft interns regions by
- * name, so two threads defining one get one id). */
+/* The region of `call`, defined on first use. */
 static OTF2_RegionRef region_of(unsigned call)
 {
-    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
-    OTF2_RegionRef id;
-
-    if (r)
-        return r - 1;
-    id = weft__recorder_region(calls[call].name, calls[call].role,
-                               OTF2_PARADIGM_NONE);
-    if (id != OTF2_UNDEFINED_REGION)
-        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
-    return id;
+    return weft__recorder_region_once(&regions[call], calls[call].name,
+                                      calls[call].role, OTF2_PARADIGM_NONE);
 }
 
 /* See io.h. */

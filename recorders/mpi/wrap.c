@@ -35,7 +35,7 @@ static const wm_call calls[WM__COUNT] = {
     [WM_Abort] = { "MPI_Abort", OTF2_REGION_ROLE_FUNCTION, 0 },
 };
 
-/* Region id + 1 of each call, 0 until first used. */
+/* Each call's region (weft__recorder_region_once). */
 static _Atomic uint32_t regions[WM__COUNT];
 
 /* See wm.h. */
@@ -50,20 +50,11 @@ OTF2_CollectiveOp wm_call_op(unsigned call)
     return calls[call].op;
 }
 
-/* See wm.h. Two threads may define the same region at once: libweft
- * interns regions by name, so both get the same id. */
+/* See wm.h. */
 OTF2_RegionRef wm_region(unsigned call)
 {
-    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
-    OTF2_RegionRef id;
-
-    if (r)
-        return r - 1;
-    id = weft__recorder_region(calls[call].name, calls[call].role,
-                               OTF2_PARADIGM_MPI);
-    if (id != OTF2_UNDEFINED_REGION)
-        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
-    return id;
+    return weft__recorder_region_once(&regions[call], calls[call].name,
+                                      calls[call].role, OTF2_PARADIGM_MPI);
 }
 
 /* See wm.h. */

@@ -26,23 +26,15 @@ static const pt_desc calls[PT__COUNT] = {
                                   OTF2_REGION_ROLE_THREAD_WAIT },
 };
 
-/* Region id + 1 of each call, 0 until first used. */
+/* Each call's region (weft__recorder_region_once). */
 static _Atomic uint32_t regions[PT__COUNT];
 
-/* See pt.h. Two threads may define one region at once: libweft interns
- * regions by name, so both get the same id. */
+/* See pt.h. */
 OTF2_RegionRef pt_region(unsigned call)
 {
-    uint32_t r = atomic_load_explicit(&regions[call], memory_order_relaxed);
-    OTF2_RegionRef id;
-
-    if (PT_LIKELY(r))
-        return r - 1;
-    id = weft__recorder_region(calls[call].name, calls[call].role,
-                               OTF2_PARADIGM_PTHREAD);
-    if (id != OTF2_UNDEFINED_REGION)
-        atomic_store_explicit(&regions[call], id + 1, memory_order_relaxed);
-    return id;
+    return weft__recorder_region_once(&regions[call], calls[call].name,
+                                      calls[call].role,
+                                      OTF2_PARADIGM_PTHREAD);
 }
 
 /* See pt.h. glibc has two versions of the condition variable functions;
