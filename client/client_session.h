@@ -72,9 +72,12 @@ enum {
     WEFT__ST_FORKED          /* the copy of an open session in a child */
 };
 
-/* One event buffer. `data` holds cfg.buffer_size bytes. */
+/* One event buffer. `data` holds cfg.buffer_size bytes (WEFT__SCRATCH_SIZE
+ * for a thread's scratch buffer). Mapped pages, not malloc'd
+ * (weft__buf_new). */
 typedef struct weft__buf {
     struct weft__buf *next;  /* in the free list, send queue or in flight */
+    size_t mapped;           /* bytes mapped, header included */
     uint64_t base_time;      /* the owner's previous event time at start */
     uint64_t seq;            /* batch sequence number, per location */
     uint32_t location;
@@ -214,6 +217,13 @@ WEFT__HIDDEN void weft__bufq_push(weft__buf **head, weft__buf **tail,
                                   weft__buf *b);
 /* Returns b to the pool and tells waiting and gap threads. mu held. */
 WEFT__HIDDEN void weft__buf_free_locked(weft__buf *b);
+/* A buffer of `size` data bytes from fresh anonymous pages, or NULL: never
+ * from malloc, because a thread may record while the program's own
+ * allocator holds its lock (a mutex of the program's malloc, recorded by
+ * libweft-pthread), and allocating there again would deadlock. */
+WEFT__HIDDEN weft__buf *weft__buf_new(size_t size);
+/* Unmaps b (NULL: nothing). */
+WEFT__HIDDEN void weft__buf_delete(weft__buf *b);
 /* weftd made progress: pool waits start over, gaps may end. mu held. */
 WEFT__HIDDEN void weft__progress_locked(void);
 /* Counts the `n` event records encoded in data[0..len) (times relative

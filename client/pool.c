@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +89,26 @@ void weft__bufq_push(weft__buf **head, weft__buf **tail, weft__buf *b)
     else
         *head = b;
     *tail = b;
+}
+
+/* See client_session.h. */
+weft__buf *weft__buf_new(size_t size)
+{
+    size_t n = sizeof(weft__buf) + size;
+    weft__buf *b = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (b == MAP_FAILED)
+        return NULL;
+    b->mapped = n;
+    return b;
+}
+
+/* See client_session.h. */
+void weft__buf_delete(weft__buf *b)
+{
+    if (b)
+        munmap(b, b->mapped);
 }
 
 /* Returns b to the pool: one waiting thread and the threads in a gap are
@@ -177,7 +198,7 @@ static int gap_enter_locked(weft__thread *t, size_t bound, uint64_t time)
          * nothing follows it. */
     }
     if (!t->scratch) {
-        t->scratch = malloc(sizeof *t->scratch + WEFT__SCRATCH_SIZE);
+        t->scratch = weft__buf_new(WEFT__SCRATCH_SIZE);
         if (t->scratch)
             t->scratch->base_time = t->prev_time;
     }
@@ -295,7 +316,7 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
             break;
         }
         if (weft__S.nbufs < limit) {
-            b = malloc(sizeof *b + weft__S.cfg.buffer_size);
+            b = weft__buf_new(weft__S.cfg.buffer_size);
             if (!b)
                 return WEFT_ENOMEM;
             weft__S.nbufs++;
@@ -351,7 +372,7 @@ static void thread_exit(void *arg)
         t->exited = 1;
         weft__S.live--;
     }
-    free(t->scratch);
+    weft__buf_delete(t->scratch);
     t->scratch = NULL;
     atomic_store(&t->attention, 1);
     pthread_mutex_unlock(&weft__S.mu);
@@ -529,7 +550,7 @@ void weft__bufs_free_locked(void)
         while (lists[i]) {
             weft__buf *b = lists[i];
             lists[i] = b->next;
-            free(b);
+            weft__buf_delete(b);
         }
     }
     weft__S.free_list = weft__S.q_head = weft__S.q_tail = NULL;

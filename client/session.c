@@ -481,7 +481,7 @@ WEFT_API int weft_close(void)
     for (weft__thread *t = weft__S.threads; t; t = t->next) {
         weft__buf_release_locked(t, &wake);
         weft__gap_end_locked(t);
-        free(t->scratch);
+        weft__buf_delete(t->scratch);
         t->scratch = NULL;
     }
     atomic_store(&weft__S.state, WEFT__ST_CLOSED);

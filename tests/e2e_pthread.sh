@@ -23,6 +23,10 @@
 #     weft run's default recorders (pthread and io): the same, the bytes
 #     it wrote to the .gz in the trace equal the file's size, and
 #     `weft profile` shows the time spent waiting for locks and in I/O;
+#   - a program with its own malloc, which locks a mutex and reads a file,
+#     runs to its end under weft run's defaults (pthread and io), its
+#     trace complete (what weft allocates while that mutex is held must
+#     not come back to it);
 #   - an MPI program (tests/mpi/every, both MPIs) under -t mpi,pthread:
 #     MPI's and UCX's own locking is not recorded (it deadlocked inside
 #     malloc once recorded);
@@ -228,6 +232,112 @@ CEOF
         fail "the old condition variable program's archive: $(cat "$TMP/oldcond.check")"
 else
     echo "SKIP: the old condition variable ABI is an x86_64 test"
+fi
+
+# ---- a program with its own allocator ------------------------------------
+# Its malloc takes a pthread mutex (recorded) and, the first time, reads a
+# file (recorded too): whatever the recorders and libweft allocate while
+# that mutex is held would come back to it and deadlock (it did, in the
+# lock map and the event buffers). Under weft run's defaults (pthread and
+# io) it must run to its end and its trace be complete.
+if command -v "${CC:-cc}" >/dev/null; then
+    cat >"$TMP/ownalloc.c" <<'CEOF'
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static char arena[64 << 20] __attribute__((aligned(64)));
+static size_t used;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int ready;
+void *malloc(size_t n)
+{
+    void *p = NULL;
+    char buf[64];
+    pthread_mutex_lock(&mu);
+    if (!ready) {
+        int fd = open("/proc/self/maps", O_RDONLY);
+        if (fd >= 0) {
+            (void)!read(fd, buf, sizeof buf);
+            close(fd);
+        }
+        ready = 1;
+    }
+    n = (n + 63) & ~(size_t)63;
+    if (used + n + 64 <= sizeof arena) {
+        *(size_t *)(arena + used) = n;
+        p = arena + used + 64;
+        used += n + 64;
+    }
+    pthread_mutex_unlock(&mu);
+    return p;
+}
+void free(void *p) { (void)p; }
+void *calloc(size_t a, size_t b)
+{
+    void *p = malloc(a * b);
+    if (p)
+        memset(p, 0, a * b);
+    return p;
+}
+void *realloc(void *old, size_t n)
+{
+    void *p = malloc(n);
+    if (p && old) {
+        size_t o = *(size_t *)((char *)old - 64);
+        memcpy(p, old, o < n ? o : n);
+    }
+    return p;
+}
+static void *work(void *arg)
+{
+    for (int i = 0; i < 20000; i++) {
+        char *p = malloc(100 + i % 1000);
+        if (!p)
+            return NULL;
+        p[0] = 1;
+        free(p);
+    }
+    return arg;
+}
+int main(int argc, char **argv)
+{
+    pthread_t t[4];
+    FILE *f = fopen(argv[1], "w");
+    if (argc < 2 || !f)
+        return 1;
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, work, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < 1000; i++)
+        fprintf(f, "line %d\n", i);
+    return fclose(f) != 0;
+}
+CEOF
+    # -fno-builtin: gcc would turn calloc's malloc + memset into calloc.
+    "${CC:-cc}" -O2 -fno-builtin -o "$TMP/ownalloc" "$TMP/ownalloc.c" -lpthread ||
+        fail "cannot build the program with its own allocator"
+    env WEFT_LIBDIR="$LIBDIR" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout 120 "$WEFT" run --trace ownalloc -- "$TMP/ownalloc" \
+        "$TMP/ownalloc.txt" >"$TMP/ownalloc.out" 2>"$TMP/ownalloc.err" ||
+        fail "the program with its own allocator failed (or hung) traced: $(cat "$TMP/ownalloc.err")"
+    anchor=$(archive_of ownalloc)
+    readers ownalloc "$anchor"
+    "$PY" "$CHECK" "$anchor" "$CALLS" --open-ok >"$TMP/ownalloc.check" ||
+        fail "ownalloc's archive: $(cat "$TMP/ownalloc.check")"
+    "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1]));
+assert j["threads"] >= 4 and j["events"]["ThreadAcquireLock"] >= 80000, j' \
+        "$TMP/ownalloc.check" || fail "ownalloc's trace lacks its allocator's locks: $(cat "$TMP/ownalloc.check")"
+    "$PY" "$WEFT_SRCDIR/tests/check_io.py" "$anchor" --sizes \
+        "$TMP/ownalloc.txt=$(stat -c %s "$TMP/ownalloc.txt")" >"$TMP/ownalloc-io.check" ||
+        fail "ownalloc's I/O: $(cat "$TMP/ownalloc-io.check")"
+else
+    echo "SKIP: no C compiler for the program with its own allocator"
 fi
 
 # ---- an MPI program under -t mpi,pthread: MPI's own locking is not its ----

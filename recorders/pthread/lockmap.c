@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 static uint32_t table_size(uint32_t k)
 {
@@ -73,8 +74,11 @@ static pt_lock *insert_locked(pt_lockmap *m, uintptr_t addr)
     if (n == 0 || m->fill >= table_size(n - 1) / 4 * 3) {
         if (n == PT_LOCKMAP_TABLES)
             return NULL;
-        t = calloc(table_size(n), sizeof *t);
-        if (!t)
+        /* Pages, not calloc: the lock may be the one the program's own
+         * malloc holds. */
+        t = mmap(NULL, table_size(n) * sizeof *t, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (t == MAP_FAILED)
             return NULL;
         atomic_store_explicit(&m->tables[n], t, memory_order_release);
         atomic_store_explicit(&m->ntables, n + 1, memory_order_release);
@@ -124,7 +128,7 @@ void pt_lockmap_free(pt_lockmap *m)
     uint32_t n = atomic_load(&m->ntables);
 
     for (uint32_t k = 0; k < n; k++) {
-        free(atomic_load(&m->tables[k]));
+        munmap(atomic_load(&m->tables[k]), table_size(k) * sizeof(pt_lock));
         atomic_store(&m->tables[k], NULL);
     }
     atomic_store(&m->ntables, 0);

@@ -147,6 +147,10 @@ PT_HIDDEN void pt_leave_open(uint64_t t);
 /* The region of `call` (defined on first use), OTF2_UNDEFINED_REGION
  * when the session is not open. */
 PT_HIDDEN OTF2_RegionRef pt_region(unsigned call);
+/* Defines the region of every call now, as the session opens: defining
+ * one allocates, and a call may come while the program's own malloc
+ * holds the lock it unlocks. */
+PT_HIDDEN void pt_define_regions(void);
 /* The real function `name` (dlsym RTLD_NEXT, the default version of the
  * condition variable functions); NULL if there is none. */
 PT_HIDDEN void *pt_real(const char *name);

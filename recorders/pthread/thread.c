@@ -119,6 +119,7 @@ static void open_session(void)
 /* See pt.h. */
 int pt_ready_slow(void)
 {
+    static atomic_int defined;
     int st = atomic_load(&pt_state), expect = PT_ST_INIT;
 
     if (st == PT_ST_INIT &&
@@ -126,9 +127,11 @@ int pt_ready_slow(void)
         open_session();
         st = atomic_load(&pt_state);
     }
-    if (st == PT_ST_ON)
-        return 1;
-    return st == PT_ST_MPI && weft_connected();
+    if (st != PT_ST_ON && !(st == PT_ST_MPI && weft_connected()))
+        return 0;
+    if (!atomic_exchange(&defined, 1))
+        pt_define_regions();
+    return 1;
 }
 
 /* A child forked by a process that has not opened its session yet is not
@@ -333,12 +336,16 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
             seq = s->seq;
         }
     }
-    pt_pause(&c);
-    /* Once created, the new thread owns s (and frees it): only the copies
-     * are read here. */
+    /* The guard stays raised over the real call: what glibc calls there
+     * (the program's own malloc, for the new thread's stack) is part of
+     * it, and the ThreadCreate below, at the Enter's time, must not come
+     * after records of later times. Once created, the new thread owns s
+     * (and frees it): only the copies are read here. */
+    errno = c.saved_errno;
     rc = s ? real_create(th, attr, trampoline, s)
            : real_create(th, attr, fn, arg);
-    t = pt_resume(&c);
+    c.saved_errno = errno;
+    t = weft_time();
     if (s && rc == 0)
         weft_evt_ThreadCreate(NULL, t0, comm, seq);
     else

@@ -37,6 +37,13 @@ OTF2_RegionRef pt_region(unsigned call)
                                       OTF2_PARADIGM_PTHREAD);
 }
 
+/* See pt.h. */
+void pt_define_regions(void)
+{
+    for (unsigned i = 0; i < PT__COUNT; i++)
+        (void)pt_region(i);
+}
+
 /* See pt.h. glibc has two versions of the condition variable functions;
  * a plain dlsym may give the old one (pre-2.3.2 binaries' layout), so the
  * current one is asked for by name where it exists (x86_64, i386, ...);
