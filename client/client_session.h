@@ -77,7 +77,8 @@ enum {
  * (weft__buf_new). */
 typedef struct weft__buf {
     struct weft__buf *next;  /* in the free list, send queue or in flight */
-    size_t mapped;           /* bytes mapped, header included */
+    void *map;               /* the mapping it sits at the end of, */
+    size_t mapped;           /* its bytes, the guard page included */
     uint64_t base_time;      /* the owner's previous event time at start */
     uint64_t seq;            /* batch sequence number, per location */
     uint32_t location;
@@ -220,7 +221,9 @@ WEFT__HIDDEN void weft__buf_free_locked(weft__buf *b);
 /* A buffer of `size` data bytes from fresh anonymous pages, or NULL: never
  * from malloc, because a thread may record while the program's own
  * allocator holds its lock (a mutex of the program's malloc, recorded by
- * libweft-pthread), and allocating there again would deadlock. */
+ * libweft-pthread), and allocating there again would deadlock. Its data
+ * ends (within 15 bytes) at an inaccessible page: writing past the end
+ * faults at once, in every build (ASan does not watch mappings). */
 WEFT__HIDDEN weft__buf *weft__buf_new(size_t size);
 /* Unmaps b (NULL: nothing). */
 WEFT__HIDDEN void weft__buf_delete(weft__buf *b);

@@ -94,13 +94,22 @@ void weft__bufq_push(weft__buf **head, weft__buf **tail, weft__buf *b)
 /* See client_session.h. */
 weft__buf *weft__buf_new(size_t size)
 {
-    size_t n = sizeof(weft__buf) + size;
-    weft__buf *b = mmap(NULL, n, PROT_READ | PROT_WRITE,
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t need = sizeof(weft__buf) + size;
+    size_t room = (need + page - 1) / page * page;
+    uint8_t *map = mmap(NULL, room + page, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    weft__buf *b;
 
-    if (b == MAP_FAILED)
+    if (map == MAP_FAILED)
         return NULL;
-    b->mapped = n;
+    if (mprotect(map + room, page, PROT_NONE) != 0) {
+        munmap(map, room + page);
+        return NULL;
+    }
+    b = (weft__buf *)(map + ((room - need) & ~(size_t)15));
+    b->map = map;
+    b->mapped = room + page;
     return b;
 }
 
@@ -108,7 +117,7 @@ weft__buf *weft__buf_new(size_t size)
 void weft__buf_delete(weft__buf *b)
 {
     if (b)
-        munmap(b, b->mapped);
+        munmap(b->map, b->mapped);
 }
 
 /* Returns b to the pool: one waiting thread and the threads in a gap are
