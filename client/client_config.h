@@ -90,6 +90,14 @@ typedef struct weft__config {
     uint64_t resolution;     /* trace clock ticks per second: set by
                               * weft__clock_setup at open, not parsed */
     int signals;             /* WEFT_SIGNALS: flush on fatal signals */
+    /* WEFT_AUTH=none: no Auth over TCP and no check of who weftd is
+     * (single-user machines). Else (munge, the default) the process
+     * proves its uid with MUNGE and weftd must prove it runs as root, the
+     * weft user, the calling user or WEFT_DAEMON_USER (client/auth.h). */
+    int auth_none;
+    char daemon_user[64];    /* WEFT_DAEMON_USER: a name or a uid */
+    char munge_socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+                             /* WEFT_MUNGE_SOCKET, "" for the default */
     uint32_t signal_flush_ms; /* WEFT_SIGNAL_FLUSH_MS */
     /* WEFT_TAGS: ntags key/value pairs, NUL-terminated in tagbuf. */
     uint32_t ntags;

@@ -260,7 +260,9 @@ WEFT__HIDDEN void weft__defs_free_locked(void);
 /* Connects and says Hello (session.c at open, the sender on reconnect).
  * Returns 0 with *fdp and *ackp (the HelloAck envelope, the caller frees
  * it with weft_frame_free_envelope), WEFT_ECONNECT when weftd cannot be
- * reached, or WEFT_EPROTO when weftd refused (*codep is its code). */
+ * reached, WEFT_EAUTH when this process cannot prove who it is or the
+ * server is not weftd (client/auth.h), or WEFT_EPROTO when weftd refused
+ * (*codep is its code). */
 WEFT__HIDDEN int weft__connect_and_hello(const weft__config *c,
                                          uint64_t deadline, int *fdp,
                                          Weft__Envelope **ackp, int *codep,

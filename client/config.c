@@ -456,6 +456,38 @@ static int parse_clock(const envsrc *e, weft__config *c)
     return 0;
 }
 
+/* WEFT_AUTH (munge or none), WEFT_DAEMON_USER, WEFT_MUNGE_SOCKET.
+ * Whether the user exists is asked when connecting (client/auth.c): a
+ * lookup may allocate. 0 or WEFT_ECONFIG. */
+static int parse_auth(const envsrc *e, weft__config *c)
+{
+    const char *v = env(e, "WEFT_AUTH");
+
+    if (v && strcmp(v, "munge") != 0 && strcmp(v, "none") != 0) {
+        warn("WEFT_AUTH='%s' must be munge or none", v);
+        return WEFT_ECONFIG;
+    }
+    c->auth_none = v && strcmp(v, "none") == 0;
+    v = env(e, "WEFT_DAEMON_USER");
+    if (v && (!*v || strlen(v) >= sizeof c->daemon_user ||
+              strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789._-$") != strlen(v))) {
+        warn("WEFT_DAEMON_USER='%s' must be a user name or a uid", v);
+        return WEFT_ECONFIG;
+    }
+    if (v)
+        memcpy(c->daemon_user, v, strlen(v) + 1);
+    v = env(e, "WEFT_MUNGE_SOCKET");
+    if (v && strlen(v) >= sizeof c->munge_socket) {
+        warn("WEFT_MUNGE_SOCKET='%s' is longer than a socket path may be "
+             "(%zu bytes)", v, sizeof c->munge_socket - 1);
+        return WEFT_ECONFIG;
+    }
+    if (v)
+        memcpy(c->munge_socket, v, strlen(v) + 1);
+    return 0;
+}
+
 /* See client_config.h. The variables are checked in a fixed order, so the first
  * bad one is the one reported. */
 int weft__config_parse(weft__env_fn fn, void *arg, const weft__proc *proc,
@@ -480,5 +512,7 @@ int weft__config_parse(weft__env_fn fn, void *arg, const weft__proc *proc,
         rc = parse_tags(&e, c);
     if (rc == 0)
         rc = parse_clock(&e, c);
+    if (rc == 0)
+        rc = parse_auth(&e, c);
     return rc;
 }

@@ -42,6 +42,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "client_internal.h"
 #include "clock.h"
 #include "codec.h"
@@ -251,7 +252,7 @@ static int send_all(int fd, const uint8_t *buf, size_t len, uint64_t deadline,
             return -1;
         }
         if (wait_fd(fd, POLLOUT, deadline) <= 0) {
-            snprintf(why, whylen, "cannot send Hello");
+            snprintf(why, whylen, "weftd does not take what is sent");
             return -1;
         }
     }
@@ -317,7 +318,9 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.size = c->size;
     h.hostname = host;
     h.pid = (uint32_t)getpid();
-    h.uid = (uint32_t)getuid();
+    /* The effective uid: the one SO_PEERCRED and a MUNGE credential name
+     * (a set-user-ID program's traces are its owner's). */
+    h.uid = (uint32_t)geteuid();
     h.command = command;
     h.job_id = (char *)c->job_id;
     h.run = (char *)c->run;
@@ -336,50 +339,93 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     return weft_frame_pack(&env, frame);
 }
 
-/* Reads weftd's answer to the Hello on fd, starting a new input (S.in then
- * holds what followed it). Returns 0 with *ackp (the HelloAck envelope),
- * WEFT_ECONNECT, or WEFT_EPROTO when weftd refused (*codep, why). */
-static int await_hello_ack(int fd, uint64_t deadline, uint32_t hello_ms,
-                           Weft__Envelope **ackp, int *codep, char *why,
-                           size_t whylen)
+/* Reads weftd's answer to `what` (the frame just sent) on fd from the
+ * input S.in (which then holds what followed it). Returns 0 with *replyp
+ * (an envelope of kind `expect`), WEFT_ECONNECT, or WEFT_EPROTO when
+ * weftd refused (*codep, why). */
+static int await_reply(int fd, uint64_t deadline, uint32_t wait_ms,
+                       const char *what, int expect,
+                       Weft__Envelope **replyp, int *codep, char *why,
+                       size_t whylen)
 {
     Weft__Envelope *reply = NULL;
     int rc;
 
-    weft_frame_reader_free(&weft__S.in.rd);
-    memset(&weft__S.in, 0, sizeof weft__S.in);
-    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
     while ((rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen)) ==
            0) {
         if (wait_fd(fd, POLLIN, deadline) <= 0) {
-            snprintf(why, whylen, "no answer to Hello within %u ms",
-                     hello_ms);
+            snprintf(why, whylen, "no answer to %s within %u ms", what,
+                     wait_ms);
             return WEFT_ECONNECT;
         }
     }
     if (rc < 0)
         return WEFT_ECONNECT;
-    switch (reply->msg_case) {
-    case WEFT__ENVELOPE__MSG_HELLO_ACK:
-        *ackp = reply;
+    if ((int)reply->msg_case == expect) {
+        *replyp = reply;
         return 0;
-    case WEFT__ENVELOPE__MSG_ERROR:
+    }
+    if (reply->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
         snprintf(why, whylen, "%s", reply->error->message);
         *codep = reply->error->code;
         rc = WEFT_EPROTO;
-        break;
-    default:
-        snprintf(why, whylen, "weftd answered Hello with %s",
+    } else {
+        snprintf(why, whylen, "weftd answered %s with %s", what,
                  weft_frame_kind_name(reply->msg_case));
         rc = WEFT_ECONNECT;
-        break;
     }
     weft_frame_free_envelope(reply);
     return rc;
 }
 
-/* See client_session.h. Connects and says Hello, giving up at the
- * deadline (ms; connecting and the answer also have their own time
+/* Over TCP: proves who this process is and checks who weftd is
+ * (client/auth.h) before anything else is said. 0, WEFT_EAUTH with why
+ * (munged or the server's answer), or as await_reply. */
+static int authenticate(const weft__config *c, int fd, uint64_t deadline,
+                        uint32_t wait_ms, int *codep, char *why,
+                        size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
+    Weft__Auth auth = WEFT__AUTH__INIT;
+    uint8_t nonce[WEFT_AUTH_NONCE], *frame = NULL;
+    char *cred = NULL;
+    ssize_t len;
+    int rc;
+
+    if (c->is_unix)
+        return weft__auth_check_unix(c, fd, why, whylen);
+    if ((rc = weft__auth_credential(c, nonce, &cred, why, whylen)) < 0)
+        return rc;
+    auth.protocol_version = WEFT_PROTOCOL_VERSION;
+    auth.credential.data = (uint8_t *)cred;
+    auth.credential.len = strlen(cred);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &auth;
+    len = weft_frame_pack(&env, &frame);
+    free(cred);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        return WEFT_ECONNECT;
+    }
+    rc = send_all(fd, frame, (size_t)len, deadline, why, whylen);
+    free(frame);
+    if (rc < 0)
+        return WEFT_ECONNECT;
+    rc = await_reply(fd, deadline, wait_ms, "Auth",
+                     WEFT__ENVELOPE__MSG_AUTH_ACK, &reply, codep, why,
+                     whylen);
+    if (rc < 0)
+        return rc;
+    rc = weft__auth_check_reply(c, reply->auth_ack->credential.data,
+                                reply->auth_ack->credential.len, nonce, why,
+                                whylen);
+    weft_frame_free_envelope(reply);
+    return rc;
+}
+
+/* See client_session.h. Connects, proves who this process is and checks
+ * who weftd is (unless WEFT_AUTH=none), and says Hello, giving up at the
+ * deadline (ms; connecting and the answers also have their own time
  * limits). On success weft__S.in holds what followed the HelloAck. */
 int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
                             int *fdp, Weft__Envelope **ackp, int *codep,
@@ -397,23 +443,31 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
     fd = connect_server(c, deadline_connect, why, whylen);
     if (fd < 0)
         return WEFT_ECONNECT;
-    len = pack_hello(c, &frame);
-    if (len < 0) {
-        snprintf(why, whylen, "%s", weft_strerror((int)len));
-        rc = WEFT_ECONNECT;
-        goto out;
-    }
     /* A weftd slow to answer (a busy loop, a stalled disk, a stopped
      * process) is waited for as long as any other lack of progress,
      * WEFT_STALL_MS: giving up here would turn tracing off at open. */
     hello_ms = c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
                                                     : WEFT__HELLO_TIMEOUT_MS;
     deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
+    weft_frame_reader_free(&weft__S.in.rd);
+    memset(&weft__S.in, 0, sizeof weft__S.in);
+    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
+    if (!c->auth_none &&
+        (rc = authenticate(c, fd, deadline, hello_ms, codep, why,
+                           whylen)) < 0)
+        goto out;
+    len = pack_hello(c, &frame);
+    if (len < 0) {
+        snprintf(why, whylen, "%s", weft_strerror((int)len));
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
     if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
         rc = WEFT_ECONNECT;
         goto out;
     }
-    rc = await_hello_ack(fd, deadline, hello_ms, ackp, codep, why, whylen);
+    rc = await_reply(fd, deadline, hello_ms, "Hello",
+                     WEFT__ENVELOPE__MSG_HELLO_ACK, ackp, codep, why, whylen);
 out:
     free(frame);
     if (rc < 0)

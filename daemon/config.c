@@ -16,7 +16,12 @@
 
 #include "weft_errors.h"
 
-enum key_type { K_STRING, K_SIZE, K_COUNT, K_LEVEL, K_DURABILITY };
+enum key_type { K_STRING, K_SIZE, K_COUNT, K_ENUM };
+
+static const char *const durability_names[] = { "write", "fsync", NULL };
+static const char *const level_names[] = { "error", "warning", "info",
+                                           "debug", NULL };
+static const char *const auth_names[] = { "munge", "none", NULL };
 
 typedef struct key_desc {
     const char *section;
@@ -25,69 +30,73 @@ typedef struct key_desc {
     size_t offset;
     uint64_t min, max;   /* K_SIZE, K_COUNT */
     const char *help;
+    const char *const *names; /* K_ENUM: an int field, the index of its
+                                 value in this NULL-terminated list */
 } key_desc;
 
 #define OFF(field) offsetof(weft_config, field)
 static const key_desc keys[] = {
     { "weftd", "listen", K_STRING, OFF(listen), 0, 0,
-      "TCP address HOST:PORT to listen on (empty: no TCP)" },
+      "TCP address HOST:PORT to listen on (empty: no TCP)", NULL },
     { "weftd", "socket", K_STRING, OFF(socket), 0, 0,
-      "Unix socket path to listen on (empty: none)" },
+      "Unix socket path to listen on (empty: none)", NULL },
     { "weftd", "spool", K_STRING, OFF(spool), 0, 0,
-      "directory for journals and archives" },
+      "directory for journals and archives", NULL },
     { "weftd", "catalog", K_STRING, OFF(catalog), 0, 0,
-      "SQLite catalog file (default: SPOOL/catalog.db)" },
-    { "weftd", "durability", K_DURABILITY, OFF(durability), 0, 1,
+      "SQLite catalog file (default: SPOOL/catalog.db)", NULL },
+    { "weftd", "durability", K_ENUM, OFF(durability), 0, 0,
       "write: ack once a batch is written to the journal (survives a weftd "
       "crash); fsync: ack once it is on stable storage, fsyncs batched "
-      "(survives power loss)" },
-    { "weftd", "log_level", K_LEVEL, OFF(log_level), 0, 3,
-      "error, warning, info or debug" },
+      "(survives power loss)", durability_names },
+    { "weftd", "log_level", K_ENUM, OFF(log_level), 0, 0,
+      "error, warning, info or debug", level_names },
+    { "weftd", "auth", K_ENUM, OFF(auth), 0, 0,
+      "how a TCP client's uid is known: munge (a MUNGE credential) or none "
+      "(its claim is believed: single-user machines only)", auth_names },
+    { "weftd", "munge_socket", K_STRING, OFF(munge_socket), 0, 0,
+      "munged's socket (empty: libmunge's default, "
+      "/run/munge/munge.socket.2)", NULL },
     { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
       "seconds a trace waits with no process connected before it is "
-      "converted with what arrived (marked partial)" },
+      "converted with what arrived (marked partial)", NULL },
     /* max: WEFT_CONVERT_MAX_THREADS (convert.h) */
     { "weftd", "convert_threads", K_COUNT, OFF(convert_threads), 0, 8,
       "threads converting the members of one trace at once (0: one per "
-      "online CPU, at most 8)" },
+      "online CPU, at most 8)", NULL },
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
-      "first come first served" },
+      "first come first served", NULL },
     { "weftd", "live_interval", K_COUNT, OFF(live_interval), 0, 3600,
       "seconds between updates of the catalog rows of traces still "
       "recording with the figures received so far (0: never; the figures "
-      "then appear when the trace is converted)" },
+      "then appear when the trace is converted)", NULL },
     { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
-      "largest frame accepted from a client, bytes" },
+      "largest frame accepted from a client, bytes", NULL },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
-      "connections served at once" },
+      "connections served at once", NULL },
     { "limits", "max_conn_pending", K_SIZE, OFF(max_conn_pending), 1024,
       1u << 30, "reply bytes queued for a client that does not read them "
-      "before weftd stops reading from it (backpressure)" },
+      "before weftd stops reading from it (backpressure)", NULL },
     { "limits", "max_buffered", K_SIZE, OFF(max_buffered), 64u << 10,
       UINT64_C(1) << 40, "bytes of frames received but not yet journaled, "
       "over all connections; at this weftd stops starting new frames (TCP "
-      "slows the clients) until they are below three quarters of it" },
+      "slows the clients) until they are below three quarters of it", NULL },
     { "limits", "idle_timeout", K_COUNT, OFF(idle_timeout), 0, 86400,
       "seconds a connection may take to send its Hello, or to finish a "
-      "frame it began, before it is closed with an error (0: never)" },
+      "frame it began, before it is closed with an error (0: never)", NULL },
     { "limits", "shutdown_timeout", K_COUNT, OFF(shutdown_timeout), 1, 3600,
       "seconds SIGTERM waits for frames in progress, replies and running "
-      "conversions before weftd exits anyway" },
+      "conversions before weftd exits anyway", NULL },
     { "limits", "max_string", K_SIZE, OFF(max_string), 16, 1u << 24,
-      "longest string in a definition, bytes" },
+      "longest string in a definition, bytes", NULL },
     { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
-      1u << 30, "definition ids per member and id space" },
+      1u << 30, "definition ids per member and id space", NULL },
     { "limits", "max_locations", K_COUNT, OFF(max_locations), 1, 1u << 20,
-      "threads (locations) per member" },
+      "threads (locations) per member", NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
-      "processes (members) per trace" },
+      "processes (members) per trace", NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-
-static const char *const durability_names[] = { "write", "fsync" };
-static const char *const level_names[] = { "error", "warning", "info",
-                                           "debug" };
 
 static char *default_spool(void)
 {
@@ -118,6 +127,7 @@ void weft_config_init(weft_config *c)
     c->socket = strdup("");
     c->spool = default_spool();
     c->catalog = strdup("");
+    c->munge_socket = strdup("");
     c->log_level = 2;
     c->grace_period = 300;
     c->max_conversions = 2;
@@ -140,6 +150,7 @@ void weft_config_free(weft_config *c)
     free(c->socket);
     free(c->spool);
     free(c->catalog);
+    free(c->munge_socket);
     free(c->address_file);
     memset(c, 0, sizeof *c);
 }
@@ -221,24 +232,22 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
         *field = copy;
         return 0;
     }
-    case K_DURABILITY:
-        for (int i = 0; i < 2; i++) {
-            if (strcmp(value, durability_names[i]) == 0) {
-                c->durability = i;
+    case K_ENUM: {
+        char expected[128] = "";
+        size_t n = 0;
+        for (int i = 0; k->names[i]; i++) {
+            if (strcmp(value, k->names[i]) == 0) {
+                *(int *)((char *)c + k->offset) = i;
                 return 0;
             }
+            n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s",
+                                  i == 0 ? "" : k->names[i + 1] ? ", "
+                                                                : " or ",
+                                  k->names[i]);
         }
-        return fail(err, errlen, "%s = '%s': expected write or fsync", key,
-                    value);
-    case K_LEVEL:
-        for (int i = 0; i < 4; i++) {
-            if (strcmp(value, level_names[i]) == 0) {
-                c->log_level = i;
-                return 0;
-            }
-        }
-        return fail(err, errlen, "%s = '%s': expected error, warning, info "
-                    "or debug", key, value);
+        return fail(err, errlen, "%s = '%s': expected %s", key, value,
+                    expected);
+    }
     case K_SIZE:
     case K_COUNT: {
         uint64_t v;
@@ -342,11 +351,9 @@ void weft_config_print(const weft_config *c, FILE *out)
         case K_STRING:
             fprintf(out, "%s\n", *(char *const *)((const char *)c + k->offset));
             break;
-        case K_DURABILITY:
-            fprintf(out, "%s\n", durability_names[c->durability]);
-            break;
-        case K_LEVEL:
-            fprintf(out, "%s\n", level_names[c->log_level]);
+        case K_ENUM:
+            fprintf(out, "%s\n",
+                    k->names[*(const int *)((const char *)c + k->offset)]);
             break;
         default:
             fprintf(out, "%" PRIu64 "\n",

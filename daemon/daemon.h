@@ -96,6 +96,8 @@ typedef struct weft_daemon {
                                      server's on_stop (main.c) */
     struct weft_worker *converter; /* conversions (trace.c), while there
                                      are some */
+    struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
+                                     while there are some */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
     /* live.c: the recording traces' figures in the catalog */

@@ -14,6 +14,7 @@
 
 #include "catalog.h"
 #include "weftd_config.h"
+#include "authn.h"
 #include "daemon.h"
 #include "fsutil.h"
 #include "jwriter.h"
@@ -435,6 +436,7 @@ int main(int argc, char **argv)
     }
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
+    weft_authn_report(&d);
     d.started = (int64_t)time(NULL);
     if (weft_status_start(&d) < 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "cannot start the status file's "

@@ -416,6 +416,15 @@ static void consume(weft_conn *c)
         rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
         c->stash_off += (uint32_t)(c->stash_len - left);
         c->stash_len = (uint32_t)left;
+        if (rc == WEFT_ETOOBIG && !c->member &&
+            c->reader.max_frame < d->cfg.max_frame) {
+            weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
+                                 "frame of %u bytes before Hello (at most "
+                                 "%u bytes until then)",
+                                 c->reader.payload_len,
+                                 (unsigned)c->reader.max_frame);
+            return;
+        }
         if (rc == WEFT_ETOOBIG) {
             weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
                                  "frame of %u bytes exceeds max_frame (%llu "
@@ -429,7 +438,7 @@ static void consume(weft_conn *c)
             return;
         }
         if (rc == 0) {
-            account(c, c->reader.payload ? c->reader.payload_len : 0);
+            account(c, weft_frame_reader_allocated(&c->reader));
             continue;
         }
         c->last_frame = uv_now(d->loop);
@@ -438,6 +447,8 @@ static void consume(weft_conn *c)
         account(c, 0);
         if (rc < 0)
             return; /* refused: c is closing */
+        if (c->member) /* Hello taken: frames of max_frame (after SIGHUP too) */
+            c->reader.max_frame = d->cfg.max_frame;
     }
     if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
         !c->closing)
@@ -486,6 +497,7 @@ static void describe_peer(weft_conn *c, int is_tcp)
         struct ucred cred;
         socklen_t len = sizeof cred;
         uv_os_fd_t fd;
+        c->is_unix = 1;
         if (uv_fileno(&c->h.handle, &fd) == 0 &&
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
             c->has_peer_uid = 1;
@@ -543,7 +555,9 @@ static void on_connection(uv_stream_t *server, int status)
     }
     c->h.handle.data = c;
     c->last_frame = uv_now(d->loop);
-    weft_frame_reader_init(&c->reader, d->cfg.max_frame);
+    weft_frame_reader_init(&c->reader, d->cfg.max_frame < WEFT_MAX_HELLO_FRAME
+                                           ? d->cfg.max_frame
+                                           : WEFT_MAX_HELLO_FRAME);
     c->next = d->conns;
     if (d->conns)
         d->conns->prev = c;

@@ -80,8 +80,13 @@ typedef struct weft_conn {
     } h;
     weft_daemon *d;
     char peer[128];            /* "127.0.0.1:5555" or "unix:pid 42" */
-    int has_peer_uid;          /* Unix socket: uid from SO_PEERCRED */
+    int is_unix;               /* accepted on the Unix socket */
+    int has_peer_uid;          /* peer_uid is known: SO_PEERCRED on the
+                                  Unix socket, or a MUNGE credential */
     uint32_t peer_uid;
+    uint32_t peer_gid;         /* with authenticated */
+    int authenticated;         /* TCP: its Auth was accepted (authn.c) */
+    void *auth_job;            /* authn.c's job while its Auth is checked */
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
     unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while

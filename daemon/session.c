@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "authn.h"
 #include "frame.h"
 #include "log.h"
 #include "validate.h"
@@ -362,7 +363,7 @@ static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
 
 static int on_hello(weft_conn *c, const Weft__Hello *h)
 {
-    uint32_t uid = c->has_peer_uid ? c->peer_uid : h->uid;
+    uint32_t uid;
     enum weft_limit limit;
     weft_member *m;
     weft_jentry *j;
@@ -379,6 +380,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
                        h->protocol_version, WEFT_PROTOCOL_VERSION);
         return WEFT_EVERSION;
     }
+    if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0)
+        return rc;
     rc = weft_validate_tags(h, c->d->cfg.max_string, &limit, err,
                             sizeof err);
     if (rc < 0) {
@@ -614,12 +617,19 @@ static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
 
 int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
-    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO && !c->member) {
+    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO &&
+        env->msg_case != WEFT__ENVELOPE__MSG_AUTH && !c->member) {
         weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
                        weft_frame_kind_name(env->msg_case));
         return WEFT_EPROTO;
     }
     switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_AUTH:
+        if (c->member) {
+            weft_conn_fail(c, WEFT_EPROTO, "Auth after Hello");
+            return WEFT_EPROTO;
+        }
+        return weft_authn_auth(c, env->auth);
     case WEFT__ENVELOPE__MSG_HELLO:
         return on_hello(c, env->hello);
     case WEFT__ENVELOPE__MSG_DEFINITIONS:
@@ -641,6 +651,7 @@ void weft_session_closed(weft_conn *c)
 {
     weft_member *m = c->member;
 
+    weft_authn_closed(c);
     if (!m)
         return;
     m->conn = NULL;

@@ -43,6 +43,7 @@
 #include "catalog.h"
 #include "catrow.h"
 #include "convert.h"
+#include "frame.h"
 #include "fsutil.h"
 #include "log.h"
 #include "weft_errors.h"
@@ -617,6 +618,15 @@ static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
     if (n > WEFT_MAX_TRACE_NAME)
         return fail(err, errlen, WEFT_EINVAL, "Hello: run id of %zu bytes "
                     "exceeds %d", n, WEFT_MAX_TRACE_NAME);
+    if ((n = strlen(h->hostname)) > WEFT_MAX_HOSTNAME)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: host name of %zu "
+                    "bytes exceeds %d", n, WEFT_MAX_HOSTNAME);
+    if ((n = strlen(h->command)) > WEFT_MAX_COMMAND)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: command line of %zu "
+                    "bytes exceeds %d", n, WEFT_MAX_COMMAND);
+    if ((n = strlen(h->job_id)) > WEFT_MAX_JOB_ID)
+        return fail(err, errlen, WEFT_EINVAL, "Hello: job id of %zu bytes "
+                    "exceeds %d", n, WEFT_MAX_JOB_ID);
     return 0;
 }
 

@@ -410,6 +410,7 @@ int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
                        enum weft_limit *limit, char *err, size_t errlen)
 {
     char kb[WEFT_MAX_TAG_KEY + 1];
+    size_t total = 0;
 
     if (limit)
         *limit = WEFT_LIMIT_NONE;
@@ -442,6 +443,11 @@ int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
             if (strcmp(h->tags[j]->key, k) == 0)
                 return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
                             "given twice", k);
+        total += n + strlen(v);
+        if (total > WEFT_MAX_TAG_BYTES)
+            return fail(err, errlen, WEFT_ELIMIT, "Hello: the tags are over "
+                        "%d bytes (keys and values) at tag '%s'",
+                        WEFT_MAX_TAG_BYTES, k);
     }
     return 0;
 }

@@ -5,7 +5,7 @@
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
  *             grace_period, convert_threads, max_conversions,
- *             live_interval
+ *             live_interval, auth, munge_socket
  *   [limits]  max_frame, max_connections, max_conn_pending, max_buffered,
  *             idle_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
@@ -24,6 +24,8 @@
 #define WEFT_CONFIG_PATH "/etc/weft/weftd.conf"
 
 enum { WEFT_DURABLE_WRITE = 0, WEFT_DURABLE_FSYNC = 1 };
+/* auth: how a TCP client's uid is known (proto/cred.h). */
+enum { WEFT_AUTH_MUNGE = 0, WEFT_AUTH_NONE = 1 };
 
 typedef struct weft_config {
     char *listen;        /* "HOST:PORT", "" for none */
@@ -33,6 +35,8 @@ typedef struct weft_config {
     char *address_file;  /* if set, the bound TCP address is written here */
     int log_level;       /* 0 error, 1 warning, 2 info, 3 debug */
     int durability;      /* WEFT_DURABLE_WRITE or WEFT_DURABLE_FSYNC */
+    int auth;            /* WEFT_AUTH_MUNGE or WEFT_AUTH_NONE */
+    char *munge_socket;  /* munged's socket, "" for libmunge's default */
     uint64_t grace_period;     /* seconds a trace waits with no member
                                   connected before converting (partial) */
     uint64_t convert_threads;  /* members of a trace converted at once;

@@ -204,11 +204,26 @@ static void frame_seeds(void)
     Weft__LocationEnd le = WEFT__LOCATION_END__INIT, *lep = &le;
     buf recs = { .len = 0 }, evs = { .len = 0 };
     buf all = { .len = 0 }, b;
+    Weft__Auth auth = WEFT__AUTH__INIT;
+    Weft__AuthAck auth_ack = WEFT__AUTH_ACK__INIT;
     uint8_t *err;
     ssize_t n;
 
     put_byte(&all, 3);          /* default max_frame */
     put_byte(&all, 0x5a);       /* chunking seed */
+
+    /* What a TCP client sends first (the credential's text is made up:
+     * only its framing matters here). */
+    auth.protocol_version = WEFT_PROTOCOL_VERSION;
+    auth.credential.data = (uint8_t *)"MUNGE:AwQFAAB0ZXN0Y3JlZGVudGlhbA==:";
+    auth.credential.len = strlen((const char *)auth.credential.data);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &auth;
+    put_frame(&all, &env);
+    auth_ack.credential = auth.credential;
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH_ACK;
+    env.auth_ack = &auth_ack;
+    put_frame(&all, &env);
 
     hello.protocol_version = WEFT_PROTOCOL_VERSION;
     hello.trace = "job-42";

@@ -26,6 +26,11 @@ size_t weft_frame_reader_pending(const weft_frame_reader *r)
     return r->hdr_len + r->have;
 }
 
+size_t weft_frame_reader_allocated(const weft_frame_reader *r)
+{
+    return r->payload ? r->cap : 0;
+}
+
 int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
                            size_t *len, uint8_t **frame, uint32_t *frame_len)
 {
@@ -45,7 +50,12 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
                              (uint32_t)r->hdr[2] << 8 | r->hdr[3];
             if (r->payload_len > r->max_frame)
                 return WEFT_ETOOBIG;
-            r->payload = malloc(r->payload_len ? r->payload_len : 1);
+            /* Memory follows the bytes that arrive, not the length a
+             * header announces (a peer could announce and never send). */
+            r->cap = r->payload_len < WEFT_FRAME_FIRST_CHUNK
+                         ? (r->payload_len ? r->payload_len : 1)
+                         : WEFT_FRAME_FIRST_CHUNK;
+            r->payload = malloc(r->cap);
             if (!r->payload)
                 return WEFT_ENOMEM;
             r->have = 0;
@@ -54,6 +64,18 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
             size_t n = r->payload_len - r->have;
             if (n > *len)
                 n = *len;
+            if (r->have + n > r->cap) {
+                size_t cap = (size_t)r->cap * 2;
+                uint8_t *p;
+                if (cap < r->have + n)
+                    cap = r->have + n;
+                if (cap > r->payload_len)
+                    cap = r->payload_len;
+                if (!(p = realloc(r->payload, cap)))
+                    return WEFT_ENOMEM;
+                r->payload = p;
+                r->cap = (uint32_t)cap;
+            }
             memcpy(r->payload + r->have, *buf, n);
             r->have += (uint32_t)n;
             *buf += n;
@@ -69,6 +91,7 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
     r->payload = NULL;
     r->hdr_len = 0;
     r->have = 0;
+    r->cap = 0;
     r->payload_len = 0;
     return 1;
 }
@@ -173,6 +196,8 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_GOODBYE: return "Goodbye";
     case WEFT__ENVELOPE__MSG_ERROR: return "Error";
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC: return "ClockSync";
+    case WEFT__ENVELOPE__MSG_AUTH: return "Auth";
+    case WEFT__ENVELOPE__MSG_AUTH_ACK: return "AuthAck";
     default: return "none";
     }
 }

@@ -15,10 +15,20 @@
 /* 2: the full record table; typed values (metric values, attributes)
  * encoded by their type; attribute lists before events. 3: Hello tags and
  * ClockSync. 4: Comm, InterComm and RmaWin carry an identity (WX in
- * weft_records.def), and Goodbye says how a process ended abnormally. */
-#define WEFT_PROTOCOL_VERSION 4
+ * weft_records.def), and Goodbye says how a process ended abnormally.
+ * 5: Auth and AuthAck (MUNGE) before Hello over TCP. */
+#define WEFT_PROTOCOL_VERSION 5
 /* Longest Goodbye.ended, bytes. */
 #define WEFT_MAX_ENDED 256
+/* Longest Hello fields, bytes (weftd refuses longer ones; libweft never
+ * sends them: it cuts the command line). Tags: keys and values together. */
+#define WEFT_MAX_HOSTNAME 255
+#define WEFT_MAX_COMMAND 4095
+#define WEFT_MAX_JOB_ID 255
+#define WEFT_MAX_TAG_BYTES 4096
+/* Largest frame weftd takes before a Hello is accepted (Auth, Hello:
+ * about 10 KiB at most with the limits above). */
+#define WEFT_MAX_HELLO_FRAME (64u << 10)
 #define WEFT_FRAME_HEADER 4
 #define WEFT_DEFAULT_MAX_FRAME (4u << 20)
 
@@ -29,7 +39,12 @@ typedef struct weft_frame_reader {
     uint8_t *payload;     /* owned; handed to the caller when complete */
     uint32_t payload_len; /* announced length */
     uint32_t have;        /* payload bytes received so far */
+    uint32_t cap;         /* bytes allocated at payload: they grow with
+                             `have`, from WEFT_FRAME_FIRST_CHUNK */
 } weft_frame_reader;
+
+/* What a frame's buffer starts with (or its length if smaller). */
+#define WEFT_FRAME_FIRST_CHUNK (64u << 10)
 
 void weft_frame_reader_init(weft_frame_reader *r, size_t max_frame);
 /* Consumes bytes from *buf (advancing *buf and *len). Returns 1 when a
@@ -41,6 +56,10 @@ int weft_frame_reader_feed(weft_frame_reader *r, const uint8_t **buf,
                            size_t *len, uint8_t **frame, uint32_t *frame_len);
 /* Bytes the reader holds of an incomplete frame. */
 size_t weft_frame_reader_pending(const weft_frame_reader *r);
+/* Bytes the reader has allocated for an incomplete frame (what weftd
+ * charges to max_buffered): at most twice what arrived, or
+ * WEFT_FRAME_FIRST_CHUNK. */
+size_t weft_frame_reader_allocated(const weft_frame_reader *r);
 void weft_frame_reader_free(weft_frame_reader *r);
 
 /* Unpacks one Envelope. NULL if the bytes are not a valid Envelope, carry

@@ -32,7 +32,8 @@ extern "C" {
     XX(ESTATE,    "invalid state")                                           \
     XX(EEXIST,    "already exists")                                          \
     XX(ECONFIG,   "invalid configuration")                                   \
-    XX(ECONFLICT, "conflicting definitions")
+    XX(ECONFLICT, "conflicting definitions")                                 \
+    XX(EAUTH,     "authentication failed")
 
 enum {
     WEFT_OK = 0,

@@ -11,13 +11,13 @@ PACKAGES=(
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
-    pigz
+    pigz munge libmunge-dev
 )
 # tests/e2e_srun.sh starts a cluster of its own from these (it uses
 # neither /etc/slurm nor the system's munged). Not for scripts/start: on
 # a host with systemd, installing them enables their services.
 if [ "${1:-}" = --tests ]; then
-    PACKAGES+=(munge slurmctld slurmd slurm-client)
+    PACKAGES+=(slurmctld slurmd slurm-client)
 fi
 
 missing=()

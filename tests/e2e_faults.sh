@@ -161,8 +161,10 @@ if ! command -v systemd-socket-activate >/dev/null; then
 else
     sa_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     rm -f "$TMP/addr"
+    auth_args
     systemd-socket-activate -l "127.0.0.1:$sa_port" "$WEFTD" --spool "$SPOOL" \
-        --listen 127.0.0.1:1 --address-file "$TMP/addr" >>"$TMP/weftd.log" 2>&1 &
+        --listen 127.0.0.1:1 --address-file "$TMP/addr" "${AUTH_ARGS[@]}" \
+        >>"$TMP/weftd.log" 2>&1 &
     SA_PID=$!
     # The socket listens before weftd runs: the first client starts it.
     for _ in $(seq 50); do

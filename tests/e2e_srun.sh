@@ -89,25 +89,6 @@ cannot_start() {
     exit 77
 }
 
-# start_munged: munged with a key of its own, its socket in SLURM_DIR.
-start_munged() {
-    mkdir -p "$SLURM_DIR/munge"
-    chmod 755 "$SLURM_DIR/munge"
-    head -c 1024 /dev/urandom >"$SLURM_DIR/munge/key"
-    chmod 600 "$SLURM_DIR/munge/key"
-    MUNGE_SOCKET="$SLURM_DIR/munge/socket"
-    munged -F -f --key-file="$SLURM_DIR/munge/key" --socket="$MUNGE_SOCKET" \
-        --pid-file="$SLURM_DIR/munge/pid" --seed-file="$SLURM_DIR/munge/seed" \
-        --log-file="$SLURM_DIR/munge/log" >>"$SLURM_DIR/munge/log" 2>&1 &
-    MUNGED_PID=$!
-    for _ in $(seq 100); do
-        [ -S "$MUNGE_SOCKET" ] && return 0
-        kill -0 "$MUNGED_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    cannot_start "munged did not start" "$SLURM_DIR/munge/log"
-}
-
 # write_conf: SLURM_CONF, one node named after this host with 4 CPUs
 # whatever the hardware (config_overrides), two free loopback ports, and
 # job ids from a random first one (two of these clusters on one host do
@@ -159,7 +140,7 @@ EOF
 # are ours), until the node is idle (30 s at most).
 start_slurm() {
     local state=
-    start_munged
+    start_munged || cannot_start "munged did not start" "$TMP/munge/log"
     write_conf
     slurmctld -D -i -f "$SLURM_CONF" >>"$SLURM_DIR/slurmctld.out" 2>&1 &
     SLURMCTLD_PID=$!

@@ -34,6 +34,8 @@ fail() {
 # tcpproxy.py (start_proxy).
 DEMO_PID=
 PROXY_PID=
+MUNGED_PID=
+TEST_USERS=()
 
 cleanup() {
     [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
@@ -47,6 +49,14 @@ cleanup() {
         done
         kill -KILL "$WEFTD_PID" 2>/dev/null
     fi
+    if [ -n "$MUNGED_PID" ]; then
+        kill -TERM "$MUNGED_PID" 2>/dev/null
+        wait_gone "$MUNGED_PID" 5 || kill -KILL "$MUNGED_PID" 2>/dev/null
+    fi
+    for u in "${TEST_USERS[@]}"; do
+        pkill -KILL -u "$u" 2>/dev/null
+        userdel "$u" 2>/dev/null
+    done
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -77,10 +87,74 @@ stop_proxy() {
 
 # start_weftd [extra weftd args...]: starts weftd on 127.0.0.1 with a port
 # the kernel picks, waits until it listens, exports WEFT_SERVER.
+# make_user VAR: a Unix user of the test's own (useradd, no home, removed
+# with its processes at exit), its name in $VAR and its uid in ${VAR}_UID.
+# Root only. $TMP becomes reachable (not listable) by others, so that the
+# user can use the test's munged and what the test puts in $TMP/pub.
+make_user() {
+    local name="wt$$-$1"
+    name=${name:0:31}
+    useradd -M -N -g nogroup -s /usr/sbin/nologin "$name" ||
+        fail "useradd $name failed"
+    TEST_USERS+=("$name")
+    printf -v "$1" '%s' "$name"
+    printf -v "${1}_UID" '%s' "$(id -u "$name")"
+    chmod 711 "$TMP"
+    mkdir -p "$TMP/pub" && chmod 755 "$TMP/pub"
+}
+
+# as USER CMD...: CMD as USER (uid, gid and groups; no shell, no login).
+as() {
+    local u=$1
+    shift
+    setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+}
+
+# start_munged: a munged of the test's own (a key of its own; socket,
+# pid, seed and log in $TMP/munge), as weftd's default auth (munge) needs
+# over TCP; exports WEFT_MUNGE_SOCKET for the clients (start_weftd gives
+# it to weftd). Nothing if it runs already; 1 if munged cannot start.
+start_munged() {
+    local dir="$TMP/munge"
+    [ -n "$MUNGED_PID" ] && kill -0 "$MUNGED_PID" 2>/dev/null && return 0
+    command -v munged >/dev/null || PATH=$PATH:/usr/sbin
+    command -v munged >/dev/null || return 1
+    mkdir -p "$dir" && chmod 755 "$dir"
+    head -c 1024 /dev/urandom >"$dir/key" && chmod 600 "$dir/key"
+    MUNGE_SOCKET="$dir/socket"
+    munged -F -f --key-file="$dir/key" --socket="$MUNGE_SOCKET" \
+        --pid-file="$dir/pid" --seed-file="$dir/seed" \
+        --log-file="$dir/log" >>"$dir/log" 2>&1 &
+    MUNGED_PID=$!
+    for _ in $(seq 100); do
+        if [ -S "$MUNGE_SOCKET" ]; then
+            export WEFT_MUNGE_SOCKET="$MUNGE_SOCKET"
+            return 0
+        fi
+        kill -0 "$MUNGED_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    MUNGED_PID=
+    return 1
+}
+
+# auth_args: weftd's flags for the test's munged (started if need be), or
+# auth = none (and WEFT_AUTH=none for the clients) where there is no
+# munged (deps.sh installs it: it is there in CI).
+auth_args() {
+    if [ "${WEFT_AUTH:-}" = none ] || ! start_munged; then
+        export WEFT_AUTH=none
+        AUTH_ARGS=(--set auth=none)
+    else
+        AUTH_ARGS=(--set "munge_socket=$MUNGE_SOCKET")
+    fi
+}
+
 start_weftd() {
     rm -f "$TMP/addr"
+    auth_args
     "$WEFTD" --listen 127.0.0.1:0 --spool "$SPOOL" --address-file "$TMP/addr" \
-        --log-level debug "$@" >>"$TMP/weftd.log" 2>&1 &
+        --log-level debug "${AUTH_ARGS[@]}" "$@" >>"$TMP/weftd.log" 2>&1 &
     WEFTD_PID=$!
     for _ in $(seq 100); do
         [ -s "$TMP/addr" ] && break
@@ -98,10 +172,11 @@ start_weftd() {
 start_weftd_at() {
     local port=$1
     shift
+    auth_args
     for _ in $(seq 30); do
         rm -f "$TMP/addr"
         "$WEFTD" --listen "127.0.0.1:$port" --spool "$SPOOL" \
-            --address-file "$TMP/addr" --log-level debug "$@" \
+            --address-file "$TMP/addr" --log-level debug "${AUTH_ARGS[@]}" "$@" \
             >>"$TMP/weftd.log" 2>&1 &
         WEFTD_PID=$!
         for _ in $(seq 100); do

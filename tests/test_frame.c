@@ -33,6 +33,8 @@ typedef struct kinds {
     Weft__Goodbye goodbye;
     Weft__Error error;
     Weft__ClockSync clock_sync;
+    Weft__Auth auth;
+    Weft__AuthAck auth_ack;
     Weft__Tag tags[2];
     Weft__Tag *tagp[2];
     uint8_t defbytes[5];
@@ -117,6 +119,13 @@ static void kinds_init(kinds *k)
     k->error.code = WEFT_EREF;
     k->error.message = (char *)"Enter.region: 9 is not defined";
 
+    weft__auth__init(&k->auth);
+    k->auth.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->auth.credential.data = (uint8_t *)"MUNGE:AwQDAACm9Ot0xqA=:";
+    k->auth.credential.len = strlen("MUNGE:AwQDAACm9Ot0xqA=:");
+    weft__auth_ack__init(&k->auth_ack);
+    k->auth_ack.credential = k->auth.credential;
+
     weft__clock_sync__init(&k->clock_sync);
     k->clock_sync.id = 5;
     k->clock_sync.client_time = UINT64_MAX - 1;
@@ -138,6 +147,8 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_GOODBYE: env.goodbye = &k->goodbye; break;
     case WEFT__ENVELOPE__MSG_ERROR: env.error = &k->error; break;
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC: env.clock_sync = &k->clock_sync; break;
+    case WEFT__ENVELOPE__MSG_AUTH: env.auth = &k->auth; break;
+    case WEFT__ENVELOPE__MSG_AUTH_ACK: env.auth_ack = &k->auth_ack; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -200,6 +211,16 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         assert_int_equal(got->clock_sync->id, 5);
         assert_true(got->clock_sync->client_time == UINT64_MAX - 1);
         assert_true(got->clock_sync->server_time == 1234567890123ull);
+        break;
+    case WEFT__ENVELOPE__MSG_AUTH:
+        assert_int_equal(got->auth->protocol_version, WEFT_PROTOCOL_VERSION);
+        assert_int_equal(got->auth->credential.len, k->auth.credential.len);
+        assert_memory_equal(got->auth->credential.data,
+                            k->auth.credential.data, k->auth.credential.len);
+        break;
+    case WEFT__ENVELOPE__MSG_AUTH_ACK:
+        assert_int_equal(got->auth_ack->credential.len,
+                         k->auth.credential.len);
         break;
     default:
         fail_msg("unexpected kind %d", kind);
@@ -336,6 +357,48 @@ static void test_reader_chunks(void **state)
         feed_in_chunks(&s, chunks[i]);
     free(s.buf);
     free(k.big);
+}
+
+/* The reader's memory follows what arrived, not what a header
+ * announced: 64 KiB first, then doubling, never past the frame. */
+static void test_reader_memory_follows_bytes(void **state)
+{
+    const uint32_t n = 1u << 20;
+    uint8_t hdr[4] = { n >> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff };
+    uint8_t *body = calloc(1, n), *frame = NULL;
+    weft_frame_reader r;
+    const uint8_t *p = hdr;
+    size_t left = sizeof hdr;
+    uint32_t flen = 0;
+
+    (void)state;
+    assert_non_null(body);
+    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 0);
+    assert_int_equal(weft_frame_reader_allocated(&r), WEFT_FRAME_FIRST_CHUNK);
+    p = body;
+    left = 10;
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 0);
+    assert_int_equal(weft_frame_reader_allocated(&r), WEFT_FRAME_FIRST_CHUNK);
+    left = WEFT_FRAME_FIRST_CHUNK; /* 10 + 64 KiB: one doubling */
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 0);
+    assert_int_equal(weft_frame_reader_allocated(&r),
+                     2 * WEFT_FRAME_FIRST_CHUNK);
+    left = n - 10 - WEFT_FRAME_FIRST_CHUNK;
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 1);
+    assert_int_equal(flen, n);
+    assert_int_equal(weft_frame_reader_allocated(&r), 0);
+    free(frame);
+    /* A small frame takes its own length. */
+    hdr[0] = hdr[1] = 0;
+    hdr[2] = 0;
+    hdr[3] = 100;
+    p = hdr;
+    left = sizeof hdr;
+    assert_int_equal(weft_frame_reader_feed(&r, &p, &left, &frame, &flen), 0);
+    assert_int_equal(weft_frame_reader_allocated(&r), 100);
+    weft_frame_reader_free(&r);
+    free(body);
 }
 
 static void test_reader_frames_unpack(void **state)
@@ -590,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_pack_unpack_every_kind),
         cmocka_unit_test(test_reader_chunks),
         cmocka_unit_test(test_reader_frames_unpack),
+        cmocka_unit_test(test_reader_memory_follows_bytes),
         cmocka_unit_test(test_reader_limit),
         cmocka_unit_test(test_unpack_garbage),
         cmocka_unit_test(test_pack_error),

@@ -658,6 +658,24 @@ static void test_frame_too_big(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 2);
 }
 
+/* Before Hello a frame may be WEFT_MAX_HELLO_FRAME bytes at most,
+ * whatever max_frame allows after it. */
+static void test_frame_before_hello(void **state)
+{
+    fixture *f = *state;
+    uint32_t n = WEFT_MAX_HELLO_FRAME + 1;
+    uint8_t hdr[4] = { n >> 24, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff };
+    int fd;
+
+    f->d.cfg.max_frame = 1u << 20;
+    start(f);
+    fd = cl_connect(f);
+    cl_send(fd, hdr, sizeof hdr);
+    expect_error(fd, WEFT_ETOOBIG, "frame of 65537 bytes before Hello (at "
+                 "most 65536 bytes until then)");
+    stop(f);
+}
+
 static void test_garbage(void **state)
 {
     fixture *f = *state;
@@ -721,6 +739,67 @@ static void test_hello_refused(void **state)
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("v", 0, 17, WEFT_PROTOCOL_VERSION));
     expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    stop(f);
+}
+
+/* An Auth frame carrying cred (version v). */
+static bytes auth_frame(const char *cred, uint32_t v)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Auth a = WEFT__AUTH__INIT;
+
+    a.protocol_version = v;
+    a.credential.data = (uint8_t *)cred;
+    a.credential.len = strlen(cred);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &a;
+    return pack(&env);
+}
+
+/* auth = munge: what is refused before munged is even asked, and a
+ * credential munged cannot check (here: no munged at the socket
+ * configured), on the worker thread. The credentials munged accepts,
+ * and those it refuses (expired, replayed), are tests/e2e_auth.sh's. */
+static void test_auth_refused(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    f->d.cfg.auth = WEFT_AUTH_MUNGE;
+    free(f->d.cfg.munge_socket);
+    f->d.cfg.munge_socket = tu_path(f->dir, "no-munged");
+    start(f);
+    fd = cl_connect(f);
+    send_bytes_free(fd, hello_frame("a", 0, 1, WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EAUTH, "Hello without a MUNGE credential");
+    fd = cl_connect(f);
+    send_bytes_free(fd, auth_frame("", WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EAUTH, "MUNGE credential of 0 bytes");
+    fd = cl_connect(f);
+    send_bytes_free(fd, auth_frame("MUNGE:x:", 99));
+    expect_error(fd, WEFT_EVERSION, "protocol version 99 is not supported");
+    fd = cl_connect(f);
+    send_bytes_free(fd, auth_frame("MUNGE:x:", WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EAUTH, "MUNGE credential refused");
+    /* The connection closes while its credential is being checked: the
+     * job comes back to nobody. */
+    fd = cl_connect(f);
+    send_bytes_free(fd, auth_frame("MUNGE:y:", WEFT_PROTOCOL_VERSION));
+    close(fd);
+    stop(f);
+}
+
+/* With auth = none an Auth is still only taken first. */
+static void test_auth_after_hello(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "late", 0, 1);
+    send_bytes_free(fd, auth_frame("MUNGE:x:", WEFT_PROTOCOL_VERSION));
+    expect_error(fd, WEFT_EPROTO, "Auth after Hello");
     stop(f);
 }
 
@@ -1896,9 +1975,12 @@ int main(void)
         T(test_pipelined_and_split),
         T(test_resume),
         T(test_frame_too_big),
+        T(test_frame_before_hello),
         T(test_garbage),
         T(test_before_hello),
         T(test_hello_refused),
+        T(test_auth_refused),
+        T(test_auth_after_hello),
         T(test_server_messages_from_client),
         T(test_bad_records),
         T(test_missing_batches),

@@ -35,6 +35,7 @@
 
 #include "catalog.h"
 #include "daemon_fixture.h"
+#include "frame.h"
 #include "journal.h"
 #include "testutil.h"
 #include "trace.h"
@@ -212,6 +213,28 @@ static void test_join_errors(void **state)
     h.timer_resolution = 0;
     assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
     assert_err(f, "timer_resolution is 0");
+    /* Every string of a Hello is bounded (proto/frame.h). */
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[WEFT_MAX_HOSTNAME + 1] = 0;
+    h = hello("t", 0, 1);
+    h.hostname = long_name;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "host name of 256 bytes exceeds 255");
+    h = hello("t", 0, 1);
+    h.job_id = long_name;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "job id of 256 bytes exceeds 255");
+    {
+        char *cmd = malloc(WEFT_MAX_COMMAND + 2);
+        assert_non_null(cmd);
+        memset(cmd, 'c', WEFT_MAX_COMMAND + 1);
+        cmd[WEFT_MAX_COMMAND + 1] = 0;
+        h = hello("t", 0, 1);
+        h.command = cmd;
+        assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+        assert_err(f, "command line of 4096 bytes exceeds 4095");
+        free(cmd);
+    }
     memset(long_name, 'n', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
     h = hello(long_name, 0, 1);

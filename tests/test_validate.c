@@ -1203,6 +1203,19 @@ static void test_tags(void **state)
     assert_int_equal(tags(f, many, 65), WEFT_ELIMIT);
     assert_err(f, "Hello: 65 tags, at most 64 are allowed");
     assert_int_equal(f->limit, WEFT_LIMIT_NONE);
+    /* 64 tags of 64-byte keys and 16-byte values: over the protocol's
+     * 4096 bytes of tags at the 52nd (52 x 80 = 4160). */
+    {
+        static char kv[64][96];
+        for (int i = 0; i < 64; i++) {
+            snprintf(kv[i], sizeof kv[i], "%02d%.62s=0123456789abcdef", i,
+                     "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk");
+            many[i] = kv[i];
+        }
+        assert_int_equal(tags(f, many, 64), WEFT_ELIMIT);
+        assert_err(f, "Hello: the tags are over 4096 bytes (keys and values) "
+                   "at tag '51");
+    }
 }
 
 int main(void)

@@ -3,7 +3,7 @@
  *
  *   weft-rawpeer HOST:PORT MODE [TRACE]
  *   weft-rawpeer HOST:PORT member TRACE [--rank R] [--size N] [--host H]
- *       [--pid P] [--job ID] [--command CMD] [--tag K=V]... [--tags N]
+ *       [--pid P] [--job ID] [--run RUN] [--command CMD] [--tag K=V]... [--tags N]
  *       [--scenario profile|compute|many|none]
  *
  * Prints the Error message weftd answered with on stdout. Exit 0 when an
@@ -14,6 +14,13 @@
  * "counted" the same with a Goodbye that reports two; "aborted" is rank 0
  * of 2 sending two events and a Goodbye that says it ended with
  * "MPI_Abort (error code 3)" (rank 1 never comes).
+ *
+ * Over TCP it first proves its uid with a MUNGE credential (Auth) from
+ * the munged at WEFT_MUNGE_SOCKET, unless WEFT_AUTH=none. The MODEs
+ * "no-auth" (Hello without Auth), "claim" (a Hello claiming another uid
+ * than the credential's: $RAWPEER_CLAIM_UID, else its own + 1), "replay" (a credential weftd already took,
+ * sent again on a second connection), "expired" (a credential of 1 s
+ * sent 3 s later) and "bad-cred" (not a credential) print weftd's Error.
  *
  * MODE "member" is one well-behaved process of a trace with the Hello
  * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
@@ -42,10 +49,13 @@
 #include <unistd.h>
 
 #include "codec.h"
+#include "cred.h"
 #include "frame.h"
 #include "weft_errors.h"
 
 static int sock = -1;
+static int authenticated;          /* AuthAck received on this socket */
+static uint32_t claim_uid_delta;   /* "claim": the Hello's uid is off by */
 
 static void send_bytes(const void *buf, size_t len)
 {
@@ -73,17 +83,74 @@ static void send_env(const Weft__Envelope *env)
     }
 }
 
+static int await_reply_n(int timeout_ms, uint64_t stop_after_acks);
+
+/* Sends Auth with credential cred (NULL: a new one of ttl seconds, 0 for
+ * munged's default; kept in *made if made is not NULL) and waits for
+ * AuthAck. 1 when it came, 0 after printing weftd's Error; exits 1 when
+ * no credential can be made or nothing came. */
+static int send_auth(const char *cred, unsigned ttl, char **made)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Auth a = WEFT__AUTH__INIT;
+    char err[256], *mine = NULL;
+    int got;
+
+    if (!cred) {
+        if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"), WEFT_AUTH_ANYONE,
+                             ttl, NULL, 0, &mine, err, sizeof err) < 0) {
+            fprintf(stderr, "rawpeer: %s\n", err);
+            exit(1);
+        }
+        cred = mine;
+    }
+    a.protocol_version = WEFT_PROTOCOL_VERSION;
+    a.credential.data = (uint8_t *)cred;
+    a.credential.len = strlen(cred);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &a;
+    send_env(&env);
+    if (made)
+        *made = mine;
+    else
+        free(mine);
+    got = await_reply_n(10000, 0);
+    if (got == 1)
+        return 0;
+    if (got != 3) {
+        fprintf(stderr, "rawpeer: no AuthAck\n");
+        exit(1);
+    }
+    authenticated = 1;
+    return 1;
+}
+
+/* Before a Hello: Auth, unless done or WEFT_AUTH=none. Exits 1 after
+ * printing weftd's Error if it refused. */
+static void ensure_auth(void)
+{
+    const char *auth = getenv("WEFT_AUTH");
+
+    if (!authenticated && !(auth && strcmp(auth, "none") == 0) &&
+        !send_auth(NULL, 0, NULL))
+        exit(1);
+}
+
 static void send_hello_size(const char *trace, uint32_t version, uint32_t size)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Hello h = WEFT__HELLO__INIT;
 
+    ensure_auth();
     h.protocol_version = version;
     h.trace = (char *)trace;
     h.rank = 0;
     h.size = size;
     h.hostname = "rawpeer";
     h.pid = (uint32_t)getpid();
+    h.uid = getenv("RAWPEER_CLAIM_UID")
+                ? (uint32_t)strtoul(getenv("RAWPEER_CLAIM_UID"), NULL, 10)
+                : (uint32_t)getuid() + claim_uid_delta;
     h.timer_resolution = 1000000000;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
@@ -313,6 +380,7 @@ static int run_member(int argc, char **argv)
     h.size = 1;
     h.hostname = "rawpeer";
     h.pid = 4242;
+    h.uid = (uint32_t)getuid();
     h.timer_resolution = 1000;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -331,6 +399,8 @@ static int run_member(int argc, char **argv)
             h.pid = (uint32_t)atoi(v);
         } else if (strcmp(o, "--job") == 0) {
             h.job_id = (char *)v;
+        } else if (strcmp(o, "--run") == 0) {
+            h.run = (char *)v;
         } else if (strcmp(o, "--command") == 0) {
             h.command = (char *)v;
         } else if (strcmp(o, "--scenario") == 0) {
@@ -362,6 +432,7 @@ static int run_member(int argc, char **argv)
     h.tags = tagp;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
+    ensure_auth();
     send_env(&env);
     send_member_defs();
     if (send_scenario(scenario) < 0)
@@ -379,7 +450,7 @@ static Weft__HelloAck *hello_ack; /* the last HelloAck received */
 static uint64_t acks;             /* Ack frames received */
 
 /* Reads frames until an Error (printed, returns 1), EOF (0), timeout (-1),
- * or, with stop_after_acks, that many Acks in all (2). */
+ * an AuthAck (3), or, with stop_after_acks, that many Acks in all (2). */
 static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
 {
     weft_frame_reader r;
@@ -414,6 +485,11 @@ static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
                 hello_ack = env->hello_ack;
                 env->hello_ack = NULL;
                 env->msg_case = WEFT__ENVELOPE__MSG__NOT_SET;
+            }
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_AUTH_ACK) {
+                weft_frame_free_envelope(env);
+                weft_frame_reader_free(&r);
+                return 3;
             }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ACK &&
                 ++acks == stop_after_acks) {
@@ -469,7 +545,8 @@ int main(int argc, char **argv)
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
                 "daemon-def seq-gap vanish first-half second-half flood valid "
-                "short counted aborted member\n");
+                "short counted aborted member no-auth claim replay expired "
+                "bad-cred\n");
         return 2;
     }
     mode = argv[2];
@@ -492,6 +569,37 @@ int main(int argc, char **argv)
         send_bytes(hdr, sizeof hdr);
     } else if (strcmp(mode, "bad-version") == 0) {
         send_hello(trace, 99);
+    } else if (strcmp(mode, "no-auth") == 0) {
+        authenticated = 1; /* as a client of auth = none would */
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+    } else if (strcmp(mode, "claim") == 0) {
+        claim_uid_delta = 1;
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+    } else if (strcmp(mode, "replay") == 0) {
+        char *cred = NULL;
+        if (!send_auth(NULL, 0, &cred))
+            return 1; /* the first use must pass */
+        close(sock);
+        authenticated = 0;
+        if (connect_to(argv[1]) < 0)
+            return 2;
+        got = send_auth(cred, 0, NULL);
+        free(cred);
+        return got == 0 ? 0 : 1;
+    } else if (strcmp(mode, "expired") == 0) {
+        char err[256], *cred = NULL;
+        if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"), WEFT_AUTH_ANYONE,
+                             1, NULL, 0, &cred, err, sizeof err) < 0) {
+            fprintf(stderr, "rawpeer: %s\n", err);
+            return 1;
+        }
+        sleep(3);
+        got = send_auth(cred, 0, NULL);
+        free(cred);
+        return got == 0 ? 0 : 1;
+    } else if (strcmp(mode, "bad-cred") == 0) {
+        return send_auth("MUNGE:bm90IGEgY3JlZGVudGlhbA==:", 0, NULL) == 0 ? 0
+                                                                          : 1;
     } else if (strcmp(mode, "before-hello") == 0) {
         send_defs_region();
     } else if (strcmp(mode, "unknown-record") == 0) {

@@ -1,0 +1,138 @@
+#!/bin/bash
+# e2e_auth.sh - over TCP a process proves its uid with MUNGE and checks
+# that it talks to weftd; the uid a Hello claims is never believed (#15).
+# A munged of the test's own (its own key), a real weftd (auth = munge,
+# the default), two users made with useradd:
+#  - a good credential is accepted (weft-demo: complete, owned by root);
+#  - no credential, a Hello claiming another uid, a replayed, an expired
+#    and a forged credential are refused with errors naming why;
+#  - user B, with A's trace name and launch, gets a trace of B's own:
+#    A's trace completes with A's processes only; B cannot claim A's uid;
+#  - B holding weftd's address (tests/fakeweftd.py) learns no trace name
+#    or command line: the client refuses a server of B's uid;
+#  - no munged on the client's side, or on weftd's, is said clearly.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root (useradd, setpriv)"
+    exit 77
+fi
+start_munged || fail "munged cannot start (scripts/deps.sh installs munge)"
+start_weftd
+grep -q "auth = munge: TCP clients prove their uid with MUNGE" \
+    "$TMP/weftd.log" || fail "weftd does not say how clients are identified"
+
+# A good credential: the demo (libweft's Auth) is traced, owned by root.
+run_demo good
+wait_state good complete
+"$PY" - "$TMP/show.json" <<'PY' || fail "trace 'good' is not root's"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["uid"] == 0, j
+PY
+grep -q "authenticated by MUNGE as uid 0" "$TMP/weftd.log" ||
+    fail "weftd does not log the authenticated uid"
+
+# Refusals, each with weftd's reason.
+refused() { # MODE EXPECTED-MESSAGE
+    out=$(timeout 30 "$RAWPEER" "$WEFT_SERVER" "$1" "r-$1") ||
+        fail "rawpeer $1: no Error from weftd (exit $?): $out"
+    case "$out" in *"$2"*) ;; *) fail "rawpeer $1: '$out' does not say '$2'";; esac
+}
+refused no-auth "EAUTH: Hello without a MUNGE credential"
+refused claim "EAUTH: Hello claims uid 1 but its MUNGE credential is of uid 0"
+refused replay "EAUTH: MUNGE credential refused: Replayed credential"
+refused expired "EAUTH: MUNGE credential refused: Expired credential"
+refused bad-cred "EAUTH: MUNGE credential refused: Invalid credential"
+"$WEFT" --catalog "$SPOOL/catalog.db" list --json >"$TMP/list0.json"
+grep -q '"r-' "$TMP/list0.json" && fail "a refused peer left a trace"
+
+# Two users. The rawpeer binary goes where they can run it.
+make_user A
+make_user B
+cp "$RAWPEER" "$TMP/pub/rawpeer" && chmod 755 "$TMP/pub/rawpeer"
+cp "$WEFT_SRCDIR/tests/fakeweftd.py" "$TMP/pub/" && chmod 755 "$TMP/pub/fakeweftd.py"
+chmod 755 "$TMP/munge"
+peer() { # USER ARGS...
+    local u=$1
+    shift
+    (cd "$TMP/pub" && as "$u" ./rawpeer "$WEFT_SERVER" "$@")
+}
+# A starts rank 0 of 2 of job42 in launch r1; B comes as rank 1 of the
+# same name and launch; then A's rank 1.
+peer "$A" member job42 --rank 0 --size 2 --run r1 --scenario compute ||
+    fail "A's rank 0 was refused"
+peer "$B" member job42 --rank 1 --size 2 --run r1 --scenario compute ||
+    fail "B's process was refused (it should get a trace of its own)"
+peer "$A" member job42 --rank 1 --size 2 --run r1 --scenario compute ||
+    fail "A's rank 1 was refused: B took its place"
+check_job42() {
+    "$WEFT" --catalog "$SPOOL/catalog.db" list --json >"$TMP/list.json" &&
+        "$PY" - "$TMP/list.json" "$A_UID" "$B_UID" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+a, b = int(sys.argv[2]), int(sys.argv[3])
+mine = [r for r in rows if r["name"] == "job42" and r["uid"] == a]
+theirs = [r for r in rows if r["name"] == "job42" and r["uid"] == b]
+assert len(mine) == 1 and len(theirs) == 1, rows
+assert mine[0]["state"] == "complete", mine
+assert mine[0]["members"] == 2 and mine[0]["events"] == 8, mine
+assert theirs[0]["state"] == "recording", theirs
+PY
+}
+for _ in $(seq 100); do
+    check_job42 2>/dev/null && break
+    sleep 0.1
+done
+check_job42 || fail "A's and B's job42"
+out=$(RAWPEER_CLAIM_UID=$A_UID peer "$B" claim job42) ||
+    fail "B claiming A's uid was not refused"
+case "$out" in
+    *"Hello claims uid $A_UID but its MUNGE credential is of uid $B_UID"*) ;;
+    *) fail "B claiming A's uid: '$out'";;
+esac
+
+# B holds the address the client uses: the client refuses the server
+# before it says anything about itself.
+fake=$TMP/pub/fake
+mkdir "$fake" && chown "$B" "$fake"
+(cd "$TMP/pub" && as "$B" /usr/bin/python3 ./fakeweftd.py "$fake/port" \
+    "$fake/log" "$MUNGE_SOCKET" 0) 2>"$TMP/fake.err" &
+fake_pid=$!
+for _ in $(seq 100); do [ -s "$fake/port" ] && break; sleep 0.1; done
+[ -s "$fake/port" ] || fail "fakeweftd did not start: $(cat "$TMP/fake.err")"
+out=$(WEFT_SERVER=$(cat "$fake/port") WEFT_TRACE=secret-name WEFT_REQUIRED=1 \
+    timeout 60 "$DEMO" -p 1 -t 1 -n 1 2>&1) && fail "traced to a fake weftd: $out"
+case "$out" in
+    *"the server runs as uid $B_UID, which weftd never does"*) ;;
+    *) fail "the client did not refuse B's server clearly: $out";;
+esac
+wait "$fake_pid" 2>/dev/null
+[ -s "$fake/log" ] || fail "the fake weftd saw no Auth: $(cat "$TMP/fake.err")"
+grep -q -a -e secret-name -e weft-demo "$fake/log" &&
+    fail "the fake weftd learned the trace name or the command line"
+
+# No munged where the client runs: tracing off, saying why.
+out=$(WEFT_MUNGE_SOCKET=$TMP/none.sock WEFT_TRACE=nomunge timeout 60 \
+    "$DEMO" -p 1 -t 1 -n 1 2>&1) || fail "the demo failed without munged: $out"
+case "$out" in
+    *"cannot prove who this process is"*"is munged running here?"*) ;;
+    *) fail "no munged: '$out'";;
+esac
+
+# No munged where weftd runs: it says so at start, and refuses.
+SPOOL="$TMP/spool2" "$WEFTD" --listen 127.0.0.1:0 --spool "$TMP/spool2" \
+    --address-file "$TMP/addr2" --set munge_socket="$TMP/none.sock" \
+    >"$TMP/weftd2.log" 2>&1 &
+w2=$!
+for _ in $(seq 100); do [ -s "$TMP/addr2" ] && break; sleep 0.1; done
+grep -q "auth = munge, but munged does not answer" "$TMP/weftd2.log" ||
+    fail "weftd without munged says nothing: $(cat "$TMP/weftd2.log")"
+out=$(timeout 30 "$RAWPEER" "$(cat "$TMP/addr2")" valid r2)
+case "$out" in
+    *"EAUTH: MUNGE credential refused"*) ;;
+    *) fail "weftd without munged took a client: '$out'";;
+esac
+kill -TERM "$w2"
+wait "$w2"
+echo "PASS: e2e_auth"
