@@ -74,6 +74,9 @@ static const key_desc keys[] = {
       "largest frame accepted from a client, bytes", NULL },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
       "connections served at once", NULL },
+    { "limits", "max_connections_per_user", K_COUNT,
+      OFF(max_connections_per_user), 1, 1000000,
+      "connections of one user (uid) that said Hello, served at once", NULL },
     { "limits", "max_conn_pending", K_SIZE, OFF(max_conn_pending), 1024,
       1u << 30, "reply bytes queued for a client that does not read them "
       "before weftd stops reading from it (backpressure)", NULL },
@@ -134,6 +137,7 @@ void weft_config_init(weft_config *c)
     c->live_interval = 2;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
+    c->max_connections_per_user = 3072;
     c->max_conn_pending = 1u << 20;
     c->max_buffered = 64u << 20;
     c->idle_timeout = 300;

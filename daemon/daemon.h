@@ -24,7 +24,8 @@ struct weft_status;
     X(MAX_BUFFERED, "max_buffered") X(IDLE_TIMEOUT, "idle_timeout") \
     X(FD_LIMIT, "fd_limit") X(MAX_STRING, "max_string") \
     X(MAX_DEFINITIONS, "max_definitions") \
-    X(MAX_LOCATIONS, "max_locations") X(MAX_MEMBERS, "max_members")
+    X(MAX_LOCATIONS, "max_locations") X(MAX_MEMBERS, "max_members") \
+    X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -88,6 +89,10 @@ typedef struct weft_daemon {
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
+    struct weft_user_conns *users; /* connections per uid that said Hello
+                                     (max_connections_per_user), nusers
+                                     of them in an array of cap_users */
+    uint32_t nusers, cap_users;
     struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
     /* Threads of their own for slow work (worker.h): */
     struct weft_worker *syncer;   /* fdatasync batches (durability =

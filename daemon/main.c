@@ -149,6 +149,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.live_interval = c.live_interval;
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
+    d->cfg.max_connections_per_user = c.max_connections_per_user;
     d->cfg.max_conn_pending = c.max_conn_pending;
     d->cfg.max_buffered = c.max_buffered;
     d->cfg.idle_timeout = c.idle_timeout;

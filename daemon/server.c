@@ -173,12 +173,88 @@ static void on_shutdown(uv_shutdown_t *req, int status)
     close_now(req->data);
 }
 
+/* ---- connections per user (max_connections_per_user) ---- */
+
+struct weft_user_conns {
+    uint32_t uid;
+    uint32_t n;        /* connections of uid that said Hello, open */
+};
+
+/* uid's entry, made if need be (NULL without memory). Users are few: a
+ * linear search, done once per Hello. */
+static struct weft_user_conns *user_conns(weft_daemon *d, uint32_t uid)
+{
+    struct weft_user_conns *u;
+
+    for (uint32_t i = 0; i < d->nusers; i++)
+        if (d->users[i].uid == uid)
+            return &d->users[i];
+    if (d->nusers == d->cap_users) {
+        uint32_t cap = d->cap_users ? 2 * d->cap_users : 16;
+        if (!(u = realloc(d->users, cap * sizeof *u)))
+            return NULL;
+        d->users = u;
+        d->cap_users = cap;
+    }
+    u = &d->users[d->nusers++];
+    u->uid = uid;
+    u->n = 0;
+    return u;
+}
+
+int weft_conn_charge_user(weft_conn *c, uint32_t uid)
+{
+    weft_daemon *d = c->d;
+    struct weft_user_conns *u = user_conns(d, uid);
+
+    assert(!c->charged);
+    if (!u) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    if (u->n >= d->cfg.max_connections_per_user) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_CONNECTIONS_PER_USER,
+                             WEFT_ELIMIT, "uid %u has %u connections "
+                             "already: max_connections_per_user is %llu",
+                             (unsigned)uid, u->n, (unsigned long long)
+                             d->cfg.max_connections_per_user);
+        return WEFT_ELIMIT;
+    }
+    u->n++;
+    c->charged = 1;
+    c->charged_uid = uid;
+    return 0;
+}
+
+/* c closes: it no longer counts for its user (an entry at zero goes). */
+static void uncharge_user(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+
+    if (!c->charged)
+        return;
+    c->charged = 0;
+    for (uint32_t i = 0; i < d->nusers; i++) {
+        if (d->users[i].uid != c->charged_uid)
+            continue;
+        if (--d->users[i].n == 0)
+            d->users[i] = d->users[--d->nusers];
+        if (d->nusers == 0) {
+            free(d->users);
+            d->users = NULL;
+            d->cap_users = 0;
+        }
+        return;
+    }
+}
+
 void weft_conn_close(weft_conn *c)
 {
     if (c->closing)
         return;
     c->closing = 1;
     uv_read_stop(&c->h.stream);
+    uncharge_user(c);
     c->d->server_cbs->on_closed(c);
     c->shutdown_req.data = c;
     if (uv_shutdown(&c->shutdown_req, &c->h.stream, on_shutdown) != 0)

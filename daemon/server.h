@@ -87,6 +87,8 @@ typedef struct weft_conn {
     uint32_t peer_gid;         /* with authenticated */
     int authenticated;         /* TCP: its Auth was accepted (authn.c) */
     void *auth_job;            /* authn.c's job while its Auth is checked */
+    int charged;               /* counts for charged_uid in d->users */
+    uint32_t charged_uid;
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
     unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while
@@ -153,6 +155,11 @@ const char *weft_limit_name(enum weft_limit l);
 void weft_server_buffered_fell(weft_daemon *d);
 /* Counts a hit of limit l. */
 void weft_limit_hit(weft_daemon *d, enum weft_limit l);
+
+/* c's Hello was accepted as uid's: counts c for that user until it
+ * closes. 0, or WEFT_ELIMIT after failing c when the user has
+ * max_connections_per_user already. */
+int weft_conn_charge_user(weft_conn *c, uint32_t uid);
 
 /* Queues a packed frame for the peer; takes ownership of `frame`. */
 void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);

@@ -380,7 +380,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
                        h->protocol_version, WEFT_PROTOCOL_VERSION);
         return WEFT_EVERSION;
     }
-    if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0)
+    if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0 ||
+        (rc = weft_conn_charge_user(c, uid)) < 0)
         return rc;
     rc = weft_validate_tags(h, c->d->cfg.max_string, &limit, err,
                             sizeof err);

@@ -6,7 +6,8 @@
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
  *             grace_period, convert_threads, max_conversions,
  *             live_interval, auth, munge_socket
- *   [limits]  max_frame, max_connections, max_conn_pending, max_buffered,
+ *   [limits]  max_frame, max_connections, max_connections_per_user,
+ *             max_conn_pending, max_buffered,
  *             idle_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
  */
@@ -48,6 +49,7 @@ typedef struct weft_config {
                                   0: never */
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
+    uint64_t max_connections_per_user; /* that said Hello (server.c) */
     uint64_t max_conn_pending; /* reply bytes queued for one client before
                                   weftd stops reading from it */
     uint64_t max_buffered;     /* bytes of partly received frames over all

@@ -277,6 +277,9 @@ static void send_bytes_free(int fd, bytes b)
     free(b.p);
 }
 
+/* The uid hello_frame claims (auth = none: weftd believes it). */
+static uint32_t hello_uid;
+
 static bytes hello_frame(const char *trace, uint32_t rank, uint32_t size,
                          uint32_t version)
 {
@@ -289,6 +292,7 @@ static bytes hello_frame(const char *trace, uint32_t rank, uint32_t size,
     h.size = size;
     h.hostname = (char *)"test-host";
     h.pid = 77;
+    h.uid = hello_uid;
     h.timer_resolution = 1000000000;
     h.realtime_ns = 1700000000000000000ull;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
@@ -1164,6 +1168,48 @@ static void test_max_connections(void **state)
     stop(f);
 }
 
+/* One user cannot hold more than max_connections_per_user; others can
+ * still come, and the user's slot frees when a connection closes. */
+static void test_max_connections_per_user(void **state)
+{
+    fixture *f = *state;
+    int a, b, c;
+
+    f->d.cfg.max_connections_per_user = 2;
+    start(f);
+    hello_uid = 1000;
+    a = cl_connect(f);
+    hello_ok(a, "u1", 0, 1);
+    b = cl_connect(f);
+    hello_ok(b, "u2", 0, 1);
+    c = cl_connect(f);
+    send_bytes_free(c, hello_frame("u3", 0, 1, WEFT_PROTOCOL_VERSION));
+    expect_error(c, WEFT_ELIMIT, "uid 1000 has 2 connections already: "
+                 "max_connections_per_user is 2");
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_CONNECTIONS_PER_USER], 1);
+    hello_uid = 1001;
+    c = cl_connect(f);
+    hello_ok(c, "v1", 0, 1);
+    send_bytes_free(c, goodbye_frame());
+    expect_eof(c);
+    close(c);
+    hello_uid = 1000;
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    c = cl_connect(f);
+    hello_ok(c, "u4", 0, 1);
+    send_bytes_free(c, goodbye_frame());
+    expect_eof(c);
+    close(c);
+    send_bytes_free(b, goodbye_frame());
+    expect_eof(b);
+    close(b);
+    hello_uid = 0;
+    stop(f);
+    assert_int_equal(f->d.nusers, 0);
+}
+
 /* ---- peers that vanish ---------------------------------------------------- */
 
 static void test_peer_vanishes(void **state)
@@ -1996,6 +2042,7 @@ int main(void)
         T(test_max_locations),
         T(test_rank_connected_twice),
         T(test_max_connections),
+        T(test_max_connections_per_user),
         T(test_peer_vanishes),
         T(test_stop_with_clients),
         T(test_stop_with_unread_acks),
