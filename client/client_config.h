@@ -54,6 +54,8 @@ static inline int weft__launched(void)
 #define WEFT__MIN_POOL 2u
 #define WEFT__MAX_POOL (1u << 20)
 #define WEFT__DEFAULT_FLUSH_MS 500u
+/* Well below weftd's default session_timeout (3600 s). */
+#define WEFT__DEFAULT_HEARTBEAT_MS 60000u
 #define WEFT__DEFAULT_CLOSE_TIMEOUT_MS 30000u
 #define WEFT__DEFAULT_STALL_MS 30000u
 #define WEFT__MAX_MS 3600000u
@@ -81,6 +83,8 @@ typedef struct weft__config {
     size_t buffer_size;      /* bytes */
     uint32_t pool_size;      /* buffers */
     uint32_t flush_ms;       /* 0: no periodic flush */
+    uint32_t heartbeat_ms;   /* WEFT_HEARTBEAT_MS: a Heartbeat after this
+                                long without a frame; 0: never */
     uint32_t close_timeout_ms;
     uint32_t stall_ms;       /* see WEFT_STALL_MS */
     int overflow_discard;    /* WEFT_OVERFLOW=discard */

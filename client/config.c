@@ -393,6 +393,11 @@ static int parse_limits(const envsrc *e, weft__config *c)
     if (rc < 0)
         return rc;
     c->flush_ms = (uint32_t)n;
+    rc = env_number(e, "WEFT_HEARTBEAT_MS", 0, WEFT__MAX_MS,
+                    WEFT__DEFAULT_HEARTBEAT_MS, &n);
+    if (rc < 0)
+        return rc;
+    c->heartbeat_ms = (uint32_t)n;
     rc = env_number(e, "WEFT_CLOSE_TIMEOUT_MS", 0, WEFT__MAX_MS,
                     WEFT__DEFAULT_CLOSE_TIMEOUT_MS, &n);
     if (rc < 0)

@@ -491,6 +491,7 @@ typedef struct sender {
     int closing;             /* weft_close (or a fatal signal) began */
     uint64_t close_at;       /* close deadline; never unless closing */
     uint64_t progress;       /* weft__S.progress_ms */
+    uint64_t last_frame;     /* when the last frame was packed, ms */
 } sender;
 
 #define NEVER UINT64_MAX
@@ -595,7 +596,7 @@ static weft__sender_state state_connecting(sender *s)
         warn("reconnected to weftd at %s after %" PRIu64 " ms; sending %zu "
              "batches again", weft__S.cfg.server,
              weft__now_ms() - s->down_since, resend);
-        s->up_since = weft__now_ms();
+        s->up_since = s->last_frame = weft__now_ms();
         return WEFT__SND_STREAMING;
     }
     if (rc < 0) {
@@ -658,6 +659,36 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
 
 /* STREAMING: the closing clock offset when everything is acknowledged,
  * else the next frame, then one pump round. */
+/* 1 when the connection has carried no frame for WEFT_HEARTBEAT_MS. */
+static int heartbeat_due(const sender *s)
+{
+    return weft__S.cfg.heartbeat_ms &&
+           s->now >= s->last_frame + weft__S.cfg.heartbeat_ms;
+}
+
+/* A Heartbeat in out: weftd keeps a quiet session (session_timeout).
+ * 1, or a WEFT_E* code with why. */
+static int pack_heartbeat(weft__out *out, char *why, size_t whylen)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    ssize_t len;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
+    env.heartbeat = &hb;
+    len = weft_frame_pack(&env, &out->data);
+    if (len < 0) {
+        out->data = NULL;
+        snprintf(why, whylen, "cannot pack a Heartbeat: %s",
+                 weft_strerror((int)len));
+        return (int)len;
+    }
+    out->len = (size_t)len;
+    out->off = 0;
+    out->is_goodbye = 0;
+    return 1;
+}
+
 static weft__sender_state state_streaming(sender *s)
 {
     char what[1200];
@@ -677,14 +708,21 @@ static weft__sender_state state_streaming(sender *s)
     }
     if (!s->out.data) {
         rc = next_frame(&s->out, s->closing, s->why, sizeof s->why);
+        if (rc == 0 && !s->closing && heartbeat_due(s))
+            rc = pack_heartbeat(&s->out, s->why, sizeof s->why);
         if (rc < 0) {
             snprintf(what, sizeof what, "cannot send to weftd at %s: %s",
                      weft__S.cfg.server, s->why);
             go_discard(what);
             return WEFT__SND_DONE;
         }
+        if (rc > 0)
+            s->last_frame = s->now;
     }
     wake_at = s->next_flush;
+    if (weft__S.cfg.heartbeat_ms && !s->closing)
+        wake_at = weft__min_u64(wake_at,
+                                s->last_frame + weft__S.cfg.heartbeat_ms);
     if (s->closing)
         wake_at = weft__min_u64(wake_at, s->close_at);
     rc = pump(&s->out, wake_at, &goodbye_sent, s->why, sizeof s->why);
@@ -733,6 +771,7 @@ void *weft__sender_main(void *arg)
                                         : NEVER;
     s.eof_deadline = NEVER;
     s.up_since = weft__now_ms(); /* weft_open connected */
+    s.last_frame = s.up_since;
     s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
     atomic_store(&weft__S.sender_tid, (int)gettid());
     for (;;) {

@@ -87,6 +87,9 @@ static const key_desc keys[] = {
     { "limits", "idle_timeout", K_COUNT, OFF(idle_timeout), 0, 86400,
       "seconds a connection may take to send its Hello, or to finish a "
       "frame it began, before it is closed with an error (0: never)", NULL },
+    { "limits", "session_timeout", K_COUNT, OFF(session_timeout), 0,
+      30 * 86400, "seconds a session that said Hello may send nothing (not "
+      "even libweft's heartbeat) before it is closed (0: never)", NULL },
     { "limits", "shutdown_timeout", K_COUNT, OFF(shutdown_timeout), 1, 3600,
       "seconds SIGTERM waits for frames in progress, replies and running "
       "conversions before weftd exits anyway", NULL },
@@ -141,6 +144,7 @@ void weft_config_init(weft_config *c)
     c->max_conn_pending = 1u << 20;
     c->max_buffered = 64u << 20;
     c->idle_timeout = 300;
+    c->session_timeout = 3600;
     c->shutdown_timeout = 10;
     c->max_string = 64u << 10;
     c->max_definitions = 1u << 20;

@@ -25,7 +25,8 @@ struct weft_status;
     X(FD_LIMIT, "fd_limit") X(MAX_STRING, "max_string") \
     X(MAX_DEFINITIONS, "max_definitions") \
     X(MAX_LOCATIONS, "max_locations") X(MAX_MEMBERS, "max_members") \
-    X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user")
+    X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user") \
+    X(SESSION_TIMEOUT, "session_timeout")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,

@@ -153,6 +153,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.max_conn_pending = c.max_conn_pending;
     d->cfg.max_buffered = c.max_buffered;
     d->cfg.idle_timeout = c.idle_timeout;
+    d->cfg.session_timeout = c.session_timeout;
     d->cfg.shutdown_timeout = c.shutdown_timeout;
     d->cfg.max_string = c.max_string;
     d->cfg.max_definitions = c.max_definitions;

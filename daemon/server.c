@@ -645,8 +645,8 @@ static void on_connection(uv_stream_t *server, int status)
     }
     if (is_tcp) {
         uv_tcp_nodelay(&c->h.tcp, 1);
-        /* A member between frames is never timed out (server.h): a dead
-         * host is found by keepalive instead. */
+        /* A dead host is found by keepalive, a live but silent peer by
+         * session_timeout (weft_server_tick). */
         uv_tcp_keepalive(&c->h.tcp, 1, 60);
     }
     describe_peer(c, is_tcp);
@@ -1010,13 +1010,23 @@ void weft_server_drain(weft_daemon *d)
 void weft_server_tick(weft_daemon *d)
 {
     uint64_t now = uv_now(d->loop), limit = d->cfg.idle_timeout * 1000;
+    uint64_t quiet = d->cfg.session_timeout * 1000;
 
-    if (limit == 0)
-        return;
     for (weft_conn *c = d->conns; c; c = c->next) {
         int mid_frame = c->reader.hdr_len > 0;
-        if (c->closing || (c->member && !mid_frame) ||
-            (c->paused & ~WEFT_PAUSE_PENDING) || now - c->last_frame < limit)
+        if (c->closing || (c->paused & ~WEFT_PAUSE_PENDING))
+            continue;
+        if (c->member && !mid_frame) {
+            /* A session between frames: libweft's Heartbeat keeps it. */
+            if (quiet == 0 || now - c->last_frame < quiet)
+                continue;
+            weft_limit_hit(d, WEFT_LIMIT_SESSION_TIMEOUT);
+            weft_conn_fail(c, WEFT_ELIMIT, "session_timeout: nothing "
+                           "received for %llu s",
+                           (unsigned long long)d->cfg.session_timeout);
+            continue;
+        }
+        if (limit == 0 || now - c->last_frame < limit)
             continue;
         weft_limit_hit(d, WEFT_LIMIT_IDLE_TIMEOUT);
         if (c->member)

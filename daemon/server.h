@@ -143,7 +143,9 @@ void weft_server_stop(weft_daemon *d);
  * replies are written. After shutdown_timeout seconds whatever is left is
  * closed (weft_server_stop). */
 void weft_server_drain(weft_daemon *d);
-/* Once a second: idle_timeout. */
+/* Once a second: idle_timeout (no Hello yet, or a frame begun and not
+ * finished) and session_timeout (a session that sends nothing, not even
+ * a Heartbeat). */
 void weft_server_tick(weft_daemon *d);
 /* Raises the soft RLIMIT_NOFILE to the hard limit and logs what weftd
  * has; sets d->fd_limit. */

@@ -641,6 +641,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
         return on_goodbye(c, env->goodbye);
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
         return on_clock_sync(c, env->clock_sync);
+    case WEFT__ENVELOPE__MSG_HEARTBEAT:
+        return 0; /* the frame itself moved c->last_frame (server.c) */
     default:
         weft_conn_fail(c, WEFT_EPROTO, "unexpected %s from a client",
                        weft_frame_kind_name(env->msg_case));

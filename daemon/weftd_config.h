@@ -8,7 +8,7 @@
  *             live_interval, auth, munge_socket
  *   [limits]  max_frame, max_connections, max_connections_per_user,
  *             max_conn_pending, max_buffered,
- *             idle_timeout, shutdown_timeout, max_string, max_definitions,
+ *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members
  */
 #ifndef WEFT_CONFIG_H
@@ -57,6 +57,8 @@ typedef struct weft_config {
                                   frame (global backpressure) */
     uint64_t idle_timeout;     /* seconds for Hello or to finish a frame;
                                   0 = off */
+    uint64_t session_timeout;  /* seconds a member's connection may send
+                                  nothing; 0 = off */
     uint64_t shutdown_timeout; /* seconds SIGTERM drains before exiting */
     uint64_t max_string;       /* bytes per string */
     uint64_t max_definitions;  /* per member, per id space: largest id + 1 */

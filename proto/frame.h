@@ -16,7 +16,7 @@
  * encoded by their type; attribute lists before events. 3: Hello tags and
  * ClockSync. 4: Comm, InterComm and RmaWin carry an identity (WX in
  * weft_records.def), and Goodbye says how a process ended abnormally.
- * 5: Auth and AuthAck (MUNGE) before Hello over TCP. */
+ * 5: Auth and AuthAck (MUNGE) before Hello over TCP; Heartbeat. */
 #define WEFT_PROTOCOL_VERSION 5
 /* Longest Goodbye.ended, bytes. */
 #define WEFT_MAX_ENDED 256

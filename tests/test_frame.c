@@ -35,6 +35,7 @@ typedef struct kinds {
     Weft__ClockSync clock_sync;
     Weft__Auth auth;
     Weft__AuthAck auth_ack;
+    Weft__Heartbeat heartbeat;
     Weft__Tag tags[2];
     Weft__Tag *tagp[2];
     uint8_t defbytes[5];
@@ -124,6 +125,7 @@ static void kinds_init(kinds *k)
     k->auth.credential.data = (uint8_t *)"MUNGE:AwQDAACm9Ot0xqA=:";
     k->auth.credential.len = strlen("MUNGE:AwQDAACm9Ot0xqA=:");
     weft__auth_ack__init(&k->auth_ack);
+    weft__heartbeat__init(&k->heartbeat);
     k->auth_ack.credential = k->auth.credential;
 
     weft__clock_sync__init(&k->clock_sync);
@@ -149,6 +151,7 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC: env.clock_sync = &k->clock_sync; break;
     case WEFT__ENVELOPE__MSG_AUTH: env.auth = &k->auth; break;
     case WEFT__ENVELOPE__MSG_AUTH_ACK: env.auth_ack = &k->auth_ack; break;
+    case WEFT__ENVELOPE__MSG_HEARTBEAT: env.heartbeat = &k->heartbeat; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -221,6 +224,9 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
     case WEFT__ENVELOPE__MSG_AUTH_ACK:
         assert_int_equal(got->auth_ack->credential.len,
                          k->auth.credential.len);
+        break;
+    case WEFT__ENVELOPE__MSG_HEARTBEAT:
+        assert_non_null(got->heartbeat);
         break;
     default:
         fail_msg("unexpected kind %d", kind);

@@ -97,7 +97,8 @@ static int setup(void **state)
     c->max_string = 64;
     c->max_definitions = 64;
     c->max_members = 16;
-    c->idle_timeout = 0; /* tests that want it set it */
+    c->idle_timeout = 0; /* tests that want them set them */
+    c->session_timeout = 0;
     return 0;
 }
 
@@ -181,7 +182,7 @@ static void start(fixture *f)
     f->stop.data = f;
     assert_int_equal(uv_async_init(&f->loop, &f->drain, on_drain), 0);
     f->drain.data = f;
-    if (f->d.cfg.idle_timeout) {
+    if (f->d.cfg.idle_timeout || f->d.cfg.session_timeout) {
         assert_int_equal(uv_timer_init(&f->loop, &f->tick), 0);
         f->tick.data = f;
         assert_int_equal(uv_timer_start(&f->tick, on_tick, 100, 100), 0);
@@ -1904,6 +1905,36 @@ static void test_idle_timeout(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_IDLE_TIMEOUT], 2);
 }
 
+/* A session that sends nothing for session_timeout is closed; one that
+ * sends Heartbeats (libweft, every WEFT_HEARTBEAT_MS) is kept. */
+static void test_session_timeout(void **state)
+{
+    fixture *f = *state;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    int silent, alive;
+
+    f->d.cfg.session_timeout = 1;
+    start(f);
+    silent = cl_connect(f);
+    hello_ok(silent, "quiet", 0, 2);
+    alive = cl_connect(f);
+    hello_ok(alive, "quiet", 1, 2);
+    env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
+    env.heartbeat = &hb;
+    for (int i = 0; i < 8; i++) {
+        send_bytes_free(alive, pack(&env));
+        sleep_ms(300);
+    }
+    expect_error(silent, WEFT_ELIMIT, "session_timeout: nothing received "
+                 "for 1 s");
+    send_bytes_free(alive, goodbye_frame());
+    expect_eof(alive);
+    close(alive);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_SESSION_TIMEOUT], 1);
+}
+
 /* SIGTERM: a connection between frames is closed at once; one in the
  * middle of a frame may finish it and gets its Ack before EOF; one that
  * never finishes its frame is closed after shutdown_timeout, and the
@@ -2015,6 +2046,7 @@ int main(void)
         T(test_max_buffered),
         T(test_max_buffered_pipelined),
         T(test_idle_timeout),
+        T(test_session_timeout),
         T(test_drain),
         T(test_fd_limit),
         T(test_limit_counters),
