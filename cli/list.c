@@ -170,7 +170,7 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
     };
     static const char *const states[] = {
         WEFT_STATE_RECORDING, WEFT_STATE_CONVERTING, WEFT_STATE_COMPLETE,
-        WEFT_STATE_PARTIAL, WEFT_STATE_FAILED,
+        WEFT_STATE_PARTIAL, WEFT_STATE_FAILED, WEFT_STATE_REMOVED,
     };
     const char *cmd = "list";
     int64_t v;
@@ -191,7 +191,8 @@ static int list_filter(cli *c, weft_list_filter *f, weft_tag *tags)
     if (c->state) {
         if (WEFT__WORD_INDEX(c->state, states) < 0)
             return weft__cli_usage(cmd, "--state '%s': not one of recording,"
-                                   " converting, complete, partial, failed",
+                                   " converting, complete, partial, failed,"
+                                   " removed",
                                    c->state);
         f->state = c->state;
     }

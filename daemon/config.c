@@ -70,6 +70,12 @@ static const key_desc keys[] = {
       "seconds between updates of the catalog rows of traces still "
       "recording with the figures received so far (0: never; the figures "
       "then appear when the trace is converted)", NULL },
+    { "weftd", "retention_days", K_COUNT, OFF(retention_days), 0, 36500,
+      "finished traces older than this many days are removed, archive and "
+      "all; their catalog rows stay as removed (0: keep them)", NULL },
+    { "weftd", "max_spool_bytes", K_SIZE, OFF(max_spool_bytes), 0,
+      UINT64_C(1) << 60, "beyond this many bytes of traces in the spool the "
+      "oldest finished ones are removed (0: no bound)", NULL },
     { "limits", "max_frame", K_SIZE, OFF(max_frame), 1024, 1u << 30,
       "largest frame accepted from a client, bytes", NULL },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
@@ -99,6 +105,11 @@ static const key_desc keys[] = {
       1u << 30, "definition ids per member and id space", NULL },
     { "limits", "max_locations", K_COUNT, OFF(max_locations), 1, 1u << 20,
       "threads (locations) per member", NULL },
+    { "limits", "max_traces_per_user", K_COUNT, OFF(max_traces_per_user), 1,
+      1u << 20, "traces of one user (uid) recording at once", NULL },
+    { "limits", "max_user_spool_bytes", K_SIZE, OFF(max_user_spool_bytes),
+      0, UINT64_C(1) << 60, "bytes of traces one user may hold in the spool "
+      "before new traces of theirs are refused (0: no bound)", NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
       "processes (members) per trace", NULL },
 };
@@ -150,6 +161,7 @@ void weft_config_init(weft_config *c)
     c->max_definitions = 1u << 20;
     c->max_locations = 4096;
     c->max_members = 1u << 20;
+    c->max_traces_per_user = 256;
 }
 
 void weft_config_free(weft_config *c)

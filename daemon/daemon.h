@@ -15,6 +15,7 @@ struct weft_trace;
 struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
+struct weft_user_bytes;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -26,7 +27,9 @@ struct weft_status;
     X(MAX_DEFINITIONS, "max_definitions") \
     X(MAX_LOCATIONS, "max_locations") X(MAX_MEMBERS, "max_members") \
     X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user") \
-    X(SESSION_TIMEOUT, "session_timeout")
+    X(SESSION_TIMEOUT, "session_timeout") \
+    X(MAX_TRACES_PER_USER, "max_traces_per_user") \
+    X(MAX_USER_SPOOL_BYTES, "max_user_spool_bytes")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -104,6 +107,14 @@ typedef struct weft_daemon {
                                      are some */
     struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
                                      while there are some */
+    struct weft_worker *retainer; /* retention jobs (retain.c) */
+    /* retain.c: the last job's figures, plus the archives converted
+     * since (weft_retain_charge). */
+    int retain_running;
+    uint64_t retain_last;         /* uv_now() when the last job began */
+    struct weft_user_bytes *user_bytes; /* per uid, nuser_bytes of them */
+    size_t nuser_bytes;
+    uint64_t spool_bytes;         /* bytes of the traces not removed */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
     /* live.c: the recording traces' figures in the catalog */

@@ -21,6 +21,7 @@
 #include "live.h"
 #include "log.h"
 #include "recover.h"
+#include "retain.h"
 #include "server.h"
 #include "session.h"
 #include "spool.h"
@@ -87,6 +88,7 @@ static void on_tick(uv_timer_t *t)
     weft_trace_check_idle(d);
     weft_server_tick(d);
     weft_live_tick(d);
+    weft_retain_tick(d);
     for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
         hits += d->limit_hits[l];
     for (const weft_trace *tr = d->traces; tr; tr = tr->next)
@@ -159,6 +161,10 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.max_definitions = c.max_definitions;
     d->cfg.max_locations = c.max_locations;
     d->cfg.max_members = c.max_members;
+    d->cfg.max_traces_per_user = c.max_traces_per_user;
+    d->cfg.max_user_spool_bytes = c.max_user_spool_bytes;
+    d->cfg.retention_days = c.retention_days;
+    d->cfg.max_spool_bytes = c.max_spool_bytes;
     weft_config_free(&c);
     weft_dlog(d, WEFT_LOG_INFO, "SIGHUP: configuration reloaded from %s",
               d->config_path ? d->config_path : "built-in defaults");
@@ -439,6 +445,7 @@ int main(int argc, char **argv)
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
     weft_authn_report(&d);
+    weft_retain_run(&d);
     d.started = (int64_t)time(NULL);
     if (weft_status_start(&d) < 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "cannot start the status file's "
@@ -461,6 +468,7 @@ int main(int argc, char **argv)
     weft_status_stop(&d); /* if no signal did */
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
+    weft_retain_free(&d);
     rc = uv_loop_close(d.loop);
     if (rc != 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",

@@ -46,6 +46,7 @@
 #include "frame.h"
 #include "fsutil.h"
 #include "log.h"
+#include "retain.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -458,6 +459,7 @@ static void convert_done(weft_work *w)
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' (%s): conversion failed: %s",
                   t->name, t->key, j->err);
     } else {
+        weft_retain_charge(d, t->uid, j->res.bytes);
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
                   "locations, archive %s/traces.otf2%s%s", t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive,
@@ -837,6 +839,21 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                     h->rank);
     }
     if (!t) {
+        uint64_t mine = 0;
+        for (weft_trace *o = d->traces; o; o = o->next)
+            mine += o->uid == uid;
+        if (mine >= d->cfg.max_traces_per_user) {
+            if (limit)
+                *limit = WEFT_LIMIT_MAX_TRACES_PER_USER;
+            return fail(err, errlen, WEFT_ELIMIT, "uid %u has %" PRIu64
+                        " traces recording already: max_traces_per_user is "
+                        "%" PRIu64, uid, mine, d->cfg.max_traces_per_user);
+        }
+        if ((rc = weft_retain_check_user(d, uid, err, errlen)) < 0) {
+            if (limit)
+                *limit = WEFT_LIMIT_MAX_USER_SPOOL_BYTES;
+            return rc;
+        }
         created = 1;
         if (!(t = trace_new(d, h, uid)))
             return fail(err, errlen, WEFT_ENOMEM, "out of memory");

@@ -5,11 +5,13 @@
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
  *             grace_period, convert_threads, max_conversions,
- *             live_interval, auth, munge_socket
+ *             live_interval, auth, munge_socket, retention_days,
+ *             max_spool_bytes
  *   [limits]  max_frame, max_connections, max_connections_per_user,
  *             max_conn_pending, max_buffered,
  *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
- *             max_locations, max_members
+ *             max_locations, max_members, max_traces_per_user,
+ *             max_user_spool_bytes
  */
 #ifndef WEFT_CONFIG_H
 #define WEFT_CONFIG_H
@@ -64,6 +66,13 @@ typedef struct weft_config {
     uint64_t max_definitions;  /* per member, per id space: largest id + 1 */
     uint64_t max_locations;    /* per member */
     uint64_t max_members;      /* per trace (trace size) */
+    uint64_t max_traces_per_user; /* recording at once, per uid */
+    uint64_t max_user_spool_bytes; /* a uid's traces in the spool before
+                                      its new ones are refused; 0: none */
+    uint64_t retention_days;   /* finished traces older are removed; 0:
+                                  kept (retain.c) */
+    uint64_t max_spool_bytes;  /* the oldest finished traces go beyond;
+                                  0: no bound */
 } weft_config;
 
 /* Sets the built-in defaults. */

@@ -21,6 +21,9 @@ typedef struct weft_catalog weft_catalog;
 #define WEFT_STATE_COMPLETE "complete"
 #define WEFT_STATE_PARTIAL "partial"
 #define WEFT_STATE_FAILED "failed"
+/* Its archive and journals were removed by weftd's retention (the row
+ * stays, its error saying why). */
+#define WEFT_STATE_REMOVED "removed"
 
 /* One trace. Strings are owned by whoever filled the struct: the caller
  * when writing, the catalog (freed by weft_catalog_trace_free) when read. */
@@ -262,6 +265,23 @@ typedef int (*weft_catalog_region_fn)(const weft_region_row *row, void *arg);
 int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
                          enum weft_region_sort sort, int64_t limit,
                          weft_catalog_region_fn fn, void *arg);
+
+/* ---- retention (weftd's daemon/retain.c) ---- */
+
+/* The oldest finished trace (complete or partial: a failed one keeps its
+ * journals for a look and a retry; by finished, then id) that finished before `before` (unix s; 0: any time). 0 with
+ * *out (weft_catalog_trace_free), WEFT_ENOTFOUND, or a WEFT_E* code. */
+int weft_catalog_oldest_finished(weft_catalog *c, int64_t before,
+                                 weft_trace_row *out);
+/* Sets the trace's state to removed with `why` as its error. 0,
+ * WEFT_ENOTFOUND or a WEFT_E* code. */
+int weft_catalog_trace_removed(weft_catalog *c, int64_t id, const char *why);
+/* Bytes of the traces not removed: *total, and fn(uid, bytes, arg) per
+ * owner. 0 or a WEFT_E* code. */
+typedef void (*weft_catalog_bytes_fn)(uint32_t uid, uint64_t bytes,
+                                      void *arg);
+int weft_catalog_spool_bytes(weft_catalog *c, uint64_t *total,
+                             weft_catalog_bytes_fn fn, void *arg);
 
 /* Deletes the trace with this catalog id and its locations, in one
  * transaction (needs a writable handle); members, tags and regions go

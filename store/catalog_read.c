@@ -473,3 +473,55 @@ out:
     sqlite3_finalize(st);
     return rc;
 }
+
+/* See catalog.h. */
+int weft_catalog_oldest_finished(weft_catalog *c, int64_t before,
+                                 weft_trace_row *out)
+{
+    static const char sql[] = "SELECT " TRACE_COLS " FROM traces WHERE "
+        "state IN ('" WEFT_STATE_COMPLETE "', '" WEFT_STATE_PARTIAL "') "
+        "AND finished > 0 AND (?1 = 0 OR finished < ?1) "
+        "ORDER BY finished, id LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && out);
+    memset(out, 0, sizeof *out);
+    rc = weft__cat_prepare(c, sql, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, before);
+    switch (sqlite3_step(st)) {
+    case SQLITE_ROW: rc = weft__cat_read_trace(c, st, out); break;
+    case SQLITE_DONE: rc = WEFT_ENOTFOUND; break;
+    default: rc = weft__cat_db_err(c, "finding the oldest trace"); break;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* See catalog.h. */
+int weft_catalog_spool_bytes(weft_catalog *c, uint64_t *total,
+                             weft_catalog_bytes_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, step;
+
+    assert(c && total);
+    *total = 0;
+    rc = weft__cat_prepare(c, "SELECT uid, sum(bytes) FROM traces WHERE "
+                           "state != '" WEFT_STATE_REMOVED "' GROUP BY uid",
+                           &st);
+    if (rc < 0)
+        return rc;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t b = (uint64_t)sqlite3_column_int64(st, 1);
+        *total += b;
+        if (fn)
+            fn((uint32_t)sqlite3_column_int64(st, 0), b, arg);
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "summing the spool's bytes");
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -439,6 +439,32 @@ int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
 
 /* Returns 0, WEFT_ENOTFOUND when no trace has this id, or another WEFT_E*
  * code (nothing changed then). */
+/* See catalog.h. */
+int weft_catalog_trace_removed(weft_catalog *c, int64_t id, const char *why)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && why);
+    if (c->readonly)
+        return weft__cat_err(c, WEFT_EINVAL, "catalog %s: opened read-only",
+                             c->path);
+    rc = weft__cat_prepare(c, "UPDATE traces SET state = '"
+                           WEFT_STATE_REMOVED "', error = ? WHERE id = ?",
+                           &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, why, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "marking a trace removed");
+    else if (sqlite3_changes(c->db) == 0)
+        rc = weft__cat_err(c, WEFT_ENOTFOUND, "catalog %s: no trace with id %"
+                           PRId64, c->path, id);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int weft_catalog_trace_delete(weft_catalog *c, int64_t id)
 {
     static const char *const sql[] = {

@@ -22,6 +22,7 @@
 
 #include "catalog.h"
 #include "journal.h"
+#include "retain.h"
 #include "testutil.h"
 #include "trace.h"
 #include "weft.pb-c.h"
@@ -82,6 +83,7 @@ static inline void finish(fixture *f)
     weft_trace_free_all(&f->d);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(f->d.jobs, 0);
+    weft_retain_free(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }

@@ -876,6 +876,54 @@ static void test_detail_round_trip(void **state)
     weft_catalog_close(c);
 }
 
+static void sum_user(uint32_t uid, uint64_t bytes, void *arg)
+{
+    uint64_t *by_uid = arg;
+
+    assert_true(uid < 4);
+    by_uid[uid] += bytes;
+}
+
+/* Retention's questions: the oldest finished trace (complete or partial,
+ * never failed or recording), a row marked removed, the bytes per owner
+ * of the traces not removed. */
+static void test_retention(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row;
+    uint64_t total, by_uid[4] = { 0 };
+
+    finish_full(c, "k1", "failed", 1, WEFT_STATE_FAILED, 1, 5, 0, 100, "n1",
+                NULL, 0);
+    finish_full(c, "k2", "partial", 2, WEFT_STATE_PARTIAL, 2, 10, 0, 200,
+                "n1", NULL, 0);
+    finish_full(c, "k3", "complete", 1, WEFT_STATE_COMPLETE, 3, 20, 0, 400,
+                "n1", NULL, 0);
+    assert_int_equal(weft_catalog_oldest_finished(c, 0, &row), 0);
+    assert_string_equal(row.key, "k2");
+    weft_catalog_trace_free(&row);
+    assert_int_equal(weft_catalog_oldest_finished(c, 10, &row),
+                     WEFT_ENOTFOUND);
+    assert_int_equal(weft_catalog_oldest_finished(c, 11, &row), 0);
+    assert_string_equal(row.key, "k2");
+    assert_int_equal(weft_catalog_trace_removed(c, row.id, "too old"), 0);
+    weft_catalog_trace_free(&row);
+    assert_int_equal(weft_catalog_find(c, "k2", &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_REMOVED);
+    assert_string_equal(row.error, "too old");
+    weft_catalog_trace_free(&row);
+    assert_int_equal(weft_catalog_oldest_finished(c, 0, &row), 0);
+    assert_string_equal(row.key, "k3");
+    weft_catalog_trace_free(&row);
+    assert_int_equal(weft_catalog_spool_bytes(c, &total, sum_user, by_uid), 0);
+    assert_int_equal(total, 500);
+    assert_int_equal(by_uid[1], 500);
+    assert_int_equal(by_uid[2], 0);
+    assert_int_equal(weft_catalog_trace_removed(c, 99, "x"), WEFT_ENOTFOUND);
+    weft_catalog_close(c);
+}
+
 static void test_delete_cascades(void **state)
 {
     fixture *f = *state;
@@ -1249,6 +1297,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_detail_round_trip, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_cascades, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_query_filters, setup,

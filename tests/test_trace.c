@@ -263,6 +263,30 @@ static void test_join_errors(void **state)
     finish(f);
 }
 
+/* One user records at most max_traces_per_user traces at once; joining
+ * one of them, and another user's traces, are not limited by it. */
+static void test_max_traces_per_user(void **state)
+{
+    fixture *f = *state;
+    weft_member *a, *b, *m;
+    Weft__Hello h;
+
+    f->d.cfg.max_traces_per_user = 2;
+    a = join_ok(f, "t1", 0, 2);
+    b = join_ok(f, "t2", 0, 1);
+    h = hello("t3", 0, 1);
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ELIMIT);
+    assert_err(f, "uid 1000 has 2 traces recording already: "
+               "max_traces_per_user is 2");
+    assert_int_equal(ntraces(f), 2);
+    join_run_ok(f, "t3", NULL, 1001, 0, 1);
+    join_ok(f, "t1", 1, 2);
+    leave(b, 1); /* t2 ends: room for one more */
+    (void)a;
+    join_ok(f, "t4", 0, 1);
+    finish(f);
+}
+
 static void test_spool_not_writable(void **state)
 {
     fixture *f = *state;
@@ -848,6 +872,7 @@ int main(void)
         T(test_join_creates_trace_once),
         T(test_spool_key_is_safe),
         T(test_join_errors),
+        T(test_max_traces_per_user),
         T(test_spool_not_writable),
         T(test_first_join_fails),
         T(test_resume),
