@@ -331,6 +331,63 @@ static void session_seeds(void)
     write_seed("fuzz_session", "ingest", &b);
 }
 
+/* ---- text inputs: weftd.conf, libweft's environment ------------------- */
+
+static void write_text(const char *target, const char *name, const char *text)
+{
+    buf b = { .len = 0 };
+
+    put(&b, text, strlen(text));
+    write_seed(target, name, &b);
+}
+
+static void text_seeds(void)
+{
+    write_text("fuzz_config", "site",
+               "# a site's weftd.conf\n"
+               "[weftd]\n"
+               "listen = 0.0.0.0:7411\n"
+               "socket = /run/weft/weftd.sock\n"
+               "spool = /scratch/weft\n"
+               "durability = fsync\n"
+               "log_level = debug\n"
+               "auth = munge\n"
+               "retention_days = 30\n"
+               "max_spool_bytes = 2T\n"
+               "\n"
+               "[limits]\n"
+               "max_frame = 8M\n"
+               "max_connections_per_user = 100\n"
+               "session_timeout = 600\n"
+               "max_user_spool_bytes = 100G\n"
+               "max_members = 100000\n");
+    write_text("fuzz_config", "bad", "[weftd]\nlisten = nowhere\n[nope]\n"
+               "key\n");
+    write_text("fuzz_env", "mpi",
+               "WEFT_SERVER=node0:7411\n"
+               "OMPI_COMM_WORLD_RANK=3\n"
+               "OMPI_COMM_WORLD_SIZE=8\n"
+               "PMIX_NAMESPACE=prterun-node0-1234@1\n"
+               "WEFT_TAGS=app=lulesh,size=large,note=a\\,b\n"
+               "WEFT_BUFFER_SIZE=256k\n"
+               "WEFT_AUTH=munge\n"
+               "WEFT_DAEMON_USER=weft\n"
+               "WEFT_HEARTBEAT_MS=60000\n"
+               "WEFT_FILTER=+main,+solve*,-*\n"
+               "?main\n"
+               "?solve_x\n"
+               "?helper\n");
+    write_text("fuzz_env", "slurm",
+               "WEFT_SERVER=unix:/run/weft/weftd.sock\n"
+               "SLURM_PROCID=0\n"
+               "SLURM_NTASKS=2\n"
+               "SLURM_JOB_ID=4242\n"
+               "SLURM_STEP_ID=0\n"
+               "WEFT_TRACE=job 42\n"
+               "WEFT_CLOCK=tsc\n"
+               "WEFT_OVERFLOW=discard\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -343,5 +400,6 @@ int main(int argc, char **argv)
     record_seeds();
     frame_seeds();
     session_seeds();
+    text_seeds();
     return 0;
 }
