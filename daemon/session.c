@@ -529,21 +529,18 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
 {
     weft_member *m = c->member;
     weft_journal_entry e = { 0 };
+    enum weft_limit limit;
     uint64_t dropped = 0;
     uint8_t *packed;
-    char *ended = NULL, why[128];
+    char *ended = NULL, why[256];
     int rc;
 
     /* Conversion makes a location of every thread named here. */
-    for (size_t i = 0; i < g->n_locations; i++) {
-        if (g->locations[i]->location >= c->d->cfg.max_locations) {
-            weft_conn_fail_limit(c, WEFT_LIMIT_MAX_LOCATIONS, WEFT_ELIMIT,
-                                 "Goodbye: thread %u exceeds max_locations "
-                                 "(%" PRIu64 ")", g->locations[i]->location,
-                                 c->d->cfg.max_locations);
-            return WEFT_ELIMIT;
-        }
-        dropped += g->locations[i]->dropped;
+    rc = weft_validate_goodbye(g, c->d->cfg.max_locations, &limit, &dropped,
+                               why, sizeof why);
+    if (rc < 0) {
+        weft_conn_fail_limit(c, limit, rc, "%s", why);
+        return rc;
     }
     rc = weft_goodbye_ended(g, &ended, why, sizeof why);
     if (rc < 0) {

@@ -767,6 +767,8 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h,
         }
     }
     m->protocol_version = h->protocol_version;
+    m->start_time = h->clock_at_realtime;
+    m->resolution = h->timer_resolution;
     m->trace = t;
     m->rank = h->rank;
     m->pid = h->pid;

@@ -74,6 +74,10 @@ typedef struct weft_member {
     weft_tag *tags;
     size_t ntags;
     uint32_t protocol_version;
+    /* Its Hello's clock: events must lie within WEFT_MAX_SPAN_S of its
+     * start (validate.c), in its clock's ticks. */
+    uint64_t start_time;          /* Hello.clock_at_realtime */
+    uint64_t resolution;          /* Hello.timer_resolution, ticks/s */
     weft_journal *journal;        /* set by its open job (weft_member_open)
                                      while that is out */
     int makes_dir;                /* its open job makes the trace's

@@ -326,6 +326,79 @@ void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len)
     forget_defs(m, buf, len, UINT64_MAX);
 }
 
+/* Events from first to last lie within the member's span: from
+ * WEFT_MAX_EARLY_S before its Hello's clock to WEFT_MAX_SPAN_S after
+ * (a client's clock gone wild would stretch the whole trace). */
+static int check_span(const weft_member *m, uint64_t first, uint64_t last,
+                      char *err, size_t errlen)
+{
+    uint64_t res = m->resolution;
+    uint64_t early = WEFT_MAX_EARLY_S * res, span = WEFT_MAX_SPAN_S * res;
+
+    if (res == 0) /* no Hello (a member made by hand: tests, fuzzers) */
+        return 0;
+    if (m->start_time > early && first < m->start_time - early)
+        return fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is %"
+                    PRIu64 " s before the process's start (%" PRIu64 "): at "
+                    "most %d s are allowed", first,
+                    (m->start_time - first) / res, m->start_time,
+                    WEFT_MAX_EARLY_S);
+    if (last > m->start_time && last - m->start_time > span)
+        return fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is %"
+                    PRIu64 " s after the process's start (%" PRIu64 "): at "
+                    "most %d s are allowed", last,
+                    (last - m->start_time) / res, m->start_time,
+                    WEFT_MAX_SPAN_S);
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* See validate.h. */
+int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
+                          enum weft_limit *limit, uint64_t *dropped,
+                          char *err, size_t errlen)
+{
+    uint32_t *ids;
+    int rc = 0;
+
+    *limit = WEFT_LIMIT_NONE;
+    *dropped = 0;
+    for (size_t i = 0; i < g->n_locations; i++) {
+        const Weft__LocationEnd *l = g->locations[i];
+        if (l->location >= max_locations) {
+            *limit = WEFT_LIMIT_MAX_LOCATIONS;
+            return fail(err, errlen, WEFT_ELIMIT, "Goodbye: thread %u "
+                        "exceeds max_locations (%" PRIu64 ")", l->location,
+                        max_locations);
+        }
+        if (l->events > WEFT_MAX_COUNT || l->dropped > WEFT_MAX_COUNT)
+            return fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u "
+                        "reports %" PRIu64 " events and %" PRIu64 " dropped"
+                        ": more than %" PRIu64 " cannot be", l->location,
+                        l->events, l->dropped, (uint64_t)WEFT_MAX_COUNT);
+        *dropped += l->dropped;
+    }
+    if (g->n_locations < 2)
+        return 0;
+    if (!(ids = malloc(g->n_locations * sizeof *ids)))
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < g->n_locations; i++)
+        ids[i] = g->locations[i]->location;
+    qsort(ids, g->n_locations, sizeof *ids, cmp_u32);
+    for (size_t i = 1; i < g->n_locations && rc == 0; i++)
+        if (ids[i] == ids[i - 1])
+            rc = fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u is "
+                      "named twice", ids[i]);
+    free(ids);
+    return rc;
+}
+
 int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                          uint32_t count, const uint8_t *buf, size_t len,
                          uint64_t *last_time, enum weft_limit *limit,
@@ -335,6 +408,7 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
     const weft_idset *regions = &m->defined[WEFT_REF_REGION];
     weft_decoder dec;
     weft_record r;
+    uint64_t first = 0;
     uint32_t n = 0;
     int rc;
 
@@ -356,14 +430,16 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                 run = at;  /* unread: check_record below says why */
                 break;
             }
-            n++;
+            if (n++ == 0)
+                first = run.time;
             at = run;
         }
         weft_el_end(&run, &dec);
         prev = dec.time;
         if ((rc = weft_decoder_next(&dec, &r)) != 1)
             break;
-        n++;
+        if (n++ == 0)
+            first = r.time;
         prev = r.time;
         rc = check_record(m, weft_rec_desc_of(r.type), &r, err, errlen);
         if (rc < 0)
@@ -380,6 +456,8 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                   "but holds %u", count, n);
         goto out;
     }
+    if (n && (rc = check_span(m, first, prev, err, errlen)) < 0)
+        goto out;
     *last_time = prev;
 out:
     weft_decoder_free(&dec);

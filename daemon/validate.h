@@ -39,6 +39,18 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
  * the thread's last_time, `count` events. On success *last_time is the
  * time of the batch's last event; the thread's state is the caller's to
  * move on. Returns as weft_validate_defs. */
+/* The most events (or dropped records) a thread may report, and how far
+ * from its process's start (its Hello's clock) an event may lie. */
+#define WEFT_MAX_COUNT (UINT64_C(1) << 48)
+#define WEFT_MAX_EARLY_S 86400
+#define WEFT_MAX_SPAN_S (366 * 86400)
+/* Checks a Goodbye's per-thread figures: each thread below max_locations
+ * (else WEFT_ELIMIT, *limit set), named once, its counts at most
+ * WEFT_MAX_COUNT (else WEFT_EINVAL). 0 with *dropped their sum, or the
+ * code with err. */
+int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
+                          enum weft_limit *limit, uint64_t *dropped,
+                          char *err, size_t errlen);
 int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                          uint32_t count, const uint8_t *buf, size_t len,
                          uint64_t *last_time, enum weft_limit *limit,

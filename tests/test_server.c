@@ -874,6 +874,24 @@ static void test_bad_records(void **state)
     stop(f);
 }
 
+/* Events far from the process's start (its Hello's clock) are refused:
+ * a clock gone wild would stretch the whole trace. */
+static void test_events_far_away(void **state)
+{
+    fixture *f = *state;
+    int fd;
+
+    start(f);
+    fd = cl_connect(f);
+    hello_ok(fd, "far", 0, 1);
+    send_bytes_free(fd, defs_frame(1));
+    expect_ack(fd, 1, 0, 1);
+    send_bytes_free(fd, work_batch(0, 1, 367ull * 86400 * 1000000000ull));
+    expect_error(fd, WEFT_ETIME, "is 31708800 s after the process's start "
+                 "(0): at most 31622400 s are allowed");
+    stop(f);
+}
+
 static void test_missing_batches(void **state)
 {
     fixture *f = *state;
@@ -919,6 +937,9 @@ static void test_seq_zero(void **state)
     stop(f);
 }
 
+/* The dropped count goodbye_threads_frame reports per thread. */
+static uint64_t goodbye_dropped = 1;
+
 static bytes goodbye_threads_frame(const uint32_t *threads, size_t n)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -930,7 +951,7 @@ static bytes goodbye_threads_frame(const uint32_t *threads, size_t n)
         Weft__LocationEnd init = WEFT__LOCATION_END__INIT;
         ends[i] = init;
         ends[i].location = threads[i];
-        ends[i].dropped = 1;
+        ends[i].dropped = goodbye_dropped;
         pends[i] = &ends[i];
     }
     g.n_locations = n;
@@ -944,9 +965,24 @@ static void test_goodbye_locations(void **state)
 {
     fixture *f = *state;
     static const uint32_t ok[] = { 0, 3 }, over[] = { 1, 4 };
+    static const uint32_t twice[] = { 2, 0, 2 };
     int fd;
 
     start(f);
+    /* Client figures are bounded: a thread named twice, a count no
+     * process could reach. */
+    fd = cl_connect(f);
+    hello_ok(fd, "bye0", 0, 1);
+    send_bytes_free(fd, goodbye_threads_frame(twice, 3));
+    expect_error(fd, WEFT_EINVAL, "Goodbye: thread 2 is named twice");
+    goodbye_dropped = UINT64_MAX;
+    fd = cl_connect(f);
+    hello_ok(fd, "bye1", 0, 1);
+    send_bytes_free(fd, goodbye_threads_frame(ok, 2));
+    expect_error(fd, WEFT_EINVAL, "Goodbye: thread 0 reports 0 events and "
+                 "18446744073709551615 dropped: more than 281474976710656 "
+                 "cannot be");
+    goodbye_dropped = 1;
     /* Every thread a Goodbye names becomes a location of the archive, so
      * max_locations holds there too. */
     fd = cl_connect(f);
@@ -2062,6 +2098,7 @@ int main(void)
         T(test_auth_after_hello),
         T(test_server_messages_from_client),
         T(test_bad_records),
+        T(test_events_far_away),
         T(test_missing_batches),
         T(test_seq_zero),
         T(test_goodbye_locations),
