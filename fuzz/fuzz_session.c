@@ -16,6 +16,13 @@
  * batch that passes ends no earlier than its base time and its thread's
  * previous time; Definitions that pass leave each id they define marked
  * as defined.
+ *
+ * Built with WEFT_FUZZ_CONVERT (fuzz_convert), what passes is also
+ * journaled as weftd journals it (a Hello first, a Goodbye with each
+ * thread's count last) and the journal is converted to an OTF2 archive
+ * in a directory of the process's own (daemon/convert.c: unification,
+ * replay, libotf2's writers): what weftd acknowledged must convert, with
+ * every event accepted in the archive and the trace complete.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +34,14 @@
 #include "trace.h"
 #include "validate.h"
 #include "weft_errors.h"
+#ifdef WEFT_FUZZ_CONVERT
+#include <unistd.h>
+
+#include "convert.h"
+#include "frame.h"
+#include "fsutil.h"
+#include "journal.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,6 +85,106 @@ static void check_defined(const weft_member *m, const uint8_t *buf,
     weft_decoder_free(&dec);
 }
 
+#ifdef WEFT_FUZZ_CONVERT
+/* The journal of rank 0 of a trace in a directory of this process's own:
+ * what passes validation goes in, as weftd's session journals it. */
+typedef struct sink {
+    char dir[128], path[160], archive[160];
+    weft_journal *j;
+    uint64_t defs_seq, seq[NLOCS], events[NLOCS];
+} sink;
+
+static void sink_open(sink *k)
+{
+    Weft__Hello h = WEFT__HELLO__INIT;
+    weft_journal_entry e = { 0 };
+    uint8_t buf[256];
+
+    memset(k, 0, sizeof *k);
+    snprintf(k->dir, sizeof k->dir, "/tmp/weft-fuzz-convert.%d",
+             (int)getpid());
+    weft_rm_tree(k->dir);
+    CHECK(weft_mkdir_p(k->dir, 0700, 0700) == 0);
+    snprintf(k->path, sizeof k->path, "%s/rank-0.wj", k->dir);
+    snprintf(k->archive, sizeof k->archive, "%s/archive", k->dir);
+    CHECK(weft_journal_open(k->path, &k->j, NULL) == 0);
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)"fuzz";
+    h.size = 1;
+    h.hostname = (char *)"node";
+    h.pid = 1;
+    h.command = (char *)"./fuzz";
+    h.timer_resolution = 1000000000;
+    h.realtime_ns = 1700000000000000000ull;
+    e.kind = WEFT_JE_HELLO;
+    e.len = (uint32_t)weft__hello__get_packed_size(&h);
+    CHECK(e.len <= sizeof buf);
+    weft__hello__pack(&h, buf);
+    e.payload = buf;
+    CHECK(weft_journal_append(k->j, &e) == 0);
+}
+
+static void sink_put(sink *k, int events, uint32_t loc, uint64_t base,
+                     uint32_t count, const uint8_t *p, size_t len)
+{
+    weft_journal_entry e = { 0 };
+
+    e.kind = events ? WEFT_JE_EVENTS : WEFT_JE_DEFS;
+    e.location = loc;
+    e.seq = events ? ++k->seq[loc] : ++k->defs_seq;
+    e.base_time = base;
+    e.count = count;
+    e.payload = p;
+    e.len = (uint32_t)len;
+    CHECK(weft_journal_append(k->j, &e) == 0);
+    if (events)
+        k->events[loc] += count;
+}
+
+/* The Goodbye, then the conversion: it must succeed, complete, with
+ * every event accepted. */
+static void sink_convert(sink *k)
+{
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[NLOCS], *pe[NLOCS];
+    weft_convert_input in = { k->dir, k->archive, "fuzz", 1, 1, 0 };
+    weft_convert_result res;
+    weft_journal_entry e = { 0 };
+    uint8_t buf[256];
+    uint64_t total = 0;
+    int rc;
+
+    for (uint32_t i = 0; i < NLOCS; i++) {
+        weft__location_end__init(&ends[i]);
+        ends[i].location = i;
+        ends[i].events = k->events[i];
+        pe[i] = &ends[i];
+        total += k->events[i];
+    }
+    g.n_locations = NLOCS;
+    g.locations = pe;
+    e.kind = WEFT_JE_GOODBYE;
+    e.len = (uint32_t)weft__goodbye__get_packed_size(&g);
+    CHECK(e.len <= sizeof buf);
+    weft__goodbye__pack(&g, buf);
+    e.payload = buf;
+    CHECK(weft_journal_append(k->j, &e) == 0);
+    weft_journal_close(k->j);
+    memset(&res, 0, sizeof res);
+    rc = weft_convert_trace(&in, &res);
+    if (rc != 0 || res.incomplete[0] || res.events < total)
+        fprintf(stderr, "conversion: rc %d, %llu of %llu events, error "
+                "'%s', incomplete '%s'\n", rc,
+                (unsigned long long)res.events,
+                (unsigned long long)total, res.error, res.incomplete);
+    CHECK(rc == 0);
+    CHECK(res.incomplete[0] == 0);
+    CHECK(res.events >= total); /* plus what makes every location nest */
+    weft_convert_result_free(&res);
+    weft_rm_tree(k->dir);
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static weft_daemon d; /* only d.cfg is read */
@@ -93,6 +208,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     m.nlocs = NLOCS;
     data++;
     size--;
+#ifdef WEFT_FUZZ_CONVERT
+    sink k;
+    sink_open(&k);
+#endif
 
     while (size >= 4) {
         uint8_t kind = data[0], count = data[1];
@@ -108,6 +227,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rc = weft_validate_defs(&m, data, len, &limit, err, sizeof err);
             if (rc == 0)
                 check_defined(&m, data, len);
+#ifdef WEFT_FUZZ_CONVERT
+            if (rc == 0)
+                sink_put(&k, 0, 0, 0, 0, data, len);
+#endif
         } else {
             uint32_t loc = (kind >> 1) & (NLOCS - 1);
             uint64_t prev = locs[loc].last_time, dist = kind >> 4;
@@ -122,6 +245,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (rc == 0 && !count)
                 CHECK(len == 0);
+#ifdef WEFT_FUZZ_CONVERT
+            if (rc == 0)
+                sink_put(&k, 1, loc, base, count, data, len);
+#endif
         }
         CHECK(rc == 0 || (is_error(rc) && err[0] != '\0'));
         CHECK(limit == WEFT_LIMIT_NONE ||
@@ -131,9 +258,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size -= len;
     }
 
-    for (int k = 0; k < WEFT_REF__COUNT; k++) {
-        weft_idset_free(&m.defined[k]);
-        free(m.decls[k].v);
+#ifdef WEFT_FUZZ_CONVERT
+    sink_convert(&k);
+#endif
+    for (int r = 0; r < WEFT_REF__COUNT; r++) {
+        weft_idset_free(&m.defined[r]);
+        free(m.decls[r].v);
     }
     return 0;
 }

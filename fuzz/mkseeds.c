@@ -329,6 +329,7 @@ static void session_seeds(void)
     n = events(&evs, 0);
     put_message(&b, 3, (uint8_t)n, &evs);         /* thread 1, base 0 */
     write_seed("fuzz_session", "ingest", &b);
+    write_seed("fuzz_convert", "ingest", &b); /* the same input, converted */
 }
 
 /* ---- text inputs: weftd.conf, libweft's environment ------------------- */
