@@ -12,19 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "weft_errors.h"
 #include "weftd_config.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,       \
-                    __LINE__, #cond);                                        \
-            abort();                                                         \
-        }                                                                    \
-    } while (0)
 
 /* A file of the process's own holding buf (rewritten each time). */
 static const char *put_file(const char *which, const void *buf, size_t len)

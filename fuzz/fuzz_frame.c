@@ -15,20 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "codec.h"
 #include "frame.h"
 #include "weft_errors.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,       \
-                    __LINE__, #cond);                                        \
-            abort();                                                         \
-        }                                                                    \
-    } while (0)
 
 static const size_t max_frames[4] = { 0, 64, 4096, WEFT_DEFAULT_MAX_FRAME };
 

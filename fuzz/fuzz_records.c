@@ -17,21 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "codec.h"
 #include "record.h"
 #include "weft_errors.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Aborts (a crash for libFuzzer) with a message when a property fails. */
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,       \
-                    __LINE__, #cond);                                        \
-            abort();                                                         \
-        }                                                                    \
-    } while (0)
 
 static const size_t max_strings[4] = { 1u << 20, 0, 16, 255 };
 

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "codec.h"
 #include "daemon.h"
 #include "trace.h"
@@ -42,17 +43,6 @@
 #include "fsutil.h"
 #include "journal.h"
 #endif
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,       \
-                    __LINE__, #cond);                                        \
-            abort();                                                         \
-        }                                                                    \
-    } while (0)
 
 #define NLOCS 4
 
