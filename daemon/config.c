@@ -245,7 +245,22 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
     switch (k->type) {
     case K_STRING: {
         char **field = (char **)((char *)c + k->offset);
-        char *copy = strdup(value);
+        size_t n = strlen(value);
+        char *copy;
+        /* What weftd --check-config prints must read back the same: in
+         * the file a ';' after a blank starts a comment, blanks around a
+         * value are dropped, and a line ends at a control character. */
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f ||
+                value[i] == ';')
+                return fail(err, errlen, "%s: a %s in its value (0x%02x "
+                            "at byte %zu)", key, value[i] == ';' ?
+                            "';' (a comment in weftd.conf)" :
+                            "control character", (unsigned char)value[i], i);
+        if (n && (value[0] == ' ' || value[n - 1] == ' '))
+            return fail(err, errlen, "%s = '%s': blanks around the value",
+                        key, value);
+        copy = strdup(value);
         if (!copy)
             return fail(err, errlen, "out of memory");
         free(*field);

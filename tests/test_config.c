@@ -94,6 +94,32 @@ static void test_file_errors(void **state)
     expect_file_error("[weftd]\nlog_level = loud\n", "log_level");
     expect_file_error("[weftd]\nthis is not ini\n", ":2:");
     expect_file_error("[other]\nlisten = x:1\n", "section [other]");
+    /* What --check-config prints must read back the same (found by
+     * fuzz/fuzz_config): a ';' there would start a comment. */
+    expect_file_error("[weftd]\nlisten =; 5.0.0.1:74\n",
+                      ":2: listen: a ';' (a comment in weftd.conf) in its "
+                      "value (0x3b at byte 0)");
+    expect_file_error("[weftd]\nspool = /a\x01" "b\n", "spool: a control "
+                      "character in its value (0x01 at byte 2)");
+}
+
+/* Flags take what the file could not hold only as the file would. */
+static void test_set_strings(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", " /x", err,
+                                     sizeof err), WEFT_ECONFIG);
+    assert_non_null(strstr(err, "spool = ' /x': blanks around the value"));
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", "/a;b", err,
+                                     sizeof err), WEFT_ECONFIG);
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", "/a b", err,
+                                     sizeof err), 0);
+    assert_string_equal(c.spool, "/a b");
+    weft_config_free(&c);
 }
 
 static void test_missing_file(void **state)
@@ -344,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_file_and_override),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_set_strings),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_finish_checks),
         cmocka_unit_test(test_print_roundtrip),
