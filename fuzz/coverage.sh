@@ -13,7 +13,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-cov.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$build"
-fuzzers=$(make -qp 2>/dev/null | sed -n 's/^FUZZERS = //p' | head -n 1)
+fuzzers=$( (make -qp 2>/dev/null || true) | sed -n 's/^FUZZERS = //p' | head -n 1)
 make -s fuzz >/dev/null
 for f in $fuzzers; do
     name=$(basename "$f")
@@ -23,7 +23,9 @@ for f in $fuzzers; do
     "./$f" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
         -rss_limit_mb=2048 "$tmp/corpus/$name" >"$tmp/$name.log" 2>&1 || true
 done
-make -s -B fuzz FUZZ_CFLAGS="-std=gnu11 -g -O0 -fsanitize=fuzzer \
+# shellcheck disable=SC2086 # a list of paths
+rm -f $fuzzers
+make -s fuzz FUZZ_CFLAGS="-std=gnu11 -g -O0 -fsanitize=fuzzer \
     -fprofile-instr-generate -fcoverage-mapping" >/dev/null
 objects=()
 for f in $fuzzers; do
@@ -35,4 +37,6 @@ done
 llvm-profdata merge -sparse "$tmp"/*.profraw -o "$tmp/all.profdata"
 llvm-cov report -instr-profile="$tmp/all.profdata" "${objects[@]:1}" \
     "$src/daemon" "$src/proto" "$src/client" "$src/recorders"
-make -s -B fuzz >/dev/null
+# shellcheck disable=SC2086
+rm -f $fuzzers
+make -s fuzz >/dev/null
