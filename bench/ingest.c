@@ -26,8 +26,14 @@
  * directly (proto/frame.h, proto/codec.h) so that the client side costs
  * little next to weftd.
  *
+ *  3. With -i IDLE, only this: IDLE connections, half that said Hello
+ *     and send nothing, half that connected and sent nothing; weftd's
+ *     resident memory before and after (the issue's bound: 10 000 idle
+ *     connections within 256 MiB).
+ *
  *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-n EVENTS]
  *                [-E EVENTS] [-r ROUNDS]
+ *   bench/ingest -i IDLE
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -310,9 +316,11 @@ static void drive(const char *addr, const char *trace, uint32_t n,
     free(pfd);
 }
 
-static long vm_hwm_kib(pid_t pid)
+/* Field `what` (VmHWM: the peak, VmRSS: now) of pid's memory, KiB. */
+static long vm_kib(pid_t pid, const char *what)
 {
     char path[64], line[256];
+    size_t n = strlen(what);
     long kib = -1;
     FILE *f;
 
@@ -321,10 +329,92 @@ static long vm_hwm_kib(pid_t pid)
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+        if (strncmp(line, what, n) == 0 && line[n] == ':' &&
+            sscanf(line + n + 1, "%ld", &kib) == 1)
             break;
     fclose(f);
     return kib;
+}
+
+/* Reads frames from c (blocking, at most 60 s) until a HelloAck. */
+static void await_hello_ack(conn *c)
+{
+    uint8_t buf[4096];
+
+    for (;;) {
+        struct pollfd p = { c->fd, POLLIN, 0 };
+        const uint8_t *q = buf;
+        uint8_t *frame;
+        uint32_t flen;
+        ssize_t k;
+        size_t left;
+        if (poll(&p, 1, 60000) != 1 || (k = read(c->fd, buf, sizeof buf)) <= 0)
+            die("waiting for HelloAck");
+        left = (size_t)k;
+        while (weft_frame_reader_feed(&c->reader, &q, &left, &frame,
+                                      &flen) == 1) {
+            Weft__Envelope *env = weft_frame_unpack(frame, flen);
+            int ack = env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK;
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+                fprintf(stderr, "bench/ingest: weftd: %s\n",
+                        env->error->message);
+                exit(1);
+            }
+            weft_frame_free_envelope(env);
+            free(frame);
+            if (ack)
+                return;
+        }
+    }
+}
+
+/* 3. idle connections, n in all: half that said Hello (members of a
+ * trace that waits for one more member) and then send nothing, half that
+ * connected and sent nothing (a session needs two of weftd's descriptors,
+ * its socket and its journal, a bare connection one); weftd's resident
+ * memory before and after each half: what a quiet connection costs. */
+static void run_idle(const char *addr, pid_t weftd, uint32_t n)
+{
+    uint32_t ns = n / 2;
+    conn *cs = calloc(n, sizeof *cs);
+    long before, sessions, all;
+
+    if (!cs)
+        die("calloc");
+    sleep(1);
+    before = vm_kib(weftd, "VmRSS");
+    for (uint32_t i = 0; i < ns; i++) {
+        conn *c = &cs[i];
+        c->fd = connect_to(addr);
+        fcntl(c->fd, F_SETFL, 0); /* blocking: a Hello is small */
+        c->rank = i;
+        weft_frame_reader_init(&c->reader, 1u << 20);
+        queue_hello(c, "idle", ns + 1);
+        if (write(c->fd, c->out, c->out_len) != (ssize_t)c->out_len)
+            die("write Hello");
+        free(c->out);
+        c->out = NULL;
+        await_hello_ack(c);
+    }
+    sleep(1);
+    sessions = vm_kib(weftd, "VmRSS");
+    for (uint32_t i = ns; i < n; i++)
+        cs[i].fd = connect_to(addr);
+    sleep(1);
+    all = vm_kib(weftd, "VmRSS");
+    printf("idle: weftd RSS %.1f MiB; with %u sessions that said Hello and "
+           "send nothing %.1f MiB (%.1f KiB each, journal included); with "
+           "%u more connections that sent nothing %.1f MiB (%.1f KiB "
+           "each)\n", before / 1024.0, ns, sessions / 1024.0,
+           ns ? (double)(sessions - before) / ns : 0.0, n - ns,
+           all / 1024.0, n > ns ? (double)(all - sessions) / (n - ns) : 0.0);
+    printf("idle: %u connections cost %.1f MiB (target: 10000 within 256 "
+           "MiB)\n", n, (all - before) / 1024.0);
+    for (uint32_t i = 0; i < n; i++) {
+        close(cs[i].fd);
+        weft_frame_reader_free(&cs[i].reader);
+    }
+    free(cs);
 }
 
 /* Waits until the catalog has the trace in a final state; returns 1 if
@@ -511,7 +601,7 @@ static void run_baseline(const char *tmp, int i, uint32_t procs,
 
 int main(int argc, char **argv)
 {
-    uint32_t conns = 1000, procs = 8, events = 1000, e2e_events = 0;
+    uint32_t conns = 1000, procs = 8, events = 1000, e2e_events = 0, idle = 0;
     uint64_t batches = 40, total = 10000000, e2e_batches;
     char tmp[] = "/tmp/weft-ingest-XXXXXX", addr[128], catalog[600];
     char cmd[700], trace[64];
@@ -521,8 +611,9 @@ int main(int argc, char **argv)
     int rounds = 5, opt, status;
     pid_t weftd;
 
-    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:")) != -1) {
         switch (opt) {
+        case 'i': idle = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'c': conns = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'b': batches = strtoull(optarg, NULL, 10); break;
         case 'e': events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u; break;
@@ -537,7 +628,7 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
                     "[-e EVENTS] [-p PROCS] [-n EVENTS] [-E EVENTS] "
-                    "[-r ROUNDS]\n");
+                    "[-r ROUNDS] | -i IDLE\n");
             return 2;
         }
     }
@@ -547,16 +638,30 @@ int main(int argc, char **argv)
                 "-r 1..64)\n");
         return 2;
     }
-    /* One descriptor per connection here, and as many in weftd. */
+    /* One descriptor per connection here, and one or two in weftd (a
+     * session's journal too): the hard limit, raised where allowed. */
     getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_max < 65536) {
+        struct rlimit more = { 65536, 65536 };
+        if (setrlimit(RLIMIT_NOFILE, &more) == 0)
+            rl = more;
+    }
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     if (!mkdtemp(tmp))
         die("mkdtemp");
-    weftd = bench_start_weftd(tmp, "max_connections = 100000", addr,
+    weftd = bench_start_weftd(tmp, "max_connections = 100000\n"
+                              "max_connections_per_user = 100000", addr,
                               sizeof addr);
     if (weftd < 0)
         return 1;
+    if (idle) {
+        run_idle(addr, weftd, idle);
+        kill(weftd, SIGTERM);
+        waitpid(weftd, &status, 0);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+        return system(cmd) == 0 ? 0 : 1;
+    }
     snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
 
     /* 1. fan-in */
@@ -576,7 +681,7 @@ int main(int argc, char **argv)
     printf("fan-in: %u locations converted in %.2f s after the last "
            "goodbye\n", conns, (double)(now_ns() - t1) / 1e9);
     printf("weftd peak RSS (VmHWM) so far: %.1f MiB (target <= 256)\n",
-           (double)vm_hwm_kib(weftd) / 1024.0);
+           (double)vm_kib(weftd, "VmHWM") / 1024.0);
 
     /* 2. end to end, and the libotf2 baseline, in alternating order */
     make_batch(e2e_events, e2e_events ? 0 : LIBWEFT_BUFFER);
@@ -615,7 +720,7 @@ int main(int argc, char **argv)
     printf("conversion after the last goodbye, median: %.2f s per 10 M "
            "events\n", median(convs, rounds));
     printf("weftd peak RSS (VmHWM): %.1f MiB\n",
-           (double)vm_hwm_kib(weftd) / 1024.0);
+           (double)vm_kib(weftd, "VmHWM") / 1024.0);
     kill(weftd, SIGTERM);
     waitpid(weftd, &status, 0);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

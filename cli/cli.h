@@ -21,6 +21,9 @@ typedef struct cli {
     const char *catalog_path;
     const char *spool;       /* --spool DIR, or NULL: weftd's (rm) */
     weft_catalog *catalog;   /* open read-only, when the command needs it */
+    unsigned char *image;    /* weftd's answer when the catalog is its
+                                alone: this user's rows (ask.c) */
+    size_t image_len;
     int json;
     int force;               /* --force */
     const char *format;      /* --format VALUE, or NULL */
@@ -49,8 +52,9 @@ char *weft__cli_resolve_catalog(const char *opt);
  * why; weft_config_free cfg either way. */
 int weft__cli_load_config(weft_config *cfg, char *err, size_t errlen);
 /* Opens c->catalog_path read-only into c->catalog (for commands that
- * check their arguments first). Returns EXIT_OK, or EXIT_FAIL after
- * saying why. */
+ * check their arguments first); when the file is weftd's alone, the
+ * image of this user's rows weftd answers with (c->image). Returns
+ * EXIT_OK, or EXIT_FAIL after saying why. */
 int weft__cli_open_catalog(cli *c);
 /* Finds TRACE (id, key, or name: the newest of that name, with a note on
  * stderr when several traces share it) in the open catalog into *row
@@ -68,6 +72,19 @@ int weft__cli_row_live(const weft_trace_row *row);
 json_t *weft__cli_trace_json(const weft_trace_row *row);
 /* The tags of trace row as a JSON object, or NULL after saying why. */
 json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
+
+/* ---- asking weftd (ask.c; daemon/ask.h) -------------------------------- */
+
+/* 1 when path exists but this user may not access it as mode (R_OK,
+ * W_OK) says: the file is weftd's alone, ask weftd instead. */
+int weft__cli_private(const char *path, int mode);
+/* Asks the running weftd on its Unix socket ($WEFT_SOCKET, else the
+ * configuration's socket): kind is a WEFT__QUERY__KIND_* (CATALOG,
+ * STATUS, REMOVE of trace, a key). Returns EXIT_OK with *data (malloc'd,
+ * NUL-terminated) and *len, or EXIT_FAIL after saying why (weftd's Error
+ * included). */
+int weft__cli_ask(int kind, const char *trace, int force,
+                  unsigned char **data, size_t *len);
 
 /* ---- the commands: each returns an exit status -------------------------- */
 

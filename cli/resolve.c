@@ -3,20 +3,45 @@
  * own parser), opening it read-only, finding the trace a TRACE argument
  * names, and a trace row as JSON.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
 #include "catalog.h"
 #include "cli.h"
+#include "frame.h"
 #include "out.h"
 #include "weftd_config.h"
 #include "weft_errors.h"
 
 /* ---- the catalog -------------------------------------------------------- */
+
+/* A user's weft without a configuration file defaults to a spool in
+ * their home (weftd run as themselves); where there is none and the
+ * system's weftd has its spool (the systemd unit's, or root's), that is
+ * the one they mean. */
+static void system_spool(weft_config *cfg)
+{
+    char mine[4200];
+    char e[64];
+    struct stat st;
+
+    if (geteuid() == 0 || getenv("STATE_DIRECTORY") ||
+        access(weft_config_default_path(), F_OK) == 0 || errno != ENOENT ||
+        *cfg->catalog)
+        return;
+    snprintf(mine, sizeof mine, "%s/catalog.db", cfg->spool);
+    if (stat(mine, &st) == 0 || errno != ENOENT ||
+        stat(WEFT_SYSTEM_SPOOL "/catalog.db", &st) != 0)
+        return;
+    weft_config_set(cfg, "weftd", "spool", WEFT_SYSTEM_SPOOL, e, sizeof e);
+}
 
 int weft__cli_load_config(weft_config *cfg, char *err, size_t errlen)
 {
@@ -25,6 +50,8 @@ int weft__cli_load_config(weft_config *cfg, char *err, size_t errlen)
     weft_config_init(cfg);
     rc = weft_config_load_file(cfg, weft_config_default_path(), 1, err,
                                errlen);
+    if (rc == 0)
+        system_spool(cfg);
     if (rc == 0)
         rc = weft_config_finish(cfg, err, errlen);
     return rc;
@@ -55,7 +82,17 @@ char *weft__cli_resolve_catalog(const char *opt)
 int weft__cli_open_catalog(cli *c)
 {
     char *msg = NULL;
-    int rc = weft_catalog_open(c->catalog_path, 1, &c->catalog, &msg);
+    int rc;
+
+    if (weft__cli_private(c->catalog_path, R_OK)) {
+        if (!c->image && weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0,
+                                       &c->image, &c->image_len) != EXIT_OK)
+            return EXIT_FAIL;
+        rc = weft_catalog_open_image(c->image, c->image_len,
+                                     c->catalog_path, &c->catalog, &msg);
+    } else {
+        rc = weft_catalog_open(c->catalog_path, 1, &c->catalog, &msg);
+    }
 
     if (rc == WEFT_ENOTFOUND)
         weft__cli_fail("no catalog at %s (has weftd run with this "

@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "catalog.h"
 #include "cli.h"
+#include "frame.h"
 #include "out.h"
 #include "weftd_config.h"
 #include "weft_errors.h"
@@ -238,6 +240,33 @@ out:
     return status;
 }
 
+/* rm of a user who may not write the catalog (it is weftd's): weftd
+ * removes each trace, if it is this user's (daemon/ask.h). */
+static int rm_asking(cli *c)
+{
+    int status = EXIT_OK;
+
+    if (weft__cli_open_catalog(c) != EXIT_OK)
+        return EXIT_FAIL;
+    for (int i = 0; i < c->nargs; i++) {
+        weft_trace_row row;
+        unsigned char *line = NULL;
+        size_t len;
+        if (weft__cli_find(c, c->args[i], &row) != EXIT_OK) {
+            status = EXIT_FAIL;
+            continue;
+        }
+        if (weft__cli_ask(WEFT__QUERY__KIND__REMOVE, row.key, c->force,
+                          &line, &len) != EXIT_OK)
+            status = EXIT_FAIL;
+        else
+            fputs((const char *)line, stdout);
+        free(line);
+        weft_catalog_trace_free(&row);
+    }
+    return status;
+}
+
 int weft__cmd_rm(cli *c)
 {
     char *spools[2] = { NULL, NULL };
@@ -246,6 +275,8 @@ int weft__cmd_rm(cli *c)
     size_t nspools;
     int status = EXIT_OK, rc;
 
+    if (weft__cli_private(c->catalog_path, W_OK))
+        return rm_asking(c);
     if (stat(c->catalog_path, &st) != 0)
         return weft__cli_fail("no catalog at %s (has weftd run with this "
                               "configuration?)", c->catalog_path);

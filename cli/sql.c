@@ -37,12 +37,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "frame.h"
 
 #define SQL_BUSY_TIMEOUT_MS 10000
 
@@ -178,14 +180,31 @@ static int authorize(void *arg, int action, const char *a1, const char *a2,
 /* ---- opening ------------------------------------------------------------ */
 
 /* Opens path read-only with every lock of the DESIGN note but the
- * authorizer. Returns the handle, or NULL after saying why. */
-static sqlite3 *sql_open(const char *path)
+ * authorizer; a catalog that is weftd's alone as weftd's image of this
+ * user's rows (ask.c), into c->image. Returns the handle, or NULL after
+ * saying why. */
+static sqlite3 *sql_open(cli *c)
 {
+    const char *path = c->catalog_path;
     sqlite3 *db = NULL;
     struct stat sb;
     char *esc;
     int off = 0, on = 1;
 
+    if (weft__cli_private(path, R_OK)) {
+        if (weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0, &c->image,
+                          &c->image_len) != EXIT_OK)
+            return NULL;
+        if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) !=
+                SQLITE_OK ||
+            weft_catalog_load_image(db, c->image, c->image_len) !=
+                SQLITE_OK) {
+            weft__cli_error("sql", "weftd's answer is not a catalog: %s",
+                            db ? sqlite3_errmsg(db) : "out of memory");
+            goto fail;
+        }
+        goto lock;
+    }
     if (stat(path, &sb) != 0) {
         esc = weft__cli_escape(path);
         weft__cli_error("sql", "no catalog at %s (has weftd run with this "
@@ -200,6 +219,7 @@ static sqlite3 *sql_open(const char *path)
         free(esc);
         goto fail;
     }
+lock:
     if (sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, off,
                           NULL) != SQLITE_OK ||
         sqlite3_enable_load_extension(db, 0) != SQLITE_OK ||
@@ -581,7 +601,7 @@ int weft__cmd_sql(cli *c)
         fmt = FMT_JSON;
     else if (c->format && strcmp(c->format, "csv") == 0)
         fmt = FMT_CSV;
-    db = sql_open(c->catalog_path);
+    db = sql_open(c);
     if (!db)
         return EXIT_FAIL;
     sqlite3_set_authorizer(db, authorize, &guard);

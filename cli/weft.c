@@ -270,8 +270,10 @@ static void global_help(FILE *out)
             "Usage: weft [--catalog FILE] COMMAND [ARGS]\n"
             "\n"
             "Query the catalog of traces recorded by weftd (weftd need not "
-            "be running),\n"
-            "or run a program traced.\n"
+            "be running\n"
+            "for those who can read the catalog; other users' weft asks "
+            "weftd for their\n"
+            "own traces), or run a program traced.\n"
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++) {
@@ -617,6 +619,7 @@ int main(int argc, char **argv)
         status = weft__cli_fail("error writing the output");
 out:
     weft_catalog_close(c.catalog);
+    free(c.image);
     free(catalog_path);
     free(c.args);
     free(c.tags);

@@ -98,12 +98,8 @@ int weft_authn_auth(weft_conn *c, const Weft__Auth *a)
     authn_job *j;
     int rc;
 
-    if (a->protocol_version != WEFT_PROTOCOL_VERSION) {
-        weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not "
-                       "supported: this weftd speaks version %d",
-                       a->protocol_version, WEFT_PROTOCOL_VERSION);
-        return WEFT_EVERSION;
-    }
+    if ((rc = weft_conn_check_version(c, a->protocol_version)) < 0)
+        return rc;
     if (c->is_unix) {
         weft_conn_fail(c, WEFT_EPROTO, "Auth on the Unix socket: the "
                        "kernel already says who you are");

@@ -39,7 +39,9 @@ static const key_desc keys[] = {
     { "weftd", "listen", K_STRING, OFF(listen), 0, 0,
       "TCP address HOST:PORT to listen on (empty: no TCP)", NULL },
     { "weftd", "socket", K_STRING, OFF(socket), 0, 0,
-      "Unix socket path to listen on (empty: none)", NULL },
+      "Unix socket path to listen on (empty: none); default "
+      "SPOOL/weftd.sock, where the weft command of users who cannot read "
+      "the catalog asks weftd", NULL },
     { "weftd", "spool", K_STRING, OFF(spool), 0, 0,
       "directory for journals and archives", NULL },
     { "weftd", "catalog", K_STRING, OFF(catalog), 0, 0,
@@ -56,6 +58,9 @@ static const key_desc keys[] = {
     { "weftd", "munge_socket", K_STRING, OFF(munge_socket), 0, 0,
       "munged's socket (empty: libmunge's default, "
       "/run/munge/munge.socket.2)", NULL },
+    { "weftd", "admin_group", K_STRING, OFF(admin_group), 0, 0,
+      "members of this group see every user's traces with the weft command "
+      "(as root does); empty: none", NULL },
     { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
       "seconds a trace waits with no process connected before it is "
       "converted with what arrived (marked partial)", NULL },
@@ -127,7 +132,7 @@ static char *default_spool(void)
     if (sd_state && *sd_state && !strchr(sd_state, ':'))
         return strdup(sd_state);
     if (geteuid() == 0)
-        return strdup("/var/lib/weft");
+        return strdup(WEFT_SYSTEM_SPOOL);
     if (state && *state)
         snprintf(buf, sizeof buf, "%s/weft", state);
     else if (home && *home)
@@ -145,6 +150,7 @@ void weft_config_init(weft_config *c)
     c->spool = default_spool();
     c->catalog = strdup("");
     c->munge_socket = strdup("");
+    c->admin_group = strdup("");
     c->log_level = 2;
     c->grace_period = 300;
     c->max_conversions = 2;
@@ -171,6 +177,7 @@ void weft_config_free(weft_config *c)
     free(c->spool);
     free(c->catalog);
     free(c->munge_socket);
+    free(c->admin_group);
     free(c->address_file);
     memset(c, 0, sizeof *c);
 }
@@ -265,6 +272,8 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
             return fail(err, errlen, "out of memory");
         free(*field);
         *field = copy;
+        if (field == &c->socket)
+            c->socket_set = 1;
         return 0;
     }
     case K_ENUM: {
@@ -353,6 +362,18 @@ int weft_config_finish(weft_config *c, char *err, size_t errlen)
 {
     if (!*c->spool)
         return fail(err, errlen, "spool must not be empty");
+    if (!c->socket_set && !*c->socket) {
+        /* beside the catalog, where users' weft finds it; none when the
+         * path is too long for a socket (sun_path: 108 bytes) */
+        char *p = NULL;
+        if (strlen(c->spool) + sizeof "/weftd.sock" <= 108 &&
+            asprintf(&p, "%s/weftd.sock", c->spool) < 0)
+            return fail(err, errlen, "out of memory");
+        if (p) {
+            free(c->socket);
+            c->socket = p;
+        }
+    }
     if (!*c->listen && !*c->socket)
         return fail(err, errlen, "nothing to listen on: set listen or "
                     "socket");

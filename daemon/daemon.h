@@ -93,6 +93,9 @@ typedef struct weft_daemon {
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
+    uint8_t *rbuf;                 /* the read buffer of every connection
+                                      (server.c), WEFT_READ_CHUNK bytes,
+                                      while there are connections */
     struct weft_user_conns *users; /* connections per uid that said Hello
                                      (max_connections_per_user), nusers
                                      of them in an array of cap_users */
@@ -108,6 +111,8 @@ typedef struct weft_daemon {
     struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
                                      while there are some */
     struct weft_worker *retainer; /* retention jobs (retain.c) */
+    struct weft_worker *asker;    /* users' questions (ask.c) */
+    unsigned asks;                /* questions queued or answering */
     /* retain.c: the last job's figures, plus the archives converted
      * since (weft_retain_charge). */
     int retain_running;

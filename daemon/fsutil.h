@@ -5,7 +5,15 @@
 #ifndef WEFT_FSUTIL_H
 #define WEFT_FSUTIL_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* The spool's traces/ directory: others may pass through it to their own
+ * trace's directory, not list it. A trace's directory is weftd's alone
+ * (0700) but for its owner's ACL entry (weft_share_tree). */
+#define WEFT_TRACES_DIR_MODE 0711
+#define WEFT_TRACE_DIR_MODE 0700
 
 /* mkdir -p: creates path and its missing parents (mode parents, the last
  * one mode leaf); directories that exist are fine. 0, or -1 with errno
@@ -19,5 +27,13 @@ char *weft_path_join(const char *a, const char *b);
  * symbolic links. A path that does not exist is fine. Best effort: it
  * stops at the first entry it cannot remove. */
 void weft_rm_tree(const char *path);
+
+/* Lets uid read what is at path: an ACL entry user:uid:r-x on every
+ * directory of the tree and user:uid:r-- on every file (not following
+ * symbolic links), the mask widened to allow it. Nothing when uid is
+ * weftd's own user or root. 0, or -1 with err saying why (a file system
+ * without ACLs: EOPNOTSUPP). Worker threads. */
+int weft_share_tree(const char *path, uint32_t uid, char *err,
+                    size_t errlen);
 
 #endif

@@ -165,6 +165,11 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.max_user_spool_bytes = c.max_user_spool_bytes;
     d->cfg.retention_days = c.retention_days;
     d->cfg.max_spool_bytes = c.max_spool_bytes;
+    { /* swapped: c's copy is freed below */
+        char *g = d->cfg.admin_group;
+        d->cfg.admin_group = c.admin_group;
+        c.admin_group = g;
+    }
     weft_config_free(&c);
     weft_dlog(d, WEFT_LOG_INFO, "SIGHUP: configuration reloaded from %s",
               d->config_path ? d->config_path : "built-in defaults");
@@ -335,6 +340,34 @@ static int lock_spool(weft_daemon *d)
     return fd;
 }
 
+/* The modes ask.h's design needs, also on a spool an older weftd made:
+ * traces/ passable, not listable (traces), or the catalog and its -wal
+ * and -shm weftd's alone (NULL; SQLite gives those the catalog's mode
+ * when it makes them). Files of another owner are left alone. */
+static void keep_private(weft_daemon *d, const char *traces)
+{
+    static const char *const ext[] = { "", "-wal", "-shm" };
+    char path[4200];
+    struct stat st;
+
+    if (traces) {
+        if (stat(traces, &st) == 0 && st.st_uid == geteuid() &&
+            (st.st_mode & 07777) != WEFT_TRACES_DIR_MODE &&
+            chmod(traces, WEFT_TRACES_DIR_MODE) != 0)
+            weft_dlog(d, WEFT_LOG_WARNING, "cannot make %s mode %o: %s",
+                      traces, WEFT_TRACES_DIR_MODE, strerror(errno));
+        return;
+    }
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        snprintf(path, sizeof path, "%s%s", d->cfg.catalog, ext[i]);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == geteuid() && (st.st_mode & 077) != 0 &&
+            chmod(path, st.st_mode & 0700) != 0)
+            weft_dlog(d, WEFT_LOG_WARNING, "cannot make %s readable by "
+                      "weftd alone: %s", path, strerror(errno));
+    }
+}
+
 /* Creates the spool and checks that the catalog opens, so that a bad
  * setup fails at start with a clear message. */
 static int prepare_storage(weft_daemon *d)
@@ -345,11 +378,12 @@ static int prepare_storage(weft_daemon *d)
     int rc;
 
     snprintf(traces, sizeof traces, "%s/traces", d->cfg.spool);
-    if (weft_mkdir_p(traces, 0755, 0750) != 0) {
+    if (weft_mkdir_p(traces, 0755, WEFT_TRACES_DIR_MODE) != 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot create spool directory %s: %s",
                   traces, strerror(errno));
         return -1;
     }
+    keep_private(d, traces);
     rc = weft_catalog_verify(d->cfg.catalog, &msg);
     if (rc == 0)
         rc = weft_catalog_open(d->cfg.catalog, 0, &cat, &msg);
@@ -377,6 +411,7 @@ static int prepare_storage(weft_daemon *d)
     weft_catalog_close(cat);
     if (rc < 0)
         return -1;
+    keep_private(d, NULL);
     if (weft_recover_spool(d) < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot read spool %s: %s", traces,
                   strerror(errno));

@@ -45,6 +45,16 @@ void weft_limit_hit(weft_daemon *d, enum weft_limit l)
     d->limit_hits[l]++;
 }
 
+int weft_conn_check_version(weft_conn *c, uint32_t version)
+{
+    if (version == WEFT_PROTOCOL_VERSION)
+        return 0;
+    weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not supported: "
+                   "this weftd speaks version %d", version,
+                   WEFT_PROTOCOL_VERSION);
+    return WEFT_EVERSION;
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void consume(weft_conn *c);
@@ -143,6 +153,15 @@ void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
     }
 }
 
+/* Frees c's own stash, if it has one (not d->rbuf, which is lent). */
+static void drop_stash(weft_conn *c)
+{
+    if (c->stash != c->d->rbuf)
+        free(c->stash);
+    c->stash = NULL;
+    c->stash_len = 0;
+}
+
 static void on_close(uv_handle_t *h)
 {
     weft_conn *c = h->data;
@@ -159,6 +178,11 @@ static void on_close(uv_handle_t *h)
         d->npaused_buffered--;
     account(c, 0);
     weft_frame_reader_free(&c->reader);
+    drop_stash(c);
+    if (d->nconns == 0) {
+        free(d->rbuf);
+        d->rbuf = NULL;
+    }
     free(c);
 }
 
@@ -379,11 +403,15 @@ void weft_conn_fail_limit(weft_conn *c, enum weft_limit l, int code,
     va_end(ap);
 }
 
+/* Every read lands in d->rbuf: libuv calls alloc, read and on_read for
+ * one connection before the next, and on_read keeps what it could not
+ * feed in a buffer of the connection's own. */
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     weft_conn *c = h->data;
 
-    *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
+    (void)suggested;
+    *buf = uv_buf_init((char *)c->d->rbuf, WEFT_READ_CHUNK);
 }
 
 /* Unpacks a complete frame and hands it on. 0 if it was accepted, or the
@@ -448,7 +476,7 @@ void weft_conn_resume(weft_conn *c)
         uv_idle_start(&d->resume, on_resume);
 }
 
-/* Pauses c for max_buffered; the unfed bytes stay stashed in rbuf. */
+/* Pauses c for max_buffered; the unfed bytes stay in its stash. */
 static void pause_buffered(weft_conn *c)
 {
     weft_daemon *d = c->d;
@@ -463,7 +491,7 @@ static void pause_buffered(weft_conn *c)
                   (unsigned long long)d->cfg.max_buffered);
 }
 
-/* Feeds the stashed bytes of rbuf to the frame reader and handles each
+/* Feeds the stashed bytes to the frame reader and handles each
  * complete frame, until they are used up or the connection is paused or
  * closing. A new frame is started only while d->buffered is below
  * max_buffered; while stopping, none is. */
@@ -472,7 +500,7 @@ static void consume(weft_conn *c)
     weft_daemon *d = c->d;
 
     while (c->stash_len > 0 && !c->closing && !c->paused) {
-        const uint8_t *p = (const uint8_t *)c->rbuf + c->stash_off;
+        const uint8_t *p = c->stash + c->stash_off;
         size_t left = c->stash_len;
         uint8_t *frame = NULL;
         uint32_t flen = 0;
@@ -526,6 +554,8 @@ static void consume(weft_conn *c)
         if (c->member) /* Hello taken: frames of max_frame (after SIGHUP too) */
             c->reader.max_frame = d->cfg.max_frame;
     }
+    if (c->stash_len == 0)
+        drop_stash(c);
     if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
         !c->closing)
         stop_conn(c);
@@ -545,10 +575,29 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         weft_conn_close(c);
         return;
     }
-    assert(c->stash_len == 0 && (char *)buf->base == c->rbuf);
+    assert(c->stash_len == 0 && (uint8_t *)buf->base == c->d->rbuf);
+    c->stash = c->d->rbuf;
     c->stash_off = 0;
     c->stash_len = (uint32_t)nread;
     consume(c);
+    if (c->stash_len > 0 && !c->closing) {
+        /* paused with bytes left: they wait in a copy of c's own */
+        uint8_t *own = malloc(c->stash_len);
+        if (!own) {
+            uint32_t n = c->stash_len;
+            c->stash = NULL;
+            c->stash_len = 0;
+            weft_conn_fail(c, WEFT_ENOMEM, "out of memory keeping %u bytes "
+                           "read", (unsigned)n);
+            return;
+        }
+        memcpy(own, c->stash + c->stash_off, c->stash_len);
+        c->stash = own;
+        c->stash_off = 0;
+    } else if (c->stash == c->d->rbuf) {
+        c->stash = NULL;
+        c->stash_len = 0;
+    }
     weft_conn_check_pending(c);
 }
 
@@ -578,6 +627,7 @@ static void describe_peer(weft_conn *c, int is_tcp)
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
             c->has_peer_uid = 1;
             c->peer_uid = cred.uid;
+            c->peer_gid = cred.gid;
             snprintf(c->peer, sizeof c->peer, "unix:pid %d uid %u",
                      (int)cred.pid, (unsigned)cred.uid);
         } else {
@@ -639,6 +689,11 @@ static void on_connection(uv_stream_t *server, int status)
         d->conns->prev = c;
     d->conns = c;
     d->nconns++;
+    if (!d->rbuf && !(d->rbuf = malloc(WEFT_READ_CHUNK))) {
+        weft_dlog(d, WEFT_LOG_ERROR, "out of memory accepting a connection");
+        close_now(c);
+        return;
+    }
     if (uv_accept(server, &c->h.stream) != 0) {
         close_now(c);
         return;
@@ -814,6 +869,15 @@ static int start_unix(weft_daemon *d)
     if (rc == 0) {
         chmod(path, 0666);
         rc = uv_listen((uv_stream_t *)&d->unix_sock, 511, on_connection);
+    }
+    if (rc != 0 && !d->cfg.socket_set && d->have_tcp) {
+        /* the default one (SPOOL/weftd.sock): a spool where no socket can
+         * be made costs users their weft command, not the service */
+        weft_dlog(d, WEFT_LOG_WARNING, "cannot listen on unix socket %s: "
+                  "%s; serving TCP only (users who cannot read the "
+                  "catalog cannot ask weftd for their traces: set socket "
+                  "in weftd.conf)", path, uv_strerror(rc));
+        return 0;
     }
     if (rc != 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot listen on unix socket %s: %s",

@@ -27,7 +27,7 @@
  *    is complete and journaled, so the total always falls again and no
  *    set of paused connections can wait for each other. Memory stays
  *    below max_buffered + max_frame. The bytes of a read that were not fed
- *    yet wait in rbuf (stash); reading resumes, outside any read callback,
+ *    yet wait in its stash; reading resumes, outside any read callback,
  *    once the total is under three quarters of max_buffered;
  *  - WEFT_PAUSE_STOPPING: SIGTERM; a connection stops at its next frame
  *    boundary, then closes once its replies are written;
@@ -84,16 +84,23 @@ typedef struct weft_conn {
     int has_peer_uid;          /* peer_uid is known: SO_PEERCRED on the
                                   Unix socket, or a MUNGE credential */
     uint32_t peer_uid;
-    uint32_t peer_gid;         /* with authenticated */
+    uint32_t peer_gid;         /* with has_peer_uid */
     int authenticated;         /* TCP: its Auth was accepted (authn.c) */
     void *auth_job;            /* authn.c's job while its Auth is checked */
+    void *ask_job;             /* ask.c's job while its Query is answered */
+    int asked;                 /* it sent a Query (one per connection) */
     int charged;               /* counts for charged_uid in d->users */
     uint32_t charged_uid;
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
     unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while
                                   any is set */
-    uint32_t stash_off, stash_len; /* bytes of rbuf read but not fed yet */
+    /* Bytes read but not fed yet: stash[stash_off..+stash_len). A read
+     * lands in the daemon's one read buffer (d->rbuf); what a paused
+     * connection could not feed is copied to a buffer of its own (freed
+     * once fed), so an idle connection holds no read buffer. */
+    uint8_t *stash;
+    uint32_t stash_off, stash_len;
     uint64_t held;             /* bytes of the frame being received that
                                   count in d->buffered */
     uint64_t last_frame;       /* uv_now() when the frame being received
@@ -108,7 +115,6 @@ typedef struct weft_conn {
     uint32_t clock_syncs;
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
-    char rbuf[WEFT_READ_CHUNK];
 } weft_conn;
 
 /* What a connection hands on (session.c's functions, wired by main.c).
@@ -163,6 +169,9 @@ void weft_limit_hit(weft_daemon *d, enum weft_limit l);
  * max_connections_per_user already. */
 int weft_conn_charge_user(weft_conn *c, uint32_t uid);
 
+/* 0 if c's peer speaks version (of its Auth, Hello or Query), else
+ * WEFT_EVERSION after failing c saying which version weftd speaks. */
+int weft_conn_check_version(weft_conn *c, uint32_t version);
 /* Queues a packed frame for the peer; takes ownership of `frame`. */
 void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);
 /* Sends an Error frame with code and message, logs it, then closes. */

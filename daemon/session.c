@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ask.h"
 #include "authn.h"
 #include "frame.h"
 #include "log.h"
@@ -374,12 +375,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail(c, WEFT_EPROTO, "second Hello on one connection");
         return WEFT_EPROTO;
     }
-    if (h->protocol_version != WEFT_PROTOCOL_VERSION) {
-        weft_conn_fail(c, WEFT_EVERSION, "protocol version %u is not "
-                       "supported: this weftd speaks version %d",
-                       h->protocol_version, WEFT_PROTOCOL_VERSION);
-        return WEFT_EVERSION;
-    }
+    if ((rc = weft_conn_check_version(c, h->protocol_version)) < 0)
+        return rc;
     if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0 ||
         (rc = weft_conn_charge_user(c, uid)) < 0)
         return rc;
@@ -616,7 +613,8 @@ static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
 int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
     if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO &&
-        env->msg_case != WEFT__ENVELOPE__MSG_AUTH && !c->member) {
+        env->msg_case != WEFT__ENVELOPE__MSG_AUTH &&
+        env->msg_case != WEFT__ENVELOPE__MSG_QUERY && !c->member) {
         weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
                        weft_frame_kind_name(env->msg_case));
         return WEFT_EPROTO;
@@ -628,7 +626,13 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
             return WEFT_EPROTO;
         }
         return weft_authn_auth(c, env->auth);
+    case WEFT__ENVELOPE__MSG_QUERY:
+        return weft_ask_query(c, env->query);
     case WEFT__ENVELOPE__MSG_HELLO:
+        if (c->asked) {
+            weft_conn_fail(c, WEFT_EPROTO, "Hello after a Query");
+            return WEFT_EPROTO;
+        }
         return on_hello(c, env->hello);
     case WEFT__ENVELOPE__MSG_DEFINITIONS:
         return on_definitions(c, env->definitions);
@@ -652,6 +656,7 @@ void weft_session_closed(weft_conn *c)
     weft_member *m = c->member;
 
     weft_authn_closed(c);
+    weft_ask_closed(c);
     if (!m)
         return;
     m->conn = NULL;

@@ -6,6 +6,7 @@
 #include "status.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +49,16 @@ static char *status_path(const weft_daemon *d)
     return p;
 }
 
-/* The figures of each trace recording. */
-static json_t *recording(const weft_daemon *d)
+/* The figures of each trace recording (of uid only, unless all). */
+static json_t *recording(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *traces = json_array();
 
     for (const weft_trace *t = d->traces; t; t = t->next) {
-        json_t *o = json_object();
+        json_t *o;
+        if (!all && t->uid != uid)
+            continue;
+        o = json_object();
         uint64_t events = 0;
         for (uint32_t r = 0; r < t->size; r++) {
             const weft_member *m = t->members ? t->members[r] : NULL;
@@ -73,8 +77,7 @@ static json_t *recording(const weft_daemon *d)
     return traces;
 }
 
-/* The status of d as compact JSON, malloc'd; NULL when out of memory. */
-static char *build(const weft_daemon *d)
+char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st = json_object(), *limits = json_object();
     weft_trace_conversions conv = weft_trace_count_conversions(d);
@@ -107,7 +110,7 @@ static char *build(const weft_daemon *d)
     json_object_set_new(st, "bytes", json_integer((json_int_t)d->bytes_in));
     json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
     json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
-    json_object_set_new(st, "recording", recording(d));
+    json_object_set_new(st, "recording", recording(d, all, uid));
     json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
     json_object_set_new(st, "max_buffered",
                         json_integer((json_int_t)d->cfg.max_buffered));
@@ -129,7 +132,7 @@ static void status_work(weft_work *w)
     const char *path = j->s->path;
     char *tmp = NULL;
     FILE *f;
-    int ok;
+    int fd, ok;
 
     if (!j->text) {
         unlink(path);
@@ -137,7 +140,12 @@ static void status_work(weft_work *w)
     }
     if (asprintf(&tmp, "%s.tmp", path) < 0)
         return;
-    f = fopen(tmp, "w");
+    /* 0600: other users' trace names are in it (they ask weftd, ask.c) */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+              0600);
+    f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
     if (f) {
         ok = fputs(j->text, f) >= 0;
         ok = fclose(f) == 0 && ok;
@@ -231,7 +239,7 @@ void weft_status_update(weft_daemon *d)
     struct weft_status *s = d->status;
     char *text;
 
-    if (!s || !(text = build(d)))
+    if (!s || !(text = weft_status_text(d, 1, 0)))
         return;
     if (s->writing) {
         free(s->next);

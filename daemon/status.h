@@ -16,6 +16,9 @@
 
 /* Starts the writer thread of d's status file. 0 or a WEFT_E* code. */
 int weft_status_start(weft_daemon *d);
+/* The status of d as compact JSON (malloc'd; NULL when out of memory),
+ * with the traces of uid only unless all (ask.c: what a user may see). */
+char *weft_status_text(const weft_daemon *d, int all, uint32_t uid);
 /* Builds the status of d now and queues its write (see above). Nothing
  * when the writer is not started or stopped. */
 void weft_status_update(weft_daemon *d);

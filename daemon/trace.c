@@ -338,6 +338,7 @@ typedef struct convert_job {
     weft_convert_result res;
     int rc;
     char err[768];
+    char share_err[384];        /* the owner cannot read the archive: why */
     int64_t finished;
 } convert_job;
 
@@ -419,6 +420,9 @@ static void convert_work(weft_work *w)
     } else {
         weft_catrow_partial_reason(t, &j->res, j->reason, sizeof j->reason);
         j->state = j->reason[0] ? WEFT_STATE_PARTIAL : WEFT_STATE_COMPLETE;
+        /* Before the row says so: once it is complete, its owner reads
+         * it (ask.h). */
+        weft_share_tree(t->dir, t->uid, j->share_err, sizeof j->share_err);
     }
     store_result(j, cat);
     weft_catalog_close(cat);
@@ -460,6 +464,9 @@ static void convert_done(weft_work *w)
                   t->name, t->key, j->err);
     } else {
         weft_retain_charge(d, t->uid, j->res.bytes);
+        if (j->share_err[0])
+            weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': %s", t->name,
+                      j->share_err);
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
                   "locations, archive %s/traces.otf2%s%s", t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive,
@@ -681,7 +688,7 @@ static void make_dir(weft_trace *t)
         goto out;
     }
     *strrchr(traces, '/') = 0;
-    if (weft_mkdir_p(traces, 0755, 0755) != 0) {
+    if (weft_mkdir_p(traces, 0755, WEFT_TRACES_DIR_MODE) != 0) {
         md->rc = fail(md->err, sizeof md->err, WEFT_EIO, "cannot create "
                       "trace directory under %s: %s", traces,
                       strerror(errno));
@@ -700,7 +707,7 @@ static void make_dir(weft_trace *t)
                           "out of memory");
             goto out;
         }
-        if (mkdir(dir, 0750) == 0) {
+        if (mkdir(dir, WEFT_TRACE_DIR_MODE) == 0) {
             md->serial += (uint64_t)tries;
             break;
         }

@@ -5,7 +5,8 @@
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
  *             grace_period, convert_threads, max_conversions,
- *             live_interval, auth, munge_socket, retention_days,
+ *             live_interval, auth, munge_socket, admin_group,
+ *             retention_days,
  *             max_spool_bytes
  *   [limits]  max_frame, max_connections, max_connections_per_user,
  *             max_conn_pending, max_buffered,
@@ -25,6 +26,8 @@
 /* The configuration file read when neither --config nor $WEFT_CONFIG
  * names one (whatever the installation prefix: the issue's contract). */
 #define WEFT_CONFIG_PATH "/etc/weft/weftd.conf"
+/* root's spool (and the systemd unit's, $STATE_DIRECTORY) */
+#define WEFT_SYSTEM_SPOOL "/var/lib/weft"
 
 enum { WEFT_DURABLE_WRITE = 0, WEFT_DURABLE_FSYNC = 1 };
 /* auth: how a TCP client's uid is known (proto/cred.h). */
@@ -32,7 +35,9 @@ enum { WEFT_AUTH_MUNGE = 0, WEFT_AUTH_NONE = 1 };
 
 typedef struct weft_config {
     char *listen;        /* "HOST:PORT", "" for none */
-    char *socket;        /* Unix socket path, "" for none */
+    char *socket;        /* Unix socket path, "" for none; unless set,
+                            SPOOL/weftd.sock (weft_config_finish) */
+    int socket_set;      /* socket was set (file, flag): no default */
     char *spool;         /* spool directory */
     char *catalog;       /* SQLite catalog file; default <spool>/catalog.db */
     char *address_file;  /* if set, the bound TCP address is written here */
@@ -40,6 +45,8 @@ typedef struct weft_config {
     int durability;      /* WEFT_DURABLE_WRITE or WEFT_DURABLE_FSYNC */
     int auth;            /* WEFT_AUTH_MUNGE or WEFT_AUTH_NONE */
     char *munge_socket;  /* munged's socket, "" for libmunge's default */
+    char *admin_group;   /* its members see every user's traces (ask.c);
+                            "" for none */
     uint64_t grace_period;     /* seconds a trace waits with no member
                                   connected before converting (partial) */
     uint64_t convert_threads;  /* members of a trace converted at once;

@@ -199,6 +199,8 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_AUTH: return "Auth";
     case WEFT__ENVELOPE__MSG_AUTH_ACK: return "AuthAck";
     case WEFT__ENVELOPE__MSG_HEARTBEAT: return "Heartbeat";
+    case WEFT__ENVELOPE__MSG_QUERY: return "Query";
+    case WEFT__ENVELOPE__MSG_ANSWER: return "Answer";
     default: return "none";
     }
 }

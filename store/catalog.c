@@ -337,7 +337,7 @@ static int migrate(weft_catalog *c)
     return rc;
 }
 
-static int setup(weft_catalog *c)
+int weft__cat_setup(weft_catalog *c)
 {
     int64_t version = 0;
     int rc;
@@ -418,7 +418,7 @@ int weft_catalog_open(const char *path, int readonly, weft_catalog **out,
         goto out;
     }
     sqlite3_extended_result_codes(c->db, 1);
-    rc = setup(c);
+    rc = weft__cat_setup(c);
 out:
     if (rc < 0) {
         if (errmsg)

@@ -166,6 +166,24 @@ enum weft_region_sort {
 int weft_catalog_open(const char *path, int readonly, weft_catalog **out,
                       char **errmsg);
 void weft_catalog_close(weft_catalog *c);
+/* The catalog at path as a database image of its own (catalog_image.c):
+ * its schema, the traces of uid (all traces when all) and the rows of
+ * every table that refer to them; read in one transaction, the file is
+ * opened read-only. 0 with *bytes (sqlite3_free) and *len, or a WEFT_E*
+ * code with *errmsg (malloc'd) naming the file. */
+int weft_catalog_image(const char *path, int all, uint32_t uid,
+                       unsigned char **bytes, size_t *len, char **errmsg);
+/* Opens a copy of such an image read-only as a catalog; name stands for
+ * the file in messages. Returns as weft_catalog_open; WEFT_ECORRUPT when
+ * the bytes are not a database. */
+int weft_catalog_open_image(const unsigned char *bytes, size_t len,
+                            const char *name, weft_catalog **out,
+                            char **errmsg);
+/* Loads a copy of an image read-only as db's main database (a new
+ * connection, ":memory:"); an SQLite result code. */
+struct sqlite3;
+int weft_catalog_load_image(struct sqlite3 *db, const unsigned char *bytes,
+                            size_t len);
 /* Checks the file at path with SQLite's quick_check without changing it.
  * Returns 0 (sound, or no file yet), WEFT_ECORRUPT when it is damaged or
  * not an SQLite database, or another WEFT_E* code when it cannot be read;

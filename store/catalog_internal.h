@@ -65,6 +65,10 @@ int weft__cat_read_trace(weft_catalog *c, sqlite3_stmt *st,
                          weft_trace_row *row);
 /* Runs sql without results: 0 or WEFT_EDB naming what. */
 int weft__cat_exec(weft_catalog *c, const char *sql, const char *what);
+/* What every open does to a new connection c->db: busy timeout, foreign
+ * keys, the schema version checked (and, writable, WAL and migrations).
+ * 0 or a WEFT_E* code. */
+int weft__cat_setup(weft_catalog *c);
 /* Rolls back the open transaction, if any. */
 void weft__cat_rollback(weft_catalog *c);
 

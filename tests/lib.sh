@@ -36,6 +36,7 @@ DEMO_PID=
 PROXY_PID=
 MUNGED_PID=
 TEST_USERS=()
+TEST_GROUPS=()
 
 cleanup() {
     [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
@@ -56,6 +57,9 @@ cleanup() {
     for u in "${TEST_USERS[@]}"; do
         pkill -KILL -u "$u" 2>/dev/null
         userdel "$u" 2>/dev/null
+    done
+    for g in "${TEST_GROUPS[@]}"; do
+        groupdel "$g" 2>/dev/null
     done
     rm -rf "$TMP"
 }
@@ -101,6 +105,20 @@ make_user() {
     printf -v "${1}_UID" '%s' "$(id -u "$name")"
     chmod 711 "$TMP"
     mkdir -p "$TMP/pub" && chmod 755 "$TMP/pub"
+}
+
+# make_group VAR USER...: a group of the test's own (groupadd, removed
+# at exit) with USERs as members, its name in $VAR. Root only.
+make_group() {
+    local name="wt$$-$1" var=$1
+    name=${name:0:31}
+    shift
+    groupadd "$name" || fail "groupadd $name failed"
+    TEST_GROUPS+=("$name")
+    printf -v "$var" '%s' "$name"
+    for u in "$@"; do
+        usermod -a -G "$name" "$u" || fail "usermod -G $name $u failed"
+    done
 }
 
 # as USER CMD...: CMD as USER (uid, gid and groups; no shell, no login).

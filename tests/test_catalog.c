@@ -951,6 +951,109 @@ static void test_delete_cascades(void **state)
     weft_catalog_close(c);
 }
 
+/* ---- a user's image (issue #15) ----------------------------------------- */
+
+/* Counts rows of an open image (its own connection, through SQL). */
+static int64_t image_int(const unsigned char *img, size_t len,
+                         const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v;
+
+    assert_int_equal(sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE,
+                                     NULL), SQLITE_OK);
+    assert_int_equal(weft_catalog_load_image(db, img, len), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    /* read-only: nothing written to an image reaches anyone */
+    assert_int_not_equal(sqlite3_exec(db, "DELETE FROM traces", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    sqlite3_close(db);
+    return v;
+}
+
+/* uid 7's image holds uid 7's traces and their rows, nothing of uid 8's,
+ * and opens as a catalog; all = 1 holds everything. */
+static void test_image_of_one_user(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0), *img = NULL;
+    weft_tag tags[1] = { { (char *)"app", (char *)"x" } };
+    weft_trace_row row;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    char *msg = NULL;
+
+    finish_full(c, "k1", "seven", 7, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                tags, 1);
+    finish_full(c, "k2", "eight", 8, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                tags, 1);
+    weft_catalog_close(c);
+    assert_int_equal(weft_catalog_image(f->path, 0, 7, &bytes, &len, &msg),
+                     0);
+    assert_null(msg);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 1);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces "
+                               "WHERE name = 'seven' AND uid = 7"), 1);
+    assert_int_equal(image_int(bytes, len, "SELECT (SELECT count(*) FROM "
+                               "members) + (SELECT count(*) FROM tags) + "
+                               "(SELECT count(*) FROM regions) + (SELECT "
+                               "count(*) FROM locations)"), 3 + 1 + 5 + 2);
+    assert_int_equal(image_int(bytes, len, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(weft_catalog_open_image(bytes, len, "the image", &img,
+                                             &msg), 0);
+    assert_int_equal(weft_catalog_find(img, "seven", &row), 0);
+    assert_int_equal(row.uid, 7);
+    weft_catalog_trace_free(&row);
+    assert_int_equal(weft_catalog_find(img, "eight", &row), WEFT_ENOTFOUND);
+    weft_catalog_close(img);
+    sqlite3_free(bytes);
+
+    /* a uid without traces: the schema, no rows */
+    assert_int_equal(weft_catalog_image(f->path, 0, 9, &bytes, &len, &msg),
+                     0);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 0);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM regions"),
+                     0);
+    sqlite3_free(bytes);
+    assert_int_equal(weft_catalog_image(f->path, 1, 9, &bytes, &len, &msg),
+                     0);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 2);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM regions"),
+                     10);
+    sqlite3_free(bytes);
+}
+
+/* Not a catalog: an error naming what, never a crash. */
+static void test_image_errors(void **state)
+{
+    fixture *f = *state;
+    static const unsigned char junk[] = "not an SQLite database, at all....";
+    weft_catalog *img = NULL;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    char *msg = NULL;
+    char missing[4200];
+
+    assert_int_equal(weft_catalog_open_image(junk, sizeof junk, "weftd's "
+                                             "answer", &img, &msg),
+                     WEFT_ECORRUPT);
+    assert_null(img);
+    assert_non_null(strstr(msg, "weftd's answer: not a catalog image"));
+    free(msg);
+    snprintf(missing, sizeof missing, "%s.missing", f->path);
+    assert_int_equal(weft_catalog_image(missing, 0, 1, &bytes, &len, &msg),
+                     WEFT_EDB);
+    assert_null(bytes);
+    assert_non_null(strstr(msg, missing));
+    free(msg);
+}
+
 /* ---- schema 4: live figures of recording traces (issue #11) ------------ */
 
 /* A version 3 catalog (as weftd wrote it before live figures) gets the
@@ -1298,6 +1401,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_detail_round_trip, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_image_of_one_user, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_image_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_cascades, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_query_filters, setup,

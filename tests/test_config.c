@@ -146,8 +146,39 @@ static void test_finish_checks(void **state)
     assert_int_equal(weft_config_finish(&c, err, sizeof err), WEFT_ECONFIG);
     assert_non_null(strstr(err, "HOST:PORT"));
     weft_config_set(&c, "weftd", "listen", "", err, sizeof err);
+    weft_config_set(&c, "weftd", "socket", "", err, sizeof err);
     assert_int_equal(weft_config_finish(&c, err, sizeof err), WEFT_ECONFIG);
     assert_non_null(strstr(err, "nothing to listen on"));
+    weft_config_free(&c);
+}
+
+/* socket: SPOOL/weftd.sock unless set (empty: none); none when that path
+ * is too long for a Unix socket. */
+static void test_default_socket(void **state)
+{
+    weft_config c;
+    char err[256], spool[200];
+
+    (void)state;
+    weft_config_init(&c);
+    weft_config_set(&c, "weftd", "spool", "/srv/weft", err, sizeof err);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
+    assert_string_equal(c.socket, "/srv/weft/weftd.sock");
+    weft_config_free(&c);
+
+    weft_config_init(&c);
+    weft_config_set(&c, "weftd", "socket", "", err, sizeof err);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
+    assert_string_equal(c.socket, "");
+    weft_config_free(&c);
+
+    memset(spool, 'x', sizeof spool - 1);
+    spool[0] = '/';
+    spool[sizeof spool - 1] = 0;
+    weft_config_init(&c);
+    weft_config_set(&c, "weftd", "spool", spool, err, sizeof err);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
+    assert_string_equal(c.socket, "");
     weft_config_free(&c);
 }
 
@@ -373,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_set_strings),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_finish_checks),
+        cmocka_unit_test(test_default_socket),
         cmocka_unit_test(test_print_roundtrip),
         cmocka_unit_test(test_shipped_file),
         cmocka_unit_test(test_new_limits),

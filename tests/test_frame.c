@@ -36,6 +36,8 @@ typedef struct kinds {
     Weft__Auth auth;
     Weft__AuthAck auth_ack;
     Weft__Heartbeat heartbeat;
+    Weft__Query query;
+    Weft__Answer answer;
     Weft__Tag tags[2];
     Weft__Tag *tagp[2];
     uint8_t defbytes[5];
@@ -126,6 +128,15 @@ static void kinds_init(kinds *k)
     k->auth.credential.len = strlen("MUNGE:AwQDAACm9Ot0xqA=:");
     weft__auth_ack__init(&k->auth_ack);
     weft__heartbeat__init(&k->heartbeat);
+    weft__query__init(&k->query);
+    k->query.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->query.kind = WEFT__QUERY__KIND__REMOVE;
+    k->query.trace = (char *)"ring-20261124T101010-1";
+    k->query.force = 1;
+    weft__answer__init(&k->answer);
+    k->answer.data.data = (uint8_t *)"removed trace 'ring'\n";
+    k->answer.data.len = strlen("removed trace 'ring'\n");
+    k->answer.last = 1;
     k->auth_ack.credential = k->auth.credential;
 
     weft__clock_sync__init(&k->clock_sync);
@@ -152,6 +163,8 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_AUTH: env.auth = &k->auth; break;
     case WEFT__ENVELOPE__MSG_AUTH_ACK: env.auth_ack = &k->auth_ack; break;
     case WEFT__ENVELOPE__MSG_HEARTBEAT: env.heartbeat = &k->heartbeat; break;
+    case WEFT__ENVELOPE__MSG_QUERY: env.query = &k->query; break;
+    case WEFT__ENVELOPE__MSG_ANSWER: env.answer = &k->answer; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -227,6 +240,17 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         break;
     case WEFT__ENVELOPE__MSG_HEARTBEAT:
         assert_non_null(got->heartbeat);
+        break;
+    case WEFT__ENVELOPE__MSG_QUERY:
+        assert_int_equal(got->query->kind, WEFT__QUERY__KIND__REMOVE);
+        assert_string_equal(got->query->trace, k->query.trace);
+        assert_true(got->query->force);
+        break;
+    case WEFT__ENVELOPE__MSG_ANSWER:
+        assert_true(got->answer->last);
+        assert_int_equal(got->answer->data.len, k->answer.data.len);
+        assert_memory_equal(got->answer->data.data, k->answer.data.data,
+                            k->answer.data.len);
         break;
     default:
         fail_msg("unexpected kind %d", kind);

@@ -90,6 +90,10 @@ static int setup(void **state)
     c->listen = strdup("127.0.0.1:0");
     c->address_file = tu_path(f->dir, "address");
     assert_non_null(c->listen);
+    /* no Unix socket (SPOOL/weftd.sock by default): tests that want one
+     * set it */
+    assert_int_equal(weft_config_set(c, "weftd", "socket", "", err,
+                                     sizeof err), 0);
     assert_int_equal(weft_config_finish(c, err, sizeof err), 0);
     c->max_frame = MAX_FRAME;
     c->max_connections = 8;

@@ -1,7 +1,7 @@
 /* weft-rawpeer.c - a misbehaving client for tests: speaks the wire
  * protocol by hand to send malformed or malicious input to weftd.
  *
- *   weft-rawpeer HOST:PORT MODE [TRACE]
+ *   weft-rawpeer HOST:PORT MODE [TRACE]       (or unix:PATH for HOST:PORT)
  *   weft-rawpeer HOST:PORT member TRACE [--rank R] [--size N] [--host H]
  *       [--pid P] [--job ID] [--run RUN] [--command CMD] [--tag K=V]... [--tags N]
  *       [--scenario profile|compute|many|none]
@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -522,6 +523,16 @@ static int connect_to(const char *addr)
     const char *colon = strrchr(addr, ':');
     char host[64];
 
+    if (strncmp(addr, "unix:", 5) == 0) {
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        if (strlen(addr + 5) >= sizeof sun.sun_path)
+            return -1;
+        strcpy(sun.sun_path, addr + 5);
+        authenticated = 1; /* the kernel says who we are */
+        sock = socket(AF_UNIX, SOCK_STREAM, 0);
+        return sock < 0 || connect(sock, (struct sockaddr *)&sun,
+                                   sizeof sun) != 0 ? -1 : 0;
+    }
     if (!colon || (size_t)(colon - addr) >= sizeof host)
         return -1;
     memcpy(host, addr, (size_t)(colon - addr));
@@ -546,7 +557,8 @@ int main(int argc, char **argv)
                 "before-hello unknown-record undefined-ref time-backwards "
                 "daemon-def seq-gap vanish first-half second-half flood valid "
                 "short counted aborted member no-auth claim replay expired "
-                "bad-cred\n");
+                "bad-cred query query-kind query-no-key query-after-hello\n"
+                "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
     mode = argv[2];
@@ -721,6 +733,26 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "rawpeer: weftd kept reading 2000000 batches\n");
         return 1;
+    } else if (strncmp(mode, "query", 5) == 0) {
+        /* The weft command's Query, asked wrongly: "query" (over TCP:
+         * refused), "query-kind" (a kind weftd does not know),
+         * "query-no-key" (REMOVE without a trace), "query-after-hello". */
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Query q = WEFT__QUERY__INIT;
+        q.protocol_version = WEFT_PROTOCOL_VERSION;
+        if (strcmp(mode, "query-kind") == 0)
+            q.kind = (Weft__Query__Kind)7;
+        else if (strcmp(mode, "query-no-key") == 0)
+            q.kind = WEFT__QUERY__KIND__REMOVE;
+        else if (strcmp(mode, "query-after-hello") == 0)
+            send_hello(trace, WEFT_PROTOCOL_VERSION);
+        else if (strcmp(mode, "query") != 0) {
+            fprintf(stderr, "rawpeer: unknown mode '%s'\n", mode);
+            return 2;
+        }
+        env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+        env.query = &q;
+        send_env(&env);
     } else if (strcmp(mode, "member") == 0) {
         return run_member(argc - 3, argv + 3);
     } else if (strcmp(mode, "short") == 0 || strcmp(mode, "counted") == 0) {

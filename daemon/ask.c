@@ -1,0 +1,338 @@
+/* ask.c - what a user's weft command asks weftd (see ask.h). */
+#include "ask.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "catalog.h"
+#include "fsutil.h"
+#include "frame.h"
+#include "log.h"
+#include "status.h"
+#include "trace.h"
+#include "weft_errors.h"
+#include "worker.h"
+
+typedef struct ask_job {
+    weft_work work;          /* first: the job is its work */
+    weft_daemon *d;
+    weft_conn *c;            /* NULL once c closed (loop thread) */
+    int kind;                /* WEFT__QUERY__KIND__* */
+    uint32_t uid, gid;
+    char *catalog, *spool, *admin_group, *trace; /* copies (SIGHUP) */
+    int force;
+    /* worker thread's results */
+    int all;                 /* uid sees every trace */
+    int rc;
+    unsigned char *image;    /* CATALOG: sqlite3_free */
+    size_t image_len;
+    char *line;              /* REMOVE: what was removed */
+    char err[512];
+} ask_job;
+
+static void job_free(ask_job *j)
+{
+    free(j->catalog);
+    free(j->spool);
+    free(j->admin_group);
+    free(j->trace);
+    sqlite3_free(j->image);
+    free(j->line);
+    free(j);
+}
+
+/* Is uid (whose process runs with gid) root, weftd's own user or a member
+ * of group `admin`? Worker thread: the user and group databases may be
+ * remote (NSS). */
+static int sees_all(uint32_t uid, uint32_t gid, const char *admin)
+{
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    char buf[16384];
+    gid_t groups[256];
+    int n = (int)(sizeof groups / sizeof groups[0]);
+
+    if (uid == 0 || uid == (uint32_t)geteuid())
+        return 1;
+    if (!*admin || getgrnam_r(admin, &gr, buf, sizeof buf, &grp) != 0 ||
+        !grp)
+        return 0;
+    if (gid == (uint32_t)grp->gr_gid)
+        return 1;
+    gid = (uint32_t)grp->gr_gid;
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
+        return 0;
+    if (getgrouplist(pwp->pw_name, pwp->pw_gid, groups, &n) < 0)
+        n = (int)(sizeof groups / sizeof groups[0]); /* the first ones */
+    for (int i = 0; i < n; i++)
+        if ((uint32_t)groups[i] == gid)
+            return 1;
+    return 0;
+}
+
+/* REMOVE, worker thread: the trace whose key is j->trace, if it is the
+ * asker's (or the asker sees all), directory and catalog rows. Another
+ * user's trace is "not found", as one that does not exist. */
+static int remove_work(ask_job *j)
+{
+    weft_catalog *cat = NULL;
+    weft_trace_row row;
+    char *msg = NULL, *dir = NULL;
+    int rc, found = 0;
+
+    rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
+    if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "%s", msg ? msg : weft_strerror(rc));
+        free(msg);
+        return rc;
+    }
+    rc = weft_catalog_find(cat, j->trace, &row);
+    if (rc == 0) {
+        found = strcmp(row.key, j->trace) == 0 && (j->all ||
+                                                   row.uid == j->uid);
+        if (!found)
+            weft_catalog_trace_free(&row);
+    }
+    if (rc == WEFT_ENOTFOUND || (rc == 0 && !found)) {
+        snprintf(j->err, sizeof j->err, "you have no trace '%s'", j->trace);
+        rc = WEFT_ENOTFOUND;
+        goto out;
+    }
+    if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
+        goto out;
+    }
+    if (!j->force && (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
+                      strcmp(row.state, WEFT_STATE_CONVERTING) == 0)) {
+        snprintf(j->err, sizeof j->err, "trace '%s' is catalogued as %s "
+                 "(weftd does not hold it: it ended when weftd was "
+                 "stopped); --force removes it", row.key, row.state);
+        rc = WEFT_ESTATE;
+        goto out_row;
+    }
+    /* keys are file names: never a '/', never "." or ".." */
+    if (strchr(row.key, '/') || row.key[0] == '.' ||
+        asprintf(&dir, "%s/traces/%s", j->spool, row.key) < 0) {
+        dir = NULL;
+        snprintf(j->err, sizeof j->err, "trace key '%s' is not a file "
+                 "name", row.key);
+        rc = WEFT_EINVAL;
+        goto out_row;
+    }
+    weft_rm_tree(dir);
+    rc = weft_catalog_trace_delete(cat, row.id);
+    if (rc < 0)
+        snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
+    else if (asprintf(&j->line, "removed trace '%s' (#%lld) and %s\n",
+                      row.name, (long long)row.id, dir) < 0)
+        j->line = NULL;
+out_row:
+    weft_catalog_trace_free(&row);
+out:
+    free(dir);
+    weft_catalog_close(cat);
+    return rc;
+}
+
+static void ask_work(weft_work *w)
+{
+    ask_job *j = (ask_job *)w;
+    char *msg = NULL;
+
+    j->all = sees_all(j->uid, j->gid, j->admin_group);
+    switch (j->kind) {
+    case WEFT__QUERY__KIND__CATALOG:
+        j->rc = weft_catalog_image(j->catalog, j->all, j->uid, &j->image,
+                                   &j->image_len, &msg);
+        if (j->rc == 0 && j->image_len > WEFT_MAX_ANSWER) {
+            snprintf(j->err, sizeof j->err, "your catalog rows take %zu "
+                     "bytes, more than weftd sends (%u MiB); ask root to "
+                     "remove old traces", j->image_len,
+                     WEFT_MAX_ANSWER >> 20);
+            j->rc = WEFT_ELIMIT;
+        } else if (j->rc < 0) {
+            snprintf(j->err, sizeof j->err, "%s",
+                     msg ? msg : weft_strerror(j->rc));
+        }
+        free(msg);
+        break;
+    case WEFT__QUERY__KIND__REMOVE:
+        j->rc = remove_work(j);
+        break;
+    default: /* STATUS: built on the loop thread, from what it holds */
+        break;
+    }
+}
+
+/* Sends len bytes of data as Answer frames of at most WEFT_ANSWER_CHUNK
+ * bytes, the last one saying so. 0 or a WEFT_E* code. */
+static int send_answer(weft_conn *c, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    do {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Answer a = WEFT__ANSWER__INIT;
+        size_t n = len < WEFT_ANSWER_CHUNK ? len : WEFT_ANSWER_CHUNK;
+        uint8_t *frame;
+        ssize_t flen;
+
+        a.data.data = (uint8_t *)p;
+        a.data.len = n;
+        a.last = n == len;
+        env.msg_case = WEFT__ENVELOPE__MSG_ANSWER;
+        env.answer = &a;
+        flen = weft_frame_pack(&env, &frame);
+        if (flen < 0)
+            return (int)flen;
+        weft_conn_send(c, frame, (size_t)flen);
+        p += n;
+        len -= n;
+    } while (len > 0);
+    return 0;
+}
+
+static void ask_done(weft_work *w)
+{
+    ask_job *j = (ask_job *)w;
+    weft_conn *c = j->c;
+    char *text = NULL;
+    int rc = j->rc;
+
+    j->d->asks--;
+    j->d->jobs--;
+    if (!c)
+        goto out;
+    c->ask_job = NULL;
+    if (rc < 0) {
+        weft_conn_fail(c, rc, "%s", j->err);
+        goto out;
+    }
+    switch (j->kind) {
+    case WEFT__QUERY__KIND__CATALOG:
+        rc = send_answer(c, j->image, j->image_len);
+        break;
+    case WEFT__QUERY__KIND__STATUS:
+        text = weft_status_text(j->d, j->all, j->uid);
+        rc = text ? send_answer(c, text, strlen(text)) : WEFT_ENOMEM;
+        break;
+    default:
+        weft_conn_log(c, WEFT_LOG_INFO, "uid %u: %.*s", (unsigned)j->uid,
+                      j->line ? (int)strcspn(j->line, "\n") : 15,
+                      j->line ? j->line : "removed a trace");
+        rc = send_answer(c, j->line ? j->line : "", j->line ?
+                         strlen(j->line) : 0);
+        break;
+    }
+    free(text);
+    if (rc < 0)
+        weft_conn_fail(c, rc, "cannot send the answer: %s",
+                       weft_strerror(rc));
+    else
+        weft_conn_close(c); /* after the answer is written */
+out:
+    job_free(j);
+}
+
+/* REMOVE of a trace weftd holds (recording, or converting) is refused
+ * here, whoever asks: its files are in use. */
+static int held(const weft_daemon *d, const char *key)
+{
+    for (const weft_trace *t = d->traces; t; t = t->next)
+        if (strcmp(t->key, key) == 0)
+            return 1;
+    return 0;
+}
+
+int weft_ask_query(weft_conn *c, const Weft__Query *q)
+{
+    weft_daemon *d = c->d;
+    ask_job *j;
+    int rc;
+
+    if ((rc = weft_conn_check_version(c, q->protocol_version)) < 0)
+        return rc;
+    if (!c->is_unix || !c->has_peer_uid) {
+        weft_conn_fail(c, WEFT_EPROTO, "Query over TCP: the weft command "
+                       "asks on weftd's Unix socket, where the kernel says "
+                       "who it is");
+        return WEFT_EPROTO;
+    }
+    if (c->asked || c->member || c->auth_job) {
+        weft_conn_fail(c, WEFT_EPROTO, "Query after %s", c->asked ?
+                       "a Query" : c->member ? "Hello" : "Auth");
+        return WEFT_EPROTO;
+    }
+    c->asked = 1;
+    if (q->kind != WEFT__QUERY__KIND__CATALOG &&
+        q->kind != WEFT__QUERY__KIND__STATUS &&
+        q->kind != WEFT__QUERY__KIND__REMOVE) {
+        weft_conn_fail(c, WEFT_EPROTO, "Query of unknown kind %d",
+                       (int)q->kind);
+        return WEFT_EPROTO;
+    }
+    if (q->kind == WEFT__QUERY__KIND__REMOVE &&
+        (!q->trace || !*q->trace || strlen(q->trace) > WEFT_ASK_MAX_KEY)) {
+        weft_conn_fail(c, WEFT_EINVAL, "Query to remove a trace without "
+                       "its key, or a key over %d bytes", WEFT_ASK_MAX_KEY);
+        return WEFT_EINVAL;
+    }
+    if (q->kind == WEFT__QUERY__KIND__REMOVE && held(d, q->trace)) {
+        weft_conn_fail(c, WEFT_ESTATE, "trace '%s' is still recording or "
+                       "converting; remove it once it is finished",
+                       q->trace);
+        return WEFT_ESTATE;
+    }
+    if (d->asks >= WEFT_ASK_MAX_QUEUED) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_NONE, WEFT_ELIMIT,
+                             "weftd is answering %u questions already; "
+                             "ask again in a moment", d->asks);
+        return WEFT_ELIMIT;
+    }
+    j = calloc(1, sizeof *j);
+    if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
+        !(j->spool = strdup(d->cfg.spool)) ||
+        !(j->admin_group = strdup(d->cfg.admin_group)) ||
+        !(j->trace = strdup(q->trace ? q->trace : ""))) {
+        if (j)
+            job_free(j);
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    j->d = d;
+    j->c = c;
+    j->kind = (int)q->kind;
+    j->uid = c->peer_uid;
+    j->gid = c->peer_gid;
+    j->force = q->force;
+    if ((!d->asker &&
+         (rc = weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
+                                 &d->asker)) < 0) ||
+        (rc = weft_worker_submit(d->asker, &j->work, ask_work,
+                                 ask_done)) < 0) {
+        job_free(j);
+        weft_conn_fail(c, rc, "cannot answer: %s", weft_strerror(rc));
+        return rc;
+    }
+    d->asks++;
+    d->jobs++;
+    c->ask_job = j;
+    weft_conn_pause(c);
+    return 0;
+}
+
+void weft_ask_closed(weft_conn *c)
+{
+    ask_job *j = c->ask_job;
+
+    if (j)
+        j->c = NULL;
+    c->ask_job = NULL;
+}

@@ -1,0 +1,40 @@
+/* ask.h - what a user's weft command asks weftd: the rows of the catalog
+ * it may see, weftd's status, removing one of its traces.
+ *
+ * DESIGN (who reaches what): the catalog and weftd.status are weftd's
+ * alone (0600), so a user reads neither, and the spool is not listable.
+ * root and weftd's own user read them directly; every other user's weft
+ * command asks weftd on its Unix socket, where the kernel names the asker
+ * (SO_PEERCRED; a Query over TCP is refused), and gets:
+ *  - CATALOG: an SQLite image of the catalog holding only the asker's
+ *    traces and their rows (store/catalog_image.c), which the command
+ *    opens in memory, so every query it makes (weft sql too) sees only
+ *    those;
+ *  - STATUS: the status with only the asker's traces recording;
+ *  - REMOVE: the asker's trace removed, directory and rows; another
+ *    user's trace is "not found", as one that does not exist.
+ * Members of the configured admin_group (and root, and weftd's user) get
+ * every trace. Archives are readable by their owner through an ACL
+ * (fsutil.h: weft_share_tree), so verify, export and any OTF2 reader work
+ * on them. One Query per connection, answered on a worker thread of its
+ * own, then the connection closes; at most WEFT_ASK_MAX_QUEUED wait.
+ */
+#ifndef WEFT_ASK_H
+#define WEFT_ASK_H
+
+#include "server.h"
+#include "weft.pb-c.h"
+
+/* Questions queued or being answered at once; more are refused. */
+#define WEFT_ASK_MAX_QUEUED 64
+/* Longest trace key in a REMOVE. */
+#define WEFT_ASK_MAX_KEY 4096
+
+/* c's Query: pauses c while a worker answers it, then sends the Answer
+ * frames (or an Error) and closes c. 0 when taken, or the WEFT_E* code c
+ * was failed with. Loop thread. */
+int weft_ask_query(weft_conn *c, const Weft__Query *q);
+/* c is closing: its question's answer goes nowhere. */
+void weft_ask_closed(weft_conn *c);
+
+#endif

@@ -1,0 +1,200 @@
+#!/bin/bash
+# e2e_users.sh - users reach their own traces and only theirs, and the
+# operating system says so, not the weft command's goodwill (#15).
+# weftd runs as a user of its own (as under the systemd unit) with a
+# munged of the test's own; users A and B (useradd) trace over TCP, C is
+# in weftd's admin_group:
+#  - the catalog and weftd.status are weftd's alone (0600), traces/ is
+#    not listable: A reads neither, and cannot read B's archive;
+#  - A's weft list, show, profile, sql, verify, export and status see
+#    A's traces only (weftd answers on its Unix socket, SO_PEERCRED);
+#    any OTF2 reader opens A's archive as A (an ACL of A's);
+#  - C (admin group) and root see every trace;
+#  - A removes A's trace with weft rm, but not B's; a trace that is
+#    recording is not removed;
+#  - a Query over TCP, of an unknown kind, without a key or after a
+#    Hello is refused with an error naming it.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root (useradd, setpriv)"
+    exit 77
+fi
+start_munged || fail "munged cannot start (scripts/deps.sh installs munge)"
+make_user W
+make_user A
+make_user B
+make_user C
+make_group ADM "$C"
+
+# What the users run goes where they can run it (the build tree may be
+# in a directory only root reaches).
+pub=$TMP/pub
+cp "$WEFTD" "$WEFT" "$RAWPEER" "$pub/"
+chmod 755 "$pub"/* "$TMP/munge"
+W_SPOOL=$TMP/wspool
+mkdir -m 755 "$W_SPOOL" "$TMP/run"
+chown "$W" "$W_SPOOL" "$TMP/run"
+# socket: the default, SPOOL/weftd.sock
+SOCK=$W_SPOOL/weftd.sock
+cat >"$pub/weftd.conf" <<EOF
+[weftd]
+listen = 127.0.0.1:0
+spool = $W_SPOOL
+munge_socket = $MUNGE_SOCKET
+admin_group = $ADM
+log_level = debug
+grace_period = 600
+EOF
+chmod 644 "$pub/weftd.conf"
+export WEFT_CONFIG=$pub/weftd.conf
+CAT=$W_SPOOL/catalog.db
+
+(cd "$pub" && exec setpriv --reuid="$W" --regid="$(id -g "$W")" \
+    --init-groups -- ./weftd --address-file "$TMP/run/addr") \
+    >>"$TMP/weftd.log" 2>&1 &
+WEFTD_PID=$!
+for _ in $(seq 100); do
+    [ -s "$TMP/run/addr" ] && [ -S "$SOCK" ] && break
+    kill -0 "$WEFTD_PID" 2>/dev/null || fail "weftd exited at start"
+    sleep 0.1
+done
+[ -s "$TMP/run/addr" ] || fail "weftd did not start listening within 10 s"
+export WEFT_SERVER
+WEFT_SERVER=$(cat "$TMP/run/addr")
+
+# ucmd USER CMD...: CMD as USER in $pub.
+ucmd() {
+    local u=$1
+    shift
+    (cd "$pub" && as "$u" "$@")
+}
+ucmd "$A" ./weft-rawpeer "$WEFT_SERVER" member a-secret --scenario profile \
+    --command "a-secret-cmd" || fail "A's trace was refused"
+ucmd "$B" ./weft-rawpeer "$WEFT_SERVER" member b-secret --scenario profile \
+    --command "b-secret-cmd" --tag proj=b-secret-tag ||
+    fail "B's trace was refused"
+# B's second trace waits for its rank 1: it stays recording.
+ucmd "$B" ./weft-rawpeer "$WEFT_SERVER" member b-wait --size 2 \
+    --scenario none || fail "B's b-wait was refused"
+
+# Root reads the catalog itself.
+done2() {
+    "$WEFT" list --json >"$TMP/root.json" 2>/dev/null && "$PY" - \
+        "$TMP/root.json" <<'PY'
+import json, sys
+rows = {r["name"]: r["state"] for r in json.load(open(sys.argv[1]))}
+assert rows.get("a-secret") == "complete" and rows.get("b-secret") == \
+    "complete" and rows.get("b-wait") == "recording", rows
+PY
+}
+for _ in $(seq 200); do done2 && break; sleep 0.1; done
+done2 || fail "root does not see the three traces: $(cat "$TMP/root.json")"
+
+# The files: weftd's alone, traces/ passable, not listable.
+mode() { stat -c %a "$1"; }
+[ "$(mode "$CAT")" = 600 ] || fail "catalog mode $(mode "$CAT")"
+[ "$(mode "$W_SPOOL/weftd.status")" = 600 ] ||
+    fail "weftd.status mode $(mode "$W_SPOOL/weftd.status")"
+[ "$(mode "$W_SPOOL/traces")" = 711 ] ||
+    fail "traces/ mode $(mode "$W_SPOOL/traces")"
+[ "$(stat -c %U "$CAT")" = "$W" ] || fail "the catalog is not weftd's user's"
+for f in "$CAT" "$W_SPOOL/weftd.status"; do
+    ucmd "$A" cat "$f" >/dev/null 2>&1 && fail "A reads $f"
+done
+ucmd "$A" ls "$W_SPOOL/traces" >/dev/null 2>&1 && fail "A lists traces/"
+
+path_of() { # USER NAME: the archive's path as USER's weft show says
+    ucmd "$1" ./weft show "$2" --json | "$PY" -c \
+        'import json,sys; print(json.load(sys.stdin)["path"])'
+}
+a_arch=$(path_of "$A" a-secret) || fail "A cannot show A's trace"
+b_arch=$(path_of "$B" b-secret) || fail "B cannot show B's trace"
+
+# A sees A's traces only, through every command.
+ucmd "$A" ./weft list --json >"$TMP/a.json" || fail "A's weft list failed"
+"$PY" - "$TMP/a.json" "$A_UID" <<'PY' || fail "A's list: $(cat "$TMP/a.json")"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["name"] for r in rows] == ["a-secret"], rows
+assert all(r["uid"] == int(sys.argv[2]) for r in rows), rows
+PY
+ucmd "$A" ./weft sql --csv "SELECT name, command FROM traces" >"$TMP/a.csv" ||
+    fail "A's weft sql failed"
+[ "$(cat "$TMP/a.csv")" = "$(printf 'name,command\na-secret,a-secret-cmd')" ] ||
+    fail "A's weft sql sees: $(cat "$TMP/a.csv")"
+out=$(ucmd "$A" ./weft sql --csv "SELECT count(*) FROM tags WHERE value = \
+'b-secret-tag' UNION ALL SELECT count(*) FROM members WHERE trace_id NOT IN \
+(SELECT id FROM traces)") || fail "A's weft sql on tags and members failed"
+[ "$out" = "$(printf 'count(*)\n0\n0')" ] || fail "A sees B's rows: $out"
+out=$(ucmd "$A" ./weft show b-secret 2>&1) && fail "A shows B's trace: $out"
+case "$out" in *"no trace 'b-secret'"*) ;; *) fail "A show b-secret: $out";; esac
+ucmd "$A" ./weft profile a-secret >/dev/null || fail "A's weft profile failed"
+ucmd "$A" ./weft verify a-secret >"$TMP/verify.out" 2>&1 ||
+    fail "A cannot verify A's trace: $(cat "$TMP/verify.out")"
+ucmd "$A" ./weft export a-secret --format chrome-json -o - >"$TMP/a.trace.json" ||
+    fail "A cannot export A's trace"
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/a.trace.json" ||
+    fail "A's export is not JSON"
+
+# The archive: its owner reads it with readers nobody here wrote, others
+# do not.
+ucmd "$A" otf2-print -Werror --silent "$a_arch/traces.otf2" ||
+    fail "otf2-print as A fails on A's archive"
+ucmd "$A" "$PY" -c 'import otf2, sys
+with otf2.reader.open(sys.argv[1]) as r:
+    n = sum(1 for _ in r.events)
+assert n > 0, n' "$a_arch/traces.otf2" ||
+    fail "the python reader as A fails on A's archive"
+ucmd "$B" otf2-print --silent "$a_arch/traces.otf2" >/dev/null 2>&1 &&
+    fail "B reads A's archive"
+ucmd "$B" cat "$a_arch/traces.def" >/dev/null 2>&1 &&
+    fail "B reads A's definitions file"
+ucmd "$B" ls "$(dirname "$a_arch")" >/dev/null 2>&1 &&
+    fail "B lists A's trace directory"
+
+# weft status: A sees no trace of B's recording; B and C do.
+status_names() { # USER
+    ucmd "$1" ./weft status --json | "$PY" -c \
+        'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["recording"]))'
+}
+[ "$(status_names "$A")" = "" ] || fail "A's status: $(status_names "$A")"
+[ "$(status_names "$B")" = "b-wait" ] || fail "B's status: $(status_names "$B")"
+[ "$(status_names "$C")" = "b-wait" ] || fail "C's status: $(status_names "$C")"
+
+# The admin group sees every trace, root too (above).
+ucmd "$C" ./weft list --json >"$TMP/c.json" || fail "C's weft list failed"
+"$PY" - "$TMP/c.json" <<'PY' || fail "C's list: $(cat "$TMP/c.json")"
+import json, sys
+names = sorted(r["name"] for r in json.load(open(sys.argv[1])))
+assert names == ["a-secret", "b-secret", "b-wait"], names
+PY
+
+# weft rm: B's traces are not A's to remove; a recording one is nobody's.
+b_key=$("$WEFT" show b-secret --json | "$PY" -c \
+    'import json,sys; print(json.load(sys.stdin)["key"])')
+out=$(ucmd "$A" ./weft rm b-secret 2>&1) && fail "A removed B's trace: $out"
+[ -d "$b_arch" ] || fail "B's archive is gone"
+out=$(ucmd "$B" ./weft rm b-wait 2>&1) && fail "B removed a recording trace"
+case "$out" in *"still recording"*) ;; *) fail "rm b-wait: $out";; esac
+out=$(ucmd "$A" ./weft rm a-secret 2>&1) || fail "A cannot remove A's trace: $out"
+case "$out" in *"removed trace 'a-secret'"*) ;; *) fail "A's rm said: $out";; esac
+[ -e "$(dirname "$a_arch")" ] && fail "A's trace directory is still there"
+"$WEFT" show a-secret >/dev/null 2>&1 && fail "A's trace is still catalogued"
+"$WEFT" show "$b_key" >/dev/null || fail "B's trace went with A's"
+grep -q "uid $A_UID: removed trace 'a-secret'" "$TMP/weftd.log" ||
+    fail "weftd does not log the removal"
+
+# Queries asked wrongly.
+query() { # ADDRESS MODE EXPECTED
+    local got
+    got=$(ucmd "$A" ./weft-rawpeer "$1" "$2" q 2>&1) ||
+        fail "rawpeer $2: no Error: $got"
+    case "$got" in *"$3"*) ;; *) fail "rawpeer $2: '$got' does not say '$3'";; esac
+}
+query "$WEFT_SERVER" query "Query over TCP"
+query "unix:$SOCK" query-kind "Query of unknown kind 7"
+query "unix:$SOCK" query-no-key "Query to remove a trace without its key"
+query "unix:$SOCK" query-after-hello "Query after Hello"
+kill -0 "$WEFTD_PID" || fail "weftd died"
+echo "PASS: e2e_users"
