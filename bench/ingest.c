@@ -82,9 +82,14 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The weftd started, ended by die() too. */
+static pid_t weftd_pid;
+
 static void die(const char *what)
 {
     fprintf(stderr, "bench/ingest: %s: %s\n", what, strerror(errno));
+    if (weftd_pid > 0)
+        kill(weftd_pid, SIGKILL);
     exit(1);
 }
 
@@ -356,9 +361,10 @@ static void await_hello_ack(conn *c)
             Weft__Envelope *env = weft_frame_unpack(frame, flen);
             int ack = env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK;
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+                errno = 0;
                 fprintf(stderr, "bench/ingest: weftd: %s\n",
                         env->error->message);
-                exit(1);
+                die("refused");
             }
             weft_frame_free_envelope(env);
             free(frame);
@@ -655,6 +661,7 @@ int main(int argc, char **argv)
                               sizeof addr);
     if (weftd < 0)
         return 1;
+    weftd_pid = weftd;
     if (idle) {
         run_idle(addr, weftd, idle);
         kill(weftd, SIGTERM);

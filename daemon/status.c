@@ -85,7 +85,8 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     char *text;
 
     for (const weft_conn *c = d->conns; c; c = c->next)
-        paused += c->paused != 0;
+        paused += (c->paused & (WEFT_PAUSE_PENDING |
+                                WEFT_PAUSE_BUFFERED)) != 0;
     json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
     json_object_set_new(st, "pid", json_integer(getpid()));
     json_object_set_new(st, "started", json_integer(d->started));
