@@ -237,8 +237,11 @@ int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e)
         return rc;
     hdr = r->buf + r->start;
     len = get_u32(hdr);
+    /* An entry that would end past the file is a torn tail: said before
+     * a buffer of its announced length is made (found by fuzz_journal) */
     if (hdr[5] != 0 || get_u16(hdr + 6) != 0 ||
-        len > WEFT_JOURNAL_MAX_PAYLOAD)
+        len > WEFT_JOURNAL_MAX_PAYLOAD ||
+        r->offset + WEFT_JOURNAL_HEADER + (uint64_t)len > r->size)
         return 0;
     e->kind = hdr[4];
     e->location = get_u32(hdr + 8);

@@ -142,10 +142,11 @@ static int restore_goodbye(weft_member *m, const weft_journal_entry *e,
     return 0;
 }
 
-/* Replays one journal into member state. Returns 0 or a WEFT_E* code with
- * err naming the file and the offset of the entry that failed. */
+/* Replays one journal (of rank, as its file name says) into member
+ * state. Returns 0 or a WEFT_E* code with err naming the file and the
+ * offset of the entry that failed. */
 static int replay(weft_trace *t, const char *path, const char *name,
-                  weft_member **mp, char *err, size_t errlen)
+                  uint32_t rank, weft_member **mp, char *err, size_t errlen)
 {
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
@@ -173,7 +174,14 @@ static int replay(weft_trace *t, const char *path, const char *name,
                     "does not unpack", path, off);
                 break;
             }
-            if (!m) /* a reconnect repeats Hello; the first one stands */
+            /* The member's journal is the file of its rank: a Hello of
+             * another rank (a renamed or damaged file) would have weftd
+             * open a second journal for it (found by fuzz_journal). */
+            if (h->rank != rank) {
+                rc = WEFT_ECORRUPT;
+                snprintf(why, sizeof why, "it is of rank %u, but the file "
+                         "is rank %u's", h->rank, rank);
+            } else if (!m) /* a reconnect repeats Hello; the first stands */
                 rc = weft_trace_restore_member(t, h, &m, why, sizeof why);
             weft__hello__free_unpacked(h, NULL);
             if (rc < 0) {
@@ -306,7 +314,7 @@ static void recover_trace(recovery *rec, const char *tdir, const char *key)
                 break;
             }
         }
-        if (replay(t, path, de->d_name, &m, err, sizeof err) < 0) {
+        if (replay(t, path, de->d_name, rank, &m, err, sizeof err) < 0) {
             weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s", err);
             if (bad++ == 0)
                 snprintf(first_err, sizeof first_err, "%s", err);

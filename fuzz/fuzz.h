@@ -1,5 +1,5 @@
-/* fuzz.h - what every libFuzzer target here shares: the entry point's
- * prototype and CHECK, which aborts (a crash for libFuzzer, which then
+/* fuzz.h - what every libFuzzer target here shares: the entry points'
+ * prototypes and CHECK, which aborts (a crash for libFuzzer, which then
  * keeps the input) with a message when a property fails. */
 #ifndef WEFT_FUZZ_H
 #define WEFT_FUZZ_H
@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional: called once before the first input. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define CHECK(cond)                                                          \
     do {                                                                     \

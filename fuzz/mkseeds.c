@@ -1,6 +1,7 @@
 /* mkseeds.c - writes the seed corpora of the fuzzers (fuzz/corpus/NAME/)
  * in the input formats their headers describe: a few valid record streams,
- * frames of every message kind, and a member's Definitions and batches.
+ * frames of every message kind, a member's Definitions and batches, and
+ * member journals.
  * Run by `make fuzz-seeds`; the output is committed, as test input.
  */
 #include <errno.h>
@@ -8,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "codec.h"
 #include "frame.h"
+#include "journal.h"
 #include "weft_errors.h"
 
 #define BUF_MAX 4096
@@ -44,6 +47,12 @@ static void put_byte(buf *b, uint8_t v)
 static void put_u64le(buf *b, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
+        put_byte(b, (uint8_t)(v >> (8 * i)));
+}
+
+static void put_u32le(buf *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
         put_byte(b, (uint8_t)(v >> (8 * i)));
 }
 
@@ -332,6 +341,141 @@ static void session_seeds(void)
     write_seed("fuzz_convert", "ingest", &b); /* the same input, converted */
 }
 
+/* ---- member journals ----------------------------------------------------- */
+
+/* One journal entry (journal.h): its header, crc32 and payload. */
+static void put_entry(buf *b, uint8_t kind, uint32_t location, uint32_t count,
+                      uint64_t seq, uint64_t base_time, const void *payload,
+                      size_t len)
+{
+    size_t at = b->len;
+    uLong crc;
+
+    put_u32le(b, (uint32_t)len);
+    put_byte(b, kind);
+    put_byte(b, 0);
+    put_byte(b, 0);
+    put_byte(b, 0);
+    put_u32le(b, location);
+    put_u32le(b, count);
+    put_u64le(b, seq);
+    put_u64le(b, base_time);
+    crc = crc32(crc32(0L, Z_NULL, 0), b->b + at, (uInt)(b->len - at));
+    crc = crc32(crc, payload, (uInt)len);
+    put_u32le(b, (uint32_t)crc);
+    put(b, payload, len);
+}
+
+/* The journal of rank of a trace of size members as weftd writes it: the
+ * magic, the Hello, Definitions, a batch of each of two threads and, if
+ * goodbye, the Goodbye. Returns where the Definitions entry starts in b. */
+static size_t member_journal(buf *b, uint32_t rank, uint32_t size,
+                             int goodbye)
+{
+    Weft__Hello hello = WEFT__HELLO__INIT;
+    Weft__Goodbye bye = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[2], *pe[2];
+    buf p = { .len = 0 };
+    unsigned n[2];
+    size_t defs;
+
+    put(b, WEFT_JOURNAL_MAGIC, strlen(WEFT_JOURNAL_MAGIC));
+    hello.protocol_version = WEFT_PROTOCOL_VERSION;
+    hello.trace = "job-42";
+    hello.rank = rank;
+    hello.size = size;
+    hello.hostname = "node1";
+    hello.pid = 4242 + rank;
+    hello.uid = 1000;
+    hello.command = "./app -n 4";
+    hello.job_id = "42";
+    hello.timer_resolution = 1000000000;
+    hello.realtime_ns = 1700000000000000000ull;
+    hello.clock_at_realtime = 1000;
+    hello.run = "run-42";
+    p.len = weft__hello__pack(&hello, p.b);
+    put_entry(b, WEFT_JE_HELLO, 0, 0, 0, 0, p.b, p.len);
+    p.len = 0;
+    definitions(&p);
+    defs = b->len;
+    put_entry(b, WEFT_JE_DEFS, 0, 0, 1, 0, p.b, p.len);
+    for (uint32_t loc = 0; loc < 2; loc++) {
+        p.len = 0;
+        n[loc] = events(&p, 1000000 + 500 * loc);
+        put_entry(b, WEFT_JE_EVENTS, loc, n[loc], 1, 1000000 + 500 * loc,
+                  p.b, p.len);
+    }
+    if (!goodbye)
+        return defs;
+    for (uint32_t loc = 0; loc < 2; loc++) {
+        weft__location_end__init(&ends[loc]);
+        ends[loc].location = loc;
+        ends[loc].events = n[loc];
+        pe[loc] = &ends[loc];
+    }
+    bye.n_locations = 2;
+    bye.locations = pe;
+    p.len = weft__goodbye__pack(&bye, p.b);
+    put_entry(b, WEFT_JE_GOODBYE, 0, 0, 0, 0, p.b, p.len);
+    return defs;
+}
+
+static void journal_seeds(void)
+{
+    buf b = { .len = 0 }, a = { .len = 0 };
+    size_t defs;
+
+    /* Flags (fuzz_journal.c): 0x80 has the harness set the checksums of
+     * what mutations change. */
+    put_byte(&b, 0x80);         /* rank-0.wj */
+    member_journal(&b, 0, 1, 1);
+    write_seed("fuzz_journal", "complete", &b);
+
+    b.len = 0;
+    put_byte(&b, 0xa2);         /* the catalog has it; 2nd pass steps
+                                   over events */
+    member_journal(&b, 0, 1, 0);
+    write_seed("fuzz_journal", "recording", &b);
+
+    b.len = 0;
+    put_byte(&b, 0x60);         /* ... from its 2nd entry on */
+    member_journal(&b, 0, 1, 1);
+    b.len -= 5;                 /* the Goodbye cut short: a torn tail */
+    write_seed("fuzz_journal", "torn", &b);
+
+    b.len = 0;
+    put_byte(&b, 0x10);         /* 2nd pass steps over Definitions */
+    defs = member_journal(&b, 0, 1, 1);
+    b.b[defs + WEFT_JOURNAL_HEADER + 7] ^= 0x40; /* damage, not a tail */
+    write_seed("fuzz_journal", "damaged", &b);
+
+    b.len = 0;
+    put_byte(&b, 0xb6);         /* the catalog has it; rank-0.wj and
+                                   rank-1.wj; 2nd pass over Goodbyes */
+    member_journal(&a, 0, 2, 1);
+    put_byte(&b, (uint8_t)a.len);
+    put_byte(&b, (uint8_t)(a.len >> 8));
+    put(&b, a.b, a.len);
+    member_journal(&b, 1, 2, 1);
+    write_seed("fuzz_journal", "two", &b);
+
+    b.len = 0;
+    put_byte(&b, 0x88);         /* a name of the input's, malformed */
+    put_byte(&b, (uint8_t)strlen("rank-01.wj"));
+    put(&b, "rank-01.wj", strlen("rank-01.wj"));
+    member_journal(&b, 0, 1, 1);
+    write_seed("fuzz_journal", "named", &b);
+
+    b.len = 0;
+    put_byte(&b, 0x00);         /* the process never said Hello */
+    put(&b, WEFT_JOURNAL_MAGIC, strlen(WEFT_JOURNAL_MAGIC));
+    write_seed("fuzz_journal", "magic", &b);
+
+    b.len = 0;
+    put_byte(&b, 0x00);         /* an empty file */
+    write_seed("fuzz_journal", "empty", &b);
+}
+
 /* ---- text inputs: weftd.conf, libweft's environment ------------------- */
 
 static void write_text(const char *target, const char *name, const char *text)
@@ -401,6 +545,7 @@ int main(int argc, char **argv)
     record_seeds();
     frame_seeds();
     session_seeds();
+    journal_seeds();
     text_seeds();
     return 0;
 }
