@@ -328,6 +328,28 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     return 0;
 }
 
+void weft_ask_report(weft_daemon *d)
+{
+    struct group gr, *grp = NULL;
+    char buf[16384];
+
+    if (!d->have_unix)
+        weft_dlog(d, WEFT_LOG_WARNING, "no Unix socket: users other than "
+                  "root and weftd's own cannot see their traces with weft "
+                  "(set socket in weftd.conf)");
+    if (!*d->cfg.admin_group)
+        return;
+    if (getgrnam_r(d->cfg.admin_group, &gr, buf, sizeof buf, &grp) != 0 ||
+        !grp)
+        weft_dlog(d, WEFT_LOG_WARNING, "admin_group = %s: no such group; "
+                  "only root and weftd's own user see every trace",
+                  d->cfg.admin_group);
+    else
+        weft_dlog(d, WEFT_LOG_INFO, "admin_group %s (gid %u): its members "
+                  "see every trace", d->cfg.admin_group,
+                  (unsigned)grp->gr_gid);
+}
+
 void weft_ask_closed(weft_conn *c)
 {
     ask_job *j = c->ask_job;

@@ -34,6 +34,10 @@
  * frames (or an Error) and closes c. 0 when taken, or the WEFT_E* code c
  * was failed with. Loop thread. */
 int weft_ask_query(weft_conn *c, const Weft__Query *q);
+/* At start and on reload: says in the log who sees every trace (a
+ * missing admin group is a warning) and warns when there is no Unix
+ * socket to ask on. Blocks for the group lookup. */
+void weft_ask_report(weft_daemon *d);
 /* c is closing: its question's answer goes nowhere. */
 void weft_ask_closed(weft_conn *c);
 

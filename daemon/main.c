@@ -14,6 +14,7 @@
 
 #include "catalog.h"
 #include "weftd_config.h"
+#include "ask.h"
 #include "authn.h"
 #include "daemon.h"
 #include "fsutil.h"
@@ -173,6 +174,7 @@ static void on_hup(uv_signal_t *s, int signum)
     weft_config_free(&c);
     weft_dlog(d, WEFT_LOG_INFO, "SIGHUP: configuration reloaded from %s",
               d->config_path ? d->config_path : "built-in defaults");
+    weft_ask_report(d);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -480,6 +482,7 @@ int main(int argc, char **argv)
     weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
               PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
     weft_authn_report(&d);
+    weft_ask_report(&d);
     weft_retain_run(&d);
     d.started = (int64_t)time(NULL);
     if (weft_status_start(&d) < 0)

@@ -197,4 +197,19 @@ query "unix:$SOCK" query-kind "Query of unknown kind 7"
 query "unix:$SOCK" query-no-key "Query to remove a trace without its key"
 query "unix:$SOCK" query-after-hello "Query after Hello"
 kill -0 "$WEFTD_PID" || fail "weftd died"
+
+# The admin group as weftd says it at start, and one that does not exist
+# (a reload): a warning naming it; nobody but root then sees all.
+grep -q "admin_group $ADM (gid [0-9]*): its members see every trace" \
+    "$TMP/weftd.log" || fail "weftd does not say who the admin group is"
+sed -i "s/^admin_group = .*/admin_group = wt$$-no-such-group/" "$pub/weftd.conf"
+kill -HUP "$WEFTD_PID"
+for _ in $(seq 50); do
+    grep -q "admin_group = wt$$-no-such-group: no such group" \
+        "$TMP/weftd.log" && break
+    sleep 0.1
+done
+grep -q "admin_group = wt$$-no-such-group: no such group" "$TMP/weftd.log" ||
+    fail "a missing admin group is not said"
+[ "$(status_names "$C")" = "" ] || fail "C still sees B's trace"
 echo "PASS: e2e_users"
