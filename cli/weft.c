@@ -190,7 +190,9 @@ static const command commands[] = {
       "spool of weftd's configuration file (the one the catalog is found\n"
       "through) or the catalog's directory when it is a spool.\n"
       "\n"
-      "  -f, --force      remove a recording or converting trace too\n"
+      "  -f, --force      remove a recording or converting trace too (for\n"
+      "                   whoever writes the catalog; a user whose rm asks\n"
+      "                   weftd cannot: it removes only finished traces)\n"
       "      --spool DIR  the spool weftd writes (it must have traces/),\n"
       "                   e.g. when the catalog is elsewhere and weftd was\n"
       "                   started with --spool\n" },

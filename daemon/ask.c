@@ -27,7 +27,6 @@ typedef struct ask_job {
     int kind;                /* WEFT__QUERY__KIND__* */
     uint32_t uid, gid;
     char *catalog, *spool, *admin_group, *trace; /* copies (SIGHUP) */
-    int force;
     /* worker thread's results */
     int all;                 /* uid sees every trace */
     int rc;
@@ -109,11 +108,13 @@ static int remove_work(ask_job *j)
         snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
         goto out;
     }
-    if (!j->force && (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
-                      strcmp(row.state, WEFT_STATE_CONVERTING) == 0)) {
-        snprintf(j->err, sizeof j->err, "trace '%s' is catalogued as %s "
-                 "(weftd does not hold it: it ended when weftd was "
-                 "stopped); --force removes it", row.key, row.state);
+    /* Never while weftd is at it (a conversion may be queued): with
+     * weftd running no such row is stale, recovery failed those at start,
+     * so --force has nothing to force here. */
+    if (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
+        strcmp(row.state, WEFT_STATE_CONVERTING) == 0) {
+        snprintf(j->err, sizeof j->err, "trace '%s' is still %s; remove "
+                 "it once it is finished", row.key, row.state);
         rc = WEFT_ESTATE;
         goto out_row;
     }
@@ -241,11 +242,15 @@ out:
     job_free(j);
 }
 
-/* REMOVE of a trace weftd holds (recording, or converting) is refused
- * here, whoever asks: its files are in use. */
+/* REMOVE of a trace weftd holds (recording, or waiting to convert
+ * again) is refused here, whoever asks: its files are in use. (One being
+ * converted is refused by its catalog state, remove_work.) */
 static int held(const weft_daemon *d, const char *key)
 {
     for (const weft_trace *t = d->traces; t; t = t->next)
+        if (strcmp(t->key, key) == 0)
+            return 1;
+    for (const weft_trace *t = d->retrying; t; t = t->next)
         if (strcmp(t->key, key) == 0)
             return 1;
     return 0;
@@ -311,7 +316,6 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     j->kind = (int)q->kind;
     j->uid = c->peer_uid;
     j->gid = c->peer_gid;
-    j->force = q->force;
     if ((!d->asker &&
          (rc = weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
                                  &d->asker)) < 0) ||

@@ -12,7 +12,9 @@
  *    those;
  *  - STATUS: the status with only the asker's traces recording;
  *  - REMOVE: the asker's trace removed, directory and rows; another
- *    user's trace is "not found", as one that does not exist.
+ *    user's trace is "not found", as one that does not exist; a trace
+ *    recording or converting is refused, force or not (with weftd
+ *    running no such row is stale: recovery failed those at start).
  * Members of the configured admin_group (and root, and weftd's user) get
  * every trace. Archives are readable by their owner through an ACL
  * (fsutil.h: weft_share_tree), so verify, export and any OTF2 reader work

@@ -177,6 +177,9 @@ out=$(ucmd "$A" ./weft rm b-secret 2>&1) && fail "A removed B's trace: $out"
 [ -d "$b_arch" ] || fail "B's archive is gone"
 out=$(ucmd "$B" ./weft rm b-wait 2>&1) && fail "B removed a recording trace"
 case "$out" in *"still recording"*) ;; *) fail "rm b-wait: $out";; esac
+out=$(ucmd "$B" ./weft rm --force b-wait 2>&1) &&
+    fail "B removed a recording trace with --force"
+case "$out" in *"still recording"*) ;; *) fail "rm --force b-wait: $out";; esac
 out=$(ucmd "$A" ./weft rm a-secret 2>&1) || fail "A cannot remove A's trace: $out"
 case "$out" in *"removed trace 'a-secret'"*) ;; *) fail "A's rm said: $out";; esac
 [ -e "$(dirname "$a_arch")" ] && fail "A's trace directory is still there"
