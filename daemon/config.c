@@ -190,6 +190,11 @@ const char *weft_config_default_path(void)
 }
 
 __attribute__((format(printf, 3, 4)))
+/* Longest line of weftd.conf, newline excluded: libinih reads lines into
+ * a buffer of INI_MAX_LINE bytes and takes the rest of a longer one for
+ * a line of its own. Every line weft_config_print writes fits. */
+#define MAX_LINE (INI_MAX_LINE - 2)
+
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -267,6 +272,10 @@ int weft_config_set(weft_config *c, const char *section, const char *key,
         if (n && (value[0] == ' ' || value[n - 1] == ' '))
             return fail(err, errlen, "%s = '%s': blanks around the value",
                         key, value);
+        if (strlen(key) + 3 + n > MAX_LINE)
+            return fail(err, errlen, "%s: a value of %zu bytes (weftd.conf "
+                        "lines hold at most %d bytes: %zu for this key's)",
+                        key, n, MAX_LINE, MAX_LINE - strlen(key) - 3);
         copy = strdup(value);
         if (!copy)
             return fail(err, errlen, "out of memory");
@@ -335,6 +344,27 @@ static int on_ini(void *arg, const char *section, const char *name,
     return 1;
 }
 
+/* WEFT_ECONFIG naming the first line of f longer than MAX_LINE (libinih
+ * would take its rest for a line of its own), else 0 with f rewound. */
+static int long_line(FILE *f, const char *path, char *err, size_t errlen)
+{
+    size_t len = 0;
+    int ch, line = 1;
+
+    while ((ch = getc(f)) != EOF) {
+        if (ch == '\n') {
+            line++;
+            len = 0;
+        } else if (++len > MAX_LINE) {
+            return fail(err, errlen, "%s:%d: a line of more than %d bytes "
+                        "(weftd.conf lines hold at most %d)", path, line,
+                        MAX_LINE, MAX_LINE);
+        }
+    }
+    rewind(f);
+    return 0;
+}
+
 int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
                           char *err, size_t errlen)
 {
@@ -348,8 +378,12 @@ int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
         return fail(err, errlen, "cannot open configuration %s: %s", path,
                     strerror(errno));
     }
-    rc = ini_parse_file(f, on_ini, &ctx);
+    rc = long_line(f, path, err, errlen);
+    if (rc == 0)
+        rc = ini_parse_file(f, on_ini, &ctx);
     fclose(f);
+    if (rc == WEFT_ECONFIG)
+        return rc;
     if (ctx.failed)
         return fail(err, errlen, "%s:%d: %s", path, rc, ctx.msg);
     if (rc != 0)
@@ -382,6 +416,11 @@ int weft_config_finish(weft_config *c, char *err, size_t errlen)
                     c->listen);
     if (!*c->catalog) {
         size_t n = strlen(c->spool) + sizeof "/catalog.db";
+        if (strlen("catalog = ") + n - 1 > MAX_LINE)
+            return fail(err, errlen, "spool: a path of %zu bytes leaves no "
+                        "room for its catalog's, SPOOL/catalog.db, in a "
+                        "weftd.conf line (%d bytes); set catalog",
+                        strlen(c->spool), MAX_LINE);
         char *p = malloc(n);
         if (!p)
             return fail(err, errlen, "out of memory");

@@ -157,7 +157,7 @@ static void test_finish_checks(void **state)
 static void test_default_socket(void **state)
 {
     weft_config c;
-    char err[256], spool[200];
+    char err[256], spool[121];
 
     (void)state;
     weft_config_init(&c);
@@ -176,10 +176,45 @@ static void test_default_socket(void **state)
     spool[0] = '/';
     spool[sizeof spool - 1] = 0;
     weft_config_init(&c);
-    weft_config_set(&c, "weftd", "spool", spool, err, sizeof err);
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", spool, err,
+                                     sizeof err), 0);
     assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
     assert_string_equal(c.socket, "");
     weft_config_free(&c);
+}
+
+/* libinih reads lines of 198 bytes at most: a longer value, a spool whose
+ * derived catalog line would be longer, and a longer line in the file are
+ * refused naming them (found by fuzz/fuzz_config: --check-config printed
+ * a catalog line its own parser split in two). */
+static void test_long_lines(void **state)
+{
+    weft_config c;
+    char err[512], value[200], text[512], *path;
+
+    (void)state;
+    memset(value, 'v', sizeof value - 1);
+    value[0] = '/';
+    value[sizeof value - 1] = 0;
+    weft_config_init(&c);
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", value, err,
+                                     sizeof err), WEFT_ECONFIG);
+    assert_non_null(strstr(err, "spool: a value of 199 bytes"));
+    value[180] = 0; /* fits a line, its catalog does not */
+    assert_int_equal(weft_config_set(&c, "weftd", "spool", value, err,
+                                     sizeof err), 0);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), WEFT_ECONFIG);
+    assert_non_null(strstr(err, "set catalog"));
+    weft_config_free(&c);
+
+    snprintf(text, sizeof text, "[weftd]\n# %s%s\n", value, value);
+    path = write_file(text);
+    weft_config_init(&c);
+    assert_int_equal(weft_config_load_file(&c, path, 0, err, sizeof err),
+                     WEFT_ECONFIG);
+    assert_non_null(strstr(err, ":2: a line of more than 198 bytes"));
+    weft_config_free(&c);
+    unlink(path);
 }
 
 static void test_print_roundtrip(void **state)
@@ -405,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_finish_checks),
         cmocka_unit_test(test_default_socket),
+        cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_print_roundtrip),
         cmocka_unit_test(test_shipped_file),
         cmocka_unit_test(test_new_limits),
