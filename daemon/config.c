@@ -344,31 +344,40 @@ static int on_ini(void *arg, const char *section, const char *name,
     return 1;
 }
 
-/* WEFT_ECONFIG naming the first line of f longer than MAX_LINE (libinih
- * would take its rest for a line of its own), else 0 with f rewound. */
-static int long_line(FILE *f, const char *path, char *err, size_t errlen)
-{
-    size_t len = 0;
-    int ch, line = 1;
+/* libinih's reader: fgets, but a line longer than libinih's buffer
+ * stops the parse (libinih would take its rest for a line of its own),
+ * saying which. Reads from pipes too (no seeking). */
+typedef struct line_reader {
+    FILE *f;
+    int line;
+    int too_long;      /* the number of the line too long, or 0 */
+} line_reader;
 
-    while ((ch = getc(f)) != EOF) {
-        if (ch == '\n') {
-            line++;
-            len = 0;
-        } else if (++len > MAX_LINE) {
-            return fail(err, errlen, "%s:%d: a line of more than %d bytes "
-                        "(weftd.conf lines hold at most %d)", path, line,
-                        MAX_LINE, MAX_LINE);
-        }
-    }
-    rewind(f);
-    return 0;
+static char *read_line(char *str, int num, void *stream)
+{
+    line_reader *lr = stream;
+    char *s = fgets(str, num, lr->f);
+    size_t n;
+    int ch;
+
+    if (!s)
+        return NULL;
+    lr->line++;
+    n = strlen(s);
+    if (n + 1 < (size_t)num || s[n - 1] == '\n')
+        return s;
+    ch = getc(lr->f);  /* the buffer is full: is the line? */
+    if (ch == '\n' || ch == EOF)
+        return s;
+    lr->too_long = lr->line;
+    return NULL;
 }
 
 int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
                           char *err, size_t errlen)
 {
     load_ctx ctx = { .c = c };
+    line_reader lr = { 0 };
     FILE *f = fopen(path, "r");
     int rc;
 
@@ -378,12 +387,13 @@ int weft_config_load_file(weft_config *c, const char *path, int missing_ok,
         return fail(err, errlen, "cannot open configuration %s: %s", path,
                     strerror(errno));
     }
-    rc = long_line(f, path, err, errlen);
-    if (rc == 0)
-        rc = ini_parse_file(f, on_ini, &ctx);
+    lr.f = f;
+    rc = ini_parse_stream(read_line, &lr, on_ini, &ctx);
     fclose(f);
-    if (rc == WEFT_ECONFIG)
-        return rc;
+    if (lr.too_long)
+        return fail(err, errlen, "%s:%d: a line longer than %d bytes "
+                    "(weftd.conf lines hold at most %d)", path, lr.too_long,
+                    INI_MAX_LINE - 1, INI_MAX_LINE - 1);
     if (ctx.failed)
         return fail(err, errlen, "%s:%d: %s", path, rc, ctx.msg);
     if (rc != 0)

@@ -212,7 +212,7 @@ static void test_long_lines(void **state)
     weft_config_init(&c);
     assert_int_equal(weft_config_load_file(&c, path, 0, err, sizeof err),
                      WEFT_ECONFIG);
-    assert_non_null(strstr(err, ":2: a line of more than 198 bytes"));
+    assert_non_null(strstr(err, ":2: a line longer than 199 bytes"));
     weft_config_free(&c);
     unlink(path);
 }
