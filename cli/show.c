@@ -68,30 +68,79 @@ static void field_take(const char *label, char *value)
 typedef struct members_ctx {
     weft__table t;
     json_t *arr;       /* --json */
-    json_t *missing;   /* --json: ranks */
-    weft__sbuf missing_text; /* "2, 5" */
+    json_t *missing;   /* --json: [first, last] ranges of ranks */
+    weft__sbuf missing_text; /* "2, 5-7" */
+    uint32_t run_first, run_last; /* missing ranks not in the text yet */
+    int in_run;
+    uint32_t next;     /* the rank after the last row */
+    int gaps;          /* ranks without a row are missing (not while the
+                          trace records: they have not joined yet) */
     uint32_t complete, aborted, recording, nmissing, total;
 } members_ctx;
+
+/* Adds the run of missing ranks to the text ("4" or "4-7") and to the
+ * JSON ([4, 7]). */
+static void flush_missing(members_ctx *x)
+{
+    json_t *range;
+
+    if (!x->in_run)
+        return;
+    weft__cli_sb_printf(&x->missing_text, "%s%" PRIu32,
+                        x->missing_text.len ? ", " : "", x->run_first);
+    if (x->run_last > x->run_first)
+        weft__cli_sb_printf(&x->missing_text, "-%" PRIu32, x->run_last);
+    x->in_run = 0;
+    if (!x->missing)
+        return;
+    range = json_pack("[II]", (json_int_t)x->run_first,
+                      (json_int_t)x->run_last);
+    if (!range || json_array_append_new(x->missing, range) != 0) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+}
+
+/* Ranks first..last are missing: a member row says so (older catalogs
+ * have one for every rank that never came), or no row exists. */
+static void add_missing(members_ctx *x, uint32_t first, uint32_t last)
+{
+    if (x->in_run && first == x->run_last + 1) {
+        x->run_last = last;
+    } else {
+        flush_missing(x);
+        x->run_first = first;
+        x->run_last = last;
+        x->in_run = 1;
+    }
+    x->nmissing += last - first + 1;
+}
+
+/* The ranks below `end` after the last row that have none. */
+static void missing_up_to(members_ctx *x, uint32_t end)
+{
+    if (x->gaps && end > x->next)
+        add_missing(x, x->next, end - 1);
+    if (end > x->next)
+        x->next = end;
+}
 
 static int member_row(const weft_member_row *m, void *arg)
 {
     members_ctx *x = arg;
     int missing = strcmp(m->state, WEFT_MEMBER_MISSING) == 0;
 
+    missing_up_to(x, m->rank);
+    x->next = m->rank + 1;
     x->total++;
     x->complete += strcmp(m->state, WEFT_MEMBER_COMPLETE) == 0;
     x->aborted += strcmp(m->state, WEFT_MEMBER_ABORTED) == 0;
     x->recording += strcmp(m->state, WEFT_MEMBER_RECORDING) == 0;
-    if (missing) {
-        weft__cli_sb_printf(&x->missing_text, "%s%" PRIu32,
-                            x->nmissing ? ", " : "", m->rank);
-        x->nmissing++;
-    }
+    if (missing)
+        add_missing(x, m->rank, m->rank);
     if (x->arr) {
         json_t *o = json_object();
-        if (!o || json_array_append_new(x->arr, o) != 0 ||
-            (missing && json_array_append_new(x->missing,
-                                              json_integer(m->rank)) != 0)) {
+        if (!o || json_array_append_new(x->arr, o) != 0) {
             weft__cli_fail("out of memory");
             exit(EXIT_FAIL);
         }
@@ -114,6 +163,21 @@ static int member_row(const weft_member_row *m, void *arg)
         weft__cli_table_add(&x->t, cells);
     }
     return 0;
+}
+
+/* The members of trace row, rank by rank, into x; the ranks without a
+ * row up to row->members count as missing unless it records (or has no
+ * member rows at all: it failed before its members were known). */
+static int members_of(cli *c, const weft_trace_row *row, members_ctx *x)
+{
+    int rc;
+
+    x->gaps = !weft__cli_row_live(row);
+    rc = weft_catalog_members(c->catalog, row->id, member_row, x);
+    if (rc == 0 && x->total)
+        missing_up_to(x, row->members);
+    flush_missing(x);
+    return rc;
 }
 
 static int tag_text(const weft_tag *tag, void *arg)
@@ -211,7 +275,7 @@ static void show_trace_text(const weft_trace_row *row)
 /* weft show --json: one object. Returns an exit status. */
 static int show_json(cli *c, const weft_trace_row *row)
 {
-    members_ctx mx = { { 0 }, NULL, NULL, { 0 }, 0, 0, 0, 0, 0 };
+    members_ctx mx = { 0 };
     json_t *obj = weft__cli_trace_json(row), *locs = json_array(),
            *tags = NULL;
     int rc, status = EXIT_FAIL;
@@ -225,7 +289,7 @@ static int show_json(cli *c, const weft_trace_row *row)
     rc = weft_catalog_locations(c->catalog, row->id, show_json_location,
                                 locs);
     if (rc == 0)
-        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
+        rc = members_of(c, row, &mx);
     if (rc < 0) {
         weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
         goto out;
@@ -285,17 +349,16 @@ static int show_text(cli *c, const weft_trace_row *row)
     weft__table t = { 6, { "ID", "RANK", "THREAD", "NAME", "EVENTS",
                            "DROPPED" },
                       { 1, 1, 1, 0, 1, 1 }, NULL, 0, 0 };
-    members_ctx mx = { { 7, { "RANK", "HOST", "PID", "STATE", "LOCATIONS",
-                              "EVENTS", "DROPPED" },
-                         { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 },
-                       NULL, NULL, { 0 }, 0, 0, 0, 0, 0 };
+    members_ctx mx = { .t = { 7, { "RANK", "HOST", "PID", "STATE",
+                                   "LOCATIONS", "EVENTS", "DROPPED" },
+                              { 1, 0, 1, 0, 1, 1, 1 }, NULL, 0, 0 } };
     weft__sbuf tagtext = { 0 };
     int rc, status = EXIT_FAIL;
 
     rc = weft_catalog_locations(c->catalog, row->id, show_table_location,
                                 &t);
     if (rc == 0)
-        rc = weft_catalog_members(c->catalog, row->id, member_row, &mx);
+        rc = members_of(c, row, &mx);
     if (rc == 0)
         rc = weft_catalog_tags(c->catalog, row->id, tag_text, &tagtext);
     if (rc < 0) {

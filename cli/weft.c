@@ -133,8 +133,9 @@ static const command commands[] = {
       "received so far, marked live (updated every few seconds).\n"
       "\n"
       "  -j, --json   print a JSON object; \"locations\" is the array of\n"
-      "               its locations, \"ranks\" that of its members\n"
-      "               (\"members\" is their number), \"missing_ranks\" and\n"
+      "               its locations, \"ranks\" that of its members that\n"
+      "               joined (\"members\" is how many were expected),\n"
+      "               \"missing_ranks\" ([first, last] ranges) and\n"
       "               \"tags\"; while recording or converting also\n"
       "               \"live\", \"joined\" and \"live_updated\"\n" },
     { "profile", weft__cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,

@@ -13,44 +13,34 @@ static int str_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The distinct hosts of t's members, sorted, comma-separated; malloc'd,
- * NULL when out of memory. */
-static char *member_hosts(const weft_trace *t)
+/* The distinct hosts of the n members v, sorted, comma-separated;
+ * malloc'd, NULL when out of memory. */
+static char *member_hosts(weft_member *const *v, size_t n)
 {
-    const char **v = calloc(t->size ? t->size : 1, sizeof *v);
-    size_t n = 0, len = 1;
+    const char **h = calloc(n ? n : 1, sizeof *h);
+    size_t nh = 0, len = 1;
     char *out = NULL;
 
-    if (!v)
+    if (!h)
         return NULL;
-    for (uint32_t r = 0; r < t->size; r++)
-        if (t->members && t->members[r] && t->members[r]->host[0])
-            v[n++] = t->members[r]->host;
-    qsort(v, n, sizeof *v, str_cmp);
     for (size_t i = 0; i < n; i++)
-        len += strlen(v[i]) + 1;
+        if (v[i]->host[0])
+            h[nh++] = v[i]->host;
+    qsort(h, nh, sizeof *h, str_cmp);
+    for (size_t i = 0; i < nh; i++)
+        len += strlen(h[i]) + 1;
     out = malloc(len);
     if (out) {
         char *p = out;
         *p = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (i && strcmp(v[i], v[i - 1]) == 0)
+        for (size_t i = 0; i < nh; i++) {
+            if (i && strcmp(h[i], h[i - 1]) == 0)
                 continue;
-            p += sprintf(p, "%s%s", p == out ? "" : ",", v[i]);
+            p += sprintf(p, "%s%s", p == out ? "" : ",", h[i]);
         }
     }
-    free(v);
+    free(h);
     return out;
-}
-
-/* The member whose command and job id speak for the trace: rank 0, else
- * the lowest rank that joined. NULL if none did. */
-static const weft_member *first_member(const weft_trace *t)
-{
-    for (uint32_t r = 0; t->members && r < t->size; r++)
-        if (t->members[r])
-            return t->members[r];
-    return NULL;
 }
 
 typedef struct ranked_tag {
@@ -66,41 +56,40 @@ static int ranked_tag_cmp(const void *a, const void *b)
     return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* The tags of t: the union of its members' tags, the lowest rank's value
- * winning for a key two members give differently; sorted by key (n log n
- * for members x 64 tags). *out malloc'd with the strings pointing into
- * the members (valid while they live). */
-static int trace_tags(const weft_trace *t, weft_tag **out, size_t *nout)
+/* The tags of the n members v (in rank order): the union of their
+ * tags, the lowest rank's value winning for a key two members give
+ * differently; sorted by key (n log n for members x 64 tags). *out
+ * malloc'd with the strings pointing into the members (valid while they
+ * live). */
+static int trace_tags(weft_member *const *v, size_t nv, weft_tag **out,
+                      size_t *nout)
 {
     size_t n = 0, k = 0;
-    ranked_tag *v;
+    ranked_tag *r;
 
     *out = NULL;
     *nout = 0;
-    for (uint32_t r = 0; t->members && r < t->size; r++)
-        if (t->members[r])
-            n += t->members[r]->ntags;
+    for (size_t i = 0; i < nv; i++)
+        n += v[i]->ntags;
     if (n == 0)
         return 0;
-    v = calloc(n, sizeof *v);
+    r = calloc(n, sizeof *r);
     *out = calloc(n, sizeof **out);
-    if (!v || !*out) {
-        free(v);
+    if (!r || !*out) {
+        free(r);
         free(*out);
         *out = NULL;
         return WEFT_ENOMEM;
     }
     n = 0;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members[r];
-        for (size_t i = 0; m && i < m->ntags; i++, n++)
-            v[n] = (ranked_tag){ m->tags[i], n };
-    }
-    qsort(v, n, sizeof *v, ranked_tag_cmp);
+    for (size_t m = 0; m < nv; m++)
+        for (size_t i = 0; i < v[m]->ntags; i++, n++)
+            r[n] = (ranked_tag){ v[m]->tags[i], n };
+    qsort(r, n, sizeof *r, ranked_tag_cmp);
     for (size_t i = 0; i < n; i++)
-        if (i == 0 || strcmp(v[i].tag.key, v[i - 1].tag.key) != 0)
-            (*out)[k++] = v[i].tag;
-    free(v);
+        if (i == 0 || strcmp(r[i].tag.key, r[i - 1].tag.key) != 0)
+            (*out)[k++] = r[i].tag;
+    free(r);
     *nout = k;
     return 0;
 }
@@ -133,19 +122,21 @@ static weft_tag *copy_tags(const weft_tag *tags, size_t n)
 int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
                           weft_tag **tags, size_t *ntags)
 {
-    const weft_member *first = first_member(t);
+    weft_member **v = weft_trace_members(t);
+    /* Rank 0's command and job id, else the lowest rank's that joined. */
+    const weft_member *first = v && t->joined ? v[0] : NULL;
     weft_tag *shared = NULL;
 
     memset(row, 0, sizeof *row);
     *tags = NULL;
     *ntags = 0;
-    if (trace_tags(t, &shared, ntags) == 0 && *ntags) {
+    if (v && trace_tags(v, t->joined, &shared, ntags) == 0 && *ntags) {
         *tags = copy_tags(shared, *ntags);
         if (!*tags)
             *ntags = 0;
     }
     free(shared);
-    row->hosts = member_hosts(t);
+    row->hosts = v ? member_hosts(v, t->joined) : NULL;
     row->command = strdup(first ? first->command : "");
     row->job_id = strdup(first ? first->job_id : "");
     row->protocol_version = first ? first->protocol_version : 0;
@@ -157,37 +148,48 @@ int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
     row->uid = t->uid;
     row->created = t->created;
     row->members = t->size;
+    free(v);
     if (!row->key || !row->name || !row->run || !row->path || !row->state ||
         !row->hosts || !row->command || !row->job_id)
         return WEFT_ENOMEM;
     return 0;
 }
 
-/* The member rows of t after conversion: every rank, those that never
- * came or did not say goodbye as missing; figures from res. *out is
- * malloc'd, its strings point into t. */
-static int member_rows(const weft_trace *t, const weft_convert_result *res,
-                       weft_member_row **out)
+static int row_cmp(const void *a, const void *b)
 {
-    weft_member_row *v = calloc(t->size ? t->size : 1, sizeof *v);
+    uint32_t x = ((const weft_member_row *)a)->rank,
+             y = ((const weft_member_row *)b)->rank;
 
-    *out = v;
-    if (!v)
+    return (x > y) - (x < y);
+}
+
+/* The member rows of the n members v (rank order) after conversion:
+ * those that did not say goodbye as missing (ranks that never came have
+ * no row); figures from res. *out is malloc'd, its strings point into
+ * the members. */
+static int member_rows(weft_member *const *v, size_t n,
+                       const weft_convert_result *res, weft_member_row **out)
+{
+    weft_member_row *rows = calloc(n ? n : 1, sizeof *rows);
+
+    *out = rows;
+    if (!rows)
         return WEFT_ENOMEM;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members ? t->members[r] : NULL;
-        v[r].rank = r;
-        v[r].host = m ? m->host : (char *)"";
-        v[r].pid = m ? m->pid : 0;
-        v[r].state = (char *)weft_catrow_member_state(m);
+    for (size_t i = 0; i < n; i++) {
+        rows[i].rank = v[i]->rank;
+        rows[i].host = v[i]->host;
+        rows[i].pid = v[i]->pid;
+        rows[i].state = (char *)weft_catrow_member_state(v[i]);
     }
     for (size_t i = 0; i < res->nlocations; i++) {
         const weft_location_row *l = &res->locations[i];
-        if (l->rank >= t->size)
+        weft_member_row key = { .rank = l->rank },
+                        *r = bsearch(&key, rows, n, sizeof *rows, row_cmp);
+        if (!r)
             continue;
-        v[l->rank].locations++;
-        v[l->rank].events += l->events;
-        v[l->rank].dropped += l->dropped;
+        r->locations++;
+        r->events += l->events;
+        r->dropped += l->dropped;
     }
     return 0;
 }
@@ -195,12 +197,15 @@ static int member_rows(const weft_trace *t, const weft_convert_result *res,
 int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
                            weft_catrow_final *out)
 {
-    const weft_member *first = first_member(t);
+    weft_member **v = weft_trace_members(t);
+    const weft_member *first = v && t->joined ? v[0] : NULL;
     weft_trace_row *row = &out->row;
     weft_trace_detail *detail = &out->detail;
     int rc;
 
     memset(out, 0, sizeof *out);
+    if (!v)
+        return WEFT_ENOMEM;
     row->key = t->key;
     row->name = t->name;
     row->run = t->run;
@@ -214,7 +219,7 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     row->time_first = res->time_first;
     row->time_last = res->time_last;
     row->timer_resolution = res->timer_resolution;
-    row->hosts = member_hosts(t);
+    row->hosts = member_hosts(v, t->joined);
     row->command = first ? first->command : (char *)"";
     row->job_id = first ? first->job_id : (char *)"";
     row->protocol_version = first ? first->protocol_version : 0;
@@ -222,14 +227,15 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     detail->nlocations = res->nlocations;
     detail->regions = res->regions;
     detail->nregions = res->nregions;
-    rc = member_rows(t, res, &out->members);
+    rc = member_rows(v, t->joined, res, &out->members);
     if (rc == 0)
-        rc = trace_tags(t, &out->tags, &detail->ntags);
+        rc = trace_tags(v, t->joined, &out->tags, &detail->ntags);
     if (rc == 0 && !row->hosts)
         rc = WEFT_ENOMEM;
     detail->members = out->members;
-    detail->nmembers = out->members ? t->size : 0;
+    detail->nmembers = out->members ? t->joined : 0;
     detail->tags = out->tags;
+    free(v);
     return rc;
 }
 
@@ -254,22 +260,23 @@ static int ended_so(const weft_member *o, const char *how)
     return o && o->said_goodbye && o->ended && strcmp(o->ended, how) == 0;
 }
 
-/* Appends to buf (n bytes used of len) how the members that ended
- * abnormally ended: each distinct way once (at most 4), with its ranks
- * (at most 8), e.g. "ended abnormally: rank 1: MPI_Abort (error code 3);
- * ranks 0, 2, 3: signal 15 (SIGTERM)". Returns the new n (< len). */
-static size_t ended_reasons(const weft_trace *t, char *buf, size_t n,
-                            size_t len)
+/* Appends to buf (n bytes used of len) how the members v (nv of them,
+ * rank order) that ended abnormally ended: each distinct way once (at
+ * most 4), with its ranks (at most 8), e.g. "ended abnormally: rank 1:
+ * MPI_Abort (error code 3); ranks 0, 2, 3: signal 15 (SIGTERM)". Returns
+ * the new n (< len). */
+static size_t ended_reasons(weft_member *const *v, size_t nv, char *buf,
+                            size_t n, size_t len)
 {
     const char *done[4];
     size_t ndone = 0, more = 0;
 
-    for (uint32_t r = 0; r < t->size && n < len; r++) {
-        const weft_member *m = t->members ? t->members[r] : NULL;
+    for (size_t i = 0; i < nv && n < len; i++) {
+        const weft_member *m = v[i];
         uint32_t shown = 0, count = 0;
         size_t k;
 
-        if (!m || !m->said_goodbye || !m->ended)
+        if (!m->said_goodbye || !m->ended)
             continue;
         for (k = 0; k < ndone && strcmp(done[k], m->ended) != 0; k++)
             ;
@@ -280,17 +287,17 @@ static size_t ended_reasons(const weft_trace *t, char *buf, size_t n,
             continue;
         }
         done[ndone++] = m->ended;
-        for (uint32_t q = r; q < t->size; q++)
-            count += (uint32_t)ended_so(t->members[q], m->ended);
+        for (size_t q = i; q < nv; q++)
+            count += (uint32_t)ended_so(v[q], m->ended);
         n += (size_t)snprintf(buf + n, len - n, "%s%s ", ndone > 1 ? "; "
                               : n ? "; ended abnormally: "
                                   : "ended abnormally: ",
                               count > 1 ? "ranks" : "rank");
-        for (uint32_t q = r; q < t->size && n < len && shown < 8; q++) {
-            if (!ended_so(t->members[q], m->ended))
+        for (size_t q = i; q < nv && n < len && shown < 8; q++) {
+            if (!ended_so(v[q], m->ended))
                 continue;
             n += (size_t)snprintf(buf + n, len - n, "%s%u", shown ? ", " : "",
-                                  q);
+                                  v[q]->rank);
             shown++;
         }
         if (n < len)
@@ -306,16 +313,17 @@ void weft_catrow_partial_reason(const weft_trace *t,
                                 const weft_convert_result *res, char *buf,
                                 size_t len)
 {
+    weft_member **v = weft_trace_members(t);
     size_t n = 0;
-    uint32_t absent = 0, silent = 0, first_absent = 0, first_silent = 0;
+    uint32_t absent = t->size - t->joined, silent = 0;
+    uint32_t first_absent = t->joined, first_silent = 0;
 
     buf[0] = 0;
-    for (uint32_t r = 0; r < t->size; r++) {
-        const weft_member *m = t->members ? t->members[r] : NULL;
-        if (!m && absent++ == 0)
-            first_absent = r;
-        else if (m && !m->said_goodbye && silent++ == 0)
-            first_silent = r;
+    for (uint32_t i = 0; v && i < t->joined; i++) {
+        if (v[i]->rank != i && first_absent == t->joined)
+            first_absent = i; /* the ranks before it all came */
+        if (!v[i]->said_goodbye && silent++ == 0)
+            first_silent = v[i]->rank;
     }
     if (absent)
         n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
@@ -326,8 +334,9 @@ void weft_catrow_partial_reason(const weft_trace *t,
                               "say goodbye (rank %u%s)", n ? "; " : "",
                               silent, t->size, first_silent,
                               silent > 1 ? "..." : "");
-    if (n < len)
-        n = ended_reasons(t, buf, n, len);
+    if (v && n < len)
+        n = ended_reasons(v, t->joined, buf, n, len);
     if (res->incomplete[0] && n < len)
         snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
+    free(v);
 }

@@ -9,8 +9,11 @@
  * job id and protocol version are rank 0's, else the lowest rank's that
  * joined; its tags are the union of its members' tags, the lowest rank's
  * value winning for a key two members give differently; after
- * conversion every rank has a member row, those that never came or did
- * not say goodbye as missing.
+ * conversion every member that joined has a row, those that did not say
+ * goodbye as missing. A rank that never came has no row (the trace row's
+ * `members` says how many were expected; readers list the ranks between
+ * rows as missing), so that a trace costs what joined, whatever size its
+ * Hello announced.
  */
 #ifndef WEFT_CATROW_H
 #define WEFT_CATROW_H
@@ -36,7 +39,8 @@ int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
 typedef struct weft_catrow_final {
     weft_trace_row row;        /* strings point into t, except hosts */
     weft_trace_detail detail;  /* points into res and the fields below */
-    weft_member_row *members;  /* one per rank; strings point into t */
+    weft_member_row *members;  /* one per member that joined, by rank;
+                                  strings point into t */
     weft_tag *tags;            /* strings point into t's members */
 } weft_catrow_final;
 

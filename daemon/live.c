@@ -79,8 +79,8 @@ static weft_live_mark mark_of(const weft_trace *t)
 {
     weft_live_mark m = { 0 };
 
-    for (uint32_t r = 0; t->members && r < t->size; r++) {
-        const weft_member *mb = t->members[r];
+    for (uint32_t i = 0; i < t->mcap; i++) {
+        const weft_member *mb = t->mtab[i];
         if (!mb)
             continue;
         m.joined++;
@@ -106,6 +106,7 @@ static int same_mark(const weft_live_mark *a, const weft_live_mark *b)
 static int snapshot(const weft_trace *t, const weft_live_mark *mark,
                     live_trace *lt)
 {
+    weft_member **v = weft_trace_members(t);
     size_t nm = 0, nl = 0;
 
     lt->key = strdup(t->key);
@@ -114,21 +115,23 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
                          sizeof *lt->members);
     lt->locs = calloc(mark->locations ? mark->locations : 1,
                       sizeof *lt->locs);
-    if (!lt->key || !lt->dir || !lt->members || !lt->locs)
+    if (!v || !lt->key || !lt->dir || !lt->members || !lt->locs) {
+        free(v);
         return WEFT_ENOMEM;
-    for (uint32_t r = 0; r < t->size && nm < mark->joined; r++) {
-        const weft_member *m = t->members[r];
-        weft_member_row *row;
-        if (!m)
-            continue;
-        row = &lt->members[nm++];
+    }
+    for (uint32_t i = 0; i < t->joined && nm < mark->joined; i++) {
+        const weft_member *m = v[i];
+        uint32_t r = m->rank;
+        weft_member_row *row = &lt->members[nm++];
         lt->f.nmembers = nm;
         row->rank = r;
         row->pid = m->pid;
         row->state = m->said_goodbye ? (char *)weft_catrow_member_state(m)
                                      : WEFT_MEMBER_RECORDING;
-        if (!(row->host = strdup(m->host ? m->host : "")))
+        if (!(row->host = strdup(m->host ? m->host : ""))) {
+            free(v);
             return WEFT_ENOMEM;
+        }
         for (uint32_t l = 0; l < m->nlocs && nl < mark->locations; l++) {
             const weft_loc_state *s = &m->locs[l];
             if (s->held_seq == 0)
@@ -143,6 +146,7 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
             row->events += s->events;
         }
     }
+    free(v);
     lt->f.key = lt->key;
     lt->f.joined = mark->joined;
     lt->f.locations = nl;

@@ -60,8 +60,8 @@ static json_t *recording(const weft_daemon *d, int all, uint32_t uid)
             continue;
         o = json_object();
         uint64_t events = 0;
-        for (uint32_t r = 0; r < t->size; r++) {
-            const weft_member *m = t->members ? t->members[r] : NULL;
+        for (uint32_t i = 0; i < t->mcap; i++) {
+            const weft_member *m = t->mtab[i];
             for (uint32_t l = 0; m && l < m->nlocs; l++)
                 events += m->locs[l].events;
         }

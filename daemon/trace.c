@@ -121,9 +121,9 @@ static void trace_free(weft_trace *t)
 {
     if (!t)
         return;
-    for (uint32_t r = 0; t->members && r < t->size; r++)
-        member_free(t->members[r]);
-    free(t->members);
+    for (uint32_t i = 0; i < t->mcap; i++)
+        member_free(t->mtab[i]);
+    free(t->mtab);
     free(t->name);
     free(t->run);
     free(t->key);
@@ -131,6 +131,99 @@ static void trace_free(weft_trace *t)
     free(t->made.key);
     free(t->made.dir);
     free(t);
+}
+
+/* ---- the members table (trace.h): linear probing on a mixed rank ---- */
+
+static uint32_t rank_slot(const weft_trace *t, uint32_t rank)
+{
+    uint32_t h = rank;
+
+    h ^= h >> 16; /* murmur3's finalizer: strided ranks spread too */
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h & (t->mcap - 1);
+}
+
+/* The slot of member `rank`, or the free slot where it would go. */
+static uint32_t find_slot(const weft_trace *t, uint32_t rank)
+{
+    uint32_t i = rank_slot(t, rank);
+
+    while (t->mtab[i] && t->mtab[i]->rank != rank)
+        i = (i + 1) & (t->mcap - 1);
+    return i;
+}
+
+weft_member *weft_trace_member(const weft_trace *t, uint32_t rank)
+{
+    return t->mcap ? t->mtab[find_slot(t, rank)] : NULL;
+}
+
+/* Adds m (its rank not in t yet), growing the table to keep it at most
+ * half full. 0 or WEFT_ENOMEM. */
+static int members_put(weft_trace *t, weft_member *m)
+{
+    if ((uint64_t)(t->joined + 1) * 2 > t->mcap) {
+        uint32_t cap = t->mcap ? t->mcap * 2 : 16, old = t->mcap;
+        weft_member **v = calloc(cap, sizeof *v), **prev = t->mtab;
+        if (!v)
+            return WEFT_ENOMEM;
+        t->mtab = v;
+        t->mcap = cap;
+        for (uint32_t i = 0; i < old; i++)
+            if (prev[i])
+                t->mtab[find_slot(t, prev[i]->rank)] = prev[i];
+        free(prev);
+    }
+    t->mtab[find_slot(t, m->rank)] = m;
+    return 0;
+}
+
+/* Removes member `rank` (it is in t): the members after it in its probe
+ * run move back, so that every lookup still finds its member. */
+static void members_del(weft_trace *t, uint32_t rank)
+{
+    uint32_t mask = t->mcap - 1, i = find_slot(t, rank), j = i;
+
+    t->mtab[i] = NULL;
+    for (;;) {
+        uint32_t home;
+        j = (j + 1) & mask;
+        if (!t->mtab[j])
+            return;
+        home = rank_slot(t, t->mtab[j]->rank);
+        /* It stays if its home lies cyclically in (i, j]. */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        t->mtab[i] = t->mtab[j];
+        t->mtab[j] = NULL;
+        i = j;
+    }
+}
+
+static int member_rank_cmp(const void *a, const void *b)
+{
+    uint32_t x = (*(weft_member *const *)a)->rank,
+             y = (*(weft_member *const *)b)->rank;
+
+    return (x > y) - (x < y);
+}
+
+weft_member **weft_trace_members(const weft_trace *t)
+{
+    weft_member **v = malloc((t->joined ? t->joined : 1) * sizeof *v);
+    uint32_t n = 0;
+
+    if (!v)
+        return NULL;
+    for (uint32_t i = 0; i < t->mcap; i++)
+        if (t->mtab[i])
+            v[n++] = t->mtab[i];
+    qsort(v, n, sizeof *v, member_rank_cmp);
+    return v;
 }
 
 /* Hello.run, "" when absent (an older client). */
@@ -546,8 +639,8 @@ static void start_conversion(weft_trace *t)
 
     remember_ended(t);
     unlink_trace(t);
-    for (uint32_t r = 0; r < t->size; r++) {
-        weft_member *m = t->members[r];
+    for (uint32_t i = 0; i < t->mcap; i++) {
+        weft_member *m = t->mtab[i];
         if (m && (m->sync_running || m->pending)) {
             /* weft_trace_synced or weft_trace_member_written resumes */
             t->convert_when_synced = 1;
@@ -556,8 +649,8 @@ static void start_conversion(weft_trace *t)
     }
     t->convert_when_synced = 0;
     j = calloc(1, sizeof *j);
-    for (uint32_t r = 0; r < t->size; r++) {
-        weft_member *m = t->members[r];
+    for (uint32_t i = 0; i < t->mcap; i++) {
+        weft_member *m = t->mtab[i];
         if (m && m->journal) {
             weft_journal_close(m->journal);
             m->journal = NULL;
@@ -659,11 +752,10 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
-    t->members = calloc(h->size, sizeof *t->members);
     t->made.serial = ++d->next_trace_serial;
     t->key = make_key(h->trace, now, t->made.serial);
     traces = weft_path_join(d->cfg.spool, "traces");
-    if (!t->name || !t->run || !t->members || !t->key || !traces ||
+    if (!t->name || !t->run || !t->key || !traces ||
         !(t->dir = weft_path_join(traces, t->key))) {
         free(traces);
         trace_free(t);
@@ -867,7 +959,7 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         if (!(t = trace_new(d, h, uid)))
             return fail(err, errlen, WEFT_ENOMEM, "out of memory");
     }
-    m = t->members[h->rank];
+    m = weft_trace_member(t, h->rank);
     if (m) {
         if (m->conn)
             return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' is "
@@ -892,6 +984,10 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         return 0;
     }
     rc = member_alloc(t, h, &m, err, errlen);
+    if (rc == 0 && (rc = members_put(t, m)) < 0) {
+        member_free(m);
+        fail(err, errlen, rc, "out of memory");
+    }
     if (rc < 0) {
         if (created) { /* nothing of it reached the disk */
             unlink_trace(t);
@@ -900,7 +996,6 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         return rc;
     }
     m->makes_dir = created;
-    t->members[h->rank] = m;
     t->joined++;
     t->connected++;
     t->idle_since = 0;
@@ -930,7 +1025,7 @@ void weft_trace_join_end(weft_member *m, int rc, int connected)
     if (made)
         adopt_dir(t);
     if (rc < 0) { /* the rank is not taken */
-        t->members[m->rank] = NULL;
+        members_del(t, m->rank);
         t->joined--;
         if (connected)
             t->connected--;
@@ -994,7 +1089,7 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
 int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
                               weft_member **out, char *err, size_t errlen)
 {
-    weft_member *m;
+    weft_member *m = NULL;
     int rc = check_hello(t->d, h, err, errlen);
 
     if (rc < 0)
@@ -1002,8 +1097,7 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     if (!t->name) { /* the first journal names the trace */
         t->name = strdup(h->trace);
         t->run = strdup(hello_run(h));
-        t->members = calloc(h->size, sizeof *t->members);
-        if (!t->name || !t->run || !t->members)
+        if (!t->name || !t->run)
             return fail(err, errlen, WEFT_ENOMEM, "out of memory");
         t->size = h->size;
         t->uid = h->uid;
@@ -1014,15 +1108,17 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
                     "'%s') with %u members in the directory of trace '%s' "
                     "(run '%s') with %u", h->trace, hello_run(h), h->size,
                     t->name, t->run, t->size);
-    if (t->members[h->rank])
+    if (weft_trace_member(t, h->rank))
         return fail(err, errlen, WEFT_ECORRUPT, "a second journal for rank "
                     "%u", h->rank);
     rc = member_alloc(t, h, &m, err, errlen);
-    if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) < 0)
+    if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) == 0 &&
+        (rc = members_put(t, m)) < 0)
+        fail(err, errlen, rc, "out of memory");
+    if (rc < 0) {
         member_free(m);
-    if (rc < 0)
         return rc;
-    t->members[h->rank] = m;
+    }
     t->joined++;
     *out = m;
     return 0;
@@ -1045,10 +1141,10 @@ void weft_trace_restored(weft_trace *t)
         trace_free(t);
         return;
     }
-    for (uint32_t r = 0; r < t->size; r++) {
-        if (t->members[r] && t->members[r]->said_goodbye)
+    for (uint32_t i = 0; i < t->mcap; i++) {
+        if (t->mtab[i] && t->mtab[i]->said_goodbye)
             t->goodbyes++;
-        if (t->members[r] && t->members[r]->damaged)
+        if (t->mtab[i] && t->mtab[i]->damaged)
             damaged++;
     }
     queue_begin(t); /* in case weftd died before the row was written */

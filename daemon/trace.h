@@ -139,7 +139,13 @@ typedef struct weft_trace {
     char *dir;           /* SPOOL/traces/KEY */
     uint32_t uid;
     uint32_t size;       /* members expected */
-    weft_member **members; /* by rank, NULL until it says hello */
+    /* The members that joined (`joined` of them), by rank in an
+     * open-addressing table: what a trace holds grows with the members
+     * that came, never with the size a Hello announces. Find one with
+     * weft_trace_member, list them in rank order with
+     * weft_trace_members, or visit mtab's non-NULL slots in no order. */
+    weft_member **mtab;
+    uint32_t mcap;       /* slots: 0, or a power of two >= 2 * joined */
     uint32_t joined;
     uint32_t goodbyes;
     uint32_t connected;  /* members with a live connection */
@@ -223,6 +229,12 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
  * member has said goodbye, conversion starts on a worker thread; when
  * none is connected any more, the grace period starts. */
 void weft_trace_member_left(weft_member *m);
+
+/* Member `rank` of t, NULL if it has not joined. */
+weft_member *weft_trace_member(const weft_trace *t, uint32_t rank);
+/* The t->joined members of t in rank order: a malloc'd array (free it),
+ * NULL only when out of memory. */
+weft_member **weft_trace_members(const weft_trace *t);
 
 /* Recovery (recover.c): a trace rebuilt from SPOOL/traces/KEY = dir; its
  * name, run and size come from the first member restored. NULL on

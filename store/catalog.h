@@ -78,8 +78,9 @@ typedef struct weft_location_row {
 #define WEFT_MEMBER_MISSING "missing"     /* never came, or gave up on */
 #define WEFT_MEMBER_RECORDING "recording"
 
-/* One member (process) of a trace. A member that never connected has a
- * row too: host "", pid 0, state missing. */
+/* One member (process) of a trace. A rank that never connected has no
+ * row (older weftd wrote one: host "", pid 0, state missing); readers
+ * count the ranks below the trace's `members` without a row as missing. */
 typedef struct weft_member_row {
     uint32_t rank;
     char *host;

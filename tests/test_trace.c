@@ -125,9 +125,9 @@ static void test_join_creates_trace_once(void **state)
     assert_ptr_equal(m2->trace, t);
     assert_int_equal(ntraces(f), 1);
     assert_ptr_equal(f->d.traces, t);
-    assert_ptr_equal(t->members[0], m0);
-    assert_ptr_equal(t->members[1], m1);
-    assert_ptr_equal(t->members[2], m2);
+    assert_ptr_equal(weft_trace_member(t, 0), m0);
+    assert_ptr_equal(weft_trace_member(t, 1), m1);
+    assert_ptr_equal(weft_trace_member(t, 2), m2);
     assert_int_equal(m1->rank, 1);
     assert_int_equal(m2->pid, 4002);
     assert_string_equal(m2->host, "node-a");
@@ -315,7 +315,7 @@ static void test_spool_not_writable(void **state)
     assert_true(join(f, &h, 1000, &m) < 0);
     assert_err(f, "cannot open journal");
     assert_err(f, path);
-    assert_null(m0->trace->members[1]);
+    assert_null(weft_trace_member(m0->trace, 1));
     assert_int_equal(m0->trace->joined, 1);
     assert_int_equal(m0->trace->connected, 1);
     assert_int_equal(rmdir(path), 0);
@@ -362,6 +362,96 @@ static void test_first_join_fails(void **state)
     /* Converted with what arrived: nothing. */
     assert_string_equal(row.state, WEFT_STATE_PARTIAL);
     assert_int_equal(row.events, 0);
+    weft_catalog_trace_free(&row);
+    finish(f);
+}
+
+static int count_member(const weft_member_row *row, void *arg)
+{
+    uint32_t *n = arg;
+
+    assert_string_equal(row->state, WEFT_MEMBER_MISSING);
+    (*n)++;
+    return 0;
+}
+
+/* A Hello's size costs nothing until members join: 200 members of a
+ * trace of size 2^24 at scattered ranks (and 100 whose journal cannot be
+ * opened, so that their slots are taken and freed again in between) are
+ * found by rank in a table of a few hundred slots, and the conversion
+ * catalogues a row per member that came, none for the 2^24 - 200 ranks
+ * that did not. */
+static void test_size_charged_as_members_join(void **state)
+{
+    fixture *f = *state;
+    const uint32_t size = 1u << 24;
+    uint32_t ranks[300], x = 12345, nrows = 0;
+    weft_member *m[300], *first = NULL;
+    weft_trace_row row;
+    weft_catalog *cat;
+    char key[256], path[1200];
+    weft_trace *t;
+
+    f->d.cfg.max_members = size;
+    for (int i = 0; i < 300; i++) {
+        int again;
+        do { /* distinct ranks, rank 7 first: it makes the directory */
+            x = x * 1103515245u + 12345u;
+            ranks[i] = i == 0 ? 7 : (x >> 4) % size;
+            again = 0;
+            for (int k = 0; k < i; k++)
+                again |= ranks[k] == ranks[i];
+        } while (again);
+    }
+    for (int i = 0; i < 300; i++) {
+        Weft__Hello h = hello("big", ranks[i], size);
+        if (i % 3 == 2) { /* its journal is a directory: refused */
+            snprintf(path, sizeof path, "%s/rank-%u.wj", first->trace->dir,
+                     ranks[i]);
+            assert_int_equal(mkdir(path, 0700), 0);
+            assert_true(join(f, &h, 1000, &m[i]) < 0);
+            assert_err(f, "cannot open journal");
+            assert_int_equal(rmdir(path), 0);
+            m[i] = NULL;
+            continue;
+        }
+        m[i] = join_ok(f, "big", ranks[i], size);
+        if (!first)
+            first = m[i];
+    }
+    t = first->trace;
+    assert_int_equal(ntraces(f), 1);
+    assert_int_equal(t->joined, 200);
+    assert_true(t->mcap >= 400 && t->mcap <= 1024);
+    for (int i = 0; i < 300; i++)
+        assert_ptr_equal(weft_trace_member(t, ranks[i]), m[i]);
+    for (uint32_t r = 0; r < 64; r++) { /* ranks that did not come */
+        int came = 0;
+        for (int i = 0; i < 300; i++)
+            came |= ranks[i] == r && m[i];
+        if (!came)
+            assert_null(weft_trace_member(t, r));
+    }
+    snprintf(key, sizeof key, "%s", t->key);
+    run_jobs(f);
+    for (int i = 0; i < 300; i++)
+        if (m[i])
+            leave(m[i], 0);
+    f->d.cfg.grace_period = 0;
+    weft_trace_check_idle(&f->d);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_int_equal(row.members, size);
+    assert_non_null(strstr(row.error, "16777016 of 16777216 members never "
+                           "came (rank 0...)"));
+    assert_non_null(strstr(row.error, "200 of 16777216 members did not say "
+                           "goodbye"));
+    cat = catalog_ro(f);
+    assert_int_equal(weft_catalog_members(cat, row.id, count_member, &nrows),
+                     0);
+    weft_catalog_close(cat);
+    assert_int_equal(nrows, 200);
     weft_catalog_trace_free(&row);
     finish(f);
 }
@@ -875,6 +965,7 @@ int main(void)
         T(test_max_traces_per_user),
         T(test_spool_not_writable),
         T(test_first_join_fails),
+        T(test_size_charged_as_members_join),
         T(test_resume),
         T(test_all_goodbye_converts),
         T(test_grace_period),
