@@ -136,3 +136,10 @@ int weft_share_tree(const char *path, uint32_t uid, char *err,
     errno = share_errno;
     return -1;
 }
+
+int weft_dir_open_to_others(const char *path, const struct stat *st)
+{
+    if ((st->st_mode & 077) == 0)
+        return 0;
+    return acl_extended_file_nofollow(path) == 0;
+}

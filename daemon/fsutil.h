@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* The spool's traces/ directory: others may pass through it to their own
@@ -35,5 +36,10 @@ void weft_rm_tree(const char *path);
  * without ACLs: EOPNOTSUPP). Worker threads. */
 int weft_share_tree(const char *path, uint32_t uid, char *err,
                     size_t errlen);
+/* 1 when directory path (st: its lstat) lets group or others in by its
+ * mode alone, as a weftd before weft_share_tree made trace directories:
+ * group or other bits set and no ACL entries beyond them (with some, the
+ * group bits are the ACL's mask). Else 0. */
+int weft_dir_open_to_others(const char *path, const struct stat *st);
 
 #endif

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "fsutil.h"
@@ -43,6 +45,12 @@ typedef struct retain_job {
     uint64_t total;
     int rc;
     char err[512];
+    /* The first job after start: trace directories an older weftd made
+     * readable by others are made private to their owners (fix_modes). */
+    int fix_modes;
+    uint64_t fixed;           /* directories made private */
+    uint64_t fix_failed;      /* ... that could not be */
+    char fix_err[512];        /* the first failure */
 } retain_job;
 
 static void job_free(retain_job *j)
@@ -108,6 +116,42 @@ static void add_user(uint32_t uid, uint64_t bytes, void *arg)
     j->users[j->nusers++].bytes = bytes;
 }
 
+/* weft_catalog_list: a finished trace's directory that others may read
+ * (a weftd before per-user permissions made it 0755 or 0750) becomes
+ * WEFT_TRACE_DIR_MODE with an ACL entry for its owner, as converted
+ * traces are now (ask.h). Directories of another owner, and those of
+ * traces recording or converting, are left alone. */
+static int fix_mode(const weft_trace_row *row, void *arg)
+{
+    retain_job *j = arg;
+    char *dir = NULL, err[512];
+    struct stat st;
+
+    if (strcmp(row->state, WEFT_STATE_RECORDING) == 0 ||
+        strcmp(row->state, WEFT_STATE_CONVERTING) == 0 ||
+        strchr(row->key, '/') || row->key[0] == '.' ||
+        asprintf(&dir, "%s/traces/%s", j->spool, row->key) < 0)
+        return 0;
+    if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        st.st_uid == geteuid() && weft_dir_open_to_others(dir, &st)) {
+        /* The mode first: chmod sets the mask of an ACL, which
+         * weft_share_tree then widens for the owner's entry. Without the
+         * entry the old mode is back, so that the owner still reads. */
+        err[0] = 0;
+        if (chmod(dir, WEFT_TRACE_DIR_MODE) != 0)
+            snprintf(err, sizeof err, "cannot make %s mode %o: %s", dir,
+                     WEFT_TRACE_DIR_MODE, strerror(errno));
+        else if (weft_share_tree(dir, row->uid, err, sizeof err) != 0)
+            (void)chmod(dir, st.st_mode & 07777);
+        if (!err[0])
+            j->fixed++;
+        else if (j->fix_failed++ == 0)
+            snprintf(j->fix_err, sizeof j->fix_err, "%s", err);
+    }
+    free(dir);
+    return 0;
+}
+
 static void retain_work(weft_work *w)
 {
     retain_job *j = (retain_job *)w;
@@ -123,6 +167,8 @@ static void retain_work(weft_work *w)
         j->rc = rc;
         return;
     }
+    if (j->fix_modes && (rc = weft_catalog_list(cat, fix_mode, j)) < 0)
+        goto fail;
     if (j->retention_days > 0) {
         int64_t before = j->now - (int64_t)j->retention_days * 86400;
         snprintf(why, sizeof why, "removed: finished more than "
@@ -176,6 +222,15 @@ static void retain_done(weft_work *w)
                   j->gone[i].name ? j->gone[i].name : "?",
                   j->gone[i].key ? j->gone[i].key : "?", j->gone[i].uid,
                   j->gone[i].why ? j->gone[i].why : "removed");
+    if (j->fixed)
+        weft_dlog(d, WEFT_LOG_INFO, "%" PRIu64 " trace directories an "
+                  "older weftd let others read are now their owners' alone "
+                  "(mode %o and an ACL entry for the owner)", j->fixed,
+                  WEFT_TRACE_DIR_MODE);
+    if (j->fix_failed)
+        weft_dlog(d, WEFT_LOG_WARNING, "%" PRIu64 " trace directories that "
+                  "others may read could not be made private: %s",
+                  j->fix_failed, j->fix_err);
     if (j->rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "retention: %s", j->err);
     } else {
@@ -205,6 +260,7 @@ void weft_retain_run(weft_daemon *d)
     j->retention_days = d->cfg.retention_days;
     j->max_spool_bytes = d->cfg.max_spool_bytes;
     j->now = (int64_t)time(NULL);
+    j->fix_modes = !d->retainer; /* the first job */
     if ((!d->retainer &&
          weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
                            &d->retainer) < 0) ||

@@ -16,8 +16,10 @@ PACKAGES=(
 # tests/e2e_srun.sh starts a cluster of its own from these (it uses
 # neither /etc/slurm nor the system's munged). Not for scripts/start: on
 # a host with systemd, installing them enables their services.
+# acl: setfacl for tests/e2e_users.sh (a trace directory as an older
+# weftd left it).
 if [ "${1:-}" = --tests ]; then
-    PACKAGES+=(slurmctld slurmd slurm-client)
+    PACKAGES+=(slurmctld slurmd slurm-client acl)
 fi
 
 missing=()

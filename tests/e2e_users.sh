@@ -13,7 +13,9 @@
 #  - A removes A's trace with weft rm, but not B's; a trace that is
 #    recording is not removed;
 #  - a Query over TCP, of an unknown kind, without a key or after a
-#    Hello is refused with an error naming it.
+#    Hello is refused with an error naming it;
+#  - a trace directory an older weftd left readable by all is B's alone
+#    after the next start (and only that start says so).
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -50,18 +52,22 @@ chmod 644 "$pub/weftd.conf"
 export WEFT_CONFIG=$pub/weftd.conf
 CAT=$W_SPOOL/catalog.db
 
-(cd "$pub" && exec setpriv --reuid="$W" --regid="$(id -g "$W")" \
-    --init-groups -- ./weftd --address-file "$TMP/run/addr") \
-    >>"$TMP/weftd.log" 2>&1 &
-WEFTD_PID=$!
-for _ in $(seq 100); do
-    [ -s "$TMP/run/addr" ] && [ -S "$SOCK" ] && break
-    kill -0 "$WEFTD_PID" 2>/dev/null || fail "weftd exited at start"
-    sleep 0.1
-done
-[ -s "$TMP/run/addr" ] || fail "weftd did not start listening within 10 s"
-export WEFT_SERVER
-WEFT_SERVER=$(cat "$TMP/run/addr")
+start_w() { # weftd as W, as the systemd unit runs it
+    rm -f "$TMP/run/addr"
+    (cd "$pub" && exec setpriv --reuid="$W" --regid="$(id -g "$W")" \
+        --init-groups -- ./weftd --address-file "$TMP/run/addr") \
+        >>"$TMP/weftd.log" 2>&1 &
+    WEFTD_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$TMP/run/addr" ] && [ -S "$SOCK" ] && break
+        kill -0 "$WEFTD_PID" 2>/dev/null || fail "weftd exited at start"
+        sleep 0.1
+    done
+    [ -s "$TMP/run/addr" ] || fail "weftd did not start listening within 10 s"
+    export WEFT_SERVER
+    WEFT_SERVER=$(cat "$TMP/run/addr")
+}
+start_w
 
 # ucmd USER CMD...: CMD as USER in $pub.
 ucmd() {
@@ -215,4 +221,36 @@ done
 grep -q "admin_group = wt$$-no-such-group: no such group" "$TMP/weftd.log" ||
     fail "a missing admin group is not said"
 [ "$(status_names "$C")" = "" ] || fail "C still sees B's trace"
+
+# A trace directory as a weftd before per-user permissions left it
+# (0755, files 0644, no ACL): the next start makes it B's alone.
+b_dir=$(dirname "$b_arch")
+setfacl -R -b "$b_dir" && chmod -R go+rX "$b_dir" ||
+    fail "cannot make $b_dir as an older weftd did"
+ucmd "$A" ls "$b_arch" >/dev/null 2>&1 || fail "the old-style directory is not open"
+kill -TERM "$WEFTD_PID"
+wait "$WEFTD_PID" 2>/dev/null
+start_w
+for _ in $(seq 100); do
+    grep -q "1 trace directories an older weftd let others read are now their owners' alone" \
+        "$TMP/weftd.log" && break
+    sleep 0.1
+done
+grep -q "1 trace directories an older weftd let others read are now their owners' alone" \
+    "$TMP/weftd.log" || fail "weftd did not make the old trace directory private"
+# 0700 but for B's ACL entry (stat shows the ACL's mask as group bits).
+acl=$(getfacl -cp "$b_dir" | tr '\n' ' ')
+case "$acl" in
+*"user::rwx user:$B:r-x group::--- mask::r-x other::---"*) ;;
+*) fail "old trace directory: ACL $acl" ;;
+esac
+ucmd "$A" ls "$b_arch" >/dev/null 2>&1 && fail "A still reads B's old trace"
+ucmd "$B" otf2-print -Werror --silent "$b_arch/traces.otf2" ||
+    fail "B cannot read B's old trace after the start made it private"
+kill -TERM "$WEFTD_PID"
+wait "$WEFTD_PID" 2>/dev/null
+start_w
+sleep 1
+[ "$(grep -c "trace directories an older weftd" "$TMP/weftd.log")" = 1 ] ||
+    fail "the second start found old trace directories again"
 echo "PASS: e2e_users"
