@@ -201,6 +201,21 @@ query() { # ADDRESS MODE EXPECTED
         fail "rawpeer $2: no Error: $got"
     case "$got" in *"$3"*) ;; *) fail "rawpeer $2: '$got' does not say '$3'";; esac
 }
+# WEFT_SOCKET naming no weftd, or a path no socket can have: errors
+# that name it, not a catalog A cannot read.
+out=$(ucmd "$A" env WEFT_SOCKET="$TMP/no-weftd.sock" ./weft list 2>&1) &&
+    fail "weft list with WEFT_SOCKET naming nothing succeeded: $out"
+case "$out" in
+*"weftd does not answer on $TMP/no-weftd.sock (No such file or directory): is it running?"*) ;;
+*) fail "WEFT_SOCKET naming nothing: $out" ;;
+esac
+long=$TMP/$(printf 'x%.0s' $(seq 120))
+out=$(ucmd "$A" env WEFT_SOCKET="$long" ./weft status 2>&1) &&
+    fail "weft status with a socket path of 130 bytes succeeded: $out"
+case "$out" in *"weftd's socket path $long is too long"*) ;;
+*) fail "WEFT_SOCKET too long: $out" ;;
+esac
+
 query "$WEFT_SERVER" query "Query over TCP"
 query "unix:$SOCK" query-kind "Query of unknown kind 7"
 query "unix:$SOCK" query-no-key "Query to remove a trace without its key"
