@@ -341,6 +341,94 @@ static void session_seeds(void)
     write_seed("fuzz_convert", "ingest", &b); /* the same input, converted */
 }
 
+/* ---- what weftd sends a client (fuzz_client) ----------------------------- */
+
+static void put_ack(buf *b, int definitions, uint32_t location, uint64_t seq)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Ack ack = WEFT__ACK__INIT;
+
+    ack.definitions = definitions;
+    ack.location = location;
+    ack.seq = seq;
+    env.msg_case = WEFT__ENVELOPE__MSG_ACK;
+    env.ack = &ack;
+    put_frame(b, &env);
+}
+
+/* A HelloAck holding Definitions `defs` and batch seq[t] of thread t. */
+static void put_hello_ack(buf *b, uint64_t defs, const uint64_t *seq,
+                          size_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__HelloAck a = WEFT__HELLO_ACK__INIT;
+    Weft__LocationSeq ls[4], *lsp[4];
+
+    for (size_t i = 0; i < n; i++) {
+        weft__location_seq__init(&ls[i]);
+        ls[i].location = (uint32_t)i;
+        ls[i].seq = seq[i];
+        lsp[i] = &ls[i];
+    }
+    a.protocol_version = WEFT_PROTOCOL_VERSION;
+    a.definitions_seq = defs;
+    a.n_locations = n;
+    a.locations = lsp;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
+    env.hello_ack = &a;
+    put_frame(b, &env);
+}
+
+static void client_seeds(void)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Error err = WEFT__ERROR__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+    static const uint64_t held[] = { 2, 1, 3, 0 }, ahead[] = { 9, 0 };
+    buf b = { .len = 0 };
+
+    /* 2 threads: 3 and 2 batches sent, 2 and 1 in flight, one queued
+     * each; 3 Definitions, 2 in flight, one chunk pending. */
+    put_byte(&b, 0x0d);
+    put_byte(&b, 0x0b);
+    put_byte(&b, 0x06);
+    put_byte(&b, 0x53);
+    put_ack(&b, 0, 0, 2);
+    put_ack(&b, 1, 0, 2);
+    put_ack(&b, 0, 1, 2);
+    put_ack(&b, 0, 0, 3);
+    put_ack(&b, 0, 1, 7);       /* not in flight: refused */
+    cs.id = 1;
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &cs;
+    put_frame(&b, &env);
+    write_seed("fuzz_client", "acks", &b);
+
+    /* Reconnected: weftd holds some of it, then refuses for a while. */
+    b.len = 0;
+    put_byte(&b, 0x3f);         /* 4 threads */
+    put_byte(&b, 0xff);
+    put_byte(&b, 0x5a);
+    put_byte(&b, 0x5c);
+    put_hello_ack(&b, 2, held, 4);
+    put_ack(&b, 0, 0, 3);
+    err.code = WEFT_ELIMIT;
+    err.message = (char *)"max_buffered";
+    env.msg_case = WEFT__ENVELOPE__MSG_ERROR;
+    env.error = &err;
+    put_frame(&b, &env);
+    write_seed("fuzz_client", "resume", &b);
+
+    /* weftd holds what this process never sent. */
+    b.len = 0;
+    put_byte(&b, 0x01);
+    put_byte(&b, 0x03);
+    put_byte(&b, 0x01);
+    put_byte(&b, 0x09);
+    put_hello_ack(&b, 1, ahead, 2);
+    write_seed("fuzz_client", "ahead", &b);
+}
+
 /* ---- member journals ----------------------------------------------------- */
 
 /* One journal entry (journal.h): its header, crc32 and payload. */
@@ -545,6 +633,7 @@ int main(int argc, char **argv)
     record_seeds();
     frame_seeds();
     session_seeds();
+    client_seeds();
     journal_seeds();
     text_seeds();
     return 0;
