@@ -71,6 +71,12 @@ static const key_desc keys[] = {
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
       "first come first served", NULL },
+    /* min: the fixed part and 8 writers (convert.h) */
+    { "weftd", "convert_memory", K_SIZE, OFF(convert_memory), 32u << 20,
+      UINT64_C(1) << 40, "bytes of libotf2 event buffers one conversion "
+      "may hold (1 MiB per location being written); a process with more "
+      "threads than fit is converted in groups of threads, one pass over "
+      "its journal each", NULL },
     { "weftd", "live_interval", K_COUNT, OFF(live_interval), 0, 3600,
       "seconds between updates of the catalog rows of traces still "
       "recording with the figures received so far (0: never; the figures "
@@ -166,6 +172,7 @@ void weft_config_init(weft_config *c)
     c->max_string = 64u << 10;
     c->max_definitions = 1u << 20;
     c->max_locations = 4096;
+    c->convert_memory = 256u << 20;
     c->max_members = 1u << 20;
     c->max_traces_per_user = 256;
 }

@@ -405,8 +405,8 @@ static int on_events(conv *c, member *m, const weft_journal_entry *e,
     if (e->seq <= l->last_seq)
         return 0;
     l->last_seq = e->seq;
-    if (replay)
-        return replay(c, m, l, e, off);
+    if (replay)  /* in another group of locations when it has no writer */
+        return l->w ? replay(c, m, l, e, off) : 0;
     l->journaled += e->count;
     return 0;
 }
@@ -700,6 +700,10 @@ static int profile_result(conv *c)
     out->profile_anomalies = c->anomalies;
     out->nesting_added = c->added;
     out->nesting_unmatched = c->unmatched;
+    out->passes = c->passes;
+    pthread_mutex_lock(&c->pool->lock);
+    out->writers_peak = c->pool->writers_peak;
+    pthread_mutex_unlock(&c->pool->lock);
     return 0;
 }
 
@@ -839,6 +843,15 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     conv_free(&c);
     pthread_mutex_destroy(&pool.lock);
     return rc;
+}
+
+uint64_t weft_convert_writers(uint64_t memory)
+{
+    if (!memory)
+        return 0;
+    if (memory < WEFT_CONVERT_FIXED_BYTES + WEFT_CONVERT_WRITER_BYTES)
+        return 1;
+    return (memory - WEFT_CONVERT_FIXED_BYTES) / WEFT_CONVERT_WRITER_BYTES;
 }
 
 /* Frees the location rows of *out and zeroes it. */

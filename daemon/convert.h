@@ -29,11 +29,29 @@ typedef struct weft_convert_input {
                                 (and archive_dir's entry) before returning:
                                 with durability = fsync the journals go
                                 once the catalog says complete */
+    uint64_t max_writers;    /* event writers open at once over all
+                                threads (each holds a libotf2 chunk of
+                                WEFT_CONVERT_WRITER_BYTES): a member with
+                                more locations than its thread's share is
+                                replayed in groups of locations, one pass
+                                over its journal each; 0: no bound.
+                                weft_convert_writers() derives it from a
+                                memory budget */
 } weft_convert_input;
 
 /* Upper bound of weft_convert_input.threads (and of its default); the
  * number of members found bounds it too. */
 #define WEFT_CONVERT_MAX_THREADS 8
+
+/* Memory one open event writer holds (its libotf2 chunk), and what a
+ * conversion holds besides its writers' chunks: the chunks writers may
+ * borrow beyond their first, and the definition writers' one chunk. */
+#define WEFT_CONVERT_WRITER_BYTES (UINT64_C(1) << 20)
+#define WEFT_CONVERT_FIXED_BYTES (UINT64_C(24) << 20)
+
+/* The max_writers that keep a conversion's libotf2 buffers within
+ * `memory` bytes (at least 1); 0 for memory 0 (no bound). */
+uint64_t weft_convert_writers(uint64_t memory);
 
 /* Per location, the region profile keeps the rows of this many regions
  * (those with the most exclusive time), so that 1000 locations of 1000
@@ -62,6 +80,11 @@ typedef struct weft_convert_result {
                                      every location nests (see replay.c) */
     uint64_t nesting_unmatched;   /* Leaves of regions not open: not
                                      written */
+    uint64_t writers_peak;        /* event writers open at once, at most */
+    uint64_t passes;              /* journal passes of pass 2 (one per
+                                     member without a bound; more when
+                                     max_writers split a member's
+                                     locations into groups) */
     char incomplete[512];         /* "" when every member with a Goodbye
                                      sent what arrived; else which thread
                                      differs (the trace is partial) */

@@ -89,6 +89,8 @@ typedef struct chunk_budget {
     pthread_mutex_t lock;
     size_t chunks;       /* under lock */
     int failed;          /* under lock */
+    uint64_t writers;    /* event writers open, under lock */
+    uint64_t writers_peak; /* the most at once, under lock */
 } chunk_budget;
 
 /* The state of one conversion (see the top of this file for who owns
@@ -117,6 +119,10 @@ typedef struct conv {
                                     weft::nesting attribute) */
     uint32_t nest_attr; /* global id of that attribute (after pass 1) */
     uint64_t unmatched; /* own: Leaves of regions not open, not written */
+    size_t window;      /* locations a member's replayer writes per pass
+                           over its journal (its share of
+                           in->max_writers); 0: all */
+    uint64_t passes;    /* own: journal passes of pass 2 */
 } conv;
 
 /* The OTF2 location id of l: rank * 2^32 + thread. */

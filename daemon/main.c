@@ -148,6 +148,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;
+    d->cfg.convert_memory = c.convert_memory;
     weft_trace_set_max_conversions(d, c.max_conversions);
     d->cfg.live_interval = c.live_interval;
     d->cfg.max_frame = c.max_frame;

@@ -64,7 +64,8 @@
 
 /* libotf2's file buffer (OTF2_File.h): writes this big bypass it. */
 #define OTF2_FILE_BUFFER (4u << 20)
-#define EVT_CHUNK (1u << 20)       /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
+/* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
+#define EVT_CHUNK ((uint32_t)WEFT_CONVERT_WRITER_BYTES)
 #define DEF_CHUNK OTF2_FILE_BUFFER
 /* Free space an event flush needs: the file buffer it may write out and
  * the chunk. (Workers converting in parallel can pass the check at once;
@@ -92,6 +93,34 @@ void weft__otf2_budget_fail(chunk_budget *b)
     pthread_mutex_lock(&b->lock);
     b->failed = 1;
     pthread_mutex_unlock(&b->lock);
+}
+
+int weft__otf2_open_writer(conv *c, member *m, loc *l)
+{
+    chunk_budget *b = c->pool;
+
+    assert(!l->w);
+    l->w = OTF2_Archive_GetEvtWriter(c->archive, weft__loc_id(m, l));
+    if (!l->w)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 gives no event "
+                               "writer for thread %" PRIu32, m->path,
+                               l->thread);
+    pthread_mutex_lock(&b->lock);
+    if (++b->writers > b->writers_peak)
+        b->writers_peak = b->writers;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+OTF2_ErrorCode weft__otf2_close_writer(conv *c, loc *l)
+{
+    OTF2_ErrorCode orc = OTF2_Archive_CloseEvtWriter(c->archive, l->w);
+
+    l->w = NULL;
+    pthread_mutex_lock(&c->pool->lock);
+    c->pool->writers--;
+    pthread_mutex_unlock(&c->pool->lock);
+    return orc;
 }
 
 static int budget_failed(chunk_budget *b)

@@ -30,6 +30,13 @@ const char *weft__otf2_msg(OTF2_ErrorCode rc);
 /* Tells the flush callback to write nothing more (b's lock). */
 void weft__otf2_budget_fail(chunk_budget *b);
 
+/* Opens the event writer of l (a location of m) as l->w, counted in
+ * the writers open at once. 0 or WEFT_EOTF2. Any thread. */
+int weft__otf2_open_writer(conv *c, member *m, loc *l);
+/* Closes l->w (NULL afterwards, whatever the result): what libotf2 says.
+ * Any thread. */
+OTF2_ErrorCode weft__otf2_close_writer(conv *c, loc *l);
+
 /* Writes event r with attributes al (may be NULL). */
 OTF2_ErrorCode weft__otf2_write_event(OTF2_EvtWriter *w,
                                       OTF2_AttributeList *al,

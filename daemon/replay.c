@@ -3,7 +3,12 @@
  * DESIGN: the event batches of each member's journal are replayed through
  * libotf2, one EvtWriter per location; a member's writers are closed
  * when its journal is done, so only the members being replayed hold
- * writers. The profile (profile.h) is fed where each event is written,
+ * writers. Each open writer holds a libotf2 chunk, so their number is
+ * bounded (weft_convert_input.max_writers, shared by the threads): a
+ * member with more locations than its thread's share is replayed in
+ * groups of locations, one pass over its journal per group, the events
+ * of the other locations skipped (a location is written in one pass,
+ * whole, so its file is the same as without groups). The profile (profile.h) is fed where each event is written,
  * from Enter and Leave (unified region ids), per location; when a
  * member's journal is done its locations are finished.
  *
@@ -391,19 +396,18 @@ out:
 
 /* ---- a member --------------------------------------------------------- */
 
-static int open_writers(conv *c, member *m)
+/* Opens the writers of m's locations [lo, hi). */
+static int open_writers(conv *c, member *m, size_t lo, size_t hi)
 {
-    for (size_t i = 0; i < m->nlocs; i++) {
-        loc *l = &m->locs[i];
-        l->w = OTF2_Archive_GetEvtWriter(c->archive, weft__loc_id(m, l));
-        if (!l->w)
-            return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 gives no "
-                                   "event writer for thread %" PRIu32,
-                                   m->path, l->thread);
+    for (size_t i = lo; i < hi; i++) {
+        int rc = weft__otf2_open_writer(c, m, &m->locs[i]);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }
 
+/* Closes the writers open on m's locations. */
 static int close_writers(conv *c, member *m)
 {
     int rc = 0;
@@ -411,7 +415,7 @@ static int close_writers(conv *c, member *m)
     for (size_t i = 0; i < m->nlocs; i++) {
         loc *l = &m->locs[i];
         uint64_t n = 0;
-        OTF2_ErrorCode orc;
+        OTF2_ErrorCode orc, corc;
         if (!l->w)
             continue;
         if (l->events && !m->noffsets)
@@ -422,9 +426,9 @@ static int close_writers(conv *c, member *m)
                                  "libotf2 counted %" PRIu64 " events, weft "
                                  "wrote %" PRIu64, m->path, l->thread, n,
                                  l->events);
+        corc = weft__otf2_close_writer(c, l);
         if (orc == OTF2_SUCCESS)
-            orc = OTF2_Archive_CloseEvtWriter(c->archive, l->w);
-        l->w = NULL;
+            orc = corc;
         if (orc != OTF2_SUCCESS)
             rc = weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
                                  "closing its events failed: %s", m->path,
@@ -434,19 +438,28 @@ static int close_writers(conv *c, member *m)
 }
 
 /* Replays member m with c (a worker's copy), closes its writers, finishes
- * the profiles of its locations and gives m its rows. */
+ * the profiles of its locations and gives m its rows. Its locations are
+ * written c->window at a time (all at once without a window), one pass
+ * over its journal per group: events of the others are skipped. */
 static int replay_member(conv *c, member *m)
 {
-    int rc = open_writers(c, m);
+    size_t per = c->window ? c->window : m->nlocs, lo = 0;
+    int rc = 0;
 
-    if (rc == 0)
-        rc = weft__conv_read_member(c, m, replay_events);
-    if (rc == 0)
-        rc = nest_finish(c, m);
-    if (rc == 0)
-        rc = close_writers(c, m);
-    else
-        close_writers(c, m);
+    do {
+        size_t hi = m->nlocs - lo < per ? m->nlocs : lo + per;
+        rc = open_writers(c, m, lo, hi);
+        c->passes++;
+        if (rc == 0)
+            rc = weft__conv_read_member(c, m, replay_events);
+        if (rc == 0)
+            rc = nest_finish(c, m);
+        if (rc == 0)
+            rc = close_writers(c, m);
+        else
+            close_writers(c, m);
+        lo = hi;
+    } while (rc == 0 && lo < m->nlocs);
     for (size_t k = 0; rc == 0 && k < m->nlocs; k++) {
         loc *l = &m->locs[k];
         rc = weft_profile_finish_loc(&c->prof, &l->prof,
@@ -496,6 +509,7 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->c.nloc_refs = w->c.loc_refs_cap = 0;
     w->c.anomalies = 0;
     w->c.added = w->c.unmatched = 0;
+    w->c.passes = 0;
     w->c.al = OTF2_AttributeList_New();
     w->c.nest_al = OTF2_AttributeList_New();
     rc = weft_profile_init(&w->c.prof, c->prof.u, c->prof.nregions,
@@ -576,6 +590,7 @@ static int worker_merge(conv *c, const worker *w)
     c->anomalies += x->anomalies;
     c->added += x->added;
     c->unmatched += x->unmatched;
+    c->passes += x->passes;
     return 0;
 }
 
@@ -622,6 +637,8 @@ static unsigned pick_threads(const conv *c)
         n = WEFT_CONVERT_MAX_THREADS;
     if (n > c->nmems)
         n = (unsigned)c->nmems;
+    if (c->in->max_writers && n > c->in->max_writers)
+        n = (unsigned)c->in->max_writers;  /* a writer each at least */
     return n ? n : 1;
 }
 
@@ -725,12 +742,7 @@ static int add_referenced_locations(conv *c)
             continue;
         if (!(l = weft__conv_loc(m, (uint32_t)id, 1)))
             return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-        l->w = OTF2_Archive_GetEvtWriter(c->archive, id);
-        if (!l->w)
-            return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 gives no "
-                                   "event writer for thread %" PRIu32,
-                                   m->path, (uint32_t)id);
-        if (close_writers(c, m) < 0)
+        if (weft__otf2_open_writer(c, m, l) < 0 || close_writers(c, m) < 0)
             return WEFT_EOTF2;
     }
     return 0;
@@ -739,7 +751,11 @@ static int add_referenced_locations(conv *c)
 /* Pass 2, then the locations only named. */
 int weft__replay(conv *c)
 {
-    int rc = replay_members(c, pick_threads(c));
+    unsigned n = pick_threads(c);
+    int rc;
+
+    c->window = c->in->max_writers ? (size_t)(c->in->max_writers / n) : 0;
+    rc = replay_members(c, n);
 
     return rc < 0 ? rc : add_referenced_locations(c);
 }

@@ -427,6 +427,7 @@ typedef struct convert_job {
     const char *state;
     char reason[1024];          /* why partial, "" if complete */
     unsigned threads;           /* cfg.convert_threads when it started */
+    uint64_t max_writers;       /* from cfg.convert_memory then */
     int sync;                   /* durability = fsync when it started */
     weft_convert_result res;
     int rc;
@@ -488,7 +489,7 @@ static void convert_work(weft_work *w)
     convert_job *j = (convert_job *)w;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
-                              j->threads, j->sync };
+                              j->threads, j->sync, j->max_writers };
     weft_catalog *cat = NULL;
     char *msg = NULL;
     int rc;
@@ -564,6 +565,12 @@ static void convert_done(weft_work *w)
                   "locations, archive %s/traces.otf2%s%s", t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive,
                   j->reason[0] ? "; " : "", j->reason);
+        if (j->res.passes > j->res.members)
+            weft_tlog(t, WEFT_LOG_INFO, "trace '%s': convert_memory allows "
+                      "%" PRIu64 " locations written at once: %" PRIu64
+                      " passes over %u journals (at most %" PRIu64 " event "
+                      "writers open)", t->name, j->max_writers,
+                      j->res.passes, j->res.members, j->res.writers_peak);
         if (j->res.nesting_added || j->res.nesting_unmatched)
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave "
                       "and Enter events added and %" PRIu64 " Leaves of "
@@ -669,6 +676,7 @@ static void start_conversion(weft_trace *t)
     }
     j->t = t;
     j->threads = (unsigned)d->cfg.convert_threads;
+    j->max_writers = weft_convert_writers(d->cfg.convert_memory);
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
     if (t->goodbyes == t->size)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "

@@ -4,7 +4,8 @@
  *
  * File format (etc/weftd.conf documents every key):
  *   [weftd]   listen, socket, spool, catalog, durability, log_level,
- *             grace_period, convert_threads, max_conversions,
+ *             grace_period, convert_threads, convert_memory,
+ *             max_conversions,
  *             live_interval, auth, munge_socket, admin_group,
  *             retention_days,
  *             max_spool_bytes
@@ -51,6 +52,8 @@ typedef struct weft_config {
                                   connected before converting (partial) */
     uint64_t convert_threads;  /* members of a trace converted at once;
                                   0: online CPUs (convert.h) */
+    uint64_t convert_memory;   /* bytes of libotf2 buffers per conversion
+                                  (convert.h: weft_convert_writers) */
     uint64_t max_conversions;  /* traces converted at once; the others
                                   wait in a queue (trace.c) */
     uint64_t live_interval;    /* seconds between writes of the recording

@@ -273,6 +273,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.grace_period, b.grace_period);
     assert_int_equal(a.convert_threads, b.convert_threads);
     assert_int_equal(a.max_conversions, b.max_conversions);
+    assert_int_equal(a.convert_memory, b.convert_memory);
     assert_int_equal(a.live_interval, b.live_interval);
     assert_int_equal(a.max_frame, b.max_frame);
     assert_int_equal(a.max_connections, b.max_connections);
@@ -387,6 +388,28 @@ static void test_max_conversions(void **state)
                     offsetof(weft_config, max_conversions), 2, 1, 64);
 }
 
+/* convert_memory: bytes, 32 MiB to 1 TiB, default 256 MiB; below the
+ * least a conversion needs it is refused naming the bound (the writers
+ * it gives are tested in test_convert). */
+static void test_convert_memory(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.convert_memory, 256u << 20);
+    assert_int_equal(weft_config_set(&c, NULL, "convert_memory", "1G", err,
+                                     sizeof err), 0);
+    assert_int_equal(c.convert_memory, 1u << 30);
+    weft_config_free(&c);
+    expect_file_error("[weftd]\nconvert_memory = 16M\n", "convert_memory = "
+                      "16777216: must be between 33554432 and "
+                      "1099511627776");
+    expect_file_error("[limits]\nconvert_memory = 64M\n", "unknown key "
+                      "'convert_memory' in section [limits]");
+}
+
 /* --set KEY=VALUE: a key of any section; an unknown one is named. */
 static void test_set_any_section(void **state)
 {
@@ -446,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_new_limits),
         cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_max_conversions),
+        cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

@@ -233,7 +233,7 @@ static int have_otf2_print(void)
 static void test_convert_smoke(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0, 0 };
     weft_convert_result res;
     int rc;
 
@@ -298,7 +298,7 @@ static void test_convert_smoke(void **state)
 static void test_convert_missing_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 0);
@@ -314,7 +314,7 @@ static void test_convert_missing_member(void **state)
 static void test_convert_decreasing_time(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
 
     /* The second batch of thread 0 starts before the first one ended. */
@@ -330,7 +330,7 @@ static void test_convert_decreasing_time(void **state)
 static void test_convert_bad_size(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
 
     write_member0(c, 130);
@@ -344,7 +344,7 @@ static void test_convert_bad_size(void **state)
 static void test_convert_undefined_ref(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 1);
@@ -358,7 +358,7 @@ static void test_convert_undefined_ref(void **state)
 static void test_convert_corrupt_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -378,7 +378,7 @@ static void test_convert_corrupt_tail(void **state)
 static void test_convert_journal_names(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -405,7 +405,7 @@ static void test_convert_journal_names(void **state)
 static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -560,7 +560,7 @@ static void read_archive(const char *archive_dir, archive_info *a)
 static void test_convert_clock_covers_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0, 0 };
     weft_convert_result res;
     archive_info a;
 
@@ -594,7 +594,7 @@ static void test_convert_clock_covers_events(void **state)
 static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
@@ -660,7 +660,7 @@ static void expect_torn(const weft_convert_input *in, weft_convert_result *res,
 static void test_convert_torn_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
     weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
     char path[160], want[256];
@@ -705,7 +705,7 @@ static void test_convert_torn_tail(void **state)
 static void test_convert_corrupt_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
     weft_convert_result res;
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
@@ -744,7 +744,7 @@ static void test_convert_corrupt_events(void **state)
 static void test_convert_sync(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1 };
+    weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     char link[200];
@@ -773,7 +773,7 @@ static void test_convert_sync(void **state)
 static void test_convert_resumed_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
@@ -933,10 +933,37 @@ static void assert_same_result(const weft_convert_result *a,
     }
 }
 
-/* The same journals converted with 1, 2 and 4 threads: the same result,
- * the same event and definition files byte for byte, and the same
- * otf2-print output (traces.otf2 itself differs in its random trace
- * identifier, from run to run even with one thread). */
+/* The n conversions res (archives in dirs) gave the same result, the
+ * same event and definition files byte for byte, and the same otf2-print
+ * output (traces.otf2 itself differs in its random trace identifier,
+ * from run to run even with one thread); otf2-print -Werror accepts
+ * each. Frees the results. */
+static void assert_all_same(weft_convert_result *res, char (*dirs)[80],
+                            size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        assert_same_result(&res[0], &res[k]);
+    for (size_t k = 0; k < n; k++)
+        weft_convert_result_free(&res[k]);
+    /* otf2-print's output goes next to each archive (run from there,
+     * it names no directory), so diff compares it too. */
+    for (size_t k = 0; k < n && have_otf2_print(); k++)
+        assert_int_equal(run("cd '%s' && otf2-print traces.otf2 >print && "
+                             "otf2-print -G traces.otf2 >print-G && "
+                             "otf2-print -A traces.otf2 | grep -v "
+                             "'^Trace identifier' >print-A && "
+                             "otf2-print -Werror --silent traces.otf2",
+                             dirs[k]), 0);
+    for (size_t k = 1; k < n; k++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "diff -r -x traces.otf2 '%s' '%s'",
+                 dirs[0], dirs[k]);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
+/* The same journals converted with 1, 2 and 4 threads give the same
+ * archive and result (assert_all_same). */
 static void test_convert_threads_identical(void **state)
 {
     ctx *c = *state;
@@ -948,7 +975,7 @@ static void test_convert_threads_identical(void **state)
         write_par_member(c, r, PAR_OK);
     for (size_t k = 0; k < 3; k++) {
         weft_convert_input in = { c->trace, dirs[k], "threads", PAR_MEMBERS,
-                                  nthreads[k], 0 };
+                                  nthreads[k], 0, 0 };
         int rc;
         snprintf(dirs[k], sizeof dirs[k], "%s/a%u", c->dir, nthreads[k]);
         rc = weft_convert_trace(&in, &res[k]);
@@ -980,27 +1007,7 @@ static void test_convert_threads_identical(void **state)
     assert_int_equal(res[0].regions[2 + PAR_MEMBERS].location, 0);
     assert_int_equal(res[0].regions[res[0].nregions - 1].location,
                      (int64_t)(PAR_MEMBERS - 1) << 32 | 1);
-    for (size_t k = 1; k < 3; k++)
-        assert_same_result(&res[0], &res[k]);
-    for (size_t k = 0; k < 3; k++)
-        weft_convert_result_free(&res[k]);
-
-    /* otf2-print's output goes next to each archive (run from there,
-     * it names no directory), so diff compares it too. */
-    for (size_t k = 0; k < 3 && have_otf2_print(); k++)
-        assert_int_equal(run("cd '%s' && otf2-print traces.otf2 >print && "
-                             "otf2-print -G traces.otf2 >print-G && "
-                             "otf2-print -A traces.otf2 | grep -v "
-                             "'^Trace identifier' >print-A", dirs[k]), 0);
-    for (size_t k = 1; k < 3; k++) {
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, "diff -r -x traces.otf2 '%s' '%s'",
-                 dirs[0], dirs[k]);
-        assert_int_equal(system(cmd), 0);
-    }
-    if (have_otf2_print())
-        assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "
-                             ">/dev/null", dirs[2]), 0);
+    assert_all_same(res, dirs, 3);
 }
 
 /* A bad journal in a middle rank fails the same way with 1 and 4
@@ -1017,7 +1024,7 @@ static void test_convert_threads_error(void **state)
                                : r == 3 ? PAR_BAD_COUNT : PAR_OK);
     for (size_t k = 0; k < 2; k++) {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  nthreads[k], 0 };
+                                  nthreads[k], 0, 0 };
         int rc = weft_convert_trace(&in, &res[k]);
         if (rc != WEFT_ETIME)
             print_error("convert (%u threads): %s\n", nthreads[k],
@@ -1042,7 +1049,7 @@ static void test_convert_threads_error(void **state)
     write_par_member(c, 2, PAR_OK);
     {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  4, 0 };
+                                  4, 0, 0 };
         assert_int_equal(weft_convert_trace(&in, &res[0]), WEFT_ECORRUPT);
         assert_non_null(strstr(res[0].error, "rank-3.wj"));
         assert_non_null(strstr(res[0].error, "announces 601 events but "
@@ -1108,7 +1115,7 @@ static const weft_region_row *sum_row(const weft_convert_result *res,
 static void test_convert_nesting(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "gaps", 1, 1, 0 };
+    weft_convert_input in = { c->trace, c->archive, "gaps", 1, 1, 0, 0 };
     weft_convert_result res;
     const weft_region_row *r;
     int rc;
@@ -1151,7 +1158,7 @@ static void test_convert_nesting(void **state)
 static void test_convert_short_of_goodbye(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "short", 1, 1, 0 };
+    weft_convert_input in = { c->trace, c->archive, "short", 1, 1, 0, 0 };
     weft_convert_result res;
 
     write_gappy_member(c, 8);
@@ -1159,6 +1166,74 @@ static void test_convert_short_of_goodbye(void **state)
     assert_string_equal(res.incomplete, "rank 0 thread 0: 7 events arrived, "
                         "its Goodbye reported 8 sent (3 dropped)");
     weft_convert_result_free(&res);
+}
+
+/* A member of MANY_THREADS threads (two batches each, the first resent
+ * after the second), regions 0..2, no Goodbye. */
+#define MANY_THREADS 9
+
+static void write_many_member(const ctx *c, uint32_t rank, uint32_t size)
+{
+    weft_journal *j = open_journal(c, rank);
+    weft_record defs[6];
+    bytes b = { 0 };
+
+    defs[0] = str(0, "main");
+    defs[1] = str(1, "foo");
+    defs[2] = str(2, "bar");
+    defs[3] = region(0, 0, 1);
+    defs[4] = region(1, 1, 20);
+    defs[5] = region(2, 2, 30);
+    append_hello(j, rank, size, "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+    for (uint32_t t = 0; t < MANY_THREADS; t++) {
+        uint64_t t0 = 1000 + 11 * t + rank;
+        append_pairs(j, t, 2, append_pairs(j, t, 1, t0, 0), 0);
+    }
+    for (uint32_t t = 0; t < MANY_THREADS; t += 2)
+        append_pairs(j, t, 1, 1000 + 11 * t + rank, 0); /* resent */
+    weft_journal_close(j);
+}
+
+/* A memory bound (max_writers) that splits the members' locations into
+ * groups, one journal pass each: never more writers open than it allows,
+ * and the same result and files as without a bound, with 1 and 2
+ * threads. weft_convert_writers turns convert_memory into that bound. */
+static void test_convert_memory_bound(void **state)
+{
+    ctx *c = *state;
+    static const struct { unsigned threads; uint64_t writers, passes; }
+        runs[] = { { 1, 0, 2 }, { 1, 3, 6 }, { 2, 4, 10 }, { 2, 1, 18 } };
+    weft_convert_result res[4];
+    char dirs[4][80];
+
+    assert_int_equal(weft_convert_writers(0), 0);
+    assert_int_equal(weft_convert_writers(1), 1);
+    assert_int_equal(weft_convert_writers(32u << 20), 8);
+    assert_int_equal(weft_convert_writers(256u << 20), 232);
+    write_many_member(c, 0, 2);
+    write_many_member(c, 1, 2);
+    for (size_t k = 0; k < 4; k++) {
+        weft_convert_input in = { c->trace, dirs[k], "bound", 2,
+                                  runs[k].threads, 0, runs[k].writers };
+        int rc;
+        snprintf(dirs[k], sizeof dirs[k], "%s/b%zu", c->dir, k);
+        rc = weft_convert_trace(&in, &res[k]);
+        if (rc)
+            print_error("convert (run %zu): %s\n", k, res[k].error);
+        assert_int_equal(rc, 0);
+        assert_int_equal(res[k].nlocations, 2 * MANY_THREADS);
+        assert_int_equal(res[k].events, 2 * MANY_THREADS * 4 * PAR_PAIRS);
+        assert_int_equal(res[k].passes, runs[k].passes);
+        if (runs[k].writers)
+            assert_true(res[k].writers_peak <= runs[k].writers);
+        else
+            assert_int_equal(res[k].writers_peak, MANY_THREADS);
+    }
+    assert_all_same(res, dirs, 4);
 }
 
 int main(void)
@@ -1183,6 +1258,7 @@ int main(void)
         T(test_convert_threads_error),
         T(test_convert_nesting),
         T(test_convert_short_of_goodbye),
+        T(test_convert_memory_bound),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
