@@ -31,8 +31,14 @@
  *     resident memory before and after (the issue's bound: 10 000 idle
  *     connections within 256 MiB).
  *
- *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-n EVENTS]
- *                [-E EVENTS] [-r ROUNDS]
+ *  With -L LOCS each of the P processes of part 2 has LOCS locations
+ *  (threads; at most 4096, weftd's max_locations), its batches going to
+ *  them in turn: P x LOCS locations share the N events (many locations:
+ *  -p 10 -L 100 is 1000, -p 25 -L 4000 is 100 000), and the baseline
+ *  writes as many.
+ *
+ *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-L LOCS]
+ *                [-n EVENTS] [-E EVENTS] [-r ROUNDS]
  *   bench/ingest -i IDLE
  */
 #include <errno.h>
@@ -62,10 +68,14 @@
 /* libweft's default buffer (WEFT_BUFFER_SIZE): what one batch carries. */
 #define LIBWEFT_BUFFER (64u << 10)
 
+/* Locations (threads) of each connection's process (-L): its batches go
+ * to them in turn. */
+static uint32_t locs_per_conn = 1;
+
 typedef struct conn {
     int fd;
     uint32_t rank;
-    uint64_t next_seq;    /* next batch to send */
+    uint64_t next_seq;    /* next batch to send, over all its locations */
     uint64_t acked;       /* batches acked */
     uint8_t *out;         /* bytes waiting to be written */
     size_t out_len, out_off;
@@ -195,10 +205,12 @@ static void queue_batch(conn *c)
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__EventBatch b = WEFT__EVENT_BATCH__INIT;
 
-    b.location = 0;
-    b.seq = c->next_seq;
-    /* Each batch continues the clock of the previous one. */
-    b.base_time = (c->next_seq - 1) * 50 * (uint64_t)batch_events;
+    uint64_t k = (c->next_seq - 1) / locs_per_conn; /* the location's */
+
+    b.location = (uint32_t)((c->next_seq - 1) % locs_per_conn);
+    b.seq = k + 1;
+    /* Each batch of a location continues its clock. */
+    b.base_time = k * 50 * (uint64_t)batch_events;
     b.events = batch_events;
     b.records.data = batch_records;
     b.records.len = batch_len;
@@ -236,8 +248,9 @@ static int connect_to(const char *addr)
     return fd;
 }
 
-/* Streams `batches` batches on each of n connections; returns when every
- * connection said goodbye and weftd closed it. */
+/* Streams `batches` batches on each of n connections (over its
+ * locs_per_conn locations); returns when every connection said goodbye
+ * and weftd closed it. */
 static void drive(const char *addr, const char *trace, uint32_t n,
                   uint64_t batches)
 {
@@ -608,7 +621,7 @@ static void run_baseline(const char *tmp, int i, uint32_t procs,
 int main(int argc, char **argv)
 {
     uint32_t conns = 1000, procs = 8, events = 1000, e2e_events = 0, idle = 0;
-    uint64_t batches = 40, total = 10000000, e2e_batches;
+    uint64_t batches = 40, total = 10000000, e2e_batches, nlocs;
     char tmp[] = "/tmp/weft-ingest-XXXXXX", addr[128], catalog[600];
     char cmd[700], trace[64];
     struct rlimit rl;
@@ -617,7 +630,7 @@ int main(int argc, char **argv)
     int rounds = 5, opt, status;
     pid_t weftd;
 
-    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:L:")) != -1) {
         switch (opt) {
         case 'i': idle = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'c': conns = (uint32_t)strtoul(optarg, NULL, 10); break;
@@ -631,14 +644,16 @@ int main(int argc, char **argv)
                 e2e_events = UINT32_MAX; /* refused below */
             break;
         case 'r': rounds = atoi(optarg); break;
+        case 'L': locs_per_conn = (uint32_t)strtoul(optarg, NULL, 10); break;
         default:
             fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
-                    "[-e EVENTS] [-p PROCS] [-n EVENTS] [-E EVENTS] "
-                    "[-r ROUNDS] | -i IDLE\n");
+                    "[-e EVENTS] [-p PROCS] [-L LOCATIONS] [-n EVENTS] "
+                    "[-E EVENTS] [-r ROUNDS] | -i IDLE\n");
             return 2;
         }
     }
     if (!conns || !batches || !events || !procs || !total ||
+        !locs_per_conn || locs_per_conn > 4096 ||
         e2e_events == UINT32_MAX || rounds < 1 || rounds > 64) {
         fprintf(stderr, "bench/ingest: every count must be > 0 (and "
                 "-r 1..64)\n");
@@ -671,7 +686,7 @@ int main(int argc, char **argv)
     }
     snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
 
-    /* 1. fan-in */
+    /* 1. fan-in (one location per connection) */
     make_batch(events, 0);
     t0 = now_ns();
     drive(addr, "fan-in", conns, batches);
@@ -692,25 +707,27 @@ int main(int argc, char **argv)
 
     /* 2. end to end, and the libotf2 baseline, in alternating order */
     make_batch(e2e_events, e2e_events ? 0 : LIBWEFT_BUFFER);
-    e2e_batches = total / procs / batch_events;
+    nlocs = (uint64_t)procs * locs_per_conn;
+    e2e_batches = total / nlocs / batch_events;  /* per location */
     if (!e2e_batches)
         e2e_batches = 1;
-    total = (uint64_t)procs * e2e_batches * batch_events;
-    printf("end to end: %u clients x %" PRIu64 " batches x %u events = %"
-           PRIu64 " events (%zu bytes a batch), %d rounds\n", procs,
-           e2e_batches, batch_events, total, batch_len, rounds);
+    total = nlocs * e2e_batches * batch_events;
+    printf("end to end: %u clients x %u locations x %" PRIu64 " batches x "
+           "%u events = %" PRIu64 " events (%zu bytes a batch), %d rounds\n",
+           procs, locs_per_conn, e2e_batches, batch_events, total, batch_len,
+           rounds);
     for (int i = 0; i < rounds; i++) {
         round r;
         snprintf(trace, sizeof trace, "end-to-end-%d", i + 1);
         if (i % 2)
-            run_baseline(tmp, i, procs, e2e_batches, &r);
-        if (run_e2e(addr, catalog, weftd, trace, procs, e2e_batches,
-                    &r) < 0) {
+            run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
+        if (run_e2e(addr, catalog, weftd, trace, procs,
+                    e2e_batches * locs_per_conn, &r) < 0) {
             kill(weftd, SIGKILL);
             return 1;
         }
         if (i % 2 == 0)
-            run_baseline(tmp, i, procs, e2e_batches, &r);
+            run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
         ratios[i] = r.otf2 / r.e2e;
         convs[i] = r.conv * 1e7 / (double)total;
         printf("round %d: weft end to end %.2f s (%.2f M events/s; "

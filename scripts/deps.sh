@@ -1,7 +1,9 @@
 #!/bin/bash
-# deps.sh [--tests] - installs the Debian 12 packages weft needs to build
-# and test, only those missing; with --tests (scripts/check) also the
-# services only tests start. Run as root (or with sudo available).
+# deps.sh [--tests|--bench] - installs the Debian 12 packages weft needs
+# to build and test, only those missing; with --tests (scripts/check)
+# also the services only tests start; with --bench also the peers the
+# benchmarks in bench/ measure against (EZTrace, LTTng-UST, uftrace).
+# Run as root (or with sudo available).
 set -euo pipefail
 
 PACKAGES=(
@@ -20,6 +22,9 @@ PACKAGES=(
 # weftd left it).
 if [ "${1:-}" = --tests ]; then
     PACKAGES+=(slurmctld slurmd slurm-client acl)
+fi
+if [ "${1:-}" = --bench ]; then
+    PACKAGES+=(eztrace lttng-tools liblttng-ust-dev uftrace)
 fi
 
 missing=()
