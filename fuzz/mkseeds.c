@@ -453,6 +453,15 @@ static void daemon_seeds(void)
     b.b[0] = 1;                 /* the same with durability = fsync */
     write_seed("fuzz_daemon", "member-fsync", &b);
 
+    /* Two members of one trace send every record kind: conversion
+     * unifies each kind's definitions across members. */
+    start_pair(&b, 0, 1, 2);
+    put_all_records(&b, 0);
+    put_all_records(&b, 1);
+    put_goodbye(&b, 0, 2);
+    put_goodbye(&b, 1, 2);
+    write_seed("fuzz_daemon", "two-members-all", &b);
+
     /* Two members of one trace, interleaved. */
     start_pair(&b, 0, 1, 2);
     put_enter_leave(&b, 1, 0, 1);
