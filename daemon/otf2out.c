@@ -282,9 +282,13 @@ OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
         return OTF2_SUCCESS;
     a = &r->attributes->u.AttributeList;
     orc = OTF2_AttributeList_RemoveAllAttributes(al);
+    /* An OTF2 attribute list holds an attribute once: a second value of
+     * one (named twice, or two definitions that unified into one) is
+     * left out, the first wins. */
     for (uint32_t i = 0; i < a->numberOfAttributes && orc == OTF2_SUCCESS; i++)
-        orc = OTF2_AttributeList_AddAttribute(al, a->attributes[i],
-                                              a->types[i], a->values[i]);
+        if (!OTF2_AttributeList_TestAttributeByID(al, a->attributes[i]))
+            orc = OTF2_AttributeList_AddAttribute(al, a->attributes[i],
+                                                  a->types[i], a->values[i]);
     if (orc == OTF2_SUCCESS)
         *out = al;
     return orc;

@@ -648,36 +648,24 @@ static int near_fd_limit(const weft_conn *c)
     return (uint64_t)fd + 2 + WEFT_FD_RESERVE > c->d->fd_limit;
 }
 
-static void on_connection(uv_stream_t *server, int status)
+/* A new connection of d (is_tcp: a TCP one, else a Unix one), listed and
+ * reading nothing yet, its handle not yet bound to a socket. NULL when
+ * out of memory (then nothing is left of it, or it is closing). */
+static weft_conn *conn_new(weft_daemon *d, int is_tcp)
 {
-    weft_daemon *d = server->data;
-    int is_tcp = server->type == UV_TCP;
-    weft_conn *c;
+    weft_conn *c = calloc(1, sizeof *c);
     int rc;
 
-    if (status < 0) {
-        /* Out of descriptors libuv sheds the connection itself (it keeps
-         * one in reserve for that); say so now and then, not once per
-         * attempt. */
-        uint64_t n = ++d->accept_failed;
-        if (status == UV_EMFILE || status == UV_ENFILE)
-            weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
-        if ((n & (n - 1)) == 0)
-            weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
-                      "far): %s", (unsigned long long)n, uv_strerror(status));
-        return;
-    }
-    c = calloc(1, sizeof *c);
     if (!c) {
         weft_dlog(d, WEFT_LOG_ERROR, "out of memory accepting a connection");
-        return;
+        return NULL;
     }
     c->d = d;
     rc = is_tcp ? uv_tcp_init(d->loop, &c->h.tcp)
                 : uv_pipe_init(d->loop, &c->h.pipe, 0);
     if (rc) {
         free(c);
-        return;
+        return NULL;
     }
     c->h.handle.data = c;
     c->last_frame = uv_now(d->loop);
@@ -692,12 +680,17 @@ static void on_connection(uv_stream_t *server, int status)
     if (!d->rbuf && !(d->rbuf = malloc(WEFT_READ_CHUNK))) {
         weft_dlog(d, WEFT_LOG_ERROR, "out of memory accepting a connection");
         close_now(c);
-        return;
+        return NULL;
     }
-    if (uv_accept(server, &c->h.stream) != 0) {
-        close_now(c);
-        return;
-    }
+    return c;
+}
+
+/* c's handle is bound to its socket: names the peer, applies the limits
+ * on connections and starts reading. */
+static void conn_start(weft_conn *c, int is_tcp)
+{
+    weft_daemon *d = c->d;
+
     if (is_tcp) {
         uv_tcp_nodelay(&c->h.tcp, 1);
         /* A dead host is found by keepalive, a live but silent peer by
@@ -723,6 +716,53 @@ static void on_connection(uv_stream_t *server, int status)
     weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
     if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
         weft_conn_close(c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    weft_daemon *d = server->data;
+    int is_tcp = server->type == UV_TCP;
+    weft_conn *c;
+
+    if (status < 0) {
+        /* Out of descriptors libuv sheds the connection itself (it keeps
+         * one in reserve for that); say so now and then, not once per
+         * attempt. */
+        uint64_t n = ++d->accept_failed;
+        if (status == UV_EMFILE || status == UV_ENFILE)
+            weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
+        if ((n & (n - 1)) == 0)
+            weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
+                      "far): %s", (unsigned long long)n, uv_strerror(status));
+        return;
+    }
+    if (!(c = conn_new(d, is_tcp)))
+        return;
+    if (uv_accept(server, &c->h.stream) != 0) {
+        close_now(c);
+        return;
+    }
+    conn_start(c, is_tcp);
+}
+
+int weft_server_open_fd(weft_daemon *d, int fd, weft_conn **out)
+{
+    weft_conn *c;
+
+    assert(d->server_cbs && fd >= 0);
+    *out = NULL;
+    if (!(c = conn_new(d, 0))) {
+        close(fd);
+        return WEFT_ENOMEM;
+    }
+    if (uv_pipe_open(&c->h.pipe, fd) != 0) {
+        close(fd);
+        close_now(c);
+        return WEFT_EIO;
+    }
+    conn_start(c, 0);
+    *out = c;
+    return 0;
 }
 
 void weft_server_raise_fd_limit(weft_daemon *d)

@@ -141,6 +141,13 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix);
  * every connection hands its frames to cbs (not copied: it outlives the
  * server). 0 or a WEFT_E* code (logged). */
 int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs);
+/* Serves fd, a connected Unix stream socket, as a connection accepted
+ * on the Unix listener: the peer is named by SO_PEERCRED, the limits on
+ * connections apply, reading starts. Takes ownership of fd. For tests
+ * and fuzzers, which thus connect without a listener; weftd itself only
+ * accepts. Call after weft_server_start. 0 with *out set (it may already
+ * be closing, refused by a limit), or WEFT_ENOMEM or WEFT_EIO. */
+int weft_server_open_fd(weft_daemon *d, int fd, weft_conn **out);
 /* Stops listening, lets on_stop finish what the connections handed on,
  * and closes every connection at once. */
 void weft_server_stop(weft_daemon *d);

@@ -624,6 +624,8 @@ static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
     uint64_t comm = r->u.CommName.comm;
 
     assert(r->type == WEFT_REC_CommName);
+    if (comm == OTF2_UNDEFINED_COMM) /* ingest took it: it names nothing */
+        return 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         type_list *l = list_of(u, kinds[k]);
         for (size_t i = 0; l && i < l->n; i++) {

@@ -341,6 +341,184 @@ static void session_seeds(void)
     write_seed("fuzz_convert", "ingest", &b); /* the same input, converted */
 }
 
+/* ---- sessions of several peers against weftd (fuzz_daemon) -------------- */
+
+/* Steps as fuzz_daemon.c reads them: an op byte (peer, kind), then the
+ * kind's bytes. */
+enum { D_HELLO, D_DEFINITIONS, D_BATCH, D_BATCH2, D_GOODBYE, D_OTHER, D_RAW,
+       D_HANGUP, D_RECONNECT, D_TICK };
+
+static void put_op(buf *b, unsigned peer, unsigned kind)
+{
+    put_byte(b, (uint8_t)(kind << 2 | peer));
+}
+
+/* Hello of peer as member `rank` of a trace of `size` (who and how of
+ * fuzz_daemon.c's send_hello: a new identity). */
+static void put_hello(buf *b, unsigned peer, uint8_t who, uint8_t rank,
+                      uint8_t size)
+{
+    put_op(b, peer, D_HELLO);
+    put_byte(b, (uint8_t)(who | rank << 3));
+    put_byte(b, (uint8_t)(0x80 | (size - 1)));
+}
+
+/* How many definitions clients send (the table's order, those weftd
+ * makes left out) or events the table has. */
+static unsigned daemon_kinds(int events)
+{
+    size_t n = 0;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+    unsigned k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!all[i]->is_pseudo && !all[i]->is_event == !events &&
+            (events || !(all[i]->flags & WEFT_DF_DAEMON)))
+            k++;
+    return k;
+}
+
+/* Definitions (events: an EventBatch of thread loc) of the record kinds
+ * from..to-1 (indexes as above), their fields all from zero bytes: the
+ * first enum values, references to the first ids defined; events one
+ * tick apart, every third with an (empty) attribute list. */
+static void put_records(buf *b, unsigned peer, int events, uint8_t loc,
+                        unsigned from, unsigned to)
+{
+    put_op(b, peer, events ? D_BATCH : D_DEFINITIONS);
+    put_byte(b, loc);           /* the next seq */
+    if (events)
+        put_byte(b, 1);         /* base: one tick after the last event */
+    put_byte(b, (uint8_t)(to - from));
+    for (unsigned k = from; k < to; k++) {
+        put_byte(b, (uint8_t)k);
+        if (!events) {
+            put_byte(b, 0);
+            continue;
+        }
+        put_byte(b, 1);
+        put_byte(b, k % 3 == 2 ? 0x81 : 1);
+    }
+}
+
+/* Every definition kind (twice: references to kinds later in the table
+ * find them the second time), then every event kind, one a frame: one
+ * that weftd refuses costs the connection, and the peer comes back. */
+static void put_all_records(buf *b, unsigned peer)
+{
+    unsigned nd = daemon_kinds(0), ne = daemon_kinds(1);
+
+    for (int twice = 0; twice < 2; twice++)
+        for (unsigned k = 0; k < nd; k++)
+            put_records(b, peer, 0, 0, k, k + 1);
+    for (unsigned k = 0; k < ne; k++)
+        put_records(b, peer, 1, (uint8_t)(k % 2), k, k + 1);
+}
+
+/* Strings and a region, then Enter and Leave on thread loc. */
+static void put_enter_leave(buf *b, unsigned peer, uint8_t loc, int defs)
+{
+    if (defs)
+        put_records(b, peer, 0, 0, 0, 2); /* String, Region */
+    put_records(b, peer, 1, loc, 0, 2);
+}
+
+static void put_goodbye(buf *b, unsigned peer, uint8_t nlocs)
+{
+    put_op(b, peer, D_GOODBYE);
+    put_byte(b, (uint8_t)(nlocs << 2));
+}
+
+/* A new input (config byte 0) in which peers 0 and 1 (who1, rank1) say
+ * Hello to traces of size members and peer 0 records. */
+static void start_pair(buf *b, uint8_t who1, uint8_t rank1, uint8_t size)
+{
+    b->len = 0;
+    put_byte(b, 0);
+    put_hello(b, 0, 0, 0, size);
+    put_hello(b, 1, who1, rank1, size);
+    put_enter_leave(b, 0, 0, 1);
+}
+
+static void daemon_seeds(void)
+{
+    buf b = { .len = 0 };
+
+    /* One member's whole session: every record kind, then Goodbye. */
+    put_byte(&b, 0);
+    put_hello(&b, 0, 0, 0, 1);
+    put_all_records(&b, 0);
+    put_goodbye(&b, 0, 2);
+    write_seed("fuzz_daemon", "member", &b);
+    b.b[0] = 1;                 /* the same with durability = fsync */
+    write_seed("fuzz_daemon", "member-fsync", &b);
+
+    /* Two members of one trace send every record kind: conversion
+     * unifies each kind's definitions across members. */
+    start_pair(&b, 0, 1, 2);
+    put_all_records(&b, 0);
+    put_all_records(&b, 1);
+    put_goodbye(&b, 0, 2);
+    put_goodbye(&b, 1, 2);
+    write_seed("fuzz_daemon", "two-members-all", &b);
+
+    /* Two members of one trace, interleaved. */
+    start_pair(&b, 0, 1, 2);
+    put_enter_leave(&b, 1, 0, 1);
+    put_enter_leave(&b, 0, 1, 0);
+    put_enter_leave(&b, 1, 0, 0);
+    put_goodbye(&b, 1, 1);
+    put_goodbye(&b, 0, 2);
+    write_seed("fuzz_daemon", "two-members", &b);
+
+    /* A member reconnects and resends a batch weftd holds. */
+    b.len = 0;
+    put_byte(&b, 0);
+    put_hello(&b, 0, 2, 0, 1);
+    put_enter_leave(&b, 0, 0, 1);
+    put_enter_leave(&b, 0, 0, 0);
+    put_op(&b, 0, D_RECONNECT);
+    put_byte(&b, 0);
+    put_byte(&b, 0);            /* the same member */
+    put_op(&b, 0, D_BATCH);
+    put_byte(&b, 2 << 2);       /* thread 0, a seq sent before */
+    put_byte(&b, 1);
+    put_byte(&b, 0);
+    put_enter_leave(&b, 0, 0, 0);
+    put_goodbye(&b, 0, 1);
+    write_seed("fuzz_daemon", "reconnect", &b);
+
+    /* A refused frame among good ones: the other member goes on. */
+    start_pair(&b, 0, 1, 2);
+    put_op(&b, 1, D_BATCH);
+    put_byte(&b, 3 << 2);       /* a seq after a gap */
+    put_byte(&b, 3);
+    put_byte(&b, 0);
+    put_op(&b, 1, D_RAW);
+    put_byte(&b, 0x84);
+    put(&b, "\x08\x01\xff\xff", 4);
+    put_enter_leave(&b, 0, 1, 0);
+    put_enter_leave(&b, 1, 0, 1);
+    put_goodbye(&b, 0, 2);
+    put_goodbye(&b, 1, 1);
+    write_seed("fuzz_daemon", "refused", &b);
+
+    /* Two users record traces of the same name; a query, a clock sync,
+     * a member that hangs up and comes back after the grace period. */
+    start_pair(&b, 4, 0, 1);
+    put_enter_leave(&b, 1, 0, 1);
+    put_op(&b, 2, D_OTHER);
+    put_byte(&b, 2);            /* Query: the catalog */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0);            /* ClockSync */
+    put_op(&b, 1, D_HANGUP);
+    put_byte(&b, 1);            /* in the middle of a frame */
+    put_op(&b, 0, D_TICK);
+    put_goodbye(&b, 1, 1);      /* back after its trace ended */
+    put_goodbye(&b, 0, 1);
+    write_seed("fuzz_daemon", "two-users", &b);
+}
+
 /* ---- what weftd sends a client (fuzz_client) ----------------------------- */
 
 static void put_ack(buf *b, int definitions, uint32_t location, uint64_t seq)
@@ -633,6 +811,7 @@ int main(int argc, char **argv)
     record_seeds();
     frame_seeds();
     session_seeds();
+    daemon_seeds();
     client_seeds();
     journal_seeds();
     text_seeds();

@@ -635,6 +635,55 @@ static void test_convert_empty_member(void **state)
                          ">/dev/null 2>&1", c->archive), 0);
 }
 
+/* An event whose attribute list names an attribute twice (or two that
+ * unify into one) converts: OTF2 keeps one value per attribute, the
+ * first (fuzz/regress/fuzz_daemon found it failing the conversion). */
+static void test_convert_attribute_twice(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0 };
+    weft_convert_result res;
+    weft_journal *j = open_journal(c, 0);
+    weft_record defs[] = { str(0, "main"), region(0, 0, 1), str(1, "n") };
+    weft_record attr, list, ev = enter(10, 0, 0);
+    OTF2_AttributeRef ids[2] = { 0, 0 };
+    OTF2_Type types[2] = { OTF2_TYPE_UINT64, OTF2_TYPE_UINT64 };
+    OTF2_AttributeValue vals[2] = { { .uint64 = 1 }, { .uint64 = 2 } };
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { 1 }, dropped[] = { 0 };
+    bytes b = { 0 };
+    int rc;
+
+    memset(&attr, 0, sizeof attr);
+    attr.type = WEFT_REC_Attribute;
+    attr.u.Attribute.self = 0;
+    attr.u.Attribute.name = 1;
+    attr.u.Attribute.description = 1;
+    attr.u.Attribute.type = OTF2_TYPE_UINT64;
+    memset(&list, 0, sizeof list);
+    list.type = WEFT_REC_AttributeList;
+    list.u.AttributeList.numberOfAttributes = 2;
+    list.u.AttributeList.attributes = ids;
+    list.u.AttributeList.types = types;
+    list.u.AttributeList.values = vals;
+    ev.attributes = &list;
+    append_hello(j, 0, 1, "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    put_rec(&b, &attr, NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+    append_events(j, 0, 1, 0, &ev, 1);
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(res.events, 2); /* and the Leave nesting adds */
+    weft_convert_result_free(&res);
+}
+
 static uint64_t size_of(const char *path)
 {
     struct stat st;
@@ -1250,6 +1299,7 @@ int main(void)
         T(test_convert_no_trace_dir),
         T(test_convert_clock_covers_events),
         T(test_convert_empty_member),
+        T(test_convert_attribute_twice),
         T(test_convert_torn_tail),
         T(test_convert_corrupt_events),
         T(test_convert_sync),

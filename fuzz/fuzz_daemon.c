@@ -1,0 +1,1144 @@
+/* fuzz_daemon.c - libFuzzer target for weftd's session state machine: a
+ * sequence of frames from up to NPEERS peers, interleaved, against a real
+ * weft_daemon (its libuv loop, journal writer threads, traces and
+ * members, session.c's handlers, the conversion of finished traces and
+ * their catalog rows), with no listener: each connection is one end of a
+ * socketpair served with weft_server_open_fd (server.h) as if accepted
+ * on the Unix socket, so frames go through server.c's read path and the
+ * replies (HelloAck, Ack, Error...) are read back from the other end.
+ * The loop runs between steps until the daemon is idle (every journal
+ * entry back, every byte read, every job done). Each input gets its own
+ * daemon, loop and spool (in a directory of the process's own).
+ *
+ * Input: a config byte (bit 0: durability = fsync; bit 1: small limits;
+ * bit 2: max_conn_pending tiny; bit 3: max_buffered small; bit 4:
+ * max_frame small), then steps. A step is an op byte (bits 0-1: the peer;
+ * the rest, modulo NKINDS, what it does: see step()) and the bytes that
+ * kind reads. Frames are built well formed from those bytes, mostly:
+ * Hellos of two trace names, two runs and two users (the peer's uid, as
+ * SO_PEERCRED gives it), Definitions and EventBatches whose records are
+ * built from the record table's descriptors (gen_record: ids, references
+ * to what the peer defined, enum values in range, typed values, arrays),
+ * in sequence or resent or skipping, Goodbyes with the counts sent;
+ * raw bytes, hang-ups, reconnects of a member and the grace period's
+ * end come too. At the end every peer hangs up, every trace converts
+ * (grace_period 0) and the daemon stops.
+ *
+ * Checked beyond memory safety and leaks:
+ *  - a step touches its own peer only: no other connection gets an Error
+ *    or is closed; a connection that got an Error is closed, and one
+ *    weftd closed got an Error or said Goodbye;
+ *  - every Ack names an entry of its member's journal (read back with
+ *    journal.h's reader; journals are hard-linked as they appear, since
+ *    a converted trace's go), each acknowledged (location, seq) or
+ *    Definitions seq there exactly once;
+ *  - every trace converts: its catalog row ends complete or partial,
+ *    never failed (what weftd acknowledged must convert), with the
+ *    events of its journals: converted again from the linked journals,
+ *    the archive holds the journaled events plus the Enters and Leaves
+ *    conversion adds so that locations nest, minus the Leaves it drops;
+ *  - the loop closes with nothing open (uv_loop_close returns 0).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "fuzz.h"
+#include "catalog.h"
+#include "codec.h"
+#include "convert.h"
+#include "daemon.h"
+#include "frame.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "jwriter.h"
+#include "retain.h"
+#include "server.h"
+#include "session.h"
+#include "trace.h"
+#include "weft_errors.h"
+#include "worker.h"
+
+#define NPEERS 4
+#define NLOCS 4
+#define MAXID 32          /* ids per id space a peer's model remembers */
+#define MAX_MEMBERS 64    /* members (trace, rank) an input may make */
+#define MAX_ACKS 512      /* acks remembered per member */
+#define PAYLOAD_MAX 8192  /* bytes of records per frame */
+#define UID_A 1000
+#define UID_B 1001
+
+/* ---- the input ---------------------------------------------------------- */
+
+typedef struct cursor {
+    const uint8_t *p, *end;
+} cursor;
+
+static uint8_t byte(cursor *in)
+{
+    return in->p < in->end ? *in->p++ : 0;
+}
+
+/* A cursor over the next n bytes of in (fewer at its end). */
+static cursor sub(cursor *in, size_t n)
+{
+    cursor s = { in->p, in->p };
+
+    if (n > (size_t)(in->end - in->p))
+        n = (size_t)(in->end - in->p);
+    s.end = in->p + n;
+    in->p += n;
+    return s;
+}
+
+/* ---- what a peer defined: enough to build records weftd accepts -------- */
+
+typedef struct model {
+    uint32_t next[WEFT_REF__COUNT];        /* ids defined: 0..next-1 */
+    uint8_t count[WEFT_REF__COUNT][MAXID]; /* declared element counts */
+    uint8_t type[WEFT_REF__COUNT][MAXID];  /* declared OTF2_Types */
+    unsigned self_kind;                    /* of the record being built */
+    uint64_t self_id;
+} model;
+
+static const char *const strings[] = { "main", "compute", "a.c", "",
+                                       "MPI_Send", "x", "cycles", "#" };
+
+/* Storage for the arrays of the records being built. */
+typedef struct arena {
+    uint8_t b[1024];
+    size_t used;
+} arena;
+
+static void *arena_get(arena *a, size_t n)
+{
+    void *p;
+
+    n = (n + 7) & ~(size_t)7;
+    if (a->used + n > sizeof a->b)
+        return NULL;
+    p = a->b + a->used;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static const weft_field_desc *count_of(const weft_rec_desc *d,
+                                       const weft_field_desc *arr)
+{
+    for (unsigned i = 0; i < d->nfields; i++)
+        if (!d->fields[i].is_array && d->fields[i].wire != WEFT_WIRE_Z &&
+            d->fields[i].offset == arr->count_offset)
+            return &d->fields[i];
+    return NULL;
+}
+
+static int is_count(const weft_rec_desc *d, const weft_field_desc *f)
+{
+    for (unsigned i = 0; i < d->nfields; i++)
+        if (d->fields[i].is_array && d->fields[i].count_offset == f->offset)
+            return 1;
+    return 0;
+}
+
+/* A reference of kind from byte b: a derived id as clients make them, one
+ * the peer defined, or (b 255, or nothing defined) the undefined one. */
+static uint64_t gen_ref(const model *m, unsigned kind, uint32_t rank,
+                        uint8_t b)
+{
+    const char *name = weft_ref_kind_name(kind);
+
+    if (weft_ref_kind_scope(kind) == WEFT_SCOPE_DERIVED) {
+        if (strcmp(name, "LOCATION") == 0)
+            return (uint64_t)rank << 32 | (b & (NLOCS - 1));
+        if (strcmp(name, "LOCATION_GROUP") == 0)
+            return b & 0x80 ? rank + 1 : rank;
+        return b & 1;
+    }
+    if (b == 255 || m->next[kind] == 0)
+        return weft_ref_kind_undefined(kind);
+    if (kind == m->self_kind && b % m->next[kind] >= m->self_id)
+        return weft_ref_kind_undefined(kind); /* a parent: none */
+    return b % m->next[kind];
+}
+
+/* Value i of field f of r (record descriptor d) from byte b. */
+static uint64_t gen_value(model *m, weft_record *r, const weft_rec_desc *d,
+                          const weft_field_desc *f, size_t i, uint32_t rank,
+                          uint8_t b)
+{
+    unsigned kind = weft_field_kind(r, d, f, i);
+
+    if (f->is_self) {
+        uint32_t id = m->next[f->ref];
+        if (b == 255) /* an id out of order */
+            return id + 1;
+        m->next[f->ref]++;
+        m->self_kind = f->ref;
+        m->self_id = id;
+        return id;
+    }
+    if (f->decl_ref >= 0) { /* TD: the declared type of what it refers to */
+        const weft_field_desc *rf = &d->fields[f->decl_ref];
+        uint64_t id = weft_field_value(r, rf, i);
+        if (id < MAXID && b != 255)
+            return m->type[rf->ref][id];
+    }
+    if (kind != WEFT_REF_NONE)
+        return gen_ref(m, kind, rank, b);
+    if (f->wire == WEFT_WIRE_T)
+        return weft_typed_canon(weft_field_selector(r, d, f, i),
+                                b & 0x80 ? UINT64_MAX - b : b);
+    if (f->enum_id >= 0) {
+        uint64_t lo = weft_enum_first(f->enum_id);
+        uint64_t hi = weft_enum_last(f->enum_id);
+        uint64_t v = lo + (b + 1u) % (hi - lo + 1); /* 0: not the first,
+                                                      often NONE */
+        return weft_enum_valid(f->enum_id, v) ? v : lo;
+    }
+    if (f->wire == WEFT_WIRE_I)
+        return (uint64_t)(int64_t)(int8_t)b;
+    if (f->wire == WEFT_WIRE_D || f->wire == WEFT_WIRE_X)
+        return b;
+    return b < 200 ? b : UINT64_MAX - b;
+}
+
+/* Record of descriptor d built from the bytes of in (zeros past its end:
+ * the first enum values, the first ids defined). 0, or -1 when its arrays
+ * do not fit. */
+static int gen_record(model *m, const weft_rec_desc *d, cursor *in,
+                      uint32_t rank, arena *a, weft_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->type = d->type;
+    m->self_kind = WEFT_REF_NONE;
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        if (f->wire == WEFT_WIRE_Z) {
+            const char *s = strings[byte(in) % (sizeof strings /
+                                                 sizeof strings[0])];
+            memcpy(weft_field_ptr(r, f), &s, sizeof s);
+        } else if (f->is_array) {
+            const weft_field_desc *cf = count_of(d, f);
+            uint8_t b = byte(in);
+            size_t n = b & 3;
+            uint8_t *elems;
+            for (unsigned j = 0; j < i; j++)
+                if (d->fields[j].is_array &&
+                    d->fields[j].count_offset == f->count_offset) {
+                    b = 0; /* the count an array before it set */
+                    n = weft_field_count(r, f);
+                }
+            if (b && cf && cf->count_ref >= 0 && !(b & 4)) {
+                /* CN: the count its reference declared */
+                const weft_field_desc *rf = &d->fields[cf->count_ref];
+                uint64_t id = weft_field_get(r, rf);
+                if (id < MAXID)
+                    n = m->count[weft_field_kind(r, d, rf, 0)][id] & 7;
+            }
+            if (!(elems = arena_get(a, (n ? n : 1) * f->size)))
+                return -1;
+            if (cf)
+                weft_field_set(r, cf, n);
+            memcpy(weft_field_ptr(r, f), &elems, sizeof elems);
+            for (size_t k = 0; k < n; k++)
+                weft_field_set_elem(r, f, k, gen_value(m, r, d, f, k, rank,
+                                                       byte(in)));
+        } else if (!is_count(d, f)) {
+            weft_field_set(r, f, gen_value(m, r, d, f, 0, rank, byte(in)));
+        }
+    }
+    if (d->self_field >= 0) {
+        const weft_field_desc *sf = &d->fields[d->self_field];
+        uint64_t id = weft_field_get(r, sf);
+        if (id < MAXID && d->count_field >= 0)
+            m->count[sf->ref][id] =
+                (uint8_t)weft_field_get(r, &d->fields[d->count_field]);
+        if (id < MAXID && d->decl_type_field >= 0)
+            m->type[sf->ref][id] =
+                (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
+    }
+    return 0;
+}
+
+/* Records from in into buf (at most PAYLOAD_MAX bytes): per record a
+ * kind byte (an index into the definitions or events of the table), a
+ * length byte and that many bytes for its fields; events take their time
+ * step from their first byte and an attribute list when its bit 7 is
+ * set. *time: the time of the previous event. Returns the length; *n the
+ * records. */
+static size_t gen_records(model *m, int events, cursor *in, uint32_t rank,
+                          uint8_t *buf, uint64_t *time, uint32_t *n)
+{
+    static const weft_rec_desc *defs[WEFT_DEF_KINDS], *evs[WEFT_EVENT_KINDS];
+    static size_t nd, ne;
+    const weft_rec_desc *const *kinds = events ? evs : defs;
+    size_t nkinds, len = 0;
+    unsigned count = byte(in) % 16;
+
+    if (!ne) { /* the table's order, definitions weftd makes left out */
+        size_t na = 0;
+        const weft_rec_desc *const *all = weft_rec_descs(&na);
+        for (size_t i = 0; i < na; i++) {
+            if (all[i]->is_pseudo || (all[i]->flags & WEFT_DF_DAEMON))
+                continue;
+            if (all[i]->is_event)
+                evs[ne++] = all[i];
+            else
+                defs[nd++] = all[i];
+        }
+    }
+    nkinds = events ? ne : nd;
+
+    *n = 0;
+    for (unsigned i = 0; i < count && in->p < in->end; i++) {
+        const weft_rec_desc *d = kinds[byte(in) % nkinds];
+        cursor fields = sub(in, byte(in));
+        weft_record r, attrs;
+        arena a = { .used = 0 };
+        uint8_t step = events ? byte(&fields) : 0;
+        ssize_t w;
+        if (gen_record(m, d, &fields, rank, &a, &r) < 0)
+            continue;
+        if (events) {
+            r.time = *time + (step & 0x7f);
+            if ((step & 0x80) &&
+                gen_record(m, weft_rec_desc_of(WEFT_REC_AttributeList),
+                           &fields, rank, &a, &attrs) == 0)
+                r.attributes = &attrs;
+        }
+        if (weft_encode_bound(&r) > PAYLOAD_MAX - len)
+            break;
+        w = weft_encode(&r, events ? time : NULL, buf + len,
+                        PAYLOAD_MAX - len);
+        if (w < 0)
+            continue;
+        len += (size_t)w;
+        ++*n;
+    }
+    return len;
+}
+
+/* ---- members: acks and journals ------------------------------------------ */
+
+typedef struct ack {
+    uint8_t definitions;
+    uint32_t location;
+    uint64_t seq;
+} ack;
+
+/* A member of a trace as weftd made it: the acks its connections got and
+ * its journal, linked where it cannot go. */
+typedef struct member {
+    char key[256];
+    uint32_t rank;
+    ack acks[MAX_ACKS];
+    size_t nacks;
+    int linked;
+} member;
+
+/* ---- peers ----------------------------------------------------------------- */
+
+typedef struct peer {
+    int fd;                 /* our end, -1 when none */
+    weft_conn *c;           /* weftd's end, while listed in d.conns */
+    char tag[32];           /* c->peer, to find it there */
+    weft_frame_reader reader;
+    int member;             /* index in members[], -1 */
+    int hello;              /* a Hello was sent on this connection */
+    int goodbye;            /* a Goodbye was sent on it */
+    int asked;              /* a Query was: weftd answers and closes */
+    int errors;             /* Error frames received */
+    int eof;                /* weftd closed it */
+    /* Who it is (kept over reconnects) and what it sent. */
+    uint8_t who;            /* the Hello's choice byte */
+    uint8_t size;
+    model m;
+    uint64_t defs_seq;      /* last Definitions seq sent */
+    uint64_t seq[NLOCS];    /* last EventBatch seq sent per thread */
+    uint64_t time[NLOCS];   /* time of the last event sent */
+    uint64_t events[NLOCS]; /* events sent */
+} peer;
+
+static char dir[128], spool[160], keep[160], catalog[200], template_db[200];
+static uint8_t *template_bytes;
+static size_t template_len;
+static uv_loop_t loop;
+static weft_daemon d;
+static peer peers[NPEERS];
+static member members[MAX_MEMBERS];
+static size_t nmembers;
+static unsigned conn_serial;
+
+/* ---- the daemon's side ------------------------------------------------------ */
+
+static void stop_ingest(weft_daemon *dd)
+{
+    weft_jwriter_stop(dd);
+    weft_worker_stop(dd->syncer);
+}
+
+static const weft_server_cbs ingest = { weft_session_frame,
+                                        weft_session_closed, stop_ingest };
+
+/* p's connection if weftd still lists it. */
+static weft_conn *conn_of(const peer *p)
+{
+    for (weft_conn *c = d.conns; c; c = c->next)
+        if (c == p->c && strcmp(c->peer, p->tag) == 0)
+            return c;
+    return NULL;
+}
+
+static int member_of(const char *key, uint32_t rank)
+{
+    for (size_t i = 0; i < nmembers; i++)
+        if (members[i].rank == rank && strcmp(members[i].key, key) == 0)
+            return (int)i;
+    CHECK(nmembers < MAX_MEMBERS);
+    snprintf(members[nmembers].key, sizeof members[nmembers].key, "%s", key);
+    members[nmembers].rank = rank;
+    members[nmembers].nacks = 0;
+    members[nmembers].linked = 0;
+    return (int)nmembers++;
+}
+
+/* Hard-links the journals weftd has open to keep/KEY/, where conversion
+ * does not remove them. */
+static void link_journals(void)
+{
+    for (weft_trace *t = d.traces; t; t = t->next) {
+        char kdir[512];
+        snprintf(kdir, sizeof kdir, "%s/%s", keep, t->key);
+        for (uint32_t i = 0; i < t->mcap; i++) {
+            weft_member *wm = t->mtab[i];
+            char name[WEFT_JOURNAL_NAME_MAX], from[1024], to[1024];
+            int k;
+            if (!wm || !wm->journal || wm->pending)
+                continue; /* pending: its open job may still be out */
+            k = member_of(t->key, wm->rank);
+            if (members[k].linked)
+                continue;
+            weft_journal_name(name, sizeof name, wm->rank);
+            snprintf(from, sizeof from, "%s/%s", t->dir, name);
+            snprintf(to, sizeof to, "%s/%s", kdir, name);
+            mkdir(kdir, 0700);
+            CHECK(link(from, to) == 0);
+            members[k].linked = 1;
+        }
+    }
+}
+
+/* ---- replies ------------------------------------------------------------------ */
+
+static void on_reply(peer *p, const Weft__Envelope *env)
+{
+    member *m = p->member >= 0 ? &members[p->member] : NULL;
+
+    switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_ERROR:
+        p->errors++;
+        break;
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        CHECK(p->hello);
+        /* A client resends from what weftd holds. */
+        p->defs_seq = env->hello_ack->definitions_seq;
+        for (size_t i = 0; i < env->hello_ack->n_locations; i++) {
+            const Weft__LocationSeq *ls = env->hello_ack->locations[i];
+            if (ls->location < NLOCS)
+                p->seq[ls->location] = ls->seq;
+        }
+        break;
+    case WEFT__ENVELOPE__MSG_ACK:
+        CHECK(m != NULL);
+        CHECK(m->nacks < MAX_ACKS);
+        m->acks[m->nacks++] = (ack){ (uint8_t)env->ack->definitions,
+                                     env->ack->location, env->ack->seq };
+        break;
+    default:
+        break;
+    }
+}
+
+/* Reads what weftd sent p. */
+static void drain(peer *p)
+{
+    uint8_t buf[4096];
+    weft_conn *c;
+    ssize_t n;
+
+    if (p->fd < 0)
+        return;
+    /* Acks are of the member its connection joined. */
+    c = conn_of(p);
+    if (c && c->member && p->member < 0)
+        p->member = member_of(c->member->trace->key, c->member->rank);
+    while ((n = read(p->fd, buf, sizeof buf)) > 0) {
+        const uint8_t *q = buf;
+        size_t left = (size_t)n;
+        while (left > 0) {
+            uint8_t *frame = NULL;
+            uint32_t flen = 0;
+            int rc = weft_frame_reader_feed(&p->reader, &q, &left, &frame,
+                                            &flen);
+            Weft__Envelope *env;
+            CHECK(rc >= 0);
+            if (rc == 0)
+                break;
+            env = weft_frame_unpack(frame, flen);
+            CHECK(env != NULL);
+            on_reply(p, env);
+            weft_frame_free_envelope(env);
+            free(frame);
+        }
+    }
+    if (n == 0)
+        p->eof = 1;
+    else
+        CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* Whether weftd has something left to do. */
+static int busy(void)
+{
+    if (weft_jwriter_pending(&d) || d.jobs || d.asks ||
+        (d.have_resume && uv_is_active((uv_handle_t *)&d.resume)))
+        return 1;
+    for (weft_conn *c = d.conns; c; c = c->next) {
+        uv_os_fd_t fd;
+        int n = 0;
+        if (c->closing ||
+            uv_stream_get_write_queue_size((uv_stream_t *)&c->h.stream))
+            return 1;
+        if (c->paused)
+            continue;
+        if (c->stash_len)
+            return 1;
+        if (uv_fileno(&c->h.handle, &fd) == 0 &&
+            ioctl(fd, FIONREAD, &n) == 0 && n > 0)
+            return 1;
+    }
+    for (int i = 0; i < NPEERS; i++) {
+        weft_conn *c = peers[i].fd < 0 ? conn_of(&peers[i]) : NULL;
+        if (c && !c->paused)
+            return 1; /* hung up: it has the end of file to read */
+    }
+    return 0;
+}
+
+/* Runs the loop until weftd is idle, reading the replies meanwhile. */
+static void settle(void)
+{
+    for (;;) {
+        for (int i = 0; i < NPEERS; i++)
+            drain(&peers[i]);
+        link_journals();
+        if (!busy())
+            break;
+        uv_run(&loop, UV_RUN_ONCE);
+    }
+}
+
+/* ---- peers' actions ---------------------------------------------------------- */
+
+static void hang_up(peer *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1; /* p->c stays: weftd has it until it reads the end */
+    weft_frame_reader_free(&p->reader);
+}
+
+/* A new connection of p (its member and what it sent stay). */
+static void connect_peer(peer *p, int i)
+{
+    int sv[2];
+
+    hang_up(p);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    CHECK(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
+    p->fd = sv[0];
+    weft_frame_reader_init(&p->reader, 1u << 30);
+    p->member = -1;
+    p->hello = p->goodbye = p->asked = p->errors = p->eof = 0;
+    CHECK(weft_server_open_fd(&d, sv[1], &p->c) == 0);
+    CHECK(p->c != NULL);
+    snprintf(p->tag, sizeof p->tag, "fuzz:peer %d #%u", i, ++conn_serial);
+    snprintf(p->c->peer, sizeof p->c->peer, "%s", p->tag);
+    /* SO_PEERCRED said who runs this process; the peer is a user */
+    p->c->peer_uid = UID_A;
+}
+
+static void send_bytes(peer *p, const void *b, size_t n)
+{
+    const uint8_t *q = b;
+
+    while (n > 0) {
+        ssize_t w = write(p->fd, q, n);
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* weftd has not read yet, or stopped reading */
+            if (!busy())
+                return; /* it does not read more: drop the rest */
+            settle();
+            continue;
+        }
+        if (w < 0)
+            return; /* EPIPE: weftd closed it */
+        q += w;
+        n -= (size_t)w;
+    }
+}
+
+static void send_env(peer *p, const Weft__Envelope *env)
+{
+    uint8_t *frame = NULL;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    CHECK(n > 0);
+    send_bytes(p, frame, (size_t)n);
+    free(frame);
+}
+
+/* A sequence number from mode: the next (0, 1), one sent before (2) or a
+ * gap or 0 (3); b picks which. */
+static uint64_t pick_seq(uint64_t last, unsigned mode, uint8_t b)
+{
+    if (mode < 2)
+        return last + 1;
+    if (mode == 2)
+        return last ? 1 + b % last : 1;
+    return b & 1 ? last + 2 + (b >> 1) : 0;
+}
+
+/* p's Hello: who says which member of which trace it is (kept until a
+ * Hello whose how has bit 7 set: bit 0 the second trace name when how
+ * has bit 3 too, bit 1 a run, bit 2 the second user, bits 3-4 the rank,
+ * bit 7 a tag twice), how the rest (bits 0-1 the size - 1, bit 2 a tag,
+ * bits 4-6 all set: an old protocol version, bits 4-5: resolution 0). */
+static void send_hello(peer *p, uint8_t who, uint8_t how)
+{
+    static const char *const names[2] = { "app", "app/../x" };
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Tag tag = WEFT__TAG__INIT, *tags[2] = { &tag, &tag };
+    weft_conn *c = conn_of(p);
+
+    if (how & 0x80) { /* a new identity */
+        p->who = who;
+        p->size = (uint8_t)(1 + (how & 3));
+        memset(&p->m, 0, sizeof p->m);
+        p->defs_seq = 0;
+        memset(p->seq, 0, sizeof p->seq);
+        memset(p->time, 0, sizeof p->time);
+        memset(p->events, 0, sizeof p->events);
+    }
+    if (!p->size)
+        p->size = 1;
+    if (c && !p->hello) /* SO_PEERCRED's uid */
+        c->peer_uid = p->who & 4 ? UID_B : UID_A;
+    h.protocol_version = (how & 0x70) == 0x70 ? 1 : WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)names[(p->who & 1) && (how & 8)];
+    if (p->who & 2)
+        h.run = (char *)"run-1";
+    h.rank = (p->who >> 3) & 3;
+    h.size = p->size;
+    h.hostname = (char *)"node-a";
+    h.pid = 100 + h.rank;
+    h.uid = p->who & 4 ? UID_B : UID_A;
+    h.command = (char *)"./app --fuzz";
+    h.job_id = (char *)"42";
+    h.timer_resolution = (how & 0x30) == 0x30 ? 0 : 1000000000;
+    h.realtime_ns = 1700000000000000000ull;
+    h.clock_at_realtime = 0;
+    if (how & 4) {
+        tag.key = (char *)"step";
+        tag.value = (char *)"1";
+        h.n_tags = p->who & 0x80 ? 2 : 1; /* twice the same key: refused */
+        h.tags = tags;
+    }
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    p->hello = 1;
+    send_env(p, &env);
+}
+
+static void do_hello(peer *p, cursor *in)
+{
+    uint8_t who = byte(in);
+
+    send_hello(p, who, byte(in));
+}
+
+static void do_definitions(peer *p, cursor *in)
+{
+    static uint8_t buf[PAYLOAD_MAX];
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    uint8_t mode = byte(in);
+    uint32_t n;
+
+    defs.seq = pick_seq(p->defs_seq, mode & 3, mode >> 2);
+    defs.records.data = buf;
+    defs.records.len = gen_records(&p->m, 0, in, (p->who >> 3) & 3, buf,
+                                   NULL, &n);
+    if (defs.seq == p->defs_seq + 1)
+        p->defs_seq = defs.seq;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    send_env(p, &env);
+}
+
+static void do_batch(peer *p, cursor *in)
+{
+    static uint8_t buf[PAYLOAD_MAX];
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__EventBatch b = WEFT__EVENT_BATCH__INIT;
+    uint8_t mode = byte(in), base = byte(in);
+    uint32_t loc = mode & (NLOCS - 1), n;
+    uint64_t time;
+
+    b.location = mode & 0x40 ? 7 : loc; /* 7: beyond small max_locations */
+    b.seq = pick_seq(p->seq[loc], (mode >> 2) & 3, base);
+    b.base_time = base & 0x80 && p->time[loc] >= (base & 0x7f)
+                      ? p->time[loc] - (base & 0x7f)
+                      : p->time[loc] + (base & 0x7f);
+    time = b.base_time;
+    b.records.data = buf;
+    b.records.len = gen_records(&p->m, 1, in, (p->who >> 3) & 3, buf, &time,
+                                &n);
+    b.events = mode & 0x80 ? n + 1 : n;
+    if (b.seq == p->seq[loc] + 1 && b.location == loc) {
+        p->seq[loc] = b.seq;
+        p->time[loc] = time;
+        p->events[loc] += n;
+    }
+    env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
+    env.event_batch = &b;
+    send_env(p, &env);
+}
+
+static void do_goodbye(peer *p, cursor *in)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[NLOCS], *pe[NLOCS];
+    uint8_t how = byte(in);
+
+    for (uint32_t i = 0; i < NLOCS; i++) {
+        weft__location_end__init(&ends[i]);
+        ends[i].location = i;
+        ends[i].events = p->events[i] + (how & 1 && i == 0);
+        ends[i].dropped = how & 2 ? i : 0;
+        pe[i] = &ends[i];
+    }
+    g.n_locations = (how >> 2) % (NLOCS + 1);
+    g.locations = pe;
+    if (how & 0x40)
+        g.ended = (char *)"signal 11";
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    p->goodbye = 1;
+    send_env(p, &env);
+}
+
+/* ClockSync, Heartbeat, Query or Auth. */
+static void do_other(peer *p, cursor *in)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    Weft__Query q = WEFT__QUERY__INIT;
+    Weft__Auth a = WEFT__AUTH__INIT;
+    uint8_t how = byte(in);
+
+    switch (how & 3) {
+    case 0:
+        cs.id = how;
+        cs.client_time = 12345;
+        env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+        env.clock_sync = &cs;
+        break;
+    case 1:
+        env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
+        env.heartbeat = &hb;
+        break;
+    case 2:
+        q.protocol_version = WEFT_PROTOCOL_VERSION;
+        q.kind = (how >> 2) % 3;
+        q.trace = (char *)"nothing-here"; /* REMOVE: a key of no trace */
+        env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+        env.query = &q;
+        p->asked = 1;
+        break;
+    default:
+        a.protocol_version = WEFT_PROTOCOL_VERSION;
+        env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+        env.auth = &a;
+        break;
+    }
+    send_env(p, &env);
+}
+
+/* Raw bytes: a length byte and that many bytes, after a frame header
+ * announcing them when its bit 7 is set. */
+static void do_raw(peer *p, cursor *in)
+{
+    uint8_t n = byte(in), hdr[4] = { 0 };
+    cursor raw = sub(in, n & 0x7f);
+    size_t len = (size_t)(raw.end - raw.p);
+
+    if (n & 0x80) {
+        hdr[0] = (uint8_t)len; /* little endian, as frame.c reads it */
+        send_bytes(p, hdr, sizeof hdr);
+    }
+    send_bytes(p, raw.p, len);
+}
+
+enum { HELLO, DEFINITIONS, BATCH, BATCH2, GOODBYE, OTHER, RAW, HANGUP,
+       RECONNECT, TICK, NKINDS };
+
+/* One step of peer i. */
+static void step(int i, int kind, cursor *in)
+{
+    peer *p = &peers[i];
+
+    if (kind == TICK) {
+        /* the grace period (0) ends for traces no one is connected to */
+        weft_trace_check_idle(&d);
+        weft_server_tick(&d);
+        return;
+    }
+    if (kind == HANGUP) {
+        uint8_t how = byte(in);
+        if (p->fd >= 0 && (how & 1)) /* in the middle of a frame */
+            send_bytes(p, "\x10\0", 2);
+        hang_up(p);
+        return;
+    }
+    if (p->fd < 0 || p->eof || kind == RECONNECT) {
+        settle(); /* weftd sees the old one go first */
+        connect_peer(p, i);
+        if (p->size && (kind == DEFINITIONS || kind == BATCH ||
+                        kind == BATCH2 || kind == GOODBYE)) {
+            /* a member comes back as libweft does: Hello, then it
+             * resends from what HelloAck says weftd holds */
+            send_hello(p, p->who, 0);
+            settle();
+        }
+    }
+    switch (kind) {
+    case RECONNECT:
+    case HELLO:
+        do_hello(p, in);
+        break;
+    case DEFINITIONS:
+        do_definitions(p, in);
+        break;
+    case BATCH:
+    case BATCH2:
+        do_batch(p, in);
+        break;
+    case GOODBYE:
+        do_goodbye(p, in);
+        break;
+    case OTHER:
+        do_other(p, in);
+        break;
+    default:
+        do_raw(p, in);
+        break;
+    }
+}
+
+/* After a step of peer `target` (-1: none): the others saw nothing of it;
+ * an Error closed its connection; weftd closed none that neither got an
+ * Error nor said Goodbye. */
+static void check_step(int target, const int *errors, const int *eof)
+{
+    for (int i = 0; i < NPEERS; i++) {
+        const peer *p = &peers[i];
+        if (p->fd < 0)
+            continue;
+        if (i != target) {
+            CHECK(p->errors == errors[i]);
+            CHECK(p->eof == eof[i]);
+        }
+        if (p->errors)
+            CHECK(p->eof);
+        if (p->eof)
+            CHECK(p->errors || p->goodbye || p->asked);
+    }
+}
+
+/* ---- the end: journals and archives ---------------------------------------- */
+
+/* Every ack of m names one entry of its journal; adds the events of the
+ * journal to *events. */
+static void check_journal(const member *m, uint64_t *events)
+{
+    char path[1024], name[WEFT_JOURNAL_NAME_MAX];
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    static uint8_t seen[MAX_ACKS];
+    int rc;
+
+    memset(seen, 0, sizeof seen);
+    weft_journal_name(name, sizeof name, m->rank);
+    snprintf(path, sizeof path, "%s/%s/%s", keep, m->key, name);
+    CHECK(m->linked || m->nacks == 0);
+    if (!m->linked)
+        return;
+    CHECK(weft_journal_reader_open(path, &r) == 0);
+    while ((rc = weft_journal_reader_next(r, &e)) == 1) {
+        if (e.kind == WEFT_JE_EVENTS)
+            *events += e.count;
+        for (size_t i = 0; i < m->nacks; i++) {
+            const ack *a = &m->acks[i];
+            int hit = a->definitions ? e.kind == WEFT_JE_DEFS
+                                     : e.kind == WEFT_JE_EVENTS &&
+                                           e.location == a->location;
+            if (hit && e.seq == a->seq)
+                seen[i]++;
+        }
+    }
+    CHECK(rc == 0);
+    weft_journal_reader_close(r);
+    for (size_t i = 0; i < m->nacks; i++) {
+        if (seen[i] != 1)
+            fprintf(stderr, "ack %s loc %u seq %llu of %s rank %u: %u "
+                    "entries\n", m->acks[i].definitions ? "defs" : "events",
+                    m->acks[i].location,
+                    (unsigned long long)m->acks[i].seq, m->key, m->rank,
+                    seen[i]);
+        CHECK(seen[i] == 1);
+    }
+}
+
+/* The trace of key converted: its row is complete or partial and its
+ * archive holds the events of its journals (events), give or take what
+ * conversion does so that every location nests. */
+static void check_trace(weft_catalog *cat, const char *key, uint64_t events,
+                        int all_linked)
+{
+    weft_trace_row row;
+    weft_convert_result res;
+    weft_convert_input cin;
+    char tdir[512], archive[600];
+    int rc;
+
+    memset(&row, 0, sizeof row);
+    CHECK(weft_catalog_find(cat, key, &row) == 0);
+    if (strcmp(row.state, WEFT_STATE_COMPLETE) != 0 &&
+        strcmp(row.state, WEFT_STATE_PARTIAL) != 0)
+        fprintf(stderr, "trace %s: %s: %s\n", key, row.state,
+                row.error ? row.error : "");
+    CHECK(strcmp(row.state, WEFT_STATE_COMPLETE) == 0 ||
+          strcmp(row.state, WEFT_STATE_PARTIAL) == 0);
+    if (all_linked) {
+        snprintf(tdir, sizeof tdir, "%s/%s", keep, key);
+        snprintf(archive, sizeof archive, "%s/archive", tdir);
+        memset(&res, 0, sizeof res);
+        memset(&cin, 0, sizeof cin);
+        cin.trace_dir = tdir;
+        cin.archive_dir = archive;
+        cin.trace_name = row.name;
+        cin.members = row.members;
+        cin.threads = 1;
+        rc = weft_convert_trace(&cin, &res);
+        if (rc != 0 || res.events != row.events ||
+            res.events + res.nesting_unmatched != events + res.nesting_added)
+            fprintf(stderr, "trace %s: rc %d, archive %llu events, row "
+                    "%llu, journals %llu, added %llu, left out %llu: %s\n",
+                    key, rc, (unsigned long long)res.events,
+                    (unsigned long long)row.events,
+                    (unsigned long long)events,
+                    (unsigned long long)res.nesting_added,
+                    (unsigned long long)res.nesting_unmatched, res.error);
+        CHECK(rc == 0);
+        CHECK(res.events == row.events);
+        CHECK(res.events + res.nesting_unmatched ==
+              events + res.nesting_added);
+        weft_convert_result_free(&res);
+    }
+    weft_catalog_trace_free(&row);
+}
+
+static void check_end(void)
+{
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    uint8_t done[MAX_MEMBERS] = { 0 };
+
+    CHECK(weft_catalog_open(catalog, 1, &cat, &msg) == 0);
+    for (size_t i = 0; i < nmembers; i++) {
+        uint64_t events = 0;
+        int all_linked = 1;
+        if (done[i])
+            continue;
+        for (size_t k = i; k < nmembers; k++) {
+            if (strcmp(members[k].key, members[i].key) != 0)
+                continue;
+            done[k] = 1;
+            all_linked &= members[k].linked;
+            check_journal(&members[k], &events);
+        }
+        check_trace(cat, members[i].key, events, all_linked);
+    }
+    weft_catalog_close(cat);
+}
+
+/* ---- one input ---------------------------------------------------------------- */
+
+static void put_file(const char *path, const void *p, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+    CHECK(fd >= 0);
+    CHECK(write(fd, p, n) == (ssize_t)n);
+    CHECK(close(fd) == 0);
+}
+
+static void set_str(char **field, const char *v)
+{
+    free(*field);
+    *field = strdup(v);
+    CHECK(*field != NULL);
+}
+
+static void daemon_start(uint8_t flags)
+{
+    char traces[200];
+    weft_config *cfg = &d.cfg;
+
+    weft_rm_tree(spool);
+    weft_rm_tree(keep);
+    snprintf(traces, sizeof traces, "%s/traces", spool);
+    CHECK(weft_mkdir_p(traces, 0700, 0700) == 0);
+    CHECK(weft_mkdir_p(keep, 0700, 0700) == 0);
+    put_file(catalog, template_bytes, template_len);
+    CHECK(uv_loop_init(&loop) == 0);
+    memset(&d, 0, sizeof d);
+    d.loop = &loop;
+    weft_config_init(cfg);
+    cfg->log_level = getenv("WEFT_FUZZ_LOG") ? 3 : -1;
+    cfg->auth = WEFT_AUTH_NONE;
+    set_str(&cfg->spool, spool);
+    set_str(&cfg->catalog, catalog);
+    set_str(&cfg->listen, "");
+    set_str(&cfg->socket, "");
+    cfg->grace_period = 0;
+    cfg->convert_threads = 1;
+    cfg->durability = flags & 1 ? WEFT_DURABLE_FSYNC : WEFT_DURABLE_WRITE;
+    if (flags & 2) {
+        cfg->max_definitions = 16;
+        cfg->max_locations = 4;
+        cfg->max_members = 2;
+        cfg->max_connections_per_user = 2;
+        cfg->max_traces_per_user = 1;
+        cfg->max_string = 4;
+    }
+    if (flags & 4)
+        cfg->max_conn_pending = 64;
+    if (flags & 8)
+        cfg->max_buffered = 256;
+    if (flags & 16)
+        cfg->max_frame = 128;
+    CHECK(weft_jwriter_start(&d, weft_session_written) == 0);
+    CHECK(weft_worker_start(d.loop, 1, 0, &d.syncer) == 0);
+    CHECK(weft_server_start(&d, &ingest) == 0);
+}
+
+static void daemon_stop(void)
+{
+    for (int i = 0; i < NPEERS; i++)
+        hang_up(&peers[i]);
+    settle();
+    weft_trace_check_idle(&d); /* every trace converts */
+    settle();
+    check_end();
+    weft_server_stop(&d);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    weft_trace_free_all(&d);
+    weft_retain_free(&d);
+    CHECK(d.jobs == 0);
+    CHECK(uv_loop_close(&loop) == 0);
+    weft_config_free(&d.cfg);
+}
+
+static void cleanup(void)
+{
+    weft_rm_tree(dir);
+    free(template_bytes);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *tmp = getenv("TMPDIR");
+    weft_catalog *cat = NULL;
+    char *msg = NULL;
+    struct stat st;
+    FILE *f;
+
+    (void)argc;
+    (void)argv;
+    if (!tmp || !*tmp || strlen(tmp) >= 64)
+        tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(dir, sizeof dir, "%s/weft-fuzz-daemon.XXXXXX", tmp);
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(spool, sizeof spool, "%s/spool", dir);
+    snprintf(keep, sizeof keep, "%s/keep", dir);
+    snprintf(catalog, sizeof catalog, "%s/catalog.db", spool);
+    snprintf(template_db, sizeof template_db, "%s/template.db", dir);
+    /* An empty catalog made once: each input starts from a copy. */
+    if (weft_catalog_open(template_db, 0, &cat, &msg) < 0) {
+        fprintf(stderr, "fuzz_daemon: %s\n", msg ? msg : template_db);
+        abort();
+    }
+    weft_catalog_close(cat);
+    CHECK(stat(template_db, &st) == 0 && st.st_size > 0);
+    template_len = (size_t)st.st_size;
+    CHECK((template_bytes = malloc(template_len)) != NULL);
+    CHECK((f = fopen(template_db, "rb")) != NULL);
+    CHECK(fread(template_bytes, 1, template_len, f) == template_len);
+    fclose(f);
+    for (int i = 0; i < NPEERS; i++)
+        peers[i].fd = -1;
+    atexit(cleanup);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    cursor in = { data, data + size };
+    int errors[NPEERS], eof[NPEERS];
+
+    if (size < 1)
+        return 0;
+    daemon_start(byte(&in));
+    memset(peers, 0, sizeof peers);
+    for (int i = 0; i < NPEERS; i++)
+        peers[i].fd = -1;
+    nmembers = 0;
+    while (in.p < in.end) {
+        uint8_t op = byte(&in);
+        int i = op & (NPEERS - 1), kind = (op >> 2) % NKINDS;
+        for (int k = 0; k < NPEERS; k++) {
+            errors[k] = peers[k].errors;
+            eof[k] = peers[k].eof;
+        }
+        step(i, kind, &in);
+        settle();
+        check_step(kind == TICK ? -1 : i, errors, eof);
+    }
+    daemon_stop();
+    return 0;
+}
