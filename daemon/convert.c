@@ -363,6 +363,8 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
             continue;
         }
         rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
+        if (rc == 1 && c->conflicts++ == 0)
+            snprintf(c->conflict, sizeof c->conflict, "%s", msg);
         if (rc < 0) {
             weft__conv_fail(c, rc, "%s: entry at offset %" PRIu64
                             " (definitions seq %" PRIu64 "), record %"
@@ -596,7 +598,8 @@ static int pick_resolution(conv *c)
 /* After pass 2: every event of the journals was replayed, and what the
  * members that said goodbye reported sending (net of what they dropped:
  * a Goodbye counts the events shipped) is what their journals hold; where
- * not, out->incomplete says so (the trace is not complete). A thread that
+ * not, out->incomplete says so (the trace is not complete), as it says
+ * which definitions conflicting ones kept out. A thread that
  * a Goodbye does not name is not compared: libweft names every thread
  * that recorded, but hand-written peers send empty Goodbyes. */
 static int check_counts(conv *c)
@@ -630,8 +633,14 @@ static int check_counts(conv *c)
         }
     }
     if (more && len < sizeof out->incomplete)
+        len += (size_t)snprintf(out->incomplete + len,
+                                sizeof out->incomplete - len,
+                                "; %zu more threads differ", more);
+    if (c->conflicts && len < sizeof out->incomplete)
         snprintf(out->incomplete + len, sizeof out->incomplete - len,
-                 "; %zu more threads differ", more);
+                 "%s%" PRIu64 " definition%s left out (another of the same "
+                 "key came first): %s", len ? "; " : "", c->conflicts,
+                 c->conflicts > 1 ? "s" : "", c->conflict);
     return 0;
 }
 
@@ -718,6 +727,9 @@ static int gather(conv *c, int *read_all)
     c->u = weft_unify_new(0);
     if (!c->u)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    /* Nothing acknowledged is lost over one definition: the first of a
+     * key stands, and the trace is partial saying so (check_counts). */
+    weft_unify_keep_first(c->u, 1);
     c->nodes = 1;
     if ((rc = list_journals(c)) < 0 || (rc = number_location_groups(c)) < 0)
         return rc;

@@ -123,6 +123,9 @@ typedef struct conv {
                            over its journal (its share of
                            in->max_writers); 0: all */
     uint64_t passes;    /* own: journal passes of pass 2 */
+    uint64_t conflicts; /* pass 1: definitions left out because one of
+                           the same key came first (unify.h) */
+    char conflict[320]; /* pass 1: the first of those, said */
 } conv;
 
 /* The OTF2 location id of l: rank * 2^32 + thread. */

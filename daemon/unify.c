@@ -79,6 +79,7 @@ struct weft_unifier {
     uint8_t *key;            /* scratch: encoding of the current record */
     size_t key_cap;
     weft_unify_scratch arrays; /* scratch: mapped arrays of add_def */
+    int keep_first;          /* a conflict keeps the first definition */
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -659,6 +660,7 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
     size_t identlen;
     uint64_t local = 0;
     uint32_t had = 0;
+    int kept = 0;
     ssize_t keylen;
     char text[160];
     int rc;
@@ -711,8 +713,13 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
     identlen = identity(d, &r, local, ident);
     if (identlen) {
         ie = ident_find(u, ident, identlen);
-        if (ie && ie->e != e)
-            return conflict(d, mid, &r, ie->e, err, errlen);
+        if (ie && ie->e != e) {
+            rc = conflict(d, mid, &r, ie->e, err, errlen);
+            if (!u->keep_first)
+                return rc;
+            e = ie->e;  /* it stands; this member's id means it */
+            kept = 1;
+        }
     }
     if (had && (!e || e->gid != had - 1u)) {
         if (sf)
@@ -741,7 +748,13 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                     "of memory", mid, d->name);
     if (sf)
         m->maps[sf->ref].v[local] = (uint32_t)(e->gid + 1u);
-    return 0;
+    return kept;
+}
+
+void weft_unify_keep_first(weft_unifier *u, int on)
+{
+    assert(u);
+    u->keep_first = on != 0;
 }
 
 /* Sets a derived mapping (see unify.h). Returns 0 or a WEFT_E* code. */

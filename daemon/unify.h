@@ -92,6 +92,13 @@ void weft_unify_free(weft_unifier *u);
 int weft_unify_add_def(weft_unifier *u, uint32_t member,
                        const weft_record *def, char *err, size_t errlen);
 
+/* With `on`, a conflict (WEFT_ECONFLICT above) is no failure: the first
+ * definition of the key stands, the member's id (if the record has one)
+ * means it from then on, and weft_unify_add_def returns 1 with err
+ * saying what conflicted. A converter keeps what members sent this way
+ * rather than lose a whole trace over one definition. Off by default. */
+void weft_unify_keep_first(weft_unifier *u, int on);
+
 /* Makes reference `local` of DERIVED id space `kind` (system tree node,
  * location group) mean global id `global` for `member`, or for every
  * member (WEFT_UNIFY_ALL) where the member has no own mapping. Returns 0,

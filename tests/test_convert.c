@@ -641,7 +641,7 @@ static void test_convert_empty_member(void **state)
 static void test_convert_attribute_twice(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1), str(1, "n") };
@@ -1285,6 +1285,61 @@ static void test_convert_memory_bound(void **state)
     assert_all_same(res, dirs, 4);
 }
 
+/* Member `rank` of 2 whose Paradigm MPI is named `mpi_name`, with one
+ * batch of Enter/Leave pairs. */
+static void write_paradigm_member(const ctx *c, uint32_t rank,
+                                  const char *mpi_name)
+{
+    weft_journal *j = open_journal(c, rank);
+    weft_record defs[6];
+    bytes b = { 0 };
+
+    defs[0] = str(0, "main");
+    defs[1] = str(1, mpi_name);
+    defs[2] = region(0, 0, 1);
+    defs[3] = region(1, 0, 2);
+    defs[4] = region(2, 0, 3);
+    memset(&defs[5], 0, sizeof defs[5]);
+    defs[5].type = WEFT_REC_Paradigm;
+    defs[5].u.Paradigm.paradigm = OTF2_PARADIGM_MPI;
+    defs[5].u.Paradigm.name = 1;
+    defs[5].u.Paradigm.paradigmClass = OTF2_PARADIGM_CLASS_PROCESS;
+    append_hello(j, rank, 2, "node-a");
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+    append_pairs(j, 0, 1, 1000 + rank, 0);
+    weft_journal_close(j);
+}
+
+/* Two members name Paradigm MPI differently (a key defined twice, not
+ * the same): the first stands, every event is kept, and the trace says
+ * what was left out (partial) instead of failing whole. */
+static void test_convert_conflict_keeps_first(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "conflict", 2, 1, 0, 0 };
+    weft_convert_result res;
+    int rc;
+
+    write_paradigm_member(c, 0, "MPI");
+    write_paradigm_member(c, 1, "Message Passing");
+    rc = weft_convert_trace(&in, &res);
+    if (rc)
+        print_error("convert: %s\n", res.error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(res.events, 2 * 2 * PAR_PAIRS);
+    assert_non_null(strstr(res.incomplete, "1 definition left out (another "
+                           "of the same key came first): member 1: Paradigm "
+                           "conflicts with the definition of member 0"));
+    weft_convert_result_free(&res);
+    if (have_otf2_print())
+        assert_int_equal(run("cd '%s' && otf2-print -Werror --silent "
+                             "traces.otf2 && otf2-print -G traces.otf2 | "
+                             "grep -q 'PARADIGM .*\"MPI\"'", c->archive), 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
@@ -1309,6 +1364,7 @@ int main(void)
         T(test_convert_nesting),
         T(test_convert_short_of_goodbye),
         T(test_convert_memory_bound),
+        T(test_convert_conflict_keeps_first),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

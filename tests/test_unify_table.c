@@ -113,6 +113,19 @@ static void test_keyed_conflict(void **state)
     assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err),
                      WEFT_ECONFLICT);
     assert_int_equal(weft_unify_count(u, WEFT_REC_Paradigm), 1);
+    /* Keeping the first (what a converter does): 1, the same message,
+     * and the first definition stands. */
+    weft_unify_keep_first(u, 1);
+    err[0] = 0;
+    r = paradigm(OTF2_PARADIGM_MPI, 0, OTF2_PARADIGM_CLASS_PROCESS);
+    assert_int_equal(weft_unify_add_def(u, 1, &r, err, sizeof err), 1);
+    assert_non_null(strstr(err, "member 1: Paradigm conflicts"));
+    assert_int_equal(weft_unify_count(u, WEFT_REC_Paradigm), 1);
+    assert_int_equal(weft_unify_get(u, WEFT_REC_Paradigm, 0)
+                         ->u.Paradigm.paradigmClass,
+                     OTF2_PARADIGM_CLASS_PROCESS);
+    assert_int_equal(weft_unify_get(u, WEFT_REC_Paradigm, 0)->u.Paradigm.name,
+                     global(u, 0, WEFT_REF_STRING, 0));
     weft_unify_free(u);
 }
 
@@ -217,6 +230,13 @@ static void test_nature_ids(void **state)
                      WEFT_ECONFLICT);
     assert_non_null(strstr(err, "IoParadigm conflicts with the definition "
                             "of member 1"));
+    /* Keeping the first, member 0's id 2 means member 1's definition, so
+     * its references resolve. */
+    weft_unify_keep_first(u, 1);
+    assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err), 1);
+    assert_int_equal(global(u, 0, WEFT_REF_IO_PARADIGM, 2), 1);
+    assert_int_equal(weft_unify_count(u, WEFT_REC_IoParadigm), 2);
+    weft_unify_keep_first(u, 0);
     r = io_paradigm(2, 1, OTF2_IO_PARADIGM_CLASS_PARALLEL);
     assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err), 0);
     assert_int_equal(global(u, 0, WEFT_REF_IO_PARADIGM, 2), 1);
