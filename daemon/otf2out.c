@@ -66,10 +66,14 @@
 #define OTF2_FILE_BUFFER (4u << 20)
 /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
 #define EVT_CHUNK ((uint32_t)WEFT_CONVERT_WRITER_BYTES)
-#define DEF_CHUNK OTF2_FILE_BUFFER
-/* Free space an event flush needs: the file buffer it may write out and
- * the chunk. (Workers converting in parallel can pass the check at once;
- * a definition chunk of 4 MiB bypasses the buffer.) */
+/* libotf2 clears a definition writer's chunk when it makes it, one per
+ * location: at 4 MiB that was 13% of weftd's CPU converting a trace of
+ * 1000 locations (issue #16). The least libotf2 takes; the local
+ * definitions of a location are a few ClockOffsets, and readers size a
+ * buffer per location by it too. */
+#define DEF_CHUNK (256u << 10)
+/* Free space a flush needs: the file buffer it may write out and the
+ * chunk. (Workers converting in parallel can pass the check at once.) */
 #define MIN_FREE (OTF2_FILE_BUFFER + EVT_CHUNK)
 #define POOL_PER_WRITER 2          /* event chunks per writer */
 #define POOL_TOTAL 16              /* event chunks over all writers */
