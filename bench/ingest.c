@@ -17,7 +17,8 @@
  *     too, and weftd's chunk sizes; until issue #16 it wrote the event
  *     files alone, which no reader opens). Also the
  *     conversion time after the last goodbye, scaled to 10 M events, and
- *     the CPU time weftd, the clients and libotf2 spent. R rounds (default
+ *     the CPU time weftd, the clients and libotf2 spent (weftd's per
+ *     event: receiving, journaling and converting). R rounds (default
  *     5), the baseline first in every other one, each side started alike
  *     (see settle());
  *     the ratio reported is the median of the rounds' ratios, as other
@@ -672,7 +673,7 @@ int main(int argc, char **argv)
     char tmp[] = "/tmp/weft-ingest-XXXXXX", addr[128], catalog[600];
     char cmd[700], trace[64];
     struct rlimit rl;
-    double t_ingest, ratios[64], convs[64];
+    double t_ingest, ratios[64], convs[64], cpus[64];
     uint64_t t0, t1;
     int rounds = 5, opt, status;
     pid_t weftd;
@@ -776,6 +777,7 @@ int main(int argc, char **argv)
         if (i % 2 == 0)
             run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
         ratios[i] = r.otf2 / r.e2e;
+        cpus[i] = r.cpu_weftd * 1e9 / (double)total;
         convs[i] = r.conv * 1e7 / (double)total;
         printf("round %d: weft end to end %.2f s (%.2f M events/s; "
                "conversion after the last goodbye %.2f s), libotf2 "
@@ -790,6 +792,9 @@ int main(int argc, char **argv)
            "rounds: %.2f (target >= 0.7)\n", rounds, median(ratios, rounds));
     printf("conversion after the last goodbye, median: %.2f s per 10 M "
            "events\n", median(convs, rounds));
+    printf("weftd CPU per event (receive, journal, convert), median: %.1f "
+           "ns (%.3f s per million events)\n", median(cpus, rounds),
+           median(cpus, rounds) / 1e3);
     printf("weftd peak RSS (VmHWM): %.1f MiB\n",
            (double)vm_kib(weftd, "VmHWM") / 1024.0);
     kill(weftd, SIGTERM);
