@@ -3,9 +3,11 @@
 # bench/interpose.sh) share: a temporary directory and a real weftd on a
 # free loopback port with its spool there, both removed however the
 # script ends; medians and spreads of round figures; waiting for a weft
-# trace to be complete in the catalog; counting events of an archive.
-# A driver sets BENCH (its name, for messages), B (the build directory)
-# and RUN_TIMEOUT, then sources this file.
+# trace to be complete in the catalog; counting events of an archive;
+# the CPU time of running processes. A driver sets BENCH (its name, for
+# messages), B (the build directory) and RUN_TIMEOUT, then sources this
+# file; a driver that starts more daemons defines bench_cleanup_more,
+# which runs first when the script ends.
 # Benchmarks are not tests: unlike tests/lib.sh, weftd logs warnings only
 # (debug logging would be part of what is timed).
 
@@ -13,6 +15,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-${BENCH//\//-}.XXXXXX") || exit 1
 export WEFT_CONFIG="$TMP/none.conf"  # no system configuration
 WEFTD_PID=
 bench_cleanup() {
+    trap '' INT TERM  # a second ^C must not cut the cleanup short
+    declare -F bench_cleanup_more >/dev/null && bench_cleanup_more
     if [ -n "$WEFTD_PID" ]; then
         kill -TERM "$WEFTD_PID" 2>/dev/null
         for _ in $(seq 50); do
@@ -32,11 +36,13 @@ die() {
     exit 1
 }
 
-# median NUMBERS...: the median of the numbers.
+# median NUMBERS...: the median of the numbers; the mean of the middle
+# two of an even count is printed with the printf format $MEDIAN_FORMAT
+# (default %.1f).
 median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    printf '%s\n' "$@" | sort -g | awk -v f="${MEDIAN_FORMAT:-%.1f}" '{ v[NR] = $1 }
         END { if (NR % 2) print v[(NR + 1) / 2];
-              else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+              else printf f "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 # spread NUMBERS...: half the range of the numbers (how far the
@@ -70,7 +76,7 @@ start_weftd() {
 
 # weft_archive TAG: waits (2 min at most) until trace TAG is complete in
 # the catalog and prints its archive's anchor file, or dies saying what
-# state it is in.
+# state it is in. weft show's JSON of the trace is left in $TMP/show.json.
 weft_archive() {
     local state="" show
     for _ in $(seq 1200); do
@@ -83,6 +89,7 @@ weft_archive() {
     done
     [ "$state" = complete ] ||
         die "$1: weft's trace is '${state:-not in the catalog}', not complete: $(tail -n 5 "$TMP/weftd.log")"
+    echo "$show" >"$TMP/show.json"
     echo "$show" | /usr/bin/python3 -c \
         'import json,sys; print(json.load(sys.stdin)["archive"])'
 }
@@ -99,4 +106,17 @@ count_events() {
     timeout "$RUN_TIMEOUT" otf2-print ${3:+-L "$3"} "$1" 2>/dev/null |
         awk -v k="$2" -v l="${3:-}" \
             '$1 == k && (l == "" || $2 == l) { n++ } END { print n + 0 }'
+}
+
+# cpu_seconds PID...: user + system CPU seconds the running processes PID
+# (all their threads) have used so far; a PID that is gone counts 0.
+cpu_seconds() {
+    local p ticks=0 t
+    for p in "$@"; do
+        # the fields after the command name: utime and stime are 12 and 13
+        t=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null |
+                awk '{ print $12 + $13 }') || t=0
+        ticks=$((ticks + ${t:-0}))
+    done
+    awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f\n", t / hz }'
 }

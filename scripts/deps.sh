@@ -2,7 +2,8 @@
 # deps.sh [--tests|--bench] - installs the Debian 12 packages weft needs
 # to build and test, only those missing; with --tests (scripts/check)
 # also the services only tests start; with --bench also the peers the
-# benchmarks in bench/ measure against (EZTrace, LTTng-UST, uftrace).
+# benchmarks in bench/ measure against (EZTrace, LTTng-UST, uftrace)
+# and what bench/peers.sh reads them with (babeltrace2, /usr/bin/time).
 # Run as root (or with sudo available).
 set -euo pipefail
 
@@ -24,7 +25,7 @@ if [ "${1:-}" = --tests ]; then
     PACKAGES+=(slurmctld slurmd slurm-client acl)
 fi
 if [ "${1:-}" = --bench ]; then
-    PACKAGES+=(eztrace lttng-tools liblttng-ust-dev uftrace)
+    PACKAGES+=(eztrace lttng-tools liblttng-ust-dev uftrace babeltrace2 time)
 fi
 
 missing=()
