@@ -112,8 +112,10 @@ static const key_desc keys[] = {
       "conversions before weftd exits anyway", NULL },
     { "limits", "max_string", K_SIZE, OFF(max_string), 16, 1u << 24,
       "longest string in a definition, bytes", NULL },
+    /* At most what conversion's unifier takes (WEFT_UNIFY_DEFAULT_MAX_IDS
+     * in unify.h): ids ingest acknowledged must convert. */
     { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
-      1u << 30, "definition ids per member and id space", NULL },
+      1u << 24, "definition ids per member and id space", NULL },
     { "limits", "max_locations", K_COUNT, OFF(max_locations), 1, 1u << 20,
       "threads (locations) per member", NULL },
     { "limits", "max_traces_per_user", K_COUNT, OFF(max_traces_per_user), 1,

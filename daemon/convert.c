@@ -233,35 +233,80 @@ static int keep_local_def(conv *c, member *m, const weft_record *r)
     return 0;
 }
 
+/* The member of rank, NULL when it has no journal. Any thread. */
+member *weft__conv_member(conv *c, uint32_t rank)
+{
+    size_t lo = 0, hi = c->nmems;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->mems[mid].rank == rank)
+            return &c->mems[mid];
+        if (c->mems[mid].rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* The first value of id space kind that r refers to (not its own id,
+ * not the undefined one) for which fn returns nonzero: fn's result, or
+ * 0 when there is none. */
+static int each_ref(conv *c, const weft_record *r, unsigned kind,
+                    int (*fn)(conv *c, uint64_t v))
+{
+    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+
+    for (unsigned i = 0; i < d->nfields; i++) {
+        const weft_field_desc *f = &d->fields[i];
+        size_t n = f->wire == WEFT_WIRE_Z || f->is_self
+                       ? 0 : weft_field_nvalues(r, f);
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v;
+            int rc;
+            if (weft_field_kind(r, d, f, k) != kind)
+                continue;
+            v = weft_field_value(r, f, k);
+            if (v != weft_ref_kind_undefined(kind) && (rc = fn(c, v)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int note_location(conv *c, uint64_t v)
+{
+    if (c->nloc_refs == c->loc_refs_cap) {
+        size_t cap = c->loc_refs_cap ? 2 * c->loc_refs_cap : 64;
+        uint64_t *p = realloc(c->loc_refs, cap * sizeof *p);
+        if (!p)
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        c->loc_refs = p;
+        c->loc_refs_cap = cap;
+    }
+    c->loc_refs[c->nloc_refs++] = v;
+    return 0;
+}
+
 /* Pass 1 for the unified definitions, pass 2 for each event (a worker's
  * own list). */
 int weft__conv_note_locations(conv *c, const weft_record *r)
 {
-    const weft_rec_desc *d = weft_rec_desc_of(r->type);
+    int rc = 0;
 
-    for (unsigned i = 0; d->names_location && i < d->nfields; i++) {
-        const weft_field_desc *f = &d->fields[i];
-        size_t n = f->wire == WEFT_WIRE_Z ? 0 : weft_field_nvalues(r, f);
-        for (size_t k = 0; k < n; k++) {
-            uint64_t v;
-            if (f->is_self ||
-                weft_field_kind(r, d, f, k) != WEFT_REF_LOCATION)
-                continue;
-            v = weft_field_value(r, f, k);
-            if (v == OTF2_UNDEFINED_LOCATION)
-                continue;
-            if (c->nloc_refs == c->loc_refs_cap) {
-                size_t cap = c->loc_refs_cap ? 2 * c->loc_refs_cap : 64;
-                uint64_t *p = realloc(c->loc_refs, cap * sizeof *p);
-                if (!p)
-                    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-                c->loc_refs = p;
-                c->loc_refs_cap = cap;
-            }
-            c->loc_refs[c->nloc_refs++] = v;
-        }
-    }
-    return r->attributes ? weft__conv_note_locations(c, r->attributes) : 0;
+    if (weft_rec_desc_of(r->type)->names_location)
+        rc = each_ref(c, r, WEFT_REF_LOCATION, note_location);
+    if (rc == 0 && r->attributes)
+        rc = weft__conv_note_locations(c, r->attributes);
+    return rc;
+}
+
+/* 1 for location group v (a rank, as clients name them) of a process
+ * that has no journal. */
+static int absent_group(conv *c, uint64_t v)
+{
+    return v > UINT32_MAX || !weft__conv_member(c, (uint32_t)v);
 }
 
 /* m's first Hello: its host, trace size, clock and thread 0. */
@@ -360,6 +405,18 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
         if (weft_rec_desc_of(r.type)->flags & WEFT_DF_LOCAL) {
             if ((rc = keep_local_def(c, m, &r)) < 0)
                 break;
+            continue;
+        }
+        /* Ingest takes the location group of any rank of the trace, but
+         * a process that never came has none in the archive: the
+         * definition (a property of it, which nothing refers to) is left
+         * out, and the trace is partial saying so (check_counts). */
+        if (each_ref(c, &r, WEFT_REF_LOCATION_GROUP, absent_group)) {
+            if (c->absent++ == 0)
+                snprintf(c->absent_def, sizeof c->absent_def, "%s: "
+                         "definitions seq %" PRIu64 ", record %" PRIu64
+                         ": %s", m->path, e->seq, n,
+                         weft_rec_desc_of(r.type)->name);
             continue;
         }
         rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
@@ -595,11 +652,28 @@ static int pick_resolution(conv *c)
 
 /* ---- the result ------------------------------------------------------- */
 
+/* Appends to out->incomplete (*len bytes used) that n definitions were
+ * left out, why, and the first. */
+static void left_out(weft_convert_result *out, size_t *len, uint64_t n,
+                     const char *why, const char *first)
+{
+    int k;
+
+    if (!n || *len >= sizeof out->incomplete)
+        return;
+    k = snprintf(out->incomplete + *len, sizeof out->incomplete - *len,
+                 "%s%" PRIu64 " definition%s left out (%s): %s",
+                 *len ? "; " : "", n, n > 1 ? "s" : "", why, first);
+    if (k > 0)
+        *len += (size_t)k;
+}
+
 /* After pass 2: every event of the journals was replayed, and what the
  * members that said goodbye reported sending (net of what they dropped:
  * a Goodbye counts the events shipped) is what their journals hold; where
  * not, out->incomplete says so (the trace is not complete), as it says
- * which definitions conflicting ones kept out. A thread that
+ * which definitions conflicting ones kept out and which named processes
+ * that sent nothing. A thread that
  * a Goodbye does not name is not compared: libweft names every thread
  * that recorded, but hand-written peers send empty Goodbyes. */
 static int check_counts(conv *c)
@@ -636,11 +710,10 @@ static int check_counts(conv *c)
         len += (size_t)snprintf(out->incomplete + len,
                                 sizeof out->incomplete - len,
                                 "; %zu more threads differ", more);
-    if (c->conflicts && len < sizeof out->incomplete)
-        snprintf(out->incomplete + len, sizeof out->incomplete - len,
-                 "%s%" PRIu64 " definition%s left out (another of the same "
-                 "key came first): %s", len ? "; " : "", c->conflicts,
-                 c->conflicts > 1 ? "s" : "", c->conflict);
+    left_out(out, &len, c->conflicts, "another of the same key came "
+             "first", c->conflict);
+    left_out(out, &len, c->absent, "they name the location group of a "
+             "process that sent nothing", c->absent_def);
     return 0;
 }
 

@@ -126,6 +126,9 @@ typedef struct conv {
     uint64_t conflicts; /* pass 1: definitions left out because one of
                            the same key came first (unify.h) */
     char conflict[320]; /* pass 1: the first of those, said */
+    uint64_t absent;    /* pass 1: definitions left out because they name
+                           the location group of a rank without journal */
+    char absent_def[320]; /* pass 1: the first of those, said */
 } conv;
 
 /* The OTF2 location id of l: rank * 2^32 + thread. */
@@ -144,6 +147,9 @@ int weft__conv_fail(conv *c, int code, const char *fmt, ...);
 /* The location of thread t of m, added (keeping m->locs sorted) if create
  * is set; NULL when there is none, or out of memory. */
 loc *weft__conv_loc(member *m, uint32_t t, int create);
+
+/* The member of rank, NULL when that rank has no journal. */
+member *weft__conv_member(conv *c, uint32_t rank);
 
 /* Remembers the location ids that record r (global ids) refers to in
  * c->loc_refs: they must be locations of the archive even if nothing was

@@ -702,22 +702,6 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static member *member_of_rank(conv *c, uint32_t rank)
-{
-    size_t lo = 0, hi = c->nmems;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->mems[mid].rank == rank)
-            return &c->mems[mid];
-        if (c->mems[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 /* Locations that records name but where nothing was recorded become
  * locations without events (an empty event file each), so that readers
  * resolve every reference. A location of a process without a journal
@@ -728,7 +712,7 @@ static int add_referenced_locations(conv *c)
         qsort(c->loc_refs, c->nloc_refs, sizeof *c->loc_refs, cmp_u64);
     for (size_t i = 0; i < c->nloc_refs; i++) {
         uint64_t id = c->loc_refs[i];
-        member *m = member_of_rank(c, (uint32_t)(id >> 32));
+        member *m = weft__conv_member(c, (uint32_t)(id >> 32));
         loc *l;
         if (i && id == c->loc_refs[i - 1])
             continue;

@@ -623,7 +623,9 @@ static uint64_t pick_seq(uint64_t last, unsigned mode, uint8_t b)
  * Hello whose how has bit 7 set: bit 0 the second trace name when how
  * has bit 3 too, bit 1 a run, bit 2 the second user, bits 3-4 the rank,
  * bit 7 a tag twice), how the rest (bits 0-1 the size - 1, bit 2 a tag,
- * bits 4-6 all set: an old protocol version, bits 4-5: resolution 0). */
+ * bits 4-6 all set: an old protocol version, bits 4-5: resolution 0, bit
+ * 4 alone: a clock of 2.5 GHz ticks, as WEFT_CLOCK=tsc calibrates one,
+ * bit 5 alone: another host). */
 static void send_hello(peer *p, uint8_t who, uint8_t how)
 {
     static const char *const names[2] = { "app", "app/../x" };
@@ -651,12 +653,14 @@ static void send_hello(peer *p, uint8_t who, uint8_t how)
         h.run = (char *)"run-1";
     h.rank = (p->who >> 3) & 3;
     h.size = p->size;
-    h.hostname = (char *)"node-a";
+    h.hostname = (char *)((how & 0x30) == 0x20 ? "node-b" : "node-a");
     h.pid = 100 + h.rank;
     h.uid = p->who & 4 ? UID_B : UID_A;
     h.command = (char *)"./app --fuzz";
     h.job_id = (char *)"42";
-    h.timer_resolution = (how & 0x30) == 0x30 ? 0 : 1000000000;
+    h.timer_resolution = (how & 0x30) == 0x30   ? 0
+                         : (how & 0x30) == 0x10 ? 2500000000u
+                                                : 1000000000;
     h.realtime_ns = 1700000000000000000ull;
     h.clock_at_realtime = 0;
     if (how & 4) {

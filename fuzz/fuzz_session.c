@@ -2,7 +2,9 @@
  * (weft_validate_defs and weft_validate_events in daemon/validate.c)
  * over one member, as a session would drive it.
  *
- * Input: a config byte (bits 0-1: max_definitions, bit 2: max_string),
+ * Input: a config byte (bits 0-1: max_definitions, bit 2: max_string,
+ * bit 3: for fuzz_convert, the member's clock counts 2.5 GHz ticks, not
+ * ns, so that conversion rescales its times when it has ClockOffsets),
  * then messages of a 4-byte header (kind, count, 16-bit little-endian
  * length) and that many payload bytes. Kind bit 0: 0 Definitions, 1
  * EventBatch; for batches bits 1-2 are the thread, bit 3 puts the base
@@ -84,7 +86,7 @@ typedef struct sink {
     uint64_t defs_seq, seq[NLOCS], events[NLOCS];
 } sink;
 
-static void sink_open(sink *k)
+static void sink_open(sink *k, int tsc)
 {
     Weft__Hello h = WEFT__HELLO__INIT;
     weft_journal_entry e = { 0 };
@@ -104,7 +106,7 @@ static void sink_open(sink *k)
     h.hostname = (char *)"node";
     h.pid = 1;
     h.command = (char *)"./fuzz";
-    h.timer_resolution = 1000000000;
+    h.timer_resolution = tsc ? 2500000000u : 1000000000u;
     h.realtime_ns = 1700000000000000000ull;
     e.kind = WEFT_JE_HELLO;
     e.len = (uint32_t)weft__hello__get_packed_size(&h);
@@ -196,12 +198,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(locs, 0, sizeof locs);
     m.locs = locs;
     m.nlocs = NLOCS;
-    data++;
-    size--;
 #ifdef WEFT_FUZZ_CONVERT
     sink k;
-    sink_open(&k);
+    sink_open(&k, data[0] & 8);
 #endif
+    data++;
+    size--;
 
     while (size >= 4) {
         uint8_t kind = data[0], count = data[1];

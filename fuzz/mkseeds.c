@@ -324,6 +324,21 @@ static void put_message(buf *b, uint8_t kind, uint8_t count, const buf *p)
     put(b, p->b, p->len);
 }
 
+/* Two ClockOffsets, the later one first. */
+static void clock_offsets(buf *b)
+{
+    weft_record r;
+
+    for (unsigned i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_ClockOffset;
+        r.u.ClockOffset.time = i ? 1000 : 5000000;
+        r.u.ClockOffset.offset = i ? 300 : -700;
+        r.u.ClockOffset.standardDeviation = 0.5 * i;
+        put_record(b, &r, NULL);
+    }
+}
+
 static void session_seeds(void)
 {
     buf b = { .len = 0 }, defs = { .len = 0 }, evs = { .len = 0 };
@@ -339,6 +354,17 @@ static void session_seeds(void)
     put_message(&b, 3, (uint8_t)n, &evs);         /* thread 1, base 0 */
     write_seed("fuzz_session", "ingest", &b);
     write_seed("fuzz_convert", "ingest", &b); /* the same input, converted */
+
+    /* A member counting 2.5 GHz ticks with ClockOffsets: conversion
+     * rescales its times to ns. */
+    b.b[0] = 2 | 8;
+    defs.len = 0;
+    clock_offsets(&defs);
+    put_message(&b, 0, 0, &defs);
+    evs.len = 0;
+    n = events(&evs, 2000);
+    put_message(&b, 1, (uint8_t)n, &evs);         /* thread 0 again */
+    write_seed("fuzz_convert", "ingest-tsc", &b);
 }
 
 /* ---- sessions of several peers against weftd (fuzz_daemon) -------------- */
@@ -353,14 +379,21 @@ static void put_op(buf *b, unsigned peer, unsigned kind)
     put_byte(b, (uint8_t)(kind << 2 | peer));
 }
 
-/* Hello of peer as member `rank` of a trace of `size` (who and how of
- * fuzz_daemon.c's send_hello: a new identity). */
-static void put_hello(buf *b, unsigned peer, uint8_t who, uint8_t rank,
-                      uint8_t size)
+/* Hello of peer as member `rank` (who and how of fuzz_daemon.c's
+ * send_hello). */
+static void put_hello_how(buf *b, unsigned peer, uint8_t who, uint8_t rank,
+                          uint8_t how)
 {
     put_op(b, peer, D_HELLO);
     put_byte(b, (uint8_t)(who | rank << 3));
-    put_byte(b, (uint8_t)(0x80 | (size - 1)));
+    put_byte(b, how);
+}
+
+/* Hello of peer as member `rank` of a trace of `size` (a new identity). */
+static void put_hello(buf *b, unsigned peer, uint8_t who, uint8_t rank,
+                      uint8_t size)
+{
+    put_hello_how(b, peer, who, rank, (uint8_t)(0x80 | (size - 1)));
 }
 
 /* How many definitions clients send (the table's order, those weftd
@@ -440,6 +473,34 @@ static void start_pair(buf *b, uint8_t who1, uint8_t rank1, uint8_t size)
     put_enter_leave(b, 0, 0, 1);
 }
 
+/* The index of definition record `type` among those clients send (as
+ * daemon_kinds counts them). */
+static uint8_t def_index(uint32_t type)
+{
+    size_t n = 0;
+    const weft_rec_desc *const *all = weft_rec_descs(&n);
+    uint8_t k = 0;
+
+    for (size_t i = 0; i < n && all[i]->type != type; i++)
+        if (!all[i]->is_pseudo && !all[i]->is_event &&
+            !(all[i]->flags & WEFT_DF_DAEMON))
+            k++;
+    return k;
+}
+
+/* A Definitions step of peer holding one record of `type` built from the
+ * n bytes f (fuzz_daemon.c's gen_record). */
+static void put_def(buf *b, unsigned peer, uint32_t type, const void *f,
+                    uint8_t n)
+{
+    put_op(b, peer, D_DEFINITIONS);
+    put_byte(b, 0);             /* the next seq */
+    put_byte(b, 1);
+    put_byte(b, def_index(type));
+    put_byte(b, n);
+    put(b, f, n);
+}
+
 static void daemon_seeds(void)
 {
     buf b = { .len = 0 };
@@ -517,6 +578,30 @@ static void daemon_seeds(void)
     put_goodbye(&b, 1, 1);      /* back after its trace ended */
     put_goodbye(&b, 0, 1);
     write_seed("fuzz_daemon", "two-users", &b);
+
+    /* Rank 0 of two names rank 1's location group; rank 1 never comes. */
+    b.len = 0;
+    put_byte(&b, 0);
+    put_hello(&b, 0, 0, 0, 2);
+    put_def(&b, 0, WEFT_REC_String, "\0", 1);
+    put_def(&b, 0, WEFT_REC_LocationGroupProperty, "\x80\0\0\1", 4);
+    put_goodbye(&b, 0, 0);
+    write_seed("fuzz_daemon", "missing-member", &b);
+
+    /* Three members of one trace: rank 1 counts 2.5 GHz ticks and has
+     * ClockOffsets (out of time order), rank 2 is on another host. */
+    b.len = 0;
+    put_byte(&b, 0);
+    put_hello(&b, 0, 0, 0, 3);
+    put_hello_how(&b, 1, 0, 1, 0x80 | 0x10 | 2);
+    put_hello_how(&b, 2, 0, 2, 0x80 | 0x20 | 2);
+    put_def(&b, 1, WEFT_REC_ClockOffset, "\x64\xf0\x01", 3);
+    put_def(&b, 1, WEFT_REC_ClockOffset, "\x0a\x05\x00", 3);
+    for (unsigned peer = 0; peer < 3; peer++)
+        put_enter_leave(&b, peer, 0, 1);
+    for (unsigned peer = 0; peer < 3; peer++)
+        put_goodbye(&b, peer, 1);
+    write_seed("fuzz_daemon", "clocks-hosts", &b);
 }
 
 /* ---- what weftd sends a client (fuzz_client) ----------------------------- */
@@ -686,6 +771,270 @@ static size_t member_journal(buf *b, uint32_t rank, uint32_t size,
     return defs;
 }
 
+/* ---- members that differ (fuzz_journal) --------------------------------- */
+
+/* Strings 6..10 of rank's second definitions, defined in another order by
+ * rank 1, so that the members' ids of the same text differ. */
+#define XS(rank, i) ((uint32_t)(6 + ((rank) ? 4 - (i) : (i))))
+
+static void string_def(buf *b, uint32_t id, const char *s)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_String;
+    r.u.String.self = id;
+    r.u.String.string = s;
+    put_record(b, &r, NULL);
+}
+
+/* A *Property record (LocationGroupProperty, SystemTreeNodeProperty,
+ * LocationProperty) of a uint64 value. */
+static void property_def(buf *b, uint32_t type, uint64_t ref, uint32_t name,
+                         uint64_t value)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = type;
+    switch (type) {
+    case WEFT_REC_LocationGroupProperty:
+        r.u.LocationGroupProperty.locationGroup = (uint32_t)ref;
+        r.u.LocationGroupProperty.name = name;
+        r.u.LocationGroupProperty.type = OTF2_TYPE_UINT64;
+        r.u.LocationGroupProperty.value.uint64 = value;
+        break;
+    case WEFT_REC_SystemTreeNodeProperty:
+        r.u.SystemTreeNodeProperty.systemTreeNode = (uint32_t)ref;
+        r.u.SystemTreeNodeProperty.name = name;
+        r.u.SystemTreeNodeProperty.type = OTF2_TYPE_UINT64;
+        r.u.SystemTreeNodeProperty.value.uint64 = value;
+        break;
+    default:
+        r.u.LocationProperty.location = ref;
+        r.u.LocationProperty.name = name;
+        r.u.LocationProperty.type = OTF2_TYPE_UINT64;
+        r.u.LocationProperty.value.uint64 = value;
+        break;
+    }
+    put_record(b, &r, NULL);
+}
+
+/* What follows definitions(): attributes (one naming locations), the MPI
+ * paradigm and a property of it (of another value in rank 1's when
+ * conflict), groups naming an idle thread of each member, communicators
+ * and their names, properties of derived definitions (location groups of
+ * both ranks, the host, a location) and, if offsets, ClockOffsets out of
+ * time order. */
+static void more_definitions(buf *b, uint32_t rank, int conflict,
+                             int offsets)
+{
+    static const char *const xs[] = { "peer", "rank", "late", "world",
+                                       "MPI" };
+    uint64_t locs[2] = { (uint64_t)rank << 32 | 3,
+                         (uint64_t)(rank ^ 1) << 32 | 2 };
+    uint64_t ranks[2] = { 0, 1 };
+    weft_record r;
+
+    for (unsigned i = 0; i < 5; i++)
+        string_def(b, XS(rank, rank ? 4 - i : i), xs[rank ? 4 - i : i]);
+    for (uint32_t i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Attribute;
+        r.u.Attribute.self = i;
+        r.u.Attribute.name = XS(rank, i);
+        r.u.Attribute.description = OTF2_UNDEFINED_STRING;
+        r.u.Attribute.type = i ? OTF2_TYPE_UINT32 : OTF2_TYPE_LOCATION;
+        put_record(b, &r, NULL);
+    }
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Paradigm;
+    r.u.Paradigm.paradigm = OTF2_PARADIGM_MPI;
+    r.u.Paradigm.name = XS(rank, 4);
+    r.u.Paradigm.paradigmClass = OTF2_PARADIGM_CLASS_PROCESS;
+    put_record(b, &r, NULL);
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ParadigmProperty;
+    r.u.ParadigmProperty.paradigm = OTF2_PARADIGM_MPI;
+    r.u.ParadigmProperty.property = OTF2_PARADIGM_PROPERTY_COMM_NAME_TEMPLATE;
+    r.u.ParadigmProperty.type = OTF2_TYPE_STRING;
+    r.u.ParadigmProperty.value.stringRef = XS(rank, conflict && rank ? 2 : 3);
+    put_record(b, &r, NULL);
+    for (uint32_t i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Group;
+        r.u.Group.self = i;
+        r.u.Group.name = XS(rank, 3);
+        r.u.Group.groupType = i ? OTF2_GROUP_TYPE_COMM_GROUP
+                                : OTF2_GROUP_TYPE_LOCATIONS;
+        r.u.Group.paradigm = OTF2_PARADIGM_MPI;
+        r.u.Group.groupFlags = OTF2_GROUP_FLAG_NONE;
+        r.u.Group.numberOfMembers = 2;
+        r.u.Group.members = i ? ranks : locs;
+        put_record(b, &r, NULL);
+    }
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Comm;
+    r.u.Comm.self = 0;
+    r.u.Comm.name = XS(rank, 3);
+    r.u.Comm.group = 1;
+    r.u.Comm.parent = OTF2_UNDEFINED_COMM;
+    put_record(b, &r, NULL);
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_InterComm;
+    r.u.InterComm.self = 1;
+    r.u.InterComm.name = XS(rank, 3);
+    r.u.InterComm.groupA = 1;
+    r.u.InterComm.groupB = 1;
+    r.u.InterComm.commonCommunicator = 0;
+    r.u.InterComm.identity = 7;
+    put_record(b, &r, NULL);
+    for (uint32_t i = 0; i < 2; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_CommName;
+        r.u.CommName.comm = 1 - i;      /* the InterComm first */
+        r.u.CommName.name = XS(rank, 2);
+        put_record(b, &r, NULL);
+    }
+    property_def(b, WEFT_REC_LocationGroupProperty, rank, XS(rank, 1), rank);
+    property_def(b, WEFT_REC_LocationGroupProperty, rank ^ 1, XS(rank, 0), 9);
+    property_def(b, WEFT_REC_SystemTreeNodeProperty, 1, XS(rank, 0), rank);
+    property_def(b, WEFT_REC_LocationProperty, (uint64_t)rank << 32 | 1,
+                 XS(rank, 0), 5);
+    if (offsets)
+        clock_offsets(b);
+}
+
+/* Events of thread 0 of rank in two entries' payloads (a, b) from time
+ * base on: an Enter whose attributes name idle thread 3 of rank, a gap
+ * (MeasurementOnOff) with regions open, a BufferFlush, a Leave of a region
+ * not open. Counts in n[2]. */
+static void gap_events(buf *a, buf *b, uint32_t rank, uint64_t base,
+                       unsigned n[2])
+{
+    static const OTF2_AttributeRef attrs[2] = { 0, 1 };
+    static const OTF2_Type types[2] = { OTF2_TYPE_LOCATION, OTF2_TYPE_UINT32 };
+    OTF2_AttributeValue values[2];
+    weft_record r, al;
+    uint64_t prev = base, t = base;
+
+    memset(&al, 0, sizeof al);
+    al.type = WEFT_REC_AttributeList;
+    al.u.AttributeList.numberOfAttributes = 2;
+    al.u.AttributeList.attributes = attrs;
+    al.u.AttributeList.types = types;
+    al.u.AttributeList.values = values;
+    values[0].locationRef = (uint64_t)rank << 32 | 3;
+    values[1].uint32 = rank;
+#define EV(to, TYPE, step, ...)                                              \
+    do {                                                                     \
+        memset(&r, 0, sizeof r);                                             \
+        r.type = WEFT_REC_##TYPE;                                            \
+        r.time = t += (step);                                                \
+        __VA_ARGS__;                                                         \
+        put_record(to, &r, &prev);                                           \
+        n[to == b]++;                                                        \
+    } while (0)
+    n[0] = n[1] = 0;
+    EV(a, Enter, 5, r.u.Enter.region = 0; r.attributes = &al);
+    EV(a, Enter, 5, r.u.Enter.region = 1);
+    EV(a, MeasurementOnOff, 10,
+       r.u.MeasurementOnOff.measurementMode = OTF2_MEASUREMENT_OFF);
+    EV(a, MeasurementOnOff, 10,
+       r.u.MeasurementOnOff.measurementMode = OTF2_MEASUREMENT_OFF);
+    EV(a, MeasurementOnOff, 100,
+       r.u.MeasurementOnOff.measurementMode = OTF2_MEASUREMENT_ON);
+    EV(a, BufferFlush, 3, r.u.BufferFlush.stopTime = t + 50);
+    prev = t;
+    EV(b, Leave, 60, r.u.Leave.region = 0);    /* leaves 1 first */
+    EV(b, Leave, 1, r.u.Leave.region = 1);     /* not open */
+    EV(b, Enter, 1, r.u.Enter.region = 1);     /* left open at the end */
+#undef EV
+}
+
+/* How the members of differing_journal() differ. */
+enum {
+    DIFF_CONFLICT = 1,  /* a keyed definition of another value */
+    DIFF_OFFSETS = 2,   /* rank 1 has ClockOffsets */
+    DIFF_LIE = 4,       /* Goodbyes count otherwise */
+    DIFF_TSC = 8        /* rank 0 counts 2.5 GHz ticks too */
+};
+
+/* The journal of rank of a trace of two members that differ (how): rank
+ * 1 on another host with a clock of 2.5 GHz ticks, the definitions of
+ * definitions() and more_definitions(), a resend of each kind (skipped),
+ * thread 0's gap_events() and thread 1's events(), and a Goodbye. */
+static void differing_journal(buf *b, uint32_t rank, unsigned how)
+{
+    Weft__Hello hello = WEFT__HELLO__INIT;
+    Weft__Goodbye bye = WEFT__GOODBYE__INIT;
+    Weft__LocationEnd ends[2], *pe[2];
+    buf p = { .len = 0 }, q = { .len = 0 };
+    uint64_t base = 1000000 + 300 * rank, last;
+    unsigned n[2], n1;
+
+    put(b, WEFT_JOURNAL_MAGIC, strlen(WEFT_JOURNAL_MAGIC));
+    hello.protocol_version = WEFT_PROTOCOL_VERSION;
+    hello.trace = "job-43";
+    hello.rank = rank;
+    hello.size = 2;
+    hello.hostname = rank ? "node2" : "node1";
+    hello.pid = 4242 + rank;
+    hello.uid = 1000;
+    hello.command = "./app -n 2";
+    hello.job_id = "43";
+    hello.timer_resolution = rank || (how & DIFF_TSC) ? 2500000000u
+                                                      : 1000000000u;
+    hello.realtime_ns = 1700000000000000000ull;
+    hello.clock_at_realtime = 1000;
+    p.len = weft__hello__pack(&hello, p.b);
+    put_entry(b, WEFT_JE_HELLO, 0, 0, 0, 0, p.b, p.len);
+    p.len = 0;
+    definitions(&p);
+    put_entry(b, WEFT_JE_DEFS, 0, 0, 1, 0, p.b, p.len);
+    p.len = 0;
+    more_definitions(&p, rank, how & DIFF_CONFLICT,
+                     (how & DIFF_OFFSETS) && rank);
+    put_entry(b, WEFT_JE_DEFS, 0, 0, 2, 0, p.b, p.len);
+    put_entry(b, WEFT_JE_DEFS, 0, 0, 1, 0, "", 0);     /* a resend */
+    p.len = 0;
+    gap_events(&p, &q, rank, base, n);
+    put_entry(b, WEFT_JE_EVENTS, 0, n[0], 1, base, p.b, p.len);
+    put_entry(b, WEFT_JE_EVENTS, 0, n[1], 2, base + 133, q.b, q.len);
+    last = base + 133 + 62;
+    put_entry(b, WEFT_JE_EVENTS, 0, 0, 1, last, "", 0); /* a resend */
+    p.len = 0;
+    n1 = events(&p, base + 7);
+    put_entry(b, WEFT_JE_EVENTS, 1, n1, 1, base + 7, p.b, p.len);
+    for (uint32_t loc = 0; loc < 2; loc++) {
+        weft__location_end__init(&ends[loc]);
+        ends[loc].location = loc;
+        ends[loc].events = (loc ? n1 : n[0] + n[1]) +
+                           (how & DIFF_LIE ? 1 + loc : 0);
+        ends[loc].dropped = how & DIFF_LIE ? 1 : 0;
+        pe[loc] = &ends[loc];
+    }
+    bye.n_locations = 2;
+    bye.locations = pe;
+    p.len = weft__goodbye__pack(&bye, p.b);
+    put_entry(b, WEFT_JE_GOODBYE, 0, 0, 0, 0, p.b, p.len);
+}
+
+/* fuzz_journal's input of two differing journals (flags: the catalog has
+ * the trace, two journals, checksums set by the harness). */
+static void differing_seed(const char *name, unsigned how)
+{
+    buf b = { .len = 0 }, a = { .len = 0 };
+
+    put_byte(&b, 0x86);
+    differing_journal(&a, 0, how);
+    put_byte(&b, (uint8_t)a.len);
+    put_byte(&b, (uint8_t)(a.len >> 8));
+    put(&b, a.b, a.len);
+    differing_journal(&b, 1, how);
+    write_seed("fuzz_journal", name, &b);
+}
+
 static void journal_seeds(void)
 {
     buf b = { .len = 0 }, a = { .len = 0 };
@@ -740,6 +1089,14 @@ static void journal_seeds(void)
     b.len = 0;
     put_byte(&b, 0x00);         /* an empty file */
     write_seed("fuzz_journal", "empty", &b);
+
+    /* Two members that differ in host, clock, definitions; with
+     * ClockOffsets and Goodbyes that count otherwise; with definitions
+     * that conflict, both counting ticks. */
+    differing_seed("differing", 0);
+    differing_seed("differing-clocks", DIFF_OFFSETS | DIFF_LIE);
+    differing_seed("differing-conflict", DIFF_CONFLICT | DIFF_OFFSETS |
+                                         DIFF_TSC);
 }
 
 /* ---- text inputs: weftd.conf, libweft's environment ------------------- */

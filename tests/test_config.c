@@ -379,6 +379,17 @@ static void test_live_interval(void **state)
                     offsetof(weft_config, live_interval), 2, 0, 3600);
 }
 
+/* max_definitions: ids per member and id space, 16 to 2^24 (what
+ * conversion's unifier takes: more was acknowledged but failed its
+ * conversion), default 2^20. */
+static void test_max_definitions(void **state)
+{
+    (void)state;
+    check_count_key("limits", "max_definitions",
+                    offsetof(weft_config, max_definitions), 1u << 20, 16,
+                    1u << 24);
+}
+
 /* max_conversions: traces converted at once, 1 to 64, default 2 (the
  * queue it bounds is tested in test_trace and test_worker). */
 static void test_max_conversions(void **state)
@@ -469,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_new_limits),
         cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_max_conversions),
+        cmocka_unit_test(test_max_definitions),
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),

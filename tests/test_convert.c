@@ -142,6 +142,27 @@ static void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
     free(b.p);
 }
 
+/* Converts in into *res, which must succeed. */
+static void convert_ok(const weft_convert_input *in, weft_convert_result *res)
+{
+    int rc = weft_convert_trace(in, res);
+
+    if (rc)
+        print_error("convert: %s\n", res->error);
+    assert_int_equal(rc, 0);
+}
+
+/* Appends Definitions seq 1 holding defs[0..n-1]. */
+static void append_defs(weft_journal *j, const weft_record *defs, size_t n)
+{
+    bytes b = { 0 };
+
+    for (size_t i = 0; i < n; i++)
+        put_rec(&b, &defs[i], NULL);
+    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    free(b.p);
+}
+
 static weft_journal *open_journal(const ctx *c, uint32_t rank)
 {
     char path[160], name[WEFT_JOURNAL_NAME_MAX];
@@ -203,13 +224,9 @@ static void write_member1(const ctx *c, uint32_t size, int undefined_ref)
                           enter(98, undefined_ref ? 3 : 5, 1) };
     uint32_t threads[] = { 0 };
     uint64_t events[] = { 4 }, dropped[] = { 1 };
-    bytes b = { 0 };
 
     append_hello(j, 1, size, "node-b");
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
-    free(b.p);
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
     append_events(j, 0, 1, 95, evs, 4);
     append_goodbye(j, 1, threads, events, dropped);
     weft_journal_close(j);
@@ -239,10 +256,7 @@ static void test_convert_smoke(void **state)
 
     write_member0(c, 130);
     write_member1(c, 2, 0);
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     assert_int_equal(res.members, 2);
     assert_int_equal(res.events, 4 + 3 + 2 + 4);
     assert_int_equal(res.nlocations, 4);
@@ -598,14 +612,10 @@ static void test_convert_empty_member(void **state)
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
-    int rc;
 
     append_hello(j, 0, 1, "node-a");
     weft_journal_close(j);
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     assert_int_equal(res.members, 1);
     assert_int_equal(res.events, 0);
     assert_int_equal(res.nlocations, 1);
@@ -652,7 +662,6 @@ static void test_convert_attribute_twice(void **state)
     uint32_t threads[] = { 0 };
     uint64_t events[] = { 1 }, dropped[] = { 0 };
     bytes b = { 0 };
-    int rc;
 
     memset(&attr, 0, sizeof attr);
     attr.type = WEFT_REC_Attribute;
@@ -676,10 +685,7 @@ static void test_convert_attribute_twice(void **state)
     append_events(j, 0, 1, 0, &ev, 1);
     append_goodbye(j, 1, threads, events, dropped);
     weft_journal_close(j);
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     assert_int_equal(res.events, 2); /* and the Leave nesting adds */
     weft_convert_result_free(&res);
 }
@@ -797,14 +803,10 @@ static void test_convert_sync(void **state)
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     char link[200];
-    int rc;
 
     append_hello(j, 0, 1, "node-a");
     weft_journal_close(j);
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     assert_true(res.bytes > 0);
     weft_convert_result_free(&res);
 
@@ -902,7 +904,6 @@ static void write_par_member(const ctx *c, uint32_t rank, int fault)
     uint64_t events[] = { 4 * 2 * PAR_PAIRS + 3, 2 * PAR_PAIRS };
     uint64_t dropped[] = { rank, 0 };
     uint64_t t = 1000 + 7 * rank, t1, t2, t3;
-    bytes b = { 0 };
 
     snprintf(own, sizeof own, "work of rank %" PRIu32, rank);
     /* Odd ranks number the shared names the other way round. */
@@ -920,10 +921,7 @@ static void write_par_member(const ctx *c, uint32_t rank, int fault)
     defs[7].u.Attribute.description = 3;
     defs[7].u.Attribute.type = OTF2_TYPE_LOCATION;
     append_hello(j, rank, PAR_MEMBERS, rank % 2 ? "node-b" : "node-a");
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
-    free(b.p);
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
 
     t1 = append_pairs(j, 0, 1, t, fault == PAR_BAD_COUNT);
     t2 = append_pairs(j, 0, 2, t1, 0);
@@ -1135,13 +1133,9 @@ static void write_gappy_member(const ctx *c, uint64_t reported)
     };
     uint32_t threads[] = { 0 };
     uint64_t events[] = { reported }, dropped[] = { 3 };
-    bytes b = { 0 };
 
     append_hello(j, 0, 1, "node-a");
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
-    free(b.p);
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
     append_events(j, 0, 1, 100, evs, sizeof evs / sizeof evs[0]);
     append_goodbye(j, 1, threads, events, dropped);
     weft_journal_close(j);
@@ -1167,13 +1161,9 @@ static void test_convert_nesting(void **state)
     weft_convert_input in = { c->trace, c->archive, "gaps", 1, 1, 0, 0 };
     weft_convert_result res;
     const weft_region_row *r;
-    int rc;
 
     write_gappy_member(c, 7);
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     /* 7 recorded, 1 left out, 6 added: Leave foo and main at 120, Enter
      * main and foo at 150, Leave foo and main at 180. */
     assert_int_equal(res.events, 12);
@@ -1225,7 +1215,6 @@ static void write_many_member(const ctx *c, uint32_t rank, uint32_t size)
 {
     weft_journal *j = open_journal(c, rank);
     weft_record defs[6];
-    bytes b = { 0 };
 
     defs[0] = str(0, "main");
     defs[1] = str(1, "foo");
@@ -1234,10 +1223,7 @@ static void write_many_member(const ctx *c, uint32_t rank, uint32_t size)
     defs[4] = region(1, 1, 20);
     defs[5] = region(2, 2, 30);
     append_hello(j, rank, size, "node-a");
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
-    free(b.p);
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
     for (uint32_t t = 0; t < MANY_THREADS; t++) {
         uint64_t t0 = 1000 + 11 * t + rank;
         append_pairs(j, t, 2, append_pairs(j, t, 1, t0, 0), 0);
@@ -1292,7 +1278,6 @@ static void write_paradigm_member(const ctx *c, uint32_t rank,
 {
     weft_journal *j = open_journal(c, rank);
     weft_record defs[6];
-    bytes b = { 0 };
 
     defs[0] = str(0, "main");
     defs[1] = str(1, mpi_name);
@@ -1305,10 +1290,7 @@ static void write_paradigm_member(const ctx *c, uint32_t rank,
     defs[5].u.Paradigm.name = 1;
     defs[5].u.Paradigm.paradigmClass = OTF2_PARADIGM_CLASS_PROCESS;
     append_hello(j, rank, 2, "node-a");
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++)
-        put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
-    free(b.p);
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
     append_pairs(j, 0, 1, 1000 + rank, 0);
     weft_journal_close(j);
 }
@@ -1321,14 +1303,10 @@ static void test_convert_conflict_keeps_first(void **state)
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "conflict", 2, 1, 0, 0 };
     weft_convert_result res;
-    int rc;
 
     write_paradigm_member(c, 0, "MPI");
     write_paradigm_member(c, 1, "Message Passing");
-    rc = weft_convert_trace(&in, &res);
-    if (rc)
-        print_error("convert: %s\n", res.error);
-    assert_int_equal(rc, 0);
+    convert_ok(&in, &res);
     assert_int_equal(res.events, 2 * 2 * PAR_PAIRS);
     assert_non_null(strstr(res.incomplete, "1 definition left out (another "
                            "of the same key came first): member 1: Paradigm "
@@ -1338,6 +1316,48 @@ static void test_convert_conflict_keeps_first(void **state)
         assert_int_equal(run("cd '%s' && otf2-print -Werror --silent "
                              "traces.otf2 && otf2-print -G traces.otf2 | "
                              "grep -q 'PARADIGM .*\"MPI\"'", c->archive), 0);
+}
+
+/* Rank 0 of two names the location group of rank 1 (ingest takes any
+ * rank of the trace), which never came: that property is left out, the
+ * rest converts, and the trace says what was left out (partial). */
+static void test_convert_absent_location_group(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "absent", 2, 1, 0, 0 };
+    weft_journal *j = open_journal(c, 0);
+    weft_convert_result res;
+    weft_record defs[7];
+
+    defs[0] = str(0, "main");
+    defs[1] = str(1, "weight");
+    for (uint32_t i = 0; i < 3; i++)
+        defs[2 + i] = region(i, 0, 1 + i);
+    for (uint32_t i = 0; i < 2; i++) {
+        weft_record *r = &defs[5 + i];
+        memset(r, 0, sizeof *r);
+        r->type = WEFT_REC_LocationGroupProperty;
+        r->u.LocationGroupProperty.locationGroup = i;  /* rank 0, rank 1 */
+        r->u.LocationGroupProperty.name = 1;
+        r->u.LocationGroupProperty.type = OTF2_TYPE_UINT64;
+        r->u.LocationGroupProperty.value.uint64 = 7;
+    }
+    append_hello(j, 0, 2, "node-a");
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
+    append_pairs(j, 0, 1, 1000, 0);
+    weft_journal_close(j);
+    convert_ok(&in, &res);
+    assert_int_equal(res.members, 1);
+    assert_int_equal(res.events, 2 * PAR_PAIRS);
+    assert_non_null(strstr(res.incomplete, "1 definition left out (they "
+                           "name the location group of a process that sent "
+                           "nothing): "));
+    assert_non_null(strstr(res.incomplete, "record 7: "
+                           "LocationGroupProperty"));
+    weft_convert_result_free(&res);
+    if (have_otf2_print())
+        assert_int_equal(run("cd '%s' && otf2-print -Werror --silent "
+                             "traces.otf2", c->archive), 0);
 }
 
 int main(void)
@@ -1365,6 +1385,7 @@ int main(void)
         T(test_convert_short_of_goodbye),
         T(test_convert_memory_bound),
         T(test_convert_conflict_keeps_first),
+        T(test_convert_absent_location_group),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
