@@ -8,9 +8,10 @@
  * member with more locations than its thread's share is replayed in
  * groups of locations, one pass over its journal per group, the events
  * of the other locations skipped (a location is written in one pass,
- * whole, so its file is the same as without groups). The profile (profile.h) is fed where each event is written,
- * from Enter and Leave (unified region ids), per location; when a
- * member's journal is done its locations are finished.
+ * whole, so its file is the same as without groups). The profile
+ * (profile.h) is fed where each event is written, from Enter and Leave
+ * (unified region ids), per location; when a member's journal is done
+ * its locations are finished.
  *
  * Threads (issue #5): several members are replayed at once, one member
  * per worker thread at a time (weft_convert_input.threads; 1 replays them
