@@ -714,6 +714,13 @@ static int check_counts(conv *c)
              "first", c->conflict);
     left_out(out, &len, c->absent, "they name the location group of a "
              "process that sent nothing", c->absent_def);
+    if (c->nghosts && len < sizeof out->incomplete)
+        snprintf(out->incomplete + len, sizeof out->incomplete - len,
+                 "%s%zu location%s of processes that sent nothing named by "
+                 "records, made empty (first: rank %" PRIu64 " thread %"
+                 PRIu64 ")", len ? "; " : "", c->nghosts,
+                 c->nghosts > 1 ? "s" : "", c->ghosts[0] >> 32,
+                 c->ghosts[0] & 0xffffffffu);
     return 0;
 }
 
@@ -886,6 +893,7 @@ static void conv_free(conv *c)
     }
     free(c->mems);
     free(c->loc_refs);
+    free(c->ghosts);
     weft_profile_free(&c->prof);
     weft_unify_scratch_free(&c->scratch);
     weft_unify_free(c->u);

@@ -123,6 +123,12 @@ typedef struct conv {
                            over its journal (its share of
                            in->max_writers); 0: all */
     uint64_t passes;    /* own: journal passes of pass 2 */
+    uint64_t *ghosts;   /* after pass 2: locations that records name, of
+                           processes without a journal (a rank that never
+                           came), sorted; each gets an empty location in a
+                           location group of its own rank, after the
+                           members' */
+    size_t nghosts;
     uint64_t conflicts; /* pass 1: definitions left out because one of
                            the same key came first (unify.h) */
     char conflict[320]; /* pass 1: the first of those, said */

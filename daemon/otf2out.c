@@ -127,6 +127,28 @@ OTF2_ErrorCode weft__otf2_close_writer(conv *c, loc *l)
     return orc;
 }
 
+int weft__otf2_empty_events(conv *c, uint64_t id)
+{
+    OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(c->archive, id);
+    OTF2_ErrorCode orc = w ? OTF2_Archive_CloseEvtWriter(c->archive, w)
+                           : OTF2_ERROR_MEM_ALLOC_FAILED;
+
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: location %" PRIu64
+                               ": libotf2 cannot make its event file: %s",
+                               c->in->archive_dir, id, weft__otf2_msg(orc));
+    return 0;
+}
+
+/* The location group of ghost location c->ghosts[k], given that of the
+ * one before (g; any for k = 0): one per rank, after the members'. */
+static uint64_t ghost_group(const conv *c, size_t k, uint64_t g)
+{
+    if (k == 0)
+        return c->nmems;
+    return g + (c->ghosts[k] >> 32 != c->ghosts[k - 1] >> 32);
+}
+
 static int budget_failed(chunk_budget *b)
 {
     int f;
@@ -603,6 +625,12 @@ int weft__otf2_write_local_defs(conv *c)
                 orc = OTF2_Archive_CloseDefWriter(c->archive, dw);
         }
     }
+    for (size_t k = 0; k < c->nghosts && orc == OTF2_SUCCESS; k++) {
+        OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(c->archive,
+                                                       c->ghosts[k]);
+        orc = dw ? OTF2_Archive_CloseDefWriter(c->archive, dw)
+                 : OTF2_ERROR_MEM_ALLOC_FAILED;
+    }
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_CloseDefFiles(c->archive);
     if (orc != OTF2_SUCCESS)
@@ -782,6 +810,16 @@ static int put_strings(conv *c, OTF2_GlobalDefWriter *gw)
                 return rc;
         }
     }
+    for (size_t k = 0; k < c->nghosts; k++) {
+        char name[64];
+        OTF2_StringRef sid;
+        process_name(name, sizeof name, (uint32_t)(c->ghosts[k] >> 32));
+        if ((rc = string_id(c, name, &sid)) < 0)
+            return rc;
+        weft__otf2_thread_name(name, sizeof name, (uint32_t)c->ghosts[k]);
+        if ((rc = string_id(c, name, &sid)) < 0)
+            return rc;
+    }
     for (size_t i = 0; i < weft_unify_count(c->u, WEFT_REC_String); i++)
         if ((rc = put(c, gw, weft_unify_get(c->u, WEFT_REC_String, i))) < 0)
             return rc;
@@ -824,52 +862,80 @@ static int put_system_tree(conv *c, OTF2_GlobalDefWriter *gw,
 
 /* Location group ids must be dense (otf2-print -Werror refuses gaps):
  * the member's index, which is its rank unless members are missing. */
-static int put_location_groups(conv *c, OTF2_GlobalDefWriter *gw)
+static int put_location_group(conv *c, OTF2_GlobalDefWriter *gw,
+                              uint64_t self, uint32_t rank, uint64_t node)
 {
     weft_record r;
+    char name[64];
     int rc;
 
-    for (size_t i = 0; i < c->nmems; i++) {
-        const member *m = &c->mems[i];
-        char name[64];
-        memset(&r, 0, sizeof r);
-        r.type = WEFT_REC_LocationGroup;
-        r.u.LocationGroup.self = (OTF2_LocationGroupRef)i;
-        process_name(name, sizeof name, m->rank);
-        if ((rc = string_id(c, name, &r.u.LocationGroup.name)) < 0)
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_LocationGroup;
+    r.u.LocationGroup.self = (OTF2_LocationGroupRef)self;
+    process_name(name, sizeof name, rank);
+    if ((rc = string_id(c, name, &r.u.LocationGroup.name)) < 0)
+        return rc;
+    r.u.LocationGroup.locationGroupType = OTF2_LOCATION_GROUP_TYPE_PROCESS;
+    r.u.LocationGroup.systemTreeParent = (OTF2_SystemTreeNodeRef)node;
+    r.u.LocationGroup.creatingLocationGroup = OTF2_UNDEFINED_LOCATION_GROUP;
+    return put(c, gw, &r);
+}
+
+/* One per member (id = its index), then one per rank of the ghost
+ * locations (see conv), under the root of the system tree. */
+static int put_location_groups(conv *c, OTF2_GlobalDefWriter *gw)
+{
+    int rc;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        if ((rc = put_location_group(c, gw, i, c->mems[i].rank,
+                                     c->mems[i].node)) < 0)
             return rc;
-        r.u.LocationGroup.locationGroupType = OTF2_LOCATION_GROUP_TYPE_PROCESS;
-        r.u.LocationGroup.systemTreeParent = (OTF2_SystemTreeNodeRef)m->node;
-        r.u.LocationGroup.creatingLocationGroup =
-            OTF2_UNDEFINED_LOCATION_GROUP;
-        if ((rc = put(c, gw, &r)) < 0)
+    for (size_t k = 0, g = 0; k < c->nghosts; k++) {
+        uint64_t next = ghost_group(c, k, g);
+        if ((k == 0 || next != g) &&
+            (rc = put_location_group(c, gw, next,
+                                     (uint32_t)(c->ghosts[k] >> 32), 0)) < 0)
             return rc;
+        g = next;
     }
     return 0;
 }
 
-static int put_locations(conv *c, OTF2_GlobalDefWriter *gw)
+static int put_location(conv *c, OTF2_GlobalDefWriter *gw, uint64_t self,
+                        uint64_t events, uint64_t group)
 {
     weft_record r;
+    char name[64];
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Location;
+    r.u.Location.self = self;
+    weft__otf2_thread_name(name, sizeof name, (uint32_t)self);
+    if ((rc = string_id(c, name, &r.u.Location.name)) < 0)
+        return rc;
+    r.u.Location.locationType = OTF2_LOCATION_TYPE_CPU_THREAD;
+    r.u.Location.numberOfEvents = events;
+    r.u.Location.locationGroup = (OTF2_LocationGroupRef)group;
+    return put(c, gw, &r);
+}
+
+static int put_locations(conv *c, OTF2_GlobalDefWriter *gw)
+{
     int rc;
 
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
-        for (size_t k = 0; k < m->nlocs; k++) {
-            const loc *l = &m->locs[k];
-            char name[64];
-            memset(&r, 0, sizeof r);
-            r.type = WEFT_REC_Location;
-            r.u.Location.self = weft__loc_id(m, l);
-            weft__otf2_thread_name(name, sizeof name, l->thread);
-            if ((rc = string_id(c, name, &r.u.Location.name)) < 0)
+        for (size_t k = 0; k < m->nlocs; k++)
+            if ((rc = put_location(c, gw, weft__loc_id(m, &m->locs[k]),
+                                   m->locs[k].events, i)) < 0)
                 return rc;
-            r.u.Location.locationType = OTF2_LOCATION_TYPE_CPU_THREAD;
-            r.u.Location.numberOfEvents = l->events;
-            r.u.Location.locationGroup = (OTF2_LocationGroupRef)i;
-            if ((rc = put(c, gw, &r)) < 0)
-                return rc;
-        }
+    }
+    for (size_t k = 0, g = 0; k < c->nghosts; k++) {
+        g = ghost_group(c, k, g);
+        if ((rc = put_location(c, gw, c->ghosts[k], 0, g)) < 0)
+            return rc;
     }
     return 0;
 }

@@ -37,6 +37,10 @@ int weft__otf2_open_writer(conv *c, member *m, loc *l);
  * Any thread. */
 OTF2_ErrorCode weft__otf2_close_writer(conv *c, loc *l);
 
+/* Makes location id an empty event file (it has no events). 0 or
+ * WEFT_EOTF2. */
+int weft__otf2_empty_events(conv *c, uint64_t id);
+
 /* Writes event r with attributes al (may be NULL). */
 OTF2_ErrorCode weft__otf2_write_event(OTF2_EvtWriter *w,
                                       OTF2_AttributeList *al,

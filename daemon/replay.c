@@ -703,10 +703,25 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A location that records name, of a rank that sent nothing (a process
+ * that never came: ingest takes the locations of any rank): a ghost (see
+ * conv), an empty location of its own location group, so that what was
+ * acknowledged still converts and every reference resolves. */
+static int add_ghost(conv *c, uint64_t id)
+{
+    uint64_t *p = realloc(c->ghosts, (c->nghosts + 1) * sizeof *p);
+
+    if (!p)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    c->ghosts = p;
+    c->ghosts[c->nghosts++] = id;
+    return weft__otf2_empty_events(c, id);
+}
+
 /* Locations that records name but where nothing was recorded become
  * locations without events (an empty event file each), so that readers
- * resolve every reference. A location of a process without a journal
- * cannot be made: that is an error. */
+ * resolve every reference; those of a process without a journal are
+ * ghosts (add_ghost). */
 static int add_referenced_locations(conv *c)
 {
     if (c->nloc_refs)
@@ -715,14 +730,14 @@ static int add_referenced_locations(conv *c)
         uint64_t id = c->loc_refs[i];
         member *m = weft__conv_member(c, (uint32_t)(id >> 32));
         loc *l;
+        int rc;
         if (i && id == c->loc_refs[i - 1])
             continue;
-        if (!m)
-            return weft__conv_fail(c, WEFT_EREF, "a record refers to "
-                                   "location %" PRIu64 " (rank %" PRIu64
-                                   ", thread %" PRIu64 "), but rank %"
-                                   PRIu64 " sent nothing", id, id >> 32,
-                                   id & 0xffffffffu, id >> 32);
+        if (!m) {
+            if ((rc = add_ghost(c, id)) < 0)
+                return rc;
+            continue;
+        }
         if (weft__conv_loc(m, (uint32_t)id, 0))
             continue;
         if (!(l = weft__conv_loc(m, (uint32_t)id, 1)))

@@ -419,7 +419,8 @@ static void test_convert_journal_names(void **state)
 static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0,
+                              0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -1360,6 +1361,57 @@ static void test_convert_absent_location_group(void **state)
                              "traces.otf2", c->archive), 0);
 }
 
+/* Rank 0 of 3 names, in a group of locations, threads of ranks 1 and 2,
+ * which never came (ingest takes any rank's locations): they become
+ * empty locations of location groups of their own, the acknowledged
+ * events convert, and the trace says what was made. */
+static void test_convert_absent_location(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "ghosts", 3, 1, 0, 0 };
+    weft_journal *j = open_journal(c, 0);
+    static const uint64_t members[] = { 0, UINT64_C(1) << 32,
+                                        UINT64_C(2) << 32 | 3,
+                                        UINT64_C(2) << 32 | 5 };
+    weft_convert_result res;
+    weft_record defs[6];
+
+    defs[0] = str(0, "main");
+    defs[1] = str(1, "everyone");
+    for (uint32_t i = 0; i < 3; i++)
+        defs[2 + i] = region(i, 0, 1 + i);
+    memset(&defs[5], 0, sizeof defs[5]);
+    defs[5].type = WEFT_REC_Group;
+    defs[5].u.Group.name = 1;
+    defs[5].u.Group.groupType = OTF2_GROUP_TYPE_LOCATIONS;
+    defs[5].u.Group.paradigm = OTF2_PARADIGM_UNKNOWN;
+    defs[5].u.Group.numberOfMembers = 4;
+    defs[5].u.Group.members = members;
+    append_hello(j, 0, 3, "node-a");
+    append_defs(j, defs, sizeof defs / sizeof defs[0]);
+    append_pairs(j, 0, 1, 1000, 0);
+    weft_journal_close(j);
+    convert_ok(&in, &res);
+    assert_int_equal(res.members, 1);
+    assert_int_equal(res.nlocations, 1);
+    assert_int_equal(res.events, 2 * PAR_PAIRS);
+    assert_non_null(strstr(res.incomplete, "3 locations of processes that "
+                           "sent nothing named by records, made empty "
+                           "(first: rank 1 thread 0)"));
+    weft_convert_result_free(&res);
+    if (have_otf2_print())
+        assert_int_equal(run("cd '%s' && otf2-print -Werror --silent "
+                             "traces.otf2 && test \"$(otf2-print -G "
+                             "traces.otf2 | grep -c '^LOCATION ')\" = 4 && "
+                             "test \"$(otf2-print -G traces.otf2 | grep -c "
+                             "'^LOCATION_GROUP ')\" = 3 && /usr/bin/python3 "
+                             "-c 'import otf2; r = otf2.reader.Reader("
+                             "\"traces.otf2\"); assert len(r.definitions."
+                             "locations) == 4; assert sum(1 for _ in "
+                             "r.events) == 600'", /* 2 PAR_PAIRS */
+                             c->archive), 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
@@ -1386,6 +1438,7 @@ int main(void)
         T(test_convert_memory_bound),
         T(test_convert_conflict_keeps_first),
         T(test_convert_absent_location_group),
+        T(test_convert_absent_location),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
