@@ -1272,28 +1272,43 @@ static void test_convert_memory_bound(void **state)
     assert_all_same(res, dirs, 4);
 }
 
+/* The definitions the members below start with: strings "main" and
+ * `second` (ids 0 and 1), regions 0..2 named "main". Fills defs[0..4]. */
+static void first_defs(weft_record *defs, const char *second)
+{
+    defs[0] = str(0, "main");
+    defs[1] = str(1, second);
+    for (uint32_t i = 0; i < 3; i++)
+        defs[2 + i] = region(i, 0, 1 + i);
+}
+
+/* Rank `rank` of `size` (host node-a) with definitions defs[0..n-1] and
+ * one batch of Enter/Leave pairs on thread 0. */
+static void write_member_with(const ctx *c, uint32_t rank, uint32_t size,
+                              const weft_record *defs, size_t n)
+{
+    weft_journal *j = open_journal(c, rank);
+
+    append_hello(j, rank, size, "node-a");
+    append_defs(j, defs, n);
+    append_pairs(j, 0, 1, 1000 + rank, 0);
+    weft_journal_close(j);
+}
+
 /* Member `rank` of 2 whose Paradigm MPI is named `mpi_name`, with one
  * batch of Enter/Leave pairs. */
 static void write_paradigm_member(const ctx *c, uint32_t rank,
                                   const char *mpi_name)
 {
-    weft_journal *j = open_journal(c, rank);
     weft_record defs[6];
 
-    defs[0] = str(0, "main");
-    defs[1] = str(1, mpi_name);
-    defs[2] = region(0, 0, 1);
-    defs[3] = region(1, 0, 2);
-    defs[4] = region(2, 0, 3);
+    first_defs(defs, mpi_name);
     memset(&defs[5], 0, sizeof defs[5]);
     defs[5].type = WEFT_REC_Paradigm;
     defs[5].u.Paradigm.paradigm = OTF2_PARADIGM_MPI;
     defs[5].u.Paradigm.name = 1;
     defs[5].u.Paradigm.paradigmClass = OTF2_PARADIGM_CLASS_PROCESS;
-    append_hello(j, rank, 2, "node-a");
-    append_defs(j, defs, sizeof defs / sizeof defs[0]);
-    append_pairs(j, 0, 1, 1000 + rank, 0);
-    weft_journal_close(j);
+    write_member_with(c, rank, 2, defs, sizeof defs / sizeof defs[0]);
 }
 
 /* Two members name Paradigm MPI differently (a key defined twice, not
@@ -1326,14 +1341,10 @@ static void test_convert_absent_location_group(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "absent", 2, 1, 0, 0 };
-    weft_journal *j = open_journal(c, 0);
     weft_convert_result res;
     weft_record defs[7];
 
-    defs[0] = str(0, "main");
-    defs[1] = str(1, "weight");
-    for (uint32_t i = 0; i < 3; i++)
-        defs[2 + i] = region(i, 0, 1 + i);
+    first_defs(defs, "weight");
     for (uint32_t i = 0; i < 2; i++) {
         weft_record *r = &defs[5 + i];
         memset(r, 0, sizeof *r);
@@ -1343,10 +1354,7 @@ static void test_convert_absent_location_group(void **state)
         r->u.LocationGroupProperty.type = OTF2_TYPE_UINT64;
         r->u.LocationGroupProperty.value.uint64 = 7;
     }
-    append_hello(j, 0, 2, "node-a");
-    append_defs(j, defs, sizeof defs / sizeof defs[0]);
-    append_pairs(j, 0, 1, 1000, 0);
-    weft_journal_close(j);
+    write_member_with(c, 0, 2, defs, sizeof defs / sizeof defs[0]);
     convert_ok(&in, &res);
     assert_int_equal(res.members, 1);
     assert_int_equal(res.events, 2 * PAR_PAIRS);
@@ -1369,17 +1377,13 @@ static void test_convert_absent_location(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "ghosts", 3, 1, 0, 0 };
-    weft_journal *j = open_journal(c, 0);
     static const uint64_t members[] = { 0, UINT64_C(1) << 32,
                                         UINT64_C(2) << 32 | 3,
                                         UINT64_C(2) << 32 | 5 };
     weft_convert_result res;
     weft_record defs[6];
 
-    defs[0] = str(0, "main");
-    defs[1] = str(1, "everyone");
-    for (uint32_t i = 0; i < 3; i++)
-        defs[2 + i] = region(i, 0, 1 + i);
+    first_defs(defs, "everyone");
     memset(&defs[5], 0, sizeof defs[5]);
     defs[5].type = WEFT_REC_Group;
     defs[5].u.Group.name = 1;
@@ -1387,10 +1391,7 @@ static void test_convert_absent_location(void **state)
     defs[5].u.Group.paradigm = OTF2_PARADIGM_UNKNOWN;
     defs[5].u.Group.numberOfMembers = 4;
     defs[5].u.Group.members = members;
-    append_hello(j, 0, 3, "node-a");
-    append_defs(j, defs, sizeof defs / sizeof defs[0]);
-    append_pairs(j, 0, 1, 1000, 0);
-    weft_journal_close(j);
+    write_member_with(c, 0, 3, defs, sizeof defs / sizeof defs[0]);
     convert_ok(&in, &res);
     assert_int_equal(res.members, 1);
     assert_int_equal(res.nlocations, 1);
