@@ -704,7 +704,7 @@ int main(int argc, char **argv)
         !locs_per_conn || locs_per_conn > 4096 ||
         e2e_events == UINT32_MAX || rounds < 1 || rounds > 64) {
         fprintf(stderr, "bench/ingest: every count must be > 0 (and "
-                "-r 1..64)\n");
+                "-r 1..64, -L 1..4096: weftd's max_locations)\n");
         return 2;
     }
     /* One descriptor per connection here, and one or two in weftd (a

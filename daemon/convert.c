@@ -652,20 +652,34 @@ static int pick_resolution(conv *c)
 
 /* ---- the result ------------------------------------------------------- */
 
-/* Appends to out->incomplete (*len bytes used) that n definitions were
- * left out, why, and the first. */
+/* Appends one reason to out->incomplete (*len bytes used), after "; "
+ * when there is one before; what does not fit is cut. */
+__attribute__((format(printf, 3, 4)))
+static void incomplete(weft_convert_result *out, size_t *len,
+                       const char *fmt, ...)
+{
+    size_t cap = sizeof out->incomplete;
+    va_list ap;
+    int k;
+
+    if (*len && *len < cap)
+        *len += (size_t)snprintf(out->incomplete + *len, cap - *len, "; ");
+    if (*len >= cap)
+        return;
+    va_start(ap, fmt);
+    k = vsnprintf(out->incomplete + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *len += (size_t)k;
+}
+
+/* Appends that n definitions were left out, why, and the first. */
 static void left_out(weft_convert_result *out, size_t *len, uint64_t n,
                      const char *why, const char *first)
 {
-    int k;
-
-    if (!n || *len >= sizeof out->incomplete)
-        return;
-    k = snprintf(out->incomplete + *len, sizeof out->incomplete - *len,
-                 "%s%" PRIu64 " definition%s left out (%s): %s",
-                 *len ? "; " : "", n, n > 1 ? "s" : "", why, first);
-    if (k > 0)
-        *len += (size_t)k;
+    if (n)
+        incomplete(out, len, "%" PRIu64 " definition%s left out (%s): %s",
+                   n, n > 1 ? "s" : "", why, first);
 }
 
 /* After pass 2: every event of the journals was replayed, and what the
@@ -673,9 +687,9 @@ static void left_out(weft_convert_result *out, size_t *len, uint64_t n,
  * a Goodbye counts the events shipped) is what their journals hold; where
  * not, out->incomplete says so (the trace is not complete), as it says
  * which definitions conflicting ones kept out and which named processes
- * that sent nothing. A thread that
- * a Goodbye does not name is not compared: libweft names every thread
- * that recorded, but hand-written peers send empty Goodbyes. */
+ * that sent nothing. A thread that a Goodbye does not name is not
+ * compared: libweft names every thread that recorded, but hand-written
+ * peers send empty Goodbyes. */
 static int check_counts(conv *c)
 {
     weft_convert_result *out = c->out;
@@ -698,29 +712,24 @@ static int check_counts(conv *c)
                 more++;
                 continue;
             }
-            len = (size_t)snprintf(out->incomplete, sizeof out->incomplete,
-                                   "rank %" PRIu32 " thread %" PRIu32 ": %"
-                                   PRIu64 " events arrived, its Goodbye "
-                                   "reported %" PRIu64 " sent (%" PRIu64
-                                   " dropped)", m->rank, l->thread,
-                                   l->replayed, sent, l->dropped);
+            incomplete(out, &len, "rank %" PRIu32 " thread %" PRIu32 ": %"
+                       PRIu64 " events arrived, its Goodbye reported %"
+                       PRIu64 " sent (%" PRIu64 " dropped)", m->rank,
+                       l->thread, l->replayed, sent, l->dropped);
         }
     }
-    if (more && len < sizeof out->incomplete)
-        len += (size_t)snprintf(out->incomplete + len,
-                                sizeof out->incomplete - len,
-                                "; %zu more threads differ", more);
+    if (more)
+        incomplete(out, &len, "%zu more threads differ", more);
     left_out(out, &len, c->conflicts, "another of the same key came "
              "first", c->conflict);
     left_out(out, &len, c->absent, "they name the location group of a "
              "process that sent nothing", c->absent_def);
-    if (c->nghosts && len < sizeof out->incomplete)
-        snprintf(out->incomplete + len, sizeof out->incomplete - len,
-                 "%s%zu location%s of processes that sent nothing named by "
-                 "records, made empty (first: rank %" PRIu64 " thread %"
-                 PRIu64 ")", len ? "; " : "", c->nghosts,
-                 c->nghosts > 1 ? "s" : "", c->ghosts[0] >> 32,
-                 c->ghosts[0] & 0xffffffffu);
+    if (c->nghosts)
+        incomplete(out, &len, "%zu location%s of processes that sent "
+                   "nothing named by records, made empty (first: rank %"
+                   PRIu64 " thread %" PRIu64 ")", c->nghosts,
+                   c->nghosts > 1 ? "s" : "", c->ghosts[0] >> 32,
+                   c->ghosts[0] & 0xffffffffu);
     return 0;
 }
 
