@@ -262,7 +262,24 @@ int weft__arc_open_events(weft__arc *a, char **err)
     if (orc != OTF2_SUCCESS)
         return arc_err(err, "cannot open the event files: %s",
                        OTF2_Error_GetDescription(orc));
+    /* Without local definitions there are no ClockOffsets to apply. */
+    a->defs_open = OTF2_Reader_OpenDefFiles(a->reader) == OTF2_SUCCESS;
     return 0;
+}
+
+/* Reads the local definitions of location i, so that libotf2 applies
+ * its ClockOffsets to the timestamps of its events, as every OTF2 reader
+ * does (a location without them keeps its times). */
+static void read_local_defs(weft__arc *a, size_t i)
+{
+    OTF2_DefReader *dr;
+    uint64_t n = 0;
+
+    if (!a->defs_open ||
+        !(dr = OTF2_Reader_GetDefReader(a->reader, a->locs[i].id)))
+        return;
+    OTF2_Reader_ReadAllLocalDefinitions(a->reader, dr, &n);
+    OTF2_Reader_CloseDefReader(a->reader, dr);
 }
 
 int weft__arc_read_location(weft__arc *a, size_t i,
@@ -275,6 +292,7 @@ int weft__arc_read_location(weft__arc *a, size_t i,
     *nread = 0;
     *err = NULL;
     otf2_last[0] = 0;
+    read_local_defs(a, i);
     r = OTF2_Reader_GetEvtReader(a->reader, a->locs[i].id);
     if (!r)
         return arc_err(err, "no event reader: %s",
@@ -298,6 +316,8 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s)
 
 void weft__arc_close(weft__arc *a)
 {
+    if (a->reader && a->defs_open)
+        OTF2_Reader_CloseDefFiles(a->reader);
     if (a->reader)
         OTF2_Reader_Close(a->reader);
     for (size_t i = 0; i < a->nstrings; i++)

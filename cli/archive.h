@@ -22,6 +22,7 @@ typedef struct weft__arc_loc {
 typedef struct weft__arc {
     OTF2_Reader *reader;
     int have_clock;
+    int defs_open;           /* local definition files open (events) */
     uint64_t resolution, offset, length;   /* ClockProperties */
     char **strings;          /* by OTF2_StringRef; NULL where undefined */
     size_t nstrings;

@@ -335,6 +335,7 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     salvage sv = { 0 };
     weft__arc a = { 0 };
     char name[256], *archive = NULL, *err = NULL, *desc = NULL;
+    char *clock = NULL;
     struct stat st;
     uint32_t ranks = 0;
     int rc = 0, have_old = 0;
@@ -383,6 +384,11 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     row.locations = a.nlocs;
     row.bytes = dir_bytes(archive, 0);
     row.timer_resolution = a.resolution;
+    /* weftd names the processes' clocks in the archive (README, Clocks);
+     * an archive older than that keeps what the old catalog said. */
+    if (OTF2_Reader_GetProperty(a.reader, "WEFT::CLOCK", &clock) ==
+            OTF2_SUCCESS && clock && *clock)
+        row.clock = clock;
     if (a.have_clock && row.events) {
         row.time_first = a.offset;
         row.time_last = a.length ? a.offset + a.length - 1 : a.offset;
@@ -402,6 +408,7 @@ out:
     salvage_free(&sv);
     free(locs);
     free(desc);
+    free(clock);
     free(err);
     free(archive);
     return rc;

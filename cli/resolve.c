@@ -203,6 +203,7 @@ json_t *weft__cli_trace_json(const weft_trace_row *row)
     weft__cli_jset(o, "time_last", weft__cli_ju64(row->time_last));
     weft__cli_jset(o, "timer_resolution",
                    weft__cli_ju64(row->timer_resolution));
+    weft__cli_jset(o, "clock", weft__cli_jstr(row->clock));
     weft__cli_jset(o, "error", weft__cli_jstr(row->error));
     weft__cli_jset(o, "hosts", hosts_json(row->hosts));
     weft__cli_jset(o, "command", weft__cli_jstr(row->command));

@@ -266,6 +266,7 @@ static void show_trace_text(const weft_trace_row *row)
         snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64,
                  row->time_first, row->time_last);
     field("time range:", buf);
+    field_take("clock:", or_dash(row->clock));
     /* A partial trace keeps why it is not complete in the same column. */
     if (row->error)
         field_take(strcmp(row->state, "partial") == 0 ? "reason:" : "error:",

@@ -69,6 +69,9 @@ static inline int weft__launched(void)
 #define WEFT__DEFAULT_SIGNAL_FLUSH_MS 1000u
 #define WEFT__MAX_SIGNAL_FLUSH_MS 60000u
 
+/* WEFT_CLOCK's values. */
+enum { WEFT__CLOCK_AUTO, WEFT__CLOCK_MONOTONIC, WEFT__CLOCK_TSC };
+
 /* Written once by weft_open (before the sender starts), read-only after. */
 typedef struct weft__config {
     char server[512];        /* WEFT_SERVER as given, for messages */
@@ -89,10 +92,14 @@ typedef struct weft__config {
     uint32_t stall_ms;       /* see WEFT_STALL_MS */
     int overflow_discard;    /* WEFT_OVERFLOW=discard */
     int required;
-    int clock_tsc;           /* WEFT_CLOCK=tsc asked for (timer.c decides) */
+    int clock;               /* WEFT_CLOCK: a WEFT__CLOCK_* (timer.c
+                              * decides at open what auto and tsc give) */
+    int debug;               /* WEFT_DEBUG=1: debug lines on stderr */
     int64_t clock_shift_ns;  /* WEFT_TEST_CLOCK_SHIFT_NS, tests only */
     uint64_t resolution;     /* trace clock ticks per second: set by
                               * weft__clock_setup at open, not parsed */
+    const char *clock_name;  /* the clock chosen at open ("tsc" or
+                              * "monotonic", static), for Hello */
     int signals;             /* WEFT_SIGNALS: flush on fatal signals */
     /* WEFT_AUTH=none: no Auth over TCP and no check of who weftd is
      * (single-user machines). Else (munge, the default) the process

@@ -120,18 +120,22 @@ typedef int (*weft__gettime_fn)(clockid_t, struct timespec *);
 /* clock_gettime without a PLT call: the vDSO's, else libc's (resolved
  * when the library is loaded). */
 extern weft__gettime_fn weft__gettime WEFT__HIDDEN;
-/* 1: the trace clock is the TSC (WEFT_CLOCK=tsc); set by weft_open. */
+/* 1: the trace clock is the TSC (timer.c); set by weft_open. */
 extern int weft__clock_tsc WEFT__HIDDEN;
 /* Added to every trace clock reading, in ticks: WEFT_TEST_CLOCK_SHIFT_NS,
  * for tests only (a host whose clock is off). */
 extern uint64_t weft__clock_shift WEFT__HIDDEN;
 
-/* Chooses the trace clock from WEFT_CLOCK's value (NULL: monotonic) and
- * the test shift; sets *resolution (ticks per second, for Hello). Returns
- * 0 (tsc without an invariant TSC falls back to monotonic after a
- * warning), or WEFT_ECONFIG after a message for an unknown value. */
-WEFT__HIDDEN int weft__clock_setup(const char *value, int64_t shift_ns,
-                                   uint64_t *resolution);
+/* 1: WEFT_DEBUG=1, weft__debug prints; set by weft_open. */
+extern int weft__debug_on WEFT__HIDDEN;
+
+/* Chooses the trace clock for WEFT_CLOCK's value `want` (a
+ * WEFT__CLOCK_*) and sets the test shift; sets *resolution (ticks per
+ * second, for Hello) and *name ("tsc" or "monotonic", static). Says
+ * which at debug level. Returns 0: a TSC that cannot be had gives
+ * CLOCK_MONOTONIC (with a warning when tsc was asked for). */
+WEFT__HIDDEN int weft__clock_setup(int want, int64_t shift_ns,
+                                   uint64_t *resolution, const char **name);
 /* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */
 WEFT__HIDDEN int weft__tsc_invariant(void);
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
@@ -139,8 +143,11 @@ WEFT__HIDDEN uint64_t weft__mono_ns(void);
 /* One line "weft: ..." on stderr (log.c). */
 WEFT__HIDDEN void weft__warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/* One line "weft: debug: ..." on stderr when WEFT_DEBUG=1 (log.c). */
+WEFT__HIDDEN void weft__debug(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
-/* The trace clock in ticks (ns unless WEFT_CLOCK=tsc). Inline and without
+/* The trace clock in ticks (ns unless it is the TSC). Inline and without
  * PLT calls: the record path's clock. */
 static inline uint64_t weft__now(void)
 {

@@ -443,21 +443,32 @@ static int parse_policy(const envsrc *e, weft__config *c)
     return 0;
 }
 
-/* WEFT_CLOCK: monotonic (default) or tsc; whether the CPU can give an
- * invariant TSC is timer.c's question, at open. 0 or WEFT_ECONFIG. */
+/* WEFT_CLOCK: auto (default), monotonic or tsc; what the CPU and the
+ * kernel allow is timer.c's question, at open. WEFT_DEBUG: 0 or 1. 0 or
+ * WEFT_ECONFIG. */
 static int parse_clock(const envsrc *e, weft__config *c)
 {
+    static const char *const names[] = { "auto", "monotonic", "tsc" };
     const char *v = env(e, "WEFT_CLOCK");
+    uint64_t n;
     int rc;
 
     rc = env_shift(e, &c->clock_shift_ns);
+    if (rc == 0)
+        rc = env_number(e, "WEFT_DEBUG", 0, 1, 0, &n);
     if (rc < 0)
         return rc;
-    if (v && strcmp(v, "monotonic") != 0 && strcmp(v, "tsc") != 0) {
-        warn("WEFT_CLOCK='%s' must be monotonic or tsc", v);
+    c->debug = (int)n;
+    c->clock = -1;
+    for (int i = 0; i < 3; i++)
+        if (!v || strcmp(v, names[i]) == 0) {
+            c->clock = v ? i : WEFT__CLOCK_AUTO;
+            break;
+        }
+    if (c->clock < 0) {
+        warn("WEFT_CLOCK='%s' must be auto, monotonic or tsc", v);
         return WEFT_ECONFIG;
     }
-    c->clock_tsc = v && strcmp(v, "tsc") == 0;
     return 0;
 }
 

@@ -325,6 +325,7 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.job_id = (char *)c->job_id;
     h.run = (char *)c->run;
     h.timer_resolution = c->resolution;
+    h.clock = (char *)c->clock_name;
     for (uint32_t i = 0; i < c->ntags; i++) {
         weft__tag__init(&tags[i]);
         tags[i].key = (char *)c->tagbuf + c->tag_key[i];

@@ -7,14 +7,32 @@
 
 #include "client_internal.h"
 
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    char line[1024];
+
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "weft: %s%s\n", prefix, line);
+}
+
 /* See client_internal.h. */
 void weft__warn(const char *fmt, ...)
 {
-    char line[1024];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    say("", fmt, ap);
     va_end(ap);
-    fprintf(stderr, "weft: %s\n", line);
+}
+
+/* See client_internal.h. */
+void weft__debug(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!weft__debug_on)
+        return;
+    va_start(ap, fmt);
+    say("debug: ", fmt, ap);
+    va_end(ap);
 }

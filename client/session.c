@@ -94,8 +94,9 @@ static int config_load(weft__config *c, const char *const *overlay)
     rc = weft__config_parse(getenv_fn, (void *)overlay, &proc, c);
     if (rc < 0)
         return rc;
-    return weft__clock_setup(c->clock_tsc ? "tsc" : NULL, c->clock_shift_ns,
-                             &c->resolution);
+    weft__debug_on = c->debug;
+    return weft__clock_setup(c->clock, c->clock_shift_ns, &c->resolution,
+                             &c->clock_name);
 }
 
 /* See client_session.h. */

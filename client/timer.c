@@ -1,16 +1,32 @@
-/* timer.c - libweft's trace clock: CLOCK_MONOTONIC read through the
- * vDSO, or the invariant TSC (WEFT_CLOCK=tsc) calibrated at start.
+/* timer.c - libweft's trace clock: the invariant TSC where the kernel
+ * itself trusts it, else CLOCK_MONOTONIC read through the vDSO
+ * (WEFT_CLOCK=auto, the default); or either one asked for.
  *
  * DESIGN
  * The record path must not call through another library's PLT, so
  * clock_gettime is resolved once, at load: the vDSO's
  * __vdso_clock_gettime (found with dlvsym on the already mapped
  * linux-vdso.so.1), else libc's clock_gettime, called through
- * weft__gettime. With WEFT_CLOCK=tsc the record path reads rdtsc inline
- * and the trace clock counts TSC ticks; its frequency, calibrated against
- * CLOCK_MONOTONIC_RAW over WEFT__TSC_CALIBRATE_NS, is the
- * timer_resolution in Hello. weftd maps every process's ticks onto one
- * clock (README, proto/clock.h).
+ * weft__gettime. With the TSC the record path reads rdtsc inline and the
+ * trace clock counts TSC ticks (about 20 ns cheaper per read than the
+ * vDSO on a VM); its frequency is the timer_resolution in Hello, and
+ * weftd maps every process's ticks onto one clock (README,
+ * proto/clock.h).
+ *
+ * auto takes the TSC when it is invariant (cpuid 0x80000007) and the
+ * kernel's current clocksource is "tsc": then the kernel has checked it
+ * (synchronized across CPUs, stable) and computes CLOCK_MONOTONIC_RAW from
+ * it with its own frequency, tsc_khz, a whole number of kHz. The
+ * frequency measured against CLOCK_MONOTONIC_RAW is that one, and rounded
+ * to kHz it is exactly that one: every process of a host gets the same
+ * resolution, so weftd keeps their ticks as they are (convert.c). The
+ * measurement runs from the moment the library is loaded (a constructor
+ * takes the first reading) to weft_open, which sleeps only what is
+ * missing of WEFT__TSC_CALIBRATE_NS: nothing for a program that opens
+ * late (MPI_Init), at most 10 ms otherwise. Over 10 ms the error was
+ * below 0.05 ppm here (rounding needs < 0.2 ppm at 2.4 GHz); what a
+ * wrong kHz would leave, the ClockOffsets measured at open and before the
+ * Goodbye correct, linearly.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -23,15 +39,27 @@
 #include <x86intrin.h>
 #endif
 
+#include "client_config.h"
 #include "client_internal.h"
 #include "weft_errors.h"
 
-/* The TSC is calibrated over this long (a short sleep at weft_open). */
-#define WEFT__TSC_CALIBRATE_NS 20000000u
+/* The TSC is calibrated over at least this long: from the library's
+ * load to weft_open, plus a sleep if that was shorter. */
+#define WEFT__TSC_CALIBRATE_NS 10000000u
+/* Where the kernel says which clocksource it uses. */
+#define WEFT__CLOCKSOURCE \
+    "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 weft__gettime_fn weft__gettime = clock_gettime;
 int weft__clock_tsc;
 uint64_t weft__clock_shift;
+int weft__debug_on;
+
+/* The first calibration reading: the TSC and CLOCK_MONOTONIC_RAW when
+ * the library was loaded (0: not taken). Written before main. */
+static uint64_t cal_tsc, cal_ns;
+
+static void tsc_pair(uint64_t *tsc, uint64_t *ns);
 
 /* Resolves the vDSO's clock_gettime when the library is loaded, so the
  * first record already reads the clock without a PLT call. */
@@ -51,6 +79,15 @@ __attribute__((constructor)) static void resolve_gettime(void)
         weft__gettime = (weft__gettime_fn)f;
     /* dlclose of a NOLOAD handle only drops the reference it took. */
     dlclose(h);
+}
+
+/* The first reading of the TSC's calibration (after resolve_gettime:
+ * constructors of one file run in order). */
+__attribute__((constructor)) static void calibration_start(void)
+{
+#if defined(__x86_64__)
+    tsc_pair(&cal_tsc, &cal_ns);
+#endif
 }
 
 uint64_t weft__mono_ns(void)
@@ -83,11 +120,11 @@ int weft__tsc_invariant(void)
 #endif
 }
 
-#if defined(__x86_64__)
 /* The TSC and CLOCK_MONOTONIC_RAW at one moment: the clock read between
  * two TSC reads, the tightest of a few tries. */
 static void tsc_pair(uint64_t *tsc, uint64_t *ns)
 {
+#if defined(__x86_64__)
     uint64_t best = UINT64_MAX;
 
     for (int i = 0; i < 5; i++) {
@@ -98,58 +135,98 @@ static void tsc_pair(uint64_t *tsc, uint64_t *ns)
             *ns = n;
         }
     }
-}
-#endif
-
-/* Measures the TSC frequency (Hz) against CLOCK_MONOTONIC_RAW over
- * WEFT__TSC_CALIBRATE_NS. 0 if the clocks make no sense. */
-static uint64_t tsc_calibrate(void)
-{
-#if defined(__x86_64__)
-    struct timespec nap = { 0, WEFT__TSC_CALIBRATE_NS };
-    uint64_t t0, n0, t1, n1;
-    long double hz;
-
-    tsc_pair(&t0, &n0);
-    while (nanosleep(&nap, &nap) != 0)
-        ;
-    tsc_pair(&t1, &n1);
-    if (t1 <= t0 || n1 <= n0)
-        return 0;
-    hz = (long double)(t1 - t0) * 1e9L / (long double)(n1 - n0);
-    return (uint64_t)(hz + 0.5L);
 #else
-    return 0;
+    *tsc = *ns = 0;
 #endif
+}
+
+/* 1 if the kernel's clocksource is the TSC; *name gets what it is
+ * (empty if it cannot be read). */
+static int kernel_uses_tsc(char *name, size_t len)
+{
+    FILE *f = fopen(WEFT__CLOCKSOURCE, "re");
+    size_t n = 0;
+
+    name[0] = 0;
+    if (f) {
+        if (fgets(name, (int)len, f))
+            n = strcspn(name, "\n");
+        fclose(f);
+    }
+    name[n] = 0;
+    return strcmp(name, "tsc") == 0;
+}
+
+/* The TSC frequency (Hz) measured against CLOCK_MONOTONIC_RAW since the
+ * library was loaded, at least WEFT__TSC_CALIBRATE_NS (sleeping what is
+ * missing); *span_ns gets how long. 0 if the clocks make no sense. */
+static uint64_t tsc_calibrate(uint64_t *span_ns)
+{
+    uint64_t t1, n1;
+
+    if (!cal_ns)
+        tsc_pair(&cal_tsc, &cal_ns);
+    tsc_pair(&t1, &n1);
+    if (n1 >= cal_ns && n1 - cal_ns < WEFT__TSC_CALIBRATE_NS) {
+        uint64_t left = WEFT__TSC_CALIBRATE_NS - (n1 - cal_ns);
+        struct timespec nap = { 0, (long)left };
+        while (nanosleep(&nap, &nap) != 0)
+            ;
+        tsc_pair(&t1, &n1);
+    }
+    *span_ns = n1 - cal_ns;
+    if (t1 <= cal_tsc || n1 <= cal_ns)
+        return 0;
+    return (uint64_t)((long double)(t1 - cal_tsc) * 1e9L /
+                      (long double)(n1 - cal_ns) + 0.5L);
 }
 
 /* See client_internal.h. */
-int weft__clock_setup(const char *value, int64_t shift_ns,
-                      uint64_t *resolution)
+int weft__clock_setup(int want, int64_t shift_ns, uint64_t *resolution,
+                      const char **name)
 {
-    uint64_t hz;
+    char source[64];
+    uint64_t hz, span;
+    int trusted;
 
     weft__clock_tsc = 0;
     *resolution = 1000000000u;
-    if (!value || strcmp(value, "monotonic") == 0)
+    *name = "monotonic";
+    if (want == WEFT__CLOCK_MONOTONIC) {
+        weft__debug("clock: CLOCK_MONOTONIC (WEFT_CLOCK=monotonic)");
         goto out;
-    if (strcmp(value, "tsc") != 0) {
-        weft__warn("WEFT_CLOCK='%s' must be monotonic or tsc", value);
-        return WEFT_ECONFIG;
     }
     if (!weft__tsc_invariant()) {
-        weft__warn("WEFT_CLOCK=tsc: this CPU has no invariant TSC (cpuid "
-                   "0x80000007 EDX bit 8, x86-64 only); using CLOCK_MONOTONIC");
+        if (want == WEFT__CLOCK_TSC)
+            weft__warn("WEFT_CLOCK=tsc: this CPU has no invariant TSC (cpuid "
+                       "0x80000007 EDX bit 8, x86-64 only); using "
+                       "CLOCK_MONOTONIC");
+        else
+            weft__debug("clock: CLOCK_MONOTONIC (no invariant TSC)");
         goto out;
     }
-    hz = tsc_calibrate();
+    trusted = kernel_uses_tsc(source, sizeof source);
+    if (want == WEFT__CLOCK_AUTO && !trusted) {
+        weft__debug("clock: CLOCK_MONOTONIC (the kernel's clocksource is "
+                    "'%s', not tsc)", source);
+        goto out;
+    }
+    hz = tsc_calibrate(&span);
+    if (trusted)
+        hz = (hz + 500u) / 1000u * 1000u;  /* the kernel's tsc_khz */
     if (hz < 1000000u) {
-        weft__warn("WEFT_CLOCK=tsc: calibrating the TSC against "
-                   "CLOCK_MONOTONIC_RAW failed; using CLOCK_MONOTONIC");
+        weft__warn("%s: calibrating the TSC against CLOCK_MONOTONIC_RAW "
+                   "failed; using CLOCK_MONOTONIC",
+                   want == WEFT__CLOCK_TSC ? "WEFT_CLOCK=tsc" : "clock");
         goto out;
     }
     *resolution = hz;
+    *name = "tsc";
     weft__clock_tsc = 1;
+    weft__debug("clock: TSC at %.6f MHz, measured over %.1f ms (WEFT_CLOCK=%s"
+                "; kernel clocksource '%s')", (double)hz / 1e6,
+                (double)span / 1e6, want == WEFT__CLOCK_TSC ? "tsc" : "auto",
+                source);
 out:
     /* Test-only shift, in ticks of the chosen clock. */
     weft__clock_shift = (uint64_t)(int64_t)((long double)shift_ns *

@@ -219,6 +219,7 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     row->time_first = res->time_first;
     row->time_last = res->time_last;
     row->timer_resolution = res->timer_resolution;
+    row->clock = (char *)res->clock;
     row->hosts = member_hosts(v, t->joined);
     row->command = first ? first->command : (char *)"";
     row->job_id = first ? first->job_id : (char *)"";

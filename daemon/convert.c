@@ -33,12 +33,15 @@
  * ns), which go to the local definitions of the member's locations;
  * readers (otf2-print, the otf2 Python module) apply them, interpolating
  * linearly between them. The archive's timer resolution is the members'
- * common one; when members differ (WEFT_CLOCK=tsc calibrates a frequency
- * per process), or a member not counting ns has ClockOffsets, it is 1 ns
- * and the timestamps of the other members (event times, BufferFlush
- * stopTime, ClockOffset times, the Hello's clock_at_realtime) are scaled
- * to ns. ClockProperties' globalOffset and traceLength, and the catalog's
- * time range, are in corrected (offset-applied) time.
+ * common one (the processes of one host that read its TSC share the
+ * kernel's frequency, client/timer.c): then a member's offsets are
+ * written in its ticks, so the archive's global clock is weftd's
+ * CLOCK_MONOTONIC counted at that rate. When members differ (hosts with
+ * different TSC rates, or TSC and CLOCK_MONOTONIC) it is 1 ns and the
+ * timestamps of the other members (event times, BufferFlush stopTime,
+ * ClockOffset times, the Hello's clock_at_realtime) are scaled to ns.
+ * ClockProperties' globalOffset and traceLength, and the catalog's time
+ * range, are in corrected (offset-applied) time.
  */
 #include "convert.h"
 
@@ -61,6 +64,10 @@
 #include "weft_errors.h"
 
 #define DEFAULT_RESOLUTION 1000000000u
+/* Members whose rates differ by at most 1 / WEFT_RATE_SLACK of the
+ * archive's (10 ppm) keep their ticks when ClockOffsets correct them:
+ * tick differences (durations, the profile) are that close. */
+#define WEFT_RATE_SLACK 100000u
 
 /* Any thread: a worker's copy fails into its own out. */
 int weft__conv_fail(conv *c, int code, const char *fmt, ...)
@@ -319,6 +326,7 @@ static int first_hello(conv *c, member *m, const Weft__Hello *h)
     m->has_hello = 1;
     m->size = h->size;
     m->timer_resolution = h->timer_resolution;
+    m->clock = weft_clock_name(h->clock, h->timer_resolution);
     m->realtime_ns = h->realtime_ns;
     m->clock_at_realtime = h->clock_at_realtime;
     /* Every process has at least one thread: an archive without
@@ -566,13 +574,35 @@ uint64_t weft__conv_corrected(const member *m, uint64_t t)
     return t + (uint64_t)off;
 }
 
+/* The offset (archive ticks at res) of m's time t (its ticks) to the
+ * archive's global clock, weftd's CLOCK_MONOTONIC counted at res, given
+ * the offset off_ns libweft measured at t: weftd read t / its rate +
+ * off_ns then, which is that times res in the archive's ticks. Exact
+ * (long double) to the nearest tick; for m counting at res it is off_ns
+ * in ticks, for res = 1e9 off_ns itself. */
+static int64_t offset_ticks(const member *m, uint64_t t, int64_t off_ns,
+                            uint64_t res)
+{
+    long double g = ((long double)t * 1e9L / (long double)m->timer_resolution +
+                     (long double)off_ns) * (long double)res / 1e9L -
+                    (long double)t;
+
+    return (int64_t)(g < 0 ? g - 0.5L : g + 0.5L);
+}
+
 /* Orders m's ClockOffsets by time (readers interpolate between
  * neighbours; a member's own records come in time order, but a process
- * may add some of its own), scales their times when m is rescaled, and
- * keeps the (time, offset) points for weft__conv_corrected(). */
+ * may add some of its own) and turns them into the archive's units: their
+ * times scaled to ns when m is rescaled, else their offsets (ns, as
+ * libweft measures them) into archive ticks (offset_ticks). A lone one (a
+ * process that never said Goodbye) gets a second point a second after
+ * it: libotf2's readers apply no offset at all from a single ClockOffset,
+ * and from two they correct the rate too. Keeps the (time, offset) points
+ * for weft__conv_corrected(). */
 static int prepare_offsets(conv *c, member *m)
 {
-    size_t n = 0;
+    size_t n = 0, lone = 0;
+    int rc;
 
     for (size_t i = 1; i < m->nlocal; i++) {
         weft_record r = m->local_defs[i];
@@ -587,14 +617,34 @@ static int prepare_offsets(conv *c, member *m)
         }
         m->local_defs[k] = r;
     }
+    for (size_t i = 0; i < m->nlocal; i++)
+        if (m->local_defs[i].type == WEFT_REC_ClockOffset) {
+            lone = i;
+            n++;
+        }
+    if (n == 1) {
+        weft_record r = m->local_defs[lone];
+        r.u.ClockOffset.time += m->timer_resolution;
+        if (r.u.ClockOffset.time > m->local_defs[lone].u.ClockOffset.time) {
+            if ((rc = keep_local_def(c, m, &r)) < 0)
+                return rc;
+            n++;
+        }
+    }
     for (size_t i = 0; i < m->nlocal; i++) {
         weft_record *r = &m->local_defs[i];
         if (r->type != WEFT_REC_ClockOffset)
             continue;
-        if (m->rescale)
+        if (m->rescale) {
             r->u.ClockOffset.time = weft_clock_ticks_to_ns(
                 r->u.ClockOffset.time, m->timer_resolution);
-        n++;
+        } else {
+            r->u.ClockOffset.offset = offset_ticks(
+                m, r->u.ClockOffset.time, r->u.ClockOffset.offset,
+                c->resolution);
+            r->u.ClockOffset.standardDeviation *=
+                (double)c->resolution / 1e9;
+        }
     }
     if (!n)
         return 0;
@@ -621,29 +671,39 @@ static int has_offsets(const member *m)
     return 0;
 }
 
-/* Picks the trace's resolution: the members' common one, else 1 ns, with
- * the members that count otherwise rescaled (see the DESIGN note); then
+/* 1 if m's ticks can go into an archive counting res as they are: m
+ * counts at res, or within WEFT_RATE_SLACK of it and has ClockOffsets
+ * that correct the difference (processes of one host calibrating its
+ * TSC, client/timer.c). */
+static int keeps_ticks(const member *m, uint64_t res)
+{
+    uint64_t d = m->timer_resolution > res ? m->timer_resolution - res
+                                           : res - m->timer_resolution;
+
+    return d == 0 || (d <= res / WEFT_RATE_SLACK && has_offsets(m));
+}
+
+/* Picks the trace's resolution: the lowest rank's, if every member's
+ * ticks can stay as they are with it (keeps_ticks), else 1 ns with the
+ * members that count otherwise rescaled (see the DESIGN note); then
  * prepares every member's clock offsets. */
 static int pick_resolution(conv *c)
 {
-    int differ = 0, rc;
+    int rc;
 
     c->resolution = 0;
-    for (size_t i = 0; i < c->nmems; i++) {
-        const member *m = &c->mems[i];
-        if (!m->timer_resolution)
-            continue;
-        if ((c->resolution && m->timer_resolution != c->resolution) ||
-            (m->timer_resolution != DEFAULT_RESOLUTION && has_offsets(m)))
-            differ = 1;
-        c->resolution = m->timer_resolution;
-    }
-    if (!c->resolution || differ)
+    for (size_t i = 0; i < c->nmems && !c->resolution; i++)
+        c->resolution = c->mems[i].timer_resolution;
+    for (size_t i = 0; i < c->nmems; i++)
+        if (c->mems[i].timer_resolution &&
+            !keeps_ticks(&c->mems[i], c->resolution))
+            c->resolution = 0;
+    if (!c->resolution)
         c->resolution = DEFAULT_RESOLUTION;
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
         m->rescale = m->timer_resolution &&
-                     m->timer_resolution != c->resolution;
+                     !keeps_ticks(m, c->resolution);
         if ((rc = prepare_offsets(c, m)) < 0)
             return rc;
     }
@@ -651,6 +711,22 @@ static int pick_resolution(conv *c)
 }
 
 /* ---- the result ------------------------------------------------------- */
+
+/* See convert_internal.h. */
+void weft__conv_clocks(const conv *c, char *buf, size_t len)
+{
+    size_t at = 0;
+
+    buf[0] = 0;
+    for (const char *const *k = weft_clock_names; *k; k++)
+        for (size_t i = 0; i < c->nmems; i++)
+            if (c->mems[i].clock && strcmp(c->mems[i].clock, *k) == 0) {
+                if (at < len)
+                    at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                                           at ? "," : "", *k);
+                break;
+            }
+}
 
 /* Appends one reason to out->incomplete (*len bytes used), after "; "
  * when there is one before; what does not fit is cut. */
@@ -782,6 +858,7 @@ static int fill_result(conv *c)
     out->time_first = c->any_event ? c->tmin : 0;
     out->time_last = c->any_event ? c->tmax : 0;
     out->timer_resolution = c->resolution;
+    weft__conv_clocks(c, out->clock, sizeof out->clock);
     out->bytes = weft__otf2_bytes(c->in->archive_dir);
     return 0;
 }

@@ -59,6 +59,11 @@ uint64_t weft_convert_writers(uint64_t memory);
  * locations always have every region. */
 #define WEFT_PROFILE_ROWS_PER_LOCATION 100
 
+/* Room for every clock name a member may give (README, Clocks), and the
+ * archive property that lists them. */
+#define WEFT_CLOCK_NAMES 64
+#define WEFT_CLOCK_PROPERTY "WEFT::CLOCK"
+
 typedef struct weft_convert_result {
     uint32_t members;             /* members found in journals */
     uint64_t events;              /* events written */
@@ -66,6 +71,9 @@ typedef struct weft_convert_result {
     uint64_t time_first;          /* first/last timestamp written */
     uint64_t time_last;
     uint64_t timer_resolution;
+    char clock[WEFT_CLOCK_NAMES]; /* the members' trace clocks, distinct,
+                                     sorted, comma-separated ("tsc",
+                                     "monotonic,tsc"; "" without members) */
     uint64_t dropped;             /* from the members' Goodbye */
     weft_location_row *locations; /* malloc'd, names malloc'd */
     size_t nlocations;

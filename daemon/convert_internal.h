@@ -64,6 +64,7 @@ typedef struct member {
     uint32_t size;      /* trace size from Hello */
     char *hostname;
     uint64_t timer_resolution;
+    const char *clock;  /* its trace clock (Hello.clock; static) */
     uint64_t realtime_ns, clock_at_realtime;
     uint64_t defs_seq;  /* last definitions seq seen in the current pass */
     uint64_t good_end;  /* end of its journal's entries, from pass 1 */
@@ -144,6 +145,10 @@ static inline uint64_t weft__loc_id(const member *m, const loc *l)
 }
 
 /* ---- convert.c -------------------------------------------------------- */
+
+/* The distinct clocks of c's members (weft_clock_names order),
+ * comma-separated, in buf; cut at len. */
+void weft__conv_clocks(const conv *c, char *buf, size_t len);
 
 /* Fails conversion c: out->error gets the message unless it holds one
  * (the first error stands), and libotf2 writes no more. Returns code. */

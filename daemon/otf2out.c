@@ -561,6 +561,7 @@ uint64_t weft__otf2_bytes(const char *dir)
 /* The flush and memory callbacks get c->pool. */
 int weft__otf2_open(conv *c)
 {
+    char clocks[WEFT_CLOCK_NAMES];
     OTF2_ErrorCode orc;
 
     weft__otf2_clean(c->in->archive_dir);
@@ -585,6 +586,12 @@ int weft__otf2_open(conv *c)
         orc = OTF2_Archive_SetCreator(c->archive, "weft " PACKAGE_VERSION);
     if (orc == OTF2_SUCCESS && c->in->trace_name)
         orc = OTF2_Archive_SetDescription(c->archive, c->in->trace_name);
+    /* Which clocks the processes read (README, Clocks): `weft reindex`
+     * finds it here. */
+    weft__conv_clocks(c, clocks, sizeof clocks);
+    if (orc == OTF2_SUCCESS && clocks[0])
+        orc = OTF2_Archive_SetProperty(c->archive, WEFT_CLOCK_PROPERTY,
+                                       clocks, false);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_OpenEvtFiles(c->archive);
     if (orc != OTF2_SUCCESS)

@@ -42,6 +42,7 @@
 
 #include "catalog.h"
 #include "catrow.h"
+#include "clock.h"
 #include "convert.h"
 #include "frame.h"
 #include "fsutil.h"
@@ -724,6 +725,9 @@ static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
                     "the trace size %u", h->rank, h->size);
     if (h->timer_resolution == 0)
         return fail(err, errlen, WEFT_EINVAL, "Hello: timer_resolution is 0");
+    if (!weft_clock_name(h->clock, h->timer_resolution))
+        return fail(err, errlen, WEFT_EINVAL, "Hello: clock '%.32s' is not "
+                    "monotonic or tsc", h->clock);
     n = strlen(hello_run(h));
     if (n > WEFT_MAX_TRACE_NAME)
         return fail(err, errlen, WEFT_EINVAL, "Hello: run id of %zu bytes "

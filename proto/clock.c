@@ -2,8 +2,21 @@
 #include "clock.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "weft_errors.h"
+
+const char *const weft_clock_names[] = { "monotonic", "tsc", NULL };
+
+const char *weft_clock_name(const char *clock, uint64_t res)
+{
+    if (!clock || !clock[0])
+        return weft_clock_names[res == 1000000000u ? 0 : 1];
+    for (const char *const *k = weft_clock_names; *k; k++)
+        if (strcmp(clock, *k) == 0)
+            return *k;
+    return NULL;
+}
 
 uint64_t weft_clock_ticks_to_ns(uint64_t t, uint64_t res)
 {

@@ -16,6 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The trace clocks a client may name in Hello.clock (client/timer.c),
+ * NULL-terminated, in the order weft lists them. */
+extern const char *const weft_clock_names[];
+
+/* Hello.clock as one of weft_clock_names: itself if it is one; "" (a
+ * client older than the field) "monotonic" for a resolution of 1e9 ns,
+ * else "tsc" (the only clocks such clients had); NULL for another name. */
+const char *weft_clock_name(const char *clock, uint64_t res);
+
 /* One ClockSync round trip: the client's clock when it sent the request
  * and when it read the answer (ticks), and weftd's clock in between. */
 typedef struct weft_clock_sample {
@@ -53,8 +62,9 @@ int weft_clock_is_zero(const weft_clock_estimate *e);
 /* The offset at time t from points sorted by time, as libotf2's readers
  * apply ClockOffset records: linear between neighbours (slope in double,
  * rounded with rint), the first interval extended before the first point
- * and the last one after the last; one point is a constant offset; 0
- * without points. */
+ * and the last one after the last; one point is a constant offset (the
+ * readers apply none from a single record: weftd writes a second one,
+ * daemon/convert.c); 0 without points. */
 int64_t weft_clock_offset_at(const weft_clock_point *p, size_t n,
                              uint64_t t);
 

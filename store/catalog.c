@@ -124,6 +124,8 @@ static const char *const migrations[] = {
     /* 3 -> 4: live figures of recording traces (issue #11) */
     ("ALTER TABLE traces ADD COLUMN joined INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE traces ADD COLUMN live_updated INTEGER NOT NULL DEFAULT 0;"),
+    /* 4 -> 5: the trace clocks its processes read (issue #16) */
+    "ALTER TABLE traces ADD COLUMN clock TEXT NOT NULL DEFAULT '';",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -205,6 +207,7 @@ int weft__cat_bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(weft__cat_bind_text(st, ":run", row->run ? row->run : ""));
     B(weft__cat_bind_i64(st, ":joined", row->joined));
     B(weft__cat_bind_i64(st, ":live_updated", row->live_updated));
+    B(weft__cat_bind_text(st, ":clock", row->clock ? row->clock : ""));
 #undef B
     return rc == SQLITE_OK ? 0 : weft__cat_db_err(c, "bind");
 }
@@ -251,7 +254,8 @@ int weft__cat_read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
         weft__cat_col_text(st, 17, 0, &row->hosts) < 0 ||
         weft__cat_col_text(st, 18, 0, &row->command) < 0 ||
         weft__cat_col_text(st, 19, 0, &row->job_id) < 0 ||
-        weft__cat_col_text(st, 21, 0, &row->run) < 0)
+        weft__cat_col_text(st, 21, 0, &row->run) < 0 ||
+        weft__cat_col_text(st, 24, 0, &row->clock) < 0)
         rc = weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory",
                            c->path);
     return rc;

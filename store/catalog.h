@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 4
+#define WEFT_CATALOG_SCHEMA_VERSION 5
 
 typedef struct weft_catalog weft_catalog;
 
@@ -55,6 +55,8 @@ typedef struct weft_trace_row {
      * joined, locations, events and bytes (then: bytes received so far,
      * its journals) every few seconds, and live_updated with them. */
     uint32_t joined;      /* members that joined so far */
+    char *clock;          /* schema 5: the members' trace clocks once
+                             converted ("tsc", "monotonic,tsc"), else "" */
     int64_t live_updated; /* unix time of the last live figures; 0: none
                              (also once the final figures are written) */
 } weft_trace_row;

@@ -271,6 +271,7 @@ void weft_catalog_trace_free(weft_trace_row *row)
     free(row->command);
     free(row->job_id);
     free(row->run);
+    free(row->clock);
     memset(row, 0, sizeof *row);
 }
 

@@ -319,7 +319,9 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         " run = CASE WHEN excluded.run <> '' THEN excluded.run ELSE run END,"
         " joined = CASE WHEN excluded.joined <> 0 THEN excluded.joined"
         "          ELSE joined END,"
-        " live_updated = excluded.live_updated";
+        " live_updated = excluded.live_updated,"
+        " clock = CASE WHEN excluded.clock <> '' THEN excluded.clock"
+        "         ELSE clock END";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
     sqlite3_stmt *st = NULL;

@@ -9,7 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 
 start_weftd
-export WEFT_TRACE="e2e all records"
+# Every record as sent, ClockOffsets too: on CLOCK_MONOTONIC on weftd's
+# host libweft measures none of its own and the archive counts ns as
+# sent (the TSC's ticks and offsets: e2e_clock.sh, e2e_tsc.sh).
+export WEFT_TRACE="e2e all records" WEFT_CLOCK=monotonic
 timeout 120 "$DEMO" -p 3 -t 2 --all-records --sent "$TMP/sent.jsonl" \
     --report "$TMP/report.json" >"$TMP/demo.out" 2>&1 ||
     { cat "$TMP/demo.out" >&2; fail "weft-demo --all-records failed"; }

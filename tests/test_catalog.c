@@ -239,6 +239,7 @@ static void test_round_trip(void **state)
     row.time_first = 1;
     row.time_last = UINT64_MAX - 1;
     row.timer_resolution = 1000000000;
+    row.clock = (char *)"monotonic,tsc";
     row.error = (char *)"member 3 vanished";
     assert_int_equal(weft_catalog_trace_finish(c, &row, locs, 3), 0);
 
@@ -257,6 +258,7 @@ static void test_round_trip(void **state)
     assert_int_equal(got.time_first, 1);
     assert_true(got.time_last == UINT64_MAX - 1);
     assert_int_equal(got.timer_resolution, 1000000000);
+    assert_string_equal(got.clock, "monotonic,tsc");
     assert_string_equal(got.error, "member 3 vanished");
     weft_catalog_trace_free(&got);
 
@@ -270,8 +272,10 @@ static void test_round_trip(void **state)
     assert_true(col.events[2] == UINT64_MAX);
     collected_free(&col);
 
-    /* Finishing again replaces the locations; no error clears it. */
+    /* Finishing again replaces the locations; no error clears it; no
+     * clock (weft reindex of an archive without one) keeps it. */
     row.error = NULL;
+    row.clock = NULL;
     row.state = (char *)WEFT_STATE_COMPLETE;
     assert_int_equal(weft_catalog_trace_finish(c, &row, locs, 1), 0);
     assert_int_equal(weft_catalog_locations(c, id, collect_location, &col), 0);
@@ -280,6 +284,7 @@ static void test_round_trip(void **state)
     assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
     assert_null(got.error);
     assert_string_equal(got.state, WEFT_STATE_COMPLETE);
+    assert_string_equal(got.clock, "monotonic,tsc");
     weft_catalog_trace_free(&got);
 
     /* Finish of an unknown key inserts it. */
@@ -1068,14 +1073,17 @@ static void test_migrate_from_v3(void **state)
     weft_catalog_close(c);
     raw_exec(f->path, "ALTER TABLE traces DROP COLUMN joined;"
              "ALTER TABLE traces DROP COLUMN live_updated;"
+             "ALTER TABLE traces DROP COLUMN clock;"
              "UPDATE traces SET events = 5; PRAGMA user_version = 3;");
     c = open_ok(f->path, 0);
-    assert_int_equal(raw_int(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
     assert_int_equal(weft_catalog_find(c, "k-old", &got), 0);
     assert_string_equal(got.name, "old");
     assert_int_equal(got.events, 5);
     assert_int_equal(got.joined, 0);
     assert_int_equal(got.live_updated, 0);
+    assert_string_equal(got.clock, "");
     weft_catalog_trace_free(&got);
     weft_catalog_close(c);
 }

@@ -67,7 +67,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.signals, 1);
     assert_int_equal(c.signal_flush_ms, WEFT__DEFAULT_SIGNAL_FLUSH_MS);
     assert_int_equal(c.ntags, 0);
-    assert_false(c.clock_tsc);
+    assert_int_equal(c.clock, WEFT__CLOCK_AUTO);
     assert_int_equal(c.clock_shift_ns, 0);
     assert_int_equal(c.resolution, 1000000000u);
 }
@@ -249,10 +249,17 @@ static void test_switches(void **state)
     assert_int_equal(c.signals, 0);
     assert_int_equal(parse1("WEFT_SIGNALS", "2", &c), WEFT_ECONFIG);
     assert_int_equal(parse1("WEFT_CLOCK", "tsc", &c), 0);
-    assert_true(c.clock_tsc);
+    assert_int_equal(c.clock, WEFT__CLOCK_TSC);
     assert_int_equal(parse1("WEFT_CLOCK", "monotonic", &c), 0);
-    assert_false(c.clock_tsc);
+    assert_int_equal(c.clock, WEFT__CLOCK_MONOTONIC);
+    assert_int_equal(parse1("WEFT_CLOCK", "auto", &c), 0);
+    assert_int_equal(c.clock, WEFT__CLOCK_AUTO);
     assert_int_equal(parse1("WEFT_CLOCK", "realtime", &c), WEFT_ECONFIG);
+    assert_int_equal(parse1("WEFT_CLOCK", "TSC", &c), WEFT_ECONFIG);
+    assert_int_equal(parse1("WEFT_DEBUG", "1", &c), 0);
+    assert_int_equal(c.debug, 1);
+    assert_int_equal(parse1("WEFT_DEBUG", "yes", &c), WEFT_ECONFIG);
+    assert_int_equal(parse1("WEFT_DEBUG", "2", &c), WEFT_ECONFIG);
     assert_int_equal(parse1("WEFT_TEST_CLOCK_SHIFT_NS", "-5000", &c), 0);
     assert_int_equal(c.clock_shift_ns, -5000);
     assert_int_equal(parse1("WEFT_TEST_CLOCK_SHIFT_NS", "7", &c), 0);
@@ -312,6 +319,8 @@ static void test_empty_is_unset(void **state)
     assert_int_equal(parse(envv, &c), 0);
     assert_string_equal(c.server, WEFT__DEFAULT_SERVER);
     assert_int_equal(c.pool_size, WEFT__DEFAULT_POOL);
+    assert_int_equal(c.clock, WEFT__CLOCK_AUTO);
+    assert_int_equal(c.debug, 0);
 }
 
 int main(void)

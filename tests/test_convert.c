@@ -83,8 +83,11 @@ static void append(weft_journal *j, uint8_t kind, uint32_t location,
     assert_int_equal(weft_journal_append(j, &e), 0);
 }
 
-static void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
-                         const char *host)
+/* A Hello of a process whose clock counts res ticks per second, named
+ * clock (NULL: none, as older clients). */
+static void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
+                               const char *host, uint64_t res,
+                               const char *clock)
 {
     Weft__Hello h = WEFT__HELLO__INIT;
     uint8_t buf[256];
@@ -96,12 +99,20 @@ static void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
     h.size = size;
     h.hostname = (char *)host;
     h.pid = 1000 + rank;
-    h.timer_resolution = 1000000000;
+    h.timer_resolution = res;
+    if (clock)
+        h.clock = (char *)clock;
     h.realtime_ns = 1700000000000000000ull;
     h.clock_at_realtime = 50;
     assert_true(weft__hello__get_packed_size(&h) <= sizeof buf);
     n = weft__hello__pack(&h, buf);
     append(j, WEFT_JE_HELLO, 0, 0, 0, 0, buf, n);
+}
+
+static void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
+                         const char *host)
+{
+    append_hello_clock(j, rank, size, host, 1000000000, NULL);
 }
 
 static void append_goodbye(weft_journal *j, uint32_t nloc,
@@ -603,6 +614,120 @@ static void test_convert_clock_covers_events(void **state)
     }
     /* The wall clock of globalOffset, from the Hello's sample at 50. */
     assert_int_equal(a.realtime, 1700000000000000000ull + (a.offset - 50));
+    weft_convert_result_free(&res);
+}
+
+static weft_record clock_offset(uint64_t t, int64_t offset_ns)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ClockOffset;
+    r.u.ClockOffset.time = t;
+    r.u.ClockOffset.offset = offset_ns;
+    r.u.ClockOffset.standardDeviation = 100.0;
+    return r;
+}
+
+/* A member of rank (of 2) on a clock of res ticks/s named clock, with
+ * ClockOffsets (t, ns) at offsets[0..noff-1], an Enter at 5000 and its
+ * Leave at 6000 ticks. */
+static void write_clocked(const ctx *c, uint32_t rank, uint64_t res,
+                          const char *clock, const int64_t (*offsets)[2],
+                          size_t noff)
+{
+    weft_journal *j;
+    weft_record defs[4] = { str(0, "main"), region(0, 0, 1) };
+    weft_record evs[] = { enter(5000, 0, 0), enter(6000, 0, 1) };
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { 2 }, dropped[] = { 0 };
+
+    char path[160], name[WEFT_JOURNAL_NAME_MAX];
+
+    /* A new journal, not one more Hello in the last one. */
+    snprintf(path, sizeof path, "%s/%s", c->trace,
+             weft_journal_name(name, sizeof name, rank));
+    unlink(path);
+    j = open_journal(c, rank);
+    for (size_t i = 0; i < noff; i++)
+        defs[2 + i] = clock_offset((uint64_t)offsets[i][0], offsets[i][1]);
+    append_hello_clock(j, rank, 2, "node", res, clock);
+    append_defs(j, defs, 2 + noff);
+    append_events(j, 0, 1, 5000, evs, 2);
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+/* The archive's WEFT::CLOCK property, "" without one. */
+static void archive_clock(const char *archive_dir, char *buf, size_t len)
+{
+    char anchor[256], *v = NULL;
+    OTF2_Reader *rd;
+
+    snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive_dir);
+    rd = OTF2_Reader_Open(anchor);
+    assert_non_null(rd);
+    buf[0] = 0;
+    if (OTF2_Reader_GetProperty(rd, "WEFT::CLOCK", &v) == OTF2_SUCCESS && v)
+        snprintf(buf, len, "%s", v);
+    free(v);
+    OTF2_Reader_Close(rd);
+}
+
+/* Processes of one host reading its TSC: the archive keeps their ticks
+ * at the lowest rank's rate, also for a process whose calibration came
+ * out a kHz off (0.4 ppm; its offsets correct it), with the offsets in
+ * those ticks; a lone offset (no Goodbye's) is applied by the readers
+ * too. With a CLOCK_MONOTONIC process the archive counts ns. */
+static void test_convert_tsc_clocks(void **state)
+{
+    ctx *c = *state;
+    const uint64_t R = 2445402000u;
+    const int64_t two[2][2] = { { 1000, -500 }, { 24454020000, -500 } };
+    const int64_t lone[1][2] = { { 1000, 2000 } };
+    weft_convert_input in = { c->trace, c->archive, "tsc", 2, 0, 0, 0 };
+    weft_convert_result res;
+    archive_info a;
+    char clock[64];
+
+    write_clocked(c, 0, R, "tsc", two, 2);
+    write_clocked(c, 1, R + 1000, "tsc", lone, 1);
+    convert_ok(&in, &res);
+    assert_int_equal(res.timer_resolution, R);
+    assert_string_equal(res.clock, "tsc");
+    /* Rank 0: -500 ns is -1223 ticks. Rank 1: its ticks in the archive's
+     * rate plus 2000 ns (4891 ticks) at both ends of its events. */
+    assert_int_equal(res.time_first, 5000 - 1223 - 1);
+    assert_int_equal(res.time_last, 6000 + 4891 + 1);
+    read_archive(c->archive, &a);
+    assert_int_equal(a.resolution, R);
+    assert_int_equal(a.tmin, 5000 - 1223);
+    assert_int_equal(a.tmax, 6000 + 4891);
+    assert_true(a.offset <= a.tmin && a.offset + a.length > a.tmax);
+    archive_clock(c->archive, clock, sizeof clock);
+    assert_string_equal(clock, "tsc");
+    weft_convert_result_free(&res);
+
+    /* TSC and CLOCK_MONOTONIC: ns, the TSC's ticks scaled. */
+    write_clocked(c, 1, 1000000000, "monotonic", lone, 1);
+    convert_ok(&in, &res);
+    assert_int_equal(res.timer_resolution, 1000000000);
+    assert_string_equal(res.clock, "monotonic,tsc");
+    read_archive(c->archive, &a);
+    assert_int_equal(a.resolution, 1000000000);
+    /* Rank 0's Enter: 5000 ticks are 2045 ns, then -500 ns; rank 1's
+     * Leave at 6000 + 2000 ns. */
+    assert_int_equal(a.tmin, 2045 - 500);
+    assert_int_equal(a.tmax, 6000 + 2000);
+    archive_clock(c->archive, clock, sizeof clock);
+    assert_string_equal(clock, "monotonic,tsc");
+    weft_convert_result_free(&res);
+
+    /* Rates 1 % apart (hosts of different TSC frequencies): ns. */
+    write_clocked(c, 1, R + R / 100, "tsc", lone, 1);
+    convert_ok(&in, &res);
+    assert_int_equal(res.timer_resolution, 1000000000);
+    assert_string_equal(res.clock, "tsc");
     weft_convert_result_free(&res);
 }
 
@@ -1426,6 +1551,7 @@ int main(void)
         T(test_convert_journal_names),
         T(test_convert_no_trace_dir),
         T(test_convert_clock_covers_events),
+        T(test_convert_tsc_clocks),
         T(test_convert_empty_member),
         T(test_convert_attribute_twice),
         T(test_convert_torn_tail),

