@@ -993,6 +993,13 @@ static void conv_free(conv *c)
  * in->members is not an error: out->members says how many were found. */
 int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
 {
+    return weft__convert_trace(in, 0, out);
+}
+
+/* See convert.h. */
+int weft__convert_trace(const weft_convert_input *in, int general_only,
+                        weft_convert_result *out)
+{
     conv c;
     chunk_budget pool;
     int rc, read_all = 0;
@@ -1006,6 +1013,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     c.in = in;
     c.out = out;
     c.pool = &pool;
+    c.general_only = general_only;
     weft__otf2_sink(&c);
     rc = gather(&c, &read_all);
     if (rc == 0)

@@ -104,6 +104,12 @@ typedef struct weft_convert_result {
  * be read, out->members, locations, events and dropped say what the
  * journals hold (no archive: bytes and times are 0). */
 int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out);
+/* weft_convert_trace, with general_only set: every Enter and Leave takes
+ * the general way of the replay (replay.c), whose archive and result its
+ * short way for runs of Enters and Leaves must equal (tests compare
+ * them). */
+int weft__convert_trace(const weft_convert_input *in, int general_only,
+                        weft_convert_result *out);
 void weft_convert_result_free(weft_convert_result *out);
 
 #endif

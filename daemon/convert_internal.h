@@ -136,6 +136,8 @@ typedef struct conv {
     uint64_t absent;    /* pass 1: definitions left out because they name
                            the location group of a rank without journal */
     char absent_def[320]; /* pass 1: the first of those, said */
+    int general_only;   /* every Enter and Leave takes the general way of
+                           replay.c (tests: weft__convert_trace) */
 } conv;
 
 /* The OTF2 location id of l: rank * 2^32 + thread. */

@@ -19,6 +19,7 @@
  */
 #include "profile.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,15 +60,6 @@ void weft_profile_add(weft_profile *to, const weft_profile *from)
     }
 }
 
-static weft_profile_slot *slot_of(weft_profile_loc *l, uint32_t region)
-{
-    size_t mask = l->nslots - 1, i = (region * 2654435761u) & mask;
-
-    while (l->slots[i].key && l->slots[i].key != region + 1)
-        i = (i + 1) & mask;
-    return &l->slots[i];
-}
-
 /* The slot of region, added when new; NULL when out of memory. Growing
  * the table moves slots: the open frames learn their new place. */
 static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
@@ -83,15 +75,15 @@ static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
         q.nslots = n;
         for (size_t i = 0; i < l->nslots; i++)
             if (l->slots[i].key)
-                *slot_of(&q, l->slots[i].key - 1) = l->slots[i];
+                *weft__profile_probe(&q, l->slots[i].key - 1) = l->slots[i];
         for (size_t i = 0; i < q.depth; i++)
             if (q.stack[i].slot != WEFT_PROFILE_NO_SLOT)
-                q.stack[i].slot =
-                    (uint32_t)(slot_of(&q, q.stack[i].region) - q.slots);
+                q.stack[i].slot = (uint32_t)(
+                    weft__profile_probe(&q, q.stack[i].region) - q.slots);
         free(l->slots);
         *l = q;
     }
-    sl = slot_of(l, region);
+    sl = weft__profile_probe(l, region);
     if (!sl->key) {
         sl->key = region + 1;
         l->used++;
@@ -99,30 +91,14 @@ static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
     return sl;
 }
 
-/* Closes the innermost open frame at t. */
-void weft_profile_leave(weft_profile_loc *l, uint64_t t)
-{
-    weft_profile_frame f = l->stack[--l->depth];
-    uint64_t dur = t - f.enter;
-    weft_profile_slot *sl;
-
-    if (f.slot != WEFT_PROFILE_NO_SLOT) {
-        sl = &l->slots[f.slot];
-        sl->excl += dur > f.child ? dur - f.child : 0;
-        if (--sl->open == 0)
-            sl->incl += dur;
-    }
-    if (l->depth)
-        l->stack[l->depth - 1].child += dur;
-}
-
-/* Opens a frame of region at t. A region outside the profile
+/* Opens a frame of region at t: makes room on the stack and a slot for
+ * the region, then weft_profile_enter_fast. A region outside the profile
  * (OTF2_UNDEFINED_REGION) has a frame for the nesting, no row. 0 or
  * WEFT_ENOMEM. */
 int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
                        uint32_t region, uint64_t t)
 {
-    weft_profile_slot *sl;
+    int done;
 
     if (l->depth == l->cap) {
         size_t n = l->cap ? l->cap * 2 : 16;
@@ -132,17 +108,11 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
         l->stack = v;
         l->cap = n;
     }
-    if (region >= p->nregions) {
-        l->stack[l->depth++] =
-            (weft_profile_frame){ region, WEFT_PROFILE_NO_SLOT, t, 0 };
-        return 0;
-    }
-    if (!(sl = slot_get(l, region)))
+    if (region < p->nregions && !slot_get(l, region))
         return WEFT_ENOMEM;
-    sl->visits++;
-    sl->open++;
-    l->stack[l->depth++] =
-        (weft_profile_frame){ region, (uint32_t)(sl - l->slots), t, 0 };
+    done = weft_profile_enter_fast(l, p->nregions, region, t);
+    assert(done);
+    (void)done;
     return 0;
 }
 

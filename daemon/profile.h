@@ -75,8 +75,76 @@ void weft_profile_add(weft_profile *to, const weft_profile *from);
 /* Opens a frame of region at t on location l. 0 or WEFT_ENOMEM. */
 int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
                        uint32_t region, uint64_t t);
+
+/* The converter calls the three below for each Enter and Leave it
+ * writes, so they are inline: its loop over runs of Enters and Leaves
+ * keeps a location's weft_profile_loc in a local, where every field
+ * stays in a register. */
+
+/* The slot of region in l's table (which has slots), or the empty one
+ * where it would go. */
+static inline weft_profile_slot *weft__profile_probe(const weft_profile_loc *l,
+                                                     uint32_t region)
+{
+    size_t mask = l->nslots - 1, i = (region * 2654435761u) & mask;
+
+    while (l->slots[i].key && l->slots[i].key != region + 1)
+        i = (i + 1) & mask;
+    return &l->slots[i];
+}
+
+/* The slot of region in l's table, NULL when it has none. */
+static inline weft_profile_slot *weft__profile_find(const weft_profile_loc *l,
+                                                    uint32_t region)
+{
+    weft_profile_slot *sl;
+
+    if (!l->nslots)
+        return NULL;
+    sl = weft__profile_probe(l, region);
+    return sl->key ? sl : NULL;
+}
+
+/* Opens a frame of region at t on l (of a profile of nregions regions)
+ * when that needs no memory: there is room on the stack, and the region
+ * has a slot or is outside the profile. 1, or 0 with l unchanged (then
+ * weft_profile_enter does it). */
+static inline int weft_profile_enter_fast(weft_profile_loc *l,
+                                          size_t nregions, uint32_t region,
+                                          uint64_t t)
+{
+    weft_profile_slot *sl = NULL;
+
+    if (l->depth == l->cap)
+        return 0;
+    if (region < nregions) {
+        if (!(sl = weft__profile_find(l, region)))
+            return 0;
+        sl->visits++;
+        sl->open++;
+    }
+    l->stack[l->depth++] = (weft_profile_frame){
+        region, sl ? (uint32_t)(sl - l->slots) : WEFT_PROFILE_NO_SLOT, t, 0
+    };
+    return 1;
+}
+
 /* Closes l's innermost open frame at t (there must be one). */
-void weft_profile_leave(weft_profile_loc *l, uint64_t t);
+static inline void weft_profile_leave(weft_profile_loc *l, uint64_t t)
+{
+    weft_profile_frame f = l->stack[--l->depth];
+    uint64_t dur = t - f.enter;
+
+    if (f.slot != WEFT_PROFILE_NO_SLOT) {
+        weft_profile_slot *sl = &l->slots[f.slot];
+        sl->excl += dur > f.child ? dur - f.child : 0;
+        if (--sl->open == 0)
+            sl->incl += dur;
+    }
+    if (l->depth)
+        l->stack[l->depth - 1].child += dur;
+}
+
 /* Location l (OTF2 id `location`) is done: closes what is still open at
  * `end`, adds it to p's sums, adds its top rows to p->rows and frees
  * its tables. 0 or WEFT_ENOMEM. */

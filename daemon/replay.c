@@ -84,7 +84,8 @@ static void wrote(conv *c, const member *m, loc *l, uint64_t t)
 /* ---- nesting (issue #11) ----------------------------------------------
  * Every location of the archive nests: each Leave closes the innermost
  * open region. l->prof.stack is what is open, and these functions are the
- * only writers of Enter and Leave:
+ * only writers of Enter and Leave (but for replay_enter_leave's inline
+ * copy of their common case):
  *   - a Leave of a region open further down first leaves the regions
  *     above it, at its time; a Leave of a region that is not open is not
  *     written (a lost Enter: records dropped in a gap, or a client bug);
@@ -110,6 +111,15 @@ static OTF2_AttributeList *nest_mark(conv *c)
     return c->nest_al;
 }
 
+/* Fails c: libotf2 refused `what` (an Enter, a Leave) at t on l. */
+static int refused(conv *c, const member *m, const loc *l, const char *what,
+                   uint64_t t, OTF2_ErrorCode orc)
+{
+    return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": libotf2 "
+                           "refused %s at %" PRIu64 ": %s", m->path,
+                           l->thread, what, t, weft__otf2_msg(orc));
+}
+
 /* Writes an Enter of region at t on l: the journal's record r with
  * attributes al, or without r one of its own (`added` says nesting added
  * it). */
@@ -126,9 +136,7 @@ static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
             : OTF2_EvtWriter_Enter(l->w, al, t, region);
 
     if (orc != OTF2_SUCCESS)
-        return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
-                               "libotf2 refused an Enter at %" PRIu64 ": %s",
-                               m->path, l->thread, t, weft__otf2_msg(orc));
+        return refused(c, m, l, "an Enter", t, orc);
     if ((rc = weft_profile_enter(&c->prof, &l->prof, region, t)) < 0)
         return weft__conv_fail(c, rc, "out of memory");
     wrote(c, m, l, t);
@@ -152,9 +160,7 @@ static int nest_leave_top(conv *c, member *m, loc *l, uint64_t t,
             : OTF2_EvtWriter_Leave(l->w, al, t, region);
 
     if (orc != OTF2_SUCCESS)
-        return weft__conv_fail(c, WEFT_EOTF2, "%s: thread %" PRIu32 ": "
-                               "libotf2 refused a Leave at %" PRIu64 ": %s",
-                               m->path, l->thread, t, weft__otf2_msg(orc));
+        return refused(c, m, l, "a Leave", t, orc);
     weft_profile_leave(&l->prof, t);
     wrote(c, m, l, t);
     c->added += added != 0;
@@ -267,39 +273,84 @@ typedef struct entry {
 /* The short way of Enters and Leaves (those of members that count ns):
  * replays those that come next, read in place with the region ids mapped
  * through `table`, and leaves anything else (another record, a region
- * the table lacks, a time going back) to the decoder. 0 or the code of a
+ * the table lacks, a time going back) to the decoder. What nesting and
+ * the profile do with them is nest_enter's and nest_leave's, done here
+ * inline with l's profile stack, event count and last time in locals
+ * while nothing else is to be done: an Enter with room on the stack of a
+ * region the location has a profile slot for, a Leave of the innermost
+ * open region. Anything else (the first Enter of a region, a deeper
+ * stack, a Leave that does not match) goes to nest_enter or nest_leave
+ * with the locals put back. The archive and profile are the same either
+ * way (tests compare them: weft__convert_trace). 0 or the code of a
  * failure. */
 static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
 {
     conv *c = x->c;
     member *m = x->m;
     loc *l = x->l;
+    OTF2_EvtWriter *w = l->w;
     weft_el_run run = weft_el_begin(&x->d), at = run;
+    weft_profile_loc p = l->prof;
+    size_t nregions = c->prof.nregions;
+    uint64_t events = l->events, last = l->last_time, n = 0;
+    int each_time = m->noffsets != 0;  /* see wrote() */
     uint32_t type, region;
-    uint64_t n = 0;
-    int rc;
+    int rc = 0;
 
     while (table && weft_el_next(&run, &type, &region)) {
         uint32_t g = region < ntable ? table[region] : 0;
+        uint64_t t = run.time;
+        OTF2_ErrorCode orc;
         if ((!g && region != OTF2_UNDEFINED_REGION) ||
-            (l->events && run.time < l->last_time)) {
+            (events && t < last)) {
             run = at;  /* unread: the general way says what is wrong */
             break;
         }
         n++;
-        region = g ? g - 1u : region;
-        rc = type == WEFT_REC_Enter
-                 ? nest_enter(c, m, l, region, run.time, NULL, NULL, 0)
-                 : nest_leave(c, m, l, region, run.time, NULL, NULL);
-        if (rc < 0) {
-            x->n += n;
-            return rc;
-        }
         at = run;
+        region = g ? g - 1u : region;
+        if (type == WEFT_REC_Enter &&
+            weft_profile_enter_fast(&p, nregions, region, t)) {
+            if ((orc = OTF2_EvtWriter_Enter(w, NULL, t, region)) !=
+                OTF2_SUCCESS) {
+                rc = refused(c, m, l, "an Enter", t, orc);
+                break;
+            }
+        } else if (type == WEFT_REC_Leave && p.depth &&
+                   p.stack[p.depth - 1].region == region) {
+            weft_profile_leave(&p, t);
+            if ((orc = OTF2_EvtWriter_Leave(w, NULL, t, region)) !=
+                OTF2_SUCCESS) {
+                rc = refused(c, m, l, "a Leave", t, orc);
+                break;
+            }
+        } else {
+            l->prof = p;
+            l->events = events;
+            l->last_time = last;
+            rc = type == WEFT_REC_Enter
+                     ? nest_enter(c, m, l, region, t, NULL, NULL, 0)
+                     : nest_leave(c, m, l, region, t, NULL, NULL);
+            if (rc < 0) {
+                x->n += n;  /* l holds what was done */
+                return rc;
+            }
+            p = l->prof;
+            events = l->events;
+            last = l->last_time;
+            continue;
+        }
+        if (each_time || !events)
+            note_time(c, m, t);
+        events++;
+        last = t;
     }
+    l->prof = p;
+    l->events = events;
+    l->last_time = last;
     x->n += n;
     weft_el_end(&run, &x->d);
-    return 0;
+    return rc;
 }
 
 /* Replays event r, the x->n-th of the entry, decoded: mapped to global
@@ -363,8 +414,10 @@ static int replay_events(conv *c, member *m, loc *l,
     weft_decoder_init(&x.d, e->payload, e->len, 1, e->base_time);
     /* Members that count ns have nothing to rescale: their Enter and
      * Leave take the short way. */
-    table = m->rescale ? NULL : weft_unify_id_table(c->u, m->rank,
-                                                    WEFT_REF_REGION, &ntable);
+    table = m->rescale || c->general_only
+                ? NULL
+                : weft_unify_id_table(c->u, m->rank, WEFT_REF_REGION,
+                                      &ntable);
     for (;;) {
         if ((rc = replay_enter_leave(&x, table, ntable)) < 0)
             goto out;

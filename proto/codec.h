@@ -85,9 +85,26 @@ static inline void weft_el_end(const weft_el_run *r, weft_decoder *d)
 static inline int weft_el_next(weft_el_run *r, uint32_t *type,
                                uint32_t *region)
 {
-    const uint8_t *p;
+    const uint8_t *p = r->p;
     uint64_t dt, reg;
 
+    /* Most of them: a delta of one or two bytes (below 16384 ticks), a
+     * region of one. */
+    if (r->end - p >= 4 &&
+        (p[0] == WEFT_REC_Enter || p[0] == WEFT_REC_Leave)) {
+        uint32_t d = p[1], k = 2;
+        if (d & 0x80) {
+            d = (d & 0x7f) | (uint32_t)p[2] << 7;
+            k = 3;
+        }
+        if (!((p[k - 1] | p[k]) & 0x80) && d <= UINT64_MAX - r->time) {
+            *type = p[0];
+            *region = p[k];
+            r->time += d;
+            r->p = p + k + 1;
+            return 1;
+        }
+    }
     if (r->p >= r->end ||
         (*r->p != WEFT_REC_Enter && *r->p != WEFT_REC_Leave))
         return 0;

@@ -7,7 +7,8 @@
  * member that only said Hello is one location with no events; decreasing
  * timestamps, a corrupt or torn tail (named by file and offset), a wrong
  * trace size, an undefined reference and bad journal names each fail with
- * a message naming the journal.
+ * a message naming the journal. The short way of runs of Enters and
+ * Leaves gives the archive and result of the general way.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1085,6 +1086,8 @@ static void assert_same_result(const weft_convert_result *a,
     assert_int_equal(a->timer_resolution, b->timer_resolution);
     assert_int_equal(a->dropped, b->dropped);
     assert_int_equal(a->profile_anomalies, b->profile_anomalies);
+    assert_int_equal(a->nesting_added, b->nesting_added);
+    assert_int_equal(a->nesting_unmatched, b->nesting_unmatched);
     assert_int_equal(a->nlocations, b->nlocations);
     for (size_t i = 0; i < a->nlocations; i++) {
         const weft_location_row *x = &a->locations[i], *y = &b->locations[i];
@@ -1333,6 +1336,188 @@ static void test_convert_short_of_goodbye(void **state)
     weft_convert_result_free(&res);
 }
 
+/* ---- the short way of Enters and Leaves (issue #16) --------------------- */
+
+#define WILD_REGIONS 40  /* more than a profile table's first 16 slots and
+                            a profile stack's first 16 frames */
+#define WILD_BATCHES 12
+#define WILD_EVENTS 700  /* per random batch */
+
+static uint32_t wild_next(uint32_t *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return *seed >> 16;
+}
+
+/* Appends events evs[0..n) as batch seq of thread (base: the first
+ * event's time) and counts them in *count. */
+static void append_wild(weft_journal *j, uint32_t thread, uint64_t seq,
+                        const weft_record *evs, size_t n, uint64_t *count)
+{
+    append_events(j, thread, seq, evs[0].time, evs, n);
+    *count += n;
+}
+
+/* Member `rank` of 2 for the short way against the general way: regions
+ * 0..WILD_REGIONS-1, numbered the other way round by rank 1 (its table
+ * maps them), rank 1 with ClockOffsets (each of its events may widen the
+ * time range). Thread 0 opens with what the short way hands to nest_enter
+ * and nest_leave (a region's first Enter, a table and a stack that grow
+ * under open frames, recursion, the undefined region, a Leave of a region
+ * open further down, a Leave of one not open, MeasurementOnOff gaps, equal
+ * times); then both threads have batches of random Enters and Leaves
+ * (mostly of the innermost region, some of another or of none open,
+ * now and then a gap), regions open at the end. */
+static void write_wild_member(const ctx *c, uint32_t rank)
+{
+    weft_journal *j = open_journal(c, rank);
+    weft_record defs[2 * WILD_REGIONS + 4], *evs;
+    char names[WILD_REGIONS][16];
+    uint32_t threads[] = { 0, 1 };
+    uint64_t events[] = { 0, 0 }, dropped[] = { 0, 0 };
+    uint64_t t = 1000;
+    uint32_t seed = 7 + rank;
+    size_t n = 0, nd = 0;
+
+    evs = calloc(WILD_EVENTS + 4 * WILD_REGIONS + 64, sizeof *evs);
+    assert_non_null(evs);
+    for (uint32_t i = 0; i < WILD_REGIONS; i++) {
+        uint32_t name = rank ? WILD_REGIONS - 1 - i : i;
+        snprintf(names[i], sizeof names[i], "r%u", name);
+        defs[nd++] = str(i, names[i]);
+    }
+    for (uint32_t i = 0; i < WILD_REGIONS; i++)
+        defs[nd++] = region(i, i, 100 + (rank ? WILD_REGIONS - 1 - i : i));
+    if (rank) {
+        /* A peak in the middle: the latest event on weftd's clock is
+         * neither a location's first nor its last. */
+        static const uint64_t at[] = { 1000, 5000, 9000, 30000 };
+        for (int k = 0; k < 4; k++) {
+            memset(&defs[nd], 0, sizeof defs[nd]);
+            defs[nd].type = WEFT_REC_ClockOffset;
+            defs[nd].u.ClockOffset.time = at[k];
+            defs[nd].u.ClockOffset.offset = k == 1 ? 100000 : 0;
+            nd++;
+        }
+    }
+    append_hello(j, rank, 2, rank ? "node-b" : "node-a");
+    append_defs(j, defs, nd);
+
+    /* Thread 0, by hand. */
+    evs[n++] = enter(t, 0, 0);
+    for (int k = 0; k < 2; k++) {            /* first and second visit */
+        evs[n++] = enter(t += 2, 1, 0);
+        evs[n++] = enter(t += 3, 1, 1);
+    }
+    evs[n++] = enter(t += 1, 2, 0);          /* recursion */
+    evs[n++] = enter(t += 1, 2, 0);
+    evs[n++] = enter(t += 4, 2, 1);
+    evs[n++] = enter(t, 2, 1);               /* equal times */
+    for (int k = 0; k < 2; k++) {            /* deep, then again */
+        for (uint32_t r = 3; r < WILD_REGIONS; r++)
+            evs[n++] = enter(t += 1, r, 0);
+        for (uint32_t r = WILD_REGIONS; r-- > 3;)
+            evs[n++] = enter(t += 2, r, 1);
+    }
+    evs[n++] = enter(t += 1, OTF2_UNDEFINED_REGION, 0);
+    evs[n++] = enter(t += 1, 5, 0);
+    evs[n++] = enter(t += 1, OTF2_UNDEFINED_REGION, 1); /* leaves 5 */
+    evs[n++] = enter(t += 1, 6, 0);
+    evs[n++] = enter(t += 1, 7, 0);
+    evs[n++] = enter(t += 1, 8, 0);
+    evs[n++] = enter(t += 1, 6, 1);          /* leaves 8 and 7 first */
+    evs[n++] = enter(t += 1, 9, 1);          /* not open */
+    evs[n++] = enter(t += 1, 10, 0);
+    append_wild(j, 0, 1, evs, n, &events[0]);
+    n = 0;
+    evs[n++] = enter(t += 1, 11, 0);
+    evs[n] = onoff(t += 5, OTF2_MEASUREMENT_OFF);
+    n++;
+    evs[n++] = enter(t += 1, 12, 0);         /* in the gap */
+    evs[n] = onoff(t += 1, OTF2_MEASUREMENT_OFF);
+    n++;
+    evs[n] = onoff(t += 1, OTF2_MEASUREMENT_ON);
+    n++;
+    evs[n++] = enter(t += 1, 12, 1);
+    evs[n++] = enter(t += 1, 11, 1);
+    evs[n++] = enter(t += 1, 10, 1);
+    append_wild(j, 0, 2, evs, n, &events[0]);
+
+    /* Both threads, at random. */
+    for (uint64_t b = 0; b < WILD_BATCHES; b++) {
+        for (uint32_t th = 0; th < 2; th++) {
+            n = 0;
+            while (n < WILD_EVENTS) {
+                uint32_t x = wild_next(&seed) % 100;
+                uint32_t r = wild_next(&seed) % WILD_REGIONS;
+                t += wild_next(&seed) % 3;
+                if (x < 45)
+                    evs[n++] = enter(t, x < 2 ? OTF2_UNDEFINED_REGION : r,
+                                     0);
+                else if (x < 97)
+                    evs[n++] = enter(t, r, 1); /* mostly the innermost:
+                                                  see below */
+                else {
+                    evs[n] = onoff(t, x == 99 ? OTF2_MEASUREMENT_ON
+                                              : OTF2_MEASUREMENT_OFF);
+                    n++;
+                }
+            }
+            /* Make most Leaves leave the innermost open region. */
+            {
+                uint32_t open[WILD_EVENTS];
+                size_t depth = 0;
+                for (size_t i = 0; i < n; i++) {
+                    if (evs[i].type == WEFT_REC_Enter)
+                        open[depth++] = evs[i].u.Enter.region;
+                    else if (evs[i].type == WEFT_REC_Leave && depth &&
+                             wild_next(&seed) % 16)
+                        evs[i].u.Leave.region = open[--depth];
+                }
+            }
+            append_wild(j, th, 3 + b, evs, n, &events[th]);
+        }
+    }
+    append_goodbye(j, 2, threads, events, dropped);
+    weft_journal_close(j);
+    free(evs);
+}
+
+/* Two members whose Enters and Leaves give the short way every case it
+ * hands on convert to the same archive (files byte for byte, otf2-print
+ * output) and the same result (profile rows, nesting figures) as when
+ * they all take the general way; with 1 and 2 threads. */
+static void test_convert_short_way_identical(void **state)
+{
+    ctx *c = *state;
+    static const struct { unsigned threads; int general_only; } runs[] = {
+        { 1, 1 }, { 1, 0 }, { 2, 0 }
+    };
+    weft_convert_result res[3];
+    char dirs[3][80];
+
+    write_wild_member(c, 0);
+    write_wild_member(c, 1);
+    for (size_t k = 0; k < 3; k++) {
+        weft_convert_input in = { c->trace, dirs[k], "short way", 2,
+                                  runs[k].threads, 0, 0 };
+        int rc;
+        snprintf(dirs[k], sizeof dirs[k], "%s/w%zu", c->dir, k);
+        rc = weft__convert_trace(&in, runs[k].general_only, &res[k]);
+        if (rc)
+            print_error("convert (run %zu): %s\n", k, res[k].error);
+        assert_int_equal(rc, 0);
+    }
+    /* The cases are there. */
+    assert_int_equal(res[0].nlocations, 4);
+    assert_true(res[0].nesting_added > 100);
+    assert_true(res[0].nesting_unmatched > 100);
+    assert_true(res[0].profile_anomalies > res[0].nesting_unmatched);
+    assert_true(res[0].nregions > 4 * WILD_REGIONS);
+    assert_true(res[0].time_last > 100000);  /* rank 1's peak */
+    assert_all_same(res, dirs, 3);
+}
+
 /* A member of MANY_THREADS threads (two batches each, the first resent
  * after the second), regions 0..2, no Goodbye. */
 #define MANY_THREADS 9
@@ -1562,6 +1747,7 @@ int main(void)
         T(test_convert_threads_error),
         T(test_convert_nesting),
         T(test_convert_short_of_goodbye),
+        T(test_convert_short_way_identical),
         T(test_convert_memory_bound),
         T(test_convert_conflict_keeps_first),
         T(test_convert_absent_location_group),

@@ -4,7 +4,8 @@
  * unprofiled frames; frames still open when a location ends; a table
  * that grows under open frames; the top rows of a location against its
  * sums; sums added across profiles; the result's order, names and
- * seconds. (The profile of whole archives is tested in test_convert.c.)
+ * seconds; the inline Enter that needs no memory and when it declines.
+ * (The profile of whole archives is tested in test_convert.c.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,45 @@ static void test_growth_under_open_frames(void **state)
     }
 }
 
+/* weft_profile_enter_fast opens a frame only when that needs no memory:
+ * not for a region without a slot, nor on a full stack (l unchanged
+ * then); it does for a region outside the profile, and after
+ * weft_profile_enter made room. Both give the same sums. */
+static void test_enter_fast(void **state)
+{
+    fixture *f = *state;
+    weft_profile_loc before;
+
+    assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS, 3, 0), 0);
+    assert_int_equal(f->l.depth, 0);
+    assert_null(f->l.stack);
+    open_frame(f, 3, 0);                 /* room for 16, a slot for 3 */
+    weft_profile_leave(&f->l, 5);
+    before = f->l;
+    assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS, 4, 5), 0);
+    assert_memory_equal(&before, &f->l, sizeof before);
+    assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS, 3, 5), 1);
+    assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS,
+                                             (uint32_t)NREGIONS + 7, 6), 1);
+    assert_int_equal(f->l.stack[1].slot, WEFT_PROFILE_NO_SLOT);
+    for (uint64_t t = 7; f->l.depth < f->l.cap; t++)
+        assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS, 3, t), 1);
+    before = f->l;
+    assert_int_equal(weft_profile_enter_fast(&f->l, NREGIONS, 3, 100), 0);
+    assert_memory_equal(&before, &f->l, sizeof before);
+    open_frame(f, 3, 100);               /* the stack grows */
+    assert_true(f->l.cap > before.cap);
+    while (f->l.depth)
+        weft_profile_leave(&f->l, 200);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 200), 0);
+    /* 3: 0..5, then entered at 5, 7, 8, ..., 20 and 100 and all left at
+     * 200: 17 visits; inclusive time 5 and that of the outermost of the
+     * second lot (5..200). */
+    assert_int_equal(f->p.sum[3].visits, 17);
+    assert_int_equal(f->p.sum[3].incl, 5 + 195);
+    assert_int_equal(f->p.sum[4].visits, 0);
+}
+
 /* A location keeps its `keep` rows of most exclusive time; the sums keep
  * every region. Equal times go by region id. */
 static void test_top_rows(void **state)
@@ -265,6 +305,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_at_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_growth_under_open_frames, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_enter_fast, setup, teardown),
         cmocka_unit_test_setup_teardown(test_top_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_and_result, setup,
                                         teardown),
