@@ -659,6 +659,17 @@ static int prepare_offsets(conv *c, member *m)
         m->offsets[m->noffsets].offset = r->u.ClockOffset.offset;
         m->noffsets++;
     }
+    /* Corrected time t + offset(t) grows with t where the offset falls by
+     * less than half a tick per tick (rounding the interpolated offset
+     * then takes at most one tick back): true of any real clock. */
+    for (size_t i = 1; i < m->noffsets; i++) {
+        long double dt = (long double)m->offsets[i].time -
+                         (long double)m->offsets[i - 1].time,
+                    doff = (long double)m->offsets[i].offset -
+                           (long double)m->offsets[i - 1].offset;
+        if (dt > 0 && 2 * doff <= -dt)
+            m->each_time = 1;
+    }
     return 0;
 }
 

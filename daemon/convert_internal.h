@@ -74,6 +74,10 @@ typedef struct member {
     weft_record *local_defs; /* WEFT_DF_LOCAL records (scalars only) */
     size_t nlocal, local_cap;
     int rescale;        /* its ticks are scaled to the trace's ns */
+    int each_time;      /* its corrected times may fall where its ticks
+                           grow (offsets falling faster than time): the
+                           time range is widened by every event, not by
+                           a location's first and last (replay.c) */
     weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
     size_t noffsets;
     /* Pass 2, set by the worker that replayed it: */

@@ -70,12 +70,14 @@ static void rescale_event(const member *m, weft_record *r)
             r->u.BufferFlush.stopTime, m->timer_resolution);
 }
 
-/* Counts an event at time t written to location l of m. Without
- * ClockOffsets a location's times only grow: its first event widens the
- * time range here, its last when its writer is closed. */
+/* Counts an event at time t written to location l of m. A location's
+ * times only grow, and so do their corrected times unless m's
+ * ClockOffsets fall faster than time passes (m->each_time): its first
+ * event widens the time range here, its last when its writer is closed;
+ * else every event does. */
 static void wrote(conv *c, const member *m, loc *l, uint64_t t)
 {
-    if (m->noffsets || !l->events)
+    if (m->each_time || !l->events)
         note_time(c, m, t);
     l->events++;
     l->last_time = t;
@@ -293,7 +295,7 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
     weft_profile_loc p = l->prof;
     size_t nregions = c->prof.nregions;
     uint64_t events = l->events, last = l->last_time, n = 0;
-    int each_time = m->noffsets != 0;  /* see wrote() */
+    int each_time = m->each_time;  /* see wrote() */
     uint32_t type, region;
     int rc = 0;
 
@@ -472,7 +474,7 @@ static int close_writers(conv *c, member *m)
         OTF2_ErrorCode orc, corc;
         if (!l->w)
             continue;
-        if (l->events && !m->noffsets)
+        if (l->events && !m->each_time)
             note_time(c, m, l->last_time);  /* see wrote() */
         orc = OTF2_EvtWriter_GetNumberOfEvents(l->w, &n);
         if (orc == OTF2_SUCCESS && n != l->events)
