@@ -17,16 +17,17 @@
  * kernel's current clocksource is "tsc": then the kernel has checked it
  * (synchronized across CPUs, stable) and computes CLOCK_MONOTONIC_RAW from
  * it with its own frequency, tsc_khz, a whole number of kHz. The
- * frequency measured against CLOCK_MONOTONIC_RAW is that one, and rounded
- * to kHz it is exactly that one: every process of a host gets the same
- * resolution, so weftd keeps their ticks as they are (convert.c). The
- * measurement runs from the moment the library is loaded (a constructor
- * takes the first reading) to weft_open, which sleeps only what is
- * missing of WEFT__TSC_CALIBRATE_NS: nothing for a program that opens
- * late (MPI_Init), at most 10 ms otherwise. Over 10 ms the error was
- * below 0.05 ppm here (rounding needs < 0.2 ppm at 2.4 GHz); what a
- * wrong kHz would leave, the ClockOffsets measured at open and before the
- * Goodbye correct, linearly.
+ * frequency measured against CLOCK_MONOTONIC_RAW is that one, within the
+ * measurement's error, and is rounded to kHz. The measurement runs from
+ * the moment the library is loaded (a constructor takes the first
+ * reading) to weft_open, which sleeps only what is missing of
+ * WEFT__TSC_CALIBRATE_NS: nothing for a program that opens late
+ * (MPI_Init), at most 2 ms for one that opens at start (a short command
+ * under `weft run`). Over 2 ms the error was about 1 ppm (rms, up to 3)
+ * here, over 20 ms 0.02; processes that measured long enough get the
+ * kernel's kHz exactly. weftd keeps the ticks of processes within 10 ppm
+ * of each other (convert.c), and the ClockOffsets measured at open and
+ * before the Goodbye correct the rest, linearly.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -45,7 +46,7 @@
 
 /* The TSC is calibrated over at least this long: from the library's
  * load to weft_open, plus a sleep if that was shorter. */
-#define WEFT__TSC_CALIBRATE_NS 10000000u
+#define WEFT__TSC_CALIBRATE_NS 2000000u
 /* Where the kernel says which clocksource it uses. */
 #define WEFT__CLOCKSOURCE \
     "/sys/devices/system/clocksource/clocksource0/current_clocksource"

@@ -33,11 +33,14 @@
  * ns), which go to the local definitions of the member's locations;
  * readers (otf2-print, the otf2 Python module) apply them, interpolating
  * linearly between them. The archive's timer resolution is the members'
- * common one (the processes of one host that read its TSC share the
- * kernel's frequency, client/timer.c): then a member's offsets are
- * written in its ticks, so the archive's global clock is weftd's
- * CLOCK_MONOTONIC counted at that rate. When members differ (hosts with
- * different TSC rates, or TSC and CLOCK_MONOTONIC) it is 1 ns and the
+ * rate, the lowest rank's, when every member counts at it or within 10
+ * ppm of it with ClockOffsets (the processes of one host that read its
+ * TSC measure the kernel's frequency within a few ppm, client/timer.c):
+ * the members' ticks stay as they are and their offsets are written in
+ * archive ticks, exactly (offset_ticks), so the archive's global clock
+ * is weftd's CLOCK_MONOTONIC counted at that rate. When members differ
+ * more (hosts with different TSC rates, or TSC and CLOCK_MONOTONIC
+ * processes without offsets) it is 1 ns and the
  * timestamps of the other members (event times, BufferFlush stopTime,
  * ClockOffset times, the Hello's clock_at_realtime) are scaled to ns.
  * ClockProperties' globalOffset and traceLength, and the catalog's time
@@ -583,9 +586,12 @@ uint64_t weft__conv_corrected(const member *m, uint64_t t)
 static int64_t offset_ticks(const member *m, uint64_t t, int64_t off_ns,
                             uint64_t res)
 {
-    long double g = ((long double)t * 1e9L / (long double)m->timer_resolution +
-                     (long double)off_ns) * (long double)res / 1e9L -
-                    (long double)t;
+    /* At one rate t cancels out: leave it out, so that a huge t does not
+     * cost the offset its last bits. */
+    long double g = m->timer_resolution == res
+        ? (long double)off_ns * (long double)res / 1e9L
+        : ((long double)t * 1e9L / (long double)m->timer_resolution +
+           (long double)off_ns) * (long double)res / 1e9L - (long double)t;
 
     return (int64_t)(g < 0 ? g - 0.5L : g + 0.5L);
 }
