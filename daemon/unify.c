@@ -318,6 +318,21 @@ static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
     uint64_t v = 0;
     int rc;
 
+    if (d->is_scalar) {  /* most events: no array to copy */
+        for (unsigned i = 0; i < d->nfields; i++) {
+            const weft_field_desc *f = &d->fields[i];
+            unsigned kind;
+            if (!may_refer(f) ||
+                (kind = weft_field_kind(r, d, f, 0)) == WEFT_REF_NONE)
+                continue;
+            rc = map_value(u, m, mid, global, d, f, kind,
+                           weft_field_get(r, f), &v, err, errlen);
+            if (rc < 0)
+                return rc;
+            weft_field_set(r, f, v);
+        }
+        return 0;
+    }
     for (unsigned i = 0; i < d->nfields; i++) {
         const weft_field_desc *f = &d->fields[i];
         if (array_refers(d, r, f)) {

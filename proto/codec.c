@@ -136,6 +136,37 @@ static int get_value(weft_decoder *d, const weft_rec_desc *rd,
     return get_wire(d, rd, f, f->wire, f->size, v);
 }
 
+/* The short way of decode_fields for a record of scalar fields only
+ * (rd->is_scalar): each one read, checked and stored in line; the first
+ * value that needs more (a long varint, one out of range, the end of
+ * the input) goes to get_value, which says what is wrong. */
+static int decode_scalars(weft_decoder *d, const weft_rec_desc *rd,
+                          weft_record *rec)
+{
+    const uint8_t *p = d->p, *end = d->end;
+    int rc;
+
+    for (unsigned i = 0; i < rd->nfields; i++) {
+        const weft_field_desc *f = &rd->fields[i];
+        uint64_t v;
+        if ((f->wire == WEFT_WIRE_U || f->wire == WEFT_WIRE_I) && p < end &&
+            *p < 0x80) {
+            /* One byte: fits any size; zigzag keeps it within 7 bits. */
+            v = *p++;
+            if (f->wire == WEFT_WIRE_I)
+                v = (uint64_t)weft__unzigzag(v);
+        } else {
+            d->p = p;
+            if ((rc = get_value(d, rd, f, &v)) < 0)
+                return rc;
+            p = d->p;
+        }
+        weft_field_set(rec, f, v);
+    }
+    d->p = p;
+    return 0;
+}
+
 /* Decodes the fields of rd into rec; strings and arrays go to s. */
 static int decode_fields(weft_decoder *d, const weft_rec_desc *rd,
                          weft_record *rec, weft_scratch *s)
@@ -146,6 +177,8 @@ static int decode_fields(weft_decoder *d, const weft_rec_desc *rd,
     int rc;
 
     assert(rd->nfields <= MAX_FIELDS);
+    if (rd->is_scalar)
+        return decode_scalars(d, rd, rec);
     s->len = 0;
     for (unsigned i = 0; i < rd->nfields; i++) {
         const weft_field_desc *f = &rd->fields[i];

@@ -237,8 +237,11 @@ static void finish(weft_rec_desc *d)
 {
     weft_field_desc *fields = (weft_field_desc *)d->fields;
 
+    d->is_scalar = 1;
     for (unsigned i = 0; i < d->nfields; i++) {
         weft_field_desc *f = &fields[i];
+        if (f->is_array || f->wire == WEFT_WIRE_Z || f->wire == WEFT_WIRE_T)
+            d->is_scalar = 0;
         f->sel = resolve(d, f->sel, f->link);
         f->count_ref = resolve(d, f->count_ref, f->link);
         f->decl_ref = resolve(d, f->decl_ref, f->link);
@@ -327,105 +330,8 @@ int weft_ref_kind_has_decl(unsigned kind)
 
 /* ---- field access ------------------------------------------------------------ */
 
-static uint64_t load(const void *p, unsigned size, int is_signed)
-{
-    switch (size) {
-    case 1: return is_signed ? (uint64_t)(int64_t)*(const int8_t *)p
-                             : *(const uint8_t *)p;
-    case 2: { uint16_t v; memcpy(&v, p, 2);
-              return is_signed ? (uint64_t)(int64_t)(int16_t)v : v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4);
-              return is_signed ? (uint64_t)(int64_t)(int32_t)v : v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
+/* The accessors are inline in record.h. */
 
-static void store(void *p, unsigned size, uint64_t v)
-{
-    switch (size) {
-    case 1: *(uint8_t *)p = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    default: memcpy(p, &v, 8); break;
-    }
-}
-
-void *weft_field_ptr(weft_record *r, const weft_field_desc *f)
-{
-    return (char *)r + f->offset;
-}
-
-const void *weft_field_cptr(const weft_record *r, const weft_field_desc *f)
-{
-    return (const char *)r + f->offset;
-}
-
-uint64_t weft_field_get(const weft_record *r, const weft_field_desc *f)
-{
-    assert(!f->is_array && f->wire != WEFT_WIRE_Z);
-    return load(weft_field_cptr(r, f), f->size, f->wire == WEFT_WIRE_I);
-}
-
-void weft_field_set(weft_record *r, const weft_field_desc *f, uint64_t v)
-{
-    assert(!f->is_array && f->wire != WEFT_WIRE_Z);
-    store(weft_field_ptr(r, f), f->size, v);
-}
-
-size_t weft_field_count(const weft_record *r, const weft_field_desc *f)
-{
-    assert(f->is_array);
-    return (size_t)load((const char *)r + f->count_offset, f->count_size, 0);
-}
-
-uint64_t weft_field_get_elem(const weft_record *r, const weft_field_desc *f,
-                             size_t i)
-{
-    const char *base;
-
-    assert(f->is_array);
-    memcpy(&base, weft_field_cptr(r, f), sizeof base);
-    return load(base + i * f->size, f->size, f->wire == WEFT_WIRE_I);
-}
-
-void weft_field_set_elem(weft_record *r, const weft_field_desc *f, size_t i,
-                         uint64_t v)
-{
-    char *base;
-
-    assert(f->is_array);
-    memcpy(&base, weft_field_cptr(r, f), sizeof base);
-    store(base + i * f->size, f->size, v);
-}
-
-uint64_t weft_field_value(const weft_record *r, const weft_field_desc *f,
-                          size_t i)
-{
-    return f->is_array ? weft_field_get_elem(r, f, i) : weft_field_get(r, f);
-}
-
-size_t weft_field_nvalues(const weft_record *r, const weft_field_desc *f)
-{
-    return f->is_array ? weft_field_count(r, f) : 1;
-}
-
-uint64_t weft_field_selector(const weft_record *r, const weft_rec_desc *d,
-                             const weft_field_desc *f, size_t i)
-{
-    const weft_field_desc *sf;
-
-    assert(f->sel >= 0);
-    sf = &d->fields[f->sel];
-    return sf->is_array ? weft_field_get_elem(r, sf, i) : weft_field_get(r, sf);
-}
-
-unsigned weft_field_kind(const weft_record *r, const weft_rec_desc *d,
-                         const weft_field_desc *f, size_t i)
-{
-    if (f->sel_map != WEFT_SEL_NONE)
-        return weft_sel_kind(f->sel_map, weft_field_selector(r, d, f, i));
-    return f->ref;
-}
 
 /* ---- printing ------------------------------------------------------------------ */
 

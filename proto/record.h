@@ -12,9 +12,11 @@
 #ifndef WEFT_RECORD_H
 #define WEFT_RECORD_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <otf2/OTF2_GeneralDefinitions.h>
 #include <otf2/OTF2_AttributeValue.h>
@@ -150,6 +152,9 @@ typedef struct weft_rec_desc {
                           * with) */
     uint8_t is_keyed;    /* has FK/RK fields, or its id is NATURE */
     uint8_t names_location; /* some value may be a location reference */
+    uint8_t is_scalar;   /* every field a number of its own wire (no
+                          * string, array or typed value): most events,
+                          * decoded the short way (codec.c) */
     const weft_field_desc *fields;
 } weft_rec_desc;
 
@@ -168,38 +173,133 @@ unsigned weft_ref_kind_scope(unsigned kind);
  * kind, which validation must then remember (their count and type). */
 int weft_ref_kind_has_decl(unsigned kind);
 
+/* Reference kind that selector value v maps to in map (weft_sel_map). */
+unsigned weft_sel_kind(unsigned map, uint64_t v);
+
+/* ---- field access: inline, every record of a trace goes through them
+ * (decoding, validation, id mapping) ---- */
+
+static inline uint64_t weft__load(const void *p, unsigned size, int is_signed)
+{
+    switch (size) {
+    case 1: return is_signed ? (uint64_t)(int64_t)*(const int8_t *)p
+                             : *(const uint8_t *)p;
+    case 2: { uint16_t v; memcpy(&v, p, 2);
+              return is_signed ? (uint64_t)(int64_t)(int16_t)v : v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4);
+              return is_signed ? (uint64_t)(int64_t)(int32_t)v : v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static inline void weft__store(void *p, unsigned size, uint64_t v)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+/* Pointer to the field inside the record. */
+static inline void *weft_field_ptr(weft_record *r, const weft_field_desc *f)
+{
+    return (char *)r + f->offset;
+}
+
+static inline const void *weft_field_cptr(const weft_record *r,
+                                          const weft_field_desc *f)
+{
+    return (const char *)r + f->offset;
+}
+
 /* Reads/writes a scalar field of a record as a 64-bit value (zero/sign
  * extended per the field's size and wire type). */
-uint64_t weft_field_get(const weft_record *r, const weft_field_desc *f);
-void weft_field_set(weft_record *r, const weft_field_desc *f, uint64_t v);
-/* Element i of an array field as a 64-bit value. */
-uint64_t weft_field_get_elem(const weft_record *r, const weft_field_desc *f,
-                             size_t i);
-/* Stores element i of an array field; the array must be writable. */
-void weft_field_set_elem(weft_record *r, const weft_field_desc *f, size_t i,
-                         uint64_t v);
-/* Value i of a field: the element of an array, else the scalar (i 0). */
-uint64_t weft_field_value(const weft_record *r, const weft_field_desc *f,
-                          size_t i);
-/* Number of values of a field: its count for arrays, else 1. */
-size_t weft_field_nvalues(const weft_record *r, const weft_field_desc *f);
+static inline uint64_t weft_field_get(const weft_record *r,
+                                      const weft_field_desc *f)
+{
+    assert(!f->is_array && f->wire != WEFT_WIRE_Z);
+    return weft__load(weft_field_cptr(r, f), f->size, f->wire == WEFT_WIRE_I);
+}
+
+static inline void weft_field_set(weft_record *r, const weft_field_desc *f,
+                                  uint64_t v)
+{
+    assert(!f->is_array && f->wire != WEFT_WIRE_Z);
+    weft__store(weft_field_ptr(r, f), f->size, v);
+}
+
 /* Number of elements of an array field (value of its count field). */
-size_t weft_field_count(const weft_record *r, const weft_field_desc *f);
-/* Pointer to the field inside the record. */
-void *weft_field_ptr(weft_record *r, const weft_field_desc *f);
-const void *weft_field_cptr(const weft_record *r, const weft_field_desc *f);
+static inline size_t weft_field_count(const weft_record *r,
+                                      const weft_field_desc *f)
+{
+    assert(f->is_array);
+    return (size_t)weft__load((const char *)r + f->count_offset,
+                              f->count_size, 0);
+}
+
+/* Element i of an array field as a 64-bit value. */
+static inline uint64_t weft_field_get_elem(const weft_record *r,
+                                           const weft_field_desc *f, size_t i)
+{
+    const char *base;
+
+    assert(f->is_array);
+    memcpy(&base, weft_field_cptr(r, f), sizeof base);
+    return weft__load(base + i * f->size, f->size, f->wire == WEFT_WIRE_I);
+}
+
+/* Stores element i of an array field; the array must be writable. */
+static inline void weft_field_set_elem(weft_record *r,
+                                       const weft_field_desc *f, size_t i,
+                                       uint64_t v)
+{
+    char *base;
+
+    assert(f->is_array);
+    memcpy(&base, weft_field_cptr(r, f), sizeof base);
+    weft__store(base + i * f->size, f->size, v);
+}
+
+/* Value i of a field: the element of an array, else the scalar (i 0). */
+static inline uint64_t weft_field_value(const weft_record *r,
+                                        const weft_field_desc *f, size_t i)
+{
+    return f->is_array ? weft_field_get_elem(r, f, i) : weft_field_get(r, f);
+}
+
+/* Number of values of a field: its count for arrays, else 1. */
+static inline size_t weft_field_nvalues(const weft_record *r,
+                                        const weft_field_desc *f)
+{
+    return f->is_array ? weft_field_count(r, f) : 1;
+}
+
+/* The selector value of value i of a TV/RS field f (its type or scope). */
+static inline uint64_t weft_field_selector(const weft_record *r,
+                                           const weft_rec_desc *d,
+                                           const weft_field_desc *f, size_t i)
+{
+    const weft_field_desc *sf;
+
+    assert(f->sel >= 0);
+    sf = &d->fields[f->sel];
+    return sf->is_array ? weft_field_get_elem(r, sf, i) : weft_field_get(r, sf);
+}
 
 /* The reference kind of value i of field f of r (record descriptor d):
  * f->ref for references, the kind selected by the sibling type or
  * selector for TV and RS fields, WEFT_REF_NONE for plain values. Self
  * ids count as references here. */
-unsigned weft_field_kind(const weft_record *r, const weft_rec_desc *d,
-                         const weft_field_desc *f, size_t i);
-/* The selector value of value i of a TV/RS field f (its type or scope). */
-uint64_t weft_field_selector(const weft_record *r, const weft_rec_desc *d,
-                             const weft_field_desc *f, size_t i);
-/* Reference kind that selector value v maps to in map (weft_sel_map). */
-unsigned weft_sel_kind(unsigned map, uint64_t v);
+static inline unsigned weft_field_kind(const weft_record *r,
+                                       const weft_rec_desc *d,
+                                       const weft_field_desc *f, size_t i)
+{
+    if (f->sel_map != WEFT_SEL_NONE)
+        return weft_sel_kind(f->sel_map, weft_field_selector(r, d, f, i));
+    return f->ref;
+}
 
 /* Typed values (TV fields, attribute values): how a value of OTF2_Type
  * `type` is encoded (WEFT_WIRE_U, WEFT_WIRE_I, WEFT_WIRE_X for 8 raw
