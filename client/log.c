@@ -7,6 +7,8 @@
 
 #include "client_internal.h"
 
+int weft__debug_on;
+
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
     char line[1024];

@@ -54,7 +54,6 @@
 weft__gettime_fn weft__gettime = clock_gettime;
 int weft__clock_tsc;
 uint64_t weft__clock_shift;
-int weft__debug_on;
 
 /* The first calibration reading: the TSC and CLOCK_MONOTONIC_RAW when
  * the library was loaded (0: not taken). Written before main. */

@@ -202,16 +202,18 @@ static inline void weft__store(void *p, unsigned size, uint64_t v)
     }
 }
 
-/* Pointer to the field inside the record. */
+/* Pointer to the field inside the record. Computed through an integer:
+ * GCC cannot see which member the offset picks and, inlined, would warn
+ * that a pointer-sized copy overflows `type`. */
 static inline void *weft_field_ptr(weft_record *r, const weft_field_desc *f)
 {
-    return (char *)r + f->offset;
+    return (void *)((uintptr_t)r + f->offset);
 }
 
 static inline const void *weft_field_cptr(const weft_record *r,
                                           const weft_field_desc *f)
 {
-    return (const char *)r + f->offset;
+    return (const void *)((uintptr_t)r + f->offset);
 }
 
 /* Reads/writes a scalar field of a record as a 64-bit value (zero/sign
