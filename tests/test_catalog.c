@@ -909,7 +909,8 @@ static void finish_regions(weft_catalog *c, const char *key,
     weft_trace_detail d = { 0 };
 
     assert_true(n < 8);
-    memcpy(all, reg, n * sizeof *reg);
+    if (n)
+        memcpy(all, reg, n * sizeof *reg);
     all[n] = (weft_region_row){ 0, (char *)"per-location", 99, 9.0, 9.0,
                                 NULL, 0 };
     d.regions = all;
