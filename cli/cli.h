@@ -38,6 +38,10 @@ typedef struct cli {
     int ntags;
     int reverse;             /* --reverse */
     int by_location;         /* --by-location */
+    const char *top;         /* weft compare --top N, or NULL */
+    int dir;                 /* weft path --dir */
+    const char *timeout;     /* weft wait --timeout S, or NULL */
+    int verbose;             /* weft wait -v, --verbose */
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */
@@ -61,6 +65,13 @@ int weft__cli_open_catalog(cli *c);
  * (free with weft_catalog_trace_free). Returns EXIT_OK, or EXIT_FAIL
  * after saying why. */
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row);
+/* Says on stderr why trace row has no region profile (still recording or
+ * converting, or no Enter and Leave events). Returns EXIT_FAIL. */
+int weft__cli_no_profile(const weft_trace_row *row);
+/* Says on stderr that the name `what` picked row, the newest of n > 1
+ * traces of that name, when it was taken as a name (not an id or key). */
+void weft__cli_note_name(cli *c, const char *what,
+                         const weft_trace_row *row);
 /* Is row still recording or converting (its figures not final yet)? */
 int weft__cli_row_unfinished(const weft_trace_row *row);
 /* Are row's figures live ones, what weftd received so far (it rewrites
@@ -93,6 +104,12 @@ int weft__cmd_list(cli *c);
 int weft__cmd_show(cli *c);
 int weft__cmd_profile(cli *c);
 int weft__cmd_status(cli *c);
+/* weft compare, path (compare.c, path.c): c->catalog open. */
+int weft__cmd_compare(cli *c);
+int weft__cmd_path(cli *c);
+/* weft wait (wait.c): c->catalog open; it reopens it (asks weftd again)
+ * while it polls. Returns one of the WAIT_* statuses of wait.c. */
+int weft__cmd_wait(cli *c);
 /* weft rm (rm.c): c->catalog_path resolved; it opens it read-write. */
 int weft__cmd_rm(cli *c);
 int weft__cmd_verify(cli *c);

@@ -218,6 +218,14 @@ char *weft__cli_fmt_u64(uint64_t v)
     return weft__cli_xstrdup(buf);
 }
 
+char *weft__cli_fmt_secs(double s)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof buf, "%.6f", s);
+    return weft__cli_xstrdup(buf);
+}
+
 char *weft__cli_fmt_duration(int64_t secs)
 {
     char buf[64];

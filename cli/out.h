@@ -57,6 +57,8 @@ char *weft__cli_fmt_time(int64_t t);
 /* "512 B", "1.5 KiB", ... */
 char *weft__cli_fmt_size(uint64_t bytes);
 char *weft__cli_fmt_u64(uint64_t v);
+/* Seconds with 6 decimals: "0.001250". */
+char *weft__cli_fmt_secs(double s);
 /* "1d 02h 03m 04s", "3m 05s", "7s"; "-" below 0. */
 char *weft__cli_fmt_duration(int64_t secs);
 /* PATH/traces.otf2, or NULL for an empty or NULL path. */

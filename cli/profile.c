@@ -21,14 +21,6 @@ typedef struct profile_ctx {
     size_t n;
 } profile_ctx;
 
-static char *fmt_secs(double s)
-{
-    char buf[64];
-
-    snprintf(buf, sizeof buf, "%.6f", s);
-    return weft__cli_xstrdup(buf);
-}
-
 static double pct(double part, double total)
 {
     return total > 0 ? 100.0 * part / total : 0.0;
@@ -69,8 +61,8 @@ static int profile_row(const weft_region_row *r, void *arg)
     }
     cells[k++] = weft__cli_escape(r->region);
     cells[k++] = weft__cli_fmt_u64(r->visits);
-    cells[k++] = fmt_secs(r->incl_s);
-    cells[k++] = fmt_secs(r->excl_s);
+    cells[k++] = weft__cli_fmt_secs(r->incl_s);
+    cells[k++] = weft__cli_fmt_secs(r->excl_s);
     snprintf(buf, sizeof buf, "%.1f", pct(r->excl_s, r->total_excl_s));
     cells[k++] = weft__cli_xstrdup(buf);
     weft__cli_table_add(&x->t, cells);
@@ -123,17 +115,7 @@ int weft__cmd_profile(cli *c)
         goto out;
     }
     if (x.n == 0) {
-        char *name = weft__cli_escape(row.name);
-        if (strcmp(row.state, WEFT_STATE_RECORDING) == 0 ||
-            strcmp(row.state, WEFT_STATE_CONVERTING) == 0)
-            weft__cli_fail("trace '%s' (#%" PRId64 ") is still %s: its "
-                           "profile is made when it is converted", name,
-                           row.id, row.state);
-        else
-            weft__cli_fail("trace '%s' (#%" PRId64 ") has no region "
-                           "profile (no Enter and Leave events)", name,
-                           row.id);
-        free(name);
+        weft__cli_no_profile(&row);
         goto out;
     }
     if (c->json) {

@@ -118,7 +118,6 @@ static int found_by_name(const char *what, const weft_trace_row *row)
 int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
 {
     int rc = weft_catalog_find(c->catalog, what, row);
-    uint64_t n = 0;
 
     if (rc == WEFT_ENOTFOUND) {
         char *w = weft__cli_escape(what);
@@ -130,6 +129,14 @@ int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
     }
     if (rc < 0)
         return weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
+    weft__cli_note_name(c, what, row);
+    return EXIT_OK;
+}
+
+void weft__cli_note_name(cli *c, const char *what, const weft_trace_row *row)
+{
+    uint64_t n = 0;
+
     /* Runs share names: say which one a name picked. */
     if (found_by_name(what, row) &&
         weft_catalog_count_name(c->catalog, what, &n) == 0 && n > 1) {
@@ -140,7 +147,22 @@ int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
         free(w);
         free(k);
     }
-    return EXIT_OK;
+}
+
+int weft__cli_no_profile(const weft_trace_row *row)
+{
+    char *name = weft__cli_escape(row->name);
+
+    if (weft__cli_row_unfinished(row))
+        weft__cli_fail("trace '%s' (#%" PRId64 ") is still %s: its "
+                       "profile is made when it is converted", name,
+                       row->id, row->state);
+    else
+        weft__cli_fail("trace '%s' (#%" PRId64 ") has no region "
+                       "profile (no Enter and Leave events)", name,
+                       row->id);
+    free(name);
+    return EXIT_FAIL;
 }
 
 /* "a,b" -> ["a", "b"] ("" -> []). */

@@ -8,6 +8,9 @@
  *   weft [--catalog FILE] profile TRACE [--by-location] [--limit N]
  *                              [--sort excl|incl|visits|name] [--json]
  *                                                           (profile.c)
+ *   weft [--catalog FILE] compare A B [--top N] [--json]     (compare.c)
+ *   weft [--catalog FILE] path TRACE [--dir]                 (path.c)
+ *   weft [--catalog FILE] wait TRACE [--timeout S] [-v]      (wait.c)
  *   weft [--catalog FILE] status [--json]                   (status.c)
  *   weft [--catalog FILE] verify TRACE                      (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
@@ -17,6 +20,7 @@
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
  *   weft run [-t LIST] [--trace NAME] [--server ADDR] [-v] [--]
  *            PROGRAM [ARGS...]                   (run.c, detect.c, preload.c)
+ *   weft help [COMMAND]                                      (here)
  *
  * with output helpers in out.c, the catalog and TRACE lookup in
  * resolve.c and the OTF2 archive reader in archive.c.
@@ -33,7 +37,8 @@
  * (read with weftd's own parser, daemon/config.c). rm removes only
  * SPOOL/traces/KEY, SPOOL being --spool, else that configuration's spool
  * or the catalog's directory.
- * Exit status: 0 ok, 1 not found or failed, 2 usage error. A list that
+ * Exit status: 0 ok, 1 not found or failed, 2 usage error (weft wait
+ * adds its own, 3 to 6, for the outcomes of a trace). A list that
  * matches nothing prints nothing (JSON: []) and exits 0, like git.
  * list filters and sorts in SQL (weft_catalog_query), never in C.
  * A trace still recording has live figures (what weftd received so far,
@@ -74,6 +79,9 @@
 #define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
 #define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
 #define OPT_PROFILE 64u /* --by-location, --sort, --limit */
+#define OPT_COMPARE 256u /* --top N */
+#define OPT_PATH 512u    /* --dir */
+#define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
 /* The command parses its own arguments (c->args is argv from its name
  * on), not with cli_options: weft run. */
 #define OPT_OWN_ARGS 128u
@@ -88,6 +96,8 @@ typedef struct command {
     const char *summary;     /* one line for weft --help */
     const char *help;        /* for weft NAME --help */
 } command;
+
+static int cmd_help(cli *c);
 
 static const char *const trace_help =
     "TRACE is a catalog id (12 or #12), a trace key, or a trace name (the\n"
@@ -154,6 +164,77 @@ static const command commands[] = {
       "      --sort KEY     excl (default), incl, visits (most first) or\n"
       "                     name\n"
       "  -j, --json         print a JSON object; \"regions\" is the array\n" },
+    { "compare", weft__cmd_compare, OPT_JSON | OPT_COMPARE, 2, 2, 1,
+      "A B [--top N] [--json]",
+      "compare the region profiles of two traces",
+      "Compare the region profiles of traces A and B (as 'weft profile'\n"
+      "shows them: summed over all locations), region by region, matched\n"
+      "by name: visits and exclusive seconds of each, the change of\n"
+      "exclusive time in seconds and in percent of A's. The regions whose\n"
+      "exclusive time changed most (either way) come first; a region of\n"
+      "B only is 'new', one of A only 'gone'. The last line is the total\n"
+      "of all regions. A and B are each a TRACE: 'weft compare run41\n"
+      "run42' compares the newest traces of two names; use keys or ids\n"
+      "for two runs of one name (weft list --name NAME). Exits 1 when a\n"
+      "trace has no profile (still recording, or no regions).\n"
+      "\n"
+      "      --top N     the N regions that changed most; 0: all; default\n"
+      "                  20 (the total counts all regions)\n"
+      "  -j, --json      print a JSON object: \"a\" and \"b\" (the traces\n"
+      "                  as in weft show --json), \"regions\" (region,\n"
+      "                  status both/new/gone, visits_a, visits_b,\n"
+      "                  excl_s_a, excl_s_b: null where the region is\n"
+      "                  not; change_s, change_pct: null when A's time\n"
+      "                  is 0) and \"total\" (the same figures of all\n"
+      "                  regions, with their number, new and gone)\n" },
+    { "path", weft__cmd_path, OPT_PATH, 1, 1, 1, "TRACE [--dir]",
+      "print the path of a trace's OTF2 archive",
+      "Print the path of the trace's OTF2 archive, its anchor file\n"
+      "(.../archive/traces.otf2) as OTF2 tools open it, verbatim on one\n"
+      "line:\n"
+      "\n"
+      "  otf2-print \"$(weft path run42)\"\n"
+      "\n"
+      "Exits 1, printing nothing on standard output, when the trace has no\n"
+      "archive: still recording or converting (see weft wait), failed,\n"
+      "removed by weftd's retention, or deleted outside weft.\n"
+      "\n"
+      "      --dir   the archive's directory instead (its traces.otf2,\n"
+      "              traces.def and one directory of event files)\n" },
+    { "wait", weft__cmd_wait, OPT_WAIT, 1, 1, 1,
+      "TRACE [--timeout S] [--verbose]",
+      "wait until a trace is converted (for batch scripts)",
+      "Wait until the trace is complete, partial or failed, reading the\n"
+      "catalog every 0.2 s (weftd need not run for those who can read the\n"
+      "catalog; other users' weft asks weftd every second). Prints nothing\n"
+      "when the trace is complete; otherwise one line on standard error\n"
+      "saying why, and exits with the outcome:\n"
+      "\n"
+      "  0  complete\n"
+      "  1  the catalog cannot be read (or weftd asked for it does not\n"
+      "     answer)\n"
+      "  2  usage error\n"
+      "  3  partial (the reason on standard error)\n"
+      "  4  failed (weftd may retry a failed conversion later), or\n"
+      "     removed by weftd's retention\n"
+      "  5  timeout: the trace is still recording or converting\n"
+      "  6  no such trace: none appeared before the timeout, or it was\n"
+      "     deleted from the catalog (weft rm) while waited for\n"
+      "\n"
+      "A TRACE that is not in the catalog yet is waited for until it\n"
+      "appears (a batch script may start the wait before the program's\n"
+      "first process reaches weftd), bounded by --timeout. A name is\n"
+      "resolved once, when it is first found (the newest trace of that\n"
+      "name then): give each run a name of its own in scripts, e.g.\n"
+      "WEFT_TRACE=app-$SLURM_JOB_ID, or an older complete run of the name\n"
+      "is found at once.\n"
+      "\n"
+      "      --timeout S   give up after S seconds (decimals and a unit s,\n"
+      "                    m, h or d allowed: 90, 2.5, 10m, 2h); 0: look\n"
+      "                    once; default: wait as long as it takes\n"
+      "  -v, --verbose     say on standard error when the trace appears,\n"
+      "                    each state it goes through, and when it is\n"
+      "                    complete\n" },
     { "status", weft__cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
       "show what the running weftd is doing",
       "Show the live state of the weftd that uses this catalog:\n"
@@ -264,6 +345,11 @@ static const command commands[] = {
       "asked for the recorder. Exit status: PROGRAM's; 127 when PROGRAM\n"
       "is not found, 126 when it cannot be executed, 2 on a usage error\n"
       "(an unknown recorder too).\n" },
+    { "help", cmd_help, 0, 0, 1, 0, "[COMMAND]",
+      "show the help of a command",
+      "Print the help of COMMAND, exactly as 'weft COMMAND --help' does;\n"
+      "without COMMAND, weft's usage (weft --help). An unknown COMMAND is\n"
+      "a usage error (exit 2).\n" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -299,18 +385,22 @@ static void global_help(FILE *out)
             "                         %s\n"
             "      --spool DIR        weftd's spool, for rm; default the "
             "configuration's\n"
-            "  -h, --help             this help; 'weft COMMAND --help' for "
-            "one command\n"
+            "  -h, --help             this help; 'weft COMMAND --help' "
+            "(or 'weft help\n"
+            "                         COMMAND') for one command\n"
             "  -V, --version          print the version\n"
             "\n"
             "--catalog and --spool may also follow the command. Short "
             "options of the\n"
             "commands: -j (--json), -n (--name), -s (--state), -u (--user), "
             "-t (--tag),\n"
-            "-l (--limit), -r (--reverse), -f (--force), -o (--output).\n"
+            "-l (--limit), -r (--reverse), -f (--force), -o (--output), "
+            "-v (--verbose).\n"
             "\n%s"
             "\n"
-            "Exit status: 0 ok, 1 not found or failed, 2 usage error.\n",
+            "Exit status: 0 ok, 1 not found or failed, 2 usage error "
+            "('weft help wait'\n"
+            "for the outcomes weft wait adds).\n",
             weft_config_default_path(), trace_help);
 }
 
@@ -319,7 +409,7 @@ static void command_help(const command *cmd)
     printf("Usage: weft %s%s %s\n\n%s",
            cmd->needs_catalog ? "[--catalog FILE] " : "", cmd->name,
            cmd->synopsis, cmd->help);
-    if (strstr(cmd->synopsis, "TRACE"))
+    if (strstr(cmd->synopsis, "TRACE") || strstr(cmd->help, " a TRACE"))
         printf("\n%s", trace_help);
 }
 
@@ -339,12 +429,27 @@ void weft__cli_command_help(const char *name)
     command_help(cmd);
 }
 
+/* weft help [COMMAND]: what weft --help or weft COMMAND --help prints. */
+static int cmd_help(cli *c)
+{
+    const command *cmd;
+
+    if (c->nargs == 0) {
+        global_help(stdout);
+        return EXIT_OK;
+    }
+    if (!(cmd = find_command(c->args[0])))
+        return weft__cli_usage("help", "unknown command '%s'", c->args[0]);
+    command_help(cmd);
+    return EXIT_OK;
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 /* Values of the options without a short form (above any character). */
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
-    O_SORT, O_BY_LOCATION,
+    O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -378,6 +483,10 @@ static const struct cli_option {
       "value" },
     { { "by-location", no_argument, NULL, O_BY_LOCATION }, OPT_PROFILE,
       NULL },
+    { { "top", required_argument, NULL, O_TOP }, OPT_COMPARE, "value" },
+    { { "dir", no_argument, NULL, O_DIR }, OPT_PATH, NULL },
+    { { "timeout", required_argument, NULL, O_TIMEOUT }, OPT_WAIT, "value" },
+    { { "verbose", no_argument, NULL, 'v' }, OPT_WAIT, NULL },
 };
 #define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -480,6 +589,10 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_SORT: c->sort = v; break;
     case 'l': c->limit = v; break;
     case O_BY_LOCATION: c->by_location = 1; break;
+    case O_TOP: c->top = v; break;
+    case O_DIR: c->dir = 1; break;
+    case O_TIMEOUT: c->timeout = v; break;
+    case 'v': c->verbose = 1; break;
     }
     return EXIT_OK;
 }

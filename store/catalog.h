@@ -287,6 +287,30 @@ int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
                          enum weft_region_sort sort, int64_t limit,
                          weft_catalog_region_fn fn, void *arg);
 
+/* One region of two traces' profiles side by side (weft_catalog_compare):
+ * the rows summed over all locations, matched by region name (rows of
+ * one trace with the same name are added up). */
+typedef struct weft_region_pair {
+    char *region;
+    int in_a, in_b;           /* the region is in trace a's, b's profile */
+    uint64_t visits_a, visits_b; /* 0 where the region is not */
+    double excl_a, excl_b;    /* exclusive seconds, 0 where it is not */
+    /* of all regions of the comparison, whatever the limit: */
+    uint64_t regions_a, regions_b; /* regions of each profile */
+    uint64_t total_visits_a, total_visits_b;
+    double total_excl_a, total_excl_b;
+    uint64_t regions;         /* regions of either */
+} weft_region_pair;
+
+/* Calls fn for the regions of the profiles of traces a and b, the one
+ * whose exclusive time changed most (|excl_b - excl_a|) first, then by
+ * name; at most limit rows (0: all). One query. Returns 0 after all
+ * rows (also when neither trace has a profile: no call), fn's first
+ * non-zero value, or a WEFT_E* code. */
+typedef int (*weft_catalog_pair_fn)(const weft_region_pair *row, void *arg);
+int weft_catalog_compare(weft_catalog *c, int64_t a, int64_t b,
+                         int64_t limit, weft_catalog_pair_fn fn, void *arg);
+
 /* ---- retention (weftd's daemon/retain.c) ---- */
 
 /* The oldest finished trace (complete or partial: a failed one keeps its

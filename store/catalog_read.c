@@ -475,6 +475,68 @@ out:
     return rc;
 }
 
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call.
+ * The sum rows of both traces, one side each, grouped by region (a full
+ * outer join that works on any SQLite); windows count and sum all of
+ * them before the limit cuts. */
+int weft_catalog_compare(weft_catalog *c, int64_t a, int64_t b,
+                         int64_t limit, weft_catalog_pair_fn fn, void *arg)
+{
+    static const char sql[] =
+        "SELECT region, in_a, in_b, va, vb, ea, eb,"
+        " sum(in_a) OVER (), sum(in_b) OVER (), sum(va) OVER (),"
+        " sum(vb) OVER (), sum(ea) OVER (), sum(eb) OVER (), count(*) OVER ()"
+        " FROM (SELECT region, max(in_a) AS in_a, max(in_b) AS in_b,"
+        "  sum(va) AS va, sum(vb) AS vb, sum(ea) AS ea, sum(eb) AS eb"
+        "  FROM (SELECT region, 1 AS in_a, 0 AS in_b, visits AS va, 0 AS vb,"
+        "    excl_s AS ea, 0.0 AS eb FROM regions"
+        "    WHERE trace_id = ?1 AND location_id IS NULL"
+        "   UNION ALL SELECT region, 0, 1, 0, visits, 0.0, excl_s FROM regions"
+        "    WHERE trace_id = ?2 AND location_id IS NULL)"
+        "  GROUP BY region)"
+        " ORDER BY abs(eb - ea) DESC, region LIMIT ?3";
+    sqlite3_stmt *st = NULL;
+    weft_region_pair row;
+    int rc, step;
+
+    assert(c && fn && limit >= 0);
+    rc = weft__cat_prepare(c, sql, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    sqlite3_bind_int64(st, 3, limit > 0 ? limit : -1);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.in_a = sqlite3_column_int(st, 1);
+        row.in_b = sqlite3_column_int(st, 2);
+        row.visits_a = (uint64_t)sqlite3_column_int64(st, 3);
+        row.visits_b = (uint64_t)sqlite3_column_int64(st, 4);
+        row.excl_a = sqlite3_column_double(st, 5);
+        row.excl_b = sqlite3_column_double(st, 6);
+        row.regions_a = (uint64_t)sqlite3_column_int64(st, 7);
+        row.regions_b = (uint64_t)sqlite3_column_int64(st, 8);
+        row.total_visits_a = (uint64_t)sqlite3_column_int64(st, 9);
+        row.total_visits_b = (uint64_t)sqlite3_column_int64(st, 10);
+        row.total_excl_a = sqlite3_column_double(st, 11);
+        row.total_excl_b = sqlite3_column_double(st, 12);
+        row.regions = (uint64_t)sqlite3_column_int64(st, 13);
+        if (weft__cat_col_text(st, 0, 0, &row.region) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.region);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "comparing region profiles");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* See catalog.h. */
 int weft_catalog_oldest_finished(weft_catalog *c, int64_t before,
                                  weft_trace_row *out)

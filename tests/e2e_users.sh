@@ -6,8 +6,9 @@
 # in weftd's admin_group:
 #  - the catalog and weftd.status are weftd's alone (0600), traces/ is
 #    not listable: A reads neither, and cannot read B's archive;
-#  - A's weft list, show, profile, sql, verify, export and status see
-#    A's traces only (weftd answers on its Unix socket, SO_PEERCRED);
+#  - A's weft list, show, profile, sql, verify, export, status, compare,
+#    path and wait see A's traces only (weftd answers on its Unix
+#    socket, SO_PEERCRED);
 #    any OTF2 reader opens A's archive as A (an ACL of A's);
 #  - C (admin group) and root see every trace;
 #  - A removes A's trace with weft rm, but not B's; a trace that is
@@ -142,6 +143,20 @@ ucmd "$A" ./weft export a-secret --format chrome-json -o - >"$TMP/a.trace.json" 
     fail "A cannot export A's trace"
 "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/a.trace.json" ||
     fail "A's export is not JSON"
+# compare, path and wait (#17) too; wait asks weftd again as it polls.
+out=$(ucmd "$A" ./weft compare a-secret b-secret 2>&1) && fail "A compares with B's trace: $out"
+case "$out" in *"no trace 'b-secret'"*) ;; *) fail "A compare b-secret: $out";; esac
+ucmd "$A" ./weft compare a-secret a-secret >/dev/null 2>&1 || fail "A's weft compare failed"
+[ "$(ucmd "$A" ./weft path a-secret)" = "$a_arch/traces.otf2" ] ||
+    fail "A's weft path: $(ucmd "$A" ./weft path a-secret 2>&1)"
+out=$(ucmd "$A" ./weft path b-secret 2>&1) && fail "A gets the path of B's trace: $out"
+ucmd "$A" timeout 20 ./weft wait a-secret --timeout 10 || fail "A's weft wait a-secret: exit $?"
+ucmd "$A" timeout 20 ./weft wait b-wait --timeout 1.5 >"$TMP/await.err" 2>&1
+rc=$?
+[ "$rc" -eq 6 ] || fail "A's weft wait of B's trace: exit $rc, expected 6: $(cat "$TMP/await.err")"
+ucmd "$B" timeout 20 ./weft wait b-wait --timeout 2.5 2>"$TMP/bwait.err"
+rc=$?
+[ "$rc" -eq 5 ] || fail "B's weft wait b-wait: exit $rc, expected 5: $(cat "$TMP/bwait.err")"
 
 # The archive: its owner reads it with readers nobody here wrote, others
 # do not.

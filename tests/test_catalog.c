@@ -881,6 +881,120 @@ static void test_detail_round_trip(void **state)
     weft_catalog_close(c);
 }
 
+static int seen_pair(const weft_region_pair *r, void *arg)
+{
+    seen *s = arg;
+
+    assert_true(s->n < 16);
+    snprintf(s->text[s->n++], sizeof s->text[0], "%s %d%d %llu %llu %.2f "
+             "%.2f / %llu %llu %llu %llu %llu %.2f %.2f", r->region, r->in_a,
+             r->in_b, (unsigned long long)r->visits_a,
+             (unsigned long long)r->visits_b, r->excl_a, r->excl_b,
+             (unsigned long long)r->regions,
+             (unsigned long long)r->regions_a,
+             (unsigned long long)r->regions_b,
+             (unsigned long long)r->total_visits_a,
+             (unsigned long long)r->total_visits_b, r->total_excl_a,
+             r->total_excl_b);
+    return 0;
+}
+
+/* Stores trace key (complete) with the sum rows reg[0..n) and a
+ * per-location row, which compare leaves out. */
+static void finish_regions(weft_catalog *c, const char *key,
+                           const weft_region_row *reg, size_t n)
+{
+    weft_trace_row row = { 0 };
+    weft_region_row all[8];
+    weft_trace_detail d = { 0 };
+
+    assert_true(n < 8);
+    if (n)
+        memcpy(all, reg, n * sizeof *reg);
+    all[n] = (weft_region_row){ 0, (char *)"per-location", 99, 9.0, 9.0,
+                                NULL, 0 };
+    d.regions = all;
+    d.nregions = n + 1;
+    row.key = (char *)key;
+    row.name = (char *)key;
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+}
+
+/* weft compare's query: regions matched by name (one trace's rows of one
+ * name added up), those of one side only, biggest change of exclusive
+ * time first (then by name), the limit, the totals of all regions. */
+static void test_compare(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    const weft_region_row a[] = {
+        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"solve", 100, 5.0, 5.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"old", 4, 0.5, 0.5, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 1, 0.25, 0.25, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 2, 0.25, 0.25, NULL, 0 },
+    };
+    const weft_region_row b[] = {
+        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.5, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"solve", 200, 3.0, 3.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"new", 9, 0.75, 0.75, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 3, 1.0, 1.0, NULL, 0 },
+    };
+    weft_trace_row ra, rb;
+    seen s = { 0 };
+
+    finish_regions(c, "a", a, 6);
+    finish_regions(c, "b", b, 5);
+    finish_regions(c, "none", NULL, 0);
+    assert_int_equal(weft_catalog_find(c, "a", &ra), 0);
+    assert_int_equal(weft_catalog_find(c, "b", &rb), 0);
+    assert_int_equal(weft_catalog_compare(c, ra.id, rb.id, 0, seen_pair, &s),
+                     0);
+    assert_int_equal(s.n, 6);
+    assert_string_equal(s.text[0], "solve 11 100 200 5.00 3.00 / 6 5 5 115 "
+                        "220 9.00 8.25");
+    assert_string_equal(s.text[1], "new 01 0 9 0.00 0.75 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    /* a tie (0.5 s each way): by name */
+    assert_string_equal(s.text[2], "io 11 3 3 0.50 1.00 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    assert_string_equal(s.text[3], "main 11 1 1 1.00 1.50 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    assert_string_equal(s.text[4], "old 10 4 0 0.50 0.00 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    assert_string_equal(s.text[5], "same 11 7 7 2.00 2.00 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    /* A limit cuts the rows, not the totals. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_compare(c, ra.id, rb.id, 2, seen_pair, &s),
+                     0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[1], "new 01 0 9 0.00 0.75 / 6 5 5 115 220 "
+                        "9.00 8.25");
+    /* The other way round: the same rows, a and b swapped. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_compare(c, rb.id, ra.id, 1, seen_pair, &s),
+                     0);
+    assert_string_equal(s.text[0], "solve 11 200 100 3.00 5.00 / 6 5 5 220 "
+                        "115 8.25 9.00");
+    /* A trace without a profile: all of the other's are gone. */
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_compare(c, ra.id, 12345, 1, seen_pair, &s),
+                     0);
+    assert_string_equal(s.text[0], "solve 10 100 0 5.00 0.00 / 5 5 0 115 0 "
+                        "9.00 0.00");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_compare(c, 12345, 12346, 0, seen_pair, &s),
+                     0);
+    assert_int_equal(s.n, 0);
+    weft_catalog_trace_free(&ra);
+    weft_catalog_trace_free(&rb);
+    weft_catalog_close(c);
+}
+
 static void sum_user(uint32_t uid, uint64_t bytes, void *arg)
 {
     uint64_t *by_uid = arg;
@@ -1408,6 +1522,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_detail_round_trip, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_compare, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_image_of_one_user, setup,
                                         teardown),

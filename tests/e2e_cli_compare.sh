@@ -1,0 +1,267 @@
+#!/bin/bash
+# e2e_cli_compare.sh - find and compare (#17): weft compare A B puts two
+# traces' region profiles side by side, the biggest change of exclusive
+# time first, new and gone regions marked, text and --json; weft path
+# prints the archive otf2-print opens; weft wait blocks until a trace is
+# converted and says how it ended in its exit status (a trace that does
+# not exist yet is waited for); weft help CMD is weft CMD --help; every
+# bad command line is a usage error (exit 2) naming what is wrong.
+. "$(dirname "$0")/lib.sh"
+
+EXPECT_TIMEOUT=30
+CAT="$SPOOL/catalog.db"
+export WEFT_CATALOG="$CAT"
+W() { timeout 30 "$WEFT" "$@"; }
+member() { timeout 20 "$RAWPEER" "$WEFT_SERVER" member "$@"; }
+
+start_weftd
+
+# Two weft-demo runs, the second with 10 times the iterations; two traces
+# of exactly known profiles (weft-rawpeer: 1000 ticks per second) that
+# share one region of three; one without regions; one that stays
+# recording (rank 1 of 2 never comes).
+WEFT_TRACE=a timeout 60 "$DEMO" -p 1 -t 1 -n 100 >/dev/null || fail "weft-demo a"
+WEFT_TRACE=b timeout 60 "$DEMO" -p 1 -t 1 -n 1000 >/dev/null || fail "weft-demo b"
+member exact-a --scenario profile || fail "member exact-a"
+member exact-b --scenario compute || fail "member exact-b"
+member empty --scenario none || fail "member empty"
+member held --size 2 --rank 0 || fail "member held"
+
+# Catalog ids come in the order weftd's catalog writer takes the traces.
+id_of() { W show "$1" --json | json_get /dev/stdin 'j["id"]'; }
+wait_state held recording
+for t in a b exact-a exact-b empty held; do
+    printf -v "ID_${t//-/_}" '%s' "$(id_of "$t")"
+done
+
+# ---- weft wait ----
+# A complete trace: exit 0, nothing printed.
+out=$(W wait a --timeout 60 2>&1) || fail "weft wait a: exit $?: $out"
+[ -z "$out" ] || fail "weft wait of a complete trace printed: $out"
+for t in b exact-a exact-b empty; do
+    W wait "$t" --timeout 60 || fail "weft wait $t: exit $?"
+done
+# --verbose says what it saw on stderr, not stdout.
+W wait a -v >"$TMP/out" 2>"$TMP/err" || fail "weft wait -v a"
+[ -s "$TMP/out" ] && fail "weft wait -v printed on stdout: $(cat "$TMP/out")"
+grep -q "^weft wait: trace 'a' (#$ID_a) is complete$" "$TMP/err" ||
+    fail "weft wait -v: $(cat "$TMP/err")"
+# A trace that stays recording: the timeout exit, the state named.
+expect 5 "weft wait: trace 'held' (#$ID_held) is still recording after 1 s" W wait held --timeout 1
+expect 5 "is still recording after 0.3 s" W wait held --timeout 0.3
+expect 5 "is still recording after 0 s" W wait held --timeout 0
+start=$(date +%s%N)
+W wait held --timeout 2 2>/dev/null
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$rc" -eq 5 ] || fail "weft wait held --timeout 2: exit $rc"
+[ "$ms" -ge 1900 ] && [ "$ms" -lt 6000 ] || fail "weft wait --timeout 2 took $ms ms"
+W wait held --timeout 0.5 -v 2>"$TMP/err"
+grep -q "^weft wait: trace 'held' (#$ID_held) is recording$" "$TMP/err" ||
+    fail "weft wait -v of a recording trace: $(cat "$TMP/err")"
+# No such trace (yet): waited for until the timeout, then exit 6.
+expect 6 "weft wait: no trace 'nosuch' in $CAT after 1 s" W wait nosuch --timeout 1
+W wait nosuch --timeout 0.2 -v 2>"$TMP/err"
+grep -q "no trace 'nosuch' yet; waiting for it to appear" "$TMP/err" ||
+    fail "weft wait -v of a missing trace: $(cat "$TMP/err")"
+# A trace that appears while waited for: weft wait finds it and returns
+# when it is complete.
+W wait later --timeout 30 2>"$TMP/later.err" &
+waiter=$!
+sleep 0.5
+kill -0 "$waiter" 2>/dev/null || fail "weft wait later returned before the trace came: $(cat "$TMP/later.err")"
+WEFT_TRACE=later timeout 60 "$DEMO" -p 2 -t 2 -n 50 -s 1000 >/dev/null || fail "weft-demo later"
+wait_gone "$waiter" 30 || { kill "$waiter"; fail "weft wait later still waits"; }
+wait "$waiter" || fail "weft wait later: exit $?: $(cat "$TMP/later.err")"
+# Partial and failed: their own exits, the reason on stderr. The states
+# are set in the catalog by hand (weftd is not asked).
+"$PY" - "$CAT" <<'PY' || fail "cannot set the states"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("INSERT INTO traces (key, name, uid, state, created, path, error)"
+          " VALUES ('part-1', 'part', 0, 'partial', 1, '/nonexistent',"
+          " 'rank 1 vanished'), ('bad-1', 'bad', 0, 'failed', 1, '/x',"
+          " 'disk full'), ('gone-1', 'gone', 0, 'removed', 1, '/x',"
+          " 'retention: older than 7d')")
+c.commit()
+PY
+for t in part bad gone; do printf -v "ID_$t" '%s' "$(id_of "$t")"; done
+expect 3 "weft wait: trace 'part' (#$ID_part) is partial: rank 1 vanished" W wait part
+expect 4 "weft wait: trace 'bad' (#$ID_bad) failed: disk full" W wait bad
+expect 4 "trace 'gone' (#$ID_gone) was removed by weftd's retention: retention: older than 7d" W wait gone
+# bad command lines
+expect 2 "weft wait: missing argument (usage: weft wait TRACE" W wait
+expect 2 "weft wait: unexpected argument 'b'" W wait a b
+expect 2 "weft wait: --timeout needs a value" W wait a --timeout
+for v in '' abc -1 1x 1.5.2 1e3 . 5mm inf nan 99999999999 ' 1'; do
+    expect 2 "weft wait: --timeout '$v': not a number of seconds" W wait a --timeout "$v"
+done
+expect 2 "Try 'weft wait --help'." W wait a --timeout abc
+expect 2 "weft wait: unknown option '--top'" W wait a --top 3
+for v in 1 0.5 2s 1m 1h 1d .5 3.; do
+    W wait a --timeout "$v" || fail "weft wait a --timeout $v: exit $?"
+done
+
+# ---- weft path ----
+W path a >"$TMP/path" || fail "weft path a"
+[ "$(cat "$TMP/path")" = "$SPOOL/traces/$(W show a --json | json_get /dev/stdin 'j["key"]')/archive/traces.otf2" ] ||
+    fail "weft path a: $(cat "$TMP/path")"
+otf2-print -Werror --silent "$(W path a)" >/dev/null || fail "otf2-print rejects \$(weft path a)"
+[ "$(W path b --dir)" = "$(dirname "$(W path b)")" ] || fail "weft path --dir: $(W path b --dir)"
+[ -d "$(W path b --dir)" ] || fail "weft path --dir is not a directory"
+[ "$(W path "#$ID_a")" = "$(cat "$TMP/path")" ] || fail "weft path '#1' differs from weft path a"
+expect 1 "weft: trace 'held' (#$ID_held) is still recording: its archive is written when it is converted" W path held
+expect 1 "weft: trace 'bad' (#$ID_bad) failed, it has no archive: disk full" W path bad
+expect 1 "trace 'gone' (#$ID_gone) was removed, it has no archive: retention: older than 7d" W path gone
+expect 1 "the archive of trace 'part' (#$ID_part) is not there: /nonexistent/traces.otf2" W path part
+expect 1 "no trace 'nosuch' in $CAT" W path nosuch
+[ -z "$(W path held 2>/dev/null)" ] || fail "weft path of a recording trace printed a path"
+expect 2 "weft path: missing argument (usage: weft path TRACE" W path
+expect 2 "weft path: unexpected argument 'b'" W path a b
+expect 2 "weft path: unknown option '--json'" W path a --json
+
+# ---- weft compare ----
+# The exact profiles: exact-a (scenario profile) has main 0.060 s
+# exclusive, f, g, rec, a, b and ODD; exact-b (compute) main 0.040 s and
+# compute 0.060 s (new). Sorted by |change|, ties by name.
+W compare exact-a exact-b --json >"$TMP/cmp.json" || fail "weft compare --json"
+"$PY" - "$TMP/cmp.json" "$ID_exact_a" "$ID_exact_b" <<'PY' || fail "compare --json: $(cat "$TMP/cmp.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j["a"]["name"], j["a"]["id"], j["a"]["state"]) == ("exact-a", int(sys.argv[2]), "complete"), j["a"]
+assert (j["b"]["name"], j["b"]["id"]) == ("exact-b", int(sys.argv[3])), j["b"]
+assert {"id", "key", "name", "state", "created", "run", "archive"} <= set(j["a"]), j["a"]
+rows = j["regions"]
+changes = [abs(r["change_s"]) for r in rows]
+assert changes == sorted(changes, reverse=True), changes
+first = rows[0]
+assert first["region"] == "compute" and first["status"] == "new", first
+assert first["visits_a"] is None and first["excl_s_a"] is None, first
+assert first["visits_b"] == 1 and abs(first["excl_s_b"] - 0.060) < 1e-9, first
+assert first["change_pct"] is None, first
+main = [r for r in rows if r["region"] == "main"][0]
+assert main["status"] == "both" and main["visits_a"] == 1 and main["visits_b"] == 1, main
+assert abs(main["excl_s_a"] - 0.060) < 1e-9 and abs(main["excl_s_b"] - 0.040) < 1e-9, main
+assert abs(main["change_s"] + 0.020) < 1e-9 and main["change_pct"] == -33.3333, main
+gone = [r for r in rows if r["status"] == "gone"]
+assert sorted(r["region"] for r in gone) == sorted(["f", "g", "rec", "a", "b", "it's \"odd\"\n'); DROP TABLE regions;--"]), gone
+for r in gone:
+    assert r["visits_b"] is None and r["excl_s_b"] is None and r["change_pct"] == -100.0, r
+    assert abs(r["change_s"] + r["excl_s_a"]) < 1e-12, r
+# ties by name
+for x, y in zip(rows, rows[1:]):
+    if abs(x["change_s"]) == abs(y["change_s"]):
+        assert x["region"] < y["region"], (x, y)
+t = j["total"]
+assert (t["regions"], t["new"], t["gone"]) == (len(rows), 1, 6), t
+assert t["visits_a"] == sum(r["visits_a"] or 0 for r in rows), t
+assert abs(t["excl_s_b"] - 0.100) < 1e-9, t
+PY
+W profile exact-a --limit 0 --json >"$TMP/prof.json" || fail "weft profile exact-a"
+"$PY" - "$TMP/cmp.json" "$TMP/prof.json" <<'PY' || fail "compare's A side differs from weft profile"
+import json, sys
+c = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+a = {r["region"]: (r["visits_a"], r["excl_s_a"]) for r in c["regions"] if r["status"] != "new"}
+assert a == {r["region"]: (r["visits"], r["excl_s"]) for r in p["regions"]}, (a, p)
+PY
+# The text: the traces, the count, aligned columns, new/gone, the total.
+W compare exact-a exact-b >"$TMP/cmp.txt" || fail "weft compare"
+has() { # FILE ERE WHAT: a line of FILE matches ERE
+    grep -qE -- "$2" "$1" || fail "compare: $3: $(cat "$1")"
+}
+has "$TMP/cmp.txt" "^A: #$ID_exact_a 'exact-a' complete, .* \\(exact-a-" "the A line"
+has "$TMP/cmp.txt" "^B: #$ID_exact_b 'exact-b' complete, " "the B line"
+has "$TMP/cmp.txt" '^regions: 8 \(1 new in B, 6 gone from A\)$' "the regions line"
+sed -n '5,6p' "$TMP/cmp.txt" >"$TMP/head2"
+has "$TMP/head2" '^REGION +VISITS A +VISITS B +EXCL S A +EXCL S B +CHANGE S +CHANGE %$' "the header"
+has "$TMP/head2" '^compute +- +1 +- +0\.060000 +\+0\.060000 +new$' "the first row"
+has "$TMP/cmp.txt" '^main +1 +1 +0\.060000 +0\.040000 +-0\.020000 +-33\.3$' "the main row"
+has "$TMP/cmp.txt" "^it's \"odd\"\\\\n'\\); DROP TABLE regions;-- +1 +- +0\\.010000 +- +-0\\.010000 +gone$" \
+    "the odd name escaped in one row"
+tail -n 1 "$TMP/cmp.txt" | grep -qE '^\(total\) +[0-9]+ +2 +0\.[0-9]{6} +0\.100000 +[-+]0\.[0-9]{6} +[-+][0-9.]+$' ||
+    fail "compare: total line: $(cat "$TMP/cmp.txt")"
+# Columns line up: each header's right edge is each number's.
+"$PY" - "$TMP/cmp.txt" <<'PY' || fail "compare: columns not aligned: $(cat "$TMP/cmp.txt")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")[4:-1]
+widths = {len(l) for l in lines}
+assert len(widths) == 1, widths
+PY
+# --top: the rows that changed most, the total of all, a note.
+W compare exact-a exact-b --top 2 >"$TMP/top.txt" || fail "compare --top 2"
+[ "$(sed -n '6,7p' "$TMP/top.txt" | cut -d' ' -f1)" = "$(printf 'compute\nrec')" ] ||
+    fail "compare --top 2: $(cat "$TMP/top.txt")"
+grep -q "^(total) " "$TMP/top.txt" || fail "compare --top 2: no total: $(cat "$TMP/top.txt")"
+grep -q "(the 2 regions that changed most of 8; --top 0 shows all)" "$TMP/top.txt" ||
+    fail "compare --top 2: no note: $(cat "$TMP/top.txt")"
+[ "$(W compare exact-a exact-b --top 0 --json | json_get /dev/stdin 'len(j["regions"])')" = 8 ] ||
+    fail "compare --top 0 does not show all 8 regions"
+[ "$(W compare exact-a exact-b --top=1 -j | json_get /dev/stdin '[r["region"] for r in j["regions"]]')" = "['compute']" ] ||
+    fail "compare --top=1 -j"
+[ "$(W compare exact-a exact-b --top 1 --json | json_get /dev/stdin 'j["total"]["regions"]')" = 8 ] ||
+    fail "compare --top 1: the total does not count all regions"
+# The weft-demo runs: b did 10 times a's iterations; sorted by |change|.
+W compare a b --json >"$TMP/ab.json" || fail "weft compare a b --json"
+"$PY" - "$TMP/ab.json" <<'PY' || fail "compare a b: $(cat "$TMP/ab.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["regions"]
+assert rows and all(r["status"] == "both" for r in rows), rows
+changes = [abs(r["change_s"]) for r in rows]
+assert changes == sorted(changes, reverse=True), changes
+v = {r["region"]: (r["visits_a"], r["visits_b"]) for r in rows}
+tenfold = [k for k, (x, y) in v.items() if x and y == 10 * x]
+assert tenfold, v
+for r in rows:
+    if r["excl_s_a"] > 0:
+        assert abs(r["change_pct"] - round(100 * (r["excl_s_b"] - r["excl_s_a"]) / r["excl_s_a"], 4)) < 1e-3, r
+PY
+W compare a b >/dev/null || fail "weft compare a b"
+# The same trace twice: a note, no change.
+W compare a "$ID_a" >"$TMP/same.txt" 2>"$TMP/same.err" || fail "weft compare a 1"
+grep -q "weft compare: A and B are the same trace (#$ID_a)" "$TMP/same.err" || fail "compare a a: $(cat "$TMP/same.err")"
+tail -n 1 "$TMP/same.txt" | grep -qE ' 0\.000000 +0\.0$' || fail "compare a a: $(cat "$TMP/same.txt")"
+# Traces without a profile, unknown traces: exit 1, naming the trace.
+expect 1 "weft: trace 'empty' (#$ID_empty) has no region profile (no Enter and Leave events)" W compare a empty
+expect 1 "weft: trace 'empty' (#$ID_empty) has no region profile" W compare empty a
+expect 1 "weft: trace 'held' (#$ID_held) is still recording: its profile is made when it is converted" W compare held a
+expect 1 "weft: no trace 'nosuch' in $CAT" W compare a nosuch
+expect 1 "weft: no trace 'nosuch' in $CAT" W compare nosuch a
+[ -z "$(W compare a empty 2>/dev/null)" ] || fail "compare printed rows for a trace without a profile"
+# bad command lines
+expect 2 "weft compare: missing argument (usage: weft compare A B" W compare
+expect 2 "weft compare: missing argument (usage: weft compare A B" W compare a
+expect 2 "weft compare: unexpected argument 'c'" W compare a b c
+expect 2 "weft compare: --top needs a value" W compare a b --top
+for v in '' x -1 1.5 ' 2' 99999999999999999999; do
+    expect 2 "weft compare: --top '$v': not a number (0: all regions)" W compare a b --top "$v"
+done
+expect 2 "weft compare: unknown option '--limit'" W compare a b --limit 3
+expect 2 "weft compare: unknown option '-v'" W compare a b -v
+
+# ---- weft help ----
+for c in list show profile compare path wait status verify export rm sql reindex run help; do
+    W "$c" --help >"$TMP/h1" || fail "weft $c --help"
+    W help "$c" >"$TMP/h2" || fail "weft help $c"
+    cmp -s "$TMP/h1" "$TMP/h2" || { diff -u "$TMP/h1" "$TMP/h2" >&2; fail "weft help $c differs from weft $c --help"; }
+done
+W --help >"$TMP/h1" || fail "weft --help"
+W help >"$TMP/h2" || fail "weft help"
+cmp -s "$TMP/h1" "$TMP/h2" || fail "weft help differs from weft --help"
+for c in compare path wait help; do
+    grep -q "^  $c " "$TMP/h1" || fail "weft --help lacks $c"
+done
+grep -q "^  6  no such trace" <(W help wait) || fail "weft help wait does not document the exit 6"
+expect 2 "weft help: unknown command 'nosuch'" W help nosuch
+expect 2 "Try 'weft help --help'." W help nosuch
+expect 2 "weft help: unexpected argument 'show'" W help list show
+expect 2 "weft help: unknown option '--json'" W help --json
+expect 2 "weft: unknown command 'nosuch'" W nosuch
+
+stop_weftd
+# weftd need not run: wait and path read the catalog.
+W wait a --timeout 1 || fail "weft wait without weftd"
+expect 5 "still recording" W wait held --timeout 0.2
+W path a >/dev/null || fail "weft path without weftd"
+echo ok
