@@ -38,6 +38,8 @@ typedef struct cli {
     int ntags;
     int reverse;             /* --reverse */
     int by_location;         /* --by-location */
+    /* weft export's filters, NULL when not given; checked by export.c */
+    const char *from, *to, *ranks, *regions, *min_duration;
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */
