@@ -4,9 +4,10 @@
  * the exporter state they all work on; the command is export.c.
  *
  * One exporter reads one archive location by location, twice when it has
- * communicators: pass 1 notes every MPI point-to-point event, so that
- * pass 2, which writes, knows which send has a matching receive (and the
- * other way round) before drawing an arrow.
+ * communicators: pass 1 notes every MPI point-to-point and thread
+ * create/begin/end/wait event, so that pass 2, which writes, knows which
+ * send has a matching receive (and the other way round) before drawing
+ * an arrow.
  */
 #ifndef WEFT_CLI_EXPORT_H
 #define WEFT_CLI_EXPORT_H
@@ -55,12 +56,18 @@ void weft__xj_double(weft__sbuf *b, double v);
 void weft__xj_us(weft__sbuf *b, uint64_t t, uint64_t zero, uint64_t res);
 #define weft__xj_lit(b, s) weft__cli_sb_add((b), (s), sizeof(s) - 1)
 
-/* ---- MPI send/receive matching (export_mpi.c) --------------------------- */
+/* ---- arrows: MPI send/receive matching (export_mpi.c) ------------------- */
 
 /* Messages travel on channels: (communicator, sending process, receiving
  * process, tag); processes are location groups. The n-th send of a
- * channel matches its n-th receive (MPI's non-overtaking rule). */
+ * channel matches its n-th receive (MPI's non-overtaking rule). Thread
+ * creation and join are channels too: comm the thread contingent, from
+ * and to the halves of the sequence count; ThreadCreate and ThreadEnd
+ * "send", ThreadBegin and ThreadWait "receive". */
+enum { WEFT__XCHAN_MESSAGE, WEFT__XCHAN_CREATE, WEFT__XCHAN_JOIN };
+
 typedef struct weft__xchan_key {
+    uint32_t kind;           /* WEFT__XCHAN_* */
     uint32_t comm, from, to, tag;
 } weft__xchan_key;
 
@@ -127,7 +134,7 @@ typedef struct weft__export {
     int progress;
 } weft__export;
 
-/* Reader callbacks for pass 1 (MPI point-to-point events) or 2 (every
+/* Reader callbacks for pass 1 (the ends of arrows) or 2 (every
  * event kind); NULL when out of memory. */
 OTF2_EvtReaderCallbacks *weft__export_callbacks(int pass);
 /* Before and after reading location i. */

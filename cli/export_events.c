@@ -10,7 +10,7 @@
  *   Metric            a "C" counter, named by metric and location
  *   MPI send/receive  a zero-length "X" slice and a flow arrow ("s"/"f")
  *                     from each send to its matching receive (export_mpi.c)
- *   thread create/begin, end/wait   the same, arrows by (contingent,
+ *   thread create/begin, end/wait   the same, matched by (contingent,
  *                     sequence count)
  *   begin/end pairs   collectives, I/O operations, locks, thread teams,
  *                     fork/join, the program, measurement off: an async
@@ -573,13 +573,16 @@ static void flow_point(weft__export *e, const weft_record *r,
     weft__xj_lit(b, "}");
 }
 
-/* The channel of a send (recv 0) or receive. */
+/* The channel of a send (recv 0) or receive: an MPI message's, or a
+ * thread creation's or join's (export.h). */
 static void channel(weft__export *e, const weft_record *r, int recv,
                     weft__xchan_key *k)
 {
+    const weft_ThreadCreate *x = &r->u.ThreadCreate;  /* all four alike */
     uint32_t self = e->a->locs[e->loc].group;
     uint32_t comm, peer;
 
+    memset(k, 0, sizeof *k);
     switch (r->type) {
     case WEFT_REC_MpiSend:
         comm = r->u.MpiSend.communicator, peer = r->u.MpiSend.receiver;
@@ -593,9 +596,18 @@ static void channel(weft__export *e, const weft_record *r, int recv,
         comm = r->u.MpiRecv.communicator, peer = r->u.MpiRecv.sender;
         k->tag = r->u.MpiRecv.msgTag;
         break;
-    default:
+    case WEFT_REC_MpiIrecv:
         comm = r->u.MpiIrecv.communicator, peer = r->u.MpiIrecv.sender;
         k->tag = r->u.MpiIrecv.msgTag;
+        break;
+    default:
+        k->kind = r->type == WEFT_REC_ThreadCreate ||
+                  r->type == WEFT_REC_ThreadBegin ? WEFT__XCHAN_CREATE
+                                                  : WEFT__XCHAN_JOIN;
+        k->comm = x->threadContingent;
+        k->from = (uint32_t)(x->sequenceCount >> 32);
+        k->to = (uint32_t)x->sequenceCount;
+        return;
     }
     k->comm = comm;
     if (e->mpi)
@@ -604,10 +616,27 @@ static void channel(weft__export *e, const weft_record *r, int recv,
     k->to = recv ? self : peer;
 }
 
-static void on_p2p(weft__export *e, const weft_record *r,
-                   OTF2_AttributeList *al)
+static const char *const arrow_names[][3] = {
+    /* kind, zero-length slice, flow category, flow name */
+    [WEFT_REC_MpiSend] = { "MPI send", "mpi", "message" },
+    [WEFT_REC_MpiIsend] = { "MPI isend", "mpi", "message" },
+    [WEFT_REC_MpiRecv] = { "MPI recv", "mpi", "message" },
+    [WEFT_REC_MpiIrecv] = { "MPI irecv", "mpi", "message" },
+    [WEFT_REC_ThreadCreate] = { "thread create", "thread", "create" },
+    [WEFT_REC_ThreadBegin] = { "thread begin", "thread", "create" },
+    [WEFT_REC_ThreadEnd] = { "thread end", "thread", "join" },
+    [WEFT_REC_ThreadWait] = { "thread wait", "thread", "join" },
+};
+
+/* One end of an arrow: pass 1 notes it, pass 2 draws it (with its
+ * arrow when the other end is there and exported). */
+static void on_arrow(weft__export *e, const weft_record *r,
+                     OTF2_AttributeList *al)
 {
-    int recv = r->type == WEFT_REC_MpiRecv || r->type == WEFT_REC_MpiIrecv;
+    int recv = r->type == WEFT_REC_MpiRecv || r->type == WEFT_REC_MpiIrecv ||
+               r->type == WEFT_REC_ThreadBegin ||
+               r->type == WEFT_REC_ThreadWait;
+    const char *const *names = arrow_names[r->type];
     weft__xchan_key k;
     uint64_t id = 0;
     char extra[48];
@@ -621,34 +650,8 @@ static void on_p2p(weft__export *e, const weft_record *r,
         id = weft__xmpi_flow(e->mpi, &k, recv);
     snprintf(extra, sizeof extra, "\"peer rank\":%" PRIu32,
              recv ? k.from : k.to);
-    flow_point(e, r, al,
-               r->type == WEFT_REC_MpiSend ? "MPI send"
-               : r->type == WEFT_REC_MpiIsend ? "MPI isend"
-               : r->type == WEFT_REC_MpiRecv ? "MPI recv" : "MPI irecv",
-               extra, "mpi", "message", recv ? "f" : "s", id);
-}
-
-/* Thread creation arrows run from ThreadCreate to ThreadBegin, join
- * arrows from ThreadEnd to ThreadWait; both ends name the same
- * (contingent, sequence count). Ids: 2^50 + ... and 2^51 + ..., above
- * any message's and within a double's exact integers. */
-static void on_thread(weft__export *e, const weft_record *r,
-                      OTF2_AttributeList *al)
-{
-    const weft_ThreadCreate *x = &r->u.ThreadCreate;  /* same fields */
-    int join = r->type == WEFT_REC_ThreadEnd || r->type == WEFT_REC_ThreadWait;
-    int start = r->type == WEFT_REC_ThreadCreate ||
-                r->type == WEFT_REC_ThreadEnd;
-    uint64_t id = ((uint64_t)1 << (50 + join)) +
-                  ((uint64_t)(x->threadContingent & 0x3fff) << 36) +
-                  (x->sequenceCount & (((uint64_t)1 << 36) - 1));
-
-    flow_point(e, r, al,
-               r->type == WEFT_REC_ThreadCreate ? "thread create"
-               : r->type == WEFT_REC_ThreadBegin ? "thread begin"
-               : r->type == WEFT_REC_ThreadEnd ? "thread end" : "thread wait",
-               NULL, "thread", join ? "join" : "create", start ? "s" : "f",
-               id);
+    flow_point(e, r, al, names[0], k.kind ? NULL : extra, names[1],
+               names[2], recv ? "f" : "s", id);
 }
 
 /* ---- counters ------------------------------------------------------------- */
@@ -768,13 +771,11 @@ static OTF2_CallbackCode on_event(weft__export *e, const weft_record *r,
     case WEFT_REC_MpiIsend:
     case WEFT_REC_MpiRecv:
     case WEFT_REC_MpiIrecv:
-        on_p2p(e, r, al);
-        break;
     case WEFT_REC_ThreadCreate:
     case WEFT_REC_ThreadBegin:
     case WEFT_REC_ThreadWait:
     case WEFT_REC_ThreadEnd:
-        on_thread(e, r, al);
+        on_arrow(e, r, al);
         break;
     default:
         side = pair_of(r, &pi);
@@ -838,6 +839,10 @@ OTF2_EvtReaderCallbacks *weft__export_callbacks(int pass)
         OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, cb_MpiIsend);
         OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, cb_MpiRecv);
         OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, cb_MpiIrecv);
+        OTF2_EvtReaderCallbacks_SetThreadCreateCallback(cb, cb_ThreadCreate);
+        OTF2_EvtReaderCallbacks_SetThreadBeginCallback(cb, cb_ThreadBegin);
+        OTF2_EvtReaderCallbacks_SetThreadEndCallback(cb, cb_ThreadEnd);
+        OTF2_EvtReaderCallbacks_SetThreadWaitCallback(cb, cb_ThreadWait);
         return cb;
     }
 #define WEFT_EVENT(id, Name, fields)                                         \

@@ -1,5 +1,6 @@
 /* export_mpi.c - which MPI send matches which receive, for the arrows of
- * `weft export`.
+ * `weft export` (and which ThreadCreate its ThreadBegin, which ThreadEnd
+ * its ThreadWait: channels of their own kind, export.h).
  *
  * DESIGN: MPI delivers the messages of one channel (communicator, sender,
  * receiver, tag) in the order they were sent, so the n-th send of a
@@ -175,13 +176,14 @@ static size_t hash(const weft__xchan_key *k)
     uint64_t h = ((uint64_t)k->comm << 32 | k->tag) * 0x9e3779b97f4a7c15u;
 
     h ^= ((uint64_t)k->from << 32 | k->to) * 0xc2b2ae3d27d4eb4fu;
+    h += k->kind;
     return (size_t)(h ^ h >> 29);
 }
 
 static int same(const weft__xchan_key *a, const weft__xchan_key *b)
 {
-    return a->comm == b->comm && a->from == b->from && a->to == b->to &&
-           a->tag == b->tag;
+    return a->kind == b->kind && a->comm == b->comm && a->from == b->from &&
+           a->to == b->to && a->tag == b->tag;
 }
 
 /* The slot of k: its channel, or the empty slot where it would go. */
