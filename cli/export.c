@@ -340,8 +340,8 @@ out:
         status = weft__cli_fail("export %s: error writing %s: %m", name,
                                 c->output);
     if (status == EXIT_OK && e.progress)
-        fprintf(stderr, "\rweft export: %" PRIu64 " events written to %s\n",
-                e.events, c->output);
+        fprintf(stderr, "\rweft export: %" PRIu64 " events read, written to "
+                "%s\n", e.events, c->output);
     if (status != EXIT_OK && opened && strcmp(c->output, "-") != 0)
         unlink(c->output);
     weft__xmpi_free(e.mpi);

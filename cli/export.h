@@ -49,6 +49,9 @@ int weft__xout_close(weft__xout *o);
  * (null for NaN and infinities), and t (archive ticks) as microseconds
  * since `zero` with nanosecond digits ("-" before zero). */
 void weft__xj_str(weft__sbuf *b, const char *s);
+/* s quoted as it is: for the exporter's own names, ASCII that needs no
+ * escape. */
+void weft__xj_ascii(weft__sbuf *b, const char *s);
 void weft__xj_sref(weft__xout *o, weft__sbuf *b, OTF2_StringRef s);
 void weft__xj_u64(weft__sbuf *b, uint64_t v);
 void weft__xj_i64(weft__sbuf *b, int64_t v);

@@ -83,13 +83,32 @@ static void put_typed(weft__export *e, weft__sbuf *b, OTF2_Type type,
     }
 }
 
-/* "key": */
+/* "key": (key: our own ASCII, a field's name) */
 static void put_key(weft__sbuf *b, const char *key, int *n)
 {
     if ((*n)++)
         weft__xj_lit(b, ",");
-    weft__xj_str(b, key);
+    weft__xj_ascii(b, key);
     weft__xj_lit(b, ":");
+}
+
+/* The name of definition id of kind as "key":, or "FALLBACK N": when it
+ * has none. */
+static void put_name_key(weft__export *e, weft__sbuf *b, unsigned kind,
+                         uint32_t id, const char *fallback, int *n)
+{
+    const weft__arc *a = e->a;
+    char buf[48];
+
+    if (id < a->nnames[kind] && *weft__arc_string(a, a->names[kind][id])) {
+        if ((*n)++)
+            weft__xj_lit(b, ",");
+        weft__xj_sref(&e->out, b, a->names[kind][id]);
+        weft__xj_lit(b, ":");
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s %" PRIu32, fallback, id);
+    put_key(b, buf, n);
 }
 
 /* Value i of field f of r. */
@@ -160,17 +179,10 @@ static void put_attrs(weft__export *e, weft__sbuf *b, const char *key,
         OTF2_AttributeRef id;
         OTF2_Type type;
         OTF2_AttributeValue v;
-        const char *name;
-        char buf[32];
         if (OTF2_AttributeList_GetAttributeByIndex(al, i, &id, &type, &v) !=
             OTF2_SUCCESS)
             continue;
-        name = weft__arc_name(e->a, WEFT_REF_ATTRIBUTE, id);
-        if (!*name) {
-            snprintf(buf, sizeof buf, "attribute %" PRIu32, id);
-            name = buf;
-        }
-        put_key(b, name, &m);
+        put_name_key(e, b, WEFT_REF_ATTRIBUTE, id, "attribute", &m);
         put_typed(e, b, type, v);
     }
     weft__xj_lit(b, "}");
@@ -216,7 +228,7 @@ static weft__sbuf *head(weft__export *e, const char *ph, uint64_t t)
 static void put_cat(weft__sbuf *b, const char *cat)
 {
     weft__xj_lit(b, ",\"cat\":");
-    weft__xj_str(b, cat);
+    weft__xj_ascii(b, cat);
 }
 
 /* ,"args":{MEMBERS[,EXTRA]} when there is any. */
@@ -264,7 +276,7 @@ static int point(weft__export *e, const weft_record *r,
     b = head(e, ph, r->time);
     weft__cli_sb_add(b, lead, strlen(lead));
     weft__xj_lit(b, ",\"name\":");
-    weft__xj_str(b, name);
+    weft__xj_ascii(b, name);
     put_cat(b, kind_name(r->type));
     put_args(b, m, extra);
     weft__xj_lit(b, "}");
@@ -439,7 +451,7 @@ static void pair_name(weft__sbuf *b, const pair *p, const weft_record *end)
         snprintf(buf, sizeof buf, "MPI nonblocking %s", ops);
     else
         snprintf(buf, sizeof buf, "RMA %s", ops);
-    weft__xj_str(b, buf);
+    weft__xj_ascii(b, buf);
 }
 
 static const char *io_name(uint64_t mode)
@@ -483,7 +495,7 @@ static void pair_slice(weft__export *e, weft__xopen *o, const pair *p,
     if (t - o->t < e->min_dur || !in_window(e, o->t, t))
         goto out;
     if (o->name)
-        weft__xj_str(&name, o->name);
+        weft__xj_ascii(&name, o->name);
     else
         pair_name(&name, p, end);
     id = ++e->next_id;
@@ -569,7 +581,7 @@ static void flow_point(weft__export *e, const weft_record *r,
     weft__xj_u64(b, id);
     put_cat(b, fcat);
     weft__xj_lit(b, ",\"name\":");
-    weft__xj_str(b, fname);
+    weft__xj_ascii(b, fname);
     weft__xj_lit(b, "}");
 }
 
@@ -716,14 +728,9 @@ static void on_metric(weft__export *e, const weft_record *r,
     weft__cli_sb_add(b, name, strlen(name));
     weft__xj_lit(b, ",\"args\":{");
     for (uint8_t i = 0; i < x->numberOfMetrics; i++) {
-        const char *mn = i < nmem ? weft__arc_name(a, WEFT_REF_METRIC_MEMBER,
-                                                   mem[i]) : "";
-        char buf[32];
-        if (!*mn) {
-            snprintf(buf, sizeof buf, "value %u", i);
-            mn = buf;
-        }
-        put_key(b, mn, &n);
+        put_name_key(e, b, WEFT_REF_METRIC_MEMBER,
+                     i < nmem ? mem[i] : OTF2_UNDEFINED_METRIC_MEMBER,
+                     "member", &n);
         switch (x->typeIDs[i]) {
         case OTF2_TYPE_INT64:
             weft__xj_i64(b, x->metricValues[i].signed_int);
@@ -743,7 +750,7 @@ static void on_metric(weft__export *e, const weft_record *r,
 
 static void tick(weft__export *e)
 {
-    if (++e->events % 262144 == 0 && e->progress && e->pass == 2)
+    if (e->pass == 2 && ++e->events % 262144 == 0 && e->progress)
         fprintf(stderr, "\rweft export: %" PRIu64 " of %" PRIu64
                 " events (%.0f%%)", e->events, e->total,
                 e->total ? 100.0 * (double)e->events / (double)e->total : 0.0);

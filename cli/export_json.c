@@ -106,6 +106,13 @@ void weft__xj_str(weft__sbuf *b, const char *s)
     free(t);
 }
 
+void weft__xj_ascii(weft__sbuf *b, const char *s)
+{
+    weft__xj_lit(b, "\"");
+    weft__cli_sb_add(b, s, strlen(s));
+    weft__xj_lit(b, "\"");
+}
+
 void weft__xj_sref(weft__xout *o, weft__sbuf *b, OTF2_StringRef s)
 {
     const weft__arc *a = o->a;
