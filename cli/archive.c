@@ -1,8 +1,10 @@
 /* archive.c - reading an OTF2 archive back with libotf2: its global
- * definitions (clock, strings, locations, regions, metrics) into arrays,
+ * definitions (clock, strings, locations, the names of regions, metrics,
+ * comms, files and the rest, groups) into arrays,
  * then each location's events through the caller's callbacks. verify,
  * export and reindex read archives through it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -107,7 +109,6 @@ static OTF2_CallbackCode def_location(void *ud, OTF2_LocationRef self,
     weft__arc_loc *l;
 
     (void)type;
-    (void)group;
     l = realloc(a->locs, (a->nlocs + 1) * sizeof *l);
     if (!l)
         return OTF2_CALLBACK_ERROR;
@@ -115,42 +116,123 @@ static OTF2_CallbackCode def_location(void *ud, OTF2_LocationRef self,
     l += a->nlocs++;
     l->id = self;
     l->name = name;
+    l->group = group;
     l->events = nev;
     l->seen = 0;
     return OTF2_CALLBACK_SUCCESS;
 }
 
-static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self,
-                                    OTF2_StringRef name, OTF2_StringRef canon,
-                                    OTF2_StringRef desc, OTF2_RegionRole role,
-                                    OTF2_Paradigm par, OTF2_RegionFlag flags,
-                                    OTF2_StringRef file, uint32_t b,
-                                    uint32_t e)
+/* Records the name of definition id of id space kind. */
+static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
+                                  OTF2_StringRef name)
 {
-    weft__arc *a = ud;
-
-    (void)canon, (void)desc, (void)role, (void)par, (void)flags, (void)file;
-    (void)b, (void)e;
-    if (GROW(a->regions, a->nregions, self) < 0)
+    assert(kind < WEFT_REF__COUNT && kind != WEFT_REF_LOCATION);
+    if (GROW(a->names[kind], a->nnames[kind], id) < 0)
         return OTF2_CALLBACK_ERROR;
-    a->regions[self] = name;
+    a->names[kind][id] = name;
     return OTF2_CALLBACK_SUCCESS;
 }
 
-static OTF2_CallbackCode def_member(void *ud, OTF2_MetricMemberRef self,
-                                    OTF2_StringRef name, OTF2_StringRef desc,
-                                    OTF2_MetricType mt, OTF2_MetricMode mm,
-                                    OTF2_Type vt, OTF2_Base base,
-                                    int64_t exp, OTF2_StringRef unit)
+/* Definitions whose name is all the export needs of them. */
+#define NAME_ONLY(fn, KIND, ...)                                           \
+    static OTF2_CallbackCode fn(void *ud, uint32_t self,                  \
+                                OTF2_StringRef name, __VA_ARGS__)         \
+    { return set_name(ud, WEFT_REF_##KIND, self, name); }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+NAME_ONLY(def_region, REGION, OTF2_StringRef canon, OTF2_StringRef desc,
+          OTF2_RegionRole role, OTF2_Paradigm par, OTF2_RegionFlag flags,
+          OTF2_StringRef file, uint32_t b, uint32_t e)
+NAME_ONLY(def_member, METRIC_MEMBER, OTF2_StringRef desc,
+          OTF2_MetricType mt, OTF2_MetricMode mm, OTF2_Type vt,
+          OTF2_Base base, int64_t exp, OTF2_StringRef unit)
+NAME_ONLY(def_attribute, ATTRIBUTE, OTF2_StringRef desc, OTF2_Type type)
+NAME_ONLY(def_intercomm, COMM, OTF2_GroupRef ga, OTF2_GroupRef gb,
+          OTF2_CommRef common, OTF2_CommFlag flags)
+NAME_ONLY(def_parameter, PARAMETER, OTF2_ParameterType type)
+NAME_ONLY(def_rmawin, RMA_WIN, OTF2_CommRef comm, OTF2_RmaWinFlag flags)
+NAME_ONLY(def_file, IO_FILE, OTF2_SystemTreeNodeRef scope)
+NAME_ONLY(def_handle, IO_HANDLE, OTF2_IoFileRef file,
+          OTF2_IoParadigmRef par, OTF2_IoHandleFlag flags, OTF2_CommRef comm,
+          OTF2_IoHandleRef parent)
+NAME_ONLY(def_node, SYSTEM_TREE_NODE, OTF2_StringRef cls,
+          OTF2_SystemTreeNodeRef parent)
+NAME_ONLY(def_interrupt, INTERRUPT_GENERATOR, OTF2_InterruptGeneratorMode m,
+          OTF2_Base base, int64_t exp, uint64_t period)
+NAME_ONLY(def_cart, CART_TOPOLOGY, OTF2_CommRef comm, uint8_t n,
+          const OTF2_CartDimensionRef *dims)
+NAME_ONLY(def_dimension, CART_DIMENSION, uint32_t size,
+          OTF2_CartPeriodicity periodic)
+#pragma GCC diagnostic pop
+
+static OTF2_CallbackCode def_paradigm(void *ud, OTF2_IoParadigmRef self,
+                                      OTF2_StringRef ident,
+                                      OTF2_StringRef name,
+                                      OTF2_IoParadigmClass cls,
+                                      OTF2_IoParadigmFlag flags, uint8_t n,
+                                      const OTF2_IoParadigmProperty *props,
+                                      const OTF2_Type *types,
+                                      const OTF2_AttributeValue *values)
+{
+    (void)ident, (void)cls, (void)flags, (void)n, (void)props, (void)types;
+    (void)values;
+    return set_name(ud, WEFT_REF_IO_PARADIGM, self, name);
+}
+
+static OTF2_CallbackCode def_location_group(void *ud,
+                                            OTF2_LocationGroupRef self,
+                                            OTF2_StringRef name,
+                                            OTF2_LocationGroupType type,
+                                            OTF2_SystemTreeNodeRef parent,
+                                            OTF2_LocationGroupRef creator)
 {
     weft__arc *a = ud;
 
-    (void)desc, (void)mt, (void)mm, (void)vt, (void)base, (void)exp;
-    (void)unit;
-    if (GROW(a->members, a->nmembers, self) < 0)
+    (void)type, (void)creator;
+    if (GROW(a->lg_parent, a->nlg, self) < 0)
         return OTF2_CALLBACK_ERROR;
-    a->members[self] = name;
-    return OTF2_CALLBACK_SUCCESS;
+    a->lg_parent[self] = parent;
+    return set_name(a, WEFT_REF_LOCATION_GROUP, self, name);
+}
+
+static OTF2_CallbackCode def_comm(void *ud, OTF2_CommRef self,
+                                  OTF2_StringRef name, OTF2_GroupRef group,
+                                  OTF2_CommRef parent, OTF2_CommFlag flags)
+{
+    weft__arc *a = ud;
+
+    (void)parent, (void)flags;
+    if (GROW(a->comm_group, a->ncomms, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    a->comm_group[self] = group;
+    return set_name(a, WEFT_REF_COMM, self, name);
+}
+
+static OTF2_CallbackCode def_group(void *ud, OTF2_GroupRef self,
+                                   OTF2_StringRef name, OTF2_GroupType type,
+                                   OTF2_Paradigm paradigm,
+                                   OTF2_GroupFlag flags, uint32_t n,
+                                   const uint64_t *members)
+{
+    weft__arc *a = ud;
+    size_t old = a->ngroups;
+    weft__arc_group *g;
+
+    (void)flags;
+    if (GROW(a->groups, a->ngroups, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    memset(a->groups + old, 0, (a->ngroups - old) * sizeof *a->groups);
+    g = &a->groups[self];
+    free(g->members);
+    g->members = n ? malloc(n * sizeof *members) : NULL;
+    if (n && !g->members)
+        return OTF2_CALLBACK_ERROR;
+    if (n)
+        memcpy(g->members, members, n * sizeof *members);
+    g->n = n;
+    g->type = type;
+    g->paradigm = paradigm;
+    return set_name(a, WEFT_REF_GROUP, self, name);
 }
 
 static int set_class(weft__arc *a, OTF2_MetricRef self, uint8_t n,
@@ -236,6 +318,24 @@ int weft__arc_open(weft__arc *a, const char *anchor, char **err)
     OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cb, def_class);
     OTF2_GlobalDefReaderCallbacks_SetMetricInstanceCallback(cb,
                                                             def_instance);
+    OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, def_attribute);
+    OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, def_comm);
+    OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cb, def_intercomm);
+    OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_group);
+    OTF2_GlobalDefReaderCallbacks_SetParameterCallback(cb, def_parameter);
+    OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(cb, def_rmawin);
+    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb, def_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoDirectoryCallback(cb, def_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoHandleCallback(cb, def_handle);
+    OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(cb, def_paradigm);
+    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(
+        cb, def_location_group);
+    OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, def_node);
+    OTF2_GlobalDefReaderCallbacks_SetInterruptGeneratorCallback(
+        cb, def_interrupt);
+    OTF2_GlobalDefReaderCallbacks_SetCartTopologyCallback(cb, def_cart);
+    OTF2_GlobalDefReaderCallbacks_SetCartDimensionCallback(cb,
+                                                           def_dimension);
     OTF2_Reader_RegisterGlobalDefCallbacks(a->reader, gr, cb, a);
     orc = OTF2_Reader_ReadAllGlobalDefinitions(a->reader, gr, &n);
     if (orc != OTF2_SUCCESS) {
@@ -314,6 +414,19 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s)
     return s < a->nstrings && a->strings[s] ? a->strings[s] : "";
 }
 
+const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id)
+{
+    if (kind == WEFT_REF_LOCATION) {
+        for (size_t i = 0; i < a->nlocs; i++)
+            if (a->locs[i].id == id)
+                return weft__arc_string(a, a->locs[i].name);
+        return "";
+    }
+    if (kind >= WEFT_REF__COUNT || id >= a->nnames[kind])
+        return "";
+    return weft__arc_string(a, a->names[kind][id]);
+}
+
 void weft__arc_close(weft__arc *a)
 {
     if (a->reader && a->defs_open)
@@ -324,10 +437,15 @@ void weft__arc_close(weft__arc *a)
         free(a->strings[i]);
     for (size_t i = 0; i < a->nclasses; i++)
         free(a->classes[i]);
+    for (size_t i = 0; i < a->ngroups; i++)
+        free(a->groups[i].members);
+    for (size_t k = 0; k < WEFT_REF__COUNT; k++)
+        free(a->names[k]);
     free(a->strings);
     free(a->locs);
-    free(a->regions);
-    free(a->members);
     free(a->classes);
+    free(a->lg_parent);
+    free(a->comm_group);
+    free(a->groups);
     memset(a, 0, sizeof *a);
 }

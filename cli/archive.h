@@ -11,12 +11,23 @@
 
 #include <otf2/otf2.h>
 
+#include "record.h"
+
 typedef struct weft__arc_loc {
     OTF2_LocationRef id;
     OTF2_StringRef name;
+    OTF2_LocationGroupRef group;
     uint64_t events;         /* numberOfEvents of the definition */
     int seen;                /* scratch for the commands */
 } weft__arc_loc;
+
+/* A Group definition (members owned). */
+typedef struct weft__arc_group {
+    OTF2_GroupType type;
+    OTF2_Paradigm paradigm;
+    uint32_t n;
+    uint64_t *members;
+} weft__arc_group;
 
 /* The global definitions of one archive; all arrays owned. */
 typedef struct weft__arc {
@@ -28,12 +39,21 @@ typedef struct weft__arc {
     size_t nstrings;
     weft__arc_loc *locs;     /* in definition order */
     size_t nlocs;
-    OTF2_StringRef *regions; /* region id -> name */
-    size_t nregions;
-    OTF2_StringRef *members; /* metric member id -> name */
-    size_t nmembers;
+    /* Names by id space (weft_ref_kind; not LOCATION: see locs) and id,
+     * OTF2_UNDEFINED_STRING where a definition has none: regions,
+     * metric members, attributes, comms, groups, parameters, RMA
+     * windows, I/O files and handles, location groups, system tree
+     * nodes, interrupt generators, I/O paradigms. */
+    OTF2_StringRef *names[WEFT_REF__COUNT];
+    size_t nnames[WEFT_REF__COUNT];
     OTF2_MetricMemberRef **classes;  /* metric id -> its members ([0]: n) */
     size_t nclasses;
+    OTF2_SystemTreeNodeRef *lg_parent;  /* location group -> its node */
+    size_t nlg;
+    OTF2_GroupRef *comm_group;          /* comm -> its group */
+    size_t ncomms;
+    weft__arc_group *groups;            /* by group id; n 0 if undefined */
+    size_t ngroups;
 } weft__arc;
 
 /* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
@@ -49,6 +69,9 @@ int weft__arc_read_location(weft__arc *a, size_t i,
                             uint64_t *nread, char **err);
 /* String s, or "" when undefined. */
 const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
+/* The name of definition id of id space kind (weft_ref_kind), "" when it
+ * has none or is undefined. */
+const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
 void weft__arc_close(weft__arc *a);
 
 #endif

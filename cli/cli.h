@@ -42,6 +42,8 @@ typedef struct cli {
     int dir;                 /* weft path --dir */
     const char *timeout;     /* weft wait --timeout S, or NULL */
     int verbose;             /* weft wait -v, --verbose */
+    /* weft export's filters, NULL when not given; checked by export.c */
+    const char *from, *to, *ranks, *regions, *min_duration;
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */

@@ -1,205 +1,127 @@
-/* export.c - `weft export TRACE --format chrome-json -o FILE`: the archive
- * as Trace Event JSON (what Perfetto UI and chrome://tracing open).
+/* export.c - `weft export TRACE --format chrome-json -o FILE [FILTERS]`:
+ * the archive as Trace Event JSON (what Perfetto UI and chrome://tracing
+ * open), streaming, plain or gzip (FILE.gz).
  *
- * Processes are members (pid = rank, "rank R"), threads are locations
- * (tid = thread index, the location's name); Enter/Leave become B/E
- * slices named after the region, Metric becomes C counters. Output is
- * written as the events are read, one location after the other: nothing
- * but the definitions is held in memory.
+ * Processes are location groups (pid = rank + 1, named "rank R (host)",
+ * sorted by rank), threads are locations (tid = thread index). What each
+ * event kind becomes is export_events.c's; times are the archive's,
+ * corrected by its ClockOffsets as libotf2 applies them (archive.c reads
+ * each location's local definitions first), in microseconds since the
+ * trace's start. Filters: --from/--to (a time window), --ranks,
+ * --regions (a glob on region names), --min-duration (of slices).
  */
+#include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "archive.h"
 #include "cli.h"
+#include "export.h"
 
-typedef struct exporter {
-    FILE *out;
-    const weft__arc *a;
-    uint32_t pid, tid;
-    uint64_t events;         /* written so far, for progress */
-    uint64_t total;          /* events in the archive */
-    int progress;            /* stderr is a terminal */
-    int first;               /* no event written yet (no comma) */
-} exporter;
+/* The largest rank --ranks takes (its table has an entry per rank). */
+#define MAX_RANK (1u << 24)
 
-/* s as a JSON string: quotes, backslash and controls escaped; bytes of
- * invalid UTF-8 become U+FFFD so the output stays valid JSON. */
-static void put_str(FILE *out, const char *s)
+/* A time option: seconds since the trace's start, or @TICKS. */
+typedef struct xtime {
+    int set, abs;
+    double secs;
+    uint64_t ticks;
+} xtime;
+
+/* Parses "1.5", "1.5s", "250ms", "20us", "100ns" (seconds and units) or,
+ * when abs_ok, "@TICKS" (a timestamp of the archive, as otf2-print shows
+ * it). Returns EXIT_OK or a usage error naming opt. */
+static int parse_time(const char *opt, const char *s, int abs_ok, xtime *t)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    static const struct { const char *suffix; double scale; } units[] = {
+        { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "ns", 1e-9 },
+    };
+    char *end;
 
-    fputc('"', out);
+    t->set = 1;
+    if (abs_ok && s[0] == '@') {
+        errno = 0;
+        t->abs = 1;
+        t->ticks = strtoull(s + 1, &end, 10);
+        if (s[1] >= '0' && s[1] <= '9' && !*end && !errno)
+            return EXIT_OK;
+    } else {
+        t->secs = strtod(s, &end);
+        for (size_t i = 0; end != s && i < sizeof units / sizeof units[0];
+             i++)
+            if (strcmp(end, units[i].suffix) == 0 && isfinite(t->secs) &&
+                t->secs >= 0 && (s[0] >= '0' && s[0] <= '9')) {
+                t->secs *= units[i].scale;
+                return EXIT_OK;
+            }
+    }
+    char *v = weft__cli_escape(s);
+    weft__cli_usage("export", "%s: '%s' is not a time (seconds such as "
+                    "1.5, 250ms, 20us, 100ns%s)", opt, v,
+                    abs_ok ? ", or @TICKS" : "");
+    free(v);
+    return EXIT_USAGE;
+}
+
+/* t in archive ticks (a's clock). */
+static uint64_t ticks_of(const xtime *t, const weft__arc *a)
+{
+    double x;
+
+    if (t->abs)
+        return t->ticks;
+    x = t->secs * (double)(a->resolution ? a->resolution : 1000000000u);
+    return x >= 1.8e19 ? UINT64_MAX - a->offset : (uint64_t)llround(x) +
+           a->offset;
+}
+
+/* "0-3,8" into e->rank_ok. Returns EXIT_OK or a usage error. */
+static int parse_ranks(const char *s, weft__export *e)
+{
+    const char *p = s;
+    uint64_t lo, hi;
+    char *end;
+
+    e->nrank_ok = 0;
     while (*p) {
-        unsigned c = *p;
-        size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2
-                   : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4
-                   : 0;
-        size_t i;
-
-        for (i = 1; i < n; i++)
-            if ((p[i] & 0xc0) != 0x80)
-                break;
-        if (n == 0 || i < n) {
-            fputs("\\ufffd", out);
-            p++;
-            continue;
+        if (*p < '0' || *p > '9')
+            goto bad;
+        lo = hi = strtoull(p, &end, 10);
+        if (*end == '-') {
+            if (end[1] < '0' || end[1] > '9')
+                goto bad;
+            hi = strtoull(end + 1, &end, 10);
         }
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fwrite(p, 1, n, out);
-        p += n;
-    }
-    fputc('"', out);
-}
-
-static void begin_event(exporter *e, const char *ph, const char *name,
-                        uint32_t pid, uint32_t tid)
-{
-    fputs(e->first ? "\n" : ",\n", e->out);
-    e->first = 0;
-    fprintf(e->out, "{\"ph\":\"%s\",\"name\":", ph);
-    put_str(e->out, name);
-    fprintf(e->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, pid, tid);
-}
-
-/* Microseconds since the trace's start, as a JSON number. */
-static void put_ts(exporter *e, OTF2_TimeStamp t)
-{
-    const weft__arc *a = e->a;
-    uint64_t d = t >= a->offset ? t - a->offset : 0;
-    uint64_t res = a->resolution ? a->resolution : 1;
-
-    fprintf(e->out, ",\"ts\":%.3f", (double)d * 1e6 / (double)res);
-}
-
-static void tick(exporter *e)
-{
-    if (++e->events % 100000 == 0 && e->progress)
-        fprintf(stderr, "\rweft export: %" PRIu64 " of %" PRIu64 " events"
-                " (%.0f%%)", e->events, e->total,
-                e->total ? 100.0 * (double)e->events / (double)e->total : 0.0);
-}
-
-static const char *region_name(const weft__arc *a, OTF2_RegionRef r)
-{
-    return r < a->nregions ? weft__arc_string(a, a->regions[r]) : "";
-}
-
-static void slice(exporter *e, const char *ph, OTF2_TimeStamp t,
-                  OTF2_RegionRef r)
-{
-    char buf[32];
-    const char *name = region_name(e->a, r);
-
-    if (!*name) {
-        snprintf(buf, sizeof buf, "region %" PRIu32, r);
-        name = buf;
-    }
-    begin_event(e, ph, name, e->pid, e->tid);
-    put_ts(e, t);
-    fputs("}", e->out);
-    tick(e);
-}
-
-static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                  uint64_t pos, void *ud, OTF2_AttributeList *al,
-                                  OTF2_RegionRef r)
-{
-    (void)loc;
-    (void)pos;
-    (void)al;
-    slice(ud, "B", t, r);
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode ev_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                  uint64_t pos, void *ud, OTF2_AttributeList *al,
-                                  OTF2_RegionRef r)
-{
-    (void)loc;
-    (void)pos;
-    (void)al;
-    slice(ud, "E", t, r);
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode ev_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                   uint64_t pos, void *ud, OTF2_AttributeList *al,
-                                   OTF2_MetricRef m, uint8_t n,
-                                   const OTF2_Type *types,
-                                   const OTF2_MetricValue *vals)
-{
-    exporter *e = ud;
-    const weft__arc *a = e->a;
-    const OTF2_MetricMemberRef *mem =
-        m < a->nclasses && a->classes[m] ? a->classes[m] + 1 : NULL;
-    uint8_t nmem = mem ? (uint8_t)a->classes[m][0] : 0;
-    char buf[32];
-    const char *name = "";
-
-    (void)loc;
-    (void)pos;
-    (void)al;
-    if (n == 1 && nmem >= 1 && mem[0] < a->nmembers)
-        name = weft__arc_string(a, a->members[mem[0]]);
-    if (!*name) {
-        snprintf(buf, sizeof buf, "metric %" PRIu32, m);
-        name = buf;
-    }
-    begin_event(e, "C", name, e->pid, e->tid);
-    put_ts(e, t);
-    fputs(",\"args\":{", e->out);
-    for (uint8_t i = 0; i < n; i++) {
-        const char *mn = i < nmem && mem[i] < a->nmembers
-                         ? weft__arc_string(a, a->members[mem[i]]) : "";
-        if (i)
-            fputc(',', e->out);
-        if (*mn) {
-            put_str(e->out, mn);
-        } else {
-            fprintf(e->out, "\"value %u\"", i);
+        if (hi < lo || hi >= MAX_RANK || (*end && *end != ','))
+            goto bad;
+        if (hi + 1 > e->nrank_ok) {
+            e->rank_ok = weft__cli_xrealloc(e->rank_ok, hi + 1);
+            memset(e->rank_ok + e->nrank_ok, 0, hi + 1 - e->nrank_ok);
+            e->nrank_ok = hi + 1;
         }
-        fputc(':', e->out);
-        switch (types[i]) {
-        case OTF2_TYPE_INT64:
-            fprintf(e->out, "%" PRId64, vals[i].signed_int);
-            break;
-        case OTF2_TYPE_UINT64:
-            fprintf(e->out, "%" PRIu64, vals[i].unsigned_int);
-            break;
-        default:
-            /* JSON has no NaN or infinities. */
-            if (vals[i].floating_point == vals[i].floating_point &&
-                vals[i].floating_point < 1e308 &&
-                vals[i].floating_point > -1e308)
-                fprintf(e->out, "%.17g", vals[i].floating_point);
-            else
-                fputs("null", e->out);
-        }
+        memset(e->rank_ok + lo, 1, hi - lo + 1);
+        p = *end ? end + 1 : end;
+        if (*end && !*p)
+            goto bad;
     }
-    fputs("}}", e->out);
-    tick(e);
-    return OTF2_CALLBACK_SUCCESS;
+    if (e->nrank_ok)
+        return EXIT_OK;
+bad:;
+    char *v = weft__cli_escape(s);
+    weft__cli_usage("export", "--ranks: '%s' is not a list of ranks and "
+                    "ranges such as 0-3,8 (ranks below %u)", v, MAX_RANK);
+    free(v);
+    return EXIT_USAGE;
 }
 
-static void metadata(exporter *e, const char *what, uint32_t pid,
-                     uint32_t tid, const char *value)
-{
-    begin_event(e, "M", what, pid, tid);
-    fputs(",\"args\":{\"name\":", e->out);
-    put_str(e->out, value);
-    fputs("}}", e->out);
-}
-
-/* Checks --format and -o. Returns EXIT_OK or a usage error. */
-static int export_options(const cli *c)
+/* Checks the options into e (times still unconverted: *from, *to,
+ * *min). Returns EXIT_OK or a usage error. */
+static int export_options(const cli *c, weft__export *e, xtime *from,
+                          xtime *to, xtime *min)
 {
     if (!c->format)
         return weft__cli_usage("export", "--format is required (chrome-json)");
@@ -212,50 +134,122 @@ static int export_options(const cli *c)
     }
     if (!c->output || !*c->output)
         return weft__cli_usage("export", "-o FILE is required");
+    if (c->from && parse_time("--from", c->from, 1, from) != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->to && parse_time("--to", c->to, 1, to) != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->min_duration &&
+        parse_time("--min-duration", c->min_duration, 0, min) != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->ranks && parse_ranks(c->ranks, e) != EXIT_OK)
+        return EXIT_USAGE;
+    if (c->regions && !*c->regions)
+        return weft__cli_usage("export", "--regions needs a GLOB");
     return EXIT_OK;
 }
 
-/* Metadata first: one process_name per rank, one thread_name each. */
-static void write_metadata(exporter *e)
+/* The filters in the archive's ticks, and which regions --regions
+ * keeps. Returns EXIT_OK or a usage error (--from after --to). */
+static int set_filters(const cli *c, weft__export *e, const xtime *from,
+                       const xtime *to, const xtime *min)
 {
     const weft__arc *a = e->a;
+    size_t n = a->nnames[WEFT_REF_REGION];
 
-    for (size_t i = 0; i < a->nlocs; i++) {
-        uint32_t pid = (uint32_t)(a->locs[i].id >> 32);
-        uint32_t tid = (uint32_t)a->locs[i].id;
-        int first_of_rank = 1;
-        char rank[32];
-
-        for (size_t j = 0; j < i; j++)
-            if ((uint32_t)(a->locs[j].id >> 32) == pid)
-                first_of_rank = 0;
-        if (first_of_rank) {
-            snprintf(rank, sizeof rank, "rank %" PRIu32, pid);
-            metadata(e, "process_name", pid, 0, rank);
-        }
-        metadata(e, "thread_name", pid, tid,
-                 weft__arc_string(a, a->locs[i].name));
-    }
+    e->from = from->set ? ticks_of(from, a) : 0;
+    e->to = to->set ? ticks_of(to, a) : UINT64_MAX;
+    e->min_dur = min->set ? ticks_of(min, a) - a->offset : 0;
+    if (e->from > e->to)
+        return weft__cli_usage("export", "--from %s is after --to %s",
+                               c->from, c->to);
+    if (!c->regions)
+        return EXIT_OK;
+    e->region_ok = weft__cli_xrealloc(NULL, n + 1);
+    e->nregion_ok = n + 1;
+    for (size_t r = 0; r < n; r++)
+        e->region_ok[r] = fnmatch(c->regions, weft__arc_name(a, WEFT_REF_REGION,
+                                                             r), 0) == 0;
+    e->region_ok[n] = fnmatch(c->regions, "", 0) == 0;
+    return EXIT_OK;
 }
 
-/* The events of every location of archive a (its event files open), as
- * slices and counters. Returns EXIT_OK, or EXIT_FAIL after saying why
- * (name: the trace, escaped). */
-static int write_events(exporter *e, weft__arc *a, const char *name)
+/* {"ph":"M","pid":P,"tid":T,"name":WHAT,"args":{KEY:VALUE}} */
+static void metadata(weft__export *e, uint32_t pid, uint32_t tid,
+                     const char *what, const char *key, const char *json)
 {
-    OTF2_EvtReaderCallbacks *cbs = OTF2_EvtReaderCallbacks_New();
+    weft__sbuf *b = &e->out.b;
+
+    weft__cli_sb_printf(b, "%s{\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%"
+                        PRIu32 ",\"name\":\"%s\",\"args\":{\"%s\":",
+                        e->first ? "\n" : ",\n", pid, tid, what, key);
+    weft__cli_sb_add(b, json, strlen(json));
+    weft__xj_lit(b, "}}");
+    e->first = 0;
+    weft__xout_flush(&e->out, 0);
+}
+
+/* Names and order of the processes and threads that are exported. */
+static void write_metadata(weft__export *e)
+{
+    const weft__arc *a = e->a;
+    weft__sbuf s = { 0 }, j = { 0 };
+
+    for (size_t i = 0; i < a->nlocs; i++) {
+        uint32_t g = a->locs[i].group, tid = weft__export_tid(a, i);
+        int first_of_rank = 1;
+        if (!weft__export_rank_ok(e, i))
+            continue;
+        for (size_t k = 0; k < i; k++)
+            if (a->locs[k].group == g)
+                first_of_rank = 0;
+        if (first_of_rank) {
+            const char *host = weft__arc_name(
+                a, WEFT_REF_SYSTEM_TREE_NODE,
+                g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+            weft__cli_sb_printf(&s, "rank %" PRIu32, g);
+            if (*host)
+                weft__cli_sb_printf(&s, " (%s)", host);
+            weft__xj_str(&j, s.s);
+            metadata(e, g + 1, 0, "process_name", "name", j.s);
+            j.len = s.len = 0;
+            weft__xj_u64(&j, g);
+            weft__cli_sb_add(&j, "", 0);
+            metadata(e, g + 1, 0, "process_sort_index", "sort_index", j.s);
+            j.len = 0;
+        }
+        weft__xj_sref(&e->out, &j, a->locs[i].name);
+        metadata(e, g + 1, tid, "thread_name", "name", j.s);
+        j.len = 0;
+        weft__xj_u64(&j, tid);
+        weft__cli_sb_add(&j, "", 0);
+        metadata(e, g + 1, tid, "thread_sort_index", "sort_index", j.s);
+        j.len = 0;
+    }
+    free(s.s);
+    free(j.s);
+}
+
+/* Reads every exported location of a through the callbacks of pass
+ * (export_events.c). Returns EXIT_OK, or EXIT_FAIL after saying why
+ * (name: the trace, escaped). */
+static int read_pass(weft__export *e, weft__arc *a, int pass,
+                     const char *name)
+{
+    OTF2_EvtReaderCallbacks *cbs = weft__export_callbacks(pass);
     char *err = NULL;
     int status = EXIT_OK;
 
     if (!cbs)
         return weft__cli_fail("out of memory");
-    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
-    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
-    OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, ev_metric);
+    e->pass = pass;
     for (size_t i = 0; i < a->nlocs && status == EXIT_OK; i++) {
         uint64_t n;
-        e->pid = (uint32_t)(a->locs[i].id >> 32);
-        e->tid = (uint32_t)a->locs[i].id;
+        if (!weft__export_rank_ok(e, i))
+            continue;
+        if (pass == 1 && e->progress)
+            fprintf(stderr, "\rweft export: matching messages, location %zu "
+                    "of %zu", i + 1, a->nlocs);
+        weft__export_location_begin(e, i);
         if (weft__arc_read_location(a, i, cbs, e, &n, &err) < 0) {
             if (e->progress)
                 fputc('\n', stderr);
@@ -263,27 +257,54 @@ static int write_events(exporter *e, weft__arc *a, const char *name)
                                     name, a->locs[i].id,
                                     err ? err : "out of memory");
         }
+        weft__export_location_end(e);
         free(err);
         err = NULL;
     }
+    if (pass == 1 && e->progress)
+        fputc('\n', stderr);
     OTF2_EvtReaderCallbacks_Delete(cbs);
     return status;
+}
+
+/* Writes the whole document. Returns an exit status. */
+static int write_document(weft__export *e, weft__arc *a, const char *name)
+{
+    for (size_t i = 0; i < a->nlocs; i++)
+        if (weft__export_rank_ok(e, i))
+            e->total += a->locs[i].events;
+    if (a->ncomms) {
+        if (!(e->mpi = weft__xmpi_new(a)))
+            return weft__cli_fail("out of memory");
+        if (read_pass(e, a, 1, name) != EXIT_OK)
+            return EXIT_FAIL;
+        weft__xmpi_seal(e->mpi);
+    }
+    weft__xj_lit(&e->out.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    e->first = 1;
+    write_metadata(e);
+    if (read_pass(e, a, 2, name) != EXIT_OK)
+        return EXIT_FAIL;
+    weft__xj_lit(&e->out.b, "\n]}\n");
+    return EXIT_OK;
 }
 
 int weft__cmd_export(cli *c)
 {
     weft_trace_row row;
     weft__arc a = { 0 };
-    exporter e = { 0 };
+    weft__export e = { 0 };
+    xtime from = { 0 }, to = { 0 }, min = { 0 };
     char *anchor = NULL, *err = NULL, *name = NULL;
-    FILE *out = NULL;
-    int status;
+    int status, opened = 0;
 
-    if ((status = export_options(c)) != EXIT_OK)
-        return status;
+    if ((status = export_options(c, &e, &from, &to, &min)) != EXIT_OK)
+        goto free_filters;
     if (weft__cli_open_catalog(c) != EXIT_OK ||
-        weft__cli_find(c, c->args[0], &row) != EXIT_OK)
-        return EXIT_FAIL;
+        weft__cli_find(c, c->args[0], &row) != EXIT_OK) {
+        status = EXIT_FAIL;
+        goto free_filters;
+    }
     status = EXIT_FAIL;
     name = weft__cli_escape(c->args[0]);
     if (!row.path || !*row.path) {
@@ -301,41 +322,39 @@ int weft__cmd_export(cli *c)
         weft__cli_fail("export %s: %s", name, err ? err : "out of memory");
         goto out;
     }
-    out = strcmp(c->output, "-") == 0 ? stdout : fopen(c->output, "w");
-    if (!out) {
+    e.a = &a;
+    if ((status = set_filters(c, &e, &from, &to, &min)) != EXIT_OK)
+        goto out;
+    status = EXIT_FAIL;
+    if (weft__xout_open(&e.out, c->output, &a) < 0) {
         weft__cli_fail("export %s: cannot write %s: %m", name, c->output);
         goto out;
     }
-    e.out = out;
-    e.a = &a;
-    e.first = 1;
+    opened = 1;
     e.progress = isatty(STDERR_FILENO);
-    for (size_t i = 0; i < a.nlocs; i++)
-        e.total += a.locs[i].events;
-
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-    write_metadata(&e);
-    if (write_events(&e, &a, name) != EXIT_OK)
+    if (write_document(&e, &a, name) != EXIT_OK)
         goto out;
-    fputs("\n]}\n", out);
-    if (e.progress)
-        fprintf(stderr, "\rweft export: %" PRIu64 " events written to %s\n",
-                e.events, c->output);
-    if (fflush(out) != 0 || ferror(out)) {
-        weft__cli_fail("export %s: error writing %s: %m", name, c->output);
-        goto out;
-    }
     status = EXIT_OK;
 out:
-    if (out && out != stdout && fclose(out) != 0 && status == EXIT_OK)
+    if (opened && weft__xout_close(&e.out) < 0 && status == EXIT_OK)
         status = weft__cli_fail("export %s: error writing %s: %m", name,
                                 c->output);
-    if (status != EXIT_OK && out && out != stdout)
+    if (status == EXIT_OK && e.progress)
+        fprintf(stderr, "\rweft export: %" PRIu64 " events read, written to "
+                "%s\n", e.events, c->output);
+    if (status != EXIT_OK && opened && strcmp(c->output, "-") != 0)
         unlink(c->output);
+    weft__xmpi_free(e.mpi);
+    free(e.regions.v);
+    free(e.pairs.v);
+    free(e.scratch.s);
     weft__arc_close(&a);
     free(err);
     free(anchor);
     free(name);
     weft_catalog_trace_free(&row);
+free_filters:
+    free(e.rank_ok);
+    free(e.region_ok);
     return status;
 }

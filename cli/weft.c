@@ -14,7 +14,9 @@
  *   weft [--catalog FILE] status [--json]                   (status.c)
  *   weft [--catalog FILE] verify TRACE                      (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
- *                                                           (export.c)
+ *                              [--from T] [--to T] [--ranks LIST]
+ *                              [--regions GLOB] [--min-duration S]
+ *                                           (export.c, export_*.c)
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
@@ -82,6 +84,7 @@
 #define OPT_COMPARE 256u /* --top N */
 #define OPT_PATH 512u    /* --dir */
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
+#define OPT_EXPORT 2048u /* --from, --to, --ranks, --regions, --min-duration */
 /* The command parses its own arguments (c->args is argv from its name
  * on), not with cli_options: weft run. */
 #define OPT_OWN_ARGS 128u
@@ -249,17 +252,37 @@ static const command commands[] = {
       "the locations, each location's numberOfEvents and the events its\n"
       "file really holds, the total, the clock and the time range. Prints\n"
       "each difference and exits 1, or prints one OK line and exits 0.\n" },
-    { "export", weft__cmd_export, OPT_FORMAT | OPT_OUTPUT, 1, 1, 2,
-      "TRACE --format F -o FILE",
+    { "export", weft__cmd_export, OPT_FORMAT | OPT_OUTPUT | OPT_EXPORT, 1, 1,
+      2, "TRACE --format F -o FILE [--from T] [--to T] [--ranks LIST] "
+      "[--regions GLOB] [--min-duration S]",
       "convert an archive for other viewers",
       "Convert the archive to another format, streaming (FILE '-' is\n"
-      "standard output):\n"
+      "standard output; a FILE ending in .gz is compressed with gzip):\n"
       "\n"
       "  --format chrome-json  Trace Event JSON for Perfetto UI and\n"
-      "                        chrome://tracing: a process per rank, a\n"
-      "                        thread per location, B/E slices per region,\n"
-      "                        C counters per metric\n"
+      "                        chrome://tracing: a process per rank (pid\n"
+      "                        rank + 1, named 'rank R (host)'), a thread\n"
+      "                        per location; a slice per region visit, MPI\n"
+      "                        messages as arrows from send to receive,\n"
+      "                        thread creation and join as arrows,\n"
+      "                        collectives, I/O operations, locks and\n"
+      "                        measurement-off gaps as async slices,\n"
+      "                        metrics as counters per location, any other\n"
+      "                        event as an instant; fields and attributes\n"
+      "                        as args; times corrected by the archive's\n"
+      "                        ClockOffsets, in microseconds since the start\n"
       "  -o, --output FILE     where to write it\n"
+      "\n"
+      "Filters (all must hold):\n"
+      "      --from T          leave out what ends before T\n"
+      "      --to T            leave out what begins after T\n"
+      "      --ranks LIST      only these ranks, e.g. 0-3,8\n"
+      "      --regions GLOB    only the region slices whose name matches GLOB\n"
+      "                        (* ? [...]); other events stay\n"
+      "      --min-duration S  leave out slices shorter than S\n"
+      "T is seconds since the trace's start (1.5, 250ms, 20us, 100ns) or\n"
+      "@TICKS, a timestamp of the archive as otf2-print shows it; S is\n"
+      "seconds likewise.\n"
       "\n"
       "Progress goes to stderr when it is a terminal.\n" },
     { "rm", weft__cmd_rm, OPT_FORCE, 1, INT_MAX, 2,
@@ -449,7 +472,8 @@ static int cmd_help(cli *c)
 /* Values of the options without a short form (above any character). */
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
-    O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT,
+    O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
+    O_REGIONS, O_MIN_DURATION,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -487,6 +511,12 @@ static const struct cli_option {
     { { "dir", no_argument, NULL, O_DIR }, OPT_PATH, NULL },
     { { "timeout", required_argument, NULL, O_TIMEOUT }, OPT_WAIT, "value" },
     { { "verbose", no_argument, NULL, 'v' }, OPT_WAIT, NULL },
+    { { "from", required_argument, NULL, O_FROM }, OPT_EXPORT, "TIME" },
+    { { "to", required_argument, NULL, O_TO }, OPT_EXPORT, "TIME" },
+    { { "ranks", required_argument, NULL, O_RANKS }, OPT_EXPORT, "LIST" },
+    { { "regions", required_argument, NULL, O_REGIONS }, OPT_EXPORT, "GLOB" },
+    { { "min-duration", required_argument, NULL, O_MIN_DURATION }, OPT_EXPORT,
+      "SECONDS" },
 };
 #define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -593,6 +623,11 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_DIR: c->dir = 1; break;
     case O_TIMEOUT: c->timeout = v; break;
     case 'v': c->verbose = 1; break;
+    case O_FROM: c->from = v; break;
+    case O_TO: c->to = v; break;
+    case O_RANKS: c->ranks = v; break;
+    case O_REGIONS: c->regions = v; break;
+    case O_MIN_DURATION: c->min_duration = v; break;
     }
     return EXIT_OK;
 }

@@ -2,7 +2,8 @@
 # e2e_cli_archive.sh - weft verify, export and rm on traces sent through a
 # real weftd: verify passes on a good archive and names each damage
 # (truncated .evt, missing .evt, catalog count changed); export writes
-# Trace Event JSON with one B/E slice per Enter/Leave the demo recorded;
+# Trace Event JSON with one X slice per Enter/Leave the demo recorded
+# (pid rank + 1; tests/e2e_export.sh checks the rest of export);
 # rm removes archive and rows, refuses a recording trace without --force
 # and an archive path outside the spool.
 . "$(dirname "$0")/lib.sh"
@@ -90,17 +91,18 @@ procs = {e["pid"]: e["args"]["name"] for e in ev
          if e["ph"] == "M" and e["name"] == "process_name"}
 threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
            if e["ph"] == "M" and e["name"] == "thread_name"}
-assert procs == {0: "rank 0", 1: "rank 1"}, procs
-assert len(threads) == 4 and threads[(0, 0)] == "Master thread", threads
+host = procs[1].split(" ", 2)[2]
+assert procs == {1: "rank 0 " + host, 2: "rank 1 " + host}, procs
+assert len(threads) == 4 and threads[(1, 0)] == "Master thread", threads
 assert len(rep) == 4, rep
 for key, k in rep.items():
     r, t = map(int, key.split("."))
-    assert (r, t) in threads, (key, threads)
-    assert k["Enter"] > 0, k
-    for ph, what in (("B", "Enter"), ("E", "Leave"), ("C", "Metric")):
-        assert cnt[(r, t, ph)] == k[what], (key, ph, cnt[(r, t, ph)], k)
-    ts = [e["ts"] for e in ev if e["ph"] in "BE" and (e["pid"], e["tid"]) == (r, t)]
-    assert ts == sorted(ts) and ts[0] >= 0, key
+    assert (r + 1, t) in threads, (key, threads)
+    assert k["Enter"] > 0 and k["Enter"] == k["Leave"], k
+    for ph, what in (("X", "Enter"), ("C", "Metric")):
+        assert cnt[(r + 1, t, ph)] == k[what], (key, ph, cnt[(r + 1, t, ph)], k)
+    ts = [e["ts"] for e in ev if e["ph"] == "X" and (e["pid"], e["tid"]) == (r + 1, t)]
+    assert min(ts) >= 0, key
 print("export ok:", len(ev), "trace events")
 ' "$TMP/good.trace.json" "$TMP/good.json" || fail "export does not match the demo's report"
 
