@@ -37,7 +37,13 @@
  * the dominant region of each time bin, bins as a blob of uvarints),
  * timeline_regions (names of the region ids the bins hold) and messages
  * (MPI bytes and messages per sender and receiver world rank). Traces
- * converted before have no rows there; `weft report` says so.
+ * converted before have no rows there; `weft report` says so. Tables
+ * rather than a file beside the archive: the commit that says complete
+ * carries them, ON DELETE CASCADE removes them with the trace (rm,
+ * retention), a user who cannot read the catalog gets them in weftd's
+ * image of their rows (catalog_image.c copies every trace_id table), and
+ * no new file needs the archive's permissions. Like the profile, `weft
+ * reindex` does not rebuild them.
  *
  * This file: opening, checking and closing the catalog, the schema and its
  * migrations, and the helpers catalog_write.c and catalog_read.c share
