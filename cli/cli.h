@@ -116,6 +116,8 @@ int weft__cmd_wait(cli *c);
 int weft__cmd_rm(cli *c);
 int weft__cmd_verify(cli *c);
 int weft__cmd_export(cli *c);
+/* weft report (report.c): c->catalog open; -o FILE, else report.html. */
+int weft__cmd_report(cli *c);
 /* weft sql (sql.c): c->format is "table", "csv" or NULL, c->json set for
  * --json, c->catalog_path resolved but not opened. */
 int weft__cmd_sql(cli *c);

@@ -17,6 +17,7 @@
  *                              [--from T] [--to T] [--ranks LIST]
  *                              [--regions GLOB] [--min-duration S]
  *                                           (export.c, export_*.c)
+ *   weft [--catalog FILE] report TRACE [-o FILE]   (report.c, report_page.html)
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
@@ -285,6 +286,23 @@ static const command commands[] = {
       "seconds likewise.\n"
       "\n"
       "Progress goes to stderr when it is a terminal.\n" },
+    { "report", weft__cmd_report, OPT_OUTPUT, 1, 1, 1,
+      "TRACE [-o FILE]",
+      "write a self-contained HTML report of a trace",
+      "Write one HTML file (no network access, nothing external: open it\n"
+      "from disk in any browser) showing what happened: the header (name,\n"
+      "owner, when, duration, ranks, threads, hosts, tags, events, dropped\n"
+      "records, state, clock), the timeline (one row per location, each\n"
+      "pixel column coloured by the region that dominated it; MPI, OpenMP\n"
+      "and I/O regions in their own colour families; hover for names),\n"
+      "the region profile, load balance across locations, and for MPI\n"
+      "traces time in MPI per rank and the message matrix. It is made\n"
+      "from what weftd stored when it converted the trace, never from the\n"
+      "events, so it is quick for any size; a trace converted by an older\n"
+      "weft has no timeline (the report says so).\n"
+      "\n"
+      "  -o, --output FILE     where to write it (default report.html;\n"
+      "                        '-' is standard output)\n" },
     { "rm", weft__cmd_rm, OPT_FORCE, 1, INT_MAX, 2,
       "TRACE... [--force] [--spool DIR]",
       "remove traces: archive and catalog rows",

@@ -228,6 +228,12 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     detail->nlocations = res->nlocations;
     detail->regions = res->regions;
     detail->nregions = res->nregions;
+    detail->timelines = res->timelines;
+    detail->ntimelines = res->ntimelines;
+    detail->timeline_regions = res->timeline_regions;
+    detail->ntimeline_regions = res->ntimeline_regions;
+    detail->messages = res->messages;
+    detail->nmessages = res->nmessages;
     rc = member_rows(v, t->joined, res, &out->members);
     if (rc == 0)
         rc = trace_tags(v, t->joined, &out->tags, &detail->ntags);

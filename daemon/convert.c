@@ -899,6 +899,110 @@ static int profile_result(conv *c)
     return 0;
 }
 
+/* ---- what weft report draws (issue #17) ------------------------------- */
+
+/* Which locations get a timeline (the first WEFT_CONVERT_TIMELINES in
+ * rank order), with how many bins each, and the first bins' width (1 us
+ * in the archive's ticks). */
+static void plan_timelines(conv *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++)
+            c->mems[i].locs[j].has_timeline = n++ < WEFT_CONVERT_TIMELINES;
+    if (n > WEFT_CONVERT_TIMELINES)
+        n = WEFT_CONVERT_TIMELINES;
+    c->tl_cap = WEFT_TIMELINE_BINS;
+    while (c->tl_cap > WEFT_CONVERT_MIN_BINS &&
+           (uint64_t)c->tl_cap * n > WEFT_CONVERT_TIMELINE_BINS)
+        c->tl_cap /= 2;
+    c->tl_width = c->resolution / 1000000 ? c->resolution / 1000000 : 1;
+}
+
+/* The timeline of l of m as a row of out (its bins move there), times
+ * in seconds after the trace's first event, on weftd's clock as every
+ * other time of the archive (its ClockOffsets applied). */
+static void timeline_row(const conv *c, const member *m, loc *l,
+                         weft_timeline_row *row)
+{
+    weft_timeline *tl = &l->tl;
+    uint64_t a = weft__conv_corrected(m, tl->first);
+    uint64_t b = weft__conv_corrected(m, tl->first + tl->n * tl->width);
+    double res = (double)c->resolution;
+
+    row->location = weft__loc_id(m, l);
+    row->start_s = a > c->out->time_first
+                       ? (double)(a - c->out->time_first) / res : 0.0;
+    row->width_s = b > a ? (double)(b - a) / tl->n / res
+                         : (double)tl->width / res;
+    row->bins = tl->bins;
+    row->nbins = tl->n;
+    tl->bins = NULL;
+}
+
+/* The timelines, the names of the regions they hold, and the message
+ * matrix, into c->out. */
+static int report_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    size_t nregions = weft_unify_count(c->u, WEFT_REC_Region), n = 0;
+    size_t nmsg = 0, msg_cap = 0;
+    uint8_t *used = calloc(nregions + 1, 1);
+
+    if (!used)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++)
+            n += c->mems[i].locs[j].tl.bins && c->mems[i].locs[j].tl.n;
+    out->timelines = n ? calloc(n, sizeof *out->timelines) : NULL;
+    if (n && !out->timelines)
+        goto oom;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        for (size_t j = 0; j < m->nlocs; j++) {
+            loc *l = &m->locs[j];
+            weft_timeline_row *row = &out->timelines[out->ntimelines];
+            if (!l->tl.bins || !l->tl.n)
+                continue;
+            timeline_row(c, m, l, row);
+            out->ntimelines++;
+            for (size_t k = 0; k < row->nbins; k++)
+                if (row->bins[k] && row->bins[k] <= nregions)
+                    used[row->bins[k] - 1] = 1;
+                else
+                    row->bins[k] = 0;  /* a region outside the profile */
+        }
+        if (weft_commsum_rows(&m->sends, m->rank, &out->messages, &nmsg,
+                              &msg_cap) < 0)
+            goto oom;
+    }
+    out->nmessages = weft_commsum_cap(out->messages, nmsg,
+                                      WEFT_CONVERT_MESSAGE_ROWS);
+    n = 0;
+    for (size_t r = 0; r < nregions; r++)
+        n += used[r];
+    out->timeline_regions = n ? calloc(n, sizeof *out->timeline_regions)
+                              : NULL;
+    if (n && !out->timeline_regions)
+        goto oom;
+    for (size_t r = 0; r < nregions; r++) {
+        weft_timeline_region *tr;
+        if (!used[r])
+            continue;
+        tr = &out->timeline_regions[out->ntimeline_regions++];
+        tr->id = (uint32_t)r;
+        if (!(tr->name = strdup(weft_profile_region_name(c->u,
+                                                         (uint32_t)r))))
+            goto oom;
+    }
+    free(used);
+    return 0;
+oom:
+    free(used);
+    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+}
+
 /* ---- the whole conversion --------------------------------------------- */
 
 /* Pass 1 and what pass 2 needs from it. Sets *read_all once every
@@ -931,6 +1035,9 @@ static int gather(conv *c, int *read_all)
                           weft_unify_count(c->u, WEFT_REC_Region),
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    plan_timelines(c);
+    if (weft_commmap_build(&c->cmap, c->u) < 0)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -955,7 +1062,8 @@ static int finish(conv *c)
 {
     int rc;
 
-    if ((rc = weft__otf2_sync(c)) < 0 || (rc = fill_result(c)) < 0)
+    if ((rc = weft__otf2_sync(c)) < 0 || (rc = fill_result(c)) < 0 ||
+        (rc = report_result(c)) < 0)
         return rc;
     return profile_result(c);
 }
@@ -984,6 +1092,7 @@ static void conv_free(conv *c)
         free(m->hostname);
         for (size_t k = 0; k < m->nlocs; k++) {
             weft_profile_loc_free(&m->locs[k].prof);
+            weft_timeline_free(&m->locs[k].tl);
             free(m->locs[k].gap);
         }
         free(m->locs);
@@ -992,12 +1101,14 @@ static void conv_free(conv *c)
         for (size_t k = 0; k < m->nprows; k++)
             free(m->prows[k].region);
         free(m->prows);
+        weft_commsum_free(&m->sends);
         free(m->error);
     }
     free(c->mems);
     free(c->loc_refs);
     free(c->ghosts);
     weft_profile_free(&c->prof);
+    weft_commmap_free(&c->cmap);
     weft_unify_scratch_free(&c->scratch);
     weft_unify_free(c->u);
 }
@@ -1069,5 +1180,12 @@ void weft_convert_result_free(weft_convert_result *out)
     for (size_t i = 0; i < out->nregions; i++)
         free(out->regions[i].region);
     free(out->regions);
+    for (size_t i = 0; i < out->ntimelines; i++)
+        free(out->timelines[i].bins);
+    free(out->timelines);
+    for (size_t i = 0; i < out->ntimeline_regions; i++)
+        free(out->timeline_regions[i].name);
+    free(out->timeline_regions);
+    free(out->messages);
     memset(out, 0, sizeof *out);
 }

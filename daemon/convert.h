@@ -59,6 +59,19 @@ uint64_t weft_convert_writers(uint64_t memory);
  * locations always have every region. */
 #define WEFT_PROFILE_ROWS_PER_LOCATION 100
 
+/* The timeline summary (timeline.h) of a trace: locations with a
+ * timeline at most (the first ones in rank order; the report says how
+ * many it lacks), and bins over all of them at most: a location's bins
+ * (WEFT_TIMELINE_BINS at most) are halved until they fit, down to
+ * WEFT_CONVERT_MIN_BINS. At most 4 MiB of bins in memory (16 bytes a
+ * bin while replaying), a few MB stored. */
+#define WEFT_CONVERT_TIMELINES 4096
+#define WEFT_CONVERT_TIMELINE_BINS (UINT32_C(1) << 20)
+#define WEFT_CONVERT_MIN_BINS 256
+/* Sender -> receiver pairs of the communication matrix kept, at most
+ * (those of most bytes): a full matrix of 256 ranks. */
+#define WEFT_CONVERT_MESSAGE_ROWS 65536
+
 /* Room for every clock name a member may give (README, Clocks), and the
  * archive property that lists them. */
 #define WEFT_CLOCK_NAMES 64
@@ -82,6 +95,18 @@ typedef struct weft_convert_result {
      * then per location. malloc'd, region names malloc'd. */
     weft_region_row *regions;
     size_t nregions;
+    /* What `weft report` draws (issue #17; catalog.h, schema 6): the
+     * timelines of the first WEFT_CONVERT_TIMELINES locations (rank
+     * order) that wrote an Enter or Leave (bins malloc'd), the names of
+     * the regions their bins hold, and the MPI messages per sender and
+     * receiver world rank (the WEFT_CONVERT_MESSAGE_ROWS of most bytes).
+     * All malloc'd, names too. */
+    weft_timeline_row *timelines;
+    size_t ntimelines;
+    weft_timeline_region *timeline_regions;
+    size_t ntimeline_regions;
+    weft_message_row *messages;
+    size_t nmessages;
     uint64_t profile_anomalies;   /* Leaves that did not match their
                                      location's open region */
     uint64_t nesting_added;       /* Leaves and Enters written so that

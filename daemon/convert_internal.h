@@ -29,7 +29,9 @@
 #include "clock.h"
 #include "convert.h"
 #include "journal.h"
+#include "commsum.h"
 #include "profile.h"
+#include "timeline.h"
 #include "record.h"
 #include "unify.h"
 
@@ -51,6 +53,9 @@ typedef struct loc {
     size_t ngap, gap_cap;
     int off;            /* between OFF and ON */
     OTF2_EvtWriter *w;  /* pass 2, while the member is replayed */
+    int has_timeline;   /* among the first WEFT_CONVERT_TIMELINES (pass 1) */
+    weft_timeline tl;   /* pass 2 from its writer's opening: fed where its
+                           Enters and Leaves are written */
 } loc;
 
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
@@ -82,6 +87,8 @@ typedef struct member {
     size_t noffsets;
     /* Pass 2, set by the worker that replayed it: */
     weft_region_row *prows; /* its per-location profile rows (ticks) */
+    weft_commsum sends; /* its MpiSend and MpiIsend by receiver world
+                           rank */
     size_t nprows;
     int rc;             /* 0, or why it failed with error (malloc'd) */
     char *error;
@@ -140,6 +147,9 @@ typedef struct conv {
     uint64_t absent;    /* pass 1: definitions left out because they name
                            the location group of a rank without journal */
     char absent_def[320]; /* pass 1: the first of those, said */
+    uint32_t tl_cap;    /* bins per location timeline (after pass 1) */
+    uint64_t tl_width;  /* ticks of a timeline's first bins: 1 us */
+    weft_commmap cmap;  /* comm rank -> world rank (after pass 1) */
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
 } conv;

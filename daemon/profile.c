@@ -116,9 +116,8 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
     return 0;
 }
 
-/* The name of unified region id, "" if it has none. Owned by the
- * unifier. */
-static const char *region_name(const weft_unifier *u, uint32_t id)
+/* See profile.h. */
+const char *weft_profile_region_name(const weft_unifier *u, uint32_t id)
 {
     const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
     const weft_record *s;
@@ -160,7 +159,7 @@ static int add_row(weft_profile *p, int64_t location, uint32_t region,
     row->visits = visits;
     row->incl_s = (double)incl;
     row->excl_s = (double)excl;
-    if (!(row->region = strdup(region_name(p->u, region))))
+    if (!(row->region = strdup(weft_profile_region_name(p->u, region))))
         return WEFT_ENOMEM;
     p->nrows++;
     return 0;

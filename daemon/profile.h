@@ -153,6 +153,10 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
 /* Frees l's stack and table and zeroes it. */
 void weft_profile_loc_free(weft_profile_loc *l);
 
+/* The name of unified region id, "" if it has none. Owned by the
+ * unifier. */
+const char *weft_profile_region_name(const weft_unifier *u, uint32_t id);
+
 /* The rows of a trace: the sums over all locations (WEFT_PROFILE_ALL, by
  * region id) then p->rows, times in seconds at `resolution` ticks per
  * second. *rows (malloc'd, NULL when there is none, region names

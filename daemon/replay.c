@@ -11,7 +11,10 @@
  * whole, so its file is the same as without groups). The profile
  * (profile.h) is fed where each event is written, from Enter and Leave
  * (unified region ids), per location; when a member's journal is done
- * its locations are finished.
+ * its locations are finished. So is the timeline summary (timeline.h)
+ * of each location, told at each Enter and Leave which region was the
+ * innermost open one until then, and the communication matrix
+ * (commsum.h), from each MpiSend and MpiIsend written.
  *
  * Threads (issue #5): several members are replayed at once, one member
  * per worker thread at a time (weft_convert_input.threads; 1 replays them
@@ -83,6 +86,12 @@ static void wrote(conv *c, const member *m, loc *l, uint64_t t)
     l->last_time = t;
 }
 
+/* The innermost open region of l (WEFT_TIMELINE_NONE: none). */
+static inline uint32_t top_region(const weft_profile_loc *p)
+{
+    return p->depth ? p->stack[p->depth - 1].region : WEFT_TIMELINE_NONE;
+}
+
 /* ---- nesting (issue #11) ----------------------------------------------
  * Every location of the archive nests: each Leave closes the innermost
  * open region. l->prof.stack is what is open, and these functions are the
@@ -139,6 +148,7 @@ static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
 
     if (orc != OTF2_SUCCESS)
         return refused(c, m, l, "an Enter", t, orc);
+    weft_timeline_note(&l->tl, top_region(&l->prof), t);
     if ((rc = weft_profile_enter(&c->prof, &l->prof, region, t)) < 0)
         return weft__conv_fail(c, rc, "out of memory");
     wrote(c, m, l, t);
@@ -163,6 +173,7 @@ static int nest_leave_top(conv *c, member *m, loc *l, uint64_t t,
 
     if (orc != OTF2_SUCCESS)
         return refused(c, m, l, "a Leave", t, orc);
+    weft_timeline_note(&l->tl, region, t);
     weft_profile_leave(&l->prof, t);
     wrote(c, m, l, t);
     c->added += added != 0;
@@ -283,8 +294,9 @@ typedef struct entry {
  * open region. Anything else (the first Enter of a region, a deeper
  * stack, a Leave that does not match) goes to nest_enter or nest_leave
  * with the locals put back. The archive and profile are the same either
- * way (tests compare them: weft__convert_trace). 0 or the code of a
- * failure. */
+ * way (tests compare them: weft__convert_trace). The timeline is told
+ * of each as nest_enter and nest_leave_top tell it, with the innermost
+ * open region kept in a local (top). 0 or the code of a failure. */
 static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
 {
     conv *c = x->c;
@@ -293,6 +305,8 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
     OTF2_EvtWriter *w = l->w;
     weft_el_run run = weft_el_begin(&x->d), at = run;
     weft_profile_loc p = l->prof;
+    weft_timeline *tl = &l->tl;
+    uint32_t top = top_region(&p);
     size_t nregions = c->prof.nregions;
     uint64_t events = l->events, last = l->last_time, n = 0;
     int each_time = m->each_time;  /* see wrote() */
@@ -313,6 +327,8 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
         region = g ? g - 1u : region;
         if (type == WEFT_REC_Enter &&
             weft_profile_enter_fast(&p, nregions, region, t)) {
+            weft_timeline_note(tl, top, t);
+            top = region;
             if ((orc = OTF2_EvtWriter_Enter(w, NULL, t, region)) !=
                 OTF2_SUCCESS) {
                 rc = refused(c, m, l, "an Enter", t, orc);
@@ -320,7 +336,9 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
             }
         } else if (type == WEFT_REC_Leave && p.depth &&
                    p.stack[p.depth - 1].region == region) {
+            weft_timeline_note(tl, region, t);
             weft_profile_leave(&p, t);
+            top = top_region(&p);
             if ((orc = OTF2_EvtWriter_Leave(w, NULL, t, region)) !=
                 OTF2_SUCCESS) {
                 rc = refused(c, m, l, "a Leave", t, orc);
@@ -338,6 +356,7 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
                 return rc;
             }
             p = l->prof;
+            top = top_region(&p);
             events = l->events;
             last = l->last_time;
             continue;
@@ -353,6 +372,28 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
     x->n += n;
     weft_el_end(&run, &x->d);
     return rc;
+}
+
+/* Counts r in m's sends if it is an MpiSend or MpiIsend (global ids).
+ * 0 or WEFT_ENOMEM (c failed). */
+static int note_send(conv *c, member *m, const weft_record *r)
+{
+    uint32_t to;
+
+    if (r->type == WEFT_REC_MpiSend)
+        to = weft_commmap_world(&c->cmap, r->u.MpiSend.communicator,
+                                r->u.MpiSend.receiver);
+    else if (r->type == WEFT_REC_MpiIsend)
+        to = weft_commmap_world(&c->cmap, r->u.MpiIsend.communicator,
+                                r->u.MpiIsend.receiver);
+    else
+        return 0;
+    if (weft_commsum_add(&m->sends, to,
+                         r->type == WEFT_REC_MpiSend
+                             ? r->u.MpiSend.msgLength
+                             : r->u.MpiIsend.msgLength) < 0)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    return 0;
 }
 
 /* Replays event r, the x->n-th of the entry, decoded: mapped to global
@@ -398,7 +439,7 @@ static int replay_record(entry *x, weft_record *r)
                                    "it: %s", WHERE_ARGS(x),
                                    weft__otf2_msg(orc));
         wrote(c, m, l, r->time);
-        return 0;
+        return note_send(c, m, r);
     }
 }
 
@@ -452,13 +493,17 @@ out:
 
 /* ---- a member --------------------------------------------------------- */
 
-/* Opens the writers of m's locations [lo, hi). */
+/* Opens the writers of m's locations [lo, hi), and their timelines. */
 static int open_writers(conv *c, member *m, size_t lo, size_t hi)
 {
     for (size_t i = lo; i < hi; i++) {
-        int rc = weft__otf2_open_writer(c, m, &m->locs[i]);
+        loc *l = &m->locs[i];
+        int rc = weft__otf2_open_writer(c, m, l);
         if (rc < 0)
             return rc;
+        if (l->has_timeline &&
+            weft_timeline_init(&l->tl, c->tl_cap, c->tl_width) < 0)
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -518,6 +563,7 @@ static int replay_member(conv *c, member *m)
     } while (rc == 0 && lo < m->nlocs);
     for (size_t k = 0; rc == 0 && k < m->nlocs; k++) {
         loc *l = &m->locs[k];
+        weft_timeline_finish(&l->tl, WEFT_TIMELINE_NONE, l->last_time);
         rc = weft_profile_finish_loc(&c->prof, &l->prof,
                                      (int64_t)weft__loc_id(m, l),
                                      l->last_time);

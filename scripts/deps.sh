@@ -20,9 +20,10 @@ PACKAGES=(
 # neither /etc/slurm nor the system's munged). Not for scripts/start: on
 # a host with systemd, installing them enables their services.
 # acl: setfacl for tests/e2e_users.sh (a trace directory as an older
-# weftd left it).
+# weftd left it). chromium: tests/e2e_report.sh renders weft report's page
+# headless.
 if [ "${1:-}" = --tests ]; then
-    PACKAGES+=(slurmctld slurmd slurm-client acl)
+    PACKAGES+=(slurmctld slurmd slurm-client acl chromium)
 fi
 if [ "${1:-}" = --bench ]; then
     PACKAGES+=(eztrace lttng-tools liblttng-ust-dev uftrace babeltrace2 time)

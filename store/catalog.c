@@ -30,6 +30,21 @@
  * recording: the conversion's final row, written once the state left
  * recording, always wins.
  *
+ * Schema 6 (issue #17): what `weft report` draws without reading
+ * events, computed by the conversion and written in the same
+ * transaction as the final row (so a trace has all of it or none, and
+ * it goes with the trace, like the profile): timelines (per location,
+ * the dominant region of each time bin, bins as a blob of uvarints),
+ * timeline_regions (names of the region ids the bins hold) and messages
+ * (MPI bytes and messages per sender and receiver world rank). Traces
+ * converted before have no rows there; `weft report` says so. Tables
+ * rather than a file beside the archive: the commit that says complete
+ * carries them, ON DELETE CASCADE removes them with the trace (rm,
+ * retention), a user who cannot read the catalog gets them in weftd's
+ * image of their rows (catalog_image.c copies every trace_id table), and
+ * no new file needs the archive's permissions. Like the profile, `weft
+ * reindex` does not rebuild them.
+ *
  * This file: opening, checking and closing the catalog, the schema and its
  * migrations, and the helpers catalog_write.c and catalog_read.c share
  * (catalog_internal.h).
@@ -126,6 +141,27 @@ static const char *const migrations[] = {
      "ALTER TABLE traces ADD COLUMN live_updated INTEGER NOT NULL DEFAULT 0;"),
     /* 4 -> 5: the trace clocks its processes read (issue #16) */
     "ALTER TABLE traces ADD COLUMN clock TEXT NOT NULL DEFAULT '';",
+    /* 5 -> 6: what weft report draws (issue #17) */
+    ("CREATE TABLE timelines ("
+     " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+     " location_id INTEGER NOT NULL,"
+     " start_s REAL NOT NULL,"
+     " width_s REAL NOT NULL,"
+     " nbins INTEGER NOT NULL,"
+     " bins BLOB NOT NULL," /* a uvarint per bin: region id + 1, 0 none */
+     " PRIMARY KEY (trace_id, location_id));"
+     "CREATE TABLE timeline_regions ("
+     " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+     " region_id INTEGER NOT NULL,"
+     " name TEXT NOT NULL,"
+     " PRIMARY KEY (trace_id, region_id));"
+     "CREATE TABLE messages ("
+     " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+     " sender INTEGER NOT NULL,"
+     " receiver INTEGER NOT NULL,"
+     " messages INTEGER NOT NULL,"
+     " bytes INTEGER NOT NULL,"
+     " PRIMARY KEY (trace_id, sender, receiver));"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

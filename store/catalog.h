@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 5
+#define WEFT_CATALOG_SCHEMA_VERSION 6
 
 typedef struct weft_catalog weft_catalog;
 
@@ -116,6 +116,32 @@ typedef struct weft_region_row {
                              location (or of the sum rows) */
 } weft_region_row;
 
+/* Schema 6 (issue #17): what `weft report` draws, computed during
+ * conversion. The timeline summary of one location: its time cut into
+ * nbins bins of width_s seconds from start_s (seconds after the trace's
+ * time_first), each holding the region that dominated it (the innermost
+ * open region with the most time in it) as its global region id + 1, 0
+ * when mostly no region was open; names in weft_timeline_region rows. */
+typedef struct weft_timeline_row {
+    uint64_t location;    /* OTF2 location id */
+    double start_s, width_s;
+    uint32_t *bins;       /* the writer's; malloc'd when read */
+    size_t nbins;
+} weft_timeline_row;
+
+/* A region that timeline bins name. */
+typedef struct weft_timeline_region {
+    uint32_t id;          /* global region id (bins hold id + 1) */
+    char *name;
+} weft_timeline_region;
+
+/* MPI point-to-point messages from one world rank to another (MpiSend
+ * and MpiIsend): the communication matrix. */
+typedef struct weft_message_row {
+    uint32_t sender, receiver;
+    uint64_t messages, bytes;
+} weft_message_row;
+
 /* What weft_catalog_trace_finish_detail stores besides the trace row.
  * Each array replaces what the catalog held for the trace. */
 typedef struct weft_trace_detail {
@@ -127,6 +153,12 @@ typedef struct weft_trace_detail {
     size_t ntags;
     const weft_region_row *regions;
     size_t nregions;
+    const weft_timeline_row *timelines;
+    size_t ntimelines;
+    const weft_timeline_region *timeline_regions;
+    size_t ntimeline_regions;
+    const weft_message_row *messages;
+    size_t nmessages;
 } weft_trace_detail;
 
 /* Orders of weft_catalog_query. */
@@ -310,6 +342,26 @@ typedef struct weft_region_pair {
 typedef int (*weft_catalog_pair_fn)(const weft_region_pair *row, void *arg);
 int weft_catalog_compare(weft_catalog *c, int64_t a, int64_t b,
                          int64_t limit, weft_catalog_pair_fn fn, void *arg);
+
+/* Calls fn for each timeline of trace id, by location (row->bins is
+ * malloc'd and valid during the call only). Returns like
+ * weft_catalog_list; WEFT_ECORRUPT for bins that do not decode. */
+typedef int (*weft_catalog_timeline_fn)(const weft_timeline_row *row,
+                                        void *arg);
+int weft_catalog_timelines(weft_catalog *c, int64_t trace_id,
+                           weft_catalog_timeline_fn fn, void *arg);
+/* Calls fn for each region the timelines of trace id name, by id. */
+typedef int (*weft_catalog_timeline_region_fn)(
+    const weft_timeline_region *row, void *arg);
+int weft_catalog_timeline_regions(weft_catalog *c, int64_t trace_id,
+                                  weft_catalog_timeline_region_fn fn,
+                                  void *arg);
+/* Calls fn for each sender -> receiver pair of trace id, by sender then
+ * receiver. */
+typedef int (*weft_catalog_message_fn)(const weft_message_row *row,
+                                       void *arg);
+int weft_catalog_messages(weft_catalog *c, int64_t trace_id,
+                          weft_catalog_message_fn fn, void *arg);
 
 /* ---- retention (weftd's daemon/retain.c) ---- */
 

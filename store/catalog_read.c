@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "varint.h"
 #include "weft_errors.h"
 
 #define ID_DIGITS_MAX 18 /* below INT64_MAX whatever the digits */
@@ -585,6 +586,148 @@ int weft_catalog_spool_bytes(weft_catalog *c, uint64_t *total,
     }
     if (step != SQLITE_DONE)
         rc = weft__cat_db_err(c, "summing the spool's bytes");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Decodes n uvarint bins of blob (len bytes) into a malloc'd array;
+ * NULL when they do not decode or out of memory (*corrupt says which). */
+static uint32_t *decode_bins(const uint8_t *blob, size_t len, size_t n,
+                             int *corrupt)
+{
+    const uint8_t *p = blob, *end = blob + len;
+    uint32_t *v;
+
+    *corrupt = n > len;  /* a byte per bin at least */
+    if (*corrupt)
+        return NULL;
+    v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x;
+        if (!(p = weft__get_uvarint(p, end, &x)) || x > UINT32_MAX) {
+            *corrupt = 1;
+            free(v);
+            return NULL;
+        }
+        v[i] = (uint32_t)x;
+    }
+    if (p != end) {
+        *corrupt = 1;
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
+int weft_catalog_timelines(weft_catalog *c, int64_t trace_id,
+                           weft_catalog_timeline_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_timeline_row row;
+    int rc, step, corrupt;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT location_id, start_s, width_s, nbins, bins"
+                           " FROM timelines WHERE trace_id = ?"
+                           " ORDER BY location_id", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(st, 3);
+        const uint8_t *blob = sqlite3_column_blob(st, 4);
+        size_t len = (size_t)sqlite3_column_bytes(st, 4);
+        memset(&row, 0, sizeof row);
+        row.location = (uint64_t)sqlite3_column_int64(st, 0);
+        row.start_s = sqlite3_column_double(st, 1);
+        row.width_s = sqlite3_column_double(st, 2);
+        row.nbins = n > 0 ? (size_t)n : 0;
+        row.bins = decode_bins(blob, blob ? len : 0, row.nbins, &corrupt);
+        if (!row.bins)
+            rc = corrupt ? weft__cat_err(c, WEFT_ECORRUPT, "catalog %s: "
+                                         "trace %" PRId64 ": the timeline "
+                                         "of location %" PRIu64 " does "
+                                         "not decode", c->path, trace_id,
+                                         row.location)
+                         : oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.bins);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing timelines");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
+int weft_catalog_timeline_regions(weft_catalog *c, int64_t trace_id,
+                                  weft_catalog_timeline_region_fn fn,
+                                  void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_timeline_region row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT region_id, name FROM timeline_regions"
+                           " WHERE trace_id = ? ORDER BY region_id", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.id = (uint32_t)sqlite3_column_int64(st, 0);
+        if (weft__cat_col_text(st, 1, 0, &row.name) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing timeline regions");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
+int weft_catalog_messages(weft_catalog *c, int64_t trace_id,
+                          weft_catalog_message_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_message_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT sender, receiver, messages, bytes"
+                           " FROM messages WHERE trace_id = ?"
+                           " ORDER BY sender, receiver", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        row.sender = (uint32_t)sqlite3_column_int64(st, 0);
+        row.receiver = (uint32_t)sqlite3_column_int64(st, 1);
+        row.messages = (uint64_t)sqlite3_column_int64(st, 2);
+        row.bytes = (uint64_t)sqlite3_column_int64(st, 3);
+        if ((rc = fn(&row, arg)) != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing messages");
+out:
     sqlite3_finalize(st);
     return rc;
 }

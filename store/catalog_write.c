@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "varint.h"
 #include "weft_errors.h"
 
 static int64_t id_of_key(weft_catalog *c, const char *key)
@@ -267,6 +268,100 @@ static int store_regions(weft_catalog *c, int64_t id,
     return rc;
 }
 
+/* The bins of t as uvarints in a malloc'd buffer (*len bytes), NULL when
+ * out of memory. */
+static uint8_t *encode_bins(const weft_timeline_row *t, size_t *len)
+{
+    uint8_t *buf = malloc(t->nbins * WEFT_VARINT_MAX + 1), *p = buf;
+
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < t->nbins; i++)
+        p = weft__put_uvarint(p, t->bins[i]);
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+/* Replaces the timelines and their region names of trace id. */
+static int store_timelines(weft_catalog *c, int64_t id,
+                           const weft_trace_detail *d)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM timelines WHERE trace_id = ?", id,
+                 "removing old timelines");
+    if (rc == 0)
+        rc = exec_id(c, "DELETE FROM timeline_regions WHERE trace_id = ?",
+                     id, "removing old timeline regions");
+    if (rc == 0 && d->ntimelines)
+        rc = weft__cat_prepare(c,
+                               "INSERT INTO timelines (trace_id, location_id,"
+                               " start_s, width_s, nbins, bins)"
+                               " VALUES (?, ?, ?, ?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < d->ntimelines; i++) {
+        const weft_timeline_row *t = &d->timelines[i];
+        size_t len = 0;
+        uint8_t *blob = encode_bins(t, &len);
+        if (!blob)
+            return weft__cat_err(c, WEFT_ENOMEM, "out of memory");
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, (int64_t)t->location);
+        sqlite3_bind_double(ins, 3, t->start_s);
+        sqlite3_bind_double(ins, 4, t->width_s);
+        sqlite3_bind_int64(ins, 5, (int64_t)t->nbins);
+        sqlite3_bind_blob(ins, 6, blob, (int)len, free);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, "storing a timeline");
+    }
+    sqlite3_finalize(ins);
+    ins = NULL;
+    if (rc == 0 && d->ntimeline_regions)
+        rc = weft__cat_prepare(c,
+                               "INSERT INTO timeline_regions (trace_id,"
+                               " region_id, name) VALUES (?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < d->ntimeline_regions; i++) {
+        const weft_timeline_region *r = &d->timeline_regions[i];
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, r->id);
+        sqlite3_bind_text(ins, 3, r->name ? r->name : "", -1, SQLITE_STATIC);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, "storing a timeline region");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* Replaces the communication matrix of trace id. */
+static int store_messages(weft_catalog *c, int64_t id,
+                          const weft_message_row *m, size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM messages WHERE trace_id = ?", id,
+                 "removing old messages");
+    if (rc == 0 && n)
+        rc = weft__cat_prepare(c,
+                               "INSERT INTO messages (trace_id, sender,"
+                               " receiver, messages, bytes)"
+                               " VALUES (?, ?, ?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, m[i].sender);
+        sqlite3_bind_int64(ins, 3, m[i].receiver);
+        sqlite3_bind_int64(ins, 4, (int64_t)m[i].messages);
+        sqlite3_bind_int64(ins, 5, (int64_t)m[i].bytes);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, "storing the message matrix");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 /* Returns 0 or a WEFT_E* code (nothing changed then). */
 int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
                                 const weft_tag *tags, size_t ntags)
@@ -297,7 +392,8 @@ int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,
 }
 
 /* Returns 0 or a WEFT_E* code (nothing changed then): the trace row, its
- * locations, members, tags and profile in one transaction. */
+ * locations, members, tags, profile and report data in one
+ * transaction. */
 int weft_catalog_trace_finish_detail(weft_catalog *c,
                                      const weft_trace_row *row,
                                      const weft_trace_detail *detail)
@@ -333,6 +429,9 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
     assert(d->members || d->nmembers == 0);
     assert(d->tags || d->ntags == 0);
     assert(d->regions || d->nregions == 0);
+    assert(d->timelines || d->ntimelines == 0);
+    assert(d->timeline_regions || d->ntimeline_regions == 0);
+    assert(d->messages || d->nmessages == 0);
     if (!row->key)
         return weft__cat_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
                              c->path);
@@ -364,6 +463,10 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         rc = insert_tags(c, id, d->tags, d->ntags);
     if (rc == 0)
         rc = store_regions(c, id, d->regions, d->nregions);
+    if (rc == 0)
+        rc = store_timelines(c, id, d);
+    if (rc == 0)
+        rc = store_messages(c, id, d->messages, d->nmessages);
     if (rc == 0)
         rc = weft__cat_exec(c, "COMMIT", "committing a trace");
 out:

@@ -775,7 +775,9 @@ static void finish_full(weft_catalog *c, const char *key, const char *name,
         { 0, (char *)ODD, 1, 1.5, 1.5, NULL, 0 },
         { 1ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
     };
-    weft_trace_detail d = { locs, 2, mem, 3, tags, ntags, reg, 5 };
+    weft_trace_detail d = { .locations = locs, .nlocations = 2,
+                            .members = mem, .nmembers = 3, .tags = tags,
+                            .ntags = ntags, .regions = reg, .nregions = 5 };
 
     row.key = (char *)key;
     row.name = (char *)name;
@@ -1188,6 +1190,8 @@ static void test_migrate_from_v3(void **state)
     raw_exec(f->path, "ALTER TABLE traces DROP COLUMN joined;"
              "ALTER TABLE traces DROP COLUMN live_updated;"
              "ALTER TABLE traces DROP COLUMN clock;"
+             "DROP TABLE timelines; DROP TABLE timeline_regions;"
+             "DROP TABLE messages;"
              "UPDATE traces SET events = 5; PRAGMA user_version = 3;");
     c = open_ok(f->path, 0);
     assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
@@ -1494,6 +1498,105 @@ static void test_verify(void **state)
     free(msg);
 }
 
+/* ---- schema 6: what weft report draws ----------------------------------- */
+
+static int seen_timeline(const weft_timeline_row *t, void *arg)
+{
+    seen *s = arg;
+    int k;
+
+    assert_true(s->n < 16);
+    k = snprintf(s->text[s->n], sizeof s->text[0], "%llu %.2f %.2f:",
+                 (unsigned long long)t->location, t->start_s, t->width_s);
+    for (size_t i = 0; i < t->nbins; i++)
+        k += snprintf(s->text[s->n] + k, sizeof s->text[0] - (size_t)k,
+                      " %u", t->bins[i]);
+    s->n++;
+    return 0;
+}
+
+static int seen_tl_region(const weft_timeline_region *r, void *arg)
+{
+    seen *s = arg;
+
+    snprintf(s->text[s->n++], sizeof s->text[0], "%u %s", r->id, r->name);
+    return 0;
+}
+
+static int seen_message(const weft_message_row *m, void *arg)
+{
+    seen *s = arg;
+
+    snprintf(s->text[s->n++], sizeof s->text[0], "%u>%u %llu %llu",
+             m->sender, m->receiver, (unsigned long long)m->messages,
+             (unsigned long long)m->bytes);
+    return 0;
+}
+
+/* Timelines (bins of any size as uvarints), their region names and the
+ * message matrix are stored with the final row, read back in order,
+ * replaced by the next finish and deleted with the trace; a blob that
+ * does not decode is an error, not a crash. */
+static void test_report_round_trip(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    uint32_t b0[4] = { 1, 0, 300, 70000 }, b1[1] = { 2 };
+    weft_timeline_row tl[2] = {
+        { 1ull << 32, 0.5, 0.25, b1, 1 },
+        { 0, 0.0, 0.125, b0, 4 },
+    };
+    weft_timeline_region tr[2] = { { 0, (char *)"main" },
+                                   { 299, (char *)ODD } };
+    weft_message_row msg[2] = { { 1, 0, 5, 500 }, { 0, 1, 3, 1ull << 40 } };
+    weft_trace_row row = { 0 };
+    weft_trace_detail d = { .timelines = tl, .ntimelines = 2,
+                            .timeline_regions = tr, .ntimeline_regions = 2,
+                            .messages = msg, .nmessages = 2 };
+    seen s = { 0 };
+    int64_t id;
+
+    row.key = (char *)"k1";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    id = raw_int(f->path, "SELECT id FROM traces WHERE key = 'k1'");
+    assert_int_equal(weft_catalog_timelines(c, id, seen_timeline, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "0 0.00 0.12: 1 0 300 70000");
+    assert_string_equal(s.text[1], "4294967296 0.50 0.25: 2");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_timeline_regions(c, id, seen_tl_region,
+                                                   &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "0 main");
+    assert_string_equal(s.text[1], "299 " ODD);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_messages(c, id, seen_message, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "0>1 3 1099511627776");
+    assert_string_equal(s.text[1], "1>0 5 500");
+
+    /* the next finish replaces them (here: by none) */
+    d.ntimelines = 1;
+    d.ntimeline_regions = d.nmessages = 0;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM timelines"), 1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM messages"), 0);
+
+    /* a damaged blob */
+    raw_exec(f->path, "UPDATE timelines SET bins = x'80'");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_timelines(c, id, seen_timeline, &s),
+                     WEFT_ECORRUPT);
+    assert_int_equal(s.n, 0);
+
+    assert_int_equal(weft_catalog_trace_delete(c, id), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM timelines"), 0);
+    assert_int_equal(raw_int(f->path,
+                             "SELECT count(*) FROM timeline_regions"), 0);
+    weft_catalog_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1537,6 +1640,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_live_figures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_round_trip, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1098,6 +1098,18 @@ static void assert_same_result(const weft_convert_result *a,
         assert_int_equal(x->events, y->events);
         assert_int_equal(x->dropped, y->dropped);
     }
+    assert_int_equal(a->ntimelines, b->ntimelines);
+    for (size_t i = 0; i < a->ntimelines; i++) {
+        const weft_timeline_row *x = &a->timelines[i], *y = &b->timelines[i];
+        assert_int_equal(x->location, y->location);
+        assert_true(x->start_s == y->start_s && x->width_s == y->width_s);
+        assert_int_equal(x->nbins, y->nbins);
+        assert_memory_equal(x->bins, y->bins, x->nbins * sizeof *x->bins);
+    }
+    assert_int_equal(a->ntimeline_regions, b->ntimeline_regions);
+    for (size_t i = 0; i < a->ntimeline_regions; i++)
+        assert_string_equal(a->timeline_regions[i].name,
+                            b->timeline_regions[i].name);
     assert_int_equal(a->nregions, b->nregions);
     for (size_t i = 0; i < a->nregions; i++) {
         const weft_region_row *x = &a->regions[i], *y = &b->regions[i];
@@ -1310,6 +1322,19 @@ static void test_convert_nesting(void **state)
     assert_int_equal(r->visits, 3);
     assert_true(fabs(r->incl_s - 20e-9) < 1e-15);
     assert_true(fabs(r->excl_s - 20e-9) < 1e-15);
+    /* The timeline: one bin of 1 us from the first event, where main
+     * (30 ns) ties with no region open (the gap, 30 ns): the region wins;
+     * foo has 20 ns. */
+    assert_int_equal(res.ntimelines, 1);
+    assert_int_equal(res.timelines[0].location, 0);
+    assert_int_equal(res.timelines[0].nbins, 1);
+    assert_true(res.timelines[0].start_s == 0.0);
+    assert_true(fabs(res.timelines[0].width_s - 1e-6) < 1e-15);
+    assert_int_equal(res.ntimeline_regions, 1);
+    assert_int_equal(res.timelines[0].bins[0],
+                     res.timeline_regions[0].id + 1);
+    assert_string_equal(res.timeline_regions[0].name, "main");
+    assert_int_equal(res.nmessages, 0);
     weft_convert_result_free(&res);
     if (have_otf2_print()) {
         assert_int_equal(run("otf2-print -Werror --silent '%s/traces.otf2' "

@@ -1,0 +1,173 @@
+/* commsum.c - who sent what to whom (commsum.h). */
+#include "commsum.h"
+
+#include <otf2/OTF2_Definitions.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "weft_errors.h"
+
+/* The COMM_LOCATIONS group of paradigm p, NULL if u has none. */
+static const weft_record *locations_group(const weft_unifier *u, uint32_t p)
+{
+    size_t n = weft_unify_count(u, WEFT_REC_Group);
+
+    for (size_t i = 0; i < n; i++) {
+        const weft_record *g = weft_unify_get(u, WEFT_REC_Group, i);
+        if (g && g->u.Group.groupType == OTF2_GROUP_TYPE_COMM_LOCATIONS &&
+            g->u.Group.paradigm == p)
+            return g;
+    }
+    return NULL;
+}
+
+/* 0 or WEFT_ENOMEM. */
+int weft_commmap_build(weft_commmap *m, const weft_unifier *u)
+{
+    size_t ncomms = weft_unify_count(u, WEFT_REC_Comm);
+    size_t ngroups = weft_unify_count(u, WEFT_REC_Group);
+
+    memset(m, 0, sizeof *m);
+    if (!ncomms)
+        return 0;
+    m->ranks = calloc(ncomms, sizeof *m->ranks);
+    m->nranks = calloc(ncomms, sizeof *m->nranks);
+    if (!m->ranks || !m->nranks)
+        return WEFT_ENOMEM;
+    m->ncomms = ncomms;
+    for (size_t i = 0; i < ncomms; i++) {
+        const weft_record *c = weft_unify_get(u, WEFT_REC_Comm, i);
+        const weft_record *g, *locs;
+        uint32_t *v;
+        if (!c || c->u.Comm.self != i || c->u.Comm.group >= ngroups)
+            continue;
+        g = weft_unify_get(u, WEFT_REC_Group, c->u.Comm.group);
+        if (!g || g->u.Group.groupType != OTF2_GROUP_TYPE_COMM_GROUP ||
+            !g->u.Group.numberOfMembers)
+            continue;
+        locs = locations_group(u, g->u.Group.paradigm);
+        v = malloc(g->u.Group.numberOfMembers * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        for (uint32_t r = 0; r < g->u.Group.numberOfMembers; r++) {
+            uint64_t k = g->u.Group.members[r];
+            if (!locs)  /* no locations group: indices are world ranks */
+                v[r] = k < UINT32_MAX ? (uint32_t)k : WEFT_COMMMAP_UNKNOWN;
+            else if (k < locs->u.Group.numberOfMembers)
+                v[r] = (uint32_t)(locs->u.Group.members[k] >> 32);
+            else
+                v[r] = WEFT_COMMMAP_UNKNOWN;
+        }
+        m->ranks[i] = v;
+        m->nranks[i] = g->u.Group.numberOfMembers;
+    }
+    return 0;
+}
+
+void weft_commmap_free(weft_commmap *m)
+{
+    for (size_t i = 0; i < m->ncomms; i++)
+        free(m->ranks[i]);
+    free(m->ranks);
+    free(m->nranks);
+    memset(m, 0, sizeof *m);
+}
+
+static weft_commsum_cell *probe(weft_commsum_cell *cells, size_t ncells,
+                                uint32_t key)
+{
+    size_t mask = ncells - 1, i = (key * 2654435761u) & mask;
+
+    while (cells[i].key && cells[i].key != key)
+        i = (i + 1) & mask;
+    return &cells[i];
+}
+
+/* 0 or WEFT_ENOMEM (s unchanged). */
+int weft_commsum_add(weft_commsum *s, uint32_t receiver, uint64_t bytes)
+{
+    uint32_t key = receiver + 1;
+    weft_commsum_cell *c;
+
+    if (!key)
+        return 0;  /* WEFT_COMMMAP_UNKNOWN is not counted */
+    if ((s->used + 1) * 2 > s->ncells) {
+        size_t n = s->ncells ? s->ncells * 2 : 16;
+        weft_commsum_cell *v = calloc(n, sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        for (size_t i = 0; i < s->ncells; i++)
+            if (s->cells[i].key)
+                *probe(v, n, s->cells[i].key) = s->cells[i];
+        free(s->cells);
+        s->cells = v;
+        s->ncells = n;
+    }
+    c = probe(s->cells, s->ncells, key);
+    if (!c->key) {
+        c->key = key;
+        s->used++;
+    }
+    c->messages++;
+    c->bytes += bytes;
+    return 0;
+}
+
+void weft_commsum_free(weft_commsum *s)
+{
+    free(s->cells);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const weft_message_row *x = a, *y = b;
+
+    if (x->sender != y->sender)
+        return x->sender < y->sender ? -1 : 1;
+    return x->receiver < y->receiver ? -1 : x->receiver > y->receiver;
+}
+
+static int cmp_bytes(const void *a, const void *b)
+{
+    const weft_message_row *x = a, *y = b;
+
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return cmp_pair(a, b);
+}
+
+/* 0 or WEFT_ENOMEM. */
+int weft_commsum_rows(const weft_commsum *s, uint32_t sender,
+                      weft_message_row **rows, size_t *n, size_t *cap)
+{
+    size_t first = *n;
+
+    if (*n + s->used > *cap) {
+        size_t c = *n + s->used;
+        weft_message_row *v = realloc(*rows, c * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        *rows = v;
+        *cap = c;
+    }
+    for (size_t i = 0; i < s->ncells; i++)
+        if (s->cells[i].key)
+            (*rows)[(*n)++] = (weft_message_row){
+                sender, s->cells[i].key - 1, s->cells[i].messages,
+                s->cells[i].bytes
+            };
+    if (*n > first)
+        qsort(*rows + first, *n - first, sizeof **rows, cmp_pair);
+    return 0;
+}
+
+size_t weft_commsum_cap(weft_message_row *v, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    qsort(v, n, sizeof *v, cmp_bytes);
+    qsort(v, max, sizeof *v, cmp_pair);
+    return max;
+}

@@ -1,0 +1,184 @@
+#!/bin/bash
+# e2e_report.sh - weft report in a real browser: a real weftd records a
+# weft-demo trace (2 processes x 2 threads) and a 4-rank Open MPI ring
+# (when mpirun and the MPI recorder are there); `weft report` writes
+# each page from the catalog alone; headless Chromium renders it: the
+# screenshot is not blank, the DOM has one timeline row per location,
+# the region names, the header's numbers (events, ranks), and for the
+# ring the message matrix of the ring's sends. The page references no
+# URL (no network), and a trace without a timeline (converted by an
+# older weft) still gets a report that says so.
+. "$(dirname "$0")/lib.sh"
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+    echo "SKIP: no chromium (Debian package chromium; scripts/deps.sh installs it)"
+    exit 77
+fi
+# As root Chromium needs --no-sandbox; its crash reporter wants a home.
+export HOME="$TMP/home"
+mkdir -p "$HOME"
+browse() {
+    timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
+        --no-first-run --disable-extensions --user-data-dir="$TMP/chromium" \
+        --window-size=1400,1000 "$@" 2>>"$TMP/chromium.log"
+}
+
+# render NAME: the report of trace NAME, its DOM ($TMP/NAME.dom) and
+# screenshot ($TMP/NAME.png), checked for a URL and a blank picture.
+render() {
+    local name=$1 html="$TMP/$1.html" t0 t1
+    t0=$(date +%s%N)
+    "$WEFT" --catalog "$SPOOL/catalog.db" report "$name" -o "$html" ||
+        fail "$name: weft report failed"
+    t1=$(date +%s%N)
+    echo "$name: report in $(( (t1 - t0) / 1000000 )) ms, $(stat -c %s "$html") bytes"
+    if grep -qE 'https?://' "$html"; then
+        grep -noE '.{20}https?://.{20}' "$html" | head -3 >&2
+        fail "$name: the report references a URL"
+    fi
+    browse --dump-dom "file://$html" >"$TMP/$name.dom" ||
+        fail "$name: chromium --dump-dom failed: $(tail -3 "$TMP/chromium.log")"
+    browse --screenshot="$TMP/$name.png" "file://$html" >/dev/null ||
+        fail "$name: chromium --screenshot failed: $(tail -3 "$TMP/chromium.log")"
+    "$PY" - "$TMP/$name.png" <<'PY' || fail "$name: the screenshot is blank or missing"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w, h = 8, b"", 0, 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and ctype in (2, 6), (depth, ctype)
+        bpp = 3 if ctype == 2 else 4
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = w * bpp + 1
+# Distinct values of the filtered bytes of a sample of rows: a blank
+# page is a few; a drawn one is many.
+seen = set()
+for y in range(0, h, 7):
+    seen.update(raw[y * stride + 1:(y + 1) * stride:5])
+assert w >= 1000 and h >= 800, (w, h)
+assert len(seen) > 40, "only %d distinct values" % len(seen)
+PY
+    # WEFT_REPORT_KEEP=DIR keeps the pages and screenshots (docs/).
+    [ -z "${WEFT_REPORT_KEEP:-}" ] || cp "$html" "$TMP/$name.png" "$WEFT_REPORT_KEEP/"
+}
+
+# dom NAME PYTHON: checks the DOM of NAME's report with PYTHON, which sees
+# dom (the text), show (weft show --json) and fail(msg).
+dom() {
+    "$WEFT" --catalog "$SPOOL/catalog.db" show "$1" --json >"$TMP/$1.show.json"
+    "$PY" - "$TMP/$1.dom" "$TMP/$1.show.json" "$2" <<'PY' || fail "$1: the report's DOM is not as expected"
+import html, json, re, sys
+# What the page drew: without its script and its JSON data.
+dom = re.sub(r"<script.*?</script>", "", open(sys.argv[1]).read(), flags=re.S)
+show = json.load(open(sys.argv[2]))
+def cell(id):
+    m = re.search(r'<td id="%s">([^<]*)</td>' % id, dom)
+    assert m, "no header cell " + id
+    return html.unescape(m.group(1))
+exec(sys.argv[3])
+PY
+}
+
+start_weftd
+
+# Threads: 2 processes of 2 threads each.
+out=$(WEFT_TRACE=r timeout 120 "$DEMO" -p 2 -t 2 -n 200 2>&1) ||
+    fail "weft-demo failed: $out"
+wait_state r complete 60
+render r
+dom r '
+assert cell("h-events") == str(show["events"]), cell("h-events")
+assert cell("h-ranks") == "2", cell("h-ranks")
+assert cell("h-threads") == str(len(show["locations"])), cell("h-threads")
+assert cell("h-state") == "complete"
+rows = re.findall(r"class=\"tl-row\" data-loc=\"(\d+)\"", dom)
+locs = [l["id"] for l in show["locations"] if l["events"] > 0]
+assert sorted(int(r) for r in rows) == sorted(locs), (rows, locs)
+assert "id=\"no-timeline\"" not in dom
+legend = re.findall(r"class=\"legend-name\">([^<(]*) \(", dom)
+assert legend, "no legend"
+prof = re.findall(r"class=\"bar-label\"[^>]*>([^<]*)<", dom)
+assert len(prof) >= 2, prof
+for name in legend:
+    assert name in prof, (name, prof)
+assert "Load balance" in dom and re.search(r"<svg[^>]*class=\"balance\"", dom)
+'
+
+# A trace converted before the timeline summary: its rows are gone.
+sqlite3 "$SPOOL/catalog.db" "DELETE FROM timelines; DELETE FROM timeline_regions;" 2>/dev/null ||
+    "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DELETE FROM timelines; DELETE FROM timeline_regions;"); c.commit()' "$SPOOL/catalog.db"
+render r
+dom r '
+assert "id=\"no-timeline\"" in dom
+assert cell("h-events") == str(show["events"])
+assert re.search(r"class=\"bar-label\"", dom)
+'
+
+# MPI: a 4-rank ring under Open MPI, when it is there.
+MPILIB="$WEFT_BUILDDIR/.libs/libweft-mpi-openmpi.so"
+if command -v mpirun.openmpi >/dev/null && command -v mpicc.openmpi >/dev/null &&
+        [ -e "$MPILIB" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+    cat >"$TMP/ring.c" <<'PROG'
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    int rank, size, token = 0;
+    char buf[1000] = { 0 };
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < 5; i++) {
+        if (rank == 0) {
+            MPI_Send(buf, 100, MPI_CHAR, 1, 7, MPI_COMM_WORLD);
+            MPI_Recv(buf, 100, MPI_CHAR, size - 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, 100, MPI_CHAR, rank - 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(buf, 100, MPI_CHAR, (rank + 1) % size, 7,
+                     MPI_COMM_WORLD);
+        }
+    }
+    MPI_Allreduce(&rank, &token, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+PROG
+    mpicc.openmpi -o "$TMP/ring" "$TMP/ring.c" || fail "mpicc.openmpi failed"
+    WEFT_TRACE=ring timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe \
+        -np 4 -x WEFT_TRACE -x WEFT_SERVER -x WEFT_AUTH \
+        -x LD_PRELOAD="$MPILIB" "$TMP/ring" >"$TMP/ring.out" 2>&1 ||
+        fail "the MPI ring failed: $(tail -5 "$TMP/ring.out")"
+    wait_state ring complete 60
+    render ring
+    dom ring '
+assert cell("h-ranks") == "4", cell("h-ranks")
+assert cell("h-events") == str(show["events"])
+rows = re.findall(r"class=\"tl-row\" data-loc=\"(\d+)\"", dom)
+assert len(rows) == len([l for l in show["locations"] if l["events"]]), rows
+assert "MPI_Send" in dom and "MPI_Recv" in dom
+# the ring: rank r sends 5 x 100 bytes to r + 1
+m = re.search(r"<table class=\"matrix\" id=\"matrix\">(.*?)</table>", dom, re.S)
+assert m, "no message matrix"
+cells = re.findall(r"<td[^>]*title=\"rank (\d+) -(?:&gt;|>) (\d+): (\d+) messages, ([^\"]*)\"", m.group(1))
+got = sorted((int(a), int(b), int(n)) for a, b, n, _ in cells)
+assert got == [(r, (r + 1) % 4, 5) for r in range(4)], got
+assert "id=\"mpi-time\"" in dom
+'
+else
+    echo "note: no Open MPI or no $MPILIB: the MPI report is not checked"
+fi
+
+stop_weftd
+echo ok
