@@ -212,10 +212,11 @@ WEFT_API OTF2_StringRef weft_string(const char *s)
 }
 
 /* The region named `name` (interned by name: the first definition of a
- * name holds) with that role and paradigm; OTF2_UNDEFINED_REGION when
- * the session is not open or out of memory. */
+ * name holds) with that role and paradigm, and where src (or NULL) says;
+ * OTF2_UNDEFINED_REGION when the session is not open or out of memory. */
 static OTF2_RegionRef region_with(const char *name, OTF2_RegionRole role,
-                                  OTF2_Paradigm paradigm)
+                                  OTF2_Paradigm paradigm,
+                                  const weft__region_src *src)
 {
     weft_record r = { .type = WEFT_REC_Region };
     weft_Region *d = &r.u.Region;
@@ -238,9 +239,19 @@ static OTF2_RegionRef region_with(const char *name, OTF2_RegionRole role,
     d->self = weft__S.next_region;
     d->name = d->canonicalName = string_locked(name);
     d->description = d->sourceFile = string_locked("");
+    if (src && src->canonical)
+        d->canonicalName = string_locked(src->canonical);
+    if (src && src->file)
+        d->sourceFile = string_locked(src->file);
     if (d->name == OTF2_UNDEFINED_STRING ||
-        d->description == OTF2_UNDEFINED_STRING)
+        d->canonicalName == OTF2_UNDEFINED_STRING ||
+        d->description == OTF2_UNDEFINED_STRING ||
+        d->sourceFile == OTF2_UNDEFINED_STRING)
         goto out;
+    if (src) {
+        d->beginLineNumber = src->begin_line;
+        d->endLineNumber = src->end_line;
+    }
     d->regionRole = role;
     d->paradigm = paradigm;
     d->regionFlags = OTF2_REGION_FLAG_NONE;
@@ -259,14 +270,24 @@ out:
  * not open or out of memory. */
 WEFT_API OTF2_RegionRef weft_region(const char *name)
 {
-    return region_with(name, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER);
+    return region_with(name, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
+                       NULL);
 }
 
 /* See recorder.h. */
 OTF2_RegionRef weft__recorder_region(const char *name, OTF2_RegionRole role,
                                      OTF2_Paradigm paradigm)
 {
-    return region_with(name, role, paradigm);
+    return region_with(name, role, paradigm, NULL);
+}
+
+/* See recorder.h. */
+OTF2_RegionRef weft__recorder_region_src(const char *name,
+                                         OTF2_RegionRole role,
+                                         OTF2_Paradigm paradigm,
+                                         const weft__region_src *src)
+{
+    return region_with(name, role, paradigm, src);
 }
 
 /* A one-member metric (MetricMember + MetricClass). Value types: UINT64,

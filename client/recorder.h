@@ -159,6 +159,21 @@ WEFT__RECORDER_API int weft__recorder_launch(char *run, size_t runlen,
 WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region(const char *name,
                                                         OTF2_RegionRole role,
                                                         OTF2_Paradigm paradigm);
+/* What a region says besides its name, for weft__recorder_region_src;
+ * the caller's, read during the call only. */
+typedef struct weft__region_src {
+    const char *canonical; /* canonicalName (a mangled symbol); NULL: the
+                              name */
+    const char *file;      /* sourceFile; NULL: "" (unknown) */
+    uint32_t begin_line;   /* beginLineNumber, endLineNumber; 0: unknown */
+    uint32_t end_line;
+} weft__region_src;
+/* weft__recorder_region with the canonical name and source location of
+ * src (NULL: none). Interned by name like it: the first definition of a
+ * name holds, whatever src says later. */
+WEFT__RECORDER_API OTF2_RegionRef weft__recorder_region_src(
+    const char *name, OTF2_RegionRole role, OTF2_Paradigm paradigm,
+    const weft__region_src *src);
 /* weft__recorder_region once per wrapped function: *slot (zeroed, one
  * per function, in the recorder's static data) keeps the id + 1. Two
  * threads may define the region at once: regions are interned by name,

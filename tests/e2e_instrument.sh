@@ -83,17 +83,6 @@ print(json.dumps({"locations": nlocs,
 PYEOF
 }
 
-# archive_of TRACE: waits until TRACE is complete, validates its archive
-# with otf2-print and prints its path.
-archive_of() {
-    wait_state "$1" complete 60
-    local a
-    a=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
-    [ -f "$a" ] || fail "archive $a missing"
-    otf2-print -Werror --silent "$a" >/dev/null || fail "otf2-print rejects $a"
-    echo "$a"
-}
-
 # fib(n) calls fib 2*F(n+1)-1 times.
 fib_calls() {
     "$PY" -c 'import sys
@@ -113,7 +102,7 @@ WEFT_FILTER="-helper_*" timeout 120 "$FIB" -t 2 -n $N -s $SQUARES -d $DEPTH \
 [ "$(grep -c "fib($N) = 2584, sum of squares = 338350" "$TMP/fib.out")" -eq 2 ] ||
     fail "fib computed something else: $(cat "$TMP/fib.out")"
 [ -s "$TMP/fib.err" ] && fail "fib printed on stderr: $(cat "$TMP/fib.err")"
-archive=$(archive_of "$WEFT_TRACE")
+archive=$(valid_archive "$WEFT_TRACE")
 calls=$(fib_calls $N)
 spec=$(printf '{"regions": ["main", "worker", "fib", "leaf_add", "catcher", "dive"],
   "absent": ["helper_square"], "locations": 3,
@@ -131,7 +120,7 @@ echo "trace 1: $summary"
 export WEFT_TRACE="instrumented exit"
 WEFT_FILTER="+main, +dive*, -*" timeout 120 "$FIB" -t 1 -n 5 -s 3 -d $DEPTH -x \
     >"$TMP/fib2.out" 2>&1 || { cat "$TMP/fib2.out" >&2; fail "fib -x failed"; }
-archive=$(archive_of "$WEFT_TRACE")
+archive=$(valid_archive "$WEFT_TRACE")
 spec=$(printf '{"regions": ["main", "dive"], "locations": 2,
   "enters": {"0": {"main": 1, "dive": %d}, "1": {"dive": %d}}}' \
   $((DEPTH + 1)) $((DEPTH + 1)))
@@ -172,7 +161,7 @@ cc $san -finstrument-functions -o "$TMP/app" "$TMP/app.c" \
 export WEFT_TRACE="instrumented app"
 out=$(timeout 60 "$TMP/app" 2>&1) || fail "the app failed: $out"
 [ "$out" = 14 ] || fail "the app printed: $out"
-archive=$(archive_of "$WEFT_TRACE")
+archive=$(valid_archive "$WEFT_TRACE")
 summary=$(check_trace "$archive" '{"regions": ["main", "total", "square"], "locations": 1,
   "enters": {"0": {"main": 1, "total": 1, "square": 4}}}') ||
     fail "the app's trace does not match"

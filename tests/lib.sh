@@ -277,6 +277,17 @@ wait_state() {
     fail "trace '$1' did not reach state $2 (last: ${state:-not in catalog})"
 }
 
+# valid_archive TRACE: waits until TRACE is complete, checks its archive
+# with otf2-print -Werror and prints the path of its anchor file.
+valid_archive() {
+    wait_state "$1" complete 60
+    local a
+    a=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+    [ -f "$a" ] || fail "archive $a missing"
+    otf2-print -Werror --silent "$a" >/dev/null || fail "otf2-print rejects $a"
+    echo "$a"
+}
+
 # start_demo NAME [ENV=VALUE...] [-- DEMO ARGS...]: weft-demo as trace
 # NAME in the background, with the environment ENV, reporting to
 # $TMP/NAME.json, its output in $TMP/NAME.out. It runs under timeout(1)

@@ -1,6 +1,7 @@
 /* test_ifilter.c - WEFT_FILTER (recorders/instrument/ifilter.c): the empty filter
  * includes everything; signs, bare patterns, globs, blanks around rules
- * and first-match-wins; every malformed list (empty rule, sign without a
+ * and first-match-wins, also for a function with two names (a C++
+ * function's demangled name and symbol); every malformed list (empty rule, sign without a
  * pattern, blank inside a pattern, unclosed '[', lone '\', too many rules,
  * too long a pattern) is refused with a message naming the rule.
  */
@@ -112,6 +113,29 @@ static void test_first_match_wins(void **state)
     weft__ifilter_free(&f);
 }
 
+/* A C++ function has two names: a rule applies when it matches either,
+ * the first rule that applies decides. */
+static void test_two_names(void **state)
+{
+    weft__ifilter f = parse_ok("+ns::Solver::step(int), -ns::*, -_ZN2ns5twice*");
+    const char *step = "_ZN2ns6Solver4stepEi";
+
+    (void)state;
+    assert_true(weft__ifilter_match2(&f, "ns::Solver::step(int)", step));
+    assert_false(weft__ifilter_match2(&f, "ns::scale(long)", "_ZN2ns5scaleEl"));
+    assert_false(weft__ifilter_match2(&f, "int twice<int>(int)",
+                                      "_ZN2ns5twiceIiEET_S1_"));
+    assert_true(weft__ifilter_match2(&f, "int twice<int>(int)", NULL));
+    assert_true(weft__ifilter_match2(&f, "main", "main"));
+    weft__ifilter_free(&f);
+    f = parse_ok("-_ZN2ns6Solver4stepEi, +ns::*, -*");
+    /* The symbol's rule comes first: it decides. */
+    assert_false(weft__ifilter_match2(&f, "ns::Solver::step(int)", step));
+    assert_true(weft__ifilter_match2(&f, "ns::scale(long)", "_ZN2ns5scaleEl"));
+    assert_false(weft__ifilter_match2(&f, "main", "main"));
+    weft__ifilter_free(&f);
+}
+
 static void test_malformed(void **state)
 {
     char many[(WEFT__IFILTER_MAX_RULES + 1) * 2 + 1];
@@ -161,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_exclude),
         cmocka_unit_test(test_first_match_wins),
+        cmocka_unit_test(test_two_names),
         cmocka_unit_test(test_malformed),
     };
 

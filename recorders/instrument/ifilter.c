@@ -151,12 +151,21 @@ out:
     return rc;
 }
 
-NOINSTR int weft__ifilter_match(const weft__ifilter *f, const char *name)
+NOINSTR int weft__ifilter_match2(const weft__ifilter *f, const char *name,
+                                 const char *alt)
 {
+    if (alt && strcmp(alt, name) == 0)
+        alt = NULL;
     for (size_t i = 0; i < f->n; i++)
-        if (fnmatch(f->rules[i].pattern, name, 0) == 0)
+        if (fnmatch(f->rules[i].pattern, name, 0) == 0 ||
+            (alt && fnmatch(f->rules[i].pattern, alt, 0) == 0))
             return f->rules[i].include;
     return 1;
+}
+
+NOINSTR int weft__ifilter_match(const weft__ifilter *f, const char *name)
+{
+    return weft__ifilter_match2(f, name, NULL);
 }
 
 NOINSTR void weft__ifilter_free(weft__ifilter *f)

@@ -38,6 +38,11 @@ int weft__ifilter_parse(const char *spec, weft__ifilter *f, char *err,
 
 /* 1 if the function called `name` is to be traced, else 0. */
 int weft__ifilter_match(const weft__ifilter *f, const char *name);
+/* The same for a function with two names (a C++ function's demangled
+ * name and its symbol; alt may be NULL or equal to name): a rule applies
+ * when its pattern matches either. */
+int weft__ifilter_match2(const weft__ifilter *f, const char *name,
+                         const char *alt);
 
 /* Frees the rules of *f and leaves it empty. Idempotent. */
 void weft__ifilter_free(weft__ifilter *f);

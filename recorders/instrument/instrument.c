@@ -14,8 +14,11 @@
  * (the executable or a shared library, as /proc/self/maps lists them;
  * re-read when an address lies in none, e.g. after dlopen) and to the
  * symbol starting there, from the module's own .symtab, else .dynsym.
- * Without a symbol the name is "<module>+0x<offset>". WEFT_FILTER then
- * decides (ifilter.h); an included function gets weft_region(name), an
+ * Without a symbol the name is "<module>+0x<offset>". A C++ symbol is
+ * demangled (symbol.h): the region's name is the demangled name, its
+ * canonicalName the symbol. WEFT_FILTER then decides on either
+ * (ifilter.h); an included function gets its region, with the source file
+ * and lines the module's DWARF gives (built with -g; else unknown), an
  * excluded one the mark SKIP. Two functions with one name (static
  * functions of different files) get distinct regions: the second is named
  * "name@module", failing that "name@module+0xoffset".
@@ -63,6 +66,8 @@
 
 #include "addrmap.h"
 #include "ifilter.h"
+#include "recorder.h"
+#include "symbol.h"
 #include "weft.h"
 #include "weft_errors.h"
 
@@ -182,18 +187,24 @@ fail:
 }
 
 typedef struct instr_sym {
-    const char *name;   /* the symbol (valid while G.dwfl is), or buf */
+    const char *name;   /* the region's name: demangled, symbol, or buf */
+    const char *symbol; /* the symbol (valid while G.dwfl is), or buf */
+    char *demangled;    /* malloc'd; NULL when the symbol is not mangled */
+    Dwfl_Module *mod;   /* the module, or NULL */
     const char *module; /* basename of the module's file, or NULL */
     uintptr_t offset;   /* of the address in the module (or the address) */
     char buf[128];
 } instr_sym;
 
-/* Names the function at address a. G.mu held. */
+/* Names the function at address a; the caller frees s->demangled.
+ * G.mu held. */
 NOINSTR static void symbolize(uintptr_t a, instr_sym *s)
 {
     Dwfl_Module *m = NULL;
 
-    s->name = s->module = NULL;
+    s->name = s->symbol = s->module = NULL;
+    s->demangled = NULL;
+    s->mod = NULL;
     s->offset = a;
     if (G.dwfl || dwfl_report() == 0) {
         m = dwfl_addrmodule(G.dwfl, a);
@@ -214,11 +225,14 @@ NOINSTR static void symbolize(uintptr_t a, instr_sym *s)
 
             s->module = slash ? slash + 1 : path;
         }
+        s->mod = m;
         s->offset = a - (uintptr_t)start;
         /* Only a symbol that starts here: an address inside some other
          * symbol (a static function of a stripped module) is unnamed. */
         if (name && *name && off == 0) {
-            s->name = name;
+            s->symbol = name;
+            s->demangled = weft__demangle(name);
+            s->name = s->demangled ? s->demangled : name;
             return;
         }
     }
@@ -227,7 +241,7 @@ NOINSTR static void symbolize(uintptr_t a, instr_sym *s)
                  s->offset);
     else
         snprintf(s->buf, sizeof s->buf, "0x%" PRIxPTR, a);
-    s->name = s->buf;
+    s->name = s->symbol = s->buf;
 }
 
 /* Records that region `id` names the function at a, unless another
@@ -256,14 +270,32 @@ NOINSTR static int claim(OTF2_RegionRef id, uintptr_t a)
     return G.owner[id] == a;
 }
 
+/* A user function region named `name` for the function at a. */
+NOINSTR static OTF2_RegionRef region_of(const char *name,
+                                        const weft__region_src *src)
+{
+    return weft__recorder_region_src(name, OTF2_REGION_ROLE_FUNCTION,
+                                     OTF2_PARADIGM_USER, src);
+}
+
 /* The region of the function at a named s, or SKIP. G.mu held. */
 NOINSTR static OTF2_RegionRef define_region(uintptr_t a, const instr_sym *s)
 {
     const char *module = s->module ? s->module : "?";
-    OTF2_RegionRef id = weft_region(s->name);
+    weft__region_src src = { .canonical = s->symbol };
+    weft__srcloc loc = { 0 };
+    OTF2_RegionRef id;
     size_t len;
     char *alt = NULL;
 
+    /* Only now, for a function that is traced: reading a module's DWARF
+     * costs time and memory. */
+    if (s->mod && weft__srcloc_of(s->mod, a, &loc) == 0) {
+        src.file = loc.file;
+        src.begin_line = loc.begin_line;
+        src.end_line = loc.end_line;
+    }
+    id = region_of(s->name, &src);
     if (id == OTF2_UNDEFINED_REGION || claim(id, a))
         goto out;
     len = strlen(s->name) + strlen(module) + 24;
@@ -271,15 +303,16 @@ NOINSTR static OTF2_RegionRef define_region(uintptr_t a, const instr_sym *s)
     if (!alt)
         goto out; /* share the name */
     snprintf(alt, len, "%s@%s", s->name, module);
-    id = weft_region(alt);
+    id = region_of(alt, &src);
     if (id == OTF2_UNDEFINED_REGION || claim(id, a))
         goto out;
     snprintf(alt, len, "%s@%s+0x%" PRIxPTR, s->name, module, s->offset);
-    id = weft_region(alt);
+    id = region_of(alt, &src);
     if (id != OTF2_UNDEFINED_REGION)
         claim(id, a);
 out:
     free(alt);
+    free(loc.file);
     return id == OTF2_UNDEFINED_REGION ? SKIP : id;
 }
 
@@ -294,7 +327,10 @@ NOINSTR static uint32_t resolve(uintptr_t a)
     if (weft__addrmap_get(&G.map, a, &v))
         goto out;
     symbolize(a, &s);
-    v = weft__ifilter_match(&G.filter, s.name) ? define_region(a, &s) : SKIP;
+    v = weft__ifilter_match2(&G.filter, s.name, s.symbol)
+            ? define_region(a, &s)
+            : SKIP;
+    free(s.demangled);
     /* Without room in the map, threads resolve the address again; names
      * are interned, so they all get the same region. */
     (void)weft__addrmap_put(&G.map, a, v);
