@@ -413,6 +413,17 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
     weft_decoder_init(&d, e->payload, e->len, 0, 0);
     while ((rc = weft_decoder_next(&d, &r)) == 1) {
         n++;
+        if (r.type == WEFT_REC_ThreadName) {
+            /* The thread's location may come later in the journal: its
+             * name is looked up once pass 1 is done (name_threads). */
+            loc *l = weft__conv_loc(m, r.u.ThreadName.thread, 1);
+            if (!l) {
+                rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+                break;
+            }
+            l->name_ref = r.u.ThreadName.name + 1u;
+            continue;
+        }
         if (weft_rec_desc_of(r.type)->flags & WEFT_DF_LOCAL) {
             if ((rc = keep_local_def(c, m, &r)) < 0)
                 break;
@@ -563,6 +574,43 @@ int weft__conv_read_member(conv *c, member *m, weft__replay_fn *replay)
 out:
     weft_journal_reader_close(r);
     return rc;
+}
+
+/* ---- thread names ------------------------------------------------------ */
+
+/* Pass 1 is done: each location a ThreadName named gets that string (a
+ * string the unifier does not know, which validation prevents, leaves
+ * the default name). */
+static void name_threads(conv *c)
+{
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        size_t n = 0;
+        const uint32_t *table = NULL;
+        for (size_t k = 0; k < m->nlocs; k++) {
+            loc *l = &m->locs[k];
+            const weft_record *s;
+            uint32_t g;
+            if (!l->name_ref)
+                continue;
+            if (!table)
+                table = weft_unify_id_table(c->u, m->rank, WEFT_REF_STRING,
+                                            &n);
+            g = l->name_ref - 1u < n ? table[l->name_ref - 1u] : 0;
+            s = g ? weft_unify_get(c->u, WEFT_REC_String, g - 1u) : NULL;
+            if (s && s->u.String.string)
+                l->name = s->u.String.string;
+        }
+    }
+}
+
+/* See convert_internal.h. */
+const char *weft__conv_loc_name(const loc *l, char *buf, size_t len)
+{
+    if (l->name)
+        return l->name;
+    weft__otf2_thread_name(buf, len, l->thread);
+    return buf;
 }
 
 /* ---- clocks ------------------------------------------------------------ */
@@ -864,8 +912,8 @@ static int fill_result(conv *c)
             row->thread = l->thread;
             row->events = l->events;
             row->dropped = l->dropped;
-            weft__otf2_thread_name(name, sizeof name, l->thread);
-            if (!(row->name = strdup(name)))
+            if (!(row->name = strdup(weft__conv_loc_name(l, name,
+                                                         sizeof name))))
                 return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             out->events += row->events;
             out->dropped += l->dropped;
@@ -1027,6 +1075,7 @@ static int gather(conv *c, int *read_all)
     for (size_t i = 0; i < weft_unify_ndefs(c->u); i++)
         if ((rc = weft__conv_note_locations(c, weft_unify_def(c->u, i))) < 0)
             return rc;
+    name_threads(c);
     if ((rc = pick_resolution(c)) < 0)
         return rc;
     /* The next attribute id, defined after pass 2 if nesting used it. */

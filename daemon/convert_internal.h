@@ -53,6 +53,10 @@ typedef struct loc {
     size_t ngap, gap_cap;
     int off;            /* between OFF and ON */
     OTF2_EvtWriter *w;  /* pass 2, while the member is replayed */
+    uint32_t name_ref;  /* the string (local id + 1) its last ThreadName
+                           gave it, 0: none (pass 1) */
+    const char *name;   /* that string, owned by the unifier; NULL: the
+                           default name (weft__conv_loc_name) */
     int has_timeline;   /* among the first WEFT_CONVERT_TIMELINES (pass 1) */
     weft_timeline tl;   /* pass 2 from its writer's opening: fed where its
                            Enters and Leaves are written */
@@ -164,6 +168,10 @@ static inline uint64_t weft__loc_id(const member *m, const loc *l)
 
 /* The distinct clocks of c's members (weft_clock_names order),
  * comma-separated, in buf; cut at len. */
+/* The name of location l: the one its thread was given (ThreadName),
+ * else "Master thread" / "Thread N" in buf. */
+const char *weft__conv_loc_name(const loc *l, char *buf, size_t len);
+
 void weft__conv_clocks(const conv *c, char *buf, size_t len);
 
 /* Fails conversion c: out->error gets the message unless it holds one

@@ -812,8 +812,9 @@ static int put_strings(conv *c, OTF2_GlobalDefWriter *gw)
         if ((rc = string_id(c, name, &sid)) < 0)
             return rc;
         for (size_t k = 0; k < m->nlocs; k++) {
-            weft__otf2_thread_name(name, sizeof name, m->locs[k].thread);
-            if ((rc = string_id(c, name, &sid)) < 0)
+            const char *s = weft__conv_loc_name(&m->locs[k], name,
+                                                sizeof name);
+            if ((rc = string_id(c, s, &sid)) < 0)
                 return rc;
         }
     }
@@ -909,18 +910,23 @@ static int put_location_groups(conv *c, OTF2_GlobalDefWriter *gw)
     return 0;
 }
 
+/* Location self (of loc l, NULL for a ghost: its default name). */
 static int put_location(conv *c, OTF2_GlobalDefWriter *gw, uint64_t self,
-                        uint64_t events, uint64_t group)
+                        const loc *l, uint64_t events, uint64_t group)
 {
     weft_record r;
     char name[64];
+    const char *s = name;
     int rc;
 
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_Location;
     r.u.Location.self = self;
-    weft__otf2_thread_name(name, sizeof name, (uint32_t)self);
-    if ((rc = string_id(c, name, &r.u.Location.name)) < 0)
+    if (l)
+        s = weft__conv_loc_name(l, name, sizeof name);
+    else
+        weft__otf2_thread_name(name, sizeof name, (uint32_t)self);
+    if ((rc = string_id(c, s, &r.u.Location.name)) < 0)
         return rc;
     r.u.Location.locationType = OTF2_LOCATION_TYPE_CPU_THREAD;
     r.u.Location.numberOfEvents = events;
@@ -936,12 +942,12 @@ static int put_locations(conv *c, OTF2_GlobalDefWriter *gw)
         const member *m = &c->mems[i];
         for (size_t k = 0; k < m->nlocs; k++)
             if ((rc = put_location(c, gw, weft__loc_id(m, &m->locs[k]),
-                                   m->locs[k].events, i)) < 0)
+                                   &m->locs[k], m->locs[k].events, i)) < 0)
                 return rc;
     }
     for (size_t k = 0, g = 0; k < c->nghosts; k++) {
         g = ghost_group(c, k, g);
-        if ((rc = put_location(c, gw, c->ghosts[k], 0, g)) < 0)
+        if ((rc = put_location(c, gw, c->ghosts[k], NULL, 0, g)) < 0)
             return rc;
     }
     return 0;

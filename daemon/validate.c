@@ -284,6 +284,15 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
         rc = check_record(m, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
+        /* A named thread becomes a location of the archive. */
+        if (r.type == WEFT_REC_ThreadName &&
+            r.u.ThreadName.thread >= cfg->max_locations) {
+            hit = WEFT_LIMIT_MAX_LOCATIONS;
+            rc = fail(err, errlen, WEFT_ELIMIT, "ThreadName.thread: thread "
+                      "%" PRIu32 " exceeds max_locations (%" PRIu64 ")",
+                      r.u.ThreadName.thread, cfg->max_locations);
+            goto out;
+        }
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];

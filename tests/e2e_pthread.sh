@@ -99,6 +99,18 @@ readers pth "$anchor"
 "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/pth.report" >"$TMP/pth.check" ||
     fail "pthtest's archive: $(cat "$TMP/pth.check")"
 echo "pthtest: $(cat "$TMP/pth.check")"
+# Threads that named themselves (pthread_setname_np), and one main named,
+# have those names as their locations' names.
+"$PY" - "$anchor" <<'PYEOF' || fail "pthtest's thread names are not its locations' names"
+import sys
+import otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    names = sorted(l.name for l in r.definitions.locations)
+want = sorted(["pthtest-main", "sleeper"] +
+              ["worker-%d" % k for k in range(len(names) - 2)])
+print("locations: %s" % names)
+sys.exit(0 if names == want and len(names) > 2 else 1)
+PYEOF
 # The forked child and /bin/true it execs made no trace of their own.
 n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
     "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')

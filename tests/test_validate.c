@@ -921,6 +921,27 @@ static void test_max_definitions(void **state)
     assert_int_equal(f->limit, WEFT_LIMIT_MAX_DEFINITIONS);
 }
 
+/* A ThreadName names a thread below max_locations, with a defined
+ * string. */
+static void test_thread_name(void **state)
+{
+    case_fixture *f = *state;
+    weft_record s = str(3, "worker"), n = { .type = WEFT_REC_ThreadName };
+
+    defs_ok(f, &s, 1);
+    n.u.ThreadName.thread = 3;
+    n.u.ThreadName.name = 3;
+    defs_ok(f, &n, 1);
+    n.u.ThreadName.thread = 4;
+    assert_int_equal(defs(f, &n, 1), WEFT_ELIMIT);
+    assert_err(f, "ThreadName.thread: thread 4 exceeds max_locations (4)");
+    assert_int_equal(f->limit, WEFT_LIMIT_MAX_LOCATIONS);
+    n.u.ThreadName.thread = 0;
+    n.u.ThreadName.name = 7;
+    assert_int_equal(defs(f, &n, 1), WEFT_EREF);
+    assert_err(f, "ThreadName.name");
+}
+
 static void test_max_string(void **state)
 {
     case_fixture *f = *state;
@@ -1242,6 +1263,7 @@ int main(void)
         T(test_undefined_id_cannot_be_defined),
         T(test_daemon_definitions_refused),
         T(test_max_definitions),
+        T(test_thread_name),
         T(test_max_string),
         T(test_metric_count_mismatch),
         T(test_time_before_last),

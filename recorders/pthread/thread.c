@@ -53,6 +53,7 @@ typedef struct pt_thread {
     pthread_t id;
     OTF2_CommRef comm;
     uint64_t seq;
+    uint32_t loc;        /* its location index (pthread_setname_np) */
 } pt_thread;
 
 static struct {
@@ -199,6 +200,7 @@ static void thread_add(OTF2_CommRef comm, uint64_t seq)
     t->id = self;
     t->comm = comm;
     t->seq = seq;
+    t->loc = weft_location_index();
     lock_g();
     for (p = &G.threads[bucket(self)]; *p; p = &(*p)->next)
         if (pthread_equal((*p)->id, self)) { /* a reused id */
@@ -232,6 +234,23 @@ static int thread_take(pthread_t id, OTF2_CommRef *comm, uint64_t *seq)
     *seq = t->seq;
     free(t);
     return 1;
+}
+
+/* The location index of thread `id` (started by the trampoline, not
+ * joined yet): 1 with *loc, else 0. */
+static int thread_loc(pthread_t id, uint32_t *loc)
+{
+    int found = 0;
+
+    lock_g();
+    for (pt_thread *t = G.threads[bucket(id)]; t; t = t->next)
+        if (pthread_equal(t->id, id)) {
+            *loc = t->loc;
+            found = 1;
+            break;
+        }
+    unlock_g();
+    return found;
 }
 
 /* ---- thread begin and end ------------------------------------------------ */
@@ -351,6 +370,37 @@ PT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     else
         free(s);
     pt_end(&c, t);
+    return rc;
+}
+
+/* pthread_setname_np: once it succeeded, the named thread's location
+ * has the name in the archive (weft's own ThreadName record): the
+ * calling thread, or a thread the trampoline started and nobody joined
+ * yet. No region of its own. */
+static int (*real_setname)(pthread_t, const char *);
+PT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+    weft_record r = { .type = WEFT_REC_ThreadName };
+    int rc, st, saved;
+    uint32_t loc = 0;
+
+    if (resolve(&real_setname, "pthread_setname_np") < 0)
+        return ENOSYS;
+    rc = real_setname(th, name);
+    if (rc != 0 || (st = pt_recording()) == 0)
+        return rc;
+    saved = errno;
+    weft__inside++;
+    if ((st == 1 || pt_ready_slow()) &&
+        (pthread_equal(th, pthread_self()) ? (loc = weft_location_index(), 1)
+                                           : thread_loc(th, &loc))) {
+        r.u.ThreadName.thread = loc;
+        r.u.ThreadName.name = weft_string(name);
+        if (r.u.ThreadName.name != OTF2_UNDEFINED_STRING)
+            weft__recorder_def(&r);
+    }
+    weft__inside--;
+    errno = saved;
     return rc;
 }
 

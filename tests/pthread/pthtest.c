@@ -240,7 +240,11 @@ static void *sleeper(void *arg)
 static void *worker(void *arg)
 {
     long k = (long)arg;
+    char name[16];
 
+    /* Its location is named so in the trace (e2e_pthread.sh). */
+    snprintf(name, sizeof name, "worker-%ld", k);
+    pthread_setname_np(pthread_self(), name);
     locks();
     atomic_fetch_add(&calls[C_barrier_wait], 1);
     pthread_barrier_wait(&barrier);
@@ -280,6 +284,7 @@ int main(int argc, char **argv)
         return 2;
     }
     main_thread = pthread_self();
+    pthread_setname_np(main_thread, "pthtest-main");
     signal(SIGUSR1, on_usr1);
     raise(SIGUSR1);
     pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
@@ -313,6 +318,8 @@ int main(int argc, char **argv)
                 break;
             usleep(1000);
         }
+        /* Named by another thread (main), once it runs. */
+        pthread_setname_np(s, "sleeper");
         pthread_cancel(s);
         atomic_fetch_add(&calls[C_join], 1);
         if (pthread_join(s, &ret) != 0 || ret != PTHREAD_CANCELED)
