@@ -631,15 +631,20 @@ static int conflict(const weft_rec_desc *d, uint32_t mid, weft_record *r,
 /* Maps and adds a member's definition (see unify.h). Returns 0 or a
  * WEFT_E* code with err set; def stays the caller's, nothing is kept. */
 /* Applies weft's own record r (WEFT_DF_WEFT, references mapped): a
- * CommName names its communicator, unless an earlier one did. Returns 0
- * or WEFT_EREF when no communicator has that id. */
+ * CommName names its communicator, unless an earlier one did; a
+ * ThreadName concerns a member's location, which the converter names
+ * (convert.c), not the unified definitions. Returns 0 or WEFT_EREF when
+ * no communicator has that id. */
 static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
                       char *err, size_t errlen)
 {
     static const uint32_t kinds[] = { WEFT_REC_Comm, WEFT_REC_InterComm };
-    uint64_t comm = r->u.CommName.comm;
+    uint64_t comm;
 
+    if (r->type == WEFT_REC_ThreadName)
+        return 0;
     assert(r->type == WEFT_REC_CommName);
+    comm = r->u.CommName.comm;
     if (comm == OTF2_UNDEFINED_COMM) /* ingest took it: it names nothing */
         return 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
