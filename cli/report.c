@@ -5,7 +5,8 @@
  * trace must take well under 2 s): everything comes from the catalog,
  * where the conversion left it (store/catalog.h, schema 6: the region
  * profile, per location and summed; the timeline summary of each
- * location; the MPI message matrix). It is gathered here into one JSON
+ * location; the MPI message matrix; schema 7: file I/O per file and
+ * metric series). It is gathered here into one JSON
  * document (jansson) that goes into the page inside <script
  * type="application/json">, with every '<' written as \u003c so nothing
  * in a name can close that element; the page's own inline script
@@ -17,10 +18,13 @@
  * at most 4096 locations with 2^20 bins in all, per-location profile
  * rows only of the regions the page shows (load balance: the top
  * BALANCE_REGIONS), MPI time summed per rank, the message matrix as
- * stored (65536 pairs at most): a few MB at most.
+ * stored (65536 pairs at most), 51 file rows, 16 metric series of 256
+ * points: a few MB at most. A NaN point (a bin without a value) is
+ * null in the JSON.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +50,9 @@ typedef struct report_ctx {
     json_t *tl_regions;  /* id -> name */
     json_t *messages;    /* [sender, receiver, messages, bytes] */
     json_t *locations;   /* [{id, rank, thread, name, events}] */
+    json_t *io_files;    /* [{name, others, read, written, ops, time}] */
+    json_t *metrics;     /* [{loc, name, unit, start, width, total,
+                             points: [min, max, last, ...]}] */
 } report_ctx;
 
 /* json helpers that exit on out of memory, as the other commands do. */
@@ -163,10 +170,45 @@ static int on_message(const weft_message_row *m, void *arg)
     return 0;
 }
 
+static int on_io_file(const weft_io_file_row *f, void *arg)
+{
+    report_ctx *x = arg;
+    json_t *o = need(json_object());
+
+    weft__cli_jset(o, "name", weft__cli_jstr(f->name));
+    weft__cli_jset(o, "others", weft__cli_ju64(f->others));
+    weft__cli_jset(o, "read", weft__cli_ju64(f->bytes_read));
+    weft__cli_jset(o, "written", weft__cli_ju64(f->bytes_written));
+    weft__cli_jset(o, "ops", weft__cli_ju64(f->operations));
+    weft__cli_jset(o, "time", json_real(f->time_s));
+    push(x->io_files, o);
+    return 0;
+}
+
+static int on_metric(const weft_metric_row *m, void *arg)
+{
+    report_ctx *x = arg;
+    json_t *o = need(json_object()), *pts = need(json_array());
+
+    for (size_t i = 0; i < m->npoints * 3; i++)
+        push(pts, isfinite(m->points[i]) ? json_real(m->points[i])
+                                         : json_null());
+    weft__cli_jset(o, "loc", weft__cli_ju64(m->location));
+    weft__cli_jset(o, "name", weft__cli_jstr(m->name));
+    weft__cli_jset(o, "unit", weft__cli_jstr(m->unit));
+    weft__cli_jset(o, "start", json_real(m->start_s));
+    weft__cli_jset(o, "width", json_real(m->width_s));
+    weft__cli_jset(o, "total", weft__cli_ju64(m->series_total));
+    weft__cli_jset(o, "points", pts);
+    push(x->metrics, o);
+    return 0;
+}
+
 /* The document the page draws. NULL after saying why. */
 static json_t *gather(cli *c, const weft_trace_row *row)
 {
-    report_ctx x = { c->catalog, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+    report_ctx x = { c->catalog, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                     NULL, NULL };
     json_t *doc = need(json_object()), *trace, *tags;
     struct passwd *pw = getpwuid(row->uid);
     int rc;
@@ -178,6 +220,8 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     x.tl_regions = need(json_object());
     x.messages = need(json_array());
     x.locations = need(json_array());
+    x.io_files = need(json_array());
+    x.metrics = need(json_array());
     trace = weft__cli_trace_json(row);
     weft__cli_jset(trace, "owner", weft__cli_jstr(pw ? pw->pw_name : ""));
     weft__cli_jset(trace, "duration_s",
@@ -204,6 +248,10 @@ static json_t *gather(cli *c, const weft_trace_row *row)
                                            on_tl_region, &x);
     if (rc == 0)
         rc = weft_catalog_messages(c->catalog, row->id, on_message, &x);
+    if (rc == 0)
+        rc = weft_catalog_io_files(c->catalog, row->id, on_io_file, &x);
+    if (rc == 0)
+        rc = weft_catalog_metrics(c->catalog, row->id, on_metric, &x);
     if (rc < 0) {
         weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
         goto fail;
@@ -217,6 +265,8 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "timelines", x.timelines);
     weft__cli_jset(doc, "timeline_regions", x.tl_regions);
     weft__cli_jset(doc, "messages", x.messages);
+    weft__cli_jset(doc, "io_files", x.io_files);
+    weft__cli_jset(doc, "metrics", x.metrics);
     return doc;
 fail:
     json_decref(doc);
@@ -227,6 +277,8 @@ fail:
     json_decref(x.tl_regions);
     json_decref(x.messages);
     json_decref(x.locations);
+    json_decref(x.io_files);
+    json_decref(x.metrics);
     return NULL;
 }
 

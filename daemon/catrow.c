@@ -234,6 +234,10 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     detail->ntimeline_regions = res->ntimeline_regions;
     detail->messages = res->messages;
     detail->nmessages = res->nmessages;
+    detail->io_files = res->io_files;
+    detail->nio_files = res->nio_files;
+    detail->metrics = res->metrics;
+    detail->nmetrics = res->nmetrics;
     rc = member_rows(v, t->joined, res, &out->members);
     if (rc == 0)
         rc = trace_tags(v, t->joined, &out->tags, &detail->ntags);

@@ -958,7 +958,10 @@ static void plan_timelines(conv *c)
 
     for (size_t i = 0; i < c->nmems; i++)
         for (size_t j = 0; j < c->mems[i].nlocs; j++)
+        {
+            c->mems[i].locs[j].has_metrics = n < WEFT_CONVERT_METRIC_LOCS;
             c->mems[i].locs[j].has_timeline = n++ < WEFT_CONVERT_TIMELINES;
+        }
     if (n > WEFT_CONVERT_TIMELINES)
         n = WEFT_CONVERT_TIMELINES;
     c->tl_cap = WEFT_TIMELINE_BINS;
@@ -1051,6 +1054,95 @@ oom:
     return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
 }
 
+/* The files of the members' I/O (summed in rank order) into c->out. */
+static int io_result(conv *c)
+{
+    weft_iosum all = { 0 };
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < c->nmems; i++)
+        rc = weft_iosum_add(&all, &c->mems[i].io);
+    if (rc == 0)
+        rc = weft_iosum_files(&all, c->u, c->resolution,
+                              WEFT_CONVERT_IO_FILES, &c->out->io_files,
+                              &c->out->nio_files);
+    weft_iosum_free(&all);
+    return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
+}
+
+/* Series s of l of m as row (its points copied), times as timeline_row's.
+ * 0 or WEFT_ENOMEM. */
+static int metric_row(const conv *c, const member *m, const loc *l,
+                      const weft_metric_series *s, weft_metric_row *row)
+{
+    const weft_record *mm = weft_unify_get(c->u, WEFT_REC_MetricMember,
+                                           s->member);
+    uint64_t a = weft__conv_corrected(m, s->first);
+    uint64_t b = weft__conv_corrected(m, s->first + s->n * s->width);
+    double res = (double)c->resolution;
+    const char *name = "", *unit = "";
+
+    if (mm && mm->u.MetricMember.self == s->member) {
+        name = weft_unify_string(c->u, mm->u.MetricMember.name);
+        unit = weft_unify_string(c->u, mm->u.MetricMember.unit);
+    }
+    row->location = weft__loc_id(m, l);
+    row->member = s->member;
+    row->start_s = a > c->out->time_first
+                       ? (double)(a - c->out->time_first) / res : 0.0;
+    row->width_s = b > a ? (double)(b - a) / s->n / res
+                         : (double)s->width / res;
+    row->npoints = s->n;
+    row->name = strdup(name);
+    row->unit = strdup(unit);
+    row->points = malloc((s->n ? s->n : 1) * 3 * sizeof *row->points);
+    if (!row->name || !row->unit || !row->points)
+        return WEFT_ENOMEM;
+    for (uint32_t i = 0; i < s->n; i++) {
+        row->points[3 * i] = s->bins[i].min;
+        row->points[3 * i + 1] = s->bins[i].max;
+        row->points[3 * i + 2] = s->bins[i].last;
+    }
+    return 0;
+}
+
+/* The first WEFT_CONVERT_METRIC_SERIES metric series (rank, thread, then
+ * order of first value) into c->out, each with how many there were. */
+static int metric_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    uint64_t total = 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+            const weft_metricloc *ml = &c->mems[i].locs[j].ml;
+            total += ml->n + ml->nothers;
+            for (size_t k = 0; k < ml->n; k++)
+                n += ml->s[k].n > 0;
+        }
+    if (n > WEFT_CONVERT_METRIC_SERIES)
+        n = WEFT_CONVERT_METRIC_SERIES;
+    if (!n)
+        return 0;
+    if (!(out->metrics = calloc(n, sizeof *out->metrics)))
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+            const loc *l = &c->mems[i].locs[j];
+            for (size_t k = 0; k < l->ml.n && out->nmetrics < n; k++) {
+                weft_metric_row *row = &out->metrics[out->nmetrics];
+                if (!l->ml.s[k].n)
+                    continue;
+                out->nmetrics++;
+                row->series_total = total;
+                if (metric_row(c, &c->mems[i], l, &l->ml.s[k], row) < 0)
+                    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            }
+        }
+    return 0;
+}
+
 /* ---- the whole conversion --------------------------------------------- */
 
 /* Pass 1 and what pass 2 needs from it. Sets *read_all once every
@@ -1085,7 +1177,8 @@ static int gather(conv *c, int *read_all)
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     plan_timelines(c);
-    if (weft_commmap_build(&c->cmap, c->u) < 0)
+    if (weft_commmap_build(&c->cmap, c->u) < 0 ||
+        weft_metricmap_build(&c->mmap, c->u) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }
@@ -1112,7 +1205,8 @@ static int finish(conv *c)
     int rc;
 
     if ((rc = weft__otf2_sync(c)) < 0 || (rc = fill_result(c)) < 0 ||
-        (rc = report_result(c)) < 0)
+        (rc = report_result(c)) < 0 || (rc = io_result(c)) < 0 ||
+        (rc = metric_result(c)) < 0)
         return rc;
     return profile_result(c);
 }
@@ -1142,6 +1236,8 @@ static void conv_free(conv *c)
         for (size_t k = 0; k < m->nlocs; k++) {
             weft_profile_loc_free(&m->locs[k].prof);
             weft_timeline_free(&m->locs[k].tl);
+            weft_iolive_free(&m->locs[k].io);
+            weft_metricloc_free(&m->locs[k].ml);
             free(m->locs[k].gap);
         }
         free(m->locs);
@@ -1151,6 +1247,7 @@ static void conv_free(conv *c)
             free(m->prows[k].region);
         free(m->prows);
         weft_commsum_free(&m->sends);
+        weft_iosum_free(&m->io);
         free(m->error);
     }
     free(c->mems);
@@ -1158,6 +1255,7 @@ static void conv_free(conv *c)
     free(c->ghosts);
     weft_profile_free(&c->prof);
     weft_commmap_free(&c->cmap);
+    weft_metricmap_free(&c->mmap);
     weft_unify_scratch_free(&c->scratch);
     weft_unify_free(c->u);
 }
@@ -1236,5 +1334,14 @@ void weft_convert_result_free(weft_convert_result *out)
         free(out->timeline_regions[i].name);
     free(out->timeline_regions);
     free(out->messages);
+    for (size_t i = 0; i < out->nio_files; i++)
+        free(out->io_files[i].name);
+    free(out->io_files);
+    for (size_t i = 0; i < out->nmetrics; i++) {
+        free(out->metrics[i].name);
+        free(out->metrics[i].unit);
+        free(out->metrics[i].points);
+    }
+    free(out->metrics);
     memset(out, 0, sizeof *out);
 }

@@ -71,6 +71,13 @@ uint64_t weft_convert_writers(uint64_t memory);
 /* Sender -> receiver pairs of the communication matrix kept, at most
  * (those of most bytes): a full matrix of 256 ranks. */
 #define WEFT_CONVERT_MESSAGE_ROWS 65536
+/* Files of the I/O table (those of most time in I/O; the rest summed in
+ * one "others" row), locations whose metric values are kept (the first
+ * ones in rank order), and metric series stored (the first ones by
+ * location, then by order of first value). */
+#define WEFT_CONVERT_IO_FILES 50
+#define WEFT_CONVERT_METRIC_LOCS 64
+#define WEFT_CONVERT_METRIC_SERIES 16
 
 /* Room for every clock name a member may give (README, Clocks), and the
  * archive property that lists them. */
@@ -107,6 +114,13 @@ typedef struct weft_convert_result {
     size_t ntimeline_regions;
     weft_message_row *messages;
     size_t nmessages;
+    /* Schema 7: file I/O per file (WEFT_CONVERT_IO_FILES and "others")
+     * and metric series (WEFT_CONVERT_METRIC_SERIES at most). All
+     * malloc'd, names and points too. */
+    weft_io_file_row *io_files;
+    size_t nio_files;
+    weft_metric_row *metrics;
+    size_t nmetrics;
     uint64_t profile_anomalies;   /* Leaves that did not match their
                                      location's open region */
     uint64_t nesting_added;       /* Leaves and Enters written so that

@@ -30,6 +30,8 @@
 #include "convert.h"
 #include "journal.h"
 #include "commsum.h"
+#include "iosum.h"
+#include "metricsum.h"
 #include "profile.h"
 #include "timeline.h"
 #include "record.h"
@@ -60,6 +62,9 @@ typedef struct loc {
     int has_timeline;   /* among the first WEFT_CONVERT_TIMELINES (pass 1) */
     weft_timeline tl;   /* pass 2 from its writer's opening: fed where its
                            Enters and Leaves are written */
+    weft_iolive io;     /* pass 2: its I/O operations in flight */
+    int has_metrics;    /* among the first WEFT_CONVERT_METRIC_LOCS */
+    weft_metricloc ml;  /* pass 2: its metric values over time */
 } loc;
 
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
@@ -93,6 +98,7 @@ typedef struct member {
     weft_region_row *prows; /* its per-location profile rows (ticks) */
     weft_commsum sends; /* its MpiSend and MpiIsend by receiver world
                            rank */
+    weft_iosum io;      /* its I/O operations by handle */
     size_t nprows;
     int rc;             /* 0, or why it failed with error (malloc'd) */
     char *error;
@@ -154,6 +160,7 @@ typedef struct conv {
     uint32_t tl_cap;    /* bins per location timeline (after pass 1) */
     uint64_t tl_width;  /* ticks of a timeline's first bins: 1 us */
     weft_commmap cmap;  /* comm rank -> world rank (after pass 1) */
+    weft_metricmap mmap; /* metric -> its class (after pass 1) */
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
 } conv;

@@ -120,14 +120,10 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
 const char *weft_profile_region_name(const weft_unifier *u, uint32_t id)
 {
     const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
-    const weft_record *s;
 
     if (!r || r->u.Region.self != id)
         return "";
-    s = weft_unify_get(u, WEFT_REC_String, r->u.Region.name);
-    if (!s || s->u.String.self != r->u.Region.name || !s->u.String.string)
-        return "";
-    return s->u.String.string;
+    return weft_unify_string(u, r->u.Region.name);
 }
 
 static int cmp_slot_excl(const void *a, const void *b)

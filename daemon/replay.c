@@ -14,7 +14,11 @@
  * its locations are finished. So is the timeline summary (timeline.h)
  * of each location, told at each Enter and Leave which region was the
  * innermost open one until then, and the communication matrix
- * (commsum.h), from each MpiSend and MpiIsend written.
+ * (commsum.h), from each MpiSend and MpiIsend written; and, from the
+ * other events written (never on the short way of Enters and Leaves),
+ * the file I/O of each member by handle (iosum.h: operations matched
+ * on their location) and the metric values of each location over time
+ * (metricsum.h).
  *
  * Threads (issue #5): several members are replayed at once, one member
  * per worker thread at a time (weft_convert_input.threads; 1 replays them
@@ -396,6 +400,41 @@ static int note_send(conv *c, member *m, const weft_record *r)
     return 0;
 }
 
+/* Adds r to what the report draws of m and l if it is an I/O operation
+ * (iosum.h) or a Metric (metricsum.h; l's first ones only), global ids.
+ * 0 or WEFT_ENOMEM (c failed). */
+static int note_report(conv *c, member *m, loc *l, const weft_record *r)
+{
+    int rc = 0;
+
+    switch (r->type) {
+    case WEFT_REC_IoOperationBegin:
+        rc = weft_iosum_begin(&l->io, r->u.IoOperationBegin.handle,
+                              (uint8_t)r->u.IoOperationBegin.mode,
+                              r->u.IoOperationBegin.matchingId, r->time);
+        break;
+    case WEFT_REC_IoOperationComplete:
+        rc = weft_iosum_end(&m->io, &l->io, r->u.IoOperationComplete.handle,
+                            r->u.IoOperationComplete.matchingId,
+                            r->u.IoOperationComplete.bytesResult, 0,
+                            r->time);
+        break;
+    case WEFT_REC_IoOperationCancelled:
+        rc = weft_iosum_end(&m->io, &l->io,
+                            r->u.IoOperationCancelled.handle,
+                            r->u.IoOperationCancelled.matchingId, 0, 1,
+                            r->time);
+        break;
+    case WEFT_REC_Metric:
+        if (l->has_metrics)
+            rc = weft_metricsum_event(&l->ml, &c->mmap, r, c->tl_width);
+        break;
+    default:
+        break;
+    }
+    return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
+}
+
 /* Replays event r, the x->n-th of the entry, decoded: mapped to global
  * ids, checked, written. 0 or the code of a failure. */
 static int replay_record(entry *x, weft_record *r)
@@ -439,7 +478,9 @@ static int replay_record(entry *x, weft_record *r)
                                    "it: %s", WHERE_ARGS(x),
                                    weft__otf2_msg(orc));
         wrote(c, m, l, r->time);
-        return note_send(c, m, r);
+        if ((rc = note_send(c, m, r)) < 0)
+            return rc;
+        return note_report(c, m, l, r);
     }
 }
 

@@ -952,6 +952,16 @@ const weft_record *weft_unify_get(const weft_unifier *u, uint32_t type,
     return l && i < l->n ? &l->v[i]->rec : NULL;
 }
 
+/* The text of global String id, "" when there is none. */
+const char *weft_unify_string(const weft_unifier *u, uint32_t id)
+{
+    const weft_record *s = weft_unify_get(u, WEFT_REC_String, id);
+
+    if (!s || s->u.String.self != id || !s->u.String.string)
+        return "";
+    return s->u.String.string;
+}
+
 /* Number of global definitions of all types. */
 size_t weft_unify_ndefs(const weft_unifier *u)
 {

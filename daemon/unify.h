@@ -153,6 +153,9 @@ size_t weft_unify_count(const weft_unifier *u, uint32_t type);
  * weft_unify_free. */
 const weft_record *weft_unify_get(const weft_unifier *u, uint32_t type,
                                   size_t i);
+/* The text of global String id ("" when it is not defined); the
+ * unifier's, as weft_unify_get's records. */
+const char *weft_unify_string(const weft_unifier *u, uint32_t id);
 /* All global definitions in the order they were first seen. Any prefix
  * of this order refers only to definitions inside it, so writing them in
  * this order puts every definition after what it references. */

@@ -45,6 +45,15 @@
  * no new file needs the archive's permissions. Like the profile, `weft
  * reindex` does not rebuild them.
  *
+ * Schema 7 (issue #17): two more of those, written and deleted the same
+ * way: io_files (per file: bytes read and written, operations, seconds
+ * in them; the WEFT_CONVERT_IO_FILES files of most time and one row,
+ * others > 0, summing the rest) and metrics (per location and metric
+ * member: its name and unit, and its values over time as bins of
+ * minimum, maximum and last value, a blob of little-endian float64
+ * triples, NaN for a bin without a value; series_total: the series the
+ * conversion saw, more than the rows when capped).
+ *
  * This file: opening, checking and closing the catalog, the schema and its
  * migrations, and the helpers catalog_write.c and catalog_read.c share
  * (catalog_internal.h).
@@ -162,6 +171,29 @@ static const char *const migrations[] = {
      " messages INTEGER NOT NULL,"
      " bytes INTEGER NOT NULL,"
      " PRIMARY KEY (trace_id, sender, receiver));"),
+    /* 6 -> 7: file I/O and metrics of weft report (issue #17) */
+    ("CREATE TABLE io_files ("
+     " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+     " ord INTEGER NOT NULL,"    /* most time first; others last */
+     " name TEXT NOT NULL,"
+     " others INTEGER NOT NULL," /* 0: a file; n: the n others summed */
+     " bytes_read INTEGER NOT NULL,"
+     " bytes_written INTEGER NOT NULL,"
+     " operations INTEGER NOT NULL,"
+     " time_s REAL NOT NULL,"
+     " PRIMARY KEY (trace_id, ord));"
+     "CREATE TABLE metrics ("
+     " trace_id INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE,"
+     " location_id INTEGER NOT NULL,"
+     " member_id INTEGER NOT NULL,"
+     " name TEXT NOT NULL,"
+     " unit TEXT NOT NULL,"
+     " start_s REAL NOT NULL,"
+     " width_s REAL NOT NULL,"
+     " npoints INTEGER NOT NULL,"
+     " points BLOB NOT NULL,"    /* float64 LE min, max, last per bin */
+     " series_total INTEGER NOT NULL,"
+     " PRIMARY KEY (trace_id, location_id, member_id));"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

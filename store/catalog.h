@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 6
+#define WEFT_CATALOG_SCHEMA_VERSION 7
 
 typedef struct weft_catalog weft_catalog;
 
@@ -142,6 +142,31 @@ typedef struct weft_message_row {
     uint64_t messages, bytes;
 } weft_message_row;
 
+/* Schema 7 (issue #17): file I/O per file (IoOperationBegin to its
+ * Complete or Cancelled), the files of most time in I/O, and one
+ * "others" row summing the rest (others: how many files; name ""). */
+typedef struct weft_io_file_row {
+    char *name;           /* the file's name (or its handle's) */
+    uint64_t others;      /* 0: one file; else the files summed here */
+    uint64_t bytes_read, bytes_written, operations;
+    double time_s;        /* in its operations */
+} weft_io_file_row;
+
+/* Schema 7: the values of one metric member on one location over time,
+ * npoints bins of width_s seconds from start_s (after the trace's
+ * time_first), each bin's minimum, maximum and last value (points[3 * i
+ * ...]; NaN for a bin without a value). series_total: the series the
+ * conversion saw (more than it stored when capped). */
+typedef struct weft_metric_row {
+    uint64_t location;    /* OTF2 location id */
+    uint32_t member;      /* global MetricMember id */
+    char *name, *unit;
+    double start_s, width_s;
+    double *points;       /* the writer's; malloc'd when read */
+    size_t npoints;
+    uint64_t series_total;
+} weft_metric_row;
+
 /* What weft_catalog_trace_finish_detail stores besides the trace row.
  * Each array replaces what the catalog held for the trace. */
 typedef struct weft_trace_detail {
@@ -159,6 +184,10 @@ typedef struct weft_trace_detail {
     size_t ntimeline_regions;
     const weft_message_row *messages;
     size_t nmessages;
+    const weft_io_file_row *io_files;
+    size_t nio_files;
+    const weft_metric_row *metrics;
+    size_t nmetrics;
 } weft_trace_detail;
 
 /* Orders of weft_catalog_query. */
@@ -362,6 +391,20 @@ typedef int (*weft_catalog_message_fn)(const weft_message_row *row,
                                        void *arg);
 int weft_catalog_messages(weft_catalog *c, int64_t trace_id,
                           weft_catalog_message_fn fn, void *arg);
+
+/* Calls fn for each file row of trace id (schema 7), most time first,
+ * the "others" row last (names valid during the call only). */
+typedef int (*weft_catalog_io_file_fn)(const weft_io_file_row *row,
+                                       void *arg);
+int weft_catalog_io_files(weft_catalog *c, int64_t trace_id,
+                          weft_catalog_io_file_fn fn, void *arg);
+/* Calls fn for each metric series of trace id (schema 7), by location
+ * then member (row's strings and points valid during the call only).
+ * WEFT_ECORRUPT for points that do not decode. */
+typedef int (*weft_catalog_metric_fn)(const weft_metric_row *row,
+                                      void *arg);
+int weft_catalog_metrics(weft_catalog *c, int64_t trace_id,
+                         weft_catalog_metric_fn fn, void *arg);
 
 /* ---- retention (weftd's daemon/retain.c) ---- */
 

@@ -731,3 +731,115 @@ out:
     sqlite3_finalize(st);
     return rc;
 }
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
+int weft_catalog_io_files(weft_catalog *c, int64_t trace_id,
+                          weft_catalog_io_file_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_io_file_row row;
+    int rc, step;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT name, others, bytes_read, bytes_written,"
+                           " operations, time_s FROM io_files"
+                           " WHERE trace_id = ? ORDER BY ord", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&row, 0, sizeof row);
+        row.others = (uint64_t)sqlite3_column_int64(st, 1);
+        row.bytes_read = (uint64_t)sqlite3_column_int64(st, 2);
+        row.bytes_written = (uint64_t)sqlite3_column_int64(st, 3);
+        row.operations = (uint64_t)sqlite3_column_int64(st, 4);
+        row.time_s = sqlite3_column_double(st, 5);
+        if (weft__cat_col_text(st, 0, 0, &row.name) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.name);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing I/O files");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The n points (3 doubles each) of a blob of len bytes, malloc'd; NULL
+ * with *corrupt set when the blob has another size, or out of memory. */
+static double *decode_points(const uint8_t *p, size_t len, size_t n,
+                             int *corrupt)
+{
+    double *v;
+
+    *corrupt = n > SIZE_MAX / 24 || len != n * 24;
+    if (*corrupt || !(v = malloc((n ? n : 1) * 24)))
+        return NULL;
+    for (size_t i = 0; i < n * 3; i++) {
+        uint64_t u = 0;
+        for (int k = 7; k >= 0; k--)
+            u = u << 8 | p[8 * i + (size_t)k];
+        memcpy(&v[i], &u, 8);
+    }
+    return v;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
+int weft_catalog_metrics(weft_catalog *c, int64_t trace_id,
+                         weft_catalog_metric_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    weft_metric_row row;
+    int rc, step, corrupt;
+
+    assert(c && fn);
+    rc = weft__cat_prepare(c,
+                           "SELECT location_id, member_id, name, unit,"
+                           " start_s, width_s, npoints, points, series_total"
+                           " FROM metrics WHERE trace_id = ?"
+                           " ORDER BY location_id, member_id", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, trace_id);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(st, 6);
+        const uint8_t *blob = sqlite3_column_blob(st, 7);
+        size_t len = (size_t)sqlite3_column_bytes(st, 7);
+        memset(&row, 0, sizeof row);
+        row.location = (uint64_t)sqlite3_column_int64(st, 0);
+        row.member = (uint32_t)sqlite3_column_int64(st, 1);
+        row.start_s = sqlite3_column_double(st, 4);
+        row.width_s = sqlite3_column_double(st, 5);
+        row.npoints = n > 0 ? (size_t)n : 0;
+        row.series_total = (uint64_t)sqlite3_column_int64(st, 8);
+        row.points = decode_points(blob, blob ? len : 0, row.npoints,
+                                   &corrupt);
+        if (!row.points)
+            rc = corrupt ? weft__cat_err(c, WEFT_ECORRUPT, "catalog %s: "
+                                         "trace %" PRId64 ": the metric "
+                                         "series of location %" PRIu64
+                                         " does not decode", c->path,
+                                         trace_id, row.location)
+                         : oom(c);
+        else if (weft__cat_col_text(st, 2, 0, &row.name) < 0 ||
+                 weft__cat_col_text(st, 3, 0, &row.unit) < 0)
+            rc = oom(c);
+        else
+            rc = fn(&row, arg);
+        free(row.points);
+        free(row.name);
+        free(row.unit);
+        if (rc != 0)
+            goto out;
+    }
+    if (step != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "listing metrics");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}

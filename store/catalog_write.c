@@ -362,6 +362,101 @@ static int store_messages(weft_catalog *c, int64_t id,
     return rc;
 }
 
+/* Replaces the I/O table of trace id. */
+static int store_io_files(weft_catalog *c, int64_t id,
+                          const weft_io_file_row *f, size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM io_files WHERE trace_id = ?", id,
+                 "removing old I/O files");
+    if (rc == 0 && n)
+        rc = weft__cat_prepare(c,
+                               "INSERT INTO io_files (trace_id, ord, name,"
+                               " others, bytes_read, bytes_written,"
+                               " operations, time_s)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, (int64_t)i);
+        sqlite3_bind_text(ins, 3, f[i].name ? f[i].name : "", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int64(ins, 4, (int64_t)f[i].others);
+        sqlite3_bind_int64(ins, 5, (int64_t)f[i].bytes_read);
+        sqlite3_bind_int64(ins, 6, (int64_t)f[i].bytes_written);
+        sqlite3_bind_int64(ins, 7, (int64_t)f[i].operations);
+        sqlite3_bind_double(ins, 8, f[i].time_s);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, "storing the I/O files");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The points of m as little-endian float64 in a malloc'd buffer of
+ * *len bytes, NULL when out of memory. */
+static uint8_t *encode_points(const weft_metric_row *m, size_t *len)
+{
+    size_t n = m->npoints * 3;
+    uint8_t *buf = malloc(n * 8 + 1);
+
+    if (!buf)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &m->points[i], 8);
+        for (int k = 0; k < 8; k++)
+            buf[8 * i + (size_t)k] = (uint8_t)(u >> (8 * k));
+    }
+    *len = n * 8;
+    return buf;
+}
+
+/* Replaces the metric series of trace id. */
+static int store_metrics(weft_catalog *c, int64_t id,
+                         const weft_metric_row *m, size_t n)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc;
+
+    rc = exec_id(c, "DELETE FROM metrics WHERE trace_id = ?", id,
+                 "removing old metrics");
+    if (rc == 0 && n)
+        rc = weft__cat_prepare(c,
+                               "INSERT INTO metrics (trace_id, location_id,"
+                               " member_id, name, unit, start_s, width_s,"
+                               " npoints, points, series_total)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               &ins);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t len = 0;
+        uint8_t *blob = encode_points(&m[i], &len);
+        if (!blob) {
+            rc = weft__cat_err(c, WEFT_ENOMEM, "out of memory");
+            break;
+        }
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, id);
+        sqlite3_bind_int64(ins, 2, (int64_t)m[i].location);
+        sqlite3_bind_int64(ins, 3, m[i].member);
+        sqlite3_bind_text(ins, 4, m[i].name ? m[i].name : "", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_text(ins, 5, m[i].unit ? m[i].unit : "", -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_double(ins, 6, m[i].start_s);
+        sqlite3_bind_double(ins, 7, m[i].width_s);
+        sqlite3_bind_int64(ins, 8, (int64_t)m[i].npoints);
+        sqlite3_bind_blob(ins, 9, blob, (int)len, free);
+        sqlite3_bind_int64(ins, 10, (int64_t)m[i].series_total);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, "storing a metric series");
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 /* Returns 0 or a WEFT_E* code (nothing changed then). */
 int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
                                 const weft_tag *tags, size_t ntags)
@@ -432,6 +527,8 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
     assert(d->timelines || d->ntimelines == 0);
     assert(d->timeline_regions || d->ntimeline_regions == 0);
     assert(d->messages || d->nmessages == 0);
+    assert(d->io_files || d->nio_files == 0);
+    assert(d->metrics || d->nmetrics == 0);
     if (!row->key)
         return weft__cat_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
                              c->path);
@@ -467,6 +564,10 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         rc = store_timelines(c, id, d);
     if (rc == 0)
         rc = store_messages(c, id, d->messages, d->nmessages);
+    if (rc == 0)
+        rc = store_io_files(c, id, d->io_files, d->nio_files);
+    if (rc == 0)
+        rc = store_metrics(c, id, d->metrics, d->nmetrics);
     if (rc == 0)
         rc = weft__cat_exec(c, "COMMIT", "committing a trace");
 out:

@@ -5,7 +5,9 @@
 # each page from the catalog alone; headless Chromium renders it: the
 # screenshot is not blank, the DOM has one timeline row per location,
 # the region names, the header's numbers (events, ranks), and for the
-# ring the message matrix of the ring's sends. The page references no
+# ring the message matrix of the ring's sends; weft-demo's "work"
+# metric as a plot per location; for dd under `weft run -t io` the file
+# it wrote and /dev/zero it read, with their bytes. The page references no
 # URL (no network), and a trace without a timeline (converted by an
 # older weft) still gets a report that says so.
 . "$(dirname "$0")/lib.sh"
@@ -110,6 +112,13 @@ assert len(prof) >= 2, prof
 for name in legend:
     assert name in prof, (name, prof)
 assert "Load balance" in dom and re.search(r"<svg[^>]*class=\"balance\"", dom)
+# weft-demo records its "work" metric (unit items) on every location
+plots = re.findall(r"<svg[^>]*class=\"metric-plot\" data-name=\"([^\"]*)\"", dom)
+assert plots and set(plots) == {"work"}, plots
+assert len(plots) == len(locs), (plots, locs)
+assert "work [items]" in dom, "no metric title"
+assert re.search(r"<polyline points=\"[0-9.]+,[0-9.]+ [0-9.]+,", dom), "no metric line"
+assert "id=\"io-files\"" not in dom, "I/O table without I/O"
 '
 
 # A trace converted before the timeline summary: its rows are gone.
@@ -120,6 +129,28 @@ dom r '
 assert "id=\"no-timeline\"" in dom
 assert cell("h-events") == str(show["events"])
 assert re.search(r"class=\"bar-label\"", dom)
+'
+
+# File I/O: dd copies 100 blocks of 4096 bytes from /dev/zero to a file.
+mkdir -p "$TMP/io"
+# (a sanitizer build preloads libweft-io into an uninstrumented dd)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0" \
+WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" timeout 60 "$WEFT" run -t io --trace ddio -- \
+    dd if=/dev/zero of="$TMP/io/f" bs=4096 count=100 2>"$TMP/dd.out" ||
+    fail "dd under weft run failed: $(cat "$TMP/dd.out")"
+wait_state ddio complete 60
+render ddio
+export TMP
+dom ddio '
+rows = re.findall(r"<tr class=\"io-file\" data-read=\"(\d+)\" data-written=\"(\d+)\" data-ops=\"(\d+)\">\s*<td class=\"io-name\"[^>]*>([^<]*)<", dom)
+files = {html.unescape(n): (int(r), int(w), int(o)) for r, w, o, n in rows}
+import os
+f = files.get(os.path.realpath(os.environ["TMP"]) + "/io/f")
+assert f, files
+assert f[1] == 409600 and f[0] == 0 and f[2] >= 100, f
+z = files.get("/dev/zero")
+assert z and z[0] == 409600 and z[1] == 0, files
+assert "class=\"metric-plot\"" not in dom, "metric plots without metrics"
 '
 
 # MPI: a 4-rank ring under Open MPI, when it is there.

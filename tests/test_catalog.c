@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1192,10 +1193,14 @@ static void test_migrate_from_v3(void **state)
              "ALTER TABLE traces DROP COLUMN clock;"
              "DROP TABLE timelines; DROP TABLE timeline_regions;"
              "DROP TABLE messages;"
+             "DROP TABLE io_files; DROP TABLE metrics;"
              "UPDATE traces SET events = 5; PRAGMA user_version = 3;");
     c = open_ok(f->path, 0);
     assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
                      WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master"
+                             " WHERE name IN ('timelines', 'messages',"
+                             " 'io_files', 'metrics')"), 4);
     assert_int_equal(weft_catalog_find(c, "k-old", &got), 0);
     assert_string_equal(got.name, "old");
     assert_int_equal(got.events, 5);
@@ -1597,6 +1602,125 @@ static void test_report_round_trip(void **state)
     weft_catalog_close(c);
 }
 
+/* ---- schema 7: file I/O and metrics of weft report --------------------- */
+
+/* A version 6 catalog (as weftd wrote it before file I/O and metrics)
+ * gets the two tables, empty, and keeps its report rows. */
+static void test_migrate_from_v6(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_message_row msg = { 0, 1, 2, 200 };
+    weft_trace_row row = { 0 };
+    weft_trace_detail d = { .messages = &msg, .nmessages = 1 };
+
+    row.key = (char *)"k6";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    weft_catalog_close(c);
+    raw_exec(f->path, "DROP TABLE io_files; DROP TABLE metrics;"
+             "PRAGMA user_version = 6;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM io_files"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM messages"), 1);
+    weft_catalog_close(c);
+}
+
+static int seen_io_file(const weft_io_file_row *r, void *arg)
+{
+    seen *s = arg;
+
+    snprintf(s->text[s->n++], sizeof s->text[0], "%s %llu %llu %llu %llu "
+             "%.3f", r->name, (unsigned long long)r->others,
+             (unsigned long long)r->bytes_read,
+             (unsigned long long)r->bytes_written,
+             (unsigned long long)r->operations, r->time_s);
+    return 0;
+}
+
+static int seen_metric(const weft_metric_row *m, void *arg)
+{
+    seen *s = arg;
+    int k;
+
+    k = snprintf(s->text[s->n], sizeof s->text[0], "%llu %u %s [%s] %.2f "
+                 "%.2f %llu:", (unsigned long long)m->location, m->member,
+                 m->name, m->unit, m->start_s, m->width_s,
+                 (unsigned long long)m->series_total);
+    for (size_t i = 0; i < m->npoints * 3; i++)
+        k += snprintf(s->text[s->n] + k, sizeof s->text[0] - (size_t)k,
+                      " %g", m->points[i]);
+    s->n++;
+    return 0;
+}
+
+/* File rows (in their order, others last) and metric series (by
+ * location and member, NaN points kept) are stored with the final row,
+ * replaced by the next finish and deleted with the trace; points that
+ * do not decode are an error. */
+static void test_io_metrics_round_trip(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_io_file_row io[3] = {
+        { (char *)"/data/big", 0, 1ull << 40, 5, 7, 2.5 },
+        { (char *)ODD, 0, 0, 409600, 100, 0.125 },
+        { (char *)"", 12, 3, 4, 24, 0.001 },
+    };
+    double p0[6] = { 1, 2, 2, NAN, NAN, NAN }, p1[3] = { -1.5, 1e300, 0 };
+    weft_metric_row met[2] = {
+        { 1ull << 32, 3, (char *)"work", (char *)"items", 0.5, 0.25, p1, 1,
+          20 },
+        { 0, 7, (char *)ODD, (char *)"", 0.0, 0.125, p0, 2, 20 },
+    };
+    weft_trace_row row = { 0 };
+    weft_trace_detail d = { .io_files = io, .nio_files = 3,
+                            .metrics = met, .nmetrics = 2 };
+    seen s = { 0 };
+    int64_t id;
+
+    row.key = (char *)"k1";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    id = raw_int(f->path, "SELECT id FROM traces WHERE key = 'k1'");
+    assert_int_equal(weft_catalog_io_files(c, id, seen_io_file, &s), 0);
+    assert_int_equal(s.n, 3);
+    assert_string_equal(s.text[0], "/data/big 0 1099511627776 5 7 2.500");
+    assert_string_equal(s.text[1], ODD " 0 0 409600 100 0.125");
+    assert_string_equal(s.text[2], " 12 3 4 24 0.001");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_metrics(c, id, seen_metric, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.text[0], "0 7 " ODD " [] 0.00 0.12 20: 1 2 2 nan "
+                        "nan nan");
+    assert_string_equal(s.text[1], "4294967296 3 work [items] 0.50 0.25 20:"
+                        " -1.5 1e+300 0");
+
+    /* the next finish replaces them (here: by fewer) */
+    d.nio_files = 1;
+    d.nmetrics = 0;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM io_files"), 1);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
+
+    /* damaged points */
+    d.nmetrics = 1;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    raw_exec(f->path, "UPDATE metrics SET points = x'0102'");
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_metrics(c, id, seen_metric, &s),
+                     WEFT_ECORRUPT);
+    assert_int_equal(s.n, 0);
+
+    assert_int_equal(weft_catalog_trace_delete(c, id), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM io_files"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
+    weft_catalog_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1637,6 +1761,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readme_query, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trace_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_verify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_from_v6, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_io_metrics_round_trip, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_live_figures, setup, teardown),

@@ -291,6 +291,17 @@ static void test_convert_smoke(void **state)
     assert_int_equal(res.locations[3].thread, 0);
     assert_int_equal(res.locations[3].events, 4);
     assert_int_equal(res.error[0], 0);
+    /* the metric as a series of one bin on thread 0; no I/O */
+    assert_int_equal(res.nmetrics, 1);
+    assert_int_equal(res.metrics[0].location, 0);
+    assert_string_equal(res.metrics[0].name, "cycles");
+    assert_string_equal(res.metrics[0].unit, "cycles");
+    assert_int_equal(res.metrics[0].npoints, 1);
+    assert_int_equal(res.metrics[0].series_total, 1);
+    assert_true(res.metrics[0].points[2] == 42.0);
+    assert_true(res.metrics[0].start_s > 15e-9 &&
+                res.metrics[0].start_s < 17e-9);  /* 111 - 95 ns */
+    assert_int_equal(res.nio_files, 0);
     weft_convert_result_free(&res);
 
     if (!have_otf2_print()) {
@@ -1110,6 +1121,26 @@ static void assert_same_result(const weft_convert_result *a,
     for (size_t i = 0; i < a->ntimeline_regions; i++)
         assert_string_equal(a->timeline_regions[i].name,
                             b->timeline_regions[i].name);
+    assert_int_equal(a->nio_files, b->nio_files);
+    for (size_t i = 0; i < a->nio_files; i++) {
+        const weft_io_file_row *x = &a->io_files[i], *y = &b->io_files[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->others, y->others);
+        assert_int_equal(x->bytes_read, y->bytes_read);
+        assert_int_equal(x->bytes_written, y->bytes_written);
+        assert_int_equal(x->operations, y->operations);
+        assert_true(x->time_s == y->time_s);
+    }
+    assert_int_equal(a->nmetrics, b->nmetrics);
+    for (size_t i = 0; i < a->nmetrics; i++) {
+        const weft_metric_row *x = &a->metrics[i], *y = &b->metrics[i];
+        assert_int_equal(x->location, y->location);
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->npoints, y->npoints);
+        assert_int_equal(x->series_total, y->series_total);
+        assert_memory_equal(x->points, y->points,
+                            x->npoints * 3 * sizeof *x->points);
+    }
     assert_int_equal(a->nregions, b->nregions);
     for (size_t i = 0; i < a->nregions; i++) {
         const weft_region_row *x = &a->regions[i], *y = &b->regions[i];

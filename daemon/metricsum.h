@@ -1,0 +1,73 @@
+/* metricsum.h - metric values over time (issue #17): per location and
+ * metric member, the values of the Metric events the converter writes,
+ * downsampled to at most WEFT_METRICSUM_BINS bins (minimum, maximum and
+ * last value of each), for `weft report`'s line plots.
+ *
+ * As the timeline (timeline.h), the range is not known until the end:
+ * the first bin starts at the series' first value and is `width` ticks
+ * wide; when a value falls beyond the last bin, bins are merged in pairs
+ * and the width doubled. A location keeps the points of its first
+ * WEFT_METRICSUM_PER_LOC members (in the order their first values came)
+ * and counts the others. A Metric event names a MetricClass or a
+ * MetricInstance (of a class) and holds a value per member of the class;
+ * weft_metricmap (built after pass 1, then read only) says which.
+ * One thread owns a weft_metricloc.
+ */
+#ifndef WEFT_METRICSUM_H
+#define WEFT_METRICSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "unify.h"
+
+/* Bins of one series at most (a power of two). */
+#define WEFT_METRICSUM_BINS 256
+/* Series with points per location at most. */
+#define WEFT_METRICSUM_PER_LOC 16
+
+/* The MetricClass of each global METRIC id (a class, or an instance's
+ * class; NULL: not defined). */
+typedef struct weft_metricmap {
+    const weft_record **cls;
+    size_t n;
+} weft_metricmap;
+
+/* Builds m from u's MetricClass and MetricInstance definitions. 0 or
+ * WEFT_ENOMEM; weft_metricmap_free frees m either way. */
+int weft_metricmap_build(weft_metricmap *m, const weft_unifier *u);
+void weft_metricmap_free(weft_metricmap *m);
+
+/* One bin: min is NaN while the bin has no value. */
+typedef struct weft_metric_bin {
+    double min, max, last;
+} weft_metric_bin;
+
+typedef struct weft_metric_series {
+    uint32_t member;          /* global MetricMember id */
+    uint64_t first;           /* time of its first value: bin 0 */
+    uint64_t width;           /* ticks per bin */
+    uint32_t n;               /* bins up to the one of the last value */
+    weft_metric_bin *bins;    /* [WEFT_METRICSUM_BINS] */
+} weft_metric_series;
+
+/* The series of one location. */
+typedef struct weft_metricloc {
+    weft_metric_series *s;    /* [WEFT_METRICSUM_PER_LOC], at first use */
+    size_t n;
+    uint32_t *others;         /* members beyond those, distinct */
+    size_t nothers, others_cap;
+} weft_metricloc;
+
+/* Value v of member at t (times of a location never go back), the first
+ * bins `width` ticks wide (at least 1). 0 or WEFT_ENOMEM. */
+int weft_metricsum_add(weft_metricloc *l, uint32_t member, uint64_t t,
+                       double v, uint64_t width);
+/* The values of Metric event r (global ids) at its time. 0 or
+ * WEFT_ENOMEM. */
+int weft_metricsum_event(weft_metricloc *l, const weft_metricmap *m,
+                         const weft_record *r, uint64_t width);
+void weft_metricloc_free(weft_metricloc *l);
+
+#endif
