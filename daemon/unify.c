@@ -958,3 +958,17 @@ const weft_record *weft_unify_def(const weft_unifier *u, size_t i)
 {
     return i < u->norder ? &u->order[i]->rec : NULL;
 }
+
+/* See unify.h. */
+const char *weft_unify_region_name(const void *u, uint32_t id)
+{
+    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
+    const weft_record *s;
+
+    if (!r || r->u.Region.self != id)
+        return "";
+    s = weft_unify_get(u, WEFT_REC_String, r->u.Region.name);
+    if (!s || s->u.String.self != r->u.Region.name || !s->u.String.string)
+        return "";
+    return s->u.String.string;
+}
