@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,8 +412,13 @@ static char *import_spool(const cli *c)
     weft_config cfg;
     char err[512];
 
-    if (!c->spool)
-        strcpy(dir, dirname(dir));
+    if (!c->spool) {           /* the catalog's directory */
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            strcpy(dir, ".");
+        else
+            slash[slash == dir] = 0;
+    }
     if (asprintf(&traces, "%s/traces", dir) >= 0 && stat(traces, &st) == 0 &&
         S_ISDIR(st.st_mode)) {
         free(traces);

@@ -16,6 +16,12 @@
 . "$(dirname "$0")/lib.sh"
 
 WRITER="$WEFT_BUILDDIR/tests/weft-otf2writer"
+# libotf2 3.0.2 leaks what OTF2_Reader_Open made of a path that is no
+# archive (its bug, not weft's): only that is suppressed under
+# LeakSanitizer (a file users can read: part 4).
+printf 'leak:otf2_archive_open\nleak:otf2_file_posix_open\n' >"$TMP/lsan.supp"
+chmod 644 "$TMP/lsan.supp"
+export LSAN_OPTIONS=suppressions=$TMP/lsan.supp
 start_weftd
 CAT=$SPOOL/catalog.db
 export WEFT_CATALOG=$CAT
