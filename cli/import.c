@@ -484,6 +484,20 @@ static int copy_entry(const char *path, const struct stat *st, int flag,
     return rc < 0 ? -1 : 0;
 }
 
+/* The copy is the spool owner's, as everything weftd writes there. */
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag,
+                       struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    if (lchown(path, chown_uid, chown_gid) != 0)
+        fprintf(stderr, "weft import: warning: cannot give %s to uid %u: "
+                "%s\n", path, (unsigned)chown_uid, strerror(errno));
+    return 0;
+}
+
 static int copy_archive(const char *src, const char *dst)
 {
     char *to = NULL;
@@ -527,10 +541,11 @@ static int store_direct(cli *c, imp *x, const char *anchor)
         }
         x->r.row.path = path;
         x->r.row.bytes = weft__arc_bytes(path);
-        if (geteuid() == 0 && stat(spool, &sp) == 0 &&
-            chown(dir, sp.st_uid, sp.st_gid) != 0)
-            fprintf(stderr, "weft import: warning: cannot give %s to uid "
-                    "%u: %s\n", dir, (unsigned)sp.st_uid, strerror(errno));
+        if (geteuid() == 0 && stat(spool, &sp) == 0) {
+            chown_uid = sp.st_uid;
+            chown_gid = sp.st_gid;
+            nftw(dir, chown_entry, 16, FTW_PHYS);
+        }
         if (weft_share_tree(dir, x->r.row.uid, err, sizeof err) < 0)
             fprintf(stderr, "weft import: warning: %s\n", err);
     }
