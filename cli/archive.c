@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "archive.h"
@@ -122,11 +123,20 @@ static OTF2_CallbackCode def_location(void *ud, OTF2_LocationRef self,
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* Counts a second definition of id of kind (what). */
+static void duplicate(weft__arc *a, const char *what, uint64_t id)
+{
+    if (!a->dups++)
+        snprintf(a->dup_first, sizeof a->dup_first, "%s %" PRIu64, what, id);
+}
+
 /* Records the name of definition id of id space kind. */
 static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
                                   OTF2_StringRef name)
 {
     assert(kind < WEFT_REF__COUNT && kind != WEFT_REF_LOCATION);
+    if (id < a->nnames[kind] && a->names[kind][id] != OTF2_UNDEFINED_STRING)
+        duplicate(a, weft_ref_kind_name(kind), id);
     if (GROW(a->names[kind], a->nnames[kind], id) < 0)
         return OTF2_CALLBACK_ERROR;
     a->names[kind][id] = name;
@@ -188,10 +198,12 @@ static OTF2_CallbackCode def_location_group(void *ud,
 {
     weft__arc *a = ud;
 
-    (void)type, (void)creator;
-    if (GROW(a->lg_parent, a->nlg, self) < 0)
+    (void)creator;
+    if (GROW(a->lg_parent, a->nlg, self) < 0 ||
+        GROW(a->lg_type, a->nlg_type, self) < 0)
         return OTF2_CALLBACK_ERROR;
     a->lg_parent[self] = parent;
+    a->lg_type[self] = type;
     return set_name(a, WEFT_REF_LOCATION_GROUP, self, name);
 }
 
@@ -409,6 +421,80 @@ int weft__arc_read_location(weft__arc *a, size_t i,
     return 0;
 }
 
+void weft__arc_see(weft__arc_span *t, OTF2_TimeStamp ts)
+{
+    if (t->any && ts < t->last && !t->backwards++)
+        t->back_at = ts;
+    if (!t->any || ts < t->min)
+        t->min = ts;
+    if (!t->any || ts > t->max)
+        t->max = ts;
+    t->last = ts;
+    t->any = 1;
+}
+
+/* One callback per event of the record table, each noting the time. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define WEFT_SCALAR(ctype, name, W, sel) , ctype name
+#define WEFT_ARRAY(ctype, name, count, W, sel) , const ctype *name
+#define WEFT_EVENT(id, Name, fields)                                         \
+    static OTF2_CallbackCode time_##Name(OTF2_LocationRef loc,               \
+                                         OTF2_TimeStamp t, uint64_t pos,     \
+                                         void *ud,                           \
+                                         OTF2_AttributeList *al fields)      \
+    {                                                                        \
+        weft__arc_see(ud, t);                                                \
+        return OTF2_CALLBACK_SUCCESS;                                        \
+    }
+#include "weft_records.def"
+
+OTF2_EvtReaderCallbacks *weft__arc_time_callbacks(void)
+{
+    OTF2_EvtReaderCallbacks *cb = OTF2_EvtReaderCallbacks_New();
+
+    if (!cb)
+        return NULL;
+#define WEFT_EVENT(id, Name, fields)                                         \
+    OTF2_EvtReaderCallbacks_Set##Name##Callback(cb, time_##Name);
+#include "weft_records.def"
+    return cb;
+}
+#undef WEFT_SCALAR
+#undef WEFT_ARRAY
+#pragma GCC diagnostic pop
+
+static uint64_t dir_bytes(const char *dir, int depth)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    uint64_t n = 0;
+
+    if (!dp)
+        return 0;
+    while ((de = readdir(dp)) != NULL) {
+        char *p = NULL;
+        struct stat st;
+        if (de->d_name[0] == '.' || asprintf(&p, "%s/%s", dir, de->d_name) < 0)
+            continue;
+        if (lstat(p, &st) == 0) {
+            if (S_ISREG(st.st_mode))
+                n += (uint64_t)st.st_size;
+            else if (S_ISDIR(st.st_mode) && depth < 4)
+                n += dir_bytes(p, depth + 1);
+        }
+        free(p);
+    }
+    closedir(dp);
+    return n;
+}
+
+uint64_t weft__arc_bytes(const char *dir)
+{
+    return dir_bytes(dir, 0);
+}
+
 const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s)
 {
     return s < a->nstrings && a->strings[s] ? a->strings[s] : "";
@@ -445,6 +531,7 @@ void weft__arc_close(weft__arc *a)
     free(a->locs);
     free(a->classes);
     free(a->lg_parent);
+    free(a->lg_type);
     free(a->comm_group);
     free(a->groups);
     memset(a, 0, sizeof *a);

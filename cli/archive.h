@@ -50,6 +50,12 @@ typedef struct weft__arc {
     size_t nclasses;
     OTF2_SystemTreeNodeRef *lg_parent;  /* location group -> its node */
     size_t nlg;
+    OTF2_LocationGroupType *lg_type;    /* location group -> its type */
+    size_t nlg_type;
+    /* Definitions of a kind and id already defined (EZTrace writes
+     * some): how many, and the first one, e.g. "Group 0". */
+    uint64_t dups;
+    char dup_first[96];
     OTF2_GroupRef *comm_group;          /* comm -> its group */
     size_t ncomms;
     weft__arc_group *groups;            /* by group id; n 0 if undefined */
@@ -67,6 +73,28 @@ int weft__arc_open_events(weft__arc *a, char **err);
 int weft__arc_read_location(weft__arc *a, size_t i,
                             const OTF2_EvtReaderCallbacks *cbs, void *arg,
                             uint64_t *nread, char **err);
+/* The time range of events and whether it ever went back, as the
+ * callbacks of weft__arc_time_callbacks see it. */
+typedef struct weft__arc_span {
+    uint64_t min, max;       /* valid when any */
+    uint64_t last;           /* the previous event's time */
+    uint64_t backwards;      /* events earlier than the one before */
+    uint64_t back_at;        /* the first of them: its time */
+    int any;
+} weft__arc_span;
+
+/* Notes an event at ts in t. */
+void weft__arc_see(weft__arc_span *t, OTF2_TimeStamp ts);
+/* Event callbacks, one per event record of weft_records.def, that note
+ * each event's time in the weft__arc_span their user data points to
+ * (the first member of a caller's struct is fine); NULL when out of
+ * memory. The caller may replace some (calling weft__arc_see itself)
+ * and deletes them (OTF2_EvtReaderCallbacks_Delete). */
+OTF2_EvtReaderCallbacks *weft__arc_time_callbacks(void);
+/* Bytes of the regular files under dir (not following links, four
+ * levels at most: an archive is ANCHOR, DEF and a directory of files). */
+uint64_t weft__arc_bytes(const char *dir);
+
 /* String s, or "" when undefined. */
 const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
 /* The name of definition id of id space kind (weft_ref_kind), "" when it

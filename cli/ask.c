@@ -127,8 +127,11 @@ static int read_envelope(ask_conn *a, int64_t deadline,
     }
 }
 
-int weft__cli_ask(int kind, const char *trace, int force,
-                  unsigned char **data, size_t *len)
+/* weft__cli_ask, and weft__cli_ask_import's ImportTrace imp (NULL:
+ * none) sent after the Query. */
+static int ask_weftd(int kind, const char *trace, int force,
+                     const Weft__ImportTrace *imp, unsigned char **data,
+                     size_t *len)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, *in = NULL;
     Weft__Query q = WEFT__QUERY__INIT;
@@ -178,6 +181,20 @@ int weft__cli_ask(int kind, const char *trace, int force,
                        weft_strerror((int)flen) : strerror(errno));
         goto out;
     }
+    if (imp) {
+        free(frame);
+        env.msg_case = WEFT__ENVELOPE__MSG_IMPORT_TRACE;
+        env.import_trace = (Weft__ImportTrace *)imp;
+        flen = weft_frame_pack(&env, &frame);
+        if (flen < 0)
+            frame = NULL;
+        if (flen < 0 || send_all(fd, frame, (size_t)flen) != 0) {
+            weft__cli_fail("cannot send the import to weftd on %s: %s", esc,
+                           flen < 0 ? weft_strerror((int)flen)
+                                    : strerror(errno));
+            goto out;
+        }
+    }
     for (;;) {
         if (read_envelope(a, deadline, &in) != 0)
             goto out;
@@ -225,4 +242,16 @@ out:
     if (fd >= 0)
         close(fd);
     return status;
+}
+
+int weft__cli_ask(int kind, const char *trace, int force,
+                  unsigned char **data, size_t *len)
+{
+    return ask_weftd(kind, trace, force, NULL, data, len);
+}
+
+int weft__cli_ask_import(const Weft__ImportTrace *imp, unsigned char **data,
+                         size_t *len)
+{
+    return ask_weftd(WEFT__QUERY__KIND__IMPORT, NULL, 0, imp, data, len);
 }

@@ -44,6 +44,7 @@ typedef struct cli {
     int verbose;             /* weft wait -v, --verbose */
     /* weft export's filters, NULL when not given; checked by export.c */
     const char *from, *to, *ranks, *regions, *min_duration;
+    int copy;                /* weft import --copy */
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */
@@ -98,6 +99,11 @@ int weft__cli_private(const char *path, int mode);
  * included). */
 int weft__cli_ask(int kind, const char *trace, int force,
                   unsigned char **data, size_t *len);
+/* Asks weftd to store imp as a trace of this user's (weft import,
+ * daemon/import.h); its answer as weft__cli_ask's. */
+struct Weft__ImportTrace;
+int weft__cli_ask_import(const struct Weft__ImportTrace *imp,
+                         unsigned char **data, size_t *len);
 
 /* ---- the commands: each returns an exit status -------------------------- */
 
@@ -124,6 +130,9 @@ int weft__cmd_sql(cli *c);
 /* weft reindex (reindex.c): c->catalog_path resolved but not opened;
  * c->args[0], if given, is the spool. */
 int weft__cmd_reindex(cli *c);
+/* weft import (import.c): c->catalog_path resolved but not opened;
+ * c->args[0] is the anchor, c->name_glob the --name, c->tags the tags. */
+int weft__cmd_import(cli *c);
 /* weft run (run.c): c->args is argv from "run" on, unparsed (options
  * stop at PROGRAM); returns only when PROGRAM could not be executed or
  * on a usage error (or after --help). */

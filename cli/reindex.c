@@ -200,32 +200,6 @@ static int index_journals(reindex *x, const char *key, const char *tdir,
     return rc;
 }
 
-/* Bytes of the files under dir (one level: archive/ and archive/traces/). */
-static uint64_t dir_bytes(const char *dir, int depth)
-{
-    DIR *dp = opendir(dir);
-    struct dirent *de;
-    uint64_t n = 0;
-
-    if (!dp)
-        return 0;
-    while ((de = readdir(dp)) != NULL) {
-        char *p = NULL;
-        struct stat st;
-        if (de->d_name[0] == '.' || asprintf(&p, "%s/%s", dir, de->d_name) < 0)
-            continue;
-        if (lstat(p, &st) == 0) {
-            if (S_ISREG(st.st_mode))
-                n += (uint64_t)st.st_size;
-            else if (S_ISDIR(st.st_mode) && depth < 4)
-                n += dir_bytes(p, depth + 1);
-        }
-        free(p);
-    }
-    closedir(dp);
-    return n;
-}
-
 typedef struct salvage {
     weft_member_row *members;
     size_t nmembers;
@@ -382,7 +356,7 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     row.key = (char *)key;
     row.path = archive;
     row.locations = a.nlocs;
-    row.bytes = dir_bytes(archive, 0);
+    row.bytes = weft__arc_bytes(archive);
     row.timer_resolution = a.resolution;
     /* weftd names the processes' clocks in the archive (README, Clocks);
      * an archive older than that keeps what the old catalog said. */

@@ -199,11 +199,46 @@ out:
     return status;
 }
 
+/* Is row a trace weft import catalogued referring to an archive outside
+ * the spools (no --copy)? Then only its empty directory SPOOL/traces/KEY
+ * (its key's reservation) goes with its rows, never the archive, which
+ * is its owner's. Sets *dir to that directory (malloc'd) when it is
+ * there. */
+static int imported_outside(const weft_trace_row *row, char **spools,
+                            size_t nspools, char **dir)
+{
+    char *real, *p = NULL;
+    struct stat st;
+    int outside = 1;
+
+    *dir = NULL;
+    if (!row->command || strncmp(row->command, "weft import ", 12) != 0 ||
+        !row->key || !*row->key || strchr(row->key, '/') ||
+        row->key[0] == '.' || !row->path || !*row->path)
+        return 0;
+    real = realpath(row->path, NULL);
+    for (size_t i = 0; i < nspools && real; i++) {
+        size_t n = strlen(spools[i]);
+        if (strncmp(real, spools[i], n) == 0 && real[n] == '/')
+            outside = 0;
+    }
+    for (size_t i = 0; i < nspools && outside && !*dir; i++) {
+        if (asprintf(&p, "%s/traces/%s", spools[i], row->key) < 0)
+            break;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            *dir = p;
+        else
+            free(p);
+    }
+    free(real);
+    return outside;
+}
+
 static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
 {
     weft_trace_row row;
     char *dir = NULL, *name = NULL;
-    int status = EXIT_FAIL, rc;
+    int status = EXIT_FAIL, rc, imported = 0;
 
     if (weft__cli_find(c, what, &row) != EXIT_OK)
         return EXIT_FAIL;
@@ -214,10 +249,14 @@ static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
                        "anyway)", name, row.state);
         goto out;
     }
-    if (row.path && *row.path &&
-        rm_trace_dir(&row, spools, nspools, &dir) != EXIT_OK)
+    if ((imported = imported_outside(&row, spools, nspools, &dir))) {
+        if (dir && rmdir(dir) != 0)
+            fprintf(stderr, "weft rm: warning: %s: %s\n", dir,
+                    strerror(errno));
+    } else if (row.path && *row.path &&
+               rm_trace_dir(&row, spools, nspools, &dir) != EXIT_OK) {
         goto out;
-    if (dir && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    } else if (dir && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
         char *d = weft__cli_escape(dir);
         weft__cli_fail("trace '%s': removing %s failed%s%s; the catalog row "
                        "is kept", name, d, errno ? ": " : "",
@@ -230,8 +269,12 @@ static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
         weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
         goto out;
     }
-    printf("removed trace '%s' (#%" PRId64 ")%s%s\n", name, row.id,
-           dir ? " and " : "", dir ? dir : "");
+    if (imported)
+        printf("removed trace '%s' (#%" PRId64 "); its archive %s is not "
+               "the spool's and stays\n", name, row.id, row.path);
+    else
+        printf("removed trace '%s' (#%" PRId64 ")%s%s\n", name, row.id,
+               dir ? " and " : "", dir ? dir : "");
     status = EXIT_OK;
 out:
     free(dir);

@@ -3,8 +3,8 @@
  *
  * The event count of a location is what OTF2_Reader_ReadLocalEvents says
  * it read (every record, whatever its type); the time range comes from
- * one callback per event record of weft_records.def, generated with the
- * record table so each has libotf2's exact signature.
+ * one callback per event record of weft_records.def (archive.c's
+ * weft__arc_time_callbacks).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,52 +17,6 @@
 #include "archive.h"
 #include "cli.h"
 #include "weft_errors.h"
-
-typedef struct tspan {
-    uint64_t min, max;
-    int any;
-} tspan;
-
-static void see_time(tspan *t, OTF2_TimeStamp ts)
-{
-    if (!t->any || ts < t->min)
-        t->min = ts;
-    if (!t->any || ts > t->max)
-        t->max = ts;
-    t->any = 1;
-}
-
-/* One callback per event of the record table, each noting the time. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#define WEFT_SCALAR(ctype, name, W, sel) , ctype name
-#define WEFT_ARRAY(ctype, name, count, W, sel) , const ctype *name
-#define WEFT_EVENT(id, Name, fields)                                         \
-    static OTF2_CallbackCode time_##Name(OTF2_LocationRef loc,               \
-                                         OTF2_TimeStamp t, uint64_t pos,     \
-                                         void *ud,                           \
-                                         OTF2_AttributeList *al fields)      \
-    {                                                                        \
-        see_time(ud, t);                                                     \
-        return OTF2_CALLBACK_SUCCESS;                                        \
-    }
-#include "weft_records.def"
-
-static OTF2_EvtReaderCallbacks *time_callbacks(void)
-{
-    OTF2_EvtReaderCallbacks *cb = OTF2_EvtReaderCallbacks_New();
-
-    if (!cb)
-        return NULL;
-#define WEFT_EVENT(id, Name, fields)                                         \
-    OTF2_EvtReaderCallbacks_Set##Name##Callback(cb, time_##Name);
-#include "weft_records.def"
-    return cb;
-}
-#undef WEFT_SCALAR
-#undef WEFT_ARRAY
-#pragma GCC diagnostic pop
 
 /* The catalog's locations, collected. */
 typedef struct cat_locs {
@@ -203,8 +157,8 @@ static void unreadable_location(verifier *v, const weft_trace_row *row,
 static int verify_events(verifier *v, weft__arc *a, const weft_trace_row *row,
                          const char *anchor, uint64_t *total)
 {
-    OTF2_EvtReaderCallbacks *cbs = time_callbacks();
-    tspan all = { 0, 0, 0 };
+    OTF2_EvtReaderCallbacks *cbs = weft__arc_time_callbacks();
+    weft__arc_span all = { 0 };
     char *err = NULL;
 
     *total = 0;
@@ -216,7 +170,7 @@ static int verify_events(verifier *v, weft__arc *a, const weft_trace_row *row,
     }
     for (size_t i = 0; i < a->nlocs; i++) {
         const weft__arc_loc *al = &a->locs[i];
-        tspan t = { 0, 0, 0 };
+        weft__arc_span t = { 0 };
         uint64_t n = 0;
         free(err);
         err = NULL;
@@ -229,8 +183,8 @@ static int verify_events(verifier *v, weft__arc *a, const weft_trace_row *row,
                     al->events);
         *total += n;
         if (t.any) {
-            see_time(&all, t.min);
-            see_time(&all, t.max);
+            weft__arc_see(&all, t.min);
+            weft__arc_see(&all, t.max);
         }
     }
     if (*total != row->events)

@@ -21,6 +21,8 @@
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
+ *   weft [--catalog FILE] import ARCHIVE/traces.otf2 [--name N]
+ *                              [--tag K=V]... [--copy]      (import.c)
  *   weft run [-t LIST] [--trace NAME] [--server ADDR] [-v] [--]
  *            PROGRAM [ARGS...]                   (run.c, detect.c, preload.c)
  *   weft help [COMMAND]                                      (here)
@@ -86,6 +88,7 @@
 #define OPT_PATH 512u    /* --dir */
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
 #define OPT_EXPORT 2048u /* --from, --to, --ranks, --regions, --min-duration */
+#define OPT_IMPORT 4096u /* --name, --tag, --copy */
 /* The command parses its own arguments (c->args is argv from its name
  * on), not with cli_options: weft run. */
 #define OPT_OWN_ARGS 128u
@@ -351,6 +354,38 @@ static const command commands[] = {
       "spool: stop weftd first. The old catalog is kept, renamed to\n"
       "CATALOG.old-YYYYmmddTHHMMSSZ. Run it as the user weftd runs as\n"
       "(as root, the new catalog is given to the spool's owner).\n" },
+    { "import", weft__cmd_import, OPT_IMPORT, 1, 1, 2,
+      "ARCHIVE/traces.otf2 [--name NAME] [--tag KEY=VALUE]... [--copy]",
+      "catalog an OTF2 archive another tool wrote",
+      "Catalog an OTF2 archive written by another tool (Score-P, libotf2\n"
+      "directly) as a trace of yours, so that list, show, profile, report,\n"
+      "compare, verify, export and path work on it. weft reads it with\n"
+      "libotf2 as you (definitions, each location's local definitions and\n"
+      "events), checks it as weft verify does and computes the region\n"
+      "profile and the report's timelines as weftd does for its own\n"
+      "traces. Members are the archive's location groups of type process\n"
+      "(rank = their order), hosts their system tree nodes. A trace whose\n"
+      "checks found problems (events against numberOfEvents, times going\n"
+      "back, ClockProperties not covering the events, Leaves that do not\n"
+      "nest) is partial, its error naming them.\n"
+      "\n"
+      "Refused (exit 1) with the reader's message: what libotf2 cannot\n"
+      "read (no archive, a truncated events file). Refused saying so: an\n"
+      "archive with duplicate definitions (EZTrace writes them; otf2-print\n"
+      "-Werror and the otf2 Python reader refuse it), an anchor not named\n"
+      "traces.otf2. The trace refers to the archive where it is: moving or\n"
+      "removing the archive is yours; weft rm removes the catalog rows only.\n"
+      "Unless you may write the catalog, weft sends the rows to weftd,\n"
+      "which stores them as yours and never opens the archive.\n"
+      "\n"
+      "  -n, --name NAME       the trace's name (default: the archive's\n"
+      "                        description, else its directory's name)\n"
+      "  -t, --tag KEY=VALUE   a tag (repeat for more)\n"
+      "      --copy            copy the archive into weftd's spool (only\n"
+      "                        for root and weftd's user, who write the\n"
+      "                        catalog; owner: the archive file's owner)\n"
+      "      --spool DIR       the spool to give the trace its key in\n"
+      "                        (direct import only)\n" },
     { "run", weft__cmd_run, OPT_OWN_ARGS, 0, 0, 0,
       "[-t LIST] [--trace NAME] [--server ADDR] [-v] [--] PROGRAM "
       "[ARGS...]",
@@ -491,7 +526,7 @@ static int cmd_help(cli *c)
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
     O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION,
+    O_REGIONS, O_MIN_DURATION, O_COPY,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -512,12 +547,15 @@ static const struct cli_option {
     { { "format", required_argument, NULL, O_FORMAT }, OPT_FORMAT, "VALUE" },
     { { "output", required_argument, NULL, 'o' }, OPT_OUTPUT, "FILE" },
     { { "user", required_argument, NULL, 'u' }, OPT_LIST, "value" },
-    { { "name", required_argument, NULL, 'n' }, OPT_LIST, "value" },
+    { { "name", required_argument, NULL, 'n' }, OPT_LIST | OPT_IMPORT,
+      "value" },
     { { "state", required_argument, NULL, 's' }, OPT_LIST, "value" },
     { { "since", required_argument, NULL, O_SINCE }, OPT_LIST, "value" },
     { { "until", required_argument, NULL, O_UNTIL }, OPT_LIST, "value" },
     { { "host", required_argument, NULL, O_HOST }, OPT_LIST, "value" },
-    { { "tag", required_argument, NULL, 't' }, OPT_LIST, "value" },
+    { { "tag", required_argument, NULL, 't' }, OPT_LIST | OPT_IMPORT,
+      "value" },
+    { { "copy", no_argument, NULL, O_COPY }, OPT_IMPORT, NULL },
     { { "reverse", no_argument, NULL, 'r' }, OPT_LIST, NULL },
     { { "sort", required_argument, NULL, O_SORT }, OPT_LIST | OPT_PROFILE,
       "value" },
@@ -646,6 +684,7 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_RANKS: c->ranks = v; break;
     case O_REGIONS: c->regions = v; break;
     case O_MIN_DURATION: c->min_duration = v; break;
+    case O_COPY: c->copy = 1; break;
     }
     return EXIT_OK;
 }

@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "fsutil.h"
+#include "import.h"
 #include "frame.h"
 #include "log.h"
 #include "status.h"
@@ -32,7 +33,9 @@ typedef struct ask_job {
     int rc;
     unsigned char *image;    /* CATALOG: sqlite3_free */
     size_t image_len;
-    char *line;              /* REMOVE: what was removed */
+    uint8_t *import;         /* IMPORT: the ImportTrace, packed */
+    size_t import_len;
+    char *line;              /* REMOVE, IMPORT: what was done */
     char err[512];
 } ask_job;
 
@@ -42,6 +45,7 @@ static void job_free(ask_job *j)
     free(j->spool);
     free(j->admin_group);
     free(j->trace);
+    free(j->import);
     sqlite3_free(j->image);
     free(j->line);
     free(j);
@@ -142,6 +146,36 @@ out:
     return rc;
 }
 
+/* IMPORT, worker thread: the asker's rows stored as a new trace of
+ * theirs (import.h); the archive is not opened. */
+static int import_work(ask_job *j)
+{
+    Weft__ImportTrace *m = weft__import_trace__unpack(NULL, j->import_len,
+                                                      j->import);
+    weft_import_rows r;
+    char *key = NULL;
+    int rc;
+
+    if (!m) {
+        snprintf(j->err, sizeof j->err, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    if ((rc = weft_import_from_msg(m, &r)) < 0) {
+        snprintf(j->err, sizeof j->err, "out of memory");
+        goto out;
+    }
+    rc = weft_import_store(j->catalog, j->spool, j->uid, &r, &key, j->err,
+                           sizeof j->err);
+    if (rc == 0 && asprintf(&j->line, "imported %s/traces.otf2 as trace "
+                            "'%s' (key %s)\n", m->path, m->name, key) < 0)
+        j->line = NULL;
+    weft_import_rows_free(&r);
+out:
+    free(key);
+    weft__import_trace__free_unpacked(m, NULL);
+    return rc;
+}
+
 static void ask_work(weft_work *w)
 {
     ask_job *j = (ask_job *)w;
@@ -166,6 +200,9 @@ static void ask_work(weft_work *w)
         break;
     case WEFT__QUERY__KIND__REMOVE:
         j->rc = remove_work(j);
+        break;
+    case WEFT__QUERY__KIND__IMPORT:
+        j->rc = import_work(j);
         break;
     default: /* STATUS: built on the loop thread, from what it holds */
         break;
@@ -227,7 +264,7 @@ static void ask_done(weft_work *w)
     default:
         weft_conn_log(c, WEFT_LOG_INFO, "uid %u: %.*s", (unsigned)j->uid,
                       j->line ? (int)strcspn(j->line, "\n") : 15,
-                      j->line ? j->line : "removed a trace");
+                      j->line ? j->line : "done");
         rc = send_answer(c, j->line ? j->line : "", j->line ?
                          strlen(j->line) : 0);
         break;
@@ -256,10 +293,12 @@ static int held(const weft_daemon *d, const char *key)
     return 0;
 }
 
+static int submit(weft_conn *c, int kind, const char *trace,
+                  uint8_t *import, size_t import_len);
+
 int weft_ask_query(weft_conn *c, const Weft__Query *q)
 {
     weft_daemon *d = c->d;
-    ask_job *j;
     int rc;
 
     if ((rc = weft_conn_check_version(c, q->protocol_version)) < 0)
@@ -278,7 +317,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     c->asked = 1;
     if (q->kind != WEFT__QUERY__KIND__CATALOG &&
         q->kind != WEFT__QUERY__KIND__STATUS &&
-        q->kind != WEFT__QUERY__KIND__REMOVE) {
+        q->kind != WEFT__QUERY__KIND__REMOVE &&
+        q->kind != WEFT__QUERY__KIND__IMPORT) {
         weft_conn_fail(c, WEFT_EPROTO, "Query of unknown kind %d",
                        (int)q->kind);
         return WEFT_EPROTO;
@@ -301,11 +341,37 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
                              "ask again in a moment", d->asks);
         return WEFT_ELIMIT;
     }
+    if (q->kind == WEFT__QUERY__KIND__IMPORT) {
+        /* The rows follow in one frame of up to max_frame bytes, charged
+         * as they arrive as any client's (server.c). */
+        c->importing = 1;
+        c->reader.max_frame = d->cfg.max_frame;
+        return 0;
+    }
+    return submit(c, (int)q->kind, q->trace, NULL, 0);
+}
+
+/* Queues c's question of kind (trace: REMOVE's key; import: IMPORT's
+ * packed rows, taken) for the asker thread and pauses c. 0, or the
+ * WEFT_E* code c was failed with. */
+static int submit(weft_conn *c, int kind, const char *trace,
+                  uint8_t *import, size_t import_len)
+{
+    weft_daemon *d = c->d;
+    ask_job *j;
+    int rc;
+
     j = calloc(1, sizeof *j);
+    if (j) {
+        j->import = import;
+        j->import_len = import_len;
+        import = NULL;
+    }
+    free(import);
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->spool = strdup(d->cfg.spool)) ||
         !(j->admin_group = strdup(d->cfg.admin_group)) ||
-        !(j->trace = strdup(q->trace ? q->trace : ""))) {
+        !(j->trace = strdup(trace ? trace : ""))) {
         if (j)
             job_free(j);
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
@@ -313,7 +379,7 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     }
     j->d = d;
     j->c = c;
-    j->kind = (int)q->kind;
+    j->kind = kind;
     j->uid = c->peer_uid;
     j->gid = c->peer_gid;
     if ((!d->asker &&
@@ -330,6 +396,32 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     c->ask_job = j;
     weft_conn_pause(c);
     return 0;
+}
+
+int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
+{
+    uint8_t *buf;
+    size_t len;
+    char err[512];
+    int rc;
+
+    if (!c->importing) {
+        weft_conn_fail(c, WEFT_EPROTO, "ImportTrace without a Query to "
+                       "import before it");
+        return WEFT_EPROTO;
+    }
+    c->importing = 0;
+    if ((rc = weft_import_check(m, err, sizeof err)) < 0) {
+        weft_conn_fail(c, rc, "%s", err);
+        return rc;
+    }
+    len = weft__import_trace__get_packed_size(m);
+    if (!(buf = malloc(len ? len : 1))) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    weft__import_trace__pack(m, buf);
+    return submit(c, WEFT__QUERY__KIND__IMPORT, NULL, buf, len);
 }
 
 void weft_ask_report(weft_daemon *d)

@@ -14,7 +14,11 @@
  *  - REMOVE: the asker's trace removed, directory and rows; another
  *    user's trace is "not found", as one that does not exist; a trace
  *    recording or converting is refused, force or not (with weftd
- *    running no such row is stale: recovery failed those at start).
+ *    running no such row is stale: recovery failed those at start);
+ *  - IMPORT: weft import's rows of an archive the command read as the
+ *    asker, in an ImportTrace frame after the Query (import.h: the
+ *    frame may then be max_frame bytes, not the 64 KiB before Hello),
+ *    stored as a trace of the asker's; weftd never opens the archive.
  * Members of the configured admin_group (and root, and weftd's user) get
  * every trace. Archives are readable by their owner through an ACL
  * (fsutil.h: weft_share_tree), so verify, export and any OTF2 reader work
@@ -36,6 +40,10 @@
  * frames (or an Error) and closes c. 0 when taken, or the WEFT_E* code c
  * was failed with. Loop thread. */
 int weft_ask_query(weft_conn *c, const Weft__Query *q);
+/* c's ImportTrace, after its Query{IMPORT}: checked (import.h), then
+ * stored by a worker, which answers a line naming the trace. 0 when
+ * taken, or the WEFT_E* code c was failed with. Loop thread. */
+int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m);
 /* At start and on reload: says in the log who sees every trace (a
  * missing admin group is a warning) and warns when there is no Unix
  * socket to ask on. Blocks for the group lookup. */

@@ -1043,7 +1043,7 @@ static int report_result(conv *c)
             continue;
         tr = &out->timeline_regions[out->ntimeline_regions++];
         tr->id = (uint32_t)r;
-        if (!(tr->name = strdup(weft_profile_region_name(c->u,
+        if (!(tr->name = strdup(weft_unify_region_name(c->u,
                                                          (uint32_t)r))))
             goto oom;
     }
@@ -1172,7 +1172,7 @@ static int gather(conv *c, int *read_all)
         return rc;
     /* The next attribute id, defined after pass 2 if nesting used it. */
     c->nest_attr = (uint32_t)weft_unify_count(c->u, WEFT_REC_Attribute);
-    if (weft_profile_init(&c->prof, c->u,
+    if (weft_profile_init(&c->prof, weft_unify_region_name, c->u,
                           weft_unify_count(c->u, WEFT_REC_Region),
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");

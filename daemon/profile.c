@@ -23,15 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
 #include "weft_errors.h"
 
 /* Sums for nregions regions; 0 or WEFT_ENOMEM. */
-int weft_profile_init(weft_profile *p, const weft_unifier *u,
-                      size_t nregions, size_t keep)
+int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
+                      const void *name_arg, size_t nregions, size_t keep)
 {
     memset(p, 0, sizeof *p);
-    p->u = u;
+    p->name = name;
+    p->name_arg = name_arg;
     p->nregions = nregions;
     p->keep = keep;
     p->sum = calloc(nregions ? nregions : 1, sizeof *p->sum);
@@ -116,16 +116,6 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
     return 0;
 }
 
-/* See profile.h. */
-const char *weft_profile_region_name(const weft_unifier *u, uint32_t id)
-{
-    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
-
-    if (!r || r->u.Region.self != id)
-        return "";
-    return weft_unify_string(u, r->u.Region.name);
-}
-
 static int cmp_slot_excl(const void *a, const void *b)
 {
     const weft_profile_slot *x = a, *y = b;
@@ -155,7 +145,7 @@ static int add_row(weft_profile *p, int64_t location, uint32_t region,
     row->visits = visits;
     row->incl_s = (double)incl;
     row->excl_s = (double)excl;
-    if (!(row->region = strdup(weft_profile_region_name(p->u, region))))
+    if (!(row->region = strdup(p->name(p->name_arg, region))))
         return WEFT_ENOMEM;
     p->nrows++;
     return 0;

@@ -6,8 +6,11 @@
  * location while it replays the location's member, and one weft_profile
  * per replaying thread (the sums and rows that thread gathered); the
  * threads' profiles are added up, and their rows gathered in rank order,
- * into the conversion's. Nothing here locks: a thread owns what it is
- * given. Times are in ticks until weft_profile_result. No allocation per
+ * into the conversion's. `weft import` (cli/import.c) feeds it the Enters
+ * and Leaves of an archive it reads, so it names regions through a
+ * function of the caller's and knows nothing of the unifier (it is a
+ * library of its own, libweftprof, that weftd and weft link). Nothing
+ * here locks: a thread owns what it is given. Times are in ticks until weft_profile_result. No allocation per
  * event; memory is bounded by the regions a location touched.
  */
 #ifndef WEFT_PROFILE_H
@@ -17,7 +20,6 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "unify.h"
 
 /* weft_profile_frame.slot of a region without a row. */
 #define WEFT_PROFILE_NO_SLOT UINT32_MAX
@@ -51,9 +53,13 @@ typedef struct weft_profile_sum {
     uint64_t visits, incl, excl;
 } weft_profile_sum;
 
+/* The name of region id ("" if it has none), owned by arg. */
+typedef const char *(*weft_profile_name_fn)(const void *arg, uint32_t id);
+
 /* What one thread gathered over the locations it finished. */
 typedef struct weft_profile {
-    const weft_unifier *u;    /* names the regions; not owned */
+    weft_profile_name_fn name;  /* names the regions */
+    const void *name_arg;       /* name's argument; not owned */
     size_t nregions;          /* unified regions: ids below are profiled */
     size_t keep;              /* rows kept per location */
     weft_profile_sum *sum;    /* by region id, over the locations */
@@ -63,10 +69,11 @@ typedef struct weft_profile {
 
 /* Makes p empty with sums for nregions regions (ids 0..nregions-1; an
  * Enter of another id nests but has no row), keeping the `keep` regions
- * of most exclusive time of each location as its rows; u names the
- * regions. 0 or WEFT_ENOMEM; weft_profile_free frees p either way. */
-int weft_profile_init(weft_profile *p, const weft_unifier *u,
-                      size_t nregions, size_t keep);
+ * of most exclusive time of each location as its rows; name(name_arg,
+ * id) names the regions. 0 or WEFT_ENOMEM; weft_profile_free frees p
+ * either way. */
+int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
+                      const void *name_arg, size_t nregions, size_t keep);
 /* Frees p's sums and rows. */
 void weft_profile_free(weft_profile *p);
 /* Adds the sums of `from` to those of `to` (same regions). */
@@ -152,10 +159,6 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
                             int64_t location, uint64_t end);
 /* Frees l's stack and table and zeroes it. */
 void weft_profile_loc_free(weft_profile_loc *l);
-
-/* The name of unified region id, "" if it has none. Owned by the
- * unifier. */
-const char *weft_profile_region_name(const weft_unifier *u, uint32_t id);
 
 /* The rows of a trace: the sums over all locations (WEFT_PROFILE_ALL, by
  * region id) then p->rows, times in seconds at `resolution` ticks per

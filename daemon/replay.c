@@ -655,7 +655,8 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->c.passes = 0;
     w->c.al = OTF2_AttributeList_New();
     w->c.nest_al = OTF2_AttributeList_New();
-    rc = weft_profile_init(&w->c.prof, c->prof.u, c->prof.nregions,
+    rc = weft_profile_init(&w->c.prof, c->prof.name, c->prof.name_arg,
+                           c->prof.nregions,
                            c->prof.keep);
     return w->c.al && w->c.nest_al && rc == 0 ? 0 : WEFT_ENOMEM;
 }

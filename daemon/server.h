@@ -89,6 +89,8 @@ typedef struct weft_conn {
     void *auth_job;            /* authn.c's job while its Auth is checked */
     void *ask_job;             /* ask.c's job while its Query is answered */
     int asked;                 /* it sent a Query (one per connection) */
+    int importing;             /* its Query{IMPORT} waits for the
+                                  ImportTrace frame (ask.c) */
     int charged;               /* counts for charged_uid in d->users */
     uint32_t charged_uid;
     weft_frame_reader reader;

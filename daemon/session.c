@@ -614,7 +614,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
     if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO &&
         env->msg_case != WEFT__ENVELOPE__MSG_AUTH &&
-        env->msg_case != WEFT__ENVELOPE__MSG_QUERY && !c->member) {
+        env->msg_case != WEFT__ENVELOPE__MSG_QUERY &&
+        env->msg_case != WEFT__ENVELOPE__MSG_IMPORT_TRACE && !c->member) {
         weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
                        weft_frame_kind_name(env->msg_case));
         return WEFT_EPROTO;
@@ -628,6 +629,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
         return weft_authn_auth(c, env->auth);
     case WEFT__ENVELOPE__MSG_QUERY:
         return weft_ask_query(c, env->query);
+    case WEFT__ENVELOPE__MSG_IMPORT_TRACE:
+        return weft_ask_import(c, env->import_trace);
     case WEFT__ENVELOPE__MSG_HELLO:
         if (c->asked) {
             weft_conn_fail(c, WEFT_EPROTO, "Hello after a Query");

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,4 +126,68 @@ void weft_spool_key_parse(const char *key, char *name, size_t namelen,
         }
         p++;
     }
+}
+
+/* See spool.h: the name's safe characters, the creation time and a
+ * serial. Trace names never reach the file system as given. */
+char *weft_spool_key_make(const char *name, time_t now, uint64_t serial)
+{
+    char safe[65], stamp[32], *key;
+    size_t n = 0;
+    struct tm tm;
+
+    for (const char *p = name; *p && n < sizeof safe - 1; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+                 (ch == '.' && n > 0);
+        safe[n++] = ok ? ch : '_';
+    }
+    safe[n] = 0;
+    if (n == 0)
+        strcpy(safe, "trace");
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    n = strlen(safe) + strlen(stamp) + 32;
+    key = malloc(n);
+    if (key)
+        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp, serial);
+    return key;
+}
+
+/* See spool.h. */
+int weft_spool_reserve(const char *spool, const char *name, time_t now,
+                       char **key, char **dir, char *err, size_t errlen)
+{
+    char *k = NULL, *d = NULL;
+
+    *key = *dir = NULL;
+    for (uint64_t serial = 1; serial <= 1000; serial++) {
+        free(k);
+        free(d);
+        d = NULL;
+        if (!(k = weft_spool_key_make(name, now, serial)) ||
+            asprintf(&d, "%s/traces/%s", spool, k) < 0) {
+            free(k);
+            snprintf(err, errlen, "out of memory");
+            return WEFT_ENOMEM;
+        }
+        if (mkdir(d, 0700) == 0) {
+            *key = k;
+            *dir = d;
+            return 0;
+        }
+        if (errno != EEXIST) {
+            snprintf(err, errlen, "cannot create trace directory %s: %s", d,
+                     strerror(errno));
+            free(k);
+            free(d);
+            return WEFT_EIO;
+        }
+    }
+    snprintf(err, errlen, "no free trace directory for '%s' in %s/traces",
+             name, spool);
+    free(k);
+    free(d);
+    return WEFT_EEXIST;
 }

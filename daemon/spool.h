@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define WEFT_SPOOL_LOCK_FILE "weftd.lock"
 
@@ -33,5 +34,15 @@ void weft_spool_unlock(int fd);
  * the NAME part (the whole key when it has no stamp) into name. */
 void weft_spool_key_parse(const char *key, char *name, size_t namelen,
                           int64_t *created);
+/* The key NAME-YYYYmmddTHHMMSSZ-SERIAL of a trace called name created at
+ * now (malloc'd; NULL when out of memory). Any thread. */
+char *weft_spool_key_make(const char *name, time_t now, uint64_t serial);
+/* A trace directory of its own for a trace called name created at now
+ * (weft import): creates SPOOL/traces/KEY (0700) with the first serial
+ * whose directory does not exist yet, as weftd does for a new trace, so
+ * that the key is never one weftd or another import takes. 0 with *key
+ * and *dir (malloc'd), or a WEFT_E* code with err saying why. */
+int weft_spool_reserve(const char *spool, const char *name, time_t now,
+                       char **key, char **dir, char *err, size_t errlen);
 
 #endif

@@ -47,6 +47,7 @@
 #include "frame.h"
 #include "fsutil.h"
 #include "log.h"
+#include "spool.h"
 #include "retain.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -67,34 +68,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return code;
-}
-
-/* A file-name-safe spool key, NAME-YYYYmmddTHHMMSSZ-SERIAL (spool.h): the
- * name's safe characters, the creation time and a serial. Trace names
- * never reach the file system as given. Any thread. */
-static char *make_key(const char *name, time_t now, uint64_t serial)
-{
-    char safe[65], stamp[32], *key;
-    size_t n = 0;
-    struct tm tm;
-
-    for (const char *p = name; *p && n < sizeof safe - 1; p++) {
-        char ch = *p;
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-                 (ch == '.' && n > 0);
-        safe[n++] = ok ? ch : '_';
-    }
-    safe[n] = 0;
-    if (n == 0)
-        strcpy(safe, "trace");
-    gmtime_r(&now, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    n = strlen(safe) + strlen(stamp) + 32;
-    key = malloc(n);
-    if (key)
-        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp, serial);
-    return key;
 }
 
 static void member_free(weft_member *m)
@@ -765,7 +738,7 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
     t->made.serial = ++d->next_trace_serial;
-    t->key = make_key(h->trace, now, t->made.serial);
+    t->key = weft_spool_key_make(h->trace, now, t->made.serial);
     traces = weft_path_join(d->cfg.spool, "traces");
     if (!t->name || !t->run || !t->key || !traces ||
         !(t->dir = weft_path_join(traces, t->key))) {
@@ -803,7 +776,7 @@ static void make_dir(weft_trace *t)
         free(key);
         free(dir);
         dir = NULL;
-        key = tries ? make_key(t->name, (time_t)t->created,
+        key = tries ? weft_spool_key_make(t->name, (time_t)t->created,
                                md->serial + (uint64_t)tries)
                     : strdup(t->key);
         if (!key || !(dir = weft_path_join(traces, key))) {

@@ -973,3 +973,13 @@ const weft_record *weft_unify_def(const weft_unifier *u, size_t i)
 {
     return i < u->norder ? &u->order[i]->rec : NULL;
 }
+
+/* See unify.h. */
+const char *weft_unify_region_name(const void *u, uint32_t id)
+{
+    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
+
+    if (!r || r->u.Region.self != id)
+        return "";
+    return weft_unify_string(u, r->u.Region.name);
+}

@@ -161,5 +161,8 @@ const char *weft_unify_string(const weft_unifier *u, uint32_t id);
  * this order puts every definition after what it references. */
 size_t weft_unify_ndefs(const weft_unifier *u);
 const weft_record *weft_unify_def(const weft_unifier *u, size_t i);
+/* The name of global region id, "" if it has none; owned by the
+ * unifier u (a const weft_unifier *: the profile's weft_profile_name_fn). */
+const char *weft_unify_region_name(const void *u, uint32_t id);
 
 #endif

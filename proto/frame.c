@@ -196,6 +196,7 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_GOODBYE: return "Goodbye";
     case WEFT__ENVELOPE__MSG_ERROR: return "Error";
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC: return "ClockSync";
+    case WEFT__ENVELOPE__MSG_IMPORT_TRACE: return "ImportTrace";
     case WEFT__ENVELOPE__MSG_AUTH: return "Auth";
     case WEFT__ENVELOPE__MSG_AUTH_ACK: return "AuthAck";
     case WEFT__ENVELOPE__MSG_HEARTBEAT: return "Heartbeat";

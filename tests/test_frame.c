@@ -38,6 +38,9 @@ typedef struct kinds {
     Weft__Heartbeat heartbeat;
     Weft__Query query;
     Weft__Answer answer;
+    Weft__ImportTrace import;
+    Weft__ImportMember imember;
+    Weft__ImportMember *imemberp[1];
     Weft__Tag tags[2];
     Weft__Tag *tagp[2];
     uint8_t defbytes[5];
@@ -139,6 +142,18 @@ static void kinds_init(kinds *k)
     k->answer.last = 1;
     k->auth_ack.credential = k->auth.credential;
 
+    weft__import_trace__init(&k->import);
+    k->import.name = (char *)"scorep-run";
+    k->import.path = (char *)"/home/u/scorep-20261127/archive";
+    k->import.state = (char *)"complete";
+    k->import.members = 1;
+    k->import.events = 42;
+    k->import.timer_resolution = 1000000000;
+    weft__import_member__init(&k->imember);
+    k->imemberp[0] = &k->imember;
+    k->import.n_member_rows = 1;
+    k->import.member_rows = k->imemberp;
+
     weft__clock_sync__init(&k->clock_sync);
     k->clock_sync.id = 5;
     k->clock_sync.client_time = UINT64_MAX - 1;
@@ -165,6 +180,7 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_HEARTBEAT: env.heartbeat = &k->heartbeat; break;
     case WEFT__ENVELOPE__MSG_QUERY: env.query = &k->query; break;
     case WEFT__ENVELOPE__MSG_ANSWER: env.answer = &k->answer; break;
+    case WEFT__ENVELOPE__MSG_IMPORT_TRACE: env.import_trace = &k->import; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -251,6 +267,11 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         assert_int_equal(got->answer->data.len, k->answer.data.len);
         assert_memory_equal(got->answer->data.data, k->answer.data.data,
                             k->answer.data.len);
+        break;
+    case WEFT__ENVELOPE__MSG_IMPORT_TRACE:
+        assert_string_equal(got->import_trace->path, k->import.path);
+        assert_int_equal(got->import_trace->events, 42);
+        assert_int_equal(got->import_trace->n_member_rows, 1);
         break;
     default:
         fail_msg("unexpected kind %d", kind);

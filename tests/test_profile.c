@@ -47,7 +47,8 @@ static int setup(void **state)
         assert_int_equal(weft_unify_add_def(f->u, 0, &s, err, sizeof err), 0);
         assert_int_equal(weft_unify_add_def(f->u, 0, &r, err, sizeof err), 0);
     }
-    assert_int_equal(weft_profile_init(&f->p, f->u, NREGIONS, 100), 0);
+    assert_int_equal(weft_profile_init(&f->p, weft_unify_region_name, f->u,
+                                       NREGIONS, 100), 0);
     *state = f;
     return 0;
 }
@@ -227,7 +228,8 @@ static void test_top_rows(void **state)
     fixture *f = *state;
 
     weft_profile_free(&f->p);
-    assert_int_equal(weft_profile_init(&f->p, f->u, NREGIONS, 2), 0);
+    assert_int_equal(weft_profile_init(&f->p, weft_unify_region_name, f->u,
+                                       NREGIONS, 2), 0);
     open_frame(f, 5, 0);     /* 5: 10 */
     weft_profile_leave(&f->l, 10);
     open_frame(f, 6, 10);    /* 6: 30 */
@@ -253,7 +255,8 @@ static void test_add_and_result(void **state)
     size_t n = 0;
 
     memset(&l2, 0, sizeof l2);
-    assert_int_equal(weft_profile_init(&other, f->u, NREGIONS, 100), 0);
+    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
+                                       NREGIONS, 100), 0);
     open_frame(f, 1, 0);
     weft_profile_leave(&f->l, 500);
     assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 10, 500), 0);

@@ -1,0 +1,706 @@
+/* import.c - `weft import ARCHIVE/traces.otf2 [--name N] [--tag K=V]
+ * [--copy]`: an OTF2 archive another tool wrote (Score-P, libotf2
+ * directly), catalogued as a trace.
+ *
+ * DESIGN: this command, running as the user, reads the archive with
+ * libotf2 (archive.c: global definitions; per location its local
+ * definitions, so MappingTables and ClockOffsets apply, then its
+ * events), checks it as `weft verify` does (events against
+ * numberOfEvents, times not going back, ClockProperties covering the
+ * events) and computes the rows weftd stores for its own traces: the
+ * region profile with weftd's own code (daemon/profile.c, the same
+ * nesting rules as daemon/replay.c), the timeline summary for `weft
+ * report` (daemon/timeline.c), members (location groups of type
+ * PROCESS, rank = their index, host = their system tree node), locations
+ * and hosts. Then:
+ *  - whoever may write the catalog (root, weftd's user) stores the rows
+ *    directly, as `weft reindex` writes it, owner = the archive file's
+ *    owner; --copy copies the archive into the spool first;
+ *  - anyone else sends the rows to weftd (daemon/import.h), which stores
+ *    them as the asker's without opening the archive, so nobody makes
+ *    weftd read what they cannot read. --copy is refused for them: a
+ *    copy in the spool would have to be made by weftd, which would then
+ *    read the user's files on their word.
+ * An archive libotf2 cannot read, or a location whose events it cannot
+ * read, is refused with the reader's message. An archive with duplicate
+ * definitions (EZTrace 2.0 writes them) is refused saying so: otf2-print
+ * -Werror and the otf2 Python reader refuse it, and which of two
+ * definitions counts is a guess. A readable archive whose checks found
+ * problems is catalogued partial, its error naming them.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "cli.h"
+#include "convert.h"
+#include "fsutil.h"
+#include "import.h"
+#include "profile.h"
+#include "spool.h"
+#include "timeline.h"
+#include "weft.pb-c.h"
+#include "weft_errors.h"
+
+/* What one location's events are read into (the callbacks' user data;
+ * span first: archive.c's time callbacks note times there). */
+typedef struct imp_loc {
+    weft__arc_span span;
+    weft_profile *prof;
+    weft_profile_loc pl;
+    weft_timeline tl;        /* bins NULL: no timeline */
+    uint64_t unmatched;      /* Leaves of a region not open */
+    uint64_t misnested;      /* Leaves of a region open further down */
+    int oom;
+} imp_loc;
+
+/* Problems the checks found, for the trace's error. */
+typedef struct problems {
+    weft__sbuf text;
+    unsigned n;
+} problems;
+
+__attribute__((format(printf, 2, 3)))
+static void problem(problems *p, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "weft import: warning: %s\n", buf);
+    if (p->n++ < 3)
+        weft__cli_sb_printf(&p->text, "%s%s", p->n > 1 ? "; " : "", buf);
+    else if (p->n == 4)
+        weft__cli_sb_printf(&p->text, "; ...");
+}
+
+/* ---- events: profile and timeline, weftd's rules (replay.c) ---- */
+
+static inline uint32_t top_region(const weft_profile_loc *p)
+{
+    return p->depth ? p->stack[p->depth - 1].region : WEFT_TIMELINE_NONE;
+}
+
+static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    imp_loc *l = ud;
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&l->span, t);
+    if (l->tl.bins)
+        weft_timeline_note(&l->tl, top_region(&l->pl), t);
+    if (weft_profile_enter(l->prof, &l->pl, region, t) < 0) {
+        l->oom = 1;
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static void leave_top(imp_loc *l, uint64_t t)
+{
+    if (l->tl.bins)
+        weft_timeline_note(&l->tl, top_region(&l->pl), t);
+    weft_profile_leave(&l->pl, t);
+}
+
+/* A Leave closes the innermost open frame of its region: frames above
+ * it are left at its time, a Leave of a region not open is ignored. */
+static OTF2_CallbackCode on_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    imp_loc *l = ud;
+    size_t i = l->pl.depth;
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&l->span, t);
+    while (i > 0 && l->pl.stack[i - 1].region != region)
+        i--;
+    if (i == 0) {
+        l->unmatched++;
+        return OTF2_CALLBACK_SUCCESS;
+    }
+    if (i != l->pl.depth)
+        l->misnested++;
+    while (l->pl.depth >= i)
+        leave_top(l, t);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static const char *region_name(const void *a, uint32_t id)
+{
+    return weft__arc_name(a, WEFT_REF_REGION, id);
+}
+
+/* ---- the rows ---- */
+
+/* Everything import builds; freed by imp_free. */
+typedef struct imp {
+    weft__arc a;
+    weft_profile prof;
+    weft_import_rows r;
+    weft_location_row *locs;
+    weft_member_row *members;
+    uint32_t *lg_rank;        /* location group id -> rank, or UINT32_MAX */
+    weft_region_row *regions;
+    size_t nregions;
+    weft_timeline_row *tls;
+    size_t ntls;
+    weft_timeline_region *tl_regions;
+    size_t ntl_regions;
+    weft_tag *tags;
+    problems probs;
+    char *hosts, *name, *dir;
+} imp;
+
+static void imp_free(imp *x)
+{
+    weft__arc_close(&x->a);
+    weft_profile_free(&x->prof);
+    for (size_t i = 0; i < x->nregions; i++)
+        free(x->regions[i].region);
+    for (size_t i = 0; i < x->ntls; i++)
+        free(x->tls[i].bins);
+    free(x->regions);
+    free(x->tls);
+    free(x->tl_regions);
+    free(x->locs);
+    free(x->members);
+    free(x->lg_rank);
+    free(x->tags);
+    free(x->probs.text.s);
+    free(x->hosts);
+    free(x->name);
+    free(x->dir);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Members: the PROCESS location groups by id, rank = their index, host
+ * = the name of their system tree node; hosts: the distinct ones. */
+static int members_of(imp *x)
+{
+    weft__arc *a = &x->a;
+    const char **hv;
+    size_t n = 0, nh = 0;
+    weft__sbuf hs = { 0 };
+
+    x->lg_rank = malloc((a->nlg_type + 1) * sizeof *x->lg_rank);
+    x->members = calloc(a->nlg_type + 1, sizeof *x->members);
+    hv = calloc(a->nlg_type + 1, sizeof *hv);
+    if (!x->lg_rank || !x->members || !hv) {
+        free(hv);
+        return -1;
+    }
+    for (size_t g = 0; g < a->nlg_type; g++) {
+        x->lg_rank[g] = UINT32_MAX;
+        if (a->lg_type[g] != OTF2_LOCATION_GROUP_TYPE_PROCESS)
+            continue;
+        x->lg_rank[g] = (uint32_t)n;
+        x->members[n].rank = (uint32_t)n;
+        x->members[n].host = (char *)weft__arc_name(
+            a, WEFT_REF_SYSTEM_TREE_NODE,
+            g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+        x->members[n].state = (char *)WEFT_MEMBER_COMPLETE;
+        if (*x->members[n].host)
+            hv[nh++] = x->members[n].host;
+        n++;
+    }
+    x->r.detail.members = x->members;
+    x->r.detail.nmembers = n;
+    x->r.row.members = x->r.row.joined = (uint32_t)n;
+    if (nh)
+        qsort(hv, nh, sizeof *hv, cmp_str);
+    for (size_t i = 0; i < nh; i++)
+        if (i == 0 || strcmp(hv[i], hv[i - 1]) != 0)
+            weft__cli_sb_printf(&hs, "%s%s", hs.s && *hs.s ? "," : "",
+                                hv[i]);
+    free(hv);
+    x->hosts = hs.s ? hs.s : weft__cli_xstrdup("");
+    x->r.row.hosts = x->hosts;
+    return 0;
+}
+
+/* Reads every location's events into its row, the profile and the
+ * timelines. Returns EXIT_OK, or EXIT_FAIL after saying why (a location
+ * libotf2 cannot read). */
+static int read_events(imp *x, const char *anchor)
+{
+    weft__arc *a = &x->a;
+    OTF2_EvtReaderCallbacks *cbs = weft__arc_time_callbacks();
+    weft__arc_span all = { 0 };
+    uint32_t cap = WEFT_TIMELINE_BINS;
+    uint64_t width = a->resolution / 1000000 ? a->resolution / 1000000 : 1;
+    uint32_t *thread = calloc(a->nlg_type + 1, sizeof *thread);
+    char *err = NULL;
+    int status = EXIT_FAIL;
+
+    x->locs = calloc(a->nlocs + 1, sizeof *x->locs);
+    x->tls = calloc(a->nlocs + 1, sizeof *x->tls);
+    if (!cbs || !thread || !x->locs || !x->tls ||
+        weft_profile_init(&x->prof, region_name, a,
+                          a->nnames[WEFT_REF_REGION],
+                          WEFT_PROFILE_ROWS_PER_LOCATION) < 0) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, on_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, on_leave);
+    while (cap > WEFT_CONVERT_MIN_BINS &&
+           (uint64_t)cap * (a->nlocs < WEFT_CONVERT_TIMELINES
+                            ? a->nlocs : WEFT_CONVERT_TIMELINES) >
+               WEFT_CONVERT_TIMELINE_BINS)
+        cap /= 2;
+    if (weft__arc_open_events(a, &err) < 0) {
+        weft__cli_fail("import: %s: %s", anchor, err ? err : "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < a->nlocs; i++) {
+        const weft__arc_loc *al = &a->locs[i];
+        weft_location_row *lr = &x->locs[i];
+        imp_loc l = { .prof = &x->prof };
+        uint64_t n = 0;
+        int rc;
+
+        if (i < WEFT_CONVERT_TIMELINES)
+            weft_timeline_init(&l.tl, cap, width); /* none when no memory */
+        free(err);
+        err = NULL;
+        rc = weft__arc_read_location(a, i, cbs, &l, &n, &err);
+        if (rc < 0 || l.oom) {
+            weft__cli_fail("import: %s: location %" PRIu64 " (%s): %s",
+                           anchor, al->id, weft__arc_string(a, al->name),
+                           l.oom ? "out of memory" : err ? err : "?");
+            weft_profile_loc_free(&l.pl);
+            weft_timeline_free(&l.tl);
+            goto out;
+        }
+        lr->id = al->id;
+        lr->rank = al->group < a->nlg_type && x->lg_rank[al->group] !=
+                   UINT32_MAX ? x->lg_rank[al->group] : 0;
+        lr->thread = al->group < a->nlg_type ? thread[al->group]++ : 0;
+        lr->name = (char *)weft__arc_string(a, al->name);
+        lr->events = n;
+        x->r.row.events += n;
+        if (lr->rank < x->r.detail.nmembers) {
+            x->members[lr->rank].locations++;
+            x->members[lr->rank].events += n;
+        }
+        if (n != al->events)
+            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
+                    "read, numberOfEvents says %" PRIu64, al->id, n,
+                    al->events);
+        if (l.span.backwards)
+            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
+                    "earlier than the one before (the first at %" PRIu64 ")",
+                    al->id, l.span.backwards, l.span.back_at);
+        if (l.unmatched || l.misnested)
+            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " Leaves of "
+                    "a region not open, %" PRIu64 " of one open further "
+                    "down (the profile closes what is above it)", al->id,
+                    l.unmatched, l.misnested);
+        if (l.span.any) {
+            weft__arc_see(&all, l.span.min);
+            weft__arc_see(&all, l.span.max);
+        }
+        if (l.tl.bins) {
+            weft_timeline_finish(&l.tl, WEFT_TIMELINE_NONE, l.span.max);
+            if (l.tl.n) {
+                weft_timeline_row *t = &x->tls[x->ntls++];
+                t->location = al->id;
+                t->start_s = (double)l.tl.first;  /* ticks until below */
+                t->width_s = (double)l.tl.width;
+                t->bins = l.tl.bins;
+                t->nbins = l.tl.n;
+                l.tl.bins = NULL;
+            }
+        }
+        weft_timeline_free(&l.tl);
+        if (weft_profile_finish_loc(&x->prof, &l.pl, (int64_t)al->id,
+                                    l.span.max) < 0) {
+            weft__cli_fail("out of memory");
+            goto out;
+        }
+    }
+    if (all.any) {
+        x->r.row.time_first = all.min;
+        x->r.row.time_last = all.max;
+        if (all.min < a->offset ||
+            (a->length && all.max > a->offset + a->length - 1))
+            problem(&x->probs, "events span %" PRIu64 " .. %" PRIu64 ", "
+                    "ClockProperties %" PRIu64 " .. %" PRIu64, all.min,
+                    all.max, a->offset, a->offset + a->length - 1);
+    } else {
+        x->r.row.time_first = x->r.row.time_last = a->offset;
+    }
+    status = EXIT_OK;
+out:
+    if (cbs)
+        OTF2_EvtReaderCallbacks_Delete(cbs);
+    free(thread);
+    free(err);
+    return status;
+}
+
+/* The profile's rows, and the timelines in seconds with the names of
+ * the regions their bins hold. 0 or -1 (out of memory). */
+static int report_rows(imp *x)
+{
+    double res = (double)x->a.resolution;
+    size_t nreg = x->a.nnames[WEFT_REF_REGION];
+    uint8_t *used = calloc(nreg + 1, 1);
+
+    if (!used || weft_profile_result(&x->prof, x->a.resolution, &x->regions,
+                                     &x->nregions) < 0 ||
+        !(x->tl_regions = calloc(nreg + 1, sizeof *x->tl_regions))) {
+        free(used);
+        return -1;
+    }
+    for (size_t i = 0; i < x->ntls; i++) {
+        weft_timeline_row *t = &x->tls[i];
+        uint64_t first = (uint64_t)t->start_s;
+        t->start_s = first > x->r.row.time_first
+                     ? (double)(first - x->r.row.time_first) / res : 0.0;
+        t->width_s /= res;
+        for (size_t k = 0; k < t->nbins; k++)
+            if (t->bins[k] && t->bins[k] <= nreg)
+                used[t->bins[k] - 1] = 1;
+            else
+                t->bins[k] = 0;
+    }
+    for (size_t r = 0; r < nreg; r++)
+        if (used[r])
+            x->tl_regions[x->ntl_regions++] = (weft_timeline_region){
+                (uint32_t)r, (char *)region_name(&x->a, (uint32_t)r) };
+    free(used);
+    x->r.detail.regions = x->regions;
+    x->r.detail.nregions = x->nregions;
+    x->r.detail.timelines = x->tls;
+    x->r.detail.ntimelines = x->ntls;
+    x->r.detail.timeline_regions = x->tl_regions;
+    x->r.detail.ntimeline_regions = x->ntl_regions;
+    return 0;
+}
+
+/* ---- where the rows go ---- */
+
+/* The spool to reserve the trace's key in (--spool, else the catalog's
+ * directory when it is a spool, else weftd's configuration's), as a
+ * malloc'd path, or NULL after saying why. */
+static char *import_spool(const cli *c)
+{
+    char *dir = weft__cli_xstrdup(c->spool ? c->spool : c->catalog_path);
+    char *traces = NULL;
+    struct stat st;
+    weft_config cfg;
+    char err[512];
+
+    if (!c->spool) {           /* the catalog's directory */
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            strcpy(dir, ".");
+        else
+            slash[slash == dir] = 0;
+    }
+    if (asprintf(&traces, "%s/traces", dir) >= 0 && stat(traces, &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
+        free(traces);
+        return dir;
+    }
+    free(traces);
+    if (!c->spool && weft__cli_load_config(&cfg, err, sizeof err) == 0 &&
+        cfg.spool && asprintf(&traces, "%s/traces", cfg.spool) >= 0) {
+        if (stat(traces, &st) == 0 && S_ISDIR(st.st_mode)) {
+            free(dir);
+            dir = weft__cli_xstrdup(cfg.spool);
+            free(traces);
+            weft_config_free(&cfg);
+            return dir;
+        }
+        free(traces);
+    }
+    if (!c->spool)
+        weft_config_free(&cfg);
+    weft__cli_fail("import: no spool to give the trace a key in (neither "
+                   "the catalog's directory nor weftd's configuration has "
+                   "traces/); give it with --spool DIR");
+    free(dir);
+    return NULL;
+}
+
+/* Copies the files of the archive of anchor (ANCHOR's base name: its
+ * .otf2, .def and directory) into dst/archive. */
+static const char *copy_to;
+static size_t copy_from_len;
+
+static int copy_entry(const char *path, const struct stat *st, int flag,
+                      struct FTW *ftw)
+{
+    char *to = NULL;
+    const char *rel = path + copy_from_len;
+    int rc = 0;
+
+    (void)ftw;
+    if (ftw->level == 1 && strncmp(path + ftw->base, "traces", 6) != 0)
+        return flag == FTW_D ? FTW_SKIP_SUBTREE : 0;
+    if (asprintf(&to, "%s%s", copy_to, rel) < 0)
+        return -1;
+    if (flag == FTW_D) {
+        rc = mkdir(to, 0755) == 0 || errno == EEXIST ? 0 : -1;
+    } else if (flag == FTW_F && S_ISREG(st->st_mode)) {
+        FILE *in = fopen(path, "rb"), *out = in ? fopen(to, "wb") : NULL;
+        char buf[65536];
+        size_t n;
+        while (out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, n, out) != n)
+                break;
+        rc = in && out && !ferror(in) && !ferror(out) ? 0 : -1;
+        if (out && fclose(out) != 0)
+            rc = -1;
+        if (in)
+            fclose(in);
+    }
+    if (rc < 0)
+        weft__cli_fail("import: cannot copy %s to %s: %s", path, to,
+                       strerror(errno));
+    free(to);
+    return rc < 0 ? -1 : 0;
+}
+
+/* The copy is the spool owner's, as everything weftd writes there. */
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag,
+                       struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    if (lchown(path, chown_uid, chown_gid) != 0)
+        fprintf(stderr, "weft import: warning: cannot give %s to uid %u: "
+                "%s\n", path, (unsigned)chown_uid, strerror(errno));
+    return 0;
+}
+
+static int copy_archive(const char *src, const char *dst)
+{
+    char *to = NULL;
+    int rc;
+
+    if (asprintf(&to, "%s/archive", dst) < 0)
+        return -1;
+    copy_to = to;
+    copy_from_len = strlen(src);
+    rc = nftw(src, copy_entry, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+    free(to);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Root or weftd's user: the rows into the catalog. */
+static int store_direct(cli *c, imp *x, const char *anchor)
+{
+    char *spool = import_spool(c), *key = NULL, *dir = NULL, *path = NULL;
+    char err[1024];
+    struct stat st;
+    int status = EXIT_FAIL;
+
+    if (!spool)
+        return EXIT_FAIL;
+    if (stat(anchor, &st) != 0) {
+        weft__cli_fail("import: %s: %s", anchor, strerror(errno));
+        goto out;
+    }
+    x->r.row.uid = st.st_uid;
+    if (c->copy) {
+        struct stat sp;
+        if (weft_spool_reserve(spool, x->r.row.name, time(NULL), &key, &dir,
+                               err, sizeof err) < 0) {
+            weft__cli_fail("import: %s", err);
+            goto out;
+        }
+        if (copy_archive(x->dir, dir) < 0 ||
+            asprintf(&path, "%s/archive", dir) < 0) {
+            weft_rm_tree(dir);
+            goto out;
+        }
+        x->r.row.path = path;
+        x->r.row.bytes = weft__arc_bytes(path);
+        if (geteuid() == 0 && stat(spool, &sp) == 0) {
+            chown_uid = sp.st_uid;
+            chown_gid = sp.st_gid;
+            nftw(dir, chown_entry, 16, FTW_PHYS);
+        }
+        if (weft_share_tree(dir, x->r.row.uid, err, sizeof err) < 0)
+            fprintf(stderr, "weft import: warning: %s\n", err);
+    }
+    if (weft_import_store(c->catalog_path, spool, x->r.row.uid, &x->r, &key,
+                          err, sizeof err) < 0) {
+        weft__cli_fail("import: %s", err);
+        if (dir)
+            weft_rm_tree(dir);
+        goto out;
+    }
+    printf("imported %s as trace '%s' (key %s)%s%s\n", anchor, x->r.row.name,
+           key, path ? ", copied to " : "", path ? path : "");
+    status = EXIT_OK;
+out:
+    x->r.row.path = NULL;
+    free(path);
+    free(dir);
+    free(key);
+    free(spool);
+    return status;
+}
+
+/* Anyone else: weftd stores the rows (daemon/import.h). */
+static int store_asking(imp *x)
+{
+    Weft__ImportTrace m;
+    unsigned char *line = NULL;
+    size_t len;
+    int status;
+
+    if (weft_import_to_msg(&x->r, &m) < 0)
+        return weft__cli_fail("out of memory");
+    status = weft__cli_ask_import(&m, &line, &len);
+    if (status == EXIT_OK)
+        fputs((const char *)line, stdout);
+    free(line);
+    weft_import_msg_free(&m);
+    return status;
+}
+
+/* --tag K=V options as tags; EXIT_OK or a usage error. */
+static int parse_tags(cli *c, imp *x)
+{
+    x->tags = calloc((size_t)c->ntags + 1, sizeof *x->tags);
+    if (!x->tags)
+        return weft__cli_fail("out of memory");
+    for (int i = 0; i < c->ntags; i++) {
+        const char *eq = strchr(c->tags[i], '=');
+        size_t kl = eq ? (size_t)(eq - c->tags[i]) : 0;
+        if (!eq || kl == 0 || kl > WEFT_IMPORT_MAX_TAG_KEY ||
+            strspn(c->tags[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"
+                               "rstuvwxyz0123456789_.-") != kl)
+            return weft__cli_usage("import", "--tag needs KEY=VALUE, KEY of "
+                                   "1 to %d characters A-Z a-z 0-9 _ . - "
+                                   "(not '%s')", WEFT_IMPORT_MAX_TAG_KEY,
+                                   c->tags[i]);
+        x->tags[i].key = strndup(c->tags[i], kl);
+        x->tags[i].value = (char *)eq + 1;
+        if (!x->tags[i].key)
+            return weft__cli_fail("out of memory");
+    }
+    x->r.detail.tags = x->tags;
+    x->r.detail.ntags = (size_t)c->ntags;
+    return EXIT_OK;
+}
+
+int weft__cmd_import(cli *c)
+{
+    imp x = { 0 };
+    char *anchor = NULL, *desc = NULL, *base;
+    int status, asking;
+
+    if (c->name_glob && !*c->name_glob)
+        return weft__cli_usage("import", "--name needs a NAME");
+    if ((status = parse_tags(c, &x)) != EXIT_OK)
+        goto out;
+    status = EXIT_FAIL;
+    asking = weft__cli_private(c->catalog_path, W_OK) ||
+             access(c->catalog_path, F_OK) != 0;
+    if (asking && c->copy) {
+        weft__cli_fail("import: --copy needs the catalog writable (root or "
+                       "weftd's user): weftd does not read your files for "
+                       "you; without --copy the trace refers to the archive "
+                       "where it is");
+        goto out;
+    }
+    if (weft__arc_open(&x.a, c->args[0], &anchor) < 0) {
+        weft__cli_fail("import: %s", anchor ? anchor : "out of memory");
+        goto out;
+    }
+    free(anchor);
+    if (!(anchor = realpath(c->args[0], NULL))) {
+        weft__cli_fail("import: %s: %s", c->args[0], strerror(errno));
+        goto out;
+    }
+    if (x.a.dups) {
+        weft__cli_fail("import: %s has %" PRIu64 " duplicate definitions "
+                       "(the first: %s), as EZTrace writes them; otf2-print "
+                       "-Werror and the otf2 Python reader refuse such an "
+                       "archive and which definition counts is a guess, so "
+                       "weft does not catalog it", anchor, x.a.dups,
+                       x.a.dup_first);
+        goto out;
+    }
+    base = strrchr(anchor, '/') + 1;
+    if (strcmp(base, "traces.otf2") != 0) {
+        weft__cli_fail("import: %s: weft finds an archive as DIRECTORY/"
+                       "traces.otf2 (the name libotf2, Score-P and weftd "
+                       "give it), not %s", anchor, base);
+        goto out;
+    }
+    if (!x.a.have_clock) {
+        weft__cli_fail("import: %s has no ClockProperties: its times have "
+                       "no unit", anchor);
+        goto out;
+    }
+    x.dir = strndup(anchor, (size_t)(base - 1 - anchor));
+    if (!x.dir || members_of(&x) < 0) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
+    if (read_events(&x, anchor) != EXIT_OK)
+        goto out;
+    if (report_rows(&x) < 0) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
+    /* The name: --name, else the archive's description, else the name
+     * of its directory. */
+    if (c->name_glob)
+        x.name = weft__cli_xstrdup(c->name_glob);
+    else if (OTF2_Reader_GetDescription(x.a.reader, &desc) == OTF2_SUCCESS &&
+             desc && *desc)
+        x.name = weft__cli_xstrdup(desc);
+    else
+        x.name = weft__cli_xstrdup(*x.dir ? strrchr(x.dir, '/') + 1 : "/");
+    x.r.row.name = x.name;
+    x.r.row.path = x.dir;
+    x.r.row.state = (char *)(x.probs.n ? WEFT_STATE_PARTIAL
+                                       : WEFT_STATE_COMPLETE);
+    x.r.row.error = x.probs.n ? x.probs.text.s : NULL;
+    x.r.row.locations = x.a.nlocs;
+    x.r.row.timer_resolution = x.a.resolution;
+    x.r.row.bytes = weft__arc_bytes(x.dir);
+    x.r.detail.locations = x.locs;
+    x.r.detail.nlocations = x.a.nlocs;
+    if (x.probs.n)
+        fprintf(stderr, "weft import: %u problem%s: the trace is partial\n",
+                x.probs.n, x.probs.n == 1 ? "" : "s");
+    status = asking ? store_asking(&x) : store_direct(c, &x, anchor);
+out:
+    for (int i = 0; x.tags && i < c->ntags; i++)
+        free(x.tags[i].key);
+    imp_free(&x);
+    free(desc);
+    free(anchor);
+    return status;
+}
