@@ -1013,9 +1013,10 @@ static int report_result(conv *c)
         member *m = &c->mems[i];
         for (size_t j = 0; j < m->nlocs; j++) {
             loc *l = &m->locs[j];
-            weft_timeline_row *row = &out->timelines[out->ntimelines];
+            weft_timeline_row *row;
             if (!l->tl.bins || !l->tl.n)
-                continue;
+                continue;  /* (then out->timelines may be NULL) */
+            row = &out->timelines[out->ntimelines];
             timeline_row(c, m, l, row);
             out->ntimelines++;
             for (size_t k = 0; k < row->nbins; k++)
