@@ -74,7 +74,7 @@ static const key_desc keys[] = {
     /* min: the fixed part and 8 writers (convert.h) */
     { "weftd", "convert_memory", K_SIZE, OFF(convert_memory), 32u << 20,
       UINT64_C(1) << 40, "bytes of libotf2 event buffers one conversion "
-      "may hold (1 MiB per location being written); a process with more "
+      "may hold (256 KiB per location being written); a process with more "
       "threads than fit is converted in groups of threads, one pass over "
       "its journal each", NULL },
     { "weftd", "live_interval", K_COUNT, OFF(live_interval), 0, 3600,

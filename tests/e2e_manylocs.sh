@@ -4,7 +4,7 @@
 # with an Error naming it (rather than failing accept in a loop) and goes
 # on serving; and a trace of 3000 locations is converted with only 128
 # descriptors (libotf2 does not keep one open per location) and within
-# convert_memory = 32M: 8 locations written at once, in groups, one pass
+# convert_memory = 32M: 32 locations written at once, in groups, one pass
 # over a process's journal each.
 . "$(dirname "$0")/lib.sh"
 
@@ -55,14 +55,14 @@ archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
 otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
 "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >/dev/null ||
     fail "the 3000-location archive does not match what weft-demo recorded"
-line=$(grep "trace 'many': convert_memory allows 8 locations written at once" \
+line=$(grep "trace 'many': convert_memory allows 32 locations written at once" \
     "$TMP/weftd.log") || fail "weftd did not say the conversion went in groups"
 echo "$line"
 passes=$(sed -n 's/.*: \([0-9]*\) passes over 3 journals.*/\1/p' <<<"$line")
 peak=$(sed -n 's/.*at most \([0-9]*\) event writers open.*/\1/p' <<<"$line")
-[ "$passes" -ge 375 ] || fail "3000 locations 8 at a time need 375 passes, not '$passes'"
-[ "$peak" -ge 1 ] && [ "$peak" -le 8 ] ||
-    fail "convert_memory = 32M allows 8 event writers open, $peak were"
+[ "$passes" -ge 94 ] || fail "3000 locations 32 at a time need 94 passes, not '$passes'"
+[ "$peak" -ge 1 ] && [ "$peak" -le 32 ] ||
+    fail "convert_memory = 32M allows 32 event writers open, $peak were"
 sleep 1.2 # the status file is rewritten once a second
 [ "$(json_get "$SPOOL/weftd.status" 'j["limits_reached"]["fd_limit"]')" -eq "$refused" ] ||
     fail "status does not count the refusals: $(cat "$SPOOL/weftd.status")"

@@ -1614,8 +1614,8 @@ static void test_convert_memory_bound(void **state)
 
     assert_int_equal(weft_convert_writers(0), 0);
     assert_int_equal(weft_convert_writers(1), 1);
-    assert_int_equal(weft_convert_writers(32u << 20), 8);
-    assert_int_equal(weft_convert_writers(256u << 20), 232);
+    assert_int_equal(weft_convert_writers(32u << 20), 32);
+    assert_int_equal(weft_convert_writers(256u << 20), 928);
     write_many_member(c, 0, 2);
     write_many_member(c, 1, 2);
     for (size_t k = 0; k < 4; k++) {
