@@ -1,5 +1,6 @@
 /* convert_internal.h - the state that the converter's files share:
- * convert.c (pass 1, clocks, the result, the whole run), replay.c
+ * convert.c (pass 1, clocks, the result, the whole run), convert_report.c
+ * (what weft report draws), replay.c
  * (pass 2 on worker threads, nesting) and otf2out.c (libotf2: callbacks,
  * archive, definitions). profile.c stands alone (profile.h).
  *
@@ -175,6 +176,15 @@ static inline uint64_t weft__loc_id(const member *m, const loc *l)
 
 /* The distinct clocks of c's members (weft_clock_names order),
  * comma-separated, in buf; cut at len. */
+/* Before pass 2: which locations get a timeline and a metric summary
+ * (the first ones in rank order), with how many bins each and the first
+ * bins' width (convert_report.c). */
+void weft__conv_plan_timelines(conv *c);
+/* After the archive is written: the timelines, their regions, the
+ * message matrix, the file I/O and the metric series into c->out. 0 or
+ * the code of a failure (convert_report.c). */
+int weft__conv_report_result(conv *c);
+
 /* The name of location l: the one its thread was given (ThreadName),
  * else "Master thread" / "Thread N" in buf. */
 const char *weft__conv_loc_name(const loc *l, char *buf, size_t len);

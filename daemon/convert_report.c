@@ -1,0 +1,217 @@
+/* convert_report.c - what `weft report` draws, from a conversion: which
+ * locations get a timeline summary, and, once the archive is written,
+ * the timelines, the regions they name, the MPI message matrix, the file
+ * I/O and the metric series into the conversion's result (issue #17).
+ * Split from convert.c along this seam; the state is convert_internal.h's.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert_internal.h"
+#include "weft_errors.h"
+
+/* See convert_internal.h: which locations get a timeline (the first WEFT_CONVERT_TIMELINES in
+ * rank order), with how many bins each, and the first bins' width (1 us
+ * in the archive's ticks). */
+void weft__conv_plan_timelines(conv *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++)
+        {
+            c->mems[i].locs[j].has_metrics = n < WEFT_CONVERT_METRIC_LOCS;
+            c->mems[i].locs[j].has_timeline = n++ < WEFT_CONVERT_TIMELINES;
+        }
+    if (n > WEFT_CONVERT_TIMELINES)
+        n = WEFT_CONVERT_TIMELINES;
+    c->tl_cap = WEFT_TIMELINE_BINS;
+    while (c->tl_cap > WEFT_CONVERT_MIN_BINS &&
+           (uint64_t)c->tl_cap * n > WEFT_CONVERT_TIMELINE_BINS)
+        c->tl_cap /= 2;
+    c->tl_width = c->resolution / 1000000 ? c->resolution / 1000000 : 1;
+}
+
+/* The timeline of l of m as a row of out (its bins move there), times
+ * in seconds after the trace's first event, on weftd's clock as every
+ * other time of the archive (its ClockOffsets applied). */
+static void timeline_row(const conv *c, const member *m, loc *l,
+                         weft_timeline_row *row)
+{
+    weft_timeline *tl = &l->tl;
+    uint64_t a = weft__conv_corrected(m, tl->first);
+    uint64_t b = weft__conv_corrected(m, tl->first + tl->n * tl->width);
+    double res = (double)c->resolution;
+
+    row->location = weft__loc_id(m, l);
+    row->start_s = a > c->out->time_first
+                       ? (double)(a - c->out->time_first) / res : 0.0;
+    row->width_s = b > a ? (double)(b - a) / tl->n / res
+                         : (double)tl->width / res;
+    row->bins = tl->bins;
+    row->nbins = tl->n;
+    tl->bins = NULL;
+}
+
+/* The timelines, the names of the regions they hold, and the message
+ * matrix, into c->out. */
+static int report_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    size_t nregions = weft_unify_count(c->u, WEFT_REC_Region), n = 0;
+    size_t nmsg = 0, msg_cap = 0;
+    uint8_t *used = calloc(nregions + 1, 1);
+
+    if (!used)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++)
+            n += c->mems[i].locs[j].tl.bins && c->mems[i].locs[j].tl.n;
+    out->timelines = n ? calloc(n, sizeof *out->timelines) : NULL;
+    if (n && !out->timelines)
+        goto oom;
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i];
+        for (size_t j = 0; j < m->nlocs; j++) {
+            loc *l = &m->locs[j];
+            weft_timeline_row *row;
+            if (!l->tl.bins || !l->tl.n)
+                continue;  /* (then out->timelines may be NULL) */
+            row = &out->timelines[out->ntimelines];
+            timeline_row(c, m, l, row);
+            out->ntimelines++;
+            for (size_t k = 0; k < row->nbins; k++)
+                if (row->bins[k] && row->bins[k] <= nregions)
+                    used[row->bins[k] - 1] = 1;
+                else
+                    row->bins[k] = 0;  /* a region outside the profile */
+        }
+        if (weft_commsum_rows(&m->sends, m->rank, &out->messages, &nmsg,
+                              &msg_cap) < 0)
+            goto oom;
+    }
+    out->nmessages = weft_commsum_cap(out->messages, nmsg,
+                                      WEFT_CONVERT_MESSAGE_ROWS);
+    n = 0;
+    for (size_t r = 0; r < nregions; r++)
+        n += used[r];
+    out->timeline_regions = n ? calloc(n, sizeof *out->timeline_regions)
+                              : NULL;
+    if (n && !out->timeline_regions)
+        goto oom;
+    for (size_t r = 0; r < nregions; r++) {
+        weft_timeline_region *tr;
+        if (!used[r])
+            continue;
+        tr = &out->timeline_regions[out->ntimeline_regions++];
+        tr->id = (uint32_t)r;
+        if (!(tr->name = strdup(weft_unify_region_name(c->u,
+                                                         (uint32_t)r))))
+            goto oom;
+    }
+    free(used);
+    return 0;
+oom:
+    free(used);
+    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+}
+
+/* The files of the members' I/O (summed in rank order) into c->out. */
+static int io_result(conv *c)
+{
+    weft_iosum all = { 0 };
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < c->nmems; i++)
+        rc = weft_iosum_add(&all, &c->mems[i].io);
+    if (rc == 0)
+        rc = weft_iosum_files(&all, c->u, c->resolution,
+                              WEFT_CONVERT_IO_FILES, &c->out->io_files,
+                              &c->out->nio_files);
+    weft_iosum_free(&all);
+    return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
+}
+
+/* Series s of l of m as row (its points copied), times as timeline_row's.
+ * 0 or WEFT_ENOMEM. */
+static int metric_row(const conv *c, const member *m, const loc *l,
+                      const weft_metric_series *s, weft_metric_row *row)
+{
+    const weft_record *mm = weft_unify_get(c->u, WEFT_REC_MetricMember,
+                                           s->member);
+    uint64_t a = weft__conv_corrected(m, s->first);
+    uint64_t b = weft__conv_corrected(m, s->first + s->n * s->width);
+    double res = (double)c->resolution;
+    const char *name = "", *unit = "";
+
+    if (mm && mm->u.MetricMember.self == s->member) {
+        name = weft_unify_string(c->u, mm->u.MetricMember.name);
+        unit = weft_unify_string(c->u, mm->u.MetricMember.unit);
+    }
+    row->location = weft__loc_id(m, l);
+    row->member = s->member;
+    row->start_s = a > c->out->time_first
+                       ? (double)(a - c->out->time_first) / res : 0.0;
+    row->width_s = b > a ? (double)(b - a) / s->n / res
+                         : (double)s->width / res;
+    row->npoints = s->n;
+    row->name = strdup(name);
+    row->unit = strdup(unit);
+    row->points = malloc((s->n ? s->n : 1) * 3 * sizeof *row->points);
+    if (!row->name || !row->unit || !row->points)
+        return WEFT_ENOMEM;
+    for (uint32_t i = 0; i < s->n; i++) {
+        row->points[3 * i] = s->bins[i].min;
+        row->points[3 * i + 1] = s->bins[i].max;
+        row->points[3 * i + 2] = s->bins[i].last;
+    }
+    return 0;
+}
+
+/* The first WEFT_CONVERT_METRIC_SERIES metric series (rank, thread, then
+ * order of first value) into c->out, each with how many there were. */
+static int metric_result(conv *c)
+{
+    weft_convert_result *out = c->out;
+    uint64_t total = 0;
+    size_t n = 0;
+
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+            const weft_metricloc *ml = &c->mems[i].locs[j].ml;
+            total += ml->n + ml->nothers;
+            for (size_t k = 0; k < ml->n; k++)
+                n += ml->s[k].n > 0;
+        }
+    if (n > WEFT_CONVERT_METRIC_SERIES)
+        n = WEFT_CONVERT_METRIC_SERIES;
+    if (!n)
+        return 0;
+    if (!(out->metrics = calloc(n, sizeof *out->metrics)))
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < c->nmems; i++)
+        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
+            const loc *l = &c->mems[i].locs[j];
+            for (size_t k = 0; k < l->ml.n && out->nmetrics < n; k++) {
+                weft_metric_row *row = &out->metrics[out->nmetrics];
+                if (!l->ml.s[k].n)
+                    continue;
+                out->nmetrics++;
+                row->series_total = total;
+                if (metric_row(c, &c->mems[i], l, &l->ml.s[k], row) < 0)
+                    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            }
+        }
+    return 0;
+}
+
+/* See convert_internal.h. */
+int weft__conv_report_result(conv *c)
+{
+    int rc;
+
+    if ((rc = report_result(c)) < 0 || (rc = io_result(c)) < 0)
+        return rc;
+    return metric_result(c);
+}
