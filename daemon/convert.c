@@ -52,6 +52,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -644,11 +645,64 @@ static int64_t offset_ticks(const member *m, uint64_t t, int64_t off_ns,
     return (int64_t)(g < 0 ? g - 0.5L : g + 0.5L);
 }
 
+/* r's error bound: its standardDeviation, 0 where that is no bound (a
+ * process's own ClockOffset may say anything). */
+static double offset_error(const weft_record *r)
+{
+    double sd = r->u.ClockOffset.standardDeviation;
+
+    return isfinite(sd) && sd > 0 ? sd : 0;
+}
+
+/* Drift that the measurements cannot tell from their error: each
+ * ClockOffset (ns, as libweft measured it) is exact within its
+ * standardDeviation (rtt/2, an error bound). Where consecutive ones'
+ * bounds overlap, one offset is true of them all, and readers would
+ * otherwise turn the noise into a rate: 60 us of error over a 0.1 s run
+ * stretches every duration by 600 ppm. Such a run of points gets the one
+ * offset, the best measured one moved into every bound. Real drift
+ * (hosts whose clocks part by more than the measurements' error) stays.
+ * r: m's local definitions, ClockOffsets in time order. */
+static void flatten_offsets(weft_record *r, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        if (r[i].type != WEFT_REC_ClockOffset) {
+            i++;
+            continue;
+        }
+        double lo = (double)r[i].u.ClockOffset.offset - offset_error(&r[i]),
+               hi = (double)r[i].u.ClockOffset.offset + offset_error(&r[i]);
+        size_t j = i + 1, best = i;
+        for (; j < n && r[j].type == WEFT_REC_ClockOffset; j++) {
+            double a = (double)r[j].u.ClockOffset.offset - offset_error(&r[j]),
+                   b = (double)r[j].u.ClockOffset.offset + offset_error(&r[j]);
+            if (a > hi || b < lo)
+                break;
+            lo = a > lo ? a : lo;
+            hi = b < hi ? b : hi;
+            if (offset_error(&r[j]) < offset_error(&r[best]))
+                best = j;
+        }
+        int64_t v = r[best].u.ClockOffset.offset;
+        /* the bounds are within int64_t's range but for rounding */
+        if ((double)v < lo && lo < 9e18)
+            v = (int64_t)ceil(lo);
+        else if ((double)v > hi && hi > -9e18)
+            v = (int64_t)floor(hi);
+        for (size_t k = i; k < j; k++)
+            r[k].u.ClockOffset.offset = v;
+        i = j;
+    }
+}
+
 /* Orders m's ClockOffsets by time (readers interpolate between
  * neighbours; a member's own records come in time order, but a process
  * may add some of its own) and turns them into the archive's units: their
  * times scaled to ns when m is rescaled, else their offsets (ns, as
- * libweft measures them) into archive ticks (offset_ticks). A lone one (a
+ * libweft measures them) into archive ticks (offset_ticks), after
+ * flatten_offsets() took out drift within their error. A lone one (a
  * process that never said Goodbye) gets a second point a second after
  * it: libotf2's readers apply no offset at all from a single ClockOffset,
  * and from two they correct the rate too. Keeps the (time, offset) points
@@ -685,6 +739,7 @@ static int prepare_offsets(conv *c, member *m)
             n++;
         }
     }
+    flatten_offsets(m->local_defs, m->nlocal);
     for (size_t i = 0; i < m->nlocal; i++) {
         weft_record *r = &m->local_defs[i];
         if (r->type != WEFT_REC_ClockOffset)

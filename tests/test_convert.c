@@ -743,6 +743,41 @@ static void test_convert_tsc_clocks(void **state)
     weft_convert_result_free(&res);
 }
 
+/* The offsets libweft measured at open and before Goodbye, 150 ns apart
+ * with error bounds of 100 ns that overlap, are one offset as far as
+ * they tell: the archive gets it at both points (the first, moved into
+ * the second's bound: -550 ns), and no rate the noise made up (readers
+ * would stretch every duration by it). 300 ns apart, beyond their error,
+ * they are real drift and readers interpolate. Rank 1 counts at the same
+ * rate without offsets. */
+static void test_convert_offset_noise(void **state)
+{
+    ctx *c = *state;
+    const uint64_t R = 2445402000u;
+    const int64_t near[2][2] = { { 1000, -500 }, { 20000, -650 } };
+    const int64_t far[2][2] = { { 1000, -500 }, { 20000, -800 } };
+    weft_convert_input in = { c->trace, c->archive, "noise", 2, 0, 0, 0 };
+    weft_convert_result res;
+    archive_info a;
+
+    write_clocked(c, 0, R, "tsc", near, 2);
+    write_clocked(c, 1, R, "tsc", NULL, 0);
+    convert_ok(&in, &res);
+    assert_int_equal(res.timer_resolution, R);
+    read_archive(c->archive, &a);
+    /* -550 ns is -1345 ticks, at the Enter (5000) as at the Leave */
+    assert_int_equal(a.tmin, 5000 - 1345);
+    assert_in_range(res.time_first, 5000 - 1345 - 1, 5000 - 1345);
+    weft_convert_result_free(&res);
+
+    write_clocked(c, 0, R, "tsc", far, 2);
+    convert_ok(&in, &res);
+    read_archive(c->archive, &a);
+    /* -500 ns - 300 * 4000 / 19000 at 5000: -563 ns, -1377 ticks */
+    assert_in_range(a.tmin, 5000 - 1378, 5000 - 1376);
+    weft_convert_result_free(&res);
+}
+
 static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
@@ -1793,6 +1828,7 @@ int main(void)
         T(test_convert_no_trace_dir),
         T(test_convert_clock_covers_events),
         T(test_convert_tsc_clocks),
+        T(test_convert_offset_noise),
         T(test_convert_empty_member),
         T(test_convert_attribute_twice),
         T(test_convert_torn_tail),
