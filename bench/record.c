@@ -14,7 +14,7 @@
  *
  *   bench/record [-n PAIRS] [-r REPEATS] [-p POOL]
  *
- * -p sets WEFT_POOL_SIZE (buffers of 64 KiB). The default pool (256,
+ * -p sets WEFT_POOL_SIZE (units of 64 KiB). The default pool (256,
  * 16 MiB) holds the 2 x 6 MB of the default -n on two threads, so the run
  * measures the record path; when a run records more than the pool holds
  * (e.g. -n 4000000, or a smaller -p), the wall time also shows how fast

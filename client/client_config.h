@@ -44,12 +44,21 @@ static inline int weft__launched(void)
 
 #define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
 #define WEFT__DEFAULT_PORT "7411"
-#define WEFT__DEFAULT_BUFFER (64u << 10)
+/* A thread's first buffers are filled this far (pool.c), and the pool's
+ * budget counts in these units: WEFT_POOL_SIZE of them. */
+#define WEFT__FILL_UNIT (64u << 10)
+/* A buffer filled within this many ms: the thread's next is filled twice
+ * as far (pool.c). */
+#define WEFT__GROW_MS 50u
 /* Above the largest Metric record (255 members: about 4.6 KB). */
 #define WEFT__MIN_BUFFER (8u << 10)
+/* What an EventBatch frame holds besides the records, and more. */
+#define WEFT__FRAME_SLACK (4u << 10)
 /* A batch frame must stay below weftd's default frame limit. */
-#define WEFT__MAX_BUFFER (WEFT_DEFAULT_MAX_FRAME - (4u << 10))
-/* 16 MiB of 64 KiB buffers, allocated as needed */
+#define WEFT__MAX_BUFFER (WEFT_DEFAULT_MAX_FRAME - WEFT__FRAME_SLACK)
+/* The largest batch a thread's buffer grows to (pool.c): all of it. */
+#define WEFT__DEFAULT_BUFFER WEFT__MAX_BUFFER
+/* 16 MiB of 64 KiB units, allocated as needed */
 #define WEFT__DEFAULT_POOL 256u
 #define WEFT__MIN_POOL 2u
 #define WEFT__MAX_POOL (1u << 20)
@@ -83,8 +92,9 @@ typedef struct weft__config {
     char run[WEFT__RUN_MAX + 1]; /* the launch (runid.h); "" if unknown */
     char job_id[256];
     uint32_t rank, size;
-    size_t buffer_size;      /* bytes */
-    uint32_t pool_size;      /* buffers */
+    size_t buffer_size;      /* bytes: the most a thread's buffer holds */
+    uint32_t pool_size;      /* units of WEFT__FILL_UNIT (pool.c) */
+    uint32_t grow_ms;        /* WEFT__GROW_MS (tests change it) */
     uint32_t flush_ms;       /* 0: no periodic flush */
     uint32_t heartbeat_ms;   /* WEFT_HEARTBEAT_MS: a Heartbeat after this
                                 long without a frame; 0: never */

@@ -76,6 +76,8 @@ typedef struct weft__thread {
     /* Under the session mutex (written by the owner, weft_close and the
      * sender; read by weft_dropped and the Goodbye). */
     int in_gap;              /* records are discarded: p/end in scratch */
+    size_t want;             /* bytes of its next buffer to fill (pool.c) */
+    uint64_t cur_ms;         /* when cur was handed to it */
     uint64_t seq;            /* last batch sequence number handed over */
     uint64_t recorded;       /* events in batches handed over, minus those
                               * given up unacknowledged */

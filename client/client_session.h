@@ -73,12 +73,14 @@ enum {
 };
 
 /* One event buffer. `data` holds cfg.buffer_size bytes (WEFT__SCRATCH_SIZE
- * for a thread's scratch buffer). Mapped pages, not malloc'd
- * (weft__buf_new). */
+ * for a thread's scratch buffer), of which threads fill the first `fill`
+ * (pool.c). Mapped pages, not malloc'd (weft__buf_new): those beyond
+ * `fill` were never touched and take no memory. */
 typedef struct weft__buf {
     struct weft__buf *next;  /* in the free list, send queue or in flight */
     void *map;               /* the mapping it sits at the end of, */
     size_t mapped;           /* its bytes, the guard page included */
+    size_t fill;             /* bytes threads may fill (pool units x unit) */
     uint64_t base_time;      /* the owner's previous event time at start */
     uint64_t seq;            /* batch sequence number, per location */
     uint32_t location;
@@ -131,6 +133,9 @@ typedef struct weft__session {
      * sequence). */
     weft__buf *free_list;
     size_t nbufs;              /* allocated */
+    size_t units;              /* pool units their fills take */
+    size_t batch_cap;          /* largest batch weftd takes (its HelloAck's
+                                * max_frame less framing); 0 until said */
     weft__buf *q_head, *q_tail; /* handed over (or to resend), not yet sent */
     weft__buf *f_head, *f_tail; /* sent, waiting for an Ack */
     /* Definitions (defs.c). */

@@ -388,6 +388,7 @@ static int parse_limits(const envsrc *e, weft__config *c)
     if (rc < 0)
         return rc;
     c->pool_size = (uint32_t)n;
+    c->grow_ms = WEFT__GROW_MS;
     rc = env_number(e, "WEFT_FLUSH_MS", 0, WEFT__MAX_MS,
                     WEFT__DEFAULT_FLUSH_MS, &n);
     if (rc < 0)

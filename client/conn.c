@@ -732,6 +732,9 @@ int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
     if (rc < 0)
         return rc;
     release_held_locked(a, resend);
+    /* Batches fill at most what a frame of max_frame holds (pool.c). */
+    weft__S.batch_cap = a->max_frame > WEFT__FRAME_SLACK
+                            ? a->max_frame - WEFT__FRAME_SLACK : 0;
     return 0;
 }
 

@@ -5,8 +5,10 @@
  * DESIGN
  * Buffers cycle: pool -> thread (filling) -> send queue -> in flight
  * (written to the socket, waiting for weftd's Ack) -> pool. The pool
- * allocates lazily up to WEFT_POOL_SIZE buffers, and never fewer than the
- * live threads + 1: each live thread holds at most one buffer, so a thread
+ * allocates lazily up to WEFT_POOL_SIZE units of 64 KiB (a buffer that a
+ * busy thread fills further takes several, see "how far buffers are
+ * filled" below), and never fewer buffers than the live threads + 1:
+ * each live thread holds at most one buffer, so a thread
  * waiting for one always has another coming back from weftd and cannot
  * wait forever behind threads that hold theirs while blocked in the app.
  * When the pool is exhausted the thread waits (lossless), unless
@@ -263,6 +265,93 @@ void weft__buf_release_locked(weft__thread *t, int *wake)
     t->nevents = 0;
 }
 
+/* ---- how far buffers are filled ----------------------------------------
+ * Every buffer maps cfg.buffer_size bytes (WEFT_BUFFER_SIZE, 1 MiB by
+ * default), but a thread fills only the first `fill` of it: a unit (64
+ * KiB) at first, twice as much each time it filled one within
+ * WEFT__GROW_MS, up to the buffer or the largest batch weftd takes (its
+ * HelloAck's max_frame). Threads that record a lot ship a few large
+ * batches (each batch wakes the sender and weftd: on a machine whose
+ * cores the program keeps busy, that costs it more than the bytes), the
+ * others small ones, and untouched pages cost no memory. The pool's
+ * budget is WEFT_POOL_SIZE units (16 MiB by default) of fill; a buffer
+ * keeps its fill (its pages stay touched) when it comes back. */
+
+/* The pool's unit: WEFT__FILL_UNIT, or the whole buffer if smaller. */
+static size_t fill_unit(void)
+{
+    return weft__S.cfg.buffer_size < WEFT__FILL_UNIT ? weft__S.cfg.buffer_size
+                                                     : WEFT__FILL_UNIT;
+}
+
+static size_t units_of(size_t bytes)
+{
+    return (bytes + fill_unit() - 1) / fill_unit();
+}
+
+/* The most a thread may fill: the buffer, within weftd's largest batch;
+ * a unit until weftd said (a HelloAck). mu held. */
+static size_t fill_limit_locked(void)
+{
+    size_t cap = weft__S.cfg.buffer_size;
+
+    if (!weft__S.batch_cap)
+        return fill_unit();
+    if (weft__S.batch_cap < cap)
+        cap = weft__S.batch_cap;
+    return cap < fill_unit() ? fill_unit() : cap;
+}
+
+/* Lets t fill b as far as it wants, within the pool's budget, and at
+ * least `bound` bytes (one record) and a unit whatever the budget (the
+ * pool's floor, see buf_acquire_locked). A fill never shrinks. mu held. */
+static void fill_locked(weft__buf *b, const weft__thread *t, size_t bound)
+{
+    size_t want = t->want ? t->want : fill_unit();
+    size_t have = units_of(b->fill), need = units_of(want);
+    size_t must = bound > fill_unit() ? units_of(bound) : 1;
+    size_t budget = weft__S.cfg.pool_size;
+
+    if (need > have) {
+        size_t room = budget > weft__S.units ? budget - weft__S.units : 0;
+        if (need - have > room)
+            need = have + room;
+    }
+    if (need < must)
+        need = must;
+    if (need > have) {
+        size_t bytes = need * fill_unit(), most = fill_limit_locked();
+        if (most < bound)
+            most = bound;
+        weft__S.units += need - have;
+        b->fill = bytes < most ? bytes : most;
+    }
+}
+
+/* Where t's writing in b ends: its fill, within weftd's largest batch
+ * (which a reconnection may have lowered) but for a record of `bound`
+ * bytes. mu held. */
+static uint8_t *fill_end_locked(const weft__buf *b, size_t bound)
+{
+    size_t room = b->fill, most = fill_limit_locked();
+
+    if (room > most)
+        room = most > bound ? most : bound;
+    return (uint8_t *)b->data + room;
+}
+
+/* t filled its buffer: if that took less than WEFT__GROW_MS, its next
+ * one is filled twice as far. mu held. */
+static void note_full_locked(weft__thread *t)
+{
+    size_t limit = fill_limit_locked(), want = t->want ? t->want
+                                                       : fill_unit();
+
+    if (weft__now_ms() - t->cur_ms < weft__S.cfg.grow_ms)
+        want *= 2;
+    t->want = want < limit ? want : limit;
+}
+
 /* Waits on pool_cv until `deadline_ms` (trace clock). mu held. */
 static void pool_wait_until(uint64_t deadline_ms)
 {
@@ -300,22 +389,22 @@ static void put_gap_mark(weft__thread *t, uint64_t prev, uint64_t time,
         t->p += n;
 }
 
-/* Gives t a buffer. While the pool is exhausted it waits, unless
- * WEFT_OVERFLOW=discard or weftd has made no progress for WEFT_STALL_MS
- * (then it gives up: stalled). Returns 1 (t has a buffer), WEFT__GAP (no
- * buffer: discard), 0 if the session left ACTIVE meanwhile, or
- * WEFT_ENOMEM. *warn_ms is set to how long weftd has been unreachable
- * when the caller should warn that discarding begins. mu held. */
-static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
+/* Gives t a buffer with room for a record of `bound` bytes. While the
+ * pool is exhausted (its units spent, and at least the live threads + 1
+ * buffers) it waits, unless WEFT_OVERFLOW=discard or weftd has made no
+ * progress for WEFT_STALL_MS (then it gives up: stalled). Returns 1 (t
+ * has a buffer), WEFT__GAP (no buffer: discard), 0 if the session left
+ * ACTIVE meanwhile, or WEFT_ENOMEM. *warn_ms is set to how long weftd has
+ * been unreachable when the caller should warn that discarding begins.
+ * mu held. */
+static int buf_acquire_locked(weft__thread *t, size_t bound,
+                              uint64_t *warn_ms)
 {
     weft__buf *b;
     int in_gap;
 
     assert(!t->cur);
     for (;;) {
-        size_t limit = weft__S.cfg.pool_size > weft__S.live + 1
-                           ? weft__S.cfg.pool_size
-                           : (size_t)weft__S.live + 1;
         uint64_t now, deadline;
         if (atomic_load(&weft__S.state) != WEFT__ST_ACTIVE)
             return 0;
@@ -324,10 +413,12 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
             weft__S.free_list = b->next;
             break;
         }
-        if (weft__S.nbufs < limit) {
+        if (weft__S.units < weft__S.cfg.pool_size ||
+            weft__S.nbufs < (size_t)weft__S.live + 1) {
             b = weft__buf_new(weft__S.cfg.buffer_size);
             if (!b)
                 return WEFT_ENOMEM;
+            b->fill = 0;
             weft__S.nbufs++;
             break;
         }
@@ -348,11 +439,13 @@ static int buf_acquire_locked(weft__thread *t, uint64_t *warn_ms)
     }
     b->next = NULL;
     b->base_time = t->prev_time;
+    fill_locked(b, t, bound);
     in_gap = t->in_gap;
     weft__gap_end_locked(t); /* counts the gap's last records first */
     t->cur = b;
+    t->cur_ms = weft__now_ms();
     t->p = b->data;
-    t->end = b->data + weft__S.cfg.buffer_size;
+    t->end = fill_end_locked(b, bound);
     t->nevents = 0;
     if (in_gap) {
         /* Discarded records advanced prev_time past gap_start, which is
@@ -482,8 +575,10 @@ retry:
     gap = 0;
     pthread_mutex_lock(&weft__S.mu);
     /* full, a flush was requested, or the end of a scratch buffer */
+    if (t->cur && (size_t)(t->end - t->p) < bound)
+        note_full_locked(t);
     weft__buf_release_locked(t, &wake);
-    rc = buf_acquire_locked(t, &warn_ms);
+    rc = buf_acquire_locked(t, bound, &warn_ms);
     if (rc == WEFT__GAP) {
         rc = gap_enter_locked(t, bound, time);
         gap = 1;
@@ -564,5 +659,5 @@ void weft__bufs_free_locked(void)
     }
     weft__S.free_list = weft__S.q_head = weft__S.q_tail = NULL;
     weft__S.f_head = weft__S.f_tail = NULL;
-    weft__S.nbufs = 0;
+    weft__S.nbufs = weft__S.units = 0;
 }

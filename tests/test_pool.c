@@ -6,7 +6,8 @@
  * WEFT_STALL_MS) under the default wait, tracing off (DISCARD), and the
  * accounting of each: records dropped per location and type, batches'
  * event counts, and the MeasurementOnOff marks that open the first buffer
- * after a gap.
+ * after a gap; how far buffers are filled (growing for a busy thread,
+ * within the pool's units and weftd's largest batch).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -300,6 +301,108 @@ static void test_refusals(void **state)
                                   &(uint64_t){ 0 }), WEFT_EINVAL);
 }
 
+/* Bytes of the batch queued n-th (0: the oldest). */
+static size_t queued_len(size_t n)
+{
+    weft__buf *b;
+
+    pthread_mutex_lock(&weft__S.mu);
+    for (b = weft__S.q_head; b && n; b = b->next)
+        n--;
+    pthread_mutex_unlock(&weft__S.mu);
+    assert_non_null(b);
+    return b->len;
+}
+
+/* Fills buffers with Enters until `batches` are queued or t is in a gap. */
+static void fill_until(weft__thread *t, uint64_t *time, size_t batches)
+{
+    while (queued() < batches && !t->in_gap)
+        assert_int_equal(weft_evt_Enter(NULL, ++*time, 1), 0);
+}
+
+/* A thread that fills its buffers fast (well within WEFT__GROW_MS) gets
+ * them filled twice as far each time, 64 KiB, 128 KiB, then what is left
+ * of the pool's 6 units (192 KiB, not the 256 KiB it wants); the pool is
+ * then spent: a gap (WEFT_OVERFLOW=discard). The first buffer back keeps
+ * its 64 KiB: no unit is left to grow it. */
+static void *grow(void *arg)
+{
+    const size_t unit = WEFT__FILL_UNIT;
+    weft__thread *t = (weft_location_index(), weft__tls);
+    uint64_t time = 1;
+
+    (void)arg;
+    fill_until(t, &time, 2);
+    assert_true(queued_len(0) <= unit && queued_len(0) > unit - 64);
+    assert_true(queued_len(1) <= 2 * unit && queued_len(1) > 2 * unit - 64);
+    assert_int_equal(t->want, 4 * unit);
+    assert_non_null(t->cur);
+    assert_int_equal(t->cur->fill, 3 * unit);
+    fill_until(t, &time, 3);
+    assert_true(t->in_gap);
+    assert_true(queued_len(2) <= 3 * unit && queued_len(2) > 3 * unit - 64);
+    assert_int_equal(weft__S.units, 6);
+    assert_int_equal(weft__S.nbufs, 3);
+    ack_one();
+    assert_int_equal(weft_evt_Enter(NULL, ++time, 1), 0);
+    assert_false(t->in_gap);
+    assert_int_equal(t->cur->fill, unit);
+    assert_int_equal(weft__S.units, 6);
+    return NULL;
+}
+
+static void test_fill_grows(void **state)
+{
+    (void)state;
+    session_setup(6, 1, 30000);
+    pthread_mutex_lock(&weft__S.mu);
+    weft__S.cfg.buffer_size = 4 * WEFT__FILL_UNIT;
+    weft__S.cfg.grow_ms = 600000;  /* however slow the machine */
+    weft__S.batch_cap = 1u << 20;
+    pthread_mutex_unlock(&weft__S.mu);
+    on_thread(grow, NULL);
+}
+
+/* weftd's largest batch bounds the fill (100 KiB of a 256 KiB buffer
+ * here); until a HelloAck says it, and for a thread that takes longer
+ * than WEFT__GROW_MS to fill one (0 here), buffers are filled one unit. */
+static void *capped(void *arg)
+{
+    weft__thread *t = (weft_location_index(), weft__tls);
+    uint64_t time = 1;
+    size_t cap = *(size_t *)arg;
+
+    fill_until(t, &time, 4);
+    assert_false(t->in_gap);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(queued_len(i) <= (cap ? cap : WEFT__FILL_UNIT));
+    if (cap)
+        assert_true(queued_len(3) > cap - 64);
+    return NULL;
+}
+
+static void test_fill_capped(void **state)
+{
+    /* weftd's largest batch, grow_ms, the most a batch may hold */
+    static const struct { size_t batch_cap; uint32_t grow_ms; size_t most; }
+        cases[] = { { 100u << 10, 600000, 100u << 10 },
+                    { 0, 600000, 0 },
+                    { 1u << 20, 0, 0 } };
+
+    (void)state;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t most = cases[k].most;
+        session_setup(64, 1, 30000);
+        pthread_mutex_lock(&weft__S.mu);
+        weft__S.cfg.buffer_size = 4 * WEFT__FILL_UNIT;
+        weft__S.cfg.grow_ms = cases[k].grow_ms;
+        weft__S.batch_cap = cases[k].batch_cap;
+        pthread_mutex_unlock(&weft__S.mu);
+        on_thread(capped, &most);
+    }
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -326,6 +429,8 @@ int main(void)
         cmocka_unit_test(test_stall_gap),
         cmocka_unit_test(test_tracing_off),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_fill_grows),
+        cmocka_unit_test(test_fill_capped),
     };
 
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
