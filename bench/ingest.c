@@ -674,7 +674,7 @@ int main(int argc, char **argv)
     const char *tmpdir = getenv("TMPDIR");
     char cmd[700], trace[64];
     struct rlimit rl;
-    double t_ingest, ratios[64], convs[64], cpus[64];
+    double t_ingest, ratios[64], convs[64], cpus[64], otf2_cpus[64];
     uint64_t t0, t1;
     int rounds = 5, opt, status;
     pid_t weftd;
@@ -783,6 +783,7 @@ int main(int argc, char **argv)
             run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
         ratios[i] = r.otf2 / r.e2e;
         cpus[i] = r.cpu_weftd * 1e9 / (double)total;
+        otf2_cpus[i] = r.cpu_otf2 * 1e9 / (double)total;
         convs[i] = r.conv * 1e7 / (double)total;
         printf("round %d: weft end to end %.2f s (%.2f M events/s; "
                "conversion after the last goodbye %.2f s), libotf2 "
@@ -798,8 +799,10 @@ int main(int argc, char **argv)
     printf("conversion after the last goodbye, median: %.2f s per 10 M "
            "events\n", median(convs, rounds));
     printf("weftd CPU per event (receive, journal, convert), median: %.1f "
-           "ns (%.3f s per million events)\n", median(cpus, rounds),
-           median(cpus, rounds) / 1e3);
+           "ns (%.3f s per million events); libotf2 writing the same "
+           "archive in-process: %.1f ns (ratio %.2f)\n", median(cpus, rounds),
+           median(cpus, rounds) / 1e3, median(otf2_cpus, rounds),
+           median(cpus, rounds) / median(otf2_cpus, rounds));
     printf("weftd peak RSS (VmHWM): %.1f MiB\n",
            (double)vm_kib(weftd, "VmHWM") / 1024.0);
     kill(weftd, SIGTERM);

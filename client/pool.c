@@ -266,7 +266,7 @@ void weft__buf_release_locked(weft__thread *t, int *wake)
 }
 
 /* ---- how far buffers are filled ----------------------------------------
- * Every buffer maps cfg.buffer_size bytes (WEFT_BUFFER_SIZE, 1 MiB by
+ * Every buffer maps cfg.buffer_size bytes (WEFT_BUFFER_SIZE, 4092 KiB by
  * default), but a thread fills only the first `fill` of it: a unit (64
  * KiB) at first, twice as much each time it filled one within
  * WEFT__GROW_MS, up to the buffer or the largest batch weftd takes (its
