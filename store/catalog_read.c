@@ -276,42 +276,48 @@ void weft_catalog_trace_free(weft_trace_row *row)
     memset(row, 0, sizeof *row);
 }
 
-/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
- * The row passed to fn is owned by the catalog and valid during the call. */
-int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
-                           weft_catalog_location_fn fn, void *arg)
+/* ---- the rows of one trace ---------------------------------------------
+ * Each table that holds rows of a trace is read the same way: one
+ * statement with the trace's id for its parameter, stepped to its end,
+ * each row made into what the caller's function takes. */
+
+/* A caller's function (the one of its kind) and its argument. */
+typedef struct each {
+    weft_catalog *c;
+    int64_t trace_id;
+    union {
+        weft_catalog_location_fn location;
+        weft_catalog_member_fn member;
+        weft_catalog_timeline_fn timeline;
+        weft_catalog_timeline_region_fn timeline_region;
+        weft_catalog_message_fn message;
+        weft_catalog_io_file_fn io_file;
+        weft_catalog_metric_fn metric;
+    } fn;
+    void *arg;
+} each;
+
+/* Makes row of st what e's function takes and calls it: its value, or a
+ * WEFT_E* code. */
+typedef int (*each_row_fn)(const each *e, sqlite3_stmt *st);
+
+/* Runs sql, its one parameter e->trace_id, and hands each row to row: 0
+ * after all rows, row's first non-zero value, or a WEFT_E* code (SQLite's
+ * naming `what`). */
+static int each_row(const each *e, const char *sql, const char *what,
+                    each_row_fn row)
 {
     sqlite3_stmt *st = NULL;
-    weft_location_row row;
-    int rc, step;
+    int rc = weft__cat_prepare(e->c, sql, &st), step = SQLITE_DONE;
 
-    assert(c && fn);
-    rc = weft__cat_prepare(c, "SELECT id, rank, thread, name, events, dropped"
-                           " FROM locations WHERE trace_id = ?"
-                           " ORDER BY rank, thread, id", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        memset(&row, 0, sizeof row);
-        row.id = (uint64_t)sqlite3_column_int64(st, 0);
-        row.rank = (uint32_t)sqlite3_column_int64(st, 1);
-        row.thread = (uint32_t)sqlite3_column_int64(st, 2);
-        row.events = (uint64_t)sqlite3_column_int64(st, 4);
-        row.dropped = (uint64_t)sqlite3_column_int64(st, 5);
-        if (weft__cat_col_text(st, 3, 0, &row.name) < 0) {
-            rc = weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory",
-                               c->path);
-            goto out;
-        }
-        rc = fn(&row, arg);
-        free(row.name);
-        if (rc != 0)
-            goto out;
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, e->trace_id);
+        while ((step = sqlite3_step(st)) == SQLITE_ROW &&
+               (rc = row(e, st)) == 0)
+            ;
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = weft__cat_db_err(e->c, what);
     }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing locations");
-out:
     sqlite3_finalize(st);
     return rc;
 }
@@ -321,46 +327,71 @@ static int oom(weft_catalog *c)
     return weft__cat_err(c, WEFT_ENOMEM, "catalog %s: out of memory", c->path);
 }
 
+static int location_row(const each *e, sqlite3_stmt *st)
+{
+    weft_location_row row;
+    int rc;
+
+    memset(&row, 0, sizeof row);
+    row.id = (uint64_t)sqlite3_column_int64(st, 0);
+    row.rank = (uint32_t)sqlite3_column_int64(st, 1);
+    row.thread = (uint32_t)sqlite3_column_int64(st, 2);
+    row.events = (uint64_t)sqlite3_column_int64(st, 4);
+    row.dropped = (uint64_t)sqlite3_column_int64(st, 5);
+    if (weft__cat_col_text(st, 3, 0, &row.name) < 0)
+        return oom(e->c);
+    rc = e->fn.location(&row, e->arg);
+    free(row.name);
+    return rc;
+}
+
+/* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
+ * The row passed to fn is owned by the catalog and valid during the call. */
+int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
+                           weft_catalog_location_fn fn, void *arg)
+{
+    each e = { c, trace_id, { .location = fn }, arg };
+
+    assert(c && fn);
+    return each_row(&e, "SELECT id, rank, thread, name, events, dropped"
+                        " FROM locations WHERE trace_id = ?"
+                        " ORDER BY rank, thread, id",
+                    "listing locations", location_row);
+}
+
+static int member_row(const each *e, sqlite3_stmt *st)
+{
+    weft_member_row row;
+    int rc;
+
+    memset(&row, 0, sizeof row);
+    row.rank = (uint32_t)sqlite3_column_int64(st, 0);
+    row.pid = (uint32_t)sqlite3_column_int64(st, 2);
+    row.locations = (uint64_t)sqlite3_column_int64(st, 4);
+    row.events = (uint64_t)sqlite3_column_int64(st, 5);
+    row.dropped = (uint64_t)sqlite3_column_int64(st, 6);
+    if (weft__cat_col_text(st, 1, 0, &row.host) < 0 ||
+        weft__cat_col_text(st, 3, 0, &row.state) < 0)
+        rc = oom(e->c);
+    else
+        rc = e->fn.member(&row, e->arg);
+    free(row.host);
+    free(row.state);
+    return rc;
+}
+
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
  * The row passed to fn is owned by the catalog and valid during the call. */
 int weft_catalog_members(weft_catalog *c, int64_t trace_id,
                          weft_catalog_member_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_member_row row;
-    int rc, step;
+    each e = { c, trace_id, { .member = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT rank, host, pid, state, locations,"
-                           " events, dropped FROM members"
-                           " WHERE trace_id = ? ORDER BY rank",
-                           &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        memset(&row, 0, sizeof row);
-        row.rank = (uint32_t)sqlite3_column_int64(st, 0);
-        row.pid = (uint32_t)sqlite3_column_int64(st, 2);
-        row.locations = (uint64_t)sqlite3_column_int64(st, 4);
-        row.events = (uint64_t)sqlite3_column_int64(st, 5);
-        row.dropped = (uint64_t)sqlite3_column_int64(st, 6);
-        if (weft__cat_col_text(st, 1, 0, &row.host) < 0 ||
-            weft__cat_col_text(st, 3, 0, &row.state) < 0)
-            rc = oom(c);
-        else
-            rc = fn(&row, arg);
-        free(row.host);
-        free(row.state);
-        if (rc != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing members");
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return each_row(&e, "SELECT rank, host, pid, state, locations,"
+                        " events, dropped FROM members"
+                        " WHERE trace_id = ? ORDER BY rank",
+                    "listing members", member_row);
 }
 
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
@@ -621,49 +652,56 @@ static uint32_t *decode_bins(const uint8_t *blob, size_t len, size_t n,
     return v;
 }
 
+static int timeline_row(const each *e, sqlite3_stmt *st)
+{
+    int64_t n = sqlite3_column_int64(st, 3);
+    const uint8_t *blob = sqlite3_column_blob(st, 4);
+    size_t len = (size_t)sqlite3_column_bytes(st, 4);
+    weft_timeline_row row;
+    int rc, corrupt;
+
+    memset(&row, 0, sizeof row);
+    row.location = (uint64_t)sqlite3_column_int64(st, 0);
+    row.start_s = sqlite3_column_double(st, 1);
+    row.width_s = sqlite3_column_double(st, 2);
+    row.nbins = n > 0 ? (size_t)n : 0;
+    row.bins = decode_bins(blob, blob ? len : 0, row.nbins, &corrupt);
+    if (!row.bins)
+        return corrupt ? weft__cat_err(e->c, WEFT_ECORRUPT, "catalog %s: "
+                                       "trace %" PRId64 ": the timeline of "
+                                       "location %" PRIu64 " does not "
+                                       "decode", e->c->path, e->trace_id,
+                                       row.location)
+                       : oom(e->c);
+    rc = e->fn.timeline(&row, e->arg);
+    free(row.bins);
+    return rc;
+}
+
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
 int weft_catalog_timelines(weft_catalog *c, int64_t trace_id,
                            weft_catalog_timeline_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_timeline_row row;
-    int rc, step, corrupt;
+    each e = { c, trace_id, { .timeline = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT location_id, start_s, width_s, nbins, bins"
-                           " FROM timelines WHERE trace_id = ?"
-                           " ORDER BY location_id", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t n = sqlite3_column_int64(st, 3);
-        const uint8_t *blob = sqlite3_column_blob(st, 4);
-        size_t len = (size_t)sqlite3_column_bytes(st, 4);
-        memset(&row, 0, sizeof row);
-        row.location = (uint64_t)sqlite3_column_int64(st, 0);
-        row.start_s = sqlite3_column_double(st, 1);
-        row.width_s = sqlite3_column_double(st, 2);
-        row.nbins = n > 0 ? (size_t)n : 0;
-        row.bins = decode_bins(blob, blob ? len : 0, row.nbins, &corrupt);
-        if (!row.bins)
-            rc = corrupt ? weft__cat_err(c, WEFT_ECORRUPT, "catalog %s: "
-                                         "trace %" PRId64 ": the timeline "
-                                         "of location %" PRIu64 " does "
-                                         "not decode", c->path, trace_id,
-                                         row.location)
-                         : oom(c);
-        else
-            rc = fn(&row, arg);
-        free(row.bins);
-        if (rc != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing timelines");
-out:
-    sqlite3_finalize(st);
+    return each_row(&e, "SELECT location_id, start_s, width_s, nbins, bins"
+                        " FROM timelines WHERE trace_id = ?"
+                        " ORDER BY location_id",
+                    "listing timelines", timeline_row);
+}
+
+static int timeline_region_row(const each *e, sqlite3_stmt *st)
+{
+    weft_timeline_region row;
+    int rc;
+
+    memset(&row, 0, sizeof row);
+    row.id = (uint32_t)sqlite3_column_int64(st, 0);
+    if (weft__cat_col_text(st, 1, 0, &row.name) < 0)
+        return oom(e->c);
+    rc = e->fn.timeline_region(&row, e->arg);
+    free(row.name);
     return rc;
 }
 
@@ -672,63 +710,53 @@ int weft_catalog_timeline_regions(weft_catalog *c, int64_t trace_id,
                                   weft_catalog_timeline_region_fn fn,
                                   void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_timeline_region row;
-    int rc, step;
+    each e = { c, trace_id, { .timeline_region = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT region_id, name FROM timeline_regions"
-                           " WHERE trace_id = ? ORDER BY region_id", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        memset(&row, 0, sizeof row);
-        row.id = (uint32_t)sqlite3_column_int64(st, 0);
-        if (weft__cat_col_text(st, 1, 0, &row.name) < 0)
-            rc = oom(c);
-        else
-            rc = fn(&row, arg);
-        free(row.name);
-        if (rc != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing timeline regions");
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return each_row(&e, "SELECT region_id, name FROM timeline_regions"
+                        " WHERE trace_id = ? ORDER BY region_id",
+                    "listing timeline regions", timeline_region_row);
+}
+
+static int message_row(const each *e, sqlite3_stmt *st)
+{
+    weft_message_row row;
+
+    row.sender = (uint32_t)sqlite3_column_int64(st, 0);
+    row.receiver = (uint32_t)sqlite3_column_int64(st, 1);
+    row.messages = (uint64_t)sqlite3_column_int64(st, 2);
+    row.bytes = (uint64_t)sqlite3_column_int64(st, 3);
+    return e->fn.message(&row, e->arg);
 }
 
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
 int weft_catalog_messages(weft_catalog *c, int64_t trace_id,
                           weft_catalog_message_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_message_row row;
-    int rc, step;
+    each e = { c, trace_id, { .message = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT sender, receiver, messages, bytes"
-                           " FROM messages WHERE trace_id = ?"
-                           " ORDER BY sender, receiver", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        row.sender = (uint32_t)sqlite3_column_int64(st, 0);
-        row.receiver = (uint32_t)sqlite3_column_int64(st, 1);
-        row.messages = (uint64_t)sqlite3_column_int64(st, 2);
-        row.bytes = (uint64_t)sqlite3_column_int64(st, 3);
-        if ((rc = fn(&row, arg)) != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing messages");
-out:
-    sqlite3_finalize(st);
+    return each_row(&e, "SELECT sender, receiver, messages, bytes"
+                        " FROM messages WHERE trace_id = ?"
+                        " ORDER BY sender, receiver",
+                    "listing messages", message_row);
+}
+
+static int io_file_row(const each *e, sqlite3_stmt *st)
+{
+    weft_io_file_row row;
+    int rc;
+
+    memset(&row, 0, sizeof row);
+    row.others = (uint64_t)sqlite3_column_int64(st, 1);
+    row.bytes_read = (uint64_t)sqlite3_column_int64(st, 2);
+    row.bytes_written = (uint64_t)sqlite3_column_int64(st, 3);
+    row.operations = (uint64_t)sqlite3_column_int64(st, 4);
+    row.time_s = sqlite3_column_double(st, 5);
+    if (weft__cat_col_text(st, 0, 0, &row.name) < 0)
+        return oom(e->c);
+    rc = e->fn.io_file(&row, e->arg);
+    free(row.name);
     return rc;
 }
 
@@ -736,38 +764,13 @@ out:
 int weft_catalog_io_files(weft_catalog *c, int64_t trace_id,
                           weft_catalog_io_file_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_io_file_row row;
-    int rc, step;
+    each e = { c, trace_id, { .io_file = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT name, others, bytes_read, bytes_written,"
-                           " operations, time_s FROM io_files"
-                           " WHERE trace_id = ? ORDER BY ord", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        memset(&row, 0, sizeof row);
-        row.others = (uint64_t)sqlite3_column_int64(st, 1);
-        row.bytes_read = (uint64_t)sqlite3_column_int64(st, 2);
-        row.bytes_written = (uint64_t)sqlite3_column_int64(st, 3);
-        row.operations = (uint64_t)sqlite3_column_int64(st, 4);
-        row.time_s = sqlite3_column_double(st, 5);
-        if (weft__cat_col_text(st, 0, 0, &row.name) < 0)
-            rc = oom(c);
-        else
-            rc = fn(&row, arg);
-        free(row.name);
-        if (rc != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing I/O files");
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return each_row(&e, "SELECT name, others, bytes_read, bytes_written,"
+                        " operations, time_s FROM io_files"
+                        " WHERE trace_id = ? ORDER BY ord",
+                    "listing I/O files", io_file_row);
 }
 
 /* The n points (3 doubles each) of a blob of len bytes, malloc'd; NULL
@@ -789,57 +792,50 @@ static double *decode_points(const uint8_t *p, size_t len, size_t n,
     return v;
 }
 
+static int metric_row(const each *e, sqlite3_stmt *st)
+{
+    int64_t n = sqlite3_column_int64(st, 6);
+    const uint8_t *blob = sqlite3_column_blob(st, 7);
+    size_t len = (size_t)sqlite3_column_bytes(st, 7);
+    weft_metric_row row;
+    int rc, corrupt;
+
+    memset(&row, 0, sizeof row);
+    row.location = (uint64_t)sqlite3_column_int64(st, 0);
+    row.member = (uint32_t)sqlite3_column_int64(st, 1);
+    row.start_s = sqlite3_column_double(st, 4);
+    row.width_s = sqlite3_column_double(st, 5);
+    row.npoints = n > 0 ? (size_t)n : 0;
+    row.series_total = (uint64_t)sqlite3_column_int64(st, 8);
+    row.points = decode_points(blob, blob ? len : 0, row.npoints, &corrupt);
+    if (!row.points)
+        return corrupt ? weft__cat_err(e->c, WEFT_ECORRUPT, "catalog %s: "
+                                       "trace %" PRId64 ": the metric "
+                                       "series of location %" PRIu64
+                                       " does not decode", e->c->path,
+                                       e->trace_id, row.location)
+                       : oom(e->c);
+    if (weft__cat_col_text(st, 2, 0, &row.name) < 0 ||
+        weft__cat_col_text(st, 3, 0, &row.unit) < 0)
+        rc = oom(e->c);
+    else
+        rc = e->fn.metric(&row, e->arg);
+    free(row.points);
+    free(row.name);
+    free(row.unit);
+    return rc;
+}
+
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code. */
 int weft_catalog_metrics(weft_catalog *c, int64_t trace_id,
                          weft_catalog_metric_fn fn, void *arg)
 {
-    sqlite3_stmt *st = NULL;
-    weft_metric_row row;
-    int rc, step, corrupt;
+    each e = { c, trace_id, { .metric = fn }, arg };
 
     assert(c && fn);
-    rc = weft__cat_prepare(c,
-                           "SELECT location_id, member_id, name, unit,"
-                           " start_s, width_s, npoints, points, series_total"
-                           " FROM metrics WHERE trace_id = ?"
-                           " ORDER BY location_id, member_id", &st);
-    if (rc < 0)
-        goto out;
-    sqlite3_bind_int64(st, 1, trace_id);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t n = sqlite3_column_int64(st, 6);
-        const uint8_t *blob = sqlite3_column_blob(st, 7);
-        size_t len = (size_t)sqlite3_column_bytes(st, 7);
-        memset(&row, 0, sizeof row);
-        row.location = (uint64_t)sqlite3_column_int64(st, 0);
-        row.member = (uint32_t)sqlite3_column_int64(st, 1);
-        row.start_s = sqlite3_column_double(st, 4);
-        row.width_s = sqlite3_column_double(st, 5);
-        row.npoints = n > 0 ? (size_t)n : 0;
-        row.series_total = (uint64_t)sqlite3_column_int64(st, 8);
-        row.points = decode_points(blob, blob ? len : 0, row.npoints,
-                                   &corrupt);
-        if (!row.points)
-            rc = corrupt ? weft__cat_err(c, WEFT_ECORRUPT, "catalog %s: "
-                                         "trace %" PRId64 ": the metric "
-                                         "series of location %" PRIu64
-                                         " does not decode", c->path,
-                                         trace_id, row.location)
-                         : oom(c);
-        else if (weft__cat_col_text(st, 2, 0, &row.name) < 0 ||
-                 weft__cat_col_text(st, 3, 0, &row.unit) < 0)
-            rc = oom(c);
-        else
-            rc = fn(&row, arg);
-        free(row.points);
-        free(row.name);
-        free(row.unit);
-        if (rc != 0)
-            goto out;
-    }
-    if (step != SQLITE_DONE)
-        rc = weft__cat_db_err(c, "listing metrics");
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return each_row(&e, "SELECT location_id, member_id, name, unit,"
+                        " start_s, width_s, npoints, points, series_total"
+                        " FROM metrics WHERE trace_id = ?"
+                        " ORDER BY location_id, member_id",
+                    "listing metrics", metric_row);
 }

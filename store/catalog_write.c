@@ -143,69 +143,91 @@ static int exec_id(weft_catalog *c, const char *sql, int64_t id,
     return rc;
 }
 
-static int store_locations(weft_catalog *c, int64_t id,
-                           const weft_location_row *locs, size_t nlocs)
+/* ---- the rows of one trace ---------------------------------------------
+ * Each table that holds rows of a trace is replaced the same way: its
+ * rows of the trace deleted, then one INSERT per row, the trace's id its
+ * first parameter and the row's fields the others. */
+
+/* Binds row i of rows to the parameters of ins after the first: 0, or
+ * WEFT_ENOMEM (c's message set). */
+typedef int (*bind_row_fn)(weft_catalog *c, sqlite3_stmt *ins,
+                           const void *rows, size_t i);
+
+typedef struct table_rows {
+    const char *del, *removing;   /* DELETE of the trace's rows; its doing */
+    const char *insert, *storing; /* INSERT of one row; its doing */
+    bind_row_fn bind;
+} table_rows;
+
+/* Replaces the rows of trace id in t's table by the n of rows. */
+static int replace_rows(weft_catalog *c, int64_t id, const table_rows *t,
+                        const void *rows, size_t n)
 {
     sqlite3_stmt *ins = NULL;
-    int rc;
+    int rc = exec_id(c, t->del, id, t->removing);
 
-    rc = exec_id(c, "DELETE FROM locations WHERE trace_id = ?", id,
-                 "removing old locations");
-    if (rc == 0)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO locations (trace_id, id, rank,"
-                               " thread, name, events, dropped)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               &ins);
-    for (size_t i = 0; rc == 0 && i < nlocs; i++) {
-        const weft_location_row *l = &locs[i];
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, (int64_t)l->id);
-        sqlite3_bind_int64(ins, 3, l->rank);
-        sqlite3_bind_int64(ins, 4, l->thread);
-        sqlite3_bind_text(ins, 5, l->name ? l->name : "", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 6, (int64_t)l->events);
-        sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing a location");
-    }
-    sqlite3_finalize(ins);
-    return rc;
-}
-
-static int store_members(weft_catalog *c, int64_t id,
-                         const weft_member_row *m, size_t n)
-{
-    sqlite3_stmt *ins = NULL;
-    int rc;
-
-    rc = exec_id(c, "DELETE FROM members WHERE trace_id = ?", id,
-                 "removing old members");
-    if (rc == 0)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO members (trace_id, rank, host, pid,"
-                               " state, locations, events, dropped)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &ins);
+    if (rc == 0 && n)
+        rc = weft__cat_prepare(c, t->insert, &ins);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sqlite3_reset(ins);
         sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, m[i].rank);
-        sqlite3_bind_text(ins, 3, m[i].host ? m[i].host : "", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 4, m[i].pid);
-        sqlite3_bind_text(ins, 5, m[i].state ? m[i].state
-                                             : WEFT_MEMBER_MISSING, -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 6, (int64_t)m[i].locations);
-        sqlite3_bind_int64(ins, 7, (int64_t)m[i].events);
-        sqlite3_bind_int64(ins, 8, (int64_t)m[i].dropped);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing a member");
+        if ((rc = t->bind(c, ins, rows, i)) == 0 &&
+            sqlite3_step(ins) != SQLITE_DONE)
+            rc = weft__cat_db_err(c, t->storing);
     }
     sqlite3_finalize(ins);
     return rc;
 }
+
+static void bind_str(sqlite3_stmt *ins, int col, const char *s)
+{
+    sqlite3_bind_text(ins, col, s ? s : "", -1, SQLITE_STATIC);
+}
+
+static int bind_location(weft_catalog *c, sqlite3_stmt *ins,
+                         const void *rows, size_t i)
+{
+    const weft_location_row *l = (const weft_location_row *)rows + i;
+
+    (void)c;
+    sqlite3_bind_int64(ins, 2, (int64_t)l->id);
+    sqlite3_bind_int64(ins, 3, l->rank);
+    sqlite3_bind_int64(ins, 4, l->thread);
+    bind_str(ins, 5, l->name);
+    sqlite3_bind_int64(ins, 6, (int64_t)l->events);
+    sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
+    return 0;
+}
+
+static const table_rows locations_table = {
+    "DELETE FROM locations WHERE trace_id = ?", "removing old locations",
+    "INSERT INTO locations (trace_id, id, rank, thread, name, events,"
+    " dropped) VALUES (?, ?, ?, ?, ?, ?, ?)", "storing a location",
+    bind_location
+};
+
+static int bind_member(weft_catalog *c, sqlite3_stmt *ins, const void *rows,
+                       size_t i)
+{
+    const weft_member_row *m = (const weft_member_row *)rows + i;
+
+    (void)c;
+    sqlite3_bind_int64(ins, 2, m->rank);
+    bind_str(ins, 3, m->host);
+    sqlite3_bind_int64(ins, 4, m->pid);
+    bind_str(ins, 5, m->state ? m->state : WEFT_MEMBER_MISSING);
+    sqlite3_bind_int64(ins, 6, (int64_t)m->locations);
+    sqlite3_bind_int64(ins, 7, (int64_t)m->events);
+    sqlite3_bind_int64(ins, 8, (int64_t)m->dropped);
+    return 0;
+}
+
+static const table_rows members_table = {
+    "DELETE FROM members WHERE trace_id = ?", "removing old members",
+    "INSERT INTO members (trace_id, rank, host, pid, state, locations,"
+    " events, dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "storing a member",
+    bind_member
+};
 
 /* INSERT OR IGNORE: the first value given for a key stays. */
 static int insert_tags(weft_catalog *c, int64_t id, const weft_tag *tags,
@@ -235,38 +257,29 @@ static int insert_tags(weft_catalog *c, int64_t id, const weft_tag *tags,
     return rc;
 }
 
-static int store_regions(weft_catalog *c, int64_t id,
-                         const weft_region_row *r, size_t n)
+static int bind_region(weft_catalog *c, sqlite3_stmt *ins, const void *rows,
+                       size_t i)
 {
-    sqlite3_stmt *ins = NULL;
-    int rc;
+    const weft_region_row *r = (const weft_region_row *)rows + i;
 
-    rc = exec_id(c, "DELETE FROM regions WHERE trace_id = ?", id,
-                 "removing an old profile");
-    if (rc == 0)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO regions (trace_id, location_id,"
-                               " region, visits, incl_s, excl_s)"
-                               " VALUES (?, ?, ?, ?, ?, ?)",
-                               &ins);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        if (r[i].location < 0)
-            sqlite3_bind_null(ins, 2);
-        else
-            sqlite3_bind_int64(ins, 2, r[i].location);
-        sqlite3_bind_text(ins, 3, r[i].region ? r[i].region : "", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 4, (int64_t)r[i].visits);
-        sqlite3_bind_double(ins, 5, r[i].incl_s);
-        sqlite3_bind_double(ins, 6, r[i].excl_s);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing the region profile");
-    }
-    sqlite3_finalize(ins);
-    return rc;
+    (void)c;
+    if (r->location < 0)
+        sqlite3_bind_null(ins, 2);
+    else
+        sqlite3_bind_int64(ins, 2, r->location);
+    bind_str(ins, 3, r->region);
+    sqlite3_bind_int64(ins, 4, (int64_t)r->visits);
+    sqlite3_bind_double(ins, 5, r->incl_s);
+    sqlite3_bind_double(ins, 6, r->excl_s);
+    return 0;
 }
+
+static const table_rows regions_table = {
+    "DELETE FROM regions WHERE trace_id = ?", "removing an old profile",
+    "INSERT INTO regions (trace_id, location_id, region, visits, incl_s,"
+    " excl_s) VALUES (?, ?, ?, ?, ?, ?)", "storing the region profile",
+    bind_region
+};
 
 /* The bins of t as uvarints in a malloc'd buffer (*len bytes), NULL when
  * out of memory. */
@@ -282,118 +295,88 @@ static uint8_t *encode_bins(const weft_timeline_row *t, size_t *len)
     return buf;
 }
 
-/* Replaces the timelines and their region names of trace id. */
-static int store_timelines(weft_catalog *c, int64_t id,
-                           const weft_trace_detail *d)
+static int bind_timeline(weft_catalog *c, sqlite3_stmt *ins,
+                         const void *rows, size_t i)
 {
-    sqlite3_stmt *ins = NULL;
-    int rc;
+    const weft_timeline_row *t = (const weft_timeline_row *)rows + i;
+    size_t len = 0;
+    uint8_t *blob = encode_bins(t, &len);
 
-    rc = exec_id(c, "DELETE FROM timelines WHERE trace_id = ?", id,
-                 "removing old timelines");
-    if (rc == 0)
-        rc = exec_id(c, "DELETE FROM timeline_regions WHERE trace_id = ?",
-                     id, "removing old timeline regions");
-    if (rc == 0 && d->ntimelines)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO timelines (trace_id, location_id,"
-                               " start_s, width_s, nbins, bins)"
-                               " VALUES (?, ?, ?, ?, ?, ?)", &ins);
-    for (size_t i = 0; rc == 0 && i < d->ntimelines; i++) {
-        const weft_timeline_row *t = &d->timelines[i];
-        size_t len = 0;
-        uint8_t *blob = encode_bins(t, &len);
-        if (!blob)
-            return weft__cat_err(c, WEFT_ENOMEM, "out of memory");
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, (int64_t)t->location);
-        sqlite3_bind_double(ins, 3, t->start_s);
-        sqlite3_bind_double(ins, 4, t->width_s);
-        sqlite3_bind_int64(ins, 5, (int64_t)t->nbins);
-        sqlite3_bind_blob(ins, 6, blob, (int)len, free);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing a timeline");
-    }
-    sqlite3_finalize(ins);
-    ins = NULL;
-    if (rc == 0 && d->ntimeline_regions)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO timeline_regions (trace_id,"
-                               " region_id, name) VALUES (?, ?, ?)", &ins);
-    for (size_t i = 0; rc == 0 && i < d->ntimeline_regions; i++) {
-        const weft_timeline_region *r = &d->timeline_regions[i];
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, r->id);
-        sqlite3_bind_text(ins, 3, r->name ? r->name : "", -1, SQLITE_STATIC);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing a timeline region");
-    }
-    sqlite3_finalize(ins);
-    return rc;
+    if (!blob)
+        return weft__cat_err(c, WEFT_ENOMEM, "out of memory");
+    sqlite3_bind_int64(ins, 2, (int64_t)t->location);
+    sqlite3_bind_double(ins, 3, t->start_s);
+    sqlite3_bind_double(ins, 4, t->width_s);
+    sqlite3_bind_int64(ins, 5, (int64_t)t->nbins);
+    sqlite3_bind_blob(ins, 6, blob, (int)len, free);
+    return 0;
 }
 
-/* Replaces the communication matrix of trace id. */
-static int store_messages(weft_catalog *c, int64_t id,
-                          const weft_message_row *m, size_t n)
-{
-    sqlite3_stmt *ins = NULL;
-    int rc;
+static const table_rows timelines_table = {
+    "DELETE FROM timelines WHERE trace_id = ?", "removing old timelines",
+    "INSERT INTO timelines (trace_id, location_id, start_s, width_s, nbins,"
+    " bins) VALUES (?, ?, ?, ?, ?, ?)", "storing a timeline", bind_timeline
+};
 
-    rc = exec_id(c, "DELETE FROM messages WHERE trace_id = ?", id,
-                 "removing old messages");
-    if (rc == 0 && n)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO messages (trace_id, sender,"
-                               " receiver, messages, bytes)"
-                               " VALUES (?, ?, ?, ?, ?)", &ins);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, m[i].sender);
-        sqlite3_bind_int64(ins, 3, m[i].receiver);
-        sqlite3_bind_int64(ins, 4, (int64_t)m[i].messages);
-        sqlite3_bind_int64(ins, 5, (int64_t)m[i].bytes);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing the message matrix");
-    }
-    sqlite3_finalize(ins);
-    return rc;
+static int bind_timeline_region(weft_catalog *c, sqlite3_stmt *ins,
+                                const void *rows, size_t i)
+{
+    const weft_timeline_region *r = (const weft_timeline_region *)rows + i;
+
+    (void)c;
+    sqlite3_bind_int64(ins, 2, r->id);
+    bind_str(ins, 3, r->name);
+    return 0;
 }
 
-/* Replaces the I/O table of trace id. */
-static int store_io_files(weft_catalog *c, int64_t id,
-                          const weft_io_file_row *f, size_t n)
-{
-    sqlite3_stmt *ins = NULL;
-    int rc;
+static const table_rows timeline_regions_table = {
+    "DELETE FROM timeline_regions WHERE trace_id = ?",
+    "removing old timeline regions",
+    "INSERT INTO timeline_regions (trace_id, region_id, name)"
+    " VALUES (?, ?, ?)", "storing a timeline region", bind_timeline_region
+};
 
-    rc = exec_id(c, "DELETE FROM io_files WHERE trace_id = ?", id,
-                 "removing old I/O files");
-    if (rc == 0 && n)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO io_files (trace_id, ord, name,"
-                               " others, bytes_read, bytes_written,"
-                               " operations, time_s)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", &ins);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, (int64_t)i);
-        sqlite3_bind_text(ins, 3, f[i].name ? f[i].name : "", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 4, (int64_t)f[i].others);
-        sqlite3_bind_int64(ins, 5, (int64_t)f[i].bytes_read);
-        sqlite3_bind_int64(ins, 6, (int64_t)f[i].bytes_written);
-        sqlite3_bind_int64(ins, 7, (int64_t)f[i].operations);
-        sqlite3_bind_double(ins, 8, f[i].time_s);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing the I/O files");
-    }
-    sqlite3_finalize(ins);
-    return rc;
+static int bind_message(weft_catalog *c, sqlite3_stmt *ins,
+                        const void *rows, size_t i)
+{
+    const weft_message_row *m = (const weft_message_row *)rows + i;
+
+    (void)c;
+    sqlite3_bind_int64(ins, 2, m->sender);
+    sqlite3_bind_int64(ins, 3, m->receiver);
+    sqlite3_bind_int64(ins, 4, (int64_t)m->messages);
+    sqlite3_bind_int64(ins, 5, (int64_t)m->bytes);
+    return 0;
 }
+
+static const table_rows messages_table = {
+    "DELETE FROM messages WHERE trace_id = ?", "removing old messages",
+    "INSERT INTO messages (trace_id, sender, receiver, messages, bytes)"
+    " VALUES (?, ?, ?, ?, ?)", "storing the message matrix", bind_message
+};
+
+static int bind_io_file(weft_catalog *c, sqlite3_stmt *ins,
+                        const void *rows, size_t i)
+{
+    const weft_io_file_row *f = (const weft_io_file_row *)rows + i;
+
+    (void)c;
+    sqlite3_bind_int64(ins, 2, (int64_t)i);
+    bind_str(ins, 3, f->name);
+    sqlite3_bind_int64(ins, 4, (int64_t)f->others);
+    sqlite3_bind_int64(ins, 5, (int64_t)f->bytes_read);
+    sqlite3_bind_int64(ins, 6, (int64_t)f->bytes_written);
+    sqlite3_bind_int64(ins, 7, (int64_t)f->operations);
+    sqlite3_bind_double(ins, 8, f->time_s);
+    return 0;
+}
+
+static const table_rows io_files_table = {
+    "DELETE FROM io_files WHERE trace_id = ?", "removing old I/O files",
+    "INSERT INTO io_files (trace_id, ord, name, others, bytes_read,"
+    " bytes_written, operations, time_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "storing the I/O files", bind_io_file
+};
 
 /* The points of m as little-endian float64 in a malloc'd buffer of
  * *len bytes, NULL when out of memory. */
@@ -414,48 +397,34 @@ static uint8_t *encode_points(const weft_metric_row *m, size_t *len)
     return buf;
 }
 
-/* Replaces the metric series of trace id. */
-static int store_metrics(weft_catalog *c, int64_t id,
-                         const weft_metric_row *m, size_t n)
+static int bind_metric(weft_catalog *c, sqlite3_stmt *ins, const void *rows,
+                       size_t i)
 {
-    sqlite3_stmt *ins = NULL;
-    int rc;
+    const weft_metric_row *m = (const weft_metric_row *)rows + i;
+    size_t len = 0;
+    uint8_t *blob = encode_points(m, &len);
 
-    rc = exec_id(c, "DELETE FROM metrics WHERE trace_id = ?", id,
-                 "removing old metrics");
-    if (rc == 0 && n)
-        rc = weft__cat_prepare(c,
-                               "INSERT INTO metrics (trace_id, location_id,"
-                               " member_id, name, unit, start_s, width_s,"
-                               " npoints, points, series_total)"
-                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                               &ins);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        size_t len = 0;
-        uint8_t *blob = encode_points(&m[i], &len);
-        if (!blob) {
-            rc = weft__cat_err(c, WEFT_ENOMEM, "out of memory");
-            break;
-        }
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, id);
-        sqlite3_bind_int64(ins, 2, (int64_t)m[i].location);
-        sqlite3_bind_int64(ins, 3, m[i].member);
-        sqlite3_bind_text(ins, 4, m[i].name ? m[i].name : "", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_text(ins, 5, m[i].unit ? m[i].unit : "", -1,
-                          SQLITE_STATIC);
-        sqlite3_bind_double(ins, 6, m[i].start_s);
-        sqlite3_bind_double(ins, 7, m[i].width_s);
-        sqlite3_bind_int64(ins, 8, (int64_t)m[i].npoints);
-        sqlite3_bind_blob(ins, 9, blob, (int)len, free);
-        sqlite3_bind_int64(ins, 10, (int64_t)m[i].series_total);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = weft__cat_db_err(c, "storing a metric series");
-    }
-    sqlite3_finalize(ins);
-    return rc;
+    if (!blob)
+        return weft__cat_err(c, WEFT_ENOMEM, "out of memory");
+    sqlite3_bind_int64(ins, 2, (int64_t)m->location);
+    sqlite3_bind_int64(ins, 3, m->member);
+    bind_str(ins, 4, m->name);
+    bind_str(ins, 5, m->unit);
+    sqlite3_bind_double(ins, 6, m->start_s);
+    sqlite3_bind_double(ins, 7, m->width_s);
+    sqlite3_bind_int64(ins, 8, (int64_t)m->npoints);
+    sqlite3_bind_blob(ins, 9, blob, (int)len, free);
+    sqlite3_bind_int64(ins, 10, (int64_t)m->series_total);
+    return 0;
 }
+
+static const table_rows metrics_table = {
+    "DELETE FROM metrics WHERE trace_id = ?", "removing old metrics",
+    "INSERT INTO metrics (trace_id, location_id, member_id, name, unit,"
+    " start_s, width_s, npoints, points, series_total)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "storing a metric series",
+    bind_metric
+};
 
 /* Returns 0 or a WEFT_E* code (nothing changed then). */
 int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
@@ -550,24 +519,28 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         rc = (int)id;
         goto out;
     }
-    rc = store_locations(c, id, d->locations, d->nlocations);
+    rc = replace_rows(c, id, &locations_table, d->locations, d->nlocations);
     if (rc == 0)
-        rc = store_members(c, id, d->members, d->nmembers);
+        rc = replace_rows(c, id, &members_table, d->members, d->nmembers);
     if (rc == 0)
         rc = exec_id(c, "DELETE FROM tags WHERE trace_id = ?", id,
                      "removing old tags");
     if (rc == 0)
         rc = insert_tags(c, id, d->tags, d->ntags);
     if (rc == 0)
-        rc = store_regions(c, id, d->regions, d->nregions);
+        rc = replace_rows(c, id, &regions_table, d->regions, d->nregions);
     if (rc == 0)
-        rc = store_timelines(c, id, d);
+        rc = replace_rows(c, id, &timelines_table, d->timelines,
+                          d->ntimelines);
     if (rc == 0)
-        rc = store_messages(c, id, d->messages, d->nmessages);
+        rc = replace_rows(c, id, &timeline_regions_table,
+                          d->timeline_regions, d->ntimeline_regions);
     if (rc == 0)
-        rc = store_io_files(c, id, d->io_files, d->nio_files);
+        rc = replace_rows(c, id, &messages_table, d->messages, d->nmessages);
     if (rc == 0)
-        rc = store_metrics(c, id, d->metrics, d->nmetrics);
+        rc = replace_rows(c, id, &io_files_table, d->io_files, d->nio_files);
+    if (rc == 0)
+        rc = replace_rows(c, id, &metrics_table, d->metrics, d->nmetrics);
     if (rc == 0)
         rc = weft__cat_exec(c, "COMMIT", "committing a trace");
 out:
@@ -625,9 +598,11 @@ int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
         }
         id = sqlite3_column_int64(st, 0);
         sqlite3_reset(st);
-        rc = store_members(c, id, v[i].members, v[i].nmembers);
+        rc = replace_rows(c, id, &members_table, v[i].members,
+                          v[i].nmembers);
         if (rc == 0)
-            rc = store_locations(c, id, v[i].locs, v[i].nlocs);
+            rc = replace_rows(c, id, &locations_table, v[i].locs,
+                              v[i].nlocs);
         if (stored)
             stored[i] = 1;
     }
