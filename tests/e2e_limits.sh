@@ -4,7 +4,8 @@
 # big batches: weftd pauses connections (counted in the status file) and
 # the archive is still exact; idle_timeout closes a connection that never
 # says Hello, naming the limit, while a client that is connected but quiet
-# for longer than the timeout keeps its connection and finishes.
+# for longer than the timeout keeps its connection and finishes; a
+# max_frame below libweft's largest batch caps the batches (HelloAck).
 . "$(dirname "$0")/lib.sh"
 
 start_weftd --set max_buffered=64k --set idle_timeout=1
@@ -56,5 +57,21 @@ echo "$out" | grep -q "limits reached: .*max_buffered [1-9].*idle_timeout 1" ||
     fail "weft status does not show the limits reached"
 echo "$out" | grep -q "buffered: .*max_buffered 65536" ||
     fail "weft status does not show max_buffered"
+stop_weftd
+
+# max_frame below libweft's largest batch (WEFT_BUFFER_SIZE, 4092k by
+# default): the HelloAck says it, and threads that fill their buffers fast
+# (which grow them) ship batches of at most max_frame less 4 KiB; none is
+# refused and the archive is exact.
+start_weftd --set max_frame=200k
+WEFT_TRACE=framed timeout 120 "$DEMO" -p 2 -t 2 -n 100000 \
+    --report "$TMP/framed.json" >"$TMP/framed.out" 2>&1 ||
+    { cat "$TMP/framed.out" >&2; fail "weft-demo failed under max_frame = 200k"; }
+wait_state framed complete 120
+grep -q "exceeds max_frame" "$TMP/weftd.log" &&
+    fail "a batch exceeded max_frame: $(grep "exceeds max_frame" "$TMP/weftd.log" | head -n 1)"
+archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
+"$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/framed.json" >/dev/null ||
+    fail "archive does not match what weft-demo recorded under max_frame = 200k"
 stop_weftd
 echo ok
