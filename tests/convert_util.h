@@ -1,0 +1,70 @@
+/* convert_util.h - what the conversion tests share (convert_util.c). */
+#ifndef WEFT_CONVERT_UTIL_H
+#define WEFT_CONVERT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <otf2/otf2.h>
+
+#include "convert.h"
+#include "journal.h"
+#include "record.h"
+
+typedef struct ctx {
+    char dir[64];
+    char trace[96];
+    char archive[96];
+} ctx;
+
+typedef struct archive_info {
+    int nclock;
+    uint64_t resolution, offset, length, realtime;
+    size_t nlocs;
+    OTF2_LocationRef locs[16];
+    uint64_t loc_events[16];  /* numberOfEvents of each Location */
+    uint64_t events_read[16]; /* events actually found there */
+    uint64_t events, tmin, tmax;
+    int ordered;              /* times never decrease per location */
+    uint64_t last[16];
+} archive_info;
+
+/* cmocka setup and teardown: a temporary directory with the trace's
+ * spool directory and where its archive goes (ctx). */
+int conv_setup(void **state);
+int conv_teardown(void **state);
+
+/* Journal entries written by hand. */
+void append(weft_journal *j, uint8_t kind, uint32_t location,
+            uint32_t count, uint64_t seq, uint64_t base, const void *p,
+            size_t n);
+void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
+                        const char *host, uint64_t res, const char *clock);
+void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
+                  const char *host);
+void append_goodbye(weft_journal *j, uint32_t nloc, const uint32_t *threads,
+                    const uint64_t *events, const uint64_t *dropped);
+void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
+                   uint64_t base, const weft_record *evs, size_t n);
+void append_defs(weft_journal *j, const weft_record *defs, size_t n);
+/* Enter/Leave pairs in a batch of append_pairs. */
+#define PAR_PAIRS 300
+/* Appends a batch of PAR_PAIRS Enter/Leave pairs of regions 0..2 from
+ * t, announcing count more than it holds; the time after them. */
+uint64_t append_pairs(weft_journal *j, uint32_t thread, uint64_t seq,
+                      uint64_t t, uint32_t more);
+/* A new journal of member `rank` in c's trace directory. */
+weft_journal *open_journal(const ctx *c, uint32_t rank);
+/* The two members of the smoke test (test_convert.c). */
+void write_member0(const ctx *c, uint64_t second_base);
+void write_member1(const ctx *c, uint32_t size, int undefined_ref);
+
+/* Converts in, asserting success. */
+void convert_ok(const weft_convert_input *in, weft_convert_result *res);
+/* system() of fmt with arg: the exit status, 128 if killed. */
+int run(const char *fmt, const char *arg);
+int have_otf2_print(void);
+/* Reads the archive in archive_dir back with libotf2 into a. */
+void read_archive(const char *archive_dir, archive_info *a);
+
+#endif
