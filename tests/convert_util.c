@@ -24,7 +24,6 @@
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
-
 int conv_setup(void **state)
 {
     ctx *c = calloc(1, sizeof *c);
@@ -243,7 +242,6 @@ int have_otf2_print(void)
 }
 
 /* ---- reading an archive back with libotf2 ------------------------------ */
-
 
 static OTF2_CallbackCode on_clock(void *ud, uint64_t res, uint64_t off,
                                   uint64_t len, uint64_t realtime)

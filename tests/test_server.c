@@ -929,7 +929,6 @@ static void test_stop_with_unread_acks(void **state)
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
 
-
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -764,7 +764,6 @@ static void test_fd_limit(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_FD_LIMIT], 1);
 }
 
-
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
