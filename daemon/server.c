@@ -533,7 +533,7 @@ static void consume(weft_conn *c)
             weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
                                  "frame of %u bytes exceeds max_frame (%llu "
                                  "bytes)", c->reader.payload_len,
-                                 (unsigned long long)d->cfg.max_frame);
+                                 (unsigned long long)c->reader.max_frame);
             return;
         }
         if (rc < 0) {
@@ -551,8 +551,13 @@ static void consume(weft_conn *c)
         account(c, 0);
         if (rc < 0)
             return; /* refused: c is closing */
-        if (c->member) /* Hello taken: frames of max_frame (after SIGHUP too) */
-            c->reader.max_frame = d->cfg.max_frame;
+        /* Hello taken: frames of max_frame (after a SIGHUP too), or of
+         * the larger one a HelloAck announced to the member, which fills
+         * its batches for that. */
+        if (c->member)
+            c->reader.max_frame = d->cfg.max_frame > c->member->max_frame
+                                      ? d->cfg.max_frame
+                                      : c->member->max_frame;
     }
     if (c->stash_len == 0)
         drop_stash(c);

@@ -252,6 +252,8 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     ack.server = "weftd " PACKAGE_VERSION;
     ack.max_frame = c->d->cfg.max_frame > UINT32_MAX
                         ? UINT32_MAX : (uint32_t)c->d->cfg.max_frame;
+    if (c->d->cfg.max_frame > m->max_frame)
+        m->max_frame = c->d->cfg.max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);

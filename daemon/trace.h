@@ -87,6 +87,10 @@ typedef struct weft_member {
     char *ended;                  /* its Goodbye's `ended`: how it ended
                                      abnormally, NULL if normally; owned */
     uint64_t conn_serial;         /* counts its connections (Hellos) */
+    uint64_t max_frame;           /* the largest max_frame its HelloAcks
+                                     announced: it fills batches for it,
+                                     and weftd takes them after a SIGHUP
+                                     lowered max_frame too (server.c) */
     uint64_t defs_seq;            /* last Definitions accepted */
     uint64_t held_defs_seq;       /* last Definitions journaled */
     /* Journal entries out at the writer thread (jwriter.h): none may be

@@ -1,7 +1,9 @@
 #!/bin/bash
 # e2e_reload.sh - SIGHUP re-reads the configuration: a raised limit takes
 # effect without a restart, command-line settings keep winning over the
-# file, and a broken file is reported and leaves weftd running as it was.
+# file, and a broken file is reported and leaves weftd running as it was;
+# a lowered max_frame still takes the batches a process filled for the
+# one announced to it.
 # Then which file is read: --check-config names it, a missing default file
 # is fine, a missing --config file is an error, --set sets any key.
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +49,30 @@ done
 [ "$(json_get "$SPOOL/weftd.status" 'j["max_buffered"]')" = 1048576 ] ||
     fail "max_buffered was not reloaded on SIGHUP"
 exec 3>&-
+
+# A SIGHUP that lowers max_frame while a process streams: its threads,
+# recording fast, fill batches far larger than 64 KiB for the 4 MiB its
+# HelloAck announced; weftd still takes those (and new connections get
+# the lower limit): nothing is refused, the archive is exact.
+WEFT_TRACE=lowered timeout 120 "$DEMO" -p 1 -t 2 -n 1500000 \
+    --report "$TMP/lowered.json" >"$TMP/lowered.out" 2>&1 &
+demo=$!
+sleep 0.5
+printf '[limits]\nmax_connections = 5\nmax_frame = 64k\n' >"$conf"
+kill -HUP "$WEFTD_PID"
+wait "$demo" || { cat "$TMP/lowered.out" >&2; fail "weft-demo failed across a lower max_frame"; }
+wait_state lowered complete 60
+grep -q "exceeds max_frame" "$TMP/weftd.log" &&
+    fail "a batch filled for the announced max_frame was refused: $(grep "exceeds max_frame" "$TMP/weftd.log" | head -n 1)"
+"$PY" "$CHECK_ARCHIVE" "$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2" \
+    "$TMP/lowered.json" >/dev/null ||
+    fail "the archive does not hold what weft-demo recorded across a lower max_frame"
+WEFT_TRACE=after-lower timeout 60 "$DEMO" -p 1 -t 2 -n 200000 \
+    --report "$TMP/after-lower.json" >"$TMP/after-lower.out" 2>&1 ||
+    fail "weft-demo failed under max_frame = 64k: $(cat "$TMP/after-lower.out")"
+wait_state after-lower complete 60
+grep -q "exceeds max_frame" "$TMP/weftd.log" &&
+    fail "a new connection's batch exceeded the lower max_frame"
 stop_weftd
 out=$("$WEFT" --catalog "$SPOOL/catalog.db" status 2>&1) && fail "weft status succeeds with weftd stopped"
 echo "$out" | grep -q "not running" || fail "weft status with weftd stopped says: $out"
