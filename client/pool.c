@@ -289,6 +289,12 @@ static size_t units_of(size_t bytes)
     return (bytes + fill_unit() - 1) / fill_unit();
 }
 
+/* How far t wants its next buffer filled. */
+static size_t want_of(const weft__thread *t)
+{
+    return t->want ? t->want : fill_unit();
+}
+
 /* The most a thread may fill: the buffer, within weftd's largest batch;
  * a unit until weftd said (a HelloAck). mu held. */
 static size_t fill_limit_locked(void)
@@ -307,8 +313,7 @@ static size_t fill_limit_locked(void)
  * pool's floor, see buf_acquire_locked). A fill never shrinks. mu held. */
 static void fill_locked(weft__buf *b, const weft__thread *t, size_t bound)
 {
-    size_t want = t->want ? t->want : fill_unit();
-    size_t have = units_of(b->fill), need = units_of(want);
+    size_t have = units_of(b->fill), need = units_of(want_of(t));
     size_t must = bound > fill_unit() ? units_of(bound) : 1;
     size_t budget = weft__S.cfg.pool_size;
 
@@ -344,8 +349,7 @@ static uint8_t *fill_end_locked(const weft__buf *b, size_t bound)
  * one is filled twice as far. mu held. */
 static void note_full_locked(weft__thread *t)
 {
-    size_t limit = fill_limit_locked(), want = t->want ? t->want
-                                                       : fill_unit();
+    size_t limit = fill_limit_locked(), want = want_of(t);
 
     if (weft__now_ms() - t->cur_ms < weft__S.cfg.grow_ms)
         want *= 2;

@@ -250,8 +250,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     ack.protocol_version = WEFT_PROTOCOL_VERSION;
     ack.definitions_seq = m->defs_seq;
     ack.server = "weftd " PACKAGE_VERSION;
-    ack.max_frame = c->d->cfg.max_frame > UINT32_MAX
-                        ? UINT32_MAX : (uint32_t)c->d->cfg.max_frame;
+    ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
     if (c->d->cfg.max_frame > m->max_frame)
         m->max_frame = c->d->cfg.max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;

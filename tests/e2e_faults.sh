@@ -148,13 +148,7 @@ else
     # e2e_diskfull.sh): until the restarted weftd converts it again.
     stop_weftd
     start_weftd --grace-period 1
-    for _ in $(seq 300); do
-        "$WEFT" --catalog "$SPOOL/catalog.db" show full --json \
-            >"$TMP/show.json" 2>/dev/null &&
-            [ "$(json_get "$TMP/show.json" 'j["state"]')" = partial ] && break
-        sleep 0.1
-    done
-    wait_state full partial 1
+    WAIT_THROUGH=failed wait_state full partial 30
     check_archive full "$TMP/full.json"
     stop_weftd
     umount "$MNT" || fail "cannot unmount $MNT"

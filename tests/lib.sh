@@ -260,7 +260,9 @@ json_get() {
 }
 
 # wait_state TRACE STATE [SECONDS]: waits until the catalog shows TRACE in
-# STATE, leaves its `weft show --json` in $TMP/show.json.
+# STATE, leaves its `weft show --json` in $TMP/show.json. Fails at once on
+# failed or partial, unless WAIT_THROUGH names that state (a conversion
+# weftd retries).
 wait_state() {
     local state
     for _ in $(seq $((${3:-60} * 10))); do
@@ -268,7 +270,8 @@ wait_state() {
                 >"$TMP/show.json" 2>/dev/null; then
             state=$(json_get "$TMP/show.json" 'j["state"]')
             [ "$state" = "$2" ] && return 0
-            case "$state" in failed|partial) [ "$2" != "$state" ] &&
+            case "$state" in failed|partial)
+                [ "$2" != "$state" ] && [ "${WAIT_THROUGH:-}" != "$state" ] &&
                 fail "trace '$1' is $state: $(json_get "$TMP/show.json" 'j.get("error")')";;
             esac
         fi

@@ -263,7 +263,7 @@ static void test_convert_clock_covers_events(void **state)
     weft_convert_result_free(&res);
 }
 
-static weft_record clock_offset(uint64_t t, int64_t offset_ns)
+static weft_record clock_offset(uint64_t t, int64_t offset_ns, double sd)
 {
     weft_record r;
 
@@ -271,16 +271,16 @@ static weft_record clock_offset(uint64_t t, int64_t offset_ns)
     r.type = WEFT_REC_ClockOffset;
     r.u.ClockOffset.time = t;
     r.u.ClockOffset.offset = offset_ns;
-    r.u.ClockOffset.standardDeviation = 100.0;
+    r.u.ClockOffset.standardDeviation = sd;
     return r;
 }
 
 /* A member of rank (of 2) on a clock of res ticks/s named clock, with
- * ClockOffsets (t, ns) at offsets[0..noff-1], an Enter at 5000 and its
- * Leave at 6000 ticks. */
+ * ClockOffsets (t, ns) at offsets[0..noff-1] (error bound sd ns), an
+ * Enter at 5000 and its Leave at 6000 ticks. */
 static void write_clocked(const ctx *c, uint32_t rank, uint64_t res,
                           const char *clock, const int64_t (*offsets)[2],
-                          size_t noff)
+                          size_t noff, double sd)
 {
     weft_journal *j;
     weft_record defs[4] = { str(0, "main"), region(0, 0, 1) };
@@ -296,7 +296,8 @@ static void write_clocked(const ctx *c, uint32_t rank, uint64_t res,
     unlink(path);
     j = open_journal(c, rank);
     for (size_t i = 0; i < noff; i++)
-        defs[2 + i] = clock_offset((uint64_t)offsets[i][0], offsets[i][1]);
+        defs[2 + i] = clock_offset((uint64_t)offsets[i][0], offsets[i][1],
+                                   sd);
     append_hello_clock(j, rank, 2, "node", res, clock);
     append_defs(j, defs, 2 + noff);
     append_events(j, 0, 1, 5000, evs, 2);
@@ -336,8 +337,8 @@ static void test_convert_tsc_clocks(void **state)
     archive_info a;
     char clock[64];
 
-    write_clocked(c, 0, R, "tsc", two, 2);
-    write_clocked(c, 1, R + 1000, "tsc", lone, 1);
+    write_clocked(c, 0, R, "tsc", two, 2, 100.0);
+    write_clocked(c, 1, R + 1000, "tsc", lone, 1, 100.0);
     convert_ok(&in, &res);
     assert_int_equal(res.timer_resolution, R);
     assert_string_equal(res.clock, "tsc");
@@ -355,7 +356,7 @@ static void test_convert_tsc_clocks(void **state)
     weft_convert_result_free(&res);
 
     /* TSC and CLOCK_MONOTONIC: ns, the TSC's ticks scaled. */
-    write_clocked(c, 1, 1000000000, "monotonic", lone, 1);
+    write_clocked(c, 1, 1000000000, "monotonic", lone, 1, 100.0);
     convert_ok(&in, &res);
     assert_int_equal(res.timer_resolution, 1000000000);
     assert_string_equal(res.clock, "monotonic,tsc");
@@ -370,7 +371,7 @@ static void test_convert_tsc_clocks(void **state)
     weft_convert_result_free(&res);
 
     /* Rates 1 % apart (hosts of different TSC frequencies): ns. */
-    write_clocked(c, 1, R + R / 100, "tsc", lone, 1);
+    write_clocked(c, 1, R + R / 100, "tsc", lone, 1, 100.0);
     convert_ok(&in, &res);
     assert_int_equal(res.timer_resolution, 1000000000);
     assert_string_equal(res.clock, "tsc");
@@ -382,8 +383,9 @@ static void test_convert_tsc_clocks(void **state)
  * they tell: the archive gets it at both points (the first, moved into
  * the second's bound: -550 ns), and no rate the noise made up (readers
  * would stretch every duration by it). 300 ns apart, beyond their error,
- * they are real drift and readers interpolate. Rank 1 counts at the same
- * rate without offsets. */
+ * they are real drift and readers interpolate; so do points without a
+ * bound (NaN, negative). Rank 1 counts at the same rate without
+ * offsets. */
 static void test_convert_offset_noise(void **state)
 {
     ctx *c = *state;
@@ -394,8 +396,8 @@ static void test_convert_offset_noise(void **state)
     weft_convert_result res;
     archive_info a;
 
-    write_clocked(c, 0, R, "tsc", near, 2);
-    write_clocked(c, 1, R, "tsc", NULL, 0);
+    write_clocked(c, 0, R, "tsc", near, 2, 100.0);
+    write_clocked(c, 1, R, "tsc", NULL, 0, 100.0);
     convert_ok(&in, &res);
     assert_int_equal(res.timer_resolution, R);
     read_archive(c->archive, &a);
@@ -404,12 +406,23 @@ static void test_convert_offset_noise(void **state)
     assert_in_range(res.time_first, 5000 - 1345 - 1, 5000 - 1345);
     weft_convert_result_free(&res);
 
-    write_clocked(c, 0, R, "tsc", far, 2);
+    write_clocked(c, 0, R, "tsc", far, 2, 100.0);
     convert_ok(&in, &res);
     read_archive(c->archive, &a);
     /* -500 ns - 300 * 4000 / 19000 at 5000: -563 ns, -1377 ticks */
     assert_in_range(a.tmin, 5000 - 1378, 5000 - 1376);
     weft_convert_result_free(&res);
+
+    /* A bound that is none (NaN, negative: a process's own ClockOffset
+     * may say anything) makes a point exact: nothing flattened, -500 ns
+     * - 150 * 4000 / 19000 at 5000: -532 ns, -1300 ticks. */
+    for (int k = 0; k < 2; k++) {
+        write_clocked(c, 0, R, "tsc", near, 2, k ? -100.0 : NAN);
+        convert_ok(&in, &res);
+        read_archive(c->archive, &a);
+        assert_in_range(a.tmin, 5000 - 1301, 5000 - 1299);
+        weft_convert_result_free(&res);
+    }
 }
 
 static void test_convert_empty_member(void **state)
