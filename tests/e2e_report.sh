@@ -68,8 +68,16 @@ for y in range(0, h, 7):
 assert w >= 1000 and h >= 800, (w, h)
 assert len(seen) > 40, "only %d distinct values" % len(seen)
 PY
-    # WEFT_REPORT_KEEP=DIR keeps the pages and screenshots (docs/).
-    [ -z "${WEFT_REPORT_KEEP:-}" ] || cp "$html" "$TMP/$name.png" "$WEFT_REPORT_KEEP/"
+    # WEFT_REPORT_KEEP=DIR keeps the pages and whole-page screenshots
+    # (docs/): rendered in a tall window, cut below the page's end.
+    if [ -n "${WEFT_REPORT_KEEP:-}" ]; then
+        browse --screenshot="$TMP/$name.tall.png" --window-size=1400,4000 \
+            "file://$html" >/dev/null ||
+            fail "$name: chromium --screenshot failed: $(tail -3 "$TMP/chromium.log")"
+        "$PY" "$WEFT_SRCDIR/tests/crop_png.py" "$TMP/$name.tall.png" \
+            "$WEFT_REPORT_KEEP/$name.png" || fail "$name: crop_png.py failed"
+        cp "$html" "$WEFT_REPORT_KEEP/"
+    fi
 }
 
 # dom NAME PYTHON: checks the DOM of NAME's report with PYTHON, which sees
@@ -92,12 +100,32 @@ PY
 start_weftd
 
 # Threads: 2 processes of 2 threads each.
-out=$(WEFT_TRACE=r timeout 120 "$DEMO" -p 2 -t 2 -n 200 2>&1) ||
+out=$(WEFT_TRACE=r WEFT_TAGS=app=demo,size=small timeout 120 "$DEMO" -p 2 -t 2 -n 200 2>&1) ||
     fail "weft-demo failed: $out"
 wait_state r complete 60
 render r
+"$WEFT" --catalog "$SPOOL/catalog.db" profile r --json >"$TMP/r.profile.json" ||
+    fail "weft profile r failed"
+export TMP
 dom r '
 assert cell("h-events") == str(show["events"]), cell("h-events")
+import pwd, os
+assert cell("h-owner") == pwd.getpwuid(os.getuid()).pw_name, cell("h-owner")
+assert cell("h-hosts") == ", ".join(show["hosts"]), (cell("h-hosts"), show["hosts"])
+assert cell("h-tags") == "app=demo, size=small", cell("h-tags")
+assert cell("h-dropped") == "0", cell("h-dropped")
+assert re.fullmatch(r"[0-9.]+ (s|ms|us)", cell("h-duration")), cell("h-duration")
+# each profile bar says the visits and exclusive time weft profile says
+prof_json = json.load(open(os.environ["TMP"] + "/r.profile.json"))["regions"]
+def secs(s):
+    if s >= 100: return "%.0f s" % s
+    if s >= 1: return "%.3f s" % s
+    if s >= 1e-3: return "%.3f ms" % (s * 1e3)
+    return "%.3f us" % (s * 1e6)
+texts = re.findall(r"<text[^>]*>([^<]*visits, incl[^<]*)</text>", dom)
+for r in prof_json:
+    want = "%s, %d visits" % (secs(r["excl_s"]), r["visits"])
+    assert any(t.startswith(want) for t in texts), (want, texts)
 assert cell("h-ranks") == "2", cell("h-ranks")
 assert cell("h-threads") == str(len(show["locations"])), cell("h-threads")
 assert cell("h-state") == "complete"
@@ -199,13 +227,20 @@ assert cell("h-events") == str(show["events"])
 rows = re.findall(r"class=\"tl-row\" data-loc=\"(\d+)\"", dom)
 assert len(rows) == len([l for l in show["locations"] if l["events"]]), rows
 assert "MPI_Send" in dom and "MPI_Recv" in dom
-# the ring: rank r sends 5 x 100 bytes to r + 1
+# the ring: rank r sends 5 x 100 bytes to r + 1 (500 B)
 m = re.search(r"<table class=\"matrix\" id=\"matrix\">(.*?)</table>", dom, re.S)
 assert m, "no message matrix"
 cells = re.findall(r"<td[^>]*title=\"rank (\d+) -(?:&gt;|>) (\d+): (\d+) messages, ([^\"]*)\"", m.group(1))
 got = sorted((int(a), int(b), int(n)) for a, b, n, _ in cells)
 assert got == [(r, (r + 1) % 4, 5) for r in range(4)], got
-assert "id=\"mpi-time\"" in dom
+assert all(b == "500 B" for _, _, _, b in cells), cells
+# time in MPI: a bar per rank, each with the MPI regions of its locations
+m = re.search(r"<svg id=\"mpi-time\".*?</svg>", dom, re.S)
+assert m, "no time in MPI per rank"
+ranks = re.findall(r"<text[^>]*>rank (\d+)</text>", m.group(0))
+assert sorted(int(r) for r in ranks) == [0, 1, 2, 3], ranks
+times = re.findall(r"<text[^>]*>([0-9.]+) (s|ms|us)</text>", m.group(0))
+assert len(times) == 4 and all(float(v) > 0 for v, _ in times), times
 '
 else
     echo "note: no Open MPI or no $MPILIB: the MPI report is not checked"
