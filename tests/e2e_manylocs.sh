@@ -5,7 +5,8 @@
 # on serving; and a trace of 3000 locations is converted with only 128
 # descriptors (libotf2 does not keep one open per location) and within
 # convert_memory = 32M: 32 locations written at once, in groups, one pass
-# over a process's journal each.
+# over a process's journal each; its weft report has a timeline row per
+# location and stays small.
 . "$(dirname "$0")/lib.sh"
 
 real_weftd=$WEFTD
@@ -55,6 +56,16 @@ archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
 otf2-print -Werror --silent "$archive" || fail "otf2-print rejects $archive"
 "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >/dev/null ||
     fail "the 3000-location archive does not match what weft-demo recorded"
+# weft report of 3000 locations: a timeline row each, a page of a few MB
+# at most (its time is bench/report's to measure, not a test's).
+SECONDS=0
+"$WEFT" --catalog "$SPOOL/catalog.db" report many -o "$TMP/many.html" >/dev/null ||
+    fail "weft report of 3000 locations failed"
+size=$(stat -c %s "$TMP/many.html")
+rows=$(grep -o '"runs": *\[' "$TMP/many.html" | wc -l)
+echo "report of 3000 locations: $size bytes, $rows timeline rows, $SECONDS s"
+[ "$rows" -eq 3000 ] || fail "the report has $rows timeline rows, not 3000"
+[ "$size" -lt $((4 << 20)) ] || fail "the report of 3000 locations is $size bytes"
 line=$(grep "trace 'many': convert_memory allows 32 locations written at once" \
     "$TMP/weftd.log") || fail "weftd did not say the conversion went in groups"
 echo "$line"
