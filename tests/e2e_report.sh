@@ -8,7 +8,8 @@
 # ring the message matrix of the ring's sends; weft-demo's "work"
 # metric as a plot per location; for dd under `weft run -t io` the file
 # it wrote and /dev/zero it read, with their bytes. The page references no
-# URL (no network), and a trace without a timeline (converted by an
+# URL (no network); hovering the timeline shows a tooltip naming the
+# location, the time and the region; and a trace without a timeline (converted by an
 # older weft) still gets a report that says so.
 . "$(dirname "$0")/lib.sh"
 
@@ -148,6 +149,40 @@ assert "work [items]" in dom, "no metric title"
 assert re.search(r"<polyline points=\"[0-9.]+,[0-9.]+ [0-9.]+,", dom), "no metric line"
 assert "id=\"io-files\"" not in dom, "I/O table without I/O"
 '
+
+# Hovering: the middle of the first timeline row names its location, the
+# time there and a region of the legend (the page moves a mouse there
+# for #hover=X,Y).
+# The first row's middle, in canvas pixels, from the page's data: the
+# canvas is 1140 pixels wide in a 1400-pixel window, its rows 18 high.
+x=$("$PY" - "$TMP/r.html" <<'PY'
+import json, re, sys
+page = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+                         page, re.S).group(1))
+T, tls = d["trace"], d["timelines"]
+dur = max([T.get("duration_s") or 0] + [t["start"] + t["width"] * t["n"] for t in tls])
+t = tls[0]
+print(int((t["start"] + t["width"] * t["n"] / 2) / dur * 1140))
+PY
+) || fail "r: no timeline data in the page"
+browse --dump-dom "file://$TMP/r.html#hover=$x,9" >"$TMP/r.hover.dom" ||
+    fail "chromium --dump-dom (hover) failed"
+"$PY" - "$TMP/r.hover.dom" "$TMP/r.dom" <<'PY' || fail "r: the timeline's tooltip is not as expected"
+import html, re, sys
+dom, plain = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r'<div id="tip"[^>]*>([^<]*)</div>', dom)
+assert m and m.group(1), "no tooltip"
+tip = html.unescape(m.group(1))
+first = re.search(r'class="tl-row" data-loc="\d+"[^>]*>([^<]*)<', plain).group(1)
+legend = re.findall(r'class="legend-name">([^<(]*) \(', plain)
+t = re.fullmatch(r"(.*) @ ([0-9.]+) (s|ms|us): (.*)", tip)
+assert t, tip
+assert t.group(1) == html.unescape(first).strip(), (tip, first)
+assert t.group(4) in legend, (tip, legend)
+assert 'id="tip" style="' in dom and "display: block" in dom, "the tooltip is not shown"
+print("tooltip:", tip)
+PY
 
 # A trace converted before the timeline summary: its rows are gone.
 sqlite3 "$SPOOL/catalog.db" "DELETE FROM timelines; DELETE FROM timeline_regions;" 2>/dev/null ||
