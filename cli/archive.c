@@ -78,8 +78,8 @@ static OTF2_CallbackCode def_clock(void *ud, uint64_t res, uint64_t off,
 {
     weft__arc *a = ud;
 
-    (void)realtime;
     a->have_clock = 1;
+    a->realtime = realtime;
     a->resolution = res;
     a->offset = off;
     a->length = len;

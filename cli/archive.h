@@ -35,6 +35,8 @@ typedef struct weft__arc {
     int have_clock;
     int defs_open;           /* local definition files open (events) */
     uint64_t resolution, offset, length;   /* ClockProperties */
+    uint64_t realtime;       /* ns since 1970 UTC at `offset`, or
+                                OTF2_UNDEFINED_TIMESTAMP */
     char **strings;          /* by OTF2_StringRef; NULL where undefined */
     size_t nstrings;
     weft__arc_loc *locs;     /* in definition order */

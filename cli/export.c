@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,16 +26,51 @@
 /* The largest rank --ranks takes (its table has an entry per rank). */
 #define MAX_RANK (1u << 24)
 
-/* A time option: seconds since the trace's start, or @TICKS. */
+/* A time option: seconds since the trace's start, @TICKS, or a wall
+ * clock time (converted once the archive's clock is known). */
 typedef struct xtime {
-    int set, abs;
+    int set, abs, wall;
     double secs;
     uint64_t ticks;
+    int date, utc;                  /* wall: a date was given; in UTC */
+    int y, mo, d, h, mi, sec;       /* wall: as given */
+    double frac;                    /* wall: fraction of a second */
 } xtime;
+
+/* Parses a wall clock time into t: "[YYYY-MM-DD ]HH:MM:SS[.frac]" (or
+ * with a T after the date), local time, or UTC with a trailing " UTC"
+ * or "Z". 0 or -1. */
+static int parse_wall(const char *s, xtime *t)
+{
+    size_t len = strlen(s);
+    int n = -1;
+    char *end;
+
+    if (len > 4 && strcmp(s + len - 4, " UTC") == 0)
+        len -= 4, t->utc = 1;
+    else if (len > 1 && s[len - 1] == 'Z')
+        len--, t->utc = 1;
+    if (sscanf(s, "%4d-%2d-%2d%n", &t->y, &t->mo, &t->d, &n) == 3 &&
+        n == 10 && (s[10] == ' ' || s[10] == 'T'))
+        t->date = 1, s += 11, len -= 11;
+    n = -1;
+    if (len < 8 || sscanf(s, "%2d:%2d:%2d%n", &t->h, &t->mi, &t->sec, &n) != 3 ||
+        n != 8 || t->h > 23 || t->mi > 59 || t->sec > 60)
+        return -1;
+    t->frac = 0;
+    if (len > 8) {
+        if (s[8] != '.' || len == 9 || strspn(s + 9, "0123456789") != len - 9)
+            return -1;
+        t->frac = strtod(s + 8, &end);
+    }
+    t->wall = 1;
+    return 0;
+}
 
 /* Parses "1.5", "1.5s", "250ms", "20us", "100ns" (seconds and units) or,
  * when abs_ok, "@TICKS" (a timestamp of the archive, as otf2-print shows
- * it). Returns EXIT_OK or a usage error naming opt. */
+ * it) or a wall clock time (parse_wall). Returns EXIT_OK or a usage
+ * error naming opt. */
 static int parse_time(const char *opt, const char *s, int abs_ok, xtime *t)
 {
     static const struct { const char *suffix; double scale; } units[] = {
@@ -49,6 +85,9 @@ static int parse_time(const char *opt, const char *s, int abs_ok, xtime *t)
         t->ticks = strtoull(s + 1, &end, 10);
         if (s[1] >= '0' && s[1] <= '9' && !*end && !errno)
             return EXIT_OK;
+    } else if (abs_ok && strchr(s, ':')) {
+        if (parse_wall(s, t) == 0)
+            return EXIT_OK;
     } else {
         t->secs = strtod(s, &end);
         for (size_t i = 0; end != s && i < sizeof units / sizeof units[0];
@@ -62,12 +101,58 @@ static int parse_time(const char *opt, const char *s, int abs_ok, xtime *t)
     char *v = weft__cli_escape(s);
     weft__cli_usage("export", "%s: '%s' is not a time (seconds such as "
                     "1.5, 250ms, 20us, 100ns%s)", opt, v,
-                    abs_ok ? ", or @TICKS" : "");
+                    abs_ok ? "; @TICKS; or a wall clock time such as "
+                    "'2026-11-27 15:08:05.25', '15:08:05' (the trace's "
+                    "day), local time, or with ' UTC'" : "");
     free(v);
     return EXIT_USAGE;
 }
 
-/* t in archive ticks (a's clock). */
+/* Wall clock time t in a's ticks, into *out. 0, or -1 when a has no
+ * wall clock time or t is not a real moment (a message said so). */
+static int wall_ticks(const char *opt, const xtime *t, const weft__arc *a,
+                      uint64_t *out)
+{
+    int y = t->y, mo = t->mo, d = t->d;
+    int64_t secs;
+    long double ns, at;
+
+    if (!a->have_clock || a->realtime == OTF2_UNDEFINED_TIMESTAMP) {
+        weft__cli_usage("export", "%s: the archive has no wall clock time "
+                        "(its ClockProperties have no realtimeTimestamp): "
+                        "give seconds since its start or @TICKS", opt);
+        return -1;
+    }
+    if (!t->date) {  /* the day the trace began, in the time's zone */
+        time_t start = (time_t)(a->realtime / 1000000000u);
+        struct tm tm;
+        if (!(t->utc ? gmtime_r(&start, &tm) : localtime_r(&start, &tm)))
+            goto bad;
+        y = tm.tm_year + 1900, mo = tm.tm_mon + 1, d = tm.tm_mday;
+    }
+    if (t->utc) {
+        struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
+                         .tm_hour = t->h, .tm_min = t->mi, .tm_sec = t->sec };
+        time_t v = timegm(&tm);
+        if (v == (time_t)-1 || tm.tm_mday != d || tm.tm_mon != mo - 1)
+            goto bad;
+        secs = (int64_t)v;
+    } else if (weft__cli_local_time(y, mo, d, t->h, t->mi, t->sec, &secs) < 0) {
+        goto bad;
+    }
+    ns = (long double)secs * 1e9L + (long double)t->frac * 1e9L;
+    at = (long double)a->offset + (ns - (long double)a->realtime) *
+         (long double)(a->resolution ? a->resolution : 1000000000u) / 1e9L;
+    *out = at <= 0 ? 0 : at >= 1.8e19L ? UINT64_MAX : (uint64_t)llroundl(at);
+    return 0;
+bad:
+    weft__cli_usage("export", "%s: %04d-%02d-%02d %02d:%02d:%02d is not a "
+                    "time that exists", opt, y, mo, d, t->h, t->mi, t->sec);
+    return -1;
+}
+
+/* t in archive ticks (a's clock); a wall clock time went through
+ * wall_ticks first. */
 static uint64_t ticks_of(const xtime *t, const weft__arc *a)
 {
     double x;
@@ -156,8 +241,13 @@ static int set_filters(const cli *c, weft__export *e, const xtime *from,
     const weft__arc *a = e->a;
     size_t n = a->nnames[WEFT_REF_REGION];
 
-    e->from = from->set ? ticks_of(from, a) : 0;
-    e->to = to->set ? ticks_of(to, a) : UINT64_MAX;
+    if ((from->wall && wall_ticks("--from", from, a, &e->from) < 0) ||
+        (to->wall && wall_ticks("--to", to, a, &e->to) < 0))
+        return EXIT_USAGE;
+    if (!from->wall)
+        e->from = from->set ? ticks_of(from, a) : 0;
+    if (!to->wall)
+        e->to = to->set ? ticks_of(to, a) : UINT64_MAX;
     e->min_dur = min->set ? ticks_of(min, a) - a->offset : 0;
     if (e->from > e->to)
         return weft__cli_usage("export", "--from %s is after --to %s",

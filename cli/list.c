@@ -90,29 +90,6 @@ static int list_table_row(const weft_trace_row *row, void *arg)
     return 0;
 }
 
-/* Local time from broken-down fields, checking they name a real moment
- * (mktime would roll 2026-02-30 over to March). */
-static int local_time(int y, int mo, int d, int h, int mi, int sec,
-                      int64_t *out)
-{
-    struct tm tm = { 0 };
-    time_t t;
-
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    tm.tm_isdst = -1;
-    t = mktime(&tm);
-    if (t == (time_t)-1 || tm.tm_year != y - 1900 || tm.tm_mon != mo - 1 ||
-        tm.tm_mday != d || tm.tm_min != mi || tm.tm_sec != sec)
-        return -1;
-    *out = (int64_t)t;
-    return 0;
-}
-
 /* --since and --until: YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] (or with a T),
  * local time; or N followed by s, m, h, d or w: that long ago. A bare
  * date is its first second, or for --until (end set) its last. 0 or -1. */
@@ -143,9 +120,9 @@ static int parse_when(const char *s, int end, int64_t *out)
     }
     if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && n == 10 &&
         s[n] == '\0') {
-        if (local_time(y, mo, d, 0, 0, 0, out) < 0)
+        if (weft__cli_local_time(y, mo, d, 0, 0, 0, out) < 0)
             return -1;
-        if (end && local_time(y, mo, d, 23, 59, 59, out) < 0)
+        if (end && weft__cli_local_time(y, mo, d, 23, 59, 59, out) < 0)
             return -1;
         return 0;
     }
@@ -155,7 +132,7 @@ static int parse_when(const char *s, int end, int64_t *out)
         n == 16 && (s[16] == '\0' ||
                     (sscanf(s + 16, ":%2d%n", &sec, &n) == 1 && n == 3 &&
                      s[19] == '\0')))
-        return local_time(y, mo, d, h, mi, sec, out);
+        return weft__cli_local_time(y, mo, d, h, mi, sec, out);
     return -1;
 }
 

@@ -391,6 +391,28 @@ int weft__cli_parse_int(const char *s, int64_t min, int64_t max,
     return 0;
 }
 
+/* See out.h. */
+int weft__cli_local_time(int y, int mo, int d, int h, int mi, int sec,
+                         int64_t *out)
+{
+    struct tm tm = { 0 };
+    time_t t;
+
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    tm.tm_isdst = -1;
+    t = mktime(&tm);
+    if (t == (time_t)-1 || tm.tm_year != y - 1900 || tm.tm_mon != mo - 1 ||
+        tm.tm_mday != d || tm.tm_min != mi || tm.tm_sec != sec)
+        return -1;
+    *out = (int64_t)t;
+    return 0;
+}
+
 /* Index of word in words[0..n), or -1. */
 int weft__cli_word_index(const char *word, const char *const *words,
                          size_t n)

@@ -100,6 +100,11 @@ int weft__cli_print_json(json_t *j);
 /* Parses a whole decimal number in [min, max]; 0 or -1. */
 int weft__cli_parse_int(const char *s, int64_t min, int64_t max,
                         int64_t *out);
+/* Unix seconds of a local time from broken-down fields, checking they
+ * name a real moment (mktime would roll 2026-02-30 over to March); 0 or
+ * -1. */
+int weft__cli_local_time(int y, int mo, int d, int h, int mi, int sec,
+                         int64_t *out);
 /* Index of word in words[0..n), or -1. */
 int weft__cli_word_index(const char *word, const char *const *words,
                          size_t n);

@@ -284,9 +284,12 @@ static const command commands[] = {
       "      --regions GLOB    only the region slices whose name matches GLOB\n"
       "                        (* ? [...]); other events stay\n"
       "      --min-duration S  leave out slices shorter than S\n"
-      "T is seconds since the trace's start (1.5, 250ms, 20us, 100ns) or\n"
-      "@TICKS, a timestamp of the archive as otf2-print shows it; S is\n"
-      "seconds likewise.\n"
+      "T is seconds since the trace's start (1.5, 250ms, 20us, 100ns),\n"
+      "@TICKS, a timestamp of the archive as otf2-print shows it, or a\n"
+      "wall clock time: [YYYY-MM-DD ]HH:MM:SS[.frac] in local time (the\n"
+      "trace's day when no date is given), or in UTC with ' UTC' or 'Z'\n"
+      "after it (from the archive's clock properties); S is seconds as\n"
+      "for T.\n"
       "\n"
       "Progress goes to stderr when it is a terminal.\n" },
     { "report", weft__cmd_report, OPT_OUTPUT, 1, 1, 1,

@@ -3,7 +3,8 @@
 # real weftd: verify passes on a good archive and names each damage
 # (truncated .evt, missing .evt, catalog count changed); export writes
 # Trace Event JSON with one X slice per Enter/Leave the demo recorded
-# (pid rank + 1; tests/e2e_export.sh checks the rest of export);
+# (pid rank + 1; tests/e2e_export.sh checks the rest of export), and
+# takes --from/--to as wall clock times (UTC, local time);
 # rm removes archive and rows, refuses a recording trace without --force
 # and an archive path outside the spool.
 . "$(dirname "$0")/lib.sh"
@@ -105,6 +106,45 @@ for key, k in rep.items():
     assert min(ts) >= 0, key
 print("export ok:", len(ev), "trace events")
 ' "$TMP/good.trace.json" "$TMP/good.json" || fail "export does not match the demo's report"
+
+# Wall clock times: the archive's start (otf2-print's ClockProperties
+# date) plus seconds is the same window as those seconds, in UTC and in
+# the local time of another zone; a time that does not exist is refused.
+date=$(otf2-print -G "$(W path good)" | sed -n 's/^CLOCK_PROPERTIES.* Date: \([0-9-]* [0-9:.]*\) +0000$/\1/p')
+[ -n "$date" ] || fail "otf2-print -G shows no ClockProperties date"
+read -r from_utc to_utc from_tokyo <<<"$("$PY" - "$date" <<'PY'
+import datetime, sys
+d, frac = sys.argv[1].split(".")
+t0 = datetime.datetime.strptime(d, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+ns = int(frac.ljust(9, "0")[:9])
+def wall(add_ns, tz):
+    t = t0.astimezone(tz)
+    total = ns + add_ns
+    t += datetime.timedelta(seconds=total // 10**9)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09d" % (total % 10**9)
+jst = datetime.timezone(datetime.timedelta(hours=9))
+print(wall(200000, datetime.timezone.utc) + "Z", wall(900000, datetime.timezone.utc) + "Z",
+      wall(200000, jst))
+PY
+)"
+W export good --format chrome-json -o "$TMP/win-secs.json" --from 200us --to 900us ||
+    fail "export --from 200us --to 900us failed"
+W export good --format chrome-json -o "$TMP/win-utc.json" --from "$from_utc" --to "$to_utc" ||
+    fail "export --from $from_utc --to $to_utc failed"
+TZ=Asia/Tokyo W export good --format chrome-json -o "$TMP/win-tokyo.json" \
+    --from "${from_tokyo/T/ }" --to 900us ||
+    fail "export --from '${from_tokyo/T/ }' (Tokyo time) failed"
+cmp -s "$TMP/win-secs.json" "$TMP/win-utc.json" ||
+    fail "--from/--to as UTC wall clock times kept other events than as seconds"
+cmp -s "$TMP/win-secs.json" "$TMP/win-tokyo.json" ||
+    fail "--from as Tokyo local time kept other events than as seconds"
+[ "$(grep -c '"ph":"X"' "$TMP/win-secs.json")" -gt 0 ] &&
+    [ "$(grep -c '"ph":"X"' "$TMP/win-secs.json")" -lt "$(grep -c '"ph":"X"' "$TMP/good.trace.json")" ] ||
+    fail "the window of 200us to 900us is empty or everything: the test proves nothing"
+expect 2 "--from: 2026-02-30 10:00:00 is not a time that exists" \
+    "$WEFT" --catalog "$CAT" export good --format chrome-json -o "$TMP/x" --from '2026-02-30 10:00:00'
+expect 2 "--to: '10:61:00' is not a time" \
+    "$WEFT" --catalog "$CAT" export good --format chrome-json -o "$TMP/x" --to '10:61:00'
 
 # ---- rm ----
 # A trace that stays recording: its client vanished, the grace period is long.
