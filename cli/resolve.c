@@ -227,6 +227,8 @@ json_t *weft__cli_trace_json(const weft_trace_row *row)
                    weft__cli_ju64(row->timer_resolution));
     weft__cli_jset(o, "clock", weft__cli_jstr(row->clock));
     weft__cli_jset(o, "error", weft__cli_jstr(row->error));
+    weft__cli_jset(o, "retry_at", row->retry_at ? json_integer(row->retry_at)
+                                                : json_null());
     weft__cli_jset(o, "hosts", hosts_json(row->hosts));
     weft__cli_jset(o, "command", weft__cli_jstr(row->command));
     weft__cli_jset(o, "job_id", weft__cli_jstr(row->job_id));

@@ -211,6 +211,12 @@ static void show_trace_text(const weft_trace_row *row)
     free(s);
     field("owner:", buf);
     field_take("state:", weft__cli_escape(row->state));
+    if (row->retry_at) {
+        char *at = weft__cli_fmt_time(row->retry_at);
+        snprintf(buf, sizeof buf, "weftd converts it again at %s", at);
+        free(at);
+        field("retry:", buf);
+    }
     field_take("hosts:", or_dash(row->hosts));
     field_take("command:", or_dash(row->command));
     field_take("job id:", or_dash(row->job_id));

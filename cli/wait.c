@@ -37,6 +37,10 @@ enum {
 #define WAIT_POLL_S 0.2        /* reading the catalog file */
 #define WAIT_POLL_WEFTD_S 1.0  /* asking weftd for an image */
 #define WAIT_MAX_S 1e9         /* --timeout at most (31 years) */
+/* How long after the time weftd said it would try a failed conversion
+ * again weft wait still waits for that attempt (weftd may be busy, or
+ * restarting) before it takes the failure as final. */
+#define WAIT_RETRY_SLACK_S 60
 
 /* Parses --timeout's value: a number of seconds, with decimals, and an
  * optional unit s, m, h or d. Returns 0 with *out, or -1. */
@@ -103,7 +107,8 @@ static const char *who(const weft_trace_row *row, char *buf, size_t len)
 }
 
 /* The exit status of a finished trace row, after saying on stderr why it
- * is not 0 (and with verbose that it is). -1 while it is unfinished. */
+ * is not 0 (and with verbose that it is). -1 while it is unfinished, or
+ * failed but about to be converted again (row->retry_at). */
 static int outcome(const weft_trace_row *row, int verbose)
 {
     char w[512];
@@ -111,6 +116,9 @@ static int outcome(const weft_trace_row *row, int verbose)
     int status;
 
     if (weft__cli_row_unfinished(row))
+        return -1;
+    if (strcmp(row->state, WEFT_STATE_FAILED) == 0 && row->retry_at &&
+        (int64_t)time(NULL) <= row->retry_at + WAIT_RETRY_SLACK_S)
         return -1;
     if (strcmp(row->state, WEFT_STATE_COMPLETE) == 0) {
         if (verbose)
@@ -129,9 +137,11 @@ static int outcome(const weft_trace_row *row, int verbose)
         status = WAIT_FAILED;
     } else {
         /* failed, or a state this weft does not know */
-        weft__cli_error("wait", "trace %s %s%s%s", who(row, w, sizeof w),
+        weft__cli_error("wait", "trace %s %s%s%s%s", who(row, w, sizeof w),
                         strcmp(row->state, WEFT_STATE_FAILED) == 0
-                        ? "failed" : row->state, *why ? ": " : "", why);
+                        ? "failed" : row->state, *why ? ": " : "", why,
+                        row->retry_at ? " (weftd was to convert it again "
+                        "and did not)" : "");
         status = WAIT_FAILED;
     }
     free(why);
@@ -175,13 +185,20 @@ int weft__cmd_wait(cli *c)
                 weft__cli_note_name(c, what, &row);
             }
             who(&row, found, sizeof found);
-            if (c->verbose && weft__cli_row_unfinished(&row) &&
-                (!state || strcmp(state, row.state) != 0))
-                fprintf(stderr, "weft wait: trace %s is %s\n", found,
-                        row.state);
+            status = outcome(&row, c->verbose);
+            if (c->verbose && status < 0 &&
+                (!state || strcmp(state, row.state) != 0)) {
+                if (row.retry_at && !weft__cli_row_unfinished(&row))
+                    fprintf(stderr, "weft wait: trace %s failed: %s; weftd "
+                            "converts it again in %" PRId64 " s\n", found,
+                            row.error ? row.error : "?",
+                            row.retry_at - (int64_t)time(NULL));
+                else
+                    fprintf(stderr, "weft wait: trace %s is %s\n", found,
+                            row.state);
+            }
             free(state);
             state = weft__cli_xstrdup(row.state);
-            status = outcome(&row, c->verbose);
             weft_catalog_trace_free(&row);
         } else if (rc == WEFT_ENOTFOUND && id) {
             weft__cli_error("wait", "trace %s was deleted from the catalog",
@@ -203,7 +220,11 @@ int weft__cmd_wait(cli *c)
         if (timeout >= 0 && now_s() >= deadline) {
             char *e = weft__cli_escape(what), *p = weft__cli_escape(
                                                       c->catalog_path);
-            if (id)
+            if (id && strcmp(state, WEFT_STATE_FAILED) == 0)
+                weft__cli_error("wait", "trace %s failed, and weftd has not "
+                                "converted it again after %g s", found,
+                                timeout);
+            else if (id)
                 weft__cli_error("wait", "trace %s is still %s after %g s",
                                 found, state, timeout);
             else

@@ -403,6 +403,8 @@ typedef struct convert_job {
     unsigned threads;           /* cfg.convert_threads when it started */
     uint64_t max_writers;       /* from cfg.convert_memory then */
     int sync;                   /* durability = fsync when it started */
+    uint64_t retry_delay;       /* ms before the next attempt if this one
+                                   fails for a cause a retry may get past */
     weft_convert_result res;
     int rc;
     char err[768];
@@ -431,6 +433,14 @@ static void remove_journals(const char *dir)
     closedir(dp);
 }
 
+/* Failures that a retry may get past: their cause is outside the
+ * journals (space, permissions, memory, the catalog, libotf2). */
+static int retryable(int rc)
+{
+    return rc == WEFT_EIO || rc == WEFT_EOTF2 || rc == WEFT_ENOMEM ||
+           rc == WEFT_EDB;
+}
+
 /* Worker thread: stores the trace's final rows in one transaction;
  * removes the journals once they are committed and the archive written. */
 static void store_result(convert_job *j, weft_catalog *cat)
@@ -443,6 +453,11 @@ static void store_result(convert_job *j, weft_catalog *cat)
     f.row.finished = j->finished;
     f.row.path = j->archive;
     f.row.error = j->rc < 0 ? j->res.error : j->reason[0] ? j->reason : NULL;
+    /* weft wait goes on waiting through a failure weftd will retry (at
+     * its next start if it is stopping now). */
+    if (j->rc < 0 && retryable(j->rc))
+        f.row.retry_at = j->finished +
+                         (int64_t)((j->retry_delay + 999) / 1000);
     if (rc == 0)
         rc = weft_catalog_trace_finish_detail(cat, &f.row, &f.detail);
     if (rc < 0) {
@@ -496,14 +511,6 @@ static void convert_work(weft_work *w)
     weft_catalog_close(cat);
 }
 
-/* Failures that a retry may get past: their cause is outside the
- * journals (space, permissions, memory, the catalog, libotf2). */
-static int retryable(int rc)
-{
-    return rc == WEFT_EIO || rc == WEFT_EOTF2 || rc == WEFT_ENOMEM ||
-           rc == WEFT_EDB;
-}
-
 static void convert_done(weft_work *w)
 {
     convert_job *j = (convert_job *)w;
@@ -516,10 +523,7 @@ static void convert_done(weft_work *w)
     if (n.peak > d->conversions_peak)
         d->conversions_peak = n.peak;
     if (j->rc < 0 && retryable(j->rc) && !d->stopping) {
-        t->retry_delay = t->retry_delay ? t->retry_delay * 2
-                                        : WEFT_RETRY_MIN_MS;
-        if (t->retry_delay > WEFT_RETRY_MAX_MS)
-            t->retry_delay = WEFT_RETRY_MAX_MS;
+        t->retry_delay = j->retry_delay;
         t->retry_at = uv_now(d->loop) + t->retry_delay;
         t->next = d->retrying;
         d->retrying = t;
@@ -652,6 +656,9 @@ static void start_conversion(weft_trace *t)
     j->threads = (unsigned)d->cfg.convert_threads;
     j->max_writers = weft_convert_writers(d->cfg.convert_memory);
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
+    j->retry_delay = t->retry_delay ? t->retry_delay * 2 : WEFT_RETRY_MIN_MS;
+    if (j->retry_delay > WEFT_RETRY_MAX_MS)
+        j->retry_delay = WEFT_RETRY_MAX_MS;
     if (t->goodbyes == t->size)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "
                   "converting", t->name, t->size);

@@ -194,6 +194,8 @@ static const char *const migrations[] = {
      " points BLOB NOT NULL,"    /* float64 LE min, max, last per bin */
      " series_total INTEGER NOT NULL,"
      " PRIMARY KEY (trace_id, location_id, member_id));"),
+    /* 7 -> 8: when weftd tries a failed conversion again (weft wait) */
+    "ALTER TABLE traces ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -276,6 +278,7 @@ int weft__cat_bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(weft__cat_bind_i64(st, ":joined", row->joined));
     B(weft__cat_bind_i64(st, ":live_updated", row->live_updated));
     B(weft__cat_bind_text(st, ":clock", row->clock ? row->clock : ""));
+    B(weft__cat_bind_i64(st, ":retry_at", row->retry_at));
 #undef B
     return rc == SQLITE_OK ? 0 : weft__cat_db_err(c, "bind");
 }
@@ -314,6 +317,7 @@ int weft__cat_read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
     row->protocol_version = (uint32_t)sqlite3_column_int64(st, 20);
     row->joined = (uint32_t)sqlite3_column_int64(st, 22);
     row->live_updated = sqlite3_column_int64(st, 23);
+    row->retry_at = sqlite3_column_int64(st, 25);
     if (weft__cat_col_text(st, 1, 0, &row->key) < 0 ||
         weft__cat_col_text(st, 2, 0, &row->name) < 0 ||
         weft__cat_col_text(st, 4, 0, &row->state) < 0 ||

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 7
+#define WEFT_CATALOG_SCHEMA_VERSION 8
 
 typedef struct weft_catalog weft_catalog;
 
@@ -59,6 +59,10 @@ typedef struct weft_trace_row {
                              converted ("tsc", "monotonic,tsc"), else "" */
     int64_t live_updated; /* unix time of the last live figures; 0: none
                              (also once the final figures are written) */
+    int64_t retry_at;     /* schema 8: a failed trace weftd converts again
+                             (the cause was outside its journals: space,
+                             permissions, memory): unix time of that
+                             attempt; 0: none */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */

@@ -31,18 +31,19 @@ struct weft_catalog {
     "id, key, name, uid, state, created, finished, path, members, "          \
     "locations, events, bytes, dropped, time_first, time_last, "             \
     "timer_resolution, error, hosts, command, job_id, protocol_version, run, "\
-    "joined, live_updated, clock"
+    "joined, live_updated, clock, retry_at"
 /* "INTO traces (...) VALUES (...)" with the named parameters that
  * weft__cat_bind_trace binds. */
 #define TRACE_INTO                                                           \
     "INTO traces (key, name, uid, state, created, finished, path, "          \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
     "timer_resolution, error, hosts, command, job_id, protocol_version, "    \
-    "run, joined, live_updated, clock) "                                     \
+    "run, joined, live_updated, clock, retry_at) "                           \
     "VALUES (:key, :name, :uid, :state, :created, "                          \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "    \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
-    ":job_id, :protocol_version, :run, :joined, :live_updated, :clock)"
+    ":job_id, :protocol_version, :run, :joined, :live_updated, :clock, "     \
+    ":retry_at)"
 
 /* Sets c's message from fmt; returns code. */
 __attribute__((format(printf, 3, 4)))

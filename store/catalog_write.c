@@ -81,7 +81,7 @@ int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row)
 {
     static const char upsert[] = "INSERT " TRACE_INTO
         " ON CONFLICT (key) DO UPDATE SET state = excluded.state,"
-        " error = excluded.error,"
+        " error = excluded.error, retry_at = excluded.retry_at,"
         " finished = CASE WHEN state = 'failed' AND finished <> 0"
         "            THEN finished ELSE excluded.finished END";
     weft_trace_row r;
@@ -111,7 +111,8 @@ int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
     int rc;
 
     assert(c && key && state);
-    rc = weft__cat_prepare(c, "UPDATE traces SET state = ? WHERE key = ?", &st);
+    rc = weft__cat_prepare(c, "UPDATE traces SET state = ?, retry_at = 0 "
+                           "WHERE key = ?", &st);
     if (rc < 0)
         goto out;
     sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
@@ -481,7 +482,8 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         "          ELSE joined END,"
         " live_updated = excluded.live_updated,"
         " clock = CASE WHEN excluded.clock <> '' THEN excluded.clock"
-        "         ELSE clock END";
+        "         ELSE clock END,"
+        " retry_at = excluded.retry_at";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
     sqlite3_stmt *st = NULL;
@@ -631,7 +633,8 @@ int weft_catalog_trace_removed(weft_catalog *c, int64_t id, const char *why)
         return weft__cat_err(c, WEFT_EINVAL, "catalog %s: opened read-only",
                              c->path);
     rc = weft__cat_prepare(c, "UPDATE traces SET state = '"
-                           WEFT_STATE_REMOVED "', error = ? WHERE id = ?",
+                           WEFT_STATE_REMOVED "', error = ?, retry_at = 0 "
+                           "WHERE id = ?",
                            &st);
     if (rc < 0)
         return rc;

@@ -89,6 +89,32 @@ for t in part bad gone; do printf -v "ID_$t" '%s' "$(id_of "$t")"; done
 expect 3 "weft wait: trace 'part' (#$ID_part) is partial: rank 1 vanished" W wait part
 expect 4 "weft wait: trace 'bad' (#$ID_bad) failed: disk full" W wait bad
 expect 4 "trace 'gone' (#$ID_gone) was removed by weftd's retention: retention: older than 7d" W wait gone
+# A failure weftd converts again (retry_at): waited through until a
+# minute after that time, then taken as final.
+now=$(date +%s)
+"$PY" - "$CAT" "$now" <<'PY' || fail "cannot set the retries"
+import sqlite3, sys
+c, now = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+c.execute("INSERT INTO traces (key, name, uid, state, created, path, error,"
+          " retry_at) VALUES ('again-1', 'again', 0, 'failed', 1, '/x',"
+          " 'disk full', ?), ('stale-1', 'stale', 0, 'failed', 1, '/x',"
+          " 'disk full', ?)", (now + 1000, now - 61))
+c.commit()
+PY
+for t in again stale; do printf -v "ID_$t" '%s' "$(id_of "$t")"; done
+expect 5 "weft wait: trace 'again' (#$ID_again) failed, and weftd has not converted it again after 1 s" \
+    W wait again --timeout 1
+W wait again --timeout 0.3 -v 2>"$TMP/err"
+grep -q "^weft wait: trace 'again' (#$ID_again) failed: disk full; weftd converts it again in [0-9]* s$" "$TMP/err" ||
+    fail "weft wait -v of a failure to be retried: $(cat "$TMP/err")"
+W show again >"$TMP/out" || fail "weft show again"
+grep -q "^retry: *weftd converts it again at " "$TMP/out" || fail "weft show: no retry line: $(cat "$TMP/out")"
+[ "$(W show again --json | json_get /dev/stdin 'j["retry_at"]')" -eq $((now + 1000)) ] ||
+    fail "weft show --json: retry_at is not the catalog's"
+[ "$(W show bad --json | json_get /dev/stdin 'j["retry_at"]')" = None ] ||
+    fail "weft show --json: a failure without a retry has a retry_at"
+expect 4 "weft wait: trace 'stale' (#$ID_stale) failed: disk full (weftd was to convert it again and did not)" \
+    W wait stale --timeout 10
 # bad command lines
 expect 2 "weft wait: missing argument (usage: weft wait TRACE" W wait
 expect 2 "weft wait: unexpected argument 'b'" W wait a b

@@ -3,7 +3,8 @@
 # spool is an 8 MiB tmpfs:
 #   (a) it fills during a conversion: the conversion fails cleanly (the
 #       trace failed with the reason, journals kept, no partial archive),
-#       weftd stays up, retries, and succeeds once there is room;
+#       weftd stays up, retries, and succeeds once there is room; the
+#       catalog says when it retries, and weft wait waits through it;
 #   (b) the archive directory is not writable (a read-only mount): the
 #       conversion fails and is retried after the cause is gone, without
 #       a restart;
@@ -79,8 +80,23 @@ dir=$(dirname "$(json_get "$TMP/show.json" 'j["path"]')")
 grep -q "trace 'big' .*conversion failed: .*No space left on device.*trying again in" \
     "$TMP/weftd.log" || fail "big: the log does not say it will retry"
 kill -0 "$WEFTD_PID" || fail "big: weftd died"
+# The catalog says when weftd tries again, and weft wait, started while
+# the trace is failed, waits for that attempt rather than exiting 4.
+W show big --json >"$TMP/show.json"
+retry_at=$(json_get "$TMP/show.json" 'j["retry_at"]')
+[ "$retry_at" != None ] && [ "$retry_at" -ge "$(($(date +%s) - 5))" ] ||
+    fail "big: failed for a full disk without a retry time: $retry_at"
+W wait big --timeout 120 2>"$TMP/wait.err" &
+waiter=$!
+sleep 1
+kill -0 "$waiter" 2>/dev/null ||
+    fail "big: weft wait returned at a failure weftd retries: $(cat "$TMP/wait.err")"
 mount -o remount,size=64m "$MNT" || fail "cannot remount with room"
 await big complete 60
+wait_gone "$waiter" 30 || { kill "$waiter"; fail "big: weft wait still waits"; }
+wait "$waiter" || fail "big: weft wait exited $? for a trace now complete: $(cat "$TMP/wait.err")"
+[ "$(W show big --json | json_get /dev/stdin 'j["retry_at"]')" = None ] ||
+    fail "big: complete, still with a retry time"
 check_archive big "$TMP/big.json"
 [ ! -e "$dir/rank-0.wj" ] || fail "big: the journal stayed after the archive"
 echo "(a) full during conversion: failed cleanly, retried, complete"

@@ -146,6 +146,7 @@ static void test_migrate_from_v3(void **state)
     raw_exec(f->path, "ALTER TABLE traces DROP COLUMN joined;"
              "ALTER TABLE traces DROP COLUMN live_updated;"
              "ALTER TABLE traces DROP COLUMN clock;"
+             "ALTER TABLE traces DROP COLUMN retry_at;"
              "DROP TABLE timelines; DROP TABLE timeline_regions;"
              "DROP TABLE messages;"
              "DROP TABLE io_files; DROP TABLE metrics;"
@@ -162,6 +163,7 @@ static void test_migrate_from_v3(void **state)
     assert_int_equal(got.joined, 0);
     assert_int_equal(got.live_updated, 0);
     assert_string_equal(got.clock, "");
+    assert_int_equal(got.retry_at, 0);
     weft_catalog_trace_free(&got);
     weft_catalog_close(c);
 }
@@ -574,6 +576,7 @@ static void test_migrate_from_v6(void **state)
     assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
     weft_catalog_close(c);
     raw_exec(f->path, "DROP TABLE io_files; DROP TABLE metrics;"
+             "ALTER TABLE traces DROP COLUMN retry_at;"
              "PRAGMA user_version = 6;");
     c = open_ok(f->path, 0);
     assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
@@ -581,6 +584,65 @@ static void test_migrate_from_v6(void **state)
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM io_files"), 0);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM messages"), 1);
+    weft_catalog_close(c);
+}
+
+/* ---- schema 8: when weftd converts a failed trace again ------------------ */
+
+/* A version 7 catalog gets retry_at, 0 (no retry) in its rows; a failed
+ * row keeps its retry time, and a state change (converting again, or
+ * removed) clears it. */
+static void test_retry_at(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { 0 }, got;
+
+    begin(c, "k7", "seven", 10);
+    weft_catalog_close(c);
+    raw_exec(f->path, "ALTER TABLE traces DROP COLUMN retry_at;"
+             "PRAGMA user_version = 7;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_int_equal(got.retry_at, 0);
+    weft_catalog_trace_free(&got);
+
+    row.key = (char *)"k7";
+    row.name = (char *)"seven";
+    row.state = (char *)WEFT_STATE_FAILED;
+    row.error = (char *)"disk full";
+    row.retry_at = 1800000000;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, NULL), 0);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_FAILED);
+    assert_int_equal(got.retry_at, 1800000000);
+    weft_catalog_trace_free(&got);
+    assert_int_equal(weft_catalog_trace_set_state(c, "k7",
+                                                  WEFT_STATE_CONVERTING), 0);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_int_equal(got.retry_at, 0);
+    weft_catalog_trace_free(&got);
+
+    row.retry_at = 1800000000;
+    assert_int_equal(weft_catalog_trace_fail(c, &row), 0);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_int_equal(got.retry_at, 1800000000);
+    assert_int_equal(weft_catalog_trace_removed(c, got.id, "retention"), 0);
+    weft_catalog_trace_free(&got);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_REMOVED);
+    assert_int_equal(got.retry_at, 0);
+    weft_catalog_trace_free(&got);
+
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    row.error = NULL;
+    row.retry_at = 0;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, NULL), 0);
+    assert_int_equal(weft_catalog_find(c, "k7", &got), 0);
+    assert_int_equal(got.retry_at, 0);
+    weft_catalog_trace_free(&got);
     weft_catalog_close(c);
 }
 
@@ -687,6 +749,7 @@ int main(void)
         T(test_trace_fail),
         T(test_verify),
         T(test_migrate_from_v6),
+        T(test_retry_at),
         T(test_io_metrics_round_trip),
         T(test_migrate_from_v3),
         T(test_live_figures),
