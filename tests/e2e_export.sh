@@ -8,8 +8,9 @@
 # fields (collectives' operation, root, sizes and communicator, I/O
 # operations' handle, mode and bytes, ...) and its attributes as args
 # with the archive's values (read again with libotf2's Python binding);
-# pids start at 1, counters are per location, arrows pair up; an MPI
-# program traced
+# pids start at 1, counters are per location, arrows pair up; on a
+# terminal export shows its progress on stderr (under script(1)), and
+# writes the same file; an MPI program traced
 # under mpirun (Open MPI: messages between all ranks, received from any
 # source, and around a communicator of reversed ranks) has an arrow from
 # every send to its receive; the
@@ -51,6 +52,20 @@ assert j["args"]["fields"] > 0 and j["args"]["attributes"] > 0, j' ||
 done
 res=$(CHECK full "$TMP/tsc.json" "$(archive_of tsc)" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["resolution"])')
 [ "$res" != 1000000000 ] || echo "note: the default clock counted ns here (no TSC), not ticks"
+
+# ---- progress on a terminal ----
+# (none on a stderr that is not one: above). The archive has
+# communicators, so the messages are matched first.
+events=$(W show mono --json >"$TMP/show.json" && json_get "$TMP/show.json" 'j["events"]')
+cmd=$(printf '%q ' "$WEFT" --catalog "$CAT" export mono --format chrome-json -o "$TMP/tty.json")
+timeout 60 script -qec "$cmd" /dev/null >"$TMP/tty.out" </dev/null ||
+    { cat -v "$TMP/tty.out" >&2; fail "export under a terminal failed"; }
+tr '\r' '\n' <"$TMP/tty.out" >"$TMP/tty.txt"
+grep -qx "weft export: matching messages, location 1 of [0-9]*" "$TMP/tty.txt" ||
+    { cat -v "$TMP/tty.out" >&2; fail "no progress of matching messages on a terminal"; }
+grep -qxF "weft export: $events events read, written to $TMP/tty.json" "$TMP/tty.txt" ||
+    { cat -v "$TMP/tty.out" >&2; fail "no '$events events read' on a terminal"; }
+cmp -s "$TMP/tty.json" "$TMP/mono.json" || fail "export on a terminal wrote another file"
 
 # ---- filters ----
 A=$(archive_of mono)
