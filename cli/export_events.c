@@ -29,7 +29,8 @@
 /* ---- values and args ------------------------------------------------------ */
 
 /* A reference as its definition's name, its id when nameless, null when
- * undefined. */
+ * undefined; a string reference as its text, even when empty (an empty
+ * ParameterString value is "", not the string's id). */
 static void put_ref(weft__export *e, weft__sbuf *b, unsigned kind,
                     uint64_t id)
 {
@@ -49,7 +50,8 @@ static void put_ref(weft__export *e, weft__sbuf *b, unsigned kind,
     } else if (kind < WEFT_REF__COUNT && id < a->nnames[kind]) {
         name = a->names[kind][id];
     }
-    if (kind == WEFT_REF_NONE || !*weft__arc_string(a, name))
+    if (kind == WEFT_REF_NONE ||
+        (kind != WEFT_REF_STRING && !*weft__arc_string(a, name)))
         weft__xj_u64(b, id);
     else
         weft__xj_sref(&e->out, b, name);

@@ -3,7 +3,7 @@
 as otf2-print (an independent reader) prints it.
 
 usage:
-  check_export.py full EXPORT ARCHIVE/traces.otf2 [--mpi]
+  check_export.py full EXPORT ARCHIVE/traces.otf2 [--mpi] [--sent SENT]
   check_export.py filtered FULL PART ARCHIVE/traces.otf2 [--from US]
       [--to US] [--ranks R,R..] [--regions GLOB] [--min-duration US]
 
@@ -18,6 +18,16 @@ other events; flow arrows pair up ("s" and "f" of each id once, from a
 send to a receive whose peer ranks, communicator, tag and length agree,
 not backwards in time); counters are per location (a name on one thread
 only, naming its location). --mpi: every send has its arrow.
+--sent SENT (what `weft-demo --all-records --sent` wrote; only its schema
+line, the record table's fields, is used): the archive is read a second
+time with libotf2's Python binding (check_allrecords.Archive), and every
+event's fields (but Enter's, Leave's and Metric's, which the slice or
+counter itself says) are its args, by field name, with the archive's
+values (references as the name of what they refer to, or its id when
+nameless, null when undefined; doubles not finite as null), and every
+event's attributes are its args' "attributes" ("leave attributes" of a
+region slice's Leave), attribute name -> value; an exported event with
+attributes the archive's event lacks is a problem too.
 
 filtered: PART is FULL cut by the filters (times in microseconds as in
 the export): exactly the events of FULL that the filters keep, and its
@@ -27,7 +37,10 @@ import collections
 import fnmatch
 import gzip
 import json
+import math
+import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -226,7 +239,183 @@ def check_counters(ev):
     return len(tids)
 
 
-def full(path, anchor, mpi):
+# ---- fields and attributes as args (--sent) -------------------------------
+
+# Args members that are not an OTF2 field of the event.
+NOT_FIELDS = {"attributes", "leave attributes", "peer rank", "unmatched",
+              "unfinished"}
+# Kinds whose fields the export does not list as args.
+NO_FIELDS = {"Enter", "Leave", "Metric"}
+
+
+def typed_value(width, type_id, bits):
+    """The JSON value of an OTF2_Type type_id's canonical bits (plain
+    numbers only; None for a reference type)."""
+    names = {1: "B", 2: "H", 3: "I", 4: "Q", 5: "b", 6: "h", 7: "i", 8: "q",
+             9: "f", 10: "d"}
+    if type_id not in names:
+        return None
+    raw = bits.to_bytes(8, "little")[:width.get(type_id, 8)]
+    v = struct.unpack("<" + names[type_id], raw)[0]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+class Expect:
+    """What the export should say of the archive's values: references
+    resolved the way an OTF2 reader names them."""
+
+    def __init__(self, schema, arch):
+        self.schema = schema
+        self.strings = {d["self"]: d["string"] for d in arch.defs["String"]}
+        self.names = collections.defaultdict(dict)  # kind -> id -> name|id
+        for name, lst in arch.defs.items():
+            fields = schema.fields(name)
+            own = [f for f in fields if f["self"]]
+            named = any(f["name"] == "name" and f["ref"] == "STRING"
+                        for f in fields)
+            for d in lst:
+                for f in own:
+                    text = self.strings.get(d["name"], "") if named else ""
+                    self.names[f["ref"]][d[f["name"]]] = text or d[f["name"]]
+
+    def ref(self, kind, v):
+        if v == self.schema.refkinds[kind]["undefined"]:
+            return None
+        if kind == "STRING":
+            return self.strings.get(v, "")
+        return self.names[kind].get(v, v)
+
+    def value(self, fields, f, values, k, v):
+        if f["wire"] == "T":
+            tsel = values[fields[f["sel"]]["name"]]
+            tsel = tsel[k] if isinstance(tsel, list) else tsel
+            plain = typed_value(self.schema.width, tsel, v)
+            if plain is not None or tsel in (9, 10):
+                return plain
+            kind = self.schema.maps["TYPE"].get(tsel)
+            return self.ref(kind, v) if kind else v
+        if f["wire"] == "D":
+            return typed_value({10: 8}, 10, v)
+        kind = self.schema.kind_of(fields, f, values, k)
+        return v if kind is None else self.ref(kind, v)
+
+    def fields(self, name, values):
+        fields = self.schema.fields(name)
+        out = {}
+        for f in fields:
+            if f["wire"] == "Z":
+                continue
+            v = values[f["name"]]
+            if f["array"]:
+                out[f["name"]] = [self.value(fields, f, values, k, e)
+                                  for k, e in enumerate(v)]
+            else:
+                out[f["name"]] = self.value(fields, f, values, 0, v)
+        return out
+
+    def attributes(self, a):
+        if not a:
+            return None
+        out = {}
+        for ref, typ, bits in zip(a["attributes"], a["types"], a["values"]):
+            key = self.names["ATTRIBUTE"].get(ref, ref)
+            if not isinstance(key, str):
+                key = "attribute %d" % key
+            vf = {"name": "v", "wire": "T", "sel": 0}
+            out[key] = self.value([{"name": "t"}], vf, {"t": typ}, 0, bits)
+        return out
+
+
+def same(a, b):
+    """Equal as JSON values, floats to float32's precision (a FLOAT
+    attribute is printed as the double it widens to)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) \
+            and not isinstance(a, bool) and not isinstance(b, bool) \
+            and math.isclose(a, b, rel_tol=1e-15, abs_tol=0)
+    return type(a) is type(b) and a == b
+
+
+def exported_records(ev):
+    """{(pid, tid): [[kinds, µs, fields or None, attributes or None,
+    used]]}: what each exported event says of the archive's events."""
+    out = collections.defaultdict(list)
+    for e in ev:
+        if e["ph"] in "MsfC" and e["ph"] != "C":
+            continue
+        args = e.get("args", {})
+        mine = out[(e["pid"], e["tid"])]
+        fields = {k: v for k, v in args.items() if k not in NOT_FIELDS}
+        if e["ph"] == "C":
+            mine.append([["Metric"], e["ts"], None, args.get("attributes"), 0])
+        elif e["ph"] == "X" and "cat" not in e:
+            mine.append([["Enter"], e["ts"], None, args.get("attributes"), 0])
+            if not args.get("unfinished"):
+                mine.append([["Leave"], e["ts"] + e["dur"], None,
+                             args.get("leave attributes"), 0])
+        elif e["ph"] == "e" and args.get("unfinished"):
+            continue
+        else:
+            kinds = cats(e)
+            if e["ph"] == "b" and kinds[0] != "MeasurementOnOff":
+                kinds = kinds[:1]
+            elif e["ph"] == "e" and kinds[0] != "MeasurementOnOff":
+                kinds = kinds[1:]
+            mine.append([kinds, e["ts"], fields, args.get("attributes"), 0])
+    return out
+
+
+def check_args(ev, anchor, printed, sent):
+    """Fields and attributes as args (see --sent); returns how many
+    events' fields and attributes were compared."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from check_allrecords import Archive, Schema, load_sent
+    schema = Schema(load_sent(sent)[0])
+    arch = Archive(anchor, schema)
+    want = Expect(schema, arch)
+    mine = exported_records(ev)
+    n = collections.Counter()
+    for loc, evs in arch.events.items():
+        shown = printed.get(loc, [])
+        if [k for k, _, _ in shown] != [name for name, _, _, _ in evs]:
+            bad("location %d: otf2-print and libotf2 read different events"
+                % loc)
+            continue
+        recs = mine[where(loc)]
+        for (name, _, values, attrs), (_, us, _) in zip(evs, shown):
+            f = None if name in NO_FIELDS else want.fields(name, values)
+            a = want.attributes(attrs)
+            if f is None and a is None:
+                continue
+            at = [r for r in recs if name in r[0] and near(r[1], us)]
+            ok = [r for r in at if not r[4] and same(r[3], a) and
+                  (f is None or same(r[2], f))]
+            if ok:
+                ok[0][4] = 1
+                n["fields"] += f is not None
+                n["attributes"] += a is not None
+                continue
+            bad("location %d: %s at %.3f us: fields %s attributes %s in the "
+                "archive; exported %s" % (
+                    loc, name, us, json.dumps(f)[:300], json.dumps(a)[:300],
+                    json.dumps([r[2:4] for r in at])[:600] if at
+                    else "nothing there"))
+    for loc, recs in mine.items():
+        for r in recs:
+            if r[3] and not r[4]:
+                bad("process %d thread %d: %s at %.3f us has attributes the "
+                    "archive's event lacks: %s" % (
+                        loc[0], loc[1], r[0], r[1], json.dumps(r[3])[:300]))
+    return dict(n)
+
+
+def full(path, anchor, mpi, sent=None):
     ev = load(path)
     res, off, printed = otf2_print(anchor)
     in_archive = collections.Counter(k for evs in printed.values()
@@ -242,9 +431,12 @@ def full(path, anchor, mpi):
     check_times(ev, printed)
     flows = check_flows(ev, mpi)
     counters = check_counters(ev)
-    return {"events": len(ev), "kinds": len(in_archive),
-            "processes": len(procs), "flows": dict(flows),
-            "counters": counters, "resolution": res}
+    summary = {"events": len(ev), "kinds": len(in_archive),
+               "processes": len(procs), "flows": dict(flows),
+               "counters": counters, "resolution": res}
+    if sent:
+        summary["args"] = check_args(ev, anchor, printed, sent)
+    return summary
 
 
 def key(e):
@@ -310,7 +502,9 @@ def filtered(full_path, part_path, anchor, opts):
 def main():
     mode = sys.argv[1]
     if mode == "full":
-        summary = full(sys.argv[2], sys.argv[3], "--mpi" in sys.argv[4:])
+        rest = sys.argv[4:]
+        sent = rest[rest.index("--sent") + 1] if "--sent" in rest else None
+        summary = full(sys.argv[2], sys.argv[3], "--mpi" in rest, sent)
     else:
         args = sys.argv[5:]
         opts = dict(zip(args[::2], args[1::2]))

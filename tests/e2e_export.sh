@@ -4,8 +4,13 @@
 # reference: every record kind (weft-demo --all-records, on
 # CLOCK_MONOTONIC and on the default clock, whose TSC ticks and
 # ClockOffsets must come out as otf2-print's corrected times in us)
-# arrives, as often as the archive holds it, at its time; pids start at
-# 1, counters are per location, arrows pair up; an MPI program traced
+# arrives, as often as the archive holds it, at its time, with its
+# fields (collectives' operation, root, sizes and communicator, I/O
+# operations' handle, mode and bytes, ...) and its attributes as args
+# with the archive's values (read again with libotf2's Python binding);
+# pids start at 1, counters are per location, arrows pair up; on a
+# terminal export shows its progress on stderr (under script(1)), and
+# writes the same file; an MPI program traced
 # under mpirun (Open MPI: messages between all ranks, received from any
 # source, and around a communicator of reversed ranks) has an arrow from
 # every send to its receive; the
@@ -23,26 +28,44 @@ archive_of() { W show "$1" --json >"$TMP/show.json" && json_get "$TMP/show.json"
 
 start_weftd
 WEFT_TRACE=mono WEFT_CLOCK=monotonic timeout 60 "$DEMO" -p 3 -t 2 --all-records \
-    >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out" >&2; fail "weft-demo --all-records failed"; }
+    --sent "$TMP/sent.jsonl" >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out" >&2; fail "weft-demo --all-records failed"; }
 WEFT_TRACE=tsc timeout 60 "$DEMO" -p 3 -t 2 --all-records \
     >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out" >&2; fail "weft-demo --all-records failed"; }
 WEFT_TRACE=plain timeout 60 "$DEMO" -p 2 -t 2 -n 300 \
     >"$TMP/demo.out" 2>&1 || { cat "$TMP/demo.out" >&2; fail "weft-demo failed"; }
 for t in mono tsc plain; do wait_state $t complete 60; done
 
-# ---- every record kind, at otf2-print's times ----
+# ---- every record kind, at otf2-print's times, fields and attributes ----
+# (--sent: the schema line of the record table, for reading the archive)
 for t in mono tsc; do
     W export $t --format chrome-json -o "$TMP/$t.json" 2>"$TMP/err" ||
         fail "export $t: $(cat "$TMP/err")"
     [ -s "$TMP/err" ] && fail "export $t wrote to a non-terminal stderr: $(cat "$TMP/err")"
-    out=$(CHECK full "$TMP/$t.json" "$(archive_of $t)") || fail "export of $t is wrong"
+    out=$(CHECK full "$TMP/$t.json" "$(archive_of $t)" --sent "$TMP/sent.jsonl") ||
+        fail "export of $t is wrong"
     echo "$t: $out"
     echo "$out" | "$PY" -c 'import json,sys; j=json.load(sys.stdin)
 assert j["kinds"] == 79 and j["processes"] == 3 and j["counters"] == 12, j
-assert j["flows"] == {"mpi": 4, "thread": 24}, j' || fail "$t: not every kind, process, counter or arrow"
+assert j["flows"] == {"mpi": 4, "thread": 24}, j
+assert j["args"]["fields"] > 0 and j["args"]["attributes"] > 0, j' ||
+        fail "$t: not every kind, process, counter, arrow, field or attribute"
 done
 res=$(CHECK full "$TMP/tsc.json" "$(archive_of tsc)" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["resolution"])')
 [ "$res" != 1000000000 ] || echo "note: the default clock counted ns here (no TSC), not ticks"
+
+# ---- progress on a terminal ----
+# (none on a stderr that is not one: above). The archive has
+# communicators, so the messages are matched first.
+events=$(W show mono --json >"$TMP/show.json" && json_get "$TMP/show.json" 'j["events"]')
+cmd=$(printf '%q ' "$WEFT" --catalog "$CAT" export mono --format chrome-json -o "$TMP/tty.json")
+timeout 60 script -qec "$cmd" /dev/null >"$TMP/tty.out" </dev/null ||
+    { cat -v "$TMP/tty.out" >&2; fail "export under a terminal failed"; }
+tr '\r' '\n' <"$TMP/tty.out" >"$TMP/tty.txt"
+grep -qx "weft export: matching messages, location 1 of [0-9]*" "$TMP/tty.txt" ||
+    { cat -v "$TMP/tty.out" >&2; fail "no progress of matching messages on a terminal"; }
+grep -qxF "weft export: $events events read, written to $TMP/tty.json" "$TMP/tty.txt" ||
+    { cat -v "$TMP/tty.out" >&2; fail "no '$events events read' on a terminal"; }
+cmp -s "$TMP/tty.json" "$TMP/mono.json" || fail "export on a terminal wrote another file"
 
 # ---- filters ----
 A=$(archive_of mono)
@@ -153,7 +176,8 @@ PROG
         { cat "$TMP/ring.out" >&2; fail "the traced ring failed"; }
     wait_state ring complete 60
     W export ring --format chrome-json -o "$TMP/ring.json" || fail "export ring failed"
-    out=$(CHECK full "$TMP/ring.json" "$(archive_of ring)" --mpi) || fail "export of the ring is wrong"
+    out=$(CHECK full "$TMP/ring.json" "$(archive_of ring)" --mpi --sent "$TMP/sent.jsonl") ||
+        fail "export of the ring is wrong"
     echo "ring: $out"
     echo "$out" | "$PY" -c 'import json,sys; j=json.load(sys.stdin)
 assert j["flows"] == {"mpi": 28} and j["processes"] == 4, j' ||
