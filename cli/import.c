@@ -66,6 +66,7 @@ typedef struct imp_sums {
     size_t nsends;
     weft_iosum io;           /* I/O operations by handle */
     weft_metricloc *ml;      /* by location: its metric series */
+    size_t nml;
     uint64_t width;          /* first bins of a metric series, ticks */
 } imp_sums;
 
@@ -315,7 +316,7 @@ static void imp_free(imp *x)
         weft_commsum_free(&x->sums.sends[i]);
     free(x->sums.sends);
     weft_iosum_free(&x->sums.io);
-    for (size_t i = 0; x->sums.ml && i < x->a.nlocs; i++)
+    for (size_t i = 0; i < x->sums.nml; i++)
         weft_metricloc_free(&x->sums.ml[i]);
     free(x->sums.ml);
     free(x->msgs);
@@ -445,6 +446,7 @@ static int sums_init(imp *x)
     x->sums.width = a->resolution / 1000000 ? a->resolution / 1000000 : 1;
     if (!v || !x->sums.sends || !x->sums.ml)
         goto out;
+    x->sums.nml = a->nlocs;
     for (size_t i = 0; i < a->nlocs; i++)
         v[i] = (loc_rank){ a->locs[i].id, rank_of_loc(x, i) };
     qsort(v, a->nlocs, sizeof *v, cmp_loc_rank);
