@@ -130,6 +130,36 @@ static void duplicate(weft__arc *a, const char *what, uint64_t id)
         snprintf(a->dup_first, sizeof a->dup_first, "%s %" PRIu64, what, id);
 }
 
+/* The record types kept whole (archive.h), in kept[]'s order. */
+static const uint32_t kept_types[WEFT__ARC_KEPT] = {
+    WEFT_REC_Comm, WEFT_REC_Group, WEFT_REC_MetricMember,
+    WEFT_REC_MetricClass, WEFT_REC_MetricInstance, WEFT_REC_IoRegularFile,
+    WEFT_REC_IoDirectory, WEFT_REC_IoHandle
+};
+
+static int kept_slot(uint32_t type)
+{
+    for (int k = 0; k < WEFT__ARC_KEPT; k++)
+        if (kept_types[k] == type)
+            return k;
+    return -1;
+}
+
+/* Keeps definition r, of id `id`, whole. 0 or -1 (out of memory). */
+static int keep(weft__arc *a, const weft_record *r, uint64_t id)
+{
+    int k = kept_slot(r->type);
+    size_t old;
+
+    assert(k >= 0);
+    old = a->nkept[k];
+    if (GROW(a->kept[k], a->nkept[k], id) < 0)
+        return -1;
+    memset(a->kept[k] + old, 0, (a->nkept[k] - old) * sizeof *a->kept[k]);
+    a->kept[k][id] = *r;
+    return 0;
+}
+
 /* Records the name of definition id of id space kind. */
 static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
                                   OTF2_StringRef name)
@@ -153,18 +183,11 @@ static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
 NAME_ONLY(def_region, REGION, OTF2_StringRef canon, OTF2_StringRef desc,
           OTF2_RegionRole role, OTF2_Paradigm par, OTF2_RegionFlag flags,
           OTF2_StringRef file, uint32_t b, uint32_t e)
-NAME_ONLY(def_member, METRIC_MEMBER, OTF2_StringRef desc,
-          OTF2_MetricType mt, OTF2_MetricMode mm, OTF2_Type vt,
-          OTF2_Base base, int64_t exp, OTF2_StringRef unit)
 NAME_ONLY(def_attribute, ATTRIBUTE, OTF2_StringRef desc, OTF2_Type type)
 NAME_ONLY(def_intercomm, COMM, OTF2_GroupRef ga, OTF2_GroupRef gb,
           OTF2_CommRef common, OTF2_CommFlag flags)
 NAME_ONLY(def_parameter, PARAMETER, OTF2_ParameterType type)
 NAME_ONLY(def_rmawin, RMA_WIN, OTF2_CommRef comm, OTF2_RmaWinFlag flags)
-NAME_ONLY(def_file, IO_FILE, OTF2_SystemTreeNodeRef scope)
-NAME_ONLY(def_handle, IO_HANDLE, OTF2_IoFileRef file,
-          OTF2_IoParadigmRef par, OTF2_IoHandleFlag flags, OTF2_CommRef comm,
-          OTF2_IoHandleRef parent)
 NAME_ONLY(def_node, SYSTEM_TREE_NODE, OTF2_StringRef cls,
           OTF2_SystemTreeNodeRef parent)
 NAME_ONLY(def_interrupt, INTERRUPT_GENERATOR, OTF2_InterruptGeneratorMode m,
@@ -174,6 +197,66 @@ NAME_ONLY(def_cart, CART_TOPOLOGY, OTF2_CommRef comm, uint8_t n,
 NAME_ONLY(def_dimension, CART_DIMENSION, uint32_t size,
           OTF2_CartPeriodicity periodic)
 #pragma GCC diagnostic pop
+
+/* Definitions the report's summaries read: kept whole and named. */
+static OTF2_CallbackCode keep_named(weft__arc *a, const weft_record *r,
+                                    unsigned kind, uint64_t id,
+                                    OTF2_StringRef name)
+{
+    if (keep(a, r, id) < 0)
+        return OTF2_CALLBACK_ERROR;
+    return set_name(a, kind, id, name);
+}
+
+static OTF2_CallbackCode def_member(void *ud, OTF2_MetricMemberRef self,
+                                    OTF2_StringRef name,
+                                    OTF2_StringRef desc, OTF2_MetricType mt,
+                                    OTF2_MetricMode mm, OTF2_Type vt,
+                                    OTF2_Base base, int64_t exp,
+                                    OTF2_StringRef unit)
+{
+    weft_record r = { .type = WEFT_REC_MetricMember };
+
+    r.u.MetricMember = (weft_MetricMember){ .self = self, .name = name,
+        .description = desc, .metricType = mt, .metricMode = mm,
+        .valueType = vt, .base = base, .exponent = exp, .unit = unit };
+    return keep_named(ud, &r, WEFT_REF_METRIC_MEMBER, self, name);
+}
+
+static OTF2_CallbackCode def_regular_file(void *ud, OTF2_IoFileRef self,
+                                          OTF2_StringRef name,
+                                          OTF2_SystemTreeNodeRef scope)
+{
+    weft_record r = { .type = WEFT_REC_IoRegularFile };
+
+    r.u.IoRegularFile = (weft_IoRegularFile){ self, name, scope };
+    return keep_named(ud, &r, WEFT_REF_IO_FILE, self, name);
+}
+
+static OTF2_CallbackCode def_directory(void *ud, OTF2_IoFileRef self,
+                                       OTF2_StringRef name,
+                                       OTF2_SystemTreeNodeRef scope)
+{
+    weft_record r = { .type = WEFT_REC_IoDirectory };
+
+    r.u.IoDirectory = (weft_IoDirectory){ self, name, scope };
+    return keep_named(ud, &r, WEFT_REF_IO_FILE, self, name);
+}
+
+static OTF2_CallbackCode def_handle(void *ud, OTF2_IoHandleRef self,
+                                    OTF2_StringRef name, OTF2_IoFileRef file,
+                                    OTF2_IoParadigmRef par,
+                                    OTF2_IoHandleFlag flags,
+                                    OTF2_CommRef comm,
+                                    OTF2_IoHandleRef parent)
+{
+    weft_record r = { .type = WEFT_REC_IoHandle };
+
+    r.u.IoHandle = (weft_IoHandle){ .self = self, .name = name,
+        .file = file, .ioParadigm = par, .ioHandleFlags = flags,
+        .comm = comm, .parent = parent };
+    return keep_named(ud, &r, WEFT_REF_IO_HANDLE, self, name);
+}
 
 static OTF2_CallbackCode def_paradigm(void *ud, OTF2_IoParadigmRef self,
                                       OTF2_StringRef ident,
@@ -212,12 +295,14 @@ static OTF2_CallbackCode def_comm(void *ud, OTF2_CommRef self,
                                   OTF2_CommRef parent, OTF2_CommFlag flags)
 {
     weft__arc *a = ud;
+    weft_record r = { .type = WEFT_REC_Comm };
 
-    (void)parent, (void)flags;
     if (GROW(a->comm_group, a->ncomms, self) < 0)
         return OTF2_CALLBACK_ERROR;
     a->comm_group[self] = group;
-    return set_name(a, WEFT_REF_COMM, self, name);
+    r.u.Comm = (weft_Comm){ .self = self, .name = name, .group = group,
+                            .parent = parent, .flags = flags };
+    return keep_named(a, &r, WEFT_REF_COMM, self, name);
 }
 
 static OTF2_CallbackCode def_group(void *ud, OTF2_GroupRef self,
@@ -229,8 +314,8 @@ static OTF2_CallbackCode def_group(void *ud, OTF2_GroupRef self,
     weft__arc *a = ud;
     size_t old = a->ngroups;
     weft__arc_group *g;
+    weft_record r = { .type = WEFT_REC_Group };
 
-    (void)flags;
     if (GROW(a->groups, a->ngroups, self) < 0)
         return OTF2_CALLBACK_ERROR;
     memset(a->groups + old, 0, (a->ngroups - old) * sizeof *a->groups);
@@ -244,11 +329,16 @@ static OTF2_CallbackCode def_group(void *ud, OTF2_GroupRef self,
     g->n = n;
     g->type = type;
     g->paradigm = paradigm;
-    return set_name(a, WEFT_REF_GROUP, self, name);
+    r.u.Group = (weft_Group){ .self = self, .name = name, .groupType = type,
+        .paradigm = paradigm, .groupFlags = flags, .numberOfMembers = n,
+        .members = g->members };
+    return keep_named(a, &r, WEFT_REF_GROUP, self, name);
 }
 
+/* The members of metric self (a class, or an instance of one), kept
+ * as r with them. 0 or -1 (out of memory). */
 static int set_class(weft__arc *a, OTF2_MetricRef self, uint8_t n,
-                     const OTF2_MetricMemberRef *m)
+                     const OTF2_MetricMemberRef *m, weft_record *r)
 {
     size_t old = a->nclasses;
     OTF2_MetricMemberRef *c;
@@ -265,7 +355,9 @@ static int set_class(weft__arc *a, OTF2_MetricRef self, uint8_t n,
         memcpy(c + 1, m, n * sizeof *c);
     free(a->classes[self]);
     a->classes[self] = c;
-    return 0;
+    if (r->type == WEFT_REC_MetricClass)
+        r->u.MetricClass.metricMembers = c + 1;
+    return keep(a, r, self);
 }
 
 static OTF2_CallbackCode def_class(void *ud, OTF2_MetricRef self, uint8_t n,
@@ -273,10 +365,13 @@ static OTF2_CallbackCode def_class(void *ud, OTF2_MetricRef self, uint8_t n,
                                    OTF2_MetricOccurrence occ,
                                    OTF2_RecorderKind kind)
 {
-    (void)occ;
-    (void)kind;
-    return set_class(ud, self, n, m) < 0 ? OTF2_CALLBACK_ERROR
-                                         : OTF2_CALLBACK_SUCCESS;
+    weft_record r = { .type = WEFT_REC_MetricClass };
+
+    r.u.MetricClass = (weft_MetricClass){ .self = self,
+        .numberOfMetrics = n, .metricOccurrence = occ,
+        .recorderKind = kind };
+    return set_class(ud, self, n, m, &r) < 0 ? OTF2_CALLBACK_ERROR
+                                             : OTF2_CALLBACK_SUCCESS;
 }
 
 /* An instance has the members of its class (classes come first). */
@@ -287,11 +382,14 @@ static OTF2_CallbackCode def_instance(void *ud, OTF2_MetricRef self,
 {
     weft__arc *a = ud;
     OTF2_MetricMemberRef *c;
+    weft_record r = { .type = WEFT_REC_MetricInstance };
 
-    (void)rec, (void)scope, (void)s;
     if (cls >= a->nclasses || !(c = a->classes[cls]))
         return OTF2_CALLBACK_SUCCESS;
-    return set_class(a, self, (uint8_t)c[0], c + 1) < 0
+    r.u.MetricInstance = (weft_MetricInstance){ .self = self,
+        .metricClass = cls, .recorder = rec, .metricScope = scope,
+        .scope = s };
+    return set_class(a, self, (uint8_t)c[0], c + 1, &r) < 0
            ? OTF2_CALLBACK_ERROR : OTF2_CALLBACK_SUCCESS;
 }
 
@@ -336,8 +434,9 @@ int weft__arc_open(weft__arc *a, const char *anchor, char **err)
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_group);
     OTF2_GlobalDefReaderCallbacks_SetParameterCallback(cb, def_parameter);
     OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(cb, def_rmawin);
-    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb, def_file);
-    OTF2_GlobalDefReaderCallbacks_SetIoDirectoryCallback(cb, def_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoRegularFileCallback(cb,
+                                                           def_regular_file);
+    OTF2_GlobalDefReaderCallbacks_SetIoDirectoryCallback(cb, def_directory);
     OTF2_GlobalDefReaderCallbacks_SetIoHandleCallback(cb, def_handle);
     OTF2_GlobalDefReaderCallbacks_SetIoParadigmCallback(cb, def_paradigm);
     OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(
@@ -513,6 +612,34 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id)
     return weft__arc_string(a, a->names[kind][id]);
 }
 
+static size_t view_count(const void *ctx, uint32_t type)
+{
+    const weft__arc *a = ctx;
+    int k = kept_slot(type);
+
+    return k < 0 ? 0 : a->nkept[k];
+}
+
+static const weft_record *view_get(const void *ctx, uint32_t type, size_t i)
+{
+    const weft__arc *a = ctx;
+    int k = kept_slot(type);
+
+    if (k < 0 || i >= a->nkept[k] || a->kept[k][i].type != type)
+        return NULL;
+    return &a->kept[k][i];
+}
+
+static const char *view_string(const void *ctx, uint32_t id)
+{
+    return weft__arc_string(ctx, id);
+}
+
+weft_defview weft__arc_view(const weft__arc *a)
+{
+    return (weft_defview){ a, view_count, view_get, view_string };
+}
+
 void weft__arc_close(weft__arc *a)
 {
     if (a->reader && a->defs_open)
@@ -527,6 +654,8 @@ void weft__arc_close(weft__arc *a)
         free(a->groups[i].members);
     for (size_t k = 0; k < WEFT_REF__COUNT; k++)
         free(a->names[k]);
+    for (size_t k = 0; k < WEFT__ARC_KEPT; k++)
+        free(a->kept[k]);
     free(a->strings);
     free(a->locs);
     free(a->classes);

@@ -11,6 +11,7 @@
 
 #include <otf2/otf2.h>
 
+#include "defview.h"
 #include "record.h"
 
 typedef struct weft__arc_loc {
@@ -62,6 +63,14 @@ typedef struct weft__arc {
     size_t ncomms;
     weft__arc_group *groups;            /* by group id; n 0 if undefined */
     size_t ngroups;
+    /* The definitions the report's summaries read (weft__arc_view),
+     * whole, by kind (Comm, Group, MetricMember, MetricClass,
+     * MetricInstance, IoRegularFile, IoDirectory, IoHandle) and id; type
+     * 0 where an id is undefined. Their arrays point into groups and
+     * classes. */
+#define WEFT__ARC_KEPT 8
+    weft_record *kept[WEFT__ARC_KEPT];
+    size_t nkept[WEFT__ARC_KEPT];
 } weft__arc;
 
 /* Opens ANCHOR (DIR/traces.otf2) and reads its global definitions.
@@ -102,6 +111,10 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
 /* The name of definition id of id space kind (weft_ref_kind), "" when it
  * has none or is undefined. */
 const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
+/* a's definitions as weftd's summaries of messages, file I/O and
+ * metrics read them (daemon/defview.h): the ids are the archive's, the
+ * definition of id i at i. Valid while a is open. */
+weft_defview weft__arc_view(const weft__arc *a);
 void weft__arc_close(weft__arc *a);
 
 #endif

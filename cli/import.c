@@ -10,7 +10,10 @@
  * events) and computes the rows weftd stores for its own traces: the
  * region profile with weftd's own code (daemon/profile.c, the same
  * nesting rules as daemon/replay.c), the timeline summary for `weft
- * report` (daemon/timeline.c), members (location groups of type
+ * report` (daemon/timeline.c), the message matrix, the file I/O and the
+ * metric series with the code conversion uses (daemon/commsum.c,
+ * iosum.c, metricsum.c, reading the archive's definitions through
+ * weft__arc_view), members (location groups of type
  * PROCESS, rank = their index, host = their system tree node), locations
  * and hosts. Then:
  *  - whoever may write the catalog (root, weftd's user) stores the rows
@@ -41,14 +44,31 @@
 
 #include "archive.h"
 #include "cli.h"
+#include "commsum.h"
 #include "convert.h"
 #include "fsutil.h"
 #include "import.h"
+#include "iosum.h"
+#include "metricsum.h"
 #include "profile.h"
 #include "spool.h"
 #include "timeline.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
+
+/* What the report's summaries need of the whole archive, as conversion
+ * keeps it (convert_internal.h): the maps read once the definitions are,
+ * the sums of all locations. */
+typedef struct imp_sums {
+    weft_commmap cmap;       /* comm rank -> world rank */
+    weft_metricmap mmap;     /* metric -> its class */
+    weft_commsum *sends;     /* by sender rank: its MpiSend and MpiIsend */
+    size_t nsends;
+    weft_iosum io;           /* I/O operations by handle */
+    weft_metricloc *ml;      /* by location: its metric series */
+    size_t nml;
+    uint64_t width;          /* first bins of a metric series, ticks */
+} imp_sums;
 
 /* What one location's events are read into (the callbacks' user data;
  * span first: archive.c's time callbacks note times there). */
@@ -59,6 +79,10 @@ typedef struct imp_loc {
     weft_timeline tl;        /* bins NULL: no timeline */
     uint64_t unmatched;      /* Leaves of a region not open */
     uint64_t misnested;      /* Leaves of a region open further down */
+    imp_sums *sums;
+    weft_commsum *sends;     /* its rank's */
+    weft_iolive io;          /* its I/O operations in flight */
+    weft_metricloc *ml;      /* NULL: beyond WEFT_CONVERT_METRIC_LOCS */
     int oom;
 } imp_loc;
 
@@ -141,6 +165,109 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* The report's summaries, as replay.c's note_send and note_report. */
+static OTF2_CallbackCode noted(imp_loc *l, int rc)
+{
+    if (rc < 0) {
+        l->oom = 1;
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode send_to(imp_loc *l, OTF2_TimeStamp t,
+                                 uint32_t receiver, OTF2_CommRef comm,
+                                 uint64_t bytes)
+{
+    weft__arc_see(&l->span, t);
+    return noted(l, weft_commsum_add(l->sends, weft_commmap_world(
+                     &l->sums->cmap, comm, receiver), bytes));
+}
+
+static OTF2_CallbackCode on_send(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                 uint64_t pos, void *ud,
+                                 OTF2_AttributeList *al, uint32_t receiver,
+                                 OTF2_CommRef comm, uint32_t tag,
+                                 uint64_t bytes)
+{
+    (void)loc, (void)pos, (void)al, (void)tag;
+    return send_to(ud, t, receiver, comm, bytes);
+}
+
+static OTF2_CallbackCode on_isend(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, uint32_t receiver,
+                                  OTF2_CommRef comm, uint32_t tag,
+                                  uint64_t bytes, uint64_t request)
+{
+    (void)loc, (void)pos, (void)al, (void)tag, (void)request;
+    return send_to(ud, t, receiver, comm, bytes);
+}
+
+static OTF2_CallbackCode on_io_begin(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                     uint64_t pos, void *ud,
+                                     OTF2_AttributeList *al,
+                                     OTF2_IoHandleRef handle,
+                                     OTF2_IoOperationMode mode,
+                                     OTF2_IoOperationFlag flags,
+                                     uint64_t request, uint64_t matching)
+{
+    imp_loc *l = ud;
+
+    (void)loc, (void)pos, (void)al, (void)flags, (void)request;
+    weft__arc_see(&l->span, t);
+    return noted(l, weft_iosum_begin(&l->io, handle, (uint8_t)mode,
+                                     matching, t));
+}
+
+static OTF2_CallbackCode on_io_complete(OTF2_LocationRef loc,
+                                        OTF2_TimeStamp t, uint64_t pos,
+                                        void *ud, OTF2_AttributeList *al,
+                                        OTF2_IoHandleRef handle,
+                                        uint64_t bytes, uint64_t matching)
+{
+    imp_loc *l = ud;
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&l->span, t);
+    return noted(l, weft_iosum_end(&l->sums->io, &l->io, handle, matching,
+                                   bytes, 0, t));
+}
+
+static OTF2_CallbackCode on_io_cancelled(OTF2_LocationRef loc,
+                                         OTF2_TimeStamp t, uint64_t pos,
+                                         void *ud, OTF2_AttributeList *al,
+                                         OTF2_IoHandleRef handle,
+                                         uint64_t matching)
+{
+    imp_loc *l = ud;
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&l->span, t);
+    return noted(l, weft_iosum_end(&l->sums->io, &l->io, handle, matching,
+                                   0, 1, t));
+}
+
+static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                   uint64_t pos, void *ud,
+                                   OTF2_AttributeList *al,
+                                   OTF2_MetricRef metric, uint8_t n,
+                                   const OTF2_Type *types,
+                                   const OTF2_MetricValue *values)
+{
+    imp_loc *l = ud;
+    weft_record r = { .type = WEFT_REC_Metric, .time = t };
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&l->span, t);
+    if (!l->ml)
+        return OTF2_CALLBACK_SUCCESS;
+    r.u.Metric = (weft_Metric){ .metric = metric, .numberOfMetrics = n,
+                                .typeIDs = types, .metricValues = values };
+    return noted(l, weft_metricsum_event(l->ml, &l->sums->mmap, &r,
+                                         l->sums->width));
+}
+
 static const char *region_name(const void *a, uint32_t id)
 {
     return weft__arc_name(a, WEFT_REF_REGION, id);
@@ -162,6 +289,11 @@ typedef struct imp {
     size_t ntls;
     weft_timeline_region *tl_regions;
     size_t ntl_regions;
+    imp_sums sums;
+    weft_message_row *msgs;
+    weft_io_file_row *files;
+    weft_metric_row *metrics;
+    size_t nfiles, nmetrics;
     weft_tag *tags;
     problems probs;
     char *hosts, *name, *dir;
@@ -178,6 +310,25 @@ static void imp_free(imp *x)
     free(x->regions);
     free(x->tls);
     free(x->tl_regions);
+    weft_commmap_free(&x->sums.cmap);
+    weft_metricmap_free(&x->sums.mmap);
+    for (size_t i = 0; i < x->sums.nsends; i++)
+        weft_commsum_free(&x->sums.sends[i]);
+    free(x->sums.sends);
+    weft_iosum_free(&x->sums.io);
+    for (size_t i = 0; i < x->sums.nml; i++)
+        weft_metricloc_free(&x->sums.ml[i]);
+    free(x->sums.ml);
+    free(x->msgs);
+    for (size_t i = 0; i < x->nfiles; i++)
+        free(x->files[i].name);
+    free(x->files);
+    for (size_t i = 0; i < x->nmetrics; i++) {
+        free(x->metrics[i].name);
+        free(x->metrics[i].unit);
+        free(x->metrics[i].points);
+    }
+    free(x->metrics);
     free(x->locs);
     free(x->members);
     free(x->lg_rank);
@@ -238,6 +389,76 @@ static int members_of(imp *x)
     return 0;
 }
 
+/* A location's rank (rank_of's table). */
+typedef struct loc_rank {
+    uint64_t id;
+    uint32_t rank;
+} loc_rank;
+
+static int cmp_loc_rank(const void *a, const void *b)
+{
+    const loc_rank *p = a, *q = b;
+
+    return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* The rank of location x->a.locs[i]: its process's (members_of), 0
+ * when it belongs to none. */
+static uint32_t rank_of_loc(const imp *x, size_t i)
+{
+    OTF2_LocationGroupRef g = x->a.locs[i].group;
+
+    return g < x->a.nlg_type && x->lg_rank[g] != UINT32_MAX
+           ? x->lg_rank[g] : 0;
+}
+
+/* What rank_of looks locations up in: loc_ranks sorted by id. */
+typedef struct rank_table {
+    const loc_rank *v;
+    size_t n;
+} rank_table;
+
+/* weft_commmap_rank_fn: ctx is a rank_table. */
+static uint32_t rank_of(const void *ctx, uint64_t id)
+{
+    const rank_table *t = ctx;
+    loc_rank key = { id, 0 };
+    const loc_rank *hit = bsearch(&key, t->v, t->n, sizeof key,
+                                  cmp_loc_rank);
+
+    return hit ? hit->rank : WEFT_COMMMAP_UNKNOWN;
+}
+
+
+/* The sums' maps and tables, before the events are read (conversion
+ * builds them after its pass 1). 0 or -1 (out of memory). */
+static int sums_init(imp *x)
+{
+    weft__arc *a = &x->a;
+    weft_defview defs = weft__arc_view(a);
+    loc_rank *v = calloc(a->nlocs + 1, sizeof *v);
+    rank_table t = { v, a->nlocs };
+    int rc = -1;
+
+    x->sums.nsends = x->r.detail.nmembers ? x->r.detail.nmembers : 1;
+    x->sums.sends = calloc(x->sums.nsends, sizeof *x->sums.sends);
+    x->sums.ml = calloc(a->nlocs + 1, sizeof *x->sums.ml);
+    x->sums.width = a->resolution / 1000000 ? a->resolution / 1000000 : 1;
+    if (!v || !x->sums.sends || !x->sums.ml)
+        goto out;
+    x->sums.nml = a->nlocs;
+    for (size_t i = 0; i < a->nlocs; i++)
+        v[i] = (loc_rank){ a->locs[i].id, rank_of_loc(x, i) };
+    qsort(v, a->nlocs, sizeof *v, cmp_loc_rank);
+    if (weft_commmap_build(&x->sums.cmap, &defs, rank_of, &t) < 0 ||
+        weft_metricmap_build(&x->sums.mmap, &defs) < 0)
+        goto out;
+    rc = 0;
+out:
+    free(v);
+    return rc;
+}
+
 /* Reads every location's events into its row, the profile and the
  * timelines. Returns EXIT_OK, or EXIT_FAIL after saying why (a location
  * libotf2 cannot read). */
@@ -254,7 +475,7 @@ static int read_events(imp *x, const char *anchor)
 
     x->locs = calloc(a->nlocs + 1, sizeof *x->locs);
     x->tls = calloc(a->nlocs + 1, sizeof *x->tls);
-    if (!cbs || !thread || !x->locs || !x->tls ||
+    if (!cbs || !thread || !x->locs || !x->tls || sums_init(x) < 0 ||
         weft_profile_init(&x->prof, region_name, a,
                           a->nnames[WEFT_REF_REGION],
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0) {
@@ -263,6 +484,14 @@ static int read_events(imp *x, const char *anchor)
     }
     OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, on_enter);
     OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, on_leave);
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, on_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, on_isend);
+    OTF2_EvtReaderCallbacks_SetIoOperationBeginCallback(cbs, on_io_begin);
+    OTF2_EvtReaderCallbacks_SetIoOperationCompleteCallback(cbs,
+                                                           on_io_complete);
+    OTF2_EvtReaderCallbacks_SetIoOperationCancelledCallback(
+        cbs, on_io_cancelled);
+    OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, on_metric);
     while (cap > WEFT_CONVERT_MIN_BINS &&
            (uint64_t)cap * (a->nlocs < WEFT_CONVERT_TIMELINES
                             ? a->nlocs : WEFT_CONVERT_TIMELINES) >
@@ -275,7 +504,12 @@ static int read_events(imp *x, const char *anchor)
     for (size_t i = 0; i < a->nlocs; i++) {
         const weft__arc_loc *al = &a->locs[i];
         weft_location_row *lr = &x->locs[i];
-        imp_loc l = { .prof = &x->prof };
+        uint32_t rank = rank_of_loc(x, i);
+        imp_loc l = { .prof = &x->prof, .sums = &x->sums,
+                      .sends = &x->sums.sends[rank < x->sums.nsends ? rank
+                                                                    : 0],
+                      .ml = i < WEFT_CONVERT_METRIC_LOCS ? &x->sums.ml[i]
+                                                         : NULL };
         uint64_t n = 0;
         int rc;
 
@@ -284,6 +518,7 @@ static int read_events(imp *x, const char *anchor)
         free(err);
         err = NULL;
         rc = weft__arc_read_location(a, i, cbs, &l, &n, &err);
+        weft_iolive_free(&l.io);
         if (rc < 0 || l.oom) {
             weft__cli_fail("import: %s: location %" PRIu64 " (%s): %s",
                            anchor, al->id, weft__arc_string(a, al->name),
@@ -293,8 +528,7 @@ static int read_events(imp *x, const char *anchor)
             goto out;
         }
         lr->id = al->id;
-        lr->rank = al->group < a->nlg_type && x->lg_rank[al->group] !=
-                   UINT32_MAX ? x->lg_rank[al->group] : 0;
+        lr->rank = rank;
         lr->thread = al->group < a->nlg_type ? thread[al->group]++ : 0;
         lr->name = (char *)weft__arc_string(a, al->name);
         lr->events = n;
@@ -396,6 +630,58 @@ static int report_rows(imp *x)
     x->r.detail.ntimelines = x->ntls;
     x->r.detail.timeline_regions = x->tl_regions;
     x->r.detail.ntimeline_regions = x->ntl_regions;
+    return 0;
+}
+
+/* The message matrix, the files and the metric series, as conversion
+ * makes them of its sums (daemon/convert_report.c): the matrix's rows of
+ * most bytes, the files of most time, the first series (location order,
+ * then order of first value). Times are the archive's, corrected by
+ * libotf2 (ClockOffsets). 0 or -1 (out of memory). */
+static int summary_rows(imp *x)
+{
+    weft_defview defs = weft__arc_view(&x->a);
+    imp_sums *m = &x->sums;
+    size_t nmsg = 0, cap = 0, n = 0;
+    uint64_t total = 0;
+
+    for (size_t r = 0; r < m->nsends; r++)
+        if (weft_commsum_rows(&m->sends[r], (uint32_t)r, &x->msgs, &nmsg,
+                              &cap) < 0)
+            return -1;
+    nmsg = weft_commsum_cap(x->msgs, nmsg, WEFT_CONVERT_MESSAGE_ROWS);
+    if (weft_iosum_files(&m->io, &defs, x->a.resolution,
+                         WEFT_CONVERT_IO_FILES, &x->files, &x->nfiles) < 0)
+        return -1;
+    for (size_t i = 0; i < x->a.nlocs; i++) {
+        total += m->ml[i].n + m->ml[i].nothers;
+        for (size_t k = 0; k < m->ml[i].n; k++)
+            n += m->ml[i].s[k].n > 0;
+    }
+    if (n > WEFT_CONVERT_METRIC_SERIES)
+        n = WEFT_CONVERT_METRIC_SERIES;
+    if (n && !(x->metrics = calloc(n, sizeof *x->metrics)))
+        return -1;
+    for (size_t i = 0; i < x->a.nlocs; i++)
+        for (size_t k = 0; k < m->ml[i].n && x->nmetrics < n; k++) {
+            const weft_metric_series *ms = &m->ml[i].s[k];
+            weft_metric_row *row = &x->metrics[x->nmetrics];
+            if (!ms->n)
+                continue;
+            x->nmetrics++;
+            row->series_total = total;
+            if (weft_metricsum_row(ms, &defs, x->a.locs[i].id, ms->first,
+                                   ms->first + ms->n * ms->width,
+                                   x->r.row.time_first, x->a.resolution,
+                                   row) < 0)
+                return -1;
+        }
+    x->r.detail.messages = x->msgs;
+    x->r.detail.nmessages = nmsg;
+    x->r.detail.io_files = x->files;
+    x->r.detail.nio_files = x->nfiles;
+    x->r.detail.metrics = x->metrics;
+    x->r.detail.nmetrics = x->nmetrics;
     return 0;
 }
 
@@ -669,7 +955,7 @@ int weft__cmd_import(cli *c)
     }
     if (read_events(&x, anchor) != EXIT_OK)
         goto out;
-    if (report_rows(&x) < 0) {
+    if (report_rows(&x) < 0 || summary_rows(&x) < 0) {
         weft__cli_fail("out of memory");
         goto out;
     }

@@ -53,6 +53,7 @@ typedef struct report_ctx {
     json_t *io_files;    /* [{name, others, read, written, ops, time}] */
     json_t *metrics;     /* [{loc, name, unit, start, width, total,
                              points: [min, max, last, ...]}] */
+    json_t *rank_of;     /* location id -> its rank (locations table) */
 } report_ctx;
 
 /* json helpers that exit on out of memory, as the other commands do. */
@@ -96,13 +97,16 @@ static int on_loc_region(const weft_region_row *r, void *arg)
     json_t *b = json_object_get(x->balance, name);
     char key[32];
 
-    if (b) {
-        snprintf(key, sizeof key, "%" PRId64, r->location);
+    snprintf(key, sizeof key, "%" PRId64, r->location);
+    if (b)
         weft__cli_jset(b, key, json_real(r->excl_s));
-    }
     if (strncmp(name, "MPI_", 4) == 0) {
-        json_t *v;
-        snprintf(key, sizeof key, "%" PRIu32, (uint32_t)(r->location >> 32));
+        /* The location row's rank: an imported archive's location ids
+         * are its own, not weftd's rank << 32 | thread. */
+        json_t *v = json_object_get(x->rank_of, key);
+        snprintf(key, sizeof key, "%" PRIu32,
+                 v ? (uint32_t)json_integer_value(v)
+                   : (uint32_t)(r->location >> 32));
         v = json_object_get(x->mpi, key);
         weft__cli_jset(x->mpi, key,
                        json_real((v ? json_real_value(v) : 0.0) + r->excl_s));
@@ -114,6 +118,7 @@ static int on_location(const weft_location_row *l, void *arg)
 {
     report_ctx *x = arg;
     json_t *o = need(json_object());
+    char key[32];
 
     weft__cli_jset(o, "id", weft__cli_ju64(l->id));
     weft__cli_jset(o, "rank", json_integer(l->rank));
@@ -121,6 +126,8 @@ static int on_location(const weft_location_row *l, void *arg)
     weft__cli_jset(o, "name", weft__cli_jstr(l->name));
     weft__cli_jset(o, "events", weft__cli_ju64(l->events));
     push(x->locations, o);
+    snprintf(key, sizeof key, "%" PRId64, (int64_t)l->id);
+    weft__cli_jset(x->rank_of, key, json_integer(l->rank));
     return 0;
 }
 
@@ -208,7 +215,7 @@ static int on_metric(const weft_metric_row *m, void *arg)
 static json_t *gather(cli *c, const weft_trace_row *row)
 {
     report_ctx x = { c->catalog, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                     NULL, NULL };
+                     NULL, NULL, NULL };
     json_t *doc = need(json_object()), *trace, *tags;
     struct passwd *pw = getpwuid(row->uid);
     int rc;
@@ -222,6 +229,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     x.locations = need(json_array());
     x.io_files = need(json_array());
     x.metrics = need(json_array());
+    x.rank_of = need(json_object());
     trace = weft__cli_trace_json(row);
     weft__cli_jset(trace, "owner", weft__cli_jstr(pw ? pw->pw_name : ""));
     weft__cli_jset(trace, "duration_s",
@@ -267,6 +275,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "messages", x.messages);
     weft__cli_jset(doc, "io_files", x.io_files);
     weft__cli_jset(doc, "metrics", x.metrics);
+    json_decref(x.rank_of);
     return doc;
 fail:
     json_decref(doc);
@@ -279,6 +288,7 @@ fail:
     json_decref(x.locations);
     json_decref(x.io_files);
     json_decref(x.metrics);
+    json_decref(x.rank_of);
     return NULL;
 }
 

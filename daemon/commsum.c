@@ -9,12 +9,13 @@
 #include "weft_errors.h"
 
 /* The COMM_LOCATIONS group of paradigm p, NULL if u has none. */
-static const weft_record *locations_group(const weft_unifier *u, uint32_t p)
+static const weft_record *locations_group(const weft_defview *defs,
+                                          uint32_t p)
 {
-    size_t n = weft_unify_count(u, WEFT_REC_Group);
+    size_t n = weft_defview_count(defs, WEFT_REC_Group);
 
     for (size_t i = 0; i < n; i++) {
-        const weft_record *g = weft_unify_get(u, WEFT_REC_Group, i);
+        const weft_record *g = weft_defview_get(defs, WEFT_REC_Group, i);
         if (g && g->u.Group.groupType == OTF2_GROUP_TYPE_COMM_LOCATIONS &&
             g->u.Group.paradigm == p)
             return g;
@@ -23,10 +24,11 @@ static const weft_record *locations_group(const weft_unifier *u, uint32_t p)
 }
 
 /* 0 or WEFT_ENOMEM. */
-int weft_commmap_build(weft_commmap *m, const weft_unifier *u)
+int weft_commmap_build(weft_commmap *m, const weft_defview *defs,
+                       weft_commmap_rank_fn rank_of, const void *ctx)
 {
-    size_t ncomms = weft_unify_count(u, WEFT_REC_Comm);
-    size_t ngroups = weft_unify_count(u, WEFT_REC_Group);
+    size_t ncomms = weft_defview_count(defs, WEFT_REC_Comm);
+    size_t ngroups = weft_defview_count(defs, WEFT_REC_Group);
 
     memset(m, 0, sizeof *m);
     if (!ncomms)
@@ -37,16 +39,16 @@ int weft_commmap_build(weft_commmap *m, const weft_unifier *u)
         return WEFT_ENOMEM;
     m->ncomms = ncomms;
     for (size_t i = 0; i < ncomms; i++) {
-        const weft_record *c = weft_unify_get(u, WEFT_REC_Comm, i);
+        const weft_record *c = weft_defview_get(defs, WEFT_REC_Comm, i);
         const weft_record *g, *locs;
         uint32_t *v;
         if (!c || c->u.Comm.self != i || c->u.Comm.group >= ngroups)
             continue;
-        g = weft_unify_get(u, WEFT_REC_Group, c->u.Comm.group);
+        g = weft_defview_get(defs, WEFT_REC_Group, c->u.Comm.group);
         if (!g || g->u.Group.groupType != OTF2_GROUP_TYPE_COMM_GROUP ||
             !g->u.Group.numberOfMembers)
             continue;
-        locs = locations_group(u, g->u.Group.paradigm);
+        locs = locations_group(defs, g->u.Group.paradigm);
         v = malloc(g->u.Group.numberOfMembers * sizeof *v);
         if (!v)
             return WEFT_ENOMEM;
@@ -54,6 +56,8 @@ int weft_commmap_build(weft_commmap *m, const weft_unifier *u)
             uint64_t k = g->u.Group.members[r];
             if (!locs)  /* no locations group: indices are world ranks */
                 v[r] = k < UINT32_MAX ? (uint32_t)k : WEFT_COMMMAP_UNKNOWN;
+            else if (k < locs->u.Group.numberOfMembers && rank_of)
+                v[r] = rank_of(ctx, locs->u.Group.members[k]);
             else if (k < locs->u.Group.numberOfMembers)
                 v[r] = (uint32_t)(locs->u.Group.members[k] >> 32);
             else

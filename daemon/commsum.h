@@ -7,7 +7,8 @@
  * (weft_commmap, built from the unified definitions once pass 1 is done,
  * then read only) turns that into a world rank: the Comm's COMM_GROUP
  * lists indices into the COMM_LOCATIONS group of its paradigm, whose
- * members are location ids (rank << 32 | thread). Each member being
+ * members are location ids (rank << 32 | thread in weftd's archives;
+ * an imported archive's own ids, ranked by the caller). Each member being
  * replayed sums its own sends (weft_commsum, owned by its replayer).
  */
 #ifndef WEFT_COMMSUM_H
@@ -17,7 +18,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "unify.h"
+#include "defview.h"
 
 /* A receiver rank the map cannot name. */
 #define WEFT_COMMMAP_UNKNOWN UINT32_MAX
@@ -29,9 +30,15 @@ typedef struct weft_commmap {
     size_t ncomms;
 } weft_commmap;
 
-/* Builds m from u's Comm and Group definitions. 0 or WEFT_ENOMEM;
- * weft_commmap_free frees m either way. */
-int weft_commmap_build(weft_commmap *m, const weft_unifier *u);
+/* The world rank of location id loc (ctx: the caller's). */
+typedef uint32_t (*weft_commmap_rank_fn)(const void *ctx, uint64_t loc);
+
+/* Builds m from defs' Comm and Group definitions; rank_of(ctx, id) is the
+ * world rank of a location of a COMM_LOCATIONS group (NULL: weftd's own
+ * location ids, rank << 32 | thread; weft import passes the archive's).
+ * 0 or WEFT_ENOMEM; weft_commmap_free frees m either way. */
+int weft_commmap_build(weft_commmap *m, const weft_defview *defs,
+                       weft_commmap_rank_fn rank_of, const void *ctx);
 void weft_commmap_free(weft_commmap *m);
 
 /* World rank of rank `rank` of global Comm comm, WEFT_COMMMAP_UNKNOWN

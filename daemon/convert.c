@@ -1008,6 +1008,7 @@ static int profile_result(conv *c)
  * journal has been read. */
 static int gather(conv *c, int *read_all)
 {
+    weft_defview defs;
     int rc;
 
     c->u = weft_unify_new(0);
@@ -1036,8 +1037,9 @@ static int gather(conv *c, int *read_all)
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     weft__conv_plan_timelines(c);
-    if (weft_commmap_build(&c->cmap, c->u) < 0 ||
-        weft_metricmap_build(&c->mmap, c->u) < 0)
+    defs = weft_unify_view(c->u);
+    if (weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
+        weft_metricmap_build(&c->mmap, &defs) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }

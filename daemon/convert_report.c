@@ -121,12 +121,13 @@ oom:
 static int io_result(conv *c)
 {
     weft_iosum all = { 0 };
+    weft_defview defs = weft_unify_view(c->u);
     int rc = 0;
 
     for (size_t i = 0; rc == 0 && i < c->nmems; i++)
         rc = weft_iosum_add(&all, &c->mems[i].io);
     if (rc == 0)
-        rc = weft_iosum_files(&all, c->u, c->resolution,
+        rc = weft_iosum_files(&all, &defs, c->resolution,
                               WEFT_CONVERT_IO_FILES, &c->out->io_files,
                               &c->out->nio_files);
     weft_iosum_free(&all);
@@ -138,35 +139,13 @@ static int io_result(conv *c)
 static int metric_row(const conv *c, const member *m, const loc *l,
                       const weft_metric_series *s, weft_metric_row *row)
 {
-    const weft_record *mm = weft_unify_get(c->u, WEFT_REC_MetricMember,
-                                           s->member);
-    uint64_t a = weft__conv_corrected(m, s->first);
-    uint64_t b = weft__conv_corrected(m, s->first + s->n * s->width);
-    double res = (double)c->resolution;
-    const char *name = "", *unit = "";
+    weft_defview defs = weft_unify_view(c->u);
 
-    if (mm && mm->u.MetricMember.self == s->member) {
-        name = weft_unify_string(c->u, mm->u.MetricMember.name);
-        unit = weft_unify_string(c->u, mm->u.MetricMember.unit);
-    }
-    row->location = weft__loc_id(m, l);
-    row->member = s->member;
-    row->start_s = a > c->out->time_first
-                       ? (double)(a - c->out->time_first) / res : 0.0;
-    row->width_s = b > a ? (double)(b - a) / s->n / res
-                         : (double)s->width / res;
-    row->npoints = s->n;
-    row->name = strdup(name);
-    row->unit = strdup(unit);
-    row->points = malloc((s->n ? s->n : 1) * 3 * sizeof *row->points);
-    if (!row->name || !row->unit || !row->points)
-        return WEFT_ENOMEM;
-    for (uint32_t i = 0; i < s->n; i++) {
-        row->points[3 * i] = s->bins[i].min;
-        row->points[3 * i + 1] = s->bins[i].max;
-        row->points[3 * i + 2] = s->bins[i].last;
-    }
-    return 0;
+    return weft_metricsum_row(s, &defs, weft__loc_id(m, l),
+                              weft__conv_corrected(m, s->first),
+                              weft__conv_corrected(m, s->first +
+                                                   s->n * s->width),
+                              c->out->time_first, c->resolution, row);
 }
 
 /* The first WEFT_CONVERT_METRIC_SERIES metric series (rank, thread, then

@@ -117,24 +117,25 @@ void weft_iosum_free(weft_iosum *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The names of u's files (IoRegularFile, IoDirectory) by global id, in
+/* The names of defs' files (IoRegularFile, IoDirectory) by global id, in
  * a malloc'd array of *n; NULL when out of memory or none. */
-static const char **file_names(const weft_unifier *u, size_t *n)
+static const char **file_names(const weft_defview *defs, size_t *n)
 {
     static const uint32_t types[] = { WEFT_REC_IoRegularFile,
                                       WEFT_REC_IoDirectory };
     const char **v;
 
-    *n = weft_unify_count(u, types[0]) + weft_unify_count(u, types[1]);
+    *n = weft_defview_count(defs, types[0]) +
+         weft_defview_count(defs, types[1]);
     if (!*n || !(v = calloc(*n, sizeof *v)))
         return NULL;
     for (size_t k = 0; k < 2; k++) {
-        size_t nk = weft_unify_count(u, types[k]);
+        size_t nk = weft_defview_count(defs, types[k]);
         for (size_t i = 0; i < nk; i++) {
-            const weft_record *f = weft_unify_get(u, types[k], i);
+            const weft_record *f = weft_defview_get(defs, types[k], i);
             if (f && f->u.IoRegularFile.self < *n)
                 v[f->u.IoRegularFile.self] =
-                    weft_unify_string(u, f->u.IoRegularFile.name);
+                    weft_defview_string(defs, f->u.IoRegularFile.name);
         }
     }
     return v;
@@ -142,10 +143,10 @@ static const char **file_names(const weft_unifier *u, size_t *n)
 
 /* The name of the file of handle id (its parents' file for a handle
  * without one), else the handle's name. */
-static const char *handle_file(const weft_unifier *u, const char **files,
-                               size_t nfiles, uint32_t id)
+static const char *handle_file(const weft_defview *defs,
+                               const char **files, size_t nfiles, uint32_t id)
 {
-    const weft_record *h = weft_unify_get(u, WEFT_REC_IoHandle, id);
+    const weft_record *h = weft_defview_get(defs, WEFT_REC_IoHandle, id);
 
     if (!h || h->u.IoHandle.self != id)
         return "";
@@ -154,14 +155,14 @@ static const char *handle_file(const weft_unifier *u, const char **files,
         uint32_t f = h->u.IoHandle.file;
         if (f < nfiles && files[f] && *files[f])
             return files[f];
-        p = weft_unify_get(u, WEFT_REC_IoHandle, h->u.IoHandle.parent);
+        p = weft_defview_get(defs, WEFT_REC_IoHandle, h->u.IoHandle.parent);
         if (h->u.IoHandle.parent == OTF2_UNDEFINED_IO_HANDLE || !p ||
             p->u.IoHandle.self != h->u.IoHandle.parent)
             break;
         h = p;
     }
-    h = weft_unify_get(u, WEFT_REC_IoHandle, id);
-    return weft_unify_string(u, h->u.IoHandle.name);
+    h = weft_defview_get(defs, WEFT_REC_IoHandle, id);
+    return weft_defview_string(defs, h->u.IoHandle.name);
 }
 
 typedef struct named {
@@ -184,7 +185,7 @@ static int cmp_time(const void *a, const void *b)
 }
 
 /* 0 or WEFT_ENOMEM (*rows NULL then). */
-int weft_iosum_files(const weft_iosum *s, const weft_unifier *u,
+int weft_iosum_files(const weft_iosum *s, const weft_defview *defs,
                      uint64_t resolution, size_t max,
                      weft_io_file_row **rows, size_t *n)
 {
@@ -193,7 +194,7 @@ int weft_iosum_files(const weft_iosum *s, const weft_unifier *u,
     double res = resolution ? (double)resolution : 1.0;
     weft_io_file_row *out = NULL;
     size_t nfiles = 0;
-    const char **files = file_names(u, &nfiles);
+    const char **files = file_names(defs, &nfiles);
 
     *rows = NULL;
     *n = 0;
@@ -204,7 +205,7 @@ int weft_iosum_files(const weft_iosum *s, const weft_unifier *u,
     }
     for (size_t i = 0; i < s->ncells; i++)
         if (s->cells[i].key)
-            v[nv++] = (named){ handle_file(u, files, nfiles,
+            v[nv++] = (named){ handle_file(defs, files, nfiles,
                                            s->cells[i].key - 1),
                                s->cells[i] };
     qsort(v, nv, sizeof *v, cmp_name);

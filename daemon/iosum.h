@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
-#include "unify.h"
+#include "defview.h"
 
 /* Operations in flight on one location, at most. */
 #define WEFT_IOSUM_PENDING 64
@@ -69,11 +69,11 @@ void weft_iosum_free(weft_iosum *s);
 
 /* The files of s: the handles' sums by the name of their file (the
  * IoRegularFile or IoDirectory the IoHandle names, else the handle's own
- * name; u holds the definitions), the max of most time first (then by
+ * name; defs holds the definitions), the max of most time first (then by
  * name), and when there are more, an "others" row (others: how many
  * files it sums; "" as name). times in seconds of `resolution` ticks.
  * *rows malloc'd, names malloc'd. 0 or WEFT_ENOMEM. */
-int weft_iosum_files(const weft_iosum *s, const weft_unifier *u,
+int weft_iosum_files(const weft_iosum *s, const weft_defview *defs,
                      uint64_t resolution, size_t max,
                      weft_io_file_row **rows, size_t *n);
 

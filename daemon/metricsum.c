@@ -9,10 +9,10 @@
 #include "weft_errors.h"
 
 /* 0 or WEFT_ENOMEM. */
-int weft_metricmap_build(weft_metricmap *m, const weft_unifier *u)
+int weft_metricmap_build(weft_metricmap *m, const weft_defview *defs)
 {
-    size_t nc = weft_unify_count(u, WEFT_REC_MetricClass);
-    size_t ni = weft_unify_count(u, WEFT_REC_MetricInstance);
+    size_t nc = weft_defview_count(defs, WEFT_REC_MetricClass);
+    size_t ni = weft_defview_count(defs, WEFT_REC_MetricInstance);
 
     memset(m, 0, sizeof *m);
     if (!nc)
@@ -21,12 +21,14 @@ int weft_metricmap_build(weft_metricmap *m, const weft_unifier *u)
     if (!(m->cls = calloc(m->n, sizeof *m->cls)))
         return WEFT_ENOMEM;
     for (size_t i = 0; i < nc; i++) {
-        const weft_record *c = weft_unify_get(u, WEFT_REC_MetricClass, i);
+        const weft_record *c = weft_defview_get(defs, WEFT_REC_MetricClass,
+                                                i);
         if (c && c->u.MetricClass.self < m->n)
             m->cls[c->u.MetricClass.self] = c;
     }
     for (size_t i = 0; i < ni; i++) {
-        const weft_record *x = weft_unify_get(u, WEFT_REC_MetricInstance, i);
+        const weft_record *x = weft_defview_get(defs,
+                                                WEFT_REC_MetricInstance, i);
         uint32_t k;
         if (!x || x->u.MetricInstance.self >= m->n)
             continue;
@@ -181,4 +183,37 @@ void weft_metricloc_free(weft_metricloc *l)
     free(l->s);
     free(l->others);
     memset(l, 0, sizeof *l);
+}
+
+/* 0 or WEFT_ENOMEM. */
+int weft_metricsum_row(const weft_metric_series *s, const weft_defview *defs,
+                       uint64_t location, uint64_t a, uint64_t b, uint64_t t0,
+                       uint64_t resolution, weft_metric_row *row)
+{
+    const weft_record *mm = weft_defview_get(defs, WEFT_REC_MetricMember,
+                                             s->member);
+    double res = (double)resolution;
+    const char *name = "", *unit = "";
+
+    if (mm && mm->u.MetricMember.self == s->member) {
+        name = weft_defview_string(defs, mm->u.MetricMember.name);
+        unit = weft_defview_string(defs, mm->u.MetricMember.unit);
+    }
+    row->location = location;
+    row->member = s->member;
+    row->start_s = a > t0 ? (double)(a - t0) / res : 0.0;
+    row->width_s = b > a ? (double)(b - a) / s->n / res
+                         : (double)s->width / res;
+    row->npoints = s->n;
+    row->name = strdup(name);
+    row->unit = strdup(unit);
+    row->points = malloc((s->n ? s->n : 1) * 3 * sizeof *row->points);
+    if (!row->name || !row->unit || !row->points)
+        return WEFT_ENOMEM;
+    for (uint32_t i = 0; i < s->n; i++) {
+        row->points[3 * i] = s->bins[i].min;
+        row->points[3 * i + 1] = s->bins[i].max;
+        row->points[3 * i + 2] = s->bins[i].last;
+    }
+    return 0;
 }

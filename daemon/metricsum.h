@@ -19,8 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
+#include "defview.h"
 #include "record.h"
-#include "unify.h"
 
 /* Bins of one series at most (a power of two). */
 #define WEFT_METRICSUM_BINS 256
@@ -34,9 +35,9 @@ typedef struct weft_metricmap {
     size_t n;
 } weft_metricmap;
 
-/* Builds m from u's MetricClass and MetricInstance definitions. 0 or
+/* Builds m from defs' MetricClass and MetricInstance definitions. 0 or
  * WEFT_ENOMEM; weft_metricmap_free frees m either way. */
-int weft_metricmap_build(weft_metricmap *m, const weft_unifier *u);
+int weft_metricmap_build(weft_metricmap *m, const weft_defview *defs);
 void weft_metricmap_free(weft_metricmap *m);
 
 /* One bin: min is NaN while the bin has no value. */
@@ -69,5 +70,16 @@ int weft_metricsum_add(weft_metricloc *l, uint32_t member, uint64_t t,
 int weft_metricsum_event(weft_metricloc *l, const weft_metricmap *m,
                          const weft_record *r, uint64_t width);
 void weft_metricloc_free(weft_metricloc *l);
+
+/* Series s of location `location` as a catalog row: its member's name
+ * and unit (from defs; "" when not defined), its bins copied; a and b
+ * are the times its first bin starts and its last bin ends (ticks of
+ * `resolution` per second, on the trace's clock: the caller corrects
+ * them), t0 the trace's first time, start_s counted from it. row's
+ * strings and points are malloc'd (the caller frees them, also on
+ * failure). 0 or WEFT_ENOMEM. */
+int weft_metricsum_row(const weft_metric_series *s, const weft_defview *defs,
+                       uint64_t location, uint64_t a, uint64_t b, uint64_t t0,
+                       uint64_t resolution, weft_metric_row *row);
 
 #endif

@@ -983,3 +983,23 @@ const char *weft_unify_region_name(const void *u, uint32_t id)
         return "";
     return weft_unify_string(u, r->u.Region.name);
 }
+
+static size_t view_count(const void *u, uint32_t type)
+{
+    return weft_unify_count(u, type);
+}
+
+static const weft_record *view_get(const void *u, uint32_t type, size_t i)
+{
+    return weft_unify_get(u, type, i);
+}
+
+static const char *view_string(const void *u, uint32_t id)
+{
+    return weft_unify_string(u, id);
+}
+
+weft_defview weft_unify_view(const weft_unifier *u)
+{
+    return (weft_defview){ u, view_count, view_get, view_string };
+}

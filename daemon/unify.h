@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "defview.h"
 #include "record.h"
 
 /* Default for weft_unify_new: local ids, member numbers and definitions
@@ -164,5 +165,8 @@ const weft_record *weft_unify_def(const weft_unifier *u, size_t i);
 /* The name of global region id, "" if it has none; owned by the
  * unifier u (a const weft_unifier *: the profile's weft_profile_name_fn). */
 const char *weft_unify_region_name(const void *u, uint32_t id);
+/* u's global definitions as the report's summaries read them
+ * (defview.h): weft_unify_count, weft_unify_get, weft_unify_string. */
+weft_defview weft_unify_view(const weft_unifier *u);
 
 #endif

@@ -2,10 +2,13 @@
 # e2e_import.sh - weft import catalogs OTF2 archives other tools wrote
 # (#17), with a real weftd:
 #  - an archive written with libotf2 directly (tests/weft-otf2writer: 2
-#    processes x 2 threads, local region ids with MappingTables, a rank
-#    whose clock is corrected by ClockOffsets, a metric): show, profile
-#    (against what the writer wrote), verify, path, report and rm work on
-#    it; --copy puts a copy in the spool;
+#    processes x 2 threads, local region and string ids with
+#    MappingTables, a rank whose clock runs fast and is corrected by two
+#    ClockOffsets, a metric, MPI messages, file I/O): show, profile, the
+#    report's data (message matrix, MPI time per rank, I/O per file,
+#    metric series; all against what the writer says it wrote), export,
+#    verify, path, report and rm work on it; --copy puts a copy in the
+#    spool;
 #  - an EZTrace archive (duplicate definitions) is refused saying so;
 #  - no archive, a truncated events file, a missing path: refused with
 #    the reader's message; bad options are usage errors;
@@ -34,8 +37,12 @@ expect 0 "imported $TMP/w1/traces.otf2 as trace 'demo-otf2'" \
     "$WEFT" import "$TMP/w1/traces.otf2" --name demo-otf2 --tag app=writer \
     -t size=small
 "$WEFT" show demo-otf2 --json >"$TMP/show.json" || fail "show failed"
-"$PY" - "$TMP/show.json" "$(id -u)" "$TMP/w1" <<'PY' || fail "show: $(cat "$TMP/show.json")"
+"$PY" - "$TMP/show.json" "$(id -u)" "$TMP/w1" "$TMP/w1.expect" <<'PY' || fail "show: $(cat "$TMP/show.json")"
 import json, sys
+want = {}
+for line in open(sys.argv[4]):
+    k, *v = line.split()
+    want.setdefault(k, []).append(v)
 j = json.load(open(sys.argv[1]))
 assert j["state"] == "complete", j
 assert j["uid"] == int(sys.argv[2]), j
@@ -43,31 +50,90 @@ assert j["path"] == sys.argv[3], j
 assert j["members"] == 2 and len(j["locations"]) == 4, j
 assert j["hosts"] == ["nodeA", "nodeB"], j
 assert j["tags"] == {"app": "writer", "size": "small"}, j
-# events per location: 2 + 5 n, n = 2 + rank + thread
 ev = {l["id"]: l["events"] for l in j["locations"]}
-assert ev == {0: 12, 1: 17, 2: 17, 3: 22}, ev
-assert j["events"] == 68, j
+assert ev == {int(l): int(n) for l, n in want["events"]}, ev
+assert j["events"] == sum(ev.values()), j
 assert [(l["rank"], l["thread"]) for l in j["locations"]] == \
     [(0, 0), (0, 1), (1, 0), (1, 1)], j["locations"]
-# rank 1's clock is 1 ms ahead in its events, corrected by ClockOffsets
-assert j["time_first"] == 1000 and j["time_last"] == 2007, j
+# rank 1's clock is 2 t + 1 ms in its events, corrected by ClockOffsets
+assert j["time_first"] == int(want["span"][0][0]), j
+assert j["time_last"] == int(want["span"][0][1]), j
 PY
 "$WEFT" profile demo-otf2 --json >"$TMP/prof.json" || fail "profile failed"
 "$PY" - "$TMP/prof.json" "$TMP/w1.expect" <<'PY' || fail "profile: $(cat "$TMP/prof.json") expected $(cat "$TMP/w1.expect")"
 import json, sys
 got = {r["region"]: r for r in json.load(open(sys.argv[1]))["regions"]}
+n = 0
 for line in open(sys.argv[2]):
-    name, visits, incl, excl = line.split()
+    if not line.startswith("region "):
+        continue
+    _, name, visits, incl, excl = line.split()
     r = got[name]
     assert r["visits"] == int(visits), (name, r)
     assert round(r["incl_s"] * 1e9) == int(incl), (name, r)
     assert round(r["excl_s"] * 1e9) == int(excl), (name, r)
-assert len(got) == 3, got
+    n += 1
+assert len(got) == n, got
 PY
-expect 0 "OK demo-otf2: 4 locations, 68 events" "$WEFT" verify demo-otf2
+# What weft report draws besides the profile, as conversion stores it:
+# from the catalog, and the MPI time per rank from the report's data.
+expect 0 "" "$WEFT" report demo-otf2 -o "$TMP/report.html"
+"$PY" - "$CAT" "$TMP/w1.expect" "$TMP/report.html" <<'PY' || fail "report data"
+import json, math, re, sqlite3, struct, sys
+want = {}
+for line in open(sys.argv[2]):
+    k, *v = line.split()
+    want.setdefault(k, []).append(v)
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+tid, = db.execute("SELECT id FROM traces WHERE name = 'demo-otf2'").fetchone()
+msgs = db.execute("SELECT sender, receiver, messages, bytes FROM messages "
+                  "WHERE trace_id = ? ORDER BY sender, receiver",
+                  (tid,)).fetchall()
+assert msgs == [tuple(map(int, m)) for m in want["message"]], msgs
+io = db.execute("SELECT name, bytes_read, bytes_written, operations, others "
+                "FROM io_files WHERE trace_id = ? ORDER BY name",
+                (tid,)).fetchall()
+assert io == sorted((f, int(r), int(w), int(o), 0)
+                    for f, r, w, o in want["io"]), io
+met = {}
+for loc, name, unit, n, pts in db.execute(
+        "SELECT location_id, name, unit, npoints, points FROM metrics "
+        "WHERE trace_id = ?", (tid,)):
+    v = struct.unpack("<%dd" % (3 * n), pts)
+    mins = [x for x in v[0::3] if not math.isnan(x)]
+    maxs = [x for x in v[1::3] if not math.isnan(x)]
+    lasts = [x for x in v[2::3] if not math.isnan(x)]
+    met[loc] = [name, unit, min(mins), max(maxs), lasts[-1]]
+assert met == {int(l): [n, u, float(a), float(b), float(c)]
+               for l, n, u, a, b, c in want["metric"]}, met
+page = open(sys.argv[3]).read()
+mpi = json.loads(re.search(r'"mpi_time":(\{[^}]*\})', page).group(1))
+assert {int(r): round(s * 1e9) for r, s in mpi.items()} == \
+    {int(r): int(ns) for r, ns in want["mpi"]}, mpi
+PY
+# weft export of the imported archive: JSON with the message arrows, and
+# the ParameterString's string mapped to the global one.
+"$WEFT" export demo-otf2 --format chrome-json -o "$TMP/w1.json" ||
+    fail "export failed"
+"$PY" - "$TMP/w1.json" "$TMP/w1.expect" <<'PY' || fail "export: $(head -c 2000 "$TMP/w1.json")"
+import json, sys
+want = {}
+for line in open(sys.argv[2]):
+    k, *v = line.split()
+    want.setdefault(k, []).append(v)
+j = json.load(open(sys.argv[1]))
+ev = j["traceEvents"] if isinstance(j, dict) else j
+starts = [e for e in ev if e.get("ph") == "s"]
+ends = [e for e in ev if e.get("ph") == "f"]
+sends = sum(int(m[2]) for m in want["message"])
+assert len(starts) == sends and len(ends) == sends, (starts, ends)
+assert sorted(e["id"] for e in starts) == sorted(e["id"] for e in ends)
+assert want["string"][0][0] in open(sys.argv[1]).read()
+PY
+nev=$(awk '$1 == "events" { n += $3 } END { print n }' "$TMP/w1.expect")
+expect 0 "OK demo-otf2: 4 locations, $nev events" "$WEFT" verify demo-otf2
 [ "$("$WEFT" path demo-otf2)" = "$TMP/w1/traces.otf2" ] ||
     fail "weft path says $("$WEFT" path demo-otf2)"
-expect 0 "" "$WEFT" report demo-otf2 -o "$TMP/report.html"
 grep -q compute "$TMP/report.html" || fail "the report names no region"
 expect 0 "demo-otf2" "$WEFT" list --tag app=writer --host nodeA
 # Removing it removes the catalog rows, never the archive.

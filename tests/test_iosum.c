@@ -153,6 +153,7 @@ static void op(weft_iosum *s, uint32_t h, uint64_t n, uint64_t ticks)
 static void test_files(void **state)
 {
     weft_unifier *u = weft_unify_new(0);
+    weft_defview defs = weft_unify_view(u);
     weft_iosum s = { 0 };
     weft_io_file_row *rows = NULL;
     size_t n = 0;
@@ -182,7 +183,7 @@ static void test_files(void **state)
     op(&s, 3, 1, 5000000);    /* "socket": most time */
     for (uint32_t i = 0; i < 10; i++)
         op(&s, 4 + i, i, 1000 * (i + 1));
-    assert_int_equal(weft_iosum_files(&s, u, 1000000000, 5, &rows, &n), 0);
+    assert_int_equal(weft_iosum_files(&s, &defs, 1000000000, 5, &rows, &n), 0);
     assert_int_equal(n, 6);
     assert_string_equal(rows[0].name, "socket");
     assert_string_equal(rows[1].name, "/data/a");
@@ -202,7 +203,7 @@ static void test_files(void **state)
         free(rows[i].name);
     free(rows);
     /* no cap reached: no others row; nothing: no rows */
-    assert_int_equal(weft_iosum_files(&s, u, 1000000000, 100, &rows, &n), 0);
+    assert_int_equal(weft_iosum_files(&s, &defs, 1000000000, 100, &rows, &n), 0);
     assert_int_equal(n, 12);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(rows[i].others, 0);
@@ -210,7 +211,7 @@ static void test_files(void **state)
     }
     free(rows);
     weft_iosum_free(&s);
-    assert_int_equal(weft_iosum_files(&s, u, 1000000000, 5, &rows, &n), 0);
+    assert_int_equal(weft_iosum_files(&s, &defs, 1000000000, 5, &rows, &n), 0);
     assert_int_equal(n, 0);
     assert_null(rows);
     weft_unify_free(u);

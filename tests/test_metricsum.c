@@ -89,6 +89,7 @@ static void def(weft_unifier *u, weft_record r)
 static void test_event(void **state)
 {
     weft_unifier *u = weft_unify_new(0);
+    weft_defview defs = weft_unify_view(u);
     weft_metricmap m;
     weft_metricloc l = { 0 };
     OTF2_MetricMemberRef mm[3] = { 0, 1, 2 };
@@ -114,7 +115,7 @@ static void test_event(void **state)
     inst.u.MetricInstance.metricScope = OTF2_SCOPE_LOCATION;
     inst.u.MetricInstance.scope = 0;
     def(u, inst);
-    assert_int_equal(weft_metricmap_build(&m, u), 0);
+    assert_int_equal(weft_metricmap_build(&m, &defs), 0);
     assert_int_equal(m.n, 2);
     assert_ptr_equal(m.cls[0], m.cls[1]);
     v[0].signed_int = -3;

@@ -1,11 +1,25 @@
 /* weft-otf2writer.c - writes an OTF2 archive with libotf2 directly, as
  * Score-P does, for tests/e2e_import.sh: 2 processes (location groups of
  * type PROCESS on hosts nodeA and nodeB) x 2 threads, each location's
- * events written with local region ids and a MappingTable to the
- * global ones, rank 1's clock 1 ms ahead and corrected by ClockOffsets
- * in its local definitions; Enter/Leave of main, compute and io, and a
- * metric. Prints the profile a reader must compute, summed over all
- * locations: "REGION VISITS INCL_NS EXCL_NS" per line.
+ * events written with local region and string ids and MappingTables to
+ * the global ones, rank 1's clock running twice as fast and 1 ms ahead,
+ * corrected by two ClockOffsets of different offsets in its local
+ * definitions (readers interpolate between them); Enter/Leave of main,
+ * compute and io, and a metric; on the master threads MPI messages
+ * between the ranks (MPI_Send/MPI_Recv regions, MpiSend/MpiRecv events,
+ * COMM_LOCATIONS and COMM_GROUP groups and a Comm as Score-P defines
+ * them) and a ParameterString of a mapped string; on the other threads
+ * file I/O (IoParadigm, IoRegularFile, IoHandle definitions,
+ * IoOperationBegin/Complete events). Prints what a reader must compute,
+ * one fact a line (times in ns):
+ *   region NAME VISITS INCL EXCL    the profile summed over locations
+ *   events LOCATION N               events of a location
+ *   message SENDER RECEIVER N BYTES sends between world ranks
+ *   mpi RANK EXCL                   time in MPI_* regions of a rank
+ *   io FILE READ WRITTEN OPERATIONS file I/O summed over locations
+ *   metric LOCATION NAME UNIT MIN MAX LAST   a location's metric values
+ *   string TEXT                     the ParameterString's value
+ *   span FIRST LAST                 the first and last event's time
  *
  *   weft-otf2writer DIR    writes DIR/traces.otf2 (DIR must not exist)
  */
@@ -17,7 +31,8 @@
 
 #define RANKS 2
 #define THREADS 2
-#define SKEW 1000000    /* rank 1's clock, ns ahead */
+#define SKEW 1000000    /* rank 1's clock: 2 t + SKEW at true time t */
+#define MPI_NS 30       /* each MPI call */
 #define CHECK(x)                                                          \
     do {                                                                  \
         if ((x) != OTF2_SUCCESS) {                                        \
@@ -26,12 +41,27 @@
         }                                                                 \
     } while (0)
 
-enum { R_MAIN, R_COMPUTE, R_IO, NREG };
-static const char *const names[NREG] = { "main", "compute", "io" };
+enum { R_MAIN, R_COMPUTE, R_IO, R_SEND, R_RECV, NREG };
+static const char *const names[NREG] = { "main", "compute", "io",
+                                         "MPI_Send", "MPI_Recv" };
 /* local region id -> global: the MappingTable of every location */
-static const uint64_t local_to_global[NREG] = { R_IO, R_COMPUTE, R_MAIN };
+static const uint64_t local_to_global[NREG] = { R_IO, R_COMPUTE, R_MAIN,
+                                                R_RECV, R_SEND };
+/* local string id -> global (STRING MappingTable): local 1 is the
+ * parameter's value, global S_VALUE */
+enum { S_VALUE = 20, S_PARAM, S_POSIX, S_IN, S_OUT, S_FD3, S_FD4,
+       S_WORLD, S_COMM_LOCS, S_COMM_GROUP, S_MPI };
+static const uint64_t string_map[2] = { 0, S_VALUE };
+static const char *const value = "run-config-A";
+/* messages: rank 0 sends SENDS0 to rank 1, rank 1 one back */
+static const uint64_t sends0[] = { 1000, 24 }, send1 = 4096;
+enum { F_IN, F_OUT, NFILES };
+static const char *const files[NFILES] = { "/data/input.dat",
+                                           "/data/out.dat" };
 
 static uint64_t visits[NREG], incl[NREG], excl[NREG];
+static uint64_t mpi_ns[RANKS], io_read[NFILES], io_written[NFILES],
+                io_ops[NFILES];
 static uint64_t tmin = UINT64_MAX, tmax;
 
 static OTF2_FlushType pre_flush(void *u, OTF2_FileType ft, OTF2_LocationRef l,
@@ -51,35 +81,110 @@ static OTF2_RegionRef local_of(uint32_t global)
     return 0;
 }
 
-/* The events of one location; times are true times, written with the
- * skew of the rank's clock. */
+/* Rank r's clock at true time t. */
+static uint64_t clock_of(int rank, uint64_t t)
+{
+    return rank ? 2 * t + SKEW : t;
+}
+
+/* An MPI call of region `region` at t (true) on w: its event inside. */
+static void mpi_call(OTF2_EvtWriter *w, int rank, uint64_t *t, int region,
+                     uint32_t peer, uint64_t bytes)
+{
+    CHECK(OTF2_EvtWriter_Enter(w, NULL, clock_of(rank, *t),
+                               local_of((uint32_t)region)));
+    if (region == R_SEND)
+        CHECK(OTF2_EvtWriter_MpiSend(w, NULL, clock_of(rank, *t), peer, 0,
+                                     7, bytes));
+    else
+        CHECK(OTF2_EvtWriter_MpiRecv(w, NULL, clock_of(rank, *t), peer, 0,
+                                     7, bytes));
+    *t += MPI_NS;
+    CHECK(OTF2_EvtWriter_Leave(w, NULL, clock_of(rank, *t),
+                               local_of((uint32_t)region)));
+    visits[region]++, incl[region] += MPI_NS, excl[region] += MPI_NS;
+    mpi_ns[rank] += MPI_NS;
+}
+
+/* An I/O operation on handle (= file) f at t (true): bytes read or
+ * written. */
+static void io_op(OTF2_EvtWriter *w, int rank, uint64_t *t, int f,
+                  uint64_t bytes, uint64_t matching)
+{
+    OTF2_IoOperationMode mode = f == F_IN ? OTF2_IO_OPERATION_MODE_READ
+                                          : OTF2_IO_OPERATION_MODE_WRITE;
+
+    CHECK(OTF2_EvtWriter_IoOperationBegin(w, NULL, clock_of(rank, *t),
+                                          (OTF2_IoHandleRef)f, mode,
+                                          OTF2_IO_OPERATION_FLAG_NONE,
+                                          bytes, matching));
+    *t += 3;
+    CHECK(OTF2_EvtWriter_IoOperationComplete(w, NULL, clock_of(rank, *t),
+                                             (OTF2_IoHandleRef)f, bytes,
+                                             matching));
+    *t += 2;
+    (f == F_IN ? io_read : io_written)[f] += bytes;
+    io_ops[f]++;
+}
+
+/* The events of one location; times are true times, written on the
+ * rank's clock. */
 static void write_events(OTF2_EvtWriter *w, int rank, int thread,
                          OTF2_MetricRef metric)
 {
-    uint64_t skew = rank ? SKEW : 0, t = 1000, t0, children = 0;
+    uint64_t t = 1000, t0, children = 0, c0;
     int n = 2 + rank + thread;
 
     t0 = t;
-    CHECK(OTF2_EvtWriter_Enter(w, NULL, t + skew, local_of(R_MAIN)));
+    CHECK(OTF2_EvtWriter_Enter(w, NULL, clock_of(rank, t),
+                               local_of(R_MAIN)));
+    if (thread == 0)  /* local string 1: S_VALUE */
+        CHECK(OTF2_EvtWriter_ParameterString(w, NULL, clock_of(rank, t), 0,
+                                             1));
     for (int k = 0; k < n; k++) {
         uint64_t dc = 100 * (uint64_t)(1 + thread) + 10 * (uint64_t)k;
         OTF2_Type type = OTF2_TYPE_UINT64;
         OTF2_MetricValue v = { .unsigned_int = (uint64_t)k };
         t += 10;
-        CHECK(OTF2_EvtWriter_Enter(w, NULL, t + skew, local_of(R_COMPUTE)));
+        CHECK(OTF2_EvtWriter_Enter(w, NULL, clock_of(rank, t),
+                                   local_of(R_COMPUTE)));
         t += dc;
-        CHECK(OTF2_EvtWriter_Leave(w, NULL, t + skew, local_of(R_COMPUTE)));
+        CHECK(OTF2_EvtWriter_Leave(w, NULL, clock_of(rank, t),
+                                   local_of(R_COMPUTE)));
         t += 5;
-        CHECK(OTF2_EvtWriter_Enter(w, NULL, t + skew, local_of(R_IO)));
-        CHECK(OTF2_EvtWriter_Metric(w, NULL, t + skew, metric, 1, &type, &v));
+        CHECK(OTF2_EvtWriter_Enter(w, NULL, clock_of(rank, t),
+                                   local_of(R_IO)));
+        CHECK(OTF2_EvtWriter_Metric(w, NULL, clock_of(rank, t), metric, 1,
+                                    &type, &v));
         t += 20;
-        CHECK(OTF2_EvtWriter_Leave(w, NULL, t + skew, local_of(R_IO)));
+        CHECK(OTF2_EvtWriter_Leave(w, NULL, clock_of(rank, t),
+                                   local_of(R_IO)));
         visits[R_COMPUTE]++, incl[R_COMPUTE] += dc, excl[R_COMPUTE] += dc;
         visits[R_IO]++, incl[R_IO] += 20, excl[R_IO] += 20;
         children += dc + 20;
     }
+    printf("metric %d flops FLOP 0 %d %d\n", rank * THREADS + thread, n - 1,
+           n - 1);
+    t += 10;
+    c0 = t;
+    if (thread == 0 && rank == 0) {
+        for (size_t i = 0; i < sizeof sends0 / sizeof *sends0; i++)
+            mpi_call(w, rank, &t, R_SEND, 1, sends0[i]);
+        mpi_call(w, rank, &t, R_RECV, 1, send1);
+    } else if (thread == 0) {
+        for (size_t i = 0; i < sizeof sends0 / sizeof *sends0; i++)
+            mpi_call(w, rank, &t, R_RECV, 0, sends0[i]);
+        mpi_call(w, rank, &t, R_SEND, 0, send1);
+    } else {
+        for (uint64_t i = 0; i < 3; i++)
+            io_op(w, rank, &t, F_IN, 300 + 100 * (uint64_t)rank, i);
+        io_op(w, rank, &t, F_OUT, 64 * (uint64_t)(rank + 1), 3);
+    }
+    if (thread == 0)
+        children += t - c0;
     t += 7;
-    CHECK(OTF2_EvtWriter_Leave(w, NULL, t + skew, local_of(R_MAIN)));
+    CHECK(OTF2_EvtWriter_Leave(w, NULL, clock_of(rank, t),
+                               local_of(R_MAIN)));
     visits[R_MAIN]++, incl[R_MAIN] += t - t0, excl[R_MAIN] += t - t0 - children;
     if (t0 < tmin)
         tmin = t0;
@@ -118,11 +223,14 @@ int main(int argc, char **argv)
             }
             write_events(w, r, th, 0);
             CHECK(OTF2_EvtWriter_GetNumberOfEvents(w, &nev[id]));
+            printf("events %d %" PRIu64 "\n", (int)id, nev[id]);
             CHECK(OTF2_Archive_CloseEvtWriter(ar, w));
         }
     CHECK(OTF2_Archive_CloseEvtFiles(ar));
-    /* Local definitions, as Score-P writes them: the region ids of the
-     * events are local, and rank 1's clock is corrected. */
+    /* Local definitions, as Score-P writes them: the region and string
+     * ids of the events are local, and rank 1's clock is corrected:
+     * global = local + offset, offset -(local + SKEW) / 2 at the two
+     * points and linear between them. */
     CHECK(OTF2_Archive_OpenDefFiles(ar));
     for (int r = 0; r < RANKS; r++)
         for (int th = 0; th < THREADS; th++) {
@@ -133,10 +241,15 @@ int main(int argc, char **argv)
             CHECK(OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION,
                                                    map));
             OTF2_IdMap_Free(map);
+            map = OTF2_IdMap_CreateFromUint64Array(2, string_map, false);
+            CHECK(OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_STRING,
+                                                   map));
+            OTF2_IdMap_Free(map);
             if (r) {
-                CHECK(OTF2_DefWriter_WriteClockOffset(dw, 0, -SKEW, 0.0));
-                CHECK(OTF2_DefWriter_WriteClockOffset(dw, 2 * SKEW, -SKEW,
+                CHECK(OTF2_DefWriter_WriteClockOffset(dw, 0, -SKEW / 2,
                                                       0.0));
+                CHECK(OTF2_DefWriter_WriteClockOffset(
+                    dw, 4 * SKEW, -(4 * SKEW + SKEW) / 2, 0.0));
             }
             CHECK(OTF2_Archive_CloseDefWriter(ar, dw));
         }
@@ -146,7 +259,7 @@ int main(int argc, char **argv)
         g, 1000000000, tmin, tmax - tmin + 1, OTF2_UNDEFINED_TIMESTAMP));
     /* strings: 0 "", 1..3 regions, 4.. the rest */
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 0, ""));
-    for (uint32_t i = 0; i < NREG; i++)
+    for (uint32_t i = 0; i < 3; i++)
         CHECK(OTF2_GlobalDefWriter_WriteString(g, 1 + i, names[i]));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 4, "cluster"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 5, "machine"));
@@ -159,10 +272,29 @@ int main(int argc, char **argv)
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 12, "Pthread thread 1"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 13, "flops"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 14, "FLOP"));
-    for (uint32_t i = 0; i < NREG; i++)
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, 15, "config"));
+    for (uint32_t i = 3; i < NREG; i++)
+        CHECK(OTF2_GlobalDefWriter_WriteString(g, 13 + i, names[i]));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_VALUE, value));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_PARAM, "weft-otf2writer"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_POSIX, "POSIX I/O"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_IN, files[F_IN]));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_OUT, files[F_OUT]));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_FD3, "fd 3"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_FD4, "fd 4"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_WORLD, "MPI_COMM_WORLD"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_COMM_LOCS,
+                                           "MPI comm locations"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_COMM_GROUP, "MPI world"));
+    CHECK(OTF2_GlobalDefWriter_WriteString(g, S_MPI, "MPI"));
+    for (uint32_t i = 0; i < NREG; i++) {
+        OTF2_StringRef name = i < 3 ? 1 + i : 13 + i;
         CHECK(OTF2_GlobalDefWriter_WriteRegion(
-            g, i, 1 + i, 1 + i, 0, OTF2_REGION_ROLE_FUNCTION,
-            OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, 0, 0, 0));
+            g, i, name, name, 0, i < 3 ? OTF2_REGION_ROLE_FUNCTION
+                                       : OTF2_REGION_ROLE_POINT2POINT,
+            i < 3 ? OTF2_PARADIGM_USER : OTF2_PARADIGM_MPI,
+            OTF2_REGION_FLAG_NONE, 0, 0, 0));
+    }
     CHECK(OTF2_GlobalDefWriter_WriteSystemTreeNode(
         g, 0, 4, 5, OTF2_UNDEFINED_SYSTEM_TREE_NODE));
     CHECK(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, 6, 8, 0));
@@ -187,10 +319,47 @@ int main(int argc, char **argv)
             g, 0, 1, &m, OTF2_METRIC_SYNCHRONOUS_STRICT,
             OTF2_RECORDER_KIND_CPU));
     }
+    CHECK(OTF2_GlobalDefWriter_WriteParameter(g, 0, 15,
+                                              OTF2_PARAMETER_TYPE_STRING));
+    {
+        /* MPI as Score-P defines it: the locations of the ranks (their
+         * master threads), the world as indices into them, its Comm */
+        const uint64_t locs[RANKS] = { 0, THREADS }, ranks[RANKS] = { 0, 1 };
+        CHECK(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, S_MPI,
+                                                 OTF2_PARADIGM_CLASS_PROCESS));
+        CHECK(OTF2_GlobalDefWriter_WriteGroup(
+            g, 0, S_COMM_LOCS, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, locs));
+        CHECK(OTF2_GlobalDefWriter_WriteGroup(
+            g, 1, S_COMM_GROUP, OTF2_GROUP_TYPE_COMM_GROUP,
+            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, ranks));
+        CHECK(OTF2_GlobalDefWriter_WriteComm(g, 0, S_WORLD, 1,
+                                             OTF2_UNDEFINED_COMM,
+                                             OTF2_COMM_FLAG_NONE));
+    }
+    CHECK(OTF2_GlobalDefWriter_WriteIoParadigm(
+        g, 0, S_POSIX, S_POSIX, OTF2_IO_PARADIGM_CLASS_SERIAL,
+        OTF2_IO_PARADIGM_FLAG_OS, 0, NULL, NULL, NULL));
+    for (uint32_t f = 0; f < NFILES; f++) {
+        CHECK(OTF2_GlobalDefWriter_WriteIoRegularFile(g, f, S_IN + f, 0));
+        CHECK(OTF2_GlobalDefWriter_WriteIoHandle(
+            g, f, S_FD3 + f, f, 0, OTF2_IO_HANDLE_FLAG_NONE,
+            OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_IO_HANDLE));
+    }
     CHECK(OTF2_Archive_CloseGlobalDefWriter(ar, g));
     CHECK(OTF2_Archive_Close(ar));
     for (int i = 0; i < NREG; i++)
-        printf("%s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", names[i],
+        printf("region %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", names[i],
                visits[i], incl[i], excl[i]);
+    printf("message 0 1 %zu %" PRIu64 "\n", sizeof sends0 / sizeof *sends0,
+           sends0[0] + sends0[1]);
+    printf("message 1 0 1 %" PRIu64 "\n", send1);
+    for (int r = 0; r < RANKS; r++)
+        printf("mpi %d %" PRIu64 "\n", r, mpi_ns[r]);
+    for (int f = 0; f < NFILES; f++)
+        printf("io %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", files[f],
+               io_read[f], io_written[f], io_ops[f]);
+    printf("string %s\n", value);
+    printf("span %" PRIu64 " %" PRIu64 "\n", tmin, tmax);
     return 0;
 }
