@@ -11,8 +11,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "convert.h"
+#include "metricsum.h"
 #include "spool.h"
 #include "weft_errors.h"
+
+_Static_assert(WEFT_IMPORT_MAX_MESSAGES == WEFT_CONVERT_MESSAGE_ROWS &&
+               WEFT_IMPORT_MAX_IO_FILES == WEFT_CONVERT_IO_FILES + 1 &&
+               WEFT_IMPORT_MAX_METRICS == WEFT_CONVERT_METRIC_SERIES &&
+               WEFT_IMPORT_MAX_POINTS == 3 * WEFT_METRICSUM_BINS,
+               "an import holds what a conversion stores");
 
 __attribute__((format(printf, 4, 5)))
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -226,6 +234,117 @@ static int check_report(const Weft__ImportTrace *m, const uint64_t *ids,
     return 0;
 }
 
+/* Two u64 keys, for finding duplicates. */
+typedef struct pair {
+    uint64_t a, b;
+} pair;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const pair *p = x, *q = y;
+
+    return p->a != q->a ? (p->a < q->a ? -1 : 1)
+                        : p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Sorts v[0..n) and returns whether two are equal (the first in *dup). */
+static int has_dup(pair *v, size_t n, pair *dup)
+{
+    qsort(v, n, sizeof *v, cmp_pair);
+    for (size_t i = 1; i < n; i++)
+        if (v[i].a == v[i - 1].a && v[i].b == v[i - 1].b) {
+            *dup = v[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* The message matrix: pairs of ranks, each once. */
+static int check_messages(const Weft__ImportTrace *m, char *err,
+                          size_t errlen)
+{
+    pair *v, dup;
+    int rc = 0;
+
+    if (m->n_messages > WEFT_IMPORT_MAX_MESSAGES)
+        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu message rows, "
+                    "at most %d are allowed", m->n_messages,
+                    WEFT_IMPORT_MAX_MESSAGES);
+    if (!(v = malloc((m->n_messages + 1) * sizeof *v)))
+        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->n_messages; i++)
+        v[i] = (pair){ m->messages[i]->sender, m->messages[i]->receiver };
+    if (has_dup(v, m->n_messages, &dup))
+        rc = fail(err, errlen, WEFT_EINVAL, "ImportTrace: two message rows "
+                  "from rank %" PRIu64 " to rank %" PRIu64, dup.a, dup.b);
+    free(v);
+    return rc;
+}
+
+/* The file I/O rows: names, times. */
+static int check_io_files(const Weft__ImportTrace *m, char *err,
+                          size_t errlen)
+{
+    int rc;
+
+    if (m->n_io_files > WEFT_IMPORT_MAX_IO_FILES)
+        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu file I/O rows, "
+                    "at most %d are allowed", m->n_io_files,
+                    WEFT_IMPORT_MAX_IO_FILES);
+    for (size_t i = 0; i < m->n_io_files; i++)
+        if ((rc = check_str("a file's name", m->io_files[i]->name,
+                            WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0 ||
+            (rc = check_seconds("a file's time in I/O",
+                                m->io_files[i]->time_s, err, errlen)) < 0)
+            return rc;
+    return 0;
+}
+
+/* The metric series: of locations the trace has, each (location,
+ * member) once, points in threes, finite or NaN (no value). */
+static int check_metrics(const Weft__ImportTrace *m, const uint64_t *ids,
+                         char *err, size_t errlen)
+{
+    pair v[WEFT_IMPORT_MAX_METRICS], dup;
+    int rc;
+
+    if (m->n_metrics > WEFT_IMPORT_MAX_METRICS)
+        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu metric series, "
+                    "at most %d are allowed", m->n_metrics,
+                    WEFT_IMPORT_MAX_METRICS);
+    for (size_t i = 0; i < m->n_metrics; i++) {
+        const Weft__ImportMetric *x = m->metrics[i];
+        if ((rc = check_str("a metric's name", x->name,
+                            WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0 ||
+            (rc = check_str("a metric's unit", x->unit,
+                            WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0 ||
+            (rc = check_seconds("a metric series' start", x->start_s, err,
+                                errlen)) < 0 ||
+            (rc = check_seconds("a metric series' bin width", x->width_s,
+                                err, errlen)) < 0)
+            return rc;
+        if (!bsearch(&x->location, ids, m->n_locations, sizeof *ids, cmp_u64))
+            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
+                        "series of location %" PRIu64 ", which it does not "
+                        "have", x->location);
+        if (x->n_points > WEFT_IMPORT_MAX_POINTS || x->n_points % 3)
+            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
+                        "series of %zu values (minimum, maximum and last of "
+                        "at most %d bins)", x->n_points,
+                        WEFT_IMPORT_MAX_POINTS / 3);
+        for (size_t k = 0; k < x->n_points; k++)
+            if (isinf(x->points[k]))
+                return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
+                            "series has the value %g", x->points[k]);
+        v[i] = (pair){ x->location, x->member };
+    }
+    if (has_dup(v, m->n_metrics, &dup))
+        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: two series of "
+                    "metric member %" PRIu64 " on location %" PRIu64, dup.b,
+                    dup.a);
+    return 0;
+}
+
 int weft_import_check(const Weft__ImportTrace *m, char *err, size_t errlen)
 {
     uint64_t *ids = NULL;
@@ -257,8 +376,11 @@ int weft_import_check(const Weft__ImportTrace *m, char *err, size_t errlen)
                     WEFT_IMPORT_MAX_LOCATIONS);
     if (!(ids = malloc((m->n_locations + 1) * sizeof *ids)))
         return fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    if ((rc = check_places(m, ids, err, errlen)) == 0)
-        rc = check_report(m, ids, err, errlen);
+    if ((rc = check_places(m, ids, err, errlen)) == 0 &&
+        (rc = check_report(m, ids, err, errlen)) == 0 &&
+        (rc = check_messages(m, err, errlen)) == 0 &&
+        (rc = check_io_files(m, err, errlen)) == 0)
+        rc = check_metrics(m, ids, err, errlen);
     free(ids);
     return rc;
 }
@@ -276,6 +398,9 @@ int weft_import_from_msg(const Weft__ImportTrace *m, weft_import_rows *r)
     weft_region_row *reg = NULL;
     weft_timeline_row *tl = NULL;
     weft_timeline_region *tr = NULL;
+    weft_message_row *msg = NULL;
+    weft_io_file_row *io = NULL;
+    weft_metric_row *met = NULL;
 
     memset(r, 0, sizeof *r);
     row->name = m->name;
@@ -292,9 +417,12 @@ int weft_import_from_msg(const Weft__ImportTrace *m, weft_import_rows *r)
     row->timer_resolution = m->timer_resolution;
     if (!NEW(mem, m->n_member_rows) || !NEW(loc, m->n_locations) ||
         !NEW(tag, m->n_tags) || !NEW(reg, m->n_regions) ||
-        !NEW(tl, m->n_timelines) || !NEW(tr, m->n_timeline_regions)) {
+        !NEW(tl, m->n_timelines) || !NEW(tr, m->n_timeline_regions) ||
+        !NEW(msg, m->n_messages) || !NEW(io, m->n_io_files) ||
+        !NEW(met, m->n_metrics)) {
         d->members = mem, d->locations = loc, d->tags = tag;
         d->regions = reg, d->timelines = tl, d->timeline_regions = tr;
+        d->messages = msg, d->io_files = io, d->metrics = met;
         weft_import_rows_free(r);
         return WEFT_ENOMEM;
     }
@@ -327,12 +455,34 @@ int weft_import_from_msg(const Weft__ImportTrace *m, weft_import_rows *r)
     for (size_t i = 0; i < m->n_timeline_regions; i++)
         tr[i] = (weft_timeline_region){ m->timeline_regions[i]->id,
                                         m->timeline_regions[i]->name };
+    for (size_t i = 0; i < m->n_messages; i++)
+        msg[i] = (weft_message_row){ m->messages[i]->sender,
+            m->messages[i]->receiver, m->messages[i]->messages,
+            m->messages[i]->bytes };
+    for (size_t i = 0; i < m->n_io_files; i++)
+        io[i] = (weft_io_file_row){ .name = m->io_files[i]->name,
+            .others = m->io_files[i]->others,
+            .bytes_read = m->io_files[i]->bytes_read,
+            .bytes_written = m->io_files[i]->bytes_written,
+            .operations = m->io_files[i]->operations,
+            .time_s = m->io_files[i]->time_s };
+    for (size_t i = 0; i < m->n_metrics; i++)
+        met[i] = (weft_metric_row){ .location = m->metrics[i]->location,
+            .member = m->metrics[i]->member, .name = m->metrics[i]->name,
+            .unit = m->metrics[i]->unit, .start_s = m->metrics[i]->start_s,
+            .width_s = m->metrics[i]->width_s,
+            .points = m->metrics[i]->points,
+            .npoints = m->metrics[i]->n_points / 3,
+            .series_total = m->metrics[i]->series_total };
     d->members = mem, d->nmembers = m->n_member_rows;
     d->locations = loc, d->nlocations = m->n_locations;
     d->tags = tag, d->ntags = m->n_tags;
     d->regions = reg, d->nregions = m->n_regions;
     d->timelines = tl, d->ntimelines = m->n_timelines;
     d->timeline_regions = tr, d->ntimeline_regions = m->n_timeline_regions;
+    d->messages = msg, d->nmessages = m->n_messages;
+    d->io_files = io, d->nio_files = m->n_io_files;
+    d->metrics = met, d->nmetrics = m->n_metrics;
     return 0;
 }
 
@@ -344,6 +494,9 @@ void weft_import_rows_free(weft_import_rows *r)
     free((void *)r->detail.regions);
     free((void *)r->detail.timelines);
     free((void *)r->detail.timeline_regions);
+    free((void *)r->detail.messages);
+    free((void *)r->detail.io_files);
+    free((void *)r->detail.metrics);
     memset(r, 0, sizeof *r);
 }
 
@@ -394,7 +547,13 @@ int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
               WEFT__IMPORT_TIMELINE__INIT) ||
         !MSGS(m->timeline_regions, d->ntimeline_regions,
               Weft__ImportTimelineRegion,
-              WEFT__IMPORT_TIMELINE_REGION__INIT)) {
+              WEFT__IMPORT_TIMELINE_REGION__INIT) ||
+        !MSGS(m->messages, d->nmessages, Weft__ImportMessage,
+              WEFT__IMPORT_MESSAGE__INIT) ||
+        !MSGS(m->io_files, d->nio_files, Weft__ImportIoFile,
+              WEFT__IMPORT_IO_FILE__INIT) ||
+        !MSGS(m->metrics, d->nmetrics, Weft__ImportMetric,
+              WEFT__IMPORT_METRIC__INIT)) {
         weft_import_msg_free(m);
         return WEFT_ENOMEM;
     }
@@ -444,6 +603,37 @@ int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
         m->timeline_regions[i]->id = d->timeline_regions[i].id;
         m->timeline_regions[i]->name = d->timeline_regions[i].name;
     }
+    m->n_messages = d->nmessages;
+    for (size_t i = 0; i < d->nmessages; i++) {
+        Weft__ImportMessage *x = m->messages[i];
+        x->sender = d->messages[i].sender;
+        x->receiver = d->messages[i].receiver;
+        x->messages = d->messages[i].messages;
+        x->bytes = d->messages[i].bytes;
+    }
+    m->n_io_files = d->nio_files;
+    for (size_t i = 0; i < d->nio_files; i++) {
+        Weft__ImportIoFile *x = m->io_files[i];
+        x->name = d->io_files[i].name ? d->io_files[i].name : (char *)"";
+        x->others = d->io_files[i].others;
+        x->bytes_read = d->io_files[i].bytes_read;
+        x->bytes_written = d->io_files[i].bytes_written;
+        x->operations = d->io_files[i].operations;
+        x->time_s = d->io_files[i].time_s;
+    }
+    m->n_metrics = d->nmetrics;
+    for (size_t i = 0; i < d->nmetrics; i++) {
+        Weft__ImportMetric *x = m->metrics[i];
+        x->location = d->metrics[i].location;
+        x->member = d->metrics[i].member;
+        x->name = d->metrics[i].name ? d->metrics[i].name : (char *)"";
+        x->unit = d->metrics[i].unit ? d->metrics[i].unit : (char *)"";
+        x->start_s = d->metrics[i].start_s;
+        x->width_s = d->metrics[i].width_s;
+        x->points = d->metrics[i].points;
+        x->n_points = d->metrics[i].npoints * 3;
+        x->series_total = d->metrics[i].series_total;
+    }
     return 0;
 }
 
@@ -455,6 +645,12 @@ void weft_import_msg_free(Weft__ImportTrace *m)
     free(m->regions);
     free(m->timelines);
     free(m->timeline_regions);
+    free(m->messages);
+    free(m->io_files);
+    free(m->metrics);
+    m->messages = NULL;
+    m->io_files = NULL;
+    m->metrics = NULL;
     m->tags = NULL;
     m->member_rows = NULL;
     m->locations = NULL;

@@ -35,6 +35,10 @@
 #define WEFT_IMPORT_MAX_TAG_KEY 64
 #define WEFT_IMPORT_MAX_STRING 4096          /* names, hosts, the path */
 #define WEFT_IMPORT_MAX_ERROR 1024
+#define WEFT_IMPORT_MAX_MESSAGES 65536       /* WEFT_CONVERT_MESSAGE_ROWS */
+#define WEFT_IMPORT_MAX_IO_FILES 51          /* WEFT_CONVERT_IO_FILES + 1 */
+#define WEFT_IMPORT_MAX_METRICS 16           /* WEFT_CONVERT_METRIC_SERIES */
+#define WEFT_IMPORT_MAX_POINTS (3 * 256)     /* 3 WEFT_METRICSUM_BINS */
 
 /* A trace's rows: what weft_catalog_trace_finish_detail takes. */
 typedef struct weft_import_rows {

@@ -25,6 +25,48 @@ WRITER="$WEFT_BUILDDIR/tests/weft-otf2writer"
 printf 'leak:otf2_archive_open\nleak:otf2_file_posix_open\n' >"$TMP/lsan.supp"
 chmod 644 "$TMP/lsan.supp"
 export LSAN_OPTIONS=suppressions=$TMP/lsan.supp
+# report_data NAME CATALOG EXPECT: what weft report draws besides the
+# profile, as conversion stores it, is what the writer wrote (EXPECT):
+# the message matrix, file I/O and metric series from the catalog, the
+# MPI time per rank from the report's data.
+report_data() {
+    "$WEFT" --catalog "$2" report "$1" -o "$TMP/$1.html" >/dev/null ||
+        fail "$1: weft report failed"
+    "$PY" - "$2" "$3" "$TMP/$1.html" "$1" <<'PY' || fail "$1: report data"
+import json, math, re, sqlite3, struct, sys
+want = {}
+for line in open(sys.argv[2]):
+    k, *v = line.split()
+    want.setdefault(k, []).append(v)
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+tid, = db.execute("SELECT id FROM traces WHERE name = ?", (sys.argv[4],)).fetchone()
+msgs = db.execute("SELECT sender, receiver, messages, bytes FROM messages "
+                  "WHERE trace_id = ? ORDER BY sender, receiver",
+                  (tid,)).fetchall()
+assert msgs == [tuple(map(int, m)) for m in want["message"]], msgs
+io = db.execute("SELECT name, bytes_read, bytes_written, operations, others "
+                "FROM io_files WHERE trace_id = ? ORDER BY name",
+                (tid,)).fetchall()
+assert io == sorted((f, int(r), int(w), int(o), 0)
+                    for f, r, w, o in want["io"]), io
+met = {}
+for loc, name, unit, n, pts in db.execute(
+        "SELECT location_id, name, unit, npoints, points FROM metrics "
+        "WHERE trace_id = ?", (tid,)):
+    v = struct.unpack("<%dd" % (3 * n), pts)
+    mins = [x for x in v[0::3] if not math.isnan(x)]
+    maxs = [x for x in v[1::3] if not math.isnan(x)]
+    lasts = [x for x in v[2::3] if not math.isnan(x)]
+    met[loc] = [name, unit, min(mins), max(maxs), lasts[-1]]
+assert met == {int(l): [n, u, float(a), float(b), float(c)]
+               for l, n, u, a, b, c in want["metric"]}, met
+page = open(sys.argv[3]).read()
+mpi = json.loads(re.search(r'"mpi_time":(\{[^}]*\})', page).group(1))
+assert {int(r): round(s * 1e9) for r, s in mpi.items()} == \
+    {int(r): int(ns) for r, ns in want["mpi"]}, mpi
+PY
+}
+
 start_weftd
 CAT=$SPOOL/catalog.db
 export WEFT_CATALOG=$CAT
@@ -75,42 +117,8 @@ for line in open(sys.argv[2]):
     n += 1
 assert len(got) == n, got
 PY
-# What weft report draws besides the profile, as conversion stores it:
-# from the catalog, and the MPI time per rank from the report's data.
-expect 0 "" "$WEFT" report demo-otf2 -o "$TMP/report.html"
-"$PY" - "$CAT" "$TMP/w1.expect" "$TMP/report.html" <<'PY' || fail "report data"
-import json, math, re, sqlite3, struct, sys
-want = {}
-for line in open(sys.argv[2]):
-    k, *v = line.split()
-    want.setdefault(k, []).append(v)
-db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
-tid, = db.execute("SELECT id FROM traces WHERE name = 'demo-otf2'").fetchone()
-msgs = db.execute("SELECT sender, receiver, messages, bytes FROM messages "
-                  "WHERE trace_id = ? ORDER BY sender, receiver",
-                  (tid,)).fetchall()
-assert msgs == [tuple(map(int, m)) for m in want["message"]], msgs
-io = db.execute("SELECT name, bytes_read, bytes_written, operations, others "
-                "FROM io_files WHERE trace_id = ? ORDER BY name",
-                (tid,)).fetchall()
-assert io == sorted((f, int(r), int(w), int(o), 0)
-                    for f, r, w, o in want["io"]), io
-met = {}
-for loc, name, unit, n, pts in db.execute(
-        "SELECT location_id, name, unit, npoints, points FROM metrics "
-        "WHERE trace_id = ?", (tid,)):
-    v = struct.unpack("<%dd" % (3 * n), pts)
-    mins = [x for x in v[0::3] if not math.isnan(x)]
-    maxs = [x for x in v[1::3] if not math.isnan(x)]
-    lasts = [x for x in v[2::3] if not math.isnan(x)]
-    met[loc] = [name, unit, min(mins), max(maxs), lasts[-1]]
-assert met == {int(l): [n, u, float(a), float(b), float(c)]
-               for l, n, u, a, b, c in want["metric"]}, met
-page = open(sys.argv[3]).read()
-mpi = json.loads(re.search(r'"mpi_time":(\{[^}]*\})', page).group(1))
-assert {int(r): round(s * 1e9) for r, s in mpi.items()} == \
-    {int(r): int(ns) for r, ns in want["mpi"]}, mpi
-PY
+# What weft report draws besides the profile, as conversion stores it.
+report_data demo-otf2 "$CAT" "$TMP/w1.expect"
 # weft export of the imported archive: JSON with the message arrows, and
 # the ParameterString's string mapped to the global one.
 "$WEFT" export demo-otf2 --format chrome-json -o "$TMP/w1.json" ||
@@ -134,7 +142,7 @@ nev=$(awk '$1 == "events" { n += $3 } END { print n }' "$TMP/w1.expect")
 expect 0 "OK demo-otf2: 4 locations, $nev events" "$WEFT" verify demo-otf2
 [ "$("$WEFT" path demo-otf2)" = "$TMP/w1/traces.otf2" ] ||
     fail "weft path says $("$WEFT" path demo-otf2)"
-grep -q compute "$TMP/report.html" || fail "the report names no region"
+grep -q compute "$TMP/demo-otf2.html" || fail "the report names no region"
 expect 0 "demo-otf2" "$WEFT" list --tag app=writer --host nodeA
 # Removing it removes the catalog rows, never the archive.
 expect 0 "stays" "$WEFT" rm demo-otf2
@@ -222,10 +230,12 @@ ucmd() { local u=$1; shift; (cd "$pub" && as "$u" "$@"); }
 # A's archive in A's own directory, nobody else's to read.
 mkdir -m 700 "$TMP/a-home"
 chown "$A" "$TMP/a-home"
-ucmd "$A" ./weft-otf2writer "$TMP/a-home/run1" >/dev/null ||
+ucmd "$A" ./weft-otf2writer "$TMP/a-home/run1" >"$TMP/a.expect" ||
     fail "A cannot write an archive"
 expect 0 "as trace 'a-run'" ucmd "$A" ./weft import \
     "$TMP/a-home/run1/traces.otf2" --name a-run --tag who=a
+# weftd stored the report's data A's weft computed, as for root's import.
+report_data a-run "$W_SPOOL/catalog.db" "$TMP/a.expect"
 "$WEFT" list --json >"$TMP/all.json"
 [ "$(json_get "$TMP/all.json" '[(r["name"], r["uid"], r["state"]) for r in j]')" = \
   "[('a-run', $A_UID, 'complete')]" ] || fail "root sees $(cat "$TMP/all.json")"

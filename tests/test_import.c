@@ -8,8 +8,11 @@
  * duplicates), locations (count, rank beyond the members, duplicates,
  * events that do not add up), profile rows (a location the trace does
  * not have, a time that is not a number), timelines (bins, count,
- * location). Every refusal names what it refused. Rows -> message ->
- * rows keeps every value.
+ * location), message rows (count, a pair twice), file rows (count, a
+ * name with a control character, a time that is not a number), metric
+ * series (count, a location it does not have, values not in threes or
+ * too many, an infinite value, a series twice). Every refusal names what
+ * it refused. Rows -> message -> rows keeps every value.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +37,10 @@ typedef struct fixture {
     uint32_t bins[4];
     weft_timeline_row tl[1];
     weft_timeline_region tlr[1];
+    weft_message_row msg[2];
+    weft_io_file_row io[2];
+    double points[6];
+    weft_metric_row met[2];
     Weft__ImportTrace m;
     char err[512];
 } fixture;
@@ -65,11 +72,27 @@ static int setup(void **state)
     f->tl[0] = (weft_timeline_row){ .location = 14, .start_s = 0,
         .width_s = 1e-6, .bins = f->bins, .nbins = 4 };
     f->tlr[0] = (weft_timeline_region){ 0, "main" };
+    f->msg[0] = (weft_message_row){ 0, 1, 5, 500 };
+    f->msg[1] = (weft_message_row){ 1, 0, 2, 64 };
+    f->io[0] = (weft_io_file_row){ .name = "/data/in", .bytes_read = 4096,
+        .operations = 2, .time_s = 0.125 };
+    f->io[1] = (weft_io_file_row){ .name = "", .others = 3,
+        .bytes_written = 10, .operations = 3, .time_s = 0.5 };
+    f->points[0] = 1, f->points[1] = 2, f->points[2] = 2;
+    f->points[3] = NAN, f->points[4] = NAN, f->points[5] = NAN;
+    f->met[0] = (weft_metric_row){ .location = 0, .member = 0,
+        .name = "flops", .unit = "ops", .start_s = 0, .width_s = 0.5,
+        .points = f->points, .npoints = 2, .series_total = 2 };
+    f->met[1] = (weft_metric_row){ .location = 7, .member = 0,
+        .name = "flops", .unit = "ops", .width_s = 0.5, .points = f->points,
+        .npoints = 1, .series_total = 2 };
     f->r.detail = (weft_trace_detail){ .members = f->mem, .nmembers = 2,
         .locations = f->loc, .nlocations = 3, .tags = f->tag, .ntags = 1,
         .regions = f->reg, .nregions = 2, .timelines = f->tl,
         .ntimelines = 1, .timeline_regions = f->tlr,
-        .ntimeline_regions = 1 };
+        .ntimeline_regions = 1, .messages = f->msg, .nmessages = 2,
+        .io_files = f->io, .nio_files = 2, .metrics = f->met,
+        .nmetrics = 2 };
     f->r.row.locations = 3;
     assert_int_equal(weft_import_to_msg(&f->r, &f->m), 0);
     *state = f;
@@ -221,6 +244,47 @@ static void test_profile_and_timelines(void **state)
     assert_int_equal(weft_import_check(&f->m, f->err, sizeof f->err), 0);
 }
 
+static void test_report_rows(void **state)
+{
+    fixture *f = *state;
+
+    f->m.n_messages = WEFT_IMPORT_MAX_MESSAGES + 1;
+    refused(f, WEFT_ELIMIT, "65537 message rows");
+    f->m.n_messages = 2;
+    f->m.messages[1]->sender = 0, f->m.messages[1]->receiver = 1;
+    refused(f, WEFT_EINVAL, "two message rows from rank 0 to rank 1");
+    f->m.messages[1]->sender = 1, f->m.messages[1]->receiver = 0;
+    f->m.n_io_files = WEFT_IMPORT_MAX_IO_FILES + 1;
+    refused(f, WEFT_ELIMIT, "52 file I/O rows");
+    f->m.n_io_files = 2;
+    f->m.io_files[0]->name = "/data/\nin";
+    refused(f, WEFT_EINVAL, "a file's name has a control character");
+    f->m.io_files[0]->name = "/data/in";
+    f->m.io_files[1]->time_s = NAN;
+    refused(f, WEFT_EINVAL, "a file's time in I/O is nan");
+    f->m.io_files[1]->time_s = 0.5;
+    f->m.n_metrics = WEFT_IMPORT_MAX_METRICS + 1;
+    refused(f, WEFT_ELIMIT, "17 metric series");
+    f->m.n_metrics = 2;
+    f->m.metrics[1]->location = 8;
+    refused(f, WEFT_EINVAL, "a metric series of location 8");
+    f->m.metrics[1]->location = 0;
+    refused(f, WEFT_EINVAL, "two series of metric member 0 on location 0");
+    f->m.metrics[1]->location = 7;
+    f->m.metrics[0]->n_points = 5;
+    refused(f, WEFT_EINVAL, "a metric series of 5 values");
+    f->m.metrics[0]->n_points = WEFT_IMPORT_MAX_POINTS + 3;
+    refused(f, WEFT_EINVAL, "of at most 256 bins");
+    f->m.metrics[0]->n_points = 6;
+    f->points[1] = -INFINITY;
+    refused(f, WEFT_EINVAL, "a metric series has the value -inf");
+    f->points[1] = 2;
+    f->m.metrics[0]->width_s = -1;
+    refused(f, WEFT_EINVAL, "bin width is -1");
+    f->m.metrics[0]->width_s = 0.5;
+    assert_int_equal(weft_import_check(&f->m, f->err, sizeof f->err), 0);
+}
+
 static void test_round_trip(void **state)
 {
     fixture *f = *state;
@@ -243,6 +307,22 @@ static void test_round_trip(void **state)
     assert_ptr_equal(r.detail.timelines[0].bins, f->bins);
     assert_string_equal(r.detail.tags[0].key, "app");
     assert_string_equal(r.detail.timeline_regions[0].name, "main");
+    assert_int_equal(r.detail.nmessages, 2);
+    assert_int_equal(r.detail.messages[0].receiver, 1);
+    assert_int_equal(r.detail.messages[0].bytes, 500);
+    assert_int_equal(r.detail.messages[1].messages, 2);
+    assert_int_equal(r.detail.nio_files, 2);
+    assert_string_equal(r.detail.io_files[0].name, "/data/in");
+    assert_int_equal(r.detail.io_files[0].bytes_read, 4096);
+    assert_int_equal(r.detail.io_files[1].others, 3);
+    assert_true(r.detail.io_files[1].time_s == 0.5);
+    assert_int_equal(r.detail.nmetrics, 2);
+    assert_int_equal(r.detail.metrics[1].location, 7);
+    assert_string_equal(r.detail.metrics[0].unit, "ops");
+    assert_int_equal(r.detail.metrics[0].npoints, 2);
+    assert_true(r.detail.metrics[0].points[2] == 2);
+    assert_true(isnan(r.detail.metrics[0].points[5]));
+    assert_int_equal(r.detail.metrics[1].series_total, 2);
     weft_import_rows_free(&r);
 }
 
@@ -258,6 +338,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_profile_and_timelines, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_report_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
     };
 
