@@ -91,6 +91,10 @@ static const key_desc keys[] = {
       "largest frame accepted from a client, bytes", NULL },
     { "limits", "max_connections", K_COUNT, OFF(max_connections), 1, 1000000,
       "connections served at once", NULL },
+    { "limits", "listen_backlog", K_COUNT, OFF(listen_backlog), 1, 65535,
+      "connections the kernel queues before weftd accepts them (a job's "
+      "processes connect at once; beyond it each waits 1 s or more; capped "
+      "at net.core.somaxconn)", NULL },
     { "limits", "max_connections_per_user", K_COUNT,
       OFF(max_connections_per_user), 1, 1000000,
       "connections of one user (uid) that said Hello, served at once", NULL },
@@ -166,6 +170,7 @@ void weft_config_init(weft_config *c)
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
     c->max_connections_per_user = 3072;
+    c->listen_backlog = 4096;
     c->max_conn_pending = 1u << 20;
     c->max_buffered = 64u << 20;
     c->idle_timeout = 300;

@@ -89,6 +89,7 @@ typedef struct weft_daemon {
     uv_idle_t resume;             /* resumes them outside read callbacks */
     int have_resume;
     uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
+    int backlog_checked;          /* somaxconn compared with listen_backlog */
     uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
     int have_shutdown_timer;

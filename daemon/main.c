@@ -142,9 +142,11 @@ static void on_hup(uv_signal_t *s, int signum)
         return;
     }
     if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
-        strcmp(c.spool, d->cfg.spool) || strcmp(c.catalog, d->cfg.catalog))
-        weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: listen, socket, spool and "
-                  "catalog change only when weftd restarts");
+        strcmp(c.spool, d->cfg.spool) || strcmp(c.catalog, d->cfg.catalog) ||
+        c.listen_backlog != d->cfg.listen_backlog)
+        weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: listen, socket, spool, "
+                  "catalog and listen_backlog change only when weftd "
+                  "restarts");
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;

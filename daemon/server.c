@@ -809,6 +809,28 @@ void weft_server_raise_fd_limit(weft_daemon *d)
                   (unsigned long long)d->fd_limit);
 }
 
+/* The listen(2) backlog: listen_backlog, which the kernel caps at
+ * net.core.somaxconn (said once, at the first listen). */
+static int backlog(weft_daemon *d)
+{
+    unsigned long max = 0;
+    FILE *f;
+
+    if (!d->backlog_checked) {
+        d->backlog_checked = 1;
+        f = fopen("/proc/sys/net/core/somaxconn", "r");
+        if (f && fscanf(f, "%lu", &max) == 1 && max < d->cfg.listen_backlog)
+            weft_dlog(d, WEFT_LOG_WARNING, "listen_backlog = %llu, but the "
+                      "kernel queues at most net.core.somaxconn = %lu "
+                      "connections: more processes connecting at once wait "
+                      "a second or more (sysctl net.core.somaxconn raises "
+                      "it)", (unsigned long long)d->cfg.listen_backlog, max);
+        if (f)
+            fclose(f);
+    }
+    return (int)d->cfg.listen_backlog;
+}
+
 static int write_address_file(weft_daemon *d, const char *addr)
 {
     char tmp[4096];
@@ -861,7 +883,7 @@ static int start_tcp(weft_daemon *d)
     d->have_tcp = 1;
     rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0);
     if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&d->tcp, 511, on_connection);
+        rc = uv_listen((uv_stream_t *)&d->tcp, backlog(d), on_connection);
     if (rc != 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot listen on %s: %s", listen,
                   uv_strerror(rc));
@@ -913,7 +935,7 @@ static int start_unix(weft_daemon *d)
     rc = uv_pipe_bind(&d->unix_sock, path);
     if (rc == 0) {
         chmod(path, 0666);
-        rc = uv_listen((uv_stream_t *)&d->unix_sock, 511, on_connection);
+        rc = uv_listen((uv_stream_t *)&d->unix_sock, backlog(d), on_connection);
     }
     if (rc != 0 && !d->cfg.socket_set && d->have_tcp) {
         /* the default one (SPOOL/weftd.sock): a spool where no socket can
@@ -970,7 +992,7 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
         d->have_unix = 2; /* systemd's socket: never unlinked by weftd */
         rc = uv_pipe_open(&d->unix_sock, fd);
         if (rc == 0)
-            rc = uv_listen((uv_stream_t *)&d->unix_sock, 511, on_connection);
+            rc = uv_listen((uv_stream_t *)&d->unix_sock, backlog(d), on_connection);
         if (rc == 0 && uv_pipe_getsockname(&d->unix_sock, path, &len) != 0)
             snprintf(path, sizeof path, "?");
         if (rc == 0)
@@ -983,7 +1005,7 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
         d->have_tcp = 1;
         rc = uv_tcp_open(&d->tcp, fd);
         if (rc == 0)
-            rc = uv_listen((uv_stream_t *)&d->tcp, 511, on_connection);
+            rc = uv_listen((uv_stream_t *)&d->tcp, backlog(d), on_connection);
         if (rc == 0) {
             snprintf(how, sizeof how, " (fd %d from systemd socket "
                      "activation)", fd);

@@ -10,6 +10,7 @@
  *             retention_days,
  *             max_spool_bytes
  *   [limits]  max_frame, max_connections, max_connections_per_user,
+ *             listen_backlog,
  *             max_conn_pending, max_buffered,
  *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members, max_traces_per_user,
@@ -62,6 +63,8 @@ typedef struct weft_config {
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
     uint64_t max_connections_per_user; /* that said Hello (server.c) */
+    uint64_t listen_backlog;   /* connections the kernel queues before
+                                  weftd accepts them (server.c; restart) */
     uint64_t max_conn_pending; /* reply bytes queued for one client before
                                   weftd stops reading from it */
     uint64_t max_buffered;     /* bytes of partly received frames over all

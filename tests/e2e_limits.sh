@@ -5,7 +5,8 @@
 # the archive is still exact; idle_timeout closes a connection that never
 # says Hello, naming the limit, while a client that is connected but quiet
 # for longer than the timeout keeps its connection and finishes; a
-# max_frame below libweft's largest batch caps the batches (HelloAck).
+# max_frame below libweft's largest batch caps the batches (HelloAck);
+# listen_backlog bounds the connections the kernel queues for weftd.
 . "$(dirname "$0")/lib.sh"
 
 start_weftd --set max_buffered=64k --set idle_timeout=1
@@ -74,4 +75,49 @@ archive=$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2
 "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/framed.json" >/dev/null ||
     fail "archive does not match what weft-demo recorded under max_frame = 200k"
 stop_weftd
+
+# listen_backlog: while weftd is stopped (SIGSTOP) 40 processes connect
+# at once. With listen_backlog = 4 the kernel completes about 5 of them
+# and drops the others' requests (they are retried a second later); with
+# the default (4096) all 40 complete at once. A listen_backlog above
+# net.core.somaxconn is said at start.
+# burst N: connects N sockets without blocking while weftd is stopped,
+# prints how many were established within 0.5 s, closes them.
+burst() {
+    kill -STOP "$WEFTD_PID"
+    "$PY" - "$WEFT_SERVER" "$1" <<'PY'
+import select, socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+socks = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex((host, int(port)))
+    socks.append(s)
+time.sleep(0.5)
+_, w, _ = select.select([], socks, [], 0)
+print(sum(1 for s in w if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0))
+for s in socks:
+    s.close()
+PY
+    kill -CONT "$WEFTD_PID"
+}
+start_weftd --set listen_backlog=4
+done4=$(burst 40) || fail "the connection burst failed"
+stop_weftd
+start_weftd
+done_default=$(burst 40) || fail "the connection burst failed"
+echo "listen_backlog: 40 connections at once: $done4 established at 4, $done_default at the default"
+[ "$done4" -ge 1 ] && [ "$done4" -le 8 ] ||
+    fail "listen_backlog = 4 let $done4 of 40 connections complete"
+[ "$done_default" -eq 40 ] ||
+    fail "the default listen_backlog let $done_default of 40 connections complete"
+stop_weftd
+somax=$(cat /proc/sys/net/core/somaxconn)
+if [ "$somax" -lt 65535 ]; then
+    start_weftd --set listen_backlog=65535
+    grep -q "listen_backlog = 65535, but the kernel queues at most net.core.somaxconn = $somax" \
+        "$TMP/weftd.log" || fail "weftd did not say somaxconn caps listen_backlog"
+    stop_weftd
+fi
 echo ok

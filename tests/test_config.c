@@ -38,6 +38,7 @@ static void test_defaults(void **state)
 
     weft_config_init(&c);
     assert_string_equal(c.listen, WEFT_DEFAULT_LISTEN);
+    assert_int_equal(c.listen_backlog, 4096);
     assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
     assert_non_null(strstr(c.catalog, "/catalog.db"));
     assert_int_equal(strncmp(c.catalog, c.spool, strlen(c.spool)), 0);
@@ -51,13 +52,15 @@ static void test_file_and_override(void **state)
     char *path = write_file("; comment\n[weftd]\nlisten = 127.0.0.1:9999\n"
                             "spool = /tmp/x\nlog_level = debug\n"
                             "convert_threads = 2\n"
-                            "[limits]\nmax_frame = 64k\nmax_connections = 7\n");
+                            "[limits]\nmax_frame = 64k\nmax_connections = 7\n"
+                            "listen_backlog = 100\n");
 
     weft_config_init(&c);
     assert_int_equal(weft_config_load_file(&c, path, 0, err, sizeof err), 0);
     assert_string_equal(c.listen, "127.0.0.1:9999");
     assert_int_equal(c.max_frame, 65536);
     assert_int_equal(c.max_connections, 7);
+    assert_int_equal(c.listen_backlog, 100);
     assert_int_equal(c.log_level, 3);
     assert_int_equal(c.convert_threads, 2);
     assert_int_equal(weft_config_set(&c, "weftd", "spool", "/tmp/y", err,
@@ -91,6 +94,8 @@ static void test_file_errors(void **state)
     expect_file_error("[weftd]\nconvert_threads = 9\n", "convert_threads");
     expect_file_error("[weftd]\nconvert_threads = -1\n", "convert_threads");
     expect_file_error("[limits]\n\nmax_connections = 4k\n", ":3:");
+    expect_file_error("[limits]\nlisten_backlog = 0\n", "listen_backlog");
+    expect_file_error("[limits]\nlisten_backlog = 65536\n", "must be between");
     expect_file_error("[weftd]\nlog_level = loud\n", "log_level");
     expect_file_error("[weftd]\nthis is not ini\n", ":2:");
     expect_file_error("[other]\nlisten = x:1\n", "section [other]");
