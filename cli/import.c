@@ -633,56 +633,56 @@ static int report_rows(imp *x)
     return 0;
 }
 
+/* Series s of location i as row (a weft_metricsum_row_fn): the
+ * archive's times, which libotf2 corrected (ClockOffsets). */
+static int metric_row(void *ctx, size_t i, const weft_metric_series *s,
+                      weft_metric_row *row)
+{
+    const imp *x = ctx;
+    weft_defview defs = weft__arc_view(&x->a);
+
+    return weft_metricsum_row(s, &defs, x->a.locs[i].id, s->first,
+                              s->first + s->n * s->width,
+                              x->r.row.time_first, x->a.resolution, row);
+}
+
 /* The message matrix, the files and the metric series, as conversion
  * makes them of its sums (daemon/convert_report.c): the matrix's rows of
  * most bytes, the files of most time, the first series (location order,
- * then order of first value). Times are the archive's, corrected by
- * libotf2 (ClockOffsets). 0 or -1 (out of memory). */
+ * then order of first value). 0 or -1 (out of memory). */
 static int summary_rows(imp *x)
 {
     weft_defview defs = weft__arc_view(&x->a);
     imp_sums *m = &x->sums;
-    size_t nmsg = 0, cap = 0, n = 0;
-    uint64_t total = 0;
+    const weft_metricloc **ml = calloc(x->a.nlocs + 1, sizeof *ml);
+    size_t nmsg = 0, cap = 0;
+    int rc = -1;
 
+    if (!ml)
+        return -1;
     for (size_t r = 0; r < m->nsends; r++)
         if (weft_commsum_rows(&m->sends[r], (uint32_t)r, &x->msgs, &nmsg,
                               &cap) < 0)
-            return -1;
+            goto out;
     nmsg = weft_commsum_cap(x->msgs, nmsg, WEFT_CONVERT_MESSAGE_ROWS);
     if (weft_iosum_files(&m->io, &defs, x->a.resolution,
                          WEFT_CONVERT_IO_FILES, &x->files, &x->nfiles) < 0)
-        return -1;
-    for (size_t i = 0; i < x->a.nlocs; i++) {
-        total += m->ml[i].n + m->ml[i].nothers;
-        for (size_t k = 0; k < m->ml[i].n; k++)
-            n += m->ml[i].s[k].n > 0;
-    }
-    if (n > WEFT_CONVERT_METRIC_SERIES)
-        n = WEFT_CONVERT_METRIC_SERIES;
-    if (n && !(x->metrics = calloc(n, sizeof *x->metrics)))
-        return -1;
+        goto out;
     for (size_t i = 0; i < x->a.nlocs; i++)
-        for (size_t k = 0; k < m->ml[i].n && x->nmetrics < n; k++) {
-            const weft_metric_series *ms = &m->ml[i].s[k];
-            weft_metric_row *row = &x->metrics[x->nmetrics];
-            if (!ms->n)
-                continue;
-            x->nmetrics++;
-            row->series_total = total;
-            if (weft_metricsum_row(ms, &defs, x->a.locs[i].id, ms->first,
-                                   ms->first + ms->n * ms->width,
-                                   x->r.row.time_first, x->a.resolution,
-                                   row) < 0)
-                return -1;
-        }
+        ml[i] = &m->ml[i];
+    if (weft_metricsum_pick(ml, x->a.nlocs, WEFT_CONVERT_METRIC_SERIES,
+                            metric_row, x, &x->metrics, &x->nmetrics) < 0)
+        goto out;
     x->r.detail.messages = x->msgs;
     x->r.detail.nmessages = nmsg;
     x->r.detail.io_files = x->files;
     x->r.detail.nio_files = x->nfiles;
     x->r.detail.metrics = x->metrics;
     x->r.detail.nmetrics = x->nmetrics;
-    return 0;
+    rc = 0;
+out:
+    free(ml);
+    return rc;
 }
 
 /* ---- where the rows go ---- */

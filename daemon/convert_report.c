@@ -134,55 +134,59 @@ static int io_result(conv *c)
     return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
 }
 
-/* Series s of l of m as row (its points copied), times as timeline_row's.
- * 0 or WEFT_ENOMEM. */
-static int metric_row(const conv *c, const member *m, const loc *l,
-                      const weft_metric_series *s, weft_metric_row *row)
-{
-    weft_defview defs = weft_unify_view(c->u);
+/* The locations whose metric series weft_metricsum_pick reads, in
+ * rank and thread order. */
+typedef struct series_of {
+    const conv *c;
+    const member **m;
+    const loc **l;
+} series_of;
 
-    return weft_metricsum_row(s, &defs, weft__loc_id(m, l),
+/* Series s of the i-th location as row (a weft_metricsum_row_fn): times
+ * corrected as timeline_row's. */
+static int metric_row(void *ctx, size_t i, const weft_metric_series *s,
+                      weft_metric_row *row)
+{
+    const series_of *x = ctx;
+    const member *m = x->m[i];
+    weft_defview defs = weft_unify_view(x->c->u);
+
+    return weft_metricsum_row(s, &defs, weft__loc_id(m, x->l[i]),
                               weft__conv_corrected(m, s->first),
                               weft__conv_corrected(m, s->first +
                                                    s->n * s->width),
-                              c->out->time_first, c->resolution, row);
+                              x->c->out->time_first, x->c->resolution, row);
 }
 
 /* The first WEFT_CONVERT_METRIC_SERIES metric series (rank, thread, then
  * order of first value) into c->out, each with how many there were. */
 static int metric_result(conv *c)
 {
-    weft_convert_result *out = c->out;
-    uint64_t total = 0;
-    size_t n = 0;
+    size_t n = 0, k = 0;
+    const weft_metricloc **ml;
+    series_of x = { c, NULL, NULL };
+    int rc = WEFT_ENOMEM;
 
     for (size_t i = 0; i < c->nmems; i++)
-        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
-            const weft_metricloc *ml = &c->mems[i].locs[j].ml;
-            total += ml->n + ml->nothers;
-            for (size_t k = 0; k < ml->n; k++)
-                n += ml->s[k].n > 0;
-        }
-    if (n > WEFT_CONVERT_METRIC_SERIES)
-        n = WEFT_CONVERT_METRIC_SERIES;
-    if (!n)
-        return 0;
-    if (!(out->metrics = calloc(n, sizeof *out->metrics)))
-        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-    for (size_t i = 0; i < c->nmems; i++)
-        for (size_t j = 0; j < c->mems[i].nlocs; j++) {
-            const loc *l = &c->mems[i].locs[j];
-            for (size_t k = 0; k < l->ml.n && out->nmetrics < n; k++) {
-                weft_metric_row *row = &out->metrics[out->nmetrics];
-                if (!l->ml.s[k].n)
-                    continue;
-                out->nmetrics++;
-                row->series_total = total;
-                if (metric_row(c, &c->mems[i], l, &l->ml.s[k], row) < 0)
-                    return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        n += c->mems[i].nlocs;
+    ml = calloc(n + 1, sizeof *ml);
+    x.m = calloc(n + 1, sizeof *x.m);
+    x.l = calloc(n + 1, sizeof *x.l);
+    if (ml && x.m && x.l) {
+        for (size_t i = 0; i < c->nmems; i++)
+            for (size_t j = 0; j < c->mems[i].nlocs; j++, k++) {
+                x.m[k] = &c->mems[i];
+                x.l[k] = &c->mems[i].locs[j];
+                ml[k] = &c->mems[i].locs[j].ml;
             }
-        }
-    return 0;
+        rc = weft_metricsum_pick(ml, n, WEFT_CONVERT_METRIC_SERIES,
+                                 metric_row, &x, &c->out->metrics,
+                                 &c->out->nmetrics);
+    }
+    free(ml);
+    free(x.m);
+    free(x.l);
+    return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
 }
 
 /* See convert_internal.h. */

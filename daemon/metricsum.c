@@ -185,6 +185,40 @@ void weft_metricloc_free(weft_metricloc *l)
     memset(l, 0, sizeof *l);
 }
 
+/* See metricsum.h. */
+int weft_metricsum_pick(const weft_metricloc *const *locs, size_t n,
+                        size_t max, weft_metricsum_row_fn make, void *ctx,
+                        weft_metric_row **rows, size_t *nrows)
+{
+    uint64_t total = 0;
+    size_t want = 0;
+
+    *rows = NULL;
+    *nrows = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += locs[i]->n + locs[i]->nothers;
+        for (size_t k = 0; k < locs[i]->n; k++)
+            want += locs[i]->s[k].n > 0;
+    }
+    if (want > max)
+        want = max;
+    if (!want)
+        return 0;
+    if (!(*rows = calloc(want, sizeof **rows)))
+        return WEFT_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < locs[i]->n && *nrows < want; k++) {
+            weft_metric_row *row = &(*rows)[*nrows];
+            if (!locs[i]->s[k].n)
+                continue;
+            ++*nrows;
+            row->series_total = total;
+            if (make(ctx, i, &locs[i]->s[k], row) < 0)
+                return WEFT_ENOMEM;
+        }
+    return 0;
+}
+
 /* 0 or WEFT_ENOMEM. */
 int weft_metricsum_row(const weft_metric_series *s, const weft_defview *defs,
                        uint64_t location, uint64_t a, uint64_t b, uint64_t t0,

@@ -82,4 +82,20 @@ int weft_metricsum_row(const weft_metric_series *s, const weft_defview *defs,
                        uint64_t location, uint64_t a, uint64_t b, uint64_t t0,
                        uint64_t resolution, weft_metric_row *row);
 
+/* Makes *row of series s of the i-th location given to
+ * weft_metricsum_pick (weft_metricsum_row with the caller's location id
+ * and times). 0 or WEFT_ENOMEM. */
+typedef int (*weft_metricsum_row_fn)(void *ctx, size_t i,
+                                     const weft_metric_series *s,
+                                     weft_metric_row *row);
+/* The report's series of a trace: the first `max` series with a value
+ * of the n locations' locs[i] (location order, then order of first
+ * value), each row made by make and told how many series there were in
+ * all (series_total). *rows is malloc'd (NULL when none; the caller
+ * frees it and the rows' strings and points, also on failure). 0 or
+ * WEFT_ENOMEM. */
+int weft_metricsum_pick(const weft_metricloc *const *locs, size_t n,
+                        size_t max, weft_metricsum_row_fn make, void *ctx,
+                        weft_metric_row **rows, size_t *nrows);
+
 #endif

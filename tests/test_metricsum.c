@@ -5,7 +5,8 @@
  * more than WEFT_METRICSUM_BINS), a location keeps the points of its
  * first WEFT_METRICSUM_PER_LOC members and counts the others, and a
  * Metric event of a class or an instance gives each member its value
- * as the member's type says. */
+ * as the member's type says. The report's series of a trace are the
+ * first ones in location order, each told how many there were. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,12 +136,59 @@ static void test_event(void **state)
     weft_unify_free(u);
 }
 
+/* weft_metricsum_pick's row maker: the location and member as the name. */
+static int name_row(void *ctx, size_t i, const weft_metric_series *s,
+                    weft_metric_row *row)
+{
+    char buf[32];
+
+    ++*(int *)ctx;
+    snprintf(buf, sizeof buf, "%zu:%u", i, s->member);
+    row->name = strdup(buf);
+    return row->name ? 0 : WEFT_ENOMEM;
+}
+
+static void test_pick(void **state)
+{
+    weft_metricloc l[3] = { { 0 } };
+    const weft_metricloc *v[3] = { &l[0], &l[1], &l[2] };
+    weft_metric_row *rows;
+    size_t n;
+    int made = 0;
+
+    (void)state;
+    assert_int_equal(weft_metricsum_add(&l[0], 7, 10, 1.0, 5), 0);
+    /* l[1] has none; l[2] two members */
+    assert_int_equal(weft_metricsum_add(&l[2], 3, 20, 2.0, 5), 0);
+    assert_int_equal(weft_metricsum_add(&l[2], 9, 21, 4.0, 5), 0);
+    assert_int_equal(weft_metricsum_pick(v, 3, 2, name_row, &made, &rows,
+                                         &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(made, 2);
+    assert_string_equal(rows[0].name, "0:7");
+    assert_string_equal(rows[1].name, "2:3");
+    assert_int_equal(rows[0].series_total, 3);
+    assert_int_equal(rows[1].series_total, 3);
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].name);
+    free(rows);
+    /* none: no rows, nothing made */
+    assert_int_equal(weft_metricsum_pick(v + 1, 1, 16, name_row, &made,
+                                         &rows, &n), 0);
+    assert_int_equal(n, 0);
+    assert_null(rows);
+    assert_int_equal(made, 2);
+    for (int i = 0; i < 3; i++)
+        weft_metricloc_free(&l[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bins),
         cmocka_unit_test(test_per_location_cap),
         cmocka_unit_test(test_event),
+        cmocka_unit_test(test_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
