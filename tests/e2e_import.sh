@@ -123,6 +123,10 @@ report_data demo-otf2 "$CAT" "$TMP/w1.expect"
 # the ParameterString's string mapped to the global one.
 "$WEFT" export demo-otf2 --format chrome-json -o "$TMP/w1.json" ||
     fail "export failed"
+# Its clock properties have no wall clock time: a window in wall clock
+# time is refused saying so.
+expect 2 "--from: the archive has no wall clock time" \
+    "$WEFT" export demo-otf2 --format chrome-json -o "$TMP/x.json" --from 10:00:00
 "$PY" - "$TMP/w1.json" "$TMP/w1.expect" <<'PY' || fail "export: $(head -c 2000 "$TMP/w1.json")"
 import json, sys
 want = {}
