@@ -114,6 +114,10 @@ typedef struct chunk_budget {
     int failed;          /* under lock */
     uint64_t writers;    /* event writers open, under lock */
     uint64_t writers_peak; /* the most at once, under lock */
+    uint64_t room;       /* bytes flushes may still write before the file
+                            system is asked again (otf2out.c's
+                            pre_flush), under lock */
+    unsigned unchecked;  /* flushes since it was last asked, under lock */
 } chunk_budget;
 
 /* The state of one conversion (see the top of this file for who owns
