@@ -14,9 +14,9 @@
  * user's LD_PRELOAD; exec.
  *
  * Tracing never stops a run: a program no recorder can trace (statically
- * linked, a script, no MPI, a recorder library not installed) runs
- * untraced after one line on stderr saying why, also when -t asked for
- * the recorder. Only usage errors (exit 2) and a PROGRAM that cannot be
+ * linked, a script, no MPI when only -t mpi asked for it, a recorder
+ * library not installed) runs untraced after one line on stderr saying
+ * why. Only usage errors (exit 2) and a PROGRAM that cannot be
  * executed (127 not found, 126 not executable, as a shell says) stop it.
  * WEFT_TRACE is set only by --trace: otherwise libweft names the trace
  * from the program and the launcher's job.

@@ -43,9 +43,11 @@ static void usage(FILE *out)
 "                        a missing default file is fine)\n"
 "  -l, --listen HOST:PORT  TCP address (default " WEFT_DEFAULT_LISTEN ";\n"
 "                        '' for none; port 0 picks a free port)\n"
-"  -s, --socket PATH     also listen on a Unix socket\n"
-"  -d, --spool DIR       journals and archives (default /var/lib/weft as\n"
-"                        root, else ~/.local/state/weft)\n"
+"  -s, --socket PATH     Unix socket (default SPOOL/weftd.sock; '' for\n"
+"                        none)\n"
+"  -d, --spool DIR       journals and archives (default $STATE_DIRECTORY\n"
+"                        under systemd, else /var/lib/weft as root, else\n"
+"                        $XDG_STATE_HOME/weft or ~/.local/state/weft)\n"
 "  -C, --catalog FILE    SQLite catalog (default SPOOL/catalog.db)\n"
 "      --address-file FILE  write the bound TCP address to FILE\n"
 "      --log-level LEVEL error, warning, info (default) or debug\n"
@@ -120,6 +122,33 @@ static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
 /* SIGHUP: re-reads the configuration file and applies what can change
  * while running (limits, log level, grace period, live interval). Listen addresses, spool
  * and catalog need a restart; a bad file keeps the running configuration. */
+
+/* Says which keys of the reloaded configuration c differ from what weftd
+ * runs with but take effect only at a restart (weftd.conf(5): those not
+ * marked reload). */
+static void warn_restart_only(weft_daemon *d, const weft_config *c)
+{
+    char keys[256] = "";
+    size_t n = 0;
+#define DIFFERS(cond, key)                                                   \
+    if ((cond) && n < sizeof keys)                                           \
+        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s",             \
+                              n ? ", " : "", key)
+
+    DIFFERS(strcmp(c->listen, d->cfg.listen), "listen");
+    DIFFERS(strcmp(c->socket, d->cfg.socket), "socket");
+    DIFFERS(strcmp(c->spool, d->cfg.spool), "spool");
+    DIFFERS(strcmp(c->catalog, d->cfg.catalog), "catalog");
+    DIFFERS(c->durability != d->cfg.durability, "durability");
+    DIFFERS(c->auth != d->cfg.auth, "auth");
+    DIFFERS(strcmp(c->munge_socket, d->cfg.munge_socket), "munge_socket");
+    DIFFERS(c->listen_backlog != d->cfg.listen_backlog, "listen_backlog");
+#undef DIFFERS
+    if (n)
+        weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: %s changed in the "
+                  "configuration but take%s effect only when weftd restarts",
+                  keys, strchr(keys, ',') ? "" : "s");
+}
 static void on_hup(uv_signal_t *s, int signum)
 {
     weft_daemon *d = s->data;
@@ -141,12 +170,7 @@ static void on_hup(uv_signal_t *s, int signum)
         weft_config_free(&c);
         return;
     }
-    if (strcmp(c.listen, d->cfg.listen) || strcmp(c.socket, d->cfg.socket) ||
-        strcmp(c.spool, d->cfg.spool) || strcmp(c.catalog, d->cfg.catalog) ||
-        c.listen_backlog != d->cfg.listen_backlog)
-        weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: listen, socket, spool, "
-                  "catalog and listen_backlog change only when weftd "
-                  "restarts");
+    warn_restart_only(d, &c);
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
     d->cfg.convert_threads = c.convert_threads;

@@ -48,6 +48,12 @@ for _ in $(seq 30); do
 done
 [ "$(json_get "$SPOOL/weftd.status" 'j["max_buffered"]')" = 1048576 ] ||
     fail "max_buffered was not reloaded on SIGHUP"
+# Keys that take effect only at a restart: the reload says which changed.
+printf '[weftd]\ndurability = fsync\n[limits]\nmax_connections = 5\nmax_buffered = 1M\nlisten_backlog = 8\n' >"$conf"
+kill -HUP "$WEFTD_PID"
+for _ in $(seq 50); do grep -q "SIGHUP: durability" "$TMP/weftd.log" && break; sleep 0.1; done
+grep -q "SIGHUP: durability, listen_backlog changed in the configuration but take effect only when weftd restarts" \
+    "$TMP/weftd.log" || fail "a changed durability and listen_backlog are not reported on SIGHUP"
 exec 3>&-
 
 # A SIGHUP that lowers max_frame while a process streams: its threads,
