@@ -196,6 +196,13 @@ static const char *const migrations[] = {
      " PRIMARY KEY (trace_id, location_id, member_id));"),
     /* 7 -> 8: when weftd tries a failed conversion again (weft wait) */
     "ALTER TABLE traces ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;",
+    /* 8 -> 9: a trace id is never given again, also after the newest
+     * trace was removed (scripts keep ids): the highest ever given,
+     * which TRACE_INTO counts on */
+    ("CREATE TABLE trace_ids (last INTEGER NOT NULL);"
+     "INSERT INTO trace_ids SELECT coalesce(max(id), 0) FROM traces;"
+     "CREATE TRIGGER trace_ids_last AFTER INSERT ON traces BEGIN"
+     " UPDATE trace_ids SET last = max(last, NEW.id); END;"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 8
+#define WEFT_CATALOG_SCHEMA_VERSION 9
 
 typedef struct weft_catalog weft_catalog;
 

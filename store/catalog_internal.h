@@ -33,13 +33,15 @@ struct weft_catalog {
     "timer_resolution, error, hosts, command, job_id, protocol_version, run, "\
     "joined, live_updated, clock, retry_at"
 /* "INTO traces (...) VALUES (...)" with the named parameters that
- * weft__cat_bind_trace binds. */
+ * weft__cat_bind_trace binds; the id is one above the highest ever given
+ * (schema 9, trace_ids), so a removed trace's id never comes back. */
 #define TRACE_INTO                                                           \
-    "INTO traces (key, name, uid, state, created, finished, path, "          \
+    "INTO traces (id, key, name, uid, state, created, finished, path, "      \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
     "timer_resolution, error, hosts, command, job_id, protocol_version, "    \
     "run, joined, live_updated, clock, retry_at) "                           \
-    "VALUES (:key, :name, :uid, :state, :created, "                          \
+    "VALUES ((SELECT last + 1 FROM trace_ids), :key, :name, :uid, :state, "  \
+    ":created, "                                                             \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "    \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
     ":job_id, :protocol_version, :run, :joined, :live_updated, :clock, "     \

@@ -598,6 +598,44 @@ static void test_migrate_from_v1(void **state)
     assert_string_equal(got.error, "boom");
     weft_catalog_trace_free(&got);
     weft_catalog_close(c);
+    /* Schema 9: the highest id given so far is where ids go on. */
+    assert_int_equal(raw_int(f->path, "SELECT last FROM trace_ids"), 2);
+}
+
+static void assert_id(weft_catalog *c, const char *key, int64_t id)
+{
+    weft_trace_row got;
+
+    assert_int_equal(weft_catalog_find(c, key, &got), 0);
+    assert_int_equal(got.id, id);
+    weft_catalog_trace_free(&got);
+}
+
+/* A removed trace's id is never given again, not even the newest's
+ * (a script that kept it must not reach another trace). */
+static void test_ids_not_reused(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+
+    finish_full(c, "k1", "one", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                NULL, 0);
+    finish_full(c, "k2", "two", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                NULL, 0);
+    assert_int_equal(weft_catalog_trace_delete(c, 2), 0);
+    finish_full(c, "k3", "three", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                NULL, 0);
+    assert_id(c, "k3", 3);
+    /* Finishing a trace that has a row keeps its id. */
+    finish_full(c, "k3", "three", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                NULL, 0);
+    assert_id(c, "k3", 3);
+    assert_int_equal(weft_catalog_trace_delete(c, 3), 0);
+    assert_int_equal(weft_catalog_trace_delete(c, 1), 0);
+    finish_full(c, "k4", "four", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
+                NULL, 0);
+    assert_id(c, "k4", 4);
+    weft_catalog_close(c);
 }
 
 static void test_detail_round_trip(void **state)
@@ -882,6 +920,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_create_schema),
+        T(test_ids_not_reused),
         T(test_round_trip),
         T(test_begin_is_insert_or_ignore),
         T(test_odd_names_verbatim),
