@@ -574,13 +574,22 @@ static int read_events(imp *x, const char *anchor)
         }
     }
     if (all.any) {
+        /* The trace's range is its ClockProperties' when they cover the
+         * events, as for weftd's own traces (whose ClockProperties have
+         * a tick of margin around corrected times), so weft verify finds
+         * the two alike; else where the events are. */
         x->r.row.time_first = all.min;
         x->r.row.time_last = all.max;
         if (all.min < a->offset ||
-            (a->length && all.max > a->offset + a->length - 1))
+            (a->length && all.max > a->offset + a->length - 1)) {
             problem(&x->probs, "events span %" PRIu64 " .. %" PRIu64 ", "
                     "ClockProperties %" PRIu64 " .. %" PRIu64, all.min,
                     all.max, a->offset, a->offset + a->length - 1);
+        } else {
+            x->r.row.time_first = a->offset;
+            if (a->length)
+                x->r.row.time_last = a->offset + a->length - 1;
+        }
     } else {
         x->r.row.time_first = x->r.row.time_last = a->offset;
     }

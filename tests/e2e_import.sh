@@ -164,6 +164,24 @@ expect 0 "removed trace 'w1'" "$WEFT" rm w1
 [ ! -e "$copy" ] && [ -f "$TMP/w1/traces.otf2" ] ||
     fail "rm of the copy: $copy and $TMP/w1 are wrong"
 
+# weftd's own archive, imported from elsewhere, verifies as the original
+# does (its ClockProperties have a tick of margin around the events).
+WEFT_TRACE=own timeout 60 "$DEMO" -p 2 -t 2 -n 200 >"$TMP/own.out" 2>&1 ||
+    fail "weft-demo: $(cat "$TMP/own.out")"
+wait_state own complete 60
+cp -r "$(dirname "$("$WEFT" path own)")" "$TMP/own-copy"
+expect 0 "as trace 'own-copy'" "$WEFT" import "$TMP/own-copy/traces.otf2" \
+    --name own-copy
+expect 0 "OK own:" "$WEFT" verify own
+expect 0 "OK own-copy:" "$WEFT" verify own-copy
+"$WEFT" show own --json >"$TMP/own.json" &&
+    "$WEFT" show own-copy --json >"$TMP/own-copy.json" || fail "show own"
+range='(j["time_first"], j["time_last"])'
+[ "$(json_get "$TMP/own.json" "$range")" = \
+  "$(json_get "$TMP/own-copy.json" "$range")" ] ||
+    fail "the imported copy's time range differs from the original's"
+"$WEFT" rm own-copy own >/dev/null || fail "rm own-copy own"
+
 # (2) EZTrace (Debian's eztrace 2.0) writes duplicate definitions
 if command -v eztrace >/dev/null; then
     mkdir "$TMP/ez"
