@@ -253,6 +253,14 @@ static int sql_prepare(sqlite3 *db, sql_guard *g, const char *path,
     *st = NULL;
     rc = sqlite3_prepare_v2(db, query, -1, st, &tail);
     if (rc != SQLITE_OK) {
+        /* A table-valued pragma makes its table as SQLite's own schema
+         * write (the authorizer's first sight of it): say what the user
+         * wrote rather than what SQLite does for it. */
+        if (g->denied_internal && strcasestr(query, "pragma_"))
+            return weft__cli_error("sql", "only read-only queries are "
+                                     "allowed: the pragma_*() table-valued "
+                                     "functions (read the schema with "
+                                     "SELECT sql FROM sqlite_schema)");
         if (g->denied[0])
             return weft__cli_error("sql", "only read-only queries are "
                                      "allowed: %s", g->denied);
