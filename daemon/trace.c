@@ -553,7 +553,9 @@ static void convert_done(weft_work *w)
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': %" PRIu64 " Leave "
                       "and Enter events added and %" PRIu64 " Leaves of "
                       "regions not open left out so that every location "
-                      "nests (gaps, lost records, processes killed)",
+                      "nests (regions still open where a thread ended, as "
+                      "when a process exits while threads wait in a call, "
+                      "or is killed; gaps; lost records)",
                       t->name, j->res.nesting_added,
                       j->res.nesting_unmatched);
     }
