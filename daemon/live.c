@@ -158,6 +158,20 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
     return 0;
 }
 
+/* Adds the sizes of lt's journals (the bytes received so far) to its
+ * figures. Any thread. */
+static void add_journal_bytes(live_trace *lt)
+{
+    for (size_t k = 0; k < lt->f.nmembers; k++) {
+        char path[4200], name[WEFT_JOURNAL_NAME_MAX];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", lt->dir,
+                 weft_journal_name(name, sizeof name, lt->members[k].rank));
+        if (stat(path, &st) == 0) /* gone: converted meanwhile */
+            lt->f.bytes += (uint64_t)st.st_size;
+    }
+}
+
 /* Worker thread: the journals' sizes, then one transaction. */
 static void live_work(uv_work_t *req)
 {
@@ -172,17 +186,8 @@ static void live_work(uv_work_t *req)
         return;
     }
     for (size_t i = 0; i < j->n; i++) {
-        live_trace *lt = &j->v[i];
-        for (size_t k = 0; k < lt->f.nmembers; k++) {
-            char path[4200], name[WEFT_JOURNAL_NAME_MAX];
-            struct stat st;
-            snprintf(path, sizeof path, "%s/%s", lt->dir,
-                     weft_journal_name(name, sizeof name,
-                                       lt->members[k].rank));
-            if (stat(path, &st) == 0) /* gone: converted meanwhile */
-                lt->f.bytes += (uint64_t)st.st_size;
-        }
-        v[i] = lt->f;
+        add_journal_bytes(&j->v[i]);
+        v[i] = j->v[i].f;
     }
     j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
     if (j->rc == 0) {
@@ -274,4 +279,22 @@ oom:
         t->live.written = 0;
     if (j)
         job_free(j);
+}
+
+/* See live.h. */
+int weft_live_store_final(const weft_trace *t, weft_catalog *cat,
+                          int64_t now)
+{
+    weft_live_mark mark = mark_of(t);
+    live_trace lt;
+    int rc;
+
+    memset(&lt, 0, sizeof lt);
+    rc = snapshot(t, &mark, &lt);
+    if (rc == 0) {
+        add_journal_bytes(&lt);
+        rc = weft_catalog_trace_live(cat, &lt.f, 1, now, NULL);
+    }
+    live_trace_free(&lt);
+    return rc;
 }

@@ -48,6 +48,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "spool.h"
+#include "live.h"
 #include "retain.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -490,6 +491,7 @@ static void convert_work(weft_work *w)
         j->rc = rc;
         return;
     }
+    weft_live_store_final(t, cat, (int64_t)time(NULL));
     weft_catalog_trace_set_state(cat, t->key, WEFT_STATE_CONVERTING);
     /* An archive left by an interrupted conversion is rebuilt from the
      * journals. */

@@ -77,6 +77,37 @@ expected=$(json_get "$TMP/live demo.json" 'sum(sum(k.values()) for k in j.values
   "($expected, 4, $expected, False)" ] || fail "final figures of live demo: $(cat "$TMP/show.json")"
 stop_weftd
 
+# 3: the Goodbyes that come after the last live update show while the
+# trace converts (weftd stores them as the conversion starts): no update
+# comes in an hour, the members say goodbye, and while the row says
+# converting its ranks are complete, not still recording.
+start_weftd --set live_interval=3600
+start_demo "converting" -- -p 2 -t 2 -n 1000000
+"$PY" - "$CAT" converting <<'EOF2' || fail "members while converting"
+import sqlite3, sys, time
+seen = None
+deadline = time.time() + 120
+while time.time() < deadline:
+    try:
+        c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=5)
+        row = c.execute("SELECT id, state FROM traces WHERE name = ?",
+                        (sys.argv[2],)).fetchone()
+        if row and row[1] == "converting":
+            seen = c.execute("SELECT rank, state FROM members WHERE trace_id = ?"
+                             " ORDER BY rank", (row[0],)).fetchall()
+            break
+        if row and row[1] != "recording":
+            sys.exit("never saw it converting: %s" % (row,))
+        c.close()
+    except sqlite3.OperationalError:
+        pass
+    time.sleep(0.005)
+assert seen == [(0, "complete"), (1, "complete")], seen
+EOF2
+finish_demo "converting"
+wait_state "converting" complete 120
+stop_weftd
+
 # live_interval = 0: no live figures (the row keeps those of its Hello).
 start_weftd --set live_interval=0
 member "not live" --size 2 --rank 0 || fail "rank 0 of 'not live'"
