@@ -75,18 +75,44 @@ void io_pre_fclose(io_frame *f, FILE *fp)
     f->aux = fd_of(fp);
 }
 
-void io_post_fclose(io_frame *f, int rc, FILE *fp)
+/* The stream on descriptor fd was closed inside the C library: its
+ * handle and its descriptor's end. */
+static void closed(io_frame *f, int fd)
 {
     uint64_t s, d;
 
-    if (f->aux < 0)
+    if (fd < 0)
         return;
-    s = io_fdmap_take(&io_streams, f->aux);
-    d = io_fdmap_take(&io_fds, f->aux);
+    s = io_fdmap_take(&io_streams, fd);
+    d = io_fdmap_take(&io_fds, fd);
     if (s)
         weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(s));
     if (d)
         weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(d));
+}
+
+void io_post_fclose(io_frame *f, int rc, FILE *fp)
+{
+    closed(f, f->aux);
+}
+
+/* freopen closes fp's descriptor (also when it fails) and opens path on
+ * the same stream, mostly on the same descriptor number (sort -o does it
+ * to stdout): the old handles end, a new one names the new file, so the
+ * bytes written next are that file's. Without path the stream keeps its
+ * file in another mode: a new handle of the same file. */
+void io_pre_freopen(io_frame *f, const char *path, const char *mode,
+                    FILE *fp)
+{
+    f->aux = fd_of(fp);
+}
+
+void io_post_freopen(io_frame *f, FILE *rc, const char *path,
+                     const char *mode, FILE *fp)
+{
+    closed(f, f->aux);
+    if (rc)  /* no path: the descriptor's file, as the kernel names it */
+        opened(f, rc, path ? path : "", mode, 0);
 }
 
 /* ---- operations --------------------------------------------------------- */

@@ -107,6 +107,28 @@ void io_post_dup(io_frame *f, int rc, int fd)
         duplicated(f, rc, f->entry, 0);
 }
 
+/* A stream on descriptor fd (stdout, say) now writes to what fd was
+ * made a copy of: its handle ends and a new one, child of fd's new
+ * handle, names that file (sort -o opens its output and dup2s it onto
+ * standard output, then writes through stdout). */
+static void restream(io_frame *f, int fd)
+{
+    uint64_t s = io_fdmap_take(&io_streams, fd);
+    uint64_t d = io_fdmap_get(&io_fds, fd);
+    int fl;
+    char *path;
+
+    if (!s)
+        return;
+    destroyed(f, s);
+    if (!d || (fl = fcntl(fd, F_GETFL)) < 0)
+        return;
+    path = io_fd_path(fd, NULL);
+    io_created(f, &io_streams, fd, path ? path : "", io_entry_file(d),
+               IO_PARADIGM_ISOC, io_entry_handle(d), io_flags_open(fl));
+    free(path);
+}
+
 /* dup2 and dup3 close newfd first when it is open (and not fd). */
 static void dup_to(io_frame *f, int rc, int fd, int newfd, int cloexec)
 {
@@ -114,6 +136,7 @@ static void dup_to(io_frame *f, int rc, int fd, int newfd, int cloexec)
         return;
     destroyed(f, io_fdmap_take(&io_fds, newfd));
     duplicated(f, newfd, f->entry, cloexec);
+    restream(f, newfd);
 }
 
 void io_pre_dup2(io_frame *f, int fd, int newfd)

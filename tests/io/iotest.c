@@ -481,6 +481,46 @@ static void isoc_calls(void)
     CHECK(fclose(fp) == 0, "fclose");
     called("fclose");
 
+    /* freopen: the stream's handle ends, a new one names the new file
+     * (what is written next is that file's) */
+    path(p, "r1.txt");
+    fp = fopen(p, "w");
+    called("fopen");
+    CHECK(fp, "fopen r1.txt");
+    CHECK(fputs("one", fp) >= 0, "fputs");
+    called("fputs");
+    io("r1.txt", 3, 0);
+    path(p, "r2.txt");
+    fp = freopen(p, "w", fp);
+    called("freopen");
+    CHECK(fp, "freopen r2.txt");
+    CHECK(fputs("four", fp) >= 0, "fputs");
+    called("fputs");
+    io("r2.txt", 4, 0);
+    CHECK(fclose(fp) == 0, "fclose");
+    called("fclose");
+
+    /* dup2 onto a stream's descriptor (as sort -o does to stdout): what
+     * the stream writes next is the new file's */
+    path(p, "r3.txt");
+    fp = fopen(p, "w");
+    called("fopen");
+    CHECK(fp, "fopen r3.txt");
+    path(p, "r4.txt");
+    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    called("open");
+    CHECK(fd >= 0, "open r4.txt");
+    CHECK(dup2(fd, fileno(fp)) == fileno(fp), "dup2 onto a stream");
+    called("dup2");
+    dups++;
+    CHECK(close(fd) == 0, "close");
+    called("close");
+    CHECK(fputs("dup2", fp) >= 0, "fputs");
+    called("fputs");
+    io("r4.txt", 4, 0);
+    CHECK(fclose(fp) == 0, "fclose");
+    called("fclose");
+
     /* the standard streams are pre-created handles */
     n = printf("iotest%s\n", "");
     called("printf");
