@@ -328,8 +328,25 @@ static int parse_rank_size(const envsrc *e, weft__config *c,
     return 0;
 }
 
+/* 1 when weft run started another process than this one (WEFT_TASK_PID)
+ * and no launcher gave ranks: a program the traced one runs in turn (make's
+ * compilers, tar's gzip). */
+static int child_of_task(const envsrc *e, const weft__proc *proc)
+{
+    static const char *const rank_vars[] = { WEFT__RANK_VARS, NULL };
+    const char *task = env(e, WEFT__TASK_PID_VAR), *var;
+    char me[24];
+
+    if (!task || env_first(e, rank_vars, &var))
+        return 0;
+    snprintf(me, sizeof me, "%ld", (long)proc->pid);
+    return strcmp(task, me) != 0;
+}
+
 /* The run (runid.h), the trace name (WEFT_TRACE, else the default name of
- * the run) and the batch job id. Returns 0 or WEFT_ECONFIG. */
+ * the run; WEFT_TRACE/PROGRAM for a program that weft run's program runs
+ * in turn, so that the name finds weft run's program, not the last of its
+ * children) and the batch job id. Returns 0 or WEFT_ECONFIG. */
 static int parse_trace(const envsrc *e, const weft__proc *proc,
                        const char *size_var, weft__config *c)
 {
@@ -360,6 +377,12 @@ static int parse_trace(const envsrc *e, const weft__proc *proc,
             }
         }
         strcpy(c->trace, v);
+        if (child_of_task(e, proc) && proc->program && *proc->program &&
+            strlen(v) + 1 + strlen(proc->program) <= WEFT__TRACE_MAX) {
+            size_t n = strlen(v);
+            c->trace[n] = '/';
+            strcpy(c->trace + n + 1, proc->program);
+        }
     } else if (weft__run_default_name(e->fn, e->arg, proc->program, &run,
                                       c->trace, sizeof c->trace) < 0) {
         warn("WEFT_TRACE is not set and nothing identifies this launch "

@@ -10,7 +10,8 @@
 #  - tar cf and tar czf of a small directory (Debian's binaries):
 #    complete traces both readers accept, every operation completed, and
 #    the bytes written per archive file in the trace equal its size
-#    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace);
+#    (tar czf: gzip, exec'd by tar, writes the .tgz in its own trace,
+#    tar-z/gzip);
 #  - with libweft-mpi too (-t mpi,io, Open MPI): one trace of both ranks,
 #    their files' bytes, libweft-mpi's own reading unseen; and -t io
 #    alone on the same MPI program: its own session, the same files; and
@@ -81,17 +82,21 @@ tar tf out.tar >/dev/null || fail "tar cf made a bad archive"
 timeout 60 "$WEFT" run -t io --trace tar-z -- tar czf out.tgz dir ||
     fail "tar czf failed"
 cmp <(tar xOzf out.tgz) <(tar xOf out.tar) || fail "tar czf made a bad archive"
-# tar's trace and gzip's (the same name: gzip inherits WEFT_TRACE). weftd
-# writes a new trace's row on its catalog thread: on a busy machine it
-# may come a moment after the program ended.
+# tar's trace (tar-z) and gzip's (tar-z/gzip: a program weft run's
+# program runs is named after it). weftd writes a new trace's row on its
+# catalog thread: on a busy machine it may come a moment after the
+# program ended.
 for _ in $(seq 300); do
-    "$WEFT" --catalog "$SPOOL/catalog.db" list -n tar-z --json \
+    "$WEFT" --catalog "$SPOOL/catalog.db" list -n 'tar-z*' --json \
         >"$TMP/list.json" || fail "weft list"
     n=$(json_get "$TMP/list.json" 'len(j)')
     [ "$n" -ge 2 ] && break
     sleep 0.1
 done
 [ "$n" -ge 2 ] || fail "tar czf: $n traces, expected tar's and gzip's"
+[ "$(json_get "$TMP/list.json" 'sorted(t["name"] for t in j)')" = \
+  "['tar-z', 'tar-z/gzip']" ] ||
+    fail "tar czf: traces $(json_get "$TMP/list.json" '[t["name"] for t in j]')"
 sizes="$TMP/t/out.tgz=$(stat -c %s out.tgz)"
 found=0
 for i in $(seq 0 $((n - 1))); do

@@ -168,6 +168,40 @@ static void test_trace_and_job(void **state)
     assert_int_equal(parse1("WEFT_TRACE", longname, &c), 0);
 }
 
+/* weft run --trace NAME: the program it started (WEFT_TASK_PID, pid 4242
+ * here) is NAME, a program that one runs in turn NAME/PROGRAM (so NAME
+ * finds weft run's program), unless a launcher gave ranks (an MPI
+ * program a wrapper starts takes the rank and NAME) or NAME/PROGRAM is
+ * too long. */
+static void test_child_of_task(void **state)
+{
+    const char *task[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "4242",
+                           NULL };
+    const char *child[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "17",
+                            NULL };
+    const char *ranked[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "17",
+                             "PMI_RANK", "0", "PMI_SIZE", "2", NULL };
+    const char *unnamed[] = { "WEFT_TASK_PID", "17", NULL };
+    char longname[WEFT__TRACE_MAX + 1];
+    const char *longchild[] = { "WEFT_TRACE", longname, "WEFT_TASK_PID",
+                                "17", NULL };
+    weft__config c;
+
+    (void)state;
+    assert_int_equal(parse(task, &c), 0);
+    assert_string_equal(c.trace, "mk");
+    assert_int_equal(parse(child, &c), 0);
+    assert_string_equal(c.trace, "mk/prog");
+    assert_int_equal(parse(ranked, &c), 0);
+    assert_string_equal(c.trace, "mk");
+    assert_int_equal(parse(unnamed, &c), 0);
+    assert_string_equal(c.trace, "prog-node1-4242");
+    memset(longname, 'n', sizeof longname - 1);
+    longname[WEFT__TRACE_MAX - 4] = 0;  /* room for "/pro", not "/prog" */
+    assert_int_equal(parse(longchild, &c), 0);
+    assert_string_equal(c.trace, longname);
+}
+
 static void test_buffer_size(void **state)
 {
     static const char *const bad[] = { "8191", "1g", "k", "64kb", "-64k",
@@ -330,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_server),
         cmocka_unit_test(test_rank_size),
         cmocka_unit_test(test_trace_and_job),
+        cmocka_unit_test(test_child_of_task),
         cmocka_unit_test(test_buffer_size),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_switches),
