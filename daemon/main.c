@@ -119,10 +119,6 @@ static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
     return 0;
 }
 
-/* SIGHUP: re-reads the configuration file and applies what can change
- * while running (limits, log level, grace period, live interval). Listen addresses, spool
- * and catalog need a restart; a bad file keeps the running configuration. */
-
 /* Says which keys of the reloaded configuration c differ from what weftd
  * runs with but take effect only at a restart (weftd.conf(5): those not
  * marked reload). */
@@ -149,6 +145,11 @@ static void warn_restart_only(weft_daemon *d, const weft_config *c)
                   "configuration but take%s effect only when weftd restarts",
                   keys, strchr(keys, ',') ? "" : "s");
 }
+
+/* SIGHUP: re-reads the configuration file and applies what can change
+ * while running (limits, log level, grace period, live interval, ...);
+ * what needs a restart is named in a warning (warn_restart_only); a bad
+ * file keeps the running configuration. */
 static void on_hup(uv_signal_t *s, int signum)
 {
     weft_daemon *d = s->data;
