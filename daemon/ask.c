@@ -28,6 +28,7 @@ typedef struct ask_job {
     int kind;                /* WEFT__QUERY__KIND__* */
     uint32_t uid, gid;
     char *catalog, *spool, *admin_group, *trace; /* copies (SIGHUP) */
+    int held;                /* REMOVE: weftd holds another user's trace */
     /* worker thread's results */
     int all;                 /* uid sees every trace */
     int rc;
@@ -111,6 +112,12 @@ static int remove_work(ask_job *j)
     if (rc < 0) {
         snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
         goto out;
+    }
+    if (j->held) {  /* an admin's remove of another user's held trace */
+        snprintf(j->err, sizeof j->err, "trace '%s' is still recording or "
+                 "converting; remove it once it is finished", row.key);
+        rc = WEFT_ESTATE;
+        goto out_row;
     }
     /* Never while weftd is at it (a conversion may be queued): with
      * weftd running no such row is stale, recovery failed those at start,
@@ -280,25 +287,30 @@ out:
 }
 
 /* REMOVE of a trace weftd holds (recording, or waiting to convert
- * again) is refused here, whoever asks: its files are in use. (One being
- * converted is refused by its catalog state, remove_work.) */
-static int held(const weft_daemon *d, const char *key)
+ * again) is refused, whoever asks: its files are in use. (One being
+ * converted is refused by its catalog state, remove_work.) The owner and
+ * root hear it here; anyone else's question goes on to remove_work,
+ * which says "no trace" to whoever may not see the trace (before, a
+ * user learnt that another's key was recording) and refuses an admin's.
+ * The owner of the trace, 0 if weftd holds none with this key. */
+static const weft_trace *held(const weft_daemon *d, const char *key)
 {
     for (const weft_trace *t = d->traces; t; t = t->next)
         if (strcmp(t->key, key) == 0)
-            return 1;
+            return t;
     for (const weft_trace *t = d->retrying; t; t = t->next)
         if (strcmp(t->key, key) == 0)
-            return 1;
-    return 0;
+            return t;
+    return NULL;
 }
 
-static int submit(weft_conn *c, int kind, const char *trace,
+static int submit(weft_conn *c, int kind, const char *trace, int held_other,
                   uint8_t *import, size_t import_len);
 
 int weft_ask_query(weft_conn *c, const Weft__Query *q)
 {
     weft_daemon *d = c->d;
+    const weft_trace *h;
     int rc;
 
     if ((rc = weft_conn_check_version(c, q->protocol_version)) < 0)
@@ -329,7 +341,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
                        "its key, or a key over %d bytes", WEFT_ASK_MAX_KEY);
         return WEFT_EINVAL;
     }
-    if (q->kind == WEFT__QUERY__KIND__REMOVE && held(d, q->trace)) {
+    h = q->kind == WEFT__QUERY__KIND__REMOVE ? held(d, q->trace) : NULL;
+    if (h && (h->uid == c->peer_uid || c->peer_uid == 0)) {
         weft_conn_fail(c, WEFT_ESTATE, "trace '%s' is still recording or "
                        "converting; remove it once it is finished",
                        q->trace);
@@ -348,13 +361,14 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
         c->reader.max_frame = d->cfg.max_frame;
         return 0;
     }
-    return submit(c, (int)q->kind, q->trace, NULL, 0);
+    return submit(c, (int)q->kind, q->trace, h != NULL, NULL, 0);
 }
 
-/* Queues c's question of kind (trace: REMOVE's key; import: IMPORT's
- * packed rows, taken) for the asker thread and pauses c. 0, or the
- * WEFT_E* code c was failed with. */
-static int submit(weft_conn *c, int kind, const char *trace,
+/* Queues c's question of kind (trace: REMOVE's key, held_other: weftd
+ * holds it for another user; import: IMPORT's packed rows, taken) for
+ * the asker thread and pauses c. 0, or the WEFT_E* code c was failed
+ * with. */
+static int submit(weft_conn *c, int kind, const char *trace, int held_other,
                   uint8_t *import, size_t import_len)
 {
     weft_daemon *d = c->d;
@@ -382,6 +396,7 @@ static int submit(weft_conn *c, int kind, const char *trace,
     j->kind = kind;
     j->uid = c->peer_uid;
     j->gid = c->peer_gid;
+    j->held = held_other;
     if ((!d->asker &&
          (rc = weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
                                  &d->asker)) < 0) ||
@@ -421,7 +436,7 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
         return WEFT_ENOMEM;
     }
     weft__import_trace__pack(m, buf);
-    return submit(c, WEFT__QUERY__KIND__IMPORT, NULL, buf, len);
+    return submit(c, WEFT__QUERY__KIND__IMPORT, NULL, 0, buf, len);
 }
 
 void weft_ask_report(weft_daemon *d)

@@ -201,6 +201,20 @@ case "$out" in *"still recording"*) ;; *) fail "rm b-wait: $out";; esac
 out=$(ucmd "$B" ./weft rm --force b-wait 2>&1) &&
     fail "B removed a recording trace with --force"
 case "$out" in *"still recording"*) ;; *) fail "rm --force b-wait: $out";; esac
+# Asked for another user's recording trace by its key, weftd says what it
+# says of a key that does not exist (it said "still recording").
+bw_key=$("$WEFT" show b-wait --json | "$PY" -c \
+    'import json,sys; print(json.load(sys.stdin)["key"])')
+out=$(ucmd "$A" ./weft-rawpeer "unix:$SOCK" query-remove "$bw_key" 2>&1) ||
+    fail "rawpeer query-remove: no Error: $out"
+case "$out" in *"you have no trace '$bw_key'"*) ;;
+*) fail "A's remove of B's recording trace: $out" ;; esac
+out=$(ucmd "$C" ./weft rm b-wait 2>&1) &&
+    fail "C (admin group) removed B's recording trace"
+case "$out" in *"still recording"*) ;; *) fail "C's rm b-wait: $out";; esac
+out=$(ucmd "$A" ./weft-rawpeer "unix:$SOCK" query-remove no-such-key 2>&1)
+case "$out" in *"you have no trace 'no-such-key'"*) ;;
+*) fail "A's remove of no trace: $out" ;; esac
 out=$(ucmd "$A" ./weft rm a-secret 2>&1) || fail "A cannot remove A's trace: $out"
 case "$out" in *"removed trace 'a-secret'"*) ;; *) fail "A's rm said: $out";; esac
 [ -e "$(dirname "$a_arch")" ] && fail "A's trace directory is still there"

@@ -736,7 +736,8 @@ int main(int argc, char **argv)
     } else if (strncmp(mode, "query", 5) == 0) {
         /* The weft command's Query, asked wrongly: "query" (over TCP:
          * refused), "query-kind" (a kind weftd does not know),
-         * "query-no-key" (REMOVE without a trace), "query-after-hello". */
+         * "query-no-key" (REMOVE without a trace), "query-after-hello",
+         * "query-remove" (REMOVE of the key given as TRACE). */
         Weft__Envelope env = WEFT__ENVELOPE__INIT;
         Weft__Query q = WEFT__QUERY__INIT;
         q.protocol_version = WEFT_PROTOCOL_VERSION;
@@ -744,6 +745,10 @@ int main(int argc, char **argv)
             q.kind = (Weft__Query__Kind)7;
         else if (strcmp(mode, "query-no-key") == 0)
             q.kind = WEFT__QUERY__KIND__REMOVE;
+        else if (strcmp(mode, "query-remove") == 0) {
+            q.kind = WEFT__QUERY__KIND__REMOVE;
+            q.trace = (char *)trace;
+        }
         else if (strcmp(mode, "query-after-hello") == 0)
             send_hello(trace, WEFT_PROTOCOL_VERSION);
         else if (strcmp(mode, "query") != 0) {
