@@ -12,7 +12,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/un.h>
 
 #include "frame.h"
@@ -41,6 +43,19 @@ static inline int weft__launched(void)
 /* Set by weft run to the pid of the program it starts (the task itself):
  * a process it starts in turn is another pid (recorder.h, 4). */
 #define WEFT__TASK_PID_VAR "WEFT_TASK_PID"
+
+/* 1 when task (WEFT_TASK_PID's value, NULL when unset) names another
+ * process than pid: weft run started a program, and this is one that
+ * program runs in turn. */
+static inline int weft__not_the_task(const char *task, long pid)
+{
+    char me[24];
+
+    if (!task)
+        return 0;
+    snprintf(me, sizeof me, "%ld", pid);
+    return strcmp(task, me) != 0;
+}
 
 #define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
 #define WEFT__DEFAULT_PORT "7411"

@@ -334,13 +334,10 @@ static int parse_rank_size(const envsrc *e, weft__config *c,
 static int child_of_task(const envsrc *e, const weft__proc *proc)
 {
     static const char *const rank_vars[] = { WEFT__RANK_VARS, NULL };
-    const char *task = env(e, WEFT__TASK_PID_VAR), *var;
-    char me[24];
+    const char *var;
 
-    if (!task || env_first(e, rank_vars, &var))
-        return 0;
-    snprintf(me, sizeof me, "%ld", (long)proc->pid);
-    return strcmp(task, me) != 0;
+    return !env_first(e, rank_vars, &var) &&
+           weft__not_the_task(env(e, WEFT__TASK_PID_VAR), (long)proc->pid);
 }
 
 /* The run (runid.h), the trace name (WEFT_TRACE, else the default name of

@@ -106,13 +106,8 @@ static int mpi_recorder_loaded(int *mpi)
  * without weft run, every process is taken at its word.) */
 static int helper_of_task(void)
 {
-    const char *task = getenv(WEFT__TASK_PID_VAR);
-    char me[24];
-
-    if (!task || !weft__launched())
-        return 0;
-    snprintf(me, sizeof me, "%ld", (long)getpid());
-    return strcmp(task, me) != 0;
+    return weft__launched() &&
+           weft__not_the_task(getenv(WEFT__TASK_PID_VAR), (long)getpid());
 }
 
 /* See recorder.h. */
