@@ -134,8 +134,9 @@ char *weft__cli_sb_take(weft__sbuf *b)
 }
 
 /* Copy of s safe for a terminal: control characters as \n, \t, \r or
- * \xHH, a backslash doubled, invalid UTF-8 and C1 controls as \xHH. */
-char *weft__cli_escape(const char *s)
+ * \xHH (a line feed as is when keep_lf), a backslash doubled, invalid
+ * UTF-8 and C1 controls as \xHH. */
+static char *escape(const char *s, int keep_lf)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     weft__sbuf b = { 0 };
@@ -144,6 +145,8 @@ char *weft__cli_escape(const char *s)
         size_t n = utf8_len(p);
         if (*p == '\\') {
             weft__cli_sb_add(&b, "\\\\", 2);
+        } else if (*p == '\n' && keep_lf) {
+            weft__cli_sb_add(&b, "\n", 1);
         } else if (*p == '\n') {
             weft__cli_sb_add(&b, "\\n", 2);
         } else if (*p == '\t') {
@@ -165,6 +168,16 @@ char *weft__cli_escape(const char *s)
         p++;
     }
     return weft__cli_sb_take(&b);
+}
+
+char *weft__cli_escape(const char *s)
+{
+    return escape(s, 0);
+}
+
+char *weft__cli_escape_lf(const char *s)
+{
+    return escape(s, 1);
 }
 
 size_t weft__cli_width(const char *s)

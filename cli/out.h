@@ -47,6 +47,9 @@ char *weft__cli_sb_take(weft__sbuf *b);
  * as \n, \t, \r or \xHH, a backslash doubled, invalid UTF-8 and C1
  * controls as \xHH. */
 char *weft__cli_escape(const char *s);
+/* The same but a line feed stays as it is: for formats that quote it
+ * (CSV). Every other control character (ESC, BEL, CR ...) is escaped. */
+char *weft__cli_escape_lf(const char *s);
 /* Columns s takes on a terminal (code points; wide characters count 1). */
 size_t weft__cli_width(const char *s);
 

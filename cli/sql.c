@@ -22,9 +22,11 @@
  *         spaces, numbers right-aligned (and the header of a column of
  *         numbers); NULL is an empty cell; text goes through
  *         weft__cli_escape (control characters visible).
- *   csv:  RFC 4180 quoting (a field with '"', ',', CR or LF is quoted,
+ *   csv:  RFC 4180 quoting (a field with '"', ',' or LF is quoted,
  *         quotes doubled), a header line, lines end in LF; NULL is an
- *         empty field, an empty string is "".
+ *         empty field, an empty string is "". Text goes through
+ *         weft__cli_escape_lf: control characters other than LF (CR,
+ *         ESC, BEL, C1) visible as in the table, a backslash doubled.
  *   json: an array of objects, one per row, keyed by column name (a
  *         repeated name gets ":2", ":3", ...); integers and reals are
  *         numbers (a non-finite real is null), NULL is null, text is
@@ -425,21 +427,26 @@ static void table_print(const sql_out *o, char **heads)
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-static void csv_field(const char *s, int is_null, int last)
+/* A field's text goes through weft__cli_escape_lf first: others' names
+ * and command lines reach root's terminal through a CSV as well (#30). */
+static void csv_field(const char *text, int is_null, int last)
 {
+    char *s = is_null ? NULL : weft__cli_escape_lf(text);
+
     if (is_null) {
         /* nothing: an empty field */
-    } else if (!*s || strpbrk(s, "\",\r\n")) {
+    } else if (!*s || strpbrk(s, "\",\n")) {
         putchar('"');
-        for (; *s; s++) {
-            if (*s == '"')
+        for (const char *p = s; *p; p++) {
+            if (*p == '"')
                 putchar('"');
-            putchar(*s);
+            putchar(*p);
         }
         putchar('"');
     } else {
         fputs(s, stdout);
     }
+    free(s);
     putchar(last ? '\n' : ',');
 }
 

@@ -188,12 +188,14 @@ int weft__cmd_wait(cli *c)
             status = outcome(&row, c->verbose);
             if (c->verbose && status < 0 &&
                 (!state || strcmp(state, row.state) != 0)) {
-                if (row.retry_at && !weft__cli_row_unfinished(&row))
+                if (row.retry_at && !weft__cli_row_unfinished(&row)) {
+                    char *why = weft__cli_escape(row.error ? row.error
+                                                           : "?");
                     fprintf(stderr, "weft wait: trace %s failed: %s; weftd "
                             "converts it again in %" PRId64 " s\n", found,
-                            row.error ? row.error : "?",
-                            row.retry_at - (int64_t)time(NULL));
-                else
+                            why, row.retry_at - (int64_t)time(NULL));
+                    free(why);
+                } else
                     fprintf(stderr, "weft wait: trace %s is %s\n", found,
                             row.state);
             }
