@@ -56,15 +56,51 @@ static void print_limits_reached(json_t *limits)
     printf("%s\n", any ? " (times)" : " none");
 }
 
+/* "recording: N traces" and a line per trace. */
+static void print_recording(json_t *traces)
+{
+    size_t i;
+    json_t *t;
+
+    printf("recording:   %zu traces\n", json_array_size(traces));
+    json_array_foreach(traces, i, t) {
+        char *name = weft__cli_escape(
+            json_string_value(json_object_get(t, "name")));
+        printf("  %-30s %lld/%lld members connected, %lld done, %lld "
+               "events\n", name, (long long)jint(t, "connected"),
+               (long long)jint(t, "size"), (long long)jint(t, "goodbyes"),
+               (long long)jint(t, "events"));
+        free(name);
+    }
+}
+
+/* weftd's answer to an ordinary user: their own figures only. */
+static int user_scope(json_t *st)
+{
+    const char *scope = json_string_value(json_object_get(st, "scope"));
+
+    return scope && strcmp(scope, "user") == 0;
+}
+
+static void print_user(json_t *st)
+{
+    printf("connections: %lld of yours (max_connections %lld)\n",
+           (long long)jint(st, "connections"),
+           (long long)jint(st, "max_connections"));
+    printf("events:      %lld in your traces recording\n",
+           (long long)jint(st, "events"));
+    print_recording(json_object_get(st, "recording"));
+    printf("(your figures only: the whole machine's are for root, weftd's "
+           "user and admin_group)\n");
+}
+
 int weft__cmd_status(cli *c)
 {
     char *path = status_path(c->catalog_path);
     json_error_t jerr;
-    json_t *st = NULL, *traces;
+    json_t *st = NULL;
     int status = EXIT_FAIL;
     json_int_t pid, updated;
-    size_t i;
-    json_t *t;
 
     if (!path)
         return weft__cli_fail("out of memory");
@@ -107,6 +143,11 @@ int weft__cmd_status(cli *c)
            json_string_value(json_object_get(st, "version")),
            (long long)pid, (long long)(updated - jint(st, "started")),
            json_string_value(json_object_get(st, "listen")));
+    if (user_scope(st)) {
+        print_user(st);
+        status = EXIT_OK;
+        goto out;
+    }
     printf("connections: %lld (max_connections %lld), %lld paused by "
            "backpressure\n", (long long)jint(st, "connections"),
            (long long)jint(st, "max_connections"),
@@ -129,17 +170,7 @@ int weft__cmd_status(cli *c)
                (long long)jint(st, "conversions_queued"),
                (long long)jint(st, "max_conversions"));
     printf("\n");
-    traces = json_object_get(st, "recording");
-    printf("recording:   %zu traces\n", json_array_size(traces));
-    json_array_foreach(traces, i, t) {
-        char *name = weft__cli_escape(
-            json_string_value(json_object_get(t, "name")));
-        printf("  %-30s %lld/%lld members connected, %lld done, %lld "
-               "events\n", name, (long long)jint(t, "connected"),
-               (long long)jint(t, "size"), (long long)jint(t, "goodbyes"),
-               (long long)jint(t, "events"));
-        free(name);
-    }
+    print_recording(json_object_get(st, "recording"));
     status = EXIT_OK;
 out:
     json_decref(st);

@@ -58,7 +58,6 @@ typedef struct weft_daemon {
     uint64_t nended_runs;
     struct weft_trace *retrying;  /* failed conversions waiting for their
                                      next attempt (trace.c) */
-    uint64_t next_trace_serial;   /* makes spool keys unique */
     unsigned jobs;                /* worker jobs in flight */
     unsigned converting;          /* conversions in flight: queued for a
                                      max_conversions slot or running */

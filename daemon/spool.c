@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -128,9 +129,25 @@ void weft_spool_key_parse(const char *key, char *name, size_t namelen,
     }
 }
 
+/* See spool.h. */
+uint64_t weft_spool_key_random(void)
+{
+    static __thread uint64_t fallback;
+    struct timespec ts;
+    uint64_t v;
+
+    if (getrandom(&v, sizeof v, 0) == (ssize_t)sizeof v)
+        return v;
+    /* No entropy to be had (never after boot): unique, if guessable. */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    v = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    v ^= (uint64_t)getpid() << 40 ^ ++fallback * 0x9e3779b97f4a7c15u;
+    return v;
+}
+
 /* See spool.h: the name's safe characters, the creation time and a
- * serial. Trace names never reach the file system as given. */
-char *weft_spool_key_make(const char *name, time_t now, uint64_t serial)
+ * random tag. Trace names never reach the file system as given. */
+char *weft_spool_key_make(const char *name, time_t now, uint64_t tag)
 {
     char safe[65], stamp[32], *key;
     size_t n = 0;
@@ -151,7 +168,7 @@ char *weft_spool_key_make(const char *name, time_t now, uint64_t serial)
     n = strlen(safe) + strlen(stamp) + 32;
     key = malloc(n);
     if (key)
-        snprintf(key, n, "%s-%s-%" PRIu64, safe, stamp, serial);
+        snprintf(key, n, "%s-%s-%016" PRIx64, safe, stamp, tag);
     return key;
 }
 
@@ -162,11 +179,11 @@ int weft_spool_reserve(const char *spool, const char *name, time_t now,
     char *k = NULL, *d = NULL;
 
     *key = *dir = NULL;
-    for (uint64_t serial = 1; serial <= 1000; serial++) {
+    for (int tries = 0; tries < 1000; tries++) {
         free(k);
         free(d);
         d = NULL;
-        if (!(k = weft_spool_key_make(name, now, serial)) ||
+        if (!(k = weft_spool_key_make(name, now, weft_spool_key_random())) ||
             asprintf(&d, "%s/traces/%s", spool, k) < 0) {
             free(k);
             snprintf(err, errlen, "out of memory");

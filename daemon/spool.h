@@ -28,17 +28,25 @@ int weft_spool_lock(const char *spool, const char *who, int *fd, char *err,
 /* Releases the lock (fd < 0 is fine). The file stays. */
 void weft_spool_unlock(int fd);
 
-/* A trace directory SPOOL/traces/KEY is named NAME-YYYYmmddTHHMMSSZ-N
- * (trace.c's make_key), NAME being the trace name made file-safe. Sets
+/* A trace directory SPOOL/traces/KEY is named NAME-YYYYmmddTHHMMSSZ-TAG
+ * (weft_spool_key_make), NAME being the trace name made file-safe and TAG
+ * 16 random hexadecimal digits: traces/ lets everyone pass (the owner
+ * reaches their archive through it), so a key must not be guessable, or
+ * anyone could stat SPOOL/traces/KEY to learn that a trace of that name
+ * was made at that second (and keys of an older weftd, ending in a
+ * serial, were). Sets
  * *created to the stamp's unix time (0 when the key has none) and copies
  * the NAME part (the whole key when it has no stamp) into name. */
 void weft_spool_key_parse(const char *key, char *name, size_t namelen,
                           int64_t *created);
-/* The key NAME-YYYYmmddTHHMMSSZ-SERIAL of a trace called name created at
- * now (malloc'd; NULL when out of memory). Any thread. */
-char *weft_spool_key_make(const char *name, time_t now, uint64_t serial);
+/* The key NAME-YYYYmmddTHHMMSSZ-TAG of a trace called name created at
+ * now, TAG being tag in 16 hexadecimal digits (malloc'd; NULL when out of
+ * memory). Any thread. */
+char *weft_spool_key_make(const char *name, time_t now, uint64_t tag);
+/* 64 random bits for a key's tag (getrandom(2)). Any thread. */
+uint64_t weft_spool_key_random(void);
 /* A trace directory of its own for a trace called name created at now
- * (weft import): creates SPOOL/traces/KEY (0700) with the first serial
+ * (weft import): creates SPOOL/traces/KEY (0700) with a random tag
  * whose directory does not exist yet, as weftd does for a new trace, so
  * that the key is never one weftd or another import takes. 0 with *key
  * and *dir (malloc'd), or a WEFT_E* code with err saying why. */

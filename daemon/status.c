@@ -77,16 +77,57 @@ static json_t *recording(const weft_daemon *d, int all, uint32_t uid)
     return traces;
 }
 
-char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
+/* What an ordinary user may see (ask.c, all == 0): weftd itself (version,
+ * pid, address, its configured bounds) and their own figures, never the
+ * machine's (others' connections, events, bytes, refusals, conversions):
+ * "scope" says "user" and "uid" whose they are. */
+static char *user_status_text(const weft_daemon *d, uint32_t uid)
 {
-    json_t *st = json_object(), *limits = json_object();
-    weft_trace_conversions conv = weft_trace_count_conversions(d);
-    uint64_t paused = 0;
+    json_t *st = json_object(), *traces = recording(d, 0, uid);
+    json_int_t conns = 0, events = 0;
+    size_t i;
+    json_t *t;
     char *text;
 
     for (const weft_conn *c = d->conns; c; c = c->next)
+        conns += (c->charged && c->charged_uid == uid) ||
+                 (c->has_peer_uid && c->peer_uid == uid);
+    json_array_foreach(traces, i, t)
+        events += json_integer_value(json_object_get(t, "events"));
+    json_object_set_new(st, "scope", json_string("user"));
+    json_object_set_new(st, "uid", json_integer(uid));
+    json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
+    json_object_set_new(st, "pid", json_integer(getpid()));
+    json_object_set_new(st, "started", json_integer(d->started));
+    json_object_set_new(st, "updated", json_integer(time(NULL)));
+    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
+                                                              : d->cfg.socket));
+    json_object_set_new(st, "connections", json_integer(conns));
+    json_object_set_new(st, "max_connections",
+                        json_integer((json_int_t)d->cfg.max_connections));
+    json_object_set_new(st, "events", json_integer(events));
+    json_object_set_new(st, "recording", traces);
+    text = json_dumps(st, JSON_COMPACT);
+    json_decref(st);
+    return text;
+}
+
+char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
+{
+    json_t *st, *limits;
+    weft_trace_conversions conv;
+    uint64_t paused = 0;
+    char *text;
+
+    if (!all)
+        return user_status_text(d, uid);
+    st = json_object();
+    limits = json_object();
+    conv = weft_trace_count_conversions(d);
+    for (const weft_conn *c = d->conns; c; c = c->next)
         paused += (c->paused & (WEFT_PAUSE_PENDING |
                                 WEFT_PAUSE_BUFFERED)) != 0;
+    json_object_set_new(st, "scope", json_string("all"));
     json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
     json_object_set_new(st, "pid", json_integer(getpid()));
     json_object_set_new(st, "started", json_integer(d->started));

@@ -16,8 +16,11 @@
 
 /* Starts the writer thread of d's status file. 0 or a WEFT_E* code. */
 int weft_status_start(weft_daemon *d);
-/* The status of d as compact JSON (malloc'd; NULL when out of memory),
- * with the traces of uid only unless all (ask.c: what a user may see). */
+/* The status of d as compact JSON (malloc'd; NULL when out of memory):
+ * all (root, weftd's user, admin_group: ask.c) the whole machine's
+ * figures ("scope": "all"); else uid's own only ("scope": "user": their
+ * connections, traces recording and events, weftd's version, pid,
+ * address and max_connections; nothing of other users' activity). */
 char *weft_status_text(const weft_daemon *d, int all, uint32_t uid);
 /* Builds the status of d now and queues its write (see above). Nothing
  * when the writer is not started or stopped. */

@@ -748,7 +748,7 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
-    t->made.serial = ++d->next_trace_serial;
+    t->made.serial = weft_spool_key_random(); /* unguessable: spool.h */
     t->key = weft_spool_key_make(h->trace, now, t->made.serial);
     traces = weft_path_join(d->cfg.spool, "traces");
     if (!t->name || !t->run || !t->key || !traces ||
@@ -819,11 +819,8 @@ out:
  * t takes the key that was used instead. */
 static void adopt_dir(weft_trace *t)
 {
-    weft_daemon *d = t->d;
     char *key, *dir;
 
-    if (t->made.serial > d->next_trace_serial)
-        d->next_trace_serial = t->made.serial;
     if (strcmp(t->dir, t->made.dir) != 0 &&
         (key = strdup(t->made.key)) != NULL &&
         (dir = strdup(t->made.dir)) != NULL) {

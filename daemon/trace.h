@@ -128,7 +128,8 @@ typedef struct weft_live_mark {
  * and on the loop thread once that job is handed back. */
 typedef struct weft_trace_made {
     int rc;              /* 0 not yet, 1 made, or the WEFT_E* code */
-    uint64_t serial;     /* of the key tried first, then of the one used */
+    uint64_t serial;     /* the key's random tag (spool.h): tried first,
+                            then the one used */
     char *key;           /* the key used: the trace's, unless an earlier
                             run of weftd had taken it */
     char *dir;           /* SPOOL/traces/key */

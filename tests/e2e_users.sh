@@ -182,6 +182,34 @@ status_names() { # USER
 [ "$(status_names "$A")" = "" ] || fail "A's status: $(status_names "$A")"
 [ "$(status_names "$B")" = "b-wait" ] || fail "B's status: $(status_names "$B")"
 [ "$(status_names "$C")" = "b-wait" ] || fail "C's status: $(status_names "$C")"
+# ... and nothing of the machine's activity (#30): A's own figures only;
+# C (admin group) sees them all.
+scope_of() { # USER: scope, and the machine-wide keys the status has
+    ucmd "$1" ./weft status --json | "$PY" -c 'import json,sys
+st = json.load(sys.stdin)
+print(st.get("scope"), *sorted(k for k in ("bytes", "refused", "dropped",
+      "events_per_s", "converting", "buffered", "limits_reached") if k in st))'
+}
+[ "$(scope_of "$A")" = "user" ] || fail "A's status: $(scope_of "$A")"
+[ "$(scope_of "$C")" = "all buffered bytes converting dropped events_per_s limits_reached refused" ] ||
+    fail "C's status: $(scope_of "$C")"
+out=$(ucmd "$A" ./weft status) || fail "A's weft status failed"
+case "$out" in *"your figures only"*) ;; *) fail "A's weft status: $out";; esac
+case "$out" in *"since start"*|*"converting:"*) fail "A's weft status: $out";; esac
+
+# Keys are not guessable (#30): traces/ lets everyone pass, so a key
+# ending in a serial let A stat B's trace by its name and second.
+b_dkey=$(basename "$(dirname "$b_arch")")
+case "$b_dkey" in
+*-20[0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]) ;;
+*) fail "B's key $b_dkey does not end in a random tag" ;;
+esac
+none=$(ucmd "$A" stat "$W_SPOOL/traces/no-such-key" 2>&1 >/dev/null | sed 's/.*: //')
+for n in 1 2 3; do
+    err=$(ucmd "$A" stat "$W_SPOOL/traces/${b_dkey%-*}-$n" 2>&1 >/dev/null | sed 's/.*: //')
+    [ -n "$none" ] && [ "$err" = "$none" ] ||
+        fail "A's stat of ${b_dkey%-*}-$n: '$err', of no key: '$none'"
+done
 
 # The admin group sees every trace, root too (above).
 ucmd "$C" ./weft list --json >"$TMP/c.json" || fail "C's weft list failed"

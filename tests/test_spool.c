@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spool.h"
@@ -83,11 +84,56 @@ static void test_key_parse(void **state)
     assert_string_equal(name, "long");
 }
 
+/* Keys end in 16 random hexadecimal digits, not a serial another user
+ * could guess (#30): two keys of one name and second differ, and parse
+ * back; weft_spool_reserve's directories too. */
+static void test_key_random(void **state)
+{
+    char *a = weft_spool_key_make("my run", 1795480800, 0x1234),
+         *b = weft_spool_key_make("my run", 1795480800,
+                                  weft_spool_key_random()),
+         *c = weft_spool_key_make("my run", 1795480800,
+                                  weft_spool_key_random());
+    char *dir = tu_tmpdir("weft-test-spool"), *k1, *d1, *k2, *d2, err[256];
+    char traces[256], name[64];
+    int64_t created;
+    size_t n;
+
+    (void)state;
+    assert_string_equal(a, "my_run-20261124T004000Z-0000000000001234");
+    n = strlen("my_run-20261124T004000Z-");
+    assert_int_equal(strlen(b), n + 16);
+    assert_int_equal(strspn(b + n, "0123456789abcdef"), 16);
+    assert_string_not_equal(b, c);
+    weft_spool_key_parse(b, name, sizeof name, &created);
+    assert_string_equal(name, "my_run");
+    assert_int_equal(created, 1795480800);
+
+    snprintf(traces, sizeof traces, "%s/traces", dir);
+    assert_int_equal(mkdir(traces, 0711), 0);
+    assert_int_equal(weft_spool_reserve(dir, "imp", 1795480800, &k1, &d1,
+                                        err, sizeof err), 0);
+    assert_int_equal(weft_spool_reserve(dir, "imp", 1795480800, &k2, &d2,
+                                        err, sizeof err), 0);
+    assert_string_not_equal(k1, k2);
+    assert_int_equal(strlen(k1), strlen("imp-20261124T004000Z-") + 16);
+    free(k1);
+    free(d1);
+    free(k2);
+    free(d2);
+    tu_rmrf(dir);
+    free(dir);
+    free(a);
+    free(b);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_key_parse),
+        cmocka_unit_test(test_key_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
