@@ -19,6 +19,8 @@
 enum key_type { K_STRING, K_SIZE, K_COUNT, K_ENUM };
 
 static const char *const durability_names[] = { "write", "fsync", NULL };
+static const char *const trace_ids_names[] = { "random", "sequential",
+                                               NULL };
 static const char *const level_names[] = { "error", "warning", "info",
                                            "debug", NULL };
 static const char *const auth_names[] = { "munge", "none", NULL };
@@ -50,6 +52,11 @@ static const key_desc keys[] = {
       "write: ack once a batch is written to the journal (survives a weftd "
       "crash); fsync: ack once it is on stable storage, fsyncs batched "
       "(survives power loss)", durability_names },
+    { "weftd", "trace_ids", K_ENUM, OFF(trace_ids), 0, 0,
+      "how new traces get their ids: random (never one given before, so "
+      "that ids tell no user how many traces others made) or sequential "
+      "(one above the highest: short ids, for a machine with one user)",
+      trace_ids_names },
     { "weftd", "log_level", K_ENUM, OFF(log_level), 0, 0,
       "error, warning, info or debug", level_names },
     { "weftd", "auth", K_ENUM, OFF(auth), 0, 0,

@@ -136,6 +136,7 @@ static void warn_restart_only(weft_daemon *d, const weft_config *c)
     DIFFERS(strcmp(c->spool, d->cfg.spool), "spool");
     DIFFERS(strcmp(c->catalog, d->cfg.catalog), "catalog");
     DIFFERS(c->durability != d->cfg.durability, "durability");
+    DIFFERS(c->trace_ids != d->cfg.trace_ids, "trace_ids");
     DIFFERS(c->auth != d->cfg.auth, "auth");
     DIFFERS(strcmp(c->munge_socket, d->cfg.munge_socket), "munge_socket");
     DIFFERS(c->listen_backlog != d->cfg.listen_backlog, "listen_backlog");
@@ -417,7 +418,11 @@ static int prepare_storage(weft_daemon *d)
     rc = weft_catalog_verify(d->cfg.catalog, &msg);
     if (rc == 0)
         rc = weft_catalog_open(d->cfg.catalog, 0, &cat, &msg);
-    if (rc == WEFT_ECORRUPT) {
+    if (rc == 0 && (rc = weft_catalog_set_sequential_ids(cat,
+                                                         d->cfg.trace_ids))
+        < 0)
+        weft_dlog(d, WEFT_LOG_ERROR, "%s", weft_catalog_errmsg(cat));
+    else if (rc == WEFT_ECORRUPT) {
         weft_dlog(d, WEFT_LOG_ERROR, "%s. weftd does not start on a damaged "
                   "catalog: nothing in the spool is lost (archives and "
                   "journals are in %s). Rebuild the catalog from the spool "

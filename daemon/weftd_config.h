@@ -3,7 +3,8 @@
  * uses it too, to find the catalog of the default configuration.
  *
  * File format (etc/weftd.conf documents every key):
- *   [weftd]   listen, socket, spool, catalog, durability, log_level,
+ *   [weftd]   listen, socket, spool, catalog, durability, trace_ids,
+ *             log_level,
  *             grace_period, convert_threads, convert_memory,
  *             max_conversions,
  *             live_interval, auth, munge_socket, admin_group,
@@ -45,6 +46,8 @@ typedef struct weft_config {
     char *address_file;  /* if set, the bound TCP address is written here */
     int log_level;       /* 0 error, 1 warning, 2 info, 3 debug */
     int durability;      /* WEFT_DURABLE_WRITE or WEFT_DURABLE_FSYNC */
+    int trace_ids;       /* 0 random, 1 sequential (catalog.h:
+                            weft_catalog_set_sequential_ids) */
     int auth;            /* WEFT_AUTH_MUNGE or WEFT_AUTH_NONE */
     char *munge_socket;  /* munged's socket, "" for libmunge's default */
     char *admin_group;   /* its members see every user's traces (ask.c);

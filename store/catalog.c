@@ -203,6 +203,18 @@ static const char *const migrations[] = {
      "INSERT INTO trace_ids SELECT coalesce(max(id), 0) FROM traces;"
      "CREATE TRIGGER trace_ids_last AFTER INSERT ON traces BEGIN"
      " UPDATE trace_ids SET last = max(last, NEW.id); END;"),
+    /* 9 -> 10: ids drawn at random (catalog_internal.h), so that the
+     * gaps between one user's ids tell nothing of the traces others made
+     * (#30); trace_ids_given keeps every id given from now on, floor the
+     * highest one given before (all of 1..floor may have been) */
+    ("ALTER TABLE trace_ids ADD COLUMN sequential INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE trace_ids ADD COLUMN floor INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE trace_ids SET floor = last;"
+     "CREATE TABLE trace_ids_given (id INTEGER PRIMARY KEY);"
+     "DROP TRIGGER trace_ids_last;"
+     "CREATE TRIGGER trace_ids_last AFTER INSERT ON traces BEGIN"
+     " UPDATE trace_ids SET last = max(last, NEW.id);"
+     " INSERT OR IGNORE INTO trace_ids_given VALUES (NEW.id); END;"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -252,11 +264,60 @@ int weft__cat_bind_i64(sqlite3_stmt *st, const char *param, int64_t v)
     return i == 0 ? SQLITE_OK : sqlite3_bind_int64(st, i, v);
 }
 
+/* An id for a new trace in random mode (TRACE_INTO): uniform in
+ * floor + [1, WEFT_CATALOG_ID_RANGE], never one given before; when 64
+ * draws all hit given ones, the one above the highest. 0 or WEFT_EDB. */
+static int random_id(weft_catalog *c, int64_t *id)
+{
+    static const char ids[] = "SELECT floor, last FROM trace_ids";
+    static const char used[] = "SELECT EXISTS (SELECT 1 FROM "
+        "trace_ids_given WHERE id = ?1) OR EXISTS (SELECT 1 FROM traces "
+        "WHERE id = ?1)";
+    sqlite3_stmt *st = NULL;
+    int64_t floor = 0, last = 0;
+    int rc = weft__cat_prepare(c, ids, &st);
+
+    if (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        floor = sqlite3_column_int64(st, 0);
+        last = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    *id = last + 1;
+    if (rc == 0)
+        rc = weft__cat_prepare(c, used, &st);
+    for (int tries = 0; rc == 0 && tries < 64; tries++) {
+        uint64_t v;
+        int64_t cand;
+        sqlite3_randomness(sizeof v, &v);
+        cand = floor + 1 + (int64_t)(v % WEFT_CATALOG_ID_RANGE);
+        sqlite3_reset(st);
+        if (sqlite3_bind_int64(st, 1, cand) != SQLITE_OK ||
+            sqlite3_step(st) != SQLITE_ROW) {
+            rc = weft__cat_db_err(c, "drawing a trace id");
+            break;
+        }
+        if (sqlite3_column_int(st, 0) == 0) {
+            *id = cand;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int weft__cat_bind_trace(weft_catalog *c, sqlite3_stmt *st,
                       const weft_trace_row *row)
 {
     const char *state = row->state ? row->state : WEFT_STATE_RECORDING;
     int rc = SQLITE_OK;
+
+    if (sqlite3_bind_parameter_index(st, ":random_id") > 0) {
+        int64_t id;
+        if (random_id(c, &id) < 0)
+            return WEFT_EDB;
+        rc = weft__cat_bind_i64(st, ":random_id", id);
+    }
 
 #define B(call) if (rc == SQLITE_OK) rc = (call)
     B(weft__cat_bind_text(st, ":key", row->key));
@@ -597,6 +658,21 @@ int weft_catalog_disk_full(const char *path)
     if (statvfs(dir, &st) != 0)
         return 0;
     return (uint64_t)st.f_bavail * st.f_frsize < CATALOG_OPEN_ROOM;
+}
+
+/* See catalog.h. */
+int weft_catalog_set_sequential_ids(weft_catalog *c, int sequential)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c);
+    rc = weft__cat_prepare(c, "UPDATE trace_ids SET sequential = ?", &st);
+    if (rc == 0 && (sqlite3_bind_int(st, 1, sequential != 0) != SQLITE_OK ||
+                    sqlite3_step(st) != SQLITE_DONE))
+        rc = weft__cat_db_err(c, "setting how trace ids are given");
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* The last failure's message, owned by the handle, "" if none. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 9
+#define WEFT_CATALOG_SCHEMA_VERSION 10
 
 typedef struct weft_catalog weft_catalog;
 
@@ -262,6 +262,15 @@ int weft_catalog_verify(const char *path, char **errmsg);
 int weft_catalog_disk_full(const char *path);
 /* Message of the last failure on this handle. */
 const char *weft_catalog_errmsg(const weft_catalog *c);
+/* How new traces get their ids in this catalog from now on (the catalog
+ * keeps it): sequential (1): one above the highest ever given, short
+ * ids for a machine with one user; 0 (the default): drawn at random
+ * among the ids never given, so that a user's ids do not tell how many
+ * traces others made in between. 0 or WEFT_EDB. */
+int weft_catalog_set_sequential_ids(weft_catalog *c, int sequential);
+/* Random ids are floor + 1 .. floor + this (floor: the highest id of the
+ * catalog when it became schema 10, 0 for a new one): up to 7 digits. */
+#define WEFT_CATALOG_ID_RANGE 9000000
 
 /* Records a new trace (state recording) unless one with row->key exists.
  * Sets row->id. */

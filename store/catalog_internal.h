@@ -33,14 +33,18 @@ struct weft_catalog {
     "timer_resolution, error, hosts, command, job_id, protocol_version, run, "\
     "joined, live_updated, clock, retry_at"
 /* "INTO traces (...) VALUES (...)" with the named parameters that
- * weft__cat_bind_trace binds; the id is one above the highest ever given
- * (schema 9, trace_ids), so a removed trace's id never comes back. */
+ * weft__cat_bind_trace binds. The id is never one given before (schema
+ * 9 and 10, trace_ids): drawn at random (:random_id, see random_id in
+ * catalog.c) so that ids tell nothing of others' traces, or, in a
+ * catalog set to sequential ids (weftd.conf trace_ids), one above the
+ * highest ever given. */
 #define TRACE_INTO                                                           \
     "INTO traces (id, key, name, uid, state, created, finished, path, "      \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
     "timer_resolution, error, hosts, command, job_id, protocol_version, "    \
     "run, joined, live_updated, clock, retry_at) "                           \
-    "VALUES ((SELECT last + 1 FROM trace_ids), :key, :name, :uid, :state, "  \
+    "VALUES ((SELECT CASE WHEN sequential THEN last + 1 ELSE :random_id "     \
+    "END FROM trace_ids), :key, :name, :uid, :state, "                       \
     ":created, "                                                             \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "    \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \

@@ -33,6 +33,8 @@ int setup(void **state);
 int teardown(void **state);
 /* Opens the catalog at path, asserting success. */
 weft_catalog *open_ok(const char *path, int readonly);
+/* (A writable one set to sequential ids, which the tests name traces by;
+ * test_ids_random sets them back to random.) */
 /* SQL run on the file with SQLite itself, not through the catalog. */
 void raw_exec(const char *path, const char *sql);
 int64_t raw_int(const char *path, const char *sql);

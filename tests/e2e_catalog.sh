@@ -6,10 +6,11 @@
 # compared with golden files in tests/golden/. Hello tags that break a
 # rule get an Error frame naming the tag.
 #
-# Goldens: volatile fields are normalised by `norm` below (times, keys,
-# the temporary directory, owner, duration, archive sizes, which change
-# with libotf2 and the conversion); everything else is made
-# deterministic by the inputs (ids follow the order the traces are sent).
+# Goldens: volatile fields are normalised by `norm` below (times, keys'
+# random tags, the temporary directory, owner, duration, archive sizes,
+# which change with libotf2 and the conversion); everything else is made
+# deterministic by the inputs (ids follow the order the traces are sent:
+# weftd runs with trace_ids = sequential).
 # After a deliberate change of the output, regenerate them with
 #   WEFT_UPDATE_GOLDEN=1 make check TESTS=tests/e2e_catalog.sh
 # and review the diff of tests/golden/.
@@ -23,7 +24,7 @@ member() { timeout 20 "$RAWPEER" "$WEFT_SERVER" member "$@"; }
 norm() {
     sed -E -e "s|$TMP|TMP|g" \
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/YYYY-MM-DD hh:mm:ss/g' \
-        -e 's/-[0-9]{8}T[0-9]{6}Z-/-STAMP-/g' \
+        -e 's/-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}/-STAMP-TAG/g' \
         -e 's/^(owner: +).*/\1UID (USER)/' \
         -e 's/^(duration: +).*/\1DURATION/' \
         -e 's/^(bytes: +).*/\1N (N.N KiB)/' \
@@ -44,7 +45,7 @@ def fix(o):
             o[k] = k.upper()
     for k in ("key", "path", "archive"):
         if isinstance(o.get(k), str):
-            o[k] = re.sub(r"-[0-9]{8}T[0-9]{6}Z-", "-STAMP-",
+            o[k] = re.sub(r"-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}", "-STAMP-TAG",
                           o[k].replace(sys.argv[1], "TMP"))
     return {k: fix(v) for k, v in o.items()}
 print(json.dumps(fix(json.load(sys.stdin)), indent=2, sort_keys=True))
@@ -72,7 +73,10 @@ golden() {
         fail "'$*' differs from tests/golden/$name"
 }
 
-start_weftd --grace-period 1
+# Sequential ids (weftd.conf trace_ids), as the goldens have them; the
+# default, random ids, is e2e_users' and test_catalog's.
+printf '[weftd]\ntrace_ids = sequential\n' >"$TMP/ids.conf"
+start_weftd --config "$TMP/ids.conf" --grace-period 1
 
 # 1: one member, three threads with the exact profile, odd name, tags.
 A="it's a \"test\""
@@ -204,7 +208,7 @@ golden rm.txt 0 W rm 3
     fail "rm left rows of trace 3"
 
 # Tags that break a rule: an Error frame naming the tag, nothing recorded.
-printf '[limits]\nmax_string = 64\n' >"$TMP/limits.conf"
+printf '[weftd]\ntrace_ids = sequential\n[limits]\nmax_string = 64\n' >"$TMP/limits.conf"
 start_weftd --config "$TMP/limits.conf"
 expect 1 "EINVAL: Hello: tag key 'bad key' has a character other than A-Z a-z 0-9 _ . -" \
     member bad --tag "bad key=1"

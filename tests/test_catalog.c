@@ -618,6 +618,7 @@ static void test_ids_not_reused(void **state)
     fixture *f = *state;
     weft_catalog *c = open_ok(f->path, 0);
 
+
     finish_full(c, "k1", "one", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
                 NULL, 0);
     finish_full(c, "k2", "two", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
@@ -635,6 +636,58 @@ static void test_ids_not_reused(void **state)
     finish_full(c, "k4", "four", 1, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
                 NULL, 0);
     assert_id(c, "k4", 4);
+    weft_catalog_close(c);
+}
+
+/* Ids are drawn at random by default (#30): one user's ids do not tell
+ * how many traces others made in between. Every id given is kept in
+ * trace_ids_given, a removed one too, and never drawn again; a catalog
+ * of schema 9 draws above its highest id (floor), whose removed ids it
+ * does not know; switched to sequential, ids go on above the highest. */
+static void test_ids_random(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    int64_t ids[40], consecutive = 0, id;
+    char key[32];
+
+    assert_int_equal(weft_catalog_set_sequential_ids(c, 0), 0);
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "r%d", i);
+        ids[i] = begin(c, key, "r", 10 + i);
+        assert_true(ids[i] >= 1 && ids[i] <= WEFT_CATALOG_ID_RANGE);
+        for (int j = 0; j < i; j++)
+            assert_true(ids[j] != ids[i]);
+        consecutive += i > 0 && ids[i] == ids[i - 1] + 1;
+    }
+    assert_true(consecutive < 5);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trace_ids_given"),
+                     40);
+    assert_int_equal(weft_catalog_trace_delete(c, ids[7]), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM trace_ids_given"),
+                     40);
+    /* Draws are above the floor; sequential ids above the highest. */
+    raw_exec(f->path, "UPDATE trace_ids SET floor = 9000000, last = 9000000");
+    id = begin(c, "above", "r", 99);
+    assert_true(id > 9000000 && id <= 9000000 + WEFT_CATALOG_ID_RANGE);
+    assert_int_equal(weft_catalog_set_sequential_ids(c, 1), 0);
+    raw_exec(f->path, "UPDATE trace_ids SET last = 9000000 + 9000000");
+    assert_int_equal(begin(c, "seq", "r", 100), 18000001);
+    assert_int_equal(weft_catalog_set_sequential_ids(c, 0), 0);
+    weft_catalog_close(c);
+
+    /* An older catalog: its ids 1..3 (3 removed) are never drawn. */
+    c = open_ok(f->path, 0);
+    weft_catalog_close(c);
+    raw_exec(f->path, "DELETE FROM traces; DROP TRIGGER trace_ids_last;"
+             "DROP TABLE trace_ids; DROP TABLE trace_ids_given;"
+             "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
+             " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "SELECT floor FROM trace_ids"), 2);
+    assert_int_equal(weft_catalog_set_sequential_ids(c, 0), 0);
+    id = begin(c, "new", "n", 5);
+    assert_true(id > 2 && id <= 2 + WEFT_CATALOG_ID_RANGE);
     weft_catalog_close(c);
 }
 
@@ -921,6 +974,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_create_schema),
         T(test_ids_not_reused),
+        T(test_ids_random),
         T(test_round_trip),
         T(test_begin_is_insert_or_ignore),
         T(test_odd_names_verbatim),

@@ -28,8 +28,10 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-/* What schema 9 added, dropped to make an older catalog of a new one. */
-#define DROP_SCHEMA_9 "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;"
+/* What schemas 9 and 10 added, dropped to make an older catalog of a new
+ * one. */
+#define DROP_SCHEMA_9 "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
+    "DROP TABLE trace_ids_given;"
 
 /* ---- a user's image (issue #15) ----------------------------------------- */
 

@@ -395,6 +395,26 @@ static void test_max_definitions(void **state)
                     1u << 24);
 }
 
+/* trace_ids: random (the default) or sequential; anything else is
+ * refused naming the key (the ids themselves: test_catalog). */
+static void test_trace_ids(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.trace_ids, 0);
+    assert_int_equal(weft_config_set(&c, "weftd", "trace_ids", "sequential",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.trace_ids, 1);
+    assert_int_equal(weft_config_set(&c, "weftd", "trace_ids", "random",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.trace_ids, 0);
+    weft_config_free(&c);
+    expect_file_error("[weftd]\ntrace_ids = counted\n", "trace_ids");
+}
+
 /* max_conversions: traces converted at once, 1 to 64, default 2 (the
  * queue it bounds is tested in test_trace and test_worker). */
 static void test_max_conversions(void **state)
@@ -485,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_new_limits),
         cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_max_conversions),
+        cmocka_unit_test(test_trace_ids),
         cmocka_unit_test(test_max_definitions),
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_set_any_section),
