@@ -212,9 +212,18 @@ static const char *const migrations[] = {
      "UPDATE trace_ids SET floor = last;"
      "CREATE TABLE trace_ids_given (id INTEGER PRIMARY KEY);"
      "DROP TRIGGER trace_ids_last;"
+     /* seq: the order traces came in, which ids no longer tell: lists
+      * and retention order by it where created or finished are the same
+      * second; the trigger numbers every new row (whoever inserts it); a
+      * user's image numbers their own rows 1, 2 ... (catalog_image.c) */
+     "ALTER TABLE traces ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE traces SET seq = id;"
+     "CREATE INDEX traces_seq ON traces(seq);"
      "CREATE TRIGGER trace_ids_last AFTER INSERT ON traces BEGIN"
      " UPDATE trace_ids SET last = max(last, NEW.id);"
-     " INSERT OR IGNORE INTO trace_ids_given VALUES (NEW.id); END;"),
+     " INSERT OR IGNORE INTO trace_ids_given VALUES (NEW.id);"
+     " UPDATE traces SET seq = (SELECT max(seq) FROM traces) + 1"
+     "  WHERE NEW.seq = 0 AND id = NEW.id; END;"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

@@ -97,7 +97,12 @@ static int copy_rows(sqlite3 *db, int all, uint32_t uid, const char **what)
         if (strcmp(name, "traces") == 0)
             rc = exec_free(db, sqlite3_mprintf(
                 "INSERT INTO main.traces SELECT * FROM src.traces "
-                "WHERE %d OR uid = %u", all, uid));
+                "WHERE %d OR uid = %u;"
+                /* the order of their own rows, not a count of others' */
+                "UPDATE main.traces SET seq = r.n FROM (SELECT id, "
+                "row_number() OVER (ORDER BY seq) AS n FROM main.traces) "
+                "AS r WHERE NOT %d AND r.id = main.traces.id", all, uid,
+                all));
         else if (has_trace_id(db, name))
             rc = exec_free(db, sqlite3_mprintf(
                 "INSERT INTO main.\"%w\" SELECT * FROM src.\"%w\" WHERE "

@@ -30,21 +30,21 @@ int weft_catalog_list(weft_catalog *c, weft_catalog_trace_fn fn, void *arg)
 static const char *sort_sql(enum weft_list_sort sort, int reverse)
 {
     static const char *const sql[][2] = {
-        [WEFT_SORT_CREATED] = { "created DESC, id DESC",
-                                "created ASC, id ASC" },
-        [WEFT_SORT_NAME] = { "name ASC, created DESC, id DESC",
-                             "name DESC, created ASC, id ASC" },
-        [WEFT_SORT_EVENTS] = { "events DESC, created DESC, id DESC",
-                               "events ASC, created ASC, id ASC" },
-        [WEFT_SORT_SIZE] = { "bytes DESC, created DESC, id DESC",
-                             "bytes ASC, created ASC, id ASC" },
+        [WEFT_SORT_CREATED] = { "created DESC, seq DESC",
+                                "created ASC, seq ASC" },
+        [WEFT_SORT_NAME] = { "name ASC, created DESC, seq DESC",
+                             "name DESC, created ASC, seq ASC" },
+        [WEFT_SORT_EVENTS] = { "events DESC, created DESC, seq DESC",
+                               "events ASC, created ASC, seq ASC" },
+        [WEFT_SORT_SIZE] = { "bytes DESC, created DESC, seq DESC",
+                             "bytes ASC, created ASC, seq ASC" },
         [WEFT_SORT_DURATION] = {
             "(CASE WHEN finished >= created THEN finished - created"
-            " ELSE -1 END) DESC, created DESC, id DESC",
+            " ELSE -1 END) DESC, created DESC, seq DESC",
             "(CASE WHEN finished >= created THEN finished - created"
-            " ELSE -1 END) ASC, created ASC, id ASC" },
-        [WEFT_SORT_STATE] = { "state ASC, created DESC, id DESC",
-                              "state DESC, created ASC, id ASC" },
+            " ELSE -1 END) ASC, created ASC, seq ASC" },
+        [WEFT_SORT_STATE] = { "state ASC, created DESC, seq DESC",
+                              "state DESC, created ASC, seq ASC" },
     };
 
     if ((unsigned)sort >= sizeof sql / sizeof sql[0])
@@ -217,7 +217,7 @@ int weft_catalog_find(weft_catalog *c, const char *what, weft_trace_row *out)
     static const char by_key[] = "SELECT " TRACE_COLS
         " FROM traces WHERE key = ?";
     static const char by_name[] = "SELECT " TRACE_COLS
-        " FROM traces WHERE name = ? ORDER BY created DESC, id DESC LIMIT 1";
+        " FROM traces WHERE name = ? ORDER BY created DESC, seq DESC LIMIT 1";
     int64_t id;
     int strict = 0, rc = WEFT_ENOTFOUND;
 
@@ -576,7 +576,7 @@ int weft_catalog_oldest_finished(weft_catalog *c, int64_t before,
     static const char sql[] = "SELECT " TRACE_COLS " FROM traces WHERE "
         "state IN ('" WEFT_STATE_COMPLETE "', '" WEFT_STATE_PARTIAL "') "
         "AND finished > 0 AND (?1 = 0 OR finished < ?1) "
-        "ORDER BY finished, id LIMIT 1";
+        "ORDER BY finished, seq LIMIT 1";
     sqlite3_stmt *st = NULL;
     int rc;
 

@@ -31,7 +31,8 @@
 /* What schemas 9 and 10 added, dropped to make an older catalog of a new
  * one. */
 #define DROP_SCHEMA_9 "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
-    "DROP TABLE trace_ids_given;"
+    "DROP TABLE trace_ids_given; DROP INDEX traces_seq;" \
+    "ALTER TABLE traces DROP COLUMN seq;"
 
 /* ---- a user's image (issue #15) ----------------------------------------- */
 
@@ -74,17 +75,25 @@ static void test_image_of_one_user(void **state)
                 tags, 1);
     finish_full(c, "k2", "eight", 8, WEFT_STATE_COMPLETE, 1, 2, 0, 0, "n1",
                 tags, 1);
+    finish_full(c, "k3", "seven too", 7, WEFT_STATE_COMPLETE, 1, 2, 0, 0,
+                "n1", tags, 1);
     weft_catalog_close(c);
+    assert_int_equal(raw_int(f->path, "SELECT seq FROM traces WHERE "
+                             "key = 'k3'"), 3);
     assert_int_equal(weft_catalog_image(f->path, 0, 7, &bytes, &len, &msg),
                      0);
     assert_null(msg);
-    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 1);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 2);
+    /* the order of uid 7's traces (seq 1 and 3 in the file), not a count
+     * of uid 8's (#30) */
+    assert_int_equal(image_int(bytes, len, "SELECT seq FROM traces WHERE "
+                               "key = 'k3'"), 2);
     assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces "
                                "WHERE name = 'seven' AND uid = 7"), 1);
     assert_int_equal(image_int(bytes, len, "SELECT (SELECT count(*) FROM "
                                "members) + (SELECT count(*) FROM tags) + "
                                "(SELECT count(*) FROM regions) + (SELECT "
-                               "count(*) FROM locations)"), 3 + 1 + 5 + 2);
+                               "count(*) FROM locations)"), 2 * (3 + 1 + 5 + 2));
     assert_int_equal(image_int(bytes, len, "PRAGMA user_version"),
                      WEFT_CATALOG_SCHEMA_VERSION);
     assert_int_equal(weft_catalog_open_image(bytes, len, "the image", &img,
@@ -105,9 +114,9 @@ static void test_image_of_one_user(void **state)
     sqlite3_free(bytes);
     assert_int_equal(weft_catalog_image(f->path, 1, 9, &bytes, &len, &msg),
                      0);
-    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 2);
+    assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM traces"), 3);
     assert_int_equal(image_int(bytes, len, "SELECT count(*) FROM regions"),
-                     10);
+                     15);
     sqlite3_free(bytes);
 }
 
@@ -286,6 +295,35 @@ static const char *ids_of(weft_catalog *c, const weft_list_filter *flt)
                               i ? " " : "", (long long)col.ids[i]);
     collected_free(&col);
     return buf;
+}
+
+/* Random ids (#30) do not follow the order traces came in: traces of one
+ * second are listed in that order all the same (seq), newest first, and
+ * oldest first reversed. */
+static void test_same_second_order(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_list_filter flt = { 0 };
+    char want[128], rwant[128], key[16];
+    int64_t id[5];
+    size_t n = 0, r = 0;
+
+    assert_int_equal(weft_catalog_set_sequential_ids(c, 0), 0);
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "s%d", i);
+        id[i] = begin(c, key, "same", 500);
+    }
+    for (int i = 4; i >= 0; i--)
+        n += (size_t)snprintf(want + n, sizeof want - n, "%s%lld",
+                              n ? " " : "", (long long)id[i]);
+    for (int i = 0; i < 5; i++)
+        r += (size_t)snprintf(rwant + r, sizeof rwant - r, "%s%lld",
+                              r ? " " : "", (long long)id[i]);
+    assert_string_equal(ids_of(c, NULL), want);
+    flt.reverse = 1;
+    assert_string_equal(ids_of(c, &flt), rwant);
+    weft_catalog_close(c);
 }
 
 static void test_query_filters(void **state)
@@ -751,6 +789,7 @@ int main(void)
         T(test_image_of_one_user),
         T(test_image_errors),
         T(test_query_filters),
+        T(test_same_second_order),
         T(test_readme_query),
         T(test_trace_fail),
         T(test_verify),
