@@ -12,6 +12,7 @@
 #include "catalog.h"
 #include "fsutil.h"
 #include "log.h"
+#include "rekey.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -48,9 +49,13 @@ typedef struct retain_job {
     /* The first job after start: trace directories an older weftd made
      * readable by others are made private to their owners (fix_modes). */
     int fix_modes;
+    weft_catalog *cat;        /* the job's, while fix_mode runs */
     uint64_t fixed;           /* directories made private */
     uint64_t fix_failed;      /* ... that could not be */
     char fix_err[512];        /* the first failure */
+    uint64_t rekeyed;         /* directories given a tagged key (rekey.h) */
+    uint64_t rekey_failed;    /* ... that could not be */
+    char rekey_err[512];      /* the first failure */
 } retain_job;
 
 static void job_free(retain_job *j)
@@ -116,6 +121,19 @@ static void add_user(uint32_t uid, uint64_t bytes, void *arg)
     j->users[j->nusers++].bytes = bytes;
 }
 
+/* A key of an older weftd, ending in a serial others could guess, gets a
+ * random tag (rekey.h). */
+static void rekey_one(retain_job *j, const weft_trace_row *row)
+{
+    char err[512];
+    int rc = weft_rekey_row(j->cat, j->spool, row, err, sizeof err);
+
+    if (rc > 0)
+        j->rekeyed++;
+    else if (rc < 0 && j->rekey_failed++ == 0)
+        snprintf(j->rekey_err, sizeof j->rekey_err, "%s", err);
+}
+
 /* weft_catalog_list: a finished trace's directory that others may read
  * (a weftd before per-user permissions made it 0755 or 0750) becomes
  * WEFT_TRACE_DIR_MODE with an ACL entry for its owner, as converted
@@ -149,6 +167,7 @@ static int fix_mode(const weft_trace_row *row, void *arg)
             snprintf(j->fix_err, sizeof j->fix_err, "%s", err);
     }
     free(dir);
+    rekey_one(j, row);
     return 0;
 }
 
@@ -167,6 +186,7 @@ static void retain_work(weft_work *w)
         j->rc = rc;
         return;
     }
+    j->cat = cat;
     if (j->fix_modes && (rc = weft_catalog_list(cat, fix_mode, j)) < 0)
         goto fail;
     if (j->retention_days > 0) {
@@ -231,6 +251,15 @@ static void retain_done(weft_work *w)
         weft_dlog(d, WEFT_LOG_WARNING, "%" PRIu64 " trace directories that "
                   "others may read could not be made private: %s",
                   j->fix_failed, j->fix_err);
+    if (j->rekeyed)
+        weft_dlog(d, WEFT_LOG_INFO, "%" PRIu64 " trace directories of an "
+                  "older weftd, whose keys others could guess, have keys "
+                  "ending in a random tag now (KEY-TAG; weft list shows "
+                  "them)", j->rekeyed);
+    if (j->rekey_failed)
+        weft_dlog(d, WEFT_LOG_WARNING, "%" PRIu64 " trace directories of an "
+                  "older weftd could not get a key others cannot guess: %s",
+                  j->rekey_failed, j->rekey_err);
     if (j->rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "retention: %s", j->err);
     } else {

@@ -282,6 +282,10 @@ int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
 /* Sets the state of the trace with this key. */
 int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
                                  const char *state);
+/* The trace of key old gets key and archive directory path (its spool
+ * directory renamed: weftd's rekey.c). 0, WEFT_ENOTFOUND or WEFT_EDB. */
+int weft_catalog_trace_rekey(weft_catalog *c, const char *old,
+                             const char *key, const char *path);
 /* In one transaction: stores all figures of row (matched by row->key,
  * inserted if missing) including its state, and replaces its locations. */
 int weft_catalog_trace_finish(weft_catalog *c, const weft_trace_row *row,

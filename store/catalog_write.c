@@ -128,6 +128,31 @@ out:
     return rc;
 }
 
+/* Returns 0, WEFT_ENOTFOUND when no trace has key old, or WEFT_EDB. */
+int weft_catalog_trace_rekey(weft_catalog *c, const char *old,
+                             const char *key, const char *path)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && old && key && path);
+    rc = weft__cat_prepare(c, "UPDATE traces SET key = ?, path = ? "
+                           "WHERE key = ?", &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, old, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "giving a trace a new key");
+    else if (sqlite3_changes(c->db) == 0)
+        rc = weft__cat_err(c, WEFT_ENOTFOUND,
+                           "catalog %s: no trace with key %s", c->path, old);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Runs a statement with one id parameter to its end. */
 static int exec_id(weft_catalog *c, const char *sql, int64_t id,
                    const char *what)

@@ -16,7 +16,10 @@
 #  - a Query over TCP, of an unknown kind, without a key or after a
 #    Hello is refused with an error naming it;
 #  - a trace directory an older weftd left readable by all is B's alone
-#    after the next start (and only that start says so).
+#    after the next start (and only that start says so), and its key,
+#    ending in a serial, gets a random tag;
+#  - A's weft status shows A's own figures only, C's the machine's; keys
+#    end in a random tag: A cannot stat B's trace by a guessed key (#30).
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -302,6 +305,22 @@ setfacl -R -b "$b_dir" && chmod -R go+rX "$b_dir" ||
 ucmd "$A" ls "$b_arch" >/dev/null 2>&1 || fail "the old-style directory is not open"
 kill -TERM "$WEFTD_PID"
 wait "$WEFTD_PID" 2>/dev/null
+# ... and a key as an older weftd gave it, NAME-STAMP-SERIAL, which others
+# could guess (#30): the start gives it a random tag, row and directory.
+b_oldkey=${b_dkey%-*}-1
+mv "$b_dir" "$W_SPOOL/traces/$b_oldkey" || fail "cannot rename $b_dir"
+"$PY" - "$CAT" "$b_dkey" "$b_oldkey" <<'PY' || fail "cannot give B's trace an old key"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE traces SET key = ?2, path = replace(path, ?1, ?2) "
+           "WHERE key = ?1", (sys.argv[2], sys.argv[3]))
+db.commit()
+PY
+[ "$("$WEFT" show b-secret --json | "$PY" -c \
+    'import json,sys; print(json.load(sys.stdin)["key"])')" = "$b_oldkey" ] ||
+    fail "B's trace has not the old key"
+ucmd "$A" stat "$W_SPOOL/traces/$b_oldkey" >/dev/null 2>&1 ||
+    fail "A cannot stat the old key (the test's premise)"
 start_w
 for _ in $(seq 100); do
     grep -q "1 trace directories an older weftd let others read are now their owners' alone" \
@@ -310,6 +329,20 @@ for _ in $(seq 100); do
 done
 grep -q "1 trace directories an older weftd let others read are now their owners' alone" \
     "$TMP/weftd.log" || fail "weftd did not make the old trace directory private"
+for _ in $(seq 50); do
+    grep -q "1 trace directories of an older weftd, whose keys others could guess, have keys ending in a random tag now" \
+        "$TMP/weftd.log" && break
+    sleep 0.1
+done
+grep -q "1 trace directories of an older weftd, whose keys others could guess, have keys ending in a random tag now" \
+    "$TMP/weftd.log" || fail "weftd did not give the old key a tag"
+b_arch=$(path_of "$B" b-secret) || fail "B cannot show B's trace after the start"
+b_dir=$(dirname "$b_arch")
+case "$(basename "$b_dir")" in
+"$b_oldkey"-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]) ;;
+*) fail "B's old trace: $b_dir" ;;
+esac
+[ -e "$W_SPOOL/traces/$b_oldkey" ] && fail "the old key's directory is still there"
 # 0700 but for B's ACL entry (stat shows the ACL's mask as group bits).
 acl=$(getfacl -cp "$b_dir" | tr '\n' ' ')
 case "$acl" in
@@ -325,4 +358,6 @@ start_w
 sleep 1
 [ "$(grep -c "trace directories an older weftd" "$TMP/weftd.log")" = 1 ] ||
     fail "the second start found old trace directories again"
+[ "$(grep -c "trace directories of an older weftd" "$TMP/weftd.log")" = 1 ] ||
+    fail "the second start gave keys again"
 echo "PASS: e2e_users"
