@@ -109,7 +109,10 @@ void weft_preauth_leave(weft_conn *c)
     c->pa_next = c->pa_prev = NULL;
     c->preauth = 0;
     pa->buffered -= c->held;
-    d->buffered += c->held; /* on_close's account() takes it off */
+    if (c->closing)
+        c->held = 0; /* its reader is freed in on_close */
+    else
+        d->buffered += c->held; /* a session's from now on */
     if (--pa->n == 0) { /* made again when needed: nothing to free at exit */
         assert(pa->buffered == 0);
         free(pa);
