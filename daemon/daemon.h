@@ -62,6 +62,9 @@ typedef struct weft_daemon {
                                      (server.h) */
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
+    uint64_t nclosing;            /* of them closing: refused ones still
+                                     counted until closed are not held
+                                     against max_connections */
     struct weft_trace *traces;    /* traces still recording */
     struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
                                      first (trace.h) */
@@ -101,6 +104,9 @@ typedef struct weft_daemon {
     uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
     int backlog_checked;          /* somaxconn compared with listen_backlog */
     uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
+    uv_stream_t *held[2];         /* listeners (Unix, TCP) whose pending
+                                     connection waits for room
+                                     (server.c: take_held) */
     struct weft_fdguard *fdguard; /* listeners paused out of descriptors
                                      (fdguard.h) */
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */

@@ -7,9 +7,11 @@
 #include "preauth.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "peeruid.h"
 #include "server.h"
 #include "weft_errors.h"
 
@@ -50,8 +52,26 @@ static uint64_t count_address(const weft_preauth *pa, const char *addr)
 static void close_for_room(weft_conn *v, enum weft_limit l, uint64_t max)
 {
     weft_conn_fail_limit(v, l, WEFT_ELIMIT, "closed before authentication "
-                         "to make room for a newer connection: %s is %llu",
-                         weft_limit_name(l), (unsigned long long)max);
+                         "to make room for a newer connection (%s): %s is "
+                         "%llu", v->addr, weft_limit_name(l),
+                         (unsigned long long)max);
+}
+
+/* What c counts under for max_preauth_per_address: the uid at the far
+ * end when it is a socket of this host (peeruid.h), else the source
+ * address describe_peer put in c->addr. */
+static void share_key(weft_conn *c)
+{
+    struct sockaddr_storage peer, local;
+    int plen = sizeof peer, llen = sizeof local;
+    uint32_t uid;
+
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&peer, &plen) == 0 &&
+        uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&local,
+                           &llen) == 0 &&
+        weft_peeruid_lookup((struct sockaddr *)&peer,
+                            (struct sockaddr *)&local, &uid) == 0)
+        snprintf(c->addr, sizeof c->addr, "local uid %u", (unsigned)uid);
 }
 
 int weft_preauth_enter(weft_conn *c)
@@ -61,6 +81,7 @@ int weft_preauth_enter(weft_conn *c)
     weft_conn *v;
 
     assert(!c->preauth && !c->is_unix);
+    share_key(c);
     /* Room first, so that c itself is never the one closed (each close
      * may free the FIFO when it empties it). */
     while ((pa = d->preauth) &&

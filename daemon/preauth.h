@@ -5,7 +5,10 @@
  * what such connections may hold is bounded apart, here, in the
  * connection layer (whatever the handshake's messages):
  *  - how many there are in all (max_preauth_connections) and from one
- *    source address (max_preauth_per_address). At either bound the
+ *    source address (max_preauth_per_address), or, for a connection
+ *    from this host, from one uid (the kernel knows whose socket is at
+ *    the other end, peeruid.h: every local user comes from the same
+ *    addresses, and must not crowd out the others). At either bound the
  *    newcomer is served and the OLDEST such connection (of that address,
  *    for the second) is closed instead: a peer that holds connections
  *    open keeps none of them for long, and a client that authenticates

@@ -168,6 +168,8 @@ static void drop_stash(weft_conn *c)
     c->stash_len = 0;
 }
 
+static void take_held(weft_daemon *d);
+
 static void on_close(uv_handle_t *h)
 {
     weft_conn *c = h->data;
@@ -180,6 +182,8 @@ static void on_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
+    if (c->closing)
+        d->nclosing--;
     if (c->paused & WEFT_PAUSE_BUFFERED)
         d->npaused_buffered--;
     account(c, 0);
@@ -190,6 +194,7 @@ static void on_close(uv_handle_t *h)
         d->rbuf = NULL;
     }
     free(c);
+    take_held(d);
 }
 
 static void close_now(weft_conn *c)
@@ -287,6 +292,7 @@ void weft_conn_close(weft_conn *c)
     if (c->closing)
         return;
     c->closing = 1;
+    c->d->nclosing++;
     uv_read_stop(&c->h.stream);
     weft_preauth_leave(c);
     uncharge_user(c);
@@ -768,7 +774,7 @@ static void conn_start(weft_conn *c, int is_tcp)
     if (!is_tcp && c->has_peer_uid &&
         weft_conn_charge_user(c, c->peer_uid) < 0)
         return; /* max_connections_per_user, from accept on */
-    if (d->nconns > d->cfg.max_connections) {
+    if (d->nconns - d->nclosing > d->cfg.max_connections) {
         weft_limit_hit(d, WEFT_LIMIT_MAX_CONNECTIONS);
         weft_conn_fail(c, WEFT_ELIMIT, "too many connections: "
                        "max_connections is %llu",
@@ -786,6 +792,37 @@ static void conn_start(weft_conn *c, int is_tcp)
     weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
     if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
         weft_conn_close(c);
+}
+
+/* Connections open or closing (refused ones hold their descriptor until
+ * closed) at which accepting waits: beyond max_connections, refusals
+ * would otherwise take a descriptor each, as fast as peers connect. */
+static int accept_full(const weft_daemon *d)
+{
+    return d->nconns >= d->cfg.max_connections + WEFT_ACCEPT_SLACK;
+}
+
+static void on_connection(uv_stream_t *server, int status);
+
+/* A listener whose connection was not taken (libuv stops watching it
+ * until uv_accept) takes it once there is room. */
+static void take_held(weft_daemon *d)
+{
+    for (int i = 0; i < 2 && !accept_full(d); i++) {
+        uv_stream_t *s = d->held[i];
+        int is_tcp = s && s->type == UV_TCP;
+        weft_conn *c;
+        if (!s)
+            continue;
+        d->held[i] = NULL;
+        if (!(c = conn_new(d, is_tcp)))
+            continue; /* out of memory: it stays unwatched until restart */
+        if (uv_accept(s, &c->h.stream) != 0) {
+            close_now(c);
+            continue;
+        }
+        conn_start(c, is_tcp);
+    }
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -806,6 +843,10 @@ static void on_connection(uv_stream_t *server, int status)
         if ((n & (n - 1)) == 0)
             weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
                       "far): %s", (unsigned long long)n, uv_strerror(status));
+        return;
+    }
+    if (accept_full(d)) { /* not taken: libuv waits for take_held */
+        d->held[is_tcp] = server;
         return;
     }
     if (!(c = conn_new(d, is_tcp)))
@@ -1112,6 +1153,7 @@ int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs)
 
 static void stop_listening(weft_daemon *d)
 {
+    d->held[0] = d->held[1] = NULL;
     weft_fdguard_stop(d); /* a paused listener is closed already */
     if (d->have_tcp && !uv_is_closing((uv_handle_t *)&d->tcp))
         uv_close((uv_handle_t *)&d->tcp, NULL);

@@ -20,12 +20,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon_fixture.h"
 #include "frame.h"
 #include "log.h"
+#include "peeruid.h"
 #include "preauth.h"
 #include "server.h"
 #include "server_util.h"
@@ -113,8 +116,9 @@ static void test_preauth_per_address(void **state)
     b = cl_connect(f);
     sleep_ms(50);
     c = cl_connect(f);
-    expect_error(a, WEFT_ELIMIT, "to make room for a newer connection: "
-                 "max_preauth_per_address is 2");
+    /* from this host: counted for the uid at the other end (peeruid.h) */
+    expect_error(a, WEFT_ELIMIT, "to make room for a newer connection "
+                 "(local uid ");
     close(a);
     hello_ok(c, "pa2", 0, 1);
     assert_true(quiet_for(b, 200));
@@ -246,6 +250,40 @@ static void test_members_per_user(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_MEMBERS_PER_USER], 1);
 }
 
+/* The uid at the other end of a TCP connection from this host is the
+ * socket owner's; a peer not on this host is not found. */
+static void test_peeruid(void **state)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET }, far;
+    struct sockaddr_storage peer, local;
+    socklen_t len = sizeof sin, plen = sizeof peer, llen = sizeof local;
+    int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+    int a;
+    uint32_t uid = 12345;
+
+    (void)state;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(l, (struct sockaddr *)&sin, sizeof sin), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&sin, &len), 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&sin, sizeof sin), 0);
+    a = accept(l, NULL, NULL);
+    assert_true(a >= 0);
+    assert_int_equal(getpeername(a, (struct sockaddr *)&peer, &plen), 0);
+    assert_int_equal(getsockname(a, (struct sockaddr *)&local, &llen), 0);
+    assert_int_equal(weft_peeruid_lookup((struct sockaddr *)&peer,
+                                         (struct sockaddr *)&local, &uid), 0);
+    assert_int_equal(uid, getuid());
+    far = *(struct sockaddr_in *)&peer;
+    far.sin_port = htons(1); /* no such socket here */
+    assert_int_equal(weft_peeruid_lookup((struct sockaddr *)&far,
+                                         (struct sockaddr *)&local, &uid),
+                     WEFT_ENOTFOUND);
+    close(a);
+    close(c);
+    close(l);
+}
+
 /* At most per_s lines a second; the next one let through says how many
  * were held back. */
 static void test_ratelimit(void **state)
@@ -277,6 +315,7 @@ int main(void)
         T(test_preauth_frame),
         T(test_members_per_user),
         cmocka_unit_test(test_ratelimit),
+        cmocka_unit_test(test_peeruid),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 # preauth_timeout are closed; ALICE's run is as fast as without BOB.
 CASE_WEFTD_CONF="
 preauth_timeout = 5
+max_connections = 200
 "
 CASE_ATTACK_SECONDS=60
 
