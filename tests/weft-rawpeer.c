@@ -573,6 +573,7 @@ static int connect_to(const char *addr)
  *                opened again when weftd closes it
  *  stall-header  the same, each sending a frame header announcing
  *                RAWPEER_FRAME bytes (default 65536) and one byte of it
+ *                (RAWPEER_ONCE=1: each connection is opened once only)
  * The holding modes print how many connections weftd closed and how
  * many connects failed; they exit 0. */
 static unsigned env_count(const char *name, unsigned dflt)
@@ -639,6 +640,8 @@ static int hold_connections(const char *addr, int stall)
 {
     unsigned n = env_count("RAWPEER_COUNT", 1000);
     unsigned seconds = env_count("RAWPEER_SECONDS", 20);
+    unsigned once = env_count("RAWPEER_ONCE", 0);
+    unsigned opened = 1;
     uint32_t announce = env_count("RAWPEER_FRAME", 65536);
     uint8_t head[5] = { (uint8_t)(announce >> 24), (uint8_t)(announce >> 16),
                         (uint8_t)(announce >> 8), (uint8_t)announce, 0x0a };
@@ -657,8 +660,9 @@ static int hold_connections(const char *addr, int stall)
     gettimeofday(&t0, NULL);
     for (;;) {
         for (unsigned i = 0; i < n; i++) {
-            if (pfd[i].fd >= 0)
+            if (pfd[i].fd >= 0 || (once && opened >= n))
                 continue;
+            opened++;
             if (connect_to(addr) < 0) {
                 if (sock >= 0)
                     close(sock);
