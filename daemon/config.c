@@ -136,6 +136,34 @@ static const key_desc keys[] = {
       "before new traces of theirs are refused (0: no bound)", NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
       "processes (members) per trace", NULL },
+    { "limits", "max_members_per_user", K_COUNT, OFF(max_members_per_user),
+      1, 1u << 24, "processes (members) of one user's recording traces, in "
+      "all", NULL },
+    { "limits", "max_open_journals", K_COUNT, OFF(max_open_journals), 16,
+      1000000, "member journals kept open at once; the least recently "
+      "written idle one is closed and reopened at its next batch", NULL },
+    { "limits", "max_preauth_connections", K_COUNT,
+      OFF(max_preauth_connections), 1, 1000000, "TCP connections whose "
+      "user is not known yet (no Auth accepted), in all; beyond it the "
+      "oldest of them is closed", NULL },
+    { "limits", "max_preauth_per_address", K_COUNT,
+      OFF(max_preauth_per_address), 1, 1000000, "TCP connections whose "
+      "user is not known yet from one source address; beyond it the "
+      "oldest of that address is closed", NULL },
+    { "limits", "max_preauth_buffered", K_SIZE, OFF(max_preauth_buffered),
+      4096, 1u << 30, "bytes of frames received from connections whose "
+      "user is not known yet, in all (apart from max_buffered); beyond it "
+      "the oldest of them holding a partial frame is closed", NULL },
+    { "limits", "max_preauth_frame", K_SIZE, OFF(max_preauth_frame), 1024,
+      64u << 10, "largest frame accepted from a connection whose user is "
+      "not known yet (its Auth)", NULL },
+    { "limits", "preauth_timeout", K_COUNT, OFF(preauth_timeout), 1, 3600,
+      "seconds from accept within which a TCP connection's user must be "
+      "known (its Auth accepted); not renewed by anything it sends", NULL },
+    { "limits", "max_log_refusals", K_COUNT, OFF(max_log_refusals), 1,
+      1000000, "refusals logged per second for each cause (each limit); "
+      "the others are counted and the next line logged says how many",
+      NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -189,6 +217,14 @@ void weft_config_init(weft_config *c)
     c->convert_memory = 256u << 20;
     c->max_members = 1u << 20;
     c->max_traces_per_user = 256;
+    c->max_members_per_user = 16384;
+    c->max_open_journals = 1024;
+    c->max_preauth_connections = 256;
+    c->max_preauth_per_address = 64;
+    c->max_preauth_buffered = 1u << 20;
+    c->max_preauth_frame = 16u << 10;
+    c->preauth_timeout = 10;
+    c->max_log_refusals = 20;
 }
 
 void weft_config_free(weft_config *c)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "log.h"
 #include "weftd_config.h"
 
 struct weft_conn;
@@ -16,6 +17,9 @@ struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
 struct weft_user_bytes;
+struct weft_preauth;
+struct weft_fdguard;
+struct weft_jcache;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -29,7 +33,13 @@ struct weft_user_bytes;
     X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user") \
     X(SESSION_TIMEOUT, "session_timeout") \
     X(MAX_TRACES_PER_USER, "max_traces_per_user") \
-    X(MAX_USER_SPOOL_BYTES, "max_user_spool_bytes")
+    X(MAX_USER_SPOOL_BYTES, "max_user_spool_bytes") \
+    X(MAX_PREAUTH_CONNECTIONS, "max_preauth_connections") \
+    X(MAX_PREAUTH_PER_ADDRESS, "max_preauth_per_address") \
+    X(MAX_PREAUTH_BUFFERED, "max_preauth_buffered") \
+    X(MAX_PREAUTH_FRAME, "max_preauth_frame") \
+    X(PREAUTH_TIMEOUT, "preauth_timeout") \
+    X(MAX_MEMBERS_PER_USER, "max_members_per_user")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -52,6 +62,9 @@ typedef struct weft_daemon {
                                      (server.h) */
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
+    uint64_t nclosing;            /* of them closing: refused ones still
+                                     counted until closed are not held
+                                     against max_connections */
     struct weft_trace *traces;    /* traces still recording */
     struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
                                      first (trace.h) */
@@ -90,9 +103,17 @@ typedef struct weft_daemon {
     uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
     int backlog_checked;          /* somaxconn compared with listen_backlog */
     uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
+    uv_stream_t *held[2];         /* listeners (Unix, TCP) whose pending
+                                     connection waits for room
+                                     (server.c: take_held) */
+    struct weft_fdguard *fdguard; /* listeners paused out of descriptors
+                                     (fdguard.h) */
     uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
     int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
+    /* refusals logged per cause (a limit, or WEFT_LIMIT_NONE), at most
+     * cfg.max_log_refusals a second each (server.c) */
+    weft_ratelimit refusal_log[WEFT_LIMIT__COUNT + 1];
     uint8_t *rbuf;                 /* the read buffer of every connection
                                       (server.c), WEFT_READ_CHUNK bytes,
                                       while there are connections */
@@ -100,7 +121,11 @@ typedef struct weft_daemon {
                                      (max_connections_per_user), nusers
                                      of them in an array of cap_users */
     uint32_t nusers, cap_users;
+    struct weft_preauth *preauth; /* connections whose user is not known
+                                     yet (preauth.h) */
     struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
+    struct weft_jcache *jcache;   /* journals with a descriptor open
+                                     (jcache.h) */
     /* Threads of their own for slow work (worker.h): */
     struct weft_worker *syncer;   /* fdatasync batches (durability =
                                      fsync; session.c), started with the

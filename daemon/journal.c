@@ -44,7 +44,8 @@
 #define NAME_SUFFIX ".wj"
 
 struct weft_journal {
-    int fd;
+    int fd;        /* -1 while parked (weft_journal_park) */
+    char *path;    /* to reopen a parked journal */
     uint64_t size; /* bytes in the file: magic + good entries */
 };
 
@@ -356,6 +357,11 @@ int weft_journal_open(const char *path, weft_journal **out,
     j = calloc(1, sizeof *j);
     if (!j)
         return WEFT_ENOMEM;
+    j->fd = -1;
+    if (!(j->path = strdup(path))) {
+        rc = WEFT_ENOMEM;
+        goto out;
+    }
     j->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (j->fd < 0) {
         rc = WEFT_EIO;
@@ -424,10 +430,36 @@ out:
         int saved = errno;
         if (j->fd >= 0)
             close(j->fd);
+        free(j->path);
         free(j);
         errno = saved;
     }
     return rc;
+}
+
+/* A parked journal's descriptor, opened again for appending (no scan:
+ * j->size says where its good data ends). 0 or WEFT_EIO (errno kept). */
+static int unpark(weft_journal *j)
+{
+    if (j->fd >= 0)
+        return 0;
+    j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    return j->fd < 0 ? WEFT_EIO : 0;
+}
+
+/* Closes j's descriptor; the next append or sync opens it again. */
+void weft_journal_park(weft_journal *j)
+{
+    assert(j);
+    if (j->fd >= 0)
+        close(j->fd);
+    j->fd = -1;
+}
+
+/* 1 if j has its descriptor open. */
+int weft_journal_is_open(const weft_journal *j)
+{
+    return j->fd >= 0;
 }
 
 /* Appends one entry with a single writev(2) (continued after short
@@ -457,6 +489,8 @@ int weft_journal_append(weft_journal *j, const weft_journal_entry *e)
     iov[0].iov_len = sizeof hdr;
     iov[1].iov_base = (void *)e->payload;
     iov[1].iov_len = e->len;
+    if ((rc = unpark(j)) < 0)
+        return rc;
     rc = write_all(j->fd, iov, e->len ? 2 : 1);
     if (rc < 0) {
         int saved = errno;
@@ -476,6 +510,8 @@ int weft_journal_sync(weft_journal *j)
     int r;
 
     assert(j);
+    if (unpark(j) < 0)
+        return WEFT_EIO;
     do
         r = fdatasync(j->fd);
     while (r < 0 && errno == EINTR);
@@ -493,7 +529,9 @@ void weft_journal_close(weft_journal *j)
 {
     if (!j)
         return;
-    close(j->fd);
+    if (j->fd >= 0)
+        close(j->fd);
+    free(j->path);
     free(j);
 }
 

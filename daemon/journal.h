@@ -70,7 +70,12 @@ int weft_journal_open(const char *path, weft_journal **out,
                       uint64_t *cut_bytes);
 /* Appends one entry with write(2). 0, or WEFT_EIO with errno kept. */
 int weft_journal_append(weft_journal *j, const weft_journal_entry *e);
-/* fdatasync(2) the file. */
+/* Closes the file descriptor of j, keeping j: the next append or sync
+ * opens it again (WEFT_EIO if it cannot). Only while no thread uses j. */
+void weft_journal_park(weft_journal *j);
+/* 1 if j's descriptor is open, 0 if parked. */
+int weft_journal_is_open(const weft_journal *j);
+/* fdatasync(2) the file (opened again if parked). */
 int weft_journal_sync(weft_journal *j);
 /* Bytes in the file. */
 uint64_t weft_journal_size(const weft_journal *j);

@@ -170,3 +170,22 @@ void weft_logc(int threshold, int level, const weft_log_ctx *ctx,
     vlog(level, ctx, fmt, ap);
     va_end(ap);
 }
+
+int weft_ratelimit_allow(weft_ratelimit *rl, uint64_t now_ms, uint64_t per_s,
+                         uint64_t *suppressed)
+{
+    uint64_t window = now_ms / 1000;
+
+    if (window != rl->window) {
+        rl->window = window;
+        rl->n = 0;
+    }
+    if (rl->n >= per_s) {
+        rl->suppressed++;
+        return 0;
+    }
+    rl->n++;
+    *suppressed = rl->suppressed;
+    rl->suppressed = 0;
+    return 1;
+}

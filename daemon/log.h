@@ -38,6 +38,20 @@ void weft_logc(int threshold, int level, const weft_log_ctx *ctx,
                const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Lines of one cause rate-limited (refusals: a flood must not fill the
+ * disk with its log): at most `per_s` of them in a second, the others
+ * counted. Zeroed to start. */
+typedef struct weft_ratelimit {
+    uint64_t window;     /* the second (now_ms / 1000) being counted */
+    uint64_t n;          /* lines let through in it */
+    uint64_t suppressed; /* lines held back since the last let through */
+} weft_ratelimit;
+/* 1 if a line may be written at now_ms (a monotonic clock), with
+ * *suppressed the lines held back before it (to say so in it, then
+ * forgotten); 0 if it is held back (counted). */
+int weft_ratelimit_allow(weft_ratelimit *rl, uint64_t now_ms, uint64_t per_s,
+                         uint64_t *suppressed);
+
 /* ---- the pure parts, for tests ---- */
 
 /* Copies in to out (outlen > 0, always terminated) with control

@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdguard.h"
 #include "log.h"
+#include "preauth.h"
 #include "trace.h"
 #include "weft_errors.h"
 
@@ -69,6 +71,10 @@ static void account(weft_conn *c, uint64_t held)
 {
     weft_daemon *d = c->d;
 
+    if (c->preauth) { /* apart from max_buffered (preauth.h) */
+        weft_preauth_account(c, held);
+        return;
+    }
     assert(d->buffered >= c->held);
     d->buffered = d->buffered - c->held + held;
     c->held = held;
@@ -162,6 +168,8 @@ static void drop_stash(weft_conn *c)
     c->stash_len = 0;
 }
 
+static void take_held(weft_daemon *d);
+
 static void on_close(uv_handle_t *h)
 {
     weft_conn *c = h->data;
@@ -174,6 +182,8 @@ static void on_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
+    if (c->closing)
+        d->nclosing--;
     if (c->paused & WEFT_PAUSE_BUFFERED)
         d->npaused_buffered--;
     account(c, 0);
@@ -184,6 +194,7 @@ static void on_close(uv_handle_t *h)
         d->rbuf = NULL;
     }
     free(c);
+    take_held(d);
 }
 
 static void close_now(weft_conn *c)
@@ -198,6 +209,8 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 }
 
 /* ---- connections per user (max_connections_per_user) ---- */
+
+static void uncharge_user(weft_conn *c);
 
 struct weft_user_conns {
     uint32_t uid;
@@ -229,10 +242,12 @@ static struct weft_user_conns *user_conns(weft_daemon *d, uint32_t uid)
 int weft_conn_charge_user(weft_conn *c, uint32_t uid)
 {
     weft_daemon *d = c->d;
-    struct weft_user_conns *u = user_conns(d, uid);
+    struct weft_user_conns *u;
 
-    assert(!c->charged);
-    if (!u) {
+    if (c->charged && c->charged_uid == uid)
+        return 0; /* since accept (the Unix socket's peer) */
+    uncharge_user(c);
+    if (!(u = user_conns(d, uid))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return WEFT_ENOMEM;
     }
@@ -277,7 +292,9 @@ void weft_conn_close(weft_conn *c)
     if (c->closing)
         return;
     c->closing = 1;
+    c->d->nclosing++;
     uv_read_stop(&c->h.stream);
+    weft_preauth_leave(c);
     uncharge_user(c);
     c->d->server_cbs->on_closed(c);
     c->shutdown_req.data = c;
@@ -370,10 +387,24 @@ static void vfail(weft_conn *c, enum weft_limit l, int code,
     uint8_t *frame;
     ssize_t n;
 
+    uint64_t held_back;
+
     if (c->closing)
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
-    weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
+    if (weft_ratelimit_allow(&c->d->refusal_log[l], uv_now(c->d->loop),
+                             c->d->cfg.max_log_refusals, &held_back)) {
+        if (held_back)
+            weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s (and %llu more "
+                          "refusals for %s not logged: max_log_refusals "
+                          "is %llu a second)", msg,
+                          (unsigned long long)held_back,
+                          l == WEFT_LIMIT_NONE ? "other causes"
+                                               : weft_limit_name(l),
+                          (unsigned long long)c->d->cfg.max_log_refusals);
+        else
+            weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s", msg);
+    }
     c->d->refused++;
     if (l != WEFT_LIMIT_NONE)
         weft_limit_hit(c->d, l);
@@ -491,6 +522,20 @@ static void pause_buffered(weft_conn *c)
                   (unsigned long long)d->cfg.max_buffered);
 }
 
+/* c's user is known (its Auth accepted, or its Hello with auth = none):
+ * it leaves the pre-authentication bounds, and its frames may be as
+ * large as a Hello's (max_frame once it said Hello). Between frames. */
+static void authenticated(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+
+    weft_preauth_leave(c);
+    if (!c->member && !c->reader.payload && c->reader.hdr_len == 0)
+        c->reader.max_frame = d->cfg.max_frame < WEFT_MAX_HELLO_FRAME
+                                  ? d->cfg.max_frame
+                                  : WEFT_MAX_HELLO_FRAME;
+}
+
 /* Feeds the stashed bytes to the frame reader and handles each
  * complete frame, until they are used up or the connection is paused or
  * closing. A new frame is started only while d->buffered is below
@@ -506,12 +551,15 @@ static void consume(weft_conn *c)
         uint32_t flen = 0;
         int rc;
 
+        if (c->preauth && (c->has_peer_uid || c->charged))
+            authenticated(c);
         if (!c->reader.payload && d->stopping) {
             c->stash_len = 0; /* not acked: the client sends it again */
             stop_conn(c);
             return;
         }
-        if (!c->reader.payload && d->buffered >= d->cfg.max_buffered) {
+        if (!c->reader.payload && !c->preauth &&
+            d->buffered >= d->cfg.max_buffered) {
             pause_buffered(c);
             return;
         }
@@ -520,6 +568,15 @@ static void consume(weft_conn *c)
         rc = weft_frame_reader_feed(&c->reader, &p, &left, &frame, &flen);
         c->stash_off += (uint32_t)(c->stash_len - left);
         c->stash_len = (uint32_t)left;
+        if (rc == WEFT_ETOOBIG && c->preauth &&
+            c->reader.max_frame == d->cfg.max_preauth_frame) {
+            weft_conn_fail_limit(c, WEFT_LIMIT_MAX_PREAUTH_FRAME,
+                                 WEFT_ETOOBIG, "frame of %u bytes before "
+                                 "authentication: max_preauth_frame is %llu",
+                                 c->reader.payload_len, (unsigned long long)
+                                     d->cfg.max_preauth_frame);
+            return;
+        }
         if (rc == WEFT_ETOOBIG && !c->member &&
             c->reader.max_frame < d->cfg.max_frame) {
             weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
@@ -551,6 +608,8 @@ static void consume(weft_conn *c)
         account(c, 0);
         if (rc < 0)
             return; /* refused: c is closing */
+        if (c->preauth && (c->has_peer_uid || c->charged))
+            authenticated(c);
         /* Hello taken: frames of max_frame (after a SIGHUP too), or of
          * the larger one a HelloAck announced to the member, which fills
          * its batches for that. */
@@ -623,6 +682,7 @@ static void describe_peer(weft_conn *c, int is_tcp)
             }
         }
         snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+        snprintf(c->addr, sizeof c->addr, "%s", host);
     } else {
         struct ucred cred;
         socklen_t len = sizeof cred;
@@ -703,7 +763,18 @@ static void conn_start(weft_conn *c, int is_tcp)
         uv_tcp_keepalive(&c->h.tcp, 1, 60);
     }
     describe_peer(c, is_tcp);
-    if (d->nconns > d->cfg.max_connections) {
+    c->accepted = uv_now(d->loop);
+    if (is_tcp && weft_preauth_enter(c) < 0) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return;
+    }
+    if (c->preauth && d->cfg.auth == WEFT_AUTH_MUNGE &&
+        c->reader.max_frame > d->cfg.max_preauth_frame)
+        c->reader.max_frame = (size_t)d->cfg.max_preauth_frame;
+    if (!is_tcp && c->has_peer_uid &&
+        weft_conn_charge_user(c, c->peer_uid) < 0)
+        return; /* max_connections_per_user, from accept on */
+    if (d->nconns - d->nclosing > d->cfg.max_connections) {
         weft_limit_hit(d, WEFT_LIMIT_MAX_CONNECTIONS);
         weft_conn_fail(c, WEFT_ELIMIT, "too many connections: "
                        "max_connections is %llu",
@@ -723,6 +794,37 @@ static void conn_start(weft_conn *c, int is_tcp)
         weft_conn_close(c);
 }
 
+/* Connections open or closing (refused ones hold their descriptor until
+ * closed) at which accepting waits: beyond max_connections, refusals
+ * would otherwise take a descriptor each, as fast as peers connect. */
+static int accept_full(const weft_daemon *d)
+{
+    return d->nconns >= d->cfg.max_connections + WEFT_ACCEPT_SLACK;
+}
+
+static void on_connection(uv_stream_t *server, int status);
+
+/* A listener whose connection was not taken (libuv stops watching it
+ * until uv_accept) takes it once there is room. */
+static void take_held(weft_daemon *d)
+{
+    for (int i = 0; i < 2 && !accept_full(d); i++) {
+        uv_stream_t *s = d->held[i];
+        int is_tcp = s && s->type == UV_TCP;
+        weft_conn *c;
+        if (!s)
+            continue;
+        d->held[i] = NULL;
+        if (!(c = conn_new(d, is_tcp)))
+            continue; /* out of memory: it stays unwatched until restart */
+        if (uv_accept(s, &c->h.stream) != 0) {
+            close_now(c);
+            continue;
+        }
+        conn_start(c, is_tcp);
+    }
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     weft_daemon *d = server->data;
@@ -730,15 +832,21 @@ static void on_connection(uv_stream_t *server, int status)
     weft_conn *c;
 
     if (status < 0) {
-        /* Out of descriptors libuv sheds the connection itself (it keeps
-         * one in reserve for that); say so now and then, not once per
-         * attempt. */
+        /* Out of descriptors libuv retries at once, for as long as a
+         * connection waits: the listener pauses instead (fdguard.h).
+         * Other failures are said now and then, not once per attempt. */
         uint64_t n = ++d->accept_failed;
         if (status == UV_EMFILE || status == UV_ENFILE)
             weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
+        if (weft_fdguard_accept_failed(d, server, status, on_connection))
+            return;
         if ((n & (n - 1)) == 0)
             weft_dlog(d, WEFT_LOG_WARNING, "accept failed (%llu times so "
                       "far): %s", (unsigned long long)n, uv_strerror(status));
+        return;
+    }
+    if (accept_full(d)) { /* not taken: libuv waits for take_held */
+        d->held[is_tcp] = server;
         return;
     }
     if (!(c = conn_new(d, is_tcp)))
@@ -1030,6 +1138,7 @@ int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs)
     uv_idle_init(d->loop, &d->resume);
     d->resume.data = d;
     d->have_resume = 1;
+    weft_fdguard_start(d); /* a failure is logged; weftd goes on */
     if (d->have_tcp || d->have_unix) {
         weft_dlog(d, WEFT_LOG_INFO, "socket activation: not binding listen "
                   "= '%s' or socket = '%s'", d->cfg.listen, d->cfg.socket);
@@ -1044,12 +1153,15 @@ int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs)
 
 static void stop_listening(weft_daemon *d)
 {
+    d->held[0] = d->held[1] = NULL;
+    weft_fdguard_stop(d); /* a paused listener is closed already */
     if (d->have_tcp && !uv_is_closing((uv_handle_t *)&d->tcp))
         uv_close((uv_handle_t *)&d->tcp, NULL);
-    if (d->have_unix && !uv_is_closing((uv_handle_t *)&d->unix_sock)) {
+    if (d->have_unix && !uv_is_closing((uv_handle_t *)&d->unix_sock))
         uv_close((uv_handle_t *)&d->unix_sock, NULL);
-        if (d->have_unix == 1)
-            unlink(d->cfg.socket);
+    if (d->have_unix == 1) {
+        unlink(d->cfg.socket);
+        d->have_unix = 3; /* unlinked */
     }
 }
 
@@ -1142,9 +1254,19 @@ void weft_server_tick(weft_daemon *d)
 {
     uint64_t now = uv_now(d->loop), limit = d->cfg.idle_timeout * 1000;
     uint64_t quiet = d->cfg.session_timeout * 1000;
+    uint64_t preauth = d->cfg.preauth_timeout * 1000;
 
     for (weft_conn *c = d->conns; c; c = c->next) {
         int mid_frame = c->reader.hdr_len > 0;
+        if (c->preauth && !c->closing && !c->auth_job &&
+            now - c->accepted >= preauth) {
+            /* From accept, whatever it sent or weftd held (preauth.h) */
+            weft_limit_hit(d, WEFT_LIMIT_PREAUTH_TIMEOUT);
+            weft_conn_fail(c, WEFT_ELIMIT, "preauth_timeout: not "
+                           "authenticated within %llu s of connecting",
+                           (unsigned long long)d->cfg.preauth_timeout);
+            continue;
+        }
         if (c->closing || (c->paused & ~WEFT_PAUSE_PENDING))
             continue;
         if (c->member && !mid_frame) {

@@ -62,6 +62,9 @@
  * the catalog, status file, conversions. A connection needs two (its
  * socket and its member's journal). */
 #define WEFT_FD_RESERVE 64
+/* Connections closing (refused) beyond max_connections before accepting
+ * waits for them to close (server.c: accept_full). */
+#define WEFT_ACCEPT_SLACK 32
 
 enum {
     WEFT_PAUSE_PENDING = 1,
@@ -91,8 +94,17 @@ typedef struct weft_conn {
     int asked;                 /* it sent a Query (one per connection) */
     int importing;             /* its Query{IMPORT} waits for the
                                   ImportTrace frame (ask.c) */
-    int charged;               /* counts for charged_uid in d->users */
+    int charged;               /* counts for charged_uid in d->users:
+                                  from accept on the Unix socket, from
+                                  Hello over TCP */
     uint32_t charged_uid;
+    /* preauth.c: a TCP connection whose user is not known yet */
+    int preauth;               /* counted there */
+    char addr[64];             /* what it counts under before it
+                                  authenticates: its source address
+                                  without the port, or "local uid N" */
+    uint64_t accepted;         /* uv_now() at accept (preauth_timeout) */
+    struct weft_conn *pa_next, *pa_prev; /* preauth.c's FIFO */
     weft_frame_reader reader;
     int closing;               /* no more frames are processed */
     unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while

@@ -31,6 +31,7 @@
 #include "ask.h"
 #include "authn.h"
 #include "frame.h"
+#include "jcache.h"
 #include "log.h"
 #include "validate.h"
 #include "weft_errors.h"
@@ -103,10 +104,12 @@ static void sync_done(weft_work *w)
     }
     m->syncing.n = 0;
     free(j);
-    if (m->trace->convert_when_synced)
+    if (m->trace->convert_when_synced) {
         weft_trace_synced(m->trace);
-    else
+    } else {
         kick_sync(m);
+        weft_jcache_idle(m);
+    }
 }
 
 /* Starts an fdatasync covering every ack waiting, unless one runs: the
@@ -184,6 +187,7 @@ static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
     j->conn_serial = m->conn_serial;
     j->what = what;
     j->last_time = last;
+    weft_jcache_use(m);
     weft_jwriter_submit(c->d, j);
     weft_conn_check_pending(c);
 }
@@ -342,6 +346,8 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         weft_conn_drained(c);
     if (m->pending == 0 && c)
         weft_conn_written(c);
+    if (m->pending == 0)
+        weft_jcache_idle(m);
     if (m->pending == 0)
         weft_trace_member_written(m);
 }
@@ -671,5 +677,6 @@ void weft_session_closed(weft_conn *c)
         weft_conn_log(c, WEFT_LOG_WARNING, "disconnected without goodbye; "
                       "waiting for it to come back");
     c->member = NULL;
+    weft_jcache_idle(m);
     weft_trace_member_left(m);
 }

@@ -46,10 +46,12 @@
 #include "convert.h"
 #include "frame.h"
 #include "fsutil.h"
+#include "jcache.h"
 #include "live.h"
 #include "log.h"
 #include "spool.h"
 #include "retain.h"
+#include "userlim.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -75,6 +77,7 @@ static void member_free(weft_member *m)
 {
     if (!m)
         return;
+    weft_jcache_forget(m);
     if (m->journal)
         weft_journal_close(m->journal);
     for (int k = 0; k < WEFT_REF__COUNT; k++) {
@@ -641,6 +644,7 @@ static void start_conversion(weft_trace *t)
     for (uint32_t i = 0; i < t->mcap; i++) {
         weft_member *m = t->mtab[i];
         if (m && m->journal) {
+            weft_jcache_forget(m);
             weft_journal_close(m->journal);
             m->journal = NULL;
         }
@@ -976,6 +980,15 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         *out = m;
         return 0;
     }
+    if ((rc = weft_userlim_members(d, uid, err, errlen)) < 0) {
+        if (limit)
+            *limit = WEFT_LIMIT_MAX_MEMBERS_PER_USER;
+        if (created) {
+            unlink_trace(t);
+            trace_free(t);
+        }
+        return rc;
+    }
     rc = member_alloc(t, h, &m, err, errlen);
     if (rc == 0 && (rc = members_put(t, m)) < 0) {
         member_free(m);
@@ -1108,6 +1121,8 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) == 0 &&
         (rc = members_put(t, m)) < 0)
         fail(err, errlen, rc, "out of memory");
+    if (rc == 0 && m->journal) /* no descriptor until it is written */
+        weft_journal_park(m->journal);
     if (rc < 0) {
         member_free(m);
         return rc;

@@ -110,6 +110,9 @@ typedef struct weft_member {
     int sync_running;             /* an fdatasync job is in flight */
     int damaged;                  /* journal corrupt in the middle: kept as
                                      it is, journal NULL, cannot rejoin */
+    /* jcache.c: its journal holds a descriptor, on that list */
+    int jc_open;
+    struct weft_member *jc_prev, *jc_next;
 } weft_member;
 
 /* What the catalog last got as a trace's live figures (live.c; loop

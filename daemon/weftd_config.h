@@ -15,7 +15,10 @@
  *             max_conn_pending, max_buffered,
  *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
  *             max_locations, max_members, max_traces_per_user,
- *             max_user_spool_bytes
+ *             max_user_spool_bytes, max_preauth_connections,
+ *             max_preauth_per_address, max_preauth_buffered,
+ *             max_preauth_frame, preauth_timeout, max_members_per_user,
+ *             max_open_journals, max_log_refusals
  */
 #ifndef WEFT_CONFIG_H
 #define WEFT_CONFIG_H
@@ -85,6 +88,18 @@ typedef struct weft_config {
     uint64_t max_traces_per_user; /* recording at once, per uid */
     uint64_t max_user_spool_bytes; /* a uid's traces in the spool before
                                       its new ones are refused; 0: none */
+    /* Before a connection's uid is known (TCP before its Auth: preauth.c) */
+    uint64_t max_preauth_connections; /* in all */
+    uint64_t max_preauth_per_address; /* from one source address */
+    uint64_t max_preauth_buffered;    /* bytes of their frames, in all */
+    uint64_t max_preauth_frame;       /* bytes of one of their frames */
+    uint64_t preauth_timeout;         /* seconds from accept to a known uid */
+    uint64_t max_members_per_user;    /* members of one uid's recording
+                                         traces, in all */
+    uint64_t max_open_journals;       /* member journals with a file
+                                         descriptor open (jcache.c) */
+    uint64_t max_log_refusals;        /* refusal lines per second and
+                                         cause; the others counted */
     uint64_t retention_days;   /* finished traces older are removed; 0:
                                   kept (retain.c) */
     uint64_t max_spool_bytes;  /* the oldest finished traces go beyond;

@@ -56,6 +56,9 @@
 
 static int sock = -1;
 static int authenticated;          /* AuthAck received on this socket */
+static int stop_at_hello_ack;      /* await_reply_n returns 4 at HelloAck */
+static int quiet_errors;           /* await_reply_n keeps Errors in */
+static char last_error[512];       /* the last Error, when quiet */
 static uint32_t claim_uid_delta;   /* "claim": the Hello's uid is off by */
 
 static void send_bytes(const void *buf, size_t len)
@@ -482,6 +485,12 @@ static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
             env = weft_frame_unpack(frame, flen);
             free(frame);
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
+                stop_at_hello_ack) {
+                weft_frame_free_envelope(env);
+                weft_frame_reader_free(&r);
+                return 4;
+            }
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
                 !hello_ack) {
                 hello_ack = env->hello_ack;
                 env->hello_ack = NULL;
@@ -498,9 +507,15 @@ static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
                 weft_frame_reader_free(&r);
                 return 2;
             }
-            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR &&
+                quiet_errors)
+                snprintf(last_error, sizeof last_error, "%s: %s",
+                         weft_err_name(env->error->code),
+                         env->error->message);
+            else if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR)
                 printf("%s: %s\n", weft_err_name(env->error->code),
                        env->error->message);
+            if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
                 weft_frame_free_envelope(env);
                 weft_frame_reader_free(&r);
                 return 1;
@@ -546,6 +561,146 @@ static int connect_to(const char *addr)
     return 0;
 }
 
+/* ---- hostile modes (#30): many connections ----
+ *
+ * RAWPEER_COUNT (default 1000) says how many; RAWPEER_SECONDS (default
+ * 20) how long the holding modes hold.
+ *  hello-hangup  that many processes of one trace (size: the count) each
+ *                connect, say Hello, wait for the answer and hang up;
+ *                prints how many were accepted and refused (the first
+ *                and last refusals)
+ *  hold-open     that many connections that never send a byte, each
+ *                opened again when weftd closes it
+ *  stall-header  the same, each sending a frame header announcing
+ *                RAWPEER_FRAME bytes (default 65536) and one byte of it
+ *                (RAWPEER_ONCE=1: each connection is opened once only)
+ * The holding modes print how many connections weftd closed and how
+ * many connects failed; they exit 0. */
+static unsigned env_count(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
+static int hello_hangup(const char *addr, const char *trace)
+{
+    unsigned n = env_count("RAWPEER_COUNT", 1000), ok = 0, refused = 0;
+    unsigned lost = 0;
+    char first[512] = "";
+
+    stop_at_hello_ack = 1;
+    quiet_errors = 1;
+    for (unsigned i = 0; i < n; i++) {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Hello h = WEFT__HELLO__INIT;
+        int got;
+        if (i > 0 && (close(sock), connect_to(addr)) < 0) {
+            lost++;
+            usleep(10000);
+            continue;
+        }
+        if (strncmp(addr, "unix:", 5) != 0) {
+            authenticated = 0;
+            if (!send_auth(NULL, 0, NULL)) {
+                refused++;
+                continue;
+            }
+        }
+        h.protocol_version = WEFT_PROTOCOL_VERSION;
+        h.trace = (char *)trace;
+        h.rank = i;
+        h.size = n;
+        h.hostname = "rawpeer";
+        h.pid = (uint32_t)getpid();
+        h.uid = (uint32_t)getuid();
+        h.timer_resolution = 1000000000;
+        h.run = "hello-hangup";
+        env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+        env.hello = &h;
+        send_env(&env);
+        got = await_reply_n(5000, 0);
+        if (got == 4) {
+            ok++;
+        } else {
+            refused++;
+            if (!first[0])
+                snprintf(first, sizeof first, "%s", last_error);
+        }
+    }
+    close(sock);
+    printf("hello-hangup: %u accepted, %u refused, %u connects failed\n",
+           ok, refused, lost);
+    if (first[0])
+        printf("first refusal: %s\nlast refusal: %s\n", first, last_error);
+    return 0;
+}
+
+static int hold_connections(const char *addr, int stall)
+{
+    unsigned n = env_count("RAWPEER_COUNT", 1000);
+    unsigned seconds = env_count("RAWPEER_SECONDS", 20);
+    unsigned once = env_count("RAWPEER_ONCE", 0);
+    unsigned opened = 1;
+    uint32_t announce = env_count("RAWPEER_FRAME", 65536);
+    uint8_t head[5] = { (uint8_t)(announce >> 24), (uint8_t)(announce >> 16),
+                        (uint8_t)(announce >> 8), (uint8_t)announce, 0x0a };
+    struct pollfd *pfd = calloc(n, sizeof *pfd);
+    unsigned long closed = 0, failed = 0;
+    struct timeval t0, now;
+
+    if (!pfd)
+        return 2;
+    for (unsigned i = 0; i < n; i++)
+        pfd[i].fd = -1;
+    pfd[0].fd = sock;
+    pfd[0].events = POLLIN;
+    if (stall && write(sock, head, sizeof head) < 0)
+        (void)0; /* its closing shows in poll */
+    gettimeofday(&t0, NULL);
+    for (;;) {
+        for (unsigned i = 0; i < n; i++) {
+            if (pfd[i].fd >= 0 || (once && opened >= n))
+                continue;
+            opened++;
+            if (connect_to(addr) < 0) {
+                if (sock >= 0)
+                    close(sock);
+                failed++;
+                break; /* weftd's queue is full: try again later */
+            }
+            pfd[i].fd = sock;
+            pfd[i].events = POLLIN;
+            if (stall && write(sock, head, sizeof head) < 0)
+                (void)0; /* its closing shows in poll */
+        }
+        gettimeofday(&now, NULL);
+        if (now.tv_sec - t0.tv_sec >= (long)seconds)
+            break;
+        if (poll(pfd, n, 100) < 0 && errno != EINTR)
+            break;
+        for (unsigned i = 0; i < n; i++) {
+            char b[4096];
+            if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP |
+                                                     POLLERR)))
+                continue;
+            if (read(pfd[i].fd, b, sizeof b) > 0)
+                continue; /* an Error frame: its EOF follows */
+            close(pfd[i].fd);
+            pfd[i].fd = -1;
+            closed++;
+        }
+    }
+    printf("%s: %u connections held %u s: weftd closed %lu, %lu connects "
+           "failed\n", stall ? "stall-header" : "hold-open", n, seconds,
+           closed, failed);
+    for (unsigned i = 0; i < n; i++)
+        if (pfd[i].fd >= 0)
+            close(pfd[i].fd);
+    free(pfd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode, *trace;
@@ -557,7 +712,8 @@ int main(int argc, char **argv)
                 "before-hello unknown-record undefined-ref time-backwards "
                 "daemon-def seq-gap vanish first-half second-half flood valid "
                 "short counted aborted member no-auth claim replay expired "
-                "bad-cred query query-kind query-no-key query-after-hello\n"
+                "bad-cred query query-kind query-no-key query-after-hello "
+                "hello-hangup hold-open stall-header\n"
                 "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
@@ -568,6 +724,10 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 2;
     }
+    if (strcmp(mode, "hello-hangup") == 0)
+        return hello_hangup(argv[1], trace);
+    if (strcmp(mode, "hold-open") == 0 || strcmp(mode, "stall-header") == 0)
+        return hold_connections(argv[1], strcmp(mode, "stall-header") == 0);
     if (strcmp(mode, "garbage") == 0) {
         static const uint8_t junk[] = { 0, 0, 0, 12, 0xff, 0xff, 0xff, 0xff,
                                         0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
