@@ -12,7 +12,6 @@
 #           client refuses it; he cannot decode her credential.
 # In no variant does BOB's log hold her trace names or command line.
 CASE_ALICE_EXACT=1
-export WEFT_DAEMON_USER=$SVC
 
 relay_dir() { echo "$CASE_TMP/relay-$1"; }
 
