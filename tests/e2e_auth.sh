@@ -10,7 +10,8 @@
 #    A's trace completes with A's processes only; B cannot claim A's uid;
 #  - B holding weftd's address (tests/fakeweftd.py) learns no trace name
 #    or command line: the client refuses a server of B's uid, and one
-#    that claims weftd's uid but cannot read the credential (#30);
+#    that claims weftd's uid but cannot read the credential, also on
+#    weftd's own port while weftd is down (#30);
 #  - B relaying the client's connection to weftd (tests/relay.py: read,
 #    plant, join) is refused at the Auth, which was made for B's port:
 #    B reads nothing of the client, plants no trace, takes no rank; a
@@ -106,11 +107,11 @@ esac
 # before it says anything about itself, whether it says it runs as B or
 # as weftd's uid (root here), whose credential B cannot read.
 cp "$WEFT_SRCDIR/tests/relay.py" "$TMP/pub/" && chmod 755 "$TMP/pub/relay.py"
-hold() { # CLAIM_UID EXPECTED
-    local fake=$TMP/pub/fake-$1 fake_pid out
+hold() { # CLAIM_UID EXPECTED [PORT]
+    local fake=$TMP/pub/fake-$1${3:+-$3} fake_pid out
     mkdir "$fake" && chown "$B" "$fake"
     (cd "$TMP/pub" && as "$B" /usr/bin/python3 ./fakeweftd.py "$fake/port" \
-        "$fake/log" "$MUNGE_SOCKET" "$1") 2>"$TMP/fake.err" &
+        "$fake/log" "$MUNGE_SOCKET" "$1" ${3:+"$3"}) 2>"$TMP/fake.err" &
     fake_pid=$!
     for _ in $(seq 100); do [ -s "$fake/port" ] && break; sleep 0.1; done
     [ -s "$fake/port" ] || fail "fakeweftd did not start: $(cat "$TMP/fake.err")"
@@ -201,6 +202,13 @@ case "$out" in
     *"cannot prove who this process is"*"is munged running here?"*) ;;
     *) fail "no munged: '$out'";;
 esac
+
+# weftd is down and B holds its very address, claiming weftd's uid: the
+# client, configured as ever, refuses it and says nothing about itself.
+stop_weftd
+hold 0 "is not weftd: it says it runs as uid 0 but could not read the credential" \
+    "${WEFT_SERVER##*:}"
+[ "$(cat "$FAKE/port")" = "$WEFT_SERVER" ] || fail "B did not hold weftd's address"
 
 # No munged where weftd runs: it says so at start, and refuses.
 SPOOL="$TMP/spool2" "$WEFTD" --listen 127.0.0.1:0 --spool "$TMP/spool2" \

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """fakeweftd.py - a program of another user holding weftd's address.
 
-  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLAIM_UID
+  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLAIM_UID [PORT]
 
-Listens on a free loopback port (written to PORTFILE), takes one
+Listens on loopback PORT (weftd's while weftd is down; default a free
+one), its address written to PORTFILE, takes one
 connection and plays weftd as well as a user who is not weftd can: it
 speaks first with a Challenge saying it runs as CLAIM_UID (its own uid,
 or weftd's to lure the client on), tries to decode the client's
@@ -71,8 +72,10 @@ def frame(env):
 
 def main():
     portfile, log, sock_path, claim_uid = sys.argv[1:5]
+    port = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
     srv.listen(1)
     srv.settimeout(30)
     with open(portfile + ".tmp", "w") as f:
