@@ -64,8 +64,11 @@
 
 #include <otf2/otf2.h>
 
+#include "bind.h"
 #include "codec.h"
+#include "cred.h"
 #include "frame.h"
+#include "mac.h"
 #include "weftd.h"
 
 #define WINDOW 8
@@ -84,6 +87,7 @@ typedef struct conn {
     uint8_t *out;         /* bytes waiting to be written */
     size_t out_len, out_off;
     weft_frame_reader reader;
+    weft_mac *mac;        /* WEFT_BENCH_AUTH=munge: the session MAC */
     int done;             /* goodbye sent */
     int closed;
 } conn;
@@ -110,16 +114,33 @@ static void die(const char *what)
 static void queue(conn *c, const Weft__Envelope *env)
 {
     uint8_t *frame;
-    ssize_t n = weft_frame_pack(env, &frame);
+    ssize_t n = weft_frame_pack_room(env, WEFT_MAC_TAG, &frame);
 
     if (n < 0)
         die("pack");
+    if (c->mac)
+        n = (ssize_t)weft_mac_seal_in_place(c->mac, frame, (size_t)n);
     c->out = realloc(c->out, c->out_len + (size_t)n);
     if (!c->out)
         die("realloc");
     memcpy(c->out + c->out_len, frame, (size_t)n);
     c->out_len += (size_t)n;
     free(frame);
+}
+
+/* A frame of c's unpacked, its MAC checked first if c has one. */
+static Weft__Envelope *unpack(conn *c, const uint8_t *frame, uint32_t len)
+{
+    if (c->mac) {
+        char why[128];
+        ssize_t n = weft_mac_open(c->mac, frame, len, why, sizeof why);
+        if (n < 0) {
+            fprintf(stderr, "bench/ingest: weftd's %s\n", why);
+            exit(1);
+        }
+        len = (uint32_t)n;
+    }
+    return weft_frame_unpack(frame, len);
 }
 
 /* The batch every connection sends: Enter/Leave events, 50 ns apart,
@@ -235,7 +256,92 @@ static void queue_goodbye(conn *c)
     c->done = 1;
 }
 
-static int connect_to(const char *addr)
+/* One frame read from blocking fd (the handshake's). Exits on error. */
+static Weft__Envelope *read_frame(int fd)
+{
+    uint8_t hdr[WEFT_FRAME_HEADER], body[1024];
+    uint32_t len;
+    size_t got = 0;
+
+    while (got < sizeof hdr + 0) {
+        ssize_t k = read(fd, hdr + got, sizeof hdr - got);
+        if (k <= 0)
+            die("read (handshake)");
+        got += (size_t)k;
+    }
+    len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+          (uint32_t)hdr[2] << 8 | hdr[3];
+    if (len > sizeof body)
+        die("handshake frame too long");
+    for (got = 0; got < len;) {
+        ssize_t k = read(fd, body + got, len - got);
+        if (k <= 0)
+            die("read (handshake)");
+        got += (size_t)k;
+    }
+    return weft_frame_unpack(body, len);
+}
+
+/* weftd's Challenge, and with WEFT_BENCH_AUTH=munge the Auth libweft
+ * sends (a credential bound to fd, proto/bind.h) and the AuthAck: then
+ * *mac is the session's. */
+static void handshake(int fd, weft_mac **mac)
+{
+    const char *auth = getenv("WEFT_BENCH_AUTH");
+    Weft__Envelope *ch = read_frame(fd), *ack, env = WEFT__ENVELOPE__INIT;
+    Weft__Auth a = WEFT__AUTH__INIT;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    uint8_t payload[WEFT_BIND_PAYLOAD], *frame;
+    weft_bind b;
+    char err[256], *cred = NULL;
+    ssize_t n;
+
+    if (!ch || ch->msg_case != WEFT__ENVELOPE__MSG_CHALLENGE)
+        die("no Challenge from weftd");
+    if (!auth || strcmp(auth, "munge") != 0) {
+        weft_frame_free_envelope(ch);
+        return;
+    }
+    memset(&b, 0, sizeof b);
+    memcpy(b.nonce, ch->challenge->nonce.data, WEFT_AUTH_NONCE);
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    weft_bind_addr_from(&b.client, (struct sockaddr *)&ss);
+    sl = sizeof ss;
+    getpeername(fd, (struct sockaddr *)&ss, &sl);
+    weft_bind_addr_from(&b.server, (struct sockaddr *)&ss);
+    memset(b.key, 0x5a, sizeof b.key); /* a benchmark's: not secret */
+    weft_bind_encode(&b, payload);
+    if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"),
+                         ch->challenge->server_uid, 0, payload,
+                         sizeof payload, &cred, err, sizeof err) < 0) {
+        fprintf(stderr, "bench/ingest: %s\n", err);
+        exit(1);
+    }
+    weft_frame_free_envelope(ch);
+    a.protocol_version = WEFT_PROTOCOL_VERSION;
+    a.credential.data = (uint8_t *)cred;
+    a.credential.len = strlen(cred);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &a;
+    if ((n = weft_frame_pack(&env, &frame)) < 0 ||
+        write(fd, frame, (size_t)n) != n)
+        die("Auth");
+    free(frame);
+    free(cred);
+    ack = read_frame(fd);
+    if (!ack || ack->msg_case != WEFT__ENVELOPE__MSG_AUTH_ACK ||
+        !weft_mac_proof_ok(b.key, b.nonce, WEFT_AUTH_NONCE,
+                           ack->auth_ack->proof.data,
+                           ack->auth_ack->proof.len)) {
+        errno = EPROTO;
+        die("AuthAck");
+    }
+    weft_frame_free_envelope(ack);
+    *mac = weft_mac_new(b.key, WEFT_MAC_CLIENT);
+}
+
+static int connect_to(const char *addr, weft_mac **mac)
 {
     struct sockaddr_in sin = { .sin_family = AF_INET };
     const char *colon = strrchr(addr, ':');
@@ -248,6 +354,7 @@ static int connect_to(const char *addr)
     fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0)
         die("connect");
+    handshake(fd, mac);
     fcntl(fd, F_SETFL, O_NONBLOCK);
     return fd;
 }
@@ -265,7 +372,7 @@ static void drive(const char *addr, const char *trace, uint32_t n,
     for (uint32_t i = 0; i < n; i++) {
         cs[i].rank = i;
         cs[i].next_seq = 1;
-        cs[i].fd = connect_to(addr);
+        cs[i].fd = connect_to(addr, &cs[i].mac);
         weft_frame_reader_init(&cs[i].reader, WEFT_DEFAULT_MAX_FRAME);
         queue_hello(&cs[i], trace, n);
     }
@@ -315,7 +422,7 @@ static void drive(const char *addr, const char *trace, uint32_t n,
                     if (weft_frame_reader_feed(&c->reader, &p, &left, &frame,
                                                &flen) != 1)
                         break;
-                    env = weft_frame_unpack(frame, flen);
+                    env = unpack(c, frame, flen);
                     free(frame);
                     if (env && env->msg_case == WEFT__ENVELOPE__MSG_ACK &&
                         !env->ack->definitions)
@@ -333,6 +440,7 @@ static void drive(const char *addr, const char *trace, uint32_t n,
     for (uint32_t i = 0; i < n; i++) {
         free(cs[i].out);
         weft_frame_reader_free(&cs[i].reader);
+        weft_mac_free(cs[i].mac);
     }
     free(cs);
     free(pfd);
@@ -375,7 +483,7 @@ static void await_hello_ack(conn *c)
         left = (size_t)k;
         while (weft_frame_reader_feed(&c->reader, &q, &left, &frame,
                                       &flen) == 1) {
-            Weft__Envelope *env = weft_frame_unpack(frame, flen);
+            Weft__Envelope *env = unpack(c, frame, flen);
             int ack = env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK;
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
                 errno = 0;
@@ -408,7 +516,7 @@ static void run_idle(const char *addr, pid_t weftd, uint32_t n)
     before = vm_kib(weftd, "VmRSS");
     for (uint32_t i = 0; i < ns; i++) {
         conn *c = &cs[i];
-        c->fd = connect_to(addr);
+        c->fd = connect_to(addr, &c->mac);
         fcntl(c->fd, F_SETFL, 0); /* blocking: a Hello is small */
         c->rank = i;
         weft_frame_reader_init(&c->reader, 1u << 20);
@@ -422,7 +530,7 @@ static void run_idle(const char *addr, pid_t weftd, uint32_t n)
     sleep(1);
     sessions = vm_kib(weftd, "VmRSS");
     for (uint32_t i = ns; i < n; i++)
-        cs[i].fd = connect_to(addr);
+        cs[i].fd = connect_to(addr, &cs[i].mac);
     sleep(1);
     all = vm_kib(weftd, "VmRSS");
     printf("idle: weftd RSS %.1f MiB; with %u sessions that said Hello and "
@@ -436,6 +544,7 @@ static void run_idle(const char *addr, pid_t weftd, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         close(cs[i].fd);
         weft_frame_reader_free(&cs[i].reader);
+        weft_mac_free(cs[i].mac);
     }
     free(cs);
 }

@@ -21,8 +21,18 @@ NOINSTR pid_t bench_start_weftd(const char *tmp, const char *limits,
     if (!weftd)
         weftd = "./weftd";
     /* auth = none, for weftd and this process's clients: the benchmarks
-     * measure recording and ingest, not MUNGE's round trip per process. */
-    setenv("WEFT_AUTH", "none", 1);
+     * measure recording and ingest, not MUNGE's round trip per process.
+     * WEFT_BENCH_AUTH=munge measures them with MUNGE and the session MAC
+     * of every frame (the munged at WEFT_MUNGE_SOCKET). */
+    const char *munge = getenv("WEFT_BENCH_AUTH");
+    char auth[600] = "auth=none";
+
+    if (munge && strcmp(munge, "munge") == 0)
+        snprintf(auth, sizeof auth, "munge_socket=%s",
+                 getenv("WEFT_MUNGE_SOCKET") ? getenv("WEFT_MUNGE_SOCKET")
+                                             : "");
+    else
+        setenv("WEFT_AUTH", "none", 1);
     snprintf(spool, sizeof spool, "%s/spool", tmp);
     snprintf(afile, sizeof afile, "%s/addr", tmp);
     snprintf(conf, sizeof conf, "%s/weftd.conf", tmp);
@@ -41,11 +51,11 @@ NOINSTR pid_t bench_start_weftd(const char *tmp, const char *limits,
         if (limits)
             execl(weftd, weftd, "--config", conf, "--listen", "127.0.0.1:0",
                   "--spool", spool, "--address-file", afile, "--log-level",
-                  "warning", "--set", "auth=none", (char *)NULL);
+                  "warning", "--set", auth, (char *)NULL);
         else
             execl(weftd, weftd, "--listen", "127.0.0.1:0", "--spool", spool,
                   "--address-file", afile, "--log-level", "warning",
-                  "--set", "auth=none", (char *)NULL);
+                  "--set", auth, (char *)NULL);
         fprintf(stderr, "bench: cannot run %s: %s (set WEFT_BENCH_WEFTD)\n",
                 weftd, strerror(errno));
         _exit(127);

@@ -63,18 +63,50 @@ int weft__auth_server_uid_ok(const weft__config *c, uint32_t uid, char *why,
     return 0;
 }
 
-int weft__auth_credential(const weft__config *c,
-                          uint8_t nonce[WEFT_AUTH_NONCE], char **cred,
-                          char *why, size_t whylen)
+int weft__auth_bind(int fd, const uint8_t *nonce, size_t len,
+                    weft_bind *b, char *why, size_t whylen)
 {
-    char err[256];
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
 
-    if (getrandom(nonce, WEFT_AUTH_NONCE, 0) != WEFT_AUTH_NONCE) {
+    memset(b, 0, sizeof *b);
+    if (len != WEFT_AUTH_NONCE) {
+        snprintf(why, whylen, "the server's Challenge has a nonce of %zu "
+                 "bytes (weftd's has %d)", len, WEFT_AUTH_NONCE);
+        return WEFT_EAUTH;
+    }
+    memcpy(b->nonce, nonce, WEFT_AUTH_NONCE);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+        weft_bind_addr_from(&b->client, (struct sockaddr *)&ss) < 0) {
+        snprintf(why, whylen, "getsockname: %s", strerror(errno));
+        return WEFT_EAUTH;
+    }
+    sl = sizeof ss;
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+        weft_bind_addr_from(&b->server, (struct sockaddr *)&ss) < 0) {
+        snprintf(why, whylen, "getpeername: %s", strerror(errno));
+        return WEFT_EAUTH;
+    }
+    if (getrandom(b->key, WEFT_MAC_KEY, 0) != WEFT_MAC_KEY) {
         snprintf(why, whylen, "getrandom: %s", strerror(errno));
         return WEFT_EAUTH;
     }
-    if (weft_auth_encode(c->munge_socket, WEFT_AUTH_ANYONE, 0, nonce,
-                         WEFT_AUTH_NONCE, cred, err, sizeof err) < 0) {
+    return 0;
+}
+
+int weft__auth_credential(const weft__config *c, uint32_t server_uid,
+                          const weft_bind *b, char **cred, char *why,
+                          size_t whylen)
+{
+    uint8_t payload[WEFT_BIND_PAYLOAD];
+    char err[256];
+    int rc;
+
+    weft_bind_encode(b, payload);
+    rc = weft_auth_encode(c->munge_socket, server_uid, 0, payload,
+                          sizeof payload, cred, err, sizeof err);
+    memset(payload, 0, sizeof payload);
+    if (rc < 0) {
         snprintf(why, whylen, "cannot prove who this process is (%s): is "
                  "munged running here? (WEFT_AUTH=none only with a weftd "
                  "of auth = none)", err);
@@ -83,28 +115,20 @@ int weft__auth_credential(const weft__config *c,
     return 0;
 }
 
-int weft__auth_check_reply(const weft__config *c, const uint8_t *cred,
-                           size_t len, const uint8_t nonce[WEFT_AUTH_NONCE],
-                           char *why, size_t whylen)
+int weft__auth_check_ack(const weft_bind *b, const uint8_t *proof,
+                         size_t len, uint32_t server_uid, char *why,
+                         size_t whylen)
 {
-    weft_auth_id id;
-    char err[256];
+    char server[64];
 
-    if (weft_auth_decode(c->munge_socket, cred, len, &id, err,
-                         sizeof err) < 0) {
-        snprintf(why, whylen, "the server's MUNGE credential does not "
-                 "check: %s", err);
-        return WEFT_EAUTH;
-    }
-    if (id.payload_len != WEFT_AUTH_NONCE ||
-        memcmp(id.payload, nonce, WEFT_AUTH_NONCE) != 0) {
-        snprintf(why, whylen, "the server's MUNGE credential answers "
-                 "another connection");
-        return WEFT_EAUTH;
-    }
-    if (!weft__auth_server_uid_ok(c, id.uid, why, whylen))
-        return WEFT_EAUTH;
-    return 0;
+    if (weft_mac_proof_ok(b->key, b->nonce, WEFT_AUTH_NONCE, proof, len))
+        return 0;
+    weft_bind_addr_name(&b->server, server, sizeof server);
+    snprintf(why, whylen, "the server at %s is not weftd: it says it runs "
+             "as uid %u but could not read the credential only that uid "
+             "can read (another user's program may hold weftd's address)",
+             server, (unsigned)server_uid);
+    return WEFT_EAUTH;
 }
 
 int weft__auth_check_unix(const weft__config *c, int fd, char *why,

@@ -54,6 +54,7 @@
 #include "client_internal.h"
 #include "client_config.h"
 #include "frame.h"
+#include "mac.h"
 #include "record.h"
 
 /* Records of a gap are written here before being counted: room for the
@@ -108,12 +109,15 @@ typedef struct weft__intern {
     size_t cap, n;
 } weft__intern;
 
-/* Bytes arriving from weftd, cut into frames. Sender thread only (the
- * opening thread before the sender starts). */
+/* Bytes arriving from weftd, cut into frames, and the connection's MAC.
+ * Sender thread only (the opening thread before the sender starts). */
 typedef struct weft__input {
     uint8_t buf[16384];
     size_t off, len;
     weft_frame_reader rd;
+    weft_mac *mac;           /* TCP after the AuthAck: seals what is sent
+                                (weft__pack) and checks what arrives;
+                                NULL otherwise; owned */
 } weft__input;
 
 typedef struct weft__session {
@@ -281,6 +285,12 @@ WEFT__HIDDEN int weft__resume_locked(const Weft__HelloAck *a, size_t *resend,
  * ClockOffset definition; warns naming `when` if it cannot. */
 WEFT__HIDDEN void weft__measure_offset(int fd, uint64_t deadline,
                                        const char *when);
+/* Packs env into a malloc'd frame (*out), sealed with the connection's
+ * MAC if it has one (weft__S.in.mac). Frames must be written in the
+ * order they are packed. The length or a WEFT_E* code. */
+WEFT__HIDDEN ssize_t weft__pack(const Weft__Envelope *env, uint8_t **out);
+/* Forgets the connection's input and MAC (a new connection, or the end). */
+WEFT__HIDDEN void weft__input_reset(weft__input *in);
 /* The next complete frame from fd: 1 with *env, 0 for nothing yet,
  * WEFT_ECLOSED at end of stream, WEFT_EIO or WEFT_EPROTO with why. */
 WEFT__HIDDEN int weft__input_next(int fd, weft__input *in,

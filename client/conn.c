@@ -206,6 +206,17 @@ int weft__input_next(int fd, weft__input *in, Weft__Envelope **env,
                 return WEFT_EPROTO;
             }
             if (rc == 1) {
+                if (in->mac) {
+                    char bad[128];
+                    ssize_t n = weft_mac_open(in->mac, frame, flen, bad,
+                                              sizeof bad);
+                    if (n < 0) {
+                        free(frame);
+                        snprintf(why, whylen, "weftd's %s", bad);
+                        return WEFT_EPROTO;
+                    }
+                    flen = (uint32_t)n;
+                }
                 *env = weft_frame_unpack(frame, flen);
                 free(frame);
                 if (!*env) {
@@ -233,6 +244,26 @@ int weft__input_next(int fd, weft__input *in, Weft__Envelope **env,
             return WEFT_EIO;
         }
     }
+}
+
+/* See client_session.h. */
+ssize_t weft__pack(const Weft__Envelope *env, uint8_t **out)
+{
+    weft_mac *m = weft__S.in.mac;
+    ssize_t n = weft_frame_pack_room(env, m ? WEFT_MAC_TAG : 0, out);
+
+    if (n < 0 || !m)
+        return n;
+    return (ssize_t)weft_mac_seal_in_place(m, *out, (size_t)n);
+}
+
+/* See client_session.h. */
+void weft__input_reset(weft__input *in)
+{
+    weft_frame_reader_free(&in->rd);
+    weft_mac_free(in->mac);
+    memset(in, 0, sizeof *in);
+    weft_frame_reader_init(&in->rd, WEFT_DEFAULT_MAX_FRAME);
 }
 
 /* Writes all of buf before the deadline. Returns 0 or -1 with why. */
@@ -337,7 +368,7 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     clock_pair(&h.realtime_ns, &h.clock_at_realtime);
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
     env.hello = &h;
-    return weft_frame_pack(&env, frame);
+    return weft__pack(&env, frame);
 }
 
 /* Reads weftd's answer to `what` (the frame just sent) on fd from the
@@ -379,48 +410,103 @@ static int await_reply(int fd, uint64_t deadline, uint32_t wait_ms,
     return rc;
 }
 
-/* Over TCP: proves who this process is and checks who weftd is
- * (client/auth.h) before anything else is said. 0, WEFT_EAUTH with why
- * (munged or the server's answer), or as await_reply. */
+/* Over TCP weftd speaks first: reads its Challenge and checks the
+ * version and the uid it says it runs as (unless WEFT_AUTH=none). 0
+ * with *chp (free it with weft_frame_free_envelope), or as await_reply;
+ * WEFT_EAUTH with why. */
+static int read_challenge(const weft__config *c, int fd, uint64_t deadline,
+                          uint32_t wait_ms, Weft__Envelope **chp,
+                          int *codep, char *why, size_t whylen)
+{
+    Weft__Envelope *env = NULL;
+    const Weft__Challenge *ch;
+    int rc;
+
+    rc = await_reply(fd, deadline, wait_ms, "connecting (weftd's Challenge; "
+                     "a weftd older than protocol 6 sends none)",
+                     WEFT__ENVELOPE__MSG_CHALLENGE, &env, codep, why,
+                     whylen);
+    if (rc < 0)
+        return rc;
+    ch = env->challenge;
+    if (ch->protocol_version != WEFT_PROTOCOL_VERSION) {
+        snprintf(why, whylen, "weftd speaks protocol %u, this libweft %u",
+                 (unsigned)ch->protocol_version, WEFT_PROTOCOL_VERSION);
+        *codep = WEFT_EVERSION;
+        rc = WEFT_EPROTO;
+    } else if (!c->auth_none &&
+               !weft__auth_server_uid_ok(c, ch->server_uid, why, whylen)) {
+        rc = WEFT_EAUTH;
+    }
+    if (rc < 0) {
+        weft_frame_free_envelope(env);
+        return rc;
+    }
+    *chp = env;
+    return 0;
+}
+
+/* Proves who this process is and checks who weftd is (client/auth.h)
+ * before anything else is said; over TCP then turns the MAC on
+ * (weft__S.in.mac). 0, WEFT_EAUTH with why (munged or the server's
+ * answer), or as await_reply. */
 static int authenticate(const weft__config *c, int fd, uint64_t deadline,
                         uint32_t wait_ms, int *codep, char *why,
                         size_t whylen)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT, *reply = NULL;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT, *ch = NULL, *reply = NULL;
     Weft__Auth auth = WEFT__AUTH__INIT;
-    uint8_t nonce[WEFT_AUTH_NONCE], *frame = NULL;
+    weft_bind b;
+    uint8_t *frame = NULL;
+    uint32_t server_uid;
     char *cred = NULL;
     ssize_t len;
     int rc;
 
+    memset(&b, 0, sizeof b);
     if (c->is_unix)
-        return weft__auth_check_unix(c, fd, why, whylen);
-    if ((rc = weft__auth_credential(c, nonce, &cred, why, whylen)) < 0)
-        return rc;
+        return c->auth_none ? 0 : weft__auth_check_unix(c, fd, why, whylen);
+    if ((rc = read_challenge(c, fd, deadline, wait_ms, &ch, codep, why,
+                             whylen)) < 0 || c->auth_none)
+        goto out;
+    server_uid = ch->challenge->server_uid;
+    if ((rc = weft__auth_bind(fd, ch->challenge->nonce.data,
+                              ch->challenge->nonce.len, &b, why,
+                              whylen)) < 0 ||
+        (rc = weft__auth_credential(c, server_uid, &b, &cred, why,
+                                    whylen)) < 0)
+        goto out;
     auth.protocol_version = WEFT_PROTOCOL_VERSION;
     auth.credential.data = (uint8_t *)cred;
     auth.credential.len = strlen(cred);
     env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
     env.auth = &auth;
-    len = weft_frame_pack(&env, &frame);
-    free(cred);
-    if (len < 0) {
+    if ((len = weft_frame_pack(&env, &frame)) < 0) {
         snprintf(why, whylen, "%s", weft_strerror((int)len));
-        return WEFT_ECONNECT;
+        rc = WEFT_ECONNECT;
+        goto out;
     }
-    rc = send_all(fd, frame, (size_t)len, deadline, why, whylen);
-    free(frame);
-    if (rc < 0)
-        return WEFT_ECONNECT;
-    rc = await_reply(fd, deadline, wait_ms, "Auth",
-                     WEFT__ENVELOPE__MSG_AUTH_ACK, &reply, codep, why,
-                     whylen);
-    if (rc < 0)
-        return rc;
-    rc = weft__auth_check_reply(c, reply->auth_ack->credential.data,
-                                reply->auth_ack->credential.len, nonce, why,
-                                whylen);
+    if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
+        rc = WEFT_ECONNECT;
+        goto out;
+    }
+    if ((rc = await_reply(fd, deadline, wait_ms, "Auth",
+                          WEFT__ENVELOPE__MSG_AUTH_ACK, &reply, codep, why,
+                          whylen)) < 0 ||
+        (rc = weft__auth_check_ack(&b, reply->auth_ack->proof.data,
+                                   reply->auth_ack->proof.len, server_uid,
+                                   why, whylen)) < 0)
+        goto out;
+    if (!(weft__S.in.mac = weft_mac_new(b.key, WEFT_MAC_CLIENT))) {
+        snprintf(why, whylen, "out of memory");
+        rc = WEFT_ECONNECT;
+    }
+out:
+    memset(&b, 0, sizeof b);
     weft_frame_free_envelope(reply);
+    weft_frame_free_envelope(ch);
+    free(frame);
+    free(cred);
     return rc;
 }
 
@@ -450,11 +536,8 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
     hello_ms = c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
                                                     : WEFT__HELLO_TIMEOUT_MS;
     deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
-    weft_frame_reader_free(&weft__S.in.rd);
-    memset(&weft__S.in, 0, sizeof weft__S.in);
-    weft_frame_reader_init(&weft__S.in.rd, WEFT_DEFAULT_MAX_FRAME);
-    if (!c->auth_none &&
-        (rc = authenticate(c, fd, deadline, hello_ms, codep, why,
+    weft__input_reset(&weft__S.in);
+    if ((rc = authenticate(c, fd, deadline, hello_ms, codep, why,
                            whylen)) < 0)
         goto out;
     len = pack_hello(c, &frame);
@@ -492,7 +575,7 @@ static int sync_send(int fd, uint32_t id, uint64_t deadline,
     env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
     env.clock_sync = &cs;
     cs.client_time = *t_send = weft__now();
-    len = weft_frame_pack(&env, &frame);
+    len = weft__pack(&env, &frame);
     if (len < 0) {
         snprintf(why, whylen, "%s", weft_strerror((int)len));
         return -1;

@@ -210,7 +210,7 @@ static ssize_t pack_goodbye_locked(uint8_t **out)
     g.ended = weft__S.ended;
     env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
     env.goodbye = &g;
-    len = weft_frame_pack(&env, out);
+    len = weft__pack(&env, out);
 out:
     free(ends);
     free(ptrs);
@@ -262,7 +262,7 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
         defs.records.len = c->len;
         env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
         env.definitions = &defs;
-        len = weft_frame_pack(&env, &out->data);
+        len = weft__pack(&env, &out->data);
     } else if (b) {
         batch.location = b->location;
         batch.seq = b->seq;
@@ -272,7 +272,7 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
         batch.records.len = b->len;
         env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
         env.event_batch = &batch;
-        len = weft_frame_pack(&env, &out->data);
+        len = weft__pack(&env, &out->data);
     } else if (!goodbye) {
         return 0;
     }
@@ -676,7 +676,7 @@ static int pack_heartbeat(weft__out *out, char *why, size_t whylen)
 
     env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
     env.heartbeat = &hb;
-    len = weft_frame_pack(&env, &out->data);
+    len = weft__pack(&env, &out->data);
     if (len < 0) {
         out->data = NULL;
         snprintf(why, whylen, "cannot pack a Heartbeat: %s",

@@ -508,7 +508,7 @@ WEFT_API int weft_close(void)
              weft__S.cfg.rank, weft__S.cfg.overflow_discard
                              ? "WEFT_OVERFLOW=discard"
                              : "weftd was unreachable");
-    weft_frame_reader_free(&weft__S.in.rd);
+    weft__input_reset(&weft__S.in);
     if (weft__S.wake_fd >= 0)
         close(weft__S.wake_fd);
     weft__S.wake_fd = -1;

@@ -1,6 +1,7 @@
-/* authn.c - the Auth frame of a TCP connection (see authn.h).
+/* authn.c - the Challenge and the Auth frame of a TCP connection (see
+ * authn.h).
  *
- * munge_decode and munge_encode wait for munged, so they run on a worker
+ * munge_decode waits for munged, so it runs on a worker
  * of their own (worker.h, at most WEFT_AUTHN_THREADS at once) while the
  * connection is paused; its later frames wait, in order, in the server's
  * buffer. The job outlives a connection that closes meanwhile (it is
@@ -8,9 +9,14 @@
  */
 #include "authn.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
+#include "bind.h"
 #include "cred.h"
 #include "daemon.h"
 #include "frame.h"
@@ -27,31 +33,86 @@ typedef struct authn_job {
                                 change the configuration meanwhile) */
     uint8_t *cred;           /* the client's credential */
     size_t cred_len;
+    /* what the credential must be bound to (proto/bind.h) */
+    uint8_t nonce[WEFT_AUTH_NONCE];
+    weft_bind_addr local, peer;
     /* worker thread's results */
     int rc;
     weft_auth_id id;
-    char *reply;             /* weftd's credential for AuthAck */
-    char err[256];
+    weft_bind bind;          /* its payload, with the session key */
+    char err[320];
 } authn_job;
 
 static void job_free(authn_job *j)
 {
     free(j->socket);
     free(j->cred);
-    free(j->reply);
+    memset(j, 0, sizeof *j); /* the session key */
     free(j);
 }
 
 static void authn_work(weft_work *w)
 {
     authn_job *j = (authn_job *)w;
+    char why[256];
 
     j->rc = weft_auth_decode(j->socket, j->cred, j->cred_len, &j->id,
                              j->err, sizeof j->err);
-    if (j->rc == 0)
-        j->rc = weft_auth_encode(j->socket, j->id.uid, 0, j->id.payload,
-                                 j->id.payload_len, &j->reply, j->err,
-                                 sizeof j->err);
+    if (j->rc < 0)
+        return;
+    if ((j->rc = weft_bind_decode(j->id.payload, j->id.payload_len,
+                                  &j->bind, why, sizeof why)) < 0 ||
+        (j->rc = weft_bind_check(&j->bind, j->nonce, &j->local, &j->peer,
+                                 why, sizeof why)) < 0)
+        snprintf(j->err, sizeof j->err, "of uid %u, but %s",
+                 (unsigned)j->id.uid, why);
+}
+
+/* The ends of c's connection as weftd sees them. 0, or WEFT_EIO. */
+static int conn_ends(weft_conn *c, weft_bind_addr *local,
+                     weft_bind_addr *peer)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+
+    if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &len) != 0 ||
+        weft_bind_addr_from(local, (struct sockaddr *)&ss) < 0)
+        return WEFT_EIO;
+    len = sizeof ss;
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &len) != 0 ||
+        weft_bind_addr_from(peer, (struct sockaddr *)&ss) < 0)
+        return WEFT_EIO;
+    return 0;
+}
+
+void weft_authn_challenge(weft_conn *c)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Challenge ch = WEFT__CHALLENGE__INIT;
+    uint8_t *frame;
+    ssize_t n;
+
+    if (c->is_unix || c->closing)
+        return;
+    /* The kernel's pool is ready once weftd runs (it is not at early
+     * boot, where this would fail rather than block the loop). */
+    if (getrandom(c->challenge, WEFT_AUTH_NONCE, GRND_NONBLOCK) !=
+        WEFT_AUTH_NONCE) {
+        weft_conn_fail(c, WEFT_EIO, "no random bytes for a challenge: %s",
+                       strerror(errno));
+        return;
+    }
+    ch.protocol_version = WEFT_PROTOCOL_VERSION;
+    ch.nonce.data = c->challenge;
+    ch.nonce.len = WEFT_AUTH_NONCE;
+    ch.server_uid = (uint32_t)geteuid();
+    env.msg_case = WEFT__ENVELOPE__MSG_CHALLENGE;
+    env.challenge = &ch;
+    if ((n = weft_frame_pack(&env, &frame)) < 0) {
+        weft_conn_fail(c, (int)n, "cannot pack a Challenge");
+        return;
+    }
+    weft_conn_send(c, frame, (size_t)n);
 }
 
 static void authn_done(weft_work *w)
@@ -60,7 +121,7 @@ static void authn_done(weft_work *w)
     weft_conn *c = j->c;
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__AuthAck ack = WEFT__AUTH_ACK__INIT;
-    uint8_t *frame;
+    uint8_t *frame, proof[WEFT_MAC_TAG];
     ssize_t n;
 
     if (!c)
@@ -77,8 +138,9 @@ static void authn_done(weft_work *w)
     c->peer_gid = j->id.gid;
     weft_conn_log(c, WEFT_LOG_DEBUG, "authenticated by MUNGE as uid %u "
                   "gid %u", (unsigned)j->id.uid, (unsigned)j->id.gid);
-    ack.credential.data = (uint8_t *)j->reply;
-    ack.credential.len = strlen(j->reply);
+    weft_mac_proof(j->bind.key, c->challenge, WEFT_AUTH_NONCE, proof);
+    ack.proof.data = proof;
+    ack.proof.len = sizeof proof;
     env.msg_case = WEFT__ENVELOPE__MSG_AUTH_ACK;
     env.auth_ack = &ack;
     n = weft_frame_pack(&env, &frame);
@@ -86,7 +148,13 @@ static void authn_done(weft_work *w)
         weft_conn_fail(c, (int)n, "cannot pack AuthAck");
         goto out;
     }
+    /* The AuthAck goes as it is (its proof is its MAC); every frame
+     * after it, both ways, carries one (server.c). */
     weft_conn_send(c, frame, (size_t)n);
+    if (!(c->mac = weft_mac_new(j->bind.key, WEFT_MAC_SERVER))) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        goto out;
+    }
     weft_conn_resume(c);
 out:
     job_free(j);
@@ -127,6 +195,12 @@ int weft_authn_auth(weft_conn *c, const Weft__Auth *a)
     memcpy(j->cred, a->credential.data, a->credential.len);
     j->cred_len = a->credential.len;
     j->c = c;
+    memcpy(j->nonce, c->challenge, WEFT_AUTH_NONCE);
+    if ((rc = conn_ends(c, &j->local, &j->peer)) < 0) {
+        job_free(j);
+        weft_conn_fail(c, rc, "cannot tell the ends of this connection");
+        return rc;
+    }
     if (!d->authenticator &&
         (rc = weft_worker_start(d->loop, WEFT_AUTHN_THREADS,
                                 WEFT_WORKER_TRANSIENT,

@@ -188,6 +188,7 @@ static void on_close(uv_handle_t *h)
         d->npaused_buffered--;
     account(c, 0);
     weft_frame_reader_free(&c->reader);
+    weft_mac_free(c->mac);
     drop_stash(c);
     if (d->nconns == 0) {
         free(d->rbuf);
@@ -363,6 +364,15 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
         free(frame);
         return;
     }
+    if (c->mac) {
+        ssize_t n = weft_mac_seal(c->mac, &frame, len);
+        if (n < 0) {
+            free(frame);
+            weft_conn_close(c);
+            return;
+        }
+        len = (size_t)n;
+    }
     w = malloc(sizeof *w);
     if (!w) {
         free(frame);
@@ -449,10 +459,19 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
  * WEFT_E* code it was refused with (c is closing). */
 static int handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
 {
-    Weft__Envelope *env = weft_frame_unpack(frame, len);
+    Weft__Envelope *env;
+    char why[128];
     int rc;
 
-    if (!env) {
+    if (c->mac) {
+        ssize_t n = weft_mac_open(c->mac, frame, len, why, sizeof why);
+        if (n < 0) {
+            weft_conn_fail(c, (int)n, "%s", why);
+            return (int)n;
+        }
+        len = (uint32_t)n;
+    }
+    if (!(env = weft_frame_unpack(frame, len))) {
         weft_conn_fail(c, WEFT_EPROTO, "frame of %u bytes is not a weft "
                        "protocol message (expected a weft.Envelope; is this "
                        "a weft client?)", len);
@@ -792,6 +811,8 @@ static void conn_start(weft_conn *c, int is_tcp)
     weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
     if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
         weft_conn_close(c);
+    else if (is_tcp && d->server_cbs->on_tcp_open)
+        d->server_cbs->on_tcp_open(c);
 }
 
 /* Connections open or closing (refused ones hold their descriptor until

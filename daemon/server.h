@@ -54,8 +54,10 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "cred.h"
 #include "daemon.h"
 #include "frame.h"
+#include "mac.h"
 
 #define WEFT_READ_CHUNK (64u << 10)
 /* File descriptors kept free for what is not a connection: listeners,
@@ -89,6 +91,9 @@ typedef struct weft_conn {
     uint32_t peer_uid;
     uint32_t peer_gid;         /* with has_peer_uid */
     int authenticated;         /* TCP: its Auth was accepted (authn.c) */
+    uint8_t challenge[WEFT_AUTH_NONCE]; /* TCP: its Challenge's nonce */
+    weft_mac *mac;             /* after its AuthAck: every frame both ways
+                                  carries a MAC (proto/mac.h); owned */
     void *auth_job;            /* authn.c's job while its Auth is checked */
     void *ask_job;             /* ask.c's job while its Query is answered */
     int asked;                 /* it sent a Query (one per connection) */
@@ -144,6 +149,9 @@ typedef struct weft_server_cbs {
      * what they handed on (the journal writer writes it all), so that
      * the replies it leads to still find them. */
     void (*on_stop)(weft_daemon *d);
+    /* Optional: a TCP connection was accepted and reads (weftd speaks
+     * first there: authn.c's Challenge). */
+    void (*on_tcp_open)(weft_conn *c);
 } weft_server_cbs;
 
 /* Listens on a listening stream socket systemd passed (socket
@@ -193,7 +201,8 @@ int weft_conn_charge_user(weft_conn *c, uint32_t uid);
 /* 0 if c's peer speaks version (of its Auth, Hello or Query), else
  * WEFT_EVERSION after failing c saying which version weftd speaks. */
 int weft_conn_check_version(weft_conn *c, uint32_t version);
-/* Queues a packed frame for the peer; takes ownership of `frame`. */
+/* Queues a packed frame for the peer, sealed with c's MAC once it has
+ * one; takes ownership of `frame`. */
 void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len);
 /* Sends an Error frame with code and message, logs it, then closes. */
 void weft_conn_fail(weft_conn *c, int code, const char *fmt, ...)

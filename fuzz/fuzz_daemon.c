@@ -388,7 +388,8 @@ static void stop_ingest(weft_daemon *dd)
 }
 
 static const weft_server_cbs ingest = { weft_session_frame,
-                                        weft_session_closed, stop_ingest };
+                                        weft_session_closed, stop_ingest,
+                                        NULL /* Unix peers: no Challenge */ };
 
 /* p's connection if weftd still lists it. */
 static weft_conn *conn_of(const peer *p)

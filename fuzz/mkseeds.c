@@ -229,7 +229,8 @@ static void frame_seeds(void)
     env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
     env.auth = &auth;
     put_frame(&all, &env);
-    auth_ack.credential = auth.credential;
+    auth_ack.proof.data = (uint8_t *)"0123456789abcdef";
+    auth_ack.proof.len = 16;
     env.msg_case = WEFT__ENVELOPE__MSG_AUTH_ACK;
     env.auth_ack = &auth_ack;
     put_frame(&all, &env);

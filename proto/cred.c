@@ -38,7 +38,7 @@ int weft_auth_encode(const char *socket, int64_t for_uid, unsigned ttl,
     int rc = WEFT_EAUTH;
 
     *cred = NULL;
-    if (len > WEFT_AUTH_NONCE) {
+    if (len > WEFT_AUTH_MAX_PAYLOAD) {
         snprintf(err, errlen, "credential payload of %zu bytes", len);
         return WEFT_EAUTH;
     }
@@ -109,9 +109,9 @@ int weft_auth_decode(const char *socket, const uint8_t *cred, size_t len,
         snprintf(err, errlen, "%s", why ? why : munge_strerror(e));
         goto out;
     }
-    if (plen < 0 || (size_t)plen > WEFT_AUTH_NONCE) {
+    if (plen < 0 || (size_t)plen > WEFT_AUTH_MAX_PAYLOAD) {
         snprintf(err, errlen, "credential payload of %d bytes (at most %d)",
-                 plen, WEFT_AUTH_NONCE);
+                 plen, WEFT_AUTH_MAX_PAYLOAD);
         goto out;
     }
     id->uid = (uint32_t)uid;

@@ -4,10 +4,12 @@
  * A credential is a NUL-free ASCII string made by the local munged; any
  * munged sharing the key decodes it into the uid and gid of the process
  * that asked for it, once (a second decode is a replay) and within its
- * time to live. The client sends one (Auth) before its Hello; weftd
- * answers with one of its own (AuthAck), which only the client's uid may
- * decode and which carries the client's nonce back, so the client knows
- * it talks to weftd's uid before it says anything about itself.
+ * time to live. Over TCP weftd speaks first (Challenge: a nonce, its
+ * uid); the client's credential (Auth), which only that uid may decode,
+ * carries the nonce, both ends of the connection and a session key
+ * (proto/bind.h); weftd's AuthAck proves it read the key (proto/mac.h),
+ * so the client knows it talks to weftd's uid before it says anything
+ * about itself, and every later frame carries a MAC.
  *
  * Both functions talk to munged over its Unix socket (socket: its path,
  * NULL or "" for libmunge's default): they block for as long as munged
@@ -19,22 +21,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The longest credential accepted (one with a nonce is about 200 bytes). */
+/* The longest credential accepted (one with proto/bind.h's payload is
+ * about 300 bytes). */
 #define WEFT_AUTH_MAX_CREDENTIAL 1024
-/* Bytes of the nonce a client puts in its credential. */
+/* Bytes of the nonce of weftd's Challenge. */
 #define WEFT_AUTH_NONCE 16
+/* The largest payload a credential may carry (proto/bind.h's is 87). */
+#define WEFT_AUTH_MAX_PAYLOAD 128
 /* No uid restriction (weft_auth_encode). */
 #define WEFT_AUTH_ANYONE ((int64_t)-1)
 
 /* What a decoded credential says. */
 typedef struct weft_auth_id {
     uint32_t uid, gid;
-    uint8_t payload[WEFT_AUTH_NONCE];
+    uint8_t payload[WEFT_AUTH_MAX_PAYLOAD];
     size_t payload_len;
 } weft_auth_id;
 
 /* Makes a credential of the calling process carrying payload (at most
- * WEFT_AUTH_NONCE bytes), decodable only by uid `for_uid` unless it is
+ * WEFT_AUTH_MAX_PAYLOAD bytes), decodable only by uid `for_uid` unless it is
  * WEFT_AUTH_ANYONE, valid for ttl seconds (0: munged's default). Returns
  * 0 with *cred (free() it), or WEFT_EAUTH with err naming munge's error. */
 int weft_auth_encode(const char *socket, int64_t for_uid, unsigned ttl,
@@ -43,7 +48,7 @@ int weft_auth_encode(const char *socket, int64_t for_uid, unsigned ttl,
 
 /* Decodes a credential of len bytes (not NUL-terminated). Returns 0 with
  * *id, or WEFT_EAUTH with err saying why ("expired", "replayed", ...,
- * or a payload longer than WEFT_AUTH_NONCE). */
+ * or a payload longer than WEFT_AUTH_MAX_PAYLOAD). */
 int weft_auth_decode(const char *socket, const uint8_t *cred, size_t len,
                      weft_auth_id *id, char *err, size_t errlen);
 

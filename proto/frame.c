@@ -151,12 +151,18 @@ void weft_frame_free_envelope(Weft__Envelope *env)
 
 ssize_t weft_frame_pack(const Weft__Envelope *env, uint8_t **out)
 {
+    return weft_frame_pack_room(env, 0, out);
+}
+
+ssize_t weft_frame_pack_room(const Weft__Envelope *env, size_t room,
+                             uint8_t **out)
+{
     size_t n = weft__envelope__get_packed_size(env);
     uint8_t *buf;
 
-    if (n > UINT32_MAX)
+    if (n > UINT32_MAX - room)
         return WEFT_ETOOBIG;
-    buf = malloc(WEFT_FRAME_HEADER + n);
+    buf = malloc(WEFT_FRAME_HEADER + n + room);
     if (!buf)
         return WEFT_ENOMEM;
     buf[0] = (uint8_t)(n >> 24);
@@ -202,6 +208,7 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_HEARTBEAT: return "Heartbeat";
     case WEFT__ENVELOPE__MSG_QUERY: return "Query";
     case WEFT__ENVELOPE__MSG_ANSWER: return "Answer";
+    case WEFT__ENVELOPE__MSG_CHALLENGE: return "Challenge";
     default: return "none";
     }
 }

@@ -16,8 +16,11 @@
  * encoded by their type; attribute lists before events. 3: Hello tags and
  * ClockSync. 4: Comm, InterComm and RmaWin carry an identity (WX in
  * weft_records.def), and Goodbye says how a process ended abnormally.
- * 5: Auth and AuthAck (MUNGE) before Hello over TCP; Heartbeat. */
-#define WEFT_PROTOCOL_VERSION 5
+ * 5: Auth and AuthAck (MUNGE) before Hello over TCP; Heartbeat.
+ * 6: over TCP weftd's Challenge first, the credential bound to the
+ * connection (proto/bind.h), every frame after AuthAck MACed
+ * (proto/mac.h). */
+#define WEFT_PROTOCOL_VERSION 6
 /* Longest Goodbye.ended, bytes. */
 #define WEFT_MAX_ENDED 256
 /* Longest Hello fields, bytes (weftd refuses longer ones; libweft never
@@ -75,6 +78,11 @@ void weft_frame_free_envelope(Weft__Envelope *env);
 /* Packs env with its length prefix into a malloc'd buffer (*out, the
  * caller frees). Returns the total length or WEFT_ENOMEM/WEFT_ETOOBIG. */
 ssize_t weft_frame_pack(const Weft__Envelope *env, uint8_t **out);
+/* The same with `room` bytes left after the frame (a MAC's tag: see
+ * proto/mac.h, weft_mac_seal_in_place); the length returned and the
+ * header do not count them. */
+ssize_t weft_frame_pack_room(const Weft__Envelope *env, size_t room,
+                             uint8_t **out);
 /* Packs an Error frame with code and a printf-style message. */
 ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -9,7 +9,15 @@
 #  - user B, with A's trace name and launch, gets a trace of B's own:
 #    A's trace completes with A's processes only; B cannot claim A's uid;
 #  - B holding weftd's address (tests/fakeweftd.py) learns no trace name
-#    or command line: the client refuses a server of B's uid;
+#    or command line: the client refuses a server of B's uid, and one
+#    that claims weftd's uid but cannot read the credential, also on
+#    weftd's own port while weftd is down (#30);
+#  - B relaying the client's connection to weftd (tests/relay.py: read,
+#    plant, join) is refused at the Auth, which was made for B's port:
+#    B reads nothing of the client, plants no trace, takes no rank; a
+#    credential B captured and presents later on a connection of its own
+#    is refused; a frame injected after the Auth is refused by its MAC
+#    (#30);
 #  - no munged on the client's side, or on weftd's, is said clearly.
 . "$(dirname "$0")/lib.sh"
 
@@ -44,6 +52,9 @@ refused claim "EAUTH: Hello claims uid 1 but its MUNGE credential is of uid 0"
 refused replay "EAUTH: MUNGE credential refused: Replayed credential"
 refused expired "EAUTH: MUNGE credential refused: Expired credential"
 refused bad-cred "EAUTH: MUNGE credential refused: Invalid credential"
+refused rebind "EAUTH: MUNGE credential refused: of uid 0, but it answers another connection's challenge (replayed or relayed)"
+refused bad-mac "EAUTH: frame 1: bad MAC (altered or injected)"
+refused unsealed "EAUTH: frame 1: bad MAC (altered or injected)"
 "$WEFT" --catalog "$SPOOL/catalog.db" list --json >"$TMP/list0.json"
 grep -q '"r-' "$TMP/list0.json" && fail "a refused peer left a trace"
 
@@ -93,24 +104,96 @@ case "$out" in
 esac
 
 # B holds the address the client uses: the client refuses the server
-# before it says anything about itself.
-fake=$TMP/pub/fake
-mkdir "$fake" && chown "$B" "$fake"
-(cd "$TMP/pub" && as "$B" /usr/bin/python3 ./fakeweftd.py "$fake/port" \
-    "$fake/log" "$MUNGE_SOCKET" 0) 2>"$TMP/fake.err" &
-fake_pid=$!
-for _ in $(seq 100); do [ -s "$fake/port" ] && break; sleep 0.1; done
-[ -s "$fake/port" ] || fail "fakeweftd did not start: $(cat "$TMP/fake.err")"
-out=$(WEFT_SERVER=$(cat "$fake/port") WEFT_TRACE=secret-name WEFT_REQUIRED=1 \
-    timeout 60 "$DEMO" -p 1 -t 1 -n 1 2>&1) && fail "traced to a fake weftd: $out"
-case "$out" in
-    *"the server runs as uid $B_UID, which weftd never does"*) ;;
-    *) fail "the client did not refuse B's server clearly: $out";;
+# before it says anything about itself, whether it says it runs as B or
+# as weftd's uid (root here), whose credential B cannot read.
+cp "$WEFT_SRCDIR/tests/relay.py" "$TMP/pub/" && chmod 755 "$TMP/pub/relay.py"
+hold() { # CLAIM_UID EXPECTED [PORT]
+    local fake=$TMP/pub/fake-$1${3:+-$3} fake_pid out
+    mkdir "$fake" && chown "$B" "$fake"
+    (cd "$TMP/pub" && as "$B" /usr/bin/python3 ./fakeweftd.py "$fake/port" \
+        "$fake/log" "$MUNGE_SOCKET" "$1" ${3:+"$3"}) 2>"$TMP/fake.err" &
+    fake_pid=$!
+    for _ in $(seq 100); do [ -s "$fake/port" ] && break; sleep 0.1; done
+    [ -s "$fake/port" ] || fail "fakeweftd did not start: $(cat "$TMP/fake.err")"
+    out=$(WEFT_SERVER=$(cat "$fake/port") WEFT_TRACE=secret-name WEFT_REQUIRED=1 \
+        timeout 60 "$DEMO" -p 1 -t 1 -n 1 2>&1) && fail "traced to a fake weftd: $out"
+    case "$out" in
+        *"$2"*) ;;
+        *) fail "the client did not refuse B's server (uid $1) clearly: $out";;
+    esac
+    wait "$fake_pid" 2>/dev/null
+    grep -q -a -e secret-name -e weft-demo "$fake/log" &&
+        fail "the fake weftd learned the trace name or the command line"
+    FAKE=$fake
+}
+hold "$B_UID" "the server runs as uid $B_UID, which weftd never does"
+hold 0 "is not weftd: it says it runs as uid 0 but could not read the credential"
+[ -s "$FAKE/log" ] || fail "the fake weftd claiming uid 0 saw no Auth"
+grep -q "STATUS: *Success" "$FAKE/log.unmunge" &&
+    fail "B decoded a credential made for weftd's uid: $(cat "$FAKE/log.unmunge")"
+
+# B relays the client's connection to weftd (the client was pointed at
+# B's port): weftd refuses the Auth, made for a connection to B's port,
+# so the client never says Hello; B's own Hello and Goodbye as the client
+# go nowhere.
+relay() { # MODE TRACE [RELAY ARGS...]
+    local mode=$1 trace=$2 dir=$TMP/pub/relay-$1 pid out
+    shift 2
+    mkdir "$dir" && chown "$B" "$dir"
+    (cd "$TMP/pub" && as "$B" /usr/bin/python3 ./relay.py "$mode" "$dir/port" \
+        "$dir/log" "$WEFT_SERVER" "$@") 2>"$dir.err" &
+    pid=$!
+    for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
+    [ -s "$dir/port" ] || fail "relay.py did not start: $(cat "$dir.err")"
+    out=$(WEFT_SERVER=$(cat "$dir/port") WEFT_TRACE=$trace WEFT_REQUIRED=1 \
+        timeout 60 "$DEMO" -p 1 -t 1 -n 1 2>&1) && fail "traced through B's relay ($mode): $out"
+    RELAY_OUT=$out RELAY_DIR=$dir
+    sleep "${RELAY_WAIT:-0.5}"
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    grep -q -a -e "$trace" -e weft-demo "$dir/log" &&
+        fail "relay $mode read the trace name or the command line"
+    return 0
+}
+relay read secret-read
+case "$RELAY_OUT" in
+    *"MUNGE credential refused: of uid 0, but it was made for a connection to $(cat "$RELAY_DIR/port"), not to weftd's $WEFT_SERVER (relayed by another program?)"*) ;;
+    *) fail "the client through B's relay did not say why clearly: $RELAY_OUT";;
 esac
-wait "$fake_pid" 2>/dev/null
-[ -s "$fake/log" ] || fail "the fake weftd saw no Auth: $(cat "$TMP/fake.err")"
-grep -q -a -e secret-name -e weft-demo "$fake/log" &&
-    fail "the fake weftd learned the trace name or the command line"
+grep -q "weftd: Error: MUNGE credential refused" "$RELAY_DIR/log.weftd" ||
+    fail "weftd did not refuse the relayed Auth: $(cat "$RELAY_DIR/log.weftd")"
+relay plant secret-plant --uid 0 --trace planted
+grep -q "sent: plant's Hello" "$RELAY_DIR/log.weftd" || fail "the relay did not plant"
+# The client's user (root here) starts rank 0 of 2 of "ajob" (launch
+# r9); B, relaying the user's next process, tries to be its rank 1 and
+# end it; the user's own rank 1 completes it.
+timeout 30 "$RAWPEER" "$WEFT_SERVER" member ajob --rank 0 --size 2 --run r9 \
+    --scenario compute || fail "rank 0 of ajob was refused"
+relay join secret-join --uid 0 --trace ajob --run r9 --rank 1 --size 2
+grep -q "sent: join's Hello" "$RELAY_DIR/log.weftd" || fail "the relay did not join"
+timeout 30 "$RAWPEER" "$WEFT_SERVER" member ajob --rank 1 --size 2 --run r9 \
+    --scenario compute || fail "rank 1 of ajob was refused: B took its place"
+# B keeps the Auth of a client and presents it 3 s later on its own
+# connection to weftd: another connection's challenge.
+RELAY_WAIT=6 relay capture secret-capture --later 3
+grep -q "replayed Auth: Error: MUNGE credential refused: of uid 0, but it answers another connection's challenge" \
+    "$RELAY_DIR/log.weftd" || fail "a captured credential: $(cat "$RELAY_DIR/log.weftd")"
+for _ in $(seq 100); do
+    "$WEFT" --catalog "$SPOOL/catalog.db" list --json >"$TMP/list2.json"
+    json_get "$TMP/list2.json" '[r["state"] for r in j if r["name"] == "ajob"]' |
+        grep -q complete && break
+    sleep 0.1
+done
+"$PY" - "$TMP/list2.json" <<'PY' || fail "B's relay left a mark"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert not [r for r in rows if r["name"] == "planted"], rows
+assert not [r for r in rows if r["name"].startswith("secret-")], rows
+aj = [r for r in rows if r["name"] == "ajob"]
+assert len(aj) == 1 and aj[0]["uid"] == 0, aj
+assert aj[0]["state"] == "complete" and aj[0]["members"] == 2, aj
+assert aj[0]["events"] == 8, aj
+PY
 
 # No munged where the client runs: tracing off, saying why.
 out=$(WEFT_MUNGE_SOCKET=$TMP/none.sock WEFT_TRACE=nomunge timeout 60 \
@@ -119,6 +202,13 @@ case "$out" in
     *"cannot prove who this process is"*"is munged running here?"*) ;;
     *) fail "no munged: '$out'";;
 esac
+
+# weftd is down and B holds its very address, claiming weftd's uid: the
+# client, configured as ever, refuses it and says nothing about itself.
+stop_weftd
+hold 0 "is not weftd: it says it runs as uid 0 but could not read the credential" \
+    "${WEFT_SERVER##*:}"
+[ "$(cat "$FAKE/port")" = "$WEFT_SERVER" ] || fail "B did not hold weftd's address"
 
 # No munged where weftd runs: it says so at start, and refuses.
 SPOOL="$TMP/spool2" "$WEFTD" --listen 127.0.0.1:0 --spool "$TMP/spool2" \

@@ -69,6 +69,12 @@ check_trace restart complete
 echo "(a) weftd killed and restarted: exact"
 
 # ---- (b) a proxy cutting the connection at random points ----------------------
+# tcpproxy.py is a relay: a MUNGE credential is bound to the ends of its
+# connection (#30), so weftd refuses a client through it. What the proxy
+# tests here is reconnection, not identity: from here on weftd runs with auth = none.
+stop_weftd
+export WEFT_AUTH=none
+start_weftd_at "$port"
 start_proxy 6 2
 demo cut WEFT_SERVER="$PROXY_SERVER"
 finish_demo cut

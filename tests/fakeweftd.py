@@ -1,19 +1,24 @@
 #!/usr/bin/python3
 """fakeweftd.py - a program of another user holding weftd's address.
 
-  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLIENT_UID
+  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLAIM_UID [PORT]
 
-Listens on a free loopback port (written to PORTFILE), takes one
-connection and answers its Auth as well as a user who is not weftd can:
-it decodes the client's credential with unmunge (learning its nonce) and
-answers with a credential of its own uid that the client's uid may
-decode, carrying that nonce. Everything the client sends is appended to
-LOG (raw bytes). Exits after the client closed, or after 30 s.
+Listens on loopback PORT (weftd's while weftd is down; default a free
+one), its address written to PORTFILE, takes one
+connection and plays weftd as well as a user who is not weftd can: it
+speaks first with a Challenge saying it runs as CLAIM_UID (its own uid,
+or weftd's to lure the client on), tries to decode the client's
+credential with unmunge (what unmunge says goes to LOG.unmunge) and
+answers with an AuthAck whose proof is random bytes, as it cannot know
+the session key. Everything the client sends is appended to LOG (raw
+bytes). Exits after the client closed, or after 30 s.
 """
 import os
 import socket
 import subprocess
 import sys
+
+PROTOCOL_VERSION = 6
 
 
 def varint(b, i):
@@ -45,19 +50,32 @@ def field(buf, want):
     return b""
 
 
-def enc_len(tag, data):
-    out = bytes([tag])
-    n = len(data)
+def enc_varint(n):
+    out = b""
     while n >= 0x80:
         out += bytes([(n & 0x7F) | 0x80])
         n >>= 7
-    return out + bytes([n]) + data
+    return out + bytes([n])
+
+
+def enc_len(num, data):
+    return enc_varint(num << 3 | 2) + enc_varint(len(data)) + data
+
+
+def enc_uint(num, n):
+    return enc_varint(num << 3) + enc_varint(n)
+
+
+def frame(env):
+    return len(env).to_bytes(4, "big") + env
 
 
 def main():
-    portfile, log, sock_path, client_uid = sys.argv[1:5]
+    portfile, log, sock_path, claim_uid = sys.argv[1:5]
+    port = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
     srv.listen(1)
     srv.settimeout(30)
     with open(portfile + ".tmp", "w") as f:
@@ -65,6 +83,9 @@ def main():
     os.rename(portfile + ".tmp", portfile)
     conn, _ = srv.accept()
     conn.settimeout(30)
+    challenge = (enc_uint(1, PROTOCOL_VERSION) + enc_len(2, os.urandom(16)) +
+                 enc_uint(3, int(claim_uid)))
+    conn.sendall(frame(enc_len(15, challenge)))  # Envelope.challenge
     got = b""
     while len(got) < 4 or len(got) < 4 + int.from_bytes(got[:4], "big"):
         chunk = conn.recv(65536)
@@ -75,12 +96,12 @@ def main():
         f.write(got)
     env = got[4:4 + int.from_bytes(got[:4], "big")]
     cred = field(field(env, 9), 2)  # Envelope.auth.credential
-    nonce = subprocess.run(["unmunge", "-S", sock_path, "-m", "/dev/null"],
-                           input=cred, capture_output=True).stdout
-    mine = subprocess.run(["munge", "-S", sock_path, "-u", client_uid],
-                          input=nonce, capture_output=True).stdout.strip()
-    ack = enc_len(0x52, enc_len(0x0A, mine))  # Envelope.auth_ack.credential
-    conn.sendall(len(ack).to_bytes(4, "big") + ack)
+    out = subprocess.run(["unmunge", "-S", sock_path], input=cred,
+                         capture_output=True)
+    with open(log + ".unmunge", "wb") as f:
+        f.write(out.stdout + out.stderr)
+    ack = enc_len(10, enc_len(2, os.urandom(16)))  # Envelope.auth_ack.proof
+    conn.sendall(frame(ack))
     while True:
         try:
             chunk = conn.recv(65536)

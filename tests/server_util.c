@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "authn.h"
 #include "catalog.h"
 #include "server_util.h"
 #include "daemon_fixture.h"
@@ -119,7 +120,8 @@ static void stop_ingest(weft_daemon *d)
 /* Wired as main.c does. */
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
-                                        stop_ingest };
+                                        stop_ingest,
+                                        weft_authn_challenge };
 
 /* Starts listening (with the limits the test set) and the loop thread. */
 void start(fixture *f)
@@ -193,7 +195,37 @@ int cl_connect(const fixture *f)
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv),
                      0);
     assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof sin), 0);
+    cl_challenge(fd);
     return fd;
+}
+
+/* weftd speaks first over TCP: takes its Challenge (a client of auth =
+ * none, as these tests are, goes on without answering it). A connection
+ * refused at once (a limit) gets an Error instead: it is left to read. */
+void cl_challenge(int fd)
+{
+    uint8_t buf[WEFT_FRAME_HEADER + 128];
+    uint32_t len;
+    Weft__Envelope *env;
+    int challenge;
+
+    if (recv(fd, buf, WEFT_FRAME_HEADER, MSG_PEEK | MSG_WAITALL) !=
+        WEFT_FRAME_HEADER)
+        return;
+    len = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
+          (uint32_t)buf[2] << 8 | buf[3];
+    if (len > sizeof buf - WEFT_FRAME_HEADER ||
+        recv(fd, buf, WEFT_FRAME_HEADER + len, MSG_PEEK | MSG_WAITALL) !=
+            (ssize_t)(WEFT_FRAME_HEADER + len))
+        return;
+    env = weft_frame_unpack(buf + WEFT_FRAME_HEADER, len);
+    challenge = env && env->msg_case == WEFT__ENVELOPE__MSG_CHALLENGE;
+    if (challenge) {
+        assert_int_equal(env->challenge->nonce.len, WEFT_AUTH_NONCE);
+        assert_int_equal(recv(fd, buf, WEFT_FRAME_HEADER + len, 0),
+                         (ssize_t)(WEFT_FRAME_HEADER + len));
+    }
+    weft_frame_free_envelope(env);
 }
 
 /* Sends all bytes; 0, or -1 when the peer is gone. */

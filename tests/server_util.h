@@ -21,6 +21,8 @@ void stop(fixture *f);
 
 /* The client side: connecting, sending, frames packed. */
 int cl_connect(const fixture *f);
+/* Reads weftd's Challenge, the first frame over TCP (cl_connect does). */
+void cl_challenge(int fd);
 int cl_send_try(int fd, const void *buf, size_t len);
 void cl_send(int fd, const void *buf, size_t len);
 bytes pack(const Weft__Envelope *env);

@@ -35,6 +35,7 @@ typedef struct kinds {
     Weft__ClockSync clock_sync;
     Weft__Auth auth;
     Weft__AuthAck auth_ack;
+    Weft__Challenge challenge;
     Weft__Heartbeat heartbeat;
     Weft__Query query;
     Weft__Answer answer;
@@ -140,7 +141,13 @@ static void kinds_init(kinds *k)
     k->answer.data.data = (uint8_t *)"removed trace 'ring'\n";
     k->answer.data.len = strlen("removed trace 'ring'\n");
     k->answer.last = 1;
-    k->auth_ack.credential = k->auth.credential;
+    k->auth_ack.proof.data = (uint8_t *)"0123456789abcdef";
+    k->auth_ack.proof.len = 16;
+    weft__challenge__init(&k->challenge);
+    k->challenge.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->challenge.nonce.data = (uint8_t *)"fedcba9876543210";
+    k->challenge.nonce.len = 16;
+    k->challenge.server_uid = 998;
 
     weft__import_trace__init(&k->import);
     k->import.name = (char *)"scorep-run";
@@ -181,6 +188,7 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_QUERY: env.query = &k->query; break;
     case WEFT__ENVELOPE__MSG_ANSWER: env.answer = &k->answer; break;
     case WEFT__ENVELOPE__MSG_IMPORT_TRACE: env.import_trace = &k->import; break;
+    case WEFT__ENVELOPE__MSG_CHALLENGE: env.challenge = &k->challenge; break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -251,8 +259,12 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
                             k->auth.credential.data, k->auth.credential.len);
         break;
     case WEFT__ENVELOPE__MSG_AUTH_ACK:
-        assert_int_equal(got->auth_ack->credential.len,
-                         k->auth.credential.len);
+        assert_int_equal(got->auth_ack->proof.len, 16);
+        assert_memory_equal(got->auth_ack->proof.data, "0123456789abcdef", 16);
+        break;
+    case WEFT__ENVELOPE__MSG_CHALLENGE:
+        assert_int_equal(got->challenge->server_uid, 998);
+        assert_int_equal(got->challenge->nonce.len, 16);
         break;
     case WEFT__ENVELOPE__MSG_HEARTBEAT:
         assert_non_null(got->heartbeat);

@@ -163,6 +163,18 @@ static void serve_conn(standin *s, int fd)
     int done = 0;
 
     weft_frame_reader_init(&rd, WEFT_DEFAULT_MAX_FRAME);
+    {
+        /* weftd speaks first over TCP (WEFT_AUTH=none reads it too). */
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Challenge ch = WEFT__CHALLENGE__INIT;
+        ch.protocol_version = WEFT_PROTOCOL_VERSION;
+        ch.nonce.data = (uint8_t *)"0123456789abcdef";
+        ch.nonce.len = 16;
+        ch.server_uid = (uint32_t)geteuid();
+        env.msg_case = WEFT__ENVELOPE__MSG_CHALLENGE;
+        env.challenge = &ch;
+        CHECK(send_env(fd, &env) == 0);
+    }
     while (!done) {
         ssize_t n = recv(fd, buf, sizeof buf, 0);
         const uint8_t *p = buf;

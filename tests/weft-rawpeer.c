@@ -15,12 +15,19 @@
  * of 2 sending two events and a Goodbye that says it ended with
  * "MPI_Abort (error code 3)" (rank 1 never comes).
  *
- * Over TCP it first proves its uid with a MUNGE credential (Auth) from
- * the munged at WEFT_MUNGE_SOCKET, unless WEFT_AUTH=none. The MODEs
- * "no-auth" (Hello without Auth), "claim" (a Hello claiming another uid
- * than the credential's: $RAWPEER_CLAIM_UID, else its own + 1), "replay" (a credential weftd already took,
- * sent again on a second connection), "expired" (a credential of 1 s
- * sent 3 s later) and "bad-cred" (not a credential) print weftd's Error.
+ * Over TCP it first reads weftd's Challenge, then proves its uid with a
+ * MUNGE credential (Auth) from the munged at WEFT_MUNGE_SOCKET, bound to
+ * the challenge and the connection as libweft's is (proto/bind.h), unless
+ * WEFT_AUTH=none; after the AuthAck every frame carries the session MAC
+ * (proto/mac.h). The MODEs "no-auth" (Hello without Auth), "claim" (a
+ * Hello claiming another uid than the credential's: $RAWPEER_CLAIM_UID,
+ * else its own + 1), "replay" (a credential weftd already took, sent
+ * again on a second connection), "rebind" (a credential made for one
+ * connection, never sent there, presented on a second one), "expired"
+ * (a credential of 1 s sent 3 s later), "bad-cred" (not a credential),
+ * "bad-mac" (a Hello after the AuthAck whose MAC has one bit changed) and
+ * "unsealed" (a Hello after the AuthAck without a MAC, as a program that
+ * injects into the connection would send) print weftd's Error.
  *
  * MODE "member" is one well-behaved process of a trace with the Hello
  * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
@@ -44,14 +51,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "bind.h"
 #include "codec.h"
 #include "cred.h"
 #include "frame.h"
+#include "mac.h"
 #include "weft_errors.h"
 
 static int sock = -1;
@@ -60,6 +70,11 @@ static int stop_at_hello_ack;      /* await_reply_n returns 4 at HelloAck */
 static int quiet_errors;           /* await_reply_n keeps Errors in */
 static char last_error[512];       /* the last Error, when quiet */
 static uint32_t claim_uid_delta;   /* "claim": the Hello's uid is off by */
+static uint8_t nonce[WEFT_AUTH_NONCE]; /* this socket's Challenge */
+static uint32_t server_uid;        /* what the Challenge says */
+static weft_bind bound;            /* the last credential's payload */
+static weft_mac *mac;              /* after the AuthAck */
+static int corrupt_next;           /* "bad-mac": flip a bit of the next */
 
 static void send_bytes(const void *buf, size_t len)
 {
@@ -76,15 +91,58 @@ static void send_bytes(const void *buf, size_t len)
     }
 }
 
+/* env packed, sealed with the MAC once there is one. */
+static ssize_t pack_env(const Weft__Envelope *env, uint8_t **frame)
+{
+    ssize_t n = weft_frame_pack_room(env, WEFT_MAC_TAG, frame);
+
+    if (n > 0 && mac) {
+        n = (ssize_t)weft_mac_seal_in_place(mac, *frame, (size_t)n);
+        if (corrupt_next) {
+            (*frame)[n - 1] ^= 1;
+            corrupt_next = 0;
+        }
+    }
+    return n;
+}
+
 static void send_env(const Weft__Envelope *env)
 {
     uint8_t *frame;
-    ssize_t n = weft_frame_pack(env, &frame);
+    ssize_t n = pack_env(env, &frame);
 
     if (n > 0) {
         send_bytes(frame, (size_t)n);
         free(frame);
     }
+}
+
+/* A credential of ttl seconds (0: munged's default) for this socket, as
+ * libweft makes it (kept in `bound`). Exits 1 if munged cannot. */
+static char *make_cred(unsigned ttl)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    uint8_t payload[WEFT_BIND_PAYLOAD];
+    char err[256], *cred = NULL;
+
+    memset(&bound, 0, sizeof bound);
+    memcpy(bound.nonce, nonce, sizeof nonce);
+    getsockname(sock, (struct sockaddr *)&ss, &sl);
+    weft_bind_addr_from(&bound.client, (struct sockaddr *)&ss);
+    sl = sizeof ss;
+    getpeername(sock, (struct sockaddr *)&ss, &sl);
+    weft_bind_addr_from(&bound.server, (struct sockaddr *)&ss);
+    if (getrandom(bound.key, sizeof bound.key, 0) != sizeof bound.key)
+        exit(1);
+    weft_bind_encode(&bound, payload);
+    if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"), server_uid, ttl,
+                         payload, sizeof payload, &cred, err,
+                         sizeof err) < 0) {
+        fprintf(stderr, "rawpeer: %s\n", err);
+        exit(1);
+    }
+    return cred;
 }
 
 static int await_reply_n(int timeout_ms, uint64_t stop_after_acks);
@@ -97,17 +155,11 @@ static int send_auth(const char *cred, unsigned ttl, char **made)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Auth a = WEFT__AUTH__INIT;
-    char err[256], *mine = NULL;
+    char *mine = NULL;
     int got;
 
-    if (!cred) {
-        if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"), WEFT_AUTH_ANYONE,
-                             ttl, NULL, 0, &mine, err, sizeof err) < 0) {
-            fprintf(stderr, "rawpeer: %s\n", err);
-            exit(1);
-        }
-        cred = mine;
-    }
+    if (!cred)
+        cred = mine = make_cred(ttl);
     a.protocol_version = WEFT_PROTOCOL_VERSION;
     a.credential.data = (uint8_t *)cred;
     a.credential.len = strlen(cred);
@@ -126,6 +178,7 @@ static int send_auth(const char *cred, unsigned ttl, char **made)
         exit(1);
     }
     authenticated = 1;
+    mac = weft_mac_new(bound.key, WEFT_MAC_CLIENT);
     return 1;
 }
 
@@ -482,6 +535,17 @@ static int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
             int rc = weft_frame_reader_feed(&r, &p, &left, &frame, &flen);
             if (rc <= 0)
                 break;
+            if (mac) {
+                char why[128];
+                ssize_t k = weft_mac_open(mac, frame, flen, why, sizeof why);
+                if (k < 0) {
+                    printf("rawpeer: weftd's %s\n", why);
+                    free(frame);
+                    weft_frame_reader_free(&r);
+                    return 0;
+                }
+                flen = (uint32_t)k;
+            }
             env = weft_frame_unpack(frame, flen);
             free(frame);
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
@@ -532,6 +596,53 @@ static int await_reply(int timeout_ms)
     return await_reply_n(timeout_ms, 0);
 }
 
+/* Reads n bytes (blocking, 10 s at most). 0 or -1. */
+static int read_exactly(uint8_t *buf, size_t n)
+{
+    struct timeval tv = { 10, 0 };
+
+    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (n > 0) {
+        ssize_t k = read(sock, buf, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        buf += k;
+        n -= (size_t)k;
+    }
+    tv.tv_sec = 0;
+    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return 0;
+}
+
+/* Over TCP weftd speaks first: its Challenge (nonce, uid). 0 or -1. */
+static int read_challenge(void)
+{
+    uint8_t hdr[WEFT_FRAME_HEADER], body[256];
+    uint32_t len;
+    Weft__Envelope *env;
+
+    if (read_exactly(hdr, sizeof hdr) < 0)
+        return -1;
+    len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+          (uint32_t)hdr[2] << 8 | hdr[3];
+    if (len > sizeof body || read_exactly(body, len) < 0)
+        return -1;
+    env = weft_frame_unpack(body, len);
+    if (!env || env->msg_case != WEFT__ENVELOPE__MSG_CHALLENGE ||
+        env->challenge->nonce.len != WEFT_AUTH_NONCE) {
+        fprintf(stderr, "rawpeer: weftd's first frame is no Challenge\n");
+        weft_frame_free_envelope(env);
+        errno = EPROTO;
+        return -1;
+    }
+    memcpy(nonce, env->challenge->nonce.data, WEFT_AUTH_NONCE);
+    server_uid = env->challenge->server_uid;
+    weft_frame_free_envelope(env);
+    return 0;
+}
+
 static int connect_to(const char *addr)
 {
     struct sockaddr_in sin = { .sin_family = AF_INET };
@@ -558,7 +669,9 @@ static int connect_to(const char *addr)
     sock = socket(AF_INET, SOCK_STREAM, 0);
     if (sock < 0 || connect(sock, (struct sockaddr *)&sin, sizeof sin) != 0)
         return -1;
-    return 0;
+    weft_mac_free(mac);
+    mac = NULL;
+    return read_challenge();
 }
 
 /* ---- hostile modes (#30): many connections ----
@@ -711,9 +824,10 @@ int main(int argc, char **argv)
                 "modes: garbage too-long empty-frame bad-version "
                 "before-hello unknown-record undefined-ref time-backwards "
                 "daemon-def seq-gap vanish first-half second-half flood valid "
-                "short counted aborted member no-auth claim replay expired "
-                "bad-cred query query-kind query-no-key query-after-hello "
-                "hello-hangup hold-open stall-header\n"
+                "short counted aborted member no-auth claim replay rebind "
+                "expired bad-cred bad-mac unsealed query query-kind "
+                "query-no-key query-after-hello hello-hangup hold-open "
+                "stall-header\n"
                 "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
@@ -758,13 +872,30 @@ int main(int argc, char **argv)
         got = send_auth(cred, 0, NULL);
         free(cred);
         return got == 0 ? 0 : 1;
+    } else if (strcmp(mode, "rebind") == 0) {
+        /* Made for the first connection, presented on a second: the
+         * nonce (and the client's port) are the first's. */
+        char *cred = make_cred(0);
+        int first = sock;
+        if (connect_to(argv[1]) < 0)
+            return 2;
+        got = send_auth(cred, 0, NULL);
+        free(cred);
+        close(first);
+        return got == 0 ? 0 : 1;
+    } else if (strcmp(mode, "bad-mac") == 0) {
+        corrupt_next = 1;
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+    } else if (strcmp(mode, "unsealed") == 0) {
+        ensure_auth();
+        weft_mac_free(mac);
+        mac = NULL; /* what a program without the key can send */
+        send_hello(trace, WEFT_PROTOCOL_VERSION);
+        /* weftd's Error is sealed: read it with the MAC again (weftd
+         * sent nothing sealed before it). */
+        mac = weft_mac_new(bound.key, WEFT_MAC_CLIENT);
     } else if (strcmp(mode, "expired") == 0) {
-        char err[256], *cred = NULL;
-        if (weft_auth_encode(getenv("WEFT_MUNGE_SOCKET"), WEFT_AUTH_ANYONE,
-                             1, NULL, 0, &cred, err, sizeof err) < 0) {
-            fprintf(stderr, "rawpeer: %s\n", err);
-            return 1;
-        }
+        char *cred = make_cred(1);
         sleep(3);
         got = send_auth(cred, 0, NULL);
         free(cred);
@@ -876,7 +1007,7 @@ int main(int argc, char **argv)
             b.records.len = len;
             env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
             env.event_batch = &b;
-            n = weft_frame_pack(&env, &frame);
+            n = pack_env(&env, &frame);
             k = write(sock, frame, (size_t)n);
             free(frame);
             /* A send timeout shows as EAGAIN or as a short write. */
