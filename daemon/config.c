@@ -70,7 +70,7 @@ static const key_desc keys[] = {
       "online CPU, at most 8)", NULL },
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
-      "first come first served", NULL },
+      "taken round robin by owner (uid)", NULL },
     /* min: the fixed part and 8 writers (convert.h) */
     { "weftd", "convert_memory", K_SIZE, OFF(convert_memory), 32u << 20,
       UINT64_C(1) << 40, "bytes of libotf2 event buffers one conversion "
@@ -125,8 +125,10 @@ static const key_desc keys[] = {
     { "limits", "max_traces_per_user", K_COUNT, OFF(max_traces_per_user), 1,
       1u << 20, "traces of one user (uid) recording at once", NULL },
     { "limits", "max_user_spool_bytes", K_SIZE, OFF(max_user_spool_bytes),
-      0, UINT64_C(1) << 60, "bytes of traces one user may hold in the spool "
-      "before new traces of theirs are refused (0: no bound)", NULL },
+      0, UINT64_C(1) << 60, "bytes of traces one user may hold in the spool, "
+      "journals counted as they arrive: past it their batches are refused "
+      "and counted as dropped, their new traces refused (0: no bound)",
+      NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
       "processes (members) per trace", NULL },
 };
@@ -182,6 +184,7 @@ void weft_config_init(weft_config *c)
     c->convert_memory = 256u << 20;
     c->max_members = 1u << 20;
     c->max_traces_per_user = 256;
+    c->max_user_spool_bytes = UINT64_C(10) << 30;
 }
 
 void weft_config_free(weft_config *c)

@@ -44,6 +44,7 @@
 #include "catrow.h"
 #include "clock.h"
 #include "convert.h"
+#include "convq.h"
 #include "frame.h"
 #include "fsutil.h"
 #include "live.h"
@@ -96,6 +97,7 @@ static void trace_free(weft_trace *t)
 {
     if (!t)
         return;
+    weft_quota_live(&t->d->quota, t->uid, -(int64_t)t->charged);
     for (uint32_t i = 0; i < t->mcap; i++)
         member_free(t->mtab[i]);
     free(t->mtab);
@@ -396,6 +398,7 @@ static void queue_begin(weft_trace *t)
  * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
     weft_work work;             /* first: the job is its work */
+    weft_convq_item turn;       /* its place in d->convq (convq.h) */
     weft_trace *t;
     char *catalog;
     char *archive;
@@ -566,37 +569,35 @@ static void convert_done(weft_work *w)
     free(j->catalog);
     free(j->archive);
     free(j);
+    weft_convq_next(d);  /* its slot is free */
 }
 
-/* Hands j to the converter, made when the first conversion comes (it
- * ends by itself once it has none left). 0 or a WEFT_E* code. */
+/* Queues j for a converter slot, in turn with other users' (convq.h).
+ * 0 or a WEFT_E* code. */
 static int queue_conversion(weft_daemon *d, convert_job *j)
 {
-    weft_trace_conversions n;
-    int rc;
+    weft_trace_conversions n = weft_trace_count_conversions(d);
 
-    if (!d->converter &&
-        (rc = weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
-                                WEFT_WORKER_TRANSIENT, &d->converter)) < 0)
-        return rc;
-    n = weft_trace_count_conversions(d);
     if (n.running + n.queued >= d->cfg.max_conversions)
         weft_tlog(j->t, WEFT_LOG_DEBUG, "trace '%s': queued behind %u "
                   "conversions (max_conversions %" PRIu64 " at once)",
                   j->t->name, n.running + n.queued, d->cfg.max_conversions);
-    return weft_worker_submit(d->converter, &j->work, convert_work,
-                              convert_done);
+    j->turn.work = &j->work;
+    j->turn.run = convert_work;
+    j->turn.done = convert_done;
+    return weft_convq_submit(d, &j->turn, j->t->uid);
 }
 
 weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
 {
-    weft_trace_conversions n = { 0, 0, d->conversions_peak };
+    weft_trace_conversions n = { (unsigned)d->convq.count, 0,
+                                 d->conversions_peak };
     weft_worker_counts c;
 
     if (!d->converter)
         return n;
     c = weft_worker_count(d->converter);
-    n.queued = c.queued;
+    n.queued += c.queued;
     n.running = c.running;
     if (c.peak > n.peak)
         n.peak = c.peak;
@@ -608,6 +609,7 @@ void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
     d->cfg.max_conversions = max;
     if (d->converter)
         weft_worker_set_max(d->converter, (unsigned)max);
+    weft_convq_next(d);
 }
 
 static void unlink_trace(weft_trace *t)
@@ -1211,6 +1213,7 @@ void weft_trace_check_idle(weft_daemon *d)
     uint64_t grace = d->cfg.grace_period * 1000;
     weft_trace *t, *next, **pp = &d->retrying;
 
+    weft_convq_next(d);  /* one the converter could not take before */
     while ((t = *pp) != NULL) {
         if (d->stopping || now < t->retry_at) {
             pp = &t->next;

@@ -203,6 +203,9 @@ static const char *const migrations[] = {
      "INSERT INTO trace_ids SELECT coalesce(max(id), 0) FROM traces;"
      "CREATE TRIGGER trace_ids_last AFTER INSERT ON traces BEGIN"
      " UPDATE trace_ids SET last = max(last, NEW.id); END;"),
+    /* 9 -> 10: bytes a trace costs its owner's max_user_spool_bytes
+     * beyond its archive's (an import: its catalog rows) */
+    "ALTER TABLE traces ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
