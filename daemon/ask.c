@@ -264,6 +264,8 @@ static void ask_done(weft_work *w)
         if (rc == 0)
             weft_retain_charge(j->d, j->uid, j->import_bytes + j->charge);
     }
+    if (j->kind == WEFT__QUERY__KIND__REMOVE && rc == 0)
+        weft_retain_run(j->d); /* its owner's quota counts it gone */
     if (!c)
         goto out;
     c->ask_job = NULL;
