@@ -6,9 +6,10 @@
  * catalog says (archives, and what imports add: retain.c's job sums them
  * at start and every minute), plus what was converted or imported since
  * (weft_quota_stored); and `live`, the journals of their traces still in
- * weftd's hands (recording, waiting or converting), charged entry by
- * entry as weftd accepts them (session.c, recover.c) and released when
- * the trace is freed: converted, its archive then counts in `stored`.
+ * weftd's hands (recording, waiting or converting) with the archives
+ * they will make (WEFT_QUOTA_JOURNAL_FACTOR), charged entry by entry as
+ * weftd accepts them (session.c, recover.c) and released when the trace
+ * is freed: converted, its archive then counts in `stored`.
  * While a job sums the catalog, what is stored meanwhile is kept aside
  * and added to the job's figure: it may count twice until the next job,
  * never not at all. Loop thread only; no daemon, no I/O (test_quota).
@@ -23,6 +24,13 @@
  * Goodbye naming 81 920 threads made 642 MB), charged for a thread a
  * Goodbye names that sent no batch before conversion makes it. */
 #define WEFT_QUOTA_LOCATION_BYTES 8192
+
+/* A journal byte is charged as this many: itself and the archive its
+ * conversion will write, which both exist until the journals are removed
+ * (measured: weft-demo's archive is 3.2 times its journals; an Enter
+ * takes about 5 bytes in a journal and 16 in OTF2). Released when the
+ * trace is converted and its archive's real bytes charged instead. */
+#define WEFT_QUOTA_JOURNAL_FACTOR 4
 
 typedef struct weft_quota_user {
     uint32_t uid;

@@ -248,7 +248,8 @@ static int replay(weft_trace *t, const char *path, const char *name,
             weft_strerror(rc));
     }
     if (m) { /* its bytes count for its owner until it is converted */
-        uint64_t bytes = weft_journal_reader_offset(r);
+        uint64_t bytes = weft_journal_reader_offset(r) *
+                         WEFT_QUOTA_JOURNAL_FACTOR;
         if (weft_quota_live(&t->d->quota, t->uid, (int64_t)bytes) == 0)
             t->charged += bytes;
     }

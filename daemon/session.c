@@ -180,9 +180,11 @@ enum {
 static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
 {
     weft_member *m = c->member;
-    uint64_t bytes = WEFT_JOURNAL_HEADER + (uint64_t)j->e.len;
+    uint64_t bytes = (WEFT_JOURNAL_HEADER + (uint64_t)j->e.len) *
+                     WEFT_QUOTA_JOURNAL_FACTOR;
 
-    /* Charged as it arrives (quota.h), released with the trace. */
+    /* Charged as it arrives with the archive it will make (quota.h),
+     * released with the trace. */
     if (weft_quota_live(&c->d->quota, m->trace->uid, (int64_t)bytes) == 0)
         m->trace->charged += bytes;
     j->member = m;
@@ -499,11 +501,13 @@ static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
     char err[256];
     int rc;
 
-    if (weft_quota_check(&d->quota, m->trace->uid, max, WEFT_JOURNAL_HEADER +
-                         (uint64_t)b->records.len, err, sizeof err) == 0)
+    if (weft_quota_check(&d->quota, m->trace->uid, max,
+                         (WEFT_JOURNAL_HEADER + (uint64_t)b->records.len) *
+                             WEFT_QUOTA_JOURNAL_FACTOR, err, sizeof err) == 0)
         return 0;
     if (weft_quota_check(&d->quota, m->trace->uid,
-                         max + max / WEFT_QUOTA_SLACK, WEFT_JOURNAL_HEADER,
+                         max + max / WEFT_QUOTA_SLACK,
+                         WEFT_JOURNAL_HEADER * WEFT_QUOTA_JOURNAL_FACTOR,
                          err, sizeof err) < 0) {
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
                              "%s; its refused batches took 1/%d more",

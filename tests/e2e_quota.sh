@@ -6,7 +6,7 @@
 #       and counted: the trace ends partial saying why, and `weft show`
 #       (text and --json) and its location rows count as dropped exactly
 #       the events the program recorded that the archive does not hold;
-#   (c) the user's next trace is refused while they are over, saying so;
+#   (c) a new trace of the user is refused while they are over, saying so;
 #   (d) once `weft rm` freed the space, a trace completes exactly.
 . "$(dirname "$0")/lib.sh"
 
@@ -53,7 +53,13 @@ grep -q "trace 'big'.*batch .* refused .*max_user_spool_bytes is 1048576" \
 otf2-print -Werror --silent "$(json_get "$TMP/show.json" 'j["archive"]')" \
     >/dev/null || fail "big: otf2-print rejects the archive"
 
-# ---- (c) the next trace is refused while over ----------------------------------
+# ---- (c) a new trace is refused while the user is over ----------------------
+# big's archive (what its journals, charged 4 bytes each, became) is
+# over 64K: a weftd started with that quota counts it from the catalog
+# (at start) and refuses the user's next trace.
+stop_weftd
+start_weftd --grace-period 1 --set max_user_spool_bytes=64K
+sleep 1
 run_demo next -- -p 1 -t 1 -n 10
 grep -q "max_user_spool_bytes" "$TMP/next.out" ||
     fail "next: the program was not told of the quota: $(cat "$TMP/next.out")"
