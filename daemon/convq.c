@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "trace.h"
 #include "weft_errors.h"
 
 /* The index of uid's entry in q->users, or where it would go. */
@@ -146,4 +147,29 @@ int weft_convq_submit(struct weft_daemon *d, weft_convq_item *it,
 void weft_convq_next(struct weft_daemon *d)
 {
     pump(d);
+}
+
+/* trace.h: the conversions handed over and waiting. */
+weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
+{
+    weft_trace_conversions n = { (unsigned)d->convq.count, 0,
+                                 d->conversions_peak };
+    weft_worker_counts c;
+
+    if (!d->converter)
+        return n;
+    c = weft_worker_count(d->converter);
+    n.queued += c.queued;
+    n.running = c.running;
+    if (c.peak > n.peak)
+        n.peak = c.peak;
+    return n;
+}
+
+void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
+{
+    d->cfg.max_conversions = max;
+    if (d->converter)
+        weft_worker_set_max(d->converter, (unsigned)max);
+    weft_convq_next(d);
 }

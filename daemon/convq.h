@@ -7,7 +7,9 @@
  * given; so conversions wait here instead, each user's in a FIFO of its
  * own, and only as many as there are free slots are handed to the
  * converter. The next one is the oldest of the user after the one served
- * last (in uid order, wrapping around). Loop thread only.
+ * last (in uid order, wrapping around). trace.h's
+ * weft_trace_count_conversions and weft_trace_set_max_conversions live
+ * in convq.c too. Loop thread only.
  */
 #ifndef WEFT_CONVQ_H
 #define WEFT_CONVQ_H

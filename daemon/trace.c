@@ -3,9 +3,9 @@
  *
  * Catalog writes run on libuv's thread pool, conversions on the
  * converter (worker.h): at most max_conversions at once, the others
- * waiting their turn in its queue, so a burst of finished traces takes
- * neither libuv's pool nor all the CPUs; the loop thread only queues
- * them. A trace is one run of a program: members are grouped by (owner,
+ * waiting their turn in convq.h's queue (round robin by owner), so a
+ * burst of finished traces takes neither libuv's pool nor all the CPUs;
+ * the loop thread only queues them. A trace is one run of a program: members are grouped by (owner,
  * name, run), so two launches with the same name are two traces,
  * concurrent or not. A finished trace leaves d->traces when
  * its conversion is queued and its run is remembered in d->ended_runs: a
@@ -586,30 +586,6 @@ static int queue_conversion(weft_daemon *d, convert_job *j)
     j->turn.run = convert_work;
     j->turn.done = convert_done;
     return weft_convq_submit(d, &j->turn, j->t->uid);
-}
-
-weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
-{
-    weft_trace_conversions n = { (unsigned)d->convq.count, 0,
-                                 d->conversions_peak };
-    weft_worker_counts c;
-
-    if (!d->converter)
-        return n;
-    c = weft_worker_count(d->converter);
-    n.queued += c.queued;
-    n.running = c.running;
-    if (c.peak > n.peak)
-        n.peak = c.peak;
-    return n;
-}
-
-void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
-{
-    d->cfg.max_conversions = max;
-    if (d->converter)
-        weft_worker_set_max(d->converter, (unsigned)max);
-    weft_convq_next(d);
 }
 
 static void unlink_trace(weft_trace *t)
