@@ -16,6 +16,8 @@
 #include "import.h"
 #include "frame.h"
 #include "log.h"
+#include "quota.h"
+#include "retain.h"
 #include "status.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -36,6 +38,9 @@ typedef struct ask_job {
     size_t image_len;
     uint8_t *import;         /* IMPORT: the ImportTrace, packed */
     size_t import_len;
+    uint64_t import_bytes;   /* IMPORT: its archive's bytes (loop thread) */
+    uint64_t charge;         /* IMPORT: what its rows cost the quota, held
+                                (live) while it is stored (loop thread) */
     char *line;              /* REMOVE, IMPORT: what was done */
     char err[512];
 } ask_job;
@@ -171,6 +176,7 @@ static int import_work(ask_job *j)
         snprintf(j->err, sizeof j->err, "out of memory");
         goto out;
     }
+    r.charged = WEFT_IMPORT_CHARGE(j->import_len); /* as weft_ask_import */
     rc = weft_import_store(j->catalog, j->spool, j->uid, &r, &key, j->err,
                            sizeof j->err);
     if (rc == 0 && asprintf(&j->line, "imported %s/traces.otf2 as trace "
@@ -253,6 +259,13 @@ static void ask_done(weft_work *w)
 
     j->d->asks--;
     j->d->jobs--;
+    if (j->charge) { /* an import: stored, or not */
+        weft_quota_live(&j->d->quota, j->uid, -(int64_t)j->charge);
+        if (rc == 0)
+            weft_retain_charge(j->d, j->uid, j->import_bytes + j->charge);
+    }
+    if (j->kind == WEFT__QUERY__KIND__REMOVE && rc == 0)
+        weft_retain_run(j->d); /* its owner's quota counts it gone */
     if (!c)
         goto out;
     c->ask_job = NULL;
@@ -415,6 +428,8 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
 
 int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
 {
+    ask_job *j;
+    uint64_t charge;
     uint8_t *buf;
     size_t len;
     char err[512];
@@ -436,7 +451,24 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
         return WEFT_ENOMEM;
     }
     weft__import_trace__pack(m, buf);
-    return submit(c, WEFT__QUERY__KIND__IMPORT, NULL, 0, buf, len);
+    /* Charged before it is stored, as it would be once stored: what it
+     * adds to the catalog and the bytes it claims (not 1 byte for any). */
+    charge = WEFT_IMPORT_CHARGE(len);
+    if ((rc = weft_quota_check(&c->d->quota, c->peer_uid,
+                               c->d->cfg.max_user_spool_bytes,
+                               charge + m->bytes, err, sizeof err)) < 0) {
+        free(buf);
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, rc,
+                             "import refused: %s", err);
+        return rc;
+    }
+    if ((rc = submit(c, WEFT__QUERY__KIND__IMPORT, NULL, 0, buf, len)) < 0)
+        return rc;
+    j = c->ask_job;
+    j->import_bytes = m->bytes;
+    if (weft_quota_live(&c->d->quota, c->peer_uid, (int64_t)charge) == 0)
+        j->charge = charge;
+    return 0;
 }
 
 void weft_ask_report(weft_daemon *d)

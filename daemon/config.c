@@ -77,7 +77,7 @@ static const key_desc keys[] = {
       "online CPU, at most 8)", NULL },
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
-      "first come first served", NULL },
+      "taken round robin by owner (uid)", NULL },
     /* min: the fixed part and 8 writers (convert.h) */
     { "weftd", "convert_memory", K_SIZE, OFF(convert_memory), 32u << 20,
       UINT64_C(1) << 40, "bytes of libotf2 event buffers one conversion "
@@ -132,8 +132,10 @@ static const key_desc keys[] = {
     { "limits", "max_traces_per_user", K_COUNT, OFF(max_traces_per_user), 1,
       1u << 20, "traces of one user (uid) recording at once", NULL },
     { "limits", "max_user_spool_bytes", K_SIZE, OFF(max_user_spool_bytes),
-      0, UINT64_C(1) << 60, "bytes of traces one user may hold in the spool "
-      "before new traces of theirs are refused (0: no bound)", NULL },
+      0, UINT64_C(1) << 60, "bytes of traces one user may hold in the spool, "
+      "journals counted as they arrive: past it their batches are refused "
+      "and counted as dropped, their new traces refused (0: no bound)",
+      NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
       "processes (members) per trace", NULL },
     { "limits", "max_members_per_user", K_COUNT, OFF(max_members_per_user),
@@ -225,6 +227,7 @@ void weft_config_init(weft_config *c)
     c->max_preauth_frame = 16u << 10;
     c->preauth_timeout = 10;
     c->max_log_refusals = 20;
+    c->max_user_spool_bytes = UINT64_C(10) << 30;
 }
 
 void weft_config_free(weft_config *c)

@@ -389,7 +389,12 @@ static int on_goodbye(conv *c, member *m, const weft_journal_entry *e,
                                off);
     m->has_goodbye = 1;
     for (size_t i = 0; i < g->n_locations; i++) {
-        loc *l = weft__conv_loc(m, g->locations[i]->location, 1);
+        /* A thread that reports nothing and sent nothing is no location
+         * (a Goodbye naming thousands would make them all). */
+        int some = g->locations[i]->events || g->locations[i]->dropped;
+        loc *l = weft__conv_loc(m, g->locations[i]->location, some);
+        if (!l && !some)
+            continue;
         if (!l) {
             rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             break;
@@ -487,9 +492,12 @@ static int on_events(conv *c, member *m, const weft_journal_entry *e,
     if (e->seq <= l->last_seq)
         return 0;
     l->last_seq = e->seq;
-    if (replay)  /* in another group of locations when it has no writer */
+    if (e->kind == WEFT_JE_REFUSED)  /* no events: counted in pass 1 */
+        l->refused += replay ? 0 : e->count;
+    else if (replay)  /* in another group of locations with no writer */
         return l->w ? replay(c, m, l, e, off) : 0;
-    l->journaled += e->count;
+    else
+        l->journaled += e->count;
     return 0;
 }
 
@@ -506,6 +514,7 @@ static int on_entry(conv *c, member *m, const weft_journal_entry *e,
         m->defs_seq = e->seq;
         return replay ? 0 : on_defs(c, m, e, off);
     case WEFT_JE_EVENTS:
+    case WEFT_JE_REFUSED:
         return on_events(c, m, e, off, replay);
     case WEFT_JE_GOODBYE:
         return replay ? 0 : on_goodbye(c, m, e, off);
@@ -890,19 +899,22 @@ static int check_counts(conv *c)
 {
     weft_convert_result *out = c->out;
     size_t len = 0, more = 0;
+    uint64_t refused = 0;
 
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
         for (size_t k = 0; k < m->nlocs; k++) {
             const loc *l = &m->locs[k];
             uint64_t sent = l->sent;
+            refused += l->refused;
             if (l->replayed != l->journaled)
                 return weft__conv_fail(c, WEFT_ECORRUPT, "%s: thread %"
                                        PRIu32 ": its entries hold %" PRIu64
                                        " events but %" PRIu64 " were read "
                                        "back", m->path, l->thread,
                                        l->journaled, l->replayed);
-            if (!m->has_goodbye || !l->said_goodbye || l->replayed == sent)
+            if (!m->has_goodbye || !l->said_goodbye ||
+                l->replayed + l->refused == sent)
                 continue;
             if (len) {
                 more++;
@@ -916,6 +928,9 @@ static int check_counts(conv *c)
     }
     if (more)
         incomplete(out, &len, "%zu more threads differ", more);
+    if (refused)
+        incomplete(out, &len, "%" PRIu64 " events refused (dropped): the "
+                   "owner was over max_user_spool_bytes", refused);
     left_out(out, &len, c->conflicts, "another of the same key came "
              "first", c->conflict);
     left_out(out, &len, c->absent, "they name the location group of a "
@@ -939,7 +954,8 @@ static void held_result(conv *c)
     for (size_t i = 0; i < c->nmems; i++)
         for (size_t j = 0; j < c->mems[i].nlocs; j++) {
             out->events += c->mems[i].locs[j].journaled;
-            out->dropped += c->mems[i].locs[j].dropped;
+            out->dropped += c->mems[i].locs[j].dropped +
+                            c->mems[i].locs[j].refused;
         }
     out->members = (uint32_t)c->nmems;
 }
@@ -966,12 +982,12 @@ static int fill_result(conv *c)
             row->rank = m->rank;
             row->thread = l->thread;
             row->events = l->events;
-            row->dropped = l->dropped;
+            row->dropped = l->dropped + l->refused;
             if (!(row->name = strdup(weft__conv_loc_name(l, name,
                                                          sizeof name))))
                 return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             out->events += row->events;
-            out->dropped += l->dropped;
+            out->dropped += row->dropped;
         }
     }
     out->members = (uint32_t)c->nmems;

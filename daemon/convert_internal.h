@@ -50,6 +50,7 @@ typedef struct loc {
     int said_goodbye;   /* a Goodbye named it: sent and dropped hold */
     uint64_t sent;      /* from the last Goodbye */
     uint64_t dropped;   /* from the last Goodbye */
+    uint64_t refused;   /* events weftd refused (WEFT_JE_REFUSED) */
     uint64_t last_time; /* of the last event written */
     uint32_t *gap;      /* regions left at MeasurementOnOff OFF, outermost
                            first, entered again at ON (pass 2) */

@@ -8,6 +8,8 @@
 #include <uv.h>
 
 #include "log.h"
+#include "convq.h"
+#include "quota.h"
 #include "weftd_config.h"
 
 struct weft_conn;
@@ -16,7 +18,6 @@ struct weft_trace;
 struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
-struct weft_user_bytes;
 struct weft_preauth;
 struct weft_fdguard;
 struct weft_jcache;
@@ -75,6 +76,7 @@ typedef struct weft_daemon {
     unsigned converting;          /* conversions in flight: queued for a
                                      max_conversions slot or running */
     unsigned conversions_peak;    /* most conversions that ran at once */
+    weft_convq convq;             /* those waiting for a slot (convq.h) */
     int stopping;
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */
@@ -142,8 +144,9 @@ typedef struct weft_daemon {
      * since (weft_retain_charge). */
     int retain_running;
     uint64_t retain_last;         /* uv_now() when the last job began */
-    struct weft_user_bytes *user_bytes; /* per uid, nuser_bytes of them */
-    size_t nuser_bytes;
+    weft_quota quota;             /* each uid's bytes in the spool, the
+                                     journals charged as they arrive
+                                     (quota.h) */
     uint64_t spool_bytes;         /* bytes of the traces not removed */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */

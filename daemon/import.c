@@ -693,6 +693,8 @@ int weft_import_store(const char *catalog, const char *spool, uint32_t uid,
     r->row.run = (char *)"";
     r->row.clock = (char *)"";
     rc = weft_catalog_trace_finish_detail(cat, &r->row, &r->detail);
+    if (rc == 0)
+        rc = weft_catalog_trace_charge(cat, *key, r->charged);
     if (rc < 0) {
         fail(err, errlen, rc, "%s", weft_catalog_errmsg(cat));
         if (dir) {

@@ -44,7 +44,15 @@
 typedef struct weft_import_rows {
     weft_trace_row row;
     weft_trace_detail detail;
+    uint64_t charged;    /* what it costs its owner's quota besides the
+                            archive's bytes (weft_catalog_trace_charge) */
 } weft_import_rows;
+
+/* What an import of `packed` bytes (its ImportTrace) costs its owner's
+ * max_user_spool_bytes besides the archive it names: its rows in the
+ * catalog (with their indexes, about twice their packed size) and its
+ * directory in the spool. */
+#define WEFT_IMPORT_CHARGE(packed) (2 * (uint64_t)(packed) + 4096)
 
 /* Checks every field of m: lengths, counts, strings (no control
  * characters but in the path's bytes none either), numbers that must

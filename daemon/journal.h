@@ -34,7 +34,10 @@ enum weft_journal_kind {
     WEFT_JE_DEFS = 2,    /* payload: definition records; seq */
     WEFT_JE_EVENTS = 3,  /* payload: event records; location, seq,
                             base_time, count */
-    WEFT_JE_GOODBYE = 4  /* payload: packed weft.Goodbye */
+    WEFT_JE_GOODBYE = 4, /* payload: packed weft.Goodbye */
+    WEFT_JE_REFUSED = 5  /* no payload: an EventBatch of `count` events
+                            weftd refused (its owner over
+                            max_user_spool_bytes); location, seq */
 };
 
 typedef struct weft_journal_entry {

@@ -44,6 +44,7 @@
 #include "catalog.h"
 #include "journal.h"
 #include "log.h"
+#include "quota.h"
 #include "spool.h"
 #include "trace.h"
 #include "validate.h"
@@ -216,6 +217,13 @@ static int replay(weft_trace *t, const char *path, const char *name,
                     l->last_time = l->held_time = last;
                 l->events += e.count;
             }
+        } else if (e.kind == WEFT_JE_REFUSED) {
+            rc = weft_member_location(m, e.location, why, sizeof why);
+            if (rc == 0) {
+                m->locs[e.location].last_seq = e.seq;
+                m->locs[e.location].held_seq = e.seq;
+                m->refused += e.count;
+            }
         } else if (e.kind == WEFT_JE_GOODBYE) {
             rc = restore_goodbye(m, &e, why, sizeof why);
         }
@@ -238,6 +246,12 @@ static int replay(weft_trace *t, const char *path, const char *name,
     } else if (rc < 0 && rc != WEFT_ECORRUPT && !err[0]) {
         say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off,
             weft_strerror(rc));
+    }
+    if (m) { /* its bytes count for its owner until it is converted */
+        uint64_t bytes = weft_journal_reader_offset(r) *
+                         WEFT_QUOTA_JOURNAL_FACTOR;
+        if (weft_quota_live(&t->d->quota, t->uid, (int64_t)bytes) == 0)
+            t->charged += bytes;
     }
     weft_journal_reader_close(r);
     *mp = m;

@@ -12,18 +12,13 @@
 #include "catalog.h"
 #include "fsutil.h"
 #include "log.h"
+#include "quota.h"
 #include "rekey.h"
 #include "weft_errors.h"
 #include "worker.h"
 
 /* At most this many traces removed by one job (the next goes on). */
 #define WEFT_RETAIN_MAX_REMOVALS 1000
-
-/* One user's bytes in the spool (d->user_bytes). */
-typedef struct weft_user_bytes {
-    uint32_t uid;
-    uint64_t bytes;
-} weft_user_bytes;
 
 /* A trace the job removed, for the log. */
 typedef struct removed {
@@ -41,7 +36,7 @@ typedef struct retain_job {
     /* results (worker thread) */
     removed *gone;
     size_t ngone, capgone;
-    weft_user_bytes *users;
+    weft_quota_sum *users;
     size_t nusers, capusers;
     uint64_t total;
     int rc;
@@ -111,7 +106,7 @@ static void add_user(uint32_t uid, uint64_t bytes, void *arg)
 
     if (j->nusers == j->capusers) {
         size_t cap = j->capusers ? 2 * j->capusers : 16;
-        weft_user_bytes *p = realloc(j->users, cap * sizeof *p);
+        weft_quota_sum *p = realloc(j->users, cap * sizeof *p);
         if (!p)
             return;
         j->users = p;
@@ -260,15 +255,11 @@ static void retain_done(weft_work *w)
         weft_dlog(d, WEFT_LOG_WARNING, "%" PRIu64 " trace directories of an "
                   "older weftd could not get a key others cannot guess: %s",
                   j->rekey_failed, j->rekey_err);
-    if (j->rc < 0) {
+    weft_quota_count_end(&d->quota, j->users, j->nusers, j->rc == 0);
+    if (j->rc < 0)
         weft_dlog(d, WEFT_LOG_ERROR, "retention: %s", j->err);
-    } else {
-        free(d->user_bytes);
-        d->user_bytes = j->users;
-        d->nuser_bytes = j->nusers;
-        j->users = NULL;
+    else
         d->spool_bytes = j->total;
-    }
     job_free(j);
 }
 
@@ -300,6 +291,7 @@ void weft_retain_run(weft_daemon *d)
     }
     d->retain_running = 1;
     d->jobs++;
+    weft_quota_count_begin(&d->quota);
 }
 
 void weft_retain_tick(weft_daemon *d)
@@ -310,44 +302,18 @@ void weft_retain_tick(weft_daemon *d)
 
 void weft_retain_charge(weft_daemon *d, uint32_t uid, uint64_t bytes)
 {
-    weft_user_bytes *p;
-
     d->spool_bytes += bytes;
-    for (size_t i = 0; i < d->nuser_bytes; i++) {
-        if (d->user_bytes[i].uid == uid) {
-            d->user_bytes[i].bytes += bytes;
-            return;
-        }
-    }
-    p = realloc(d->user_bytes, (d->nuser_bytes + 1) * sizeof *p);
-    if (!p)
-        return; /* the next job counts it */
-    d->user_bytes = p;
-    p[d->nuser_bytes].uid = uid;
-    p[d->nuser_bytes++].bytes = bytes;
+    (void)weft_quota_stored(&d->quota, uid, bytes); /* or the next job */
 }
 
 int weft_retain_check_user(const weft_daemon *d, uint32_t uid, char *err,
                            size_t errlen)
 {
-    uint64_t max = d->cfg.max_user_spool_bytes;
-
-    if (max == 0)
-        return 0;
-    for (size_t i = 0; i < d->nuser_bytes; i++) {
-        if (d->user_bytes[i].uid != uid || d->user_bytes[i].bytes < max)
-            continue;
-        snprintf(err, errlen, "uid %u has %" PRIu64 " bytes of traces in "
-                 "the spool: max_user_spool_bytes is %" PRIu64 " (weft rm "
-                 "some of them)", uid, d->user_bytes[i].bytes, max);
-        return WEFT_ELIMIT;
-    }
-    return 0;
+    return weft_quota_check(&d->quota, uid, d->cfg.max_user_spool_bytes, 0,
+                            err, errlen);
 }
 
 void weft_retain_free(weft_daemon *d)
 {
-    free(d->user_bytes);
-    d->user_bytes = NULL;
-    d->nuser_bytes = 0;
+    weft_quota_free(&d->quota);
 }

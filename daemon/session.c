@@ -33,6 +33,7 @@
 #include "frame.h"
 #include "jcache.h"
 #include "log.h"
+#include "quota.h"
 #include "validate.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -182,7 +183,13 @@ enum {
 static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
 {
     weft_member *m = c->member;
+    uint64_t bytes = (WEFT_JOURNAL_HEADER + (uint64_t)j->e.len) *
+                     WEFT_QUOTA_JOURNAL_FACTOR;
 
+    /* Charged as it arrives with the archive it will make (quota.h),
+     * released with the trace. */
+    if (weft_quota_live(&c->d->quota, m->trace->uid, (int64_t)bytes) == 0)
+        m->trace->charged += bytes;
     j->member = m;
     j->conn_serial = m->conn_serial;
     j->what = what;
@@ -326,11 +333,12 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
     } else if (j->what == WRITTEN_EVENTS) {
         weft_loc_state *l = &m->locs[e->location];
         l->held_seq = e->seq;
-        if (e->count)
+        if (e->count && e->kind == WEFT_JE_EVENTS) { /* not refused */
             l->held_time = j->last_time;
-        l->events += e->count;
-        d->events_in += e->count;
-        d->bytes_in += e->len;
+            l->events += e->count;
+            d->events_in += e->count;
+            d->bytes_in += e->len;
+        }
         if (c)
             send_ack(c, 0, e->location, e->seq);
     } else if (j->what == WRITTEN_GOODBYE && c) {
@@ -479,6 +487,55 @@ static int ensure_location(weft_conn *c, uint32_t loc)
     return rc;
 }
 
+/* The part of max_user_spool_bytes that refused batches' entries may
+ * add beyond it (1/WEFT_QUOTA_SLACK): past that, the connection is
+ * refused instead. */
+#define WEFT_QUOTA_SLACK 16
+
+/* Batch b would put its owner over max_user_spool_bytes: it is refused
+ * instead of journaled, its events counted (an entry without payload,
+ * WEFT_JE_REFUSED, keeps its seq and the count for the catalog's
+ * dropped figures) and acknowledged, so that the client goes on and its
+ * trace ends saying what it lost. 1 when refused, 0 when it may be
+ * journaled, or a WEFT_E* code after failing c. */
+static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
+{
+    weft_member *m = c->member;
+    weft_daemon *d = c->d;
+    uint64_t max = d->cfg.max_user_spool_bytes;
+    weft_journal_entry e = { 0 };
+    char err[256];
+    int rc;
+
+    if (weft_quota_check(&d->quota, m->trace->uid, max,
+                         (WEFT_JOURNAL_HEADER + (uint64_t)b->records.len) *
+                             WEFT_QUOTA_JOURNAL_FACTOR, err, sizeof err) == 0)
+        return 0;
+    if (weft_quota_check(&d->quota, m->trace->uid,
+                         max + max / WEFT_QUOTA_SLACK,
+                         WEFT_JOURNAL_HEADER * WEFT_QUOTA_JOURNAL_FACTOR,
+                         err, sizeof err) < 0) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
+                             "%s; its refused batches took 1/%d more",
+                             err, WEFT_QUOTA_SLACK);
+        return WEFT_ELIMIT;
+    }
+    weft_limit_hit(d, WEFT_LIMIT_MAX_USER_SPOOL_BYTES);
+    if (m->refused == 0)
+        weft_conn_log(c, WEFT_LOG_WARNING, "thread %u: batch %" PRIu64
+                      " refused (%u events), and its next ones while over "
+                      "the quota: %s", b->location, b->seq, b->events, err);
+    e.kind = WEFT_JE_REFUSED;
+    e.location = b->location;
+    e.seq = b->seq;
+    e.count = b->events;
+    if ((rc = journal(c, &e, WRITTEN_EVENTS, 0)) < 0)
+        return rc;
+    m->refused += b->events;
+    m->locs[b->location].last_seq = b->seq;
+    return 1;
+}
+
 static int on_batch(weft_conn *c, const Weft__EventBatch *b)
 {
     weft_member *m = c->member;
@@ -507,6 +564,8 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
                        b->seq, m->locs[b->location].last_seq);
         return WEFT_EPROTO;
     }
+    if ((rc = refuse_over_quota(c, b)) != 0)
+        return rc < 0 ? rc : 0;
     rc = weft_validate_events(m, b->location, b->base_time, b->events,
                               b->records.data, b->records.len, &last, &limit,
                               err, sizeof err);
@@ -531,6 +590,39 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
     return 0;
 }
 
+/* Conversion makes a location of every thread g names with events or
+ * drops, also one that sent no batch: such a location is charged to its
+ * owner now, before it exists (WEFT_QUOTA_LOCATION_BYTES each; conversion
+ * skips those reporting nothing). 0, or WEFT_ELIMIT after failing c when
+ * they would take the owner past max_user_spool_bytes. */
+static int charge_locations(weft_conn *c, const Weft__Goodbye *g)
+{
+    weft_member *m = c->member;
+    weft_trace *t = m->trace;
+    uint64_t bytes = 0;
+    char err[256];
+
+    for (size_t i = 0; i < g->n_locations; i++) {
+        const Weft__LocationEnd *l = g->locations[i];
+        if ((l->events || l->dropped) &&
+            (l->location >= m->nlocs || m->locs[l->location].last_seq == 0))
+            bytes += WEFT_QUOTA_LOCATION_BYTES;
+    }
+    if (bytes == 0)
+        return 0;
+    if (weft_quota_check(&c->d->quota, t->uid, c->d->cfg.max_user_spool_bytes,
+                         bytes, err, sizeof err) < 0) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
+                             "Goodbye names %" PRIu64 " threads that sent "
+                             "nothing: %s", bytes / WEFT_QUOTA_LOCATION_BYTES,
+                             err);
+        return WEFT_ELIMIT;
+    }
+    if (weft_quota_live(&c->d->quota, t->uid, (int64_t)bytes) == 0)
+        t->charged += bytes;
+    return 0;
+}
+
 static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
 {
     weft_member *m = c->member;
@@ -551,6 +643,10 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     rc = weft_goodbye_ended(g, &ended, why, sizeof why);
     if (rc < 0) {
         weft_conn_fail(c, rc, "%s", why);
+        return rc;
+    }
+    if ((rc = charge_locations(c, g)) < 0) {
+        free(ended);
         return rc;
     }
     e.kind = WEFT_JE_GOODBYE;

@@ -3,9 +3,9 @@
  *
  * Catalog writes run on libuv's thread pool, conversions on the
  * converter (worker.h): at most max_conversions at once, the others
- * waiting their turn in its queue, so a burst of finished traces takes
- * neither libuv's pool nor all the CPUs; the loop thread only queues
- * them. A trace is one run of a program: members are grouped by (owner,
+ * waiting their turn in convq.h's queue (round robin by owner), so a
+ * burst of finished traces takes neither libuv's pool nor all the CPUs;
+ * the loop thread only queues them. A trace is one run of a program: members are grouped by (owner,
  * name, run), so two launches with the same name are two traces,
  * concurrent or not. A finished trace leaves d->traces when
  * its conversion is queued and its run is remembered in d->ended_runs: a
@@ -44,6 +44,7 @@
 #include "catrow.h"
 #include "clock.h"
 #include "convert.h"
+#include "convq.h"
 #include "frame.h"
 #include "fsutil.h"
 #include "jcache.h"
@@ -99,6 +100,7 @@ static void trace_free(weft_trace *t)
 {
     if (!t)
         return;
+    weft_quota_live(&t->d->quota, t->uid, -(int64_t)t->charged);
     for (uint32_t i = 0; i < t->mcap; i++)
         member_free(t->mtab[i]);
     free(t->mtab);
@@ -399,6 +401,7 @@ static void queue_begin(weft_trace *t)
  * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
     weft_work work;             /* first: the job is its work */
+    weft_convq_item turn;       /* its place in d->convq (convq.h) */
     weft_trace *t;
     char *catalog;
     char *archive;
@@ -569,48 +572,23 @@ static void convert_done(weft_work *w)
     free(j->catalog);
     free(j->archive);
     free(j);
+    weft_convq_next(d);  /* its slot is free */
 }
 
-/* Hands j to the converter, made when the first conversion comes (it
- * ends by itself once it has none left). 0 or a WEFT_E* code. */
+/* Queues j for a converter slot, in turn with other users' (convq.h).
+ * 0 or a WEFT_E* code. */
 static int queue_conversion(weft_daemon *d, convert_job *j)
 {
-    weft_trace_conversions n;
-    int rc;
+    weft_trace_conversions n = weft_trace_count_conversions(d);
 
-    if (!d->converter &&
-        (rc = weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
-                                WEFT_WORKER_TRANSIENT, &d->converter)) < 0)
-        return rc;
-    n = weft_trace_count_conversions(d);
     if (n.running + n.queued >= d->cfg.max_conversions)
         weft_tlog(j->t, WEFT_LOG_DEBUG, "trace '%s': queued behind %u "
                   "conversions (max_conversions %" PRIu64 " at once)",
                   j->t->name, n.running + n.queued, d->cfg.max_conversions);
-    return weft_worker_submit(d->converter, &j->work, convert_work,
-                              convert_done);
-}
-
-weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
-{
-    weft_trace_conversions n = { 0, 0, d->conversions_peak };
-    weft_worker_counts c;
-
-    if (!d->converter)
-        return n;
-    c = weft_worker_count(d->converter);
-    n.queued = c.queued;
-    n.running = c.running;
-    if (c.peak > n.peak)
-        n.peak = c.peak;
-    return n;
-}
-
-void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
-{
-    d->cfg.max_conversions = max;
-    if (d->converter)
-        weft_worker_set_max(d->converter, (unsigned)max);
+    j->turn.work = &j->work;
+    j->turn.run = convert_work;
+    j->turn.done = convert_done;
+    return weft_convq_submit(d, &j->turn, j->t->uid);
 }
 
 static void unlink_trace(weft_trace *t)
@@ -1223,6 +1201,7 @@ void weft_trace_check_idle(weft_daemon *d)
     uint64_t grace = d->cfg.grace_period * 1000;
     weft_trace *t, *next, **pp = &d->retrying;
 
+    weft_convq_next(d);  /* one the converter could not take before */
     while ((t = *pp) != NULL) {
         if (d->stopping || now < t->retry_at) {
             pp = &t->next;

@@ -113,6 +113,8 @@ typedef struct weft_member {
     /* jcache.c: its journal holds a descriptor, on that list */
     int jc_open;
     struct weft_member *jc_prev, *jc_next;
+    uint64_t refused;             /* events of its batches refused over
+                                     max_user_spool_bytes (session.c) */
 } weft_member;
 
 /* What the catalog last got as a trace's live figures (live.c; loop
@@ -164,6 +166,8 @@ typedef struct weft_trace {
                             a failed one (in d->retrying) */
     uint64_t retry_delay; /* ms before that attempt; doubles each time */
     int64_t created;
+    uint64_t charged;    /* bytes of its journals charged to its owner
+                            (quota.h), released when it is freed */
     int ended;           /* left recording: its run is remembered */
     weft_trace_made made;
     weft_live_mark live;

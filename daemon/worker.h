@@ -6,8 +6,9 @@
  * shared 4-thread pool. weftd has three: the fsync batches of durability
  * = fsync (session.c, one thread), the status file (status.c, one
  * thread: never two writes at once) and conversions (trace.c, at most
- * max_conversions at once; the others wait their turn, first come first
- * served). libuv's pool is left to the short catalog jobs.
+ * max_conversions at once; the others wait their turn in convq.h's
+ * queue, round robin by owner). libuv's pool is left to the short
+ * catalog jobs.
  *
  * A job is a weft_work embedded in the caller's struct (as uv_work_t):
  * `work` runs on a worker thread, then `done` on the loop thread, in the

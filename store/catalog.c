@@ -224,6 +224,9 @@ static const char *const migrations[] = {
      " INSERT OR IGNORE INTO trace_ids_given VALUES (NEW.id);"
      " UPDATE traces SET seq = (SELECT max(seq) FROM traces) + 1"
      "  WHERE NEW.seq = 0 AND id = NEW.id; END;"),
+    /* 10 -> 11: bytes a trace costs its owner's max_user_spool_bytes
+     * beyond its archive's (an import: its catalog rows) */
+    "ALTER TABLE traces ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

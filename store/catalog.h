@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 10
+#define WEFT_CATALOG_SCHEMA_VERSION 11
 
 typedef struct weft_catalog weft_catalog;
 
@@ -279,6 +279,11 @@ int weft_catalog_trace_begin(weft_catalog *c, weft_trace_row *row);
  * value. */
 int weft_catalog_trace_add_tags(weft_catalog *c, int64_t trace_id,
                                 const weft_tag *tags, size_t ntags);
+/* Sets what the trace with this key costs its owner's quota besides its
+ * archive's bytes (an import: its catalog rows). 0, WEFT_ENOTFOUND or a
+ * WEFT_E* code. */
+int weft_catalog_trace_charge(weft_catalog *c, const char *key,
+                              uint64_t bytes);
 /* Sets the state of the trace with this key. */
 int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
                                  const char *state);
@@ -434,7 +439,10 @@ int weft_catalog_oldest_finished(weft_catalog *c, int64_t before,
  * WEFT_ENOTFOUND or a WEFT_E* code. */
 int weft_catalog_trace_removed(weft_catalog *c, int64_t id, const char *why);
 /* Bytes of the traces not removed: *total, and fn(uid, bytes, arg) per
- * owner. 0 or a WEFT_E* code. */
+ * owner with the bytes of their finished traces (those recording or
+ * converting are weftd's to count: their journals, quota.h) and what
+ * those were charged besides (weft_catalog_trace_charge). 0 or a WEFT_E*
+ * code. */
 typedef void (*weft_catalog_bytes_fn)(uint32_t uid, uint64_t bytes,
                                       void *arg);
 int weft_catalog_spool_bytes(weft_catalog *c, uint64_t *total,

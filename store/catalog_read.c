@@ -604,16 +604,18 @@ int weft_catalog_spool_bytes(weft_catalog *c, uint64_t *total,
 
     assert(c && total);
     *total = 0;
-    rc = weft__cat_prepare(c, "SELECT uid, sum(bytes) FROM traces WHERE "
-                           "state != '" WEFT_STATE_REMOVED "' GROUP BY uid",
-                           &st);
+    rc = weft__cat_prepare(c, "SELECT uid, sum(bytes), sum(CASE WHEN "
+                           "state IN ('" WEFT_STATE_RECORDING "', '"
+                           WEFT_STATE_CONVERTING "') THEN 0 ELSE bytes + "
+                           "charged END) FROM traces WHERE state != '"
+                           WEFT_STATE_REMOVED "' GROUP BY uid", &st);
     if (rc < 0)
         return rc;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        uint64_t b = (uint64_t)sqlite3_column_int64(st, 1);
-        *total += b;
+        *total += (uint64_t)sqlite3_column_int64(st, 1);
         if (fn)
-            fn((uint32_t)sqlite3_column_int64(st, 0), b, arg);
+            fn((uint32_t)sqlite3_column_int64(st, 0),
+               (uint64_t)sqlite3_column_int64(st, 2), arg);
     }
     if (step != SQLITE_DONE)
         rc = weft__cat_db_err(c, "summing the spool's bytes");

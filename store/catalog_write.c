@@ -103,6 +103,30 @@ int weft_catalog_trace_fail(weft_catalog *c, const weft_trace_row *row)
     return rc;
 }
 
+/* See catalog.h. */
+int weft_catalog_trace_charge(weft_catalog *c, const char *key,
+                              uint64_t bytes)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    assert(c && key);
+    rc = weft__cat_prepare(c, "UPDATE traces SET charged = ? WHERE key = ?",
+                           &st);
+    if (rc < 0)
+        goto out;
+    sqlite3_bind_int64(st, 1, (int64_t)bytes);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = weft__cat_db_err(c, "charging a trace");
+    else if (sqlite3_changes(c->db) == 0)
+        rc = weft__cat_err(c, WEFT_ENOTFOUND, "catalog %s: no trace with "
+                           "key %s", c->path, key);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Returns 0, WEFT_ENOTFOUND when no trace has this key, or WEFT_EDB. */
 int weft_catalog_trace_set_state(weft_catalog *c, const char *key,
                                  const char *state)

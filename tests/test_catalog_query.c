@@ -28,9 +28,11 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-/* What schemas 9 and 10 added, dropped to make an older catalog of a new
- * one. */
-#define DROP_SCHEMA_9 "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
+/* What schemas 9, 10 and 11 added, dropped to make an older catalog of a
+ * new one. */
+#define DROP_SCHEMA_11 "ALTER TABLE traces DROP COLUMN charged;"
+#define DROP_SCHEMA_9 DROP_SCHEMA_11 \
+    "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
     "DROP TABLE trace_ids_given; DROP INDEX traces_seq;" \
     "ALTER TABLE traces DROP COLUMN seq;"
 
@@ -607,6 +609,12 @@ static void test_report_round_trip(void **state)
 
 /* A version 6 catalog (as weftd wrote it before file I/O and metrics)
  * gets the two tables, empty, and keeps its report rows. */
+static void sum_uid7(uint32_t uid, uint64_t bytes, void *arg)
+{
+    if (uid == 7)
+        *(uint64_t *)arg = bytes;
+}
+
 static void test_migrate_from_v6(void **state)
 {
     fixture *f = *state;
@@ -628,6 +636,41 @@ static void test_migrate_from_v6(void **state)
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM io_files"), 0);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM metrics"), 0);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM messages"), 1);
+    weft_catalog_close(c);
+}
+
+/* ---- schema 10: what a trace costs its owner's quota besides -------------- */
+
+/* A version 9 catalog gets `charged`, 0 in its rows; a charge set on a
+ * trace counts in its owner's bytes, and recording traces' bytes (their
+ * journals, which weftd counts) do not. */
+static void test_charged(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { 0 };
+    uint64_t total = 0;
+
+    row.key = (char *)"k9";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    row.uid = 7;
+    row.bytes = 1000;
+    assert_int_equal(weft_catalog_trace_finish(c, &row, NULL, 0), 0);
+    begin(c, "k-rec", "recording", 10);
+    weft_catalog_close(c);
+    raw_exec(f->path, DROP_SCHEMA_11 "PRAGMA user_version = 10;");
+    raw_exec(f->path, "UPDATE traces SET bytes = 500, uid = 7 WHERE key = "
+             "'k-rec';");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT sum(charged) FROM traces"), 0);
+    assert_int_equal(weft_catalog_trace_charge(c, "k9", 4096), 0);
+    assert_int_equal(weft_catalog_trace_charge(c, "nope", 1), WEFT_ENOTFOUND);
+    assert_int_equal(weft_catalog_spool_bytes(c, &total, sum_uid7, &row.bytes),
+                     0);
+    assert_int_equal(total, 1500);       /* archives, journals: all */
+    assert_int_equal(row.bytes, 5096);   /* uid 7's finished + charged */
     weft_catalog_close(c);
 }
 
@@ -795,6 +838,7 @@ int main(void)
         T(test_verify),
         T(test_migrate_from_v6),
         T(test_retry_at),
+        T(test_charged),
         T(test_io_metrics_round_trip),
         T(test_migrate_from_v3),
         T(test_live_figures),

@@ -290,6 +290,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.max_definitions, b.max_definitions);
     assert_int_equal(a.max_locations, b.max_locations);
     assert_int_equal(a.max_members, b.max_members);
+    assert_int_equal(a.max_user_spool_bytes, b.max_user_spool_bytes);
     /* Every key weftd knows (--check-config lists them) is in the file. */
     p = open_memstream(&printed, &plen);
     weft_config_print(&b, p);
@@ -446,6 +447,28 @@ static void test_convert_memory(void **state)
                       "'convert_memory' in section [limits]");
 }
 
+/* max_user_spool_bytes: on by default (10 GiB), 0 turns it off, at most
+ * 2^60. */
+static void test_max_user_spool_bytes(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.max_user_spool_bytes, UINT64_C(10) << 30);
+    assert_int_equal(weft_config_set(&c, NULL, "max_user_spool_bytes", "1M",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.max_user_spool_bytes, 1u << 20);
+    assert_int_equal(weft_config_set(&c, NULL, "max_user_spool_bytes", "0",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.max_user_spool_bytes, 0);
+    weft_config_free(&c);
+    expect_file_error("[limits]\nmax_user_spool_bytes = 2147483648G\n",
+                      "max_user_spool_bytes = 2305843009213693952: must be "
+                      "between 0 and 1152921504606846976");
+}
+
 /* --set KEY=VALUE: a key of any section; an unknown one is named. */
 static void test_set_any_section(void **state)
 {
@@ -508,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_trace_ids),
         cmocka_unit_test(test_max_definitions),
         cmocka_unit_test(test_convert_memory),
+        cmocka_unit_test(test_max_user_spool_bytes),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

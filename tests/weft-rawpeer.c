@@ -814,6 +814,67 @@ static int hold_connections(const char *addr, int stall)
     return 0;
 }
 
+/* ---- MODE goodbye-threads ------------------------------------------------
+ * Rank $RAWPEER_RANK (0) of a trace of $RAWPEER_SIZE (1) members sends one
+ * batch on thread 0, then a Goodbye naming $RAWPEER_THREADS (4096)
+ * threads, the others reporting $RAWPEER_EVENTS (0) events each though
+ * they sent none: conversion used to make a location of each. Exit 0
+ * once weftd closed the connection (after the Goodbye) or answered with
+ * an Error (printed), 1 on a timeout. */
+static uint32_t env_u32(const char *name, uint32_t dflt)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? (uint32_t)strtoul(v, NULL, 10) : dflt;
+}
+
+static int run_goodbye_threads(const char *trace)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                          rec_event(WEFT_REC_Leave, 200, 0) };
+    uint32_t n = env_u32("RAWPEER_THREADS", 4096);
+    uint64_t events = env_u32("RAWPEER_EVENTS", 0);
+    Weft__LocationEnd *ends = calloc(n ? n : 1, sizeof *ends);
+    Weft__LocationEnd **endp = calloc(n ? n : 1, sizeof *endp);
+    int got;
+
+    if (!ends || !endp)
+        return 2;
+    ensure_auth();
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)trace;
+    h.rank = env_u32("RAWPEER_RANK", 0);
+    h.size = env_u32("RAWPEER_SIZE", 1);
+    h.hostname = "rawpeer";
+    h.pid = (uint32_t)getpid();
+    h.uid = (uint32_t)getuid();
+    h.timer_resolution = 1000000000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    send_env(&env);
+    send_defs_region();
+    send_records(1, 0, 1, 0, ev, 2);
+    for (uint32_t i = 0; i < n; i++) {
+        weft__location_end__init(&ends[i]);
+        ends[i].location = i;
+        ends[i].events = i == 0 ? 2 : events;
+        endp[i] = &ends[i];
+    }
+    g.n_locations = n;
+    g.locations = endp;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    send_env(&env);
+    got = await_reply(30000);
+    close(sock);
+    free(ends);
+    free(endp);
+    return got == 0 || got == 1 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode, *trace;
@@ -827,7 +888,8 @@ int main(int argc, char **argv)
                 "short counted aborted member no-auth claim replay rebind "
                 "expired bad-cred bad-mac unsealed query query-kind "
                 "query-no-key query-after-hello hello-hangup hold-open "
-                "stall-header\n"
+                "stall-header goodbye-threads
+"
                 "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
@@ -1051,6 +1113,8 @@ int main(int argc, char **argv)
         send_env(&env);
     } else if (strcmp(mode, "member") == 0) {
         return run_member(argc - 3, argv + 3);
+    } else if (strcmp(mode, "goodbye-threads") == 0) {
+        return run_goodbye_threads(trace);
     } else if (strcmp(mode, "short") == 0 || strcmp(mode, "counted") == 0) {
         /* Two events, then a Goodbye that says thread 0 sent three
          * ("short": one never arrived) or two ("counted"). */
