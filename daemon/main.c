@@ -418,10 +418,10 @@ static int prepare_storage(weft_daemon *d)
     rc = weft_catalog_verify(d->cfg.catalog, &msg);
     if (rc == 0)
         rc = weft_catalog_open(d->cfg.catalog, 0, &cat, &msg);
-    if (rc == 0 && (rc = weft_catalog_set_sequential_ids(cat,
-                                                         d->cfg.trace_ids))
-        < 0)
-        weft_dlog(d, WEFT_LOG_ERROR, "%s", weft_catalog_errmsg(cat));
+    if (rc == 0 &&
+        (rc = weft_catalog_set_sequential_ids(cat, d->cfg.trace_ids)) < 0)
+        weft_dlog(d, WEFT_LOG_ERROR, "trace_ids: %s",
+                  weft_catalog_errmsg(cat));
     else if (rc == WEFT_ECORRUPT) {
         weft_dlog(d, WEFT_LOG_ERROR, "%s. weftd does not start on a damaged "
                   "catalog: nothing in the spool is lost (archives and "
