@@ -223,6 +223,11 @@ static void on_signal(uv_signal_t *s, int signum)
               (unsigned long long)d->nconns, d->jobs,
               (unsigned long long)d->cfg.shutdown_timeout);
     weft_server_drain(d);
+    /* The last resort, should the loop itself not come back to its
+     * shutdown timer (a callback that never returns): SIGALRM's default
+     * action ends weftd, as safely as SIGKILL would (what was
+     * acknowledged is journaled). */
+    alarm((unsigned)d->cfg.shutdown_timeout + 3);
     uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->sig_hup, NULL);
     uv_close((uv_handle_t *)&d->sig_term, NULL);

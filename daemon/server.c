@@ -396,12 +396,12 @@ static void vfail(weft_conn *c, enum weft_limit l, int code,
     char msg[768];
     uint8_t *frame;
     ssize_t n;
-
     uint64_t held_back;
 
     if (c->closing)
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
+    /* A flood of refusals must not fill the disk with its log */
     if (weft_ratelimit_allow(&c->d->refusal_log[l], uv_now(c->d->loop),
                              c->d->cfg.max_log_refusals, &held_back)) {
         if (held_back)
