@@ -116,7 +116,8 @@ static void test_emfile_pauses(void **state)
     sleep_ms(WEFT_ACCEPT_PAUSE_MS + 200); /* still out: stays paused */
     assert_true(f->d.accept_failed <= 2);
     unhog(&h);
-    hello_ok(waiting, "fdg", 1, 2); /* accepted once it resumed */
+    cl_challenge(waiting); /* accepted once it resumed: weftd speaks first */
+    hello_ok(waiting, "fdg", 1, 2);
     assert_false(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.tcp));
     send_bytes_free(waiting, goodbye_frame());
     expect_eof(waiting);
