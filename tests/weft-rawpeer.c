@@ -888,8 +888,7 @@ int main(int argc, char **argv)
                 "short counted aborted member no-auth claim replay rebind "
                 "expired bad-cred bad-mac unsealed query query-kind "
                 "query-no-key query-after-hello hello-hangup hold-open "
-                "stall-header goodbye-threads
-"
+                "stall-header goodbye-threads\n"
                 "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
