@@ -682,6 +682,7 @@ static void test_ids_random(void **state)
     raw_exec(f->path, "DELETE FROM traces; DROP TRIGGER trace_ids_last;"
              "DROP TABLE trace_ids; DROP TABLE trace_ids_given;"
              "DROP INDEX traces_seq; ALTER TABLE traces DROP COLUMN seq;"
+             "ALTER TABLE traces DROP COLUMN charged;"
              "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
              " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
     c = open_ok(f->path, 0);
