@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "log.h"
 #include "weftd_config.h"
 
 struct weft_conn;
@@ -29,7 +30,9 @@ struct weft_user_bytes;
     X(MAX_CONNECTIONS_PER_USER, "max_connections_per_user") \
     X(SESSION_TIMEOUT, "session_timeout") \
     X(MAX_TRACES_PER_USER, "max_traces_per_user") \
-    X(MAX_USER_SPOOL_BYTES, "max_user_spool_bytes")
+    X(MAX_USER_SPOOL_BYTES, "max_user_spool_bytes") \
+    X(MAX_DEFINITION_BYTES, "max_definition_bytes") \
+    X(MAX_QUESTIONS_PER_USER, "max_questions_per_user")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -114,6 +117,12 @@ typedef struct weft_daemon {
     struct weft_worker *retainer; /* retention jobs (retain.c) */
     struct weft_worker *asker;    /* users' questions (ask.c) */
     unsigned asks;                /* questions queued or answering */
+    /* ask.c: questions in flight (queued, or their answer being sent)
+     * per uid, for max_questions_per_user; at most WEFT_ASK_MAX_QUEUED
+     * uids have any. And how often its refusals were logged. */
+    struct weft_asker { uint32_t uid, n; } askers[64];
+    uint32_t naskers;
+    weft_log_limit ask_log[2];
     /* retain.c: the last job's figures, plus the archives converted
      * since (weft_retain_charge). */
     int retain_running;

@@ -19,6 +19,25 @@
 static const char *const names[] = { "error", "warning", "info", "debug" };
 static const int syslog_prio[] = { 3, 4, 6, 7 };
 
+int weft_log_ratelimited(weft_log_limit *l, uint64_t now_ms,
+                         uint64_t *suppressed)
+{
+    uint64_t second = now_ms / 1000;
+
+    if (second != l->second) {
+        l->second = second;
+        l->lines = 0;
+    }
+    if (l->lines >= WEFT_LOG_BURST) {
+        l->suppressed++;
+        return 0;
+    }
+    l->lines++;
+    *suppressed = l->suppressed;
+    l->suppressed = 0;
+    return 1;
+}
+
 size_t weft_log_escape(char *out, size_t outlen, const char *in)
 {
     size_t n = 0;

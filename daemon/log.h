@@ -38,6 +38,22 @@ void weft_logc(int threshold, int level, const weft_log_ctx *ctx,
                const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* A rate limit for one cause of log lines (a refusal a peer can repeat
+ * at will): at most WEFT_LOG_BURST lines per second; the lines beyond
+ * are counted, and the next line let through says how many were left
+ * out. Zero-initialise; loop thread (or one owner). */
+#define WEFT_LOG_BURST 3
+typedef struct weft_log_limit {
+    uint64_t second;      /* the second (now_ms / 1000) of `lines` */
+    unsigned lines;       /* lines let through in it */
+    uint64_t suppressed;  /* left out since the last one let through */
+} weft_log_limit;
+/* May a line of l's cause go out at now_ms (a monotonic clock in ms)?
+ * 1 with *suppressed the number left out before it (to say in the
+ * line), or 0 (counted). */
+int weft_log_ratelimited(weft_log_limit *l, uint64_t now_ms,
+                         uint64_t *suppressed);
+
 /* ---- the pure parts, for tests ---- */
 
 /* Copies in to out (outlen > 0, always terminated) with control

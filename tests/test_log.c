@@ -96,12 +96,33 @@ static void test_journal_fields(void **state)
     assert_string_equal(field(&f, 3), "PEER=unix:pid 42");
 }
 
+/* A cause repeated at will gets WEFT_LOG_BURST lines a second; the next
+ * line let through counts what was left out. */
+static void test_ratelimited(void **state)
+{
+    weft_log_limit l = { 0 };
+    uint64_t sup = 99;
+    int out = 0;
+
+    (void)state;
+    for (int i = 0; i < 1000; i++)
+        out += weft_log_ratelimited(&l, 5000 + (uint64_t)i / 2, &sup);
+    assert_int_equal(out, WEFT_LOG_BURST);
+    assert_int_equal(sup, 0);
+    /* The next second: those left out are said in its first line. */
+    assert_int_equal(weft_log_ratelimited(&l, 6000, &sup), 1);
+    assert_int_equal(sup, 1000 - WEFT_LOG_BURST);
+    assert_int_equal(weft_log_ratelimited(&l, 6001, &sup), 1);
+    assert_int_equal(sup, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_journal_fields),
+        cmocka_unit_test(test_ratelimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,11 +71,18 @@ static void member_init(fixture *x)
 
 static void member_free(fixture *x)
 {
-    for (unsigned k = 0; k < WEFT_REF__COUNT; k++) {
+    for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
         weft_idset_free(&x->m.defined[k]);
-        free(x->m.decls[k].v);
-    }
     weft_config_free(&x->d.cfg);
+}
+
+/* Id 0 of k is declared with 1 element and type `type`. */
+static void set_decl(fixture *x, unsigned k, uint8_t type)
+{
+    weft_decl dl = { 1, type };
+
+    assert_int_equal(weft_idset_put(&x->m.defined[k], 0,
+                                    weft_decl_pack(dl)), 0);
 }
 
 /* Every id space has id 0 defined; counted and typed ones say 1 element
@@ -84,13 +91,8 @@ static void define_zeros(fixture *x)
 {
     for (unsigned k = WEFT_REF_NONE + 1; k < WEFT_REF__COUNT; k++) {
         assert_int_equal(weft_idset_add(&x->m.defined[k], 0, 1000), 0);
-        if (weft_ref_kind_has_decl(k)) {
-            x->m.decls[k].v = calloc(1, sizeof *x->m.decls[k].v);
-            assert_non_null(x->m.decls[k].v);
-            x->m.decls[k].cap = 1;
-            x->m.decls[k].v[0].count = 1;
-            x->m.decls[k].v[0].type = OTF2_TYPE_UINT8;
-        }
+        if (weft_ref_kind_has_decl(k))
+            set_decl(x, k, OTF2_TYPE_UINT8);
     }
 }
 
@@ -320,8 +322,8 @@ static void test_every_reference_checked(void **state)
                 else
                     weft_field_set(&b.r, sf, OTF2_TYPE_STRING);
                 if (sf->decl_ref >= 0)
-                    x.m.decls[d->fields[sf->decl_ref].ref].v[0].type =
-                        OTF2_TYPE_STRING;
+                    set_decl(&x, d->fields[sf->decl_ref].ref,
+                             OTF2_TYPE_STRING);
             } else if (f->sel_map == WEFT_SEL_GROUP_TYPE) {
                 weft_field_set(&b.r, &d->fields[f->sel],
                                OTF2_GROUP_TYPE_REGIONS);
@@ -339,8 +341,8 @@ static void test_every_reference_checked(void **state)
             define_zeros(&x);
             if (f->sel_map == WEFT_SEL_TYPE &&
                 d->fields[f->sel].decl_ref >= 0)
-                x.m.decls[d->fields[d->fields[f->sel].decl_ref].ref].v[0]
-                    .type = OTF2_TYPE_STRING;
+                set_decl(&x, d->fields[d->fields[f->sel].decl_ref].ref,
+                         OTF2_TYPE_STRING);
             if (f->is_array)
                 weft_field_set_elem(&b.r, f, 0, dangling(kind));
             else
@@ -673,10 +675,8 @@ static int case_teardown(void **state)
 {
     case_fixture *f = *state;
 
-    for (int k = 0; k < WEFT_REF__COUNT; k++) {
+    for (int k = 0; k < WEFT_REF__COUNT; k++)
         weft_idset_free(&f->m.defined[k]);
-        free(f->m.decls[k].v);
-    }
     free(f->m.locs);
     weft_config_free(&f->d.cfg);
     free(f);
