@@ -535,11 +535,16 @@ static int refuse(weft_conn *c, int cause, enum weft_limit l,
     d->refused++;
     if (l != WEFT_LIMIT_NONE)
         weft_limit_hit(d, l);
-    if (weft_log_ratelimited(&d->ask_log[cause], uv_now(d->loop),
-                             &left_out))
+    if (!weft_log_ratelimited(&d->ask_log[cause], uv_now(d->loop),
+                              &left_out))
+        ;
+    else if (left_out)
         weft_conn_log(c, WEFT_LOG_WARNING, "refused: uid %u: %s (and %"
                       PRIu64 " more like it since the last such line)",
                       (unsigned)c->peer_uid, msg, left_out);
+    else
+        weft_conn_log(c, WEFT_LOG_WARNING, "refused: uid %u: %s",
+                      (unsigned)c->peer_uid, msg);
     n = weft_frame_pack_error(&frame, WEFT_ELIMIT, "%s", msg);
     if (n > 0)
         weft_conn_send(c, frame, (size_t)n);

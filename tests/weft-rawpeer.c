@@ -28,8 +28,8 @@
  * Parameter, SourceCodeLocation, CallingContext), ~100 bytes, records
  * one Enter/Leave of that region and says Goodbye; exit 0 once weftd took
  * it (or printed its Error: exit 1). "big-strings" sends
- * $RAWPEER_BYTES (64M) of distinct 4 KiB strings in Definitions of
- * 256 KiB, then a Goodbye: exit 0 when weftd refused them with an
+ * $RAWPEER_BYTES (64M) of distinct strings of $RAWPEER_STRLEN bytes
+ * (4096; 10 to 4096) in Definitions of ~256 KiB, then a Goodbye: exit 0 when weftd refused them with an
  * Error (printed), 3 when it took them all.
  *
  * MODE "member" is one well-behaved process of a trace with the Hello
@@ -360,10 +360,15 @@ static int run_big_ids(const char *trace)
 
 static int run_big_strings(const char *trace)
 {
-    enum { STR = 4096, PER = 64 };
+    enum { STR = 4096, PER = 64 * 1024 };
     uint64_t total = env_u64("RAWPEER_BYTES", UINT64_C(64) << 20), sent = 0;
+    size_t slen = (size_t)env_u64("RAWPEER_STRLEN", STR);
+    size_t per;
+
+    slen = slen < 10 ? 10 : slen > STR ? STR : slen;
+    per = (256u << 10) / (slen + 8);
     static char strs[PER][STR + 1];
-    weft_record d[PER];
+    static weft_record d[PER];
     uint32_t id = 0;
     int got;
 
@@ -371,14 +376,16 @@ static int run_big_strings(const char *trace)
     for (uint64_t seq = 1; sent < total; seq++) {
         Weft__Envelope env = WEFT__ENVELOPE__INIT;
         Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
-        static uint8_t buf[PER * (STR + 16)];
+        static uint8_t buf[512u << 10];
         size_t len = 0;
         uint64_t prev = 0;
-        for (int i = 0; i < PER; i++, id++) {
+        for (size_t i = 0; i < per; i++, id++) {
             ssize_t k;
-            memset(strs[i], 'a' + id % 26, STR);
-            snprintf(strs[i], 16, "%010u", id); /* distinct */
-            strs[i][10] = '-';
+            memset(strs[i], 'a' + id % 26, slen);
+            strs[i][slen] = 0;
+            snprintf(strs[i], 11, "%010u", id); /* distinct */
+            if (slen > 10)
+                strs[i][10] = '-';
             d[i] = rec_string(id, strs[i]);
             k = weft_encode(&d[i], &prev, buf + len, sizeof buf - len);
             if (k < 0)
