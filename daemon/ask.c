@@ -4,7 +4,7 @@
  * writes the image to an unlinked file of the spool, and the loop reads
  * it back (uv_fs_read, off the loop) one Answer frame at a time, the next
  * only once the previous was written to the socket (on_written). An
- * asker that does not read thus holds one piece, WEFT_ANSWER_CHUNK,
+ * asker that does not read thus holds one piece, WEFT_ASK_PIECE,
  * whatever the image's size. A question counts for its uid
  * (max_questions_per_user) from its submission until its answer is
  * written or its connection closes.
@@ -359,7 +359,7 @@ static void on_piece(uv_fs_t *req);
 static int read_piece(ask_job *j)
 {
     uint64_t left = j->len - j->off;
-    size_t n = left < WEFT_ANSWER_CHUNK ? (size_t)left : WEFT_ANSWER_CHUNK;
+    size_t n = left < WEFT_ASK_PIECE ? (size_t)left : WEFT_ASK_PIECE;
     uv_buf_t b;
 
     if (!(j->piece = malloc(n ? n : 1)))
@@ -485,6 +485,8 @@ static const weft_trace *held(const weft_daemon *d, const char *key)
 
 static int submit(weft_conn *c, int kind, const char *trace, int held_other,
                   uint8_t *import, size_t import_len);
+
+_Static_assert(WEFT_ASK_PIECE <= WEFT_ANSWER_CHUNK, "a piece is one Answer frame");
 
 _Static_assert(sizeof ((weft_daemon *)0)->askers /
                sizeof ((weft_daemon *)0)->askers[0] >= WEFT_ASK_MAX_QUEUED,

@@ -39,6 +39,9 @@
  * weftd's own user; each other user has max_questions_per_user. */
 #define WEFT_ASK_MAX_QUEUED 64
 #define WEFT_ASK_RESERVE 8
+/* Bytes of a CATALOG answer read and sent at a time (at most
+ * WEFT_ANSWER_CHUNK): what an asker that does not read holds of weftd. */
+#define WEFT_ASK_PIECE (64u << 10)
 /* Longest trace key in a REMOVE. */
 #define WEFT_ASK_MAX_KEY 4096
 
