@@ -921,6 +921,46 @@ static void test_max_definitions(void **state)
     assert_int_equal(f->limit, WEFT_LIMIT_MAX_DEFINITIONS);
 }
 
+/* The largest ids cost what small ones do (issue 30, finding 3): a
+ * member that defines id 2^24 - 1 of strings, regions, metric members and
+ * classes holds a few KB for them, not arrays sized by the id, and the
+ * decl kept for its metric class still checks its events; a refused
+ * payload is not charged to the trace, an accepted one is (its bytes and
+ * WEFT_DEF_OVERHEAD per record), until it is undefined again. */
+static void test_big_ids_cost_little(void **state)
+{
+    case_fixture *f = *state;
+    const uint32_t top = (1u << 24) - 1;
+    const OTF2_MetricMemberRef members[2] = { (1u << 24) - 1,
+                                              (1u << 24) - 1 };
+    OTF2_Type types[] = { OTF2_TYPE_UINT64, OTF2_TYPE_UINT64 };
+    OTF2_MetricValue vals[2] = { { .unsigned_int = 1 } };
+    weft_record d[4] = { str(top, "far"), region(top, top, 1),
+                         metric_member(top, top),
+                         metric_class(top, 2, members) };
+    weft_record ev = metric_event(10, top, 2, types, vals);
+    weft_record bad = metric_event(20, top, 1, types, vals);
+    weft_record again = str(top, "again");
+    bytes b = encode(d, 4, 0, 0);
+    size_t held = 0;
+
+    f->d.cfg.max_definitions = 1u << 24;
+    defs_ok(f, d, 4);
+    for (int k = 0; k < WEFT_REF__COUNT; k++)
+        held += weft_idset_bytes(&f->m.defined[k]);
+    assert_true(held <= 4 * 1024);
+    assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
+    events_ok(f, 0, 0, &ev, 1);
+    assert_int_equal(events(f, 0, 20, 1, &bad, 1, NULL), WEFT_EPROTO);
+    assert_err(f, "1 elements, but METRIC 16777215 (metric) has 2");
+    assert_int_equal(defs(f, &again, 1), WEFT_EEXIST);
+    assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
+    weft_validate_undefine(&f->m, b.p, b.n);
+    assert_int_equal(f->t.def_bytes, 0);
+    assert_false(weft_idset_has(&f->m.defined[WEFT_REF_STRING], top));
+    free(b.p);
+}
+
 /* A ThreadName names a thread below max_locations, with a defined
  * string. */
 static void test_thread_name(void **state)
@@ -1263,6 +1303,7 @@ int main(void)
         T(test_undefined_id_cannot_be_defined),
         T(test_daemon_definitions_refused),
         T(test_max_definitions),
+        T(test_big_ids_cost_little),
         T(test_thread_name),
         T(test_max_string),
         T(test_metric_count_mismatch),
