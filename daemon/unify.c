@@ -211,6 +211,18 @@ static uint32_t map_get(const member *m, unsigned kind, uint64_t v)
  * made, no global id yet (map_get says 0). */
 #define MAP_HELD (UINT64_C(1) << 32)
 
+/* Member mid of u (made if new) in *m, with room for its local id of
+ * kind (MAP_HELD) unless it had a mapping (had). 0 or WEFT_ENOMEM. */
+static int hold_local(weft_unifier *u, uint32_t mid, unsigned kind,
+                      uint64_t local, uint32_t had, member **m)
+{
+    int rc = member_get(u, mid, m);
+
+    if (rc == 0 && !had)
+        rc = weft_idset_put(&(*m)->maps[kind], local, MAP_HELD);
+    return rc;
+}
+
 /* Maps one reference value v of id space `kind`. m NULL and global set:
  * v must be a global id of this unifier; else a local id of member `mid`
  * (m may be NULL when the member has defined nothing yet). */
@@ -726,14 +738,9 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                     mid, d->name, sf->name, local,
                     describe(&r, text, sizeof text));
     }
-    if (sf) {
-        rc = member_get(u, mid, &m);
-        if (rc == 0 && !had)
-            rc = weft_idset_put(&m->maps[sf->ref], local, MAP_HELD);
-        if (rc < 0)
-            return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
-                        "memory", mid, d->name);
-    }
+    if (sf && (rc = hold_local(u, mid, sf->ref, local, had, &m)) < 0)
+        return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
+                    "memory", mid, d->name);
     if (!e) {
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
         if (rc < 0)
