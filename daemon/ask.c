@@ -1,9 +1,23 @@
-/* ask.c - what a user's weft command asks weftd (see ask.h). */
+/* ask.c - what a user's weft command asks weftd (see ask.h).
+ *
+ * DESIGN (memory): a CATALOG answer is not held in memory: the worker
+ * writes the image to an unlinked file of the spool, and the loop reads
+ * it back (uv_fs_read, off the loop) one Answer frame at a time, the next
+ * only once the previous was written to the socket (on_written). An
+ * asker that does not read thus holds one piece, WEFT_ASK_PIECE,
+ * whatever the image's size. A question counts for its uid
+ * (max_questions_per_user) from its submission until its answer is
+ * written or its connection closes.
+ */
 #include "ask.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +50,14 @@ typedef struct ask_job {
     int rc;
     unsigned char *image;    /* CATALOG: sqlite3_free */
     size_t image_len;
+    /* CATALOG answer: the image in an unlinked file (or -1), its length
+     * and how much of it was sent; loop thread once the worker is done */
+    int fd;
+    uint64_t len, off;
+    uv_fs_t req;             /* reading the next piece (reading) */
+    uint8_t *piece;
+    int reading;
+    int at_worker;           /* the worker has the job (ask_done ends it) */
     uint8_t *import;         /* IMPORT: the ImportTrace, packed */
     size_t import_len;
     uint64_t import_bytes;   /* IMPORT: its archive's bytes (loop thread) */
@@ -47,6 +69,8 @@ typedef struct ask_job {
 
 static void job_free(ask_job *j)
 {
+    if (j->fd >= 0)
+        close(j->fd);
     free(j->catalog);
     free(j->spool);
     free(j->admin_group);
@@ -55,6 +79,61 @@ static void job_free(ask_job *j)
     sqlite3_free(j->image);
     free(j->line);
     free(j);
+}
+
+/* A question is over (answered, refused or its asker gone): it no
+ * longer counts for its uid. Loop thread. */
+static void question_end(ask_job *j)
+{
+    weft_daemon *d = j->d;
+
+    d->asks--;
+    for (uint32_t i = 0; i < d->naskers; i++) {
+        if (d->askers[i].uid != j->uid)
+            continue;
+        if (--d->askers[i].n == 0)
+            d->askers[i] = d->askers[--d->naskers];
+        break;
+    }
+    job_free(j);
+}
+
+/* Worker thread: moves the image to an unlinked file of the spool (the
+ * loop sends it from there, piece by piece). 0 or WEFT_EIO with j->err. */
+static int stash_image(ask_job *j)
+{
+    char path[4096];
+    size_t done = 0;
+    int fd = open(j->spool, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR ||
+                   errno == EINVAL)) {
+        /* No O_TMPFILE here: a named one, unlinked at once. */
+        snprintf(path, sizeof path, "%s/.answer-XXXXXX", j->spool);
+        if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+            unlink(path);
+    }
+    while (fd >= 0 && done < j->image_len) {
+        ssize_t n = write(fd, j->image + done, j->image_len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            close(fd);
+            fd = -1;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (fd < 0) {
+        snprintf(j->err, sizeof j->err, "cannot keep the answer in %s: %s",
+                 j->spool, strerror(errno ? errno : ENOSPC));
+        return WEFT_EIO;
+    }
+    j->fd = fd;
+    j->len = j->image_len;
+    sqlite3_free(j->image);
+    j->image = NULL;
+    return 0;
 }
 
 /* Is uid (whose process runs with gid) root, weftd's own user or a member
@@ -208,6 +287,8 @@ static void ask_work(weft_work *w)
         } else if (j->rc < 0) {
             snprintf(j->err, sizeof j->err, "%s",
                      msg ? msg : weft_strerror(j->rc));
+        } else {
+            j->rc = stash_image(j);
         }
         free(msg);
         break;
@@ -222,32 +303,127 @@ static void ask_work(weft_work *w)
     }
 }
 
+/* Queues one Answer frame of n bytes of data (last: the answer ends
+ * with it). 0 or a WEFT_E* code. */
+static int send_piece(weft_conn *c, const void *data, size_t n, int last)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Answer a = WEFT__ANSWER__INIT;
+    uint8_t *frame;
+    ssize_t flen;
+
+    a.data.data = (uint8_t *)data;
+    a.data.len = n;
+    a.last = last;
+    env.msg_case = WEFT__ENVELOPE__MSG_ANSWER;
+    env.answer = &a;
+    flen = weft_frame_pack(&env, &frame);
+    if (flen < 0)
+        return (int)flen;
+    weft_conn_send(c, frame, (size_t)flen);
+    return 0;
+}
+
 /* Sends len bytes of data as Answer frames of at most WEFT_ANSWER_CHUNK
- * bytes, the last one saying so. 0 or a WEFT_E* code. */
+ * bytes, the last one saying so (short answers: a status, a line). 0 or
+ * a WEFT_E* code. */
 static int send_answer(weft_conn *c, const void *data, size_t len)
 {
     const uint8_t *p = data;
+    int rc;
 
     do {
-        Weft__Envelope env = WEFT__ENVELOPE__INIT;
-        Weft__Answer a = WEFT__ANSWER__INIT;
         size_t n = len < WEFT_ANSWER_CHUNK ? len : WEFT_ANSWER_CHUNK;
-        uint8_t *frame;
-        ssize_t flen;
-
-        a.data.data = (uint8_t *)p;
-        a.data.len = n;
-        a.last = n == len;
-        env.msg_case = WEFT__ENVELOPE__MSG_ANSWER;
-        env.answer = &a;
-        flen = weft_frame_pack(&env, &frame);
-        if (flen < 0)
-            return (int)flen;
-        weft_conn_send(c, frame, (size_t)flen);
+        if ((rc = send_piece(c, p, n, n == len)) < 0)
+            return rc;
         p += n;
         len -= n;
     } while (len > 0);
     return 0;
+}
+
+/* The answer to j's question ended (sent, or failed with rc and msg):
+ * c closes after what it has queued, and the question is over. */
+static void answer_end(ask_job *j, int rc, const char *msg)
+{
+    weft_conn *c = j->c;
+
+    c->ask_job = NULL;
+    c->on_written = NULL;
+    j->c = NULL;
+    if (rc < 0)
+        weft_conn_fail(c, rc, "cannot send the answer: %s", msg);
+    else
+        weft_conn_close(c); /* after the answer is written */
+    question_end(j);
+}
+
+static void on_piece(uv_fs_t *req);
+
+/* Reads the next piece of j's CATALOG answer (on libuv's threads); it is
+ * sent from on_piece. 0 or a WEFT_E* code. */
+static int read_piece(ask_job *j)
+{
+    uint64_t left = j->len - j->off;
+    size_t n = left < WEFT_ASK_PIECE ? (size_t)left : WEFT_ASK_PIECE;
+    uv_buf_t b;
+
+    if (!(j->piece = malloc(n ? n : 1)))
+        return WEFT_ENOMEM;
+    b = uv_buf_init((char *)j->piece, (unsigned)n);
+    j->req.data = j;
+    if (uv_fs_read(j->d->loop, &j->req, j->fd, &b, 1, (int64_t)j->off,
+                   on_piece) < 0) {
+        free(j->piece);
+        j->piece = NULL;
+        return WEFT_EIO;
+    }
+    j->reading = 1;
+    j->d->jobs++;
+    return 0;
+}
+
+static void on_piece(uv_fs_t *req)
+{
+    ask_job *j = req->data;
+    ssize_t n = req->result;
+    int rc = 0, last;
+
+    uv_fs_req_cleanup(req);
+    j->reading = 0;
+    j->d->jobs--;
+    if (!j->c) { /* the asker is gone */
+        free(j->piece);
+        j->piece = NULL;
+        question_end(j);
+        return;
+    }
+    if (n <= 0 || (uint64_t)n > j->len - j->off) {
+        free(j->piece);
+        j->piece = NULL;
+        answer_end(j, WEFT_EIO, n < 0 ? uv_strerror((int)n) : "short read");
+        return;
+    }
+    last = j->off + (uint64_t)n == j->len;
+    rc = send_piece(j->c, j->piece, (size_t)n, last);
+    free(j->piece);
+    j->piece = NULL;
+    j->off += (uint64_t)n;
+    if (rc < 0 || last)
+        answer_end(j, rc, weft_strerror(rc));
+    /* else the next piece once this one is written: on_written */
+}
+
+/* c's writes are done: the next piece of its answer. */
+static void on_written(weft_conn *c)
+{
+    ask_job *j = c->ask_job;
+    int rc;
+
+    if (!j || j->reading || j->at_worker || j->fd < 0 || j->off >= j->len)
+        return;
+    if ((rc = read_piece(j)) < 0)
+        answer_end(j, rc, weft_strerror(rc));
 }
 
 static void ask_done(weft_work *w)
@@ -257,8 +433,8 @@ static void ask_done(weft_work *w)
     char *text = NULL;
     int rc = j->rc;
 
-    j->d->asks--;
     j->d->jobs--;
+    j->at_worker = 0;
     if (j->charge) { /* an import: stored, or not */
         weft_quota_live(&j->d->quota, j->uid, -(int64_t)j->charge);
         if (rc == 0)
@@ -266,16 +442,25 @@ static void ask_done(weft_work *w)
     }
     if (j->kind == WEFT__QUERY__KIND__REMOVE && rc == 0)
         weft_retain_run(j->d); /* its owner's quota counts it gone */
-    if (!c)
-        goto out;
-    c->ask_job = NULL;
+    if (!c) {
+        question_end(j);
+        return;
+    }
     if (rc < 0) {
+        c->ask_job = NULL;
+        j->c = NULL;
         weft_conn_fail(c, rc, "%s", j->err);
-        goto out;
+        question_end(j);
+        return;
     }
     switch (j->kind) {
     case WEFT__QUERY__KIND__CATALOG:
-        rc = send_answer(c, j->image, j->image_len);
+        /* Piece by piece as the asker reads (DESIGN above). */
+        c->on_written = on_written;
+        if (j->len == 0)
+            rc = send_answer(c, "", 0);
+        else if ((rc = read_piece(j)) == 0)
+            return;
         break;
     case WEFT__QUERY__KIND__STATUS:
         text = weft_status_text(j->d, j->all, j->uid);
@@ -290,13 +475,7 @@ static void ask_done(weft_work *w)
         break;
     }
     free(text);
-    if (rc < 0)
-        weft_conn_fail(c, rc, "cannot send the answer: %s",
-                       weft_strerror(rc));
-    else
-        weft_conn_close(c); /* after the answer is written */
-out:
-    job_free(j);
+    answer_end(j, rc, weft_strerror(rc));
 }
 
 /* REMOVE of a trace weftd holds (recording, or waiting to convert
@@ -319,6 +498,99 @@ static const weft_trace *held(const weft_daemon *d, const char *key)
 
 static int submit(weft_conn *c, int kind, const char *trace, int held_other,
                   uint8_t *import, size_t import_len);
+
+_Static_assert(WEFT_ASK_PIECE <= WEFT_ANSWER_CHUNK, "a piece is one Answer frame");
+
+_Static_assert(sizeof ((weft_daemon *)0)->askers /
+               sizeof ((weft_daemon *)0)->askers[0] >= WEFT_ASK_MAX_QUEUED,
+               "a uid per question in flight");
+
+/* Questions of uid in flight. */
+static uint32_t asker_count(const weft_daemon *d, uint32_t uid)
+{
+    for (uint32_t i = 0; i < d->naskers; i++)
+        if (d->askers[i].uid == uid)
+            return d->askers[i].n;
+    return 0;
+}
+
+/* One more question of uid (there is room: d->asks < the array's size,
+ * which may_ask checked). */
+static void asker_charge(weft_daemon *d, uint32_t uid)
+{
+    for (uint32_t i = 0; i < d->naskers; i++) {
+        if (d->askers[i].uid == uid) {
+            d->askers[i].n++;
+            return;
+        }
+    }
+    assert(d->naskers < sizeof d->askers / sizeof d->askers[0]);
+    d->askers[d->naskers].uid = uid;
+    d->askers[d->naskers++].n = 1;
+}
+
+/* Refuses c's question (cause: 0 weftd is full, 1 the user is), with an
+ * Error naming why; logged at most max_log_refusals times a second per
+ * cause, with the count of those left out (a flood must not fill the
+ * disk with warnings). Returns WEFT_ELIMIT. */
+__attribute__((format(printf, 4, 5)))
+static int refuse(weft_conn *c, int cause, enum weft_limit l,
+                  const char *fmt, ...)
+{
+    weft_daemon *d = c->d;
+    uint64_t left_out;
+    uint8_t *frame;
+    char msg[256];
+    va_list ap;
+    ssize_t n;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    d->refused++;
+    if (l != WEFT_LIMIT_NONE)
+        weft_limit_hit(d, l);
+    if (!weft_ratelimit_allow(&d->ask_log[cause], uv_now(d->loop),
+                             d->cfg.max_log_refusals, &left_out))
+        ;
+    else if (left_out)
+        weft_conn_log(c, WEFT_LOG_WARNING, "refused: uid %u: %s (and %"
+                      PRIu64 " more like it since the last such line)",
+                      (unsigned)c->peer_uid, msg, left_out);
+    else
+        weft_conn_log(c, WEFT_LOG_WARNING, "refused: uid %u: %s",
+                      (unsigned)c->peer_uid, msg);
+    n = weft_frame_pack_error(&frame, WEFT_ELIMIT, "%s", msg);
+    if (n > 0)
+        weft_conn_send(c, frame, (size_t)n);
+    weft_conn_close(c);
+    return WEFT_ELIMIT;
+}
+
+/* May c ask now? Every user has max_questions_per_user in flight and the
+ * others' share of WEFT_ASK_MAX_QUEUED; root and weftd's own user are
+ * not counted per user and have WEFT_ASK_RESERVE more, so a flood of
+ * users cannot lock out the administrator. 0, or WEFT_ELIMIT after
+ * refusing c. */
+static int may_ask(weft_conn *c)
+{
+    weft_daemon *d = c->d;
+    uint32_t uid = c->peer_uid, mine = asker_count(d, uid);
+    int privileged = uid == 0 || uid == (uint32_t)geteuid();
+    unsigned cap = privileged ? WEFT_ASK_MAX_QUEUED
+                              : WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
+
+    if (d->asks >= cap)
+        return refuse(c, 0, WEFT_LIMIT_NONE, "weftd is answering %u "
+                      "questions already; ask again in a moment", d->asks);
+    if (!privileged && mine >= d->cfg.max_questions_per_user)
+        return refuse(c, 1, WEFT_LIMIT_MAX_QUESTIONS_PER_USER, "you have %"
+                      PRIu32 " questions being answered already "
+                      "(max_questions_per_user %" PRIu64 "); ask again when"
+                      " they are done", mine,
+                      d->cfg.max_questions_per_user);
+    return 0;
+}
 
 int weft_ask_query(weft_conn *c, const Weft__Query *q)
 {
@@ -361,12 +633,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
                        q->trace);
         return WEFT_ESTATE;
     }
-    if (d->asks >= WEFT_ASK_MAX_QUEUED) {
-        weft_conn_fail_limit(c, WEFT_LIMIT_NONE, WEFT_ELIMIT,
-                             "weftd is answering %u questions already; "
-                             "ask again in a moment", d->asks);
-        return WEFT_ELIMIT;
-    }
+    if ((rc = may_ask(c)) < 0)
+        return rc;
     if (q->kind == WEFT__QUERY__KIND__IMPORT) {
         /* The rows follow in one frame of up to max_frame bytes, charged
          * as they arrive as any client's (server.c). */
@@ -404,6 +672,7 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return WEFT_ENOMEM;
     }
+    j->fd = -1;
     j->d = d;
     j->c = c;
     j->kind = kind;
@@ -421,6 +690,8 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
     }
     d->asks++;
     d->jobs++;
+    j->at_worker = 1;
+    asker_charge(d, j->uid);
     c->ask_job = j;
     weft_conn_pause(c);
     return 0;
@@ -497,7 +768,11 @@ void weft_ask_closed(weft_conn *c)
 {
     ask_job *j = c->ask_job;
 
-    if (j)
-        j->c = NULL;
     c->ask_job = NULL;
+    c->on_written = NULL;
+    if (!j)
+        return;
+    j->c = NULL;
+    if (!j->at_worker && !j->reading) /* else their callbacks end it */
+        question_end(j);
 }

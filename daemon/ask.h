@@ -23,7 +23,10 @@
  * every trace. Archives are readable by their owner through an ACL
  * (fsutil.h: weft_share_tree), so verify, export and any OTF2 reader work
  * on them. One Query per connection, answered on a worker thread of its
- * own, then the connection closes; at most WEFT_ASK_MAX_QUEUED wait.
+ * own, then the connection closes; at most WEFT_ASK_MAX_QUEUED wait, at
+ * most max_questions_per_user of one user (refusals are logged a few
+ * times a second at most, with a count). A CATALOG answer is sent piece
+ * by piece as the asker reads it, never held whole in memory.
  */
 #ifndef WEFT_ASK_H
 #define WEFT_ASK_H
@@ -31,8 +34,14 @@
 #include "server.h"
 #include "weft.pb-c.h"
 
-/* Questions queued or being answered at once; more are refused. */
+/* Questions queued or being answered at once (answers being sent
+ * included); more are refused. The last WEFT_ASK_RESERVE are for root and
+ * weftd's own user; each other user has max_questions_per_user. */
 #define WEFT_ASK_MAX_QUEUED 64
+#define WEFT_ASK_RESERVE 8
+/* Bytes of a CATALOG answer read and sent at a time (at most
+ * WEFT_ANSWER_CHUNK): what an asker that does not read holds of weftd. */
+#define WEFT_ASK_PIECE (64u << 10)
 /* Longest trace key in a REMOVE. */
 #define WEFT_ASK_MAX_KEY 4096
 

@@ -127,6 +127,14 @@ static const key_desc keys[] = {
      * in unify.h): ids ingest acknowledged must convert. */
     { "limits", "max_definitions", K_COUNT, OFF(max_definitions), 16,
       1u << 24, "definition ids per member and id space", NULL },
+    { "limits", "max_definition_bytes", K_SIZE, OFF(max_definition_bytes),
+      64u << 10, UINT64_C(1) << 40, "bytes of definitions per trace, all "
+      "its processes, each definition counted with 64 more; the "
+      "Definitions beyond are refused", NULL },
+    { "limits", "max_questions_per_user", K_COUNT,
+      OFF(max_questions_per_user), 1, 64, "questions of one user's weft "
+      "command answered at once (answers being sent included); more are "
+      "refused", NULL },
     { "limits", "max_locations", K_COUNT, OFF(max_locations), 1, 1u << 20,
       "threads (locations) per member", NULL },
     { "limits", "max_traces_per_user", K_COUNT, OFF(max_traces_per_user), 1,
@@ -215,6 +223,8 @@ void weft_config_init(weft_config *c)
     c->shutdown_timeout = 10;
     c->max_string = 64u << 10;
     c->max_definitions = 1u << 20;
+    c->max_definition_bytes = 256u << 20;
+    c->max_questions_per_user = 4;
     c->max_locations = 4096;
     c->convert_memory = 256u << 20;
     c->max_members = 1u << 20;

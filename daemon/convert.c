@@ -595,19 +595,15 @@ static void name_threads(conv *c)
 {
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
-        size_t n = 0;
-        const uint32_t *table = NULL;
         for (size_t k = 0; k < m->nlocs; k++) {
             loc *l = &m->locs[k];
             const weft_record *s;
-            uint32_t g;
-            if (!l->name_ref)
+            uint64_t g;
+            if (!l->name_ref ||
+                weft_unify_lookup(c->u, m->rank, WEFT_REF_STRING,
+                                  l->name_ref - 1u, &g) < 0)
                 continue;
-            if (!table)
-                table = weft_unify_id_table(c->u, m->rank, WEFT_REF_STRING,
-                                            &n);
-            g = l->name_ref - 1u < n ? table[l->name_ref - 1u] : 0;
-            s = g ? weft_unify_get(c->u, WEFT_REC_String, g - 1u) : NULL;
+            s = weft_unify_get(c->u, WEFT_REC_String, g);
             if (s && s->u.String.string)
                 l->name = s->u.String.string;
         }

@@ -40,7 +40,9 @@ struct weft_jcache;
     X(MAX_PREAUTH_BUFFERED, "max_preauth_buffered") \
     X(MAX_PREAUTH_FRAME, "max_preauth_frame") \
     X(PREAUTH_TIMEOUT, "preauth_timeout") \
-    X(MAX_MEMBERS_PER_USER, "max_members_per_user")
+    X(MAX_MEMBERS_PER_USER, "max_members_per_user") \
+    X(MAX_DEFINITION_BYTES, "max_definition_bytes") \
+    X(MAX_QUESTIONS_PER_USER, "max_questions_per_user")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -140,6 +142,12 @@ typedef struct weft_daemon {
     struct weft_worker *retainer; /* retention jobs (retain.c) */
     struct weft_worker *asker;    /* users' questions (ask.c) */
     unsigned asks;                /* questions queued or answering */
+    /* ask.c: questions in flight (queued, or their answer being sent)
+     * per uid, for max_questions_per_user; at most WEFT_ASK_MAX_QUEUED
+     * uids have any. And how often its refusals were logged. */
+    struct weft_asker { uint32_t uid, n; } askers[64];
+    uint32_t naskers;
+    weft_ratelimit ask_log[2];
     /* retain.c: the last job's figures, plus the archives converted
      * since (weft_retain_charge). */
     int retain_running;

@@ -301,7 +301,7 @@ typedef struct entry {
  * way (tests compare them: weft__convert_trace). The timeline is told
  * of each as nest_enter and nest_leave_top tell it, with the innermost
  * open region kept in a local (top). 0 or the code of a failure. */
-static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
+static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
 {
     conv *c = x->c;
     member *m = x->m;
@@ -318,7 +318,7 @@ static int replay_enter_leave(entry *x, const uint32_t *table, size_t ntable)
     int rc = 0;
 
     while (table && weft_el_next(&run, &type, &region)) {
-        uint32_t g = region < ntable ? table[region] : 0;
+        uint32_t g = region < ntable ? (uint32_t)table[region] : 0;
         uint64_t t = run.time;
         OTF2_ErrorCode orc;
         if ((!g && region != OTF2_UNDEFINED_REGION) ||
@@ -491,7 +491,7 @@ static int replay_events(conv *c, member *m, loc *l,
 {
     entry x = { .c = c, .m = m, .l = l, .e = e, .off = off };
     weft_record r;
-    const uint32_t *table;
+    const uint64_t *table;
     size_t ntable = 0;
     int rc;
 

@@ -317,6 +317,9 @@ static void on_write(uv_write_t *req, int status)
         return;
     }
     weft_conn_drained(c);
+    if (c->on_written && !c->closing &&
+        uv_stream_get_write_queue_size(&c->h.stream) == 0)
+        c->on_written(c);
 }
 
 /* Bytes c holds for its peer: replies not written to the socket yet, and

@@ -96,6 +96,9 @@ typedef struct weft_conn {
                                   carries a MAC (proto/mac.h); owned */
     void *auth_job;            /* authn.c's job while its Auth is checked */
     void *ask_job;             /* ask.c's job while its Query is answered */
+    void (*on_written)(struct weft_conn *c); /* if set: called once
+                                  the writes queued so far are done (ask.c
+                                  sends an answer piece by piece) */
     int asked;                 /* it sent a Query (one per connection) */
     int importing;             /* its Query{IMPORT} waits for the
                                   ImportTrace frame (ask.c) */

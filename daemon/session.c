@@ -459,6 +459,18 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
         weft_conn_fail_limit(c, limit, rc, "bad definition: %s", err);
         return rc;
     }
+    if (m->trace->def_bytes > c->d->cfg.max_definition_bytes) {
+        uint64_t would = m->trace->def_bytes;
+        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_DEFINITION_BYTES, WEFT_ELIMIT,
+                             "Definitions seq %" PRIu64 ": the trace's "
+                             "definitions would take %" PRIu64 " bytes with"
+                             " these %zu, over max_definition_bytes (%"
+                             PRIu64 ")", defs->seq, would,
+                             defs->records.len,
+                             c->d->cfg.max_definition_bytes);
+        return WEFT_ELIMIT;
+    }
     e.kind = WEFT_JE_DEFS;
     e.seq = defs->seq;
     e.payload = defs->records.data;

@@ -83,7 +83,6 @@ static void member_free(weft_member *m)
         weft_journal_close(m->journal);
     for (int k = 0; k < WEFT_REF__COUNT; k++) {
         weft_idset_free(&m->defined[k]);
-        free(m->decls[k].v);
     }
     free(m->waiting.v);
     free(m->syncing.v);

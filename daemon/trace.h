@@ -27,16 +27,25 @@
 
 /* What later records are checked against, per defined id of the id
  * spaces that need it (weft_ref_kind_has_decl): the element count of the
- * definition (CN fields) and the OTF2_Type it declares (TD fields). */
+ * definition (CN fields) and the OTF2_Type it declares (TD fields). It
+ * is the id's value in the member's `defined` set (weft_decl_pack). */
 typedef struct weft_decl {
     uint32_t count;
     uint8_t type;
 } weft_decl;
 
-typedef struct weft_decls {
-    weft_decl *v;  /* by id */
-    uint64_t cap;
-} weft_decls;
+/* A decl as a nonzero idset value, and back. */
+static inline uint64_t weft_decl_pack(weft_decl d)
+{
+    return 1u | (uint64_t)d.type << 8 | (uint64_t)d.count << 16;
+}
+
+static inline weft_decl weft_decl_unpack(uint64_t v)
+{
+    weft_decl d = { (uint32_t)(v >> 16), (uint8_t)(v >> 8) };
+
+    return d;
+}
 
 /* A thread's batches: last_* as received and checked (the next batch
  * follows them), held_* as journaled (what HelloAck reports once nothing
@@ -101,8 +110,8 @@ typedef struct weft_member {
     int write_errno;
     weft_loc_state *locs;         /* by thread index */
     uint32_t nlocs;
-    weft_idset defined[WEFT_REF__COUNT];
-    weft_decls decls[WEFT_REF__COUNT];
+    weft_idset defined[WEFT_REF__COUNT]; /* ids defined; value 1, or
+                                     the weft_decl where one is kept */
     /* durability = fsync: acks of entries written since the running
      * fdatasync began wait in `waiting`; those it covers in `syncing`. */
     weft_ackq waiting;
@@ -149,6 +158,8 @@ typedef struct weft_trace {
     char *dir;           /* SPOOL/traces/KEY */
     uint32_t uid;
     uint32_t size;       /* members expected */
+    uint64_t def_bytes;  /* what its members' accepted Definitions
+                            charge (validate.h), max_definition_bytes */
     /* The members that joined (`joined` of them), by rank in an
      * open-addressing table: what a trace holds grows with the members
      * that came, never with the size a Hello announces. Find one with

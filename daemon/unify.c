@@ -5,9 +5,9 @@
  * copies of its strings and arrays. The key is the record encoded with
  * weft_encode after mapping, with its own id set to 0, so "same content"
  * means "same bytes" for every record kind without knowing any of them.
- * Keys live in a POSIX tsearch tree. Local->global maps are arrays per
- * (member, id space) indexed by local id, holding global id + 1 (0: not
- * defined), grown on demand up to max_ids; a pseudo-member `all` holds
+ * Keys live in a POSIX tsearch tree. Local->global maps are id sets per
+ * (member, id space) (idset.h: memory by the ids defined, not by their
+ * size), holding global id + 1 by local id; a pseudo-member `all` holds
  * the derived mappings that apply to every member.
  * Keyed definitions (unify.h) also go into a second tree by identity:
  * record type, key field values after mapping and, for NATURE ids, the
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "idset.h"
 #include "weft_errors.h"
 
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
@@ -48,14 +49,9 @@ typedef struct ident_entry {
 
 #define IDENT_MAX (4 + 8 * 20)
 
-typedef struct id_map {
-    uint32_t *v; /* global id + 1 by local id, 0: not defined */
-    size_t cap;
-} id_map;
-
 typedef struct member {
     uint32_t id;
-    id_map maps[WEFT_REF__COUNT];
+    weft_idset maps[WEFT_REF__COUNT]; /* global id + 1 by local id */
 } member;
 
 typedef struct type_list {
@@ -204,34 +200,27 @@ static int member_get(weft_unifier *u, uint32_t id, member **out)
     return 0;
 }
 
-/* Global id + 1 of local id v of kind in m, 0 if not defined. */
+/* Global id + 1 of local id v of kind in m, 0 if not defined (a value
+ * beyond 32 bits is MAP_HELD: no mapping yet). */
 static uint32_t map_get(const member *m, unsigned kind, uint64_t v)
 {
-    if (!m || v >= m->maps[kind].cap)
-        return 0;
-    return m->maps[kind].v[v];
+    return m ? (uint32_t)weft_idset_get(&m->maps[kind], v) : 0;
 }
 
-/* Makes room for local id v of kind in m (v < max_ids checked before). */
-static int map_reserve(member *m, unsigned kind, uint64_t v, uint32_t max)
-{
-    id_map *map = &m->maps[kind];
-    size_t c = map->cap ? map->cap : 64;
-    uint32_t *p;
+/* What a local id maps to while its definition is being added: room
+ * made, no global id yet (map_get says 0). */
+#define MAP_HELD (UINT64_C(1) << 32)
 
-    if (v < map->cap)
-        return 0;
-    while (c <= v)
-        c *= 2;
-    if (c > max)
-        c = max;
-    p = realloc(map->v, c * sizeof *p);
-    if (!p)
-        return WEFT_ENOMEM;
-    memset(p + map->cap, 0, (c - map->cap) * sizeof *p);
-    map->v = p;
-    map->cap = c;
-    return 0;
+/* Member mid of u (made if new) in *m, with room for its local id of
+ * kind (MAP_HELD) unless it had a mapping (had). 0 or WEFT_ENOMEM. */
+static int hold_local(weft_unifier *u, uint32_t mid, unsigned kind,
+                      uint64_t local, uint32_t had, member **m)
+{
+    int rc = member_get(u, mid, m);
+
+    if (rc == 0 && !had)
+        rc = weft_idset_put(&(*m)->maps[kind], local, MAP_HELD);
+    return rc;
 }
 
 /* Maps one reference value v of id space `kind`. m NULL and global set:
@@ -535,7 +524,7 @@ void weft_unify_free(weft_unifier *u)
     tdestroy(u->tree, no_free);
     tdestroy(u->idents, free);
     for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
-        free(u->all.maps[k].v);
+        weft_idset_free(&u->all.maps[k]);
     for (size_t i = 0; i < u->norder; i++)
         free(u->order[i]);
     free(u->order);
@@ -544,7 +533,7 @@ void weft_unify_free(weft_unifier *u)
     free(u->lists);
     for (size_t i = 0; i < u->nmembers; i++) {
         for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
-            free(u->members[i]->maps[k].v);
+            weft_idset_free(&u->members[i]->maps[k]);
         free(u->members[i]);
     }
     free(u->members);
@@ -749,26 +738,27 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                     mid, d->name, sf->name, local,
                     describe(&r, text, sizeof text));
     }
-    if (sf) {
-        rc = member_get(u, mid, &m);
-        if (rc == 0)
-            rc = map_reserve(m, sf->ref, local, u->max_ids);
-        if (rc < 0)
-            return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
-                        "memory", mid, d->name);
-    }
+    if (sf && (rc = hold_local(u, mid, sf->ref, local, had, &m)) < 0)
+        return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
+                    "memory", mid, d->name);
     if (!e) {
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
         if (rc < 0)
-            return rc;
+            goto unhold;
         e->member = mid;
     }
-    if (identlen && !ie && ident_add(u, ident, identlen, e) < 0)
-        return fail(err, errlen, WEFT_ENOMEM, "member %" PRIu32 ": %s: out "
-                    "of memory", mid, d->name);
-    if (sf)
-        m->maps[sf->ref].v[local] = (uint32_t)(e->gid + 1u);
+    if (identlen && !ie && ident_add(u, ident, identlen, e) < 0) {
+        rc = fail(err, errlen, WEFT_ENOMEM, "member %" PRIu32 ": %s: out "
+                  "of memory", mid, d->name);
+        goto unhold;
+    }
+    if (sf) /* an id it holds: no memory needed */
+        weft_idset_put(&m->maps[sf->ref], local, e->gid + 1u);
     return kept;
+unhold:
+    if (sf && !had)
+        weft_idset_del(&m->maps[sf->ref], local);
+    return rc;
 }
 
 void weft_unify_keep_first(weft_unifier *u, int on)
@@ -798,9 +788,8 @@ int weft_unify_set_derived(weft_unifier *u, uint32_t mid, unsigned kind,
                     weft_ref_kind_name(kind), local, global, mid, u->max_ids);
     if (mid != WEFT_UNIFY_ALL && (rc = member_get(u, mid, &m)) < 0)
         return fail(err, errlen, rc, "out of memory");
-    if ((rc = map_reserve(m, kind, local, u->max_ids)) < 0)
+    if ((rc = weft_idset_put(&m->maps[kind], local, global + 1u)) < 0)
         return fail(err, errlen, rc, "out of memory");
-    m->maps[kind].v[local] = (uint32_t)(global + 1u);
     return 0;
 }
 
@@ -900,15 +889,18 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
     return rc;
 }
 
-const uint32_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,
+const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,
                                     unsigned kind, size_t *n)
 {
     const member *m;
 
     assert(u && n && kind < WEFT_REF__COUNT);
     m = member_find(u, mid);
-    *n = m ? m->maps[kind].cap : 0;
-    return m ? m->maps[kind].v : NULL;
+    if (!m) {
+        *n = 0;
+        return NULL;
+    }
+    return weft_idset_dense(&m->maps[kind], n);
 }
 
 /* Frees the scratch memory and empties it for reuse. */

@@ -135,10 +135,11 @@ void weft_unify_scratch_free(weft_unify_scratch *scratch);
 
 /* Member mid's table of local ids of id space `kind` -> global id + 1 (0:
  * not defined), *n entries long, for hot loops that map one field
- * (conversion's Enter and Leave). Owned by the unifier and valid until
- * mid's next definition is unified; NULL with *n = 0 when mid defined
- * none. */
-const uint32_t *weft_unify_id_table(const weft_unifier *u, uint32_t member,
+ * (conversion's Enter and Leave): the dense part of its map (idset.h),
+ * so an id at or beyond *n may still be defined (weft_unify_lookup says).
+ * Owned by the unifier and valid until mid's next definition is unified;
+ * NULL with *n = 0 when mid defined none. */
+const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t member,
                                     unsigned kind, size_t *n);
 
 /* Global id of local id `local` of id space `kind` (a weft_ref_kind) of

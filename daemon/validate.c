@@ -48,35 +48,19 @@ static const char *idx(const weft_field_desc *f, size_t k, char *buf,
     return buf;
 }
 
-/* The remembered count and type of definition `id` of `kind`, NULL if
- * there is none (undefined id, or a kind nothing checks against). */
-static const weft_decl *decl_of(const weft_member *m, unsigned kind,
-                                uint64_t id)
+/* The remembered count and type of definition `id` of `kind` into *out:
+ * 1, or 0 if there is none (undefined id, or a kind nothing checks
+ * against). */
+static int decl_of(const weft_member *m, unsigned kind, uint64_t id,
+                   weft_decl *out)
 {
-    const weft_decls *ds = &m->decls[kind];
+    uint64_t v;
 
-    return id < ds->cap ? &ds->v[id] : NULL;
-}
-
-static int decl_set(weft_member *m, unsigned kind, uint64_t id,
-                    weft_decl decl)
-{
-    weft_decls *ds = &m->decls[kind];
-
-    if (id >= ds->cap) {
-        uint64_t cap = ds->cap ? ds->cap : 16;
-        weft_decl *p;
-        while (cap <= id)
-            cap *= 2;
-        p = realloc(ds->v, cap * sizeof *p);
-        if (!p)
-            return WEFT_ENOMEM;
-        memset(p + ds->cap, 0, (cap - ds->cap) * sizeof *p);
-        ds->v = p;
-        ds->cap = cap;
-    }
-    ds->v[id] = decl;
-    return 0;
+    if (!weft_ref_kind_has_decl(kind) ||
+        !(v = weft_idset_get(&m->defined[kind], id)))
+        return 0;
+    *out = weft_decl_unpack(v);
+    return 1;
 }
 
 /* Checks reference v (value k of field f) of id space `kind`: ids this
@@ -171,24 +155,24 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
             if (f->count_ref >= 0) {
                 const weft_field_desc *rf = &d->fields[f->count_ref];
                 uint64_t id = weft_field_get(r, rf);
-                const weft_decl *dl = decl_of(m, rf->ref, id);
-                if (dl && dl->count != v)
+                weft_decl dl;
+                if (decl_of(m, rf->ref, id, &dl) && dl.count != v)
                     return fail(err, errlen, WEFT_EPROTO, "%s.%s: %" PRIu64
                                 " elements, but %s %" PRIu64 " (%s) has %"
                                 PRIu32, d->name, f->name, v,
                                 weft_ref_kind_name(rf->ref), id, rf->name,
-                                dl->count);
+                                dl.count);
             }
             if (f->decl_ref >= 0) {
                 const weft_field_desc *rf = &d->fields[f->decl_ref];
                 uint64_t id = weft_field_value(r, rf, k);
-                const weft_decl *dl = decl_of(m, rf->ref, id);
-                if (dl && dl->type != v)
+                weft_decl dl;
+                if (decl_of(m, rf->ref, id, &dl) && dl.type != v)
                     return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type %"
                                 PRIu64 ", but %s %" PRIu64 " is declared with"
                                 " type %u", d->name, f->name,
                                 idx(f, k, ib, sizeof ib), v,
-                                weft_ref_kind_name(rf->ref), id, dl->type);
+                                weft_ref_kind_name(rf->ref), id, dl.type);
             }
         }
     }
@@ -214,45 +198,44 @@ static int remember_decl(weft_member *m, const weft_rec_desc *d,
     } else {
         for (unsigned i = 0; i < d->nfields; i++) {
             const weft_field_desc *f = &d->fields[i];
-            const weft_decl *dl;
+            weft_decl dl;
             if (f->is_self || f->is_array || f->ref != kind)
                 continue;
-            if ((dl = decl_of(m, kind, weft_field_get(r, f))) != NULL) {
-                decl.count = dl->count;
+            if (decl_of(m, kind, weft_field_get(r, f), &dl)) {
+                decl.count = dl.count;
                 break;
             }
         }
     }
     if (d->decl_type_field >= 0)
         decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
-    return decl_set(m, kind, id, decl);
+    return weft_idset_put(&m->defined[kind], id, weft_decl_pack(decl));
 }
 
 /* Undefines the ids defined by the first n records of a Definitions
  * payload. Each of them was new when it was added (weft_validate_defs
- * refuses redefinitions), so no earlier definition is lost. */
-static void forget_defs(weft_member *m, const uint8_t *buf, size_t len,
-                        uint64_t n)
+ * refuses redefinitions), so no earlier definition is lost. Returns the
+ * number of records read. */
+static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
+                            uint64_t n)
 {
     weft_decoder dec;
     weft_record r;
+    uint64_t nrec = 0;
 
     weft_decoder_init(&dec, buf, len, 0, 0);
     dec.max_string = m->trace->d->cfg.max_string;
     while (n-- > 0 && weft_decoder_next(&dec, &r) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         const weft_field_desc *self;
-        weft_idset *s;
-        uint64_t id;
+        nrec++;
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];
-        s = &m->defined[self->ref];
-        id = weft_field_get(&r, self);
-        if (id < s->cap)
-            s->bits[id / 8] &= (uint8_t)~(1u << (id % 8));
+        weft_idset_del(&m->defined[self->ref], weft_field_get(&r, self));
     }
     weft_decoder_free(&dec);
+    return nrec;
 }
 
 /* A payload is accepted or refused as a whole: when a record is refused,
@@ -332,6 +315,8 @@ out:
     weft_decoder_free(&dec);
     if (rc < 0)
         forget_defs(m, buf, len, added);
+    else
+        m->trace->def_bytes += len + WEFT_DEF_OVERHEAD * nrec;
     if (limit)
         *limit = rc < 0 ? hit : WEFT_LIMIT_NONE;
     return rc < 0 ? rc : 0;
@@ -339,7 +324,11 @@ out:
 
 void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len)
 {
-    forget_defs(m, buf, len, UINT64_MAX);
+    uint64_t charge = len + WEFT_DEF_OVERHEAD *
+                                forget_defs(m, buf, len, UINT64_MAX);
+
+    m->trace->def_bytes -= charge < m->trace->def_bytes
+                               ? charge : m->trace->def_bytes;
 }
 
 /* Events from first to last lie within the member's span: from

@@ -7,7 +7,7 @@
  * weftd derives), counts and attribute types that match their
  * definitions, no definitions weftd derives itself, no id twice; for
  * events also non-decreasing times and the announced count. Pure
- * functions over a weft_member (its `defined` ids and `decls`, which
+ * functions over a weft_member (its `defined` ids and their decls, which
  * Definitions that pass extend): no socket, no loop, no disk.
  *
  * A refusal returns a WEFT_E* code, a message naming the record, field
@@ -25,10 +25,17 @@
 #include "trace.h"
 #include "weft.pb-c.h"
 
+/* What weftd keeps of a definition beyond its encoded bytes (its entries
+ * in id sets and the unifier's maps), charged to max_definition_bytes. */
+#define WEFT_DEF_OVERHEAD 64
 /* Checks a Definitions payload of member m and records the ids it defines
  * (and, for the id spaces later records are checked against, their counts
  * and declared types). A payload is accepted or refused as a whole: on a
- * refusal m defines nothing more than before. 0, or a WEFT_E* code with
+ * refusal m defines nothing more than before. An accepted one is charged
+ * to m's trace (def_bytes): len + WEFT_DEF_OVERHEAD per record; the
+ * caller compares that with max_definition_bytes (ingest refuses beyond,
+ * recovery takes what was acknowledged).
+ * 0, or a WEFT_E* code with
  * err naming the record, field and value and *limit (if limit is not
  * NULL) the limit it went beyond, WEFT_LIMIT_NONE for other refusals. */
 int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
@@ -56,7 +63,8 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                          uint64_t *last_time, enum weft_limit *limit,
                          char *err, size_t errlen);
 /* Forgets the ids a Definitions payload that weft_validate_defs accepted
- * defined: it was not journaled after all, and the resend defines them. */
+ * defined, and its charge: it was not journaled after all (or went
+ * beyond max_definition_bytes), and a resend defines them. */
 void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len);
 /* Checks the tags of Hello h (README, "Tags"): at most 64, keys of 1 to
  * 64 characters A-Z a-z 0-9 _ . -, each once, values up to max_string

@@ -14,6 +14,7 @@
  *             listen_backlog,
  *             max_conn_pending, max_buffered,
  *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
+ *             max_definition_bytes, max_questions_per_user,
  *             max_locations, max_members, max_traces_per_user,
  *             max_user_spool_bytes, max_preauth_connections,
  *             max_preauth_per_address, max_preauth_buffered,
@@ -83,6 +84,9 @@ typedef struct weft_config {
     uint64_t shutdown_timeout; /* seconds SIGTERM drains before exiting */
     uint64_t max_string;       /* bytes per string */
     uint64_t max_definitions;  /* per member, per id space: largest id + 1 */
+    uint64_t max_definition_bytes; /* per trace: Definitions payload bytes
+                                  + WEFT_DEF_OVERHEAD per record */
+    uint64_t max_questions_per_user; /* Queries in flight per uid (ask.c) */
     uint64_t max_locations;    /* per member */
     uint64_t max_members;      /* per trace (trace size) */
     uint64_t max_traces_per_user; /* recording at once, per uid */

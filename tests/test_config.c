@@ -288,6 +288,8 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.shutdown_timeout, b.shutdown_timeout);
     assert_int_equal(a.max_string, b.max_string);
     assert_int_equal(a.max_definitions, b.max_definitions);
+    assert_int_equal(a.max_definition_bytes, b.max_definition_bytes);
+    assert_int_equal(a.max_questions_per_user, b.max_questions_per_user);
     assert_int_equal(a.max_locations, b.max_locations);
     assert_int_equal(a.max_members, b.max_members);
     assert_int_equal(a.max_user_spool_bytes, b.max_user_spool_bytes);
@@ -416,6 +418,38 @@ static void test_trace_ids(void **state)
     expect_file_error("[weftd]\ntrace_ids = counted\n", "trace_ids");
 }
 
+/* max_definition_bytes: bytes of definitions per trace, 64 KiB to 1 TiB,
+ * default 256 MiB (the refusal is tested in test_server_limits). */
+static void test_max_definition_bytes(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.max_definition_bytes, 256u << 20);
+    assert_int_equal(weft_config_set(&c, NULL, "max_definition_bytes", "1G",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.max_definition_bytes, 1u << 30);
+    assert_int_equal(weft_config_set(&c, "limits", "max_definition_bytes",
+                                     "64k", err, sizeof err), 0);
+    assert_int_equal(c.max_definition_bytes, 64u << 10);
+    weft_config_free(&c);
+    expect_file_error("[limits]\nmax_definition_bytes = 1000\n",
+                      "max_definition_bytes = 1000: must be between 65536 "
+                      "and 1099511627776");
+    expect_file_error("[weftd]\nmax_definition_bytes = 1M\n", "unknown key "
+                      "'max_definition_bytes' in section [weftd]");
+}
+
+/* max_questions_per_user: 1 to 64 (WEFT_ASK_MAX_QUEUED), default 4. */
+static void test_max_questions_per_user(void **state)
+{
+    (void)state;
+    check_count_key("limits", "max_questions_per_user",
+                    offsetof(weft_config, max_questions_per_user), 4, 1, 64);
+}
+
 /* max_conversions: traces converted at once, 1 to 64, default 2 (the
  * queue it bounds is tested in test_trace and test_worker). */
 static void test_max_conversions(void **state)
@@ -530,6 +564,8 @@ int main(void)
         cmocka_unit_test(test_max_conversions),
         cmocka_unit_test(test_trace_ids),
         cmocka_unit_test(test_max_definitions),
+        cmocka_unit_test(test_max_definition_bytes),
+        cmocka_unit_test(test_max_questions_per_user),
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_max_user_spool_bytes),
         cmocka_unit_test(test_set_any_section),

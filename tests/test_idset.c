@@ -1,12 +1,16 @@
-/* test_idset.c - the set of defined ids (daemon/idset.c): an empty set
+/* test_idset.c - the map of defined ids (daemon/idset.c): an empty set
  * has nothing, ids are found once added and their neighbours are not,
- * the bitmap grows (doubling) for an id far beyond it and keeps what it
- * held, the limit refuses an id without touching the set, and a freed
- * set is empty and usable again. */
+ * it grows for an id far beyond it and keeps what it held, the limit
+ * refuses an id without touching the set, a freed set is empty and
+ * usable again; its memory follows the number of ids held, never their
+ * size (the largest ids of a member cost what small ones do: issue 30
+ * finding 3); values and deletions agree with a plain array under a
+ * random mix of dense and sparse ids. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "idset.h"
@@ -38,7 +42,10 @@ static void test_add_has(void **state)
     assert_false(weft_idset_has(&s, 10));
     assert_false(weft_idset_has(&s, 1022));
     assert_false(weft_idset_has(&s, 1024));
-    assert_int_equal(s.cap, 1024);  /* all fit in the first bitmap */
+    assert_int_equal(s.n, 5);
+    /* 1023 is far beyond 4 ids: in the table, not a 1024-id array. */
+    assert_true(s.ndense <= 64);
+    assert_int_equal(s.nsparse, 1);
     /* Adding twice is fine. */
     assert_int_equal(weft_idset_add(&s, 7, 1u << 20), 0);
     assert_true(weft_idset_has(&s, 7));
@@ -52,16 +59,23 @@ static void test_grows(void **state)
     (void)state;
     assert_int_equal(weft_idset_add(&s, 3, 1u << 30), 0);
     assert_int_equal(weft_idset_add(&s, 100000, 1u << 30), 0);
-    assert_true(s.cap > 100000);
-    assert_int_equal(s.cap & (s.cap - 1), 0);  /* a power of two */
     assert_true(weft_idset_has(&s, 3));
     assert_true(weft_idset_has(&s, 100000));
     assert_false(weft_idset_has(&s, 99999));
     assert_false(weft_idset_has(&s, 100001));
-    /* The new part of the bitmap starts empty. */
-    for (uint64_t id = 1024; id < s.cap; id++)
-        if (id != 100000)
+    for (uint64_t id = 0; id < 200000; id++)
+        if (id != 100000 && id != 3)
             assert_false(weft_idset_has(&s, id));
+    /* Filling the ids below it moves it into a dense array that covers
+     * them all (a power of two). */
+    for (uint64_t id = 0; id < 100000; id++)
+        assert_int_equal(weft_idset_add(&s, id, 1u << 30), 0);
+    assert_true(s.ndense > 100000);
+    assert_int_equal(s.ndense & (s.ndense - 1), 0);
+    assert_int_equal(s.nsparse, 0);
+    assert_int_equal(s.n, 100001);
+    assert_true(weft_idset_has(&s, 100000));
+    assert_false(weft_idset_has(&s, 100001));
     weft_idset_free(&s);
 }
 
@@ -71,8 +85,9 @@ static void test_limit(void **state)
 
     (void)state;
     assert_int_equal(weft_idset_add(&s, 16, 16), WEFT_ELIMIT);
-    assert_int_equal(s.cap, 0);  /* untouched */
-    assert_null(s.bits);
+    assert_int_equal(s.n, 0);  /* untouched */
+    assert_null(s.dense);
+    assert_null(s.slots);
     assert_int_equal(weft_idset_add(&s, 15, 16), 0);
     assert_int_equal(weft_idset_add(&s, UINT64_MAX, 16), WEFT_ELIMIT);
     assert_true(weft_idset_has(&s, 15));
@@ -87,13 +102,82 @@ static void test_free_reuse(void **state)
     (void)state;
     assert_int_equal(weft_idset_add(&s, 5000, 1u << 20), 0);
     weft_idset_free(&s);
-    assert_null(s.bits);
-    assert_int_equal(s.cap, 0);
+    assert_null(s.dense);
+    assert_null(s.slots);
+    assert_int_equal(s.n, 0);
     assert_false(weft_idset_has(&s, 5000));
     assert_int_equal(weft_idset_add(&s, 2, 1u << 20), 0);
     assert_true(weft_idset_has(&s, 2));
     assert_false(weft_idset_has(&s, 5000));
     weft_idset_free(&s);
+}
+
+/* A member defining the largest ids of an id space holds what one
+ * defining as many small ones does: ~bytes per id, not per id's size. */
+static void test_memory_by_count(void **state)
+{
+    weft_idset big = { 0 }, small = { 0 };
+    const uint64_t top = (UINT64_C(1) << 24) - 1;
+
+    (void)state;
+    for (uint64_t i = 0; i < 1000; i++) {
+        assert_int_equal(weft_idset_add(&big, top - i * 7, UINT64_MAX), 0);
+        assert_int_equal(weft_idset_add(&small, i, UINT64_MAX), 0);
+    }
+    assert_int_equal(big.n, 1000);
+    assert_true(weft_idset_bytes(&big) <= 1000 * 64 + 1024);
+    assert_true(weft_idset_bytes(&small) <= 1000 * 32 + 1024);
+    for (uint64_t i = 0; i < 1000; i++) {
+        assert_true(weft_idset_has(&big, top - i * 7));
+        assert_false(weft_idset_has(&big, top - i * 7 - 1));
+    }
+    /* One id at the very top costs a few slots. */
+    weft_idset_free(&big);
+    assert_int_equal(weft_idset_add(&big, UINT64_MAX - 1, UINT64_MAX), 0);
+    assert_true(weft_idset_bytes(&big) <= 1024);
+    assert_true(weft_idset_has(&big, UINT64_MAX - 1));
+    weft_idset_free(&big);
+    weft_idset_free(&small);
+}
+
+/* Values are kept and replaced; ids are removed (from both parts), and a
+ * random mix agrees with a plain array throughout, also after the dense
+ * part grew over ids that were in the table. */
+static void test_values_del_random(void **state)
+{
+    enum { SPAN = 1 << 16, OPS = 200000 };
+    uint64_t *ref = calloc(SPAN, sizeof *ref);
+    weft_idset s = { 0 };
+    uint64_t n = 0, peak = 0;
+
+    (void)state;
+    assert_non_null(ref);
+    srand(30);
+    for (int op = 0; op < OPS; op++) {
+        /* Mostly small ids, some far ones (a sparse table first). */
+        uint64_t id = op % 5 == 0 ? (uint64_t)rand() % SPAN
+                                  : (uint64_t)rand() % (op / 50 + 64);
+        if (rand() % 3 == 0) {
+            weft_idset_del(&s, id);
+            n -= ref[id] != 0;
+            ref[id] = 0;
+        } else {
+            uint64_t v = (uint64_t)rand() << 20 | 1;
+            assert_int_equal(weft_idset_put(&s, id, v), 0);
+            n += ref[id] == 0;
+            ref[id] = v;
+            peak = n > peak ? n : peak;
+        }
+        if (op % 1000 == 0 || op == OPS - 1) {
+            for (uint64_t i = 0; i < SPAN; i++)
+                assert_true(weft_idset_get(&s, i) == ref[i]);
+            assert_true(s.n == n);
+            /* Memory follows the most ids held (nothing shrinks). */
+            assert_true(weft_idset_bytes(&s) <= 100 * (peak + 16) + 1024);
+        }
+    }
+    weft_idset_free(&s);
+    free(ref);
 }
 
 int main(void)
@@ -104,6 +188,8 @@ int main(void)
         cmocka_unit_test(test_grows),
         cmocka_unit_test(test_limit),
         cmocka_unit_test(test_free_reuse),
+        cmocka_unit_test(test_memory_by_count),
+        cmocka_unit_test(test_values_del_random),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,12 +96,33 @@ static void test_journal_fields(void **state)
     assert_string_equal(field(&f, 3), "PEER=unix:pid 42");
 }
 
+/* A cause repeated at will gets 3 lines a second; the next
+ * line let through counts what was left out. */
+static void test_ratelimited(void **state)
+{
+    weft_ratelimit l = { 0 };
+    uint64_t sup = 99;
+    int out = 0;
+
+    (void)state;
+    for (int i = 0; i < 1000; i++)
+        out += weft_ratelimit_allow(&l, 5000 + (uint64_t)i / 2, 3, &sup);
+    assert_int_equal(out, 3);
+    assert_int_equal(sup, 0);
+    /* The next second: those left out are said in its first line. */
+    assert_int_equal(weft_ratelimit_allow(&l, 6000, 3, &sup), 1);
+    assert_int_equal(sup, 1000 - 3);
+    assert_int_equal(weft_ratelimit_allow(&l, 6001, 3, &sup), 1);
+    assert_int_equal(sup, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_journal_fields),
+        cmocka_unit_test(test_ratelimited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

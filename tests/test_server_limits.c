@@ -744,6 +744,71 @@ static void test_limit_counters(void **state)
                         "max_buffered");
 }
 
+/* A Definitions frame of n strings of 40 bytes, ids from first on. */
+static bytes strings_frame(uint64_t seq, uint32_t first, uint32_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    weft_record d[16];
+    char text[16][41];
+    bytes rec, out;
+
+    assert_true(n <= 16);
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(text[i], sizeof text[i], "%040u", first + i);
+        d[i] = str(first + i, text[i]);
+    }
+    rec = encode(d, n, 0, 0);
+    defs.seq = seq;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    out = pack(&env);
+    free(rec.p);
+    return out;
+}
+
+/* max_definition_bytes bounds a trace's definitions, all its members
+ * together (each record counted with WEFT_DEF_OVERHEAD more): the
+ * Definitions that would go beyond are refused naming the limit, and
+ * what was refused is not charged (a smaller one still fits); another
+ * trace has its own. Issue 30, finding 3. */
+static void test_max_definition_bytes(void **state)
+{
+    fixture *f = *state;
+    int a, b, c;
+
+    /* 16 strings: 16 x (~43 + 64) = ~1.7k; a bound of 3k takes one
+     * frame, not two. */
+    f->d.cfg.max_definition_bytes = 3000;
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "defbytes", 0, 2);
+    send_bytes_free(a, strings_frame(1, 0, 16));
+    expect_ack(a, 1, 0, 1);
+    b = cl_connect(f);
+    hello_ok(b, "defbytes", 1, 2);
+    send_bytes_free(b, strings_frame(1, 0, 16));
+    expect_error(b, WEFT_ELIMIT, "over max_definition_bytes (3000)");
+    close(b);
+    /* What was refused was not charged: 8 more still fit. */
+    send_bytes_free(a, strings_frame(2, 16, 8));
+    expect_ack(a, 1, 0, 2);
+    c = cl_connect(f);
+    hello_ok(c, "defbytes-other", 0, 1);
+    send_bytes_free(c, strings_frame(1, 0, 16));
+    expect_ack(c, 1, 0, 1);
+    send_bytes_free(c, goodbye_frame());
+    expect_eof(c);
+    close(c);
+    send_bytes_free(a, goodbye_frame());
+    expect_eof(a);
+    close(a);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_DEFINITION_BYTES], 1);
+}
+
 /* Near the file descriptor limit a connection is refused with an Error
  * (the client retries) instead of failing later in accept or the
  * journal. */
@@ -777,6 +842,7 @@ int main(void)
         T(test_drain),
         T(test_fd_limit),
         T(test_limit_counters),
+        T(test_max_definition_bytes),
         T(test_stalled_disk),
         T(test_stalled_disk_hello),
         T(test_stalled_disk_status),

@@ -71,11 +71,18 @@ static void member_init(fixture *x)
 
 static void member_free(fixture *x)
 {
-    for (unsigned k = 0; k < WEFT_REF__COUNT; k++) {
+    for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
         weft_idset_free(&x->m.defined[k]);
-        free(x->m.decls[k].v);
-    }
     weft_config_free(&x->d.cfg);
+}
+
+/* Id 0 of k is declared with 1 element and type `type`. */
+static void set_decl(fixture *x, unsigned k, uint8_t type)
+{
+    weft_decl dl = { 1, type };
+
+    assert_int_equal(weft_idset_put(&x->m.defined[k], 0,
+                                    weft_decl_pack(dl)), 0);
 }
 
 /* Every id space has id 0 defined; counted and typed ones say 1 element
@@ -84,13 +91,8 @@ static void define_zeros(fixture *x)
 {
     for (unsigned k = WEFT_REF_NONE + 1; k < WEFT_REF__COUNT; k++) {
         assert_int_equal(weft_idset_add(&x->m.defined[k], 0, 1000), 0);
-        if (weft_ref_kind_has_decl(k)) {
-            x->m.decls[k].v = calloc(1, sizeof *x->m.decls[k].v);
-            assert_non_null(x->m.decls[k].v);
-            x->m.decls[k].cap = 1;
-            x->m.decls[k].v[0].count = 1;
-            x->m.decls[k].v[0].type = OTF2_TYPE_UINT8;
-        }
+        if (weft_ref_kind_has_decl(k))
+            set_decl(x, k, OTF2_TYPE_UINT8);
     }
 }
 
@@ -320,8 +322,8 @@ static void test_every_reference_checked(void **state)
                 else
                     weft_field_set(&b.r, sf, OTF2_TYPE_STRING);
                 if (sf->decl_ref >= 0)
-                    x.m.decls[d->fields[sf->decl_ref].ref].v[0].type =
-                        OTF2_TYPE_STRING;
+                    set_decl(&x, d->fields[sf->decl_ref].ref,
+                             OTF2_TYPE_STRING);
             } else if (f->sel_map == WEFT_SEL_GROUP_TYPE) {
                 weft_field_set(&b.r, &d->fields[f->sel],
                                OTF2_GROUP_TYPE_REGIONS);
@@ -339,8 +341,8 @@ static void test_every_reference_checked(void **state)
             define_zeros(&x);
             if (f->sel_map == WEFT_SEL_TYPE &&
                 d->fields[f->sel].decl_ref >= 0)
-                x.m.decls[d->fields[d->fields[f->sel].decl_ref].ref].v[0]
-                    .type = OTF2_TYPE_STRING;
+                set_decl(&x, d->fields[d->fields[f->sel].decl_ref].ref,
+                         OTF2_TYPE_STRING);
             if (f->is_array)
                 weft_field_set_elem(&b.r, f, 0, dangling(kind));
             else
@@ -673,10 +675,8 @@ static int case_teardown(void **state)
 {
     case_fixture *f = *state;
 
-    for (int k = 0; k < WEFT_REF__COUNT; k++) {
+    for (int k = 0; k < WEFT_REF__COUNT; k++)
         weft_idset_free(&f->m.defined[k]);
-        free(f->m.decls[k].v);
-    }
     free(f->m.locs);
     weft_config_free(&f->d.cfg);
     free(f);
@@ -919,6 +919,46 @@ static void test_max_definitions(void **state)
     assert_int_equal(defs(f, &far, 1), WEFT_ELIMIT);
     assert_err(f, "Region.self: id 1073741824 exceeds max_definitions");
     assert_int_equal(f->limit, WEFT_LIMIT_MAX_DEFINITIONS);
+}
+
+/* The largest ids cost what small ones do (issue 30, finding 3): a
+ * member that defines id 2^24 - 1 of strings, regions, metric members and
+ * classes holds a few KB for them, not arrays sized by the id, and the
+ * decl kept for its metric class still checks its events; a refused
+ * payload is not charged to the trace, an accepted one is (its bytes and
+ * WEFT_DEF_OVERHEAD per record), until it is undefined again. */
+static void test_big_ids_cost_little(void **state)
+{
+    case_fixture *f = *state;
+    const uint32_t top = (1u << 24) - 1;
+    const OTF2_MetricMemberRef members[2] = { (1u << 24) - 1,
+                                              (1u << 24) - 1 };
+    OTF2_Type types[] = { OTF2_TYPE_UINT64, OTF2_TYPE_UINT64 };
+    OTF2_MetricValue vals[2] = { { .unsigned_int = 1 } };
+    weft_record d[4] = { str(top, "far"), region(top, top, 1),
+                         metric_member(top, top),
+                         metric_class(top, 2, members) };
+    weft_record ev = metric_event(10, top, 2, types, vals);
+    weft_record bad = metric_event(20, top, 1, types, vals);
+    weft_record again = str(top, "again");
+    bytes b = encode(d, 4, 0, 0);
+    size_t held = 0;
+
+    f->d.cfg.max_definitions = 1u << 24;
+    defs_ok(f, d, 4);
+    for (int k = 0; k < WEFT_REF__COUNT; k++)
+        held += weft_idset_bytes(&f->m.defined[k]);
+    assert_true(held <= 4 * 1024);
+    assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
+    events_ok(f, 0, 0, &ev, 1);
+    assert_int_equal(events(f, 0, 20, 1, &bad, 1, NULL), WEFT_EPROTO);
+    assert_err(f, "1 elements, but METRIC 16777215 (metric) has 2");
+    assert_int_equal(defs(f, &again, 1), WEFT_EEXIST);
+    assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
+    weft_validate_undefine(&f->m, b.p, b.n);
+    assert_int_equal(f->t.def_bytes, 0);
+    assert_false(weft_idset_has(&f->m.defined[WEFT_REF_STRING], top));
+    free(b.p);
 }
 
 /* A ThreadName names a thread below max_locations, with a defined
@@ -1263,6 +1303,7 @@ int main(void)
         T(test_undefined_id_cannot_be_defined),
         T(test_daemon_definitions_refused),
         T(test_max_definitions),
+        T(test_big_ids_cost_little),
         T(test_thread_name),
         T(test_max_string),
         T(test_metric_count_mismatch),

@@ -29,6 +29,16 @@
  * "unsealed" (a Hello after the AuthAck without a MAC, as a program that
  * injects into the connection would send) print weftd's Error.
  *
+ * MODE "big-ids" (issue 30, finding 3) is rank $RAWPEER_RANK (0) of a
+ * trace of $RAWPEER_SIZE (1) processes that defines the largest id
+ * $RAWPEER_ID (2^20 - 1) in six id spaces (String, Region, Attribute,
+ * Parameter, SourceCodeLocation, CallingContext), ~100 bytes, records
+ * one Enter/Leave of that region and says Goodbye; exit 0 once weftd took
+ * it (or printed its Error: exit 1). "big-strings" sends
+ * $RAWPEER_BYTES (64M) of distinct strings of $RAWPEER_STRLEN bytes
+ * (4096; 10 to 4096) in Definitions of ~256 KiB, then a Goodbye: exit 0 when weftd refused them with an
+ * Error (printed), 3 when it took them all.
+ *
  * MODE "member" is one well-behaved process of a trace with the Hello
  * fields given (--tags N adds tags t0=v .. tN-1=v) and events at exactly
  * known times (1000 ticks per second) for the region profile tests; it
@@ -349,6 +359,115 @@ static void send_defs_region(void)
 }
 
 static int await_reply(int timeout_ms);
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+
+    return v && *v ? strtoull(v, NULL, 0) : dflt;
+}
+
+/* ---- MODEs big-ids and big-strings (issue 30, finding 3) ---------------- */
+
+static int run_big_ids(const char *trace)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    uint32_t id = (uint32_t)env_u64("RAWPEER_ID", (1u << 20) - 1);
+    weft_record d[6] = { rec_string(id, "x"), rec_region(id, id) };
+    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, id),
+                          rec_event(WEFT_REC_Leave, 200, id) };
+
+    d[2].type = WEFT_REC_Attribute;
+    d[2].u.Attribute.self = id;
+    d[2].u.Attribute.name = id;
+    d[2].u.Attribute.description = id;
+    d[2].u.Attribute.type = OTF2_TYPE_UINT64;
+    d[3].type = WEFT_REC_Parameter;
+    d[3].u.Parameter.self = id;
+    d[3].u.Parameter.name = id;
+    d[3].u.Parameter.parameterType = OTF2_PARAMETER_TYPE_INT64;
+    d[4].type = WEFT_REC_SourceCodeLocation;
+    d[4].u.SourceCodeLocation.self = id;
+    d[4].u.SourceCodeLocation.file = id;
+    d[4].u.SourceCodeLocation.lineNumber = 1;
+    d[5].type = WEFT_REC_CallingContext;
+    d[5].u.CallingContext.self = id;
+    d[5].u.CallingContext.region = id;
+    d[5].u.CallingContext.sourceCodeLocation = id;
+    d[5].u.CallingContext.parent = OTF2_UNDEFINED_CALLING_CONTEXT;
+    ensure_auth();
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)trace;
+    h.rank = (uint32_t)env_u64("RAWPEER_RANK", 0);
+    h.size = (uint32_t)env_u64("RAWPEER_SIZE", 1);
+    h.hostname = "rawpeer";
+    h.pid = (uint32_t)getpid();
+    h.uid = (uint32_t)getuid();
+    h.timer_resolution = 1000000000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    send_env(&env);
+    send_records(0, 0, 1, 0, d, 6);
+    send_records(1, 0, 1, 0, ev, 2);
+    send_goodbye_counts(2, 0);
+    return await_reply(30000) == 0 ? 0 : 1;
+}
+
+static int run_big_strings(const char *trace)
+{
+    enum { STR = 4096, PER = 64 * 1024 };
+    uint64_t total = env_u64("RAWPEER_BYTES", UINT64_C(64) << 20), sent = 0;
+    size_t slen = (size_t)env_u64("RAWPEER_STRLEN", STR);
+    size_t per;
+
+    slen = slen < 10 ? 10 : slen > STR ? STR : slen;
+    per = (256u << 10) / (slen + 8);
+    static char strs[PER][STR + 1];
+    static weft_record d[PER];
+    uint32_t id = 0;
+    int got;
+
+    send_hello(trace, WEFT_PROTOCOL_VERSION);
+    for (uint64_t seq = 1; sent < total; seq++) {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+        static uint8_t buf[512u << 10];
+        size_t len = 0;
+        uint64_t prev = 0;
+        for (size_t i = 0; i < per; i++, id++) {
+            ssize_t k;
+            memset(strs[i], 'a' + id % 26, slen);
+            strs[i][slen] = 0;
+            snprintf(strs[i], 11, "%010u", id); /* distinct */
+            if (slen > 10)
+                strs[i][10] = '-';
+            d[i] = rec_string(id, strs[i]);
+            k = weft_encode(&d[i], &prev, buf + len, sizeof buf - len);
+            if (k < 0)
+                return 2;
+            len += (size_t)k;
+        }
+        defs.seq = seq;
+        defs.records.data = buf;
+        defs.records.len = len;
+        env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+        env.definitions = &defs;
+        send_env(&env);
+        sent += len;
+        /* Its Ack before the next (an Error ends it). */
+        if ((got = await_reply_n(30000, seq)) == 1)
+            return 0;
+        if (got != 2) {
+            fprintf(stderr, "rawpeer: no Ack of Definitions %llu\n",
+                    (unsigned long long)seq);
+            return 1;
+        }
+    }
+    send_goodbye();
+    got = await_reply(60000);
+    return got == 1 ? 0 : 3;
+}
 
 /* ---- MODE member -------------------------------------------------------- */
 
@@ -888,7 +1007,7 @@ int main(int argc, char **argv)
                 "short counted aborted member no-auth claim replay rebind "
                 "expired bad-cred bad-mac unsealed query query-kind "
                 "query-no-key query-after-hello hello-hangup hold-open "
-                "stall-header goodbye-threads\n"
+                "stall-header goodbye-threads big-ids big-strings\n"
                 "HOST:PORT may be unix:PATH (weftd's Unix socket)\n");
         return 2;
     }
@@ -1114,6 +1233,10 @@ int main(int argc, char **argv)
         return run_member(argc - 3, argv + 3);
     } else if (strcmp(mode, "goodbye-threads") == 0) {
         return run_goodbye_threads(trace);
+    } else if (strcmp(mode, "big-ids") == 0) {
+        return run_big_ids(trace);
+    } else if (strcmp(mode, "big-strings") == 0) {
+        return run_big_strings(trace);
     } else if (strcmp(mode, "short") == 0 || strcmp(mode, "counted") == 0) {
         /* Two events, then a Goodbye that says thread 0 sent three
          * ("short": one never arrived) or two ("counted"). */
