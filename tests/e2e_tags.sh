@@ -13,7 +13,7 @@ CLOCKTEST="$WEFT_BUILDDIR/tests/weft-clocktest"
 hello_tags() {
     rm -f "$TMP/port" "$TMP/tags"
     "$PY" - "$TMP/port" >"$TMP/tags" <<'PYEOF' &
-import socket, struct, sys
+import os, socket, struct, sys
 def fields(buf):
     i = 0
     while i < len(buf):
@@ -42,6 +42,17 @@ srv.settimeout(30)
 open(sys.argv[1], "w").write(str(srv.getsockname()[1]))
 c, _ = srv.accept()
 c.settimeout(30)
+# weftd speaks first over TCP: a Challenge (Envelope field 15) of
+# protocol 6 with a nonce and the uid it runs as.
+def enc(n):
+    out = b""
+    while True:
+        out += bytes([(n & 0x7f) | (0x80 if n > 0x7f else 0)])
+        n >>= 7
+        if not n:
+            return out
+ch = b"\x08\x06\x12\x10" + os.urandom(16) + b"\x18" + enc(os.getuid())
+c.sendall(struct.pack(">I", len(ch) + 2) + b"\x7a" + bytes([len(ch)]) + ch)
 data = b""
 while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
     chunk = c.recv(65536)
@@ -62,7 +73,8 @@ PYEOF
     local py=$!
     for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
     [ -s "$TMP/port" ] || fail "the stand-in server did not start"
-    # The stand-in reads the Hello first: no Auth (WEFT_AUTH=none).
+    # The stand-in sends its Challenge and reads the Hello: no Auth
+    # (WEFT_AUTH=none), so no MAC either.
     WEFT_SERVER="127.0.0.1:$(cat "$TMP/port")" WEFT_TRACE=tags WEFT_TAGS="$1" \
         WEFT_AUTH=none timeout 30 "$CLOCKTEST" 1 0 >/dev/null 2>"$TMP/err"
     PROG_RC=$?
