@@ -14,7 +14,7 @@ expect_error() { # MODE PATTERN
     echo "$out" | grep -q -- "$2" || fail "mode $1: error '$out' does not say '$2'"
 }
 expect_error garbage "not a weft protocol message"
-expect_error too-long "before Hello (at most 65536 bytes until then)"
+expect_error too-long "before authentication: max_preauth_frame is 16384"
 expect_error empty-frame "not a weft protocol message"
 expect_error bad-version "protocol version 99"
 expect_error before-hello "before Hello"
