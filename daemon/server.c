@@ -544,6 +544,13 @@ static void pause_buffered(weft_conn *c)
                   (unsigned long long)d->cfg.max_buffered);
 }
 
+/* The frame limit of c for Envelopes of at most max bytes: a sealed
+ * frame carries its MAC's tag beyond the Envelope (proto/mac.h). */
+static size_t frame_limit(const weft_conn *c, size_t max)
+{
+    return max + (c->mac ? WEFT_MAC_TAG : 0);
+}
+
 /* c's user is known (its Auth accepted, or its Hello with auth = none):
  * it leaves the pre-authentication bounds, and its frames may be as
  * large as a Hello's (max_frame once it said Hello). Between frames. */
@@ -553,9 +560,9 @@ static void authenticated(weft_conn *c)
 
     weft_preauth_leave(c);
     if (!c->member && !c->reader.payload && c->reader.hdr_len == 0)
-        c->reader.max_frame = d->cfg.max_frame < WEFT_MAX_HELLO_FRAME
-                                  ? d->cfg.max_frame
-                                  : WEFT_MAX_HELLO_FRAME;
+        c->reader.max_frame = frame_limit(
+            c, d->cfg.max_frame < WEFT_MAX_HELLO_FRAME ? d->cfg.max_frame
+                                                       : WEFT_MAX_HELLO_FRAME);
 }
 
 /* Feeds the stashed bytes to the frame reader and handles each
@@ -636,9 +643,10 @@ static void consume(weft_conn *c)
          * the larger one a HelloAck announced to the member, which fills
          * its batches for that. */
         if (c->member)
-            c->reader.max_frame = d->cfg.max_frame > c->member->max_frame
-                                      ? d->cfg.max_frame
-                                      : c->member->max_frame;
+            c->reader.max_frame = frame_limit(
+                c, d->cfg.max_frame > c->member->max_frame
+                       ? d->cfg.max_frame
+                       : c->member->max_frame);
     }
     if (c->stash_len == 0)
         drop_stash(c);

@@ -735,7 +735,8 @@ static int read_exactly(uint8_t *buf, size_t n)
     return 0;
 }
 
-/* Over TCP weftd speaks first: its Challenge (nonce, uid). 0 or -1. */
+/* Over TCP weftd speaks first: its Challenge (nonce, uid). 0, -1, or -2
+ * when weftd refused the connection at once (its Error in last_error). */
 static int read_challenge(void)
 {
     uint8_t hdr[WEFT_FRAME_HEADER], body[256];
@@ -749,6 +750,14 @@ static int read_challenge(void)
     if (len > sizeof body || read_exactly(body, len) < 0)
         return -1;
     env = weft_frame_unpack(body, len);
+    if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
+        /* refused at once (a limit on connections): its Error instead */
+        snprintf(last_error, sizeof last_error, "%s: %s",
+                 weft_err_name(env->error->code), env->error->message);
+        weft_frame_free_envelope(env);
+        errno = ECONNREFUSED;
+        return -2;
+    }
     if (!env || env->msg_case != WEFT__ENVELOPE__MSG_CHALLENGE ||
         env->challenge->nonce.len != WEFT_AUTH_NONCE) {
         fprintf(stderr, "rawpeer: weftd's first frame is no Challenge\n");
@@ -997,7 +1006,7 @@ static int run_goodbye_threads(const char *trace)
 int main(int argc, char **argv)
 {
     const char *mode, *trace;
-    int got;
+    int got, rc;
 
     if (argc < 3) {
         fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\n"
@@ -1013,7 +1022,11 @@ int main(int argc, char **argv)
     }
     mode = argv[2];
     trace = argc > 3 ? argv[3] : "rawpeer";
-    if (connect_to(argv[1]) < 0) {
+    if ((rc = connect_to(argv[1])) < 0) {
+        if (rc == -2) { /* weftd answered with an Error at once */
+            printf("%s\n", last_error);
+            return 0;
+        }
         fprintf(stderr, "rawpeer: cannot connect to %s: %s\n", argv[1],
                 strerror(errno));
         return 2;
