@@ -74,7 +74,7 @@ for f in os.listdir(d):
     text = open(os.path.join(d, f), encoding="utf-8").read()
     count[kind] += 1
     if kind == "list":
-        assert text.startswith("ID") and "warm" in text, (f, text)
+        assert text.lstrip().startswith("ID") and "warm" in text, (f, text)
     elif kind == "list.json":
         rows = json.loads(text)
         assert any(r["name"] == "warm" for r in rows), f
