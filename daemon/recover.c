@@ -143,6 +143,52 @@ static int restore_goodbye(weft_member *m, const weft_journal_entry *e,
     return 0;
 }
 
+/* Takes journal entry e (not a Hello) into m: definitions, events,
+ * refused batches, the Goodbye. 0, or a WEFT_E* code with why. */
+static int replay_entry(weft_member *m, const weft_journal_entry *e,
+                        char *why, size_t whylen)
+{
+    weft_loc_state *l;
+    uint64_t last = 0;
+    int rc = 0;
+
+    switch (e->kind) {
+    case WEFT_JE_DEFS:
+        rc = weft_validate_defs(m, e->payload, e->len, NULL, why, whylen);
+        if (rc == 0)
+            m->defs_seq = m->held_defs_seq = e->seq;
+        break;
+    case WEFT_JE_EVENTS:
+        rc = weft_member_location(m, e->location, why, whylen);
+        if (rc == 0)
+            rc = weft_validate_events(m, e->location, e->base_time, e->count,
+                                      e->payload, e->len, &last, NULL, why,
+                                      whylen);
+        if (rc < 0)
+            break;
+        l = &m->locs[e->location];
+        l->last_seq = l->held_seq = e->seq;
+        if (e->count)
+            l->last_time = l->held_time = last;
+        l->events += e->count;
+        break;
+    case WEFT_JE_REFUSED:
+        rc = weft_member_location(m, e->location, why, whylen);
+        if (rc == 0) {
+            m->locs[e->location].last_seq = e->seq;
+            m->locs[e->location].held_seq = e->seq;
+            m->refused += e->count;
+        }
+        break;
+    case WEFT_JE_GOODBYE:
+        rc = restore_goodbye(m, e, why, whylen);
+        break;
+    default:
+        break;
+    }
+    return rc;
+}
+
 /* Replays one journal (of rank, as its file name says) into member
  * state. Returns 0 or a WEFT_E* code with err naming the file and the
  * offset of the entry that failed. */
@@ -198,35 +244,7 @@ static int replay(weft_trace *t, const char *path, const char *name,
                 "comes before the Hello", path, off, e.kind);
             break;
         }
-        if (e.kind == WEFT_JE_DEFS) {
-            rc = weft_validate_defs(m, e.payload, e.len, NULL, why,
-                                    sizeof why);
-            if (rc == 0)
-                m->defs_seq = m->held_defs_seq = e.seq;
-        } else if (e.kind == WEFT_JE_EVENTS) {
-            uint64_t last = 0;
-            rc = weft_member_location(m, e.location, why, sizeof why);
-            if (rc == 0)
-                rc = weft_validate_events(m, e.location, e.base_time,
-                                          e.count, e.payload, e.len, &last,
-                                          NULL, why, sizeof why);
-            if (rc == 0) {
-                weft_loc_state *l = &m->locs[e.location];
-                l->last_seq = l->held_seq = e.seq;
-                if (e.count)
-                    l->last_time = l->held_time = last;
-                l->events += e.count;
-            }
-        } else if (e.kind == WEFT_JE_REFUSED) {
-            rc = weft_member_location(m, e.location, why, sizeof why);
-            if (rc == 0) {
-                m->locs[e.location].last_seq = e.seq;
-                m->locs[e.location].held_seq = e.seq;
-                m->refused += e.count;
-            }
-        } else if (e.kind == WEFT_JE_GOODBYE) {
-            rc = restore_goodbye(m, &e, why, sizeof why);
-        }
+        rc = replay_entry(m, &e, why, sizeof why);
         if (rc < 0) {
             say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off, why);
             break;

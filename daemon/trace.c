@@ -875,6 +875,46 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
     return rc;
 }
 
+/* A process of run e, which has ended, says Hello again (rank): refused
+ * for good (not transient: the client stops tracing and says this).
+ * Returns WEFT_ECLOSED with err. */
+static int refuse_ended(const weft_ended_run *e, uint32_t rank, char *err,
+                        size_t errlen)
+{
+    if (e->partial)
+        return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) has "
+                    "already ended: weftd gave up waiting for its missing "
+                    "processes and converted it as partial (%s); rank %u "
+                    "cannot join it any more", e->name, e->run, e->key, rank);
+    return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) has already "
+                "ended: all its processes said goodbye (%s); rank %u cannot "
+                "join it again", e->name, e->run, e->key, rank);
+}
+
+/* Member m of t says Hello again: 0 if it may resume where its journal
+ * is, else the WEFT_E* code with err (connected already, finished, its
+ * last batches still being written, its journal damaged). */
+static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
+                        size_t errlen)
+{
+    if (m->conn)
+        return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' is "
+                    "already connected (host %s, pid %u)", m->rank, t->name,
+                    m->host, m->pid);
+    if (m->said_goodbye)
+        return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
+                    "already finished", m->rank, t->name);
+    if (m->pending)  /* HelloAck must report what is journaled */
+        return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s': what "
+                    "its previous connection sent is still being written to "
+                    "the journal; try again", m->rank, t->name);
+    if (m->damaged)
+        return fail(err, errlen, WEFT_ECORRUPT, "the journal of rank %u of "
+                    "trace '%s' is damaged; the trace cannot go on", m->rank,
+                    t->name);
+    return 0;
+}
+
 int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                           weft_member **out, enum weft_limit *limit,
                           char *err, size_t errlen)
@@ -900,19 +940,8 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     if (t && t->size != h->size)
         return fail(err, errlen, WEFT_EINVAL, "trace '%s' has %u members but "
                     "this process says %u", t->name, t->size, h->size);
-    if (!t && run[0] && (e = find_ended(d, uid, h->trace, run)) != NULL) {
-        /* Not transient: the client stops tracing and says this. */
-        if (e->partial)
-            return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) "
-                        "has already ended: weftd gave up waiting for its "
-                        "missing processes and converted it as partial (%s)"
-                        "; rank %u cannot join it any more", e->name, e->run,
-                        e->key, h->rank);
-        return fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) has "
-                    "already ended: all its processes said goodbye (%s); "
-                    "rank %u cannot join it again", e->name, e->run, e->key,
-                    h->rank);
-    }
+    if (!t && run[0] && (e = find_ended(d, uid, h->trace, run)) != NULL)
+        return refuse_ended(e, h->rank, err, errlen);
     if (!t) {
         uint64_t mine = 0;
         for (weft_trace *o = d->traces; o; o = o->next)
@@ -935,22 +964,8 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     }
     m = weft_trace_member(t, h->rank);
     if (m) {
-        if (m->conn)
-            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' is "
-                        "already connected (host %s, pid %u)", h->rank,
-                        t->name, m->host, m->pid);
-        if (m->said_goodbye)
-            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s' has "
-                        "already finished", h->rank, t->name);
-        if (m->pending)  /* HelloAck must report what is journaled */
-            return fail(err, errlen, WEFT_EEXIST, "rank %u of trace '%s': "
-                        "what its previous connection sent is still being "
-                        "written to the journal; try again", h->rank,
-                        t->name);
-        if (m->damaged)
-            return fail(err, errlen, WEFT_ECORRUPT, "the journal of rank %u "
-                        "of trace '%s' is damaged; the trace cannot go on",
-                        h->rank, t->name);
+        if ((rc = check_rejoin(t, m, err, errlen)) < 0)
+            return rc;
         /* The same member coming back: resume where the journal is. */
         t->connected++;
         t->idle_since = 0;

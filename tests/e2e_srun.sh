@@ -181,11 +181,12 @@ tracer() {
     TRACER+=("$WEFT" run -v --)
 }
 
-# traces NAME: the catalog ids of the traces named NAME, oldest first.
+# traces NAME: the catalog ids of the traces named NAME, oldest first
+# (weft list's order reversed: ids are random and tell no order).
 traces() {
     "$WEFT" --catalog "$SPOOL/catalog.db" list --json |
         "$PY" -c 'import json, sys
-print(*sorted(t["id"] for t in json.load(sys.stdin) if t["name"] == sys.argv[1]))' "$1"
+print(*[t["id"] for t in reversed(json.load(sys.stdin)) if t["name"] == sys.argv[1]])' "$1"
 }
 
 # wait_traces NAME COUNT: waits (60 s at most) until COUNT traces named
