@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6  # proto/frame.h WEFT_PROTOCOL_VERSION
 
 
 def varint(n):

@@ -37,6 +37,13 @@ case_check() {
         sleep 0.3
     done
     wait "$fpid"
+    # The flood happened: weftd answered some of bob's questions (not all
+    # refused, e.g. for a protocol version).
+    grep -Eq "questions asked by 80 threads in [0-9.]+ s, [0-9]+ refused" \
+        "$CASE_TMP/attack.out" &&
+        ! grep -Eq "([0-9]+) questions asked by 80 threads in [0-9.]+ s, \1 refused" \
+            "$CASE_TMP/attack.out" ||
+        fail "weftd answered none of bob's questions: $(cat "$CASE_TMP/attack.out")"
     [ "$fails" -eq 0 ] || fail "$fails of alice's 15 weft list failed under bob's flood"
     bytes=$(stat -c %s "$TMP/weftd.log")
     echo "alice's 15 weft list answered under the flood; weftd's log is $bytes bytes, $(grep -c 'refused: uid' "$TMP/weftd.log") refusal lines"
