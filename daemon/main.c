@@ -546,7 +546,6 @@ int main(int argc, char **argv)
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     weft_retain_free(&d);
-    weft_convq_free(&d.convq);
     rc = uv_loop_close(d.loop);
     if (rc != 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",

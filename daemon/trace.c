@@ -1258,4 +1258,5 @@ void weft_trace_free_all(weft_daemon *d)
         d->retrying = t->next;
         trace_free(t);
     }
+    weft_convq_free(&d->convq); /* its per-user entries, all empty */
 }

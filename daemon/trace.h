@@ -296,7 +296,7 @@ void weft_trace_member_written(weft_member *m);
  * second by the daemon's tick timer. */
 void weft_trace_check_idle(weft_daemon *d);
 /* Frees the traces still recording (at exit; their journals stay in the
- * spool) and the ended runs remembered. */
+ * spool), the ended runs remembered and the conversion queue's table. */
 void weft_trace_free_all(weft_daemon *d);
 
 /* Conversions handed to the converter (d->converter, worker.h): those

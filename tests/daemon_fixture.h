@@ -21,7 +21,6 @@
 #include <uv.h>
 
 #include "catalog.h"
-#include "convq.h"
 #include "journal.h"
 #include "retain.h"
 #include "testutil.h"
@@ -85,7 +84,6 @@ static inline void finish(fixture *f)
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(f->d.jobs, 0);
     weft_retain_free(&f->d);
-    weft_convq_free(&f->d.convq);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
@@ -106,7 +104,6 @@ static inline int teardown(void **state)
         uv_loop_close(&f->loop);
     }
     weft_retain_free(&f->d);
-    weft_convq_free(&f->d.convq);
     weft_config_free(&f->d.cfg);
     tu_rmrf(f->dir);
     free(f->dir);

@@ -30,7 +30,6 @@
 #include "authn.h"
 #include "catalog.h"
 #include "server_util.h"
-#include "convq.h"
 #include "daemon_fixture.h"
 #include "frame.h"
 #include "jwriter.h"
@@ -174,7 +173,6 @@ void stop(fixture *f)
     assert_int_equal(f->d.nconns, 0);
     weft_trace_free_all(&f->d);
     weft_retain_free(&f->d);
-    weft_convq_free(&f->d.convq);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
