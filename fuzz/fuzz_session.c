@@ -263,7 +263,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
     for (int r = 0; r < WEFT_REF__COUNT; r++) {
         weft_idset_free(&m.defined[r]);
-        free(m.decls[r].v);
     }
     return 0;
 }
