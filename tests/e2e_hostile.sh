@@ -37,7 +37,8 @@
 # runnable by all), $SPOOL (weftd's), $CASE_TMP (a directory of the case,
 # writable by all), $ALICE, $BOB, $SVC (user names, uids in ${ALICE}_UID
 # style: $ALICE_UID, $BOB_UID, $SVC_UID), $WEFTD_PID; functions fail,
-# asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact.
+# asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact;
+# $TIME_SCALE (3 when built with sanitizers, else 1) for waits.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -70,9 +71,10 @@ export WEFT_DAEMON_USER=$SVC
 # memory waits in a quarantine: the bounds on RSS are for weftd as
 # released, so a sanitized weftd gets a small quarantine and three times
 # the bound.
-RSS_SCALE=1
+# It is also slower: waits for conversions are TIME_SCALE times longer.
+RSS_SCALE=1 TIME_SCALE=1
 if [ -n "${WEFT_SAN_PRELOAD:-}" ]; then
-    RSS_SCALE=3
+    RSS_SCALE=3 TIME_SCALE=3
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
 fi
 
@@ -152,7 +154,7 @@ alice_demo() {
 # alice_exact [NAME]: ALICE's trace NAME becomes complete (60 s at most)
 # and holds exactly what her weft-demo recorded.
 alice_exact() {
-    local name=${1:-alice} state= archive end=$((SECONDS + 60))
+    local name=${1:-alice} state= archive end=$((SECONDS + 60 * TIME_SCALE))
     while [ "$SECONDS" -lt "$end" ]; do
         state=$(asalice ./weft show "$name" --json 2>/dev/null |
                 "$PY" -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)

@@ -24,10 +24,10 @@ case_attack() {
     sort "$CASE_TMP/bigids.out" | uniq -c | head -5
 }
 case_check() {
-    local n state
+    local n state end=$((SECONDS + 60 * TIME_SCALE))
     # BOB's traces convert too (the conversion's memory was the other
     # half of the finding): wait for them, then look at their state.
-    for _ in $(seq 600); do
+    while [ "$SECONDS" -lt "$end" ]; do
         n=$(asbob ./weft list --json 2>/dev/null | "$PY" -c '
 import json, sys
 print(sum(1 for t in json.load(sys.stdin) if t["state"] in ("complete", "partial", "failed")))' 2>/dev/null)

@@ -21,7 +21,7 @@ case_attack() {
 
 # Alice's run starts once bob's eight wait for their conversion.
 case_alice() {
-    local end=$((SECONDS + 60))
+    local end=$((SECONDS + 60 * TIME_SCALE))
     while [ "$SECONDS" -lt "$end" ]; do
         [ "$(grep -c "trace 'bob[0-7]': all 1 members done" "$TMP/weftd.log")" -ge 8 ] &&
             break

@@ -30,9 +30,10 @@ case_attack() {
 }
 
 # bob_show TRACE: bob's `weft show TRACE --json` once it is no longer
-# recording or converting (60 s at most), in $CASE_TMP/TRACE.json.
+# recording or converting (60 s at most, x TIME_SCALE), in
+# $CASE_TMP/TRACE.json.
 bob_show() {
-    local state= end=$((SECONDS + 60))
+    local state= end=$((SECONDS + 60 * TIME_SCALE))
     while [ "$SECONDS" -lt "$end" ]; do
         asbob ./weft show "$1" --json >"$CASE_TMP/$1.json" 2>/dev/null &&
             state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
@@ -40,7 +41,7 @@ bob_show() {
         case "$state" in complete|partial|failed) return 0 ;; esac
         sleep 0.2
     done
-    fail "bob's $1 is ${state:-not in the catalog} after 60 s"
+    fail "bob's $1 is ${state:-not in the catalog} after $((60 * TIME_SCALE)) s"
 }
 
 case_check() {

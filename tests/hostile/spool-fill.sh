@@ -22,7 +22,7 @@ case_attack() {
 }
 
 case_check() {
-    local state= end=$((SECONDS + 60)) bytes dropped
+    local state= end=$((SECONDS + 60 * TIME_SCALE)) bytes dropped
     while [ "$SECONDS" -lt "$end" ]; do
         asbob ./weft show fill --json >"$CASE_TMP/fill-show.json" 2>/dev/null &&
             state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
