@@ -76,7 +76,9 @@ golden() {
 # Sequential ids (weftd.conf trace_ids), as the goldens have them; the
 # default, random ids, is e2e_users' and test_catalog's.
 printf '[weftd]\ntrace_ids = sequential\n' >"$TMP/ids.conf"
-start_weftd --config "$TMP/ids.conf" --grace-period 1
+# A grace period of 15 s: B's rank 1 starts after rank 0 ended, and a
+# busy machine (a sanitized build beside the hostile suite) took 12 s.
+start_weftd --config "$TMP/ids.conf" --grace-period 15
 
 # 1: one member, three threads with the exact profile, odd name, tags.
 A="it's a \"test\""
