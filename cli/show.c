@@ -262,7 +262,16 @@ static void show_trace_text(const weft_trace_row *row)
         free(s);
         field("bytes:", buf);
     }
-    field_take("dropped:", weft__cli_fmt_u64(row->dropped));
+    /* Of dropped, weftd's refusals (schema 12) and the clients' drops. */
+    if (row->refused)
+        snprintf(buf, sizeof buf, "%" PRIu64 " (%" PRIu64 " by the "
+                 "clients, their buffers full; %" PRIu64 " refused by "
+                 "weftd: spool quota or disk)", row->dropped,
+                 row->dropped > row->refused ? row->dropped - row->refused
+                                             : 0, row->refused);
+    else
+        snprintf(buf, sizeof buf, "%" PRIu64, row->dropped);
+    field("dropped:", buf);
     if (row->time_last >= row->time_first && row->timer_resolution)
         snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64 " (%.6f s at %"
                  PRIu64 " ticks/s)", row->time_first, row->time_last,
@@ -289,6 +298,12 @@ static int show_json(cli *c, const weft_trace_row *row)
 
     mx.arr = json_array();
     mx.missing = json_array();
+    if (obj) { /* dropped (the total) is both of these */
+        weft__cli_jset(obj, "dropped_by_clients", weft__cli_ju64(
+                       row->dropped > row->refused ? row->dropped -
+                                                     row->refused : 0));
+        weft__cli_jset(obj, "refused", weft__cli_ju64(row->refused));
+    }
     if (!locs || !mx.arr || !mx.missing) {
         weft__cli_fail("out of memory");
         goto out;

@@ -1,6 +1,7 @@
 /* catrow.c - a trace's catalog rows (see catrow.h). */
 #include "catrow.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,9 @@ int weft_catrow_final_make(const weft_trace *t, const weft_convert_result *res,
     row->locations = res->nlocations;
     row->events = res->events;
     row->bytes = res->bytes;
-    row->dropped = res->dropped;
+    /* Lost where the journals could not say so: in no location's row */
+    row->dropped = res->dropped + t->unjournaled;
+    row->refused = res->refused + t->unjournaled;
     row->time_first = res->time_first;
     row->time_last = res->time_last;
     row->timer_resolution = res->timer_resolution;
@@ -348,6 +351,12 @@ void weft_catrow_partial_reason(const weft_trace *t,
     if (v && n < len)
         n = ended_reasons(v, t->joined, buf, n, len);
     if (res->incomplete[0] && n < len)
-        snprintf(buf + n, len - n, "%s%s", n ? "; " : "", res->incomplete);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "; " : "",
+                              res->incomplete);
+    if (t->unjournaled && n < len)
+        snprintf(buf + n, len - n, "%s%" PRIu64 " events not stored "
+                 "(dropped), nor could their journals in %s say so: %s",
+                 n ? "; " : "", t->unjournaled, t->dir,
+                 strerror(t->unjournaled_errno));
     free(v);
 }

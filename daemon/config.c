@@ -144,6 +144,10 @@ static const key_desc keys[] = {
       "journals counted as they arrive: past it their batches are refused "
       "and counted as dropped, their new traces refused (0: no bound)",
       NULL },
+    { "limits", "min_free_spool_bytes", K_SIZE, OFF(min_free_spool_bytes),
+      0, UINT64_C(1) << 60, "free bytes weftd leaves on the spool's file "
+      "system (statvfs f_bavail): below it batches are refused and counted "
+      "as dropped, new traces refused (0: no reserve)", NULL },
     { "limits", "max_members", K_COUNT, OFF(max_members), 1, 1u << 24,
       "processes (members) per trace", NULL },
     { "limits", "max_members_per_user", K_COUNT, OFF(max_members_per_user),
@@ -238,6 +242,7 @@ void weft_config_init(weft_config *c)
     c->preauth_timeout = 10;
     c->max_log_refusals = 20;
     c->max_user_spool_bytes = UINT64_C(10) << 30;
+    c->min_free_spool_bytes = UINT64_C(1) << 30;
 }
 
 void weft_config_free(weft_config *c)

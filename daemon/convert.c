@@ -492,9 +492,10 @@ static int on_events(conv *c, member *m, const weft_journal_entry *e,
     if (e->seq <= l->last_seq)
         return 0;
     l->last_seq = e->seq;
-    if (e->kind == WEFT_JE_REFUSED)  /* no events: counted in pass 1 */
-        l->refused += replay ? 0 : e->count;
-    else if (replay)  /* in another group of locations with no writer */
+    if (e->kind == WEFT_JE_REFUSED) { /* no events: counted in pass 1 */
+        if (!replay)
+            weft__conv_refused(m, l, e);
+    } else if (replay)  /* in another group of locations with no writer */
         return l->w ? replay(c, m, l, e, off) : 0;
     else
         l->journaled += e->count;
@@ -895,14 +896,13 @@ static int check_counts(conv *c)
 {
     weft_convert_result *out = c->out;
     size_t len = 0, more = 0;
-    uint64_t refused = 0;
+    char refused[512];
 
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
         for (size_t k = 0; k < m->nlocs; k++) {
             const loc *l = &m->locs[k];
             uint64_t sent = l->sent;
-            refused += l->refused;
             if (l->replayed != l->journaled)
                 return weft__conv_fail(c, WEFT_ECORRUPT, "%s: thread %"
                                        PRIu32 ": its entries hold %" PRIu64
@@ -924,9 +924,8 @@ static int check_counts(conv *c)
     }
     if (more)
         incomplete(out, &len, "%zu more threads differ", more);
-    if (refused)
-        incomplete(out, &len, "%" PRIu64 " events refused (dropped): the "
-                   "owner was over max_user_spool_bytes", refused);
+    if (weft__conv_refused_why(c, refused, sizeof refused))
+        incomplete(out, &len, "%s", refused);
     left_out(out, &len, c->conflicts, "another of the same key came "
              "first", c->conflict);
     left_out(out, &len, c->absent, "they name the location group of a "
@@ -952,6 +951,7 @@ static void held_result(conv *c)
             out->events += c->mems[i].locs[j].journaled;
             out->dropped += c->mems[i].locs[j].dropped +
                             c->mems[i].locs[j].refused;
+            out->refused += c->mems[i].locs[j].refused;
         }
     out->members = (uint32_t)c->nmems;
 }
@@ -984,6 +984,7 @@ static int fill_result(conv *c)
                 return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             out->events += row->events;
             out->dropped += row->dropped;
+            out->refused += l->refused;
         }
     }
     out->members = (uint32_t)c->nmems;

@@ -96,7 +96,11 @@ typedef struct weft_convert_result {
     char clock[WEFT_CLOCK_NAMES]; /* the members' trace clocks, distinct,
                                      sorted, comma-separated ("tsc",
                                      "monotonic,tsc"; "" without members) */
-    uint64_t dropped;             /* from the members' Goodbye */
+    uint64_t dropped;             /* from the members' Goodbye, and
+                                     `refused` */
+    uint64_t refused;             /* of those, what weftd did not store
+                                     (WEFT_JE_REFUSED: quota, disk reserve,
+                                     failed writes) */
     weft_location_row *locations; /* malloc'd, names malloc'd */
     size_t nlocations;
     /* The region profile from the Enter/Leave events (see profile.c): the

@@ -104,6 +104,11 @@ typedef struct member {
     size_t nprows;
     int rc;             /* 0, or why it failed with error (malloc'd) */
     char *error;
+    /* Pass 1: its events weftd did not store, by why (WEFT_REFUSED_*):
+     * max_user_spool_bytes, min_free_spool_bytes, a failed append (the
+     * last one's errno) */
+    uint64_t refused_quota, refused_reserve, refused_write;
+    int write_errno;
 } member;
 
 /* Event chunks held by all writers of the archive (otf2out.c's memory
@@ -189,6 +194,11 @@ void weft__conv_plan_timelines(conv *c);
  * message matrix, the file I/O and the metric series into c->out. 0 or
  * the code of a failure (convert_report.c). */
 int weft__conv_report_result(conv *c);
+/* Pass 1: a WEFT_JE_REFUSED entry e of m's thread l (convert_report.c). */
+void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e);
+/* Why events were not stored (the members' refused entries), "" when
+ * none, into buf; their sum. */
+uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
 
 /* The name of location l: the one its thread was given (ThreadName),
  * else "Master thread" / "Thread N" in buf. */

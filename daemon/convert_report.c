@@ -4,7 +4,9 @@
  * I/O and the metric series into the conversion's result (issue #17).
  * Split from convert.c along this seam; the state is convert_internal.h's.
  */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,4 +199,49 @@ int weft__conv_report_result(conv *c)
     if ((rc = report_result(c)) < 0 || (rc = io_result(c)) < 0)
         return rc;
     return metric_result(c);
+}
+
+/* See convert_internal.h. */
+void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e)
+{
+    l->refused += e->count;
+    if (e->base_time == WEFT_REFUSED_RESERVE) {
+        m->refused_reserve += e->count;
+    } else if (e->base_time >= WEFT_REFUSED_ERRNO) {
+        m->refused_write += e->count;
+        m->write_errno = (int)(e->base_time - WEFT_REFUSED_ERRNO);
+    } else {
+        m->refused_quota += e->count;
+    }
+}
+
+/* See convert_internal.h. */
+uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len)
+{
+    uint64_t quota = 0, reserve = 0, write = 0;
+    int err = 0;
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->nmems; i++) {
+        quota += c->mems[i].refused_quota;
+        reserve += c->mems[i].refused_reserve;
+        write += c->mems[i].refused_write;
+        if (c->mems[i].refused_write)
+            err = c->mems[i].write_errno;
+    }
+    if (quota)
+        n += (size_t)snprintf(buf + n, len - n, "%" PRIu64 " events refused "
+                              "(dropped): the owner was over "
+                              "max_user_spool_bytes", quota);
+    if (reserve && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " events "
+                              "refused (dropped): the spool's file system "
+                              "was below min_free_spool_bytes",
+                              n ? "; " : "", reserve);
+    if (write && n < len)
+        snprintf(buf + n, len - n, "%s%" PRIu64 " events not stored "
+                 "(dropped): writing the journals in %s failed: %s",
+                 n ? "; " : "", write, c->in->trace_dir, strerror(err));
+    return quota + reserve + write;
 }

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "convq.h"
+#include "diskres.h"
 #include "quota.h"
 #include "weftd_config.h"
 
@@ -42,7 +43,8 @@ struct weft_jcache;
     X(PREAUTH_TIMEOUT, "preauth_timeout") \
     X(MAX_MEMBERS_PER_USER, "max_members_per_user") \
     X(MAX_DEFINITION_BYTES, "max_definition_bytes") \
-    X(MAX_QUESTIONS_PER_USER, "max_questions_per_user")
+    X(MAX_QUESTIONS_PER_USER, "max_questions_per_user") \
+    X(MIN_FREE_SPOOL_BYTES, "min_free_spool_bytes")
 
 enum weft_limit {
 #define WEFT_LIMIT_ENUM(id, name) WEFT_LIMIT_##id,
@@ -156,6 +158,8 @@ typedef struct weft_daemon {
                                      journals charged as they arrive
                                      (quota.h) */
     uint64_t spool_bytes;         /* bytes of the traces not removed */
+    weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
+    weft_ratelimit lost_log;      /* batches a failed append lost */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
     /* live.c: the recording traces' figures in the catalog */

@@ -36,9 +36,16 @@ enum weft_journal_kind {
                             base_time, count */
     WEFT_JE_GOODBYE = 4, /* payload: packed weft.Goodbye */
     WEFT_JE_REFUSED = 5  /* no payload: an EventBatch of `count` events
-                            weftd refused (its owner over
-                            max_user_spool_bytes); location, seq */
+                            weftd did not store; location, seq, and
+                            base_time says why (WEFT_REFUSED_*) */
 };
+
+/* Why a WEFT_JE_REFUSED entry's batch was not stored (its base_time). */
+#define WEFT_REFUSED_QUOTA 0        /* its owner over max_user_spool_bytes */
+#define WEFT_REFUSED_RESERVE 1      /* the spool's file system below
+                                       min_free_spool_bytes */
+#define WEFT_REFUSED_ERRNO 0x10000  /* plus errno: appending it failed
+                                       (ENOSPC, EDQUOT, EIO...) */
 
 typedef struct weft_journal_entry {
     uint8_t kind;

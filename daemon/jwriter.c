@@ -53,6 +53,28 @@ static void append(weft_jentry **head, weft_jentry **tail, weft_jentry *j)
     *tail = j;
 }
 
+/* An EventBatch entry j (or a refused one) could not be appended (errno
+ * j->err): it becomes a refused entry saying why, appended if there is
+ * room for a header, and is handed back as written (see jwriter.h). Its
+ * payload stays for d->buffered's count. */
+static void not_stored(weft_jentry *j)
+{
+    weft_journal_entry r = {
+        .kind = WEFT_JE_REFUSED, .location = j->e.location,
+        .count = j->e.count, .seq = j->e.seq,
+        .base_time = WEFT_REFUSED_ERRNO + (uint64_t)j->err
+    };
+
+    j->rc = 0;
+    if (j->e.kind == WEFT_JE_REFUSED) {  /* it was that entry: keeps why */
+        j->lost = 1;
+        return;
+    }
+    j->lost = weft_journal_append(j->member->journal, &r) < 0;
+    j->e.kind = WEFT_JE_REFUSED;
+    j->e.base_time = r.base_time;
+}
+
 /* Writer threads: member fields write_failed and write_errno are the
  * thread's that holds the member's entries (see jwriter.h). */
 static void write_entry(weft_jentry *j)
@@ -65,7 +87,11 @@ static void write_entry(weft_jentry *j)
         return;
     }
     j->rc = weft_journal_append(m->journal, &j->e);
-    if (j->rc < 0) {
+    if (j->rc < 0 && (j->e.kind == WEFT_JE_EVENTS ||
+                      j->e.kind == WEFT_JE_REFUSED)) {
+        j->err = errno;
+        not_stored(j);
+    } else if (j->rc < 0) {
         j->err = errno;
         m->write_failed = 1;
         m->write_errno = errno;

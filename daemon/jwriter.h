@@ -24,7 +24,11 @@
  * reports each entry through the callback weft_jwriter_start was given
  * (session.c's weft_session_written, wired by main.c).
  *
- * A failed append marks its member (write_failed, which only the thread
+ * A failed append of an EventBatch loses the batch, not the session: a
+ * WEFT_JE_REFUSED entry (no payload, it may still fit) takes its place
+ * saying why, and the batch is acknowledged and counted as dropped like
+ * one refused over the quota; weftd goes on serving everyone.
+ * A failed append of another entry marks its member (write_failed, which only the thread
  * holding the member's entries touches while entries of it are queued):
  * the member's later entries, already queued, are not written, since
  * they would leave a gap after the missing one, and come back failed
@@ -57,6 +61,12 @@ typedef struct weft_jentry {
     int rc;                      /* set by the writer: 0, WEFT_EIO, or
                                     what `open` returned */
     int err;                     /* errno of a failed append */
+    /* An EventBatch (or a refused one) whose append failed is not
+     * stored, its entry made a WEFT_JE_REFUSED of reason
+     * WEFT_REFUSED_ERRNO + err with rc 0, and its member's next entries
+     * still written; lost is set when that entry could not be appended
+     * either (the journal does not say it). */
+    int lost;
     char *msg;                   /* why `open` failed; freed with j */
     uint8_t data[];              /* payload */
 } weft_jentry;

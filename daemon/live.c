@@ -86,6 +86,7 @@ static weft_live_mark mark_of(const weft_trace *t)
         m.joined++;
         for (uint32_t l = 0; l < mb->nlocs; l++) {
             m.events += mb->locs[l].events;
+            m.refused += mb->locs[l].refused;
             m.locations += mb->locs[l].held_seq > 0;
         }
     }
@@ -97,6 +98,7 @@ static weft_live_mark mark_of(const weft_trace *t)
 static int same_mark(const weft_live_mark *a, const weft_live_mark *b)
 {
     return a->written && b->written && a->events == b->events &&
+           a->refused == b->refused &&
            a->locations == b->locations && a->joined == b->joined &&
            a->goodbyes == b->goodbyes;
 }
@@ -141,9 +143,11 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
             lt->locs[nl].thread = l;
             lt->locs[nl].name = (char *)"";  /* known after conversion */
             lt->locs[nl].events = s->events;
+            lt->locs[nl].dropped = s->refused;  /* weftd's, so far */
             nl++;
             row->locations++;
             row->events += s->events;
+            row->dropped += s->refused;
         }
     }
     free(v);
@@ -151,6 +155,7 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
     lt->f.joined = mark->joined;
     lt->f.locations = nl;
     lt->f.events = mark->events;
+    lt->f.refused = mark->refused;
     lt->f.members = lt->members;
     lt->f.nmembers = nm;
     lt->f.locs = lt->locs;

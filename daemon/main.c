@@ -193,6 +193,7 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.max_members = c.max_members;
     d->cfg.max_traces_per_user = c.max_traces_per_user;
     d->cfg.max_user_spool_bytes = c.max_user_spool_bytes;
+    d->cfg.min_free_spool_bytes = c.min_free_spool_bytes;
     d->cfg.retention_days = c.retention_days;
     d->cfg.max_spool_bytes = c.max_spool_bytes;
     { /* swapped: c's copy is freed below */

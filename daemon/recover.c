@@ -178,6 +178,7 @@ static int replay_entry(weft_member *m, const weft_journal_entry *e,
             m->locs[e->location].last_seq = e->seq;
             m->locs[e->location].held_seq = e->seq;
             m->refused += e->count;
+            m->locs[e->location].refused += e->count;
         }
         break;
     case WEFT_JE_GOODBYE:

@@ -30,6 +30,7 @@
 
 #include "ask.h"
 #include "authn.h"
+#include "codec.h"
 #include "frame.h"
 #include "jcache.h"
 #include "log.h"
@@ -190,6 +191,7 @@ static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
      * released with the trace. */
     if (weft_quota_live(&c->d->quota, m->trace->uid, (int64_t)bytes) == 0)
         m->trace->charged += bytes;
+    weft_diskres_take(&c->d->diskres, WEFT_JOURNAL_HEADER + (uint64_t)j->e.len);
     j->member = m;
     j->conn_serial = m->conn_serial;
     j->what = what;
@@ -300,6 +302,37 @@ static int opened(weft_jentry *j, weft_conn *c)
     return 1;
 }
 
+/* EventBatch j could not be appended (jwriter.h): it is acknowledged and
+ * its events counted as dropped by weftd; when its journal could not
+ * say so either, its trace's conversion is told (unjournaled). */
+static void not_stored(weft_daemon *d, const weft_jentry *j)
+{
+    weft_member *m = j->member;
+    uint64_t held_back;
+    char more[96] = "";
+
+    if (j->e.kind == WEFT_JE_REFUSED &&
+        j->e.base_time >= WEFT_REFUSED_ERRNO) { /* else counted refused */
+        m->refused += j->e.count;
+        m->locs[j->e.location].refused += j->e.count;
+    }
+    if (j->lost) {
+        m->trace->unjournaled += j->e.count;
+        m->trace->unjournaled_errno = j->err;
+    }
+    if (!weft_ratelimit_allow(&d->lost_log, uv_now(d->loop),
+                              d->cfg.max_log_refusals, &held_back))
+        return;
+    if (held_back)
+        snprintf(more, sizeof more, " (and %" PRIu64 " more lines like "
+                 "this not logged: max_log_refusals)", held_back);
+    weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u thread %u: batch %"
+              PRIu64 " (%u events) not stored, counted as dropped: cannot "
+              "write its journal in %s: %s%s%s", m->trace->name, m->rank,
+              j->e.location, j->e.seq, j->e.count, m->trace->dir,
+              strerror(j->err), j->lost ? " (nor say so in it)" : "", more);
+}
+
 void weft_session_written(weft_daemon *d, weft_jentry *j)
 {
     weft_member *m = j->member;
@@ -332,12 +365,15 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             send_ack(c, 1, 0, e->seq);
     } else if (j->what == WRITTEN_EVENTS) {
         weft_loc_state *l = &m->locs[e->location];
+        /* A failed append made it refused (jwriter.h): rc 0 */
         l->held_seq = e->seq;
         if (e->count && e->kind == WEFT_JE_EVENTS) { /* not refused */
             l->held_time = j->last_time;
             l->events += e->count;
             d->events_in += e->count;
             d->bytes_in += e->len;
+        } else if (e->base_time >= WEFT_REFUSED_ERRNO || j->lost) {
+            not_stored(d, j);
         }
         if (c)
             send_ack(c, 0, e->location, e->seq);
@@ -429,6 +465,52 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     return hello_ack(c, h->hostname, h->pid);
 }
 
+static int ensure_location(weft_conn *c, uint32_t loc);
+
+/* Conversion makes a location of every thread a ThreadName names, also
+ * of one that never sends a batch: such a thread is charged to the owner
+ * now, before it exists, once (WEFT_QUOTA_LOCATION_BYTES, as a Goodbye's:
+ * charge_locations). 0, or a WEFT_E* code after failing c (WEFT_ELIMIT:
+ * they would take the owner past max_user_spool_bytes). */
+static int charge_named(weft_conn *c, const uint8_t *buf, size_t len)
+{
+    weft_member *m = c->member;
+    weft_trace *t = m->trace;
+    uint64_t bytes = 0;
+    weft_decoder dec;
+    weft_record r;
+    char err[256];
+    int rc;
+
+    weft_decoder_init(&dec, buf, len, 0, 0);
+    while ((rc = weft_decoder_next(&dec, &r)) == 1) {
+        uint32_t th;
+        if (r.type != WEFT_REC_ThreadName)
+            continue;
+        th = r.u.ThreadName.thread;
+        if (th < m->nlocs && (m->locs[th].charged || m->locs[th].last_seq))
+            continue;
+        if ((rc = ensure_location(c, th)) < 0)
+            break;
+        m->locs[th].charged = 1;
+        bytes += WEFT_QUOTA_LOCATION_BYTES;
+    }
+    weft_decoder_free(&dec);
+    if (rc < 0 || bytes == 0)
+        return rc < 0 ? rc : 0;
+    if (weft_quota_check(&c->d->quota, t->uid, c->d->cfg.max_user_spool_bytes,
+                         bytes, err, sizeof err) < 0) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
+                             "ThreadName definitions name %" PRIu64
+                             " threads that sent nothing: %s",
+                             bytes / WEFT_QUOTA_LOCATION_BYTES, err);
+        return WEFT_ELIMIT;
+    }
+    if (weft_quota_live(&c->d->quota, t->uid, (int64_t)bytes) == 0)
+        t->charged += bytes;
+    return 0;
+}
+
 static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
 {
     weft_member *m = c->member;
@@ -471,6 +553,10 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
                              c->d->cfg.max_definition_bytes);
         return WEFT_ELIMIT;
     }
+    if ((rc = charge_named(c, defs->records.data, defs->records.len)) < 0) {
+        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        return rc;
+    }
     e.kind = WEFT_JE_DEFS;
     e.seq = defs->seq;
     e.payload = defs->records.data;
@@ -504,25 +590,66 @@ static int ensure_location(weft_conn *c, uint32_t loc)
  * refused instead. */
 #define WEFT_QUOTA_SLACK 16
 
-/* Batch b would put its owner over max_user_spool_bytes: it is refused
- * instead of journaled, its events counted (an entry without payload,
- * WEFT_JE_REFUSED, keeps its seq and the count for the catalog's
- * dropped figures) and acknowledged, so that the client goes on and its
- * trace ends saying what it lost. 1 when refused, 0 when it may be
- * journaled, or a WEFT_E* code after failing c. */
+/* Refuses batch b for `limit` (reason: a WEFT_REFUSED_*; err says why):
+ * instead of journaled, its events are counted (an entry without
+ * payload, WEFT_JE_REFUSED, keeps its seq and the count for the
+ * catalog's dropped figures) and it is acknowledged, so that the client
+ * goes on and its trace ends saying what it lost. The member's first
+ * refusal is logged, rate-limited per limit. 1, or a WEFT_E* code after
+ * failing c. */
+static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
+                        enum weft_limit limit, uint64_t reason,
+                        const char *err)
+{
+    weft_member *m = c->member;
+    weft_daemon *d = c->d;
+    weft_journal_entry e = { 0 };
+    uint64_t held_back;
+    int rc;
+
+    weft_limit_hit(d, limit);
+    if (m->refused == 0 &&
+        weft_ratelimit_allow(&d->refusal_log[limit], uv_now(d->loop),
+                             d->cfg.max_log_refusals, &held_back))
+        weft_conn_log(c, WEFT_LOG_WARNING, "thread %u: batch %" PRIu64
+                      " refused (%u events), and its next ones while over "
+                      "%s: %s", b->location, b->seq, b->events,
+                      weft_limit_name(limit), err);
+    e.kind = WEFT_JE_REFUSED;
+    e.location = b->location;
+    e.seq = b->seq;
+    e.count = b->events;
+    e.base_time = reason;
+    if ((rc = journal(c, &e, WRITTEN_EVENTS, 0)) < 0)
+        return rc;
+    m->refused += b->events;
+    m->locs[b->location].refused += b->events;
+    m->locs[b->location].last_seq = b->seq;
+    return 1;
+}
+
+/* Batch b would put its owner over max_user_spool_bytes, or the spool's
+ * file system below min_free_spool_bytes: it is refused (refuse_batch).
+ * 1 when refused, 0 when it may be journaled, or a WEFT_E* code after
+ * failing c (its owner's refused batches took the quota's slack). */
 static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
 {
     weft_member *m = c->member;
     weft_daemon *d = c->d;
     uint64_t max = d->cfg.max_user_spool_bytes;
-    weft_journal_entry e = { 0 };
+    uint64_t bytes = WEFT_JOURNAL_HEADER + (uint64_t)b->records.len;
     char err[256];
-    int rc;
 
     if (weft_quota_check(&d->quota, m->trace->uid, max,
-                         (WEFT_JOURNAL_HEADER + (uint64_t)b->records.len) *
-                             WEFT_QUOTA_JOURNAL_FACTOR, err, sizeof err) == 0)
-        return 0;
+                         bytes * WEFT_QUOTA_JOURNAL_FACTOR, err,
+                         sizeof err) == 0) {
+        if (weft_diskres_check(&d->diskres, d->cfg.spool,
+                               d->cfg.min_free_spool_bytes, uv_now(d->loop),
+                               bytes, err, sizeof err) == 0)
+            return 0;
+        return refuse_batch(c, b, WEFT_LIMIT_MIN_FREE_SPOOL_BYTES,
+                            WEFT_REFUSED_RESERVE, err);
+    }
     if (weft_quota_check(&d->quota, m->trace->uid,
                          max + max / WEFT_QUOTA_SLACK,
                          WEFT_JOURNAL_HEADER * WEFT_QUOTA_JOURNAL_FACTOR,
@@ -532,20 +659,8 @@ static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
                              err, WEFT_QUOTA_SLACK);
         return WEFT_ELIMIT;
     }
-    weft_limit_hit(d, WEFT_LIMIT_MAX_USER_SPOOL_BYTES);
-    if (m->refused == 0)
-        weft_conn_log(c, WEFT_LOG_WARNING, "thread %u: batch %" PRIu64
-                      " refused (%u events), and its next ones while over "
-                      "the quota: %s", b->location, b->seq, b->events, err);
-    e.kind = WEFT_JE_REFUSED;
-    e.location = b->location;
-    e.seq = b->seq;
-    e.count = b->events;
-    if ((rc = journal(c, &e, WRITTEN_EVENTS, 0)) < 0)
-        return rc;
-    m->refused += b->events;
-    m->locs[b->location].last_seq = b->seq;
-    return 1;
+    return refuse_batch(c, b, WEFT_LIMIT_MAX_USER_SPOOL_BYTES,
+                        WEFT_REFUSED_QUOTA, err);
 }
 
 static int on_batch(weft_conn *c, const Weft__EventBatch *b)
@@ -617,7 +732,9 @@ static int charge_locations(weft_conn *c, const Weft__Goodbye *g)
     for (size_t i = 0; i < g->n_locations; i++) {
         const Weft__LocationEnd *l = g->locations[i];
         if ((l->events || l->dropped) &&
-            (l->location >= m->nlocs || m->locs[l->location].last_seq == 0))
+            (l->location >= m->nlocs ||
+             (m->locs[l->location].last_seq == 0 &&
+              !m->locs[l->location].charged)))
             bytes += WEFT_QUOTA_LOCATION_BYTES;
     }
     if (bytes == 0)

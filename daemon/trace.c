@@ -958,6 +958,13 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                 *limit = WEFT_LIMIT_MAX_USER_SPOOL_BYTES;
             return rc;
         }
+        if ((rc = weft_diskres_check(&d->diskres, d->cfg.spool,
+                                     d->cfg.min_free_spool_bytes,
+                                     uv_now(d->loop), 0, err, errlen)) < 0) {
+            if (limit)
+                *limit = WEFT_LIMIT_MIN_FREE_SPOOL_BYTES;
+            return rc;
+        }
         created = 1;
         if (!(t = trace_new(d, h, uid)))
             return fail(err, errlen, WEFT_ENOMEM, "out of memory");

@@ -56,6 +56,10 @@ typedef struct weft_loc_state {
     uint64_t held_seq;   /* last EventBatch journaled */
     uint64_t held_time;
     uint64_t events;     /* journaled */
+    uint64_t refused;    /* events of batches weftd did not store (over
+                            the quota, the disk reserve, a failed write) */
+    int charged;         /* charged WEFT_QUOTA_LOCATION_BYTES before it
+                            sent a batch (a ThreadName named it) */
 } weft_loc_state;
 
 /* Acks held back until the journal is on stable storage
@@ -122,14 +126,17 @@ typedef struct weft_member {
     /* jcache.c: its journal holds a descriptor, on that list */
     int jc_open;
     struct weft_member *jc_prev, *jc_next;
-    uint64_t refused;             /* events of its batches refused over
-                                     max_user_spool_bytes (session.c) */
+    uint64_t refused;             /* events of its batches not stored:
+                                     refused over max_user_spool_bytes or
+                                     min_free_spool_bytes, or their
+                                     journal append failed (session.c) */
 } weft_member;
 
 /* What the catalog last got as a trace's live figures (live.c; loop
  * thread): a trace whose figures did not change is not written again. */
 typedef struct weft_live_mark {
     uint64_t events;
+    uint64_t refused;    /* events weftd did not store */
     uint64_t locations;
     uint32_t joined;
     uint32_t goodbyes;
@@ -179,6 +186,10 @@ typedef struct weft_trace {
     int64_t created;
     uint64_t charged;    /* bytes of its journals charged to its owner
                             (quota.h), released when it is freed */
+    uint64_t unjournaled; /* events of batches not stored whose journals
+                            could not say so either (the file system
+                            full): conversion counts them as dropped */
+    int unjournaled_errno; /* why, the last time */
     int ended;           /* left recording: its run is remembered */
     weft_trace_made made;
     weft_live_mark live;

@@ -92,6 +92,8 @@ typedef struct weft_config {
     uint64_t max_traces_per_user; /* recording at once, per uid */
     uint64_t max_user_spool_bytes; /* a uid's traces in the spool before
                                       its new ones are refused; 0: none */
+    uint64_t min_free_spool_bytes; /* free bytes of the spool's file
+                                      system weftd leaves (diskres.h) */
     /* Before a connection's uid is known (TCP before its Auth: preauth.c) */
     uint64_t max_preauth_connections; /* in all */
     uint64_t max_preauth_per_address; /* from one source address */

@@ -227,6 +227,9 @@ static const char *const migrations[] = {
     /* 10 -> 11: bytes a trace costs its owner's max_user_spool_bytes
      * beyond its archive's (an import: its catalog rows) */
     "ALTER TABLE traces ADD COLUMN charged INTEGER NOT NULL DEFAULT 0;",
+    /* 11 -> 12: of `dropped`, the records weftd did not store (quota,
+     * disk reserve, failed writes; #30), the rest the clients' */
+    "ALTER TABLE traces ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,
@@ -359,6 +362,7 @@ int weft__cat_bind_trace(weft_catalog *c, sqlite3_stmt *st,
     B(weft__cat_bind_i64(st, ":live_updated", row->live_updated));
     B(weft__cat_bind_text(st, ":clock", row->clock ? row->clock : ""));
     B(weft__cat_bind_i64(st, ":retry_at", row->retry_at));
+    B(weft__cat_bind_i64(st, ":refused", (int64_t)row->refused));
 #undef B
     return rc == SQLITE_OK ? 0 : weft__cat_db_err(c, "bind");
 }
@@ -398,6 +402,7 @@ int weft__cat_read_trace(weft_catalog *c, sqlite3_stmt *st, weft_trace_row *row)
     row->joined = (uint32_t)sqlite3_column_int64(st, 22);
     row->live_updated = sqlite3_column_int64(st, 23);
     row->retry_at = sqlite3_column_int64(st, 25);
+    row->refused = (uint64_t)sqlite3_column_int64(st, 26);
     if (weft__cat_col_text(st, 1, 0, &row->key) < 0 ||
         weft__cat_col_text(st, 2, 0, &row->name) < 0 ||
         weft__cat_col_text(st, 4, 0, &row->state) < 0 ||

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 11
+#define WEFT_CATALOG_SCHEMA_VERSION 12
 
 typedef struct weft_catalog weft_catalog;
 
@@ -40,7 +40,8 @@ typedef struct weft_trace_row {
     uint64_t locations;
     uint64_t events;
     uint64_t bytes;       /* archive size on disk */
-    uint64_t dropped;     /* records dropped by clients */
+    uint64_t dropped;     /* records dropped: by clients (their buffers
+                             full) and `refused` */
     uint64_t time_first;  /* first and last event timestamp, trace clock */
     uint64_t time_last;
     uint64_t timer_resolution; /* ticks per second */
@@ -63,6 +64,9 @@ typedef struct weft_trace_row {
                              (the cause was outside its journals: space,
                              permissions, memory): unix time of that
                              attempt; 0: none */
+    uint64_t refused;     /* schema 12: of `dropped`, the records weftd
+                             did not store (max_user_spool_bytes,
+                             min_free_spool_bytes, a failed write) */
 } weft_trace_row;
 
 /* One location (thread) of a trace. */
@@ -318,6 +322,8 @@ typedef struct weft_live_figures {
     size_t nmembers;
     const weft_location_row *locs;    /* the locations that sent events */
     size_t nlocs;
+    uint64_t refused;                 /* records weftd did not store so
+                                         far (its dropped and refused) */
 } weft_live_figures;
 
 /* In one transaction, for each of the n traces of v whose row is still

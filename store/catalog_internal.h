@@ -31,7 +31,7 @@ struct weft_catalog {
     "id, key, name, uid, state, created, finished, path, members, "          \
     "locations, events, bytes, dropped, time_first, time_last, "             \
     "timer_resolution, error, hosts, command, job_id, protocol_version, run, "\
-    "joined, live_updated, clock, retry_at"
+    "joined, live_updated, clock, retry_at, refused"
 /* "INTO traces (...) VALUES (...)" with the named parameters that
  * weft__cat_bind_trace binds. The id is never one given before (schema
  * 9 and 10, trace_ids): drawn at random (:random_id, see random_id in
@@ -42,14 +42,14 @@ struct weft_catalog {
     "INTO traces (id, key, name, uid, state, created, finished, path, "      \
     "members, locations, events, bytes, dropped, time_first, time_last, "    \
     "timer_resolution, error, hosts, command, job_id, protocol_version, "    \
-    "run, joined, live_updated, clock, retry_at) "                           \
+    "run, joined, live_updated, clock, retry_at, refused) "                  \
     "VALUES ((SELECT CASE WHEN sequential THEN last + 1 ELSE :random_id "     \
     "END FROM trace_ids), :key, :name, :uid, :state, "                       \
     ":created, "                                                             \
     ":finished, :path, :members, :locations, :events, :bytes, :dropped, "    \
     ":time_first, :time_last, :timer_resolution, :error, :hosts, :command, " \
     ":job_id, :protocol_version, :run, :joined, :live_updated, :clock, "     \
-    ":retry_at)"
+    ":retry_at, :refused)"
 
 /* Sets c's message from fmt; returns code. */
 __attribute__((format(printf, 3, 4)))

@@ -532,7 +532,7 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         " live_updated = excluded.live_updated,"
         " clock = CASE WHEN excluded.clock <> '' THEN excluded.clock"
         "         ELSE clock END,"
-        " retry_at = excluded.retry_at";
+        " retry_at = excluded.retry_at, refused = excluded.refused";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
     sqlite3_stmt *st = NULL;
@@ -609,6 +609,7 @@ int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
 {
     static const char update[] = "UPDATE traces SET joined = :joined,"
         " locations = :locations, events = :events, bytes = :bytes,"
+        " dropped = :refused, refused = :refused,"
         " live_updated = :now WHERE key = :key AND state = '"
         WEFT_STATE_RECORDING "' RETURNING id";
     sqlite3_stmt *st = NULL;
@@ -636,6 +637,8 @@ int weft_catalog_trace_live(weft_catalog *c, const weft_live_figures *v,
                                (int64_t)v[i].events) != SQLITE_OK ||
             weft__cat_bind_i64(st, ":bytes",
                                (int64_t)v[i].bytes) != SQLITE_OK ||
+            weft__cat_bind_i64(st, ":refused",
+                               (int64_t)v[i].refused) != SQLITE_OK ||
             weft__cat_bind_i64(st, ":now", now) != SQLITE_OK) {
             rc = weft__cat_db_err(c, "bind");
             break;

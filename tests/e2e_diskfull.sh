@@ -60,7 +60,7 @@ fill() {
 }
 
 # ---- (a) full during a conversion ---------------------------------------
-start_weftd --grace-period 1
+start_weftd --grace-period 1 --set min_free_spool_bytes=0
 # About 5.6 MiB of journals: they fit, the archive does not.
 run_demo big -- -p 1 -t 2 -n 100000
 await big failed 60
@@ -162,7 +162,7 @@ stop_weftd
 # does not open. Nothing has the catalog open: the file is only an index.
 rm -f "$SPOOL/catalog.db-shm"
 fill
-start_weftd --grace-period 1
+start_weftd --grace-period 1 --set min_free_spool_bytes=0
 grep -q "its file system is full: starting anyway" "$TMP/weftd.log" ||
     fail "start: no warning about the full file system"
 rm -f "$MNT/filler"

@@ -683,6 +683,7 @@ static void test_ids_random(void **state)
              "DROP TABLE trace_ids; DROP TABLE trace_ids_given;"
              "DROP INDEX traces_seq; ALTER TABLE traces DROP COLUMN seq;"
              "ALTER TABLE traces DROP COLUMN charged;"
+             "ALTER TABLE traces DROP COLUMN refused;"
              "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
              " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
     c = open_ok(f->path, 0);

@@ -30,7 +30,8 @@
 
 /* What schemas 9, 10 and 11 added, dropped to make an older catalog of a
  * new one. */
-#define DROP_SCHEMA_11 "ALTER TABLE traces DROP COLUMN charged;"
+#define DROP_SCHEMA_12 "ALTER TABLE traces DROP COLUMN refused;"
+#define DROP_SCHEMA_11 DROP_SCHEMA_12 "ALTER TABLE traces DROP COLUMN charged;"
 #define DROP_SCHEMA_9 DROP_SCHEMA_11 \
     "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
     "DROP TABLE trace_ids_given; DROP INDEX traces_seq;" \
@@ -209,9 +210,9 @@ static void test_live_figures(void **state)
         { UINT64_C(2) << 32, 2, 0, (char *)"", 4, 0 },
     };
     weft_live_figures v[3] = {
-        { "k-rec", 2, 3, 34, 4096, mem, 2, loc, 3 },
-        { "k-conv", 1, 1, 10, 100, mem, 1, loc, 1 },
-        { "k-none", 1, 1, 10, 100, mem, 1, loc, 1 },  /* no such row */
+        { "k-rec", 2, 3, 34, 4096, mem, 2, loc, 3, 7 },
+        { "k-conv", 1, 1, 10, 100, mem, 1, loc, 1, 0 },
+        { "k-none", 1, 1, 10, 100, mem, 1, loc, 1, 0 },  /* no such row */
     };
     weft_trace_row row = { 0 }, got;
     collected col = { 0 };
@@ -232,6 +233,8 @@ static void test_live_figures(void **state)
     assert_int_equal(got.locations, 3);
     assert_int_equal(got.events, 34);
     assert_int_equal(got.bytes, 4096);
+    assert_int_equal(got.refused, 7);  /* weftd's refusals, live */
+    assert_int_equal(got.dropped, 7);
     assert_int_equal(got.live_updated, 1234);
     assert_int_equal(weft_catalog_locations(c, got.id, collect_location,
                                             &col), 0);

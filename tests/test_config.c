@@ -293,6 +293,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.max_locations, b.max_locations);
     assert_int_equal(a.max_members, b.max_members);
     assert_int_equal(a.max_user_spool_bytes, b.max_user_spool_bytes);
+    assert_int_equal(a.min_free_spool_bytes, b.min_free_spool_bytes);
     /* Every key weftd knows (--check-config lists them) is in the file. */
     p = open_memstream(&printed, &plen);
     weft_config_print(&b, p);
@@ -503,6 +504,27 @@ static void test_max_user_spool_bytes(void **state)
                       "between 0 and 1152921504606846976");
 }
 
+/* min_free_spool_bytes: 1 GiB by default, 0 turns it off, at most 2^60. */
+static void test_min_free_spool_bytes(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.min_free_spool_bytes, UINT64_C(1) << 30);
+    assert_int_equal(weft_config_set(&c, NULL, "min_free_spool_bytes", "64M",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.min_free_spool_bytes, 64u << 20);
+    assert_int_equal(weft_config_set(&c, NULL, "min_free_spool_bytes", "0",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.min_free_spool_bytes, 0);
+    weft_config_free(&c);
+    expect_file_error("[limits]\nmin_free_spool_bytes = 2147483648G\n",
+                      "min_free_spool_bytes = 2305843009213693952: must be "
+                      "between 0 and 1152921504606846976");
+}
+
 /* --set KEY=VALUE: a key of any section; an unknown one is named. */
 static void test_set_any_section(void **state)
 {
@@ -568,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_max_questions_per_user),
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_max_user_spool_bytes),
+        cmocka_unit_test(test_min_free_spool_bytes),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

@@ -3,8 +3,12 @@
  *
  * Entries come back in the order submitted, written, with d->buffered
  * and the member's counts back at 0; a failed append (a file size limit,
- * as on a full disk) fails that entry and every later one of the member
- * without writing them, so the journal has no gap; stopping with entries
+ * as on a full disk) of a Definitions entry fails that entry and every
+ * later one of the member without writing them, so the journal has no
+ * gap; a failed EventBatch is not stored but comes back written as a
+ * refused entry saying errno, appended if a header still fits (else
+ * marked lost), and the member's later entries are still written;
+ * stopping with entries
  * queued writes and hands them all back, and the loop closes clean. An
  * entry with an `open` step opens its member's journal, then is appended
  * to it; a failed open comes back with its code and message and appends
@@ -41,6 +45,8 @@ typedef struct fixture {
     weft_member m2;   /* a member whose journal is not open yet */
     uint64_t done_seq[MAX_DONE];
     int done_rc[MAX_DONE], done_err[MAX_DONE];
+    int done_kind[MAX_DONE], done_lost[MAX_DONE];
+    uint64_t done_base[MAX_DONE];
     const weft_member *done_member[MAX_DONE];
     char done_msg[MAX_DONE][64];
     size_t ndone;
@@ -58,6 +64,9 @@ static void on_done(weft_daemon *d, weft_jentry *j)
     f->done_seq[f->ndone] = j->e.seq;
     f->done_rc[f->ndone] = j->rc;
     f->done_err[f->ndone] = j->err;
+    f->done_kind[f->ndone] = j->e.kind;
+    f->done_lost[f->ndone] = j->lost;
+    f->done_base[f->ndone] = j->e.base_time;
     f->done_member[f->ndone] = j->member;
     snprintf(f->done_msg[f->ndone], sizeof f->done_msg[0], "%s",
              j->msg ? j->msg : "");
@@ -100,16 +109,21 @@ static int teardown(void **state)
 }
 
 /* Entry seq with a payload of 100 * seq bytes of seq. */
-static void submit(fixture *f, uint64_t seq)
+static void submit_kind(fixture *f, uint64_t seq, int kind)
 {
     weft_jentry *j = weft_jentry_new((uint32_t)(100 * seq));
 
     assert_non_null(j);
     memset(j->data, (int)seq, j->e.len);
-    j->e.kind = WEFT_JE_EVENTS;
+    j->e.kind = (uint8_t)kind;
     j->e.seq = seq;
     j->member = &f->m;
     weft_jwriter_submit(&f->d, j);
+}
+
+static void submit(fixture *f, uint64_t seq)
+{
+    submit_kind(f, seq, WEFT_JE_EVENTS);
 }
 
 /* weft_member_open's part for m2: its journal at path2. */
@@ -162,6 +176,11 @@ static size_t journal_seqs_at(const char *path, uint64_t *seqs, size_t max)
 
     assert_int_equal(weft_journal_reader_open(path, &r), 0);
     while (n < max && weft_journal_reader_next(r, &e) == 1) {
+        if (e.kind == WEFT_JE_REFUSED) {  /* a batch not stored */
+            assert_int_equal(e.len, 0);
+            seqs[n++] = e.seq;
+            continue;
+        }
         assert_int_equal(e.len, 100 * e.seq);
         assert_int_equal(e.payload[0], (uint8_t)e.seq);
         assert_int_equal(e.payload[e.len - 1], (uint8_t)e.seq);
@@ -203,28 +222,42 @@ static void test_in_order(void **state)
         assert_int_equal(seqs[i], i + 1);
 }
 
+/* Limits the file size (as a full disk) to what m's journal holds and
+ * `room` bytes more; restore with fsize_restore. */
+static void fsize_limit(fixture *f, uint64_t room, struct rlimit *old)
+{
+    struct rlimit lim;
+
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, old), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = *old;
+    lim.rlim_cur = weft_journal_size(f->m.journal) + room;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+}
+
+static void fsize_restore(const struct rlimit *old)
+{
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, old), 0);
+    signal(SIGXFSZ, SIG_DFL);
+}
+
 static void test_failure_leaves_no_gap(void **state)
 {
     fixture *f = *state;
-    struct rlimit old, lim;
+    struct rlimit old;
     uint64_t seqs[MAX_DONE];
 
     submit(f, 1);
     submit(f, 2);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    /* The file may grow by entry 3's header and a little: entry 3 fails
-     * (EFBIG, as ENOSPC on a full disk), and 4 and 5, which would fit,
-     * are not written after it. */
-    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
-    signal(SIGXFSZ, SIG_IGN);
-    lim = old;
-    lim.rlim_cur = weft_journal_size(f->m.journal) + WEFT_JOURNAL_HEADER + 5;
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    /* The file may grow by entry 3's header and a little: Definitions 3
+     * fails (EFBIG, as ENOSPC on a full disk), and 4 and 5, which would
+     * fit, are not written after it. */
+    fsize_limit(f, WEFT_JOURNAL_HEADER + 5, &old);
     for (uint64_t s = 3; s <= 5; s++)
-        submit(f, s);
+        submit_kind(f, s, WEFT_JE_DEFS);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
-    signal(SIGXFSZ, SIG_DFL);
+    fsize_restore(&old);
     assert_int_equal(f->ndone, 5);
     assert_int_equal(f->done_rc[1], 0);
     for (size_t i = 2; i < 5; i++) {
@@ -241,6 +274,46 @@ static void test_failure_leaves_no_gap(void **state)
     assert_int_equal(f->done_rc[5], 0);
     assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 3);
     assert_int_equal(seqs[2], 3);
+}
+
+/* Batches that do not fit are not stored: each comes back rc 0 as a
+ * refused entry of reason WEFT_REFUSED_ERRNO + EFBIG, the first one's
+ * refused entry in the journal (a header fits), the next ones lost (not
+ * even that fits); the member is not marked, and once there is room the
+ * next batch is written after them. */
+static void test_failed_batch_not_stored(void **state)
+{
+    fixture *f = *state;
+    struct rlimit old;
+    uint64_t seqs[MAX_DONE];
+
+    submit(f, 1);
+    submit(f, 2);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    fsize_limit(f, WEFT_JOURNAL_HEADER + 5, &old);
+    for (uint64_t s = 3; s <= 5; s++)
+        submit(f, s);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    fsize_restore(&old);
+    assert_int_equal(f->ndone, 5);
+    for (size_t i = 2; i < 5; i++) {
+        assert_int_equal(f->done_seq[i], i + 1);
+        assert_int_equal(f->done_rc[i], 0);
+        assert_int_equal(f->done_err[i], EFBIG);
+        assert_int_equal(f->done_kind[i], WEFT_JE_REFUSED);
+        assert_int_equal(f->done_base[i], WEFT_REFUSED_ERRNO + EFBIG);
+        assert_int_equal(f->done_lost[i], i > 2);
+    }
+    assert_false(f->m.write_failed);
+    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 3);
+    assert_int_equal(seqs[2], 3);
+    submit(f, 6);
+    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(f->done_rc[5], 0);
+    assert_int_equal(f->done_kind[5], WEFT_JE_EVENTS);
+    assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 4);
+    assert_int_equal(seqs[3], 6);
 }
 
 static void test_stop_writes_what_is_queued(void **state)
@@ -322,6 +395,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_batch_not_stored, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_failure_leaves_no_gap, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_what_is_queued,
