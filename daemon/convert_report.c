@@ -237,7 +237,7 @@ uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len)
     if (reserve && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s%" PRIu64 " events "
                               "refused (dropped): the spool's file system "
-                              "was below min_free_spool_bytes",
+                              "was short of room (min_free_spool_bytes)",
                               n ? "; " : "", reserve);
     if (write && n < len)
         snprintf(buf + n, len - n, "%s%" PRIu64 " events not stored "

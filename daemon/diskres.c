@@ -44,9 +44,39 @@ static void look(weft_diskres *r, const char *spool, uint64_t now_ms)
     r->looked = 1;
 }
 
+/* What is free now: the last look, less what was taken and promised. */
+static uint64_t free_now_of(const weft_diskres *r, uint64_t promised)
+{
+    uint64_t taken = r->since + promised;
+
+    return r->avail > taken ? r->avail - taken : 0;
+}
+
+int weft_diskres_share(const weft_diskres *r, uint32_t uid,
+                       uint64_t min_free, uint64_t promised, uint64_t mine,
+                       uint64_t more, char *err, size_t errlen)
+{
+    uint64_t free_now, room;
+
+    if (min_free == 0 || !r->looked)
+        return 0;
+    free_now = free_now_of(r, promised);
+    if (free_now >= 2 * min_free)
+        return 0;
+    room = free_now > min_free ? free_now - min_free : 0;
+    if (mine + more <= room / 2)
+        return 0;
+    snprintf(err, errlen, "uid %u's recording traces are charged %" PRIu64
+             " bytes and the spool's file system has %" PRIu64 " bytes free:"
+             " under twice min_free_spool_bytes (%" PRIu64 "), one user may "
+             "take half of what is left above it", uid, mine, free_now,
+             min_free);
+    return WEFT_ELIMIT;
+}
+
 int weft_diskres_check(weft_diskres *r, const char *spool, uint64_t min_free,
-                       uint64_t now_ms, uint64_t more, char *err,
-                       size_t errlen)
+                       uint64_t now_ms, uint64_t promised, uint64_t more,
+                       char *err, size_t errlen)
 {
     uint64_t free_now;
 
@@ -55,11 +85,11 @@ int weft_diskres_check(weft_diskres *r, const char *spool, uint64_t min_free,
     look(r, spool, now_ms);
     if (!r->looked)
         return 0;  /* never known (statvfs fails): nothing refused */
-    free_now = r->avail > r->since ? r->avail - r->since : 0;
+    free_now = free_now_of(r, promised);
     if (free_now >= min_free && more <= free_now - min_free)
         return 0;
     snprintf(err, errlen, "the spool's file system (%s) has %" PRIu64
-             " bytes free: min_free_spool_bytes is %" PRIu64, spool,
-             free_now, min_free);
+             " bytes free, the archives of the traces recording counted: "
+             "min_free_spool_bytes is %" PRIu64, spool, free_now, min_free);
     return WEFT_ELIMIT;
 }

@@ -49,10 +49,12 @@ int weft_quota_live(weft_quota *q, uint32_t uid, int64_t bytes)
 
     if (!u)
         return WEFT_ENOMEM;
+    q->live_total -= u->live;
     if (bytes < 0 && (uint64_t)-bytes > u->live)
         u->live = 0;  /* never below: a release matches its charges */
     else
         u->live += (uint64_t)bytes;
+    q->live_total += u->live;
     return 0;
 }
 
@@ -97,6 +99,19 @@ uint64_t weft_quota_used(const weft_quota *q, uint32_t uid)
     if (i < q->n && q->v[i].uid == uid)
         return q->v[i].stored + q->v[i].live;
     return 0;
+}
+
+uint64_t weft_quota_promised(const weft_quota *q)
+{
+    return q->live_total / WEFT_QUOTA_JOURNAL_FACTOR *
+           (WEFT_QUOTA_JOURNAL_FACTOR - 1);
+}
+
+uint64_t weft_quota_live_of(const weft_quota *q, uint32_t uid)
+{
+    size_t i = find(q, uid);
+
+    return i < q->n && q->v[i].uid == uid ? q->v[i].live : 0;
 }
 
 int weft_quota_check(const weft_quota *q, uint32_t uid, uint64_t max,

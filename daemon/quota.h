@@ -48,6 +48,7 @@ typedef struct weft_quota_sum {
 typedef struct weft_quota {
     weft_quota_user *v;  /* by uid */
     size_t n, cap;
+    uint64_t live_total; /* the users' live bytes, summed */
     int counting;        /* a job sums the catalog */
 } weft_quota;
 
@@ -65,6 +66,12 @@ void weft_quota_count_end(weft_quota *q, const weft_quota_sum *v, size_t n,
                           int ok);
 /* uid's bytes: stored and live. */
 uint64_t weft_quota_used(const weft_quota *q, uint32_t uid);
+/* What the live journals' conversions will still write (their archives:
+ * live_total less the journals themselves), for min_free_spool_bytes. */
+uint64_t weft_quota_promised(const weft_quota *q);
+/* uid's live bytes only (its recording traces' journals, charged
+ * WEFT_QUOTA_JOURNAL_FACTOR times, and their locations). */
+uint64_t weft_quota_live_of(const weft_quota *q, uint32_t uid);
 /* 0 when uid may add `more` bytes under max (0: no bound); else
  * WEFT_ELIMIT with err naming max_user_spool_bytes and the figures. */
 int weft_quota_check(const weft_quota *q, uint32_t uid, uint64_t max,

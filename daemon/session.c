@@ -638,6 +638,7 @@ static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
     weft_daemon *d = c->d;
     uint64_t max = d->cfg.max_user_spool_bytes;
     uint64_t bytes = WEFT_JOURNAL_HEADER + (uint64_t)b->records.len;
+    uint64_t promised = weft_quota_promised(&d->quota);
     char err[256];
 
     if (weft_quota_check(&d->quota, m->trace->uid, max,
@@ -645,7 +646,12 @@ static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
                          sizeof err) == 0) {
         if (weft_diskres_check(&d->diskres, d->cfg.spool,
                                d->cfg.min_free_spool_bytes, uv_now(d->loop),
-                               bytes, err, sizeof err) == 0)
+                               promised, bytes, err, sizeof err) == 0 &&
+            weft_diskres_share(&d->diskres, m->trace->uid,
+                               d->cfg.min_free_spool_bytes, promised,
+                               weft_quota_live_of(&d->quota, m->trace->uid),
+                               bytes * WEFT_QUOTA_JOURNAL_FACTOR, err,
+                               sizeof err) == 0)
             return 0;
         return refuse_batch(c, b, WEFT_LIMIT_MIN_FREE_SPOOL_BYTES,
                             WEFT_REFUSED_RESERVE, err);

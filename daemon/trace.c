@@ -960,7 +960,9 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         }
         if ((rc = weft_diskres_check(&d->diskres, d->cfg.spool,
                                      d->cfg.min_free_spool_bytes,
-                                     uv_now(d->loop), 0, err, errlen)) < 0) {
+                                     uv_now(d->loop),
+                                     weft_quota_promised(&d->quota), 0,
+                                     err, errlen)) < 0) {
             if (limit)
                 *limit = WEFT_LIMIT_MIN_FREE_SPOOL_BYTES;
             return rc;

@@ -32,6 +32,7 @@
 #                    with alice_exact unless the case sets CASE_ALICE_EXACT=0
 #   case_check       optional: more assertions afterwards
 #   CASE_RSS_MB, CASE_FDS  optional bounds (defaults 200 and 300)
+#   CASE_SPOOL_MB    optional: the spool is a tmpfs of that many MiB
 # and may use: $WEFT_SERVER (weftd's TCP address), $SOCK (its Unix
 # socket), $PUB (weftd, weft, weft-demo, weft-rawpeer and tests/*.py,
 # runnable by all), $SPOOL (weftd's), $CASE_TMP (a directory of the case,
@@ -206,10 +207,14 @@ EOF
     chmod 644 "$CASE_TMP/weftd.conf"
     export WEFT_CONFIG=$CASE_TMP/weftd.conf WEFT_SOCKET=$SOCK
     CASE_WEFTD_CONF= CASE_RSS_MB=200 CASE_FDS=300 CASE_ATTACK_SECONDS=60
-    CASE_ALICE_EXACT=1
+    CASE_ALICE_EXACT=1 CASE_SPOOL_MB=
     unset -f case_attack case_alice case_check
     # shellcheck disable=SC1090
     . "$file"
+    if [ -n "$CASE_SPOOL_MB" ]; then
+        mount -t tmpfs -o "size=${CASE_SPOOL_MB}m,mode=755,uid=$(id -u "$SVC")" \
+            tmpfs "$SPOOL" || fail "cannot mount a tmpfs on $SPOOL"
+    fi
     declare -F case_attack >/dev/null || fail "$file defines no case_attack"
     declare -F case_alice >/dev/null || case_alice() { alice_demo alice; }
     declare -F case_check >/dev/null || case_check() { :; }
@@ -265,7 +270,8 @@ for f in "${cases[@]}"; do
     echo "=== $(basename "$f" .sh) ==="
     (
         trap - EXIT
-        trap '[ -n "$WEFTD_PID" ] && kill -KILL "$WEFTD_PID" 2>/dev/null' EXIT
+        trap '[ -n "$WEFTD_PID" ] && kill -KILL "$WEFTD_PID" 2>/dev/null
+              [ -n "$CASE_SPOOL_MB" ] && umount -l "$SPOOL" 2>/dev/null' EXIT
         run_case "$f"
     ) || failed+=("$(basename "$f" .sh)")
     pkill -KILL -u "$BOB" 2>/dev/null

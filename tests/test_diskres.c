@@ -46,7 +46,7 @@ static void test_off(void **state)
 
     (void)state;
     reset(&r, 0);
-    assert_int_equal(weft_diskres_check(&r, "/spool", 0, 5000, 1u << 30, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 0, 5000, 0, 1u << 30, err,
                                         sizeof err), 0);
     assert_int_equal(fake_calls, 0);
 }
@@ -58,31 +58,68 @@ static void test_reserve(void **state)
 
     (void)state;
     reset(&r, 10000);
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 6000, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 0, 6000, err,
                                         sizeof err), 0);
     assert_int_equal(fake_calls, 1);
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 6001, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 0, 6001, err,
                                         sizeof err), WEFT_ELIMIT);
     assert_non_null(strstr(err, "min_free_spool_bytes is 4000"));
     assert_non_null(strstr(err, "(/spool) has 10000 bytes free"));
     /* Taken since the look: counted until the next one. */
     weft_diskres_take(&r, 5000);
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5500, 1000, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5500, 0, 1000, err,
                                         sizeof err), 0);
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5500, 1001, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5500, 0, 1001, err,
                                         sizeof err), WEFT_ELIMIT);
     weft_diskres_take(&r, 6000);  /* past all of it: 0 free, not below */
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5900, 0, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5900, 0, 0, err,
                                         sizeof err), WEFT_ELIMIT);
     assert_non_null(strstr(err, "has 0 bytes free"));
     assert_int_equal(fake_calls, 1);  /* one look per interval */
     /* The next look sees what was freed meanwhile. */
     fake_avail = 9000;
     assert_int_equal(weft_diskres_check(&r, "/spool", 4000,
-                                        5000 + WEFT_DISKRES_INTERVAL_MS, 5000,
+                                        5000 + WEFT_DISKRES_INTERVAL_MS, 0, 5000,
                                         err, sizeof err), 0);
     assert_int_equal(fake_calls, 2);
     assert_int_equal(r.since, 0);
+}
+
+/* Under twice the reserve, one user may take half of what is left above
+ * it; above that, any share. */
+static void test_share(void **state)
+{
+    weft_diskres r;
+    char err[256];
+
+    (void)state;
+    reset(&r, 10000);
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 0, 9000, 100, err,
+                                        sizeof err), 0);  /* not looked */
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 0, 0, err,
+                                        sizeof err), 0);
+    /* 10000 free >= 2 x 4000: no share */
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 0, 9000, 100, err,
+                                        sizeof err), 0);
+    weft_diskres_take(&r, 3000);  /* 7000 free: 3000 above, 1500 each */
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 0, 1400, 100, err,
+                                        sizeof err), 0);
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 0, 1400, 101, err,
+                                        sizeof err), WEFT_ELIMIT);
+    assert_non_null(strstr(err, "uid 7's recording traces are charged 1400"));
+    assert_non_null(strstr(err, "min_free_spool_bytes (4000)"));
+    assert_int_equal(weft_diskres_share(&r, 7, 0, 0, 1400, 101, err,
+                                        sizeof err), 0);  /* no reserve */
+    /* Archives promised count as taken: 1000 above, 500 each. */
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 2000, 400, 100, err,
+                                        sizeof err), 0);
+    assert_int_equal(weft_diskres_share(&r, 7, 4000, 2000, 400, 101, err,
+                                        sizeof err), WEFT_ELIMIT);
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 2000,
+                                        1000, err, sizeof err), 0);
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 5000, 2000,
+                                        1001, err, sizeof err), WEFT_ELIMIT);
+    assert_non_null(strstr(err, "has 5000 bytes free, the archives"));
 }
 
 static void test_stat_fails(void **state)
@@ -93,17 +130,17 @@ static void test_stat_fails(void **state)
     (void)state;
     reset(&r, 100);
     fake_rc = -EACCES;
-    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 1000, 0, err,
+    assert_int_equal(weft_diskres_check(&r, "/spool", 4000, 1000, 0, 0, err,
                                         sizeof err), 0);  /* never known */
     assert_int_equal(r.err, EACCES);
     fake_rc = 0;
     assert_int_equal(weft_diskres_check(&r, "/spool", 4000,
-                                        1000 + WEFT_DISKRES_INTERVAL_MS, 0,
+                                        1000 + WEFT_DISKRES_INTERVAL_MS, 0, 0,
                                         err, sizeof err), WEFT_ELIMIT);
     fake_rc = -EIO;  /* the last figure stays */
     fake_avail = 1u << 30;
     assert_int_equal(weft_diskres_check(&r, "/spool", 4000,
-                                        1000 + 2 * WEFT_DISKRES_INTERVAL_MS,
+                                        1000 + 2 * WEFT_DISKRES_INTERVAL_MS, 0,
                                         0, err, sizeof err), WEFT_ELIMIT);
     assert_int_equal(r.err, EIO);
 }
@@ -124,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_off),
         cmocka_unit_test(test_reserve),
+        cmocka_unit_test(test_share),
         cmocka_unit_test(test_stat_fails),
         cmocka_unit_test(test_statvfs),
     };
