@@ -809,6 +809,65 @@ static void test_max_definition_bytes(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_DEFINITION_BYTES], 1);
 }
 
+/* A Definitions frame of string 0 (when `string`) and ThreadName
+ * records naming threads first .. first + n - 1 with it. */
+static bytes thread_names_frame(uint64_t seq, int string, uint32_t first,
+                                uint32_t n)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    weft_record d[17];
+    size_t k = 0;
+    bytes rec, out;
+
+    assert_true(n <= 16);
+    if (string)
+        d[k++] = str(0, "worker");
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&d[k], 0, sizeof d[k]);
+        d[k].type = WEFT_REC_ThreadName;
+        d[k].u.ThreadName.thread = first + i;
+        d[k++].u.ThreadName.name = 0;
+    }
+    rec = encode(d, k, 0, 0);
+    defs.seq = seq;
+    defs.records.data = rec.p;
+    defs.records.len = rec.n;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    out = pack(&env);
+    free(rec.p);
+    return out;
+}
+
+/* A thread a ThreadName names becomes a location of the archive, also
+ * one that sends nothing: it is charged WEFT_QUOTA_LOCATION_BYTES to
+ * max_user_spool_bytes before it exists, once however often it is named,
+ * and the Definitions that would go past the quota are refused naming
+ * it. Issue 30, finding 5. */
+static void test_thread_names_charged(void **state)
+{
+    fixture *f = *state;
+    int a;
+
+    /* The Hello's entry and 2 named threads (16 KiB) fit in 20 KiB, 2
+     * more do not (the fixture's max_locations is 4). */
+    f->d.cfg.max_user_spool_bytes = 20u << 10;
+    start(f);
+    a = cl_connect(f);
+    hello_ok(a, "named", 0, 1);
+    send_bytes_free(a, thread_names_frame(1, 1, 0, 2));
+    expect_ack(a, 1, 0, 1);
+    send_bytes_free(a, thread_names_frame(2, 0, 0, 2));  /* renamed: free */
+    expect_ack(a, 1, 0, 2);
+    send_bytes_free(a, thread_names_frame(3, 0, 2, 2));
+    expect_error(a, WEFT_ELIMIT, "ThreadName definitions name 2 threads "
+                 "that sent nothing: uid");
+    close(a);
+    stop(f);
+    assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_USER_SPOOL_BYTES], 1);
+}
+
 /* Near the file descriptor limit a connection is refused with an Error
  * (the client retries) instead of failing later in accept or the
  * journal. */
@@ -843,6 +902,7 @@ int main(void)
         T(test_fd_limit),
         T(test_limit_counters),
         T(test_max_definition_bytes),
+        T(test_thread_names_charged),
         T(test_stalled_disk),
         T(test_stalled_disk_hello),
         T(test_stalled_disk_status),
