@@ -7,7 +7,9 @@
  * admin's; its TCP connections are nobody's at accept (ordinary).
  * reserved_connections beyond max_connections and their descriptors are
  * an admin's Unix connections' only; admin_group's members are known
- * from the lookup at start or SIGHUP (weft_reserve_load); a thousand
+ * from the lookup at start or SIGHUP (weft_reserve_load), and one of
+ * them (by gid) takes a question kept for admins when other users'
+ * fill the rest, where a non-member is refused; a thousand
  * disconnects without Goodbye log at most max_log_refusals lines a
  * second, the last saying how many were not logged.
  */
@@ -27,11 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ask.h"
 #include "daemon_fixture.h"
+#include "frame.h"
 #include "reserve.h"
 #include "server.h"
 #include "server_util.h"
@@ -287,6 +293,79 @@ static void test_admin_group_cache(void **state)
     weft_reserve_free(&f->d);
 }
 
+/* As uid with gid (and no other group), asks f's weftd for the catalog
+ * (a child process). 1 if refused because weftd answers too many
+ * questions, 0 if anything else came, 2 if nothing did. */
+static int ask_as(const fixture *f, uint32_t uid, uint32_t gid)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Query q = WEFT__QUERY__INIT;
+    bytes b;
+    pid_t pid;
+    int status;
+
+    q.protocol_version = WEFT_PROTOCOL_VERSION;
+    q.kind = WEFT__QUERY__KIND__CATALOG;
+    env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+    env.query = &q;
+    b = pack(&env);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        struct timeval tv = { TIMEOUT_S, 0 };
+        char got[4096];
+        ssize_t n;
+        int fd;
+        snprintf(sun.sun_path, sizeof sun.sun_path, "%s", f->d.cfg.socket);
+        if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0 ||
+            (fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+            connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0 ||
+            write(fd, b.p, b.n) != (ssize_t)b.n)
+            _exit(3);
+        n = read(fd, got, sizeof got);
+        if (n <= 0)
+            _exit(2);
+        _exit(memmem(got, (size_t)n, "questions already", 17) ? 1 : 0);
+    }
+    free(b.p);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* Other users' questions fill all but WEFT_ASK_RESERVE: an admin_group
+ * member's (known from the lookup at start) takes one of those, a
+ * non-member's is refused. */
+static void test_admin_question_reserve(void **state)
+{
+    fixture *f = *state;
+    struct passwd *pw = getpwnam("nobody");
+    struct group *gr;
+    uint32_t gid, member, other, uid = pw ? (uint32_t)pw->pw_uid : 0;
+    char err[256];
+
+    if (!(gr = getgrnam("nogroup")))
+        skip();
+    member = (uint32_t)gr->gr_gid; /* gr is getgrnam's: copied at once */
+    if (geteuid() != 0 || !pw || !(gr = getgrnam("daemon")))
+        skip(); /* setuid to another user */
+    other = (uint32_t)gr->gr_gid;
+    assert_int_equal(chmod(f->dir, 0711), 0);
+    assert_int_equal(weft_config_set(&f->d.cfg, "weftd", "admin_group",
+                                     "nogroup", err, sizeof err), 0);
+    assert_int_equal(weft_reserve_load(&f->d, &gid), 0);
+    f->d.asks = WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
+    start(f);
+    assert_int_equal(ask_as(f, uid, other), 1);
+    assert_int_equal(ask_as(f, uid, member), 0);
+    sleep_ms(300); /* its question ends once its asker is gone */
+    f->d.asks -= WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
+    stop(f);
+    weft_reserve_free(&f->d);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_unix, teardown)
@@ -296,6 +375,7 @@ int main(void)
         T(test_accept_waits),
         T(test_disconnect_lines),
         T(test_admin_group_cache),
+        T(test_admin_question_reserve),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
