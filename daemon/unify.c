@@ -416,13 +416,9 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
     listv = grow(list->v, &list->cap, list->n + 1, sizeof *list->v);
     if (listv)
         list->v = listv;
-    if (!order || !listv)
-        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name
-                          );
-    e = malloc(size);
-    if (!e)
-        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name
-                          );
+    if (!order || !listv || !(e = malloc(size)))
+        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                          d->name);
     p = e->data;
     memcpy(p, u->key, keylen);
     e->key = p;
@@ -456,8 +452,8 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
     }
     if (!tsearch(e, &u->tree, cmp_entry)) {
         free(e);
-        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name
-                          );
+        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                          d->name);
     }
     if (d->self_field >= 0)
         u->next_id[d->fields[d->self_field].ref]++;
@@ -649,6 +645,28 @@ static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
                       comm);
 }
 
+/* 0 if member mid may send def (type d, NULL: none) to be unified. */
+static int check_def(const weft_unifier *u, uint32_t mid,
+                     const weft_record *def, const weft_rec_desc *d,
+                     char *err, size_t errlen)
+{
+    if (!d || d->is_event || d->is_pseudo)
+        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
+                          "type %" PRIu32 " is not a definition", mid,
+                          def->type);
+    if (d->flags & (WEFT_DF_DAEMON | WEFT_DF_LOCAL))
+        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
+                          "definitions %s", mid, d->name,
+                          d->flags & WEFT_DF_DAEMON
+                              ? "are made by weftd, not sent by members"
+                              : "belong to locations and are not unified");
+    if (mid >= u->max_ids)
+        return weft__fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": "
+                          "member numbers are limited to %" PRIu32, mid,
+                          u->max_ids);
+    return 0;
+}
+
 int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
                        char *err, size_t errlen)
 {
@@ -669,22 +687,8 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
 
     assert(u && def);
     d = weft_rec_desc_of(def->type);
-    if (!d || d->is_event || d->is_pseudo)
-        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
-                          "type %" PRIu32 " is not a definition", mid, def->type
-                          );
-    if (d->flags & WEFT_DF_DAEMON)
-        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
-                          "definitions are made by weftd, not sent by members",
-                          mid, d->name);
-    if (d->flags & WEFT_DF_LOCAL)
-        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
-                          "definitions belong to locations and are not unified",
-                          mid, d->name);
-    if (mid >= u->max_ids)
-        return weft__fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": "
-                          "member numbers are limited to %" PRIu32, mid,
-                          u->max_ids);
+    if ((rc = check_def(u, mid, def, d, err, errlen)) < 0)
+        return rc;
     r = *def;
     m = member_find(u, mid);
     rc = map_refs(u, m, mid, 0, d, &r, &u->arrays.buf, &u->arrays.cap, err,
@@ -704,8 +708,8 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
         if (local >= u->max_ids)
             return weft__fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": "
                               "%s.%s = %" PRIu64 " exceeds the id limit %"
-                              PRIu32, mid, d->name, sf->name, local, u->max_ids
-                              );
+                              PRIu32, mid, d->name, sf->name, local,
+                              u->max_ids);
         had = map_get(m, sf->ref, local);
         weft_field_set(&r, sf, 0);
     }
