@@ -11,17 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "convert.h"
 #include "fail.h"
 #include "metricsum.h"
 #include "spool.h"
 #include "weft_errors.h"
-
-_Static_assert(WEFT_IMPORT_MAX_MESSAGES == WEFT_CONVERT_MESSAGE_ROWS &&
-               WEFT_IMPORT_MAX_IO_FILES == WEFT_CONVERT_IO_FILES + 1 &&
-               WEFT_IMPORT_MAX_METRICS == WEFT_CONVERT_METRIC_SERIES &&
-               WEFT_IMPORT_MAX_POINTS == 3 * WEFT_METRICSUM_BINS,
-               "an import holds what a conversion stores");
 
 /* A string field: at most max bytes, no control characters. */
 static int check_str(const char *what, const char *s, size_t max, int empty_ok,
@@ -74,8 +67,8 @@ static int check_tags(const Weft__ImportTrace *m, char *err, size_t errlen)
 
     if (m->n_tags > WEFT_IMPORT_MAX_TAGS)
         return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu tags, at "
-                          "most %d are allowed", m->n_tags, WEFT_IMPORT_MAX_TAGS
-                          );
+                          "most %d are allowed", m->n_tags,
+                          WEFT_IMPORT_MAX_TAGS);
     for (size_t i = 0; i < m->n_tags; i++) {
         const char *k = m->tags[i]->key, *v = m->tags[i]->value;
         if ((rc = check_str("a tag key", k, WEFT_IMPORT_MAX_TAG_KEY, 0, err,
@@ -329,8 +322,8 @@ static int check_metrics(const Weft__ImportTrace *m, const uint64_t *ids,
         for (size_t k = 0; k < x->n_points; k++)
             if (isinf(x->points[k]))
                 return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a "
-                                  "metric series has the value %g", x->points[k]
-                                  );
+                                  "metric series has the value %g",
+                                  x->points[k]);
         v[i] = (pair){ x->location, x->member };
     }
     if (has_dup(v, m->n_metrics, &dup))
