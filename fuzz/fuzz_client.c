@@ -337,7 +337,9 @@ static Weft__Envelope *next_env(int fd, weft_frame_reader *rd, weft_mac *m)
     }
 }
 
-/* weftd's side of the handshake: the session key, or 0 when it ends. */
+/* weftd's side of the handshake: 1 with the session key, 0 with it but
+ * an AuthAck that does not prove it (the stream follows all the same, as
+ * from a relay that goes on), -1 when it ends there. */
 static int handshake(server *s, weft_frame_reader *rd,
                      uint8_t key[WEFT_MAC_KEY])
 {
@@ -361,7 +363,7 @@ static int handshake(server *s, weft_frame_reader *rd,
     env.challenge = &ch;
     send_env(s->fd, NULL, &env);
     if (!(auth = next_env(s->fd, rd, NULL)))
-        return 0; /* libweft refused the Challenge */
+        return -1; /* libweft refused the Challenge */
     CHECK((s->how & 3) < 2 && !(s->how & 4)); /* a good Challenge */
     CHECK(auth->msg_case == WEFT__ENVELOPE__MSG_AUTH);
     CHECK(weft_auth_decode(NULL, auth->auth->credential.data,
@@ -383,7 +385,7 @@ static int handshake(server *s, weft_frame_reader *rd,
         CHECK(n > 0);
         write_all(s->fd, e, (size_t)n);
         free(e);
-        return 0;
+        return -1;
     }
     nonce[0] ^= answer == 2;
     weft_mac_proof(key, nonce, WEFT_AUTH_NONCE, proof);
@@ -405,12 +407,14 @@ static void *serve(void *arg)
     weft_mac *m = NULL;
     Weft__Envelope *hello;
     uint32_t flen;
+    int rc;
 
     CHECK((s->fd = accept(s->listen_fd, NULL, NULL)) >= 0);
     weft_frame_reader_init(&rd, 1u << 20);
     weft_frame_reader_init(&in, 1u << 20);
-    s->good = handshake(s, &rd, key);
-    if (s->good)
+    rc = handshake(s, &rd, key);
+    s->good = rc == 1;
+    if (rc >= 0)
         CHECK((m = weft_mac_new(key, WEFT_MAC_SERVER)) != NULL);
     /* the stream's frames, sealed; what does not frame as it is */
     while (m && left > 0 &&

@@ -52,7 +52,9 @@
  * with the session MAC: weftd's must open, and each step of a sealed
  * peer starts with a byte whose low 5 bits (1-4: fz_tamper) now and then
  * spoil its first frame's tag, Envelope or number, or leave it unsealed,
- * which weftd must refuse (an Error, then the end).
+ * which weftd must refuse (an Error, then the end). Checked as well:
+ * a spoilt credential authenticates nothing, one of the other uid joins
+ * no trace, and weftd never opens the frame tampered with.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -391,6 +393,8 @@ typedef struct peer {
     uint8_t key[WEFT_MAC_KEY];
     weft_mac *mac;          /* seals what it sends, opens what it gets */
     uint8_t tamper;         /* for the step's first frame (fz_tamper) */
+    int spoilt;             /* its credential: 1 spoilt, 2 another uid */
+    uint64_t bad_frame;     /* the number of a frame tampered with, or 0 */
 } peer;
 
 static char dir[128], spool[160], keep[160], catalog[200], template_db[200];
@@ -488,6 +492,7 @@ static void on_reply(peer *p, const Weft__Envelope *env)
     case WEFT__ENVELOPE__MSG_AUTH_ACK:
         /* weftd proves it read the key: it decoded the credential */
         CHECK(tcp && p->auth_sent && !p->mac);
+        CHECK(p->spoilt != 1); /* a spoilt credential is refused */
         CHECK(weft_mac_proof_ok(p->key, p->nonce, WEFT_AUTH_NONCE,
                                 env->auth_ack->proof.data,
                                 env->auth_ack->proof.len));
@@ -636,7 +641,8 @@ static void connect_peer(peer *p, int i)
     weft_frame_reader_init(&p->reader, 1u << 30);
     p->member = -1;
     p->hello = p->goodbye = p->asked = p->errors = p->eof = 0;
-    p->challenged = p->auth_sent = 0;
+    p->challenged = p->auth_sent = p->spoilt = 0;
+    p->bad_frame = 0;
     if (tcp) {
         p->fd = fz_connect(tcp_port, p->tag, sizeof p->tag);
         ++conn_serial;
@@ -682,6 +688,8 @@ static void send_env(peer *p, const Weft__Envelope *env)
     CHECK(n > 0);
     if (p->mac) {
         unsigned t = p->tamper & 0x1f;
+        if (t > FZ_SEALED && t < FZ_TAMPERS && !p->bad_frame)
+            p->bad_frame = weft_mac_sent(p->mac) + 1; /* weftd's next */
         n = (ssize_t)fz_seal(p->mac, &frame, (size_t)n,
                              t < FZ_TAMPERS ? t : FZ_SEALED, p->tamper);
         p->tamper = 0; /* the step's first frame only */
@@ -712,6 +720,7 @@ static void authenticate(peer *p, cursor *in, int hello)
     uid = who & 4 ? UID_B : UID_A;
     if (spoil == 10)
         uid = uid == UID_A ? UID_B : UID_A;
+    p->spoilt = spoil == 10 ? 2 : spoil > 10;
     for (int k = 0; k < WEFT_MAC_KEY; k++)
         p->key[k] = (uint8_t)(how ^ conn_serial ^ (k * 37));
     fz_bind(p->fd, p->nonce, p->key, &b);
@@ -996,6 +1005,16 @@ static void check_step(int target, const int *errors, const int *eof)
 {
     for (int i = 0; i < NPEERS; i++) {
         const peer *p = &peers[i];
+        const weft_conn *c = conn_of(p);
+        /* Over TCP: a spoilt credential authenticates no one, one of
+         * another uid than the Hello's joins nothing, and weftd never
+         * takes the frame tampered with (nor any after it). */
+        if (c && p->spoilt == 1)
+            CHECK(!c->authenticated);
+        if (c && p->spoilt == 2)
+            CHECK(c->member == NULL);
+        if (c && c->mac && p->bad_frame)
+            CHECK(weft_mac_received(c->mac) < p->bad_frame);
         if (p->fd < 0)
             continue;
         if (i != target) {
