@@ -270,7 +270,7 @@ static void handle(const Weft__Envelope *env)
         CHECK(transient == 0);
 }
 
-/* ---- over TCP: a thread playing weftd ------------------------------------- */
+/* ---- over TCP: a thread playing weftd ---------------------------------- */
 
 typedef struct server {
     int listen_fd, fd;

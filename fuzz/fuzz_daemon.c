@@ -12,9 +12,9 @@
  *
  * Input: a config byte (bit 0: durability = fsync; bit 1: small limits;
  * bit 2: max_conn_pending tiny; bit 3: max_buffered small; bit 4:
- * max_frame small; bit 5: over TCP, below), then steps. A step is an op byte (bits 0-1: the peer;
- * the rest, modulo NKINDS, what it does: see step()) and the bytes that
- * kind reads. Frames are built well formed from those bytes, mostly:
+ * max_frame small; bit 5: over TCP, below), then steps. A step is an op
+ * byte (bits 0-1: the peer; the rest, modulo NKINDS, what it does: see
+ * step()) and the bytes that kind reads. Frames are built well formed from those bytes, mostly:
  * Hellos of two trace names, two runs and two users (the peer's uid, as
  * SO_PEERCRED gives it), Definitions and EventBatches whose records are
  * built from the record table's descriptors (gen_record: ids, references

@@ -94,7 +94,7 @@ int weft_auth_decode(const char *socket, const uint8_t *cred, size_t len,
     return 0;
 }
 
-/* ---- loopback connections --------------------------------------------------- */
+/* ---- loopback connections ---------------------------------------------- */
 
 int fz_listen(uint16_t *port)
 {
@@ -133,7 +133,7 @@ int fz_connect(uint16_t port, char *tag, size_t cap)
     return fd;
 }
 
-/* ---- the credential ---------------------------------------------------------- */
+/* ---- the credential ---------------------------------------------------- */
 
 void fz_bind(int fd, const uint8_t nonce[WEFT_AUTH_NONCE],
              const uint8_t key[WEFT_MAC_KEY], weft_bind *b)
@@ -172,7 +172,7 @@ size_t fz_credential(char *out, uint32_t uid, const weft_bind *b,
     return put_credential(out, spoil != FZ_REFUSED, uid, payload, n);
 }
 
-/* ---- sealed frames ------------------------------------------------------------ */
+/* ---- sealed frames ----------------------------------------------------- */
 
 size_t fz_seal(weft_mac *m, uint8_t **frame, size_t len,
                enum fz_tamper tamper, uint8_t bits)
