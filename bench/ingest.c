@@ -833,8 +833,13 @@ int main(int argc, char **argv)
              tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(tmp))
         die("mkdtemp");
+    /* All clients connect at once from one address, as one user: the
+     * limits that keep users and addresses from crowding others out
+     * (issue #30) would refuse the most of them. */
     weftd = bench_start_weftd(tmp, "max_connections = 100000\n"
-                              "max_connections_per_user = 100000", addr,
+                              "max_connections_per_user = 100000\n"
+                              "max_preauth_connections = 100000\n"
+                              "max_preauth_per_address = 100000", addr,
                               sizeof addr);
     if (weftd < 0) {  /* no weftd: nothing of ours to keep */
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -171,6 +171,8 @@ uint32_t weft__xmpi_process(weft__xmpi *m, uint32_t comm, uint32_t rank,
     return rank < p[0] ? p[rank + 1] : rank;
 }
 
+/* Not proto/hashtab.h (the one table, keyed by a uint32_t): a channel's
+ * key is five fields, compared whole. */
 static size_t hash(const weft__xchan_key *k)
 {
     uint64_t h = ((uint64_t)k->comm << 32 | k->tag) * 0x9e3779b97f4a7c15u;

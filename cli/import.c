@@ -13,7 +13,9 @@
  * report` (daemon/timeline.c), the message matrix, the file I/O and the
  * metric series with the code conversion uses (daemon/commsum.c,
  * iosum.c, metricsum.c, reading the archive's definitions through
- * weft__arc_view), members (location groups of type
+ * weft__arc_view; the event callbacks are import_events.c's, the
+ * timelines' plan and the matrix summary.c's, as conversion's), members
+ * (location groups of type
  * PROCESS, rank = their index, host = their system tree node), locations
  * and hosts. Then:
  *  - whoever may write the catalog (root, weftd's user) stores the rows
@@ -45,46 +47,17 @@
 #include "archive.h"
 #include "cli.h"
 #include "commsum.h"
-#include "convert.h"
 #include "fsutil.h"
 #include "import.h"
+#include "import_events.h"
 #include "iosum.h"
 #include "metricsum.h"
 #include "profile.h"
 #include "spool.h"
+#include "summary.h"
 #include "timeline.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
-
-/* What the report's summaries need of the whole archive, as conversion
- * keeps it (convert_internal.h): the maps read once the definitions are,
- * the sums of all locations. */
-typedef struct imp_sums {
-    weft_commmap cmap;       /* comm rank -> world rank */
-    weft_metricmap mmap;     /* metric -> its class */
-    weft_commsum *sends;     /* by sender rank: its MpiSend and MpiIsend */
-    size_t nsends;
-    weft_iosum io;           /* I/O operations by handle */
-    weft_metricloc *ml;      /* by location: its metric series */
-    size_t nml;
-    uint64_t width;          /* first bins of a metric series, ticks */
-} imp_sums;
-
-/* What one location's events are read into (the callbacks' user data;
- * span first: archive.c's time callbacks note times there). */
-typedef struct imp_loc {
-    weft__arc_span span;
-    weft_profile *prof;
-    weft_profile_loc pl;
-    weft_timeline tl;        /* bins NULL: no timeline */
-    uint64_t unmatched;      /* Leaves of a region not open */
-    uint64_t misnested;      /* Leaves of a region open further down */
-    imp_sums *sums;
-    weft_commsum *sends;     /* its rank's */
-    weft_iolive io;          /* its I/O operations in flight */
-    weft_metricloc *ml;      /* NULL: beyond WEFT_CONVERT_METRIC_LOCS */
-    int oom;
-} imp_loc;
 
 /* Problems the checks found, for the trace's error. */
 typedef struct problems {
@@ -106,166 +79,6 @@ static void problem(problems *p, const char *fmt, ...)
         weft__cli_sb_printf(&p->text, "%s%s", p->n > 1 ? "; " : "", buf);
     else if (p->n == 4)
         weft__cli_sb_printf(&p->text, "; ...");
-}
-
-/* ---- events: profile and timeline, weftd's rules (replay.c) ---- */
-
-static inline uint32_t top_region(const weft_profile_loc *p)
-{
-    return p->depth ? p->stack[p->depth - 1].region : WEFT_TIMELINE_NONE;
-}
-
-static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                  uint64_t pos, void *ud,
-                                  OTF2_AttributeList *al,
-                                  OTF2_RegionRef region)
-{
-    imp_loc *l = ud;
-
-    (void)loc, (void)pos, (void)al;
-    weft__arc_see(&l->span, t);
-    if (l->tl.bins)
-        weft_timeline_note(&l->tl, top_region(&l->pl), t);
-    if (weft_profile_enter(l->prof, &l->pl, region, t) < 0) {
-        l->oom = 1;
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static void leave_top(imp_loc *l, uint64_t t)
-{
-    if (l->tl.bins)
-        weft_timeline_note(&l->tl, top_region(&l->pl), t);
-    weft_profile_leave(&l->pl, t);
-}
-
-/* A Leave closes the innermost open frame of its region: frames above
- * it are left at its time, a Leave of a region not open is ignored. */
-static OTF2_CallbackCode on_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                  uint64_t pos, void *ud,
-                                  OTF2_AttributeList *al,
-                                  OTF2_RegionRef region)
-{
-    imp_loc *l = ud;
-    size_t i = l->pl.depth;
-
-    (void)loc, (void)pos, (void)al;
-    weft__arc_see(&l->span, t);
-    while (i > 0 && l->pl.stack[i - 1].region != region)
-        i--;
-    if (i == 0) {
-        l->unmatched++;
-        return OTF2_CALLBACK_SUCCESS;
-    }
-    if (i != l->pl.depth)
-        l->misnested++;
-    while (l->pl.depth >= i)
-        leave_top(l, t);
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-/* The report's summaries, as replay.c's note_send and note_report. */
-static OTF2_CallbackCode noted(imp_loc *l, int rc)
-{
-    if (rc < 0) {
-        l->oom = 1;
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    return OTF2_CALLBACK_SUCCESS;
-}
-
-static OTF2_CallbackCode send_to(imp_loc *l, OTF2_TimeStamp t,
-                                 uint32_t receiver, OTF2_CommRef comm,
-                                 uint64_t bytes)
-{
-    weft__arc_see(&l->span, t);
-    return noted(l, weft_commsum_add(l->sends, weft_commmap_world(
-                     &l->sums->cmap, comm, receiver), bytes));
-}
-
-static OTF2_CallbackCode on_send(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                 uint64_t pos, void *ud,
-                                 OTF2_AttributeList *al, uint32_t receiver,
-                                 OTF2_CommRef comm, uint32_t tag,
-                                 uint64_t bytes)
-{
-    (void)loc, (void)pos, (void)al, (void)tag;
-    return send_to(ud, t, receiver, comm, bytes);
-}
-
-static OTF2_CallbackCode on_isend(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                  uint64_t pos, void *ud,
-                                  OTF2_AttributeList *al, uint32_t receiver,
-                                  OTF2_CommRef comm, uint32_t tag,
-                                  uint64_t bytes, uint64_t request)
-{
-    (void)loc, (void)pos, (void)al, (void)tag, (void)request;
-    return send_to(ud, t, receiver, comm, bytes);
-}
-
-static OTF2_CallbackCode on_io_begin(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                     uint64_t pos, void *ud,
-                                     OTF2_AttributeList *al,
-                                     OTF2_IoHandleRef handle,
-                                     OTF2_IoOperationMode mode,
-                                     OTF2_IoOperationFlag flags,
-                                     uint64_t request, uint64_t matching)
-{
-    imp_loc *l = ud;
-
-    (void)loc, (void)pos, (void)al, (void)flags, (void)request;
-    weft__arc_see(&l->span, t);
-    return noted(l, weft_iosum_begin(&l->io, handle, (uint8_t)mode,
-                                     matching, t));
-}
-
-static OTF2_CallbackCode on_io_complete(OTF2_LocationRef loc,
-                                        OTF2_TimeStamp t, uint64_t pos,
-                                        void *ud, OTF2_AttributeList *al,
-                                        OTF2_IoHandleRef handle,
-                                        uint64_t bytes, uint64_t matching)
-{
-    imp_loc *l = ud;
-
-    (void)loc, (void)pos, (void)al;
-    weft__arc_see(&l->span, t);
-    return noted(l, weft_iosum_end(&l->sums->io, &l->io, handle, matching,
-                                   bytes, 0, t));
-}
-
-static OTF2_CallbackCode on_io_cancelled(OTF2_LocationRef loc,
-                                         OTF2_TimeStamp t, uint64_t pos,
-                                         void *ud, OTF2_AttributeList *al,
-                                         OTF2_IoHandleRef handle,
-                                         uint64_t matching)
-{
-    imp_loc *l = ud;
-
-    (void)loc, (void)pos, (void)al;
-    weft__arc_see(&l->span, t);
-    return noted(l, weft_iosum_end(&l->sums->io, &l->io, handle, matching,
-                                   0, 1, t));
-}
-
-static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
-                                   uint64_t pos, void *ud,
-                                   OTF2_AttributeList *al,
-                                   OTF2_MetricRef metric, uint8_t n,
-                                   const OTF2_Type *types,
-                                   const OTF2_MetricValue *values)
-{
-    imp_loc *l = ud;
-    weft_record r = { .type = WEFT_REC_Metric, .time = t };
-
-    (void)loc, (void)pos, (void)al;
-    weft__arc_see(&l->span, t);
-    if (!l->ml)
-        return OTF2_CALLBACK_SUCCESS;
-    r.u.Metric = (weft_Metric){ .metric = metric, .numberOfMetrics = n,
-                                .typeIDs = types, .metricValues = values };
-    return noted(l, weft_metricsum_event(l->ml, &l->sums->mmap, &r,
-                                         l->sums->width));
 }
 
 static const char *region_name(const void *a, uint32_t id)
@@ -309,6 +122,8 @@ static void imp_free(imp *x)
         free(x->tls[i].bins);
     free(x->regions);
     free(x->tls);
+    for (size_t i = 0; i < x->ntl_regions; i++)
+        free(x->tl_regions[i].name);
     free(x->tl_regions);
     weft_commmap_free(&x->sums.cmap);
     weft_metricmap_free(&x->sums.mmap);
@@ -443,7 +258,7 @@ static int sums_init(imp *x)
     x->sums.nsends = x->r.detail.nmembers ? x->r.detail.nmembers : 1;
     x->sums.sends = calloc(x->sums.nsends, sizeof *x->sums.sends);
     x->sums.ml = calloc(a->nlocs + 1, sizeof *x->sums.ml);
-    x->sums.width = a->resolution / 1000000 ? a->resolution / 1000000 : 1;
+    x->sums.plan = weft_summary_plan_of(a->nlocs, a->resolution);
     if (!v || !x->sums.sends || !x->sums.ml)
         goto out;
     x->sums.nml = a->nlocs;
@@ -459,16 +274,131 @@ out:
     return rc;
 }
 
+/* What location i's events say besides its sums: its row, its member's
+ * counts, the problems found, its timeline. */
+static void location_done(imp *x, size_t i, uint32_t rank, uint32_t thread,
+                          imp_loc *l, uint64_t n)
+{
+    const weft__arc_loc *al = &x->a.locs[i];
+    weft_location_row *lr = &x->locs[i];
+
+    lr->id = al->id;
+    lr->rank = rank;
+    lr->thread = thread;
+    lr->name = (char *)weft__arc_string(&x->a, al->name);
+    lr->events = n;
+    x->r.row.events += n;
+    if (lr->rank < x->r.detail.nmembers) {
+        x->members[lr->rank].locations++;
+        x->members[lr->rank].events += n;
+    }
+    if (n != al->events)
+        problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
+                "read, numberOfEvents says %" PRIu64, al->id, n,
+                al->events);
+    if (l->span.backwards)
+        problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
+                "earlier than the one before (the first at %" PRIu64 ")",
+                al->id, l->span.backwards, l->span.back_at);
+    if (l->unmatched || l->misnested)
+        problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " Leaves of "
+                "a region not open, %" PRIu64 " of one open further "
+                "down (the profile closes what is above it)", al->id,
+                l->unmatched, l->misnested);
+    if (l->tl.bins) {
+        weft_timeline_finish(&l->tl, WEFT_TIMELINE_NONE, l->span.max);
+        if (l->tl.n) {
+            weft_timeline_row *t = &x->tls[x->ntls++];
+            t->location = al->id;
+            t->start_s = (double)l->tl.first;  /* ticks until below */
+            t->width_s = (double)l->tl.width;
+            t->bins = l->tl.bins;
+            t->nbins = l->tl.n;
+            l->tl.bins = NULL;
+        }
+    }
+    weft_timeline_free(&l->tl);
+}
+
+/* Reads location i's events (a timeline's bins as the plan says) into
+ * its row, the profile, the timelines, the sums and *all (the span of
+ * every location). 0, or -1 after saying why. */
+static int read_location(imp *x, size_t i, OTF2_EvtReaderCallbacks *cbs,
+                         uint32_t *thread, weft__arc_span *all,
+                         const char *anchor)
+{
+    weft__arc *a = &x->a;
+    const weft__arc_loc *al = &a->locs[i];
+    uint32_t rank = rank_of_loc(x, i);
+    imp_loc l = { .prof = &x->prof, .sums = &x->sums,
+                  .sends = &x->sums.sends[rank < x->sums.nsends ? rank : 0],
+                  .ml = weft_summary_has_metrics(i) ? &x->sums.ml[i] : NULL };
+    uint64_t n = 0;
+    char *err = NULL;
+    int rc;
+
+    if (weft_summary_has_timeline(i)) /* none when no memory */
+        weft_timeline_init(&l.tl, x->sums.plan.bins, x->sums.plan.width);
+    rc = weft__arc_read_location(a, i, cbs, &l, &n, &err);
+    weft_iolive_free(&l.io);
+    if (rc < 0 || l.oom) {
+        weft__cli_fail("import: %s: location %" PRIu64 " (%s): %s", anchor,
+                       al->id, weft__arc_string(a, al->name),
+                       l.oom ? "out of memory" : err ? err : "?");
+        free(err);
+        weft_profile_loc_free(&l.pl);
+        weft_timeline_free(&l.tl);
+        return -1;
+    }
+    free(err);
+    location_done(x, i, rank,
+                  al->group < a->nlg_type ? thread[al->group]++ : 0, &l, n);
+    if (l.span.any) {
+        weft__arc_see(all, l.span.min);
+        weft__arc_see(all, l.span.max);
+    }
+    if (weft_profile_finish_loc(&x->prof, &l.pl, (int64_t)al->id,
+                                l.span.max) < 0) {
+        weft__cli_fail("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The trace's range is its ClockProperties' when they cover the events
+ * (all), as for weftd's own traces (whose ClockProperties have a tick of
+ * margin around corrected times), so weft verify finds the two alike;
+ * else where the events are. */
+static void time_range(imp *x, const weft__arc_span *all)
+{
+    const weft__arc *a = &x->a;
+
+    if (!all->any) {
+        x->r.row.time_first = x->r.row.time_last = a->offset;
+        return;
+    }
+    x->r.row.time_first = all->min;
+    x->r.row.time_last = all->max;
+    if (all->min < a->offset ||
+        (a->length && all->max > a->offset + a->length - 1)) {
+        problem(&x->probs, "events span %" PRIu64 " .. %" PRIu64 ", "
+                "ClockProperties %" PRIu64 " .. %" PRIu64, all->min,
+                all->max, a->offset, a->offset + a->length - 1);
+    } else {
+        x->r.row.time_first = a->offset;
+        if (a->length)
+            x->r.row.time_last = a->offset + a->length - 1;
+    }
+}
+
 /* Reads every location's events into its row, the profile and the
  * timelines. Returns EXIT_OK, or EXIT_FAIL after saying why (a location
  * libotf2 cannot read). */
 static int read_events(imp *x, const char *anchor)
 {
     weft__arc *a = &x->a;
-    OTF2_EvtReaderCallbacks *cbs = weft__arc_time_callbacks();
+    OTF2_EvtReaderCallbacks *cbs = weft__import_callbacks();
     weft__arc_span all = { 0 };
-    uint32_t cap = WEFT_TIMELINE_BINS;
-    uint64_t width = a->resolution / 1000000 ? a->resolution / 1000000 : 1;
     uint32_t *thread = calloc(a->nlg_type + 1, sizeof *thread);
     char *err = NULL;
     int status = EXIT_FAIL;
@@ -482,117 +412,14 @@ static int read_events(imp *x, const char *anchor)
         weft__cli_fail("out of memory");
         goto out;
     }
-    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, on_enter);
-    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, on_leave);
-    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, on_send);
-    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, on_isend);
-    OTF2_EvtReaderCallbacks_SetIoOperationBeginCallback(cbs, on_io_begin);
-    OTF2_EvtReaderCallbacks_SetIoOperationCompleteCallback(cbs,
-                                                           on_io_complete);
-    OTF2_EvtReaderCallbacks_SetIoOperationCancelledCallback(
-        cbs, on_io_cancelled);
-    OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, on_metric);
-    while (cap > WEFT_CONVERT_MIN_BINS &&
-           (uint64_t)cap * (a->nlocs < WEFT_CONVERT_TIMELINES
-                            ? a->nlocs : WEFT_CONVERT_TIMELINES) >
-               WEFT_CONVERT_TIMELINE_BINS)
-        cap /= 2;
     if (weft__arc_open_events(a, &err) < 0) {
         weft__cli_fail("import: %s: %s", anchor, err ? err : "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < a->nlocs; i++) {
-        const weft__arc_loc *al = &a->locs[i];
-        weft_location_row *lr = &x->locs[i];
-        uint32_t rank = rank_of_loc(x, i);
-        imp_loc l = { .prof = &x->prof, .sums = &x->sums,
-                      .sends = &x->sums.sends[rank < x->sums.nsends ? rank
-                                                                    : 0],
-                      .ml = i < WEFT_CONVERT_METRIC_LOCS ? &x->sums.ml[i]
-                                                         : NULL };
-        uint64_t n = 0;
-        int rc;
-
-        if (i < WEFT_CONVERT_TIMELINES)
-            weft_timeline_init(&l.tl, cap, width); /* none when no memory */
-        free(err);
-        err = NULL;
-        rc = weft__arc_read_location(a, i, cbs, &l, &n, &err);
-        weft_iolive_free(&l.io);
-        if (rc < 0 || l.oom) {
-            weft__cli_fail("import: %s: location %" PRIu64 " (%s): %s",
-                           anchor, al->id, weft__arc_string(a, al->name),
-                           l.oom ? "out of memory" : err ? err : "?");
-            weft_profile_loc_free(&l.pl);
-            weft_timeline_free(&l.tl);
+    for (size_t i = 0; i < a->nlocs; i++)
+        if (read_location(x, i, cbs, thread, &all, anchor) < 0)
             goto out;
-        }
-        lr->id = al->id;
-        lr->rank = rank;
-        lr->thread = al->group < a->nlg_type ? thread[al->group]++ : 0;
-        lr->name = (char *)weft__arc_string(a, al->name);
-        lr->events = n;
-        x->r.row.events += n;
-        if (lr->rank < x->r.detail.nmembers) {
-            x->members[lr->rank].locations++;
-            x->members[lr->rank].events += n;
-        }
-        if (n != al->events)
-            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
-                    "read, numberOfEvents says %" PRIu64, al->id, n,
-                    al->events);
-        if (l.span.backwards)
-            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " events "
-                    "earlier than the one before (the first at %" PRIu64 ")",
-                    al->id, l.span.backwards, l.span.back_at);
-        if (l.unmatched || l.misnested)
-            problem(&x->probs, "location %" PRIu64 ": %" PRIu64 " Leaves of "
-                    "a region not open, %" PRIu64 " of one open further "
-                    "down (the profile closes what is above it)", al->id,
-                    l.unmatched, l.misnested);
-        if (l.span.any) {
-            weft__arc_see(&all, l.span.min);
-            weft__arc_see(&all, l.span.max);
-        }
-        if (l.tl.bins) {
-            weft_timeline_finish(&l.tl, WEFT_TIMELINE_NONE, l.span.max);
-            if (l.tl.n) {
-                weft_timeline_row *t = &x->tls[x->ntls++];
-                t->location = al->id;
-                t->start_s = (double)l.tl.first;  /* ticks until below */
-                t->width_s = (double)l.tl.width;
-                t->bins = l.tl.bins;
-                t->nbins = l.tl.n;
-                l.tl.bins = NULL;
-            }
-        }
-        weft_timeline_free(&l.tl);
-        if (weft_profile_finish_loc(&x->prof, &l.pl, (int64_t)al->id,
-                                    l.span.max) < 0) {
-            weft__cli_fail("out of memory");
-            goto out;
-        }
-    }
-    if (all.any) {
-        /* The trace's range is its ClockProperties' when they cover the
-         * events, as for weftd's own traces (whose ClockProperties have
-         * a tick of margin around corrected times), so weft verify finds
-         * the two alike; else where the events are. */
-        x->r.row.time_first = all.min;
-        x->r.row.time_last = all.max;
-        if (all.min < a->offset ||
-            (a->length && all.max > a->offset + a->length - 1)) {
-            problem(&x->probs, "events span %" PRIu64 " .. %" PRIu64 ", "
-                    "ClockProperties %" PRIu64 " .. %" PRIu64, all.min,
-                    all.max, a->offset, a->offset + a->length - 1);
-        } else {
-            x->r.row.time_first = a->offset;
-            if (a->length)
-                x->r.row.time_last = a->offset + a->length - 1;
-        }
-    } else {
-        x->r.row.time_first = x->r.row.time_last = a->offset;
-    }
+    time_range(x, &all);
     status = EXIT_OK;
 out:
     if (cbs)
@@ -607,32 +434,22 @@ out:
 static int report_rows(imp *x)
 {
     double res = (double)x->a.resolution;
-    size_t nreg = x->a.nnames[WEFT_REF_REGION];
-    uint8_t *used = calloc(nreg + 1, 1);
 
-    if (!used || weft_profile_result(&x->prof, x->a.resolution, &x->regions,
-                                     &x->nregions) < 0 ||
-        !(x->tl_regions = calloc(nreg + 1, sizeof *x->tl_regions))) {
-        free(used);
+    if (weft_profile_result(&x->prof, x->a.resolution, &x->regions,
+                            &x->nregions) < 0)
         return -1;
-    }
     for (size_t i = 0; i < x->ntls; i++) {
         weft_timeline_row *t = &x->tls[i];
         uint64_t first = (uint64_t)t->start_s;
         t->start_s = first > x->r.row.time_first
                      ? (double)(first - x->r.row.time_first) / res : 0.0;
         t->width_s /= res;
-        for (size_t k = 0; k < t->nbins; k++)
-            if (t->bins[k] && t->bins[k] <= nreg)
-                used[t->bins[k] - 1] = 1;
-            else
-                t->bins[k] = 0;
     }
-    for (size_t r = 0; r < nreg; r++)
-        if (used[r])
-            x->tl_regions[x->ntl_regions++] = (weft_timeline_region){
-                (uint32_t)r, (char *)region_name(&x->a, (uint32_t)r) };
-    free(used);
+    if (weft_summary_timeline_regions(x->tls, x->ntls,
+                                      x->a.nnames[WEFT_REF_REGION],
+                                      region_name, &x->a, &x->tl_regions,
+                                      &x->ntl_regions) < 0)
+        return -1;
     x->r.detail.regions = x->regions;
     x->r.detail.nregions = x->nregions;
     x->r.detail.timelines = x->tls;
@@ -655,6 +472,16 @@ static int metric_row(void *ctx, size_t i, const weft_metric_series *s,
                               x->r.row.time_first, x->a.resolution, row);
 }
 
+/* weft_summary_sends_fn: rank i's sends (ctx: the sums). */
+static const weft_commsum *rank_sends(const void *ctx, size_t i,
+                                      uint32_t *rank)
+{
+    const imp_sums *m = ctx;
+
+    *rank = (uint32_t)i;
+    return &m->sends[i];
+}
+
 /* The message matrix, the files and the metric series, as conversion
  * makes them of its sums (daemon/convert_report.c): the matrix's rows of
  * most bytes, the files of most time, the first series (location order,
@@ -664,16 +491,12 @@ static int summary_rows(imp *x)
     weft_defview defs = weft__arc_view(&x->a);
     imp_sums *m = &x->sums;
     const weft_metricloc **ml = calloc(x->a.nlocs + 1, sizeof *ml);
-    size_t nmsg = 0, cap = 0;
+    size_t nmsg = 0;
     int rc = -1;
 
-    if (!ml)
-        return -1;
-    for (size_t r = 0; r < m->nsends; r++)
-        if (weft_commsum_rows(&m->sends[r], (uint32_t)r, &x->msgs, &nmsg,
-                              &cap) < 0)
-            goto out;
-    nmsg = weft_commsum_cap(x->msgs, nmsg, WEFT_CONVERT_MESSAGE_ROWS);
+    if (!ml || weft_summary_messages(rank_sends, m, m->nsends, &x->msgs,
+                                     &nmsg) < 0)
+        goto out;
     if (weft_iosum_files(&m->io, &defs, x->a.resolution,
                          WEFT_CONVERT_IO_FILES, &x->files, &x->nfiles) < 0)
         goto out;

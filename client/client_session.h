@@ -222,9 +222,6 @@ WEFT__HIDDEN weft__thread *weft__thread_of_locked(uint32_t location);
 WEFT__HIDDEN weft__thread *weft__thread_self(void);
 /* Creates the thread key once (pthread_once). */
 WEFT__HIDDEN void weft__thread_key_init(void);
-/* Appends b to the list head..tail. */
-WEFT__HIDDEN void weft__bufq_push(weft__buf **head, weft__buf **tail,
-                                  weft__buf *b);
 /* Returns b to the pool and tells waiting and gap threads. mu held. */
 WEFT__HIDDEN void weft__buf_free_locked(weft__buf *b);
 /* A buffer of `size` data bytes from fresh anonymous pages, or NULL: never

@@ -7,6 +7,7 @@
  * not silently change what is traced.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,42 +395,69 @@ static int parse_trace(const envsrc *e, const weft__proc *proc,
     return 0;
 }
 
+/* The plain numbers, as daemon/config.c's key table: each variable once
+ * with its bounds, its default and where it goes (a 32-bit field), in
+ * the order they are checked within their stage. */
+enum { NUM_LIMITS, NUM_POLICY, NUM_CLOCK };
+#define NUM(stage, name, min, max, def, field)                               \
+    { stage, name, min, max, def, offsetof(weft__config, field),            \
+      sizeof ((weft__config *)0)->field }
+static const struct num_key {
+    int stage;
+    const char *name;
+    uint64_t min, max, def;
+    size_t off, size;
+} num_keys[] = {
+    NUM(NUM_LIMITS, "WEFT_POOL_SIZE", WEFT__MIN_POOL, WEFT__MAX_POOL,
+        WEFT__DEFAULT_POOL, pool_size),
+    NUM(NUM_LIMITS, "WEFT_FLUSH_MS", 0, WEFT__MAX_MS, WEFT__DEFAULT_FLUSH_MS,
+        flush_ms),
+    NUM(NUM_LIMITS, "WEFT_HEARTBEAT_MS", 0, WEFT__MAX_MS,
+        WEFT__DEFAULT_HEARTBEAT_MS, heartbeat_ms),
+    NUM(NUM_LIMITS, "WEFT_CLOSE_TIMEOUT_MS", 0, WEFT__MAX_MS,
+        WEFT__DEFAULT_CLOSE_TIMEOUT_MS, close_timeout_ms),
+    NUM(NUM_LIMITS, "WEFT_STALL_MS", 0, WEFT__MAX_MS, WEFT__DEFAULT_STALL_MS,
+        stall_ms),
+    NUM(NUM_POLICY, "WEFT_SIGNALS", 0, 1, 1, signals),
+    NUM(NUM_POLICY, "WEFT_SIGNAL_FLUSH_MS", 0, WEFT__MAX_SIGNAL_FLUSH_MS,
+        WEFT__DEFAULT_SIGNAL_FLUSH_MS, signal_flush_ms),
+    NUM(NUM_CLOCK, "WEFT_DEBUG", 0, 1, 0, debug),
+};
+#undef NUM
+
+/* The numbers of `stage` from the table into c. 0 or WEFT_ECONFIG (the
+ * first bad one said). */
+static int parse_numbers(const envsrc *e, int stage, weft__config *c)
+{
+    for (size_t i = 0; i < sizeof num_keys / sizeof *num_keys; i++) {
+        const struct num_key *k = &num_keys[i];
+        uint64_t n;
+        uint32_t v;
+        int rc;
+
+        _Static_assert(sizeof c->debug == sizeof v &&
+                       sizeof c->signals == sizeof v, "32-bit fields");
+        if (k->stage != stage)
+            continue;
+        rc = env_number(e, k->name, k->min, k->max, k->def, &n);
+        if (rc < 0)
+            return rc;
+        v = (uint32_t)n;
+        memcpy((char *)c + k->off, &v, sizeof v);
+    }
+    return 0;
+}
+
 /* Buffers, pool and the time limits. Returns 0 or WEFT_ECONFIG. */
 static int parse_limits(const envsrc *e, weft__config *c)
 {
-    uint64_t n;
     int rc;
 
     rc = env_buffer_size(e, &c->buffer_size);
     if (rc < 0)
         return rc;
-    rc = env_number(e, "WEFT_POOL_SIZE", WEFT__MIN_POOL, WEFT__MAX_POOL,
-                    WEFT__DEFAULT_POOL, &n);
-    if (rc < 0)
-        return rc;
-    c->pool_size = (uint32_t)n;
     c->grow_ms = WEFT__GROW_MS;
-    rc = env_number(e, "WEFT_FLUSH_MS", 0, WEFT__MAX_MS,
-                    WEFT__DEFAULT_FLUSH_MS, &n);
-    if (rc < 0)
-        return rc;
-    c->flush_ms = (uint32_t)n;
-    rc = env_number(e, "WEFT_HEARTBEAT_MS", 0, WEFT__MAX_MS,
-                    WEFT__DEFAULT_HEARTBEAT_MS, &n);
-    if (rc < 0)
-        return rc;
-    c->heartbeat_ms = (uint32_t)n;
-    rc = env_number(e, "WEFT_CLOSE_TIMEOUT_MS", 0, WEFT__MAX_MS,
-                    WEFT__DEFAULT_CLOSE_TIMEOUT_MS, &n);
-    if (rc < 0)
-        return rc;
-    c->close_timeout_ms = (uint32_t)n;
-    rc = env_number(e, "WEFT_STALL_MS", 0, WEFT__MAX_MS,
-                    WEFT__DEFAULT_STALL_MS, &n);
-    if (rc < 0)
-        return rc;
-    c->stall_ms = (uint32_t)n;
-    return 0;
+    return parse_numbers(e, NUM_LIMITS, c);
 }
 
 /* WEFT_OVERFLOW, WEFT_REQUIRED, WEFT_SIGNALS, WEFT_SIGNAL_FLUSH_MS.
@@ -437,8 +465,6 @@ static int parse_limits(const envsrc *e, weft__config *c)
 static int parse_policy(const envsrc *e, weft__config *c)
 {
     const char *v;
-    uint64_t n;
-    int rc;
 
     v = env(e, "WEFT_OVERFLOW");
     if (v && strcmp(v, "wait") != 0 && strcmp(v, "discard") != 0) {
@@ -452,16 +478,7 @@ static int parse_policy(const envsrc *e, weft__config *c)
         return WEFT_ECONFIG;
     }
     c->required = v && v[0] == '1';
-    rc = env_number(e, "WEFT_SIGNALS", 0, 1, 1, &n);
-    if (rc < 0)
-        return rc;
-    c->signals = (int)n;
-    rc = env_number(e, "WEFT_SIGNAL_FLUSH_MS", 0, WEFT__MAX_SIGNAL_FLUSH_MS,
-                    WEFT__DEFAULT_SIGNAL_FLUSH_MS, &n);
-    if (rc < 0)
-        return rc;
-    c->signal_flush_ms = (uint32_t)n;
-    return 0;
+    return parse_numbers(e, NUM_POLICY, c);
 }
 
 /* WEFT_CLOCK: auto (default), monotonic or tsc; what the CPU and the
@@ -471,15 +488,13 @@ static int parse_clock(const envsrc *e, weft__config *c)
 {
     static const char *const names[] = { "auto", "monotonic", "tsc" };
     const char *v = env(e, "WEFT_CLOCK");
-    uint64_t n;
     int rc;
 
     rc = env_shift(e, &c->clock_shift_ns);
     if (rc == 0)
-        rc = env_number(e, "WEFT_DEBUG", 0, 1, 0, &n);
+        rc = parse_numbers(e, NUM_CLOCK, c);
     if (rc < 0)
         return rc;
-    c->debug = (int)n;
     c->clock = -1;
     for (int i = 0; i < 3; i++)
         if (!v || strcmp(v, names[i]) == 0) {

@@ -46,6 +46,7 @@
 #include "client_internal.h"
 #include "clock.h"
 #include "codec.h"
+#include "fifo.h"
 #include "frame.h"
 #include "record.h"
 #include "client_session.h"
@@ -779,9 +780,7 @@ static void release_held_locked(const Weft__HelloAck *a, size_t *resend)
 
     /* What weftd holds: numbered chunks are first, in order. */
     while ((c = weft__S.d_head) && c->seq && c->seq <= a->definitions_seq) {
-        weft__S.d_head = c->next;
-        if (!weft__S.d_head)
-            weft__S.d_tail = NULL;
+        (void)WEFT_FIFO_SHIFT(weft__S.d_head, weft__S.d_tail);
         free(c->data);
         free(c);
     }

@@ -18,6 +18,7 @@
 
 #include "client_internal.h"
 #include "codec.h"
+#include "fifo.h"
 #include "record.h"
 #include "recorder.h"
 #include "client_session.h"
@@ -107,11 +108,7 @@ int weft__defs_append_locked(const weft_record *r)
         c = calloc(1, sizeof *c);
         if (!c)
             return WEFT_ENOMEM;
-        if (weft__S.d_tail)
-            weft__S.d_tail->next = c;
-        else
-            weft__S.d_head = c;
-        weft__S.d_tail = c;
+        WEFT_FIFO_PUSH(weft__S.d_head, weft__S.d_tail, c);
     }
     if (c->len + bound > c->cap) {
         size_t cap = c->cap ? c->cap : 4096;

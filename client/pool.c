@@ -35,6 +35,7 @@
 
 #include "client_internal.h"
 #include "codec.h"
+#include "fifo.h"
 #include "record.h"
 #include "recorder.h"
 #include "client_session.h"
@@ -81,16 +82,6 @@ weft__thread *weft__thread_of_locked(uint32_t location)
         if (t->location == location)
             return t;
     return NULL;
-}
-
-void weft__bufq_push(weft__buf **head, weft__buf **tail, weft__buf *b)
-{
-    b->next = NULL;
-    if (*tail)
-        (*tail)->next = b;
-    else
-        *head = b;
-    *tail = b;
 }
 
 /* See client_session.h. */
@@ -252,7 +243,7 @@ void weft__buf_release_locked(weft__thread *t, int *wake)
         if (atomic_load(&weft__S.connected) && !weft__S.q_head &&
             !weft__S.f_head)
             weft__S.progress_ms = weft__now_ms();
-        weft__bufq_push(&weft__S.q_head, &weft__S.q_tail, b);
+        WEFT_FIFO_PUSH(weft__S.q_head, weft__S.q_tail, b);
         *wake = 1;
     } else {
         if (t->nevents > 0)

@@ -150,7 +150,8 @@ static const char *const foreign_libs[] = {
 
 /* Return addresses already asked about: the address shifted left once,
  * its low bit the answer; 0 is empty. Direct-mapped, lock-free (a lost
- * update only costs another look-up). */
+ * update only costs another look-up): a cache that forgets, on the
+ * application's threads, not a table (so not proto/hashtab.h). */
 #define FOREIGN_CACHE 1024u
 static _Atomic uint64_t foreign_cache[FOREIGN_CACHE];
 

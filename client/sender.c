@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "fifo.h"
 #include "frame.h"
 #include "recorder.h"
 #include "client_session.h"
@@ -74,17 +75,6 @@ typedef struct weft__out {
 } weft__out;
 
 void (*weft__sender_hook)(weft__sender_state from, weft__sender_state to);
-
-static void chunkq_push(weft__chunk **head, weft__chunk **tail,
-                        weft__chunk *c)
-{
-    c->next = NULL;
-    if (*tail)
-        (*tail)->next = c;
-    else
-        *head = c;
-    *tail = c;
-}
 
 /* Gives up every batch not acknowledged yet: its events count as dropped
  * on its thread, its buffer goes back to the pool; unacknowledged
@@ -233,19 +223,13 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
 
     pthread_mutex_lock(&weft__S.mu);
     if (weft__S.d_head) {
-        c = weft__S.d_head;
-        weft__S.d_head = c->next;
-        if (!weft__S.d_head)
-            weft__S.d_tail = NULL;
+        c = WEFT_FIFO_SHIFT(weft__S.d_head, weft__S.d_tail);
         if (!c->seq) /* else a resend: same number */
             c->seq = ++weft__S.defs_seq;
-        chunkq_push(&weft__S.df_head, &weft__S.df_tail, c);
+        WEFT_FIFO_PUSH(weft__S.df_head, weft__S.df_tail, c);
     } else if (weft__S.q_head) {
-        b = weft__S.q_head;
-        weft__S.q_head = b->next;
-        if (!weft__S.q_head)
-            weft__S.q_tail = NULL;
-        weft__bufq_push(&weft__S.f_head, &weft__S.f_tail, b);
+        b = WEFT_FIFO_SHIFT(weft__S.q_head, weft__S.q_tail);
+        WEFT_FIFO_PUSH(weft__S.f_head, weft__S.f_tail, b);
     } else if (closing && !weft__S.goodbye_queued && !weft__S.f_head &&
                !weft__S.df_head) {
         len = pack_goodbye_locked(&out->data);

@@ -14,9 +14,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +29,7 @@
 #include "frame.h"
 #include "log.h"
 #include "quota.h"
+#include "reserve.h"
 #include "retain.h"
 #include "status.h"
 #include "trace.h"
@@ -43,10 +42,11 @@ typedef struct ask_job {
     weft_conn *c;            /* NULL once c closed (loop thread) */
     int kind;                /* WEFT__QUERY__KIND__* */
     uint32_t uid, gid;
-    char *catalog, *spool, *admin_group, *trace; /* copies (SIGHUP) */
+    char *catalog, *spool, *trace; /* copies (SIGHUP) */
+    int all;                 /* uid sees every trace (an admin: reserve.h,
+                                known without a lookup) */
     int held;                /* REMOVE: weftd holds another user's trace */
     /* worker thread's results */
-    int all;                 /* uid sees every trace */
     int rc;
     unsigned char *image;    /* CATALOG: sqlite3_free */
     size_t image_len;
@@ -73,7 +73,6 @@ static void job_free(ask_job *j)
         close(j->fd);
     free(j->catalog);
     free(j->spool);
-    free(j->admin_group);
     free(j->trace);
     free(j->import);
     sqlite3_free(j->image);
@@ -133,35 +132,6 @@ static int stash_image(ask_job *j)
     j->len = j->image_len;
     sqlite3_free(j->image);
     j->image = NULL;
-    return 0;
-}
-
-/* Is uid (whose process runs with gid) root, weftd's own user or a member
- * of group `admin`? Worker thread: the user and group databases may be
- * remote (NSS). */
-static int sees_all(uint32_t uid, uint32_t gid, const char *admin)
-{
-    struct passwd pw, *pwp = NULL;
-    struct group gr, *grp = NULL;
-    char buf[16384];
-    gid_t groups[256];
-    int n = (int)(sizeof groups / sizeof groups[0]);
-
-    if (uid == 0 || uid == (uint32_t)geteuid())
-        return 1;
-    if (!*admin || getgrnam_r(admin, &gr, buf, sizeof buf, &grp) != 0 ||
-        !grp)
-        return 0;
-    if (gid == (uint32_t)grp->gr_gid)
-        return 1;
-    gid = (uint32_t)grp->gr_gid;
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
-        return 0;
-    if (getgrouplist(pwp->pw_name, pwp->pw_gid, groups, &n) < 0)
-        n = (int)(sizeof groups / sizeof groups[0]); /* the first ones */
-    for (int i = 0; i < n; i++)
-        if ((uint32_t)groups[i] == gid)
-            return 1;
     return 0;
 }
 
@@ -273,7 +243,6 @@ static void ask_work(weft_work *w)
     ask_job *j = (ask_job *)w;
     char *msg = NULL;
 
-    j->all = sees_all(j->uid, j->gid, j->admin_group);
     switch (j->kind) {
     case WEFT__QUERY__KIND__CATALOG:
         j->rc = weft_catalog_image(j->catalog, j->all, j->uid, &j->image,
@@ -568,15 +537,15 @@ static int refuse(weft_conn *c, int cause, enum weft_limit l,
 }
 
 /* May c ask now? Every user has max_questions_per_user in flight and the
- * others' share of WEFT_ASK_MAX_QUEUED; root and weftd's own user are
- * not counted per user and have WEFT_ASK_RESERVE more, so a flood of
- * users cannot lock out the administrator. 0, or WEFT_ELIMIT after
- * refusing c. */
+ * others' share of WEFT_ASK_MAX_QUEUED; root, weftd's own user and
+ * admin_group (reserve.h) are not counted per user and have
+ * WEFT_ASK_RESERVE more, so a flood of users cannot lock them out. 0, or
+ * WEFT_ELIMIT after refusing c. */
 static int may_ask(weft_conn *c)
 {
     weft_daemon *d = c->d;
     uint32_t uid = c->peer_uid, mine = asker_count(d, uid);
-    int privileged = uid == 0 || uid == (uint32_t)geteuid();
+    int privileged = weft_reserve_conn_is_admin(c);
     unsigned cap = privileged ? WEFT_ASK_MAX_QUEUED
                               : WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
 
@@ -665,7 +634,6 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
     free(import);
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->spool = strdup(d->cfg.spool)) ||
-        !(j->admin_group = strdup(d->cfg.admin_group)) ||
         !(j->trace = strdup(trace ? trace : ""))) {
         if (j)
             job_free(j);
@@ -678,6 +646,7 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
     j->kind = kind;
     j->uid = c->peer_uid;
     j->gid = c->peer_gid;
+    j->all = weft_reserve_is_admin(d, j->uid, j->gid);
     j->held = held_other;
     if ((!d->asker &&
          (rc = weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
@@ -744,24 +713,29 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
 
 void weft_ask_report(weft_daemon *d)
 {
-    struct group gr, *grp = NULL;
-    char buf[16384];
+    uint32_t gid = 0;
+    int rc;
 
     if (!d->have_unix)
         weft_dlog(d, WEFT_LOG_WARNING, "no Unix socket: users other than "
                   "root and weftd's own cannot see their traces with weft "
                   "(set socket in weftd.conf)");
+    rc = weft_reserve_load(d, &gid);
     if (!*d->cfg.admin_group)
         return;
-    if (getgrnam_r(d->cfg.admin_group, &gr, buf, sizeof buf, &grp) != 0 ||
-        !grp)
+    if (rc == WEFT_ENOTFOUND)
         weft_dlog(d, WEFT_LOG_WARNING, "admin_group = %s: no such group; "
                   "only root and weftd's own user see every trace",
                   d->cfg.admin_group);
+    else if (rc < 0)
+        weft_dlog(d, WEFT_LOG_WARNING, "admin_group = %s: %s; its members "
+                  "are those looked up before", d->cfg.admin_group,
+                  weft_strerror(rc));
     else
         weft_dlog(d, WEFT_LOG_INFO, "admin_group %s (gid %u): its members "
-                  "see every trace", d->cfg.admin_group,
-                  (unsigned)grp->gr_gid);
+                  "see every trace and share the reserve kept for root "
+                  "(looked up now: a change to the group takes effect on "
+                  "SIGHUP)", d->cfg.admin_group, (unsigned)gid);
 }
 
 void weft_ask_closed(weft_conn *c)

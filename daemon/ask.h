@@ -35,8 +35,9 @@
 #include "weft.pb-c.h"
 
 /* Questions queued or being answered at once (answers being sent
- * included); more are refused. The last WEFT_ASK_RESERVE are for root and
- * weftd's own user; each other user has max_questions_per_user. */
+ * included); more are refused. The last WEFT_ASK_RESERVE are for root,
+ * weftd's own user and admin_group (reserve.h); each other user has
+ * max_questions_per_user. */
 #define WEFT_ASK_MAX_QUEUED 64
 #define WEFT_ASK_RESERVE 8
 /* Bytes of a CATALOG answer read and sent at a time (at most
@@ -53,9 +54,10 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q);
  * stored by a worker, which answers a line naming the trace. 0 when
  * taken, or the WEFT_E* code c was failed with. Loop thread. */
 int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m);
-/* At start and on reload: says in the log who sees every trace (a
- * missing admin group is a warning) and warns when there is no Unix
- * socket to ask on. Blocks for the group lookup. */
+/* At start and on reload: looks admin_group up for weftd to keep
+ * (weft_reserve_load; blocks for NSS, the only place that does), says in
+ * the log who sees every trace (a missing admin group is a warning) and
+ * warns when there is no Unix socket to ask on. */
 void weft_ask_report(weft_daemon *d);
 /* c is closing: its question's answer goes nowhere. */
 void weft_ask_closed(weft_conn *c);

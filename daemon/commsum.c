@@ -78,16 +78,6 @@ void weft_commmap_free(weft_commmap *m)
     memset(m, 0, sizeof *m);
 }
 
-static weft_commsum_cell *probe(weft_commsum_cell *cells, size_t ncells,
-                                uint32_t key)
-{
-    size_t mask = ncells - 1, i = (key * 2654435761u) & mask;
-
-    while (cells[i].key && cells[i].key != key)
-        i = (i + 1) & mask;
-    return &cells[i];
-}
-
 /* 0 or WEFT_ENOMEM (s unchanged). */
 int weft_commsum_add(weft_commsum *s, uint32_t receiver, uint64_t bytes)
 {
@@ -96,23 +86,8 @@ int weft_commsum_add(weft_commsum *s, uint32_t receiver, uint64_t bytes)
 
     if (!key)
         return 0;  /* WEFT_COMMMAP_UNKNOWN is not counted */
-    if ((s->used + 1) * 2 > s->ncells) {
-        size_t n = s->ncells ? s->ncells * 2 : 16;
-        weft_commsum_cell *v = calloc(n, sizeof *v);
-        if (!v)
-            return WEFT_ENOMEM;
-        for (size_t i = 0; i < s->ncells; i++)
-            if (s->cells[i].key)
-                *probe(v, n, s->cells[i].key) = s->cells[i];
-        free(s->cells);
-        s->cells = v;
-        s->ncells = n;
-    }
-    c = probe(s->cells, s->ncells, key);
-    if (!c->key) {
-        c->key = key;
-        s->used++;
-    }
+    if (!(c = weft_hashtab_get(&s->t, key, sizeof *c)))
+        return WEFT_ENOMEM;
     c->messages++;
     c->bytes += bytes;
     return 0;
@@ -120,8 +95,7 @@ int weft_commsum_add(weft_commsum *s, uint32_t receiver, uint64_t bytes)
 
 void weft_commsum_free(weft_commsum *s)
 {
-    free(s->cells);
-    memset(s, 0, sizeof *s);
+    weft_hashtab_free(&s->t);
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -148,20 +122,20 @@ int weft_commsum_rows(const weft_commsum *s, uint32_t sender,
 {
     size_t first = *n;
 
-    if (*n + s->used > *cap) {
-        size_t c = *n + s->used;
+    if (*n + s->t.used > *cap) {
+        size_t c = *n + s->t.used;
         weft_message_row *v = realloc(*rows, c * sizeof *v);
         if (!v)
             return WEFT_ENOMEM;
         *rows = v;
         *cap = c;
     }
-    for (size_t i = 0; i < s->ncells; i++)
-        if (s->cells[i].key)
-            (*rows)[(*n)++] = (weft_message_row){
-                sender, s->cells[i].key - 1, s->cells[i].messages,
-                s->cells[i].bytes
-            };
+    for (size_t i = 0; i < s->t.ncells; i++) {
+        const weft_commsum_cell *c = weft_hashtab_at(&s->t, i, sizeof *c);
+        if (c)
+            (*rows)[(*n)++] = (weft_message_row){ sender, c->key - 1,
+                                                  c->messages, c->bytes };
+    }
     if (*n > first)
         qsort(*rows + first, *n - first, sizeof **rows, cmp_pair);
     return 0;

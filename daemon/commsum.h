@@ -19,6 +19,7 @@
 
 #include "catalog.h"
 #include "defview.h"
+#include "hashtab.h"
 
 /* A receiver rank the map cannot name. */
 #define WEFT_COMMMAP_UNKNOWN UINT32_MAX
@@ -57,11 +58,9 @@ typedef struct weft_commsum_cell {
     uint64_t messages, bytes;
 } weft_commsum_cell;
 
-/* What one sender sent, by receiver: a power-of-two open-addressing
- * table at most half full. */
+/* What one sender sent, by receiver (cells: weft_commsum_cell). */
 typedef struct weft_commsum {
-    weft_commsum_cell *cells;
-    size_t ncells, used;
+    weft_hashtab t;
 } weft_commsum;
 
 /* Adds a message of `bytes` to receiver. 0 or WEFT_ENOMEM. */

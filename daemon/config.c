@@ -105,6 +105,10 @@ static const key_desc keys[] = {
     { "limits", "max_connections_per_user", K_COUNT,
       OFF(max_connections_per_user), 1, 1000000,
       "connections of one user (uid) that said Hello, served at once", NULL },
+    { "limits", "reserved_connections", K_COUNT,
+      OFF(reserved_connections), 0, 1024, "Unix socket connections (and "
+      "their file descriptors) beyond max_connections kept for root, "
+      "weftd's own user and admin_group", NULL },
     { "limits", "max_conn_pending", K_SIZE, OFF(max_conn_pending), 1024,
       1u << 30, "reply bytes queued for a client that does not read them "
       "before weftd stops reading from it (backpressure)", NULL },
@@ -175,8 +179,9 @@ static const key_desc keys[] = {
       "seconds from accept within which a TCP connection's user must be "
       "known (its Auth accepted); not renewed by anything it sends", NULL },
     { "limits", "max_log_refusals", K_COUNT, OFF(max_log_refusals), 1,
-      1000000, "refusals logged per second for each cause (each limit); "
-      "the others are counted and the next line logged says how many",
+      1000000, "refusals logged per second for each cause (each limit), and "
+      "lines a peer causes at will (connlog.h); the others are counted and "
+      "the next line logged says how many",
       NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
@@ -219,6 +224,7 @@ void weft_config_init(weft_config *c)
     c->max_frame = 4u << 20;
     c->max_connections = 4096;
     c->max_connections_per_user = 3072;
+    c->reserved_connections = 16;
     c->listen_backlog = 4096;
     c->max_conn_pending = 1u << 20;
     c->max_buffered = 64u << 20;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "summary.h"
 
 typedef struct weft_convert_input {
     const char *trace_dir;   /* holds the rank-<R>.wj journals */
@@ -54,32 +55,6 @@ typedef struct weft_convert_input {
 /* The max_writers that keep a conversion's libotf2 buffers within
  * `memory` bytes (at least 1); 0 for memory 0 (no bound). */
 uint64_t weft_convert_writers(uint64_t memory);
-
-/* Per location, the region profile keeps the rows of this many regions
- * (those with the most exclusive time), so that 1000 locations of 1000
- * regions do not make a million rows; the rows summed over all
- * locations always have every region. */
-#define WEFT_PROFILE_ROWS_PER_LOCATION 100
-
-/* The timeline summary (timeline.h) of a trace: locations with a
- * timeline at most (the first ones in rank order; the report says how
- * many it lacks), and bins over all of them at most: a location's bins
- * (WEFT_TIMELINE_BINS at most) are halved until they fit, down to
- * WEFT_CONVERT_MIN_BINS. At most 4 MiB of bins in memory (16 bytes a
- * bin while replaying), a few MB stored. */
-#define WEFT_CONVERT_TIMELINES 4096
-#define WEFT_CONVERT_TIMELINE_BINS (UINT32_C(1) << 20)
-#define WEFT_CONVERT_MIN_BINS 256
-/* Sender -> receiver pairs of the communication matrix kept, at most
- * (those of most bytes): a full matrix of 256 ranks. */
-#define WEFT_CONVERT_MESSAGE_ROWS 65536
-/* Files of the I/O table (those of most time in I/O; the rest summed in
- * one "others" row), locations whose metric values are kept (the first
- * ones in rank order), and metric series stored (the first ones by
- * location, then by order of first value). */
-#define WEFT_CONVERT_IO_FILES 50
-#define WEFT_CONVERT_METRIC_LOCS 64
-#define WEFT_CONVERT_METRIC_SERIES 16
 
 /* Room for every clock name a member may give (README, Clocks), and the
  * archive property that lists them. */

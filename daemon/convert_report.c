@@ -13,26 +13,22 @@
 #include "convert_internal.h"
 #include "weft_errors.h"
 
-/* See convert_internal.h: which locations get a timeline (the first WEFT_CONVERT_TIMELINES in
- * rank order), with how many bins each, and the first bins' width (1 us
- * in the archive's ticks). */
+/* See convert_internal.h: which locations get a timeline and metric
+ * series, with how many bins, and the first bins' width: summary.h's
+ * plan, as `weft import` makes it. */
 void weft__conv_plan_timelines(conv *c)
 {
+    weft_summary_plan plan;
     size_t n = 0;
 
     for (size_t i = 0; i < c->nmems; i++)
-        for (size_t j = 0; j < c->mems[i].nlocs; j++)
-        {
-            c->mems[i].locs[j].has_metrics = n < WEFT_CONVERT_METRIC_LOCS;
-            c->mems[i].locs[j].has_timeline = n++ < WEFT_CONVERT_TIMELINES;
+        for (size_t j = 0; j < c->mems[i].nlocs; j++, n++) {
+            c->mems[i].locs[j].has_metrics = weft_summary_has_metrics(n);
+            c->mems[i].locs[j].has_timeline = weft_summary_has_timeline(n);
         }
-    if (n > WEFT_CONVERT_TIMELINES)
-        n = WEFT_CONVERT_TIMELINES;
-    c->tl_cap = WEFT_TIMELINE_BINS;
-    while (c->tl_cap > WEFT_CONVERT_MIN_BINS &&
-           (uint64_t)c->tl_cap * n > WEFT_CONVERT_TIMELINE_BINS)
-        c->tl_cap /= 2;
-    c->tl_width = c->resolution / 1000000 ? c->resolution / 1000000 : 1;
+    plan = weft_summary_plan_of(n, c->resolution);
+    c->tl_cap = plan.bins;
+    c->tl_width = plan.width;
 }
 
 /* The timeline of l of m as a row of out (its bins move there), times
@@ -56,17 +52,23 @@ static void timeline_row(const conv *c, const member *m, loc *l,
     tl->bins = NULL;
 }
 
+/* weft_summary_sends_fn: member i's sends (ctx: the conversion). */
+static const weft_commsum *member_sends(const void *ctx, size_t i,
+                                        uint32_t *rank)
+{
+    const conv *c = ctx;
+
+    *rank = c->mems[i].rank;
+    return &c->mems[i].sends;
+}
+
 /* The timelines, the names of the regions they hold, and the message
  * matrix, into c->out. */
 static int report_result(conv *c)
 {
     weft_convert_result *out = c->out;
-    size_t nregions = weft_unify_count(c->u, WEFT_REC_Region), n = 0;
-    size_t nmsg = 0, msg_cap = 0;
-    uint8_t *used = calloc(nregions + 1, 1);
+    size_t n = 0;
 
-    if (!used)
-        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; i < c->nmems; i++)
         for (size_t j = 0; j < c->mems[i].nlocs; j++)
             n += c->mems[i].locs[j].tl.bins && c->mems[i].locs[j].tl.n;
@@ -77,45 +79,20 @@ static int report_result(conv *c)
         member *m = &c->mems[i];
         for (size_t j = 0; j < m->nlocs; j++) {
             loc *l = &m->locs[j];
-            weft_timeline_row *row;
             if (!l->tl.bins || !l->tl.n)
                 continue;  /* (then out->timelines may be NULL) */
-            row = &out->timelines[out->ntimelines];
-            timeline_row(c, m, l, row);
-            out->ntimelines++;
-            for (size_t k = 0; k < row->nbins; k++)
-                if (row->bins[k] && row->bins[k] <= nregions)
-                    used[row->bins[k] - 1] = 1;
-                else
-                    row->bins[k] = 0;  /* a region outside the profile */
+            timeline_row(c, m, l, &out->timelines[out->ntimelines++]);
         }
-        if (weft_commsum_rows(&m->sends, m->rank, &out->messages, &nmsg,
-                              &msg_cap) < 0)
-            goto oom;
     }
-    out->nmessages = weft_commsum_cap(out->messages, nmsg,
-                                      WEFT_CONVERT_MESSAGE_ROWS);
-    n = 0;
-    for (size_t r = 0; r < nregions; r++)
-        n += used[r];
-    out->timeline_regions = n ? calloc(n, sizeof *out->timeline_regions)
-                              : NULL;
-    if (n && !out->timeline_regions)
+    if (weft_summary_messages(member_sends, c, c->nmems, &out->messages,
+                              &out->nmessages) < 0 ||
+        weft_summary_timeline_regions(
+            out->timelines, out->ntimelines,
+            weft_unify_count(c->u, WEFT_REC_Region), weft_unify_region_name,
+            c->u, &out->timeline_regions, &out->ntimeline_regions) < 0)
         goto oom;
-    for (size_t r = 0; r < nregions; r++) {
-        weft_timeline_region *tr;
-        if (!used[r])
-            continue;
-        tr = &out->timeline_regions[out->ntimeline_regions++];
-        tr->id = (uint32_t)r;
-        if (!(tr->name = strdup(weft_unify_region_name(c->u,
-                                                         (uint32_t)r))))
-            goto oom;
-    }
-    free(used);
     return 0;
 oom:
-    free(used);
     return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
 }
 

@@ -7,44 +7,14 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "fifo.h"
 #include "trace.h"
 #include "weft_errors.h"
-
-/* The index of uid's entry in q->users, or where it would go. */
-static size_t find_user(const weft_convq *q, uint32_t uid)
-{
-    size_t lo = 0, hi = q->nusers;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (q->users[mid].uid < uid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /* uid's entry in q->users, made if need be; NULL when out of memory. */
 static weft_convq_user *user_entry(weft_convq *q, uint32_t uid)
 {
-    size_t i = find_user(q, uid);
-
-    if (i == q->nusers || q->users[i].uid != uid) {
-        if (q->nusers == q->cap) {
-            size_t cap = q->cap ? 2 * q->cap : 8;
-            weft_convq_user *v = realloc(q->users, cap * sizeof *v);
-            if (!v)
-                return NULL;
-            q->users = v;
-            q->cap = cap;
-        }
-        memmove(q->users + i + 1, q->users + i,
-                (q->nusers - i) * sizeof *q->users);
-        q->users[i] = (weft_convq_user){ uid, NULL, NULL };
-        q->nusers++;
-    }
-    return &q->users[i];
+    return weft_uidmap_get(&q->users, uid, sizeof(weft_convq_user));
 }
 
 int weft_convq_push(weft_convq *q, weft_convq_item *it, uint32_t uid)
@@ -55,12 +25,7 @@ int weft_convq_push(weft_convq *q, weft_convq_item *it, uint32_t uid)
     if (!(u = user_entry(q, uid)))
         return WEFT_ENOMEM;
     it->uid = uid;
-    it->next = NULL;
-    if (u->tail)
-        u->tail->next = it;
-    else
-        u->head = it;
-    u->tail = it;
+    WEFT_FIFO_PUSH(u->head, u->tail, it);
     q->count++;
     return 0;
 }
@@ -71,21 +36,18 @@ weft_convq_item *weft_convq_pop(weft_convq *q)
     weft_convq_item *it;
     size_t i;
 
-    if (!q || q->nusers == 0)
+    if (!q || q->users.n == 0)
         return NULL;
     /* The first user after the one served last; past the end, the first. */
-    i = q->served && q->last_uid < UINT32_MAX ? find_user(q, q->last_uid + 1)
-                                             : 0;
-    if (i == q->nusers)
+    i = q->served && q->last_uid < UINT32_MAX
+            ? weft_uidmap_find(&q->users, q->last_uid + 1, sizeof *u)
+            : 0;
+    if (i == q->users.n)
         i = 0;
-    u = &q->users[i];
-    it = u->head;
-    u->head = it->next;
-    if (!u->head) {
-        memmove(q->users + i, q->users + i + 1,
-                (q->nusers - i - 1) * sizeof *q->users);
-        q->nusers--;
-    }
+    u = weft_uidmap_at(&q->users, i, sizeof *u);
+    it = WEFT_FIFO_SHIFT(u->head, u->tail);
+    if (!u->head)
+        weft_uidmap_remove(&q->users, i, sizeof *u);
     it->next = NULL;
     q->count--;
     q->last_uid = it->uid;
@@ -97,7 +59,7 @@ void weft_convq_free(weft_convq *q)
 {
     if (!q)
         return;
-    free(q->users);
+    weft_uidmap_free(&q->users);
     memset(q, 0, sizeof *q);
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uidmap.h"
 #include "worker.h"
 
 struct weft_daemon;
@@ -39,8 +40,7 @@ typedef struct weft_convq_user {
 
 /* The users with conversions waiting, by uid; the uid served last. */
 typedef struct weft_convq {
-    weft_convq_user *users;
-    size_t nusers, cap;
+    weft_uidmap users;   /* weft_convq_user cells */
     size_t count;        /* conversions waiting, all users */
     uint32_t last_uid;
     int served;          /* last_uid holds: one was served */

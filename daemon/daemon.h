@@ -54,6 +54,8 @@ enum weft_limit {
 };
 /* No limit: a refusal for another reason. */
 #define WEFT_LIMIT_NONE WEFT_LIMIT__COUNT
+/* Causes of connlog.h's rate-limited lines (at least its enum's). */
+#define WEFT_CONNLOG_CAUSES 4
 
 typedef struct weft_daemon {
     uv_loop_t *loop;
@@ -120,6 +122,12 @@ typedef struct weft_daemon {
     /* refusals logged per cause (a limit, or WEFT_LIMIT_NONE), at most
      * cfg.max_log_refusals a second each (server.c) */
     weft_ratelimit refusal_log[WEFT_LIMIT__COUNT + 1];
+    /* lines a peer causes at will, per cause (connlog.h), at most
+     * cfg.max_log_refusals a second each */
+    weft_ratelimit conn_log[WEFT_CONNLOG_CAUSES];
+    struct weft_admins *admins;   /* admin_group's gid and members, as
+                                     looked up at start and on SIGHUP
+                                     (reserve.h) */
     uint8_t *rbuf;                 /* the read buffer of every connection
                                       (server.c), WEFT_READ_CHUNK bytes,
                                       while there are connections */

@@ -6,7 +6,8 @@
  * probing table kept at most half full (16-byte slots, 32 to 64 bytes
  * per id). When the dense array grows, the table's ids it now covers
  * move into it and the table shrinks to what stays. Deleting from the table shifts the entries after the hole
- * back, so no tombstones pile up.
+ * back, so no tombstones pile up. Not proto/hashtab.h (the one table):
+ * ids are 64-bit, entries are deleted one by one, and the table shrinks.
  */
 #include "idset.h"
 

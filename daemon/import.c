@@ -11,27 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "convert.h"
+#include "fail.h"
 #include "metricsum.h"
 #include "spool.h"
 #include "weft_errors.h"
-
-_Static_assert(WEFT_IMPORT_MAX_MESSAGES == WEFT_CONVERT_MESSAGE_ROWS &&
-               WEFT_IMPORT_MAX_IO_FILES == WEFT_CONVERT_IO_FILES + 1 &&
-               WEFT_IMPORT_MAX_METRICS == WEFT_CONVERT_METRIC_SERIES &&
-               WEFT_IMPORT_MAX_POINTS == 3 * WEFT_METRICSUM_BINS,
-               "an import holds what a conversion stores");
-
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 /* A string field: at most max bytes, no control characters. */
 static int check_str(const char *what, const char *s, size_t max, int empty_ok,
@@ -40,16 +23,16 @@ static int check_str(const char *what, const char *s, size_t max, int empty_ok,
     size_t n = s ? strlen(s) : 0;
 
     if (!n && !empty_ok)
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s is empty",
-                    what);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s is empty",
+                          what);
     if (n > max)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %s is %zu bytes "
-                    "long, at most %zu are allowed", what, n, max);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %s is %zu "
+                          "bytes long, at most %zu are allowed", what, n, max);
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s has a "
-                        "control character (0x%02x) at byte %zu", what,
-                        (unsigned char)s[i], i);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s has a "
+                              "control character (0x%02x) at byte %zu", what,
+                              (unsigned char)s[i], i);
     return 0;
 }
 
@@ -65,8 +48,8 @@ static int check_path(const char *p, char *err, size_t errlen)
         strstr(p, "/../") || (strlen(p) > 1 && p[strlen(p) - 1] == '/') ||
         (strlen(p) >= 2 && strcmp(p + strlen(p) - 2, "/.") == 0) ||
         (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: path '%s' is "
-                    "not an absolute path resolved (realpath)", p);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: path '%s' is "
+                          "not an absolute path resolved (realpath)", p);
     return 0;
 }
 
@@ -83,8 +66,9 @@ static int check_tags(const Weft__ImportTrace *m, char *err, size_t errlen)
     int rc;
 
     if (m->n_tags > WEFT_IMPORT_MAX_TAGS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu tags, at most "
-                    "%d are allowed", m->n_tags, WEFT_IMPORT_MAX_TAGS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu tags, at "
+                          "most %d are allowed", m->n_tags,
+                          WEFT_IMPORT_MAX_TAGS);
     for (size_t i = 0; i < m->n_tags; i++) {
         const char *k = m->tags[i]->key, *v = m->tags[i]->value;
         if ((rc = check_str("a tag key", k, WEFT_IMPORT_MAX_TAG_KEY, 0, err,
@@ -94,16 +78,17 @@ static int check_tags(const Weft__ImportTrace *m, char *err, size_t errlen)
             return rc;
         if (strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-") != strlen(k))
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: tag key '%s' "
-                        "has a character other than A-Z a-z 0-9 _ . -", k);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: tag key "
+                              "'%s' has a character other than A-Z a-z 0-9 _ . "
+                              "-", k);
         for (size_t j = 0; j < i; j++)
             if (strcmp(m->tags[j]->key, k) == 0)
-                return fail(err, errlen, WEFT_EINVAL, "ImportTrace: tag '%s' "
-                            "is given twice", k);
+                return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: tag "
+                                  "'%s' is given twice", k);
         total += strlen(k) + strlen(v);
         if (total > WEFT_IMPORT_MAX_STRING)
-            return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: the tags are "
-                        "over %d bytes", WEFT_IMPORT_MAX_STRING);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: the tags "
+                              "are over %d bytes", WEFT_IMPORT_MAX_STRING);
     }
     return 0;
 }
@@ -118,53 +103,54 @@ static int check_places(const Weft__ImportTrace *m, uint64_t *ids, char *err,
 
     if (m->members > WEFT_IMPORT_MAX_MEMBERS ||
         m->n_member_rows > m->members)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %u members with "
-                    "%zu rows (at most %u, and no more rows than members)",
-                    m->members, m->n_member_rows, WEFT_IMPORT_MAX_MEMBERS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %u members "
+                          "with %zu rows (at most %u, and no more rows than "
+                          "members)", m->members, m->n_member_rows,
+                          WEFT_IMPORT_MAX_MEMBERS);
     for (size_t i = 0; i < m->n_member_rows; i++) {
         const Weft__ImportMember *mr = m->member_rows[i];
         if (mr->rank >= m->members)
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: member rank "
-                        "%u of %u members", mr->rank, m->members);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: member "
+                              "rank %u of %u members", mr->rank, m->members);
         if ((rc = check_str("a member's host", mr->host,
                             WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0)
             return rc;
         for (size_t j = 0; j < i; j++)
             if (m->member_rows[j]->rank == mr->rank)
-                return fail(err, errlen, WEFT_EINVAL, "ImportTrace: member "
-                            "rank %u is given twice", mr->rank);
+                return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: "
+                                  "member rank %u is given twice", mr->rank);
         if (i > 4096) /* the quadratic check above is for small traces */
             break;
     }
     if (m->n_locations > WEFT_IMPORT_MAX_LOCATIONS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu locations, at "
-                    "most %u are allowed", m->n_locations,
-                    WEFT_IMPORT_MAX_LOCATIONS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu "
+                          "locations, at most %u are allowed", m->n_locations,
+                          WEFT_IMPORT_MAX_LOCATIONS);
     for (size_t i = 0; i < m->n_locations; i++) {
         const Weft__ImportLocation *l = m->locations[i];
         if (m->members && l->rank >= m->members)
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: location %"
-                        PRIu64 " has rank %u of %u members", l->id, l->rank,
-                        m->members);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: location "
+                              "%" PRIu64 " has rank %u of %u members", l->id,
+                              l->rank, m->members);
         if ((rc = check_str("a location name", l->name,
                             WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0)
             return rc;
         if (l->events > UINT64_MAX - events)
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: the events "
-                        "of the locations overflow");
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: the "
+                              "events of the locations overflow");
         events += l->events;
         ids[i] = l->id;
     }
     if (events != m->events)
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: %" PRIu64
-                    " events, its locations hold %" PRIu64, m->events,
-                    events);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: %" PRIu64
+                          " events, its locations hold %" PRIu64, m->events,
+                          events);
     if (m->n_locations)
         qsort(ids, m->n_locations, sizeof *ids, cmp_u64);
     for (size_t i = 1; i < m->n_locations; i++)
         if (ids[i] == ids[i - 1])
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: location %"
-                        PRIu64 " is given twice", ids[i]);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: location "
+                              "%" PRIu64 " is given twice", ids[i]);
     return 0;
 }
 
@@ -172,8 +158,8 @@ static int check_seconds(const char *what, double s, char *err,
                          size_t errlen)
 {
     if (!isfinite(s) || s < 0)
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s is %g, not a "
-                    "number of seconds", what, s);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: %s is %g, "
+                          "not a number of seconds", what, s);
     return 0;
 }
 
@@ -184,9 +170,9 @@ static int check_report(const Weft__ImportTrace *m, const uint64_t *ids,
     int rc;
 
     if (m->n_regions > WEFT_IMPORT_MAX_REGIONS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu profile rows, "
-                    "at most %u are allowed", m->n_regions,
-                    WEFT_IMPORT_MAX_REGIONS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu profile "
+                          "rows, at most %u are allowed", m->n_regions,
+                          WEFT_IMPORT_MAX_REGIONS);
     for (size_t i = 0; i < m->n_regions; i++) {
         const Weft__ImportRegion *r = m->regions[i];
         if ((rc = check_str("a region name", r->region,
@@ -198,34 +184,34 @@ static int check_report(const Weft__ImportTrace *m, const uint64_t *ids,
             return rc;
         if (!r->all && !bsearch(&r->location, ids, m->n_locations,
                                 sizeof *ids, cmp_u64))
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a profile row "
-                        "of location %" PRIu64 ", which it does not have",
-                        r->location);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a "
+                              "profile row of location %" PRIu64 ", which it "
+                              "does not have", r->location);
     }
     if (m->n_timelines > WEFT_IMPORT_MAX_TIMELINES)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu timelines, at "
-                    "most %d are allowed", m->n_timelines,
-                    WEFT_IMPORT_MAX_TIMELINES);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu "
+                          "timelines, at most %d are allowed", m->n_timelines,
+                          WEFT_IMPORT_MAX_TIMELINES);
     for (size_t i = 0; i < m->n_timelines; i++) {
         const Weft__ImportTimeline *t = m->timelines[i];
         if (t->n_bins > WEFT_IMPORT_MAX_BINS)
-            return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: a timeline of "
-                        "%zu bins, at most %d are allowed", t->n_bins,
-                        WEFT_IMPORT_MAX_BINS);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: a "
+                              "timeline of %zu bins, at most %d are allowed",
+                              t->n_bins, WEFT_IMPORT_MAX_BINS);
         if ((rc = check_seconds("a timeline's start", t->start_s, err,
                                 errlen)) < 0 ||
             (rc = check_seconds("a timeline's bin width", t->width_s, err,
                                 errlen)) < 0)
             return rc;
         if (!bsearch(&t->location, ids, m->n_locations, sizeof *ids, cmp_u64))
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a timeline of "
-                        "location %" PRIu64 ", which it does not have",
-                        t->location);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a "
+                              "timeline of location %" PRIu64 ", which it does "
+                              "not have", t->location);
     }
     if (m->n_timeline_regions > WEFT_IMPORT_MAX_REGIONS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu timeline "
-                    "regions, at most %u are allowed", m->n_timeline_regions,
-                    WEFT_IMPORT_MAX_REGIONS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu timeline "
+                          "regions, at most %u are allowed",
+                          m->n_timeline_regions, WEFT_IMPORT_MAX_REGIONS);
     for (size_t i = 0; i < m->n_timeline_regions; i++)
         if ((rc = check_str("a timeline region's name",
                             m->timeline_regions[i]->name,
@@ -267,16 +253,17 @@ static int check_messages(const Weft__ImportTrace *m, char *err,
     int rc = 0;
 
     if (m->n_messages > WEFT_IMPORT_MAX_MESSAGES)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu message rows, "
-                    "at most %d are allowed", m->n_messages,
-                    WEFT_IMPORT_MAX_MESSAGES);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu message "
+                          "rows, at most %d are allowed", m->n_messages,
+                          WEFT_IMPORT_MAX_MESSAGES);
     if (!(v = malloc((m->n_messages + 1) * sizeof *v)))
-        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->n_messages; i++)
         v[i] = (pair){ m->messages[i]->sender, m->messages[i]->receiver };
     if (has_dup(v, m->n_messages, &dup))
-        rc = fail(err, errlen, WEFT_EINVAL, "ImportTrace: two message rows "
-                  "from rank %" PRIu64 " to rank %" PRIu64, dup.a, dup.b);
+        rc = weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: two message "
+                        "rows from rank %" PRIu64 " to rank %" PRIu64, dup.a,
+                        dup.b);
     free(v);
     return rc;
 }
@@ -288,9 +275,9 @@ static int check_io_files(const Weft__ImportTrace *m, char *err,
     int rc;
 
     if (m->n_io_files > WEFT_IMPORT_MAX_IO_FILES)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu file I/O rows, "
-                    "at most %d are allowed", m->n_io_files,
-                    WEFT_IMPORT_MAX_IO_FILES);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu file I/O "
+                          "rows, at most %d are allowed", m->n_io_files,
+                          WEFT_IMPORT_MAX_IO_FILES);
     for (size_t i = 0; i < m->n_io_files; i++)
         if ((rc = check_str("a file's name", m->io_files[i]->name,
                             WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0 ||
@@ -309,9 +296,9 @@ static int check_metrics(const Weft__ImportTrace *m, const uint64_t *ids,
     int rc;
 
     if (m->n_metrics > WEFT_IMPORT_MAX_METRICS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu metric series, "
-                    "at most %d are allowed", m->n_metrics,
-                    WEFT_IMPORT_MAX_METRICS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu metric "
+                          "series, at most %d are allowed", m->n_metrics,
+                          WEFT_IMPORT_MAX_METRICS);
     for (size_t i = 0; i < m->n_metrics; i++) {
         const Weft__ImportMetric *x = m->metrics[i];
         if ((rc = check_str("a metric's name", x->name,
@@ -324,24 +311,25 @@ static int check_metrics(const Weft__ImportTrace *m, const uint64_t *ids,
                                 err, errlen)) < 0)
             return rc;
         if (!bsearch(&x->location, ids, m->n_locations, sizeof *ids, cmp_u64))
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
-                        "series of location %" PRIu64 ", which it does not "
-                        "have", x->location);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
+                              "series of location %" PRIu64 ", which it does "
+                              "not have", x->location);
         if (x->n_points > WEFT_IMPORT_MAX_POINTS || x->n_points % 3)
-            return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
-                        "series of %zu values (minimum, maximum and last of "
-                        "at most %d bins)", x->n_points,
-                        WEFT_IMPORT_MAX_POINTS / 3);
+            return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
+                              "series of %zu values (minimum, maximum and last "
+                              "of at most %d bins)", x->n_points,
+                              WEFT_IMPORT_MAX_POINTS / 3);
         for (size_t k = 0; k < x->n_points; k++)
             if (isinf(x->points[k]))
-                return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a metric "
-                            "series has the value %g", x->points[k]);
+                return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a "
+                                  "metric series has the value %g",
+                                  x->points[k]);
         v[i] = (pair){ x->location, x->member };
     }
     if (has_dup(v, m->n_metrics, &dup))
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: two series of "
-                    "metric member %" PRIu64 " on location %" PRIu64, dup.b,
-                    dup.a);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: two series "
+                          "of metric member %" PRIu64 " on location %" PRIu64,
+                          dup.b, dup.a);
     return 0;
 }
 
@@ -361,21 +349,22 @@ int weft_import_check(const Weft__ImportTrace *m, char *err, size_t errlen)
         return rc;
     partial = strcmp(m->state, WEFT_STATE_PARTIAL) == 0;
     if (!partial && strcmp(m->state, WEFT_STATE_COMPLETE) != 0)
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: state '%.32s' "
-                    "(complete or partial)", m->state);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: state "
+                          "'%.32s' (complete or partial)", m->state);
     if (partial != (*m->error != 0))
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: a partial trace "
-                    "says why in error, a complete one has none");
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: a partial "
+                          "trace says why in error, a complete one has none");
     if (m->timer_resolution == 0 || m->time_first > m->time_last)
-        return fail(err, errlen, WEFT_EINVAL, "ImportTrace: timer resolution "
-                    "%" PRIu64 ", time %" PRIu64 " .. %" PRIu64,
-                    m->timer_resolution, m->time_first, m->time_last);
+        return weft__fail(err, errlen, WEFT_EINVAL, "ImportTrace: timer "
+                          "resolution %" PRIu64 ", time %" PRIu64 " .. %"
+                          PRIu64, m->timer_resolution, m->time_first,
+                          m->time_last);
     if (m->n_locations > WEFT_IMPORT_MAX_LOCATIONS)
-        return fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu locations, at "
-                    "most %u are allowed", m->n_locations,
-                    WEFT_IMPORT_MAX_LOCATIONS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "ImportTrace: %zu "
+                          "locations, at most %u are allowed", m->n_locations,
+                          WEFT_IMPORT_MAX_LOCATIONS);
     if (!(ids = malloc((m->n_locations + 1) * sizeof *ids)))
-        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
     if ((rc = check_places(m, ids, err, errlen)) == 0 &&
         (rc = check_report(m, ids, err, errlen)) == 0 &&
         (rc = check_messages(m, err, errlen)) == 0 &&
@@ -670,7 +659,7 @@ int weft_import_store(const char *catalog, const char *spool, uint32_t uid,
 
     rc = weft_catalog_open(catalog, 0, &cat, &msg);
     if (rc < 0) {
-        fail(err, errlen, rc, "%s", msg ? msg : weft_strerror(rc));
+        weft__fail(err, errlen, rc, "%s", msg ? msg : weft_strerror(rc));
         goto out;
     }
     /* How `weft show` says where it came from, and how weft rm knows an
@@ -678,7 +667,7 @@ int weft_import_store(const char *catalog, const char *spool, uint32_t uid,
     if (!r->row.command &&
         asprintf(&command, "weft import %s/traces.otf2", r->row.path) < 0) {
         command = NULL;
-        rc = fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        rc = weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
         goto out;
     }
     if (!*key && (rc = weft_spool_reserve(spool, r->row.name, now, key, &dir,
@@ -696,7 +685,7 @@ int weft_import_store(const char *catalog, const char *spool, uint32_t uid,
     if (rc == 0)
         rc = weft_catalog_trace_charge(cat, *key, r->charged);
     if (rc < 0) {
-        fail(err, errlen, rc, "%s", weft_catalog_errmsg(cat));
+        weft__fail(err, errlen, rc, "%s", weft_catalog_errmsg(cat));
         if (dir) {
             remove(dir);
             free(*key);

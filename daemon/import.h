@@ -23,22 +23,25 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "metricsum.h"
+#include "summary.h"
+#include "timeline.h"
 #include "weft.pb-c.h"
 
 /* Bounds of one ImportTrace (besides max_frame). */
 #define WEFT_IMPORT_MAX_MEMBERS (1u << 20)
 #define WEFT_IMPORT_MAX_LOCATIONS (1u << 20)
 #define WEFT_IMPORT_MAX_REGIONS (1u << 22)   /* profile rows */
-#define WEFT_IMPORT_MAX_TIMELINES 4096       /* WEFT_CONVERT_TIMELINES */
-#define WEFT_IMPORT_MAX_BINS 1024            /* WEFT_TIMELINE_BINS */
+#define WEFT_IMPORT_MAX_TIMELINES WEFT_CONVERT_TIMELINES
+#define WEFT_IMPORT_MAX_BINS WEFT_TIMELINE_BINS
 #define WEFT_IMPORT_MAX_TAGS 64
 #define WEFT_IMPORT_MAX_TAG_KEY 64
 #define WEFT_IMPORT_MAX_STRING 4096          /* names, hosts, the path */
 #define WEFT_IMPORT_MAX_ERROR 1024
-#define WEFT_IMPORT_MAX_MESSAGES 65536       /* WEFT_CONVERT_MESSAGE_ROWS */
-#define WEFT_IMPORT_MAX_IO_FILES 51          /* WEFT_CONVERT_IO_FILES + 1 */
-#define WEFT_IMPORT_MAX_METRICS 16           /* WEFT_CONVERT_METRIC_SERIES */
-#define WEFT_IMPORT_MAX_POINTS (3 * 256)     /* 3 WEFT_METRICSUM_BINS */
+#define WEFT_IMPORT_MAX_MESSAGES WEFT_CONVERT_MESSAGE_ROWS
+#define WEFT_IMPORT_MAX_IO_FILES (WEFT_CONVERT_IO_FILES + 1) /* + others */
+#define WEFT_IMPORT_MAX_METRICS WEFT_CONVERT_METRIC_SERIES
+#define WEFT_IMPORT_MAX_POINTS (3 * WEFT_METRICSUM_BINS)
 
 /* A trace's rows: what weft_catalog_trace_finish_detail takes. */
 typedef struct weft_import_rows {

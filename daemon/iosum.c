@@ -20,40 +20,10 @@ int weft_iosum_begin(weft_iolive *l, uint32_t handle, uint8_t mode,
     return 0;
 }
 
-static weft_iosum_cell *probe(weft_iosum_cell *cells, size_t ncells,
-                              uint32_t key)
-{
-    size_t mask = ncells - 1, i = (key * 2654435761u) & mask;
-
-    while (cells[i].key && cells[i].key != key)
-        i = (i + 1) & mask;
-    return &cells[i];
-}
-
 /* The cell of handle in s, made when new; NULL when out of memory. */
 static weft_iosum_cell *cell(weft_iosum *s, uint32_t handle)
 {
-    uint32_t key = handle + 1;
-    weft_iosum_cell *c;
-
-    if ((s->used + 1) * 2 > s->ncells) {
-        size_t n = s->ncells ? s->ncells * 2 : 16;
-        weft_iosum_cell *v = calloc(n, sizeof *v);
-        if (!v)
-            return NULL;
-        for (size_t i = 0; i < s->ncells; i++)
-            if (s->cells[i].key)
-                *probe(v, n, s->cells[i].key) = s->cells[i];
-        free(s->cells);
-        s->cells = v;
-        s->ncells = n;
-    }
-    c = probe(s->cells, s->ncells, key);
-    if (!c->key) {
-        c->key = key;
-        s->used++;
-    }
-    return c;
+    return weft_hashtab_get(&s->t, handle + 1, sizeof(weft_iosum_cell));
 }
 
 /* 0 or WEFT_ENOMEM. */
@@ -90,10 +60,10 @@ int weft_iosum_end(weft_iosum *s, weft_iolive *l, uint32_t handle,
 /* 0 or WEFT_ENOMEM. */
 int weft_iosum_add(weft_iosum *s, const weft_iosum *a)
 {
-    for (size_t i = 0; i < a->ncells; i++) {
-        const weft_iosum_cell *x = &a->cells[i];
+    for (size_t i = 0; i < a->t.ncells; i++) {
+        const weft_iosum_cell *x = weft_hashtab_at(&a->t, i, sizeof *x);
         weft_iosum_cell *c;
-        if (!x->key)
+        if (!x)
             continue;
         if (!(c = cell(s, x->key - 1)))
             return WEFT_ENOMEM;
@@ -113,8 +83,7 @@ void weft_iolive_free(weft_iolive *l)
 
 void weft_iosum_free(weft_iosum *s)
 {
-    free(s->cells);
-    memset(s, 0, sizeof *s);
+    weft_hashtab_free(&s->t);
 }
 
 /* The names of defs' files (IoRegularFile, IoDirectory) by global id, in
@@ -189,7 +158,7 @@ int weft_iosum_files(const weft_iosum *s, const weft_defview *defs,
                      uint64_t resolution, size_t max,
                      weft_io_file_row **rows, size_t *n)
 {
-    named *v = s->used ? malloc(s->used * sizeof *v) : NULL;
+    named *v = s->t.used ? malloc(s->t.used * sizeof *v) : NULL;
     size_t nv = 0, k = 0, nrows;
     double res = resolution ? (double)resolution : 1.0;
     weft_io_file_row *out = NULL;
@@ -198,16 +167,17 @@ int weft_iosum_files(const weft_iosum *s, const weft_defview *defs,
 
     *rows = NULL;
     *n = 0;
-    if (!s->used || !v || (nfiles && !files)) {
+    if (!s->t.used || !v || (nfiles && !files)) {
         free(v);
         free(files);
-        return s->used ? WEFT_ENOMEM : 0;
+        return s->t.used ? WEFT_ENOMEM : 0;
     }
-    for (size_t i = 0; i < s->ncells; i++)
-        if (s->cells[i].key)
-            v[nv++] = (named){ handle_file(defs, files, nfiles,
-                                           s->cells[i].key - 1),
-                               s->cells[i] };
+    for (size_t i = 0; i < s->t.ncells; i++) {
+        const weft_iosum_cell *c = weft_hashtab_at(&s->t, i, sizeof *c);
+        if (c)
+            v[nv++] = (named){ handle_file(defs, files, nfiles, c->key - 1),
+                               *c };
+    }
     qsort(v, nv, sizeof *v, cmp_name);
     for (size_t i = 0; i < nv; i++) {  /* one per name */
         if (k && strcmp(v[k - 1].name, v[i].name) == 0) {

@@ -22,6 +22,7 @@
 
 #include "catalog.h"
 #include "defview.h"
+#include "hashtab.h"
 
 /* Operations in flight on one location, at most. */
 #define WEFT_IOSUM_PENDING 64
@@ -45,11 +46,9 @@ typedef struct weft_iosum_cell {
     uint64_t bytes_read, bytes_written, operations, ticks;
 } weft_iosum_cell;
 
-/* What one member's handles did: a power-of-two open-addressing table at
- * most half full. */
+/* What one member's handles did (cells: weft_iosum_cell). */
 typedef struct weft_iosum {
-    weft_iosum_cell *cells;
-    size_t ncells, used;
+    weft_hashtab t;
 } weft_iosum;
 
 /* An IoOperationBegin of handle at t. 0 or WEFT_ENOMEM. */

@@ -22,6 +22,8 @@
 #include "live.h"
 #include "log.h"
 #include "recover.h"
+#include "reload.h"
+#include "reserve.h"
 #include "retain.h"
 #include "server.h"
 #include "session.h"
@@ -120,31 +122,18 @@ static int apply_flags(const weft_daemon *d, weft_config *c, char *err,
 }
 
 /* Says which keys of the reloaded configuration c differ from what weftd
- * runs with but take effect only at a restart (weftd.conf(5): those not
- * marked reload). */
+ * runs with but take effect only at a restart (reload.h): their running
+ * value is kept. */
 static void warn_restart_only(weft_daemon *d, const weft_config *c)
 {
-    char keys[256] = "";
-    size_t n = 0;
-#define DIFFERS(cond, key)                                                   \
-    if ((cond) && n < sizeof keys)                                           \
-        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s",             \
-                              n ? ", " : "", key)
+    char keys[1024];
+    unsigned n = weft_reload_restart_keys(&d->cfg, c, keys, sizeof keys);
 
-    DIFFERS(strcmp(c->listen, d->cfg.listen), "listen");
-    DIFFERS(strcmp(c->socket, d->cfg.socket), "socket");
-    DIFFERS(strcmp(c->spool, d->cfg.spool), "spool");
-    DIFFERS(strcmp(c->catalog, d->cfg.catalog), "catalog");
-    DIFFERS(c->durability != d->cfg.durability, "durability");
-    DIFFERS(c->trace_ids != d->cfg.trace_ids, "trace_ids");
-    DIFFERS(c->auth != d->cfg.auth, "auth");
-    DIFFERS(strcmp(c->munge_socket, d->cfg.munge_socket), "munge_socket");
-    DIFFERS(c->listen_backlog != d->cfg.listen_backlog, "listen_backlog");
-#undef DIFFERS
     if (n)
         weft_dlog(d, WEFT_LOG_WARNING, "SIGHUP: %s changed in the "
-                  "configuration but take%s effect only when weftd restarts",
-                  keys, strchr(keys, ',') ? "" : "s");
+                  "configuration but take%s effect only when weftd restarts "
+                  "(the running value%s kept)", keys, n > 1 ? "" : "s",
+                  n > 1 ? "s are" : " is");
 }
 
 /* SIGHUP: re-reads the configuration file and applies what can change
@@ -182,6 +171,10 @@ static void on_hup(uv_signal_t *s, int signum)
     d->cfg.max_frame = c.max_frame;
     d->cfg.max_connections = c.max_connections;
     d->cfg.max_connections_per_user = c.max_connections_per_user;
+    d->cfg.reserved_connections = c.reserved_connections;
+    d->cfg.max_questions_per_user = c.max_questions_per_user;
+    d->cfg.max_members_per_user = c.max_members_per_user;
+    d->cfg.max_log_refusals = c.max_log_refusals;
     d->cfg.max_conn_pending = c.max_conn_pending;
     d->cfg.max_buffered = c.max_buffered;
     d->cfg.idle_timeout = c.idle_timeout;
@@ -547,6 +540,7 @@ int main(int argc, char **argv)
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     weft_retain_free(&d);
+    weft_reserve_free(&d);
     rc = uv_loop_close(d.loop);
     if (rc != 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",

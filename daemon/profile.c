@@ -64,30 +64,16 @@ void weft_profile_add(weft_profile *to, const weft_profile *from)
  * the table moves slots: the open frames learn their new place. */
 static weft_profile_slot *slot_get(weft_profile_loc *l, uint32_t region)
 {
-    weft_profile_slot *sl;
+    size_t ncells = l->slots.ncells;
+    weft_profile_slot *sl = weft_hashtab_get(&l->slots, region + 1,
+                                             sizeof *sl);
 
-    if ((l->used + 1) * 4 > l->nslots * 3) {
-        size_t n = l->nslots ? l->nslots * 2 : 16;
-        weft_profile_loc q = *l;
-        q.slots = calloc(n, sizeof *q.slots);
-        if (!q.slots)
-            return NULL;
-        q.nslots = n;
-        for (size_t i = 0; i < l->nslots; i++)
-            if (l->slots[i].key)
-                *weft__profile_probe(&q, l->slots[i].key - 1) = l->slots[i];
-        for (size_t i = 0; i < q.depth; i++)
-            if (q.stack[i].slot != WEFT_PROFILE_NO_SLOT)
-                q.stack[i].slot = (uint32_t)(
-                    weft__profile_probe(&q, q.stack[i].region) - q.slots);
-        free(l->slots);
-        *l = q;
-    }
-    sl = weft__profile_probe(l, region);
-    if (!sl->key) {
-        sl->key = region + 1;
-        l->used++;
-    }
+    if (sl && l->slots.ncells != ncells)  /* grown: the slots moved */
+        for (size_t i = 0; i < l->depth; i++)
+            if (l->stack[i].slot != WEFT_PROFILE_NO_SLOT)
+                l->stack[i].slot = (uint32_t)(
+                    weft__profile_find(l, l->stack[i].region) -
+                    (weft_profile_slot *)l->slots.cells);
     return sl;
 }
 
@@ -155,7 +141,7 @@ static int add_row(weft_profile *p, int64_t location, uint32_t region,
 void weft_profile_loc_free(weft_profile_loc *l)
 {
     free(l->stack);
-    free(l->slots);
+    weft_hashtab_free(&l->slots);
     memset(l, 0, sizeof *l);
 }
 
@@ -164,25 +150,26 @@ void weft_profile_loc_free(weft_profile_loc *l)
 int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
                             int64_t location, uint64_t end)
 {
+    weft_profile_slot *v = (weft_profile_slot *)l->slots.cells;
     size_t k = 0;
     int rc = 0;
 
     while (l->depth)
         weft_profile_leave(l, end);
-    for (size_t i = 0; i < l->nslots; i++) {
-        weft_profile_slot *sl = &l->slots[i];
-        if (!sl->key)
+    for (size_t i = 0; i < l->slots.ncells; i++) {
+        weft_profile_slot *sl = weft_hashtab_at(&l->slots, i, sizeof *sl);
+        if (!sl)
             continue;
         p->sum[sl->key - 1].visits += sl->visits;
         p->sum[sl->key - 1].incl += sl->incl;
         p->sum[sl->key - 1].excl += sl->excl;
-        l->slots[k++] = *sl;  /* compact in place for sorting */
+        v[k++] = *sl;  /* compact in place for sorting */
     }
     if (k)
-        qsort(l->slots, k, sizeof *l->slots, cmp_slot_excl);
+        qsort(v, k, sizeof *v, cmp_slot_excl);
     for (size_t i = 0; i < k && i < p->keep && rc == 0; i++)
-        rc = add_row(p, location, l->slots[i].key - 1, l->slots[i].visits,
-                     l->slots[i].incl, l->slots[i].excl);
+        rc = add_row(p, location, v[i].key - 1, v[i].visits, v[i].incl,
+                     v[i].excl);
     weft_profile_loc_free(l);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "catalog.h"
+#include "hashtab.h"
 
 /* weft_profile_frame.slot of a region without a row. */
 #define WEFT_PROFILE_NO_SLOT UINT32_MAX
@@ -39,14 +40,13 @@ typedef struct weft_profile_slot {
     uint64_t visits, incl, excl;  /* incl and excl in ticks */
 } weft_profile_slot;
 
-/* The profile of one location: a stack of open Enters and an
- * open-addressing table of the regions it touched. The converter's
- * nesting reads the stack (what is open in the archive). */
+/* The profile of one location: a stack of open Enters and a table of
+ * the regions it touched. The converter's nesting reads the stack (what
+ * is open in the archive). */
 typedef struct weft_profile_loc {
     weft_profile_frame *stack;   /* innermost last */
     size_t depth, cap;
-    weft_profile_slot *slots;    /* power-of-two table, at most 3/4 full */
-    size_t nslots, used;
+    weft_hashtab slots;          /* weft_profile_slot cells */
 } weft_profile_loc;
 
 typedef struct weft_profile_sum {
@@ -88,28 +88,12 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
  * keeps a location's weft_profile_loc in a local, where every field
  * stays in a register. */
 
-/* The slot of region in l's table (which has slots), or the empty one
- * where it would go. */
-static inline weft_profile_slot *weft__profile_probe(const weft_profile_loc *l,
-                                                     uint32_t region)
-{
-    size_t mask = l->nslots - 1, i = (region * 2654435761u) & mask;
-
-    while (l->slots[i].key && l->slots[i].key != region + 1)
-        i = (i + 1) & mask;
-    return &l->slots[i];
-}
-
 /* The slot of region in l's table, NULL when it has none. */
 static inline weft_profile_slot *weft__profile_find(const weft_profile_loc *l,
                                                     uint32_t region)
 {
-    weft_profile_slot *sl;
-
-    if (!l->nslots)
-        return NULL;
-    sl = weft__profile_probe(l, region);
-    return sl->key ? sl : NULL;
+    return weft_hashtab_find(&l->slots, region + 1,
+                             sizeof(weft_profile_slot));
 }
 
 /* Opens a frame of region at t on l (of a profile of nregions regions)
@@ -131,7 +115,10 @@ static inline int weft_profile_enter_fast(weft_profile_loc *l,
         sl->open++;
     }
     l->stack[l->depth++] = (weft_profile_frame){
-        region, sl ? (uint32_t)(sl - l->slots) : WEFT_PROFILE_NO_SLOT, t, 0
+        region,
+        sl ? (uint32_t)(sl - (weft_profile_slot *)l->slots.cells)
+           : WEFT_PROFILE_NO_SLOT,
+        t, 0
     };
     return 1;
 }
@@ -143,7 +130,7 @@ static inline void weft_profile_leave(weft_profile_loc *l, uint64_t t)
     uint64_t dur = t - f.enter;
 
     if (f.slot != WEFT_PROFILE_NO_SLOT) {
-        weft_profile_slot *sl = &l->slots[f.slot];
+        weft_profile_slot *sl = (weft_profile_slot *)l->slots.cells + f.slot;
         sl->excl += dur > f.child ? dur - f.child : 0;
         if (--sl->open == 0)
             sl->incl += dur;

@@ -18,9 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "connlog.h"
 #include "fdguard.h"
 #include "log.h"
 #include "preauth.h"
+#include "reserve.h"
 #include "trace.h"
 #include "weft_errors.h"
 
@@ -309,7 +311,8 @@ static void on_write(uv_write_t *req, int status)
     weft_conn *c = req->handle->data;
 
     if (status < 0 && status != UV_ECANCELED && !c->closing)
-        weft_conn_log(c, WEFT_LOG_INFO, "write failed: %s", uv_strerror(status));
+        weft_connlog(c, WEFT_CONNLOG_WRITE_FAILED, WEFT_LOG_INFO,
+                     "write failed: %s", uv_strerror(status));
     free(w->frame);
     free(w);
     if (status < 0 && !c->closing) {
@@ -661,11 +664,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
     if (nread < 0) {
         if (nread != UV_EOF)
-            weft_conn_log(c, WEFT_LOG_INFO, "read failed: %s",
-                          uv_strerror((int)nread));
+            weft_connlog(c, WEFT_CONNLOG_READ_FAILED, WEFT_LOG_INFO,
+                         "read failed: %s", uv_strerror((int)nread));
         else if (weft_frame_reader_pending(&c->reader) > 0)
-            weft_conn_log(c, WEFT_LOG_WARNING, "connection closed in the "
-                          "middle of a frame");
+            weft_connlog(c, WEFT_CONNLOG_CUT_FRAME, WEFT_LOG_WARNING,
+                         "connection closed in the middle of a frame");
         weft_conn_close(c);
         return;
     }
@@ -731,18 +734,6 @@ static void describe_peer(weft_conn *c, int is_tcp)
     }
 }
 
-/* 1 if the descriptor of the connection just accepted leaves too few
- * free for its journal and WEFT_FD_RESERVE (descriptors are allocated
- * lowest first, so every one below it is in use). */
-static int near_fd_limit(const weft_conn *c)
-{
-    uv_os_fd_t fd;
-
-    if (c->d->fd_limit == 0 || uv_fileno(&c->h.handle, &fd) != 0)
-        return 0;
-    return (uint64_t)fd + 2 + WEFT_FD_RESERVE > c->d->fd_limit;
-}
-
 /* A new connection of d (is_tcp: a TCP one, else a Unix one), listed and
  * reading nothing yet, its handle not yet bound to a socket. NULL when
  * out of memory (then nothing is left of it, or it is closing). */
@@ -804,21 +795,8 @@ static void conn_start(weft_conn *c, int is_tcp)
     if (!is_tcp && c->has_peer_uid &&
         weft_conn_charge_user(c, c->peer_uid) < 0)
         return; /* max_connections_per_user, from accept on */
-    if (d->nconns - d->nclosing > d->cfg.max_connections) {
-        weft_limit_hit(d, WEFT_LIMIT_MAX_CONNECTIONS);
-        weft_conn_fail(c, WEFT_ELIMIT, "too many connections: "
-                       "max_connections is %llu",
-                       (unsigned long long)d->cfg.max_connections);
-        return;
-    }
-    if (near_fd_limit(c)) {
-        weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
-        weft_conn_fail(c, WEFT_ELIMIT, "too many connections: weftd is near "
-                       "its file descriptor limit (RLIMIT_NOFILE %llu, %u "
-                       "kept free; each connection needs 2)",
-                       (unsigned long long)d->fd_limit, WEFT_FD_RESERVE);
-        return;
-    }
+    if (weft_reserve_check(c) < 0)
+        return; /* max_connections, the file descriptor limit */
     weft_conn_log(c, WEFT_LOG_DEBUG, "connected");
     if (uv_read_start(&c->h.stream, on_alloc, on_read) != 0)
         weft_conn_close(c);
@@ -831,7 +809,7 @@ static void conn_start(weft_conn *c, int is_tcp)
  * would otherwise take a descriptor each, as fast as peers connect. */
 static int accept_full(const weft_daemon *d)
 {
-    return d->nconns >= d->cfg.max_connections + WEFT_ACCEPT_SLACK;
+    return d->nconns >= weft_reserve_accept_at(d);
 }
 
 static void on_connection(uv_stream_t *server, int status);
@@ -936,15 +914,15 @@ void weft_server_raise_fd_limit(weft_daemon *d)
               (unsigned long long)rl.rlim_cur,
               rl.rlim_cur != was ? ", raised from " : "",
               rl.rlim_cur != was ? "the soft limit" : "",
-              rl.rlim_cur > WEFT_FD_RESERVE
-                  ? (unsigned long long)(rl.rlim_cur - WEFT_FD_RESERVE) / 2
+              rl.rlim_cur > weft_reserve_fds(d)
+                  ? (unsigned long long)(rl.rlim_cur - weft_reserve_fds(d)) / 2
                   : 0ull);
-    if (d->fd_limit && d->fd_limit < WEFT_FD_RESERVE + 2 * d->cfg.max_connections)
+    if (d->fd_limit && d->fd_limit < weft_reserve_fds(d) + 2 * d->cfg.max_connections)
         weft_dlog(d, WEFT_LOG_WARNING, "max_connections = %llu needs about "
                   "%llu file descriptors, the limit is %llu: connections "
                   "beyond it are refused (LimitNOFILE= in the unit raises "
                   "it)", (unsigned long long)d->cfg.max_connections,
-                  (unsigned long long)(WEFT_FD_RESERVE +
+                  (unsigned long long)(weft_reserve_fds(d) +
                                        2 * d->cfg.max_connections),
                   (unsigned long long)d->fd_limit);
 }

@@ -31,6 +31,7 @@
 #include "ask.h"
 #include "authn.h"
 #include "codec.h"
+#include "connlog.h"
 #include "frame.h"
 #include "jcache.h"
 #include "log.h"
@@ -905,8 +906,9 @@ void weft_session_closed(weft_conn *c)
     m->conn = NULL;
     m->waiting.n = 0; /* acks for this connection; a new one resends */
     if (!m->said_goodbye)
-        weft_conn_log(c, WEFT_LOG_WARNING, "disconnected without goodbye; "
-                      "waiting for it to come back");
+        weft_connlog(c, WEFT_CONNLOG_NO_GOODBYE, WEFT_LOG_WARNING,
+                     "disconnected without goodbye; waiting for it to come "
+                     "back");
     c->member = NULL;
     weft_jcache_idle(m);
     weft_trace_member_left(m);

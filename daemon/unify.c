@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "fail.h"
 #include "idset.h"
 #include "weft_errors.h"
 
@@ -77,19 +78,6 @@ struct weft_unifier {
     weft_unify_scratch arrays; /* scratch: mapped arrays of add_def */
     int keep_first;          /* a conflict keeps the first definition */
 };
-
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* Returns array v (elements of `size` bytes, capacity *cap) grown to
  * hold n elements, or NULL with v and *cap unchanged. */
@@ -246,26 +234,27 @@ static int map_value(const weft_unifier *u, const member *m, uint32_t mid,
         if (!g)
             g = map_get(&u->all, kind, v);
         if (!g)
-            return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = "
-                        "%" PRIu64 ": no such %s (clients name the system "
-                        "tree nodes 0 and 1 and location groups by rank)",
-                        mid, d->name, f->name, v, weft_ref_kind_name(kind));
+            return weft__fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": "
+                              "%s.%s = %" PRIu64 ": no such %s (clients name "
+                              "the system tree nodes 0 and 1 and location "
+                              "groups by rank)", mid, d->name, f->name, v,
+                              weft_ref_kind_name(kind));
         *out = g - 1u;
         return 0;
     }
     if (global) {
         if (v >= u->next_id[kind])
-            return fail(err, errlen, WEFT_EREF, "%s.%s = %" PRIu64
-                        ": no global %s definition with this id", d->name,
-                        f->name, v, weft_ref_kind_name(kind));
+            return weft__fail(err, errlen, WEFT_EREF, "%s.%s = %" PRIu64
+                              ": no global %s definition with this id", d->name,
+                              f->name, v, weft_ref_kind_name(kind));
         *out = v;
         return 0;
     }
     g = map_get(m, kind, v);
     if (!g)
-        return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = %"
-                    PRIu64 ": this member defined no %s with this id", mid,
-                    d->name, f->name, v, weft_ref_kind_name(kind));
+        return weft__fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s.%s = "
+                          "%" PRIu64 ": this member defined no %s with this id",
+                          mid, d->name, f->name, v, weft_ref_kind_name(kind));
     *out = g - 1u;
     return 0;
 }
@@ -332,8 +321,8 @@ static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
     if (need > *cap) {
         void *p = realloc(*buf, need);
         if (!p)
-            return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
-                        d->name);
+            return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                              d->name);
         *buf = p;
         *cap = need;
     }
@@ -408,9 +397,9 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
     if (d->self_field >= 0) {
         unsigned kind = d->fields[d->self_field].ref;
         if (u->next_id[kind] >= u->max_ids)
-            return fail(err, errlen, WEFT_ELIMIT, "%s: more than %" PRIu32
-                        " global %s definitions", d->name, u->max_ids,
-                        weft_ref_kind_name(kind));
+            return weft__fail(err, errlen, WEFT_ELIMIT, "%s: more than %" PRIu32
+                              " global %s definitions", d->name, u->max_ids,
+                              weft_ref_kind_name(kind));
     }
     for (unsigned i = 0; i < d->nfields; i++) {
         const weft_field_desc *f = &d->fields[i];
@@ -427,11 +416,9 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
     listv = grow(list->v, &list->cap, list->n + 1, sizeof *list->v);
     if (listv)
         list->v = listv;
-    if (!order || !listv)
-        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
-    e = malloc(size);
-    if (!e)
-        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
+    if (!order || !listv || !(e = malloc(size)))
+        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                          d->name);
     p = e->data;
     memcpy(p, u->key, keylen);
     e->key = p;
@@ -465,7 +452,8 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
     }
     if (!tsearch(e, &u->tree, cmp_entry)) {
         free(e);
-        return fail(err, errlen, WEFT_ENOMEM, "%s: out of memory", d->name);
+        return weft__fail(err, errlen, WEFT_ENOMEM, "%s: out of memory",
+                          d->name);
     }
     if (d->self_field >= 0)
         u->next_id[d->fields[d->self_field].ref]++;
@@ -609,12 +597,12 @@ static int conflict(const weft_rec_desc *d, uint32_t mid, weft_record *r,
 
     if (d->self_field >= 0)
         weft_field_set(r, &d->fields[d->self_field], e->gid);
-    return fail(err, errlen, WEFT_ECONFLICT, "member %" PRIu32 ": %s "
-                "conflicts with the definition of member %" PRIu32 " (ids "
-                "after unification): member %" PRIu32 " has {%s}, member %"
-                PRIu32 " has {%s}", mid, d->name, e->member, e->member,
-                describe(&e->rec, theirs, sizeof theirs), mid,
-                describe(r, mine, sizeof mine));
+    return weft__fail(err, errlen, WEFT_ECONFLICT, "member %" PRIu32 ": %s "
+                      "conflicts with the definition of member %" PRIu32 " "
+                      "(ids after unification): member %" PRIu32 " has {%s}, "
+                      "member %" PRIu32 " has {%s}", mid, d->name, e->member,
+                      e->member, describe(&e->rec, theirs, sizeof theirs), mid,
+                      describe(r, mine, sizeof mine));
 }
 
 /* Maps and adds a member's definition (see unify.h). Returns 0 or a
@@ -652,8 +640,31 @@ static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
             return 0;
         }
     }
-    return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": CommName.comm "
-                "= %" PRIu64 " names no communicator", mid, comm);
+    return weft__fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": "
+                      "CommName.comm = %" PRIu64 " names no communicator", mid,
+                      comm);
+}
+
+/* 0 if member mid may send def (type d, NULL: none) to be unified. */
+static int check_def(const weft_unifier *u, uint32_t mid,
+                     const weft_record *def, const weft_rec_desc *d,
+                     char *err, size_t errlen)
+{
+    if (!d || d->is_event || d->is_pseudo)
+        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
+                          "type %" PRIu32 " is not a definition", mid,
+                          def->type);
+    if (d->flags & (WEFT_DF_DAEMON | WEFT_DF_LOCAL))
+        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
+                          "definitions %s", mid, d->name,
+                          d->flags & WEFT_DF_DAEMON
+                              ? "are made by weftd, not sent by members"
+                              : "belong to locations and are not unified");
+    if (mid >= u->max_ids)
+        return weft__fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": "
+                          "member numbers are limited to %" PRIu32, mid,
+                          u->max_ids);
+    return 0;
 }
 
 int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
@@ -676,20 +687,8 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
 
     assert(u && def);
     d = weft_rec_desc_of(def->type);
-    if (!d || d->is_event || d->is_pseudo)
-        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
-                    "type %" PRIu32 " is not a definition", mid, def->type);
-    if (d->flags & WEFT_DF_DAEMON)
-        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
-                    "definitions are made by weftd, not sent by members",
-                    mid, d->name);
-    if (d->flags & WEFT_DF_LOCAL)
-        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s "
-                    "definitions belong to locations and are not unified",
-                    mid, d->name);
-    if (mid >= u->max_ids)
-        return fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": member "
-                    "numbers are limited to %" PRIu32, mid, u->max_ids);
+    if ((rc = check_def(u, mid, def, d, err, errlen)) < 0)
+        return rc;
     r = *def;
     m = member_find(u, mid);
     rc = map_refs(u, m, mid, 0, d, &r, &u->arrays.buf, &u->arrays.cap, err,
@@ -702,22 +701,23 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
         sf = &d->fields[d->self_field];
         local = weft_field_get(&r, sf);
         if (local == weft_ref_kind_undefined(sf->ref))
-            return fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s."
-                        "%s = %" PRIu64 " is the undefined %s id", mid,
-                        d->name, sf->name, local,
-                        weft_ref_kind_name(sf->ref));
+            return weft__fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": %s."
+                              "%s = %" PRIu64 " is the undefined %s id", mid,
+                              d->name, sf->name, local,
+                              weft_ref_kind_name(sf->ref));
         if (local >= u->max_ids)
-            return fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": %s."
-                        "%s = %" PRIu64 " exceeds the id limit %" PRIu32,
-                        mid, d->name, sf->name, local, u->max_ids);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "member %" PRIu32 ": "
+                              "%s.%s = %" PRIu64 " exceeds the id limit %"
+                              PRIu32, mid, d->name, sf->name, local,
+                              u->max_ids);
         had = map_get(m, sf->ref, local);
         weft_field_set(&r, sf, 0);
     }
     keylen = encode_key(u, &r);
     if (keylen < 0)
-        return fail(err, errlen, (int)keylen, "member %" PRIu32 ": %s: "
-                    "cannot encode: %s", mid, d->name,
-                    weft_strerror((int)keylen));
+        return weft__fail(err, errlen, (int)keylen, "member %" PRIu32 ": %s: "
+                          "cannot encode: %s", mid, d->name,
+                          weft_strerror((int)keylen));
     e = find(u, (size_t)keylen);
     identlen = identity(d, &r, local, ident);
     if (identlen) {
@@ -733,14 +733,14 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
     if (had && (!e || e->gid != had - 1u)) {
         if (sf)
             weft_field_set(&r, sf, local);
-        return fail(err, errlen, WEFT_EEXIST, "member %" PRIu32 ": %s %s = "
-                    "%" PRIu64 " defined again with different content: %s",
-                    mid, d->name, sf->name, local,
-                    describe(&r, text, sizeof text));
+        return weft__fail(err, errlen, WEFT_EEXIST, "member %" PRIu32 ": %s %s "
+                          "= %" PRIu64 " defined again with different content: "
+                          "%s", mid, d->name, sf->name, local,
+                          describe(&r, text, sizeof text));
     }
     if (sf && (rc = hold_local(u, mid, sf->ref, local, had, &m)) < 0)
-        return fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
-                    "memory", mid, d->name);
+        return weft__fail(err, errlen, rc, "member %" PRIu32 ": %s: out of "
+                          "memory", mid, d->name);
     if (!e) {
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
         if (rc < 0)
@@ -748,8 +748,8 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
         e->member = mid;
     }
     if (identlen && !ie && ident_add(u, ident, identlen, e) < 0) {
-        rc = fail(err, errlen, WEFT_ENOMEM, "member %" PRIu32 ": %s: out "
-                  "of memory", mid, d->name);
+        rc = weft__fail(err, errlen, WEFT_ENOMEM, "member %" PRIu32 ": %s: out "
+                        "of memory", mid, d->name);
         goto unhold;
     }
     if (sf) /* an id it holds: no memory needed */
@@ -779,17 +779,18 @@ int weft_unify_set_derived(weft_unifier *u, uint32_t mid, unsigned kind,
     if (kind == WEFT_REF_NONE || kind >= WEFT_REF__COUNT ||
         weft_ref_kind_scope(kind) != WEFT_SCOPE_DERIVED ||
         kind == WEFT_REF_LOCATION)
-        return fail(err, errlen, WEFT_EINVAL, "%s ids are not mapped",
-                    weft_ref_kind_name(kind));
+        return weft__fail(err, errlen, WEFT_EINVAL, "%s ids are not mapped",
+                          weft_ref_kind_name(kind));
     if (local >= u->max_ids || global >= u->max_ids ||
         (mid != WEFT_UNIFY_ALL && mid >= u->max_ids))
-        return fail(err, errlen, WEFT_ELIMIT, "%s %" PRIu64 " -> %" PRIu64
-                    " for member %" PRIu32 ": beyond the id limit %" PRIu32,
-                    weft_ref_kind_name(kind), local, global, mid, u->max_ids);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "%s %" PRIu64 " -> %" PRIu64
+                          " for member %" PRIu32 ": beyond the id limit %"
+                          PRIu32, weft_ref_kind_name(kind), local, global, mid,
+                          u->max_ids);
     if (mid != WEFT_UNIFY_ALL && (rc = member_get(u, mid, &m)) < 0)
-        return fail(err, errlen, rc, "out of memory");
+        return weft__fail(err, errlen, rc, "out of memory");
     if ((rc = weft_idset_put(&m->maps[kind], local, global + 1u)) < 0)
-        return fail(err, errlen, rc, "out of memory");
+        return weft__fail(err, errlen, rc, "out of memory");
     return 0;
 }
 
@@ -807,8 +808,8 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
     assert(u && def);
     d = weft_rec_desc_of(def->type);
     if (!d || d->is_event || d->is_pseudo || (d->flags & WEFT_DF_LOCAL))
-        return fail(err, errlen, WEFT_ETYPE, "record type %" PRIu32
-                    " is not a global definition", def->type);
+        return weft__fail(err, errlen, WEFT_ETYPE, "record type %" PRIu32
+                          " is not a global definition", def->type);
     r = *def;
     rc = map_refs(u, NULL, 0, 1, d, &r, &u->arrays.buf, &u->arrays.cap, err,
                   errlen);
@@ -818,8 +819,8 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
         weft_field_set(&r, &d->fields[d->self_field], 0);
     keylen = encode_key(u, &r);
     if (keylen < 0)
-        return fail(err, errlen, (int)keylen, "%s: cannot encode: %s",
-                    d->name, weft_strerror((int)keylen));
+        return weft__fail(err, errlen, (int)keylen, "%s: cannot encode: %s",
+                          d->name, weft_strerror((int)keylen));
     e = find(u, (size_t)keylen);
     if (!e) {
         rc = add_entry(u, d, &r, (size_t)keylen, &e, err, errlen);
@@ -846,8 +847,8 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
     assert(u && ev && scratch);
     d = weft_rec_desc_of(ev->type);
     if (!d || !d->is_event)
-        return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
-                    "type %" PRIu32 " is not an event", mid, ev->type);
+        return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": record "
+                          "type %" PRIu32 " is not an event", mid, ev->type);
     /* Events come in runs of one member: remember its lookup. */
     if (scratch->unifier == u && scratch->member &&
         scratch->member_id == mid) {
@@ -878,9 +879,10 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
     if (rc == 0 && ev->attributes) {
         const weft_rec_desc *ad = weft_rec_desc_of(ev->attributes->type);
         if (!ad || !ad->is_pseudo)
-            return fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": %s: "
-                        "attributes of type %" PRIu32 " are no attribute "
-                        "list", mid, d->name, ev->attributes->type);
+            return weft__fail(err, errlen, WEFT_ETYPE, "member %" PRIu32 ": "
+                              "%s: attributes of type %" PRIu32 " are no "
+                              "attribute list", mid, d->name,
+                              ev->attributes->type);
         scratch->attrs = *ev->attributes;
         rc = map_refs(u, m, mid, 0, ad, &scratch->attrs, &scratch->abuf,
                       &scratch->acap, err, errlen);

@@ -17,19 +17,9 @@
 #include <string.h>
 
 #include "codec.h"
+#include "fail.h"
 #include "frame.h"
 #include "weft_errors.h"
-
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 /* The limit behind a decoder's refusal: its one WEFT_ETOOBIG is a string
  * beyond max_string (dec.max_string). */
@@ -79,32 +69,33 @@ static int check_ref(const weft_member *m, const weft_rec_desc *d,
     switch (kind) {
     case WEFT_REF_LOCATION:
         if ((v >> 32) >= size)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location %" PRIu64
-                        " is thread %" PRIu64 " of rank %" PRIu64 ", but the "
-                        "trace has %" PRIu32 " processes", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), v, v & 0xffffffffu, v >> 32,
-                        size);
+            return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: location %"
+                              PRIu64 " is thread %" PRIu64 " of rank %" PRIu64
+                              ", but the trace has %" PRIu32 " processes",
+                              d->name, f->name, idx(f, k, ib, sizeof ib), v,
+                              v & 0xffffffffu, v >> 32, size);
         return 0;
     case WEFT_REF_LOCATION_GROUP:
         if (v >= size)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: location group %"
-                        PRIu64 ": location groups are named by rank, and the "
-                        "trace has %" PRIu32 " processes", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), v, size);
+            return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: location group "
+                              "%" PRIu64 ": location groups are named by rank, "
+                              "and the trace has %" PRIu32 " processes",
+                              d->name, f->name, idx(f, k, ib, sizeof ib), v,
+                              size);
         return 0;
     case WEFT_REF_SYSTEM_TREE_NODE:
         if (v > 1)
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: system tree node %"
-                        PRIu64 ": clients name 0 (the machine) or 1 (their "
-                        "host)", d->name, f->name, idx(f, k, ib, sizeof ib),
-                        v);
+            return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: system tree "
+                              "node %" PRIu64 ": clients name 0 (the machine) "
+                              "or 1 (their host)", d->name, f->name,
+                              idx(f, k, ib, sizeof ib), v);
         return 0;
     default:
         if (!weft_idset_has(&m->defined[kind], v))
-            return fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64
-                        " is not defined", d->name, f->name,
-                        idx(f, k, ib, sizeof ib), weft_ref_kind_name(kind),
-                        v);
+            return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64 " "
+                              "is not defined", d->name, f->name,
+                              idx(f, k, ib, sizeof ib),
+                              weft_ref_kind_name(kind), v);
         return 0;
     }
 }
@@ -134,20 +125,21 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
             unsigned kind;
             if (f->enum_id >= 0 && !weft_enum_valid(f->enum_id, v)) {
                 if (weft_enum_is_flags(f->enum_id))
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %#" PRIx64
-                                " has bits that are no %s flag", d->name,
-                                f->name, idx(f, k, ib, sizeof ib), v,
-                                weft_enum_name(f->enum_id));
-                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %" PRIu64
-                            " is not a valid %s", d->name, f->name,
-                            idx(f, k, ib, sizeof ib), v,
-                            weft_enum_name(f->enum_id));
+                    return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %#"
+                                      PRIx64 " has bits that are no %s flag",
+                                      d->name, f->name,
+                                      idx(f, k, ib, sizeof ib), v,
+                                      weft_enum_name(f->enum_id));
+                return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s%s: %" PRIu64
+                                  " is not a valid %s", d->name, f->name,
+                                  idx(f, k, ib, sizeof ib), v,
+                                  weft_enum_name(f->enum_id));
             }
             if (f->sel_map == WEFT_SEL_TYPE &&
                 weft_field_selector(r, d, f, k) == OTF2_TYPE_NONE)
-                return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: a value of "
-                            "type OTF2_TYPE_NONE", d->name, f->name,
-                            idx(f, k, ib, sizeof ib));
+                return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s%s: a value "
+                                  "of type OTF2_TYPE_NONE", d->name, f->name,
+                                  idx(f, k, ib, sizeof ib));
             kind = f->is_self ? WEFT_REF_NONE : weft_field_kind(r, d, f, k);
             if (kind != WEFT_REF_NONE &&
                 (rc = check_ref(m, d, f, k, kind, v, err, errlen)) < 0)
@@ -157,22 +149,22 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
                 uint64_t id = weft_field_get(r, rf);
                 weft_decl dl;
                 if (decl_of(m, rf->ref, id, &dl) && dl.count != v)
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s: %" PRIu64
-                                " elements, but %s %" PRIu64 " (%s) has %"
-                                PRIu32, d->name, f->name, v,
-                                weft_ref_kind_name(rf->ref), id, rf->name,
-                                dl.count);
+                    return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s: %"
+                                      PRIu64 " elements, but %s %" PRIu64 " "
+                                      "(%s) has %" PRIu32, d->name, f->name, v,
+                                      weft_ref_kind_name(rf->ref), id, rf->name,
+                                      dl.count);
             }
             if (f->decl_ref >= 0) {
                 const weft_field_desc *rf = &d->fields[f->decl_ref];
                 uint64_t id = weft_field_value(r, rf, k);
                 weft_decl dl;
                 if (decl_of(m, rf->ref, id, &dl) && dl.type != v)
-                    return fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type %"
-                                PRIu64 ", but %s %" PRIu64 " is declared with"
-                                " type %u", d->name, f->name,
-                                idx(f, k, ib, sizeof ib), v,
-                                weft_ref_kind_name(rf->ref), id, dl.type);
+                    return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type "
+                                      "%" PRIu64 ", but %s %" PRIu64 " is "
+                                      "declared with type %u", d->name, f->name,
+                                      idx(f, k, ib, sizeof ib), v,
+                                      weft_ref_kind_name(rf->ref), id, dl.type);
             }
         }
     }
@@ -260,8 +252,9 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
         uint64_t id;
         nrec++;
         if (rd->flags & WEFT_DF_DAEMON) {
-            rc = fail(err, errlen, WEFT_ETYPE, "%s definitions are derived "
-                      "by weftd and may not be sent by clients", rd->name);
+            rc = weft__fail(err, errlen, WEFT_ETYPE, "%s definitions are "
+                            "derived by weftd and may not be sent by clients",
+                            rd->name);
             goto out;
         }
         rc = check_record(m, rd, &r, err, errlen);
@@ -271,9 +264,9 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
         if (r.type == WEFT_REC_ThreadName &&
             r.u.ThreadName.thread >= cfg->max_locations) {
             hit = WEFT_LIMIT_MAX_LOCATIONS;
-            rc = fail(err, errlen, WEFT_ELIMIT, "ThreadName.thread: thread "
-                      "%" PRIu32 " exceeds max_locations (%" PRIu64 ")",
-                      r.u.ThreadName.thread, cfg->max_locations);
+            rc = weft__fail(err, errlen, WEFT_ELIMIT, "ThreadName.thread: "
+                            "thread %" PRIu32 " exceeds max_locations (%" PRIu64
+                            ")", r.u.ThreadName.thread, cfg->max_locations);
             goto out;
         }
         if (rd->self_field < 0)
@@ -281,29 +274,29 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
         self = &rd->fields[rd->self_field];
         id = weft_field_get(&r, self);
         if (id == weft_ref_kind_undefined(self->ref)) {
-            rc = fail(err, errlen, WEFT_EPROTO, "%s.%s: the undefined id "
-                      "cannot be defined", rd->name, self->name);
+            rc = weft__fail(err, errlen, WEFT_EPROTO, "%s.%s: the undefined id "
+                            "cannot be defined", rd->name, self->name);
             goto out;
         }
         if (weft_idset_has(&m->defined[self->ref], id)) {
-            rc = fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
-                      " is already defined", rd->name, self->name,
-                      weft_ref_kind_name(self->ref), id);
+            rc = weft__fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
+                            " is already defined", rd->name, self->name,
+                            weft_ref_kind_name(self->ref), id);
             goto out;
         }
         rc = weft_idset_add(&m->defined[self->ref], id, cfg->max_definitions);
         if (rc < 0) {
             if (rc == WEFT_ELIMIT)
                 hit = WEFT_LIMIT_MAX_DEFINITIONS;
-            rc = fail(err, errlen, rc, "%s.%s: id %" PRIu64 " exceeds "
-                      "max_definitions (%" PRIu64 ")", rd->name, self->name,
-                      id, cfg->max_definitions);
+            rc = weft__fail(err, errlen, rc, "%s.%s: id %" PRIu64 " exceeds "
+                            "max_definitions (%" PRIu64 ")", rd->name,
+                            self->name, id, cfg->max_definitions);
             goto out;
         }
         added = nrec;
         rc = remember_decl(m, rd, &r, self->ref, id);
         if (rc < 0) {
-            rc = fail(err, errlen, rc, "%s: out of memory", rd->name);
+            rc = weft__fail(err, errlen, rc, "%s: out of memory", rd->name);
             goto out;
         }
     }
@@ -343,17 +336,17 @@ static int check_span(const weft_member *m, uint64_t first, uint64_t last,
     if (res == 0) /* no Hello (a member made by hand: tests, fuzzers) */
         return 0;
     if (m->start_time > early && first < m->start_time - early)
-        return fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is %"
-                    PRIu64 " s before the process's start (%" PRIu64 "): at "
-                    "most %d s are allowed", first,
-                    (m->start_time - first) / res, m->start_time,
-                    WEFT_MAX_EARLY_S);
+        return weft__fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is "
+                          "%" PRIu64 " s before the process's start (%" PRIu64
+                          "): at most %d s are allowed", first,
+                          (m->start_time - first) / res, m->start_time,
+                          WEFT_MAX_EARLY_S);
     if (last > m->start_time && last - m->start_time > span)
-        return fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is %"
-                    PRIu64 " s after the process's start (%" PRIu64 "): at "
-                    "most %d s are allowed", last,
-                    (last - m->start_time) / res, m->start_time,
-                    WEFT_MAX_SPAN_S);
+        return weft__fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is "
+                          "%" PRIu64 " s after the process's start (%" PRIu64
+                          "): at most %d s are allowed", last,
+                          (last - m->start_time) / res, m->start_time,
+                          WEFT_MAX_SPAN_S);
     return 0;
 }
 
@@ -378,28 +371,29 @@ int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
         const Weft__LocationEnd *l = g->locations[i];
         if (l->location >= max_locations) {
             *limit = WEFT_LIMIT_MAX_LOCATIONS;
-            return fail(err, errlen, WEFT_ELIMIT, "Goodbye: thread %u "
-                        "exceeds max_locations (%" PRIu64 ")", l->location,
-                        max_locations);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "Goodbye: thread %u "
+                              "exceeds max_locations (%" PRIu64 ")",
+                              l->location, max_locations);
         }
         if (l->events > WEFT_MAX_COUNT || l->dropped > WEFT_MAX_COUNT)
-            return fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u "
-                        "reports %" PRIu64 " events and %" PRIu64 " dropped"
-                        ": more than %" PRIu64 " cannot be", l->location,
-                        l->events, l->dropped, (uint64_t)WEFT_MAX_COUNT);
+            return weft__fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u "
+                              "reports %" PRIu64 " events and %" PRIu64 " "
+                              "dropped: more than %" PRIu64 " cannot be",
+                              l->location, l->events, l->dropped,
+                              (uint64_t)WEFT_MAX_COUNT);
         *dropped += l->dropped;
     }
     if (g->n_locations < 2)
         return 0;
     if (!(ids = malloc(g->n_locations * sizeof *ids)))
-        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
     for (size_t i = 0; i < g->n_locations; i++)
         ids[i] = g->locations[i]->location;
     qsort(ids, g->n_locations, sizeof *ids, cmp_u32);
     for (size_t i = 1; i < g->n_locations && rc == 0; i++)
         if (ids[i] == ids[i - 1])
-            rc = fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u is "
-                      "named twice", ids[i]);
+            rc = weft__fail(err, errlen, WEFT_EINVAL, "Goodbye: thread %u is "
+                            "named twice", ids[i]);
     free(ids);
     return rc;
 }
@@ -420,9 +414,9 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
     if (limit)
         *limit = WEFT_LIMIT_NONE;
     if (base < prev)
-        return fail(err, errlen, WEFT_ETIME, "batch base time %" PRIu64
-                    " is smaller than the last time %" PRIu64 " of thread %u",
-                    base, prev, loc);
+        return weft__fail(err, errlen, WEFT_ETIME, "batch base time %" PRIu64
+                          " is smaller than the last time %" PRIu64 " of "
+                          "thread %u", base, prev, loc);
     weft_decoder_init(&dec, buf, len, 1, base);
     dec.max_string = m->trace->d->cfg.max_string;
     for (;;) {
@@ -457,8 +451,8 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
         goto out;
     }
     if (n != count) {
-        rc = fail(err, errlen, WEFT_EPROTO, "EventBatch announces %u events "
-                  "but holds %u", count, n);
+        rc = weft__fail(err, errlen, WEFT_EPROTO, "EventBatch announces %u "
+                        "events but holds %u", count, n);
         goto out;
     }
     if (n && (rc = check_span(m, first, prev, err, errlen)) < 0)
@@ -498,39 +492,40 @@ int weft_validate_tags(const Weft__Hello *h, uint64_t max_string,
     if (limit)
         *limit = WEFT_LIMIT_NONE;
     if (h->n_tags > WEFT_MAX_TAGS)
-        return fail(err, errlen, WEFT_ELIMIT, "Hello: %zu tags, at most %d "
-                    "are allowed", h->n_tags, WEFT_MAX_TAGS);
+        return weft__fail(err, errlen, WEFT_ELIMIT, "Hello: %zu tags, at most "
+                          "%d are allowed", h->n_tags, WEFT_MAX_TAGS);
     for (size_t i = 0; i < h->n_tags; i++) {
         const char *k = h->tags[i]->key, *v = h->tags[i]->value;
         size_t n = strlen(k);
         if (n == 0)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag %zu has an "
-                        "empty key", i + 1);
+            return weft__fail(err, errlen, WEFT_EINVAL, "Hello: tag %zu has an "
+                              "empty key", i + 1);
         if (n > WEFT_MAX_TAG_KEY)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s...' "
-                        "is %zu bytes long, at most %d are allowed",
-                        tag_key_shown(k, kb, sizeof kb), n, WEFT_MAX_TAG_KEY);
+            return weft__fail(err, errlen, WEFT_EINVAL, "Hello: tag key "
+                              "'%s...' is %zu bytes long, at most %d are "
+                              "allowed", tag_key_shown(k, kb, sizeof kb), n,
+                              WEFT_MAX_TAG_KEY);
         if (strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                       "0123456789_.-") != n)
-            return fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s' has "
-                        "a character other than A-Z a-z 0-9 _ . -",
-                        tag_key_shown(k, kb, sizeof kb));
+            return weft__fail(err, errlen, WEFT_EINVAL, "Hello: tag key '%s' "
+                              "has a character other than A-Z a-z 0-9 _ . -",
+                              tag_key_shown(k, kb, sizeof kb));
         if (strlen(v) > max_string) {
             if (limit)
                 *limit = WEFT_LIMIT_MAX_STRING;
-            return fail(err, errlen, WEFT_ELIMIT, "Hello: the value of tag "
-                        "'%s' is %zu bytes long, over max_string (%" PRIu64
-                        ")", k, strlen(v), max_string);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "Hello: the value of "
+                              "tag '%s' is %zu bytes long, over max_string (%"
+                              PRIu64 ")", k, strlen(v), max_string);
         }
         for (size_t j = 0; j < i; j++)
             if (strcmp(h->tags[j]->key, k) == 0)
-                return fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' is "
-                            "given twice", k);
+                return weft__fail(err, errlen, WEFT_EINVAL, "Hello: tag '%s' "
+                                  "is given twice", k);
         total += n + strlen(v);
         if (total > WEFT_MAX_TAG_BYTES)
-            return fail(err, errlen, WEFT_ELIMIT, "Hello: the tags are over "
-                        "%d bytes (keys and values) at tag '%s'",
-                        WEFT_MAX_TAG_BYTES, k);
+            return weft__fail(err, errlen, WEFT_ELIMIT, "Hello: the tags are "
+                              "over %d bytes (keys and values) at tag '%s'",
+                              WEFT_MAX_TAG_BYTES, k);
     }
     return 0;
 }
@@ -544,14 +539,15 @@ int weft_goodbye_ended(const Weft__Goodbye *g, char **out, char *err,
 
     *out = NULL;
     if (n > WEFT_MAX_ENDED)
-        return fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' is %zu "
-                    "bytes long, at most %d are allowed", n, WEFT_MAX_ENDED);
+        return weft__fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' is %zu "
+                          "bytes long, at most %d are allowed", n,
+                          WEFT_MAX_ENDED);
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' has a "
-                        "control character (0x%02x) at byte %zu",
-                        (unsigned char)s[i], i);
+            return weft__fail(err, errlen, WEFT_EINVAL, "Goodbye: 'ended' has "
+                              "a control character (0x%02x) at byte %zu",
+                              (unsigned char)s[i], i);
     if (n && !(*out = strdup(s)))
-        return fail(err, errlen, WEFT_ENOMEM, "out of memory");
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
     return 0;
 }

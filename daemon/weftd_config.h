@@ -11,6 +11,7 @@
  *             retention_days,
  *             max_spool_bytes
  *   [limits]  max_frame, max_connections, max_connections_per_user,
+ *             reserved_connections,
  *             listen_backlog,
  *             max_conn_pending, max_buffered,
  *             idle_timeout, session_timeout, shutdown_timeout, max_string, max_definitions,
@@ -70,6 +71,9 @@ typedef struct weft_config {
     uint64_t max_frame;        /* bytes per frame */
     uint64_t max_connections;
     uint64_t max_connections_per_user; /* that said Hello (server.c) */
+    uint64_t reserved_connections;     /* beyond max_connections, for
+                                          admins on the Unix socket
+                                          (reserve.h) */
     uint64_t listen_backlog;   /* connections the kernel queues before
                                   weftd accepts them (server.c; restart) */
     uint64_t max_conn_pending; /* reply bytes queued for one client before

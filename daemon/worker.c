@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "fifo.h"
 #include "weft_errors.h"
 
 struct weft_worker {
@@ -37,16 +38,6 @@ struct weft_worker {
     int closing;                 /* loop thread: handle closing */
 };
 
-static void append(weft_work **head, weft_work **tail, weft_work *j)
-{
-    j->next = NULL;
-    if (*tail)
-        (*tail)->next = j;
-    else
-        *head = j;
-    *tail = j;
-}
-
 /* Under the lock: may a thread start the next job? */
 static int can_start(const struct weft_worker *w)
 {
@@ -64,10 +55,7 @@ static void *thread_main(void *arg)
             pthread_cond_wait(&w->wake, &w->lock);
         if (!can_start(w))
             break;  /* quit, and nothing left */
-        j = w->queued;
-        w->queued = j->next;
-        if (!w->queued)
-            w->queued_tail = NULL;
+        j = WEFT_FIFO_SHIFT(w->queued, w->queued_tail);
         w->nqueued--;
         if (++w->running > w->peak)
             w->peak = w->running;
@@ -75,7 +63,7 @@ static void *thread_main(void *arg)
         j->work(j);
         pthread_mutex_lock(&w->lock);
         w->running--;
-        append(&w->finished, &w->finished_tail, j);
+        WEFT_FIFO_PUSH(w->finished, w->finished_tail, j);
         uv_async_send(&w->async);
         pthread_cond_signal(&w->wake);  /* a slot is free */
     }
@@ -183,7 +171,7 @@ int weft_worker_submit(weft_worker *w, weft_work *job, weft_work_fn work,
     job->work = work;
     job->done = done;
     pthread_mutex_lock(&w->lock);
-    append(&w->queued, &w->queued_tail, job);
+    WEFT_FIFO_PUSH(w->queued, w->queued_tail, job);
     w->nqueued++;
     if (grow(w) < 0 && w->nthreads == 0) {
         /* Nobody to run it: take it back (it is the only one). */

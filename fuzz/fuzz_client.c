@@ -20,10 +20,26 @@
  * one that is refused frees nothing, a refusal says why; after a resume
  * that is accepted nothing is in flight, no batch or chunk weftd holds is
  * kept, and a thread's queued batches are in sequence order.
+ *
+ * Header byte 3 bit 7: over TCP, protocol 6. Two more header bytes, H
+ * and T, then the stream. libweft connects (weft__connect_and_hello) to
+ * a loopback listener whose thread plays weftd: it sends a Challenge
+ * (H bits 0-1: 2 of an older protocol, 3 of a uid weftd never runs as;
+ * bit 2: a nonce one byte short), reads the Auth (fuzz/sealed.c stands
+ * in for munged: its credential must be bound to the Challenge and to
+ * both ends of the connection as the listener sees them, with a key),
+ * answers (H bits 3-4: 2 an AuthAck proving another nonce, 3 an Error),
+ * then sends the stream's frames sealed with the session MAC, the one
+ * numbered T & 7 tampered with as fz_tamper (T >> 3 & 15) says, and
+ * reads the Hello, which must open with the MAC. Checked: libweft goes
+ * on only after a good Challenge and an AuthAck proving the key; it
+ * refuses the tampered frame and every frame after it.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,6 +47,7 @@
 #include "fuzz.h"
 #include "client_session.h"
 #include "frame.h"
+#include "sealed.h"
 #include "weft_errors.h"
 
 #define MAX_THREADS 4
@@ -253,6 +270,255 @@ static void handle(const Weft__Envelope *env)
         CHECK(transient == 0);
 }
 
+/* ---- over TCP: a thread playing weftd ---------------------------------- */
+
+typedef struct server {
+    int listen_fd, fd;
+    uint8_t how, tamper;        /* H and T */
+    const uint8_t *stream;
+    size_t len;
+    int good;                   /* the Challenge and the AuthAck are */
+    size_t tampered;            /* the frame tampered with (+1), or 0 */
+} server;
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return; /* libweft closed it */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void send_env(int fd, weft_mac *m, const Weft__Envelope *env)
+{
+    uint8_t *frame = NULL;
+    ssize_t n = weft_frame_pack(env, &frame);
+
+    CHECK(n > 0);
+    if (m)
+        n = (ssize_t)fz_seal(m, &frame, (size_t)n, FZ_SEALED, 0);
+    write_all(fd, frame, (size_t)n);
+    free(frame);
+}
+
+/* The next frame from fd (NULL at its end), opened with m if set. */
+static Weft__Envelope *next_env(int fd, weft_frame_reader *rd, weft_mac *m)
+{
+    uint8_t byte;
+
+    for (;;) {
+        const uint8_t *p = &byte;
+        size_t left;
+        uint8_t *frame = NULL;
+        uint32_t flen = 0;
+        ssize_t n = read(fd, &byte, 1);
+        int rc;
+        if (n <= 0)
+            return NULL;
+        left = 1;
+        rc = weft_frame_reader_feed(rd, &p, &left, &frame, &flen);
+        CHECK(rc >= 0);
+        if (rc == 1) {
+            Weft__Envelope *env;
+            char why[128];
+            if (m) {
+                ssize_t k = weft_mac_open(m, frame, flen, why, sizeof why);
+                CHECK(k >= 0); /* libweft's frames open */
+                flen = (uint32_t)k;
+            }
+            env = weft_frame_unpack(frame, flen);
+            CHECK(env != NULL);
+            free(frame);
+            return env;
+        }
+    }
+}
+
+/* weftd's side of the handshake: 1 with the session key, 0 with it but
+ * an AuthAck that does not prove it (the stream follows all the same, as
+ * from a relay that goes on), -1 when it ends there. */
+static int handshake(server *s, weft_frame_reader *rd,
+                     uint8_t key[WEFT_MAC_KEY])
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT, *auth;
+    Weft__Challenge ch = WEFT__CHALLENGE__INIT;
+    Weft__AuthAck ack = WEFT__AUTH_ACK__INIT;
+    uint8_t nonce[WEFT_AUTH_NONCE], proof[WEFT_MAC_TAG];
+    weft_bind b, here;
+    weft_auth_id id;
+    char err[256];
+    unsigned answer = (s->how >> 3) & 3;
+
+    for (int i = 0; i < WEFT_AUTH_NONCE; i++)
+        nonce[i] = (uint8_t)(s->how * 31 + i);
+    ch.protocol_version = (s->how & 3) == 2 ? WEFT_PROTOCOL_VERSION - 1
+                                             : WEFT_PROTOCOL_VERSION;
+    ch.server_uid = (s->how & 3) == 3 ? 4242424u : (uint32_t)geteuid();
+    ch.nonce.data = nonce;
+    ch.nonce.len = s->how & 4 ? WEFT_AUTH_NONCE - 1 : WEFT_AUTH_NONCE;
+    env.msg_case = WEFT__ENVELOPE__MSG_CHALLENGE;
+    env.challenge = &ch;
+    send_env(s->fd, NULL, &env);
+    if (!(auth = next_env(s->fd, rd, NULL)))
+        return -1; /* libweft refused the Challenge */
+    CHECK((s->how & 3) < 2 && !(s->how & 4)); /* a good Challenge */
+    CHECK(auth->msg_case == WEFT__ENVELOPE__MSG_AUTH);
+    CHECK(weft_auth_decode(NULL, auth->auth->credential.data,
+                           auth->auth->credential.len, &id, err,
+                           sizeof err) == 0);
+    weft_frame_free_envelope(auth);
+    CHECK(id.uid == (uint32_t)geteuid());
+    CHECK(weft_bind_decode(id.payload, id.payload_len, &b, err,
+                           sizeof err) == 0);
+    /* bound to this Challenge and connection: ends swapped here */
+    fz_bind(s->fd, nonce, b.key, &here);
+    CHECK(weft_bind_check(&b, nonce, &here.client, &here.server, err,
+                          sizeof err) == 0);
+    memcpy(key, b.key, WEFT_MAC_KEY);
+    if (answer == 3) {
+        uint8_t *e = NULL;
+        ssize_t n = weft_frame_pack_error(&e, WEFT_EAUTH, "MUNGE "
+                                          "credential refused: expired");
+        CHECK(n > 0);
+        write_all(s->fd, e, (size_t)n);
+        free(e);
+        return -1;
+    }
+    nonce[0] ^= answer == 2;
+    weft_mac_proof(key, nonce, WEFT_AUTH_NONCE, proof);
+    ack.proof.data = proof;
+    ack.proof.len = sizeof proof;
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH_ACK;
+    env.auth_ack = &ack;
+    send_env(s->fd, NULL, &env);
+    return answer < 2;
+}
+
+static void *serve(void *arg)
+{
+    server *s = arg;
+    weft_frame_reader rd, in;
+    uint8_t key[WEFT_MAC_KEY], *frame;
+    const uint8_t *p = s->stream;
+    size_t left = s->len, k = 0;
+    weft_mac *m = NULL;
+    Weft__Envelope *hello;
+    uint32_t flen;
+    int rc;
+
+    CHECK((s->fd = accept(s->listen_fd, NULL, NULL)) >= 0);
+    weft_frame_reader_init(&rd, 1u << 20);
+    weft_frame_reader_init(&in, 1u << 20);
+    rc = handshake(s, &rd, key);
+    s->good = rc == 1;
+    if (rc >= 0)
+        CHECK((m = weft_mac_new(key, WEFT_MAC_SERVER)) != NULL);
+    /* the stream's frames, sealed; what does not frame as it is */
+    while (m && left > 0 &&
+           weft_frame_reader_feed(&in, &p, &left, &frame, &flen) == 1) {
+        uint8_t *f = malloc(WEFT_FRAME_HEADER + (size_t)flen);
+        unsigned t = (s->tamper >> 3) & 15;
+        size_t n;
+        CHECK(f != NULL);
+        memcpy(f, p - flen - WEFT_FRAME_HEADER, WEFT_FRAME_HEADER);
+        memcpy(f + WEFT_FRAME_HEADER, frame, flen);
+        free(frame);
+        if (k == (s->tamper & 7u) && t > FZ_SEALED && t < FZ_TAMPERS)
+            s->tampered = k + 1;
+        n = fz_seal(m, &f, WEFT_FRAME_HEADER + (size_t)flen,
+                    s->tampered == k + 1 ? (enum fz_tamper)t : FZ_SEALED,
+                    s->tamper);
+        write_all(s->fd, f, n);
+        free(f);
+        k++;
+    }
+    write_all(s->fd, p, left);
+    shutdown(s->fd, SHUT_WR);
+    /* libweft's Hello, sealed; then whatever until it closes */
+    if (m && (hello = next_env(s->fd, &rd, m))) {
+        CHECK(hello->msg_case == WEFT__ENVELOPE__MSG_HELLO);
+        weft_frame_free_envelope(hello);
+    }
+    while (read(s->fd, key, sizeof key) > 0)
+        ;
+    weft_mac_free(m);
+    weft_frame_reader_free(&rd);
+    weft_frame_reader_free(&in);
+    close(s->fd);
+    return NULL;
+}
+
+/* The input over TCP: libweft connects and says Hello, then takes what
+ * follows the HelloAck. Returns the frames it took after the HelloAck. */
+static size_t over_tcp(const uint8_t *data, size_t size)
+{
+    weft__config *c = &weft__S.cfg;
+    server s = { .how = data[4], .tamper = data[5], .stream = data + 6,
+                 .len = size - 6 };
+    Weft__Envelope *ack = NULL, *env = NULL;
+    uint16_t port;
+    pthread_t th;
+    char why[512];
+    int fd = -1, code = 0, rc, connected;
+    size_t took = 0;
+
+    s.listen_fd = fz_listen(&port);
+    c->is_unix = 0;
+    snprintf(c->host, sizeof c->host, "127.0.0.1");
+    snprintf(c->port, sizeof c->port, "%u", (unsigned)port);
+    snprintf(c->server, sizeof c->server, "127.0.0.1:%u", (unsigned)port);
+    c->auth_none = 0;
+    c->daemon_user[0] = '\0';
+    c->size = 2;
+    c->stall_ms = 1000;
+    c->clock_name = "monotonic";
+    c->resolution = 1000000000;
+    CHECK(pthread_create(&th, NULL, serve, &s) == 0);
+    rc = weft__connect_and_hello(c, weft__now_ms() + 5000, &fd, &ack, &code,
+                                 why, sizeof why);
+    connected = rc == 0;
+    if (connected) {
+        CHECK(weft__S.in.mac != NULL);
+        resume(ack->hello_ack);
+        weft_frame_free_envelope(ack);
+        for (;;) {
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+            rc = weft__input_next(fd, &weft__S.in, &env, why, sizeof why);
+            if (rc == 0) { /* the thread has not written it all yet */
+                CHECK(poll(&pfd, 1, 10000) == 1);
+                continue;
+            }
+            if (rc != 1)
+                break;
+            took++;
+            handle(env);
+            weft_frame_free_envelope(env);
+        }
+        CHECK(rc == WEFT_ECLOSED || (rc == WEFT_EPROTO && why[0]));
+        close(fd);
+    } else {
+        CHECK(why[0] != '\0');
+    }
+    CHECK(pthread_join(th, NULL) == 0);
+    close(s.listen_fd);
+    if (getenv("WEFT_FUZZ_LOG"))
+        fprintf(stderr, "fuzz_client: %s (%s); %zu frames after the "
+                "HelloAck, frame %zu tampered with\n",
+                connected ? "connected" : "not connected",
+                connected ? "-" : why, took, s.tampered);
+    /* on only after a good handshake; nothing from the tampered on */
+    CHECK(!connected || s.good);
+    if (s.tampered)
+        CHECK(!connected || took + 1 < s.tampered);
+    weft_frame_reader_free(&weft__S.in.rd);
+    weft_mac_free(weft__S.in.mac);
+    memset(&weft__S.in, 0, sizeof weft__S.in);
+    return took;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int sv[2];
@@ -264,6 +530,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 4 || size > 8192)
         return 0;
     build(data);
+    if (data[3] & 0x80) {
+        if (size >= 6)
+            over_tcp(data, size);
+        teardown();
+        return 0;
+    }
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         abort();
     /* The stream at once (a socketpair holds 8 KiB and more), then end

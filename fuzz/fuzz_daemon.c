@@ -12,9 +12,9 @@
  *
  * Input: a config byte (bit 0: durability = fsync; bit 1: small limits;
  * bit 2: max_conn_pending tiny; bit 3: max_buffered small; bit 4:
- * max_frame small), then steps. A step is an op byte (bits 0-1: the peer;
- * the rest, modulo NKINDS, what it does: see step()) and the bytes that
- * kind reads. Frames are built well formed from those bytes, mostly:
+ * max_frame small; bit 5: over TCP, below), then steps. A step is an op
+ * byte (bits 0-1: the peer; the rest, modulo NKINDS, what it does: see
+ * step()) and the bytes that kind reads. Frames are built well formed from those bytes, mostly:
  * Hellos of two trace names, two runs and two users (the peer's uid, as
  * SO_PEERCRED gives it), Definitions and EventBatches whose records are
  * built from the record table's descriptors (gen_record: ids, references
@@ -38,6 +38,23 @@
  *    the archive holds the journaled events plus the Enters and Leaves
  *    conversion adds so that locations nest, minus the Leaves it drops;
  *  - the loop closes with nothing open (uv_loop_close returns 0).
+ *
+ * Over TCP (config bit 5; auth = munge) the peers connect to a loopback
+ * listener weftd adopted and accepts, so preauth.c and authn.c see them:
+ * weftd's Challenge comes first; before a peer's first step that is not
+ * raw bytes it answers with an Auth whose credential (sealed.h's
+ * stand-in for munged, decoded on authn.c's worker thread) is bound to
+ * the Challenge and to the connection's ends, as libweft binds it, or
+ * spoilt by the step's first byte (low 4 bits: 10 the other user's uid,
+ * 11-15 fz_spoil 1-5: another nonce, client end, server end, refused by
+ * "munged", a payload binding nothing); the AuthAck's proof must be of
+ * the session key, and from then on every frame both ways is sealed
+ * with the session MAC: weftd's must open, and each step of a sealed
+ * peer starts with a byte whose low 5 bits (1-4: fz_tamper) now and then
+ * spoil its first frame's tag, Envelope or number, or leave it unsealed,
+ * which weftd must refuse (an Error, then the end). Checked as well:
+ * a spoilt credential authenticates nothing, one of the other uid joins
+ * no trace, and weftd never opens the frame tampered with.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,6 +70,8 @@
 #include <uv.h>
 
 #include "fuzz.h"
+#include "sealed.h"
+#include "authn.h"
 #include "catalog.h"
 #include "codec.h"
 #include "convert.h"
@@ -367,6 +386,15 @@ typedef struct peer {
     uint64_t seq[NLOCS];    /* last EventBatch seq sent per thread */
     uint64_t time[NLOCS];   /* time of the last event sent */
     uint64_t events[NLOCS]; /* events sent */
+    /* Over TCP: the handshake, and the MAC once AuthAck came. */
+    int challenged;         /* weftd's Challenge came */
+    int auth_sent;          /* an Auth was sent (or is not to be) */
+    uint8_t nonce[WEFT_AUTH_NONCE];
+    uint8_t key[WEFT_MAC_KEY];
+    weft_mac *mac;          /* seals what it sends, opens what it gets */
+    uint8_t tamper;         /* for the step's first frame (fz_tamper) */
+    int spoilt;             /* its credential: 1 spoilt, 2 another uid */
+    uint64_t bad_frame;     /* the number of a frame tampered with, or 0 */
 } peer;
 
 static char dir[128], spool[160], keep[160], catalog[200], template_db[200];
@@ -378,6 +406,8 @@ static peer peers[NPEERS];
 static member members[MAX_MEMBERS];
 static size_t nmembers;
 static unsigned conn_serial;
+static int tcp;               /* this input's peers come over TCP */
+static uint16_t tcp_port;     /* of weftd's listener */
 
 /* ---- the daemon's side ------------------------------------------------------ */
 
@@ -390,6 +420,9 @@ static void stop_ingest(weft_daemon *dd)
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed, stop_ingest,
                                         NULL /* Unix peers: no Challenge */ };
+static const weft_server_cbs ingest_tcp = { weft_session_frame,
+                                            weft_session_closed, stop_ingest,
+                                            weft_authn_challenge };
 
 /* p's connection if weftd still lists it. */
 static weft_conn *conn_of(const peer *p)
@@ -449,6 +482,22 @@ static void on_reply(peer *p, const Weft__Envelope *env)
     case WEFT__ENVELOPE__MSG_ERROR:
         p->errors++;
         break;
+    case WEFT__ENVELOPE__MSG_CHALLENGE:
+        CHECK(tcp && !p->challenged && !p->auth_sent);
+        CHECK(env->challenge->nonce.len == WEFT_AUTH_NONCE);
+        CHECK(env->challenge->protocol_version == WEFT_PROTOCOL_VERSION);
+        memcpy(p->nonce, env->challenge->nonce.data, WEFT_AUTH_NONCE);
+        p->challenged = 1;
+        break;
+    case WEFT__ENVELOPE__MSG_AUTH_ACK:
+        /* weftd proves it read the key: it decoded the credential */
+        CHECK(tcp && p->auth_sent && !p->mac);
+        CHECK(p->spoilt != 1); /* a spoilt credential is refused */
+        CHECK(weft_mac_proof_ok(p->key, p->nonce, WEFT_AUTH_NONCE,
+                                env->auth_ack->proof.data,
+                                env->auth_ack->proof.len));
+        CHECK((p->mac = weft_mac_new(p->key, WEFT_MAC_CLIENT)) != NULL);
+        break;
     case WEFT__ENVELOPE__MSG_HELLO_ACK:
         CHECK(p->hello);
         /* A client resends from what weftd holds. */
@@ -495,6 +544,15 @@ static void drain(peer *p)
             CHECK(rc >= 0);
             if (rc == 0)
                 break;
+            if (p->mac) { /* weftd's frames after its AuthAck */
+                char why[128];
+                ssize_t k = weft_mac_open(p->mac, frame, flen, why,
+                                          sizeof why);
+                if (k < 0)
+                    fprintf(stderr, "weftd's frame: %s\n", why);
+                CHECK(k >= 0);
+                flen = (uint32_t)k;
+            }
             env = weft_frame_unpack(frame, flen);
             CHECK(env != NULL);
             on_reply(p, env);
@@ -502,7 +560,7 @@ static void drain(peer *p)
             free(frame);
         }
     }
-    if (n == 0)
+    if (n == 0 || (n < 0 && tcp && errno == ECONNRESET))
         p->eof = 1;
     else
         CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
@@ -517,7 +575,7 @@ static int busy(void)
     for (weft_conn *c = d.conns; c; c = c->next) {
         uv_os_fd_t fd;
         int n = 0;
-        if (c->closing ||
+        if (c->closing || c->auth_job ||
             uv_stream_get_write_queue_size((uv_stream_t *)&c->h.stream))
             return 1;
         if (c->paused)
@@ -557,6 +615,21 @@ static void hang_up(peer *p)
         close(p->fd);
     p->fd = -1; /* p->c stays: weftd has it until it reads the end */
     weft_frame_reader_free(&p->reader);
+    weft_mac_free(p->mac);
+    p->mac = NULL;
+}
+
+/* Over TCP: p's connection as weftd accepted it (NULL: not yet, when
+ * it holds accepting back). */
+static weft_conn *accepted(const peer *p)
+{
+    for (int k = 0; k < 1000; k++) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        for (weft_conn *c = d.conns; c; c = c->next)
+            if (strcmp(c->peer, p->tag) == 0)
+                return c;
+    }
+    return NULL;
 }
 
 /* A new connection of p (its member and what it sent stay). */
@@ -565,12 +638,20 @@ static void connect_peer(peer *p, int i)
     int sv[2];
 
     hang_up(p);
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-    CHECK(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
-    p->fd = sv[0];
     weft_frame_reader_init(&p->reader, 1u << 30);
     p->member = -1;
     p->hello = p->goodbye = p->asked = p->errors = p->eof = 0;
+    p->challenged = p->auth_sent = p->spoilt = 0;
+    p->bad_frame = 0;
+    if (tcp) {
+        p->fd = fz_connect(tcp_port, p->tag, sizeof p->tag);
+        ++conn_serial;
+        p->c = accepted(p);
+        return;
+    }
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    CHECK(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
+    p->fd = sv[0];
     CHECK(weft_server_open_fd(&d, sv[1], &p->c) == 0);
     CHECK(p->c != NULL);
     snprintf(p->tag, sizeof p->tag, "fuzz:peer %d #%u", i, ++conn_serial);
@@ -605,8 +686,53 @@ static void send_env(peer *p, const Weft__Envelope *env)
     ssize_t n = weft_frame_pack(env, &frame);
 
     CHECK(n > 0);
+    if (p->mac) {
+        unsigned t = p->tamper & 0x1f;
+        if (t > FZ_SEALED && t < FZ_TAMPERS && !p->bad_frame)
+            p->bad_frame = weft_mac_sent(p->mac) + 1; /* weftd's next */
+        n = (ssize_t)fz_seal(p->mac, &frame, (size_t)n,
+                             t < FZ_TAMPERS ? t : FZ_SEALED, p->tamper);
+        p->tamper = 0; /* the step's first frame only */
+    }
     send_bytes(p, frame, (size_t)n);
     free(frame);
+}
+
+/* Over TCP: p answers weftd's Challenge with an Auth (see the top), as
+ * the Hello that may follow in `in` will need it. */
+static void authenticate(peer *p, cursor *in, int hello)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Auth a = WEFT__AUTH__INIT;
+    uint8_t how = byte(in), who = p->who;
+    char cred[FZ_CREDENTIAL];
+    unsigned spoil = how & 15;
+    uint32_t uid;
+    weft_bind b;
+
+    settle(); /* the Challenge */
+    p->auth_sent = 1;
+    if (p->fd < 0 || p->eof || !p->challenged)
+        return;
+    /* after the tamper byte, the Hello's who and how: a new identity? */
+    if (hello && in->end - in->p >= 3 && (in->p[2] & 0x80))
+        who = in->p[1];
+    uid = who & 4 ? UID_B : UID_A;
+    if (spoil == 10)
+        uid = uid == UID_A ? UID_B : UID_A;
+    p->spoilt = spoil == 10 ? 2 : spoil > 10;
+    for (int k = 0; k < WEFT_MAC_KEY; k++)
+        p->key[k] = (uint8_t)(how ^ conn_serial ^ (k * 37));
+    fz_bind(p->fd, p->nonce, p->key, &b);
+    a.protocol_version = WEFT_PROTOCOL_VERSION;
+    a.credential.data = (uint8_t *)cred;
+    a.credential.len = fz_credential(cred, uid, &b, spoil > 10
+                                     ? (enum fz_spoil)(spoil - 10)
+                                     : FZ_GOOD);
+    env.msg_case = WEFT__ENVELOPE__MSG_AUTH;
+    env.auth = &a;
+    send_env(p, &env);
+    settle(); /* the AuthAck, or an Error */
 }
 
 /* A sequence number from mode: the next (0, 1), one sent before (2) or a
@@ -646,7 +772,7 @@ static void send_hello(peer *p, uint8_t who, uint8_t how)
     }
     if (!p->size)
         p->size = 1;
-    if (c && !p->hello) /* SO_PEERCRED's uid */
+    if (c && !p->hello && !tcp) /* SO_PEERCRED's uid */
         c->peer_uid = p->who & 4 ? UID_B : UID_A;
     h.protocol_version = (how & 0x70) == 0x70 ? 1 : WEFT_PROTOCOL_VERSION;
     h.trace = (char *)names[(p->who & 1) && (how & 8)];
@@ -815,6 +941,7 @@ enum { HELLO, DEFINITIONS, BATCH, BATCH2, GOODBYE, OTHER, RAW, HANGUP,
 static void step(int i, int kind, cursor *in)
 {
     peer *p = &peers[i];
+    int reconnect;
 
     if (kind == TICK) {
         /* the grace period (0) ends for traces no one is connected to */
@@ -829,9 +956,16 @@ static void step(int i, int kind, cursor *in)
         hang_up(p);
         return;
     }
-    if (p->fd < 0 || p->eof || kind == RECONNECT) {
+    reconnect = p->fd < 0 || p->eof || kind == RECONNECT;
+    if (reconnect) {
         settle(); /* weftd sees the old one go first */
         connect_peer(p, i);
+    }
+    if (tcp && !p->auth_sent && kind != RAW)
+        authenticate(p, in, kind == HELLO || kind == RECONNECT);
+    if (p->mac)
+        p->tamper = byte(in);
+    if (reconnect) {
         if (p->size && (kind == DEFINITIONS || kind == BATCH ||
                         kind == BATCH2 || kind == GOODBYE)) {
             /* a member comes back as libweft does: Hello, then it
@@ -871,6 +1005,16 @@ static void check_step(int target, const int *errors, const int *eof)
 {
     for (int i = 0; i < NPEERS; i++) {
         const peer *p = &peers[i];
+        const weft_conn *c = conn_of(p);
+        /* Over TCP: a spoilt credential authenticates no one, one of
+         * another uid than the Hello's joins nothing, and weftd never
+         * takes the frame tampered with (nor any after it). */
+        if (c && p->spoilt == 1)
+            CHECK(!c->authenticated);
+        if (c && p->spoilt == 2)
+            CHECK(c->member == NULL);
+        if (c && c->mac && p->bad_frame)
+            CHECK(weft_mac_received(c->mac) < p->bad_frame);
         if (p->fd < 0)
             continue;
         if (i != target) {
@@ -1057,9 +1201,14 @@ static void daemon_start(uint8_t flags)
         cfg->max_buffered = 256;
     if (flags & 16)
         cfg->max_frame = 128;
+    tcp = (flags & 32) != 0;
+    if (tcp) {
+        cfg->auth = WEFT_AUTH_MUNGE;
+        CHECK(weft_server_adopt(&d, fz_listen(&tcp_port), 0) == 0);
+    }
     CHECK(weft_jwriter_start(&d, weft_session_written) == 0);
     CHECK(weft_worker_start(d.loop, 1, 0, &d.syncer) == 0);
-    CHECK(weft_server_start(&d, &ingest) == 0);
+    CHECK(weft_server_start(&d, tcp ? &ingest_tcp : &ingest) == 0);
 }
 
 static void daemon_stop(void)

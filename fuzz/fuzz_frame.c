@@ -9,6 +9,17 @@
  * unpacks is packed again and must read, unpack and pack back to the
  * same bytes. Record payloads inside Definitions and EventBatch go
  * through the record decoder as weftd would decode them.
+ *
+ * Protocol 6's sealed frames and credential payload go through the same
+ * inputs (proto/mac.c, proto/bind.c): every frame read is sealed as a
+ * client would seal it, under a key taken from the input, and must open
+ * at weftd's end to the same bytes, while a copy with a flipped bit (in
+ * its Envelope, its tag or its length), the frame unsealed, the frame
+ * opened out of turn or by the wrong direction is refused, with a
+ * reason, without counting it; the same for weftd's frames at the
+ * client's end. The input's first WEFT_BIND_PAYLOAD bytes (and the whole
+ * input) are decoded as a credential's payload: what decodes encodes
+ * back to the same bytes, the rest is refused with a reason.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +27,10 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "bind.h"
 #include "codec.h"
 #include "frame.h"
+#include "mac.h"
 #include "weft_errors.h"
 
 static const size_t max_frames[4] = { 0, 64, 4096, WEFT_DEFAULT_MAX_FRAME };
@@ -186,6 +199,145 @@ static void check_frame(const uint8_t *buf, uint32_t len)
     weft_frame_free_envelope(env);
 }
 
+/* ---- protocol 6: credential payloads and sealed frames ------------------ */
+
+/* p (len bytes) as a credential's payload: decodes and encodes back to
+ * the same bytes, or is refused saying why; its ends name themselves. */
+static void check_bind(const uint8_t *p, size_t len)
+{
+    uint8_t out[WEFT_BIND_PAYLOAD];
+    char why[256] = "", name[64];
+    weft_bind b;
+    int rc = weft_bind_decode(p, len, &b, why, sizeof why);
+
+    if (rc < 0) {
+        CHECK(rc == WEFT_EAUTH && why[0] != '\0');
+        CHECK(len != WEFT_BIND_PAYLOAD || p[0] != WEFT_BIND_VERSION);
+        return;
+    }
+    CHECK(rc == 0 && len == WEFT_BIND_PAYLOAD);
+    weft_bind_encode(&b, out);
+    CHECK(memcmp(out, p, WEFT_BIND_PAYLOAD) == 0);
+    weft_bind_addr_name(&b.client, name, sizeof name);
+    CHECK(strlen(name) < sizeof name);
+    weft_bind_addr_name(&b.server, name, sizeof name);
+    CHECK(strlen(name) < sizeof name);
+    /* Checked against the ends it names: accepted when they are known;
+     * against a nonce one bit off, refused. */
+    why[0] = '\0';
+    rc = weft_bind_check(&b, b.nonce, &b.server, &b.client, why, sizeof why);
+    CHECK(rc == 0 ? b.server.family && b.client.family
+                  : rc == WEFT_EAUTH && why[0] != '\0');
+    b.nonce[p[1] % WEFT_AUTH_NONCE] ^= 1;
+    CHECK(weft_bind_check(&b, out + 1, &b.server, &b.client, why,
+                          sizeof why) == WEFT_EAUTH);
+}
+
+/* Opens frame (a sealed frame, header included, of len bytes) at `to`:
+ * accepted as the env_len bytes of env, or (want_ok 0) refused without
+ * counting it. */
+static void open_one(weft_mac *to, const uint8_t *frame, size_t len,
+                     const uint8_t *env, size_t env_len, int want_ok)
+{
+    uint64_t before = weft_mac_received(to);
+    char why[128] = "";
+    ssize_t n = weft_mac_open(to, frame + WEFT_FRAME_HEADER,
+                              len - WEFT_FRAME_HEADER, why, sizeof why);
+
+    if (want_ok) {
+        CHECK(n == (ssize_t)env_len);
+        CHECK(memcmp(frame + WEFT_FRAME_HEADER, env, env_len) == 0);
+        CHECK(weft_mac_received(to) == before + 1);
+        return;
+    }
+    CHECK(n == WEFT_EAUTH && why[0] != '\0');
+    CHECK(weft_mac_received(to) == before);
+}
+
+/* Seals the frame env (len bytes, no header) at `from` and opens it at
+ * `to`, after refusing altered copies, itself unsealed, and itself at
+ * `wrong` (the sender's side). r: bits for the alterations. */
+static void seal_open(weft_mac *from, weft_mac *to, weft_mac *wrong,
+                      const uint8_t *env, uint32_t len, uint32_t r)
+{
+    uint8_t *frame = malloc(WEFT_FRAME_HEADER + (size_t)len + 1), *bad;
+    size_t sealed_len;
+    ssize_t n;
+
+    CHECK(frame != NULL);
+    frame[0] = (uint8_t)(len >> 24);
+    frame[1] = (uint8_t)(len >> 16);
+    frame[2] = (uint8_t)(len >> 8);
+    frame[3] = (uint8_t)len;
+    memcpy(frame + WEFT_FRAME_HEADER, env, len);
+    /* unsealed: shorter than a tag, or a tag that is not one */
+    open_one(to, frame, WEFT_FRAME_HEADER + (size_t)len, NULL, 0, 0);
+    n = weft_mac_seal(from, &frame, WEFT_FRAME_HEADER + (size_t)len);
+    CHECK(n == (ssize_t)(WEFT_FRAME_HEADER + len + WEFT_MAC_TAG));
+    sealed_len = (size_t)n;
+    CHECK(((uint32_t)frame[0] << 24 | (uint32_t)frame[1] << 16 |
+           (uint32_t)frame[2] << 8 | frame[3]) == len + WEFT_MAC_TAG);
+    CHECK((bad = malloc(sealed_len)) != NULL);
+    /* one bit flipped in its Envelope or its tag */
+    memcpy(bad, frame, sealed_len);
+    bad[WEFT_FRAME_HEADER + r % (len + WEFT_MAC_TAG)] ^= 1u << (r >> 8 & 7);
+    open_one(to, bad, sealed_len, NULL, 0, 0);
+    /* one byte less or more in it (a length altered on the way) */
+    if (r & 0x10000)
+        open_one(to, frame, sealed_len - 1, NULL, 0, 0);
+    /* at the sender's own side: the wrong direction */
+    if (r & 0x20000)
+        open_one(wrong, frame, sealed_len, NULL, 0, 0);
+    open_one(to, frame, sealed_len, env, len, 1);
+    /* once accepted, the same frame again is a replay */
+    open_one(to, frame, sealed_len, NULL, 0, 0);
+    free(bad);
+    free(frame);
+}
+
+/* The frames of l sealed both ways under a key from data, and the
+ * AuthAck's proof of that key. */
+static void check_mac(const frame_list *l, const uint8_t *data, size_t size,
+                      uint32_t seed)
+{
+    uint8_t key[WEFT_MAC_KEY] = { 0 }, proof[WEFT_MAC_TAG];
+    weft_mac *client, *server;
+
+    memcpy(key, data, size < sizeof key ? size : sizeof key);
+    key[0] ^= (uint8_t)seed;
+    CHECK((client = weft_mac_new(key, WEFT_MAC_CLIENT)) != NULL);
+    CHECK((server = weft_mac_new(key, WEFT_MAC_SERVER)) != NULL);
+    for (size_t i = 0; i < l->n; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        if (i & 1)
+            seal_open(server, client, server, l->frame[i], l->len[i], seed);
+        else
+            seal_open(client, server, client, l->frame[i], l->len[i], seed);
+    }
+    CHECK(weft_mac_sent(client) == weft_mac_received(server));
+    CHECK(weft_mac_sent(server) == weft_mac_received(client));
+    /* The proof of the key over the input's first bytes as a nonce:
+     * accepted; the input's own bytes or the proof one bit off are not. */
+    weft_mac_proof(key, data, size < WEFT_AUTH_NONCE ? size : WEFT_AUTH_NONCE,
+                   proof);
+    CHECK(weft_mac_proof_ok(key, data, size < WEFT_AUTH_NONCE ? size
+                                                            : WEFT_AUTH_NONCE,
+                            proof, sizeof proof) == 1);
+    if (size >= WEFT_MAC_TAG && memcmp(data, proof, WEFT_MAC_TAG) != 0)
+        CHECK(weft_mac_proof_ok(key, data, WEFT_AUTH_NONCE < size
+                                               ? WEFT_AUTH_NONCE : size,
+                                data, WEFT_MAC_TAG) == 0);
+    CHECK(weft_mac_proof_ok(key, data, 0, proof, sizeof proof - 1) == 0);
+    proof[seed % WEFT_MAC_TAG] ^= 0x80;
+    CHECK(weft_mac_proof_ok(key, data, size < WEFT_AUTH_NONCE
+                                           ? size : WEFT_AUTH_NONCE,
+                            proof, sizeof proof) == 0);
+    weft_mac_free(client);
+    weft_mac_free(server);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     frame_list whole, chunked;
@@ -209,6 +361,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(memcmp(whole.frame[i], chunked.frame[i], whole.len[i]) == 0);
         check_frame(whole.frame[i], whole.len[i]);
     }
+    check_mac(&whole, data, size, seed);
+    check_bind(data, size);
+    if (size > WEFT_BIND_PAYLOAD)
+        check_bind(data, WEFT_BIND_PAYLOAD);
     free_frames(&whole);
     free_frames(&chunked);
     return 0;

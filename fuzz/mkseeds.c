@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "bind.h"
 #include "codec.h"
 #include "frame.h"
 #include "journal.h"
@@ -215,13 +216,23 @@ static void frame_seeds(void)
     buf all = { .len = 0 }, b;
     Weft__Auth auth = WEFT__AUTH__INIT;
     Weft__AuthAck auth_ack = WEFT__AUTH_ACK__INIT;
-    uint8_t *err;
+    Weft__Challenge challenge = WEFT__CHALLENGE__INIT;
+    weft_bind bind;
+    uint8_t payload[WEFT_BIND_PAYLOAD], *err;
     ssize_t n;
 
     put_byte(&all, 3);          /* default max_frame */
     put_byte(&all, 0x5a);       /* chunking seed */
 
-    /* What a TCP client sends first (the credential's text is made up:
+    /* What weftd sends first over TCP. */
+    challenge.protocol_version = WEFT_PROTOCOL_VERSION;
+    challenge.nonce.data = (uint8_t *)"0123456789abcdef";
+    challenge.nonce.len = WEFT_AUTH_NONCE;
+    challenge.server_uid = 995;
+    env.msg_case = WEFT__ENVELOPE__MSG_CHALLENGE;
+    env.challenge = &challenge;
+    put_frame(&all, &env);
+    /* What a TCP client sends then (the credential's text is made up:
      * only its framing matters here). */
     auth.protocol_version = WEFT_PROTOCOL_VERSION;
     auth.credential.data = (uint8_t *)"MUNGE:AwQFAAB0ZXN0Y3JlZGVudGlhbA==:";
@@ -312,6 +323,24 @@ static void frame_seeds(void)
     env.definitions = &defs;
     put_frame(&b, &env);
     write_seed("fuzz_frame", "definitions", &b);
+
+    /* A credential's payload (proto/bind.h) as the whole input: a
+     * client at 127.0.0.1:40000 of weftd at [::1]:5555. */
+    memset(&bind, 0, sizeof bind);
+    memcpy(bind.nonce, "0123456789abcdef", WEFT_AUTH_NONCE);
+    bind.client.family = 4;
+    memcpy(bind.client.addr, "\x7f\0\0\1", 4);
+    bind.client.port = 40000;
+    bind.server.family = 6;
+    bind.server.addr[15] = 1;
+    bind.server.port = 5555;
+    memset(bind.key, 0x5c, sizeof bind.key);
+    b.len = 0;
+    put_byte(&b, 0);
+    put_byte(&b, 0);
+    weft_bind_encode(&bind, payload);
+    put(&b, payload, sizeof payload);
+    write_seed("fuzz_frame", "bind", &b);
 }
 
 /* ---- a member's ingest --------------------------------------------------- */
@@ -375,9 +404,34 @@ static void session_seeds(void)
 enum { D_HELLO, D_DEFINITIONS, D_BATCH, D_BATCH2, D_GOODBYE, D_OTHER, D_RAW,
        D_HANGUP, D_RECONNECT, D_TICK };
 
+/* Over TCP (config bit 5) a peer's first step on a connection that is
+ * not raw bytes starts with its Auth's byte (0: a good credential), and
+ * each step of an authenticated peer with its tamper byte (0: sealed as
+ * it should be). */
+static int d_tcp;
+static int d_authed[4];
+
 static void put_op(buf *b, unsigned peer, unsigned kind)
 {
     put_byte(b, (uint8_t)(kind << 2 | peer));
+    if (!d_tcp || kind == D_TICK)
+        return;
+    if (kind == D_HANGUP || kind == D_RECONNECT)
+        d_authed[peer] = 0; /* a new connection */
+    if (kind == D_HANGUP || (kind == D_RAW && !d_authed[peer]))
+        return;
+    if (!d_authed[peer])
+        put_byte(b, 0);
+    d_authed[peer] = 1;
+    put_byte(b, 0);
+}
+
+/* The config byte of a new input. */
+static void put_config(buf *b, uint8_t flags)
+{
+    b->len = 0;
+    memset(d_authed, 0, sizeof d_authed);
+    put_byte(b, (uint8_t)(flags | (d_tcp ? 0x20 : 0)));
 }
 
 /* Hello of peer as member `rank` (who and how of fuzz_daemon.c's
@@ -461,14 +515,14 @@ static void put_goodbye(buf *b, unsigned peer, uint8_t nlocs)
 {
     put_op(b, peer, D_GOODBYE);
     put_byte(b, (uint8_t)(nlocs << 2));
+    d_authed[peer] = 0; /* weftd closes the connection */
 }
 
 /* A new input (config byte 0) in which peers 0 and 1 (who1, rank1) say
  * Hello to traces of size members and peer 0 records. */
 static void start_pair(buf *b, uint8_t who1, uint8_t rank1, uint8_t size)
 {
-    b->len = 0;
-    put_byte(b, 0);
+    put_config(b, 0);
     put_hello(b, 0, 0, 0, size);
     put_hello(b, 1, who1, rank1, size);
     put_enter_leave(b, 0, 0, 1);
@@ -502,18 +556,66 @@ static void put_def(buf *b, unsigned peer, uint32_t type, const void *f,
     put(b, f, n);
 }
 
+/* The seed name, with "tcp-" before it over TCP. */
+static const char *dname(const char *name)
+{
+    static char s[64];
+
+    snprintf(s, sizeof s, "%s%s", d_tcp ? "tcp-" : "", name);
+    return s;
+}
+
+/* Over TCP: credentials spoilt and sealed frames tampered with (the
+ * bytes of fuzz_daemon.c's authenticate and send_env), among members
+ * that go on. */
+static void tcp_spoilt_seeds(void)
+{
+    buf b = { .len = 0 };
+
+    for (uint8_t spoil = 10; spoil < 16; spoil++) {
+        char name[32];
+        start_pair(&b, 0, 1, 2);
+        put_byte(&b, (uint8_t)(D_HELLO << 2 | 2));
+        put_byte(&b, spoil);    /* peer 2's Auth: spoilt, refused */
+        if (spoil == 10)        /* the other uid: accepted, but not */
+            put_byte(&b, 0);    /* the Hello's: the tamper byte */
+        put_byte(&b, 2);        /* a trace of its own (a run) */
+        put_byte(&b, 0x80);
+        put_enter_leave(&b, 1, 0, 1);
+        put_goodbye(&b, 0, 1);
+        put_goodbye(&b, 1, 1);
+        snprintf(name, sizeof name, "tcp-credential-%u", spoil);
+        write_seed("fuzz_daemon", name, &b);
+    }
+    for (uint8_t tamper = 1; tamper < 5; tamper++) {
+        char name[32];
+        start_pair(&b, 0, 1, 2);
+        put_byte(&b, (uint8_t)(D_BATCH << 2 | 1));
+        put_byte(&b, (uint8_t)(0x40 | tamper)); /* its frame tampered */
+        put_byte(&b, 0);
+        put_byte(&b, 1);
+        put_byte(&b, 0);
+        d_authed[1] = 0;        /* refused: peer 1 comes back */
+        put_enter_leave(&b, 1, 0, 1);
+        put_goodbye(&b, 0, 1);
+        put_goodbye(&b, 1, 1);
+        snprintf(name, sizeof name, "tcp-tampered-%u", tamper);
+        write_seed("fuzz_daemon", name, &b);
+    }
+}
+
 static void daemon_seeds(void)
 {
     buf b = { .len = 0 };
 
     /* One member's whole session: every record kind, then Goodbye. */
-    put_byte(&b, 0);
+    put_config(&b, 0);
     put_hello(&b, 0, 0, 0, 1);
     put_all_records(&b, 0);
     put_goodbye(&b, 0, 2);
-    write_seed("fuzz_daemon", "member", &b);
-    b.b[0] = 1;                 /* the same with durability = fsync */
-    write_seed("fuzz_daemon", "member-fsync", &b);
+    write_seed("fuzz_daemon", dname("member"), &b);
+    b.b[0] |= 1;                /* the same with durability = fsync */
+    write_seed("fuzz_daemon", dname("member-fsync"), &b);
 
     /* Two members of one trace send every record kind: conversion
      * unifies each kind's definitions across members. */
@@ -522,7 +624,7 @@ static void daemon_seeds(void)
     put_all_records(&b, 1);
     put_goodbye(&b, 0, 2);
     put_goodbye(&b, 1, 2);
-    write_seed("fuzz_daemon", "two-members-all", &b);
+    write_seed("fuzz_daemon", dname("two-members-all"), &b);
 
     /* Two members of one trace, interleaved. */
     start_pair(&b, 0, 1, 2);
@@ -531,11 +633,10 @@ static void daemon_seeds(void)
     put_enter_leave(&b, 1, 0, 0);
     put_goodbye(&b, 1, 1);
     put_goodbye(&b, 0, 2);
-    write_seed("fuzz_daemon", "two-members", &b);
+    write_seed("fuzz_daemon", dname("two-members"), &b);
 
     /* A member reconnects and resends a batch weftd holds. */
-    b.len = 0;
-    put_byte(&b, 0);
+    put_config(&b, 0);
     put_hello(&b, 0, 2, 0, 1);
     put_enter_leave(&b, 0, 0, 1);
     put_enter_leave(&b, 0, 0, 0);
@@ -548,7 +649,7 @@ static void daemon_seeds(void)
     put_byte(&b, 0);
     put_enter_leave(&b, 0, 0, 0);
     put_goodbye(&b, 0, 1);
-    write_seed("fuzz_daemon", "reconnect", &b);
+    write_seed("fuzz_daemon", dname("reconnect"), &b);
 
     /* A refused frame among good ones: the other member goes on. */
     start_pair(&b, 0, 1, 2);
@@ -563,7 +664,7 @@ static void daemon_seeds(void)
     put_enter_leave(&b, 1, 0, 1);
     put_goodbye(&b, 0, 2);
     put_goodbye(&b, 1, 1);
-    write_seed("fuzz_daemon", "refused", &b);
+    write_seed("fuzz_daemon", dname("refused"), &b);
 
     /* Two users record traces of the same name; a query, a clock sync,
      * a member that hangs up and comes back after the grace period. */
@@ -578,21 +679,19 @@ static void daemon_seeds(void)
     put_op(&b, 0, D_TICK);
     put_goodbye(&b, 1, 1);      /* back after its trace ended */
     put_goodbye(&b, 0, 1);
-    write_seed("fuzz_daemon", "two-users", &b);
+    write_seed("fuzz_daemon", dname("two-users"), &b);
 
     /* Rank 0 of two names rank 1's location group; rank 1 never comes. */
-    b.len = 0;
-    put_byte(&b, 0);
+    put_config(&b, 0);
     put_hello(&b, 0, 0, 0, 2);
     put_def(&b, 0, WEFT_REC_String, "\0", 1);
     put_def(&b, 0, WEFT_REC_LocationGroupProperty, "\x80\0\0\1", 4);
     put_goodbye(&b, 0, 0);
-    write_seed("fuzz_daemon", "missing-member", &b);
+    write_seed("fuzz_daemon", dname("missing-member"), &b);
 
     /* Three members of one trace: rank 1 counts 2.5 GHz ticks and has
      * ClockOffsets (out of time order), rank 2 is on another host. */
-    b.len = 0;
-    put_byte(&b, 0);
+    put_config(&b, 0);
     put_hello(&b, 0, 0, 0, 3);
     put_hello_how(&b, 1, 0, 1, 0x80 | 0x10 | 2);
     put_hello_how(&b, 2, 0, 2, 0x80 | 0x20 | 2);
@@ -602,7 +701,7 @@ static void daemon_seeds(void)
         put_enter_leave(&b, peer, 0, 1);
     for (unsigned peer = 0; peer < 3; peer++)
         put_goodbye(&b, peer, 1);
-    write_seed("fuzz_daemon", "clocks-hosts", &b);
+    write_seed("fuzz_daemon", dname("clocks-hosts"), &b);
 }
 
 /* ---- what weftd sends a client (fuzz_client) ----------------------------- */
@@ -691,6 +790,39 @@ static void client_seeds(void)
     put_byte(&b, 0x09);
     put_hello_ack(&b, 1, ahead, 2);
     write_seed("fuzz_client", "ahead", &b);
+
+    /* Over TCP (byte 3 bit 7; then fuzz_client.c's H and T): the
+     * handshake, then the reconnect above sealed; each way the
+     * handshake or a sealed frame goes wrong. */
+    static const struct {
+        const char *name;
+        uint8_t how, tamper;
+    } tcp[] = { { "tcp-resume", 0, 0 },
+                { "tcp-old-challenge", 2, 0 },
+                { "tcp-foreign-uid", 3, 0 },
+                { "tcp-short-nonce", 4, 0 },
+                { "tcp-bad-proof", 2 << 3, 0 },
+                { "tcp-refused", 3 << 3, 0 },
+                { "tcp-bad-tag", 0, 1 << 3 | 1 },
+                { "tcp-bad-body", 0, 2 << 3 | 2 },
+                { "tcp-skipped", 0, 3 << 3 | 1 },
+                { "tcp-unsealed", 0, 4 << 3 | 0 } };
+    for (size_t i = 0; i < sizeof tcp / sizeof tcp[0]; i++) {
+        b.len = 0;
+        put_byte(&b, 0x3f);
+        put_byte(&b, 0xff);
+        put_byte(&b, 0x5a);
+        put_byte(&b, 0x80 | 0x5c);
+        put_byte(&b, tcp[i].how);
+        put_byte(&b, tcp[i].tamper);
+        put_hello_ack(&b, 2, held, 4);
+        put_ack(&b, 0, 0, 3);
+        put_ack(&b, 0, 1, 2);
+        env.msg_case = WEFT__ENVELOPE__MSG_ERROR;
+        env.error = &err;
+        put_frame(&b, &env);
+        write_seed("fuzz_client", tcp[i].name, &b);
+    }
 }
 
 /* ---- member journals ----------------------------------------------------- */
@@ -1170,6 +1302,9 @@ int main(int argc, char **argv)
     frame_seeds();
     session_seeds();
     daemon_seeds();
+    d_tcp = 1;                  /* the same over TCP */
+    daemon_seeds();
+    tcp_spoilt_seeds();
     client_seeds();
     journal_seeds();
     text_seeds();

@@ -1,5 +1,9 @@
 /* errors.c - names and messages of the WEFT_E* codes. */
 #include "weft_errors.h"
+#include "fail.h"
+
+#include <stdarg.h>
+#include <stdio.h>
 
 #define WEFT__ERR_MSG(name, msg) msg,
 #define WEFT__ERR_NAME(name, msg) #name,
@@ -33,4 +37,17 @@ const char *weft_err_name(int code)
         return "OK";
     i = index_of(code);
     return i < 0 ? "EUNKNOWN" : names[i];
+}
+
+/* See fail.h. */
+int weft__fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
 }

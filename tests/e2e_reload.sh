@@ -49,11 +49,12 @@ done
 [ "$(json_get "$SPOOL/weftd.status" 'j["max_buffered"]')" = 1048576 ] ||
     fail "max_buffered was not reloaded on SIGHUP"
 # Keys that take effect only at a restart: the reload says which changed.
-printf '[weftd]\ndurability = fsync\n[limits]\nmax_connections = 5\nmax_buffered = 1M\nlisten_backlog = 8\n' >"$conf"
+# #30's keys counted from accept or Hello on are such keys too.
+printf '[weftd]\ndurability = fsync\n[limits]\nmax_connections = 5\nmax_buffered = 1M\nlisten_backlog = 8\npreauth_timeout = 3\nmax_open_journals = 20\n' >"$conf"
 kill -HUP "$WEFTD_PID"
 for _ in $(seq 50); do grep -q "SIGHUP: durability" "$TMP/weftd.log" && break; sleep 0.1; done
-grep -q "SIGHUP: durability, listen_backlog changed in the configuration but take effect only when weftd restarts" \
-    "$TMP/weftd.log" || fail "a changed durability and listen_backlog are not reported on SIGHUP"
+grep -q "SIGHUP: durability, listen_backlog, max_open_journals, preauth_timeout changed in the configuration but take effect only when weftd restarts (the running values are kept)" \
+    "$TMP/weftd.log" || fail "a changed durability, listen_backlog, max_open_journals and preauth_timeout are not reported on SIGHUP"
 exec 3>&-
 
 # A SIGHUP that lowers max_frame while a process streams: its threads,

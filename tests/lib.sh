@@ -61,6 +61,15 @@ cleanup() {
     for g in "${TEST_GROUPS[@]}"; do
         groupdel "$g" 2>/dev/null
     done
+    # users and groups named like make_user's in a subshell (a case of
+    # e2e_hostile.sh), which did not reach these lists
+    for u in $(getent passwd | cut -d: -f1 | grep "^wt$$-"); do
+        pkill -KILL -u "$u" 2>/dev/null
+        userdel "$u" 2>/dev/null
+    done
+    for g in $(getent group | cut -d: -f1 | grep "^wt$$-"); do
+        groupdel "$g" 2>/dev/null
+    done
     rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -239,12 +239,17 @@ static void test_numbers(void **state)
           offsetof(weft__config, pool_size), 2 },
         { "WEFT_FLUSH_MS", "0", NULL, "3600001",
           offsetof(weft__config, flush_ms), 0 },
+        { "WEFT_HEARTBEAT_MS", "0", NULL, "3600001",
+          offsetof(weft__config, heartbeat_ms), 0 },
         { "WEFT_CLOSE_TIMEOUT_MS", "3600000", NULL, "3600001",
           offsetof(weft__config, close_timeout_ms), 3600000 },
         { "WEFT_STALL_MS", "250", NULL, "3600001",
           offsetof(weft__config, stall_ms), 250 },
         { "WEFT_SIGNAL_FLUSH_MS", "60000", NULL, "60001",
           offsetof(weft__config, signal_flush_ms), 60000 },
+        { "WEFT_SIGNALS", "0", NULL, "2",
+          offsetof(weft__config, signals), 0 },
+        { "WEFT_DEBUG", "1", NULL, "2", offsetof(weft__config, debug), 1 },
     };
     weft__config c;
 

@@ -451,6 +451,15 @@ static void test_max_questions_per_user(void **state)
                     offsetof(weft_config, max_questions_per_user), 4, 1, 64);
 }
 
+/* reserved_connections: admins' connections beyond max_connections, 0
+ * (none) to 1024, default 16. */
+static void test_reserved_connections(void **state)
+{
+    (void)state;
+    check_count_key("limits", "reserved_connections",
+                    offsetof(weft_config, reserved_connections), 16, 0, 1024);
+}
+
 /* max_conversions: traces converted at once, 1 to 64, default 2 (the
  * queue it bounds is tested in test_trace and test_worker). */
 static void test_max_conversions(void **state)
@@ -588,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_max_definitions),
         cmocka_unit_test(test_max_definition_bytes),
         cmocka_unit_test(test_max_questions_per_user),
+        cmocka_unit_test(test_reserved_connections),
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_max_user_spool_bytes),
         cmocka_unit_test(test_min_free_spool_bytes),

@@ -66,14 +66,14 @@ static void test_round_robin(void **state)
     for (int i = 0; i < 2; i++)
         assert_int_equal(weft_convq_push(&q, &a[i], ALICE), 0);
     assert_int_equal(weft_convq_push(&q, &c[0], CAROL), 0);
-    assert_int_equal(q.nusers, 3);
+    assert_int_equal(q.users.n, 3);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         weft_convq_item *it = weft_convq_pop(&q);
         assert_ptr_equal(it, want[i]);
         assert_int_equal(q.last_uid, it->uid);
     }
     assert_null(weft_convq_pop(&q));
-    assert_int_equal(q.nusers, 0);
+    assert_int_equal(q.users.n, 0);
     weft_convq_free(&q);
 }
 

@@ -30,10 +30,7 @@
 
 static const weft_iosum_cell *of(const weft_iosum *s, uint32_t handle)
 {
-    for (size_t i = 0; i < s->ncells; i++)
-        if (s->cells[i].key == handle + 1)
-            return &s->cells[i];
-    return NULL;
+    return weft_hashtab_find(&s->t, handle + 1, sizeof(weft_iosum_cell));
 }
 
 static void test_match(void **state)
@@ -93,10 +90,10 @@ static void test_bound_and_add(void **state)
         assert_int_equal(weft_iosum_begin(&l, h, W, 1, 0), 0);
         assert_int_equal(weft_iosum_end(&t, &l, h, 1, h, 0, 2), 0);
     }
-    assert_int_equal(t.used, 100);
+    assert_int_equal(t.t.used, 100);
     assert_int_equal(weft_iosum_add(&t, &s), 0);
     assert_int_equal(weft_iosum_add(&t, &s), 0);
-    assert_int_equal(t.used, 100);
+    assert_int_equal(t.t.used, 100);
     assert_int_equal(of(&t, 3)->operations, 2 * WEFT_IOSUM_PENDING + 1);
     assert_int_equal(of(&t, 3)->bytes_written, 3);
     assert_int_equal(of(&t, 99)->bytes_written, 99);

@@ -110,7 +110,7 @@ static void test_nested(void **state)
     assert_int_equal(f->p.rows[0].location, 7);
     assert_string_equal(f->p.rows[1].region, "r1");
     assert_null(f->l.stack);
-    assert_null(f->l.slots);
+    assert_null(f->l.slots.cells);
 }
 
 /* f inside f: both visits count, the inclusive time once (the outermost
@@ -170,7 +170,7 @@ static void test_growth_under_open_frames(void **state)
 
     for (uint32_t i = 0; i < NREGIONS; i++)
         open_frame(f, i, i);
-    assert_true(f->l.nslots >= NREGIONS);
+    assert_true(f->l.slots.ncells >= NREGIONS);
     for (uint32_t i = NREGIONS; i-- > 0;)
         weft_profile_leave(&f->l, 2 * NREGIONS - i);
     assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 0), 0);

@@ -312,7 +312,14 @@ static void test_daemon_definitions_rejected(void **state)
     r.u.ClockProperties.timerResolution = 1000;
     assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err),
                      WEFT_ETYPE);
-    assert_non_null(strstr(err, "ClockProperties"));
+    assert_string_equal(err, "member 0: ClockProperties definitions are "
+                        "made by weftd, not sent by members");
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_ClockOffset;    /* a location's own */
+    assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err),
+                     WEFT_ETYPE);
+    assert_string_equal(err, "member 0: ClockOffset definitions belong to "
+                        "locations and are not unified");
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_SystemTreeNode;
     r.u.SystemTreeNode.parent = OTF2_UNDEFINED_SYSTEM_TREE_NODE;

@@ -10,6 +10,10 @@ static uint32_t table_size(uint32_t k)
     return PT_LOCKMAP_FIRST << k;
 }
 
+/* Not proto/hashtab.h (the one table): readers look up without a lock
+ * while another thread inserts, and the tables are mmap'd pages, never
+ * malloc (the lock may be malloc's own). */
+
 /* Fibonacci hashing of the address, without its alignment bits. */
 static uint32_t hash(uintptr_t addr, uint32_t size)
 {
