@@ -2,7 +2,10 @@
 # conversion 18 s: conversions waited first come first served. Now they
 # are taken round robin by owner: with one conversion at a time, alice's
 # trace, finished after bob's eight, is converted after at most one of
-# his (the one running when hers came).
+# his (the one running when hers came). Bob's traces are large enough
+# (4.2 M events each) that several still wait when hers comes, on an idle
+# machine too (with 2.1 M, on an idle machine, 5 of 8 were converted
+# while alice recorded).
 CASE_WEFTD_CONF="
 max_conversions = 1
 convert_threads = 1
@@ -12,7 +15,7 @@ CASE_ATTACK_SECONDS=120
 case_attack() {
     local i
     for i in $(seq 0 7); do
-        WEFT_TRACE=bob$i asbob ./weft-demo -p 1 -t 2 -n 150000 \
+        WEFT_TRACE=bob$i asbob ./weft-demo -p 1 -t 2 -n 300000 \
             >"$CASE_TMP/bob$i.out" 2>&1 &
     done
     wait
@@ -45,8 +48,10 @@ case_check() {
     echo "conversions ended, in order: $order"
     before=$(echo "$order" | sed -e 's/.*alice-queued//' -e 's/alice .*//' | wc -w)
     after=$(echo "$order" | sed 's/.* alice //' | wc -w)
-    [ "$after" -ge 3 ] ||
-        fail "only $after of bob's conversions came after alice's: the case did not queue hers behind his"
+    # One of his still waiting when hers came is enough to tell: first
+    # come, first served would have converted it before hers.
+    [ "$after" -ge 1 ] ||
+        fail "none of bob's conversions came after alice's: the case did not queue hers behind his"
     [ "$before" -le 1 ] ||
         fail "alice's conversion, queued, waited for $before of bob's (at most 1: the one running)"
 }
