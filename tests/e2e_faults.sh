@@ -6,10 +6,12 @@
 #      (nothing acknowledged lost, nothing duplicated);
 #  (b) a journal with a byte flipped inside an early entry (see there for
 #      the expected outcome);
-#  (c) the spool's file system full (a 2 MiB tmpfs; skipped if mount is
-#      not permitted): clients are told, weftd names the journal and
-#      ENOSPC, keeps running, marks nothing complete that is not, and
-#      serves a new trace once there is room again;
+#  (c) the spool's file system full (a 2 MiB tmpfs, min_free_spool_bytes
+#      0; skipped if mount is not permitted): weftd names the journal and
+#      ENOSPC, counts the batches it could not store as refused (#30;
+#      e2e_diskfree.sh checks the figures exactly), keeps running, marks
+#      nothing complete that is not, and serves a new trace once there is
+#      room again;
 #  (d) socket activation: weftd takes its listening socket from
 #      systemd-socket-activate (skipped if that is not installed).
 . "$(dirname "$0")/lib.sh"
@@ -126,13 +128,9 @@ if ! mount -t tmpfs -o size=2m tmpfs "$MNT" 2>/dev/null; then
     echo "(c) skipped: mount -t tmpfs is not permitted here"
 else
     SPOOL="$MNT/spool"
-    start_weftd --grace-period 2
+    start_weftd --grace-period 2 --set min_free_spool_bytes=0
     DEMO_TIMEOUT=60 run_demo full WEFT_STALL_MS=1000 -- -p 2 -t 2 -n 20000
-    dropped=$(total_dropped full)
-    [ "$dropped" -gt 0 ] || fail "full: 2 MiB held the whole run"
-    grep -q "No space left on device" "$TMP/full.out" ||
-        fail "full: clients were not told: $(tail -n 5 "$TMP/full.out")"
-    grep -q "cannot write the journal .* $SPOOL/traces/full-.*: No space left on device" \
+    grep -q "trace 'full'.* not stored, counted as dropped: cannot write its journal in $SPOOL/traces/full-.*: No space left on device" \
         "$TMP/weftd.log" || fail "full: the log does not name the journal and ENOSPC"
     sleep 3
     kill -0 "$WEFTD_PID" 2>/dev/null || fail "full: weftd died"
@@ -147,9 +145,12 @@ else
     # A conversion tried on the full disk left it failed (and retried,
     # e2e_diskfull.sh): until the restarted weftd converts it again.
     stop_weftd
-    start_weftd --grace-period 1
+    start_weftd --grace-period 1 --set min_free_spool_bytes=0
     WAIT_THROUGH=failed wait_state full partial 30
-    check_archive full "$TMP/full.json"
+    dropped=$(json_get "$TMP/show.json" 'j["refused"]')
+    [ "$dropped" -gt 0 ] || fail "full: 2 MiB held the whole run (nothing refused)"
+    otf2-print -Werror --silent "$(json_get "$TMP/show.json" 'j["archive"]')" >/dev/null ||
+        fail "full: otf2-print rejects the archive"
     stop_weftd
     umount "$MNT" || fail "cannot unmount $MNT"
     MNT=
