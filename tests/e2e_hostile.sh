@@ -268,12 +268,14 @@ failed=()
 for f in "${cases[@]}"; do
     [ -f "$f" ] || fail "no case $f"
     echo "=== $(basename "$f" .sh) ==="
+    began=$SECONDS
     (
         trap - EXIT
         trap '[ -n "$WEFTD_PID" ] && kill -KILL "$WEFTD_PID" 2>/dev/null
               [ -n "$CASE_SPOOL_MB" ] && umount -l "$SPOOL" 2>/dev/null' EXIT
         run_case "$f"
     ) || failed+=("$(basename "$f" .sh)")
+    echo "($(basename "$f" .sh): $((SECONDS - began)) s)"
     pkill -KILL -u "$BOB" 2>/dev/null
     pkill -KILL -u "$ALICE" 2>/dev/null
     pkill -KILL -u "$SVC" 2>/dev/null
