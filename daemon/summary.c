@@ -47,9 +47,10 @@ int weft_summary_timeline_regions(weft_timeline_row *rows, size_t nrows,
     if (n && !(*out = calloc(n, sizeof **out)))
         goto out;
     for (size_t r = 0; r < nregions; r++) {
-        weft_timeline_region *tr = &(*out)[*nout];
+        weft_timeline_region *tr;
         if (!used[r])
             continue;
+        tr = &(*out)[*nout];  /* *out is NULL when no region is used */
         tr->id = (uint32_t)r;
         if (!(tr->name = strdup(name(arg, (uint32_t)r))))
             goto out;

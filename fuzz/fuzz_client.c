@@ -46,6 +46,7 @@
 
 #include "fuzz.h"
 #include "client_session.h"
+#include "fifo.h"
 #include "frame.h"
 #include "sealed.h"
 #include "weft_errors.h"
@@ -139,7 +140,7 @@ static void add_buf(weft__buf **head, weft__buf **tail, uint32_t loc,
     b->seq = seq;
     b->events = 1;
     b->len = 1;
-    weft__bufq_push(head, tail, b);
+    WEFT_FIFO_PUSH(*head, *tail, b);
     made++;
 }
 
