@@ -7,7 +7,7 @@
 # weft show names the missing ranks as ranges.
 . "$(dirname "$0")/lib.sh"
 
-start_weftd --grace-period 1 --set max_members=16777216
+start_weftd --grace-period 3 --set max_members=16777216
 timeout 20 "$RAWPEER" "$WEFT_SERVER" vanish "half a run" ||
     fail "the vanishing client got an error"
 wait_state "half a run" partial 30
