@@ -103,6 +103,11 @@ static void test_emfile_pauses(void **state)
     start(f);
     s = cl_connect(f);
     hello_ok(s, "fdg", 0, 2);
+    /* the new trace's catalog row (a worker job) is written before the
+     * descriptors go: at EMFILE the catalog cannot be opened */
+    for (int i = 0; i < 500 && __atomic_load_n(&f->d.jobs, __ATOMIC_SEQ_CST);
+         i++)
+        sleep_ms(10);
     waiting = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(waiting >= 0);
     hog_all(f, &h);
