@@ -112,7 +112,7 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
  * has none or is undefined. */
 const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
 /* a's definitions as weftd's summaries of messages, file I/O and
- * metrics read them (daemon/defview.h): the ids are the archive's, the
+ * metrics read them (summary/defview.h): the ids are the archive's, the
  * definition of id i at i. Valid while a is open. */
 weft_defview weft__arc_view(const weft__arc *a);
 void weft__arc_close(weft__arc *a);

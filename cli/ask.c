@@ -1,4 +1,4 @@
-/* ask.c - asking the running weftd what this user may see (daemon/ask.h):
+/* ask.c - asking the running weftd what this user may see (daemon/ask/ask.h):
  * for a user who cannot read the catalog or the status file (they are
  * weftd's alone), weftd answers on its Unix socket with this user's part
  * of them, the kernel telling it who asks.

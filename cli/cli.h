@@ -87,7 +87,7 @@ json_t *weft__cli_trace_json(const weft_trace_row *row);
 /* The tags of trace row as a JSON object, or NULL after saying why. */
 json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
 
-/* ---- asking weftd (ask.c; daemon/ask.h) -------------------------------- */
+/* ---- asking weftd (ask.c; daemon/ask/ask.h) -------------------------------- */
 
 /* 1 when path exists but this user may not access it as mode (R_OK,
  * W_OK) says: the file is weftd's alone, ask weftd instead. */
@@ -100,7 +100,7 @@ int weft__cli_private(const char *path, int mode);
 int weft__cli_ask(int kind, const char *trace, int force,
                   unsigned char **data, size_t *len);
 /* Asks weftd to store imp as a trace of this user's (weft import,
- * daemon/import.h); its answer as weft__cli_ask's. */
+ * import/import.h); its answer as weft__cli_ask's. */
 struct Weft__ImportTrace;
 int weft__cli_ask_import(const struct Weft__ImportTrace *imp,
                          unsigned char **data, size_t *len);

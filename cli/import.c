@@ -8,10 +8,10 @@
  * events), checks it as `weft verify` does (events against
  * numberOfEvents, times not going back, ClockProperties covering the
  * events) and computes the rows weftd stores for its own traces: the
- * region profile with weftd's own code (daemon/profile.c, the same
- * nesting rules as daemon/replay.c), the timeline summary for `weft
- * report` (daemon/timeline.c), the message matrix, the file I/O and the
- * metric series with the code conversion uses (daemon/commsum.c,
+ * region profile with weftd's own code (summary/profile.c, the same
+ * nesting rules as daemon/convert/replay.c), the timeline summary for `weft
+ * report` (summary/timeline.c), the message matrix, the file I/O and the
+ * metric series with the code conversion uses (summary/commsum.c,
  * iosum.c, metricsum.c, reading the archive's definitions through
  * weft__arc_view; the event callbacks are import_events.c's, the
  * timelines' plan and the matrix summary.c's, as conversion's), members
@@ -21,7 +21,7 @@
  *  - whoever may write the catalog (root, weftd's user) stores the rows
  *    directly, as `weft reindex` writes it, owner = the archive file's
  *    owner; --copy copies the archive into the spool first;
- *  - anyone else sends the rows to weftd (daemon/import.h), which stores
+ *  - anyone else sends the rows to weftd (import/import.h), which stores
  *    them as the asker's without opening the archive, so nobody makes
  *    weftd read what they cannot read. --copy is refused for them: a
  *    copy in the spool would have to be made by weftd, which would then
@@ -483,7 +483,7 @@ static const weft_commsum *rank_sends(const void *ctx, size_t i,
 }
 
 /* The message matrix, the files and the metric series, as conversion
- * makes them of its sums (daemon/convert_report.c): the matrix's rows of
+ * makes them of its sums (daemon/convert/convert_report.c): the matrix's rows of
  * most bytes, the files of most time, the first series (location order,
  * then order of first value). 0 or -1 (out of memory). */
 static int summary_rows(imp *x)
@@ -686,7 +686,7 @@ out:
     return status;
 }
 
-/* Anyone else: weftd stores the rows (daemon/import.h). */
+/* Anyone else: weftd stores the rows (import/import.h). */
 static int store_asking(imp *x)
 {
     Weft__ImportTrace m;

@@ -1,6 +1,6 @@
 /* import_events.h - what `weft import` (import.c) reads a location's
  * events into: the callbacks that feed the region profile, the timeline
- * and the report's summaries by weftd's rules (daemon/replay.c), and
+ * and the report's summaries by weftd's rules (daemon/convert/replay.c), and
  * the state they fill. Split from import.c along this seam.
  */
 #ifndef WEFT_CLI_IMPORT_EVENTS_H

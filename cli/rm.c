@@ -284,7 +284,7 @@ out:
 }
 
 /* rm of a user who may not write the catalog (it is weftd's): weftd
- * removes each trace, if it is this user's (daemon/ask.h). */
+ * removes each trace, if it is this user's (daemon/ask/ask.h). */
 static int rm_asking(cli *c)
 {
     int status = EXIT_OK;

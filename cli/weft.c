@@ -39,7 +39,7 @@
  * that PROGRAM's options stay PROGRAM's. The catalog is opened
  * read-only (it is never created here) and is found by --catalog, else
  * $WEFT_CATALOG, else the catalog of weftd's default configuration
- * (read with weftd's own parser, daemon/config.c). rm removes only
+ * (read with weftd's own parser, config/config.c). rm removes only
  * SPOOL/traces/KEY, SPOOL being --spool, else that configuration's spool
  * or the catalog's directory.
  * Exit status: 0 ok, 1 not found or failed, 2 usage error (weft wait
@@ -47,7 +47,7 @@
  * matches nothing prints nothing (JSON: []) and exits 0, like git.
  * list filters and sorts in SQL (weft_catalog_query), never in C.
  * A trace still recording has live figures (what weftd received so far,
- * rewritten every few seconds: daemon/live.c); list and show mark them,
+ * rewritten every few seconds: daemon/traces/live.c); list and show mark them,
  * --json says "live" for traces not finished.
  *
  * Human output escapes control characters and invalid UTF-8 in names

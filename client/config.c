@@ -395,7 +395,7 @@ static int parse_trace(const envsrc *e, const weft__proc *proc,
     return 0;
 }
 
-/* The plain numbers, as daemon/config.c's key table: each variable once
+/* The plain numbers, as config/config.c's key table: each variable once
  * with its bounds, its default and where it goes (a 32-bit field), in
  * the order they are checked within their stage. */
 enum { NUM_LIMITS, NUM_POLICY, NUM_CLOCK };

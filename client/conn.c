@@ -19,7 +19,7 @@
  * everything is acknowledged, before the Goodbye) measure the trace
  * clock's offset to weftd's with ClockSync round trips on the socket and
  * queue it as a ClockOffset definition, so it is acknowledged, journaled
- * and resent like any definition (proto/clock.h, daemon/convert.c).
+ * and resent like any definition (proto/clock.h, daemon/convert/convert.c).
  *
  * Everything here runs on the sender thread, or on the opening thread
  * before the sender starts; the socket is non-blocking and every wait has

@@ -4,9 +4,10 @@
 # for SECONDS (default 60) on a copy of its seed corpus, rebuilds the
 # fuzzers with clang's source coverage instead of the sanitizers, replays
 # the corpora they grew, prints llvm-cov's report of the files under
-# daemon/, proto/, client/ and recorders/ they reach, then for each FILE
-# (a path under the source tree, e.g. daemon/unify.c) the lines no fuzzer
-# ran, as FILE:LINE: text, and rebuilds the usual fuzzers.
+# daemon/, config/, spool/, summary/, import/, proto/, client/ and
+# recorders/ they reach, then for each FILE (a path under the source
+# tree, e.g. daemon/convert/unify.c) the lines no fuzzer ran, as
+# FILE:LINE: text, and rebuilds the usual fuzzers.
 # A measurement for the closing notes, not a test.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -39,7 +40,7 @@ for f in $fuzzers; do
 done
 llvm-profdata merge -sparse "$tmp"/*.profraw -o "$tmp/all.profdata"
 llvm-cov report -instr-profile="$tmp/all.profdata" "${objects[@]:1}" \
-    "$src/daemon" "$src/proto" "$src/client" "$src/recorders"
+    "$src/daemon" "$src/config" "$src/spool" "$src/summary" "$src/import" "$src/proto" "$src/client" "$src/recorders"
 for file in "$@"; do
     echo
     echo "lines of $file no fuzzer ran:"

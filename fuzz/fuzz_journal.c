@@ -1,6 +1,6 @@
 /* fuzz_journal.c - libFuzzer target for weftd's member journals: the
- * reader and the names of daemon/journal.c, and the start-up recovery of
- * daemon/recover.c that replays a spool's journals (through trace.c and
+ * reader and the names of spool/journal.c, and the start-up recovery of
+ * daemon/traces/recover.c that replays a spool's journals (through trace.c and
  * validate.c) and converts the traces they complete.
  *
  * Input: a flags byte, then the bytes of one or two journal files, which

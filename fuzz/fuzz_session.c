@@ -1,5 +1,5 @@
 /* fuzz_session.c - libFuzzer target for weftd's ingest validation
- * (weft_validate_defs and weft_validate_events in daemon/validate.c)
+ * (weft_validate_defs and weft_validate_events in daemon/ingest/validate.c)
  * over one member, as a session would drive it.
  *
  * Input: a config byte (bits 0-1: max_definitions, bit 2: max_string,
@@ -22,7 +22,7 @@
  * Built with WEFT_FUZZ_CONVERT (fuzz_convert), what passes is also
  * journaled as weftd journals it (a Hello first, a Goodbye with each
  * thread's count last) and the journal is converted to an OTF2 archive
- * in a directory of the process's own (daemon/convert.c: unification,
+ * in a directory of the process's own (daemon/convert/convert.c: unification,
  * replay, libotf2's writers): what weftd acknowledged must convert, with
  * every event accepted in the archive and the trace complete.
  */

@@ -64,7 +64,7 @@ int weft_clock_is_zero(const weft_clock_estimate *e);
  * rounded with rint), the first interval extended before the first point
  * and the last one after the last; one point is a constant offset (the
  * readers apply none from a single record: weftd writes a second one,
- * daemon/convert.c); 0 without points. */
+ * daemon/convert/convert.c); 0 without points. */
 int64_t weft_clock_offset_at(const weft_clock_point *p, size_t n,
                              uint64_t t);
 

@@ -32,7 +32,7 @@
 /* Largest frame weftd takes before a Hello is accepted (Auth, Hello:
  * about 10 KiB at most with the limits above). */
 #define WEFT_MAX_HELLO_FRAME (64u << 10)
-/* Answers to the weft command's Query (daemon/ask.h): the bytes of one
+/* Answers to the weft command's Query (daemon/ask/ask.h): the bytes of one
  * Answer frame, and of a whole answer. */
 #define WEFT_ANSWER_CHUNK (1u << 20)
 #define WEFT_MAX_ANSWER (256u << 20)

@@ -434,7 +434,7 @@ typedef int (*weft_catalog_metric_fn)(const weft_metric_row *row,
 int weft_catalog_metrics(weft_catalog *c, int64_t trace_id,
                          weft_catalog_metric_fn fn, void *arg);
 
-/* ---- retention (weftd's daemon/retain.c) ---- */
+/* ---- retention (weftd's daemon/traces/retain.c) ---- */
 
 /* The oldest finished trace (complete or partial: a failed one keeps its
  * journals for a look and a retry; by finished, then id) that finished before `before` (unix s; 0: any time). 0 with

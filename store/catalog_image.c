@@ -1,6 +1,6 @@
 /* catalog_image.c - one user's part of the catalog as a database of its
  * own, in memory (see catalog.h): what weftd answers a user's `weft`
- * command, which cannot read the catalog itself (daemon/ask.c), and how
+ * command, which cannot read the catalog itself (daemon/ask/ask.c), and how
  * that command opens it.
  *
  * The image has the catalog's tables and indexes, created from the

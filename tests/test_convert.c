@@ -1,4 +1,4 @@
-/* test_convert.c - trace conversion (daemon/convert.c, replay.c,
+/* test_convert.c - trace conversion (daemon/convert/convert.c, replay.c,
  * otf2out.c), end to end on hand-written member journals.
  *
  * Two members' journals (with resent entries) become an archive that

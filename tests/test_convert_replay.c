@@ -1,4 +1,4 @@
-/* test_convert_replay.c - the conversion's replay (daemon/replay.c) on
+/* test_convert_replay.c - the conversion's replay (daemon/convert/replay.c) on
  * hand-written member journals: several threads converting members in
  * parallel give the archive and result of one (and a failure the same
  * message); gaps and lost records are repaired so that every location

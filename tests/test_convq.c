@@ -1,4 +1,4 @@
-/* test_convq.c - the conversion queue's order (daemon/convq.c): one
+/* test_convq.c - the conversion queue's order (daemon/traces/convq.c): one
  * user's FIFO is kept; with several users waiting the turns go round by
  * uid from the one served last, so bob's eight conversions queued before
  * alice's one delay hers by at most one of his; a user who comes later

@@ -1,4 +1,4 @@
-/* test_diskres.c - the spool's free-disk reserve (daemon/diskres.c):
+/* test_diskres.c - the spool's free-disk reserve (daemon/traces/diskres.c):
  * nothing is refused with no reserve (and statvfs is then not called);
  * what is free is looked at once per WEFT_DISKRES_INTERVAL_MS, the bytes
  * taken in between counted against it, so that a burst is refused before

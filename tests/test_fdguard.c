@@ -1,4 +1,4 @@
-/* test_fdguard.c - weftd out of file descriptors (daemon/fdguard.c,
+/* test_fdguard.c - weftd out of file descriptors (daemon/ingest/fdguard.c,
  * through server.c), over real TCP sockets (server_util.c).
  *
  * With every descriptor taken and libuv's own spare gone (as when other

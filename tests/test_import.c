@@ -1,4 +1,4 @@
-/* test_import.c - weftd's checks of an ImportTrace (daemon/import.c:
+/* test_import.c - weftd's checks of an ImportTrace (import/import.c:
  * weft_import_check), and the rows it becomes and comes from.
  *
  * A valid request passes; then each rule, one at a time, on a copy made

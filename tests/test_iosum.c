@@ -1,4 +1,4 @@
-/* test_iosum.c - file I/O per handle (daemon/iosum.c): an operation is
+/* test_iosum.c - file I/O per handle (summary/iosum.c): an operation is
  * matched by handle and matchingId on its location (also when others
  * are in flight, or the same id is used by two handles), its time runs
  * from Begin to Complete or Cancelled, its bytes count as read or

@@ -1,5 +1,5 @@
 /* test_jcache.c - which member journals hold a file descriptor
- * (daemon/jcache.c) and parked journals (journal.c).
+ * (daemon/ingest/jcache.c) and parked journals (journal.c).
  *
  * Beyond max_open_journals the least recently used idle journals are
  * parked, never one with entries in flight or an fdatasync due; a

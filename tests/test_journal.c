@@ -1,4 +1,4 @@
-/* test_journal.c - the member journal (daemon/journal.c).
+/* test_journal.c - the member journal (spool/journal.c).
  *
  * Round trip of every field, reopen and append, and every way a journal
  * can go bad: torn tail (inside a header and inside a payload), flipped

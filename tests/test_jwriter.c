@@ -1,5 +1,5 @@
 /* test_jwriter.c - journal opens and appends on the writer threads
- * (daemon/jwriter.c), over a real loop and a real journal.
+ * (daemon/ingest/jwriter.c), over a real loop and a real journal.
  *
  * Entries come back in the order submitted, written, with d->buffered
  * and the member's counts back at 0; a failed append (a file size limit,

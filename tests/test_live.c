@@ -1,4 +1,4 @@
-/* test_live.c - the live figures of recording traces (daemon/live.c), on
+/* test_live.c - the live figures of recording traces (daemon/traces/live.c), on
  * a private loop with a scratch spool and catalog; no sockets.
  *
  * weft_live_tick writes what a recording trace received so far (members

@@ -1,4 +1,4 @@
-/* test_metricsum.c - metric values over time (daemon/metricsum.c): the
+/* test_metricsum.c - metric values over time (summary/metricsum.c): the
  * first bin starts at the first value, a bin keeps its minimum, maximum
  * and last value, bins without a value stay empty (NaN), values beyond
  * the last bin merge the bins in pairs and double the width (never

@@ -1,5 +1,5 @@
 /* test_preauth.c - connections whose user is not known yet
- * (daemon/preauth.c, through server.c), over real TCP sockets
+ * (daemon/ingest/preauth.c, through server.c), over real TCP sockets
  * (server_util.c runs the daemon; with auth = none a connection's user
  * is known at its Hello).
  *

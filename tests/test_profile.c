@@ -1,4 +1,4 @@
-/* test_profile.c - the region profile (daemon/profile.c).
+/* test_profile.c - the region profile (summary/profile.c).
  *
  * Visits, inclusive and exclusive time of nested, recursive and
  * unprofiled frames; frames still open when a location ends; a table

@@ -1,4 +1,4 @@
-/* test_quota.c - each user's bytes in the spool (daemon/quota.c): live
+/* test_quota.c - each user's bytes in the spool (daemon/traces/quota.c): live
  * journal bytes and stored bytes add up per uid and apart from other
  * uids; a release never goes below zero; the check refuses what would go
  * past max (0: no bound) naming the key; a catalog count replaces the

@@ -1,5 +1,5 @@
 /* test_rekey.c - an older weftd's trace directories get keys others
- * cannot guess (daemon/rekey.c, #30): a finished trace's directory
+ * cannot guess (daemon/traces/rekey.c, #30): a finished trace's directory
  * NAME-STAMP-3 becomes NAME-STAMP-3-TAG, row (key, path) first; a rename
  * a crash cut short is finished; traces weftd holds, tagged keys, imports'
  * paths outside the spool and directories that are not there are left

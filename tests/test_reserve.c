@@ -1,7 +1,7 @@
 /* test_reserve.c - what admins keep when other users have taken
- * everything (daemon/reserve.c), accepting waiting for room
+ * everything (daemon/ingest/reserve.c), accepting waiting for room
  * (server.c: accept_full) and the lines a peer causes at will
- * (daemon/connlog.c), over real sockets (server_util.c runs the daemon).
+ * (daemon/ingest/connlog.c), over real sockets (server_util.c runs the daemon).
  *
  * The test process is weftd's own user, so its Unix connections are an
  * admin's; its TCP connections are nobody's at accept (ordinary).

@@ -1,5 +1,5 @@
 /* test_server.c - listeners, connections and the read path of weftd
- * (daemon/server.c, with session.c and trace.c behind it), over real TCP
+ * (daemon/ingest/server.c, with session.c and trace.c behind it), over real TCP
  * sockets.
  *
  * Each test runs a weft_daemon on a private loop in a thread of its own

@@ -1,4 +1,4 @@
-/* test_server_limits.c - weftd's server (daemon/server.c, with
+/* test_server_limits.c - weftd's server (daemon/ingest/server.c, with
  * session.c, trace.c and the journal writer behind it) when the disk
  * stalls and at its global limits, over real TCP sockets (server_util.c
  * runs the daemon; the test is its client).

@@ -1,4 +1,4 @@
-/* test_spool.c - the spool's lock and trace keys (daemon/spool.c): a
+/* test_spool.c - the spool's lock and trace keys (spool/spool.c): a
  * second lock on a locked spool is refused naming the holder's pid; keys
  * give back the name and the creation time. */
 #include <setjmp.h>

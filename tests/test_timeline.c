@@ -1,4 +1,4 @@
-/* test_timeline.c - the timeline summary of a location (daemon/timeline.c):
+/* test_timeline.c - the timeline summary of a location (summary/timeline.c):
  * bins start at the first note, a bin's dominant is the region with the
  * most exclusive time in it (idle time counts as "no region"), a note
  * far ahead fills the bins between with the region open all along,

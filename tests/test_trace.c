@@ -1,4 +1,4 @@
-/* test_trace.c - traces and their members (daemon/trace.c), on a private
+/* test_trace.c - traces and their members (daemon/traces/trace.c), on a private
  * loop with a scratch spool and catalog; no sockets.
  *
  * Joining creates a trace once (spool directory, one journal per rank, a

@@ -1,4 +1,4 @@
-/* test_unify.c - definition unification (daemon/unify.c).
+/* test_unify.c - definition unification (daemon/convert/unify.c).
  *
  * Identical definitions from members that number them differently get
  * the same dense, first-seen global ids; different content gets different

@@ -1,4 +1,4 @@
-/* test_unify_table.c - unification (daemon/unify.c) of the record forms
+/* test_unify_table.c - unification (daemon/convert/unify.c) of the record forms
  * beyond plain references: definitions identified by key fields or by a
  * NATURE id (merged when identical, a conflict naming both members when
  * not), typed values and selected references, attribute lists, derived

@@ -1,4 +1,4 @@
-/* test_validate.c - the checks of what a member sends (daemon/validate.c:
+/* test_validate.c - the checks of what a member sends (daemon/ingest/validate.c:
  * weft_validate_defs, weft_validate_events, weft_validate_tags), pure
  * functions over a weft_member built by hand (no loop, no socket).
  *

@@ -9,7 +9,7 @@
  * into the conversion's. `weft import` (cli/import.c) feeds it the Enters
  * and Leaves of an archive it reads, so it names regions through a
  * function of the caller's and knows nothing of the unifier (it is a
- * library of its own, libweftprof, that weftd and weft link). Nothing
+ * library of its own, libweftsummary, that weftd and weft link). Nothing
  * here locks: a thread owns what it is given. Times are in ticks until weft_profile_result. No allocation per
  * event; memory is bounded by the regions a location touched.
  */

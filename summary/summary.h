@@ -3,7 +3,7 @@
  * a trace's timelines: one place for both of their makers, weftd's
  * conversion (convert_report.c, replay.c) and `weft import`
  * (cli/import.c), which must make the same rows of the same events.
- * Pure (libweftprof).
+ * Pure (libweftsummary).
  */
 #ifndef WEFT_SUMMARY_H
 #define WEFT_SUMMARY_H
