@@ -775,33 +775,34 @@ static void run_baseline(const char *tmp, int i, uint32_t procs,
     snprintf(prev_output, sizeof prev_output, "%s", dir);
 }
 
-int main(int argc, char **argv)
-{
-    uint32_t conns = 1000, procs = 8, events = 1000, e2e_events = 0, idle = 0;
-    uint64_t batches = 40, total = 10000000, e2e_batches, nlocs;
-    char tmp[512], addr[128], catalog[600];
-    const char *tmpdir = getenv("TMPDIR");
-    char cmd[700], trace[64];
-    struct rlimit rl;
-    double t_ingest, ratios[64], convs[64], cpus[64], otf2_cpus[64];
-    uint64_t t0, t1;
-    int rounds = 5, opt, status;
-    pid_t weftd;
+/* What the command line asks for. */
+typedef struct opts {
+    uint32_t conns, procs, events, e2e_events, idle;
+    uint64_t batches, total;
+    int rounds;
+} opts;
 
+/* Fills o from argv; 0, or 2 (the exit status) after saying why not. */
+static int parse_opts(int argc, char **argv, opts *o)
+{
+    int opt;
+
+    *o = (opts){ .conns = 1000, .procs = 8, .events = 1000,
+                 .batches = 40, .total = 10000000, .rounds = 5 };
     while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:L:")) != -1) {
         switch (opt) {
-        case 'i': idle = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'c': conns = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'b': batches = strtoull(optarg, NULL, 10); break;
-        case 'e': events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u; break;
-        case 'p': procs = (uint32_t)strtoul(optarg, NULL, 10); break;
-        case 'n': total = strtoull(optarg, NULL, 10); break;
+        case 'i': o->idle = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'c': o->conns = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'b': o->batches = strtoull(optarg, NULL, 10); break;
+        case 'e': o->events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u; break;
+        case 'p': o->procs = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'n': o->total = strtoull(optarg, NULL, 10); break;
         case 'E':
-            e2e_events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u;
-            if (!e2e_events)
-                e2e_events = UINT32_MAX; /* refused below */
+            o->e2e_events = (uint32_t)strtoul(optarg, NULL, 10) & ~1u;
+            if (!o->e2e_events)
+                o->e2e_events = UINT32_MAX; /* refused below */
             break;
-        case 'r': rounds = atoi(optarg); break;
+        case 'r': o->rounds = atoi(optarg); break;
         case 'L': locs_per_conn = (uint32_t)strtoul(optarg, NULL, 10); break;
         default:
             fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
@@ -810,15 +811,22 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!conns || !batches || !events || !procs || !total ||
+    if (!o->conns || !o->batches || !o->events || !o->procs || !o->total ||
         !locs_per_conn || locs_per_conn > 4096 ||
-        e2e_events == UINT32_MAX || rounds < 1 || rounds > 64) {
+        o->e2e_events == UINT32_MAX || o->rounds < 1 || o->rounds > 64) {
         fprintf(stderr, "bench/ingest: every count must be > 0 (and "
                 "-r 1..64, -L 1..4096: weftd's max_locations)\n");
         return 2;
     }
-    /* One descriptor per connection here, and one or two in weftd (a
-     * session's journal too): the hard limit, raised where allowed. */
+    return 0;
+}
+
+/* One descriptor per connection here, and one or two in weftd (a
+ * session's journal too): the hard limit, raised where allowed. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
     getrlimit(RLIMIT_NOFILE, &rl);
     if (rl.rlim_max < 65536) {
         struct rlimit more = { 65536, 65536 };
@@ -827,74 +835,63 @@ int main(int argc, char **argv)
     }
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
-    /* TMPDIR=/dev/shm measures without the disk's file system (both
-     * sides create their files there). */
-    snprintf(tmp, sizeof tmp, "%s/weft-ingest-XXXXXX",
-             tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(tmp))
-        die("mkdtemp");
-    /* All clients connect at once from one address, as one user: the
-     * limits that keep users and addresses from crowding others out
-     * (issue #30) would refuse the most of them. */
-    weftd = bench_start_weftd(tmp, "max_connections = 100000\n"
-                              "max_connections_per_user = 100000\n"
-                              "max_preauth_connections = 100000\n"
-                              "max_preauth_per_address = 100000", addr,
-                              sizeof addr);
-    if (weftd < 0) {  /* no weftd: nothing of ours to keep */
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-        return system(cmd) == 0 ? 1 : 2;
-    }
-    weftd_pid = weftd;
-    if (idle) {
-        run_idle(addr, weftd, idle);
-        kill(weftd, SIGTERM);
-        waitpid(weftd, &status, 0);
-        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-        return system(cmd) == 0 ? 0 : 1;
-    }
-    snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
+}
 
-    /* 1. fan-in (one location per connection) */
-    make_batch(events, 0);
+/* Part 1: fan-in, one location per connection. */
+static void run_fan_in(const opts *o, const char *addr, const char *catalog,
+                       pid_t weftd)
+{
+    uint64_t t0, t1;
+    double t_ingest;
+
+    make_batch(o->events, 0);
     t0 = now_ns();
-    drive(addr, "fan-in", conns, batches);
+    drive(addr, "fan-in", o->conns, o->batches);
     t1 = now_ns();
     t_ingest = (double)(t1 - t0) / 1e9;
     printf("fan-in: %u connections x %" PRIu64 " batches x %u events = %"
            PRIu64 " events acked in %.2f s: %.2f M events/s, %.1f MB/s of "
-           "records\n", conns, batches, events,
-           (uint64_t)conns * batches * events, t_ingest,
-           (double)conns * (double)batches * events / t_ingest / 1e6,
-           (double)conns * (double)batches * (double)batch_len / t_ingest / 1e6);
+           "records\n", o->conns, o->batches, o->events,
+           (uint64_t)o->conns * o->batches * o->events, t_ingest,
+           (double)o->conns * (double)o->batches * o->events / t_ingest / 1e6,
+           (double)o->conns * (double)o->batches * (double)batch_len /
+           t_ingest / 1e6);
     if (!wait_complete(catalog, "fan-in", prev_output, sizeof prev_output))
         fprintf(stderr, "bench/ingest: the fan-in trace did not complete\n");
     printf("fan-in: %u locations converted in %.2f s after the last "
-           "goodbye\n", conns, (double)(now_ns() - t1) / 1e9);
+           "goodbye\n", o->conns, (double)(now_ns() - t1) / 1e9);
     printf("weftd peak RSS (VmHWM) so far: %.1f MiB (target <= 256)\n",
            (double)vm_kib(weftd, "VmHWM") / 1024.0);
+}
 
-    /* 2. end to end, and the libotf2 baseline, in alternating order */
-    make_batch(e2e_events, e2e_events ? 0 : LIBWEFT_BUFFER);
-    nlocs = (uint64_t)procs * locs_per_conn;
-    e2e_batches = total / nlocs / batch_events;  /* per location */
+/* Part 2: end to end, and the libotf2 baseline, in alternating order.
+ * 0, or -1 when a trace did not complete. */
+static int run_end_to_end(const opts *o, const char *tmp, const char *addr,
+                          const char *catalog, pid_t weftd)
+{
+    double ratios[64], convs[64], cpus[64], otf2_cpus[64];
+    uint64_t nlocs, e2e_batches, total;
+    char trace[64];
+    int rounds = o->rounds;
+
+    make_batch(o->e2e_events, o->e2e_events ? 0 : LIBWEFT_BUFFER);
+    nlocs = (uint64_t)o->procs * locs_per_conn;
+    e2e_batches = o->total / nlocs / batch_events;  /* per location */
     if (!e2e_batches)
         e2e_batches = 1;
     total = nlocs * e2e_batches * batch_events;
     printf("end to end: %u clients x %u locations x %" PRIu64 " batches x "
            "%u events = %" PRIu64 " events (%zu bytes a batch), %d rounds\n",
-           procs, locs_per_conn, e2e_batches, batch_events, total, batch_len,
-           rounds);
+           o->procs, locs_per_conn, e2e_batches, batch_events, total,
+           batch_len, rounds);
     for (int i = 0; i < rounds; i++) {
         round r;
         snprintf(trace, sizeof trace, "end-to-end-%d", i + 1);
         if (i % 2)
             run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
-        if (run_e2e(addr, catalog, weftd, trace, procs,
-                    e2e_batches * locs_per_conn, &r) < 0) {
-            kill(weftd, SIGKILL);
-            return 1;
-        }
+        if (run_e2e(addr, catalog, weftd, trace, o->procs,
+                    e2e_batches * locs_per_conn, &r) < 0)
+            return -1;
         if (i % 2 == 0)
             run_baseline(tmp, i, (uint32_t)nlocs, e2e_batches, &r);
         ratios[i] = r.otf2 / r.e2e;
@@ -919,6 +916,52 @@ int main(int argc, char **argv)
            "archive in-process: %.1f ns (ratio %.2f)\n", median(cpus, rounds),
            median(cpus, rounds) / 1e3, median(otf2_cpus, rounds),
            median(cpus, rounds) / median(otf2_cpus, rounds));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char tmp[512], addr[128], catalog[600], cmd[700];
+    const char *tmpdir = getenv("TMPDIR");
+    int status, rc;
+    pid_t weftd;
+    opts o;
+
+    if ((rc = parse_opts(argc, argv, &o)) != 0)
+        return rc;
+    raise_fd_limit();
+    /* TMPDIR=/dev/shm measures without the disk's file system (both
+     * sides create their files there). */
+    snprintf(tmp, sizeof tmp, "%s/weft-ingest-XXXXXX",
+             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(tmp))
+        die("mkdtemp");
+    /* All clients connect at once from one address, as one user: the
+     * limits that keep users and addresses from crowding others out
+     * (issue #30) would refuse the most of them. */
+    weftd = bench_start_weftd(tmp, "max_connections = 100000\n"
+                              "max_connections_per_user = 100000\n"
+                              "max_preauth_connections = 100000\n"
+                              "max_preauth_per_address = 100000", addr,
+                              sizeof addr);
+    if (weftd < 0) {  /* no weftd: nothing of ours to keep */
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        return system(cmd) == 0 ? 1 : 2;
+    }
+    weftd_pid = weftd;
+    if (o.idle) {
+        run_idle(addr, weftd, o.idle);
+        kill(weftd, SIGTERM);
+        waitpid(weftd, &status, 0);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+        return system(cmd) == 0 ? 0 : 1;
+    }
+    snprintf(catalog, sizeof catalog, "%s/spool/catalog.db", tmp);
+    run_fan_in(&o, addr, catalog, weftd);
+    if (run_end_to_end(&o, tmp, addr, catalog, weftd) < 0) {
+        kill(weftd, SIGKILL);
+        return 1;
+    }
     printf("weftd peak RSS (VmHWM): %.1f MiB\n",
            (double)vm_kib(weftd, "VmHWM") / 1024.0);
     kill(weftd, SIGTERM);

@@ -239,18 +239,73 @@ static void report(const char *what, double ms, double base_ms, uint64_t rows)
     putchar('\n');
 }
 
-int main(int argc, char **argv)
+/* What bench/list times: weft's arguments after --catalog CATALOG, and
+ * the SELECT that returns the same rows in-process (%s: the columns
+ * weft list reads; "" for none, NULL for the previous case's). */
+static const struct bench_case {
+    const char *what;
+    const char *args[5];
+    const char *sql;
+} cases[] = {
+    { "weft --version (process start)", { "--version" }, "" },
+    { "weft list", { "list" },
+      "SELECT %s FROM traces ORDER BY created DESC, id DESC" },
+    { "weft list --json", { "list", "--json" }, NULL },
+    { "weft list --limit 20", { "list", "--limit", "20" },
+      "SELECT %s FROM traces ORDER BY created DESC, id DESC LIMIT 20" },
+    { "weft list --name 'app17*'", { "list", "--name", "app17*" },
+      "SELECT %s FROM traces WHERE name GLOB 'app17*' ORDER BY created "
+      "DESC, id DESC" },
+    { "weft sql 'SELECT count(*) ...'",
+      { "sql", "SELECT count(*) FROM traces WHERE state = 'complete'" },
+      "SELECT count(*) FROM traces WHERE state = 'complete'" },
+    { "weft sql --csv (every row)",
+      { "sql", "--csv", "SELECT id, name, state, created, events FROM "
+        "traces" },
+      "SELECT id, name, state, created, events FROM traces" },
+};
+
+/* Times each case: weft's median, and the in-process SELECT's. */
+static void run_cases(const char *weft, const char *catalog, int runs)
 {
     static const char *const cols =
         "id, key, name, uid, state, created, finished, path, members, "
         "locations, events, bytes, dropped, time_first, time_last, "
         "timer_resolution, error";
+    double base = 0;
+    uint64_t rows = 0;
+    char sql[512];
+
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const struct bench_case *k = &cases[c];
+        char *a[8] = { (char *)weft };
+        int n = 1;
+
+        if (strcmp(k->args[0], "--version") != 0) {
+            a[n++] = "--catalog";
+            a[n++] = (char *)catalog;
+        }
+        for (int i = 0; i < 5 && k->args[i]; i++)
+            a[n++] = (char *)k->args[i];
+        double ms = time_cmd(a, runs);
+        if (k->sql && !*k->sql) {
+            report(k->what, ms, 0, 0);
+            continue;
+        }
+        if (k->sql) {
+            snprintf(sql, sizeof sql, k->sql, cols);
+            base = time_sqlite(catalog, sql, runs, &rows);
+        }
+        report(k->what, ms, base, rows);
+    }
+}
+
+int main(int argc, char **argv)
+{
     const char *weft = getenv("WEFT_BENCH_WEFT");
-    char tmp[] = "/tmp/weft-bench-list.XXXXXX", catalog[64], sql[512];
+    char tmp[] = "/tmp/weft-bench-list.XXXXXX", catalog[64], cmd[128];
     unsigned n = 100000;
     int runs = 5, keep = 0, opt, status = 1;
-    uint64_t rows = 0;
-    double base, ms;
 
     while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
         if (opt == 'n')
@@ -283,65 +338,14 @@ int main(int argc, char **argv)
     if (build(catalog, n) < 0)
         goto out;
     printf("weft %s, median of %d runs, output to /dev/null:\n", weft, runs);
-
-    {
-        char *a[] = { (char *)weft, "--version", NULL };
-        report("weft --version (process start)", time_cmd(a, runs), 0, 0);
-    }
-    {
-        char *a[] = { (char *)weft, "--catalog", catalog, "list", NULL };
-        snprintf(sql, sizeof sql, "SELECT %s FROM traces ORDER BY created "
-                 "DESC, id DESC", cols);
-        ms = time_cmd(a, runs);
-        base = time_sqlite(catalog, sql, runs, &rows);
-        report("weft list", ms, base, rows);
-    }
-    {
-        char *a[] = { (char *)weft, "--catalog", catalog, "list", "--json",
-                      NULL };
-        report("weft list --json", time_cmd(a, runs), base, rows);
-    }
-    {
-        char *a[] = { (char *)weft, "--catalog", catalog, "list", "--limit",
-                      "20", NULL };
-        snprintf(sql, sizeof sql, "SELECT %s FROM traces ORDER BY created "
-                 "DESC, id DESC LIMIT 20", cols);
-        ms = time_cmd(a, runs);
-        base = time_sqlite(catalog, sql, runs, &rows);
-        report("weft list --limit 20", ms, base, rows);
-    }
-    {
-        char *a[] = { (char *)weft, "--catalog", catalog, "list", "--name",
-                      "app17*", NULL };
-        snprintf(sql, sizeof sql, "SELECT %s FROM traces WHERE name GLOB "
-                 "'app17*' ORDER BY created DESC, id DESC", cols);
-        ms = time_cmd(a, runs);
-        base = time_sqlite(catalog, sql, runs, &rows);
-        report("weft list --name 'app17*'", ms, base, rows);
-    }
-    {
-        const char *q = "SELECT count(*) FROM traces WHERE state = 'complete'";
-        char *a[] = { (char *)weft, "--catalog", catalog, "sql", (char *)q,
-                      NULL };
-        ms = time_cmd(a, runs);
-        base = time_sqlite(catalog, q, runs, &rows);
-        report("weft sql 'SELECT count(*) ...'", ms, base, rows);
-    }
-    {
-        const char *q = "SELECT id, name, state, created, events FROM traces";
-        char *a[] = { (char *)weft, "--catalog", catalog, "sql", "--csv",
-                      (char *)q, NULL };
-        ms = time_cmd(a, runs);
-        base = time_sqlite(catalog, q, runs, &rows);
-        report("weft sql --csv (every row)", ms, base, rows);
-    }
+    run_cases(weft, catalog, runs);
     status = 0;
 out:
     if (keep) {
         printf("catalog kept: %s\n", catalog);
     } else {
-        snprintf(sql, sizeof sql, "rm -rf '%s'", tmp);
-        if (system(sql) != 0)
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
             fprintf(stderr, "bench/list: cannot remove %s\n", tmp);
     }
     return status;
