@@ -192,26 +192,9 @@ static void write_events(OTF2_EvtWriter *w, int rank, int thread,
         tmax = t;
 }
 
-int main(int argc, char **argv)
+/* Every location's events; their counts in nev. */
+static void write_all_events(OTF2_Archive *ar, uint64_t *nev)
 {
-    OTF2_Archive *ar;
-    OTF2_GlobalDefWriter *g;
-    uint64_t nev[RANKS * THREADS];
-
-    if (argc != 2) {
-        fprintf(stderr, "usage: weft-otf2writer DIR\n");
-        return 2;
-    }
-    ar = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE,
-                           1024 * 1024, 4 * 1024 * 1024,
-                           OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    if (!ar) {
-        fprintf(stderr, "weft-otf2writer: cannot create %s\n", argv[1]);
-        return 1;
-    }
-    CHECK(OTF2_Archive_SetFlushCallbacks(ar, &flush_cbs, NULL));
-    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(ar));
-    CHECK(OTF2_Archive_SetCreator(ar, "weft-otf2writer"));
     CHECK(OTF2_Archive_OpenEvtFiles(ar));
     for (int r = 0; r < RANKS; r++)
         for (int th = 0; th < THREADS; th++) {
@@ -219,7 +202,7 @@ int main(int argc, char **argv)
             OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(ar, id);
             if (!w) {
                 fprintf(stderr, "weft-otf2writer: no event writer\n");
-                return 1;
+                exit(1);
             }
             write_events(w, r, th, 0);
             CHECK(OTF2_EvtWriter_GetNumberOfEvents(w, &nev[id]));
@@ -227,10 +210,14 @@ int main(int argc, char **argv)
             CHECK(OTF2_Archive_CloseEvtWriter(ar, w));
         }
     CHECK(OTF2_Archive_CloseEvtFiles(ar));
-    /* Local definitions, as Score-P writes them: the region and string
-     * ids of the events are local, and rank 1's clock is corrected:
-     * global = local + offset, offset -(local + SKEW) / 2 at the two
-     * points and linear between them. */
+}
+
+/* Local definitions, as Score-P writes them: the region and string
+ * ids of the events are local, and rank 1's clock is corrected:
+ * global = local + offset, offset -(local + SKEW) / 2 at the two
+ * points and linear between them. */
+static void write_local_defs(OTF2_Archive *ar)
+{
     CHECK(OTF2_Archive_OpenDefFiles(ar));
     for (int r = 0; r < RANKS; r++)
         for (int th = 0; th < THREADS; th++) {
@@ -254,9 +241,11 @@ int main(int argc, char **argv)
             CHECK(OTF2_Archive_CloseDefWriter(ar, dw));
         }
     CHECK(OTF2_Archive_CloseDefFiles(ar));
-    g = OTF2_Archive_GetGlobalDefWriter(ar);
-    CHECK(OTF2_GlobalDefWriter_WriteClockProperties(
-        g, 1000000000, tmin, tmax - tmin + 1, OTF2_UNDEFINED_TIMESTAMP));
+}
+
+/* The global definitions' strings. */
+static void write_strings(OTF2_GlobalDefWriter *g)
+{
     /* strings: 0 "", 1..3 regions, 4.. the rest */
     CHECK(OTF2_GlobalDefWriter_WriteString(g, 0, ""));
     for (uint32_t i = 0; i < 3; i++)
@@ -287,6 +276,12 @@ int main(int argc, char **argv)
                                            "MPI comm locations"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, S_COMM_GROUP, "MPI world"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, S_MPI, "MPI"));
+}
+
+/* Regions, the system tree, location groups and locations (nev: their
+ * event counts), the metric and the parameter. */
+static void write_system(OTF2_GlobalDefWriter *g, const uint64_t *nev)
+{
     for (uint32_t i = 0; i < NREG; i++) {
         OTF2_StringRef name = i < 3 ? 1 + i : 13 + i;
         CHECK(OTF2_GlobalDefWriter_WriteRegion(
@@ -321,22 +316,30 @@ int main(int argc, char **argv)
     }
     CHECK(OTF2_GlobalDefWriter_WriteParameter(g, 0, 15,
                                               OTF2_PARAMETER_TYPE_STRING));
-    {
-        /* MPI as Score-P defines it: the locations of the ranks (their
-         * master threads), the world as indices into them, its Comm */
-        const uint64_t locs[RANKS] = { 0, THREADS }, ranks[RANKS] = { 0, 1 };
-        CHECK(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, S_MPI,
-                                                 OTF2_PARADIGM_CLASS_PROCESS));
-        CHECK(OTF2_GlobalDefWriter_WriteGroup(
-            g, 0, S_COMM_LOCS, OTF2_GROUP_TYPE_COMM_LOCATIONS,
-            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, locs));
-        CHECK(OTF2_GlobalDefWriter_WriteGroup(
-            g, 1, S_COMM_GROUP, OTF2_GROUP_TYPE_COMM_GROUP,
-            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, ranks));
-        CHECK(OTF2_GlobalDefWriter_WriteComm(g, 0, S_WORLD, 1,
-                                             OTF2_UNDEFINED_COMM,
-                                             OTF2_COMM_FLAG_NONE));
-    }
+}
+
+/* MPI as Score-P defines it: the locations of the ranks (their master
+ * threads), the world as indices into them, its Comm. */
+static void write_mpi_defs(OTF2_GlobalDefWriter *g)
+{
+    const uint64_t locs[RANKS] = { 0, THREADS }, ranks[RANKS] = { 0, 1 };
+
+    CHECK(OTF2_GlobalDefWriter_WriteParadigm(g, OTF2_PARADIGM_MPI, S_MPI,
+                                             OTF2_PARADIGM_CLASS_PROCESS));
+    CHECK(OTF2_GlobalDefWriter_WriteGroup(
+        g, 0, S_COMM_LOCS, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, locs));
+    CHECK(OTF2_GlobalDefWriter_WriteGroup(
+        g, 1, S_COMM_GROUP, OTF2_GROUP_TYPE_COMM_GROUP,
+        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, RANKS, ranks));
+    CHECK(OTF2_GlobalDefWriter_WriteComm(g, 0, S_WORLD, 1,
+                                         OTF2_UNDEFINED_COMM,
+                                         OTF2_COMM_FLAG_NONE));
+}
+
+/* POSIX I/O: the files and their handles. */
+static void write_io_defs(OTF2_GlobalDefWriter *g)
+{
     CHECK(OTF2_GlobalDefWriter_WriteIoParadigm(
         g, 0, S_POSIX, S_POSIX, OTF2_IO_PARADIGM_CLASS_SERIAL,
         OTF2_IO_PARADIGM_FLAG_OS, 0, NULL, NULL, NULL));
@@ -346,8 +349,11 @@ int main(int argc, char **argv)
             g, f, S_FD3 + f, f, 0, OTF2_IO_HANDLE_FLAG_NONE,
             OTF2_UNDEFINED_COMM, OTF2_UNDEFINED_IO_HANDLE));
     }
-    CHECK(OTF2_Archive_CloseGlobalDefWriter(ar, g));
-    CHECK(OTF2_Archive_Close(ar));
+}
+
+/* What a reader must compute (the file's header says the lines). */
+static void print_expected(void)
+{
     for (int i = 0; i < NREG; i++)
         printf("region %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", names[i],
                visits[i], incl[i], excl[i]);
@@ -361,5 +367,39 @@ int main(int argc, char **argv)
                io_read[f], io_written[f], io_ops[f]);
     printf("string %s\n", value);
     printf("span %" PRIu64 " %" PRIu64 "\n", tmin, tmax);
+}
+
+int main(int argc, char **argv)
+{
+    OTF2_Archive *ar;
+    OTF2_GlobalDefWriter *g;
+    uint64_t nev[RANKS * THREADS];
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: weft-otf2writer DIR\n");
+        return 2;
+    }
+    ar = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE,
+                           1024 * 1024, 4 * 1024 * 1024,
+                           OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!ar) {
+        fprintf(stderr, "weft-otf2writer: cannot create %s\n", argv[1]);
+        return 1;
+    }
+    CHECK(OTF2_Archive_SetFlushCallbacks(ar, &flush_cbs, NULL));
+    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(ar));
+    CHECK(OTF2_Archive_SetCreator(ar, "weft-otf2writer"));
+    write_all_events(ar, nev);
+    write_local_defs(ar);
+    g = OTF2_Archive_GetGlobalDefWriter(ar);
+    CHECK(OTF2_GlobalDefWriter_WriteClockProperties(
+        g, 1000000000, tmin, tmax - tmin + 1, OTF2_UNDEFINED_TIMESTAMP));
+    write_strings(g);
+    write_system(g, nev);
+    write_mpi_defs(g);
+    write_io_defs(g);
+    CHECK(OTF2_Archive_CloseGlobalDefWriter(ar, g));
+    CHECK(OTF2_Archive_Close(ar));
+    print_expected();
     return 0;
 }
