@@ -61,31 +61,12 @@ static void test_create_schema(void **state)
     weft_catalog_close(c);
 }
 
-static void test_round_trip(void **state)
+/* The forms of a trace's name weft_catalog_find takes (#ID, ID, the
+ * name), and what it says of the ones that name nothing. */
+static void check_finds(weft_catalog *c, int64_t id)
 {
-    fixture *f = *state;
-    weft_catalog *c = open_ok(f->path, 0);
-    weft_trace_row row = { 0 }, got;
-    weft_location_row locs[3] = {
-        { (1ull << 32) | 1, 1, 1, (char *)"rank 1 thread 1", 30, 0 },
-        { 0, 0, 0, (char *)"rank 0 thread 0", 10, 1 },
-        { UINT64_MAX, UINT32_MAX, UINT32_MAX, (char *)"max", UINT64_MAX,
-          UINT64_MAX },
-    };
-    collected col = { 0 };
+    weft_trace_row got;
     char buf[32];
-    int64_t id;
-
-    id = begin(c, "run-1", "run", 100);
-    assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
-    assert_int_equal(got.id, id);
-    assert_string_equal(got.state, WEFT_STATE_RECORDING);
-    assert_string_equal(got.name, "run");
-    assert_string_equal(got.path, "/spool/x");
-    assert_int_equal(got.uid, 1000);
-    assert_int_equal(got.created, 100);
-    assert_null(got.error);
-    weft_catalog_trace_free(&got);
 
     snprintf(buf, sizeof buf, "#%lld", (long long)id);
     assert_int_equal(weft_catalog_find(c, buf, &got), 0);
@@ -103,15 +84,12 @@ static void test_round_trip(void **state)
     assert_non_null(strstr(weft_catalog_errmsg(c), "nope"));
     assert_int_equal(weft_catalog_find(c, "99999999999999999999999", &got),
                      WEFT_ENOTFOUND);
+}
 
-    assert_int_equal(weft_catalog_trace_set_state(c, "run-1",
-                                                  WEFT_STATE_CONVERTING), 0);
-    assert_int_equal(weft_catalog_trace_set_state(c, "missing",
-                                                  WEFT_STATE_FAILED),
-                     WEFT_ENOTFOUND);
-    assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
-    assert_string_equal(got.state, WEFT_STATE_CONVERTING);
-    weft_catalog_trace_free(&got);
+/* Trace run-1's finished row, every field at an edge of its range. */
+static weft_trace_row big_row(void)
+{
+    weft_trace_row row = { 0 };
 
     row.key = (char *)"run-1";
     row.name = (char *)"run";
@@ -130,6 +108,71 @@ static void test_round_trip(void **state)
     row.timer_resolution = 1000000000;
     row.clock = (char *)"monotonic,tsc";
     row.error = (char *)"member 3 vanished";
+    return row;
+}
+
+/* Finishing a key the catalog does not have inserts it; the listing
+ * is newest first and stops at a callback's non-zero value. */
+static void check_insert_and_list(weft_catalog *c, weft_trace_row *row,
+                                  int64_t id)
+{
+    collected col = { 0 };
+
+    /* Finish of an unknown key inserts it. */
+    row->key = (char *)"run-2";
+    row->created = 300;
+    assert_int_equal(weft_catalog_trace_finish(c, row, NULL, 0), 0);
+    assert_int_equal(weft_catalog_list(c, collect_trace, &col), 0);
+    assert_int_equal(col.n, 2);
+    assert_string_equal(col.states[0], WEFT_STATE_COMPLETE);
+    assert_true(col.ids[0] != id); /* newest (created 300) first */
+    assert_int_equal(col.ids[1], id);
+    collected_free(&col);
+
+    /* A callback's non-zero value stops the listing and is returned. */
+    col.stop_after = 1;
+    assert_int_equal(weft_catalog_list(c, collect_trace, &col), 7);
+    assert_int_equal(col.n, 1);
+    collected_free(&col);
+}
+
+static void test_round_trip(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { 0 }, got;
+    weft_location_row locs[3] = {
+        { (1ull << 32) | 1, 1, 1, (char *)"rank 1 thread 1", 30, 0 },
+        { 0, 0, 0, (char *)"rank 0 thread 0", 10, 1 },
+        { UINT64_MAX, UINT32_MAX, UINT32_MAX, (char *)"max", UINT64_MAX,
+          UINT64_MAX },
+    };
+    collected col = { 0 };
+    int64_t id;
+
+    id = begin(c, "run-1", "run", 100);
+    assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
+    assert_int_equal(got.id, id);
+    assert_string_equal(got.state, WEFT_STATE_RECORDING);
+    assert_string_equal(got.name, "run");
+    assert_string_equal(got.path, "/spool/x");
+    assert_int_equal(got.uid, 1000);
+    assert_int_equal(got.created, 100);
+    assert_null(got.error);
+    weft_catalog_trace_free(&got);
+
+    check_finds(c, id);
+
+    assert_int_equal(weft_catalog_trace_set_state(c, "run-1",
+                                                  WEFT_STATE_CONVERTING), 0);
+    assert_int_equal(weft_catalog_trace_set_state(c, "missing",
+                                                  WEFT_STATE_FAILED),
+                     WEFT_ENOTFOUND);
+    assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
+    assert_string_equal(got.state, WEFT_STATE_CONVERTING);
+    weft_catalog_trace_free(&got);
+
+    row = big_row();
     assert_int_equal(weft_catalog_trace_finish(c, &row, locs, 3), 0);
 
     assert_int_equal(weft_catalog_find(c, "run-1", &got), 0);
@@ -176,22 +219,7 @@ static void test_round_trip(void **state)
     assert_string_equal(got.clock, "monotonic,tsc");
     weft_catalog_trace_free(&got);
 
-    /* Finish of an unknown key inserts it. */
-    row.key = (char *)"run-2";
-    row.created = 300;
-    assert_int_equal(weft_catalog_trace_finish(c, &row, NULL, 0), 0);
-    assert_int_equal(weft_catalog_list(c, collect_trace, &col), 0);
-    assert_int_equal(col.n, 2);
-    assert_string_equal(col.states[0], WEFT_STATE_COMPLETE);
-    assert_true(col.ids[0] != id); /* newest (created 300) first */
-    assert_int_equal(col.ids[1], id);
-    collected_free(&col);
-
-    /* A callback's non-zero value stops the listing and is returned. */
-    col.stop_after = 1;
-    assert_int_equal(weft_catalog_list(c, collect_trace, &col), 7);
-    assert_int_equal(col.n, 1);
-    collected_free(&col);
+    check_insert_and_list(c, &row, id);
 
     /* Removing a trace removes its locations (ON DELETE CASCADE). */
     weft_catalog_close(c);
