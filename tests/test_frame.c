@@ -48,9 +48,9 @@ typedef struct kinds {
     uint8_t *big;
 } kinds;
 
-static void kinds_init(kinds *k)
+/* The session's handshake: Hello (with tags) and HelloAck. */
+static void kinds_init_hello(kinds *k)
 {
-    memset(k, 0, sizeof *k);
     weft__hello__init(&k->hello);
     k->hello.protocol_version = WEFT_PROTOCOL_VERSION;
     k->hello.trace = (char *)"name with \"quotes\"\nand \xc3\xa9";
@@ -87,7 +87,12 @@ static void kinds_init(kinds *k)
     k->hello_ack.locations = k->seqp;
     k->hello_ack.definitions_seq = 7;
     k->hello_ack.server = (char *)"weftd test";
+}
 
+/* What a session sends and gets: Definitions, a batch of BIG_RECORDS
+ * bytes, Ack, Goodbye, Error. */
+static void kinds_init_session(kinds *k)
+{
     weft__definitions__init(&k->defs);
     memcpy(k->defbytes, "\x41\x00\x00\x00\x01", 5);
     k->defs.seq = 1;
@@ -125,7 +130,11 @@ static void kinds_init(kinds *k)
     weft__error__init(&k->error);
     k->error.code = WEFT_EREF;
     k->error.message = (char *)"Enter.region: 9 is not defined";
+}
 
+/* Authentication, questions, imports and clock synchronisation. */
+static void kinds_init_other(kinds *k)
+{
     weft__auth__init(&k->auth);
     k->auth.protocol_version = WEFT_PROTOCOL_VERSION;
     k->auth.credential.data = (uint8_t *)"MUNGE:AwQDAACm9Ot0xqA=:";
@@ -165,6 +174,15 @@ static void kinds_init(kinds *k)
     k->clock_sync.id = 5;
     k->clock_sync.client_time = UINT64_MAX - 1;
     k->clock_sync.server_time = 1234567890123ull;
+}
+
+/* One message of every kind, each field at an edge where it has one. */
+static void kinds_init(kinds *k)
+{
+    memset(k, 0, sizeof *k);
+    kinds_init_hello(k);
+    kinds_init_session(k);
+    kinds_init_other(k);
 }
 
 /* The envelope of message kind `kind` (a msg_case). */
