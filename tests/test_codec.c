@@ -904,25 +904,16 @@ static uint32_t el_rand(uint32_t *seed)
  * one), regions of 1 and more bytes and the undefined one, other records
  * between them, time reaching 2^64 - 1 and going beyond it, every
  * truncation of a stream. */
-static void test_el_run_agrees(void **state)
+/* A run of EL_EVENTS events, Enter and Leave in every encoding the
+ * decoders take (time deltas of 1 to 3 bytes, an overlong 0, undefined
+ * and large regions) with a MeasurementOnOff now and then, into buf;
+ * what they decode to into want. Returns the run's length. */
+static size_t el_make_run(uint8_t *buf, el_event *want)
 {
-    uint8_t *buf = malloc(EL_EVENTS * 32);
-    el_event *want = malloc(EL_EVENTS * sizeof *want);
-    el_event *a = malloc(EL_EVENTS * sizeof *a);
-    el_event *b = malloc(EL_EVENTS * sizeof *b);
     uint32_t seed = 1;
     uint64_t t = 10;
-    size_t len = 0, na, nb;
-    int rca, rcb;
+    size_t len = 0;
 
-    (void)state;
-    assert_non_null(buf);
-    assert_non_null(want);
-    assert_non_null(a);
-    assert_non_null(b);
-    memset(want, 0, EL_EVENTS * sizeof *want);
-    memset(a, 0, EL_EVENTS * sizeof *a);
-    memset(b, 0, EL_EVENTS * sizeof *b);
     for (size_t i = 0; i < EL_EVENTS; i++) {
         uint32_t x = el_rand(&seed), y = el_rand(&seed), region;
         uint64_t dt;
@@ -969,6 +960,53 @@ static void test_el_run_agrees(void **state)
         want[i] = (el_event){ x % 2 ? WEFT_REC_Enter : WEFT_REC_Leave,
                               region, t };
     }
+    return len;
+}
+
+/* Time: deltas of 1 and 2 bytes to 2^64 - 1 are taken, beyond it
+ * the decoder reports the overflow. */
+static void el_check_time_overflow(el_event *a, el_event *b)
+{
+    size_t na, nb;
+    int rca, rcb;
+
+    static const uint8_t s[] = { WEFT_REC_Enter, 5, 0,
+                                 WEFT_REC_Leave, 0x80, 1, 0,
+                                 WEFT_REC_Enter, 1, 0 };
+    for (uint64_t back = 0; back < 140; back++) {
+        na = el_decode(s, sizeof s, UINT64_MAX - back, 0, a, 4, &rca);
+        nb = el_decode(s, sizeof s, UINT64_MAX - back, 1, b, 4, &rcb);
+        assert_int_equal(rca, back >= 134 ? 0 : WEFT_ETIME);
+        assert_int_equal(rcb, rca);
+        assert_int_equal(na, back >= 134 ? 3 : back >= 133 ? 2
+                             : back >= 5 ? 1 : 0);
+        assert_int_equal(nb, na);
+        if (na)
+            assert_true(a[na - 1].time ==
+                        UINT64_MAX - back + (na == 1 ? 5 : na == 2
+                                             ? 133 : 134));
+        assert_memory_equal(a, b, na * sizeof *a);
+    }
+}
+
+static void test_el_run_agrees(void **state)
+{
+    uint8_t *buf = malloc(EL_EVENTS * 32);
+    el_event *want = malloc(EL_EVENTS * sizeof *want);
+    el_event *a = malloc(EL_EVENTS * sizeof *a);
+    el_event *b = malloc(EL_EVENTS * sizeof *b);
+    size_t len, na, nb;
+    int rca, rcb;
+
+    (void)state;
+    assert_non_null(buf);
+    assert_non_null(want);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(want, 0, EL_EVENTS * sizeof *want);
+    memset(a, 0, EL_EVENTS * sizeof *a);
+    memset(b, 0, EL_EVENTS * sizeof *b);
+    len = el_make_run(buf, want);
     na = el_decode(buf, len, 10, 0, a, EL_EVENTS, &rca);
     nb = el_decode(buf, len, 10, 1, b, EL_EVENTS, &rcb);
     assert_int_equal(rca, 0);
@@ -987,27 +1025,7 @@ static void test_el_run_agrees(void **state)
         assert_memory_equal(a, want, na * sizeof *a);
         assert_memory_equal(b, want, nb * sizeof *b);
     }
-    /* Time: deltas of 1 and 2 bytes to 2^64 - 1 are taken, beyond it
-     * the decoder reports the overflow. */
-    {
-        static const uint8_t s[] = { WEFT_REC_Enter, 5, 0,
-                                     WEFT_REC_Leave, 0x80, 1, 0,
-                                     WEFT_REC_Enter, 1, 0 };
-        for (uint64_t back = 0; back < 140; back++) {
-            na = el_decode(s, sizeof s, UINT64_MAX - back, 0, a, 4, &rca);
-            nb = el_decode(s, sizeof s, UINT64_MAX - back, 1, b, 4, &rcb);
-            assert_int_equal(rca, back >= 134 ? 0 : WEFT_ETIME);
-            assert_int_equal(rcb, rca);
-            assert_int_equal(na, back >= 134 ? 3 : back >= 133 ? 2
-                                 : back >= 5 ? 1 : 0);
-            assert_int_equal(nb, na);
-            if (na)
-                assert_true(a[na - 1].time ==
-                            UINT64_MAX - back + (na == 1 ? 5 : na == 2
-                                                 ? 133 : 134));
-            assert_memory_equal(a, b, na * sizeof *a);
-        }
-    }
+    el_check_time_overflow(a, b);
     free(buf);
     free(want);
     free(a);
