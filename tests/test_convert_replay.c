@@ -437,19 +437,14 @@ static void append_wild(weft_journal *j, uint32_t thread, uint64_t seq,
  * times); then both threads have batches of random Enters and Leaves
  * (mostly of the innermost region, some of another or of none open,
  * now and then a gap), regions open at the end. */
-static void write_wild_member(const ctx *c, uint32_t rank)
+/* The wild member's definitions: a name and a region for each of
+ * WILD_REGIONS (in reverse order on rank 1, whose clock has a peak in
+ * the middle). Returns how many. */
+static size_t wild_defs(uint32_t rank, weft_record *defs,
+                        char names[][16])
 {
-    weft_journal *j = open_journal(c, rank);
-    weft_record defs[2 * WILD_REGIONS + 4], *evs;
-    char names[WILD_REGIONS][16];
-    uint32_t threads[] = { 0, 1 };
-    uint64_t events[] = { 0, 0 }, dropped[] = { 0, 0 };
-    uint64_t t = 1000;
-    uint32_t seed = 7 + rank;
-    size_t n = 0, nd = 0;
+    size_t nd = 0;
 
-    evs = calloc(WILD_EVENTS + 4 * WILD_REGIONS + 64, sizeof *evs);
-    assert_non_null(evs);
     for (uint32_t i = 0; i < WILD_REGIONS; i++) {
         uint32_t name = rank ? WILD_REGIONS - 1 - i : i;
         snprintf(names[i], sizeof names[i], "r%u", name);
@@ -469,10 +464,16 @@ static void write_wild_member(const ctx *c, uint32_t rank)
             nd++;
         }
     }
-    append_hello(j, rank, 2, rank ? "node-b" : "node-a");
-    append_defs(j, defs, nd);
+    return nd;
+}
 
-    /* Thread 0, by hand. */
+/* Thread 0's first two batches, by hand: every case of nesting. */
+static void wild_by_hand(weft_journal *j, weft_record *evs, uint64_t *tp,
+                         uint64_t *events)
+{
+    uint64_t t = *tp;
+    size_t n = 0;
+
     evs[n++] = enter(t, 0, 0);
     for (int k = 0; k < 2; k++) {            /* first and second visit */
         evs[n++] = enter(t += 2, 1, 0);
@@ -497,7 +498,7 @@ static void write_wild_member(const ctx *c, uint32_t rank)
     evs[n++] = enter(t += 1, 6, 1);          /* leaves 8 and 7 first */
     evs[n++] = enter(t += 1, 9, 1);          /* not open */
     evs[n++] = enter(t += 1, 10, 0);
-    append_wild(j, 0, 1, evs, n, &events[0]);
+    append_wild(j, 0, 1, evs, n, events);
     n = 0;
     evs[n++] = enter(t += 1, 11, 0);
     evs[n] = onoff(t += 5, OTF2_MEASUREMENT_OFF);
@@ -510,9 +511,16 @@ static void write_wild_member(const ctx *c, uint32_t rank)
     evs[n++] = enter(t += 1, 12, 1);
     evs[n++] = enter(t += 1, 11, 1);
     evs[n++] = enter(t += 1, 10, 1);
-    append_wild(j, 0, 2, evs, n, &events[0]);
+    append_wild(j, 0, 2, evs, n, events);
+    *tp = t;
+}
 
-    /* Both threads, at random. */
+/* WILD_BATCHES batches on both threads, at random. */
+static void wild_random(weft_journal *j, weft_record *evs, uint64_t t,
+                        uint32_t seed, uint64_t *events)
+{
+    size_t n;
+
     for (uint64_t b = 0; b < WILD_BATCHES; b++) {
         for (uint32_t th = 0; th < 2; th++) {
             n = 0;
@@ -547,6 +555,25 @@ static void write_wild_member(const ctx *c, uint32_t rank)
             append_wild(j, th, 3 + b, evs, n, &events[th]);
         }
     }
+}
+
+static void write_wild_member(const ctx *c, uint32_t rank)
+{
+    weft_journal *j = open_journal(c, rank);
+    weft_record defs[2 * WILD_REGIONS + 4], *evs;
+    char names[WILD_REGIONS][16];
+    uint32_t threads[] = { 0, 1 };
+    uint64_t events[] = { 0, 0 }, dropped[] = { 0, 0 };
+    uint64_t t = 1000;
+    size_t nd;
+
+    evs = calloc(WILD_EVENTS + 4 * WILD_REGIONS + 64, sizeof *evs);
+    assert_non_null(evs);
+    nd = wild_defs(rank, defs, names);
+    append_hello(j, rank, 2, rank ? "node-b" : "node-a");
+    append_defs(j, defs, nd);
+    wild_by_hand(j, evs, &t, events);
+    wild_random(j, evs, t, 7 + rank, events);
     append_goodbye(j, 2, threads, events, dropped);
     weft_journal_close(j);
     free(evs);
