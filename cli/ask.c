@@ -127,74 +127,53 @@ static int read_envelope(ask_conn *a, int64_t deadline,
     }
 }
 
-/* weft__cli_ask, and weft__cli_ask_import's ImportTrace imp (NULL:
- * none) sent after the Query. */
-static int ask_weftd(int kind, const char *trace, int force,
-                     const Weft__ImportTrace *imp, unsigned char **data,
-                     size_t *len)
+/* Connects a to weftd's socket sock (a->sock its escaped name). 0, or
+ * EXIT_FAIL after saying why. */
+static int ask_connect(ask_conn *a, const char *sock)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT, *in = NULL;
-    Weft__Query q = WEFT__QUERY__INIT;
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    ask_conn *a = calloc(1, sizeof *a);
-    char *sock = ask_socket(), *esc = NULL;
+
+    if (strlen(sock) >= sizeof sa.sun_path)
+        return weft__cli_fail("weftd's socket path %s is too long", a->sock);
+    strcpy(sa.sun_path, sock);
+    a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (a->fd < 0 || connect(a->fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        return weft__cli_fail("the catalog is weftd's, and weftd does not "
+                              "answer on %s (%s): is it running? (root "
+                              "reads the catalog without it)", a->sock,
+                              strerror(errno));
+    return 0;
+}
+
+/* Sends env to weftd as one frame; what says what it was for ("ask
+ * weftd"). 0, or EXIT_FAIL after saying why. */
+static int send_envelope(ask_conn *a, const Weft__Envelope *env,
+                         const char *what)
+{
     uint8_t *frame = NULL;
+    ssize_t flen = weft_frame_pack(env, &frame);
+    int status = 0;
+
+    if (flen < 0)
+        frame = NULL;
+    if (flen < 0 || send_all(a->fd, frame, (size_t)flen) != 0)
+        status = weft__cli_fail("cannot %s on %s: %s", what, a->sock,
+                                flen < 0 ? weft_strerror((int)flen)
+                                         : strerror(errno));
+    free(frame);
+    return status;
+}
+
+/* Reads Answer frames from a until the last one, into *data (malloc'd,
+ * NUL-terminated) and *len. 0, or EXIT_FAIL after saying why. */
+static int read_answer(ask_conn *a, int64_t deadline, unsigned char **data,
+                       size_t *len)
+{
+    Weft__Envelope *in = NULL;
     unsigned char *got = NULL;
     size_t n = 0;
-    ssize_t flen;
-    int fd = -1, status = EXIT_FAIL;
-    int64_t deadline = now_ms() + ASK_TIMEOUT_MS;
+    int status = EXIT_FAIL;
 
-    *data = NULL;
-    *len = 0;
-    if (!a) {
-        free(sock);
-        return weft__cli_fail("out of memory");
-    }
-    a->fd = -1;
-    weft_frame_reader_init(&a->r, WEFT_ANSWER_CHUNK + 4096);
-    if (!sock)
-        goto out;
-    esc = weft__cli_escape(sock);
-    a->sock = esc;
-    if (strlen(sock) >= sizeof sa.sun_path) {
-        weft__cli_fail("weftd's socket path %s is too long", esc);
-        goto out;
-    }
-    strcpy(sa.sun_path, sock);
-    fd = a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        weft__cli_fail("the catalog is weftd's, and weftd does not answer "
-                       "on %s (%s): is it running? (root reads the "
-                       "catalog without it)", esc, strerror(errno));
-        goto out;
-    }
-    q.protocol_version = WEFT_PROTOCOL_VERSION;
-    q.kind = (Weft__Query__Kind)kind;
-    q.trace = (char *)(trace ? trace : "");
-    q.force = force;
-    env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
-    env.query = &q;
-    flen = weft_frame_pack(&env, &frame);
-    if (flen < 0 || send_all(fd, frame, (size_t)flen) != 0) {
-        weft__cli_fail("cannot ask weftd on %s: %s", esc, flen < 0 ?
-                       weft_strerror((int)flen) : strerror(errno));
-        goto out;
-    }
-    if (imp) {
-        free(frame);
-        env.msg_case = WEFT__ENVELOPE__MSG_IMPORT_TRACE;
-        env.import_trace = (Weft__ImportTrace *)imp;
-        flen = weft_frame_pack(&env, &frame);
-        if (flen < 0)
-            frame = NULL;
-        if (flen < 0 || send_all(fd, frame, (size_t)flen) != 0) {
-            weft__cli_fail("cannot send the import to weftd on %s: %s", esc,
-                           flen < 0 ? weft_strerror((int)flen)
-                                    : strerror(errno));
-            goto out;
-        }
-    }
     for (;;) {
         if (read_envelope(a, deadline, &in) != 0)
             goto out;
@@ -206,7 +185,7 @@ static int ask_weftd(int kind, const char *trace, int force,
         }
         if (in->msg_case != WEFT__ENVELOPE__MSG_ANSWER ||
             n + in->answer->data.len > WEFT_MAX_ANSWER) {
-            weft__cli_fail("weftd at %s answered with %s", esc,
+            weft__cli_fail("weftd at %s answered with %s", a->sock,
                            in->msg_case == WEFT__ENVELOPE__MSG_ANSWER ?
                            "more than it may send" :
                            weft_frame_kind_name(in->msg_case));
@@ -233,14 +212,58 @@ static int ask_weftd(int kind, const char *trace, int force,
 out:
     if (in)
         weft_frame_free_envelope(in);
-    weft_frame_reader_free(&a->r);
-    free(a);
     free(got);
-    free(frame);
-    free(esc);
+    return status;
+}
+
+/* weft__cli_ask, and weft__cli_ask_import's ImportTrace imp (NULL:
+ * none) sent after the Query. */
+static int ask_weftd(int kind, const char *trace, int force,
+                     const Weft__ImportTrace *imp, unsigned char **data,
+                     size_t *len)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Query q = WEFT__QUERY__INIT;
+    ask_conn *a = calloc(1, sizeof *a);
+    char *sock = ask_socket();
+    int status = EXIT_FAIL;
+    int64_t deadline = now_ms() + ASK_TIMEOUT_MS;
+
+    *data = NULL;
+    *len = 0;
+    if (!a) {
+        free(sock);
+        return weft__cli_fail("out of memory");
+    }
+    a->fd = -1;
+    weft_frame_reader_init(&a->r, WEFT_ANSWER_CHUNK + 4096);
+    if (!sock)
+        goto out;
+    a->sock = weft__cli_escape(sock);
+    if (ask_connect(a, sock) != 0)
+        goto out;
+    q.protocol_version = WEFT_PROTOCOL_VERSION;
+    q.kind = (Weft__Query__Kind)kind;
+    q.trace = (char *)(trace ? trace : "");
+    q.force = force;
+    env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+    env.query = &q;
+    if (send_envelope(a, &env, "ask weftd") != 0)
+        goto out;
+    if (imp) {
+        env.msg_case = WEFT__ENVELOPE__MSG_IMPORT_TRACE;
+        env.import_trace = (Weft__ImportTrace *)imp;
+        if (send_envelope(a, &env, "send the import to weftd") != 0)
+            goto out;
+    }
+    status = read_answer(a, deadline, data, len);
+out:
+    if (a->fd >= 0)
+        close(a->fd);
+    weft_frame_reader_free(&a->r);
+    free((char *)a->sock);
+    free(a);
     free(sock);
-    if (fd >= 0)
-        close(fd);
     return status;
 }
 

@@ -508,23 +508,10 @@ static void *msg_array(size_t n, size_t size, const void *init)
 #define MSGS(v, n, T, INIT)                                                 \
     ((v) = msg_array((n), sizeof(T), &(T)INIT))
 
-int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
+/* m's arrays, one per kind of row in d, each element initialised.
+ * 0, or WEFT_ENOMEM (m's arrays freed). */
+static int msg_arrays(const weft_trace_detail *d, Weft__ImportTrace *m)
 {
-    const weft_trace_row *row = &r->row;
-    const weft_trace_detail *d = &r->detail;
-
-    weft__import_trace__init(m);
-    m->name = row->name;
-    m->path = row->path;
-    m->state = row->state;
-    m->error = row->error ? row->error : (char *)"";
-    m->hosts = row->hosts ? row->hosts : (char *)"";
-    m->members = row->members;
-    m->events = row->events;
-    m->bytes = row->bytes;
-    m->time_first = row->time_first;
-    m->time_last = row->time_last;
-    m->timer_resolution = row->timer_resolution;
     if (!MSGS(m->tags, d->ntags, Weft__Tag, WEFT__TAG__INIT) ||
         !MSGS(m->member_rows, d->nmembers, Weft__ImportMember,
               WEFT__IMPORT_MEMBER__INIT) ||
@@ -546,6 +533,12 @@ int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
         weft_import_msg_free(m);
         return WEFT_ENOMEM;
     }
+    return 0;
+}
+
+/* m's tags, members and locations from d's (pointing into d). */
+static void msg_places(const weft_trace_detail *d, Weft__ImportTrace *m)
+{
     m->n_tags = d->ntags;
     for (size_t i = 0; i < d->ntags; i++) {
         m->tags[i]->key = d->tags[i].key;
@@ -568,6 +561,12 @@ int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
         x->name = d->locations[i].name ? d->locations[i].name : (char *)"";
         x->events = d->locations[i].events;
     }
+}
+
+/* m's summaries (regions, timelines, messages, I/O files, metrics) from
+ * d's (pointing into d). */
+static void msg_summaries(const weft_trace_detail *d, Weft__ImportTrace *m)
+{
     m->n_regions = d->nregions;
     for (size_t i = 0; i < d->nregions; i++) {
         Weft__ImportRegion *x = m->regions[i];
@@ -623,6 +622,29 @@ int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
         x->n_points = d->metrics[i].npoints * 3;
         x->series_total = d->metrics[i].series_total;
     }
+}
+
+int weft_import_to_msg(const weft_import_rows *r, Weft__ImportTrace *m)
+{
+    const weft_trace_row *row = &r->row;
+    const weft_trace_detail *d = &r->detail;
+
+    weft__import_trace__init(m);
+    m->name = row->name;
+    m->path = row->path;
+    m->state = row->state;
+    m->error = row->error ? row->error : (char *)"";
+    m->hosts = row->hosts ? row->hosts : (char *)"";
+    m->members = row->members;
+    m->events = row->events;
+    m->bytes = row->bytes;
+    m->time_first = row->time_first;
+    m->time_last = row->time_last;
+    m->timer_resolution = row->timer_resolution;
+    if (msg_arrays(d, m) != 0)
+        return WEFT_ENOMEM;
+    msg_places(d, m);
+    msg_summaries(d, m);
     return 0;
 }
 
