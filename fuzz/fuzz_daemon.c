@@ -575,7 +575,7 @@ static int busy(void)
     for (weft_conn *c = d.conns; c; c = c->next) {
         uv_os_fd_t fd;
         int n = 0;
-        if (c->closing || c->auth_job ||
+        if (weft_conn_closing(c) || c->auth_job ||
             uv_stream_get_write_queue_size((uv_stream_t *)&c->h.stream))
             return 1;
         if (c->paused)
@@ -1010,7 +1010,7 @@ static void check_step(int target, const int *errors, const int *eof)
          * another uid than the Hello's joins nothing, and weftd never
          * takes the frame tampered with (nor any after it). */
         if (c && p->spoilt == 1)
-            CHECK(!c->authenticated);
+            CHECK(!c->has_peer_uid); /* set by an accepted Auth */
         if (c && p->spoilt == 2)
             CHECK(c->member == NULL);
         if (c && c->mac && p->bad_frame)

@@ -3,7 +3,8 @@
  * the caller's (both NULL when empty). Macros rather than functions so
  * that the queue keeps the element's type; no locking, no memory of its
  * own: whoever holds head and tail owns the elements queued.
- * Used by the daemon's workers (daemon/worker.c) and the client's sender
+ * Used by the daemon's workers (daemon/worker.c), its journal writer
+ * (daemon/ingest/jwriter.c) and the client's sender
  * (batches and definition chunks); header only, so the client library
  * gains no dependency. */
 #ifndef WEFT_FIFO_H

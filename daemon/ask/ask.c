@@ -575,12 +575,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
                        "who it is");
         return WEFT_EPROTO;
     }
-    if (c->asked || c->member || c->auth_job) {
-        weft_conn_fail(c, WEFT_EPROTO, "Query after %s", c->asked ?
-                       "a Query" : c->member ? "Hello" : "Auth");
-        return WEFT_EPROTO;
-    }
-    c->asked = 1;
+    if ((rc = weft_conn_event(c, WEFT_CONN_EV_QUERY, NULL)) < 0)
+        return rc; /* after a Query, Hello or Auth */
     if (q->kind != WEFT__QUERY__KIND__CATALOG &&
         q->kind != WEFT__QUERY__KIND__STATUS &&
         q->kind != WEFT__QUERY__KIND__REMOVE &&
@@ -607,7 +603,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     if (q->kind == WEFT__QUERY__KIND__IMPORT) {
         /* The rows follow in one frame of up to max_frame bytes, charged
          * as they arrive as any client's (server.c). */
-        c->importing = 1;
+        if ((rc = weft_conn_event(c, WEFT_CONN_EV_IMPORT_QUERY, NULL)) < 0)
+            return rc;
         c->reader.max_frame = d->cfg.max_frame;
         return 0;
     }
@@ -675,12 +672,8 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
     char err[512];
     int rc;
 
-    if (!c->importing) {
-        weft_conn_fail(c, WEFT_EPROTO, "ImportTrace without a Query to "
-                       "import before it");
-        return WEFT_EPROTO;
-    }
-    c->importing = 0;
+    if ((rc = weft_conn_event(c, WEFT_CONN_EV_IMPORT_TRACE, NULL)) < 0)
+        return rc; /* without a Query to import before it */
     if ((rc = weft_import_check(m, err, sizeof err)) < 0) {
         weft_conn_fail(c, rc, "%s", err);
         return rc;

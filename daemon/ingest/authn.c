@@ -92,7 +92,7 @@ void weft_authn_challenge(weft_conn *c)
     uint8_t *frame;
     ssize_t n;
 
-    if (c->is_unix || c->closing)
+    if (c->is_unix || weft_conn_closing(c))
         return;
     /* The kernel's pool is ready once weftd runs (it is not at early
      * boot, where this would fail rather than block the loop). */
@@ -132,7 +132,8 @@ static void authn_done(weft_work *w)
                        j->err);
         goto out;
     }
-    c->authenticated = 1;
+    if (weft_conn_event(c, WEFT_CONN_EV_AUTH_OK, NULL) < 0)
+        goto out;
     c->has_peer_uid = 1;
     c->peer_uid = j->id.uid;
     c->peer_gid = j->id.gid;
@@ -173,10 +174,8 @@ int weft_authn_auth(weft_conn *c, const Weft__Auth *a)
                        "kernel already says who you are");
         return WEFT_EPROTO;
     }
-    if (c->authenticated || c->auth_job) {
-        weft_conn_fail(c, WEFT_EPROTO, "second Auth on one connection");
-        return WEFT_EPROTO;
-    }
+    if ((rc = weft_conn_event(c, WEFT_CONN_EV_AUTH, NULL)) < 0)
+        return rc; /* a second Auth */
     if (a->credential.len == 0 ||
         a->credential.len > WEFT_AUTH_MAX_CREDENTIAL) {
         weft_conn_fail(c, WEFT_EAUTH, "MUNGE credential of %zu bytes "
@@ -225,7 +224,7 @@ int weft_authn_hello_uid(weft_conn *c, const Weft__Hello *h, uint32_t *uid)
         *uid = c->has_peer_uid ? c->peer_uid : h->uid;
         return 0;
     }
-    if (c->authenticated) {
+    if (c->mode == WEFT_CONN_AUTHENTICATED) {
         if (h->uid != c->peer_uid) {
             weft_conn_fail(c, WEFT_EAUTH, "Hello claims uid %u but its "
                            "MUNGE credential is of uid %u",

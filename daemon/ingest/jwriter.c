@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fifo.h"
 #include "trace.h"
 #include "weft_errors.h"
 
@@ -42,16 +43,6 @@ struct weft_jwriter {
     uv_async_t async;                    /* loop thread */
     uint64_t pending;                    /* loop thread: out, not back */
 };
-
-static void append(weft_jentry **head, weft_jentry **tail, weft_jentry *j)
-{
-    j->next = NULL;
-    if (*tail)
-        (*tail)->next = j;
-    else
-        *head = j;
-    *tail = j;
-}
 
 /* An EventBatch entry j (or a refused one) could not be appended (errno
  * j->err): it becomes a refused entry saying why, appended if there is
@@ -135,7 +126,7 @@ static void *thread_run(void *arg)
         pthread_mutex_lock(&w->lock);
         for (weft_jentry *j = batch; j; j = next) {
             next = j->next;
-            append(&w->written, &w->written_tail, j);
+            WEFT_FIFO_PUSH(w->written, w->written_tail, j);
         }
         uv_async_send(&w->async);
     }
@@ -249,7 +240,7 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
     j->member->pending_bytes += sizeof *j + j->e.len;
     d->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
     pthread_mutex_lock(&w->lock);
-    append(&th->queued, &th->queued_tail, j);
+    WEFT_FIFO_PUSH(th->queued, th->queued_tail, j);
     pthread_cond_signal(&th->wake);
     pthread_mutex_unlock(&w->lock);
 }

@@ -28,7 +28,7 @@ static weft_conn *oldest(weft_preauth *pa, const char *addr, int holding,
                          const weft_conn *keep)
 {
     for (weft_conn *c = pa->head; c; c = c->pa_next) {
-        if (c == keep || c->closing || c->auth_job)
+        if (c == keep || weft_conn_closing(c) || c->auth_job)
             continue;
         if (addr && strcmp(c->addr, addr) != 0)
             continue;
@@ -44,7 +44,7 @@ static uint64_t count_address(const weft_preauth *pa, const char *addr)
     uint64_t n = 0;
 
     for (const weft_conn *c = pa->head; c; c = c->pa_next)
-        n += !c->closing && strcmp(c->addr, addr) == 0;
+        n += !weft_conn_closing(c) && strcmp(c->addr, addr) == 0;
     return n;
 }
 
@@ -130,7 +130,7 @@ void weft_preauth_leave(weft_conn *c)
     c->pa_next = c->pa_prev = NULL;
     c->preauth = 0;
     pa->buffered -= c->held;
-    if (c->closing)
+    if (weft_conn_closing(c))
         c->held = 0; /* its reader is freed in on_close */
     else
         d->buffered += c->held; /* a session's from now on */

@@ -95,7 +95,7 @@ static int update_reading(weft_conn *c)
 {
     int rc;
 
-    if (c->closing || uv_is_closing(&c->h.handle))
+    if (weft_conn_closing(c) || uv_is_closing(&c->h.handle))
         return 0;
     if (c->paused)
         return uv_read_stop(&c->h.stream);
@@ -109,10 +109,10 @@ static void unpause(weft_conn *c, unsigned bits)
 {
     c->paused &= ~bits;
     c->last_frame = uv_now(c->d->loop); /* weftd held it, not the peer */
-    if (c->closing || c->paused)
+    if (weft_conn_closing(c) || c->paused)
         return;
     consume(c);
-    if (!c->closing && !c->paused && update_reading(c) != 0)
+    if (!weft_conn_closing(c) && !c->paused && update_reading(c) != 0)
         weft_conn_close(c);
 }
 
@@ -184,7 +184,7 @@ static void on_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
-    if (c->closing)
+    if (weft_conn_closing(c))
         d->nclosing--;
     if (c->paused & WEFT_PAUSE_BUFFERED)
         d->npaused_buffered--;
@@ -290,11 +290,30 @@ static void uncharge_user(weft_conn *c)
     }
 }
 
+int weft_conn_event(weft_conn *c, enum weft_conn_event ev, const char *name)
+{
+    enum weft_conn_mode next;
+    const char *why;
+    int rc = weft_connmode_next(c->mode, ev, &next, &why);
+
+    if (!name)
+        name = weft_connmode_event_name(ev);
+    if (rc < 0) {
+        weft_conn_fail(c, rc, why, name);
+        return rc;
+    }
+    if (next != c->mode)
+        weft_conn_log(c, WEFT_LOG_DEBUG, "%s: %s -> %s", name,
+                      weft_connmode_name(c->mode), weft_connmode_name(next));
+    c->mode = next;
+    return 0;
+}
+
 void weft_conn_close(weft_conn *c)
 {
-    if (c->closing)
+    if (weft_conn_closing(c))
         return;
-    c->closing = 1;
+    weft_conn_event(c, WEFT_CONN_EV_CLOSE, NULL);
     c->d->nclosing++;
     uv_read_stop(&c->h.stream);
     weft_preauth_leave(c);
@@ -310,17 +329,17 @@ static void on_write(uv_write_t *req, int status)
     write_req *w = (write_req *)req;
     weft_conn *c = req->handle->data;
 
-    if (status < 0 && status != UV_ECANCELED && !c->closing)
+    if (status < 0 && status != UV_ECANCELED && !weft_conn_closing(c))
         weft_connlog(c, WEFT_CONNLOG_WRITE_FAILED, WEFT_LOG_INFO,
                      "write failed: %s", uv_strerror(status));
     free(w->frame);
     free(w);
-    if (status < 0 && !c->closing) {
+    if (status < 0 && !weft_conn_closing(c)) {
         weft_conn_close(c);
         return;
     }
     weft_conn_drained(c);
-    if (c->on_written && !c->closing &&
+    if (c->on_written && !weft_conn_closing(c) &&
         uv_stream_get_write_queue_size(&c->h.stream) == 0)
         c->on_written(c);
 }
@@ -335,7 +354,7 @@ static uint64_t conn_pending(weft_conn *c)
 
 void weft_conn_drained(weft_conn *c)
 {
-    if ((c->paused & WEFT_PAUSE_PENDING) && !c->closing &&
+    if ((c->paused & WEFT_PAUSE_PENDING) && !weft_conn_closing(c) &&
         conn_pending(c) <= c->d->cfg.max_conn_pending / 2) {
         weft_conn_log(c, WEFT_LOG_DEBUG, "replies and journal drained; "
                       "reading again");
@@ -347,7 +366,7 @@ void weft_conn_drained(weft_conn *c)
  * TCP then slows it down, and our memory stays bounded. */
 void weft_conn_check_pending(weft_conn *c)
 {
-    if (!c->closing && !(c->paused & WEFT_PAUSE_PENDING) &&
+    if (!weft_conn_closing(c) && !(c->paused & WEFT_PAUSE_PENDING) &&
         conn_pending(c) > c->d->cfg.max_conn_pending) {
         weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
         c->paused |= WEFT_PAUSE_PENDING;
@@ -404,7 +423,7 @@ static void vfail(weft_conn *c, enum weft_limit l, int code,
     ssize_t n;
     uint64_t held_back;
 
-    if (c->closing)
+    if (weft_conn_closing(c))
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
     /* A flood of refusals must not fill the disk with its log */
@@ -499,7 +518,7 @@ static void stop_conn(weft_conn *c)
 
 void weft_conn_written(weft_conn *c)
 {
-    if ((c->paused & WEFT_PAUSE_STOPPING) && !c->closing)
+    if ((c->paused & WEFT_PAUSE_STOPPING) && !weft_conn_closing(c))
         weft_conn_close(c);
 }
 
@@ -576,7 +595,7 @@ static void consume(weft_conn *c)
 {
     weft_daemon *d = c->d;
 
-    while (c->stash_len > 0 && !c->closing && !c->paused) {
+    while (c->stash_len > 0 && !weft_conn_closing(c) && !c->paused) {
         const uint8_t *p = c->stash + c->stash_off;
         size_t left = c->stash_len;
         uint8_t *frame = NULL;
@@ -654,7 +673,7 @@ static void consume(weft_conn *c)
     if (c->stash_len == 0)
         drop_stash(c);
     if (c->stash_len == 0 && !c->reader.payload && d->stopping &&
-        !c->closing)
+        !weft_conn_closing(c))
         stop_conn(c);
 }
 
@@ -677,7 +696,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     c->stash_off = 0;
     c->stash_len = (uint32_t)nread;
     consume(c);
-    if (c->stash_len > 0 && !c->closing) {
+    if (c->stash_len > 0 && !weft_conn_closing(c)) {
         /* paused with bytes left: they wait in a copy of c's own */
         uint8_t *own = malloc(c->stash_len);
         if (!own) {
@@ -1238,7 +1257,7 @@ void weft_server_drain(weft_daemon *d)
                    d->cfg.shutdown_timeout * 1000, 0);
     uv_unref((uv_handle_t *)&d->shutdown_timer); /* no reason to stay */
     for (weft_conn *c = d->conns; c; c = c->next) {
-        if (c->closing)
+        if (weft_conn_closing(c))
             continue;
         if (c->paused & WEFT_PAUSE_BUFFERED) {
             c->paused &= ~WEFT_PAUSE_BUFFERED;
@@ -1268,7 +1287,7 @@ void weft_server_tick(weft_daemon *d)
 
     for (weft_conn *c = d->conns; c; c = c->next) {
         int mid_frame = c->reader.hdr_len > 0;
-        if (c->preauth && !c->closing && !c->auth_job &&
+        if (c->preauth && !weft_conn_closing(c) && !c->auth_job &&
             now - c->accepted >= preauth) {
             /* From accept, whatever it sent or weftd held (preauth.h) */
             weft_limit_hit(d, WEFT_LIMIT_PREAUTH_TIMEOUT);
@@ -1277,7 +1296,7 @@ void weft_server_tick(weft_daemon *d)
                            (unsigned long long)d->cfg.preauth_timeout);
             continue;
         }
-        if (c->closing || (c->paused & ~WEFT_PAUSE_PENDING))
+        if (weft_conn_closing(c) || (c->paused & ~WEFT_PAUSE_PENDING))
             continue;
         if (c->member && !mid_frame) {
             /* A session between frames: libweft's Heartbeat keeps it. */

@@ -54,6 +54,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "connmode.h"
 #include "cred.h"
 #include "daemon.h"
 #include "frame.h"
@@ -90,7 +91,8 @@ typedef struct weft_conn {
                                   Unix socket, or a MUNGE credential */
     uint32_t peer_uid;
     uint32_t peer_gid;         /* with has_peer_uid */
-    int authenticated;         /* TCP: its Auth was accepted (authn.c) */
+    enum weft_conn_mode mode;  /* what it may send next (connmode.h);
+                                  changed by weft_conn_event only */
     uint8_t challenge[WEFT_AUTH_NONCE]; /* TCP: its Challenge's nonce */
     weft_mac *mac;             /* after its AuthAck: every frame both ways
                                   carries a MAC (proto/mac.h); owned */
@@ -99,9 +101,6 @@ typedef struct weft_conn {
     void (*on_written)(struct weft_conn *c); /* if set: called once
                                   the writes queued so far are done (ask.c
                                   sends an answer piece by piece) */
-    int asked;                 /* it sent a Query (one per connection) */
-    int importing;             /* its Query{IMPORT} waits for the
-                                  ImportTrace frame (ask.c) */
     int charged;               /* counts for charged_uid in d->users:
                                   from accept on the Unix socket, from
                                   Hello over TCP */
@@ -114,9 +113,10 @@ typedef struct weft_conn {
     uint64_t accepted;         /* uv_now() at accept (preauth_timeout) */
     struct weft_conn *pa_next, *pa_prev; /* preauth.c's FIFO */
     weft_frame_reader reader;
-    int closing;               /* no more frames are processed */
     unsigned paused;           /* WEFT_PAUSE_* bits; reading stopped while
-                                  any is set */
+                                  any is set. Not part of the mode: they
+                                  hold back the frames of any mode and let
+                                  them through unchanged */
     /* Bytes read but not fed yet: stash[stash_off..+stash_len). A read
      * lands in the daemon's one read buffer (d->rbuf); what a paused
      * connection could not feed is copied to a buffer of its own (freed
@@ -234,7 +234,17 @@ void weft_conn_drained(weft_conn *c);
 /* Nothing c's member sent is queued for the journal any more: a
  * connection held for SIGTERM closes now. */
 void weft_conn_written(weft_conn *c);
-/* Closes after pending writes. Idempotent. */
+/* Event ev happens to c (name: the frame's, for the message; NULL: the
+ * event's): c->mode moves on as connmode.h's table says, logged at debug
+ * level, and 0 is returned; or c is failed with the table's refusal and
+ * its WEFT_E* code returned. The one place that changes c->mode. */
+int weft_conn_event(weft_conn *c, enum weft_conn_event ev, const char *name);
+/* c takes no frame any more (mode CLOSING). */
+static inline int weft_conn_closing(const weft_conn *c)
+{
+    return c->mode == WEFT_CONN_CLOSING;
+}
+/* Closes after pending writes (mode CLOSING). Idempotent. */
 void weft_conn_close(weft_conn *c);
 /* Logs a line prefixed with the peer, trace and rank. */
 void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)

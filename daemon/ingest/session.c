@@ -425,10 +425,6 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     char err[512];
     int rc;
 
-    if (c->member) {
-        weft_conn_fail(c, WEFT_EPROTO, "second Hello on one connection");
-        return WEFT_EPROTO;
-    }
     if ((rc = weft_conn_check_version(c, h->protocol_version)) < 0)
         return rc;
     if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0 ||
@@ -451,6 +447,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     m->conn = c;
     m->conn_serial++;
     c->member = m;
+    weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
         /* New: the open thread opens its journal (after making a new
          * trace's directory), then writes the Hello; its next frames
@@ -851,47 +848,80 @@ static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
     return 0;
 }
 
+/* Frames of a connection that said nothing yet, or only Auth (Unix
+ * socket: SO_PEERCRED says who it is; TCP: its Challenge went out). */
+static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
+                       enum weft_conn_event ev)
+{
+    switch (ev) {
+    case WEFT_CONN_EV_AUTH:
+        return weft_authn_auth(c, env->auth);
+    case WEFT_CONN_EV_HELLO:
+        return on_hello(c, env->hello);
+    case WEFT_CONN_EV_QUERY:
+        return weft_ask_query(c, env->query);
+    case WEFT_CONN_EV_IMPORT_TRACE:
+        return weft_ask_import(c, env->import_trace);
+    default: /* refused: records before Hello */
+        return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
+    }
+}
+
+/* Frames of a member: its records. */
+static int member_frame(weft_conn *c, const Weft__Envelope *env,
+                        enum weft_conn_event ev)
+{
+    switch (ev) {
+    case WEFT_CONN_EV_QUERY: /* refused, after its version and socket */
+        return weft_ask_query(c, env->query);
+    case WEFT_CONN_EV_IMPORT_TRACE: /* refused */
+        return weft_ask_import(c, env->import_trace);
+    case WEFT_CONN_EV_DEFINITIONS:
+        return on_definitions(c, env->definitions);
+    case WEFT_CONN_EV_EVENT_BATCH:
+        return on_batch(c, env->event_batch);
+    case WEFT_CONN_EV_GOODBYE:
+        return on_goodbye(c, env->goodbye);
+    case WEFT_CONN_EV_CLOCK_SYNC:
+        return on_clock_sync(c, env->clock_sync);
+    case WEFT_CONN_EV_HEARTBEAT:
+        return 0; /* the frame itself moved c->last_frame (server.c) */
+    default: /* refused: Auth, a second Hello, what clients never send */
+        return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
+    }
+}
+
+/* Frames after a Query (ask.c answers it; an import's rows follow). */
+static int asking_frame(weft_conn *c, const Weft__Envelope *env,
+                        enum weft_conn_event ev)
+{
+    switch (ev) {
+    case WEFT_CONN_EV_AUTH: /* refused, after its version */
+        return weft_authn_auth(c, env->auth);
+    case WEFT_CONN_EV_QUERY: /* refused, after its version */
+        return weft_ask_query(c, env->query);
+    case WEFT_CONN_EV_IMPORT_TRACE:
+        return weft_ask_import(c, env->import_trace);
+    default: /* refused: Hello, records */
+        return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
+    }
+}
+
 int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 {
-    if (env->msg_case != WEFT__ENVELOPE__MSG_HELLO &&
-        env->msg_case != WEFT__ENVELOPE__MSG_AUTH &&
-        env->msg_case != WEFT__ENVELOPE__MSG_QUERY &&
-        env->msg_case != WEFT__ENVELOPE__MSG_IMPORT_TRACE && !c->member) {
-        weft_conn_fail(c, WEFT_EPROTO, "%s before Hello",
-                       weft_frame_kind_name(env->msg_case));
-        return WEFT_EPROTO;
-    }
-    switch (env->msg_case) {
-    case WEFT__ENVELOPE__MSG_AUTH:
-        if (c->member) {
-            weft_conn_fail(c, WEFT_EPROTO, "Auth after Hello");
-            return WEFT_EPROTO;
-        }
-        return weft_authn_auth(c, env->auth);
-    case WEFT__ENVELOPE__MSG_QUERY:
-        return weft_ask_query(c, env->query);
-    case WEFT__ENVELOPE__MSG_IMPORT_TRACE:
-        return weft_ask_import(c, env->import_trace);
-    case WEFT__ENVELOPE__MSG_HELLO:
-        if (c->asked) {
-            weft_conn_fail(c, WEFT_EPROTO, "Hello after a Query");
-            return WEFT_EPROTO;
-        }
-        return on_hello(c, env->hello);
-    case WEFT__ENVELOPE__MSG_DEFINITIONS:
-        return on_definitions(c, env->definitions);
-    case WEFT__ENVELOPE__MSG_EVENT_BATCH:
-        return on_batch(c, env->event_batch);
-    case WEFT__ENVELOPE__MSG_GOODBYE:
-        return on_goodbye(c, env->goodbye);
-    case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
-        return on_clock_sync(c, env->clock_sync);
-    case WEFT__ENVELOPE__MSG_HEARTBEAT:
-        return 0; /* the frame itself moved c->last_frame (server.c) */
-    default:
-        weft_conn_fail(c, WEFT_EPROTO, "unexpected %s from a client",
-                       weft_frame_kind_name(env->msg_case));
-        return WEFT_EPROTO;
+    enum weft_conn_event ev = weft_connmode_event_of(env->msg_case);
+
+    switch (c->mode) {
+    case WEFT_CONN_FRESH:
+    case WEFT_CONN_AUTHENTICATED:
+        return fresh_frame(c, env, ev);
+    case WEFT_CONN_MEMBER:
+        return member_frame(c, env, ev);
+    case WEFT_CONN_ASKING:
+    case WEFT_CONN_IMPORTING:
+        return asking_frame(c, env, ev);
+    default: /* AUTHENTICATING (paused), CLOSING: refused */
+        return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
 }
 
