@@ -40,38 +40,43 @@ out:
     return id;
 }
 
+/* Runs sql (an INSERT of TRACE_INTO's columns) with row bound; what says
+ * what for the error message. Returns the id of row->key's row, or a
+ * WEFT_E* code. */
+static int64_t write_trace(weft_catalog *c, const char *sql,
+                           const weft_trace_row *row, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id;
+
+    id = weft__cat_prepare(c, sql, &st);
+    if (id == 0)
+        id = weft__cat_bind_trace(c, st, row);
+    if (id == 0 && sqlite3_step(st) != SQLITE_DONE)
+        id = weft__cat_db_err(c, what);
+    if (id == 0)
+        id = id_of_key(c, row->key);
+    sqlite3_finalize(st);
+    return id;
+}
+
 /* Returns 0 and sets row->id (of the new or the existing row), or a
  * WEFT_E* code. An existing row is left unchanged. row->state NULL means
  * WEFT_STATE_RECORDING. Nothing of row is kept. */
 int weft_catalog_trace_begin(weft_catalog *c, weft_trace_row *row)
 {
-    sqlite3_stmt *st = NULL;
     int64_t id;
-    int rc;
 
     assert(c && row);
     if (!row->key)
         return weft__cat_err(c, WEFT_EINVAL, "catalog %s: trace without a key",
                              c->path);
-    rc = weft__cat_prepare(c, "INSERT OR IGNORE " TRACE_INTO, &st);
-    if (rc < 0)
-        goto out;
-    rc = weft__cat_bind_trace(c, st, row);
-    if (rc < 0)
-        goto out;
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = weft__cat_db_err(c, "recording a trace");
-        goto out;
-    }
-    id = id_of_key(c, row->key);
-    if (id < 0) {
-        rc = (int)id;
-        goto out;
-    }
+    id = write_trace(c, "INSERT OR IGNORE " TRACE_INTO, row,
+                     "recording a trace");
+    if (id < 0)
+        return (int)id;
     row->id = id;
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return 0;
 }
 
 /* Returns 0 or a WEFT_E* code; nothing of row is kept. A row failed
@@ -535,7 +540,6 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
         " retry_at = excluded.retry_at, refused = excluded.refused";
     static const weft_trace_detail none;
     const weft_trace_detail *d = detail ? detail : &none;
-    sqlite3_stmt *st = NULL;
     int64_t id;
     int rc;
 
@@ -555,17 +559,7 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
     rc = weft__cat_exec(c, "BEGIN IMMEDIATE", "starting a transaction");
     if (rc < 0)
         return rc;
-    rc = weft__cat_prepare(c, upsert, &st);
-    if (rc < 0)
-        goto out;
-    rc = weft__cat_bind_trace(c, st, row);
-    if (rc < 0)
-        goto out;
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = weft__cat_db_err(c, "storing a trace");
-        goto out;
-    }
-    id = id_of_key(c, row->key);
+    id = write_trace(c, upsert, row, "storing a trace");
     if (id < 0) {
         rc = (int)id;
         goto out;
@@ -595,7 +589,6 @@ int weft_catalog_trace_finish_detail(weft_catalog *c,
     if (rc == 0)
         rc = weft__cat_exec(c, "COMMIT", "committing a trace");
 out:
-    sqlite3_finalize(st);
     if (rc < 0)
         weft__cat_rollback(c);
     return rc;

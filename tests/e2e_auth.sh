@@ -63,6 +63,7 @@ make_user A
 make_user B
 cp "$RAWPEER" "$TMP/pub/rawpeer" && chmod 755 "$TMP/pub/rawpeer"
 cp "$WEFT_SRCDIR/tests/fakeweftd.py" "$TMP/pub/" && chmod 755 "$TMP/pub/fakeweftd.py"
+cp "$WEFT_SRCDIR/tests/weftproto.py" "$TMP/pub/" && chmod 644 "$TMP/pub/weftproto.py"
 chmod 755 "$TMP/munge"
 peer() { # USER ARGS...
     local u=$1

@@ -38,7 +38,8 @@
 # runnable by all), $SPOOL (weftd's), $CASE_TMP (a directory of the case,
 # writable by all), $ALICE, $BOB, $SVC (user names, uids in ${ALICE}_UID
 # style: $ALICE_UID, $BOB_UID, $SVC_UID), $WEFTD_PID; functions fail,
-# asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact;
+# asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact,
+# bob_fill, bob_fill_ended;
 # $TIME_SCALE (3 when built with sanitizers, else 1) for waits.
 . "$(dirname "$0")/lib.sh"
 
@@ -150,6 +151,31 @@ alice_demo() {
         setpriv --reuid="$ALICE" --regid="$(id -g "$ALICE")" --init-groups -- \
         ./weft-demo -p 2 -t 2 -n 3000 -s 100 --report "$CASE_TMP/$name.json" \
         >"$CASE_TMP/$name.out" 2>&1
+}
+
+# bob_fill SECONDS: BOB traces weft-demo writing as fast as four
+# processes can (2 threads each) as trace fill, for at most SECONDS.
+bob_fill() {
+    WEFT_TRACE=fill timeout "$1" bash -c 'cd "$1" && shift && exec "$@"' _ "$PUB" \
+        setpriv --reuid="$BOB" --regid="$(id -g "$BOB")" --init-groups -- \
+        ./weft-demo -p 4 -t 2 -n 100000000 --report "$CASE_TMP/fill.json" \
+        >"$CASE_TMP/fill.out" 2>&1
+    echo "bob's weft-demo ended ($?)"
+}
+
+# bob_fill_ended: prints the state of BOB's trace fill once it ended
+# (complete, partial or failed; what it was after 60 s at most), its
+# `weft show --json` in $CASE_TMP/fill-show.json.
+bob_fill_ended() {
+    local state= end=$((SECONDS + 60 * TIME_SCALE))
+    while [ "$SECONDS" -lt "$end" ]; do
+        asbob ./weft show fill --json >"$CASE_TMP/fill-show.json" 2>/dev/null &&
+            state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
+                    "$CASE_TMP/fill-show.json")
+        case "$state" in complete|partial|failed) break ;; esac
+        sleep 0.2
+    done
+    echo "$state"
 }
 
 # alice_exact [NAME]: ALICE's trace NAME becomes complete (60 s at most)

@@ -18,56 +18,7 @@ import socket
 import subprocess
 import sys
 
-PROTOCOL_VERSION = 6
-
-
-def varint(b, i):
-    n = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        n |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return n, i
-
-
-def field(buf, want):
-    """Bytes of length-delimited field `want` of a protobuf message."""
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        kind = key & 7
-        if kind == 0:
-            _, i = varint(buf, i)
-        elif kind == 2:
-            n, i = varint(buf, i)
-            if key >> 3 == want:
-                return buf[i:i + n]
-            i += n
-        else:
-            raise ValueError("unexpected wire type %d" % kind)
-    return b""
-
-
-def enc_varint(n):
-    out = b""
-    while n >= 0x80:
-        out += bytes([(n & 0x7F) | 0x80])
-        n >>= 7
-    return out + bytes([n])
-
-
-def enc_len(num, data):
-    return enc_varint(num << 3 | 2) + enc_varint(len(data)) + data
-
-
-def enc_uint(num, n):
-    return enc_varint(num << 3) + enc_varint(n)
-
-
-def frame(env):
-    return len(env).to_bytes(4, "big") + env
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, field, frame
 
 
 def main():

@@ -30,61 +30,12 @@ import sys
 import threading
 import time
 
-PROTOCOL_VERSION = 6
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, fields, frame
+
 KINDS = {1: "Hello", 2: "HelloAck", 3: "Definitions", 4: "EventBatch",
          5: "Ack", 6: "Goodbye", 7: "Error", 8: "ClockSync", 9: "Auth",
          10: "AuthAck", 11: "Heartbeat", 15: "Challenge"}
 lock = threading.Lock()
-
-
-def varint(b, i):
-    n = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        n |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return n, i
-
-
-def fields(buf):
-    """(number, wire type, value) of each field of a protobuf message."""
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        kind = key & 7
-        if kind == 0:
-            v, i = varint(buf, i)
-        elif kind == 2:
-            n, i = varint(buf, i)
-            v = buf[i:i + n]
-            i += n
-        else:
-            raise ValueError("wire type %d" % kind)
-        yield key >> 3, kind, v
-
-
-def enc_varint(n):
-    out = b""
-    while n >= 0x80:
-        out += bytes([(n & 0x7F) | 0x80])
-        n >>= 7
-    return out + bytes([n])
-
-
-def enc_len(num, data):
-    if isinstance(data, str):
-        data = data.encode()
-    return enc_varint(num << 3 | 2) + enc_varint(len(data)) + data
-
-
-def enc_uint(num, n):
-    return enc_varint(num << 3) + enc_varint(n)
-
-
-def frame(env):
-    return len(env).to_bytes(4, "big") + env
 
 
 def describe(payload):

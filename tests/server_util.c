@@ -303,10 +303,16 @@ bytes hello_frame(const char *trace, uint32_t rank, uint32_t size,
 /* Definitions: string 0 "work", region 0. */
 bytes defs_frame(uint64_t seq)
 {
+    weft_record d[] = { str(0, "work"), region(0, 0, 1) };
+
+    return defs_records_frame(seq, d, 2);
+}
+
+bytes defs_records_frame(uint64_t seq, const weft_record *d, size_t n)
+{
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
-    weft_record d[] = { str(0, "work"), region(0, 0, 1) };
-    bytes rec = encode(d, 2, 0, 0), out;
+    bytes rec = encode(d, n, 0, 0), out;
 
     defs.seq = seq;
     defs.records.data = rec.p;

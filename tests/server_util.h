@@ -33,6 +33,8 @@ extern uint32_t hello_uid;
 bytes hello_frame(const char *trace, uint32_t rank, uint32_t size,
                   uint32_t version);
 bytes defs_frame(uint64_t seq);
+/* Definitions seq holding records d[0..n). */
+bytes defs_records_frame(uint64_t seq, const weft_record *d, size_t n);
 bytes batch_frame(uint32_t loc, uint64_t seq, uint64_t base,
                   uint32_t announce, const weft_record *evs, size_t n);
 bytes work_batch(uint32_t loc, uint64_t seq, uint64_t t);

@@ -241,24 +241,31 @@ static void fsize_restore(const struct rlimit *old)
     signal(SIGXFSZ, SIG_DFL);
 }
 
-static void test_failure_leaves_no_gap(void **state)
+/* Entries 1 and 2 written, then 3 to 5 of kind while the file may grow
+ * by entry 3's header and a little (fsize_limit); all 5 came back. */
+static void write_past_full(fixture *f, int kind)
 {
-    fixture *f = *state;
     struct rlimit old;
-    uint64_t seqs[MAX_DONE];
 
     submit(f, 1);
     submit(f, 2);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    /* The file may grow by entry 3's header and a little: Definitions 3
-     * fails (EFBIG, as ENOSPC on a full disk), and 4 and 5, which would
-     * fit, are not written after it. */
     fsize_limit(f, WEFT_JOURNAL_HEADER + 5, &old);
     for (uint64_t s = 3; s <= 5; s++)
-        submit_kind(f, s, WEFT_JE_DEFS);
+        submit_kind(f, s, kind);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     fsize_restore(&old);
     assert_int_equal(f->ndone, 5);
+}
+
+static void test_failure_leaves_no_gap(void **state)
+{
+    fixture *f = *state;
+    uint64_t seqs[MAX_DONE];
+
+    /* Definitions 3 fails (EFBIG, as ENOSPC on a full disk), and 4 and
+     * 5, which would fit, are not written after it. */
+    write_past_full(f, WEFT_JE_DEFS);
     assert_int_equal(f->done_rc[1], 0);
     for (size_t i = 2; i < 5; i++) {
         assert_int_equal(f->done_seq[i], i + 1);
@@ -284,18 +291,9 @@ static void test_failure_leaves_no_gap(void **state)
 static void test_failed_batch_not_stored(void **state)
 {
     fixture *f = *state;
-    struct rlimit old;
     uint64_t seqs[MAX_DONE];
 
-    submit(f, 1);
-    submit(f, 2);
-    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    fsize_limit(f, WEFT_JOURNAL_HEADER + 5, &old);
-    for (uint64_t s = 3; s <= 5; s++)
-        submit(f, s);
-    assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
-    fsize_restore(&old);
-    assert_int_equal(f->ndone, 5);
+    write_past_full(f, WEFT_JE_EVENTS);
     for (size_t i = 2; i < 5; i++) {
         assert_int_equal(f->done_seq[i], i + 1);
         assert_int_equal(f->done_rc[i], 0);

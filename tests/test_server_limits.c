@@ -747,26 +747,15 @@ static void test_limit_counters(void **state)
 /* A Definitions frame of n strings of 40 bytes, ids from first on. */
 static bytes strings_frame(uint64_t seq, uint32_t first, uint32_t n)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
     weft_record d[16];
     char text[16][41];
-    bytes rec, out;
 
     assert_true(n <= 16);
     for (uint32_t i = 0; i < n; i++) {
         snprintf(text[i], sizeof text[i], "%040u", first + i);
         d[i] = str(first + i, text[i]);
     }
-    rec = encode(d, n, 0, 0);
-    defs.seq = seq;
-    defs.records.data = rec.p;
-    defs.records.len = rec.n;
-    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
-    env.definitions = &defs;
-    out = pack(&env);
-    free(rec.p);
-    return out;
+    return defs_records_frame(seq, d, n);
 }
 
 /* max_definition_bytes bounds a trace's definitions, all its members
@@ -814,11 +803,8 @@ static void test_max_definition_bytes(void **state)
 static bytes thread_names_frame(uint64_t seq, int string, uint32_t first,
                                 uint32_t n)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
     weft_record d[17];
     size_t k = 0;
-    bytes rec, out;
 
     assert_true(n <= 16);
     if (string)
@@ -829,15 +815,7 @@ static bytes thread_names_frame(uint64_t seq, int string, uint32_t first,
         d[k].u.ThreadName.thread = first + i;
         d[k++].u.ThreadName.name = 0;
     }
-    rec = encode(d, k, 0, 0);
-    defs.seq = seq;
-    defs.records.data = rec.p;
-    defs.records.len = rec.n;
-    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
-    env.definitions = &defs;
-    out = pack(&env);
-    free(rec.p);
-    return out;
+    return defs_records_frame(seq, d, k);
 }
 
 /* A thread a ThreadName names becomes a location of the archive, also

@@ -7,32 +7,17 @@ connection closed) and how many stayed open. With --flood, N threads
 ask again and again for SECONDS, each as soon as its answer (or refusal)
 was read, and it prints how many were asked and refused."""
 import socket
-import struct
 import sys
 import threading
 import time
 
-PROTOCOL_VERSION = 6  # proto/frame.h WEFT_PROTOCOL_VERSION
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, frame
 
 
 def query_frame():
     # Query { protocol_version = 1; kind = 2 (CATALOG = 0: left out) }
-    query = b"\x08" + varint(PROTOCOL_VERSION)
-    # Envelope { query = 12 } (length-delimited)
-    env = bytes([12 << 3 | 2]) + varint(len(query)) + query
-    return struct.pack(">I", len(env)) + env
+    # in Envelope { query = 12 }
+    return frame(enc_len(12, enc_uint(1, PROTOCOL_VERSION)))
 
 
 def flood(path, n, seconds):

@@ -17,22 +17,12 @@ min_free_spool_bytes = 24M
 CASE_ATTACK_SECONDS=40
 
 case_attack() {
-    WEFT_TRACE=fill timeout 15 bash -c 'cd "$1" && shift && exec "$@"' _ "$PUB" \
-        setpriv --reuid="$BOB" --regid="$(id -g "$BOB")" --init-groups -- \
-        ./weft-demo -p 4 -t 2 -n 100000000 --report "$CASE_TMP/fill.json" \
-        >"$CASE_TMP/fill.out" 2>&1
-    echo "bob's weft-demo ended ($?)"
+    bob_fill 15
 }
 
 case_check() {
-    local state= end=$((SECONDS + 60 * TIME_SCALE)) refused dropped reason free
-    while [ "$SECONDS" -lt "$end" ]; do
-        asbob ./weft show fill --json >"$CASE_TMP/fill-show.json" 2>/dev/null &&
-            state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
-                    "$CASE_TMP/fill-show.json")
-        case "$state" in complete|partial|failed) break ;; esac
-        sleep 0.2
-    done
+    local state refused dropped reason free
+    state=$(bob_fill_ended)
     get() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$CASE_TMP/fill-show.json" "$1"; }
     refused=$(get refused) dropped=$(get dropped) reason=$(get error)
     free=$("$PY" -c 'import os,sys; s=os.statvfs(sys.argv[1]); print(s.f_bavail*s.f_frsize)' "$SPOOL")

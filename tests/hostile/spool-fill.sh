@@ -14,22 +14,12 @@ max_user_spool_bytes = 16M
 CASE_ATTACK_SECONDS=40
 
 case_attack() {
-    WEFT_TRACE=fill timeout 20 bash -c 'cd "$1" && shift && exec "$@"' _ "$PUB" \
-        setpriv --reuid="$BOB" --regid="$(id -g "$BOB")" --init-groups -- \
-        ./weft-demo -p 4 -t 2 -n 100000000 --report "$CASE_TMP/fill.json" \
-        >"$CASE_TMP/fill.out" 2>&1
-    echo "bob's weft-demo ended ($?)"
+    bob_fill 20
 }
 
 case_check() {
-    local state= end=$((SECONDS + 60 * TIME_SCALE)) bytes dropped
-    while [ "$SECONDS" -lt "$end" ]; do
-        asbob ./weft show fill --json >"$CASE_TMP/fill-show.json" 2>/dev/null &&
-            state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
-                    "$CASE_TMP/fill-show.json")
-        case "$state" in complete|partial|failed) break ;; esac
-        sleep 0.2
-    done
+    local state bytes dropped
+    state=$(bob_fill_ended)
     # What bob holds in the spool: his trace's archive, once converted
     # (the journals are gone then).
     bytes=$(du -sb "$SPOOL"/traces/fill-* | awk '{s += $1} END {print s}')
