@@ -8,7 +8,6 @@
 #include <uv.h>
 
 #include "log.h"
-#include "convq.h"
 #include "diskres.h"
 #include "quota.h"
 #include "weftd_config.h"
@@ -16,6 +15,7 @@
 struct weft_conn;
 struct weft_server_cbs;
 struct weft_trace;
+struct weft_convq;
 struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
@@ -86,7 +86,9 @@ typedef struct weft_daemon {
     unsigned converting;          /* conversions in flight: queued for a
                                      max_conversions slot or running */
     unsigned conversions_peak;    /* most conversions that ran at once */
-    weft_convq convq;             /* those waiting for a slot (convq.h) */
+    struct weft_convq *convq;     /* those waiting for a slot (convq.h):
+                                     made by the first conversion, freed
+                                     by weft_trace_free_all */
     int stopping;
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */

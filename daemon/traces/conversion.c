@@ -42,7 +42,7 @@
  * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
     weft_work work;             /* first: the job is its work */
-    weft_convq_item turn;       /* its place in d->convq (convq.h) */
+    weft_convq_item turn;       /* its place in *d->convq (convq.h) */
     weft_trace *t;
     char *catalog;
     char *archive;

@@ -825,5 +825,7 @@ void weft_trace_free_all(weft_daemon *d)
         while (d->trace_lists[held[i]])
             weft_trace_on(d->trace_lists[held[i]], WEFT_TEV_FORGET);
     weft__ended_free_all(d);
-    weft_convq_free(&d->convq); /* its per-user entries, all empty */
+    weft_convq_free(d->convq); /* its per-user entries, all empty */
+    free(d->convq);
+    d->convq = NULL;
 }
