@@ -8,7 +8,6 @@
 #include <uv.h>
 
 #include "log.h"
-#include "convq.h"
 #include "diskres.h"
 #include "quota.h"
 #include "weftd_config.h"
@@ -16,9 +15,11 @@
 struct weft_conn;
 struct weft_server_cbs;
 struct weft_trace;
+struct weft_convq;
 struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
+struct weft_status_src;
 struct weft_preauth;
 struct weft_fdguard;
 struct weft_jcache;
@@ -54,6 +55,9 @@ enum weft_limit {
 };
 /* No limit: a refusal for another reason. */
 #define WEFT_LIMIT_NONE WEFT_LIMIT__COUNT
+/* Lists of traces: one per state of trace.h's enum weft_trace_state but
+ * DONE. */
+#define WEFT_TRACE_LISTS 5
 /* Causes of connlog.h's rate-limited lines (at least its enum's). */
 #define WEFT_CONNLOG_CAUSES 4
 
@@ -72,17 +76,19 @@ typedef struct weft_daemon {
     uint64_t nclosing;            /* of them closing: refused ones still
                                      counted until closed are not held
                                      against max_connections */
-    struct weft_trace *traces;    /* traces still recording */
+    /* trace.c's traces by lifecycle state (enum weft_trace_state, but
+     * DONE), newest first: walk them with weft_trace_first/next */
+    struct weft_trace *trace_lists[WEFT_TRACE_LISTS];
     struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
                                      first (trace.h) */
     uint64_t nended_runs;
-    struct weft_trace *retrying;  /* failed conversions waiting for their
-                                     next attempt (trace.c) */
     unsigned jobs;                /* worker jobs in flight */
     unsigned converting;          /* conversions in flight: queued for a
                                      max_conversions slot or running */
     unsigned conversions_peak;    /* most conversions that ran at once */
-    weft_convq convq;             /* those waiting for a slot (convq.h) */
+    struct weft_convq *convq;     /* those waiting for a slot (convq.h):
+                                     made by the first conversion, freed
+                                     by weft_trace_free_all */
     int stopping;
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */
@@ -170,6 +176,8 @@ typedef struct weft_daemon {
     weft_ratelimit lost_log;      /* batches a failed append lost */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
+    const struct weft_status_src *status_src; /* what the status asks
+                                     the other parts (status.h; main.c) */
     /* live.c: the recording traces' figures in the catalog */
     uint64_t live_queued;         /* uv_now() when the last job was queued */
     int live_running;             /* a live figures job is in flight */

@@ -96,8 +96,7 @@ static void on_tick(uv_timer_t *t)
     weft_retain_tick(d);
     for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
         hits += d->limit_hits[l];
-    for (const weft_trace *tr = d->traces; tr; tr = tr->next)
-        recording++;
+    recording = weft_trace_count(d, WEFT_TRACE_RECORDING);
     weft_status_update(d);
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
@@ -472,6 +471,41 @@ static const weft_server_cbs ingest = { weft_session_frame,
 /* Starts the journal writer and the syncer (durability = fsync's
  * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
  * code (logged). */
+/* The status (status.c) asks ingest and the traces through these. */
+static uint64_t status_paused(const weft_daemon *d)
+{
+    uint64_t n = 0;
+
+    for (const weft_conn *c = d->conns; c; c = c->next)
+        n += (c->paused & (WEFT_PAUSE_PENDING | WEFT_PAUSE_BUFFERED)) != 0;
+    return n;
+}
+
+static uint64_t status_user_conns(const weft_daemon *d, uint32_t uid)
+{
+    uint64_t n = 0;
+
+    for (const weft_conn *c = d->conns; c; c = c->next)
+        n += (c->charged && c->charged_uid == uid) ||
+             (c->has_peer_uid && c->peer_uid == uid);
+    return n;
+}
+
+static void status_conversions(const weft_daemon *d, unsigned *running,
+                               unsigned *queued)
+{
+    weft_trace_conversions n = weft_trace_count_conversions(d);
+
+    *running = n.running;
+    *queued = n.queued;
+}
+
+static const weft_status_src status_src = { status_paused,
+                                            status_user_conns,
+                                            status_conversions,
+                                            weft_live_status,
+                                            weft_limit_name };
+
 static int start_ingest(weft_daemon *d)
 {
     int rc = weft_jwriter_start(d, weft_session_written);
@@ -492,6 +526,7 @@ int main(int argc, char **argv)
     int check = 0, rc, lock_fd = -1;
 
     memset(&d, 0, sizeof d);
+    d.status_src = &status_src;
     weft_config_init(&d.cfg);
     rc = parse_args(argc, argv, &d, &check);
     if (rc != 0 || check) {

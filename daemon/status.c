@@ -15,8 +15,6 @@
 
 #include <jansson.h>
 
-#include "server.h"
-#include "trace.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -49,32 +47,38 @@ static char *status_path(const weft_daemon *d)
     return p;
 }
 
+typedef struct recording_ctx {
+    json_t *traces;
+    int all;
+    uint32_t uid;
+} recording_ctx;
+
+static void add_recording(const weft_status_trace *t, void *arg)
+{
+    recording_ctx *x = arg;
+    json_t *o;
+
+    if (!x->all && t->uid != x->uid)
+        return;
+    o = json_object();
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "key", json_string(t->key));
+    json_object_set_new(o, "size", json_integer(t->size));
+    json_object_set_new(o, "joined", json_integer(t->joined));
+    json_object_set_new(o, "connected", json_integer(t->connected));
+    json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
+    json_object_set_new(o, "events", json_integer((json_int_t)t->events));
+    json_array_append_new(x->traces, o);
+}
+
 /* The figures of each trace recording (of uid only, unless all). */
 static json_t *recording(const weft_daemon *d, int all, uint32_t uid)
 {
-    json_t *traces = json_array();
+    recording_ctx x = { json_array(), all, uid };
 
-    for (const weft_trace *t = d->traces; t; t = t->next) {
-        json_t *o;
-        if (!all && t->uid != uid)
-            continue;
-        o = json_object();
-        uint64_t events = 0;
-        for (uint32_t i = 0; i < t->mcap; i++) {
-            const weft_member *m = t->mtab[i];
-            for (uint32_t l = 0; m && l < m->nlocs; l++)
-                events += m->locs[l].events;
-        }
-        json_object_set_new(o, "name", json_string(t->name ? t->name : ""));
-        json_object_set_new(o, "key", json_string(t->key));
-        json_object_set_new(o, "size", json_integer(t->size));
-        json_object_set_new(o, "joined", json_integer(t->joined));
-        json_object_set_new(o, "connected", json_integer(t->connected));
-        json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
-        json_object_set_new(o, "events", json_integer((json_int_t)events));
-        json_array_append_new(traces, o);
-    }
-    return traces;
+    if (d->status_src)
+        d->status_src->recording(d, add_recording, &x);
+    return x.traces;
 }
 
 /* What an ordinary user may see (ask.c, all == 0): weftd itself (version,
@@ -89,9 +93,8 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
     json_t *t;
     char *text;
 
-    for (const weft_conn *c = d->conns; c; c = c->next)
-        conns += (c->charged && c->charged_uid == uid) ||
-                 (c->has_peer_uid && c->peer_uid == uid);
+    if (d->status_src)
+        conns = (json_int_t)d->status_src->user_conns(d, uid);
     json_array_foreach(traces, i, t)
         events += json_integer_value(json_object_get(t, "events"));
     json_object_set_new(st, "scope", json_string("user"));
@@ -115,7 +118,7 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
 char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st, *limits;
-    weft_trace_conversions conv;
+    unsigned running = 0, queued = 0;
     uint64_t paused = 0;
     char *text;
 
@@ -123,10 +126,10 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
         return user_status_text(d, uid);
     st = json_object();
     limits = json_object();
-    conv = weft_trace_count_conversions(d);
-    for (const weft_conn *c = d->conns; c; c = c->next)
-        paused += (c->paused & (WEFT_PAUSE_PENDING |
-                                WEFT_PAUSE_BUFFERED)) != 0;
+    if (d->status_src) {
+        d->status_src->conversions(d, &running, &queued);
+        paused = d->status_src->paused(d);
+    }
     json_object_set_new(st, "scope", json_string("all"));
     json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
     json_object_set_new(st, "pid", json_integer(getpid()));
@@ -141,8 +144,8 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     /* converting: queued and running, as before there was a queue */
     json_object_set_new(st, "converting", json_integer(d->converting));
     json_object_set_new(st, "conversions_running",
-                        json_integer(conv.running));
-    json_object_set_new(st, "conversions_queued", json_integer(conv.queued));
+                        json_integer(running));
+    json_object_set_new(st, "conversions_queued", json_integer(queued));
     json_object_set_new(st, "max_conversions",
                         json_integer((json_int_t)d->cfg.max_conversions));
     json_object_set_new(st, "events_per_s",
@@ -157,8 +160,9 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     json_object_set_new(st, "max_buffered",
                         json_integer((json_int_t)d->cfg.max_buffered));
     json_object_set_new(st, "fd_limit", json_integer((json_int_t)d->fd_limit));
-    for (int l = 0; l < WEFT_LIMIT__COUNT; l++)
-        json_object_set_new(limits, weft_limit_name((enum weft_limit)l),
+    for (int l = 0; d->status_src && l < WEFT_LIMIT__COUNT; l++)
+        json_object_set_new(limits,
+                            d->status_src->limit_name((enum weft_limit)l),
                             json_integer((json_int_t)d->limit_hits[l]));
     json_object_set_new(st, "limits_reached", limits);
     text = json_dumps(st, JSON_COMPACT);

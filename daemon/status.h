@@ -12,7 +12,39 @@
 #ifndef WEFT_STATUS_H
 #define WEFT_STATUS_H
 
+#include <stdint.h>
+
 #include "daemon.h"
+
+/* One trace recording, as the status shows it. */
+typedef struct weft_status_trace {
+    const char *name;
+    const char *key;
+    uint32_t uid;
+    uint32_t size, joined, connected, goodbyes;
+    uint64_t events;      /* journaled */
+} weft_status_trace;
+
+typedef void (*weft_status_trace_fn)(const weft_status_trace *t, void *arg);
+
+/* What the status tells of the parts status.c does not include (ingest's
+ * connections, the traces' lifecycle): their functions, which main.c
+ * wires in d->status_src. Without it those figures are 0 and the list of
+ * traces recording is empty. */
+typedef struct weft_status_src {
+    /* connections paused for their journal writes or max_buffered */
+    uint64_t (*paused)(const weft_daemon *d);
+    /* connections of uid (charged to it, or whose peer it is) */
+    uint64_t (*user_conns)(const weft_daemon *d, uint32_t uid);
+    /* conversions running and waiting for a max_conversions slot */
+    void (*conversions)(const weft_daemon *d, unsigned *running,
+                        unsigned *queued);
+    /* fn(t, arg) for each trace recording */
+    void (*recording)(const weft_daemon *d, weft_status_trace_fn fn,
+                      void *arg);
+    /* the configuration key of limit l (server.c keeps the names) */
+    const char *(*limit_name)(enum weft_limit l);
+} weft_status_src;
 
 /* Starts the writer thread of d's status file. 0 or a WEFT_E* code. */
 int weft_status_start(weft_daemon *d);

@@ -2,8 +2,8 @@
  * type whose first member is a uint32_t uid, kept in uid order in one
  * array (binary search). Few users, walked in uid order (convq's round
  * robin), so a sorted array rather than the hash table of hashtab.h.
- * Used by the conversion queue (convq.c); the quota table (quota.c)
- * is the next to move onto it. Not thread safe; the owner of the map
+ * Used by the conversion queue (convq.c) and the quota table
+ * (quota.c). Not thread safe; the owner of the map
  * owns its memory.
  */
 #ifndef WEFT_UIDMAP_H

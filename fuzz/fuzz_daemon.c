@@ -178,7 +178,8 @@ static int member_of(const char *key, uint32_t rank)
  * does not remove them. */
 static void link_journals(void)
 {
-    for (weft_trace *t = d.traces; t; t = t->next) {
+    for (weft_trace *t = weft_trace_first(&d, WEFT_TRACE_RECORDING); t;
+         t = weft_trace_next(t)) {
         char kdir[512];
         snprintf(kdir, sizeof kdir, "%s/%s", keep, t->key);
         for (uint32_t i = 0; i < t->mcap; i++) {

@@ -30,15 +30,19 @@ static void test_live_and_stored(void **state)
     assert_int_equal(q.live_total, 607);
     assert_int_equal(weft_quota_live_of(&q, 1000), 100);
     assert_int_equal(weft_quota_promised(&q), 607 / 4 * 3);
-    assert_int_equal(q.n, 3);
-    assert_true(q.v[0].uid < q.v[1].uid && q.v[1].uid < q.v[2].uid);
+    assert_int_equal(q.users.n, 3);
+    {
+        const weft_quota_user *u =
+            weft_uidmap_at(&q.users, 0, sizeof *u);
+        assert_true(u[0].uid < u[1].uid && u[1].uid < u[2].uid);
+    }
     assert_int_equal(weft_quota_live(&q, 1000, -100), 0);
     assert_int_equal(weft_quota_used(&q, 1000), 30);
     assert_int_equal(weft_quota_live(&q, 1000, -100), 0);  /* not below */
     assert_int_equal(weft_quota_used(&q, 1000), 30);
     assert_int_equal(q.live_total, 507);
     weft_quota_free(&q);
-    assert_int_equal(q.n, 0);
+    assert_int_equal(q.users.n, 0);
 }
 
 static void test_check(void **state)

@@ -93,11 +93,7 @@ static int exists(const char *dir, const char *name)
 
 static size_t ntraces(const fixture *f)
 {
-    size_t n = 0;
-
-    for (const weft_trace *t = f->d.traces; t; t = t->next)
-        n++;
-    return n;
+    return weft_trace_count(&f->d, WEFT_TRACE_RECORDING);
 }
 
 #define assert_err(f, s)                                                     \
@@ -124,7 +120,7 @@ static void test_join_creates_trace_once(void **state)
     assert_ptr_equal(m1->trace, t);
     assert_ptr_equal(m2->trace, t);
     assert_int_equal(ntraces(f), 1);
-    assert_ptr_equal(f->d.traces, t);
+    assert_ptr_equal(weft_trace_first(&f->d, WEFT_TRACE_RECORDING), t);
     assert_ptr_equal(weft_trace_member(t, 0), m0);
     assert_ptr_equal(weft_trace_member(t, 1), m1);
     assert_ptr_equal(weft_trace_member(t, 2), m2);
@@ -338,6 +334,7 @@ static void test_first_join_fails(void **state)
     Weft__Hello h = hello("nofd", 0, 2);
     struct rlimit old, low;
     weft_trace_row row;
+    const weft_trace *t;
     weft_member *m;
     char key[256];
     int fd, rc;
@@ -354,9 +351,10 @@ static void test_first_join_fails(void **state)
     assert_true(rc < 0);
     assert_err(f, "cannot open journal");
     assert_int_equal(ntraces(f), 1);
-    snprintf(key, sizeof key, "%s", f->d.traces->key);
-    assert_int_equal(f->d.traces->connected, 0);
-    assert_int_equal(f->d.traces->joined, 0);
+    t = weft_trace_first(&f->d, WEFT_TRACE_RECORDING);
+    snprintf(key, sizeof key, "%s", t->key);
+    assert_int_equal(t->connected, 0);
+    assert_int_equal(t->joined, 0);
     run_jobs(f);
     f->d.cfg.grace_period = 0;
     weft_trace_check_idle(&f->d);
@@ -531,7 +529,8 @@ static void test_all_goodbye_converts(void **state)
     /* A new run with the same name is a new trace. */
     join_ok(f, "done", 0, 2);
     assert_int_equal(ntraces(f), 1);
-    assert_string_not_equal(f->d.traces->key, key);
+    assert_string_not_equal(weft_trace_first(&f->d,
+                                             WEFT_TRACE_RECORDING)->key, key);
     finish(f);
 }
 
@@ -592,12 +591,14 @@ static void test_grace_period_boundary(void **state)
     c->trace->idle_since = now - 60000;
     weft_trace_check_idle(&f->d);
     assert_int_equal(ntraces(f), 2);     /* c went */
-    for (const weft_trace *t = f->d.traces; t; t = t->next)
+    for (const weft_trace *t = weft_trace_first(&f->d, WEFT_TRACE_RECORDING);
+         t; t = weft_trace_next(t))
         assert_true(t == ta || t == b->trace);
     ta->idle_since = now - 60000;
     weft_trace_check_idle(&f->d);
     assert_int_equal(ntraces(f), 1);     /* a went */
-    assert_ptr_equal(f->d.traces, b->trace);
+    assert_ptr_equal(weft_trace_first(&f->d, WEFT_TRACE_RECORDING),
+                     b->trace);
     run_jobs(f);
     assert_int_equal(catalog_row(f, key_a, &row), 0);
     assert_string_equal(row.state, WEFT_STATE_PARTIAL);
@@ -840,8 +841,9 @@ static void test_failed_conversion_retried(void **state)
     assert_int_equal(mkdir(f->d.cfg.catalog, 0755), 0);
     leave(m0, 1);
     run_jobs(f);
-    assert_ptr_equal(f->d.retrying, t);
-    assert_null(t->next);
+    assert_ptr_equal(weft_trace_first(&f->d, WEFT_TRACE_RETRY_WAIT), t);
+    assert_int_equal(t->state, WEFT_TRACE_RETRY_WAIT);
+    assert_null(weft_trace_next(t));
     assert_int_equal(t->retry_delay, 2000);
     assert_true(t->retry_at >= uv_now(&f->loop) + 1000);
     assert_true(exists(dir, "rank-0.wj"));
@@ -853,7 +855,7 @@ static void test_failed_conversion_retried(void **state)
     assert_int_equal(rename(moved, f->d.cfg.catalog), 0);
     t->retry_at = 0;
     weft_trace_check_idle(&f->d);
-    assert_null(f->d.retrying);
+    assert_null(weft_trace_first(&f->d, WEFT_TRACE_RETRY_WAIT));
     assert_int_equal(f->d.jobs, 1);
     run_jobs(f);
     assert_int_equal(catalog_row(f, key, &row), 0);

@@ -456,13 +456,9 @@ static void ask_done(weft_work *w)
  * The owner of the trace, 0 if weftd holds none with this key. */
 static const weft_trace *held(const weft_daemon *d, const char *key)
 {
-    for (const weft_trace *t = d->traces; t; t = t->next)
-        if (strcmp(t->key, key) == 0)
-            return t;
-    for (const weft_trace *t = d->retrying; t; t = t->next)
-        if (strcmp(t->key, key) == 0)
-            return t;
-    return NULL;
+    const weft_trace *t = weft_trace_find(d, WEFT_TRACE_RECORDING, key);
+
+    return t ? t : weft_trace_find(d, WEFT_TRACE_RETRY_WAIT, key);
 }
 
 static int submit(weft_conn *c, int kind, const char *trace, int held_other,

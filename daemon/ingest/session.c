@@ -107,7 +107,7 @@ static void sync_done(weft_work *w)
     }
     m->syncing.n = 0;
     free(j);
-    if (m->trace->convert_when_synced) {
+    if (weft_trace_syncing(m->trace)) {
         weft_trace_synced(m->trace);
     } else {
         kick_sync(m);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catjob.h"
 #include "fsutil.h"
+#include "log.h"
 #include "weft_errors.h"
 
 static int str_cmp(const void *a, const void *b)
@@ -359,4 +361,57 @@ void weft_catrow_partial_reason(const weft_trace *t,
                  n ? "; " : "", t->unjournaled, t->dir,
                  strerror(t->unjournaled_errno));
     free(v);
+}
+
+/* ---- catalog row of a new trace (worker thread) ---- */
+
+typedef struct begin_job {
+    weft_trace_row row;
+    weft_tag *tags;      /* owned copies */
+    size_t ntags;
+} begin_job;
+
+static void begin_free(begin_job *j)
+{
+    weft_catalog_trace_free(&j->row);
+    weft_catrow_free_tags(j->tags, j->ntags);
+    free(j);
+}
+
+static int begin_run(weft_catalog *cat, void *arg, char *err, size_t errlen)
+{
+    begin_job *j = arg;
+    int rc = weft_catalog_trace_begin(cat, &j->row);
+
+    (void)err;
+    (void)errlen;
+    if (rc == 0 && j->ntags)
+        rc = weft_catalog_trace_add_tags(cat, j->row.id, j->tags, j->ntags);
+    return rc;
+}
+
+static void begin_done(weft_daemon *d, void *arg, int rc, const char *err)
+{
+    begin_job *j = arg;
+
+    if (rc < 0)
+        weft_dlog_ctx(d, WEFT_LOG_ERROR, (&(const weft_log_ctx){
+                          j->row.name, j->row.key, -1, NULL }),
+                      "trace '%s': cannot record it in the catalog: %s",
+                      j->row.name, err);
+    begin_free(j);
+}
+
+/* See catrow.h. */
+void weft_catrow_queue_begin(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    begin_job *j = calloc(1, sizeof *j);
+    int rc = j ? weft_catrow_recording(t, &j->row, &j->tags, &j->ntags)
+               : WEFT_ENOMEM;
+
+    if (rc == 0)
+        rc = weft_catjob_queue(d, begin_run, begin_done, j);
+    if (rc < 0 && j) /* not recorded, as before a row existed */
+        begin_free(j);
 }

@@ -68,9 +68,9 @@ void weft_convq_free(weft_convq *q)
  * call (the next conversion's end, or the tick). */
 static void pump(weft_daemon *d)
 {
-    weft_convq *q = &d->convq;
+    weft_convq *q = d->convq;
 
-    while (q->count > 0) {
+    while (q && q->count > 0) {
         weft_worker_counts n;
         weft_convq_item *it;
         if (!d->converter &&
@@ -99,7 +99,11 @@ static void pump(weft_daemon *d)
 int weft_convq_submit(struct weft_daemon *d, weft_convq_item *it,
                       uint32_t uid)
 {
-    int rc = weft_convq_push(&d->convq, it, uid);
+    int rc;
+
+    if (!d->convq && !(d->convq = calloc(1, sizeof *d->convq)))
+        return WEFT_ENOMEM;
+    rc = weft_convq_push(d->convq, it, uid);
 
     if (rc == 0)
         pump(d);
@@ -114,8 +118,8 @@ void weft_convq_next(struct weft_daemon *d)
 /* trace.h: the conversions handed over and waiting. */
 weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
 {
-    weft_trace_conversions n = { (unsigned)d->convq.count, 0,
-                                 d->conversions_peak };
+    weft_trace_conversions n = { d->convq ? (unsigned)d->convq->count : 0,
+                                 0, d->conversions_peak };
     weft_worker_counts c;
 
     if (!d->converter)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "catjob.h"
 #include "catrow.h"
 #include "log.h"
 #include "trace.h"
@@ -43,15 +44,10 @@ typedef struct live_trace {
 } live_trace;
 
 typedef struct live_job {
-    uv_work_t req;
-    weft_daemon *d;
-    char *catalog;
     live_trace *v;
     size_t n;
     uint8_t *stored;            /* by v: the row got the figures */
     int64_t now;
-    int rc;
-    char err[512];
 } live_job;
 
 static void live_trace_free(live_trace *lt)
@@ -70,7 +66,6 @@ static void job_free(live_job *j)
         live_trace_free(&j->v[i]);
     free(j->v);
     free(j->stored);
-    free(j->catalog);
     free(j);
 }
 
@@ -178,54 +173,42 @@ static void add_journal_bytes(live_trace *lt)
 }
 
 /* Worker thread: the journals' sizes, then one transaction. */
-static void live_work(uv_work_t *req)
+static int live_run(weft_catalog *cat, void *arg, char *err, size_t errlen)
 {
-    live_job *j = req->data;
+    live_job *j = arg;
     weft_live_figures *v = calloc(j->n ? j->n : 1, sizeof *v);
-    weft_catalog *cat = NULL;
-    char *msg = NULL;
+    int rc;
 
     if (!v) {
-        j->rc = WEFT_ENOMEM;
-        snprintf(j->err, sizeof j->err, "out of memory");
-        return;
+        snprintf(err, errlen, "out of memory");
+        return WEFT_ENOMEM;
     }
     for (size_t i = 0; i < j->n; i++) {
         add_journal_bytes(&j->v[i]);
         v[i] = j->v[i].f;
     }
-    j->rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
-    if (j->rc == 0) {
-        j->rc = weft_catalog_trace_live(cat, v, j->n, j->now, j->stored);
-        if (j->rc < 0)
-            snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
-        weft_catalog_close(cat);
-    } else {
-        snprintf(j->err, sizeof j->err, "%s", msg ? msg : "?");
-        free(msg);
-    }
+    rc = weft_catalog_trace_live(cat, v, j->n, j->now, j->stored);
     free(v);
+    return rc;
 }
 
-static void live_done(uv_work_t *req, int status)
+static void live_done(weft_daemon *d, void *arg, int rc, const char *err)
 {
-    live_job *j = req->data;
-    weft_daemon *d = j->d;
+    live_job *j = arg;
 
-    (void)status;
-    d->jobs--;
     d->live_running = 0;
-    if (j->rc < 0)
+    if (rc < 0)
         weft_dlog(d, WEFT_LOG_WARNING, "live figures of %zu recording "
                   "traces not written to the catalog (tried again in %"
-                  PRIu64 " s): %s", j->n, d->cfg.live_interval, j->err);
+                  PRIu64 " s): %s", j->n, d->cfg.live_interval, err);
     /* Those not stored (a failure, or a row its begin job had not written
-     * yet) go again at the next chance, changed or not. A trace that left
-     * d->traces is converting: its final row is coming. */
+     * yet) go again at the next chance, changed or not. A trace that stopped
+     * recording is converting: its final row is coming. */
     for (size_t i = 0; i < j->n; i++) {
-        if (j->rc == 0 && j->stored[i])
+        if (rc == 0 && j->stored[i])
             continue;
-        for (weft_trace *t = d->traces; t; t = t->next)
+        for (weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
+             t = weft_trace_next(t))
             if (strcmp(t->key, j->v[i].key) == 0)
                 t->live.written = 0;
     }
@@ -244,7 +227,8 @@ void weft_live_tick(weft_daemon *d)
         now - d->live_queued + LIVE_SLACK_MS < d->cfg.live_interval * 1000)
         return;
     d->live_queued = now;
-    for (weft_trace *t = d->traces; t; t = t->next) {
+    for (weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
+         t = weft_trace_next(t)) {
         weft_live_mark m = mark_of(t);
         if (same_mark(&m, &t->live))
             continue;
@@ -266,24 +250,33 @@ void weft_live_tick(weft_daemon *d)
     }
     if (!j)
         return;  /* nothing changed */
-    j->d = d;
-    j->req.data = j;
     j->now = (int64_t)time(NULL);
-    if (!(j->catalog = strdup(d->cfg.catalog)) ||
-        !(j->stored = calloc(j->n, sizeof *j->stored)))
+    if (!(j->stored = calloc(j->n, sizeof *j->stored)) ||
+        weft_catjob_queue(d, live_run, live_done, j) < 0)
         goto oom;
-    if (uv_queue_work(d->loop, &j->req, live_work, live_done) != 0)
-        goto oom;
-    d->jobs++;
     d->live_running = 1;
     return;
 oom:
     weft_dlog(d, WEFT_LOG_WARNING, "live figures of the recording traces "
               "not written to the catalog: out of memory");
-    for (weft_trace *t = d->traces; t; t = t->next)
+    for (weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
+         t = weft_trace_next(t))
         t->live.written = 0;
     if (j)
         job_free(j);
+}
+
+/* See live.h. */
+void weft_live_status(const weft_daemon *d, weft_status_trace_fn fn,
+                      void *arg)
+{
+    for (const weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
+         t = weft_trace_next(t)) {
+        weft_status_trace st = { t->name ? t->name : "", t->key, t->uid,
+                                 t->size, t->joined, t->connected,
+                                 t->goodbyes, mark_of(t).events };
+        fn(&st, arg);
+    }
 }
 
 /* See live.h. */

@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "daemon.h"
+#include "status.h"
 #include "trace.h"
 
 /* Called once a second (main.c's tick): when live_interval has passed
@@ -14,6 +15,11 @@
  * the figures of the recording traces that changed since the last one,
  * in one catalog transaction. Does nothing when live_interval is 0. */
 void weft_live_tick(weft_daemon *d);
+
+/* The status's source of the traces recording (status.h): fn(t, arg)
+ * for each, with its figures. */
+void weft_live_status(const weft_daemon *d, weft_status_trace_fn fn,
+                      void *arg);
 
 /* Any thread, with t its own (a trace whose conversion starts, which the
  * loop no longer touches): stores t's last figures in its catalog row

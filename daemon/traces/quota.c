@@ -8,39 +8,22 @@
 
 #include "weft_errors.h"
 
-/* The index of uid's entry, or where it would go. */
-static size_t find(const weft_quota *q, uint32_t uid)
-{
-    size_t lo = 0, hi = q->n;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (q->v[mid].uid < uid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+#define CELL sizeof(weft_quota_user)
 
 static weft_quota_user *get(weft_quota *q, uint32_t uid)
 {
-    size_t i = find(q, uid);
+    return weft_uidmap_get(&q->users, uid, CELL);
+}
 
-    if (i < q->n && q->v[i].uid == uid)
-        return &q->v[i];
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 16;
-        weft_quota_user *p = realloc(q->v, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        q->v = p;
-        q->cap = cap;
-    }
-    memmove(q->v + i + 1, q->v + i, (q->n - i) * sizeof *q->v);
-    q->v[i] = (weft_quota_user){ .uid = uid };
-    q->n++;
-    return &q->v[i];
+/* uid's entry, NULL if it has none. */
+static const weft_quota_user *lookup(const weft_quota *q, uint32_t uid)
+{
+    return weft_uidmap_lookup(&q->users, uid, CELL);
+}
+
+static weft_quota_user *at(const weft_quota *q, size_t i)
+{
+    return weft_uidmap_at(&q->users, i, CELL);
 }
 
 int weft_quota_live(weft_quota *q, uint32_t uid, int64_t bytes)
@@ -72,8 +55,8 @@ int weft_quota_stored(weft_quota *q, uint32_t uid, uint64_t bytes)
 
 void weft_quota_count_begin(weft_quota *q)
 {
-    for (size_t i = 0; i < q->n; i++)
-        q->v[i].since = 0;
+    for (size_t i = 0; i < q->users.n; i++)
+        at(q, i)->since = 0;
     q->counting = 1;
 }
 
@@ -83,8 +66,8 @@ void weft_quota_count_end(weft_quota *q, const weft_quota_sum *v, size_t n,
     q->counting = 0;
     if (!ok)
         return;
-    for (size_t i = 0; i < q->n; i++)
-        q->v[i].stored = q->v[i].since;
+    for (size_t i = 0; i < q->users.n; i++)
+        at(q, i)->stored = at(q, i)->since;
     for (size_t i = 0; i < n; i++) {
         weft_quota_user *u = get(q, v[i].uid);
         if (u)
@@ -94,11 +77,9 @@ void weft_quota_count_end(weft_quota *q, const weft_quota_sum *v, size_t n,
 
 uint64_t weft_quota_used(const weft_quota *q, uint32_t uid)
 {
-    size_t i = find(q, uid);
+    const weft_quota_user *u = lookup(q, uid);
 
-    if (i < q->n && q->v[i].uid == uid)
-        return q->v[i].stored + q->v[i].live;
-    return 0;
+    return u ? u->stored + u->live : 0;
 }
 
 uint64_t weft_quota_promised(const weft_quota *q)
@@ -109,9 +90,9 @@ uint64_t weft_quota_promised(const weft_quota *q)
 
 uint64_t weft_quota_live_of(const weft_quota *q, uint32_t uid)
 {
-    size_t i = find(q, uid);
+    const weft_quota_user *u = lookup(q, uid);
 
-    return i < q->n && q->v[i].uid == uid ? q->v[i].live : 0;
+    return u ? u->live : 0;
 }
 
 int weft_quota_check(const weft_quota *q, uint32_t uid, uint64_t max,
@@ -129,6 +110,6 @@ int weft_quota_check(const weft_quota *q, uint32_t uid, uint64_t max,
 
 void weft_quota_free(weft_quota *q)
 {
-    free(q->v);
+    weft_uidmap_free(&q->users);
     memset(q, 0, sizeof *q);
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uidmap.h"
+
 /* What one location costs an archive with nothing in it (measured: a
  * Goodbye naming 81 920 threads made 642 MB), charged for a thread a
  * Goodbye names that sent no batch before conversion makes it. */
@@ -46,8 +48,7 @@ typedef struct weft_quota_sum {
 } weft_quota_sum;
 
 typedef struct weft_quota {
-    weft_quota_user *v;  /* by uid */
-    size_t n, cap;
+    weft_uidmap users;   /* weft_quota_user cells (uidmap.h) */
     uint64_t live_total; /* the users' live bytes, summed */
     int counting;        /* a job sums the catalog */
 } weft_quota;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "catjob.h"
 #include "fsutil.h"
 #include "log.h"
 #include "quota.h"
@@ -166,24 +167,20 @@ static int fix_mode(const weft_trace_row *row, void *arg)
     return 0;
 }
 
-static void retain_work(weft_work *w)
+/* Worker thread: the job's work on the open catalog; its failures
+ * leave err to the catalog's message (catjob.h). */
+static int retain_run(weft_catalog *cat, void *arg, char *err, size_t errlen)
 {
-    retain_job *j = (retain_job *)w;
-    weft_catalog *cat = NULL;
+    retain_job *j = arg;
     weft_trace_row row;
-    char *msg = NULL, why[256];
+    char why[256];
     int rc;
 
-    rc = weft_catalog_open(j->catalog, 0, &cat, &msg);
-    if (rc < 0) {
-        snprintf(j->err, sizeof j->err, "%s", msg ? msg : "?");
-        free(msg);
-        j->rc = rc;
-        return;
-    }
+    (void)err;
+    (void)errlen;
     j->cat = cat;
     if (j->fix_modes && (rc = weft_catalog_list(cat, fix_mode, j)) < 0)
-        goto fail;
+        return rc;
     if (j->retention_days > 0) {
         int64_t before = j->now - (int64_t)j->retention_days * 86400;
         snprintf(why, sizeof why, "removed: finished more than "
@@ -196,10 +193,10 @@ static void retain_work(weft_work *w)
                 break;
         }
         if (rc < 0 && rc != WEFT_ENOTFOUND)
-            goto fail;
+            return rc;
     }
     if ((rc = weft_catalog_spool_bytes(cat, &j->total, NULL, NULL)) < 0)
-        goto fail;
+        return rc;
     while (j->max_spool_bytes > 0 && j->total > j->max_spool_bytes &&
            j->ngone < WEFT_RETAIN_MAX_REMOVALS &&
            (rc = weft_catalog_oldest_finished(cat, 0, &row)) == 0) {
@@ -210,19 +207,20 @@ static void retain_work(weft_work *w)
         j->total -= row.bytes < j->total ? row.bytes : j->total;
         weft_catalog_trace_free(&row);
         if (rc < 0)
-            goto fail;
+            return rc;
     }
     if (rc < 0 && rc != WEFT_ENOTFOUND)
-        goto fail;
+        return rc;
     rc = weft_catalog_spool_bytes(cat, &j->total, add_user, j);
-    if (rc < 0)
-        goto fail;
-    weft_catalog_close(cat);
-    return;
-fail:
-    snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));
-    j->rc = rc;
-    weft_catalog_close(cat);
+    return rc < 0 ? rc : 0;
+}
+
+static void retain_work(weft_work *w)
+{
+    retain_job *j = (retain_job *)w;
+
+    j->rc = weft_catjob_with(j->catalog, retain_run, j, j->err,
+                             sizeof j->err);
 }
 
 static void retain_done(weft_work *w)

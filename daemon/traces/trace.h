@@ -157,6 +157,53 @@ typedef struct weft_trace_made {
     char err[512];       /* why it failed */
 } weft_trace_made;
 
+/* A trace's lifecycle. It is born RECORDING (trace_new, recovery) and
+ * lives on the list of its state (d->trace_lists, newest first) until
+ * DONE frees it. Events (weft_trace_on) move it along this table; any
+ * other event in a state is refused with WEFT_ESTATE:
+ *
+ *   RECORDING  --END-->      SYNCING     every member said goodbye, no
+ *                                        one came back within the grace
+ *                                        period, or restored so; its run
+ *                                        is remembered as ended
+ *   RECORDING  --NO_DIR-->   DROPPED     its directory could not be made
+ *   SYNCING    --WRITTEN-->  CONVERTING  no journal write or fdatasync of
+ *                                        its members is out any more: its
+ *                                        conversion job owns it
+ *   CONVERTING --FAILED-->   RETRY_WAIT  failed for a cause a retry may
+ *                                        get past; tried at retry_at
+ *   RETRY_WAIT --RETRY-->    SYNCING     retry_at came
+ *   CONVERTING --FINISHED--> DONE        converted, failed for good, or
+ *                                        could not be queued
+ *   RECORDING, SYNCING, RETRY_WAIT, DROPPED --FORGET--> DONE
+ *                                        dropped unconverted: no member
+ *                                        left, recovery gave up, weftd
+ *                                        exits (the journals stay)
+ */
+#define WEFT_TRACE_STATES(X) \
+    X(RECORDING, "recording") X(SYNCING, "syncing") \
+    X(CONVERTING, "converting") X(RETRY_WAIT, "retry-wait") \
+    X(DROPPED, "dropped") X(DONE, "done")
+
+enum weft_trace_state {
+#define WEFT_TRACE_STATE_ENUM(id, name) WEFT_TRACE_##id,
+    WEFT_TRACE_STATES(WEFT_TRACE_STATE_ENUM)
+#undef WEFT_TRACE_STATE_ENUM
+    WEFT_TRACE__NSTATES
+};
+
+#define WEFT_TRACE_EVENTS(X) \
+    X(END, "end") X(WRITTEN, "written") X(FAILED, "failed") \
+    X(RETRY, "retry") X(FINISHED, "finished") X(NO_DIR, "no-dir") \
+    X(FORGET, "forget")
+
+enum weft_trace_event {
+#define WEFT_TRACE_EVENT_ENUM(id, name) WEFT_TEV_##id,
+    WEFT_TRACE_EVENTS(WEFT_TRACE_EVENT_ENUM)
+#undef WEFT_TRACE_EVENT_ENUM
+    WEFT_TEV__COUNT
+};
+
 typedef struct weft_trace {
     weft_daemon *d;
     char *name;          /* as the client gave it */
@@ -179,9 +226,9 @@ typedef struct weft_trace {
     uint32_t connected;  /* members with a live connection */
     uint64_t idle_since; /* uv_now() when the last one left, 0 if any is
                             connected or the trace is done */
-    int convert_when_synced; /* conversion waits for fdatasync jobs */
+    enum weft_trace_state state; /* changed by weft_trace_on only */
     uint64_t retry_at;   /* uv_now() of the next conversion attempt after
-                            a failed one (in d->retrying) */
+                            a failed one (RETRY_WAIT) */
     uint64_t retry_delay; /* ms before that attempt; doubles each time */
     int64_t created;
     uint64_t charged;    /* bytes of its journals charged to its owner
@@ -190,10 +237,9 @@ typedef struct weft_trace {
                             could not say so either (the file system
                             full): conversion counts them as dropped */
     int unjournaled_errno; /* why, the last time */
-    int ended;           /* left recording: its run is remembered */
     weft_trace_made made;
     weft_live_mark live;
-    struct weft_trace *next;
+    struct weft_trace *next, *prev; /* on d->trace_lists[state] */
 } weft_trace;
 
 /* Logs a line about trace t with its name and key as journal fields
@@ -295,6 +341,31 @@ void weft_trace_abandon(weft_trace *t);
 /* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
 int weft_member_location(weft_member *m, uint32_t loc, char *err,
                          size_t errlen);
+
+/* The lifecycle table: the state that event ev moves a trace in state s
+ * to, or WEFT_ESTATE when s refuses ev. */
+int weft_trace_next_state(enum weft_trace_state s, enum weft_trace_event ev);
+/* The one place a trace's state changes: moves t along the table (see
+ * above) from the list of its state to the new one's, logging the step
+ * at debug level; DONE frees t. 0, or WEFT_ESTATE (logged; t unchanged)
+ * when its state refuses ev. Loop thread. */
+int weft_trace_on(weft_trace *t, enum weft_trace_event ev);
+/* Names, for logs and tests. */
+const char *weft_trace_state_name(enum weft_trace_state s);
+const char *weft_trace_event_name(enum weft_trace_event ev);
+/* The traces in state s, newest first: the first, and the one after t
+ * (NULL at the end). Loop thread; a walker may move t along the table,
+ * not the trace after it. */
+weft_trace *weft_trace_first(const weft_daemon *d, enum weft_trace_state s);
+weft_trace *weft_trace_next(const weft_trace *t);
+/* How many traces are in state s. */
+unsigned weft_trace_count(const weft_daemon *d, enum weft_trace_state s);
+/* The trace in state s with this key, NULL if none. */
+weft_trace *weft_trace_find(const weft_daemon *d, enum weft_trace_state s,
+                            const char *key);
+/* 1 while t waits for its members' journal writes and fdatasync jobs
+ * before it converts (SYNCING). */
+int weft_trace_syncing(const weft_trace *t);
 
 /* A member's fdatasync job ended: starts a conversion that waited for it. */
 void weft_trace_synced(weft_trace *t);

@@ -1,5 +1,5 @@
 /* userlim.c - per-user bounds over all of a user's recording traces (see
- * userlim.h). A walk over d->traces: at most max_traces_per_user of them
+ * userlim.h). A walk over the traces recording: at most max_traces_per_user of them
  * per user, and it is done once per new member's Hello.
  */
 #include "userlim.h"
@@ -14,7 +14,8 @@ uint64_t weft_userlim_count_members(const weft_daemon *d, uint32_t uid)
 {
     uint64_t n = 0;
 
-    for (const weft_trace *t = d->traces; t; t = t->next)
+    for (const weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
+         t = weft_trace_next(t))
         if (t->uid == uid)
             n += t->joined;
     return n;

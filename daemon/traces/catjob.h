@@ -1,0 +1,39 @@
+/* catjob.h - the one way the trace lifecycle works on the catalog off
+ * the loop thread: open weftd's catalog (read-write) on a worker thread,
+ * run a function on it, close it, and hand the result back to a function
+ * on the loop thread. Jobs that need a thread of their own (conversion,
+ * retention: worker.h) run the first half only, weft_catjob_with; the
+ * others (a new trace's row, the live figures) queue both halves on
+ * libuv's pool with weft_catjob_queue.
+ */
+#ifndef WEFT_CATJOB_H
+#define WEFT_CATJOB_H
+
+#include <stddef.h>
+
+#include "catalog.h"
+#include "daemon.h"
+
+/* Worker thread: the work on the open catalog. 0, or a WEFT_E* code
+ * with err saying why (left "" for the catalog's own message). */
+typedef int (*weft_catjob_fn)(weft_catalog *cat, void *arg, char *err,
+                              size_t errlen);
+/* Loop thread: the job is back with run's rc (or the open's) and err,
+ * "" when rc is 0. */
+typedef void (*weft_catjob_done_fn)(weft_daemon *d, void *arg, int rc,
+                                    const char *err);
+
+/* Any thread: opens the catalog at path, runs fn(cat, arg, ...) and
+ * closes it. 0, or the WEFT_E* code of the open (err: the catalog's
+ * message) or of fn (err: fn's message, else the catalog's). */
+int weft_catjob_with(const char *path, weft_catjob_fn fn, void *arg,
+                     char *err, size_t errlen);
+
+/* Loop thread: runs weft_catjob_with(d's catalog, run, arg) on libuv's
+ * pool, then done(d, arg, rc, err) on the loop thread; the job counts in
+ * d->jobs meanwhile. 0, or WEFT_ENOMEM / WEFT_EIO when it could not be
+ * queued (then done is not called: arg is still the caller's). */
+int weft_catjob_queue(weft_daemon *d, weft_catjob_fn run,
+                      weft_catjob_done_fn done, void *arg);
+
+#endif
