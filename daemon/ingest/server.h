@@ -7,10 +7,15 @@
  * writes drain (so an Error reaches the peer), then the handle is closed
  * and its memory freed in the close callback.
  *
- * Direction: server.c knows nothing of the protocol's sessions nor of
- * the journal writer. main.c gives weft_server_start session.c's
- * callbacks (and the journal writer's stop); the session calls into the
- * connection (weft_conn_*): replies, refusals, pauses.
+ * Direction: server.c does not speak the protocol: it frames bytes and
+ * hands each frame to on_frame. main.c gives weft_server_start
+ * session.c's callbacks (and the journal writer's stop); the session
+ * calls into the connection (weft_conn_*): replies, refusals, pauses,
+ * and its mode (connmode.h), which server.c reads for the frame limits
+ * and timeouts that differ before and after Hello. Of the session's
+ * member it reads what the connection holds for it (journal entries
+ * pending, the max_frame its HelloAck announced) and names its trace in
+ * log lines. Listening and accepting are accept.c's (accept.h).
  *
  * DESIGN (limits): reading from a connection stops while any of these
  * holds (bits of weft_conn.paused):
@@ -42,10 +47,11 @@
  * finish a frame within that long of its first byte (not while weftd
  * itself holds it paused; a client that holds a partial frame and does
  * not read its acks, WEFT_PAUSE_PENDING, is timed out, so it cannot keep
- * max_buffered used up for good). A connection that said Hello and is between frames is never
- * timed out: libweft sends nothing while its application records nothing
- * (no heartbeat in the protocol), and a quiet application must keep its
- * connection; TCP keepalive finds peers whose host died.
+ * max_buffered used up for good). A connection that said Hello and is
+ * between frames is timed out by session_timeout instead, when nothing
+ * came for that long: libweft sends a Heartbeat while its application
+ * records nothing, so a quiet application keeps its connection (0: never
+ * timed out); TCP keepalive finds peers whose host died.
  */
 #ifndef WEFT_SERVER_H
 #define WEFT_SERVER_H
