@@ -20,7 +20,6 @@
 #include "connlog.h"
 #include "log.h"
 #include "preauth.h"
-#include "trace.h"
 #include "weft_errors.h"
 
 typedef struct write_req {
@@ -137,6 +136,7 @@ static void on_resume(uv_idle_t *idle)
 
 void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
 {
+    weft_log_ctx ctx = { NULL, NULL, -1, c->peer };
     char msg[1024];
     va_list ap;
 
@@ -145,17 +145,15 @@ void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (c->member) {
-        const weft_trace *t = c->member->trace;
-        weft_log_ctx ctx = { t->name, t->key, c->member->rank, c->peer };
+    if (c->d->server_cbs->describe)
+        c->d->server_cbs->describe(c, &ctx);
+    if (ctx.trace)
         weft_logc(c->d->cfg.log_level, level, &ctx,
-                  "peer %s trace '%s' rank %u: %s", c->peer, t->name,
-                  c->member->rank, msg);
-    } else {
-        weft_log_ctx ctx = { NULL, NULL, -1, c->peer };
+                  "peer %s trace '%s' rank %u: %s", c->peer, ctx.trace,
+                  (unsigned)ctx.rank, msg);
+    else
         weft_logc(c->d->cfg.log_level, level, &ctx, "peer %s: %s",
                   c->peer, msg);
-    }
 }
 
 /* Frees c's own stash, if it has one (not d->rbuf, which is lent). */
@@ -261,12 +259,27 @@ static void on_write(uv_write_t *req, int status)
         c->on_written(c);
 }
 
+/* Journal entries c's member handed on and not written yet (0 before
+ * Hello: the session counts them); *bytes, if not NULL, their memory. */
+static uint64_t member_pending(const weft_conn *c, uint64_t *bytes)
+{
+    uint64_t n = 0, b = 0;
+
+    if (c->d->server_cbs->pending)
+        n = c->d->server_cbs->pending(c, &b);
+    if (bytes)
+        *bytes = b;
+    return n;
+}
+
 /* Bytes c holds for its peer: replies not written to the socket yet, and
  * what it sent that waits for the journal writer. */
 static uint64_t conn_pending(weft_conn *c)
 {
-    return uv_stream_get_write_queue_size(&c->h.stream) +
-           (c->member ? c->member->pending_bytes : 0);
+    uint64_t bytes;
+
+    member_pending(c, &bytes);
+    return uv_stream_get_write_queue_size(&c->h.stream) + bytes;
 }
 
 void weft_conn_drained(weft_conn *c)
@@ -283,8 +296,11 @@ void weft_conn_drained(weft_conn *c)
  * TCP then slows it down, and our memory stays bounded. */
 void weft_conn_check_pending(weft_conn *c)
 {
+    uint64_t journal;
+
     if (!weft_conn_closing(c) && !(c->paused & WEFT_PAUSE_PENDING) &&
         conn_pending(c) > c->d->cfg.max_conn_pending) {
+        member_pending(c, &journal);
         weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
         c->paused |= WEFT_PAUSE_PENDING;
         uv_read_stop(&c->h.stream);
@@ -292,7 +308,7 @@ void weft_conn_check_pending(weft_conn *c)
                       PRIu64 " waiting for the journal, over max_conn_pending "
                       "(%llu): reading paused",
                       uv_stream_get_write_queue_size(&c->h.stream),
-                      c->member ? c->member->pending_bytes : 0,
+                      journal,
                       (unsigned long long)c->d->cfg.max_conn_pending);
     }
 }
@@ -429,7 +445,7 @@ static int handle_frame(weft_conn *c, const uint8_t *frame, uint32_t len)
 static void stop_conn(weft_conn *c)
 {
     c->paused |= WEFT_PAUSE_STOPPING;
-    if (update_reading(c) != 0 || !c->member || c->member->pending == 0)
+    if (update_reading(c) != 0 || member_pending(c, NULL) == 0)
         weft_conn_close(c);
 }
 
@@ -498,7 +514,8 @@ static void authenticated(weft_conn *c)
     weft_daemon *d = c->d;
 
     weft_preauth_leave(c);
-    if (!c->member && !c->reader.payload && c->reader.hdr_len == 0)
+    if (c->mode != WEFT_CONN_MEMBER && !c->reader.payload &&
+        c->reader.hdr_len == 0)
         c->reader.max_frame = frame_limit(
             c, d->cfg.max_frame < WEFT_MAX_HELLO_FRAME ? d->cfg.max_frame
                                                        : WEFT_MAX_HELLO_FRAME);
@@ -545,7 +562,7 @@ static void consume(weft_conn *c)
                                      d->cfg.max_preauth_frame);
             return;
         }
-        if (rc == WEFT_ETOOBIG && !c->member &&
+        if (rc == WEFT_ETOOBIG && c->mode != WEFT_CONN_MEMBER &&
             c->reader.max_frame < d->cfg.max_frame) {
             weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
                                  "frame of %u bytes before Hello (at most "
@@ -581,11 +598,11 @@ static void consume(weft_conn *c)
         /* Hello taken: frames of max_frame (after a SIGHUP too), or of
          * the larger one a HelloAck announced to the member, which fills
          * its batches for that. */
-        if (c->member)
+        if (c->mode == WEFT_CONN_MEMBER)
             c->reader.max_frame = frame_limit(
-                c, d->cfg.max_frame > c->member->max_frame
+                c, d->cfg.max_frame > c->member_max_frame
                        ? d->cfg.max_frame
-                       : c->member->max_frame);
+                       : c->member_max_frame);
     }
     if (c->stash_len == 0)
         drop_stash(c);
@@ -771,7 +788,7 @@ void weft_server_tick(weft_daemon *d)
         }
         if (weft_conn_closing(c) || (c->paused & ~WEFT_PAUSE_PENDING))
             continue;
-        if (c->member && !mid_frame) {
+        if (c->mode == WEFT_CONN_MEMBER && !mid_frame) {
             /* A session between frames: libweft's Heartbeat keeps it. */
             if (quiet == 0 || now - c->last_frame < quiet)
                 continue;
@@ -784,7 +801,7 @@ void weft_server_tick(weft_daemon *d)
         if (limit == 0 || now - c->last_frame < limit)
             continue;
         weft_limit_hit(d, WEFT_LIMIT_IDLE_TIMEOUT);
-        if (c->member)
+        if (c->mode == WEFT_CONN_MEMBER)
             weft_conn_fail(c, WEFT_ELIMIT, "idle_timeout: a frame was begun "
                            "(%u of %u bytes arrived), then nothing for %llu s",
                            c->reader.have, c->reader.payload_len,

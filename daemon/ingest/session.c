@@ -267,6 +267,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
     if (c->d->cfg.max_frame > m->max_frame)
         m->max_frame = c->d->cfg.max_frame;
+    c->member_max_frame = m->max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
@@ -923,6 +924,21 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
     default: /* AUTHENTICATING (paused), CLOSING: refused */
         return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
+}
+
+uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes)
+{
+    *bytes = c->member ? c->member->pending_bytes : 0;
+    return c->member ? c->member->pending : 0;
+}
+
+void weft_session_describe(const weft_conn *c, weft_log_ctx *ctx)
+{
+    if (!c->member)
+        return;
+    ctx->trace = c->member->trace->name;
+    ctx->key = c->member->trace->key;
+    ctx->rank = c->member->rank;
 }
 
 void weft_session_closed(weft_conn *c)
