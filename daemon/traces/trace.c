@@ -81,11 +81,7 @@ static void member_free(weft_member *m)
     weft_jcache_forget(m);
     if (m->journal)
         weft_journal_close(m->journal);
-    for (int k = 0; k < WEFT_REF__COUNT; k++) {
-        weft_idset_free(&m->defined[k]);
-    }
-    free(m->waiting.v);
-    free(m->syncing.v);
+    weft_memberin_free(&m->in);
     free(m->locs);
     free(m->host);
     free(m->ended);
@@ -610,7 +606,7 @@ static void start_conversion(weft_trace *t)
     unlink_trace(t);
     for (uint32_t i = 0; i < t->mcap; i++) {
         weft_member *m = t->mtab[i];
-        if (m && (m->sync_running || m->pending)) {
+        if (m && (m->in.sync_running || m->pending)) {
             /* weft_trace_synced or weft_trace_member_written resumes */
             t->convert_when_synced = 1;
             return;
