@@ -10,6 +10,7 @@
 #include "log.h"
 #include "diskres.h"
 #include "quota.h"
+#include "uidmap.h"
 #include "weftd_config.h"
 
 struct weft_conn;
@@ -137,10 +138,9 @@ typedef struct weft_daemon {
     uint8_t *rbuf;                 /* the read buffer of every connection
                                       (server.c), WEFT_READ_CHUNK bytes,
                                       while there are connections */
-    struct weft_user_conns *users; /* connections per uid that said Hello
-                                     (max_connections_per_user), nusers
-                                     of them in an array of cap_users */
-    uint32_t nusers, cap_users;
+    weft_uidmap users;            /* connections per uid that said Hello
+                                     (max_connections_per_user; accept.c's
+                                     cells); empty without connections */
     struct weft_preauth *preauth; /* connections whose user is not known
                                      yet (preauth.h) */
     struct weft_jwriter *jw;      /* journal appends (jwriter.h) */

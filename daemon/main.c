@@ -466,7 +466,9 @@ static void stop_ingest(weft_daemon *d)
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
                                         stop_ingest,
-                                        weft_authn_challenge };
+                                        weft_authn_challenge,
+                                        weft_session_pending,
+                                        weft_session_describe };
 
 /* Starts the journal writer and the syncer (durability = fsync's
  * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*

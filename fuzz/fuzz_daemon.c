@@ -147,10 +147,14 @@ static void stop_ingest(weft_daemon *dd)
 
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed, stop_ingest,
-                                        NULL /* Unix peers: no Challenge */ };
+                                        NULL /* Unix peers: no Challenge */,
+                                        weft_session_pending,
+                                        weft_session_describe };
 static const weft_server_cbs ingest_tcp = { weft_session_frame,
                                             weft_session_closed, stop_ingest,
-                                            weft_authn_challenge };
+                                            weft_authn_challenge,
+                                            weft_session_pending,
+                                            weft_session_describe };
 
 /* p's connection if weftd still lists it. */
 static weft_conn *conn_of(const peer *p)

@@ -70,7 +70,7 @@ static void check_defined(const weft_member *m, const uint8_t *buf,
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];
-        CHECK(weft_idset_has(&m->defined[self->ref],
+        CHECK(weft_idset_has(&m->in.defined[self->ref],
                              weft_field_get(&r, self)));
     }
     CHECK(dec.p == dec.end);
@@ -262,7 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink_convert(&k);
 #endif
     for (int r = 0; r < WEFT_REF__COUNT; r++) {
-        weft_idset_free(&m.defined[r]);
+        weft_idset_free(&m.in.defined[r]);
     }
     return 0;
 }

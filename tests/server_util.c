@@ -121,7 +121,9 @@ static void stop_ingest(weft_daemon *d)
 static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_closed,
                                         stop_ingest,
-                                        weft_authn_challenge };
+                                        weft_authn_challenge,
+                                        weft_session_pending,
+                                        weft_session_describe };
 
 /* Starts listening (with the limits the test set) and the loop thread. */
 void start(fixture *f)

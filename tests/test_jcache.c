@@ -92,8 +92,8 @@ static void test_lru(void **state)
     /* m[4] (now the least recently used) has an entry in flight, m[5]
      * an fdatasync running, m[6] acks waiting for one: kept. */
     f->m[4].pending = 1;
-    f->m[5].sync_running = 1;
-    f->m[6].waiting.n = 1;
+    f->m[5].in.sync_running = 1;
+    f->m[6].in.waiting.n = 1;
     weft_jcache_use(&f->m[0]);
     assert_int_equal(weft_jcache_open(&f->d), MAX);
     assert_true(weft_journal_is_open(f->m[4].journal));
@@ -101,8 +101,8 @@ static void test_lru(void **state)
     assert_true(weft_journal_is_open(f->m[6].journal));
     assert_false(weft_journal_is_open(f->m[7].journal));
     f->m[4].pending = 0;
-    f->m[5].sync_running = 0;
-    f->m[6].waiting.n = 0;
+    f->m[5].in.sync_running = 0;
+    f->m[6].in.waiting.n = 0;
 }
 
 /* A member without a connection is parked once idle, not before. */

@@ -805,7 +805,7 @@ static void test_max_connections_per_user(void **state)
     close(b);
     hello_uid = 0;
     stop(f);
-    assert_int_equal(f->d.nusers, 0);
+    assert_int_equal(f->d.users.n, 0);
 }
 
 /* ---- peers that vanish ---------------------------------------------------- */

@@ -72,7 +72,7 @@ static void member_init(fixture *x)
 static void member_free(fixture *x)
 {
     for (unsigned k = 0; k < WEFT_REF__COUNT; k++)
-        weft_idset_free(&x->m.defined[k]);
+        weft_idset_free(&x->m.in.defined[k]);
     weft_config_free(&x->d.cfg);
 }
 
@@ -81,7 +81,7 @@ static void set_decl(fixture *x, unsigned k, uint8_t type)
 {
     weft_decl dl = { 1, type };
 
-    assert_int_equal(weft_idset_put(&x->m.defined[k], 0,
+    assert_int_equal(weft_idset_put(&x->m.in.defined[k], 0,
                                     weft_decl_pack(dl)), 0);
 }
 
@@ -90,7 +90,7 @@ static void set_decl(fixture *x, unsigned k, uint8_t type)
 static void define_zeros(fixture *x)
 {
     for (unsigned k = WEFT_REF_NONE + 1; k < WEFT_REF__COUNT; k++) {
-        assert_int_equal(weft_idset_add(&x->m.defined[k], 0, 1000), 0);
+        assert_int_equal(weft_idset_add(&x->m.in.defined[k], 0, 1000), 0);
         if (weft_ref_kind_has_decl(k))
             set_decl(x, k, OTF2_TYPE_UINT8);
     }
@@ -676,7 +676,7 @@ static int case_teardown(void **state)
     case_fixture *f = *state;
 
     for (int k = 0; k < WEFT_REF__COUNT; k++)
-        weft_idset_free(&f->m.defined[k]);
+        weft_idset_free(&f->m.in.defined[k]);
     free(f->m.locs);
     weft_config_free(&f->d.cfg);
     free(f);
@@ -947,7 +947,7 @@ static void test_big_ids_cost_little(void **state)
     f->d.cfg.max_definitions = 1u << 24;
     defs_ok(f, d, 4);
     for (int k = 0; k < WEFT_REF__COUNT; k++)
-        held += weft_idset_bytes(&f->m.defined[k]);
+        held += weft_idset_bytes(&f->m.in.defined[k]);
     assert_true(held <= 4 * 1024);
     assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
     events_ok(f, 0, 0, &ev, 1);
@@ -957,7 +957,7 @@ static void test_big_ids_cost_little(void **state)
     assert_int_equal(f->t.def_bytes, b.n + 4 * WEFT_DEF_OVERHEAD);
     weft_validate_undefine(&f->m, b.p, b.n);
     assert_int_equal(f->t.def_bytes, 0);
-    assert_false(weft_idset_has(&f->m.defined[WEFT_REF_STRING], top));
+    assert_false(weft_idset_has(&f->m.in.defined[WEFT_REF_STRING], top));
     free(b.p);
 }
 
@@ -1090,7 +1090,7 @@ static void test_wrong_stream(void **state)
 static void reset_member(case_fixture *f)
 {
     for (int k = 0; k < WEFT_REF__COUNT; k++)
-        weft_idset_free(&f->m.defined[k]);
+        weft_idset_free(&f->m.in.defined[k]);
 }
 
 static void test_truncated(void **state)

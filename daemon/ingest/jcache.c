@@ -13,8 +13,8 @@ typedef struct weft_jcache {
 /* Nothing of m is in flight on another thread, nor due to be. */
 static int idle(const weft_member *m)
 {
-    return m->journal && m->pending == 0 && !m->sync_running &&
-           m->waiting.n == 0;
+    return m->journal && m->pending == 0 && !m->in.sync_running &&
+           m->in.waiting.n == 0;
 }
 
 /* Takes m off the list, which may become empty. */

@@ -7,10 +7,16 @@
  * writes drain (so an Error reaches the peer), then the handle is closed
  * and its memory freed in the close callback.
  *
- * Direction: server.c knows nothing of the protocol's sessions nor of
- * the journal writer. main.c gives weft_server_start session.c's
- * callbacks (and the journal writer's stop); the session calls into the
- * connection (weft_conn_*): replies, refusals, pauses.
+ * Direction: server.c does not speak the protocol: it frames bytes and
+ * hands each frame to on_frame. main.c gives weft_server_start
+ * session.c's callbacks (and the journal writer's stop); the session
+ * calls into the connection (weft_conn_*): replies, refusals, pauses,
+ * and its mode (connmode.h), which server.c reads for the frame limits
+ * and timeouts that differ before and after Hello. Of the session's
+ * member it knows only what the session tells it: the max_frame its
+ * HelloAck announced, and through weft_server_cbs its journal entries
+ * pending and its trace for log lines. Listening and accepting are
+ * accept.c's (accept.h).
  *
  * DESIGN (limits): reading from a connection stops while any of these
  * holds (bits of weft_conn.paused):
@@ -42,10 +48,11 @@
  * finish a frame within that long of its first byte (not while weftd
  * itself holds it paused; a client that holds a partial frame and does
  * not read its acks, WEFT_PAUSE_PENDING, is timed out, so it cannot keep
- * max_buffered used up for good). A connection that said Hello and is between frames is never
- * timed out: libweft sends nothing while its application records nothing
- * (no heartbeat in the protocol), and a quiet application must keep its
- * connection; TCP keepalive finds peers whose host died.
+ * max_buffered used up for good). A connection that said Hello and is
+ * between frames is timed out by session_timeout instead, when nothing
+ * came for that long: libweft sends a Heartbeat while its application
+ * records nothing, so a quiet application keeps its connection (0: never
+ * timed out); TCP keepalive finds peers whose host died.
  */
 #ifndef WEFT_SERVER_H
 #define WEFT_SERVER_H
@@ -58,6 +65,7 @@
 #include "cred.h"
 #include "daemon.h"
 #include "frame.h"
+#include "log.h"
 #include "mac.h"
 
 #define WEFT_READ_CHUNK (64u << 10)
@@ -131,9 +139,11 @@ typedef struct weft_conn {
     int resume_due;            /* weft_conn_resume: the idle callback
                                   takes the stashed frames */
     /* The session's (session.c): its member, set by Hello (server.c
-     * reads it for log lines and for its journal entries pending), and
-     * the ClockSync requests answered. */
+     * asks about it through weft_server_cbs), the largest max_frame its
+     * HelloAcks announced (server.c takes frames that large after a
+     * SIGHUP lowered max_frame), and the ClockSync requests answered. */
     struct weft_member *member;
+    uint64_t member_max_frame;
     uint32_t clock_syncs;
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
@@ -155,6 +165,13 @@ typedef struct weft_server_cbs {
     /* Optional: a TCP connection was accepted and reads (weftd speaks
      * first there: authn.c's Challenge). */
     void (*on_tcp_open)(weft_conn *c);
+    /* What c's member has handed on and is not written yet: the count of
+     * its journal entries, *bytes their memory (0 before Hello). For
+     * max_conn_pending and for closing once all is journaled. */
+    uint64_t (*pending)(const weft_conn *c, uint64_t *bytes);
+    /* Names c's trace and rank in ctx for its log lines (left as they
+     * are before Hello). */
+    void (*describe)(const weft_conn *c, weft_log_ctx *ctx);
 } weft_server_cbs;
 
 /* Listens on a listening stream socket systemd passed (socket

@@ -96,16 +96,17 @@ static void sync_done(weft_work *w)
     weft_conn *c = m->conn;
 
     m->trace->d->jobs--;
-    m->sync_running = 0;
+    m->in.sync_running = 0;
     if (c && j->rc < 0) {
         weft_conn_fail(c, WEFT_EIO, "cannot sync the journal of this process "
                        "in %s: %s", m->trace->dir, strerror(j->err));
     } else if (c) {
-        for (size_t i = 0; i < m->syncing.n; i++)
-            send_ack_now(c, m->syncing.v[i].definitions,
-                         m->syncing.v[i].location, m->syncing.v[i].seq);
+        for (size_t i = 0; i < m->in.syncing.n; i++) {
+            const weft_ack *a = &m->in.syncing.v[i];
+            send_ack_now(c, a->definitions, a->location, a->seq);
+        }
     }
-    m->syncing.n = 0;
+    m->in.syncing.n = 0;
     free(j);
     if (weft_trace_syncing(m->trace)) {
         weft_trace_synced(m->trace);
@@ -125,7 +126,8 @@ static void kick_sync(weft_member *m)
     weft_ackq tmp;
     sync_job *j;
 
-    if (m->sync_running || m->waiting.n == 0 || !m->journal || !d->syncer)
+    if (m->in.sync_running || m->in.waiting.n == 0 || !m->journal ||
+        !d->syncer)
         return;
     j = calloc(1, sizeof *j);
     if (!j)
@@ -137,11 +139,11 @@ static void kick_sync(weft_member *m)
         return; /* retried with the next ack */
     }
     /* done runs on this thread, later: the swap is in place by then */
-    tmp = m->syncing;
-    m->syncing = m->waiting;
-    m->waiting = tmp;
-    m->waiting.n = 0;
-    m->sync_running = 1;
+    tmp = m->in.syncing;
+    m->in.syncing = m->in.waiting;
+    m->in.waiting = tmp;
+    m->in.waiting.n = 0;
+    m->in.sync_running = 1;
     d->jobs++;
 }
 
@@ -156,7 +158,7 @@ static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
         send_ack_now(c, definitions, loc, seq);
         return;
     }
-    q = &m->waiting;
+    q = &m->in.waiting;
     if (q->n == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 64;
         weft_ack *v = realloc(q->v, cap * sizeof *v);
@@ -267,6 +269,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
     if (c->d->cfg.max_frame > m->max_frame)
         m->max_frame = c->d->cfg.max_frame;
+    c->member_max_frame = m->max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
@@ -925,6 +928,21 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
     }
 }
 
+uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes)
+{
+    *bytes = c->member ? c->member->pending_bytes : 0;
+    return c->member ? c->member->pending : 0;
+}
+
+void weft_session_describe(const weft_conn *c, weft_log_ctx *ctx)
+{
+    if (!c->member)
+        return;
+    ctx->trace = c->member->trace->name;
+    ctx->key = c->member->trace->key;
+    ctx->rank = c->member->rank;
+}
+
 void weft_session_closed(weft_conn *c)
 {
     weft_member *m = c->member;
@@ -934,7 +952,7 @@ void weft_session_closed(weft_conn *c)
     if (!m)
         return;
     m->conn = NULL;
-    m->waiting.n = 0; /* acks for this connection; a new one resends */
+    m->in.waiting.n = 0; /* acks for this connection; a new one resends */
     if (!m->said_goodbye)
         weft_connlog(c, WEFT_CONNLOG_NO_GOODBYE, WEFT_LOG_WARNING,
                      "disconnected without goodbye; waiting for it to come "

@@ -3,7 +3,9 @@
  *
  * Direction: the session sits on top. The server (server.h) hands it each
  * connection's frames through the callbacks main.c gives
- * weft_server_start (weft_session_frame, weft_session_closed), and the
+ * weft_server_start (weft_session_frame, weft_session_closed, and what
+ * the server asks of a member: weft_session_pending,
+ * weft_session_describe), and the
  * journal writer (jwriter.h) hands back each entry through the callback
  * given to weft_jwriter_start (weft_session_written); neither includes
  * this header. The session calls down into them: replies and refusals on
@@ -25,6 +27,11 @@
 int weft_session_frame(weft_conn *c, const Weft__Envelope *env);
 /* weft_server_cbs.on_closed: c is closing; detaches it from its member. */
 void weft_session_closed(weft_conn *c);
+/* weft_server_cbs.pending: journal entries of c's member not written
+ * yet (0 before Hello), *bytes their memory. */
+uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes);
+/* weft_server_cbs.describe: c's trace and rank for its log lines. */
+void weft_session_describe(const weft_conn *c, weft_log_ctx *ctx);
 /* weft_jwriter_done_cb: the writer is done with entry j. Acknowledges it
  * to the connection that sent it, if that is still the member's, or on a
  * failed write fails that connection; the member's state follows what is

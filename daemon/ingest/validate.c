@@ -47,7 +47,7 @@ static int decl_of(const weft_member *m, unsigned kind, uint64_t id,
     uint64_t v;
 
     if (!weft_ref_kind_has_decl(kind) ||
-        !(v = weft_idset_get(&m->defined[kind], id)))
+        !(v = weft_idset_get(&m->in.defined[kind], id)))
         return 0;
     *out = weft_decl_unpack(v);
     return 1;
@@ -91,7 +91,7 @@ static int check_ref(const weft_member *m, const weft_rec_desc *d,
                               idx(f, k, ib, sizeof ib), v);
         return 0;
     default:
-        if (!weft_idset_has(&m->defined[kind], v))
+        if (!weft_idset_has(&m->in.defined[kind], v))
             return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64 " "
                               "is not defined", d->name, f->name,
                               idx(f, k, ib, sizeof ib),
@@ -201,7 +201,7 @@ static int remember_decl(weft_member *m, const weft_rec_desc *d,
     }
     if (d->decl_type_field >= 0)
         decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
-    return weft_idset_put(&m->defined[kind], id, weft_decl_pack(decl));
+    return weft_idset_put(&m->in.defined[kind], id, weft_decl_pack(decl));
 }
 
 /* Undefines the ids defined by the first n records of a Definitions
@@ -224,7 +224,7 @@ static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];
-        weft_idset_del(&m->defined[self->ref], weft_field_get(&r, self));
+        weft_idset_del(&m->in.defined[self->ref], weft_field_get(&r, self));
     }
     weft_decoder_free(&dec);
     return nrec;
@@ -278,13 +278,13 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
                             "cannot be defined", rd->name, self->name);
             goto out;
         }
-        if (weft_idset_has(&m->defined[self->ref], id)) {
+        if (weft_idset_has(&m->in.defined[self->ref], id)) {
             rc = weft__fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
                             " is already defined", rd->name, self->name,
                             weft_ref_kind_name(self->ref), id);
             goto out;
         }
-        rc = weft_idset_add(&m->defined[self->ref], id, cfg->max_definitions);
+        rc = weft_idset_add(&m->in.defined[self->ref], id, cfg->max_definitions);
         if (rc < 0) {
             if (rc == WEFT_ELIMIT)
                 hit = WEFT_LIMIT_MAX_DEFINITIONS;
@@ -404,7 +404,7 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                          char *err, size_t errlen)
 {
     uint64_t prev = m->locs[loc].last_time;
-    const weft_idset *regions = &m->defined[WEFT_REF_REGION];
+    const weft_idset *regions = &m->in.defined[WEFT_REF_REGION];
     weft_decoder dec;
     weft_record r;
     uint64_t first = 0;

@@ -55,11 +55,7 @@ static void member_free(weft_member *m)
     weft_jcache_forget(m);
     if (m->journal)
         weft_journal_close(m->journal);
-    for (int k = 0; k < WEFT_REF__COUNT; k++) {
-        weft_idset_free(&m->defined[k]);
-    }
-    free(m->waiting.v);
-    free(m->syncing.v);
+    weft_memberin_free(&m->in);
     free(m->locs);
     free(m->host);
     free(m->ended);
@@ -203,7 +199,7 @@ static void convert_when_written(weft_trace *t)
 {
     for (uint32_t i = 0; i < t->mcap; i++) {
         weft_member *m = t->mtab[i];
-        if (m && (m->sync_running || m->pending))
+        if (m && (m->in.sync_running || m->pending))
             return;
     }
     if (weft_trace_on(t, WEFT_TEV_WRITTEN) == 0)

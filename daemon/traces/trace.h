@@ -22,6 +22,7 @@
 #include "idset.h"
 #include "journal.h"
 #include "log.h"
+#include "memberin.h"
 #include "record.h"
 #include "weft.pb-c.h"
 
@@ -62,19 +63,6 @@ typedef struct weft_loc_state {
                             sent a batch (a ThreadName named it) */
 } weft_loc_state;
 
-/* Acks held back until the journal is on stable storage
- * (durability = fsync). */
-typedef struct weft_ack {
-    uint8_t definitions;
-    uint32_t location;
-    uint64_t seq;
-} weft_ack;
-
-typedef struct weft_ackq {
-    weft_ack *v;
-    size_t n, cap;
-} weft_ackq;
-
 typedef struct weft_member {
     struct weft_trace *trace;
     uint32_t rank;
@@ -114,13 +102,8 @@ typedef struct weft_member {
     int write_errno;
     weft_loc_state *locs;         /* by thread index */
     uint32_t nlocs;
-    weft_idset defined[WEFT_REF__COUNT]; /* ids defined; value 1, or
-                                     the weft_decl where one is kept */
-    /* durability = fsync: acks of entries written since the running
-     * fdatasync began wait in `waiting`; those it covers in `syncing`. */
-    weft_ackq waiting;
-    weft_ackq syncing;
-    int sync_running;             /* an fdatasync job is in flight */
+    weft_memberin in;             /* ingest's: ids defined, acks waiting
+                                     for a sync (memberin.h) */
     int damaged;                  /* journal corrupt in the middle: kept as
                                      it is, journal NULL, cannot rejoin */
     /* jcache.c: its journal holds a descriptor, on that list */
