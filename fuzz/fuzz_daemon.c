@@ -186,8 +186,8 @@ static void link_journals(void)
          t = weft_trace_next(t)) {
         char kdir[512];
         snprintf(kdir, sizeof kdir, "%s/%s", keep, t->key);
-        for (uint32_t i = 0; i < t->mcap; i++) {
-            weft_member *wm = t->mtab[i];
+        for (size_t i = 0; i < t->members.ncells; i++) {
+            weft_member *wm = weft_trace_member_at(t, i);
             char name[WEFT_JOURNAL_NAME_MAX], from[1024], to[1024];
             int k;
             if (!wm || !wm->journal || wm->pending)

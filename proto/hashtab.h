@@ -1,7 +1,8 @@
 /* hashtab.h - the one hash table: open addressing with linear probing
  * over cells of the caller's type whose first member is a uint32_t key,
  * 0 meaning a free cell (callers store id + 1). The table doubles when
- * half full and never shrinks; nothing is removed one by one.
+ * half full and never shrinks; a key removed (weft_hashtab_del) moves
+ * the cells after it in its probe run back, so no tombstones.
  *
  * Header only (static inline): the converter probes it for every event
  * it sums, and every library may use it without linking another. The
@@ -33,12 +34,18 @@ static inline uint32_t weft_hashtab_key(const void *cell)
     return k;
 }
 
+/* Where key's probe run starts in a table of n cells (a power of two). */
+static inline size_t weft__hashtab_home(uint32_t key, size_t n)
+{
+    return (key * 2654435761u) & (n - 1);
+}
+
 /* The cell of key (not 0) in cells (n of `size` bytes, n a power of two
  * with a free one), or the free cell where it would go. */
 static inline void *weft__hashtab_probe(unsigned char *cells, size_t n,
                                         size_t size, uint32_t key)
 {
-    size_t mask = n - 1, i = (key * 2654435761u) & mask;
+    size_t mask = n - 1, i = weft__hashtab_home(key, n);
 
     while (weft_hashtab_key(cells + i * size) &&
            weft_hashtab_key(cells + i * size) != key)
@@ -88,6 +95,36 @@ static inline void *weft_hashtab_get(weft_hashtab *t, uint32_t key,
         t->used++;
     }
     return c;
+}
+
+/* Removes key from t if it is there: the cells after it in its probe
+ * run move back (those whose run starts cyclically in (i, j] stay), so
+ * that every find still finds its cell. Cells walked with
+ * weft_hashtab_at may move: do not remove while walking. */
+static inline void weft_hashtab_del(weft_hashtab *t, uint32_t key,
+                                    size_t size)
+{
+    unsigned char *c = (unsigned char *)weft_hashtab_find(t, key, size);
+    size_t mask = t->ncells - 1, i, j;
+
+    if (!c)
+        return;
+    i = j = (size_t)(c - t->cells) / size;
+    memset(c, 0, size);
+    t->used--;
+    for (;;) {
+        size_t home;
+        j = (j + 1) & mask;
+        if (!weft_hashtab_key(t->cells + j * size))
+            return;
+        home = weft__hashtab_home(weft_hashtab_key(t->cells + j * size),
+                                  t->ncells);
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        memcpy(t->cells + i * size, t->cells + j * size, size);
+        memset(t->cells + j * size, 0, size);
+        i = j;
+    }
 }
 
 /* Cell i of t (i < t->ncells) when it holds a key, else NULL: walks the

@@ -4,7 +4,8 @@
  * and keeps every cell's contents, cell order walks every key once, and
  * a freed table is empty and usable again; keys that hash to the same
  * cell each get their own; counts agree with a plain array under a
- * random mix of keys. */
+ * random mix of keys; removing keys (runs that wrap around the table's
+ * end among them) leaves every other key findable with its contents. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,6 +132,60 @@ static void test_grows_and_walks(void **state)
     weft_hashtab_free(&t);
 }
 
+/* Key i (0..299) of test_delete: ten homes, 30 keys each (keys equal
+ * in their low 16 bits share a home in any table of up to 65536 cells),
+ * so that the probe runs are long and wrap around the table's end. */
+static uint32_t del_key(uint32_t i)
+{
+    return (i % 10) * 97 + 1 + (i / 10) * 65536u;
+}
+
+/* Removes and adds keys at random, against a plain array of which keys
+ * are in and what they hold. */
+static void test_delete(void **state)
+{
+    weft_hashtab t = { 0 };
+    uint64_t want[300] = { 0 };   /* 0: absent, else its count */
+    uint32_t seed = 12345;
+    size_t n = 0;
+
+    (void)state;
+    for (int step = 0; step < 200000; step++) {
+        uint32_t k;
+        cell *c;
+
+        seed = seed * 1103515245u + 12345u;
+        k = (seed >> 8) % 300;
+        if ((seed >> 4) % 3 == 0) {
+            weft_hashtab_del(&t, del_key(k), sizeof(cell));
+            n -= want[k] != 0;
+            want[k] = 0;
+        } else {
+            c = weft_hashtab_get(&t, del_key(k), sizeof *c);
+            assert_non_null(c);
+            n += want[k] == 0;
+            want[k] = c->count = (uint64_t)step + 1;
+        }
+        assert_int_equal(t.used, n);
+        if (step % 997 == 0)
+            for (uint32_t j = 0; j < 300; j++) {
+                c = weft_hashtab_find(&t, del_key(j), sizeof *c);
+                if (want[j]) {
+                    assert_non_null(c);
+                    assert_int_equal(c->count, want[j]);
+                } else {
+                    assert_null(c);
+                }
+            }
+    }
+    /* Removing what is absent changes nothing; an empty table too. */
+    weft_hashtab_del(&t, del_key(300), sizeof(cell));
+    assert_int_equal(t.used, n);
+    weft_hashtab_free(&t);
+    weft_hashtab_del(&t, 1, sizeof(cell));
+    assert_int_equal(t.used, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_get_find),
         cmocka_unit_test(test_collisions),
         cmocka_unit_test(test_grows_and_walks),
+        cmocka_unit_test(test_delete),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

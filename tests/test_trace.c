@@ -424,7 +424,7 @@ static void test_size_charged_as_members_join(void **state)
     t = first->trace;
     assert_int_equal(ntraces(f), 1);
     assert_int_equal(t->joined, 200);
-    assert_true(t->mcap >= 400 && t->mcap <= 1024);
+    assert_true(t->members.ncells >= 400 && t->members.ncells <= 1024);
     for (int i = 0; i < 300; i++)
         assert_ptr_equal(weft_trace_member(t, ranks[i]), m[i]);
     for (uint32_t r = 0; r < 64; r++) { /* ranks that did not come */

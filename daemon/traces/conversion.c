@@ -245,8 +245,8 @@ void weft__trace_convert(weft_trace *t)
     weft_daemon *d = t->d;
     convert_job *j = calloc(1, sizeof *j);
 
-    for (uint32_t i = 0; i < t->mcap; i++) {
-        weft_member *m = t->mtab[i];
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
         if (m && m->journal) {
             weft_jcache_forget(m);
             weft_journal_close(m->journal);

@@ -74,8 +74,8 @@ static weft_live_mark mark_of(const weft_trace *t)
 {
     weft_live_mark m = { 0 };
 
-    for (uint32_t i = 0; i < t->mcap; i++) {
-        const weft_member *mb = t->mtab[i];
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        const weft_member *mb = weft_trace_member_at(t, i);
         if (!mb)
             continue;
         m.joined++;

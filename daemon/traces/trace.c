@@ -70,9 +70,9 @@ void weft__trace_free(weft_trace *t)
     if (!t)
         return;
     weft_quota_live(&t->d->quota, t->uid, -(int64_t)t->charged);
-    for (uint32_t i = 0; i < t->mcap; i++)
-        member_free(t->mtab[i]);
-    free(t->mtab);
+    for (size_t i = 0; i < t->members.ncells; i++)
+        member_free(weft_trace_member_at(t, i));
+    weft_hashtab_free(&t->members);
     free(t->name);
     free(t->run);
     free(t->key);
@@ -82,75 +82,52 @@ void weft__trace_free(weft_trace *t)
     free(t);
 }
 
-/* ---- the members table (trace.h): linear probing on a mixed rank ---- */
+/* ---- the members table (trace.h): proto/hashtab.h on a mixed rank ---- */
 
-static uint32_t rank_slot(const weft_trace *t, uint32_t rank)
+static uint32_t member_key(uint32_t rank)
 {
-    uint32_t h = rank;
+    uint32_t h = rank + 1;  /* never 0: rank < size <= UINT32_MAX */
 
     h ^= h >> 16; /* murmur3's finalizer: strided ranks spread too */
     h *= 0x85ebca6bu;
     h ^= h >> 13;
     h *= 0xc2b2ae35u;
     h ^= h >> 16;
-    return h & (t->mcap - 1);
-}
-
-/* The slot of member `rank`, or the free slot where it would go. */
-static uint32_t find_slot(const weft_trace *t, uint32_t rank)
-{
-    uint32_t i = rank_slot(t, rank);
-
-    while (t->mtab[i] && t->mtab[i]->rank != rank)
-        i = (i + 1) & (t->mcap - 1);
-    return i;
+    return h;
 }
 
 weft_member *weft_trace_member(const weft_trace *t, uint32_t rank)
 {
-    return t->mcap ? t->mtab[find_slot(t, rank)] : NULL;
+    const weft_member_cell *c =
+        weft_hashtab_find(&t->members, member_key(rank), sizeof *c);
+
+    return c ? c->m : NULL;
 }
 
-/* Adds m (its rank not in t yet), growing the table to keep it at most
- * half full. 0 or WEFT_ENOMEM. */
+weft_member *weft_trace_member_at(const weft_trace *t, size_t i)
+{
+    const weft_member_cell *c =
+        weft_hashtab_at(&t->members, i, sizeof *c);
+
+    return c ? c->m : NULL;
+}
+
+/* Adds m (its rank not in t yet). 0 or WEFT_ENOMEM. */
 static int members_put(weft_trace *t, weft_member *m)
 {
-    if ((uint64_t)(t->joined + 1) * 2 > t->mcap) {
-        uint32_t cap = t->mcap ? t->mcap * 2 : 16, old = t->mcap;
-        weft_member **v = calloc(cap, sizeof *v), **prev = t->mtab;
-        if (!v)
-            return WEFT_ENOMEM;
-        t->mtab = v;
-        t->mcap = cap;
-        for (uint32_t i = 0; i < old; i++)
-            if (prev[i])
-                t->mtab[find_slot(t, prev[i]->rank)] = prev[i];
-        free(prev);
-    }
-    t->mtab[find_slot(t, m->rank)] = m;
+    weft_member_cell *c =
+        weft_hashtab_get(&t->members, member_key(m->rank), sizeof *c);
+
+    if (!c)
+        return WEFT_ENOMEM;
+    c->m = m;
     return 0;
 }
 
-/* Removes member `rank` (it is in t): the members after it in its probe
- * run move back, so that every lookup still finds its member. */
 static void members_del(weft_trace *t, uint32_t rank)
 {
-    uint32_t mask = t->mcap - 1, i = find_slot(t, rank), j = i;
-
-    t->mtab[i] = NULL;
-    for (;;) {
-        uint32_t home;
-        j = (j + 1) & mask;
-        if (!t->mtab[j])
-            return;
-        home = rank_slot(t, t->mtab[j]->rank);
-        /* It stays if its home lies cyclically in (i, j]. */
-        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-            continue;
-        t->mtab[i] = t->mtab[j];
-        t->mtab[j] = NULL;
-        i = j;
-    }
+    weft_hashtab_del(&t->members, member_key(rank),
+                     sizeof(weft_member_cell));
 }
 
 static int member_rank_cmp(const void *a, const void *b)
@@ -168,9 +145,9 @@ weft_member **weft_trace_members(const weft_trace *t)
 
     if (!v)
         return NULL;
-    for (uint32_t i = 0; i < t->mcap; i++)
-        if (t->mtab[i])
-            v[n++] = t->mtab[i];
+    for (size_t i = 0; i < t->members.ncells; i++)
+        if (weft_trace_member_at(t, i))
+            v[n++] = weft_trace_member_at(t, i);
     qsort(v, n, sizeof *v, member_rank_cmp);
     return v;
 }
@@ -197,8 +174,8 @@ static void trace_end(weft_trace *t)
  * here once it is done). */
 static void convert_when_written(weft_trace *t)
 {
-    for (uint32_t i = 0; i < t->mcap; i++) {
-        weft_member *m = t->mtab[i];
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
         if (m && (m->in.sync_running || m->pending))
             return;
     }
@@ -710,10 +687,11 @@ void weft_trace_restored(weft_trace *t)
         weft_trace_on(t, WEFT_TEV_FORGET);
         return;
     }
-    for (uint32_t i = 0; i < t->mcap; i++) {
-        if (t->mtab[i] && t->mtab[i]->said_goodbye)
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        const weft_member *m = weft_trace_member_at(t, i);
+        if (m && m->said_goodbye)
             t->goodbyes++;
-        if (t->mtab[i] && t->mtab[i]->damaged)
+        if (m && m->damaged)
             damaged++;
     }
     /* in case weftd died before the row was written */

@@ -19,6 +19,7 @@
 
 #include "catalog.h"
 #include "daemon.h"
+#include "hashtab.h"
 #include "idset.h"
 #include "journal.h"
 #include "log.h"
@@ -115,6 +116,14 @@ typedef struct weft_member {
                                      journal append failed (session.c) */
 } weft_member;
 
+/* A cell of a trace's members table (proto/hashtab.h): key is the rank
+ * + 1 through murmur3's finalizer (a bijection, never 0), so that ranks
+ * in strides spread over the low bits the table indexes with. */
+typedef struct weft_member_cell {
+    uint32_t key;
+    weft_member *m;
+} weft_member_cell;
+
 /* What the catalog last got as a trace's live figures (live.c; loop
  * thread): a trace whose figures did not change is not written again. */
 typedef struct weft_live_mark {
@@ -201,9 +210,9 @@ typedef struct weft_trace {
      * open-addressing table: what a trace holds grows with the members
      * that came, never with the size a Hello announces. Find one with
      * weft_trace_member, list them in rank order with
-     * weft_trace_members, or visit mtab's non-NULL slots in no order. */
-    weft_member **mtab;
-    uint32_t mcap;       /* slots: 0, or a power of two >= 2 * joined */
+     * weft_trace_members, or visit them in no order with
+     * weft_trace_member_at over members.ncells cells. */
+    weft_hashtab members; /* of weft_member_cell */
     uint32_t joined;
     uint32_t goodbyes;
     uint32_t connected;  /* members with a live connection */
@@ -295,6 +304,9 @@ void weft_trace_member_left(weft_member *m);
 
 /* Member `rank` of t, NULL if it has not joined. */
 weft_member *weft_trace_member(const weft_trace *t, uint32_t rank);
+/* Cell i (i < t->members.ncells) of t's members table: its member, or
+ * NULL for a free cell. */
+weft_member *weft_trace_member_at(const weft_trace *t, size_t i);
 /* The t->joined members of t in rank order: a malloc'd array (free it),
  * NULL only when out of memory. */
 weft_member **weft_trace_members(const weft_trace *t);
