@@ -3,12 +3,30 @@
  * DESIGN (Redis' bio.c): work that may wait for the disk runs on worker
  * threads so that the loop thread never does; each kind of work has its
  * own worker, so one kind cannot delay another as it would in libuv's
- * shared 4-thread pool. weftd has three: the fsync batches of durability
- * = fsync (session.c, one thread), the status file (status.c, one
- * thread: never two writes at once) and conversions (trace.c, at most
+ * shared 4-thread pool. weftd's workers: the fsync batches of durability
+ * = fsync (main.c's syncer, one thread), the status file (status.c, one
+ * thread: never two writes at once), conversions (convq.c, at most
  * max_conversions at once; the others wait their turn in convq.h's
- * queue, round robin by owner). libuv's pool is left to the short
- * catalog jobs.
+ * queue, round robin by owner), retention (retain.c), the weft command's
+ * questions (ask.c) and MUNGE credentials (authn.c).
+ *
+ * Background work has this mechanism and one other, for a stated reason
+ * (issue #31): the journal writer's two threads (ingest/jwriter.c). They
+ * are ordered lanes, not a pool of jobs: every member's entries must
+ * reach its journal, and come back to be acknowledged, in the order they
+ * were submitted (the appends lane), and Hellos open their trace's
+ * directory and journal in the order they came (the opens lane), apart
+ * from the appends; and a lane takes its whole queue per lock round trip,
+ * where a worker takes one job per round trip and per wakeup: appends are
+ * ingestion's hot path (bench/ingest). replay.c's threads are no
+ * background work: they are one conversion job's own parallelism
+ * (convert_threads), made and joined inside weft_convert_trace on a
+ * converter thread. Two jobs still run on libuv's pool (uv_queue_work):
+ * a new trace's catalog row (trace.c) and the live figures (live.c),
+ * short catalog writes; they belong on a worker of their own (the
+ * catalog-job helper of traces/, issue #31), which would leave libuv's
+ * pool to uv_fs_read (ask.c: a CATALOG answer's pieces, file-system
+ * requests of libuv, not jobs).
  *
  * A job is a weft_work embedded in the caller's struct (as uv_work_t):
  * `work` runs on a worker thread, then `done` on the loop thread, in the

@@ -8,6 +8,9 @@
  * whatever the image's size. A question counts for its uid
  * (max_questions_per_user) from its submission until its answer is
  * written or its connection closes.
+ * Each kind of question is one entry of questions[]: its work on the
+ * asker thread and its answer on the loop thread; a kind without an
+ * entry is refused.
  */
 #include "ask.h"
 
@@ -66,6 +69,16 @@ typedef struct ask_job {
     char *line;              /* REMOVE, IMPORT: what was done */
     char err[512];
 } ask_job;
+
+/* One kind of question (questions[] below). */
+typedef struct question {
+    /* Asker thread: the work, 0 or a WEFT_E* code (the reason in err). */
+    int (*work)(ask_job *j);
+    /* Loop thread, the work done without error: sends the answer (*rc:
+     * 0 or the code c fails with) and returns 0, or 1 when the answer
+     * goes on later (it ends with answer_end). */
+    int (*answer)(ask_job *j, int *rc);
+} question;
 
 static void job_free(ask_job *j)
 {
@@ -238,38 +251,37 @@ out:
     return rc;
 }
 
+/* CATALOG, worker thread: the asker's catalog rows (all of them for an
+ * admin) as an SQLite image, stashed in a file (stash_image). */
+static int catalog_work(ask_job *j)
+{
+    char *msg = NULL;
+    int rc = weft_catalog_image(j->catalog, j->all, j->uid, &j->image,
+                                &j->image_len, &msg);
+
+    if (rc == 0 && j->image_len > WEFT_MAX_ANSWER) {
+        snprintf(j->err, sizeof j->err, "your catalog rows take %zu "
+                 "bytes, more than weftd sends (%u MiB); ask root to "
+                 "remove old traces", j->image_len, WEFT_MAX_ANSWER >> 20);
+        rc = WEFT_ELIMIT;
+    } else if (rc < 0) {
+        snprintf(j->err, sizeof j->err, "%s", msg ? msg : weft_strerror(rc));
+    } else {
+        rc = stash_image(j);
+    }
+    free(msg);
+    return rc;
+}
+
+static const question *question_of(int kind);
+
 static void ask_work(weft_work *w)
 {
     ask_job *j = (ask_job *)w;
-    char *msg = NULL;
+    const question *q = question_of(j->kind);
 
-    switch (j->kind) {
-    case WEFT__QUERY__KIND__CATALOG:
-        j->rc = weft_catalog_image(j->catalog, j->all, j->uid, &j->image,
-                                   &j->image_len, &msg);
-        if (j->rc == 0 && j->image_len > WEFT_MAX_ANSWER) {
-            snprintf(j->err, sizeof j->err, "your catalog rows take %zu "
-                     "bytes, more than weftd sends (%u MiB); ask root to "
-                     "remove old traces", j->image_len,
-                     WEFT_MAX_ANSWER >> 20);
-            j->rc = WEFT_ELIMIT;
-        } else if (j->rc < 0) {
-            snprintf(j->err, sizeof j->err, "%s",
-                     msg ? msg : weft_strerror(j->rc));
-        } else {
-            j->rc = stash_image(j);
-        }
-        free(msg);
-        break;
-    case WEFT__QUERY__KIND__REMOVE:
-        j->rc = remove_work(j);
-        break;
-    case WEFT__QUERY__KIND__IMPORT:
-        j->rc = import_work(j);
-        break;
-    default: /* STATUS: built on the loop thread, from what it holds */
-        break;
-    }
+    if (q->work)
+        j->rc = q->work(j);
 }
 
 /* Queues one Answer frame of n bytes of data (last: the answer ends
@@ -395,11 +407,61 @@ static void on_written(weft_conn *c)
         answer_end(j, rc, weft_strerror(rc));
 }
 
+/* CATALOG's answer, piece by piece as the asker reads (DESIGN above):
+ * 1 while pieces are on their way, else 0 with *rc. */
+static int catalog_answer(ask_job *j, int *rc)
+{
+    j->c->on_written = on_written;
+    if (j->len == 0)
+        *rc = send_answer(j->c, "", 0);
+    else if ((*rc = read_piece(j)) == 0)
+        return 1;
+    return 0;
+}
+
+/* STATUS's answer, built on the loop thread from what it holds. */
+static int status_answer(ask_job *j, int *rc)
+{
+    char *text = weft_status_text(j->d, j->all, j->uid);
+
+    *rc = text ? send_answer(j->c, text, strlen(text)) : WEFT_ENOMEM;
+    free(text);
+    return 0;
+}
+
+/* REMOVE's and IMPORT's answer: the line saying what was done, logged. */
+static int line_answer(ask_job *j, int *rc)
+{
+    weft_conn_log(j->c, WEFT_LOG_INFO, "uid %u: %.*s", (unsigned)j->uid,
+                  j->line ? (int)strcspn(j->line, "\n") : 15,
+                  j->line ? j->line : "done");
+    *rc = send_answer(j->c, j->line ? j->line : "", j->line ?
+                      strlen(j->line) : 0);
+    return 0;
+}
+
+/* The kinds of question: what the asker thread does (NULL: nothing) and
+ * how the loop thread answers once it is done (without error). */
+static const question questions[] = {
+    [WEFT__QUERY__KIND__CATALOG] = { catalog_work, catalog_answer },
+    [WEFT__QUERY__KIND__STATUS] = { NULL, status_answer },
+    [WEFT__QUERY__KIND__REMOVE] = { remove_work, line_answer },
+    [WEFT__QUERY__KIND__IMPORT] = { import_work, line_answer },
+};
+
+/* NULL for a kind weftd does not answer. */
+static const question *question_of(int kind)
+{
+    if (kind < 0 || (size_t)kind >= sizeof questions / sizeof questions[0] ||
+        !questions[kind].answer)
+        return NULL;
+    return &questions[kind];
+}
+
 static void ask_done(weft_work *w)
 {
     ask_job *j = (ask_job *)w;
     weft_conn *c = j->c;
-    char *text = NULL;
     int rc = j->rc;
 
     j->d->jobs--;
@@ -422,29 +484,8 @@ static void ask_done(weft_work *w)
         question_end(j);
         return;
     }
-    switch (j->kind) {
-    case WEFT__QUERY__KIND__CATALOG:
-        /* Piece by piece as the asker reads (DESIGN above). */
-        c->on_written = on_written;
-        if (j->len == 0)
-            rc = send_answer(c, "", 0);
-        else if ((rc = read_piece(j)) == 0)
-            return;
-        break;
-    case WEFT__QUERY__KIND__STATUS:
-        text = weft_status_text(j->d, j->all, j->uid);
-        rc = text ? send_answer(c, text, strlen(text)) : WEFT_ENOMEM;
-        break;
-    default:
-        weft_conn_log(c, WEFT_LOG_INFO, "uid %u: %.*s", (unsigned)j->uid,
-                      j->line ? (int)strcspn(j->line, "\n") : 15,
-                      j->line ? j->line : "done");
-        rc = send_answer(c, j->line ? j->line : "", j->line ?
-                         strlen(j->line) : 0);
-        break;
-    }
-    free(text);
-    answer_end(j, rc, weft_strerror(rc));
+    if (question_of(j->kind)->answer(j, &rc) == 0)
+        answer_end(j, rc, weft_strerror(rc));
 }
 
 /* REMOVE of a trace weftd holds (recording, or waiting to convert
@@ -573,10 +614,7 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
     }
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_QUERY, NULL)) < 0)
         return rc; /* after a Query, Hello or Auth */
-    if (q->kind != WEFT__QUERY__KIND__CATALOG &&
-        q->kind != WEFT__QUERY__KIND__STATUS &&
-        q->kind != WEFT__QUERY__KIND__REMOVE &&
-        q->kind != WEFT__QUERY__KIND__IMPORT) {
+    if (!question_of((int)q->kind)) {
         weft_conn_fail(c, WEFT_EPROTO, "Query of unknown kind %d",
                        (int)q->kind);
         return WEFT_EPROTO;

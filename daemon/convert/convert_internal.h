@@ -204,7 +204,14 @@ uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
  * else "Master thread" / "Thread N" in buf. */
 const char *weft__conv_loc_name(const loc *l, char *buf, size_t len);
 
+/* The clocks the members read (weft_clock_names' order, comma-separated)
+ * into buf (convclock.c). */
 void weft__conv_clocks(const conv *c, char *buf, size_t len);
+
+/* After pass 1: c->resolution, each member's rescale flag and its
+ * ClockOffsets made ready for the archive (convclock.c). 0 or a WEFT_E*
+ * code (c failed). */
+int weft__conv_pick_resolution(conv *c);
 
 /* Fails conversion c: out->error gets the message unless it holds one
  * (the first error stands), and libotf2 writes no more. Returns code. */
@@ -214,6 +221,10 @@ int weft__conv_fail(conv *c, int code, const char *fmt, ...);
 /* The location of thread t of m, added (keeping m->locs sorted) if create
  * is set; NULL when there is none, or out of memory. */
 loc *weft__conv_loc(member *m, uint32_t t, int create);
+
+/* Keeps a location definition (ClockOffset) r of m for its local files.
+ * 0 or WEFT_ENOMEM (c failed). */
+int weft__conv_keep_local_def(conv *c, member *m, const weft_record *r);
 
 /* The member of rank, NULL when that rank has no journal. */
 member *weft__conv_member(conv *c, uint32_t rank);

@@ -45,6 +45,9 @@ int weft__otf2_empty_events(conv *c, uint64_t id);
 OTF2_ErrorCode weft__otf2_write_event(OTF2_EvtWriter *w,
                                       OTF2_AttributeList *al,
                                       const weft_record *r);
+/* Writes global definition r (not a WEFT_DF_LOCAL one). */
+OTF2_ErrorCode weft__otf2_write_def(OTF2_GlobalDefWriter *gw,
+                                    const weft_record *r);
 /* Sets *out to al filled with the attributes of event r, or to NULL when
  * it has none. Returns what libotf2 says. */
 OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
@@ -60,7 +63,7 @@ int weft__otf2_close_events(conv *c);
 /* One local definition file per location: the member's ClockOffsets. */
 int weft__otf2_write_local_defs(conv *c);
 /* The global definitions: clock, strings, system tree, location groups,
- * locations, then the members' unified definitions (see otf2out.c). */
+ * locations, then the members' unified definitions (otf2defs.c). */
 int weft__otf2_write_global_defs(conv *c);
 /* Closes c->archive (NULL afterwards, whatever the result). */
 int weft__otf2_close(conv *c);

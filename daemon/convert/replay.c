@@ -810,7 +810,9 @@ static int replay_members(conv *c, unsigned nthreads)
             goto out;
         }
     }
-    /* A thread that cannot be started leaves its share to the others. */
+    /* A thread that cannot be started leaves its share to the others.
+     * Threads of this conversion's own, made and joined here on the
+     * converter's thread: no background work of the loop (worker.h). */
     for (unsigned i = 1; i < nthreads; i++)
         w[i].started = pthread_create(&w[i].tid, NULL, worker_run,
                                       &w[i]) == 0;
