@@ -156,6 +156,9 @@ typedef struct weft_daemon {
     struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
                                      while there are some */
     struct weft_worker *retainer; /* retention jobs (retain.c) */
+    struct weft_worker *cataloger; /* catalog rows of recording traces
+                                     and live figures (catjob.h), while
+                                     there are some */
     struct weft_worker *asker;    /* users' questions (ask.c) */
     unsigned asks;                /* questions queued or answering */
     /* ask.c: questions in flight (queued, or their answer being sent)

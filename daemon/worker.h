@@ -7,8 +7,9 @@
  * = fsync (main.c's syncer, one thread), the status file (status.c, one
  * thread: never two writes at once), conversions (convq.c, at most
  * max_conversions at once; the others wait their turn in convq.h's
- * queue, round robin by owner), retention (retain.c), the weft command's
- * questions (ask.c) and MUNGE credentials (authn.c).
+ * queue, round robin by owner), retention (retain.c), the catalog rows
+ * of recording traces and their live figures (traces/catjob.c), the weft
+ * command's questions (ask.c) and MUNGE credentials (authn.c).
  *
  * Background work has this mechanism and one other, for a stated reason
  * (issue #31): the journal writer's two threads (ingest/jwriter.c). They
@@ -21,12 +22,8 @@
  * ingestion's hot path (bench/ingest). replay.c's threads are no
  * background work: they are one conversion job's own parallelism
  * (convert_threads), made and joined inside weft_convert_trace on a
- * converter thread. Two jobs still run on libuv's pool (uv_queue_work):
- * a new trace's catalog row (trace.c) and the live figures (live.c),
- * short catalog writes; they belong on a worker of their own (the
- * catalog-job helper of traces/, issue #31), which would leave libuv's
- * pool to uv_fs_read (ask.c: a CATALOG answer's pieces, file-system
- * requests of libuv, not jobs).
+ * converter thread. libuv's pool serves uv_fs_read only (ask.c: a
+ * CATALOG answer's pieces, file-system requests of libuv, not jobs).
  *
  * A job is a weft_work embedded in the caller's struct (as uv_work_t):
  * `work` runs on a worker thread, then `done` on the loop thread, in the

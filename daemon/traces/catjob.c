@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <uv.h>
 
 #include "weft_errors.h"
+#include "worker.h"
 
 typedef struct catjob {
-    uv_work_t req;
+    weft_work work;             /* first: the worker hands it back */
     weft_daemon *d;
     char *catalog;        /* a copy: a SIGHUP may change d's */
     weft_catjob_fn run;
@@ -40,19 +40,18 @@ int weft_catjob_with(const char *path, weft_catjob_fn fn, void *arg,
     return rc;
 }
 
-static void catjob_work(uv_work_t *req)
+static void catjob_work(weft_work *w)
 {
-    catjob *j = req->data;
+    catjob *j = (catjob *)w;
 
     j->rc = weft_catjob_with(j->catalog, j->run, j->arg, j->err,
                              sizeof j->err);
 }
 
-static void catjob_done(uv_work_t *req, int status)
+static void catjob_done(weft_work *w)
 {
-    catjob *j = req->data;
+    catjob *j = (catjob *)w;
 
-    (void)status;
     j->d->jobs--;
     j->done(j->d, j->arg, j->rc, j->rc < 0 ? j->err : "");
     free(j->catalog);
@@ -68,12 +67,15 @@ int weft_catjob_queue(weft_daemon *d, weft_catjob_fn run,
         free(j);
         return WEFT_ENOMEM;
     }
-    j->req.data = j;
     j->d = d;
     j->run = run;
     j->done = done;
     j->arg = arg;
-    if (uv_queue_work(d->loop, &j->req, catjob_work, catjob_done) != 0) {
+    if ((!d->cataloger &&
+         weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
+                           &d->cataloger) < 0) ||
+        weft_worker_submit(d->cataloger, &j->work, catjob_work,
+                           catjob_done) < 0) {
         free(j->catalog);
         free(j);
         return WEFT_EIO;

@@ -3,8 +3,9 @@
  * run a function on it, close it, and hand the result back to a function
  * on the loop thread. Jobs that need a thread of their own (conversion,
  * retention: worker.h) run the first half only, weft_catjob_with; the
- * others (a new trace's row, the live figures) queue both halves on
- * libuv's pool with weft_catjob_queue.
+ * others (a new trace's row, the live figures) queue both halves on a
+ * worker of their own (d->cataloger: one job at a time, SQLite writes
+ * one at a time anyway) with weft_catjob_queue.
  */
 #ifndef WEFT_CATJOB_H
 #define WEFT_CATJOB_H
@@ -29,8 +30,8 @@ typedef void (*weft_catjob_done_fn)(weft_daemon *d, void *arg, int rc,
 int weft_catjob_with(const char *path, weft_catjob_fn fn, void *arg,
                      char *err, size_t errlen);
 
-/* Loop thread: runs weft_catjob_with(d's catalog, run, arg) on libuv's
- * pool, then done(d, arg, rc, err) on the loop thread; the job counts in
+/* Loop thread: runs weft_catjob_with(d's catalog, run, arg) on
+ * d->cataloger (started when it is not running), then done(d, arg, rc, err) on the loop thread; the job counts in
  * d->jobs meanwhile. 0, or WEFT_ENOMEM / WEFT_EIO when it could not be
  * queued (then done is not called: arg is still the caller's). */
 int weft_catjob_queue(weft_daemon *d, weft_catjob_fn run,

@@ -64,10 +64,10 @@ void weft_catrow_partial_reason(const weft_trace *t,
 /* Frees n tags and their strings (NULL is fine). */
 void weft_catrow_free_tags(weft_tag *tags, size_t n);
 
-/* Loop thread: records t in the catalog as recording, on libuv's pool,
- * with what its members who joined so far say (hosts, command, job id,
- * tags), so that a recording trace is found by tag and host. A failure
- * is logged. */
+/* Loop thread: records t in the catalog as recording, off the loop
+ * (weft_catjob_queue), with what its members who joined so far say
+ * (hosts, command, job id, tags), so that a recording trace is found by
+ * tag and host. A failure is logged. */
 void weft_catrow_queue_begin(weft_trace *t);
 
 #endif
