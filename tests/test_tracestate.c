@@ -140,6 +140,7 @@ static void test_on(void **state)
                 assert_null(other.prev);
                 assert_null(other.next);
             }
+            weft_quota_free(&d.quota); /* what freeing t gave back */
         }
 }
 
