@@ -190,7 +190,7 @@ static void link_journals(void)
             weft_member *wm = weft_trace_member_at(t, i);
             char name[WEFT_JOURNAL_NAME_MAX], from[1024], to[1024];
             int k;
-            if (!wm || !wm->journal || wm->pending)
+            if (!wm || !wm->in.journal || wm->in.pending)
                 continue; /* pending: its open job may still be out */
             k = member_of(t->key, wm->rank);
             if (members[k].linked)

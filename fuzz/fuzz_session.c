@@ -34,7 +34,7 @@
 #include "fuzz.h"
 #include "codec.h"
 #include "daemon.h"
-#include "trace.h"
+#include "memberin.h"
 #include "validate.h"
 #include "weft_errors.h"
 #ifdef WEFT_FUZZ_CONVERT
@@ -56,21 +56,21 @@ static int is_error(int rc)
 }
 
 /* After Definitions passed: every id they define is defined in m. */
-static void check_defined(const weft_member *m, const uint8_t *buf,
+static void check_defined(const weft_memberin *m, const uint8_t *buf,
                           size_t len)
 {
     weft_decoder dec;
     weft_record r;
 
     weft_decoder_init(&dec, buf, len, 0, 0);
-    dec.max_string = m->trace->d->cfg.max_string;
+    dec.max_string = m->d->cfg.max_string;
     while (weft_decoder_next(&dec, &r) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         const weft_field_desc *self;
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];
-        CHECK(weft_idset_has(&m->in.defined[self->ref],
+        CHECK(weft_idset_has(&m->defined[self->ref],
                              weft_field_get(&r, self)));
     }
     CHECK(dec.p == dec.end);
@@ -186,9 +186,9 @@ static void sink_convert(sink *k)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static weft_daemon d; /* only d.cfg is read */
-    weft_trace t;
-    weft_member m;
+    weft_memberin m;      /* a member's ingest state, no trace around */
     weft_loc_state locs[NLOCS];
+    uint64_t charge;
     char err[512];
 
     if (size < 1)
@@ -196,11 +196,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&d, 0, sizeof d);
     d.cfg.max_definitions = max_defs[data[0] & 3];
     d.cfg.max_string = data[0] & 4 ? 16 : 64u << 10;
-    memset(&t, 0, sizeof t);
-    t.d = &d;
-    t.size = 1;
     memset(&m, 0, sizeof m);
-    m.trace = &t;
+    m.d = &d;
+    m.size = 1;
     memset(locs, 0, sizeof locs);
     m.locs = locs;
     m.nlocs = NLOCS;
@@ -222,9 +220,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = size;
         err[0] = '\0';
         if (!(kind & 1)) {
-            rc = weft_validate_defs(&m, data, len, &limit, err, sizeof err);
+            rc = weft_validate_defs(&m, data, len, &charge, &limit, err,
+                                    sizeof err);
             if (rc == 0)
                 check_defined(&m, data, len);
+            CHECK(rc == 0 ? charge >= len : charge == 0);
 #ifdef WEFT_FUZZ_CONVERT
             if (rc == 0)
                 sink_put(&k, 0, 0, 0, 0, data, len);
@@ -262,7 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink_convert(&k);
 #endif
     for (int r = 0; r < WEFT_REF__COUNT; r++) {
-        weft_idset_free(&m.in.defined[r]);
+        weft_idset_free(&m.defined[r]);
     }
     return 0;
 }

@@ -161,13 +161,13 @@ static inline weft_member *join_run_ok(fixture *f, const char *name,
         print_error("join: %s\n", f->err);
     assert_int_equal(rc, 0);
     assert_non_null(m);
-    assert_null(m->conn);
-    m->conn = CONNECTED;
+    assert_null(m->in.conn);
+    m->in.conn = CONNECTED;
     assert_non_null(buf);
     e.kind = WEFT_JE_HELLO;
     e.len = (uint32_t)weft__hello__pack(&h, buf);
     e.payload = buf;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
     free(buf);
     return m;
 }
@@ -189,10 +189,10 @@ static inline void leave(weft_member *m, int goodbye)
         e.kind = WEFT_JE_GOODBYE;
         e.len = (uint32_t)weft__goodbye__pack(&g, buf);
         e.payload = buf;
-        assert_int_equal(weft_journal_append(m->journal, &e), 0);
+        assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
         m->said_goodbye = 1;
     }
-    m->conn = NULL;
+    m->in.conn = NULL;
     weft_trace_member_left(m);
 }
 

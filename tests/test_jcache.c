@@ -19,15 +19,14 @@
 #include "jcache.h"
 #include "journal.h"
 #include "tmpdir.h"
-#include "trace.h"
+#include "memberin.h"
 
 enum { N = 20, MAX = 16 };
 
 typedef struct jfix {
     char *dir;
     weft_daemon d;
-    weft_trace t;
-    weft_member m[N];
+    weft_memberin m[N];   /* members' ingest state */
 } jfix;
 
 static int setup(void **state)
@@ -37,13 +36,11 @@ static int setup(void **state)
     assert_non_null(f);
     f->dir = tu_tmpdir("jcache");
     f->d.cfg.max_open_journals = MAX;
-    f->t.d = &f->d;
     for (int i = 0; i < N; i++) {
         char name[32];
         char *path;
-        weft_member *m = &f->m[i];
-        m->trace = &f->t;
-        m->rank = (uint32_t)i;
+        weft_memberin *m = &f->m[i];
+        m->d = &f->d;
         m->conn = (struct weft_conn *)1; /* connected; never used here */
         snprintf(name, sizeof name, "rank-%d.wj", i);
         path = tu_path(f->dir, name);
@@ -92,8 +89,8 @@ static void test_lru(void **state)
     /* m[4] (now the least recently used) has an entry in flight, m[5]
      * an fdatasync running, m[6] acks waiting for one: kept. */
     f->m[4].pending = 1;
-    f->m[5].in.sync_running = 1;
-    f->m[6].in.waiting.n = 1;
+    f->m[5].sync_running = 1;
+    f->m[6].waiting.n = 1;
     weft_jcache_use(&f->m[0]);
     assert_int_equal(weft_jcache_open(&f->d), MAX);
     assert_true(weft_journal_is_open(f->m[4].journal));
@@ -101,15 +98,15 @@ static void test_lru(void **state)
     assert_true(weft_journal_is_open(f->m[6].journal));
     assert_false(weft_journal_is_open(f->m[7].journal));
     f->m[4].pending = 0;
-    f->m[5].in.sync_running = 0;
-    f->m[6].in.waiting.n = 0;
+    f->m[5].sync_running = 0;
+    f->m[6].waiting.n = 0;
 }
 
 /* A member without a connection is parked once idle, not before. */
 static void test_idle(void **state)
 {
     jfix *f = *state;
-    weft_member *m = &f->m[0];
+    weft_memberin *m = &f->m[0];
 
     weft_jcache_use(m);
     m->pending = 1;

@@ -31,7 +31,7 @@
 
 #include "jwriter.h"
 #include "testutil.h"
-#include "trace.h"
+#include "memberin.h"
 #include "weft_errors.h"
 
 #define MAX_DONE 64
@@ -41,13 +41,13 @@ typedef struct fixture {
     char *path2;       /* m2's journal, rank-1.wj */
     uv_loop_t loop;
     weft_daemon d;
-    weft_member m;
-    weft_member m2;   /* a member whose journal is not open yet */
+    weft_memberin m;
+    weft_memberin m2;   /* a member whose journal is not open yet */
     uint64_t done_seq[MAX_DONE];
     int done_rc[MAX_DONE], done_err[MAX_DONE];
     int done_kind[MAX_DONE], done_lost[MAX_DONE];
     uint64_t done_base[MAX_DONE];
-    const weft_member *done_member[MAX_DONE];
+    const weft_memberin *done_member[MAX_DONE];
     char done_msg[MAX_DONE][64];
     size_t ndone;
 } fixture;
@@ -59,7 +59,7 @@ static void on_done(weft_daemon *d, weft_jentry *j)
     fixture *f = current;
 
     assert_ptr_equal(d, &f->d);
-    assert_true(j->member == &f->m || j->member == &f->m2);
+    assert_true(j->in == &f->m || j->in == &f->m2);
     assert_true(f->ndone < MAX_DONE);
     f->done_seq[f->ndone] = j->e.seq;
     f->done_rc[f->ndone] = j->rc;
@@ -67,7 +67,7 @@ static void on_done(weft_daemon *d, weft_jentry *j)
     f->done_kind[f->ndone] = j->e.kind;
     f->done_lost[f->ndone] = j->lost;
     f->done_base[f->ndone] = j->e.base_time;
-    f->done_member[f->ndone] = j->member;
+    f->done_member[f->ndone] = j->in;
     snprintf(f->done_msg[f->ndone], sizeof f->done_msg[0], "%s",
              j->msg ? j->msg : "");
     f->ndone++;
@@ -117,7 +117,7 @@ static void submit_kind(fixture *f, uint64_t seq, int kind)
     memset(j->data, (int)seq, j->e.len);
     j->e.kind = (uint8_t)kind;
     j->e.seq = seq;
-    j->member = &f->m;
+    j->in = &f->m;
     weft_jwriter_submit(&f->d, j);
 }
 
@@ -127,23 +127,23 @@ static void submit(fixture *f, uint64_t seq)
 }
 
 /* weft_member_open's part for m2: its journal at path2. */
-static int open_m2(weft_member *m, char *err, size_t errlen)
+static int open_m2(weft_memberin *in, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
-    return weft_journal_open(current->path2, &m->journal, NULL);
+    return weft_journal_open(current->path2, &in->journal, NULL);
 }
 
-static int open_fails(weft_member *m, char *err, size_t errlen)
+static int open_fails(weft_memberin *in, char *err, size_t errlen)
 {
-    (void)m;
+    (void)in;
     snprintf(err, errlen, "cannot make it: %s", "no room");
     return WEFT_EIO;
 }
 
 /* Entry seq of m2 (as submit) with an open step. */
 static void submit_open(fixture *f, uint64_t seq,
-                        int (*open)(weft_member *, char *, size_t))
+                        int (*open)(weft_memberin *, char *, size_t))
 {
     weft_jentry *j = weft_jentry_new((uint32_t)(100 * seq));
 
@@ -151,7 +151,7 @@ static void submit_open(fixture *f, uint64_t seq,
     memset(j->data, (int)seq, j->e.len);
     j->e.kind = WEFT_JE_HELLO;
     j->e.seq = seq;
-    j->member = &f->m2;
+    j->in = &f->m2;
     j->open = open;
     weft_jwriter_submit(&f->d, j);
 }

@@ -45,28 +45,28 @@ static void record(fixture *f, weft_member *m, uint32_t loc, uint64_t t0)
     weft_journal_entry e = { 0 };
     bytes b = encode(evs, 2, 1, t0);
 
-    if (m->defs_seq == 0) {
+    if (m->in.defs_seq == 0) {
         bytes d = encode(defs, 2, 0, 0);
         e.kind = WEFT_JE_DEFS;
-        e.seq = m->defs_seq = m->held_defs_seq = 1;
+        e.seq = m->in.defs_seq = m->in.held_defs_seq = 1;
         e.payload = d.p;
         e.len = (uint32_t)d.n;
-        assert_int_equal(weft_journal_append(m->journal, &e), 0);
+        assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
         free(d.p);
         memset(&e, 0, sizeof e);
     }
     assert_int_equal(weft_member_location(m, loc, f->err, sizeof f->err), 0);
     e.kind = WEFT_JE_EVENTS;
     e.location = loc;
-    e.seq = ++m->locs[loc].last_seq;
+    e.seq = ++m->in.locs[loc].last_seq;
     e.base_time = t0;
     e.count = 2;
     e.payload = b.p;
     e.len = (uint32_t)b.n;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
-    m->locs[loc].held_seq = e.seq;
-    m->locs[loc].last_time = m->locs[loc].held_time = t0 + 10;
-    m->locs[loc].events += 2;
+    assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
+    m->in.locs[loc].held_seq = e.seq;
+    m->in.locs[loc].last_time = m->in.locs[loc].held_time = t0 + 10;
+    m->in.locs[loc].events += 2;
     free(b.p);
 }
 

@@ -63,7 +63,7 @@ static void record(weft_member *m, uint64_t t0)
     e.seq = 1;
     e.payload = d.p;
     e.len = (uint32_t)d.n;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
     memset(&e, 0, sizeof e);
     e.kind = WEFT_JE_EVENTS;
     e.seq = 1;
@@ -71,7 +71,7 @@ static void record(weft_member *m, uint64_t t0)
     e.count = 2;
     e.payload = b.p;
     e.len = (uint32_t)b.n;
-    assert_int_equal(weft_journal_append(m->journal, &e), 0);
+    assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
     free(d.p);
     free(b.p);
 }
@@ -467,7 +467,7 @@ static void test_resume(void **state)
     weft_trace *t = m0->trace;
     Weft__Hello h = hello("r", 0, 2);
 
-    m0->defs_seq = 3;
+    m0->in.defs_seq = 3;
     leave(m0, 0);
     assert_int_equal(t->connected, 1);
     assert_int_equal(t->idle_since, 0); /* rank 1 is still there */
@@ -480,7 +480,7 @@ static void test_resume(void **state)
     /* Rank 0 comes back: the same member, its state kept. */
     assert_int_equal(join(f, &h, 1000, &m), 0);
     assert_ptr_equal(m, m0);
-    assert_int_equal(m->defs_seq, 3);
+    assert_int_equal(m->in.defs_seq, 3);
     assert_int_equal(t->connected, 1);
     assert_int_equal(t->joined, 2);
     assert_int_equal(t->idle_since, 0);

@@ -3,91 +3,90 @@
 
 #include <stdlib.h>
 
-#include "trace.h"
 
 typedef struct weft_jcache {
-    weft_member *head, *tail;  /* most recently used first */
+    weft_memberin *head, *tail;  /* most recently used first */
     uint64_t n;
 } weft_jcache;
 
-/* Nothing of m is in flight on another thread, nor due to be. */
-static int idle(const weft_member *m)
+/* Nothing of in's member is in flight on another thread, nor due to be. */
+static int idle(const weft_memberin *in)
 {
-    return m->journal && m->pending == 0 && !m->in.sync_running &&
-           m->in.waiting.n == 0;
+    return in->journal && in->pending == 0 && !in->sync_running &&
+           in->waiting.n == 0;
 }
 
-/* Takes m off the list, which may become empty. */
-static void detach(weft_jcache *jc, weft_member *m)
+/* Takes in off the list, which may become empty. */
+static void detach(weft_jcache *jc, weft_memberin *in)
 {
-    if (m->jc_prev)
-        m->jc_prev->jc_next = m->jc_next;
+    if (in->jc_prev)
+        in->jc_prev->jc_next = in->jc_next;
     else
-        jc->head = m->jc_next;
-    if (m->jc_next)
-        m->jc_next->jc_prev = m->jc_prev;
+        jc->head = in->jc_next;
+    if (in->jc_next)
+        in->jc_next->jc_prev = in->jc_prev;
     else
-        jc->tail = m->jc_prev;
-    m->jc_prev = m->jc_next = NULL;
-    m->jc_open = 0;
+        jc->tail = in->jc_prev;
+    in->jc_prev = in->jc_next = NULL;
+    in->jc_open = 0;
     jc->n--;
 }
 
-/* Takes m off the list, which goes once empty (made again when needed:
+/* Takes in off the list, which goes once empty (made again when needed:
  * nothing of it is left at exit). */
-static void unlink_member(weft_jcache *jc, weft_member *m)
+static void unlink_member(weft_jcache *jc, weft_memberin *in)
 {
-    detach(jc, m);
+    detach(jc, in);
     if (jc->n == 0) {
         free(jc);
-        m->trace->d->jcache = NULL;
+        in->d->jcache = NULL;
     }
 }
 
-static void park(weft_jcache *jc, weft_member *m)
+static void park(weft_jcache *jc, weft_memberin *in)
 {
-    weft_journal_park(m->journal);
-    unlink_member(jc, m);
+    weft_journal_park(in->journal);
+    unlink_member(jc, in);
 }
 
-void weft_jcache_use(weft_member *m)
+void weft_jcache_use(weft_memberin *in)
 {
-    weft_daemon *d = m->trace->d;
+    weft_daemon *d = in->d;
     weft_jcache *jc = d->jcache;
 
     if (!jc && !(jc = d->jcache = calloc(1, sizeof *jc)))
         return; /* nothing parks: as before this list existed */
-    if (m->jc_open)
-        detach(jc, m);
-    m->jc_open = 1;
-    m->jc_next = jc->head;
+    if (in->jc_open)
+        detach(jc, in);
+    in->jc_open = 1;
+    in->jc_next = jc->head;
     if (jc->head)
-        jc->head->jc_prev = m;
+        jc->head->jc_prev = in;
     else
-        jc->tail = m;
-    jc->head = m;
+        jc->tail = in;
+    jc->head = in;
     jc->n++;
-    /* jc stays: m is on it */
-    for (weft_member *v = jc->tail; v && jc->n > d->cfg.max_open_journals;) {
-        weft_member *prev = v->jc_prev;
-        if (v != m && idle(v))
+    /* jc stays: in is on it */
+    for (weft_memberin *v = jc->tail; v && jc->n > d->cfg.max_open_journals;) {
+        weft_memberin *prev = v->jc_prev;
+        if (v != in && idle(v))
             park(jc, v);
         v = prev;
     }
 }
 
-void weft_jcache_idle(weft_member *m)
+void weft_jcache_idle(weft_memberin *in)
 {
-    weft_jcache *jc = m->trace->d->jcache;
+    weft_jcache *jc = in->d->jcache;
 
-    if (jc && m->jc_open && !m->conn && idle(m))
-        park(jc, m);
+    if (jc && in->jc_open && !in->conn && idle(in))
+        park(jc, in);
 }
 
-void weft_jcache_forget(weft_member *m)
+void weft_jcache_forget(weft_memberin *in)
 {
-    if (m->jc_open) /* then m->trace is set, and the list exists */
-        unlink_member(m->trace->d->jcache, m);
+    if (in->jc_open) /* then in->d is set, and the list exists */
+        unlink_member(in->d->jcache, in);
 }
 
 uint64_t weft_jcache_open(const weft_daemon *d)

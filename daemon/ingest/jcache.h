@@ -23,18 +23,17 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "memberin.h"
 
-struct weft_member;
-
-/* An entry of m is about to be submitted: m's journal counts as open
- * and most recently used; idle journals beyond max_open_journals are
- * parked. */
-void weft_jcache_use(struct weft_member *m);
-/* Something of m finished (an entry handed back, a sync, its
- * connection gone): parks its journal if m is idle and disconnected. */
-void weft_jcache_idle(struct weft_member *m);
-/* m's journal is closed or m freed: it leaves the list. */
-void weft_jcache_forget(struct weft_member *m);
+/* An entry of a member (its ingest state in) is about to be submitted:
+ * its journal counts as open and most recently used; idle journals
+ * beyond max_open_journals are parked. */
+void weft_jcache_use(weft_memberin *in);
+/* Something of in's member finished (an entry handed back, a sync, its
+ * connection gone): parks its journal if it is idle and disconnected. */
+void weft_jcache_idle(weft_memberin *in);
+/* in's journal is closed or its member freed: it leaves the list. */
+void weft_jcache_forget(weft_memberin *in);
 /* Journals counted open. */
 uint64_t weft_jcache_open(const weft_daemon *d);
 

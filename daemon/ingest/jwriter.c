@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "fifo.h"
-#include "trace.h"
 #include "weft_errors.h"
 
 enum { APPENDS, OPENS, NTHREADS };
@@ -61,31 +60,31 @@ static void not_stored(weft_jentry *j)
         j->lost = 1;
         return;
     }
-    j->lost = weft_journal_append(j->member->journal, &r) < 0;
+    j->lost = weft_journal_append(j->in->journal, &r) < 0;
     j->e.kind = WEFT_JE_REFUSED;
     j->e.base_time = r.base_time;
 }
 
-/* Writer threads: member fields write_failed and write_errno are the
+/* Writer threads: the member's write_failed and write_errno are the
  * thread's that holds the member's entries (see jwriter.h). */
 static void write_entry(weft_jentry *j)
 {
-    weft_member *m = j->member;
+    weft_memberin *in = j->in;
 
-    if (m->write_failed) {
+    if (in->write_failed) {
         j->rc = WEFT_EIO;
-        j->err = m->write_errno;
+        j->err = in->write_errno;
         return;
     }
-    j->rc = weft_journal_append(m->journal, &j->e);
+    j->rc = weft_journal_append(in->journal, &j->e);
     if (j->rc < 0 && (j->e.kind == WEFT_JE_EVENTS ||
                       j->e.kind == WEFT_JE_REFUSED)) {
         j->err = errno;
         not_stored(j);
     } else if (j->rc < 0) {
         j->err = errno;
-        m->write_failed = 1;
-        m->write_errno = errno;
+        in->write_failed = 1;
+        in->write_errno = errno;
     }
 }
 
@@ -94,7 +93,7 @@ static void open_entry(weft_jentry *j)
 {
     char err[512];
 
-    j->rc = j->open(j->member, err, sizeof err);
+    j->rc = j->open(j->in, err, sizeof err);
     if (j->rc < 0) {
         j->msg = strdup(err);
         return;
@@ -146,11 +145,11 @@ static void hand_back(struct weft_jwriter *w)
     pthread_mutex_unlock(&w->lock);
     for (; j; j = next) {
         next = j->next;
-        assert(w->pending > 0 && j->member->pending > 0);
+        assert(w->pending > 0 && j->in->pending > 0);
         assert(d->buffered >= sizeof *j + j->e.len);
         w->pending--;
-        j->member->pending--;
-        j->member->pending_bytes -= sizeof *j + j->e.len;
+        j->in->pending--;
+        j->in->pending_bytes -= sizeof *j + j->e.len;
         d->buffered -= sizeof *j + j->e.len;
         w->done(d, j);
         free(j->msg);
@@ -232,12 +231,12 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
     struct weft_jwriter *w = d->jw;
     jthread *th;
 
-    assert(w && j && j->member && (j->member->journal || j->open));
+    assert(w && j && j->in && (j->in->journal || j->open));
     th = &w->th[j->open ? OPENS : APPENDS];
     if (w->pending++ == 0)
         uv_ref((uv_handle_t *)&w->async);
-    j->member->pending++;
-    j->member->pending_bytes += sizeof *j + j->e.len;
+    j->in->pending++;
+    j->in->pending_bytes += sizeof *j + j->e.len;
     d->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
     pthread_mutex_lock(&w->lock);
     WEFT_FIFO_PUSH(th->queued, th->queued_tail, j);

@@ -43,13 +43,13 @@
 
 #include "daemon.h"
 #include "journal.h"
-
-struct weft_member;
+#include "memberin.h"
 
 typedef struct weft_jentry {
     struct weft_jentry *next;
-    struct weft_member *member;  /* outlives the entry: a trace is not
-                                    converted while entries are queued */
+    weft_memberin *in;           /* its member's: outlives the entry, a
+                                    trace is not converted while entries
+                                    are queued */
     uint64_t conn_serial;        /* member's connection when submitted */
     int what;                    /* the caller's: what written means */
     uint64_t last_time;          /* EventBatch: time of its last event */
@@ -57,7 +57,7 @@ typedef struct weft_jentry {
     /* The member has no journal yet: run on the open thread before the
      * append (trace.h's weft_member_open). If it fails, rc is its code,
      * msg what it said, and nothing is appended. */
-    int (*open)(struct weft_member *m, char *err, size_t errlen);
+    int (*open)(weft_memberin *in, char *err, size_t errlen);
     int rc;                      /* set by the writer: 0, WEFT_EIO, or
                                     what `open` returned */
     int err;                     /* errno of a failed append */

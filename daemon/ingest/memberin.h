@@ -1,9 +1,15 @@
-/* memberin.h - what ingest keeps of a member while it receives it: the
- * ids its Definitions defined (validate.c; each with its weft_decl
- * where one is kept) and, with durability = fsync, the acks waiting for
- * an fdatasync (session.c). A weft_member holds one (trace.h, `in`);
- * only daemon/ingest/ reads or writes it, the trace lifecycle frees it
- * with the member and asks whether a sync is out. Loop thread.
+/* memberin.h - what ingest keeps of a member (a process of a trace)
+ * while it receives its stream: its connection, what its Hello said of
+ * its clock, the ids its Definitions defined (validate.c; each with its
+ * weft_decl where one is kept), its journal and the entries out at the
+ * writer threads (jwriter.c, jcache.c) and, with durability = fsync, the
+ * acks waiting for an fdatasync (session.c).
+ *
+ * A weft_member (daemon/traces/trace.h) holds one, `in`, and is the
+ * `member` it points back to; ingest's code that takes a weft_memberin
+ * needs nothing of the trace lifecycle. The lifecycle fills it when the
+ * member joins (or is restored) and reads it to ask whether writes are
+ * out (weft_memberin_busy). Loop thread, except where a field says.
  */
 #ifndef WEFT_MEMBERIN_H
 #define WEFT_MEMBERIN_H
@@ -12,8 +18,35 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "daemon.h"
 #include "idset.h"
+#include "journal.h"
 #include "record.h"
+
+struct weft_conn;
+struct weft_member;
+
+/* What later records are checked against, per defined id of the id
+ * spaces that need it (weft_ref_kind_has_decl): the element count of the
+ * definition (CN fields) and the OTF2_Type it declares (TD fields). It
+ * is the id's value in the member's `defined` set (weft_decl_pack). */
+typedef struct weft_decl {
+    uint32_t count;
+    uint8_t type;
+} weft_decl;
+
+/* A decl as a nonzero idset value, and back. */
+static inline uint64_t weft_decl_pack(weft_decl d)
+{
+    return 1u | (uint64_t)d.type << 8 | (uint64_t)d.count << 16;
+}
+
+static inline weft_decl weft_decl_unpack(uint64_t v)
+{
+    weft_decl d = { (uint32_t)(v >> 16), (uint8_t)(v >> 8) };
+
+    return d;
+}
 
 /* An ack held back until the journal is on stable storage. */
 typedef struct weft_ack {
@@ -27,7 +60,53 @@ typedef struct weft_ackq {
     size_t n, cap;
 } weft_ackq;
 
+/* A thread's batches: last_* as received and checked (the next batch
+ * follows them), held_* as journaled (what HelloAck reports once nothing
+ * is queued; a failed write rewinds last_* to them). */
+typedef struct weft_loc_state {
+    uint64_t last_seq;   /* last EventBatch accepted */
+    uint64_t last_time;  /* time of its last event */
+    uint64_t held_seq;   /* last EventBatch journaled */
+    uint64_t held_time;
+    uint64_t events;     /* journaled */
+    uint64_t refused;    /* events of batches weftd did not store (over
+                            the quota, the disk reserve, a failed write) */
+    int charged;         /* charged WEFT_QUOTA_LOCATION_BYTES before it
+                            sent a batch (a ThreadName named it) */
+} weft_loc_state;
+
 typedef struct weft_memberin {
+    weft_daemon *d;
+    struct weft_member *member;   /* whose: the lifecycle's (trace.h) */
+    uint32_t size;                /* members of its trace: the ranks its
+                                     references may name */
+    /* Its Hello's clock: events must lie within WEFT_MAX_SPAN_S of its
+     * start (validate.c), in its clock's ticks; 0 for a member made by
+     * hand (tests, fuzzers): not checked. */
+    uint64_t start_time;          /* Hello.clock_at_realtime */
+    uint64_t resolution;          /* Hello.timer_resolution, ticks/s */
+    struct weft_conn *conn;       /* NULL while disconnected */
+    uint64_t conn_serial;         /* counts its connections (Hellos) */
+    uint64_t max_frame;           /* the largest max_frame its HelloAcks
+                                     announced: it fills batches for it,
+                                     and weftd takes them after a SIGHUP
+                                     lowered max_frame too (server.c) */
+    uint64_t defs_seq;            /* last Definitions accepted */
+    uint64_t held_defs_seq;       /* last Definitions journaled */
+    weft_journal *journal;        /* set by its open job (the lifecycle's
+                                     weft_member_open) while that is out */
+    /* Journal entries out at the writer threads (jwriter.h): none may be
+     * while the member rejoins or its trace converts. */
+    uint64_t pending;             /* loop thread: entries */
+    uint64_t pending_bytes;       /* loop thread: their memory */
+    int write_failed;             /* writer thread while pending > 0 */
+    int write_errno;
+    /* jcache.c: its journal holds a descriptor, on that list */
+    int jc_open;
+    struct weft_memberin *jc_prev, *jc_next;
+    weft_loc_state *locs;         /* by thread index (grown by the
+                                     lifecycle's weft_member_location) */
+    uint32_t nlocs;
     weft_idset defined[WEFT_REF__COUNT]; /* ids defined; value 1, or
                                      the weft_decl where one is kept */
     /* durability = fsync: acks of entries written since the running
@@ -37,7 +116,15 @@ typedef struct weft_memberin {
     int sync_running;             /* an fdatasync job is in flight */
 } weft_memberin;
 
-/* Frees what in holds; in is then empty. */
+/* Whether a write of the member's journal is out: entries at the
+ * writer threads, or an fdatasync running. */
+static inline int weft_memberin_busy(const weft_memberin *in)
+{
+    return in->pending > 0 || in->sync_running;
+}
+
+/* Frees the ids and acks in holds (not its journal: the lifecycle
+ * closes that); they are then empty. */
 static inline void weft_memberin_free(weft_memberin *in)
 {
     for (int k = 0; k < WEFT_REF__COUNT; k++)

@@ -93,7 +93,7 @@ static void sync_done(weft_work *w)
 {
     sync_job *j = (sync_job *)w;
     weft_member *m = j->m;
-    weft_conn *c = m->conn;
+    weft_conn *c = m->in.conn;
 
     m->trace->d->jobs--;
     m->in.sync_running = 0;
@@ -112,7 +112,7 @@ static void sync_done(weft_work *w)
         weft_trace_synced(m->trace);
     } else {
         kick_sync(m);
-        weft_jcache_idle(m);
+        weft_jcache_idle(&m->in);
     }
 }
 
@@ -126,14 +126,14 @@ static void kick_sync(weft_member *m)
     weft_ackq tmp;
     sync_job *j;
 
-    if (m->in.sync_running || m->in.waiting.n == 0 || !m->journal ||
+    if (m->in.sync_running || m->in.waiting.n == 0 || !m->in.journal ||
         !d->syncer)
         return;
     j = calloc(1, sizeof *j);
     if (!j)
         return; /* retried with the next ack */
     j->m = m;
-    j->journal = m->journal;
+    j->journal = m->in.journal;
     if (weft_worker_submit(d->syncer, &j->work, sync_work, sync_done) < 0) {
         free(j);
         return; /* retried with the next ack */
@@ -195,11 +195,11 @@ static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
     if (weft_quota_live(&c->d->quota, m->trace->uid, (int64_t)bytes) == 0)
         m->trace->charged += bytes;
     weft_diskres_take(&c->d->diskres, WEFT_JOURNAL_HEADER + (uint64_t)j->e.len);
-    j->member = m;
-    j->conn_serial = m->conn_serial;
+    j->in = &m->in;
+    j->conn_serial = m->in.conn_serial;
     j->what = what;
     j->last_time = last;
-    weft_jcache_use(m);
+    weft_jcache_use(&m->in);
     weft_jwriter_submit(c->d, j);
     weft_conn_check_pending(c);
 }
@@ -228,14 +228,14 @@ static int journal(weft_conn *c, const weft_journal_entry *e, int what,
  * HelloAck reports) is accepted again. */
 static void settle_member(weft_member *m)
 {
-    if (m->pending || !m->write_failed)
+    if (m->in.pending || !m->in.write_failed)
         return;
-    for (uint32_t i = 0; i < m->nlocs; i++) {
-        m->locs[i].last_seq = m->locs[i].held_seq;
-        m->locs[i].last_time = m->locs[i].held_time;
+    for (uint32_t i = 0; i < m->in.nlocs; i++) {
+        m->in.locs[i].last_seq = m->in.locs[i].held_seq;
+        m->in.locs[i].last_time = m->in.locs[i].held_time;
     }
-    m->defs_seq = m->held_defs_seq;
-    m->write_failed = 0;
+    m->in.defs_seq = m->in.held_defs_seq;
+    m->in.write_failed = 0;
 }
 
 /* Sends c's HelloAck: what weftd holds of its member, per thread the last
@@ -249,27 +249,27 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     weft_member *m = c->member;
     int rc = 0;
 
-    seqs = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqs);
-    seqp = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqp);
+    seqs = calloc(m->in.nlocs ? m->in.nlocs : 1, sizeof *seqs);
+    seqp = calloc(m->in.nlocs ? m->in.nlocs : 1, sizeof *seqp);
     if (!seqs || !seqp) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         rc = WEFT_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < m->nlocs; i++) {
+    for (uint32_t i = 0; i < m->in.nlocs; i++) {
         weft__location_seq__init(&seqs[i]);
         seqs[i].location = i;
-        seqs[i].seq = m->locs[i].last_seq;
+        seqs[i].seq = m->in.locs[i].last_seq;
         seqp[ack.n_locations++] = &seqs[i];
     }
     ack.locations = seqp;
     ack.protocol_version = WEFT_PROTOCOL_VERSION;
-    ack.definitions_seq = m->defs_seq;
+    ack.definitions_seq = m->in.defs_seq;
     ack.server = "weftd " PACKAGE_VERSION;
     ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
-    if (c->d->cfg.max_frame > m->max_frame)
-        m->max_frame = c->d->cfg.max_frame;
-    c->member_max_frame = m->max_frame;
+    if (c->d->cfg.max_frame > m->in.max_frame)
+        m->in.max_frame = c->d->cfg.max_frame;
+    c->member_max_frame = m->in.max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
@@ -286,9 +286,9 @@ out:
  * and 1 is returned; else the member is ready, 0. */
 static int opened(weft_jentry *j, weft_conn *c)
 {
-    weft_member *m = j->member;
+    weft_member *m = j->in->member;
 
-    if (m->journal) {
+    if (m->in.journal) {
         weft_trace_join_end(m, 0, c != NULL);
         return 0;
     }
@@ -298,7 +298,7 @@ static int opened(weft_jentry *j, weft_conn *c)
         weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: %s",
                   m->trace->name, m->rank,
                   j->msg ? j->msg : weft_strerror(j->rc));
-    m->conn = NULL;
+    m->in.conn = NULL;
     weft_trace_join_end(m, j->rc, c != NULL);
     if (c)
         weft_conn_fail(c, j->rc, "%s",
@@ -311,14 +311,14 @@ static int opened(weft_jentry *j, weft_conn *c)
  * say so either, its trace's conversion is told (unjournaled). */
 static void not_stored(weft_daemon *d, const weft_jentry *j)
 {
-    weft_member *m = j->member;
+    weft_member *m = j->in->member;
     uint64_t held_back;
     char more[96] = "";
 
     if (j->e.kind == WEFT_JE_REFUSED &&
         j->e.base_time >= WEFT_REFUSED_ERRNO) { /* else counted refused */
         m->refused += j->e.count;
-        m->locs[j->e.location].refused += j->e.count;
+        m->in.locs[j->e.location].refused += j->e.count;
     }
     if (j->lost) {
         m->trace->unjournaled += j->e.count;
@@ -337,10 +337,20 @@ static void not_stored(weft_daemon *d, const weft_jentry *j)
               strerror(j->err), j->lost ? " (nor say so in it)" : "", more);
 }
 
+/* Forgets what a Definitions payload of m defined, and its charge to m's
+ * trace (weft_validate_undefine). */
+static void undefine(weft_member *m, const uint8_t *buf, size_t len)
+{
+    uint64_t charge = weft_validate_undefine(&m->in, buf, len);
+    uint64_t *held = &m->trace->def_bytes;
+
+    *held -= charge < *held ? charge : *held;
+}
+
 void weft_session_written(weft_daemon *d, weft_jentry *j)
 {
-    weft_member *m = j->member;
-    weft_conn *c = m->conn && m->conn_serial == j->conn_serial ? m->conn
+    weft_member *m = j->in->member;
+    weft_conn *c = m->in.conn && m->in.conn_serial == j->conn_serial ? m->in.conn
                                                               : NULL;
     const weft_journal_entry *e = &j->e;
 
@@ -349,7 +359,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         return; /* m is gone */
     if (j->rc < 0) {
         if (j->what == WRITTEN_DEFS) /* not journaled: the resend defines */
-            weft_validate_undefine(m, e->payload, e->len);
+            undefine(m, e->payload, e->len);
         if (j->what == WRITTEN_GOODBYE && c) /* it may say it again */
             m->said_goodbye = 0;
         if (c)
@@ -364,11 +374,11 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
         if (hello_ack(c, m->host, m->pid) == 0)
             weft_conn_resume(c); /* its next frames */
     } else if (j->what == WRITTEN_DEFS) {
-        m->held_defs_seq = e->seq;
+        m->in.held_defs_seq = e->seq;
         if (c)
             send_ack(c, 1, 0, e->seq);
     } else if (j->what == WRITTEN_EVENTS) {
-        weft_loc_state *l = &m->locs[e->location];
+        weft_loc_state *l = &m->in.locs[e->location];
         /* A failed append made it refused (jwriter.h): rc 0 */
         l->held_seq = e->seq;
         if (e->count && e->kind == WEFT_JE_EVENTS) { /* not refused */
@@ -392,11 +402,11 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
     settle_member(m);
     if (c)
         weft_conn_drained(c);
-    if (m->pending == 0 && c)
+    if (m->in.pending == 0 && c)
         weft_conn_written(c);
-    if (m->pending == 0)
-        weft_jcache_idle(m);
-    if (m->pending == 0)
+    if (m->in.pending == 0)
+        weft_jcache_idle(&m->in);
+    if (m->in.pending == 0)
         weft_trace_member_written(m);
 }
 
@@ -447,8 +457,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail_limit(c, limit, rc, "%s", err);
         return rc;
     }
-    m->conn = c;
-    m->conn_serial++;
+    m->in.conn = c;
+    m->in.conn_serial++;
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
@@ -489,11 +499,11 @@ static int charge_named(weft_conn *c, const uint8_t *buf, size_t len)
         if (r.type != WEFT_REC_ThreadName)
             continue;
         th = r.u.ThreadName.thread;
-        if (th < m->nlocs && (m->locs[th].charged || m->locs[th].last_seq))
+        if (th < m->in.nlocs && (m->in.locs[th].charged || m->in.locs[th].last_seq))
             continue;
         if ((rc = ensure_location(c, th)) < 0)
             break;
-        m->locs[th].charged = 1;
+        m->in.locs[th].charged = 1;
         bytes += WEFT_QUOTA_LOCATION_BYTES;
     }
     weft_decoder_free(&dec);
@@ -517,6 +527,7 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
     weft_member *m = c->member;
     weft_journal_entry e = { 0 };
     enum weft_limit limit;
+    uint64_t charge;
     char err[512];
     int rc;
 
@@ -525,26 +536,27 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
                        "numbers start at 1");
         return WEFT_EPROTO;
     }
-    if (defs->seq <= m->held_defs_seq) { /* a resend of what we hold */
+    if (defs->seq <= m->in.held_defs_seq) { /* a resend of what we hold */
         send_ack(c, 1, 0, defs->seq);
         return 0;
     }
-    if (defs->seq <= m->defs_seq)
+    if (defs->seq <= m->in.defs_seq)
         return 0; /* queued: acknowledged once written */
-    if (defs->seq != m->defs_seq + 1) {
+    if (defs->seq != m->in.defs_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "Definitions seq %" PRIu64 " after %"
-                       PRIu64 ": a batch is missing", defs->seq, m->defs_seq);
+                       PRIu64 ": a batch is missing", defs->seq, m->in.defs_seq);
         return WEFT_EPROTO;
     }
-    rc = weft_validate_defs(m, defs->records.data, defs->records.len, &limit,
-                            err, sizeof err);
+    rc = weft_validate_defs(&m->in, defs->records.data, defs->records.len,
+                            &charge, &limit, err, sizeof err);
     if (rc < 0) {
         weft_conn_fail_limit(c, limit, rc, "bad definition: %s", err);
         return rc;
     }
+    m->trace->def_bytes += charge;
     if (m->trace->def_bytes > c->d->cfg.max_definition_bytes) {
         uint64_t would = m->trace->def_bytes;
-        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        undefine(m, defs->records.data, defs->records.len);
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_DEFINITION_BYTES, WEFT_ELIMIT,
                              "Definitions seq %" PRIu64 ": the trace's "
                              "definitions would take %" PRIu64 " bytes with"
@@ -555,7 +567,7 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
         return WEFT_ELIMIT;
     }
     if ((rc = charge_named(c, defs->records.data, defs->records.len)) < 0) {
-        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        undefine(m, defs->records.data, defs->records.len);
         return rc;
     }
     e.kind = WEFT_JE_DEFS;
@@ -565,10 +577,10 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
     rc = journal(c, &e, WRITTEN_DEFS, 0);
     if (rc < 0) {
         /* Not journaled: the resend after a reconnect defines them. */
-        weft_validate_undefine(m, defs->records.data, defs->records.len);
+        undefine(m, defs->records.data, defs->records.len);
         return rc;
     }
-    m->defs_seq = defs->seq; /* acknowledged once written */
+    m->in.defs_seq = defs->seq; /* acknowledged once written */
     return 0;
 }
 
@@ -624,8 +636,8 @@ static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
     if ((rc = journal(c, &e, WRITTEN_EVENTS, 0)) < 0)
         return rc;
     m->refused += b->events;
-    m->locs[b->location].refused += b->events;
-    m->locs[b->location].last_seq = b->seq;
+    m->in.locs[b->location].refused += b->events;
+    m->in.locs[b->location].last_seq = b->seq;
     return 1;
 }
 
@@ -686,21 +698,21 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
                        "sequence numbers start at 1", b->location);
         return WEFT_EPROTO;
     }
-    if (b->seq <= m->locs[b->location].held_seq) {
+    if (b->seq <= m->in.locs[b->location].held_seq) {
         send_ack(c, 0, b->location, b->seq); /* a resend of what we hold */
         return 0;
     }
-    if (b->seq <= m->locs[b->location].last_seq)
+    if (b->seq <= m->in.locs[b->location].last_seq)
         return 0; /* queued: acknowledged once written */
-    if (b->seq != m->locs[b->location].last_seq + 1) {
+    if (b->seq != m->in.locs[b->location].last_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq %" PRIu64
                        " after %" PRIu64 ": a batch is missing", b->location,
-                       b->seq, m->locs[b->location].last_seq);
+                       b->seq, m->in.locs[b->location].last_seq);
         return WEFT_EPROTO;
     }
     if ((rc = refuse_over_quota(c, b)) != 0)
         return rc < 0 ? rc : 0;
-    rc = weft_validate_events(m, b->location, b->base_time, b->events,
+    rc = weft_validate_events(&m->in, b->location, b->base_time, b->events,
                               b->records.data, b->records.len, &last, &limit,
                               err, sizeof err);
     if (rc < 0) {
@@ -718,9 +730,9 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
     if ((rc = journal(c, &e, WRITTEN_EVENTS, last)) < 0)
         return rc;
     /* Acknowledged once written (weft_session_written). */
-    m->locs[b->location].last_seq = b->seq;
+    m->in.locs[b->location].last_seq = b->seq;
     if (b->events)
-        m->locs[b->location].last_time = last;
+        m->in.locs[b->location].last_time = last;
     return 0;
 }
 
@@ -739,9 +751,9 @@ static int charge_locations(weft_conn *c, const Weft__Goodbye *g)
     for (size_t i = 0; i < g->n_locations; i++) {
         const Weft__LocationEnd *l = g->locations[i];
         if ((l->events || l->dropped) &&
-            (l->location >= m->nlocs ||
-             (m->locs[l->location].last_seq == 0 &&
-              !m->locs[l->location].charged)))
+            (l->location >= m->in.nlocs ||
+             (m->in.locs[l->location].last_seq == 0 &&
+              !m->in.locs[l->location].charged)))
             bytes += WEFT_QUOTA_LOCATION_BYTES;
     }
     if (bytes == 0)
@@ -930,8 +942,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 
 uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes)
 {
-    *bytes = c->member ? c->member->pending_bytes : 0;
-    return c->member ? c->member->pending : 0;
+    *bytes = c->member ? c->member->in.pending_bytes : 0;
+    return c->member ? c->member->in.pending : 0;
 }
 
 void weft_session_describe(const weft_conn *c, weft_log_ctx *ctx)
@@ -951,13 +963,13 @@ void weft_session_closed(weft_conn *c)
     weft_ask_closed(c);
     if (!m)
         return;
-    m->conn = NULL;
+    m->in.conn = NULL;
     m->in.waiting.n = 0; /* acks for this connection; a new one resends */
     if (!m->said_goodbye)
         weft_connlog(c, WEFT_CONNLOG_NO_GOODBYE, WEFT_LOG_WARNING,
                      "disconnected without goodbye; waiting for it to come "
                      "back");
     c->member = NULL;
-    weft_jcache_idle(m);
+    weft_jcache_idle(&m->in);
     weft_trace_member_left(m);
 }

@@ -41,13 +41,13 @@ static const char *idx(const weft_field_desc *f, size_t k, char *buf,
 /* The remembered count and type of definition `id` of `kind` into *out:
  * 1, or 0 if there is none (undefined id, or a kind nothing checks
  * against). */
-static int decl_of(const weft_member *m, unsigned kind, uint64_t id,
+static int decl_of(const weft_memberin *in, unsigned kind, uint64_t id,
                    weft_decl *out)
 {
     uint64_t v;
 
     if (!weft_ref_kind_has_decl(kind) ||
-        !(v = weft_idset_get(&m->in.defined[kind], id)))
+        !(v = weft_idset_get(&in->defined[kind], id)))
         return 0;
     *out = weft_decl_unpack(v);
     return 1;
@@ -57,11 +57,11 @@ static int decl_of(const weft_member *m, unsigned kind, uint64_t id,
  * member defined; for what weftd derives, the conventions of the record
  * table (locations rank << 32 | thread, location groups by rank, system
  * tree nodes 0 and 1). */
-static int check_ref(const weft_member *m, const weft_rec_desc *d,
+static int check_ref(const weft_memberin *in, const weft_rec_desc *d,
                      const weft_field_desc *f, size_t k, unsigned kind,
                      uint64_t v, char *err, size_t errlen)
 {
-    uint32_t size = m->trace->size;
+    uint32_t size = in->size;
     char ib[24];
 
     if (v == weft_ref_kind_undefined(kind))
@@ -91,7 +91,7 @@ static int check_ref(const weft_member *m, const weft_rec_desc *d,
                               idx(f, k, ib, sizeof ib), v);
         return 0;
     default:
-        if (!weft_idset_has(&m->in.defined[kind], v))
+        if (!weft_idset_has(&in->defined[kind], v))
             return weft__fail(err, errlen, WEFT_EREF, "%s.%s%s: %s %" PRIu64 " "
                               "is not defined", d->name, f->name,
                               idx(f, k, ib, sizeof ib),
@@ -104,7 +104,7 @@ static int check_ref(const weft_member *m, const weft_rec_desc *d,
  * table says something about: OTF2 enums, the type of typed values,
  * references, counts and declared types. Generic over the descriptors.
  * 0, or a WEFT_E* code with err naming record, field and value. */
-static int check_record(const weft_member *m, const weft_rec_desc *d,
+static int check_record(const weft_memberin *in, const weft_rec_desc *d,
                         const weft_record *r, char *err, size_t errlen)
 {
     char ib[24];
@@ -142,13 +142,13 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
                                   idx(f, k, ib, sizeof ib));
             kind = f->is_self ? WEFT_REF_NONE : weft_field_kind(r, d, f, k);
             if (kind != WEFT_REF_NONE &&
-                (rc = check_ref(m, d, f, k, kind, v, err, errlen)) < 0)
+                (rc = check_ref(in, d, f, k, kind, v, err, errlen)) < 0)
                 return rc;
             if (f->count_ref >= 0) {
                 const weft_field_desc *rf = &d->fields[f->count_ref];
                 uint64_t id = weft_field_get(r, rf);
                 weft_decl dl;
-                if (decl_of(m, rf->ref, id, &dl) && dl.count != v)
+                if (decl_of(in, rf->ref, id, &dl) && dl.count != v)
                     return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s: %"
                                       PRIu64 " elements, but %s %" PRIu64 " "
                                       "(%s) has %" PRIu32, d->name, f->name, v,
@@ -159,7 +159,7 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
                 const weft_field_desc *rf = &d->fields[f->decl_ref];
                 uint64_t id = weft_field_value(r, rf, k);
                 weft_decl dl;
-                if (decl_of(m, rf->ref, id, &dl) && dl.type != v)
+                if (decl_of(in, rf->ref, id, &dl) && dl.type != v)
                     return weft__fail(err, errlen, WEFT_EPROTO, "%s.%s%s: type "
                                       "%" PRIu64 ", but %s %" PRIu64 " is "
                                       "declared with type %u", d->name, f->name,
@@ -169,7 +169,7 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
         }
     }
     if (r->attributes)
-        return check_record(m, weft_rec_desc_of(r->attributes->type),
+        return check_record(in, weft_rec_desc_of(r->attributes->type),
                             r->attributes, err, errlen);
     return 0;
 }
@@ -178,7 +178,7 @@ static int check_record(const weft_member *m, const weft_rec_desc *d,
  * the count of its first array or, without one, the count of the
  * definition of its own id space it refers to (a MetricInstance has its
  * MetricClass's), and its declared OTF2_Type. */
-static int remember_decl(weft_member *m, const weft_rec_desc *d,
+static int remember_decl(weft_memberin *in, const weft_rec_desc *d,
                          const weft_record *r, unsigned kind, uint64_t id)
 {
     weft_decl decl = { 0, 0 };
@@ -193,7 +193,7 @@ static int remember_decl(weft_member *m, const weft_rec_desc *d,
             weft_decl dl;
             if (f->is_self || f->is_array || f->ref != kind)
                 continue;
-            if (decl_of(m, kind, weft_field_get(r, f), &dl)) {
+            if (decl_of(in, kind, weft_field_get(r, f), &dl)) {
                 decl.count = dl.count;
                 break;
             }
@@ -201,14 +201,14 @@ static int remember_decl(weft_member *m, const weft_rec_desc *d,
     }
     if (d->decl_type_field >= 0)
         decl.type = (uint8_t)weft_field_get(r, &d->fields[d->decl_type_field]);
-    return weft_idset_put(&m->in.defined[kind], id, weft_decl_pack(decl));
+    return weft_idset_put(&in->defined[kind], id, weft_decl_pack(decl));
 }
 
 /* Undefines the ids defined by the first n records of a Definitions
  * payload. Each of them was new when it was added (weft_validate_defs
  * refuses redefinitions), so no earlier definition is lost. Returns the
  * number of records read. */
-static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
+static uint64_t forget_defs(weft_memberin *in, const uint8_t *buf, size_t len,
                             uint64_t n)
 {
     weft_decoder dec;
@@ -216,7 +216,7 @@ static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
     uint64_t nrec = 0;
 
     weft_decoder_init(&dec, buf, len, 0, 0);
-    dec.max_string = m->trace->d->cfg.max_string;
+    dec.max_string = in->d->cfg.max_string;
     while (n-- > 0 && weft_decoder_next(&dec, &r) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
         const weft_field_desc *self;
@@ -224,7 +224,7 @@ static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];
-        weft_idset_del(&m->in.defined[self->ref], weft_field_get(&r, self));
+        weft_idset_del(&in->defined[self->ref], weft_field_get(&r, self));
     }
     weft_decoder_free(&dec);
     return nrec;
@@ -234,10 +234,11 @@ static uint64_t forget_defs(weft_member *m, const uint8_t *buf, size_t len,
  * the ids the records before it defined are forgotten again, because the
  * payload is neither journaled nor acked and its ids must not satisfy
  * later references or block the corrected resend. */
-int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
-                       enum weft_limit *limit, char *err, size_t errlen)
+int weft_validate_defs(weft_memberin *in, const uint8_t *buf, size_t len,
+                       uint64_t *charge, enum weft_limit *limit, char *err,
+                       size_t errlen)
 {
-    const weft_config *cfg = &m->trace->d->cfg;
+    const weft_config *cfg = &in->d->cfg;
     enum weft_limit hit = WEFT_LIMIT_NONE;
     uint64_t nrec = 0, added = 0;
     weft_decoder dec;
@@ -257,7 +258,7 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
                             rd->name);
             goto out;
         }
-        rc = check_record(m, rd, &r, err, errlen);
+        rc = check_record(in, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
         /* A named thread becomes a location of the archive. */
@@ -278,13 +279,13 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
                             "cannot be defined", rd->name, self->name);
             goto out;
         }
-        if (weft_idset_has(&m->in.defined[self->ref], id)) {
+        if (weft_idset_has(&in->defined[self->ref], id)) {
             rc = weft__fail(err, errlen, WEFT_EEXIST, "%s.%s: %s %" PRIu64
                             " is already defined", rd->name, self->name,
                             weft_ref_kind_name(self->ref), id);
             goto out;
         }
-        rc = weft_idset_add(&m->in.defined[self->ref], id, cfg->max_definitions);
+        rc = weft_idset_add(&in->defined[self->ref], id, cfg->max_definitions);
         if (rc < 0) {
             if (rc == WEFT_ELIMIT)
                 hit = WEFT_LIMIT_MAX_DEFINITIONS;
@@ -294,7 +295,7 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
             goto out;
         }
         added = nrec;
-        rc = remember_decl(m, rd, &r, self->ref, id);
+        rc = remember_decl(in, rd, &r, self->ref, id);
         if (rc < 0) {
             rc = weft__fail(err, errlen, rc, "%s: out of memory", rd->name);
             goto out;
@@ -307,45 +308,41 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
 out:
     weft_decoder_free(&dec);
     if (rc < 0)
-        forget_defs(m, buf, len, added);
-    else
-        m->trace->def_bytes += len + WEFT_DEF_OVERHEAD * nrec;
+        forget_defs(in, buf, len, added);
+    *charge = rc < 0 ? 0 : len + WEFT_DEF_OVERHEAD * nrec;
     if (limit)
         *limit = rc < 0 ? hit : WEFT_LIMIT_NONE;
     return rc < 0 ? rc : 0;
 }
 
-void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len)
+uint64_t weft_validate_undefine(weft_memberin *in, const uint8_t *buf,
+                                size_t len)
 {
-    uint64_t charge = len + WEFT_DEF_OVERHEAD *
-                                forget_defs(m, buf, len, UINT64_MAX);
-
-    m->trace->def_bytes -= charge < m->trace->def_bytes
-                               ? charge : m->trace->def_bytes;
+    return len + WEFT_DEF_OVERHEAD * forget_defs(in, buf, len, UINT64_MAX);
 }
 
 /* Events from first to last lie within the member's span: from
  * WEFT_MAX_EARLY_S before its Hello's clock to WEFT_MAX_SPAN_S after
  * (a client's clock gone wild would stretch the whole trace). */
-static int check_span(const weft_member *m, uint64_t first, uint64_t last,
+static int check_span(const weft_memberin *in, uint64_t first, uint64_t last,
                       char *err, size_t errlen)
 {
-    uint64_t res = m->resolution;
+    uint64_t res = in->resolution;
     uint64_t early = WEFT_MAX_EARLY_S * res, span = WEFT_MAX_SPAN_S * res;
 
     if (res == 0) /* no Hello (a member made by hand: tests, fuzzers) */
         return 0;
-    if (m->start_time > early && first < m->start_time - early)
+    if (in->start_time > early && first < in->start_time - early)
         return weft__fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is "
                           "%" PRIu64 " s before the process's start (%" PRIu64
                           "): at most %d s are allowed", first,
-                          (m->start_time - first) / res, m->start_time,
+                          (in->start_time - first) / res, in->start_time,
                           WEFT_MAX_EARLY_S);
-    if (last > m->start_time && last - m->start_time > span)
+    if (last > in->start_time && last - in->start_time > span)
         return weft__fail(err, errlen, WEFT_ETIME, "an event at %" PRIu64 " is "
                           "%" PRIu64 " s after the process's start (%" PRIu64
                           "): at most %d s are allowed", last,
-                          (last - m->start_time) / res, m->start_time,
+                          (last - in->start_time) / res, in->start_time,
                           WEFT_MAX_SPAN_S);
     return 0;
 }
@@ -398,13 +395,13 @@ int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
     return rc;
 }
 
-int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
+int weft_validate_events(const weft_memberin *in, uint32_t loc, uint64_t base,
                          uint32_t count, const uint8_t *buf, size_t len,
                          uint64_t *last_time, enum weft_limit *limit,
                          char *err, size_t errlen)
 {
-    uint64_t prev = m->locs[loc].last_time;
-    const weft_idset *regions = &m->in.defined[WEFT_REF_REGION];
+    uint64_t prev = in->locs[loc].last_time;
+    const weft_idset *regions = &in->defined[WEFT_REF_REGION];
     weft_decoder dec;
     weft_record r;
     uint64_t first = 0;
@@ -418,7 +415,7 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                           " is smaller than the last time %" PRIu64 " of "
                           "thread %u", base, prev, loc);
     weft_decoder_init(&dec, buf, len, 1, base);
-    dec.max_string = m->trace->d->cfg.max_string;
+    dec.max_string = in->d->cfg.max_string;
     for (;;) {
         /* Enter/Leave, most of any trace: their one field is a region. */
         weft_el_run run = weft_el_begin(&dec), at = run;
@@ -440,7 +437,7 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
         if (n++ == 0)
             first = r.time;
         prev = r.time;
-        rc = check_record(m, weft_rec_desc_of(r.type), &r, err, errlen);
+        rc = check_record(in, weft_rec_desc_of(r.type), &r, err, errlen);
         if (rc < 0)
             goto out;
     }
@@ -455,7 +452,7 @@ int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
                         "events but holds %u", count, n);
         goto out;
     }
-    if (n && (rc = check_span(m, first, prev, err, errlen)) < 0)
+    if (n && (rc = check_span(in, first, prev, err, errlen)) < 0)
         goto out;
     *last_time = prev;
 out:

@@ -22,26 +22,28 @@
 #include <stdint.h>
 
 #include "daemon.h"
-#include "trace.h"
+#include "memberin.h"
 #include "weft.pb-c.h"
 
 /* What weftd keeps of a definition beyond its encoded bytes (its entries
  * in id sets and the unifier's maps), charged to max_definition_bytes. */
 #define WEFT_DEF_OVERHEAD 64
-/* Checks a Definitions payload of member m and records the ids it defines
- * (and, for the id spaces later records are checked against, their counts
- * and declared types). A payload is accepted or refused as a whole: on a
- * refusal m defines nothing more than before. An accepted one is charged
- * to m's trace (def_bytes): len + WEFT_DEF_OVERHEAD per record; the
- * caller compares that with max_definition_bytes (ingest refuses beyond,
- * recovery takes what was acknowledged).
+/* Checks a Definitions payload of a member (its ingest state in) and
+ * records the ids it defines (and, for the id spaces later records are
+ * checked against, their counts and declared types). A payload is
+ * accepted or refused as a whole: on a refusal the member defines
+ * nothing more than before. *charge is what an accepted one costs its
+ * trace (len + WEFT_DEF_OVERHEAD per record; 0 on a refusal), which the
+ * caller adds to the trace's and compares with max_definition_bytes
+ * (ingest refuses beyond, recovery takes what was acknowledged).
  * 0, or a WEFT_E* code with
  * err naming the record, field and value and *limit (if limit is not
  * NULL) the limit it went beyond, WEFT_LIMIT_NONE for other refusals. */
-int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
-                       enum weft_limit *limit, char *err, size_t errlen);
-/* Checks an EventBatch payload of member m for thread `loc` (which m
- * has: weft_member_location): record types, the same value checks as
+int weft_validate_defs(weft_memberin *in, const uint8_t *buf, size_t len,
+                       uint64_t *charge, enum weft_limit *limit, char *err,
+                       size_t errlen);
+/* Checks an EventBatch payload of a member for thread `loc` (which it
+ * has: in->nlocs > loc, weft_member_location): record types, the same value checks as
  * definitions (attribute lists too), times from `base` on and not before
  * the thread's last_time, `count` events. On success *last_time is the
  * time of the batch's last event; the thread's state is the caller's to
@@ -58,14 +60,16 @@ int weft_validate_defs(weft_member *m, const uint8_t *buf, size_t len,
 int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
                           enum weft_limit *limit, uint64_t *dropped,
                           char *err, size_t errlen);
-int weft_validate_events(weft_member *m, uint32_t loc, uint64_t base,
+int weft_validate_events(const weft_memberin *in, uint32_t loc, uint64_t base,
                          uint32_t count, const uint8_t *buf, size_t len,
                          uint64_t *last_time, enum weft_limit *limit,
                          char *err, size_t errlen);
 /* Forgets the ids a Definitions payload that weft_validate_defs accepted
- * defined, and its charge: it was not journaled after all (or went
- * beyond max_definition_bytes), and a resend defines them. */
-void weft_validate_undefine(weft_member *m, const uint8_t *buf, size_t len);
+ * defined: it was not journaled after all (or went beyond
+ * max_definition_bytes), and a resend defines them. Returns the charge
+ * weft_validate_defs gave it, for the caller to take back. */
+uint64_t weft_validate_undefine(weft_memberin *in, const uint8_t *buf,
+                                size_t len);
 /* Checks the tags of Hello h (README, "Tags"): at most 64, keys of 1 to
  * 64 characters A-Z a-z 0-9 _ . -, each once, values up to max_string
  * bytes. Returns as weft_validate_defs, err naming the tag and the rule

@@ -247,10 +247,10 @@ void weft__trace_convert(weft_trace *t)
 
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
-        if (m && m->journal) {
-            weft_jcache_forget(m);
-            weft_journal_close(m->journal);
-            m->journal = NULL;
+        if (m && m->in.journal) {
+            weft_jcache_forget(&m->in);
+            weft_journal_close(m->in.journal);
+            m->in.journal = NULL;
         }
     }
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||

@@ -79,10 +79,10 @@ static weft_live_mark mark_of(const weft_trace *t)
         if (!mb)
             continue;
         m.joined++;
-        for (uint32_t l = 0; l < mb->nlocs; l++) {
-            m.events += mb->locs[l].events;
-            m.refused += mb->locs[l].refused;
-            m.locations += mb->locs[l].held_seq > 0;
+        for (uint32_t l = 0; l < mb->in.nlocs; l++) {
+            m.events += mb->in.locs[l].events;
+            m.refused += mb->in.locs[l].refused;
+            m.locations += mb->in.locs[l].held_seq > 0;
         }
     }
     m.goodbyes = t->goodbyes;
@@ -129,8 +129,8 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
             free(v);
             return WEFT_ENOMEM;
         }
-        for (uint32_t l = 0; l < m->nlocs && nl < mark->locations; l++) {
-            const weft_loc_state *s = &m->locs[l];
+        for (uint32_t l = 0; l < m->in.nlocs && nl < mark->locations; l++) {
+            const weft_loc_state *s = &m->in.locs[l];
             if (s->held_seq == 0)
                 continue;
             lt->locs[nl].id = (uint64_t)r << 32 | l;

@@ -149,24 +149,27 @@ static int replay_entry(weft_member *m, const weft_journal_entry *e,
                         char *why, size_t whylen)
 {
     weft_loc_state *l;
-    uint64_t last = 0;
+    uint64_t last = 0, charge;
     int rc = 0;
 
     switch (e->kind) {
     case WEFT_JE_DEFS:
-        rc = weft_validate_defs(m, e->payload, e->len, NULL, why, whylen);
-        if (rc == 0)
-            m->defs_seq = m->held_defs_seq = e->seq;
+        rc = weft_validate_defs(&m->in, e->payload, e->len, &charge, NULL,
+                                why, whylen);
+        if (rc == 0) {
+            m->trace->def_bytes += charge;
+            m->in.defs_seq = m->in.held_defs_seq = e->seq;
+        }
         break;
     case WEFT_JE_EVENTS:
         rc = weft_member_location(m, e->location, why, whylen);
         if (rc == 0)
-            rc = weft_validate_events(m, e->location, e->base_time, e->count,
-                                      e->payload, e->len, &last, NULL, why,
-                                      whylen);
+            rc = weft_validate_events(&m->in, e->location, e->base_time,
+                                      e->count, e->payload, e->len, &last,
+                                      NULL, why, whylen);
         if (rc < 0)
             break;
-        l = &m->locs[e->location];
+        l = &m->in.locs[e->location];
         l->last_seq = l->held_seq = e->seq;
         if (e->count)
             l->last_time = l->held_time = last;
@@ -175,10 +178,10 @@ static int replay_entry(weft_member *m, const weft_journal_entry *e,
     case WEFT_JE_REFUSED:
         rc = weft_member_location(m, e->location, why, whylen);
         if (rc == 0) {
-            m->locs[e->location].last_seq = e->seq;
-            m->locs[e->location].held_seq = e->seq;
+            m->in.locs[e->location].last_seq = e->seq;
+            m->in.locs[e->location].held_seq = e->seq;
             m->refused += e->count;
-            m->locs[e->location].refused += e->count;
+            m->in.locs[e->location].refused += e->count;
         }
         break;
     case WEFT_JE_GOODBYE:

@@ -52,11 +52,11 @@ static void member_free(weft_member *m)
 {
     if (!m)
         return;
-    weft_jcache_forget(m);
-    if (m->journal)
-        weft_journal_close(m->journal);
+    weft_jcache_forget(&m->in);
+    if (m->in.journal)
+        weft_journal_close(m->in.journal);
     weft_memberin_free(&m->in);
-    free(m->locs);
+    free(m->in.locs);
     free(m->host);
     free(m->ended);
     free(m->command);
@@ -176,7 +176,7 @@ static void convert_when_written(weft_trace *t)
 {
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
-        if (m && (m->in.sync_running || m->pending))
+        if (m && (m->in.sync_running || m->in.pending))
             return;
     }
     if (weft_trace_on(t, WEFT_TEV_WRITTEN) == 0)
@@ -381,8 +381,11 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h,
         }
     }
     m->protocol_version = h->protocol_version;
-    m->start_time = h->clock_at_realtime;
-    m->resolution = h->timer_resolution;
+    m->in.d = t->d;
+    m->in.member = m;
+    m->in.size = t->size;
+    m->in.start_time = h->clock_at_realtime;
+    m->in.resolution = h->timer_resolution;
     m->trace = t;
     m->rank = h->rank;
     m->pid = h->pid;
@@ -401,7 +404,7 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
 
     weft_journal_name(name, sizeof name, m->rank);
     path = weft_path_join(dir, name);
-    rc = path ? weft_journal_open(path, &m->journal, NULL) : WEFT_ENOMEM;
+    rc = path ? weft_journal_open(path, &m->in.journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {
         /* Acknowledged data lies beyond the damage: keep the file as it
          * is for conversion to report, and let nobody append to it. */
@@ -422,7 +425,7 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
 static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
                         size_t errlen)
 {
-    if (m->conn)
+    if (m->in.conn)
         return weft__fail(err, errlen, WEFT_EEXIST,
                           "rank %u of trace '%s' is "
                           "already connected (host %s, pid %u)",
@@ -432,7 +435,7 @@ static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
                           "rank %u of trace '%s' has "
                           "already finished",
                           m->rank, t->name);
-    if (m->pending) /* HelloAck must report what is journaled */
+    if (m->in.pending) /* HelloAck must report what is journaled */
         return weft__fail(
             err, errlen, WEFT_EEXIST,
             "rank %u of trace '%s': what "
@@ -544,8 +547,9 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     return 1;
 }
 
-int weft_member_open(weft_member *m, char *err, size_t errlen)
+int weft_member_open(weft_memberin *in, char *err, size_t errlen)
 {
+    weft_member *m = in->member;
     weft_trace *t = m->trace;
 
     if (m->makes_dir)
@@ -600,7 +604,7 @@ int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     int rc = weft_trace_join_begin(d, h, uid, &m, NULL, err, errlen);
 
     if (rc == 1) {
-        rc = weft_member_open(m, err, errlen);
+        rc = weft_member_open(&m->in, err, errlen);
         weft_trace_join_end(m, rc, 1);
     }
     if (rc < 0)
@@ -661,8 +665,8 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
     if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) == 0 &&
         (rc = members_put(t, m)) < 0)
         weft__fail(err, errlen, rc, "out of memory");
-    if (rc == 0 && m->journal) /* no descriptor until it is written */
-        weft_journal_park(m->journal);
+    if (rc == 0 && m->in.journal) /* no descriptor until it is written */
+        weft_journal_park(m->in.journal);
     if (rc < 0) {
         member_free(m);
         return rc;
@@ -721,17 +725,17 @@ int weft_member_location(weft_member *m, uint32_t loc, char *err,
     uint64_t max = m->trace->d->cfg.max_locations;
     weft_loc_state *p;
 
-    if (loc < m->nlocs)
+    if (loc < m->in.nlocs)
         return 0;
     if (loc >= max)
         return weft__fail(err, errlen, WEFT_ELIMIT, "thread %u exceeds "
                           "max_locations (%" PRIu64 ")", loc, max);
-    p = realloc(m->locs, (size_t)(loc + 1) * sizeof *p);
+    p = realloc(m->in.locs, (size_t)(loc + 1) * sizeof *p);
     if (!p)
         return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    memset(p + m->nlocs, 0, (loc + 1 - m->nlocs) * sizeof *p);
-    m->locs = p;
-    m->nlocs = loc + 1;
+    memset(p + m->in.nlocs, 0, (loc + 1 - m->in.nlocs) * sizeof *p);
+    m->in.locs = p;
+    m->in.nlocs = loc + 1;
     return 0;
 }
 

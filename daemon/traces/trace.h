@@ -27,43 +27,6 @@
 #include "record.h"
 #include "weft.pb-c.h"
 
-/* What later records are checked against, per defined id of the id
- * spaces that need it (weft_ref_kind_has_decl): the element count of the
- * definition (CN fields) and the OTF2_Type it declares (TD fields). It
- * is the id's value in the member's `defined` set (weft_decl_pack). */
-typedef struct weft_decl {
-    uint32_t count;
-    uint8_t type;
-} weft_decl;
-
-/* A decl as a nonzero idset value, and back. */
-static inline uint64_t weft_decl_pack(weft_decl d)
-{
-    return 1u | (uint64_t)d.type << 8 | (uint64_t)d.count << 16;
-}
-
-static inline weft_decl weft_decl_unpack(uint64_t v)
-{
-    weft_decl d = { (uint32_t)(v >> 16), (uint8_t)(v >> 8) };
-
-    return d;
-}
-
-/* A thread's batches: last_* as received and checked (the next batch
- * follows them), held_* as journaled (what HelloAck reports once nothing
- * is queued; a failed write rewinds last_* to them). */
-typedef struct weft_loc_state {
-    uint64_t last_seq;   /* last EventBatch accepted */
-    uint64_t last_time;  /* time of its last event */
-    uint64_t held_seq;   /* last EventBatch journaled */
-    uint64_t held_time;
-    uint64_t events;     /* journaled */
-    uint64_t refused;    /* events of batches weftd did not store (over
-                            the quota, the disk reserve, a failed write) */
-    int charged;         /* charged WEFT_QUOTA_LOCATION_BYTES before it
-                            sent a batch (a ThreadName named it) */
-} weft_loc_state;
-
 typedef struct weft_member {
     struct weft_trace *trace;
     uint32_t rank;
@@ -76,40 +39,15 @@ typedef struct weft_member {
     weft_tag *tags;
     size_t ntags;
     uint32_t protocol_version;
-    /* Its Hello's clock: events must lie within WEFT_MAX_SPAN_S of its
-     * start (validate.c), in its clock's ticks. */
-    uint64_t start_time;          /* Hello.clock_at_realtime */
-    uint64_t resolution;          /* Hello.timer_resolution, ticks/s */
-    weft_journal *journal;        /* set by its open job (weft_member_open)
-                                     while that is out */
     int makes_dir;                /* its open job makes the trace's
                                      directory (loop thread, set before) */
-    struct weft_conn *conn;       /* NULL while disconnected */
     int said_goodbye;
     char *ended;                  /* its Goodbye's `ended`: how it ended
                                      abnormally, NULL if normally; owned */
-    uint64_t conn_serial;         /* counts its connections (Hellos) */
-    uint64_t max_frame;           /* the largest max_frame its HelloAcks
-                                     announced: it fills batches for it,
-                                     and weftd takes them after a SIGHUP
-                                     lowered max_frame too (server.c) */
-    uint64_t defs_seq;            /* last Definitions accepted */
-    uint64_t held_defs_seq;       /* last Definitions journaled */
-    /* Journal entries out at the writer thread (jwriter.h): none may be
-     * while the member rejoins or its trace converts. */
-    uint64_t pending;             /* loop thread: entries */
-    uint64_t pending_bytes;       /* loop thread: their memory */
-    int write_failed;             /* writer thread while pending > 0 */
-    int write_errno;
-    weft_loc_state *locs;         /* by thread index */
-    uint32_t nlocs;
-    weft_memberin in;             /* ingest's: ids defined, acks waiting
-                                     for a sync (memberin.h) */
+    weft_memberin in;             /* ingest's: its connection, journal,
+                                     ids defined, writes out (memberin.h) */
     int damaged;                  /* journal corrupt in the middle: kept as
                                      it is, journal NULL, cannot rejoin */
-    /* jcache.c: its journal holds a descriptor, on that list */
-    int jc_open;
-    struct weft_member *jc_prev, *jc_next;
     uint64_t refused;             /* events of its batches not stored:
                                      refused over max_user_spool_bytes or
                                      min_free_spool_bytes, or their
@@ -280,13 +218,14 @@ typedef struct weft_ended_run {
 int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *hello,
                           uint32_t uid, weft_member **out,
                           enum weft_limit *limit, char *err, size_t errlen);
-/* The disk work of joining new member m: the trace's directory if m is
- * its first member, then m's journal, opened for appending. Runs on one
+/* The disk work of joining new member m (in is m->in: the journal
+ * writer's open step, jwriter.h): the trace's directory if m is its
+ * first member, then m's journal, opened for appending. Runs on one
  * thread for all members, in the order they joined (the directory is
  * made before its members' journals are opened); touches only m's
  * journal and its trace's `made`. 0, or a WEFT_E* code with err saying
  * why (spool not writable...). */
-int weft_member_open(weft_member *m, char *err, size_t errlen);
+int weft_member_open(weft_memberin *in, char *err, size_t errlen);
 /* Loop thread: weft_member_open(m) returned rc. connected: m's
  * connection is still there (it counts in the trace's `connected`). On
  * success m is ready; a new trace is logged and recorded in the catalog.
