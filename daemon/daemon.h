@@ -15,6 +15,7 @@
 
 struct weft_conn;
 struct weft_server_cbs;
+struct weft_session_ask;
 struct weft_trace;
 struct weft_convq;
 struct weft_ended_run;
@@ -72,6 +73,8 @@ typedef struct weft_daemon {
     uv_timer_t tick;              /* once a second: grace periods */
     const struct weft_server_cbs *server_cbs; /* where frames go
                                      (server.h) */
+    const struct weft_session_ask *ask_cbs; /* where questions go
+                                     (session.h; ask.c's, set by main.c) */
     struct weft_conn *conns;      /* live connections */
     uint64_t nconns;
     uint64_t nclosing;            /* of them closing: refused ones still

@@ -519,6 +519,7 @@ static int start_ingest(weft_daemon *d)
                   "and fsync threads: %s", weft_strerror(rc));
         return rc;
     }
+    d->ask_cbs = &weft_ask_cbs;
     return weft_server_start(d, &ingest);
 }
 

@@ -84,6 +84,7 @@
 #include "jwriter.h"
 #include "retain.h"
 #include "server.h"
+#include "ask.h"
 #include "session.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -824,6 +825,7 @@ static void daemon_start(uint8_t flags)
     }
     CHECK(weft_jwriter_start(&d, weft_session_written) == 0);
     CHECK(weft_worker_start(d.loop, 1, 0, &d.syncer) == 0);
+    d.ask_cbs = &weft_ask_cbs;
     CHECK(weft_server_start(&d, tcp ? &ingest_tcp : &ingest) == 0);
 }
 

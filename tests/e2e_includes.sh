@@ -51,4 +51,4 @@ expect "a header included by a path" 'daemon/log.c: includes daemon/log.h by a p
 mk daemon/log.c '#include "log.h"'
 # The real tree's exceptions name files this tree lacks: each is stale.
 expect "an exception no longer needed" \
-    'daemon/daemon.h: the exception for quota.h is no longer needed'
+    'daemon/ingest/session.h: the exception for trace.h is no longer needed'

@@ -34,6 +34,7 @@
 #include "frame.h"
 #include "jwriter.h"
 #include "server.h"
+#include "ask.h"
 #include "session.h"
 #include "status.h"
 #include "testutil.h"
@@ -135,6 +136,7 @@ void start(fixture *f)
 
     assert_int_equal(weft_jwriter_start(&f->d, weft_session_written), 0);
     assert_int_equal(weft_worker_start(&f->loop, 1, 0, &f->d.syncer), 0);
+    f->d.ask_cbs = &weft_ask_cbs;
     assert_int_equal(weft_server_start(&f->d, &ingest), 0);
     assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
                                         &len), 0);

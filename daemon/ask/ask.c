@@ -777,3 +777,6 @@ void weft_ask_closed(weft_conn *c)
     if (!j->at_worker && !j->reading) /* else their callbacks end it */
         question_end(j);
 }
+
+const weft_session_ask weft_ask_cbs = { weft_ask_query, weft_ask_import,
+                                            weft_ask_closed };

@@ -32,6 +32,7 @@
 #define WEFT_ASK_H
 
 #include "server.h"
+#include "session.h"
 #include "weft.pb-c.h"
 
 /* Questions queued or being answered at once (answers being sent
@@ -61,5 +62,7 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m);
 void weft_ask_report(weft_daemon *d);
 /* c is closing: its question's answer goes nowhere. */
 void weft_ask_closed(weft_conn *c);
+/* The three above, for the sessions (d->ask_cbs). */
+extern const weft_session_ask weft_ask_cbs;
 
 #endif

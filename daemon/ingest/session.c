@@ -28,7 +28,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "ask.h"
 #include "authn.h"
 #include "codec.h"
 #include "connlog.h"
@@ -874,9 +873,9 @@ static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
     case WEFT_CONN_EV_HELLO:
         return on_hello(c, env->hello);
     case WEFT_CONN_EV_QUERY:
-        return weft_ask_query(c, env->query);
+        return c->d->ask_cbs->query(c, env->query);
     case WEFT_CONN_EV_IMPORT_TRACE:
-        return weft_ask_import(c, env->import_trace);
+        return c->d->ask_cbs->import(c, env->import_trace);
     default: /* refused: records before Hello */
         return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
@@ -888,9 +887,9 @@ static int member_frame(weft_conn *c, const Weft__Envelope *env,
 {
     switch (ev) {
     case WEFT_CONN_EV_QUERY: /* refused, after its version and socket */
-        return weft_ask_query(c, env->query);
+        return c->d->ask_cbs->query(c, env->query);
     case WEFT_CONN_EV_IMPORT_TRACE: /* refused */
-        return weft_ask_import(c, env->import_trace);
+        return c->d->ask_cbs->import(c, env->import_trace);
     case WEFT_CONN_EV_DEFINITIONS:
         return on_definitions(c, env->definitions);
     case WEFT_CONN_EV_EVENT_BATCH:
@@ -914,9 +913,9 @@ static int asking_frame(weft_conn *c, const Weft__Envelope *env,
     case WEFT_CONN_EV_AUTH: /* refused, after its version */
         return weft_authn_auth(c, env->auth);
     case WEFT_CONN_EV_QUERY: /* refused, after its version */
-        return weft_ask_query(c, env->query);
+        return c->d->ask_cbs->query(c, env->query);
     case WEFT_CONN_EV_IMPORT_TRACE:
-        return weft_ask_import(c, env->import_trace);
+        return c->d->ask_cbs->import(c, env->import_trace);
     default: /* refused: Hello, records */
         return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
@@ -960,7 +959,7 @@ void weft_session_closed(weft_conn *c)
     weft_member *m = c->member;
 
     weft_authn_closed(c);
-    weft_ask_closed(c);
+    c->d->ask_cbs->closed(c);
     if (!m)
         return;
     m->in.conn = NULL;

@@ -11,7 +11,9 @@
  * this header. The session calls down into them: replies and refusals on
  * the connection (weft_conn_*), entries for the journal
  * (weft_jwriter_submit), checks of what a member sends (validate.h),
- * traces and members (trace.h).
+ * traces and members (trace.h). A question (Query, ImportTrace) goes on
+ * to d->asker, the ask socket's functions that main.c wires: ingest
+ * includes nothing of daemon/ask/.
  */
 #ifndef WEFT_SESSION_H
 #define WEFT_SESSION_H
@@ -20,6 +22,15 @@
 #include "server.h"
 #include "trace.h"
 #include "weft.pb-c.h"
+
+/* Where a connection's questions go, in the modes that take them
+ * (connmode.h); each returns 0 when taken, or the WEFT_E* code c was
+ * failed with. Loop thread. */
+typedef struct weft_session_ask {
+    int (*query)(weft_conn *c, const Weft__Query *q);
+    int (*import)(weft_conn *c, const Weft__ImportTrace *t);
+    void (*closed)(weft_conn *c);     /* c is closing */
+} weft_session_ask;
 
 /* weft_server_cbs.on_frame: handles one frame of c. 0 when it was
  * accepted, or the WEFT_E* code it was refused with: an Error was sent
