@@ -1,7 +1,7 @@
 /* catalog_util.c - what the catalog tests share (test_catalog.c,
- * test_catalog_query.c): a scratch directory per test, raw SQL beside the
- * catalog's, callbacks that collect rows, and traces stored with every
- * detail.
+ * test_catalog_open.c, test_catalog_query.c): a scratch directory per
+ * test, raw SQL beside the catalog's, callbacks that collect rows, and
+ * traces stored with every detail.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 import check_mpi as cm
+import mpi_archive
 from check_mpi import CONTRACT_CALLS, UNDEF32, check, report
 
 def mutations(arch, exp):
@@ -206,7 +207,7 @@ def write_sample(path):
     messages on an intercommunicator, an RMA fence epoch with a Put;
     returns the anchor file's path."""
     import otf2
-    cm.fix_intercomm(otf2)
+    mpi_archive.fix_intercomm(otf2)
     from otf2.enums import (CollectiveOp, CommFlag, GroupType, LocationGroupType,
                             LocationType, LockType, Paradigm, RegionRole,
                             RmaAtomicType, RmaSyncLevel, RmaWinFlag)
@@ -384,13 +385,14 @@ def main(argv):
         print(write_sample(argv[1]))
         return 0
     if argv[0] == "--self-test" and len(argv) == 3:
-        return self_test(cm.Archive.read(argv[1]), cm.load_expectations(argv[2]))
+        return self_test(mpi_archive.Archive.read(argv[1]),
+                         cm.load_expectations(argv[2]))
     if argv[0] != "--self-test" or len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="check_mpi.") as tmp:
         anchor = write_sample(tmp)
-        arch = cm.Archive.read(anchor)
+        arch = mpi_archive.Archive.read(anchor)
         p = cm.Problems()
         cm.both_readers(anchor, arch, p)
         if p:
