@@ -12,7 +12,7 @@
  * the connection (weft_conn_*), entries for the journal
  * (weft_jwriter_submit), checks of what a member sends (validate.h),
  * traces and members (trace.h). A question (Query, ImportTrace) goes on
- * to d->asker, the ask socket's functions that main.c wires: ingest
+ * to d->ask_cbs, the ask socket's functions that main.c wires: ingest
  * includes nothing of daemon/ask/.
  */
 #ifndef WEFT_SESSION_H
