@@ -193,10 +193,10 @@ static void link_journals(void)
             int k;
             if (!wm || !wm->in.journal || wm->in.pending)
                 continue; /* pending: its open job may still be out */
-            k = member_of(t->key, wm->rank);
+            k = member_of(t->key, wm->in.rank);
             if (members[k].linked)
                 continue;
-            weft_journal_name(name, sizeof name, wm->rank);
+            weft_journal_name(name, sizeof name, wm->in.rank);
             snprintf(from, sizeof from, "%s/%s", t->dir, name);
             snprintf(to, sizeof to, "%s/%s", kdir, name);
             mkdir(kdir, 0700);
@@ -265,7 +265,7 @@ static void drain(peer *p)
     /* Acks are of the member its connection joined. */
     c = conn_of(p);
     if (c && c->member && p->member < 0)
-        p->member = member_of(c->member->trace->key, c->member->rank);
+        p->member = member_of(c->member->member->trace->key, c->member->rank);
     while ((n = read(p->fd, buf, sizeof buf)) > 0) {
         const uint8_t *q = buf;
         size_t left = (size_t)n;

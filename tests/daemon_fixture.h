@@ -190,10 +190,10 @@ static inline void leave(weft_member *m, int goodbye)
         e.len = (uint32_t)weft__goodbye__pack(&g, buf);
         e.payload = buf;
         assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
-        m->said_goodbye = 1;
+        m->in.said_goodbye = 1;
     }
     m->in.conn = NULL;
-    weft_trace_member_left(m);
+    weft_trace_member_left(&m->in);
 }
 
 /* ---- the catalog --------------------------------------------------------- */

@@ -2,8 +2,8 @@
 # e2e_includes.sh - scripts/check-includes passes on the tree, and fails,
 # naming the file, the header and the rooms, when an #include points the
 # wrong way (ingest reaching into the trace lifecycle, the weft command
-# into weftd, a header name in two rooms, a room it does not know) or an
-# exception is no longer needed.
+# into weftd, a header name in two rooms, a room it does not know, a
+# header included by a path).
 set -u
 : "${WEFT_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 CHECK="$WEFT_SRCDIR/scripts/check-includes"
@@ -48,7 +48,3 @@ rm -r "$TMP/src/daemon/newroom"
 mk daemon/log.c '#include "log.h"
 #include "daemon/log.h"'
 expect "a header included by a path" 'daemon/log.c: includes daemon/log.h by a path'
-mk daemon/log.c '#include "log.h"'
-# The real tree's exceptions name files this tree lacks: each is stale.
-expect "an exception no longer needed" \
-    'daemon/ingest/session.h: the exception for trace.h is no longer needed'

@@ -55,7 +55,8 @@ static void record(fixture *f, weft_member *m, uint32_t loc, uint64_t t0)
         free(d.p);
         memset(&e, 0, sizeof e);
     }
-    assert_int_equal(weft_member_location(m, loc, f->err, sizeof f->err), 0);
+    assert_int_equal(weft_memberin_location(&m->in, loc, f->err,
+                                            sizeof f->err), 0);
     e.kind = WEFT_JE_EVENTS;
     e.location = loc;
     e.seq = ++m->in.locs[loc].last_seq;

@@ -124,9 +124,9 @@ static void test_join_creates_trace_once(void **state)
     assert_ptr_equal(weft_trace_member(t, 0), m0);
     assert_ptr_equal(weft_trace_member(t, 1), m1);
     assert_ptr_equal(weft_trace_member(t, 2), m2);
-    assert_int_equal(m1->rank, 1);
-    assert_int_equal(m2->pid, 4002);
-    assert_string_equal(m2->host, "node-a");
+    assert_int_equal(m1->in.rank, 1);
+    assert_int_equal(m2->in.pid, 4002);
+    assert_string_equal(m2->in.host, "node-a");
     assert_int_equal(t->size, 3);
     assert_int_equal(t->joined, 3);
     assert_int_equal(t->connected, 3);

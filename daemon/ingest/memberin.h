@@ -1,22 +1,24 @@
 /* memberin.h - what ingest keeps of a member (a process of a trace)
- * while it receives its stream: its connection, what its Hello said of
- * its clock, the ids its Definitions defined (validate.c; each with its
+ * while it receives its stream: who it is (rank, pid, host, owner), its
+ * connection, what its Hello said of its clock, its threads' sequence
+ * numbers, the ids its Definitions defined (validate.c; each with its
  * weft_decl where one is kept), its journal and the entries out at the
- * writer threads (jwriter.c, jcache.c) and, with durability = fsync, the
- * acks waiting for an fdatasync (session.c).
+ * writer threads (jwriter.c, jcache.c), with durability = fsync the acks
+ * waiting for an fdatasync (session.c), and how its Goodbye said it
+ * ended.
  *
  * A weft_member (daemon/traces/trace.h) holds one, `in`, and is the
- * `member` it points back to; ingest's code that takes a weft_memberin
- * needs nothing of the trace lifecycle. The lifecycle fills it when the
- * member joins (or is restored) and reads it to ask whether writes are
- * out (weft_memberin_busy). Loop thread, except where a field says.
+ * `member` it points back to: ingest works on the weft_memberin and asks
+ * the lifecycle what else it needs through members.h. The lifecycle
+ * fills it when the member joins (or is restored), reads it for the
+ * catalog and asks whether writes are out (weft_memberin_busy). Loop
+ * thread, except where a field says.
  */
 #ifndef WEFT_MEMBERIN_H
 #define WEFT_MEMBERIN_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "daemon.h"
 #include "idset.h"
@@ -78,6 +80,11 @@ typedef struct weft_loc_state {
 typedef struct weft_memberin {
     weft_daemon *d;
     struct weft_member *member;   /* whose: the lifecycle's (trace.h) */
+    /* From its Hello: */
+    uint32_t rank;
+    uint32_t pid;
+    char *host;                   /* owned */
+    uint32_t uid;                 /* its trace's owner: charged for it */
     uint32_t size;                /* members of its trace: the ranks its
                                      references may name */
     /* Its Hello's clock: events must lie within WEFT_MAX_SPAN_S of its
@@ -91,6 +98,13 @@ typedef struct weft_memberin {
                                      announced: it fills batches for it,
                                      and weftd takes them after a SIGHUP
                                      lowered max_frame too (server.c) */
+    int said_goodbye;
+    char *ended;                  /* its Goodbye's `ended`: how it ended
+                                     abnormally, NULL if normally; owned */
+    uint64_t refused;             /* events of its batches not stored:
+                                     refused over max_user_spool_bytes or
+                                     min_free_spool_bytes, or their
+                                     journal append failed (session.c) */
     uint64_t defs_seq;            /* last Definitions accepted */
     uint64_t held_defs_seq;       /* last Definitions journaled */
     weft_journal *journal;        /* set by its open job (the lifecycle's
@@ -104,8 +118,8 @@ typedef struct weft_memberin {
     /* jcache.c: its journal holds a descriptor, on that list */
     int jc_open;
     struct weft_memberin *jc_prev, *jc_next;
-    weft_loc_state *locs;         /* by thread index (grown by the
-                                     lifecycle's weft_member_location) */
+    weft_loc_state *locs;         /* by thread index (grown by
+                                     weft_memberin_location); owned */
     uint32_t nlocs;
     weft_idset defined[WEFT_REF__COUNT]; /* ids defined; value 1, or
                                      the weft_decl where one is kept */
@@ -123,15 +137,12 @@ static inline int weft_memberin_busy(const weft_memberin *in)
     return in->pending > 0 || in->sync_running;
 }
 
-/* Frees the ids and acks in holds (not its journal: the lifecycle
- * closes that); they are then empty. */
-static inline void weft_memberin_free(weft_memberin *in)
-{
-    for (int k = 0; k < WEFT_REF__COUNT; k++)
-        weft_idset_free(&in->defined[k]);
-    free(in->waiting.v);
-    free(in->syncing.v);
-    in->waiting = in->syncing = (weft_ackq){ NULL, 0, 0 };
-}
+/* Makes room for thread `loc` of the member (in->locs): 0, or
+ * WEFT_ELIMIT beyond max_locations (WEFT_ENOMEM) with err saying so. */
+int weft_memberin_location(weft_memberin *in, uint32_t loc, char *err,
+                           size_t errlen);
+/* Frees what in holds but its journal (the lifecycle closes that); in is
+ * then empty. */
+void weft_memberin_free(weft_memberin *in);
 
 #endif

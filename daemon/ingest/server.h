@@ -142,7 +142,7 @@ typedef struct weft_conn {
      * asks about it through weft_server_cbs), the largest max_frame its
      * HelloAcks announced (server.c takes frames that large after a
      * SIGHUP lowered max_frame), and the ClockSync requests answered. */
-    struct weft_member *member;
+    struct weft_memberin *member;
     uint64_t member_max_frame;
     uint32_t clock_syncs;
     uv_shutdown_t shutdown_req;

@@ -34,6 +34,7 @@
 #include "frame.h"
 #include "jcache.h"
 #include "log.h"
+#include "members.h"
 #include "quota.h"
 #include "validate.h"
 #include "weft_errors.h"
@@ -72,13 +73,13 @@ static void send_ack_now(weft_conn *c, int definitions, uint32_t loc,
  * other's place in libuv's pool. */
 typedef struct sync_job {
     weft_work work;       /* first: the job is its work */
-    weft_member *m;
+    weft_memberin *m;
     weft_journal *journal;
     int rc;
     int err;
 } sync_job;
 
-static void kick_sync(weft_member *m);
+static void kick_sync(weft_memberin *m);
 
 static void sync_work(weft_work *w)
 {
@@ -91,27 +92,25 @@ static void sync_work(weft_work *w)
 static void sync_done(weft_work *w)
 {
     sync_job *j = (sync_job *)w;
-    weft_member *m = j->m;
-    weft_conn *c = m->in.conn;
+    weft_memberin *m = j->m;
+    weft_conn *c = m->conn;
 
-    m->trace->d->jobs--;
-    m->in.sync_running = 0;
+    m->d->jobs--;
+    m->sync_running = 0;
     if (c && j->rc < 0) {
         weft_conn_fail(c, WEFT_EIO, "cannot sync the journal of this process "
-                       "in %s: %s", m->trace->dir, strerror(j->err));
+                       "in %s: %s", weft_member_dir(m), strerror(j->err));
     } else if (c) {
-        for (size_t i = 0; i < m->in.syncing.n; i++) {
-            const weft_ack *a = &m->in.syncing.v[i];
+        for (size_t i = 0; i < m->syncing.n; i++) {
+            const weft_ack *a = &m->syncing.v[i];
             send_ack_now(c, a->definitions, a->location, a->seq);
         }
     }
-    m->in.syncing.n = 0;
+    m->syncing.n = 0;
     free(j);
-    if (weft_trace_syncing(m->trace)) {
-        weft_trace_synced(m->trace);
-    } else {
+    if (!weft_member_written(m)) {
         kick_sync(m);
-        weft_jcache_idle(&m->in);
+        weft_jcache_idle(m);
     }
 }
 
@@ -119,30 +118,30 @@ static void sync_done(weft_work *w)
  * acks that arrive meanwhile wait for the next, so fsyncs are batched.
  * Nothing once the syncer has stopped (weftd is closing its
  * connections). */
-static void kick_sync(weft_member *m)
+static void kick_sync(weft_memberin *m)
 {
-    weft_daemon *d = m->trace->d;
+    weft_daemon *d = m->d;
     weft_ackq tmp;
     sync_job *j;
 
-    if (m->in.sync_running || m->in.waiting.n == 0 || !m->in.journal ||
+    if (m->sync_running || m->waiting.n == 0 || !m->journal ||
         !d->syncer)
         return;
     j = calloc(1, sizeof *j);
     if (!j)
         return; /* retried with the next ack */
     j->m = m;
-    j->journal = m->in.journal;
+    j->journal = m->journal;
     if (weft_worker_submit(d->syncer, &j->work, sync_work, sync_done) < 0) {
         free(j);
         return; /* retried with the next ack */
     }
     /* done runs on this thread, later: the swap is in place by then */
-    tmp = m->in.syncing;
-    m->in.syncing = m->in.waiting;
-    m->in.waiting = tmp;
-    m->in.waiting.n = 0;
-    m->in.sync_running = 1;
+    tmp = m->syncing;
+    m->syncing = m->waiting;
+    m->waiting = tmp;
+    m->waiting.n = 0;
+    m->sync_running = 1;
     d->jobs++;
 }
 
@@ -150,14 +149,14 @@ static void kick_sync(weft_member *m)
  * or with durability = fsync after the journal reached stable storage. */
 static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_ackq *q;
 
     if (c->d->cfg.durability != WEFT_DURABLE_FSYNC || !m) {
         send_ack_now(c, definitions, loc, seq);
         return;
     }
-    q = &m->in.waiting;
+    q = &m->waiting;
     if (q->n == q->cap) {
         size_t cap = q->cap ? q->cap * 2 : 64;
         weft_ack *v = realloc(q->v, cap * sizeof *v);
@@ -185,20 +184,17 @@ enum {
  * and `last` (an EventBatch's last event time) are for its completion. */
 static void submit(weft_conn *c, weft_jentry *j, int what, uint64_t last)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     uint64_t bytes = (WEFT_JOURNAL_HEADER + (uint64_t)j->e.len) *
                      WEFT_QUOTA_JOURNAL_FACTOR;
 
-    /* Charged as it arrives with the archive it will make (quota.h),
-     * released with the trace. */
-    if (weft_quota_live(&c->d->quota, m->trace->uid, (int64_t)bytes) == 0)
-        m->trace->charged += bytes;
+    weft_member_charge(m, bytes);
     weft_diskres_take(&c->d->diskres, WEFT_JOURNAL_HEADER + (uint64_t)j->e.len);
-    j->in = &m->in;
-    j->conn_serial = m->in.conn_serial;
+    j->in = m;
+    j->conn_serial = m->conn_serial;
     j->what = what;
     j->last_time = last;
-    weft_jcache_use(&m->in);
+    weft_jcache_use(m);
     weft_jwriter_submit(c->d, j);
     weft_conn_check_pending(c);
 }
@@ -225,16 +221,16 @@ static int journal(weft_conn *c, const weft_journal_entry *e, int what,
 /* Once nothing of m is queued: after a failed write, what was accepted
  * but not journaled is forgotten, so that the client's resend (from what
  * HelloAck reports) is accepted again. */
-static void settle_member(weft_member *m)
+static void settle_member(weft_memberin *m)
 {
-    if (m->in.pending || !m->in.write_failed)
+    if (m->pending || !m->write_failed)
         return;
-    for (uint32_t i = 0; i < m->in.nlocs; i++) {
-        m->in.locs[i].last_seq = m->in.locs[i].held_seq;
-        m->in.locs[i].last_time = m->in.locs[i].held_time;
+    for (uint32_t i = 0; i < m->nlocs; i++) {
+        m->locs[i].last_seq = m->locs[i].held_seq;
+        m->locs[i].last_time = m->locs[i].held_time;
     }
-    m->in.defs_seq = m->in.held_defs_seq;
-    m->in.write_failed = 0;
+    m->defs_seq = m->held_defs_seq;
+    m->write_failed = 0;
 }
 
 /* Sends c's HelloAck: what weftd holds of its member, per thread the last
@@ -245,35 +241,35 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__HelloAck ack = WEFT__HELLO_ACK__INIT;
     Weft__LocationSeq *seqs = NULL, **seqp = NULL;
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     int rc = 0;
 
-    seqs = calloc(m->in.nlocs ? m->in.nlocs : 1, sizeof *seqs);
-    seqp = calloc(m->in.nlocs ? m->in.nlocs : 1, sizeof *seqp);
+    seqs = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqs);
+    seqp = calloc(m->nlocs ? m->nlocs : 1, sizeof *seqp);
     if (!seqs || !seqp) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         rc = WEFT_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < m->in.nlocs; i++) {
+    for (uint32_t i = 0; i < m->nlocs; i++) {
         weft__location_seq__init(&seqs[i]);
         seqs[i].location = i;
-        seqs[i].seq = m->in.locs[i].last_seq;
+        seqs[i].seq = m->locs[i].last_seq;
         seqp[ack.n_locations++] = &seqs[i];
     }
     ack.locations = seqp;
     ack.protocol_version = WEFT_PROTOCOL_VERSION;
-    ack.definitions_seq = m->in.defs_seq;
+    ack.definitions_seq = m->defs_seq;
     ack.server = "weftd " PACKAGE_VERSION;
     ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
-    if (c->d->cfg.max_frame > m->in.max_frame)
-        m->in.max_frame = c->d->cfg.max_frame;
-    c->member_max_frame = m->in.max_frame;
+    if (c->d->cfg.max_frame > m->max_frame)
+        m->max_frame = c->d->cfg.max_frame;
+    c->member_max_frame = m->max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
     weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
-                  "members)", host, pid, m->trace->joined, m->trace->size);
+                  "members)", host, pid, weft_member_joined(m), m->size);
 out:
     free(seqs);
     free(seqp);
@@ -285,9 +281,9 @@ out:
  * and 1 is returned; else the member is ready, 0. */
 static int opened(weft_jentry *j, weft_conn *c)
 {
-    weft_member *m = j->in->member;
+    weft_memberin *m = j->in;
 
-    if (m->in.journal) {
+    if (m->journal) {
         weft_trace_join_end(m, 0, c != NULL);
         return 0;
     }
@@ -295,9 +291,9 @@ static int opened(weft_jentry *j, weft_conn *c)
         c->member = NULL;
     else /* it hung up meanwhile: nobody to tell */
         weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: %s",
-                  m->trace->name, m->rank,
+                  weft_member_name(m), m->rank,
                   j->msg ? j->msg : weft_strerror(j->rc));
-    m->in.conn = NULL;
+    m->conn = NULL;
     weft_trace_join_end(m, j->rc, c != NULL);
     if (c)
         weft_conn_fail(c, j->rc, "%s",
@@ -310,19 +306,17 @@ static int opened(weft_jentry *j, weft_conn *c)
  * say so either, its trace's conversion is told (unjournaled). */
 static void not_stored(weft_daemon *d, const weft_jentry *j)
 {
-    weft_member *m = j->in->member;
+    weft_memberin *m = j->in;
     uint64_t held_back;
     char more[96] = "";
 
     if (j->e.kind == WEFT_JE_REFUSED &&
         j->e.base_time >= WEFT_REFUSED_ERRNO) { /* else counted refused */
         m->refused += j->e.count;
-        m->in.locs[j->e.location].refused += j->e.count;
+        m->locs[j->e.location].refused += j->e.count;
     }
-    if (j->lost) {
-        m->trace->unjournaled += j->e.count;
-        m->trace->unjournaled_errno = j->err;
-    }
+    if (j->lost)
+        weft_member_unjournaled(m, j->e.count, j->err);
     if (!weft_ratelimit_allow(&d->lost_log, uv_now(d->loop),
                               d->cfg.max_log_refusals, &held_back))
         return;
@@ -331,25 +325,22 @@ static void not_stored(weft_daemon *d, const weft_jentry *j)
                  "this not logged: max_log_refusals)", held_back);
     weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u thread %u: batch %"
               PRIu64 " (%u events) not stored, counted as dropped: cannot "
-              "write its journal in %s: %s%s%s", m->trace->name, m->rank,
-              j->e.location, j->e.seq, j->e.count, m->trace->dir,
+              "write its journal in %s: %s%s%s", weft_member_name(m),
+              m->rank, j->e.location, j->e.seq, j->e.count, weft_member_dir(m),
               strerror(j->err), j->lost ? " (nor say so in it)" : "", more);
 }
 
 /* Forgets what a Definitions payload of m defined, and its charge to m's
  * trace (weft_validate_undefine). */
-static void undefine(weft_member *m, const uint8_t *buf, size_t len)
+static void undefine(weft_memberin *m, const uint8_t *buf, size_t len)
 {
-    uint64_t charge = weft_validate_undefine(&m->in, buf, len);
-    uint64_t *held = &m->trace->def_bytes;
-
-    *held -= charge < *held ? charge : *held;
+    weft_member_def_bytes(m, 0, weft_validate_undefine(m, buf, len));
 }
 
 void weft_session_written(weft_daemon *d, weft_jentry *j)
 {
-    weft_member *m = j->in->member;
-    weft_conn *c = m->in.conn && m->in.conn_serial == j->conn_serial ? m->in.conn
+    weft_memberin *m = j->in;
+    weft_conn *c = m->conn && m->conn_serial == j->conn_serial ? m->conn
                                                               : NULL;
     const weft_journal_entry *e = &j->e;
 
@@ -363,21 +354,21 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             m->said_goodbye = 0;
         if (c)
             weft_conn_fail(c, WEFT_EIO, "cannot write the journal of this "
-                           "process in %s: %s", m->trace->dir,
+                           "process in %s: %s", weft_member_dir(m),
                            strerror(j->err));
         else
             weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: cannot write "
-                      "its journal in %s: %s", m->trace->name, m->rank,
-                      m->trace->dir, strerror(j->err));
+                      "its journal in %s: %s", weft_member_name(m), m->rank,
+                      weft_member_dir(m), strerror(j->err));
     } else if (j->what == WRITTEN_OPEN && c) {
         if (hello_ack(c, m->host, m->pid) == 0)
             weft_conn_resume(c); /* its next frames */
     } else if (j->what == WRITTEN_DEFS) {
-        m->in.held_defs_seq = e->seq;
+        m->held_defs_seq = e->seq;
         if (c)
             send_ack(c, 1, 0, e->seq);
     } else if (j->what == WRITTEN_EVENTS) {
-        weft_loc_state *l = &m->in.locs[e->location];
+        weft_loc_state *l = &m->locs[e->location];
         /* A failed append made it refused (jwriter.h): rc 0 */
         l->held_seq = e->seq;
         if (e->count && e->kind == WEFT_JE_EVENTS) { /* not refused */
@@ -401,12 +392,12 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
     settle_member(m);
     if (c)
         weft_conn_drained(c);
-    if (m->in.pending == 0 && c)
+    if (m->pending == 0 && c)
         weft_conn_written(c);
-    if (m->in.pending == 0)
-        weft_jcache_idle(&m->in);
-    if (m->in.pending == 0)
-        weft_trace_member_written(m);
+    if (m->pending == 0)
+        weft_jcache_idle(m);
+    if (m->pending == 0)
+        weft_member_written(m);
 }
 
 /* The Hello entry of a member of `uid`: h with the owner weftd decided
@@ -432,7 +423,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
 {
     uint32_t uid;
     enum weft_limit limit;
-    weft_member *m;
+    weft_memberin *m;
     weft_jentry *j;
     char err[512];
     int rc;
@@ -456,8 +447,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail_limit(c, limit, rc, "%s", err);
         return rc;
     }
-    m->in.conn = c;
-    m->in.conn_serial++;
+    m->conn = c;
+    m->conn_serial++;
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
@@ -484,8 +475,7 @@ static int ensure_location(weft_conn *c, uint32_t loc);
  * they would take the owner past max_user_spool_bytes). */
 static int charge_named(weft_conn *c, const uint8_t *buf, size_t len)
 {
-    weft_member *m = c->member;
-    weft_trace *t = m->trace;
+    weft_memberin *m = c->member;
     uint64_t bytes = 0;
     weft_decoder dec;
     weft_record r;
@@ -498,17 +488,17 @@ static int charge_named(weft_conn *c, const uint8_t *buf, size_t len)
         if (r.type != WEFT_REC_ThreadName)
             continue;
         th = r.u.ThreadName.thread;
-        if (th < m->in.nlocs && (m->in.locs[th].charged || m->in.locs[th].last_seq))
+        if (th < m->nlocs && (m->locs[th].charged || m->locs[th].last_seq))
             continue;
         if ((rc = ensure_location(c, th)) < 0)
             break;
-        m->in.locs[th].charged = 1;
+        m->locs[th].charged = 1;
         bytes += WEFT_QUOTA_LOCATION_BYTES;
     }
     weft_decoder_free(&dec);
     if (rc < 0 || bytes == 0)
         return rc < 0 ? rc : 0;
-    if (weft_quota_check(&c->d->quota, t->uid, c->d->cfg.max_user_spool_bytes,
+    if (weft_quota_check(&c->d->quota, m->uid, c->d->cfg.max_user_spool_bytes,
                          bytes, err, sizeof err) < 0) {
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
                              "ThreadName definitions name %" PRIu64
@@ -516,14 +506,13 @@ static int charge_named(weft_conn *c, const uint8_t *buf, size_t len)
                              bytes / WEFT_QUOTA_LOCATION_BYTES, err);
         return WEFT_ELIMIT;
     }
-    if (weft_quota_live(&c->d->quota, t->uid, (int64_t)bytes) == 0)
-        t->charged += bytes;
+    weft_member_charge(m, bytes);
     return 0;
 }
 
 static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_journal_entry e = { 0 };
     enum weft_limit limit;
     uint64_t charge;
@@ -535,26 +524,26 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
                        "numbers start at 1");
         return WEFT_EPROTO;
     }
-    if (defs->seq <= m->in.held_defs_seq) { /* a resend of what we hold */
+    if (defs->seq <= m->held_defs_seq) { /* a resend of what we hold */
         send_ack(c, 1, 0, defs->seq);
         return 0;
     }
-    if (defs->seq <= m->in.defs_seq)
+    if (defs->seq <= m->defs_seq)
         return 0; /* queued: acknowledged once written */
-    if (defs->seq != m->in.defs_seq + 1) {
+    if (defs->seq != m->defs_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "Definitions seq %" PRIu64 " after %"
-                       PRIu64 ": a batch is missing", defs->seq, m->in.defs_seq);
+                       PRIu64 ": a batch is missing", defs->seq, m->defs_seq);
         return WEFT_EPROTO;
     }
-    rc = weft_validate_defs(&m->in, defs->records.data, defs->records.len,
+    rc = weft_validate_defs(m, defs->records.data, defs->records.len,
                             &charge, &limit, err, sizeof err);
     if (rc < 0) {
         weft_conn_fail_limit(c, limit, rc, "bad definition: %s", err);
         return rc;
     }
-    m->trace->def_bytes += charge;
-    if (m->trace->def_bytes > c->d->cfg.max_definition_bytes) {
-        uint64_t would = m->trace->def_bytes;
+    if (weft_member_def_bytes(m, charge, 0) >
+        c->d->cfg.max_definition_bytes) {
+        uint64_t would = weft_member_def_bytes(m, 0, 0);
         undefine(m, defs->records.data, defs->records.len);
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_DEFINITION_BYTES, WEFT_ELIMIT,
                              "Definitions seq %" PRIu64 ": the trace's "
@@ -579,7 +568,7 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
         undefine(m, defs->records.data, defs->records.len);
         return rc;
     }
-    m->in.defs_seq = defs->seq; /* acknowledged once written */
+    m->defs_seq = defs->seq; /* acknowledged once written */
     return 0;
 }
 
@@ -588,9 +577,9 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
 static int ensure_location(weft_conn *c, uint32_t loc)
 {
     char err[256];
-    int rc = weft_member_location(c->member, loc, err, sizeof err);
+    int rc = weft_memberin_location(c->member, loc, err, sizeof err);
 
-    if (rc < 0) /* WEFT_ELIMIT is its one limit (trace.h) */
+    if (rc < 0) /* WEFT_ELIMIT is its one limit (memberin.h) */
         weft_conn_fail_limit(c, rc == WEFT_ELIMIT ? WEFT_LIMIT_MAX_LOCATIONS
                                                   : WEFT_LIMIT_NONE,
                              rc, "%s", err);
@@ -613,7 +602,7 @@ static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
                         enum weft_limit limit, uint64_t reason,
                         const char *err)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_daemon *d = c->d;
     weft_journal_entry e = { 0 };
     uint64_t held_back;
@@ -635,8 +624,8 @@ static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
     if ((rc = journal(c, &e, WRITTEN_EVENTS, 0)) < 0)
         return rc;
     m->refused += b->events;
-    m->in.locs[b->location].refused += b->events;
-    m->in.locs[b->location].last_seq = b->seq;
+    m->locs[b->location].refused += b->events;
+    m->locs[b->location].last_seq = b->seq;
     return 1;
 }
 
@@ -646,29 +635,29 @@ static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
  * failing c (its owner's refused batches took the quota's slack). */
 static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_daemon *d = c->d;
     uint64_t max = d->cfg.max_user_spool_bytes;
     uint64_t bytes = WEFT_JOURNAL_HEADER + (uint64_t)b->records.len;
     uint64_t promised = weft_quota_promised(&d->quota);
     char err[256];
 
-    if (weft_quota_check(&d->quota, m->trace->uid, max,
+    if (weft_quota_check(&d->quota, m->uid, max,
                          bytes * WEFT_QUOTA_JOURNAL_FACTOR, err,
                          sizeof err) == 0) {
         if (weft_diskres_check(&d->diskres, d->cfg.spool,
                                d->cfg.min_free_spool_bytes, uv_now(d->loop),
                                promised, bytes, err, sizeof err) == 0 &&
-            weft_diskres_share(&d->diskres, m->trace->uid,
+            weft_diskres_share(&d->diskres, m->uid,
                                d->cfg.min_free_spool_bytes, promised,
-                               weft_quota_live_of(&d->quota, m->trace->uid),
+                               weft_quota_live_of(&d->quota, m->uid),
                                bytes * WEFT_QUOTA_JOURNAL_FACTOR, err,
                                sizeof err) == 0)
             return 0;
         return refuse_batch(c, b, WEFT_LIMIT_MIN_FREE_SPOOL_BYTES,
                             WEFT_REFUSED_RESERVE, err);
     }
-    if (weft_quota_check(&d->quota, m->trace->uid,
+    if (weft_quota_check(&d->quota, m->uid,
                          max + max / WEFT_QUOTA_SLACK,
                          WEFT_JOURNAL_HEADER * WEFT_QUOTA_JOURNAL_FACTOR,
                          err, sizeof err) < 0) {
@@ -683,7 +672,7 @@ static int refuse_over_quota(weft_conn *c, const Weft__EventBatch *b)
 
 static int on_batch(weft_conn *c, const Weft__EventBatch *b)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_journal_entry e = { 0 };
     enum weft_limit limit;
     uint64_t last = 0;
@@ -697,21 +686,21 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
                        "sequence numbers start at 1", b->location);
         return WEFT_EPROTO;
     }
-    if (b->seq <= m->in.locs[b->location].held_seq) {
+    if (b->seq <= m->locs[b->location].held_seq) {
         send_ack(c, 0, b->location, b->seq); /* a resend of what we hold */
         return 0;
     }
-    if (b->seq <= m->in.locs[b->location].last_seq)
+    if (b->seq <= m->locs[b->location].last_seq)
         return 0; /* queued: acknowledged once written */
-    if (b->seq != m->in.locs[b->location].last_seq + 1) {
+    if (b->seq != m->locs[b->location].last_seq + 1) {
         weft_conn_fail(c, WEFT_EPROTO, "thread %u: EventBatch seq %" PRIu64
                        " after %" PRIu64 ": a batch is missing", b->location,
-                       b->seq, m->in.locs[b->location].last_seq);
+                       b->seq, m->locs[b->location].last_seq);
         return WEFT_EPROTO;
     }
     if ((rc = refuse_over_quota(c, b)) != 0)
         return rc < 0 ? rc : 0;
-    rc = weft_validate_events(&m->in, b->location, b->base_time, b->events,
+    rc = weft_validate_events(m, b->location, b->base_time, b->events,
                               b->records.data, b->records.len, &last, &limit,
                               err, sizeof err);
     if (rc < 0) {
@@ -729,9 +718,9 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
     if ((rc = journal(c, &e, WRITTEN_EVENTS, last)) < 0)
         return rc;
     /* Acknowledged once written (weft_session_written). */
-    m->in.locs[b->location].last_seq = b->seq;
+    m->locs[b->location].last_seq = b->seq;
     if (b->events)
-        m->in.locs[b->location].last_time = last;
+        m->locs[b->location].last_time = last;
     return 0;
 }
 
@@ -742,22 +731,21 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
  * they would take the owner past max_user_spool_bytes. */
 static int charge_locations(weft_conn *c, const Weft__Goodbye *g)
 {
-    weft_member *m = c->member;
-    weft_trace *t = m->trace;
+    weft_memberin *m = c->member;
     uint64_t bytes = 0;
     char err[256];
 
     for (size_t i = 0; i < g->n_locations; i++) {
         const Weft__LocationEnd *l = g->locations[i];
         if ((l->events || l->dropped) &&
-            (l->location >= m->in.nlocs ||
-             (m->in.locs[l->location].last_seq == 0 &&
-              !m->in.locs[l->location].charged)))
+            (l->location >= m->nlocs ||
+             (m->locs[l->location].last_seq == 0 &&
+              !m->locs[l->location].charged)))
             bytes += WEFT_QUOTA_LOCATION_BYTES;
     }
     if (bytes == 0)
         return 0;
-    if (weft_quota_check(&c->d->quota, t->uid, c->d->cfg.max_user_spool_bytes,
+    if (weft_quota_check(&c->d->quota, m->uid, c->d->cfg.max_user_spool_bytes,
                          bytes, err, sizeof err) < 0) {
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_USER_SPOOL_BYTES, WEFT_ELIMIT,
                              "Goodbye names %" PRIu64 " threads that sent "
@@ -765,14 +753,13 @@ static int charge_locations(weft_conn *c, const Weft__Goodbye *g)
                              err);
         return WEFT_ELIMIT;
     }
-    if (weft_quota_live(&c->d->quota, t->uid, (int64_t)bytes) == 0)
-        t->charged += bytes;
+    weft_member_charge(m, bytes);
     return 0;
 }
 
 static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
     weft_journal_entry e = { 0 };
     enum weft_limit limit;
     uint64_t dropped = 0;
@@ -941,34 +928,32 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
 
 uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes)
 {
-    *bytes = c->member ? c->member->in.pending_bytes : 0;
-    return c->member ? c->member->in.pending : 0;
+    *bytes = c->member ? c->member->pending_bytes : 0;
+    return c->member ? c->member->pending : 0;
 }
 
 void weft_session_describe(const weft_conn *c, weft_log_ctx *ctx)
 {
     if (!c->member)
         return;
-    ctx->trace = c->member->trace->name;
-    ctx->key = c->member->trace->key;
-    ctx->rank = c->member->rank;
+    weft_member_describe(c->member, ctx);
 }
 
 void weft_session_closed(weft_conn *c)
 {
-    weft_member *m = c->member;
+    weft_memberin *m = c->member;
 
     weft_authn_closed(c);
     c->d->ask_cbs->closed(c);
     if (!m)
         return;
-    m->in.conn = NULL;
-    m->in.waiting.n = 0; /* acks for this connection; a new one resends */
+    m->conn = NULL;
+    m->waiting.n = 0; /* acks for this connection; a new one resends */
     if (!m->said_goodbye)
         weft_connlog(c, WEFT_CONNLOG_NO_GOODBYE, WEFT_LOG_WARNING,
                      "disconnected without goodbye; waiting for it to come "
                      "back");
     c->member = NULL;
-    weft_jcache_idle(&m->in);
+    weft_jcache_idle(m);
     weft_trace_member_left(m);
 }

@@ -10,17 +10,19 @@
  * given to weft_jwriter_start (weft_session_written); neither includes
  * this header. The session calls down into them: replies and refusals on
  * the connection (weft_conn_*), entries for the journal
- * (weft_jwriter_submit), checks of what a member sends (validate.h),
- * traces and members (trace.h). A question (Query, ImportTrace) goes on
- * to d->ask_cbs, the ask socket's functions that main.c wires: ingest
- * includes nothing of daemon/ask/.
+ * (weft_jwriter_submit), checks of what a member sends (validate.h).
+ * A member is its ingest state (memberin.h): joining, leaving, its
+ * writes and its charges go to the trace lifecycle through the functions
+ * members.h declares, and a question (Query, ImportTrace) goes on to
+ * d->ask_cbs, the ask socket's functions that main.c wires: ingest
+ * includes nothing of daemon/traces/ nor of daemon/ask/.
  */
 #ifndef WEFT_SESSION_H
 #define WEFT_SESSION_H
 
 #include "jwriter.h"
 #include "server.h"
-#include "trace.h"
+#include "members.h"
 #include "weft.pb-c.h"
 
 /* Where a connection's questions go, in the modes that take them

@@ -42,12 +42,6 @@
 int weft_validate_defs(weft_memberin *in, const uint8_t *buf, size_t len,
                        uint64_t *charge, enum weft_limit *limit, char *err,
                        size_t errlen);
-/* Checks an EventBatch payload of a member for thread `loc` (which it
- * has: in->nlocs > loc, weft_member_location): record types, the same value checks as
- * definitions (attribute lists too), times from `base` on and not before
- * the thread's last_time, `count` events. On success *last_time is the
- * time of the batch's last event; the thread's state is the caller's to
- * move on. Returns as weft_validate_defs. */
 /* The most events (or dropped records) a thread may report, and how far
  * from its process's start (its Hello's clock) an event may lie. */
 #define WEFT_MAX_COUNT (UINT64_C(1) << 48)
@@ -60,6 +54,12 @@ int weft_validate_defs(weft_memberin *in, const uint8_t *buf, size_t len,
 int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
                           enum weft_limit *limit, uint64_t *dropped,
                           char *err, size_t errlen);
+/* Checks an EventBatch payload of a member for thread `loc` (which it
+ * has: in->nlocs > loc, weft_memberin_location): record types, the same
+ * value checks as definitions (attribute lists too), times from `base`
+ * on and not before the thread's last_time, `count` events. On success
+ * *last_time is the time of the batch's last event; the thread's state
+ * is the caller's to move on. Returns as weft_validate_defs. */
 int weft_validate_events(const weft_memberin *in, uint32_t loc, uint64_t base,
                          uint32_t count, const uint8_t *buf, size_t len,
                          uint64_t *last_time, enum weft_limit *limit,

@@ -27,8 +27,8 @@ static char *member_hosts(weft_member *const *v, size_t n)
     if (!h)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (v[i]->host[0])
-            h[nh++] = v[i]->host;
+        if (v[i]->in.host[0])
+            h[nh++] = v[i]->in.host;
     qsort(h, nh, sizeof *h, str_cmp);
     for (size_t i = 0; i < nh; i++)
         len += strlen(h[i]) + 1;
@@ -179,9 +179,9 @@ static int member_rows(weft_member *const *v, size_t n,
     if (!rows)
         return WEFT_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        rows[i].rank = v[i]->rank;
-        rows[i].host = v[i]->host;
-        rows[i].pid = v[i]->pid;
+        rows[i].rank = v[i]->in.rank;
+        rows[i].host = v[i]->in.host;
+        rows[i].pid = v[i]->in.pid;
         rows[i].state = (char *)weft_catrow_member_state(v[i]);
     }
     for (size_t i = 0; i < res->nlocations; i++) {
@@ -265,15 +265,16 @@ void weft_catrow_final_free(weft_catrow_final *f)
 
 const char *weft_catrow_member_state(const weft_member *m)
 {
-    if (!m || !m->said_goodbye)
+    if (!m || !m->in.said_goodbye)
         return WEFT_MEMBER_MISSING;
-    return m->ended ? WEFT_MEMBER_ABORTED : WEFT_MEMBER_COMPLETE;
+    return m->in.ended ? WEFT_MEMBER_ABORTED : WEFT_MEMBER_COMPLETE;
 }
 
 /* 1 if member o said goodbye and ended abnormally as `how` says. */
 static int ended_so(const weft_member *o, const char *how)
 {
-    return o && o->said_goodbye && o->ended && strcmp(o->ended, how) == 0;
+    return o && o->in.said_goodbye && o->in.ended &&
+           strcmp(o->in.ended, how) == 0;
 }
 
 /* Appends to buf (n bytes used of len) how the members v (nv of them,
@@ -292,9 +293,9 @@ static size_t ended_reasons(weft_member *const *v, size_t nv, char *buf,
         uint32_t shown = 0, count = 0;
         size_t k;
 
-        if (!m->said_goodbye || !m->ended)
+        if (!m->in.said_goodbye || !m->in.ended)
             continue;
-        for (k = 0; k < ndone && strcmp(done[k], m->ended) != 0; k++)
+        for (k = 0; k < ndone && strcmp(done[k], m->in.ended) != 0; k++)
             ;
         if (k < ndone)
             continue; /* listed with the first rank that ended so */
@@ -302,23 +303,23 @@ static size_t ended_reasons(weft_member *const *v, size_t nv, char *buf,
             more++;
             continue;
         }
-        done[ndone++] = m->ended;
+        done[ndone++] = m->in.ended;
         for (size_t q = i; q < nv; q++)
-            count += (uint32_t)ended_so(v[q], m->ended);
+            count += (uint32_t)ended_so(v[q], m->in.ended);
         n += (size_t)snprintf(buf + n, len - n, "%s%s ", ndone > 1 ? "; "
                               : n ? "; ended abnormally: "
                                   : "ended abnormally: ",
                               count > 1 ? "ranks" : "rank");
         for (size_t q = i; q < nv && n < len && shown < 8; q++) {
-            if (!ended_so(v[q], m->ended))
+            if (!ended_so(v[q], m->in.ended))
                 continue;
             n += (size_t)snprintf(buf + n, len - n, "%s%u", shown ? ", " : "",
-                                  v[q]->rank);
+                                  v[q]->in.rank);
             shown++;
         }
         if (n < len)
             n += (size_t)snprintf(buf + n, len - n, "%s: %s",
-                                  count > shown ? ", ..." : "", m->ended);
+                                  count > shown ? ", ..." : "", m->in.ended);
     }
     if (more && n < len)
         n += (size_t)snprintf(buf + n, len - n, "; %zu more ways", more);
@@ -336,10 +337,10 @@ void weft_catrow_partial_reason(const weft_trace *t,
 
     buf[0] = 0;
     for (uint32_t i = 0; v && i < t->joined; i++) {
-        if (v[i]->rank != i && first_absent == t->joined)
+        if (v[i]->in.rank != i && first_absent == t->joined)
             first_absent = i; /* the ranks before it all came */
-        if (!v[i]->said_goodbye && silent++ == 0)
-            first_silent = v[i]->rank;
+        if (!v[i]->in.said_goodbye && silent++ == 0)
+            first_silent = v[i]->in.rank;
     }
     if (absent)
         n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "

@@ -118,14 +118,14 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
     }
     for (uint32_t i = 0; i < t->joined && nm < mark->joined; i++) {
         const weft_member *m = v[i];
-        uint32_t r = m->rank;
+        uint32_t r = m->in.rank;
         weft_member_row *row = &lt->members[nm++];
         lt->f.nmembers = nm;
         row->rank = r;
-        row->pid = m->pid;
-        row->state = m->said_goodbye ? (char *)weft_catrow_member_state(m)
+        row->pid = m->in.pid;
+        row->state = m->in.said_goodbye ? (char *)weft_catrow_member_state(m)
                                      : WEFT_MEMBER_RECORDING;
-        if (!(row->host = strdup(m->host ? m->host : ""))) {
+        if (!(row->host = strdup(m->in.host ? m->in.host : ""))) {
             free(v);
             return WEFT_ENOMEM;
         }

@@ -137,9 +137,9 @@ static int restore_goodbye(weft_member *m, const weft_journal_entry *e,
     weft__goodbye__free_unpacked(g, NULL);
     if (rc < 0)
         return rc;
-    free(m->ended);
-    m->ended = ended;
-    m->said_goodbye = 1;
+    free(m->in.ended);
+    m->in.ended = ended;
+    m->in.said_goodbye = 1;
     return 0;
 }
 
@@ -162,7 +162,7 @@ static int replay_entry(weft_member *m, const weft_journal_entry *e,
         }
         break;
     case WEFT_JE_EVENTS:
-        rc = weft_member_location(m, e->location, why, whylen);
+        rc = weft_memberin_location(&m->in, e->location, why, whylen);
         if (rc == 0)
             rc = weft_validate_events(&m->in, e->location, e->base_time,
                                       e->count, e->payload, e->len, &last,
@@ -176,11 +176,11 @@ static int replay_entry(weft_member *m, const weft_journal_entry *e,
         l->events += e->count;
         break;
     case WEFT_JE_REFUSED:
-        rc = weft_member_location(m, e->location, why, whylen);
+        rc = weft_memberin_location(&m->in, e->location, why, whylen);
         if (rc == 0) {
             m->in.locs[e->location].last_seq = e->seq;
             m->in.locs[e->location].held_seq = e->seq;
-            m->refused += e->count;
+            m->in.refused += e->count;
             m->in.locs[e->location].refused += e->count;
         }
         break;

@@ -56,9 +56,6 @@ static void member_free(weft_member *m)
     if (m->in.journal)
         weft_journal_close(m->in.journal);
     weft_memberin_free(&m->in);
-    free(m->in.locs);
-    free(m->host);
-    free(m->ended);
     free(m->command);
     free(m->job_id);
     weft_catrow_free_tags(m->tags, m->ntags);
@@ -116,7 +113,7 @@ weft_member *weft_trace_member_at(const weft_trace *t, size_t i)
 static int members_put(weft_trace *t, weft_member *m)
 {
     weft_member_cell *c =
-        weft_hashtab_get(&t->members, member_key(m->rank), sizeof *c);
+        weft_hashtab_get(&t->members, member_key(m->in.rank), sizeof *c);
 
     if (!c)
         return WEFT_ENOMEM;
@@ -132,8 +129,8 @@ static void members_del(weft_trace *t, uint32_t rank)
 
 static int member_rank_cmp(const void *a, const void *b)
 {
-    uint32_t x = (*(weft_member *const *)a)->rank,
-             y = (*(weft_member *const *)b)->rank;
+    uint32_t x = (*(weft_member *const *)a)->in.rank,
+             y = (*(weft_member *const *)b)->in.rank;
 
     return (x > y) - (x < y);
 }
@@ -170,7 +167,7 @@ static void trace_end(weft_trace *t)
 }
 
 /* SYNCING: converts t unless a journal write or fdatasync of a member
- * is still out (weft_trace_synced or weft_trace_member_written come back
+ * is still out (weft_trace_synced or weft_member_written come back
  * here once it is done). */
 static void convert_when_written(weft_trace *t)
 {
@@ -364,7 +361,7 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h,
 {
     weft_member *m = calloc(1, sizeof *m);
 
-    if (!m || !(m->host = strdup(h->hostname)) ||
+    if (!m || !(m->in.host = strdup(h->hostname)) ||
         !(m->command = strdup(h->command)) ||
         !(m->job_id = strdup(h->job_id)) ||
         (h->n_tags && !(m->tags = calloc(h->n_tags, sizeof *m->tags)))) {
@@ -383,12 +380,13 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h,
     m->protocol_version = h->protocol_version;
     m->in.d = t->d;
     m->in.member = m;
+    m->in.uid = t->uid;
     m->in.size = t->size;
     m->in.start_time = h->clock_at_realtime;
     m->in.resolution = h->timer_resolution;
     m->trace = t;
-    m->rank = h->rank;
-    m->pid = h->pid;
+    m->in.rank = h->rank;
+    m->in.pid = h->pid;
     *out = m;
     return 0;
 }
@@ -402,7 +400,7 @@ static int open_journal(weft_member *m, const char *dir, int restoring,
     char name[32], *path;
     int rc;
 
-    weft_journal_name(name, sizeof name, m->rank);
+    weft_journal_name(name, sizeof name, m->in.rank);
     path = weft_path_join(dir, name);
     rc = path ? weft_journal_open(path, &m->in.journal, NULL) : WEFT_ENOMEM;
     if (rc == WEFT_ECORRUPT && restoring) {
@@ -429,29 +427,29 @@ static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
         return weft__fail(err, errlen, WEFT_EEXIST,
                           "rank %u of trace '%s' is "
                           "already connected (host %s, pid %u)",
-                          m->rank, t->name, m->host, m->pid);
-    if (m->said_goodbye)
+                          m->in.rank, t->name, m->in.host, m->in.pid);
+    if (m->in.said_goodbye)
         return weft__fail(err, errlen, WEFT_EEXIST,
                           "rank %u of trace '%s' has "
                           "already finished",
-                          m->rank, t->name);
+                          m->in.rank, t->name);
     if (m->in.pending) /* HelloAck must report what is journaled */
         return weft__fail(
             err, errlen, WEFT_EEXIST,
             "rank %u of trace '%s': what "
             "its previous connection sent is still being written to "
             "the journal; try again",
-            m->rank, t->name);
+            m->in.rank, t->name);
     if (m->damaged)
         return weft__fail(err, errlen, WEFT_ECORRUPT,
                           "the journal of rank %u of "
                           "trace '%s' is damaged; the trace cannot go on",
-                          m->rank, t->name);
+                          m->in.rank, t->name);
     return 0;
 }
 
 int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
-                          weft_member **out, enum weft_limit *limit,
+                          weft_memberin **out, enum weft_limit *limit,
                           char *err, size_t errlen)
 {
     const char *run = hello_run(h);
@@ -519,7 +517,7 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         /* The same member coming back: resume where the journal is. */
         t->connected++;
         t->idle_since = 0;
-        *out = m;
+        *out = &m->in;
         return 0;
     }
     if ((rc = weft_userlim_members(d, uid, err, errlen)) < 0) {
@@ -543,7 +541,7 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     t->joined++;
     t->connected++;
     t->idle_since = 0;
-    *out = m;
+    *out = &m->in;
     return 1;
 }
 
@@ -561,8 +559,9 @@ int weft_member_open(weft_memberin *in, char *err, size_t errlen)
                         errlen);
 }
 
-void weft_trace_join_end(weft_member *m, int rc, int connected)
+void weft_trace_join_end(weft_memberin *in, int rc, int connected)
 {
+    weft_member *m = in->member;
     weft_trace *t = m->trace;
     int made = m->makes_dir && t->made.rc > 0;
 
@@ -570,7 +569,7 @@ void weft_trace_join_end(weft_member *m, int rc, int connected)
     if (made)
         adopt_dir(t);
     if (rc < 0) { /* the rank is not taken */
-        members_del(t, m->rank);
+        members_del(t, m->in.rank);
         t->joined--;
         if (connected)
             t->connected--;
@@ -600,12 +599,13 @@ void weft_trace_join_end(weft_member *m, int rc, int connected)
 int weft_trace_join(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                     weft_member **out, char *err, size_t errlen)
 {
-    weft_member *m = NULL;
-    int rc = weft_trace_join_begin(d, h, uid, &m, NULL, err, errlen);
+    weft_memberin *in = NULL;
+    int rc = weft_trace_join_begin(d, h, uid, &in, NULL, err, errlen);
+    weft_member *m = in ? in->member : NULL;
 
     if (rc == 1) {
-        rc = weft_member_open(&m->in, err, errlen);
-        weft_trace_join_end(m, rc, 1);
+        rc = weft_member_open(in, err, errlen);
+        weft_trace_join_end(in, rc, 1);
     }
     if (rc < 0)
         return rc;
@@ -693,7 +693,7 @@ void weft_trace_restored(weft_trace *t)
     }
     for (size_t i = 0; i < t->members.ncells; i++) {
         const weft_member *m = weft_trace_member_at(t, i);
-        if (m && m->said_goodbye)
+        if (m && m->in.said_goodbye)
             t->goodbyes++;
         if (m && m->damaged)
             damaged++;
@@ -719,32 +719,12 @@ void weft_trace_restored(weft_trace *t)
     t->idle_since = uv_now(d->loop);
 }
 
-int weft_member_location(weft_member *m, uint32_t loc, char *err,
-                         size_t errlen)
+void weft_trace_member_left(weft_memberin *in)
 {
-    uint64_t max = m->trace->d->cfg.max_locations;
-    weft_loc_state *p;
-
-    if (loc < m->in.nlocs)
-        return 0;
-    if (loc >= max)
-        return weft__fail(err, errlen, WEFT_ELIMIT, "thread %u exceeds "
-                          "max_locations (%" PRIu64 ")", loc, max);
-    p = realloc(m->in.locs, (size_t)(loc + 1) * sizeof *p);
-    if (!p)
-        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    memset(p + m->in.nlocs, 0, (loc + 1 - m->in.nlocs) * sizeof *p);
-    m->in.locs = p;
-    m->in.nlocs = loc + 1;
-    return 0;
-}
-
-void weft_trace_member_left(weft_member *m)
-{
-    weft_trace *t = m->trace;
+    weft_trace *t = in->member->trace;
 
     t->connected--;
-    if (m->said_goodbye && ++t->goodbyes == t->size) {
+    if (in->said_goodbye && ++t->goodbyes == t->size) {
         trace_end(t);
         return;
     }
@@ -752,9 +732,14 @@ void weft_trace_member_left(weft_member *m)
         t->idle_since = uv_now(t->d->loop);
 }
 
-void weft_trace_member_written(weft_member *m)
+int weft_member_written(weft_memberin *in)
 {
-    weft_trace_synced(m->trace);
+    weft_trace *t = in->member->trace;
+
+    if (t->state != WEFT_TRACE_SYNCING)
+        return 0;
+    weft_trace_synced(t);
+    return 1;
 }
 
 void weft_trace_synced(weft_trace *t)

@@ -1,14 +1,15 @@
-/* trace.h - traces being recorded, their members (processes) and the
- * per-location state used to validate and resume streams. Loop thread
- * only, except the conversion job which owns a finished trace.
+/* trace.h - traces being recorded and their members (processes): the
+ * trace lifecycle's own header, which ingest never includes (it sees a
+ * member as its weft_memberin and calls what members.h declares). Loop
+ * thread only, except the conversion job which owns a finished trace.
  *
  * A trace is one run (launch) of a program: the first Hello with a new
  * (owner, name, run) creates it (run "" from older clients: by name
- * only). It lives in
- * SPOOL/traces/KEY/ (one journal per member: rank-R.wj), and when all
- * `size` members said goodbye it is handed to a worker thread that
- * converts the journals to SPOOL/traces/KEY/archive/traces.otf2 and
- * records the result in the catalog.
+ * only). It lives in SPOOL/traces/KEY/ (one journal per member:
+ * rank-R.wj), and when all `size` members said goodbye it is handed to a
+ * worker thread that converts the journals to
+ * SPOOL/traces/KEY/archive/traces.otf2 and records the result in the
+ * catalog.
  */
 #ifndef WEFT_TRACE_H
 #define WEFT_TRACE_H
@@ -24,14 +25,12 @@
 #include "journal.h"
 #include "log.h"
 #include "memberin.h"
+#include "members.h"
 #include "record.h"
 #include "weft.pb-c.h"
 
 typedef struct weft_member {
     struct weft_trace *trace;
-    uint32_t rank;
-    uint32_t pid;
-    char *host;
     /* From the member's Hello, for the catalog (validate.c checked the
      * tags: keys unique, within the limits). Owned. */
     char *command;
@@ -41,17 +40,12 @@ typedef struct weft_member {
     uint32_t protocol_version;
     int makes_dir;                /* its open job makes the trace's
                                      directory (loop thread, set before) */
-    int said_goodbye;
-    char *ended;                  /* its Goodbye's `ended`: how it ended
-                                     abnormally, NULL if normally; owned */
-    weft_memberin in;             /* ingest's: its connection, journal,
-                                     ids defined, writes out (memberin.h) */
+    weft_memberin in;             /* ingest's: rank, pid, host, its
+                                     connection, journal, threads, ids
+                                     defined, writes out, Goodbye
+                                     (memberin.h) */
     int damaged;                  /* journal corrupt in the middle: kept as
                                      it is, journal NULL, cannot rejoin */
-    uint64_t refused;             /* events of its batches not stored:
-                                     refused over max_user_spool_bytes or
-                                     min_free_spool_bytes, or their
-                                     journal append failed (session.c) */
 } weft_member;
 
 /* A cell of a trace's members table (proto/hashtab.h): key is the rank
@@ -178,12 +172,6 @@ typedef struct weft_trace {
     weft_dlog_ctx((t)->d, level,                                             \
                   (&(const weft_log_ctx){ (t)->name, (t)->key, -1, NULL }),  \
                   __VA_ARGS__)
-/* The same about member m: its rank too. */
-#define weft_mlog(m, level, ...)                                             \
-    weft_dlog_ctx((m)->trace->d, level,                                      \
-                  (&(const weft_log_ctx){ (m)->trace->name, (m)->trace->key, \
-                                          (m)->rank, NULL }),                \
-                  __VA_ARGS__)
 
 /* A run whose trace stopped recording (all members said goodbye, or weftd
  * gave up on the rest after the grace period). A member of it that comes
@@ -201,45 +189,13 @@ typedef struct weft_ended_run {
 
 #define WEFT_ENDED_RUNS_MAX 4096
 
-/* Joining is three steps, so that the loop thread never waits for the
- * disk: weft_trace_join_begin (loop thread, memory only), then, for a
- * member that is new, weft_member_open (on a thread that may wait for
- * the disk: the journal writer's open thread, jwriter.h), then
- * weft_trace_join_end (loop thread) with its result.
- *
- * Finds the recording trace of hello's run (same owner, name and run) or
- * creates it, and adds or re-attaches the member of hello's rank, which
- * counts as joined and connected from now on. Returns 0 with *out set
- * when the member came back (its journal is open), 1 with *out set when
- * it is new and must be opened, or a WEFT_E* code with err saying why
- * (size mismatch, rank already connected...; WEFT_ECLOSED when the run's
- * trace has already ended) and *limit (if not NULL) the limit that
- * refused it (max_members), else WEFT_LIMIT_NONE. */
-int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *hello,
-                          uint32_t uid, weft_member **out,
-                          enum weft_limit *limit, char *err, size_t errlen);
-/* The disk work of joining new member m (in is m->in: the journal
- * writer's open step, jwriter.h): the trace's directory if m is its
- * first member, then m's journal, opened for appending. Runs on one
- * thread for all members, in the order they joined (the directory is
- * made before its members' journals are opened); touches only m's
- * journal and its trace's `made`. 0, or a WEFT_E* code with err saying
- * why (spool not writable...). */
-int weft_member_open(weft_memberin *in, char *err, size_t errlen);
-/* Loop thread: weft_member_open(m) returned rc. connected: m's
- * connection is still there (it counts in the trace's `connected`). On
- * success m is ready; a new trace is logged and recorded in the catalog.
- * On failure m leaves its trace and is freed (as is a trace whose
- * directory could not be made, once no member of it is left). */
-void weft_trace_join_end(weft_member *m, int rc, int connected);
+/* Joining, leaving, a member's journal writes and what it costs: the
+ * functions ingest calls are declared in members.h (defined in trace.c
+ * and members.c). */
 /* The three steps at once, for tests: 0 with *out set, or a WEFT_E* code
  * with err saying why. */
 int weft_trace_join(weft_daemon *d, const Weft__Hello *hello, uint32_t uid,
                     weft_member **out, char *err, size_t errlen);
-/* The member's connection is gone (after a Goodbye or not). When every
- * member has said goodbye, conversion starts on a worker thread; when
- * none is connected any more, the grace period starts. */
-void weft_trace_member_left(weft_member *m);
 
 /* Member `rank` of t, NULL if it has not joined. */
 weft_member *weft_trace_member(const weft_trace *t, uint32_t rank);
@@ -272,9 +228,6 @@ void weft_trace_restored(weft_trace *t);
 /* Recovery gives up on t (a journal it cannot use; recover.c records
  * why in the catalog): forgets it without converting, its files stay. */
 void weft_trace_abandon(weft_trace *t);
-/* Makes room for thread `loc` of m; WEFT_ELIMIT beyond max_locations. */
-int weft_member_location(weft_member *m, uint32_t loc, char *err,
-                         size_t errlen);
 
 /* The lifecycle table: the state that event ev moves a trace in state s
  * to, or WEFT_ESTATE when s refuses ev. */
@@ -304,9 +257,6 @@ int weft_trace_syncing(const weft_trace *t);
 /* A member's fdatasync job ended: starts a conversion that waited for it. */
 void weft_trace_synced(weft_trace *t);
 
-/* m has no journal entry queued any more: resumes a conversion that
- * waited for it. */
-void weft_trace_member_written(weft_member *m);
 /* Converts traces that had no member connected for grace_period seconds,
  * and retries failed conversions whose time has come; called once a
  * second by the daemon's tick timer. */
