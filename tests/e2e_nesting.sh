@@ -43,7 +43,7 @@ grep -q "\"gaps\": 0," "$TMP/discard.nesting" && fail "discard: no gap in the ar
 WEFT_TRACE=killed setsid "$DEMO" -p 1 -t 2 -n 100000000 -s 200 \
     >"$TMP/killed.out" 2>&1 &
 pid=$!
-sleep 1.5
+wait_journal killed 64k # its events are under way: regions are open
 kill -KILL -- "-$pid" || fail "killed: cannot kill weft-demo"
 wait "$pid" 2>/dev/null
 wait_state killed partial 30
