@@ -96,13 +96,6 @@ static size_t ntraces(const fixture *f)
     return weft_trace_count(&f->d, WEFT_TRACE_RECORDING);
 }
 
-#define assert_err(f, s)                                                     \
-    do {                                                                     \
-        if (!strstr((f)->err, (s)))                                          \
-            print_error("message \"%s\" lacks \"%s\"\n", (f)->err, (s));     \
-        assert_non_null(strstr((f)->err, (s)));                              \
-    } while (0)
-
 /* ---- joining ------------------------------------------------------------- */
 
 static void test_join_creates_trace_once(void **state)

@@ -153,13 +153,6 @@ static int raw_events(case_fixture *f, uint64_t base, uint32_t count,
                                 f->err, sizeof f->err);
 }
 
-#define assert_err(f, s)                                                     \
-    do {                                                                     \
-        if (!strstr((f)->err, (s)))                                          \
-            print_error("message \"%s\" lacks \"%s\"\n", (f)->err, (s));     \
-        assert_non_null(strstr((f)->err, (s)));                              \
-    } while (0)
-
 static const OTF2_MetricMemberRef two_members[] = { 0, 1 };
 
 /* Strings 0 "main", 1 "foo", 2 "cycles"; regions 0 main, 1 foo; metric

@@ -16,6 +16,15 @@
 #include "record.h"
 #include "tmpdir.h"
 
+/* Fails the test unless the fixture f's message (f->err) contains s,
+ * printing both. */
+#define assert_err(f, s)                                                     \
+    do {                                                                     \
+        if (!strstr((f)->err, (s)))                                          \
+            print_error("message \"%s\" lacks \"%s\"\n", (f)->err, (s));     \
+        assert_non_null(strstr((f)->err, (s)));                              \
+    } while (0)
+
 /* ---- records ------------------------------------------------------------ */
 
 static inline weft_record str(OTF2_StringRef self, const char *s)
