@@ -25,6 +25,7 @@ struct weft_status_src;
 struct weft_preauth;
 struct weft_fdguard;
 struct weft_jcache;
+struct weft_asks;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -162,14 +163,7 @@ typedef struct weft_daemon {
     struct weft_worker *cataloger; /* catalog rows of recording traces
                                      and live figures (catjob.h), while
                                      there are some */
-    struct weft_worker *asker;    /* users' questions (ask.c) */
-    unsigned asks;                /* questions queued or answering */
-    /* ask.c: questions in flight (queued, or their answer being sent)
-     * per uid, for max_questions_per_user; at most WEFT_ASK_MAX_QUEUED
-     * uids have any. And how often its refusals were logged. */
-    struct weft_asker { uint32_t uid, n; } askers[64];
-    uint32_t naskers;
-    weft_ratelimit ask_log[2];
+    struct weft_asks *ask;        /* users' questions (ask.h) */
     /* retain.c: the last job's figures, plus the archives converted
      * since (weft_retain_charge). */
     int retain_running;
@@ -190,6 +184,14 @@ typedef struct weft_daemon {
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */
+/* Makes d: zeroed, each part's state allocated (daemon.c). 0, or
+ * WEFT_ENOMEM with nothing left to free. Its configuration, loop and
+ * handles are the caller's to set. */
+int weft_daemon_init(weft_daemon *d);
+/* Frees each part's state: after the loop's last run, once no worker
+ * thread is left to write to it. */
+void weft_daemon_free(weft_daemon *d);
+
 #define weft_dlog(d, level, ...) weft_log((d)->cfg.log_level, level, __VA_ARGS__)
 /* The same with a weft_log_ctx (log.h): trace, key, rank, peer. */
 #define weft_dlog_ctx(d, level, ctx, ...) \

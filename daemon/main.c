@@ -528,7 +528,10 @@ int main(int argc, char **argv)
     weft_daemon d;
     int check = 0, rc, lock_fd = -1;
 
-    memset(&d, 0, sizeof d);
+    if (weft_daemon_init(&d) < 0) {
+        fprintf(stderr, "weftd: out of memory\n");
+        return 1;
+    }
     d.status_src = &status_src;
     weft_config_init(&d.cfg);
     rc = parse_args(argc, argv, &d, &check);
@@ -577,8 +580,7 @@ int main(int argc, char **argv)
     weft_status_stop(&d); /* if no signal did */
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
-    weft_retain_free(&d);
-    weft_reserve_free(&d);
+    weft_daemon_free(&d);
     rc = uv_loop_close(d.loop);
     if (rc != 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",

@@ -303,7 +303,7 @@ static void drain(peer *p)
 /* Whether weftd has something left to do. */
 static int busy(void)
 {
-    if (weft_jwriter_pending(&d) || d.jobs || d.asks ||
+    if (weft_jwriter_pending(&d) || d.jobs || d.ask->n ||
         (d.have_resume && uv_is_active((uv_handle_t *)&d.resume)))
         return 1;
     for (weft_conn *c = d.conns; c; c = c->next) {
@@ -792,7 +792,7 @@ static void daemon_start(uint8_t flags)
     CHECK(weft_mkdir_p(keep, 0700, 0700) == 0);
     put_file(catalog, template_bytes, template_len);
     CHECK(uv_loop_init(&loop) == 0);
-    memset(&d, 0, sizeof d);
+    CHECK(weft_daemon_init(&d) == 0);
     d.loop = &loop;
     weft_config_init(cfg);
     cfg->log_level = getenv("WEFT_FUZZ_LOG") ? 3 : -1;
@@ -840,7 +840,7 @@ static void daemon_stop(void)
     weft_server_stop(&d);
     uv_run(&loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
-    weft_retain_free(&d);
+    weft_daemon_free(&d);
     CHECK(d.jobs == 0);
     CHECK(uv_loop_close(&loop) == 0);
     weft_config_free(&d.cfg);

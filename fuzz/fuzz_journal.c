@@ -264,7 +264,7 @@ static void recover(void)
     weft_daemon d;
     char err[512];
 
-    memset(&d, 0, sizeof d);
+    CHECK(weft_daemon_init(&d) == 0);
     CHECK(uv_loop_init(&loop) == 0);
     d.loop = &loop;
     weft_config_init(&d.cfg);
@@ -281,7 +281,7 @@ static void recover(void)
     CHECK(uv_run(&loop, UV_RUN_DEFAULT) == 0);
     CHECK(d.jobs == 0 && d.converting == 0 && d.converter == NULL);
     weft_trace_free_all(&d);
-    weft_retain_free(&d);
+    weft_daemon_free(&d);
     uv_close((uv_handle_t *)&watchdog, NULL);
     CHECK(uv_run(&loop, UV_RUN_DEFAULT) == 0);
     CHECK(uv_loop_close(&loop) == 0);

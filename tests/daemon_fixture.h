@@ -58,6 +58,7 @@ static inline fixture *daemon_setup(void **state, const char *tag)
     weft_config *c;
 
     assert_non_null(f);
+    assert_int_equal(weft_daemon_init(&f->d), 0);
     f->dir = tu_tmpdir(tag);
     assert_int_equal(uv_loop_init(&f->loop), 0);
     f->d.loop = &f->loop;
@@ -83,7 +84,6 @@ static inline void finish(fixture *f)
     weft_trace_free_all(&f->d);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(f->d.jobs, 0);
-    weft_retain_free(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }
@@ -103,7 +103,7 @@ static inline int teardown(void **state)
         uv_run(&f->loop, UV_RUN_DEFAULT);
         uv_loop_close(&f->loop);
     }
-    weft_retain_free(&f->d);
+    weft_daemon_free(&f->d);
     weft_config_free(&f->d.cfg);
     tu_rmrf(f->dir);
     free(f->dir);

@@ -176,7 +176,6 @@ void stop(fixture *f)
     assert_null(f->d.conns);
     assert_int_equal(f->d.nconns, 0);
     weft_trace_free_all(&f->d);
-    weft_retain_free(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
 }

@@ -356,12 +356,12 @@ static void test_admin_question_reserve(void **state)
     assert_int_equal(weft_config_set(&f->d.cfg, "weftd", "admin_group",
                                      "nogroup", err, sizeof err), 0);
     assert_int_equal(weft_reserve_load(&f->d, &gid), 0);
-    f->d.asks = WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
+    f->d.ask->n = WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
     start(f);
     assert_int_equal(ask_as(f, uid, other), 1);
     assert_int_equal(ask_as(f, uid, member), 0);
     sleep_ms(300); /* its question ends once its asker is gone */
-    f->d.asks -= WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
+    f->d.ask->n -= WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
     stop(f);
     weft_reserve_free(&f->d);
 }

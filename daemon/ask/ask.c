@@ -99,12 +99,12 @@ static void question_end(ask_job *j)
 {
     weft_daemon *d = j->d;
 
-    d->asks--;
-    for (uint32_t i = 0; i < d->naskers; i++) {
-        if (d->askers[i].uid != j->uid)
+    d->ask->n--;
+    for (uint32_t i = 0; i < d->ask->nusers; i++) {
+        if (d->ask->users[i].uid != j->uid)
             continue;
-        if (--d->askers[i].n == 0)
-            d->askers[i] = d->askers[--d->naskers];
+        if (--d->ask->users[i].n == 0)
+            d->ask->users[i] = d->ask->users[--d->ask->nusers];
         break;
     }
     job_free(j);
@@ -507,32 +507,28 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
 
 _Static_assert(WEFT_ASK_PIECE <= WEFT_ANSWER_CHUNK, "a piece is one Answer frame");
 
-_Static_assert(sizeof ((weft_daemon *)0)->askers /
-               sizeof ((weft_daemon *)0)->askers[0] >= WEFT_ASK_MAX_QUEUED,
-               "a uid per question in flight");
-
 /* Questions of uid in flight. */
 static uint32_t asker_count(const weft_daemon *d, uint32_t uid)
 {
-    for (uint32_t i = 0; i < d->naskers; i++)
-        if (d->askers[i].uid == uid)
-            return d->askers[i].n;
+    for (uint32_t i = 0; i < d->ask->nusers; i++)
+        if (d->ask->users[i].uid == uid)
+            return d->ask->users[i].n;
     return 0;
 }
 
-/* One more question of uid (there is room: d->asks < the array's size,
+/* One more question of uid (there is room: d->ask->n < the array's size,
  * which may_ask checked). */
 static void asker_charge(weft_daemon *d, uint32_t uid)
 {
-    for (uint32_t i = 0; i < d->naskers; i++) {
-        if (d->askers[i].uid == uid) {
-            d->askers[i].n++;
+    for (uint32_t i = 0; i < d->ask->nusers; i++) {
+        if (d->ask->users[i].uid == uid) {
+            d->ask->users[i].n++;
             return;
         }
     }
-    assert(d->naskers < sizeof d->askers / sizeof d->askers[0]);
-    d->askers[d->naskers].uid = uid;
-    d->askers[d->naskers++].n = 1;
+    assert(d->ask->nusers < sizeof d->ask->users / sizeof d->ask->users[0]);
+    d->ask->users[d->ask->nusers].uid = uid;
+    d->ask->users[d->ask->nusers++].n = 1;
 }
 
 /* Refuses c's question (cause: 0 weftd is full, 1 the user is), with an
@@ -556,7 +552,7 @@ static int refuse(weft_conn *c, int cause, enum weft_limit l,
     d->refused++;
     if (l != WEFT_LIMIT_NONE)
         weft_limit_hit(d, l);
-    if (!weft_ratelimit_allow(&d->ask_log[cause], uv_now(d->loop),
+    if (!weft_ratelimit_allow(&d->ask->log[cause], uv_now(d->loop),
                              d->cfg.max_log_refusals, &left_out))
         ;
     else if (left_out)
@@ -586,9 +582,9 @@ static int may_ask(weft_conn *c)
     unsigned cap = privileged ? WEFT_ASK_MAX_QUEUED
                               : WEFT_ASK_MAX_QUEUED - WEFT_ASK_RESERVE;
 
-    if (d->asks >= cap)
+    if (d->ask->n >= cap)
         return refuse(c, 0, WEFT_LIMIT_NONE, "weftd is answering %u "
-                      "questions already; ask again in a moment", d->asks);
+                      "questions already; ask again in a moment", d->ask->n);
     if (!privileged && mine >= d->cfg.max_questions_per_user)
         return refuse(c, 1, WEFT_LIMIT_MAX_QUESTIONS_PER_USER, "you have %"
                       PRIu32 " questions being answered already "
@@ -679,16 +675,16 @@ static int submit(weft_conn *c, int kind, const char *trace, int held_other,
     j->gid = c->peer_gid;
     j->all = weft_reserve_is_admin(d, j->uid, j->gid);
     j->held = held_other;
-    if ((!d->asker &&
+    if ((!d->ask->asker &&
          (rc = weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
-                                 &d->asker)) < 0) ||
-        (rc = weft_worker_submit(d->asker, &j->work, ask_work,
+                                 &d->ask->asker)) < 0) ||
+        (rc = weft_worker_submit(d->ask->asker, &j->work, ask_work,
                                  ask_done)) < 0) {
         job_free(j);
         weft_conn_fail(c, rc, "cannot answer: %s", weft_strerror(rc));
         return rc;
     }
-    d->asks++;
+    d->ask->n++;
     d->jobs++;
     j->at_worker = 1;
     asker_charge(d, j->uid);
@@ -736,6 +732,18 @@ int weft_ask_import(weft_conn *c, const Weft__ImportTrace *m)
     if (weft_quota_live(&c->d->quota, c->peer_uid, (int64_t)charge) == 0)
         j->charge = charge;
     return 0;
+}
+
+int weft_ask_init(weft_daemon *d)
+{
+    d->ask = calloc(1, sizeof *d->ask);
+    return d->ask ? 0 : WEFT_ENOMEM;
+}
+
+void weft_ask_free(weft_daemon *d)
+{
+    free(d->ask);
+    d->ask = NULL;
 }
 
 void weft_ask_report(weft_daemon *d)

@@ -47,6 +47,23 @@
 /* Longest trace key in a REMOVE. */
 #define WEFT_ASK_MAX_KEY 4096
 
+/* ask.c's state (d->ask). Loop thread. */
+typedef struct weft_asks {
+    struct weft_worker *asker;    /* answers questions, while there are
+                                     some (it sets this to NULL when it
+                                     stops: freed only at exit) */
+    unsigned n;                   /* questions queued or answering */
+    /* questions in flight (queued, or their answer being sent) per uid,
+     * for max_questions_per_user: at most WEFT_ASK_MAX_QUEUED uids */
+    struct weft_asker { uint32_t uid, n; } users[WEFT_ASK_MAX_QUEUED];
+    uint32_t nusers;
+    weft_ratelimit log[2];        /* its refusals logged, per cause */
+} weft_asks;
+
+/* d->ask made (weft_daemon_init) and freed (weft_daemon_free, at exit). */
+int weft_ask_init(weft_daemon *d);
+void weft_ask_free(weft_daemon *d);
+
 /* c's Query: pauses c while a worker answers it, then sends the Answer
  * frames (or an Error) and closes c. 0 when taken, or the WEFT_E* code c
  * was failed with. Loop thread. */
