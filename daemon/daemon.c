@@ -7,14 +7,14 @@
 #include <string.h>
 
 #include "ask.h"
-#include "reserve.h"
 #include "retain.h"
+#include "server.h"
 #include "weft_errors.h"
 
 int weft_daemon_init(weft_daemon *d)
 {
     memset(d, 0, sizeof *d);
-    if (weft_ask_init(d) < 0) {
+    if (weft_server_init(d) < 0 || weft_ask_init(d) < 0) {
         weft_daemon_free(d);
         return WEFT_ENOMEM;
     }
@@ -24,6 +24,6 @@ int weft_daemon_init(weft_daemon *d)
 void weft_daemon_free(weft_daemon *d)
 {
     weft_retain_free(d);
-    weft_reserve_free(d);
     weft_ask_free(d);
+    weft_server_free(d);
 }

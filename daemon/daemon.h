@@ -10,10 +10,8 @@
 #include "log.h"
 #include "diskres.h"
 #include "quota.h"
-#include "uidmap.h"
 #include "weftd_config.h"
 
-struct weft_conn;
 struct weft_server_cbs;
 struct weft_session_ask;
 struct weft_trace;
@@ -22,10 +20,8 @@ struct weft_ended_run;
 struct weft_worker;
 struct weft_status;
 struct weft_status_src;
-struct weft_preauth;
-struct weft_fdguard;
-struct weft_jcache;
 struct weft_asks;
+struct weft_server;
 
 /* The limits whose hits weftd counts (weft status, STATUS=); names are
  * the configuration keys, "fd_limit" being RLIMIT_NOFILE. */
@@ -61,26 +57,18 @@ enum weft_limit {
 /* Lists of traces: one per state of trace.h's enum weft_trace_state but
  * DONE. */
 #define WEFT_TRACE_LISTS 5
-/* Causes of connlog.h's rate-limited lines (at least its enum's). */
-#define WEFT_CONNLOG_CAUSES 4
 
 typedef struct weft_daemon {
     uv_loop_t *loop;
     weft_config cfg;
-    uv_tcp_t tcp;                 /* TCP listener, if cfg.listen */
-    uv_pipe_t unix_sock;          /* Unix listener, if cfg.socket */
-    int have_tcp, have_unix;
     uv_signal_t sig_term, sig_int;
     uv_timer_t tick;              /* once a second: grace periods */
     const struct weft_server_cbs *server_cbs; /* where frames go
                                      (server.h) */
     const struct weft_session_ask *ask_cbs; /* where questions go
                                      (session.h; ask.c's, set by main.c) */
-    struct weft_conn *conns;      /* live connections */
-    uint64_t nconns;
-    uint64_t nclosing;            /* of them closing: refused ones still
-                                     counted until closed are not held
-                                     against max_connections */
+    struct weft_server *srv;      /* listeners, connections, journal
+                                     writers, authentication (server.h) */
     /* trace.c's traces by lifecycle state (enum weft_trace_state, but
      * DONE), newest first: walk them with weft_trace_first/next */
     struct weft_trace *trace_lists[WEFT_TRACE_LISTS];
@@ -110,55 +98,10 @@ typedef struct weft_daemon {
     uint64_t dropped_in;          /* records clients reported dropped (in
                                      Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
-    char bound[300];              /* the TCP address bound, "" if none */
-    /* server.c: global backpressure (max_buffered), file descriptors,
-     * shutdown and how often each limit was reached. */
-    uint64_t buffered;            /* bytes of frames partly received, all
-                                     connections (reader allocations), and
-                                     of journal entries not yet written */
-    uint64_t npaused_buffered;    /* connections waiting for it to fall */
-    uv_idle_t resume;             /* resumes them outside read callbacks */
-    int have_resume;
-    uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
-    int backlog_checked;          /* somaxconn compared with listen_backlog */
-    uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
-    uv_stream_t *held[2];         /* listeners (Unix, TCP) whose pending
-                                     connection waits for room
-                                     (server.c: take_held) */
-    struct weft_fdguard *fdguard; /* listeners paused out of descriptors
-                                     (fdguard.h) */
-    uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
-    int have_shutdown_timer;
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
-    /* refusals logged per cause (a limit, or WEFT_LIMIT_NONE), at most
-     * cfg.max_log_refusals a second each (server.c) */
-    weft_ratelimit refusal_log[WEFT_LIMIT__COUNT + 1];
-    /* lines a peer causes at will, per cause (connlog.h), at most
-     * cfg.max_log_refusals a second each */
-    weft_ratelimit conn_log[WEFT_CONNLOG_CAUSES];
-    struct weft_admins *admins;   /* admin_group's gid and members, as
-                                     looked up at start and on SIGHUP
-                                     (reserve.h) */
-    uint8_t *rbuf;                 /* the read buffer of every connection
-                                      (server.c), WEFT_READ_CHUNK bytes,
-                                      while there are connections */
-    weft_uidmap users;            /* connections per uid that said Hello
-                                     (max_connections_per_user; accept.c's
-                                     cells); empty without connections */
-    struct weft_preauth *preauth; /* connections whose user is not known
-                                     yet (preauth.h) */
-    struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
-    struct weft_jcache *jcache;   /* journals with a descriptor open
-                                     (jcache.h) */
     /* Threads of their own for slow work (worker.h): */
-    struct weft_worker *syncer;   /* fdatasync batches (durability =
-                                     fsync; session.c), started with the
-                                     journal writer, stopped by the
-                                     server's on_stop (main.c) */
     struct weft_worker *converter; /* conversions (trace.c), while there
                                      are some */
-    struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
-                                     while there are some */
     struct weft_worker *retainer; /* retention jobs (retain.c) */
     struct weft_worker *cataloger; /* catalog rows of recording traces
                                      and live figures (catjob.h), while
@@ -173,7 +116,6 @@ typedef struct weft_daemon {
                                      (quota.h) */
     uint64_t spool_bytes;         /* bytes of the traces not removed */
     weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
-    weft_ratelimit lost_log;      /* batches a failed append lost */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
     const struct weft_status_src *status_src; /* what the status asks

@@ -101,7 +101,7 @@ static void on_tick(uv_timer_t *t)
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
                "start, %llu refused, limits reached %llu times",
-               (unsigned long long)d->nconns, recording, d->converting,
+               (unsigned long long)d->srv->nconns, recording, d->converting,
                (unsigned long long)(d->events_in - d->events_at_tick),
                (unsigned long long)d->events_in,
                (unsigned long long)d->bytes_in,
@@ -207,13 +207,13 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     d->stopping = 1;
     sd_notifyf(0, "STOPPING=1\nSTATUS=stopping: draining %llu connections, "
-               "%u jobs", (unsigned long long)d->nconns, d->jobs);
+               "%u jobs", (unsigned long long)d->srv->nconns, d->jobs);
     weft_status_stop(d);  /* after the last write */
     weft_dlog(d, WEFT_LOG_INFO, "%s: stopping: no new connections; %llu "
               "connections finish the frame they are receiving and get "
               "their acks, %u jobs (conversions, fsyncs) finish; at most %llu "
               "s (shutdown_timeout)", signum == SIGTERM ? "SIGTERM" : "SIGINT",
-              (unsigned long long)d->nconns, d->jobs,
+              (unsigned long long)d->srv->nconns, d->jobs,
               (unsigned long long)d->cfg.shutdown_timeout);
     weft_server_drain(d);
     /* The last resort, should the loop itself not come back to its
@@ -460,7 +460,7 @@ static int prepare_storage(weft_daemon *d)
 static void stop_ingest(weft_daemon *d)
 {
     weft_jwriter_stop(d);
-    weft_worker_stop(d->syncer);  /* its last syncs come back, unacked */
+    weft_worker_stop(d->srv->syncer);  /* its last syncs come back, unacked */
 }
 
 static const weft_server_cbs ingest = { weft_session_frame,
@@ -470,24 +470,26 @@ static const weft_server_cbs ingest = { weft_session_frame,
                                         weft_session_pending,
                                         weft_session_describe };
 
-/* Starts the journal writer and the syncer (durability = fsync's
- * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
- * code (logged). */
 /* The status (status.c) asks ingest and the traces through these. */
-static uint64_t status_paused(const weft_daemon *d)
+static void status_ingest(const weft_daemon *d, weft_status_ingest *out)
 {
-    uint64_t n = 0;
+    const weft_server *s = d->srv;
 
-    for (const weft_conn *c = d->conns; c; c = c->next)
-        n += (c->paused & (WEFT_PAUSE_PENDING | WEFT_PAUSE_BUFFERED)) != 0;
-    return n;
+    out->conns = s->nconns;
+    out->paused = 0;
+    for (const weft_conn *c = s->conns; c; c = c->next)
+        out->paused += (c->paused & (WEFT_PAUSE_PENDING |
+                                     WEFT_PAUSE_BUFFERED)) != 0;
+    out->buffered = s->buffered;
+    out->fd_limit = s->fd_limit;
+    out->bound = s->bound;
 }
 
 static uint64_t status_user_conns(const weft_daemon *d, uint32_t uid)
 {
     uint64_t n = 0;
 
-    for (const weft_conn *c = d->conns; c; c = c->next)
+    for (const weft_conn *c = d->srv->conns; c; c = c->next)
         n += (c->charged && c->charged_uid == uid) ||
              (c->has_peer_uid && c->peer_uid == uid);
     return n;
@@ -502,17 +504,21 @@ static void status_conversions(const weft_daemon *d, unsigned *running,
     *queued = n.queued;
 }
 
-static const weft_status_src status_src = { status_paused,
+static const weft_status_src status_src = { status_ingest,
                                             status_user_conns,
                                             status_conversions,
                                             weft_live_status,
                                             weft_limit_name };
 
+/* Starts the journal writer and the syncer (durability = fsync's
+ * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
+ * code (logged). */
 static int start_ingest(weft_daemon *d)
 {
     int rc = weft_jwriter_start(d, weft_session_written);
 
-    if (rc == 0 && (rc = weft_worker_start(d->loop, 1, 0, &d->syncer)) < 0)
+    if (rc == 0 &&
+        (rc = weft_worker_start(d->loop, 1, 0, &d->srv->syncer)) < 0)
         weft_jwriter_stop(d);
     if (rc < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot start the journal writer "

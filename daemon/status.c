@@ -88,13 +88,16 @@ static json_t *recording(const weft_daemon *d, int all, uint32_t uid)
 static char *user_status_text(const weft_daemon *d, uint32_t uid)
 {
     json_t *st = json_object(), *traces = recording(d, 0, uid);
+    weft_status_ingest in = { .bound = "" };
     json_int_t conns = 0, events = 0;
     size_t i;
     json_t *t;
     char *text;
 
-    if (d->status_src)
+    if (d->status_src) {
         conns = (json_int_t)d->status_src->user_conns(d, uid);
+        d->status_src->ingest(d, &in);
+    }
     json_array_foreach(traces, i, t)
         events += json_integer_value(json_object_get(t, "events"));
     json_object_set_new(st, "scope", json_string("user"));
@@ -103,8 +106,8 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
     json_object_set_new(st, "pid", json_integer(getpid()));
     json_object_set_new(st, "started", json_integer(d->started));
     json_object_set_new(st, "updated", json_integer(time(NULL)));
-    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
-                                                              : d->cfg.socket));
+    json_object_set_new(st, "listen", json_string(in.bound[0] ? in.bound
+                                                             : d->cfg.socket));
     json_object_set_new(st, "connections", json_integer(conns));
     json_object_set_new(st, "max_connections",
                         json_integer((json_int_t)d->cfg.max_connections));
@@ -119,7 +122,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st, *limits;
     unsigned running = 0, queued = 0;
-    uint64_t paused = 0;
+    weft_status_ingest in = { .bound = "" };
     char *text;
 
     if (!all)
@@ -128,19 +131,19 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     limits = json_object();
     if (d->status_src) {
         d->status_src->conversions(d, &running, &queued);
-        paused = d->status_src->paused(d);
+        d->status_src->ingest(d, &in);
     }
     json_object_set_new(st, "scope", json_string("all"));
     json_object_set_new(st, "version", json_string(PACKAGE_VERSION));
     json_object_set_new(st, "pid", json_integer(getpid()));
     json_object_set_new(st, "started", json_integer(d->started));
     json_object_set_new(st, "updated", json_integer(time(NULL)));
-    json_object_set_new(st, "listen", json_string(d->bound[0] ? d->bound
-                                                              : d->cfg.socket));
-    json_object_set_new(st, "connections", json_integer((json_int_t)d->nconns));
+    json_object_set_new(st, "listen", json_string(in.bound[0] ? in.bound
+                                                             : d->cfg.socket));
+    json_object_set_new(st, "connections", json_integer((json_int_t)in.conns));
     json_object_set_new(st, "max_connections",
                         json_integer((json_int_t)d->cfg.max_connections));
-    json_object_set_new(st, "paused", json_integer((json_int_t)paused));
+    json_object_set_new(st, "paused", json_integer((json_int_t)in.paused));
     /* converting: queued and running, as before there was a queue */
     json_object_set_new(st, "converting", json_integer(d->converting));
     json_object_set_new(st, "conversions_running",
@@ -156,10 +159,10 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     json_object_set_new(st, "refused", json_integer((json_int_t)d->refused));
     json_object_set_new(st, "dropped", json_integer((json_int_t)d->dropped_in));
     json_object_set_new(st, "recording", recording(d, all, uid));
-    json_object_set_new(st, "buffered", json_integer((json_int_t)d->buffered));
+    json_object_set_new(st, "buffered", json_integer((json_int_t)in.buffered));
     json_object_set_new(st, "max_buffered",
                         json_integer((json_int_t)d->cfg.max_buffered));
-    json_object_set_new(st, "fd_limit", json_integer((json_int_t)d->fd_limit));
+    json_object_set_new(st, "fd_limit", json_integer((json_int_t)in.fd_limit));
     for (int l = 0; d->status_src && l < WEFT_LIMIT__COUNT; l++)
         json_object_set_new(limits,
                             d->status_src->limit_name((enum weft_limit)l),

@@ -27,13 +27,23 @@ typedef struct weft_status_trace {
 
 typedef void (*weft_status_trace_fn)(const weft_status_trace *t, void *arg);
 
+/* Ingest's figures, as the status shows them. */
+typedef struct weft_status_ingest {
+    uint64_t conns;       /* connections open */
+    uint64_t paused;      /* of them, paused for their journal writes or
+                             max_buffered */
+    uint64_t buffered;    /* bytes counted against max_buffered */
+    uint64_t fd_limit;    /* RLIMIT_NOFILE (soft) in effect */
+    const char *bound;    /* the TCP address bound, "" if none */
+} weft_status_ingest;
+
 /* What the status tells of the parts status.c does not include (ingest's
  * connections, the traces' lifecycle): their functions, which main.c
- * wires in d->status_src. Without it those figures are 0 and the list of
- * traces recording is empty. */
+ * wires in d->status_src. Without it those figures are 0 (no address
+ * bound) and the list of traces recording is empty. */
 typedef struct weft_status_src {
-    /* connections paused for their journal writes or max_buffered */
-    uint64_t (*paused)(const weft_daemon *d);
+    /* ingest's figures in *out */
+    void (*ingest)(const weft_daemon *d, weft_status_ingest *out);
     /* connections of uid (charged to it, or whose peer it is) */
     uint64_t (*user_conns)(const weft_daemon *d, uint32_t uid);
     /* conversions running and waiting for a max_conversions slot */

@@ -98,7 +98,7 @@
 
 typedef struct peer {
     int fd;                 /* our end, -1 when none */
-    weft_conn *c;           /* weftd's end, while listed in d.conns */
+    weft_conn *c;           /* weftd's end, while listed in d.srv->conns */
     char tag[32];           /* c->peer, to find it there */
     weft_frame_reader reader;
     int member;             /* index in members[], -1 */
@@ -143,7 +143,7 @@ static uint16_t tcp_port;     /* of weftd's listener */
 static void stop_ingest(weft_daemon *dd)
 {
     weft_jwriter_stop(dd);
-    weft_worker_stop(dd->syncer);
+    weft_worker_stop(dd->srv->syncer);
 }
 
 static const weft_server_cbs ingest = { weft_session_frame,
@@ -160,7 +160,7 @@ static const weft_server_cbs ingest_tcp = { weft_session_frame,
 /* p's connection if weftd still lists it. */
 static weft_conn *conn_of(const peer *p)
 {
-    for (weft_conn *c = d.conns; c; c = c->next)
+    for (weft_conn *c = d.srv->conns; c; c = c->next)
         if (c == p->c && strcmp(c->peer, p->tag) == 0)
             return c;
     return NULL;
@@ -304,9 +304,9 @@ static void drain(peer *p)
 static int busy(void)
 {
     if (weft_jwriter_pending(&d) || d.jobs || d.ask->n ||
-        (d.have_resume && uv_is_active((uv_handle_t *)&d.resume)))
+        (d.srv->have_resume && uv_is_active((uv_handle_t *)&d.srv->resume)))
         return 1;
-    for (weft_conn *c = d.conns; c; c = c->next) {
+    for (weft_conn *c = d.srv->conns; c; c = c->next) {
         uv_os_fd_t fd;
         int n = 0;
         if (weft_conn_closing(c) || c->auth_job ||
@@ -359,7 +359,7 @@ static weft_conn *accepted(const peer *p)
 {
     for (int k = 0; k < 1000; k++) {
         uv_run(&loop, UV_RUN_NOWAIT);
-        for (weft_conn *c = d.conns; c; c = c->next)
+        for (weft_conn *c = d.srv->conns; c; c = c->next)
             if (strcmp(c->peer, p->tag) == 0)
                 return c;
     }
@@ -824,7 +824,7 @@ static void daemon_start(uint8_t flags)
         CHECK(weft_server_adopt(&d, fz_listen(&tcp_port), 0) == 0);
     }
     CHECK(weft_jwriter_start(&d, weft_session_written) == 0);
-    CHECK(weft_worker_start(d.loop, 1, 0, &d.syncer) == 0);
+    CHECK(weft_worker_start(d.loop, 1, 0, &d.srv->syncer) == 0);
     d.ask_cbs = &weft_ask_cbs;
     CHECK(weft_server_start(&d, tcp ? &ingest_tcp : &ingest) == 0);
 }

@@ -115,7 +115,7 @@ static void on_tick(uv_timer_t *t)
 static void stop_ingest(weft_daemon *d)
 {
     weft_jwriter_stop(d);
-    weft_worker_stop(d->syncer);
+    weft_worker_stop(d->srv->syncer);
 }
 
 /* Wired as main.c does. */
@@ -135,10 +135,10 @@ void start(fixture *f)
     FILE *fp;
 
     assert_int_equal(weft_jwriter_start(&f->d, weft_session_written), 0);
-    assert_int_equal(weft_worker_start(&f->loop, 1, 0, &f->d.syncer), 0);
+    assert_int_equal(weft_worker_start(&f->loop, 1, 0, &f->d.srv->syncer), 0);
     f->d.ask_cbs = &weft_ask_cbs;
     assert_int_equal(weft_server_start(&f->d, &ingest), 0);
-    assert_int_equal(uv_tcp_getsockname(&f->d.tcp, (struct sockaddr *)&ss,
+    assert_int_equal(uv_tcp_getsockname(&f->d.srv->tcp, (struct sockaddr *)&ss,
                                         &len), 0);
     assert_int_equal(ss.ss_family, AF_INET);
     f->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
@@ -173,8 +173,8 @@ void stop(fixture *f)
     assert_int_equal(pthread_join(f->thread, NULL), 0);
     f->running = 0;
     assert_int_equal(f->d.jobs, 0);
-    assert_null(f->d.conns);
-    assert_int_equal(f->d.nconns, 0);
+    assert_null(f->d.srv->conns);
+    assert_int_equal(f->d.srv->nconns, 0);
     weft_trace_free_all(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);

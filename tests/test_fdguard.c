@@ -116,16 +116,16 @@ static void test_emfile_pauses(void **state)
     /* once per pause, not in a loop (a spin fails thousands of times a
      * second; a busy machine may let a pause end once more); and the
      * loop thread still serves */
-    assert_true(f->d.accept_failed >= 1 && f->d.accept_failed < 10);
-    assert_true(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.tcp));
+    assert_true(f->d.srv->accept_failed >= 1 && f->d.srv->accept_failed < 10);
+    assert_true(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.srv->tcp));
     send_bytes_free(s, defs_frame(1));
     expect_ack(s, 1, 0, 1);
     sleep_ms(WEFT_ACCEPT_PAUSE_MS + 200); /* still out: stays paused */
-    assert_true(f->d.accept_failed < 10);
+    assert_true(f->d.srv->accept_failed < 10);
     unhog(&h);
     cl_challenge(waiting); /* accepted once it resumed: weftd speaks first */
     hello_ok(waiting, "fdg", 1, 2);
-    assert_false(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.tcp));
+    assert_false(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.srv->tcp));
     send_bytes_free(waiting, goodbye_frame());
     expect_eof(waiting);
     close(waiting);
@@ -149,7 +149,7 @@ static void test_stop_while_paused(void **state)
     hog_all(f, &h);
     connect_fd(f, waiting);
     sleep_ms(300);
-    assert_true(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.tcp));
+    assert_true(weft_fdguard_paused(&f->d, (uv_stream_t *)&f->d.srv->tcp));
     unhog(&h);
     stop(f);
     close(waiting);

@@ -20,6 +20,7 @@
 #include "journal.h"
 #include "tmpdir.h"
 #include "memberin.h"
+#include "server.h"
 
 enum { N = 20, MAX = 16 };
 
@@ -34,6 +35,7 @@ static int setup(void **state)
     jfix *f = calloc(1, sizeof *f);
 
     assert_non_null(f);
+    assert_int_equal(weft_daemon_init(&f->d), 0);
     f->dir = tu_tmpdir("jcache");
     f->d.cfg.max_open_journals = MAX;
     for (int i = 0; i < N; i++) {
@@ -59,7 +61,8 @@ static int teardown(void **state)
         weft_jcache_forget(&f->m[i]);
         weft_journal_close(f->m[i].journal);
     }
-    assert_null(f->d.jcache); /* gone with its last member */
+    assert_null(f->d.srv->jcache); /* gone with its last member */
+    weft_daemon_free(&f->d);
     tu_rmrf(f->dir);
     free(f->dir);
     free(f);
@@ -116,7 +119,7 @@ static void test_idle(void **state)
     m->pending = 0;
     weft_jcache_idle(m);
     assert_int_equal(weft_jcache_open(&f->d), 0);
-    assert_null(f->d.jcache);
+    assert_null(f->d.srv->jcache);
     assert_false(weft_journal_is_open(m->journal));
     /* connected: stays open */
     f->m[1].conn = (struct weft_conn *)1;

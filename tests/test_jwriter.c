@@ -1,7 +1,7 @@
 /* test_jwriter.c - journal opens and appends on the writer threads
  * (daemon/ingest/jwriter.c), over a real loop and a real journal.
  *
- * Entries come back in the order submitted, written, with d->buffered
+ * Entries come back in the order submitted, written, with d->srv->buffered
  * and the member's counts back at 0; a failed append (a file size limit,
  * as on a full disk) of a Definitions entry fails that entry and every
  * later one of the member without writing them, so the journal has no
@@ -32,6 +32,7 @@
 #include "jwriter.h"
 #include "testutil.h"
 #include "memberin.h"
+#include "server.h"
 #include "weft_errors.h"
 
 #define MAX_DONE 64
@@ -82,6 +83,7 @@ static int setup(void **state)
     f->path = tu_path(f->dir, "rank-0.wj");
     f->path2 = tu_path(f->dir, "rank-1.wj");
     assert_int_equal(uv_loop_init(&f->loop), 0);
+    assert_int_equal(weft_daemon_init(&f->d), 0);
     f->d.loop = &f->loop;
     assert_int_equal(weft_journal_open(f->path, &f->m.journal, NULL), 0);
     assert_int_equal(weft_jwriter_start(&f->d, on_done), 0);
@@ -97,6 +99,7 @@ static int teardown(void **state)
     weft_jwriter_stop(&f->d);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&f->loop), 0);
+    weft_daemon_free(&f->d);
     weft_journal_close(f->m.journal);
     if (f->m2.journal)
         weft_journal_close(f->m2.journal);
@@ -205,7 +208,7 @@ static void test_in_order(void **state)
         submit(f, s);
     assert_int_equal(weft_jwriter_pending(&f->d), 40);
     assert_int_equal(f->m.pending, 40);
-    assert_true(f->d.buffered > 40 * 100);
+    assert_true(f->d.srv->buffered > 40 * 100);
     /* The loop runs while entries are out, and ends when all are back. */
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(f->ndone, 40);
@@ -216,7 +219,7 @@ static void test_in_order(void **state)
     assert_int_equal(weft_jwriter_pending(&f->d), 0);
     assert_int_equal(f->m.pending, 0);
     assert_int_equal(f->m.pending_bytes, 0);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
     assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 40);
     for (size_t i = 0; i < 40; i++)
         assert_int_equal(seqs[i], i + 1);
@@ -303,7 +306,7 @@ static void test_failed_batch_not_stored(void **state)
         assert_int_equal(f->done_lost[i], i > 2);
     }
     assert_false(f->m.write_failed);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
     assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 3);
     assert_int_equal(seqs[2], 3);
     submit(f, 6);
@@ -323,7 +326,7 @@ static void test_stop_writes_what_is_queued(void **state)
         submit(f, s);
     weft_jwriter_stop(&f->d);  /* without running the loop */
     assert_int_equal(f->ndone, 10);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
     assert_int_equal(journal_seqs(f, seqs, MAX_DONE), 10);
     weft_jwriter_stop(&f->d);  /* idempotent */
 }
@@ -342,7 +345,7 @@ static void test_open_then_append(void **state)
     assert_non_null(f->m2.journal);
     assert_int_equal(f->m2.pending, 0);
     assert_int_equal(f->m2.pending_bytes, 0);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
     assert_int_equal(journal_seqs_at(f->path2, seqs, MAX_DONE), 1);
     assert_int_equal(seqs[0], 1);
 }
@@ -358,7 +361,7 @@ static void test_open_fails(void **state)
     assert_string_equal(f->done_msg[0], "cannot make it: no room");
     assert_null(f->m2.journal);
     assert_false(f->m2.write_failed);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
     assert_int_equal(access(f->path2, F_OK), -1);
 }
 

@@ -124,13 +124,13 @@ static void test_admin_fds(void **state)
     close(probe);
     /* An accepted descriptor near probe: an admin's needs probe + 2 +
      * WEFT_FD_RESERVE, an ordinary one 32 more. */
-    f->d.fd_limit = (uint64_t)probe + 2 + WEFT_FD_RESERVE + 16;
+    f->d.srv->fd_limit = (uint64_t)probe + 2 + WEFT_FD_RESERVE + 16;
     tcp = cl_connect(f);
     expect_error(tcp, WEFT_ELIMIT, "near its file descriptor limit");
     u = unix_connect(f);
     hello_ok(u, "fds", 0, 1);
     close(u);
-    f->d.fd_limit = 0;
+    f->d.srv->fd_limit = 0;
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_FD_LIMIT], 1);
 }

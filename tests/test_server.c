@@ -805,7 +805,7 @@ static void test_max_connections_per_user(void **state)
     close(b);
     hello_uid = 0;
     stop(f);
-    assert_int_equal(f->d.users.n, 0);
+    assert_int_equal(f->d.srv->users.n, 0);
 }
 
 /* ---- peers that vanish ---------------------------------------------------- */
@@ -923,7 +923,7 @@ static void test_stop_with_unread_acks(void **state)
     }
     assert_int_equal(rc, 0);
     f->running = 0;
-    assert_null(f->d.conns);
+    assert_null(f->d.srv->conns);
     weft_trace_free_all(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);

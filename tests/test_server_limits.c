@@ -473,7 +473,7 @@ static void test_stalled_disk_status(void **state)
     send_bytes_free(a, defs_frame(1));
     expect_ack(a, 1, 0, 1);  /* after its fdatasync */
 
-    weft_worker_hold(f->d.syncer, 1);
+    weft_worker_hold(f->d.srv->syncer, 1);
     weft_status_hold(&f->d, 1);
     assert_int_equal(unlink(path), 0);
     assert_int_equal(uv_async_send(&ctl->async), 0);
@@ -491,7 +491,7 @@ static void test_stalled_disk_status(void **state)
 
     weft_status_hold(&f->d, 0);
     assert_true(wait_file(path, 1, 5000));
-    weft_worker_hold(f->d.syncer, 0);
+    weft_worker_hold(f->d.srv->syncer, 0);
     expect_ack(a, 0, 0, 1);
     send_bytes_free(a, goodbye_frame());
     expect_eof(a);
@@ -546,8 +546,8 @@ static void test_max_buffered(void **state)
     free(big.p);
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_BUFFERED], 1);
-    assert_int_equal(f->d.buffered, 0);
-    assert_int_equal(f->d.npaused_buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
+    assert_int_equal(f->d.srv->npaused_buffered, 0);
 }
 
 /* Frames already read but not fed when a connection is paused (several
@@ -592,7 +592,7 @@ static void test_max_buffered_pipelined(void **state)
     free(big.p);
     stop(f);
     assert_true(f->d.limit_hits[WEFT_LIMIT_MAX_BUFFERED] >= 1);
-    assert_int_equal(f->d.buffered, 0);
+    assert_int_equal(f->d.srv->buffered, 0);
 }
 
 /* idle_timeout: no Hello, or half a frame, for that long gets an Error
@@ -701,7 +701,7 @@ static void test_drain(void **state)
     free(big.p);
     assert_int_equal(pthread_join(f->thread, NULL), 0);
     f->running = 0;
-    assert_null(f->d.conns);
+    assert_null(f->d.srv->conns);
     weft_trace_free_all(&f->d);
     f->closed = 1;
     assert_int_equal(uv_loop_close(&f->loop), 0);
@@ -854,11 +854,11 @@ static void test_fd_limit(void **state)
     fixture *f = *state;
     int fd;
 
-    f->d.fd_limit = WEFT_FD_RESERVE + 4; /* below what the process uses */
+    f->d.srv->fd_limit = WEFT_FD_RESERVE + 4; /* below what the process uses */
     start(f);
     fd = cl_connect(f);
     expect_error(fd, WEFT_ELIMIT, "near its file descriptor limit");
-    f->d.fd_limit = 0; /* unknown or unlimited: no check */
+    f->d.srv->fd_limit = 0; /* unknown or unlimited: no check */
     fd = cl_connect(f);
     hello_ok(fd, "fds", 0, 1);
     send_bytes_free(fd, goodbye_frame());

@@ -751,7 +751,7 @@ void weft_ask_report(weft_daemon *d)
     uint32_t gid = 0;
     int rc;
 
-    if (!d->have_unix)
+    if (!d->srv->have_unix)
         weft_dlog(d, WEFT_LOG_WARNING, "no Unix socket: users other than "
                   "root and weftd's own cannot see their traces with weft "
                   "(set socket in weftd.conf)");

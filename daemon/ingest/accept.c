@@ -27,7 +27,7 @@ static void on_connection(uv_stream_t *server, int status);
 
 /* ---- connections per user (max_connections_per_user) ---- */
 
-/* A user's cell in d->users (uidmap.h). */
+/* A user's cell in d->srv->users (uidmap.h). */
 typedef struct user_conns {
     uint32_t uid;      /* first: the map's key */
     uint32_t n;        /* connections of uid that said Hello, open */
@@ -41,7 +41,7 @@ int weft_conn_charge_user(weft_conn *c, uint32_t uid)
     if (c->charged && c->charged_uid == uid)
         return 0; /* since accept (the Unix socket's peer) */
     weft__conn_uncharge_user(c);
-    if (!(u = weft_uidmap_get(&d->users, uid, sizeof *u))) {
+    if (!(u = weft_uidmap_get(&d->srv->users, uid, sizeof *u))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return WEFT_ENOMEM;
     }
@@ -68,14 +68,14 @@ void weft__conn_uncharge_user(weft_conn *c)
     if (!c->charged)
         return;
     c->charged = 0;
-    i = weft_uidmap_find(&d->users, c->charged_uid, sizeof *u);
-    if (i == d->users.n)
+    i = weft_uidmap_find(&d->srv->users, c->charged_uid, sizeof *u);
+    if (i == d->srv->users.n)
         return;
-    u = weft_uidmap_at(&d->users, i, sizeof *u);
+    u = weft_uidmap_at(&d->srv->users, i, sizeof *u);
     if (u->uid == c->charged_uid && --u->n == 0)
-        weft_uidmap_remove(&d->users, i, sizeof *u);
-    if (d->users.n == 0)
-        weft_uidmap_free(&d->users);
+        weft_uidmap_remove(&d->srv->users, i, sizeof *u);
+    if (d->srv->users.n == 0)
+        weft_uidmap_free(&d->srv->users);
 }
 
 static void describe_peer(weft_conn *c, int is_tcp)
@@ -138,12 +138,12 @@ static weft_conn *conn_new(weft_daemon *d, int is_tcp)
     weft_frame_reader_init(&c->reader, d->cfg.max_frame < WEFT_MAX_HELLO_FRAME
                                            ? d->cfg.max_frame
                                            : WEFT_MAX_HELLO_FRAME);
-    c->next = d->conns;
-    if (d->conns)
-        d->conns->prev = c;
-    d->conns = c;
-    d->nconns++;
-    if (!d->rbuf && !(d->rbuf = malloc(WEFT_READ_CHUNK))) {
+    c->next = d->srv->conns;
+    if (d->srv->conns)
+        d->srv->conns->prev = c;
+    d->srv->conns = c;
+    d->srv->nconns++;
+    if (!d->srv->rbuf && !(d->srv->rbuf = malloc(WEFT_READ_CHUNK))) {
         weft_dlog(d, WEFT_LOG_ERROR, "out of memory accepting a connection");
         weft__conn_close_now(c);
         return NULL;
@@ -189,7 +189,7 @@ static void conn_start(weft_conn *c, int is_tcp)
  * would otherwise take a descriptor each, as fast as peers connect. */
 static int accept_full(const weft_daemon *d)
 {
-    return d->nconns >= weft_reserve_accept_at(d);
+    return d->srv->nconns >= weft_reserve_accept_at(d);
 }
 
 /* A listener whose connection was not taken (libuv stops watching it
@@ -197,12 +197,12 @@ static int accept_full(const weft_daemon *d)
 void weft__server_take_held(weft_daemon *d)
 {
     for (int i = 0; i < 2 && !accept_full(d); i++) {
-        uv_stream_t *s = d->held[i];
+        uv_stream_t *s = d->srv->held[i];
         int is_tcp = s && s->type == UV_TCP;
         weft_conn *c;
         if (!s)
             continue;
-        d->held[i] = NULL;
+        d->srv->held[i] = NULL;
         if (!(c = conn_new(d, is_tcp)))
             continue; /* out of memory: it stays unwatched until restart */
         if (uv_accept(s, &c->h.stream) != 0) {
@@ -223,7 +223,7 @@ static void on_connection(uv_stream_t *server, int status)
         /* Out of descriptors libuv retries at once, for as long as a
          * connection waits: the listener pauses instead (fdguard.h).
          * Other failures are said now and then, not once per attempt. */
-        uint64_t n = ++d->accept_failed;
+        uint64_t n = ++d->srv->accept_failed;
         if (status == UV_EMFILE || status == UV_ENFILE)
             weft_limit_hit(d, WEFT_LIMIT_FD_LIMIT);
         if (weft_fdguard_accept_failed(d, server, status, on_connection))
@@ -234,7 +234,7 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     if (accept_full(d)) { /* not taken: libuv waits for take_held */
-        d->held[is_tcp] = server;
+        d->srv->held[is_tcp] = server;
         return;
     }
     if (!(c = conn_new(d, is_tcp)))
@@ -286,7 +286,7 @@ void weft_server_raise_fd_limit(weft_daemon *d)
             rl.rlim_cur = was;
         }
     }
-    d->fd_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (uint64_t)rl.rlim_cur;
+    d->srv->fd_limit = rl.rlim_cur == RLIM_INFINITY ? 0 : (uint64_t)rl.rlim_cur;
     weft_dlog(d, WEFT_LOG_INFO, "file descriptors: limit %llu%s%s (about "
               "%llu connections with their journals)",
               (unsigned long long)rl.rlim_cur,
@@ -295,14 +295,15 @@ void weft_server_raise_fd_limit(weft_daemon *d)
               rl.rlim_cur > weft_reserve_fds(d)
                   ? (unsigned long long)(rl.rlim_cur - weft_reserve_fds(d)) / 2
                   : 0ull);
-    if (d->fd_limit && d->fd_limit < weft_reserve_fds(d) + 2 * d->cfg.max_connections)
+    if (d->srv->fd_limit &&
+        d->srv->fd_limit < weft_reserve_fds(d) + 2 * d->cfg.max_connections)
         weft_dlog(d, WEFT_LOG_WARNING, "max_connections = %llu needs about "
                   "%llu file descriptors, the limit is %llu: connections "
                   "beyond it are refused (LimitNOFILE= in the unit raises "
                   "it)", (unsigned long long)d->cfg.max_connections,
                   (unsigned long long)(weft_reserve_fds(d) +
                                        2 * d->cfg.max_connections),
-                  (unsigned long long)d->fd_limit);
+                  (unsigned long long)d->srv->fd_limit);
 }
 
 /* The listen(2) backlog: listen_backlog, which the kernel caps at
@@ -312,8 +313,8 @@ static int backlog(weft_daemon *d)
     unsigned long max = 0;
     FILE *f;
 
-    if (!d->backlog_checked) {
-        d->backlog_checked = 1;
+    if (!d->srv->backlog_checked) {
+        d->srv->backlog_checked = 1;
         f = fopen("/proc/sys/net/core/somaxconn", "r");
         if (f && fscanf(f, "%lu", &max) == 1 && max < d->cfg.listen_backlog)
             weft_dlog(d, WEFT_LOG_WARNING, "listen_backlog = %llu, but the "
@@ -374,12 +375,13 @@ static int start_tcp(weft_daemon *d)
                   "IPv6 address", listen, host);
         return WEFT_ECONFIG;
     }
-    uv_tcp_init(d->loop, &d->tcp);
-    d->tcp.data = d;
-    d->have_tcp = 1;
-    rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0);
+    uv_tcp_init(d->loop, &d->srv->tcp);
+    d->srv->tcp.data = d;
+    d->srv->have_tcp = 1;
+    rc = uv_tcp_bind(&d->srv->tcp, (struct sockaddr *)&ss, 0);
     if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&d->tcp, backlog(d), on_connection);
+        rc = uv_listen((uv_stream_t *)&d->srv->tcp, backlog(d),
+                       on_connection);
     if (rc != 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "cannot listen on %s: %s", listen,
                   uv_strerror(rc));
@@ -388,7 +390,7 @@ static int start_tcp(weft_daemon *d)
     return tcp_listening(d, "");
 }
 
-/* Logs the address the TCP listener has, keeps it in d->bound and writes
+/* Logs the address the TCP listener has, keeps it in d->srv->bound and writes
  * the address file. how says where the socket came from. */
 static int tcp_listening(weft_daemon *d, const char *how)
 {
@@ -397,7 +399,7 @@ static int tcp_listening(weft_daemon *d, const char *how)
     char bound[300];
 
     memset(&ss, 0, sizeof ss);
-    uv_tcp_getsockname(&d->tcp, (struct sockaddr *)&ss, &namelen);
+    uv_tcp_getsockname(&d->srv->tcp, (struct sockaddr *)&ss, &namelen);
     if (ss.ss_family == AF_INET6) {
         char name[64];
         uv_ip6_name((struct sockaddr_in6 *)&ss, name, sizeof name);
@@ -410,7 +412,7 @@ static int tcp_listening(weft_daemon *d, const char *how)
                  ntohs(((struct sockaddr_in *)&ss)->sin_port));
     }
     weft_dlog(d, WEFT_LOG_INFO, "listening on %s%s", bound, how);
-    snprintf(d->bound, sizeof d->bound, "%s", bound);
+    snprintf(d->srv->bound, sizeof d->srv->bound, "%s", bound);
     if (d->cfg.address_file)
         return write_address_file(d, bound);
     return 0;
@@ -425,15 +427,16 @@ static int start_unix(weft_daemon *d)
     /* A stale socket from a previous run blocks bind; remove only sockets. */
     if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(path);
-    uv_pipe_init(d->loop, &d->unix_sock, 0);
-    d->unix_sock.data = d;
-    d->have_unix = 1;
-    rc = uv_pipe_bind(&d->unix_sock, path);
+    uv_pipe_init(d->loop, &d->srv->unix_sock, 0);
+    d->srv->unix_sock.data = d;
+    d->srv->have_unix = 1;
+    rc = uv_pipe_bind(&d->srv->unix_sock, path);
     if (rc == 0) {
         chmod(path, 0666);
-        rc = uv_listen((uv_stream_t *)&d->unix_sock, backlog(d), on_connection);
+        rc = uv_listen((uv_stream_t *)&d->srv->unix_sock, backlog(d),
+                       on_connection);
     }
-    if (rc != 0 && !d->cfg.socket_set && d->have_tcp) {
+    if (rc != 0 && !d->cfg.socket_set && d->srv->have_tcp) {
         /* the default one (SPOOL/weftd.sock): a spool where no socket can
          * be made costs users their weft command, not the service */
         weft_dlog(d, WEFT_LOG_WARNING, "cannot listen on unix socket %s: "
@@ -456,7 +459,7 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
     int rc;
 
     assert(fd >= 0);
-    if (is_unix ? d->have_unix : d->have_tcp) {
+    if (is_unix ? d->srv->have_unix : d->srv->have_tcp) {
         weft_dlog(d, WEFT_LOG_WARNING, "socket activation: fd %d is a second "
                   "%s socket; weftd listens on one of each, closing it", fd,
                   is_unix ? "Unix" : "TCP");
@@ -466,25 +469,27 @@ int weft_server_adopt(weft_daemon *d, int fd, int is_unix)
     if (is_unix) {
         char path[4096];
         size_t len = sizeof path;
-        uv_pipe_init(d->loop, &d->unix_sock, 0);
-        d->unix_sock.data = d;
-        d->have_unix = 2; /* systemd's socket: never unlinked by weftd */
-        rc = uv_pipe_open(&d->unix_sock, fd);
+        uv_pipe_init(d->loop, &d->srv->unix_sock, 0);
+        d->srv->unix_sock.data = d;
+        d->srv->have_unix = 2; /* systemd's socket: never unlinked by weftd */
+        rc = uv_pipe_open(&d->srv->unix_sock, fd);
         if (rc == 0)
-            rc = uv_listen((uv_stream_t *)&d->unix_sock, backlog(d), on_connection);
-        if (rc == 0 && uv_pipe_getsockname(&d->unix_sock, path, &len) != 0)
+            rc = uv_listen((uv_stream_t *)&d->srv->unix_sock, backlog(d),
+                           on_connection);
+        if (rc == 0 && uv_pipe_getsockname(&d->srv->unix_sock, path, &len) != 0)
             snprintf(path, sizeof path, "?");
         if (rc == 0)
             weft_dlog(d, WEFT_LOG_INFO, "listening on unix:%s (fd %d from "
                       "systemd socket activation)", path, fd);
     } else {
         char how[64];
-        uv_tcp_init(d->loop, &d->tcp);
-        d->tcp.data = d;
-        d->have_tcp = 1;
-        rc = uv_tcp_open(&d->tcp, fd);
+        uv_tcp_init(d->loop, &d->srv->tcp);
+        d->srv->tcp.data = d;
+        d->srv->have_tcp = 1;
+        rc = uv_tcp_open(&d->srv->tcp, fd);
         if (rc == 0)
-            rc = uv_listen((uv_stream_t *)&d->tcp, backlog(d), on_connection);
+            rc = uv_listen((uv_stream_t *)&d->srv->tcp, backlog(d),
+                           on_connection);
         if (rc == 0) {
             snprintf(how, sizeof how, " (fd %d from systemd socket "
                      "activation)", fd);
@@ -504,7 +509,7 @@ int weft__server_listen(weft_daemon *d)
     int rc = 0;
 
     weft_fdguard_start(d); /* a failure is logged; weftd goes on */
-    if (d->have_tcp || d->have_unix) {
+    if (d->srv->have_tcp || d->srv->have_unix) {
         weft_dlog(d, WEFT_LOG_INFO, "socket activation: not binding listen "
                   "= '%s' or socket = '%s'", d->cfg.listen, d->cfg.socket);
         return 0;
@@ -518,14 +523,14 @@ int weft__server_listen(weft_daemon *d)
 
 void weft__server_stop_listening(weft_daemon *d)
 {
-    d->held[0] = d->held[1] = NULL;
+    d->srv->held[0] = d->srv->held[1] = NULL;
     weft_fdguard_stop(d); /* a paused listener is closed already */
-    if (d->have_tcp && !uv_is_closing((uv_handle_t *)&d->tcp))
-        uv_close((uv_handle_t *)&d->tcp, NULL);
-    if (d->have_unix && !uv_is_closing((uv_handle_t *)&d->unix_sock))
-        uv_close((uv_handle_t *)&d->unix_sock, NULL);
-    if (d->have_unix == 1) {
+    if (d->srv->have_tcp && !uv_is_closing((uv_handle_t *)&d->srv->tcp))
+        uv_close((uv_handle_t *)&d->srv->tcp, NULL);
+    if (d->srv->have_unix && !uv_is_closing((uv_handle_t *)&d->srv->unix_sock))
+        uv_close((uv_handle_t *)&d->srv->unix_sock, NULL);
+    if (d->srv->have_unix == 1) {
         unlink(d->cfg.socket);
-        d->have_unix = 3; /* unlinked */
+        d->srv->have_unix = 3; /* unlinked */
     }
 }

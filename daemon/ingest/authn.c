@@ -200,12 +200,12 @@ int weft_authn_auth(weft_conn *c, const Weft__Auth *a)
         weft_conn_fail(c, rc, "cannot tell the ends of this connection");
         return rc;
     }
-    if (!d->authenticator &&
+    if (!d->srv->authenticator &&
         (rc = weft_worker_start(d->loop, WEFT_AUTHN_THREADS,
                                 WEFT_WORKER_TRANSIENT,
-                                &d->authenticator)) < 0)
+                                &d->srv->authenticator)) < 0)
         goto fail;
-    if ((rc = weft_worker_submit(d->authenticator, &j->work, authn_work,
+    if ((rc = weft_worker_submit(d->srv->authenticator, &j->work, authn_work,
                                  authn_done)) < 0)
         goto fail;
     c->auth_job = j;
@@ -259,7 +259,7 @@ void weft_authn_report(weft_daemon *d)
     char err[256];
     char *cred = NULL;
 
-    if (!d->have_tcp)
+    if (!d->srv->have_tcp)
         return; /* Unix socket only: SO_PEERCRED */
     if (d->cfg.auth == WEFT_AUTH_NONE) {
         weft_dlog(d, WEFT_LOG_WARNING, "auth = none: a TCP client owns what "

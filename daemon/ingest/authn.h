@@ -19,7 +19,7 @@
  * in c->challenge, and weftd's uid). Loop thread. */
 void weft_authn_challenge(weft_conn *c);
 /* The Auth frame of c: pauses c while munged decodes the credential on
- * d->authenticator and its payload is checked against c (the nonce, both
+ * d->srv->authenticator and its payload is checked against c (the nonce, both
  * ends), then sends AuthAck (proof of the session key), turns the MAC on
  * and resumes c, or fails c naming the reason (expired, replayed,
  * relayed, ...). 0 when taken, or the WEFT_E* code c was failed with.

@@ -7,7 +7,7 @@
 #include "log.h"
 
 _Static_assert(WEFT_CONNLOG__COUNT <= WEFT_CONNLOG_CAUSES,
-               "daemon.h: conn_log has a window per cause");
+               "server.h: conn_log has a window per cause");
 
 void weft_connlog(const weft_conn *c, enum weft_connlog cause, int level,
                   const char *fmt, ...)
@@ -19,7 +19,7 @@ void weft_connlog(const weft_conn *c, enum weft_connlog cause, int level,
 
     if (level > d->cfg.log_level)
         return;
-    if (!weft_ratelimit_allow(&d->conn_log[cause], uv_now(d->loop),
+    if (!weft_ratelimit_allow(&d->srv->conn_log[cause], uv_now(d->loop),
                               d->cfg.max_log_refusals, &held_back))
         return;
     va_start(ap, fmt);

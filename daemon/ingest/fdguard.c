@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "server.h"
 #include "weft_errors.h"
 
 enum { TCP, UNIX_SOCK, NLISTENERS };
@@ -41,7 +42,7 @@ static int open_spare(void)
 
 int weft_fdguard_start(weft_daemon *d)
 {
-    weft_fdguard *g = d->fdguard;
+    weft_fdguard *g = d->srv->fdguard;
 
     if (!g) {
         if (!(g = calloc(1, sizeof *g)))
@@ -52,7 +53,7 @@ int weft_fdguard_start(weft_daemon *d)
             g->p[i].g = g;
             g->p[i].dupfd = -1;
         }
-        d->fdguard = g;
+        d->srv->fdguard = g;
     }
     if (g->spare < 0 && (g->spare = open_spare()) < 0) {
         weft_dlog(d, WEFT_LOG_WARNING, "cannot keep a spare file "
@@ -64,11 +65,11 @@ int weft_fdguard_start(weft_daemon *d)
 
 static listener_pause *pause_of(weft_daemon *d, const uv_stream_t *l)
 {
-    weft_fdguard *g = d->fdguard;
+    weft_fdguard *g = d->srv->fdguard;
 
     if (!g)
         return NULL;
-    return &g->p[l == (const uv_stream_t *)&d->tcp ? TCP : UNIX_SOCK];
+    return &g->p[l == (const uv_stream_t *)&d->srv->tcp ? TCP : UNIX_SOCK];
 }
 
 int weft_fdguard_paused(const weft_daemon *d, const uv_stream_t *l)
@@ -99,16 +100,16 @@ static int relisten(listener_pause *p)
 {
     weft_daemon *d = p->g->d;
     int is_tcp = p == &p->g->p[TCP];
-    uv_stream_t *s = is_tcp ? (uv_stream_t *)&d->tcp
-                            : (uv_stream_t *)&d->unix_sock;
+    uv_stream_t *s = is_tcp ? (uv_stream_t *)&d->srv->tcp
+                            : (uv_stream_t *)&d->srv->unix_sock;
     int rc;
 
-    rc = is_tcp ? uv_tcp_init(d->loop, &d->tcp)
-                : uv_pipe_init(d->loop, &d->unix_sock, 0);
+    rc = is_tcp ? uv_tcp_init(d->loop, &d->srv->tcp)
+                : uv_pipe_init(d->loop, &d->srv->unix_sock, 0);
     if (rc == 0) {
         s->data = d;
-        rc = is_tcp ? uv_tcp_open(&d->tcp, p->dupfd)
-                    : uv_pipe_open(&d->unix_sock, p->dupfd);
+        rc = is_tcp ? uv_tcp_open(&d->srv->tcp, p->dupfd)
+                    : uv_pipe_open(&d->srv->unix_sock, p->dupfd);
         if (rc != 0)
             uv_close((uv_handle_t *)s, NULL); /* the dup is still ours */
     }
@@ -159,7 +160,7 @@ int weft_fdguard_accept_failed(weft_daemon *d, uv_stream_t *l, int status,
 
     if (status != UV_EMFILE && status != UV_ENFILE)
         return 0;
-    if ((!d->fdguard && weft_fdguard_start(d) == WEFT_ENOMEM) ||
+    if ((!d->srv->fdguard && weft_fdguard_start(d) == WEFT_ENOMEM) ||
         !(p = pause_of(d, l)) || p->g->stopped)
         return 0;
     if (p->paused || uv_is_closing((uv_handle_t *)l))
@@ -179,7 +180,7 @@ int weft_fdguard_accept_failed(weft_daemon *d, uv_stream_t *l, int status,
         weft_dlog(d, WEFT_LOG_WARNING, "accept: %s: not accepting %s "
                   "connections for %d ms (fd_limit %llu)",
                   uv_strerror(status), l->type == UV_TCP ? "TCP" : "Unix",
-                  WEFT_ACCEPT_PAUSE_MS, (unsigned long long)d->fd_limit);
+                  WEFT_ACCEPT_PAUSE_MS, (unsigned long long)d->srv->fd_limit);
     p->paused = 1;
     p->handle_closed = 0;
     p->cb = cb;
@@ -206,11 +207,11 @@ static void on_timer_closed(uv_handle_t *h)
 
 void weft_fdguard_stop(weft_daemon *d)
 {
-    weft_fdguard *g = d->fdguard;
+    weft_fdguard *g = d->srv->fdguard;
 
     if (!g)
         return;
-    d->fdguard = NULL;
+    d->srv->fdguard = NULL;
     g->stopped = 1;
     if (g->spare >= 0)
         close(g->spare);

@@ -27,7 +27,7 @@
 /* Opens the spare descriptor. 0 or WEFT_EIO (logged; weftd goes on, and
  * a later EMFILE then closes the listener until a spare can be had). */
 int weft_fdguard_start(weft_daemon *d);
-/* Accepting on listener (d->tcp or d->unix_sock) failed with status
+/* Accepting on listener (d->srv->tcp or d->srv->unix_sock) failed with status
  * (a libuv error): pauses it if that is EMFILE or ENFILE. cb is its
  * connection callback, for when it listens again. 1 if paused (or
  * pausing already), else 0. */

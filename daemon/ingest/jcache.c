@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "server.h"
 
 typedef struct weft_jcache {
     weft_memberin *head, *tail;  /* most recently used first */
@@ -39,7 +40,7 @@ static void unlink_member(weft_jcache *jc, weft_memberin *in)
     detach(jc, in);
     if (jc->n == 0) {
         free(jc);
-        in->d->jcache = NULL;
+        in->d->srv->jcache = NULL;
     }
 }
 
@@ -52,9 +53,9 @@ static void park(weft_jcache *jc, weft_memberin *in)
 void weft_jcache_use(weft_memberin *in)
 {
     weft_daemon *d = in->d;
-    weft_jcache *jc = d->jcache;
+    weft_jcache *jc = d->srv->jcache;
 
-    if (!jc && !(jc = d->jcache = calloc(1, sizeof *jc)))
+    if (!jc && !(jc = d->srv->jcache = calloc(1, sizeof *jc)))
         return; /* nothing parks: as before this list existed */
     if (in->jc_open)
         detach(jc, in);
@@ -77,7 +78,7 @@ void weft_jcache_use(weft_memberin *in)
 
 void weft_jcache_idle(weft_memberin *in)
 {
-    weft_jcache *jc = in->d->jcache;
+    weft_jcache *jc = in->d->srv->jcache;
 
     if (jc && in->jc_open && !in->conn && idle(in))
         park(jc, in);
@@ -86,10 +87,10 @@ void weft_jcache_idle(weft_memberin *in)
 void weft_jcache_forget(weft_memberin *in)
 {
     if (in->jc_open) /* then in->d is set, and the list exists */
-        unlink_member(in->d->jcache, in);
+        unlink_member(in->d->srv->jcache, in);
 }
 
 uint64_t weft_jcache_open(const weft_daemon *d)
 {
-    return d->jcache ? d->jcache->n : 0;
+    return d->srv->jcache ? d->srv->jcache->n : 0;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fifo.h"
+#include "server.h"
 #include "weft_errors.h"
 
 enum { APPENDS, OPENS, NTHREADS };
@@ -46,7 +47,7 @@ struct weft_jwriter {
 /* An EventBatch entry j (or a refused one) could not be appended (errno
  * j->err): it becomes a refused entry saying why, appended if there is
  * room for a header, and is handed back as written (see jwriter.h). Its
- * payload stays for d->buffered's count. */
+ * payload stays for d->srv->buffered's count. */
 static void not_stored(weft_jentry *j)
 {
     weft_journal_entry r = {
@@ -146,11 +147,11 @@ static void hand_back(struct weft_jwriter *w)
     for (; j; j = next) {
         next = j->next;
         assert(w->pending > 0 && j->in->pending > 0);
-        assert(d->buffered >= sizeof *j + j->e.len);
+        assert(d->srv->buffered >= sizeof *j + j->e.len);
         w->pending--;
         j->in->pending--;
         j->in->pending_bytes -= sizeof *j + j->e.len;
-        d->buffered -= sizeof *j + j->e.len;
+        d->srv->buffered -= sizeof *j + j->e.len;
         w->done(d, j);
         free(j->msg);
         free(j);
@@ -184,7 +185,7 @@ int weft_jwriter_start(weft_daemon *d, weft_jwriter_done_cb done)
 {
     struct weft_jwriter *w;
 
-    assert(d && done && !d->jw);
+    assert(d && done && !d->srv->jw);
     w = calloc(1, sizeof *w);
     if (!w)
         return WEFT_ENOMEM;
@@ -211,7 +212,7 @@ int weft_jwriter_start(weft_daemon *d, weft_jwriter_done_cb done)
         }
         w->th[i].started = 1;
     }
-    d->jw = w;
+    d->srv->jw = w;
     return 0;
 }
 
@@ -228,7 +229,7 @@ weft_jentry *weft_jentry_new(uint32_t len)
 
 void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
 {
-    struct weft_jwriter *w = d->jw;
+    struct weft_jwriter *w = d->srv->jw;
     jthread *th;
 
     assert(w && j && j->in && (j->in->journal || j->open));
@@ -237,7 +238,7 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
         uv_ref((uv_handle_t *)&w->async);
     j->in->pending++;
     j->in->pending_bytes += sizeof *j + j->e.len;
-    d->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
+    d->srv->buffered += sizeof *j + j->e.len;  /* what it holds in memory */
     pthread_mutex_lock(&w->lock);
     WEFT_FIFO_PUSH(th->queued, th->queued_tail, j);
     pthread_cond_signal(&th->wake);
@@ -246,7 +247,7 @@ void weft_jwriter_submit(weft_daemon *d, weft_jentry *j)
 
 void weft_jwriter_hold(weft_daemon *d, unsigned threads)
 {
-    struct weft_jwriter *w = d->jw;
+    struct weft_jwriter *w = d->srv->jw;
 
     pthread_mutex_lock(&w->lock);
     w->th[APPENDS].held = (threads & WEFT_JWRITER_APPENDS) != 0;
@@ -258,7 +259,7 @@ void weft_jwriter_hold(weft_daemon *d, unsigned threads)
 
 uint64_t weft_jwriter_pending(const weft_daemon *d)
 {
-    return d->jw ? d->jw->pending : 0;
+    return d->srv->jw ? d->srv->jw->pending : 0;
 }
 
 static void on_close(uv_handle_t *h)
@@ -273,11 +274,11 @@ static void on_close(uv_handle_t *h)
 
 void weft_jwriter_stop(weft_daemon *d)
 {
-    struct weft_jwriter *w = d->jw;
+    struct weft_jwriter *w = d->srv->jw;
 
     if (!w)
         return;
     join_threads(w);
-    d->jw = NULL;
+    d->srv->jw = NULL;
     uv_close((uv_handle_t *)&w->async, on_close);
 }

@@ -6,7 +6,7 @@
  * and hands each back to the loop thread (uv_async), whose `done`
  * callback acknowledges it. The loop thread never waits for the disk: a
  * slow or full spool stalls no reading, no ClockSync answer and no
- * client of another trace. Entries waiting count in d->buffered
+ * client of another trace. Entries waiting count in d->srv->buffered
  * (max_buffered), so a disk slower than the clients pauses reading
  * (backpressure) instead of growing memory.
  *
@@ -73,7 +73,7 @@ typedef struct weft_jentry {
 
 /* Called on the loop thread for each written (or failed) entry, in the
  * order each thread handled them (a member's in the order submitted),
- * once d->buffered no longer counts it; owns nothing: the entry is freed
+ * once d->srv->buffered no longer counts it; owns nothing: the entry is freed
  * after it returns. */
 typedef void (*weft_jwriter_done_cb)(weft_daemon *d, weft_jentry *j);
 
@@ -90,7 +90,7 @@ int weft_jwriter_start(weft_daemon *d, weft_jwriter_done_cb done);
  * NULL when out of memory. */
 weft_jentry *weft_jentry_new(uint32_t len);
 /* Queues j (owned by the writer from now on) for its member's journal,
- * on the open thread if j->open is set; counts its bytes in d->buffered
+ * on the open thread if j->open is set; counts its bytes in d->srv->buffered
  * and the member's pending entries. */
 void weft_jwriter_submit(weft_daemon *d, weft_jentry *j);
 /* The threads in `threads` (WEFT_JWRITER_* bits; 1 is the append

@@ -84,16 +84,16 @@ int weft_preauth_enter(weft_conn *c)
     share_key(c);
     /* Room first, so that c itself is never the one closed (each close
      * may free the FIFO when it empties it). */
-    while ((pa = d->preauth) &&
+    while ((pa = d->srv->preauth) &&
            count_address(pa, c->addr) >= d->cfg.max_preauth_per_address &&
            (v = oldest(pa, c->addr, 0, c)) != NULL)
         close_for_room(v, WEFT_LIMIT_MAX_PREAUTH_PER_ADDRESS,
                        d->cfg.max_preauth_per_address);
-    while ((pa = d->preauth) && pa->n >= d->cfg.max_preauth_connections &&
+    while ((pa = d->srv->preauth) && pa->n >= d->cfg.max_preauth_connections &&
            (v = oldest(pa, NULL, 0, c)) != NULL)
         close_for_room(v, WEFT_LIMIT_MAX_PREAUTH_CONNECTIONS,
                        d->cfg.max_preauth_connections);
-    if (!pa && !(pa = d->preauth = calloc(1, sizeof *pa)))
+    if (!pa && !(pa = d->srv->preauth = calloc(1, sizeof *pa)))
         return WEFT_ENOMEM;
     c->preauth = 1;
     c->pa_next = NULL;
@@ -104,9 +104,9 @@ int weft_preauth_enter(weft_conn *c)
         pa->head = c;
     pa->tail = c;
     pa->n++;
-    /* What it holds so far counted in d->buffered: move it here. */
-    assert(d->buffered >= c->held);
-    d->buffered -= c->held;
+    /* What it holds so far counted in d->srv->buffered: move it here. */
+    assert(d->srv->buffered >= c->held);
+    d->srv->buffered -= c->held;
     pa->buffered += c->held;
     return 0;
 }
@@ -114,7 +114,7 @@ int weft_preauth_enter(weft_conn *c)
 void weft_preauth_leave(weft_conn *c)
 {
     weft_daemon *d = c->d;
-    weft_preauth *pa = d->preauth;
+    weft_preauth *pa = d->srv->preauth;
 
     if (!c->preauth)
         return;
@@ -133,25 +133,25 @@ void weft_preauth_leave(weft_conn *c)
     if (weft_conn_closing(c))
         c->held = 0; /* its reader is freed in on_close */
     else
-        d->buffered += c->held; /* a session's from now on */
+        d->srv->buffered += c->held; /* a session's from now on */
     if (--pa->n == 0) { /* made again when needed: nothing to free at exit */
         assert(pa->buffered == 0);
         free(pa);
-        d->preauth = NULL;
+        d->srv->preauth = NULL;
     }
 }
 
 void weft_preauth_account(weft_conn *c, uint64_t held)
 {
     weft_daemon *d = c->d;
-    weft_preauth *pa = d->preauth;
+    weft_preauth *pa = d->srv->preauth;
     weft_conn *v;
 
     assert(c->preauth && pa && pa->buffered >= c->held);
     pa->buffered = pa->buffered - c->held + held;
     c->held = held;
     /* The oldest holders go, c last (each close may free the FIFO) */
-    while ((pa = d->preauth) &&
+    while ((pa = d->srv->preauth) &&
            pa->buffered > d->cfg.max_preauth_buffered &&
            ((v = oldest(pa, NULL, 1, c)) != NULL ||
             (c->preauth && c->held > 0 && (v = c) != NULL)))
@@ -165,10 +165,10 @@ void weft_preauth_account(weft_conn *c, uint64_t held)
 
 uint64_t weft_preauth_count(const weft_daemon *d)
 {
-    return d->preauth ? d->preauth->n : 0;
+    return d->srv->preauth ? d->srv->preauth->n : 0;
 }
 
 uint64_t weft_preauth_buffered(const weft_daemon *d)
 {
-    return d->preauth ? d->preauth->buffered : 0;
+    return d->srv->preauth ? d->srv->preauth->buffered : 0;
 }

@@ -42,7 +42,7 @@ struct weft_conn;
  * WEFT_ENOMEM (c is not counted; the caller refuses it). */
 int weft_preauth_enter(struct weft_conn *c);
 /* c's user is known (or c closes): it no longer counts; the bytes of its
- * frame in progress move to d->buffered unless it is closing. */
+ * frame in progress move to d->srv->buffered unless it is closing. */
 void weft_preauth_leave(struct weft_conn *c);
 /* c, counted, holds `held` bytes of a partial frame (was c->held):
  * updates the total and closes the oldest holders (c last) while it is

@@ -78,22 +78,22 @@ out:
     if (rc == WEFT_ENOMEM)
         return rc;
     weft_reserve_free(d);
-    d->admins = a;
+    d->srv->admins = a;
     return rc;
 }
 
 void weft_reserve_free(weft_daemon *d)
 {
-    if (!d->admins)
+    if (!d->srv->admins)
         return;
-    free(d->admins->uids);
-    free(d->admins);
-    d->admins = NULL;
+    free(d->srv->admins->uids);
+    free(d->srv->admins);
+    d->srv->admins = NULL;
 }
 
 int weft_reserve_is_admin(const weft_daemon *d, uint32_t uid, uint32_t gid)
 {
-    const weft_admins *a = d->admins;
+    const weft_admins *a = d->srv->admins;
 
     if (uid == 0 || uid == (uint32_t)geteuid())
         return 1;
@@ -132,7 +132,7 @@ int weft_reserve_admit(const weft_daemon *d, uint64_t open, uint64_t fd,
     }
     /* Descriptors are allocated lowest first: every one below fd is in
      * use. A connection needs 2 (its socket, its journal). */
-    if (d->fd_limit && fd + 2 + keep > d->fd_limit) {
+    if (d->srv->fd_limit && fd + 2 + keep > d->srv->fd_limit) {
         *limit = WEFT_LIMIT_FD_LIMIT;
         return WEFT_ELIMIT;
     }
@@ -152,7 +152,7 @@ int weft_reserve_check(weft_conn *c)
     uv_os_fd_t fd;
 
     if (uv_fileno(&c->h.handle, &fd) != 0 ||
-        weft_reserve_admit(d, d->nconns - d->nclosing, (uint64_t)fd,
+        weft_reserve_admit(d, d->srv->nconns - d->srv->nclosing, (uint64_t)fd,
                            weft_reserve_conn_is_admin(c), &l) == 0)
         return 0;
     if (l == WEFT_LIMIT_MAX_CONNECTIONS)
@@ -163,7 +163,7 @@ int weft_reserve_check(weft_conn *c)
         weft_conn_fail_limit(c, l, WEFT_ELIMIT, "too many connections: weftd"
                              " is near its file descriptor limit (RLIMIT_"
                              "NOFILE %llu, %llu kept free; each connection "
-                             "needs 2)", (unsigned long long)d->fd_limit,
+                             "needs 2)", (unsigned long long)d->srv->fd_limit,
                              (unsigned long long)weft_reserve_fds(d));
     return WEFT_ELIMIT;
 }

@@ -20,6 +20,7 @@
 #include "connlog.h"
 #include "log.h"
 #include "preauth.h"
+#include "reserve.h"
 #include "weft_errors.h"
 
 typedef struct write_req {
@@ -32,6 +33,22 @@ static const char *const limit_names[] = {
     WEFT_LIMITS(WEFT_LIMIT_NAME)
 #undef WEFT_LIMIT_NAME
 };
+
+int weft_server_init(weft_daemon *d)
+{
+    d->srv = calloc(1, sizeof *d->srv);
+    return d->srv ? 0 : WEFT_ENOMEM;
+}
+
+void weft_server_free(weft_daemon *d)
+{
+    if (!d->srv)
+        return;
+    weft_reserve_free(d);
+    weft_uidmap_free(&d->srv->users);
+    free(d->srv);
+    d->srv = NULL;
+}
 
 const char *weft_limit_name(enum weft_limit l)
 {
@@ -62,7 +79,7 @@ static void on_resume(uv_idle_t *idle);
 static void stop_conn(weft_conn *c);
 static uint64_t conn_pending(weft_conn *c);
 
-/* Sets c->held to what its frame reader holds, keeping d->buffered the
+/* Sets c->held to what its frame reader holds, keeping d->srv->buffered the
  * sum over all connections; a fall below the low-water mark schedules
  * the connections paused for max_buffered to read again. */
 static void account(weft_conn *c, uint64_t held)
@@ -73,17 +90,17 @@ static void account(weft_conn *c, uint64_t held)
         weft_preauth_account(c, held);
         return;
     }
-    assert(d->buffered >= c->held);
-    d->buffered = d->buffered - c->held + held;
+    assert(d->srv->buffered >= c->held);
+    d->srv->buffered = d->srv->buffered - c->held + held;
     c->held = held;
     weft_server_buffered_fell(d);
 }
 
 void weft_server_buffered_fell(weft_daemon *d)
 {
-    if (d->npaused_buffered > 0 && d->have_resume &&
-        d->buffered < d->cfg.max_buffered / 4 * 3)
-        uv_idle_start(&d->resume, on_resume);
+    if (d->srv->npaused_buffered > 0 && d->srv->have_resume &&
+        d->srv->buffered < d->cfg.max_buffered / 4 * 3)
+        uv_idle_start(&d->srv->resume, on_resume);
 }
 
 /* Starts or stops reading as c->paused says. 0 or a libuv error. */
@@ -119,17 +136,17 @@ static void on_resume(uv_idle_t *idle)
     weft_daemon *d = idle->data;
 
     uv_idle_stop(idle);
-    for (weft_conn *c = d->conns; c; c = c->next) {
+    for (weft_conn *c = d->srv->conns; c; c = c->next) {
         if (c->resume_due) { /* weft_conn_resume */
             c->resume_due = 0;
             unpause(c, 0);
         }
         if (!(c->paused & WEFT_PAUSE_BUFFERED) ||
-            d->buffered >= d->cfg.max_buffered / 4 * 3)
+            d->srv->buffered >= d->cfg.max_buffered / 4 * 3)
             continue; /* account() starts us again when it falls */
-        d->npaused_buffered--;
+        d->srv->npaused_buffered--;
         weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes buffered in all: "
-                      "reading again", (unsigned long long)d->buffered);
+                      "reading again", (unsigned long long)d->srv->buffered);
         unpause(c, WEFT_PAUSE_BUFFERED);
     }
 }
@@ -156,10 +173,10 @@ void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
                   c->peer, msg);
 }
 
-/* Frees c's own stash, if it has one (not d->rbuf, which is lent). */
+/* Frees c's own stash, if it has one (not d->srv->rbuf, which is lent). */
 static void drop_stash(weft_conn *c)
 {
-    if (c->stash != c->d->rbuf)
+    if (c->stash != c->d->srv->rbuf)
         free(c->stash);
     c->stash = NULL;
     c->stash_len = 0;
@@ -174,21 +191,21 @@ static void on_close(uv_handle_t *h)
     if (c->prev)
         c->prev->next = c->next;
     else
-        d->conns = c->next;
+        d->srv->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    d->nconns--;
+    d->srv->nconns--;
     if (weft_conn_closing(c))
-        d->nclosing--;
+        d->srv->nclosing--;
     if (c->paused & WEFT_PAUSE_BUFFERED)
-        d->npaused_buffered--;
+        d->srv->npaused_buffered--;
     account(c, 0);
     weft_frame_reader_free(&c->reader);
     weft_mac_free(c->mac);
     drop_stash(c);
-    if (d->nconns == 0) {
-        free(d->rbuf);
-        d->rbuf = NULL;
+    if (d->srv->nconns == 0) {
+        free(d->srv->rbuf);
+        d->srv->rbuf = NULL;
     }
     free(c);
     weft__server_take_held(d);
@@ -229,7 +246,7 @@ void weft_conn_close(weft_conn *c)
     if (weft_conn_closing(c))
         return;
     weft_conn_event(c, WEFT_CONN_EV_CLOSE, NULL);
-    c->d->nclosing++;
+    c->d->srv->nclosing++;
     uv_read_stop(&c->h.stream);
     weft_preauth_leave(c);
     weft__conn_uncharge_user(c);
@@ -360,7 +377,7 @@ static void vfail(weft_conn *c, enum weft_limit l, int code,
         return;
     vsnprintf(msg, sizeof msg, fmt, ap);
     /* A flood of refusals must not fill the disk with its log */
-    if (weft_ratelimit_allow(&c->d->refusal_log[l], uv_now(c->d->loop),
+    if (weft_ratelimit_allow(&c->d->srv->refusal_log[l], uv_now(c->d->loop),
                              c->d->cfg.max_log_refusals, &held_back)) {
         if (held_back)
             weft_conn_log(c, WEFT_LOG_WARNING, "refused: %s (and %llu more "
@@ -402,7 +419,7 @@ void weft_conn_fail_limit(weft_conn *c, enum weft_limit l, int code,
     va_end(ap);
 }
 
-/* Every read lands in d->rbuf: libuv calls alloc, read and on_read for
+/* Every read lands in d->srv->rbuf: libuv calls alloc, read and on_read for
  * one connection before the next, and on_read keeps what it could not
  * feed in a buffer of the connection's own. */
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -410,7 +427,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     weft_conn *c = h->data;
 
     (void)suggested;
-    *buf = uv_buf_init((char *)c->d->rbuf, WEFT_READ_CHUNK);
+    *buf = uv_buf_init((char *)c->d->srv->rbuf, WEFT_READ_CHUNK);
 }
 
 /* Unpacks a complete frame and hands it on. 0 if it was accepted, or the
@@ -480,8 +497,8 @@ void weft_conn_resume(weft_conn *c)
         return;
     c->paused &= ~WEFT_PAUSE_SESSION;
     c->resume_due = 1;
-    if (d->have_resume)
-        uv_idle_start(&d->resume, on_resume);
+    if (d->srv->have_resume)
+        uv_idle_start(&d->srv->resume, on_resume);
 }
 
 /* Pauses c for max_buffered; the unfed bytes stay in its stash. */
@@ -489,13 +506,13 @@ static void pause_buffered(weft_conn *c)
 {
     weft_daemon *d = c->d;
 
-    if (d->npaused_buffered++ == 0)
+    if (d->srv->npaused_buffered++ == 0)
         weft_limit_hit(d, WEFT_LIMIT_MAX_BUFFERED);
     c->paused |= WEFT_PAUSE_BUFFERED;
     uv_read_stop(&c->h.stream);
     weft_conn_log(c, WEFT_LOG_DEBUG, "%llu bytes of frames buffered in all, "
                   "max_buffered is %llu: reading paused",
-                  (unsigned long long)d->buffered,
+                  (unsigned long long)d->srv->buffered,
                   (unsigned long long)d->cfg.max_buffered);
 }
 
@@ -523,7 +540,7 @@ static void authenticated(weft_conn *c)
 
 /* Feeds the stashed bytes to the frame reader and handles each
  * complete frame, until they are used up or the connection is paused or
- * closing. A new frame is started only while d->buffered is below
+ * closing. A new frame is started only while d->srv->buffered is below
  * max_buffered; while stopping, none is. */
 static void consume(weft_conn *c)
 {
@@ -544,7 +561,7 @@ static void consume(weft_conn *c)
             return;
         }
         if (!c->reader.payload && !c->preauth &&
-            d->buffered >= d->cfg.max_buffered) {
+            d->srv->buffered >= d->cfg.max_buffered) {
             pause_buffered(c);
             return;
         }
@@ -625,8 +642,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         weft_conn_close(c);
         return;
     }
-    assert(c->stash_len == 0 && (uint8_t *)buf->base == c->d->rbuf);
-    c->stash = c->d->rbuf;
+    assert(c->stash_len == 0 && (uint8_t *)buf->base == c->d->srv->rbuf);
+    c->stash = c->d->srv->rbuf;
     c->stash_off = 0;
     c->stash_len = (uint32_t)nread;
     consume(c);
@@ -644,7 +661,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         memcpy(own, c->stash + c->stash_off, c->stash_len);
         c->stash = own;
         c->stash_off = 0;
-    } else if (c->stash == c->d->rbuf) {
+    } else if (c->stash == c->d->srv->rbuf) {
         c->stash = NULL;
         c->stash_len = 0;
     }
@@ -678,9 +695,9 @@ int weft_server_start(weft_daemon *d, const weft_server_cbs *cbs)
     assert(cbs && cbs->on_frame && cbs->on_closed && cbs->on_stop);
     ignore_sigpipe();
     d->server_cbs = cbs;
-    uv_idle_init(d->loop, &d->resume);
-    d->resume.data = d;
-    d->have_resume = 1;
+    uv_idle_init(d->loop, &d->srv->resume);
+    d->srv->resume.data = d;
+    d->srv->have_resume = 1;
     return weft__server_listen(d);
 }
 
@@ -691,18 +708,18 @@ void weft_server_stop(weft_daemon *d)
      * the connections close below) before weftd goes. */
     if (d->server_cbs)
         d->server_cbs->on_stop(d);
-    if (d->have_resume) {
-        uv_close((uv_handle_t *)&d->resume, NULL);
-        d->have_resume = 0;
+    if (d->srv->have_resume) {
+        uv_close((uv_handle_t *)&d->srv->resume, NULL);
+        d->srv->have_resume = 0;
     }
-    if (d->have_shutdown_timer) {
-        uv_close((uv_handle_t *)&d->shutdown_timer, NULL);
-        d->have_shutdown_timer = 0;
+    if (d->srv->have_shutdown_timer) {
+        uv_close((uv_handle_t *)&d->srv->shutdown_timer, NULL);
+        d->srv->have_shutdown_timer = 0;
     }
     /* Closed now rather than after their writes drain: a peer that does
      * not read would hold its shutdown, and so the loop, forever. What
      * was journaled is safe; a client resumes from its HelloAck. */
-    for (weft_conn *c = d->conns; c; c = c->next) {
+    for (weft_conn *c = d->srv->conns; c; c = c->next) {
         weft_conn_close(c);
         weft__conn_close_now(c);
     }
@@ -713,7 +730,7 @@ static void on_shutdown_timeout(uv_timer_t *t)
     weft_daemon *d = t->data;
     unsigned left = 0;
 
-    for (const weft_conn *c = d->conns; c; c = c->next)
+    for (const weft_conn *c = d->srv->conns; c; c = c->next)
         left++;
     weft_dlog(d, WEFT_LOG_WARNING, "shutdown_timeout (%llu s) reached: "
               "closing %u connections still draining, %u conversions still "
@@ -736,22 +753,22 @@ void weft_server_drain(weft_daemon *d)
 {
     assert(d->stopping);
     weft__server_stop_listening(d);
-    if (d->have_resume) {
-        uv_close((uv_handle_t *)&d->resume, NULL);
-        d->have_resume = 0;
+    if (d->srv->have_resume) {
+        uv_close((uv_handle_t *)&d->srv->resume, NULL);
+        d->srv->have_resume = 0;
     }
-    uv_timer_init(d->loop, &d->shutdown_timer);
-    d->shutdown_timer.data = d;
-    d->have_shutdown_timer = 1;
-    uv_timer_start(&d->shutdown_timer, on_shutdown_timeout,
+    uv_timer_init(d->loop, &d->srv->shutdown_timer);
+    d->srv->shutdown_timer.data = d;
+    d->srv->have_shutdown_timer = 1;
+    uv_timer_start(&d->srv->shutdown_timer, on_shutdown_timeout,
                    d->cfg.shutdown_timeout * 1000, 0);
-    uv_unref((uv_handle_t *)&d->shutdown_timer); /* no reason to stay */
-    for (weft_conn *c = d->conns; c; c = c->next) {
+    uv_unref((uv_handle_t *)&d->srv->shutdown_timer); /* no reason to stay */
+    for (weft_conn *c = d->srv->conns; c; c = c->next) {
         if (weft_conn_closing(c))
             continue;
         if (c->paused & WEFT_PAUSE_BUFFERED) {
             c->paused &= ~WEFT_PAUSE_BUFFERED;
-            d->npaused_buffered--;
+            d->srv->npaused_buffered--;
         }
         if (!c->reader.payload) {
             /* Between frames: what was read of the next one is dropped
@@ -775,7 +792,7 @@ void weft_server_tick(weft_daemon *d)
     uint64_t quiet = d->cfg.session_timeout * 1000;
     uint64_t preauth = d->cfg.preauth_timeout * 1000;
 
-    for (weft_conn *c = d->conns; c; c = c->next) {
+    for (weft_conn *c = d->srv->conns; c; c = c->next) {
         int mid_frame = c->reader.hdr_len > 0;
         if (c->preauth && !weft_conn_closing(c) && !c->auth_job &&
             now - c->accepted >= preauth) {

@@ -67,6 +67,7 @@
 #include "frame.h"
 #include "log.h"
 #include "mac.h"
+#include "uidmap.h"
 
 #define WEFT_READ_CHUNK (64u << 10)
 /* File descriptors kept free for what is not a connection: listeners,
@@ -76,6 +77,8 @@
 /* Connections closing (refused) beyond max_connections before accepting
  * waits for them to close (server.c: accept_full). */
 #define WEFT_ACCEPT_SLACK 32
+/* Causes of connlog.h's rate-limited lines (at least its enum's). */
+#define WEFT_CONNLOG_CAUSES 4
 
 enum {
     WEFT_PAUSE_PENDING = 1,
@@ -109,7 +112,7 @@ typedef struct weft_conn {
     void (*on_written)(struct weft_conn *c); /* if set: called once
                                   the writes queued so far are done (ask.c
                                   sends an answer piece by piece) */
-    int charged;               /* counts for charged_uid in d->users:
+    int charged;               /* counts for charged_uid in d->srv->users:
                                   from accept on the Unix socket, from
                                   Hello over TCP */
     uint32_t charged_uid;
@@ -126,13 +129,13 @@ typedef struct weft_conn {
                                   hold back the frames of any mode and let
                                   them through unchanged */
     /* Bytes read but not fed yet: stash[stash_off..+stash_len). A read
-     * lands in the daemon's one read buffer (d->rbuf); what a paused
+     * lands in the daemon's one read buffer (d->srv->rbuf); what a paused
      * connection could not feed is copied to a buffer of its own (freed
      * once fed), so an idle connection holds no read buffer. */
     uint8_t *stash;
     uint32_t stash_off, stash_len;
     uint64_t held;             /* bytes of the frame being received that
-                                  count in d->buffered */
+                                  count in d->srv->buffered */
     uint64_t last_frame;       /* uv_now() when the frame being received
                                   began (else accept, or the last resume),
                                   for idle_timeout */
@@ -148,6 +151,76 @@ typedef struct weft_conn {
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
 } weft_conn;
+
+/* ingest's state (d->srv): listeners, connections, their limits and
+ * the journal writers. Made by weft_server_init (weft_daemon_init) and
+ * freed by weft_server_free (weft_daemon_free, after the loop's last
+ * run: its handles live here, and a worker thread sets its pointer here
+ * to NULL when it stops). Loop thread. */
+typedef struct weft_server {
+    uv_tcp_t tcp;                 /* TCP listener, if cfg.listen */
+    uv_pipe_t unix_sock;          /* Unix listener, if cfg.socket */
+    int have_tcp, have_unix;
+    char bound[300];              /* the TCP address bound, "" if none */
+    weft_conn *conns;             /* live connections */
+    uint64_t nconns;
+    uint64_t nclosing;            /* of them closing: refused ones still
+                                     counted until closed are not held
+                                     against max_connections */
+    /* server.c: global backpressure (max_buffered), file descriptors,
+     * shutdown. */
+    uint64_t buffered;            /* bytes of frames partly received, all
+                                     connections (reader allocations), and
+                                     of journal entries not yet written */
+    uint64_t npaused_buffered;    /* connections waiting for it to fall */
+    uv_idle_t resume;             /* resumes them outside read callbacks */
+    int have_resume;
+    uint64_t fd_limit;            /* RLIMIT_NOFILE (soft) in effect */
+    int backlog_checked;          /* somaxconn compared with listen_backlog */
+    uint64_t accept_failed;       /* accept errors (EMFILE...), for logs */
+    uv_stream_t *held[2];         /* listeners (Unix, TCP) whose pending
+                                     connection waits for room
+                                     (server.c: take_held) */
+    struct weft_fdguard *fdguard; /* listeners paused out of descriptors
+                                     (fdguard.h) */
+    uv_timer_t shutdown_timer;    /* SIGTERM: bound on the drain */
+    int have_shutdown_timer;
+    /* refusals logged per cause (a limit, or WEFT_LIMIT_NONE), at most
+     * cfg.max_log_refusals a second each (server.c) */
+    weft_ratelimit refusal_log[WEFT_LIMIT__COUNT + 1];
+    /* lines a peer causes at will, per cause (connlog.h), at most
+     * cfg.max_log_refusals a second each */
+    weft_ratelimit conn_log[WEFT_CONNLOG_CAUSES];
+    weft_ratelimit lost_log;      /* batches a failed append lost
+                                     (session.c) */
+    struct weft_admins *admins;   /* admin_group's gid and members, as
+                                     looked up at start and on SIGHUP
+                                     (reserve.h) */
+    uint8_t *rbuf;                /* the read buffer of every connection
+                                     (server.c), WEFT_READ_CHUNK bytes,
+                                     while there are connections */
+    weft_uidmap users;            /* connections per uid that said Hello
+                                     (max_connections_per_user; accept.c's
+                                     cells); empty without connections */
+    struct weft_preauth *preauth; /* connections whose user is not known
+                                     yet (preauth.h) */
+    struct weft_jwriter *jw;      /* journal appends (jwriter.h) */
+    struct weft_jcache *jcache;   /* journals with a descriptor open
+                                     (jcache.h) */
+    /* Threads of their own for slow work (worker.h): */
+    struct weft_worker *syncer;   /* fdatasync batches (durability =
+                                     fsync; session.c), started with the
+                                     journal writer, stopped by the
+                                     server's on_stop (main.c) */
+    struct weft_worker *authenticator; /* MUNGE credentials (authn.c),
+                                     while there are some */
+} weft_server;
+
+/* d->srv made, zeroed (weft_daemon_init): 0 or WEFT_ENOMEM. */
+int weft_server_init(weft_daemon *d);
+/* Frees d->srv and what it owns of reserve.c's (weft_daemon_free, after
+ * the loop's last run). Idempotent. */
+void weft_server_free(weft_daemon *d);
 
 /* What a connection hands on (session.c's functions, wired by main.c).
  * Loop thread. */
@@ -203,11 +276,11 @@ void weft_server_drain(weft_daemon *d);
  * a Heartbeat). */
 void weft_server_tick(weft_daemon *d);
 /* Raises the soft RLIMIT_NOFILE to the hard limit and logs what weftd
- * has; sets d->fd_limit. */
+ * has; sets d->srv->fd_limit. */
 void weft_server_raise_fd_limit(weft_daemon *d);
 /* Configuration key of limit l ("max_frame", ...). */
 const char *weft_limit_name(enum weft_limit l);
-/* d->buffered fell (a frame or a journal entry is done with): resumes
+/* d->srv->buffered fell (a frame or a journal entry is done with): resumes
  * the connections paused for max_buffered once it is below 3/4. */
 void weft_server_buffered_fell(weft_daemon *d);
 /* Counts a hit of limit l. */

@@ -68,7 +68,7 @@ static void send_ack_now(weft_conn *c, int definitions, uint32_t loc,
 
 /* ---- durability = fsync: acks after a batched fdatasync ---- */
 
-/* One fdatasync of a member's journal, on d->syncer (worker.h): a thread
+/* One fdatasync of a member's journal, on d->srv->syncer (worker.h): a thread
  * of its own, so syncs wait neither for conversions nor for each
  * other's place in libuv's pool. */
 typedef struct sync_job {
@@ -125,14 +125,15 @@ static void kick_sync(weft_memberin *m)
     sync_job *j;
 
     if (m->sync_running || m->waiting.n == 0 || !m->journal ||
-        !d->syncer)
+        !d->srv->syncer)
         return;
     j = calloc(1, sizeof *j);
     if (!j)
         return; /* retried with the next ack */
     j->m = m;
     j->journal = m->journal;
-    if (weft_worker_submit(d->syncer, &j->work, sync_work, sync_done) < 0) {
+    if (weft_worker_submit(d->srv->syncer, &j->work, sync_work,
+                           sync_done) < 0) {
         free(j);
         return; /* retried with the next ack */
     }
@@ -317,7 +318,7 @@ static void not_stored(weft_daemon *d, const weft_jentry *j)
     }
     if (j->lost)
         weft_member_unjournaled(m, j->e.count, j->err);
-    if (!weft_ratelimit_allow(&d->lost_log, uv_now(d->loop),
+    if (!weft_ratelimit_allow(&d->srv->lost_log, uv_now(d->loop),
                               d->cfg.max_log_refusals, &held_back))
         return;
     if (held_back)
@@ -610,7 +611,7 @@ static int refuse_batch(weft_conn *c, const Weft__EventBatch *b,
 
     weft_limit_hit(d, limit);
     if (m->refused == 0 &&
-        weft_ratelimit_allow(&d->refusal_log[limit], uv_now(d->loop),
+        weft_ratelimit_allow(&d->srv->refusal_log[limit], uv_now(d->loop),
                              d->cfg.max_log_refusals, &held_back))
         weft_conn_log(c, WEFT_LOG_WARNING, "thread %u: batch %" PRIu64
                       " refused (%u events), and its next ones while over "
