@@ -101,7 +101,8 @@ static void on_tick(uv_timer_t *t)
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
                "start, %llu refused, limits reached %llu times",
-               (unsigned long long)d->nconns, recording, d->converting,
+               (unsigned long long)d->nconns, recording,
+               weft_trace_converting(d),
                (unsigned long long)(d->events_in - d->events_at_tick),
                (unsigned long long)d->events_in,
                (unsigned long long)d->bytes_in,

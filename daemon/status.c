@@ -142,7 +142,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
                         json_integer((json_int_t)d->cfg.max_connections));
     json_object_set_new(st, "paused", json_integer((json_int_t)paused));
     /* converting: queued and running, as before there was a queue */
-    json_object_set_new(st, "converting", json_integer(d->converting));
+    json_object_set_new(st, "converting", json_integer(running + queued));
     json_object_set_new(st, "conversions_running",
                         json_integer(running));
     json_object_set_new(st, "conversions_queued", json_integer(queued));
