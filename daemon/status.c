@@ -118,7 +118,7 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
 char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st, *limits;
-    unsigned running = 0, queued = 0;
+    unsigned running = 0, queued = 0, in_flight = 0;
     uint64_t paused = 0;
     char *text;
 
@@ -127,7 +127,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     st = json_object();
     limits = json_object();
     if (d->status_src) {
-        d->status_src->conversions(d, &running, &queued);
+        d->status_src->conversions(d, &running, &queued, &in_flight);
         paused = d->status_src->paused(d);
     }
     json_object_set_new(st, "scope", json_string("all"));
@@ -142,7 +142,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
                         json_integer((json_int_t)d->cfg.max_connections));
     json_object_set_new(st, "paused", json_integer((json_int_t)paused));
     /* converting: queued and running, as before there was a queue */
-    json_object_set_new(st, "converting", json_integer(running + queued));
+    json_object_set_new(st, "converting", json_integer(in_flight));
     json_object_set_new(st, "conversions_running",
                         json_integer(running));
     json_object_set_new(st, "conversions_queued", json_integer(queued));

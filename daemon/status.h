@@ -36,9 +36,10 @@ typedef struct weft_status_src {
     uint64_t (*paused)(const weft_daemon *d);
     /* connections of uid (charged to it, or whose peer it is) */
     uint64_t (*user_conns)(const weft_daemon *d, uint32_t uid);
-    /* conversions running and waiting for a max_conversions slot */
+    /* conversions running, waiting for a max_conversions slot, and in
+     * flight (those, and any whose end the loop has not taken yet) */
     void (*conversions)(const weft_daemon *d, unsigned *running,
-                        unsigned *queued);
+                        unsigned *queued, unsigned *in_flight);
     /* fn(t, arg) for each trace recording */
     void (*recording)(const weft_daemon *d, weft_status_trace_fn fn,
                       void *arg);

@@ -123,7 +123,8 @@ weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
 {
     const weft_traces *ts = d->traces;
     weft_trace_conversions n = { ts->convq ? (unsigned)ts->convq->count : 0,
-                                 0, ts->conversions_peak };
+                                 0, ts->conversions_peak,
+                                 ts->converting };
     weft_worker_counts c;
 
     if (!ts->converter)

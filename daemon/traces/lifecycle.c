@@ -134,11 +134,6 @@ void weft_traces_free(weft_daemon *d)
     d->catjob = NULL;
 }
 
-unsigned weft_trace_converting(const weft_daemon *d)
-{
-    return d->traces->converting;
-}
-
 weft_trace *weft_trace_first(const weft_daemon *d, enum weft_trace_state s)
 {
     return (unsigned)s < WEFT_TRACE_LISTS ? d->traces->lists[s] : NULL;

@@ -272,16 +272,15 @@ void weft_trace_free_all(weft_daemon *d);
  * the workers that stop write NULL in them). */
 int weft_traces_init(weft_daemon *d);
 void weft_traces_free(weft_daemon *d);
-/* Conversions in flight: queued for a max_conversions slot or running. */
-unsigned weft_trace_converting(const weft_daemon *d);
-
 /* Conversions handed to the converter (d->traces->converter, worker.h):
  * those waiting for one of the max_conversions slots, those running, and the
- * most that ever ran at once. */
+ * most that ever ran at once; in flight, those and any whose end has not
+ * been taken on the loop thread yet. */
 typedef struct weft_trace_conversions {
     unsigned queued;
     unsigned running;
     unsigned peak;
+    unsigned in_flight;
 } weft_trace_conversions;
 weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d);
 /* Sets max_conversions (SIGHUP): running conversions go on, the queue
