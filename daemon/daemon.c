@@ -7,14 +7,16 @@
 #include <string.h>
 
 #include "ask.h"
-#include "retain.h"
+#include "quota.h"
 #include "server.h"
+#include "trace.h"
 #include "weft_errors.h"
 
 int weft_daemon_init(weft_daemon *d)
 {
     memset(d, 0, sizeof *d);
-    if (weft_server_init(d) < 0 || weft_ask_init(d) < 0) {
+    if (weft_server_init(d) < 0 || weft_ask_init(d) < 0 ||
+        weft_traces_init(d) < 0) {
         weft_daemon_free(d);
         return WEFT_ENOMEM;
     }
@@ -23,7 +25,8 @@ int weft_daemon_init(weft_daemon *d)
 
 void weft_daemon_free(weft_daemon *d)
 {
-    weft_retain_free(d);
+    weft_traces_free(d);
+    weft_quota_free(&d->quota);
     weft_ask_free(d);
     weft_server_free(d);
 }

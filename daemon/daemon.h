@@ -14,10 +14,11 @@
 
 struct weft_server_cbs;
 struct weft_session_ask;
-struct weft_trace;
-struct weft_convq;
-struct weft_ended_run;
 struct weft_worker;
+struct weft_traces;
+struct weft_retains;
+struct weft_lives;
+struct weft_catjobs;
 struct weft_status;
 struct weft_status_src;
 struct weft_asks;
@@ -54,9 +55,6 @@ enum weft_limit {
 };
 /* No limit: a refusal for another reason. */
 #define WEFT_LIMIT_NONE WEFT_LIMIT__COUNT
-/* Lists of traces: one per state of trace.h's enum weft_trace_state but
- * DONE. */
-#define WEFT_TRACE_LISTS 5
 
 typedef struct weft_daemon {
     uv_loop_t *loop;
@@ -69,19 +67,10 @@ typedef struct weft_daemon {
                                      (session.h; ask.c's, set by main.c) */
     struct weft_server *srv;      /* listeners, connections, journal
                                      writers, authentication (server.h) */
-    /* trace.c's traces by lifecycle state (enum weft_trace_state, but
-     * DONE), newest first: walk them with weft_trace_first/next */
-    struct weft_trace *trace_lists[WEFT_TRACE_LISTS];
-    struct weft_ended_run *ended_runs; /* runs whose trace ended, newest
-                                     first (trace.h) */
-    uint64_t nended_runs;
+    struct weft_traces *traces;   /* the traces weftd holds, the runs
+                                     that ended, the conversions
+                                     (trace_internal.h) */
     unsigned jobs;                /* worker jobs in flight */
-    unsigned converting;          /* conversions in flight: queued for a
-                                     max_conversions slot or running */
-    unsigned conversions_peak;    /* most conversions that ran at once */
-    struct weft_convq *convq;     /* those waiting for a slot (convq.h):
-                                     made by the first conversion, freed
-                                     by weft_trace_free_all */
     int stopping;
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */
@@ -99,30 +88,20 @@ typedef struct weft_daemon {
                                      Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
-    /* Threads of their own for slow work (worker.h): */
-    struct weft_worker *converter; /* conversions (trace.c), while there
-                                     are some */
-    struct weft_worker *retainer; /* retention jobs (retain.c) */
-    struct weft_worker *cataloger; /* catalog rows of recording traces
-                                     and live figures (catjob.h), while
-                                     there are some */
     struct weft_asks *ask;        /* users' questions (ask.h) */
-    /* retain.c: the last job's figures, plus the archives converted
-     * since (weft_retain_charge). */
-    int retain_running;
-    uint64_t retain_last;         /* uv_now() when the last job began */
+    struct weft_retains *retain;  /* retention jobs (retain.h) */
     weft_quota quota;             /* each uid's bytes in the spool, the
                                      journals charged as they arrive
                                      (quota.h) */
-    uint64_t spool_bytes;         /* bytes of the traces not removed */
     weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
     const struct weft_status_src *status_src; /* what the status asks
                                      the other parts (status.h; main.c) */
-    /* live.c: the recording traces' figures in the catalog */
-    uint64_t live_queued;         /* uv_now() when the last job was queued */
-    int live_running;             /* a live figures job is in flight */
+    struct weft_lives *live;      /* the recording traces' figures in
+                                     the catalog (live.h) */
+    struct weft_catjobs *catjob;  /* catalog jobs on a thread of their
+                                     own (catjob.h) */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

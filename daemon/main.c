@@ -101,7 +101,8 @@ static void on_tick(uv_timer_t *t)
     sd_notifyf(0, "STATUS=%llu connections, %u traces recording, %u "
                "converting, %llu events/s, %llu events and %llu bytes since "
                "start, %llu refused, limits reached %llu times",
-               (unsigned long long)d->srv->nconns, recording, d->converting,
+               (unsigned long long)d->srv->nconns, recording,
+               weft_trace_count_conversions(d).in_flight,
                (unsigned long long)(d->events_in - d->events_at_tick),
                (unsigned long long)d->events_in,
                (unsigned long long)d->bytes_in,
@@ -496,12 +497,13 @@ static uint64_t status_user_conns(const weft_daemon *d, uint32_t uid)
 }
 
 static void status_conversions(const weft_daemon *d, unsigned *running,
-                               unsigned *queued)
+                               unsigned *queued, unsigned *in_flight)
 {
     weft_trace_conversions n = weft_trace_count_conversions(d);
 
     *running = n.running;
     *queued = n.queued;
+    *in_flight = n.in_flight;
 }
 
 static const weft_status_src status_src = { status_ingest,

@@ -121,7 +121,7 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
 char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st, *limits;
-    unsigned running = 0, queued = 0;
+    unsigned running = 0, queued = 0, in_flight = 0;
     weft_status_ingest in = { .bound = "" };
     char *text;
 
@@ -130,7 +130,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
     st = json_object();
     limits = json_object();
     if (d->status_src) {
-        d->status_src->conversions(d, &running, &queued);
+        d->status_src->conversions(d, &running, &queued, &in_flight);
         d->status_src->ingest(d, &in);
     }
     json_object_set_new(st, "scope", json_string("all"));
@@ -145,7 +145,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
                         json_integer((json_int_t)d->cfg.max_connections));
     json_object_set_new(st, "paused", json_integer((json_int_t)in.paused));
     /* converting: queued and running, as before there was a queue */
-    json_object_set_new(st, "converting", json_integer(d->converting));
+    json_object_set_new(st, "converting", json_integer(in_flight));
     json_object_set_new(st, "conversions_running",
                         json_integer(running));
     json_object_set_new(st, "conversions_queued", json_integer(queued));

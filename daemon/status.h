@@ -46,9 +46,10 @@ typedef struct weft_status_src {
     void (*ingest)(const weft_daemon *d, weft_status_ingest *out);
     /* connections of uid (charged to it, or whose peer it is) */
     uint64_t (*user_conns)(const weft_daemon *d, uint32_t uid);
-    /* conversions running and waiting for a max_conversions slot */
+    /* conversions running, waiting for a max_conversions slot, and in
+     * flight (those, and any whose end the loop has not taken yet) */
     void (*conversions)(const weft_daemon *d, unsigned *running,
-                        unsigned *queued);
+                        unsigned *queued, unsigned *in_flight);
     /* fn(t, arg) for each trace recording */
     void (*recording)(const weft_daemon *d, weft_status_trace_fn fn,
                       void *arg);

@@ -59,6 +59,7 @@
 #include "recover.h"
 #include "retain.h"
 #include "trace.h"
+#include "trace_internal.h"
 #include "weft_errors.h"
 
 #define MAGIC_LEN 8
@@ -279,7 +280,8 @@ static void recover(void)
     CHECK(uv_timer_start(&watchdog, on_watchdog, WATCHDOG_MS, 0) == 0);
     uv_unref((uv_handle_t *)&watchdog);
     CHECK(uv_run(&loop, UV_RUN_DEFAULT) == 0);
-    CHECK(d.jobs == 0 && d.converting == 0 && d.converter == NULL);
+    CHECK(d.jobs == 0 && d.traces->converting == 0 &&
+          d.traces->converter == NULL);
     weft_trace_free_all(&d);
     weft_daemon_free(&d);
     uv_close((uv_handle_t *)&watchdog, NULL);

@@ -75,13 +75,13 @@ static void run_jobs(fixture *f)
 {
     uv_run(&f->loop, UV_RUN_DEFAULT);
     assert_int_equal(f->d.jobs, 0);
-    assert_int_equal(f->d.live_running, 0);
+    assert_int_equal(f->d.live->running, 0);
 }
 
 /* As if live_interval had passed since the last job. */
 static void tick_due(fixture *f)
 {
-    f->d.live_queued = 0;
+    f->d.live->queued = 0;
     weft_live_tick(&f->d);
 }
 
@@ -151,7 +151,7 @@ static void test_figures_so_far(void **state)
     weft_catalog_trace_free(&row);
 
     weft_live_tick(&f->d);
-    assert_int_equal(f->d.live_running, 1);
+    assert_int_equal(f->d.live->running, 1);
     assert_int_equal(f->d.jobs, 1);
     run_jobs(f);
     row_of(f, key, &row);
@@ -212,7 +212,7 @@ static void test_interval_and_changes(void **state)
     /* Nothing changed: no job at all. */
     tick_due(f);
     assert_int_equal(f->d.jobs, 0);
-    assert_int_equal(f->d.live_running, 0);
+    assert_int_equal(f->d.live->running, 0);
     /* A member joining is a change. */
     join_ok(f, "t", 1, 2);
     tick_due(f);
@@ -299,7 +299,7 @@ static void test_final_row_wins(void **state)
         record(f, m, 0, 200);
         run_jobs(f);
         tick_due(f);
-        assert_int_equal(f->d.live_running, 1);
+        assert_int_equal(f->d.live->running, 1);
         leave(m, 1);         /* conversion queued beside the live job */
         run_jobs(f);
         row_of(f, key, &row);

@@ -39,6 +39,7 @@
 #include "journal.h"
 #include "testutil.h"
 #include "trace.h"
+#include "trace_internal.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -673,7 +674,7 @@ static void test_runs_are_traces(void **state)
     join_ok(f, "x", 0, 2);
     assert_int_equal(ntraces(f), 2);
     finish(f);
-    assert_null(f->d.ended_runs);
+    assert_null(f->d.traces->ended_runs);
 }
 
 /* A run of trace "x" that ends now (rank 0 of 1 says goodbye). */
@@ -691,9 +692,10 @@ static size_t nended(const fixture *f, const char **oldest)
 {
     size_t n = 0;
 
-    for (const weft_ended_run *e = f->d.ended_runs; e; e = e->next, n++)
+    for (const weft_ended_run *e = f->d.traces->ended_runs; e;
+         e = e->next, n++)
         *oldest = e->run;
-    assert_int_equal(n, f->d.nended_runs);
+    assert_int_equal(n, f->d.traces->nended_runs);
     return n;
 }
 
@@ -733,8 +735,9 @@ static void test_ended_runs_limit(void **state)
     snprintf(second, sizeof second, "r%d", 14);
     assert_int_equal(weft_trace_load_ended_runs(&f->d), 0);
     assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX - 2);
-    assert_string_equal(f->d.ended_runs->run, newest);
-    assert_true(f->d.ended_runs->partial == (WEFT_ENDED_RUNS_MAX % 2 == 0));
+    assert_string_equal(f->d.traces->ended_runs->run, newest);
+    assert_true(f->d.traces->ended_runs->partial ==
+                (WEFT_ENDED_RUNS_MAX % 2 == 0));
     assert_string_equal(oldest, first);
     h.run = newest;
     assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
@@ -750,8 +753,8 @@ static void test_ended_runs_limit(void **state)
     end_run(f, "n3");
     assert_int_equal(nended(f, &oldest), WEFT_ENDED_RUNS_MAX);
     assert_string_equal(oldest, second);
-    assert_string_equal(f->d.ended_runs->run, "n3");
-    assert_false(f->d.ended_runs->partial);
+    assert_string_equal(f->d.traces->ended_runs->run, "n3");
+    assert_false(f->d.traces->ended_runs->partial);
     h.run = (char *)"n1";
     assert_int_equal(join(f, &h, 1000, &m), WEFT_ECLOSED);
     assert_err(f, "all its processes said goodbye");
@@ -887,27 +890,27 @@ static void test_conversion_queue(void **state)
         record(m[i], 100 + (uint64_t)i);
     }
     run_jobs(f);  /* their catalog rows */
-    assert_null(f->d.converter);
+    assert_null(f->d.traces->converter);
     leave(m[0], 1);
-    assert_non_null(f->d.converter);
+    assert_non_null(f->d.traces->converter);
     /* The others finish while the converter is held: all wait. */
-    weft_worker_hold(f->d.converter, 1);
+    weft_worker_hold(f->d.traces->converter, 1);
     for (int i = 1; i < NTRACES; i++)
         leave(m[i], 1);
-    assert_int_equal(f->d.converting, NTRACES);
+    assert_int_equal(f->d.traces->converting, NTRACES);
     n = weft_trace_count_conversions(&f->d);
     assert_true(n.running <= 1);
     assert_true(n.queued >= NTRACES - 1);
     assert_int_equal(n.queued + n.running, NTRACES);
-    weft_worker_hold(f->d.converter, 0);
+    weft_worker_hold(f->d.traces->converter, 0);
     run_jobs(f);
-    assert_int_equal(f->d.converting, 0);
-    assert_null(f->d.converter);  /* nothing left: it ended */
+    assert_int_equal(f->d.traces->converting, 0);
+    assert_null(f->d.traces->converter);  /* nothing left: it ended */
     n = weft_trace_count_conversions(&f->d);
     assert_int_equal(n.queued, 0);
     assert_int_equal(n.running, 0);
     assert_true(n.peak >= 1 && n.peak <= MAX_CONV);
-    assert_int_equal(f->d.conversions_peak, n.peak);
+    assert_int_equal(f->d.traces->conversions_peak, n.peak);
     for (int i = 0; i < NTRACES; i++) {
         assert_int_equal(catalog_row(f, keys[i], &row), 0);
         assert_string_equal(row.state, WEFT_STATE_COMPLETE);
@@ -941,16 +944,16 @@ static void test_conversion_queue_reload(void **state)
     }
     run_jobs(f);
     leave(m[0], 1);
-    weft_worker_hold(f->d.converter, 1);
+    weft_worker_hold(f->d.traces->converter, 1);
     for (int i = 1; i < NTRACES; i++)
         leave(m[i], 1);
     weft_trace_set_max_conversions(&f->d, 1);
     assert_int_equal(f->d.cfg.max_conversions, 1);
-    weft_worker_hold(f->d.converter, 0);
+    weft_worker_hold(f->d.traces->converter, 0);
     run_jobs(f);
     /* Only the first could start before the hold: one at a time. */
     assert_int_equal(weft_trace_count_conversions(&f->d).peak, 1);
-    assert_int_equal(f->d.converting, 0);
+    assert_int_equal(f->d.traces->converting, 0);
     finish(f);
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "trace.h"
+#include "trace_internal.h"
 #include "weft_errors.h"
 
 #define NS WEFT_TRACE__NSTATES
@@ -95,7 +96,7 @@ static weft_trace *bare(weft_daemon *d, int s, weft_trace *other)
         other->next = NULL;
         other->prev = t;
         t->next = other;
-        d->trace_lists[s] = t;
+        d->traces->lists[s] = t;
     }
     return t;
 }
@@ -111,7 +112,7 @@ static void test_on(void **state)
     fill_want();
     for (int s = 0; s < NS; s++)
         for (int e = 0; e < NE; e++) {
-            memset(&d, 0, sizeof d);
+            assert_int_equal(weft_daemon_init(&d), 0);
             memset(&other, 0, sizeof other);
             d.cfg.log_level = -1;
             weft_trace *t = bare(&d, s, &other);
@@ -140,7 +141,7 @@ static void test_on(void **state)
                 assert_null(other.prev);
                 assert_null(other.next);
             }
-            weft_quota_free(&d.quota); /* what freeing t gave back */
+            weft_daemon_free(&d); /* and the quota freeing t gave back */
         }
 }
 
@@ -152,7 +153,7 @@ static void test_find(void **state)
     weft_trace *t;
 
     (void)state;
-    memset(&d, 0, sizeof d);
+    assert_int_equal(weft_daemon_init(&d), 0);
     memset(&other, 0, sizeof other);
     other.key = "o";
     t = bare(&d, WEFT_TRACE_RETRY_WAIT, &other);
@@ -166,6 +167,7 @@ static void test_find(void **state)
     free(t->key);
     free(t->name);
     free(t);
+    weft_daemon_free(&d);
 }
 
 int main(void)

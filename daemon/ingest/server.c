@@ -21,6 +21,7 @@
 #include "log.h"
 #include "preauth.h"
 #include "reserve.h"
+#include "status.h"
 #include "weft_errors.h"
 
 typedef struct write_req {
@@ -728,14 +729,16 @@ void weft_server_stop(weft_daemon *d)
 static void on_shutdown_timeout(uv_timer_t *t)
 {
     weft_daemon *d = t->data;
-    unsigned left = 0;
+    unsigned left = 0, running = 0, queued = 0, in_flight = 0;
 
     for (const weft_conn *c = d->srv->conns; c; c = c->next)
         left++;
+    if (d->status_src) /* the traces' figures, which ingest cannot see */
+        d->status_src->conversions(d, &running, &queued, &in_flight);
     weft_dlog(d, WEFT_LOG_WARNING, "shutdown_timeout (%llu s) reached: "
               "closing %u connections still draining, %u conversions still "
               "running", (unsigned long long)d->cfg.shutdown_timeout, left,
-              d->converting);
+              in_flight);
     weft_server_stop(d);
     if (d->jobs > 0) {
         /* A worker cannot be cancelled. Exiting is as safe as SIGKILL:

@@ -71,10 +71,10 @@ int weft_catjob_queue(weft_daemon *d, weft_catjob_fn run,
     j->run = run;
     j->done = done;
     j->arg = arg;
-    if ((!d->cataloger &&
+    if ((!d->catjob->cataloger &&
          weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
-                           &d->cataloger) < 0) ||
-        weft_worker_submit(d->cataloger, &j->work, catjob_work,
+                           &d->catjob->cataloger) < 0) ||
+        weft_worker_submit(d->catjob->cataloger, &j->work, catjob_work,
                            catjob_done) < 0) {
         free(j->catalog);
         free(j);

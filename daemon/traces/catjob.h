@@ -4,8 +4,8 @@
  * on the loop thread. Jobs that need a thread of their own (conversion,
  * retention: worker.h) run the first half only, weft_catjob_with; the
  * others (a new trace's row, the live figures) queue both halves on a
- * worker of their own (d->cataloger: one job at a time, SQLite writes
- * one at a time anyway) with weft_catjob_queue.
+ * worker of their own (d->catjob->cataloger: one job at a time, SQLite
+ * writes one at a time anyway) with weft_catjob_queue.
  */
 #ifndef WEFT_CATJOB_H
 #define WEFT_CATJOB_H
@@ -14,6 +14,16 @@
 
 #include "catalog.h"
 #include "daemon.h"
+
+struct weft_worker;
+
+/* catjob.c's state (d->catjob; weft_traces_init). Loop thread. */
+typedef struct weft_catjobs {
+    struct weft_worker *cataloger; /* catalog rows of recording traces
+                                     and live figures, while there are
+                                     some (it sets this to NULL when it
+                                     stops) */
+} weft_catjobs;
 
 /* Worker thread: the work on the open catalog. 0, or a WEFT_E* code
  * with err saying why (left "" for the catalog's own message). */
@@ -31,9 +41,10 @@ int weft_catjob_with(const char *path, weft_catjob_fn fn, void *arg,
                      char *err, size_t errlen);
 
 /* Loop thread: runs weft_catjob_with(d's catalog, run, arg) on
- * d->cataloger (started when it is not running), then done(d, arg, rc, err) on the loop thread; the job counts in
- * d->jobs meanwhile. 0, or WEFT_ENOMEM / WEFT_EIO when it could not be
- * queued (then done is not called: arg is still the caller's). */
+ * d->catjob->cataloger (started when it is not running), then done(d,
+ * arg, rc, err) on the loop thread; the job counts in d->jobs
+ * meanwhile. 0, or WEFT_ENOMEM / WEFT_EIO when it could not be queued
+ * (then done is not called: arg is still the caller's). */
 int weft_catjob_queue(weft_daemon *d, weft_catjob_fn run,
                       weft_catjob_done_fn done, void *arg);
 

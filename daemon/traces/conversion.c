@@ -42,7 +42,7 @@
  * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
     weft_work work;             /* first: the job is its work */
-    weft_convq_item turn;       /* its place in *d->convq (convq.h) */
+    weft_convq_item turn;       /* its place in *d->traces->convq (convq.h) */
     weft_trace *t;
     char *catalog;
     char *archive;
@@ -175,9 +175,9 @@ static void convert_done(weft_work *w)
     weft_trace_conversions n = weft_trace_count_conversions(d);
 
     d->jobs--;
-    d->converting--;
-    if (n.peak > d->conversions_peak)
-        d->conversions_peak = n.peak;
+    d->traces->converting--;
+    if (n.peak > d->traces->conversions_peak)
+        d->traces->conversions_peak = n.peak;
     if (j->rc < 0 && retryable(j->rc) && !d->stopping) {
         t->retry_delay = j->retry_delay;
         t->retry_at = uv_now(d->loop) + t->retry_delay;
@@ -284,5 +284,5 @@ void weft__trace_convert(weft_trace *t)
         return;
     }
     d->jobs++;
-    d->converting++;
+    d->traces->converting++;
 }

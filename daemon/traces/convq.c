@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "fifo.h"
 #include "trace.h"
+#include "trace_internal.h"
 #include "weft_errors.h"
 
 /* uid's entry in q->users, made if need be; NULL when out of memory. */
@@ -63,25 +64,26 @@ void weft_convq_free(weft_convq *q)
     memset(q, 0, sizeof *q);
 }
 
-/* Hands d->converter waiting conversions while it has free slots. A
- * conversion the converter cannot take (no thread) waits for the next
- * call (the next conversion's end, or the tick). */
+/* Hands d->traces->converter waiting conversions while it has free
+ * slots. A conversion the converter cannot take (no thread) waits for
+ * the next call (the next conversion's end, or the tick). */
 static void pump(weft_daemon *d)
 {
-    weft_convq *q = d->convq;
+    weft_traces *ts = d->traces;
+    weft_convq *q = ts->convq;
 
     while (q && q->count > 0) {
         weft_worker_counts n;
         weft_convq_item *it;
-        if (!d->converter &&
+        if (!ts->converter &&
             weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
-                              WEFT_WORKER_TRANSIENT, &d->converter) < 0)
+                              WEFT_WORKER_TRANSIENT, &ts->converter) < 0)
             return;
-        n = weft_worker_count(d->converter);
+        n = weft_worker_count(ts->converter);
         if (n.running + n.queued >= d->cfg.max_conversions)
             return;
         it = weft_convq_pop(q);
-        if (weft_worker_submit(d->converter, it->work, it->run,
+        if (weft_worker_submit(ts->converter, it->work, it->run,
                                it->done) < 0) {
             /* Back at the head of its user's queue (its entry was there
              * a moment ago: no allocation fails), for the next call. */
@@ -99,11 +101,12 @@ static void pump(weft_daemon *d)
 int weft_convq_submit(struct weft_daemon *d, weft_convq_item *it,
                       uint32_t uid)
 {
+    weft_traces *ts = d->traces;
     int rc;
 
-    if (!d->convq && !(d->convq = calloc(1, sizeof *d->convq)))
+    if (!ts->convq && !(ts->convq = calloc(1, sizeof *ts->convq)))
         return WEFT_ENOMEM;
-    rc = weft_convq_push(d->convq, it, uid);
+    rc = weft_convq_push(ts->convq, it, uid);
 
     if (rc == 0)
         pump(d);
@@ -118,13 +121,15 @@ void weft_convq_next(struct weft_daemon *d)
 /* trace.h: the conversions handed over and waiting. */
 weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
 {
-    weft_trace_conversions n = { d->convq ? (unsigned)d->convq->count : 0,
-                                 0, d->conversions_peak };
+    const weft_traces *ts = d->traces;
+    weft_trace_conversions n = { ts->convq ? (unsigned)ts->convq->count : 0,
+                                 0, ts->conversions_peak,
+                                 ts->converting };
     weft_worker_counts c;
 
-    if (!d->converter)
+    if (!ts->converter)
         return n;
-    c = weft_worker_count(d->converter);
+    c = weft_worker_count(ts->converter);
     n.queued += c.queued;
     n.running = c.running;
     if (c.peak > n.peak)
@@ -135,7 +140,7 @@ weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d)
 void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max)
 {
     d->cfg.max_conversions = max;
-    if (d->converter)
-        weft_worker_set_max(d->converter, (unsigned)max);
+    if (d->traces->converter)
+        weft_worker_set_max(d->traces->converter, (unsigned)max);
     weft_convq_next(d);
 }

@@ -23,8 +23,8 @@
 struct weft_daemon;
 
 /* One conversion waiting, embedded in the caller's job (the job owns it):
- * when its turn comes, `work` is submitted to d->converter with `run`
- * and `done`. */
+ * when its turn comes, `work` is submitted to d->traces->converter with
+ * `run` and `done`. */
 typedef struct weft_convq_item {
     struct weft_convq_item *next;
     uint32_t uid;
@@ -54,9 +54,9 @@ weft_convq_item *weft_convq_pop(weft_convq *q);
 /* Frees the table (the items are their owners'). */
 void weft_convq_free(weft_convq *q);
 
-/* Queues it for uid in d->convq and hands the converter as many waiting
- * conversions as it has free slots (starting it if need be). 0, or a
- * WEFT_E* code (it is not queued). */
+/* Queues it for uid in d->traces->convq and hands the converter as many
+ * waiting conversions as it has free slots (starting it if need be). 0,
+ * or a WEFT_E* code (it is not queued). */
 int weft_convq_submit(struct weft_daemon *d, weft_convq_item *it,
                       uint32_t uid);
 /* A conversion ended (its done callback): hands the converter the next

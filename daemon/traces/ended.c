@@ -1,5 +1,5 @@
 /* ended.c - the runs whose trace stopped recording (trace.h:
- * weft_ended_run), newest first in d->ended_runs, at most
+ * weft_ended_run), newest first in d->traces->ended_runs, at most
  * WEFT_ENDED_RUNS_MAX: a process of one that comes back late is refused
  * instead of starting a new, otherwise empty trace. Loaded from the
  * catalog at start (weft_trace_load_ended_runs). Loop thread.
@@ -41,15 +41,15 @@ void weft__ended_remember(weft_trace *t)
     }
     e->uid = t->uid;
     e->partial = t->goodbyes < t->size;
-    e->next = d->ended_runs;
-    d->ended_runs = e;
-    if (++d->nended_runs <= WEFT_ENDED_RUNS_MAX)
+    e->next = d->traces->ended_runs;
+    d->traces->ended_runs = e;
+    if (++d->traces->nended_runs <= WEFT_ENDED_RUNS_MAX)
         return;
-    for (pp = &d->ended_runs; (*pp)->next; pp = &(*pp)->next)
+    for (pp = &d->traces->ended_runs; (*pp)->next; pp = &(*pp)->next)
         ;
     ended_run_free(*pp);
     *pp = NULL;
-    d->nended_runs--;
+    d->traces->nended_runs--;
 }
 
 typedef struct load_ctx {
@@ -63,7 +63,7 @@ static int load_ended(const weft_trace_row *row, void *arg)
     weft_ended_run *e;
 
     if (!row->run || !row->run[0] ||
-        x->d->nended_runs >= WEFT_ENDED_RUNS_MAX)
+        x->d->traces->nended_runs >= WEFT_ENDED_RUNS_MAX)
         return 0;
     if (strcmp(row->state, WEFT_STATE_COMPLETE) != 0 &&
         strcmp(row->state, WEFT_STATE_PARTIAL) != 0 &&
@@ -80,7 +80,7 @@ static int load_ended(const weft_trace_row *row, void *arg)
     e->partial = strcmp(row->state, WEFT_STATE_COMPLETE) != 0;
     *x->tail = e;
     x->tail = &e->next;
-    x->d->nended_runs++;
+    x->d->traces->nended_runs++;
     return 0;
 }
 
@@ -88,7 +88,7 @@ int weft_trace_load_ended_runs(weft_daemon *d)
 {
     weft_list_filter f = { 0 };
     weft_catalog *cat = NULL;
-    load_ctx x = { d, &d->ended_runs };
+    load_ctx x = { d, &d->traces->ended_runs };
     char *msg = NULL;
     int rc;
 
@@ -107,9 +107,9 @@ int weft_trace_load_ended_runs(weft_daemon *d)
         weft_dlog(d, WEFT_LOG_WARNING, "cannot read the runs of ended traces "
                   "from the catalog (%s); processes of those runs that come "
                   "back start new traces", msg ? msg : weft_strerror(rc));
-    else if (d->nended_runs)
+    else if (d->traces->nended_runs)
         weft_dlog(d, WEFT_LOG_DEBUG, "%" PRIu64 " runs of ended traces "
-                  "remembered from the catalog", d->nended_runs);
+                  "remembered from the catalog", d->traces->nended_runs);
     free(msg);
     return rc;
 }
@@ -117,7 +117,7 @@ int weft_trace_load_ended_runs(weft_daemon *d)
 const weft_ended_run *weft__ended_find(const weft_daemon *d, uint32_t uid,
                                        const char *name, const char *run)
 {
-    for (const weft_ended_run *e = d->ended_runs; e; e = e->next)
+    for (const weft_ended_run *e = d->traces->ended_runs; e; e = e->next)
         if (e->uid == uid && strcmp(e->run, run) == 0 &&
             strcmp(e->name, name) == 0)
             return e;
@@ -141,10 +141,10 @@ int weft__ended_refuse(const weft_ended_run *e, uint32_t rank, char *err,
 
 void weft__ended_free_all(weft_daemon *d)
 {
-    while (d->ended_runs) {
-        weft_ended_run *e = d->ended_runs;
-        d->ended_runs = e->next;
+    while (d->traces->ended_runs) {
+        weft_ended_run *e = d->traces->ended_runs;
+        d->traces->ended_runs = e->next;
         ended_run_free(e);
     }
-    d->nended_runs = 0;
+    d->traces->nended_runs = 0;
 }

@@ -1,16 +1,21 @@
 /* lifecycle.c - a trace's lifecycle (trace.h): the table of its states
  * and events, the one function that moves a trace along it, and the
- * lists (one per state, in d->trace_lists) that hold every trace while
- * it lives, walked only through the functions here. Loop thread.
+ * lists (one per state, in d->traces->lists) that hold every trace while
+ * it lives, walked only through the functions here; and the traces'
+ * parts' state made and freed (weft_traces_init). Loop thread.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "catjob.h"
+#include "live.h"
+#include "retain.h"
 #include "trace.h"
 #include "trace_internal.h"
 #include "weft_errors.h"
 
 _Static_assert(WEFT_TRACE_DONE == WEFT_TRACE_LISTS, "a list per state but "
-               "DONE (daemon.h)");
+               "DONE (trace_internal.h)");
 
 /* moves[state][event]: 1 + the state it moves to; 0, refused. */
 #define TO(s) (WEFT_TRACE_##s + 1)
@@ -61,7 +66,7 @@ const char *weft_trace_event_name(enum weft_trace_event ev)
 /* See trace_internal.h: t, in no list, at the head of its state's. */
 void weft__trace_push(weft_trace *t)
 {
-    weft_trace **head = &t->d->trace_lists[t->state];
+    weft_trace **head = &t->d->traces->lists[t->state];
 
     t->prev = NULL;
     t->next = *head;
@@ -75,7 +80,7 @@ static void list_unlink(weft_trace *t)
     if (t->prev)
         t->prev->next = t->next;
     else
-        t->d->trace_lists[t->state] = t->next;
+        t->d->traces->lists[t->state] = t->next;
     if (t->next)
         t->next->prev = t->prev;
     t->next = t->prev = NULL;
@@ -105,9 +110,33 @@ int weft_trace_on(weft_trace *t, enum weft_trace_event ev)
     return 0;
 }
 
+int weft_traces_init(weft_daemon *d)
+{
+    d->traces = calloc(1, sizeof *d->traces);
+    d->retain = calloc(1, sizeof *d->retain);
+    d->live = calloc(1, sizeof *d->live);
+    d->catjob = calloc(1, sizeof *d->catjob);
+    if (d->traces && d->retain && d->live && d->catjob)
+        return 0;
+    weft_traces_free(d);
+    return WEFT_ENOMEM;
+}
+
+void weft_traces_free(weft_daemon *d)
+{
+    free(d->traces);
+    d->traces = NULL;
+    free(d->retain);
+    d->retain = NULL;
+    free(d->live);
+    d->live = NULL;
+    free(d->catjob);
+    d->catjob = NULL;
+}
+
 weft_trace *weft_trace_first(const weft_daemon *d, enum weft_trace_state s)
 {
-    return (unsigned)s < WEFT_TRACE_LISTS ? d->trace_lists[s] : NULL;
+    return (unsigned)s < WEFT_TRACE_LISTS ? d->traces->lists[s] : NULL;
 }
 
 weft_trace *weft_trace_next(const weft_trace *t)

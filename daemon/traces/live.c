@@ -196,7 +196,7 @@ static void live_done(weft_daemon *d, void *arg, int rc, const char *err)
 {
     live_job *j = arg;
 
-    d->live_running = 0;
+    d->live->running = 0;
     if (rc < 0)
         weft_dlog(d, WEFT_LOG_WARNING, "live figures of %zu recording "
                   "traces not written to the catalog (tried again in %"
@@ -221,12 +221,12 @@ void weft_live_tick(weft_daemon *d)
     live_job *j = NULL;
     size_t cap = 0;
 
-    if (d->cfg.live_interval == 0 || d->live_running || d->stopping)
+    if (d->cfg.live_interval == 0 || d->live->running || d->stopping)
         return;
-    if (d->live_queued &&
-        now - d->live_queued + LIVE_SLACK_MS < d->cfg.live_interval * 1000)
+    if (d->live->queued &&
+        now - d->live->queued + LIVE_SLACK_MS < d->cfg.live_interval * 1000)
         return;
-    d->live_queued = now;
+    d->live->queued = now;
     for (weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
          t = weft_trace_next(t)) {
         weft_live_mark m = mark_of(t);
@@ -254,7 +254,7 @@ void weft_live_tick(weft_daemon *d)
     if (!(j->stored = calloc(j->n, sizeof *j->stored)) ||
         weft_catjob_queue(d, live_run, live_done, j) < 0)
         goto oom;
-    d->live_running = 1;
+    d->live->running = 1;
     return;
 oom:
     weft_dlog(d, WEFT_LOG_WARNING, "live figures of the recording traces "

@@ -10,6 +10,12 @@
 #include "status.h"
 #include "trace.h"
 
+/* live.c's state (d->live; weft_traces_init). Loop thread. */
+typedef struct weft_lives {
+    uint64_t queued;              /* uv_now() when the last job was queued */
+    int running;                  /* a live figures job is in flight */
+} weft_lives;
+
 /* Called once a second (main.c's tick): when live_interval has passed
  * and no earlier job is still running, queues one worker job that writes
  * the figures of the recording traces that changed since the last one,

@@ -229,7 +229,7 @@ static void retain_done(weft_work *w)
     weft_daemon *d = j->d;
 
     d->jobs--;
-    d->retain_running = 0;
+    d->retain->running = 0;
     for (size_t i = 0; i < j->ngone; i++)
         weft_dlog(d, WEFT_LOG_WARNING, "trace '%s' (%s) of uid %u %s",
                   j->gone[i].name ? j->gone[i].name : "?",
@@ -257,7 +257,7 @@ static void retain_done(weft_work *w)
     if (j->rc < 0)
         weft_dlog(d, WEFT_LOG_ERROR, "retention: %s", j->err);
     else
-        d->spool_bytes = j->total;
+        d->retain->spool_bytes = j->total;
     job_free(j);
 }
 
@@ -265,9 +265,9 @@ void weft_retain_run(weft_daemon *d)
 {
     retain_job *j;
 
-    if (d->retain_running || d->stopping)
+    if (d->retain->running || d->stopping)
         return;
-    d->retain_last = uv_now(d->loop);
+    d->retain->last = uv_now(d->loop);
     if (!(j = calloc(1, sizeof *j)) || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->spool = strdup(d->cfg.spool))) {
         if (j)
@@ -278,29 +278,29 @@ void weft_retain_run(weft_daemon *d)
     j->retention_days = d->cfg.retention_days;
     j->max_spool_bytes = d->cfg.max_spool_bytes;
     j->now = (int64_t)time(NULL);
-    j->fix_modes = !d->retainer; /* the first job */
-    if ((!d->retainer &&
+    j->fix_modes = !d->retain->retainer; /* the first job */
+    if ((!d->retain->retainer &&
          weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
-                           &d->retainer) < 0) ||
-        weft_worker_submit(d->retainer, &j->work, retain_work,
+                           &d->retain->retainer) < 0) ||
+        weft_worker_submit(d->retain->retainer, &j->work, retain_work,
                            retain_done) < 0) {
         job_free(j);
         return;
     }
-    d->retain_running = 1;
+    d->retain->running = 1;
     d->jobs++;
     weft_quota_count_begin(&d->quota);
 }
 
 void weft_retain_tick(weft_daemon *d)
 {
-    if (uv_now(d->loop) - d->retain_last >= WEFT_RETAIN_INTERVAL_S * 1000)
+    if (uv_now(d->loop) - d->retain->last >= WEFT_RETAIN_INTERVAL_S * 1000)
         weft_retain_run(d);
 }
 
 void weft_retain_charge(weft_daemon *d, uint32_t uid, uint64_t bytes)
 {
-    d->spool_bytes += bytes;
+    d->retain->spool_bytes += bytes;
     (void)weft_quota_stored(&d->quota, uid, bytes); /* or the next job */
 }
 
@@ -309,9 +309,4 @@ int weft_retain_check_user(const weft_daemon *d, uint32_t uid, char *err,
 {
     return weft_quota_check(&d->quota, uid, d->cfg.max_user_spool_bytes, 0,
                             err, errlen);
-}
-
-void weft_retain_free(weft_daemon *d)
-{
-    weft_quota_free(&d->quota);
 }

@@ -18,6 +18,20 @@
 
 #define WEFT_RETAIN_INTERVAL_S 60
 
+struct weft_worker;
+
+/* retain.c's state (d->retain; weft_traces_init). Loop thread. */
+typedef struct weft_retains {
+    struct weft_worker *retainer; /* retention jobs, while there are
+                                     some (it sets this to NULL when it
+                                     stops) */
+    /* the last job's figures, plus the archives converted since
+     * (weft_retain_charge) */
+    int running;                  /* a job is in flight */
+    uint64_t last;                /* uv_now() when the last job began */
+    uint64_t spool_bytes;         /* bytes of the traces not removed */
+} weft_retains;
+
 /* Starts a retention job now unless one runs; the tick calls it every
  * WEFT_RETAIN_INTERVAL_S s. */
 void weft_retain_run(weft_daemon *d);
@@ -29,7 +43,5 @@ void weft_retain_charge(weft_daemon *d, uint32_t uid, uint64_t bytes);
  * max_user_spool_bytes when its traces in the spool hold that much. */
 int weft_retain_check_user(const weft_daemon *d, uint32_t uid, char *err,
                            size_t errlen);
-/* Frees the per-user table (at exit). */
-void weft_retain_free(weft_daemon *d);
 
 #endif

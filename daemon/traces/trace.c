@@ -7,7 +7,7 @@
  * A trace is one run of a program: members are grouped by (owner, name,
  * run), so two launches with the same name are two traces, concurrent
  * or not. A finished trace stops RECORDING and its run is remembered in
- * d->ended_runs: a member of that run that comes back late (after the
+ * d->traces->ended_runs: a member of that run that comes back late (after the
  * grace period) is refused instead of starting a new, otherwise empty
  * trace. Members without a run (older clients) are grouped by name, and
  * a new run with that name starts a new trace once the last one has
@@ -466,7 +466,7 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
             *limit = WEFT_LIMIT_MAX_MEMBERS;
         return rc;
     }
-    for (t = d->trace_lists[WEFT_TRACE_RECORDING]; t; t = t->next)
+    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = t->next)
         if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
             strcmp(t->name, h->trace) == 0)
             break;
@@ -479,7 +479,7 @@ int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
         return weft__ended_refuse(e, h->rank, err, errlen);
     if (!t) {
         uint64_t mine = 0;
-        for (weft_trace *o = d->trace_lists[WEFT_TRACE_RECORDING]; o;
+        for (weft_trace *o = d->traces->lists[WEFT_TRACE_RECORDING]; o;
              o = o->next)
             mine += o->uid == uid;
         if (mine >= d->cfg.max_traces_per_user) {
@@ -755,7 +755,7 @@ void weft_trace_check_idle(weft_daemon *d)
     weft_trace *t, *next;
 
     weft_convq_next(d);  /* one the converter could not take before */
-    for (t = d->trace_lists[WEFT_TRACE_RETRY_WAIT]; t; t = next) {
+    for (t = d->traces->lists[WEFT_TRACE_RETRY_WAIT]; t; t = next) {
         next = t->next;
         if (d->stopping || now < t->retry_at)
             continue;
@@ -763,7 +763,7 @@ void weft_trace_check_idle(weft_daemon *d)
         if (weft_trace_on(t, WEFT_TEV_RETRY) == 0)
             convert_when_written(t);
     }
-    for (t = d->trace_lists[WEFT_TRACE_RECORDING]; t; t = next) {
+    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = next) {
         next = t->next;
         if (t->idle_since && now - t->idle_since >= grace) {
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': no process connected "
@@ -785,10 +785,10 @@ void weft_trace_free_all(weft_daemon *d)
         WEFT_TRACE_DROPPED };
 
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
-        while (d->trace_lists[held[i]])
-            weft_trace_on(d->trace_lists[held[i]], WEFT_TEV_FORGET);
+        while (d->traces->lists[held[i]])
+            weft_trace_on(d->traces->lists[held[i]], WEFT_TEV_FORGET);
     weft__ended_free_all(d);
-    weft_convq_free(d->convq); /* its per-user entries, all empty */
-    free(d->convq);
-    d->convq = NULL;
+    weft_convq_free(d->traces->convq); /* its per-user entries, all empty */
+    free(d->traces->convq);
+    d->traces->convq = NULL;
 }

@@ -82,7 +82,7 @@ typedef struct weft_trace_made {
 } weft_trace_made;
 
 /* A trace's lifecycle. It is born RECORDING (trace_new, recovery) and
- * lives on the list of its state (d->trace_lists, newest first) until
+ * lives on the list of its state (d->traces->lists, newest first) until
  * DONE frees it. Events (weft_trace_on) move it along this table; any
  * other event in a state is refused with WEFT_ESTATE:
  *
@@ -163,7 +163,7 @@ typedef struct weft_trace {
     int unjournaled_errno; /* why, the last time */
     weft_trace_made made;
     weft_live_mark live;
-    struct weft_trace *next, *prev; /* on d->trace_lists[state] */
+    struct weft_trace *next, *prev; /* on d->traces->lists[state] */
 } weft_trace;
 
 /* Logs a line about trace t with its name and key as journal fields
@@ -176,8 +176,9 @@ typedef struct weft_trace {
 /* A run whose trace stopped recording (all members said goodbye, or weftd
  * gave up on the rest after the grace period). A member of it that comes
  * back later is refused rather than made the first member of a new,
- * otherwise empty trace. Loop thread; newest first in d->ended_runs, at
- * most WEFT_ENDED_RUNS_MAX (the oldest are forgotten). */
+ * otherwise empty trace. Loop thread; newest first in
+ * d->traces->ended_runs, at most WEFT_ENDED_RUNS_MAX (the oldest are
+ * forgotten). */
 typedef struct weft_ended_run {
     struct weft_ended_run *next;
     uint32_t uid;
@@ -264,14 +265,22 @@ void weft_trace_check_idle(weft_daemon *d);
 /* Frees the traces still recording (at exit; their journals stay in the
  * spool), the ended runs remembered and the conversion queue's table. */
 void weft_trace_free_all(weft_daemon *d);
-
-/* Conversions handed to the converter (d->converter, worker.h): those
- * waiting for one of the max_conversions slots, those running, and the
- * most that ever ran at once. */
+/* The traces' parts' state made, empty (weft_daemon_init): d->traces
+ * (trace_internal.h), d->retain (retain.h), d->live (live.h), d->catjob
+ * (catjob.h); 0 or WEFT_ENOMEM (nothing left allocated). And freed
+ * (weft_daemon_free, after weft_trace_free_all and the loop's last run:
+ * the workers that stop write NULL in them). */
+int weft_traces_init(weft_daemon *d);
+void weft_traces_free(weft_daemon *d);
+/* Conversions handed to the converter (d->traces->converter, worker.h):
+ * those waiting for one of the max_conversions slots, those running, and the
+ * most that ever ran at once; in flight, those and any whose end has not
+ * been taken on the loop thread yet. */
 typedef struct weft_trace_conversions {
     unsigned queued;
     unsigned running;
     unsigned peak;
+    unsigned in_flight;
 } weft_trace_conversions;
 weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d);
 /* Sets max_conversions (SIGHUP): running conversions go on, the queue

@@ -1,7 +1,8 @@
 /* trace_internal.h - what the files of the trace lifecycle share among
  * themselves (trace.c: joining, leaving, recovery; lifecycle.c: the
  * states and their lists; ended.c: the runs that ended; conversion.c:
- * the conversion jobs). Only daemon/traces/ includes it. Loop thread.
+ * the conversion jobs; convq.c: their queue), and their state, d->traces.
+ * Only daemon/traces/ includes it (and tests). Loop thread.
  */
 #ifndef WEFT_TRACE_INTERNAL_H
 #define WEFT_TRACE_INTERNAL_H
@@ -10,6 +11,31 @@
 #include <stdint.h>
 
 #include "trace.h"
+
+struct weft_convq;
+struct weft_worker;
+
+/* Lists of traces: one per state of enum weft_trace_state but DONE. */
+#define WEFT_TRACE_LISTS 5
+
+/* The lifecycle's state (d->traces; weft_traces_init). */
+typedef struct weft_traces {
+    /* the traces by lifecycle state (enum weft_trace_state, but DONE),
+     * newest first: walk them with weft_trace_first/next */
+    weft_trace *lists[WEFT_TRACE_LISTS];
+    weft_ended_run *ended_runs;   /* runs whose trace ended, newest first
+                                     (trace.h) */
+    uint64_t nended_runs;
+    unsigned converting;          /* conversions in flight: queued for a
+                                     max_conversions slot or running */
+    unsigned conversions_peak;    /* most conversions that ran at once */
+    struct weft_convq *convq;     /* those waiting for a slot (convq.h):
+                                     made by the first conversion, freed
+                                     by weft_trace_free_all */
+    struct weft_worker *converter; /* conversions (conversion.c), while
+                                     there are some (it sets this to NULL
+                                     when it stops) */
+} weft_traces;
 
 /* trace.c: frees t, on no list, its members and its quota charge. */
 void weft__trace_free(weft_trace *t);
