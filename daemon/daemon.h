@@ -14,7 +14,6 @@
 
 struct weft_server_cbs;
 struct weft_session_ask;
-struct weft_worker;
 struct weft_traces;
 struct weft_retains;
 struct weft_lives;
