@@ -58,26 +58,45 @@ enum weft_limit {
 typedef struct weft_daemon {
     uv_loop_t *loop;
     weft_config cfg;
-    uv_signal_t sig_term, sig_int;
-    uv_timer_t tick;              /* once a second: grace periods */
-    const struct weft_server_cbs *server_cbs; /* where frames go
-                                     (server.h) */
-    const struct weft_session_ask *ask_cbs; /* where questions go
-                                     (session.h; ask.c's, set by main.c) */
+    /* Each part's state, in a struct its own header defines (made and
+     * freed by daemon.c): */
     struct weft_server *srv;      /* listeners, connections, journal
                                      writers, authentication (server.h) */
     struct weft_traces *traces;   /* the traces weftd holds, the runs
                                      that ended, the conversions
                                      (trace_internal.h) */
+    struct weft_retains *retain;  /* retention jobs (retain.h) */
+    struct weft_lives *live;      /* the recording traces' figures in
+                                     the catalog (live.h) */
+    struct weft_catjobs *catjob;  /* catalog jobs on a thread of their
+                                     own (catjob.h) */
+    struct weft_asks *ask;        /* users' questions (ask.h) */
+    struct weft_status *status;   /* the status file's writer (status.h),
+                                     weftd only */
+    /* How the parts reach each other against the arrows (main.c sets
+     * them): */
+    const struct weft_server_cbs *server_cbs; /* where frames go
+                                     (server.h) */
+    const struct weft_session_ask *ask_cbs; /* where questions go
+                                     (session.h; ask.c's) */
+    const struct weft_status_src *status_src; /* what the status asks
+                                     the other parts (status.h) */
+    /* What every part uses: */
+    weft_quota quota;             /* each uid's bytes in the spool, the
+                                     journals charged as they arrive
+                                     (quota.h) */
+    weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
     unsigned jobs;                /* worker jobs in flight */
     int stopping;
+    /* main.c's: signals, the tick, and what SIGHUP reads again. */
+    uv_signal_t sig_term, sig_int, sig_hup;
+    uv_timer_t tick;              /* once a second: grace periods */
     const char *config_path;      /* file to re-read on SIGHUP, or NULL */
     int config_missing_ok;        /* the default file may be absent */
     const char *flags[16][2];     /* key and value of each command-line
                                      setting, applied over the file again
                                      on SIGHUP; point into argv */
     unsigned nflags;
-    uv_signal_t sig_hup;
     /* Totals since start, for STATUS and logs. */
     uint64_t events_in;           /* events journaled */
     uint64_t bytes_in;            /* record bytes journaled */
@@ -87,20 +106,6 @@ typedef struct weft_daemon {
                                      Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
-    struct weft_asks *ask;        /* users' questions (ask.h) */
-    struct weft_retains *retain;  /* retention jobs (retain.h) */
-    weft_quota quota;             /* each uid's bytes in the spool, the
-                                     journals charged as they arrive
-                                     (quota.h) */
-    weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
-    struct weft_status *status;   /* the status file's writer (status.h),
-                                     weftd only */
-    const struct weft_status_src *status_src; /* what the status asks
-                                     the other parts (status.h; main.c) */
-    struct weft_lives *live;      /* the recording traces' figures in
-                                     the catalog (live.h) */
-    struct weft_catjobs *catjob;  /* catalog jobs on a thread of their
-                                     own (catjob.h) */
 } weft_daemon;
 
 /* Logs through the daemon's configured level. */

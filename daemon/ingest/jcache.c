@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "fifo.h"
 #include "server.h"
 
 typedef struct weft_jcache {
@@ -20,15 +21,7 @@ static int idle(const weft_memberin *in)
 /* Takes in off the list, which may become empty. */
 static void detach(weft_jcache *jc, weft_memberin *in)
 {
-    if (in->jc_prev)
-        in->jc_prev->jc_next = in->jc_next;
-    else
-        jc->head = in->jc_next;
-    if (in->jc_next)
-        in->jc_next->jc_prev = in->jc_prev;
-    else
-        jc->tail = in->jc_prev;
-    in->jc_prev = in->jc_next = NULL;
+    WEFT_DLIST_UNLINK(jc->head, jc->tail, in, jc_prev, jc_next);
     in->jc_open = 0;
     jc->n--;
 }
@@ -60,12 +53,7 @@ void weft_jcache_use(weft_memberin *in)
     if (in->jc_open)
         detach(jc, in);
     in->jc_open = 1;
-    in->jc_next = jc->head;
-    if (jc->head)
-        jc->head->jc_prev = in;
-    else
-        jc->tail = in;
-    jc->head = in;
+    WEFT_DLIST_PUSH_HEAD(jc->head, jc->tail, in, jc_prev, jc_next);
     jc->n++;
     /* jc stays: in is on it */
     for (weft_memberin *v = jc->tail; v && jc->n > d->cfg.max_open_journals;) {

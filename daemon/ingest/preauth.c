@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fifo.h"
 #include "peeruid.h"
 #include "server.h"
 #include "weft_errors.h"
@@ -96,13 +97,7 @@ int weft_preauth_enter(weft_conn *c)
     if (!pa && !(pa = d->srv->preauth = calloc(1, sizeof *pa)))
         return WEFT_ENOMEM;
     c->preauth = 1;
-    c->pa_next = NULL;
-    c->pa_prev = pa->tail;
-    if (pa->tail)
-        pa->tail->pa_next = c;
-    else
-        pa->head = c;
-    pa->tail = c;
+    WEFT_DLIST_PUSH_TAIL(pa->head, pa->tail, c, pa_prev, pa_next);
     pa->n++;
     /* What it holds so far counted in d->srv->buffered: move it here. */
     assert(d->srv->buffered >= c->held);
@@ -119,15 +114,7 @@ void weft_preauth_leave(weft_conn *c)
     if (!c->preauth)
         return;
     assert(pa && pa->n > 0 && pa->buffered >= c->held);
-    if (c->pa_prev)
-        c->pa_prev->pa_next = c->pa_next;
-    else
-        pa->head = c->pa_next;
-    if (c->pa_next)
-        c->pa_next->pa_prev = c->pa_prev;
-    else
-        pa->tail = c->pa_prev;
-    c->pa_next = c->pa_prev = NULL;
+    WEFT_DLIST_UNLINK(pa->head, pa->tail, c, pa_prev, pa_next);
     c->preauth = 0;
     pa->buffered -= c->held;
     if (weft_conn_closing(c))
