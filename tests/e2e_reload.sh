@@ -64,7 +64,7 @@ exec 3>&-
 # recording fast, fill batches far larger than 64 KiB for the 4 MiB its
 # HelloAck announced; weftd still takes those (and new connections get
 # the lower limit): nothing is refused, the archive is exact.
-WEFT_TRACE=lowered timeout 120 "$DEMO" -p 1 -t 2 -n 1500000 \
+WEFT_TRACE=lowered timeout 120 "$DEMO" -p 1 -t 2 -n 600000 \
     --report "$TMP/lowered.json" >"$TMP/lowered.out" 2>&1 &
 demo=$!
 sleep 0.5
@@ -77,7 +77,7 @@ grep -q "exceeds max_frame" "$TMP/weftd.log" &&
 "$PY" "$CHECK_ARCHIVE" "$(json_get "$TMP/show.json" 'j["path"]')/traces.otf2" \
     "$TMP/lowered.json" >/dev/null ||
     fail "the archive does not hold what weft-demo recorded across a lower max_frame"
-WEFT_TRACE=after-lower timeout 60 "$DEMO" -p 1 -t 2 -n 200000 \
+WEFT_TRACE=after-lower timeout 60 "$DEMO" -p 1 -t 2 -n 100000 \
     --report "$TMP/after-lower.json" >"$TMP/after-lower.out" 2>&1 ||
     fail "weft-demo failed under max_frame = 64k: $(cat "$TMP/after-lower.out")"
 wait_state after-lower complete 60
