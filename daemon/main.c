@@ -546,6 +546,7 @@ int main(int argc, char **argv)
     if (rc != 0 || check) {
         if (check && rc == 0)
             print_config(&d);
+        weft_daemon_free(&d);
         weft_config_free(&d.cfg);
         return rc == 1 ? 0 : rc;
     }
@@ -557,6 +558,7 @@ int main(int argc, char **argv)
         uv_run(d.loop, UV_RUN_DEFAULT);
         weft_trace_free_all(&d);
         uv_loop_close(d.loop);
+        weft_daemon_free(&d); /* its handles closed with the loop */
         weft_spool_unlock(lock_fd);
         weft_config_free(&d.cfg);
         return 1;
@@ -588,11 +590,11 @@ int main(int argc, char **argv)
     weft_status_stop(&d); /* if no signal did */
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
-    weft_daemon_free(&d);
     rc = uv_loop_close(d.loop);
     if (rc != 0)
         weft_dlog(&d, WEFT_LOG_WARNING, "loop closed with handles open: %s",
                   uv_strerror(rc));
+    weft_daemon_free(&d); /* its handles closed with the loop */
     weft_dlog(&d, WEFT_LOG_INFO, "stopped");
     weft_spool_unlock(lock_fd);
     weft_config_free(&d.cfg);
