@@ -407,5 +407,18 @@ start=$(date +%s%N)
 expect 6 "weft wait: no trace 'nosuch' in the catalog, and weftd is not running to add it" W wait nosuch
 ms=$((($(date +%s%N) - start) / 1000000))
 [ "$ms" -lt 5000 ] || fail "weft wait nosuch without weftd took $ms ms"
+expect 1 "weftd is not running" W status
+# What tells that weftd is not running is its status file (next to the
+# catalog): absent, or stale with its pid gone. Stale alone (a full disk)
+# or a pid alone is not enough: then the wait goes on to its timeout.
+printf '{"pid": %d, "updated": 1}\n' $$ >"$SPOOL/weftd.status"
+expect 6 "weft wait: no trace 'nosuch' in $CAT after 0.5 s" W wait nosuch --timeout 0.5
+sleep 0 & gone=$!
+wait "$gone"
+printf '{"pid": %d, "updated": %d}\n' "$gone" "$(date +%s)" >"$SPOOL/weftd.status"
+expect 6 "weft wait: no trace 'nosuch' in $CAT after 0.5 s" W wait nosuch --timeout 0.5
+printf '{"pid": %d, "updated": 1}\n' "$gone" >"$SPOOL/weftd.status"
+expect 6 "and weftd is not running to add it" W wait nosuch --timeout 30
+rm -f "$SPOOL/weftd.status"
 W path a >/dev/null || fail "weft path without weftd"
 echo ok
