@@ -232,12 +232,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     x.rank_of = need(json_object());
     trace = weft__cli_trace_json(row);
     weft__cli_jset(trace, "owner", weft__cli_jstr(pw ? pw->pw_name : ""));
-    weft__cli_jset(trace, "duration_s",
-                   json_real(row->timer_resolution &&
-                                     row->time_last > row->time_first
-                                 ? (double)(row->time_last - row->time_first)
-                                       / (double)row->timer_resolution
-                                 : 0.0));
+    /* duration_s (the time range) and wall_time_s: trace_json's */
     if (!(tags = weft__cli_tags_json(c, row)))
         goto fail;
     weft__cli_jset(trace, "tags", tags);

@@ -9,10 +9,11 @@
  *                              [--sort excl|incl|visits|name] [--json]
  *                                                           (profile.c)
  *   weft [--catalog FILE] compare A B [--top N] [--json]     (compare.c)
- *   weft [--catalog FILE] path TRACE [--dir]                 (path.c)
- *   weft [--catalog FILE] wait TRACE [--timeout S] [-v]      (wait.c)
+ *   weft [--catalog FILE] path TRACE [--dir] [--json]        (path.c)
+ *   weft [--catalog FILE] wait TRACE [--timeout S] [-v] [--json]
+ *                                                            (wait.c)
  *   weft [--catalog FILE] status [--json]                   (status.c)
- *   weft [--catalog FILE] verify TRACE                      (verify.c)
+ *   weft [--catalog FILE] verify TRACE [--json]             (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
  *                              [--from T] [--to T] [--ranks LIST]
  *                              [--regions GLOB] [--min-duration S]
@@ -137,7 +138,7 @@ static const command commands[] = {
       "\n"
       "      --sort KEY   created (newest first), name, events (most\n"
       "                   first), size (biggest first), duration (longest\n"
-      "                   first), state\n"
+      "                   wall time first: created to finished), state\n"
       "  -r, --reverse    the other way round\n"
       "  -l, --limit N    at most N traces\n"
       "  -j, --json       print a JSON array of trace objects (with tags)\n" },
@@ -147,14 +148,24 @@ static const command commands[] = {
       "id, tags, times, archive path, figures, error), its members (the\n"
       "ranks that never came or vanished are listed as missing) and its\n"
       "locations. While the trace records, the figures are those weftd\n"
-      "received so far, marked live (updated every few seconds).\n"
+      "received so far, marked live (updated every few seconds); its time\n"
+      "range, duration and clock are not known until the conversion ends.\n"
+      "\n"
+      "Two durations: 'wall time' from created to finished (whole seconds,\n"
+      "the conversion included) and 'duration' from the first to the last\n"
+      "event (as weft report's), below a minute to the microsecond. The\n"
+      "time range is in seconds of the trace's clock (ticks / ticks per\n"
+      "second).\n"
       "\n"
       "  -j, --json   print a JSON object; \"locations\" is the array of\n"
       "               its locations, \"ranks\" that of its members that\n"
       "               joined (\"members\" is how many were expected),\n"
       "               \"missing_ranks\" ([first, last] ranges) and\n"
       "               \"tags\"; while recording or converting also\n"
-      "               \"live\", \"joined\" and \"live_updated\"\n" },
+      "               \"live\", \"joined\" and \"live_updated\". The\n"
+      "               time range in ticks (\"time_first\", \"time_last\",\n"
+      "               \"timer_resolution\" ticks a second), \"duration_s\"\n"
+      "               and \"wall_time_s\" (null while not known)\n" },
     { "profile", weft__cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
       "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",
@@ -195,7 +206,8 @@ static const command commands[] = {
       "                  not; change_s, change_pct: null when A's time\n"
       "                  is 0) and \"total\" (the same figures of all\n"
       "                  regions, with their number, new and gone)\n" },
-    { "path", weft__cmd_path, OPT_PATH, 1, 1, 1, "TRACE [--dir]",
+    { "path", weft__cmd_path, OPT_PATH | OPT_JSON, 1, 1, 1,
+      "TRACE [--dir] [--json]",
       "print the path of a trace's OTF2 archive",
       "Print the path of the trace's OTF2 archive, its anchor file\n"
       "(.../archive/traces.otf2) as OTF2 tools open it, verbatim on one\n"
@@ -207,10 +219,13 @@ static const command commands[] = {
       "archive: still recording or converting (see weft wait), failed,\n"
       "removed by weftd's retention, or deleted outside weft.\n"
       "\n"
-      "      --dir   the archive's directory instead (its traces.otf2,\n"
-      "              traces.def and one directory of event files)\n" },
-    { "wait", weft__cmd_wait, OPT_WAIT, 1, 1, 1,
-      "TRACE [--timeout S] [--verbose]",
+      "      --dir    the archive's directory instead (its traces.otf2,\n"
+      "               traces.def and one directory of event files)\n"
+      "  -j, --json   print a JSON object: \"archive\" (the anchor file),\n"
+      "               \"dir\", and the trace's \"id\", \"key\", \"name\"\n"
+      "               and \"state\"; nothing when there is no archive\n" },
+    { "wait", weft__cmd_wait, OPT_WAIT | OPT_JSON, 1, 1, 1,
+      "TRACE [--timeout S] [--verbose] [--json]",
       "wait until a trace is converted (for batch scripts)",
       "Wait until the trace is complete, partial or failed, reading the\n"
       "catalog every 0.2 s (weftd need not run for those who can read the\n"
@@ -226,8 +241,10 @@ static const command commands[] = {
       "  4  failed, or removed by weftd's retention\n"
       "  5  timeout: the trace is still recording or converting, or\n"
       "     failed and not yet converted again\n"
-      "  6  no such trace: none appeared before the timeout, or it was\n"
-      "     deleted from the catalog (weft rm) while waited for\n"
+      "  6  no such trace: none appeared before the timeout, it is not\n"
+      "     there and weftd is not running (said at once: nothing would\n"
+      "     add it), or it was deleted from the catalog (weft rm) while\n"
+      "     waited for\n"
       "\n"
       "A conversion that failed for a cause outside the journals (a full\n"
       "disk, an unwritable directory) is tried again by weftd, and the\n"
@@ -236,7 +253,8 @@ static const command commands[] = {
       "\n"
       "A TRACE that is not in the catalog yet is waited for until it\n"
       "appears (a batch script may start the wait before the program's\n"
-      "first process reaches weftd), bounded by --timeout. A name is\n"
+      "first process reaches weftd), bounded by --timeout, as long as\n"
+      "weftd runs. A name is\n"
       "resolved once, when it is first found (the newest trace of that\n"
       "name then): give each run a name of its own in scripts, e.g.\n"
       "WEFT_TRACE=app-$SLURM_JOB_ID, or an older complete run of the name\n"
@@ -244,10 +262,18 @@ static const command commands[] = {
       "\n"
       "      --timeout S   give up after S seconds (decimals and a unit s,\n"
       "                    m, h or d allowed: 90, 2.5, 10m, 2h); 0: look\n"
-      "                    once; default: wait as long as it takes\n"
+      "                    once; never: wait as long as it takes;\n"
+      "                    default 10m\n"
       "  -v, --verbose     say on standard error when the trace appears,\n"
       "                    each state it goes through, and when it is\n"
-      "                    complete\n" },
+      "                    complete\n"
+      "  -j, --json        print on standard output, when the wait ends,\n"
+      "                    one object: \"trace\" (as given), \"id\",\n"
+      "                    \"name\", \"state\", \"error\" (null where not\n"
+      "                    known), \"outcome\" (complete, partial, failed,\n"
+      "                    removed, timeout, not found, deleted or\n"
+      "                    error), \"exit_status\", \"waited_s\" and\n"
+      "                    \"timeout_s\" (null: never)\n" },
     { "status", weft__cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
       "show what the running weftd is doing",
       "Show the live state of the weftd that uses this catalog:\n"
@@ -256,12 +282,18 @@ static const command commands[] = {
       "1 when weftd is not running.\n"
       "\n"
       "  -j, --json   print the status object weftd writes\n" },
-    { "verify", weft__cmd_verify, 0, 1, 1, 1, "TRACE",
+    { "verify", weft__cmd_verify, OPT_JSON, 1, 1, 1, "TRACE [--json]",
       "check an archive against the catalog",
       "Read the archive back with libotf2 and compare it with the catalog:\n"
       "the locations, each location's numberOfEvents and the events its\n"
       "file really holds, the total, the clock and the time range. Prints\n"
-      "each difference and exits 1, or prints one OK line and exits 0.\n" },
+      "each difference and exits 1, or prints one OK line and exits 0.\n"
+      "\n"
+      "  -j, --json   print a JSON object instead: \"ok\", \"problems\"\n"
+      "               (the differences, an array of strings), \"id\",\n"
+      "               \"name\", \"archive\", \"locations\", \"events\"\n"
+      "               (read from the archive), \"time_first\" and\n"
+      "               \"time_last\" (the catalog's, in ticks)\n" },
     { "export", weft__cmd_export, OPT_FORMAT | OPT_OUTPUT | OPT_EXPORT, 1, 1,
       2, "TRACE --format F -o FILE [--from T] [--to T] [--ranks LIST] "
       "[--regions GLOB] [--min-duration S]",
@@ -269,8 +301,13 @@ static const command commands[] = {
       "Convert the archive to another format, streaming (FILE '-' is\n"
       "standard output; a FILE ending in .gz is compressed with gzip):\n"
       "\n"
-      "  --format chrome-json  Trace Event JSON for Perfetto UI and\n"
-      "                        chrome://tracing: a process per rank (pid\n"
+      "  --format chrome-json  Trace Event Format JSON (an object with\n"
+      "                        \"traceEvents\"), the format of Chrome's\n"
+      "                        former chrome://tracing, which Chromium no\n"
+      "                        longer has; the Perfetto UI\n"
+      "                        (https://ui.perfetto.dev) says it opens this\n"
+      "                        format (weft's tests check the format, not\n"
+      "                        a viewer). A process per rank (pid\n"
       "                        rank + 1, named 'rank R (host)'), a thread\n"
       "                        per location; a slice per region visit, MPI\n"
       "                        messages as arrows from send to receive,\n"
@@ -303,10 +340,12 @@ static const command commands[] = {
       "write a self-contained HTML report of a trace",
       "Write one HTML file (no network access, nothing external: open it\n"
       "from disk in any browser) showing what happened: the header (name,\n"
-      "owner, when, duration, ranks, threads, hosts, tags, events, dropped\n"
-      "records, state, clock), the timeline (one row per location, each\n"
-      "pixel column coloured by the region that dominated it; MPI, OpenMP\n"
-      "and I/O regions in their own colour families; hover for names),\n"
+      "owner, when, duration from the first to the last event, wall time\n"
+      "from created to finished, ranks, threads, hosts, tags, events,\n"
+      "dropped records, state, clock), the timeline (one row per\n"
+      "location, each pixel column coloured by the region that dominated\n"
+      "it; MPI, OpenMP and I/O regions in their own colour families;\n"
+      "hover for names),\n"
       "the region profile, load balance across locations, and for MPI\n"
       "traces time in MPI per rank and the message matrix. It is made\n"
       "from what weftd stored when it converted the trace, never from the\n"
@@ -520,6 +559,37 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+/* The most edits that still make a mistyped command a near miss ("lsit"
+ * is 2 from "list"), fewer than the word's length. */
+#define NEAR_MISS_EDITS 2
+
+/* The usage error for an unknown command name (cmd: the command that was
+ * given it, NULL for weft itself), naming the nearest command when it is
+ * a near miss: "did you mean 'list'?". Returns EXIT_USAGE. */
+static int unknown_command(const char *cmd, const char *name)
+{
+    const command *best = NULL;
+    size_t best_d = SIZE_MAX;
+    char *e;
+    int status;
+
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t d = weft__cli_edit_distance(name, commands[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = &commands[i];
+        }
+    }
+    e = weft__cli_escape(name);
+    if (best && best_d <= NEAR_MISS_EDITS && best_d < strlen(name))
+        status = weft__cli_usage(cmd, "unknown command '%s'; did you mean "
+                                 "'%s'?", e, best->name);
+    else
+        status = weft__cli_usage(cmd, "unknown command '%s'", e);
+    free(e);
+    return status;
+}
+
 void weft__cli_command_help(const char *name)
 {
     const command *cmd = find_command(name);
@@ -538,7 +608,7 @@ static int cmd_help(cli *c)
         return EXIT_OK;
     }
     if (!(cmd = find_command(c->args[0])))
-        return weft__cli_usage("help", "unknown command '%s'", c->args[0]);
+        return unknown_command("help", c->args[0]);
     command_help(cmd);
     return EXIT_OK;
 }
@@ -753,8 +823,7 @@ static const command *global_options(int argc, char **argv, cli *c,
         return NULL;
     }
     if (!(cmd = find_command(argv[optind]))) {
-        *status = weft__cli_usage(NULL, "unknown command '%s'",
-                                  argv[optind]);
+        *status = unknown_command(NULL, argv[optind]);
         return NULL;
     }
     return cmd;

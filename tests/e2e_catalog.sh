@@ -7,7 +7,7 @@
 # rule get an Error frame naming the tag.
 #
 # Goldens: volatile fields are normalised by `norm` below (times, keys'
-# random tags, the temporary directory, owner, duration, archive sizes,
+# random tags, the temporary directory, owner, wall time, archive sizes,
 # which change with libotf2 and the conversion); everything else is made
 # deterministic by the inputs (ids follow the order the traces are sent:
 # weftd runs with trace_ids = sequential).
@@ -26,7 +26,7 @@ norm() {
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/YYYY-MM-DD hh:mm:ss/g' \
         -e 's/-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}/-STAMP-TAG/g' \
         -e 's/^(owner: +).*/\1UID (USER)/' \
-        -e 's/^(duration: +).*/\1DURATION/' \
+        -e 's/^(wall time: +).*/\1WALL TIME/' \
         -e 's/^(bytes: +).*/\1N (N.N KiB)/' \
         -e 's/[0-9]\.[0-9] KiB/N.N KiB/g'
 }
@@ -40,7 +40,7 @@ def fix(o):
         return [fix(x) for x in o]
     if not isinstance(o, dict):
         return o
-    for k in ("created", "finished", "uid", "bytes"):
+    for k in ("created", "finished", "uid", "bytes", "wall_time_s"):
         if k in o and o[k] is not None:
             o[k] = k.upper()
     for k in ("key", "path", "archive"):
