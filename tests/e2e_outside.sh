@@ -122,6 +122,8 @@ W compare one cmpB --runs 2 >"$TMP/cmp3.txt" || fail "weft compare one cmpB --ru
 grep -q "(unknown: a side has one run)" "$TMP/cmp3.txt" &&
     ! grep -q "within noise" "$TMP/cmp3.txt" ||
     fail "weft compare --runs with one run of A: $(cat "$TMP/cmp3.txt")"
-expect 2 "weft compare: --runs '0': not a number of runs" W compare cmpA cmpB --runs 0
+for v in 0 1001 x ''; do
+    expect 2 "weft compare: --runs '$v': not a number of runs (1 to 1000)" W compare cmpA cmpB --runs "$v"
+done
 stop_weftd
 echo ok
