@@ -165,6 +165,10 @@ static int print_json(compare_ctx *x, const weft_trace_row *a,
     }
     weft__cli_jset(o, "a", weft__cli_trace_json(a));
     weft__cli_jset(o, "b", weft__cli_trace_json(b));
+    weft__cli_jset(json_object_get(o, "a"), "duration_s",
+                   json_real(weft__compare_duration(a)));
+    weft__cli_jset(json_object_get(o, "b"), "duration_s",
+                   json_real(weft__compare_duration(b)));
     weft__cli_jset(o, "regions", x->arr);
     x->arr = NULL;
     weft__cli_jset(total, "regions", weft__cli_ju64(s->regions));

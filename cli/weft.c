@@ -200,12 +200,18 @@ static const command commands[] = {
       "                  fastest, of a side); a change not above it is\n"
       "                  'within noise' (unknown with one run a side)\n"
       "  -j, --json      print a JSON object: \"a\" and \"b\" (the traces\n"
-      "                  as in weft show --json), \"regions\" (region,\n"
+      "                  as in weft show --json, and duration_s),\n"
+      "                  \"regions\" (region,\n"
       "                  status both/new/gone, visits_a, visits_b,\n"
       "                  excl_s_a, excl_s_b: null where the region is\n"
       "                  not; change_s, change_pct: null when A's time\n"
       "                  is 0) and \"total\" (the same figures of all\n"
-      "                  regions, with their number, new and gone)\n" },
+      "                  regions, with their number, new and gone);\n"
+      "                  \"noise\": null (unknown); with --runs: \"a\" and\n"
+      "                  \"b\" (name, runs: id, key, duration_s),\n"
+      "                  \"regions\" (region, excl_s_a, excl_s_b:\n"
+      "                  means; change_s, change_pct, noise_s: null\n"
+      "                  when unknown, within_noise) and \"total\"\n" },
     { "path", weft__cmd_path, OPT_PATH, 1, 1, 1, "TRACE [--dir]",
       "print the path of a trace's OTF2 archive",
       "Print the path of the trace's OTF2 archive, its anchor file\n"

@@ -86,8 +86,15 @@ split cmpB 6 140 50
 W compare cmpA cmpB >"$TMP/cmp1.txt" || fail "weft compare (one run)"
 grep -q "^noise: unknown (one run of each side" "$TMP/cmp1.txt" ||
     fail "weft compare of one run a side: no word on noise: $(cat "$TMP/cmp1.txt")"
-grep -qE "^A: #[0-9]+ 'cmpA' complete, .*, duration [0-9.]+ s$" "$TMP/cmp1.txt" ||
+grep -qE "^A: #[0-9]+ 'cmpA' complete, .*, duration 0\.[5-9][0-9]+ s$" "$TMP/cmp1.txt" ||
     fail "weft compare: no duration: $(cat "$TMP/cmp1.txt")"
+W compare cmpA cmpB --json >"$TMP/cmp1.json" || fail "weft compare --json (one run)"
+"$PY" - "$TMP/cmp1.json" <<'PY' || fail "weft compare --json (one run): $(cat "$TMP/cmp1.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["noise"] is None, j
+assert 0.55 <= j["a"]["duration_s"] <= 1.2 and 1.1 <= j["b"]["duration_s"] <= 1.8, j
+PY
 split cmpA 6 70 70
 split cmpB 6 140 50
 W compare cmpA cmpB --runs 2 --json >"$TMP/cmp2.json" || fail "weft compare --runs 2"
