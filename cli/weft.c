@@ -188,8 +188,8 @@ static const command commands[] = {
       "for two runs of one name (weft list --name NAME). Exits 1 when a\n"
       "trace has no profile (still recording, or no regions). The row\n"
       "'outside traced calls' is the time of the locations in no traced\n"
-      "region. With one run of each side the noise is unknown: a change\n"
-      "may be run-to-run variation.\n"
+      "region. With one run of each side the noise is unknown (JSON:\n"
+      "\"noise\" null): a change may be run-to-run variation.\n"
       "\n"
       "      --top N     the N regions that changed most; 0: all; default\n"
       "                  20 (the total counts all regions)\n"
@@ -198,7 +198,12 @@ static const command commands[] = {
       "                  exclusive times, each run's duration, and the\n"
       "                  noise (the larger spread, slowest run less\n"
       "                  fastest, of a side); a change not above it is\n"
-      "                  'within noise' (unknown with one run a side)\n"
+      "                  'within noise' (unknown with one run a side);\n"
+      "                  its JSON: \"a\" and \"b\" (name, runs: id, key,\n"
+      "                  duration_s), \"regions\" (region, excl_s_a,\n"
+      "                  excl_s_b: means; change_s, change_pct,\n"
+      "                  noise_s: null when unknown, within_noise) and\n"
+      "                  \"total\"\n"
       "  -j, --json      print a JSON object: \"a\" and \"b\" (the traces\n"
       "                  as in weft show --json, and duration_s),\n"
       "                  \"regions\" (region,\n"
@@ -206,12 +211,7 @@ static const command commands[] = {
       "                  excl_s_a, excl_s_b: null where the region is\n"
       "                  not; change_s, change_pct: null when A's time\n"
       "                  is 0) and \"total\" (the same figures of all\n"
-      "                  regions, with their number, new and gone);\n"
-      "                  \"noise\": null (unknown); with --runs: \"a\" and\n"
-      "                  \"b\" (name, runs: id, key, duration_s),\n"
-      "                  \"regions\" (region, excl_s_a, excl_s_b:\n"
-      "                  means; change_s, change_pct, noise_s: null\n"
-      "                  when unknown, within_noise) and \"total\"\n" },
+      "                  regions, with their number, new and gone)\n" },
     { "path", weft__cmd_path, OPT_PATH, 1, 1, 1, "TRACE [--dir]",
       "print the path of a trace's OTF2 archive",
       "Print the path of the trace's OTF2 archive, its anchor file\n"
@@ -565,8 +565,8 @@ static int cmd_help(cli *c)
 /* Values of the options without a short form (above any character). */
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
-    O_SORT, O_BY_LOCATION, O_TOP, O_RUNS, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION, O_COPY,
+    O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
+    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
