@@ -39,6 +39,7 @@ typedef struct cli {
     int reverse;             /* --reverse */
     int by_location;         /* --by-location */
     const char *top;         /* weft compare --top N, or NULL */
+    const char *runs;        /* weft compare --runs N, or NULL */
     int dir;                 /* weft path --dir */
     const char *timeout;     /* weft wait --timeout S, or NULL */
     int verbose;             /* weft wait -v, --verbose */
@@ -125,6 +126,14 @@ int weft__cmd_profile(cli *c);
 int weft__cmd_status(cli *c);
 /* weft compare, path (compare.c, path.c): c->catalog open. */
 int weft__cmd_compare(cli *c);
+/* weft compare --runs N (compare_runs.c): the N newest traces of a's name
+ * against those of b's. An exit status. */
+int weft__compare_runs(cli *c, const weft_trace_row *a,
+                       const weft_trace_row *b, int64_t runs, int64_t top);
+/* The CHANGE S cell of d seconds: "+0.001250", "0.000000" (malloc'd). */
+char *weft__compare_fmt_change(double d);
+/* A trace's duration: its events' time range in seconds (0: none). */
+double weft__compare_duration(const weft_trace_row *row);
 int weft__cmd_path(cli *c);
 /* weft wait (wait.c): c->catalog open; it reopens it (asks weftd again)
  * while it polls. Returns one of the WAIT_* statuses of wait.c. */

@@ -35,6 +35,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "out.h"
+#include "profile.h"
 #include "report_page.h"
 
 /* Regions of the profile chart, and of the load balance charts. */
@@ -267,6 +268,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "mpi_time", x.mpi);
     weft__cli_jset(doc, "timelines", x.timelines);
     weft__cli_jset(doc, "timeline_regions", x.tl_regions);
+    weft__cli_jset(doc, "outside", json_string(WEFT_PROFILE_OUTSIDE));
     weft__cli_jset(doc, "messages", x.messages);
     weft__cli_jset(doc, "io_files", x.io_files);
     weft__cli_jset(doc, "metrics", x.metrics);

@@ -129,7 +129,8 @@ int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
     }
     if (rc < 0)
         return weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
-    weft__cli_note_name(c, what, row);
+    if (!c->runs)  /* weft compare --runs takes the newest runs, no one */
+        weft__cli_note_name(c, what, row);
     return EXIT_OK;
 }
 

@@ -85,7 +85,7 @@
 #define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
 #define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
 #define OPT_PROFILE 64u /* --by-location, --sort, --limit */
-#define OPT_COMPARE 256u /* --top N */
+#define OPT_COMPARE 256u /* --top N, --runs N */
 #define OPT_PATH 512u    /* --dir */
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
 #define OPT_EXPORT 2048u /* --from, --to, --ranks, --regions, --min-duration */
@@ -171,9 +171,11 @@ static const command commands[] = {
       "show the regions a trace spent its time in",
       "Show the region profile weftd computed when it converted the trace:\n"
       "per region the visits (Enters), inclusive and exclusive seconds and\n"
-      "the share of all exclusive time, summed over all locations. Exits 1\n"
-      "when the trace has no profile (still recording or converting, or no\n"
-      "regions, e.g. a failed trace).\n"
+      "the share of all exclusive time, summed over all locations. The row\n"
+      "'outside traced calls' (visits 0) is the locations' time in no\n"
+      "traced region, each one's from its first event to its last: the\n"
+      "shares add up to 100%. Exits 1 when the trace has no profile (still\n"
+      "recording or converting, or no regions, e.g. a failed trace).\n"
       "\n"
       "      --by-location  per location instead (weftd keeps each\n"
       "                     location's 100 regions with the most exclusive\n"
@@ -184,7 +186,7 @@ static const command commands[] = {
       "                     name\n"
       "  -j, --json         print a JSON object; \"regions\" is the array\n" },
     { "compare", weft__cmd_compare, OPT_JSON | OPT_COMPARE, 2, 2, 1,
-      "A B [--top N] [--json]",
+      "A B [--top N] [--runs N] [--json]",
       "compare the region profiles of two traces",
       "Compare the region profiles of traces A and B (as 'weft profile'\n"
       "shows them: summed over all locations), region by region, matched\n"
@@ -195,12 +197,27 @@ static const command commands[] = {
       "of all regions. A and B are each a TRACE: 'weft compare run41\n"
       "run42' compares the newest traces of two names; use keys or ids\n"
       "for two runs of one name (weft list --name NAME). Exits 1 when a\n"
-      "trace has no profile (still recording, or no regions).\n"
+      "trace has no profile (still recording, or no regions). The row\n"
+      "'outside traced calls' is the time of the locations in no traced\n"
+      "region. With one run of each side the noise is unknown (JSON:\n"
+      "\"noise\" null): a change may be run-to-run variation.\n"
       "\n"
       "      --top N     the N regions that changed most; 0: all; default\n"
       "                  20 (the total counts all regions)\n"
+      "      --runs N    compare the N newest converted traces named as A\n"
+      "                  with those named as B: the means of their\n"
+      "                  exclusive times, each run's duration, and the\n"
+      "                  noise (the larger spread, slowest run less\n"
+      "                  fastest, of a side); a change not above it is\n"
+      "                  'within noise' (unknown with one run a side);\n"
+      "                  its JSON: \"a\" and \"b\" (name, runs: id, key,\n"
+      "                  duration_s), \"regions\" (region, excl_s_a,\n"
+      "                  excl_s_b: means; change_s, change_pct,\n"
+      "                  noise_s: null when unknown, within_noise) and\n"
+      "                  \"total\"\n"
       "  -j, --json      print a JSON object: \"a\" and \"b\" (the traces\n"
-      "                  as in weft show --json), \"regions\" (region,\n"
+      "                  as in weft show --json, and duration_s),\n"
+      "                  \"regions\" (region,\n"
       "                  status both/new/gone, visits_a, visits_b,\n"
       "                  excl_s_a, excl_s_b: null where the region is\n"
       "                  not; change_s, change_pct: null when A's time\n"
@@ -619,7 +636,7 @@ static int cmd_help(cli *c)
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
     O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION, O_COPY,
+    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -657,6 +674,7 @@ static const struct cli_option {
     { { "by-location", no_argument, NULL, O_BY_LOCATION }, OPT_PROFILE,
       NULL },
     { { "top", required_argument, NULL, O_TOP }, OPT_COMPARE, "value" },
+    { { "runs", required_argument, NULL, O_RUNS }, OPT_COMPARE, "value" },
     { { "dir", no_argument, NULL, O_DIR }, OPT_PATH, NULL },
     { { "timeout", required_argument, NULL, O_TIMEOUT }, OPT_WAIT, "value" },
     { { "verbose", no_argument, NULL, 'v' }, OPT_WAIT, NULL },
@@ -769,6 +787,7 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case 'l': c->limit = v; break;
     case O_BY_LOCATION: c->by_location = 1; break;
     case O_TOP: c->top = v; break;
+    case O_RUNS: c->runs = v; break;
     case O_DIR: c->dir = 1; break;
     case O_TIMEOUT: c->timeout = v; break;
     case 'v': c->verbose = 1; break;

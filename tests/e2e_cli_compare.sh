@@ -239,8 +239,10 @@ PY
 
 # ---- weft compare ----
 # The exact profiles: exact-a (scenario profile) has main 0.060 s
-# exclusive, f, g, rec, a, b and ODD; exact-b (compute) main 0.040 s and
-# compute 0.060 s (new). Sorted by |change|, ties by name.
+# exclusive, f, g, rec, a, b and ODD, and 0.020 s outside traced calls
+# (thread 1 from 50 to 60 ms, thread 2 from 20 to 30 ms); exact-b
+# (compute) main 0.040 s and compute 0.060 s (new), no time outside.
+# Sorted by |change|, ties by name.
 W compare exact-a exact-b --json >"$TMP/cmp.json" || fail "weft compare --json"
 "$PY" - "$TMP/cmp.json" "$ID_exact_a" "$ID_exact_b" <<'PY' || fail "compare --json: $(cat "$TMP/cmp.json")"
 import json, sys
@@ -261,7 +263,7 @@ assert main["status"] == "both" and main["visits_a"] == 1 and main["visits_b"] =
 assert abs(main["excl_s_a"] - 0.060) < 1e-9 and abs(main["excl_s_b"] - 0.040) < 1e-9, main
 assert abs(main["change_s"] + 0.020) < 1e-9 and main["change_pct"] == -33.3333, main
 gone = [r for r in rows if r["status"] == "gone"]
-assert sorted(r["region"] for r in gone) == sorted(["f", "g", "rec", "a", "b", "it's \"odd\"\n'); DROP TABLE regions;--"]), gone
+assert sorted(r["region"] for r in gone) == sorted(["f", "g", "rec", "a", "b", "it's \"odd\"\n'); DROP TABLE regions;--", "outside traced calls"]), gone
 for r in gone:
     assert r["visits_b"] is None and r["excl_s_b"] is None and r["change_pct"] == -100.0, r
     assert abs(r["change_s"] + r["excl_s_a"]) < 1e-12, r
@@ -270,7 +272,10 @@ for x, y in zip(rows, rows[1:]):
     if abs(x["change_s"]) == abs(y["change_s"]):
         assert x["region"] < y["region"], (x, y)
 t = j["total"]
-assert (t["regions"], t["new"], t["gone"]) == (len(rows), 1, 6), t
+assert (t["regions"], t["new"], t["gone"]) == (len(rows), 1, 7), t
+out = [r for r in rows if r["region"] == "outside traced calls"][0]
+assert out["visits_a"] == 0 and abs(out["excl_s_a"] - 0.020) < 1e-9, out
+assert j["noise"] is None, j
 assert t["visits_a"] == sum(r["visits_a"] or 0 for r in rows), t
 assert abs(t["excl_s_b"] - 0.100) < 1e-9, t
 PY
@@ -289,8 +294,9 @@ has() { # FILE ERE WHAT: a line of FILE matches ERE
 }
 has "$TMP/cmp.txt" "^A: #$ID_exact_a 'exact-a' complete, .* \\(exact-a-" "the A line"
 has "$TMP/cmp.txt" "^B: #$ID_exact_b 'exact-b' complete, " "the B line"
-has "$TMP/cmp.txt" '^regions: 8 \(1 new in B, 6 gone from A\)$' "the regions line"
-sed -n '5,6p' "$TMP/cmp.txt" >"$TMP/head2"
+has "$TMP/cmp.txt" '^regions: 9 \(1 new in B, 7 gone from A\)$' "the regions line"
+has "$TMP/cmp.txt" '^noise: unknown \(one run of each side' "the noise line"
+sed -n '6,7p' "$TMP/cmp.txt" >"$TMP/head2"
 has "$TMP/head2" '^REGION +VISITS A +VISITS B +EXCL S A +EXCL S B +CHANGE S +CHANGE %$' "the header"
 has "$TMP/head2" '^compute +- +1 +- +0\.060000 +\+0\.060000 +new$' "the first row"
 has "$TMP/cmp.txt" '^main +1 +1 +0\.060000 +0\.040000 +-0\.020000 +-33\.3$' "the main row"
@@ -301,22 +307,22 @@ tail -n 1 "$TMP/cmp.txt" | grep -qE '^\(total\) +[0-9]+ +2 +0\.[0-9]{6} +0\.1000
 # Columns line up: each header's right edge is each number's.
 "$PY" - "$TMP/cmp.txt" <<'PY' || fail "compare: columns not aligned: $(cat "$TMP/cmp.txt")"
 import sys
-lines = open(sys.argv[1]).read().split("\n")[4:-1]
+lines = open(sys.argv[1]).read().split("\n")[5:-1]
 widths = {len(l) for l in lines}
 assert len(widths) == 1, widths
 PY
 # --top: the rows that changed most, the total of all, a note.
 W compare exact-a exact-b --top 2 >"$TMP/top.txt" || fail "compare --top 2"
-[ "$(sed -n '6,7p' "$TMP/top.txt" | cut -d' ' -f1)" = "$(printf 'compute\nrec')" ] ||
+[ "$(sed -n '7,8p' "$TMP/top.txt" | cut -d' ' -f1)" = "$(printf 'compute\nrec')" ] ||
     fail "compare --top 2: $(cat "$TMP/top.txt")"
 grep -q "^(total) " "$TMP/top.txt" || fail "compare --top 2: no total: $(cat "$TMP/top.txt")"
-grep -q "(the 2 regions that changed most of 8; --top 0 shows all)" "$TMP/top.txt" ||
+grep -q "(the 2 regions that changed most of 9; --top 0 shows all)" "$TMP/top.txt" ||
     fail "compare --top 2: no note: $(cat "$TMP/top.txt")"
-[ "$(W compare exact-a exact-b --top 0 --json | json_get /dev/stdin 'len(j["regions"])')" = 8 ] ||
-    fail "compare --top 0 does not show all 8 regions"
+[ "$(W compare exact-a exact-b --top 0 --json | json_get /dev/stdin 'len(j["regions"])')" = 9 ] ||
+    fail "compare --top 0 does not show all 9 regions"
 [ "$(W compare exact-a exact-b --top=1 -j | json_get /dev/stdin '[r["region"] for r in j["regions"]]')" = "['compute']" ] ||
     fail "compare --top=1 -j"
-[ "$(W compare exact-a exact-b --top 1 --json | json_get /dev/stdin 'j["total"]["regions"]')" = 8 ] ||
+[ "$(W compare exact-a exact-b --top 1 --json | json_get /dev/stdin 'j["total"]["regions"]')" = 9 ] ||
     fail "compare --top 1: the total does not count all regions"
 # The weft-demo runs: b did 10 times a's iterations; sorted by |change|.
 W compare a b --json >"$TMP/ab.json" || fail "weft compare a b --json"
