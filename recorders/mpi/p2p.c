@@ -292,7 +292,8 @@ int wm_do_test(wm_frame *f, MPI_Request *request, int *flag,
     MPI_Request h = *request;
     int rc = WM_PMPI(f, PMPI_Test(request, flag, st));
 
-    if (rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
+    if (!wm_poll(f, rc == MPI_SUCCESS && !*flag, wm_poll_key(1, &h)) ||
+        rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
         return rc;
     if (*flag)
         wm_req_complete(h, st);
@@ -331,7 +332,9 @@ int wm_do_testany(wm_frame *f, int count, MPI_Request requests[], int *index,
         return WM_PMPI(f, PMPI_Testany(count, requests, index, flag, status));
     }
     rc = WM_PMPI(f, PMPI_Testany(count, requests, index, flag, st));
-    if (rc != MPI_SUCCESS) {
+    if (!wm_poll(f, rc == MPI_SUCCESS && (!*flag || *index == MPI_UNDEFINED),
+                 wm_poll_key(count, s.req)) ||
+        rc != MPI_SUCCESS) {
         scratch_free(&s);
         return rc;
     }
@@ -378,7 +381,10 @@ static int do_some(wm_frame *f, int (*fn)(int, MPI_Request[], int *, int[],
         return WM_PMPI(f, fn(incount, requests, outcount, indices, statuses));
     }
     rc = WM_PMPI(f, fn(incount, requests, outcount, indices, st));
-    if (rc == MPI_SUCCESS)
+    if (wm_poll(f, rc == MPI_SUCCESS && (*outcount == 0 ||
+                                         *outcount == MPI_UNDEFINED),
+                wm_poll_key(incount, s.req)) &&
+        rc == MPI_SUCCESS)
         some_done(&s, incount, *outcount, indices, st, tested);
     scratch_free(&s);
     return rc;
@@ -429,6 +435,8 @@ int wm_do_testall(wm_frame *f, int count, MPI_Request requests[], int *flag,
         return WM_PMPI(f, PMPI_Testall(count, requests, flag, statuses));
     }
     rc = WM_PMPI(f, PMPI_Testall(count, requests, flag, st));
+    if (!wm_poll(f, rc == MPI_SUCCESS && !*flag, wm_poll_key(count, s.req)))
+        count = 0; /* only counted: no events */
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
         if (s.req[i] == MPI_REQUEST_NULL)
             continue;
