@@ -133,8 +133,8 @@ WM__HIDDEN void wm_end(wm_frame *f);
  * fruitless calls that follow it with nothing recorded in between on the
  * thread are only counted, and the count and their time go out as the
  * metrics "MPI polls collapsed" and "MPI poll time collapsed" (calls and
- * clock ticks, accumulated since the start on the thread) when the next
- * call is recorded. Returns 1 when the call is recorded (its Enter is
+ * clock ticks, accumulated since the start on the thread) at the start
+ * of the next call recorded. Returns 1 when the call is recorded (its Enter is
  * written: record its events), 0 when it is counted. */
 WM__HIDDEN int wm_poll(wm_frame *f, int fruitless, uint64_t key);
 /* The key of polling `n` requests `reqs` (handles before the call). */

@@ -61,16 +61,16 @@ OTF2_RegionRef wm_region(unsigned call)
                                       calls[call].role, OTF2_PARADIGM_MPI);
 }
 
-/* ---- polling collapsed (see wm_poll in wm.h) ----------------- */
+/* ---- polling collapsed (see wm_poll in wm.h) ------------------------- */
 
 /* This thread's run of fruitless polls: open while the last call it
  * recorded was a fruitless poll of `call` on the requests of `key`; n
- * polls counted since, taking `ticks`, the last one ending at `end`.
- * The totals are what the metrics carry (accumulated since the start). */
+ * polls counted since, taking `ticks`. The totals are what the metrics
+ * carry (accumulated since the start). */
 typedef struct wm_run {
     unsigned call;
     int open;
-    uint64_t key, n, ticks, end;
+    uint64_t key, n, ticks;
     uint64_t total_n, total_ticks;
 } wm_run;
 static __thread wm_run run __attribute__((tls_model("initial-exec")));
@@ -123,15 +123,17 @@ static void metric(OTF2_MetricRef m, uint64_t t, uint64_t value)
         weft_evt_Metric(NULL, t, m, 1, &type, &v);
 }
 
-/* Ends this thread's run: its count goes out as of its last poll. */
-static void run_close(void)
+/* Ends this thread's run at time t, the start of the call recorded next
+ * (not the last poll's end: the other recorders may have recorded on the
+ * thread since). */
+static void run_close(uint64_t t)
 {
     if (run.n) {
         pthread_once(&metrics_once, define_metrics);
         run.total_n += run.n;
         run.total_ticks += run.ticks;
-        metric(metric_n, run.end, run.total_n);
-        metric(metric_ticks, run.end, run.total_ticks);
+        metric(metric_n, t, run.total_n);
+        metric(metric_ticks, t, run.total_ticks);
     }
     run.open = 0;
     run.n = run.ticks = 0;
@@ -140,7 +142,7 @@ static void run_close(void)
 /* Records f's Enter at its start: the thread's run ends first. */
 static void record_enter(wm_frame *f)
 {
-    run_close();
+    run_close(f->t0);
     f->deferred = 0;
     weft_evt_Enter(NULL, f->t0, f->region);
 }
@@ -157,7 +159,6 @@ int wm_poll(wm_frame *f, int fruitless, uint64_t key)
     if (run.open && run.call == f->call && run.key == key) {
         run.n++;
         run.ticks += wm_t - f->t0;
-        run.end = wm_t;
         f->deferred = 0;
         f->counted = 1;
         return 0;
