@@ -2,8 +2,8 @@
 # e2e_mpi_poll.sh - MPI polling collapsed (issue #32): `mpirun -np 2 weft
 # run -- ./poll`, with Open MPI and with MPICH. Rank 0 polls receives that
 # cannot complete (rank 1 sends only when rank 0 says go) a known number
-# of times with MPI_Test, MPI_Testany, MPI_Testsome and MPI_Testall, then
-# completes them with one more call (rank 1 acknowledged after sending,
+# of times with MPI_Test, MPI_Testany, MPI_Testsome, MPI_Testall and
+# MPI_Iprobe, then completes them with one more call (rank 1 acknowledged after sending,
 # so the messages are there). By default only the first poll of a run of
 # the same requests is recorded, and the calls that complete something,
 # and the metric "MPI polls collapsed" ends at the number of the others;
@@ -91,13 +91,23 @@ static void rank0(void)
     go(40);
     MPI_Testall(2, rq, &flag, sts);
     CHECK(flag, "Testall did not complete");
+
+    for (int i = 0; i < 150; i++) {   /* Iprobe: 150, then one finds */
+        MPI_Iprobe(1, 50, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK(!flag, "Iprobe found a message early");
+    }
+    go(50);
+    MPI_Iprobe(1, 50, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag, "Iprobe found nothing");
+    MPI_Recv(&buf[0], 1, MPI_INT, 1, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&buf[1], 1, MPI_INT, 1, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 static void rank1(void)
 {
     int v = 1;
 
-    for (int tag = 10; tag <= 40; tag += 10) {
+    for (int tag = 10; tag <= 50; tag += 10) {
         MPI_Recv(&v, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(&v, 1, MPI_INT, 0, tag, MPI_COMM_WORLD);
         MPI_Send(&v, 1, MPI_INT, 0, tag + 1, MPI_COMM_WORLD);
@@ -131,11 +141,11 @@ collapse = sys.argv[2] == "collapse"
 # Recorded calls of rank 0, and the fruitless ones counted, not recorded.
 if collapse:
     want = {"MPI_Test": 4, "MPI_Testany": 3, "MPI_Testsome": 2,
-            "MPI_Testall": 2}
-    want_collapsed = 399 + 399 + 299 + 199 + 99
+            "MPI_Testall": 2, "MPI_Iprobe": 2}
+    want_collapsed = 399 + 399 + 299 + 199 + 99 + 149
 else:
     want = {"MPI_Test": 802, "MPI_Testany": 302, "MPI_Testsome": 201,
-            "MPI_Testall": 101}
+            "MPI_Testall": 101, "MPI_Iprobe": 151}
     want_collapsed = None
 bad = []
 visits = collections.defaultdict(collections.Counter)
@@ -164,7 +174,7 @@ if collapse and not t:
     bad.append("rank 0: MPI poll time collapsed %s" % t)
 if metrics[1]:
     bad.append("rank 1 polled nothing, has %s" % metrics[1])
-if sends != recvs or sum(sends.values()) != 4 * 4:
+if sends != recvs or sum(sends.values()) != 5 * 4:
     bad.append("messages: sent %s, received %s" % (dict(sends), dict(recvs)))
 for b in bad:
     print("poll:", b)

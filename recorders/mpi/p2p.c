@@ -1,7 +1,7 @@
 /* p2p.c - point-to-point calls and request completion (see wm.h):
  * MpiSend/MpiRecv around blocking calls, MpiIsend/MpiIrecvRequest when a
  * request starts, and the completion events when the Wait and Test calls complete
- * it (req.c). Completion needs the handles as they were before the call
+ * it (req.c); Iprobe, which records nothing but its region. Completion needs the handles as they were before the call
  * (MPI sets completed ones to MPI_REQUEST_NULL) and statuses even where
  * the program ignores them: the do_ hooks keep copies.
  */
@@ -446,5 +446,18 @@ int wm_do_testall(wm_frame *f, int count, MPI_Request requests[], int *flag,
             wm_req_tested(s.req[i]);
     }
     scratch_free(&s);
+    return rc;
+}
+
+/* Iprobe records no event of its own (the message is recorded when it is
+ * received); its fruitless polls collapse as the Test calls' do. */
+int wm_do_iprobe(wm_frame *f, int source, int tag, MPI_Comm comm, int *flag,
+                 MPI_Status *status)
+{
+    uint64_t key = ((WM_KEY(comm) * 1099511628211u) ^ (uint32_t)source) *
+                   1099511628211u ^ (uint32_t)tag;
+    int rc = WM_PMPI(f, PMPI_Iprobe(source, tag, comm, flag, status));
+
+    (void)wm_poll(f, rc == MPI_SUCCESS && !*flag, key);
     return rc;
 }

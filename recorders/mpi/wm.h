@@ -125,9 +125,9 @@ WM__HIDDEN int wm_begin(wm_frame *f, unsigned call);
 /* Records Leave and lowers the guard. errno is as at wm_begin. */
 WM__HIDDEN void wm_end(wm_frame *f);
 /* Polling collapsed (WEFT_MPI_POLL, README): a Test call (Test, Testany,
- * Testsome, Testall) calls this right after its PMPI call, with
- * `fruitless` when it completed nothing (and without error), `key`
- * naming its requests (wm_poll_key). The first fruitless call of a run is
+ * Testsome, Testall) or Iprobe calls this right after its PMPI call, with
+ * `fruitless` when it completed (found) nothing, without error, `key`
+ * naming its requests (wm_poll_key; Iprobe: source, tag, comm). The first fruitless call of a run is
  * recorded, as is every call that completes something (its Enter waits
  * until the call returned, then carries its start time); the same
  * fruitless calls that follow it with nothing recorded in between on the

@@ -102,7 +102,7 @@ static int collapsing(void)
 static int is_poll(unsigned call)
 {
     return call == WM_Test || call == WM_Testany || call == WM_Testsome ||
-           call == WM_Testall;
+           call == WM_Testall || call == WM_Iprobe;
 }
 
 static void define_metrics(void)
