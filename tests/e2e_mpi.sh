@@ -40,7 +40,8 @@ fi
 
 # ---- how a rank is traced (the one place to change) --------------------
 # set_tracer FLAVOUR: TRACER is the command mpirun starts on each rank in
-# front of the program: `weft run` (which finds libweft-mpi-FLAVOUR.so in
+# front of the program, with every poll recorded (WEFT_MPI_POLL=all: the
+# checker counts each MPI_Test* call; e2e_mpi_poll.sh tests collapsing): `weft run` (which finds libweft-mpi-FLAVOUR.so in
 # WEFT_LIBDIR, this build's .libs) when this build has it, else the
 # library preloaded by hand. libweft.so.0 is found through
 # LD_LIBRARY_PATH (the build tree's libraries know only the install
@@ -53,11 +54,11 @@ set_tracer() {
     # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
     local san=(${WEFT_SAN_PRELOAD:-})
     if "$WEFT" run --help >/dev/null 2>&1; then
-        TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" "LD_LIBRARY_PATH=$libpath")
+        TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" "LD_LIBRARY_PATH=$libpath" WEFT_MPI_POLL=all)
         [ ${#san[@]} -eq 0 ] || TRACER+=("LD_PRELOAD=${san[*]}")
         TRACER+=("$WEFT" run -v --)
     else
-        TRACER=(env "LD_PRELOAD=${san[*]:+${san[*]} }$lib" "LD_LIBRARY_PATH=$libpath")
+        TRACER=(env "LD_PRELOAD=${san[*]:+${san[*]} }$lib" "LD_LIBRARY_PATH=$libpath" WEFT_MPI_POLL=all)
     fi
     echo "$1: tracing with: ${TRACER[*]}"
 }
