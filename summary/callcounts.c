@@ -8,22 +8,18 @@
 #include "counts.h"
 #include "weft_errors.h"
 
-/* The global id + 1 of the Region named `name`, 0 if none. */
-static uint32_t region_named(const weft_defview *defs, const char *name)
+/* The id + 1 of p's region named `name`, 0 if none. */
+static uint32_t region_named(const weft_profile *p, const char *name)
 {
-    size_t n = weft_defview_count(defs, WEFT_REC_Region);
-
-    for (size_t i = 0; i < n; i++) {
-        const weft_record *r = weft_defview_get(defs, WEFT_REC_Region, i);
-        if (r && strcmp(weft_defview_string(defs, r->u.Region.name),
-                        name) == 0)
-            return r->u.Region.self + 1;
-    }
+    for (size_t i = 0; i < p->nregions; i++)
+        if (strcmp(p->name(p->name_arg, (uint32_t)i), name) == 0)
+            return (uint32_t)i + 1;
     return 0;
 }
 
 /* 0 or WEFT_ENOMEM. */
-int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs)
+int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs,
+                          const weft_profile *p)
 {
     size_t n = weft_defview_count(defs, WEFT_REC_MetricMember);
 
@@ -48,7 +44,7 @@ int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs)
         if (!is_time && strcmp(desc, WEFT_COUNTS_CALLS) != 0)
             continue;
         cc->region[m->u.MetricMember.self] = region_named(
-            defs, weft_defview_string(defs, m->u.MetricMember.name));
+            p, weft_defview_string(defs, m->u.MetricMember.name));
         cc->is_time[m->u.MetricMember.self] = (uint8_t)is_time;
     }
     return 0;

@@ -28,9 +28,11 @@ typedef struct weft_callcounts {
 } weft_callcounts;
 
 /* Builds cc from defs' MetricMembers described as proto/counts.h says
- * and named as a Region. 0 or WEFT_ENOMEM; weft_callcounts_free frees cc
- * either way. */
-int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs);
+ * and named as one of p's regions (p's name function: the archive's
+ * regions, which a defview need not hold). 0 or WEFT_ENOMEM;
+ * weft_callcounts_free frees cc either way. */
+int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs,
+                          const weft_profile *p);
 void weft_callcounts_free(weft_callcounts *cc);
 
 /* If r (global ids) is a Metric event with counted members, adds their

@@ -8,7 +8,8 @@
 #     the archive accepted by otf2-print -Werror and the python reader);
 #     every other call is counted, per call and thread, in Metric events
 #     whose counts add up to the calls made; `weft profile` shows every
-#     call (visits) and time in the uncontended ones;
+#     call (visits) and time in the uncontended ones, and so does the
+#     profile `weft import` makes of the archive;
 #   - WEFT_LOCKS=all records every call, as before the counting; so does
 #     WEFT_LOCK_THRESHOLD_NS=0 (every try takes longer than 0 ns);
 #     `weft profile` shows the same visits in all three;
@@ -49,9 +50,16 @@ check() {
     "$PY" "$CHECK" "$anchor" "$CALLS" "$TMP/$name.report" \
         >"$TMP/$name.check" ||
         fail "$name's archive: $(cat "$TMP/$name.check")"
-    "$WEFT" --catalog "$SPOOL/catalog.db" profile "$name" --json \
-        >"$TMP/$name.profile" || fail "weft profile $name failed"
-    "$PY" - "$TMP/$name.profile" "$TMP/$name.report" <<'PYEOF' ||
+    profile_ok "$name" "$name"
+    cat "$TMP/$name.check"
+}
+
+# profile_ok NAME REPORT: weft profile NAME shows every call of
+# $TMP/REPORT.report ("total" lines) with its time.
+profile_ok() {
+    "$WEFT" --catalog "$SPOOL/catalog.db" profile "$1" --json \
+        >"$TMP/$1.profile" || fail "weft profile $1 failed"
+    "$PY" - "$TMP/$1.profile" "$TMP/$2.report" <<'PYEOF' ||
 import json, sys
 rows = {r["region"]: r for r in json.load(open(sys.argv[1]))["regions"]}
 bad = []
@@ -68,8 +76,7 @@ if bad:
     print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PYEOF
-        fail "$name's profile"
-    cat "$TMP/$name.check"
+        fail "$1's profile: $(head -c 2000 "$TMP/$1.profile")"
 }
 
 start_weftd
@@ -87,6 +94,11 @@ assert j["events"]["ThreadAcquireLock"] == 4, j
 assert j["events"]["Metric"] == 1, j  # main at exit (the contender counted none)
 ' "$TMP/counted.sum" || fail "counted: $(cat "$TMP/counted.sum")"
 echo "default: $(cat "$TMP/counted.sum")"
+# weft import of that archive: its profile counts the same calls.
+"$WEFT" --catalog "$SPOOL/catalog.db" import \
+    "$(json_get "$TMP/show.json" 'j["archive"]')" --name counted-import \
+    >"$TMP/import.out" 2>&1 || fail "weft import failed: $(cat "$TMP/import.out")"
+profile_ok counted-import counted
 
 # ---- WEFT_LOCKS=all: every call recorded -----------------------------------
 traced all recorded WEFT_LOCKS=all ||

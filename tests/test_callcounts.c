@@ -73,15 +73,15 @@ static void test_profile(void **state)
     def(u, ev);
     def(u, metric_class(0, 5, m));
     assert_int_equal(weft_metricmap_build(&mm, &defs), 0);
-    assert_int_equal(weft_callcounts_build(&cc, &defs), 0);
+    assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
+                                       4), 0);
+    assert_int_equal(weft_callcounts_build(&cc, &defs, &p), 0);
     assert_int_equal(cc.n, 5);
     assert_int_equal(cc.region[0], 1);
     assert_int_equal(cc.region[1], 1);
     assert_int_equal(cc.is_time[1], 1);
     assert_int_equal(cc.region[2], 0);
     assert_int_equal(cc.region[3], 0);
-    assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
-                                       4), 0);
     /* one recorded visit of 100 ticks, then 1000 counted of 30000 ns */
     assert_int_equal(weft_profile_enter(&p, &l, 0, 1000), 0);
     weft_profile_leave(&l, 1100);
@@ -117,6 +117,7 @@ static void test_profile(void **state)
     }
     free(rows);
     /* ns at another resolution: 2 ticks per ns */
+    weft_profile_free(&p);
     assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
                                        4), 0);
     ev = metric_event(2000, 0, 5, types, v);

@@ -2,7 +2,8 @@
  * that got its lock within the threshold is counted, one over it or with
  * no room left is recorded, a failed one is busy; the held stack forgets
  * the latest acquisition of a lock in any order and refuses beyond
- * PT_TALLY_HELD_MAX; counts add calls and ticks; ticks become ns.
+ * PT_TALLY_HELD_MAX; counts add calls and ticks; ticks become ns; a
+ * try that got a robust mutex from a dead owner is recorded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,9 @@ static void test_verdict(void **state)
     assert_int_equal(pt_tally_verdict(0, 5, 10000, 0), PT_RECORD);
     assert_int_equal(pt_tally_verdict(EBUSY, 5, 10000, 1), PT_BUSY);
     assert_int_equal(pt_tally_verdict(EBUSY, 50000, 10000, 1), PT_BUSY);
+    assert_int_equal(pt_tally_verdict(EAGAIN, 5, 10000, 1), PT_BUSY);
+    /* a robust mutex's dead owner: held, recorded, not tried again */
+    assert_int_equal(pt_tally_verdict(EOWNERDEAD, 5, 10000, 1), PT_RECORD);
     /* WEFT_LOCK_THRESHOLD_NS=0: only a try that took no tick is counted */
     assert_int_equal(pt_tally_verdict(0, 1, 0, 1), PT_RECORD);
     assert_int_equal(pt_tally_verdict(0, 0, 0, 1), PT_COUNT);

@@ -796,7 +796,7 @@ static int gather(conv *c, int *read_all)
     defs = weft_unify_view(c->u);
     if (weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
         weft_metricmap_build(&c->mmap, &defs) < 0 ||
-        weft_callcounts_build(&c->ccount, &defs) < 0)
+        weft_callcounts_build(&c->ccount, &defs, &c->prof) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }

@@ -9,10 +9,11 @@
  * once within WEFT_LOCK_THRESHOLD_NS is counted per call and thread
  * (calls and time in them) and remembered in the thread's held stack
  * (tally.h), so that its unlock is counted too; a lock got slowly (or
- * with the stack full) is recorded as it happened, Enter at the try's
- * start; a busy lock is recorded as before, the wait included. Every
- * recorded acquisition is released recorded, every counted one counted:
- * the archive's acquire and release events still pair.
+ * with the stack full, or a robust mutex from a dead owner) is recorded
+ * as it happened, Enter at the try's start; a busy lock is recorded as
+ * before, the wait included. Every recorded acquisition is released
+ * recorded, every counted one counted: the archive's acquire and release
+ * events still pair.
  *
  * The counts leave as one Metric event of the class defined at open
  * (two members per counted call, named as its region, proto/counts.h)

@@ -6,6 +6,7 @@
 #ifndef WEFT_PT_TALLY_H
 #define WEFT_PT_TALLY_H
 
+#include <errno.h>
 #include <stdint.h>
 
 /* Locks a thread may hold at once by counted acquisitions; beyond, an
@@ -20,14 +21,24 @@ enum pt_verdict {
     PT_BUSY      /* not got: the lock was busy, the call is recorded */
 };
 
+/* A try that returned this holds the lock all the same (a robust mutex
+ * whose owner died): never to be tried again. */
+static inline int pt_tally_holds(int rc)
+{
+    return rc == 0 || rc == EOWNERDEAD;
+}
+
 /* The verdict on a try that returned rc after `ticks`, with `threshold`
  * ticks allowed and `room` (1: the thread can remember one more counted
- * lock). */
+ * lock). A robust mutex got from a dead owner is recorded (the program
+ * is told). */
 static inline enum pt_verdict pt_tally_verdict(int rc, uint64_t ticks,
                                                uint64_t threshold, int room)
 {
-    if (rc != 0)
+    if (!pt_tally_holds(rc))
         return PT_BUSY;
+    if (rc != 0)
+        return PT_RECORD;
     return ticks <= threshold && room ? PT_COUNT : PT_RECORD;
 }
 
