@@ -16,6 +16,7 @@
 #include "recorder.h"
 #include "client_config.h"
 #include "client_session.h"
+#include "ifilter.h"
 
 __thread int weft__inside __attribute__((tls_model("initial-exec")));
 
@@ -153,6 +154,30 @@ void weft__recorder_exec(void)
         (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD))
         weft_close();
     errno = saved;
+}
+
+/* See recorder.h. */
+void weft__recorder_filter(const char *who, unsigned n,
+                           const char *(*name)(unsigned), uint8_t *excluded)
+{
+    const char *spec = getenv("WEFT_FILTER");
+    weft__ifilter f = { 0, NULL };
+    char err[256];
+    int rc;
+
+    memset(excluded, 0, n);
+    if (!spec || !*spec)
+        return;
+    rc = weft__ifilter_parse(spec, &f, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "%s: WEFT_FILTER=\"%.200s\": %s; its calls are not "
+                "filtered\n", who, spec,
+                rc == WEFT_EINVAL ? err : weft_strerror(rc));
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        excluded[i] = (uint8_t)!weft__ifilter_match(&f, name(i));
+    weft__ifilter_free(&f);
 }
 
 /* See recorder.h. */

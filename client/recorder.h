@@ -225,6 +225,15 @@ WEFT__RECORDER_API void weft__recorder_exec(void);
  * async-signal-safe: it may run inside malloc (a memory hook's lock). */
 WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
 
+/* WEFT_FILTER (ifilter.h) over a recorder's calls, read once its session
+ * is open: excluded[i] becomes 1 for each call i < n whose name(i) the
+ * filter excludes (called, not recorded), else 0. A malformed WEFT_FILTER
+ * is said on stderr by `who` (e.g. "weft-pthread") and excludes
+ * nothing. */
+WEFT__RECORDER_API void weft__recorder_filter(const char *who, unsigned n,
+                                              const char *(*name)(unsigned),
+                                              uint8_t *excluded);
+
 /* How the pthread recorder records locks (WEFT_LOCKS,
  * WEFT_LOCK_THRESHOLD_NS), read once the session is open. */
 typedef struct weft__lockpolicy {

@@ -13,6 +13,9 @@
 #   - WEFT_LOCKS=all records every call, as before the counting; so does
 #     WEFT_LOCK_THRESHOLD_NS=0 (every try takes longer than 0 ns);
 #     `weft profile` shows the same visits in all three;
+#   - WEFT_FILTER='-pthread_mutex_*' leaves the mutex calls out (neither
+#     recorded nor counted), WEFT_FILTER='-fread*' md5sum's freads under -t io; a
+#     malformed filter is said and filters nothing;
 #   - a bad WEFT_LOCKS or WEFT_LOCK_THRESHOLD_NS: tracing off, said.
 . "$(dirname "$0")/lib.sh"
 
@@ -114,6 +117,48 @@ traced zero recorded WEFT_LOCK_THRESHOLD_NS=0 ||
     fail "lockcount failed: $(cat "$TMP/zero.err")"
 check zero >"$TMP/zero.sum"
 echo "WEFT_LOCK_THRESHOLD_NS=0: $(cat "$TMP/zero.sum")"
+
+# ---- WEFT_FILTER names the recorders' calls too ------------------------------
+# '-pthread_mutex_*': no mutex call recorded nor counted, the rest as ever.
+traced filt recorded WEFT_LOCKS=all 'WEFT_FILTER=-pthread_mutex_*' ||
+    fail "lockcount failed filtered: $(cat "$TMP/filt.err")"
+wait_state filt complete 60
+anchor=$(json_get "$TMP/show.json" 'j["archive"]')
+"$PY" "$CHECK" "$anchor" "$CALLS" >"$TMP/filt.check" ||
+    fail "filt's archive: $(cat "$TMP/filt.check")"
+"$WEFT" --catalog "$SPOOL/catalog.db" profile filt --json >"$TMP/filt.profile" ||
+    fail "weft profile filt failed"
+"$PY" -c 'import json,sys; r={x["region"]: x["visits"] for x in json.load(open(sys.argv[1]))["regions"]}
+assert not [n for n in r if n.startswith("pthread_mutex_")], r
+assert r["pthread_rwlock_rdlock"] == 100 and r["pthread_spin_lock"] == 100, r
+assert r["pthread_cond_timedwait"] == 1 and r["pthread_create"] == 1, r' \
+    "$TMP/filt.profile" || fail "filt's profile: $(cat "$TMP/filt.profile")"
+# The I/O recorder's calls: md5sum under -t io, its fread_unlocked left
+# out by '-fread*' (and recorded without the filter).
+printf 'some text\n' >"$TMP/in.txt"
+for f in '' '-fread*'; do
+    env WEFT_LIBDIR="$LIBDIR" WEFT_FILTER="$f" \
+        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout 120 "$WEFT" run -t io --trace "io${f:+-filtered}" -- \
+        md5sum "$TMP/in.txt" \
+        >"$TMP/io.out" 2>"$TMP/io.err" ||
+        fail "md5sum failed (filter '$f'): $(cat "$TMP/io.err")"
+    wait_state "io${f:+-filtered}" complete 60
+    "$WEFT" --catalog "$SPOOL/catalog.db" profile "io${f:+-filtered}" \
+        --json >"$TMP/io.profile" || fail "weft profile (filter '$f') failed"
+    "$PY" -c 'import json,sys; r={x["region"]: x["visits"] for x in json.load(open(sys.argv[1]))["regions"]}
+assert ("fread_unlocked" in r) == (sys.argv[2] == "") and r["fclose"] == 1, r' \
+        "$TMP/io.profile" "$f" ||
+        fail "md5sum's profile (filter '$f'): $(cat "$TMP/io.profile")"
+done
+# A malformed filter: said, nothing filtered.
+traced badfilt recorded WEFT_LOCKS=all 'WEFT_FILTER=-x,,+y' ||
+    fail "lockcount failed with a bad filter: $(cat "$TMP/badfilt.err")"
+grep -q 'weft-pthread: WEFT_FILTER="-x,,+y": rule 2 .*not filtered' \
+    "$TMP/badfilt.err" || fail "a bad WEFT_FILTER not said: $(cat "$TMP/badfilt.err")"
+check badfilt >/dev/null
+echo "WEFT_FILTER: pthread_mutex_* and fread* left out"
 
 # ---- bad values: tracing off, the variable named ---------------------------
 for bad in WEFT_LOCKS=some WEFT_LOCK_THRESHOLD_NS=1000000001; do

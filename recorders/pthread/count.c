@@ -99,15 +99,15 @@ void pt_count_setup(void)
 }
 
 /* See pt.h. */
-int pt_count_begin(pt_call *c, const void *caller, const void *lock,
-                   int release)
+int pt_count_begin(pt_call *c, unsigned call, const void *caller,
+                   const void *lock, int release)
 {
     int r = pt_recording();
 
     if (r == 0 || weft__recorder_foreign(caller))
         return 0;
     pt_guard(c);
-    if ((r < 0 && !pt_ready_slow()) ||
+    if ((r < 0 && !pt_ready_slow()) || pt_excluded(call) ||
         !atomic_load_explicit(&P.ready, memory_order_acquire) || P.all ||
         (release && !pt_tally_release(&held, lock)))
         goto no;
@@ -153,9 +153,9 @@ done:
 }
 
 /* See pt.h. */
-void pt_count_drop(const void *lock)
+int pt_count_drop(const void *lock)
 {
-    (void)pt_tally_release(&held, lock);
+    return pt_tally_release(&held, lock);
 }
 
 /* See pt.h. */

@@ -144,6 +144,10 @@ PT_HIDDEN void pt_end(pt_call *c, uint64_t t);
  * once routine). Guard raised. */
 PT_HIDDEN void pt_leave_open(uint64_t t);
 
+/* Reads WEFT_FILTER (weft__recorder_filter) once the session is open. */
+PT_HIDDEN void pt_filter_setup(void);
+/* 1 when WEFT_FILTER excludes `call`: called, nothing recorded. */
+PT_HIDDEN int pt_excluded(unsigned call);
 /* The name of `call` (calls.def), also its region's. */
 PT_HIDDEN const char *pt_call_name(unsigned call);
 /* The region of `call` (defined on first use), OTF2_UNDEFINED_REGION
@@ -162,8 +166,9 @@ PT_HIDDEN void *pt_real(const char *name);
 /* Records ThreadAcquireLock of lock object `obj` at t on this thread. */
 PT_HIDDEN void pt_lock_acquired(const void *obj, uint64_t t);
 /* Records ThreadReleaseLock of `obj` at t: the order of this thread's
- * acquisition of it, else its last acquisition's. */
-PT_HIDDEN void pt_lock_releasing(const void *obj, uint64_t t);
+ * acquisition of it, else its last acquisition's. 1 if it recorded one,
+ * 0 if the acquisition was not recorded. */
+PT_HIDDEN int pt_lock_releasing(const void *obj, uint64_t t);
 
 /* ---- counted locks (count.c) ------------------------------------------- */
 
@@ -182,10 +187,11 @@ PT_HIDDEN void pt_lock_releasing(const void *obj, uint64_t t);
  * and defines the metrics of the counts, once the session is open.
  * Guard raised. */
 PT_HIDDEN void pt_count_setup(void);
-/* Starts a call of lock `lock` made by code at `caller` the counted way: 1 with the guard raised when locks are counted, the call is to be
+/* Starts call `call` of lock `lock` made by code at `caller` the counted
+ * way: 1 with the guard raised when locks are counted, the call is to be
  * recorded and - for an unlock (`release`) - this thread counted the
  * lock's acquisition (then forgotten); else 0, guard as it was. */
-PT_HIDDEN int pt_count_begin(pt_call *c, const void *caller,
+PT_HIDDEN int pt_count_begin(pt_call *c, unsigned call, const void *caller,
                              const void *lock, int release);
 /* After pt_count_begin's `first` function returned rc (it started at
  * t0): counts the call, or records it as it happened (a lock got at once
@@ -194,9 +200,9 @@ PT_HIDDEN int pt_count_begin(pt_call *c, const void *caller,
  * records the call as when locks are not counted). */
 PT_HIDDEN int pt_count_end(pt_call *c, unsigned call, const void *lock,
                            int rc, uint64_t t0, int release);
-/* A condition wait releases `lock`: forgets that it was counted. Guard
- * raised. */
-PT_HIDDEN void pt_count_drop(const void *lock);
+/* A condition wait releases `lock`: forgets that it was counted (1), or
+ * 0 if it was not. Guard raised. */
+PT_HIDDEN int pt_count_drop(const void *lock);
 /* Records at t the counts of this thread since its last flush (a Metric
  * event, proto/counts.h) and zeroes them. Guard raised, may record. */
 PT_HIDDEN void pt_count_flush(uint64_t t);

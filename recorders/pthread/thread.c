@@ -136,6 +136,7 @@ int pt_ready_slow(void)
     if (st != PT_ST_ON && !(st == PT_ST_MPI && weft_connected()))
         return 0;
     if (!atomic_exchange(&defined, 1)) {
+        pt_filter_setup();
         pt_define_regions();
         pt_count_setup();
     }
