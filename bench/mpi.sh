@@ -42,7 +42,10 @@
 # rounds of each, added = traced - untraced, and, per kernel, the ratio
 # weft added / EZTrace added (target: <= 0.5, and weft added < 150 ns),
 # next to half the range of the untraced rounds (an added cost below
-# that is noise).
+# that is noise). The tail tables give each run's 99th percentile and
+# slowest iteration of rank 0 per call (median over the rounds, the worst
+# round in parentheses), traced / untraced (target at the 99th
+# percentile: <= 2).
 # Every mpirun runs under timeout(1); weftd and the temporary directory
 # are removed however the script ends. Needs otf2-print.
 set -u
@@ -98,9 +101,10 @@ launch() {
     esac
 }
 
-# run_one MPI KERNEL N MODE TAG: one run; prints "MEDIAN FASTEST CPU"
-# (ns per call of the median and the fastest batch, rank 0's thread CPU
-# per call), or fails with what went wrong. The traced runs are checked to have traced.
+# run_one MPI KERNEL N MODE TAG: one run; prints "MEDIAN FASTEST CPU P99
+# MAX SLOW" (ns per call of the median and the fastest batch, rank 0's thread
+# CPU per call, the 99th percentile and the slowest of its iterations per
+# call, how many iterations took over 100 us), or fails with what went wrong. The traced runs are checked to have traced.
 run_one() {
     local mpi=$1 kernel=$2 n=$3 mode=$4 tag=$5 np=2 kind=MPI_SEND
     local kbin="$B/bench/mpi_kernel_$mpi" out="$TMP/$tag.out" ns got
@@ -118,7 +122,7 @@ run_one() {
              launch "$mpi" $np eztrace -t "$mpi" -o "$ez" \
                  "$kbin" "$prog" "$n" >"$out" 2>&1 ;;
     esac || die "$tag: mpirun failed (status $?): $(tail -n 20 "$out")"
-    ns=$(awk '$1 == "ns_per_call" { print $4, $6, $8 }' "$out")
+    ns=$(awk '$1 == "ns_per_call" { print $4, $6, $8, $12, $14, $16 }' "$out")
     [ -n "$ns" ] || die "$tag: no ns_per_call in the output: $(tail -n 20 "$out")"
     case $mode in
     weft)
@@ -161,7 +165,7 @@ MODES=(untraced weft)
 
 start_weftd
 echo "bench/mpi: $ROUNDS rounds; load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
-echo "each run: ns per call in its median batch / its fastest batch / rank 0's thread CPU"
+echo "each run: ns per call in its median batch / its fastest batch / rank 0's thread CPU; p99 and max: of its iterations, per call; >100us: iterations over 100 us"
 declare -A T
 for mpi in "${MPIS[@]}"; do
     for kernel in "${KERNELS[@]}"; do
@@ -178,11 +182,13 @@ for mpi in "${MPIS[@]}"; do
                 mode=${MODES[$(((i + r - 1) % ${#MODES[@]}))]}
                 ns=$(run_one "$mpi" "$kernel" "$n" "$mode" \
                          "$mpi-$kernel-$mode-$r") || exit 1
-                read -r med fast cpu <<<"$ns"
+                read -r med fast cpu p99 max slow <<<"$ns"
                 T[$mpi,$kernel,$mode,med]+="$med "
                 T[$mpi,$kernel,$mode,fast]+="$fast "
                 T[$mpi,$kernel,$mode,cpu]+="$cpu "
-                line+=" $mode $med/$fast/$cpu"
+                T[$mpi,$kernel,$mode,p99]+="$p99 "
+                T[$mpi,$kernel,$mode,max]+="$max "
+                line+=" $mode $med/$fast/$cpu p99 $p99 max $max >100us $slow"
             done
             echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
         done
@@ -220,10 +226,38 @@ table() {
         done
     done
 }
+# tails TITLE WHICH: medians over the rounds of each run's figure WHICH
+# (p99, max) and the worst run's, untraced and traced, with traced /
+# untraced (target for p99: <= 2).
+tails() {
+    local mpi kernel m
+    local -A C
+    echo
+    echo "bench/mpi: $1, ns per call, median of $ROUNDS rounds (worst round)"
+    printf '%-8s %-10s %23s %23s %23s %9s\n' MPI kernel untraced weft eztrace \
+        weft/untr
+    for mpi in "${MPIS[@]}"; do
+        for kernel in "${KERNELS[@]}"; do
+            for m in untraced weft eztrace; do
+                C[$m]=-
+                [ -n "${T[$mpi,$kernel,$m,$2]:-}" ] || continue
+                # shellcheck disable=SC2086 # space-separated numbers
+                C[$m]="$(median ${T[$mpi,$kernel,$m,$2]}) ($(printf '%s\n' ${T[$mpi,$kernel,$m,$2]} | sort -g | tail -n 1))"
+            done
+            printf '%-8s %-10s %23s %23s %23s %9s\n' "$mpi" "$kernel" \
+                "${C[untraced]}" "${C[weft]}" "${C[eztrace]}" \
+                "$(awk -v a="${C[weft]%% *}" -v b="${C[untraced]%% *}" \
+                    'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
+        done
+    done
+}
 table med "typical: each run's median batch"
 table fast "quiet: each run's fastest batch"
 table cpu "CPU: rank 0's thread over all batches"
+tails "tail: each run's 99th percentile iteration" p99
+tails "tail: each run's slowest iteration" max
 echo
 echo "ratio = weft added / EZTrace added; target: ratio <= 0.50 and weft added < 150 ns"
+echo "weft/untr = weft / untraced at the 99th percentile; target: <= 2"
 echo "+-noise = half the range of the untraced rounds: an added cost below it is not measured (ratio: noise)"
 echo "bench/mpi: load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

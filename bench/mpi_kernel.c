@@ -19,12 +19,17 @@
  * prints one line
  *
  *   ns_per_call MEAN median_batch MED min_batch MIN cpu CPU calls C
+ *       p99 P99 max MAX slow S
  *
  * in ns per call of rank 0 (C calls timed in all): over all batches, the
  * median batch, the fastest one, and the CPU time of rank 0's thread
  * over all batches (what the calls cost the program's thread, whatever
  * other threads and processes take; equal to the wall time where MPI
- * busy-waits). Exit status 0, or 2 on bad arguments.
+ * busy-waits); then the tail: each iteration of rank 0 is timed on its
+ * own (a ping-pong's round trip, an allreduce), and P99 and MAX are the
+ * 99th percentile and the slowest of them, per call (a round trip is 2
+ * calls), and S the number of iterations slower than SLOW_NS (the
+ * latency spikes of issue #32 were 1-3 iterations of 280-980 us). Exit status 0, or 2 on bad arguments.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -34,6 +39,7 @@
 
 enum { PINGPONG, ALLREDUCE };
 #define BATCHES 20
+#define SLOW_NS 100000.0
 
 static double thread_cpu(void)
 {
@@ -50,12 +56,14 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Bounces 8 bytes between ranks 0 and 1 n times. */
-static void pingpong(int rank, long n)
+/* Bounces 8 bytes between ranks 0 and 1 n times; rank 0 stores each
+ * round trip's seconds in lat[] (when not NULL). */
+static void pingpong(int rank, long n, double *lat)
 {
     char buf[8] = { 0 };
 
     for (long i = 0; i < n; i++) {
+        double t = lat ? MPI_Wtime() : 0;
         if (rank == 0) {
             MPI_Send(buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD,
@@ -65,17 +73,23 @@ static void pingpong(int rank, long n)
                      MPI_STATUS_IGNORE);
             MPI_Send(buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
+        if (lat)
+            lat[i] = MPI_Wtime() - t;
     }
 }
 
-/* n MPI_Allreduce of one double over the world. */
-static double allreduce(long n)
+/* n MPI_Allreduce of one double over the world; each one's seconds in
+ * lat[] (when not NULL). */
+static double allreduce(long n, double *lat)
 {
     double in = 1.0, out = 0.0, acc = 0.0;
 
     for (long i = 0; i < n; i++) {
+        double t = lat ? MPI_Wtime() : 0;
         MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         acc += out;
+        if (lat)
+            lat[i] = MPI_Wtime() - t;
     }
     return acc;
 }
@@ -84,7 +98,7 @@ int main(int argc, char **argv)
 {
     int rank, size, kernel;
     long n, warm, per, calls;
-    double t0, t1, c0, c1, sink = 0, batch[BATCHES];
+    double t0, t1, c0, c1, sink = 0, batch[BATCHES], *lat;
     char *end;
 
     MPI_Init(&argc, &argv);
@@ -109,19 +123,24 @@ int main(int argc, char **argv)
     warm = n / 10 < 100 ? 100 : n / 10;
 
     if (kernel == PINGPONG)
-        pingpong(rank, warm);
+        pingpong(rank, warm, NULL);
     else
-        sink += allreduce(warm);
-    MPI_Barrier(MPI_COMM_WORLD);
+        sink += allreduce(warm, NULL);
     per = n / BATCHES;
+    lat = malloc((size_t)(per * BATCHES) * sizeof *lat);
+    if (!lat) {
+        fprintf(stderr, "%s: out of memory\n", argv[0]);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     c0 = thread_cpu();
     t0 = MPI_Wtime();
     for (int b = 0; b < BATCHES; b++) {
         double b0 = MPI_Wtime();
         if (kernel == PINGPONG)
-            pingpong(rank, per);
+            pingpong(rank, per, lat + b * per);
         else
-            sink += allreduce(per);
+            sink += allreduce(per, lat + b * per);
         batch[b] = MPI_Wtime() - b0;
     }
     t1 = MPI_Wtime();
@@ -131,15 +150,23 @@ int main(int argc, char **argv)
     if (rank == 0) {
         double per_calls = (double)(kernel == PINGPONG ? 2 * per : per);
         calls = (long)per_calls * BATCHES;
+        long iters = per * BATCHES, slow = 0;
+        double per_iter = kernel == PINGPONG ? 2.0 : 1.0;
         qsort(batch, BATCHES, sizeof batch[0], by_value);
+        qsort(lat, (size_t)iters, sizeof lat[0], by_value);
+        while (slow < iters && lat[iters - 1 - slow] * 1e9 > SLOW_NS)
+            slow++;
         printf("ns_per_call %.1f median_batch %.1f min_batch %.1f "
-               "cpu %.1f calls %ld\n", (t1 - t0) * 1e9 / (double)calls,
+               "cpu %.1f calls %ld p99 %.1f max %.1f slow %ld\n",
+               (t1 - t0) * 1e9 / (double)calls,
                (batch[BATCHES / 2 - 1] + batch[BATCHES / 2]) / 2 * 1e9 /
                    per_calls,
                batch[0] * 1e9 / per_calls, (c1 - c0) * 1e9 / (double)calls,
-               calls);
+               calls, lat[iters * 99 / 100] * 1e9 / per_iter,
+               lat[iters - 1] * 1e9 / per_iter, slow);
         fflush(stdout); /* before MPI_Finalize, which may wait for weftd */
     }
+    free(lat);
     MPI_Finalize();
     return sink < 0; /* keeps the allreduces' results alive */
 }

@@ -39,6 +39,7 @@ typedef struct cli {
     int reverse;             /* --reverse */
     int by_location;         /* --by-location */
     const char *top;         /* weft compare --top N, or NULL */
+    const char *runs;        /* weft compare --runs N, or NULL */
     int dir;                 /* weft path --dir */
     const char *timeout;     /* weft wait --timeout S, or NULL */
     int verbose;             /* weft wait -v, --verbose */
@@ -81,6 +82,13 @@ int weft__cli_row_unfinished(const weft_trace_row *row);
  * them every live_interval seconds while the trace records), rather than
  * the conversion's? */
 int weft__cli_row_live(const weft_trace_row *row);
+/* The trace's duration: seconds from its first to its last event (its
+ * time range at its clock's resolution, as weft report says), or -1
+ * while not known (still recording or converting, no events). */
+double weft__cli_row_span(const weft_trace_row *row);
+/* Wall time from created to finished in (the catalog's whole) seconds,
+ * or -1 while the trace is not finished. */
+int64_t weft__cli_row_wall(const weft_trace_row *row);
 /* row as the JSON object of list --json and show --json (without tags
  * and arrays); exits when out of memory. */
 json_t *weft__cli_trace_json(const weft_trace_row *row);
@@ -92,6 +100,10 @@ json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
 /* 1 when path exists but this user may not access it as mode (R_OK,
  * W_OK) says: the file is weftd's alone, ask weftd instead. */
 int weft__cli_private(const char *path, int mode);
+/* Is the weftd whose catalog is at catalog running (its status file
+ * next to it fresh, its pid alive; status.c)? 1 or 0; -1 when this user
+ * cannot tell (the status file is weftd's alone). */
+int weft__cli_weftd_running(const char *catalog);
 /* Asks the running weftd on its Unix socket ($WEFT_SOCKET, else the
  * configuration's socket): kind is a WEFT__QUERY__KIND_* (CATALOG,
  * STATUS, REMOVE of trace, a key). Returns EXIT_OK with *data (malloc'd,
@@ -114,6 +126,14 @@ int weft__cmd_profile(cli *c);
 int weft__cmd_status(cli *c);
 /* weft compare, path (compare.c, path.c): c->catalog open. */
 int weft__cmd_compare(cli *c);
+/* weft compare --runs N (compare_runs.c): the N newest traces of a's name
+ * against those of b's. An exit status. */
+int weft__compare_runs(cli *c, const weft_trace_row *a,
+                       const weft_trace_row *b, int64_t runs, int64_t top);
+/* The CHANGE S cell of d seconds: "+0.001250", "0.000000" (malloc'd). */
+char *weft__compare_fmt_change(double d);
+/* A trace's duration: its events' time range in seconds (0: none). */
+double weft__compare_duration(const weft_trace_row *row);
 int weft__cmd_path(cli *c);
 /* weft wait (wait.c): c->catalog open; it reopens it (asks weftd again)
  * while it polls. Returns one of the WAIT_* statuses of wait.c. */

@@ -2,7 +2,9 @@
  * side (the rows summed over all locations, matched by region name), the
  * regions whose exclusive time changed most first, with the totals of all
  * regions; as a table or one JSON object. The matching, the order and the
- * limit are SQL (weft_catalog_compare).
+ * limit are SQL (weft_catalog_compare). One run of each side tells
+ * nothing of noise, and says so; --runs N compares N runs of each side
+ * (compare_runs.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +18,8 @@
 #include "out.h"
 
 #define COMPARE_DEFAULT_TOP 20
+/* --runs N at most: the runs' profiles are held in memory at once. */
+#define COMPARE_MAX_RUNS 1000
 
 typedef struct compare_ctx {
     weft__table t;
@@ -45,7 +49,8 @@ static int change_pct(double a, double b, double *pct)
     return b == a;
 }
 
-static char *fmt_change(double d)
+/* See cli.h. */
+char *weft__compare_fmt_change(double d)
 {
     char buf[64];
 
@@ -105,7 +110,7 @@ static void pair_cells(weft__table *t, char *label, int in_a, int in_b,
     cells[2] = in_b ? weft__cli_fmt_u64(vb) : weft__cli_xstrdup("-");
     cells[3] = in_a ? weft__cli_fmt_secs(ea) : weft__cli_xstrdup("-");
     cells[4] = in_b ? weft__cli_fmt_secs(eb) : weft__cli_xstrdup("-");
-    cells[5] = fmt_change(eb - ea);
+    cells[5] = weft__compare_fmt_change(eb - ea);
     cells[6] = fmt_pct(in_a, in_b, ea, eb);
     weft__cli_table_add(t, cells);
 }
@@ -136,13 +141,15 @@ static int compare_row(const weft_region_pair *r, void *arg)
 static void identity_text(const char *label, const weft_trace_row *row)
 {
     char *name = weft__cli_escape(row->name), *key = weft__cli_escape(row->key),
-         *when = weft__cli_fmt_time(row->created);
+         *when = weft__cli_fmt_time(row->created),
+         *dur = weft__cli_fmt_secs(weft__compare_duration(row));
 
-    printf("%s #%" PRId64 " '%s' %s, %s (%s)\n", label, row->id, name,
-           row->state, when, key);
+    printf("%s #%" PRId64 " '%s' %s, %s (%s), duration %s s\n", label,
+           row->id, name, row->state, when, key, dur);
     free(name);
     free(key);
     free(when);
+    free(dur);
 }
 
 static int print_json(compare_ctx *x, const weft_trace_row *a,
@@ -158,6 +165,10 @@ static int print_json(compare_ctx *x, const weft_trace_row *a,
     }
     weft__cli_jset(o, "a", weft__cli_trace_json(a));
     weft__cli_jset(o, "b", weft__cli_trace_json(b));
+    weft__cli_jset(json_object_get(o, "a"), "duration_s",
+                   json_real(weft__compare_duration(a)));
+    weft__cli_jset(json_object_get(o, "b"), "duration_s",
+                   json_real(weft__compare_duration(b)));
     weft__cli_jset(o, "regions", x->arr);
     x->arr = NULL;
     weft__cli_jset(total, "regions", weft__cli_ju64(s->regions));
@@ -166,6 +177,7 @@ static int print_json(compare_ctx *x, const weft_trace_row *a,
     pair_json(total, NULL, 1, 1, s->total_visits_a, s->total_visits_b,
               s->total_excl_a, s->total_excl_b);
     weft__cli_jset(o, "total", total);
+    weft__cli_jset(o, "noise", json_null());  /* unknown: one run a side */
     return weft__cli_print_json(o);
 }
 
@@ -177,8 +189,10 @@ static int print_text(compare_ctx *x, const weft_trace_row *a,
     identity_text("A:", a);
     identity_text("B:", b);
     printf("regions: %" PRIu64 " (%" PRIu64 " new in B, %" PRIu64
-           " gone from A)\n\n", s->regions, s->regions - s->regions_a,
+           " gone from A)\n", s->regions, s->regions - s->regions_a,
            s->regions - s->regions_b);
+    printf("noise: unknown (one run of each side; --runs N compares the N "
+           "newest runs of each name)\n\n");
     pair_cells(&x->t, weft__cli_xstrdup("(total)"), 1, 1, s->total_visits_a,
                s->total_visits_b, s->total_excl_a, s->total_excl_b);
     weft__cli_table_print(&x->t, stdout);
@@ -195,12 +209,16 @@ int weft__cmd_compare(cli *c)
                         { 0, 1, 1, 1, 1, 1, 1 }, NULL, 0, 0 },
                       NULL, 0, { 0 } };
     weft_trace_row a = { 0 }, b = { 0 };
-    int64_t top = COMPARE_DEFAULT_TOP;
+    int64_t top = COMPARE_DEFAULT_TOP, runs = 1;
     int rc, status = EXIT_FAIL;
 
     if (c->top && weft__cli_parse_int(c->top, 0, INT64_MAX, &top) < 0)
         return weft__cli_usage("compare", "--top '%s': not a number (0: "
                                "all regions)", c->top);
+    if (c->runs && weft__cli_parse_int(c->runs, 1, COMPARE_MAX_RUNS,
+                                       &runs) < 0)
+        return weft__cli_usage("compare", "--runs '%s': not a number of "
+                               "runs (1 to %d)", c->runs, COMPARE_MAX_RUNS);
     if (weft__cli_find(c, c->args[0], &a) != EXIT_OK)
         return EXIT_FAIL;
     if (weft__cli_find(c, c->args[1], &b) != EXIT_OK)
@@ -208,6 +226,10 @@ int weft__cmd_compare(cli *c)
     if (a.id == b.id)
         fprintf(stderr, "weft compare: A and B are the same trace (#%" PRId64
                 ")\n", a.id);
+    if (c->runs) {
+        status = weft__compare_runs(c, &a, &b, runs, top);
+        goto out;
+    }
     if (c->json && !(x.arr = json_array())) {
         weft__cli_fail("out of memory");
         goto out;

@@ -1,6 +1,7 @@
 /* export.c - `weft export TRACE --format chrome-json -o FILE [FILTERS]`:
- * the archive as Trace Event JSON (what Perfetto UI and chrome://tracing
- * open), streaming, plain or gzip (FILE.gz).
+ * the archive as Trace Event Format JSON (the format of Chrome's former
+ * chrome://tracing, which the Perfetto UI reads), streaming, plain or
+ * gzip (FILE.gz).
  *
  * Processes are location groups (pid = rank + 1, named "rank R (host)",
  * sorted by rank), threads are locations (tid = thread index). What each

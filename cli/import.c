@@ -359,6 +359,7 @@ static int read_location(imp *x, size_t i, OTF2_EvtReaderCallbacks *cbs,
         weft__arc_see(all, l.span.min);
         weft__arc_see(all, l.span.max);
     }
+    l.pl.start = l.span.min;  /* the outside row's span (profile.h) */
     if (weft_profile_finish_loc(&x->prof, &l.pl, (int64_t)al->id,
                                 l.span.max) < 0) {
         weft__cli_fail("out of memory");

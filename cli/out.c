@@ -260,6 +260,46 @@ char *weft__cli_fmt_duration(int64_t secs)
     return weft__cli_xstrdup(buf);
 }
 
+char *weft__cli_fmt_span(double secs)
+{
+    char buf[64];
+
+    if (!(secs >= 0))
+        return weft__cli_xstrdup("-");
+    if (secs >= 59.9995)
+        return weft__cli_fmt_duration((int64_t)(secs + 0.5));
+    if (secs >= 0.9999995)
+        snprintf(buf, sizeof buf, "%.3f s", secs);
+    else if (secs >= 0.0009999995)
+        snprintf(buf, sizeof buf, "%.3f ms", secs * 1e3);
+    else
+        snprintf(buf, sizeof buf, "%.3f us", secs * 1e6);
+    return weft__cli_xstrdup(buf);
+}
+
+char *weft__cli_fmt_ticks(uint64_t t, uint64_t res)
+{
+    char buf[64];
+    uint64_t scale = 1, frac;
+    int digits = 0;
+
+    if (!res)
+        return weft__cli_xstrdup("-");
+    /* the decimals a tick needs: 1000/s has 3, 10^9/s 9, 2.4e9/s 9 */
+    while (scale < res && digits < 9) {
+        scale *= 10;
+        digits++;
+    }
+    /* (t % res) * scale / res without overflow: t % res < res <= 2^64 */
+    frac = (uint64_t)((unsigned __int128)(t % res) * scale / res);
+    if (digits)
+        snprintf(buf, sizeof buf, "%" PRIu64 ".%0*" PRIu64, t / res, digits,
+                 frac);
+    else
+        snprintf(buf, sizeof buf, "%" PRIu64, t / res);
+    return weft__cli_xstrdup(buf);
+}
+
 char *weft__cli_archive_of(const char *path)
 {
     weft__sbuf b = { 0 };
@@ -436,3 +476,36 @@ int weft__cli_word_index(const char *word, const char *const *words,
     return -1;
 }
 
+/* The optimal string alignment distance, row by row of the table: prev2
+ * and prev are the two rows above (see out.h). */
+size_t weft__cli_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), rows[3][64];
+    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2], *t;
+
+    if (la >= sizeof rows[0] / sizeof rows[0][0] ||
+        lb >= sizeof rows[0] / sizeof rows[0][0])
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            /* two neighbours swapped: "lsit" is one edit from "list" */
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < best)
+                best = prev2[j - 2] + 1;
+            cur[j] = best;
+        }
+        t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}

@@ -64,6 +64,13 @@ char *weft__cli_fmt_u64(uint64_t v);
 char *weft__cli_fmt_secs(double s);
 /* "1d 02h 03m 04s", "3m 05s", "7s"; "-" below 0. */
 char *weft__cli_fmt_duration(int64_t secs);
+/* A span of time, milliseconds kept below a minute: "183.000 us",
+ * "14.183 ms", "2.350 s", then as fmt_duration: "3m 05s"; "-" below 0. */
+char *weft__cli_fmt_span(double secs);
+/* Clock ticks t at res ticks a second as seconds, exact, with as many
+ * decimals as the resolution has (up to 9): 1234567 at 1000 is
+ * "1234.567"; "-" when res is 0. */
+char *weft__cli_fmt_ticks(uint64_t t, uint64_t res);
 /* PATH/traces.otf2, or NULL for an empty or NULL path. */
 char *weft__cli_archive_of(const char *path);
 
@@ -111,6 +118,11 @@ int weft__cli_local_time(int y, int mo, int d, int h, int mi, int sec,
 /* Index of word in words[0..n), or -1. */
 int weft__cli_word_index(const char *word, const char *const *words,
                          size_t n);
+/* The number of single-character insertions, deletions, substitutions
+ * and swaps of two neighbours that make a into b (optimal string
+ * alignment: "lsit" is 1 from "list"); words of 64 bytes or more count as
+ * far from everything (SIZE_MAX). */
+size_t weft__cli_edit_distance(const char *a, const char *b);
 #define WEFT__WORD_INDEX(word, words) \
     weft__cli_word_index(word, words, sizeof words / sizeof words[0])
 

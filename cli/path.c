@@ -2,7 +2,8 @@
  * file, DIR/traces.otf2, or with --dir the directory), verbatim on one
  * line for scripts: otf2-print "$(weft path run42)". A trace without an
  * archive (still recording or converting, failed, removed by retention,
- * or gone from the disk) is an error saying why, never a path.
+ * or gone from the disk) is an error saying why, never a path. --json
+ * prints both (archive, dir) with the trace's id, key, name and state.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -60,9 +61,23 @@ int weft__cmd_path(cli *c)
         return EXIT_FAIL;
     anchor = weft__cli_archive_of(row.path);
     status = has_archive(&row, anchor);
-    /* verbatim, not escaped: a script uses it as it is */
-    if (status == EXIT_OK)
+    if (status == EXIT_OK && c->json) {
+        json_t *o = json_object();
+        if (!o) {
+            weft__cli_fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        weft__cli_jset(o, "id", json_integer(row.id));
+        weft__cli_jset(o, "key", weft__cli_jstr(row.key));
+        weft__cli_jset(o, "name", weft__cli_jstr(row.name));
+        weft__cli_jset(o, "state", weft__cli_jstr(row.state));
+        weft__cli_jset(o, "archive", weft__cli_jstr(anchor));
+        weft__cli_jset(o, "dir", weft__cli_jstr(row.path));
+        status = weft__cli_print_json(o);
+    } else if (status == EXIT_OK) {
+        /* verbatim, not escaped: a script uses it as it is */
         printf("%s\n", c->dir ? row.path : anchor);
+    }
     free(anchor);
     weft_catalog_trace_free(&row);
     return status;

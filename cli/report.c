@@ -35,6 +35,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "out.h"
+#include "profile.h"
 #include "report_page.h"
 
 /* Regions of the profile chart, and of the load balance charts. */
@@ -232,12 +233,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     x.rank_of = need(json_object());
     trace = weft__cli_trace_json(row);
     weft__cli_jset(trace, "owner", weft__cli_jstr(pw ? pw->pw_name : ""));
-    weft__cli_jset(trace, "duration_s",
-                   json_real(row->timer_resolution &&
-                                     row->time_last > row->time_first
-                                 ? (double)(row->time_last - row->time_first)
-                                       / (double)row->timer_resolution
-                                 : 0.0));
+    /* duration_s (the time range) and wall_time_s: trace_json's */
     if (!(tags = weft__cli_tags_json(c, row)))
         goto fail;
     weft__cli_jset(trace, "tags", tags);
@@ -272,6 +268,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "mpi_time", x.mpi);
     weft__cli_jset(doc, "timelines", x.timelines);
     weft__cli_jset(doc, "timeline_regions", x.tl_regions);
+    weft__cli_jset(doc, "outside", json_string(WEFT_PROFILE_OUTSIDE));
     weft__cli_jset(doc, "messages", x.messages);
     weft__cli_jset(doc, "io_files", x.io_files);
     weft__cli_jset(doc, "metrics", x.metrics);

@@ -129,7 +129,8 @@ int weft__cli_find(cli *c, const char *what, weft_trace_row *row)
     }
     if (rc < 0)
         return weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
-    weft__cli_note_name(c, what, row);
+    if (!c->runs)  /* weft compare --runs takes the newest runs, no one */
+        weft__cli_note_name(c, what, row);
     return EXIT_OK;
 }
 
@@ -197,6 +198,23 @@ int weft__cli_row_live(const weft_trace_row *row)
     return weft__cli_row_unfinished(row) && row->live_updated > 0;
 }
 
+double weft__cli_row_span(const weft_trace_row *row)
+{
+    if (weft__cli_row_unfinished(row) || !row->events ||
+        !row->timer_resolution || row->time_last < row->time_first)
+        return -1;
+    return (double)(row->time_last - row->time_first) /
+           (double)row->timer_resolution;
+}
+
+int64_t weft__cli_row_wall(const weft_trace_row *row)
+{
+    if (weft__cli_row_unfinished(row) || !row->finished || !row->created ||
+        row->finished < row->created)
+        return -1;
+    return row->finished - row->created;
+}
+
 json_t *weft__cli_trace_json(const weft_trace_row *row)
 {
     json_t *o = json_object();
@@ -225,6 +243,11 @@ json_t *weft__cli_trace_json(const weft_trace_row *row)
     weft__cli_jset(o, "time_last", weft__cli_ju64(row->time_last));
     weft__cli_jset(o, "timer_resolution",
                    weft__cli_ju64(row->timer_resolution));
+    /* the two durations weft show tells apart; null while not known */
+    weft__cli_jset(o, "duration_s", weft__cli_row_span(row) >= 0
+                   ? json_real(weft__cli_row_span(row)) : json_null());
+    weft__cli_jset(o, "wall_time_s", weft__cli_row_wall(row) >= 0
+                   ? json_integer(weft__cli_row_wall(row)) : json_null());
     weft__cli_jset(o, "clock", weft__cli_jstr(row->clock));
     weft__cli_jset(o, "error", weft__cli_jstr(row->error));
     weft__cli_jset(o, "retry_at", row->retry_at ? json_integer(row->retry_at)

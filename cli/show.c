@@ -195,6 +195,66 @@ static int tag_text(const weft_tag *tag, void *arg)
     return 0;
 }
 
+/* What a trace still recording or converting has no figure for yet. */
+#define NOT_KNOWN_YET "not known until the conversion ends"
+
+/* "wall time:" (created to finished, the catalog's whole seconds) and
+ * "duration:" (the trace's time range, first to last event, as weft
+ * report's duration). */
+static void show_durations(const weft_trace_row *row)
+{
+    char buf[160], *s;
+
+    if (weft__cli_row_unfinished(row)) {
+        field("wall time:", NOT_KNOWN_YET);
+        field("duration:", NOT_KNOWN_YET);
+        return;
+    }
+    if (weft__cli_row_wall(row) >= 0) {
+        s = weft__cli_row_wall(row) == 0
+            ? weft__cli_xstrdup("under 1 s")
+            : weft__cli_fmt_duration(weft__cli_row_wall(row));
+        snprintf(buf, sizeof buf, "%s (created to finished, in whole "
+                 "seconds)", s);
+        free(s);
+        field("wall time:", buf);
+    } else {
+        field("wall time:", "-");
+    }
+    if (weft__cli_row_span(row) >= 0) {
+        s = weft__cli_fmt_span(weft__cli_row_span(row));
+        snprintf(buf, sizeof buf, "%s (first to last event)", s);
+        free(s);
+        field("duration:", buf);
+    } else {
+        field("duration:", row->events ? "-" : "none (no events)");
+    }
+}
+
+/* "time range:" in seconds of the trace's clock, and "clock:". */
+static void show_time_range(const weft_trace_row *row)
+{
+    char buf[192], *first, *last;
+
+    if (weft__cli_row_unfinished(row)) {
+        field("time range:", NOT_KNOWN_YET);
+        field("clock:", NOT_KNOWN_YET);
+        return;
+    }
+    if (weft__cli_row_span(row) >= 0) {
+        first = weft__cli_fmt_ticks(row->time_first, row->timer_resolution);
+        last = weft__cli_fmt_ticks(row->time_last, row->timer_resolution);
+        snprintf(buf, sizeof buf, "%s .. %s s (the clock's seconds; %"
+                 PRIu64 " ticks/s)", first, last, row->timer_resolution);
+        free(first);
+        free(last);
+        field("time range:", buf);
+    } else {
+        field("time range:", row->events ? "-" : "none (no events)");
+    }
+    field_take("clock:", or_dash(row->clock));
+}
+
 static void show_trace_text(const weft_trace_row *row)
 {
     struct passwd *pw = getpwuid(row->uid);
@@ -224,10 +284,7 @@ static void show_trace_text(const weft_trace_row *row)
     field_take("protocol:", weft__cli_fmt_u64(row->protocol_version));
     field_take("created:", weft__cli_fmt_time(row->created));
     field_take("finished:", weft__cli_fmt_time(row->finished));
-    field_take("duration:",
-               row->finished && row->created
-               ? weft__cli_fmt_duration(row->finished - row->created)
-               : weft__cli_xstrdup("-"));
+    show_durations(row);
     s = weft__cli_archive_of(row->path);
     field_take("archive:", s ? weft__cli_escape(s) : weft__cli_xstrdup("-"));
     free(s);
@@ -272,16 +329,7 @@ static void show_trace_text(const weft_trace_row *row)
     else
         snprintf(buf, sizeof buf, "%" PRIu64, row->dropped);
     field("dropped:", buf);
-    if (row->time_last >= row->time_first && row->timer_resolution)
-        snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64 " (%.6f s at %"
-                 PRIu64 " ticks/s)", row->time_first, row->time_last,
-                 (double)(row->time_last - row->time_first) /
-                 (double)row->timer_resolution, row->timer_resolution);
-    else
-        snprintf(buf, sizeof buf, "%" PRIu64 " .. %" PRIu64,
-                 row->time_first, row->time_last);
-    field("time range:", buf);
-    field_take("clock:", or_dash(row->clock));
+    show_time_range(row);
     /* A partial trace keeps why it is not complete in the same column. */
     if (row->error)
         field_take(strcmp(row->state, "partial") == 0 ? "reason:" : "error:",

@@ -38,6 +38,41 @@ static json_int_t jint(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
+/* Is the pid of the weftd that wrote status st there? */
+static int pid_there(json_t *st)
+{
+    json_int_t pid = jint(st, "pid");
+
+    return pid > 0 && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+}
+
+/* Was status st written within the last STATUS_STALE_SECONDS? */
+static int fresh(json_t *st)
+{
+    return (json_int_t)time(NULL) - jint(st, "updated") <=
+           STATUS_STALE_SECONDS;
+}
+
+int weft__cli_weftd_running(const char *catalog)
+{
+    char *path = status_path(catalog);
+    json_t *st;
+    int running;
+
+    if (!path || weft__cli_private(path, R_OK)) {
+        free(path);
+        return -1;
+    }
+    /* Not running: no status (weftd removes it when it stops), or one
+     * both stale and of a pid that is gone. Only one of them (a status
+     * stale on a full disk, a pid of another host's) is not enough. */
+    st = json_load_file(path, 0, NULL);
+    running = st && (pid_there(st) || fresh(st));
+    json_decref(st);
+    free(path);
+    return running;
+}
+
 /* "limits reached: max_buffered 3, idle_timeout 1" (those not 0). */
 static void print_limits_reached(json_t *limits)
 {
@@ -127,8 +162,7 @@ int weft__cmd_status(cli *c)
     }
     pid = jint(st, "pid");
     updated = jint(st, "updated");
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH) ||
-        (json_int_t)time(NULL) - updated > STATUS_STALE_SECONDS) {
+    if (!pid_there(st) || !fresh(st)) {
         weft__cli_fail("weftd is not running (its last status in %s is "
                        "%lld s old)", path,
                        (long long)((json_int_t)time(NULL) - updated));

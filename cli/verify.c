@@ -42,19 +42,54 @@ static int collect_loc(const weft_location_row *l, void *arg)
 typedef struct verifier {
     const char *trace;   /* escaped name for messages */
     unsigned problems;
+    json_t *list;        /* --json: the problems, else NULL (stderr) */
 } verifier;
 
 __attribute__((format(printf, 2, 3)))
 static void problem(verifier *v, const char *fmt, ...)
 {
+    char text[1024];
     va_list ap;
 
-    fprintf(stderr, "weft verify %s: ", v->trace);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     v->problems++;
+    if (!v->list) {
+        fprintf(stderr, "weft verify %s: %s\n", v->trace, text);
+        return;
+    }
+    if (json_array_append_new(v->list, weft__cli_jstr(text)) != 0) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+}
+
+/* --json: the verdict as one object; takes v->list. Returns an exit
+ * status (EXIT_FAIL when there were problems). */
+static int verdict_json(verifier *v, const weft_trace_row *row,
+                        const char *anchor, size_t nlocs, uint64_t total)
+{
+    json_t *o = json_object();
+    int ok = v->problems == 0;
+
+    if (!o) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    weft__cli_jset(o, "id", json_integer(row->id));
+    weft__cli_jset(o, "name", weft__cli_jstr(row->name));
+    weft__cli_jset(o, "archive", weft__cli_jstr(anchor));
+    weft__cli_jset(o, "ok", json_boolean(ok));
+    weft__cli_jset(o, "locations", json_integer((json_int_t)nlocs));
+    weft__cli_jset(o, "events", weft__cli_ju64(total));
+    weft__cli_jset(o, "time_first", weft__cli_ju64(row->time_first));
+    weft__cli_jset(o, "time_last", weft__cli_ju64(row->time_last));
+    weft__cli_jset(o, "problems", v->list);
+    v->list = NULL;
+    if (weft__cli_print_json(o) != EXIT_OK)
+        return EXIT_FAIL;
+    return ok ? EXIT_OK : EXIT_FAIL;
 }
 
 static weft_location_row *cat_find(cat_locs *cl, uint64_t id, size_t *idx)
@@ -218,6 +253,10 @@ int weft__cmd_verify(cli *c)
         return EXIT_FAIL;
     name = weft__cli_escape(c->args[0]);
     v.trace = name;
+    if (c->json && !(v.list = json_array())) {
+        weft__cli_fail("out of memory");
+        goto out;
+    }
     if (!row.path || !*row.path) {
         weft__cli_fail("verify %s: the catalog has no archive path (state "
                        "%s)", name, row.state);
@@ -241,17 +280,23 @@ int weft__cmd_verify(cli *c)
             verify_events(&v, &a, &row, anchor, &total) < 0)
             goto out;
     }
+    if (c->json)
+        status = verdict_json(&v, &row, anchor, a.nlocs, total);
     if (v.problems) {
         weft__cli_fail("verify %s: %u difference%s between %s and the "
                        "catalog", name, v.problems,
                        v.problems == 1 ? "" : "s", anchor);
+        status = EXIT_FAIL;
         goto out;
     }
+    if (c->json)
+        goto out;
     printf("OK %s: %zu locations, %" PRIu64 " events, time %" PRIu64
            " .. %" PRIu64 " match the catalog\n", name, a.nlocs, total,
            row.time_first, row.time_last);
     status = EXIT_OK;
 out:
+    json_decref(v.list);
     weft__arc_close(&a);
     free(cl.v);
     free(cl.seen);

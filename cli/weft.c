@@ -9,10 +9,11 @@
  *                              [--sort excl|incl|visits|name] [--json]
  *                                                           (profile.c)
  *   weft [--catalog FILE] compare A B [--top N] [--json]     (compare.c)
- *   weft [--catalog FILE] path TRACE [--dir]                 (path.c)
- *   weft [--catalog FILE] wait TRACE [--timeout S] [-v]      (wait.c)
+ *   weft [--catalog FILE] path TRACE [--dir] [--json]        (path.c)
+ *   weft [--catalog FILE] wait TRACE [--timeout S] [-v] [--json]
+ *                                                            (wait.c)
  *   weft [--catalog FILE] status [--json]                   (status.c)
- *   weft [--catalog FILE] verify TRACE                      (verify.c)
+ *   weft [--catalog FILE] verify TRACE [--json]             (verify.c)
  *   weft [--catalog FILE] export TRACE --format chrome-json -o FILE
  *                              [--from T] [--to T] [--ranks LIST]
  *                              [--regions GLOB] [--min-duration S]
@@ -84,7 +85,7 @@
 #define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
 #define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
 #define OPT_PROFILE 64u /* --by-location, --sort, --limit */
-#define OPT_COMPARE 256u /* --top N */
+#define OPT_COMPARE 256u /* --top N, --runs N */
 #define OPT_PATH 512u    /* --dir */
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
 #define OPT_EXPORT 2048u /* --from, --to, --ranks, --regions, --min-duration */
@@ -137,7 +138,7 @@ static const command commands[] = {
       "\n"
       "      --sort KEY   created (newest first), name, events (most\n"
       "                   first), size (biggest first), duration (longest\n"
-      "                   first), state\n"
+      "                   wall time first: created to finished), state\n"
       "  -r, --reverse    the other way round\n"
       "  -l, --limit N    at most N traces\n"
       "  -j, --json       print a JSON array of trace objects (with tags)\n" },
@@ -147,22 +148,34 @@ static const command commands[] = {
       "id, tags, times, archive path, figures, error), its members (the\n"
       "ranks that never came or vanished are listed as missing) and its\n"
       "locations. While the trace records, the figures are those weftd\n"
-      "received so far, marked live (updated every few seconds).\n"
+      "received so far, marked live (updated every few seconds); its time\n"
+      "range, duration and clock are not known until the conversion ends.\n"
+      "\n"
+      "Two durations: 'wall time' from created to finished (whole seconds,\n"
+      "the conversion included) and 'duration' from the first to the last\n"
+      "event (as weft report's), below a minute to the microsecond. The\n"
+      "time range is in seconds of the trace's clock (ticks / ticks per\n"
+      "second).\n"
       "\n"
       "  -j, --json   print a JSON object; \"locations\" is the array of\n"
       "               its locations, \"ranks\" that of its members that\n"
       "               joined (\"members\" is how many were expected),\n"
       "               \"missing_ranks\" ([first, last] ranges) and\n"
       "               \"tags\"; while recording or converting also\n"
-      "               \"live\", \"joined\" and \"live_updated\"\n" },
+      "               \"live\", \"joined\" and \"live_updated\". The\n"
+      "               time range in ticks (\"time_first\", \"time_last\",\n"
+      "               \"timer_resolution\" ticks a second), \"duration_s\"\n"
+      "               and \"wall_time_s\" (null while not known)\n" },
     { "profile", weft__cmd_profile, OPT_JSON | OPT_PROFILE, 1, 1, 1,
       "TRACE [OPTIONS]",
       "show the regions a trace spent its time in",
       "Show the region profile weftd computed when it converted the trace:\n"
       "per region the visits (Enters), inclusive and exclusive seconds and\n"
-      "the share of all exclusive time, summed over all locations. Exits 1\n"
-      "when the trace has no profile (still recording or converting, or no\n"
-      "regions, e.g. a failed trace).\n"
+      "the share of all exclusive time, summed over all locations. The row\n"
+      "'outside traced calls' (visits 0) is the locations' time in no\n"
+      "traced region, each one's from its first event to its last: the\n"
+      "shares add up to 100%. Exits 1 when the trace has no profile (still\n"
+      "recording or converting, or no regions, e.g. a failed trace).\n"
       "\n"
       "      --by-location  per location instead (weftd keeps each\n"
       "                     location's 100 regions with the most exclusive\n"
@@ -173,7 +186,7 @@ static const command commands[] = {
       "                     name\n"
       "  -j, --json         print a JSON object; \"regions\" is the array\n" },
     { "compare", weft__cmd_compare, OPT_JSON | OPT_COMPARE, 2, 2, 1,
-      "A B [--top N] [--json]",
+      "A B [--top N] [--runs N] [--json]",
       "compare the region profiles of two traces",
       "Compare the region profiles of traces A and B (as 'weft profile'\n"
       "shows them: summed over all locations), region by region, matched\n"
@@ -184,18 +197,34 @@ static const command commands[] = {
       "of all regions. A and B are each a TRACE: 'weft compare run41\n"
       "run42' compares the newest traces of two names; use keys or ids\n"
       "for two runs of one name (weft list --name NAME). Exits 1 when a\n"
-      "trace has no profile (still recording, or no regions).\n"
+      "trace has no profile (still recording, or no regions). The row\n"
+      "'outside traced calls' is the time of the locations in no traced\n"
+      "region. With one run of each side the noise is unknown (JSON:\n"
+      "\"noise\" null): a change may be run-to-run variation.\n"
       "\n"
       "      --top N     the N regions that changed most; 0: all; default\n"
       "                  20 (the total counts all regions)\n"
+      "      --runs N    compare the N newest converted traces named as A\n"
+      "                  with those named as B: the means of their\n"
+      "                  exclusive times, each run's duration, and the\n"
+      "                  noise (the larger spread, slowest run less\n"
+      "                  fastest, of a side); a change not above it is\n"
+      "                  'within noise' (unknown with one run a side);\n"
+      "                  its JSON: \"a\" and \"b\" (name, runs: id, key,\n"
+      "                  duration_s), \"regions\" (region, excl_s_a,\n"
+      "                  excl_s_b: means; change_s, change_pct,\n"
+      "                  noise_s: null when unknown, within_noise) and\n"
+      "                  \"total\"\n"
       "  -j, --json      print a JSON object: \"a\" and \"b\" (the traces\n"
-      "                  as in weft show --json), \"regions\" (region,\n"
+      "                  as in weft show --json, and duration_s),\n"
+      "                  \"regions\" (region,\n"
       "                  status both/new/gone, visits_a, visits_b,\n"
       "                  excl_s_a, excl_s_b: null where the region is\n"
       "                  not; change_s, change_pct: null when A's time\n"
       "                  is 0) and \"total\" (the same figures of all\n"
       "                  regions, with their number, new and gone)\n" },
-    { "path", weft__cmd_path, OPT_PATH, 1, 1, 1, "TRACE [--dir]",
+    { "path", weft__cmd_path, OPT_PATH | OPT_JSON, 1, 1, 1,
+      "TRACE [--dir] [--json]",
       "print the path of a trace's OTF2 archive",
       "Print the path of the trace's OTF2 archive, its anchor file\n"
       "(.../archive/traces.otf2) as OTF2 tools open it, verbatim on one\n"
@@ -207,10 +236,13 @@ static const command commands[] = {
       "archive: still recording or converting (see weft wait), failed,\n"
       "removed by weftd's retention, or deleted outside weft.\n"
       "\n"
-      "      --dir   the archive's directory instead (its traces.otf2,\n"
-      "              traces.def and one directory of event files)\n" },
-    { "wait", weft__cmd_wait, OPT_WAIT, 1, 1, 1,
-      "TRACE [--timeout S] [--verbose]",
+      "      --dir    the archive's directory instead (its traces.otf2,\n"
+      "               traces.def and one directory of event files)\n"
+      "  -j, --json   print a JSON object: \"archive\" (the anchor file),\n"
+      "               \"dir\", and the trace's \"id\", \"key\", \"name\"\n"
+      "               and \"state\"; nothing when there is no archive\n" },
+    { "wait", weft__cmd_wait, OPT_WAIT | OPT_JSON, 1, 1, 1,
+      "TRACE [--timeout S] [--verbose] [--json]",
       "wait until a trace is converted (for batch scripts)",
       "Wait until the trace is complete, partial or failed, reading the\n"
       "catalog every 0.2 s (weftd need not run for those who can read the\n"
@@ -226,8 +258,10 @@ static const command commands[] = {
       "  4  failed, or removed by weftd's retention\n"
       "  5  timeout: the trace is still recording or converting, or\n"
       "     failed and not yet converted again\n"
-      "  6  no such trace: none appeared before the timeout, or it was\n"
-      "     deleted from the catalog (weft rm) while waited for\n"
+      "  6  no such trace: none appeared before the timeout, it is not\n"
+      "     there and weftd is not running (said at once: nothing would\n"
+      "     add it), or it was deleted from the catalog (weft rm) while\n"
+      "     waited for\n"
       "\n"
       "A conversion that failed for a cause outside the journals (a full\n"
       "disk, an unwritable directory) is tried again by weftd, and the\n"
@@ -236,7 +270,8 @@ static const command commands[] = {
       "\n"
       "A TRACE that is not in the catalog yet is waited for until it\n"
       "appears (a batch script may start the wait before the program's\n"
-      "first process reaches weftd), bounded by --timeout. A name is\n"
+      "first process reaches weftd), bounded by --timeout, as long as\n"
+      "weftd runs. A name is\n"
       "resolved once, when it is first found (the newest trace of that\n"
       "name then): give each run a name of its own in scripts, e.g.\n"
       "WEFT_TRACE=app-$SLURM_JOB_ID, or an older complete run of the name\n"
@@ -244,10 +279,18 @@ static const command commands[] = {
       "\n"
       "      --timeout S   give up after S seconds (decimals and a unit s,\n"
       "                    m, h or d allowed: 90, 2.5, 10m, 2h); 0: look\n"
-      "                    once; default: wait as long as it takes\n"
+      "                    once; never: wait as long as it takes;\n"
+      "                    default 10m\n"
       "  -v, --verbose     say on standard error when the trace appears,\n"
       "                    each state it goes through, and when it is\n"
-      "                    complete\n" },
+      "                    complete\n"
+      "  -j, --json        print on standard output, when the wait ends,\n"
+      "                    one object: \"trace\" (as given), \"id\",\n"
+      "                    \"name\", \"state\", \"error\" (null where not\n"
+      "                    known), \"outcome\" (complete, partial, failed,\n"
+      "                    removed, timeout, not found, deleted or\n"
+      "                    error), \"exit_status\", \"waited_s\" and\n"
+      "                    \"timeout_s\" (null: never)\n" },
     { "status", weft__cmd_status, OPT_JSON, 0, 0, 2, "[--json]",
       "show what the running weftd is doing",
       "Show the live state of the weftd that uses this catalog:\n"
@@ -256,12 +299,18 @@ static const command commands[] = {
       "1 when weftd is not running.\n"
       "\n"
       "  -j, --json   print the status object weftd writes\n" },
-    { "verify", weft__cmd_verify, 0, 1, 1, 1, "TRACE",
+    { "verify", weft__cmd_verify, OPT_JSON, 1, 1, 1, "TRACE [--json]",
       "check an archive against the catalog",
       "Read the archive back with libotf2 and compare it with the catalog:\n"
       "the locations, each location's numberOfEvents and the events its\n"
       "file really holds, the total, the clock and the time range. Prints\n"
-      "each difference and exits 1, or prints one OK line and exits 0.\n" },
+      "each difference and exits 1, or prints one OK line and exits 0.\n"
+      "\n"
+      "  -j, --json   print a JSON object instead: \"ok\", \"problems\"\n"
+      "               (the differences, an array of strings), \"id\",\n"
+      "               \"name\", \"archive\", \"locations\", \"events\"\n"
+      "               (read from the archive), \"time_first\" and\n"
+      "               \"time_last\" (the catalog's, in ticks)\n" },
     { "export", weft__cmd_export, OPT_FORMAT | OPT_OUTPUT | OPT_EXPORT, 1, 1,
       2, "TRACE --format F -o FILE [--from T] [--to T] [--ranks LIST] "
       "[--regions GLOB] [--min-duration S]",
@@ -269,8 +318,13 @@ static const command commands[] = {
       "Convert the archive to another format, streaming (FILE '-' is\n"
       "standard output; a FILE ending in .gz is compressed with gzip):\n"
       "\n"
-      "  --format chrome-json  Trace Event JSON for Perfetto UI and\n"
-      "                        chrome://tracing: a process per rank (pid\n"
+      "  --format chrome-json  Trace Event Format JSON (an object with\n"
+      "                        \"traceEvents\"), the format of Chrome's\n"
+      "                        former chrome://tracing, which Chromium no\n"
+      "                        longer has; the Perfetto UI\n"
+      "                        (https://ui.perfetto.dev) says it opens this\n"
+      "                        format (weft's tests check the format, not\n"
+      "                        a viewer). A process per rank (pid\n"
       "                        rank + 1, named 'rank R (host)'), a thread\n"
       "                        per location; a slice per region visit, MPI\n"
       "                        messages as arrows from send to receive,\n"
@@ -303,10 +357,12 @@ static const command commands[] = {
       "write a self-contained HTML report of a trace",
       "Write one HTML file (no network access, nothing external: open it\n"
       "from disk in any browser) showing what happened: the header (name,\n"
-      "owner, when, duration, ranks, threads, hosts, tags, events, dropped\n"
-      "records, state, clock), the timeline (one row per location, each\n"
-      "pixel column coloured by the region that dominated it; MPI, OpenMP\n"
-      "and I/O regions in their own colour families; hover for names),\n"
+      "owner, when, duration from the first to the last event, wall time\n"
+      "from created to finished, ranks, threads, hosts, tags, events,\n"
+      "dropped records, state, clock), the timeline (one row per\n"
+      "location, each pixel column coloured by the region that dominated\n"
+      "it; MPI, OpenMP and I/O regions in their own colour families;\n"
+      "hover for names),\n"
       "the region profile, load balance across locations, and for MPI\n"
       "traces time in MPI per rank and the message matrix. It is made\n"
       "from what weftd stored when it converted the trace, never from the\n"
@@ -520,6 +576,37 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+/* The most edits that still make a mistyped command a near miss ("lsit"
+ * is 2 from "list"), fewer than the word's length. */
+#define NEAR_MISS_EDITS 2
+
+/* The usage error for an unknown command name (cmd: the command that was
+ * given it, NULL for weft itself), naming the nearest command when it is
+ * a near miss: "did you mean 'list'?". Returns EXIT_USAGE. */
+static int unknown_command(const char *cmd, const char *name)
+{
+    const command *best = NULL;
+    size_t best_d = SIZE_MAX;
+    char *e;
+    int status;
+
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t d = weft__cli_edit_distance(name, commands[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = &commands[i];
+        }
+    }
+    e = weft__cli_escape(name);
+    if (best && best_d <= NEAR_MISS_EDITS && best_d < strlen(name))
+        status = weft__cli_usage(cmd, "unknown command '%s'; did you mean "
+                                 "'%s'?", e, best->name);
+    else
+        status = weft__cli_usage(cmd, "unknown command '%s'", e);
+    free(e);
+    return status;
+}
+
 void weft__cli_command_help(const char *name)
 {
     const command *cmd = find_command(name);
@@ -538,7 +625,7 @@ static int cmd_help(cli *c)
         return EXIT_OK;
     }
     if (!(cmd = find_command(c->args[0])))
-        return weft__cli_usage("help", "unknown command '%s'", c->args[0]);
+        return unknown_command("help", c->args[0]);
     command_help(cmd);
     return EXIT_OK;
 }
@@ -549,7 +636,7 @@ static int cmd_help(cli *c)
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
     O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION, O_COPY,
+    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -587,6 +674,7 @@ static const struct cli_option {
     { { "by-location", no_argument, NULL, O_BY_LOCATION }, OPT_PROFILE,
       NULL },
     { { "top", required_argument, NULL, O_TOP }, OPT_COMPARE, "value" },
+    { { "runs", required_argument, NULL, O_RUNS }, OPT_COMPARE, "value" },
     { { "dir", no_argument, NULL, O_DIR }, OPT_PATH, NULL },
     { { "timeout", required_argument, NULL, O_TIMEOUT }, OPT_WAIT, "value" },
     { { "verbose", no_argument, NULL, 'v' }, OPT_WAIT, NULL },
@@ -699,6 +787,7 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case 'l': c->limit = v; break;
     case O_BY_LOCATION: c->by_location = 1; break;
     case O_TOP: c->top = v; break;
+    case O_RUNS: c->runs = v; break;
     case O_DIR: c->dir = 1; break;
     case O_TIMEOUT: c->timeout = v; break;
     case 'v': c->verbose = 1; break;
@@ -753,8 +842,7 @@ static const command *global_options(int argc, char **argv, cli *c,
         return NULL;
     }
     if (!(cmd = find_command(argv[optind]))) {
-        *status = weft__cli_usage(NULL, "unknown command '%s'",
-                                  argv[optind]);
+        *status = unknown_command(NULL, argv[optind]);
         return NULL;
     }
     return cmd;

@@ -139,10 +139,28 @@ int weft__recorder_start(void)
         rc = 0;
     else if (!mpi && helper_of_task())
         rc = -1;
-    else
-        rc = weft_open() < 0 || !weft_connected() ? -1 : 1;
+    else if ((rc = weft_open() < 0 || !weft_connected() ? -1 : 1) < 0)
+        weft__recorder_require();
     errno = saved;
     return rc;
+}
+
+/* See recorder.h. */
+int weft__recorder_required(void)
+{
+    const char *v = getenv("WEFT_REQUIRED");
+
+    return v && strcmp(v, "1") == 0;
+}
+
+/* See recorder.h. */
+void weft__recorder_require(void)
+{
+    if (!weft__recorder_required())
+        return;
+    weft__warn("this process cannot be traced and WEFT_REQUIRED=1: "
+               "exiting with status 1");
+    _exit(1);
 }
 
 /* See recorder.h. */

@@ -145,6 +145,15 @@ WEFT__RECORDER_API int weft__recorder_open(const char *const *env);
  * weftd unreachable, or a helper process of a parallel task). errno is
  * unchanged. */
 WEFT__RECORDER_API int weft__recorder_start(void);
+/* 1 when WEFT_REQUIRED=1: a preloaded recorder then opens the session
+ * when it is loaded (weft__recorder_start, inside the guard), not on its
+ * first call, so that the program fails at start. */
+WEFT__RECORDER_API int weft__recorder_required(void);
+/* With WEFT_REQUIRED=1, once the session could not be opened: says so on
+ * stderr and ends the process with status 1 (with _exit: this may run
+ * inside any wrapped call, the program's own locks held; an MPI launcher
+ * ends the job). Returns otherwise. weft__recorder_start calls it. */
+WEFT__RECORDER_API void weft__recorder_require(void);
 /* The run and the trace name this process would have if it were the
  * whole trace (size 1): the launcher's run id if there is one, else this
  * process itself; WEFT_TRACE, else the default name (runid.h). Rank 0 of
@@ -210,10 +219,10 @@ WEFT__RECORDER_API void weft__recorder_ended(const char *why);
  * for handlers that end the process: never for an application's own.
  * Nothing when tracing is off or WEFT_SIGNALS=0. */
 WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
-/* Before an exec replaces the process image: closes the session
- * (flushed, acknowledged, goodbye said) so its trace is complete instead
- * of waiting for a peer that never comes back; the new program opens its
- * own if its environment preloads a recorder. Nothing in the child of a
+/* Before an exec replaces the process image, or _exit ends it: closes
+ * the session (flushed, acknowledged, goodbye said) so its trace is
+ * complete instead of waiting for a peer that never comes back; the new
+ * program opens its own if its environment preloads a recorder. Nothing in the child of a
  * vfork (it runs in the parent's memory, session included), inside
  * libweft, or when no session is open. errno unchanged. If the exec
  * fails, the process goes on untraced. */

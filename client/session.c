@@ -17,6 +17,9 @@
  * action, or to the handler MPI installed (weft__recorder_chain_signals),
  * which reports the crash and ends the process.
  *
+ * exit and quick_exit run at_exit (registered with both); _exit, _Exit
+ * and exec close the session in their wrappers (recorders/exec.c).
+ *
  * A child of fork() keeps a copy of the session marked FORKED: its
  * records are counted and dropped, and weftd sees only the parent.
  */
@@ -386,6 +389,7 @@ static int open_with(const char *const *overlay)
     weft__thread_key_init();
     if (!weft__S.hooks_installed) {
         atexit(at_exit);
+        at_quick_exit(at_exit);
         pthread_atfork(NULL, NULL, at_fork_child);
         weft__S.hooks_installed = 1;
     }

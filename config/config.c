@@ -71,6 +71,11 @@ static const key_desc keys[] = {
     { "weftd", "grace_period", K_COUNT, OFF(grace_period), 1, 30 * 86400,
       "seconds a trace waits with no process connected before it is "
       "converted with what arrived (marked partial)", NULL },
+    { "weftd", "abort_grace_period", K_COUNT, OFF(abort_grace_period), 1,
+      30 * 86400,
+      "seconds a trace waits with no process connected once one of them "
+      "ended abnormally (MPI_Abort, a fatal signal: the launcher is ending "
+      "the job), if shorter than grace_period", NULL },
     /* max: WEFT_CONVERT_MAX_THREADS (convert.h) */
     { "weftd", "convert_threads", K_COUNT, OFF(convert_threads), 0, 8,
       "threads converting the members of one trace at once (0: one per "
@@ -219,6 +224,7 @@ void weft_config_init(weft_config *c)
     c->admin_group = strdup("");
     c->log_level = 2;
     c->grace_period = 300;
+    c->abort_grace_period = 5;
     c->max_conversions = 2;
     c->live_interval = 2;
     c->max_frame = 4u << 20;

@@ -59,6 +59,8 @@ typedef struct weft_config {
                             "" for none */
     uint64_t grace_period;     /* seconds a trace waits with no member
                                   connected before converting (partial) */
+    uint64_t abort_grace_period; /* the same, once a member ended
+                                  abnormally (trace.c) */
     uint64_t convert_threads;  /* members of a trace converted at once;
                                   0: online CPUs (convert.h) */
     uint64_t convert_memory;   /* bytes of libotf2 buffers per conversion

@@ -164,6 +164,7 @@ static void on_hup(uv_signal_t *s, int signum)
     warn_restart_only(d, &c);
     d->cfg.log_level = c.log_level;
     d->cfg.grace_period = c.grace_period;
+    d->cfg.abort_grace_period = c.abort_grace_period;
     d->cfg.convert_threads = c.convert_threads;
     d->cfg.convert_memory = c.convert_memory;
     weft_trace_set_max_conversions(d, c.max_conversions);

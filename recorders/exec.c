@@ -1,10 +1,17 @@
-/* exec.c - the exec family, for every recorder library that preloads
- * into a program (libweft-pthread and libweft-io compile this one file).
+/* exec.c - the calls after which the process image is gone without
+ * libweft's atexit handler (the one that says goodbye to weftd): the exec
+ * family, _exit and _Exit. libweft.so compiles this file (for programs
+ * linked with it, where it comes before the C library), and so does every
+ * recorder library that preloads into a program (libweft-pthread,
+ * libweft-io, libweft-mpi: a preloaded library's own dependencies, libweft
+ * among them, come after the C library in the symbol search order).
  * A successful exec replaces the process image, libweft's session with
- * it, without the atexit handler that says goodbye to weftd; so the
- * session is closed first (weft__recorder_exec: flushed, acknowledged,
- * goodbye said), and the trace of the program before the exec is
- * complete. The new program is traced as a trace of its own when its
+ * it; _exit (dash ends so, and every `sh -c`; python's os._exit) ends
+ * the process at once. So the session is closed first
+ * (weft__recorder_exec: flushed, acknowledged, goodbye said), and the
+ * trace of the program before the exec or _exit is complete. quick_exit
+ * needs no wrapper: weft_open registers the same handler with
+ * at_quick_exit as with atexit. The new program is traced as a trace of its own when its
  * environment still preloads a recorder. Nothing is recorded of the calls
  * themselves. When both libraries are preloaded, the first one's
  * wrappers run; either closes the one session.
@@ -19,8 +26,12 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "recorder.h"
@@ -30,10 +41,12 @@
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef void (*exit_fn)(int);
 
 static execve_fn real_execve, real_execvpe;
 static execv_fn real_execv, real_execvp;
 static fexecve_fn real_fexecve;
+static exit_fn real_exit, real_Exit;
 
 /* Resolves `name` into *fn (NULL when the C library has none). */
 static void resolve(void *fn, const char *name)
@@ -43,15 +56,41 @@ static void resolve(void *fn, const char *name)
     __builtin_memcpy(fn, &p, sizeof p);
 }
 
+/* 1 when the C library comes after this library in the symbol search
+ * order (the chain of link maps of the libraries loaded at start), so
+ * that RTLD_NEXT finds its functions: always for a preloaded recorder,
+ * and for libweft.so linked into a program, but not for libweft.so as a
+ * preloaded recorder's dependency (its wrappers are never called then).
+ * Asked first because a failed dlsym allocates its message: with the
+ * program's own malloc, whose locks libweft-pthread records, before its
+ * constructor ran. */
+static int libc_follows(void)
+{
+    struct dl_find_object fo;
+
+    if (_dl_find_object((void *)libc_follows, &fo) != 0 || !fo.dlfo_link_map)
+        return 0;
+    for (const struct link_map *m = fo.dlfo_link_map->l_next; m;
+         m = m->l_next)
+        if (m->l_name && strstr(m->l_name, "/libc.so"))
+            return 1;
+    return 0;
+}
+
 __attribute__((constructor)) static void exec_init(void)
 {
     int saved = errno;
+
+    if (!libc_follows())
+        return;
 
     resolve(&real_execve, "execve");
     resolve(&real_execvpe, "execvpe");
     resolve(&real_execv, "execv");
     resolve(&real_execvp, "execvp");
     resolve(&real_fexecve, "fexecve");
+    resolve(&real_exit, "_exit");
+    resolve(&real_Exit, "_Exit");
     errno = saved;
 }
 
@@ -92,6 +131,29 @@ EXEC_EXPORT int execvpe(const char *file, char *const argv[],
 EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     EXEC_CALL(real_fexecve, (fd, argv, envp));
+}
+
+/* _exit and _Exit: the session closed, then the real one (the system
+ * call itself if the C library had none: nothing may return). A signal
+ * handler may call them: inside libweft (the interrupted code holds its
+ * locks) the session is left alone, as weft__recorder_exec says. */
+static __attribute__((noreturn)) void exit_now(exit_fn real, int status)
+{
+    weft__recorder_exec();
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+EXEC_EXPORT void _exit(int status)
+{
+    exit_now(real_exit, status);
+}
+
+EXEC_EXPORT void _Exit(int status)
+{
+    exit_now(real_Exit, status);
 }
 
 /* Number of arguments from arg0 to the NULL, the NULL included. */

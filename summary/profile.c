@@ -8,7 +8,11 @@
  *   - visits count every Enter; exclusive time of a visit is its duration
  *     minus that of its direct children; inclusive time is counted once
  *     per outermost visit of a region (a recursive f inside f adds its
- *     exclusive time, not its inclusive time again).
+ *     exclusive time, not its inclusive time again);
+ *   - the time outside any region (issue #32): the location's span, from
+ *     its first event to its end, less that of its outermost frames,
+ *     as a row of its own (WEFT_PROFILE_OUTSIDE), so that the exclusive
+ *     times of a location's rows add up to its span.
  * The caller feeds exactly the Enters and Leaves it writes to the
  * archive, and every Leave closes the innermost frame (the converter
  * makes every location nest, see replay.c), so the profile is what any
@@ -53,6 +57,7 @@ void weft_profile_free(weft_profile *p)
 /* Sums only: rows are moved by their owner. */
 void weft_profile_add(weft_profile *to, const weft_profile *from)
 {
+    to->outside += from->outside;
     for (size_t r = 0; r < to->nregions; r++) {
         to->sum[r].visits += from->sum[r].visits;
         to->sum[r].incl += from->sum[r].incl;
@@ -116,6 +121,12 @@ int weft_profile_count(const weft_profile *p, weft_profile_loc *l,
     sl->excl += ticks;
     if (!sl->open)
         sl->incl += ticks;
+    /* The time is taken from where the calls were made: the region open
+     * now, else the time outside traced calls. */
+    if (l->depth)
+        l->stack[l->depth - 1].child += ticks;
+    else
+        l->top += ticks;
     return 0;
 }
 
@@ -128,8 +139,18 @@ static int cmp_slot_excl(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Adds a row (times in ticks until weft_profile_result) to p->rows. */
-static int add_row(weft_profile *p, int64_t location, uint32_t region,
+/* The name of region's rows: its own, unless that is the outside row's. */
+static const char *region_name(const weft_profile *p, uint32_t region)
+{
+    const char *name = p->name(p->name_arg, region);
+
+    return strcmp(name, WEFT_PROFILE_OUTSIDE) ? name
+                                              : WEFT_PROFILE_OUTSIDE_REGION;
+}
+
+/* Adds a row named `name` (times in ticks until weft_profile_result) to
+ * p->rows. */
+static int add_row(weft_profile *p, int64_t location, const char *name,
                    uint64_t visits, uint64_t incl, uint64_t excl)
 {
     weft_region_row *row;
@@ -148,7 +169,7 @@ static int add_row(weft_profile *p, int64_t location, uint32_t region,
     row->visits = visits;
     row->incl_s = (double)incl;
     row->excl_s = (double)excl;
-    if (!(row->region = strdup(p->name(p->name_arg, region))))
+    if (!(row->region = strdup(name)))
         return WEFT_ENOMEM;
     p->nrows++;
     return 0;
@@ -168,11 +189,14 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
                             int64_t location, uint64_t end)
 {
     weft_profile_slot *v = (weft_profile_slot *)l->slots.cells;
+    uint64_t span = end > l->start ? end - l->start : 0, outside;
     size_t k = 0;
     int rc = 0;
 
     while (l->depth)
         weft_profile_leave(l, end);
+    outside = span > l->top ? span - l->top : 0;
+    p->outside += outside;
     for (size_t i = 0; i < l->slots.ncells; i++) {
         weft_profile_slot *sl = weft_hashtab_at(&l->slots, i, sizeof *sl);
         if (!sl)
@@ -185,10 +209,21 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
     if (k)
         qsort(v, k, sizeof *v, cmp_slot_excl);
     for (size_t i = 0; i < k && i < p->keep && rc == 0; i++)
-        rc = add_row(p, location, v[i].key - 1, v[i].visits, v[i].incl,
-                     v[i].excl);
+        rc = add_row(p, location, region_name(p, v[i].key - 1), v[i].visits,
+                     v[i].incl, v[i].excl);
+    if (outside && rc == 0)
+        rc = add_row(p, location, WEFT_PROFILE_OUTSIDE, 0, outside, outside);
     weft_profile_loc_free(l);
     return rc;
+}
+
+/* Did a location enter a profiled region? */
+static int any_visit(const weft_profile *p)
+{
+    for (size_t r = 0; r < p->nregions; r++)
+        if (p->sum[r].visits)
+            return 1;
+    return 0;
 }
 
 /* The sum rows first, then the per-location rows, in seconds; *rows is
@@ -197,16 +232,28 @@ int weft_profile_result(weft_profile *p, uint64_t resolution,
                         weft_region_row **rows, size_t *nrows)
 {
     double res = (double)resolution;
-    size_t first = p->nrows;
+    int any = any_visit(p);
+    size_t first;
     weft_region_row *v;
 
     *rows = NULL;
     *nrows = 0;
+    if (!any) {
+        /* no Enter anywhere: no profile, not one of outside rows only */
+        for (size_t i = 0; i < p->nrows; i++)
+            free(p->rows[i].region);
+        p->nrows = 0;
+    }
+    first = p->nrows;
     for (size_t r = 0; r < p->nregions; r++)
         if (p->sum[r].visits &&
-            add_row(p, WEFT_PROFILE_ALL, (uint32_t)r, p->sum[r].visits,
-                    p->sum[r].incl, p->sum[r].excl) < 0)
+            add_row(p, WEFT_PROFILE_ALL, region_name(p, (uint32_t)r),
+                    p->sum[r].visits, p->sum[r].incl, p->sum[r].excl) < 0)
             return WEFT_ENOMEM;
+    if (any && p->outside &&
+        add_row(p, WEFT_PROFILE_ALL, WEFT_PROFILE_OUTSIDE, 0, p->outside,
+                p->outside) < 0)
+        return WEFT_ENOMEM;
     if (p->nrows == 0)
         return 0;
     v = malloc(p->nrows * sizeof *v);

@@ -25,6 +25,13 @@
 /* weft_profile_frame.slot of a region without a row. */
 #define WEFT_PROFILE_NO_SLOT UINT32_MAX
 
+/* The row of a location's time outside any traced region (issue #32):
+ * from its first event (weft_profile_loc.start) to its end, less the
+ * time of its outermost frames; visits 0. A region of the program that
+ * bears this name is stored as WEFT_PROFILE_OUTSIDE_REGION. */
+#define WEFT_PROFILE_OUTSIDE "outside traced calls"
+#define WEFT_PROFILE_OUTSIDE_REGION "outside traced calls (a region)"
+
 /* One open Enter of a location. */
 typedef struct weft_profile_frame {
     uint32_t region;     /* unified id */
@@ -47,6 +54,9 @@ typedef struct weft_profile_loc {
     weft_profile_frame *stack;   /* innermost last */
     size_t depth, cap;
     weft_hashtab slots;          /* weft_profile_slot cells */
+    uint64_t top;                /* ticks in outermost frames */
+    uint64_t start;              /* its first event; the caller sets it
+                                    before weft_profile_finish_loc */
 } weft_profile_loc;
 
 typedef struct weft_profile_sum {
@@ -63,6 +73,7 @@ typedef struct weft_profile {
     size_t nregions;          /* unified regions: ids below are profiled */
     size_t keep;              /* rows kept per location */
     weft_profile_sum *sum;    /* by region id, over the locations */
+    uint64_t outside;         /* ticks outside any region, summed */
     weft_region_row *rows;    /* per-location rows, times in ticks */
     size_t nrows, cap;
 } weft_profile;
@@ -85,8 +96,11 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
 
 /* Adds `visits` calls of region and `ticks` of time in them to l, calls
  * made but not recorded one by one (callcounts.h): no frame, the time
- * is exclusive, and inclusive unless the region is open. 0 or
- * WEFT_ENOMEM; nothing for a region outside the profile. */
+ * is exclusive, and inclusive unless the region is open; it is taken
+ * from the exclusive time of the innermost open frame, or from the time
+ * outside traced calls when none is open (where the calls are counted:
+ * at a thread's end). 0 or WEFT_ENOMEM; nothing for a region outside
+ * the profile. */
 int weft_profile_count(const weft_profile *p, weft_profile_loc *l,
                        uint32_t region, uint64_t visits, uint64_t ticks);
 
@@ -144,19 +158,23 @@ static inline void weft_profile_leave(weft_profile_loc *l, uint64_t t)
     }
     if (l->depth)
         l->stack[l->depth - 1].child += dur;
+    else
+        l->top += dur;
 }
 
 /* Location l (OTF2 id `location`) is done: closes what is still open at
- * `end`, adds it to p's sums, adds its top rows to p->rows and frees
- * its tables. 0 or WEFT_ENOMEM. */
+ * `end`, adds it to p's sums, adds its top rows to p->rows, and its
+ * WEFT_PROFILE_OUTSIDE row (l->start to end less its outermost frames)
+ * when that time is not 0, and frees its tables. 0 or WEFT_ENOMEM. */
 int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
                             int64_t location, uint64_t end);
 /* Frees l's stack and table and zeroes it. */
 void weft_profile_loc_free(weft_profile_loc *l);
 
 /* The rows of a trace: the sums over all locations (WEFT_PROFILE_ALL, by
- * region id) then p->rows, times in seconds at `resolution` ticks per
- * second. *rows (malloc'd, NULL when there is none, region names
+ * region id, then WEFT_PROFILE_OUTSIDE's) then p->rows, times in seconds
+ * at `resolution` ticks per second; none when no location entered a
+ * region. *rows (malloc'd, NULL when there is none, region names
  * malloc'd) becomes the caller's; p keeps no rows. 0 or WEFT_ENOMEM. */
 int weft_profile_result(weft_profile *p, uint64_t resolution,
                         weft_region_row **rows, size_t *nrows);

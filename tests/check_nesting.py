@@ -10,14 +10,18 @@ at a MeasurementOnOff OFF or at the end of its location. PROFILE.json is
 the Enters in the archive, and its inclusive and exclusive seconds what
 this reader computes the way convert.c defines them (exclusive: a visit's
 duration less that of its direct children; inclusive: once per outermost
-visit of a region). Prints a JSON summary on success; exits 1 with the
-problems otherwise.
+visit of a region), and its row "outside traced calls" (issue #32) each
+location's time from its first event to its last less its outermost
+visits. Prints a JSON summary on success; exits 1 with the problems
+otherwise.
 """
 import collections
 import json
 import sys
 
 import otf2
+
+OUTSIDE = "outside traced calls"
 
 
 def main():
@@ -30,6 +34,8 @@ def main():
     excl = collections.Counter()
     stacks = collections.defaultdict(list)   # location: [name, enter, child]
     depth = collections.defaultdict(collections.Counter)
+    span = {}                                 # location: [first, last]
+    top = collections.Counter()               # location: outermost visits
     events = offs = 0
     with otf2.reader.open(sys.argv[1]) as trace:
         res = trace.definitions.clock_properties.timer_resolution
@@ -37,6 +43,7 @@ def main():
             key = "%d.%d" % (loc._ref >> 32, loc._ref & 0xFFFFFFFF)
             kind = type(ev).__name__
             events += 1
+            span.setdefault(key, [ev.time, ev.time])[1] = ev.time
             st = stacks[key]
             if kind == "Enter":
                 name = ev.region.name
@@ -59,6 +66,8 @@ def main():
                     incl[name] += dur
                 if st:
                     st[-1][2] += dur
+                else:
+                    top[key] += dur
             elif kind == "MeasurementOnOff":
                 if ev.measurement_mode != otf2.MeasurementMode.ON:
                     offs += 1
@@ -70,6 +79,10 @@ def main():
         if st:
             problems.append("location %s: left open at its end: %s"
                             % (key, [f[0] for f in st]))
+    if visits:
+        visits[OUTSIDE] = 0
+        excl[OUTSIDE] = incl[OUTSIDE] = sum(
+            max(s[1] - s[0] - top[k], 0) for k, s in span.items())
     if len(sys.argv) > 2:
         with open(sys.argv[2]) as f:
             rows = json.load(f)["regions"]
@@ -97,7 +110,7 @@ def main():
             print("check_nesting: " + p, file=sys.stderr)
         return 1
     print(json.dumps({"locations": len(stacks), "events": events,
-                      "gaps": offs, "regions": len(visits)}))
+                      "gaps": offs, "regions": len(visits) - bool(visits)}))
     return 0
 
 

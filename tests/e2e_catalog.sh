@@ -7,7 +7,7 @@
 # rule get an Error frame naming the tag.
 #
 # Goldens: volatile fields are normalised by `norm` below (times, keys'
-# random tags, the temporary directory, owner, duration, archive sizes,
+# random tags, the temporary directory, owner, wall time, archive sizes,
 # which change with libotf2 and the conversion); everything else is made
 # deterministic by the inputs (ids follow the order the traces are sent:
 # weftd runs with trace_ids = sequential).
@@ -26,7 +26,7 @@ norm() {
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}/YYYY-MM-DD hh:mm:ss/g' \
         -e 's/-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}/-STAMP-TAG/g' \
         -e 's/^(owner: +).*/\1UID (USER)/' \
-        -e 's/^(duration: +).*/\1DURATION/' \
+        -e 's/^(wall time: +).*/\1WALL TIME/' \
         -e 's/^(bytes: +).*/\1N (N.N KiB)/' \
         -e 's/[0-9]\.[0-9] KiB/N.N KiB/g'
 }
@@ -40,7 +40,7 @@ def fix(o):
         return [fix(x) for x in o]
     if not isinstance(o, dict):
         return o
-    for k in ("created", "finished", "uid", "bytes"):
+    for k in ("created", "finished", "uid", "bytes", "wall_time_s"):
         if k in o and o[k] is not None:
             o[k] = k.upper()
     for k in ("key", "path", "archive"):
@@ -97,7 +97,8 @@ member "$B" --size 3 --rank 1 --host node-c --pid 201 --command "./amg -n 8" \
     --tag app=other --tag extra=yes --scenario compute || fail "member B1"
 wait_state "$B" partial
 
-# 3: 105 regions on one thread: 100 rows kept for it, all 105 summed.
+# 3: 105 regions on one thread, with time outside them: 100 rows kept for
+# it and its outside row (#32), all 105 and the outside row summed.
 C="plain'); DROP TABLE traces;--"
 member "$C" --host node-a --pid 300 --tag app=amg --scenario many || fail "member C"
 wait_state "$C" complete
@@ -107,8 +108,8 @@ member "no regions" --host node-d --pid 400 --scenario none || fail "member D"
 wait_state "no regions" complete
 stop_weftd
 
-[ "$("$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM regions WHERE trace_id=3 AND location_id IS NULL").fetchone()[0], c.execute("SELECT count(*) FROM regions WHERE trace_id=3 AND location_id IS NOT NULL").fetchone()[0])' "$CAT")" = "105 100" ] ||
-    fail "trace C: expected 105 summed rows and 100 per-location rows"
+[ "$("$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*) FROM regions WHERE trace_id=3 AND location_id IS NULL").fetchone()[0], c.execute("SELECT count(*) FROM regions WHERE trace_id=3 AND location_id IS NOT NULL").fetchone()[0])' "$CAT")" = "106 101" ] ||
+    fail "trace C: expected 106 summed rows and 101 per-location rows"
 
 # The README's cross-trace query runs on this schema.
 out=$("$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())' "$CAT" \
@@ -183,9 +184,10 @@ golden profile-a-visits.txt 0 W profile 1 --sort visits --by-location --limit 1
 golden profile-a.json 0 W profile 1 --json
 golden profile-b.txt 0 W profile 2 --sort incl
 golden profile-c.txt 0 W profile "$C" --limit 5
-[ "$(W profile 3 --limit 0 | wc -l)" -eq 106 ] || fail "profile --limit 0: expected 105 regions"
-[ "$(W profile 3 --by-location --limit 0 | wc -l)" -eq 101 ] ||
-    fail "profile --by-location: expected the 100 rows kept"
+# (and the outside row: a header and 106 rows, 101 per location)
+[ "$(W profile 3 --limit 0 | wc -l)" -eq 107 ] || fail "profile --limit 0: expected 105 regions and the outside row"
+[ "$(W profile 3 --by-location --limit 0 | wc -l)" -eq 102 ] ||
+    fail "profile --by-location: expected the 100 rows kept and the outside row"
 expect 1 "has no region profile" W profile "no regions"
 expect 1 "is still recording" W profile "still going"
 expect 1 "no trace 'NOPE'" W profile NOPE

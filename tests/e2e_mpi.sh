@@ -10,7 +10,9 @@
 #     then every breakage the checker's self-test makes of that archive
 #     must be caught (what ViTE makes of it is printed, see vite_renders).
 #   - tests/mpi/ring (Fortran, `use mpi`) and ring-f08 (`use mpi_f08`)
-#     likewise.
+#     likewise; and `ring abort`, whose rank 0 calls MPI_ABORT with error
+#     code 5: mpirun ends at once with status 5, traced as untraced (the
+#     wrapper's tail call into PMPI_Abort once called it again for ever).
 #   - tests/mpi/abort with rank 1 calling MPI_Abort, dying of SIGSEGV, or
 #     exiting without MPI_Finalize: the run fails, its trace is partial,
 #     says that rank 1 ended with MPI_Abort (error code 3), SIGSEGV or an
@@ -20,6 +22,9 @@
 #     passes otf2-print -Werror and both readers. What the other ranks
 #     say depends on the launcher (Open MPI ends them with SIGTERM, which
 #     libweft flushes; MPICH's hydra with SIGKILL) and on timing.
+#   Every trace that ends abnormally is converted within 10 s of mpirun's
+#   end although the grace period is an hour: weftd sees the processes
+#   on its host gone, and waits abort_grace_period for the others.
 . "$(dirname "$0")/lib.sh"
 CHECK_MPI="$WEFT_SRCDIR/tests/check_mpi.py"
 NP=4
@@ -35,7 +40,8 @@ fi
 
 # ---- how a rank is traced (the one place to change) --------------------
 # set_tracer FLAVOUR: TRACER is the command mpirun starts on each rank in
-# front of the program: `weft run` (which finds libweft-mpi-FLAVOUR.so in
+# front of the program, with every poll recorded (WEFT_MPI_POLL=all: the
+# checker counts each MPI_Test* call; e2e_mpi_poll.sh tests collapsing): `weft run` (which finds libweft-mpi-FLAVOUR.so in
 # WEFT_LIBDIR, this build's .libs) when this build has it, else the
 # library preloaded by hand. libweft.so.0 is found through
 # LD_LIBRARY_PATH (the build tree's libraries know only the install
@@ -48,11 +54,11 @@ set_tracer() {
     # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
     local san=(${WEFT_SAN_PRELOAD:-})
     if "$WEFT" run --help >/dev/null 2>&1; then
-        TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" "LD_LIBRARY_PATH=$libpath")
+        TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" "LD_LIBRARY_PATH=$libpath" WEFT_MPI_POLL=all)
         [ ${#san[@]} -eq 0 ] || TRACER+=("LD_PRELOAD=${san[*]}")
         TRACER+=("$WEFT" run -v --)
     else
-        TRACER=(env "LD_PRELOAD=${san[*]:+${san[*]} }$lib" "LD_LIBRARY_PATH=$libpath")
+        TRACER=(env "LD_PRELOAD=${san[*]:+${san[*]} }$lib" "LD_LIBRARY_PATH=$libpath" WEFT_MPI_POLL=all)
     fi
     echo "$1: tracing with: ${TRACER[*]}"
 }
@@ -166,20 +172,29 @@ vite_renders() {
     echo "$1: note: vite exited $rc, SVG of $(stat -c %s "$TMP/$1.svg" 2>/dev/null || echo 0) bytes, $unplaced 'cannot find rank' warnings"
 }
 
-# check_abnormal NAME HOW: the run failed, and its trace is partial, says
-# that rank 1 ended HOW, holds rank 1's events and passes both readers.
+# wait_soon NAME: wait_final, within 10 s of now.
+wait_soon() {
+    local t0=$SECONDS
+    wait_final "$1" || return
+    [ $((SECONDS - t0)) -le 10 ] ||
+        problem "$1: converted $((SECONDS - t0)) s after mpirun ended, not within 10 s"
+}
+
+# check_abnormal NAME HOW [RANK]: the run failed, and its trace is partial,
+# says that rank RANK (1 unless given) ended HOW, holds its events and
+# passes both readers.
 check_abnormal() {
-    local name=$1 how=$2 why events
+    local name=$1 how=$2 r=${3:-1} why events
     [ $RC -ne 0 ] || problem "$name: mpirun exited 0"
-    wait_final "$name" || return
+    wait_soon "$name" || return
     why=$(json_get "$TMP/show.json" 'j.get("error")')
     [ "$STATE" = partial ] || problem "$name: trace is $STATE, expected partial ($why)"
     case $why in
-        *"rank 1: $how"* | *"ranks 1, "*": $how"*) echo "$name: $why" ;;
-        *) problem "$name: the reason does not say rank 1 ended with '$how': $why" ;;
+        *"rank $r: $how"* | *"ranks $r, "*": $how"*) echo "$name: $why" ;;
+        *) problem "$name: the reason does not say rank $r ended with '$how': $why" ;;
     esac
-    events=$(json_get "$TMP/show.json" '[m["events"] for m in j["ranks"] if m["rank"] == 1][0]')
-    [ "$events" -gt 0 ] || problem "$name: rank 1's events are missing"
+    events=$(json_get "$TMP/show.json" "[m['events'] for m in j['ranks'] if m['rank'] == $r][0]")
+    [ "$events" -gt 0 ] || problem "$name: rank $r's events are missing"
     readers "$name" || return
     if "$PY" "$CHECK_MPI" --readers-only "$ARCHIVE" >"$TMP/$name.check"; then
         echo "$name: $STATE, $(cat "$TMP/$name.check")"
@@ -188,7 +203,7 @@ check_abnormal() {
     fi
 }
 
-start_weftd --grace-period 2
+start_weftd --grace-period 3600
 ran=0
 for flavour in openmpi mpich; do
     every="$WEFT_BUILDDIR/tests/mpi/every-$flavour"
@@ -213,10 +228,30 @@ for flavour in openmpi mpich; do
         if [ -x "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour" ]; then
             run_mpi "mpi-$ring-$flavour" "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour"
             check_run "mpi-$ring-$flavour" --mutate
+            timeout -k 10 60 "${MPIRUN[@]}" "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour" \
+                abort >"$TMP/$ring-untraced.out" 2>&1
+            [ $? -eq 5 ] || problem "$ring-$flavour abort, untraced: mpirun did not end with 5"
+            SECONDS=0
+            run_mpi "mpi-$ring-abort-$flavour" "$WEFT_BUILDDIR/tests/mpi/$ring-$flavour" abort
+            [ $RC -eq 5 ] || problem "mpi-$ring-abort-$flavour: mpirun exited $RC after $SECONDS s, not 5"
+            check_abnormal "mpi-$ring-abort-$flavour" "MPI_Abort (error code 5)" 0
         else
             echo "SKIP: $flavour: Fortran $ring not built (no mpif90.$flavour)"
         fi
     done
+
+    # WEFT_REQUIRED=1 and no weftd: every rank says why and the job fails
+    # at MPI_Init (it ran untraced with status 0 once).
+    WEFT_REQUIRED=1 WEFT_SERVER=127.0.0.1:1 timeout -k 10 $MPI_TIMEOUT \
+        "${MPIRUN[@]}" "${TRACER[@]}" "$every" >"$TMP/required.out" 2>&1
+    RC=$?
+    if [ $RC -eq 0 ] || [ $RC -eq 124 ] || [ $RC -eq 137 ] ||
+        ! grep -q "WEFT_REQUIRED=1: exiting with status 1" "$TMP/required.out"; then
+        tail -n 5 "$TMP/required.out" >&2
+        problem "$flavour: WEFT_REQUIRED=1 without weftd: mpirun exited $RC"
+    else
+        echo "$flavour: WEFT_REQUIRED=1 without weftd: the job failed at start ($RC)"
+    fi
 
     run_mpi "mpi-abort-$flavour" "$WEFT_BUILDDIR/tests/mpi/abort-$flavour" abort
     check_abnormal "mpi-abort-$flavour" "MPI_Abort (error code 3)"

@@ -116,6 +116,8 @@ assert cell("h-hosts") == ", ".join(show["hosts"]), (cell("h-hosts"), show["host
 assert cell("h-tags") == "app=demo, size=small", cell("h-tags")
 assert cell("h-dropped") == "0", cell("h-dropped")
 assert re.fullmatch(r"[0-9.]+ (s|ms|us)", cell("h-duration")), cell("h-duration")
+# the wall time beside it, in whole seconds as weft show says it
+assert re.fullmatch(r"under 1 s|[0-9]+s|[0-9]+m [0-9]{2}s", cell("h-wall")), cell("h-wall")
 # each profile bar says the visits and exclusive time weft profile says
 prof_json = json.load(open(os.environ["TMP"] + "/r.profile.json"))["regions"]
 def secs(s):

@@ -12,6 +12,9 @@ WEFTD="$WEFT_BUILDDIR/weftd"
 WEFT="$WEFT_BUILDDIR/weft"
 DEMO="$WEFT_BUILDDIR/weft-demo"
 RAWPEER="$WEFT_BUILDDIR/tests/weft-rawpeer"
+# The process rawpeer's Hellos name: this script, alive while the test
+# runs (a member whose process is gone is not waited for).
+export RAWPEER_PID=$$
 CHECK_ARCHIVE="$WEFT_SRCDIR/tests/check_archive.py"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/weft-e2e.XXXXXX") || exit 99
@@ -341,6 +344,20 @@ wait_journal() {
         sleep 0.05
     done
     fail "$1: nothing journaled within 10 s"
+}
+
+# check_pairs NAME N: the archive of trace NAME ($TMP/show.json, see
+# wait_state) passes otf2-print -Werror and holds exactly N Enter/Leave
+# pairs on each of 2 locations (tests/pairs.h's main thread and worker).
+check_pairs() {
+    local archive
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >"$TMP/print.out" 2>&1 ||
+        { cat "$TMP/print.out" >&2; fail "$1: otf2-print -Werror rejects $archive"; }
+    echo "{\"0.0\": {\"Enter\": $2, \"Leave\": $2}, \"0.1\": {\"Enter\": $2, \"Leave\": $2}}" \
+        >"$TMP/report.json"
+    "$PY" "$CHECK_ARCHIVE" "$archive" "$TMP/report.json" >"$TMP/check.out" ||
+        fail "$1: the archive does not hold exactly the recorded events"
 }
 
 # check_archive NAME REPORT [CHECK_ARCHIVE OPTIONS...]: the archive of

@@ -57,6 +57,7 @@ static void test_profile(void **state)
 
     (void)state;
     memset(&l, 0, sizeof l);
+    l.start = 1000;  /* the location's first event */
     assert_non_null(u);
     def(u, str(0, "pthread_mutex_lock"));
     def(u, str(1, WEFT_COUNTS_CALLS));
@@ -104,11 +105,18 @@ static void test_profile(void **state)
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev, 1), 0);
     ev = enter(3000, 0, 0);
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev, 1), 0);
-    assert_int_equal(weft_profile_finish_loc(&p, &l, 5, 4000), 0);
+    /* the counted time comes out of the time outside traced calls:
+     * 99000 ticks of span, 100 recorded, 30500 counted */
+    assert_int_equal(weft_profile_finish_loc(&p, &l, 5, 100000), 0);
+    assert_int_equal(p.outside, 99000 - 100 - 30500);
     assert_int_equal(weft_profile_result(&p, 1000000000u, &rows, &nrows),
                      0);
-    assert_int_equal(nrows, 2);  /* the sum, then location 5's */
+    assert_int_equal(nrows, 4);  /* the sums, then location 5's rows */
     for (size_t i = 0; i < nrows; i++) {
+        if (strcmp(rows[i].region, WEFT_PROFILE_OUTSIDE) == 0) {
+            free(rows[i].region);
+            continue;
+        }
         assert_string_equal(rows[i].region, "pthread_mutex_lock");
         assert_int_equal(rows[i].visits, 1 + 1000 + 10);
         assert_true(rows[i].excl_s > 30599e-9 && rows[i].excl_s < 30601e-9);

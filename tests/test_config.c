@@ -547,6 +547,13 @@ static void test_set_any_section(void **state)
     assert_int_equal(weft_config_set(&c, NULL, "grace_period", "5", err,
                                      sizeof err), 0);
     assert_int_equal(c.grace_period, 5);
+    assert_int_equal(c.abort_grace_period, 5); /* its default */
+    assert_int_equal(weft_config_set(&c, NULL, "abort_grace_period", "0",
+                                     err, sizeof err), WEFT_ECONFIG);
+    assert_non_null(strstr(err, "abort_grace_period"));
+    assert_int_equal(weft_config_set(&c, NULL, "abort_grace_period", "9",
+                                     err, sizeof err), 0);
+    assert_int_equal(c.abort_grace_period, 9);
     assert_int_equal(weft_config_set(&c, NULL, "nope", "1", err, sizeof err),
                      WEFT_ECONFIG);
     assert_string_equal(err, "unknown key 'nope'");

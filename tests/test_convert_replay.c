@@ -228,15 +228,20 @@ static void test_convert_threads_identical(void **state)
     assert_int_equal(res[0].profile_anomalies, PAR_MEMBERS);
     assert_int_equal(res[0].time_first, 1000);
     assert_int_equal(res[0].dropped, PAR_MEMBERS * (PAR_MEMBERS - 1) / 2);
-    /* Sums: main, foo, and each rank's own region; per location: three
-     * regions on threads 0 and 1. */
+    /* Sums: main, foo, each rank's own region and the time outside any
+     * region; per location: three regions and the time outside on
+     * threads 0 and 1. */
     assert_int_equal(res[0].nregions,
-                     2 + PAR_MEMBERS + PAR_MEMBERS * 2 * 3);
+                     2 + PAR_MEMBERS + 1 + PAR_MEMBERS * 2 * (3 + 1));
     assert_int_equal(res[0].regions[0].location, WEFT_PROFILE_ALL);
     assert_string_equal(res[0].regions[0].region, "main");
     assert_int_equal(res[0].regions[0].visits,
                      PAR_MEMBERS * (5 * PAR_PAIRS / 3 + 1));
-    assert_int_equal(res[0].regions[2 + PAR_MEMBERS].location, 0);
+    assert_string_equal(res[0].regions[2 + PAR_MEMBERS].region,
+                        WEFT_PROFILE_OUTSIDE);
+    assert_int_equal(res[0].regions[2 + PAR_MEMBERS].location,
+                     WEFT_PROFILE_ALL);
+    assert_int_equal(res[0].regions[3 + PAR_MEMBERS].location, 0);
     assert_int_equal(res[0].regions[res[0].nregions - 1].location,
                      (int64_t)(PAR_MEMBERS - 1) << 32 | 1);
     assert_all_same(res, dirs, 3);

@@ -4,7 +4,8 @@
  * unprofiled frames; frames still open when a location ends; a table
  * that grows under open frames; the top rows of a location against its
  * sums; sums added across profiles; the result's order, names and
- * seconds; the inline Enter that needs no memory and when it declines.
+ * seconds; the inline Enter that needs no memory and when it declines;
+ * the time outside any region, a row of its own (issue #32).
  * (The profile of whole archives is tested in test_convert.c.)
  */
 #include <setjmp.h>
@@ -299,6 +300,106 @@ static void test_empty_result(void **state)
     assert_int_equal(n, 0);
 }
 
+/* Time outside any frame, from the location's first event to its end,
+ * is the outside row's, so that a location's rows add up to its span;
+ * nested frames count once. The sums add it up over the locations. */
+static void test_outside(void **state)
+{
+    fixture *f = *state;
+    double sum = 0;
+    weft_profile other;
+    weft_profile_loc l2;
+    weft_region_row *rows = NULL;
+    size_t n = 0;
+
+    f->l.start = 10;
+    open_frame(f, 0, 20);
+    open_frame(f, 1, 30);
+    weft_profile_leave(&f->l, 40);
+    weft_profile_leave(&f->l, 50);
+    open_frame(f, 2, 60);
+    weft_profile_leave(&f->l, 70);
+    open_frame(f, 3, 95);    /* open at the end: closed at 100 */
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 4, 100), 0);
+    assert_int_equal(f->p.outside, 90 - 30 - 10 - 5);
+    assert_int_equal(f->p.nrows, 5);
+    assert_string_equal(f->p.rows[4].region, WEFT_PROFILE_OUTSIDE);
+    assert_int_equal(f->p.rows[4].visits, 0);
+    assert_true(f->p.rows[4].excl_s == 45);
+    assert_true(f->p.rows[4].incl_s == 45);
+    for (size_t i = 0; i < f->p.nrows; i++)
+        sum += f->p.rows[i].excl_s;
+    assert_true(sum == 90);
+
+    memset(&l2, 0, sizeof l2);  /* a location without frames: all of it */
+    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
+                                       NREGIONS, 100), 0);
+    l2.start = 1000;
+    assert_int_equal(weft_profile_finish_loc(&other, &l2, 5, 1300), 0);
+    weft_profile_add(&f->p, &other);
+    assert_int_equal(weft_profile_result(&f->p, 10, &rows, &n), 0);
+    assert_true(row_of(rows, n, WEFT_PROFILE_ALL,    /* 45 + 300 ticks */
+                       WEFT_PROFILE_OUTSIDE)->excl_s == 34.5);
+    assert_true(row_of(rows, n, 4, WEFT_PROFILE_OUTSIDE)->excl_s == 4.5);
+    free_rows(rows, n);
+    weft_profile_free(&other);
+    rows = NULL;
+    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
+                                       NREGIONS, 100), 0);
+    other.outside = 300;     /* outside time, but no region entered */
+    assert_int_equal(weft_profile_result(&other, 10, &rows, &n), 0);
+    assert_null(rows);
+    assert_int_equal(n, 0);
+    weft_profile_free(&other);
+}
+
+/* Locations that entered no region make no profile: no outside rows
+ * alone. */
+static void test_outside_only(void **state)
+{
+    fixture *f = *state;
+    weft_region_row *rows = (weft_region_row *)1;
+    size_t n = 99;
+
+    f->l.start = 5;
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 50), 0);
+    assert_int_equal(f->p.nrows, 1);
+    assert_int_equal(weft_profile_result(&f->p, 1000, &rows, &n), 0);
+    assert_null(rows);
+    assert_int_equal(n, 0);
+}
+
+static const char *outside_named(const void *arg, uint32_t id)
+{
+    (void)arg;
+    return id == 0 ? WEFT_PROFILE_OUTSIDE : "other";
+}
+
+/* A region of the program named like the outside row keeps rows of its
+ * own, under another name. */
+static void test_outside_name_taken(void **state)
+{
+    fixture *f = *state;
+    weft_region_row *rows = NULL;
+    size_t n = 0;
+
+    weft_profile_free(&f->p);
+    assert_int_equal(weft_profile_init(&f->p, outside_named, NULL, 2, 100),
+                     0);
+    open_frame(f, 0, 0);
+    weft_profile_leave(&f->l, 10);
+    f->l.start = 0;
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 0, 30), 0);
+    assert_int_equal(weft_profile_result(&f->p, 1, &rows, &n), 0);
+    assert_int_equal(n, 4);
+    assert_true(row_of(rows, n, WEFT_PROFILE_ALL,
+                       WEFT_PROFILE_OUTSIDE_REGION)->excl_s == 10);
+    assert_true(row_of(rows, n, WEFT_PROFILE_ALL,
+                       WEFT_PROFILE_OUTSIDE)->excl_s == 20);
+    assert_true(row_of(rows, n, 0, WEFT_PROFILE_OUTSIDE)->excl_s == 20);
+    free_rows(rows, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +414,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_add_and_result, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_result, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outside, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outside_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_outside_name_taken, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

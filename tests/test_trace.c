@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -559,6 +560,98 @@ static void test_grace_period(void **state)
     finish(f);
 }
 
+/* Once a member ended abnormally, the others get abort_grace_period (5 s)
+ * instead of grace_period: the launcher is ending the job. A trace
+ * without such a member, idle as long, keeps waiting. */
+static void test_abort_grace_period(void **state)
+{
+    fixture *f = *state;
+    weft_member *a0 = join_ok(f, "aborted", 0, 2);
+    weft_member *a1 = join_ok(f, "aborted", 1, 2);
+    weft_member *b0 = join_ok(f, "quiet", 0, 2);
+    weft_trace *ta = a0->trace, *tb = b0->trace;
+    weft_trace_row row;
+    char key[256];
+    uint64_t now;
+
+    snprintf(key, sizeof key, "%s", ta->key);
+    f->d.cfg.grace_period = 60;
+    f->d.cfg.abort_grace_period = 5;
+    record(a0, 10);
+    record(b0, 10);
+    run_jobs(f);
+    a0->in.ended = strdup("MPI_Abort (error code 3)");
+    assert_non_null(a0->in.ended);
+    leave(a0, 1);
+    leave(a1, 0);
+    leave(b0, 0);
+    now = uv_now(&f->loop);
+    ta->idle_since = tb->idle_since = now - 4999;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 2);
+    ta->idle_since = tb->idle_since = now - 5000;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1); /* the aborted one went */
+    assert_ptr_equal(weft_trace_first(&f->d, WEFT_TRACE_RECORDING), tb);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    assert_non_null(strstr(row.error, "rank 0: MPI_Abort (error code 3)"));
+    weft_catalog_trace_free(&row);
+    /* abort_grace_period longer than grace_period: grace_period holds. */
+    f->d.cfg.abort_grace_period = 120;
+    tb->idle_since = now - 60000;
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    finish(f);
+}
+
+/* A member whose process weftd watches (procwatch.h) and that left
+ * without goodbye: done at once when its process is gone (its trace
+ * partial, saying so), waited for while it runs. */
+static void test_gone_member(void **state)
+{
+    fixture *f = *state;
+    weft_member *a0 = join_ok(f, "killed", 0, 2);
+    weft_member *a1 = join_ok(f, "killed", 1, 2);
+    weft_member *b0 = join_ok(f, "alive", 0, 1);
+    weft_trace *ta = a0->trace;
+    weft_trace_row row;
+    char key[256], why[128];
+    pid_t child = fork();
+    int status;
+
+    if (child == 0)
+        _exit(0);
+    assert_true(child > 0);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    snprintf(key, sizeof key, "%s", ta->key);
+    f->d.cfg.grace_period = 3600;
+    record(a0, 10);
+    run_jobs(f);
+    leave(a0, 1);
+    /* Alive (this very process): it may come back. */
+    b0->in.watched = 1;
+    b0->in.pid = (uint32_t)getpid();
+    leave(b0, 0);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 2);
+    a1->in.watched = 1;
+    a1->in.pid = (uint32_t)child; /* gone */
+    leave(a1, 0);
+    assert_int_equal(ntraces(f), 1);
+    assert_ptr_equal(weft_trace_first(&f->d, WEFT_TRACE_RECORDING),
+                     b0->trace);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_PARTIAL);
+    snprintf(why, sizeof why, "1 of 2 members ended without goodbye "
+             "(rank 1, pid %d: killed", (int)child);
+    assert_non_null(strstr(row.error, why));
+    weft_catalog_trace_free(&row);
+    finish(f);
+}
+
 static void test_grace_period_boundary(void **state)
 {
     fixture *f = *state;
@@ -972,6 +1065,8 @@ int main(void)
         T(test_all_goodbye_converts),
         T(test_grace_period),
         T(test_grace_period_boundary),
+        T(test_abort_grace_period),
+        T(test_gone_member),
         T(test_failed_conversion),
         T(test_runs_are_traces),
         T(test_ended_runs_limit),

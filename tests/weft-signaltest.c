@@ -21,25 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "pairs.h"
 #include "weft.h"
-
-static OTF2_RegionRef region;
-static long pairs;
-
-static void record(long n)
-{
-    for (long i = 0; i < n; i++) {
-        weft_enter(region);
-        weft_leave(region);
-    }
-}
-
-static void *worker(void *arg)
-{
-    (void)arg;
-    record(pairs);
-    return NULL;
-}
 
 static void *idle(void *arg)
 {
@@ -52,7 +35,7 @@ static void *idle(void *arg)
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &term, NULL);
-    record(3);
+    pairs_record(3);
     /* Tells main it recorded, then blocks for good. */
     if (write(fds[1], "x", 1) != 1)
         abort();
@@ -82,7 +65,7 @@ int main(int argc, char **argv)
     char c;
     const char *mode = argc == 3 ? argv[1] : "";
 
-    if (argc != 3 || (pairs = atol(argv[2])) <= 0) {
+    if (argc != 3 || (pairs_n = atol(argv[2])) <= 0) {
         fprintf(stderr, "usage: weft-signaltest segv|abort|term|handler N\n");
         return 2;
     }
@@ -90,9 +73,9 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_term);
     if (weft_open() < 0 || pipe(fds) < 0)
         return 1;
-    region = weft_region("step");
-    record(pairs);                     /* main: location 0 */
-    pthread_create(&w, NULL, worker, NULL);
+    pairs_region = weft_region("step");
+    pairs_record(pairs_n);             /* main: location 0 */
+    pthread_create(&w, NULL, pairs_worker, NULL);
     pthread_join(w, NULL);             /* worker: location 1, ended */
     pthread_create(&i, NULL, idle, fds);
     if (read(fds[0], &c, 1) != 1)      /* idle: location 2, blocked */

@@ -86,6 +86,8 @@ static void wrote(conv *c, const member *m, loc *l, uint64_t t)
 {
     if (m->each_time || !l->events)
         note_time(c, m, t);
+    if (!l->events)
+        l->prof.start = t;  /* the profile's span (outside any region) */
     l->events++;
     l->last_time = t;
 }
@@ -367,6 +369,8 @@ static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
         }
         if (each_time || !events)
             note_time(c, m, t);
+        if (!events)
+            p.start = t;  /* see wrote() */
         events++;
         last = t;
     }

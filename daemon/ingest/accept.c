@@ -96,6 +96,9 @@ static void describe_peer(weft_conn *c, int is_tcp)
         }
         snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
         snprintf(c->addr, sizeof c->addr, "%s", host);
+        c->peer_loopback = strncmp(host, "127.", 4) == 0 ||
+                           strcmp(host, "::1") == 0 ||
+                           strncmp(host, "::ffff:127.", 11) == 0;
     } else {
         struct ucred cred;
         socklen_t len = sizeof cred;
@@ -106,6 +109,7 @@ static void describe_peer(weft_conn *c, int is_tcp)
             c->has_peer_uid = 1;
             c->peer_uid = cred.uid;
             c->peer_gid = cred.gid;
+            c->peer_pid = cred.pid > 0 ? (uint32_t)cred.pid : 0;
             snprintf(c->peer, sizeof c->peer, "unix:pid %d uid %u",
                      (int)cred.pid, (unsigned)cred.uid);
         } else {

@@ -99,6 +99,11 @@ typedef struct weft_memberin {
                                      and weftd takes them after a SIGHUP
                                      lowered max_frame too (server.c) */
     int said_goodbye;
+    /* Its process, when weftd can tell whether it runs (procwatch.h):
+     * set at each Hello; `gone` once it ended without Goodbye. */
+    int watched;
+    uint64_t proc_start;          /* its start time, 0 if unknown */
+    int gone;
     char *ended;                  /* its Goodbye's `ended`: how it ended
                                      abnormally, NULL if normally; owned */
     uint64_t refused;             /* events of its batches not stored:

@@ -102,6 +102,9 @@ typedef struct weft_conn {
                                   Unix socket, or a MUNGE credential */
     uint32_t peer_uid;
     uint32_t peer_gid;         /* with has_peer_uid */
+    uint32_t peer_pid;         /* Unix socket: SO_PEERCRED's pid (0 if
+                                  unknown: another pid namespace) */
+    int peer_loopback;         /* TCP from a loopback address */
     enum weft_conn_mode mode;  /* what it may send next (connmode.h);
                                   changed by weft_conn_event only */
     uint8_t challenge[WEFT_AUTH_NONCE]; /* TCP: its Challenge's nonce */

@@ -35,6 +35,7 @@
 #include "jcache.h"
 #include "log.h"
 #include "members.h"
+#include "procwatch.h"
 #include "quota.h"
 #include "validate.h"
 #include "weft_errors.h"
@@ -450,6 +451,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     }
     m->conn = c;
     m->conn_serial++;
+    m->watched = weft_proc_watchable(c, h->pid, uid, &m->proc_start);
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {

@@ -332,20 +332,29 @@ void weft_catrow_partial_reason(const weft_trace *t,
 {
     weft_member **v = weft_trace_members(t);
     size_t n = 0;
-    uint32_t absent = t->size - t->joined, silent = 0;
+    uint32_t absent = t->size - t->joined, silent = 0, gone = 0;
     uint32_t first_absent = t->joined, first_silent = 0;
+    const weft_member *first_gone = NULL;
 
     buf[0] = 0;
     for (uint32_t i = 0; v && i < t->joined; i++) {
         if (v[i]->in.rank != i && first_absent == t->joined)
             first_absent = i; /* the ranks before it all came */
-        if (!v[i]->in.said_goodbye && silent++ == 0)
+        if (v[i]->in.gone && gone++ == 0)
+            first_gone = v[i];
+        else if (!v[i]->in.said_goodbye && !v[i]->in.gone && silent++ == 0)
             first_silent = v[i]->in.rank;
     }
     if (absent)
         n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
                               "came (rank %u%s)", absent, t->size,
                               first_absent, absent > 1 ? "..." : "");
+    if (gone && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members ended "
+                              "without goodbye (rank %u, pid %u%s: killed, "
+                              "or ended where libweft could not see it)",
+                              n ? "; " : "", gone, t->size, first_gone->in.rank,
+                              first_gone->in.pid, gone > 1 ? ", ..." : "");
     if (silent && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members did not "
                               "say goodbye (rank %u%s)", n ? "; " : "",

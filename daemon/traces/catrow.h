@@ -54,8 +54,8 @@ void weft_catrow_final_free(weft_catrow_final *f);
  * Goodbye), _ABORTED (its Goodbye says it ended abnormally) or _COMPLETE. */
 const char *weft_catrow_member_state(const weft_member *m);
 /* Why t is not complete after a conversion with result res, in buf ("" if
- * it is): members that never came, did not say goodbye or ended
- * abnormally (how), and threads whose events differ from what their
+ * it is): members that never came, ended without goodbye (their process
+ * is gone), did not say goodbye or ended abnormally (how), and threads whose events differ from what their
  * Goodbye reported. */
 void weft_catrow_partial_reason(const weft_trace *t,
                                 const weft_convert_result *res, char *buf,

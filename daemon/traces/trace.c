@@ -41,6 +41,7 @@
 #include "fsutil.h"
 #include "jcache.h"
 #include "log.h"
+#include "procwatch.h"
 #include "spool.h"
 #include "retain.h"
 #include "trace_internal.h"
@@ -433,6 +434,11 @@ static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
                           "rank %u of trace '%s' has "
                           "already finished",
                           m->in.rank, t->name);
+    if (m->in.gone)
+        return weft__fail(err, errlen, WEFT_EEXIST,
+                          "rank %u of trace '%s' ended: its process %u "
+                          "is gone",
+                          m->in.rank, t->name, m->in.pid);
     if (m->in.pending) /* HelloAck must report what is journaled */
         return weft__fail(
             err, errlen, WEFT_EEXIST,
@@ -719,17 +725,66 @@ void weft_trace_restored(weft_trace *t)
     t->idle_since = uv_now(d->loop);
 }
 
+/* 1 (after ending t) when every member of t is done: said goodbye, or
+ * its process is gone. */
+static int end_if_done(weft_trace *t)
+{
+    if (t->goodbyes + t->gone < t->size)
+        return 0;
+    if (t->gone)
+        weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members said "
+                  "goodbye, the processes of the others are gone; "
+                  "converting", t->name, t->goodbyes, t->size);
+    trace_end(t);
+    return 1;
+}
+
+/* Member in of t left without goodbye and weftd watches its process:
+ * if that is gone, the member is done (without its last buffers).
+ * Returns 1 when that ended t. */
+static int check_gone(weft_trace *t, weft_memberin *in)
+{
+    if (in->gone || !weft_proc_gone(in->pid, in->proc_start))
+        return 0;
+    in->gone = 1;
+    t->gone++;
+    weft_tlog(t, WEFT_LOG_WARNING, "trace '%s' rank %u: its process %u is "
+              "gone without goodbye (killed, or ended where libweft could "
+              "not see it); what it had not sent is lost", t->name,
+              in->rank, in->pid);
+    return end_if_done(t);
+}
+
 void weft_trace_member_left(weft_memberin *in)
 {
     weft_trace *t = in->member->trace;
 
     t->connected--;
-    if (in->said_goodbye && ++t->goodbyes == t->size) {
-        trace_end(t);
+    if (in->said_goodbye) {
+        t->goodbyes++;
+        t->aborting |= in->ended != NULL;
+        if (end_if_done(t))
+            return;
+    } else if (in->watched && check_gone(t, in)) {
         return;
     }
     if (t->connected == 0)
         t->idle_since = uv_now(t->d->loop);
+}
+
+/* The members of t (RECORDING) that left without goodbye and whose
+ * processes weftd watches: those gone are done. 1 when that ended t. */
+static int check_left(weft_trace *t)
+{
+    if (t->connected + t->goodbyes + t->gone >= t->joined)
+        return 0; /* none left so */
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m && !m->in.conn && !m->in.said_goodbye && m->in.watched &&
+            check_gone(t, &m->in))
+            return 1;
+    }
+    return 0;
 }
 
 int weft_member_written(weft_memberin *in)
@@ -751,7 +806,7 @@ void weft_trace_synced(weft_trace *t)
 void weft_trace_check_idle(weft_daemon *d)
 {
     uint64_t now = uv_now(d->loop);
-    uint64_t grace = d->cfg.grace_period * 1000;
+    uint64_t grace;
     weft_trace *t, *next;
 
     weft_convq_next(d);  /* one the converter could not take before */
@@ -765,10 +820,16 @@ void weft_trace_check_idle(weft_daemon *d)
     }
     for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = next) {
         next = t->next;
-        if (t->idle_since && now - t->idle_since >= grace) {
+        if (check_left(t))
+            continue;
+        grace = d->cfg.grace_period;
+        if (t->aborting && d->cfg.abort_grace_period < grace)
+            grace = d->cfg.abort_grace_period;
+        if (t->idle_since && now - t->idle_since >= grace * 1000) {
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': no process connected "
-                      "for %" PRIu64 " s; %u of %u said goodbye, converting "
-                      "what arrived", t->name, d->cfg.grace_period,
+                      "for %" PRIu64 " s%s; %u of %u said goodbye, converting "
+                      "what arrived", t->name, grace,
+                      t->aborting ? " after one ended abnormally" : "",
                       t->goodbyes, t->size);
             trace_end(t);
         }

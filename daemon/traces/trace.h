@@ -147,7 +147,11 @@ typedef struct weft_trace {
     weft_hashtab members; /* of weft_member_cell */
     uint32_t joined;
     uint32_t goodbyes;
+    uint32_t gone;       /* members whose process ended without Goodbye
+                            (procwatch.h): done as well, not complete */
     uint32_t connected;  /* members with a live connection */
+    int aborting;        /* a member ended abnormally: the others get
+                            abort_grace_period, not grace_period */
     uint64_t idle_since; /* uv_now() when the last one left, 0 if any is
                             connected or the trace is done */
     enum weft_trace_state state; /* changed by weft_trace_on only */

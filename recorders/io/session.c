@@ -32,7 +32,13 @@ static void at_fork_child(void)
  * also one forked before this process recorded anything. */
 __attribute__((constructor)) static void at_load(void)
 {
+    weft__rguard g;
+
     pthread_atfork(NULL, NULL, at_fork_child);
+    if (weft__recorder_required() && weft__recorder_begin(&g)) {
+        io_session_start(); /* fails the program now if it must */
+        weft__recorder_end(&g);
+    }
 }
 
 /* The session just proved open: define what every trace of this

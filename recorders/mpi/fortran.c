@@ -14,6 +14,14 @@
  * MPI's own PMPI_ (dlsym RTLD_NEXT). Where a call comes from is its
  * return address, compared with the address range of the Fortran
  * bindings' library, found once (dl_iterate_phdr).
+ *
+ * The MPI_ wrapper may end in a tail call of PMPI_ (`jmp PMPI_Abort`:
+ * MPI_Abort's does, and any other where the compiler finds the call
+ * last), which reaches the interposer with the Fortran bindings' return
+ * address still in place: it would run the wrapper again, for ever. So
+ * each thread remembers which interposer's wrapper it is running for a
+ * Fortran call (fortran_in, the interposer's own cache as its name), and
+ * a call of that same PMPI_ from within goes to MPI's.
  */
 #include "wm.h" /* mpi.h: says whether this is Open MPI */
 
@@ -91,6 +99,11 @@ static void *next(const char *name, _Atomic(void *) *cache)
     return f;
 }
 
+/* The interposer (its `real_`) whose MPI_ wrapper this thread runs for
+ * a Fortran call, NULL if none. */
+static __thread const void *fortran_in
+    __attribute__((tls_model("initial-exec")));
+
 #define WM_EXPORT __attribute__((visibility("default")))
 #define WM_INTERPOSE(Name, params, args)                                     \
     WM_EXPORT int PMPI_##Name params                                         \
@@ -98,8 +111,16 @@ static void *next(const char *name, _Atomic(void *) *cache)
         static _Atomic(void *) real_;                                        \
         int(*f_) params;                                                     \
                                                                              \
-        if (from_fortran(__builtin_return_address(0)))                       \
-            return MPI_##Name args;                                          \
+        if (fortran_in != (const void *)&real_ &&                            \
+            from_fortran(__builtin_return_address(0))) {                     \
+            const void *outer_ = fortran_in;                                 \
+            int rc_;                                                         \
+                                                                             \
+            fortran_in = (const void *)&real_;                               \
+            rc_ = MPI_##Name args;                                           \
+            fortran_in = outer_;                                             \
+            return rc_;                                                      \
+        }                                                                    \
         f_ = (int(*) params)next("PMPI_" #Name, &real_);                     \
         return f_ args;                                                      \
     }

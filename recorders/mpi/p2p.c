@@ -1,7 +1,7 @@
 /* p2p.c - point-to-point calls and request completion (see wm.h):
  * MpiSend/MpiRecv around blocking calls, MpiIsend/MpiIrecvRequest when a
  * request starts, and the completion events when the Wait and Test calls complete
- * it (req.c). Completion needs the handles as they were before the call
+ * it (req.c); Iprobe, which records nothing but its region. Completion needs the handles as they were before the call
  * (MPI sets completed ones to MPI_REQUEST_NULL) and statuses even where
  * the program ignores them: the do_ hooks keep copies.
  */
@@ -292,7 +292,8 @@ int wm_do_test(wm_frame *f, MPI_Request *request, int *flag,
     MPI_Request h = *request;
     int rc = WM_PMPI(f, PMPI_Test(request, flag, st));
 
-    if (rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
+    if (!wm_poll(f, rc == MPI_SUCCESS && !*flag, wm_poll_key(1, &h)) ||
+        rc != MPI_SUCCESS || h == MPI_REQUEST_NULL)
         return rc;
     if (*flag)
         wm_req_complete(h, st);
@@ -331,7 +332,9 @@ int wm_do_testany(wm_frame *f, int count, MPI_Request requests[], int *index,
         return WM_PMPI(f, PMPI_Testany(count, requests, index, flag, status));
     }
     rc = WM_PMPI(f, PMPI_Testany(count, requests, index, flag, st));
-    if (rc != MPI_SUCCESS) {
+    if (!wm_poll(f, rc == MPI_SUCCESS && (!*flag || *index == MPI_UNDEFINED),
+                 wm_poll_key(count, s.req)) ||
+        rc != MPI_SUCCESS) {
         scratch_free(&s);
         return rc;
     }
@@ -378,7 +381,10 @@ static int do_some(wm_frame *f, int (*fn)(int, MPI_Request[], int *, int[],
         return WM_PMPI(f, fn(incount, requests, outcount, indices, statuses));
     }
     rc = WM_PMPI(f, fn(incount, requests, outcount, indices, st));
-    if (rc == MPI_SUCCESS)
+    if (wm_poll(f, rc == MPI_SUCCESS && (*outcount == 0 ||
+                                         *outcount == MPI_UNDEFINED),
+                wm_poll_key(incount, s.req)) &&
+        rc == MPI_SUCCESS)
         some_done(&s, incount, *outcount, indices, st, tested);
     scratch_free(&s);
     return rc;
@@ -429,6 +435,8 @@ int wm_do_testall(wm_frame *f, int count, MPI_Request requests[], int *flag,
         return WM_PMPI(f, PMPI_Testall(count, requests, flag, statuses));
     }
     rc = WM_PMPI(f, PMPI_Testall(count, requests, flag, st));
+    if (!wm_poll(f, rc == MPI_SUCCESS && !*flag, wm_poll_key(count, s.req)))
+        count = 0; /* only counted: no events */
     for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
         if (s.req[i] == MPI_REQUEST_NULL)
             continue;
@@ -438,5 +446,18 @@ int wm_do_testall(wm_frame *f, int count, MPI_Request requests[], int *flag,
             wm_req_tested(s.req[i]);
     }
     scratch_free(&s);
+    return rc;
+}
+
+/* Iprobe records no event of its own (the message is recorded when it is
+ * received); its fruitless polls collapse as the Test calls' do. */
+int wm_do_iprobe(wm_frame *f, int source, int tag, MPI_Comm comm, int *flag,
+                 MPI_Status *status)
+{
+    uint64_t key = ((WM_KEY(comm) * 1099511628211u) ^ (uint32_t)source) *
+                   1099511628211u ^ (uint32_t)tag;
+    int rc = WM_PMPI(f, PMPI_Iprobe(source, tag, comm, flag, status));
+
+    (void)wm_poll(f, rc == MPI_SUCCESS && !*flag, key);
     return rc;
 }

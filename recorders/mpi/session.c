@@ -111,8 +111,10 @@ static void open_session(unsigned call)
         l.ok = weft__recorder_launch(l.run, sizeof l.run, l.trace,
                                      sizeof l.trace) == 0;
     PMPI_Bcast(&l, (int)sizeof l, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (!l.ok)
-        return; /* rank 0 said why */
+    if (!l.ok) {
+        weft__recorder_require(); /* rank 0 said why */
+        return;
+    }
     snprintf(v_rank, sizeof v_rank, "WEFT_RANK=%d", rank);
     snprintf(v_size, sizeof v_size, "WEFT_SIZE=%d", size);
     snprintf(v_run, sizeof v_run, "WEFT_RUN=%s", l.run);
@@ -125,8 +127,10 @@ static void open_session(unsigned call)
     /* Tracing off (weftd unreachable or refusing): record nothing at
      * all, which costs less than records libweft would count as
      * dropped. */
-    if (weft__recorder_open(env) < 0 || !weft_connected())
+    if (weft__recorder_open(env) < 0 || !weft_connected()) {
+        weft__recorder_require();
         return;
+    }
     if (weft_rank() != (uint32_t)rank)
         fprintf(stderr, "weft: libweft was opened before MPI_Init as rank "
                 "%" PRIu32 ", but this process is rank %d of "

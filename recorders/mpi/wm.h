@@ -65,6 +65,9 @@ typedef struct wm_frame {
     int saved_errno;     /* the program's errno: before the PMPI call, then
                             what the call left */
     uint64_t identity;   /* pre -> post: a new communicator's identity */
+    uint64_t t0;         /* a poll's start, while its Enter waits */
+    uint8_t deferred;    /* a poll whose Enter waits for wm_poll */
+    uint8_t counted;     /* a poll only counted: no Enter, no Leave */
 } wm_frame;
 
 /* The one shape of every generated wrapper MPI_<Name>: outside a session
@@ -121,6 +124,21 @@ WM__HIDDEN int wm_active(void);
 WM__HIDDEN int wm_begin(wm_frame *f, unsigned call);
 /* Records Leave and lowers the guard. errno is as at wm_begin. */
 WM__HIDDEN void wm_end(wm_frame *f);
+/* Polling collapsed (WEFT_MPI_POLL, README): a Test call (Test, Testany,
+ * Testsome, Testall) or Iprobe calls this right after its PMPI call, with
+ * `fruitless` when it completed (found) nothing, without error, `key`
+ * naming its requests (wm_poll_key; Iprobe: source, tag, comm). The first fruitless call of a run is
+ * recorded, as is every call that completes something (its Enter waits
+ * until the call returned, then carries its start time); the same
+ * fruitless calls that follow it with nothing recorded in between on the
+ * thread are only counted, and the count and their time go out as the
+ * metrics "MPI polls collapsed" and "MPI poll time collapsed" (calls and
+ * clock ticks, accumulated since the start on the thread) at the start
+ * of the next call recorded. Returns 1 when the call is recorded (its Enter is
+ * written: record its events), 0 when it is counted. */
+WM__HIDDEN int wm_poll(wm_frame *f, int fruitless, uint64_t key);
+/* The key of polling `n` requests `reqs` (handles before the call). */
+WM__HIDDEN uint64_t wm_poll_key(int n, const MPI_Request *reqs);
 /* The region of `call` (defined on first use). */
 WM__HIDDEN OTF2_RegionRef wm_region(unsigned call);
 /* The C name and collective operation of `call`. */

@@ -147,7 +147,13 @@ int pt_ready_slow(void)
  * traced either. */
 __attribute__((constructor)) static void pt_init(void)
 {
+    weft__rguard g;
+
     pthread_atfork(NULL, NULL, at_fork_child);
+    if (weft__recorder_required() && weft__recorder_begin(&g)) {
+        pt_ready_slow(); /* fails the program now if it must */
+        weft__recorder_end(&g);
+    }
 }
 
 /* ---- the contingent ------------------------------------------------------ */

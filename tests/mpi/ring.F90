@@ -5,6 +5,9 @@
 ! WEFT_TEST_EXPECT_DIR set, each rank writes there rank-N.json: what a
 ! trace of it must hold, in the format of every.c (read by
 ! tests/check_mpi.py; regions are named after the C functions).
+! `ring abort`: rank 0 calls MPI_ABORT with error code 5 at once, the
+! others wait in MPI_BARRIER until the launcher ends them (mpirun must
+! end with status 5, traced as untraced).
 program ring
 #ifdef WEFT_F08
     use mpi_f08
@@ -22,12 +25,20 @@ program ring
 #define SOURCE_OF(st) st(MPI_SOURCE)
 #endif
     character(len=4096) :: dir
+    character(len=16) :: mode
 
     call MPI_INIT(ierr)
     call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
     call MPI_COMM_SIZE(MPI_COMM_WORLD, nprocs, ierr)
     right = mod(rank + 1, nprocs)
     left = mod(rank + nprocs - 1, nprocs)
+    call get_command_argument(1, mode)
+    if (mode == 'abort') then
+        if (rank == 0) call MPI_ABORT(MPI_COMM_WORLD, 5, ierr)
+        call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+        print '(a)', 'ring: MPI_ABORT returned'
+        stop 1
+    end if
 
     do i = 1, ntimes
         if (rank == 0) then

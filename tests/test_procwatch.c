@@ -1,0 +1,99 @@
+/* test_procwatch.c - is a process still there (daemon/ingest/procwatch.c):
+ * a running child, the same child as a zombie and reaped, a pid that
+ * names another process than the one that started then, and which peers
+ * weftd may watch (the Unix socket's peer pid; a loopback TCP peer whose
+ * Hello names a process of its user). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procwatch.h"
+
+static pid_t child(void)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    return pid;
+}
+
+static void test_running_zombie_reaped(void **state)
+{
+    pid_t pid = child();
+    uint64_t start = weft_proc_start((uint32_t)pid);
+    int status;
+
+    (void)state;
+    assert_true(start > 0);
+    assert_int_equal(weft_proc_start((uint32_t)pid), start);
+    assert_int_equal(weft_proc_gone((uint32_t)pid, start), 0);
+    assert_int_equal(weft_proc_gone((uint32_t)pid, 0), 0);
+    kill(pid, SIGKILL);
+    /* A zombie until reaped: gone already. */
+    assert_int_equal(waitid(P_PID, (id_t)pid, NULL, WEXITED | WNOWAIT), 0);
+    assert_int_equal(weft_proc_gone((uint32_t)pid, start), 1);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(weft_proc_gone((uint32_t)pid, start), 1);
+    assert_int_equal(weft_proc_start((uint32_t)pid), 0);
+}
+
+static void test_other_process(void **state)
+{
+    uint64_t start = weft_proc_start((uint32_t)getpid());
+
+    (void)state;
+    assert_true(start > 0);
+    /* This pid, but a start time it did not have: another process now. */
+    assert_int_equal(weft_proc_gone((uint32_t)getpid(), start + 1), 1);
+    assert_int_equal(weft_proc_gone((uint32_t)getpid(), start), 0);
+    assert_int_equal(weft_proc_gone(0, 0), 0); /* no pid: cannot tell */
+    assert_int_equal(weft_proc_start(0), 0);
+}
+
+static void test_watchable(void **state)
+{
+    weft_conn c;
+    uint64_t start = 99;
+    uint32_t me = (uint32_t)getpid(), uid = (uint32_t)getuid();
+
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.is_unix = 1;
+    c.peer_pid = me;
+    assert_int_equal(weft_proc_watchable(&c, me, uid + 1, &start), 1);
+    assert_int_equal(start, weft_proc_start(me));
+    /* A Hello naming another process than the peer's. */
+    assert_int_equal(weft_proc_watchable(&c, me + 1, uid, &start), 0);
+    assert_int_equal(start, 0);
+    c.peer_pid = 0; /* another pid namespace */
+    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 0);
+    assert_int_equal(weft_proc_watchable(&c, 0, uid, &start), 0);
+    /* TCP: from loopback, a process of the user. */
+    c.is_unix = 0;
+    c.peer_loopback = 1;
+    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 1);
+    assert_int_equal(weft_proc_watchable(&c, me, uid + 1, &start), 0);
+    c.peer_loopback = 0; /* another host's pids mean nothing here */
+    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_running_zombie_reaped),
+        cmocka_unit_test(test_other_process),
+        cmocka_unit_test(test_watchable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
