@@ -127,6 +127,7 @@ static void imp_free(imp *x)
     free(x->tl_regions);
     weft_commmap_free(&x->sums.cmap);
     weft_metricmap_free(&x->sums.mmap);
+    weft_callcounts_free(&x->sums.ccount);
     for (size_t i = 0; i < x->sums.nsends; i++)
         weft_commsum_free(&x->sums.sends[i]);
     free(x->sums.sends);
@@ -265,6 +266,7 @@ static int sums_init(imp *x)
     for (size_t i = 0; i < a->nlocs; i++)
         v[i] = (loc_rank){ a->locs[i].id, rank_of_loc(x, i) };
     qsort(v, a->nlocs, sizeof *v, cmp_loc_rank);
+    x->sums.resolution = a->resolution;
     if (weft_commmap_build(&x->sums.cmap, &defs, rank_of, &t) < 0 ||
         weft_metricmap_build(&x->sums.mmap, &defs) < 0)
         goto out;
@@ -398,6 +400,7 @@ static void time_range(imp *x, const weft__arc_span *all)
 static int read_events(imp *x, const char *anchor)
 {
     weft__arc *a = &x->a;
+    weft_defview defs = weft__arc_view(a);
     OTF2_EvtReaderCallbacks *cbs = weft__import_callbacks();
     weft__arc_span all = { 0 };
     uint32_t *thread = calloc(a->nlg_type + 1, sizeof *thread);
@@ -409,7 +412,8 @@ static int read_events(imp *x, const char *anchor)
     if (!cbs || !thread || !x->locs || !x->tls || sums_init(x) < 0 ||
         weft_profile_init(&x->prof, region_name, a,
                           a->nnames[WEFT_REF_REGION],
-                          WEFT_PROFILE_ROWS_PER_LOCATION) < 0) {
+                          WEFT_PROFILE_ROWS_PER_LOCATION) < 0 ||
+        weft_callcounts_build(&x->sums.ccount, &defs, &x->prof) < 0) {
         weft__cli_fail("out of memory");
         goto out;
     }

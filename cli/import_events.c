@@ -159,10 +159,15 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
 
     (void)loc, (void)pos, (void)al;
     weft__arc_see(&l->span, t);
-    if (!l->ml)
-        return OTF2_CALLBACK_SUCCESS;
     r.u.Metric = (weft_Metric){ .metric = metric, .numberOfMetrics = n,
                                 .typeIDs = types, .metricValues = values };
+    if (noted(l, weft_callcounts_event(&l->sums->ccount, &l->sums->mmap,
+                                       l->prof, &l->pl, &r,
+                                       l->sums->resolution)) !=
+        OTF2_CALLBACK_SUCCESS)
+        return OTF2_CALLBACK_INTERRUPT;
+    if (!l->ml)
+        return OTF2_CALLBACK_SUCCESS;
     return noted(l, weft_metricsum_event(l->ml, &l->sums->mmap, &r,
                                          l->sums->plan.width));
 }

@@ -12,6 +12,7 @@
 #include <otf2/otf2.h>
 
 #include "archive.h"
+#include "callcounts.h"
 #include "commsum.h"
 #include "iosum.h"
 #include "metricsum.h"
@@ -25,6 +26,8 @@
 typedef struct imp_sums {
     weft_commmap cmap;       /* comm rank -> world rank */
     weft_metricmap mmap;     /* metric -> its class */
+    weft_callcounts ccount;  /* members counting calls (callcounts.h) */
+    uint64_t resolution;     /* the archive's ticks per second */
     weft_commsum *sends;     /* by sender rank: its MpiSend and MpiIsend */
     size_t nsends;
     weft_iosum io;           /* I/O operations by handle */

@@ -92,6 +92,11 @@ static inline int weft__not_the_task(const char *task, long pid)
  * sender to ship what was recorded. */
 #define WEFT__DEFAULT_SIGNAL_FLUSH_MS 1000u
 #define WEFT__MAX_SIGNAL_FLUSH_MS 60000u
+/* WEFT_LOCK_THRESHOLD_NS: a lock call that got its lock at once is
+ * counted, not recorded, unless it took longer than this (pthread
+ * recorder, issue #32). */
+#define WEFT__DEFAULT_LOCK_THRESHOLD_NS 10000u
+#define WEFT__MAX_LOCK_THRESHOLD_NS 1000000000u
 
 /* WEFT_CLOCK's values. */
 enum { WEFT__CLOCK_AUTO, WEFT__CLOCK_MONOTONIC, WEFT__CLOCK_TSC };
@@ -135,6 +140,8 @@ typedef struct weft__config {
     char munge_socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
                              /* WEFT_MUNGE_SOCKET, "" for the default */
     uint32_t signal_flush_ms; /* WEFT_SIGNAL_FLUSH_MS */
+    int locks_all;           /* WEFT_LOCKS=all: every lock call recorded */
+    uint32_t lock_threshold_ns; /* WEFT_LOCK_THRESHOLD_NS */
     /* WEFT_TAGS: ntags key/value pairs, NUL-terminated in tagbuf. */
     uint32_t ntags;
     uint16_t tag_key[WEFT__MAX_TAGS], tag_value[WEFT__MAX_TAGS];

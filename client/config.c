@@ -421,6 +421,8 @@ static const struct num_key {
     NUM(NUM_POLICY, "WEFT_SIGNALS", 0, 1, 1, signals),
     NUM(NUM_POLICY, "WEFT_SIGNAL_FLUSH_MS", 0, WEFT__MAX_SIGNAL_FLUSH_MS,
         WEFT__DEFAULT_SIGNAL_FLUSH_MS, signal_flush_ms),
+    NUM(NUM_POLICY, "WEFT_LOCK_THRESHOLD_NS", 0, WEFT__MAX_LOCK_THRESHOLD_NS,
+        WEFT__DEFAULT_LOCK_THRESHOLD_NS, lock_threshold_ns),
     NUM(NUM_CLOCK, "WEFT_DEBUG", 0, 1, 0, debug),
 };
 #undef NUM
@@ -460,7 +462,8 @@ static int parse_limits(const envsrc *e, weft__config *c)
     return parse_numbers(e, NUM_LIMITS, c);
 }
 
-/* WEFT_OVERFLOW, WEFT_REQUIRED, WEFT_SIGNALS, WEFT_SIGNAL_FLUSH_MS.
+/* WEFT_OVERFLOW, WEFT_REQUIRED, WEFT_LOCKS, WEFT_SIGNALS,
+ * WEFT_SIGNAL_FLUSH_MS, WEFT_LOCK_THRESHOLD_NS.
  * Returns 0 or WEFT_ECONFIG. */
 static int parse_policy(const envsrc *e, weft__config *c)
 {
@@ -478,6 +481,12 @@ static int parse_policy(const envsrc *e, weft__config *c)
         return WEFT_ECONFIG;
     }
     c->required = v && v[0] == '1';
+    v = env(e, "WEFT_LOCKS");
+    if (v && strcmp(v, "contended") != 0 && strcmp(v, "all") != 0) {
+        warn("WEFT_LOCKS='%s' must be contended or all", v);
+        return WEFT_ECONFIG;
+    }
+    c->locks_all = v && strcmp(v, "all") == 0;
     return parse_numbers(e, NUM_POLICY, c);
 }
 

@@ -16,6 +16,7 @@
 #include "recorder.h"
 #include "client_config.h"
 #include "client_session.h"
+#include "ifilter.h"
 
 __thread int weft__inside __attribute__((tls_model("initial-exec")));
 
@@ -51,6 +52,21 @@ int weft__recorder_def(const weft_record *r)
 /* Next id of the id spaces weft__recorder_newid serves. */
 static _Atomic uint32_t next_group, next_comm;
 
+/* The next id of weft_metric's counter `*next` (under the session's
+ * lock), UINT32_MAX when none is left. */
+static uint32_t metric_id(uint32_t *next, uint32_t undefined)
+{
+    uint32_t id = UINT32_MAX;
+
+    weft__inside++;
+    pthread_mutex_lock(&weft__S.mu);
+    if (*next != undefined)
+        id = (*next)++;
+    pthread_mutex_unlock(&weft__S.mu);
+    weft__inside--;
+    return id;
+}
+
 /* See recorder.h. */
 uint32_t weft__recorder_newid(unsigned kind)
 {
@@ -59,6 +75,10 @@ uint32_t weft__recorder_newid(unsigned kind)
         return atomic_fetch_add(&next_group, 1);
     case WEFT_REF_COMM:
         return atomic_fetch_add(&next_comm, 1);
+    case WEFT_REF_METRIC_MEMBER: /* shared with weft_metric */
+        return metric_id(&weft__S.next_member, OTF2_UNDEFINED_METRIC_MEMBER);
+    case WEFT_REF_METRIC:
+        return metric_id(&weft__S.next_metric, OTF2_UNDEFINED_METRIC);
     default:
         return UINT32_MAX;
     }
@@ -152,6 +172,43 @@ void weft__recorder_exec(void)
         (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD))
         weft_close();
     errno = saved;
+}
+
+/* See recorder.h. */
+void weft__recorder_filter(const char *who, unsigned n,
+                           const char *(*name)(unsigned), uint8_t *excluded)
+{
+    const char *spec = getenv("WEFT_FILTER");
+    weft__ifilter f = { 0, NULL };
+    char err[256];
+    int rc;
+
+    memset(excluded, 0, n);
+    if (!spec || !*spec)
+        return;
+    rc = weft__ifilter_parse(spec, &f, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "%s: WEFT_FILTER=\"%.200s\": %s; its calls are not "
+                "filtered\n", who, spec,
+                rc == WEFT_EINVAL ? err : weft_strerror(rc));
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        excluded[i] = (uint8_t)!weft__ifilter_match(&f, name(i));
+    weft__ifilter_free(&f);
+}
+
+/* See recorder.h. */
+void weft__recorder_lockpolicy(weft__lockpolicy *p)
+{
+    const weft__config *c = &weft__S.cfg;
+    uint64_t res = c->resolution ? c->resolution : 1000000000u;
+    uint32_t ns = c->resolution ? c->lock_threshold_ns
+                                : WEFT__DEFAULT_LOCK_THRESHOLD_NS;
+
+    p->all = c->locks_all;
+    p->resolution = res;
+    p->threshold = (uint64_t)((long double)ns * (long double)res / 1e9L);
 }
 
 /* ---- whose call (see 7) -------------------------------------------------- */

@@ -127,8 +127,8 @@ WEFT__RECORDER_API void weft__recorder_end(weft__rguard *g);
  * guard. Returns the location index, or UINT32_MAX when out of memory.
  * errno is unchanged. */
 WEFT__RECORDER_API uint32_t weft__recorder_attach(void);
-/* A new process-local id of id space `kind` (WEFT_REF_GROUP or
- * WEFT_REF_COMM) for a definition the caller sends
+/* A new process-local id of id space `kind` (WEFT_REF_GROUP,
+ * WEFT_REF_COMM, WEFT_REF_METRIC_MEMBER or WEFT_REF_METRIC) for a definition the caller sends
  * with weft__recorder_def or weft_def_<Name> (see 6), or UINT32_MAX for
  * another kind. Thread-safe. */
 WEFT__RECORDER_API uint32_t weft__recorder_newid(unsigned kind);
@@ -233,5 +233,26 @@ WEFT__RECORDER_API void weft__recorder_exec(void);
  * own libraries; 0 for the program and any other library. Lock-free and
  * async-signal-safe: it may run inside malloc (a memory hook's lock). */
 WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
+
+/* WEFT_FILTER (ifilter.h) over a recorder's calls, read once its session
+ * is open: excluded[i] becomes 1 for each call i < n whose name(i) the
+ * filter excludes (called, not recorded), else 0. A malformed WEFT_FILTER
+ * is said on stderr by `who` (e.g. "weft-pthread") and excludes
+ * nothing. */
+WEFT__RECORDER_API void weft__recorder_filter(const char *who, unsigned n,
+                                              const char *(*name)(unsigned),
+                                              uint8_t *excluded);
+
+/* How the pthread recorder records locks (WEFT_LOCKS,
+ * WEFT_LOCK_THRESHOLD_NS), read once the session is open. */
+typedef struct weft__lockpolicy {
+    int all;                  /* 1: every lock call recorded */
+    uint64_t threshold;       /* trace clock ticks: a call that got its
+                                 lock at once and took longer is recorded */
+    uint64_t resolution;      /* trace clock ticks per second */
+} weft__lockpolicy;
+/* Fills *p from the open session's configuration (the defaults when no
+ * session is open). */
+WEFT__RECORDER_API void weft__recorder_lockpolicy(weft__lockpolicy *p);
 
 #endif

@@ -1,7 +1,7 @@
 /* fuzz_env.c - libFuzzer target for what libweft reads from the
  * environment: every WEFT_* variable and the launchers' (weft__config_parse,
  * client/config.c: WEFT_SERVER, WEFT_TAGS, WEFT_AUTH, ...) and WEFT_FILTER
- * (weft__ifilter_parse and _match, recorders/instrument/ifilter.c).
+ * (weft__ifilter_parse and _match, client/ifilter.c).
  *
  * Input: lines NAME=VALUE, the environment the parser sees (the last
  * value of a name counts); a line "?NAME" is matched against the

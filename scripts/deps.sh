@@ -14,7 +14,7 @@ PACKAGES=(
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
-    pigz munge libmunge-dev libacl1-dev nettle-dev
+    pigz sqlite3 munge libmunge-dev libacl1-dev nettle-dev
 )
 # tests/e2e_srun.sh starts a cluster of its own from these (it uses
 # neither /etc/slurm nor the system's munged). Not for scripts/start: on

@@ -107,6 +107,29 @@ int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
     return 0;
 }
 
+/* See profile.h. */
+int weft_profile_count(const weft_profile *p, weft_profile_loc *l,
+                       uint32_t region, uint64_t visits, uint64_t ticks)
+{
+    weft_profile_slot *sl;
+
+    if (region >= p->nregions)
+        return 0;
+    if (!(sl = slot_get(l, region)))
+        return WEFT_ENOMEM;
+    sl->visits += visits;
+    sl->excl += ticks;
+    if (!sl->open)
+        sl->incl += ticks;
+    /* The time is taken from where the calls were made: the region open
+     * now, else the time outside traced calls. */
+    if (l->depth)
+        l->stack[l->depth - 1].child += ticks;
+    else
+        l->top += ticks;
+    return 0;
+}
+
 static int cmp_slot_excl(const void *a, const void *b)
 {
     const weft_profile_slot *x = a, *y = b;

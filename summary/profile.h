@@ -94,6 +94,16 @@ void weft_profile_add(weft_profile *to, const weft_profile *from);
 int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,
                        uint32_t region, uint64_t t);
 
+/* Adds `visits` calls of region and `ticks` of time in them to l, calls
+ * made but not recorded one by one (callcounts.h): no frame, the time
+ * is exclusive, and inclusive unless the region is open; it is taken
+ * from the exclusive time of the innermost open frame, or from the time
+ * outside traced calls when none is open (where the calls are counted:
+ * at a thread's end). 0 or WEFT_ENOMEM; nothing for a region outside
+ * the profile. */
+int weft_profile_count(const weft_profile *p, weft_profile_loc *l,
+                       uint32_t region, uint64_t visits, uint64_t ticks);
+
 /* The converter calls the three below for each Enter and Leave it
  * writes, so they are inline: its loop over runs of Enters and Leaves
  * keeps a location's weft_profile_loc in a local, where every field

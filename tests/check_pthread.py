@@ -10,7 +10,8 @@ CALLS_DEF is recorders/pthread/calls.def: the names of the wrapped calls
 (plus the hand-written thread calls), whose regions are the only PTHREAD
 regions allowed. REPORT (pthtest's) holds "call NAME COUNT" lines
 (COUNT "N+": at least N, where the C runtime may make calls too),
-"acquire N", "release N" and "threads N".
+"acquire N", "release N" and "threads N", and may hold "total NAME
+COUNT" lines: every call made, recorded one by one or counted.
 
 Checks, read with the python module's reader (otf2.reader):
   - per location, Enter/Leave nest and every region is left;
@@ -25,7 +26,9 @@ Checks, read with the python module's reader (otf2.reader):
     most one ThreadWait, which comes with an End;
   - with REPORT: the visits of each call's region, the acquisitions,
     releases and threads (created, begun, ended and joined) are the
-    program's.
+    program's; a call's visits and the calls the recorder counted instead
+    (Metric events of the members proto/counts.h describes) add up to
+    its total.
 --open-ok: locks still held and threads not joined when the process
 ended are allowed (a real program that exits without joining).
 
@@ -41,6 +44,8 @@ import otf2
 HAND_WRITTEN = ("pthread_create", "pthread_join", "pthread_tryjoin_np",
                 "pthread_timedjoin_np", "pthread_clockjoin_np")
 MAX_PROBLEMS = 100
+# proto/counts.h: the description of a member counting calls
+COUNTS_CALLS = "weft: calls counted, not recorded one by one"
 
 
 def call_names(path):
@@ -52,7 +57,7 @@ def call_names(path):
 
 
 def read_report(path):
-    rep = {"calls": {}}
+    rep = {"calls": {}, "totals": {}}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -60,6 +65,8 @@ def read_report(path):
                 # "N+": at least N (the C runtime may call it too)
                 rep["calls"][w[1]] = (int(w[2].rstrip("+")),
                                       w[2].endswith("+"))
+            elif len(w) == 3 and w[0] == "total":
+                rep["totals"][w[1]] = int(w[2])
             elif len(w) == 2:
                 rep[w[0]] = int(w[1])
     return rep
@@ -81,6 +88,7 @@ def main(argv):
 
     kinds = collections.Counter()
     visits = collections.Counter()
+    counted = collections.Counter()             # call -> calls counted
     stacks = collections.defaultdict(list)      # location -> open regions
     held = collections.defaultdict(list)        # location -> [(lock, order)]
     orders = collections.defaultdict(list)      # (group, lock) -> orders
@@ -123,6 +131,10 @@ def main(argv):
                 else:
                     problem("%s: ThreadReleaseLock of lock %d order %d "
                             "without its ThreadAcquireLock" % ((where,) + key))
+            elif kind == "Metric":
+                for mem, val in zip(ev.metric.members, ev.values):
+                    if mem.description == COUNTS_CALLS:
+                        counted[mem.name] += val
             elif kind in ("ThreadCreate", "ThreadBegin", "ThreadEnd",
                           "ThreadWait"):
                 comm = ev.thread_contingent
@@ -185,6 +197,11 @@ def main(argv):
             if name not in report["calls"]:
                 problem("%s: %d visits, the program reports none" %
                         (name, visits[name]))
+        for name, n in sorted(report["totals"].items()):
+            if visits[name] + counted[name] != n:
+                problem("%s: %d visits and %d calls counted in the trace, "
+                        "the program made %d calls" %
+                        (name, visits[name], counted[name], n))
         for kind, key in (("ThreadAcquireLock", "acquire"),
                           ("ThreadReleaseLock", "release")):
             if kinds[kind] != report.get(key):
@@ -202,6 +219,7 @@ def main(argv):
             print(p)
         return 1
     print(json.dumps({"events": dict(kinds), "threads": created,
+                      "counted": dict(counted),
                       "locks": len(orders), "contingents": len(contingents)},
                      sort_keys=True))
     return 0

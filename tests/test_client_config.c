@@ -66,6 +66,8 @@ static void test_defaults(void **state)
     assert_false(c.required);
     assert_int_equal(c.signals, 1);
     assert_int_equal(c.signal_flush_ms, WEFT__DEFAULT_SIGNAL_FLUSH_MS);
+    assert_false(c.locks_all);
+    assert_int_equal(c.lock_threshold_ns, WEFT__DEFAULT_LOCK_THRESHOLD_NS);
     assert_int_equal(c.ntags, 0);
     assert_int_equal(c.clock, WEFT__CLOCK_AUTO);
     assert_int_equal(c.clock_shift_ns, 0);
@@ -247,6 +249,8 @@ static void test_numbers(void **state)
           offsetof(weft__config, stall_ms), 250 },
         { "WEFT_SIGNAL_FLUSH_MS", "60000", NULL, "60001",
           offsetof(weft__config, signal_flush_ms), 60000 },
+        { "WEFT_LOCK_THRESHOLD_NS", "1000000000", NULL, "1000000001",
+          offsetof(weft__config, lock_threshold_ns), 1000000000 },
         { "WEFT_SIGNALS", "0", NULL, "2",
           offsetof(weft__config, signals), 0 },
         { "WEFT_DEBUG", "1", NULL, "2", offsetof(weft__config, debug), 1 },
@@ -284,6 +288,11 @@ static void test_switches(void **state)
     assert_int_equal(parse1("WEFT_REQUIRED", "0", &c), 0);
     assert_false(c.required);
     assert_int_equal(parse1("WEFT_REQUIRED", "yes", &c), WEFT_ECONFIG);
+    assert_int_equal(parse1("WEFT_LOCKS", "all", &c), 0);
+    assert_true(c.locks_all);
+    assert_int_equal(parse1("WEFT_LOCKS", "contended", &c), 0);
+    assert_false(c.locks_all);
+    assert_int_equal(parse1("WEFT_LOCKS", "some", &c), WEFT_ECONFIG);
     assert_int_equal(parse1("WEFT_SIGNALS", "0", &c), 0);
     assert_int_equal(c.signals, 0);
     assert_int_equal(parse1("WEFT_SIGNALS", "2", &c), WEFT_ECONFIG);

@@ -1,4 +1,4 @@
-/* test_ifilter.c - WEFT_FILTER (recorders/instrument/ifilter.c): the empty filter
+/* test_ifilter.c - WEFT_FILTER (client/ifilter.c): the empty filter
  * includes everything; signs, bare patterns, globs, blanks around rules
  * and first-match-wins, also for a function with two names (a C++
  * function's demangled name and symbol); every malformed list (empty rule, sign without a

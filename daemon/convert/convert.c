@@ -795,7 +795,8 @@ static int gather(conv *c, int *read_all)
     weft__conv_plan_timelines(c);
     defs = weft_unify_view(c->u);
     if (weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
-        weft_metricmap_build(&c->mmap, &defs) < 0)
+        weft_metricmap_build(&c->mmap, &defs) < 0 ||
+        weft_callcounts_build(&c->ccount, &defs, &c->prof) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }
@@ -872,6 +873,7 @@ static void conv_free(conv *c)
     weft_profile_free(&c->prof);
     weft_commmap_free(&c->cmap);
     weft_metricmap_free(&c->mmap);
+    weft_callcounts_free(&c->ccount);
     weft_unify_scratch_free(&c->scratch);
     weft_unify_free(c->u);
 }

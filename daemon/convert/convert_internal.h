@@ -27,6 +27,7 @@
 
 #include <otf2/otf2.h>
 
+#include "callcounts.h"
 #include "clock.h"
 #include "convert.h"
 #include "journal.h"
@@ -172,6 +173,7 @@ typedef struct conv {
     uint64_t tl_width;  /* ticks of a timeline's first bins: 1 us */
     weft_commmap cmap;  /* comm rank -> world rank (after pass 1) */
     weft_metricmap mmap; /* metric -> its class (after pass 1) */
+    weft_callcounts ccount; /* counted calls' members (after pass 1) */
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
 } conv;

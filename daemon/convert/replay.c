@@ -405,7 +405,8 @@ static int note_send(conv *c, member *m, const weft_record *r)
 }
 
 /* Adds r to what the report draws of m and l if it is an I/O operation
- * (iosum.h) or a Metric (metricsum.h; l's first ones only), global ids.
+ * (iosum.h) or a Metric (metricsum.h; l's first ones only; and to l's
+ * profile when it carries counted calls, callcounts.h), global ids.
  * 0 or WEFT_ENOMEM (c failed). */
 static int note_report(conv *c, member *m, loc *l, const weft_record *r)
 {
@@ -432,6 +433,9 @@ static int note_report(conv *c, member *m, loc *l, const weft_record *r)
     case WEFT_REC_Metric:
         if (l->has_metrics)
             rc = weft_metricsum_event(&l->ml, &c->mmap, r, c->tl_width);
+        if (rc == 0)
+            rc = weft_callcounts_event(&c->ccount, &c->mmap, &c->prof,
+                                       &l->prof, r, c->resolution);
         break;
     default:
         break;

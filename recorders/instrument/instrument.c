@@ -2,8 +2,8 @@
  * from code compiled with -finstrument-functions, turned into an Enter
  * and a Leave of one Region per function through libweft's public API.
  * The first recorder (client/recorder.h): its own directory and library,
- * with the filter (ifilter.c) and the address map (addrmap.c) only it
- * uses.
+ * with the address map (addrmap.c) only it uses; the filter
+ * (client/ifilter.c) it shares with the pthread and I/O recorders.
  *
  * DESIGN
  * __cyg_profile_func_enter(fn, site) runs at the start of every

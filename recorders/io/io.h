@@ -85,6 +85,9 @@ typedef struct io_frame {
 /* The real function of `call` (dlsym RTLD_NEXT once); aborts with a
  * message when the C library has none. */
 IO__HIDDEN void *io_real(unsigned call);
+/* Reads WEFT_FILTER (weft__recorder_filter) as the session opens: the
+ * calls it excludes are called, not recorded. */
+IO__HIDDEN void io_filter_setup(void);
 /* Starts a wrapped call made by code at `caller`: 1 and Enter recorded
  * when the call is to be recorded (io_end must follow), 0 to call
  * through - also when the MPI stack, an allocator or weft made it

@@ -45,6 +45,7 @@ __attribute__((constructor)) static void at_load(void)
  * recorder holds, then record. */
 static int go_on(void)
 {
+    io_filter_setup();
     io_handles_init();
     atomic_store(&io_state, IO_ST_ON);
     return 1;

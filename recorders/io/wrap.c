@@ -60,6 +60,24 @@ static OTF2_RegionRef region_of(unsigned call)
                                       calls[call].role, OTF2_PARADIGM_NONE);
 }
 
+/* Calls WEFT_FILTER excludes (io_filter_setup): called, not recorded. */
+static _Atomic uint8_t excluded[IO__COUNT];
+
+static const char *call_name(unsigned call)
+{
+    return calls[call].name;
+}
+
+/* See io.h. */
+void io_filter_setup(void)
+{
+    uint8_t x[IO__COUNT];
+
+    weft__recorder_filter("weft-io", IO__COUNT, call_name, x);
+    for (unsigned i = 0; i < IO__COUNT; i++)
+        atomic_store_explicit(&excluded[i], x[i], memory_order_relaxed);
+}
+
 /* See io.h. */
 int io_begin_at(io_frame *f, unsigned call, const void *caller)
 {
@@ -68,7 +86,8 @@ int io_begin_at(io_frame *f, unsigned call, const void *caller)
     if (on == 0 || weft__recorder_foreign(caller) ||
         !weft__recorder_begin(&f->g))
         return 0;
-    if (on < 0 && !io_session_start()) {
+    if ((on < 0 && !io_session_start()) ||
+        atomic_load_explicit(&excluded[call], memory_order_relaxed)) {
         weft__recorder_end(&f->g);
         errno = f->g.saved_errno;
         return 0;

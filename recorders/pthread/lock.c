@@ -43,13 +43,13 @@ void pt_lock_acquired(const void *obj, uint64_t t)
 }
 
 /* See pt.h. */
-void pt_lock_releasing(const void *obj, uint64_t t)
+int pt_lock_releasing(const void *obj, uint64_t t)
 {
     pt_lock *l = pt_lockmap_find(&locks, (uintptr_t)obj);
     uint32_t order, i;
 
     if (!l)
-        return; /* never acquired while recording: nothing to pair */
+        return 0; /* never acquired while recording: nothing to pair */
     for (i = tls_nheld; i-- > 0;)
         if (tls_held[i].id == l->id)
             break;
@@ -61,7 +61,8 @@ void pt_lock_releasing(const void *obj, uint64_t t)
     } else if (tls_nheld == PT_HELD_MAX) {
         order = atomic_load_explicit(&l->order, memory_order_relaxed) - 1;
     } else {
-        return; /* not acquired on this thread while recording */
+        return 0; /* not acquired on this thread while recording */
     }
     weft_evt_ThreadReleaseLock(NULL, t, OTF2_PARADIGM_PTHREAD, l->id, order);
+    return 1;
 }

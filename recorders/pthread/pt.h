@@ -63,7 +63,7 @@
 
 /* One id per entry of calls.def, then the hand-written wrappers. */
 enum pt_call_id {
-#define PT(name, role, kind, params, args, lock) PT_##name,
+#define PT(name, role, kind, params, args, lock, first) PT_##name,
 #include "calls.def"
     PT_pthread_create, PT_pthread_join, PT_pthread_tryjoin_np,
     PT_pthread_timedjoin_np, PT_pthread_clockjoin_np,
@@ -144,6 +144,12 @@ PT_HIDDEN void pt_end(pt_call *c, uint64_t t);
  * once routine). Guard raised. */
 PT_HIDDEN void pt_leave_open(uint64_t t);
 
+/* Reads WEFT_FILTER (weft__recorder_filter) once the session is open. */
+PT_HIDDEN void pt_filter_setup(void);
+/* 1 when WEFT_FILTER excludes `call`: called, nothing recorded. */
+PT_HIDDEN int pt_excluded(unsigned call);
+/* The name of `call` (calls.def), also its region's. */
+PT_HIDDEN const char *pt_call_name(unsigned call);
 /* The region of `call` (defined on first use), OTF2_UNDEFINED_REGION
  * when the session is not open. */
 PT_HIDDEN OTF2_RegionRef pt_region(unsigned call);
@@ -160,8 +166,46 @@ PT_HIDDEN void *pt_real(const char *name);
 /* Records ThreadAcquireLock of lock object `obj` at t on this thread. */
 PT_HIDDEN void pt_lock_acquired(const void *obj, uint64_t t);
 /* Records ThreadReleaseLock of `obj` at t: the order of this thread's
- * acquisition of it, else its last acquisition's. */
-PT_HIDDEN void pt_lock_releasing(const void *obj, uint64_t t);
+ * acquisition of it, else its last acquisition's. 1 if it recorded one,
+ * 0 if the acquisition was not recorded. */
+PT_HIDDEN int pt_lock_releasing(const void *obj, uint64_t t);
+
+/* ---- counted locks (count.c) ------------------------------------------- */
+
+/* Which kinds of calls.def are counted: a lock call (its try first) and
+ * an unlock (of a lock counted). */
+#define PT_COUNTS_ACQUIRE 1
+#define PT_COUNTS_RELEASE 1
+#define PT_COUNTS_CWAIT 0
+#define PT_COUNTS_NONE 0
+#define PT_RELEASES_ACQUIRE 0
+#define PT_RELEASES_RELEASE 1
+#define PT_RELEASES_CWAIT 0
+#define PT_RELEASES_NONE 0
+
+/* Reads WEFT_LOCKS and WEFT_LOCK_THRESHOLD_NS (weft__recorder_lockpolicy)
+ * and defines the metrics of the counts, once the session is open.
+ * Guard raised. */
+PT_HIDDEN void pt_count_setup(void);
+/* Starts call `call` of lock `lock` made by code at `caller` the counted
+ * way: 1 with the guard raised when locks are counted, the call is to be
+ * recorded and - for an unlock (`release`) - this thread counted the
+ * lock's acquisition (then forgotten); else 0, guard as it was. */
+PT_HIDDEN int pt_count_begin(pt_call *c, unsigned call, const void *caller,
+                             const void *lock, int release);
+/* After pt_count_begin's `first` function returned rc (it started at
+ * t0): counts the call, or records it as it happened (a lock got at once
+ * but slowly, or no room to remember it), and returns 1 with the guard
+ * lowered; 0 with the guard lowered when the lock was busy (the caller
+ * records the call as when locks are not counted). */
+PT_HIDDEN int pt_count_end(pt_call *c, unsigned call, const void *lock,
+                           int rc, uint64_t t0, int release);
+/* A condition wait releases `lock`: forgets that it was counted (1), or
+ * 0 if it was not. Guard raised. */
+PT_HIDDEN int pt_count_drop(const void *lock);
+/* Records at t the counts of this thread since its last flush (a Metric
+ * event, proto/counts.h) and zeroes them. Guard raised, may record. */
+PT_HIDDEN void pt_count_flush(uint64_t t);
 
 /* ---- threads (thread.c) ------------------------------------------------ */
 

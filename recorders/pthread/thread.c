@@ -96,6 +96,11 @@ static void at_fork_child(void)
  * nothing is recorded while libweft closes. */
 static void at_exit_off(void)
 {
+    if (atomic_load(&pt_state) == PT_ST_ON && !weft__inside) {
+        weft__inside++;
+        pt_count_flush(weft_time()); /* the exiting thread's counts */
+        weft__inside--;
+    }
     atomic_store(&pt_state, PT_ST_OFF);
 }
 
@@ -130,8 +135,11 @@ int pt_ready_slow(void)
     }
     if (st != PT_ST_ON && !(st == PT_ST_MPI && weft_connected()))
         return 0;
-    if (!atomic_exchange(&defined, 1))
+    if (!atomic_exchange(&defined, 1)) {
+        pt_filter_setup();
         pt_define_regions();
+        pt_count_setup();
+    }
     return 1;
 }
 
@@ -282,6 +290,7 @@ static void thread_end(void *unused)
         if (may_record()) {
             uint64_t t = weft_time();
             pt_leave_open(t);
+            pt_count_flush(t);
             weft_evt_ThreadEnd(NULL, t, me.comm, me.seq);
         }
         weft__inside--;

@@ -13,7 +13,7 @@ typedef struct pt_desc {
 } pt_desc;
 
 static const pt_desc calls[PT__COUNT] = {
-#define PT(name, role_, kind, params, args, lock)                             \
+#define PT(name, role_, kind, params, args, lock, first)                     \
     [PT_##name] = { #name, OTF2_REGION_ROLE_##role_ },
 #include "calls.def"
     [PT_pthread_create] = { "pthread_create", OTF2_REGION_ROLE_THREAD_CREATE },
@@ -28,6 +28,31 @@ static const pt_desc calls[PT__COUNT] = {
 
 /* Each call's region (weft__recorder_region_once). */
 static _Atomic uint32_t regions[PT__COUNT];
+
+/* Calls WEFT_FILTER excludes (pt_filter_setup): called, not recorded. */
+static _Atomic uint8_t excluded[PT__COUNT];
+
+/* See pt.h. */
+void pt_filter_setup(void)
+{
+    uint8_t x[PT__COUNT];
+
+    weft__recorder_filter("weft-pthread", PT__COUNT, pt_call_name, x);
+    for (unsigned i = 0; i < PT__COUNT; i++)
+        atomic_store_explicit(&excluded[i], x[i], memory_order_relaxed);
+}
+
+/* See pt.h. */
+int pt_excluded(unsigned call)
+{
+    return atomic_load_explicit(&excluded[call], memory_order_relaxed);
+}
+
+/* See pt.h. */
+const char *pt_call_name(unsigned call)
+{
+    return calls[call].name;
+}
 
 /* See pt.h. */
 OTF2_RegionRef pt_region(unsigned call)
@@ -84,7 +109,7 @@ int pt_begin(pt_call *c, unsigned call, uint64_t *t, const void *caller)
     if (r == 0 || weft__recorder_foreign(caller))
         return 0;
     pt_guard(c);
-    if (r < 0 && !pt_ready_slow())
+    if ((r < 0 && !pt_ready_slow()) || pt_excluded(call))
         goto no;
     c->region = pt_region(call);
     if (c->region == OTF2_UNDEFINED_REGION)
@@ -111,80 +136,114 @@ void pt_end(pt_call *c, uint64_t t)
 
 /* ---- what each kind records (calls.def) -------------------------------- */
 
-static inline void pre_ACQUIRE(const void *lock, uint64_t t)
+/* pre_: before the real call; returns what post_ needs to know (1: a
+ * condition wait's mutex was held by a counted or recorded acquisition,
+ * so its taking back is recorded; a mutex taken while nothing was
+ * recorded - before the session, or by a call WEFT_FILTER excludes - is
+ * released unrecorded too). */
+static inline int pre_ACQUIRE(const void *lock, uint64_t t)
 {
     (void)lock, (void)t;
+    return 0;
 }
 
-static inline void post_ACQUIRE(const void *lock, int rc, uint64_t t)
+static inline void post_ACQUIRE(const void *lock, int rc, uint64_t t, int h)
 {
+    (void)h;
     if (rc == 0)
         pt_lock_acquired(lock, t);
 }
 
-static inline void pre_RELEASE(const void *lock, uint64_t t)
+static inline int pre_RELEASE(const void *lock, uint64_t t)
 {
     pt_lock_releasing(lock, t);
+    return 0;
 }
 
-static inline void post_RELEASE(const void *lock, int rc, uint64_t t)
+static inline void post_RELEASE(const void *lock, int rc, uint64_t t, int h)
 {
-    (void)lock, (void)rc, (void)t;
+    (void)lock, (void)rc, (void)t, (void)h;
 }
 
-static inline void pre_CWAIT(const void *lock, uint64_t t)
+static inline int pre_CWAIT(const void *lock, uint64_t t)
 {
-    pt_lock_releasing(lock, t);
+    int counted = pt_count_drop(lock);
+
+    return pt_lock_releasing(lock, t) || counted;
 }
 
-static inline void post_CWAIT(const void *lock, int rc, uint64_t t)
+static inline void post_CWAIT(const void *lock, int rc, uint64_t t, int h)
 {
-    if (rc == 0 || rc == ETIMEDOUT)
+    if (h && (rc == 0 || rc == ETIMEDOUT))
         pt_lock_acquired(lock, t);
 }
 
-static inline void pre_NONE(const void *lock, uint64_t t)
+static inline int pre_NONE(const void *lock, uint64_t t)
 {
     (void)lock, (void)t;
+    return 0;
 }
 
-static inline void post_NONE(const void *lock, int rc, uint64_t t)
+static inline void post_NONE(const void *lock, int rc, uint64_t t, int h)
 {
-    (void)lock, (void)rc, (void)t;
+    (void)lock, (void)rc, (void)t, (void)h;
 }
 
 /* ---- the wrappers ------------------------------------------------------ */
 
-/* The real function of each entry, resolved on its first call. */
-#define PT(name, role, kind, params, args, lock)                             \
+/* The real function of each entry, resolved on its first call; `none`
+ * (calls.def's `first` of a call never counted) has none. */
+#define PT(name, role, kind, params, args, lock, first)                      \
     static int(*_Atomic real_##name) params;
 #include "calls.def"
+static int (*_Atomic real_none)(const void *);
 
-#define PT(name, role, kind, params, args, lock)                             \
-    PT_EXPORT int name params                                                \
-    {                                                                        \
-        int(*fn_) params = atomic_load_explicit(&real_##name,                \
-                                                memory_order_relaxed);       \
-        pt_call c_;                                                          \
-        uint64_t t_;                                                         \
-        int rc_;                                                             \
-                                                                             \
-        if (PT_UNLIKELY(!fn_)) {                                             \
+/* Loads real_##name into fn, resolving it on first use; `fail` when
+ * there is none. */
+#define PT_LOAD(fn, name, fail)                                              \
+    do {                                                                     \
+        fn = atomic_load_explicit(&real_##name, memory_order_relaxed);       \
+        if (PT_UNLIKELY(!fn)) {                                              \
             int saved_ = errno;                                              \
             void *p_ = pt_real(#name);                                       \
-            memcpy(&fn_, &p_, sizeof p_);                                    \
+            memcpy(&fn, &p_, sizeof p_);                                     \
             errno = saved_;                                                  \
-            if (!fn_)                                                        \
-                return ENOSYS;                                               \
-            atomic_store_explicit(&real_##name, fn_, memory_order_relaxed);  \
+            if (!fn)                                                         \
+                fail;                                                        \
+            atomic_store_explicit(&real_##name, fn, memory_order_relaxed);   \
+        }                                                                    \
+    } while (0)
+
+/* A wrapper: counted (count.c) when its kind is and locks are counted,
+ * else recorded. */
+#define PT(name, role, kind, params, args, lock, first)                      \
+    PT_EXPORT int name params                                                \
+    {                                                                        \
+        int(*fn_) params;                                                    \
+        __typeof__(atomic_load(&real_##first)) ff_;                          \
+        const void *l_ = (const void *)(uintptr_t)(lock);                    \
+        pt_call c_;                                                          \
+        uint64_t t_;                                                         \
+        int rc_, h_;                                                         \
+                                                                             \
+        PT_LOAD(fn_, name, return ENOSYS);                                   \
+        if (PT_COUNTS_##kind &&                                              \
+            pt_count_begin(&c_, PT_##name, PT_CALLER, l_,                    \
+                           PT_RELEASES_##kind)) {                            \
+            PT_LOAD(ff_, first, ff_ = NULL);                                 \
+            t_ = weft_time();                                                \
+            rc_ = ff_ ? ff_(lock) : EBUSY;                                   \
+            if (pt_count_end(&c_, PT_##name, l_, rc_, t_,                    \
+                             PT_RELEASES_##kind))                            \
+                return rc_;                                                  \
         }                                                                    \
         if (!pt_begin(&c_, PT_##name, &t_, PT_CALLER))                       \
             return fn_ args;                                                 \
-        pre_##kind((const void *)(uintptr_t)(lock), t_);                     \
+        h_ = pre_##kind(l_, t_);                                             \
         pt_pause(&c_);                                                       \
         rc_ = fn_ args;                                                      \
         t_ = pt_resume(&c_);                                                 \
-        post_##kind((const void *)(uintptr_t)(lock), rc_, t_);               \
+        post_##kind(l_, rc_, t_, h_);                                        \
         pt_end(&c_, t_);                                                     \
         return rc_;                                                          \
     }

@@ -1,6 +1,8 @@
-/* ifilter.h - WEFT_FILTER, the function filter of libweft-instrument:
- * parsing the rule list and matching function names against it. Pure
- * functions over strings: no globals, no I/O.
+/* ifilter.h - WEFT_FILTER, the filter of the recorders: parsing the rule
+ * list and matching names against it, the functions of
+ * libweft-instrument and the calls libweft-pthread wraps. Pure functions
+ * over strings: no globals, no I/O. Part of libweft.so, exported to the
+ * recorder libraries (WEFT_RECORDER_0, recorder.h).
  *
  * Syntax: rules separated by commas, each an fnmatch(3) glob with an
  * optional sign: "+pattern" (or a bare "pattern") includes the functions
@@ -13,6 +15,8 @@
 #define WEFT_IFILTER_H
 
 #include <stddef.h>
+
+#define WEFT__IFILTER_API __attribute__((visibility("default")))
 
 /* Limits of a WEFT_FILTER value; longer lists are rejected as malformed. */
 #define WEFT__IFILTER_MAX_RULES 256
@@ -33,18 +37,19 @@ typedef struct weft__ifilter {
  * weft__ifilter_free. Returns 0; WEFT_EINVAL with a message naming the
  * bad rule in err (err_len bytes, always NUL-terminated) and *f empty; or
  * WEFT_ENOMEM. */
-int weft__ifilter_parse(const char *spec, weft__ifilter *f, char *err,
-                        size_t err_len);
+WEFT__IFILTER_API int weft__ifilter_parse(const char *spec, weft__ifilter *f,
+                                          char *err, size_t err_len);
 
 /* 1 if the function called `name` is to be traced, else 0. */
-int weft__ifilter_match(const weft__ifilter *f, const char *name);
+WEFT__IFILTER_API int weft__ifilter_match(const weft__ifilter *f,
+                                          const char *name);
 /* The same for a function with two names (a C++ function's demangled
  * name and its symbol; alt may be NULL or equal to name): a rule applies
  * when its pattern matches either. */
-int weft__ifilter_match2(const weft__ifilter *f, const char *name,
-                         const char *alt);
+WEFT__IFILTER_API int weft__ifilter_match2(const weft__ifilter *f,
+                                           const char *name, const char *alt);
 
 /* Frees the rules of *f and leaves it empty. Idempotent. */
-void weft__ifilter_free(weft__ifilter *f);
+WEFT__IFILTER_API void weft__ifilter_free(weft__ifilter *f);
 
 #endif

@@ -1,0 +1,181 @@
+/* count.c - lock calls counted instead of recorded (issue #32; see
+ * calls.def's `first` and pt.h).
+ *
+ * DESIGN
+ * By default (WEFT_LOCKS=contended) a lock call first runs the lock's try
+ * function with the guard raised: a try never waits nor runs the
+ * program's code, so nothing can be recorded on this thread meanwhile
+ * and what is recorded after it may carry its start time. A lock got at
+ * once within WEFT_LOCK_THRESHOLD_NS is counted per call and thread
+ * (calls and time in them) and remembered in the thread's held stack
+ * (tally.h), so that its unlock is counted too; a lock got slowly (or
+ * with the stack full, or a robust mutex from a dead owner) is recorded
+ * as it happened, Enter at the try's start; a busy lock is recorded as
+ * before, the wait included. Every recorded acquisition is released
+ * recorded, every counted one counted: the archive's acquire and release
+ * events still pair.
+ *
+ * The counts leave as one Metric event of the class defined at open
+ * (two members per counted call, named as its region, proto/counts.h)
+ * when the thread ends (thread.c) or the process exits, with what the
+ * thread counted since its previous one; `weft profile` adds them to the
+ * calls' rows. WEFT_LOCKS=all records every call as before.
+ */
+#include <string.h>
+
+#include "counts.h"
+#include "pt.h"
+#include "tally.h"
+
+/* Which calls are counted, from calls.def's kinds. */
+static const uint8_t counted[PT__COUNT] = {
+#define PT(name, role, kind, params, args, lock, first)                      \
+    [PT_##name] = PT_COUNTS_##kind,
+#include "calls.def"
+};
+
+/* Set once by pt_count_setup, read after. */
+static struct {
+    _Atomic int ready;           /* policy read, metrics defined */
+    int all;                     /* WEFT_LOCKS=all */
+    uint64_t threshold;          /* ticks */
+    uint64_t resolution;         /* ticks per second */
+    OTF2_MetricRef metric;       /* the counts' class */
+    uint8_t nmembers;            /* 2 per counted call */
+    uint8_t slot[PT__COUNT];     /* a counted call's pair of members */
+} P = { .metric = OTF2_UNDEFINED_METRIC };
+
+static __thread pt_tally_held held PT_TLS;
+static __thread pt_tally_count tally[PT__COUNT] PT_TLS;
+static __thread int tallied PT_TLS;
+
+/* Defines the class of the counts: members "calls" and "time" of each
+ * counted call, named as its region. 0 or -1. */
+static int define_metric(void)
+{
+    OTF2_MetricMemberRef m[2 * PT__COUNT];
+    uint8_t n = 0;
+
+    for (unsigned i = 0; i < PT__COUNT; i++) {
+        OTF2_StringRef name;
+        if (!counted[i])
+            continue;
+        name = weft_string(pt_call_name(i));
+        for (int k = 0; k < 2; k++) {
+            m[n] = weft__recorder_newid(WEFT_REF_METRIC_MEMBER);
+            if (weft_def_MetricMember(
+                    m[n], name,
+                    weft_string(k ? WEFT_COUNTS_TIME : WEFT_COUNTS_CALLS),
+                    OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_LAST,
+                    OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, k ? -9 : 0,
+                    weft_string(k ? "s" : "calls")) < 0)
+                return -1;
+            n++;
+        }
+        P.slot[i] = (uint8_t)(n - 2);
+    }
+    P.metric = weft__recorder_newid(WEFT_REF_METRIC);
+    P.nmembers = n;
+    return weft_def_MetricClass(P.metric, n, m,
+                                OTF2_METRIC_SYNCHRONOUS,
+                                OTF2_RECORDER_KIND_ABSTRACT) < 0 ? -1 : 0;
+}
+
+/* See pt.h. */
+void pt_count_setup(void)
+{
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    weft__lockpolicy lp;
+
+    if (atomic_flag_test_and_set(&once))
+        return;
+    weft__recorder_lockpolicy(&lp);
+    P.all = lp.all;
+    P.threshold = lp.threshold;
+    P.resolution = lp.resolution;
+    if (!P.all && define_metric() < 0)
+        P.all = 1; /* no way to ship counts: record everything */
+    atomic_store_explicit(&P.ready, 1, memory_order_release);
+}
+
+/* See pt.h. */
+int pt_count_begin(pt_call *c, unsigned call, const void *caller,
+                   const void *lock, int release)
+{
+    int r = pt_recording();
+
+    if (r == 0 || weft__recorder_foreign(caller))
+        return 0;
+    pt_guard(c);
+    if ((r < 0 && !pt_ready_slow()) || pt_excluded(call) ||
+        !atomic_load_explicit(&P.ready, memory_order_acquire) || P.all ||
+        (release && !pt_tally_release(&held, lock)))
+        goto no;
+    return 1;
+no:
+    pt_unguard(c);
+    return 0;
+}
+
+/* See pt.h. */
+int pt_count_end(pt_call *c, unsigned call, const void *lock, int rc,
+                 uint64_t t0, int release)
+{
+    uint64_t t1 = weft_time(), d = t1 > t0 ? t1 - t0 : 0;
+    OTF2_RegionRef region;
+
+    if (release) {
+        pt_tally_add(&tally[call], d);
+        tallied = 1;
+        goto done;
+    }
+    switch (pt_tally_verdict(rc, d, P.threshold, held.n < PT_TALLY_HELD_MAX)) {
+    case PT_COUNT:
+        pt_tally_hold(&held, lock);
+        pt_tally_add(&tally[call], d);
+        tallied = 1;
+        break;
+    case PT_RECORD:
+        region = pt_region(call);
+        if (region == OTF2_UNDEFINED_REGION)
+            break;
+        weft_evt_Enter(NULL, t0, region);
+        pt_lock_acquired(lock, t1);
+        weft_evt_Leave(NULL, t1, region);
+        break;
+    case PT_BUSY:
+        pt_unguard(c);
+        return 0;
+    }
+done:
+    pt_unguard(c);
+    return 1;
+}
+
+/* See pt.h. */
+int pt_count_drop(const void *lock)
+{
+    return pt_tally_release(&held, lock);
+}
+
+/* See pt.h. */
+void pt_count_flush(uint64_t t)
+{
+    OTF2_Type types[2 * PT__COUNT];
+    OTF2_MetricValue v[2 * PT__COUNT];
+
+    if (!tallied || P.metric == OTF2_UNDEFINED_METRIC)
+        return;
+    for (unsigned i = 0; i < PT__COUNT; i++) {
+        if (!counted[i])
+            continue;
+        types[P.slot[i]] = types[P.slot[i] + 1] = OTF2_TYPE_UINT64;
+        v[P.slot[i]].unsigned_int = tally[i].calls;
+        v[P.slot[i] + 1].unsigned_int = pt_tally_ns(tally[i].ticks,
+                                                    P.resolution);
+    }
+    if (weft_evt_Metric(NULL, t, P.metric, P.nmembers, types, v) == 0) {
+        memset(tally, 0, sizeof tally);
+        tallied = 0;
+    }
+}
