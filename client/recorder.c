@@ -163,14 +163,37 @@ void weft__recorder_require(void)
     _exit(1);
 }
 
+/* weft__recorder_before_exec's functions, written before they can run
+ * (a recorder registers as its session opens). */
+static void (*before_exec[WEFT__BEFORE_EXEC_MAX])(void);
+static _Atomic unsigned nbefore_exec;
+
+/* See recorder.h. */
+int weft__recorder_before_exec(void (*fn)(void))
+{
+    unsigned n = atomic_fetch_add(&nbefore_exec, 1);
+
+    if (n >= WEFT__BEFORE_EXEC_MAX) {
+        atomic_fetch_sub(&nbefore_exec, 1);
+        return WEFT_ELIMIT;
+    }
+    before_exec[n] = fn;
+    return 0;
+}
+
 /* See recorder.h. */
 void weft__recorder_exec(void)
 {
     int saved = errno, st = atomic_load(&weft__S.state);
+    unsigned n = atomic_load(&nbefore_exec);
 
     if (weft__inside == 0 && getpid() == weft__S.pid &&
-        (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD))
+        (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD)) {
+        for (unsigned i = 0; i < n && i < WEFT__BEFORE_EXEC_MAX; i++)
+            if (before_exec[i])
+                before_exec[i]();
         weft_close();
+    }
     errno = saved;
 }
 

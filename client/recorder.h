@@ -227,6 +227,13 @@ WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
  * libweft, or when no session is open. errno unchanged. If the exec
  * fails, the process goes on untraced. */
 WEFT__RECORDER_API void weft__recorder_exec(void);
+/* Has weft__recorder_exec call fn first (at most WEFT__BEFORE_EXEC_MAX
+ * of them, each once, in the order given): what a recorder does at exit
+ * through its atexit handler, e.g. the pthread recorder shipping the
+ * calling thread's lock counts, an exec or _exit must do too. Returns 0
+ * or WEFT_ELIMIT. */
+#define WEFT__BEFORE_EXEC_MAX 4
+WEFT__RECORDER_API int weft__recorder_before_exec(void (*fn)(void));
 /* 1 when `pc`, a wrapper's return address, is code of a library whose
  * calls recorders leave alone (see 7): the MPI stack (MPI, its runtime,
  * its transports and their memory hooks), memory allocators and weft's

@@ -97,6 +97,16 @@ assert j["events"]["ThreadAcquireLock"] == 4, j
 assert j["events"]["Metric"] == 1, j  # main at exit (the contender counted none)
 ' "$TMP/counted.sum" || fail "counted: $(cat "$TMP/counted.sum")"
 echo "default: $(cat "$TMP/counted.sum")"
+# The same ended by _exit: the counts are shipped before the session
+# closes (weft__recorder_before_exec), not only at exit.
+traced counted-exit counted LOCKCOUNT_EXIT=_exit WEFT_LOCK_THRESHOLD_NS=1000000000 ||
+    fail "lockcount failed: $(cat "$TMP/counted-exit.err")"
+check counted-exit >"$TMP/counted-exit.sum"
+cmp -s <(sed 's/"counted-exit"/"counted"/' "$TMP/counted-exit.sum") "$TMP/counted.sum" ||
+"$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a["counted"] == b["counted"] and a["events"]["Metric"] == 1, (a, b)
+' "$TMP/counted-exit.sum" "$TMP/counted.sum" || fail "counted, _exit: $(cat "$TMP/counted-exit.sum")"
+echo "default, ended by _exit: the same counts"
 # weft import of that archive: its profile counts the same calls.
 "$WEFT" --catalog "$SPOOL/catalog.db" import \
     "$(json_get "$TMP/show.json" 'j["archive"]')" --name counted-import \

@@ -4,7 +4,9 @@
 # cannot complete (rank 1 sends only when rank 0 says go) a known number
 # of times with MPI_Test, MPI_Testany, MPI_Testsome, MPI_Testall and
 # MPI_Iprobe, then completes them with one more call (rank 1 acknowledged after sending,
-# so the messages are there). By default only the first poll of a run of
+# so the messages are there); last, 60 MPI_Iprobes that find nothing run
+# straight into MPI_Finalize, which must ship their count. By default
+# only the first poll of a run of
 # the same requests is recorded, and the calls that complete something,
 # and the metric "MPI polls collapsed" ends at the number of the others;
 # with WEFT_MPI_POLL=all every call is recorded and nothing collapsed; a
@@ -101,6 +103,10 @@ static void rank0(void)
     CHECK(flag, "Iprobe found nothing");
     MPI_Recv(&buf[0], 1, MPI_INT, 1, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Recv(&buf[1], 1, MPI_INT, 1, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 60; i++) {    /* Iprobe: 60 fruitless, then */
+        MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK(!flag, "Iprobe found a message never sent");
+    }                                 /* MPI_Finalize closes the run */
 }
 
 static void rank1(void)
@@ -141,11 +147,11 @@ collapse = sys.argv[2] == "collapse"
 # Recorded calls of rank 0, and the fruitless ones counted, not recorded.
 if collapse:
     want = {"MPI_Test": 4, "MPI_Testany": 3, "MPI_Testsome": 2,
-            "MPI_Testall": 2, "MPI_Iprobe": 2}
-    want_collapsed = 399 + 399 + 299 + 199 + 99 + 149
+            "MPI_Testall": 2, "MPI_Iprobe": 3}
+    want_collapsed = 399 + 399 + 299 + 199 + 99 + 149 + 59
 else:
     want = {"MPI_Test": 802, "MPI_Testany": 302, "MPI_Testsome": 201,
-            "MPI_Testall": 101, "MPI_Iprobe": 151}
+            "MPI_Testall": 101, "MPI_Iprobe": 211}
     want_collapsed = None
 bad = []
 visits = collections.defaultdict(collections.Counter)

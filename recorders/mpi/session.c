@@ -265,6 +265,7 @@ int MPI_Finalize(void)
     weft__inside++;
     if (was) {
         region = wm_region(WM_Finalize);
+        wm_poll_close(weft_time());
         weft_enter(region);
         atomic_store(&active, 0);
     }
@@ -295,6 +296,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
         char why[64];
 
         atomic_store(&active, 0);
+        wm_poll_close(weft_time());
         weft_enter(region);
         weft_leave(region);
         weft_evt_ProgramEnd(NULL, weft_time(), errorcode);

@@ -137,6 +137,9 @@ WM__HIDDEN void wm_end(wm_frame *f);
  * of the next call recorded. Returns 1 when the call is recorded (its Enter is
  * written: record its events), 0 when it is counted. */
 WM__HIDDEN int wm_poll(wm_frame *f, int fruitless, uint64_t key);
+/* Ends this thread's run of collapsed polls at time t (its count goes
+ * out): MPI_Finalize and MPI_Abort, which do not start with wm_begin. */
+WM__HIDDEN void wm_poll_close(uint64_t t);
 /* The key of polling `n` requests `reqs` (handles before the call). */
 WM__HIDDEN uint64_t wm_poll_key(int n, const MPI_Request *reqs);
 /* The region of `call` (defined on first use). */

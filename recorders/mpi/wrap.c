@@ -171,6 +171,12 @@ int wm_poll(wm_frame *f, int fruitless, uint64_t key)
 }
 
 /* See wm.h. */
+void wm_poll_close(uint64_t t)
+{
+    run_close(t);
+}
+
+/* See wm.h. */
 uint64_t wm_poll_key(int n, const MPI_Request *reqs)
 {
     uint64_t h = 14695981039346656037u ^ (uint64_t)(unsigned)n;

@@ -93,7 +93,8 @@ static void at_fork_child(void)
 }
 
 /* Registered after weft_open, so it runs before libweft's weft_close:
- * nothing is recorded while libweft closes. */
+ * nothing is recorded while libweft closes. Also before an exec or
+ * _exit closes it (weft__recorder_before_exec). */
 static void at_exit_off(void)
 {
     if (atomic_load(&pt_state) == PT_ST_ON && !weft__inside) {
@@ -118,6 +119,7 @@ static void open_session(void)
         return;
     }
     atexit(at_exit_off);
+    weft__recorder_before_exec(at_exit_off);
     weft__recorder_attach(); /* the opening thread is location 0 */
     atomic_store(&pt_state, PT_ST_ON);
 }
