@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -406,6 +407,9 @@ int weft__arc_open(weft__arc *a, const char *anchor, char **err)
     *err = NULL;
     OTF2_Error_RegisterCallback(otf2_error, NULL);
     otf2_last[0] = 0;
+    /* libotf2 leaks what it allocated when the anchor cannot be read. */
+    if (access(anchor, R_OK) != 0)
+        return arc_err(err, "cannot open %s: %s", anchor, strerror(errno));
     a->reader = OTF2_Reader_Open(anchor);
     if (!a->reader)
         return arc_err(err, "cannot open %s: %s", anchor,

@@ -21,7 +21,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_abort=0"
 # they take glibc's place).
 LIB="$WEFT_BUILDDIR/.libs/libweft.so"
 nm -D --defined-only "$LIB" | awk '{print $3}' |
-    grep -v -E '^(weft_[A-Za-z0-9_]+@@WEFT_0|weft__[a-z_]+@@WEFT_RECORDER_0|WEFT_0|WEFT_RECORDER_0)$' |
+    grep -v -E '^(weft_[A-Za-z0-9_]+@@WEFT_0|weft__[a-z0-9_]+@@WEFT_RECORDER_0|WEFT_0|WEFT_RECORDER_0)$' |
     sort >"$TMP/exports" || true
 printf '%s\n' _Exit _exit execl execle execlp execv execve execvp execvpe \
     fexecve | sort >"$TMP/expected"

@@ -37,13 +37,16 @@ else
     echo "systemd-analyze not found: unit not verified"
 fi
 
-# Only the public API is exported (version WEFT_0), and the recorder
-# calls of client/recorder.h and its guard variable under their own
-# version WEFT_RECORDER_0.
+# Only the public API is exported (version WEFT_0), the recorder calls
+# of client/recorder.h, the filter of client/ifilter.h and the guard
+# variable under their own version WEFT_RECORDER_0, and, without a
+# version, recorders/exec.c's wrappers of the calls that end a process
+# image.
 syms=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}')
 bad=$(echo "$syms" | grep -vE '^weft_[a-z][A-Za-z0-9_]*@@WEFT_0$' |
-      grep -vE '^weft__recorder_[a-z_]+@@WEFT_RECORDER_0$' |
-      grep -vE '^weft__inside@@WEFT_RECORDER_0$' || true)
+      grep -vE '^weft__(recorder|ifilter)_[a-z0-9_]+@@WEFT_RECORDER_0$' |
+      grep -vE '^weft__inside@@WEFT_RECORDER_0$' |
+      grep -vE '^(_exit|_Exit|execl|execle|execlp|execv|execve|execvp|execvpe|fexecve)$' || true)
 [ -z "$bad" ] || fail "libweft.so exports non-API symbols: $bad"
 echo "$syms" | grep -q '^weft__recorder_open@@WEFT_RECORDER_0$' ||
     fail "libweft.so does not export weft__recorder_open@@WEFT_RECORDER_0"

@@ -175,7 +175,8 @@ tracer() {
     # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
     local san=(${WEFT_SAN_PRELOAD:-})
     [ -f "$WEFT_BUILDDIR/.libs/libweft-mpi-$1.so" ] || return 1
-    TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs"
+    # WEFT_MPI_POLL=all: check_mpi.py compares every MPI_Test* call.
+    TRACER=(env "WEFT_LIBDIR=$WEFT_BUILDDIR/.libs" WEFT_MPI_POLL=all
             "LD_LIBRARY_PATH=$WEFT_BUILDDIR/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
     [ ${#san[@]} -eq 0 ] || TRACER+=("LD_PRELOAD=${san[*]}")
     TRACER+=("$WEFT" run -v --)

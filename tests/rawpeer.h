@@ -48,6 +48,12 @@ int send_auth(const char *cred, unsigned ttl, char **made);
 void ensure_auth(void);
 
 /* A session's frames. */
+/* The process a Hello names: RAWPEER_PID (tests/lib.sh: the test
+ * script's), else this one. The script stands for the traced process
+ * whose connections the rawpeer runs are, and lives on when one of them
+ * ends (weftd gives up at once on a member whose process is gone:
+ * daemon/ingest/procwatch.h). */
+uint32_t hello_pid(void);
 void send_hello_size(const char *trace, uint32_t version, uint32_t size);
 void send_hello(const char *trace, uint32_t version);
 void send_records(int events, uint32_t loc, uint64_t seq,

@@ -53,7 +53,7 @@ int run_big_ids(const char *trace)
     h.rank = (uint32_t)env_u64("RAWPEER_RANK", 0);
     h.size = (uint32_t)env_u64("RAWPEER_SIZE", 1);
     h.hostname = "rawpeer";
-    h.pid = (uint32_t)getpid();
+    h.pid = hello_pid();
     h.uid = (uint32_t)getuid();
     h.timer_resolution = 1000000000;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
@@ -164,7 +164,7 @@ int hello_hangup(const char *addr, const char *trace)
         h.rank = i;
         h.size = n;
         h.hostname = "rawpeer";
-        h.pid = (uint32_t)getpid();
+        h.pid = hello_pid();
         h.uid = (uint32_t)getuid();
         h.timer_resolution = 1000000000;
         h.run = "hello-hangup";
@@ -282,7 +282,7 @@ int run_goodbye_threads(const char *trace)
     h.rank = env_u32("RAWPEER_RANK", 0);
     h.size = env_u32("RAWPEER_SIZE", 1);
     h.hostname = "rawpeer";
-    h.pid = (uint32_t)getpid();
+    h.pid = hello_pid();
     h.uid = (uint32_t)getuid();
     h.timer_resolution = 1000000000;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO;

@@ -158,6 +158,14 @@ void ensure_auth(void)
         exit(1);
 }
 
+/* See rawpeer.h. */
+uint32_t hello_pid(void)
+{
+    const char *v = getenv("RAWPEER_PID");
+
+    return v ? (uint32_t)strtoul(v, NULL, 10) : (uint32_t)getpid();
+}
+
 void send_hello_size(const char *trace, uint32_t version, uint32_t size)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -169,13 +177,7 @@ void send_hello_size(const char *trace, uint32_t version, uint32_t size)
     h.rank = 0;
     h.size = size;
     h.hostname = "rawpeer";
-    /* RAWPEER_PID (tests/lib.sh: the test script's) stands for the
-     * traced process whose connections the rawpeer runs are: it lives on
-     * when one of them ends (weftd gives up at once on a member whose
-     * process is gone, daemon/ingest/procwatch.h). */
-    h.pid = getenv("RAWPEER_PID")
-                ? (uint32_t)strtoul(getenv("RAWPEER_PID"), NULL, 10)
-                : (uint32_t)getpid();
+    h.pid = hello_pid();
     h.uid = getenv("RAWPEER_CLAIM_UID")
                 ? (uint32_t)strtoul(getenv("RAWPEER_CLAIM_UID"), NULL, 10)
                 : (uint32_t)getuid() + claim_uid_delta;
