@@ -85,8 +85,20 @@ done
 echo 'int main(void) { return 0; }' >"$TMP/work/proj/main.c"
 printf 'OBJS = f1.o f2.o f3.o f4.o f5.o f6.o main.o\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' \
     >"$TMP/work/proj/Makefile"
-wrun make make -s --no-print-directory -j2 -C proj CC=gcc
-members make 25   # make; gcc, cc1, as of 7 files; gcc, collect2, ld
+if [ ${#SAN[@]} -eq 0 ]; then
+    wrun make make -s --no-print-directory -j2 -C proj CC=gcc
+    members make 25   # make; gcc, cc1, as of 7 files; gcc, collect2, ld
+else
+    # gcc's cc1 does not run with the sanitizers' runtime preloaded (it
+    # crashes): a compiler of sh and cp instead.
+    printf '#!/bin/sh
+case " $* " in *" -c "*) cp "$4" "$3";; *) shift 2; cat "$@" >/dev/null;; esac
+' \
+        >"$TMP/work/cc.sh"
+    chmod +x "$TMP/work/cc.sh"
+    wrun make make -s --no-print-directory -j2 -C proj CC="$TMP/work/cc.sh"
+    members make 17   # make; sh and cp of 7 files; sh and cat
+fi
 
 # max_members 3: a fourth process runs untraced, saying why.
 stop_weftd
