@@ -6,7 +6,9 @@
  *
  * The steps, each a function: find PROGRAM as execvp would; read its
  * kind (detect.c: dynamic ELF and its interpreter, static, script);
- * for a dynamic one, ask its own interpreter for the libraries it would
+ * for a dynamic one (or a script's #! interpreter, which the kernel runs
+ * with the same environment), ask its own interpreter for the libraries
+ * it would
  * load (`ld.so --list`, which runs none of the program's code; why not
  * our own DT_NEEDED walk: see detect.c) and find the MPI implementation
  * among them; choose the recorders (preload.c's table, -t); append their
@@ -14,7 +16,7 @@
  * user's LD_PRELOAD; exec.
  *
  * Tracing never stops a run: a program no recorder can trace (statically
- * linked, a script, no MPI when only -t mpi asked for it, a recorder
+ * linked, not ELF, no MPI when only -t mpi asked for it, a recorder
  * library not installed) runs untraced after one line on stderr saying
  * why. Only usage errors (exit 2) and a PROGRAM that cannot be
  * executed (127 not found, 126 not executable, as a shell says) stop it.
@@ -476,6 +478,32 @@ static int plan(const run_opts *o, const program *pr, char **preload,
     return n;
 }
 
+/* A #! script is traced through its interpreter, which the kernel runs
+ * with the environment given (its own dependencies and MPI as for any
+ * program): the recorders that apply to the interpreter are planned.
+ * One that is not a dynamically linked program runs the script
+ * untraced, saying why. */
+static void plan_script(const run_opts *o, const program *pr, char **preload,
+                        char **shown)
+{
+    program in = { .path = (char *)pr->info.interp };
+
+    if (!pr->info.interp[0]) {
+        say("%s is a script without an interpreter (#!): running it "
+            "untraced", o->argv[0]);
+        return;
+    }
+    read_kind(&in);
+    if (in.info.kind != WEFT_PROG_DYNAMIC) {
+        say("%s is a script whose interpreter %s is not a dynamically "
+            "linked program: running it untraced", o->argv[0],
+            pr->info.interp);
+        return;
+    }
+    list_libraries(&in);
+    plan(o, &in, preload, shown);
+}
+
 /* ---- running it --------------------------------------------------------- */
 
 /* One line on stderr: what was found and what is preloaded. */
@@ -606,8 +634,7 @@ int weft__cmd_run(cli *c)
         say("%s is statically linked: running it untraced", o.argv[0]);
         break;
     case WEFT_PROG_SCRIPT:
-        say("%s is a script (#!%s): running it untraced (run weft run on "
-            "the program it starts)", o.argv[0], pr.info.interp);
+        plan_script(&o, &pr, &preload, &shown);
         break;
     case WEFT_PROG_OTHER:
         if (pr.corrupt)

@@ -167,13 +167,22 @@ out env3 env WEFT_TRACE=preset "$WEFT" run --server=x:1 /usr/bin/env ||
 has env3 out "WEFT_TRACE=preset"
 has env3 out "WEFT_SERVER=x:1"
 
-# ---- scripts and static programs: untraced -------------------------------
+# ---- scripts (traced through their interpreter), static programs ---------
 printf '#!/bin/sh\necho "LD_PRELOAD=${LD_PRELOAD:-(unset)}"\nexit 5\n' >"$TMP/bin/script.sh"
 chmod +x "$TMP/bin/script.sh"
 out script "$WEFT" run -v -- "$TMP/bin/script.sh"
 [ $? -eq 5 ] || fail "the script's exit status was not kept"
-has script err "is a script (#!/bin/sh): running it untraced"
-has script out "LD_PRELOAD=(unset)"
+has script err "script.sh: script; preloading $DEF"
+has script out "LD_PRELOAD=$PTLIB:$IOLIB"
+# An interpreter that is not a dynamically linked program: untraced.
+if [ -x "$TMP/static" ] || "$CC" -static -o "$TMP/static" -x c - <<<'int main(void) { return 6; }' 2>/dev/null; then
+    printf '#!%s\n' "$TMP/static" >"$TMP/bin/static.sh"
+    chmod +x "$TMP/bin/static.sh"
+    out static-script "$WEFT" run -- "$TMP/bin/static.sh"
+    [ $? -eq 6 ] || fail "the static interpreter's exit status was not kept"
+    has static-script err "is a script whose interpreter $TMP/static is not a dynamically linked program: running it untraced"
+    echo "a script whose interpreter is statically linked: untraced"
+fi
 # A file without #! is a shell script to execvp: the same here.
 printf 'echo plain script "$1"\n' >"$TMP/bin/plain"
 chmod +x "$TMP/bin/plain"

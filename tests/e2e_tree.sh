@@ -1,7 +1,7 @@
 #!/bin/bash
 # e2e_tree.sh - `weft run` of a program that starts others is one trace
 # whose members are every process of the tree: a shell pipeline (the
-# shell, ls, wc, cat), an exec (the same process, two members), a
+# shell, ls, wc, cat), a #! script (its shell and commands), an exec (the same process, two members), a
 # background job the shell does not wait for (the trace waits for it),
 # an exec of a program that cannot be traced (the trace does not wait
 # for it), a weft run inside the tree (it joins the tree), make -j2 of a
@@ -53,6 +53,12 @@ mkdir -p "$TMP/work"
 
 wrun pipe sh -c 'ls / | wc -l > n.txt; cat n.txt > /dev/null'
 members pipe 4
+
+# A #! script: traced through its interpreter (sh, cat, wc).
+printf '#!/bin/sh\ncat n.txt | wc -l > /dev/null\n' >"$TMP/work/count.sh"
+chmod +x "$TMP/work/count.sh"
+wrun script ./count.sh
+members script 3
 
 wrun exec sh -c 'exec cat n.txt > /dev/null'
 members exec 2
