@@ -265,6 +265,16 @@ WEFT__HIDDEN void weft__defs_free_locked(void);
 
 /* ---- conn.c: the connection ---- */
 
+/* Where libweft's own descriptors go (its socket, its eventfd): at or
+ * above this number (or half the descriptor limit, if that is lower),
+ * away from the lowest free numbers the program's own open() and dup2()
+ * take, so that a shell's `exec 3>file` or a program that reuses the
+ * first free number never gets libweft's, nor libweft its. */
+#define WEFT__FD_ASIDE 1000
+/* fd moved to a number at or above WEFT__FD_ASIDE (close-on-exec; the
+ * old one closed), or fd itself when it cannot be. */
+WEFT__HIDDEN int weft__fd_aside(int fd);
+
 /* Connects and says Hello (session.c at open, the sender on reconnect).
  * Returns 0 with *fdp and *ackp (the HelloAck envelope, the caller frees
  * it with weft_frame_free_envelope), WEFT_ECONNECT when weftd cannot be

@@ -26,6 +26,7 @@
  * a deadline (ms, CLOCK_MONOTONIC).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -108,13 +110,33 @@ static int wait_fd(int fd, short events, uint64_t deadline)
     }
 }
 
+/* See client_session.h. */
+int weft__fd_aside(int fd)
+{
+    struct rlimit rl;
+    long min = WEFT__FD_ASIDE;
+    int high;
+
+    if (fd < 0 || fd >= WEFT__FD_ASIDE / 2)
+        return fd;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (long)rl.rlim_cur <= min)
+        min = (long)rl.rlim_cur / 2;
+    if (min <= fd || (high = fcntl(fd, F_DUPFD_CLOEXEC, (int)min)) < 0)
+        return fd;
+    close(fd);
+    return high;
+}
+
 /* Connects one address, non-blocking, before the deadline. Returns the
  * socket or -1 with why filled. */
 static int connect_addr(const struct sockaddr *sa, socklen_t salen,
                         int family, uint64_t deadline, char *why,
                         size_t whylen)
 {
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd = weft__fd_aside(socket(family,
+                                   SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                   0));
     int err = 0;
     socklen_t errlen = sizeof err;
 

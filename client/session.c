@@ -337,7 +337,7 @@ static int connect_at_open(const weft__config *cfg, int *fdp)
  * turns tracing off after a warning. open_mu held. */
 static void go_active(int fd)
 {
-    weft__S.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    weft__S.wake_fd = weft__fd_aside(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (weft__S.wake_fd < 0) {
         warn("eventfd: %s; tracing is off for this process", strerror(errno));
         close(fd);

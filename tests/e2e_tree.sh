@@ -1,7 +1,8 @@
 #!/bin/bash
 # e2e_tree.sh - `weft run` of a program that starts others is one trace
 # whose members are every process of the tree: a shell pipeline (the
-# shell, ls, wc, cat), a #! script (its shell and commands), an exec (the same process, two members), a
+# shell, ls, wc, cat), a #! script (its shell and commands), a shell's
+# own descriptors (libweft's stay out of their way), an exec (the same process, two members), a
 # background job the shell does not wait for (the trace waits for it),
 # an exec of a program that cannot be traced (the trace does not wait
 # for it), a weft run inside the tree (it joins the tree), make -j2 of a
@@ -59,6 +60,19 @@ printf '#!/bin/sh\ncat n.txt | wc -l > /dev/null\n' >"$TMP/work/count.sh"
 chmod +x "$TMP/work/count.sh"
 wrun script ./count.sh
 members script 3
+
+# libweft's descriptors stay out of the program's way: a shell's
+# `exec 3>file` writes only what the script writes; a traced ls has the
+# descriptors below 500 an untraced one has (libweft's are above).
+FDCMD='exec 3>fd3.txt; echo three >&3; ls /proc/self/fd > fds.txt'
+(cd "$TMP/work" && sh -c "$FDCMD" && mv fds.txt fds-untraced.txt)
+wrun fds sh -c "$FDCMD"
+[ "$(cat "$TMP/work/fd3.txt")" = three ] ||
+    fail "fds: fd3.txt holds $(od -c "$TMP/work/fd3.txt" | head -3)"
+[ "$(awk '$1 < 500' "$TMP/work/fds.txt" | sort | tr '\n' ' ')" = \
+  "$(sort "$TMP/work/fds-untraced.txt" | tr '\n' ' ')" ] ||
+    fail "fds: traced ls had $(tr '\n' ' ' <"$TMP/work/fds.txt"), untraced $(tr '\n' ' ' <"$TMP/work/fds-untraced.txt")"
+members fds 2
 
 wrun exec sh -c 'exec cat n.txt > /dev/null'
 members exec 2

@@ -1,0 +1,77 @@
+#!/bin/bash
+# bench/build.sh - what `weft run` adds to a real build: `make -j JOBS`
+# of a real C project, untraced and under weft run (every process of the
+# build a member of one trace), the same tree built from clean each time.
+#
+#   make -C BUILD_DIR && bash bench/build.sh [-j JOBS] [-r ROUNDS]
+#                                           [-s SOURCE] BUILD_DIR
+#
+#   -j JOBS     make's jobs (default 2)
+#   -r ROUNDS   rounds (default 1), each one untraced build and one traced,
+#               alternating; figures are medians over them
+#   -s SOURCE   an autotools project's source tree (a Debian source
+#               package unpacked: `apt-get source zlib`); default: weft's
+#               own, from this checkout (about 250 C files, libtool)
+#
+# The project is configured once (untraced) in a scratch directory; each
+# build is `make clean` then `make -j JOBS`, timed. The traced build runs
+# under `weft run` with weftd on loopback TCP (auth = none, see
+# bench/lib.sh). Printed: the seconds of each, the ratio traced /
+# untraced, and the traced build's trace: members (processes), events,
+# state. The issue's target: at most 1.10.
+set -u
+BENCH=build
+JOBS=2
+ROUNDS=1
+SRC=
+while getopts j:r:s: o; do
+    case $o in
+        j) JOBS=$OPTARG ;;
+        r) ROUNDS=$OPTARG ;;
+        s) SRC=$OPTARG ;;
+        *) echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] BUILD_DIR" >&2
+           exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] BUILD_DIR" >&2; exit 2; }
+B=$(cd "$1" && pwd) || exit 2
+RUN_TIMEOUT=3600
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+[ -x "$B/weft" ] && [ -x "$B/weftd" ] || die "build $B first (make -C $B)"
+export WEFT_LIBDIR="$B/.libs"
+
+if [ -z "$SRC" ]; then
+    SRC="$TMP/src"
+    git -C "$(dirname "$0")/.." archive --prefix=src/ HEAD | tar -x -C "$TMP" ||
+        die "cannot export this checkout"
+    (cd "$SRC" && ./autogen.sh >/dev/null 2>&1) || die "autogen.sh failed"
+fi
+SRC=$(cd "$SRC" && pwd) || exit 2
+mkdir -p "$TMP/obj"
+(cd "$TMP/obj" && "$SRC/configure" >"$TMP/configure.out" 2>&1) ||
+    die "configure failed: $(tail -n 5 "$TMP/configure.out")"
+# One build first, untimed: the page cache and ccache-like effects even.
+make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>&1 || die "the project does not build"
+
+start_weftd
+plain=() traced=()
+for r in $(seq "$ROUNDS"); do
+    make -C "$TMP/obj" -s clean >/dev/null 2>&1
+    t0=$(date +%s.%N)
+    make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>&1 || die "untraced build failed"
+    plain+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+    make -C "$TMP/obj" -s clean >/dev/null 2>&1
+    t0=$(date +%s.%N)
+    timeout "$RUN_TIMEOUT" "$B/weft" run --trace "build-$r" -- \
+        make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>"$TMP/traced.err" ||
+        die "traced build failed: $(tail -n 5 "$TMP/traced.err")"
+    traced+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+    weft_archive "build-$r" >/dev/null
+    echo "round $r: untraced ${plain[-1]} s, traced ${traced[-1]} s," \
+        "$(/usr/bin/python3 -c 'import json; j = json.load(open("'"$TMP/show.json"'")); print("%d processes, %d events, %s" % (j["members"], j["events"], j["state"]))')"
+done
+p=$(median "${plain[@]}")
+t=$(median "${traced[@]}")
+echo "make -j $JOBS of $SRC: untraced $p s, weft run $t s, ratio $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t / p }') (target <= 1.10)"
