@@ -80,6 +80,10 @@ typedef struct member {
     int has_goodbye;    /* its journal holds a Goodbye */
     uint32_t size;      /* trace size from Hello */
     char *hostname;
+    int tree;           /* a process of a process tree (Hello.tree) */
+    uint32_t pid, parent_pid; /* from Hello (parent_pid: tree members) */
+    char *program;      /* tree members: the basename of the command's
+                           first word ("cc1"), "" when it has none */
     uint64_t timer_resolution;
     const char *clock;  /* its trace clock (Hello.clock; static) */
     uint64_t realtime_ns, clock_at_realtime;
@@ -139,6 +143,8 @@ typedef struct conv {
     OTF2_Archive *archive;
     chunk_budget *pool; /* shared by the memory callbacks */
     uint64_t resolution;
+    int tree;           /* pass 1: the Hellos read say tree (1) or not
+                           (-1); 0 before the first */
     uint64_t tmin, tmax; /* own */
     int any_event;      /* own */
     uint64_t nodes;     /* system tree nodes: the root and one per host */
@@ -201,6 +207,13 @@ void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e);
 /* Why events were not stored (the members' refused entries), "" when
  * none, into buf; their sum. */
 uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
+
+/* The name of m's location group in buf: "Process R", or for a member
+ * of a process tree "PROG (pid N)" (otf2defs.c; also the process of the
+ * catalog's location rows). */
+const char *weft__conv_group_name(const member *m, char *buf, size_t len);
+/* Room for a group name (the program's name is cut to fit). */
+#define WEFT_CONV_GROUP_NAME 320
 
 /* The name of location l: the one its thread was given (ThreadName),
  * else "Master thread" / "Thread N" in buf. */
