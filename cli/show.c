@@ -27,6 +27,10 @@ static int show_json_location(const weft_location_row *l, void *arg)
     weft__cli_jset(o, "name", weft__cli_jstr(l->name));
     weft__cli_jset(o, "events", weft__cli_ju64(l->events));
     weft__cli_jset(o, "dropped", weft__cli_ju64(l->dropped));
+    if (l->process && *l->process) {
+        weft__cli_jset(o, "process", weft__cli_jstr(l->process));
+        weft__cli_jset(o, "program", weft__cli_jstr(l->program));
+    }
     return 0;
 }
 
@@ -37,8 +41,20 @@ static int show_table_location(const weft_location_row *l, void *arg)
     cells[0] = weft__cli_fmt_u64(l->id);
     cells[1] = weft__cli_fmt_u64(l->rank);
     cells[2] = weft__cli_fmt_u64(l->thread);
-    /* a live location has no name yet */
-    cells[3] = *l->name ? weft__cli_escape(l->name) : weft__cli_xstrdup("-");
+    /* a live location has no name yet; a process tree's says its
+     * process */
+    if (l->process && *l->process) {
+        char *s = NULL;
+        if (asprintf(&s, "%s %s", l->process, l->name) < 0) {
+            weft__cli_fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        cells[3] = weft__cli_escape(s);
+        free(s);
+    } else {
+        cells[3] = *l->name ? weft__cli_escape(l->name)
+                            : weft__cli_xstrdup("-");
+    }
     cells[4] = weft__cli_fmt_u64(l->events);
     cells[5] = weft__cli_fmt_u64(l->dropped);
     weft__cli_table_add(arg, cells);

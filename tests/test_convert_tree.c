@@ -133,6 +133,12 @@ static void test_tree_groups(void **state)
     convert_ok(&in, &res);
     assert_int_equal(res.members, NPROCS);
     assert_int_equal(res.events, NPROCS * 2 * PAR_PAIRS);
+    /* The catalog's location rows say the process and program. */
+    assert_int_equal(res.nlocations, NPROCS);
+    assert_string_equal(res.locations[3].process, "cc1 (pid 101)");
+    assert_string_equal(res.locations[3].program, "cc1");
+    assert_string_equal(res.locations[5].process, "process (pid 105)");
+    assert_string_equal(res.locations[5].program, "");
     weft_convert_result_free(&res);
     read_groups(c->archive, &g);
     assert_int_equal(g.n, NPROCS);
@@ -172,6 +178,7 @@ static void test_fixed_size_groups(void **state)
     for (uint32_t r = 0; r < 2; r++)
         write_proc(c, r, 2, &p[r]);
     convert_ok(&in, &res);
+    assert_null(res.locations[1].process);
     weft_convert_result_free(&res);
     read_groups(c->archive, &g);
     assert_int_equal(g.n, 2);

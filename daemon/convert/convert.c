@@ -295,27 +295,12 @@ static int absent_group(conv *c, uint64_t v)
     return v > UINT32_MAX || !weft__conv_member(c, (uint32_t)v);
 }
 
-/* The basename of the first word of command (malloc'd; "" when it has
- * none), NULL when out of memory. */
-static char *program_of(const char *command)
-{
-    const char *p = command ? command : "", *end, *base;
-
-    p += strspn(p, " ");
-    end = p + strcspn(p, " ");
-    base = p;
-    for (const char *q = p; q < end; q++)
-        if (*q == '/' && q + 1 < end)
-            base = q + 1;
-    return strndup(base, (size_t)(end - base));
-}
-
 /* m's first Hello: its host, trace size, clock, process and thread 0. */
 static int first_hello(conv *c, member *m, const Weft__Hello *h)
 {
     m->hostname = strdup(h->hostname && h->hostname[0] ? h->hostname
                                                        : "unknown host");
-    m->program = program_of(h->command);
+    m->program = weft__conv_program(h->command);
     if (!m->hostname || !m->program)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     m->has_hello = 1;
@@ -335,54 +320,6 @@ static int first_hello(conv *c, member *m, const Weft__Hello *h)
     return place_host(c, m);
 }
 
-/* Whether Hello h (at off in m's journal) fits the trace: its rank, its
- * size (0 for a process tree, which has as many members as joined:
- * in->members when known) and tree or not as the Hellos before it. 0
- * or WEFT_ECORRUPT (c failed). */
-static int check_hello(conv *c, member *m, const Weft__Hello *h,
-                       uint64_t off)
-{
-    uint32_t expect = c->in->members;
-
-    if (c->tree && (c->tree > 0) != !!h->tree)
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                               PRIu64 ": Hello of %s, the Hellos before it "
-                               "%s", m->path, off,
-                               h->tree ? "a process tree's member"
-                                       : "a fixed-size trace's member",
-                               h->tree ? "are not" : "of a process tree's");
-    c->tree = h->tree ? 1 : -1;
-    if (!expect && !h->tree && c->nmems && c->mems[0].has_hello)
-        expect = c->mems[0].size;
-    if (h->rank != m->rank)
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                               PRIu64 ": Hello of rank %" PRIu32 " in the "
-                               "journal of rank %" PRIu32, m->path, off,
-                               h->rank, m->rank);
-    if (h->tree && h->size != 0)
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                               PRIu64 ": Hello of a process tree says the "
-                               "trace has %" PRIu32 " members, expected 0",
-                               m->path, off, h->size);
-    if (h->tree)
-        return expect && h->rank >= expect
-            ? weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                              PRIu64 ": rank %" PRIu32 " outside a process "
-                              "tree of %" PRIu32 " members", m->path, off,
-                              h->rank, expect) : 0;
-    if (expect && h->size != expect)
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                               PRIu64 ": Hello says the trace has %" PRIu32
-                               " members, expected %" PRIu32, m->path, off,
-                               h->size, expect);
-    if (h->rank >= h->size)
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                               PRIu64 ": rank %" PRIu32 " outside a trace of %"
-                               PRIu32 " members", m->path, off, h->rank,
-                               h->size);
-    return 0;
-}
-
 static int on_hello(conv *c, member *m, const weft_journal_entry *e,
                     uint64_t off)
 {
@@ -393,7 +330,7 @@ static int on_hello(conv *c, member *m, const weft_journal_entry *e,
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 ": Hello does not unpack", m->path,
                                off);
-    rc = check_hello(c, m, h, off);
+    rc = weft__conv_check_hello(c, m, h, off);
     /* A reconnect repeats Hello; the first one stands. */
     if (rc == 0 && !m->has_hello)
         rc = first_hello(c, m, h);
@@ -772,7 +709,8 @@ static int fill_result(conv *c)
             row->events = l->events;
             row->dropped = l->dropped + l->refused;
             if (!(row->name = strdup(weft__conv_loc_name(l, name,
-                                                         sizeof name))))
+                                                         sizeof name))) ||
+                (m->tree && weft__conv_tree_row(m, row) < 0))
                 return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             out->events += row->events;
             out->dropped += row->dropped;
@@ -989,8 +927,11 @@ void weft_convert_result_free(weft_convert_result *out)
 {
     if (!out)
         return;
-    for (size_t i = 0; i < out->nlocations; i++)
+    for (size_t i = 0; i < out->nlocations; i++) {
         free(out->locations[i].name);
+        free(out->locations[i].process);
+        free(out->locations[i].program);
+    }
     free(out->locations);
     for (size_t i = 0; i < out->nregions; i++)
         free(out->regions[i].region);

@@ -1,6 +1,6 @@
 /* convert_internal.h - the state that the converter's files share:
  * convert.c (pass 1, clocks, the result, the whole run), convert_report.c
- * (what weft report draws), replay.c
+ * (what weft report draws), convert_tree.c (a process tree), replay.c
  * (pass 2 on worker threads, nesting) and otf2out.c (libotf2: callbacks,
  * archive, definitions). profile.c stands alone (profile.h).
  *
@@ -207,6 +207,21 @@ void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e);
 /* Why events were not stored (the members' refused entries), "" when
  * none, into buf; their sum. */
 uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
+
+/* ---- convert_tree.c ---------------------------------------------------- */
+
+struct Weft__Hello;
+/* The basename of the first word of command, malloc'd ("" when it has
+ * none); NULL when out of memory. */
+char *weft__conv_program(const char *command);
+/* Whether Hello h at offset off of m's journal fits the trace (rank,
+ * size, tree or not as the Hellos before it; c->tree set). 0 or
+ * WEFT_ECORRUPT (c failed). */
+int weft__conv_check_hello(conv *c, member *m, const struct Weft__Hello *h,
+                           uint64_t off);
+/* The process and program of a location row of tree member m (malloc'd).
+ * 0 or WEFT_ENOMEM. */
+int weft__conv_tree_row(const member *m, weft_location_row *row);
 
 /* The name of m's location group in buf: "Process R", or for a member
  * of a process tree "PROG (pid N)" (otf2defs.c; also the process of the

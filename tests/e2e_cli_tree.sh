@@ -1,0 +1,76 @@
+#!/bin/bash
+# e2e_cli_tree.sh - what the weft command shows of a process tree's trace
+# (issue #32): catalog rows as weftd writes them for one (schema 13: each
+# location's process and program) make `weft profile --by-program` sum
+# the processes that ran the same program, `weft show` name each
+# location's process, and `weft report` give the timeline its process.
+# (The rows are written here: weftd's joining of a tree is
+# tests/e2e_tree.sh's.)
+. "$(dirname "$0")/lib.sh"
+
+CAT="$SPOOL/catalog.db"
+W() { timeout 20 "$WEFT" --catalog "$CAT" "$@"; }
+
+start_weftd
+stop_weftd              # it made the catalog
+"$PY" - "$CAT" "$(id -u)" <<'PYEOF' || fail "cannot add the tree trace"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+t = c.execute("INSERT INTO traces (key, name, uid, state, members,"
+              " locations, timer_resolution, time_first, time_last)"
+              " VALUES ('tree-key', 'build', ?, 'complete', 3, 4, 1000,"
+              " 0, 9000)", (int(sys.argv[2]),)).lastrowid
+locs = [(0, 0, 0, "make (pid 100)", "make"), (1 << 32, 1, 0, "cc1 (pid 101)",
+        "cc1"), (2 << 32, 2, 0, "cc1 (pid 103)", "cc1"),
+        ((2 << 32) | 1, 2, 1, "cc1 (pid 103)", "cc1")]
+for i, r, th, proc, prog in locs:
+    c.execute("INSERT INTO locations (trace_id, id, rank, thread, name,"
+              " events, process, program) VALUES (?, ?, ?, ?, ?, 2, ?, ?)",
+              (t, i, r, th, "Master thread" if th == 0 else "Thread 1",
+               proc, prog))
+    c.execute("INSERT INTO members (trace_id, rank, host, pid, state)"
+              " VALUES (?, ?, 'node-a', ?, 'complete')"
+              " ON CONFLICT DO NOTHING", (t, r, int(proc.split()[2][:-1])))
+regions = [(0, "main", 1.0), (1 << 32, "parse", 3.0), (1 << 32, "main", 2.0),
+           (2 << 32, "parse", 1.0), ((2 << 32) | 1, "parse", 0.5),
+           (None, "main", 3.0), (None, "parse", 4.5)]
+for loc, reg, s in regions:
+    c.execute("INSERT INTO regions (trace_id, location_id, region, visits,"
+              " incl_s, excl_s) VALUES (?, ?, ?, 1, ?, ?)",
+              (t, loc, reg, s, s))
+c.commit()
+PYEOF
+
+# profile --by-program: cc1's two processes (three locations) summed
+W profile build --by-program >"$TMP/prog.txt" || fail "profile --by-program"
+grep -Eq '^PROGRAM +REGION +VISITS' "$TMP/prog.txt" ||
+    fail "profile --by-program: no PROGRAM column: $(cat "$TMP/prog.txt")"
+grep -Eq '^cc1 +parse +3 +4\.5' "$TMP/prog.txt" ||
+    fail "profile --by-program: cc1 parse must be 3 visits, 4.5 s: $(cat "$TMP/prog.txt")"
+grep -Eq '^cc1 +main +1 +2\.0' "$TMP/prog.txt" &&
+    grep -Eq '^make +main +1 +1\.0' "$TMP/prog.txt" ||
+    fail "profile --by-program: cc1 main / make main: $(cat "$TMP/prog.txt")"
+[ "$(wc -l <"$TMP/prog.txt")" -eq 4 ] ||
+    fail "profile --by-program: expected a header and 3 rows: $(cat "$TMP/prog.txt")"
+W profile build --by-program --json >"$TMP/prog.json" || fail "profile --json"
+[ "$(json_get "$TMP/prog.json" '(j["by_program"], [(r["program"], r["region"], r["visits"]) for r in j["regions"]])')" = \
+  "(True, [('cc1', 'parse', 3), ('cc1', 'main', 1), ('make', 'main', 1)])" ] ||
+    fail "profile --by-program --json: $(cat "$TMP/prog.json")"
+expect 2 "one or the other" W profile build --by-program --by-location
+expect 0 "by-program" "$WEFT" help profile
+
+# show: each location says its process
+W show build >"$TMP/show.txt" || fail "show"
+grep -q "cc1 (pid 103) Thread 1" "$TMP/show.txt" ||
+    fail "show: locations must name their process: $(cat "$TMP/show.txt")"
+W show build --json >"$TMP/show.json" || fail "show --json"
+[ "$(json_get "$TMP/show.json" '[(l["process"], l["program"]) for l in j["locations"]][1]')" = \
+  "('cc1 (pid 101)', 'cc1')" ] || fail "show --json: $(cat "$TMP/show.json")"
+
+# report: the timeline's locations carry their process
+W report build -o "$TMP/report.html" || fail "report"
+grep -q '"process": *"cc1 (pid 103)"' "$TMP/report.html" ||
+    fail "report: the locations must carry their process"
+grep -q 'l.process + " " + l.name : l.process' "$TMP/report.html" ||
+    fail "report: the timeline rows must be named by process"
+echo ok
