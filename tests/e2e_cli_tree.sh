@@ -38,6 +38,11 @@ for loc, reg, s in regions:
     c.execute("INSERT INTO regions (trace_id, location_id, region, visits,"
               " incl_s, excl_s) VALUES (?, ?, ?, 1, ?, ?)",
               (t, loc, reg, s, s))
+# each location one bin of region 0 (a uvarint: region id + 1)
+c.execute("INSERT INTO timeline_regions VALUES (?, 0, 'main')", (t,))
+for i, *_ in locs:
+    c.execute("INSERT INTO timelines VALUES (?, ?, 0, 0.001, 1, x'01')",
+              (t, i))
 c.commit()
 PYEOF
 
@@ -71,6 +76,25 @@ W show build --json >"$TMP/show.json" || fail "show --json"
 W report build -o "$TMP/report.html" || fail "report"
 grep -q '"process": *"cc1 (pid 103)"' "$TMP/report.html" ||
     fail "report: the locations must carry their process"
-grep -q 'l.process + " " + l.name : l.process' "$TMP/report.html" ||
-    fail "report: the timeline rows must be named by process"
+# rendered (headless Chromium when there is one): one row per location
+# labelled by its process, a thread other than the first after it
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+    export HOME="$TMP/home"
+    mkdir -p "$HOME"
+    timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
+        --no-first-run --disable-extensions --user-data-dir="$TMP/chromium" \
+        --dump-dom "file://$TMP/report.html" >"$TMP/report.dom" \
+        2>"$TMP/chromium.log" || fail "chromium: $(tail -3 "$TMP/chromium.log")"
+    "$PY" - "$TMP/report.dom" <<'PYEOF' || fail "report: timeline labels"
+import re, sys
+dom = open(sys.argv[1]).read()
+labels = re.findall(r'<div class="tl-row"[^>]*>([^<]*)<', dom)
+want = ["make (pid 100)", "cc1 (pid 101)", "cc1 (pid 103)",
+        "cc1 (pid 103) Thread 1"]
+assert labels == want, labels
+PYEOF
+else
+    echo "no chromium: the rendered labels are not checked"
+fi
 echo ok
