@@ -150,13 +150,17 @@ expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB
 expect 4 "weft run: -t mpi: /bin/sh uses no MPI library: running it untraced" \
     "$WEFT" run -t mpi -- /bin/sh -c 'exit 4'
 # --trace and --server set the environment; without --trace, WEFT_TRACE
-# stays unset (libweft names the trace) or as the user set it.
+# is the user's or, unset, PROGRAM-HOST-PID: the name of the process
+# tree's trace (WEFT_TREE names the tree, WEFT_TASK_PID its root), which
+# every process of it inherits.
 out env1 "$WEFT" run --trace run-test --server 127.0.0.1:1 -- /usr/bin/env ||
     fail "weft run env failed"
 has env1 out "WEFT_TRACE=run-test"
 has env1 out "WEFT_SERVER=127.0.0.1:1"
 out env2 "$WEFT" run -- /usr/bin/env || fail "weft run env failed"
-hasnt env2 out "WEFT_TRACE="
+has env2 out "WEFT_TRACE=env-$(hostname)-"
+grep -q "^WEFT_TREE=tree:$(hostname):[0-9]*:[0-9]*\$" "$TMP/env2.out" ||
+    fail "weft run did not set WEFT_TREE: $(cat "$TMP/env2.out")"
 hasnt env2 out "WEFT_SERVER="
 out env3 env WEFT_TRACE=preset "$WEFT" run --server=x:1 /usr/bin/env ||
     fail "weft run env failed"
