@@ -7,9 +7,10 @@
  * of the member with its parent's pid that joined last before it (pids
  * are reused), undefined for the root and for a member whose parent is
  * no member; libotf2's reader, otf2-print -Werror and python3's otf2
- * module read them back. A trace whose Hellos mix tree and fixed-size
- * members, a tree Hello with a size, and a tree rank beyond the members
- * weftd counted are corrupt journals, named by file.
+ * module read them back; a rank beyond the members that joined (a join
+ * that failed) converts. A trace whose Hellos mix tree and fixed-size
+ * members and a tree Hello with a size are corrupt journals, named by
+ * file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,11 +226,15 @@ static void test_mixed_tree(void **state)
                     "process tree's member, the Hellos before it are not");
 }
 
-/* A tree Hello that gives a size, and a rank beyond the members weftd
- * counted (known: weft_convert_input.members). */
-static void test_tree_bad_size(void **state)
+/* A tree Hello that gives a size is corrupt; a rank beyond the members
+ * that joined is not (weftd does not give again the rank of a join that
+ * failed): its group is the next one, created by its parent's. */
+static void test_tree_sizes(void **state)
 {
     ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "gap", 2, 1, 0, 0 };
+    weft_convert_result res;
+    groups g;
 
     write_proc(c, 0, 3, &procs[0]);
     convert_corrupt(c, 0, "/rank-0.wj: entry at offset 8: Hello of a "
@@ -237,8 +242,18 @@ static void test_tree_bad_size(void **state)
                     "expected 0");
     write_proc(c, 0, 0, &procs[0]);
     write_proc(c, 2, 0, &procs[1]);
-    convert_corrupt(c, 2, "/rank-2.wj: entry at offset 8: rank 2 outside "
-                    "a process tree of 2 members");
+    convert_ok(&in, &res);
+    assert_int_equal(res.members, 2);
+    assert_int_equal(res.locations[1].id, UINT64_C(2) << 32);
+    weft_convert_result_free(&res);
+    read_groups(c->archive, &g);
+    assert_int_equal(g.n, 2);
+    assert_string_equal(g.strings[g.name[1]], "cc1 (pid 101)");
+    assert_int_equal(g.creator[1], 0);
+    free_groups(&g);
+    if (have_otf2_print())
+        assert_int_equal(run("cd '%s' && otf2-print -Werror --silent "
+                             "traces.otf2", c->archive), 0);
 }
 
 int main(void)
@@ -248,7 +263,7 @@ int main(void)
         T(test_tree_groups),
         T(test_fixed_size_groups),
         T(test_mixed_tree),
-        T(test_tree_bad_size),
+        T(test_tree_sizes),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
