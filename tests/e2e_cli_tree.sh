@@ -3,7 +3,7 @@
 # (issue #32): catalog rows as weftd writes them for one (schema 13: each
 # location's process and program) make `weft profile --by-program` sum
 # the processes that ran the same program, `weft show` name each
-# location's process, and `weft report` give the timeline its process.
+# location's process and each member's program, and `weft report` give the timeline its process.
 # (The rows are written here: weftd's joining of a tree is
 # tests/e2e_tree.sh's.)
 . "$(dirname "$0")/lib.sh"
@@ -68,9 +68,14 @@ expect 0 "by-program" "$WEFT" help profile
 W show build >"$TMP/show.txt" || fail "show"
 grep -q "cc1 (pid 103) Thread 1" "$TMP/show.txt" ||
     fail "show: locations must name their process: $(cat "$TMP/show.txt")"
+grep -Eq '^RANK +HOST +PID +PROGRAM +STATE' "$TMP/show.txt" &&
+    grep -Eq '^ +2 +node-a +103 +cc1 +complete' "$TMP/show.txt" ||
+    fail "show: members must name their program: $(cat "$TMP/show.txt")"
 W show build --json >"$TMP/show.json" || fail "show --json"
 [ "$(json_get "$TMP/show.json" '[(l["process"], l["program"]) for l in j["locations"]][1]')" = \
   "('cc1 (pid 101)', 'cc1')" ] || fail "show --json: $(cat "$TMP/show.json")"
+[ "$(json_get "$TMP/show.json" '[m.get("program") for m in j["ranks"]]')" = \
+  "['make', 'cc1', 'cc1']" ] || fail "show --json: members' programs: $(cat "$TMP/show.json")"
 
 # report: the timeline's locations carry their process
 W report build -o "$TMP/report.html" || fail "report"
