@@ -38,6 +38,7 @@ typedef struct cli {
     int ntags;
     int reverse;             /* --reverse */
     int by_location;         /* --by-location */
+    int by_program;          /* --by-program */
     const char *top;         /* weft compare --top N, or NULL */
     const char *runs;        /* weft compare --runs N, or NULL */
     int dir;                 /* weft path --dir */

@@ -99,7 +99,8 @@ static int load(cli *c, side *s)
     n = json_array_size(s->runs);
     for (s->run = 0; s->run < n; s->run++) {
         json_t *id = json_object_get(json_array_get(s->runs, s->run), "id");
-        if (weft_catalog_regions(c->catalog, json_integer_value(id), 0,
+        if (weft_catalog_regions(c->catalog, json_integer_value(id),
+                                 WEFT_RGROUP_ALL,
                                  WEFT_RSORT_NAME, 0, on_region, s) < 0)
             return weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
     }

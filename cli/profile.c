@@ -1,5 +1,6 @@
 /* profile.c - weft profile TRACE: the region profile weftd computed when
- * it converted the trace, summed over locations or per location.
+ * it converted the trace, summed over locations, per location or per
+ * program (the processes of a process tree that ran the same one).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #define PROFILE_DEFAULT_LIMIT 20
 
 typedef struct profile_ctx {
-    int by_location;
+    enum weft_region_group group;
     weft__table t;
     json_t *arr;
     size_t n;
@@ -39,10 +40,12 @@ static int profile_row(const weft_region_row *r, void *arg)
             weft__cli_fail("out of memory");
             exit(EXIT_FAIL);
         }
-        if (x->by_location) {
+        if (x->group == WEFT_RGROUP_LOCATION) {
             weft__cli_jset(o, "location", json_integer(r->location));
             weft__cli_jset(o, "location_name",
                            weft__cli_jstr(r->location_name));
+        } else if (x->group == WEFT_RGROUP_PROGRAM) {
+            weft__cli_jset(o, "program", weft__cli_jstr(r->location_name));
         }
         weft__cli_jset(o, "region", weft__cli_jstr(r->region));
         weft__cli_jset(o, "visits", weft__cli_ju64(r->visits));
@@ -55,10 +58,10 @@ static int profile_row(const weft_region_row *r, void *arg)
                                                    1e4 + 0.5) / 1e4));
         return 0;
     }
-    if (x->by_location) {
+    if (x->group == WEFT_RGROUP_LOCATION)
         cells[k++] = weft__cli_fmt_u64((uint64_t)r->location);
+    if (x->group != WEFT_RGROUP_ALL)
         cells[k++] = weft__cli_escape(r->location_name);
-    }
     cells[k++] = weft__cli_escape(r->region);
     cells[k++] = weft__cli_fmt_u64(r->visits);
     cells[k++] = weft__cli_fmt_secs(r->incl_s);
@@ -75,7 +78,9 @@ int weft__cmd_profile(cli *c)
         [WEFT_RSORT_EXCL] = "excl", [WEFT_RSORT_INCL] = "incl",
         [WEFT_RSORT_VISITS] = "visits", [WEFT_RSORT_NAME] = "name",
     };
-    profile_ctx x = { c->by_location, { 0 }, NULL, 0 };
+    profile_ctx x = { c->by_program ? WEFT_RGROUP_PROGRAM
+                      : c->by_location ? WEFT_RGROUP_LOCATION
+                                       : WEFT_RGROUP_ALL, { 0 }, NULL, 0 };
     enum weft_region_sort sort = WEFT_RSORT_EXCL;
     int64_t limit = PROFILE_DEFAULT_LIMIT;
     weft_trace_row row;
@@ -91,10 +96,18 @@ int weft__cmd_profile(cli *c)
     if (c->limit && weft__cli_parse_int(c->limit, 0, INT64_MAX, &limit) < 0)
         return weft__cli_usage("profile", "--limit '%s': not a number (0: "
                                "all regions)", c->limit);
-    if (x.by_location) {
+    if (c->by_program && c->by_location)
+        return weft__cli_usage("profile", "--by-location and --by-program: "
+                               "one or the other");
+    if (x.group == WEFT_RGROUP_LOCATION) {
         weft__table t = { 7, { "LOCATION", "NAME", "REGION", "VISITS",
                                "INCL S", "EXCL S", "EXCL %" },
                           { 1, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        x.t = t;
+    } else if (x.group == WEFT_RGROUP_PROGRAM) {
+        weft__table t = { 6, { "PROGRAM", "REGION", "VISITS", "INCL S",
+                               "EXCL S", "EXCL %" },
+                          { 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
         x.t = t;
     } else {
         weft__table t = { 5, { "REGION", "VISITS", "INCL S", "EXCL S",
@@ -108,7 +121,7 @@ int weft__cmd_profile(cli *c)
         weft__cli_fail("out of memory");
         goto out;
     }
-    rc = weft_catalog_regions(c->catalog, row.id, x.by_location, sort, limit,
+    rc = weft_catalog_regions(c->catalog, row.id, x.group, sort, limit,
                               profile_row, &x);
     if (rc < 0) {
         weft__cli_fail("%s", weft_catalog_errmsg(c->catalog));
@@ -126,7 +139,10 @@ int weft__cmd_profile(cli *c)
         }
         weft__cli_jset(o, "id", json_integer(row.id));
         weft__cli_jset(o, "name", weft__cli_jstr(row.name));
-        weft__cli_jset(o, "by_location", json_boolean(x.by_location));
+        weft__cli_jset(o, "by_location",
+                       json_boolean(x.group == WEFT_RGROUP_LOCATION));
+        if (x.group == WEFT_RGROUP_PROGRAM)
+            weft__cli_jset(o, "by_program", json_true());
         weft__cli_jset(o, "regions", x.arr);
         x.arr = NULL;
         status = weft__cli_print_json(o);

@@ -50,7 +50,8 @@ typedef struct report_ctx {
     json_t *timelines;   /* rows */
     json_t *tl_regions;  /* id -> name */
     json_t *messages;    /* [sender, receiver, messages, bytes] */
-    json_t *locations;   /* [{id, rank, thread, name, events}] */
+    json_t *locations;   /* [{id, rank, thread, name, events, process:
+                            of a process tree only}] */
     json_t *io_files;    /* [{name, others, read, written, ops, time}] */
     json_t *metrics;     /* [{loc, name, unit, start, width, total,
                              points: [min, max, last, ...]}] */
@@ -126,6 +127,8 @@ static int on_location(const weft_location_row *l, void *arg)
     weft__cli_jset(o, "thread", json_integer(l->thread));
     weft__cli_jset(o, "name", weft__cli_jstr(l->name));
     weft__cli_jset(o, "events", weft__cli_ju64(l->events));
+    if (l->process && *l->process)
+        weft__cli_jset(o, "process", weft__cli_jstr(l->process));
     push(x->locations, o);
     snprintf(key, sizeof key, "%" PRId64, (int64_t)l->id);
     weft__cli_jset(x->rank_of, key, json_integer(l->rank));
@@ -240,10 +243,12 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "trace", trace);
     rc = weft_catalog_locations(c->catalog, row->id, on_location, &x);
     if (rc == 0)
-        rc = weft_catalog_regions(c->catalog, row->id, 0, WEFT_RSORT_EXCL, 0,
+        rc = weft_catalog_regions(c->catalog, row->id, WEFT_RGROUP_ALL,
+                                  WEFT_RSORT_EXCL, 0,
                                   on_sum_region, &x);
     if (rc == 0)
-        rc = weft_catalog_regions(c->catalog, row->id, 1, WEFT_RSORT_EXCL, 0,
+        rc = weft_catalog_regions(c->catalog, row->id, WEFT_RGROUP_LOCATION,
+                                  WEFT_RSORT_EXCL, 0,
                                   on_loc_region, &x);
     if (rc == 0)
         rc = weft_catalog_timelines(c->catalog, row->id, on_timeline, &x);

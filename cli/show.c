@@ -27,6 +27,10 @@ static int show_json_location(const weft_location_row *l, void *arg)
     weft__cli_jset(o, "name", weft__cli_jstr(l->name));
     weft__cli_jset(o, "events", weft__cli_ju64(l->events));
     weft__cli_jset(o, "dropped", weft__cli_ju64(l->dropped));
+    if (l->process && *l->process) {
+        weft__cli_jset(o, "process", weft__cli_jstr(l->process));
+        weft__cli_jset(o, "program", weft__cli_jstr(l->program));
+    }
     return 0;
 }
 
@@ -37,8 +41,20 @@ static int show_table_location(const weft_location_row *l, void *arg)
     cells[0] = weft__cli_fmt_u64(l->id);
     cells[1] = weft__cli_fmt_u64(l->rank);
     cells[2] = weft__cli_fmt_u64(l->thread);
-    /* a live location has no name yet */
-    cells[3] = *l->name ? weft__cli_escape(l->name) : weft__cli_xstrdup("-");
+    /* a live location has no name yet; a process tree's says its
+     * process */
+    if (l->process && *l->process) {
+        char *s = NULL;
+        if (asprintf(&s, "%s %s", l->process, l->name) < 0) {
+            weft__cli_fail("out of memory");
+            exit(EXIT_FAIL);
+        }
+        cells[3] = weft__cli_escape(s);
+        free(s);
+    } else {
+        cells[3] = *l->name ? weft__cli_escape(l->name)
+                            : weft__cli_xstrdup("-");
+    }
     cells[4] = weft__cli_fmt_u64(l->events);
     cells[5] = weft__cli_fmt_u64(l->dropped);
     weft__cli_table_add(arg, cells);
@@ -76,6 +92,10 @@ typedef struct members_ctx {
     int gaps;          /* ranks without a row are missing (not while the
                           trace records: they have not joined yet) */
     uint32_t complete, aborted, recording, nmissing, total;
+    char **progs;      /* a process tree's: the program of each rank
+                          (rank order, of its first location) */
+    uint32_t *prog_ranks;
+    size_t nprogs;
 } members_ctx;
 
 /* Adds the run of missing ranks to the text ("4" or "4-7") and to the
@@ -125,10 +145,48 @@ static void missing_up_to(members_ctx *x, uint32_t end)
         x->next = end;
 }
 
+/* Location l's program, for its member (a process tree's). */
+static int collect_program(const weft_location_row *l, void *arg)
+{
+    members_ctx *x = arg;
+
+    if (!l->program || !*l->process ||
+        (x->nprogs && x->prog_ranks[x->nprogs - 1] == l->rank))
+        return 0;
+    x->progs = realloc(x->progs, (x->nprogs + 1) * sizeof *x->progs);
+    x->prog_ranks = realloc(x->prog_ranks,
+                            (x->nprogs + 1) * sizeof *x->prog_ranks);
+    if (!x->progs || !x->prog_ranks) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    x->prog_ranks[x->nprogs] = l->rank;
+    x->progs[x->nprogs++] = weft__cli_xstrdup(l->program);
+    return 0;
+}
+
+/* The program of member rank, NULL when not known. */
+static const char *program_of(const members_ctx *x, uint32_t rank)
+{
+    size_t lo = 0, hi = x->nprogs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->prog_ranks[mid] == rank)
+            return x->progs[mid];
+        if (x->prog_ranks[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 static int member_row(const weft_member_row *m, void *arg)
 {
     members_ctx *x = arg;
     int missing = strcmp(m->state, WEFT_MEMBER_MISSING) == 0;
+    const char *prog = program_of(x, m->rank);
 
     missing_up_to(x, m->rank);
     x->next = m->rank + 1;
@@ -151,18 +209,32 @@ static int member_row(const weft_member_row *m, void *arg)
         weft__cli_jset(o, "locations", weft__cli_ju64(m->locations));
         weft__cli_jset(o, "events", weft__cli_ju64(m->events));
         weft__cli_jset(o, "dropped", weft__cli_ju64(m->dropped));
+        if (prog)
+            weft__cli_jset(o, "program", weft__cli_jstr(prog));
     } else {
-        char *cells[7];
-        cells[0] = weft__cli_fmt_u64(m->rank);
-        cells[1] = or_dash(m->host);
-        cells[2] = m->pid ? weft__cli_fmt_u64(m->pid) : weft__cli_xstrdup("-");
-        cells[3] = weft__cli_escape(m->state);
-        cells[4] = weft__cli_fmt_u64(m->locations);
-        cells[5] = weft__cli_fmt_u64(m->events);
-        cells[6] = weft__cli_fmt_u64(m->dropped);
+        char *cells[8];
+        size_t k = 0;
+        cells[k++] = weft__cli_fmt_u64(m->rank);
+        cells[k++] = or_dash(m->host);
+        cells[k++] = m->pid ? weft__cli_fmt_u64(m->pid)
+                            : weft__cli_xstrdup("-");
+        if (x->nprogs)
+            cells[k++] = or_dash(prog ? prog : "");
+        cells[k++] = weft__cli_escape(m->state);
+        cells[k++] = weft__cli_fmt_u64(m->locations);
+        cells[k++] = weft__cli_fmt_u64(m->events);
+        cells[k++] = weft__cli_fmt_u64(m->dropped);
         weft__cli_table_add(&x->t, cells);
     }
     return 0;
+}
+
+static void members_free(members_ctx *x)
+{
+    for (size_t i = 0; i < x->nprogs; i++)
+        free(x->progs[i]);
+    free(x->progs);
+    free(x->prog_ranks);
 }
 
 /* The members of trace row, rank by rank, into x; the ranks without a
@@ -170,10 +242,17 @@ static int member_row(const weft_member_row *m, void *arg)
  * member rows at all: it failed before its members were known). */
 static int members_of(cli *c, const weft_trace_row *row, members_ctx *x)
 {
+    static const weft__table with_program = {
+        8, { "RANK", "HOST", "PID", "PROGRAM", "STATE", "LOCATIONS",
+             "EVENTS", "DROPPED" }, { 1, 0, 1, 0, 0, 1, 1, 1 }, NULL, 0, 0 };
     int rc;
 
     x->gaps = !weft__cli_row_live(row);
-    rc = weft_catalog_members(c->catalog, row->id, member_row, x);
+    rc = weft_catalog_locations(c->catalog, row->id, collect_program, x);
+    if (rc == 0 && x->nprogs && x->t.ncols)
+        x->t = with_program;  /* a process tree: each member's program */
+    if (rc == 0)
+        rc = weft_catalog_members(c->catalog, row->id, member_row, x);
     if (rc == 0 && x->total)
         missing_up_to(x, row->members);
     flush_missing(x);
@@ -380,6 +459,7 @@ out:
     json_decref(mx.arr);
     json_decref(mx.missing);
     free(mx.missing_text.s);
+    members_free(&mx);
     json_decref(locs);
     json_decref(obj);
     return status;
@@ -450,6 +530,7 @@ static int show_text(cli *c, const weft_trace_row *row)
     status = EXIT_OK;
 out:
     free(mx.missing_text.s);
+    members_free(&mx);
     weft__cli_table_free(&mx.t);
     free(tagtext.s);
     weft__cli_table_free(&t);

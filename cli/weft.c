@@ -5,7 +5,8 @@
  *   weft [--catalog FILE] list [FILTERS] [--sort KEY] [--reverse]
  *                              [--limit N] [--json]          (list.c)
  *   weft [--catalog FILE] show TRACE [--json]               (show.c)
- *   weft [--catalog FILE] profile TRACE [--by-location] [--limit N]
+ *   weft [--catalog FILE] profile TRACE [--by-location|--by-program]
+ *                              [--limit N]
  *                              [--sort excl|incl|visits|name] [--json]
  *                                                           (profile.c)
  *   weft [--catalog FILE] compare A B [--top N] [--json]     (compare.c)
@@ -84,7 +85,7 @@
 #define OPT_FORCE 8u    /* --force */
 #define OPT_TABLE_CSV 16u /* --table, --csv: sets c->format to the name */
 #define OPT_LIST 32u    /* weft list's filters, --sort, --reverse, --limit */
-#define OPT_PROFILE 64u /* --by-location, --sort, --limit */
+#define OPT_PROFILE 64u /* --by-location, --by-program, --sort, --limit */
 #define OPT_COMPARE 256u /* --top N, --runs N */
 #define OPT_PATH 512u    /* --dir */
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
@@ -180,6 +181,11 @@ static const command commands[] = {
       "      --by-location  per location instead (weftd keeps each\n"
       "                     location's 100 regions with the most exclusive\n"
       "                     time)\n"
+      "      --by-program   per program instead: the locations of the\n"
+      "                     processes of a process tree (weft run of a\n"
+      "                     shell, make) that ran the same program summed\n"
+      "                     (from those 100 rows each); \"-\" for locations\n"
+      "                     of other traces\n"
       "  -l, --limit N      at most N regions (per location); 0: all;\n"
       "                     default 20\n"
       "      --sort KEY     excl (default), incl, visits (most first) or\n"
@@ -635,7 +641,7 @@ static int cmd_help(cli *c)
 /* Values of the options without a short form (above any character). */
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
-    O_SORT, O_BY_LOCATION, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
+    O_SORT, O_BY_LOCATION, O_BY_PROGRAM, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
     O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS,
 };
 
@@ -672,6 +678,8 @@ static const struct cli_option {
     { { "limit", required_argument, NULL, 'l' }, OPT_LIST | OPT_PROFILE,
       "value" },
     { { "by-location", no_argument, NULL, O_BY_LOCATION }, OPT_PROFILE,
+      NULL },
+    { { "by-program", no_argument, NULL, O_BY_PROGRAM }, OPT_PROFILE,
       NULL },
     { { "top", required_argument, NULL, O_TOP }, OPT_COMPARE, "value" },
     { { "runs", required_argument, NULL, O_RUNS }, OPT_COMPARE, "value" },
@@ -786,6 +794,7 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_SORT: c->sort = v; break;
     case 'l': c->limit = v; break;
     case O_BY_LOCATION: c->by_location = 1; break;
+    case O_BY_PROGRAM: c->by_program = 1; break;
     case O_TOP: c->top = v; break;
     case O_RUNS: c->runs = v; break;
     case O_DIR: c->dir = 1; break;

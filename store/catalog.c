@@ -230,6 +230,10 @@ static const char *const migrations[] = {
     /* 11 -> 12: of `dropped`, the records weftd did not store (quota,
      * disk reserve, failed writes; #30), the rest the clients' */
     "ALTER TABLE traces ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;",
+    /* 12 -> 13: the process and program of a process tree's location
+     * (#32: weft report's rows, weft profile --by-program) */
+    ("ALTER TABLE locations ADD COLUMN process TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE locations ADD COLUMN program TEXT NOT NULL DEFAULT '';"),
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

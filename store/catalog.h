@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 12
+#define WEFT_CATALOG_SCHEMA_VERSION 13
 
 typedef struct weft_catalog weft_catalog;
 
@@ -77,6 +77,11 @@ typedef struct weft_location_row {
     char *name;
     uint64_t events;
     uint64_t dropped;
+    /* Schema 13: of a process tree's trace, its process ("cc1 (pid
+     * 4242)", its location group's name) and program ("cc1"); NULL or ""
+     * in other traces */
+    char *process;
+    char *program;
 } weft_location_row;
 
 /* Member states (members.state). */
@@ -367,12 +372,20 @@ int weft_catalog_members(weft_catalog *c, int64_t trace_id,
 typedef int (*weft_catalog_tag_fn)(const weft_tag *tag, void *arg);
 int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
                       weft_catalog_tag_fn fn, void *arg);
-/* Calls fn for the region profile of trace id: the rows summed over all
- * locations, or with by_location the per-location rows grouped by
- * location id; within a group in `sort` order, at most limit rows per
- * group (0: all). total_excl_s of each row is its group's total. */
+/* Groups of weft_catalog_regions: the rows summed over all locations, the
+ * per-location rows, or those summed per program (the locations'
+ * `program`; "-" for locations without one), each program's rows given
+ * its name as location_name and location 0. */
+enum weft_region_group {
+    WEFT_RGROUP_ALL, WEFT_RGROUP_LOCATION, WEFT_RGROUP_PROGRAM
+};
+/* Calls fn for the region profile of trace id grouped as `group` says,
+ * by location id or program; within a group in `sort` order, at most
+ * limit rows per group (0: all). total_excl_s of each row is its group's
+ * total. */
 typedef int (*weft_catalog_region_fn)(const weft_region_row *row, void *arg);
-int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
+int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
+                         enum weft_region_group group,
                          enum weft_region_sort sort, int64_t limit,
                          weft_catalog_region_fn fn, void *arg);
 

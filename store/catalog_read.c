@@ -338,10 +338,15 @@ static int location_row(const each *e, sqlite3_stmt *st)
     row.thread = (uint32_t)sqlite3_column_int64(st, 2);
     row.events = (uint64_t)sqlite3_column_int64(st, 4);
     row.dropped = (uint64_t)sqlite3_column_int64(st, 5);
-    if (weft__cat_col_text(st, 3, 0, &row.name) < 0)
-        return oom(e->c);
-    rc = e->fn.location(&row, e->arg);
+    if (weft__cat_col_text(st, 3, 0, &row.name) < 0 ||
+        weft__cat_col_text(st, 6, 0, &row.process) < 0 ||
+        weft__cat_col_text(st, 7, 0, &row.program) < 0)
+        rc = oom(e->c);
+    else
+        rc = e->fn.location(&row, e->arg);
     free(row.name);
+    free(row.process);
+    free(row.program);
     return rc;
 }
 
@@ -353,8 +358,8 @@ int weft_catalog_locations(weft_catalog *c, int64_t trace_id,
     each e = { c, trace_id, { .location = fn }, arg };
 
     assert(c && fn);
-    return each_row(&e, "SELECT id, rank, thread, name, events, dropped"
-                        " FROM locations WHERE trace_id = ?"
+    return each_row(&e, "SELECT id, rank, thread, name, events, dropped,"
+                        " process, program FROM locations WHERE trace_id = ?"
                         " ORDER BY rank, thread, id",
                     "listing locations", location_row);
 }
@@ -444,35 +449,56 @@ static const char *region_order(enum weft_region_sort sort)
 
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
  * The row passed to fn is owned by the catalog and valid during the call.
- * One query: a window numbers the rows of each location (or of the sum)
- * in sort order and sums their exclusive time, the limit applies to the
- * numbers. */
-int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
+ * One query: a window numbers the rows of each location (or of the sum,
+ * or of a program: its locations' rows summed first) in sort order and
+ * sums their exclusive time, the limit applies to the numbers. */
+int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
+                         enum weft_region_group group,
                          enum weft_region_sort sort, int64_t limit,
                          weft_catalog_region_fn fn, void *arg)
 {
+    /* The rows to number: a program's are its locations' summed. */
+    static const char by_program[] =
+        "(SELECT NULL AS location_id, r.region, sum(r.visits) AS visits,"
+        "  sum(r.incl_s) AS incl_s, sum(r.excl_s) AS excl_s,"
+        "  coalesce(nullif(l.program, ''), '-') AS lname"
+        "  FROM regions r LEFT JOIN locations l"
+        "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
+        "  WHERE r.trace_id = ?1 AND r.location_id IS NOT NULL"
+        "  GROUP BY lname, r.region) r";
+    static const char by_id[] =
+        "(SELECT r.location_id, r.region, r.visits, r.incl_s, r.excl_s,"
+        "  coalesce(l.name, '') AS lname"
+        "  FROM regions r LEFT JOIN locations l"
+        "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
+        "  WHERE r.trace_id = ?1 AND r.location_id %s) r";
     const char *order = region_order(sort);
     sqlite3_stmt *st = NULL;
     weft_region_row row;
-    char *sql;
+    char *sql, *rows;
     int rc, step;
 
     assert(c && fn);
-    if (!order)
+    if (!order || group > WEFT_RGROUP_PROGRAM)
         return weft__cat_err(c, WEFT_EINVAL,
-                             "catalog %s: unknown region order %d",
-                             c->path, (int)sort);
-    sql = sqlite3_mprintf(
-        "SELECT location_id, region, visits, incl_s, excl_s, lname, total"
+                             "catalog %s: unknown region order %d or "
+                             "group %d", c->path, (int)sort, (int)group);
+    rows = group == WEFT_RGROUP_PROGRAM
+        ? sqlite3_mprintf("%s", by_program)
+        : sqlite3_mprintf(by_id, group == WEFT_RGROUP_LOCATION
+                                     ? "IS NOT NULL" : "IS NULL");
+    sql = !rows ? NULL : sqlite3_mprintf(
+        "SELECT coalesce(location_id, 0), region, visits, incl_s, excl_s,"
+        " lname, total"
         " FROM (SELECT r.location_id, r.region, r.visits, r.incl_s,"
-        "  r.excl_s, coalesce(l.name, '') AS lname,"
-        "  row_number() OVER (PARTITION BY r.location_id ORDER BY %s) AS n,"
-        "  sum(r.excl_s) OVER (PARTITION BY r.location_id) AS total"
-        "  FROM regions r LEFT JOIN locations l"
-        "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
-        "  WHERE r.trace_id = ? AND r.location_id %s)"
-        " WHERE ? <= 0 OR n <= ? ORDER BY location_id, n",
-        order, by_location ? "IS NOT NULL" : "IS NULL");
+        "  r.excl_s, r.lname,"
+        "  row_number() OVER (PARTITION BY r.location_id, r.lname"
+        "   ORDER BY %s) AS n,"
+        "  sum(r.excl_s) OVER (PARTITION BY r.location_id, r.lname)"
+        "   AS total FROM %s)"
+        " WHERE ?2 <= 0 OR n <= ?2 ORDER BY location_id, lname, n",
+        order, rows);
+    sqlite3_free(rows);
     if (!sql)
         return oom(c);
     rc = weft__cat_prepare(c, sql, &st);
@@ -481,10 +507,9 @@ int weft_catalog_regions(weft_catalog *c, int64_t trace_id, int by_location,
         goto out;
     sqlite3_bind_int64(st, 1, trace_id);
     sqlite3_bind_int64(st, 2, limit);
-    sqlite3_bind_int64(st, 3, limit);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         memset(&row, 0, sizeof row);
-        row.location = sqlite3_column_type(st, 0) == SQLITE_NULL
+        row.location = group == WEFT_RGROUP_ALL
                        ? WEFT_PROFILE_ALL : sqlite3_column_int64(st, 0);
         row.visits = (uint64_t)sqlite3_column_int64(st, 2);
         row.incl_s = sqlite3_column_double(st, 3);

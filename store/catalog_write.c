@@ -251,13 +251,16 @@ static int bind_location(weft_catalog *c, sqlite3_stmt *ins,
     bind_str(ins, 5, l->name);
     sqlite3_bind_int64(ins, 6, (int64_t)l->events);
     sqlite3_bind_int64(ins, 7, (int64_t)l->dropped);
+    bind_str(ins, 8, l->process);
+    bind_str(ins, 9, l->program);
     return 0;
 }
 
 static const table_rows locations_table = {
     "DELETE FROM locations WHERE trace_id = ?", "removing old locations",
     "INSERT INTO locations (trace_id, id, rank, thread, name, events,"
-    " dropped) VALUES (?, ?, ?, ?, ?, ?, ?)", "storing a location",
+    " dropped, process, program) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "storing a location",
     bind_location
 };
 

@@ -170,8 +170,8 @@ void finish_full(weft_catalog *c, const char *key, const char *name,
 {
     weft_trace_row row = { 0 };
     weft_location_row locs[2] = {
-        { 0, 0, 0, (char *)"Master thread", 3, 0 },
-        { 1ull << 32, 1, 0, (char *)"Master thread", 2, 1 },
+        { 0, 0, 0, (char *)"Master thread", 3, 0, NULL, NULL },
+        { 1ull << 32, 1, 0, (char *)"Master thread", 2, 1, NULL, NULL },
     };
     weft_member_row mem[3] = {
         { 0, (char *)"n1", 11, (char *)WEFT_MEMBER_COMPLETE, 1, 3, 0 },

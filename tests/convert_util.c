@@ -66,6 +66,19 @@ void append(weft_journal *j, uint8_t kind, uint32_t location,
     assert_int_equal(weft_journal_append(j, &e), 0);
 }
 
+/* Appends Hello h of trace "smoke". */
+static void put_hello(weft_journal *j, Weft__Hello *h)
+{
+    uint8_t buf[512];
+    size_t n;
+
+    h->protocol_version = 1;
+    h->trace = (char *)"smoke";
+    assert_true(weft__hello__get_packed_size(h) <= sizeof buf);
+    n = weft__hello__pack(h, buf);
+    append(j, WEFT_JE_HELLO, 0, 0, 0, 0, buf, n);
+}
+
 /* A Hello of a process whose clock counts res ticks per second, named
  * clock (NULL: none, as older clients). */
 void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
@@ -73,11 +86,7 @@ void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
                         const char *clock)
 {
     Weft__Hello h = WEFT__HELLO__INIT;
-    uint8_t buf[256];
-    size_t n;
 
-    h.protocol_version = 1;
-    h.trace = (char *)"smoke";
     h.rank = rank;
     h.size = size;
     h.hostname = (char *)host;
@@ -87,15 +96,30 @@ void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
         h.clock = (char *)clock;
     h.realtime_ns = 1700000000000000000ull;
     h.clock_at_realtime = 50;
-    assert_true(weft__hello__get_packed_size(&h) <= sizeof buf);
-    n = weft__hello__pack(&h, buf);
-    append(j, WEFT_JE_HELLO, 0, 0, 0, 0, buf, n);
+    put_hello(j, &h);
 }
 
 void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
                   const char *host)
 {
     append_hello_clock(j, rank, size, host, 1000000000, NULL);
+}
+
+void append_hello_tree(weft_journal *j, uint32_t rank, uint32_t size,
+                       const tree_proc *p)
+{
+    Weft__Hello h = WEFT__HELLO__INIT;
+
+    h.rank = rank;
+    h.size = size;
+    h.hostname = (char *)"node-a";
+    h.pid = p->pid;
+    h.command = (char *)p->command;
+    h.timer_resolution = 1000000000;
+    h.tree = p->tree;
+    h.parent_pid = p->parent_pid;
+    h.root = rank == 0;
+    put_hello(j, &h);
 }
 
 void append_goodbye(weft_journal *j, uint32_t nloc,
@@ -306,12 +330,35 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
     return seen(ud, loc, t);
 }
 
-/* Reads the clock, the locations and every event of archive_dir. */
-void read_archive(const char *archive_dir, archive_info *a)
+/* See convert_util.h. */
+OTF2_Reader *read_global_defs(const char *archive_dir,
+                              OTF2_GlobalDefReaderCallbacks *cb, void *ud)
 {
     char anchor[256];
     OTF2_Reader *rd;
     OTF2_GlobalDefReader *gdr;
+    uint64_t n = 0;
+
+    snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive_dir);
+    rd = OTF2_Reader_Open(anchor);
+    assert_non_null(rd);
+    assert_int_equal(OTF2_Reader_SetSerialCollectiveCallbacks(rd),
+                     OTF2_SUCCESS);
+    gdr = OTF2_Reader_GetGlobalDefReader(rd);
+    assert_non_null(gdr);
+    assert_int_equal(OTF2_Reader_RegisterGlobalDefCallbacks(rd, gdr, cb, ud),
+                     OTF2_SUCCESS);
+    OTF2_GlobalDefReaderCallbacks_Delete(cb);
+    assert_int_equal(OTF2_Reader_ReadAllGlobalDefinitions(rd, gdr, &n),
+                     OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_CloseGlobalDefReader(rd, gdr), OTF2_SUCCESS);
+    return rd;
+}
+
+/* Reads the clock, the locations and every event of archive_dir. */
+void read_archive(const char *archive_dir, archive_info *a)
+{
+    OTF2_Reader *rd;
     OTF2_GlobalDefReaderCallbacks *dcb;
     OTF2_GlobalEvtReader *ger;
     OTF2_GlobalEvtReaderCallbacks *ecb;
@@ -320,23 +367,11 @@ void read_archive(const char *archive_dir, archive_info *a)
 
     memset(a, 0, sizeof *a);
     a->ordered = 1;
-    snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive_dir);
-    rd = OTF2_Reader_Open(anchor);
-    assert_non_null(rd);
-    assert_int_equal(OTF2_Reader_SetSerialCollectiveCallbacks(rd),
-                     OTF2_SUCCESS);
-    gdr = OTF2_Reader_GetGlobalDefReader(rd);
-    assert_non_null(gdr);
     dcb = OTF2_GlobalDefReaderCallbacks_New();
     assert_non_null(dcb);
     OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(dcb, on_clock);
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(dcb, on_location);
-    assert_int_equal(OTF2_Reader_RegisterGlobalDefCallbacks(rd, gdr, dcb, a),
-                     OTF2_SUCCESS);
-    OTF2_GlobalDefReaderCallbacks_Delete(dcb);
-    assert_int_equal(OTF2_Reader_ReadAllGlobalDefinitions(rd, gdr, &n),
-                     OTF2_SUCCESS);
-    assert_int_equal(OTF2_Reader_CloseGlobalDefReader(rd, gdr), OTF2_SUCCESS);
+    rd = read_global_defs(archive_dir, dcb, a);
     for (size_t i = 0; i < a->nlocs; i++)
         assert_int_equal(OTF2_Reader_SelectLocation(rd, a->locs[i]),
                          OTF2_SUCCESS);

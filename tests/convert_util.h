@@ -42,6 +42,17 @@ void append_hello_clock(weft_journal *j, uint32_t rank, uint32_t size,
                         const char *host, uint64_t res, const char *clock);
 void append_hello(weft_journal *j, uint32_t rank, uint32_t size,
                   const char *host);
+/* A process of a process tree as its Hello says it (tree 0: a member
+ * of a fixed-size trace with the same fields). */
+typedef struct tree_proc {
+    uint32_t pid, parent_pid;
+    const char *command;
+    int tree;
+} tree_proc;
+/* The Hello of p as rank `rank` of a trace of size members (0 for a
+ * tree), host node-a, root for rank 0. */
+void append_hello_tree(weft_journal *j, uint32_t rank, uint32_t size,
+                       const tree_proc *p);
 void append_goodbye(weft_journal *j, uint32_t nloc, const uint32_t *threads,
                     const uint64_t *events, const uint64_t *dropped);
 void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
@@ -64,6 +75,11 @@ void convert_ok(const weft_convert_input *in, weft_convert_result *res);
 /* system() of fmt with arg: the exit status, 128 if killed. */
 int run(const char *fmt, const char *arg);
 int have_otf2_print(void);
+/* Opens the archive in archive_dir and reads its global definitions
+ * with callbacks cb (deleted) given ud; the reader, to read on or
+ * close. */
+OTF2_Reader *read_global_defs(const char *archive_dir,
+                              OTF2_GlobalDefReaderCallbacks *cb, void *ud);
 /* Reads the archive in archive_dir back with libotf2 into a. */
 void read_archive(const char *archive_dir, archive_info *a);
 

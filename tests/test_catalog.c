@@ -109,10 +109,11 @@ static void test_round_trip(void **state)
     weft_catalog *c = open_ok(f->path, 0);
     weft_trace_row row = { 0 }, got;
     weft_location_row locs[3] = {
-        { (1ull << 32) | 1, 1, 1, (char *)"rank 1 thread 1", 30, 0 },
-        { 0, 0, 0, (char *)"rank 0 thread 0", 10, 1 },
+        { (1ull << 32) | 1, 1, 1, (char *)"rank 1 thread 1", 30, 0, NULL,
+          NULL },
+        { 0, 0, 0, (char *)"rank 0 thread 0", 10, 1, NULL, NULL },
         { UINT64_MAX, UINT32_MAX, UINT32_MAX, (char *)"max", UINT64_MAX,
-          UINT64_MAX },
+          UINT64_MAX, NULL, NULL },
     };
     collected col = { 0 };
     int64_t id;
@@ -421,6 +422,8 @@ static void test_ids_random(void **state)
              "DROP INDEX traces_seq; ALTER TABLE traces DROP COLUMN seq;"
              "ALTER TABLE traces DROP COLUMN charged;"
              "ALTER TABLE traces DROP COLUMN refused;"
+             "ALTER TABLE locations DROP COLUMN process;"
+             "ALTER TABLE locations DROP COLUMN program;"
              "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
              " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
     c = open_ok(f->path, 0);

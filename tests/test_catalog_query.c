@@ -28,9 +28,12 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-/* What schemas 9, 10 and 11 added, dropped to make an older catalog of a
+/* What schemas 9 to 13 added, dropped to make an older catalog of a
  * new one. */
-#define DROP_SCHEMA_12 "ALTER TABLE traces DROP COLUMN refused;"
+#define DROP_SCHEMA_13 "ALTER TABLE locations DROP COLUMN process;" \
+    "ALTER TABLE locations DROP COLUMN program;"
+#define DROP_SCHEMA_12 DROP_SCHEMA_13 \
+    "ALTER TABLE traces DROP COLUMN refused;"
 #define DROP_SCHEMA_11 DROP_SCHEMA_12 "ALTER TABLE traces DROP COLUMN charged;"
 #define DROP_SCHEMA_9 DROP_SCHEMA_11 \
     "DROP TRIGGER trace_ids_last; DROP TABLE trace_ids;" \
@@ -206,8 +209,9 @@ static void test_live_figures(void **state)
         { 2, (char *)"node-b", 12, (char *)WEFT_MEMBER_RECORDING, 1, 4, 0 },
     };
     weft_location_row loc[3] = {
-        { 0, 0, 0, (char *)"", 10, 0 }, { 1, 0, 1, (char *)"", 20, 0 },
-        { UINT64_C(2) << 32, 2, 0, (char *)"", 4, 0 },
+        { 0, 0, 0, (char *)"", 10, 0, NULL, NULL },
+        { 1, 0, 1, (char *)"", 20, 0, NULL, NULL },
+        { UINT64_C(2) << 32, 2, 0, (char *)"", 4, 0, NULL, NULL },
     };
     weft_live_figures v[3] = {
         { "k-rec", 2, 3, 34, 4096, mem, 2, loc, 3, 7 },
@@ -828,6 +832,86 @@ static void test_io_metrics_round_trip(void **state)
     weft_catalog_close(c);
 }
 
+/* ---- schema 13: the processes of a process tree (#32) ------------------ */
+
+static int seen_process(const weft_location_row *l, void *arg)
+{
+    seen *s = arg;
+
+    assert_true(s->n < 16);
+    snprintf(s->text[s->n++], sizeof s->text[0], "%u [%s] [%s]", l->rank,
+             l->process, l->program);
+    return 0;
+}
+
+/* The profile of trace 1 per program into s: how many rows. */
+static size_t programs(weft_catalog *c, enum weft_region_sort sort,
+                       int64_t limit, seen *s)
+{
+    memset(s, 0, sizeof *s);
+    assert_int_equal(weft_catalog_regions(c, 1, WEFT_RGROUP_PROGRAM, sort,
+                                          limit, seen_region, s), 0);
+    return s->n;
+}
+
+/* Location rows keep their process and program; the profile summed per
+ * program adds the rows of its locations ("-": none), each program's in
+ * order with its own total and limit; a version 12 catalog gets the
+ * columns, "" in its rows. */
+static void test_tree_programs(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_location_row locs[4] = {
+        { 0, 0, 0, (char *)"Master thread", 1, 0, (char *)"make (pid 100)",
+          (char *)"make" },
+        { 1ull << 32, 1, 0, (char *)"Master thread", 1, 0,
+          (char *)"cc1 (pid 101)", (char *)"cc1" },
+        { 2ull << 32, 2, 0, (char *)"Master thread", 1, 0,
+          (char *)"cc1 (pid 103)", (char *)"cc1" },
+        { 3ull << 32, 3, 0, (char *)"Master thread", 1, 0, NULL, NULL },
+    };
+    weft_region_row reg[6] = {
+        { 0, (char *)"main", 1, 1.0, 1.0, NULL, 0 },
+        { 1ll << 32, (char *)"main", 1, 6.0, 2.0, NULL, 0 },
+        { 1ll << 32, (char *)"parse", 2, 4.0, 3.0, NULL, 0 },
+        { 2ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
+        { 2ll << 32, (char *)"parse", 1, 1.0, 1.0, NULL, 0 },
+        { 3ll << 32, (char *)"x", 1, 4.0, 4.0, NULL, 0 },
+    };
+    weft_trace_detail d = { .locations = locs, .nlocations = 4,
+                            .regions = reg, .nregions = 6 };
+    weft_trace_row row = { 0 };
+    seen s = { 0 };
+
+    row.key = (char *)"k-tree";
+    row.state = (char *)WEFT_STATE_COMPLETE;
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    assert_int_equal(weft_catalog_locations(c, 1, seen_process, &s), 0);
+    assert_int_equal(s.n, 4);
+    assert_string_equal(s.text[1], "1 [cc1 (pid 101)] [cc1]");
+    assert_string_equal(s.text[3], "3 [] []");
+    assert_int_equal(programs(c, WEFT_RSORT_EXCL, 0, &s), 4);
+    assert_string_equal(s.text[0], "0 [-] x 1 4.000 4.000 / 4.000");
+    assert_string_equal(s.text[1], "0 [cc1] parse 3 5.000 4.000 / 6.500");
+    assert_string_equal(s.text[2], "0 [cc1] main 2 8.000 2.500 / 6.500");
+    assert_string_equal(s.text[3], "0 [make] main 1 1.000 1.000 / 1.000");
+    assert_int_equal(programs(c, WEFT_RSORT_NAME, 1, &s), 3);
+    assert_string_equal(s.text[1], "0 [cc1] main 2 8.000 2.500 / 6.500");
+    assert_int_equal(weft_catalog_regions(c, 1, (enum weft_region_group)7,
+                                          WEFT_RSORT_EXCL, 0, seen_region,
+                                          &s), WEFT_EINVAL);
+    weft_catalog_close(c);
+    raw_exec(f->path, DROP_SCHEMA_13 "PRAGMA user_version = 12;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_locations(c, 1, seen_process, &s), 0);
+    assert_string_equal(s.text[1], "1 [] []");
+    weft_catalog_close(c);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -846,6 +930,7 @@ int main(void)
         T(test_migrate_from_v3),
         T(test_live_figures),
         T(test_report_round_trip),
+        T(test_tree_programs),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -295,15 +295,19 @@ static int absent_group(conv *c, uint64_t v)
     return v > UINT32_MAX || !weft__conv_member(c, (uint32_t)v);
 }
 
-/* m's first Hello: its host, trace size, clock and thread 0. */
+/* m's first Hello: its host, trace size, clock, process and thread 0. */
 static int first_hello(conv *c, member *m, const Weft__Hello *h)
 {
     m->hostname = strdup(h->hostname && h->hostname[0] ? h->hostname
                                                        : "unknown host");
-    if (!m->hostname)
+    m->program = weft__conv_program(h->command);
+    if (!m->hostname || !m->program)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     m->has_hello = 1;
     m->size = h->size;
+    m->tree = h->tree;
+    m->pid = h->pid;
+    m->parent_pid = h->parent_pid;
     m->timer_resolution = h->timer_resolution;
     m->clock = weft_clock_name(h->clock, h->timer_resolution);
     m->realtime_ns = h->realtime_ns;
@@ -320,38 +324,16 @@ static int on_hello(conv *c, member *m, const weft_journal_entry *e,
                     uint64_t off)
 {
     Weft__Hello *h = weft__hello__unpack(NULL, e->len, e->payload);
-    uint32_t expect = c->in->members;
-    int rc = 0;
+    int rc;
 
     if (!h)
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 ": Hello does not unpack", m->path,
                                off);
-    if (!expect && c->nmems && c->mems[0].has_hello)
-        expect = c->mems[0].size;
-    if (h->rank != m->rank) {
-        rc = weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                             PRIu64 ": Hello of rank %" PRIu32 " in the "
-                             "journal of rank %" PRIu32, m->path, off,
-                             h->rank, m->rank);
-    } else if (h->tree) {
-        /* a process tree's: weftd gave the ranks, size 0 */
-        if (!m->has_hello)
-            rc = first_hello(c, m, h);
-    } else if (expect && h->size != expect) {
-        rc = weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                             PRIu64 ": Hello says the trace has %" PRIu32
-                             " members, expected %" PRIu32, m->path, off,
-                             h->size, expect);
-    } else if (h->rank >= h->size) {
-        rc = weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
-                             PRIu64 ": rank %" PRIu32 " outside a trace of %"
-                             PRIu32 " members", m->path, off, h->rank,
-                             h->size);
-    } else if (!m->has_hello) {
-        /* A reconnect repeats Hello; the first one stands. */
+    rc = weft__conv_check_hello(c, m, h, off);
+    /* A reconnect repeats Hello; the first one stands. */
+    if (rc == 0 && !m->has_hello)
         rc = first_hello(c, m, h);
-    }
     weft__hello__free_unpacked(h, NULL);
     return rc;
 }
@@ -727,7 +709,8 @@ static int fill_result(conv *c)
             row->events = l->events;
             row->dropped = l->dropped + l->refused;
             if (!(row->name = strdup(weft__conv_loc_name(l, name,
-                                                         sizeof name))))
+                                                         sizeof name))) ||
+                (m->tree && weft__conv_tree_row(m, row) < 0))
                 return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             out->events += row->events;
             out->dropped += row->dropped;
@@ -854,6 +837,7 @@ static void conv_free(conv *c)
         member *m = &c->mems[i];
         free(m->path);
         free(m->hostname);
+        free(m->program);
         for (size_t k = 0; k < m->nlocs; k++) {
             weft_profile_loc_free(&m->locs[k].prof);
             weft_timeline_free(&m->locs[k].tl);
@@ -943,8 +927,11 @@ void weft_convert_result_free(weft_convert_result *out)
 {
     if (!out)
         return;
-    for (size_t i = 0; i < out->nlocations; i++)
+    for (size_t i = 0; i < out->nlocations; i++) {
         free(out->locations[i].name);
+        free(out->locations[i].process);
+        free(out->locations[i].program);
+    }
     free(out->locations);
     for (size_t i = 0; i < out->nregions; i++)
         free(out->regions[i].region);

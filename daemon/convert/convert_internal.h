@@ -1,6 +1,6 @@
 /* convert_internal.h - the state that the converter's files share:
  * convert.c (pass 1, clocks, the result, the whole run), convert_report.c
- * (what weft report draws), replay.c
+ * (what weft report draws), convert_tree.c (a process tree), replay.c
  * (pass 2 on worker threads, nesting) and otf2out.c (libotf2: callbacks,
  * archive, definitions). profile.c stands alone (profile.h).
  *
@@ -80,6 +80,10 @@ typedef struct member {
     int has_goodbye;    /* its journal holds a Goodbye */
     uint32_t size;      /* trace size from Hello */
     char *hostname;
+    int tree;           /* a process of a process tree (Hello.tree) */
+    uint32_t pid, parent_pid; /* from Hello (parent_pid: tree members) */
+    char *program;      /* tree members: the basename of the command's
+                           first word ("cc1"), "" when it has none */
     uint64_t timer_resolution;
     const char *clock;  /* its trace clock (Hello.clock; static) */
     uint64_t realtime_ns, clock_at_realtime;
@@ -139,6 +143,8 @@ typedef struct conv {
     OTF2_Archive *archive;
     chunk_budget *pool; /* shared by the memory callbacks */
     uint64_t resolution;
+    int tree;           /* pass 1: the Hellos read say tree (1) or not
+                           (-1); 0 before the first */
     uint64_t tmin, tmax; /* own */
     int any_event;      /* own */
     uint64_t nodes;     /* system tree nodes: the root and one per host */
@@ -201,6 +207,28 @@ void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e);
 /* Why events were not stored (the members' refused entries), "" when
  * none, into buf; their sum. */
 uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
+
+/* ---- convert_tree.c ---------------------------------------------------- */
+
+struct Weft__Hello;
+/* The basename of the first word of command, malloc'd ("" when it has
+ * none); NULL when out of memory. */
+char *weft__conv_program(const char *command);
+/* Whether Hello h at offset off of m's journal fits the trace (rank,
+ * size, tree or not as the Hellos before it; c->tree set). 0 or
+ * WEFT_ECORRUPT (c failed). */
+int weft__conv_check_hello(conv *c, member *m, const struct Weft__Hello *h,
+                           uint64_t off);
+/* The process and program of a location row of tree member m (malloc'd).
+ * 0 or WEFT_ENOMEM. */
+int weft__conv_tree_row(const member *m, weft_location_row *row);
+
+/* The name of m's location group in buf: "Process R", or for a member
+ * of a process tree "PROG (pid N)" (otf2defs.c; also the process of the
+ * catalog's location rows). */
+const char *weft__conv_group_name(const member *m, char *buf, size_t len);
+/* Room for a group name (the program's name is cut to fit). */
+#define WEFT_CONV_GROUP_NAME 320
 
 /* The name of location l: the one its thread was given (ThreadName),
  * else "Master thread" / "Thread N" in buf. */

@@ -1,7 +1,8 @@
 /* otf2defs.c - the archive's global definitions (weft__otf2_write_global_defs,
  * otf2out.h): the clock, the strings, the system tree (root "weft", one
- * node per host), one location group per member ("Process R"; ids are
- * dense in rank order, so id = rank unless members are missing, as
+ * node per host), one location group per member ("Process R", or
+ * "PROG (pid N)" created by its parent's group in a process tree; ids
+ * are dense in rank order, so id = rank unless members are missing, as
  * readers refuse gaps), the locations (id = rank << 32 | thread), then
  * the unified definitions in first-seen order, which puts each after
  * what it references. Every one goes through the record table's switch
@@ -53,6 +54,35 @@ static int string_id(conv *c, const char *s, OTF2_StringRef *id)
 static void process_name(char *buf, size_t n, uint32_t rank)
 {
     snprintf(buf, n, "Process %" PRIu32, rank);
+}
+
+/* See convert_internal.h. */
+const char *weft__conv_group_name(const member *m, char *buf, size_t len)
+{
+    if (!m->tree)
+        process_name(buf, len, m->rank);
+    else
+        snprintf(buf, len, "%.256s (pid %" PRIu32 ")",
+                 m->program[0] ? m->program : "process", m->pid);
+    return buf;
+}
+
+/* The location group (member index) that created member i of a process
+ * tree: the member with its parent's pid on its host that joined last
+ * before it (pids are reused); OTF2_UNDEFINED_LOCATION_GROUP for the
+ * root, outside a tree, and when its parent is no member (an untraced
+ * shell between them). */
+static uint64_t creating_group(const conv *c, size_t i)
+{
+    const member *m = &c->mems[i];
+
+    if (!m->tree || !m->parent_pid)
+        return OTF2_UNDEFINED_LOCATION_GROUP;
+    for (size_t k = i; k-- > 0;)
+        if (c->mems[k].pid == m->parent_pid &&
+            !strcmp(c->mems[k].hostname, m->hostname))
+            return k;
+    return OTF2_UNDEFINED_LOCATION_GROUP;
 }
 
 /* Also the name of the catalog's location rows (convert.c). */
@@ -174,12 +204,11 @@ static int put_strings(conv *c, OTF2_GlobalDefWriter *gw)
 
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
-        char name[64];
+        char name[WEFT_CONV_GROUP_NAME];
         OTF2_StringRef sid;
-        if ((rc = string_id(c, m->hostname, &sid)) < 0)
-            return rc;
-        process_name(name, sizeof name, m->rank);
-        if ((rc = string_id(c, name, &sid)) < 0)
+        if ((rc = string_id(c, m->hostname, &sid)) < 0 ||
+            (rc = string_id(c, weft__conv_group_name(m, name, sizeof name),
+                            &sid)) < 0)
             return rc;
         for (size_t k = 0; k < m->nlocs; k++) {
             const char *s = weft__conv_loc_name(&m->locs[k], name,
@@ -239,23 +268,25 @@ static int put_system_tree(conv *c, OTF2_GlobalDefWriter *gw,
 }
 
 /* Location group ids must be dense (otf2-print -Werror refuses gaps):
- * the member's index, which is its rank unless members are missing. */
+ * the member's index, which is its rank unless members are missing.
+ * name: the group's; creator: the group that created it, or
+ * OTF2_UNDEFINED_LOCATION_GROUP. */
 static int put_location_group(conv *c, OTF2_GlobalDefWriter *gw,
-                              uint64_t self, uint32_t rank, uint64_t node)
+                              uint64_t self, const char *name, uint64_t node,
+                              uint64_t creator)
 {
     weft_record r;
-    char name[64];
     int rc;
 
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_LocationGroup;
     r.u.LocationGroup.self = (OTF2_LocationGroupRef)self;
-    process_name(name, sizeof name, rank);
     if ((rc = string_id(c, name, &r.u.LocationGroup.name)) < 0)
         return rc;
     r.u.LocationGroup.locationGroupType = OTF2_LOCATION_GROUP_TYPE_PROCESS;
     r.u.LocationGroup.systemTreeParent = (OTF2_SystemTreeNodeRef)node;
-    r.u.LocationGroup.creatingLocationGroup = OTF2_UNDEFINED_LOCATION_GROUP;
+    r.u.LocationGroup.creatingLocationGroup =
+        (OTF2_LocationGroupRef)creator;
     return put(c, gw, &r);
 }
 
@@ -263,17 +294,21 @@ static int put_location_group(conv *c, OTF2_GlobalDefWriter *gw,
  * locations (see conv), under the root of the system tree. */
 static int put_location_groups(conv *c, OTF2_GlobalDefWriter *gw)
 {
+    char name[WEFT_CONV_GROUP_NAME];
     int rc;
 
     for (size_t i = 0; i < c->nmems; i++)
-        if ((rc = put_location_group(c, gw, i, c->mems[i].rank,
-                                     c->mems[i].node)) < 0)
+        if ((rc = put_location_group(
+                 c, gw, i, weft__conv_group_name(&c->mems[i], name,
+                                                 sizeof name),
+                 c->mems[i].node, creating_group(c, i))) < 0)
             return rc;
     for (size_t k = 0, g = 0; k < c->nghosts; k++) {
         uint64_t next = ghost_group(c, k, g);
+        process_name(name, sizeof name, (uint32_t)(c->ghosts[k] >> 32));
         if ((k == 0 || next != g) &&
-            (rc = put_location_group(c, gw, next,
-                                     (uint32_t)(c->ghosts[k] >> 32), 0)) < 0)
+            (rc = put_location_group(c, gw, next, name, 0,
+                                     OTF2_UNDEFINED_LOCATION_GROUP)) < 0)
             return rc;
         g = next;
     }
