@@ -179,7 +179,8 @@ typedef struct weft__session {
     int end_synced;            /* the closing clock offset is measured;
                                 * sender only */
     int clock_shared;          /* a local weftd's CLOCK_MONOTONIC is
-                                * this one's (conn.c); sender only */
+                                * this one's (conn.c); the opening
+                                * thread, then the sender */
     int close_rc;              /* set by the sender before it exits */
     /* Fatal signals (session.c): the handler publishes the signal and its
      * thread's state, the sender closes the session and says sender_done

@@ -701,8 +701,9 @@ void weft__measure_offset(int fd, uint64_t deadline, const char *when)
 
     if (local && weft__S.clock_shared)
         return;
-    if (clock_sync(fd, deadline, local ? WEFT__SYNC_ROUNDS_LOCAL : WEFT__SYNC_ROUNDS, local, &est,
-                   why, sizeof why) < 0) {
+    if (clock_sync(fd, deadline,
+                   local ? WEFT__SYNC_ROUNDS_LOCAL : WEFT__SYNC_ROUNDS, local,
+                   &est, why, sizeof why) < 0) {
         warn("cannot measure the clock offset to weftd at %s %s: %s",
              weft__S.cfg.server, when, why);
         return;
