@@ -43,15 +43,23 @@
 #    ld.so's opening 6 more libraries (22 of them the glibc-hwcaps search
 #    of LD_LIBRARY_PATH, which only this script and the tests set), 25
 #    the fatal signal handlers, ~30 the session;
-#  - strace -f -ttt --seccomp-bpf on the socket calls only (medians of
-#    30): connect to Hello 1.0 ms (cmdline, hostname, clock pair),
-#    Hello to HelloAck 1.5-2.4 ms (weftd's loop hands a new member to
-#    its journal open thread: the trace's directory, the journal and its
-#    header, then back), HelloAck to the sender thread 0.9 ms (one
-#    ClockSync round trip; 3.0 ms with the 8 before 0cf175c), the last
-#    batch to its Ack ~1 ms (weftd's writer thread), Goodbye to weftd's
-#    hang-up 0.6-1.3 ms (the Goodbye's journal write); the 8 closing
-#    ClockSync round trips are gone too.
+#  - clock_gettime marks in libweft (a scratch build; medians of 40
+#    runs, Unix socket / TCP): config and clock 0.35 ms; connect, Hello
+#    and HelloAck 6.8 / 7.2 ms (p25 2.9 / 4.5): weftd's loop hands a new
+#    member to its journal open thread (a new trace's directory, the
+#    journal and its header) and back, while it converts and catalogs the
+#    traces before it; the starting ClockSync and the sender thread
+#    0.4 / 0.6 ms (one round trip; 3.0 ms under strace with the 8 before
+#    0cf175c); at exit the last records to their Acks 2.3 / 3.0 ms
+#    (weftd's writer thread), the Goodbye to weftd's hang-up 0.4 / 0.2 ms
+#    (its journal write), joining the sender 0.3 ms; the 8 closing
+#    ClockSync round trips are gone;
+#  - weftd's CPU time (/proc/PID/stat): 11 ms per traced head, each its
+#    own trace (ingest, conversion, catalog), taken from the 2 cores the
+#    traced programs run on;
+#  - WEFT_CLOCK=tsc instead of CLOCK_MONOTONIC: +2.5 ms per process (the
+#    TSC calibration at open, up to 2 ms, 8 ClockSync round trips at each end):
+#    what WEFT_CLOCK=auto costs where the kernel's clocksource is tsc.
 # On a busy host each wake-up of weftd's loop or of one of its threads
 # costs a scheduling delay, so the round trips and hand-offs, not the
 # CPU time, make most of the per-process cost.
