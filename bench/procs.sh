@@ -58,8 +58,9 @@
 #    own trace (ingest, conversion, catalog), taken from the 2 cores the
 #    traced programs run on;
 #  - WEFT_CLOCK=tsc instead of CLOCK_MONOTONIC: +2.5 ms per process (the
-#    TSC calibration at open, up to 2 ms, 8 ClockSync round trips at each end):
-#    what WEFT_CLOCK=auto costs where the kernel's clocksource is tsc.
+#    TSC calibration at open, up to 2 ms, and 8 ClockSync round trips at
+#    each end): what WEFT_CLOCK=auto costs where the kernel's clocksource
+#    is tsc.
 # On a busy host each wake-up of weftd's loop or of one of its threads
 # costs a scheduling delay, so the round trips and hand-offs, not the
 # CPU time, make most of the per-process cost.
