@@ -6,7 +6,9 @@
  *
  * The steps, each a function: find PROGRAM as execvp would; read its
  * kind (detect.c: dynamic ELF and its interpreter, static, script);
- * for a dynamic one, ask its own interpreter for the libraries it would
+ * for a dynamic one (or a script's #! interpreter, which the kernel runs
+ * with the same environment), ask its own interpreter for the libraries
+ * it would
  * load (`ld.so --list`, which runs none of the program's code; why not
  * our own DT_NEEDED walk: see detect.c) and find the MPI implementation
  * among them; choose the recorders (preload.c's table, -t); append their
@@ -14,12 +16,16 @@
  * user's LD_PRELOAD; exec.
  *
  * Tracing never stops a run: a program no recorder can trace (statically
- * linked, a script, no MPI when only -t mpi asked for it, a recorder
+ * linked, not ELF, no MPI when only -t mpi asked for it, a recorder
  * library not installed) runs untraced after one line on stderr saying
  * why. Only usage errors (exit 2) and a PROGRAM that cannot be
  * executed (127 not found, 126 not executable, as a shell says) stop it.
- * WEFT_TRACE is set only by --trace: otherwise libweft names the trace
- * from the program and the launcher's job.
+ * A program run on its own (no launcher made this process a task of a
+ * parallel launch) is the root of a process tree: every process it starts
+ * in turn, whatever the depth (a shell's commands, make's compilers), is
+ * a member of the same trace (tree_environment). Under a launcher each
+ * task is a member of the launch's trace, as libweft names it from the
+ * launcher's job (WEFT_TRACE set only by --trace).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -39,6 +46,7 @@
 #include "out.h"
 #include "client_config.h"
 #include "preload.h"
+#include "runid.h"
 #include "weft_errors.h"
 
 #ifndef WEFT_LIBDIR
@@ -470,6 +478,32 @@ static int plan(const run_opts *o, const program *pr, char **preload,
     return n;
 }
 
+/* A #! script is traced through its interpreter, which the kernel runs
+ * with the environment given (its own dependencies and MPI as for any
+ * program): the recorders that apply to the interpreter are planned.
+ * One that is not a dynamically linked program runs the script
+ * untraced, saying why. */
+static void plan_script(const run_opts *o, const program *pr, char **preload,
+                        char **shown)
+{
+    program in = { .path = (char *)pr->info.interp };
+
+    if (!pr->info.interp[0]) {
+        say("%s is a script without an interpreter (#!): running it "
+            "untraced", o->argv[0]);
+        return;
+    }
+    read_kind(&in);
+    if (in.info.kind != WEFT_PROG_DYNAMIC) {
+        say("%s is a script whose interpreter %s is not a dynamically "
+            "linked program: running it untraced", o->argv[0],
+            pr->info.interp);
+        return;
+    }
+    list_libraries(&in);
+    plan(o, &in, preload, shown);
+}
+
 /* ---- running it --------------------------------------------------------- */
 
 /* One line on stderr: what was found and what is preloaded. */
@@ -497,6 +531,51 @@ static void tell(const program *pr, const char *shown)
     }
     say("%s: %s%s; preloading %s", pr->path, kind, mpi,
         *shown ? shown : "nothing");
+}
+
+static const char *process_env(const char *name, void *arg)
+{
+    (void)arg;
+    return getenv(name);
+}
+
+/* The environment that makes the traced program the root of a process
+ * tree (runid.h): WEFT_TREE names the tree, WEFT_TASK_PID its root (this
+ * process, the program after the exec), WEFT_TRACE the trace that every
+ * process of it joins (--trace, the user's WEFT_TRACE, else PROGRAM-
+ * HOST-PID as a process on its own is named). A weft run inside a tree
+ * (a script of it running weft run) adds to that tree unless --trace
+ * names another. Under a launcher only WEFT_TASK_PID: it tells the task
+ * from the programs it runs (recorder.h, 4). 0 or -1 with errno. */
+static int tree_environment(const run_opts *o)
+{
+    const char *tree = getenv(WEFT__TREE_VAR), *name = o->trace;
+    char task[24], host[256] = "", trace[WEFT__TRACE_MAX + 1];
+    struct timespec ts;
+    weft__run run;
+
+    snprintf(task, sizeof task, "%ld", (long)getpid());
+    if (weft__launched())
+        return setenv(WEFT__TASK_PID_VAR, task, 1);
+    if (tree && *tree && (!name || (getenv("WEFT_TRACE") &&
+                                    !strcmp(name, getenv("WEFT_TRACE")))))
+        return 0;
+    gethostname(host, sizeof host - 1);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    weft__run_tree(host, (long)getpid(),
+                   (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                   &run);
+    if (!name && !(name = getenv("WEFT_TRACE"))) {
+        const char *prog = strrchr(o->argv[0], '/');
+        weft__run_default_name(process_env, NULL,
+                               prog ? prog + 1 : o->argv[0],
+                               &run, trace, sizeof trace);
+        name = trace;
+    }
+    return setenv(WEFT__TREE_VAR, run.id, 1) != 0 ||
+                   setenv(WEFT__TASK_PID_VAR, task, 1) != 0 ||
+                   setenv("WEFT_TRACE", name, 1) != 0
+               ? -1 : 0;
 }
 
 /* Replaces this process with the program. Returns only when exec failed:
@@ -534,7 +613,7 @@ int weft__cmd_run(cli *c)
 {
     run_opts o = { 0 };
     program pr = { 0 };
-    char *preload = NULL, *shown = NULL, task[24];
+    char *preload = NULL, *shown = NULL;
     int status, help = 0;
 
     if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
@@ -555,8 +634,7 @@ int weft__cmd_run(cli *c)
         say("%s is statically linked: running it untraced", o.argv[0]);
         break;
     case WEFT_PROG_SCRIPT:
-        say("%s is a script (#!%s): running it untraced (run weft run on "
-            "the program it starts)", o.argv[0], pr.info.interp);
+        plan_script(&o, &pr, &preload, &shown);
         break;
     case WEFT_PROG_OTHER:
         if (pr.corrupt)
@@ -569,9 +647,8 @@ int weft__cmd_run(cli *c)
     }
     if (o.verbose)
         tell(&pr, shown ? shown : "");
-    snprintf(task, sizeof task, "%ld", (long)getpid());
     if ((preload && (setenv("LD_PRELOAD", preload, 1) != 0 ||
-                     setenv(WEFT__TASK_PID_VAR, task, 1) != 0)) ||
+                     tree_environment(&o) != 0)) ||
         (o.trace && setenv("WEFT_TRACE", o.trace, 1) != 0) ||
         (o.server && setenv("WEFT_SERVER", o.server, 1) != 0)) {
         status = weft__cli_error("run", "cannot set the environment: %s",

@@ -111,7 +111,11 @@ typedef struct weft__config {
     char trace[WEFT__TRACE_MAX + 1];
     char run[WEFT__RUN_MAX + 1]; /* the launch (runid.h); "" if unknown */
     char job_id[256];
-    uint32_t rank, size;
+    uint32_t rank, size;     /* a tree's member: UINT32_MAX until weftd
+                              * gives it its rank (open, under mu), 0 */
+    int tree;                /* a process of weft run's tree (WEFT_TREE) */
+    int root;                /* the tree's root: the program weft run
+                              * started */
     size_t buffer_size;      /* bytes: the most a thread's buffer holds */
     uint32_t pool_size;      /* units of WEFT__FILL_UNIT (pool.c) */
     uint32_t grow_ms;        /* WEFT__GROW_MS (tests change it) */

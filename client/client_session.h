@@ -176,6 +176,8 @@ typedef struct weft__session {
     char ended[WEFT_MAX_ENDED + 1]; /* Goodbye.ended: how the process
                                 * ended abnormally, "" if it did not;
                                 * under mu (weft__ended_locked) */
+    int execs;                 /* Goodbye.exec: closed for an exec (set
+                                * before weft_close, read by the sender) */
     int end_synced;            /* the closing clock offset is measured;
                                 * sender only */
     int clock_shared;          /* a local weftd's CLOCK_MONOTONIC is

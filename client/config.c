@@ -329,22 +329,27 @@ static int parse_rank_size(const envsrc *e, weft__config *c,
     return 0;
 }
 
-/* 1 when weft run started another process than this one (WEFT_TASK_PID)
- * and no launcher gave ranks: a program the traced one runs in turn (make's
- * compilers, tar's gzip). */
-static int child_of_task(const envsrc *e, const weft__proc *proc)
+/* A process of weft run's tree (WEFT_TREE) that no launcher made a task
+ * of (no rank nor size given): rank UINT32_MAX until weftd gives it one,
+ * size 0 (the trace has as many members as join), root when it is the
+ * program weft run started (WEFT_TASK_PID: an exec keeps it so). */
+static void parse_tree(const envsrc *e, const weft__proc *proc,
+                       const char *size_var, weft__config *c)
 {
     static const char *const rank_vars[] = { WEFT__RANK_VARS, NULL };
-    const char *var;
+    const char *var, *task = env(e, WEFT__TASK_PID_VAR);
 
-    return !env_first(e, rank_vars, &var) &&
-           weft__not_the_task(env(e, WEFT__TASK_PID_VAR), (long)proc->pid);
+    if (!env(e, WEFT__TREE_VAR) || env_first(e, rank_vars, &var) ||
+        strcmp(size_var, "default") != 0)
+        return;
+    c->tree = 1;
+    c->root = task && !weft__not_the_task(task, (long)proc->pid);
+    c->rank = UINT32_MAX;
+    c->size = 0;
 }
 
 /* The run (runid.h), the trace name (WEFT_TRACE, else the default name of
- * the run; WEFT_TRACE/PROGRAM for a program that weft run's program runs
- * in turn, so that the name finds weft run's program, not the last of its
- * children) and the batch job id. Returns 0 or WEFT_ECONFIG. */
+ * the run) and the batch job id. Returns 0 or WEFT_ECONFIG. */
 static int parse_trace(const envsrc *e, const weft__proc *proc,
                        const char *size_var, weft__config *c)
 {
@@ -375,12 +380,6 @@ static int parse_trace(const envsrc *e, const weft__proc *proc,
             }
         }
         strcpy(c->trace, v);
-        if (child_of_task(e, proc) && proc->program && *proc->program &&
-            strlen(v) + 1 + strlen(proc->program) <= WEFT__TRACE_MAX) {
-            size_t n = strlen(v);
-            c->trace[n] = '/';
-            strcpy(c->trace + n + 1, proc->program);
-        }
     } else if (weft__run_default_name(e->fn, e->arg, proc->program, &run,
                                       c->trace, sizeof c->trace) < 0) {
         warn("WEFT_TRACE is not set and nothing identifies this launch "
@@ -563,8 +562,10 @@ int weft__config_parse(weft__env_fn fn, void *arg, const weft__proc *proc,
     rc = parse_server(&e, c);
     if (rc == 0)
         rc = parse_rank_size(&e, c, &size_var);
-    if (rc == 0)
+    if (rc == 0) {
+        parse_tree(&e, proc, size_var, c);
         rc = parse_trace(&e, proc, size_var, c);
+    }
     if (rc == 0)
         rc = parse_limits(&e, c);
     if (rc == 0)

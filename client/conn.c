@@ -367,6 +367,9 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.command = command;
     h.job_id = (char *)c->job_id;
     h.run = (char *)c->run;
+    h.tree = c->tree;
+    h.root = c->root;
+    h.parent_pid = c->tree ? (uint32_t)getppid() : 0;
     h.timer_resolution = c->resolution;
     h.clock = (char *)c->clock_name;
     for (uint32_t i = 0; i < c->ntags; i++) {
@@ -854,14 +857,26 @@ static void release_held_locked(const Weft__HelloAck *a, size_t *resend)
 /* After a HelloAck on a new connection: everything that was in flight goes
  * back to the front of its queue (keeping the send order and the sequence
  * numbers), and what weftd holds is done with. weftd must hold at least
- * everything it acknowledged and nothing this process did not send.
- * Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
+ * everything it acknowledged and nothing this process did not send. A
+ * tree member takes the rank it names (the first time; after that it must
+ * name the same). Returns 0 with *resend (batches to send), or WEFT_EPROTO with why. mu
  * held. */
 int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
                         size_t whylen)
 {
     int rc;
 
+    if (weft__S.cfg.tree) {
+        /* A tree member's rank is weftd's to give, once. */
+        if (weft__S.cfg.rank == UINT32_MAX && a->rank != UINT32_MAX) {
+            weft__S.cfg.rank = a->rank;
+        } else if (a->rank != weft__S.cfg.rank) {
+            snprintf(why, whylen, "weftd says this process is rank %u "
+                     "of trace '%s', but it is rank %u", a->rank,
+                     weft__S.cfg.trace, weft__S.cfg.rank);
+            return WEFT_EPROTO;
+        }
+    }
     requeue_in_flight_locked();
     rc = check_held_locked(a, why, whylen);
     if (rc < 0)

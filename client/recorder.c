@@ -154,6 +154,14 @@ int weft__recorder_required(void)
 }
 
 /* See recorder.h. */
+int weft__recorder_at_load(void)
+{
+    const char *tree = getenv(WEFT__TREE_VAR);
+
+    return weft__recorder_required() || (tree && *tree && !weft__launched());
+}
+
+/* See recorder.h. */
 void weft__recorder_require(void)
 {
     if (!weft__recorder_required())
@@ -182,7 +190,7 @@ int weft__recorder_before_exec(void (*fn)(void))
 }
 
 /* See recorder.h. */
-void weft__recorder_exec(void)
+void weft__recorder_exec(int replaced)
 {
     int saved = errno, st = atomic_load(&weft__S.state);
     unsigned n = atomic_load(&nbefore_exec);
@@ -192,6 +200,7 @@ void weft__recorder_exec(void)
         for (unsigned i = 0; i < n && i < WEFT__BEFORE_EXEC_MAX; i++)
             if (before_exec[i])
                 before_exec[i]();
+        weft__S.execs = replaced; /* before the sender packs the Goodbye */
         weft_close();
     }
     errno = saved;

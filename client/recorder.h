@@ -149,6 +149,11 @@ WEFT__RECORDER_API int weft__recorder_start(void);
  * when it is loaded (weft__recorder_start, inside the guard), not on its
  * first call, so that the program fails at start. */
 WEFT__RECORDER_API int weft__recorder_required(void);
+/* 1 when a preloaded recorder opens the session when it is loaded: with
+ * WEFT_REQUIRED=1, and in a process of weft run's tree (WEFT_TREE, no
+ * launcher's rank), where every process is a member of the trace
+ * whether or not it makes a call a recorder records. */
+WEFT__RECORDER_API int weft__recorder_at_load(void);
 /* With WEFT_REQUIRED=1, once the session could not be opened: says so on
  * stderr and ends the process with status 1 (with _exit: this may run
  * inside any wrapped call, the program's own locks held; an MPI launcher
@@ -219,14 +224,16 @@ WEFT__RECORDER_API void weft__recorder_ended(const char *why);
  * for handlers that end the process: never for an application's own.
  * Nothing when tracing is off or WEFT_SIGNALS=0. */
 WEFT__RECORDER_API void weft__recorder_chain_signals(const sigset_t *set);
-/* Before an exec replaces the process image, or _exit ends it: closes
- * the session (flushed, acknowledged, goodbye said) so its trace is
- * complete instead of waiting for a peer that never comes back; the new
- * program opens its own if its environment preloads a recorder. Nothing in the child of a
+/* Before an exec replaces the process image (replaced 1), or _exit ends
+ * it (0): closes the session (flushed, acknowledged, goodbye said, the
+ * Goodbye saying an exec) so its trace is complete instead of waiting for
+ * a peer that never comes back; the new program opens its own session if
+ * its environment preloads a recorder (of a process tree: the same
+ * trace's next member). Nothing in the child of a
  * vfork (it runs in the parent's memory, session included), inside
  * libweft, or when no session is open. errno unchanged. If the exec
  * fails, the process goes on untraced. */
-WEFT__RECORDER_API void weft__recorder_exec(void);
+WEFT__RECORDER_API void weft__recorder_exec(int replaced);
 /* Has weft__recorder_exec call fn first (at most WEFT__BEFORE_EXEC_MAX
  * of them, each once, in the order given): what a recorder does at exit
  * through its atexit handler, e.g. the pthread recorder shipping the

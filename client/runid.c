@@ -45,6 +45,27 @@ static const char *slurm_pmix_step(const char *ns)
                : NULL;
 }
 
+/* A run named by variable `var` (WEFT_TREE, WEFT_RUN) set to v: used as
+ * it is, restarts included. 0, or WEFT_ECONFIG with why. */
+static int given(const char *var, const char *v, weft__run *out, char *why,
+                 size_t whylen)
+{
+    if (strlen(v) > WEFT__RUN_MAX) {
+        snprintf(why, whylen, "%s is longer than %d bytes", var,
+                 WEFT__RUN_MAX);
+        return WEFT_ECONFIG;
+    }
+    for (const char *s = v; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+            snprintf(why, whylen, "%s contains control characters", var);
+            return WEFT_ECONFIG;
+        }
+    copy_clean(out->id, sizeof out->id, v);
+    copy_clean(out->label, sizeof out->label, v);
+    out->source = var;
+    return 0;
+}
+
 int weft__run_identify(weft__env_fn env, void *arg, uint32_t size,
                        const char *host, long pid, uint64_t start_ns,
                        weft__run *out, char *why, size_t whylen)
@@ -54,24 +75,11 @@ int weft__run_identify(weft__env_fn env, void *arg, uint32_t size,
 
     memset(out, 0, sizeof *out);
     out->source = "";
-    if ((v = get(env, arg, "WEFT_RUN")) != NULL) {
-        if (strlen(v) > WEFT__RUN_MAX) {
-            snprintf(why, whylen, "WEFT_RUN is longer than %d bytes",
-                     WEFT__RUN_MAX);
-            return WEFT_ECONFIG;
-        }
-        for (const char *s = v; *s; s++)
-            if ((unsigned char)*s < 0x20 || *s == 0x7f) {
-                snprintf(why, whylen, "WEFT_RUN contains control "
-                         "characters");
-                return WEFT_ECONFIG;
-            }
-        /* Given by the user: used as it is, restarts included. */
-        copy_clean(out->id, sizeof out->id, v);
-        copy_clean(out->label, sizeof out->label, v);
-        out->source = "WEFT_RUN";
-        return 0;
-    }
+    /* weft run names the trace of its tree in WEFT_TRACE */
+    if (size == 0 && (v = get(env, arg, WEFT__TREE_VAR)) != NULL)
+        return given(WEFT__TREE_VAR, v, out, why, whylen);
+    if ((v = get(env, arg, "WEFT_RUN")) != NULL)
+        return given("WEFT_RUN", v, out, why, whylen);
     job = get(env, arg, "SLURM_JOB_ID");
     step = get(env, arg, "SLURM_STEP_ID");
     if (!step)
@@ -128,4 +136,19 @@ int weft__run_default_name(weft__env_fn env, void *arg, const char *program,
              label);
     copy_clean(out, outlen, buf);
     return 0;
+}
+
+void weft__run_tree(const char *host, long pid, uint64_t start_ns,
+                    weft__run *out)
+{
+    char buf[2 * WEFT__RUN_MAX + 64];
+
+    memset(out, 0, sizeof *out);
+    snprintf(buf, sizeof buf, "tree:%s:%ld:%" PRIu64,
+             host && *host ? host : "host", pid, start_ns);
+    copy_clean(out->id, sizeof out->id, buf);
+    snprintf(out->label, sizeof out->label, "%s-%ld",
+             host && *host ? host : "host", pid);
+    copy_clean(out->label, sizeof out->label, out->label);
+    out->source = WEFT__TREE_VAR;
 }

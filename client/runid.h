@@ -14,6 +14,10 @@
 #include <stdint.h>
 
 #define WEFT__RUN_MAX 255
+/* Set by weft run to the id of its process tree (weft__run_tree): every
+ * process of the tree that no launcher made a task of is a member of one
+ * trace, weftd giving each its rank (proto: Hello.tree). */
+#define WEFT__TREE_VAR "WEFT_TREE"
 
 /* The value of variable `name` (NULL when unset or empty). */
 typedef const char *(*weft__env_fn)(const char *name, void *arg);
@@ -26,7 +30,8 @@ typedef struct weft__run {
                                       messages; static */
 } weft__run;
 
-/* Identifies the run of this process, first match wins: WEFT_RUN;
+/* Identifies the run of this process, first match wins: for a process
+ * of a tree (size 0) WEFT_TREE; WEFT_RUN;
  * PMIX_NAMESPACE (Open MPI, srun --mpi=pmix, newer MPICH);
  * OMPI_MCA_ess_base_jobid (Open MPI); SLURM_JOB_ID with SLURM_STEP_ID
  * (srun); for a trace of one process (size 1) the process itself (host,
@@ -47,5 +52,11 @@ int weft__run_identify(weft__env_fn env, void *arg, uint32_t size,
  * or WEFT_ENOTFOUND when nothing names a trace of several processes. */
 int weft__run_default_name(weft__env_fn env, void *arg, const char *program,
                            const weft__run *run, char *out, size_t outlen);
+
+/* The run of a process tree whose root is process pid of host, started at
+ * start_ns: id "tree:HOST:PID:NS", label "HOST-PID". weft run puts the
+ * id in WEFT_TREE. */
+void weft__run_tree(const char *host, long pid, uint64_t start_ns,
+                    weft__run *out);
 
 #endif

@@ -38,7 +38,9 @@
  * wakes the sender; signal_close here closes the session as weft_close
  * would, taking over only that thread's buffer.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -168,14 +170,51 @@ static void request_flush(void)
     pthread_mutex_unlock(&weft__S.mu);
 }
 
-/* The Goodbye: per location, events recorded and records dropped, and
- * how the process ended if it did not end normally. Returns
+/* The child processes of this process still running (or not yet
+ * waited for), from each thread's /proc/self/task/TID/children, into
+ * pids (at most max). Returns their number. */
+static size_t read_children(uint32_t *pids, size_t max)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    struct dirent *de;
+    size_t n = 0;
+
+    while (tasks && n < max && (de = readdir(tasks)) != NULL) {
+        char path[64], buf[4096], *p, *end;
+        ssize_t len;
+        int fd;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/children",
+                 de->d_name);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        buf[len > 0 ? len : 0] = 0;
+        for (p = buf; n < max; p = end) {
+            unsigned long pid = strtoul(p, &end, 10);
+            if (end == p || pid == 0 || pid > UINT32_MAX)
+                break;
+            pids[n++] = (uint32_t)pid;
+        }
+    }
+    if (tasks)
+        closedir(tasks);
+    return n;
+}
+
+/* The Goodbye: per location, events recorded and records dropped, how
+ * the process ended if it did not end normally, and for a process tree's
+ * member whether it execs and its children still running. Returns
  * the packed frame's length or a WEFT_E* code. mu held. */
 static ssize_t pack_goodbye_locked(uint8_t **out)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Goodbye g = WEFT__GOODBYE__INIT;
     Weft__LocationEnd *ends = NULL, **ptrs = NULL;
+    static uint32_t children[WEFT_MAX_CHILDREN]; /* mu held */
     size_t n = 0;
     ssize_t len;
 
@@ -198,6 +237,11 @@ static ssize_t pack_goodbye_locked(uint8_t **out)
     g.n_locations = n;
     g.locations = ptrs;
     g.ended = weft__S.ended;
+    if (weft__S.cfg.tree) {
+        g.exec = weft__S.execs;
+        g.children = children;
+        g.n_children = read_children(children, WEFT_MAX_CHILDREN);
+    }
     env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
     env.goodbye = &g;
     len = weft__pack(&env, out);

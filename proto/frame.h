@@ -23,6 +23,9 @@
 #define WEFT_PROTOCOL_VERSION 6
 /* Longest Goodbye.ended, bytes. */
 #define WEFT_MAX_ENDED 256
+/* Most Goodbye.children: a process tree's member's child processes still
+ * running as it ends (libweft lists no more). */
+#define WEFT_MAX_CHILDREN 1024
 /* Longest Hello fields, bytes (weftd refuses longer ones; libweft never
  * sends them: it cuts the command line). Tags: keys and values together. */
 #define WEFT_MAX_HOSTNAME 255

@@ -11,9 +11,11 @@
  * (weft__recorder_exec: flushed, acknowledged, goodbye said), and the
  * trace of the program before the exec or _exit is complete. quick_exit
  * needs no wrapper: weft_open registers the same handler with
- * at_quick_exit as with atexit. The new program is traced as a trace of its own when its
- * environment still preloads a recorder. Nothing is recorded of the calls
- * themselves. When both libraries are preloaded, the first one's
+ * at_quick_exit as with atexit. The new program is traced when its
+ * environment still preloads a recorder: as a trace of its own, or under
+ * weft run as the next member of the process tree's trace (the Goodbye
+ * says the process execs, and weftd waits for it). Nothing is recorded
+ * of the calls themselves. When both libraries are preloaded, the first one's
  * wrappers run; either closes the one session.
  *
  * A vfork() child runs in its parent's memory until it execs: it must not
@@ -102,7 +104,7 @@ __attribute__((constructor)) static void exec_init(void)
             errno = ENOSYS;                                                  \
             return -1;                                                       \
         }                                                                    \
-        weft__recorder_exec();                                               \
+        weft__recorder_exec(1);                                              \
         return (real) args;                                                  \
     } while (0)
 
@@ -139,7 +141,7 @@ EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
  * locks) the session is left alone, as weft__recorder_exec says. */
 static __attribute__((noreturn)) void exit_now(exit_fn real, int status)
 {
-    weft__recorder_exec();
+    weft__recorder_exec(0);
     if (real)
         real(status);
     for (;;)

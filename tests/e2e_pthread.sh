@@ -104,21 +104,26 @@ readers pth "$anchor"
     fail "pthtest's archive: $(cat "$TMP/pth.check")"
 echo "pthtest: $(cat "$TMP/pth.check")"
 # Threads that named themselves (pthread_setname_np), and one main named,
-# have those names as their locations' names.
+# have those names as their locations' names (pthtest's: rank 0).
 "$PY" - "$anchor" <<'PYEOF' || fail "pthtest's thread names are not its locations' names"
 import sys
 import otf2
 with otf2.reader.open(sys.argv[1]) as r:
-    names = sorted(l.name for l in r.definitions.locations)
+    names = sorted(l.name for l in r.definitions.locations
+                   if l.group._ref == 0)
 want = sorted(["pthtest-main", "sleeper"] +
               ["worker-%d" % k for k in range(len(names) - 2)])
 print("locations: %s" % names)
 sys.exit(0 if names == want and len(names) > 2 else 1)
 PYEOF
-# The forked child and /bin/true it execs made no trace of their own.
+# The forked child made no trace of its own; /bin/true it execs is the
+# second member of pthtest's (a process of weft run's tree).
 n=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
     "$PY" -c 'import json,sys; print(sum(t["name"] == "pth" for t in json.load(sys.stdin)))')
 [ "$n" -eq 1 ] || fail "$n traces named pth: the forked child was traced"
+"$WEFT" --catalog "$SPOOL/catalog.db" show pth --json >"$TMP/pth.json"
+[ "$(json_get "$TMP/pth.json" 'j["members"]')" = 2 ] ||
+    fail "pth: $(json_get "$TMP/pth.json" 'j["members"]') members, expected pthtest and the /bin/true its child runs"
 
 # ---- two processes of one trace: a thread contingent each ------------------
 # (Both define the same groups, which weftd unifies; their Comms differ by

@@ -150,26 +150,39 @@ expect 0 "weft run: /usr/bin/true: dynamically linked, no MPI; preloading $PTLIB
 expect 4 "weft run: -t mpi: /bin/sh uses no MPI library: running it untraced" \
     "$WEFT" run -t mpi -- /bin/sh -c 'exit 4'
 # --trace and --server set the environment; without --trace, WEFT_TRACE
-# stays unset (libweft names the trace) or as the user set it.
+# is the user's or, unset, PROGRAM-HOST-PID: the name of the process
+# tree's trace (WEFT_TREE names the tree, WEFT_TASK_PID its root), which
+# every process of it inherits.
 out env1 "$WEFT" run --trace run-test --server 127.0.0.1:1 -- /usr/bin/env ||
     fail "weft run env failed"
 has env1 out "WEFT_TRACE=run-test"
 has env1 out "WEFT_SERVER=127.0.0.1:1"
 out env2 "$WEFT" run -- /usr/bin/env || fail "weft run env failed"
-hasnt env2 out "WEFT_TRACE="
+has env2 out "WEFT_TRACE=env-$(hostname)-"
+grep -q "^WEFT_TREE=tree:$(hostname):[0-9]*:[0-9]*\$" "$TMP/env2.out" ||
+    fail "weft run did not set WEFT_TREE: $(cat "$TMP/env2.out")"
 hasnt env2 out "WEFT_SERVER="
 out env3 env WEFT_TRACE=preset "$WEFT" run --server=x:1 /usr/bin/env ||
     fail "weft run env failed"
 has env3 out "WEFT_TRACE=preset"
 has env3 out "WEFT_SERVER=x:1"
 
-# ---- scripts and static programs: untraced -------------------------------
+# ---- scripts (traced through their interpreter), static programs ---------
 printf '#!/bin/sh\necho "LD_PRELOAD=${LD_PRELOAD:-(unset)}"\nexit 5\n' >"$TMP/bin/script.sh"
 chmod +x "$TMP/bin/script.sh"
 out script "$WEFT" run -v -- "$TMP/bin/script.sh"
 [ $? -eq 5 ] || fail "the script's exit status was not kept"
-has script err "is a script (#!/bin/sh): running it untraced"
-has script out "LD_PRELOAD=(unset)"
+has script err "script.sh: script; preloading $DEF"
+has script out "LD_PRELOAD=$PTLIB:$IOLIB"
+# An interpreter that is not a dynamically linked program: untraced.
+if [ -x "$TMP/static" ] || "$CC" -static -o "$TMP/static" -x c - <<<'int main(void) { return 6; }' 2>/dev/null; then
+    printf '#!%s\n' "$TMP/static" >"$TMP/bin/static.sh"
+    chmod +x "$TMP/bin/static.sh"
+    out static-script "$WEFT" run -- "$TMP/bin/static.sh"
+    [ $? -eq 6 ] || fail "the static interpreter's exit status was not kept"
+    has static-script err "is a script whose interpreter $TMP/static is not a dynamically linked program: running it untraced"
+    echo "a script whose interpreter is statically linked: untraced"
+fi
 # A file without #! is a shell script to execvp: the same here.
 printf 'echo plain script "$1"\n' >"$TMP/bin/plain"
 chmod +x "$TMP/bin/plain"

@@ -170,38 +170,60 @@ static void test_trace_and_job(void **state)
     assert_int_equal(parse1("WEFT_TRACE", longname, &c), 0);
 }
 
-/* weft run --trace NAME: the program it started (WEFT_TASK_PID, pid 4242
- * here) is NAME, a program that one runs in turn NAME/PROGRAM (so NAME
- * finds weft run's program), unless a launcher gave ranks (an MPI
- * program a wrapper starts takes the rank and NAME) or NAME/PROGRAM is
- * too long. */
-static void test_child_of_task(void **state)
+/* A process of weft run's tree (WEFT_TREE; the proc's pid is 4242): its
+ * root is the program weft run started (WEFT_TASK_PID), every other
+ * process of it a member too, of the same trace (WEFT_TRACE) and run,
+ * with rank UINT32_MAX (weftd gives it one) and size 0. A launcher's rank
+ * or size makes it a task of that launch instead; without WEFT_TREE it is
+ * a process on its own, as before; WEFT_TREE is checked as WEFT_RUN. */
+static void test_tree(void **state)
 {
-    const char *task[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "4242",
-                           NULL };
-    const char *child[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "17",
+    const char *root[] = { "WEFT_TREE", "tree:h:4242:1", "WEFT_TRACE", "mk",
+                           "WEFT_TASK_PID", "4242", NULL };
+    const char *child[] = { "WEFT_TREE", "tree:h:17:1", "WEFT_TRACE", "mk",
+                            "WEFT_TASK_PID", "17", NULL };
+    const char *ranked[] = { "WEFT_TREE", "tree:h:17:1", "WEFT_TRACE", "mk",
+                             "WEFT_TASK_PID", "17", "PMI_RANK", "1",
+                             "PMI_SIZE", "2", NULL };
+    const char *sized[] = { "WEFT_TREE", "tree:h:17:1", "WEFT_SIZE", "1",
                             NULL };
-    const char *ranked[] = { "WEFT_TRACE", "mk", "WEFT_TASK_PID", "17",
-                             "PMI_RANK", "0", "PMI_SIZE", "2", NULL };
-    const char *unnamed[] = { "WEFT_TASK_PID", "17", NULL };
-    char longname[WEFT__TRACE_MAX + 1];
-    const char *longchild[] = { "WEFT_TRACE", longname, "WEFT_TASK_PID",
-                                "17", NULL };
+    const char *alone[] = { "WEFT_TASK_PID", "17", NULL };
+    const char *ctl[] = { "WEFT_TREE", "tree:h\x01", "WEFT_TRACE", "mk",
+                          NULL };
+    char longrun[WEFT__RUN_MAX + 2];
+    const char *longtree[] = { "WEFT_TREE", longrun, NULL };
     weft__config c;
 
     (void)state;
-    assert_int_equal(parse(task, &c), 0);
+    assert_int_equal(parse(root, &c), 0);
+    assert_true(c.tree && c.root);
     assert_string_equal(c.trace, "mk");
+    assert_string_equal(c.run, "tree:h:4242:1");
+    assert_int_equal(c.rank, UINT32_MAX);
+    assert_int_equal(c.size, 0);
     assert_int_equal(parse(child, &c), 0);
-    assert_string_equal(c.trace, "mk/prog");
-    assert_int_equal(parse(ranked, &c), 0);
+    assert_true(c.tree && !c.root);
     assert_string_equal(c.trace, "mk");
-    assert_int_equal(parse(unnamed, &c), 0);
+    assert_string_equal(c.run, "tree:h:17:1");
+    assert_int_equal(c.rank, UINT32_MAX);
+    assert_int_equal(parse(ranked, &c), 0);
+    assert_false(c.tree);
+    assert_int_equal(c.rank, 1);
+    assert_int_equal(c.size, 2);
+    assert_int_equal(parse(sized, &c), 0);
+    assert_false(c.tree);
     assert_string_equal(c.trace, "prog-node1-4242");
-    memset(longname, 'n', sizeof longname - 1);
-    longname[WEFT__TRACE_MAX - 4] = 0;  /* room for "/pro", not "/prog" */
-    assert_int_equal(parse(longchild, &c), 0);
-    assert_string_equal(c.trace, longname);
+    assert_int_equal(parse(alone, &c), 0);
+    assert_false(c.tree);
+    assert_int_equal(c.rank, 0);
+    assert_string_equal(c.trace, "prog-node1-4242");
+    assert_int_equal(parse(ctl, &c), WEFT_ECONFIG); /* a control char */
+    memset(longrun, 'r', sizeof longrun - 1);
+    longrun[sizeof longrun - 1] = 0;
+    assert_int_equal(parse(longtree, &c), WEFT_ECONFIG);
+    longrun[WEFT__RUN_MAX] = 0;
+    assert_int_equal(parse(longtree, &c), 0);
+    assert_string_equal(c.run, longrun);
 }
 
 static void test_buffer_size(void **state)
@@ -378,7 +400,7 @@ int main(void)
         cmocka_unit_test(test_server),
         cmocka_unit_test(test_rank_size),
         cmocka_unit_test(test_trace_and_job),
-        cmocka_unit_test(test_child_of_task),
+        cmocka_unit_test(test_tree),
         cmocka_unit_test(test_buffer_size),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_switches),

@@ -15,22 +15,11 @@
 #include <cmocka.h>
 
 #include "procwatch.h"
-
-static pid_t child(void)
-{
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        pause();
-        _exit(0);
-    }
-    assert_true(pid > 0);
-    return pid;
-}
+#include "testutil.h"
 
 static void test_running_zombie_reaped(void **state)
 {
-    pid_t pid = child();
+    pid_t pid = test_sleeper();
     uint64_t start = weft_proc_start((uint32_t)pid);
     int status;
 

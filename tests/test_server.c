@@ -543,6 +543,21 @@ static void test_goodbye_locations(void **state)
                  "18446744073709551615 dropped: more than 281474976710656 "
                  "cannot be");
     goodbye_dropped = 1;
+    /* A process tree's member names at most WEFT_MAX_CHILDREN children. */
+    fd = cl_connect(f);
+    hello_ok(fd, "bye3", 0, 1);
+    {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__Goodbye g = WEFT__GOODBYE__INIT;
+        static uint32_t kids[WEFT_MAX_CHILDREN + 1];
+        g.children = kids;
+        g.n_children = WEFT_MAX_CHILDREN + 1;
+        env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+        env.goodbye = &g;
+        send_bytes_free(fd, pack(&env));
+    }
+    expect_error(fd, WEFT_EINVAL, "Goodbye: 1025 child processes named, at "
+                 "most 1024 are allowed");
     /* Every thread a Goodbye names becomes a location of the archive, so
      * max_locations holds there too. */
     fd = cl_connect(f);

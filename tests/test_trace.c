@@ -13,7 +13,10 @@
  * Members are grouped by (owner, name, run), and a member of a run whose
  * trace has ended is refused. Traces finishing together are converted
  * at most max_conversions at a time, the others queued, all complete
- * (also when a reload lowers the bound). Each test ends with
+ * (also when a reload lowers the bound). A process tree's members get
+ * their ranks from weftd, up to max_members, and the tree waits for the
+ * processes its members named (a child left running, an exec) until
+ * they join, end, or abort_grace_period passed. Each test ends with
  * uv_loop_close() succeeding.
  */
 #include <setjmp.h>
@@ -24,6 +27,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@
 #include "daemon_fixture.h"
 #include "frame.h"
 #include "journal.h"
+#include "procwatch.h"
 #include "testutil.h"
 #include "trace.h"
 #include "trace_internal.h"
@@ -652,6 +657,177 @@ static void test_gone_member(void **state)
     finish(f);
 }
 
+/* ---- process trees (tree.c) ---- */
+
+/* A process of tree `name` (pid) joins, as on_hello does: weftd gives
+ * its rank, which its journaled Hello carries. */
+static weft_member *join_tree(fixture *f, const char *name, uint32_t pid)
+{
+    Weft__Hello h = hello(name, UINT32_MAX, 0);
+    weft_journal_entry e = { 0 };
+    uint8_t buf[512];
+    weft_member *m;
+    int rc;
+
+    h.tree = 1;
+    h.pid = pid;
+    h.run = (char *)"tree:node-a:1:1";
+    rc = join(f, &h, 1000, &m);
+    if (rc != 0)
+        print_error("join: %s\n", f->err);
+    assert_int_equal(rc, 0);
+    m->in.conn = CONNECTED;
+    h.rank = m->in.rank;
+    e.kind = WEFT_JE_HELLO;
+    e.len = (uint32_t)weft__hello__pack(&h, buf);
+    e.payload = buf;
+    assert_int_equal(weft_journal_append(m->in.journal, &e), 0);
+    return m;
+}
+
+/* m says goodbye (exec: it goes on as another program; its children
+ * still running: nchildren of them) and leaves. */
+static void leave_tree(weft_member *m, int exec, const uint32_t *children,
+                       size_t nchildren)
+{
+    m->in.execs = exec;
+    if (nchildren) {
+        m->in.children = malloc(nchildren * sizeof *children);
+        assert_non_null(m->in.children);
+        memcpy(m->in.children, children, nchildren * sizeof *children);
+        m->in.nchildren = nchildren;
+    }
+    leave(m, 1);
+}
+
+static void reap(pid_t pid)
+{
+    int status;
+
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
+/* weftd gives a tree's members their ranks in the order they join, the
+ * trace's size grows with them, up to max_members; a Hello that mixes
+ * up tree and not, a tree rank never given, a tree size not 0 are
+ * refused, each saying why. */
+static void test_tree_ranks(void **state)
+{
+    fixture *f = *state;
+    weft_member *root = join_tree(f, "mk", 5000), *m;
+    weft_trace *t = root->trace;
+    Weft__Hello h = hello("mk", 0, 1);
+    uint32_t i;
+
+    assert_true(t->tree);
+    assert_int_equal(root->in.rank, 0);
+    assert_int_equal(t->size, 1);
+    for (i = 1; i < f->d.cfg.max_members; i++) {
+        m = join_tree(f, "mk", 5000 + i);
+        assert_int_equal(m->in.rank, i);
+        assert_int_equal(t->size, i + 1);
+    }
+    h.run = (char *)"tree:node-a:1:1";
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_non_null(strstr(f->err, "trace 'mk' is a process tree but this "
+                                   "process says it is not"));
+    h.tree = 1;
+    h.rank = UINT32_MAX;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_non_null(strstr(f->err, "process tree's member says the trace "
+                                   "has 1 members"));
+    h.size = 0;
+    h.rank = 17;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EINVAL);
+    assert_non_null(strstr(f->err, "rank 17 of process tree 'mk' was never "
+                                   "given"));
+    h.rank = UINT32_MAX;
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_ELIMIT);
+    assert_non_null(strstr(f->err, "process tree 'mk' has 8 members: "
+                                   "max_members is 8"));
+    h.rank = 3; /* a member coming back: connected still */
+    assert_int_equal(join(f, &h, 1000, &m), WEFT_EEXIST);
+    finish(f);
+}
+
+/* A tree is done when every member that joined is done and no process
+ * it waits for is to come: a child its root named as still running
+ * (until it joins and is done), an exec (until the process ends without
+ * a traced program), or one that does not join within
+ * abort_grace_period; at most 64 processes are waited for. */
+static void test_tree_waits(void **state)
+{
+    fixture *f = *state;
+    weft_member *root = join_tree(f, "sh", 6000);
+    weft_member *child = join_tree(f, "sh", 6001), *late;
+    weft_trace *t = root->trace;
+    pid_t bg = test_sleeper(), execd = test_sleeper();
+    uint32_t kids[] = { 6001, (uint32_t)bg };
+    weft_trace_row row;
+    char key[256];
+
+    snprintf(key, sizeof key, "%s", t->key);
+    f->d.cfg.grace_period = 3600;
+    f->d.cfg.abort_grace_period = 3600;
+    root->in.watched = 1;
+    root->in.pid = (uint32_t)getpid();
+    leave_tree(child, 0, NULL, 0);
+    /* The root ends; its child 6001 (a member) and bg (not yet) run. */
+    leave_tree(root, 0, kids, 2);
+    assert_int_equal(t->nexpected, 1);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    late = join_tree(f, "sh", (uint32_t)bg);
+    assert_int_equal(late->in.rank, 2);
+    assert_int_equal(t->nexpected, 0);
+    /* bg execs a program that is not traced: waited for until bg ends. */
+    late->in.watched = 1;
+    late->in.proc_start = weft_proc_start((uint32_t)bg);
+    leave_tree(late, 1, NULL, 0);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    reap(bg);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    run_jobs(f);
+    assert_int_equal(catalog_row(f, key, &row), 0);
+    assert_string_equal(row.state, WEFT_STATE_COMPLETE);
+    assert_int_equal(row.members, 3);
+    weft_catalog_trace_free(&row);
+
+    /* Not watched: waited for abort_grace_period at most. */
+    root = join_tree(f, "sh2", 7000);
+    kids[0] = (uint32_t)execd;
+    leave_tree(root, 0, kids, 1);
+    t = root->trace;
+    assert_int_equal(t->nexpected, 1);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 1);
+    t->expected[0].until = uv_now(&f->loop);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    run_jobs(f);
+    reap(execd);
+
+    /* A member naming more children than a tree waits for: 64 are. */
+    root = join_tree(f, "many", 8000);
+    {
+        uint32_t many[100];
+        for (uint32_t i = 0; i < 100; i++)
+            many[i] = 100000 + i;
+        leave_tree(root, 0, many, 100);
+    }
+    t = root->trace;
+    assert_int_equal(t->nexpected, 64);
+    for (uint32_t i = 0; i < t->nexpected; i++)
+        t->expected[i].until = uv_now(&f->loop);
+    weft_trace_check_idle(&f->d);
+    assert_int_equal(ntraces(f), 0);
+    run_jobs(f);
+    finish(f);
+}
+
 static void test_grace_period_boundary(void **state)
 {
     fixture *f = *state;
@@ -1067,6 +1243,8 @@ int main(void)
         T(test_grace_period_boundary),
         T(test_abort_grace_period),
         T(test_gone_member),
+        T(test_tree_ranks),
+        T(test_tree_waits),
         T(test_failed_conversion),
         T(test_runs_are_traces),
         T(test_ended_runs_limit),

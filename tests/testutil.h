@@ -1,6 +1,6 @@
 /* testutil.h - helpers shared by the unit tests: record builders, a
- * growable byte buffer that records are encoded into, and (tmpdir.h)
- * scratch directories. Header-only (static inline), so each test stays
+ * growable byte buffer that records are encoded into, (tmpdir.h)
+ * scratch directories, and a child process that waits to be killed. Header-only (static inline), so each test stays
  * one .c file linked against the internal libraries. Include after
  * cmocka.h.
  */
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "codec.h"
 #include "record.h"
@@ -24,6 +26,19 @@
             print_error("message \"%s\" lacks \"%s\"\n", (f)->err, (s));     \
         assert_non_null(strstr((f)->err, (s)));                              \
     } while (0)
+
+/* A child process that runs until it is killed. */
+static inline pid_t test_sleeper(void)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    return pid;
+}
 
 /* ---- records ------------------------------------------------------------ */
 

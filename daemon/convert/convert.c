@@ -334,6 +334,10 @@ static int on_hello(conv *c, member *m, const weft_journal_entry *e,
                              PRIu64 ": Hello of rank %" PRIu32 " in the "
                              "journal of rank %" PRIu32, m->path, off,
                              h->rank, m->rank);
+    } else if (h->tree) {
+        /* a process tree's: weftd gave the ranks, size 0 */
+        if (!m->has_hello)
+            rc = first_hello(c, m, h);
     } else if (expect && h->size != expect) {
         rc = weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                              PRIu64 ": Hello says the trace has %" PRIu32

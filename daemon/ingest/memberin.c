@@ -32,6 +32,7 @@ void weft_memberin_free(weft_memberin *in)
 {
     free(in->host);
     free(in->ended);
+    free(in->children);
     free(in->locs);
     in->host = in->ended = NULL;
     in->locs = NULL;

@@ -86,7 +86,8 @@ typedef struct weft_memberin {
     char *host;                   /* owned */
     uint32_t uid;                 /* its trace's owner: charged for it */
     uint32_t size;                /* members of its trace: the ranks its
-                                     references may name */
+                                     references may name; UINT32_MAX in
+                                     a process tree (as many as join) */
     /* Its Hello's clock: events must lie within WEFT_MAX_SPAN_S of its
      * start (validate.c), in its clock's ticks; 0 for a member made by
      * hand (tests, fuzzers): not checked. */
@@ -99,6 +100,11 @@ typedef struct weft_memberin {
                                      and weftd takes them after a SIGHUP
                                      lowered max_frame too (server.c) */
     int said_goodbye;
+    int execs;                    /* its Goodbye said it goes on as
+                                     another program (an exec) */
+    uint32_t *children;           /* its Goodbye's child processes still
+                                     running (a tree's member); owned */
+    size_t nchildren;
     /* Its process, when weftd can tell whether it runs (procwatch.h):
      * set at each Hello; `gone` once it ended without Goodbye. */
     int watched;

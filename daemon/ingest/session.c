@@ -264,14 +264,20 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     ack.definitions_seq = m->defs_seq;
     ack.server = "weftd " PACKAGE_VERSION;
     ack.max_frame = (uint32_t)c->d->cfg.max_frame; /* at most 1 GiB */
+    ack.rank = m->rank;
     if (c->d->cfg.max_frame > m->max_frame)
         m->max_frame = c->d->cfg.max_frame;
     c->member_max_frame = m->max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
-    weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
-                  "members)", host, pid, weft_member_joined(m), m->size);
+    if (m->size == UINT32_MAX) /* a tree's: as many as join */
+        weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, rank %u "
+                      "of a process tree, %u members)", host, pid, m->rank,
+                      weft_member_joined(m));
+    else
+        weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, %u of %u "
+                      "members)", host, pid, weft_member_joined(m), m->size);
 out:
     free(seqs);
     free(seqp);
@@ -403,7 +409,9 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
 }
 
 /* The Hello entry of a member of `uid`: h with the owner weftd decided
- * on, which the journal keeps for recovery. NULL after failing c. */
+ * on and the member's rank, which the journal keeps for recovery. Made
+ * before the member joins, with room for any rank: a tree's new member
+ * gets its rank as it joins (hello_entry_rank). NULL after failing c. */
 static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
                                 uint32_t uid)
 {
@@ -411,14 +419,25 @@ static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
     weft_jentry *j;
 
     owned.uid = uid;
+    owned.rank = UINT32_MAX; /* the longest varint a rank packs to */
     j = weft_jentry_new((uint32_t)weft__hello__get_packed_size(&owned));
     if (!j) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return NULL;
     }
-    weft__hello__pack(&owned, j->data);
     j->e.kind = WEFT_JE_HELLO;
     return j;
+}
+
+/* Packs h into j (made by hello_entry) with the owner and rank given. */
+static void hello_entry_rank(weft_jentry *j, const Weft__Hello *h,
+                             uint32_t uid, uint32_t rank)
+{
+    Weft__Hello owned = *h;
+
+    owned.uid = uid;
+    owned.rank = rank;
+    j->e.len = (uint32_t)weft__hello__pack(&owned, j->data);
 }
 
 static int on_hello(weft_conn *c, const Weft__Hello *h)
@@ -449,6 +468,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail_limit(c, limit, rc, "%s", err);
         return rc;
     }
+    hello_entry_rank(j, h, uid, m->rank);
     m->conn = c;
     m->conn_serial++;
     m->watched = weft_proc_watchable(c, h->pid, uid, &m->proc_start);
@@ -766,7 +786,8 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     weft_journal_entry e = { 0 };
     enum weft_limit limit;
     uint64_t dropped = 0;
-    uint8_t *packed;
+    uint8_t *packed = NULL;
+    uint32_t *children = NULL;
     char *ended = NULL, why[256];
     int rc;
 
@@ -782,35 +803,42 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
         weft_conn_fail(c, rc, "%s", why);
         return rc;
     }
-    if ((rc = charge_locations(c, g)) < 0) {
-        free(ended);
-        return rc;
-    }
     e.kind = WEFT_JE_GOODBYE;
     e.len = (uint32_t)weft__goodbye__get_packed_size(g);
-    packed = malloc(e.len ? e.len : 1);
-    if (!packed) {
-        free(ended);
+    if (!(packed = malloc(e.len ? e.len : 1)) ||
+        (g->n_children &&
+         !(children = malloc(g->n_children * sizeof *children)))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return WEFT_ENOMEM;
+        rc = WEFT_ENOMEM;
+        goto out;
     }
+    if ((rc = charge_locations(c, g)) < 0)
+        goto out;
     weft__goodbye__pack(g, packed);
     e.payload = packed;
-    rc = journal(c, &e, WRITTEN_GOODBYE, 0);
-    free(packed);
-    if (rc < 0) {
-        free(ended);
-        return rc;
-    }
+    if ((rc = journal(c, &e, WRITTEN_GOODBYE, 0)) < 0)
+        goto out;
     free(m->ended); /* a Goodbye said again after a failed write */
     m->ended = ended;
+    ended = NULL;
+    free(m->children);
+    if (g->n_children)
+        memcpy(children, g->children, g->n_children * sizeof *children);
+    m->children = children;
+    m->nchildren = g->n_children;
+    children = NULL;
     /* Counted now (the trace converts once the entry is written too);
      * the connection closes once it is written, after the acks of what
      * came before it. */
     m->said_goodbye = 1;
+    m->execs = g->exec;
     c->d->dropped_in += dropped;
     weft_conn_hold(c);
-    return 0;
+out:
+    free(packed);
+    free(children);
+    free(ended);
+    return rc;
 }
 
 /* ---- clock offsets ---- */

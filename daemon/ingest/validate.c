@@ -364,6 +364,10 @@ int weft_validate_goodbye(const Weft__Goodbye *g, uint64_t max_locations,
 
     *limit = WEFT_LIMIT_NONE;
     *dropped = 0;
+    if (g->n_children > WEFT_MAX_CHILDREN)
+        return weft__fail(err, errlen, WEFT_EINVAL, "Goodbye: %zu child "
+                          "processes named, at most %d are allowed",
+                          g->n_children, WEFT_MAX_CHILDREN);
     for (size_t i = 0; i < g->n_locations; i++) {
         const Weft__LocationEnd *l = g->locations[i];
         if (l->location >= max_locations) {

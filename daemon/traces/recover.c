@@ -134,6 +134,7 @@ static int restore_goodbye(weft_member *m, const weft_journal_entry *e,
         return WEFT_ECORRUPT;
     }
     rc = weft_goodbye_ended(g, &ended, why, whylen);
+    m->in.execs = g->exec;
     weft__goodbye__free_unpacked(g, NULL);
     if (rc < 0)
         return rc;

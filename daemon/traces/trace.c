@@ -71,6 +71,7 @@ void weft__trace_free(weft_trace *t)
     for (size_t i = 0; i < t->members.ncells; i++)
         member_free(weft_trace_member_at(t, i));
     weft_hashtab_free(&t->members);
+    weft__tree_free(t);
     free(t->name);
     free(t->run);
     free(t->key);
@@ -204,12 +205,16 @@ static int check_hello(const weft_daemon *d, const Weft__Hello *h, char *err,
                           "Hello: trace name of %zu "
                           "bytes exceeds %d",
                           n, WEFT_MAX_TRACE_NAME);
-    if (h->size == 0 || h->size > d->cfg.max_members)
+    if (h->tree && h->size != 0)
+        return weft__fail(err, errlen, WEFT_EINVAL,
+                          "Hello: a process tree's member says the trace "
+                          "has %u members (0: as many as join)", h->size);
+    if (!h->tree && (h->size == 0 || h->size > d->cfg.max_members))
         return weft__fail(err, errlen, WEFT_ELIMIT,
                           "Hello: trace size %u is not "
                           "between 1 and max_members (%" PRIu64 ")",
                           h->size, d->cfg.max_members);
-    if (h->rank >= h->size)
+    if (!h->tree && h->rank >= h->size)
         return weft__fail(err, errlen, WEFT_EINVAL,
                           "Hello: rank %u is not below "
                           "the trace size %u",
@@ -263,6 +268,7 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->d = d;
     t->uid = uid;
     t->size = h->size;
+    t->tree = h->tree;
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
@@ -354,10 +360,10 @@ static void adopt_dir(weft_trace *t)
               t->dir);
 }
 
-/* The member of h's rank of t, in memory (copies of what its Hello says
+/* The member of t of rank `rank` (h's, or the one a tree gives), in memory (copies of what its Hello says
  * for the catalog): neither in t yet nor with a journal. 0 or
  * WEFT_ENOMEM. */
-static int member_alloc(weft_trace *t, const Weft__Hello *h,
+static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
                         weft_member **out, char *err, size_t errlen)
 {
     weft_member *m = calloc(1, sizeof *m);
@@ -382,11 +388,11 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h,
     m->in.d = t->d;
     m->in.member = m;
     m->in.uid = t->uid;
-    m->in.size = t->size;
+    m->in.size = t->tree ? UINT32_MAX : t->size;
     m->in.start_time = h->clock_at_realtime;
     m->in.resolution = h->timer_resolution;
     m->trace = t;
-    m->in.rank = h->rank;
+    m->in.rank = rank;
     m->in.pid = h->pid;
     *out = m;
     return 0;
@@ -454,101 +460,119 @@ static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
     return 0;
 }
 
-int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
-                          weft_memberin **out, enum weft_limit *limit,
-                          char *err, size_t errlen)
+/* The trace h joins, RECORDING: an existing one of its run (*created 0),
+ * else a new one (1), within the owner's limits. 0, or the WEFT_E* code
+ * with err and *limit. */
+static int find_trace(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
+                      weft_trace **out, int *created, enum weft_limit *limit,
+                      char *err, size_t errlen)
 {
     const char *run = hello_run(h);
     const weft_ended_run *e;
     weft_trace *t;
-    weft_member *m;
+    uint64_t mine = 0;
+    int rc;
+
+    *created = 0;
+    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = t->next)
+        if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
+            strcmp(t->name, h->trace) == 0)
+            break;
+    if (t && t->tree != h->tree)
+        return weft__fail(err, errlen, WEFT_EINVAL, "trace '%s' is %sa "
+                          "process tree but this process says it is%s",
+                          t->name, t->tree ? "" : "not ",
+                          t->tree ? " not" : "");
+    if (t && !t->tree && t->size != h->size)
+        return weft__fail(err, errlen, WEFT_EINVAL,
+                          "trace '%s' has %u members but "
+                          "this process says %u",
+                          t->name, t->size, h->size);
+    if ((*out = t) != NULL)
+        return 0;
+    if (run[0] && (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
+        return weft__ended_refuse(e, h->rank, err, errlen);
+    for (weft_trace *o = d->traces->lists[WEFT_TRACE_RECORDING]; o;
+         o = o->next)
+        mine += o->uid == uid;
+    if (mine >= d->cfg.max_traces_per_user) {
+        *limit = WEFT_LIMIT_MAX_TRACES_PER_USER;
+        return weft__fail(err, errlen, WEFT_ELIMIT,
+                          "uid %u has %" PRIu64 " traces recording already: "
+                          "max_traces_per_user is %" PRIu64,
+                          uid, mine, d->cfg.max_traces_per_user);
+    }
+    if ((rc = weft_retain_check_user(d, uid, err, errlen)) < 0) {
+        *limit = WEFT_LIMIT_MAX_USER_SPOOL_BYTES;
+        return rc;
+    }
+    if ((rc = weft_diskres_check(&d->diskres, d->cfg.spool,
+                                 d->cfg.min_free_spool_bytes,
+                                 uv_now(d->loop),
+                                 weft_quota_promised(&d->quota), 0, err,
+                                 errlen)) < 0) {
+        *limit = WEFT_LIMIT_MIN_FREE_SPOOL_BYTES;
+        return rc;
+    }
+    if (!(*out = trace_new(d, h, uid)))
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    *created = 1;
+    return 0;
+}
+
+int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
+                          weft_memberin **out, enum weft_limit *limit,
+                          char *err, size_t errlen)
+{
+    enum weft_limit lim = WEFT_LIMIT_NONE;
+    weft_trace *t = NULL;
+    weft_member *m = NULL;
+    uint32_t rank = h->rank;
     int rc, created = 0;
 
     if (limit)
         *limit = WEFT_LIMIT_NONE;
     rc = check_hello(d, h, err, errlen);
-    if (rc < 0) {
-        if (rc == WEFT_ELIMIT && limit) /* the one limit it checks */
-            *limit = WEFT_LIMIT_MAX_MEMBERS;
-        return rc;
-    }
-    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = t->next)
-        if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
-            strcmp(t->name, h->trace) == 0)
-            break;
-    if (t && t->size != h->size)
-        return weft__fail(err, errlen, WEFT_EINVAL,
-                          "trace '%s' has %u members but "
-                          "this process says %u",
-                          t->name, t->size, h->size);
-    if (!t && run[0] && (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
-        return weft__ended_refuse(e, h->rank, err, errlen);
-    if (!t) {
-        uint64_t mine = 0;
-        for (weft_trace *o = d->traces->lists[WEFT_TRACE_RECORDING]; o;
-             o = o->next)
-            mine += o->uid == uid;
-        if (mine >= d->cfg.max_traces_per_user) {
-            if (limit)
-                *limit = WEFT_LIMIT_MAX_TRACES_PER_USER;
-            return weft__fail(
-                err, errlen, WEFT_ELIMIT,
-                "uid %u has %" PRIu64
-                " traces recording already: max_traces_per_user is "
-                "%" PRIu64,
-                uid, mine, d->cfg.max_traces_per_user);
-        }
-        if ((rc = weft_retain_check_user(d, uid, err, errlen)) < 0) {
-            if (limit)
-                *limit = WEFT_LIMIT_MAX_USER_SPOOL_BYTES;
-            return rc;
-        }
-        if ((rc = weft_diskres_check(&d->diskres, d->cfg.spool,
-                                     d->cfg.min_free_spool_bytes,
-                                     uv_now(d->loop),
-                                     weft_quota_promised(&d->quota), 0,
-                                     err, errlen)) < 0) {
-            if (limit)
-                *limit = WEFT_LIMIT_MIN_FREE_SPOOL_BYTES;
-            return rc;
-        }
-        created = 1;
-        if (!(t = trace_new(d, h, uid)))
-            return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
-    }
-    m = weft_trace_member(t, h->rank);
-    if (m) {
+    if (rc == 0)
+        rc = find_trace(d, h, uid, &t, &created, &lim, err, errlen);
+    else if (rc == WEFT_ELIMIT) /* the one limit it checks */
+        lim = WEFT_LIMIT_MAX_MEMBERS;
+    if (rc == 0 && h->rank != UINT32_MAX && /* a tree's new member */
+        (m = weft_trace_member(t, h->rank)) != NULL) {
         if ((rc = check_rejoin(t, m, err, errlen)) < 0)
-            return rc;
+            goto out;
         /* The same member coming back: resume where the journal is. */
         t->connected++;
         t->idle_since = 0;
         *out = &m->in;
         return 0;
     }
-    if ((rc = weft_userlim_members(d, uid, err, errlen)) < 0) {
-        if (limit)
-            *limit = WEFT_LIMIT_MAX_MEMBERS_PER_USER;
-        if (created)
-            weft_trace_on(t, WEFT_TEV_FORGET);
-        return rc;
-    }
-    rc = member_alloc(t, h, &m, err, errlen);
+    if (rc == 0 && t->tree)
+        rc = weft__tree_rank(t, h, &rank, &lim, err, errlen);
+    if (rc == 0 && (rc = weft_userlim_members(d, uid, err, errlen)) < 0)
+        lim = WEFT_LIMIT_MAX_MEMBERS_PER_USER;
+    if (rc == 0)
+        rc = member_alloc(t, h, rank, &m, err, errlen);
     if (rc == 0 && (rc = members_put(t, m)) < 0) {
         member_free(m);
         weft__fail(err, errlen, rc, "out of memory");
     }
-    if (rc < 0) {
-        if (created) /* nothing of it reached the disk */
-            weft_trace_on(t, WEFT_TEV_FORGET);
-        return rc;
-    }
+    if (rc < 0)
+        goto out;
     m->makes_dir = created;
     t->joined++;
+    if (t->tree)
+        weft__tree_joined(t, &m->in);
     t->connected++;
     t->idle_since = 0;
     *out = &m->in;
     return 1;
+out:
+    if (created) /* nothing of it reached the disk */
+        weft_trace_on(t, WEFT_TEV_FORGET);
+    if (limit)
+        *limit = lim;
+    return rc;
 }
 
 int weft_member_open(weft_memberin *in, char *err, size_t errlen)
@@ -577,6 +601,8 @@ void weft_trace_join_end(weft_memberin *in, int rc, int connected)
     if (rc < 0) { /* the rank is not taken */
         members_del(t, m->in.rank);
         t->joined--;
+        if (t->tree)
+            t->size = t->joined;
         if (connected)
             t->connected--;
         member_free(m);
@@ -652,22 +678,27 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
         if (!t->name || !t->run)
             return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
         t->size = h->size;
+        t->tree = h->tree;
         t->uid = h->uid;
     }
     if (strcmp(t->name, h->trace) != 0 || t->size != h->size ||
-        strcmp(t->run, hello_run(h)) != 0)
+        strcmp(t->run, hello_run(h)) != 0 || t->tree != h->tree)
         return weft__fail(
             err, errlen, WEFT_ECORRUPT,
             "Hello of trace '%s' (run "
-            "'%s') with %u members in the directory of trace '%s' "
-            "(run '%s') with %u",
-            h->trace, hello_run(h), h->size, t->name, t->run, t->size);
+            "'%s') with %u members%s in the directory of trace '%s' "
+            "(run '%s') with %u%s",
+            h->trace, hello_run(h), h->size, h->tree ? " (a tree)" : "",
+            t->name, t->run, t->size, t->tree ? " (a tree)" : "");
+    if (t->tree && h->rank == UINT32_MAX)
+        return weft__fail(err, errlen, WEFT_ECORRUPT, "a process tree's "
+                          "member without a rank");
     if (weft_trace_member(t, h->rank))
         return weft__fail(err, errlen, WEFT_ECORRUPT,
                           "a second journal for rank "
                           "%u",
                           h->rank);
-    rc = member_alloc(t, h, &m, err, errlen);
+    rc = member_alloc(t, h, h->rank, &m, err, errlen);
     if (rc == 0 && (rc = open_journal(m, t->dir, 1, err, errlen)) == 0 &&
         (rc = members_put(t, m)) < 0)
         weft__fail(err, errlen, rc, "out of memory");
@@ -678,6 +709,8 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
         return rc;
     }
     t->joined++;
+    if (t->tree)
+        weft__tree_joined(t, &m->in);
     *out = m;
     return 0;
 }
@@ -698,7 +731,7 @@ void weft_trace_restored(weft_trace *t)
         return;
     }
     for (size_t i = 0; i < t->members.ncells; i++) {
-        const weft_member *m = weft_trace_member_at(t, i);
+        weft_member *m = weft_trace_member_at(t, i);
         if (m && m->in.said_goodbye)
             t->goodbyes++;
         if (m && m->damaged)
@@ -726,10 +759,11 @@ void weft_trace_restored(weft_trace *t)
 }
 
 /* 1 (after ending t) when every member of t is done: said goodbye, or
- * its process is gone. */
+ * its process is gone; of a tree, unless it waits for a process to join
+ * (tree.c). */
 static int end_if_done(weft_trace *t)
 {
-    if (t->goodbyes + t->gone < t->size)
+    if (t->goodbyes + t->gone < t->size || t->nexpected)
         return 0;
     if (t->gone)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members said "
@@ -763,6 +797,8 @@ void weft_trace_member_left(weft_memberin *in)
     if (in->said_goodbye) {
         t->goodbyes++;
         t->aborting |= in->ended != NULL;
+        if (t->tree)
+            weft__tree_left(t, in);
         if (end_if_done(t))
             return;
     } else if (in->watched && check_gone(t, in)) {
@@ -773,9 +809,12 @@ void weft_trace_member_left(weft_memberin *in)
 }
 
 /* The members of t (RECORDING) that left without goodbye and whose
- * processes weftd watches: those gone are done. 1 when that ended t. */
+ * processes weftd watches: those gone are done; and the processes a
+ * tree waits for that will not join now (tree.c). 1 when that ended t. */
 static int check_left(weft_trace *t)
 {
+    if (t->nexpected && weft__tree_check(t) && end_if_done(t))
+        return 1;
     if (t->connected + t->goodbyes + t->gone >= t->joined)
         return 0; /* none left so */
     for (size_t i = 0; i < t->members.ncells; i++) {

@@ -48,6 +48,15 @@ typedef struct weft_member {
                                      it is, journal NULL, cannot rejoin */
 } weft_member;
 
+/* A process a tree's member named in its Goodbye (a child still
+ * running, or itself after an exec), which the trace waits for to join
+ * (tree.c). */
+typedef struct weft_expected {
+    uint32_t pid;
+    uint64_t start;      /* its start time (procwatch.h), 0: not watched */
+    uint64_t until;      /* uv_now() after which it is not waited for */
+} weft_expected;
+
 /* A cell of a trace's members table (proto/hashtab.h): key is the rank
  * + 1 through murmur3's finalizer (a bijection, never 0), so that ranks
  * in strides spread over the low bits the table indexes with. */
@@ -135,7 +144,14 @@ typedef struct weft_trace {
     char *key;           /* unique, safe as a file name */
     char *dir;           /* SPOOL/traces/KEY */
     uint32_t uid;
-    uint32_t size;       /* members expected */
+    uint32_t size;       /* members expected; of a tree, those joined */
+    int tree;            /* a process tree (Hello.tree): weftd gives the
+                            ranks, in the order members join */
+    uint32_t next_rank;  /* tree: the rank of the next new member */
+    weft_idset pids;     /* tree: the pids of its members (value 1) */
+    struct weft_expected *expected; /* tree: processes its members said
+                            will come, which it waits for (tree.c) */
+    uint32_t nexpected, expected_cap;
     uint64_t def_bytes;  /* what its members' accepted Definitions
                             charge (validate.h), max_definition_bytes */
     /* The members that joined (`joined` of them), by rank in an

@@ -40,6 +40,25 @@ typedef struct weft_traces {
 /* trace.c: frees t, on no list, its members and its quota charge. */
 void weft__trace_free(weft_trace *t);
 
+/* tree.c: a process tree (trace.h's tree).
+ * The rank of h's new member of tree t: the next one, within max_members
+ * (a new member asks with rank UINT32_MAX). 0, or the WEFT_E* code with
+ * err (*limit for the limit). */
+int weft__tree_rank(const weft_trace *t, const Weft__Hello *h,
+                    uint32_t *rank, enum weft_limit *limit, char *err,
+                    size_t errlen);
+/* Member in joined tree t (or was restored): its rank and pid are
+ * taken, t's size counts it, and t waits no more for its process. */
+void weft__tree_joined(weft_trace *t, const weft_memberin *in);
+/* Member in of tree t left after its Goodbye: t waits for the processes
+ * it named (its exec, its children still running). */
+void weft__tree_left(weft_trace *t, const weft_memberin *in);
+/* Stops waiting for processes of tree t that ended or did not join
+ * within abort_grace_period. 1 when it stopped waiting for any. */
+int weft__tree_check(weft_trace *t);
+/* Frees what t holds as a tree (weft__trace_free). */
+void weft__tree_free(weft_trace *t);
+
 /* lifecycle.c: puts t, new and RECORDING, on its state's list. */
 void weft__trace_push(weft_trace *t);
 

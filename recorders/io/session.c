@@ -35,8 +35,8 @@ __attribute__((constructor)) static void at_load(void)
     weft__rguard g;
 
     pthread_atfork(NULL, NULL, at_fork_child);
-    if (weft__recorder_required() && weft__recorder_begin(&g)) {
-        io_session_start(); /* fails the program now if it must */
+    if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
+        io_session_start(); /* opens now (fails the program if it must) */
         weft__recorder_end(&g);
     }
 }

@@ -152,8 +152,8 @@ __attribute__((constructor)) static void pt_init(void)
     weft__rguard g;
 
     pthread_atfork(NULL, NULL, at_fork_child);
-    if (weft__recorder_required() && weft__recorder_begin(&g)) {
-        pt_ready_slow(); /* fails the program now if it must */
+    if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
+        pt_ready_slow(); /* opens now (fails the program if it must) */
         weft__recorder_end(&g);
     }
 }

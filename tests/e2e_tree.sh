@@ -1,0 +1,117 @@
+#!/bin/bash
+# e2e_tree.sh - `weft run` of a program that starts others is one trace
+# whose members are every process of the tree: a shell pipeline (the
+# shell, ls, wc, cat), a #! script (its shell and commands), an exec (the same process, two members), a
+# background job the shell does not wait for (the trace waits for it),
+# an exec of a program that cannot be traced (the trace does not wait
+# for it), a weft run inside the tree (it joins the tree), make -j2 of a
+# small C project (make, and gcc, cc1 and as of each file, gcc, collect2
+# and ld of the link), and a tree above max_members (the processes
+# beyond it run untraced; the trace has max_members). Each archive is
+# read by otf2-print -Werror and python's otf2 module with its location
+# groups counted.
+. "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+SAN=(${WEFT_SAN_PRELOAD:-})
+export WEFT_LIBDIR="$WEFT_BUILDDIR/.libs"
+
+# wrun NAME COMMAND...: COMMAND under weft run as trace NAME, in $TMP/work;
+# it must succeed, traced.
+wrun() {
+    local name=$1
+    shift
+    (cd "$TMP/work" && env ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
+        timeout -s KILL 120 "$WEFT" run --trace "$name" -- "$@" \
+        2>"$TMP/$name.err")
+    rc=$?
+    [ "$rc" -eq 0 ] || { cat "$TMP/$name.err" >&2; fail "$name: exit status $rc"; }
+    grep -q untraced "$TMP/$name.err" && fail "$name: ran untraced: $(cat "$TMP/$name.err")"
+    return 0
+}
+
+# members NAME N: trace NAME is complete with N members, N location
+# groups in its archive, which both readers take.
+members() {
+    local name=$1 n=$2 archive got groups
+    wait_state "$name" complete 30
+    got=$(json_get "$TMP/show.json" 'j["members"]')
+    [ "$got" = "$n" ] || fail "$name: $got members, expected $n"
+    archive=$(json_get "$TMP/show.json" 'j["archive"]')
+    otf2-print -Werror --silent "$archive" >"$TMP/print.out" 2>&1 ||
+        { cat "$TMP/print.out" >&2; fail "$name: otf2-print -Werror rejects $archive"; }
+    groups=$($PY -c '
+import sys, otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    print(len(r.definitions.location_groups))' "$archive") ||
+        fail "$name: python otf2 cannot read $archive"
+    [ "$groups" = "$n" ] || fail "$name: $groups location groups, expected $n"
+    echo "$name: complete, $n members"
+}
+
+start_weftd --grace-period 3600
+mkdir -p "$TMP/work"
+
+wrun pipe sh -c 'ls / | wc -l > n.txt; cat n.txt > /dev/null'
+members pipe 4
+
+# A #! script: traced through its interpreter (sh, cat, wc).
+printf '#!/bin/sh\ncat n.txt | wc -l > /dev/null\n' >"$TMP/work/count.sh"
+chmod +x "$TMP/work/count.sh"
+wrun script ./count.sh
+members script 3
+
+wrun exec sh -c 'exec cat n.txt > /dev/null'
+members exec 2
+[ "$(json_get "$TMP/show.json" 'len(set(r["pid"] for r in j["ranks"]))')" = 1 ] ||
+    fail "exec: its two members are not the same process"
+
+# The shell ends at once; sleep joins after it and the trace waits.
+wrun bg sh -c '/bin/sleep 1 & true'
+members bg 2
+
+# ldconfig is statically linked: nothing joins after the exec, and the
+# trace ends when the process does, not after the grace period.
+if file -L /sbin/ldconfig | grep -q 'static'; then
+    wrun static sh -c 'exec /sbin/ldconfig -p > /dev/null'
+    members static 1
+else
+    echo "SKIP: /sbin/ldconfig is not statically linked here"
+fi
+
+wrun nested sh -c "\"$WEFT\" run -- cat n.txt > /dev/null"
+members nested 3   # sh, weft run and the cat it became
+"$WEFT" --catalog "$SPOOL/catalog.db" list --json >"$TMP/list.json"
+[ "$(json_get "$TMP/list.json" 'len([t for t in j if t["name"] != "nested" and t["name"].startswith("cat")])')" = 0 ] ||
+    fail "nested: the weft run inside made a trace of its own"
+
+mkdir -p "$TMP/work/proj"
+for i in 1 2 3 4 5 6; do
+    echo "int f$i(void) { return $i; }" >"$TMP/work/proj/f$i.c"
+done
+echo 'int main(void) { return 0; }' >"$TMP/work/proj/main.c"
+printf 'OBJS = f1.o f2.o f3.o f4.o f5.o f6.o main.o\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n' \
+    >"$TMP/work/proj/Makefile"
+if [ ${#SAN[@]} -eq 0 ]; then
+    wrun make make -s --no-print-directory -j2 -C proj CC=gcc
+    members make 25   # make; gcc, cc1, as of 7 files; gcc, collect2, ld
+else
+    # gcc's cc1 does not run with the sanitizers' runtime preloaded (it
+    # crashes): a compiler of sh and cp instead.
+    printf '#!/bin/sh
+case " $* " in *" -c "*) cp "$4" "$3";; *) shift 2; cat "$@" >/dev/null;; esac
+' \
+        >"$TMP/work/cc.sh"
+    chmod +x "$TMP/work/cc.sh"
+    wrun make make -s --no-print-directory -j2 -C proj CC="$TMP/work/cc.sh"
+    members make 17   # make; sh and cp of 7 files; sh and cat
+fi
+
+# max_members 3: a fourth process runs untraced, saying why.
+stop_weftd
+start_weftd --grace-period 3600 --set max_members=3
+(cd "$TMP/work" && env ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} timeout -s KILL 60 \
+    "$WEFT" run --trace big -- sh -c '/bin/true; /bin/true; /bin/true' \
+    2>"$TMP/big.err") || fail "big: exit status $?: $(cat "$TMP/big.err")"
+grep -q "process tree 'big' has 3 members: max_members is 3" "$TMP/big.err" ||
+    fail "big: the fourth process did not say why it is untraced: $(cat "$TMP/big.err")"
+members big 3
