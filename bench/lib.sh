@@ -54,17 +54,23 @@ spread() {
             'NR == 1 { lo = $1 } { hi = $1 } END { printf f, (hi - lo) / 2 }'
 }
 
-# start_weftd: weftd on a free loopback port, spool in $TMP/spool;
-# exports WEFT_SERVER. auth = none (and WEFT_AUTH=none): the benchmarks
-# measure recording and ingest, not MUNGE's one round trip per process.
+# start_weftd [WEFTD-OPTION...]: weftd on a free loopback port, spool in
+# $TMP/spool, with the options given too; exports WEFT_SERVER. auth =
+# none (and WEFT_AUTH=none): the benchmarks measure recording and ingest,
+# not MUNGE's one round trip per process. With --set socket=PATH it also
+# waits for that Unix socket.
 start_weftd() {
+    local sock="" o
+    for o in "$@"; do
+        case $o in socket=*) sock=${o#socket=} ;; esac
+    done
     export WEFT_AUTH=none
     "$B/weftd" --listen 127.0.0.1:0 --spool "$TMP/spool" \
         --address-file "$TMP/addr" --log-level warning --set auth=none \
-        >"$TMP/weftd.log" 2>&1 &
+        "$@" >"$TMP/weftd.log" 2>&1 &
     WEFTD_PID=$!
     for _ in $(seq 100); do
-        [ -s "$TMP/addr" ] && break
+        [ -s "$TMP/addr" ] && { [ -z "$sock" ] || [ -S "$sock" ]; } && break
         kill -0 "$WEFTD_PID" 2>/dev/null ||
             die "weftd exited at start: $(cat "$TMP/weftd.log")"
         sleep 0.1

@@ -11,7 +11,10 @@
 # Two programs: /bin/true (no call any recorder records: no session is
 # opened) and `head -c1 FILE` (reads and writes: libweft-io opens a
 # session, says Hello, ships its records and says goodbye). Each is run
-# RUNS times one after the other, timed as a whole, in these ways:
+# RUNS times one after the other, timed as a whole; and each as RUNS
+# children of one shell (tree-true, tree-head), the shell run as a whole:
+# what a child of a traced build pays, which does not go through the weft
+# binary but inherits LD_PRELOAD. The ways:
 #   untraced      the program alone
 #   preload       LD_PRELOAD of libweft-pthread and libweft-io, weftd
 #                 unreachable: loading the libraries, their constructors,
@@ -23,10 +26,44 @@
 #                 no MUNGE credential, see bench/lib.sh)
 #   run, unix     weft run with weftd over its Unix socket (SO_PEERCRED)
 #   eztrace       eztrace -t posixio (Debian's EZTrace 2.0), if installed
-# The table gives ms per run (median over the rounds) and ms added over
-# untraced; the rows of weft that differ in one step say where the time
-# goes. weft's traces are checked at the end: RUNS x ROUNDS complete
-# traces of head, none partial.
+# The table gives ms per run (a tree's: per child; median over the
+# rounds), ms added over untraced of the same program in the same rounds
+# and the ratio to it; the rows of weft that differ in one step say where
+# the time goes. weft's traces are checked at the end: at least RUNS x
+# ROUNDS x 2 complete traces (the runs of head), none partial or failed.
+#
+# Where a traced child's time goes (head with LD_PRELOAD, weftd on its
+# Unix socket; 2-core VM shared with two builds, kvm-clock, so
+# CLOCK_MONOTONIC; 2026-11-29), measured with
+#  - LD_DEBUG=statistics (ld.so's own cycle counts, medians of 25):
+#    /bin/true 0.34 ms in ld.so, with the two recorders and what they
+#    need (libweft, protobuf-c, munge, nettle) 0.86 ms: loading costs
+#    ~0.5 ms, ~0.08 ms of it per system library;
+#  - strace -f (counts): 119 system calls untraced, 321 traced: ~100 are
+#    ld.so's opening 6 more libraries (22 of them the glibc-hwcaps search
+#    of LD_LIBRARY_PATH, which only this script and the tests set), 25
+#    the fatal signal handlers, ~30 the session;
+#  - clock_gettime marks in libweft (a scratch build; medians of 40
+#    runs, Unix socket / TCP): config and clock 0.35 ms; connect, Hello
+#    and HelloAck 6.8 / 7.2 ms (p25 2.9 / 4.5): weftd's loop hands a new
+#    member to its journal open thread (a new trace's directory, the
+#    journal and its header) and back, while it converts and catalogs the
+#    traces before it; the starting ClockSync and the sender thread
+#    0.4 / 0.6 ms (one round trip; 3.0 ms under strace with the 8 before
+#    0cf175c); at exit the last records to their Acks 2.3 / 3.0 ms
+#    (weftd's writer thread), the Goodbye to weftd's hang-up 0.4 / 0.2 ms
+#    (its journal write), joining the sender 0.3 ms; the 8 closing
+#    ClockSync round trips are gone;
+#  - weftd's CPU time (/proc/PID/stat): 11 ms per traced head, each its
+#    own trace (ingest, conversion, catalog), taken from the 2 cores the
+#    traced programs run on;
+#  - WEFT_CLOCK=tsc instead of CLOCK_MONOTONIC: +2.5 ms per process (the
+#    TSC calibration at open, up to 2 ms, and 8 ClockSync round trips at
+#    each end): what WEFT_CLOCK=auto costs where the kernel's clocksource
+#    is tsc.
+# On a busy host each wake-up of weftd's loop or of one of its threads
+# costs a scheduling delay, so the round trips and hand-offs, not the
+# CPU time, make most of the per-process cost.
 set -u
 BENCH=procs
 RUNS=50
@@ -47,29 +84,22 @@ RUN_TIMEOUT=600
 LIBS="$B/.libs"
 [ -f "$LIBS/libweft-io.so" ] && [ -f "$LIBS/libweft-pthread.so" ] ||
     die "no recorders in $LIBS: build first"
-start_weftd_unix() {
-    "$B/weftd" --listen 127.0.0.1:0 --spool "$TMP/spool" \
-        --address-file "$TMP/addr" --log-level warning --set auth=none \
-        --set "socket=$TMP/weftd.sock" >"$TMP/weftd.log" 2>&1 &
-    WEFTD_PID=$!
-    for _ in $(seq 100); do
-        [ -s "$TMP/addr" ] && [ -S "$TMP/weftd.sock" ] && break
-        kill -0 "$WEFTD_PID" 2>/dev/null ||
-            die "weftd exited at start: $(cat "$TMP/weftd.log")"
-        sleep 0.1
-    done
-    [ -s "$TMP/addr" ] || die "weftd did not listen within 10 s"
-    export WEFT_AUTH=none
-    TCP=$(cat "$TMP/addr")
-}
-start_weftd_unix
+start_weftd --set "socket=$TMP/weftd.sock"
+TCP=$WEFT_SERVER
 head -c 4096 /dev/urandom >"$TMP/in"
 
 # loop PROGRAM-KIND WAY: runs the program RUNS times the way WAY; prints
-# the wall time in ms per run.
+# the wall time in ms per run. tree-true and tree-head: one shell, run
+# the way WAY, that runs the program RUNS times as its children.
 loop() {
-    local prog=(/bin/true) pre=() t0 t1
-    [ "$1" = head ] && prog=(head -c1 "$TMP/in")
+    local prog=(/bin/true) pre=() t0 t1 n=$RUNS
+    case $1 in
+        head) prog=(head -c1 "$TMP/in") ;;
+        tree-true) prog=(sh -c 'for _ in $(seq "$1"); do /bin/true; done' \
+                         sh "$RUNS") n=1 ;;
+        tree-head) prog=(sh -c 'for _ in $(seq "$1"); do head -c1 "$2"; done' \
+                         sh "$RUNS" "$TMP/in") n=1 ;;
+    esac
     case $2 in
         untraced) pre=() ;;
         preload) pre=(env "LD_PRELOAD=$LIBS/libweft-pthread.so $LIBS/libweft-io.so"
@@ -83,7 +113,7 @@ loop() {
         eztrace) pre=(eztrace -t posixio -o "$TMP/ez") ;;
     esac
     t0=$(date +%s%N)
-    for _ in $(seq "$RUNS"); do
+    for _ in $(seq "$n"); do
         "${pre[@]}" "${prog[@]}" >/dev/null 2>>"$TMP/err.log" ||
             die "$2 $1 failed: $(tail -n 3 "$TMP/err.log")"
     done
@@ -94,36 +124,51 @@ loop() {
 WAYS=(untraced preload run-none run-tcp run-unix)
 command -v eztrace >/dev/null && WAYS+=(eztrace) ||
     echo "SKIP EZTrace: eztrace not found (Debian package eztrace; scripts/deps.sh --bench)"
+PROGS=(true head tree-true tree-head)
+# ways (of PROGS[i]): EZTrace only runs programs of their own
+ways_of() {
+    case $1 in
+        tree-*) printf '%s\n' "${WAYS[@]}" | grep -vx eztrace ;;
+        *) printf '%s\n' "${WAYS[@]}" ;;
+    esac
+}
 declare -A fig
 for r in $(seq "$ROUNDS"); do
-    for prog in true head; do
+    for prog in "${PROGS[@]}"; do
+        mapfile -t ways < <(ways_of "$prog")
         # a rotating order: no way always runs first
-        for k in $(seq 0 $((${#WAYS[@]} - 1))); do
-            way=${WAYS[$(((k + r) % ${#WAYS[@]}))]}
+        for k in $(seq 0 $((${#ways[@]} - 1))); do
+            way=${ways[$(((k + r) % ${#ways[@]}))]}
             fig[$prog.$way]="${fig[$prog.$way]:-} $(loop "$prog" "$way")"
         done
     done
 done
 
-printf '%-10s %-14s %12s %12s\n' program way "ms/run" "added ms"
-for prog in true head; do
+# Figures against untraced of the same program in the same rounds: ms
+# added per process, and the traced time over the untraced one. A tree's
+# rows are per child (the shell's own cost spread over RUNS children).
+printf '%-10s %-14s %12s %12s %8s\n' program way "ms/run" "added ms" ratio
+for prog in "${PROGS[@]}"; do
     # shellcheck disable=SC2086 # the figures are a list
     base=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.untraced]})
-    for way in "${WAYS[@]}"; do
+    for way in $(ways_of "$prog"); do
         # shellcheck disable=SC2086
         m=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.$way]})
-        printf '%-10s %-14s %12s %12s\n' "$prog" "$way" "$m" \
-            "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a - b }')"
+        printf '%-10s %-14s %12s %12s %8s\n' "$prog" "$way" "$m" \
+            "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a - b }')" \
+            "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
     done
 done
 
-# Every traced head run is a complete trace (none partial, none lost).
+# Every traced head run is a complete trace (none partial, none lost);
+# the trees' children make traces of their own too (or join their run's).
 want=$((RUNS * ROUNDS * 2))
 for _ in $(seq 600); do
-    n=$("$B/weft" --catalog "$TMP/spool/catalog.db" list --json 2>/dev/null |
-        /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(sum(1 for t in j if t["state"] == "complete"))' 2>/dev/null)
+    read -r n bad < <("$B/weft" --catalog "$TMP/spool/catalog.db" list --json 2>/dev/null |
+        /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print(sum(1 for t in j if t["state"] == "complete"), sum(1 for t in j if t["state"] in ("partial", "failed")))' 2>/dev/null)
     [ "${n:-0}" -ge "$want" ] && break
     sleep 0.2
 done
-echo "weft: ${n:-0} of $want traced runs of head complete"
-[ "${n:-0}" -ge "$want" ] || die "traces missing or not complete: $(tail -n 3 "$TMP/weftd.log")"
+echo "weft: ${n:-0} traces complete (at least $want: the traced runs of head), ${bad:-0} partial or failed"
+[ "${n:-0}" -ge "$want" ] && [ "${bad:-0}" = 0 ] ||
+    die "traces missing or not complete: $(tail -n 3 "$TMP/weftd.log")"

@@ -180,6 +180,9 @@ typedef struct weft__session {
                                 * before weft_close, read by the sender) */
     int end_synced;            /* the closing clock offset is measured;
                                 * sender only */
+    int clock_shared;          /* a local weftd's CLOCK_MONOTONIC is
+                                * this one's (conn.c); the opening
+                                * thread, then the sender */
     int close_rc;              /* set by the sender before it exits */
     /* Fatal signals (session.c): the handler publishes the signal and its
      * thread's state, the sender closes the session and says sender_done

@@ -20,6 +20,14 @@
  * clock's offset to weftd's with ClockSync round trips on the socket and
  * queue it as a ClockOffset definition, so it is acknowledged, journaled
  * and resent like any definition (proto/clock.h, daemon/convert/convert.c).
+ * A weftd on this host (its Unix socket, or TCP to a loopback or own
+ * address) reads the same CLOCK_MONOTONIC: there the first round trip
+ * whose offset is within its error bound ends the measurement, and when
+ * the start found the clock shared the end measures nothing (two readers
+ * of one kernel clock cannot drift apart). Each round trip is two
+ * wake-ups of weftd's loop and of this process, which on a busy host is
+ * most of what starting and ending a traced process costs (bench/procs.sh).
+ * A TSC, or a weftd elsewhere, gets all WEFT__SYNC_ROUNDS at both ends.
  *
  * Everything here runs on the sender thread, or on the opening thread
  * before the sender starts; the socket is non-blocking and every wait has
@@ -63,6 +71,9 @@
 #define WEFT__HELLO_TIMEOUT_MS 5000u
 /* Round trips of a clock offset measurement, and how long one may take. */
 #define WEFT__SYNC_ROUNDS 8u
+/* At most this many with a weftd on this host (see DESIGN above): the
+ * first says the clock is shared unless weftd's answer came late. */
+#define WEFT__SYNC_ROUNDS_LOCAL 2u
 #define WEFT__SYNC_TIMEOUT_MS 1000u
 
 /* When weft_close began and asked the sender to finish within
@@ -611,20 +622,49 @@ static int sync_send(int fd, uint32_t id, uint64_t deadline,
     return rc;
 }
 
-/* Measures the trace clock's offset to weftd's over fd: WEFT__SYNC_ROUNDS
+/* 1 if fd's peer is on this host: a Unix socket, or TCP whose peer
+ * address is a loopback one or the address this end has. */
+static int peer_is_local(int fd)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t melen = sizeof me, peerlen = sizeof peer;
+
+    if (getpeername(fd, (struct sockaddr *)&peer, &peerlen) < 0 ||
+        getsockname(fd, (struct sockaddr *)&me, &melen) < 0)
+        return 0;
+    if (peer.ss_family == AF_UNIX)
+        return 1;
+    if (peer.ss_family == AF_INET && me.ss_family == AF_INET) {
+        const struct in_addr *p = &((struct sockaddr_in *)&peer)->sin_addr;
+        const struct in_addr *m = &((struct sockaddr_in *)&me)->sin_addr;
+        return (ntohl(p->s_addr) >> 24) == IN_LOOPBACKNET ||
+               p->s_addr == m->s_addr;
+    }
+    if (peer.ss_family == AF_INET6 && me.ss_family == AF_INET6) {
+        const struct in6_addr *p = &((struct sockaddr_in6 *)&peer)->sin6_addr;
+        const struct in6_addr *m = &((struct sockaddr_in6 *)&me)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(p) || IN6_ARE_ADDR_EQUAL(p, m);
+    }
+    return 0;
+}
+
+/* Measures the trace clock's offset to weftd's over fd: up to `rounds`
  * ClockSync round trips, one at a time, within WEFT__SYNC_TIMEOUT_MS (and
- * the deadline); the one with the smallest round trip counts. Other
+ * the deadline); the one with the smallest round trip counts. With
+ * `until_zero` the first estimate within its error bound ends it. Other
  * frames that arrive meanwhile (Acks) are handled as usual. Returns 0
  * with *est, or -1 with why. Sender thread, or the opening thread before
  * the sender starts. */
-static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
-                      char *why, size_t whylen)
+static int clock_sync(int fd, uint64_t deadline, uint32_t rounds,
+                      int until_zero, weft_clock_estimate *est, char *why,
+                      size_t whylen)
 {
     weft_clock_sample smp[WEFT__SYNC_ROUNDS];
     size_t n = 0;
 
     deadline = weft__min_u64(deadline, weft__now_ms() + WEFT__SYNC_TIMEOUT_MS);
-    for (uint32_t id = 1; id <= WEFT__SYNC_ROUNDS; id++) {
+    rounds = (uint32_t)weft__min_u64(rounds, WEFT__SYNC_ROUNDS);
+    for (uint32_t id = 1; id <= rounds; id++) {
         Weft__Envelope *reply = NULL;
         uint64_t t_send;
         int rc, transient;
@@ -656,6 +696,10 @@ static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
             if (rc < 0)
                 return -1;
         }
+        if (until_zero &&
+            weft_clock_best(smp, n, weft__S.cfg.resolution, est) == 0 &&
+            weft_clock_is_zero(est))
+            return 0;
     }
     if (weft_clock_best(smp, n, weft__S.cfg.resolution, est) < 0) {
         snprintf(why, whylen, "the trace clock went backwards");
@@ -668,22 +712,31 @@ static int clock_sync(int fd, uint64_t deadline, weft_clock_estimate *est,
  * in ns to weftd's clock, standardDeviation = the error bound rtt/2 in
  * ns). An offset smaller than its error bound on a clock counting ns is
  * not sent: the process shares weftd's clock (the same host) as far as
- * can be told, and its times stay exactly as recorded. `when` names the
- * moment for a warning. */
+ * can be told, and its times stay exactly as recorded. On a connection
+ * to this host with CLOCK_MONOTONIC that ends the measurement, and once
+ * the start found it so the end measures nothing (see DESIGN above).
+ * `when` names the moment for a warning. */
 void weft__measure_offset(int fd, uint64_t deadline, const char *when)
 {
     weft_clock_estimate est;
     weft_record r;
     char why[256];
-    int rc;
+    int rc, local = weft__S.cfg.resolution == 1000000000u &&
+                    peer_is_local(fd);
 
-    if (clock_sync(fd, deadline, &est, why, sizeof why) < 0) {
+    if (local && weft__S.clock_shared)
+        return;
+    if (clock_sync(fd, deadline,
+                   local ? WEFT__SYNC_ROUNDS_LOCAL : WEFT__SYNC_ROUNDS, local,
+                   &est, why, sizeof why) < 0) {
         warn("cannot measure the clock offset to weftd at %s %s: %s",
              weft__S.cfg.server, when, why);
         return;
     }
-    if (weft__S.cfg.resolution == 1000000000u && weft_clock_is_zero(&est))
+    if (weft__S.cfg.resolution == 1000000000u && weft_clock_is_zero(&est)) {
+        weft__S.clock_shared = local;
         return;
+    }
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_ClockOffset;
     r.u.ClockOffset.time = est.time;

@@ -344,6 +344,7 @@ static void go_active(int fd)
         atomic_store(&weft__S.state, WEFT__ST_DISCARD);
         return;
     }
+    weft__S.clock_shared = 0; /* measured anew, also after a fork */
     weft__measure_offset(fd, UINT64_MAX, "at the start");
     weft__S.fd = fd;
     weft__S.close_rc = 0;

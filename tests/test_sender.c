@@ -46,6 +46,7 @@ enum {
     BREAK_FIRST = 1,   /* connection 1: hang up at the first Definitions */
     REFUSE_SECOND = 2, /* connection 2: Error (not transient) to the Hello */
     GONE_SECOND = 4,   /* after connection 1: accept nothing more */
+    CLOCK_AHEAD = 8,   /* ClockSync answers 5 s ahead of the client */
 };
 
 typedef struct standin {
@@ -54,6 +55,7 @@ typedef struct standin {
     int cue;                 /* BREAK_FIRST | ... */
     int conns;               /* connections accepted */
     int goodbyes;
+    int syncs;               /* ClockSync requests answered */
     char ended[WEFT_MAX_ENDED + 2]; /* the last Goodbye's */
     uint64_t defs_held;      /* last Definitions acknowledged */
     uint64_t held[16];       /* per location: last batch acknowledged */
@@ -129,6 +131,9 @@ static int serve_frame(standin *s, int fd, const Weft__Envelope *in)
         cs.id = in->clock_sync->id;
         cs.client_time = in->clock_sync->client_time;
         cs.server_time = in->clock_sync->client_time; /* the same clock */
+        if (s->cue & CLOCK_AHEAD)
+            cs.server_time += 5000000000u;
+        s->syncs++;
         env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
         env.clock_sync = &cs;
         return send_env(fd, &env) < 0;
@@ -412,6 +417,56 @@ static int scenario_gone(void)
     return 0;
 }
 
+/* ClockSync round trips of a session with a stand-in on loopback that
+ * answers with the client's own CLOCK_MONOTONIC (the clock is shared:
+ * one at the start, none at the end), or 5 s ahead (two at each end, and
+ * the offset goes out); WEFT_CLOCK=tsc gets WEFT__SYNC_ROUNDS at both. */
+static int clock_syncs(int cue, const char *clock)
+{
+    standin s;
+    pthread_t th;
+
+    setenv("WEFT_CLOCK", clock, 1);
+    standin_start(&s, cue, &th);
+    open_session(s.port, "10000");
+    record_some(10);
+    CHECK(weft_close() == 0);
+    pthread_join(th, NULL);
+    CHECK(s.goodbyes == 1);
+    CHECK(s.batch_events == 20);
+    return s.syncs;
+}
+
+static int scenario_clock_shared(void)
+{
+    int n = clock_syncs(0, "monotonic");
+
+    fprintf(stderr, "ClockSync requests, clock shared: %d\n", n);
+    CHECK(n == 1);
+    return 0;
+}
+
+static int scenario_clock_ahead(void)
+{
+    int n = clock_syncs(CLOCK_AHEAD, "monotonic");
+
+    fprintf(stderr, "ClockSync requests, clock 5 s behind: %d\n", n);
+    CHECK(n == 4);
+    return 0;
+}
+
+static int scenario_clock_tsc(void)
+{
+    int n;
+
+    if (!weft__tsc_invariant())
+        return 0; /* WEFT_CLOCK=tsc would be CLOCK_MONOTONIC */
+    n = clock_syncs(0, "tsc");
+    fprintf(stderr, "ClockSync requests, TSC: %d\n", n);
+    CHECK(n == 16);
+    return 0;
+}
+
 static void run_child(int (*scenario)(void))
 {
     pid_t pid;
@@ -445,12 +500,21 @@ static void test_gone(void **state)
     run_child(scenario_gone);
 }
 
+static void test_clock_syncs(void **state)
+{
+    (void)state;
+    run_child(scenario_clock_shared);
+    run_child(scenario_clock_ahead);
+    run_child(scenario_clock_tsc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reconnect),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_gone),
+        cmocka_unit_test(test_clock_syncs),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
