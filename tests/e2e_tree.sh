@@ -7,7 +7,8 @@
 # an exec of a program that cannot be traced (the trace does not wait
 # for it), a weft run inside the tree (it joins the tree), make -j2 of a
 # small C project (make, and gcc, cc1 and as of each file, gcc, collect2
-# and ld of the link), and a tree above max_members (the processes
+# and ld of the link), a tree recording when weftd is killed and started
+# again, and a tree above max_members (the processes
 # beyond it run untraced; the trace has max_members). Each archive is
 # read by otf2-print -Werror and python's otf2 module with its location
 # groups counted.
@@ -119,6 +120,25 @@ case " $* " in *" -c "*) cp "$4" "$3";; *) shift 2; cat "$@" >/dev/null;; esac
     wrun make make -s --no-print-directory -j2 -C proj CC="$TMP/work/cc.sh"
     members make 17   # make; sh and cp of 7 files; sh and cat
 fi
+
+# weftd killed while a tree records, and started again: the tree's
+# processes come back with their ranks, the next one joins after them,
+# and the trace is complete with all three.
+port=${WEFT_SERVER##*:}
+(cd "$TMP/work" && env ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} timeout -s KILL 120 \
+    "$WEFT" run --trace crash -- sh -c 'sleep 4; cat n.txt > /dev/null' \
+    2>"$TMP/crash.err") &
+crash=$!
+for _ in $(seq 100); do
+    grep -q "trace 'crash' rank 1: joined" "$TMP/weftd.log" && break
+    sleep 0.1
+done
+grep -q "trace 'crash' rank 1: joined" "$TMP/weftd.log" ||
+    fail "crash: sleep did not join within 10 s"
+kill_weftd
+start_weftd_at "$port" --grace-period 3600
+wait "$crash" || fail "crash: exit status $?: $(cat "$TMP/crash.err")"
+members crash 3
 
 # max_members 3: a fourth process runs untraced, saying why.
 stop_weftd

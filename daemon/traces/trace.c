@@ -360,9 +360,9 @@ static void adopt_dir(weft_trace *t)
               t->dir);
 }
 
-/* The member of t of rank `rank` (h's, or the one a tree gives), in memory (copies of what its Hello says
- * for the catalog): neither in t yet nor with a journal. 0 or
- * WEFT_ENOMEM. */
+/* The member of t of rank `rank` (h's, or the one a tree gives), in
+ * memory (copies of what its Hello says for the catalog): neither in t
+ * yet nor with a journal. 0 or WEFT_ENOMEM. */
 static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
                         weft_member **out, char *err, size_t errlen)
 {
@@ -681,8 +681,8 @@ int weft_trace_restore_member(weft_trace *t, const Weft__Hello *h,
         t->tree = h->tree;
         t->uid = h->uid;
     }
-    if (strcmp(t->name, h->trace) != 0 || t->size != h->size ||
-        strcmp(t->run, hello_run(h)) != 0 || t->tree != h->tree)
+    if (strcmp(t->name, h->trace) != 0 || strcmp(t->run, hello_run(h)) ||
+        t->tree != h->tree || (!t->tree && t->size != h->size))
         return weft__fail(
             err, errlen, WEFT_ECORRUPT,
             "Hello of trace '%s' (run "
