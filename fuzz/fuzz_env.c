@@ -67,7 +67,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(rc == 0 || rc == WEFT_ECONFIG);
     if (rc == 0) {
         CHECK(c->trace[0] != 0);
-        CHECK(c->size >= 1 && c->rank < c->size);
+        /* a process of weft run's tree: weftd gives the rank; else a
+         * rank below a size of at least 1 */
+        CHECK(c->tree ? c->size == 0 && c->rank == UINT32_MAX && c->run[0]
+                      : c->size >= 1 && c->rank < c->size && !c->root);
         CHECK(c->ntags <= WEFT__MAX_TAGS);
         for (uint32_t i = 0; i < c->ntags; i++) {
             CHECK(c->tag_key[i] <= WEFT__TAGS_MAX);
