@@ -29,9 +29,13 @@
  * because both are checked in one critical section, every definition made
  * before a batch was handed over goes out before that batch.
  *
- * Session states: NONE (not opened) -> ACTIVE (recording; connected or
- * reconnecting) or DISCARD (weftd unreachable at open, or it refused this
- * process for good: records are counted and dropped) -> CLOSED. FORKED
+ * Session states: NONE (not opened) -> ACTIVE (recording; connecting,
+ * connected or reconnecting) or DISCARD (weftd unreachable at open, or
+ * it refused this process for good: records are counted and dropped) ->
+ * CLOSED. weft_open connects and writes the Hello but does not wait for
+ * the HelloAck (unless WEFT_REQUIRED=1): the sender reads it while the
+ * program runs (`opening`), and turns ACTIVE into DISCARD if weftd
+ * refuses. FORKED
  * marks the copy of an open session in a child of fork(). The state is
  * written under the mutex and read lock-free by the record slow path;
  * whoever changes it raises every thread's `attention` afterwards, and the
@@ -150,6 +154,8 @@ typedef struct weft__session {
     uint32_t next_string, next_region, next_member, next_metric;
     /* Flow control. */
     atomic_int connected;      /* written under mu by the sender */
+    atomic_int opening;        /* the sender awaits weft_open's HelloAck
+                                * (OPENING): records are kept meanwhile */
     uint64_t progress_ms;      /* last sign that weftd works: an Ack, a
                                 * HelloAck, or nothing owed to us */
     int stalled;               /* no progress for WEFT_STALL_MS: pool
@@ -278,7 +284,22 @@ WEFT__HIDDEN void weft__defs_free_locked(void);
  * old one closed), or fd itself when it cannot be. */
 WEFT__HIDDEN int weft__fd_aside(int fd);
 
-/* Connects and says Hello (session.c at open, the sender on reconnect).
+/* Connects, authenticates and writes the Hello (weft_open; the sender
+ * awaits the HelloAck). Returns 0 with *fdp, or as
+ * weft__connect_and_hello. */
+WEFT__HIDDEN int weft__connect_send_hello(const weft__config *c,
+                                          uint64_t deadline, int *fdp,
+                                          int *codep, char *why,
+                                          size_t whylen);
+/* Reads the answer to the Hello written on fd: 0 with *ackp (the
+ * HelloAck envelope, the caller frees it), WEFT_ECONNECT, or WEFT_EPROTO
+ * when weftd refused (*codep is its code). fd stays open. */
+WEFT__HIDDEN int weft__await_hello_ack(const weft__config *c, int fd,
+                                       uint64_t deadline,
+                                       Weft__Envelope **ackp, int *codep,
+                                       char *why, size_t whylen);
+/* Connects and says Hello (WEFT_REQUIRED=1 at open, the sender on
+ * reconnect).
  * Returns 0 with *fdp and *ackp (the HelloAck envelope, the caller frees
  * it with weft_frame_free_envelope), WEFT_ECONNECT when weftd cannot be
  * reached, WEFT_EAUTH when this process cannot prove who it is or the
@@ -319,6 +340,8 @@ WEFT__HIDDEN int weft__transient_code(int code);
 
 /* The sender's states (sender.c has one function per state). */
 typedef enum weft__sender_state {
+    WEFT__SND_OPENING,      /* weft_open's HelloAck, read while the
+                             * program runs, and the starting offset */
     WEFT__SND_DISCONNECTED, /* no connection: waits for the next attempt */
     WEFT__SND_CONNECTING,   /* one attempt: connect, Hello, resume */
     WEFT__SND_STREAMING,    /* connected: frames out, Acks in */
@@ -328,7 +351,8 @@ typedef enum weft__sender_state {
 } weft__sender_state;
 
 /* The sender thread's body (pthread_create's start routine). Starts in
- * STREAMING when weft__S.fd is connected, else DISCONNECTED. */
+ * OPENING (weft_open wrote the Hello), or STREAMING when the HelloAck
+ * came already (WEFT_REQUIRED=1). */
 WEFT__HIDDEN void *weft__sender_main(void *arg);
 /* Called on the sender thread at every state change when set (tests
  * only; NULL otherwise). Set it before weft_open. */

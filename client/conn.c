@@ -67,7 +67,7 @@
 #define WEFT__CONNECT_TIMEOUT_MS 5000u
 /* How long the answer to a Hello may take at least: a weftd that
  * accepted the connection is busy, not gone, so it gets WEFT_STALL_MS if
- * that is longer (see weft__connect_and_hello). */
+ * that is longer (see hello_wait_ms). */
 #define WEFT__HELLO_TIMEOUT_MS 5000u
 /* Round trips of a clock offset measurement, and how long one may take. */
 #define WEFT__SYNC_ROUNDS 8u
@@ -547,18 +547,27 @@ out:
     return rc;
 }
 
+/* How long weftd may take to answer the Hello and what comes before it:
+ * a weftd that accepted the connection is busy, not gone, so it is waited
+ * for as long as any other lack of progress, WEFT_STALL_MS: giving up
+ * here would turn tracing off at open. */
+static uint32_t hello_wait_ms(const weft__config *c)
+{
+    return c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
+                                                : WEFT__HELLO_TIMEOUT_MS;
+}
+
 /* See client_session.h. Connects, proves who this process is and checks
- * who weftd is (unless WEFT_AUTH=none), and says Hello, giving up at the
- * deadline (ms; connecting and the answers also have their own time
- * limits). On success weft__S.in holds what followed the HelloAck. */
-int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
-                            int *fdp, Weft__Envelope **ackp, int *codep,
-                            char *why, size_t whylen)
+ * who weftd is (unless WEFT_AUTH=none), and writes the Hello, giving up
+ * at the deadline (ms; connecting and the answers also have their own
+ * time limits). */
+int weft__connect_send_hello(const weft__config *c, uint64_t deadline,
+                             int *fdp, int *codep, char *why, size_t whylen)
 {
     uint8_t *frame = NULL;
     uint64_t deadline_connect;
+    uint32_t hello_ms = hello_wait_ms(c);
     ssize_t len;
-    uint32_t hello_ms;
     int fd, rc;
 
     *codep = 0;
@@ -567,11 +576,6 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
     fd = connect_server(c, deadline_connect, why, whylen);
     if (fd < 0)
         return WEFT_ECONNECT;
-    /* A weftd slow to answer (a busy loop, a stalled disk, a stopped
-     * process) is waited for as long as any other lack of progress,
-     * WEFT_STALL_MS: giving up here would turn tracing off at open. */
-    hello_ms = c->stall_ms > WEFT__HELLO_TIMEOUT_MS ? c->stall_ms
-                                                    : WEFT__HELLO_TIMEOUT_MS;
     deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
     weft__input_reset(&weft__S.in);
     if ((rc = authenticate(c, fd, deadline, hello_ms, codep, why,
@@ -583,12 +587,8 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
         rc = WEFT_ECONNECT;
         goto out;
     }
-    if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0) {
+    if (send_all(fd, frame, (size_t)len, deadline, why, whylen) < 0)
         rc = WEFT_ECONNECT;
-        goto out;
-    }
-    rc = await_reply(fd, deadline, hello_ms, "Hello",
-                     WEFT__ENVELOPE__MSG_HELLO_ACK, ackp, codep, why, whylen);
 out:
     free(frame);
     if (rc < 0)
@@ -597,6 +597,38 @@ out:
         *fdp = fd;
     return rc;
 }
+
+/* See client_session.h. */
+int weft__await_hello_ack(const weft__config *c, int fd, uint64_t deadline,
+                          Weft__Envelope **ackp, int *codep, char *why,
+                          size_t whylen)
+{
+    uint32_t hello_ms = hello_wait_ms(c);
+
+    *codep = 0;
+    deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
+    return await_reply(fd, deadline, hello_ms, "Hello",
+                       WEFT__ENVELOPE__MSG_HELLO_ACK, ackp, codep, why,
+                       whylen);
+}
+
+/* See client_session.h. */
+int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
+                            int *fdp, Weft__Envelope **ackp, int *codep,
+                            char *why, size_t whylen)
+{
+    int fd = -1, rc;
+
+    rc = weft__connect_send_hello(c, deadline, &fd, codep, why, whylen);
+    if (rc == 0)
+        rc = weft__await_hello_ack(c, fd, deadline, ackp, codep, why, whylen);
+    if (rc < 0 && fd >= 0)
+        close(fd);
+    else if (rc == 0)
+        *fdp = fd;
+    return rc;
+}
+
 /* Sends ClockSync request `id` stamped with the trace clock; *t_send is
  * that time. 0 or -1 with why. */
 static int sync_send(int fd, uint32_t id, uint64_t deadline,

@@ -8,6 +8,8 @@
  * A state machine with one function per state (weft__sender_state in
  * client_session.h):
  *
+ *   OPENING --HelloAck, starting clock offset--> STREAMING
+ *   OPENING --refused, or no HelloAck--> DONE (tracing off)
  *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
  *        ^                            |  refused for good: DONE (discard)
  *        +-------- failed, backoff ---+
@@ -16,6 +18,12 @@
  *   CLOSING --weftd hung up, the connection lost (not reopened), or
  *             the EOF time up--> DONE;  a transient Error--> DISCONNECTED
  *   STREAMING, CLOSING --refused for good--> DONE (tracing off)
+ *
+ * weft_open connects and writes the Hello, but (unless WEFT_REQUIRED=1)
+ * does not wait for the HelloAck: the sender reads it (OPENING) while the
+ * program runs and records, so that starting a traced process does not
+ * wait for weftd's disk; weftd knows the process from its Hello on, also
+ * if it is killed at once. A process weftd refuses is told once.
  *
  * Every round first does what does not depend on the state (round_begin):
  * a fatal signal's close, the periodic flush request, and, while closing,
@@ -118,22 +126,29 @@ static void go_discard(const char *what)
 {
     uint64_t lost;
     size_t n;
-    int was_closing;
+    int was_closing, was_opening;
 
     pthread_mutex_lock(&weft__S.mu);
     was_closing = weft__S.closing;
+    was_opening = atomic_load(&weft__S.opening);
     if (atomic_load(&weft__S.state) == WEFT__ST_ACTIVE)
         atomic_store(&weft__S.state, WEFT__ST_DISCARD);
     atomic_store(&weft__S.connected, 0);
+    atomic_store(&weft__S.opening, 0);
     lost = abandon_locked(&n);
-    weft__S.close_rc = WEFT_EIO;
+    if (!was_opening) /* else off from the start, as weft_open decided */
+        weft__S.close_rc = WEFT_EIO;
     weft__raise_attention_locked();
     pthread_cond_broadcast(&weft__S.pool_cv);
     pthread_mutex_unlock(&weft__S.mu);
-    warn("%s; %s (%" PRIu64 " unacknowledged events dropped)", what,
-         was_closing ? "the trace of this process is incomplete"
-                     : "tracing is off for the rest of this process",
-         lost);
+    if (was_opening) /* weftd never had any of it */
+        warn("%s; tracing is off for this process (%" PRIu64 " events "
+             "recorded meanwhile dropped)", what, lost);
+    else
+        warn("%s; %s (%" PRIu64 " unacknowledged events dropped)", what,
+             was_closing ? "the trace of this process is incomplete"
+                         : "tracing is off for the rest of this process",
+             lost);
 }
 
 /* At close, weftd could not be reached in time: what it does not hold is
@@ -318,22 +333,15 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
 
 enum { RECONNECT_RETRY = 1 };
 
-/* One attempt to connect again (giving up at the deadline). Returns 0
- * (connected, weft__S.fd set, unacknowledged frames queued again, *resend
- * batches of them), RECONNECT_RETRY (why says why), or WEFT_EPROTO when
- * weftd refuses this process for good. Sender only. */
-static int reconnect(uint64_t deadline, size_t *resend, char *why,
-                     size_t whylen)
+/* Takes connected fd and its HelloAck (freed here): weftd must hold what
+ * it acknowledged and nothing more; unacknowledged frames are queued
+ * again (*resend batches of them). 0 with weft__S.fd set, or WEFT_EPROTO
+ * with why and fd closed. Sender only. */
+static int take_connection(int fd, Weft__Envelope *ack, size_t *resend,
+                           char *why, size_t whylen)
 {
-    Weft__Envelope *ack = NULL;
-    int fd = -1, code = 0, rc;
+    int rc;
 
-    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code,
-                                 why, whylen);
-    if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
-        return weft__transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
-    if (rc < 0)
-        return RECONNECT_RETRY;
     pthread_mutex_lock(&weft__S.mu);
     rc = weft__resume_locked(ack->hello_ack, resend, why, whylen);
     if (rc == 0) {
@@ -350,6 +358,25 @@ static int reconnect(uint64_t deadline, size_t *resend, char *why,
     }
     weft__S.fd = fd;
     return 0;
+}
+
+/* One attempt to connect again (giving up at the deadline). Returns 0
+ * (connected, weft__S.fd set, unacknowledged frames queued again, *resend
+ * batches of them), RECONNECT_RETRY (why says why), or WEFT_EPROTO when
+ * weftd refuses this process for good. Sender only. */
+static int reconnect(uint64_t deadline, size_t *resend, char *why,
+                     size_t whylen)
+{
+    Weft__Envelope *ack = NULL;
+    int fd = -1, code = 0, rc;
+
+    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code,
+                                 why, whylen);
+    if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
+        return weft__transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
+    if (rc < 0)
+        return RECONNECT_RETRY;
+    return take_connection(fd, ack, resend, why, whylen);
 }
 
 /* The connection broke: Acks that arrived before the break are still
@@ -612,6 +639,41 @@ static weft__sender_state state_disconnected(sender *s)
     return WEFT__SND_DISCONNECTED;
 }
 
+/* OPENING: weft_open wrote the Hello; its HelloAck and the starting
+ * clock offset, then STREAMING. A weftd that refuses this process, or
+ * does not answer, turns tracing off (DONE) with one warning, as
+ * weft_open does with WEFT_REQUIRED=1; no attempt is made again. */
+static weft__sender_state state_opening(sender *s)
+{
+    Weft__Envelope *ack = NULL;
+    char what[1200];
+    size_t resend = 0;
+    int code = 0, rc;
+
+    rc = weft__await_hello_ack(&weft__S.cfg, weft__S.fd, s->close_at, &ack,
+                               &code, s->why, sizeof s->why);
+    if (rc == 0)
+        rc = take_connection(weft__S.fd, ack, &resend, s->why,
+                             sizeof s->why);
+    else
+        close(weft__S.fd);
+    if (rc < 0) {
+        weft__S.fd = -1;
+        if (rc == WEFT_EPROTO)
+            snprintf(what, sizeof what, "weftd refused this process: %s",
+                     s->why);
+        else
+            snprintf(what, sizeof what, "weftd at %s did not take this "
+                     "process: %s", weft__S.cfg.server, s->why);
+        go_discard(what);
+        return WEFT__SND_DONE;
+    }
+    weft__measure_offset(weft__S.fd, s->close_at, "at the start");
+    atomic_store(&weft__S.opening, 0);
+    s->up_since = s->last_frame = weft__now_ms();
+    return WEFT__SND_STREAMING;
+}
+
 /* CONNECTING: one attempt to connect, say Hello and resume. */
 static weft__sender_state state_connecting(sender *s)
 {
@@ -784,6 +846,7 @@ static void set_state(sender *s, weft__sender_state to)
 void *weft__sender_main(void *arg)
 {
     static weft__sender_state (*const run[])(sender *) = {
+        [WEFT__SND_OPENING] = state_opening,
         [WEFT__SND_DISCONNECTED] = state_disconnected,
         [WEFT__SND_CONNECTING] = state_connecting,
         [WEFT__SND_STREAMING] = state_streaming,
@@ -794,11 +857,13 @@ void *weft__sender_main(void *arg)
     (void)arg;
     weft__inside = 1; /* for the thread's whole life (recorder.h) */
     memset(&s, 0, sizeof s);
-    s.state = weft__S.fd >= 0 ? WEFT__SND_STREAMING : WEFT__SND_DISCONNECTED;
+    s.state = weft__S.fd < 0                  ? WEFT__SND_DISCONNECTED
+              : atomic_load(&weft__S.opening) ? WEFT__SND_OPENING
+                                              : WEFT__SND_STREAMING;
     s.next_flush = weft__S.cfg.flush_ms ? weft__now_ms() + weft__S.cfg.flush_ms
                                         : NEVER;
     s.eof_deadline = NEVER;
-    s.up_since = weft__now_ms(); /* weft_open connected */
+    s.up_since = weft__now_ms(); /* weft_open connected, or OPENING */
     s.last_frame = s.up_since;
     s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
     atomic_store(&weft__S.sender_tid, (int)gettid());

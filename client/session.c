@@ -262,6 +262,7 @@ static void at_fork_child(void)
     weft__pool_cv_init();
     weft__S.sender_started = 0;
     atomic_store(&weft__S.connected, 0);
+    atomic_store(&weft__S.opening, 0);
     if (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD) {
         atomic_store(&weft__S.state, WEFT__ST_FORKED);
         if (weft__S.fd >= 0)
@@ -287,11 +288,13 @@ static int start_sender(void)
     return rc == 0 ? 0 : WEFT_ENOMEM;
 }
 
-/* The first connection, on the opening thread: connect, Hello, and a
- * HelloAck that holds nothing of this new member. Returns 0 with *fdp,
- * or what weft_open returns when it fails: 0 with tracing off (DISCARD)
- * after a warning, or WEFT_ECONNECT with WEFT_REQUIRED=1 (then *fdp is
- * -1 either way). open_mu held. */
+/* The first connection, on the opening thread: connect and Hello, and
+ * with WEFT_REQUIRED=1 (cfg->required) a HelloAck that holds nothing of
+ * this new member; otherwise the sender reads the HelloAck while the
+ * program runs (OPENING). Returns 0 with *fdp, or what weft_open returns
+ * when it fails: 0 with tracing off (DISCARD) after a warning, or
+ * WEFT_ECONNECT with WEFT_REQUIRED=1 (then *fdp is -1 either way).
+ * open_mu held. */
 static int connect_at_open(const weft__config *cfg, int *fdp)
 {
     Weft__Envelope *ack = NULL;
@@ -300,14 +303,19 @@ static int connect_at_open(const weft__config *cfg, int *fdp)
     int fd = -1, rc, code = 0;
 
     *fdp = -1;
-    rc = weft__connect_and_hello(cfg, UINT64_MAX, &fd, &ack, &code, why,
-                                 sizeof why);
-    if (rc == 0) {
-        /* A new member: weftd must hold nothing of it yet. */
-        pthread_mutex_lock(&weft__S.mu);
-        rc = weft__resume_locked(ack->hello_ack, &resend, why, sizeof why);
-        pthread_mutex_unlock(&weft__S.mu);
-        weft_frame_free_envelope(ack);
+    rc = weft__connect_send_hello(cfg, UINT64_MAX, &fd, &code, why,
+                                  sizeof why);
+    if (rc == 0 && cfg->required) {
+        rc = weft__await_hello_ack(cfg, fd, UINT64_MAX, &ack, &code, why,
+                                   sizeof why);
+        if (rc == 0) {
+            /* A new member: weftd must hold nothing of it yet. */
+            pthread_mutex_lock(&weft__S.mu);
+            rc = weft__resume_locked(ack->hello_ack, &resend, why,
+                                     sizeof why);
+            pthread_mutex_unlock(&weft__S.mu);
+            weft_frame_free_envelope(ack);
+        }
         if (rc < 0)
             close(fd);
     }
@@ -333,10 +341,15 @@ static int connect_at_open(const weft__config *cfg, int *fdp)
 }
 
 /* Starts recording on connected fd (the session takes it): the wake-up
- * eventfd, the starting clock offset, ACTIVE, the sender. Any failure
+ * eventfd, ACTIVE, the sender. With WEFT_REQUIRED=1 the HelloAck came and
+ * the starting clock offset is measured here; otherwise the sender reads
+ * the HelloAck and measures it (OPENING) while the program runs, so that
+ * a process does not wait for weftd's answers at its start. Any failure
  * turns tracing off after a warning. open_mu held. */
 static void go_active(int fd)
 {
+    int acked = weft__S.cfg.required;
+
     weft__S.wake_fd = weft__fd_aside(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (weft__S.wake_fd < 0) {
         warn("eventfd: %s; tracing is off for this process", strerror(errno));
@@ -345,11 +358,13 @@ static void go_active(int fd)
         return;
     }
     weft__S.clock_shared = 0; /* measured anew, also after a fork */
-    weft__measure_offset(fd, UINT64_MAX, "at the start");
+    if (acked)
+        weft__measure_offset(fd, UINT64_MAX, "at the start");
     weft__S.fd = fd;
     weft__S.close_rc = 0;
     pthread_mutex_lock(&weft__S.mu);
-    atomic_store(&weft__S.connected, 1);
+    atomic_store(&weft__S.connected, acked);
+    atomic_store(&weft__S.opening, !acked);
     weft__S.progress_ms = weft__now_ms();
     atomic_store(&weft__S.state, WEFT__ST_ACTIVE);
     weft__raise_attention_locked();
@@ -360,6 +375,7 @@ static void go_active(int fd)
         pthread_mutex_lock(&weft__S.mu);
         atomic_store(&weft__S.state, WEFT__ST_DISCARD);
         atomic_store(&weft__S.connected, 0);
+        atomic_store(&weft__S.opening, 0);
         weft__raise_attention_locked();
         pthread_mutex_unlock(&weft__S.mu);
         close(weft__S.fd);
@@ -523,11 +539,12 @@ out:
     return rc;
 }
 
-/* 1 while the session streams to weftd (0 while it reconnects). */
+/* 1 while the session streams to weftd or makes its first connection
+ * (0 while it reconnects). */
 WEFT_API int weft_connected(void)
 {
     return atomic_load(&weft__S.state) == WEFT__ST_ACTIVE &&
-           atomic_load(&weft__S.connected);
+           (atomic_load(&weft__S.connected) || atomic_load(&weft__S.opening));
 }
 
 /* Rank and size from the environment, valid after weft_open (0 and 1

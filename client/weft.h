@@ -81,10 +81,13 @@ WEFT_API void weft_attribute_list_remove_all(weft_attribute_list *list);
 /* Number of attributes in the list (0 for NULL). */
 WEFT_API uint32_t weft_attribute_list_count(const weft_attribute_list *list);
 
-/* Opens the process's session from the environment and connects to weftd.
- * If weftd cannot be reached, prints one warning and returns 0: the
- * application runs on and records are discarded (unless WEFT_REQUIRED=1,
- * then WEFT_ECONNECT). Bad environment values give WEFT_ECONFIG with a
+/* Opens the process's session from the environment, connects to weftd
+ * and says Hello; libweft's sender thread reads weftd's answer while the
+ * application runs on, recording. If weftd cannot be reached, prints one
+ * warning and returns 0: the application runs on and records are
+ * discarded; the same, from then on, if weftd refuses the process
+ * (unless WEFT_REQUIRED=1: then weft_open waits for the answer and
+ * returns WEFT_ECONNECT). Bad environment values give WEFT_ECONFIG with a
  * message on stderr. Calling it twice is harmless. It also installs the
  * fatal signal handlers (WEFT_SIGNALS, README) where the disposition is
  * still the default. */
@@ -93,7 +96,8 @@ WEFT_API int weft_open(void);
  * weftd holds everything. Call it after the recording threads have
  * finished; it also runs at exit. */
 WEFT_API int weft_close(void);
-/* 1 while connected to weftd. */
+/* 1 while the session is connected to weftd or makes its first
+ * connection; 0 while it reconnects, or when tracing is off. */
 WEFT_API int weft_connected(void);
 /* The trace clock: CLOCK_MONOTONIC in nanoseconds, or TSC ticks with
  * WEFT_CLOCK=tsc (chosen by weft_open: read it after opening). */

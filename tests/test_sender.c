@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -47,6 +48,8 @@ enum {
     REFUSE_SECOND = 2, /* connection 2: Error (not transient) to the Hello */
     GONE_SECOND = 4,   /* after connection 1: accept nothing more */
     CLOCK_AHEAD = 8,   /* ClockSync answers 5 s ahead of the client */
+    REFUSE_FIRST = 16, /* connection 1: Error (not transient) to the Hello */
+    SLOW_HELLO = 32,   /* HelloAck 300 ms after the Hello */
 };
 
 typedef struct standin {
@@ -120,12 +123,15 @@ static int serve_frame(standin *s, int fd, const Weft__Envelope *in)
 
     switch (in->msg_case) {
     case WEFT__ENVELOPE__MSG_HELLO:
-        if (s->conns == 2 && (s->cue & REFUSE_SECOND)) {
+        if ((s->conns == 2 && (s->cue & REFUSE_SECOND)) ||
+            (s->conns == 1 && (s->cue & REFUSE_FIRST))) {
             len = weft_frame_pack_error(&err, WEFT_EPROTO, "go away");
             CHECK(len > 0 && send(fd, err, (size_t)len, MSG_NOSIGNAL) == len);
             free(err);
             return 1;
         }
+        if (s->cue & SLOW_HELLO)
+            usleep(300000);
         return send_hello_ack(fd, s) < 0;
     case WEFT__ENVELOPE__MSG_CLOCK_SYNC:
         cs.id = in->clock_sync->id;
@@ -214,7 +220,7 @@ static void *standin_main(void *arg)
             break;
         s->conns++;
         serve_conn(s, fd);
-        if ((s->conns == 1 && (s->cue & GONE_SECOND)) ||
+        if ((s->conns == 1 && (s->cue & (GONE_SECOND | REFUSE_FIRST))) ||
             (s->conns == 2 && (s->cue & REFUSE_SECOND)))
             break;
         if (s->goodbyes)
@@ -260,8 +266,9 @@ static void on_state(weft__sender_state from, weft__sender_state to)
 
 static const char *state_name(weft__sender_state s)
 {
-    static const char *const names[] = { "disconnected", "connecting",
-                                          "streaming", "closing", "done" };
+    static const char *const names[] = { "opening", "disconnected",
+                                          "connecting", "streaming",
+                                          "closing", "done" };
 
     return s <= WEFT__SND_DONE ? names[s] : "?";
 }
@@ -321,19 +328,21 @@ static void record_some(int n)
     }
 }
 
+#define O WEFT__SND_OPENING
 #define D WEFT__SND_DISCONNECTED
 #define C WEFT__SND_CONNECTING
 #define S WEFT__SND_STREAMING
 #define CL WEFT__SND_CLOSING
 #define X WEFT__SND_DONE
 
-/* The connection breaks: disconnected, connecting, streaming again (the
- * unacknowledged Definitions resent), then closing after the Goodbye and
- * done when weftd hangs up. */
+/* The first connection is made (opening, streaming), then breaks:
+ * disconnected, connecting, streaming again (the unacknowledged
+ * Definitions resent), then closing after the Goodbye and done when
+ * weftd hangs up. */
 static int scenario_reconnect(void)
 {
     static const weft__sender_state want[][2] = {
-        { S, D }, { D, C }, { C, S }, { S, CL }, { CL, X } };
+        { O, S }, { S, D }, { D, C }, { C, S }, { S, CL }, { CL, X } };
     standin s;
     pthread_t th;
     uint64_t n = 1;
@@ -343,7 +352,7 @@ static int scenario_reconnect(void)
     standin_start(&s, BREAK_FIRST, &th);
     open_session(s.port, "10000");
     (void)weft_region("first"); /* a Definitions frame: the break */
-    wait_steps(3);
+    wait_steps(4);
     CHECK(weft_connected());
     record_some(100);
     /* How the process ended: control characters become '?', cut at
@@ -359,7 +368,7 @@ static int scenario_reconnect(void)
     CHECK(weft_close() == 0);
     pthread_join(th, NULL);
     print_steps();
-    CHECK(steps_are(want, 5, 1));
+    CHECK(steps_are(want, 6, 1));
     CHECK(s.conns == 2);
     CHECK(s.goodbyes == 1);
     CHECK(strcmp(s.ended, want_ended) == 0);
@@ -373,17 +382,17 @@ static int scenario_reconnect(void)
 static int scenario_refused(void)
 {
     static const weft__sender_state want[][2] = {
-        { S, D }, { D, C }, { C, X } };
+        { O, S }, { S, D }, { D, C }, { C, X } };
     standin s;
     pthread_t th;
 
     standin_start(&s, BREAK_FIRST | REFUSE_SECOND, &th);
     open_session(s.port, "10000");
     (void)weft_region("first");
-    wait_steps(3);
+    wait_steps(4);
     pthread_join(th, NULL);
     print_steps();
-    CHECK(steps_are(want, 3, 1));
+    CHECK(steps_are(want, 4, 1));
     CHECK(!weft_connected());
     CHECK(weft_close() == WEFT_EIO);
     return 0;
@@ -394,7 +403,8 @@ static int scenario_refused(void)
  * events count as dropped. */
 static int scenario_gone(void)
 {
-    static const weft__sender_state want[][2] = { { S, D }, { D, C } };
+    static const weft__sender_state want[][2] = {
+        { O, S }, { S, D }, { D, C } };
     standin s;
     pthread_t th;
     uint64_t n = 0;
@@ -408,12 +418,92 @@ static int scenario_gone(void)
     CHECK(weft_close() == WEFT_EIO);
     print_steps();
     last = atomic_load(&nsteps) - 1;
-    CHECK(steps_are(want, 2, 0));
+    CHECK(steps_are(want, 3, 0));
     CHECK(steps[last][1] == X);
     CHECK(steps[last][0] == D || steps[last][0] == C);
     for (int i = 0; i < last; i++)
         CHECK(steps[i][1] != S || i == 0);
     CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 20);
+    return 0;
+}
+
+/* weft_open does not wait for weftd: it returns while the HelloAck is
+ * 300 ms away, the program records meanwhile, and everything reaches
+ * weftd once it answers. */
+static int scenario_open_early(void)
+{
+    static const weft__sender_state want[][2] = {
+        { O, S }, { S, CL }, { CL, X } };
+    standin s;
+    pthread_t th;
+    uint64_t t0, n = 1;
+
+    standin_start(&s, SLOW_HELLO, &th);
+    t0 = weft__now_ms();
+    open_session(s.port, "10000");
+    record_some(10);
+    fprintf(stderr, "weft_open and 10 regions took %" PRIu64 " ms with a "
+            "HelloAck 300 ms away\n", weft__now_ms() - t0);
+    CHECK(weft__now_ms() - t0 < 200);
+    CHECK(weft_close() == 0);
+    pthread_join(th, NULL);
+    print_steps();
+    CHECK(steps_are(want, 3, 1));
+    CHECK(s.goodbyes == 1);
+    CHECK(s.batch_events == 20);
+    CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 0);
+    return 0;
+}
+
+/* weftd refuses the first Hello: opening ends the sender (done),
+ * tracing is off, what was recorded meanwhile counts as dropped, and
+ * weft_close returns 0 as weft_open did. */
+static int scenario_open_refused(void)
+{
+    static const weft__sender_state want[][2] = { { O, X } };
+    standin s;
+    pthread_t th;
+    uint64_t n = 0;
+
+    standin_start(&s, REFUSE_FIRST, &th);
+    open_session(s.port, "10000");
+    record_some(5);
+    wait_steps(1);
+    pthread_join(th, NULL);
+    print_steps();
+    CHECK(steps_are(want, 1, 1));
+    CHECK(!weft_connected());
+    record_some(5);
+    CHECK(weft_close() == 0);
+    CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 20);
+    CHECK(s.goodbyes == 0);
+    return 0;
+}
+
+/* Nobody listens: weft_open itself finds it out and turns tracing off;
+ * there is no sender. */
+static int scenario_open_unreachable(void)
+{
+    char server[64];
+    standin s;
+    pthread_t th;
+    uint64_t n = 0;
+
+    standin_start(&s, 0, &th);
+    shutdown(s.lfd, SHUT_RDWR); /* the stand-in's accept fails */
+    pthread_join(th, NULL);
+    snprintf(server, sizeof server, "127.0.0.1:%d", s.port);
+    setenv("WEFT_SERVER", server, 1);
+    setenv("WEFT_AUTH", "none", 1);
+    setenv("WEFT_TRACE", "test_sender", 1);
+    setenv("WEFT_SIGNALS", "0", 1);
+    weft__sender_hook = on_state;
+    CHECK(weft_open() == 0);
+    CHECK(!weft_connected());
+    record_some(5);
+    CHECK(weft_close() == 0);
+    CHECK(atomic_load(&nsteps) == 0);
+    CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 10);
     return 0;
 }
 
@@ -500,6 +590,19 @@ static void test_gone(void **state)
     run_child(scenario_gone);
 }
 
+static void test_open_early(void **state)
+{
+    (void)state;
+    run_child(scenario_open_early);
+}
+
+static void test_open_fails(void **state)
+{
+    (void)state;
+    run_child(scenario_open_refused);
+    run_child(scenario_open_unreachable);
+}
+
 static void test_clock_syncs(void **state)
 {
     (void)state;
@@ -514,6 +617,8 @@ int main(void)
         cmocka_unit_test(test_reconnect),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_gone),
+        cmocka_unit_test(test_open_early),
+        cmocka_unit_test(test_open_fails),
         cmocka_unit_test(test_clock_syncs),
     };
 
