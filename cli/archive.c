@@ -616,6 +616,28 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id)
     return weft__arc_string(a, a->names[kind][id]);
 }
 
+int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
+                           const char **process, char **program)
+{
+    const char *name = weft__arc_name(a, WEFT_REF_LOCATION_GROUP, group);
+    const char *open = NULL, *p;
+
+    *process = NULL;
+    *program = NULL;
+    for (p = strstr(name, " (pid "); p; p = strstr(p + 1, " (pid "))
+        open = p;
+    if (!open || open == name)
+        return 0;
+    p = open + strlen(" (pid ");
+    if (*p < '1' || *p > '9' || p[strspn(p, "0123456789")] != ')' ||
+        p[strspn(p, "0123456789") + 1] != 0)
+        return 0;
+    if (!(*program = strndup(name, (size_t)(open - name))))
+        return WEFT_ENOMEM;
+    *process = name;
+    return 1;
+}
+
 static size_t view_count(const void *ctx, uint32_t type)
 {
     const weft__arc *a = ctx;

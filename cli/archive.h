@@ -111,6 +111,12 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
 /* The name of definition id of id space kind (weft_ref_kind), "" when it
  * has none or is undefined. */
 const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
+/* Whether location group `group` is a process of a process tree, which
+ * weftd names "PROGRAM (pid N)" (daemon/convert/otf2defs.c): 1 with
+ * *process (its name, in a) and *program (malloc'd), 0 when not (both
+ * NULL), WEFT_ENOMEM. */
+int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
+                           const char **process, char **program);
 /* a's definitions as weftd's summaries of messages, file I/O and
  * metrics read them (summary/defview.h): the ids are the archive's, the
  * definition of id i at i. Valid while a is open. */

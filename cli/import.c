@@ -114,6 +114,8 @@ typedef struct imp {
 
 static void imp_free(imp *x)
 {
+    for (size_t i = 0; x->locs && i < x->a.nlocs; i++)
+        free(x->locs[i].program);
     weft__arc_close(&x->a);
     weft_profile_free(&x->prof);
     for (size_t i = 0; i < x->nregions; i++)
@@ -283,11 +285,16 @@ static void location_done(imp *x, size_t i, uint32_t rank, uint32_t thread,
 {
     const weft__arc_loc *al = &x->a.locs[i];
     weft_location_row *lr = &x->locs[i];
+    const char *process;
 
     lr->id = al->id;
     lr->rank = rank;
     lr->thread = thread;
     lr->name = (char *)weft__arc_string(&x->a, al->name);
+    /* A process tree's archive that weftd wrote: its processes' names
+     * and programs (out of memory: left out) */
+    if (weft__arc_tree_process(&x->a, al->group, &process, &lr->program) == 1)
+        lr->process = (char *)process;
     lr->events = n;
     x->r.row.events += n;
     if (lr->rank < x->r.detail.nmembers) {

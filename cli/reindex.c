@@ -274,14 +274,25 @@ static int index_unreadable(reindex *x, const char *key, const char *tdir,
     return rc;
 }
 
-/* The locations of archive a as catalog rows (malloc'd; names point into
- * a), adding their events to *events and the number of ranks to *ranks.
- * NULL when out of memory. */
+/* Frees the n location rows of archive_locations. */
+static void locations_free(weft_location_row *locs, size_t n)
+{
+    for (size_t i = 0; locs && i < n; i++)
+        free(locs[i].program);
+    free(locs);
+}
+
+/* The locations of archive a as catalog rows (malloc'd, with their
+ * programs; names and processes point into a), adding their events to
+ * *events and the number of ranks to *ranks. A process tree's locations
+ * name their process and its program (weft profile --by-program). NULL
+ * when out of memory. */
 static weft_location_row *archive_locations(const weft__arc *a,
                                             uint64_t *events,
                                             uint32_t *ranks)
 {
     weft_location_row *locs = calloc(a->nlocs ? a->nlocs : 1, sizeof *locs);
+    const char *process;
 
     if (!locs)
         return NULL;
@@ -290,6 +301,12 @@ static weft_location_row *archive_locations(const weft__arc *a,
         locs[i].rank = (uint32_t)(a->locs[i].id >> 32);
         locs[i].thread = (uint32_t)a->locs[i].id;
         locs[i].name = (char *)weft__arc_string(a, a->locs[i].name);
+        if (weft__arc_tree_process(a, a->locs[i].group, &process,
+                                   &locs[i].program) < 0) {
+            locations_free(locs, i);
+            return NULL;
+        }
+        locs[i].process = (char *)process;
         locs[i].events = a->locs[i].events;
         *events += a->locs[i].events;
         if (locs[i].rank + 1 > *ranks)
@@ -312,6 +329,7 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     char *clock = NULL;
     struct stat st;
     uint32_t ranks = 0;
+    size_t nlocs = 0;
     int rc = 0, have_old = 0;
 
     if (weft__arc_open(&a, anchor, &err) < 0) {
@@ -327,6 +345,7 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
         rc = WEFT_ENOMEM;
         goto out;
     }
+    nlocs = a.nlocs;
     if (x->old && weft_catalog_find(x->old, key, &old) == 0 &&
         strcmp(old.key, key) == 0) {
         have_old = 1;
@@ -380,7 +399,7 @@ out:
     if (have_old)
         weft_catalog_trace_free(&old);
     salvage_free(&sv);
-    free(locs);
+    locations_free(locs, nlocs);
     free(desc);
     free(clock);
     free(err);

@@ -421,6 +421,8 @@ static const command commands[] = {
       "state complete; a trace with journals is catalogued as recording\n"
       "(weftd resumes or converts it at its next start), or failed when\n"
       "no journal has a readable Hello. Region profiles are not rebuilt.\n"
+      "A process tree's locations keep their process and program (read\n"
+      "from its location groups' names, \"PROGRAM (pid N)\").\n"
       "\n"
       "Takes the spool's lock, so it refuses to run while weftd uses the\n"
       "spool: stop weftd first. The old catalog is kept, renamed to\n"

@@ -149,3 +149,28 @@ start_weftd --grace-period 3600 --set max_members=3
 grep -q "process tree 'big' has 3 members: max_members is 3" "$TMP/big.err" ||
     fail "big: the fourth process did not say why it is untraced: $(cat "$TMP/big.err")"
 members big 3
+
+# The catalog rebuilt from the archives (weft reindex), and an archive
+# imported (weft import): a tree's locations still name their process
+# and program, as weftd catalogued them.
+procs() { # CATALOG TRACE: its locations' (process, program), sorted
+    "$WEFT" --catalog "$1" show "$2" --json >"$TMP/procs.json" ||
+        fail "show $2 in $1"
+    json_get "$TMP/procs.json" 'sorted((l.get("process"), l.get("program")) for l in j["locations"])'
+}
+want=$(procs "$SPOOL/catalog.db" pipe)
+case "$want" in
+    *"('ls (pid "*", 'ls')"*"('wc (pid "*", 'wc')"*) ;;
+    *) fail "pipe: weftd catalogued no processes: $want" ;;
+esac
+archive=$(json_get "$TMP/procs.json" 'j["archive"]')
+"$WEFT" --catalog "$SPOOL/catalog.db" import "$archive" --name pipe-again \
+    >"$TMP/import.out" 2>&1 || fail "import: $(cat "$TMP/import.out")"
+[ "$(procs "$SPOOL/catalog.db" pipe-again)" = "$want" ] ||
+    fail "import: processes $(procs "$SPOOL/catalog.db" pipe-again), expected $want"
+stop_weftd
+"$WEFT" --catalog "$TMP/rebuilt.db" reindex "$SPOOL" >"$TMP/reindex.out" 2>&1 ||
+    fail "reindex: $(cat "$TMP/reindex.out")"
+[ "$(procs "$TMP/rebuilt.db" pipe)" = "$want" ] ||
+    fail "reindex: processes $(procs "$TMP/rebuilt.db" pipe), expected $want"
+echo "reindex and import: the processes and programs of $want"

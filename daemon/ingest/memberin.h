@@ -102,8 +102,8 @@ typedef struct weft_memberin {
     int said_goodbye;
     int execs;                    /* its Goodbye said it goes on as
                                      another program (an exec) */
-    uint32_t *children;           /* its Goodbye's child processes still
-                                     running (a tree's member); owned */
+    uint32_t *children;           /* a tree member's Goodbye's child
+                                     processes still running; owned */
     size_t nchildren;
     /* Its process, when weftd can tell whether it runs (procwatch.h):
      * set at each Hello; `gone` once it ended without Goodbye. */
@@ -146,6 +146,13 @@ typedef struct weft_memberin {
 static inline int weft_memberin_busy(const weft_memberin *in)
 {
     return in->pending > 0 || in->sync_running;
+}
+
+/* Whether the member is a process of a tree (one `weft run` of a
+ * program that starts others): its trace has as many members as join. */
+static inline int weft_memberin_in_tree(const weft_memberin *in)
+{
+    return in->size == UINT32_MAX;
 }
 
 /* Makes room for thread `loc` of the member (in->locs): 0, or

@@ -271,7 +271,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
     send_env(c, &env);
-    if (m->size == UINT32_MAX) /* a tree's: as many as join */
+    if (weft_memberin_in_tree(m))
         weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, rank %u "
                       "of a process tree, %u members)", host, pid, m->rank,
                       weft_member_joined(m));
@@ -788,6 +788,7 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     uint64_t dropped = 0;
     uint8_t *packed = NULL;
     uint32_t *children = NULL;
+    size_t nchildren;
     char *ended = NULL, why[256];
     int rc;
 
@@ -803,11 +804,13 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
         weft_conn_fail(c, rc, "%s", why);
         return rc;
     }
+    /* Only a tree's completion waits for the children a member names
+     * (tree.c); another member's are journaled, not kept. */
+    nchildren = weft_memberin_in_tree(m) ? g->n_children : 0;
     e.kind = WEFT_JE_GOODBYE;
     e.len = (uint32_t)weft__goodbye__get_packed_size(g);
     if (!(packed = malloc(e.len ? e.len : 1)) ||
-        (g->n_children &&
-         !(children = malloc(g->n_children * sizeof *children)))) {
+        (nchildren && !(children = malloc(nchildren * sizeof *children)))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         rc = WEFT_ENOMEM;
         goto out;
@@ -822,10 +825,10 @@ static int on_goodbye(weft_conn *c, const Weft__Goodbye *g)
     m->ended = ended;
     ended = NULL;
     free(m->children);
-    if (g->n_children)
-        memcpy(children, g->children, g->n_children * sizeof *children);
+    if (nchildren)
+        memcpy(children, g->children, nchildren * sizeof *children);
     m->children = children;
-    m->nchildren = g->n_children;
+    m->nchildren = nchildren;
     children = NULL;
     /* Counted now (the trace converts once the entry is written too);
      * the connection closes once it is written, after the acks of what
