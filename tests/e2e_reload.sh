@@ -61,13 +61,19 @@ grep -q "SIGHUP: durability, listen_backlog, max_open_journals, preauth_timeout 
 exec 3>&-
 
 # A SIGHUP that lowers max_frame while a process streams: its threads,
-# recording fast, fill batches far larger than 64 KiB for the 4 MiB its
-# HelloAck announced; weftd still takes those (and new connections get
-# the lower limit): nothing is refused, the archive is exact.
-WEFT_TRACE=lowered timeout 120 "$DEMO" -p 1 -t 2 -n 600000 \
+# recording fast, fill batches far larger than 64 KiB (their buffers
+# grow to 1 MiB and more) for the 4 MiB its HelloAck announced; weftd
+# still takes those (and new connections get the lower limit): nothing
+# is refused, the archive is exact. (The SIGHUP comes as the process
+# joins: its 1.4 M events all come after it, and python's reader takes
+# seconds, not minutes, to check them.)
+WEFT_TRACE=lowered timeout 120 "$DEMO" -p 1 -t 2 -n 100000 \
     --report "$TMP/lowered.json" >"$TMP/lowered.out" 2>&1 &
 demo=$!
-sleep 0.5
+for _ in $(seq 100); do
+    grep -q "trace 'lowered' rank 0: joined" "$TMP/weftd.log" && break
+    sleep 0.05
+done
 printf '[limits]\nmax_connections = 5\nmax_frame = 64k\n' >"$conf"
 kill -HUP "$WEFTD_PID"
 wait "$demo" || { cat "$TMP/lowered.out" >&2; fail "weft-demo failed across a lower max_frame"; }

@@ -52,7 +52,7 @@ stop_weftd
 # SIGTERM during a long conversion (2000 locations): weftd still exits 0
 # at shutdown_timeout, and the next start converts the trace again.
 start_weftd_at "$port" --set shutdown_timeout=1
-run_demo converting -- -p 2 -t 1000 -n 200
+run_demo converting -- -p 2 -t 1000 -n 50
 for _ in $(seq 100); do
     grep -q "trace 'converting': all 2 members done, converting" "$TMP/weftd.log" && break
     sleep 0.1

@@ -17,7 +17,7 @@ case_attack() {
     done
     wait "${pids[@]}"
     sleep 2
-    flood 25
+    flood 12
 }
 # flood SECONDS: BOB's 80 flooding threads.
 flood() {
@@ -26,7 +26,7 @@ flood() {
 case_check() {
     local i fails=0 bytes fpid
     # The first flood is over by now: list while a second one runs.
-    (flood 12) &
+    (flood 8) &
     fpid=$!
     sleep 2
     for i in $(seq 15); do
