@@ -82,7 +82,7 @@ stop_weftd
 # comes in an hour, the members say goodbye, and while the row says
 # converting its ranks are complete, not still recording.
 start_weftd --set live_interval=3600
-start_demo "converting" -- -p 2 -t 2 -n 1000000
+start_demo "converting" -- -p 2 -t 2 -n 200000
 "$PY" - "$CAT" converting <<'EOF2' || fail "members while converting"
 import sqlite3, sys, time
 seen = None
