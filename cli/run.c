@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include "client_config.h"
 #include "preload.h"
 #include "runid.h"
+#include "tsc.h"
 #include "weft_errors.h"
 
 #ifndef WEFT_LIBDIR
@@ -539,6 +541,31 @@ static const char *process_env(const char *name, void *arg)
     return getenv(name);
 }
 
+/* The TSC's frequency for a tree's processes (WEFT_TSC_KHZ), measured
+ * once here from (tsc0, ns0), taken as weft run started, so that each
+ * process that records with the TSC does not sleep up to 2 ms to
+ * measure it itself (client/timer.c). Only where libweft would read
+ * the TSC by default or as asked (WEFT_CLOCK auto or tsc) and the
+ * kernel trusts it: then its frequency is a whole number of kHz, the
+ * same for every process. 0, or -1 with errno (setenv). */
+static int tsc_environment(uint64_t tsc0, uint64_t ns0)
+{
+    const char *clock = getenv("WEFT_CLOCK");
+    char source[64], khz[24];
+    uint64_t hz, span;
+
+    if (getenv("WEFT_TSC_KHZ") ||
+        (clock && *clock && strcmp(clock, "auto") && strcmp(clock, "tsc")) ||
+        !weft__tsc_invariant() ||
+        !weft__tsc_kernel_trusts(source, sizeof source))
+        return 0;
+    hz = weft__tsc_hz_since(tsc0, ns0, &span);
+    if (hz < 1000000u)
+        return 0; /* the clocks make no sense: each process says so */
+    snprintf(khz, sizeof khz, "%" PRIu64, (hz + 500u) / 1000u);
+    return setenv("WEFT_TSC_KHZ", khz, 1);
+}
+
 /* The environment that makes the traced program the root of a process
  * tree (runid.h): WEFT_TREE names the tree, WEFT_TASK_PID its root (this
  * process, the program after the exec), WEFT_TRACE the trace that every
@@ -547,7 +574,7 @@ static const char *process_env(const char *name, void *arg)
  * (a script of it running weft run) adds to that tree unless --trace
  * names another. Under a launcher only WEFT_TASK_PID: it tells the task
  * from the programs it runs (recorder.h, 4). 0 or -1 with errno. */
-static int tree_environment(const run_opts *o)
+static int tree_environment(const run_opts *o, uint64_t tsc0, uint64_t ns0)
 {
     const char *tree = getenv(WEFT__TREE_VAR), *name = o->trace;
     char task[24], host[256] = "", trace[WEFT__TRACE_MAX + 1];
@@ -574,7 +601,8 @@ static int tree_environment(const run_opts *o)
     }
     return setenv(WEFT__TREE_VAR, run.id, 1) != 0 ||
                    setenv(WEFT__TASK_PID_VAR, task, 1) != 0 ||
-                   setenv("WEFT_TRACE", name, 1) != 0
+                   setenv("WEFT_TRACE", name, 1) != 0 ||
+                   tsc_environment(tsc0, ns0) != 0
                ? -1 : 0;
 }
 
@@ -614,8 +642,10 @@ int weft__cmd_run(cli *c)
     run_opts o = { 0 };
     program pr = { 0 };
     char *preload = NULL, *shown = NULL;
+    uint64_t tsc0, ns0;
     int status, help = 0;
 
+    weft__tsc_pair(&tsc0, &ns0); /* tsc_environment measures from here */
     if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
         return status;
     if (help) {
@@ -648,7 +678,7 @@ int weft__cmd_run(cli *c)
     if (o.verbose)
         tell(&pr, shown ? shown : "");
     if ((preload && (setenv("LD_PRELOAD", preload, 1) != 0 ||
-                     tree_environment(&o) != 0)) ||
+                     tree_environment(&o, tsc0, ns0) != 0)) ||
         (o.trace && setenv("WEFT_TRACE", o.trace, 1) != 0) ||
         (o.server && setenv("WEFT_SERVER", o.server, 1) != 0)) {
         status = weft__cli_error("run", "cannot set the environment: %s",

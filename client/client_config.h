@@ -98,6 +98,8 @@ static inline int weft__not_the_task(const char *task, long pid)
 #define WEFT__DEFAULT_LOCK_THRESHOLD_NS 10000u
 #define WEFT__MAX_LOCK_THRESHOLD_NS 1000000000u
 
+/* WEFT_TSC_KHZ's largest value (100 GHz). */
+#define WEFT__MAX_TSC_KHZ 100000000u
 /* WEFT_CLOCK's values. */
 enum { WEFT__CLOCK_AUTO, WEFT__CLOCK_MONOTONIC, WEFT__CLOCK_TSC };
 
@@ -129,6 +131,8 @@ typedef struct weft__config {
     int clock;               /* WEFT_CLOCK: a WEFT__CLOCK_* (timer.c
                               * decides at open what auto and tsc give) */
     int debug;               /* WEFT_DEBUG=1: debug lines on stderr */
+    uint32_t tsc_khz;        /* WEFT_TSC_KHZ: the TSC's kHz as weft run
+                              * measured it (timer.c), 0: measure */
     int64_t clock_shift_ns;  /* WEFT_TEST_CLOCK_SHIFT_NS, tests only */
     uint64_t resolution;     /* trace clock ticks per second: set by
                               * weft__clock_setup at open, not parsed */

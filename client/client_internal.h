@@ -132,14 +132,14 @@ extern uint64_t weft__clock_shift WEFT__HIDDEN;
 extern int weft__debug_on WEFT__HIDDEN;
 
 /* Chooses the trace clock for WEFT_CLOCK's value `want` (a
- * WEFT__CLOCK_*) and sets the test shift; sets *resolution (ticks per
+ * WEFT__CLOCK_*) and sets the test shift; a TSC the kernel trusts runs
+ * at `khz` when that is not 0 (WEFT_TSC_KHZ), else it is measured; sets
+ * *resolution (ticks per
  * second, for Hello) and *name ("tsc" or "monotonic", static). Says
  * which at debug level. Returns 0: a TSC that cannot be had gives
  * CLOCK_MONOTONIC (with a warning when tsc was asked for). */
-WEFT__HIDDEN int weft__clock_setup(int want, int64_t shift_ns,
+WEFT__HIDDEN int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
                                    uint64_t *resolution, const char **name);
-/* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */
-WEFT__HIDDEN int weft__tsc_invariant(void);
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
 WEFT__HIDDEN uint64_t weft__mono_ns(void);
 /* One line "weft: ..." on stderr (log.c). */

@@ -423,6 +423,7 @@ static const struct num_key {
     NUM(NUM_POLICY, "WEFT_LOCK_THRESHOLD_NS", 0, WEFT__MAX_LOCK_THRESHOLD_NS,
         WEFT__DEFAULT_LOCK_THRESHOLD_NS, lock_threshold_ns),
     NUM(NUM_CLOCK, "WEFT_DEBUG", 0, 1, 0, debug),
+    NUM(NUM_CLOCK, "WEFT_TSC_KHZ", 0, WEFT__MAX_TSC_KHZ, 0, tsc_khz),
 };
 #undef NUM
 
@@ -490,8 +491,9 @@ static int parse_policy(const envsrc *e, weft__config *c)
 }
 
 /* WEFT_CLOCK: auto (default), monotonic or tsc; what the CPU and the
- * kernel allow is timer.c's question, at open. WEFT_DEBUG: 0 or 1. 0 or
- * WEFT_ECONFIG. */
+ * kernel allow is timer.c's question, at open. WEFT_TSC_KHZ: the TSC's
+ * frequency weft run measured for the processes it starts (0: measure
+ * it). WEFT_DEBUG: 0 or 1. 0 or WEFT_ECONFIG. */
 static int parse_clock(const envsrc *e, weft__config *c)
 {
     static const char *const names[] = { "auto", "monotonic", "tsc" };

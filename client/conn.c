@@ -21,13 +21,18 @@
  * queue it as a ClockOffset definition, so it is acknowledged, journaled
  * and resent like any definition (proto/clock.h, daemon/convert/convert.c).
  * A weftd on this host (its Unix socket, or TCP to a loopback or own
- * address) reads the same CLOCK_MONOTONIC: there the first round trip
- * whose offset is within its error bound ends the measurement, and when
- * the start found the clock shared the end measures nothing (two readers
- * of one kernel clock cannot drift apart). Each round trip is two
- * wake-ups of weftd's loop and of this process, which on a busy host is
- * most of what starting and ending a traced process costs (bench/procs.sh).
- * A TSC, or a weftd elsewhere, gets all WEFT__SYNC_ROUNDS at both ends.
+ * address) reads the same CLOCK_MONOTONIC, unless it runs in another
+ * time namespace: the first round trip in CLOCK_MONOTONIC ns whose
+ * offset is within its error bound says so, once. From then on the
+ * trace clock's offset is read here, without a round trip: the trace
+ * clock (the TSC, or a test's shifted clock) read on both sides of
+ * CLOCK_MONOTONIC, at both ends; on CLOCK_MONOTONIC itself the offset is
+ * 0 and nothing is sent (two readers of one kernel clock cannot drift
+ * apart). Each round trip is two wake-ups of weftd's loop and of this
+ * process, which on a busy host is most of what starting and ending a
+ * traced process costs (bench/procs.sh). A weftd elsewhere, or on this
+ * host with another CLOCK_MONOTONIC, gets WEFT__SYNC_ROUNDS at both ends
+ * (WEFT__SYNC_ROUNDS_LOCAL for an unshifted CLOCK_MONOTONIC).
  *
  * Everything here runs on the sender thread, or on the opening thread
  * before the sender starts; the socket is non-blocking and every wait has
@@ -629,9 +634,16 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
     return rc;
 }
 
-/* Sends ClockSync request `id` stamped with the trace clock; *t_send is
+/* The client's time for a ClockSync sample: CLOCK_MONOTONIC in ns
+ * (mono), else the trace clock. */
+static uint64_t sync_now(int mono)
+{
+    return mono ? weft__mono_ns() : weft__now();
+}
+
+/* Sends ClockSync request `id` stamped with sync_now(mono); *t_send is
  * that time. 0 or -1 with why. */
-static int sync_send(int fd, uint32_t id, uint64_t deadline,
+static int sync_send(int fd, uint32_t id, int mono, uint64_t deadline,
                      uint64_t *t_send, char *why, size_t whylen)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -643,7 +655,7 @@ static int sync_send(int fd, uint32_t id, uint64_t deadline,
     cs.id = id;
     env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
     env.clock_sync = &cs;
-    cs.client_time = *t_send = weft__now();
+    cs.client_time = *t_send = sync_now(mono);
     len = weft__pack(&env, &frame);
     if (len < 0) {
         snprintf(why, whylen, "%s", weft_strerror((int)len));
@@ -680,18 +692,19 @@ static int peer_is_local(int fd)
     return 0;
 }
 
-/* Measures the trace clock's offset to weftd's over fd: up to `rounds`
- * ClockSync round trips, one at a time, within WEFT__SYNC_TIMEOUT_MS (and
- * the deadline); the one with the smallest round trip counts. With
- * `until_zero` the first estimate within its error bound ends it. Other
- * frames that arrive meanwhile (Acks) are handled as usual. Returns 0
- * with *est, or -1 with why. Sender thread, or the opening thread before
- * the sender starts. */
+/* Measures the offset of the trace clock (of CLOCK_MONOTONIC with
+ * `mono`) to weftd's over fd: up to `rounds` ClockSync round trips, one
+ * at a time, within WEFT__SYNC_TIMEOUT_MS (and the deadline); the one
+ * with the smallest round trip counts. With `until_zero` the first
+ * estimate within its error bound ends it. Other frames that arrive
+ * meanwhile (Acks) are handled as usual. Returns 0 with *est, or -1 with
+ * why. Sender thread, or the opening thread before the sender starts. */
 static int clock_sync(int fd, uint64_t deadline, uint32_t rounds,
-                      int until_zero, weft_clock_estimate *est, char *why,
-                      size_t whylen)
+                      int until_zero, int mono, weft_clock_estimate *est,
+                      char *why, size_t whylen)
 {
     weft_clock_sample smp[WEFT__SYNC_ROUNDS];
+    uint64_t res = mono ? 1000000000u : weft__S.cfg.resolution;
     size_t n = 0;
 
     deadline = weft__min_u64(deadline, weft__now_ms() + WEFT__SYNC_TIMEOUT_MS);
@@ -700,7 +713,7 @@ static int clock_sync(int fd, uint64_t deadline, uint32_t rounds,
         Weft__Envelope *reply = NULL;
         uint64_t t_send;
         int rc, transient;
-        if (sync_send(fd, id, deadline, &t_send, why, whylen) < 0)
+        if (sync_send(fd, id, mono, deadline, &t_send, why, whylen) < 0)
             return -1;
         for (;;) {
             rc = weft__input_next(fd, &weft__S.in, &reply, why, whylen);
@@ -717,7 +730,7 @@ static int clock_sync(int fd, uint64_t deadline, uint32_t rounds,
             if (reply->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC &&
                 reply->clock_sync->id == id) {
                 smp[n].t_send = t_send;
-                smp[n].t_recv = weft__now();
+                smp[n].t_recv = sync_now(mono);
                 smp[n].server_ns = reply->clock_sync->server_time;
                 n++;
                 weft_frame_free_envelope(reply);
@@ -728,52 +741,51 @@ static int clock_sync(int fd, uint64_t deadline, uint32_t rounds,
             if (rc < 0)
                 return -1;
         }
-        if (until_zero &&
-            weft_clock_best(smp, n, weft__S.cfg.resolution, est) == 0 &&
+        if (until_zero && weft_clock_best(smp, n, res, est) == 0 &&
             weft_clock_is_zero(est))
             return 0;
     }
-    if (weft_clock_best(smp, n, weft__S.cfg.resolution, est) < 0) {
+    if (weft_clock_best(smp, n, res, est) < 0) {
         snprintf(why, whylen, "the trace clock went backwards");
         return -1;
     }
     return 0;
 }
 
-/* Measures the offset and queues it as a ClockOffset definition (offset
- * in ns to weftd's clock, standardDeviation = the error bound rtt/2 in
- * ns). An offset smaller than its error bound on a clock counting ns is
- * not sent: the process shares weftd's clock (the same host) as far as
- * can be told, and its times stay exactly as recorded. On a connection
- * to this host with CLOCK_MONOTONIC that ends the measurement, and once
- * the start found it so the end measures nothing (see DESIGN above).
- * `when` names the moment for a warning. */
-void weft__measure_offset(int fd, uint64_t deadline, const char *when)
+/* The trace clock's offset to this host's CLOCK_MONOTONIC, read here:
+ * CLOCK_MONOTONIC between two reads of the trace clock, the tightest of
+ * a few tries; the error bound is half their distance. */
+static void local_estimate(weft_clock_estimate *est)
 {
-    weft_clock_estimate est;
-    weft_record r;
-    char why[256];
-    int rc, local = weft__S.cfg.resolution == 1000000000u &&
-                    peer_is_local(fd);
+    uint64_t res = weft__S.cfg.resolution, best = UINT64_MAX;
 
-    if (local && weft__S.clock_shared)
-        return;
-    if (clock_sync(fd, deadline,
-                   local ? WEFT__SYNC_ROUNDS_LOCAL : WEFT__SYNC_ROUNDS, local,
-                   &est, why, sizeof why) < 0) {
-        warn("cannot measure the clock offset to weftd at %s %s: %s",
-             weft__S.cfg.server, when, why);
-        return;
+    for (int i = 0; i < 5; i++) {
+        uint64_t t1 = weft__now(), n = weft__mono_ns(), t2 = weft__now();
+        if (t2 < t1 || t2 - t1 >= best)
+            continue;
+        best = t2 - t1;
+        est->time = t1 + (t2 - t1) / 2;
+        est->offset = (int64_t)(n - weft_clock_ticks_to_ns(est->time, res));
+        est->error_ns = weft_clock_ticks_to_ns((t2 - t1) / 2 + 1, res);
     }
-    if (weft__S.cfg.resolution == 1000000000u && weft_clock_is_zero(&est)) {
-        weft__S.clock_shared = local;
+}
+
+/* Queues est as a ClockOffset definition (offset in ns to weftd's clock,
+ * standardDeviation = its error bound in ns), unless it is a zero offset
+ * on a clock counting ns: the process shares weftd's clock as far as can
+ * be told, and its times stay exactly as recorded. */
+static void queue_offset(const weft_clock_estimate *est, const char *when)
+{
+    weft_record r;
+    int rc;
+
+    if (weft__S.cfg.resolution == 1000000000u && weft_clock_is_zero(est))
         return;
-    }
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_ClockOffset;
-    r.u.ClockOffset.time = est.time;
-    r.u.ClockOffset.offset = est.offset;
-    r.u.ClockOffset.standardDeviation = (double)est.error_ns;
+    r.u.ClockOffset.time = est->time;
+    r.u.ClockOffset.offset = est->offset;
+    r.u.ClockOffset.standardDeviation = (double)est->error_ns;
     pthread_mutex_lock(&weft__S.mu);
     rc = weft__defs_append_locked(&r);
     pthread_mutex_unlock(&weft__S.mu);
@@ -781,6 +793,45 @@ void weft__measure_offset(int fd, uint64_t deadline, const char *when)
         warn("cannot keep the clock offset measured %s: %s", when,
              weft_strerror(rc));
 }
+
+/* Measures the trace clock's offset to weftd's and queues it as a
+ * ClockOffset definition (see DESIGN above). On this host, a first
+ * measurement in CLOCK_MONOTONIC ns (one round trip, two at most) says
+ * whether weftd reads the same CLOCK_MONOTONIC; if it does, the offset
+ * is read here now and at the end (local_estimate). `when` names the
+ * moment for a warning. */
+void weft__measure_offset(int fd, uint64_t deadline, const char *when)
+{
+    weft_clock_estimate est;
+    char why[256];
+    int local = peer_is_local(fd), plain = !weft__clock_tsc &&
+                                           weft__clock_shift == 0;
+
+    if (local && !weft__S.clock_shared) {
+        if (clock_sync(fd, deadline, WEFT__SYNC_ROUNDS_LOCAL, 1, 1, &est, why,
+                       sizeof why) < 0)
+            goto fail;
+        weft__S.clock_shared = weft_clock_is_zero(&est);
+        if (!weft__S.clock_shared && plain) { /* that was the trace clock */
+            queue_offset(&est, when);
+            return;
+        }
+    }
+    if (local && weft__S.clock_shared) {
+        local_estimate(&est);
+        queue_offset(&est, when);
+        return;
+    }
+    if (clock_sync(fd, deadline, WEFT__SYNC_ROUNDS, 0, 0, &est, why,
+                   sizeof why) < 0)
+        goto fail;
+    queue_offset(&est, when);
+    return;
+fail:
+    warn("cannot measure the clock offset to weftd at %s %s: %s",
+         weft__S.cfg.server, when, why);
+}
+
 static size_t count_list(const weft__buf *b)
 {
     size_t n = 0;

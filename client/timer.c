@@ -21,9 +21,11 @@
  * measurement's error, and is rounded to kHz. The measurement runs from
  * the moment the library is loaded (a constructor takes the first
  * reading) to weft_open, which sleeps only what is missing of
- * WEFT__TSC_CALIBRATE_NS: nothing for a program that opens late
- * (MPI_Init), at most 2 ms for one that opens at start (a short command
- * under `weft run`). Over 2 ms the error was about 1 ppm (rms, up to 3)
+ * WEFT__TSC_CALIBRATE_NS (tsc.c): nothing for a program that opens late
+ * (MPI_Init), at most 2 ms for one that opens at start; nothing for the
+ * processes of a program under `weft run`, which measured it for them
+ * (WEFT_TSC_KHZ, used where the kernel trusts the TSC: a whole number
+ * of kHz, the same for every process). Over 2 ms the error was about 1 ppm (rms, up to 3)
  * here, over 20 ms 0.02; processes that measured long enough get the
  * kernel's kHz exactly. weftd keeps the ticks of processes within 10 ppm
  * of each other (convert.c), and the ClockOffsets measured at open and
@@ -35,21 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <x86intrin.h>
-#endif
-
 #include "client_config.h"
 #include "client_internal.h"
+#include "tsc.h"
 #include "weft_errors.h"
-
-/* The TSC is calibrated over at least this long: from the library's
- * load to weft_open, plus a sleep if that was shorter. */
-#define WEFT__TSC_CALIBRATE_NS 2000000u
-/* Where the kernel says which clocksource it uses. */
-#define WEFT__CLOCKSOURCE \
-    "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
 weft__gettime_fn weft__gettime = clock_gettime;
 int weft__clock_tsc;
@@ -58,8 +49,6 @@ uint64_t weft__clock_shift;
 /* The first calibration reading: the TSC and CLOCK_MONOTONIC_RAW when
  * the library was loaded (0: not taken). Written before main. */
 static uint64_t cal_tsc, cal_ns;
-
-static void tsc_pair(uint64_t *tsc, uint64_t *ns);
 
 /* Resolves the vDSO's clock_gettime when the library is loaded, so the
  * first record already reads the clock without a PLT call. */
@@ -85,9 +74,7 @@ __attribute__((constructor)) static void resolve_gettime(void)
  * constructors of one file run in order). */
 __attribute__((constructor)) static void calibration_start(void)
 {
-#if defined(__x86_64__)
-    tsc_pair(&cal_tsc, &cal_ns);
-#endif
+    weft__tsc_pair(&cal_tsc, &cal_ns);
 }
 
 uint64_t weft__mono_ns(void)
@@ -98,92 +85,20 @@ uint64_t weft__mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t raw_ns(void)
-{
-    struct timespec ts;
-
-    weft__gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int weft__tsc_invariant(void)
-{
-#if defined(__x86_64__)
-    unsigned a, b, c, d;
-
-    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
-        return 0;
-    __cpuid(0x80000007u, a, b, c, d);
-    return (d >> 8) & 1;
-#else
-    return 0;
-#endif
-}
-
-/* The TSC and CLOCK_MONOTONIC_RAW at one moment: the clock read between
- * two TSC reads, the tightest of a few tries. */
-static void tsc_pair(uint64_t *tsc, uint64_t *ns)
-{
-#if defined(__x86_64__)
-    uint64_t best = UINT64_MAX;
-
-    for (int i = 0; i < 5; i++) {
-        uint64_t t1 = __rdtsc(), n = raw_ns(), t2 = __rdtsc();
-        if (t2 - t1 < best) {
-            best = t2 - t1;
-            *tsc = t1 + (t2 - t1) / 2;
-            *ns = n;
-        }
-    }
-#else
-    *tsc = *ns = 0;
-#endif
-}
-
-/* 1 if the kernel's clocksource is the TSC; *name gets what it is
- * (empty if it cannot be read). */
-static int kernel_uses_tsc(char *name, size_t len)
-{
-    FILE *f = fopen(WEFT__CLOCKSOURCE, "re");
-    size_t n = 0;
-
-    name[0] = 0;
-    if (f) {
-        if (fgets(name, (int)len, f))
-            n = strcspn(name, "\n");
-        fclose(f);
-    }
-    name[n] = 0;
-    return strcmp(name, "tsc") == 0;
-}
-
-/* The TSC frequency (Hz) measured against CLOCK_MONOTONIC_RAW since the
- * library was loaded, at least WEFT__TSC_CALIBRATE_NS (sleeping what is
- * missing); *span_ns gets how long. 0 if the clocks make no sense. */
+/* The TSC's frequency (Hz) measured against CLOCK_MONOTONIC_RAW since
+ * the library was loaded (sleeping what is missing of
+ * WEFT__TSC_CALIBRATE_NS); *span_ns gets how long. 0 if the clocks make
+ * no sense. */
 static uint64_t tsc_calibrate(uint64_t *span_ns)
 {
-    uint64_t t1, n1;
-
     if (!cal_ns)
-        tsc_pair(&cal_tsc, &cal_ns);
-    tsc_pair(&t1, &n1);
-    if (n1 >= cal_ns && n1 - cal_ns < WEFT__TSC_CALIBRATE_NS) {
-        uint64_t left = WEFT__TSC_CALIBRATE_NS - (n1 - cal_ns);
-        struct timespec nap = { 0, (long)left };
-        while (nanosleep(&nap, &nap) != 0)
-            ;
-        tsc_pair(&t1, &n1);
-    }
-    *span_ns = n1 - cal_ns;
-    if (t1 <= cal_tsc || n1 <= cal_ns)
-        return 0;
-    return (uint64_t)((long double)(t1 - cal_tsc) * 1e9L /
-                      (long double)(n1 - cal_ns) + 0.5L);
+        weft__tsc_pair(&cal_tsc, &cal_ns);
+    return weft__tsc_hz_since(cal_tsc, cal_ns, span_ns);
 }
 
 /* See client_internal.h. */
-int weft__clock_setup(int want, int64_t shift_ns, uint64_t *resolution,
-                      const char **name)
+int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
+                      uint64_t *resolution, const char **name)
 {
     char source[64];
     uint64_t hz, span;
@@ -205,11 +120,20 @@ int weft__clock_setup(int want, int64_t shift_ns, uint64_t *resolution,
             weft__debug("clock: CLOCK_MONOTONIC (no invariant TSC)");
         goto out;
     }
-    trusted = kernel_uses_tsc(source, sizeof source);
+    trusted = weft__tsc_kernel_trusts(source, sizeof source);
     if (want == WEFT__CLOCK_AUTO && !trusted) {
         weft__debug("clock: CLOCK_MONOTONIC (the kernel's clocksource is "
                     "'%s', not tsc)", source);
         goto out;
+    }
+    if (trusted && khz) {
+        /* weft run measured it for the processes it starts */
+        hz = (uint64_t)khz * 1000u;
+        weft__debug("clock: TSC at %.6f MHz (WEFT_TSC_KHZ, measured by weft "
+                    "run; WEFT_CLOCK=%s; kernel clocksource '%s')",
+                    (double)hz / 1e6, want == WEFT__CLOCK_TSC ? "tsc" : "auto",
+                    source);
+        goto tsc;
     }
     hz = tsc_calibrate(&span);
     if (trusted)
@@ -220,13 +144,14 @@ int weft__clock_setup(int want, int64_t shift_ns, uint64_t *resolution,
                    want == WEFT__CLOCK_TSC ? "WEFT_CLOCK=tsc" : "clock");
         goto out;
     }
-    *resolution = hz;
-    *name = "tsc";
-    weft__clock_tsc = 1;
     weft__debug("clock: TSC at %.6f MHz, measured over %.1f ms (WEFT_CLOCK=%s"
                 "; kernel clocksource '%s')", (double)hz / 1e6,
                 (double)span / 1e6, want == WEFT__CLOCK_TSC ? "tsc" : "auto",
                 source);
+tsc:
+    *resolution = hz;
+    *name = "tsc";
+    weft__clock_tsc = 1;
 out:
     /* Test-only shift, in ticks of the chosen clock. */
     weft__clock_shift = (uint64_t)(int64_t)((long double)shift_ns *

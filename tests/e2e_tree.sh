@@ -56,6 +56,20 @@ mkdir -p "$TMP/work"
 wrun pipe sh -c 'ls / | wc -l > n.txt; cat n.txt > /dev/null'
 members pipe 4
 
+# Where libweft records with the TSC (the kernel's clocksource is tsc),
+# weft run measures its frequency once for the whole tree: a process of
+# it does not sleep to measure it again.
+if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" = tsc ] &&
+    grep -qw nonstop_tsc /proc/cpuinfo; then
+    WEFT_DEBUG=1 wrun khz sh -c 'cat n.txt > /dev/null'
+    [ "$(grep -c "clock: TSC at [0-9.]* MHz (WEFT_TSC_KHZ, measured by weft run" "$TMP/khz.err")" = 2 ] ||
+        fail "khz: the tree's processes measured the TSC themselves: $(cat "$TMP/khz.err")"
+    members khz 2
+    echo "khz: sh and cat took the TSC's frequency from weft run"
+else
+    echo "SKIP: the kernel's clocksource is not the TSC: WEFT_TSC_KHZ is not set"
+fi
+
 # A #! script: traced through its interpreter (sh, cat, wc).
 printf '#!/bin/sh\ncat n.txt | wc -l > /dev/null\n' >"$TMP/work/count.sh"
 chmod +x "$TMP/work/count.sh"

@@ -276,6 +276,8 @@ static void test_numbers(void **state)
         { "WEFT_SIGNALS", "0", NULL, "2",
           offsetof(weft__config, signals), 0 },
         { "WEFT_DEBUG", "1", NULL, "2", offsetof(weft__config, debug), 1 },
+        { "WEFT_TSC_KHZ", "2495999", NULL, "100000001",
+          offsetof(weft__config, tsc_khz), 2495999 },
     };
     weft__config c;
 

@@ -1,0 +1,31 @@
+/* tsc.h - the CPU's time stamp counter: whether it is invariant, whether
+ * the kernel trusts it, and its frequency measured against
+ * CLOCK_MONOTONIC_RAW. Shared by libweft's trace clock (timer.c) and
+ * weft run, which measures the frequency once for the processes of a
+ * tree (WEFT_TSC_KHZ) so that each does not sleep to measure it again.
+ */
+#ifndef WEFT_TSC_H
+#define WEFT_TSC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The TSC is measured over at least this long (ns): about 1 ppm here. */
+#define WEFT__TSC_CALIBRATE_NS 2000000u
+
+/* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */
+int weft__tsc_invariant(void);
+/* 1 if the kernel's clocksource is the TSC (then it checked that the TSC
+ * is synchronized and stable, and its frequency is a whole number of
+ * kHz); *name gets the clocksource ("" if it cannot be read). */
+int weft__tsc_kernel_trusts(char *name, size_t len);
+/* The TSC and CLOCK_MONOTONIC_RAW (ns) at one moment: the clock read
+ * between two TSC reads, the tightest of a few tries. Both 0 where
+ * there is no TSC. */
+void weft__tsc_pair(uint64_t *tsc, uint64_t *ns);
+/* The TSC's frequency (Hz) from the pair (tsc0, ns0) to now, sleeping
+ * what is missing of WEFT__TSC_CALIBRATE_NS; *span_ns gets how long it
+ * measured. 0 if the clocks make no sense. */
+uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t *span_ns);
+
+#endif
