@@ -20,7 +20,7 @@ admin_group = $ADMG
 CASE_ATTACK_SECONDS=60
 
 case_attack() {
-    RAWPEER_COUNT=200 RAWPEER_SECONDS=25 asbob prlimit --nofile=1024 \
+    RAWPEER_COUNT=200 RAWPEER_SECONDS=15 asbob prlimit --nofile=1024 \
         ./weft-rawpeer "unix:$SOCK" hold-open >/dev/null
 }
 

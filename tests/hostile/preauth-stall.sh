@@ -14,7 +14,7 @@ max_connections = 200
 CASE_ATTACK_SECONDS=60
 
 case_attack() {
-    RAWPEER_COUNT=1100 RAWPEER_SECONDS=30 asbob prlimit --nofile=4096 \
+    RAWPEER_COUNT=1100 RAWPEER_SECONDS=15 asbob prlimit --nofile=4096 \
         ./weft-rawpeer "$WEFT_SERVER" stall-header
 }
 
