@@ -547,9 +547,21 @@ typedef struct sender {
     uint64_t close_at;       /* close deadline; never unless closing */
     uint64_t progress;       /* weft__S.progress_ms */
     uint64_t last_frame;     /* when the last frame was packed, ms */
+    /* Where a process's start and end go, for WEFT_DEBUG=1 (ns,
+     * CLOCK_MONOTONIC; 0 until it happened). */
+    uint64_t t_start;        /* the sender started (weft_open) */
+    uint64_t t_close;        /* it saw weft_close begin */
+    uint64_t t_idle;         /* closing, and everything acknowledged */
+    uint64_t t_goodbye;      /* the Goodbye was written */
 } sender;
 
 #define NEVER UINT64_MAX
+
+/* Milliseconds from a to b (ns), for debug lines. */
+static double ms_between(uint64_t a, uint64_t b)
+{
+    return b >= a ? (double)(b - a) / 1e6 : 0.0;
+}
 
 /* Doubles the backoff (from WEFT__BACKOFF_MIN_MS to _MAX_MS) and
  * schedules the next connection attempt after it, jittered. */
@@ -595,6 +607,8 @@ static weft__sender_state round_begin(sender *s)
                              : NEVER;
     s->progress = weft__S.progress_ms;
     pthread_mutex_unlock(&weft__S.mu);
+    if (s->closing && !s->t_close)
+        s->t_close = weft__mono_ns();
     if (s->now >= s->next_flush) {
         request_flush();
         s->next_flush = s->now + weft__S.cfg.flush_ms;
@@ -648,6 +662,7 @@ static weft__sender_state state_opening(sender *s)
     Weft__Envelope *ack = NULL;
     char what[1200];
     size_t resend = 0;
+    uint64_t t_ack;
     int code = 0, rc;
 
     rc = weft__await_hello_ack(&weft__S.cfg, weft__S.fd, s->close_at, &ack,
@@ -668,9 +683,13 @@ static weft__sender_state state_opening(sender *s)
         go_discard(what);
         return WEFT__SND_DONE;
     }
+    t_ack = weft__mono_ns();
     weft__measure_offset(weft__S.fd, s->close_at, "at the start");
     atomic_store(&weft__S.opening, 0);
     s->up_since = s->last_frame = weft__now_ms();
+    weft__debug("started: HelloAck %.2f ms after the Hello, the clock "
+                "offset %.2f ms after it", ms_between(s->t_start, t_ack),
+                ms_between(t_ack, weft__mono_ns()));
     return WEFT__SND_STREAMING;
 }
 
@@ -707,6 +726,13 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
 
     switch (rc) {
     case PUMP_DONE:
+        if (s->t_close && s->t_idle && s->t_goodbye)
+            weft__debug("ended: everything acknowledged %.2f ms after "
+                        "weft_close began, the Goodbye %.2f ms after that, "
+                        "weftd's hang-up %.2f ms after the Goodbye",
+                        ms_between(s->t_close, s->t_idle),
+                        ms_between(s->t_idle, s->t_goodbye),
+                        ms_between(s->t_goodbye, weft__mono_ns()));
         return WEFT__SND_DONE;
     case PUMP_UNSURE:
         /* Everything was acknowledged before the Goodbye. Connecting
@@ -740,6 +766,7 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
         break;
     }
     if (goodbye_sent && s->state != WEFT__SND_CLOSING) {
+        s->t_goodbye = weft__mono_ns();
         s->eof_deadline = weft__min_u64(weft__now_ms() + WEFT__EOF_TIMEOUT_MS,
                                         s->close_at);
         return WEFT__SND_CLOSING;
@@ -789,6 +816,14 @@ static weft__sender_state state_streaming(sender *s)
     idle = !weft__S.d_head && !weft__S.q_head && !weft__S.f_head &&
            !weft__S.df_head;
     pthread_mutex_unlock(&weft__S.mu);
+    if (s->closing && !weft__S.end_synced && weft__S.clock_shared) {
+        /* Read here, without a round trip (conn.c): it goes out with
+         * the last batches rather than after their Acks. */
+        weft__S.end_synced = 1;
+        weft__measure_offset(weft__S.fd, s->close_at, "at the end");
+    }
+    if (s->closing && idle && !s->t_idle)
+        s->t_idle = weft__mono_ns();
     if (s->closing && idle && !weft__S.end_synced && !s->out.data) {
         /* The closing offset goes out (and is acknowledged) before the
          * Goodbye, like every definition. */
@@ -866,6 +901,7 @@ void *weft__sender_main(void *arg)
     s.up_since = weft__now_ms(); /* weft_open connected, or OPENING */
     s.last_frame = s.up_since;
     s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
+    s.t_start = weft__mono_ns();
     atomic_store(&weft__S.sender_tid, (int)gettid());
     for (;;) {
         set_state(&s, round_begin(&s));
