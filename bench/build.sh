@@ -12,6 +12,8 @@
 #   -s SOURCE   an autotools project's source tree (a Debian source
 #               package unpacked: `apt-get source zlib`); default: weft's
 #               own, from this checkout (about 250 C files, libtool)
+#   -t LIST     weft run's recorders (its -t; default: weft run's own),
+#               to tell what each costs
 #
 # The project is configured once (untraced) in a scratch directory; each
 # build is `make clean` then `make -j JOBS`, timed. The traced build runs
@@ -24,17 +26,19 @@ BENCH=build
 JOBS=2
 ROUNDS=1
 SRC=
-while getopts j:r:s: o; do
+RECORDERS=()
+while getopts j:r:s:t: o; do
     case $o in
         j) JOBS=$OPTARG ;;
         r) ROUNDS=$OPTARG ;;
         s) SRC=$OPTARG ;;
-        *) echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] BUILD_DIR" >&2
+        t) RECORDERS=(-t "$OPTARG") ;;
+        *) echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] [-t LIST] BUILD_DIR" >&2
            exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] BUILD_DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: bench/build.sh [-j JOBS] [-r ROUNDS] [-s SOURCE] [-t LIST] BUILD_DIR" >&2; exit 2; }
 B=$(cd "$1" && pwd) || exit 2
 RUN_TIMEOUT=3600
 # shellcheck source=bench/lib.sh
@@ -64,7 +68,8 @@ for r in $(seq "$ROUNDS"); do
     plain+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
     make -C "$TMP/obj" -s clean >/dev/null 2>&1
     t0=$(date +%s.%N)
-    timeout "$RUN_TIMEOUT" "$B/weft" run --trace "build-$r" -- \
+    timeout "$RUN_TIMEOUT" "$B/weft" run ${RECORDERS[@]+"${RECORDERS[@]}"} \
+        --trace "build-$r" -- \
         make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>"$TMP/traced.err" ||
         die "traced build failed: $(tail -n 5 "$TMP/traced.err")"
     traced+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
@@ -74,4 +79,4 @@ for r in $(seq "$ROUNDS"); do
 done
 p=$(median "${plain[@]}")
 t=$(median "${traced[@]}")
-echo "make -j $JOBS of $SRC: untraced $p s, weft run $t s, ratio $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t / p }') (target <= 1.10)"
+echo "make -j $JOBS of $SRC: untraced $p s, weft run${RECORDERS[1]:+ -t ${RECORDERS[1]}} $t s, ratio $(awk -v p="$p" -v t="$t" 'BEGIN { printf "%.3f", t / p }') (target <= 1.10)"

@@ -85,6 +85,12 @@ typedef struct io_frame {
 /* The real function of `call` (dlsym RTLD_NEXT once); aborts with a
  * message when the C library has none. */
 IO__HIDDEN void *io_real(unsigned call);
+/* Resolves every call's real function now, at load: resolving one on
+ * first use takes ld.so's lock, which libweft's sender thread (calling
+ * read, write, close under libweft's mutex) must not wait for while a
+ * thread in dlopen's constructors waits for that mutex (see
+ * recorders/pthread/pt.h, pt_resolve_all). */
+IO__HIDDEN void io_resolve_all(void);
 /* Reads WEFT_FILTER (weft__recorder_filter) as the session opens: the
  * calls it excludes are called, not recorded. */
 IO__HIDDEN void io_filter_setup(void);

@@ -34,6 +34,7 @@ __attribute__((constructor)) static void at_load(void)
 {
     weft__rguard g;
 
+    io_resolve_all();
     pthread_atfork(NULL, NULL, at_fork_child);
     if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
         io_session_start(); /* opens now (fails the program if it must) */

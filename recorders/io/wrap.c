@@ -53,6 +53,16 @@ void *io_real(unsigned call)
     return p;
 }
 
+/* See io.h. */
+void io_resolve_all(void)
+{
+    for (unsigned i = 0; i < IO__COUNT; i++) {
+        void *p = dlsym(RTLD_NEXT, calls[i].name);
+        if (p) /* else io_real says so if it is ever called */
+            atomic_store_explicit(&reals[i], p, memory_order_relaxed);
+    }
+}
+
 /* The region of `call`, defined on first use. */
 static OTF2_RegionRef region_of(unsigned call)
 {

@@ -160,6 +160,15 @@ PT_HIDDEN void pt_define_regions(void);
 /* The real function `name` (dlsym RTLD_NEXT, the default version of the
  * condition variable functions); NULL if there is none. */
 PT_HIDDEN void *pt_real(const char *name);
+/* Resolve the real function of every wrapper now, at load (wrap.c: the
+ * calls.def ones; thread.c: create, setname and the joins). Resolving
+ * on first use takes ld.so's lock (dlsym): libweft's sender thread,
+ * signalling a condition under libweft's mutex, would then wait for a
+ * thread that holds ld.so's lock in a constructor run by dlopen and
+ * records, i.e. waits for that mutex (ar loading its plugin under
+ * `weft run -t pthread` hung so). */
+PT_HIDDEN void pt_resolve_all(void);
+PT_HIDDEN void pt_thread_resolve(void);
 
 /* ---- locks (lock.c) ---------------------------------------------------- */
 

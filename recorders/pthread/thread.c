@@ -151,6 +151,8 @@ __attribute__((constructor)) static void pt_init(void)
 {
     weft__rguard g;
 
+    pt_resolve_all();
+    pt_thread_resolve();
     pthread_atfork(NULL, NULL, at_fork_child);
     if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
         pt_ready_slow(); /* opens now (fails the program if it must) */
@@ -452,3 +454,14 @@ PT_JOIN(pthread_timedjoin_np,
 PT_JOIN(pthread_clockjoin_np,
         (pthread_t th, void **ret, clockid_t c, const struct timespec *t),
         (th, ret, c, t))
+
+/* See pt.h. */
+void pt_thread_resolve(void)
+{
+    (void)resolve(&real_create, "pthread_create");
+    (void)resolve(&real_setname, "pthread_setname_np");
+    (void)resolve(&real_pthread_join, "pthread_join");
+    (void)resolve(&real_pthread_tryjoin_np, "pthread_tryjoin_np");
+    (void)resolve(&real_pthread_timedjoin_np, "pthread_timedjoin_np");
+    (void)resolve(&real_pthread_clockjoin_np, "pthread_clockjoin_np");
+}

@@ -214,6 +214,18 @@ static int (*_Atomic real_none)(const void *);
         }                                                                    \
     } while (0)
 
+/* See pt.h. */
+void pt_resolve_all(void)
+{
+#define PT(name, role, kind, params, args, lock, first)                      \
+    {                                                                        \
+        int(*fn_) params;                                                    \
+        PT_LOAD(fn_, name, (void)0);                                         \
+        (void)fn_;                                                           \
+    }
+#include "calls.def"
+}
+
 /* A wrapper: counted (count.c) when its kind is and locks are counted,
  * else recorded. */
 #define PT(name, role, kind, params, args, lock, first)                      \
