@@ -342,15 +342,40 @@ out:
 
 /* ---- the recorders ------------------------------------------------------ */
 
-/* The library directory: $WEFT_LIBDIR (for running from a build tree),
- * else the one weft was installed with; relative made absolute. Returns
- * it malloc'd. */
+/* The recorders built beside this weft when it runs from its build tree
+ * (libtool's BUILD/.libs, holding libweft.so) into buf; NULL when it is
+ * not there (an installed weft). */
+static const char *build_tree_dir(char *buf, size_t len)
+{
+    static const char libs[] = "/.libs", lib[] = "/.libs/libweft.so";
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    char *slash;
+
+    if (n <= 0)
+        return NULL;
+    buf[n] = 0;
+    slash = strrchr(buf, '/');
+    if (!slash || (size_t)(slash - buf) + sizeof lib > len)
+        return NULL;
+    memcpy(slash, lib, sizeof lib);
+    if (access(buf, R_OK) != 0)
+        return NULL;
+    slash[sizeof libs - 1] = 0;
+    return buf;
+}
+
+/* The library directory: $WEFT_LIBDIR; else, for a weft run from its
+ * build tree, the recorders built with it (so that a build tree's weft
+ * never preloads another version's); else the one weft was installed
+ * with. Relative made absolute. Returns it malloc'd. */
 static char *library_dir(void)
 {
     const char *dir = getenv("WEFT_LIBDIR");
-    char cwd[PATH_MAX], *s = NULL;
+    char cwd[PATH_MAX], exe[PATH_MAX], *s = NULL;
 
     if (!dir || !*dir)
+        dir = build_tree_dir(exe, sizeof exe);
+    if (!dir)
         dir = WEFT_LIBDIR;
     if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) {
         if (asprintf(&s, "%s/%s", cwd, dir) < 0)

@@ -107,6 +107,14 @@ out nolib env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- /usr/bin/env ||
 has nolib err "the pthread recorder needs $TMP/lib1/libweft-pthread.so"
 has nolib err "the io recorder needs $TMP/lib1/libweft-io.so"
 hasnt nolib out "LD_PRELOAD="
+# Without WEFT_LIBDIR a weft of a build tree preloads the recorders built
+# beside it (BUILD/.libs), not an installed version's.
+if [ -f "$WEFT_BUILDDIR/.libs/libweft.so" ]; then
+    libs=$(cd "$WEFT_BUILDDIR/.libs" && pwd -P)
+    out tree env -u WEFT_LIBDIR "$WEFT" run -- /usr/bin/env ||
+        fail "weft run env of the build tree failed"
+    has tree out "LD_PRELOAD=$libs/libweft-pthread.so:$libs/libweft-io.so"
+fi
 # A task of a parallel launch (a launcher's rank variable set) without
 # MPI runs untraced by default: its rank is the MPI program's (a wrapper
 # shell or a helper would take it); -t io asks for it all the same.
