@@ -255,14 +255,17 @@ static void standin_start(standin *s, int cue, pthread_t *th)
 static _Atomic int nsteps;
 static weft__sender_state steps[256][2];
 
+/* Only the sender thread calls it: the step is written first, then
+ * published by the count (a reader that saw n steps sees all n). */
 static void on_state(weft__sender_state from, weft__sender_state to)
 {
-    int i = atomic_fetch_add(&nsteps, 1);
+    int i = atomic_load(&nsteps);
 
     if (i < 256) {
         steps[i][0] = from;
         steps[i][1] = to;
     }
+    atomic_store(&nsteps, i + 1);
 }
 
 static const char *state_name(weft__sender_state s)
