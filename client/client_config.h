@@ -149,6 +149,7 @@ typedef struct weft__config {
                              /* WEFT_MUNGE_SOCKET, "" for the default */
     uint32_t signal_flush_ms; /* WEFT_SIGNAL_FLUSH_MS */
     int locks_all;           /* WEFT_LOCKS=all: every lock call recorded */
+    int stdio_all;           /* WEFT_STDIO=all: every stdio call recorded */
     uint32_t lock_threshold_ns; /* WEFT_LOCK_THRESHOLD_NS */
     /* WEFT_TAGS: ntags key/value pairs, NUL-terminated in tagbuf. */
     uint32_t ntags;

@@ -462,7 +462,7 @@ static int parse_limits(const envsrc *e, weft__config *c)
     return parse_numbers(e, NUM_LIMITS, c);
 }
 
-/* WEFT_OVERFLOW, WEFT_REQUIRED, WEFT_LOCKS, WEFT_SIGNALS,
+/* WEFT_OVERFLOW, WEFT_REQUIRED, WEFT_LOCKS, WEFT_STDIO, WEFT_SIGNALS,
  * WEFT_SIGNAL_FLUSH_MS, WEFT_LOCK_THRESHOLD_NS.
  * Returns 0 or WEFT_ECONFIG. */
 static int parse_policy(const envsrc *e, weft__config *c)
@@ -487,6 +487,12 @@ static int parse_policy(const envsrc *e, weft__config *c)
         return WEFT_ECONFIG;
     }
     c->locks_all = v && strcmp(v, "all") == 0;
+    v = env(e, "WEFT_STDIO");
+    if (v && strcmp(v, "syscalls") != 0 && strcmp(v, "all") != 0) {
+        warn("WEFT_STDIO='%s' must be syscalls or all", v);
+        return WEFT_ECONFIG;
+    }
+    c->stdio_all = v && strcmp(v, "all") == 0;
     return parse_numbers(e, NUM_POLICY, c);
 }
 

@@ -462,6 +462,7 @@ static void thread_exit(void *arg)
     int wake = 0;
 
     weft__inside++;
+    weft__recorder_thread_ending();
     pthread_mutex_lock(&weft__S.mu);
     weft__buf_release_locked(t, &wake);
     weft__gap_end_locked(t);

@@ -189,6 +189,39 @@ int weft__recorder_before_exec(void (*fn)(void))
     return 0;
 }
 
+/* weft__recorder_at_thread_exit's functions, as before_exec's. */
+static void (*at_thread_exit[WEFT__THREAD_EXIT_MAX])(void);
+static _Atomic unsigned nat_thread_exit;
+
+/* See recorder.h. */
+int weft__recorder_at_thread_exit(void (*fn)(void))
+{
+    unsigned n = atomic_fetch_add(&nat_thread_exit, 1);
+
+    if (n >= WEFT__THREAD_EXIT_MAX) {
+        atomic_fetch_sub(&nat_thread_exit, 1);
+        return WEFT_ELIMIT;
+    }
+    at_thread_exit[n] = fn;
+    return 0;
+}
+
+/* See recorder.h. */
+int weft__recorder_thread_attach(void)
+{
+    return weft__thread_self() != NULL;
+}
+
+/* See recorder.h. */
+void weft__recorder_thread_ending(void)
+{
+    unsigned n = atomic_load(&nat_thread_exit);
+
+    for (unsigned i = 0; i < n && i < WEFT__THREAD_EXIT_MAX; i++)
+        if (at_thread_exit[i])
+            at_thread_exit[i]();
+}
+
 /* See recorder.h. */
 void weft__recorder_exec(int replaced)
 {
@@ -231,7 +264,7 @@ void weft__recorder_filter(const char *who, unsigned n,
 }
 
 /* See recorder.h. */
-void weft__recorder_lockpolicy(weft__lockpolicy *p)
+void weft__recorder_countpolicy(weft__countpolicy *p)
 {
     const weft__config *c = &weft__S.cfg;
     uint64_t res = c->resolution ? c->resolution : 1000000000u;
@@ -239,6 +272,7 @@ void weft__recorder_lockpolicy(weft__lockpolicy *p)
                                 : WEFT__DEFAULT_LOCK_THRESHOLD_NS;
 
     p->all = c->locks_all;
+    p->stdio_all = c->stdio_all;
     p->resolution = res;
     p->threshold = (uint64_t)((long double)ns * (long double)res / 1e9L);
 }

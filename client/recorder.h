@@ -241,6 +241,25 @@ WEFT__RECORDER_API void weft__recorder_exec(int replaced);
  * or WEFT_ELIMIT. */
 #define WEFT__BEFORE_EXEC_MAX 4
 WEFT__RECORDER_API int weft__recorder_before_exec(void (*fn)(void));
+/* Has libweft call fn on each thread that recorded, as the thread exits
+ * (its pthread key destructor), before it ships the thread's last
+ * records: what a recorder keeps per thread and sends at its end, e.g.
+ * the I/O recorder's counts on a thread the pthread recorder does not
+ * see end. fn may record; at most WEFT__THREAD_EXIT_MAX of them. 0 or
+ * WEFT_ELIMIT. */
+#define WEFT__THREAD_EXIT_MAX 4
+WEFT__RECORDER_API int weft__recorder_at_thread_exit(void (*fn)(void));
+/* Makes the calling thread one libweft knows (a location), as its first
+ * record would: for a thread that so far only counted, so that
+ * weft__recorder_at_thread_exit's functions run on it. 1, or 0 when out
+ * of memory. */
+WEFT__RECORDER_API int weft__recorder_thread_attach(void);
+/* Runs the weft__recorder_at_thread_exit functions on the calling thread
+ * now, inside libweft (weft__inside raised): for a recorder that records
+ * the thread's end itself (the pthread recorder's ThreadEnd, which must
+ * be the thread's last event). libweft runs them again as the thread
+ * exits; what they hold goes once. */
+WEFT__RECORDER_API void weft__recorder_thread_ending(void);
 /* 1 when `pc`, a wrapper's return address, is code of a library whose
  * calls recorders leave alone (see 7): the MPI stack (MPI, its runtime,
  * its transports and their memory hooks), memory allocators and weft's
@@ -257,16 +276,18 @@ WEFT__RECORDER_API void weft__recorder_filter(const char *who, unsigned n,
                                               const char *(*name)(unsigned),
                                               uint8_t *excluded);
 
-/* How the pthread recorder records locks (WEFT_LOCKS,
- * WEFT_LOCK_THRESHOLD_NS), read once the session is open. */
-typedef struct weft__lockpolicy {
+/* Which calls the recorders count instead of recording (WEFT_LOCKS,
+ * WEFT_LOCK_THRESHOLD_NS, WEFT_STDIO), read once the session is open. */
+typedef struct weft__countpolicy {
     int all;                  /* 1: every lock call recorded */
+    int stdio_all;            /* 1: every stdio call recorded, also those
+                                 served from the stream's buffer */
     uint64_t threshold;       /* trace clock ticks: a call that got its
                                  lock at once and took longer is recorded */
     uint64_t resolution;      /* trace clock ticks per second */
-} weft__lockpolicy;
+} weft__countpolicy;
 /* Fills *p from the open session's configuration (the defaults when no
  * session is open). */
-WEFT__RECORDER_API void weft__recorder_lockpolicy(weft__lockpolicy *p);
+WEFT__RECORDER_API void weft__recorder_countpolicy(weft__countpolicy *p);
 
 #endif

@@ -5,7 +5,8 @@ usage: check_io.py ARCHIVE/traces.otf2 REPORT.json
        check_io.py ARCHIVE/traces.otf2 --sizes PATH=BYTES...
 
 REPORT.json is what tests/io/iotest.c says its trace must hold: calls
-(region name -> visits, exact, and no other region), written and read
+(region name -> calls made, exact, and no other region: its visits plus
+the calls counted instead of recorded, proto/counts.h), written and read
 (absolute path -> bytes transferred through the handles of that file),
 deleted (the IoDeleteFile paths), absent (paths no file may name), dups
 (IoDuplicateHandle events), seeks (IoSeek events). --sizes: a program
@@ -14,7 +15,8 @@ that is not ours (tar): only the bytes written to those files.
 Always checked, with Debian's python3-otf2 reader: the two I/O paradigms
 are POSIX ("POSIX I/O", flag OS) and ISOC ("ISO C I/O"); one file
 definition per path; each event
-sits in a region entered and left in order; every IoOperationBegin is
+sits in a region entered and left in order (but the bytes of counted
+calls paid as a thread ends: a Begin and Complete at one time); every IoOperationBegin is
 followed on its location by its IoOperationComplete (same handle and
 matchingId) before any other operation begins; every handle an event
 names was created in its process, on any thread (IoCreateHandle,
@@ -31,6 +33,7 @@ import sys
 import otf2
 
 UNDEF64 = 0xFFFFFFFFFFFFFFFF
+COUNTS_CALLS = "weft: calls counted, not recorded one by one"
 
 
 def field(obj, snake, camel):
@@ -51,7 +54,17 @@ def main(argv):
     problems = []
     visits = collections.Counter()
     bytes_by = {"written": collections.Counter(), "read": collections.Counter()}
-    deleted, dups, seeks, ops = [], 0, 0, 0
+    deleted, dups, seeks, ops, counted = [], 0, 0, 0, 0
+    last_begin = {}
+
+    def owed(t, ev):
+        """The bytes of counted calls, paid outside any region when a
+        thread ends or the process exits: a Begin and its Complete at the
+        same time."""
+        if t == "IoOperationBegin":
+            last_begin[ev.handle] = ev.time
+            return True
+        return t == "IoOperationComplete" and last_begin.get(ev.handle) == ev.time
 
     with otf2.reader.open(path) as trace:
         defs = trace.definitions
@@ -111,6 +124,12 @@ def main(argv):
 
         for loc, ev in trace.events:
             t = type(ev).__name__
+            if t == "Metric":
+                for mem, val in zip(ev.metric.members, ev.values):
+                    if mem.description == COUNTS_CALLS:
+                        visits[mem.name] += val
+                        counted += val
+                continue
             if t == "Enter":
                 stacks[loc].append(ev.region)
                 visits[ev.region.name] += 1
@@ -124,7 +143,7 @@ def main(argv):
                 continue
             if not t.startswith("Io"):
                 continue
-            if not stacks[loc]:
+            if not stacks[loc] and not owed(t, ev):
                 problems.append("%s outside any region" % t)
             if t == "IoCreateHandle":
                 live[loc.group].add(ev.handle)
@@ -204,6 +223,7 @@ def main(argv):
             print(p)
         return 1
     print(json.dumps({"operations": ops, "visits": sum(visits.values()),
+                      "counted": counted,
                       "written": dict(bytes_by["written"]),
                       "dups": dups, "seeks": seeks}))
     return 0

@@ -18,6 +18,9 @@
 #    weft run's default recorders: the same; in each, a helper process
 #    each rank starts (system(): sh and cat, no MPI) neither takes the
 #    rank nor shows in its trace;
+#  - by default stdio calls served from a stream's buffer are counted
+#    (some are in iotest), with WEFT_STDIO=all recorded; a bad
+#    WEFT_STDIO is named;
 #  - errno and results are untouched (iotest checks each call), and
 #    without weftd the programs run as before.
 . "$(dirname "$0")/lib.sh"
@@ -49,9 +52,29 @@ grep -q '^iotest$' "$TMP/iotest.out" || fail "iotest's printf output is lost"
 archive_ok iotest
 "$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/iotest.json" >"$TMP/check.out" ||
     fail "iotest: $(cat "$TMP/check.out")"
+# By default the stdio calls its streams' buffers served were counted,
+# not recorded (their calls and bytes still add up, check_io.py).
+[ "$(json_get "$TMP/check.out" 'j["counted"]')" -gt 0 ] ||
+    fail "iotest: no stdio call counted: $(cat "$TMP/check.out")"
 archive_ok iotest-exec
 "$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/iotest.json.exec" >"$TMP/check.out" ||
     fail "iotest after exec: $(cat "$TMP/check.out")"
+
+# WEFT_STDIO=all: every call recorded, none counted; the same calls and
+# bytes.
+mkdir "$TMP/w4"
+WEFT_STDIO=all timeout 60 "$WEFT" run -t io --trace iotest-all -- \
+    "$IOTEST" "$TMP/w4" "$TMP/all.json" >"$TMP/all.out" 2>&1 ||
+    fail "iotest (WEFT_STDIO=all) failed: $(cat "$TMP/all.out")"
+archive_ok iotest-all
+"$PY" "$CHECK_IO" "$ARCHIVE" "$TMP/all.json" >"$TMP/check.out" ||
+    fail "iotest (WEFT_STDIO=all): $(cat "$TMP/check.out")"
+[ "$(json_get "$TMP/check.out" 'j["counted"]')" = 0 ] ||
+    fail "iotest (WEFT_STDIO=all): calls counted: $(cat "$TMP/check.out")"
+WEFT_STDIO=some "$WEFT" run -t io --trace bad -- /bin/true \
+    >"$TMP/bad.out" 2>&1
+grep -q "WEFT_STDIO='some' must be syscalls or all" "$TMP/bad.out" ||
+    fail "a bad WEFT_STDIO is not named: $(cat "$TMP/bad.out")"
 
 # A fork before the program did any I/O: the child is not traced either.
 mkdir "$TMP/w3"

@@ -2,8 +2,9 @@
  * that got its lock within the threshold is counted, one over it or with
  * no room left is recorded, a failed one is busy; the held stack forgets
  * the latest acquisition of a lock in any order and refuses beyond
- * PT_TALLY_HELD_MAX; counts add calls and ticks; ticks become ns; a
- * try that got a robust mutex from a dead owner is recorded.
+ * PT_TALLY_HELD_MAX; counts add calls and ticks, and ticks become ns
+ * (recorders/callcount.h); a try that got a robust mutex from a dead
+ * owner is recorded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 
+#include "callcount.h"
 #include "tally.h"
 
 static void test_verdict(void **state)
@@ -65,16 +67,16 @@ static void test_held(void **state)
 
 static void test_counts(void **state)
 {
-    pt_tally_count c = { 0, 0 };
+    callcount c = { 0, 0 };
 
     (void)state;
     for (int i = 0; i < 1000; i++)
-        pt_tally_add(&c, 30);
+        callcount_add(&c, 30);
     assert_int_equal(c.calls, 1000);
     assert_int_equal(c.ticks, 30000);
-    assert_int_equal(pt_tally_ns(12345, 1000000000u), 12345);
-    assert_int_equal(pt_tally_ns(3000, 3000000000u), 1000);
-    assert_int_equal(pt_tally_ns(1, 1000u), 1000000);
+    assert_int_equal(callcount_ns(12345, 1000000000u), 12345);
+    assert_int_equal(callcount_ns(3000, 3000000000u), 1000);
+    assert_int_equal(callcount_ns(1, 1000u), 1000000);
 }
 
 int main(void)

@@ -138,6 +138,7 @@ void io_op_begin(io_frame *f, uint64_t e, OTF2_IoOperationMode m,
 {
     if (!e)
         return;
+    io_owed_pay(e, f->t);
     f->match = io_match();
     weft_evt_IoOperationBegin(NULL, f->t, io_entry_handle(e), m,
                               OTF2_IO_OPERATION_FLAG_NONE, request, f->match);

@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -94,6 +95,14 @@ IO__HIDDEN void io_resolve_all(void);
 /* Reads WEFT_FILTER (weft__recorder_filter) as the session opens: the
  * calls it excludes are called, not recorded. */
 IO__HIDDEN void io_filter_setup(void);
+/* The name of `call` (its region's). */
+IO__HIDDEN const char *io_call_name(unsigned call);
+/* Starts a wrapped call made by code at `caller`: 1 with the guard raised
+ * and f ready (f->t0 = f->t: now) when the call is to be recorded (Enter
+ * not yet), else 0 as io_begin_at. errno unchanged. */
+IO__HIDDEN int io_start(io_frame *f, unsigned call, const void *caller);
+/* Records f's Enter at f->t. */
+IO__HIDDEN void io_enter(io_frame *f);
 /* Starts a wrapped call made by code at `caller`: 1 and Enter recorded
  * when the call is to be recorded (io_end must follow), 0 to call
  * through - also when the MPI stack, an allocator or weft made it
@@ -109,6 +118,83 @@ IO__HIDDEN int io_begin_at(io_frame *f, unsigned call, const void *caller);
 IO__HIDDEN void io_mid(io_frame *f);
 /* Records Leave, lowers the guard and restores the call's errno. */
 IO__HIDDEN void io_end(io_frame *f);
+
+/* ---- calls served from a stream's buffer (buffered.c) ------------------ */
+
+#include "buffered.h"
+
+#define IO_IS_WRITE_READ 0
+#define IO_IS_WRITE_WRITE 1
+
+/* Reads WEFT_STDIO and defines the metrics of the counts, once the
+ * session is open. Guard raised. */
+IO__HIDDEN void io_count_setup(void);
+/* After io_start of a call on stream fp: 1 when the call may be counted
+ * (fp's buffer view taken into *v, Enter deferred), else 0 with Enter
+ * recorded (WEFT_STDIO=all, no stream). */
+IO__HIDDEN int io_count_view(io_frame *f, FILE *fp, io_bufview *v);
+/* After io_mid: 1 when the call read (w 0) or wrote (w 1) its `bytes`
+ * (< 0: failed or read nothing) within fp's buffer: counted, guard
+ * lowered, errno the call's - the wrapper returns. Else 0: the call is
+ * to be recorded (io_count_missed). */
+IO__HIDDEN int io_count_served(io_frame *f, FILE *fp, const io_bufview *v,
+                               int w, int64_t bytes);
+/* Records a call io_count_served did not count: Enter at its start;
+ * f->t is its start (for the pre hook) until the caller sets it back to
+ * the returned end. */
+IO__HIDDEN uint64_t io_count_missed(io_frame *f);
+/* Records at t what this thread's counted calls owe handle map entry
+ * `entry` (their bytes), before an operation on it or its end. */
+IO__HIDDEN void io_owed_pay(uint64_t entry, uint64_t t);
+
+/* What a call a stream's buffer may serve moved: bytes, or -1 when it
+ * failed, moved fewer than asked or read nothing. */
+static inline int64_t io_bytes_fread(size_t rc, void *p, size_t size,
+                                     size_t n, FILE *fp)
+{
+    return rc == n ? (int64_t)(rc * size) : -1;
+}
+static inline int64_t io_bytes_fwrite(size_t rc, const void *p, size_t size,
+                                      size_t n, FILE *fp)
+{
+    return rc == n ? (int64_t)(rc * size) : -1;
+}
+static inline int64_t io_bytes_fgets(char *rc, char *s, int n, FILE *fp)
+{
+    return rc ? (int64_t)strlen(rc) : -1;
+}
+static inline int64_t io_bytes_fgetc(int rc, FILE *fp)
+{
+    return rc == EOF ? -1 : 1;
+}
+static inline int64_t io_bytes_getline(ssize_t rc, char **line, size_t *n,
+                                       FILE *fp)
+{
+    return rc > 0 ? rc : -1;
+}
+static inline int64_t io_bytes_getdelim(ssize_t rc, char **line, size_t *n,
+                                        int delim, FILE *fp)
+{
+    return rc > 0 ? rc : -1;
+}
+static inline int64_t io_bytes_fputs(int rc, const char *s, FILE *fp)
+{
+    return rc == EOF ? -1 : (int64_t)strlen(s);
+}
+static inline int64_t io_bytes_fputc(int rc, int c, FILE *fp)
+{
+    return rc == EOF ? -1 : 1;
+}
+static inline int64_t io_bytes_vfprintf(int rc, FILE *fp, const char *fmt,
+                                        va_list ap)
+{
+    return rc;
+}
+static inline int64_t io_bytes_vfprintf_chk(int rc, FILE *fp, int flag,
+                                            const char *fmt, va_list ap)
+{
+    return rc;
+}
 
 /* ---- handles (handles.c) ---------------------------------------------- */
 

@@ -83,6 +83,7 @@ static void closed(io_frame *f, int fd)
 
     if (fd < 0)
         return;
+    io_owed_pay(io_fdmap_get(&io_streams, fd), f->t);
     s = io_fdmap_take(&io_streams, fd);
     d = io_fdmap_take(&io_fds, fd);
     if (s)

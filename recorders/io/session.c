@@ -48,6 +48,7 @@ static int go_on(void)
 {
     io_filter_setup();
     io_handles_init();
+    io_count_setup();
     atomic_store(&io_state, IO_ST_ON);
     return 1;
 }

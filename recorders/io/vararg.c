@@ -133,23 +133,34 @@ IO_EXPORT int fcntl64(int fd, int cmd, ...)
 }
 
 /* The printf family through the real vfprintf (flag < 0) or
- * __vfprintf_chk. */
+ * __vfprintf_chk; counted when served from fp's buffer, as the IOB
+ * wrappers (wrap.c). */
 static int do_printf(const void *caller, unsigned call, FILE *fp, int flag,
                      const char *fmt, va_list ap)
 {
     io_frame f;
-    int rc;
+    io_bufview v;
+    int rc, late;
 
 #define IO_CALL_VFPRINTF                                                     \
     (flag < 0 ? ((vfprintf_fn)io_real(IO_vfprintf))(fp, fmt, ap)             \
               : ((vfprintf_chk_fn)io_real(IO___vfprintf_chk))(fp, flag, fmt, \
                                                                ap))
-    if (!io_begin_at(&f, call, caller))
+    if (!io_start(&f, call, caller))
         return IO_CALL_VFPRINTF;
-    io_pre_vfprintf(&f, fp, fmt, ap);
+    if (!(late = io_count_view(&f, fp, &v)))
+        io_pre_vfprintf(&f, fp, fmt, ap);
     errno = f.g.saved_errno;
     rc = IO_CALL_VFPRINTF;
     io_mid(&f);
+    if (late) {
+        uint64_t t;
+        if (io_count_served(&f, fp, &v, 1, rc))
+            return rc;
+        t = io_count_missed(&f);
+        io_pre_vfprintf(&f, fp, fmt, ap);
+        f.t = t;
+    }
     io_post_vfprintf(&f, rc, fp, fmt, ap);
     io_end(&f);
     return rc;

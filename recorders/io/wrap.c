@@ -73,7 +73,8 @@ static OTF2_RegionRef region_of(unsigned call)
 /* Calls WEFT_FILTER excludes (io_filter_setup): called, not recorded. */
 static _Atomic uint8_t excluded[IO__COUNT];
 
-static const char *call_name(unsigned call)
+/* See io.h. */
+const char *io_call_name(unsigned call)
 {
     return calls[call].name;
 }
@@ -83,13 +84,13 @@ void io_filter_setup(void)
 {
     uint8_t x[IO__COUNT];
 
-    weft__recorder_filter("weft-io", IO__COUNT, call_name, x);
+    weft__recorder_filter("weft-io", IO__COUNT, io_call_name, x);
     for (unsigned i = 0; i < IO__COUNT; i++)
         atomic_store_explicit(&excluded[i], x[i], memory_order_relaxed);
 }
 
 /* See io.h. */
-int io_begin_at(io_frame *f, unsigned call, const void *caller)
+int io_start(io_frame *f, unsigned call, const void *caller)
 {
     int on = io_session_on();
 
@@ -109,7 +110,22 @@ int io_begin_at(io_frame *f, unsigned call, const void *caller)
     f->path = NULL;
     f->region = region_of(call);
     f->t0 = f->t = weft_time();
+    errno = f->g.saved_errno;
+    return 1;
+}
+
+/* See io.h. */
+void io_enter(io_frame *f)
+{
     weft_evt_Enter(NULL, f->t, f->region);
+}
+
+/* See io.h. */
+int io_begin_at(io_frame *f, unsigned call, const void *caller)
+{
+    if (!io_start(f, call, caller))
+        return 0;
+    io_enter(f);
     errno = f->g.saved_errno;
     return 1;
 }
@@ -150,6 +166,36 @@ void io_end(io_frame *f)
         errno = f_.g.saved_errno;                                            \
         rc_ = IO_REAL(name, ret, params) args;                               \
         io_mid(&f_);                                                         \
+        io_post_##hook(&f_, rc_, IO_UNPAREN args);                           \
+        io_end(&f_);                                                         \
+        return rc_;                                                          \
+    }
+/* A call a stream's buffer may serve (buffered.c): Enter once it is
+ * known to be recorded, at its start. */
+#define IOB(name, ret, role, hook, params, args, mode)                       \
+    IO_EXPORT ret name params                                                \
+    {                                                                        \
+        io_frame f_;                                                         \
+        io_bufview v_;                                                       \
+        ret rc_;                                                             \
+        int late_;                                                           \
+                                                                             \
+        if (!io_start(&f_, IO_##name, IO_CALLER))                            \
+            return IO_REAL(name, ret, params) args;                          \
+        if (!(late_ = io_count_view(&f_, fp, &v_)))                          \
+            io_pre_##hook(&f_, IO_UNPAREN args);                             \
+        errno = f_.g.saved_errno;                                            \
+        rc_ = IO_REAL(name, ret, params) args;                               \
+        io_mid(&f_);                                                         \
+        if (late_) {                                                         \
+            uint64_t t_;                                                     \
+            if (io_count_served(&f_, fp, &v_, IO_IS_WRITE_##mode,            \
+                                io_bytes_##hook(rc_, IO_UNPAREN args)))      \
+                return rc_;                                                  \
+            t_ = io_count_missed(&f_);                                       \
+            io_pre_##hook(&f_, IO_UNPAREN args);                             \
+            f_.t = t_;                                                       \
+        }                                                                    \
         io_post_##hook(&f_, rc_, IO_UNPAREN args);                           \
         io_end(&f_);                                                         \
         return rc_;                                                          \

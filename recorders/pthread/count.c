@@ -21,9 +21,7 @@
  * thread counted since its previous one; `weft profile` adds them to the
  * calls' rows. WEFT_LOCKS=all records every call as before.
  */
-#include <string.h>
-
-#include "counts.h"
+#include "callcount.h"
 #include "pt.h"
 #include "tally.h"
 
@@ -35,65 +33,32 @@ static const uint8_t counted[PT__COUNT] = {
 };
 
 /* Set once by pt_count_setup, read after. */
+static uint8_t slot[PT__COUNT];
 static struct {
     _Atomic int ready;           /* policy read, metrics defined */
     int all;                     /* WEFT_LOCKS=all */
     uint64_t threshold;          /* ticks */
-    uint64_t resolution;         /* ticks per second */
-    OTF2_MetricRef metric;       /* the counts' class */
-    uint8_t nmembers;            /* 2 per counted call */
-    uint8_t slot[PT__COUNT];     /* a counted call's pair of members */
-} P = { .metric = OTF2_UNDEFINED_METRIC };
+    callcount_class counts;      /* the counts' metric class */
+} P = { .counts = { .metric = OTF2_UNDEFINED_METRIC, .n = PT__COUNT,
+                    .counted = counted, .slot = slot } };
 
 static __thread pt_tally_held held PT_TLS;
-static __thread pt_tally_count tally[PT__COUNT] PT_TLS;
+static __thread callcount tally[PT__COUNT] PT_TLS;
 static __thread int tallied PT_TLS;
-
-/* Defines the class of the counts: members "calls" and "time" of each
- * counted call, named as its region. 0 or -1. */
-static int define_metric(void)
-{
-    OTF2_MetricMemberRef m[2 * PT__COUNT];
-    uint8_t n = 0;
-
-    for (unsigned i = 0; i < PT__COUNT; i++) {
-        OTF2_StringRef name;
-        if (!counted[i])
-            continue;
-        name = weft_string(pt_call_name(i));
-        for (int k = 0; k < 2; k++) {
-            m[n] = weft__recorder_newid(WEFT_REF_METRIC_MEMBER);
-            if (weft_def_MetricMember(
-                    m[n], name,
-                    weft_string(k ? WEFT_COUNTS_TIME : WEFT_COUNTS_CALLS),
-                    OTF2_METRIC_TYPE_OTHER, OTF2_METRIC_ABSOLUTE_LAST,
-                    OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, k ? -9 : 0,
-                    weft_string(k ? "s" : "calls")) < 0)
-                return -1;
-            n++;
-        }
-        P.slot[i] = (uint8_t)(n - 2);
-    }
-    P.metric = weft__recorder_newid(WEFT_REF_METRIC);
-    P.nmembers = n;
-    return weft_def_MetricClass(P.metric, n, m,
-                                OTF2_METRIC_SYNCHRONOUS,
-                                OTF2_RECORDER_KIND_ABSTRACT) < 0 ? -1 : 0;
-}
 
 /* See pt.h. */
 void pt_count_setup(void)
 {
     static atomic_flag once = ATOMIC_FLAG_INIT;
-    weft__lockpolicy lp;
+    weft__countpolicy lp;
 
     if (atomic_flag_test_and_set(&once))
         return;
-    weft__recorder_lockpolicy(&lp);
+    weft__recorder_countpolicy(&lp);
     P.all = lp.all;
     P.threshold = lp.threshold;
-    P.resolution = lp.resolution;
-    if (!P.all && define_metric() < 0)
+    P.counts.resolution = lp.resolution;
+    if (!P.all && callcount_define(&P.counts, pt_call_name) < 0)
         P.all = 1; /* no way to ship counts: record everything */
     atomic_store_explicit(&P.ready, 1, memory_order_release);
 }
@@ -125,14 +90,14 @@ int pt_count_end(pt_call *c, unsigned call, const void *lock, int rc,
     OTF2_RegionRef region;
 
     if (release) {
-        pt_tally_add(&tally[call], d);
+        callcount_add(&tally[call], d);
         tallied = 1;
         goto done;
     }
     switch (pt_tally_verdict(rc, d, P.threshold, held.n < PT_TALLY_HELD_MAX)) {
     case PT_COUNT:
         pt_tally_hold(&held, lock);
-        pt_tally_add(&tally[call], d);
+        callcount_add(&tally[call], d);
         tallied = 1;
         break;
     case PT_RECORD:
@@ -161,21 +126,8 @@ int pt_count_drop(const void *lock)
 /* See pt.h. */
 void pt_count_flush(uint64_t t)
 {
-    OTF2_Type types[2 * PT__COUNT];
-    OTF2_MetricValue v[2 * PT__COUNT];
-
-    if (!tallied || P.metric == OTF2_UNDEFINED_METRIC)
+    if (!tallied)
         return;
-    for (unsigned i = 0; i < PT__COUNT; i++) {
-        if (!counted[i])
-            continue;
-        types[P.slot[i]] = types[P.slot[i] + 1] = OTF2_TYPE_UINT64;
-        v[P.slot[i]].unsigned_int = tally[i].calls;
-        v[P.slot[i] + 1].unsigned_int = pt_tally_ns(tally[i].ticks,
-                                                    P.resolution);
-    }
-    if (weft_evt_Metric(NULL, t, P.metric, P.nmembers, types, v) == 0) {
-        memset(tally, 0, sizeof tally);
-        tallied = 0;
-    }
+    callcount_flush(&P.counts, t, tally);
+    tallied = 0;
 }

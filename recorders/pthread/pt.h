@@ -192,7 +192,7 @@ PT_HIDDEN int pt_lock_releasing(const void *obj, uint64_t t);
 #define PT_RELEASES_CWAIT 0
 #define PT_RELEASES_NONE 0
 
-/* Reads WEFT_LOCKS and WEFT_LOCK_THRESHOLD_NS (weft__recorder_lockpolicy)
+/* Reads WEFT_LOCKS and WEFT_LOCK_THRESHOLD_NS (weft__recorder_countpolicy)
  * and defines the metrics of the counts, once the session is open.
  * Guard raised. */
 PT_HIDDEN void pt_count_setup(void);

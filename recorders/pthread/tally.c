@@ -23,11 +23,3 @@ int pt_tally_release(pt_tally_held *h, const void *lock)
         }
     return 0;
 }
-
-/* See tally.h. */
-uint64_t pt_tally_ns(uint64_t ticks, uint64_t resolution)
-{
-    if (resolution == 1000000000u || resolution == 0)
-        return ticks;
-    return (uint64_t)((long double)ticks * 1e9L / (long double)resolution);
-}

@@ -1,7 +1,7 @@
 /* tally.h - the pure part of counting lock calls (count.c, issue #32):
  * what to do with a lock call once its try returned, the locks a thread
- * holds by a counted acquisition, and its counts per call. No libweft,
- * no globals: count.c keeps one of each per thread.
+ * holds by a counted acquisition. No libweft, no globals: count.c keeps
+ * one per thread (the counts are callcount.h's).
  */
 #ifndef WEFT_PT_TALLY_H
 #define WEFT_PT_TALLY_H
@@ -53,20 +53,5 @@ int pt_tally_hold(pt_tally_held *h, const void *lock);
 /* Forgets the latest counted acquisition of lock: 1, or 0 if h has none
  * (its acquisition was recorded, or made before recording began). */
 int pt_tally_release(pt_tally_held *h, const void *lock);
-
-/* Counts of one call on one thread: calls and ticks spent in them. */
-typedef struct pt_tally_count {
-    uint64_t calls, ticks;
-} pt_tally_count;
-
-/* Adds a call of `ticks` to c. */
-static inline void pt_tally_add(pt_tally_count *c, uint64_t ticks)
-{
-    c->calls++;
-    c->ticks += ticks;
-}
-
-/* ticks at `resolution` per second in ns. */
-uint64_t pt_tally_ns(uint64_t ticks, uint64_t resolution);
 
 #endif

@@ -295,6 +295,8 @@ static void thread_end(void *unused)
             uint64_t t = weft_time();
             pt_leave_open(t);
             pt_count_flush(t);
+            weft__recorder_thread_ending(); /* the other recorders' */
+            t = weft_time();
             weft_evt_ThreadEnd(NULL, t, me.comm, me.seq);
         }
         weft__inside--;
