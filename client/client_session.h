@@ -314,8 +314,15 @@ WEFT__HIDDEN int weft__connect_and_hello(const weft__config *c,
  * mu held. */
 WEFT__HIDDEN int weft__resume_locked(const Weft__HelloAck *a, size_t *resend,
                                      char *why, size_t whylen);
+/* Waits up to the deadline (ms, trace clock) for fd to become ready. On
+ * the sender thread it also wakes when weft_close begins and then keeps to
+ * the close deadline. Returns 1 ready, 0 timed out, -1 with errno. */
+WEFT__HIDDEN int weft__wait_fd(int fd, short events, uint64_t deadline);
+/* Writes all of buf to fd before the deadline. 0 or -1 with why. */
+WEFT__HIDDEN int weft__send_all(int fd, const uint8_t *buf, size_t len,
+                                uint64_t deadline, char *why, size_t whylen);
 /* Measures the clock offset to weftd over fd and queues it as a
- * ClockOffset definition; warns naming `when` if it cannot. */
+ * ClockOffset definition (offset.c); warns naming `when` if it cannot. */
 WEFT__HIDDEN void weft__measure_offset(int fd, uint64_t deadline,
                                        const char *when);
 /* Packs env into a malloc'd frame (*out), sealed with the connection's
