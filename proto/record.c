@@ -4,17 +4,22 @@
  *
  * Field offsets need the record's struct type inside each field macro,
  * which an X-macro cannot pass down; so each record gets a small init
- * function that binds a local typedef T and appends its fields. They run
- * once, from a constructor, before any descriptor is handed out; the same
- * constructor resolves links between fields (a typed value's type field,
- * a count's reference) from names into indexes and finds each field's
- * enum by the name of its C type (enum.h).
+ * function that binds a local typedef T and appends its fields. Each
+ * runs once, when its descriptor is first handed out (ready_desc), and
+ * then links between fields (a typed value's type field, a count's
+ * reference) are resolved from names into indexes and each field's enum
+ * found by the name of its C type (enum.h). Lazily, not from a
+ * constructor: a traced process uses a dozen of the descriptors, and
+ * filling all of them wrote some 100 KB of pages in every process that
+ * loads libweft (bench/procs.sh).
  */
 #include "record.h"
 
 #include <assert.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define WEFT__MAX_FIELDS 16
@@ -77,6 +82,7 @@
 
 #define WEFT__RECORD(id_, Name, event_, pseudo_, flags_, list_)              \
     static weft_field_desc fields_##Name[WEFT__MAX_FIELDS];                  \
+    static void init_##Name(void);                                           \
     static weft_rec_desc desc_##Name = {                                     \
         .name = #Name, .type = id_, .is_event = event_,                      \
         .is_pseudo = pseudo_, .flags = flags_, .self_field = -1,             \
@@ -105,13 +111,44 @@ static weft_rec_desc *const all_descs[] = {
 };
 #define NDESCS (sizeof all_descs / sizeof all_descs[0])
 
-/* Id spaces whose definitions CN and TD fields look at; set once by the
- * constructor. */
+/* Each descriptor's init function and whether it ran (ready_desc). */
+static void (*const init_of[])(void) = {
+#define WEFT_DEF(id, Name, flags, fields) init_##Name,
+#define WEFT_EVENT(id, Name, fields) init_##Name,
+#define WEFT_PSEUDO(id, Name, fields) init_##Name,
+#include "weft_records.def"
+};
+static _Atomic uint8_t ready[NDESCS];
+static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Table positions, for by_id. */
+enum {
+#define WEFT_DEF(id, Name, flags, fields) POS_##Name,
+#define WEFT_EVENT(id, Name, fields) POS_##Name,
+#define WEFT_PSEUDO(id, Name, fields) POS_##Name,
+#include "weft_records.def"
+};
+
+/* Id spaces whose definitions CN and TD fields look at; complete once
+ * every descriptor is ready (all_ready). */
 static uint8_t has_decl[WEFT_REF__COUNT];
 
-/* Wire ids below this are looked up directly; the rest by a scan. */
+/* Wire id -> table position + 1 (0: no such record). A wire id used
+ * twice is an initializer overridden, which -Wextra reports. */
 #define DIRECT_IDS 256
-static const weft_rec_desc *by_id[DIRECT_IDS];
+#define BY_ID(id, Name)                                                      \
+    _Static_assert((id) > 0 && (id) < DIRECT_IDS, #Name ": wire id");
+#define WEFT_DEF(id, Name, flags, fields) BY_ID(id, Name)
+#define WEFT_EVENT(id, Name, fields) BY_ID(id, Name)
+#define WEFT_PSEUDO(id, Name, fields) BY_ID(id, Name)
+#include "weft_records.def"
+#undef BY_ID
+static const uint16_t by_id[DIRECT_IDS] = {
+#define WEFT_DEF(id, Name, flags, fields) [id] = POS_##Name + 1,
+#define WEFT_EVENT(id, Name, fields) [id] = POS_##Name + 1,
+#define WEFT_PSEUDO(id, Name, fields) [id] = POS_##Name + 1,
+#include "weft_records.def"
+};
 
 static const char *const ref_names[] = {
     "NONE",
@@ -275,34 +312,43 @@ static void finish(weft_rec_desc *d)
         d->decl_type_field = -1;
 }
 
-__attribute__((constructor)) static void init_descs(void)
+/* Descriptor i of the table, its fields filled and finished on first
+ * use. Any thread. */
+static const weft_rec_desc *ready_desc(size_t i)
 {
-#define WEFT_DEF(id, Name, flags, fields) init_##Name();
-#define WEFT_EVENT(id, Name, fields) init_##Name();
-#define WEFT_PSEUDO(id, Name, fields) init_##Name();
-#include "weft_records.def"
-    for (size_t i = 0; i < NDESCS; i++) {
-        uint32_t id = all_descs[i]->type;
-        finish(all_descs[i]);
-        if (id < DIRECT_IDS) {
-            assert(by_id[id] == NULL && "wire id used twice in the table");
-            by_id[id] = all_descs[i];
+    if (!atomic_load_explicit(&ready[i], memory_order_acquire)) {
+        pthread_mutex_lock(&ready_mu);
+        if (!atomic_load_explicit(&ready[i], memory_order_relaxed)) {
+            init_of[i]();
+            finish(all_descs[i]);
+            atomic_store_explicit(&ready[i], 1, memory_order_release);
         }
+        pthread_mutex_unlock(&ready_mu);
     }
+    return all_descs[i];
+}
+
+/* Every descriptor ready (what has_decl and the whole table need). */
+static void all_ready(void)
+{
+    static _Atomic int done;
+
+    if (atomic_load_explicit(&done, memory_order_acquire))
+        return;
+    for (size_t i = 0; i < NDESCS; i++)
+        ready_desc(i);
+    atomic_store_explicit(&done, 1, memory_order_release);
 }
 
 const weft_rec_desc *weft_rec_desc_of(uint32_t type)
 {
-    if (type < DIRECT_IDS)
-        return by_id[type];
-    for (size_t i = 0; i < NDESCS; i++)
-        if (all_descs[i]->type == type)
-            return all_descs[i];
-    return NULL;
+    return type < DIRECT_IDS && by_id[type] ? ready_desc(by_id[type] - 1u)
+                                             : NULL;
 }
 
 const weft_rec_desc *const *weft_rec_descs(size_t *n)
 {
+    all_ready();
     *n = NDESCS;
     return (const weft_rec_desc *const *)all_descs;
 }
@@ -325,6 +371,7 @@ unsigned weft_ref_kind_scope(unsigned kind)
 
 int weft_ref_kind_has_decl(unsigned kind)
 {
+    all_ready();
     return kind < WEFT_REF__COUNT && kind != WEFT_REF_NONE && has_decl[kind];
 }
 
