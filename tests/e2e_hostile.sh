@@ -35,7 +35,7 @@
 #   CASE_SPOOL_MB    optional: the spool is a tmpfs of that many MiB
 # and may use: $WEFT_SERVER (weftd's TCP address), $SOCK (its Unix
 # socket), $PUB (weftd, weft, weft-demo, weft-rawpeer and tests/*.py,
-# runnable by all), $SPOOL (weftd's), $CASE_TMP (a directory of the case,
+# runnable by all; libweft and the pthread and I/O recorders in $PUB/lib), $SPOOL (weftd's), $CASE_TMP (a directory of the case,
 # writable by all), $ALICE, $BOB, $SVC (user names, uids in ${ALICE}_UID
 # style: $ALICE_UID, $BOB_UID, $SVC_UID), $WEFTD_PID; functions fail,
 # asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact,
@@ -61,7 +61,8 @@ for p in "$WEFTD" "$WEFT" "$DEMO" "$RAWPEER"; do
     [ -x "$real" ] && p=$real
     cp "$p" "$PUB/" || fail "cannot copy $p"
 done
-cp -P "$WEFT_BUILDDIR"/.libs/libweft.so* "$PUB/lib/" 2>/dev/null
+cp -P "$WEFT_BUILDDIR"/.libs/libweft.so* "$WEFT_BUILDDIR"/.libs/libweft-pthread.so* \
+    "$WEFT_BUILDDIR"/.libs/libweft-io.so* "$PUB/lib/" 2>/dev/null
 cp "$WEFT_SRCDIR"/tests/*.py "$PUB/"
 chmod -R a+rX "$PUB" "$TMP/munge"
 export LD_LIBRARY_PATH="$PUB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -86,5 +86,6 @@ int run_big_strings(const char *trace);
 int hello_hangup(const char *addr, const char *trace);
 int hold_connections(const char *addr, int stall);
 int run_goodbye_threads(const char *trace);
+int run_tree_join(const char *trace);
 
 #endif

@@ -308,3 +308,62 @@ int run_goodbye_threads(const char *trace)
     return got == 0 || got == 1 ? 0 : 1;
 }
 
+
+/* ---- MODE tree-join ------------------------------------------------------
+ * A member of the process tree $RAWPEER_RUN (another user's `weft run`:
+ * its WEFT_TREE) in trace `trace`: a Hello as a tree member would send
+ * (tree, rank UINT32_MAX, size 0; root when $RAWPEER_ROOT is 1; pid
+ * $RAWPEER_PID), one Enter/Leave, then a Goodbye naming the processes
+ * $RAWPEER_CHILDREN (comma-separated pids) as its children still running
+ * and, with $RAWPEER_EXEC=1, an exec: all that could make a trace wait.
+ * weftd keys a tree by its owner too, so this joins a trace of the
+ * sender's own. Exit 0 once weftd closed the connection or answered with
+ * an Error (printed), 1 on a timeout. */
+int run_tree_join(const char *trace)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Goodbye g = WEFT__GOODBYE__INIT;
+    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                          rec_event(WEFT_REC_Leave, 200, 0) };
+    uint32_t kids[WEFT_MAX_CHILDREN];
+    size_t nkids = 0;
+    const char *list = getenv("RAWPEER_CHILDREN");
+    int got;
+
+    for (const char *p = list; p && *p && nkids < WEFT_MAX_CHILDREN;) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p)
+            break;
+        kids[nkids++] = (uint32_t)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    ensure_auth();
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.trace = (char *)trace;
+    h.rank = UINT32_MAX;
+    h.size = 0;
+    h.tree = 1;
+    h.root = env_u32("RAWPEER_ROOT", 0) == 1;
+    h.run = getenv("RAWPEER_RUN") ? getenv("RAWPEER_RUN") : "";
+    h.hostname = "rawpeer";
+    h.pid = hello_pid();
+    h.parent_pid = 1;
+    h.uid = (uint32_t)getuid();
+    h.timer_resolution = 1000000000;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    send_env(&env);
+    send_defs_region();
+    send_records(1, 0, 1, 0, ev, 2);
+    g.n_children = nkids;
+    g.children = kids;
+    g.exec = env_u32("RAWPEER_EXEC", 0) == 1;
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = &g;
+    send_env(&env);
+    got = await_reply(30000);
+    close(sock);
+    return got == 0 || got == 1 ? 0 : 1;
+}

@@ -29,6 +29,10 @@
  * "unsealed" (a Hello after the AuthAck without a MAC, as a program that
  * injects into the connection would send) print weftd's Error.
  *
+ * MODE "tree-join" (rawpeer_hostile.c) is a process claiming to be a
+ * member of another user's process tree ($RAWPEER_RUN) whose Goodbye
+ * names children and an exec that would keep a trace waiting.
+ *
  * MODE "big-ids" (issue 30, finding 3) is rank $RAWPEER_RANK (0) of a
  * trace of $RAWPEER_SIZE (1) processes that defines the largest id
  * $RAWPEER_ID (2^20 - 1) in six id spaces (String, Region, Attribute,
@@ -663,6 +667,13 @@ static int mode_goodbye_threads(const char *addr, const char *trace,
     return run_goodbye_threads(trace);
 }
 
+static int mode_tree_join(const char *addr, const char *trace, int argc,
+                          char **argv)
+{
+    (void)addr, (void)argc, (void)argv;
+    return run_tree_join(trace);
+}
+
 static int mode_big_ids(const char *addr, const char *trace, int argc,
                         char **argv)
 {
@@ -738,6 +749,7 @@ static const struct mode {
     { "hold-open", mode_hold_open },
     { "stall-header", mode_stall_header },
     { "goodbye-threads", mode_goodbye_threads },
+    { "tree-join", mode_tree_join },
     { "big-ids", mode_big_ids },
     { "big-strings", mode_big_strings },
 };
