@@ -39,7 +39,7 @@
 # writable by all), $ALICE, $BOB, $SVC (user names, uids in ${ALICE}_UID
 # style: $ALICE_UID, $BOB_UID, $SVC_UID), $WEFTD_PID; functions fail,
 # asbob, asalice, weftd_rss_mb, weftd_fds, alice_demo, alice_exact,
-# bob_fill, bob_fill_ended;
+# bob_fill, bob_fill_ended, trace_ended;
 # $TIME_SCALE (3 when built with sanitizers, else 1) for waits.
 . "$(dirname "$0")/lib.sh"
 
@@ -168,11 +168,22 @@ bob_fill() {
 # (complete, partial or failed; what it was after 60 s at most), its
 # `weft show --json` in $CASE_TMP/fill-show.json.
 bob_fill_ended() {
+    local state
+    state=$(trace_ended "$BOB" fill)
+    cp "$CASE_TMP/$BOB-fill.json" "$CASE_TMP/fill-show.json" 2>/dev/null
+    echo "$state"
+}
+
+# trace_ended USER TRACE: prints the state of USER's trace TRACE once it
+# is no longer recording or converting (what it was after 60 s at most,
+# x TIME_SCALE), its `weft show --json` in $CASE_TMP/USER-TRACE.json.
+trace_ended() {
     local state= end=$((SECONDS + 60 * TIME_SCALE))
     while [ "$SECONDS" -lt "$end" ]; do
-        asbob ./weft show fill --json >"$CASE_TMP/fill-show.json" 2>/dev/null &&
+        (cd "$PUB" && as "$1" ./weft show "$2" --json) \
+            >"$CASE_TMP/$1-$2.json" 2>/dev/null &&
             state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
-                    "$CASE_TMP/fill-show.json")
+                    "$CASE_TMP/$1-$2.json")
         case "$state" in complete|partial|failed) break ;; esac
         sleep 0.2
     done

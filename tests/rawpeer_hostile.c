@@ -254,6 +254,45 @@ int hold_connections(const char *addr, int stall)
 }
 
 
+/* A Hello of rank $RAWPEER_RANK (0) of a trace of $RAWPEER_SIZE (1)
+ * members as this process; the caller changes what its mode needs. */
+static void member_hello(Weft__Hello *h, const char *trace)
+{
+    weft__hello__init(h);
+    h->protocol_version = WEFT_PROTOCOL_VERSION;
+    h->trace = (char *)trace;
+    h->rank = env_u32("RAWPEER_RANK", 0);
+    h->size = env_u32("RAWPEER_SIZE", 1);
+    h->hostname = "rawpeer";
+    h->pid = hello_pid();
+    h->uid = (uint32_t)getuid();
+    h->timer_resolution = 1000000000;
+}
+
+/* Sends h, one region's definitions and its Enter/Leave on thread 0,
+ * then g; waits for weftd's answer and hangs up. 0 once weftd closed
+ * the connection or answered with an Error (printed), 1 on a timeout. */
+static int member_run(Weft__Hello *h, Weft__Goodbye *g)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
+                          rec_event(WEFT_REC_Leave, 200, 0) };
+    int got;
+
+    ensure_auth();
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = h;
+    send_env(&env);
+    send_defs_region();
+    send_records(1, 0, 1, 0, ev, 2);
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    env.goodbye = g;
+    send_env(&env);
+    got = await_reply(30000);
+    close(sock);
+    return got == 0 || got == 1 ? 0 : 1;
+}
+
 /* ---- MODE goodbye-threads ------------------------------------------------
  * Rank $RAWPEER_RANK (0) of a trace of $RAWPEER_SIZE (1) members sends one
  * batch on thread 0, then a Goodbye naming $RAWPEER_THREADS (4096)
@@ -263,33 +302,17 @@ int hold_connections(const char *addr, int stall)
  * an Error (printed), 1 on a timeout. */
 int run_goodbye_threads(const char *trace)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Hello h;
     Weft__Goodbye g = WEFT__GOODBYE__INIT;
-    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
-                          rec_event(WEFT_REC_Leave, 200, 0) };
     uint32_t n = env_u32("RAWPEER_THREADS", 4096);
     uint64_t events = env_u32("RAWPEER_EVENTS", 0);
     Weft__LocationEnd *ends = calloc(n ? n : 1, sizeof *ends);
     Weft__LocationEnd **endp = calloc(n ? n : 1, sizeof *endp);
-    int got;
+    int rc;
 
     if (!ends || !endp)
         return 2;
-    ensure_auth();
-    h.protocol_version = WEFT_PROTOCOL_VERSION;
-    h.trace = (char *)trace;
-    h.rank = env_u32("RAWPEER_RANK", 0);
-    h.size = env_u32("RAWPEER_SIZE", 1);
-    h.hostname = "rawpeer";
-    h.pid = hello_pid();
-    h.uid = (uint32_t)getuid();
-    h.timer_resolution = 1000000000;
-    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
-    env.hello = &h;
-    send_env(&env);
-    send_defs_region();
-    send_records(1, 0, 1, 0, ev, 2);
+    member_hello(&h, trace);
     for (uint32_t i = 0; i < n; i++) {
         weft__location_end__init(&ends[i]);
         ends[i].location = i;
@@ -298,14 +321,10 @@ int run_goodbye_threads(const char *trace)
     }
     g.n_locations = n;
     g.locations = endp;
-    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
-    env.goodbye = &g;
-    send_env(&env);
-    got = await_reply(30000);
-    close(sock);
+    rc = member_run(&h, &g);
     free(ends);
     free(endp);
-    return got == 0 || got == 1 ? 0 : 1;
+    return rc;
 }
 
 
@@ -321,15 +340,11 @@ int run_goodbye_threads(const char *trace)
  * an Error (printed), 1 on a timeout. */
 int run_tree_join(const char *trace)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Hello h;
     Weft__Goodbye g = WEFT__GOODBYE__INIT;
-    weft_record ev[2] = { rec_event(WEFT_REC_Enter, 100, 0),
-                          rec_event(WEFT_REC_Leave, 200, 0) };
     uint32_t kids[WEFT_MAX_CHILDREN];
     size_t nkids = 0;
     const char *list = getenv("RAWPEER_CHILDREN");
-    int got;
 
     for (const char *p = list; p && *p && nkids < WEFT_MAX_CHILDREN;) {
         char *end;
@@ -339,31 +354,15 @@ int run_tree_join(const char *trace)
         kids[nkids++] = (uint32_t)v;
         p = *end == ',' ? end + 1 : end;
     }
-    ensure_auth();
-    h.protocol_version = WEFT_PROTOCOL_VERSION;
-    h.trace = (char *)trace;
+    member_hello(&h, trace);
     h.rank = UINT32_MAX;
     h.size = 0;
     h.tree = 1;
     h.root = env_u32("RAWPEER_ROOT", 0) == 1;
     h.run = getenv("RAWPEER_RUN") ? getenv("RAWPEER_RUN") : "";
-    h.hostname = "rawpeer";
-    h.pid = hello_pid();
     h.parent_pid = 1;
-    h.uid = (uint32_t)getuid();
-    h.timer_resolution = 1000000000;
-    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
-    env.hello = &h;
-    send_env(&env);
-    send_defs_region();
-    send_records(1, 0, 1, 0, ev, 2);
     g.n_children = nkids;
     g.children = kids;
     g.exec = env_u32("RAWPEER_EXEC", 0) == 1;
-    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
-    env.goodbye = &g;
-    send_env(&env);
-    got = await_reply(30000);
-    close(sock);
-    return got == 0 || got == 1 ? 0 : 1;
+    return member_run(&h, &g);
 }

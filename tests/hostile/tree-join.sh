@@ -45,33 +45,20 @@ case_alice() {
     echo "alice's tree ran in $((SECONDS - t0)) s"
 }
 
-# show USER TRACE: USER's `weft show TRACE --json` once it is no longer
-# recording or converting (30 s at most, x TIME_SCALE: far less than
-# abort_grace_period), in $CASE_TMP/USER-TRACE.json.
-show() {
-    local who=$1 state= end=$((SECONDS + 30 * TIME_SCALE))
-    while [ "$SECONDS" -lt "$end" ]; do
-        (cd "$PUB" && as "$who" ./weft show "$2" --json) \
-            >"$CASE_TMP/$who-$2.json" 2>/dev/null &&
-            state=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' \
-                    "$CASE_TMP/$who-$2.json")
-        case "$state" in complete|partial|failed) break ;; esac
-        sleep 0.2
-    done
-    echo "$state"
-}
-
 case_check() {
-    local state members
-    state=$(show "$ALICE" alicetree)
+    local state members t0=$SECONDS
+    state=$(trace_ended "$ALICE" alicetree)
     [ "$state" = complete ] ||
-        fail "alice's tree trace is ${state:-not in her catalog}, not complete within $((30 * TIME_SCALE)) s (bob named her shell as his child)"
+        fail "alice's tree trace is ${state:-not in her catalog}, not complete (bob named her shell as his child)"
+    [ $((SECONDS - t0)) -le $((20 * TIME_SCALE)) ] ||
+        fail "alice's tree trace took $((SECONDS - t0)) s to complete: it waited for bob's children"
     members=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["members"])' \
               "$CASE_TMP/$ALICE-alicetree.json")
     [ "$members" = 3 ] ||
         fail "alice's tree trace has $members members, not her 3 (sh, sleep, true): bob's joined it"
     grep -q rawpeer "$CASE_TMP/$ALICE-alicetree.json" &&
         fail "alice's tree trace names bob's host 'rawpeer'"
-    state=$(show "$BOB" alicetree)
+    state=$(asbob ./weft show alicetree --json 2>/dev/null |
+            "$PY" -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
     echo "alice's tree: complete, $members members; bob's own alicetree: ${state:-none}"
 }
