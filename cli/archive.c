@@ -282,12 +282,13 @@ static OTF2_CallbackCode def_location_group(void *ud,
 {
     weft__arc *a = ud;
 
-    (void)creator;
     if (GROW(a->lg_parent, a->nlg, self) < 0 ||
-        GROW(a->lg_type, a->nlg_type, self) < 0)
+        GROW(a->lg_type, a->nlg_type, self) < 0 ||
+        GROW(a->lg_creator, a->nlg_creator, self) < 0)
         return OTF2_CALLBACK_ERROR;
     a->lg_parent[self] = parent;
     a->lg_type[self] = type;
+    a->lg_creator[self] = creator;
     return set_name(a, WEFT_REF_LOCATION_GROUP, self, name);
 }
 
@@ -616,21 +617,50 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id)
     return weft__arc_string(a, a->names[kind][id]);
 }
 
+/* In a process tree member's name "PROGRAM (pid N)": where " (pid "
+ * begins, and N; NULL when name is not such a name. */
+static const char *tree_pid(const char *name, uint32_t *pid)
+{
+    const char *open = NULL, *p;
+    size_t digits;
+
+    for (p = strstr(name, " (pid "); p; p = strstr(p + 1, " (pid "))
+        open = p;
+    if (!open || open == name)
+        return NULL;
+    p = open + strlen(" (pid ");
+    digits = strspn(p, "0123456789");
+    if (*p < '1' || *p > '9' || digits > 10 || p[digits] != ')' ||
+        p[digits + 1] != 0 || strtoull(p, NULL, 10) > UINT32_MAX)
+        return NULL;
+    *pid = (uint32_t)strtoull(p, NULL, 10);
+    return open;
+}
+
+int weft__arc_tree_pids(const weft__arc *a, OTF2_LocationGroupRef group,
+                        uint32_t *pid, uint32_t *parent_pid)
+{
+    *parent_pid = 0;
+    if (!tree_pid(weft__arc_name(a, WEFT_REF_LOCATION_GROUP, group), pid))
+        return 0;
+    if (group < a->nlg_creator &&
+        a->lg_creator[group] != OTF2_UNDEFINED_LOCATION_GROUP &&
+        !tree_pid(weft__arc_name(a, WEFT_REF_LOCATION_GROUP,
+                                 a->lg_creator[group]), parent_pid))
+        *parent_pid = 0;
+    return 1;
+}
+
 int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
                            const char **process, char **program)
 {
     const char *name = weft__arc_name(a, WEFT_REF_LOCATION_GROUP, group);
-    const char *open = NULL, *p;
+    const char *open;
+    uint32_t pid;
 
     *process = NULL;
     *program = NULL;
-    for (p = strstr(name, " (pid "); p; p = strstr(p + 1, " (pid "))
-        open = p;
-    if (!open || open == name)
-        return 0;
-    p = open + strlen(" (pid ");
-    if (*p < '1' || *p > '9' || p[strspn(p, "0123456789")] != ')' ||
-        p[strspn(p, "0123456789") + 1] != 0)
+    if (!(open = tree_pid(name, &pid)))
         return 0;
     if (!(*program = strndup(name, (size_t)(open - name))))
         return WEFT_ENOMEM;
@@ -687,6 +717,7 @@ void weft__arc_close(weft__arc *a)
     free(a->classes);
     free(a->lg_parent);
     free(a->lg_type);
+    free(a->lg_creator);
     free(a->comm_group);
     free(a->groups);
     memset(a, 0, sizeof *a);

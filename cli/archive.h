@@ -55,6 +55,10 @@ typedef struct weft__arc {
     size_t nlg;
     OTF2_LocationGroupType *lg_type;    /* location group -> its type */
     size_t nlg_type;
+    OTF2_LocationGroupRef *lg_creator;  /* location group -> the group
+                                           that created it (a process
+                                           tree: its parent process) */
+    size_t nlg_creator;
     /* Definitions of a kind and id already defined (EZTrace writes
      * some): how many, and the first one, e.g. "Group 0". */
     uint64_t dups;
@@ -117,6 +121,11 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
  * NULL), WEFT_ENOMEM. */
 int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
                            const char **process, char **program);
+/* The pid of process tree member `group` (named "PROGRAM (pid N)") and
+ * of its parent (the group that created it, when also named so; else
+ * 0): 1, or 0 when the group is no such member. */
+int weft__arc_tree_pids(const weft__arc *a, OTF2_LocationGroupRef group,
+                        uint32_t *pid, uint32_t *parent_pid);
 /* a's definitions as weftd's summaries of messages, file I/O and
  * metrics read them (summary/defview.h): the ids are the archive's, the
  * definition of id i at i. Valid while a is open. */

@@ -188,6 +188,9 @@ static int members_of(imp *x)
             a, WEFT_REF_SYSTEM_TREE_NODE,
             g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
         x->members[n].state = (char *)WEFT_MEMBER_COMPLETE;
+        /* a process tree's member: its pid and its parent's */
+        weft__arc_tree_pids(a, (OTF2_LocationGroupRef)g, &x->members[n].pid,
+                            &x->members[n].parent_pid);
         if (*x->members[n].host)
             hv[nh++] = x->members[n].host;
         n++;

@@ -76,7 +76,7 @@ char *weft__cli_archive_of(const char *path);
 
 /* ---- tables ------------------------------------------------------------- */
 
-#define WEFT__TABLE_MAX_COLS 8
+#define WEFT__TABLE_MAX_COLS 9
 
 /* Columns separated by two spaces under a header line; numbers right-
  * aligned. Set ncols, heads and right; cells are added by table_add. */

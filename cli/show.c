@@ -211,15 +211,20 @@ static int member_row(const weft_member_row *m, void *arg)
         weft__cli_jset(o, "dropped", weft__cli_ju64(m->dropped));
         if (prog)
             weft__cli_jset(o, "program", weft__cli_jstr(prog));
+        if (m->parent_pid)
+            weft__cli_jset(o, "parent_pid", json_integer(m->parent_pid));
     } else {
-        char *cells[8];
+        char *cells[9];
         size_t k = 0;
         cells[k++] = weft__cli_fmt_u64(m->rank);
         cells[k++] = or_dash(m->host);
         cells[k++] = m->pid ? weft__cli_fmt_u64(m->pid)
                             : weft__cli_xstrdup("-");
-        if (x->nprogs)
+        if (x->nprogs) {
+            cells[k++] = m->parent_pid ? weft__cli_fmt_u64(m->parent_pid)
+                                       : weft__cli_xstrdup("-");
             cells[k++] = or_dash(prog ? prog : "");
+        }
         cells[k++] = weft__cli_escape(m->state);
         cells[k++] = weft__cli_fmt_u64(m->locations);
         cells[k++] = weft__cli_fmt_u64(m->events);
@@ -243,14 +248,16 @@ static void members_free(members_ctx *x)
 static int members_of(cli *c, const weft_trace_row *row, members_ctx *x)
 {
     static const weft__table with_program = {
-        8, { "RANK", "HOST", "PID", "PROGRAM", "STATE", "LOCATIONS",
-             "EVENTS", "DROPPED" }, { 1, 0, 1, 0, 0, 1, 1, 1 }, NULL, 0, 0 };
+        9, { "RANK", "HOST", "PID", "PARENT", "PROGRAM", "STATE",
+             "LOCATIONS", "EVENTS", "DROPPED" },
+        { 1, 0, 1, 1, 0, 0, 1, 1, 1 }, NULL, 0, 0 };
     int rc;
 
     x->gaps = !weft__cli_row_live(row);
     rc = weft_catalog_locations(c->catalog, row->id, collect_program, x);
     if (rc == 0 && x->nprogs && x->t.ncols)
-        x->t = with_program;  /* a process tree: each member's program */
+        x->t = with_program;  /* a process tree: each member's parent
+                                 * and program */
     if (rc == 0)
         rc = weft_catalog_members(c->catalog, row->id, member_row, x);
     if (rc == 0 && x->total)

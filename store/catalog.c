@@ -234,6 +234,8 @@ static const char *const migrations[] = {
      * (#32: weft report's rows, weft profile --by-program) */
     ("ALTER TABLE locations ADD COLUMN process TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE locations ADD COLUMN program TEXT NOT NULL DEFAULT '';"),
+    /* 13 -> 14: a process tree member's parent (#32: weft show) */
+    "ALTER TABLE members ADD COLUMN parent_pid INTEGER NOT NULL DEFAULT 0;",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 13
+#define WEFT_CATALOG_SCHEMA_VERSION 14
 
 typedef struct weft_catalog weft_catalog;
 
@@ -104,6 +104,9 @@ typedef struct weft_member_row {
     uint64_t locations;
     uint64_t events;
     uint64_t dropped;
+    uint32_t parent_pid;  /* schema 14: a process tree member's parent
+                             process (getppid() at its start), 0: none
+                             or not known */
 } weft_member_row;
 
 /* One key=value tag of a trace. */

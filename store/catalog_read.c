@@ -375,6 +375,7 @@ static int member_row(const each *e, sqlite3_stmt *st)
     row.locations = (uint64_t)sqlite3_column_int64(st, 4);
     row.events = (uint64_t)sqlite3_column_int64(st, 5);
     row.dropped = (uint64_t)sqlite3_column_int64(st, 6);
+    row.parent_pid = (uint32_t)sqlite3_column_int64(st, 7);
     if (weft__cat_col_text(st, 1, 0, &row.host) < 0 ||
         weft__cat_col_text(st, 3, 0, &row.state) < 0)
         rc = oom(e->c);
@@ -394,7 +395,7 @@ int weft_catalog_members(weft_catalog *c, int64_t trace_id,
 
     assert(c && fn);
     return each_row(&e, "SELECT rank, host, pid, state, locations,"
-                        " events, dropped FROM members"
+                        " events, dropped, parent_pid FROM members"
                         " WHERE trace_id = ? ORDER BY rank",
                     "listing members", member_row);
 }

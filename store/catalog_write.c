@@ -277,13 +277,15 @@ static int bind_member(weft_catalog *c, sqlite3_stmt *ins, const void *rows,
     sqlite3_bind_int64(ins, 6, (int64_t)m->locations);
     sqlite3_bind_int64(ins, 7, (int64_t)m->events);
     sqlite3_bind_int64(ins, 8, (int64_t)m->dropped);
+    sqlite3_bind_int64(ins, 9, m->parent_pid);
     return 0;
 }
 
 static const table_rows members_table = {
     "DELETE FROM members WHERE trace_id = ?", "removing old members",
     "INSERT INTO members (trace_id, rank, host, pid, state, locations,"
-    " events, dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "storing a member",
+    " events, dropped, parent_pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "storing a member",
     bind_member
 };
 

@@ -135,9 +135,10 @@ int seen_member(const weft_member_row *m, void *arg)
 
     assert_true(s->n < 16);
     snprintf(s->text[s->n++], sizeof s->text[0], "%u %s %u %s %llu %llu "
-             "%llu", m->rank, m->host, m->pid, m->state,
+             "%llu%s%.0u", m->rank, m->host, m->pid, m->state,
              (unsigned long long)m->locations, (unsigned long long)m->events,
-             (unsigned long long)m->dropped);
+             (unsigned long long)m->dropped, m->parent_pid ? " parent " : "",
+             m->parent_pid);
     return 0;
 }
 
@@ -174,9 +175,9 @@ void finish_full(weft_catalog *c, const char *key, const char *name,
         { 1ull << 32, 1, 0, (char *)"Master thread", 2, 1, NULL, NULL },
     };
     weft_member_row mem[3] = {
-        { 0, (char *)"n1", 11, (char *)WEFT_MEMBER_COMPLETE, 1, 3, 0 },
-        { 1, (char *)"n2", 12, (char *)WEFT_MEMBER_COMPLETE, 1, 2, 1 },
-        { 2, (char *)"", 0, (char *)WEFT_MEMBER_MISSING, 0, 0, 0 },
+        { 0, (char *)"n1", 11, (char *)WEFT_MEMBER_COMPLETE, 1, 3, 0, 0 },
+        { 1, (char *)"n2", 12, (char *)WEFT_MEMBER_COMPLETE, 1, 2, 1, 11 },
+        { 2, (char *)"", 0, (char *)WEFT_MEMBER_MISSING, 0, 0, 0, 0 },
     };
     weft_region_row reg[5] = {
         { WEFT_PROFILE_ALL, (char *)"main", 2, 4.0, 1.0, NULL, 0 },

@@ -166,7 +166,8 @@ members big 3
 
 # The catalog rebuilt from the archives (weft reindex), and an archive
 # imported (weft import): a tree's locations still name their process
-# and program, as weftd catalogued them.
+# and program as weftd catalogued them, and the import's members their
+# parent (a reindex into a new catalog makes no member rows).
 procs() { # CATALOG TRACE: its locations' (process, program), sorted
     "$WEFT" --catalog "$1" show "$2" --json >"$TMP/procs.json" ||
         fail "show $2 in $1"
@@ -178,10 +179,39 @@ case "$want" in
     *) fail "pipe: weftd catalogued no processes: $want" ;;
 esac
 archive=$(json_get "$TMP/procs.json" 'j["archive"]')
+# Each member's parent: the shell started ls, wc and cat; the shell's is
+# the process that ran weft run.
+parents() { # CATALOG TRACE: the members' (pid, parent pid), sorted
+    "$WEFT" --catalog "$1" show "$2" --json >"$TMP/parents.json" ||
+        fail "show $2 in $1"
+    json_get "$TMP/parents.json" 'sorted((m["pid"], m.get("parent_pid", 0)) for m in j["ranks"])'
+}
+pwant=$(parents "$SPOOL/catalog.db" pipe)
+# one_root ROOT_PARENT: the members in $TMP/parents.json are the shell
+# (its parent: ROOT_PARENT, "any" for any but 0) and its children
+one_root() {
+    "$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+pids = {m["pid"] for m in j["ranks"]}
+roots = [m for m in j["ranks"] if m.get("parent_pid", 0) not in pids]
+ok = len(roots) == 1 and all(m.get("parent_pid") == roots[0]["pid"]
+                             for m in j["ranks"] if m is not roots[0])
+p = roots[0].get("parent_pid", 0) if ok else -1
+sys.exit(0 if ok and (p == int(sys.argv[2]) if sys.argv[2] != "any"
+                      else p > 0) else 1)' "$TMP/parents.json" "$1"
+}
+one_root any || fail "pipe: members' parents are not the shell: $pwant"
+"$WEFT" --catalog "$SPOOL/catalog.db" show pipe | grep -q "PARENT" ||
+    fail "pipe: weft show has no PARENT column"
 "$WEFT" --catalog "$SPOOL/catalog.db" import "$archive" --name pipe-again \
     >"$TMP/import.out" 2>&1 || fail "import: $(cat "$TMP/import.out")"
 [ "$(procs "$SPOOL/catalog.db" pipe-again)" = "$want" ] ||
     fail "import: processes $(procs "$SPOOL/catalog.db" pipe-again), expected $want"
+# the archive has the parents the tree's members named (not the root's:
+# weft run's process is no member)
+parents "$SPOOL/catalog.db" pipe-again >/dev/null
+one_root 0 || fail "import: parents $(parents "$SPOOL/catalog.db" pipe-again), expected those of $pwant"
 stop_weftd
 "$WEFT" --catalog "$TMP/rebuilt.db" reindex "$SPOOL" >"$TMP/reindex.out" 2>&1 ||
     fail "reindex: $(cat "$TMP/reindex.out")"

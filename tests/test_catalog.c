@@ -424,6 +424,7 @@ static void test_ids_random(void **state)
              "ALTER TABLE traces DROP COLUMN refused;"
              "ALTER TABLE locations DROP COLUMN process;"
              "ALTER TABLE locations DROP COLUMN program;"
+             "ALTER TABLE members DROP COLUMN parent_pid;"
              "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
              " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
     c = open_ok(f->path, 0);
@@ -456,7 +457,7 @@ static void test_detail_round_trip(void **state)
     assert_int_equal(weft_catalog_members(c, got.id, seen_member, &s), 0);
     assert_int_equal(s.n, 3);
     assert_string_equal(s.text[0], "0 n1 11 complete 1 3 0");
-    assert_string_equal(s.text[1], "1 n2 12 complete 1 2 1");
+    assert_string_equal(s.text[1], "1 n2 12 complete 1 2 1 parent 11");
     assert_string_equal(s.text[2], "2  0 missing 0 0 0");
 
     memset(&s, 0, sizeof s);

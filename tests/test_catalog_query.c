@@ -28,9 +28,11 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-/* What schemas 9 to 13 added, dropped to make an older catalog of a
+/* What schemas 9 to 14 added, dropped to make an older catalog of a
  * new one. */
-#define DROP_SCHEMA_13 "ALTER TABLE locations DROP COLUMN process;" \
+#define DROP_SCHEMA_14 "ALTER TABLE members DROP COLUMN parent_pid;"
+#define DROP_SCHEMA_13 DROP_SCHEMA_14                                        \
+    "ALTER TABLE locations DROP COLUMN process;"                             \
     "ALTER TABLE locations DROP COLUMN program;"
 #define DROP_SCHEMA_12 DROP_SCHEMA_13 \
     "ALTER TABLE traces DROP COLUMN refused;"
@@ -205,8 +207,8 @@ static void test_live_figures(void **state)
     fixture *f = *state;
     weft_catalog *c = open_ok(f->path, 0);
     weft_member_row mem[2] = {
-        { 0, (char *)"node-a", 10, (char *)WEFT_MEMBER_COMPLETE, 2, 30, 0 },
-        { 2, (char *)"node-b", 12, (char *)WEFT_MEMBER_RECORDING, 1, 4, 0 },
+        { 0, (char *)"node-a", 10, (char *)WEFT_MEMBER_COMPLETE, 2, 30, 0, 0 },
+        { 2, (char *)"node-b", 12, (char *)WEFT_MEMBER_RECORDING, 1, 4, 0, 0 },
     };
     weft_location_row loc[3] = {
         { 0, 0, 0, (char *)"", 10, 0, NULL, NULL },
@@ -912,6 +914,38 @@ static void test_tree_programs(void **state)
     weft_catalog_close(c);
 }
 
+/* Schema 14: a member's parent; a catalog of 13 reads 0 for its members. */
+static void test_migrate_members_parent(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_trace_row row = { .key = (char *)"p", .name = (char *)"p",
+                           .state = (char *)WEFT_STATE_COMPLETE,
+                           .members = 2 };
+    weft_member_row mem[2] = {
+        { 0, (char *)"h", 10, (char *)WEFT_MEMBER_COMPLETE, 0, 0, 0, 7 },
+        { 1, (char *)"h", 11, (char *)WEFT_MEMBER_COMPLETE, 0, 0, 0, 10 },
+    };
+    weft_trace_detail d = { .members = mem, .nmembers = 2 };
+    seen s;
+
+    assert_int_equal(weft_catalog_trace_begin(c, &row), 0);
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_members(c, row.id, seen_member, &s), 0);
+    assert_string_equal(s.text[0], "0 h 10 complete 0 0 0 parent 7");
+    assert_string_equal(s.text[1], "1 h 11 complete 0 0 0 parent 10");
+    weft_catalog_close(c);
+    raw_exec(f->path, DROP_SCHEMA_14 "PRAGMA user_version = 13;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_members(c, row.id, seen_member, &s), 0);
+    assert_string_equal(s.text[1], "1 h 11 complete 0 0 0");
+    weft_catalog_close(c);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -928,6 +962,7 @@ int main(void)
         T(test_charged),
         T(test_io_metrics_round_trip),
         T(test_migrate_from_v3),
+        T(test_migrate_members_parent),
         T(test_live_figures),
         T(test_report_round_trip),
         T(test_tree_programs),

@@ -83,6 +83,7 @@ typedef struct weft_memberin {
     /* From its Hello: */
     uint32_t rank;
     uint32_t pid;
+    uint32_t parent_pid;          /* a tree member's parent, else 0 */
     char *host;                   /* owned */
     uint32_t uid;                 /* its trace's owner: charged for it */
     uint32_t size;                /* members of its trace: the ranks its

@@ -182,6 +182,7 @@ static int member_rows(weft_member *const *v, size_t n,
         rows[i].rank = v[i]->in.rank;
         rows[i].host = v[i]->in.host;
         rows[i].pid = v[i]->in.pid;
+        rows[i].parent_pid = v[i]->in.parent_pid;
         rows[i].state = (char *)weft_catrow_member_state(v[i]);
     }
     for (size_t i = 0; i < res->nlocations; i++) {

@@ -123,6 +123,7 @@ static int snapshot(const weft_trace *t, const weft_live_mark *mark,
         lt->f.nmembers = nm;
         row->rank = r;
         row->pid = m->in.pid;
+        row->parent_pid = m->in.parent_pid;
         row->state = m->in.said_goodbye ? (char *)weft_catrow_member_state(m)
                                      : WEFT_MEMBER_RECORDING;
         if (!(row->host = strdup(m->in.host ? m->in.host : ""))) {

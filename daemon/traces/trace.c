@@ -394,6 +394,7 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
     m->trace = t;
     m->in.rank = rank;
     m->in.pid = h->pid;
+    m->in.parent_pid = h->tree ? h->parent_pid : 0;
     *out = m;
     return 0;
 }
