@@ -267,9 +267,11 @@ out:
 }
 
 /* Takes the next frame to write into *out: pending definitions first, then
- * the oldest batch, then (when closing and everything is acknowledged) the
- * Goodbye. Returns 1 with a frame, 0 with nothing to send, or a WEFT_E*
- * code with why filled. */
+ * the oldest batch, then (when closing and nothing is left to send) the
+ * Goodbye, behind the last batches: weftd journals it after them and
+ * hangs up once it is written, after their Acks, so the end costs one
+ * round trip. Returns 1 with a frame, 0 with nothing to send, or a
+ * WEFT_E* code with why filled. */
 static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -289,8 +291,7 @@ static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
     } else if (weft__S.q_head) {
         b = WEFT_FIFO_SHIFT(weft__S.q_head, weft__S.q_tail);
         WEFT_FIFO_PUSH(weft__S.f_head, weft__S.f_tail, b);
-    } else if (closing && !weft__S.goodbye_queued && !weft__S.f_head &&
-               !weft__S.df_head) {
+    } else if (closing && !weft__S.goodbye_queued) {
         len = pack_goodbye_locked(&out->data);
         goodbye = 1;
         weft__S.goodbye_queued = 1;
@@ -423,6 +424,17 @@ static uint32_t jitter_next(uint32_t *s)
 
 enum { PUMP_OK, PUMP_DONE, PUMP_UNSURE, PUMP_BROKEN, PUMP_FATAL };
 
+/* 1 while a frame sent on this connection awaits its Ack. */
+static int in_flight(void)
+{
+    int n;
+
+    pthread_mutex_lock(&weft__S.mu);
+    n = weft__S.f_head || weft__S.df_head;
+    pthread_mutex_unlock(&weft__S.mu);
+    return n;
+}
+
 /* One round on a live connection: waits (until wake_at at most) for the
  * socket or a wake-up, reads and handles weftd's frames, writes some of
  * the current frame. Returns PUMP_OK, PUMP_DONE (weftd hung up after our
@@ -465,12 +477,14 @@ static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
             if (rc < 0)
                 return transient ? PUMP_BROKEN : PUMP_FATAL;
         }
+        /* weftd hangs up after the Acks of all that came before the
+         * Goodbye: anything still unacknowledged is to be sent again. */
         if (rc == WEFT_ECLOSED && *goodbye_sent)
-            return PUMP_DONE; /* the orderly end */
+            return in_flight() ? PUMP_BROKEN : PUMP_DONE; /* orderly end */
         if (rc == WEFT_EPROTO)
             return PUMP_FATAL;
         if (rc < 0)
-            return *goodbye_sent ? PUMP_UNSURE : PUMP_BROKEN;
+            return *goodbye_sent && !in_flight() ? PUMP_UNSURE : PUMP_BROKEN;
     }
     if (out->data && (pfd[0].revents & POLLOUT)) {
         ssize_t n = send(weft__S.fd, out->data + out->off, out->len - out->off,
@@ -551,7 +565,6 @@ typedef struct sender {
      * CLOCK_MONOTONIC; 0 until it happened). */
     uint64_t t_start;        /* the sender started (weft_open) */
     uint64_t t_close;        /* it saw weft_close begin */
-    uint64_t t_idle;         /* closing, and everything acknowledged */
     uint64_t t_goodbye;      /* the Goodbye was written */
 } sender;
 
@@ -726,16 +739,15 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
 
     switch (rc) {
     case PUMP_DONE:
-        if (s->t_close && s->t_idle && s->t_goodbye)
-            weft__debug("ended: everything acknowledged %.2f ms after "
-                        "weft_close began, the Goodbye %.2f ms after that, "
+        if (s->t_close && s->t_goodbye)
+            weft__debug("ended: the Goodbye written %.2f ms after "
+                        "weft_close began, everything acknowledged and "
                         "weftd's hang-up %.2f ms after the Goodbye",
-                        ms_between(s->t_close, s->t_idle),
-                        ms_between(s->t_idle, s->t_goodbye),
+                        ms_between(s->t_close, s->t_goodbye),
                         ms_between(s->t_goodbye, weft__mono_ns()));
         return WEFT__SND_DONE;
     case PUMP_UNSURE:
-        /* Everything was acknowledged before the Goodbye. Connecting
+        /* Everything was acknowledged, the Goodbye sent. Connecting
          * again to send it once more could make a new, empty trace of the
          * same name if weftd did take it and converted the trace, so this
          * ends here. */
@@ -822,8 +834,6 @@ static weft__sender_state state_streaming(sender *s)
         weft__S.end_synced = 1;
         weft__measure_offset(weft__S.fd, s->close_at, "at the end");
     }
-    if (s->closing && idle && !s->t_idle)
-        s->t_idle = weft__mono_ns();
     if (s->closing && idle && !weft__S.end_synced && !s->out.data) {
         /* The closing offset goes out (and is acknowledged) before the
          * Goodbye, like every definition. */
@@ -832,7 +842,10 @@ static weft__sender_state state_streaming(sender *s)
         return WEFT__SND_STREAMING;
     }
     if (!s->out.data) {
-        rc = next_frame(&s->out, s->closing, s->why, sizeof s->why);
+        /* The Goodbye once the closing offset is queued: measured with
+         * round trips (a weftd elsewhere) only once all is acknowledged. */
+        rc = next_frame(&s->out, s->closing && weft__S.end_synced, s->why,
+                        sizeof s->why);
         if (rc == 0 && !s->closing && heartbeat_due(s))
             rc = pack_heartbeat(&s->out, s->why, sizeof s->why);
         if (rc < 0) {
