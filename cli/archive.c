@@ -651,6 +651,39 @@ int weft__arc_tree_pids(const weft__arc *a, OTF2_LocationGroupRef group,
     return 1;
 }
 
+int weft__arc_members(const weft__arc *a, weft_member_row **members,
+                      size_t *n, uint32_t **lg_rank)
+{
+    weft_member_row *m = calloc(a->nlg_type + 1, sizeof *m);
+    uint32_t *r = malloc((a->nlg_type + 1) * sizeof *r);
+
+    *n = 0;
+    *members = NULL;
+    *lg_rank = NULL;
+    if (!m || !r) {
+        free(m);
+        free(r);
+        return WEFT_ENOMEM;
+    }
+    for (size_t g = 0; g < a->nlg_type; g++) {
+        r[g] = UINT32_MAX;
+        if (a->lg_type[g] != OTF2_LOCATION_GROUP_TYPE_PROCESS)
+            continue;
+        r[g] = (uint32_t)*n;
+        m[*n].rank = (uint32_t)*n;
+        m[*n].host = (char *)weft__arc_name(
+            a, WEFT_REF_SYSTEM_TREE_NODE,
+            g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+        m[*n].state = (char *)WEFT_MEMBER_COMPLETE;
+        weft__arc_tree_pids(a, (OTF2_LocationGroupRef)g, &m[*n].pid,
+                            &m[*n].parent_pid);
+        (*n)++;
+    }
+    *members = m;
+    *lg_rank = r;
+    return 0;
+}
+
 int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
                            const char **process, char **program)
 {

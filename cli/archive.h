@@ -11,6 +11,7 @@
 
 #include <otf2/otf2.h>
 
+#include "catalog.h"
 #include "defview.h"
 #include "record.h"
 
@@ -121,6 +122,15 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
  * NULL), WEFT_ENOMEM. */
 int weft__arc_tree_process(const weft__arc *a, OTF2_LocationGroupRef group,
                            const char **process, char **program);
+/* The members of archive a as a catalog has them: its PROCESS location
+ * groups in id order, rank = their index, host = their system tree
+ * node's name (a's), state complete, and a process tree's pid and
+ * parent pid (weft__arc_tree_pids); no locations or events counted.
+ * *lg_rank[g] is the rank of location group g, UINT32_MAX for other
+ * groups. Both arrays malloc'd ((*n or a->nlg_type) + 1 entries); 0 or
+ * WEFT_ENOMEM (both NULL). */
+int weft__arc_members(const weft__arc *a, weft_member_row **members,
+                      size_t *n, uint32_t **lg_rank);
 /* The pid of process tree member `group` (named "PROGRAM (pid N)") and
  * of its parent (the group that created it, when also named so; else
  * 0): 1, or 0 when the group is no such member. */

@@ -171,30 +171,12 @@ static int members_of(imp *x)
     size_t n = 0, nh = 0;
     weft__sbuf hs = { 0 };
 
-    x->lg_rank = malloc((a->nlg_type + 1) * sizeof *x->lg_rank);
-    x->members = calloc(a->nlg_type + 1, sizeof *x->members);
-    hv = calloc(a->nlg_type + 1, sizeof *hv);
-    if (!x->lg_rank || !x->members || !hv) {
-        free(hv);
+    if (weft__arc_members(a, &x->members, &n, &x->lg_rank) < 0 ||
+        !(hv = calloc(n + 1, sizeof *hv)))
         return -1;
-    }
-    for (size_t g = 0; g < a->nlg_type; g++) {
-        x->lg_rank[g] = UINT32_MAX;
-        if (a->lg_type[g] != OTF2_LOCATION_GROUP_TYPE_PROCESS)
-            continue;
-        x->lg_rank[g] = (uint32_t)n;
-        x->members[n].rank = (uint32_t)n;
-        x->members[n].host = (char *)weft__arc_name(
-            a, WEFT_REF_SYSTEM_TREE_NODE,
-            g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-        x->members[n].state = (char *)WEFT_MEMBER_COMPLETE;
-        /* a process tree's member: its pid and its parent's */
-        weft__arc_tree_pids(a, (OTF2_LocationGroupRef)g, &x->members[n].pid,
-                            &x->members[n].parent_pid);
-        if (*x->members[n].host)
-            hv[nh++] = x->members[n].host;
-        n++;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (*x->members[i].host)
+            hv[nh++] = x->members[i].host;
     x->r.detail.members = x->members;
     x->r.detail.nmembers = n;
     x->r.row.members = x->r.row.joined = (uint32_t)n;

@@ -324,6 +324,9 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     weft_trace_detail detail = { 0 };
     weft_location_row *locs = NULL;
     salvage sv = { 0 };
+    weft_member_row *members = NULL;  /* of the archive: no old row */
+    uint32_t *lg_rank = NULL;
+    size_t nmembers = 0;
     weft__arc a = { 0 };
     char name[256], *archive = NULL, *err = NULL, *desc = NULL;
     char *clock = NULL;
@@ -367,6 +370,19 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
             row.name = desc;
         row.state = (char *)WEFT_STATE_COMPLETE;
         row.members = ranks;
+        if (weft__arc_members(&a, &members, &nmembers, &lg_rank) < 0) {
+            rc = WEFT_ENOMEM;
+            goto out;
+        }
+        row.joined = (uint32_t)nmembers;
+        for (size_t i = 0; i < a.nlocs; i++) {
+            OTF2_LocationGroupRef g = a.locs[i].group;
+            uint32_t r = g < a.nlg_type ? lg_rank[g] : UINT32_MAX;
+            if (r < nmembers) {
+                members[r].locations++;
+                members[r].events += a.locs[i].events;
+            }
+        }
         if (stat(anchor, &st) == 0) {
             row.uid = st.st_uid;
             row.finished = (int64_t)st.st_mtime;
@@ -388,8 +404,8 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     }
     detail.locations = locs;
     detail.nlocations = a.nlocs;
-    detail.members = sv.members;
-    detail.nmembers = sv.nmembers;
+    detail.members = have_old ? sv.members : members;
+    detail.nmembers = have_old ? sv.nmembers : nmembers;
     detail.tags = sv.tags;
     detail.ntags = sv.ntags;
     rc = weft_catalog_trace_finish_detail(x->cat, &row, &detail);
@@ -399,6 +415,8 @@ out:
     if (have_old)
         weft_catalog_trace_free(&old);
     salvage_free(&sv);
+    free(members);
+    free(lg_rank);
     locations_free(locs, nlocs);
     free(desc);
     free(clock);

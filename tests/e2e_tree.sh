@@ -166,8 +166,7 @@ members big 3
 
 # The catalog rebuilt from the archives (weft reindex), and an archive
 # imported (weft import): a tree's locations still name their process
-# and program as weftd catalogued them, and the import's members their
-# parent (a reindex into a new catalog makes no member rows).
+# and program as weftd catalogued them, and its members their parent.
 procs() { # CATALOG TRACE: its locations' (process, program), sorted
     "$WEFT" --catalog "$1" show "$2" --json >"$TMP/procs.json" ||
         fail "show $2 in $1"
@@ -217,4 +216,9 @@ stop_weftd
     fail "reindex: $(cat "$TMP/reindex.out")"
 [ "$(procs "$TMP/rebuilt.db" pipe)" = "$want" ] ||
     fail "reindex: processes $(procs "$TMP/rebuilt.db" pipe), expected $want"
+parents "$TMP/rebuilt.db" pipe >/dev/null
+one_root 0 || fail "reindex: parents $(parents "$TMP/rebuilt.db" pipe), expected those of $pwant"
+[ "$(json_get "$TMP/parents.json" 'sum(m["events"] for m in j["ranks"])')" = \
+  "$(json_get "$TMP/parents.json" 'j["events"]')" ] ||
+    fail "reindex: the members' events do not add up to the trace's"
 echo "reindex and import: the processes and programs of $want"
