@@ -627,8 +627,12 @@ static weft__sender_state round_begin(sender *s)
         s->next_flush = s->now + weft__S.cfg.flush_ms;
     }
     if (s->state == WEFT__SND_CLOSING) {
-        /* weftd holds everything; it is just slow to hang up. */
-        return s->now >= s->eof_deadline ? WEFT__SND_DONE : s->state;
+        if (s->now < s->eof_deadline)
+            return s->state;
+        if (!in_flight())
+            return WEFT__SND_DONE; /* weftd holds everything; it is just
+                                      slow to hang up */
+        /* else eof_deadline is close_at: given up on below */
     }
     if (!s->closing)
         return s->state;
@@ -779,8 +783,12 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
     }
     if (goodbye_sent && s->state != WEFT__SND_CLOSING) {
         s->t_goodbye = weft__mono_ns();
-        s->eof_deadline = weft__min_u64(weft__now_ms() + WEFT__EOF_TIMEOUT_MS,
-                                        s->close_at);
+        /* Behind batches not yet acknowledged, as long as closing may
+         * take; once weftd holds everything, WEFT__EOF_TIMEOUT_MS more. */
+        s->eof_deadline = in_flight()
+            ? s->close_at
+            : weft__min_u64(weft__now_ms() + WEFT__EOF_TIMEOUT_MS,
+                            s->close_at);
         return WEFT__SND_CLOSING;
     }
     return s->state;
