@@ -143,6 +143,9 @@ WEFT__HIDDEN int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
 WEFT__HIDDEN uint64_t weft__mono_ns(void);
 /* One line "weft: ..." on stderr (log.c). */
+/* Loads libmunge and nettle (client/lazylib.c), before the first MUNGE
+ * credential or MAC; never with weft__S.mu held. 0, or -1 with why. */
+WEFT__HIDDEN int weft__lazylib_load(char *why, size_t whylen);
 WEFT__HIDDEN void weft__warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 /* One line "weft: debug: ..." on stderr when WEFT_DEBUG=1 (log.c). */

@@ -485,6 +485,10 @@ static int authenticate(const weft__config *c, int fd, uint64_t deadline,
                              whylen)) < 0 || c->auth_none)
         goto out;
     server_uid = ch->challenge->server_uid;
+    if (weft__lazylib_load(why, whylen) < 0) { /* MUNGE and the MAC */
+        rc = WEFT_EAUTH;
+        goto out;
+    }
     if ((rc = weft__auth_bind(fd, ch->challenge->nonce.data,
                               ch->challenge->nonce.len, &b, why,
                               whylen)) < 0 ||

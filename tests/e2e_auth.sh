@@ -18,7 +18,9 @@
 #    credential B captured and presents later on a connection of its own
 #    is refused; a frame injected after the Auth is refused by its MAC
 #    (#30);
-#  - no munged on the client's side, or on weftd's, is said clearly.
+#  - no munged on the client's side, or on weftd's, is said clearly;
+#  - libweft loads libmunge and nettle only for that: it does not link
+#    them, and a process traced over the Unix socket never maps them.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -204,6 +206,23 @@ case "$out" in
     *) fail "no munged: '$out'";;
 esac
 
+# libweft loads libmunge and nettle only to speak MUNGE over TCP (the
+# cases above): a process traced over the Unix socket never maps them.
+lib="$WEFT_BUILDDIR/.libs/libweft.so"
+if readelf -d "$lib" | grep -E "NEEDED.*(libmunge|libnettle)"; then
+    fail "libweft.so links libmunge or nettle: every traced process loads them"
+fi
+WEFT_SERVER="unix:$SPOOL/weftd.sock" WEFT_TRACE=lazy WEFT_REQUIRED=1 \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0" \
+    LD_PRELOAD="$WEFT_BUILDDIR/.libs/libweft-io.so" \
+    cat /proc/self/maps >"$TMP/maps" 2>"$TMP/lazy.err" ||
+    fail "cat traced over the Unix socket: $(cat "$TMP/lazy.err")"
+grep -q "libweft.so" "$TMP/maps" || fail "the traced cat did not load libweft"
+if grep -E "libmunge|libnettle" "$TMP/maps"; then
+    fail "a process traced over the Unix socket mapped libmunge or nettle"
+fi
+wait_state lazy complete 30
+
 # weftd is down and B holds its very address, claiming weftd's uid: the
 # client, configured as ever, refuses it and says nothing about itself.
 stop_weftd
@@ -226,4 +245,5 @@ case "$out" in
 esac
 kill -TERM "$w2"
 wait "$w2"
+
 echo "PASS: e2e_auth"
