@@ -68,9 +68,9 @@ expect 0 "by-program" "$WEFT" help profile
 W show build >"$TMP/show.txt" || fail "show"
 grep -q "cc1 (pid 103) Thread 1" "$TMP/show.txt" ||
     fail "show: locations must name their process: $(cat "$TMP/show.txt")"
-grep -Eq '^RANK +HOST +PID +PROGRAM +STATE' "$TMP/show.txt" &&
-    grep -Eq '^ +2 +node-a +103 +cc1 +complete' "$TMP/show.txt" ||
-    fail "show: members must name their program: $(cat "$TMP/show.txt")"
+grep -Eq '^RANK +HOST +PID +PARENT +PROGRAM +STATE' "$TMP/show.txt" &&
+    grep -Eq '^ +2 +node-a +103 +- +cc1 +complete' "$TMP/show.txt" ||
+    fail "show: members must name their parent (none known: -) and program: $(cat "$TMP/show.txt")"
 W show build --json >"$TMP/show.json" || fail "show --json"
 [ "$(json_get "$TMP/show.json" '[(l["process"], l["program"]) for l in j["locations"]][1]')" = \
   "('cc1 (pid 101)', 'cc1')" ] || fail "show --json: $(cat "$TMP/show.json")"

@@ -140,6 +140,9 @@ typedef struct weft_memberin {
     weft_ackq waiting;
     weft_ackq syncing;
     int sync_running;             /* an fdatasync job is in flight */
+    int close_when_synced;        /* its Goodbye is written: the
+                                     connection closes once the acks
+                                     waiting for a sync went out */
 } weft_memberin;
 
 /* Whether a write of the member's journal is out: entries at the

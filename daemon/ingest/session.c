@@ -113,6 +113,10 @@ static void sync_done(weft_work *w)
         kick_sync(m);
         weft_jcache_idle(m);
     }
+    if (c && m->close_when_synced && !m->sync_running && !m->waiting.n) {
+        m->close_when_synced = 0;
+        weft_conn_close(c); /* after the Acks of all before its Goodbye */
+    }
 }
 
 /* Starts an fdatasync covering every ack waiting, unless one runs: the
@@ -395,7 +399,14 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                           "abnormally: %s", m->ended);
         else
             weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
-        weft_conn_close(c);
+        /* The client may have sent its Goodbye behind batches whose
+         * Acks wait for a sync (durability = fsync): they go first. */
+        if (m->sync_running || m->waiting.n) {
+            m->close_when_synced = 1;
+            kick_sync(m);
+        } else {
+            weft_conn_close(c);
+        }
     }
     settle_member(m);
     if (c)
