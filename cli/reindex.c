@@ -315,6 +315,27 @@ static weft_location_row *archive_locations(const weft__arc *a,
     return locs;
 }
 
+/* The members of archive a (weft__arc_members) with their locations and
+ * events; malloc'd (*n of them, strings in a), NULL when out of memory. */
+static weft_member_row *archive_members(const weft__arc *a, size_t *n)
+{
+    weft_member_row *members;
+    uint32_t *lg_rank;
+
+    if (weft__arc_members(a, &members, n, &lg_rank) < 0)
+        return NULL;
+    for (size_t i = 0; i < a->nlocs; i++) {
+        OTF2_LocationGroupRef g = a->locs[i].group;
+        uint32_t r = g < a->nlg_type ? lg_rank[g] : UINT32_MAX;
+        if (r < *n) {
+            members[r].locations++;
+            members[r].events += a->locs[i].events;
+        }
+    }
+    free(lg_rank);
+    return members;
+}
+
 /* A converted trace: figures from the archive's definitions, the rest
  * from the old catalog's row when it still reads. */
 static int index_archive(reindex *x, const char *key, const char *tdir,
@@ -325,7 +346,6 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
     weft_location_row *locs = NULL;
     salvage sv = { 0 };
     weft_member_row *members = NULL;  /* of the archive: no old row */
-    uint32_t *lg_rank = NULL;
     size_t nmembers = 0;
     weft__arc a = { 0 };
     char name[256], *archive = NULL, *err = NULL, *desc = NULL;
@@ -370,19 +390,11 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
             row.name = desc;
         row.state = (char *)WEFT_STATE_COMPLETE;
         row.members = ranks;
-        if (weft__arc_members(&a, &members, &nmembers, &lg_rank) < 0) {
+        if (!(members = archive_members(&a, &nmembers))) {
             rc = WEFT_ENOMEM;
             goto out;
         }
         row.joined = (uint32_t)nmembers;
-        for (size_t i = 0; i < a.nlocs; i++) {
-            OTF2_LocationGroupRef g = a.locs[i].group;
-            uint32_t r = g < a.nlg_type ? lg_rank[g] : UINT32_MAX;
-            if (r < nmembers) {
-                members[r].locations++;
-                members[r].events += a.locs[i].events;
-            }
-        }
         if (stat(anchor, &st) == 0) {
             row.uid = st.st_uid;
             row.finished = (int64_t)st.st_mtime;
@@ -416,7 +428,6 @@ out:
         weft_catalog_trace_free(&old);
     salvage_free(&sv);
     free(members);
-    free(lg_rank);
     locations_free(locs, nlocs);
     free(desc);
     free(clock);

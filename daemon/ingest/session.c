@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "acks.h"
 #include "authn.h"
 #include "codec.h"
 #include "connlog.h"
@@ -40,142 +41,6 @@
 #include "validate.h"
 #include "weft_errors.h"
 #include "worker.h"
-
-static void send_env(weft_conn *c, const Weft__Envelope *env)
-{
-    uint8_t *frame;
-    ssize_t n = weft_frame_pack(env, &frame);
-
-    if (n < 0) {
-        weft_conn_close(c);
-        return;
-    }
-    weft_conn_send(c, frame, (size_t)n);
-}
-
-static void send_ack_now(weft_conn *c, int definitions, uint32_t loc,
-                         uint64_t seq)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Ack ack = WEFT__ACK__INIT;
-
-    ack.definitions = definitions;
-    ack.location = loc;
-    ack.seq = seq;
-    env.msg_case = WEFT__ENVELOPE__MSG_ACK;
-    env.ack = &ack;
-    send_env(c, &env);
-}
-
-/* ---- durability = fsync: acks after a batched fdatasync ---- */
-
-/* One fdatasync of a member's journal, on d->srv->syncer (worker.h): a thread
- * of its own, so syncs wait neither for conversions nor for each
- * other's place in libuv's pool. */
-typedef struct sync_job {
-    weft_work work;       /* first: the job is its work */
-    weft_memberin *m;
-    weft_journal *journal;
-    int rc;
-    int err;
-} sync_job;
-
-static void kick_sync(weft_memberin *m);
-
-static void sync_work(weft_work *w)
-{
-    sync_job *j = (sync_job *)w;
-
-    j->rc = weft_journal_sync(j->journal);
-    j->err = errno;
-}
-
-static void sync_done(weft_work *w)
-{
-    sync_job *j = (sync_job *)w;
-    weft_memberin *m = j->m;
-    weft_conn *c = m->conn;
-
-    m->d->jobs--;
-    m->sync_running = 0;
-    if (c && j->rc < 0) {
-        weft_conn_fail(c, WEFT_EIO, "cannot sync the journal of this process "
-                       "in %s: %s", weft_member_dir(m), strerror(j->err));
-    } else if (c) {
-        for (size_t i = 0; i < m->syncing.n; i++) {
-            const weft_ack *a = &m->syncing.v[i];
-            send_ack_now(c, a->definitions, a->location, a->seq);
-        }
-    }
-    m->syncing.n = 0;
-    free(j);
-    if (!weft_member_written(m)) {
-        kick_sync(m);
-        weft_jcache_idle(m);
-    }
-    if (c && m->close_when_synced && !m->sync_running && !m->waiting.n) {
-        m->close_when_synced = 0;
-        weft_conn_close(c); /* after the Acks of all before its Goodbye */
-    }
-}
-
-/* Starts an fdatasync covering every ack waiting, unless one runs: the
- * acks that arrive meanwhile wait for the next, so fsyncs are batched.
- * Nothing once the syncer has stopped (weftd is closing its
- * connections). */
-static void kick_sync(weft_memberin *m)
-{
-    weft_daemon *d = m->d;
-    weft_ackq tmp;
-    sync_job *j;
-
-    if (m->sync_running || m->waiting.n == 0 || !m->journal ||
-        !d->srv->syncer)
-        return;
-    j = calloc(1, sizeof *j);
-    if (!j)
-        return; /* retried with the next ack */
-    j->m = m;
-    j->journal = m->journal;
-    if (weft_worker_submit(d->srv->syncer, &j->work, sync_work,
-                           sync_done) < 0) {
-        free(j);
-        return; /* retried with the next ack */
-    }
-    /* done runs on this thread, later: the swap is in place by then */
-    tmp = m->syncing;
-    m->syncing = m->waiting;
-    m->waiting = tmp;
-    m->waiting.n = 0;
-    m->sync_running = 1;
-    d->jobs++;
-}
-
-/* Acknowledges a Definitions (definitions=1) or EventBatch frame: at once,
- * or with durability = fsync after the journal reached stable storage. */
-static void send_ack(weft_conn *c, int definitions, uint32_t loc, uint64_t seq)
-{
-    weft_memberin *m = c->member;
-    weft_ackq *q;
-
-    if (c->d->cfg.durability != WEFT_DURABLE_FSYNC || !m) {
-        send_ack_now(c, definitions, loc, seq);
-        return;
-    }
-    q = &m->waiting;
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        weft_ack *v = realloc(q->v, cap * sizeof *v);
-        if (!v) {
-            weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-            return;
-        }
-        q->v = v;
-        q->cap = cap;
-    }
-    q->v[q->n++] = (weft_ack){ (uint8_t)definitions, loc, seq };
-    kick_sync(m);
-}
 
 /* What a journal entry's completion does (weft_session_written). */
 enum {
@@ -274,7 +139,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     c->member_max_frame = m->max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_HELLO_ACK;
     env.hello_ack = &ack;
-    send_env(c, &env);
+    weft_conn_send_env(c, &env);
     if (weft_memberin_in_tree(m))
         weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, rank %u "
                       "of a process tree, %u members)", host, pid, m->rank,
@@ -378,7 +243,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
     } else if (j->what == WRITTEN_DEFS) {
         m->held_defs_seq = e->seq;
         if (c)
-            send_ack(c, 1, 0, e->seq);
+            weft_ack_send(c, 1, 0, e->seq);
     } else if (j->what == WRITTEN_EVENTS) {
         weft_loc_state *l = &m->locs[e->location];
         /* A failed append made it refused (jwriter.h): rc 0 */
@@ -392,7 +257,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             not_stored(d, j);
         }
         if (c)
-            send_ack(c, 0, e->location, e->seq);
+            weft_ack_send(c, 0, e->location, e->seq);
     } else if (j->what == WRITTEN_GOODBYE && c) {
         if (m->ended)
             weft_conn_log(c, WEFT_LOG_INFO, "said goodbye; it ended "
@@ -403,7 +268,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
          * Acks wait for a sync (durability = fsync): they go first. */
         if (m->sync_running || m->waiting.n) {
             m->close_when_synced = 1;
-            kick_sync(m);
+            weft_ack_kick_sync(m);
         } else {
             weft_conn_close(c);
         }
@@ -559,7 +424,7 @@ static int on_definitions(weft_conn *c, const Weft__Definitions *defs)
         return WEFT_EPROTO;
     }
     if (defs->seq <= m->held_defs_seq) { /* a resend of what we hold */
-        send_ack(c, 1, 0, defs->seq);
+        weft_ack_send(c, 1, 0, defs->seq);
         return 0;
     }
     if (defs->seq <= m->defs_seq)
@@ -721,7 +586,7 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
         return WEFT_EPROTO;
     }
     if (b->seq <= m->locs[b->location].held_seq) {
-        send_ack(c, 0, b->location, b->seq); /* a resend of what we hold */
+        weft_ack_send(c, 0, b->location, b->seq); /* a resend of what we hold */
         return 0;
     }
     if (b->seq <= m->locs[b->location].last_seq)
@@ -890,7 +755,7 @@ static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
     reply.server_time = server_clock_ns();
     env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
     env.clock_sync = &reply;
-    send_env(c, &env);
+    weft_conn_send_env(c, &env);
     return 0;
 }
 
