@@ -44,6 +44,7 @@
 #include "codec.h"
 #include "fifo.h"
 #include "frame.h"
+#include "procid.h"
 #include "record.h"
 #include "client_session.h"
 #include "weft_errors.h"
@@ -370,6 +371,8 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.tree = c->tree;
     h.root = c->root;
     h.parent_pid = c->tree ? (uint32_t)getppid() : 0;
+    h.proc_start = weft_proc_start(h.pid);
+    h.pid_ns = weft_proc_pidns();
     h.timer_resolution = c->resolution;
     h.clock = (char *)c->clock_name;
     for (uint32_t i = 0; i < c->ntags; i++) {

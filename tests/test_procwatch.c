@@ -2,7 +2,8 @@
  * a running child, the same child as a zombie and reaped, a pid that
  * names another process than the one that started then, and which peers
  * weftd may watch (the Unix socket's peer pid; a loopback TCP peer whose
- * Hello names a process of its user). */
+ * Hello names a process of its user, or one of weftd's pid namespace that
+ * ended already). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -53,6 +54,7 @@ static void test_other_process(void **state)
 static void test_watchable(void **state)
 {
     weft_conn c;
+    Weft__Hello h = WEFT__HELLO__INIT;
     uint64_t start = 99;
     uint32_t me = (uint32_t)getpid(), uid = (uint32_t)getuid();
 
@@ -60,21 +62,75 @@ static void test_watchable(void **state)
     memset(&c, 0, sizeof c);
     c.is_unix = 1;
     c.peer_pid = me;
-    assert_int_equal(weft_proc_watchable(&c, me, uid + 1, &start), 1);
+    h.pid = me;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid + 1, &start), 1);
     assert_int_equal(start, weft_proc_start(me));
     /* A Hello naming another process than the peer's. */
-    assert_int_equal(weft_proc_watchable(&c, me + 1, uid, &start), 0);
+    h.pid = me + 1;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
     assert_int_equal(start, 0);
+    h.pid = me;
     c.peer_pid = 0; /* another pid namespace */
-    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 0);
-    assert_int_equal(weft_proc_watchable(&c, 0, uid, &start), 0);
-    /* TCP: from loopback, a process of the user. */
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
+    h.pid = 0;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
+    /* TCP: from loopback, a process of the user, which started when the
+     * Hello says (or it does not say). */
     c.is_unix = 0;
     c.peer_loopback = 1;
-    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 1);
-    assert_int_equal(weft_proc_watchable(&c, me, uid + 1, &start), 0);
+    h.pid = me;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 1);
+    assert_int_equal(start, weft_proc_start(me));
+    assert_int_equal(weft_proc_watchable(&c, &h, uid + 1, &start), 0);
+    h.proc_start = weft_proc_start(me);
+    h.pid_ns = weft_proc_pidns();
+    assert_true(h.pid_ns != 0);
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 1);
+    assert_int_equal(start, h.proc_start);
+    /* Another process has the pid now: the Hello's ended. */
+    h.proc_start++;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 1);
+    assert_int_equal(start, h.proc_start);
+    assert_int_equal(weft_proc_gone(me, start), 1);
+    h.pid_ns++; /* ... unless the pid is another namespace's */
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
     c.peer_loopback = 0; /* another host's pids mean nothing here */
-    assert_int_equal(weft_proc_watchable(&c, me, uid, &start), 0);
+    h.pid_ns--;
+    h.proc_start--;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
+}
+
+/* A loopback peer that ended before weftd read its Hello: watched, and
+ * gone, when its pid is of weftd's namespace; not watched otherwise. */
+static void test_watchable_gone(void **state)
+{
+    weft_conn c;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    pid_t pid = test_sleeper();
+    uint64_t start = 0;
+    uint32_t uid = (uint32_t)getuid();
+    int status;
+
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.peer_loopback = 1;
+    h.pid = (uint32_t)pid;
+    h.proc_start = weft_proc_start(h.pid);
+    h.pid_ns = weft_proc_pidns();
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 1);
+    assert_int_equal(start, h.proc_start);
+    assert_int_equal(weft_proc_gone(h.pid, start), 1);
+    h.pid_ns = 0; /* an older client: cannot tell */
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
+    h.pid_ns = weft_proc_pidns() + 1;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 0);
+    /* On the Unix socket, the peer's pid: its start as the Hello says. */
+    c.is_unix = 1;
+    c.peer_pid = h.pid;
+    assert_int_equal(weft_proc_watchable(&c, &h, uid, &start), 1);
+    assert_int_equal(start, h.proc_start);
 }
 
 int main(void)
@@ -83,6 +139,7 @@ int main(void)
         cmocka_unit_test(test_running_zombie_reaped),
         cmocka_unit_test(test_other_process),
         cmocka_unit_test(test_watchable),
+        cmocka_unit_test(test_watchable_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

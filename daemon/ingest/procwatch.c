@@ -12,43 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t weft_proc_start(uint32_t pid)
-{
-    char path[64], buf[1024], *p, *end;
-    ssize_t n;
-    int fd;
-
-    if (pid == 0)
-        return 0;
-    snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    /* "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the
-     * fields after its last ')' do not. STATE is field 3, starttime 22. */
-    p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    p++;
-    for (int field = 2; field < 22; field++) {
-        while (*p == ' ')
-            p++;
-        if (field < 21) {
-            p = strchr(p, ' ');
-            if (!p)
-                return 0;
-        }
-    }
-    errno = 0;
-    uint64_t v = strtoull(p, &end, 10);
-    return errno || end == p ? 0 : v;
-}
-
 int weft_proc_gone(uint32_t pid, uint64_t start)
 {
     struct pollfd p;
@@ -72,23 +35,48 @@ int weft_proc_gone(uint32_t pid, uint64_t start)
     return now && now != start; /* the pid is another process's now */
 }
 
-int weft_proc_watchable(const weft_conn *c, uint32_t pid, uint32_t uid,
-                        uint64_t *start)
+int weft_proc_watchable(const weft_conn *c, const Weft__Hello *h,
+                        uint32_t uid, uint64_t *start)
 {
     char path[64];
     struct stat st;
+    uint64_t now;
+    int same_ns;
 
     *start = 0;
-    if (pid == 0)
+    if (h->pid == 0)
         return 0;
     if (c->is_unix) {
-        if (c->peer_pid != pid)
+        if (c->peer_pid != h->pid)
             return 0;
-    } else {
-        snprintf(path, sizeof path, "/proc/%" PRIu32, pid);
-        if (!c->peer_loopback || stat(path, &st) < 0 || st.st_uid != uid)
-            return 0;
+        *start = weft_proc_start(h->pid);
+        if (*start == 0) /* gone already: as it said it started */
+            *start = h->proc_start;
+        return 1;
     }
-    *start = weft_proc_start(pid);
-    return 1;
+    if (!c->peer_loopback)
+        return 0; /* another host's pids mean nothing here */
+    /* The Hello's pid is a pid of weftd's own namespace when the client
+     * says so (a container with the host's network has another). */
+    same_ns = h->pid_ns != 0 && h->pid_ns == weft_proc_pidns();
+    snprintf(path, sizeof path, "/proc/%" PRIu32, h->pid);
+    if (stat(path, &st) < 0) {
+        /* Ended before weftd read its Hello (which follows MUNGE's
+         * decoding): gone already, when the pid was one of ours. */
+        if (!same_ns || errno != ENOENT)
+            return 0;
+        *start = h->proc_start;
+        return 1;
+    }
+    now = weft_proc_start(h->pid);
+    if (st.st_uid == uid && (h->proc_start == 0 || h->proc_start == now)) {
+        *start = now;
+        return 1;
+    }
+    /* Another process has that pid: the one that said Hello ended. */
+    if (same_ns && h->proc_start != 0 && now != 0 && now != h->proc_start) {
+        *start = h->proc_start;
+        return 1;
+    }
+    return 0;
 }

@@ -14,24 +14,24 @@
 
 #include <stdint.h>
 
+#include "procid.h"
 #include "server.h"
-
-/* The start time of process pid in clock ticks since boot (field 22 of
- * /proc/PID/stat), 0 if it cannot be read (no such process, /proc hides
- * it, ...). */
-uint64_t weft_proc_start(uint32_t pid);
+#include "weft.pb-c.h"
 
 /* 1 when the process pid that started at `start` (0: not known) has
  * ended: there is no such process, it is a zombie, or the pid is another
  * process's now. 0 while it runs, or when that cannot be told. */
 int weft_proc_gone(uint32_t pid, uint64_t start);
 
-/* 1 when pid, the process a Hello of uid names, is the process at the
- * other end of c on this host: c is on the Unix socket and SO_PEERCRED
- * gave that pid, or c comes from a loopback address and process pid
- * belongs to uid (its /proc entry's owner). Then *start is its start
- * time (0 if unknown). 0 otherwise: weftd cannot watch it. */
-int weft_proc_watchable(const weft_conn *c, uint32_t pid, uint32_t uid,
-                        uint64_t *start);
+/* 1 when the process Hello h of uid names is the process at the other
+ * end of c on this host: c is on the Unix socket and SO_PEERCRED gave
+ * that pid; or c comes from a loopback address and the process, alive,
+ * belongs to uid (its /proc entry's owner) and started when the Hello
+ * says, or it has ended already (no such pid, or another process's now)
+ * in weftd's pid namespace (Hello.pid_ns). Then *start is its start time
+ * (0 if unknown), for weft_proc_gone. 0 otherwise: weftd cannot watch it.
+ * A Hello that lies can only make its own trace partial sooner. */
+int weft_proc_watchable(const weft_conn *c, const Weft__Hello *h,
+                        uint32_t uid, uint64_t *start);
 
 #endif

@@ -347,7 +347,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     hello_entry_rank(j, h, uid, m->rank);
     m->conn = c;
     m->conn_serial++;
-    m->watched = weft_proc_watchable(c, h->pid, uid, &m->proc_start);
+    m->watched = weft_proc_watchable(c, h, uid, &m->proc_start);
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
