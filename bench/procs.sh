@@ -28,8 +28,12 @@
 #   eztrace       eztrace -t posixio (Debian's EZTrace 2.0), if installed
 # The table gives ms per run (a tree's: per child; median over the
 # rounds), ms added over untraced of the same program in the same rounds
-# and the ratio to it; the rows of weft that differ in one step say where
-# the time goes. weft's traces are checked at the end: at least RUNS x
+# and the ratio to it, and weftd's CPU time per run (its threads', from
+# the first run until it has settled after the last: receiving,
+# journaling, converting, cataloging; the programs share the 2 cores with
+# it); the rows of weft that differ in one step say where the time goes.
+# With TMPDIR on a tmpfs (the spool is under it) the weftd column leaves
+# out what the file system costs. weft's traces are checked at the end: at least RUNS x
 # ROUNDS x 2 complete traces (the runs of head), none partial or failed.
 #
 # Where a traced child's time goes (head with LD_PRELOAD, weftd on its
@@ -88,11 +92,36 @@ start_weftd --set "socket=$TMP/weftd.sock"
 TCP=$WEFT_SERVER
 head -c 4096 /dev/urandom >"$TMP/in"
 
+# weftd_cpu: weftd's CPU time so far, ns, all its threads (those that
+# ended too): the clock of its process (clock_getcpuclockid's encoding of
+# a pid, CPUCLOCK_SCHED).
+weftd_cpu() {
+    /usr/bin/python3 -c 'import sys, time
+print(time.clock_gettime_ns(((~int(sys.argv[1])) << 3) | 2))' "$WEFTD_PID"
+}
+
+# weftd_settle: waits (at most 60 s) until weftd's CPU time stops growing
+# (less than 1 ms in 300 ms: what the runs gave it is ingested, converted
+# and cataloged); prints its CPU time then.
+weftd_settle() {
+    local a b
+    a=$(weftd_cpu)
+    for _ in $(seq 200); do
+        sleep 0.3
+        b=$(weftd_cpu)
+        [ $((b - a)) -lt 1000000 ] && break
+        a=$b
+    done
+    echo "$b"
+}
+
 # loop PROGRAM-KIND WAY: runs the program RUNS times the way WAY; prints
-# the wall time in ms per run. tree-true and tree-head: one shell, run
-# the way WAY, that runs the program RUNS times as its children.
+# the wall time in ms per run and weftd's CPU time in ms per run (until
+# it has settled: ingest, conversion, catalog). tree-true and tree-head:
+# one shell, run the way WAY, that runs the program RUNS times as its
+# children.
 loop() {
-    local prog=(/bin/true) pre=() t0 t1 n=$RUNS
+    local prog=(/bin/true) pre=() t0 t1 c0 c1 n=$RUNS
     case $1 in
         head) prog=(head -c1 "$TMP/in") ;;
         tree-true) prog=(sh -c 'for _ in $(seq "$1"); do /bin/true; done' \
@@ -112,13 +141,16 @@ loop() {
                        "WEFT_SERVER=unix:$TMP/weftd.sock" "$B/weft" run --) ;;
         eztrace) pre=(eztrace -t posixio -o "$TMP/ez") ;;
     esac
+    c0=$(weftd_settle)
     t0=$(date +%s%N)
     for _ in $(seq "$n"); do
         "${pre[@]}" "${prog[@]}" >/dev/null 2>>"$TMP/err.log" ||
             die "$2 $1 failed: $(tail -n 3 "$TMP/err.log")"
     done
     t1=$(date +%s%N)
-    awk -v a="$t0" -v b="$t1" -v n="$RUNS" 'BEGIN { printf "%.3f\n", (b - a) / n / 1e6 }'
+    c1=$(weftd_settle)
+    awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" -v n="$RUNS" \
+        'BEGIN { printf "%.3f %.3f\n", (b - a) / n / 1e6, (d - c) / n / 1e6 }'
 }
 
 WAYS=(untraced preload run-none run-tcp run-unix)
@@ -132,14 +164,17 @@ ways_of() {
         *) printf '%s\n' "${WAYS[@]}" ;;
     esac
 }
-declare -A fig
+declare -A fig dcpu
 for r in $(seq "$ROUNDS"); do
     for prog in "${PROGS[@]}"; do
         mapfile -t ways < <(ways_of "$prog")
         # a rotating order: no way always runs first
         for k in $(seq 0 $((${#ways[@]} - 1))); do
             way=${ways[$(((k + r) % ${#ways[@]}))]}
-            fig[$prog.$way]="${fig[$prog.$way]:-} $(loop "$prog" "$way")"
+            read -r ms cpu < <(loop "$prog" "$way")
+            [ -n "$cpu" ] || exit 1
+            fig[$prog.$way]="${fig[$prog.$way]:-} $ms"
+            dcpu[$prog.$way]="${dcpu[$prog.$way]:-} $cpu"
         done
     done
 done
@@ -147,16 +182,19 @@ done
 # Figures against untraced of the same program in the same rounds: ms
 # added per process, and the traced time over the untraced one. A tree's
 # rows are per child (the shell's own cost spread over RUNS children).
-printf '%-10s %-14s %12s %12s %8s\n' program way "ms/run" "added ms" ratio
+printf '%-10s %-14s %12s %12s %8s %12s\n' program way "ms/run" "added ms" ratio \
+    "weftd ms"
 for prog in "${PROGS[@]}"; do
     # shellcheck disable=SC2086 # the figures are a list
     base=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.untraced]})
     for way in $(ways_of "$prog"); do
         # shellcheck disable=SC2086
         m=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.$way]})
-        printf '%-10s %-14s %12s %12s %8s\n' "$prog" "$way" "$m" \
+        printf '%-10s %-14s %12s %12s %8s %12s\n' "$prog" "$way" "$m" \
             "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a - b }')" \
-            "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+            "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+            "$(# shellcheck disable=SC2086
+               MEDIAN_FORMAT=%.3f median ${dcpu[$prog.$way]})"
     done
 done
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "catjob.h"
 #include "quota.h"
 #include "server.h"
 #include "trace.h"
@@ -25,6 +26,7 @@ int weft_daemon_init(weft_daemon *d)
 
 void weft_daemon_free(weft_daemon *d)
 {
+    weft_catjob_close_idle();
     weft_traces_free(d);
     weft_quota_free(&d->quota);
     weft_ask_free(d);

@@ -274,6 +274,9 @@ int weft_catalog_verify(const char *path, char **errmsg);
 int weft_catalog_disk_full(const char *path);
 /* Message of the last failure on this handle. */
 const char *weft_catalog_errmsg(const weft_catalog *c);
+/* 1 while a transaction is open on this handle (one a failure left
+ * behind), else 0. */
+int weft_catalog_in_transaction(const weft_catalog *c);
 /* How new traces get their ids in this catalog from now on (the catalog
  * keeps it): sequential (1): one above the highest ever given, short
  * ids for a machine with one user; 0 (the default): drawn at random

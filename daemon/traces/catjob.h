@@ -1,7 +1,8 @@
 /* catjob.h - the one way the trace lifecycle works on the catalog off
- * the loop thread: open weftd's catalog (read-write) on a worker thread,
- * run a function on it, close it, and hand the result back to a function
- * on the loop thread. Jobs that need a thread of their own (conversion,
+ * the loop thread: take a connection to weftd's catalog (read-write; one
+ * kept open since an earlier job, or a new one) on a worker thread, run
+ * a function on it, give it back, and hand the result back to a
+ * function on the loop thread. Jobs that need a thread of their own (conversion,
  * retention: worker.h) run the first half only, weft_catjob_with; the
  * others (a new trace's row, the live figures) queue both halves on a
  * worker of their own (d->catjob->cataloger: one job at a time, SQLite
@@ -34,11 +35,17 @@ typedef int (*weft_catjob_fn)(weft_catalog *cat, void *arg, char *err,
 typedef void (*weft_catjob_done_fn)(weft_daemon *d, void *arg, int rc,
                                     const char *err);
 
-/* Any thread: opens the catalog at path, runs fn(cat, arg, ...) and
- * closes it. 0, or the WEFT_E* code of the open (err: the catalog's
- * message) or of fn (err: fn's message, else the catalog's). */
+/* Any thread: runs fn(cat, arg, ...) on a connection to the catalog at
+ * path: one a job before left open (while path is still that file), or
+ * a new one; kept open for the next job when fn succeeded. 0, or the
+ * WEFT_E* code of the open (err: the catalog's message) or of fn (err:
+ * fn's message, else the catalog's). */
 int weft_catjob_with(const char *path, weft_catjob_fn fn, void *arg,
                      char *err, size_t errlen);
+
+/* Closes the connections kept open, and keeps none from now on (weftd
+ * is ending). Any thread. */
+void weft_catjob_close_idle(void);
 
 /* Loop thread: runs weft_catjob_with(d's catalog, run, arg) on
  * d->catjob->cataloger (started when it is not running), then done(d,
