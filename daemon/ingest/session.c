@@ -104,6 +104,15 @@ static void settle_member(weft_memberin *m)
     m->write_failed = 0;
 }
 
+/* The level of a member's ordinary comings and goings: info, but debug
+ * for the processes a tree's root starts (a build's thousands of
+ * compilers would each log two lines). */
+static int chatter(const weft_memberin *m)
+{
+    return weft_memberin_in_tree(m) && m->rank != 0 ? WEFT_LOG_DEBUG
+                                                    : WEFT_LOG_INFO;
+}
+
 /* Sends c's HelloAck: what weftd holds of its member, per thread the last
  * batch and the last Definitions. host and pid are its Hello's, for the
  * log. 0, or WEFT_ENOMEM after failing c. */
@@ -141,7 +150,7 @@ static int hello_ack(weft_conn *c, const char *host, uint32_t pid)
     env.hello_ack = &ack;
     weft_conn_send_env(c, &env);
     if (weft_memberin_in_tree(m))
-        weft_conn_log(c, WEFT_LOG_INFO, "joined (host %s, pid %u, rank %u "
+        weft_conn_log(c, chatter(m), "joined (host %s, pid %u, rank %u "
                       "of a process tree, %u members)", host, pid, m->rank,
                       weft_member_joined(m));
     else
@@ -263,7 +272,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             weft_conn_log(c, WEFT_LOG_INFO, "said goodbye; it ended "
                           "abnormally: %s", m->ended);
         else
-            weft_conn_log(c, WEFT_LOG_INFO, "said goodbye");
+            weft_conn_log(c, chatter(m), "said goodbye");
         /* The client may have sent its Goodbye behind batches whose
          * Acks wait for a sync (durability = fsync): they go first. */
         if (m->sync_running || m->waiting.n) {
