@@ -507,7 +507,7 @@ static int migrate(weft_catalog *c)
 int weft__cat_setup(weft_catalog *c)
 {
     int64_t version = 0;
-    int rc, persist = 1;
+    int rc;
 
     if (sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS) != SQLITE_OK)
         return weft__cat_db_err(c, "setting the busy timeout");
@@ -533,20 +533,6 @@ int weft__cat_setup(weft_catalog *c)
                                  WEFT_CATALOG_SCHEMA_VERSION);
         return 0;
     }
-    /* weftd opens the catalog for each job (a trace's row, its live
-     * figures, its end): WAL and -shm files deleted as each closes would
-     * be made again by the next (two new files and a sync of the
-     * directory): an open and close took 1.9 ms of CPU that way, 0.7 ms
-     * with them kept, on the development machine's ext4 (no journal).
-     * The last close still checkpoints (catalog.db alone is whole); the
-     * WAL is then cut back to this size. */
-    if (sqlite3_file_control(c->db, "main", SQLITE_FCNTL_PERSIST_WAL,
-                             &persist) != SQLITE_OK)
-        return weft__cat_db_err(c, "keeping the WAL file");
-    rc = weft__cat_exec(c, "PRAGMA journal_size_limit = 4194304",
-                        "limiting the WAL file");
-    if (rc < 0)
-        return rc;
     /* Switching a new file to WAL takes an exclusive lock and SQLite does
      * not wait for it through the busy handler: when two connections open
      * a new catalog at once (weftd's worker jobs), retry for a while. */

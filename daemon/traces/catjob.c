@@ -21,12 +21,15 @@ typedef struct catjob {
     char err[512];
 } catjob;
 
-/* Catalog connections kept open between jobs: opening one (SQLite
- * reading the schema, the pragmas, the schema check) took 0.7 ms of CPU
- * on the development machine, twice for each short trace. Any thread
- * takes one and gives it back; one is used again only for the same path
- * and while that path is still the same file (weft reindex puts a new
- * catalog in the old one's place). */
+/* Catalog connections kept open between jobs. Opening one for each job
+ * (twice for each short trace) cost 1.9 ms of CPU on the development
+ * machine: SQLite reading the schema, the pragmas, the schema check, and
+ * on its ext4 (no journal, where making a file is slow) the WAL and -shm
+ * files, which the last connection deletes as it closes, made again
+ * with a sync of the directory. Any thread takes one and gives it back;
+ * one is used again only for the same path and while that path is
+ * still the same file (weft reindex puts a new catalog in the old one's
+ * place). */
 #define IDLE_MAX 4
 
 typedef struct idle_cat {
@@ -53,19 +56,28 @@ static void idle_free(idle_cat *ic)
  * one. 0, or the open's WEFT_E* code with err set. */
 static int take(const char *path, idle_cat *out, char *err, size_t errlen)
 {
+    idle_cat stale[IDLE_MAX];
+    unsigned nstale = 0;
     struct stat st;
     char *msg = NULL;
     int rc, found = 0;
 
+    /* Connections to another path (a SIGHUP changed weftd's catalog)
+     * are of no more use: closed. */
     pthread_mutex_lock(&pool.mu);
-    for (unsigned i = pool.n; i-- > 0;)
-        if (strcmp(pool.idle[i].path, path) == 0) {
+    for (unsigned i = pool.n; i-- > 0;) {
+        if (strcmp(pool.idle[i].path, path) != 0)
+            stale[nstale++] = pool.idle[i];
+        else if (!found) {
             *out = pool.idle[i];
-            pool.idle[i] = pool.idle[--pool.n];
             found = 1;
-            break;
-        }
+        } else
+            continue;
+        pool.idle[i] = pool.idle[--pool.n];
+    }
     pthread_mutex_unlock(&pool.mu);
+    while (nstale > 0)
+        idle_free(&stale[--nstale]);
     if (found) {
         if (stat(path, &st) == 0 && st.st_dev == out->dev &&
             st.st_ino == out->ino)
