@@ -28,10 +28,13 @@
 #   eztrace       eztrace -t posixio (Debian's EZTrace 2.0), if installed
 # The table gives ms per run (a tree's: per child; median over the
 # rounds), ms added over untraced of the same program in the same rounds
-# and the ratio to it, and weftd's CPU time per run (its threads', from
-# the first run until it has settled after the last: receiving,
-# journaling, converting, cataloging; the programs share the 2 cores with
-# it); the rows of weft that differ in one step say where the time goes.
+# and the ratio to it; the CPU time per run of the traced processes
+# (user and system time of everything the run waited for: the weft
+# binary, the shell of a tree, the programs; bench/runs.py); and
+# weftd's CPU time per run (its threads', from the first run until it
+# has settled after the last: receiving, journaling, converting,
+# cataloging; the programs share the 2 cores with it); the rows of weft
+# that differ in one step say where the time goes.
 # With TMPDIR on a tmpfs (the spool is under it) the weftd column leaves
 # out what the file system costs. weft's traces are checked at the end: at least RUNS x
 # ROUNDS x 2 complete traces (the runs of head), none partial or failed.
@@ -142,15 +145,13 @@ loop() {
         eztrace) pre=(eztrace -t posixio -o "$TMP/ez") ;;
     esac
     c0=$(weftd_settle)
-    t0=$(date +%s%N)
-    for _ in $(seq "$n"); do
-        "${pre[@]}" "${prog[@]}" >/dev/null 2>>"$TMP/err.log" ||
-            die "$2 $1 failed: $(tail -n 3 "$TMP/err.log")"
-    done
-    t1=$(date +%s%N)
+    read -r ms cpu < <(/usr/bin/python3 "$(dirname "$0")/runs.py" "$n" "$RUNS" \
+        "$TMP/err.log" "${pre[@]}" "${prog[@]}") ||
+        die "$2 $1 failed: $(tail -n 3 "$TMP/err.log")"
+    [ -n "$cpu" ] || die "$2 $1 failed: $(tail -n 3 "$TMP/err.log")"
     c1=$(weftd_settle)
-    awk -v a="$t0" -v b="$t1" -v c="$c0" -v d="$c1" -v n="$RUNS" \
-        'BEGIN { printf "%.3f %.3f\n", (b - a) / n / 1e6, (d - c) / n / 1e6 }'
+    awk -v m="$ms" -v p="$cpu" -v c="$c0" -v d="$c1" -v n="$RUNS" \
+        'BEGIN { printf "%.3f %.3f %.3f\n", m, p, (d - c) / n / 1e6 }'
 }
 
 WAYS=(untraced preload run-none run-tcp run-unix)
@@ -164,17 +165,18 @@ ways_of() {
         *) printf '%s\n' "${WAYS[@]}" ;;
     esac
 }
-declare -A fig dcpu
+declare -A fig pcpu dcpu
 for r in $(seq "$ROUNDS"); do
     for prog in "${PROGS[@]}"; do
         mapfile -t ways < <(ways_of "$prog")
         # a rotating order: no way always runs first
         for k in $(seq 0 $((${#ways[@]} - 1))); do
             way=${ways[$(((k + r) % ${#ways[@]}))]}
-            read -r ms cpu < <(loop "$prog" "$way")
-            [ -n "$cpu" ] || exit 1
+            read -r ms pcpu wcpu < <(loop "$prog" "$way")
+            [ -n "$wcpu" ] || exit 1
             fig[$prog.$way]="${fig[$prog.$way]:-} $ms"
-            dcpu[$prog.$way]="${dcpu[$prog.$way]:-} $cpu"
+            pcpu[$prog.$way]="${pcpu[$prog.$way]:-} $pcpu"
+            dcpu[$prog.$way]="${dcpu[$prog.$way]:-} $wcpu"
         done
     done
 done
@@ -182,17 +184,19 @@ done
 # Figures against untraced of the same program in the same rounds: ms
 # added per process, and the traced time over the untraced one. A tree's
 # rows are per child (the shell's own cost spread over RUNS children).
-printf '%-10s %-14s %12s %12s %8s %12s\n' program way "ms/run" "added ms" ratio \
-    "weftd ms"
+printf '%-10s %-14s %9s %9s %6s %9s %9s\n' program way "ms/run" "added" ratio \
+    "cpu ms" "weftd ms"
 for prog in "${PROGS[@]}"; do
     # shellcheck disable=SC2086 # the figures are a list
     base=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.untraced]})
     for way in $(ways_of "$prog"); do
         # shellcheck disable=SC2086
         m=$(MEDIAN_FORMAT=%.3f median ${fig[$prog.$way]})
-        printf '%-10s %-14s %12s %12s %8s %12s\n' "$prog" "$way" "$m" \
+        printf '%-10s %-14s %9s %9s %6s %9s %9s\n' "$prog" "$way" "$m" \
             "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.3f", a - b }')" \
             "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+            "$(# shellcheck disable=SC2086
+               MEDIAN_FORMAT=%.3f median ${pcpu[$prog.$way]})" \
             "$(# shellcheck disable=SC2086
                MEDIAN_FORMAT=%.3f median ${dcpu[$prog.$way]})"
     done
