@@ -18,7 +18,10 @@
 # The project is configured once (untraced) in a scratch directory; each
 # build is `make clean` then `make -j JOBS`, timed. The traced build runs
 # under `weft run` with weftd on loopback TCP (auth = none, see
-# bench/lib.sh). Printed: the seconds of each, the ratio traced /
+# bench/lib.sh). Printed: the seconds of each and their CPU time (the
+# build's processes: make, the compilers, and weft run with what it
+# starts), weftd's CPU time while the traced build ran and after it
+# (converting the trace; on the same cores), the ratio traced /
 # untraced, and the traced build's trace: members (processes), events,
 # state. The issue's target: at most 1.10.
 set -u
@@ -59,23 +62,37 @@ mkdir -p "$TMP/obj"
 # One build first, untimed: the page cache and ccache-like effects even.
 make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>&1 || die "the project does not build"
 
+# timed ERRLOG COMMAND...: runs COMMAND once (bench/runs.py); prints its
+# wall time and the CPU time of it and its processes, in s.
+timed() {
+    local ms cpu
+    read -r ms cpu < <(/usr/bin/python3 "$(dirname "$0")/runs.py" 1 1 "$@") &&
+        [ -n "$cpu" ] || return 1
+    awk -v m="$ms" -v c="$cpu" 'BEGIN { printf "%.2f %.1f\n", m / 1e3, c / 1e3 }'
+}
+
 start_weftd
 plain=() traced=()
 for r in $(seq "$ROUNDS"); do
     make -C "$TMP/obj" -s clean >/dev/null 2>&1
-    t0=$(date +%s.%N)
-    make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>&1 || die "untraced build failed"
-    plain+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+    read -r s cpu < <(timed "$TMP/plain.err" make -C "$TMP/obj" -s -j "$JOBS")
+    [ -n "${cpu:-}" ] || die "untraced build failed: $(tail -n 5 "$TMP/plain.err")"
+    plain+=("$s")
+    line="round $r: untraced $s s (CPU $cpu s)"
     make -C "$TMP/obj" -s clean >/dev/null 2>&1
-    t0=$(date +%s.%N)
-    timeout "$RUN_TIMEOUT" "$B/weft" run ${RECORDERS[@]+"${RECORDERS[@]}"} \
-        --trace "build-$r" -- \
-        make -C "$TMP/obj" -s -j "$JOBS" >/dev/null 2>"$TMP/traced.err" ||
-        die "traced build failed: $(tail -n 5 "$TMP/traced.err")"
-    traced+=("$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')")
+    w0=$(weftd_cpu)
+    cpu=
+    read -r s cpu < <(timed "$TMP/traced.err" timeout "$RUN_TIMEOUT" "$B/weft" run \
+        ${RECORDERS[@]+"${RECORDERS[@]}"} --trace "build-$r" -- \
+        make -C "$TMP/obj" -s -j "$JOBS")
+    [ -n "${cpu:-}" ] || die "traced build failed: $(tail -n 5 "$TMP/traced.err")"
+    w1=$(weftd_cpu)
+    traced+=("$s")
     weft_archive "build-$r" >/dev/null
-    echo "round $r: untraced ${plain[-1]} s, traced ${traced[-1]} s," \
-        "$(/usr/bin/python3 -c 'import json; j = json.load(open("'"$TMP/show.json"'")); print("%d processes, %d events, %s" % (j["members"], j["events"], j["state"]))')"
+    w2=$(weftd_cpu)
+    echo "$line, traced $s s (CPU $cpu s; weftd's" \
+        "$(awk -v a="$w0" -v b="$w1" -v c="$w2" 'BEGIN { printf "%.1f s while it ran, %.1f s after", (b - a) / 1e9, (c - b) / 1e9 }')" \
+        "converting), $(/usr/bin/python3 -c 'import json; j = json.load(open("'"$TMP/show.json"'")); print("%d processes, %d events, %s" % (j["members"], j["events"], j["state"]))')"
 done
 p=$(median "${plain[@]}")
 t=$(median "${traced[@]}")

@@ -54,6 +54,14 @@ spread() {
             'NR == 1 { lo = $1 } { hi = $1 } END { printf f, (hi - lo) / 2 }'
 }
 
+# weftd_cpu: the CPU time of the weftd start_weftd started, ns so far,
+# all its threads (those that ended too): the clock of its process
+# (clock_getcpuclockid's encoding of a pid, CPUCLOCK_SCHED).
+weftd_cpu() {
+    /usr/bin/python3 -c 'import sys, time
+print(time.clock_gettime_ns(((~int(sys.argv[1])) << 3) | 2))' "$WEFTD_PID"
+}
+
 # start_weftd [WEFTD-OPTION...]: weftd on a free loopback port, spool in
 # $TMP/spool, with the options given too; exports WEFT_SERVER. auth =
 # none (and WEFT_AUTH=none): the benchmarks measure recording and ingest,

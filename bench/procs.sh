@@ -95,14 +95,6 @@ start_weftd --set "socket=$TMP/weftd.sock"
 TCP=$WEFT_SERVER
 head -c 4096 /dev/urandom >"$TMP/in"
 
-# weftd_cpu: weftd's CPU time so far, ns, all its threads (those that
-# ended too): the clock of its process (clock_getcpuclockid's encoding of
-# a pid, CPUCLOCK_SCHED).
-weftd_cpu() {
-    /usr/bin/python3 -c 'import sys, time
-print(time.clock_gettime_ns(((~int(sys.argv[1])) << 3) | 2))' "$WEFTD_PID"
-}
-
 # weftd_settle: waits (at most 60 s) until weftd's CPU time stops growing
 # (less than 1 ms in 300 ms: what the runs gave it is ingested, converted
 # and cataloged); prints its CPU time then.
