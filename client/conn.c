@@ -371,7 +371,7 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.tree = c->tree;
     h.root = c->root;
     h.parent_pid = c->tree ? (uint32_t)getppid() : 0;
-    h.proc_start = weft_proc_start(h.pid);
+    h.proc_start = weft_proc_self_start();
     h.pid_ns = weft_proc_pidns();
     h.timer_resolution = c->resolution;
     h.clock = (char *)c->clock_name;

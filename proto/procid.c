@@ -10,15 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t weft_proc_start(uint32_t pid)
+/* Field 22 of the stat file at path, 0 if it cannot be read. */
+static uint64_t start_in(const char *path)
 {
-    char path[64], buf[1024], *p, *end;
+    char buf[1024], *p, *end;
     ssize_t n;
     int fd;
 
-    if (pid == 0)
-        return 0;
-    snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
@@ -45,6 +43,21 @@ uint64_t weft_proc_start(uint32_t pid)
     errno = 0;
     uint64_t v = strtoull(p, &end, 10);
     return errno || end == p ? 0 : v;
+}
+
+uint64_t weft_proc_start(uint32_t pid)
+{
+    char path[64];
+
+    if (pid == 0)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%" PRIu32 "/stat", pid);
+    return start_in(path);
+}
+
+uint64_t weft_proc_self_start(void)
+{
+    return start_in("/proc/self/stat");
 }
 
 uint64_t weft_proc_pidns(void)

@@ -18,6 +18,10 @@
  * cannot be read (no such process, /proc hides it, pid 0, ...). */
 uint64_t weft_proc_start(uint32_t pid);
 
+/* The calling process's start time (as weft_proc_start; /proc/self,
+ * whatever the pid namespace /proc was mounted for). */
+uint64_t weft_proc_self_start(void);
+
 /* The inode of the calling process's pid namespace, 0 if unknown (no
  * /proc). */
 uint64_t weft_proc_pidns(void);

@@ -49,6 +49,7 @@ static void test_other_process(void **state)
     assert_int_equal(weft_proc_gone((uint32_t)getpid(), start), 0);
     assert_int_equal(weft_proc_gone(0, 0), 0); /* no pid: cannot tell */
     assert_int_equal(weft_proc_start(0), 0);
+    assert_int_equal(weft_proc_self_start(), start);
 }
 
 static void test_watchable(void **state)

@@ -2,12 +2,9 @@
 #include "procwatch.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
