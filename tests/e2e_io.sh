@@ -113,6 +113,34 @@ n=$(json_get "$TMP/show.json" 'j["members"]')
 "$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$TMP/t/out.tgz=$(stat -c %s out.tgz)" \
     >"$TMP/check.out" || fail "tar czf: $(cat "$TMP/check.out")"
 
+# ---- file names: the paths given, absolute, "." and ".." taken out -------
+mkdir -p "$TMP/n/sub"
+echo hello >"$TMP/n/a.txt"
+(cd "$TMP/n/sub" && timeout 60 "$WEFT" run -t io --trace names -- sh -c \
+    'head -c 6 ./../a.txt >.//b.txt && head -c 3 ../sub/./b.txt >/dev/null &&
+     rm ../sub/b.txt') ||
+    fail "names: the shell failed"
+archive_ok names
+real=$(cd "$TMP/n" && pwd -P)
+"$PY" "$CHECK_IO" "$ARCHIVE" --sizes "$real/sub/b.txt=6" >"$TMP/check.out" ||
+    fail "names: $(cat "$TMP/check.out")"
+"$PY" - "$ARCHIVE" "$real" >"$TMP/names.out" 2>&1 <<'PY' ||
+import sys
+import otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    names = {f.name for f in r.definitions.io_files}
+    deleted = [e.file.name for _, e in r.events
+               if type(e).__name__ == "IoDeleteFile"]
+d = sys.argv[2]
+want = {d + "/a.txt", d + "/sub/b.txt"}
+bad = [n for n in names if "/./" in n or "/../" in n or "//" in n or
+       not n.startswith("/")]
+if not want <= names or bad or deleted != [d + "/sub/b.txt"]:
+    sys.exit("files %s (want %s, none unclean: %s), deleted %s"
+             % (sorted(names), sorted(want), bad, deleted))
+PY
+    fail "names: $(cat "$TMP/names.out")"
+
 # ---- with the MPI recorder: libweft-mpi's session, its own I/O unseen -----
 if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

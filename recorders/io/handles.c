@@ -17,6 +17,7 @@
 
 #include "flags.h"
 #include "io.h"
+#include "path.h"
 
 /* The system tree node of this process's host (weft_records.def). */
 #define IO_HOST_NODE 1
@@ -81,55 +82,42 @@ OTF2_IoHandleRef io_handle(const char *path, int fd, OTF2_IoFileRef file,
 }
 
 /* See io.h. */
-char *io_fd_path(int fd, const char *given)
+char *io_fd_path(int fd)
 {
     char link[64], buf[PATH_MAX];
     ssize_t n;
 
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     n = readlink(link, buf, sizeof buf - 1);
-    if (n > 0 && buf[0] == '/') {
-        buf[n] = 0;
-        return strdup(buf);
-    }
-    return given ? io_resolve(AT_FDCWD, given) : NULL;
+    if (n <= 0 || buf[0] != '/')
+        return NULL;
+    buf[n] = 0;
+    return strdup(buf);
 }
 
-/* See io.h. The directory part is resolved (it exists, the last part
- * may not: a file about to be removed or created). */
-char *io_resolve(int dirfd, const char *path)
+/* See io.h. A relative path costs one getcwd (or, after dirfd, the
+ * directory's /proc link); an absolute one no system call (path.h). */
+char *io_name(int dirfd, const char *path)
 {
-    char dir[PATH_MAX], *out = NULL;
-    const char *slash, *base;
+    char dir[PATH_MAX], out[PATH_MAX];
 
     if (!path)
         return NULL;
-    if (path[0] == '/') {
-        dir[0] = 0;
-    } else if (dirfd == AT_FDCWD) {
-        if (!getcwd(dir, sizeof dir))
-            return strdup(path);
-    } else {
-        char *d = io_fd_path(dirfd, NULL);
-        if (!d)
-            return strdup(path);
-        snprintf(dir, sizeof dir, "%s", d);
-        free(d);
+    dir[0] = 0;
+    if (path[0] != '/') {
+        if (dirfd == AT_FDCWD) {
+            if (!getcwd(dir, sizeof dir))
+                dir[0] = 0;
+        } else {
+            char *d = io_fd_path(dirfd);
+            if (d)
+                snprintf(dir, sizeof dir, "%s", d);
+            free(d);
+        }
     }
-    slash = strrchr(path, '/');
-    base = slash ? slash + 1 : path;
-    if (slash) {
-        char joined[PATH_MAX], real[PATH_MAX];
-        int n = snprintf(joined, sizeof joined, "%s/%.*s", dir,
-                         (int)(slash - path), path);
-        if (n > 0 && (size_t)n < sizeof joined && realpath(joined, real))
-            snprintf(dir, sizeof dir, "%s", real);
-        else if (n > 0 && (size_t)n < sizeof joined)
-            snprintf(dir, sizeof dir, "%s", joined);
-    }
-    if (asprintf(&out, "%s/%s", strcmp(dir, "/") ? dir : "", base) < 0)
-        return NULL;
-    return out;
+    if (io_path_clean(dir, path, out, sizeof out) < 0)
+        return strdup(path); /* no directory to go by, or too long */
+    return strdup(out);
 }
 
 /* See io.h. */
@@ -179,9 +167,7 @@ void io_posix_opened(io_frame *f, int fd, int dirfd, const char *path,
 
     if (fd < 0)
         return;
-    resolved = io_fd_path(fd, NULL);
-    if (!resolved)
-        resolved = io_resolve(dirfd, path);
+    resolved = path ? io_name(dirfd, path) : io_fd_path(fd);
     name = resolved ? resolved : path;
     io_created(f, &io_fds, fd, name, io_file(name), IO_PARADIGM_POSIX,
                OTF2_UNDEFINED_IO_HANDLE, io_flags_open(flags));
@@ -204,7 +190,7 @@ static void std_stream(int fd, const char *name, FILE *fp,
     m = io_flags_open(fl);
     /* A regular file (a redirection) is a file; a terminal, pipe or
      * socket is no file. */
-    path = io_fd_path(fd, NULL);
+    path = io_fd_path(fd);
     if (path && strncmp(path, "/dev/", 5) != 0)
         file = io_file(path);
     free(path);

@@ -220,11 +220,15 @@ IO__HIDDEN OTF2_IoHandleRef io_handle(const char *path, int fd,
                                       OTF2_IoHandleFlag flags,
                                       OTF2_IoHandleRef parent);
 /* The path of open descriptor fd as the kernel knows it
- * (/proc/self/fd), else `given` made absolute; malloc'd or NULL. */
-IO__HIDDEN char *io_fd_path(int fd, const char *given);
-/* `path` relative to dirfd (AT_FDCWD: the working directory) made
- * absolute and resolved as far as it exists; malloc'd or NULL. */
-IO__HIDDEN char *io_resolve(int dirfd, const char *path);
+ * (/proc/self/fd/FD: symbolic links followed); malloc'd or NULL. Costs
+ * the kernel a proc inode: for descriptors the program named no path
+ * for (dup, fdopen, the standard streams). */
+IO__HIDDEN char *io_fd_path(int fd);
+/* A file's name: `path` relative to dirfd (AT_FDCWD: the working
+ * directory) made absolute and cleaned (path.h: ".", ".." and repeated
+ * '/' taken out, no symbolic link followed); `path` itself when the
+ * directory is unknown. malloc'd, NULL for a NULL path or no memory. */
+IO__HIDDEN char *io_name(int dirfd, const char *path);
 /* A fresh matchingId. */
 IO__HIDDEN uint64_t io_match(void);
 

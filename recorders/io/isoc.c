@@ -36,7 +36,7 @@ static void opened(io_frame *f, FILE *fp, const char *path, const char *mode,
 
     if (fd < 0)
         return;
-    resolved = io_fd_path(fd, path);
+    resolved = path ? io_name(AT_FDCWD, path) : io_fd_path(fd);
     name = resolved ? resolved : path;
     io_created(f, &io_streams, fd, name,
                parent ? io_entry_file(parent) : io_file(name),

@@ -84,7 +84,7 @@ static void duplicated(io_frame *f, int newfd, uint64_t e, int cloexec)
 
     if (!e)
         return;
-    path = io_fd_path(newfd, NULL);
+    path = io_fd_path(newfd);
     h = io_handle(path, newfd, io_entry_file(e), IO_PARADIGM_POSIX,
                   OTF2_IO_HANDLE_FLAG_NONE, OTF2_UNDEFINED_IO_HANDLE);
     free(path);
@@ -123,7 +123,7 @@ static void restream(io_frame *f, int fd)
     destroyed(f, s);
     if (!d || (fl = fcntl(fd, F_GETFL)) < 0)
         return;
-    path = io_fd_path(fd, NULL);
+    path = io_fd_path(fd);
     io_created(f, &io_streams, fd, path ? path : "", io_entry_file(d),
                IO_PARADIGM_ISOC, io_entry_handle(d), io_flags_open(fl));
     free(path);
@@ -277,7 +277,7 @@ void io_post_lseek(io_frame *f, off_t rc, int fd, off_t off, int whence)
 /* The path resolved before the call (it may be gone after). */
 void io_pre_unlink(io_frame *f, const char *path)
 {
-    f->path = io_resolve(AT_FDCWD, path);
+    f->path = io_name(AT_FDCWD, path);
 }
 
 void io_post_unlink(io_frame *f, int rc, const char *path)
@@ -289,7 +289,7 @@ void io_post_unlink(io_frame *f, int rc, const char *path)
 
 void io_pre_unlinkat(io_frame *f, int dirfd, const char *path, int flags)
 {
-    f->path = io_resolve(dirfd, path);
+    f->path = io_name(dirfd, path);
 }
 
 void io_post_unlinkat(io_frame *f, int rc, int dirfd, const char *path,
@@ -303,7 +303,7 @@ void io_post_unlinkat(io_frame *f, int rc, int dirfd, const char *path,
 
 void io_pre_rmdir(io_frame *f, const char *path)
 {
-    f->path = io_resolve(AT_FDCWD, path);
+    f->path = io_name(AT_FDCWD, path);
 }
 
 void io_post_rmdir(io_frame *f, int rc, const char *path)
@@ -324,7 +324,7 @@ void io_post_mkdir(io_frame *f, int rc, const char *path, mode_t mode)
 
     if (rc != 0)
         return;
-    p = io_resolve(AT_FDCWD, path);
+    p = io_name(AT_FDCWD, path);
     if (p)
         io_directory(p);
     free(p);
