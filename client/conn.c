@@ -371,8 +371,13 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     h.tree = c->tree;
     h.root = c->root;
     h.parent_pid = c->tree ? (uint32_t)getppid() : 0;
-    h.proc_start = weft_proc_self_start();
-    h.pid_ns = weft_proc_pidns();
+    if (!c->is_unix) {
+        /* Over TCP weftd tells a process that ended from one that lives
+         * by these (procwatch.c); over the Unix socket it reads the
+         * peer's own /proc entry, so this process need not read its. */
+        h.proc_start = weft_proc_self_start();
+        h.pid_ns = weft_proc_pidns();
+    }
     h.timer_resolution = c->resolution;
     h.clock = (char *)c->clock_name;
     for (uint32_t i = 0; i < c->ntags; i++) {

@@ -47,7 +47,9 @@ int weft_proc_watchable(const weft_conn *c, const Weft__Hello *h,
         if (c->peer_pid != h->pid)
             return 0;
         *start = weft_proc_start(h->pid);
-        if (*start == 0) /* gone already: as it said it started */
+        /* Gone already: as it said it started (libweft says so over
+         * TCP only; 0 is a pid that weft_proc_gone finds free). */
+        if (*start == 0)
             *start = h->proc_start;
         return 1;
     }

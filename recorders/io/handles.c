@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flags.h"
@@ -181,19 +182,22 @@ static void std_stream(int fd, const char *name, FILE *fp,
 {
     int fl = fcntl(fd, F_GETFL);
     io_open_mode m;
-    char *path;
+    struct stat st;
     OTF2_IoFileRef file = OTF2_UNDEFINED_IO_FILE;
     OTF2_IoHandleRef h, s;
 
     if (fl < 0)
         return;
     m = io_flags_open(fl);
-    /* A regular file (a redirection) is a file; a terminal, pipe or
-     * socket is no file. */
-    path = io_fd_path(fd);
-    if (path && strncmp(path, "/dev/", 5) != 0)
-        file = io_file(path);
-    free(path);
+    /* A regular file or directory (a redirection) is a file, named by
+     * the kernel; a terminal, pipe, socket or device is none, and its
+     * name is not asked for (path.h: what /proc costs). */
+    if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+        char *path = io_fd_path(fd);
+        if (path)
+            file = io_file(path);
+        free(path);
+    }
     h = io_handle(name, -1, file, IO_PARADIGM_POSIX,
                   OTF2_IO_HANDLE_FLAG_PRE_CREATED, OTF2_UNDEFINED_IO_HANDLE);
     if (h == OTF2_UNDEFINED_IO_HANDLE)
