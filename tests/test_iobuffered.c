@@ -4,7 +4,9 @@
  * allocated), one that flushes, one larger than the buffer, a line on a
  * line-buffered stream, any write to an unbuffered one, and a failed
  * call are not. Reads from the buffer are served; the read that fills
- * it, one that refills it, and the end of the file are not.
+ * it, one that refills it, and the end of the file are not. A flush is
+ * served when it had nothing to do: not one that wrote the buffer out
+ * or dropped read-ahead input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,6 +43,18 @@ static int get(FILE *fp, size_t n, char *out)
     rc = fread(out, 1, n, fp);
     io_bufview_take(&b, fp);
     return io_buffer_served(&a, &b, 0, rc == n ? (int64_t)rc : -1);
+}
+
+/* fflush(fp): served (nothing to do)? */
+static int flush(FILE *fp)
+{
+    io_bufview a, b;
+    int rc;
+
+    io_bufview_take(&a, fp);
+    rc = fflush(fp);
+    io_bufview_take(&b, fp);
+    return io_buffer_served(&a, &b, 2, rc == 0 ? 0 : -1);
 }
 
 static FILE *scratch(char *path, const char *mode)
@@ -163,6 +177,37 @@ static void test_pipe(void **state)
     assert_int_equal(fclose(r), 0);
 }
 
+static void test_flush(void **state)
+{
+    char path[64], buf[8];
+    FILE *fp = scratch(path, "w+");
+    long at;
+
+    (void)state;
+    assert_true(flush(fp)); /* nothing written yet */
+    assert_false(put(fp, "hello\n")); /* the buffer allocated */
+    assert_false(flush(fp)); /* writes it */
+    assert_true(flush(fp));  /* nothing left */
+    assert_true(flush(fp));
+    assert_true(put(fp, "more\n"));
+    assert_false(flush(fp));
+    /* Read-ahead input: the flush drops it (and seeks back). */
+    rewind(fp);
+    assert_false(get(fp, 2, buf));
+    at = ftell(fp);
+    assert_false(flush(fp));
+    assert_int_equal(ftell(fp), at);
+    assert_true(flush(fp)); /* nothing read ahead any more */
+    /* A flush that fails is no flush served. */
+    {
+        io_bufview a;
+        io_bufview_take(&a, fp);
+        assert_false(io_buffer_served(&a, &a, 2, -1));
+    }
+    assert_int_equal(fclose(fp), 0);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_failed_write),
         cmocka_unit_test(test_reads),
         cmocka_unit_test(test_pipe),
+        cmocka_unit_test(test_flush),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

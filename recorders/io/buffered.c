@@ -13,6 +13,8 @@
  * its start: the guard kept anything else from being recorded on the
  * thread meanwhile. A compiler writing its assembly with putc and fputs
  * makes one recorded call per buffer (4 KiB) instead of one per string.
+ * An fflush that found nothing to write (bash flushes its standard
+ * output after every command) is counted the same way.
  *
  * The counts leave as one Metric event (recorders/callcount.h,
  * proto/counts.h) when the thread ends or the process exits or execs;
@@ -191,7 +193,8 @@ int io_count_served(io_frame *f, FILE *fp, const io_bufview *v, int w,
         attached = weft__recorder_thread_attach();
     callcount_add(&tally[f->call], f->t > f->t0 ? f->t - f->t0 : 0);
     tallied = 1;
-    owe(fp, w, (uint64_t)bytes, f->t);
+    if (w != IO_IS_WRITE_FLUSH)
+        owe(fp, w, (uint64_t)bytes, f->t);
     weft__recorder_end(&f->g);
     errno = f->g.saved_errno;
     return 1;

@@ -39,12 +39,19 @@ static inline void io_bufview_take(io_bufview *v, FILE *fp)
 
 /* 1 when a call that read (write 0) or wrote (1) `bytes` bytes (< 0:
  * it failed or read nothing) left fp's buffer as b, from a, without
- * reading or writing the file; else 0. */
+ * reading or writing the file; else 0. A flush (write 2, bytes 0 when
+ * it succeeded) is served when it found nothing to do: every pointer
+ * where it was (one that wrote out the buffer moves the write pointer
+ * back, one that dropped read-ahead input the read pointers). */
 static inline int io_buffer_served(const io_bufview *a, const io_bufview *b,
                                    int write, int64_t bytes)
 {
     if (bytes < 0)
         return 0;
+    if (write == 2)
+        return bytes == 0 && a->wptr == b->wptr && a->wbase == b->wbase &&
+               a->rptr == b->rptr && a->rend == b->rend &&
+               a->rbase == b->rbase;
     if (write)
         return a->wbase == b->wbase && a->wptr && b->wptr >= a->wptr &&
                b->wptr - a->wptr == bytes;

@@ -125,6 +125,7 @@ IO__HIDDEN void io_end(io_frame *f);
 
 #define IO_IS_WRITE_READ 0
 #define IO_IS_WRITE_WRITE 1
+#define IO_IS_WRITE_FLUSH 2 /* io_buffer_served's flush */
 
 /* Reads WEFT_STDIO and defines the metrics of the counts, once the
  * session is open. Guard raised. */
@@ -134,7 +135,8 @@ IO__HIDDEN void io_count_setup(void);
  * recorded (WEFT_STDIO=all, no stream). */
 IO__HIDDEN int io_count_view(io_frame *f, FILE *fp, io_bufview *v);
 /* After io_mid: 1 when the call read (w 0) or wrote (w 1) its `bytes`
- * (< 0: failed or read nothing) within fp's buffer: counted, guard
+ * (< 0: failed or read nothing) within fp's buffer, or flushed (w 2)
+ * a stream that had nothing to write: counted, guard
  * lowered, errno the call's - the wrapper returns. Else 0: the call is
  * to be recorded (io_count_missed). */
 IO__HIDDEN int io_count_served(io_frame *f, FILE *fp, const io_bufview *v,
@@ -184,6 +186,10 @@ static inline int64_t io_bytes_fputs(int rc, const char *s, FILE *fp)
 static inline int64_t io_bytes_fputc(int rc, int c, FILE *fp)
 {
     return rc == EOF ? -1 : 1;
+}
+static inline int64_t io_bytes_fflush(int rc, FILE *fp)
+{
+    return rc == 0 ? 0 : -1;
 }
 static inline int64_t io_bytes_vfprintf(int rc, FILE *fp, const char *fmt,
                                         va_list ap)
