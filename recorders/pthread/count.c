@@ -13,7 +13,10 @@
  * as it happened, Enter at the try's start; a busy lock is recorded as
  * before, the wait included. Every recorded acquisition is released
  * recorded, every counted one counted: the archive's acquire and release
- * events still pair.
+ * events still pair. A pthread_once of a control that is done already
+ * (its routine ran: the call returns at once) is counted too, within
+ * WEFT_LOCK_THRESHOLD_NS, and not passed on to glibc, whose answer (0)
+ * it would be.
  *
  * The counts leave as one Metric event of the class defined at open
  * (two members per counted call, named as its region, proto/counts.h)
@@ -74,7 +77,7 @@ int pt_count_begin(pt_call *c, unsigned call, const void *caller,
     pt_guard(c);
     if ((r < 0 && !pt_ready_slow()) || pt_excluded(call) ||
         !atomic_load_explicit(&P.ready, memory_order_acquire) || P.all ||
-        (release && !pt_tally_release(&held, lock)))
+        (release == 1 && !pt_tally_release(&held, lock)))
         goto no;
     return 1;
 no:
@@ -89,6 +92,27 @@ int pt_count_end(pt_call *c, unsigned call, const void *lock, int rc,
     uint64_t t1 = weft_time(), d = t1 > t0 ? t1 - t0 : 0;
     OTF2_RegionRef region;
 
+    if (release == PT_RELEASES_ONCE) {
+        /* Done already (rc 0): the call is over; counted within the
+         * threshold as a lock got at once, else recorded as it took. */
+        switch (pt_tally_verdict(rc, d, P.threshold, 1)) {
+        case PT_COUNT:
+            callcount_add(&tally[call], d);
+            tallied = 1;
+            break;
+        case PT_RECORD:
+            region = pt_region(call);
+            if (region == OTF2_UNDEFINED_REGION)
+                break;
+            weft_evt_Enter(NULL, t0, region);
+            weft_evt_Leave(NULL, t1, region);
+            break;
+        case PT_BUSY:
+            pt_unguard(c);
+            return 0;
+        }
+        goto done;
+    }
     if (release) {
         callcount_add(&tally[call], d);
         tallied = 1;

@@ -187,10 +187,15 @@ PT_HIDDEN int pt_lock_releasing(const void *obj, uint64_t t);
 #define PT_COUNTS_RELEASE 1
 #define PT_COUNTS_CWAIT 0
 #define PT_COUNTS_NONE 0
+#define PT_COUNTS_ONCE 1
+/* What pt_count_begin and pt_count_end are told of a kind: an
+ * acquisition (0), a release (1), or a once whose `first` says done (2:
+ * nothing held, nothing to pair). */
 #define PT_RELEASES_ACQUIRE 0
 #define PT_RELEASES_RELEASE 1
 #define PT_RELEASES_CWAIT 0
 #define PT_RELEASES_NONE 0
+#define PT_RELEASES_ONCE 2
 
 /* Reads WEFT_LOCKS and WEFT_LOCK_THRESHOLD_NS (weft__recorder_countpolicy)
  * and defines the metrics of the counts, once the session is open.
@@ -198,15 +203,16 @@ PT_HIDDEN int pt_lock_releasing(const void *obj, uint64_t t);
 PT_HIDDEN void pt_count_setup(void);
 /* Starts call `call` of lock `lock` made by code at `caller` the counted
  * way: 1 with the guard raised when locks are counted, the call is to be
- * recorded and - for an unlock (`release`) - this thread counted the
+ * recorded and - for an unlock (`release` 1) - this thread counted the
  * lock's acquisition (then forgotten); else 0, guard as it was. */
 PT_HIDDEN int pt_count_begin(pt_call *c, unsigned call, const void *caller,
                              const void *lock, int release);
 /* After pt_count_begin's `first` function returned rc (it started at
  * t0): counts the call, or records it as it happened (a lock got at once
  * but slowly, or no room to remember it), and returns 1 with the guard
- * lowered; 0 with the guard lowered when the lock was busy (the caller
- * records the call as when locks are not counted). */
+ * lowered; 0 with the guard lowered when the lock was busy, or (release
+ * 2) the once was not done (the caller records the call as when locks
+ * are not counted). */
 PT_HIDDEN int pt_count_end(pt_call *c, unsigned call, const void *lock,
                            int rc, uint64_t t0, int release);
 /* A condition wait releases `lock`: forgets that it was counted (1), or

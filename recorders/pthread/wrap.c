@@ -189,6 +189,9 @@ static inline void post_NONE(const void *lock, int rc, uint64_t t, int h)
     (void)lock, (void)rc, (void)t, (void)h;
 }
 
+#define pre_ONCE pre_NONE
+#define post_ONCE post_NONE
+
 /* ---- the wrappers ------------------------------------------------------ */
 
 /* The real function of each entry, resolved on its first call; `none`
@@ -197,6 +200,19 @@ static inline void post_NONE(const void *lock, int rc, uint64_t t, int h)
     static int(*_Atomic real_##name) params;
 #include "calls.def"
 static int (*_Atomic real_none)(const void *);
+
+/* pthread_once's `first` (calls.def): 0 when once control o is done
+ * already, so that the call would return 0 at once without running its
+ * routine; EBUSY when it may run it (it is recorded then). glibc keeps
+ * __PTHREAD_ONCE_DONE (2) in the control word and tests it so itself
+ * (nptl/pthread_once.c; tests/e2e_locks.sh fails if this glibc does
+ * not: lockcount's calls of a done once would all be recorded). */
+static int once_done(const void *o)
+{
+    return (__atomic_load_n((const int *)o, __ATOMIC_ACQUIRE) & 2) ? 0
+                                                                   : EBUSY;
+}
+static int (*_Atomic real_once_done)(const void *) = once_done;
 
 /* Loads real_##name into fn, resolving it on first use; `fail` when
  * there is none. */

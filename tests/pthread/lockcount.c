@@ -10,7 +10,8 @@
  * thread T then locks a mutex main holds, K times: main lets go only
  * once T sleeps in the kernel (its /proc state S), so every one of T's
  * lock calls finds the lock busy; last, T's trylock of it fails (main
- * holds it).
+ * holds it). Main also calls pthread_once NONCE times on one control:
+ * the first runs the routine, the others find it done.
  *
  * REPORT is tests/check_pthread.py's ("call NAME N", "acquire N",
  * "release N", "threads N") for what the archive records one by one:
@@ -39,6 +40,7 @@
 #define NRW 100
 #define NSPIN 100
 #define K 3
+#define NONCE 200
 
 /* Each lock call: how many are recorded one by one when the others are
  * counted, and how many are made. */
@@ -55,6 +57,7 @@ static const struct {
     { "pthread_spin_lock", 0, NSPIN },
     { "pthread_spin_unlock", 0, NSPIN },
     { "pthread_cond_timedwait", 1, 1 },
+    { "pthread_once", 1, NONCE },
 };
 
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER;
@@ -111,8 +114,15 @@ static void *contender(void *arg)
     return NULL;
 }
 
+static int onced;
+static void once_routine(void)
+{
+    onced++;
+}
+
 static void uncontended(void)
 {
+    static pthread_once_t o = PTHREAD_ONCE_INIT;
     static pthread_mutex_t a = PTHREAD_MUTEX_INITIALIZER, m =
         PTHREAD_MUTEX_INITIALIZER;
     static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -135,6 +145,11 @@ static void uncontended(void)
         pthread_rwlock_wrlock(&rw);
         pthread_rwlock_unlock(&rw);
     }
+    for (int i = 0; i < NONCE; i++)
+        if (pthread_once(&o, once_routine) != 0)
+            fail("pthread_once failed");
+    if (onced != 1)
+        fail("pthread_once ran its routine more than once");
     pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
     for (int i = 0; i < NSPIN; i++) {
         pthread_spin_lock(&s);
