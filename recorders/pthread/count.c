@@ -90,37 +90,21 @@ int pt_count_end(pt_call *c, unsigned call, const void *lock, int rc,
                  uint64_t t0, int release)
 {
     uint64_t t1 = weft_time(), d = t1 > t0 ? t1 - t0 : 0;
+    int once = release == PT_RELEASES_ONCE; /* holds nothing */
     OTF2_RegionRef region;
 
-    if (release == PT_RELEASES_ONCE) {
-        /* Done already (rc 0): the call is over; counted within the
-         * threshold as a lock got at once, else recorded as it took. */
-        switch (pt_tally_verdict(rc, d, P.threshold, 1)) {
-        case PT_COUNT:
-            callcount_add(&tally[call], d);
-            tallied = 1;
-            break;
-        case PT_RECORD:
-            region = pt_region(call);
-            if (region == OTF2_UNDEFINED_REGION)
-                break;
-            weft_evt_Enter(NULL, t0, region);
-            weft_evt_Leave(NULL, t1, region);
-            break;
-        case PT_BUSY:
-            pt_unguard(c);
-            return 0;
-        }
-        goto done;
-    }
-    if (release) {
+    if (release && !once) {
         callcount_add(&tally[call], d);
         tallied = 1;
         goto done;
     }
-    switch (pt_tally_verdict(rc, d, P.threshold, held.n < PT_TALLY_HELD_MAX)) {
+    /* A lock got at once, or a once done already (rc 0): counted within
+     * the threshold, else recorded as it took. */
+    switch (pt_tally_verdict(rc, d, P.threshold,
+                             once || held.n < PT_TALLY_HELD_MAX)) {
     case PT_COUNT:
-        pt_tally_hold(&held, lock);
+        if (!once)
+            pt_tally_hold(&held, lock);
         callcount_add(&tally[call], d);
         tallied = 1;
         break;
@@ -129,7 +113,8 @@ int pt_count_end(pt_call *c, unsigned call, const void *lock, int rc,
         if (region == OTF2_UNDEFINED_REGION)
             break;
         weft_evt_Enter(NULL, t0, region);
-        pt_lock_acquired(lock, t1);
+        if (!once)
+            pt_lock_acquired(lock, t1);
         weft_evt_Leave(NULL, t1, region);
         break;
     case PT_BUSY:
