@@ -166,7 +166,7 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef loc, OTF2_TimeStamp t,
                                        l->sums->resolution)) !=
         OTF2_CALLBACK_SUCCESS)
         return OTF2_CALLBACK_INTERRUPT;
-    if (!l->ml)
+    if (!l->ml || weft_callcounts_only(&l->sums->ccount, &l->sums->mmap, &r))
         return OTF2_CALLBACK_SUCCESS;
     return noted(l, weft_metricsum_event(l->ml, &l->sums->mmap, &r,
                                          l->sums->plan.width));

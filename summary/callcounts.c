@@ -28,7 +28,8 @@ int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs,
         return 0;
     cc->region = calloc(n, sizeof *cc->region);
     cc->is_time = calloc(n, sizeof *cc->is_time);
-    if (!cc->region || !cc->is_time)
+    cc->is_count = calloc(n, sizeof *cc->is_count);
+    if (!cc->region || !cc->is_time || !cc->is_count)
         return WEFT_ENOMEM;
     cc->n = n;
     for (size_t i = 0; i < n; i++) {
@@ -46,6 +47,7 @@ int weft_callcounts_build(weft_callcounts *cc, const weft_defview *defs,
         cc->region[m->u.MetricMember.self] = region_named(
             p, weft_defview_string(defs, m->u.MetricMember.name));
         cc->is_time[m->u.MetricMember.self] = (uint8_t)is_time;
+        cc->is_count[m->u.MetricMember.self] = 1;
     }
     return 0;
 }
@@ -54,6 +56,7 @@ void weft_callcounts_free(weft_callcounts *cc)
 {
     free(cc->region);
     free(cc->is_time);
+    free(cc->is_count);
     memset(cc, 0, sizeof *cc);
 }
 
@@ -85,4 +88,21 @@ int weft_callcounts_event(const weft_callcounts *cc,
             return rc;
     }
     return 0;
+}
+
+int weft_callcounts_only(const weft_callcounts *cc,
+                         const weft_metricmap *mm, const weft_record *r)
+{
+    const weft_record *cls;
+
+    if (r->type != WEFT_REC_Metric || !cc->n ||
+        r->u.Metric.metric >= mm->n || !(cls = mm->cls[r->u.Metric.metric]) ||
+        cls->u.MetricClass.numberOfMetrics == 0)
+        return 0;
+    for (uint32_t i = 0; i < cls->u.MetricClass.numberOfMetrics; i++) {
+        uint32_t m = cls->u.MetricClass.metricMembers[i];
+        if (m >= cc->n || !cc->is_count[m])
+            return 0;
+    }
+    return 1;
 }

@@ -19,11 +19,14 @@
 #include "profile.h"
 #include "record.h"
 
-/* By global MetricMember id: the region counted + 1 (0: none) and
- * whether the member counts time (ns) rather than calls. */
+/* By global MetricMember id: the region counted + 1 (0: none), whether
+ * the member counts time (ns) rather than calls, and whether it is a
+ * count at all (described so, also of a call that defined no region:
+ * one the process never made). */
 typedef struct weft_callcounts {
     uint32_t *region;
     uint8_t *is_time;
+    uint8_t *is_count;
     size_t n;
 } weft_callcounts;
 
@@ -43,5 +46,11 @@ int weft_callcounts_event(const weft_callcounts *cc,
                           const weft_metricmap *mm, const weft_profile *p,
                           weft_profile_loc *l, const weft_record *r,
                           uint64_t resolution);
+
+/* 1 when r (global ids) is a Metric event whose members are all counts
+ * (a recorder's, which weft_callcounts_event puts in the profile: no
+ * metric the report plots); else 0. */
+int weft_callcounts_only(const weft_callcounts *cc,
+                         const weft_metricmap *mm, const weft_record *r);
 
 #endif

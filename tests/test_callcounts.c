@@ -73,6 +73,9 @@ static void test_profile(void **state)
     ev.u.MetricMember.valueType = OTF2_TYPE_INT64;
     def(u, ev);
     def(u, metric_class(0, 5, m));
+    def(u, metric_class(1, 2, m)); /* the lock's two counts alone */
+    def(u, metric_class(2, 2, m + 2)); /* "cycles" and a count */
+    def(u, metric_class(3, 1, m + 3)); /* a count of no region */
     assert_int_equal(weft_metricmap_build(&mm, &defs), 0);
     assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
                                        4), 0);
@@ -100,11 +103,21 @@ static void test_profile(void **state)
     ev = metric_event(3000, 0, 5, types, v);
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev,
                                            1000000000u), 0);
+    /* counts alone are no metric to plot; with another member they are */
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 0);
+    ev = metric_event(3000, 1, 2, types, v);
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 1);
+    ev = metric_event(3000, 2, 2, types + 2, v + 2);
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 0);
+    ev = metric_event(3000, 3, 1, types + 3, v + 3);
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 1);
     /* an event of an undefined metric, and an Enter: nothing */
     ev = metric_event(3000, 9, 5, types, v);
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev, 1), 0);
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 0);
     ev = enter(3000, 0, 0);
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev, 1), 0);
+    assert_int_equal(weft_callcounts_only(&cc, &mm, &ev), 0);
     /* the counted time comes out of the time outside traced calls:
      * 99000 ticks of span, 100 recorded, 30500 counted */
     assert_int_equal(weft_profile_finish_loc(&p, &l, 5, 100000), 0);

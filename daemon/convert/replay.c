@@ -431,7 +431,7 @@ static int note_report(conv *c, member *m, loc *l, const weft_record *r)
                             r->time);
         break;
     case WEFT_REC_Metric:
-        if (l->has_metrics)
+        if (l->has_metrics && !weft_callcounts_only(&c->ccount, &c->mmap, r))
             rc = weft_metricsum_event(&l->ml, &c->mmap, r, c->tl_width);
         if (rc == 0)
             rc = weft_callcounts_event(&c->ccount, &c->mmap, &c->prof,
