@@ -182,6 +182,22 @@ void weft_idset_del(weft_idset *s, uint64_t id)
     }
 }
 
+int weft_idset_each(const weft_idset *s,
+                    int (*fn)(void *arg, uint64_t id, uint64_t value),
+                    void *arg)
+{
+    int rc;
+
+    for (uint64_t i = 0; i < s->ndense; i++)
+        if (s->dense[i] && (rc = fn(arg, i, s->dense[i])) != 0)
+            return rc;
+    for (uint64_t i = 0; s->nsparse && i < s->nslots; i++)
+        if (s->slots[i].value &&
+            (rc = fn(arg, s->slots[i].id, s->slots[i].value)) != 0)
+            return rc;
+    return 0;
+}
+
 size_t weft_idset_bytes(const weft_idset *s)
 {
     return (size_t)(s->ndense * sizeof *s->dense +

@@ -67,6 +67,14 @@ static inline const uint64_t *weft_idset_dense(const weft_idset *s,
     return s->dense;
 }
 
+/* Calls fn(arg, id, value) for each id s holds: the dense part in
+ * increasing id order, then the others in no order. Stops at the first
+ * nonzero return of fn and returns it; 0 when all were seen. s must not
+ * change meanwhile. */
+int weft_idset_each(const weft_idset *s,
+                    int (*fn)(void *arg, uint64_t id, uint64_t value),
+                    void *arg);
+
 /* Bytes of memory s holds (its arrays). */
 size_t weft_idset_bytes(const weft_idset *s);
 

@@ -180,6 +180,53 @@ static void test_values_del_random(void **state)
     free(ref);
 }
 
+typedef struct seen {
+    uint64_t ids[8], values[8];
+    size_t n;
+} seen;
+
+static int note(void *arg, uint64_t id, uint64_t value)
+{
+    seen *s = arg;
+
+    if (s->n == 8)
+        return 7;
+    s->ids[s->n] = id;
+    s->values[s->n++] = value;
+    return 0;
+}
+
+/* Every id once, with its value: the dense ones in order, then the far
+ * ones; a nonzero return ends the walk with it. */
+static void test_each(void **state)
+{
+    weft_idset s = { 0 };
+    seen v = { 0 };
+
+    (void)state;
+    assert_int_equal(weft_idset_each(&s, note, &v), 0);
+    assert_int_equal(v.n, 0);
+    assert_int_equal(weft_idset_put(&s, 3, 30), 0);
+    assert_int_equal(weft_idset_put(&s, 1, 10), 0);
+    assert_int_equal(weft_idset_put(&s, UINT64_C(1) << 40, 50), 0);
+    assert_int_equal(weft_idset_put(&s, 2, 20), 0);
+    weft_idset_del(&s, 2);
+    assert_int_equal(weft_idset_each(&s, note, &v), 0);
+    assert_int_equal(v.n, 3);
+    assert_int_equal(v.ids[0], 1);
+    assert_int_equal(v.values[0], 10);
+    assert_int_equal(v.ids[1], 3);
+    assert_int_equal(v.values[1], 30);
+    assert_int_equal(v.ids[2], UINT64_C(1) << 40);
+    assert_int_equal(v.values[2], 50);
+    for (uint64_t i = 100; i < 110; i++)
+        assert_int_equal(weft_idset_put(&s, i, i), 0);
+    v.n = 0;
+    assert_int_equal(weft_idset_each(&s, note, &v), 7);
+    assert_int_equal(v.n, 8);
+    weft_idset_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_free_reuse),
         cmocka_unit_test(test_memory_by_count),
         cmocka_unit_test(test_values_del_random),
+        cmocka_unit_test(test_each),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -429,6 +429,114 @@ static void test_attribute_lists(void **state)
     weft_unify_free(u);
 }
 
+/* Only the id spaces asked for are mapped: the attribute list's ids and
+ * string values stay the member's own when only regions are asked for,
+ * and an undefined id of a space not asked for is not checked. */
+static void test_map_some_kinds(void **state)
+{
+    weft_unifier *u = two_members();
+    weft_unify_scratch s = { 0 };
+    OTF2_AttributeRef ids[1] = { 4 };
+    OTF2_Type types[1] = { OTF2_TYPE_STRING };
+    OTF2_AttributeValue values[1];
+    weft_record al, ev;
+    char err[ERR_MAX];
+
+    (void)state;
+    add_ok(u, 0, attribute(0, 0, OTF2_TYPE_DOUBLE));
+    add_ok(u, 1, attribute(4, 1, OTF2_TYPE_STRING));
+    add_ok(u, 0, region(0, 0));
+    add_ok(u, 1, region(0, 1));
+    memset(values, 0, sizeof values);
+    values[0].stringRef = 0;
+    memset(&al, 0, sizeof al);
+    al.type = WEFT_REC_AttributeList;
+    al.u.AttributeList.numberOfAttributes = 1;
+    al.u.AttributeList.attributes = ids;
+    al.u.AttributeList.types = types;
+    al.u.AttributeList.values = values;
+    memset(&ev, 0, sizeof ev);
+    ev.type = WEFT_REC_Enter;
+    ev.attributes = &al;
+    assert_int_equal(weft_unify_map_event_kinds(u, 1, &ev, &s,
+                                                1u << WEFT_REF_REGION, err,
+                                                sizeof err), 0);
+    assert_int_equal(ev.u.Enter.region, global(u, 1, WEFT_REF_REGION, 0));
+    assert_int_equal(ev.attributes->u.AttributeList.attributes[0], 4);
+    assert_int_equal(ev.attributes->u.AttributeList.values[0].stringRef, 0);
+
+    ev.attributes = &al;
+    ev.u.Enter.region = 0;
+    assert_int_equal(weft_unify_map_event_kinds(
+                         u, 1, &ev, &s,
+                         1u << WEFT_REF_ATTRIBUTE | 1u << WEFT_REF_STRING,
+                         err, sizeof err), 0);
+    assert_int_equal(ev.u.Enter.region, 0);
+    assert_int_equal(ev.attributes->u.AttributeList.attributes[0],
+                     global(u, 1, WEFT_REF_ATTRIBUTE, 4));
+    assert_int_equal(ev.attributes->u.AttributeList.values[0].stringRef,
+                     global(u, 1, WEFT_REF_STRING, 0));
+
+    ev.attributes = NULL;
+    ev.u.Enter.region = 7; /* not defined, not asked for */
+    assert_int_equal(weft_unify_map_event_kinds(u, 1, &ev, &s,
+                                                1u << WEFT_REF_STRING, err,
+                                                sizeof err), 0);
+    assert_int_equal(ev.u.Enter.region, 7);
+    assert_int_equal(weft_unify_map_event(u, 1, &ev, &s, err, sizeof err),
+                     WEFT_EREF);
+    weft_unify_scratch_free(&s);
+    weft_unify_free(u);
+}
+
+typedef struct pairs {
+    uint64_t local[8], global[8];
+    size_t n, stop_at;
+} pairs;
+
+static int collect(void *arg, uint64_t local, uint64_t global)
+{
+    pairs *p = arg;
+
+    if (p->n == p->stop_at)
+        return 42;
+    assert_true(p->n < 8);
+    p->local[p->n] = local;
+    p->global[p->n++] = global;
+    return 0;
+}
+
+/* A member's own ids and what they map to, ids it never defined not
+ * among them; a nonzero return stops the walk. */
+static void test_each_local(void **state)
+{
+    weft_unifier *u = two_members();
+    pairs p = { .stop_at = 8 };
+
+    (void)state;
+    add_ok(u, 1, str(1u << 20, "far"));
+    assert_int_equal(weft_unify_each_local(u, 1, WEFT_REF_STRING, collect,
+                                           &p), 0);
+    assert_int_equal(p.n, 3);
+    assert_int_equal(p.local[0], 0);
+    assert_int_equal(p.global[0], global(u, 1, WEFT_REF_STRING, 0));
+    assert_int_equal(p.local[1], 1);
+    assert_int_equal(p.global[1], global(u, 1, WEFT_REF_STRING, 1));
+    assert_int_equal(p.local[2], 1u << 20);
+    assert_int_equal(p.global[2], global(u, 1, WEFT_REF_STRING, 1u << 20));
+    p.n = 0;
+    assert_int_equal(weft_unify_each_local(u, 1, WEFT_REF_REGION, collect,
+                                           &p), 0);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(weft_unify_each_local(u, 7, WEFT_REF_STRING, collect,
+                                           &p), 0);
+    p.stop_at = 1;
+    assert_int_equal(weft_unify_each_local(u, 0, WEFT_REF_STRING, collect,
+                                           &p), 42);
+    assert_int_equal(p.n, 1);
+    weft_unify_free(u);
+}
+
 static void test_local_definitions_not_unified(void **state)
 {
     weft_unifier *u = weft_unify_new(0);
@@ -546,6 +654,8 @@ int main(void)
         cmocka_unit_test(test_group_members),
         cmocka_unit_test(test_derived),
         cmocka_unit_test(test_attribute_lists),
+        cmocka_unit_test(test_map_some_kinds),
+        cmocka_unit_test(test_each_local),
         cmocka_unit_test(test_local_definitions_not_unified),
         cmocka_unit_test(test_every_kind),
     };

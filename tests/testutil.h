@@ -73,6 +73,21 @@ static inline weft_record region(OTF2_RegionRef self, OTF2_StringRef name,
     return r;
 }
 
+/* Attribute self named name (its description too), of values type. */
+static inline weft_record attribute(OTF2_AttributeRef self,
+                                    OTF2_StringRef name, OTF2_Type type)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_Attribute;
+    r.u.Attribute.self = self;
+    r.u.Attribute.name = name;
+    r.u.Attribute.description = name;
+    r.u.Attribute.type = type;
+    return r;
+}
+
 static inline weft_record metric_member(OTF2_MetricMemberRef self,
                                         OTF2_StringRef name)
 {

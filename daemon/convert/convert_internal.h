@@ -107,6 +107,10 @@ typedef struct member {
                            rank */
     weft_iosum io;      /* its I/O operations by handle */
     size_t nprows;
+    uint64_t nested;    /* Leaves and Enters nesting added to it */
+    uint32_t nest_local; /* after pass 1: the id its events give the
+                            weft::nesting attribute (one it did not use;
+                            its mapping table says which global one) */
     int rc;             /* 0, or why it failed with error (malloc'd) */
     char *error;
     /* Pass 1: its events weftd did not store, by why (WEFT_REFUSED_*):
@@ -139,7 +143,12 @@ typedef struct conv {
     member *mems;       /* sorted by rank */
     size_t nmems;
     weft_unifier *u;
-    weft_unify_scratch scratch; /* own */
+    weft_unify_scratch scratch; /* own: events mapped to global ids */
+    weft_unify_scratch wscratch; /* own: events as written (replay.c) */
+    uint32_t *rev;      /* own: global region id -> local id + 1 of
+                           member rev_of (replay.c's local_region) */
+    size_t nrev;
+    const member *rev_of;
     OTF2_Archive *archive;
     chunk_budget *pool; /* shared by the memory callbacks */
     uint64_t resolution;

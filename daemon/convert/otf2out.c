@@ -6,7 +6,8 @@
  * weft_records and go through the same switch. An event's attribute list
  * becomes one reused OTF2_AttributeList.
  * After the events: one local DefWriter per location, holding its
- * member's ClockOffsets, and the global definitions (otf2defs.c).
+ * member's mapping tables (its events keep the member's own ids, see
+ * otf2out.h) and ClockOffsets, and the global definitions (otf2defs.c).
  *
  * libotf2 keeps up to 128 MiB of chunks per event writer by default; the
  * memory callbacks below bound that to POOL_PER_WRITER chunks per writer
@@ -278,29 +279,169 @@ static OTF2_ErrorCode write_local_def(OTF2_DefWriter *dw, const weft_record *r)
 #undef WEFT_SCALAR
 #undef WEFT_ARRAY
 
+/* Whether attribute i of global list ga was named before it. */
+static int named_before(const weft_AttributeList *ga, uint32_t i)
+{
+    for (uint32_t k = 0; k < i; k++)
+        if (ga->attributes[k] == ga->attributes[i])
+            return 1;
+    return 0;
+}
+
 /* al is the caller's; *out is al or NULL. */
 OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
                                      const weft_record *r,
+                                     const weft_record *g,
                                      OTF2_AttributeList **out)
 {
-    const weft_AttributeList *a;
+    const weft_AttributeList *a, *ga;
     OTF2_ErrorCode orc;
 
     *out = NULL;
     if (!r->attributes || !r->attributes->u.AttributeList.numberOfAttributes)
         return OTF2_SUCCESS;
     a = &r->attributes->u.AttributeList;
+    ga = &g->attributes->u.AttributeList;
     orc = OTF2_AttributeList_RemoveAllAttributes(al);
     /* An OTF2 attribute list holds an attribute once: a second value of
-     * one (named twice, or two definitions that unified into one) is
-     * left out, the first wins. */
+     * one (named twice, or two definitions that unified into one, which
+     * a reader maps to one) is left out, the first wins. */
     for (uint32_t i = 0; i < a->numberOfAttributes && orc == OTF2_SUCCESS; i++)
-        if (!OTF2_AttributeList_TestAttributeByID(al, a->attributes[i]))
+        if (!named_before(ga, i))
             orc = OTF2_AttributeList_AddAttribute(al, a->attributes[i],
                                                   a->types[i], a->values[i]);
     if (orc == OTF2_SUCCESS)
         *out = al;
     return orc;
+}
+
+/* ---- mapping tables ---------------------------------------------------- */
+
+/* The id spaces written with the member's own ids: each with its OTF2
+ * mapping. */
+static const struct {
+    unsigned kind;
+    OTF2_MappingType type;
+} mapped[] = {
+    { WEFT_REF_STRING, OTF2_MAPPING_STRING },
+    { WEFT_REF_ATTRIBUTE, OTF2_MAPPING_ATTRIBUTE },
+    { WEFT_REF_REGION, OTF2_MAPPING_REGION },
+    { WEFT_REF_GROUP, OTF2_MAPPING_GROUP },
+    { WEFT_REF_METRIC, OTF2_MAPPING_METRIC },
+    { WEFT_REF_COMM, OTF2_MAPPING_COMM },
+    { WEFT_REF_PARAMETER, OTF2_MAPPING_PARAMETER },
+    { WEFT_REF_RMA_WIN, OTF2_MAPPING_RMA_WIN },
+    { WEFT_REF_SOURCE_CODE_LOCATION, OTF2_MAPPING_SOURCE_CODE_LOCATION },
+    { WEFT_REF_CALLING_CONTEXT, OTF2_MAPPING_CALLING_CONTEXT },
+    { WEFT_REF_INTERRUPT_GENERATOR, OTF2_MAPPING_INTERRUPT_GENERATOR },
+    { WEFT_REF_IO_FILE, OTF2_MAPPING_IO_FILE },
+    { WEFT_REF_IO_HANDLE, OTF2_MAPPING_IO_HANDLE },
+};
+#define NMAPPED (sizeof mapped / sizeof mapped[0])
+
+uint32_t weft__otf2_global_kinds(void)
+{
+    uint32_t local = 0;
+
+    for (size_t i = 0; i < NMAPPED; i++)
+        local |= UINT32_C(1) << mapped[i].kind;
+    return ~local;
+}
+
+/* A member's local -> global ids of one id space, as collected. */
+typedef struct idpairs {
+    uint64_t *local, *global;
+    size_t n, cap;
+    uint64_t max;       /* largest local id */
+    int identity;       /* every pair maps an id to itself */
+} idpairs;
+
+static int add_pair(void *arg, uint64_t local, uint64_t global)
+{
+    idpairs *p = arg;
+
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        uint64_t *l = realloc(p->local, cap * sizeof *l), *g;
+        if (l)
+            p->local = l;
+        g = l ? realloc(p->global, cap * sizeof *g) : NULL;
+        if (!g)
+            return WEFT_ENOMEM;
+        p->global = g;
+        p->cap = cap;
+    }
+    p->local[p->n] = local;
+    p->global[p->n++] = global;
+    if (local > p->max)
+        p->max = local;
+    p->identity &= local == global;
+    return 0;
+}
+
+/* The OTF2 map of pairs p: a dense array (local ids that map nowhere
+ * map to themselves; no event names them) when the ids are dense
+ * enough, else the pairs that are no identity; libotf2 keeps the
+ * smaller form. NULL when out of memory. */
+static OTF2_IdMap *make_map(const idpairs *p)
+{
+    OTF2_IdMap *map = NULL;
+
+    if (p->max < 2 * p->n + 64) {
+        uint64_t *v = malloc((p->max + 1) * sizeof *v);
+        if (!v)
+            return NULL;
+        for (uint64_t i = 0; i <= p->max; i++)
+            v[i] = i;
+        for (size_t i = 0; i < p->n; i++)
+            v[p->local[i]] = p->global[i];
+        map = OTF2_IdMap_CreateFromUint64Array(p->max + 1, v, true);
+        free(v);
+        return map;
+    }
+    if (!(map = OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, p->n)))
+        return NULL;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->local[i] != p->global[i] &&
+            OTF2_IdMap_AddIdPair(map, p->local[i], p->global[i]) !=
+                OTF2_SUCCESS) {
+            OTF2_IdMap_Free(map);
+            return NULL;
+        }
+    return map;
+}
+
+/* m's mapping tables, one per id space it has ids of that are not all
+ * mapped to themselves, into maps[NMAPPED] (NULL: none). 0 or
+ * WEFT_ENOMEM. */
+static int member_maps(conv *c, const member *m, OTF2_IdMap **maps)
+{
+    idpairs p = { 0 };
+    int rc = 0;
+
+    for (size_t i = 0; i < NMAPPED && rc == 0; i++) {
+        p.n = 0;
+        p.max = 0;
+        p.identity = 1;
+        rc = weft_unify_each_local(c->u, m->rank, mapped[i].kind, add_pair,
+                                   &p);
+        if (rc == 0 && mapped[i].kind == WEFT_REF_ATTRIBUTE && m->nested)
+            rc = add_pair(&p, m->nest_local, c->nest_attr);
+        if (rc == 0 && p.n && !p.identity && !(maps[i] = make_map(&p)))
+            rc = WEFT_ENOMEM;
+    }
+    free(p.local);
+    free(p.global);
+    return rc;
+}
+
+static void free_maps(OTF2_IdMap **maps)
+{
+    for (size_t i = 0; i < NMAPPED; i++) {
+        if (maps[i])
+            OTF2_IdMap_Free(maps[i]);
+        maps[i] = NULL;
+    }
 }
 
 /* ---- libotf2 callbacks ------------------------------------------------ */
@@ -622,9 +763,15 @@ int weft__otf2_close_events(conv *c)
 int weft__otf2_write_local_defs(conv *c)
 {
     OTF2_ErrorCode orc = OTF2_Archive_OpenDefFiles(c->archive);
+    OTF2_IdMap *maps[NMAPPED] = { NULL };
 
     for (size_t i = 0; i < c->nmems && orc == OTF2_SUCCESS; i++) {
         member *m = &c->mems[i];
+        if (m->nlocs && member_maps(c, m, maps) < 0) {
+            free_maps(maps);
+            return weft__conv_fail(c, WEFT_ENOMEM, "%s: out of memory",
+                                   c->in->archive_dir);
+        }
         for (size_t k = 0; k < m->nlocs && orc == OTF2_SUCCESS; k++) {
             OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(
                 c->archive, weft__loc_id(m, &m->locs[k]));
@@ -632,12 +779,18 @@ int weft__otf2_write_local_defs(conv *c)
                 orc = OTF2_ERROR_MEM_ALLOC_FAILED;
                 break;
             }
-            /* A process's clock offsets apply to each of its locations. */
+            /* A process's ids and clock offsets are those of each of its
+             * locations. */
+            for (size_t j = 0; j < NMAPPED && orc == OTF2_SUCCESS; j++)
+                if (maps[j])
+                    orc = OTF2_DefWriter_WriteMappingTable(dw, mapped[j].type,
+                                                           maps[j]);
             for (size_t j = 0; j < m->nlocal && orc == OTF2_SUCCESS; j++)
                 orc = write_local_def(dw, &m->local_defs[j]);
             if (orc == OTF2_SUCCESS)
                 orc = OTF2_Archive_CloseDefWriter(c->archive, dw);
         }
+        free_maps(maps);
     }
     for (size_t k = 0; k < c->nghosts && orc == OTF2_SUCCESS; k++) {
         OTF2_DefWriter *dw = OTF2_Archive_GetDefWriter(c->archive,

@@ -48,11 +48,24 @@ OTF2_ErrorCode weft__otf2_write_event(OTF2_EvtWriter *w,
 /* Writes global definition r (not a WEFT_DF_LOCAL one). */
 OTF2_ErrorCode weft__otf2_write_def(OTF2_GlobalDefWriter *gw,
                                     const weft_record *r);
-/* Sets *out to al filled with the attributes of event r, or to NULL when
- * it has none. Returns what libotf2 says. */
+/* Sets *out to al filled with the attributes of event r as written (the
+ * member's own ids, see weft__otf2_global_kinds), or to NULL when it has
+ * none; g is the same event with global ids, which says which attributes
+ * are one (an OTF2 attribute list holds an attribute once). Returns what
+ * libotf2 says. */
 OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
                                      const weft_record *r,
+                                     const weft_record *g,
                                      OTF2_AttributeList **out);
+
+/* Events are written with the ids their member gave them, and each
+ * location's local definitions map them to the global ones (OTF2
+ * MappingTables, which readers apply), for every id space OTF2 has a
+ * mapping for. The id spaces it has none for, and those weftd numbers
+ * itself (system tree nodes, location groups), are written global: this
+ * mask of weft_ref_kinds (bit k: kind k), for
+ * weft_unify_map_event_kinds. */
+uint32_t weft__otf2_global_kinds(void);
 
 /* Creates c->archive in c->in->archive_dir (replacing what an earlier
  * attempt left there) with weft's callbacks, and opens its event files.
@@ -60,7 +73,8 @@ OTF2_ErrorCode weft__otf2_attributes(OTF2_AttributeList *al,
 int weft__otf2_open(conv *c);
 /* Closes the event files (every event writer is closed). */
 int weft__otf2_close_events(conv *c);
-/* One local definition file per location: the member's ClockOffsets. */
+/* One local definition file per location: the mapping tables of its
+ * member's ids, and the member's ClockOffsets. */
 int weft__otf2_write_local_defs(conv *c);
 /* The global definitions: clock, strings, system tree, location groups,
  * locations, then the members' unified definitions (otf2defs.c). */

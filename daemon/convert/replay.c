@@ -1,7 +1,10 @@
 /* replay.c - pass 2 of a conversion (replay.h).
  *
  * DESIGN: the event batches of each member's journal are replayed through
- * libotf2, one EvtWriter per location; a member's writers are closed
+ * libotf2, one EvtWriter per location, with the member's own ids (the
+ * mapping tables of its locations' local definitions make them global
+ * for readers, otf2out.h); what is checked and summed here is each event
+ * mapped to global ids by the unifier. A member's writers are closed
  * when its journal is done, so only the members being replayed hold
  * writers. Each open writer holds a libotf2 chunk, so their number is
  * bounded (weft_convert_input.max_writers, shared by the threads): a
@@ -117,15 +120,56 @@ static inline uint32_t top_region(const weft_profile_loc *p)
  * The profile sees exactly what is written, so `weft profile` equals what
  * any reader computes from the archive. */
 
-/* The attribute list of an event nesting adds (libotf2 empties it once
- * the event is written), NULL when out of memory. */
-static OTF2_AttributeList *nest_mark(conv *c)
+/* The attribute list of an event nesting adds to m (libotf2 empties it
+ * once the event is written), NULL when out of memory. Its attribute has
+ * m's own id for it, as the events of m have theirs (otf2out.h). */
+static OTF2_AttributeList *nest_mark(conv *c, member *m)
 {
     if (OTF2_AttributeList_RemoveAllAttributes(c->nest_al) != OTF2_SUCCESS ||
-        OTF2_AttributeList_AddUint8(c->nest_al, c->nest_attr, 1) !=
+        OTF2_AttributeList_AddUint8(c->nest_al, m->nest_local, 1) !=
             OTF2_SUCCESS)
         return NULL;
+    m->nested++;
     return c->nest_al;
+}
+
+static int note_local(void *arg, uint64_t local, uint64_t global)
+{
+    conv *c = arg;
+
+    if (global < c->nrev && !c->rev[global])
+        c->rev[global] = (uint32_t)local + 1u;
+    return 0;
+}
+
+/* m's own id of global region g (one m entered: the regions open on its
+ * locations) in *out, for the Enters and Leaves nesting adds; the
+ * undefined region is itself. 0, or WEFT_ENOMEM or WEFT_EREF (m has no
+ * id of it, which cannot be) with c failed. */
+static int local_region(conv *c, const member *m, uint32_t g, uint32_t *out)
+{
+    *out = g;
+    if (g == OTF2_UNDEFINED_REGION)
+        return 0;
+    if (c->rev_of != m) {
+        size_t n = weft_unify_count(c->u, WEFT_REC_Region);
+        if (n > c->nrev) {
+            uint32_t *v = realloc(c->rev, n * sizeof *v);
+            if (!v)
+                return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            c->rev = v;
+            c->nrev = n;
+        }
+        memset(c->rev, 0, c->nrev * sizeof *c->rev);
+        weft_unify_each_local(c->u, m->rank, WEFT_REF_REGION, note_local, c);
+        c->rev_of = m;
+    }
+    if (g >= c->nrev || !c->rev[g])
+        return weft__conv_fail(c, WEFT_EREF, "%s: region %" PRIu32 " to "
+                               "leave or enter again is none of its own",
+                               m->path, g);
+    *out = c->rev[g] - 1u;
+    return 0;
 }
 
 /* Fails c: libotf2 refused `what` (an Enter, a Leave) at t on l. */
@@ -137,20 +181,23 @@ static int refused(conv *c, const member *m, const loc *l, const char *what,
                            l->thread, what, t, weft__otf2_msg(orc));
 }
 
-/* Writes an Enter of region at t on l: the journal's record r with
- * attributes al, or without r one of its own (`added` says nesting added
- * it). */
+/* Writes an Enter of region (a global id) at t on l: the journal's
+ * record r as written (m's own ids) with attributes al, or without r one
+ * of its own (`added` says nesting added it). */
 static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
                       OTF2_AttributeList *al, const weft_record *r,
                       int added)
 {
     OTF2_ErrorCode orc;
+    uint32_t own = region;
     int rc;
 
-    if (added && !(al = nest_mark(c)))
+    if (!r && (rc = local_region(c, m, region, &own)) < 0)
+        return rc;
+    if (added && !(al = nest_mark(c, m)))
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     orc = r ? weft__otf2_write_event(l->w, al, r)
-            : OTF2_EvtWriter_Enter(l->w, al, t, region);
+            : OTF2_EvtWriter_Enter(l->w, al, t, own);
 
     if (orc != OTF2_SUCCESS)
         return refused(c, m, l, "an Enter", t, orc);
@@ -163,19 +210,22 @@ static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
 }
 
 /* Writes a Leave of the innermost open region at t: the journal's record
- * r with attributes al, or without r one of its own (`added` says nesting
- * added it). */
+ * r as written with attributes al, or without r one of its own (`added`
+ * says nesting added it). */
 static int nest_leave_top(conv *c, member *m, loc *l, uint64_t t,
                           OTF2_AttributeList *al, const weft_record *r,
                           int added)
 {
-    uint32_t region = l->prof.stack[l->prof.depth - 1].region;
+    uint32_t region = l->prof.stack[l->prof.depth - 1].region, own = region;
     OTF2_ErrorCode orc;
+    int rc;
 
-    if (added && !(al = nest_mark(c)))
+    if (!r && (rc = local_region(c, m, region, &own)) < 0)
+        return rc;
+    if (added && !(al = nest_mark(c, m)))
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     orc = r ? weft__otf2_write_event(l->w, al, r)
-            : OTF2_EvtWriter_Leave(l->w, al, t, region);
+            : OTF2_EvtWriter_Leave(l->w, al, t, own);
 
     if (orc != OTF2_SUCCESS)
         return refused(c, m, l, "a Leave", t, orc);
@@ -316,26 +366,26 @@ static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
     size_t nregions = c->prof.nregions;
     uint64_t events = l->events, last = l->last_time, n = 0;
     int each_time = m->each_time;  /* see wrote() */
-    uint32_t type, region;
+    uint32_t type, local, region; /* m's id, the global one */
     int rc = 0;
 
-    while (table && weft_el_next(&run, &type, &region)) {
-        uint32_t g = region < ntable ? (uint32_t)table[region] : 0;
+    while (table && weft_el_next(&run, &type, &local)) {
+        uint32_t g = local < ntable ? (uint32_t)table[local] : 0;
         uint64_t t = run.time;
         OTF2_ErrorCode orc;
-        if ((!g && region != OTF2_UNDEFINED_REGION) ||
+        if ((!g && local != OTF2_UNDEFINED_REGION) ||
             (events && t < last)) {
             run = at;  /* unread: the general way says what is wrong */
             break;
         }
         n++;
         at = run;
-        region = g ? g - 1u : region;
+        region = g ? g - 1u : local;
         if (type == WEFT_REC_Enter &&
             weft_profile_enter_fast(&p, nregions, region, t)) {
             weft_timeline_note(tl, top, t);
             top = region;
-            if ((orc = OTF2_EvtWriter_Enter(w, NULL, t, region)) !=
+            if ((orc = OTF2_EvtWriter_Enter(w, NULL, t, local)) !=
                 OTF2_SUCCESS) {
                 rc = refused(c, m, l, "an Enter", t, orc);
                 break;
@@ -345,18 +395,23 @@ static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
             weft_timeline_note(tl, region, t);
             weft_profile_leave(&p, t);
             top = top_region(&p);
-            if ((orc = OTF2_EvtWriter_Leave(w, NULL, t, region)) !=
+            if ((orc = OTF2_EvtWriter_Leave(w, NULL, t, local)) !=
                 OTF2_SUCCESS) {
                 rc = refused(c, m, l, "a Leave", t, orc);
                 break;
             }
         } else {
+            weft_record r = { .type = type, .time = t };
+            if (type == WEFT_REC_Enter)
+                r.u.Enter.region = local;
+            else
+                r.u.Leave.region = local;
             l->prof = p;
             l->events = events;
             l->last_time = last;
             rc = type == WEFT_REC_Enter
-                     ? nest_enter(c, m, l, region, t, NULL, NULL, 0)
-                     : nest_leave(c, m, l, region, t, NULL, NULL);
+                     ? nest_enter(c, m, l, region, t, NULL, &r, 0)
+                     : nest_leave(c, m, l, region, t, NULL, &r);
             if (rc < 0) {
                 x->n += n;  /* l holds what was done */
                 return rc;
@@ -444,12 +499,14 @@ static int note_report(conv *c, member *m, loc *l, const weft_record *r)
 }
 
 /* Replays event r, the x->n-th of the entry, decoded: mapped to global
- * ids, checked, written. 0 or the code of a failure. */
+ * ids (checked, summed), and written with m's own ids but for those OTF2
+ * maps none of (otf2out.h). 0 or the code of a failure. */
 static int replay_record(entry *x, weft_record *r)
 {
     conv *c = x->c;
     member *m = x->m;
     loc *l = x->l;
+    weft_record w;      /* r as written */
     OTF2_AttributeList *al;
     OTF2_ErrorCode orc;
     char msg[256];
@@ -457,8 +514,13 @@ static int replay_record(entry *x, weft_record *r)
 
     if (m->rescale)
         rescale_event(m, r);
+    w = *r;
     rc = weft_unify_map_event(c->u, m->rank, r, &c->scratch, msg,
                               sizeof msg);
+    if (rc == 0)
+        rc = weft_unify_map_event_kinds(c->u, m->rank, &w, &c->wscratch,
+                                        weft__otf2_global_kinds(), msg,
+                                        sizeof msg);
     if (rc < 0)
         return weft__conv_fail(c, rc, WHERE ": %s", WHERE_ARGS(x), msg);
     if (l->events && r->time < l->last_time)
@@ -468,19 +530,19 @@ static int replay_record(entry *x, weft_record *r)
                                l->last_time);
     if ((rc = weft__conv_note_locations(c, r)) < 0)
         return rc;
-    orc = weft__otf2_attributes(c->al, r, &al);
+    orc = weft__otf2_attributes(c->al, &w, r, &al);
     if (orc != OTF2_SUCCESS)
         return weft__conv_fail(c, WEFT_EOTF2, WHERE ": libotf2 refused it: "
                                "%s", WHERE_ARGS(x), weft__otf2_msg(orc));
     switch (r->type) {
     case WEFT_REC_Enter:
-        return nest_enter(c, m, l, r->u.Enter.region, r->time, al, r, 0);
+        return nest_enter(c, m, l, r->u.Enter.region, r->time, al, &w, 0);
     case WEFT_REC_Leave:
-        return nest_leave(c, m, l, r->u.Leave.region, r->time, al, r);
+        return nest_leave(c, m, l, r->u.Leave.region, r->time, al, &w);
     case WEFT_REC_MeasurementOnOff:
-        return nest_onoff(c, m, l, al, r);
+        return nest_onoff(c, m, l, al, &w);
     default:
-        orc = weft__otf2_write_event(l->w, al, r);
+        orc = weft__otf2_write_event(l->w, al, &w);
         if (orc != OTF2_SUCCESS)
             return weft__conv_fail(c, WEFT_EOTF2, WHERE ": libotf2 refused "
                                    "it: %s", WHERE_ARGS(x),
@@ -654,6 +716,10 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->c = *c;
     w->c.out = &w->out;
     memset(&w->c.scratch, 0, sizeof w->c.scratch);
+    memset(&w->c.wscratch, 0, sizeof w->c.wscratch);
+    w->c.rev = NULL;
+    w->c.nrev = 0;
+    w->c.rev_of = NULL;
     w->c.tmin = w->c.tmax = 0;
     w->c.any_event = 0;
     w->c.loc_refs = NULL;
@@ -678,6 +744,8 @@ static void worker_free(worker *w)
     weft_profile_free(&w->c.prof);
     free(w->c.loc_refs);
     weft_unify_scratch_free(&w->c.scratch);
+    weft_unify_scratch_free(&w->c.wscratch);
+    free(w->c.rev);
 }
 
 /* The next member to replay, NULL when there is none or one failed. */

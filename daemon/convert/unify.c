@@ -188,6 +188,8 @@ static int member_get(weft_unifier *u, uint32_t id, member **out)
     return 0;
 }
 
+_Static_assert(WEFT_REF__COUNT <= 32, "a uint32_t of kinds holds them all");
+
 /* Global id + 1 of local id v of kind in m, 0 if not defined (a value
  * beyond 32 bits is MAP_HELD: no mapping yet). */
 static uint32_t map_get(const member *m, unsigned kind, uint64_t v)
@@ -284,12 +286,13 @@ static int array_refers(const weft_rec_desc *d, const weft_record *r,
     return 0;
 }
 
-/* Maps every reference of r except its own id, in place; arrays holding
- * references are copied to (*buf, *cap) first and r's pointers redirected
- * there. */
+/* Maps every reference of r of the id spaces in `kinds` (bit k: kind k)
+ * except its own id, in place; arrays holding references are copied to
+ * (*buf, *cap) first and r's pointers redirected there. */
 static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
-                    int global, const weft_rec_desc *d, weft_record *r,
-                    void **buf, size_t *cap, char *err, size_t errlen)
+                    int global, uint32_t kinds, const weft_rec_desc *d,
+                    weft_record *r, void **buf, size_t *cap, char *err,
+                    size_t errlen)
 {
     uint64_t copied = 0; /* bit i: field i was copied */
     size_t need = 0, off = 0;
@@ -301,7 +304,8 @@ static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
             const weft_field_desc *f = &d->fields[i];
             unsigned kind;
             if (!may_refer(f) ||
-                (kind = weft_field_kind(r, d, f, 0)) == WEFT_REF_NONE)
+                (kind = weft_field_kind(r, d, f, 0)) == WEFT_REF_NONE ||
+                !(kinds >> kind & 1))
                 continue;
             rc = map_value(u, m, mid, global, d, f, kind,
                            weft_field_get(r, f), &v, err, errlen);
@@ -340,7 +344,7 @@ static int map_refs(const weft_unifier *u, const member *m, uint32_t mid,
         }
         for (size_t k = 0; k < n; k++) {
             unsigned kind = weft_field_kind(r, d, f, k);
-            if (kind == WEFT_REF_NONE)
+            if (kind == WEFT_REF_NONE || !(kinds >> kind & 1))
                 continue;
             rc = map_value(u, m, mid, global, d, f, kind,
                            weft_field_value(r, f, k), &v, err, errlen);
@@ -691,7 +695,7 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
         return rc;
     r = *def;
     m = member_find(u, mid);
-    rc = map_refs(u, m, mid, 0, d, &r, &u->arrays.buf, &u->arrays.cap, err,
+    rc = map_refs(u, m, mid, 0, WEFT_UNIFY_KINDS_ALL, d, &r, &u->arrays.buf, &u->arrays.cap, err,
                   errlen);
     if (rc < 0)
         return rc;
@@ -811,7 +815,7 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
         return weft__fail(err, errlen, WEFT_ETYPE, "record type %" PRIu32
                           " is not a global definition", def->type);
     r = *def;
-    rc = map_refs(u, NULL, 0, 1, d, &r, &u->arrays.buf, &u->arrays.cap, err,
+    rc = map_refs(u, NULL, 0, 1, WEFT_UNIFY_KINDS_ALL, d, &r, &u->arrays.buf, &u->arrays.cap, err,
                   errlen);
     if (rc < 0)
         return rc;
@@ -833,12 +837,12 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
     return 0;
 }
 
-/* Rewrites ev's references (and its attribute list's) to global ids;
- * mapped copies live in the caller's scratch. Returns 0 or a WEFT_E* code
- * with err set. */
-int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
-                         weft_record *ev, weft_unify_scratch *scratch,
-                         char *err, size_t errlen)
+/* Rewrites ev's references (and its attribute list's) of the id spaces
+ * in `kinds` to global ids; mapped copies live in the caller's scratch.
+ * Returns 0 or a WEFT_E* code with err set. */
+int weft_unify_map_event_kinds(const weft_unifier *u, uint32_t mid,
+                               weft_record *ev, weft_unify_scratch *scratch,
+                               uint32_t kinds, char *err, size_t errlen)
 {
     const weft_rec_desc *d;
     const member *m;
@@ -863,6 +867,8 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
      * unknown one goes the generic way, which says why). */
     if ((ev->type == WEFT_REC_Enter || ev->type == WEFT_REC_Leave) &&
         !ev->attributes) {
+        if (!(kinds >> WEFT_REF_REGION & 1))
+            return 0;
         uint32_t *region = ev->type == WEFT_REC_Enter ? &ev->u.Enter.region
                                                       : &ev->u.Leave.region;
         uint32_t g = *region == OTF2_UNDEFINED_REGION
@@ -874,8 +880,8 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
             return 0;
         }
     }
-    rc = map_refs(u, m, mid, 0, d, ev, &scratch->buf, &scratch->cap, err,
-                  errlen);
+    rc = map_refs(u, m, mid, 0, kinds, d, ev, &scratch->buf, &scratch->cap,
+                  err, errlen);
     if (rc == 0 && ev->attributes) {
         const weft_rec_desc *ad = weft_rec_desc_of(ev->attributes->type);
         if (!ad || !ad->is_pseudo)
@@ -884,11 +890,44 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
                               "attribute list", mid, d->name,
                               ev->attributes->type);
         scratch->attrs = *ev->attributes;
-        rc = map_refs(u, m, mid, 0, ad, &scratch->attrs, &scratch->abuf,
-                      &scratch->acap, err, errlen);
+        rc = map_refs(u, m, mid, 0, kinds, ad, &scratch->attrs,
+                      &scratch->abuf, &scratch->acap, err, errlen);
         ev->attributes = &scratch->attrs;
     }
     return rc;
+}
+
+int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
+                         weft_record *ev, weft_unify_scratch *scratch,
+                         char *err, size_t errlen)
+{
+    return weft_unify_map_event_kinds(u, mid, ev, scratch,
+                                      WEFT_UNIFY_KINDS_ALL, err, errlen);
+}
+
+typedef struct each_arg {
+    int (*fn)(void *arg, uint64_t local, uint64_t global);
+    void *arg;
+} each_arg;
+
+static int each_mapped(void *arg, uint64_t local, uint64_t value)
+{
+    const each_arg *a = arg;
+
+    return value >= MAP_HELD ? 0 : a->fn(a->arg, local, value - 1u);
+}
+
+int weft_unify_each_local(const weft_unifier *u, uint32_t mid, unsigned kind,
+                          int (*fn)(void *arg, uint64_t local,
+                                    uint64_t global),
+                          void *arg)
+{
+    const member *m;
+    each_arg a = { fn, arg };
+
+    assert(u && fn && kind < WEFT_REF__COUNT);
+    m = member_find(u, mid);
+    return m ? weft_idset_each(&m->maps[kind], each_mapped, &a) : 0;
 }
 
 const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,

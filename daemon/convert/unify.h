@@ -131,7 +131,26 @@ int weft_unify_add_global(weft_unifier *u, const weft_record *def,
 int weft_unify_map_event(const weft_unifier *u, uint32_t member,
                          weft_record *ev, weft_unify_scratch *scratch,
                          char *err, size_t errlen);
+/* Every id space (weft_unify_map_event_kinds). */
+#define WEFT_UNIFY_KINDS_ALL UINT32_MAX
+/* weft_unify_map_event for the references of the id spaces in `kinds`
+ * only (bit k: weft_ref_kind k); the others are left as they are, and
+ * neither mapped nor checked. */
+int weft_unify_map_event_kinds(const weft_unifier *u, uint32_t member,
+                               weft_record *ev, weft_unify_scratch *scratch,
+                               uint32_t kinds, char *err, size_t errlen);
 void weft_unify_scratch_free(weft_unify_scratch *scratch);
+
+/* Calls fn(arg, local, global) for each local id of id space `kind` that
+ * `member` defined (or was given with weft_unify_set_derived for itself,
+ * not for every member): the dense part of its map in increasing local
+ * id order, then the others. Stops at the first nonzero return of fn and
+ * returns it; 0 when all were seen. */
+int weft_unify_each_local(const weft_unifier *u, uint32_t member,
+                          unsigned kind,
+                          int (*fn)(void *arg, uint64_t local,
+                                    uint64_t global),
+                          void *arg);
 
 /* Member mid's table of local ids of id space `kind` -> global id + 1 (0:
  * not defined), *n entries long, for hot loops that map one field

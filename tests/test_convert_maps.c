@@ -1,0 +1,326 @@
+/* test_convert_maps.c - events keep their member's own ids (#33): the
+ * converter (daemon/convert/replay.c, otf2out.c) writes each member's
+ * events with the ids the member gave its definitions and, in each
+ * location's local definitions, OTF2 mapping tables from them to the
+ * archive's global ids, which readers apply.
+ *
+ * Two members name the same regions in opposite orders and the second
+ * one a region of its own that it never leaves (nesting adds the Leave,
+ * with the weft::nesting attribute, which only weftd defines, after the
+ * first member's attribute). Read raw
+ * (local definitions not read), the second member's events hold its own
+ * ids; read as every reader does, the global ones; its mapping tables
+ * map exactly its ids, the nesting attribute's too, while the first
+ * member, whose ids are the global ones, needs none. otf2-print -Werror
+ * reads the archive.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <otf2/otf2.h>
+
+#include "convert_util.h"
+#include "testutil.h"
+#include "weft_errors.h"
+
+#define MAX_EVENTS 16
+#define MAX_MAPS 16
+
+typedef struct seen {
+    /* events of the location read */
+    size_t n;
+    OTF2_RegionRef region[MAX_EVENTS];
+    int leave[MAX_EVENTS];
+    uint32_t nattrs[MAX_EVENTS];
+    OTF2_AttributeRef attr[MAX_EVENTS]; /* the first one's id */
+    /* its mapping tables */
+    size_t nmaps;
+    OTF2_MappingType type[MAX_MAPS];
+    uint64_t global_of[MAX_MAPS][4]; /* of local ids 0..3 */
+    /* global definitions */
+    OTF2_AttributeRef nest_attr;
+    OTF2_StringRef nest_name;
+    OTF2_StringRef region_name[8];
+    char strings[64][32];
+} seen;
+
+static void note_event(seen *s, OTF2_RegionRef region, int leave,
+                       OTF2_AttributeList *al)
+{
+    assert_true(s->n < MAX_EVENTS);
+    s->region[s->n] = region;
+    s->leave[s->n] = leave;
+    s->nattrs[s->n] = al ? OTF2_AttributeList_GetNumberOfElements(al) : 0;
+    if (s->nattrs[s->n]) {
+        OTF2_Type t;
+        OTF2_AttributeValue v;
+        assert_int_equal(OTF2_AttributeList_GetAttributeByIndex(
+                             al, 0, &s->attr[s->n], &t, &v),
+                         OTF2_SUCCESS);
+    }
+    s->n++;
+}
+
+static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    (void)loc;
+    (void)t;
+    (void)pos;
+    note_event(ud, region, 0, al);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_leave(OTF2_LocationRef loc, OTF2_TimeStamp t,
+                                  uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    (void)loc;
+    (void)t;
+    (void)pos;
+    note_event(ud, region, 1, al);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_map(void *ud, OTF2_MappingType type,
+                                const OTF2_IdMap *map)
+{
+    seen *s = ud;
+
+    assert_true(s->nmaps < MAX_MAPS);
+    s->type[s->nmaps] = type;
+    for (uint64_t i = 0; i < 4; i++)
+        assert_int_equal(OTF2_IdMap_GetGlobalId(map, i,
+                                                &s->global_of[s->nmaps][i]),
+                         OTF2_SUCCESS);
+    s->nmaps++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_string(void *ud, OTF2_StringRef self,
+                                   const char *string)
+{
+    seen *s = ud;
+
+    if (self < 64)
+        snprintf(s->strings[self], sizeof s->strings[self], "%s", string);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_region(void *ud, OTF2_RegionRef self,
+                                   OTF2_StringRef name, OTF2_StringRef cname,
+                                   OTF2_StringRef desc, OTF2_RegionRole role,
+                                   OTF2_Paradigm paradigm,
+                                   OTF2_RegionFlag flags, OTF2_StringRef file,
+                                   uint32_t begin, uint32_t end)
+{
+    seen *s = ud;
+
+    (void)cname, (void)desc, (void)role, (void)paradigm, (void)flags;
+    (void)file, (void)begin, (void)end;
+    if (self < 8)
+        s->region_name[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_attribute(void *ud, OTF2_AttributeRef self,
+                                      OTF2_StringRef name,
+                                      OTF2_StringRef desc, OTF2_Type type)
+{
+    seen *s = ud;
+
+    (void)desc, (void)type;
+    if (name < 64 && !strcmp(s->strings[name], "weft::nesting")) {
+        s->nest_attr = self;
+        s->nest_name = name;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* Reads location loc of the archive into s: its local definitions (and
+ * so its mapping tables applied to its events) only with `local`. */
+static void read_location(const char *archive_dir, OTF2_LocationRef loc,
+                          int local, seen *s)
+{
+    OTF2_GlobalDefReaderCallbacks *dcb = OTF2_GlobalDefReaderCallbacks_New();
+    OTF2_EvtReaderCallbacks *ecb = OTF2_EvtReaderCallbacks_New();
+    OTF2_DefReaderCallbacks *lcb = OTF2_DefReaderCallbacks_New();
+    OTF2_Reader *rd;
+    OTF2_EvtReader *er;
+    uint64_t n = 0;
+
+    memset(s, 0, sizeof *s);
+    s->nest_attr = OTF2_UNDEFINED_ATTRIBUTE;
+    assert_non_null(dcb);
+    assert_non_null(ecb);
+    assert_non_null(lcb);
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(dcb, on_string);
+    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(dcb, on_region);
+    OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(dcb, on_attribute);
+    rd = read_global_defs(archive_dir, dcb, s);
+    assert_int_equal(OTF2_Reader_SelectLocation(rd, loc), OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_OpenEvtFiles(rd), OTF2_SUCCESS);
+    er = OTF2_Reader_GetEvtReader(rd, loc);
+    assert_non_null(er);
+    if (local) {
+        OTF2_DefReader *dr;
+        assert_int_equal(OTF2_Reader_OpenDefFiles(rd), OTF2_SUCCESS);
+        dr = OTF2_Reader_GetDefReader(rd, loc);
+        assert_non_null(dr);
+        OTF2_DefReaderCallbacks_SetMappingTableCallback(lcb, on_map);
+        assert_int_equal(OTF2_Reader_RegisterDefCallbacks(rd, dr, lcb, s),
+                         OTF2_SUCCESS);
+        assert_int_equal(OTF2_Reader_ReadAllLocalDefinitions(rd, dr, &n),
+                         OTF2_SUCCESS);
+        OTF2_Reader_CloseDefReader(rd, dr);
+        OTF2_Reader_CloseDefFiles(rd);
+    }
+    OTF2_EvtReaderCallbacks_SetEnterCallback(ecb, on_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(ecb, on_leave);
+    assert_int_equal(OTF2_Reader_RegisterEvtCallbacks(rd, er, ecb, s),
+                     OTF2_SUCCESS);
+    assert_int_equal(OTF2_Reader_ReadAllLocalEvents(rd, er, &n),
+                     OTF2_SUCCESS);
+    assert_int_equal(n, s->n);
+    OTF2_Reader_CloseEvtReader(rd, er);
+    OTF2_Reader_CloseEvtFiles(rd);
+    OTF2_Reader_Close(rd);
+    OTF2_EvtReaderCallbacks_Delete(ecb);
+    OTF2_DefReaderCallbacks_Delete(lcb);
+}
+
+/* The mapping table of type t that s read, or -1. */
+static int map_of(const seen *s, OTF2_MappingType t)
+{
+    for (size_t i = 0; i < s->nmaps; i++)
+        if (s->type[i] == t)
+            return (int)i;
+    return -1;
+}
+
+static const char *region_named(const seen *s, OTF2_RegionRef r)
+{
+    assert_true(r < 8);
+    return s->strings[s->region_name[r]];
+}
+
+static void write_members(const ctx *c)
+{
+    weft_journal *j;
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { 2 }, dropped[] = { 0 };
+    /* an attribute of its own: weft::nesting is global attribute 1 */
+    weft_record defs0[] = { str(0, "alpha"), str(1, "beta"),
+                            region(0, 0, 1), region(1, 1, 1),
+                            attribute(0, 0, OTF2_TYPE_UINT64) };
+    weft_record evs0[] = { enter(10, 0, 0), enter(20, 0, 1) };
+    /* the same regions the other way round, and one of its own */
+    weft_record defs1[] = { str(0, "beta"), str(1, "alpha"), str(2, "gamma"),
+                            region(0, 0, 1), region(1, 1, 1),
+                            region(2, 2, 1) };
+    weft_record evs1[] = { enter(30, 0, 0), enter(40, 0, 1),
+                           enter(50, 1, 0), enter(60, 1, 1),
+                           enter(70, 2, 0) };
+
+    j = open_journal(c, 0);
+    append_hello(j, 0, 2, "node-a");
+    append_defs(j, defs0, sizeof defs0 / sizeof defs0[0]);
+    append_events(j, 0, 1, 0, evs0, 2);
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+    j = open_journal(c, 1);
+    append_hello(j, 1, 2, "node-a");
+    append_defs(j, defs1, sizeof defs1 / sizeof defs1[0]);
+    append_events(j, 0, 1, 0, evs1, 5);
+    events[0] = 5;
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+}
+
+static void test_maps_local_ids(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "maps", 2, 0, 0, 0 };
+    weft_convert_result res;
+    seen raw, mapped, first;
+    int k;
+
+    write_members(c);
+    convert_ok(&in, &res);
+    assert_int_equal(res.events, 2 + 6); /* and the Leave nesting adds */
+    weft_convert_result_free(&res);
+
+    /* as written: member 1's own region ids, its attribute id 0 */
+    read_location(c->archive, (uint64_t)1 << 32, 0, &raw);
+    assert_int_equal(raw.n, 6);
+    assert_int_equal(raw.region[0], 0);
+    assert_int_equal(raw.region[2], 1);
+    assert_int_equal(raw.region[4], 2);
+    assert_int_equal(raw.region[5], 2);
+    assert_int_equal(raw.nattrs[5], 1);
+    assert_int_equal(raw.attr[5], 0);
+
+    /* as readers see it: the archive's regions by name, weft::nesting */
+    read_location(c->archive, (uint64_t)1 << 32, 1, &mapped);
+    assert_int_equal(mapped.n, 6);
+    assert_string_equal(region_named(&mapped, mapped.region[0]), "beta");
+    assert_string_equal(region_named(&mapped, mapped.region[1]), "beta");
+    assert_string_equal(region_named(&mapped, mapped.region[2]), "alpha");
+    assert_string_equal(region_named(&mapped, mapped.region[4]), "gamma");
+    assert_int_equal(mapped.leave[5], 1);
+    assert_string_equal(region_named(&mapped, mapped.region[5]), "gamma");
+    assert_int_not_equal(mapped.nest_attr, OTF2_UNDEFINED_ATTRIBUTE);
+    assert_int_equal(mapped.nattrs[5], 1);
+    assert_int_equal(mapped.attr[5], mapped.nest_attr);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(mapped.nattrs[i], 0);
+
+    /* its tables: regions 0 <-> 1 swapped, strings too, the attribute */
+    k = map_of(&mapped, OTF2_MAPPING_REGION);
+    assert_true(k >= 0);
+    assert_string_equal(region_named(&mapped, mapped.global_of[k][0]),
+                        "beta");
+    assert_string_equal(region_named(&mapped, mapped.global_of[k][1]),
+                        "alpha");
+    assert_string_equal(region_named(&mapped, mapped.global_of[k][2]),
+                        "gamma");
+    k = map_of(&mapped, OTF2_MAPPING_STRING);
+    assert_true(k >= 0);
+    assert_string_equal(mapped.strings[mapped.global_of[k][0]], "beta");
+    assert_string_equal(mapped.strings[mapped.global_of[k][2]], "gamma");
+    k = map_of(&mapped, OTF2_MAPPING_ATTRIBUTE);
+    assert_true(k >= 0);
+    assert_int_equal(mapped.nest_attr, 1);
+    assert_int_equal(mapped.global_of[k][0], mapped.nest_attr);
+    assert_int_equal(map_of(&mapped, OTF2_MAPPING_COMM), -1);
+
+    /* member 0 numbered everything as the archive does: no table */
+    read_location(c->archive, 0, 1, &first);
+    assert_int_equal(first.n, 2);
+    assert_string_equal(region_named(&first, first.region[0]), "alpha");
+    assert_int_equal(first.nmaps, 0);
+
+    if (have_otf2_print())
+        assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
+                             ">/dev/null 2>&1", c->archive), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_maps_local_ids, conv_setup,
+                                        conv_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
