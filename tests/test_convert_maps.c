@@ -44,7 +44,8 @@ typedef struct seen {
     /* its mapping tables */
     size_t nmaps;
     OTF2_MappingType type[MAX_MAPS];
-    uint64_t global_of[MAX_MAPS][4]; /* of local ids 0..3 */
+    uint64_t global_of[MAX_MAPS][5]; /* of local ids 0..3, and of
+                                        weftd's own id of weft::nesting */
     /* global definitions */
     OTF2_AttributeRef nest_attr;
     OTF2_StringRef nest_name;
@@ -100,9 +101,10 @@ static OTF2_CallbackCode on_map(void *ud, OTF2_MappingType type,
 
     assert_true(s->nmaps < MAX_MAPS);
     s->type[s->nmaps] = type;
-    for (uint64_t i = 0; i < 4; i++)
-        assert_int_equal(OTF2_IdMap_GetGlobalId(map, i,
-                                                &s->global_of[s->nmaps][i]),
+    for (uint64_t i = 0; i < 5; i++)
+        assert_int_equal(OTF2_IdMap_GetGlobalId(
+                             map, i < 4 ? i : OTF2_UNDEFINED_ATTRIBUTE - 1u,
+                             &s->global_of[s->nmaps][i]),
                          OTF2_SUCCESS);
     s->nmaps++;
     return OTF2_CALLBACK_SUCCESS;
@@ -269,7 +271,7 @@ static void test_maps_local_ids(void **state)
     assert_int_equal(raw.region[4], 2);
     assert_int_equal(raw.region[5], 2);
     assert_int_equal(raw.nattrs[5], 1);
-    assert_int_equal(raw.attr[5], 0);
+    assert_int_equal(raw.attr[5], OTF2_UNDEFINED_ATTRIBUTE - 1u);
 
     /* as readers see it: the archive's regions by name, weft::nesting */
     read_location(c->archive, (uint64_t)1 << 32, 1, &mapped);
@@ -302,7 +304,7 @@ static void test_maps_local_ids(void **state)
     k = map_of(&mapped, OTF2_MAPPING_ATTRIBUTE);
     assert_true(k >= 0);
     assert_int_equal(mapped.nest_attr, 1);
-    assert_int_equal(mapped.global_of[k][0], mapped.nest_attr);
+    assert_int_equal(mapped.global_of[k][4], mapped.nest_attr);
     assert_int_equal(map_of(&mapped, OTF2_MAPPING_COMM), -1);
 
     /* member 0 numbered everything as the archive does: no table */

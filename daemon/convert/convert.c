@@ -65,18 +65,6 @@ int weft__conv_fail(conv *c, int code, const char *fmt, ...)
 
 /* ---- members and locations -------------------------------------------- */
 
-/* A weft_unify_each_local callback: *arg (a uint32_t) past local. Local
- * ids are below the unifier's max_ids, so it fits. */
-static int past_id(void *arg, uint64_t local, uint64_t global)
-{
-    uint32_t *next = arg;
-
-    (void)global;
-    if (local >= *next)
-        *next = (uint32_t)local + 1u;
-    return 0;
-}
-
 static int rank_cmp(const void *a, const void *b)
 {
     const member *x = a, *y = b;
@@ -787,9 +775,6 @@ static int gather(conv *c, int *read_all)
         return rc;
     /* The next attribute id, defined after pass 2 if nesting used it. */
     c->nest_attr = (uint32_t)weft_unify_count(c->u, WEFT_REC_Attribute);
-    for (size_t i = 0; i < c->nmems; i++)
-        weft_unify_each_local(c->u, c->mems[i].rank, WEFT_REF_ATTRIBUTE,
-                              past_id, &c->mems[i].nest_local);
     if (weft_profile_init(&c->prof, weft_unify_region_name, c->u,
                           weft_unify_count(c->u, WEFT_REC_Region),
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)

@@ -108,9 +108,6 @@ typedef struct member {
     weft_iosum io;      /* its I/O operations by handle */
     size_t nprows;
     uint64_t nested;    /* Leaves and Enters nesting added to it */
-    uint32_t nest_local; /* after pass 1: the id its events give the
-                            weft::nesting attribute (one it did not use;
-                            its mapping table says which global one) */
     int rc;             /* 0, or why it failed with error (malloc'd) */
     char *error;
     /* Pass 1: its events weftd did not store, by why (WEFT_REFUSED_*):
@@ -192,6 +189,13 @@ typedef struct conv {
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
 } conv;
+
+/* The id a member's events give the weft::nesting attribute of the
+ * Enters and Leaves nesting adds (its mapping table says which global
+ * one): past any id a member may define (max_definitions and the
+ * unifier's max_ids are at most 2^24), so that it is known before the
+ * member's definitions are all there. */
+#define WEFT__NEST_LOCAL (OTF2_UNDEFINED_ATTRIBUTE - 1u)
 
 /* The OTF2 location id of l: rank * 2^32 + thread. */
 static inline uint64_t weft__loc_id(const member *m, const loc *l)

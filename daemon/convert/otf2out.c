@@ -426,7 +426,7 @@ static int member_maps(conv *c, const member *m, OTF2_IdMap **maps)
         rc = weft_unify_each_local(c->u, m->rank, mapped[i].kind, add_pair,
                                    &p);
         if (rc == 0 && mapped[i].kind == WEFT_REF_ATTRIBUTE && m->nested)
-            rc = add_pair(&p, m->nest_local, c->nest_attr);
+            rc = add_pair(&p, WEFT__NEST_LOCAL, c->nest_attr);
         if (rc == 0 && p.n && !p.identity && !(maps[i] = make_map(&p)))
             rc = WEFT_ENOMEM;
     }

@@ -126,7 +126,7 @@ static inline uint32_t top_region(const weft_profile_loc *p)
 static OTF2_AttributeList *nest_mark(conv *c, member *m)
 {
     if (OTF2_AttributeList_RemoveAllAttributes(c->nest_al) != OTF2_SUCCESS ||
-        OTF2_AttributeList_AddUint8(c->nest_al, m->nest_local, 1) !=
+        OTF2_AttributeList_AddUint8(c->nest_al, WEFT__NEST_LOCAL, 1) !=
             OTF2_SUCCESS)
         return NULL;
     m->nested++;
