@@ -13,6 +13,8 @@
  * record type, key field values after mapping and, for NATURE ids, the
  * id itself. A second definition with a known identity must have the same
  * content key as the first, or it is a conflict.
+ * What is built is read in unify_read.c; the structures both share are
+ * in unify_internal.h.
  */
 #include "unify.h"
 
@@ -27,57 +29,11 @@
 #include "codec.h"
 #include "fail.h"
 #include "idset.h"
+#include "unify_internal.h"
 #include "weft_errors.h"
 
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
-typedef struct def_entry {
-    const uint8_t *key; /* encoded content, self id 0 */
-    size_t keylen;
-    uint64_t gid;       /* UINT64_MAX for records without an id */
-    uint32_t member;    /* the member that defined it first */
-    int renamed;        /* a CommName gave it its name */
-    weft_record rec;    /* global ids; pointers into data[] */
-    uint8_t data[];     /* key, then strings and arrays */
-} def_entry;
-
-/* Identity of a keyed definition -> its entry. */
-typedef struct ident_entry {
-    def_entry *e;
-    size_t len;
-    uint8_t key[];
-} ident_entry;
-
-#define IDENT_MAX (4 + 8 * 20)
-
-typedef struct member {
-    uint32_t id;
-    weft_idset maps[WEFT_REF__COUNT]; /* global id + 1 by local id */
-} member;
-
-typedef struct type_list {
-    uint32_t type;
-    def_entry **v;
-    size_t n, cap;
-} type_list;
-
-struct weft_unifier {
-    uint32_t max_ids;
-    void *tree;              /* tsearch tree of def_entry by key */
-    void *idents;            /* tsearch tree of ident_entry */
-    member all;              /* derived mappings for every member */
-    def_entry **order;       /* all entries, first-seen order */
-    size_t norder, order_cap;
-    type_list *lists;        /* one per definition record type */
-    size_t nlists;
-    member **members;        /* sorted by id */
-    size_t nmembers, members_cap;
-    uint64_t next_id[WEFT_REF__COUNT];
-    uint8_t *key;            /* scratch: encoding of the current record */
-    size_t key_cap;
-    weft_unify_scratch arrays; /* scratch: mapped arrays of add_def */
-    int keep_first;          /* a conflict keeps the first definition */
-};
 
 /* Returns array v (elements of `size` bytes, capacity *cap) grown to
  * hold n elements, or NULL with v and *cap unchanged. */
@@ -132,7 +88,8 @@ static void set_ptr(weft_record *r, const weft_field_desc *f, const void *p)
     memcpy(weft_field_ptr(r, f), &p, sizeof p);
 }
 
-static type_list *list_of(const weft_unifier *u, uint32_t type)
+
+type_list *weft__unify_list_of(const weft_unifier *u, uint32_t type)
 {
     for (size_t i = 0; i < u->nlists; i++)
         if (u->lists[i].type == type)
@@ -148,7 +105,7 @@ static int member_cmp(const void *key, const void *elem)
     return id < m->id ? -1 : id > m->id;
 }
 
-static member *member_find(const weft_unifier *u, uint32_t id)
+member *weft__unify_member_find(const weft_unifier *u, uint32_t id)
 {
     member **p;
 
@@ -161,7 +118,7 @@ static member *member_find(const weft_unifier *u, uint32_t id)
 
 static int member_get(weft_unifier *u, uint32_t id, member **out)
 {
-    member *m = member_find(u, id);
+    member *m = weft__unify_member_find(u, id);
     member **members;
     size_t i;
 
@@ -190,16 +147,6 @@ static int member_get(weft_unifier *u, uint32_t id, member **out)
 
 _Static_assert(WEFT_REF__COUNT <= 32, "a uint32_t of kinds holds them all");
 
-/* Global id + 1 of local id v of kind in m, 0 if not defined (a value
- * beyond 32 bits is MAP_HELD: no mapping yet). */
-static uint32_t map_get(const member *m, unsigned kind, uint64_t v)
-{
-    return m ? (uint32_t)weft_idset_get(&m->maps[kind], v) : 0;
-}
-
-/* What a local id maps to while its definition is being added: room
- * made, no global id yet (map_get says 0). */
-#define MAP_HELD (UINT64_C(1) << 32)
 
 /* Member mid of u (made if new) in *m, with room for its local id of
  * kind (MAP_HELD) unless it had a mapping (had). 0 or WEFT_ENOMEM. */
@@ -391,7 +338,7 @@ static int add_entry(weft_unifier *u, const weft_rec_desc *d,
                      const weft_record *r, size_t keylen, def_entry **out,
                      char *err, size_t errlen)
 {
-    type_list *list = list_of(u, d->type);
+    type_list *list = weft__unify_list_of(u, d->type);
     size_t size = sizeof(def_entry) + ALIGN8(keylen);
     def_entry **order, **listv;
     def_entry *e;
@@ -629,7 +576,7 @@ static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
     if (comm == OTF2_UNDEFINED_COMM) /* ingest took it: it names nothing */
         return 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        type_list *l = list_of(u, kinds[k]);
+        type_list *l = weft__unify_list_of(u, kinds[k]);
         for (size_t i = 0; l && i < l->n; i++) {
             def_entry *e = l->v[i];
             if (e->gid != comm)
@@ -694,7 +641,7 @@ int weft_unify_add_def(weft_unifier *u, uint32_t mid, const weft_record *def,
     if ((rc = check_def(u, mid, def, d, err, errlen)) < 0)
         return rc;
     r = *def;
-    m = member_find(u, mid);
+    m = weft__unify_member_find(u, mid);
     rc = map_refs(u, m, mid, 0, WEFT_UNIFY_KINDS_ALL, d, &r, &u->arrays.buf, &u->arrays.cap, err,
                   errlen);
     if (rc < 0)
@@ -858,7 +805,7 @@ int weft_unify_map_event_kinds(const weft_unifier *u, uint32_t mid,
         scratch->member_id == mid) {
         m = scratch->member;
     } else {
-        m = member_find(u, mid);
+        m = weft__unify_member_find(u, mid);
         scratch->unifier = u;
         scratch->member = m;
         scratch->member_id = mid;
@@ -905,134 +852,10 @@ int weft_unify_map_event(const weft_unifier *u, uint32_t mid,
                                       WEFT_UNIFY_KINDS_ALL, err, errlen);
 }
 
-typedef struct each_arg {
-    int (*fn)(void *arg, uint64_t local, uint64_t global);
-    void *arg;
-} each_arg;
-
-static int each_mapped(void *arg, uint64_t local, uint64_t value)
-{
-    const each_arg *a = arg;
-
-    return value >= MAP_HELD ? 0 : a->fn(a->arg, local, value - 1u);
-}
-
-int weft_unify_each_local(const weft_unifier *u, uint32_t mid, unsigned kind,
-                          int (*fn)(void *arg, uint64_t local,
-                                    uint64_t global),
-                          void *arg)
-{
-    const member *m;
-    each_arg a = { fn, arg };
-
-    assert(u && fn && kind < WEFT_REF__COUNT);
-    m = member_find(u, mid);
-    return m ? weft_idset_each(&m->maps[kind], each_mapped, &a) : 0;
-}
-
-const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,
-                                    unsigned kind, size_t *n)
-{
-    const member *m;
-
-    assert(u && n && kind < WEFT_REF__COUNT);
-    m = member_find(u, mid);
-    if (!m) {
-        *n = 0;
-        return NULL;
-    }
-    return weft_idset_dense(&m->maps[kind], n);
-}
-
 /* Frees the scratch memory and empties it for reuse. */
 void weft_unify_scratch_free(weft_unify_scratch *scratch)
 {
     free(scratch->buf);
     free(scratch->abuf);
     memset(scratch, 0, sizeof *scratch);
-}
-
-/* Global id of a member's local id: 0 and *global, or WEFT_ENOTFOUND. */
-int weft_unify_lookup(const weft_unifier *u, uint32_t mid, unsigned kind,
-                      uint64_t local, uint64_t *global)
-{
-    uint32_t g;
-
-    assert(u && global);
-    if (kind == WEFT_REF_NONE || kind >= WEFT_REF__COUNT)
-        return WEFT_ENOTFOUND;
-    g = map_get(member_find(u, mid), kind, local);
-    if (!g)
-        return WEFT_ENOTFOUND;
-    *global = g - 1u;
-    return 0;
-}
-
-/* Number of global definitions of record type `type`. */
-size_t weft_unify_count(const weft_unifier *u, uint32_t type)
-{
-    const type_list *l = list_of(u, type);
-
-    return l ? l->n : 0;
-}
-
-/* The i-th global definition of `type`, owned by u; NULL past the end. */
-const weft_record *weft_unify_get(const weft_unifier *u, uint32_t type,
-                                  size_t i)
-{
-    const type_list *l = list_of(u, type);
-
-    return l && i < l->n ? &l->v[i]->rec : NULL;
-}
-
-/* The text of global String id, "" when there is none. */
-const char *weft_unify_string(const weft_unifier *u, uint32_t id)
-{
-    const weft_record *s = weft_unify_get(u, WEFT_REC_String, id);
-
-    if (!s || s->u.String.self != id || !s->u.String.string)
-        return "";
-    return s->u.String.string;
-}
-
-/* Number of global definitions of all types. */
-size_t weft_unify_ndefs(const weft_unifier *u)
-{
-    return u->norder;
-}
-
-/* The i-th global definition in first-seen order, owned by u. */
-const weft_record *weft_unify_def(const weft_unifier *u, size_t i)
-{
-    return i < u->norder ? &u->order[i]->rec : NULL;
-}
-
-/* See unify.h. */
-const char *weft_unify_region_name(const void *u, uint32_t id)
-{
-    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
-
-    if (!r || r->u.Region.self != id)
-        return "";
-    return weft_unify_string(u, r->u.Region.name);
-}
-
-static size_t view_count(const void *u, uint32_t type)
-{
-    return weft_unify_count(u, type);
-}
-
-static const weft_record *view_get(const void *u, uint32_t type, size_t i)
-{
-    return weft_unify_get(u, type, i);
-}
-
-static const char *view_string(const void *u, uint32_t id)
-{
-    return weft_unify_string(u, id);
-}
-
-weft_defview weft_unify_view(const weft_unifier *u)
-{
-    return (weft_defview){ u, view_count, view_get, view_string };
 }
