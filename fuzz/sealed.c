@@ -2,6 +2,7 @@
 #include "sealed.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -117,15 +118,29 @@ int fz_connect(uint16_t port, char *tag, size_t cap)
 {
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    int fd = -1, one = 1, err = 0;
 
-    CHECK(fd >= 0);
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     sa.sin_port = htons(port);
-    /* Over loopback the kernel completes it before weftd accepts. */
-    CHECK(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    /* Over loopback the kernel completes it before weftd accepts. A
+     * refusal of the machine (seen once in a long run: a full backlog
+     * or no free port) is tried again, not taken for weftd's. */
+    for (int tries = 0; tries < 100; tries++) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(fd >= 0);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+            break;
+        err = errno;
+        close(fd);
+        fd = -1;
+        usleep(1000);
+    }
+    if (fd < 0)
+        fprintf(stderr, "fz_connect: 127.0.0.1:%u: %s\n", (unsigned)port,
+                strerror(err));
+    CHECK(fd >= 0);
     CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == 0);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     CHECK(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
