@@ -60,12 +60,20 @@ int weft_iosum_end(weft_iosum *s, weft_iolive *l, uint32_t handle,
 /* 0 or WEFT_ENOMEM. */
 int weft_iosum_add(weft_iosum *s, const weft_iosum *a)
 {
+    return weft_iosum_add_mapped(s, a, NULL, 0);
+}
+
+/* map NULL: every handle is itself. */
+int weft_iosum_add_mapped(weft_iosum *s, const weft_iosum *a,
+                          const uint32_t *map, size_t nmap)
+{
     for (size_t i = 0; i < a->t.ncells; i++) {
         const weft_iosum_cell *x = weft_hashtab_at(&a->t, i, sizeof *x);
+        uint32_t h = x ? x->key - 1 : 0;
         weft_iosum_cell *c;
-        if (!x)
+        if (!x || (map && (h >= nmap || map[h] == UINT32_MAX)))
             continue;
-        if (!(c = cell(s, x->key - 1)))
+        if (!(c = cell(s, map ? map[h] : h)))
             return WEFT_ENOMEM;
         c->bytes_read += x->bytes_read;
         c->bytes_written += x->bytes_written;

@@ -9,8 +9,9 @@
  * bytes the Complete's bytesResult (none when undefined: a failed call),
  * read or written as the Begin's mode says. Each location keeps its
  * operations in flight (weft_iolive, WEFT_IOSUM_PENDING at most: a Begin
- * beyond that is not counted); each member sums its own by global handle
- * id (weft_iosum, owned by its replayer). Sums do not depend on the
+ * beyond that is not counted); each member sums its own by handle id
+ * (weft_iosum, owned by its replayer; weftd's conversion sums a member
+ * in its own ids and adds it to the trace's with weft_iosum_add_mapped). Sums do not depend on the
  * order members are replayed in; weft_iosum_files names and orders the
  * result.
  */
@@ -63,6 +64,11 @@ int weft_iosum_end(weft_iosum *s, weft_iolive *l, uint32_t handle,
                    uint64_t t);
 /* Adds the sums of a to s (merging). 0 or WEFT_ENOMEM. */
 int weft_iosum_add(weft_iosum *s, const weft_iosum *a);
+/* Adds a's handle h to s's handle map[h] (h < nmap, map[h] not
+ * UINT32_MAX; else h is left out): a process's handles, summed in its
+ * own ids, added to the trace's. 0 or WEFT_ENOMEM. */
+int weft_iosum_add_mapped(weft_iosum *s, const weft_iosum *a,
+                          const uint32_t *map, size_t nmap);
 void weft_iolive_free(weft_iolive *l);
 void weft_iosum_free(weft_iosum *s);
 

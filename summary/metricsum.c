@@ -185,6 +185,20 @@ void weft_metricloc_free(weft_metricloc *l)
     memset(l, 0, sizeof *l);
 }
 
+static uint32_t remap(uint32_t m, const uint32_t *map, size_t nmap)
+{
+    return m < nmap ? map[m] : UINT32_MAX;
+}
+
+void weft_metricloc_remap(weft_metricloc *l, const uint32_t *map,
+                          size_t nmap)
+{
+    for (size_t i = 0; i < l->n; i++)
+        l->s[i].member = remap(l->s[i].member, map, nmap);
+    for (size_t i = 0; i < l->nothers; i++)
+        l->others[i] = remap(l->others[i], map, nmap);
+}
+
 /* See metricsum.h. */
 int weft_metricsum_pick(const weft_metricloc *const *locs, size_t n,
                         size_t max, weft_metricsum_row_fn make, void *ctx,

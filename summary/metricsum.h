@@ -70,6 +70,11 @@ int weft_metricsum_add(weft_metricloc *l, uint32_t member, uint64_t t,
 int weft_metricsum_event(weft_metricloc *l, const weft_metricmap *m,
                          const weft_record *r, uint64_t width);
 void weft_metricloc_free(weft_metricloc *l);
+/* Renames l's metric members: m becomes map[m] (m < nmap; else
+ * UINT32_MAX, no member): a process's series, kept in its own ids, in
+ * the trace's. */
+void weft_metricloc_remap(weft_metricloc *l, const uint32_t *map,
+                          size_t nmap);
 
 /* Series s of location `location` as a catalog row: its member's name
  * and unit (from defs; "" when not defined), its bins copied; a and b

@@ -54,15 +54,28 @@ void weft_profile_free(weft_profile *p)
     p->nrows = p->cap = 0;
 }
 
+static void add_sum(weft_profile_sum *to, const weft_profile_sum *from)
+{
+    to->visits += from->visits;
+    to->incl += from->incl;
+    to->excl += from->excl;
+}
+
 /* Sums only: rows are moved by their owner. */
 void weft_profile_add(weft_profile *to, const weft_profile *from)
 {
     to->outside += from->outside;
-    for (size_t r = 0; r < to->nregions; r++) {
-        to->sum[r].visits += from->sum[r].visits;
-        to->sum[r].incl += from->sum[r].incl;
-        to->sum[r].excl += from->sum[r].excl;
-    }
+    for (size_t r = 0; r < to->nregions; r++)
+        add_sum(&to->sum[r], &from->sum[r]);
+}
+
+void weft_profile_add_mapped(weft_profile *to, const weft_profile *from,
+                             const uint32_t *map, size_t nmap)
+{
+    to->outside += from->outside;
+    for (size_t r = 0; r < from->nregions && r < nmap; r++)
+        if (map[r] < to->nregions)
+            add_sum(&to->sum[map[r]], &from->sum[r]);
 }
 
 /* The slot of region, added when new; NULL when out of memory. Growing
@@ -130,13 +143,23 @@ int weft_profile_count(const weft_profile *p, weft_profile_loc *l,
     return 0;
 }
 
-static int cmp_slot_excl(const void *a, const void *b)
+/* The place of region key - 1 among those of equal exclusive time. */
+static uint64_t tie_order(const weft_profile *p, uint32_t key)
+{
+    return p->order && key - 1u < p->norder ? p->order[key - 1u]
+                                            : (uint64_t)key - 1u;
+}
+
+static int cmp_slot_excl(const void *a, const void *b, void *arg)
 {
     const weft_profile_slot *x = a, *y = b;
+    uint64_t i, k;
 
     if (x->excl != y->excl)
         return x->excl < y->excl ? 1 : -1;
-    return x->key < y->key ? -1 : x->key > y->key;
+    i = tie_order(arg, x->key);
+    k = tie_order(arg, y->key);
+    return i < k ? -1 : i > k;
 }
 
 /* The name of region's rows: its own, unless that is the outside row's. */
@@ -201,13 +224,12 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
         weft_profile_slot *sl = weft_hashtab_at(&l->slots, i, sizeof *sl);
         if (!sl)
             continue;
-        p->sum[sl->key - 1].visits += sl->visits;
-        p->sum[sl->key - 1].incl += sl->incl;
-        p->sum[sl->key - 1].excl += sl->excl;
+        add_sum(&p->sum[sl->key - 1],
+                &(weft_profile_sum){ sl->visits, sl->incl, sl->excl });
         v[k++] = *sl;  /* compact in place for sorting */
     }
     if (k)
-        qsort(v, k, sizeof *v, cmp_slot_excl);
+        qsort_r(v, k, sizeof *v, cmp_slot_excl, p);
     for (size_t i = 0; i < k && i < p->keep && rc == 0; i++)
         rc = add_row(p, location, region_name(p, v[i].key - 1), v[i].visits,
                      v[i].incl, v[i].excl);

@@ -72,6 +72,10 @@ typedef struct weft_profile {
     const void *name_arg;       /* name's argument; not owned */
     size_t nregions;          /* unified regions: ids below are profiled */
     size_t keep;              /* rows kept per location */
+    const uint32_t *order;    /* not owned; NULL: regions of equal
+                                 exclusive time are kept in id order,
+                                 else in the order of order[id] */
+    size_t norder;            /* ids with an order[] entry */
     weft_profile_sum *sum;    /* by region id, over the locations */
     uint64_t outside;         /* ticks outside any region, summed */
     weft_region_row *rows;    /* per-location rows, times in ticks */
@@ -89,6 +93,11 @@ int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
 void weft_profile_free(weft_profile *p);
 /* Adds the sums of `from` to those of `to` (same regions). */
 void weft_profile_add(weft_profile *to, const weft_profile *from);
+/* Adds the sums of `from`'s region id r to `to`'s region map[r] (r <
+ * nmap; map[r] below to->nregions, else r is left out): a process's
+ * regions, profiled in its own ids, added to the trace's. */
+void weft_profile_add_mapped(weft_profile *to, const weft_profile *from,
+                             const uint32_t *map, size_t nmap);
 
 /* Opens a frame of region at t on location l. 0 or WEFT_ENOMEM. */
 int weft_profile_enter(const weft_profile *p, weft_profile_loc *l,

@@ -165,3 +165,14 @@ void weft_timeline_finish(weft_timeline *tl, uint32_t region, uint64_t t)
     free(tl->ticks);
     tl->ticks = NULL;
 }
+
+void weft_timeline_remap(weft_timeline *tl, const uint32_t *map,
+                         size_t nmap)
+{
+    for (uint32_t i = 0; tl->bins && i < tl->n; i++) {
+        uint32_t r = tl->bins[i] - 1u;  /* key 0: UINT32_MAX, none */
+        if (tl->bins[i])
+            tl->bins[i] = r < nmap && map[r] != UINT32_MAX ? map[r] + 1u
+                                                           : 0;
+    }
+}

@@ -57,6 +57,11 @@ typedef struct weft_timeline {
  * at least 2) of width ticks at first (at least 1). 0 or WEFT_ENOMEM
  * (tl then has no timeline); weft_timeline_free frees it either way. */
 int weft_timeline_init(weft_timeline *tl, uint32_t cap, uint64_t width);
+/* Renames the regions of tl's closed bins: region r becomes map[r]
+ * (r < nmap and map[r] not UINT32_MAX; else the bin names none): a
+ * process's timeline, kept in its own region ids, in the trace's. */
+void weft_timeline_remap(weft_timeline *tl, const uint32_t *map,
+                         size_t nmap);
 /* Frees tl's arrays and zeroes it. */
 void weft_timeline_free(weft_timeline *tl);
 

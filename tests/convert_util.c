@@ -428,3 +428,34 @@ uint64_t append_pairs(weft_journal *j, uint32_t thread, uint64_t seq,
     free(b.p);
     return t + 3 * PAR_PAIRS;
 }
+
+const weft_region_row *sum_row(const weft_convert_result *res,
+                               const char *name)
+{
+    for (size_t i = 0; i < res->nregions; i++)
+        if (res->regions[i].location == WEFT_PROFILE_ALL &&
+            strcmp(res->regions[i].region, name) == 0)
+            return &res->regions[i];
+    fail_msg("no profile row for %s", name);
+    return NULL;
+}
+
+void write_two(const ctx *c, const weft_record *defs0, size_t ndefs0,
+               const weft_record *evs0, size_t nevs0,
+               const weft_record *defs1, size_t ndefs1,
+               const weft_record *evs1, size_t nevs1)
+{
+    const weft_record *defs[] = { defs0, defs1 }, *evs[] = { evs0, evs1 };
+    size_t ndefs[] = { ndefs0, ndefs1 };
+    uint32_t threads[] = { 0 };
+    uint64_t events[][1] = { { nevs0 }, { nevs1 } }, dropped[] = { 0 };
+
+    for (uint32_t rank = 0; rank < 2; rank++) {
+        weft_journal *j = open_journal(c, rank);
+        append_hello(j, rank, 2, "node-a");
+        append_defs(j, defs[rank], ndefs[rank]);
+        append_events(j, 0, 1, 0, evs[rank], events[rank][0]);
+        append_goodbye(j, 1, threads, events[rank], dropped);
+        weft_journal_close(j);
+    }
+}

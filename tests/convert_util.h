@@ -70,6 +70,16 @@ weft_journal *open_journal(const ctx *c, uint32_t rank);
 void write_member0(const ctx *c, uint64_t second_base);
 void write_member1(const ctx *c, uint32_t size, int undefined_ref);
 
+/* The row of res's profile summed over all locations of region `name`
+ * (fails the test when there is none). */
+const weft_region_row *sum_row(const weft_convert_result *res,
+                               const char *name);
+/* Writes members 0 and 1 of a trace of two, one thread each: Hello,
+ * the definitions, one batch of events, Goodbye. */
+void write_two(const ctx *c, const weft_record *defs0, size_t ndefs0,
+               const weft_record *evs0, size_t nevs0,
+               const weft_record *defs1, size_t ndefs1,
+               const weft_record *evs1, size_t nevs1);
 /* Converts in, asserting success. */
 void convert_ok(const weft_convert_input *in, weft_convert_result *res);
 /* system() of fmt with arg: the exit status, 128 if killed. */

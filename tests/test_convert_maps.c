@@ -13,6 +13,13 @@
  * map exactly its ids, the nesting attribute's too, while the first
  * member, whose ids are the global ones, needs none. otf2-print -Werror
  * reads the archive.
+ *
+ * What the report sums is summed in each member's own ids too (replay.c)
+ * and only then taken to the archive's: two members name regions and
+ * files in opposite orders, one of them a region twice (an Enter of one
+ * id matched by a Leave of the other, as the archive's one region), and
+ * the profile, the files and the timelines' regions come out by name as
+ * the archive has them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +39,7 @@
 #include "weft_errors.h"
 
 #define MAX_EVENTS 16
+#define N(a) (sizeof (a) / sizeof (a)[0])
 #define MAX_MAPS 16
 
 typedef struct seen {
@@ -219,9 +227,6 @@ static const char *region_named(const seen *s, OTF2_RegionRef r)
 
 static void write_members(const ctx *c)
 {
-    weft_journal *j;
-    uint32_t threads[] = { 0 };
-    uint64_t events[] = { 2 }, dropped[] = { 0 };
     /* an attribute of its own: weft::nesting is global attribute 1 */
     weft_record defs0[] = { str(0, "alpha"), str(1, "beta"),
                             region(0, 0, 1), region(1, 1, 1),
@@ -235,19 +240,8 @@ static void write_members(const ctx *c)
                            enter(50, 1, 0), enter(60, 1, 1),
                            enter(70, 2, 0) };
 
-    j = open_journal(c, 0);
-    append_hello(j, 0, 2, "node-a");
-    append_defs(j, defs0, sizeof defs0 / sizeof defs0[0]);
-    append_events(j, 0, 1, 0, evs0, 2);
-    append_goodbye(j, 1, threads, events, dropped);
-    weft_journal_close(j);
-    j = open_journal(c, 1);
-    append_hello(j, 1, 2, "node-a");
-    append_defs(j, defs1, sizeof defs1 / sizeof defs1[0]);
-    append_events(j, 0, 1, 0, evs1, 5);
-    events[0] = 5;
-    append_goodbye(j, 1, threads, events, dropped);
-    weft_journal_close(j);
+    write_two(c, defs0, N(defs0), evs0, N(evs0), defs1, N(defs1), evs1,
+              N(evs1));
 }
 
 static void test_maps_local_ids(void **state)
@@ -318,10 +312,127 @@ static void test_maps_local_ids(void **state)
                              ">/dev/null 2>&1", c->archive), 0);
 }
 
+static const OTF2_MetricMemberRef members0[] = { 0, 1 };
+static const OTF2_MetricMemberRef members1[] = { 1, 0 };
+static const OTF2_Type mtypes[] = { OTF2_TYPE_UINT64, OTF2_TYPE_UINT64 };
+/* cycles 100, misses 5 */
+static const OTF2_MetricValue mvalues[] = { { .unsigned_int = 100 },
+                                            { .unsigned_int = 5 } };
+
+static void write_sum_members(const ctx *c)
+{
+    weft_record defs0[] = { str(0, "alpha"), str(1, "beta"),
+                            str(2, "/tmp/a"), str(3, "/tmp/b"),
+                            region(0, 0, 1), region(1, 1, 1),
+                            io_file(0, 2), io_file(1, 3),
+                            io_handle(0, 2, 0, OTF2_UNDEFINED_IO_HANDLE),
+                            io_handle(1, 3, 1, OTF2_UNDEFINED_IO_HANDLE),
+                            str(4, "cycles"), str(5, "misses"),
+                            metric_member(0, 4), metric_member(1, 5),
+                            metric_class(0, 2, members0) };
+    weft_record evs0[] = { enter(10, 0, 0), io_op(20, 0, 5, 0),
+                           io_op(30, 0, 5, 1),
+                           metric_event(35, 0, 2, mtypes, mvalues),
+                           enter(40, 0, 1) };
+    /* the other way round, and alpha twice (ids 1 and 2) */
+    weft_record defs1[] = { str(0, "/tmp/b"), str(1, "/tmp/a"),
+                            str(2, "beta"), str(3, "alpha"),
+                            region(0, 2, 1), region(1, 3, 1),
+                            region(2, 3, 1),
+                            io_file(0, 0), io_file(1, 1),
+                            io_handle(0, 0, 0, OTF2_UNDEFINED_IO_HANDLE),
+                            io_handle(1, 1, 1, OTF2_UNDEFINED_IO_HANDLE),
+                            str(4, "misses"), str(5, "cycles"),
+                            metric_member(0, 4), metric_member(1, 5),
+                            metric_class(0, 2, members1) };
+    weft_record evs1[] = { enter(100, 0, 0), enter(110, 0, 1),
+                           enter(120, 2, 0),
+                           metric_event(130, 0, 2, mtypes, mvalues),
+                           io_op(160, 1, 7, 0), io_op(170, 1, 7, 1),
+                           io_op(180, 0, 11, 0), io_op(200, 0, 11, 1),
+                           enter(250, 1, 1) };
+
+    write_two(c, defs0, N(defs0), evs0, N(evs0), defs1, N(defs1), evs1,
+              N(evs1));
+}
+
+static const weft_io_file_row *file_row(const weft_convert_result *res,
+                                        const char *name)
+{
+    for (size_t i = 0; i < res->nio_files; i++)
+        if (!strcmp(res->io_files[i].name, name))
+            return &res->io_files[i];
+    fail_msg("no row of file %s", name);
+    return NULL;
+}
+
+/* The name of the region that timeline bin b (id + 1) holds. */
+static const char *timeline_region(const weft_convert_result *res,
+                                   uint32_t b)
+{
+    for (size_t n = 0; b && n < res->ntimeline_regions; n++)
+        if (res->timeline_regions[n].id + 1u == b)
+            return res->timeline_regions[n].name;
+    return "";
+}
+
+static void test_sums_in_member_ids(void **state)
+{
+    ctx *c = *state;
+    weft_convert_result res;
+    const weft_region_row *r;
+    const weft_io_file_row *f;
+
+    write_sum_members(c);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        weft_convert_input in = { c->trace, c->archive, "sums", 2, 0, 0,
+                                  0 };
+        in.threads = threads;
+        convert_ok(&in, &res);
+        assert_int_equal(res.events, 5 + 9);
+        assert_int_equal(res.profile_anomalies, 0);
+        assert_int_equal(res.nesting_added, 0);
+        r = sum_row(&res, "alpha");
+        assert_int_equal(r->visits, 2);
+        assert_int_equal((int)(r->excl_s * 1e9 + 0.5), 30 + 130);
+        r = sum_row(&res, "beta");
+        assert_int_equal(r->visits, 1);
+        assert_int_equal((int)(r->incl_s * 1e9 + 0.5), 10);
+        f = file_row(&res, "/tmp/a");
+        assert_int_equal(f->bytes_written, 5 + 7);
+        assert_int_equal(f->operations, 2);
+        f = file_row(&res, "/tmp/b");
+        assert_int_equal(f->bytes_written, 11);
+        assert_int_equal(f->operations, 1);
+        /* one bin each (1 us wide), alpha's most of it on both */
+        assert_int_equal(res.ntimelines, 2);
+        for (size_t i = 0; i < res.ntimelines; i++) {
+            assert_int_equal(res.timelines[i].nbins, 1);
+            assert_string_equal(timeline_region(&res,
+                                                res.timelines[i].bins[0]),
+                                "alpha");
+        }
+        /* both series of both: cycles 100, misses 5 */
+        assert_int_equal(res.nmetrics, 4);
+        for (size_t i = 0; i < res.nmetrics; i++) {
+            const weft_metric_row *m = &res.metrics[i];
+            assert_true(m->npoints >= 1);
+            assert_true(m->points[2] ==
+                        (strcmp(m->name, "cycles") ? 5.0 : 100.0));
+        }
+        weft_convert_result_free(&res);
+    }
+    if (have_otf2_print())
+        assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
+                             ">/dev/null 2>&1", c->archive), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_maps_local_ids, conv_setup,
+                                        conv_teardown),
+        cmocka_unit_test_setup_teardown(test_sums_in_member_ids, conv_setup,
                                         conv_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,17 +331,6 @@ static void write_gappy_member(const ctx *c, uint64_t reported)
     weft_journal_close(j);
 }
 
-static const weft_region_row *sum_row(const weft_convert_result *res,
-                                      const char *name)
-{
-    for (size_t i = 0; i < res->nregions; i++)
-        if (res->regions[i].location == WEFT_PROFILE_ALL &&
-            strcmp(res->regions[i].region, name) == 0)
-            return &res->regions[i];
-    fail_msg("no profile row for %s", name);
-    return NULL;
-}
-
 /* The regions open at OFF are left there and entered again at ON, the
  * Leave of a region not open is left out, what is open at the end is
  * left at the last event; the profile is that of the archive. */

@@ -109,34 +109,6 @@ static void def(weft_unifier *u, weft_record r)
     assert_int_equal(weft_unify_add_def(u, 0, &r, err, sizeof err), 0);
 }
 
-static weft_record file(uint32_t self, uint32_t name)
-{
-    weft_record r;
-
-    memset(&r, 0, sizeof r);
-    r.type = WEFT_REC_IoRegularFile;
-    r.u.IoRegularFile.self = self;
-    r.u.IoRegularFile.name = name;
-    r.u.IoRegularFile.scope = OTF2_UNDEFINED_SYSTEM_TREE_NODE;
-    return r;
-}
-
-static weft_record handle(uint32_t self, uint32_t name, uint32_t f,
-                          uint32_t parent)
-{
-    weft_record r;
-
-    memset(&r, 0, sizeof r);
-    r.type = WEFT_REC_IoHandle;
-    r.u.IoHandle.self = self;
-    r.u.IoHandle.name = name;
-    r.u.IoHandle.file = f;
-    r.u.IoHandle.ioParadigm = OTF2_UNDEFINED_IO_PARADIGM;
-    r.u.IoHandle.comm = OTF2_UNDEFINED_COMM;
-    r.u.IoHandle.parent = parent;
-    return r;
-}
-
 /* One operation of `ticks` writing n bytes on handle h. */
 static void op(weft_iosum *s, uint32_t h, uint64_t n, uint64_t ticks)
 {
@@ -163,16 +135,16 @@ static void test_files(void **state)
     def(u, str(2, "/data/a (fd 4)"));
     def(u, str(3, "stream"));
     def(u, str(4, "socket"));
-    def(u, file(0, 0));
-    def(u, handle(0, 1, 0, OTF2_UNDEFINED_IO_HANDLE));
-    def(u, handle(1, 2, 0, OTF2_UNDEFINED_IO_HANDLE));
-    def(u, handle(2, 3, OTF2_UNDEFINED_IO_FILE, 0));  /* fdopen's stream */
-    def(u, handle(3, 4, OTF2_UNDEFINED_IO_FILE, OTF2_UNDEFINED_IO_HANDLE));
+    def(u, io_file(0, 0));
+    def(u, io_handle(0, 1, 0, OTF2_UNDEFINED_IO_HANDLE));
+    def(u, io_handle(1, 2, 0, OTF2_UNDEFINED_IO_HANDLE));
+    def(u, io_handle(2, 3, OTF2_UNDEFINED_IO_FILE, 0));  /* fdopen's stream */
+    def(u, io_handle(3, 4, OTF2_UNDEFINED_IO_FILE, OTF2_UNDEFINED_IO_HANDLE));
     for (uint32_t i = 0; i < 10; i++) {
         snprintf(name, sizeof name, "f%u", i);
         def(u, str(5 + i, name));
-        def(u, file(1 + i, 5 + i));
-        def(u, handle(4 + i, 5 + i, 1 + i, OTF2_UNDEFINED_IO_HANDLE));
+        def(u, io_file(1 + i, 5 + i));
+        def(u, io_handle(4 + i, 5 + i, 1 + i, OTF2_UNDEFINED_IO_HANDLE));
     }
     op(&s, 0, 100, 1000000);  /* three handles of /data/a */
     op(&s, 1, 20, 1000000);

@@ -2,7 +2,8 @@
  * beyond plain references: definitions identified by key fields or by a
  * NATURE id (merged when identical, a conflict naming both members when
  * not), typed values and selected references, attribute lists, derived
- * id spaces, and every record kind of the table once.
+ * id spaces (and a unifier that keeps them as they are), every record
+ * kind of the table once, and one unifier's ids in another's (compose).
  * (test_unify.c covers plain references, limits and conversion.)
  */
 #include <setjmp.h>
@@ -537,6 +538,89 @@ static void test_each_local(void **state)
     weft_unify_free(u);
 }
 
+/* A file of system tree node `scope` named by string 0. */
+static weft_record file_in(uint64_t self, OTF2_SystemTreeNodeRef scope)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_IoRegularFile;
+    r.u.IoRegularFile.self = self;
+    r.u.IoRegularFile.name = 0;
+    r.u.IoRegularFile.scope = scope;
+    return r;
+}
+
+static void test_derived_own(void **state)
+{
+    weft_unifier *u = weft_unify_new(0);
+    weft_record r = file_in(0, 1);
+    char err[ERR_MAX];
+
+    (void)state;
+    add_ok(u, 3, str(0, "/tmp/f"));
+    /* off: node 1 of member 3 means nothing yet */
+    assert_int_equal(weft_unify_add_def(u, 3, &r, err, sizeof err),
+                     WEFT_EREF);
+    weft_unify_derived_own(u, 1);
+    add_ok(u, 3, file_in(0, 1));
+    assert_int_equal(weft_unify_get(u, WEFT_REC_IoRegularFile, 0)
+                         ->u.IoRegularFile.scope, 1);
+    /* a mapping still applies */
+    assert_int_equal(weft_unify_set_derived(u, 3, WEFT_REF_SYSTEM_TREE_NODE,
+                                            2, 7, err, sizeof err), 0);
+    add_ok(u, 3, file_in(1, 2));
+    assert_int_equal(weft_unify_get(u, WEFT_REC_IoRegularFile, 1)
+                         ->u.IoRegularFile.scope, 7);
+    weft_unify_free(u);
+}
+
+static void test_compose(void **state)
+{
+    weft_unifier *all = two_members(), *own = weft_unify_new(0);
+    uint32_t *v = NULL;
+    size_t n = 0;
+    char err[ERR_MAX];
+
+    (void)state;
+    /* member 1 alone: "mpi" 0, "MPI" 1, and "mpi" again as local 2 */
+    add_ok(own, 1, str(0, "mpi"));
+    add_ok(own, 1, str(1, "MPI"));
+    add_ok(own, 1, str(2, "mpi"));
+    add_ok(all, 1, str(2, "mpi"));
+    assert_int_equal(weft_unify_compose(own, all, 1, WEFT_REF_STRING, &v, &n,
+                                        err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0], global(all, 1, WEFT_REF_STRING, 0));
+    assert_int_equal(v[1], global(all, 1, WEFT_REF_STRING, 1));
+    assert_int_equal(v[0], 1);  /* member 0 named "mpi" second */
+    free(v);
+    /* no regions: nothing */
+    assert_int_equal(weft_unify_compose(own, all, 1, WEFT_REF_REGION, &v, &n,
+                                        err, sizeof err), 0);
+    assert_null(v);
+    assert_int_equal(n, 0);
+    /* a member the other unifier has not: none of its ids is there */
+    assert_int_equal(weft_unify_compose(own, all, 5, WEFT_REF_STRING, &v, &n,
+                                        err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(v[0], WEFT_UNIFY_NO_ID);
+    assert_int_equal(v[1], WEFT_UNIFY_NO_ID);
+    free(v);
+    /* one id of `own` that is two of `all`'s */
+    add_ok(own, 1, str(3, "x"));
+    add_ok(own, 1, str(4, "x"));
+    add_ok(all, 1, str(3, "x"));
+    add_ok(all, 1, str(4, "y"));
+    assert_int_equal(weft_unify_compose(own, all, 1, WEFT_REF_STRING, &v, &n,
+                                        err, sizeof err), WEFT_ECONFLICT);
+    assert_null(v);
+    if (!strstr(err, "member 1: ") || !strstr(err, " 4 is "))
+        fail_msg("%s", err);
+    weft_unify_free(own);
+    weft_unify_free(all);
+}
+
 static void test_local_definitions_not_unified(void **state)
 {
     weft_unifier *u = weft_unify_new(0);
@@ -656,6 +740,8 @@ int main(void)
         cmocka_unit_test(test_attribute_lists),
         cmocka_unit_test(test_map_some_kinds),
         cmocka_unit_test(test_each_local),
+        cmocka_unit_test(test_derived_own),
+        cmocka_unit_test(test_compose),
         cmocka_unit_test(test_local_definitions_not_unified),
         cmocka_unit_test(test_every_kind),
     };

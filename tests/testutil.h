@@ -122,6 +122,57 @@ static inline weft_record metric_class(OTF2_MetricRef self, uint8_t n,
     return r;
 }
 
+static inline weft_record io_file(uint32_t self, uint32_t name)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_IoRegularFile;
+    r.u.IoRegularFile.self = self;
+    r.u.IoRegularFile.name = name;
+    r.u.IoRegularFile.scope = OTF2_UNDEFINED_SYSTEM_TREE_NODE;
+    return r;
+}
+
+/* IoHandle self named name, of file f (OTF2_UNDEFINED_IO_FILE: none)
+ * and handle parent. */
+static inline weft_record io_handle(uint32_t self, uint32_t name,
+                                   uint32_t f, uint32_t parent)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.type = WEFT_REC_IoHandle;
+    r.u.IoHandle.self = self;
+    r.u.IoHandle.name = name;
+    r.u.IoHandle.file = f;
+    r.u.IoHandle.ioParadigm = OTF2_UNDEFINED_IO_PARADIGM;
+    r.u.IoHandle.comm = OTF2_UNDEFINED_COMM;
+    r.u.IoHandle.parent = parent;
+    return r;
+}
+
+/* An IoOperationBegin (done == 0: a write of n bytes) or the
+ * IoOperationComplete of it (n bytes written) on handle h at t. */
+static inline weft_record io_op(uint64_t t, uint32_t h, uint64_t n, int done)
+{
+    weft_record r;
+
+    memset(&r, 0, sizeof r);
+    r.time = t;
+    if (done) {
+        r.type = WEFT_REC_IoOperationComplete;
+        r.u.IoOperationComplete.handle = h;
+        r.u.IoOperationComplete.bytesResult = n;
+    } else {
+        r.type = WEFT_REC_IoOperationBegin;
+        r.u.IoOperationBegin.handle = h;
+        r.u.IoOperationBegin.mode = OTF2_IO_OPERATION_MODE_WRITE;
+        r.u.IoOperationBegin.bytesRequest = n;
+    }
+    return r;
+}
+
 /* Enter (leave == 0) or Leave of region reg at time t. */
 static inline weft_record enter(uint64_t t, OTF2_RegionRef reg, int leave)
 {

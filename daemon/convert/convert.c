@@ -6,8 +6,10 @@
  * order and, within a journal, in entry order.
  *   Pass 1 (here) reads Hello and Goodbye entries, learns every location
  *   (thread) of every member and feeds all definitions through the
- *   unifier, so that pass 2 never meets an event whose definition comes
- *   later.
+ *   trace's unifier (c->u, the archive's global ids) and each member's
+ *   through its own (member.u, which pass 2 checks and sums its events
+ *   in, replay.c), so that pass 2 never meets an event whose definition
+ *   comes later.
  *   Pass 2 (replay.c) replays the event batches through libotf2 on worker
  *   threads, making every location nest and feeding the region profile
  *   (profile.c) with what it writes.
@@ -110,12 +112,21 @@ static int list_journals(conv *c)
         m = &c->mems[c->nmems];
         memset(m, 0, sizeof *m);
         m->rank = rank;
+        c->nmems++;
         if (asprintf(&m->path, "%s/%s", c->in->trace_dir, de->d_name) < 0) {
             m->path = NULL;
             rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             goto out;
         }
-        c->nmems++;
+        /* Its own ids: what it names by convention (nodes, location
+         * groups) is the trace's to map, and a conflict keeps the first
+         * definition as the trace's unifier does (gather). */
+        if (!(m->u = weft_unify_new(0))) {
+            rc = weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            goto out;
+        }
+        weft_unify_keep_first(m->u, 1);
+        weft_unify_derived_own(m->u, 1);
     }
     if (errno) {
         rc = weft__conv_fail(c, WEFT_EIO, "%s: cannot read the trace "
@@ -411,6 +422,8 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
         rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
         if (rc == 1 && c->conflicts++ == 0)
             snprintf(c->conflict, sizeof c->conflict, "%s", msg);
+        if (rc >= 0)
+            rc = weft_unify_add_def(m->u, m->rank, &r, msg, sizeof msg);
         if (rc < 0) {
             weft__conv_fail(c, rc, "%s: entry at offset %" PRIu64
                             " (definitions seq %" PRIu64 "), record %"
@@ -751,7 +764,6 @@ static int profile_result(conv *c)
  * journal has been read. */
 static int gather(conv *c, int *read_all)
 {
-    weft_defview defs;
     int rc;
 
     c->u = weft_unify_new(0);
@@ -780,11 +792,6 @@ static int gather(conv *c, int *read_all)
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     weft__conv_plan_timelines(c);
-    defs = weft_unify_view(c->u);
-    if (weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
-        weft_metricmap_build(&c->mmap, &defs) < 0 ||
-        weft_callcounts_build(&c->ccount, &defs, &c->prof) < 0)
-        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -854,14 +861,15 @@ static void conv_free(conv *c)
         weft_commsum_free(&m->sends);
         weft_iosum_free(&m->io);
         free(m->error);
+        weft_unify_free(m->u);
+        free(m->regions.v);
+        free(m->metric_members.v);
+        free(m->handles.v);
     }
     free(c->mems);
     free(c->loc_refs);
     free(c->ghosts);
     weft_profile_free(&c->prof);
-    weft_commmap_free(&c->cmap);
-    weft_metricmap_free(&c->mmap);
-    weft_callcounts_free(&c->ccount);
     weft_unify_scratch_free(&c->scratch);
     weft_unify_scratch_free(&c->wscratch);
     free(c->rev);

@@ -70,6 +70,13 @@ typedef struct loc {
     weft_metricloc ml;  /* pass 2: its metric values over time */
 } loc;
 
+/* What a member's ids of one id space are in the trace's (by its id;
+ * WEFT_UNIFY_NO_ID: none), made by its replayer (weft_unify_compose). */
+typedef struct id_map {
+    uint32_t *v;
+    size_t n;
+} id_map;
+
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
  * conversion's thread; in pass 2 its replayer writes its locations and
  * the fields below "Pass 2". */
@@ -92,6 +99,9 @@ typedef struct member {
     loc *locs;          /* sorted by thread */
     size_t nlocs, locs_cap;
     uint64_t node;      /* system tree node of its host, from pass 1 */
+    weft_unifier *u;    /* pass 1: its definitions unified on their own,
+                           in its own ids (the trace's are c->u's); pass 2
+                           checks and sums its events in these */
     weft_record *local_defs; /* WEFT_DF_LOCAL records (scalars only) */
     size_t nlocal, local_cap;
     int rescale;        /* its ticks are scaled to the trace's ns */
@@ -102,6 +112,7 @@ typedef struct member {
     weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
     size_t noffsets;
     /* Pass 2, set by the worker that replayed it: */
+    id_map regions, metric_members, handles; /* its u's ids -> c->u's */
     weft_region_row *prows; /* its per-location profile rows (ticks) */
     weft_commsum sends; /* its MpiSend and MpiIsend by receiver world
                            rank */
@@ -157,8 +168,11 @@ typedef struct conv {
     OTF2_AttributeList *al; /* own; reused for every event with attributes */
     uint64_t *loc_refs; /* own; location ids referenced by records */
     size_t nloc_refs, loc_refs_cap;
-    weft_profile prof;  /* own sums and rows (its regions are known after
-                           pass 1) */
+    weft_profile prof;  /* the trace's: sums and rows in c->u's region
+                           ids (after pass 1); a worker's own: the
+                           member it replays, in that member's ids */
+    weft_profile psum;  /* own, a worker's: the sums of the members it
+                           replayed, in c->u's region ids */
     uint64_t anomalies; /* own */
     uint64_t added;     /* own: Leaves and Enters written for nesting */
     OTF2_AttributeList *nest_al; /* own; marks those (otf2out.c's
@@ -183,9 +197,11 @@ typedef struct conv {
     char absent_def[320]; /* pass 1: the first of those, said */
     uint32_t tl_cap;    /* bins per location timeline (after pass 1) */
     uint64_t tl_width;  /* ticks of a timeline's first bins: 1 us */
-    weft_commmap cmap;  /* comm rank -> world rank (after pass 1) */
-    weft_metricmap mmap; /* metric -> its class (after pass 1) */
-    weft_callcounts ccount; /* counted calls' members (after pass 1) */
+    weft_commmap cmap;  /* own: comm rank -> world rank, of the member
+                           being replayed (its ids) */
+    weft_metricmap mmap; /* own: metric -> its class, of that member */
+    weft_callcounts ccount; /* own: counted calls' members, of that
+                               member */
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
 } conv;

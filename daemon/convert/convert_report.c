@@ -96,7 +96,8 @@ oom:
     return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
 }
 
-/* The files of the members' I/O (summed in rank order) into c->out. */
+/* The files of the members' I/O (summed in rank order, each member's
+ * handles in the trace's ids) into c->out. */
 static int io_result(conv *c)
 {
     weft_iosum all = { 0 };
@@ -104,7 +105,9 @@ static int io_result(conv *c)
     int rc = 0;
 
     for (size_t i = 0; rc == 0 && i < c->nmems; i++)
-        rc = weft_iosum_add(&all, &c->mems[i].io);
+        rc = weft_iosum_add_mapped(&all, &c->mems[i].io,
+                                   c->mems[i].handles.v,
+                                   c->mems[i].handles.n);
     if (rc == 0)
         rc = weft_iosum_files(&all, &defs, c->resolution,
                               WEFT_CONVERT_IO_FILES, &c->out->io_files,

@@ -3,8 +3,19 @@
  * DESIGN: the event batches of each member's journal are replayed through
  * libotf2, one EvtWriter per location, with the member's own ids (the
  * mapping tables of its locations' local definitions make them global
- * for readers, otf2out.h); what is checked and summed here is each event
- * mapped to global ids by the unifier. A member's writers are closed
+ * for readers, otf2out.h). What is checked and summed here is each event
+ * mapped by the member's own unifier (member.u: its definitions alone,
+ * its local ids of one content made one), so that nothing of a member's
+ * replay waits for another member's definitions (issue #33: the way to
+ * replaying it while the job runs): the nesting, the profile, the
+ * timelines, the sends, the I/O and metric sums are in those ids, and
+ * taken to the trace's (c->u) once the member is done (member_to_trace;
+ * its I/O where the members' are added), through what its ids are in
+ * the trace's (weft_unify_compose). The profile keeps the rows of a
+ * location's regions of equal time in the trace's order of them, so the
+ * result is as if summed in the trace's ids; a timeline's bin whose
+ * regions tie (or that holds more of them than it has candidates) may
+ * name another of them. A member's writers are closed
  * when its journal is done, so only the members being replayed hold
  * writers. Each open writer holds a libotf2 chunk, so their number is
  * bounded (weft_convert_input.max_writers, shared by the threads): a
@@ -13,8 +24,8 @@
  * of the other locations skipped (a location is written in one pass,
  * whole, so its file is the same as without groups). The profile
  * (profile.h) is fed where each event is written, from Enter and Leave
- * (unified region ids), per location; when a member's journal is done
- * its locations are finished. So is the timeline summary (timeline.h)
+ * (the member's unified region ids), per location; when a member's
+ * journal is done its locations are finished. So is the timeline summary (timeline.h)
  * of each location, told at each Enter and Leave which region was the
  * innermost open one until then, and the communication matrix
  * (commsum.h), from each MpiSend and MpiIsend written; and, from the
@@ -28,7 +39,8 @@
  * one after the other on the calling thread). Workers claim members in
  * rank order; each has its own copy of the conversion state for pass 2
  * (decoder, unifier scratch, attribute list, referenced locations, time
- * range, profile sums and its error) and writes only the locations of the
+ * range, the profile and maps of the member it replays, profile sums and
+ * its error) and writes only the locations of the
  * member it holds, which libotf2 allows once its pthread locking
  * callbacks are installed. What a member yields that depends on order
  * (its per-location profile rows, its error) is kept with the member; the
@@ -133,26 +145,27 @@ static OTF2_AttributeList *nest_mark(conv *c, member *m)
     return c->nest_al;
 }
 
-static int note_local(void *arg, uint64_t local, uint64_t global)
+static int note_local(void *arg, uint64_t local, uint64_t id)
 {
     conv *c = arg;
 
-    if (global < c->nrev && !c->rev[global])
-        c->rev[global] = (uint32_t)local + 1u;
+    if (id < c->nrev && !c->rev[id])
+        c->rev[id] = (uint32_t)local + 1u;
     return 0;
 }
 
-/* m's own id of global region g (one m entered: the regions open on its
- * locations) in *out, for the Enters and Leaves nesting adds; the
- * undefined region is itself. 0, or WEFT_ENOMEM or WEFT_EREF (m has no
- * id of it, which cannot be) with c failed. */
+/* m's local id of region g of its unifier (one m entered: the regions
+ * open on its locations) in *out, for the Enters and Leaves nesting
+ * adds: the first it gave that region; the undefined region is itself.
+ * 0, or WEFT_ENOMEM or WEFT_EREF (m has no id of it, which cannot be)
+ * with c failed. */
 static int local_region(conv *c, const member *m, uint32_t g, uint32_t *out)
 {
     *out = g;
     if (g == OTF2_UNDEFINED_REGION)
         return 0;
     if (c->rev_of != m) {
-        size_t n = weft_unify_count(c->u, WEFT_REC_Region);
+        size_t n = weft_unify_count(m->u, WEFT_REC_Region);
         if (n > c->nrev) {
             uint32_t *v = realloc(c->rev, n * sizeof *v);
             if (!v)
@@ -161,7 +174,7 @@ static int local_region(conv *c, const member *m, uint32_t g, uint32_t *out)
             c->nrev = n;
         }
         memset(c->rev, 0, c->nrev * sizeof *c->rev);
-        weft_unify_each_local(c->u, m->rank, WEFT_REF_REGION, note_local, c);
+        weft_unify_each_local(m->u, m->rank, WEFT_REF_REGION, note_local, c);
         c->rev_of = m;
     }
     if (g >= c->nrev || !c->rev[g])
@@ -181,7 +194,7 @@ static int refused(conv *c, const member *m, const loc *l, const char *what,
                            l->thread, what, t, weft__otf2_msg(orc));
 }
 
-/* Writes an Enter of region (a global id) at t on l: the journal's
+/* Writes an Enter of region (an id of m->u) at t on l: the journal's
  * record r as written (m's own ids) with attributes al, or without r one
  * of its own (`added` says nesting added it). */
 static int nest_enter(conv *c, member *m, loc *l, uint32_t region, uint64_t t,
@@ -366,7 +379,7 @@ static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
     size_t nregions = c->prof.nregions;
     uint64_t events = l->events, last = l->last_time, n = 0;
     int each_time = m->each_time;  /* see wrote() */
-    uint32_t type, local, region; /* m's id, the global one */
+    uint32_t type, local, region; /* m's local id, its m->u id */
     int rc = 0;
 
     while (table && weft_el_next(&run, &type, &local)) {
@@ -437,7 +450,7 @@ static int replay_enter_leave(entry *x, const uint64_t *table, size_t ntable)
     return rc;
 }
 
-/* Counts r in m's sends if it is an MpiSend or MpiIsend (global ids).
+/* Counts r in m's sends if it is an MpiSend or MpiIsend (m->u's ids).
  * 0 or WEFT_ENOMEM (c failed). */
 static int note_send(conv *c, member *m, const weft_record *r)
 {
@@ -461,7 +474,7 @@ static int note_send(conv *c, member *m, const weft_record *r)
 
 /* Adds r to what the report draws of m and l if it is an I/O operation
  * (iosum.h) or a Metric (metricsum.h; l's first ones only; and to l's
- * profile when it carries counted calls, callcounts.h), global ids.
+ * profile when it carries counted calls, callcounts.h), m->u's ids.
  * 0 or WEFT_ENOMEM (c failed). */
 static int note_report(conv *c, member *m, loc *l, const weft_record *r)
 {
@@ -498,9 +511,9 @@ static int note_report(conv *c, member *m, loc *l, const weft_record *r)
     return rc < 0 ? weft__conv_fail(c, rc, "out of memory") : 0;
 }
 
-/* Replays event r, the x->n-th of the entry, decoded: mapped to global
+/* Replays event r, the x->n-th of the entry, decoded: mapped to m->u's
  * ids (checked, summed), and written with m's own ids but for those OTF2
- * maps none of (otf2out.h). 0 or the code of a failure. */
+ * maps none of, global (otf2out.h). 0 or the code of a failure. */
 static int replay_record(entry *x, weft_record *r)
 {
     conv *c = x->c;
@@ -515,7 +528,7 @@ static int replay_record(entry *x, weft_record *r)
     if (m->rescale)
         rescale_event(m, r);
     w = *r;
-    rc = weft_unify_map_event(c->u, m->rank, r, &c->scratch, msg,
+    rc = weft_unify_map_event(m->u, m->rank, r, &c->scratch, msg,
                               sizeof msg);
     if (rc == 0)
         rc = weft_unify_map_event_kinds(c->u, m->rank, &w, &c->wscratch,
@@ -570,7 +583,7 @@ static int replay_events(conv *c, member *m, loc *l,
      * Leave take the short way. */
     table = m->rescale || c->general_only
                 ? NULL
-                : weft_unify_id_table(c->u, m->rank, WEFT_REF_REGION,
+                : weft_unify_id_table(m->u, m->rank, WEFT_REF_REGION,
                                       &ntable);
     for (;;) {
         if ((rc = replay_enter_leave(&x, table, ntable)) < 0)
@@ -649,6 +662,65 @@ static int close_writers(conv *c, member *m)
     return rc;
 }
 
+/* m's ids of kind in the trace's, into *map. 0 or the code of a
+ * failure (c failed). */
+static int member_ids(conv *c, const member *m, unsigned kind, id_map *map)
+{
+    char msg[256];
+    int rc = weft_unify_compose(m->u, c->u, m->rank, kind, &map->v, &map->n,
+                                msg, sizeof msg);
+
+    return rc < 0 ? weft__conv_fail(c, rc, "%s: %s", m->path, msg) : 0;
+}
+
+/* Before m is replayed with c (a worker's copy): what its ids are in the
+ * trace's, and the profile, communicator, metric and counted-call maps of
+ * its own definitions, in which its events are summed. 0 or the code of
+ * a failure (c failed). */
+static int member_begin(conv *c, member *m)
+{
+    weft_defview defs = weft_unify_view(m->u);
+    int rc;
+
+    if ((rc = member_ids(c, m, WEFT_REF_REGION, &m->regions)) < 0 ||
+        (rc = member_ids(c, m, WEFT_REF_METRIC_MEMBER,
+                         &m->metric_members)) < 0 ||
+        (rc = member_ids(c, m, WEFT_REF_IO_HANDLE, &m->handles)) < 0)
+        return rc;
+    if (weft_profile_init(&c->prof, weft_unify_region_name, m->u,
+                          weft_unify_count(m->u, WEFT_REC_Region),
+                          c->psum.keep) < 0 ||
+        weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
+        weft_metricmap_build(&c->mmap, &defs) < 0 ||
+        weft_callcounts_build(&c->ccount, &defs, &c->prof) < 0)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    /* Rows of equal time in the trace's order of their regions. */
+    c->prof.order = m->regions.v;
+    c->prof.norder = m->regions.n;
+    return 0;
+}
+
+/* Frees what member_begin made for the member c replayed. */
+static void member_end(conv *c)
+{
+    weft_profile_free(&c->prof);
+    weft_commmap_free(&c->cmap);
+    weft_metricmap_free(&c->mmap);
+    weft_callcounts_free(&c->ccount);
+}
+
+/* m is replayed: its sums and summaries in the trace's ids (its I/O is
+ * mapped where the members' are added, convert_report.c). */
+static void member_to_trace(conv *c, member *m)
+{
+    weft_profile_add_mapped(&c->psum, &c->prof, m->regions.v, m->regions.n);
+    for (size_t k = 0; k < m->nlocs; k++) {
+        weft_timeline_remap(&m->locs[k].tl, m->regions.v, m->regions.n);
+        weft_metricloc_remap(&m->locs[k].ml, m->metric_members.v,
+                             m->metric_members.n);
+    }
+}
+
 /* Replays member m with c (a worker's copy), closes its writers, finishes
  * the profiles of its locations and gives m its rows. Its locations are
  * written c->window at a time (all at once without a window), one pass
@@ -656,8 +728,12 @@ static int close_writers(conv *c, member *m)
 static int replay_member(conv *c, member *m)
 {
     size_t per = c->window ? c->window : m->nlocs, lo = 0;
-    int rc = 0;
+    int rc = member_begin(c, m);
 
+    if (rc < 0) {
+        member_end(c);
+        return rc;
+    }
     do {
         size_t hi = m->nlocs - lo < per ? m->nlocs : lo + per;
         rc = open_writers(c, m, lo, hi);
@@ -685,6 +761,9 @@ static int replay_member(conv *c, member *m)
     m->nprows = c->prof.nrows;
     c->prof.rows = NULL;
     c->prof.nrows = c->prof.cap = 0;
+    if (rc == 0)
+        member_to_trace(c, m);
+    member_end(c);
     return rc;
 }
 
@@ -729,9 +808,9 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->c.passes = 0;
     w->c.al = OTF2_AttributeList_New();
     w->c.nest_al = OTF2_AttributeList_New();
-    rc = weft_profile_init(&w->c.prof, c->prof.name, c->prof.name_arg,
-                           c->prof.nregions,
-                           c->prof.keep);
+    memset(&w->c.prof, 0, sizeof w->c.prof);  /* each member's */
+    rc = weft_profile_init(&w->c.psum, c->prof.name, c->prof.name_arg,
+                           c->prof.nregions, c->prof.keep);
     return w->c.al && w->c.nest_al && rc == 0 ? 0 : WEFT_ENOMEM;
 }
 
@@ -741,7 +820,7 @@ static void worker_free(worker *w)
         OTF2_AttributeList_Delete(w->c.al);
     if (w->c.nest_al)
         OTF2_AttributeList_Delete(w->c.nest_al);
-    weft_profile_free(&w->c.prof);
+    weft_profile_free(&w->c.psum);
     free(w->c.loc_refs);
     weft_unify_scratch_free(&w->c.scratch);
     weft_unify_scratch_free(&w->c.wscratch);
@@ -806,7 +885,7 @@ static int worker_merge(conv *c, const worker *w)
             c->tmax = x->tmax;
         c->any_event = 1;
     }
-    weft_profile_add(&c->prof, &x->prof);
+    weft_profile_add(&c->prof, &x->psum);
     c->anomalies += x->anomalies;
     c->added += x->added;
     c->unmatched += x->unmatched;

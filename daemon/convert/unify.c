@@ -182,6 +182,10 @@ static int map_value(const weft_unifier *u, const member *m, uint32_t mid,
         g = map_get(m, kind, v);
         if (!g)
             g = map_get(&u->all, kind, v);
+        if (!g && u->derived_own) {
+            *out = v;
+            return 0;
+        }
         if (!g)
             return weft__fail(err, errlen, WEFT_EREF, "member %" PRIu32 ": "
                               "%s.%s = %" PRIu64 ": no such %s (clients name "
@@ -716,6 +720,12 @@ void weft_unify_keep_first(weft_unifier *u, int on)
 {
     assert(u);
     u->keep_first = on != 0;
+}
+
+void weft_unify_derived_own(weft_unifier *u, int on)
+{
+    assert(u);
+    u->derived_own = on != 0;
 }
 
 /* Sets a derived mapping (see unify.h). Returns 0 or a WEFT_E* code. */

@@ -100,6 +100,14 @@ int weft_unify_add_def(weft_unifier *u, uint32_t member,
  * rather than lose a whole trace over one definition. Off by default. */
 void weft_unify_keep_first(weft_unifier *u, int on);
 
+/* With `on`, a reference into a DERIVED id space that no
+ * weft_unify_set_derived call made known is its own id rather than
+ * WEFT_EREF: a member's own unifier (the converter's, see convert.c)
+ * keeps what clients name by convention (system tree nodes 0 and 1,
+ * location groups by rank) for the trace's unifier to map. Off by
+ * default. */
+void weft_unify_derived_own(weft_unifier *u, int on);
+
 /* Makes reference `local` of DERIVED id space `kind` (system tree node,
  * location group) mean global id `global` for `member`, or for every
  * member (WEFT_UNIFY_ALL) where the member has no own mapping. Returns 0,
@@ -165,6 +173,18 @@ const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t member,
  * `member`. Returns 0 and sets *global, or WEFT_ENOTFOUND. */
 int weft_unify_lookup(const weft_unifier *u, uint32_t member, unsigned kind,
                       uint64_t local, uint64_t *global);
+
+/* What the ids of id space `kind` (not a DERIVED one) of unifier `from`
+ * are in unifier `to`, for a member both unified: *out (malloc'd, the
+ * caller's; NULL when *n is 0) holds, by `from`'s global id, the global
+ * id in `to` of the member's local ids that `from` gave it
+ * (WEFT_UNIFY_NO_ID where the member has none there), *n entries.
+ * Returns 0, WEFT_ENOMEM, or WEFT_ECONFLICT when two local ids of one
+ * `from` id are two ids in `to` (err says which). */
+#define WEFT_UNIFY_NO_ID UINT32_MAX
+int weft_unify_compose(const weft_unifier *from, const weft_unifier *to,
+                       uint32_t member, unsigned kind, uint32_t **out,
+                       size_t *n, char *err, size_t errlen);
 
 /* Number of global definitions of record type `type` (a WEFT_REC_*). */
 size_t weft_unify_count(const weft_unifier *u, uint32_t type);

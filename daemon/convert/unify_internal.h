@@ -58,6 +58,7 @@ struct weft_unifier {
     size_t key_cap;
     weft_unify_scratch arrays; /* scratch: mapped arrays of add_def */
     int keep_first;          /* a conflict keeps the first definition */
+    int derived_own;         /* unmapped derived ids are their own */
 };
 
 /* The list of global definitions of record type `type`, NULL if none. */

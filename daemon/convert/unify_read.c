@@ -3,8 +3,10 @@
  * report's summaries, and a member's local -> global maps.
  */
 #include <assert.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
+#include "fail.h"
 #include "unify_internal.h"
 #include "weft_errors.h"
 
@@ -47,6 +49,63 @@ const uint64_t *weft_unify_id_table(const weft_unifier *u, uint32_t mid,
     return weft_idset_dense(&m->maps[kind], n);
 }
 
+typedef struct compose_arg {
+    const member *to;   /* the member in `to` */
+    unsigned kind;
+    uint32_t *v;        /* by `from`'s id */
+    size_t n;
+    uint64_t local;     /* a local id that conflicted, with what it met */
+    uint32_t was, now;
+} compose_arg;
+
+static int compose_one(void *arg, uint64_t local, uint64_t id)
+{
+    compose_arg *a = arg;
+    uint32_t g = map_get(a->to, a->kind, local);
+
+    if (id >= a->n || !g)
+        return 0;
+    if (a->v[id] != WEFT_UNIFY_NO_ID && a->v[id] != g - 1u) {
+        a->local = local;
+        a->was = a->v[id];
+        a->now = g - 1u;
+        return WEFT_ECONFLICT;
+    }
+    a->v[id] = g - 1u;
+    return 0;
+}
+
+int weft_unify_compose(const weft_unifier *from, const weft_unifier *to,
+                       uint32_t mid, unsigned kind, uint32_t **out,
+                       size_t *n, char *err, size_t errlen)
+{
+    compose_arg a = { .kind = kind };
+    int rc;
+
+    assert(from && to && out && n && kind < WEFT_REF__COUNT &&
+           weft_ref_kind_scope(kind) != WEFT_SCOPE_DERIVED);
+    *out = NULL;
+    *n = 0;
+    a.n = from->next_id[kind];
+    if (!a.n)
+        return 0;
+    if (!(a.v = malloc(a.n * sizeof *a.v)))
+        return weft__fail(err, errlen, WEFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a.n; i++)
+        a.v[i] = WEFT_UNIFY_NO_ID;
+    a.to = weft__unify_member_find(to, mid);
+    rc = weft_unify_each_local(from, mid, kind, compose_one, &a);
+    if (rc < 0) {
+        free(a.v);
+        return weft__fail(err, errlen, rc, "member %" PRIu32 ": %s %" PRIu64
+                          " is %s %" PRIu32 " and %" PRIu32 " of the trace",
+                          mid, weft_ref_kind_name(kind), a.local,
+                          weft_ref_kind_name(kind), a.was, a.now);
+    }
+    *out = a.v;
+    *n = a.n;
+    return 0;
+}
 
 /* Global id of a member's local id: 0 and *global, or WEFT_ENOTFOUND. */
 int weft_unify_lookup(const weft_unifier *u, uint32_t mid, unsigned kind,
