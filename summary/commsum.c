@@ -27,22 +27,27 @@ static const weft_record *locations_group(const weft_defview *defs,
 int weft_commmap_build(weft_commmap *m, const weft_defview *defs,
                        weft_commmap_rank_fn rank_of, const void *ctx)
 {
-    size_t ncomms = weft_defview_count(defs, WEFT_REC_Comm);
+    /* Comm and InterComm ids are one id space: a unifier's view counts
+     * each type's definitions, and a Comm defined after an InterComm
+     * has an id beyond the Comms before it. */
+    size_t n = weft_defview_count(defs, WEFT_REC_Comm);
+    size_t ncomms = n + weft_defview_count(defs, WEFT_REC_InterComm);
     size_t ngroups = weft_defview_count(defs, WEFT_REC_Group);
 
     memset(m, 0, sizeof *m);
-    if (!ncomms)
+    if (!n)
         return 0;
     m->ranks = calloc(ncomms, sizeof *m->ranks);
     m->nranks = calloc(ncomms, sizeof *m->nranks);
     if (!m->ranks || !m->nranks)
         return WEFT_ENOMEM;
     m->ncomms = ncomms;
-    for (size_t i = 0; i < ncomms; i++) {
+    for (size_t i = 0; i < n; i++) {
         const weft_record *c = weft_defview_get(defs, WEFT_REC_Comm, i);
         const weft_record *g, *locs;
-        uint32_t *v;
-        if (!c || c->u.Comm.self != i || c->u.Comm.group >= ngroups)
+        uint32_t *v, id = c ? c->u.Comm.self : 0;
+        if (!c || id >= ncomms || m->ranks[id] ||
+            c->u.Comm.group >= ngroups)
             continue;
         g = weft_defview_get(defs, WEFT_REC_Group, c->u.Comm.group);
         if (!g || g->u.Group.groupType != OTF2_GROUP_TYPE_COMM_GROUP ||
@@ -63,8 +68,8 @@ int weft_commmap_build(weft_commmap *m, const weft_defview *defs,
             else
                 v[r] = WEFT_COMMMAP_UNKNOWN;
         }
-        m->ranks[i] = v;
-        m->nranks[i] = g->u.Group.numberOfMembers;
+        m->ranks[id] = v;
+        m->nranks[id] = g->u.Group.numberOfMembers;
     }
     return 0;
 }

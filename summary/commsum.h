@@ -25,7 +25,7 @@
 #define WEFT_COMMMAP_UNKNOWN UINT32_MAX
 
 typedef struct weft_commmap {
-    uint32_t **ranks;    /* by global Comm id: world rank of each comm rank
+    uint32_t **ranks;    /* by Comm id: world rank of each comm rank
                             (NULL: not an intra-communicator we can map) */
     uint32_t *nranks;
     size_t ncomms;
