@@ -193,6 +193,24 @@ out:
     return rc;
 }
 
+/* Goes on from offset off, the end of an entry read before (or the
+ * start). 0, or WEFT_EIO (lseek failed), WEFT_EINVAL (off beyond the
+ * file as opened). */
+int weft_journal_reader_seek(weft_journal_reader *r, uint64_t off)
+{
+    assert(r);
+    if (off < MAGIC_LEN)
+        off = MAGIC_LEN;
+    if (off > r->size)
+        return WEFT_EINVAL;
+    if (lseek(r->fd, (off_t)off, SEEK_SET) < 0)
+        return WEFT_EIO;
+    r->start = r->end = 0;
+    r->offset = off;
+    r->done = 0;
+    return 0;
+}
+
 /* Steps over entries of `kind` from now on (0: reads all): next() hands
  * them out with payload NULL, their payload neither read nor checked. */
 void weft_journal_reader_skip(weft_journal_reader *r, uint8_t kind)

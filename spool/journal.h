@@ -106,6 +106,12 @@ int weft_journal_reader_next(weft_journal_reader *r, weft_journal_entry *e);
  * nor checked, only that the file holds it. For a pass that wants all
  * but the events (a later full read checks those). */
 void weft_journal_reader_skip(weft_journal_reader *r, uint8_t kind);
+/* Goes on reading at offset off of the file (the end of an entry read
+ * before, weft_journal_reader_offset; 0 is its first entry): a reader
+ * opened again where an earlier one stopped, in a journal that grew
+ * since. 0, WEFT_EINVAL (off beyond the file as it was when opened) or
+ * WEFT_EIO. */
+int weft_journal_reader_seek(weft_journal_reader *r, uint64_t off);
 /* Offset of the end of the last good entry read. */
 uint64_t weft_journal_reader_offset(const weft_journal_reader *r);
 void weft_journal_reader_close(weft_journal_reader *r);

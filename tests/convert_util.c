@@ -171,14 +171,20 @@ void convert_ok(const weft_convert_input *in, weft_convert_result *res)
 }
 
 /* Appends Definitions seq 1 holding defs[0..n-1]. */
-void append_defs(weft_journal *j, const weft_record *defs, size_t n)
+void append_defs_seq(weft_journal *j, uint64_t seq, const weft_record *defs,
+                     size_t n)
 {
     bytes b = { 0 };
 
     for (size_t i = 0; i < n; i++)
         put_rec(&b, &defs[i], NULL);
-    append(j, WEFT_JE_DEFS, 0, 0, 1, 0, b.p, b.n);
+    append(j, WEFT_JE_DEFS, 0, 0, seq, 0, b.p, b.n);
     free(b.p);
+}
+
+void append_defs(weft_journal *j, const weft_record *defs, size_t n)
+{
+    append_defs_seq(j, 1, defs, n);
 }
 
 weft_journal *open_journal(const ctx *c, uint32_t rank)

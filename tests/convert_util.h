@@ -58,6 +58,9 @@ void append_goodbye(weft_journal *j, uint32_t nloc, const uint32_t *threads,
 void append_events(weft_journal *j, uint32_t thread, uint64_t seq,
                    uint64_t base, const weft_record *evs, size_t n);
 void append_defs(weft_journal *j, const weft_record *defs, size_t n);
+/* Definitions entry number seq (append_defs: 1). */
+void append_defs_seq(weft_journal *j, uint64_t seq, const weft_record *defs,
+                     size_t n);
 /* Enter/Leave pairs in a batch of append_pairs. */
 #define PAR_PAIRS 300
 /* Appends a batch of PAR_PAIRS Enter/Leave pairs of regions 0..2 from

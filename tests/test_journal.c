@@ -266,6 +266,43 @@ static void test_torn_tail(void **state)
     }
 }
 
+/* A reader opened again goes on where one stopped: at the end of a
+ * torn entry's predecessor while the entry is being written, then past
+ * it once it is whole; and not beyond the file. */
+static void test_seek(void **state)
+{
+    fixture *f = *state;
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e, want;
+    uint8_t buf[256];
+    uint64_t off;
+
+    append_n(f->path, 0, 4);
+    assert_int_equal(truncate(f->path, (off_t)(end_of(4) - 2)), 0);
+    assert_int_equal(read_all(f->path, &off), 3);
+    assert_int_equal(off, end_of(3));
+    assert_int_equal(truncate(f->path, (off_t)end_of(3)), 0);
+    append_n(f->path, 3, 2);
+    assert_int_equal(weft_journal_reader_open(f->path, &r), 0);
+    assert_int_equal(weft_journal_reader_seek(r, off), 0);
+    for (unsigned n = 3; n < 5; n++) {
+        assert_int_equal(weft_journal_reader_next(r, &e), 1);
+        make_entry(n, &want, buf);
+        assert_int_equal(e.seq, want.seq);
+        assert_memory_equal(e.payload, want.payload, e.len);
+    }
+    assert_int_equal(weft_journal_reader_next(r, &e), 0);
+    assert_int_equal(weft_journal_reader_offset(r), end_of(5));
+    /* the start, then past the end */
+    assert_int_equal(weft_journal_reader_seek(r, 0), 0);
+    assert_int_equal(weft_journal_reader_next(r, &e), 1);
+    make_entry(0, &want, buf);
+    assert_int_equal(e.seq, want.seq);
+    assert_int_equal(weft_journal_reader_seek(r, end_of(5) + 1),
+                     WEFT_EINVAL);
+    weft_journal_reader_close(r);
+}
+
 static void test_flipped_byte(void **state)
 {
     fixture *f = *state;
@@ -521,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seek, setup, teardown),
         cmocka_unit_test_setup_teardown(test_skip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flipped_byte, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flipped_byte_in_last_entry,

@@ -46,6 +46,7 @@
 #include "convert_internal.h"
 #include "otf2out.h"
 #include "replay.h"
+#include "stream.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
@@ -60,7 +61,8 @@ int weft__conv_fail(conv *c, int code, const char *fmt, ...)
         vsnprintf(c->out->error, sizeof c->out->error, fmt, ap);
         va_end(ap);
     }
-    if (c->pool)
+    /* A stream's failure is a member's (stream.c says which fail it). */
+    if (c->pool && !c->streaming)
         weft__otf2_budget_fail(c->pool);
     return code;
 }
@@ -247,10 +249,10 @@ member *weft__conv_member(conv *c, uint32_t rank)
     return NULL;
 }
 
-/* The first value of id space kind that r refers to (not its own id,
- * not the undefined one) for which fn returns nonzero: fn's result, or
- * 0 when there is none. */
-static int each_ref(conv *c, const weft_record *r, unsigned kind,
+/* The first value of an id space in `kinds` (bit k: weft_ref_kind k)
+ * that r refers to (not its own id, not the undefined one) for which fn
+ * returns nonzero: fn's result, or 0 when there is none. */
+static int each_ref(conv *c, const weft_record *r, uint32_t kinds,
                     int (*fn)(conv *c, uint64_t v))
 {
     const weft_rec_desc *d = weft_rec_desc_of(r->type);
@@ -260,9 +262,10 @@ static int each_ref(conv *c, const weft_record *r, unsigned kind,
         size_t n = f->wire == WEFT_WIRE_Z || f->is_self
                        ? 0 : weft_field_nvalues(r, f);
         for (size_t k = 0; k < n; k++) {
+            unsigned kind = weft_field_kind(r, d, f, k);
             uint64_t v;
             int rc;
-            if (weft_field_kind(r, d, f, k) != kind)
+            if (kind == WEFT_REF_NONE || !(kinds >> kind & 1))
                 continue;
             v = weft_field_value(r, f, k);
             if (v != weft_ref_kind_undefined(kind) && (rc = fn(c, v)) != 0)
@@ -272,7 +275,21 @@ static int each_ref(conv *c, const weft_record *r, unsigned kind,
     return 0;
 }
 
-static int note_location(conv *c, uint64_t v)
+static int any(conv *c, uint64_t v)
+{
+    (void)c, (void)v;
+    return 1;
+}
+
+/* See convert_internal.h. */
+int weft__conv_refers(const weft_record *r, uint32_t kinds)
+{
+    return each_ref(NULL, r, kinds, any) ||
+           (r->attributes && weft__conv_refers(r->attributes, kinds));
+}
+
+/* See convert_internal.h. */
+int weft__conv_note_location(conv *c, uint64_t v)
 {
     if (c->nloc_refs == c->loc_refs_cap) {
         size_t cap = c->loc_refs_cap ? 2 * c->loc_refs_cap : 64;
@@ -293,7 +310,8 @@ int weft__conv_note_locations(conv *c, const weft_record *r)
     int rc = 0;
 
     if (weft_rec_desc_of(r->type)->names_location)
-        rc = each_ref(c, r, WEFT_REF_LOCATION, note_location);
+        rc = each_ref(c, r, UINT32_C(1) << WEFT_REF_LOCATION,
+                      weft__conv_note_location);
     if (rc == 0 && r->attributes)
         rc = weft__conv_note_locations(c, r->attributes);
     return rc;
@@ -411,7 +429,8 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
          * a process that never came has none in the archive: the
          * definition (a property of it, which nothing refers to) is left
          * out, and the trace is partial saying so (check_counts). */
-        if (each_ref(c, &r, WEFT_REF_LOCATION_GROUP, absent_group)) {
+        if (each_ref(c, &r, UINT32_C(1) << WEFT_REF_LOCATION_GROUP,
+                     absent_group)) {
             if (c->absent++ == 0)
                 snprintf(c->absent_def, sizeof c->absent_def, "%s: "
                          "definitions seq %" PRIu64 ", record %" PRIu64
@@ -795,12 +814,14 @@ static int gather(conv *c, int *read_all)
     return 0;
 }
 
-/* Pass 2 and the rest of the archive, closed. */
+/* Pass 2 and the rest of the archive, closed (an archive a stream
+ * began, c->archive, is finished). */
 static int write_archive(conv *c)
 {
     int rc;
 
-    if ((rc = weft__otf2_open(c)) < 0 || (rc = weft__replay(c)) < 0 ||
+    rc = c->archive ? weft__otf2_set_clocks(c) : weft__otf2_open(c);
+    if (rc < 0 || (rc = weft__replay(c)) < 0 ||
         (rc = check_counts(c)) < 0 || (rc = weft__otf2_close_events(c)) < 0 ||
         (rc = weft__otf2_write_local_defs(c)) < 0 ||
         (rc = weft__otf2_write_global_defs(c)) < 0 ||
@@ -838,7 +859,8 @@ static void failed(conv *c, int read_all)
         held_result(c);
 }
 
-static void conv_free(conv *c)
+/* See convert_internal.h. */
+void weft__conv_free(conv *c)
 {
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
@@ -887,9 +909,25 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
     return weft__convert_trace(in, 0, out);
 }
 
-/* See convert.h. */
-int weft__convert_trace(const weft_convert_input *in, int general_only,
-                        weft_convert_result *out)
+/* A stream's archive, and the members it wrote whole, for c (pass 1
+ * done); s is freed when it has no archive to give. 0 or the code of a
+ * failure (c failed). */
+static int take_stream(conv *c, weft_convert_stream **s)
+{
+    weft__stream_catch_up(*s);
+    c->archive = weft__stream_archive(*s, &c->pool);
+    if (!c->archive) {
+        /* Its files go: the archive is made anew. */
+        weft_convert_stream_free(*s);
+        *s = NULL;
+        return 0;
+    }
+    return weft__stream_adopt(*s, c);
+}
+
+/* weft_convert_trace and weft_convert_trace_stream (s may be NULL). */
+static int convert(const weft_convert_input *in, weft_convert_stream *s,
+                   int general_only, weft_convert_result *out)
 {
     conv c;
     chunk_budget pool;
@@ -907,20 +945,38 @@ int weft__convert_trace(const weft_convert_input *in, int general_only,
     c.general_only = general_only;
     weft__otf2_sink(&c);
     rc = gather(&c, &read_all);
+    if (rc == 0 && s)
+        rc = take_stream(&c, &s);
     if (rc == 0)
         rc = write_archive(&c);
     if (rc == 0)
         rc = finish(&c);
     if (rc < 0)
-        weft__otf2_budget_fail(&pool);  /* closing writes nothing more */
+        weft__otf2_budget_fail(c.pool);  /* closing writes nothing more */
     if (c.archive)
         OTF2_Archive_Close(c.archive);
     weft__otf2_sink(NULL);
     if (rc < 0)
         failed(&c, read_all);
-    conv_free(&c);
+    weft__conv_free(&c);
+    weft_convert_stream_free(s);
     pthread_mutex_destroy(&pool.lock);
     return rc;
+}
+
+/* See convert.h. */
+int weft__convert_trace(const weft_convert_input *in, int general_only,
+                        weft_convert_result *out)
+{
+    return convert(in, NULL, general_only, out);
+}
+
+/* See convert.h. */
+int weft_convert_trace_stream(const weft_convert_input *in,
+                              weft_convert_stream *s,
+                              weft_convert_result *out)
+{
+    return convert(in, s, 0, out);
 }
 
 uint64_t weft_convert_writers(uint64_t memory)

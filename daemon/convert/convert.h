@@ -12,6 +12,7 @@
 #ifndef WEFT_CONVERT_H
 #define WEFT_CONVERT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,5 +132,57 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out);
 int weft__convert_trace(const weft_convert_input *in, int general_only,
                         weft_convert_result *out);
 void weft_convert_result_free(weft_convert_result *out);
+
+/* ---- streaming (issue #33; stream.c) ----------------------------------
+ * A trace converted while it records: each member's events are written
+ * into the archive's event files as its journal grows, in its own ids;
+ * at the end, weft_convert_trace_stream does what needs every member
+ * (unification, mapping tables, global definitions) and replays only
+ * what the stream could not. The archive is the same as without it.
+ *
+ * Event writers that streams hold at once, over all of a daemon's
+ * streams (each holds a libotf2 chunk, WEFT_CONVERT_WRITER_BYTES): a
+ * member that would need more is left to its trace's conversion. */
+typedef struct weft_convert_budget {
+    pthread_mutex_t lock;
+    uint64_t max;        /* writers at most (weft_convert_writers) */
+    uint64_t open;       /* under lock */
+} weft_convert_budget;
+
+void weft_convert_budget_init(weft_convert_budget *b, uint64_t max);
+void weft_convert_budget_destroy(weft_convert_budget *b);
+
+typedef struct weft_convert_stream weft_convert_stream;
+
+/* A stream of the trace of `in` (its trace_dir, archive_dir, trace_name
+ * and members are copied; threads, sync and max_writers are the final
+ * conversion's): nothing read or written yet. budget (may be NULL: no
+ * bound) outlives it. NULL when out of memory. */
+weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
+                                             weft_convert_budget *budget);
+/* Writes what member `rank`'s journal holds beyond what was written of
+ * it (the first call makes the archive: an archive there before is
+ * replaced). Reads only whole entries: a journal being appended to
+ * is read up to its last whole entry, the rest at the next call. A
+ * member the stream cannot write (its clock's rate differs from the
+ * first member's, an event names an id only the trace's definitions
+ * number, a bad record, no writer left in the budget) is left to the
+ * final conversion, which also says what was wrong with it; a failure
+ * of the archive itself (libotf2, the disk) leaves everything to it.
+ * Any thread, one call at a time per stream. Returns 1 when the member
+ * is still streamed, else 0. */
+int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank);
+/* Whether the stream still writes its archive (no failure of its own). */
+int weft_convert_stream_ok(const weft_convert_stream *s);
+/* weft_convert_trace of s's trace: first the stream writes what its
+ * members' journals hold beyond what it wrote; members it wrote whole
+ * are only finished, the others replayed. in is the final input (the
+ * trace's size may have grown). s is consumed either way (freed). */
+int weft_convert_trace_stream(const weft_convert_input *in,
+                              weft_convert_stream *s,
+                              weft_convert_result *out);
+/* Frees s without converting (its archive, if any, left half written:
+ * the caller removes it or converts again). NULL is fine. */
+void weft_convert_stream_free(weft_convert_stream *s);
 
 #endif

@@ -111,6 +111,11 @@ typedef struct member {
                            a location's first and last (replay.c) */
     weft_clock_point *offsets; /* its ClockOffsets by time (trace ticks) */
     size_t noffsets;
+    int adopted;        /* a stream replayed it (stream.c): pass 2 only
+                           finishes its locations */
+    struct weft__smember *st; /* a stream's own: how far it read its
+                           journal and what it sums (stream.c); NULL in
+                           a conversion */
     /* Pass 2, set by the worker that replayed it: */
     id_map regions, metric_members, handles; /* its u's ids -> c->u's */
     weft_region_row *prows; /* its per-location profile rows (ticks) */
@@ -204,6 +209,8 @@ typedef struct conv {
                                member */
     int general_only;   /* every Enter and Leave takes the general way of
                            replay.c (tests: weft__convert_trace) */
+    int streaming;      /* a stream's (stream.c): no c->u, and a failure
+                           is its member's, not the archive's */
 } conv;
 
 /* The id a member's events give the weft::nesting attribute of the
@@ -223,6 +230,17 @@ static inline uint64_t weft__loc_id(const member *m, const loc *l)
 
 /* The distinct clocks of c's members (weft_clock_names order),
  * comma-separated, in buf; cut at len. */
+/* Adds location id v to those records name (c's own list). 0 or
+ * WEFT_ENOMEM (c failed). */
+int weft__conv_note_location(conv *c, uint64_t v);
+/* Frees what c holds (not c, not its archive). */
+void weft__conv_free(conv *c);
+
+/* Does r (or its attribute list) name an id of one of the id spaces in
+ * `kinds` (bit k: weft_ref_kind k; not its own id, not an undefined
+ * one)? */
+int weft__conv_refers(const weft_record *r, uint32_t kinds);
+
 /* Before pass 2: which locations get a timeline and a metric summary
  * (the first ones in rank order), with how many bins each and the first
  * bins' width (convert_report.c). */

@@ -709,7 +709,6 @@ uint64_t weft__otf2_bytes(const char *dir)
 /* The flush and memory callbacks get c->pool. */
 int weft__otf2_open(conv *c)
 {
-    char clocks[WEFT_CLOCK_NAMES];
     OTF2_ErrorCode orc;
 
     weft__otf2_clean(c->in->archive_dir);
@@ -734,14 +733,27 @@ int weft__otf2_open(conv *c)
         orc = OTF2_Archive_SetCreator(c->archive, "weft " PACKAGE_VERSION);
     if (orc == OTF2_SUCCESS && c->in->trace_name)
         orc = OTF2_Archive_SetDescription(c->archive, c->in->trace_name);
-    /* Which clocks the processes read (README, Clocks): `weft reindex`
-     * finds it here. */
-    weft__conv_clocks(c, clocks, sizeof clocks);
-    if (orc == OTF2_SUCCESS && clocks[0])
-        orc = OTF2_Archive_SetProperty(c->archive, WEFT_CLOCK_PROPERTY,
-                                       clocks, false);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_OpenEvtFiles(c->archive);
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: setting up the archive: "
+                               "%s", c->in->archive_dir, weft__otf2_msg(orc));
+    return weft__otf2_set_clocks(c);
+}
+
+/* 0 or WEFT_EOTF2. */
+int weft__otf2_set_clocks(conv *c)
+{
+    char clocks[WEFT_CLOCK_NAMES];
+    OTF2_ErrorCode orc = OTF2_SUCCESS;
+
+    /* Which clocks the processes read (README, Clocks): `weft reindex`
+     * finds it here. libotf2 writes properties with the anchor file, at
+     * its close. */
+    weft__conv_clocks(c, clocks, sizeof clocks);
+    if (clocks[0])
+        orc = OTF2_Archive_SetProperty(c->archive, WEFT_CLOCK_PROPERTY,
+                                       clocks, false);
     if (orc != OTF2_SUCCESS)
         return weft__conv_fail(c, WEFT_EOTF2, "%s: setting up the archive: "
                                "%s", c->in->archive_dir, weft__otf2_msg(orc));

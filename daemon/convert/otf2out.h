@@ -71,6 +71,10 @@ uint32_t weft__otf2_global_kinds(void);
  * attempt left there) with weft's callbacks, and opens its event files.
  * 0 or WEFT_EOTF2. */
 int weft__otf2_open(conv *c);
+/* The clocks c's members read, as the archive's WEFT::CLOCK property
+ * (weft__otf2_open sets it; a stream's archive gets it once its trace's
+ * members are known). 0 or WEFT_EOTF2 (c failed). */
+int weft__otf2_set_clocks(conv *c);
 /* Closes the event files (every event writer is closed). */
 int weft__otf2_close_events(conv *c);
 /* One local definition file per location: the mapping tables of its

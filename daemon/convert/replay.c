@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "codec.h"
+#include "fail.h"
 #include "otf2out.h"
 #include "weft_errors.h"
 
@@ -319,8 +320,8 @@ static int nest_onoff(conv *c, member *m, loc *l, OTF2_AttributeList *al,
     return 0;
 }
 
-/* m's journal is done: leaves what is still open on its locations. */
-static int nest_finish(conv *c, member *m)
+/* See replay.h. */
+int weft__replay_nest_finish(conv *c, member *m)
 {
     for (size_t i = 0; i < m->nlocs; i++) {
         loc *l = &m->locs[i];
@@ -530,10 +531,16 @@ static int replay_record(entry *x, weft_record *r)
     w = *r;
     rc = weft_unify_map_event(m->u, m->rank, r, &c->scratch, msg,
                               sizeof msg);
-    if (rc == 0)
+    if (rc == 0 && c->u)
         rc = weft_unify_map_event_kinds(c->u, m->rank, &w, &c->wscratch,
                                         weft__otf2_global_kinds(), msg,
                                         sizeof msg);
+    else if (rc == 0 && weft__conv_refers(&w, weft__otf2_global_kinds() &
+                                              ~(UINT32_C(1) <<
+                                                WEFT_REF_LOCATION)))
+        rc = weft__fail(msg, sizeof msg, WEFT_ESTATE, "it names an id "
+                        "that only the trace's definitions number (a "
+                        "stream leaves this member to the conversion)");
     if (rc < 0)
         return weft__conv_fail(c, rc, WHERE ": %s", WHERE_ARGS(x), msg);
     if (l->events && r->time < l->last_time)
@@ -567,10 +574,9 @@ static int replay_record(entry *x, weft_record *r)
     }
 }
 
-/* Replays the events entry e at off of m's journal, for location l, and
- * checks it holds the events it announces (a weft__replay_fn). */
-static int replay_events(conv *c, member *m, loc *l,
-                         const weft_journal_entry *e, uint64_t off)
+/* See replay.h. */
+int weft__replay_events(conv *c, member *m, loc *l,
+                        const weft_journal_entry *e, uint64_t off)
 {
     entry x = { .c = c, .m = m, .l = l, .e = e, .off = off };
     weft_record r;
@@ -632,8 +638,8 @@ static int open_writers(conv *c, member *m, size_t lo, size_t hi)
     return 0;
 }
 
-/* Closes the writers open on m's locations. */
-static int close_writers(conv *c, member *m)
+/* See replay.h. */
+int weft__replay_close_writers(conv *c, member *m)
 {
     int rc = 0;
 
@@ -673,40 +679,48 @@ static int member_ids(conv *c, const member *m, unsigned kind, id_map *map)
     return rc < 0 ? weft__conv_fail(c, rc, "%s: %s", m->path, msg) : 0;
 }
 
-/* Before m is replayed with c (a worker's copy): what its ids are in the
- * trace's, and the profile, communicator, metric and counted-call maps of
- * its own definitions, in which its events are summed. 0 or the code of
- * a failure (c failed). */
-static int member_begin(conv *c, member *m)
+/* See replay.h. */
+int weft__replay_maps(conv *c, const member *m, size_t keep)
 {
     weft_defview defs = weft_unify_view(m->u);
-    int rc;
 
-    if ((rc = member_ids(c, m, WEFT_REF_REGION, &m->regions)) < 0 ||
-        (rc = member_ids(c, m, WEFT_REF_METRIC_MEMBER,
-                         &m->metric_members)) < 0 ||
-        (rc = member_ids(c, m, WEFT_REF_IO_HANDLE, &m->handles)) < 0)
-        return rc;
     if (weft_profile_init(&c->prof, weft_unify_region_name, m->u,
-                          weft_unify_count(m->u, WEFT_REC_Region),
-                          c->psum.keep) < 0 ||
+                          weft_unify_count(m->u, WEFT_REC_Region), keep) < 0 ||
         weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
         weft_metricmap_build(&c->mmap, &defs) < 0 ||
         weft_callcounts_build(&c->ccount, &defs, &c->prof) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-    /* Rows of equal time in the trace's order of their regions. */
-    c->prof.order = m->regions.v;
-    c->prof.norder = m->regions.n;
     return 0;
 }
 
-/* Frees what member_begin made for the member c replayed. */
-static void member_end(conv *c)
+/* See replay.h. */
+void weft__replay_maps_free(conv *c)
 {
     weft_profile_free(&c->prof);
     weft_commmap_free(&c->cmap);
     weft_metricmap_free(&c->mmap);
     weft_callcounts_free(&c->ccount);
+}
+
+/* Before m is replayed with c (a worker's copy): what its ids are in the
+ * trace's, and the profile, communicator, metric and counted-call maps of
+ * its own definitions, in which its events are summed (a member a stream
+ * replayed, stream.c, brings its profile's tables in its locations). 0
+ * or the code of a failure (c failed). */
+static int member_begin(conv *c, member *m)
+{
+    int rc;
+
+    if ((rc = member_ids(c, m, WEFT_REF_REGION, &m->regions)) < 0 ||
+        (rc = member_ids(c, m, WEFT_REF_METRIC_MEMBER,
+                         &m->metric_members)) < 0 ||
+        (rc = member_ids(c, m, WEFT_REF_IO_HANDLE, &m->handles)) < 0 ||
+        (rc = weft__replay_maps(c, m, c->psum.keep)) < 0)
+        return rc;
+    /* Rows of equal time in the trace's order of their regions. */
+    c->prof.order = m->regions.v;
+    c->prof.norder = m->regions.n;
+    return 0;
 }
 
 /* m is replayed: its sums and summaries in the trace's ids (its I/O is
@@ -724,30 +738,33 @@ static void member_to_trace(conv *c, member *m)
 /* Replays member m with c (a worker's copy), closes its writers, finishes
  * the profiles of its locations and gives m its rows. Its locations are
  * written c->window at a time (all at once without a window), one pass
- * over its journal per group: events of the others are skipped. */
+ * over its journal per group: events of the others are skipped. A member
+ * a stream replayed (m->adopted, stream.c) is only finished. */
 static int replay_member(conv *c, member *m)
 {
     size_t per = c->window ? c->window : m->nlocs, lo = 0;
     int rc = member_begin(c, m);
 
     if (rc < 0) {
-        member_end(c);
+        weft__replay_maps_free(c);
         return rc;
     }
-    do {
+    while (!m->adopted) {
         size_t hi = m->nlocs - lo < per ? m->nlocs : lo + per;
         rc = open_writers(c, m, lo, hi);
         c->passes++;
         if (rc == 0)
-            rc = weft__conv_read_member(c, m, replay_events);
+            rc = weft__conv_read_member(c, m, weft__replay_events);
         if (rc == 0)
-            rc = nest_finish(c, m);
+            rc = weft__replay_nest_finish(c, m);
         if (rc == 0)
-            rc = close_writers(c, m);
+            rc = weft__replay_close_writers(c, m);
         else
-            close_writers(c, m);
+            weft__replay_close_writers(c, m);
         lo = hi;
-    } while (rc == 0 && lo < m->nlocs);
+        if (rc < 0 || lo >= m->nlocs)
+            break;
+    }
     for (size_t k = 0; rc == 0 && k < m->nlocs; k++) {
         loc *l = &m->locs[k];
         weft_timeline_finish(&l->tl, WEFT_TIMELINE_NONE, l->last_time);
@@ -763,8 +780,18 @@ static int replay_member(conv *c, member *m)
     c->prof.nrows = c->prof.cap = 0;
     if (rc == 0)
         member_to_trace(c, m);
-    member_end(c);
+    weft__replay_maps_free(c);
     return rc;
+}
+
+/* See replay.h. */
+void weft__replay_note_times(conv *c, const member *m)
+{
+    for (size_t k = 0; k < m->nlocs; k++)
+        if (m->locs[k].events) {
+            note_time(c, m, m->locs[k].prof.start);
+            note_time(c, m, m->locs[k].last_time);
+        }
 }
 
 /* ---- workers (see the DESIGN note) ------------------------------------ */
@@ -1042,7 +1069,8 @@ static int add_referenced_locations(conv *c)
             continue;
         if (!(l = weft__conv_loc(m, (uint32_t)id, 1)))
             return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-        if (weft__otf2_open_writer(c, m, l) < 0 || close_writers(c, m) < 0)
+        if (weft__otf2_open_writer(c, m, l) < 0 ||
+            weft__replay_close_writers(c, m) < 0)
             return WEFT_EOTF2;
     }
     return 0;

@@ -17,4 +17,27 @@
  * thread. */
 int weft__replay(conv *c);
 
+/* What a member's replay is made of, for a stream (stream.c) too:
+ *
+ * Replays the events entry e at off of m's journal, for location l
+ * (its writer open), and checks it holds the events it announces (a
+ * weft__replay_fn). 0 or the code of a failure (c failed). */
+int weft__replay_events(conv *c, member *m, loc *l,
+                        const weft_journal_entry *e, uint64_t off);
+/* m's journal is done: leaves what is still open on its locations. */
+int weft__replay_nest_finish(conv *c, member *m);
+/* Closes the writers open on m's locations (their event counts
+ * checked). */
+int weft__replay_close_writers(conv *c, member *m);
+/* c->prof (regions so far, keeping `keep` rows per location), c->cmap,
+ * c->mmap and c->ccount of m's own definitions (m->u), in which its
+ * events are summed. 0 or WEFT_ENOMEM (c failed);
+ * weft__replay_maps_free frees them either way. */
+int weft__replay_maps(conv *c, const member *m, size_t keep);
+void weft__replay_maps_free(conv *c);
+/* The time range of c widened by m's locations' first and last events
+ * (a member a stream replayed, m's ClockOffsets known now; not one whose
+ * corrected times may fall, m->each_time). */
+void weft__replay_note_times(conv *c, const member *m);
+
 #endif

@@ -1,0 +1,690 @@
+/* stream.c - a trace converted while it records (convert.h, issue #33).
+ *
+ * DESIGN: a stream is a conversion's pass 2 run ahead of time, member by
+ * member, as the journals grow. It has a conv of its own (streaming set:
+ * no trace unifier, c->u NULL) whose members are those it was told of,
+ * each with its own unifier (member.u) and the stream's record of it
+ * (smember: how far its journal was read, its profile and maps, what its
+ * nesting counted). A step reads a member's journal from where the last
+ * one stopped up to its last whole entry: definitions go to the member's
+ * unifier, event batches are replayed (replay.h) into event writers that
+ * stay open until the member said goodbye and its journal is read to
+ * the end; then its open regions are left and its writers closed.
+ * Nothing in it needs another member: events keep the member's own ids,
+ * what the report sums is summed in them.
+ *
+ * What a stream assumes and the conversion checks: the archive's timer
+ * resolution is the first member's rate, and a member whose rate differs
+ * is not streamed (its ticks may have to be scaled); an event that names
+ * an id OTF2 cannot map (system tree nodes, location groups... in an
+ * attribute value) is written with the trace's ids, which only the
+ * conversion knows: its member is not streamed further. Such a member,
+ * one with a bad record, and one for which the writer budget (shared by
+ * a daemon's streams) has no room, are left to the conversion: their
+ * writers are closed and their event files written again from the
+ * journal (libotf2 starts a location's file anew). A failure of the
+ * archive itself (libotf2, the disk) stops the stream: the conversion
+ * then makes the archive anew.
+ *
+ * weft_convert_trace_stream (convert.c) does pass 1 as always (every
+ * journal, the trace's unifier, the clocks), lets the stream read what
+ * is left (weft__stream_catch_up), takes its archive and adopts each
+ * member the stream wrote whole under the conversion's own findings
+ * (weft__stream_adopt): its unifier, its locations' sums and states, its
+ * nesting counts; pass 2 then only finishes those (their profile rows in
+ * the trace's order, their sums in the trace's ids). The report's
+ * timeline and metric plan is the stream's (made as locations come, for
+ * the trace's announced size), kept where the conversion wants one.
+ */
+#include "convert.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "convert_internal.h"
+#include "otf2out.h"
+#include "replay.h"
+#include "stream.h"
+#include "weft.pb-c.h"
+#include "weft_errors.h"
+
+/* The stream's record of one member. */
+typedef struct weft__smember {
+    uint64_t next;          /* journal offset of the next entry to read */
+    int live;               /* 0: left to the conversion */
+    int goodbye;            /* its Goodbye was read */
+    int done;               /* its open regions left, its writers closed */
+    uint64_t writers;       /* of the budget's, held */
+    weft_profile prof;      /* its profile (its regions so far) */
+    weft_commmap cmap;      /* its maps, as its definitions were ... */
+    weft_metricmap mmap;
+    weft_callcounts ccount;
+    size_t ndefs;           /* ... when they were made (weft_unify_ndefs) */
+    uint64_t anomalies, added, unmatched; /* its nesting's */
+    uint64_t *loc_refs;     /* locations its events name */
+    size_t nloc_refs;
+} smember;
+
+struct weft_convert_stream {
+    weft_convert_input in;
+    char *trace_dir, *archive_dir, *trace_name; /* in's, owned */
+    conv c;                 /* streaming: its members, by rank */
+    size_t mems_cap;
+    chunk_budget pool;      /* the archive's (its callbacks' data) */
+    weft_convert_result out; /* c.out: its error */
+    weft_convert_budget *budget; /* may be NULL */
+    int opened;             /* the archive was made */
+    int broken;             /* the archive failed: the conversion makes it
+                               anew */
+    uint64_t nlocs;         /* locations made so far (the report's plan) */
+};
+
+/* ---- the writer budget ------------------------------------------------ */
+
+void weft_convert_budget_init(weft_convert_budget *b, uint64_t max)
+{
+    memset(b, 0, sizeof *b);
+    pthread_mutex_init(&b->lock, NULL);
+    b->max = max;
+}
+
+void weft_convert_budget_destroy(weft_convert_budget *b)
+{
+    pthread_mutex_destroy(&b->lock);
+}
+
+/* One more writer for m if the budget has room: 1, else 0. */
+static int budget_take(weft_convert_stream *s, smember *st)
+{
+    weft_convert_budget *b = s->budget;
+    int ok = 1;
+
+    if (b) {
+        pthread_mutex_lock(&b->lock);
+        ok = b->max == 0 || b->open < b->max;
+        b->open += (uint64_t)ok;
+        pthread_mutex_unlock(&b->lock);
+    }
+    st->writers += (uint64_t)ok;
+    return ok;
+}
+
+static void budget_give(weft_convert_stream *s, smember *st)
+{
+    weft_convert_budget *b = s->budget;
+
+    if (b && st->writers) {
+        pthread_mutex_lock(&b->lock);
+        b->open -= st->writers < b->open ? st->writers : b->open;
+        pthread_mutex_unlock(&b->lock);
+    }
+    st->writers = 0;
+}
+
+/* ---- members ---------------------------------------------------------- */
+
+static void smember_free(smember *st)
+{
+    if (!st)
+        return;
+    weft_profile_free(&st->prof);
+    weft_commmap_free(&st->cmap);
+    weft_metricmap_free(&st->mmap);
+    weft_callcounts_free(&st->ccount);
+    free(st->loc_refs);
+    free(st);
+}
+
+/* The member of rank, made when new (NULL when out of memory). Members
+ * move when one is made: pointers to them last one step. */
+static member *stream_member(weft_convert_stream *s, uint32_t rank)
+{
+    conv *c = &s->c;
+    size_t lo = 0;
+    char name[WEFT_JOURNAL_NAME_MAX];
+    member *m = weft__conv_member(c, rank);
+
+    if (m)
+        return m;
+    while (lo < c->nmems && c->mems[lo].rank < rank)
+        lo++;
+    if (c->nmems == s->mems_cap) {
+        size_t cap = s->mems_cap ? 2 * s->mems_cap : 16;
+        member *v = realloc(c->mems, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        c->mems = v;
+        s->mems_cap = cap;
+    }
+    m = &c->mems[lo];
+    memmove(m + 1, m, (c->nmems - lo) * sizeof *m);
+    memset(m, 0, sizeof *m);
+    c->nmems++;
+    c->rev_of = NULL;  /* replay.c's reverse map names a member by place */
+    m->rank = rank;
+    weft_journal_name(name, sizeof name, rank);
+    if (asprintf(&m->path, "%s/%s", s->trace_dir, name) < 0)
+        m->path = NULL;
+    m->u = weft_unify_new(0);
+    m->st = calloc(1, sizeof *m->st);
+    if (!m->path || !m->u || !m->st)
+        return m;  /* live stays 0: left to the conversion */
+    weft_unify_keep_first(m->u, 1);
+    weft_unify_derived_own(m->u, 1);
+    m->st->live = 1;
+    return m;
+}
+
+/* Swaps st's profile, maps and nesting counts with those c replays with
+ * (before and after a step of its member). */
+static void swap_in(conv *c, smember *st)
+{
+    weft_profile p = c->prof;
+    weft_commmap cm = c->cmap;
+    weft_metricmap mm = c->mmap;
+    weft_callcounts cc = c->ccount;
+    uint64_t a = c->anomalies, d = c->added, u = c->unmatched;
+
+    c->prof = st->prof;
+    c->cmap = st->cmap;
+    c->mmap = st->mmap;
+    c->ccount = st->ccount;
+    c->anomalies = st->anomalies;
+    c->added = st->added;
+    c->unmatched = st->unmatched;
+    st->prof = p;
+    st->cmap = cm;
+    st->mmap = mm;
+    st->ccount = cc;
+    st->anomalies = a;
+    st->added = d;
+    st->unmatched = u;
+}
+
+/* c's maps (m swapped in) made again if m defined more since they were
+ * made. In a stream the profile holds nothing of its own (its
+ * locations' tables do; the conversion finishes them), so it is made
+ * anew with the rest. 0 or WEFT_ENOMEM (c failed). */
+static int refresh_maps(conv *c, member *m)
+{
+    size_t n = weft_unify_ndefs(m->u);
+
+    if (c->prof.sum && n == m->st->ndefs)
+        return 0;
+    weft__replay_maps_free(c);
+    m->st->ndefs = n;
+    return weft__replay_maps(c, m, WEFT_PROFILE_ROWS_PER_LOCATION);
+}
+
+/* ---- reading a member's journal --------------------------------------- */
+
+/* m's first Hello: its clock, its thread 0; the stream's resolution and
+ * report plan from the first member. 0 or WEFT_ESTATE (m's rate is not
+ * the stream's). */
+static int on_hello(weft_convert_stream *s, member *m,
+                    const weft_journal_entry *e)
+{
+    conv *c = &s->c;
+    Weft__Hello *h;
+
+    if (m->has_hello)
+        return 0;
+    if (!(h = weft__hello__unpack(NULL, e->len, e->payload)))
+        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: Hello does not "
+                               "unpack", m->path);
+    m->has_hello = 1;
+    m->timer_resolution = h->timer_resolution;
+    weft__hello__free_unpacked(h, NULL);
+    if (!c->resolution) {
+        weft_summary_plan plan = weft_summary_plan_of(
+            s->in.members ? s->in.members : 1, m->timer_resolution);
+        c->resolution = m->timer_resolution;
+        c->tl_cap = plan.bins;
+        c->tl_width = plan.width;
+    }
+    if (m->timer_resolution != c->resolution || !c->resolution)
+        return weft__conv_fail(c, WEFT_ESTATE, "%s: its clock counts %"
+                               PRIu64 " ticks per second, the first "
+                               "member's %" PRIu64, m->path,
+                               m->timer_resolution, c->resolution);
+    return 0;
+}
+
+static int on_defs(weft_convert_stream *s, member *m,
+                   const weft_journal_entry *e, uint64_t off)
+{
+    conv *c = &s->c;
+    weft_decoder d;
+    weft_record r;
+    char msg[256];
+    int rc;
+
+    if (e->seq <= m->defs_seq)
+        return 0;
+    m->defs_seq = e->seq;
+    weft_decoder_init(&d, e->payload, e->len, 0, 0);
+    while ((rc = weft_decoder_next(&d, &r)) == 1) {
+        const weft_rec_desc *rd = weft_rec_desc_of(r.type);
+        /* Thread names and ClockOffsets are the conversion's (pass 1). */
+        if (r.type == WEFT_REC_ThreadName || (rd->flags & WEFT_DF_LOCAL))
+            continue;
+        rc = weft_unify_add_def(m->u, m->rank, &r, msg, sizeof msg);
+        if (rc < 0) {
+            weft__conv_fail(c, rc, "%s: definitions at offset %" PRIu64
+                            ": %s", m->path, off, msg);
+            break;
+        }
+    }
+    if (rc < 0 && !c->out->error[0])
+        weft__conv_fail(c, rc, "%s: definitions at offset %" PRIu64 ": %s",
+                        m->path, off, d.error);
+    weft_decoder_free(&d);
+    return rc < 0 ? rc : 0;
+}
+
+/* Location t of m, made with its place in the report's plan and its
+ * writer open; NULL with c failed. */
+static loc *stream_loc(weft_convert_stream *s, member *m, uint32_t t)
+{
+    conv *c = &s->c;
+    loc *l = weft__conv_loc(m, t, 0);
+
+    if (l && l->w)
+        return l;
+    if (!l) {
+        if (!(l = weft__conv_loc(m, t, 1))) {
+            weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+            return NULL;
+        }
+        l->has_timeline = weft_summary_has_timeline(s->nlocs);
+        l->has_metrics = weft_summary_has_metrics(s->nlocs);
+        s->nlocs++;
+    }
+    if (!budget_take(s, m->st)) {
+        weft__conv_fail(c, WEFT_ELIMIT, "%s: thread %" PRIu32 ": no event "
+                        "writer left for streams (convert_memory)", m->path,
+                        t);
+        return NULL;
+    }
+    if (weft__otf2_open_writer(c, m, l) < 0)
+        return NULL;
+    if (l->has_timeline && !l->tl.bins &&
+        weft_timeline_init(&l->tl, c->tl_cap, c->tl_width) < 0) {
+        weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return l;
+}
+
+static int on_events(weft_convert_stream *s, member *m,
+                     const weft_journal_entry *e, uint64_t off)
+{
+    conv *c = &s->c;
+    loc *l = weft__conv_loc(m, e->location, 0);
+    size_t refs = c->nloc_refs;
+    int rc;
+
+    if (l && e->seq <= l->last_seq)
+        return 0;  /* a resend */
+    if (e->kind == WEFT_JE_REFUSED) {
+        if (!l && !(l = weft__conv_loc(m, e->location, 1)))
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        l->last_seq = e->seq;
+        return 0;
+    }
+    if (!(l = stream_loc(s, m, e->location)))
+        return WEFT_ESTATE;
+    l->last_seq = e->seq;
+    if ((rc = refresh_maps(c, m)) < 0 ||
+        (rc = weft__replay_events(c, m, l, e, off)) < 0)
+        return rc;
+    /* The locations its events named are its own until it is adopted. */
+    if (c->nloc_refs > refs) {
+        smember *st = m->st;
+        size_t n = c->nloc_refs - refs;
+        uint64_t *v = realloc(st->loc_refs,
+                              (st->nloc_refs + n) * sizeof *v);
+        if (!v)
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        memcpy(v + st->nloc_refs, c->loc_refs + refs, n * sizeof *v);
+        st->loc_refs = v;
+        st->nloc_refs += n;
+        c->nloc_refs = refs;
+    }
+    return 0;
+}
+
+static int on_entry(weft_convert_stream *s, member *m,
+                    const weft_journal_entry *e, uint64_t off)
+{
+    switch (e->kind) {
+    case WEFT_JE_HELLO:
+        return on_hello(s, m, e);
+    case WEFT_JE_DEFS:
+        return on_defs(s, m, e, off);
+    case WEFT_JE_EVENTS:
+    case WEFT_JE_REFUSED:
+        if (!m->has_hello)
+            return weft__conv_fail(&s->c, WEFT_ECORRUPT, "%s: events before "
+                                   "its Hello", m->path);
+        return on_events(s, m, e, off);
+    case WEFT_JE_GOODBYE:
+        m->st->goodbye = 1;
+        return 0;
+    default:
+        return weft__conv_fail(&s->c, WEFT_ECORRUPT, "%s: entry at offset %"
+                               PRIu64 " has unknown kind %u", m->path, off,
+                               e->kind);
+    }
+}
+
+/* Failures of the archive itself, not of a member's records. */
+static int archive_failure(int rc)
+{
+    return rc == WEFT_EOTF2 || rc == WEFT_EIO || rc == WEFT_ENOMEM;
+}
+
+/* m's journal is done (or the conversion wants it done): its open
+ * regions left at its last times, its writers closed. */
+static int end_member(weft_convert_stream *s, member *m)
+{
+    conv *c = &s->c;
+    int rc = weft__replay_nest_finish(c, m);
+
+    if (rc == 0)
+        rc = weft__replay_close_writers(c, m);
+    else
+        weft__replay_close_writers(c, m);
+    budget_give(s, m->st);
+    m->st->done = 1;
+    return rc;
+}
+
+/* m is left to the conversion (rc: why); or, for a failure of the
+ * archive, the whole stream is. */
+static void give_up(weft_convert_stream *s, member *m, int rc)
+{
+    conv *c = &s->c;
+
+    weft__replay_close_writers(c, m);
+    budget_give(s, m->st);
+    m->st->live = 0;
+    if (archive_failure(rc)) {
+        s->broken = 1;
+        weft__otf2_budget_fail(&s->pool);
+    }
+    c->out->error[0] = '\0';
+}
+
+/* Reads m's journal from where the stream stopped; ends m once its
+ * Goodbye and the end of its journal were read (or at once with
+ * `last`). */
+static int read_member(weft_convert_stream *s, member *m, int last)
+{
+    conv *c = &s->c;
+    smember *st = m->st;
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    int rc, end = 0;
+
+    rc = weft_journal_reader_open(m->path, &r);
+    if (rc == 0)
+        rc = weft_journal_reader_seek(r, st->next);
+    if (rc < 0) {
+        weft_journal_reader_close(r);
+        /* Not there yet (a member not opened), or not a journal: the
+         * conversion says which. */
+        return last ? weft__conv_fail(c, WEFT_ESTATE, "%s: unreadable",
+                                      m->path)
+                    : 0;
+    }
+    swap_in(c, st);
+    for (;;) {
+        uint64_t off = weft_journal_reader_offset(r);
+        rc = weft_journal_reader_next(r, &e);
+        if (rc <= 0) {
+            end = rc == 0;
+            rc = rc < 0 ? weft__conv_fail(c, rc, "%s: %s", m->path,
+                                          weft_strerror(rc))
+                        : 0;
+            break;
+        }
+        if ((rc = on_entry(s, m, &e, off)) < 0)
+            break;
+        st->next = weft_journal_reader_offset(r);
+    }
+    if (rc == 0 && end && (st->goodbye || last))
+        rc = end_member(s, m);
+    swap_in(c, st);
+    weft_journal_reader_close(r);
+    if (rc == 0 && c->out->error[0])  /* libotf2 said so, not returned */
+        rc = WEFT_EOTF2;
+    return rc;
+}
+
+/* ---- the stream ------------------------------------------------------- */
+
+weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
+                                             weft_convert_budget *budget)
+{
+    weft_convert_stream *s = calloc(1, sizeof *s);
+
+    if (!s)
+        return NULL;
+    s->trace_dir = strdup(in->trace_dir);
+    s->archive_dir = strdup(in->archive_dir);
+    s->trace_name = in->trace_name ? strdup(in->trace_name) : NULL;
+    if (!s->trace_dir || !s->archive_dir ||
+        (in->trace_name && !s->trace_name)) {
+        free(s->trace_dir);
+        free(s->archive_dir);
+        free(s->trace_name);
+        free(s);
+        return NULL;
+    }
+    s->in = *in;
+    s->in.trace_dir = s->trace_dir;
+    s->in.archive_dir = s->archive_dir;
+    s->in.trace_name = s->trace_name;
+    s->budget = budget;
+    pthread_mutex_init(&s->pool.lock, NULL);
+    s->c.in = &s->in;
+    s->c.out = &s->out;
+    s->c.pool = &s->pool;
+    s->c.streaming = 1;
+    return s;
+}
+
+/* The archive made, with the attribute lists replay uses. */
+static int stream_open(weft_convert_stream *s)
+{
+    conv *c = &s->c;
+
+    s->opened = 1;
+    weft__otf2_init();
+    c->al = OTF2_AttributeList_New();
+    c->nest_al = OTF2_AttributeList_New();
+    if (!c->al || !c->nest_al)
+        return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    return weft__otf2_open(c);
+}
+
+int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
+{
+    conv *sink;
+    member *m = NULL;
+    int rc, live = 0;
+
+    if (s->broken)
+        return 0;
+    sink = weft__otf2_sink(&s->c);
+    if (!s->opened && stream_open(s) < 0) {
+        s->broken = 1;
+        weft__otf2_budget_fail(&s->pool);
+    } else if ((m = stream_member(s, rank)) != NULL && m->st &&
+               m->st->live) {
+        /* (a member it could not make is the conversion's to replay) */
+        if (!m->st->done && (rc = read_member(s, m, 0)) < 0)
+            give_up(s, m, rc);
+        live = m->st->live && !s->broken;
+    }
+    weft__otf2_sink(sink);
+    return live;
+}
+
+int weft_convert_stream_ok(const weft_convert_stream *s)
+{
+    return s && !s->broken;
+}
+
+/* See stream.h. */
+void weft__stream_catch_up(weft_convert_stream *s)
+{
+    conv *sink = weft__otf2_sink(&s->c);
+
+    for (size_t i = 0; i < s->c.nmems && !s->broken; i++) {
+        member *m = &s->c.mems[i];
+        int rc;
+        if (!m->st || !m->st->live || m->st->done)
+            continue;
+        if ((rc = read_member(s, m, 1)) < 0)
+            give_up(s, m, rc);
+    }
+    weft__otf2_sink(sink);
+}
+
+/* Can the conversion take member m (its pass 1 done) from the stream's
+ * sm? */
+static int adoptable(const conv *c, const member *m, const member *sm)
+{
+    if (!sm || !sm->st || !sm->st->live || !sm->st->done)
+        return 0;
+    if (sm->st->next != m->good_end || m->rescale || m->each_time ||
+        c->resolution != sm->timer_resolution)
+        return 0;
+    for (size_t k = 0; k < sm->nlocs; k++)
+        if (!weft__conv_loc((member *)m, sm->locs[k].thread, 0))
+            return 0;
+    return 1;
+}
+
+/* Moves l's replay from the stream's sl (NULL: the stream wrote none of
+ * it: it gets an empty event file now). */
+static int adopt_loc(conv *c, member *m, loc *l, loc *sl)
+{
+    if (!sl || !sl->events) {
+        if (sl) {
+            weft_timeline_free(&sl->tl);
+            weft_metricloc_free(&sl->ml);
+            weft_profile_loc_free(&sl->prof);
+        }
+        if (weft__otf2_open_writer(c, m, l) < 0 ||
+            weft__replay_close_writers(c, m) < 0)
+            return WEFT_EOTF2;
+        if (sl)
+            l->replayed = sl->replayed;
+        return 0;
+    }
+    l->events = sl->events;
+    l->replayed = sl->replayed;
+    l->last_time = sl->last_time;
+    l->prof = sl->prof;
+    memset(&sl->prof, 0, sizeof sl->prof);
+    l->io = sl->io;
+    memset(&sl->io, 0, sizeof sl->io);
+    /* The conversion's plan says which locations have summaries; the
+     * stream's bins are kept where it wants one. */
+    if (l->has_timeline) {
+        l->tl = sl->tl;
+        memset(&sl->tl, 0, sizeof sl->tl);
+    }
+    if (l->has_metrics) {
+        l->ml = sl->ml;
+        memset(&sl->ml, 0, sizeof sl->ml);
+    }
+    return 0;
+}
+
+/* See stream.h. */
+int weft__stream_adopt(weft_convert_stream *s, conv *c)
+{
+    for (size_t i = 0; i < c->nmems; i++) {
+        member *m = &c->mems[i], *sm = weft__conv_member(&s->c, m->rank);
+        smember *st;
+        weft_unifier *u;
+        int rc;
+        if (!adoptable(c, m, sm))
+            continue;
+        st = sm->st;
+        for (size_t k = 0; k < m->nlocs; k++) {
+            loc *l = &m->locs[k];
+            if ((rc = adopt_loc(c, m, l, weft__conv_loc(sm, l->thread, 0)))
+                < 0)
+                return rc;
+        }
+        /* Its events were summed in the stream's unifier's ids (the same
+         * as pass 1's: one member's definitions in one order). */
+        u = m->u;
+        m->u = sm->u;
+        sm->u = u;
+        m->sends = sm->sends;
+        memset(&sm->sends, 0, sizeof sm->sends);
+        m->io = sm->io;
+        memset(&sm->io, 0, sizeof sm->io);
+        m->nested = sm->nested;
+        c->anomalies += st->anomalies;
+        c->added += st->added;
+        c->unmatched += st->unmatched;
+        for (size_t k = 0; k < st->nloc_refs; k++)
+            if ((rc = weft__conv_note_location(c, st->loc_refs[k])) < 0)
+                return rc;
+        weft__replay_note_times(c, m);
+        m->adopted = 1;
+    }
+    return 0;
+}
+
+/* See stream.h. */
+OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
+                                   chunk_budget **pool)
+{
+    OTF2_Archive *a = s->broken || !s->opened ? NULL : s->c.archive;
+
+    if (a) {
+        s->c.archive = NULL;
+        *pool = &s->pool;
+    }
+    return a;
+}
+
+void weft_convert_stream_free(weft_convert_stream *s)
+{
+    if (!s)
+        return;
+    if (s->c.archive) {
+        /* Left half written: nothing more goes to the files. */
+        weft__otf2_budget_fail(&s->pool);
+        OTF2_Archive_Close(s->c.archive);
+        s->c.archive = NULL;
+    }
+    for (size_t i = 0; i < s->c.nmems; i++) {
+        if (s->c.mems[i].st)
+            budget_give(s, s->c.mems[i].st);
+        smember_free(s->c.mems[i].st);
+        s->c.mems[i].st = NULL;
+    }
+    if (s->c.al)
+        OTF2_AttributeList_Delete(s->c.al);
+    if (s->c.nest_al)
+        OTF2_AttributeList_Delete(s->c.nest_al);
+    weft__conv_free(&s->c);
+    weft_convert_result_free(&s->out);
+    pthread_mutex_destroy(&s->pool.lock);
+    free(s->trace_dir);
+    free(s->archive_dir);
+    free(s->trace_name);
+    free(s);
+}

@@ -1,0 +1,26 @@
+/* stream.h - what a conversion (convert.c) asks of the stream that wrote
+ * its trace ahead of it (stream.c; the stream's own interface is
+ * convert.h's weft_convert_stream_*). Conversion's thread.
+ */
+#ifndef WEFT_STREAM_H
+#define WEFT_STREAM_H
+
+#include "convert_internal.h"
+
+/* s reads what its members' journals hold beyond what it wrote, and
+ * ends every member it still writes (as at a journal's end). */
+void weft__stream_catch_up(weft_convert_stream *s);
+/* s's archive, with its members' event files, for the conversion to
+ * finish (*pool: the chunk budget its callbacks were given, s's); NULL
+ * when s has none or failed (weft_convert_stream_free closes it). */
+OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
+                                   chunk_budget **pool);
+/* Marks adopted each member of c (pass 1 done, s's archive c's) that s
+ * wrote whole as the conversion would have, and moves what s summed of
+ * it to c: its unifier, its locations' replay state and sums, its
+ * nesting counts, the locations its events named, its time range; its
+ * locations s wrote nothing of get empty event files. 0 or the code of
+ * a failure (c failed). */
+int weft__stream_adopt(weft_convert_stream *s, conv *c);
+
+#endif
