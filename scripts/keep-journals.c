@@ -2,10 +2,13 @@
  * when weftd removes a member journal (SPOOL/traces/KEY/rank-N.wj, once
  * the trace's archive is committed), a hard link to it (a copy across file
  * systems) is kept first as $WEFT_KEEP_JOURNALS/PID/KEY/rank-N.wj, so that
- * the journals of real runs can be converted again by other builds.
+ * the journals of real runs can be converted again by other builds; and,
+ * at the first journal of a trace, its archive as weftd wrote it (while
+ * the trace recorded, #33) as .../KEY/live/archive.
  * Without WEFT_KEEP_JOURNALS, or for any other file, unlink is unchanged.
  * Not part of weft: a tool for comparing builds. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +49,34 @@ out:
     return rc;
 }
 
+/* Links (copies) the files below directory from into to, made. */
+static void keep_tree(const char *from, const char *to)
+{
+    DIR *d = opendir(from);
+    struct dirent *de;
+
+    if (!d || mkdir(to, 0700) != 0) {
+        if (d)
+            closedir(d);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        char a[PATH_MAX], b[PATH_MAX];
+        struct stat st;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        snprintf(a, sizeof a, "%s/%s", from, de->d_name);
+        snprintf(b, sizeof b, "%s/%s", to, de->d_name);
+        if (lstat(a, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            keep_tree(a, b);
+        else if (S_ISREG(st.st_mode) && link(a, b) != 0 && errno == EXDEV)
+            copy_file(a, b);
+    }
+    closedir(d);
+}
+
 static void keep(const char *path)
 {
     const char *root = getenv("WEFT_KEEP_JOURNALS");
@@ -67,6 +98,16 @@ static void keep(const char *path)
     snprintf(to, sizeof to, "%s%s", dir, base);
     if (link(path, to) != 0 && errno == EXDEV)
         copy_file(path, to);
+    {
+        char from[PATH_MAX], live[PATH_MAX + 16];
+        snprintf(live, sizeof live, "%s/live", dir);
+        snprintf(from, sizeof from, "%.*sarchive", (int)(base - path + 1),
+                 path);
+        if (mkdir(live, 0700) == 0) {
+            snprintf(live, sizeof live, "%s/live/archive", dir);
+            keep_tree(from, live);
+        }
+    }
     errno = saved;
 }
 

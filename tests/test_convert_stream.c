@@ -13,7 +13,9 @@
  * 3's second batch names a location group in an attribute value, an id
  * only the trace's definitions number (left to the conversion, which
  * writes its files anew). Then: a writer budget too small for rank 0's
- * second thread, and an archive that cannot be made.
+ * second thread, one too small for libotf2's file buffer once a writer
+ * flushes, a file system short of the budget's free floor, and an
+ * archive that cannot be made.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,14 +207,23 @@ static void same_result(const weft_convert_result *x,
     }
 }
 
-/* The same journals converted alone, into c->dir/alone. */
-static void convert_alone(const ctx *c, char *dir, size_t n,
-                          weft_convert_result *res)
+/* res (a conversion with a stream of in) is what a conversion of the
+ * same journals alone makes: the result and the archive (into
+ * c->dir/alone); its passes into *passes. */
+static void same_as_alone(const ctx *c, const weft_convert_input *in,
+                          const weft_convert_result *res, uint64_t *passes)
 {
-    weft_convert_input in = { c->trace, dir, "stream", 4, 1, 0, 0 };
+    weft_convert_input alone_in = *in;
+    weft_convert_result alone;
+    char dir[160];
 
-    snprintf(dir, n, "%s/alone", c->dir);
-    convert_ok(&in, res);
+    snprintf(dir, sizeof dir, "%s/alone", c->dir);
+    alone_in.archive_dir = dir;
+    convert_ok(&alone_in, &alone);
+    same_result(res, &alone);
+    same_archive(in->archive_dir, dir);
+    *passes = alone.passes;
+    weft_convert_result_free(&alone);
 }
 
 static void test_stream_equals_conversion(void **state)
@@ -220,9 +231,9 @@ static void test_stream_equals_conversion(void **state)
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
     weft_convert_stream *s = weft_convert_stream_new(&in, NULL);
-    weft_convert_result res, alone;
+    weft_convert_result res;
+    uint64_t passes;
     journals js = { { NULL } };
-    char dir[160];
 
     assert_non_null(s);
     rank0_start(c, &js);
@@ -244,16 +255,14 @@ static void test_stream_equals_conversion(void **state)
     assert_true(weft_convert_stream_ok(s));
 
     assert_int_equal(weft_convert_trace_stream(&in, s, &res), 0);
-    convert_alone(c, dir, sizeof dir, &alone);
-    same_result(&res, &alone);
+    same_as_alone(c, &in, &res, &passes);
     assert_int_equal(res.events, 6 + 2 + 8 + 2 + 4);
     assert_true(res.nesting_added > 0);  /* rank 1's open region */
     /* ranks 0 and 1 were the stream's: only 2 and 3 read again */
-    assert_int_equal(alone.passes, 4);
+    assert_int_equal(passes, 4);
     assert_int_equal(res.passes, 2);
-    same_archive(c->archive, dir);
+    assert_int_equal(res.streamed, 2);
     weft_convert_result_free(&res);
-    weft_convert_result_free(&alone);
 }
 
 /* A budget of one writer: rank 0's second thread finds none, and rank 0
@@ -264,16 +273,16 @@ static void test_stream_budget(void **state)
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
     weft_convert_budget b;
     weft_convert_stream *s;
-    weft_convert_result res, alone;
+    weft_convert_result res;
+    uint64_t passes;
     journals js = { { NULL } };
-    char dir[160];
 
-    weft_convert_budget_init(&b, 1);
+    weft_convert_budget_init(&b, WEFT_CONVERT_WRITER_BYTES);
     s = weft_convert_stream_new(&in, &b);
     assert_non_null(s);
     rank0_start(c, &js);
     assert_int_equal(weft_convert_stream_step(s, 0), 1);
-    assert_int_equal(b.open, 1);
+    assert_int_equal(b.open, WEFT_CONVERT_WRITER_BYTES);
     rank0_more(&js);
     assert_int_equal(weft_convert_stream_step(s, 0), 0);
     assert_int_equal(b.open, 0);  /* given back */
@@ -284,11 +293,85 @@ static void test_stream_budget(void **state)
     assert_int_equal(weft_convert_trace_stream(&in, s, &res), 0);
     assert_int_equal(b.open, 0);
     assert_int_equal(res.passes, 1);  /* rank 0 */
-    convert_alone(c, dir, sizeof dir, &alone);
-    same_result(&res, &alone);
-    same_archive(c->archive, dir);
+    same_as_alone(c, &in, &res, &passes);
     weft_convert_result_free(&res);
-    weft_convert_result_free(&alone);
+    weft_convert_budget_destroy(&b);
+}
+
+/* A budget with room for a writer but not for libotf2's file buffer:
+ * rank 0's thread writes enough for its writer to flush, and rank 0 is
+ * left to the conversion at once, its memory given back. */
+static void test_stream_file_buffer(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "stream", 1, 1, 0, 0 };
+    weft_record defs[] = { str(0, "a"), str(1, "b"), str(2, "c"),
+                           region(0, 0, 1), region(1, 1, 1),
+                           region(2, 2, 1) };
+    uint32_t threads[] = { 0 };
+    uint64_t events[] = { 0 }, dropped[] = { 0 }, t = 100;
+    weft_convert_budget b;
+    weft_convert_stream *s;
+    weft_convert_result res;
+    uint64_t passes;
+    weft_journal *j;
+
+    weft_convert_budget_init(&b, 2 * WEFT_CONVERT_WRITER_BYTES);
+    s = weft_convert_stream_new(&in, &b);
+    j = open_journal(c, 0);
+    append_hello(j, 0, 1, "node-a");
+    append_defs(j, defs, N(defs));
+    assert_int_equal(weft_convert_stream_step(s, 0), 1);
+    /* 120 000 events: more than a writer's chunks hold */
+    for (uint64_t seq = 1; seq <= 200; seq++)
+        t = append_pairs(j, 0, seq, t, 0);
+    events[0] = 200 * 2 * PAR_PAIRS;
+    append_goodbye(j, 1, threads, events, dropped);
+    weft_journal_close(j);
+    assert_int_equal(weft_convert_stream_step(s, 0), 0);
+    assert_non_null(strstr(weft_convert_stream_why(s, 0),
+                           "file buffers hold convert_memory"));
+    assert_true(weft_convert_stream_ok(s));
+    assert_int_equal(b.open, 0);
+    assert_int_equal(weft_convert_trace_stream(&in, s, &res), 0);
+    assert_int_equal(res.streamed, 0);
+    same_as_alone(c, &in, &res, &passes);
+    weft_convert_result_free(&res);
+    weft_convert_budget_destroy(&b);
+}
+
+/* A file system with less free than the budget's floor: the stream
+ * stops at its first flush and removes what it wrote (the journals
+ * need the room); the conversion then writes the archive as alone. */
+static void test_stream_floor(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
+    weft_convert_budget b;
+    weft_convert_stream *s;
+    weft_convert_result res;
+    uint64_t passes;
+    journals js = { { NULL } };
+    char cmd[256];
+
+    weft_convert_budget_init(&b, 0);
+    b.floor = UINT64_MAX / 4;
+    s = weft_convert_stream_new(&in, &b);
+    rank0_start(c, &js);
+    rank0_more(&js);
+    rank0_end(&js);
+    close_all(&js);
+    assert_int_equal(weft_convert_stream_step(s, 0), 0);
+    assert_false(weft_convert_stream_ok(s));
+    assert_non_null(strstr(weft_convert_stream_error(s),
+                           "No space left on device"));
+    snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -type f)\"",
+             c->archive);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(b.open, 0);
+    assert_int_equal(weft_convert_trace_stream(&in, s, &res), 0);
+    same_as_alone(c, &in, &res, &passes);
+    weft_convert_result_free(&res);
     weft_convert_budget_destroy(&b);
 }
 
@@ -332,6 +415,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_equals_conversion,
                                         conv_setup, conv_teardown),
         cmocka_unit_test_setup_teardown(test_stream_budget, conv_setup,
+                                        conv_teardown),
+        cmocka_unit_test_setup_teardown(test_stream_file_buffer, conv_setup,
+                                        conv_teardown),
+        cmocka_unit_test_setup_teardown(test_stream_floor, conv_setup,
                                         conv_teardown),
         cmocka_unit_test_setup_teardown(test_stream_broken, conv_setup,
                                         conv_teardown),

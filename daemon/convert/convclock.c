@@ -217,10 +217,17 @@ static int has_offsets(const member *m)
  * TSC, client/timer.c). */
 static int keeps_ticks(const member *m, uint64_t res)
 {
-    uint64_t d = m->timer_resolution > res ? m->timer_resolution - res
-                                           : res - m->timer_resolution;
+    return m->timer_resolution == res ||
+           (weft__conv_rate_near(m->timer_resolution, res) &&
+            has_offsets(m));
+}
 
-    return d == 0 || (d <= res / WEFT_RATE_SLACK && has_offsets(m));
+/* See convert_internal.h. */
+int weft__conv_rate_near(uint64_t rate, uint64_t res)
+{
+    uint64_t d = rate > res ? rate - res : res - rate;
+
+    return d <= res / WEFT_RATE_SLACK;
 }
 
 /* See convert_internal.h. Picks the trace's resolution: the lowest rank's, if every member's

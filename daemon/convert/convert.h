@@ -51,6 +51,9 @@ typedef struct weft_convert_input {
  * holds besides its writers' chunks: the chunks writers may borrow
  * beyond their first, and the definition writers' one chunk. */
 #define WEFT_CONVERT_WRITER_BYTES (UINT64_C(256) << 10)
+/* What libotf2 holds for a location's file once a writer flushed to it,
+ * until the writer is closed (OTF2_File.c's buffer). */
+#define WEFT_CONVERT_FILE_BUFFER_BYTES (UINT64_C(4) << 20)
 #define WEFT_CONVERT_FIXED_BYTES (UINT64_C(24) << 20)
 
 /* The max_writers that keep a conversion's libotf2 buffers within
@@ -113,7 +116,10 @@ typedef struct weft_convert_result {
     uint64_t passes;              /* journal passes of pass 2 (one per
                                      member without a bound; more when
                                      max_writers split a member's
-                                     locations into groups) */
+                                     locations into groups; none for a
+                                     member streamed) */
+    uint32_t streamed;            /* members whose events a stream wrote
+                                     while the trace recorded (stream.c) */
     char incomplete[512];         /* "" when every member with a Goodbye
                                      sent what arrived; else which thread
                                      differs (the trace is partial) */
@@ -140,13 +146,19 @@ void weft_convert_result_free(weft_convert_result *out);
  * (unification, mapping tables, global definitions) and replays only
  * what the stream could not. The archive is the same as without it.
  *
- * Event writers that streams hold at once, over all of a daemon's
- * streams (each holds a libotf2 chunk, WEFT_CONVERT_WRITER_BYTES): a
- * member that would need more is left to its trace's conversion. */
+ * The memory of the event writers all of a daemon's streams hold at
+ * once: WEFT_CONVERT_WRITER_BYTES for each, and libotf2's file buffer
+ * (WEFT_CONVERT_FILE_BUFFER_BYTES) once it flushed; a member whose
+ * writers would take more is left to its trace's conversion (its writers
+ * closed, their memory given back). */
 typedef struct weft_convert_budget {
     pthread_mutex_t lock;
-    uint64_t max;        /* writers at most (weft_convert_writers) */
-    uint64_t open;       /* under lock */
+    uint64_t max;        /* bytes at most (0: no bound) */
+    uint64_t open;       /* bytes held, under lock */
+    uint64_t floor;      /* free bytes of the archives' file system below
+                            which a stream writes no more (and removes
+                            what it wrote: the journals need the room),
+                            read when a stream is made */
 } weft_convert_budget;
 
 void weft_convert_budget_init(weft_convert_budget *b, uint64_t max);
@@ -172,8 +184,13 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
  * Any thread, one call at a time per stream. Returns 1 when the member
  * is still streamed, else 0. */
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank);
-/* Whether the stream still writes its archive (no failure of its own). */
+/* Whether the stream still writes its archive (no failure of its own);
+ * when not, why ("" when it did not say). */
 int weft_convert_stream_ok(const weft_convert_stream *s);
+const char *weft_convert_stream_error(const weft_convert_stream *s);
+/* Why member `rank` was left to the conversion, NULL if it was not (or
+ * for no reason of its own). As weft_convert_stream_step. */
+const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank);
 /* weft_convert_trace of s's trace: first the stream writes what its
  * members' journals hold beyond what it wrote; members it wrote whole
  * are only finished, the others replayed. in is the final input (the

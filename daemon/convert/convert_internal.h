@@ -68,6 +68,8 @@ typedef struct loc {
     weft_iolive io;     /* pass 2: its I/O operations in flight */
     int has_metrics;    /* among the first WEFT_CONVERT_METRIC_LOCS */
     weft_metricloc ml;  /* pass 2: its metric values over time */
+    int flushed;        /* a stream's: its writer flushed (libotf2 holds
+                           its file buffer) */
 } loc;
 
 /* What a member's ids of one id space are in the trace's (by its id;
@@ -146,6 +148,8 @@ typedef struct chunk_budget {
                             system is asked again (otf2out.c's
                             pre_flush), under lock */
     unsigned unchecked;  /* flushes since it was last asked, under lock */
+    uint64_t floor;      /* free bytes flushes leave besides what libotf2
+                            needs: a stream's (weft_convert_budget), 0 */
 } chunk_budget;
 
 /* The state of one conversion (see the top of this file for who owns
@@ -284,6 +288,11 @@ const char *weft__conv_loc_name(const loc *l, char *buf, size_t len);
 /* The clocks the members read (weft_clock_names' order, comma-separated)
  * into buf (convclock.c). */
 void weft__conv_clocks(const conv *c, char *buf, size_t len);
+
+/* Whether a clock counting `rate` ticks per second is within 10 ppm of
+ * res (an archive counting res keeps its ticks when ClockOffsets correct
+ * the rest, convclock.c). */
+int weft__conv_rate_near(uint64_t rate, uint64_t res);
 
 /* After pass 1: c->resolution, each member's rescale flag and its
  * ClockOffsets made ready for the archive (convclock.c). 0 or a WEFT_E*

@@ -54,6 +54,7 @@
 
 #include <otf2/OTF2_Pthread_Locks.h>
 
+#include "stream.h"
 #include "weft_errors.h"
 
 #ifndef PACKAGE_VERSION
@@ -61,7 +62,7 @@
 #endif
 
 /* libotf2's file buffer (OTF2_File.h): writes this big bypass it. */
-#define OTF2_FILE_BUFFER (4u << 20)
+#define OTF2_FILE_BUFFER ((uint32_t)WEFT_CONVERT_FILE_BUFFER_BYTES)
 /* >= OTF2_CHUNK_SIZE_MIN (256 KiB) */
 #define EVT_CHUNK ((uint32_t)WEFT_CONVERT_WRITER_BYTES)
 /* libotf2 clears a definition writer's chunk when it makes it, one per
@@ -446,23 +447,25 @@ static void free_maps(OTF2_IdMap **maps)
 
 /* ---- libotf2 callbacks ------------------------------------------------ */
 
-/* Whether a flush may write (MIN_FREE at most, see the DESIGN note):
- * the file system is asked (statvfs) when what the flushes since it was
- * last asked may have written could leave less than MIN_FREE, and after
- * ROOM_RECHECK flushes at most, as other processes write too; asking at
- * every flush was 1% of weftd's CPU converting 1000 locations. */
+/* Whether a flush may write (MIN_FREE at most, see the DESIGN note;
+ * and b->floor more for a stream's): the file system is asked (statvfs)
+ * when what the flushes since it was last asked may have written could
+ * leave less than that, and after ROOM_RECHECK flushes at most, as other
+ * processes write too; asking at every flush was 1% of weftd's CPU
+ * converting 1000 locations. */
 static int room_for_flush(conv *c, chunk_budget *b)
 {
     struct statvfs fs;
     int ok = 1;
 
     pthread_mutex_lock(&b->lock);
-    if (b->room < 2 * (uint64_t)MIN_FREE || b->unchecked >= ROOM_RECHECK) {
+    if (b->room < 2 * (uint64_t)MIN_FREE + b->floor ||
+        b->unchecked >= ROOM_RECHECK) {
         b->room = statvfs(c->in->archive_dir, &fs) == 0
                       ? (uint64_t)fs.f_bavail * fs.f_frsize
                       : UINT64_MAX;  /* unknown: libotf2 says what fails */
         b->unchecked = 0;
-        ok = b->room >= MIN_FREE;
+        ok = b->room >= MIN_FREE + b->floor;
     }
     if (ok) {
         b->room -= MIN_FREE;
@@ -480,13 +483,16 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type,
 {
     conv *c = otf2_sink;
 
-    (void)type, (void)location, (void)writer, (void)final;
+    (void)writer;
     if (budget_failed(data))
         return OTF2_NO_FLUSH;
+    if (c && c->streaming && type == OTF2_FILETYPE_EVENTS && !final)
+        weft__stream_flushed(c, location);
     if (c && !room_for_flush(c, data)) {
         weft__conv_fail(c, WEFT_EIO, "%s: No space left on device (less "
-                        "than %u MiB free for the archive)",
-                        c->in->archive_dir, MIN_FREE >> 20);
+                        "than %" PRIu64 " MiB free for the archive)",
+                        c->in->archive_dir,
+                        (MIN_FREE + ((chunk_budget *)data)->floor) >> 20);
         return OTF2_NO_FLUSH;
     }
     return OTF2_FLUSH;

@@ -14,17 +14,22 @@
  * what the report sums is summed in them.
  *
  * What a stream assumes and the conversion checks: the archive's timer
- * resolution is the first member's rate, and a member whose rate differs
- * is not streamed (its ticks may have to be scaled); an event that names
- * an id OTF2 cannot map (system tree nodes, location groups... in an
- * attribute value) is written with the trace's ids, which only the
- * conversion knows: its member is not streamed further. Such a member,
- * one with a bad record, and one for which the writer budget (shared by
- * a daemon's streams) has no room, are left to the conversion: their
- * writers are closed and their event files written again from the
- * journal (libotf2 starts a location's file anew). A failure of the
- * archive itself (libotf2, the disk) stops the stream: the conversion
- * then makes the archive anew.
+ * resolution is the rate of rank 0 (read from its journal's Hello; a
+ * member waits for it), and a member whose ticks would be scaled (its
+ * rate more than 10 ppm from it, or not corrected by ClockOffsets) is
+ * not adopted; an event that names an id OTF2 cannot map (system tree
+ * nodes, location groups... in an attribute value) is written with the
+ * trace's ids, which only the conversion knows: its member is not
+ * streamed further. Such a member, one with a bad record, and one whose
+ * writers the budget shared by a daemon's streams has no room for (a
+ * writer's chunk when it opens, libotf2's 4 MiB file buffer once it
+ * flushes: weft__stream_flushed) are left to the conversion: their
+ * writers are closed (their memory given back) and their event files
+ * written again from the journal (libotf2 starts a location's file
+ * anew). A failure of the archive itself (libotf2; the disk, or less
+ * free than the budget's floor: the journals come first) stops the
+ * stream and removes what it wrote: the conversion then makes the
+ * archive anew.
  *
  * weft_convert_trace_stream (convert.c) does pass 1 as always (every
  * journal, the trace's unifier, the clocks), lets the stream read what
@@ -39,6 +44,8 @@
 #include "convert.h"
 
 #include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +64,8 @@ typedef struct weft__smember {
     int live;               /* 0: left to the conversion */
     int goodbye;            /* its Goodbye was read */
     int done;               /* its open regions left, its writers closed */
-    uint64_t writers;       /* of the budget's, held */
+    int over;               /* a flush took its writers past the budget */
+    uint64_t bytes;         /* of the budget's, held */
     weft_profile prof;      /* its profile (its regions so far) */
     weft_commmap cmap;      /* its maps, as its definitions were ... */
     weft_metricmap mmap;
@@ -66,6 +74,7 @@ typedef struct weft__smember {
     uint64_t anomalies, added, unmatched; /* its nesting's */
     uint64_t *loc_refs;     /* locations its events name */
     size_t nloc_refs;
+    char *why;              /* why it was left to the conversion */
 } smember;
 
 struct weft_convert_stream {
@@ -96,32 +105,35 @@ void weft_convert_budget_destroy(weft_convert_budget *b)
     pthread_mutex_destroy(&b->lock);
 }
 
-/* One more writer for m if the budget has room: 1, else 0. */
-static int budget_take(weft_convert_stream *s, smember *st)
+/* `bytes` more for st's writers if the budget has room: 1, else 0. */
+static int budget_take(weft_convert_stream *s, smember *st, uint64_t bytes)
 {
     weft_convert_budget *b = s->budget;
     int ok = 1;
 
     if (b) {
         pthread_mutex_lock(&b->lock);
-        ok = b->max == 0 || b->open < b->max;
-        b->open += (uint64_t)ok;
+        ok = b->max == 0 || (b->open <= b->max && bytes <= b->max - b->open);
+        if (ok)
+            b->open += bytes;
         pthread_mutex_unlock(&b->lock);
     }
-    st->writers += (uint64_t)ok;
+    if (ok)
+        st->bytes += bytes;
     return ok;
 }
 
+/* st's writers are closed: their bytes go back. */
 static void budget_give(weft_convert_stream *s, smember *st)
 {
     weft_convert_budget *b = s->budget;
 
-    if (b && st->writers) {
+    if (b && st->bytes) {
         pthread_mutex_lock(&b->lock);
-        b->open -= st->writers < b->open ? st->writers : b->open;
+        b->open -= st->bytes < b->open ? st->bytes : b->open;
         pthread_mutex_unlock(&b->lock);
     }
-    st->writers = 0;
+    st->bytes = 0;
 }
 
 /* ---- members ---------------------------------------------------------- */
@@ -135,6 +147,7 @@ static void smember_free(smember *st)
     weft_metricmap_free(&st->mmap);
     weft_callcounts_free(&st->ccount);
     free(st->loc_refs);
+    free(st->why);
     free(st);
 }
 
@@ -221,34 +234,61 @@ static int refresh_maps(conv *c, member *m)
 
 /* ---- reading a member's journal --------------------------------------- */
 
+/* The rate of the trace's first process (rank 0), which the archive's
+ * timer resolution is (convclock.c) when every process keeps its ticks:
+ * from its journal's Hello; 0 while it has none. */
+static uint64_t first_rate(weft_convert_stream *s)
+{
+    char path[PATH_MAX], name[WEFT_JOURNAL_NAME_MAX];
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    Weft__Hello *h;
+    uint64_t rate = 0;
+
+    snprintf(path, sizeof path, "%s/%s", s->trace_dir,
+             weft_journal_name(name, sizeof name, 0));
+    if (weft_journal_reader_open(path, &r) == 0 &&
+        weft_journal_reader_next(r, &e) == 1 && e.kind == WEFT_JE_HELLO &&
+        (h = weft__hello__unpack(NULL, e.len, e.payload)) != NULL) {
+        rate = h->timer_resolution;
+        weft__hello__free_unpacked(h, NULL);
+    }
+    weft_journal_reader_close(r);
+    return rate;
+}
+
 /* m's first Hello: its clock, its thread 0; the stream's resolution and
- * report plan from the first member. 0 or WEFT_ESTATE (m's rate is not
- * the stream's). */
+ * report plan, once rank 0's Hello is there. 0; 1 when rank 0's is not
+ * (read again at the next step); WEFT_ESTATE when m's ticks would be
+ * scaled (its rate too far from rank 0's). */
 static int on_hello(weft_convert_stream *s, member *m,
                     const weft_journal_entry *e)
 {
     conv *c = &s->c;
     Weft__Hello *h;
 
-    if (m->has_hello)
-        return 0;
-    if (!(h = weft__hello__unpack(NULL, e->len, e->payload)))
-        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: Hello does not "
-                               "unpack", m->path);
-    m->has_hello = 1;
-    m->timer_resolution = h->timer_resolution;
-    weft__hello__free_unpacked(h, NULL);
+    if (!m->has_hello) {
+        if (!(h = weft__hello__unpack(NULL, e->len, e->payload)))
+            return weft__conv_fail(c, WEFT_ECORRUPT, "%s: Hello does not "
+                                   "unpack", m->path);
+        m->timer_resolution = h->timer_resolution;
+        weft__hello__free_unpacked(h, NULL);
+    }
     if (!c->resolution) {
-        weft_summary_plan plan = weft_summary_plan_of(
-            s->in.members ? s->in.members : 1, m->timer_resolution);
-        c->resolution = m->timer_resolution;
+        uint64_t res = m->rank == 0 ? m->timer_resolution : first_rate(s);
+        weft_summary_plan plan;
+        if (!res)
+            return 1;
+        plan = weft_summary_plan_of(s->in.members ? s->in.members : 1, res);
+        c->resolution = res;
         c->tl_cap = plan.bins;
         c->tl_width = plan.width;
     }
-    if (m->timer_resolution != c->resolution || !c->resolution)
+    m->has_hello = 1;
+    if (!weft__conv_rate_near(m->timer_resolution, c->resolution))
         return weft__conv_fail(c, WEFT_ESTATE, "%s: its clock counts %"
-                               PRIu64 " ticks per second, the first "
-                               "member's %" PRIu64, m->path,
+                               PRIu64 " ticks per second, the trace's "
+                               "first process %" PRIu64, m->path,
                                m->timer_resolution, c->resolution);
     return 0;
 }
@@ -303,10 +343,10 @@ static loc *stream_loc(weft_convert_stream *s, member *m, uint32_t t)
         l->has_metrics = weft_summary_has_metrics(s->nlocs);
         s->nlocs++;
     }
-    if (!budget_take(s, m->st)) {
-        weft__conv_fail(c, WEFT_ELIMIT, "%s: thread %" PRIu32 ": no event "
-                        "writer left for streams (convert_memory)", m->path,
-                        t);
+    if (!budget_take(s, m->st, WEFT_CONVERT_WRITER_BYTES)) {
+        weft__conv_fail(c, WEFT_ELIMIT, "%s: thread %" PRIu32 ": the "
+                        "streams' event writers hold convert_memory",
+                        m->path, t);
         return NULL;
     }
     if (weft__otf2_open_writer(c, m, l) < 0)
@@ -403,20 +443,38 @@ static int end_member(weft_convert_stream *s, member *m)
     return rc;
 }
 
+/* The archive failed (the disk, libotf2): nothing more is written, and
+ * what was is removed at once, so that the journals have its room. */
+static void broken(weft_convert_stream *s)
+{
+    s->broken = 1;
+    weft__otf2_budget_fail(&s->pool);
+    for (size_t i = 0; i < s->c.nmems; i++)
+        if (s->c.mems[i].st)
+            budget_give(s, s->c.mems[i].st);
+    if (s->c.archive) {
+        OTF2_Archive_Close(s->c.archive);
+        s->c.archive = NULL;
+    }
+    weft__otf2_clean(s->archive_dir);
+}
+
 /* m is left to the conversion (rc: why); or, for a failure of the
- * archive, the whole stream is. */
+ * archive, the whole stream is (its error kept). */
 static void give_up(weft_convert_stream *s, member *m, int rc)
 {
     conv *c = &s->c;
 
+    if (!m->st->why)
+        m->st->why = strdup(c->out->error[0] ? c->out->error
+                                              : weft_strerror(rc));
     weft__replay_close_writers(c, m);
     budget_give(s, m->st);
     m->st->live = 0;
-    if (archive_failure(rc)) {
-        s->broken = 1;
-        weft__otf2_budget_fail(&s->pool);
-    }
-    c->out->error[0] = '\0';
+    if (archive_failure(rc))
+        broken(s);
+    else
+        c->out->error[0] = '\0';
 }
 
 /* Reads m's journal from where the stream stopped; ends m once its
@@ -452,12 +510,23 @@ static int read_member(weft_convert_stream *s, member *m, int last)
                         : 0;
             break;
         }
-        if ((rc = on_entry(s, m, &e, off)) < 0)
+        if ((rc = on_entry(s, m, &e, off)) != 0) {
+            if (rc > 0)  /* not yet: read again at the next step */
+                rc = 0;
             break;
+        }
         st->next = weft_journal_reader_offset(r);
+        if (st->over) {
+            rc = weft__conv_fail(c, WEFT_ELIMIT, "%s: the streams' event "
+                                 "writers and libotf2's file buffers hold "
+                                 "convert_memory", m->path);
+            break;
+        }
     }
-    if (rc == 0 && end && (st->goodbye || last))
+    if (rc == 0 && end && m->has_hello && (st->goodbye || last))
         rc = end_member(s, m);
+    else if (rc == 0 && last)  /* rank 0 never came: not adoptable */
+        st->live = 0;
     swap_in(c, st);
     weft_journal_reader_close(r);
     if (rc == 0 && c->out->error[0])  /* libotf2 said so, not returned */
@@ -491,6 +560,11 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
     s->in.trace_name = s->trace_name;
     s->budget = budget;
     pthread_mutex_init(&s->pool.lock, NULL);
+    if (budget) {
+        pthread_mutex_lock(&budget->lock);
+        s->pool.floor = budget->floor;
+        pthread_mutex_unlock(&budget->lock);
+    }
     s->c.in = &s->in;
     s->c.out = &s->out;
     s->c.pool = &s->pool;
@@ -522,8 +596,7 @@ int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
         return 0;
     sink = weft__otf2_sink(&s->c);
     if (!s->opened && stream_open(s) < 0) {
-        s->broken = 1;
-        weft__otf2_budget_fail(&s->pool);
+        broken(s);
     } else if ((m = stream_member(s, rank)) != NULL && m->st &&
                m->st->live) {
         /* (a member it could not make is the conversion's to replay) */
@@ -538,6 +611,18 @@ int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
 int weft_convert_stream_ok(const weft_convert_stream *s)
 {
     return s && !s->broken;
+}
+
+const char *weft_convert_stream_error(const weft_convert_stream *s)
+{
+    return s->out.error;
+}
+
+const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank)
+{
+    member *m = weft__conv_member(&s->c, rank);
+
+    return m && m->st && m->st->why ? m->st->why : NULL;
 }
 
 /* See stream.h. */
@@ -558,12 +643,13 @@ void weft__stream_catch_up(weft_convert_stream *s)
 
 /* Can the conversion take member m (its pass 1 done) from the stream's
  * sm? */
-static int adoptable(const conv *c, const member *m, const member *sm)
+static int adoptable(const weft_convert_stream *s, const conv *c,
+                     const member *m, const member *sm)
 {
     if (!sm || !sm->st || !sm->st->live || !sm->st->done)
         return 0;
     if (sm->st->next != m->good_end || m->rescale || m->each_time ||
-        c->resolution != sm->timer_resolution)
+        c->resolution != s->c.resolution)
         return 0;
     for (size_t k = 0; k < sm->nlocs; k++)
         if (!weft__conv_loc((member *)m, sm->locs[k].thread, 0))
@@ -616,7 +702,7 @@ int weft__stream_adopt(weft_convert_stream *s, conv *c)
         smember *st;
         weft_unifier *u;
         int rc;
-        if (!adoptable(c, m, sm))
+        if (!adoptable(s, c, m, sm))
             continue;
         st = sm->st;
         for (size_t k = 0; k < m->nlocs; k++) {
@@ -643,8 +729,24 @@ int weft__stream_adopt(weft_convert_stream *s, conv *c)
                 return rc;
         weft__replay_note_times(c, m);
         m->adopted = 1;
+        c->out->streamed++;
     }
     return 0;
+}
+
+/* See stream.h. */
+void weft__stream_flushed(conv *c, uint64_t location)
+{
+    weft_convert_stream *s = (weft_convert_stream *)(
+        (char *)c - offsetof(weft_convert_stream, c));
+    member *m = weft__conv_member(c, (uint32_t)(location >> 32));
+    loc *l = m ? weft__conv_loc(m, (uint32_t)location, 0) : NULL;
+
+    if (!l || l->flushed || !m->st)
+        return;
+    l->flushed = 1;
+    if (!budget_take(s, m->st, WEFT_CONVERT_FILE_BUFFER_BYTES))
+        m->st->over = 1;  /* given up once this entry is written */
 }
 
 /* See stream.h. */

@@ -60,6 +60,10 @@ void weft_trace_member_left(weft_memberin *in);
  * it converts (SYNCING) and was told, else 0. */
 int weft_member_written(weft_memberin *in);
 
+/* Entries of the member reached its journal: its trace's archive is
+ * written from them while it records (streamjob.c). */
+void weft_member_journaled(weft_memberin *in);
+
 /* Bytes of the member's journal (with the archive they will make) are
  * charged to its trace's owner (quota.h's `live`), and given back when
  * the trace is freed. */

@@ -282,6 +282,8 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             weft_conn_close(c);
         }
     }
+    if (j->rc == 0 && j->what != WRITTEN_OPEN)
+        weft_member_journaled(m);
     settle_member(m);
     if (c)
         weft_conn_drained(c);

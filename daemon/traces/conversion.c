@@ -44,6 +44,9 @@ typedef struct convert_job {
     weft_work work;             /* first: the job is its work */
     weft_convq_item turn;       /* its place in *d->traces->convq (convq.h) */
     weft_trace *t;
+    weft_convert_stream *stream; /* what wrote its archive while it
+                                    recorded (streamjob.c), consumed by the
+                                    conversion; NULL: none */
     char *catalog;
     char *archive;
     const char *state;
@@ -135,10 +138,15 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     (void)errlen;
     weft_live_store_final(t, cat, (int64_t)time(NULL));
     weft_catalog_trace_set_state(cat, t->key, WEFT_STATE_CONVERTING);
-    /* An archive left by an interrupted conversion is rebuilt from the
-     * journals. */
-    weft_rm_tree(j->archive);
-    j->rc = weft_convert_trace(&in, &j->res);
+    if (j->stream) {  /* its archive, written while it recorded */
+        j->rc = weft_convert_trace_stream(&in, j->stream, &j->res);
+        j->stream = NULL;
+    } else {
+        /* An archive left by an interrupted conversion is rebuilt from
+         * the journals. */
+        weft_rm_tree(j->archive);
+        j->rc = weft_convert_trace(&in, &j->res);
+    }
     j->finished = (int64_t)time(NULL);
     if (j->rc < 0) {
         j->state = WEFT_STATE_FAILED;
@@ -195,8 +203,10 @@ static void convert_done(weft_work *w)
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': %s", t->name,
                       j->share_err);
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s' %s: %" PRIu64 " events, %zu "
-                  "locations, archive %s/traces.otf2%s%s", t->name, j->state,
+                  "locations, archive %s/traces.otf2 (%u of %u processes "
+                  "written while it recorded)%s%s", t->name, j->state,
                   j->res.events, j->res.nlocations, j->archive,
+                  j->res.streamed, j->res.members,
                   j->reason[0] ? "; " : "", j->reason);
         if (j->res.passes > j->res.members)
             weft_tlog(t, WEFT_LOG_INFO, "trace '%s': convert_memory allows "
@@ -217,6 +227,7 @@ static void convert_done(weft_work *w)
     weft_convert_result_free(&j->res);
     if (j->t)
         weft_trace_on(j->t, WEFT_TEV_FINISHED);
+    weft_convert_stream_free(j->stream);
     free(j->catalog);
     free(j->archive);
     free(j);
@@ -243,8 +254,12 @@ static int queue_conversion(weft_daemon *d, convert_job *j)
 void weft__trace_convert(weft_trace *t)
 {
     weft_daemon *d = t->d;
-    convert_job *j = calloc(1, sizeof *j);
+    weft_convert_stream *s;
+    convert_job *j;
 
+    if (weft__stream_take(t, &s))
+        return;  /* once its stream's step is back */
+    j = calloc(1, sizeof *j);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
         if (m && m->in.journal) {
@@ -261,10 +276,12 @@ void weft__trace_convert(weft_trace *t)
             free(j->catalog);
             free(j);
         }
+        weft_convert_stream_free(s);
         weft_trace_on(t, WEFT_TEV_FINISHED);
         return;
     }
     j->t = t;
+    j->stream = s;
     j->threads = (unsigned)d->cfg.convert_threads;
     j->max_writers = weft_convert_writers(d->cfg.convert_memory);
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
@@ -277,6 +294,7 @@ void weft__trace_convert(weft_trace *t)
     if (queue_conversion(d, j) < 0) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': cannot start a thread to "
                   "convert it; journals kept in %s", t->name, t->dir);
+        weft_convert_stream_free(j->stream);
         free(j->catalog);
         free(j->archive);
         free(j);

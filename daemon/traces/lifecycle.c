@@ -116,14 +116,18 @@ int weft_traces_init(weft_daemon *d)
     d->retain = calloc(1, sizeof *d->retain);
     d->live = calloc(1, sizeof *d->live);
     d->catjob = calloc(1, sizeof *d->catjob);
-    if (d->traces && d->retain && d->live && d->catjob)
+    if (d->traces && d->retain && d->live && d->catjob) {
+        weft_convert_budget_init(&d->traces->stream_budget, 0);
         return 0;
+    }
     weft_traces_free(d);
     return WEFT_ENOMEM;
 }
 
 void weft_traces_free(weft_daemon *d)
 {
+    if (d->traces)
+        weft_convert_budget_destroy(&d->traces->stream_budget);
     free(d->traces);
     d->traces = NULL;
     free(d->retain);

@@ -68,6 +68,7 @@ void weft__trace_free(weft_trace *t)
     if (!t)
         return;
     weft_quota_live(&t->d->quota, t->uid, -(int64_t)t->charged);
+    weft__stream_free(t);
     for (size_t i = 0; i < t->members.ncells; i++)
         member_free(weft_trace_member_at(t, i));
     weft_hashtab_free(&t->members);

@@ -46,6 +46,9 @@ typedef struct weft_member {
                                      (memberin.h) */
     int damaged;                  /* journal corrupt in the middle: kept as
                                      it is, journal NULL, cannot rejoin */
+    int stream_due;               /* written since its trace's stream last
+                                     read it (streamjob.c) */
+    int stream_off;               /* the stream left it to the conversion */
 } weft_member;
 
 /* A process a tree's member named in its Goodbye (a child still
@@ -183,6 +186,8 @@ typedef struct weft_trace {
     int unjournaled_errno; /* why, the last time */
     weft_trace_made made;
     weft_live_mark live;
+    struct weft_trace_stream *stream; /* RECORDING: its archive written
+                            while it records (streamjob.c), NULL: none */
     struct weft_trace *next, *prev; /* on d->traces->lists[state] */
 } weft_trace;
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "convert.h"
 #include "trace.h"
 
 struct weft_convq;
@@ -35,6 +36,10 @@ typedef struct weft_traces {
     struct weft_worker *converter; /* conversions (conversion.c), while
                                      there are some (it sets this to NULL
                                      when it stops) */
+    struct weft_worker *streamer; /* recording traces' streams' steps
+                                     (streamjob.c), while there are some */
+    weft_convert_budget stream_budget; /* event writers the streams hold
+                                     (convert_memory's) */
 } weft_traces;
 
 /* trace.c: frees t, on no list, its members and its quota charge. */
@@ -66,6 +71,13 @@ void weft__trace_push(weft_trace *t);
  * (its journals closed), or moves it on with FINISHED (freed) when none
  * can be queued. */
 void weft__trace_convert(weft_trace *t);
+
+/* streamjob.c: the stream of t, which converts now, in *s (NULL when t
+ * has none): 0; or 1 when a step of it is out, and t is converted
+ * (weft__trace_convert) once that is back. */
+int weft__stream_take(weft_trace *t, weft_convert_stream **s);
+/* Frees t's stream (one whose step is out is freed when it is back). */
+void weft__stream_free(weft_trace *t);
 
 /* ended.c: remembers the run of t, which stops recording now. */
 void weft__ended_remember(weft_trace *t);
