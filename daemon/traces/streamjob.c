@@ -116,7 +116,8 @@ static void step_done(weft_work *w)
     if (t->stream->convert) {
         t->stream->convert = 0;
         weft__trace_convert(t);
-    } else if (t->stream->ndue && !d->stopping) {
+    } else if (t->stream->ndue && !d->stopping &&
+               t->state == WEFT_TRACE_RECORDING) {
         submit(t);
     }
 }
