@@ -6,7 +6,8 @@
  * Opening for append scans the file with the reader and cuts whatever
  * follows the last good entry (a torn tail after a crash).
  *
- * Reader: read(2) in blocks of READ_BUFFER or more into one buffer, and
+ * Reader: read(2) in blocks of READ_BUFFER (less when less is left in the
+ * file; more for a larger entry) into one buffer, and
  * entries are handed out where they lie in it (no second copy); an entry
  * cut by the end of the block is moved to the front before the next read.
  * The length of an entry is checked against WEFT_JOURNAL_MAX_PAYLOAD
@@ -117,6 +118,16 @@ static int fill(weft_journal_reader *r, size_t n)
 {
     if (r->end - r->start >= n)
         return 1;
+    if (!r->buf) {
+        /* What is left of the file, up to a block: a reader that goes on
+         * where another stopped (a stream) reads what was added. */
+        uint64_t left = r->size > r->offset ? r->size - r->offset : 0;
+        r->cap = left < READ_BUFFER ? (size_t)left : READ_BUFFER;
+        if (r->cap < n)
+            r->cap = n;
+        if (!(r->buf = malloc(r->cap)))
+            return WEFT_ENOMEM;
+    }
     if (r->start) {
         memmove(r->buf, r->buf + r->start, r->end - r->start);
         r->end -= r->start;
@@ -152,7 +163,9 @@ static int fill(weft_journal_reader *r, size_t n)
 int weft_journal_reader_open(const char *path, weft_journal_reader **out)
 {
     weft_journal_reader *r = NULL;
+    char head[MAGIC_LEN];
     struct stat st;
+    ssize_t n;
     int rc;
 
     assert(path && out);
@@ -170,20 +183,21 @@ int weft_journal_reader_open(const char *path, weft_journal_reader **out)
         goto out;
     }
     r->size = (uint64_t)st.st_size;
-    r->cap = READ_BUFFER;
-    r->buf = malloc(r->cap);
-    if (!r->buf) {
-        rc = WEFT_ENOMEM;
+    /* The magic alone: no block is read before the reader knows where
+     * it goes on (weft_journal_reader_seek). */
+    n = pread(r->fd, head, MAGIC_LEN, 0);
+    if (n < 0) {
+        rc = WEFT_EIO;
         goto out;
     }
-    rc = fill(r, MAGIC_LEN);
-    if (rc < 0)
-        goto out;
-    if (rc == 0 || memcmp(r->buf, WEFT_JOURNAL_MAGIC, MAGIC_LEN) != 0) {
+    if (n != MAGIC_LEN || memcmp(head, WEFT_JOURNAL_MAGIC, MAGIC_LEN) != 0) {
         rc = WEFT_ECORRUPT;
         goto out;
     }
-    r->start = MAGIC_LEN;
+    if (lseek(r->fd, MAGIC_LEN, SEEK_SET) < 0) {
+        rc = WEFT_EIO;
+        goto out;
+    }
     r->offset = MAGIC_LEN;
     *out = r;
     r = NULL;

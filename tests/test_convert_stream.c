@@ -229,7 +229,8 @@ static void same_as_alone(const ctx *c, const weft_convert_input *in,
 static void test_stream_equals_conversion(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
+    /* two threads: the catch-up and the replay in parallel */
+    weft_convert_input in = { c->trace, c->archive, "stream", 4, 2, 0, 0 };
     weft_convert_stream *s = weft_convert_stream_new(&in, NULL);
     weft_convert_result res;
     uint64_t passes;

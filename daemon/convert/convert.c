@@ -860,6 +860,24 @@ static void failed(conv *c, int read_all)
 }
 
 /* See convert_internal.h. */
+void weft__conv_fan_out(void *(*fn)(void *), void *args, size_t size,
+                        unsigned n)
+{
+    pthread_t *tid = n > 1 ? calloc(n, sizeof *tid) : NULL;
+    uint8_t *started = n > 1 ? calloc(n, 1) : NULL;
+
+    for (unsigned i = 1; tid && started && i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, fn,
+                                    (char *)args + i * size) == 0;
+    fn(args);
+    for (unsigned i = 1; tid && started && i < n; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    free(tid);
+    free(started);
+}
+
+/* See convert_internal.h. */
 void weft__conv_free(conv *c)
 {
     for (size_t i = 0; i < c->nmems; i++) {
@@ -914,7 +932,7 @@ int weft_convert_trace(const weft_convert_input *in, weft_convert_result *out)
  * failure (c failed). */
 static int take_stream(conv *c, weft_convert_stream **s)
 {
-    weft__stream_catch_up(*s);
+    weft__stream_catch_up(*s, weft__replay_threads(c));
     c->archive = weft__stream_archive(*s, &c->pool);
     if (!c->archive) {
         /* Its files go: the archive is made anew. */

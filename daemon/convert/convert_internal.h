@@ -215,6 +215,7 @@ typedef struct conv {
                            replay.c (tests: weft__convert_trace) */
     int streaming;      /* a stream's (stream.c): no c->u, and a failure
                            is its member's, not the archive's */
+    struct weft_convert_stream *stream; /* then, which */
 } conv;
 
 /* The id a member's events give the weft::nesting attribute of the
@@ -239,6 +240,14 @@ static inline uint64_t weft__loc_id(const member *m, const loc *l)
 int weft__conv_note_location(conv *c, uint64_t v);
 /* Frees what c holds (not c, not its archive). */
 void weft__conv_free(conv *c);
+/* Runs fn on the n elements of args (size bytes each): the first on
+ * this thread, the others on threads started here and joined before it
+ * returns; one that cannot start (or all, out of memory) leaves its
+ * share to the others, so fn takes its work from a queue they share.
+ * A conversion's own threads (replay.c, stream.c): no background work
+ * of the loop (worker.h). */
+void weft__conv_fan_out(void *(*fn)(void *), void *args, size_t size,
+                        unsigned n);
 
 /* Does r (or its attribute list) name an id of one of the id spaces in
  * `kinds` (bit k: weft_ref_kind k; not its own id, not an undefined

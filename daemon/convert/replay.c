@@ -807,51 +807,68 @@ typedef struct worker {
     pass2 *p;
     conv c;                  /* the trace's, with its own pass-2 part */
     weft_convert_result out; /* only its error is used */
-    pthread_t tid;
-    int started;             /* tid is a thread to join */
 } worker;
 
-/* Gives w a copy of c whose "own" fields are new and empty. Returns 0 or
- * WEFT_ENOMEM; worker_free frees what it got either way. */
+/* See replay.h. */
+int weft__replay_copy(conv *to, const conv *c, weft_convert_result *out)
+{
+    *to = *c;
+    to->out = out;
+    memset(&to->scratch, 0, sizeof to->scratch);
+    memset(&to->wscratch, 0, sizeof to->wscratch);
+    to->rev = NULL;
+    to->nrev = 0;
+    to->rev_of = NULL;
+    to->tmin = to->tmax = 0;
+    to->any_event = 0;
+    to->loc_refs = NULL;
+    to->nloc_refs = to->loc_refs_cap = 0;
+    to->anomalies = 0;
+    to->added = to->unmatched = 0;
+    to->passes = 0;
+    memset(&to->prof, 0, sizeof to->prof);  /* each member's */
+    memset(&to->psum, 0, sizeof to->psum);
+    to->al = OTF2_AttributeList_New();
+    to->nest_al = OTF2_AttributeList_New();
+    return to->al && to->nest_al ? 0 : WEFT_ENOMEM;
+}
+
+/* See replay.h. */
+void weft__replay_copy_free(conv *c)
+{
+    if (c->al)
+        OTF2_AttributeList_Delete(c->al);
+    if (c->nest_al)
+        OTF2_AttributeList_Delete(c->nest_al);
+    weft_profile_free(&c->psum);
+    free(c->loc_refs);
+    weft_unify_scratch_free(&c->scratch);
+    weft_unify_scratch_free(&c->wscratch);
+    free(c->rev);
+    c->al = c->nest_al = NULL;
+    c->loc_refs = NULL;
+    c->rev = NULL;
+}
+
+/* Gives w a copy of c (weft__replay_copy) with sums of the trace's
+ * regions. Returns 0 or WEFT_ENOMEM; worker_free frees what it got
+ * either way. */
 static int worker_init(worker *w, const conv *c, pass2 *p)
 {
     int rc;
 
     memset(w, 0, sizeof *w);
     w->p = p;
-    w->c = *c;
-    w->c.out = &w->out;
-    memset(&w->c.scratch, 0, sizeof w->c.scratch);
-    memset(&w->c.wscratch, 0, sizeof w->c.wscratch);
-    w->c.rev = NULL;
-    w->c.nrev = 0;
-    w->c.rev_of = NULL;
-    w->c.tmin = w->c.tmax = 0;
-    w->c.any_event = 0;
-    w->c.loc_refs = NULL;
-    w->c.nloc_refs = w->c.loc_refs_cap = 0;
-    w->c.anomalies = 0;
-    w->c.added = w->c.unmatched = 0;
-    w->c.passes = 0;
-    w->c.al = OTF2_AttributeList_New();
-    w->c.nest_al = OTF2_AttributeList_New();
-    memset(&w->c.prof, 0, sizeof w->c.prof);  /* each member's */
-    rc = weft_profile_init(&w->c.psum, c->prof.name, c->prof.name_arg,
-                           c->prof.nregions, c->prof.keep);
-    return w->c.al && w->c.nest_al && rc == 0 ? 0 : WEFT_ENOMEM;
+    rc = weft__replay_copy(&w->c, c, &w->out);
+    if (rc == 0)
+        rc = weft_profile_init(&w->c.psum, c->prof.name, c->prof.name_arg,
+                               c->prof.nregions, c->prof.keep);
+    return rc < 0 ? WEFT_ENOMEM : 0;
 }
 
 static void worker_free(worker *w)
 {
-    if (w->c.al)
-        OTF2_AttributeList_Delete(w->c.al);
-    if (w->c.nest_al)
-        OTF2_AttributeList_Delete(w->c.nest_al);
-    weft_profile_free(&w->c.psum);
-    free(w->c.loc_refs);
-    weft_unify_scratch_free(&w->c.scratch);
-    weft_unify_scratch_free(&w->c.wscratch);
-    free(w->c.rev);
+    weft__replay_copy_free(&w->c);
 }
 
 /* The next member to replay, NULL when there is none or one failed. */
@@ -947,9 +964,8 @@ static int gather_rows(conv *c)
     return 0;
 }
 
-/* Threads for pass 2: in->threads or the online CPUs, at most
- * WEFT_CONVERT_MAX_THREADS and at most one per member. */
-static unsigned pick_threads(const conv *c)
+/* See replay.h. */
+unsigned weft__replay_threads(const conv *c)
 {
     unsigned n = c->in->threads;
 
@@ -992,16 +1008,7 @@ static int replay_members(conv *c, unsigned nthreads)
             goto out;
         }
     }
-    /* A thread that cannot be started leaves its share to the others.
-     * Threads of this conversion's own, made and joined here on the
-     * converter's thread: no background work of the loop (worker.h). */
-    for (unsigned i = 1; i < nthreads; i++)
-        w[i].started = pthread_create(&w[i].tid, NULL, worker_run,
-                                      &w[i]) == 0;
-    worker_run(&w[0]);
-    for (unsigned i = 1; i < nthreads; i++)
-        if (w[i].started)
-            pthread_join(w[i].tid, NULL);
+    weft__conv_fan_out(worker_run, w, sizeof *w, nthreads);
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
         if (m->rc < 0) {
@@ -1079,7 +1086,7 @@ static int add_referenced_locations(conv *c)
 /* Pass 2, then the locations only named. */
 int weft__replay(conv *c)
 {
-    unsigned n = pick_threads(c);
+    unsigned n = weft__replay_threads(c);
     int rc;
 
     c->window = c->in->max_writers ? (size_t)(c->in->max_writers / n) : 0;

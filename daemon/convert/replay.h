@@ -16,6 +16,15 @@
  * that failed, or of what failed after. Called on the conversion's
  * thread. */
 int weft__replay(conv *c);
+/* A copy of c for another thread (*to): the shared fields c's, its own
+ * ones (marked "own", convert_internal.h) new and empty, its error into
+ * out. 0 or WEFT_ENOMEM; weft__replay_copy_free frees what it got
+ * either way. */
+int weft__replay_copy(conv *to, const conv *c, weft_convert_result *out);
+void weft__replay_copy_free(conv *c);
+/* Threads for pass 2: in->threads or the online CPUs, at most
+ * WEFT_CONVERT_MAX_THREADS and at most one per member. */
+unsigned weft__replay_threads(const conv *c);
 
 /* What a member's replay is made of, for a stream (stream.c) too:
  *

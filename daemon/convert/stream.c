@@ -45,7 +45,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
-#include <stddef.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,10 +261,9 @@ static uint64_t first_rate(weft_convert_stream *s)
  * report plan, once rank 0's Hello is there. 0; 1 when rank 0's is not
  * (read again at the next step); WEFT_ESTATE when m's ticks would be
  * scaled (its rate too far from rank 0's). */
-static int on_hello(weft_convert_stream *s, member *m,
+static int on_hello(weft_convert_stream *s, conv *c, member *m,
                     const weft_journal_entry *e)
 {
-    conv *c = &s->c;
     Weft__Hello *h;
 
     if (!m->has_hello) {
@@ -293,10 +292,9 @@ static int on_hello(weft_convert_stream *s, member *m,
     return 0;
 }
 
-static int on_defs(weft_convert_stream *s, member *m,
-                   const weft_journal_entry *e, uint64_t off)
+static int on_defs(conv *c, member *m, const weft_journal_entry *e,
+                   uint64_t off)
 {
-    conv *c = &s->c;
     weft_decoder d;
     weft_record r;
     char msg[256];
@@ -327,9 +325,9 @@ static int on_defs(weft_convert_stream *s, member *m,
 
 /* Location t of m, made with its place in the report's plan and its
  * writer open; NULL with c failed. */
-static loc *stream_loc(weft_convert_stream *s, member *m, uint32_t t)
+static loc *stream_loc(weft_convert_stream *s, conv *c, member *m,
+                       uint32_t t)
 {
-    conv *c = &s->c;
     loc *l = weft__conv_loc(m, t, 0);
 
     if (l && l->w)
@@ -359,10 +357,9 @@ static loc *stream_loc(weft_convert_stream *s, member *m, uint32_t t)
     return l;
 }
 
-static int on_events(weft_convert_stream *s, member *m,
+static int on_events(weft_convert_stream *s, conv *c, member *m,
                      const weft_journal_entry *e, uint64_t off)
 {
-    conv *c = &s->c;
     loc *l = weft__conv_loc(m, e->location, 0);
     size_t refs = c->nloc_refs;
     int rc;
@@ -375,7 +372,7 @@ static int on_events(weft_convert_stream *s, member *m,
         l->last_seq = e->seq;
         return 0;
     }
-    if (!(l = stream_loc(s, m, e->location)))
+    if (!(l = stream_loc(s, c, m, e->location)))
         return WEFT_ESTATE;
     l->last_seq = e->seq;
     if ((rc = refresh_maps(c, m)) < 0 ||
@@ -397,25 +394,25 @@ static int on_events(weft_convert_stream *s, member *m,
     return 0;
 }
 
-static int on_entry(weft_convert_stream *s, member *m,
+static int on_entry(weft_convert_stream *s, conv *c, member *m,
                     const weft_journal_entry *e, uint64_t off)
 {
     switch (e->kind) {
     case WEFT_JE_HELLO:
-        return on_hello(s, m, e);
+        return on_hello(s, c, m, e);
     case WEFT_JE_DEFS:
-        return on_defs(s, m, e, off);
+        return on_defs(c, m, e, off);
     case WEFT_JE_EVENTS:
     case WEFT_JE_REFUSED:
         if (!m->has_hello)
-            return weft__conv_fail(&s->c, WEFT_ECORRUPT, "%s: events before "
+            return weft__conv_fail(c, WEFT_ECORRUPT, "%s: events before "
                                    "its Hello", m->path);
-        return on_events(s, m, e, off);
+        return on_events(s, c, m, e, off);
     case WEFT_JE_GOODBYE:
         m->st->goodbye = 1;
         return 0;
     default:
-        return weft__conv_fail(&s->c, WEFT_ECORRUPT, "%s: entry at offset %"
+        return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 " has unknown kind %u", m->path, off,
                                e->kind);
     }
@@ -429,9 +426,8 @@ static int archive_failure(int rc)
 
 /* m's journal is done (or the conversion wants it done): its open
  * regions left at its last times, its writers closed. */
-static int end_member(weft_convert_stream *s, member *m)
+static int end_member(weft_convert_stream *s, conv *c, member *m)
 {
-    conv *c = &s->c;
     int rc = weft__replay_nest_finish(c, m);
 
     if (rc == 0)
@@ -443,28 +439,47 @@ static int end_member(weft_convert_stream *s, member *m)
     return rc;
 }
 
-/* The archive failed (the disk, libotf2): nothing more is written, and
- * what was is removed at once, so that the journals have its room. */
-static void broken(weft_convert_stream *s)
+/* Whether the archive failed (any thread). */
+static int is_broken(weft_convert_stream *s)
 {
+    int b;
+
+    pthread_mutex_lock(&s->pool.lock);
+    b = s->broken;
+    pthread_mutex_unlock(&s->pool.lock);
+    return b;
+}
+
+/* The archive failed (the disk, libotf2): nothing more is written to it
+ * (any thread; tidy() removes it). */
+static void set_broken(weft_convert_stream *s)
+{
+    pthread_mutex_lock(&s->pool.lock);
     s->broken = 1;
-    weft__otf2_budget_fail(&s->pool);
+    s->pool.failed = 1;
+    pthread_mutex_unlock(&s->pool.lock);
+}
+
+/* A failed archive is removed at once, so that the journals have its
+ * room, and its writers' memory goes back (no step running). */
+static void tidy(weft_convert_stream *s)
+{
+    if (!is_broken(s))
+        return;
     for (size_t i = 0; i < s->c.nmems; i++)
         if (s->c.mems[i].st)
             budget_give(s, s->c.mems[i].st);
     if (s->c.archive) {
         OTF2_Archive_Close(s->c.archive);
         s->c.archive = NULL;
+        weft__otf2_clean(s->archive_dir);
     }
-    weft__otf2_clean(s->archive_dir);
 }
 
 /* m is left to the conversion (rc: why); or, for a failure of the
- * archive, the whole stream is (its error kept). */
-static void give_up(weft_convert_stream *s, member *m, int rc)
+ * archive, the whole stream is (its error kept in c's). */
+static void give_up(weft_convert_stream *s, conv *c, member *m, int rc)
 {
-    conv *c = &s->c;
-
     if (!m->st->why)
         m->st->why = strdup(c->out->error[0] ? c->out->error
                                               : weft_strerror(rc));
@@ -472,7 +487,7 @@ static void give_up(weft_convert_stream *s, member *m, int rc)
     budget_give(s, m->st);
     m->st->live = 0;
     if (archive_failure(rc))
-        broken(s);
+        set_broken(s);
     else
         c->out->error[0] = '\0';
 }
@@ -480,9 +495,9 @@ static void give_up(weft_convert_stream *s, member *m, int rc)
 /* Reads m's journal from where the stream stopped; ends m once its
  * Goodbye and the end of its journal were read (or at once with
  * `last`). */
-static int read_member(weft_convert_stream *s, member *m, int last)
+static int read_member(weft_convert_stream *s, conv *c, member *m,
+                       int last)
 {
-    conv *c = &s->c;
     smember *st = m->st;
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
@@ -510,7 +525,7 @@ static int read_member(weft_convert_stream *s, member *m, int last)
                         : 0;
             break;
         }
-        if ((rc = on_entry(s, m, &e, off)) != 0) {
+        if ((rc = on_entry(s, c, m, &e, off)) != 0) {
             if (rc > 0)  /* not yet: read again at the next step */
                 rc = 0;
             break;
@@ -524,7 +539,7 @@ static int read_member(weft_convert_stream *s, member *m, int last)
         }
     }
     if (rc == 0 && end && m->has_hello && (st->goodbye || last))
-        rc = end_member(s, m);
+        rc = end_member(s, c, m);
     else if (rc == 0 && last)  /* rank 0 never came: not adoptable */
         st->live = 0;
     swap_in(c, st);
@@ -569,6 +584,7 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
     s->c.out = &s->out;
     s->c.pool = &s->pool;
     s->c.streaming = 1;
+    s->c.stream = s;
     return s;
 }
 
@@ -592,25 +608,26 @@ int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
     member *m = NULL;
     int rc, live = 0;
 
-    if (s->broken)
+    if (is_broken(s))
         return 0;
     sink = weft__otf2_sink(&s->c);
     if (!s->opened && stream_open(s) < 0) {
-        broken(s);
+        set_broken(s);
     } else if ((m = stream_member(s, rank)) != NULL && m->st &&
                m->st->live) {
         /* (a member it could not make is the conversion's to replay) */
-        if (!m->st->done && (rc = read_member(s, m, 0)) < 0)
-            give_up(s, m, rc);
-        live = m->st->live && !s->broken;
+        if (!m->st->done && (rc = read_member(s, &s->c, m, 0)) < 0)
+            give_up(s, &s->c, m, rc);
+        live = m->st->live && !is_broken(s);
     }
+    tidy(s);
     weft__otf2_sink(sink);
     return live;
 }
 
 int weft_convert_stream_ok(const weft_convert_stream *s)
 {
-    return s && !s->broken;
+    return s && !is_broken((weft_convert_stream *)s);
 }
 
 const char *weft_convert_stream_error(const weft_convert_stream *s)
@@ -625,20 +642,93 @@ const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank)
     return m && m->st && m->st->why ? m->st->why : NULL;
 }
 
-/* See stream.h. */
-void weft__stream_catch_up(weft_convert_stream *s)
-{
-    conv *sink = weft__otf2_sink(&s->c);
+/* One thread of a catch-up: a copy of the stream's conv with its own
+ * scratch, attribute lists, reverse map, locations named and error (as
+ * replay.c's workers), taking members in rank order. */
+typedef struct catcher {
+    weft_convert_stream *s;
+    conv c;
+    weft_convert_result out;
+    pthread_mutex_t *lock;
+    size_t *next;           /* under lock */
+} catcher;
 
-    for (size_t i = 0; i < s->c.nmems && !s->broken; i++) {
-        member *m = &s->c.mems[i];
+static void *catch_up_run(void *arg)
+{
+    catcher *k = arg;
+    weft_convert_stream *s = k->s;
+    conv *sink = weft__otf2_sink(&k->c);
+
+    for (;;) {
+        member *m = NULL;
         int rc;
-        if (!m->st || !m->st->live || m->st->done)
-            continue;
-        if ((rc = read_member(s, m, 1)) < 0)
-            give_up(s, m, rc);
+        pthread_mutex_lock(k->lock);
+        while (*k->next < s->c.nmems && !m) {
+            member *x = &s->c.mems[(*k->next)++];
+            if (x->st && x->st->live && !x->st->done)
+                m = x;
+        }
+        pthread_mutex_unlock(k->lock);
+        if (!m || is_broken(s))
+            break;
+        if ((rc = read_member(s, &k->c, m, 1)) < 0)
+            give_up(s, &k->c, m, rc);
     }
     weft__otf2_sink(sink);
+    return NULL;
+}
+
+static int catcher_init(catcher *k, weft_convert_stream *s,
+                        pthread_mutex_t *lock, size_t *next)
+{
+    memset(k, 0, sizeof *k);
+    k->s = s;
+    k->lock = lock;
+    k->next = next;
+    return weft__replay_copy(&k->c, &s->c, &k->out);
+}
+
+static void catcher_free(catcher *k)
+{
+    weft__replay_copy_free(&k->c);
+    weft_convert_result_free(&k->out);
+}
+
+/* See stream.h. */
+void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads)
+{
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    catcher *k;
+    size_t next = 0;
+    unsigned n = 0;
+
+    if (is_broken(s) || !s->opened)
+        return;
+    if (!s->c.resolution) {  /* rank 0 came after every step */
+        uint64_t res = first_rate(s);
+        weft_summary_plan plan = weft_summary_plan_of(
+            s->in.members ? s->in.members : 1, res);
+        s->c.resolution = res;
+        s->c.tl_cap = plan.bins;
+        s->c.tl_width = plan.width;
+    }
+    if (!(k = calloc(nthreads ? nthreads : 1, sizeof *k))) {
+        set_broken(s);
+        tidy(s);
+        return;
+    }
+    for (n = 0; n < (nthreads ? nthreads : 1); n++)
+        if (catcher_init(&k[n], s, &lock, &next) < 0) {
+            n++;
+            set_broken(s);
+            goto out;
+        }
+    weft__conv_fan_out(catch_up_run, k, sizeof *k, n);
+out:
+    for (unsigned i = 0; i < n; i++)
+        catcher_free(&k[i]);
+    free(k);
+    tidy(s);
 }
 
 /* Can the conversion take member m (its pass 1 done) from the stream's
@@ -737,8 +827,7 @@ int weft__stream_adopt(weft_convert_stream *s, conv *c)
 /* See stream.h. */
 void weft__stream_flushed(conv *c, uint64_t location)
 {
-    weft_convert_stream *s = (weft_convert_stream *)(
-        (char *)c - offsetof(weft_convert_stream, c));
+    weft_convert_stream *s = c->stream;
     member *m = weft__conv_member(c, (uint32_t)(location >> 32));
     loc *l = m ? weft__conv_loc(m, (uint32_t)location, 0) : NULL;
 
@@ -753,7 +842,7 @@ void weft__stream_flushed(conv *c, uint64_t location)
 OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
                                    chunk_budget **pool)
 {
-    OTF2_Archive *a = s->broken || !s->opened ? NULL : s->c.archive;
+    OTF2_Archive *a = is_broken(s) || !s->opened ? NULL : s->c.archive;
 
     if (a) {
         s->c.archive = NULL;

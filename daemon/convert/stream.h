@@ -8,8 +8,10 @@
 #include "convert_internal.h"
 
 /* s reads what its members' journals hold beyond what it wrote, and
- * ends every member it still writes (as at a journal's end). */
-void weft__stream_catch_up(weft_convert_stream *s);
+ * ends every member it still writes (as at a journal's end), on up to
+ * nthreads threads (this one and those it starts), a member each at a
+ * time. */
+void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads);
 /* s's archive, with its members' event files, for the conversion to
  * finish (*pool: the chunk budget its callbacks were given, s's); NULL
  * when s has none or failed (weft_convert_stream_free closes it). */
