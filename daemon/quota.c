@@ -84,8 +84,18 @@ uint64_t weft_quota_used(const weft_quota *q, uint32_t uid)
 
 uint64_t weft_quota_promised(const weft_quota *q)
 {
-    return q->live_total / WEFT_QUOTA_JOURNAL_FACTOR *
-           (WEFT_QUOTA_JOURNAL_FACTOR - 1);
+    uint64_t p = q->live_total / WEFT_QUOTA_JOURNAL_FACTOR *
+                 (WEFT_QUOTA_JOURNAL_FACTOR - 1);
+
+    return p > q->streamed ? p - q->streamed : 0;
+}
+
+void weft_quota_streamed(weft_quota *q, int64_t bytes)
+{
+    if (bytes < 0 && (uint64_t)-bytes > q->streamed)
+        q->streamed = 0;
+    else
+        q->streamed += (uint64_t)bytes;
 }
 
 uint64_t weft_quota_live_of(const weft_quota *q, uint32_t uid)

@@ -50,6 +50,8 @@ typedef struct weft_quota_sum {
 typedef struct weft_quota {
     weft_uidmap users;   /* weft_quota_user cells (uidmap.h) */
     uint64_t live_total; /* the users' live bytes, summed */
+    uint64_t streamed;   /* of the archives the live bytes promise, what
+                            recording traces already wrote (streams) */
     int counting;        /* a job sums the catalog */
 } weft_quota;
 
@@ -68,8 +70,12 @@ void weft_quota_count_end(weft_quota *q, const weft_quota_sum *v, size_t n,
 /* uid's bytes: stored and live. */
 uint64_t weft_quota_used(const weft_quota *q, uint32_t uid);
 /* What the live journals' conversions will still write (their archives:
- * live_total less the journals themselves), for min_free_spool_bytes. */
+ * live_total less the journals themselves, less what recording traces
+ * wrote of them already), for min_free_spool_bytes. */
 uint64_t weft_quota_promised(const weft_quota *q);
+/* Recording traces wrote `bytes` more of their archives (a negative
+ * figure: those of a trace that is no longer recorded). */
+void weft_quota_streamed(weft_quota *q, int64_t bytes);
 /* uid's live bytes only (its recording traces' journals, charged
  * WEFT_QUOTA_JOURNAL_FACTOR times, and their locations). */
 uint64_t weft_quota_live_of(const weft_quota *q, uint32_t uid);

@@ -48,8 +48,15 @@ echo "(a) $seen event files while weft-demo ran; exact"
 # ---- (b) SIGKILLs around the end ------------------------------------------
 PORT=${WEFT_SERVER##*:}
 for i in $(seq 10); do
-    start_demo "end$i" "$STALL" -- -p 2 -t 2 -n 1500 -s 200
-    # while it streams, or after: in the conversion, the commit
+    start_demo "end$i" "$STALL" -- -p 2 -t 2 -n 3000 -s 200
+    # both processes past their first connection (one that fails runs
+    # untraced), then while it streams, or after: in the conversion,
+    # the commit
+    for _ in $(seq 200); do
+        [ "$(find "$SPOOL/traces" -path "*/end$i-*" -name "rank-*.wj" \
+              -size +2k 2>/dev/null | wc -l)" -ge 2 ] && break
+        sleep 0.05
+    done
     sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
     kill_weftd
     start_weftd_at "$PORT"

@@ -30,6 +30,14 @@ static void test_live_and_stored(void **state)
     assert_int_equal(q.live_total, 607);
     assert_int_equal(weft_quota_live_of(&q, 1000), 100);
     assert_int_equal(weft_quota_promised(&q), 607 / 4 * 3);
+    /* what recording traces wrote of their archives is promised no more */
+    weft_quota_streamed(&q, 100);
+    assert_int_equal(weft_quota_promised(&q), 607 / 4 * 3 - 100);
+    weft_quota_streamed(&q, 1000);
+    assert_int_equal(weft_quota_promised(&q), 0);
+    weft_quota_streamed(&q, -2000);
+    assert_int_equal(q.streamed, 0);
+    assert_int_equal(weft_quota_promised(&q), 607 / 4 * 3);
     assert_int_equal(q.users.n, 3);
     {
         const weft_quota_user *u =

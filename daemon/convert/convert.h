@@ -188,6 +188,9 @@ int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank);
  * when not, why ("" when it did not say). */
 int weft_convert_stream_ok(const weft_convert_stream *s);
 const char *weft_convert_stream_error(const weft_convert_stream *s);
+/* Bytes of s's archive written so far (its full chunks; 0 once it
+ * failed: its files are removed). Any thread. */
+uint64_t weft_convert_stream_written(weft_convert_stream *s);
 /* Why member `rank` was left to the conversion, NULL if it was not (or
  * for no reason of its own). As weft_convert_stream_step. */
 const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank);

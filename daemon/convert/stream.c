@@ -89,6 +89,8 @@ struct weft_convert_stream {
     int broken;             /* the archive failed: the conversion makes it
                                anew */
     uint64_t nlocs;         /* locations made so far (the report's plan) */
+    uint64_t written;       /* bytes of full chunks flushed, under
+                               pool.lock */
 };
 
 /* ---- the writer budget ------------------------------------------------ */
@@ -630,6 +632,16 @@ int weft_convert_stream_ok(const weft_convert_stream *s)
     return s && !is_broken((weft_convert_stream *)s);
 }
 
+uint64_t weft_convert_stream_written(weft_convert_stream *s)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&s->pool.lock);
+    n = s->broken ? 0 : s->written;  /* (a broken one's are removed) */
+    pthread_mutex_unlock(&s->pool.lock);
+    return n;
+}
+
 const char *weft_convert_stream_error(const weft_convert_stream *s)
 {
     return s->out.error;
@@ -831,6 +843,9 @@ void weft__stream_flushed(conv *c, uint64_t location)
     member *m = weft__conv_member(c, (uint32_t)(location >> 32));
     loc *l = m ? weft__conv_loc(m, (uint32_t)location, 0) : NULL;
 
+    pthread_mutex_lock(&s->pool.lock);
+    s->written += WEFT_CONVERT_WRITER_BYTES;  /* a full chunk */
+    pthread_mutex_unlock(&s->pool.lock);
     if (!l || l->flushed || !m->st)
         return;
     l->flushed = 1;

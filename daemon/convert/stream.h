@@ -24,9 +24,10 @@ OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
  * locations s wrote nothing of get empty event files. 0 or the code of
  * a failure (c failed). */
 int weft__stream_adopt(weft_convert_stream *s, conv *c);
-/* libotf2 flushes location's events for stream c (its conv) before the
- * writer closes: its file buffer is charged to the streams' budget
- * (otf2out.c's pre-flush callback, on the stream's thread). */
+/* libotf2 flushes a chunk of location's events for stream c (its conv)
+ * before the writer closes: counted as written, and at the location's
+ * first its file buffer is charged to the streams' budget (otf2out.c's
+ * pre-flush callback, on the stream's thread). */
 void weft__stream_flushed(conv *c, uint64_t location);
 
 #endif

@@ -23,6 +23,7 @@
 #include "convert.h"
 #include "fsutil.h"
 #include "log.h"
+#include "quota.h"
 #include "trace.h"
 #include "trace_internal.h"
 #include "weft_errors.h"
@@ -40,6 +41,8 @@ struct weft_trace_stream {
     size_t ndue, cap;
     int convert;             /* the trace converts once the job is back */
     int warned;              /* its failure was logged */
+    uint64_t written;        /* archive bytes it wrote, as the quota's
+                                `streamed` counts them */
 };
 
 typedef struct stream_job {
@@ -81,6 +84,17 @@ static void job_free(stream_job *j)
 
 static int submit(weft_trace *t);
 
+/* t's stream wrote `written` bytes of its archive: the disk reserve
+ * counts them as written, no longer as promised (quota.h). */
+static void counted(weft_trace *t, uint64_t written)
+{
+    struct weft_trace_stream *st = t->stream;
+
+    weft_quota_streamed(&t->d->quota,
+                        (int64_t)written - (int64_t)st->written);
+    st->written = written;
+}
+
 static void step_done(weft_work *w)
 {
     stream_job *j = (stream_job *)w;
@@ -104,6 +118,7 @@ static void step_done(weft_work *w)
     }
     job_free(j);
     t->stream->job = NULL;
+    counted(t, weft_convert_stream_written(t->stream->s));
     if (!weft_convert_stream_ok(t->stream->s) && !t->stream->warned) {
         t->stream->warned = 1;
         weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': its archive is no "
@@ -238,6 +253,7 @@ int weft__stream_take(weft_trace *t, weft_convert_stream **s)
         st->convert = 1;
         return 1;
     }
+    counted(t, 0);  /* the conversion's, from now on */
     *s = st->s;
     st->s = NULL;
     weft__stream_free(t);
@@ -251,6 +267,7 @@ void weft__stream_free(weft_trace *t)
 
     if (!st)
         return;
+    counted(t, 0);
     if (st->job)
         st->job->t = NULL;  /* it frees the stream when back */
     else
