@@ -24,6 +24,7 @@ static const char *const trace_ids_names[] = { "random", "sequential",
 static const char *const level_names[] = { "error", "warning", "info",
                                            "debug", NULL };
 static const char *const auth_names[] = { "munge", "none", NULL };
+static const char *const yes_no_names[] = { "no", "yes", NULL };
 
 typedef struct key_desc {
     const char *section;
@@ -83,6 +84,11 @@ static const key_desc keys[] = {
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
       "taken round robin by owner (uid)", NULL },
+    { "weftd", "write_while_recording", K_ENUM,
+      OFF(write_while_recording), 0, 0,
+      "yes: each process's events go into its trace's archive as they "
+      "arrive, so that the archive is ready about when the trace ends; no: "
+      "the whole archive is written when the trace ends", yes_no_names },
     /* min: the fixed part and 8 writers (convert.h) */
     { "weftd", "convert_memory", K_SIZE, OFF(convert_memory), 32u << 20,
       UINT64_C(1) << 40, "bytes of libotf2 event buffers one conversion "
@@ -226,6 +232,7 @@ void weft_config_init(weft_config *c)
     c->grace_period = 300;
     c->abort_grace_period = 5;
     c->max_conversions = 2;
+    c->write_while_recording = 1;
     c->live_interval = 2;
     c->max_frame = 4u << 20;
     c->max_connections = 4096;

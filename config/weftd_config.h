@@ -54,6 +54,8 @@ typedef struct weft_config {
     int trace_ids;       /* 0 random, 1 sequential (catalog.h:
                             weft_catalog_set_sequential_ids) */
     int auth;            /* WEFT_AUTH_MUNGE or WEFT_AUTH_NONE */
+    int write_while_recording; /* 1: archives are written as the
+                            journals grow (streamjob.c), 0: at the end */
     char *munge_socket;  /* munged's socket, "" for libmunge's default */
     char *admin_group;   /* its members see every user's traces (ask.c);
                             "" for none */

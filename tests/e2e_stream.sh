@@ -8,7 +8,9 @@
 #  (b) weftd SIGKILLed 10 times at random points around a trace's end
 #      (while its last batches are streamed, during the conversion that
 #      finishes the archive, during the catalog commit), restarted on the
-#      same spool and port each time: every trace is complete and exact.
+#      same spool and port each time: every trace is complete and exact;
+#  (c) with write_while_recording = no, nothing is written before the end
+#      (weftd says 0 processes), and the archive is exact all the same.
 . "$(dirname "$0")/lib.sh"
 
 DEMO_TIMEOUT=80
@@ -64,3 +66,16 @@ for i in $(seq 10); do
     check_exact "end$i"
 done
 echo "(b) 10 SIGKILLs around a trace's end: every trace exact"
+
+# ---- (c) write_while_recording = no ---------------------------------------
+kill_weftd
+start_weftd_at "$PORT" --set write_while_recording=no
+start_demo atend -- -p 2 -t 2 -n 20000 -s 100
+wait_journal atend 64k
+[ -z "$(find "$SPOOL/traces" -path "*/atend-*/archive/*" 2>/dev/null)" ] ||
+    fail "atend: an archive while recording with write_while_recording = no"
+finish_demo atend
+check_exact atend
+grep -q "trace 'atend' complete: .*(0 of 2 processes written while it recorded)" \
+    "$TMP/weftd.log" || fail "atend: weftd does not say it wrote nothing while recording"
+echo "(c) write_while_recording = no: written at the end, exact"

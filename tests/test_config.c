@@ -278,6 +278,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.grace_period, b.grace_period);
     assert_int_equal(a.convert_threads, b.convert_threads);
     assert_int_equal(a.max_conversions, b.max_conversions);
+    assert_int_equal(a.write_while_recording, b.write_while_recording);
     assert_int_equal(a.convert_memory, b.convert_memory);
     assert_int_equal(a.live_interval, b.live_interval);
     assert_int_equal(a.max_frame, b.max_frame);
@@ -417,6 +418,28 @@ static void test_trace_ids(void **state)
     assert_int_equal(c.trace_ids, 0);
     weft_config_free(&c);
     expect_file_error("[weftd]\ntrace_ids = counted\n", "trace_ids");
+}
+
+/* write_while_recording: yes (the default) or no; anything else is
+ * refused naming the key (what it does: test_convert_stream,
+ * e2e_stream.sh). */
+static void test_write_while_recording(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_int_equal(c.write_while_recording, 1);
+    assert_int_equal(weft_config_set(&c, "weftd", "write_while_recording",
+                                     "no", err, sizeof err), 0);
+    assert_int_equal(c.write_while_recording, 0);
+    assert_int_equal(weft_config_set(&c, "weftd", "write_while_recording",
+                                     "yes", err, sizeof err), 0);
+    assert_int_equal(c.write_while_recording, 1);
+    weft_config_free(&c);
+    expect_file_error("[weftd]\nwrite_while_recording = sometimes\n",
+                      "write_while_recording");
 }
 
 /* max_definition_bytes: bytes of definitions per trace, 64 KiB to 1 TiB,
@@ -601,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_max_conversions),
         cmocka_unit_test(test_trace_ids),
+        cmocka_unit_test(test_write_while_recording),
         cmocka_unit_test(test_max_definitions),
         cmocka_unit_test(test_max_definition_bytes),
         cmocka_unit_test(test_max_questions_per_user),

@@ -224,7 +224,9 @@ void weft_member_journaled(weft_memberin *in)
     struct weft_trace_stream *st;
 
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping ||
-        m->stream_due || m->stream_off || !(st = stream_of(t)) ||
+        m->stream_due || m->stream_off ||
+        (!t->stream && !t->d->cfg.write_while_recording) ||
+        !(st = stream_of(t)) ||
         !weft_convert_stream_ok(st->s))
         return;
     if (st->ndue == st->cap) {

@@ -6,9 +6,12 @@
 # (4.2 M events each) that several still wait when hers comes, on an idle
 # machine too (with 2.1 M, on an idle machine, 5 of 8 were converted
 # while alice recorded).
+# Conversions that do all their work after the last goodbye (archives
+# written while recording would leave the queue nothing to hold).
 CASE_WEFTD_CONF="
 max_conversions = 1
 convert_threads = 1
+write_while_recording = no
 "
 CASE_ATTACK_SECONDS=120
 
