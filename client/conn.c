@@ -414,6 +414,11 @@ static int await_reply(int fd, uint64_t deadline, uint32_t wait_ms,
             return WEFT_ECONNECT;
         }
     }
+    if (rc == WEFT_ECLOSED || (rc < 0 && !why[0]))
+        snprintf(why, whylen, "%s: %s", what,
+                 rc == WEFT_ECLOSED ? "weftd closed the connection before "
+                                      "answering"
+                                    : weft_strerror(rc));
     if (rc < 0)
         return WEFT_ECONNECT;
     if ((int)reply->msg_case == expect) {
@@ -421,7 +426,11 @@ static int await_reply(int fd, uint64_t deadline, uint32_t wait_ms,
         return 0;
     }
     if (reply->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
-        snprintf(why, whylen, "%s", reply->error->message);
+        if (reply->error->message && reply->error->message[0])
+            snprintf(why, whylen, "%s", reply->error->message);
+        else  /* a weftd says why; a peer that does not still failed */
+            snprintf(why, whylen, "weftd refused %s (error %d, no message)",
+                     what, (int)reply->error->code);
         *codep = reply->error->code;
         rc = WEFT_EPROTO;
     } else {

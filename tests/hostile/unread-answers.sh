@@ -7,9 +7,12 @@
 # weft list refused). weftd must send an answer a piece (64 KiB) at a
 # time as it is read and count BOB's questions as his, so its RSS stays
 # bounded and ALICE's weft list answers meanwhile.
+# (its 120 traces' archives are written when they end: streams' memory,
+# bounded by convert_memory, is not what this case bounds)
 CASE_WEFTD_CONF="
 max_traces_per_user = 400
 max_questions_per_user = 48
+write_while_recording = no
 "
 CASE_RSS_MB=50
 CASE_ATTACK_SECONDS=150
