@@ -364,17 +364,18 @@ static int take_connection(int fd, Weft__Envelope *ack, size_t *resend,
 /* One attempt to connect again (giving up at the deadline). Returns 0
  * (connected, weft__S.fd set, unacknowledged frames queued again, *resend
  * batches of them), RECONNECT_RETRY (why says why), or WEFT_EPROTO when
- * weftd refuses this process for good. Sender only. */
-static int reconnect(uint64_t deadline, size_t *resend, char *why,
-                     size_t whylen)
+ * weftd refuses this process for good (*codep its code). Sender only. */
+static int reconnect(uint64_t deadline, size_t *resend, int *codep,
+                     char *why, size_t whylen)
 {
     Weft__Envelope *ack = NULL;
-    int fd = -1, code = 0, rc;
+    int fd = -1, rc;
 
-    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, &code,
+    *codep = 0;
+    rc = weft__connect_and_hello(&weft__S.cfg, deadline, &fd, &ack, codep,
                                  why, whylen);
     if (rc == WEFT_EPROTO) /* EEXIST: weftd has not noticed the break yet */
-        return weft__transient_code(code) ? RECONNECT_RETRY : WEFT_EPROTO;
+        return weft__transient_code(*codep) ? RECONNECT_RETRY : WEFT_EPROTO;
     if (rc < 0)
         return RECONNECT_RETRY;
     return take_connection(fd, ack, resend, why, whylen);
@@ -561,6 +562,7 @@ typedef struct sender {
     uint64_t close_at;       /* close deadline; never unless closing */
     uint64_t progress;       /* weft__S.progress_ms */
     uint64_t last_frame;     /* when the last frame was packed, ms */
+    int goodbye_written;     /* a Goodbye went out whole, on any connection */
     /* Where a process's start and end go, for WEFT_DEBUG=1 (ns,
      * CLOCK_MONOTONIC; 0 until it happened). */
     uint64_t t_start;        /* the sender started (weft_open) */
@@ -710,14 +712,49 @@ static weft__sender_state state_opening(sender *s)
     return WEFT__SND_STREAMING;
 }
 
+/* weftd refused this process because its trace ended with every
+ * goodbye (WEFT_EENDED), after this process wrote its Goodbye on an
+ * earlier connection: weftd journaled that Goodbye, so it holds every
+ * frame written before it, whose Acks were lost with the connection.
+ * Takes what is in flight as acknowledged and returns 1, or returns 0
+ * when something was never written (then weftd may not have it). */
+static int settle_delivered(void)
+{
+    int ok;
+
+    pthread_mutex_lock(&weft__S.mu);
+    ok = !weft__S.q_head && !weft__S.d_head;
+    if (ok) {
+        while (weft__S.f_head) {
+            weft__buf *b = weft__S.f_head;
+            weft__S.f_head = b->next;
+            weft__buf_free_locked(b);
+        }
+        weft__chunks_free(&weft__S.df_head);
+        weft__S.f_tail = NULL;
+        weft__S.df_tail = NULL;
+        weft__progress_locked();
+        pthread_cond_broadcast(&weft__S.pool_cv);
+    }
+    pthread_mutex_unlock(&weft__S.mu);
+    return ok;
+}
+
 /* CONNECTING: one attempt to connect, say Hello and resume. */
 static weft__sender_state state_connecting(sender *s)
 {
     char what[1200];
     size_t resend = 0;
-    int rc;
+    int code, rc;
 
-    rc = reconnect(s->close_at, &resend, s->why, sizeof s->why);
+    rc = reconnect(s->close_at, &resend, &code, s->why, sizeof s->why);
+    if (rc < 0 && code == WEFT_EENDED && s->goodbye_written &&
+        settle_delivered()) {
+        warn("weftd had taken the Goodbye of rank %u before the "
+             "connection broke: it holds everything of this process, and "
+             "the trace is complete", weft__S.cfg.rank);
+        return WEFT__SND_DONE;
+    }
     if (rc == 0) {
         warn("reconnected to weftd at %s after %" PRIu64 " ms; sending %zu "
              "batches again", weft__S.cfg.server,
@@ -741,6 +778,8 @@ static weft__sender_state after_pump(sender *s, int rc, int goodbye_sent)
 {
     char what[1200];
 
+    if (goodbye_sent)
+        s->goodbye_written = 1;
     switch (rc) {
     case PUMP_DONE:
         if (s->t_close && s->t_goodbye)

@@ -33,7 +33,8 @@ extern "C" {
     XX(EEXIST,    "already exists")                                          \
     XX(ECONFIG,   "invalid configuration")                                   \
     XX(ECONFLICT, "conflicting definitions")                                 \
-    XX(EAUTH,     "authentication failed")
+    XX(EAUTH,     "authentication failed")                                   \
+    XX(EENDED,    "trace already ended with every goodbye")
 
 enum {
     WEFT_OK = 0,

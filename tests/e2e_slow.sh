@@ -9,7 +9,11 @@
 #      ClockSync 1 s, weftd's hang-up after the Goodbye 5 s), with a pool
 #      so small that the threads wait for delayed Acks;
 #  (c) weftd stopped (SIGSTOP) for 4 s mid-stream while the pool is
-#      exhausted.
+#      exhausted;
+#  (d) answers 4 s late, the connection lost once weftd took both
+#      Goodbyes (the trace complete) but before their Acks arrived: the
+#      processes reconnect, weftd says the trace ended with every goodbye,
+#      and libweft counts nothing as dropped.
 . "$(dirname "$0")/lib.sh"
 
 N=1000                  # iterations per thread: 7 N + 2 records each
@@ -82,6 +86,32 @@ kill -0 "$DEMO_PID" 2>/dev/null || fail "stopped: the run ended while weftd was 
 kill -CONT "$WEFTD_PID"
 finish stopped 4000
 echo "(c) weftd stopped for 4 s: complete and exact"
+
+# ---- (d) the connection lost after the Goodbye, before its Acks ----
+# (the delay from when both processes are streaming: their first clock
+# offset says libweft and weftd share the clock, so the Goodbye goes out
+# behind the last batches, without waiting for their Acks)
+start_proxy 0 0 --delay 4000 --on-signal
+demo ended 3000 300 WEFT_SERVER="$PROXY_SERVER"
+for _ in $(seq 200); do
+    [ "$(find "$SPOOL/traces" -path "*/ended-*" -name "rank-*.wj" -size +2k \
+          2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.05
+done
+kill -USR1 "$PROXY_PID"
+wait_state ended complete 60
+kill -0 "$DEMO_PID" 2>/dev/null ||
+    fail "ended: the run ended before the Acks of its last batches arrived"
+port=${PROXY_SERVER##*:}
+stop_proxy
+TCPPROXY_PORT=$port "$PY" "$WEFT_SRCDIR/tests/tcpproxy.py" "$TMP/proxy2.port" \
+    "$WEFT_SERVER" 0 0 >>"$TMP/proxy.log" 2>&1 &
+PROXY_PID=$!
+finish ended 3000
+stop_proxy
+[ "$(grep -c "had taken the Goodbye of rank" "$TMP/ended.out")" -eq 2 ] ||
+    fail "ended: both processes should say weftd had their Goodbye: $(cat "$TMP/ended.out")"
+echo "(d) connection lost after the Goodbye: nothing counted as dropped"
 
 stop_weftd
 echo ok

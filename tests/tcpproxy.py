@@ -2,7 +2,8 @@
 """A loopback TCP proxy that breaks or slows connections, for reconnection
 and slow-server tests.
 
-usage: tcpproxy.py [--delay MS] PORT_FILE UPSTREAM_HOST:PORT CUTS SPARE [SEED]
+usage: tcpproxy.py [--delay MS [--on-signal]] PORT_FILE UPSTREAM_HOST:PORT
+                   CUTS SPARE [SEED]
 
 Listens on 127.0.0.1 (a port the kernel picks, written to PORT_FILE once
 listening) and forwards every connection to UPSTREAM. The first CUTS
@@ -17,6 +18,8 @@ cut during Hello. Prints one line per cut on stderr. Runs until killed.
 With --delay MS, every byte the upstream sends (weftd's answers: HelloAck,
 Ack, ClockSync, Error, its hang-up) reaches the client MS milliseconds
 after the proxy read it, in order; what the client sends is not delayed.
+With --on-signal too, nothing is delayed until the proxy gets SIGUSR1
+(what came before, e.g. the clock offset's first answers, goes at once).
 
 TCPPROXY_PORT in the environment picks the port instead of the kernel (a
 test that kills the proxy and starts it again on the same port).
@@ -25,6 +28,7 @@ import collections
 import os
 import random
 import selectors
+import signal
 import socket
 import struct
 import sys
@@ -65,6 +69,7 @@ class Proxy:
         self.spare = spare
         self.rng = rng
         self.delay = delay          # seconds added to upstream -> client
+        self.delaying = True        # --on-signal: False until SIGUSR1
         self.sel = selectors.DefaultSelector()
         self.count = 0
         self.pairs = set()
@@ -151,7 +156,7 @@ class Proxy:
             self.close(pair, cut=True)
             return
         pair.moved += len(data)
-        if self.delay and s is pair.upstream:
+        if self.delay and self.delaying and s is pair.upstream:
             pair.delayed.append((time.monotonic() + self.delay, data))
             pair.delayed_bytes += len(data)
         else:
@@ -212,10 +217,13 @@ def reset(s):
 
 
 def main():
-    args, delay = sys.argv[1:], 0.0
+    args, delay, on_signal = sys.argv[1:], 0.0, False
     if args[:1] == ["--delay"] and len(args) > 1:
         delay = int(args[1]) / 1000.0
         args = args[2:]
+        if args[:1] == ["--on-signal"]:
+            on_signal = True
+            args = args[1:]
     if len(args) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
@@ -233,8 +241,12 @@ def main():
     with open(port_file + ".tmp", "w") as f:
         f.write("%d\n" % listener.getsockname()[1])
     os.rename(port_file + ".tmp", port_file)
-    Proxy((host, int(port)), cuts, spare, random.Random(seed),
-          delay).run(listener)
+    proxy = Proxy((host, int(port)), cuts, spare, random.Random(seed), delay)
+    if on_signal:
+        proxy.delaying = False
+        signal.signal(signal.SIGUSR1,
+                      lambda *_: setattr(proxy, "delaying", True))
+    proxy.run(listener)
     return 0
 
 

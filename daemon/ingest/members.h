@@ -29,7 +29,8 @@
  * to its ingest state when the member came back (its journal is open),
  * 1 with *out set when it is new and must be opened, or a WEFT_E* code
  * with err saying why (size mismatch, rank already connected...;
- * WEFT_ECLOSED when the run's trace has already ended) and *limit (if
+ * WEFT_EENDED or WEFT_ECLOSED when the run's trace has already ended,
+ * complete or partial) and *limit (if
  * not NULL) the limit that refused it (max_members), else
  * WEFT_LIMIT_NONE. */
 int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *hello,

@@ -125,7 +125,11 @@ const weft_ended_run *weft__ended_find(const weft_daemon *d, uint32_t uid,
 }
 
 /* See trace_internal.h: refused for good (not transient: the client
- * stops tracing and says this). */
+ * stops tracing and says this). WEFT_EENDED when every member said
+ * goodbye: this process was a member (its HelloAck came after its journal
+ * held its Hello), so its own Goodbye and everything before it were
+ * journaled, and a client that wrote its Goodbye may count as delivered
+ * what it saw no Ack for (they were lost with the connection). */
 int weft__ended_refuse(const weft_ended_run *e, uint32_t rank, char *err,
                        size_t errlen)
 {
@@ -134,7 +138,7 @@ int weft__ended_refuse(const weft_ended_run *e, uint32_t rank, char *err,
                     "already ended: weftd gave up waiting for its missing "
                     "processes and converted it as partial (%s); rank %u "
                     "cannot join it any more", e->name, e->run, e->key, rank);
-    return weft__fail(err, errlen, WEFT_ECLOSED, "trace '%s' (run %s) has already "
+    return weft__fail(err, errlen, WEFT_EENDED, "trace '%s' (run %s) has already "
                 "ended: all its processes said goodbye (%s); rank %u cannot "
                 "join it again", e->name, e->run, e->key, rank);
 }

@@ -84,8 +84,8 @@ void weft__ended_remember(weft_trace *t);
 /* The ended run (uid, name, run), NULL if none is remembered. */
 const weft_ended_run *weft__ended_find(const weft_daemon *d, uint32_t uid,
                                        const char *name, const char *run);
-/* A process of run e says Hello again (rank): WEFT_ECLOSED, err saying
- * why. */
+/* A process of run e says Hello again (rank): WEFT_EENDED (every member
+ * said goodbye) or WEFT_ECLOSED (partial), err saying why. */
 int weft__ended_refuse(const weft_ended_run *e, uint32_t rank, char *err,
                        size_t errlen);
 /* Forgets every ended run (at exit). */
