@@ -26,6 +26,12 @@ void weft__replay_copy_free(conv *c);
  * WEFT_CONVERT_MAX_THREADS and at most one per member. */
 unsigned weft__replay_threads(const conv *c);
 
+/* Replays member m whole (replay.c): its maps, its locations' writers
+ * (in groups when they are more than its share of c's), its journal, its
+ * sums taken to the trace's ids. 0 or the code of a failure (c failed).
+ * Any worker thread, on its own copy of c. */
+int weft__replay_member(conv *c, member *m);
+
 /* What a member's replay is made of, for a stream (stream.c) too:
  *
  * Replays the events entry e at off of m's journal, for location l
