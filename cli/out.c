@@ -1,11 +1,10 @@
-/* out.c - what the weft command's output is made of: messages, growing
- * strings, terminal-safe text, sizes and times, aligned tables, JSON; and
- * the small parsers of option values. Allocation failures here exit: a
+/* out.c - what the weft command's output is made of: terminal-safe
+ * text, sizes and times, aligned tables, JSON; and the small parsers of
+ * option values (messages and growing strings: msg.c). Allocation failures here exit: a
  * command-line query out of memory has nothing better to do.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,39 +13,6 @@
 #include <jansson.h>
 
 #include "out.h"
-
-/* ---- messages ----------------------------------------------------------- */
-
-/* "weft[ CMD]: MESSAGE\n" on stderr. */
-__attribute__((format(printf, 2, 0)))
-static void vsay(const char *cmd, const char *fmt, va_list ap)
-{
-    fprintf(stderr, "weft%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-int weft__cli_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsay(cmd, fmt, ap);
-    va_end(ap);
-    return EXIT_FAIL;
-}
-
-int weft__cli_usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsay(cmd, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "Try 'weft%s%s --help'.\n", cmd ? " " : "",
-            cmd ? cmd : "");
-    return EXIT_USAGE;
-}
 
 /* ---- text --------------------------------------------------------------- */
 
@@ -80,57 +46,6 @@ static size_t utf8_len(const unsigned char *p)
         cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
         return 0;
     return n;
-}
-
-void *weft__cli_xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        weft__cli_fail("out of memory");
-        exit(EXIT_FAIL);
-    }
-    return p;
-}
-
-char *weft__cli_xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-
-    return memcpy(weft__cli_xrealloc(NULL, n), s, n);
-}
-
-void weft__cli_sb_add(weft__sbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        b->cap = (b->len + n + 1) * 2;
-        b->s = weft__cli_xrealloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-__attribute__((format(printf, 2, 3)))
-void weft__cli_sb_printf(weft__sbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        weft__cli_sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n
-                                                        : sizeof tmp - 1);
-}
-
-char *weft__cli_sb_take(weft__sbuf *b)
-{
-    char *s = b->s ? b->s : weft__cli_xstrdup("");
-
-    memset(b, 0, sizeof *b);
-    return s;
 }
 
 /* Copy of s safe for a terminal: control characters as \n, \t, \r or

@@ -8,7 +8,7 @@ root="$TMP/root"
 make -C "$WEFT_BUILDDIR" install DESTDIR="$root" >"$TMP/install.log" 2>&1 ||
     { tail -n 30 "$TMP/install.log" >&2; fail "make install failed"; }
 prefix=$(sed -n 's/^prefix=//p' "$WEFT_BUILDDIR/client/weft.pc")
-for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
+for f in bin/weftd bin/weft libexec/weft/weft-cli bin/weft-demo include/weft.h include/weft_errors.h \
          include/weft_records.def lib/libweft.so lib/libweft.a lib/libweft-io.so \
          lib/pkgconfig/weft.pc etc/weft/weftd.conf lib/systemd/system/weftd.service \
          lib/systemd/system/weftd.socket lib/sysusers.d/weft.conf \
@@ -16,6 +16,18 @@ for f in bin/weftd bin/weft bin/weft-demo include/weft.h include/weft_errors.h \
          share/man/man3/libweft.3; do
     [ -e "$root$prefix/$f" ] || fail "make install did not install $prefix/$f"
 done
+# weft is weft run alone, linking libc only; the rest is weft-cli, which
+# it looks for where it was installed (here it is only staged: a clear
+# error naming that path).
+libs=$(ldd "$root$prefix/bin/weft" | awk '$1 !~ /^(linux-vdso|libc\.so|\/lib64\/ld-linux)/ {print $1}')
+[ -z "$libs" ] || fail "the installed weft links more than libc: $libs"
+if [ ! -e "$prefix/libexec/weft/weft-cli" ]; then
+    out=$("$root$prefix/bin/weft" list 2>&1) && fail "weft list ran without weft-cli"
+    echo "$out" | grep -qF "cannot run $prefix/libexec/weft/weft-cli" ||
+        fail "weft without weft-cli does not say what is missing: $out"
+fi
+"$root$prefix/libexec/weft/weft-cli" --version | grep -q '^weft ' ||
+    fail "the installed weft-cli does not run"
 grep -q "^ExecStart=$prefix/bin/weftd" "$root$prefix/lib/systemd/system/weftd.service" ||
     fail "weftd.service does not start the installed weftd"
 

@@ -1,0 +1,70 @@
+/* front.c - the weft command as installed: `weft run` here, every other
+ * command by the whole CLI (weft-cli, given the same arguments).
+ *
+ * DESIGN: weft run replaces itself with the program it traces, so what
+ * its own start costs is paid by every traced run. The whole CLI links
+ * SQLite, libotf2, jansson, zlib, protobuf-c and more: loading and
+ * relocating them took about 2 ms of CPU per run on the development
+ * machine (bench/procs, "run-none"), more than the rest of weft run.
+ * This program links what weft run needs and nothing else (run.c,
+ * detect.c, preload.c, msg.c, libweftrun); weft-cli is the program weft
+ * always was, in pkglibexecdir - or beside this one when it runs from
+ * its build tree, as its recorders are (run.c). `weft OPTION... run`
+ * (a global option first) goes to weft-cli too, which runs it the same
+ * way, only later.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "out.h"
+
+/* weft-cli's path: beside this program in a build tree, else where it
+ * was installed. */
+static const char *cli_path(char *buf, size_t len)
+{
+    static const char name[] = "/weft-cli";
+    const char *dir = weft__cli_build_tree(buf, len);
+
+    if (!dir || strlen(dir) + sizeof name > len)
+        return WEFT_PKGLIBEXECDIR "/weft-cli";
+    strcat(buf, name);
+    return buf;
+}
+
+/* Runs weft-cli with argv (argv[0] stays "weft" for its messages).
+ * Returns only if it cannot: EXIT_FAIL after saying why. */
+static int run_cli(char **argv)
+{
+    char buf[PATH_MAX];
+    const char *path = cli_path(buf, sizeof buf);
+
+    execv(path, argv);
+    return weft__cli_fail("cannot run %s: %s (is weft installed whole?)",
+                          path, strerror(errno));
+}
+
+/* weft run's --help is the whole CLI's (its table of commands). */
+void weft__cli_command_help(const char *name)
+{
+    char *argv[] = { (char *)"weft", (char *)"help", (char *)name, NULL };
+
+    fflush(NULL);
+    exit(run_cli(argv));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "run") == 0) {
+        cli c = { 0 };
+
+        c.args = argv + 1;
+        c.nargs = argc - 1;
+        return weft__cmd_run(&c);
+    }
+    return run_cli(argv);
+}
