@@ -34,7 +34,7 @@ typedef struct ehdr {
 
 typedef struct phdr {
     uint32_t type;
-    uint64_t offset, filesz;
+    uint64_t offset, filesz, vaddr;
 } phdr;
 
 static int native_order(unsigned char data)
@@ -74,12 +74,14 @@ static void read_phdr(const unsigned char *p, int is64, phdr *h)
         h->type = e.p_type;
         h->offset = e.p_offset;
         h->filesz = e.p_filesz;
+        h->vaddr = e.p_vaddr;
     } else {
         Elf32_Phdr e;
         memcpy(&e, p, sizeof e);
         h->type = e.p_type;
         h->offset = e.p_offset;
         h->filesz = e.p_filesz;
+        h->vaddr = e.p_vaddr;
     }
 }
 
@@ -89,11 +91,100 @@ static int inside(uint64_t off, uint64_t n, size_t len)
     return off <= len && n <= len - off;
 }
 
+/* Libraries that never link an MPI library: glibc's and the compiler
+ * runtimes' (sonames). */
+static const char *const base_libraries[] = {
+    "libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1",
+    "libresolv.so.2", "libutil.so.1", "libanl.so.1", "libmvec.so.1",
+    "libnsl.so.1", "libBrokenLocale.so.1", "libcrypt.so.1",
+    "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-linux.so.2",
+    "libgcc_s.so.1", "libstdc++.so.6", "libgfortran.so.5",
+    "libquadmath.so.0", "libatomic.so.1",
+};
+
+int weft__detect_base_library(const char *name)
+{
+    for (size_t i = 0; i < sizeof base_libraries / sizeof *base_libraries;
+         i++)
+        if (strcmp(name, base_libraries[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The file offset of virtual address [addr, addr + n) in a PT_LOAD
+ * segment of the n program headers at ph, or UINT64_MAX. */
+static uint64_t file_offset(const unsigned char *ph, const ehdr *h, int is64,
+                            uint64_t addr, uint64_t n)
+{
+    for (uint16_t i = 0; i < h->phnum; i++) {
+        phdr p;
+
+        read_phdr(ph + (uint64_t)i * h->phentsize, is64, &p);
+        if (p.type == PT_LOAD && addr >= p.vaddr &&
+            addr - p.vaddr <= p.filesz && n <= p.filesz - (addr - p.vaddr))
+            return p.offset + (addr - p.vaddr);
+    }
+    return UINT64_MAX;
+}
+
+/* 1 when every DT_NEEDED of the dynamic section dyn (in buf, checked
+ * inside) names a base library (weft__detect_base_library); 0 when one
+ * does not, or anything is out of place: then the loader's list decides. */
+static int needs_base_only(const unsigned char *buf, size_t len,
+                           const ehdr *h, int is64, const phdr *dyn)
+{
+    size_t entsize = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
+    uint64_t strtab = UINT64_MAX, strsz = 0, off, n = dyn->filesz / entsize;
+    const char *names;
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t i = 0; i < n; i++) {
+            int64_t tag;
+            uint64_t val;
+
+            if (is64) {
+                Elf64_Dyn d;
+                memcpy(&d, buf + dyn->offset + i * entsize, sizeof d);
+                tag = d.d_tag;
+                val = d.d_un.d_val;
+            } else {
+                Elf32_Dyn d;
+                memcpy(&d, buf + dyn->offset + i * entsize, sizeof d);
+                tag = d.d_tag;
+                val = d.d_un.d_val;
+            }
+            if (tag == DT_NULL)
+                break;
+            if (pass == 0) {
+                if (tag == DT_STRTAB)
+                    strtab = val;
+                else if (tag == DT_STRSZ)
+                    strsz = val;
+                continue;
+            }
+            if (tag != DT_NEEDED)
+                continue;
+            if (val >= strsz || !memchr(names + val, '\0', strsz - val) ||
+                !weft__detect_base_library(names + val))
+                return 0;
+        }
+        if (pass == 0) {
+            if (strtab == UINT64_MAX || strsz == 0 ||
+                (off = file_offset(buf + h->phoff, h, is64, strtab, strsz)) ==
+                    UINT64_MAX || !inside(off, strsz, len))
+                return 0;
+            names = (const char *)buf + off;
+        }
+    }
+    return 1;
+}
+
 static int elf_kind(const unsigned char *buf, size_t len,
                     weft_prog_info *info, const char **why)
 {
     int is64;
     size_t ehsize, phsize;
+    phdr dyn = { 0 };
     ehdr h;
 
     if (len < EI_NIDENT) {
@@ -136,7 +227,9 @@ static int elf_kind(const unsigned char *buf, size_t len,
         const char *s;
 
         read_phdr(buf + h.phoff + (uint64_t)i * h.phentsize, is64, &p);
-        if (p.type != PT_INTERP)
+        if (p.type == PT_DYNAMIC && inside(p.offset, p.filesz, len))
+            dyn = p;
+        if (p.type != PT_INTERP || info->kind == WEFT_PROG_DYNAMIC)
             continue;
         if (!inside(p.offset, p.filesz, len) || p.filesz < 2) {
             *why = "PT_INTERP beyond the end of the file";
@@ -151,8 +244,9 @@ static int elf_kind(const unsigned char *buf, size_t len,
         }
         memcpy(info->interp, s, p.filesz);
         info->kind = WEFT_PROG_DYNAMIC;
-        break;
     }
+    if (info->kind == WEFT_PROG_DYNAMIC && dyn.type == PT_DYNAMIC)
+        info->base_only = needs_base_only(buf, len, &h, is64, &dyn);
     return 0;
 }
 

@@ -34,6 +34,12 @@ typedef struct weft_prog_info {
     /* DYNAMIC: the PT_INTERP path; SCRIPT: the #! interpreter ("" when
      * the line names none); else "". */
     char interp[WEFT_DETECT_INTERP_MAX];
+    /* DYNAMIC: 1 when every library the program names (DT_NEEDED) is
+     * one of glibc's or of the compiler's runtime (libc, libm, libstdc++,
+     * libgfortran, ...; weft__detect_base_library), none of which links
+     * an MPI library: the loader's list cannot name one then. 0 when it
+     * names another library, or its dynamic section cannot be read. */
+    int base_only;
 } weft_prog_info;
 
 /* Reads the kind of the file whose len bytes are buf (the whole file:
@@ -42,6 +48,10 @@ typedef struct weft_prog_info {
  * wrong with an ELF file's headers (info->kind is then WEFT_PROG_OTHER). */
 int weft__detect_file(const void *buf, size_t len, weft_prog_info *info,
                       const char **why);
+
+/* 1 when the library named name (a soname) is glibc's or the compiler
+ * runtime's, which never link MPI; else 0. */
+int weft__detect_base_library(const char *name);
 
 /* The MPI implementation of the shared library named name (a soname such
  * as "libmpi.so.40", or a path, of which the last component counts), or

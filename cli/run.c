@@ -693,7 +693,12 @@ int weft__cmd_run(cli *c)
     read_kind(&pr);
     switch (pr.info.kind) {
     case WEFT_PROG_DYNAMIC:
-        list_libraries(&pr);
+        /* The loader's list costs a process (about 1 ms here); with
+         * only glibc's and the compiler's libraries it names no MPI
+         * (unless LD_PRELOAD adds a library: it counts in the list). */
+        if (!pr.info.base_only || (getenv("LD_PRELOAD") &&
+                                   *getenv("LD_PRELOAD")))
+            list_libraries(&pr);
         plan(&o, &pr, &preload, &shown);
         break;
     case WEFT_PROG_STATIC:

@@ -256,8 +256,104 @@ static void test_real_program(void **state)
     assert_int_equal(detect(map, (size_t)st.st_size, &why), 0);
     assert_int_equal(info.kind, WEFT_PROG_DYNAMIC);
     assert_true(strstr(info.interp, "ld-") != NULL);
+    assert_int_equal(info.base_only, 1);    /* dash needs libc alone */
     munmap(map, (size_t)st.st_size);
     close(fd);
+}
+
+/* A dynamic section in buf (elf64(buf, INTERP, 1)): PT_LOAD maps the
+ * file at vaddr 0x10000, PT_DYNAMIC is at 1024, the string table at 2048
+ * holds the names of `needed` (n of them), DT_NEEDED each. */
+static void dynamic_section(unsigned char *buf, const char *const *needed,
+                            int n)
+{
+    Elf64_Phdr *ph = (Elf64_Phdr *)(buf + sizeof(Elf64_Ehdr));
+    Elf64_Dyn *d = (Elf64_Dyn *)(buf + 1024);
+    size_t str = 1;  /* offset 0: the empty string */
+    int k = 0;
+
+    ph[0].p_vaddr = 0x10000;
+    ph[0].p_offset = 0;
+    ph[0].p_filesz = 4096;
+    for (int i = 0; i < n; i++) {
+        memcpy(buf + 2048 + str, needed[i], strlen(needed[i]) + 1);
+        d[k].d_tag = DT_NEEDED;
+        d[k++].d_un.d_val = str;
+        str += strlen(needed[i]) + 1;
+    }
+    d[k].d_tag = DT_STRTAB;
+    d[k++].d_un.d_ptr = 0x10000 + 2048;
+    d[k].d_tag = DT_STRSZ;
+    d[k++].d_un.d_val = str;
+    d[k++].d_tag = DT_NULL;
+    ph[2].p_offset = 1024;
+    ph[2].p_filesz = (uint64_t)k * sizeof *d;
+}
+
+/* base_only: every DT_NEEDED is glibc's or the compiler runtime's, read
+ * through the string table's PT_LOAD; anything out of place says 0 (the
+ * loader's list decides). */
+static void test_base_only(void **state)
+{
+    static const char *const base[] = { "libm.so.6", "libstdc++.so.6",
+                                        "libc.so.6" };
+    static const char *const mpi[] = { "libc.so.6", "libmpi.so.40" };
+    static const char *const other[] = { "libz.so.1", "libc.so.6" };
+    unsigned char buf[4096];
+    Elf64_Dyn *d = (Elf64_Dyn *)(buf + 1024);
+    const char *why;
+
+    (void)state;
+    elf64(buf, INTERP, 1);
+    dynamic_section(buf, base, 3);
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.kind, WEFT_PROG_DYNAMIC);
+    assert_int_equal(info.base_only, 1);
+    dynamic_section(buf, NULL, 0);           /* needs nothing at all */
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 1);
+
+    elf64(buf, INTERP, 1);
+    dynamic_section(buf, mpi, 2);
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+    elf64(buf, INTERP, 1);
+    dynamic_section(buf, other, 2);
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+
+    /* Out of place: a name beyond DT_STRSZ, a string table no PT_LOAD
+     * maps, one running past the end of the file, no string table, a
+     * name not terminated within the table, no PT_DYNAMIC. */
+    elf64(buf, INTERP, 1);
+    dynamic_section(buf, base, 3);
+    d[0].d_un.d_val = 4000;
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+    dynamic_section(buf, base, 3);
+    d[3].d_un.d_ptr = 0x90000;
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+    dynamic_section(buf, base, 3);
+    assert_int_equal(detect(buf, 2060, &why), 0);
+    assert_int_equal(info.kind, WEFT_PROG_DYNAMIC);
+    assert_int_equal(info.base_only, 0);
+    dynamic_section(buf, base, 3);
+    d[3].d_tag = DT_DEBUG;
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+    dynamic_section(buf, base, 3);
+    d[4].d_un.d_val = 5;                     /* cuts "libm.so.6" */
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.base_only, 0);
+    elf64(buf, INTERP, 0);
+    assert_int_equal(detect(buf, sizeof buf, &why), 0);
+    assert_int_equal(info.kind, WEFT_PROG_DYNAMIC);
+    assert_int_equal(info.base_only, 0);
+
+    assert_true(weft__detect_base_library("libgfortran.so.5"));
+    assert_false(weft__detect_base_library("libc.so"));
+    assert_false(weft__detect_base_library("libmpi.so.40"));
 }
 
 /* ---- MPI libraries ------------------------------------------------------ */
@@ -412,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_elf_malformed),
         cmocka_unit_test(test_long_interp),
         cmocka_unit_test(test_scripts_and_others),
+        cmocka_unit_test(test_base_only),
         cmocka_unit_test(test_real_program),
         cmocka_unit_test(test_flavours),
         cmocka_unit_test(test_list),
