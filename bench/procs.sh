@@ -20,8 +20,10 @@
 #                 unreachable: loading the libraries, their constructors,
 #                 and (head) one refused connection
 #   run, no weftd weft run (default recorders), weftd unreachable: adds
-#                 weft run's own start (its exec, the ld.so --list of the
-#                 program that finds its MPI)
+#                 weft run's own start (its exec: weft links libc alone,
+#                 the rest of the CLI is weft-cli; the ld.so --list that
+#                 finds a program's MPI, skipped for one that needs only
+#                 glibc's libraries, as /bin/true and head do)
 #   run, tcp      weft run with weftd over TCP on loopback (auth = none:
 #                 no MUNGE credential, see bench/lib.sh)
 #   run, unix     weft run with weftd over its Unix socket (SO_PEERCRED)
