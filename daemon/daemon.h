@@ -10,6 +10,7 @@
 #include "log.h"
 #include "diskres.h"
 #include "quota.h"
+#include "testhook.h"
 #include "weftd_config.h"
 
 struct weft_server_cbs;
@@ -86,6 +87,7 @@ typedef struct weft_daemon {
                                      journals charged as they arrive
                                      (quota.h) */
     weft_diskres diskres;         /* min_free_spool_bytes (diskres.h) */
+    weft_testhook testhook;       /* WEFT_TEST_STOP_AT (testhook.h) */
     unsigned jobs;                /* worker jobs in flight */
     int stopping;
     /* main.c's: signals, the tick, and what SIGHUP reads again. */

@@ -551,6 +551,15 @@ int main(int argc, char **argv)
         weft_config_free(&d.cfg);
         return rc == 1 ? 0 : rc;
     }
+    {
+        char err[256];
+        if (weft_testhook_init(&d.testhook, err, sizeof err) < 0) {
+            fprintf(stderr, "weftd: %s\n", err);
+            weft_daemon_free(&d);
+            weft_config_free(&d.cfg);
+            return 1;
+        }
+    }
     d.loop = uv_default_loop();
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||

@@ -40,7 +40,8 @@
 static void test_convert_smoke(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     int rc;
 
@@ -113,7 +114,8 @@ static void test_convert_smoke(void **state)
 static void test_convert_missing_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
 
     write_member1(c, 2, 0);
@@ -129,7 +131,8 @@ static void test_convert_missing_member(void **state)
 static void test_convert_decreasing_time(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
 
     /* The second batch of thread 0 starts before the first one ended. */
@@ -145,7 +148,8 @@ static void test_convert_decreasing_time(void **state)
 static void test_convert_bad_size(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
 
     write_member0(c, 130);
@@ -159,7 +163,8 @@ static void test_convert_bad_size(void **state)
 static void test_convert_undefined_ref(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
 
     write_member1(c, 2, 1);
@@ -173,7 +178,8 @@ static void test_convert_undefined_ref(void **state)
 static void test_convert_corrupt_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -193,7 +199,8 @@ static void test_convert_corrupt_tail(void **state)
 static void test_convert_journal_names(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -221,7 +228,7 @@ static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0,
-                              0 };
+                              0, NULL, NULL };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -232,7 +239,8 @@ static void test_convert_no_trace_dir(void **state)
 static void test_convert_clock_covers_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     archive_info a;
 
@@ -332,7 +340,8 @@ static void test_convert_tsc_clocks(void **state)
     const uint64_t R = 2445402000u;
     const int64_t two[2][2] = { { 1000, -500 }, { 24454020000, -500 } };
     const int64_t lone[1][2] = { { 1000, 2000 } };
-    weft_convert_input in = { c->trace, c->archive, "tsc", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "tsc", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     archive_info a;
     char clock[64];
@@ -392,7 +401,8 @@ static void test_convert_offset_noise(void **state)
     const uint64_t R = 2445402000u;
     const int64_t near[2][2] = { { 1000, -500 }, { 20000, -650 } };
     const int64_t far[2][2] = { { 1000, -500 }, { 20000, -800 } };
-    weft_convert_input in = { c->trace, c->archive, "noise", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "noise", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     archive_info a;
 
@@ -428,7 +438,8 @@ static void test_convert_offset_noise(void **state)
 static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
@@ -471,7 +482,8 @@ static void test_convert_empty_member(void **state)
 static void test_convert_attribute_twice(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1), str(1, "n") };
@@ -535,7 +547,8 @@ static void expect_torn(const weft_convert_input *in, weft_convert_result *res,
 static void test_convert_torn_tail(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
     char path[160], want[256];
@@ -580,7 +593,8 @@ static void test_convert_torn_tail(void **state)
 static void test_convert_corrupt_events(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
@@ -619,7 +633,8 @@ static void test_convert_corrupt_events(void **state)
 static void test_convert_sync(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1, 0 };
+    weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     char link[200];
@@ -644,7 +659,8 @@ static void test_convert_sync(void **state)
 static void test_convert_resumed_member(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
@@ -722,7 +738,8 @@ static void write_paradigm_member(const ctx *c, uint32_t rank,
 static void test_convert_conflict_keeps_first(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "conflict", 2, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "conflict", 2, 1, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
 
     write_paradigm_member(c, 0, "MPI");
@@ -745,7 +762,8 @@ static void test_convert_conflict_keeps_first(void **state)
 static void test_convert_absent_location_group(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "absent", 2, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "absent", 2, 1, 0, 0,
+                              NULL, NULL };
     weft_convert_result res;
     weft_record defs[7];
 
@@ -781,7 +799,8 @@ static void test_convert_absent_location_group(void **state)
 static void test_convert_absent_location(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "ghosts", 3, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "ghosts", 3, 1, 0, 0,
+                              NULL, NULL };
     static const uint64_t members[] = { 0, UINT64_C(1) << 32,
                                         UINT64_C(2) << 32 | 3,
                                         UINT64_C(2) << 32 | 5 };

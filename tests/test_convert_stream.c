@@ -230,7 +230,8 @@ static void test_stream_equals_conversion(void **state)
 {
     ctx *c = *state;
     /* two threads: the catch-up and the replay in parallel */
-    weft_convert_input in = { c->trace, c->archive, "stream", 4, 2, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "stream", 4, 2, 0, 0,
+                              NULL, NULL };
     weft_convert_stream *s = weft_convert_stream_new(&in, NULL);
     weft_convert_result res;
     uint64_t passes;
@@ -271,7 +272,8 @@ static void test_stream_equals_conversion(void **state)
 static void test_stream_budget(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0,
+                              NULL, NULL };
     weft_convert_budget b;
     weft_convert_stream *s;
     weft_convert_result res;
@@ -305,7 +307,8 @@ static void test_stream_budget(void **state)
 static void test_stream_file_buffer(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "stream", 1, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "stream", 1, 1, 0, 0,
+                              NULL, NULL };
     weft_record defs[] = { str(0, "a"), str(1, "b"), str(2, "c"),
                            region(0, 0, 1), region(1, 1, 1),
                            region(2, 2, 1) };
@@ -347,7 +350,8 @@ static void test_stream_file_buffer(void **state)
 static void test_stream_floor(void **state)
 {
     ctx *c = *state;
-    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0 };
+    weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0,
+                              NULL, NULL };
     weft_convert_budget b;
     weft_convert_stream *s;
     weft_convert_result res;
@@ -382,7 +386,8 @@ static void test_stream_broken(void **state)
 {
     ctx *c = *state;
     char bad[160];
-    weft_convert_input in = { c->trace, bad, "stream", 4, 1, 0, 0 };
+    weft_convert_input in = { c->trace, bad, "stream", 4, 1, 0, 0,
+                              NULL, NULL };
     weft_convert_stream *s;
     weft_convert_result res;
     journals js = { { NULL } };

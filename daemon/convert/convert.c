@@ -418,6 +418,13 @@ static int profile_result(conv *c)
 
 /* ---- the whole conversion --------------------------------------------- */
 
+/* The conversion reached phase (weft_convert_input.reached). */
+static void reached(const conv *c, const char *phase)
+{
+    if (c->in->reached)
+        c->in->reached(c->in->reached_arg, phase);
+}
+
 /* Pass 1 and what pass 2 needs from it. Sets *read_all once every
  * journal has been read. */
 static int gather(conv *c, int *read_all)
@@ -463,7 +470,7 @@ static int write_archive(conv *c)
     if (rc < 0 || (rc = weft__replay(c)) < 0 ||
         (rc = check_counts(c)) < 0 || (rc = weft__otf2_close_events(c)) < 0 ||
         (rc = weft__otf2_write_local_defs(c)) < 0 ||
-        (rc = weft__otf2_write_global_defs(c)) < 0 ||
+        (reached(c, "defs"), rc = weft__otf2_write_global_defs(c)) < 0 ||
         (rc = weft__otf2_close(c)) < 0)
         return rc;
     if (c->out->error[0])  /* an error libotf2 did not return */
@@ -602,6 +609,8 @@ static int convert(const weft_convert_input *in, weft_convert_stream *s,
     c.general_only = general_only;
     weft__otf2_sink(&c);
     rc = gather(&c, &read_all);
+    if (rc == 0)
+        reached(&c, "unify");
     if (rc == 0 && s)
         rc = take_stream(&c, &s);
     if (rc == 0)

@@ -39,6 +39,10 @@ typedef struct weft_convert_input {
                                 over its journal each; 0: no bound.
                                 weft_convert_writers() derives it from a
                                 memory budget */
+    /* Called (on the converting thread) as the conversion reaches its
+     * "unify" and "defs" phases (testhook.h), when not NULL. */
+    void (*reached)(void *arg, const char *phase);
+    void *reached_arg;
 } weft_convert_input;
 
 /* Upper bound of weft_convert_input.threads (and of its default); the

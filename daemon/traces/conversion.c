@@ -109,19 +109,28 @@ static void store_result(convert_job *j, weft_catalog *cat)
     if (j->rc < 0 && retryable(j->rc))
         f.row.retry_at = j->finished +
                          (int64_t)((j->retry_delay + 999) / 1000);
-    if (rc == 0)
+    if (rc == 0) {
+        weft_testhook_reach(&t->d->testhook, "commit");
         rc = weft_catalog_trace_finish_detail(cat, &f.row, &f.detail);
+    }
     if (rc < 0) {
         snprintf(j->err, sizeof j->err, "catalog: %s",
                  made < 0 ? "out of memory" : weft_catalog_errmsg(cat));
         if (j->rc == 0)
             j->rc = rc;
     } else if (j->rc == 0) {
+        weft_testhook_reach(&t->d->testhook, "committed");
         remove_journals(t->dir);
     } else {
         snprintf(j->err, sizeof j->err, "%s", j->res.error);
     }
     weft_catrow_final_free(&f);
+}
+
+/* The conversion reached phase (convert.h): a test may stop here. */
+static void reached(void *arg, const char *phase)
+{
+    weft_testhook_reach(arg, phase);
 }
 
 /* Worker thread, the catalog open: converts, then stores the result
@@ -132,7 +141,8 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     convert_job *j = arg;
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
-                              j->threads, j->sync, j->max_writers };
+                              j->threads, j->sync, j->max_writers,
+                              reached, &t->d->testhook };
 
     (void)err;
     (void)errlen;

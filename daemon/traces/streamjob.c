@@ -64,8 +64,10 @@ static void step_work(weft_work *w)
 
     for (size_t i = 0; i < j->n && weft_convert_stream_ok(j->s); i++) {
         const char *why;
-        if (weft_convert_stream_step(j->s, j->ranks[i]))
+        if (weft_convert_stream_step(j->s, j->ranks[i])) {
+            weft_testhook_reach(&j->d->testhook, "stream");
             continue;
+        }
         j->left[i] = 1;
         if ((why = weft_convert_stream_why(j->s, j->ranks[i])) != NULL)
             j->why[i] = strdup(why);
@@ -195,7 +197,7 @@ static struct weft_trace_stream *stream_of(weft_trace *t)
         return NULL;
     if ((st = calloc(1, sizeof *st))) {
         weft_convert_input in = { t->dir, archive, t->name, t->size, 0, 0,
-                                  0 };
+                                  0, NULL, NULL };
         /* convert_memory and the reserve may have changed (SIGHUP) */
         pthread_mutex_lock(&d->traces->stream_budget.lock);
         d->traces->stream_budget.max =
