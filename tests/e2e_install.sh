@@ -16,10 +16,12 @@ for f in bin/weftd bin/weft libexec/weft/weft-cli bin/weft-demo include/weft.h i
          share/man/man3/libweft.3; do
     [ -e "$root$prefix/$f" ] || fail "make install did not install $prefix/$f"
 done
-# weft is weft run alone, linking libc only; the rest is weft-cli, which
+# weft is weft run alone, linking libc only (and the sanitizers'
+# runtimes in a sanitizer build); the rest is weft-cli, which
 # it looks for where it was installed (here it is only staged: a clear
 # error naming that path).
-libs=$(ldd "$root$prefix/bin/weft" | awk '$1 !~ /^(linux-vdso|libc\.so|\/lib64\/ld-linux)/ {print $1}')
+libs=$(readelf -d "$root$prefix/bin/weft" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+       grep -vE '^(libc\.so\.6|lib(a|ub|l)san\.so\.[0-9]+)$')
 [ -z "$libs" ] || fail "the installed weft links more than libc: $libs"
 if [ ! -e "$prefix/libexec/weft/weft-cli" ]; then
     out=$("$root$prefix/bin/weft" list 2>&1) && fail "weft list ran without weft-cli"
