@@ -1,7 +1,8 @@
 /* out.c - what the weft command's output is made of: terminal-safe
  * text, sizes and times, aligned tables, JSON; and the small parsers of
- * option values (messages and growing strings: msg.c). Allocation failures here exit: a
- * command-line query out of memory has nothing better to do.
+ * option values (messages and growing strings: msg.c). Allocation
+ * failures here exit: a command-line query out of memory has nothing
+ * better to do.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -10,7 +10,8 @@
  *              (pass 1; the archive's events may be half written)
  *   defs       the local definitions and mapping tables are written,
  *              the global definitions and the anchor not yet
- *   commit     the archive is written, its catalog row not committed
+ *   commit     the conversion is done (its archive written when it
+ *              succeeded), its catalog row not committed
  *   committed  the row is committed, the journals not yet removed
  * Without the variable a phase costs one test of a flag.
  */

@@ -5,12 +5,12 @@
  *
  * DESIGN: two passes over the member journals (rank-<R>.wj), in rank
  * order and, within a journal, in entry order.
- *   Pass 1 (convert_read.c) reads Hello and Goodbye entries, learns every location
- *   (thread) of every member and feeds all definitions through the
- *   trace's unifier (c->u, the archive's global ids) and each member's
- *   through its own (member.u, which pass 2 checks and sums its events
- *   in, replay.c), so that pass 2 never meets an event whose definition
- *   comes later.
+ *   Pass 1 (convert_read.c) reads Hello and Goodbye entries, learns
+ *   every location (thread) of every member and feeds all definitions
+ *   through the trace's unifier (c->u, the archive's global ids) and
+ *   each member's through its own (member.u, which pass 2 checks and
+ *   sums its events in, replay.c), so that pass 2 never meets an event
+ *   whose definition comes later.
  *   Pass 2 (replay.c) replays the event batches through libotf2 on worker
  *   threads, making every location nest and feeding the region profile
  *   (profile.c) with what it writes.
