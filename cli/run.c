@@ -580,7 +580,9 @@ static const char *process_env(const char *name, void *arg)
 /* The TSC's frequency for a tree's processes (WEFT_TSC_KHZ), measured
  * once here from (tsc0, ns0), taken as weft run started, so that each
  * process that records with the TSC does not sleep up to 2 ms to
- * measure it itself (client/timer.c). Only where libweft would read
+ * measure it itself (client/timer.c); over weft run's own start, at
+ * least WEFT__TSC_RUN_CALIBRATE_NS (tsc.h says why that is enough for
+ * a tree). Only where libweft would read
  * the TSC by default or as asked (WEFT_CLOCK auto or tsc) and the
  * kernel trusts it: then its frequency is a whole number of kHz, the
  * same for every process. 0, or -1 with errno (setenv). */
@@ -595,7 +597,7 @@ static int tsc_environment(uint64_t tsc0, uint64_t ns0)
         !weft__tsc_invariant() ||
         !weft__tsc_kernel_trusts(source, sizeof source))
         return 0;
-    hz = weft__tsc_hz_since(tsc0, ns0, &span);
+    hz = weft__tsc_hz_since(tsc0, ns0, WEFT__TSC_RUN_CALIBRATE_NS, &span);
     if (hz < 1000000u)
         return 0; /* the clocks make no sense: each process says so */
     snprintf(khz, sizeof khz, "%" PRIu64, (hz + 500u) / 1000u);

@@ -93,7 +93,8 @@ static uint64_t tsc_calibrate(uint64_t *span_ns)
 {
     if (!cal_ns)
         weft__tsc_pair(&cal_tsc, &cal_ns);
-    return weft__tsc_hz_since(cal_tsc, cal_ns, span_ns);
+    return weft__tsc_hz_since(cal_tsc, cal_ns, WEFT__TSC_CALIBRATE_NS,
+                              span_ns);
 }
 
 /* See client_internal.h. */

@@ -71,13 +71,14 @@ void weft__tsc_pair(uint64_t *tsc, uint64_t *ns)
 #endif
 }
 
-uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t *span_ns)
+uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t min_ns,
+                            uint64_t *span_ns)
 {
     uint64_t t1, n1;
 
     weft__tsc_pair(&t1, &n1);
-    if (n1 >= ns0 && n1 - ns0 < WEFT__TSC_CALIBRATE_NS) {
-        uint64_t left = WEFT__TSC_CALIBRATE_NS - (n1 - ns0);
+    if (n1 >= ns0 && n1 - ns0 < min_ns) {
+        uint64_t left = min_ns - (n1 - ns0);
         struct timespec nap = { 0, (long)left };
         while (nanosleep(&nap, &nap) != 0)
             ;

@@ -10,8 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The TSC is measured over at least this long (ns): about 1 ppm here. */
+/* A process measures the TSC over at least this long (ns): about 1 ppm
+ * here. */
 #define WEFT__TSC_CALIBRATE_NS 2000000u
+/* weft run measures it for a tree's processes over at least this long,
+ * its own start (about 1 ms): about 2 ppm here (up to 6). The error is
+ * the same in every process of the tree, and each corrects it with the
+ * ClockOffsets it measures at its start and end, as it would a drift. */
+#define WEFT__TSC_RUN_CALIBRATE_NS 1000000u
 
 /* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */
 int weft__tsc_invariant(void);
@@ -24,8 +30,9 @@ int weft__tsc_kernel_trusts(char *name, size_t len);
  * there is no TSC. */
 void weft__tsc_pair(uint64_t *tsc, uint64_t *ns);
 /* The TSC's frequency (Hz) from the pair (tsc0, ns0) to now, sleeping
- * what is missing of WEFT__TSC_CALIBRATE_NS; *span_ns gets how long it
- * measured. 0 if the clocks make no sense. */
-uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t *span_ns);
+ * what is missing of min_ns; *span_ns gets how long it measured. 0 if
+ * the clocks make no sense. */
+uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t min_ns,
+                            uint64_t *span_ns);
 
 #endif
