@@ -162,8 +162,5 @@ int weft__cmd_run(cli *c);
 /* Prints the help of command name (weft.c; front.c has weft-cli print
  * it), for a command that parses its own options. */
 void weft__cli_command_help(const char *name);
-/* The directory of this program (into buf) when it runs from its build
- * tree (libtool's .libs/libweft.so beside it), else NULL (run.c). */
-const char *weft__cli_build_tree(char *buf, size_t len);
 
 #endif

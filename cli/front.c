@@ -8,8 +8,8 @@
  * machine (bench/procs, "run-none"), more than the rest of weft run.
  * This program links what weft run needs and nothing else (run.c,
  * detect.c, preload.c, msg.c, libweftrun); weft-cli is the program weft
- * always was, in pkglibexecdir - or beside this one when it runs from
- * its build tree, as its recorders are (run.c). `weft OPTION... run`
+ * always was, in pkglibexecdir - or beside this one when it is there
+ * (its build tree, or a copy of both). `weft OPTION... run`
  * (a global option first) goes to weft-cli too, which runs it the same
  * way, only later.
  */
@@ -23,17 +23,25 @@
 #include "cli.h"
 #include "out.h"
 
-/* weft-cli's path: beside this program in a build tree, else where it
- * was installed. */
+/* weft-cli's path: beside this program if it is there (its build tree,
+ * or a copy of both), else where it was installed. Whoever can put a
+ * file beside this program can replace the program itself. */
 static const char *cli_path(char *buf, size_t len)
 {
-    static const char name[] = "/weft-cli";
-    const char *dir = weft__cli_build_tree(buf, len);
+    static const char name[] = "weft-cli";
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    char *slash;
 
-    if (!dir || strlen(dir) + sizeof name > len)
-        return WEFT_PKGLIBEXECDIR "/weft-cli";
-    strcat(buf, name);
-    return buf;
+    if (n > 0) {
+        buf[n] = 0;
+        slash = strrchr(buf, '/');
+        if (slash && (size_t)(slash + 1 - buf) + sizeof name <= len) {
+            memcpy(slash + 1, name, sizeof name);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+    }
+    return WEFT_PKGLIBEXECDIR "/weft-cli";
 }
 
 /* Runs weft-cli with argv (argv[0] stays "weft" for its messages).

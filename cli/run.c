@@ -342,10 +342,12 @@ out:
 
 /* ---- the recorders ------------------------------------------------------ */
 
-/* See cli.h. */
-const char *weft__cli_build_tree(char *buf, size_t len)
+/* The recorders built beside this weft when it runs from its build tree
+ * (libtool's BUILD/.libs, holding libweft.so) into buf; NULL when it is
+ * not there (an installed weft). */
+static const char *build_tree_dir(char *buf, size_t len)
 {
-    static const char lib[] = "/.libs/libweft.so";
+    static const char libs[] = "/.libs", lib[] = "/.libs/libweft.so";
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
     char *slash;
 
@@ -358,20 +360,7 @@ const char *weft__cli_build_tree(char *buf, size_t len)
     memcpy(slash, lib, sizeof lib);
     if (access(buf, R_OK) != 0)
         return NULL;
-    *slash = 0;
-    return buf;
-}
-
-/* The recorders built beside this weft when it runs from its build tree
- * (libtool's BUILD/.libs, holding libweft.so) into buf; NULL when it is
- * not there (an installed weft). */
-static const char *build_tree_dir(char *buf, size_t len)
-{
-    static const char libs[] = "/.libs";
-
-    if (!weft__cli_build_tree(buf, len) || strlen(buf) + sizeof libs > len)
-        return NULL;
-    strcat(buf, libs);
+    slash[sizeof libs - 1] = 0;
     return buf;
 }
 

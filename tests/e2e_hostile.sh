@@ -56,7 +56,7 @@ mkdir -p "$PUB/lib"
 # A program libtool built against the shared libweft is a wrapper script
 # of the build tree: the users run the program itself, with the library
 # beside it.
-for p in "$WEFTD" "$WEFT" "$DEMO" "$RAWPEER"; do
+for p in "$WEFTD" "$WEFT" "$WEFT_CLI" "$DEMO" "$RAWPEER"; do
     real="$(dirname "$p")/.libs/$(basename "$p")"
     [ -x "$real" ] && p=$real
     cp "$p" "$PUB/" || fail "cannot copy $p"

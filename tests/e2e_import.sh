@@ -224,7 +224,7 @@ make_user W
 make_user A
 make_user B
 pub=$TMP/pub
-cp "$WEFTD" "$WEFT" "$WRITER" "$pub/"
+cp "$WEFTD" "$WEFT" "$WEFT_CLI" "$WRITER" "$pub/"
 chmod 755 "$pub"/*
 W_SPOOL=$TMP/wspool
 mkdir -m 755 "$W_SPOOL" "$TMP/run"

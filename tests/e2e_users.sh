@@ -36,7 +36,7 @@ make_group ADM "$C"
 # What the users run goes where they can run it (the build tree may be
 # in a directory only root reaches).
 pub=$TMP/pub
-cp "$WEFTD" "$WEFT" "$RAWPEER" "$pub/"
+cp "$WEFTD" "$WEFT" "$WEFT_CLI" "$RAWPEER" "$pub/"
 chmod 755 "$pub"/* "$TMP/munge"
 W_SPOOL=$TMP/wspool
 mkdir -m 755 "$W_SPOOL" "$TMP/run"

@@ -10,6 +10,8 @@
 PY=/usr/bin/python3
 WEFTD="$WEFT_BUILDDIR/weftd"
 WEFT="$WEFT_BUILDDIR/weft"
+# weft runs weft-cli for every command but run: beside it, copies too
+WEFT_CLI="$WEFT_BUILDDIR/weft-cli"
 DEMO="$WEFT_BUILDDIR/weft-demo"
 RAWPEER="$WEFT_BUILDDIR/tests/weft-rawpeer"
 # The process rawpeer's Hellos name: this script, alive while the test
