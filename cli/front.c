@@ -18,26 +18,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "out.h"
 
+/* 1 when st (weft-cli beside this program, exe) may be run: the same
+ * owner, and writable by nobody who cannot write this program (in a
+ * sticky directory such as /tmp anyone may add a weft-cli beside a copy
+ * of weft, but not as its owner). */
+static int trusted_beside(const struct stat *exe, const struct stat *st)
+{
+    if (st->st_uid != exe->st_uid || !S_ISREG(st->st_mode))
+        return 0;
+    if ((st->st_mode & S_IWOTH) && !(exe->st_mode & S_IWOTH))
+        return 0;
+    return !(st->st_mode & S_IWGRP) ||
+           ((exe->st_mode & S_IWGRP) && exe->st_gid == st->st_gid);
+}
+
 /* weft-cli's path: beside this program if it is there (its build tree,
- * or a copy of both), else where it was installed. Whoever can put a
- * file beside this program can replace the program itself. */
+ * or a copy of both) and trusted as much as this program, else where it
+ * was installed. */
 static const char *cli_path(char *buf, size_t len)
 {
     static const char name[] = "weft-cli";
     ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    struct stat exe, st;
     char *slash;
 
-    if (n > 0) {
+    if (n > 0 && stat("/proc/self/exe", &exe) == 0) {
         buf[n] = 0;
         slash = strrchr(buf, '/');
         if (slash && (size_t)(slash + 1 - buf) + sizeof name <= len) {
             memcpy(slash + 1, name, sizeof name);
-            if (access(buf, X_OK) == 0)
+            if (stat(buf, &st) == 0 && trusted_beside(&exe, &st) &&
+                access(buf, X_OK) == 0)
                 return buf;
         }
     }

@@ -19,7 +19,10 @@
 #    after the next start (and only that start says so), and its key,
 #    ending in a serial, gets a random tag;
 #  - A's weft status shows A's own figures only, C's the machine's; keys
-#    end in a random tag: A cannot stat B's trace by a guessed key (#30).
+#    end in a random tag: A cannot stat B's trace by a guessed key (#30);
+#  - a copy of weft in a sticky directory (as /tmp) that root runs does
+#    not run the weft-cli another user put beside it (weft runs weft-cli
+#    beside itself only when it has weft's owner and no more writers).
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -360,4 +363,19 @@ sleep 1
     fail "the second start found old trace directories again"
 [ "$(grep -c "trace directories of an older weftd" "$TMP/weftd.log")" = 1 ] ||
     fail "the second start gave keys again"
+# B's weft-cli beside root's copy of weft in a sticky directory
+mkdir -m 1777 "$TMP/sticky"
+cp "$WEFT" "$TMP/sticky/weft"
+printf '#!/bin/sh\ntouch "%s"\n' "$TMP/sticky/ran" >"$TMP/b-cli"
+chmod 755 "$TMP/b-cli"
+as "$B" cp "$TMP/b-cli" "$TMP/sticky/weft-cli" || fail "B cannot write the sticky directory"
+out=$("$TMP/sticky/weft" list 2>&1)
+[ ! -e "$TMP/sticky/ran" ] || fail "root's weft ran the weft-cli B put beside it"
+[ -e /usr/local/libexec/weft/weft-cli ] || echo "$out" | grep -q "cannot run .*libexec/weft/weft-cli" ||
+    fail "root's weft does not say it did not find its weft-cli: $out"
+# root's own weft-cli beside it is run
+rm -f "$TMP/sticky/weft-cli"
+cp "$WEFT_CLI" "$TMP/sticky/weft-cli"
+"$TMP/sticky/weft" --version | grep -q '^weft ' ||
+    fail "root's weft does not run root's weft-cli beside it"
 echo "PASS: e2e_users"
