@@ -119,7 +119,6 @@ static void test_preauth_per_address(void **state)
     /* from this host: counted for the uid at the other end (peeruid.h) */
     expect_error(a, WEFT_ELIMIT, "to make room for a newer connection "
                  "(local uid ");
-    close(a);
     hello_ok(c, "pa2", 0, 1);
     assert_true(quiet_for(b, 200));
     close(b);
@@ -143,7 +142,6 @@ static void test_preauth_connections(void **state)
     sleep_ms(50);
     c = cl_connect(f);
     expect_error(a, WEFT_ELIMIT, "max_preauth_connections is 2");
-    close(a);
     hello_ok(c, "pc", 0, 1);
     hello_ok(b, "pc2", 0, 1);
     goodbye(b);
@@ -194,7 +192,6 @@ static void test_preauth_buffered_bound(void **state)
     b = cl_connect(f);
     send_partial(b, 3000, 2500);
     expect_error(a, WEFT_ELIMIT, "max_preauth_buffered is 4096");
-    close(a);
     assert_true(quiet_for(b, 200));
     close(b);
     stop(f);
@@ -215,7 +212,6 @@ static void test_preauth_frame(void **state)
     send_partial(a, 65536, 1);
     expect_error(a, WEFT_ETOOBIG, "frame of 65536 bytes before "
                  "authentication: max_preauth_frame is 2048");
-    close(a);
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_PREAUTH_FRAME], 1);
 }
@@ -239,7 +235,6 @@ static void test_members_per_user(void **state)
     send_bytes_free(c, hello_frame("m1", 1, 4, WEFT_PROTOCOL_VERSION));
     expect_error(c, WEFT_ELIMIT, "uid 1000 has 2 processes in traces "
                  "recording already: max_members_per_user is 2");
-    close(c);
     hello_uid = 1001;
     o = cl_connect(f);
     hello_ok(o, "m1", 0, 1);

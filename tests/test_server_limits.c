@@ -780,7 +780,6 @@ static void test_max_definition_bytes(void **state)
     hello_ok(b, "defbytes", 1, 2);
     send_bytes_free(b, strings_frame(1, 0, 16));
     expect_error(b, WEFT_ELIMIT, "over max_definition_bytes (3000)");
-    close(b);
     /* What was refused was not charged: 8 more still fit. */
     send_bytes_free(a, strings_frame(2, 16, 8));
     expect_ack(a, 1, 0, 2);
@@ -841,7 +840,6 @@ static void test_thread_names_charged(void **state)
     send_bytes_free(a, thread_names_frame(3, 0, 2, 2));
     expect_error(a, WEFT_ELIMIT, "ThreadName definitions name 2 threads "
                  "that sent nothing: uid");
-    close(a);
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_USER_SPOOL_BYTES], 1);
 }
