@@ -566,31 +566,27 @@ static const char *process_env(const char *name, void *arg)
     return getenv(name);
 }
 
-/* The TSC's frequency for a tree's processes (WEFT_TSC_KHZ), measured
- * once here from (tsc0, ns0), taken as weft run started, so that each
- * process that records with the TSC does not sleep up to 2 ms to
- * measure it itself (client/timer.c); over weft run's own start, at
- * least WEFT__TSC_RUN_CALIBRATE_NS (tsc.h says why that is enough for
- * a tree). Only where libweft would read
- * the TSC by default or as asked (WEFT_CLOCK auto or tsc) and the
- * kernel trusts it: then its frequency is a whole number of kHz, the
- * same for every process. 0, or -1 with errno (setenv). */
-static int tsc_environment(uint64_t tsc0, uint64_t ns0)
+/* Where the processes of a tree measure the TSC's frequency from
+ * (WEFT_TSC_FROM, client/timer.c): (tsc0, ns0), read as weft run started
+ * on `host`, so that none sleeps to measure it (a process on its own
+ * sleeps up to 2 ms) and the later ones measure over longer. Only where
+ * libweft may read the TSC (WEFT_CLOCK auto or tsc, an invariant TSC;
+ * each process asks whether the kernel trusts it) and no reading or
+ * frequency was given: an outer weft run's reading is older, so better.
+ * 0, or -1 with errno (setenv). */
+static int tsc_environment(uint64_t tsc0, uint64_t ns0, const char *host)
 {
     const char *clock = getenv("WEFT_CLOCK");
-    char source[64], khz[24];
-    uint64_t hz, span;
+    char from[320];
 
-    if (getenv("WEFT_TSC_KHZ") ||
+    if (getenv("WEFT_TSC_KHZ") || getenv("WEFT_TSC_FROM") || !tsc0 ||
+        !ns0 || !*host ||
         (clock && *clock && strcmp(clock, "auto") && strcmp(clock, "tsc")) ||
-        !weft__tsc_invariant() ||
-        !weft__tsc_kernel_trusts(source, sizeof source))
+        !weft__tsc_invariant())
         return 0;
-    hz = weft__tsc_hz_since(tsc0, ns0, WEFT__TSC_RUN_CALIBRATE_NS, &span);
-    if (hz < 1000000u)
-        return 0; /* the clocks make no sense: each process says so */
-    snprintf(khz, sizeof khz, "%" PRIu64, (hz + 500u) / 1000u);
-    return setenv("WEFT_TSC_KHZ", khz, 1);
+    snprintf(from, sizeof from, "%" PRIu64 ",%" PRIu64 ",%s", tsc0, ns0,
+             host);
+    return setenv("WEFT_TSC_FROM", from, 1);
 }
 
 /* The environment that makes the traced program the root of a process
@@ -629,7 +625,7 @@ static int tree_environment(const run_opts *o, uint64_t tsc0, uint64_t ns0)
     return setenv(WEFT__TREE_VAR, run.id, 1) != 0 ||
                    setenv(WEFT__TASK_PID_VAR, task, 1) != 0 ||
                    setenv("WEFT_TRACE", name, 1) != 0 ||
-                   tsc_environment(tsc0, ns0) != 0
+                   tsc_environment(tsc0, ns0, host) != 0
                ? -1 : 0;
 }
 
@@ -672,7 +668,7 @@ int weft__cmd_run(cli *c)
     uint64_t tsc0, ns0;
     int status, help = 0;
 
-    weft__tsc_pair(&tsc0, &ns0); /* tsc_environment measures from here */
+    weft__tsc_pair(&tsc0, &ns0); /* the tree measures the TSC from here */
     if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
         return status;
     if (help) {

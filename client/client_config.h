@@ -131,8 +131,11 @@ typedef struct weft__config {
     int clock;               /* WEFT_CLOCK: a WEFT__CLOCK_* (timer.c
                               * decides at open what auto and tsc give) */
     int debug;               /* WEFT_DEBUG=1: debug lines on stderr */
-    uint32_t tsc_khz;        /* WEFT_TSC_KHZ: the TSC's kHz as weft run
-                              * measured it (timer.c), 0: measure */
+    uint32_t tsc_khz;        /* WEFT_TSC_KHZ: the TSC's kHz, 0: measure
+                              * (timer.c) */
+    uint64_t tsc_from_tsc;   /* WEFT_TSC_FROM: the TSC and */
+    uint64_t tsc_from_ns;    /* CLOCK_MONOTONIC_RAW when weft run started */
+    char tsc_from_host[256]; /* on this host; 0 0 "": unset */
     int64_t clock_shift_ns;  /* WEFT_TEST_CLOCK_SHIFT_NS, tests only */
     uint64_t resolution;     /* trace clock ticks per second: set by
                               * weft__clock_setup at open, not parsed */

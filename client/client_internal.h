@@ -131,15 +131,16 @@ extern uint64_t weft__clock_shift WEFT__HIDDEN;
 /* 1: WEFT_DEBUG=1, weft__debug prints; set by weft_open. */
 extern int weft__debug_on WEFT__HIDDEN;
 
-/* Chooses the trace clock for WEFT_CLOCK's value `want` (a
- * WEFT__CLOCK_*) and sets the test shift; a TSC the kernel trusts runs
- * at `khz` when that is not 0 (WEFT_TSC_KHZ), else it is measured; sets
- * *resolution (ticks per
- * second, for Hello) and *name ("tsc" or "monotonic", static). Says
- * which at debug level. Returns 0: a TSC that cannot be had gives
- * CLOCK_MONOTONIC (with a warning when tsc was asked for). */
-WEFT__HIDDEN int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
-                                   uint64_t *resolution, const char **name);
+/* Chooses the trace clock for c->clock (WEFT_CLOCK, a WEFT__CLOCK_*) and
+ * sets the test shift (c->clock_shift_ns); a TSC the kernel trusts runs
+ * at c->tsc_khz when that is not 0 (WEFT_TSC_KHZ), else it is measured,
+ * from weft run's start (WEFT_TSC_FROM) when that is set; sets
+ * c->resolution (ticks per second, for Hello) and c->clock_name ("tsc"
+ * or "monotonic", static). Says which at debug level. Returns 0: a TSC
+ * that cannot be had gives CLOCK_MONOTONIC (with a warning when tsc was
+ * asked for). */
+struct weft__config;
+WEFT__HIDDEN int weft__clock_setup(struct weft__config *c);
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
 WEFT__HIDDEN uint64_t weft__mono_ns(void);
 /* One line "weft: ..." on stderr (log.c). */

@@ -204,6 +204,43 @@ static int env_shift(const envsrc *e, int64_t *out)
     return 0;
 }
 
+/* WEFT_TSC_FROM: "TSC,NS,HOST", two decimal numbers (neither 0) and a
+ * host name: the TSC and CLOCK_MONOTONIC_RAW (ns) read together when
+ * weft run started on HOST, which the processes it starts there measure
+ * the TSC's frequency from (timer.c). Unset: 0 0 "". 0 or WEFT_ECONFIG. */
+static int env_tsc_from(const envsrc *e, weft__config *c)
+{
+    const char *v = env(e, "WEFT_TSC_FROM"), *p;
+    char num[2][24];
+
+    c->tsc_from_tsc = c->tsc_from_ns = 0;
+    c->tsc_from_host[0] = '\0';
+    if (!v)
+        return 0;
+    p = v;
+    for (int i = 0; i < 2; i++) {
+        const char *comma = strchr(p, ',');
+        if (!comma || (size_t)(comma - p) >= sizeof num[i])
+            goto bad;
+        memcpy(num[i], p, (size_t)(comma - p));
+        num[i][comma - p] = '\0';
+        p = comma + 1;
+    }
+    if (parse_decimal(num[0], UINT64_MAX, &c->tsc_from_tsc) < 0 ||
+        parse_decimal(num[1], UINT64_MAX, &c->tsc_from_ns) < 0 ||
+        !c->tsc_from_tsc || !c->tsc_from_ns || !*p ||
+        strlen(p) >= sizeof c->tsc_from_host)
+        goto bad;
+    memcpy(c->tsc_from_host, p, strlen(p) + 1);
+    return 0;
+bad:
+    c->tsc_from_tsc = c->tsc_from_ns = 0;
+    warn("WEFT_TSC_FROM='%s' must be TSC,NS,HOST: two decimal numbers above "
+         "0 and a host name, the TSC and CLOCK_MONOTONIC_RAW when weft run "
+         "started on HOST", v);
+    return WEFT_ECONFIG;
+}
+
 /* 1 if c may be part of a tag key. */
 static int tag_key_char(char c)
 {
@@ -498,8 +535,9 @@ static int parse_policy(const envsrc *e, weft__config *c)
 
 /* WEFT_CLOCK: auto (default), monotonic or tsc; what the CPU and the
  * kernel allow is timer.c's question, at open. WEFT_TSC_KHZ: the TSC's
- * frequency weft run measured for the processes it starts (0: measure
- * it). WEFT_DEBUG: 0 or 1. 0 or WEFT_ECONFIG. */
+ * frequency (0: measure it); WEFT_TSC_FROM: where weft run started the
+ * measurement for the processes it starts. WEFT_DEBUG: 0 or 1. 0 or
+ * WEFT_ECONFIG. */
 static int parse_clock(const envsrc *e, weft__config *c)
 {
     static const char *const names[] = { "auto", "monotonic", "tsc" };
@@ -509,6 +547,8 @@ static int parse_clock(const envsrc *e, weft__config *c)
     rc = env_shift(e, &c->clock_shift_ns);
     if (rc == 0)
         rc = parse_numbers(e, NUM_CLOCK, c);
+    if (rc == 0)
+        rc = env_tsc_from(e, c);
     if (rc < 0)
         return rc;
     c->clock = -1;

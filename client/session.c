@@ -98,8 +98,7 @@ static int config_load(weft__config *c, const char *const *overlay)
     if (rc < 0)
         return rc;
     weft__debug_on = c->debug;
-    return weft__clock_setup(c->clock, c->clock_shift_ns, c->tsc_khz,
-                             &c->resolution, &c->clock_name);
+    return weft__clock_setup(c);
 }
 
 /* See client_session.h. */

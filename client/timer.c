@@ -22,12 +22,15 @@
  * the moment the library is loaded (a constructor takes the first
  * reading) to weft_open, which sleeps only what is missing of
  * WEFT__TSC_CALIBRATE_NS (tsc.c): nothing for a program that opens late
- * (MPI_Init), at most 2 ms for one that opens at start; nothing for the
- * processes of a program under `weft run`, which measured it for them
- * (WEFT_TSC_KHZ, used where the kernel trusts the TSC: a whole number
- * of kHz, the same for every process). Over 2 ms the error was about 1 ppm (rms, up to 3)
- * here, over 20 ms 0.02; processes that measured long enough get the
- * kernel's kHz exactly. weftd keeps the ticks of processes within 10 ppm
+ * (MPI_Init), at most 2 ms for one that opens at start. The processes of
+ * a program under `weft run` measure from weft run's start instead
+ * (WEFT_TSC_FROM, a reading weft run took on its host; used where the
+ * kernel trusts the TSC), over at least WEFT__TSC_RUN_CALIBRATE_NS:
+ * weft run's own start and the program's exec make most of it, so the
+ * first sleeps little and its children, later, not at all and measure
+ * over longer. WEFT_TSC_KHZ gives the frequency outright. Over 2 ms the
+ * error was about 1 ppm (rms, up to 3) here, over 20 ms 0.02; processes
+ * that measured long enough get the kernel's kHz exactly. weftd keeps the ticks of processes within 10 ppm
  * of each other (convert.c), and the ClockOffsets measured at open and
  * before the Goodbye correct the rest, linearly.
  */
@@ -36,6 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client_config.h"
 #include "client_internal.h"
@@ -97,23 +101,43 @@ static uint64_t tsc_calibrate(uint64_t *span_ns)
                               span_ns);
 }
 
-/* See client_internal.h. */
-int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
-                      uint64_t *resolution, const char **name)
+/* The TSC's frequency (Hz) measured from weft run's start (WEFT_TSC_FROM)
+ * to now, sleeping what is missing of WEFT__TSC_RUN_CALIBRATE_NS; *span_ns
+ * gets how long. 0 when it is unset, was taken on another host (a
+ * launcher passed the environment on) or makes no sense here. */
+static uint64_t tsc_from_run(const weft__config *c, uint64_t *span_ns)
 {
+    char host[256] = "";
+
+    if (!c->tsc_from_tsc)
+        return 0;
+    if (gethostname(host, sizeof host - 1) != 0 ||
+        strcmp(host, c->tsc_from_host) != 0) {
+        weft__debug("clock: WEFT_TSC_FROM is of host %s, this is %s",
+                    c->tsc_from_host, host);
+        return 0;
+    }
+    return weft__tsc_hz_since(c->tsc_from_tsc, c->tsc_from_ns,
+                              WEFT__TSC_RUN_CALIBRATE_NS, span_ns);
+}
+
+/* See client_internal.h. */
+int weft__clock_setup(weft__config *c)
+{
+    const char *want_name = c->clock == WEFT__CLOCK_TSC ? "tsc" : "auto";
     char source[64];
     uint64_t hz, span;
     int trusted;
 
     weft__clock_tsc = 0;
-    *resolution = 1000000000u;
-    *name = "monotonic";
-    if (want == WEFT__CLOCK_MONOTONIC) {
+    c->resolution = 1000000000u;
+    c->clock_name = "monotonic";
+    if (c->clock == WEFT__CLOCK_MONOTONIC) {
         weft__debug("clock: CLOCK_MONOTONIC (WEFT_CLOCK=monotonic)");
         goto out;
     }
     if (!weft__tsc_invariant()) {
-        if (want == WEFT__CLOCK_TSC)
+        if (c->clock == WEFT__CLOCK_TSC)
             weft__warn("WEFT_CLOCK=tsc: this CPU has no invariant TSC (cpuid "
                        "0x80000007 EDX bit 8, x86-64 only); using "
                        "CLOCK_MONOTONIC");
@@ -122,40 +146,48 @@ int weft__clock_setup(int want, int64_t shift_ns, uint32_t khz,
         goto out;
     }
     trusted = weft__tsc_kernel_trusts(source, sizeof source);
-    if (want == WEFT__CLOCK_AUTO && !trusted) {
+    if (c->clock == WEFT__CLOCK_AUTO && !trusted) {
         weft__debug("clock: CLOCK_MONOTONIC (the kernel's clocksource is "
                     "'%s', not tsc)", source);
         goto out;
     }
-    if (trusted && khz) {
-        /* weft run measured it for the processes it starts */
-        hz = (uint64_t)khz * 1000u;
-        weft__debug("clock: TSC at %.6f MHz (WEFT_TSC_KHZ, measured by weft "
-                    "run; WEFT_CLOCK=%s; kernel clocksource '%s')",
-                    (double)hz / 1e6, want == WEFT__CLOCK_TSC ? "tsc" : "auto",
+    if (trusted && c->tsc_khz) {
+        hz = (uint64_t)c->tsc_khz * 1000u;
+        weft__debug("clock: TSC at %.6f MHz (WEFT_TSC_KHZ; WEFT_CLOCK=%s; "
+                    "kernel clocksource '%s')", (double)hz / 1e6, want_name,
                     source);
+        goto tsc;
+    }
+    /* Where the kernel trusts the TSC its frequency is a whole number of
+     * kHz (tsc_khz): the measurement is rounded to it. */
+    if (trusted && (hz = tsc_from_run(c, &span)) >= 1000000u) {
+        hz = (hz + 500u) / 1000u * 1000u;
+        weft__debug("clock: TSC at %.6f MHz, measured over %.1f ms from weft "
+                    "run's start (WEFT_TSC_FROM; WEFT_CLOCK=%s; kernel "
+                    "clocksource '%s')", (double)hz / 1e6, (double)span / 1e6,
+                    want_name, source);
         goto tsc;
     }
     hz = tsc_calibrate(&span);
     if (trusted)
-        hz = (hz + 500u) / 1000u * 1000u;  /* the kernel's tsc_khz */
+        hz = (hz + 500u) / 1000u * 1000u;
     if (hz < 1000000u) {
         weft__warn("%s: calibrating the TSC against CLOCK_MONOTONIC_RAW "
                    "failed; using CLOCK_MONOTONIC",
-                   want == WEFT__CLOCK_TSC ? "WEFT_CLOCK=tsc" : "clock");
+                   c->clock == WEFT__CLOCK_TSC ? "WEFT_CLOCK=tsc" : "clock");
         goto out;
     }
     weft__debug("clock: TSC at %.6f MHz, measured over %.1f ms (WEFT_CLOCK=%s"
                 "; kernel clocksource '%s')", (double)hz / 1e6,
-                (double)span / 1e6, want == WEFT__CLOCK_TSC ? "tsc" : "auto",
-                source);
+                (double)span / 1e6, want_name, source);
 tsc:
-    *resolution = hz;
-    *name = "tsc";
+    c->resolution = hz;
+    c->clock_name = "tsc";
     weft__clock_tsc = 1;
 out:
     /* Test-only shift, in ticks of the chosen clock. */
-    weft__clock_shift = (uint64_t)(int64_t)((long double)shift_ns *
-                                            (long double)*resolution / 1e9L);
+    weft__clock_shift = (uint64_t)(int64_t)((long double)c->clock_shift_ns *
+                                            (long double)c->resolution /
+                                            1e9L);
     return 0;
 }

@@ -1,8 +1,8 @@
 /* tsc.h - the CPU's time stamp counter: whether it is invariant, whether
  * the kernel trusts it, and its frequency measured against
  * CLOCK_MONOTONIC_RAW. Shared by libweft's trace clock (timer.c) and
- * weft run, which measures the frequency once for the processes of a
- * tree (WEFT_TSC_KHZ) so that each does not sleep to measure it again.
+ * weft run, which takes the reading the processes of a tree measure the
+ * frequency from (WEFT_TSC_FROM), so that none sleeps to measure it.
  */
 #ifndef WEFT_TSC_H
 #define WEFT_TSC_H
@@ -13,10 +13,13 @@
 /* A process measures the TSC over at least this long (ns): about 1 ppm
  * here. */
 #define WEFT__TSC_CALIBRATE_NS 2000000u
-/* weft run measures it for a tree's processes over at least this long,
- * its own start (about 1 ms): about 2 ppm here (up to 6). The error is
- * the same in every process of the tree, and each corrects it with the
- * ClockOffsets it measures at its start and end, as it would a drift. */
+/* A process that weft run started measures it from weft run's start
+ * (WEFT_TSC_FROM) over at least this long: weft run's start and the exec
+ * make most of it. About 2 ppm here (up to 7 under load): the processes
+ * of a tree mostly within 10 ppm of each other, whose ticks the archive
+ * keeps (convclock.c; further apart they are scaled to ns), and each
+ * corrects the rest with the ClockOffsets it measures at its start and
+ * end, as it would a drift. */
 #define WEFT__TSC_RUN_CALIBRATE_NS 1000000u
 
 /* 1 if the CPU has an invariant TSC (x86-64 cpuid 0x80000007). */

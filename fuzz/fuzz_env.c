@@ -81,6 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               c->buffer_size <= WEFT__MAX_BUFFER);
         CHECK(c->pool_size >= WEFT__MIN_POOL && c->pool_size <= WEFT__MAX_POOL);
         CHECK(c->is_unix ? c->path[0] != 0 : c->host[0] && c->port[0]);
+        /* WEFT_TSC_FROM: all of it or nothing */
+        CHECK(c->tsc_from_tsc
+                  ? c->tsc_from_ns && c->tsc_from_host[0] &&
+                        strlen(c->tsc_from_host) < sizeof c->tsc_from_host
+                  : !c->tsc_from_ns && !c->tsc_from_host[0]);
     }
     if (lookup("WEFT_FILTER", &e)) {
         rc = weft__ifilter_parse(lookup("WEFT_FILTER", &e), &filter, err,

@@ -342,6 +342,36 @@ static void test_switches(void **state)
                      WEFT_ECONFIG);
 }
 
+/* WEFT_TSC_FROM: TSC,NS,HOST as weft run writes it; anything else is
+ * an error naming it, and leaves it unset. */
+static void test_tsc_from(void **state)
+{
+    static const char *const bad[] = {
+        "1,2", "1,2,", ",2,h", "1,,h", "0,2,h", "1,0,h", "x,2,h",
+        "1,2x,h", "-1,2,h", "18446744073709551616,2,h",
+        "1234567890123456789012345,2,h",
+    };
+    char longhost[300];
+    weft__config c;
+
+    (void)state;
+    assert_int_equal(parse1("WEFT_TSC_FROM",
+                            "9223372036854775808,123456789,node-1.a,b", &c),
+                     0);
+    assert_true(c.tsc_from_tsc == UINT64_C(9223372036854775808));
+    assert_int_equal(c.tsc_from_ns, 123456789);
+    assert_string_equal(c.tsc_from_host, "node-1.a,b");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        print_message("%s\n", bad[i]);
+        assert_int_equal(parse1("WEFT_TSC_FROM", bad[i], &c), WEFT_ECONFIG);
+        assert_int_equal(c.tsc_from_tsc, 0);
+    }
+    memset(longhost, 'h', sizeof longhost);
+    memcpy(longhost, "1,2,", 4);
+    longhost[sizeof longhost - 1] = '\0';
+    assert_int_equal(parse1("WEFT_TSC_FROM", longhost, &c), WEFT_ECONFIG);
+}
+
 static void test_tags(void **state)
 {
     static const char *const bad[] = {
@@ -406,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_buffer_size),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_switches),
+        cmocka_unit_test(test_tsc_from),
         cmocka_unit_test(test_tags),
         cmocka_unit_test(test_empty_is_unset),
     };
