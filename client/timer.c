@@ -104,10 +104,16 @@ static uint64_t tsc_calibrate(uint64_t *span_ns)
 /* The TSC's frequency (Hz) measured from weft run's start (WEFT_TSC_FROM)
  * to now, sleeping what is missing of WEFT__TSC_RUN_CALIBRATE_NS; *span_ns
  * gets how long. 0 when it is unset, was taken on another host (a
- * launcher passed the environment on) or makes no sense here. */
+ * launcher passed the environment on), or the clocks make no sense from
+ * it: a frequency outside 100 MHz to 100 GHz, or more than 1% from what
+ * this process measured since it was loaded, when that was long enough
+ * to tell (the clocks ran apart since weft run's start: a suspend). */
+#define WEFT__TSC_FROM_CHECK 100u           /* 1/100 */
+#define WEFT__TSC_FROM_CHECK_NS 50000u
 static uint64_t tsc_from_run(const weft__config *c, uint64_t *span_ns)
 {
     char host[256] = "";
+    uint64_t hz, here = 0, here_span = 0;
 
     if (!c->tsc_from_tsc)
         return 0;
@@ -117,8 +123,21 @@ static uint64_t tsc_from_run(const weft__config *c, uint64_t *span_ns)
                     c->tsc_from_host, host);
         return 0;
     }
-    return weft__tsc_hz_since(c->tsc_from_tsc, c->tsc_from_ns,
-                              WEFT__TSC_RUN_CALIBRATE_NS, span_ns);
+    hz = weft__tsc_hz_since(c->tsc_from_tsc, c->tsc_from_ns,
+                            WEFT__TSC_RUN_CALIBRATE_NS, span_ns);
+    if (cal_ns)
+        here = weft__tsc_hz_since(cal_tsc, cal_ns, 0, &here_span);
+    if (hz < 100000000u || hz / 1000u > WEFT__MAX_TSC_KHZ ||
+        (here && here_span >= WEFT__TSC_FROM_CHECK_NS &&
+         (hz > here ? hz - here : here - hz) > here / WEFT__TSC_FROM_CHECK)) {
+        weft__debug("clock: the TSC measured from weft run's start "
+                    "(WEFT_TSC_FROM, %.1f ms ago) runs at %.6f MHz, since "
+                    "this process was loaded (%.3f ms) at %.6f: not used",
+                    (double)*span_ns / 1e6, (double)hz / 1e6,
+                    (double)here_span / 1e6, (double)here / 1e6);
+        return 0;
+    }
+    return hz;
 }
 
 /* See client_internal.h. */

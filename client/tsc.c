@@ -75,6 +75,7 @@ uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t min_ns,
                             uint64_t *span_ns)
 {
     uint64_t t1, n1;
+    long double hz;
 
     weft__tsc_pair(&t1, &n1);
     if (n1 >= ns0 && n1 - ns0 < min_ns) {
@@ -87,6 +88,6 @@ uint64_t weft__tsc_hz_since(uint64_t tsc0, uint64_t ns0, uint64_t min_ns,
     *span_ns = n1 - ns0;
     if (t1 <= tsc0 || n1 <= ns0)
         return 0;
-    return (uint64_t)((long double)(t1 - tsc0) * 1e9L /
-                      (long double)(n1 - ns0) + 0.5L);
+    hz = (long double)(t1 - tsc0) * 1e9L / (long double)(n1 - ns0) + 0.5L;
+    return hz < 1e18L ? (uint64_t)hz : 0; /* 1 EHz: the clocks make no sense */
 }

@@ -81,6 +81,14 @@ if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" =
         [ "$(grep -c "clock: TSC at [0-9.]* MHz, measured over [0-9.]* ms (WEFT_CLOCK" "$TMP/khz2.err")" = 2 ] ||
         fail "khz2: another host's WEFT_TSC_FROM was not refused: $(cat "$TMP/khz2.err")"
     members khz2 2
+    # A reading the clocks disagree with since (here one of 1 s ago with
+    # a TSC of 1: as after a suspend, the TSC ran apart) is not used.
+    raw=$($PY -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW) - 10**9)')
+    WEFT_DEBUG=1 WEFT_TSC_FROM="1,$raw,$(hostname)" wrun khz3 sh -c 'cat n.txt > /dev/null'
+    [ "$(grep -c "(WEFT_TSC_FROM, [0-9.]* ms ago) runs at [0-9.]* MHz, since this process was loaded ([0-9.]* ms) at [0-9.]*: not used" "$TMP/khz3.err")" = 2 ] &&
+        [ "$(grep -c "clock: TSC at [0-9.]* MHz, measured over [0-9.]* ms (WEFT_CLOCK" "$TMP/khz3.err")" = 2 ] ||
+        fail "khz3: a reading the clocks disagree with was used: $(cat "$TMP/khz3.err")"
+    members khz3 2
     echo "khz: sh and cat measured the TSC from weft run's start ($(tr '\n' ' ' <"$TMP/khz.mhz")MHz, ms), not another host's"
 else
     echo "SKIP: the kernel's clocksource is not the TSC: WEFT_TSC_FROM is not used"
