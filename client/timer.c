@@ -30,9 +30,10 @@
  * first sleeps little and its children, later, not at all and measure
  * over longer. WEFT_TSC_KHZ gives the frequency outright. Over 2 ms the
  * error was about 1 ppm (rms, up to 3) here, over 20 ms 0.02; processes
- * that measured long enough get the kernel's kHz exactly. weftd keeps the ticks of processes within 10 ppm
- * of each other (convert.c), and the ClockOffsets measured at open and
- * before the Goodbye correct the rest, linearly.
+ * that measured long enough get the kernel's kHz exactly. weftd keeps
+ * the ticks of processes within 10 ppm of each other (convclock.c), and
+ * the ClockOffsets measured at open and before the Goodbye correct the
+ * rest, linearly.
  */
 #include <dlfcn.h>
 #include <stdint.h>
