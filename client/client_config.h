@@ -59,6 +59,12 @@ static inline int weft__not_the_task(const char *task, long pid)
 
 #define WEFT__DEFAULT_SERVER "127.0.0.1:7411"
 #define WEFT__DEFAULT_PORT "7411"
+/* The system weftd's Unix socket (its spool, config/weftd_config.h's
+ * WEFT_SYSTEM_SPOOL, and the unit's StateDirectory, /weftd.sock): with
+ * no WEFT_SERVER a process reaches the weftd of its host there when
+ * there is one (session.c), where the kernel tells weftd who connects
+ * (SO_PEERCRED): no MUNGE round trip, nothing on the network. */
+#define WEFT__SYSTEM_SOCKET "/var/lib/weft/weftd.sock"
 /* A thread's first buffers are filled this far (pool.c), and the pool's
  * budget counts in these units: WEFT_POOL_SIZE of them. */
 #define WEFT__FILL_UNIT (64u << 10)
@@ -167,6 +173,9 @@ typedef struct weft__proc {
     long pid;
     uint64_t start_ns;       /* CLOCK_REALTIME now: tells two processes with
                               * the same pid apart */
+    const char *system_socket; /* WEFT__SYSTEM_SOCKET when a socket is
+                              * there (the system weftd runs on this
+                              * host), else NULL: the default server */
 } weft__proc;
 
 /* Reads and checks the whole configuration from `env` into *c (cleared

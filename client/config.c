@@ -131,14 +131,22 @@ bad:
     return WEFT_ECONFIG;
 }
 
-/* WEFT_SERVER: "host:port", "[v6addr]:port", "host" or "unix:/path". */
-static int parse_server(const envsrc *e, weft__config *c)
+/* WEFT_SERVER: "host:port", "[v6addr]:port", "host" or "unix:/path";
+ * unset, the system weftd's socket where it runs on this host, else
+ * WEFT__DEFAULT_SERVER. */
+static int parse_server(const envsrc *e, const weft__proc *proc,
+                        weft__config *c)
 {
     const char *v = env(e, "WEFT_SERVER");
     const char *host, *colon, *port;
+    char sys[sizeof c->server];
     size_t hlen;
     uint64_t n;
 
+    if (!v && proc->system_socket) {
+        snprintf(sys, sizeof sys, "unix:%s", proc->system_socket);
+        v = sys;
+    }
     if (!v)
         v = WEFT__DEFAULT_SERVER;
     if (strlen(v) >= sizeof c->server) {
@@ -607,7 +615,7 @@ int weft__config_parse(weft__env_fn fn, void *arg, const weft__proc *proc,
 
     memset(c, 0, sizeof *c);
     c->resolution = 1000000000u;
-    rc = parse_server(&e, c);
+    rc = parse_server(&e, proc, c);
     if (rc == 0)
         rc = parse_rank_size(&e, c, &size_var);
     if (rc == 0) {

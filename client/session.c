@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ static const char *getenv_fn(const char *name, void *arg)
 static void describe_process(weft__proc *proc, char *host, size_t hostlen)
 {
     struct timespec ts;
+    struct stat st;
 
     snprintf(host, hostlen, "host");
     gethostname(host, hostlen - 1);
@@ -82,6 +84,10 @@ static void describe_process(weft__proc *proc, char *host, size_t hostlen)
     proc->host = host;
     proc->pid = (long)getpid();
     proc->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    proc->system_socket = stat(WEFT__SYSTEM_SOCKET, &st) == 0 &&
+                                  S_ISSOCK(st.st_mode)
+                              ? WEFT__SYSTEM_SOCKET
+                              : NULL;
 }
 
 /* Reads the configuration of this process (the environment as `overlay`

@@ -8,7 +8,9 @@
  * WEFT_FILTER given, if it parsed. Checked beyond memory safety: a
  * configuration is taken (0) or refused with WEFT_ECONFIG only; one taken
  * has a trace name, a rank below its size, at most WEFT__MAX_TAGS tags
- * with keys and values inside tagbuf, and bounded sizes.
+ * with keys and values inside tagbuf, bounded sizes, and without
+ * WEFT_SERVER the system weftd's socket exactly when the input's first
+ * byte is odd (it stands for the socket being there).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +42,11 @@ static const char *lookup(const char *name, void *arg)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
-    const weft__proc proc = { "fuzzed", "host1", 4242, 1700000000000000000ull };
+    /* An odd first byte: the system weftd's socket is there. */
+    const weft__proc proc = { "fuzzed", "host1", 4242,
+                              1700000000000000000ull,
+                              size && (data[0] & 1) ? WEFT__SYSTEM_SOCKET
+                                                    : NULL };
     weft__ifilter filter = { 0, NULL };
     weft__config *c = malloc(sizeof *c);
     char err[256];
@@ -81,6 +87,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               c->buffer_size <= WEFT__MAX_BUFFER);
         CHECK(c->pool_size >= WEFT__MIN_POOL && c->pool_size <= WEFT__MAX_POOL);
         CHECK(c->is_unix ? c->path[0] != 0 : c->host[0] && c->port[0]);
+        /* no WEFT_SERVER: the system weftd's socket if there, else TCP */
+        CHECK(lookup("WEFT_SERVER", &e) ||
+              (proc.system_socket
+                   ? c->is_unix && !strcmp(c->path, WEFT__SYSTEM_SOCKET)
+                   : !c->is_unix && !strcmp(c->server,
+                                            WEFT__DEFAULT_SERVER)));
         /* WEFT_TSC_FROM: all of it or nothing */
         CHECK(c->tsc_from_tsc
                   ? c->tsc_from_ns && c->tsc_from_host[0] &&

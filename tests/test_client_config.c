@@ -15,6 +15,7 @@
 
 #include "client_config.h"
 #include "weft_errors.h"
+#include "weftd_config.h"
 
 /* A fake environment: NULL-terminated name, value pairs. */
 static const char *lookup(const char *name, void *arg)
@@ -27,7 +28,7 @@ static const char *lookup(const char *name, void *arg)
     return NULL;
 }
 
-static const weft__proc proc = { "prog", "node1", 4242, 99 };
+static const weft__proc proc = { "prog", "node1", 4242, 99, NULL };
 
 static int parse(const char *const *envv, weft__config *c)
 {
@@ -104,6 +105,32 @@ static void test_server(void **state)
     memset(longpath + 6, 'a', sizeof longpath - 7);
     longpath[sizeof longpath - 1] = 0;
     assert_int_equal(parse1("WEFT_SERVER", longpath, &c), WEFT_ECONFIG);
+}
+
+/* Without WEFT_SERVER: the system weftd's Unix socket when it is there
+ * (the caller looked: weft__proc), which is the system spool's; else
+ * the TCP default. WEFT_SERVER wins either way. */
+static void test_system_socket(void **state)
+{
+    static const char *const none[] = { "WEFT_TRACE", "t", NULL };
+    static const char *const tcp[] = { "WEFT_TRACE", "t", "WEFT_SERVER",
+                                       "node0:7000", NULL };
+    weft__proc here = proc;
+    weft__config c;
+
+    (void)state;
+    assert_string_equal(WEFT__SYSTEM_SOCKET, WEFT_SYSTEM_SPOOL "/weftd.sock");
+    here.system_socket = WEFT__SYSTEM_SOCKET;
+    assert_int_equal(weft__config_parse(lookup, (void *)none, &here, &c), 0);
+    assert_true(c.is_unix);
+    assert_string_equal(c.path, WEFT__SYSTEM_SOCKET);
+    assert_string_equal(c.server, "unix:" WEFT__SYSTEM_SOCKET);
+    assert_int_equal(weft__config_parse(lookup, (void *)tcp, &here, &c), 0);
+    assert_false(c.is_unix);
+    assert_string_equal(c.host, "node0");
+    assert_int_equal(parse(none, &c), 0);
+    assert_false(c.is_unix);
+    assert_string_equal(c.server, WEFT__DEFAULT_SERVER);
 }
 
 static void test_rank_size(void **state)
@@ -430,6 +457,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_server),
+        cmocka_unit_test(test_system_socket),
         cmocka_unit_test(test_rank_size),
         cmocka_unit_test(test_trace_and_job),
         cmocka_unit_test(test_tree),

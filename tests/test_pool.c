@@ -33,7 +33,7 @@ static const char *no_env(const char *name, void *arg)
 /* An ACTIVE session with smallest buffers and no sender, no socket. */
 static void session_setup(uint32_t pool, int discard, uint32_t stall_ms)
 {
-    static const weft__proc proc = { "test_pool", "node", 1, 1 };
+    static const weft__proc proc = { "test_pool", "node", 1, 1, NULL };
     weft__config c;
 
     assert_int_equal(weft__config_parse(no_env, NULL, &proc, &c), 0);
