@@ -466,10 +466,12 @@ void expect_ack(int fd, int defs, uint32_t loc, uint64_t seq)
 }
 
 /* An Error with this code whose message contains `text`, then EOF; the
- * socket is closed. */
-void expect_error(int fd, int code, const char *text)
+ * socket is closed and *fdp set to -1, so that a close(*fdp) after it
+ * cannot close a descriptor the in-process weftd has opened since under
+ * the same number. */
+void expect_error(int *fdp, int code, const char *text)
 {
-    Weft__Envelope *env = cl_recv(fd);
+    Weft__Envelope *env = cl_recv(*fdp);
 
     if (!env)
         fail_msg("expected Error %s, got EOF", weft_err_name(code));
@@ -480,8 +482,9 @@ void expect_error(int fd, int code, const char *text)
                  weft_err_name(code), text, weft_err_name(env->error->code),
                  env->error->message);
     weft_frame_free_envelope(env);
-    expect_eof(fd);
-    close(fd);
+    expect_eof(*fdp);
+    close(*fdp);
+    *fdp = -1;
 }
 
 void hello_ok(int fd, const char *trace, uint32_t rank, uint32_t size)

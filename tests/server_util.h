@@ -48,7 +48,7 @@ void expect_eof(int fd);
 void show_unexpected(const Weft__Envelope *env, const char *want);
 Weft__Envelope *expect_hello_ack(int fd);
 void expect_ack(int fd, int defs, uint32_t loc, uint64_t seq);
-void expect_error(int fd, int code, const char *text);
+void expect_error(int *fdp, int code, const char *text);
 void hello_ok(int fd, const char *trace, uint32_t rank, uint32_t size);
 void hang_up(int fd);
 void sleep_ms(long ms);

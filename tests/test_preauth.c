@@ -91,9 +91,9 @@ static void test_preauth_timeout(void **state)
         sleep_ms(200);
         cl_send(drip, "\x0a", 1);
     }
-    expect_error(drip, WEFT_ELIMIT, "preauth_timeout: not authenticated "
+    expect_error(&drip, WEFT_ELIMIT, "preauth_timeout: not authenticated "
                  "within 1 s");
-    expect_error(silent, WEFT_ELIMIT, "preauth_timeout");
+    expect_error(&silent, WEFT_ELIMIT, "preauth_timeout");
     assert_true(quiet_for(ok, 300));
     goodbye(ok);
     stop(f);
@@ -117,7 +117,7 @@ static void test_preauth_per_address(void **state)
     sleep_ms(50);
     c = cl_connect(f);
     /* from this host: counted for the uid at the other end (peeruid.h) */
-    expect_error(a, WEFT_ELIMIT, "to make room for a newer connection "
+    expect_error(&a, WEFT_ELIMIT, "to make room for a newer connection "
                  "(local uid ");
     hello_ok(c, "pa2", 0, 1);
     assert_true(quiet_for(b, 200));
@@ -141,7 +141,7 @@ static void test_preauth_connections(void **state)
     b = cl_connect(f);
     sleep_ms(50);
     c = cl_connect(f);
-    expect_error(a, WEFT_ELIMIT, "max_preauth_connections is 2");
+    expect_error(&a, WEFT_ELIMIT, "max_preauth_connections is 2");
     hello_ok(c, "pc", 0, 1);
     hello_ok(b, "pc2", 0, 1);
     goodbye(b);
@@ -191,7 +191,7 @@ static void test_preauth_buffered_bound(void **state)
     sleep_ms(100);
     b = cl_connect(f);
     send_partial(b, 3000, 2500);
-    expect_error(a, WEFT_ELIMIT, "max_preauth_buffered is 4096");
+    expect_error(&a, WEFT_ELIMIT, "max_preauth_buffered is 4096");
     assert_true(quiet_for(b, 200));
     close(b);
     stop(f);
@@ -210,7 +210,7 @@ static void test_preauth_frame(void **state)
     start(f);
     a = cl_connect(f);
     send_partial(a, 65536, 1);
-    expect_error(a, WEFT_ETOOBIG, "frame of 65536 bytes before "
+    expect_error(&a, WEFT_ETOOBIG, "frame of 65536 bytes before "
                  "authentication: max_preauth_frame is 2048");
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_PREAUTH_FRAME], 1);
@@ -233,7 +233,7 @@ static void test_members_per_user(void **state)
     hang_up(b); /* it still counts: its trace records */
     c = cl_connect(f);
     send_bytes_free(c, hello_frame("m1", 1, 4, WEFT_PROTOCOL_VERSION));
-    expect_error(c, WEFT_ELIMIT, "uid 1000 has 2 processes in traces "
+    expect_error(&c, WEFT_ELIMIT, "uid 1000 has 2 processes in traces "
                  "recording already: max_members_per_user is 2");
     hello_uid = 1001;
     o = cl_connect(f);

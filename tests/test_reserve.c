@@ -98,11 +98,11 @@ static void test_admin_slots(void **state)
         hello_ok(t[i], "slots", (uint32_t)i, 3);
     }
     extra = cl_connect(f);
-    expect_error(extra, WEFT_ELIMIT, "max_connections is 2");
+    expect_error(&extra, WEFT_ELIMIT, "max_connections is 2");
     u[0] = unix_connect(f);
     hello_ok(u[0], "slots", 2, 3); /* answered: the reserve */
     u[1] = unix_connect(f);
-    expect_error(u[1], WEFT_ELIMIT, "max_connections is 2");
+    expect_error(&u[1], WEFT_ELIMIT, "max_connections is 2");
     for (int i = 0; i < 2; i++)
         close(t[i]);
     close(u[0]);
@@ -126,7 +126,7 @@ static void test_admin_fds(void **state)
      * WEFT_FD_RESERVE, an ordinary one 32 more. */
     f->d.srv->fd_limit = (uint64_t)probe + 2 + WEFT_FD_RESERVE + 16;
     tcp = cl_connect(f);
-    expect_error(tcp, WEFT_ELIMIT, "near its file descriptor limit");
+    expect_error(&tcp, WEFT_ELIMIT, "near its file descriptor limit");
     u = unix_connect(f);
     hello_ok(u, "fds", 0, 1);
     close(u);
@@ -174,7 +174,7 @@ static void test_accept_waits(void **state)
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_CONNECTIONS], 0);
     close(fds[0]);
     /* Room: it is accepted, and refused (OPEN - 1 > 4 are open). */
-    expect_error(waiting, WEFT_ELIMIT, "max_connections is 4");
+    expect_error(&waiting, WEFT_ELIMIT, "max_connections is 4");
     for (int i = 1; i < OPEN; i++)
         close(fds[i]);
     stop(f);

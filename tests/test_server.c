@@ -186,7 +186,7 @@ static void test_resume(void **state)
     expect_ack(b, 0, 0, 2);
     /* Its clock carried over: a batch before the last time is refused. */
     send_bytes_free(b, work_batch(0, 3, 19));
-    expect_error(b, WEFT_ETIME, "thread 0, batch 3: batch base time 19 is "
+    expect_error(&b, WEFT_ETIME, "thread 0, batch 3: batch base time 19 is "
                  "smaller than the last time 20 of thread 0");
     stop(f);
 }
@@ -203,13 +203,13 @@ static void test_frame_too_big(void **state)
     start(f);
     fd = cl_connect(f);
     cl_send(fd, hdr, sizeof hdr);
-    expect_error(fd, WEFT_ETOOBIG, "frame of 4097 bytes exceeds max_frame "
+    expect_error(&fd, WEFT_ETOOBIG, "frame of 4097 bytes exceeds max_frame "
                  "(4096 bytes)");
     /* After a valid Hello too. */
     fd = cl_connect(f);
     hello_ok(fd, "big", 0, 1);
     cl_send(fd, "\xff\xff\xff\xff", 4);
-    expect_error(fd, WEFT_ETOOBIG, "frame of 4294967295 bytes");
+    expect_error(&fd, WEFT_ETOOBIG, "frame of 4294967295 bytes");
     /* max_frame itself is allowed: this one is refused for its content. */
     assert_non_null(big);
     big[2] = MAX_FRAME >> 8;
@@ -217,7 +217,7 @@ static void test_frame_too_big(void **state)
     memset(big + 4, 0xff, MAX_FRAME);
     fd = cl_connect(f);
     cl_send(fd, big, 4 + MAX_FRAME);
-    expect_error(fd, WEFT_EPROTO, "frame of 4096 bytes is not a weft "
+    expect_error(&fd, WEFT_EPROTO, "frame of 4096 bytes is not a weft "
                  "protocol message");
     free(big);
     stop(f);
@@ -237,7 +237,7 @@ static void test_frame_before_hello(void **state)
     start(f);
     fd = cl_connect(f);
     cl_send(fd, hdr, sizeof hdr);
-    expect_error(fd, WEFT_ETOOBIG, "frame of 65537 bytes before Hello (at "
+    expect_error(&fd, WEFT_ETOOBIG, "frame of 65537 bytes before Hello (at "
                  "most 65536 bytes until then)");
     stop(f);
 }
@@ -255,15 +255,15 @@ static void test_garbage(void **state)
     start(f);
     fd = cl_connect(f);
     cl_send(fd, junk, sizeof junk);
-    expect_error(fd, WEFT_EPROTO, "frame of 12 bytes is not a weft protocol "
+    expect_error(&fd, WEFT_EPROTO, "frame of 12 bytes is not a weft protocol "
                  "message");
     fd = cl_connect(f);
     cl_send(fd, empty, sizeof empty);
-    expect_error(fd, WEFT_EPROTO, "frame of 0 bytes is not a weft");
+    expect_error(&fd, WEFT_EPROTO, "frame of 0 bytes is not a weft");
     /* Someone speaking HTTP: "GET " is a length of 1.2 GB. */
     fd = cl_connect(f);
     cl_send(fd, http, sizeof http - 1);
-    expect_error(fd, WEFT_ETOOBIG, "exceeds max_frame");
+    expect_error(&fd, WEFT_ETOOBIG, "exceeds max_frame");
     stop(f);
 }
 
@@ -276,13 +276,13 @@ static void test_before_hello(void **state)
     start(f);
     fd = cl_connect(f);
     send_bytes_free(fd, defs_frame(1));
-    expect_error(fd, WEFT_EPROTO, "Definitions before Hello");
+    expect_error(&fd, WEFT_EPROTO, "Definitions before Hello");
     fd = cl_connect(f);
     send_bytes_free(fd, batch_frame(0, 1, 0, 1, &ev, 1));
-    expect_error(fd, WEFT_EPROTO, "EventBatch before Hello");
+    expect_error(&fd, WEFT_EPROTO, "EventBatch before Hello");
     fd = cl_connect(f);
     send_bytes_free(fd, goodbye_frame());
-    expect_error(fd, WEFT_EPROTO, "Goodbye before Hello");
+    expect_error(&fd, WEFT_EPROTO, "Goodbye before Hello");
     stop(f);
 }
 
@@ -295,16 +295,16 @@ static void test_hello_refused(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "twice", 0, 1);
     send_bytes_free(fd, hello_frame("twice", 0, 1, WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EPROTO, "second Hello on one connection");
+    expect_error(&fd, WEFT_EPROTO, "second Hello on one connection");
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("v", 0, 1, 99));
-    expect_error(fd, WEFT_EVERSION, "protocol version 99 is not supported");
+    expect_error(&fd, WEFT_EVERSION, "protocol version 99 is not supported");
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("v", 2, 2, WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EINVAL, "rank 2 is not below the trace size 2");
+    expect_error(&fd, WEFT_EINVAL, "rank 2 is not below the trace size 2");
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("v", 0, 17, WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    expect_error(&fd, WEFT_ELIMIT, "max_members (16)");
     stop(f);
 }
 
@@ -337,16 +337,16 @@ static void test_auth_refused(void **state)
     start(f);
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("a", 0, 1, WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EAUTH, "Hello without a MUNGE credential");
+    expect_error(&fd, WEFT_EAUTH, "Hello without a MUNGE credential");
     fd = cl_connect(f);
     send_bytes_free(fd, auth_frame("", WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EAUTH, "MUNGE credential of 0 bytes");
+    expect_error(&fd, WEFT_EAUTH, "MUNGE credential of 0 bytes");
     fd = cl_connect(f);
     send_bytes_free(fd, auth_frame("MUNGE:x:", 99));
-    expect_error(fd, WEFT_EVERSION, "protocol version 99 is not supported");
+    expect_error(&fd, WEFT_EVERSION, "protocol version 99 is not supported");
     fd = cl_connect(f);
     send_bytes_free(fd, auth_frame("MUNGE:x:", WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EAUTH, "MUNGE credential refused");
+    expect_error(&fd, WEFT_EAUTH, "MUNGE credential refused");
     /* The connection closes while its credential is being checked: the
      * job comes back to nobody. */
     fd = cl_connect(f);
@@ -365,7 +365,7 @@ static void test_auth_after_hello(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "late", 0, 1);
     send_bytes_free(fd, auth_frame("MUNGE:x:", WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_EPROTO, "Auth after Hello");
+    expect_error(&fd, WEFT_EPROTO, "Auth after Hello");
     stop(f);
 }
 
@@ -383,14 +383,14 @@ static void test_server_messages_from_client(void **state)
     env.msg_case = WEFT__ENVELOPE__MSG_ACK;
     env.ack = &ack;
     send_bytes_free(fd, pack(&env));
-    expect_error(fd, WEFT_EPROTO, "unexpected Ack from a client");
+    expect_error(&fd, WEFT_EPROTO, "unexpected Ack from a client");
     fd = cl_connect(f);
     hello_ok(fd, "odd2", 0, 1);
     env.msg_case = WEFT__ENVELOPE__MSG_ERROR;
     env.error = &e;
     e.message = (char *)"boo";
     send_bytes_free(fd, pack(&env));
-    expect_error(fd, WEFT_EPROTO, "unexpected Error from a client");
+    expect_error(&fd, WEFT_EPROTO, "unexpected Error from a client");
     stop(f);
 }
 
@@ -409,7 +409,7 @@ static void test_bad_records(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "bad", 0, 1);
     send_bytes_free(fd, batch_frame(0, 1, 0, 1, &undefined, 1));
-    expect_error(fd, WEFT_EREF, "thread 0, batch 1: Enter.region: REGION 5 "
+    expect_error(&fd, WEFT_EREF, "thread 0, batch 1: Enter.region: REGION 5 "
                  "is not defined");
 
     fd = cl_connect(f);
@@ -417,7 +417,7 @@ static void test_bad_records(void **state)
     send_bytes_free(fd, defs_frame(1));
     expect_ack(fd, 1, 0, 1);
     send_bytes_free(fd, batch_frame(0, 1, 0, 3, ev, 2));
-    expect_error(fd, WEFT_EPROTO, "announces 3 events but holds 2");
+    expect_error(&fd, WEFT_EPROTO, "announces 3 events but holds 2");
 
     fd = cl_connect(f);
     hello_ok(fd, "bad3", 0, 1);
@@ -429,7 +429,7 @@ static void test_bad_records(void **state)
     env.definitions = &defs;
     send_bytes_free(fd, pack(&env));
     free(rec.p);
-    expect_error(fd, WEFT_ETYPE, "bad definition: ClockProperties "
+    expect_error(&fd, WEFT_ETYPE, "bad definition: ClockProperties "
                  "definitions are derived by weftd");
     stop(f);
 }
@@ -447,7 +447,7 @@ static void test_events_far_away(void **state)
     send_bytes_free(fd, defs_frame(1));
     expect_ack(fd, 1, 0, 1);
     send_bytes_free(fd, work_batch(0, 1, 367ull * 86400 * 1000000000ull));
-    expect_error(fd, WEFT_ETIME, "is 31708800 s after the process's start "
+    expect_error(&fd, WEFT_ETIME, "is 31708800 s after the process's start "
                  "(0): at most 31622400 s are allowed");
     stop(f);
 }
@@ -461,7 +461,7 @@ static void test_missing_batches(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "gap", 0, 1);
     send_bytes_free(fd, defs_frame(2));
-    expect_error(fd, WEFT_EPROTO, "Definitions seq 2 after 0: a batch is "
+    expect_error(&fd, WEFT_EPROTO, "Definitions seq 2 after 0: a batch is "
                  "missing");
     fd = cl_connect(f);
     hello_ok(fd, "gap2", 0, 1);
@@ -470,7 +470,7 @@ static void test_missing_batches(void **state)
     send_bytes_free(fd, work_batch(1, 1, 0));
     expect_ack(fd, 0, 1, 1);
     send_bytes_free(fd, work_batch(1, 3, 10));
-    expect_error(fd, WEFT_EPROTO, "thread 1: EventBatch seq 3 after 1: a "
+    expect_error(&fd, WEFT_EPROTO, "thread 1: EventBatch seq 3 after 1: a "
                  "batch is missing");
     stop(f);
 }
@@ -486,14 +486,14 @@ static void test_seq_zero(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "zero", 0, 1);
     send_bytes_free(fd, defs_frame(0));
-    expect_error(fd, WEFT_EPROTO, "Definitions seq 0: sequence numbers "
+    expect_error(&fd, WEFT_EPROTO, "Definitions seq 0: sequence numbers "
                  "start at 1");
     fd = cl_connect(f);
     hello_ok(fd, "zero2", 0, 1);
     send_bytes_free(fd, defs_frame(1));
     expect_ack(fd, 1, 0, 1);
     send_bytes_free(fd, work_batch(1, 0, 0));
-    expect_error(fd, WEFT_EPROTO, "thread 1: EventBatch seq 0");
+    expect_error(&fd, WEFT_EPROTO, "thread 1: EventBatch seq 0");
     stop(f);
 }
 
@@ -534,12 +534,12 @@ static void test_goodbye_locations(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "bye0", 0, 1);
     send_bytes_free(fd, goodbye_threads_frame(twice, 3));
-    expect_error(fd, WEFT_EINVAL, "Goodbye: thread 2 is named twice");
+    expect_error(&fd, WEFT_EINVAL, "Goodbye: thread 2 is named twice");
     goodbye_dropped = UINT64_MAX;
     fd = cl_connect(f);
     hello_ok(fd, "bye1", 0, 1);
     send_bytes_free(fd, goodbye_threads_frame(ok, 2));
-    expect_error(fd, WEFT_EINVAL, "Goodbye: thread 0 reports 0 events and "
+    expect_error(&fd, WEFT_EINVAL, "Goodbye: thread 0 reports 0 events and "
                  "18446744073709551615 dropped: more than 281474976710656 "
                  "cannot be");
     goodbye_dropped = 1;
@@ -556,14 +556,14 @@ static void test_goodbye_locations(void **state)
         env.goodbye = &g;
         send_bytes_free(fd, pack(&env));
     }
-    expect_error(fd, WEFT_EINVAL, "Goodbye: 1025 child processes named, at "
+    expect_error(&fd, WEFT_EINVAL, "Goodbye: 1025 child processes named, at "
                  "most 1024 are allowed");
     /* Every thread a Goodbye names becomes a location of the archive, so
      * max_locations holds there too. */
     fd = cl_connect(f);
     hello_ok(fd, "bye", 0, 1);
     send_bytes_free(fd, goodbye_threads_frame(over, 2));
-    expect_error(fd, WEFT_ELIMIT, "Goodbye: thread 4 exceeds max_locations "
+    expect_error(&fd, WEFT_ELIMIT, "Goodbye: thread 4 exceeds max_locations "
                  "(4)");
     /* Threads that sent nothing (but dropped records) are fine. */
     fd = cl_connect(f);
@@ -604,12 +604,12 @@ static void test_goodbye_ended(void **state)
     fd = cl_connect(f);
     hello_ok(fd, "ended-long", 0, 1);
     send_bytes_free(fd, goodbye_ended_frame(longest));
-    expect_error(fd, WEFT_EINVAL, "Goodbye: 'ended' is 257 bytes long, at "
+    expect_error(&fd, WEFT_EINVAL, "Goodbye: 'ended' is 257 bytes long, at "
                  "most 256 are allowed");
     fd = cl_connect(f);
     hello_ok(fd, "ended-ctl", 0, 1);
     send_bytes_free(fd, goodbye_ended_frame("signal 11\n(SIGSEGV)"));
-    expect_error(fd, WEFT_EINVAL, "Goodbye: 'ended' has a control character "
+    expect_error(&fd, WEFT_EINVAL, "Goodbye: 'ended' has a control character "
                  "(0x0a) at byte 9");
     longest[WEFT_MAX_ENDED] = 0; /* the longest allowed */
     fd = cl_connect(f);
@@ -703,11 +703,11 @@ static void test_max_locations(void **state)
     send_bytes_free(fd, work_batch(3, 1, 0));
     expect_ack(fd, 0, 3, 1);
     send_bytes_free(fd, work_batch(4, 1, 0));
-    expect_error(fd, WEFT_ELIMIT, "thread 4 exceeds max_locations (4)");
+    expect_error(&fd, WEFT_ELIMIT, "thread 4 exceeds max_locations (4)");
     fd = cl_connect(f);
     hello_ok(fd, "locs2", 0, 1);
     send_bytes_free(fd, work_batch(UINT32_MAX, 1, 0));
-    expect_error(fd, WEFT_ELIMIT, "thread 4294967295 exceeds max_locations");
+    expect_error(&fd, WEFT_ELIMIT, "thread 4294967295 exceeds max_locations");
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_LOCATIONS], 2);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_FRAME], 0);
@@ -723,7 +723,7 @@ static void test_rank_connected_twice(void **state)
     hello_ok(a, "dup", 0, 2);
     b = cl_connect(f);
     send_bytes_free(b, hello_frame("dup", 0, 2, WEFT_PROTOCOL_VERSION));
-    expect_error(b, WEFT_EEXIST, "rank 0 of trace 'dup' is already "
+    expect_error(&b, WEFT_EEXIST, "rank 0 of trace 'dup' is already "
                  "connected (host test-host, pid 77)");
     /* The first connection goes on. */
     send_bytes_free(a, defs_frame(1));
@@ -734,7 +734,7 @@ static void test_rank_connected_twice(void **state)
     /* Finished: it cannot come back. */
     b = cl_connect(f);
     send_bytes_free(b, hello_frame("dup", 0, 2, WEFT_PROTOCOL_VERSION));
-    expect_error(b, WEFT_EEXIST, "has already finished");
+    expect_error(&b, WEFT_EEXIST, "has already finished");
     stop(f);
 }
 
@@ -750,7 +750,7 @@ static void test_max_connections(void **state)
     b = cl_connect(f);
     hello_ok(b, "mc", 1, 2);
     c = cl_connect(f);
-    expect_error(c, WEFT_ELIMIT, "too many connections: max_connections is "
+    expect_error(&c, WEFT_ELIMIT, "too many connections: max_connections is "
                  "2");
     /* A slot frees when a connection is closed (asynchronously: retry). */
     send_bytes_free(a, goodbye_frame());
@@ -797,7 +797,7 @@ static void test_max_connections_per_user(void **state)
     hello_ok(b, "u2", 0, 1);
     c = cl_connect(f);
     send_bytes_free(c, hello_frame("u3", 0, 1, WEFT_PROTOCOL_VERSION));
-    expect_error(c, WEFT_ELIMIT, "uid 1000 has 2 connections already: "
+    expect_error(&c, WEFT_ELIMIT, "uid 1000 has 2 connections already: "
                  "max_connections_per_user is 2");
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_CONNECTIONS_PER_USER], 1);
     hello_uid = 1001;

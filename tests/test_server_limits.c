@@ -133,7 +133,7 @@ static void test_stalled_disk(void **state)
     hang_up(a);
     a = cl_connect(f);
     send_bytes_free(a, hello_frame("stall", 0, 2, WEFT_PROTOCOL_VERSION));
-    expect_error(a, WEFT_EEXIST, "rank 0 of trace 'stall': what its "
+    expect_error(&a, WEFT_EEXIST, "rank 0 of trace 'stall': what its "
                  "previous connection sent is still being written to the "
                  "journal; try again");
     weft_jwriter_hold(&f->d, 0);
@@ -373,7 +373,7 @@ static void test_hello_disk_fails(void **state)
     fclose(fp);
     a = cl_connect(f);
     send_bytes_free(a, hello_frame("nodir", 0, 1, WEFT_PROTOCOL_VERSION));
-    expect_error(a, WEFT_EIO, "cannot create trace directory under");
+    expect_error(&a, WEFT_EIO, "cannot create trace directory under");
     assert_int_equal(unlink(f->d.cfg.spool), 0);
     a = cl_connect(f);
     hello_ok(a, "nojournal", 0, 2);
@@ -386,7 +386,7 @@ static void test_hello_disk_fails(void **state)
     b = cl_connect(f);
     send_bytes_free(b, hello_frame("nojournal", 1, 2,
                                    WEFT_PROTOCOL_VERSION));
-    expect_error(b, WEFT_EIO, "cannot open journal");
+    expect_error(&b, WEFT_EIO, "cannot open journal");
     assert_int_equal(rmdir(path), 0);
     b = cl_connect(f);
     hello_ok(b, "nojournal", 1, 2);
@@ -614,8 +614,8 @@ static void test_idle_timeout(void **state)
     half = cl_connect(f);
     hello_ok(half, "idle", 1, 2);
     cl_send(half, "\0\0\0\x20\x0a", 5); /* 32-byte frame, 1 byte of it */
-    expect_error(silent, WEFT_ELIMIT, "idle_timeout: no Hello within 1 s");
-    expect_error(half, WEFT_ELIMIT, "idle_timeout: a frame was begun (1 of "
+    expect_error(&silent, WEFT_ELIMIT, "idle_timeout: no Hello within 1 s");
+    expect_error(&half, WEFT_ELIMIT, "idle_timeout: a frame was begun (1 of "
                  "32 bytes arrived)");
     sleep_ms(1500);
     /* Quiet longer than the timeout, then a frame in two parts: the
@@ -654,7 +654,7 @@ static void test_session_timeout(void **state)
         send_bytes_free(alive, pack(&env));
         sleep_ms(300);
     }
-    expect_error(silent, WEFT_ELIMIT, "session_timeout: nothing received "
+    expect_error(&silent, WEFT_ELIMIT, "session_timeout: nothing received "
                  "for 1 s");
     send_bytes_free(alive, goodbye_frame());
     expect_eof(alive);
@@ -733,10 +733,10 @@ static void test_limit_counters(void **state)
     hello_ok(fd, "counted", 0, 1);
     send_bytes_free(fd, pack(&env));
     free(rec.p);
-    expect_error(fd, WEFT_ETOOBIG, "string of 99 bytes exceeds the limit");
+    expect_error(&fd, WEFT_ETOOBIG, "string of 99 bytes exceeds the limit");
     fd = cl_connect(f);
     send_bytes_free(fd, hello_frame("counted2", 0, 17, WEFT_PROTOCOL_VERSION));
-    expect_error(fd, WEFT_ELIMIT, "max_members (16)");
+    expect_error(&fd, WEFT_ELIMIT, "max_members (16)");
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_STRING], 1);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_MEMBERS], 1);
@@ -779,7 +779,7 @@ static void test_max_definition_bytes(void **state)
     b = cl_connect(f);
     hello_ok(b, "defbytes", 1, 2);
     send_bytes_free(b, strings_frame(1, 0, 16));
-    expect_error(b, WEFT_ELIMIT, "over max_definition_bytes (3000)");
+    expect_error(&b, WEFT_ELIMIT, "over max_definition_bytes (3000)");
     /* What was refused was not charged: 8 more still fit. */
     send_bytes_free(a, strings_frame(2, 16, 8));
     expect_ack(a, 1, 0, 2);
@@ -838,7 +838,7 @@ static void test_thread_names_charged(void **state)
     send_bytes_free(a, thread_names_frame(2, 0, 0, 2));  /* renamed: free */
     expect_ack(a, 1, 0, 2);
     send_bytes_free(a, thread_names_frame(3, 0, 2, 2));
-    expect_error(a, WEFT_ELIMIT, "ThreadName definitions name 2 threads "
+    expect_error(&a, WEFT_ELIMIT, "ThreadName definitions name 2 threads "
                  "that sent nothing: uid");
     stop(f);
     assert_int_equal(f->d.limit_hits[WEFT_LIMIT_MAX_USER_SPOOL_BYTES], 1);
@@ -855,7 +855,7 @@ static void test_fd_limit(void **state)
     f->d.srv->fd_limit = WEFT_FD_RESERVE + 4; /* below what the process uses */
     start(f);
     fd = cl_connect(f);
-    expect_error(fd, WEFT_ELIMIT, "near its file descriptor limit");
+    expect_error(&fd, WEFT_ELIMIT, "near its file descriptor limit");
     f->d.srv->fd_limit = 0; /* unknown or unlimited: no check */
     fd = cl_connect(f);
     hello_ok(fd, "fds", 0, 1);
