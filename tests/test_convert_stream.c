@@ -12,8 +12,8 @@
  * counts at another rate (left to the conversion from its Hello); rank
  * 3's second batch names a location group in an attribute value, an id
  * only the trace's definitions number (left to the conversion, which
- * writes its files anew). Then: a writer budget too small for rank 0's
- * second thread, one too small for libotf2's file buffer once a writer
+ * writes its files anew). Then: the budget's shares of its owners, a
+ * writer budget too small for rank 0's second thread, one too small for libotf2's file buffer once a writer
  * flushes, a file system short of the budget's free floor, and an
  * archive that cannot be made.
  */
@@ -232,7 +232,7 @@ static void test_stream_equals_conversion(void **state)
     /* two threads: the catch-up and the replay in parallel */
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 2, 0, 0,
                               NULL, NULL };
-    weft_convert_stream *s = weft_convert_stream_new(&in, NULL);
+    weft_convert_stream *s = weft_convert_stream_new(&in, NULL, 0);
     weft_convert_result res;
     uint64_t passes;
     journals js = { { NULL } };
@@ -281,7 +281,7 @@ static void test_stream_budget(void **state)
     journals js = { { NULL } };
 
     weft_convert_budget_init(&b, WEFT_CONVERT_WRITER_BYTES);
-    s = weft_convert_stream_new(&in, &b);
+    s = weft_convert_stream_new(&in, &b, 0);
     assert_non_null(s);
     rank0_start(c, &js);
     assert_int_equal(weft_convert_stream_step(s, 0), 1);
@@ -298,6 +298,49 @@ static void test_stream_budget(void **state)
     assert_int_equal(res.passes, 1);  /* rank 0 */
     same_as_alone(c, &in, &res, &passes);
     weft_convert_result_free(&res);
+    weft_convert_budget_destroy(&b);
+}
+
+/* The budget shared by owners: one owner's streams hold at most half of
+ * it (at least a writer and its file buffer), whatever room is left; a
+ * second owner still has the other half; what goes back is its owner's
+ * again. No bound (0): no share either. */
+static void test_budget_owners(void **state)
+{
+    const uint64_t least = WEFT_CONVERT_WRITER_BYTES +
+                           WEFT_CONVERT_FILE_BUFFER_BYTES;
+    const uint64_t max = 4 * least, w = WEFT_CONVERT_WRITER_BYTES;
+    weft_convert_budget b;
+    uint64_t held = 0;
+
+    (void)state;
+    assert_int_equal(weft_convert_budget_share(0), 0);
+    assert_int_equal(weft_convert_budget_share(least), least);
+    assert_int_equal(weft_convert_budget_share(max), 2 * least);
+    weft_convert_budget_init(&b, max);
+    while (weft_convert_budget_take(&b, 1000, w) == 0)
+        held += w;
+    assert_true(held <= max / 2 && held + w > max / 2);
+    assert_int_equal(weft_convert_budget_take(&b, 1000, w), WEFT_BUDGET_SHARE);
+    assert_int_equal(b.nowners, 1);
+    /* the other owner fills the rest */
+    for (uint64_t got = 0; got + w <= max - held; got += w)
+        assert_int_equal(weft_convert_budget_take(&b, 1001, w), 0);
+    assert_int_equal(weft_convert_budget_take(&b, 1002, w), WEFT_BUDGET_FULL);
+    assert_int_equal(b.nowners, 2);  /* 1002 holds nothing: not kept */
+    weft_convert_budget_give(&b, 1000, held);
+    assert_int_equal(b.nowners, 1);
+    assert_int_equal(weft_convert_budget_take(&b, 1002, w), 0);
+    weft_convert_budget_give(&b, 1002, w);
+    weft_convert_budget_give(&b, 1001, max);  /* more than held: all */
+    assert_int_equal(b.open, 0);
+    assert_int_equal(b.nowners, 0);
+    weft_convert_budget_destroy(&b);
+    weft_convert_budget_init(&b, 0);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(weft_convert_budget_take(&b, 7, least), 0);
+    weft_convert_budget_give(&b, 7, 100 * least);
+    assert_int_equal(b.nowners, 0);
     weft_convert_budget_destroy(&b);
 }
 
@@ -321,7 +364,7 @@ static void test_stream_file_buffer(void **state)
     weft_journal *j;
 
     weft_convert_budget_init(&b, 2 * WEFT_CONVERT_WRITER_BYTES);
-    s = weft_convert_stream_new(&in, &b);
+    s = weft_convert_stream_new(&in, &b, 0);
     j = open_journal(c, 0);
     append_hello(j, 0, 1, "node-a");
     append_defs(j, defs, N(defs));
@@ -361,7 +404,7 @@ static void test_stream_floor(void **state)
 
     weft_convert_budget_init(&b, 0);
     b.floor = UINT64_MAX / 4;
-    s = weft_convert_stream_new(&in, &b);
+    s = weft_convert_stream_new(&in, &b, 0);
     rank0_start(c, &js);
     rank0_more(&js);
     rank0_end(&js);
@@ -400,7 +443,7 @@ static void test_stream_broken(void **state)
     rank0_start(c, &js);
     rank0_end(&js);
     close_all(&js);
-    s = weft_convert_stream_new(&in, NULL);
+    s = weft_convert_stream_new(&in, NULL, 0);
     assert_non_null(s);
     assert_int_equal(weft_convert_stream_step(s, 0), 0);
     assert_false(weft_convert_stream_ok(s));
@@ -409,7 +452,7 @@ static void test_stream_broken(void **state)
     weft_convert_result_free(&res);
 
     in.archive_dir = c->archive;
-    s = weft_convert_stream_new(&in, NULL);
+    s = weft_convert_stream_new(&in, NULL, 0);
     assert_int_equal(weft_convert_stream_step(s, 0), 1);
     weft_convert_stream_free(s);
     weft_convert_stream_free(NULL);
@@ -420,6 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_stream_equals_conversion,
                                         conv_setup, conv_teardown),
+        cmocka_unit_test(test_budget_owners),
         cmocka_unit_test_setup_teardown(test_stream_budget, conv_setup,
                                         conv_teardown),
         cmocka_unit_test_setup_teardown(test_stream_file_buffer, conv_setup,

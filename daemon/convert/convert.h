@@ -154,7 +154,15 @@ void weft_convert_result_free(weft_convert_result *out);
  * once: WEFT_CONVERT_WRITER_BYTES for each, and libotf2's file buffer
  * (WEFT_CONVERT_FILE_BUFFER_BYTES) once it flushed; a member whose
  * writers would take more is left to its trace's conversion (its writers
- * closed, their memory given back). */
+ * closed, their memory given back). The streams of one owner (uid) hold
+ * at most half of it (at least one writer and its file buffer), so that
+ * one user's traces, recording long with many threads, cannot keep every
+ * other user's from being written while they record. */
+typedef struct weft_convert_budget_owner {
+    uint32_t uid;
+    uint64_t bytes;      /* held by its streams */
+} weft_convert_budget_owner;
+
 typedef struct weft_convert_budget {
     pthread_mutex_t lock;
     uint64_t max;        /* bytes at most (0: no bound) */
@@ -163,7 +171,23 @@ typedef struct weft_convert_budget {
                             which a stream writes no more (and removes
                             what it wrote: the journals need the room),
                             read when a stream is made */
+    weft_convert_budget_owner *owners; /* those holding bytes, under lock */
+    size_t nowners, owners_cap;
 } weft_convert_budget;
+
+/* The most the streams of one owner hold of a budget of max bytes
+ * (0: no bound). */
+uint64_t weft_convert_budget_share(uint64_t max);
+/* Why weft_convert_budget_take refused. */
+enum { WEFT_BUDGET_FULL = 1, WEFT_BUDGET_SHARE = 2 };
+/* `bytes` more for a stream of owner uid: 0 if the budget has room for
+ * them and so has the owner's share (weft_convert_budget_share), else
+ * WEFT_BUDGET_FULL or WEFT_BUDGET_SHARE and nothing taken. Any thread. */
+int weft_convert_budget_take(weft_convert_budget *b, uint32_t uid,
+                             uint64_t bytes);
+/* `bytes` that owner uid's streams held go back. Any thread. */
+void weft_convert_budget_give(weft_convert_budget *b, uint32_t uid,
+                              uint64_t bytes);
 
 void weft_convert_budget_init(weft_convert_budget *b, uint64_t max);
 void weft_convert_budget_destroy(weft_convert_budget *b);
@@ -172,10 +196,11 @@ typedef struct weft_convert_stream weft_convert_stream;
 
 /* A stream of the trace of `in` (its trace_dir, archive_dir, trace_name
  * and members are copied; threads, sync and max_writers are the final
- * conversion's): nothing read or written yet. budget (may be NULL: no
- * bound) outlives it. NULL when out of memory. */
+ * conversion's), owned by uid `owner`: nothing read or written yet.
+ * budget (may be NULL: no bound) outlives it. NULL when out of memory. */
 weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
-                                             weft_convert_budget *budget);
+                                             weft_convert_budget *budget,
+                                             uint32_t owner);
 /* Writes what member `rank`'s journal holds beyond what was written of
  * it (the first call makes the archive: an archive there before is
  * replaced). Reads only whole entries: a journal being appended to

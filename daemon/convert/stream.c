@@ -64,7 +64,8 @@ typedef struct weft__smember {
     int live;               /* 0: left to the conversion */
     int goodbye;            /* its Goodbye was read */
     int done;               /* its open regions left, its writers closed */
-    int over;               /* a flush took its writers past the budget */
+    int over;               /* a flush took its writers past the budget:
+                               why (budget_take) */
     uint64_t bytes;         /* of the budget's, held */
     weft_profile prof;      /* its profile (its regions so far) */
     weft_commmap cmap;      /* its maps, as its definitions were ... */
@@ -85,6 +86,7 @@ struct weft_convert_stream {
     chunk_budget pool;      /* the archive's (its callbacks' data) */
     weft_convert_result out; /* c.out: its error */
     weft_convert_budget *budget; /* may be NULL */
+    uint32_t owner;         /* uid: its share of the budget */
     int opened;             /* the archive was made */
     int broken;             /* the archive failed: the conversion makes it
                                anew */
@@ -104,38 +106,112 @@ void weft_convert_budget_init(weft_convert_budget *b, uint64_t max)
 
 void weft_convert_budget_destroy(weft_convert_budget *b)
 {
+    free(b->owners);
     pthread_mutex_destroy(&b->lock);
 }
 
-/* `bytes` more for st's writers if the budget has room: 1, else 0. */
+uint64_t weft_convert_budget_share(uint64_t max)
+{
+    const uint64_t least = WEFT_CONVERT_WRITER_BYTES +
+                           WEFT_CONVERT_FILE_BUFFER_BYTES;
+
+    return max == 0 ? 0 : max / 2 > least ? max / 2 : least;
+}
+
+/* uid's entry in b->owners; made (with 0 bytes) when `make`; NULL when
+ * absent, or out of memory. b->lock held. */
+static weft_convert_budget_owner *budget_owner(weft_convert_budget *b,
+                                               uint32_t uid, int make)
+{
+    for (size_t i = 0; i < b->nowners; i++)
+        if (b->owners[i].uid == uid)
+            return &b->owners[i];
+    if (!make)
+        return NULL;
+    if (b->nowners == b->owners_cap) {
+        size_t cap = b->owners_cap ? 2 * b->owners_cap : 8;
+        weft_convert_budget_owner *v = realloc(b->owners, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        b->owners = v;
+        b->owners_cap = cap;
+    }
+    b->owners[b->nowners] = (weft_convert_budget_owner){ uid, 0 };
+    return &b->owners[b->nowners++];
+}
+
+/* o holds nothing: its entry goes. b->lock held. */
+static void budget_drop(weft_convert_budget *b, weft_convert_budget_owner *o)
+{
+    if (o->bytes == 0)
+        *o = b->owners[--b->nowners];
+}
+
+int weft_convert_budget_take(weft_convert_budget *b, uint32_t uid,
+                             uint64_t bytes)
+{
+    weft_convert_budget_owner *o;
+    uint64_t share;
+    int why = 0;
+
+    pthread_mutex_lock(&b->lock);
+    share = weft_convert_budget_share(b->max);
+    o = budget_owner(b, uid, 1);
+    if (!o || (b->max && (b->open > b->max || bytes > b->max - b->open)))
+        why = WEFT_BUDGET_FULL;
+    else if (b->max && (o->bytes > share || bytes > share - o->bytes))
+        why = WEFT_BUDGET_SHARE;
+    if (!why) {
+        b->open += bytes;
+        o->bytes += bytes;
+    } else if (o) {
+        budget_drop(b, o);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return why;
+}
+
+void weft_convert_budget_give(weft_convert_budget *b, uint32_t uid,
+                              uint64_t bytes)
+{
+    weft_convert_budget_owner *o;
+
+    pthread_mutex_lock(&b->lock);
+    b->open -= bytes < b->open ? bytes : b->open;
+    if ((o = budget_owner(b, uid, 0)) != NULL) {
+        o->bytes -= bytes < o->bytes ? bytes : o->bytes;
+        budget_drop(b, o);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* `bytes` more for st's writers if s's budget (none: no bound) has room
+ * for them, and its owner's share: 0, else why not. */
 static int budget_take(weft_convert_stream *s, smember *st, uint64_t bytes)
 {
-    weft_convert_budget *b = s->budget;
-    int ok = 1;
+    int why = s->budget ? weft_convert_budget_take(s->budget, s->owner,
+                                                   bytes)
+                        : 0;
 
-    if (b) {
-        pthread_mutex_lock(&b->lock);
-        ok = b->max == 0 || (b->open <= b->max && bytes <= b->max - b->open);
-        if (ok)
-            b->open += bytes;
-        pthread_mutex_unlock(&b->lock);
-    }
-    if (ok)
+    if (!why)
         st->bytes += bytes;
-    return ok;
+    return why;
 }
 
 /* st's writers are closed: their bytes go back. */
 static void budget_give(weft_convert_stream *s, smember *st)
 {
-    weft_convert_budget *b = s->budget;
-
-    if (b && st->bytes) {
-        pthread_mutex_lock(&b->lock);
-        b->open -= st->bytes < b->open ? st->bytes : b->open;
-        pthread_mutex_unlock(&b->lock);
-    }
+    if (s->budget && st->bytes)
+        weft_convert_budget_give(s->budget, s->owner, st->bytes);
     st->bytes = 0;
+}
+
+/* What the streams hold when budget_take refused with `why`. */
+static const char *budget_refusal(int why)
+{
+    return why == WEFT_BUDGET_SHARE
+               ? "hold their owner's share of convert_memory (half)"
+               : "hold convert_memory";
 }
 
 /* ---- members ---------------------------------------------------------- */
@@ -331,6 +407,7 @@ static loc *stream_loc(weft_convert_stream *s, conv *c, member *m,
                        uint32_t t)
 {
     loc *l = weft__conv_loc(m, t, 0);
+    int why;
 
     if (l && l->w)
         return l;
@@ -343,10 +420,10 @@ static loc *stream_loc(weft_convert_stream *s, conv *c, member *m,
         l->has_metrics = weft_summary_has_metrics(s->nlocs);
         s->nlocs++;
     }
-    if (!budget_take(s, m->st, WEFT_CONVERT_WRITER_BYTES)) {
+    if ((why = budget_take(s, m->st, WEFT_CONVERT_WRITER_BYTES)) != 0) {
         weft__conv_fail(c, WEFT_ELIMIT, "%s: thread %" PRIu32 ": the "
-                        "streams' event writers hold convert_memory",
-                        m->path, t);
+                        "streams' event writers %s", m->path, t,
+                        budget_refusal(why));
         return NULL;
     }
     if (weft__otf2_open_writer(c, m, l) < 0)
@@ -535,8 +612,8 @@ static int read_member(weft_convert_stream *s, conv *c, member *m,
         st->next = weft_journal_reader_offset(r);
         if (st->over) {
             rc = weft__conv_fail(c, WEFT_ELIMIT, "%s: the streams' event "
-                                 "writers and libotf2's file buffers hold "
-                                 "convert_memory", m->path);
+                                 "writers and libotf2's file buffers %s",
+                                 m->path, budget_refusal(st->over));
             break;
         }
     }
@@ -554,7 +631,8 @@ static int read_member(weft_convert_stream *s, conv *c, member *m,
 /* ---- the stream ------------------------------------------------------- */
 
 weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
-                                             weft_convert_budget *budget)
+                                             weft_convert_budget *budget,
+                                             uint32_t owner)
 {
     weft_convert_stream *s = calloc(1, sizeof *s);
 
@@ -576,6 +654,7 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
     s->in.archive_dir = s->archive_dir;
     s->in.trace_name = s->trace_name;
     s->budget = budget;
+    s->owner = owner;
     pthread_mutex_init(&s->pool.lock, NULL);
     if (budget) {
         pthread_mutex_lock(&budget->lock);
@@ -842,6 +921,7 @@ void weft__stream_flushed(conv *c, uint64_t location)
     weft_convert_stream *s = c->stream;
     member *m = weft__conv_member(c, (uint32_t)(location >> 32));
     loc *l = m ? weft__conv_loc(m, (uint32_t)location, 0) : NULL;
+    int why;
 
     pthread_mutex_lock(&s->pool.lock);
     s->written += WEFT_CONVERT_WRITER_BYTES;  /* a full chunk */
@@ -849,8 +929,8 @@ void weft__stream_flushed(conv *c, uint64_t location)
     if (!l || l->flushed || !m->st)
         return;
     l->flushed = 1;
-    if (!budget_take(s, m->st, WEFT_CONVERT_FILE_BUFFER_BYTES))
-        m->st->over = 1;  /* given up once this entry is written */
+    if ((why = budget_take(s, m->st, WEFT_CONVERT_FILE_BUFFER_BYTES)) != 0)
+        m->st->over = why;  /* given up once this entry is written */
 }
 
 /* See stream.h. */

@@ -208,7 +208,8 @@ static struct weft_trace_stream *stream_of(weft_trace *t)
         d->traces->stream_budget.floor =
             d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
         pthread_mutex_unlock(&d->traces->stream_budget.lock);
-        st->s = weft_convert_stream_new(&in, &d->traces->stream_budget);
+        st->s = weft_convert_stream_new(&in, &d->traces->stream_budget,
+                                        t->uid);
         if (!st->s) {
             free(st);
             st = NULL;
