@@ -109,6 +109,51 @@ static void print_recording(json_t *traces)
     }
 }
 
+/* "for N s" of a unix time `since`, at the status's `updated`. */
+static long long ago(json_t *o, json_int_t updated)
+{
+    json_int_t d = updated - jint(o, "since");
+
+    return d < 0 ? 0 : (long long)d;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+
+    return s ? s : "";
+}
+
+/* "nodes: N linked, M gone" and a line per node; "head: ..." when this
+ * weftd is a node. Nothing for a weftd of one machine. */
+static void print_cluster(json_t *st, json_int_t updated)
+{
+    json_t *nodes = json_object_get(st, "nodes"), *head, *n;
+    size_t i, linked = 0;
+
+    json_array_foreach(nodes, i, n)
+        linked += strcmp(jstr(n, "state"), "linked") == 0;
+    if (json_array_size(nodes) > 0)
+        printf("nodes:       %zu linked, %zu gone\n", linked,
+               json_array_size(nodes) - linked);
+    json_array_foreach(nodes, i, n) {
+        char *name = weft__cli_escape(jstr(n, "name"));
+        printf("  %-30s %s for %lld s, from %s, weftd %s, %lld links\n",
+               name, jstr(n, "state"), ago(n, updated), jstr(n, "peer"),
+               jstr(n, "server"), (long long)jint(n, "links"));
+        free(name);
+    }
+    if (!(head = json_object_get(st, "head")))
+        return;
+    printf("head:        %s, %s for %lld s", jstr(head, "address"),
+           jstr(head, "state"), ago(head, updated));
+    if (*jstr(head, "name"))
+        printf(" (host %s)", jstr(head, "name"));
+    printf(", %lld links made\n", (long long)jint(head, "links"));
+    if (*jstr(head, "error"))
+        printf("  last link ended: %s\n", jstr(head, "error"));
+}
+
 /* weftd's answer to an ordinary user: their own figures only. */
 static int user_scope(json_t *st)
 {
@@ -205,6 +250,7 @@ int weft__cmd_status(cli *c)
                (long long)jint(st, "max_conversions"));
     printf("\n");
     print_recording(json_object_get(st, "recording"));
+    print_cluster(st, updated);
     status = EXIT_OK;
 out:
     json_decref(st);

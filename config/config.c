@@ -194,6 +194,16 @@ static const key_desc keys[] = {
       "lines a peer causes at will (connlog.h); the others are counted and "
       "the next line logged says how many",
       NULL },
+    { "cluster", "head", K_STRING, OFF(cluster_head), 0, 0,
+      "HOST:PORT of the cluster's head weftd, which this weftd joins as a "
+      "node (empty: this weftd is its own head); restart to change",
+      NULL },
+    { "cluster", "node_name", K_STRING, OFF(node_name), 0, 0,
+      "this node's name at its head, unique in the cluster (empty: the "
+      "host name); restart to change", NULL },
+    { "cluster", "heartbeat", K_COUNT, OFF(cluster_heartbeat), 1, 3600,
+      "seconds between Heartbeats on a node's link, both ways (the head's "
+      "value counts); three missed close it; restart to change", NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -228,6 +238,9 @@ void weft_config_init(weft_config *c)
     c->catalog = strdup("");
     c->munge_socket = strdup("");
     c->admin_group = strdup("");
+    c->cluster_head = strdup("");
+    c->node_name = strdup("");
+    c->cluster_heartbeat = 5;
     c->log_level = 2;
     c->grace_period = 300;
     c->abort_grace_period = 5;
@@ -272,6 +285,8 @@ void weft_config_free(weft_config *c)
     free(c->catalog);
     free(c->munge_socket);
     free(c->admin_group);
+    free(c->cluster_head);
+    free(c->node_name);
     free(c->address_file);
     memset(c, 0, sizeof *c);
 }
@@ -518,6 +533,9 @@ int weft_config_finish(weft_config *c, char *err, size_t errlen)
     if (*c->listen && !strrchr(c->listen, ':'))
         return fail(err, errlen, "listen = '%s': expected HOST:PORT",
                     c->listen);
+    if (*c->cluster_head && !strrchr(c->cluster_head, ':'))
+        return fail(err, errlen, "[cluster] head = '%s': expected HOST:PORT",
+                    c->cluster_head);
     if (!*c->catalog) {
         size_t n = strlen(c->spool) + sizeof "/catalog.db";
         if (strlen("catalog = ") + n - 1 > MAX_LINE)

@@ -21,6 +21,7 @@
  *             max_preauth_per_address, max_preauth_buffered,
  *             max_preauth_frame, preauth_timeout, max_members_per_user,
  *             max_open_journals, max_log_refusals
+ *   [cluster] head, node_name, heartbeat
  */
 #ifndef WEFT_CONFIG_H
 #define WEFT_CONFIG_H
@@ -118,6 +119,11 @@ typedef struct weft_config {
                                   kept (retain.c) */
     uint64_t max_spool_bytes;  /* the oldest finished traces go beyond;
                                   0: no bound */
+    /* [cluster] (daemon/cluster/) */
+    char *cluster_head;        /* "HOST:PORT" of the head this weftd joins
+                                  as a node; "" for none (its own head) */
+    char *node_name;           /* its name there; "" for the host name */
+    uint64_t cluster_heartbeat; /* seconds between a link's Heartbeats */
 } weft_config;
 
 /* Sets the built-in defaults. */

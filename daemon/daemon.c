@@ -8,9 +8,11 @@
 
 #include "ask.h"
 #include "catjob.h"
+#include "nodes.h"
 #include "quota.h"
 #include "server.h"
 #include "trace.h"
+#include "uplink.h"
 #include "weft_errors.h"
 
 int weft_daemon_init(weft_daemon *d)
@@ -27,6 +29,8 @@ int weft_daemon_init(weft_daemon *d)
 void weft_daemon_free(weft_daemon *d)
 {
     weft_catjob_close_idle();
+    weft_uplink_free(d);
+    weft_nodes_free(d);
     weft_traces_free(d);
     weft_quota_free(&d->quota);
     weft_ask_free(d);

@@ -15,6 +15,9 @@
 
 struct weft_server_cbs;
 struct weft_session_ask;
+struct weft_session_node;
+struct weft_nodes;
+struct weft_uplink;
 struct weft_traces;
 struct weft_retains;
 struct weft_lives;
@@ -74,12 +77,18 @@ typedef struct weft_daemon {
     struct weft_asks *ask;        /* users' questions (ask.h) */
     struct weft_status *status;   /* the status file's writer (status.h),
                                      weftd only */
+    struct weft_nodes *nodes;     /* the nodes linked to this weftd, their
+                                     head (cluster/nodes.h); weftd only */
+    struct weft_uplink *uplink;   /* this weftd's link to its head, if it
+                                     is a node (cluster/uplink.h) */
     /* How the parts reach each other against the arrows (main.c sets
      * them): */
     const struct weft_server_cbs *server_cbs; /* where frames go
                                      (server.h) */
     const struct weft_session_ask *ask_cbs; /* where questions go
                                      (session.h; ask.c's) */
+    const struct weft_session_node *node_cbs; /* where nodes' links go
+                                     (session.h; cluster/nodes.c's) */
     const struct weft_status_src *status_src; /* what the status asks
                                      the other parts (status.h) */
     /* What every part uses: */

@@ -21,6 +21,7 @@
 #include "jwriter.h"
 #include "live.h"
 #include "log.h"
+#include "nodes.h"
 #include "recover.h"
 #include "reload.h"
 #include "reserve.h"
@@ -30,6 +31,7 @@
 #include "spool.h"
 #include "status.h"
 #include "trace.h"
+#include "uplink.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -218,6 +220,7 @@ static void on_signal(uv_signal_t *s, int signum)
               (unsigned long long)d->srv->nconns, d->jobs,
               (unsigned long long)d->cfg.shutdown_timeout);
     weft_server_drain(d);
+    weft_uplink_stop(d);
     /* The last resort, should the loop itself not come back to its
      * shutdown timer (a callback that never returns): SIGALRM's default
      * action ends weftd, as safely as SIGKILL would (what was
@@ -511,7 +514,9 @@ static const weft_status_src status_src = { status_ingest,
                                             status_user_conns,
                                             status_conversions,
                                             weft_live_status,
-                                            weft_limit_name };
+                                            weft_limit_name,
+                                            weft_nodes_status,
+                                            weft_uplink_status };
 
 /* Starts the journal writer and the syncer (durability = fsync's
  * fdatasync batches, session.c), then the listeners. 0 or a WEFT_E*
@@ -529,6 +534,7 @@ static int start_ingest(weft_daemon *d)
         return rc;
     }
     d->ask_cbs = &weft_ask_cbs;
+    d->node_cbs = &weft_nodes_cbs;
     return weft_server_start(d, &ingest);
 }
 
@@ -563,7 +569,8 @@ int main(int argc, char **argv)
     d.loop = uv_default_loop();
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
-        adopt_sockets(&d) < 0 || start_ingest(&d) < 0) {
+        adopt_sockets(&d) < 0 || start_ingest(&d) < 0 ||
+        weft_uplink_start(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
         weft_trace_free_all(&d);
@@ -598,6 +605,7 @@ int main(int argc, char **argv)
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_server_stop(&d); /* the unreferenced shutdown timer */
     weft_status_stop(&d); /* if no signal did */
+    weft_uplink_stop(&d);
     uv_run(d.loop, UV_RUN_DEFAULT);
     weft_trace_free_all(&d);
     rc = uv_loop_close(d.loop);

@@ -41,6 +41,10 @@ unsigned weft_reload_restart_keys(const weft_config *run,
     NUM(max_preauth_buffered);
     NUM(max_preauth_frame);
     NUM(preauth_timeout);
+    /* [cluster]: the node's link is made once (cluster/uplink.c) */
+    DIFFERS(strcmp(c->cluster_head, r->cluster_head) != 0, "head");
+    DIFFERS(strcmp(c->node_name, r->node_name) != 0, "node_name");
+    DIFFERS(c->cluster_heartbeat != r->cluster_heartbeat, "heartbeat");
 #undef NUM
 #undef STR
 #undef DIFFERS

@@ -118,6 +118,45 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
     return text;
 }
 
+static void add_node(const weft_status_node *n, void *arg)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "name", json_string(n->name));
+    json_object_set_new(o, "peer", json_string(n->peer));
+    json_object_set_new(o, "server", json_string(n->server));
+    json_object_set_new(o, "state", json_string(n->linked ? "linked"
+                                                          : "gone"));
+    json_object_set_new(o, "since", json_integer(n->since));
+    json_object_set_new(o, "links", json_integer((json_int_t)n->links));
+    json_object_set_new(o, "heartbeats",
+                        json_integer((json_int_t)n->heartbeats));
+    json_array_append_new(arg, o);
+}
+
+/* "nodes": this weftd's nodes; "head": its link to its head, if it is a
+ * node (admins' status only: peers' addresses). */
+static void add_cluster(const weft_daemon *d, json_t *st)
+{
+    weft_status_head h;
+    json_t *nodes = json_array(), *o;
+
+    if (d->status_src && d->status_src->nodes)
+        d->status_src->nodes(d, add_node, nodes);
+    json_object_set_new(st, "nodes", nodes);
+    if (!d->status_src || !d->status_src->head ||
+        !d->status_src->head(d, &h))
+        return;
+    o = json_object();
+    json_object_set_new(o, "address", json_string(h.address));
+    json_object_set_new(o, "state", json_string(h.state));
+    json_object_set_new(o, "name", json_string(h.name));
+    json_object_set_new(o, "error", json_string(h.error));
+    json_object_set_new(o, "since", json_integer(h.since));
+    json_object_set_new(o, "links", json_integer((json_int_t)h.links));
+    json_object_set_new(st, "head", o);
+}
+
 char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
 {
     json_t *st, *limits;
@@ -168,6 +207,7 @@ char *weft_status_text(const weft_daemon *d, int all, uint32_t uid)
                             d->status_src->limit_name((enum weft_limit)l),
                             json_integer((json_int_t)d->limit_hits[l]));
     json_object_set_new(st, "limits_reached", limits);
+    add_cluster(d, st);
     text = json_dumps(st, JSON_COMPACT);
     json_decref(st);
     return text;

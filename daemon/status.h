@@ -27,6 +27,29 @@ typedef struct weft_status_trace {
 
 typedef void (*weft_status_trace_fn)(const weft_status_trace *t, void *arg);
 
+/* A node of this weftd's cluster (cluster/nodes.h). */
+typedef struct weft_status_node {
+    const char *name;
+    const char *peer;     /* where its link comes from */
+    const char *server;   /* its weftd version */
+    int linked;           /* 0: gone */
+    int64_t since;        /* unix time it linked, or went */
+    uint64_t links;       /* NodeHellos accepted under its name */
+    uint64_t heartbeats;  /* on its current link */
+} weft_status_node;
+
+typedef void (*weft_status_node_fn)(const weft_status_node *n, void *arg);
+
+/* This weftd's link to its head, when it is a node (cluster/uplink.h). */
+typedef struct weft_status_head {
+    const char *address;  /* [cluster] head */
+    const char *state;    /* "linked", "connecting", "waiting" ... */
+    const char *name;     /* the head's host name, once linked */
+    const char *error;    /* why the last link ended or failed; "" */
+    int64_t since;        /* unix time of the state */
+    uint64_t links;       /* links made */
+} weft_status_head;
+
 /* Ingest's figures, as the status shows them. */
 typedef struct weft_status_ingest {
     uint64_t conns;       /* connections open */
@@ -55,6 +78,10 @@ typedef struct weft_status_src {
                       void *arg);
     /* the configuration key of limit l (server.c keeps the names) */
     const char *(*limit_name)(enum weft_limit l);
+    /* fn(n, arg) for each node of this weftd's cluster */
+    void (*nodes)(const weft_daemon *d, weft_status_node_fn fn, void *arg);
+    /* 1 with *out when this weftd is a node, else 0 */
+    int (*head)(const weft_daemon *d, weft_status_head *out);
 } weft_status_src;
 
 /* Starts the writer thread of d's status file. 0 or a WEFT_E* code. */

@@ -21,12 +21,14 @@
  * to what the peer defined, enum values in range, typed values, arrays),
  * in sequence or resent or skipping, Goodbyes with the counts sent;
  * raw bytes, hang-ups, reconnects of a member and the grace period's
- * end come too. At the end every peer hangs up, every trace converts
+ * end come too, and NodeHellos (cluster/nodes.c) of users and of
+ * weftd's own uid, then Heartbeats on the links. At the end every peer hangs up, every trace converts
  * (grace_period 0) and the daemon stops.
  *
  * Checked beyond memory safety and leaks:
  *  - a step touches its own peer only: no other connection gets an Error
- *    or is closed; a connection that got an Error is closed, and one
+ *    or is closed (but a node's link, which a NodeHello of its name
+ *    replaces); a connection that got an Error is closed, and one
  *    weftd closed got an Error or said Goodbye;
  *  - every Ack names an entry of its member's journal (read back with
  *    journal.h's reader; journals are hard-linked as they appear, since
@@ -81,6 +83,7 @@
 #include "frame.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "nodes.h"
 #include "jwriter.h"
 #include "retain.h"
 #include "server.h"
@@ -124,6 +127,11 @@ typedef struct peer {
     uint8_t tamper;         /* for the step's first frame (fz_tamper) */
     int spoilt;             /* its credential: 1 spoilt, 2 another uid */
     uint64_t bad_frame;     /* the number of a frame tampered with, or 0 */
+    /* A node's link (NodeHello, cluster/nodes.c): the name it sent, and
+     * whether another peer's NodeHello of that name may have closed it
+     * (a node linking again replaces its old link). */
+    int node;               /* 0, or 1 + the name's index */
+    int replaced;
 } peer;
 
 static char dir[128], spool[160], keep[160], catalog[200], template_db[200];
@@ -377,6 +385,7 @@ static void connect_peer(peer *p, int i)
     p->hello = p->goodbye = p->asked = p->errors = p->eof = 0;
     p->challenged = p->auth_sent = p->spoilt = 0;
     p->bad_frame = 0;
+    p->node = p->replaced = 0;
     if (tcp) {
         p->fd = fz_connect(tcp_port, p->tag, sizeof p->tag);
         ++conn_serial;
@@ -616,6 +625,31 @@ static void do_goodbye(peer *p, cursor *in)
 }
 
 /* ClockSync, Heartbeat, Query or Auth. */
+/* A NodeHello naming one of two nodes, or a name weftd refuses (bit 4
+ * of how); bit 5: from weftd's own uid, as a node's link (Unix socket:
+ * its SO_PEERCRED), else from the peer's user, which weftd refuses. A
+ * peer linked under that name may be closed by it (replaced). */
+static void do_node_hello(peer *p, uint8_t how)
+{
+    static const char *const names[] = { "fz-a", "fz-b", "fz/x" };
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__NodeHello h = WEFT__NODE_HELLO__INIT;
+    int name = how & 16 ? 2 : (how >> 6) & 1;
+
+    if (!tcp && (how & 32) && p->c)
+        p->c->peer_uid = (uint32_t)geteuid();
+    for (int j = 0; j < NPEERS; j++)
+        if (&peers[j] != p && peers[j].node == 1 + name)
+            peers[j].replaced = 1;
+    p->node = 1 + name;
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.node = (char *)names[name];
+    h.server = (char *)"fuzz";
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_HELLO;
+    env.node_hello = &h;
+    send_env(p, &env);
+}
+
 static void do_other(peer *p, cursor *in)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -633,6 +667,10 @@ static void do_other(peer *p, cursor *in)
         env.clock_sync = &cs;
         break;
     case 1:
+        if (how & 0x80) { /* a NodeHello (below) */
+            do_node_hello(p, how);
+            return;
+        }
         env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
         env.heartbeat = &hb;
         break;
@@ -751,14 +789,14 @@ static void check_step(int target, const int *errors, const int *eof)
             CHECK(weft_mac_received(c->mac) < p->bad_frame);
         if (p->fd < 0)
             continue;
-        if (i != target) {
+        if (i != target && !p->replaced) {
             CHECK(p->errors == errors[i]);
             CHECK(p->eof == eof[i]);
         }
         if (p->errors)
             CHECK(p->eof);
         if (p->eof)
-            CHECK(p->errors || p->goodbye || p->asked);
+            CHECK(p->errors || p->goodbye || p->asked || p->replaced);
     }
 }
 
@@ -826,6 +864,7 @@ static void daemon_start(uint8_t flags)
     CHECK(weft_jwriter_start(&d, weft_session_written) == 0);
     CHECK(weft_worker_start(d.loop, 1, 0, &d.srv->syncer) == 0);
     d.ask_cbs = &weft_ask_cbs;
+    d.node_cbs = &weft_nodes_cbs;
     CHECK(weft_server_start(&d, tcp ? &ingest_tcp : &ingest) == 0);
 }
 

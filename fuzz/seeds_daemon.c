@@ -316,6 +316,25 @@ static void daemon_seeds(void)
     for (unsigned peer = 0; peer < 3; peer++)
         put_goodbye(&b, peer, 1);
     write_seed("fuzz_daemon", dname("clocks-hosts"), &b);
+
+    /* Nodes (cluster/nodes.c) beside a member: peer 1 links as node
+     * fz-a from weftd's uid and beats, peer 2 links under the same name
+     * (the first link is replaced), peer 3 as a user (refused). */
+    put_config(&b, 0);
+    put_hello(&b, 0, 0, 0, 1);
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x20 | 1);  /* NodeHello fz-a, weftd's uid */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 1);                /* Heartbeat */
+    put_enter_leave(&b, 0, 0, 1);
+    put_op(&b, 2, D_OTHER);
+    put_byte(&b, 0x80 | 0x20 | 1);  /* fz-a again: replaces peer 1 */
+    put_op(&b, 3, D_OTHER);
+    put_byte(&b, 0x80 | 0x40 | 1);  /* fz-b from a user: refused */
+    put_op(&b, 2, D_OTHER);
+    put_byte(&b, 1);
+    put_goodbye(&b, 0, 1);
+    write_seed("fuzz_daemon", dname("nodes"), &b);
 }
 
 /* ---- what weftd sends a client (fuzz_client) ----------------------------- */

@@ -209,6 +209,8 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_QUERY: return "Query";
     case WEFT__ENVELOPE__MSG_ANSWER: return "Answer";
     case WEFT__ENVELOPE__MSG_CHALLENGE: return "Challenge";
+    case WEFT__ENVELOPE__MSG_NODE_HELLO: return "NodeHello";
+    case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK: return "NodeHelloAck";
     default: return "none";
     }
 }

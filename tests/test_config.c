@@ -536,6 +536,35 @@ static void test_max_user_spool_bytes(void **state)
                       "between 0 and 1152921504606846976");
 }
 
+/* [cluster]: no head (its own), the host name, heartbeats of 5 s; a
+ * head must be HOST:PORT, a heartbeat 1 to 3600 s; the keys belong to
+ * [cluster], not [weftd]. */
+static void test_cluster(void **state)
+{
+    weft_config c;
+    char err[256];
+
+    (void)state;
+    weft_config_init(&c);
+    assert_string_equal(c.cluster_head, "");
+    assert_string_equal(c.node_name, "");
+    assert_int_equal(c.cluster_heartbeat, 5);
+    assert_int_equal(weft_config_set(&c, "cluster", "head",
+                                     "head.example:7411", err, sizeof err),
+                     0);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), 0);
+    assert_int_equal(weft_config_set(&c, NULL, "head", "head.example", err,
+                                     sizeof err), 0);
+    assert_int_equal(weft_config_finish(&c, err, sizeof err), WEFT_ECONFIG);
+    assert_string_equal(err, "[cluster] head = 'head.example': expected "
+                        "HOST:PORT");
+    assert_int_equal(weft_config_set(&c, "weftd", "head", "h:1", err,
+                                     sizeof err), WEFT_ECONFIG);
+    weft_config_free(&c);
+    expect_file_error("[cluster]\nheartbeat = 0\n",
+                      "heartbeat = 0: must be between 1 and 3600");
+}
+
 /* min_free_spool_bytes: 1 GiB by default, 0 turns it off, at most 2^60. */
 static void test_min_free_spool_bytes(void **state)
 {
@@ -632,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_convert_memory),
         cmocka_unit_test(test_max_user_spool_bytes),
         cmocka_unit_test(test_min_free_spool_bytes),
+        cmocka_unit_test(test_cluster),
         cmocka_unit_test(test_set_any_section),
         cmocka_unit_test(test_default_path_and_spool),
     };

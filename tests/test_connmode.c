@@ -31,6 +31,9 @@ static const struct {
     { F(FRESH), E(AUTH), F(AUTHENTICATING) },
     { F(FRESH), E(HELLO), F(MEMBER) },
     { F(FRESH), E(QUERY), F(ASKING) },
+    { F(FRESH), E(NODE_HELLO), F(NODE) },
+    { F(AUTHENTICATED), E(NODE_HELLO), F(NODE) },
+    { F(NODE), E(HEARTBEAT), F(NODE) },
     { F(AUTHENTICATING), E(AUTH_OK), F(AUTHENTICATED) },
     { F(AUTHENTICATED), E(HELLO), F(MEMBER) },
     { F(MEMBER), E(DEFINITIONS), F(MEMBER) },
@@ -135,6 +138,17 @@ static void test_protocol_messages(void **state)
                "ImportTrace without a Query to import before it");
     refused_as(F(ASKING), E(IMPORT_TRACE), "ImportTrace",
                "ImportTrace without a Query to import before it");
+    /* a node's link carries no records, questions or second hellos */
+    refused_as(F(NODE), E(HELLO), "Hello", "Hello on a node's link");
+    refused_as(F(NODE), E(EVENT_BATCH), "EventBatch",
+               "EventBatch on a node's link");
+    refused_as(F(NODE), E(QUERY), "Query", "Query on a node's link");
+    refused_as(F(NODE), E(NODE_HELLO), "NodeHello",
+               "second NodeHello on one connection");
+    refused_as(F(MEMBER), E(NODE_HELLO), "NodeHello",
+               "NodeHello after Hello");
+    refused_as(F(AUTHENTICATING), E(NODE_HELLO), "NodeHello",
+               "NodeHello before its Auth was checked");
 }
 
 /* An illegal transition is refused and names none. */
@@ -163,6 +177,8 @@ static void test_event_of_frames(void **state)
     static const struct { int msg; enum weft_conn_event ev; } map[] = {
         { WEFT__ENVELOPE__MSG_AUTH, E(AUTH) },
         { WEFT__ENVELOPE__MSG_HELLO, E(HELLO) },
+        { WEFT__ENVELOPE__MSG_NODE_HELLO, E(NODE_HELLO) },
+        { WEFT__ENVELOPE__MSG_NODE_HELLO_ACK, E(OTHER) },
         { WEFT__ENVELOPE__MSG_QUERY, E(QUERY) },
         { WEFT__ENVELOPE__MSG_IMPORT_TRACE, E(IMPORT_TRACE) },
         { WEFT__ENVELOPE__MSG_DEFINITIONS, E(DEFINITIONS) },
@@ -193,11 +209,21 @@ static void test_names(void **state)
     assert_string_equal(weft_connmode_event_name(WEFT_CONN_NEVENTS), "?");
 }
 
+/* Joined: a member or a node (their frame limit and timeouts). */
+static void test_joined(void **state)
+{
+    (void)state;
+    for (int m = 0; m < WEFT_CONN_NMODES; m++)
+        assert_int_equal(weft_connmode_joined(m),
+                         m == F(MEMBER) || m == F(NODE));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_event_in_every_mode),
         cmocka_unit_test(test_protocol_messages),
+        cmocka_unit_test(test_joined),
         cmocka_unit_test(test_illegal_refused),
         cmocka_unit_test(test_event_of_frames),
         cmocka_unit_test(test_names),

@@ -36,6 +36,8 @@ typedef struct kinds {
     Weft__Auth auth;
     Weft__AuthAck auth_ack;
     Weft__Challenge challenge;
+    Weft__NodeHello node_hello;
+    Weft__NodeHelloAck node_hello_ack;
     Weft__Heartbeat heartbeat;
     Weft__Query query;
     Weft__Answer answer;
@@ -157,6 +159,15 @@ static void kinds_init_other(kinds *k)
     k->challenge.nonce.data = (uint8_t *)"fedcba9876543210";
     k->challenge.nonce.len = 16;
     k->challenge.server_uid = 998;
+    weft__node_hello__init(&k->node_hello);
+    k->node_hello.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->node_hello.node = (char *)"node-017.cluster";
+    k->node_hello.server = (char *)"0.1";
+    weft__node_hello_ack__init(&k->node_hello_ack);
+    k->node_hello_ack.protocol_version = WEFT_PROTOCOL_VERSION;
+    k->node_hello_ack.head = (char *)"head";
+    k->node_hello_ack.server = (char *)"0.1";
+    k->node_hello_ack.heartbeat = UINT32_MAX;
 
     weft__import_trace__init(&k->import);
     k->import.name = (char *)"scorep-run";
@@ -207,6 +218,10 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_ANSWER: env.answer = &k->answer; break;
     case WEFT__ENVELOPE__MSG_IMPORT_TRACE: env.import_trace = &k->import; break;
     case WEFT__ENVELOPE__MSG_CHALLENGE: env.challenge = &k->challenge; break;
+    case WEFT__ENVELOPE__MSG_NODE_HELLO: env.node_hello = &k->node_hello; break;
+    case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK:
+        env.node_hello_ack = &k->node_hello_ack;
+        break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
     }
@@ -284,6 +299,14 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         assert_int_equal(got->challenge->server_uid, 998);
         assert_int_equal(got->challenge->nonce.len, 16);
         break;
+    case WEFT__ENVELOPE__MSG_NODE_HELLO:
+        assert_string_equal(got->node_hello->node, "node-017.cluster");
+        assert_string_equal(got->node_hello->server, "0.1");
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK:
+        assert_string_equal(got->node_hello_ack->head, "head");
+        assert_int_equal(got->node_hello_ack->heartbeat, UINT32_MAX);
+        break;
     case WEFT__ENVELOPE__MSG_HEARTBEAT:
         assert_non_null(got->heartbeat);
         break;
@@ -354,8 +377,8 @@ typedef struct stream {
     uint8_t *buf;
     size_t len;
     size_t nframes;
-    size_t starts[32];  /* offset of each frame's header */
-    size_t lens[32];    /* payload length of each frame */
+    size_t starts[64];  /* offset of each frame's header */
+    size_t lens[64];    /* payload length of each frame */
 } stream;
 
 /* All kinds, an empty envelope between them, then all kinds again. */
@@ -377,7 +400,7 @@ static void stream_build(stream *s, kinds *k)
             s->buf = realloc(s->buf, s->len + (size_t)n);
             assert_non_null(s->buf);
             memcpy(s->buf + s->len, f, (size_t)n);
-            assert_true(s->nframes < 32);
+            assert_true(s->nframes < 64);
             s->starts[s->nframes] = s->len;
             s->lens[s->nframes] = (size_t)n - WEFT_FRAME_HEADER;
             s->nframes++;

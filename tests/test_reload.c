@@ -16,8 +16,12 @@
 static void set(weft_config *c, const char *key, const char *value)
 {
     char err[256];
+    const char *section = strcmp(key, "head") == 0 ||
+                          strcmp(key, "node_name") == 0 ||
+                          strcmp(key, "heartbeat") == 0 ? "cluster"
+                                                        : "limits";
 
-    assert_int_equal(weft_config_set(c, "limits", key, value, err,
+    assert_int_equal(weft_config_set(c, section, key, value, err,
                                      sizeof err), 0);
 }
 
@@ -32,6 +36,9 @@ static void test_restart_only(void **state)
         { "preauth_timeout", "3" },
         { "max_definition_bytes", "128k" },
         { "listen_backlog", "7" },
+        { "head", "head.cluster:7411" },  /* the node's link is made once */
+        { "node_name", "n7" },
+        { "heartbeat", "2" },
     };
     char keys[1024];
     weft_config run, next;

@@ -709,6 +709,51 @@ static int mode_stall_header(const char *addr, const char *trace, int argc,
     return hold_connections(addr, 1);
 }
 
+/* NodeHello naming node `name` (TCP: after an Auth of this process's
+ * uid, unless no_auth). */
+static void send_node_hello(const char *name, int no_auth)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__NodeHello h = WEFT__NODE_HELLO__INIT;
+
+    if (!no_auth)
+        ensure_auth();
+    h.protocol_version = WEFT_PROTOCOL_VERSION;
+    h.node = (char *)name;
+    h.server = (char *)"rawpeer";
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_HELLO;
+    env.node_hello = &h;
+    send_env(&env);
+}
+
+/* A user's process posing as a node (its credential names its own uid),
+ * or one without a credential at all: refused. */
+static int mode_node_hello(const char *addr, const char *trace, int argc,
+                           char **argv)
+{
+    (void)addr, (void)argc, (void)argv;
+    send_node_hello(trace, 0);
+    return AWAIT_ERROR;
+}
+
+static int mode_node_no_auth(const char *addr, const char *trace, int argc,
+                             char **argv)
+{
+    (void)addr, (void)argc, (void)argv;
+    send_node_hello(trace, 1);
+    return AWAIT_ERROR;
+}
+
+/* A node (weftd's uid) that sends a member's Hello on its link. */
+static int mode_node_then_hello(const char *addr, const char *trace,
+                                int argc, char **argv)
+{
+    (void)addr, (void)argc, (void)argv;
+    send_node_hello(trace, 0);
+    send_hello(trace, WEFT_PROTOCOL_VERSION);
+    return AWAIT_ERROR;
+}
+
 static const struct mode {
     const char *name;
     mode_fn *fn;
@@ -752,6 +797,9 @@ static const struct mode {
     { "tree-join", mode_tree_join },
     { "big-ids", mode_big_ids },
     { "big-strings", mode_big_strings },
+    { "node-hello", mode_node_hello },
+    { "node-no-auth", mode_node_no_auth },
+    { "node-then-hello", mode_node_then_hello },
 };
 
 static void usage(void)

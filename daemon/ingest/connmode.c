@@ -23,6 +23,7 @@ typedef struct step {
 #define AFTER_HELLO NO("%s after Hello")
 #define AFTER_QUERY NO("%s after a Query")
 #define NO_IMPORT NO("%s without a Query to import before it")
+#define FROM_NODE NO("%s on a node's link")
 
 /* Records: what a member sends once its Hello was accepted. */
 #define RECORDS(s)                                                           \
@@ -36,6 +37,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
     [WEFT_CONN_FRESH] = {
         [WEFT_CONN_EV_AUTH] = TO(AUTHENTICATING),
         [WEFT_CONN_EV_HELLO] = TO(MEMBER),
+        [WEFT_CONN_EV_NODE_HELLO] = TO(NODE),
         [WEFT_CONN_EV_QUERY] = TO(ASKING),
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
@@ -46,6 +48,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_AUTH] = SECOND,
         [WEFT_CONN_EV_AUTH_OK] = TO(AUTHENTICATED),
         [WEFT_CONN_EV_HELLO] = NO("%s before its Auth was checked"),
+        [WEFT_CONN_EV_NODE_HELLO] = NO("%s before its Auth was checked"),
         [WEFT_CONN_EV_QUERY] = AFTER_AUTH,
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
@@ -55,6 +58,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
     [WEFT_CONN_AUTHENTICATED] = {
         [WEFT_CONN_EV_AUTH] = SECOND,
         [WEFT_CONN_EV_HELLO] = TO(MEMBER),
+        [WEFT_CONN_EV_NODE_HELLO] = TO(NODE),
         [WEFT_CONN_EV_QUERY] = AFTER_AUTH,
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
@@ -64,15 +68,31 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
     [WEFT_CONN_MEMBER] = {
         [WEFT_CONN_EV_AUTH] = AFTER_HELLO,
         [WEFT_CONN_EV_HELLO] = SECOND,
+        [WEFT_CONN_EV_NODE_HELLO] = AFTER_HELLO,
         [WEFT_CONN_EV_QUERY] = AFTER_HELLO,
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(TO(MEMBER)),
         [WEFT_CONN_EV_OTHER] = NO("unexpected %s from a client"),
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
+    [WEFT_CONN_NODE] = { /* a node's link: Heartbeats only, so far */
+        [WEFT_CONN_EV_AUTH] = FROM_NODE,
+        [WEFT_CONN_EV_HELLO] = FROM_NODE,
+        [WEFT_CONN_EV_NODE_HELLO] = SECOND,
+        [WEFT_CONN_EV_QUERY] = FROM_NODE,
+        [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
+        [WEFT_CONN_EV_DEFINITIONS] = FROM_NODE,
+        [WEFT_CONN_EV_EVENT_BATCH] = FROM_NODE,
+        [WEFT_CONN_EV_GOODBYE] = FROM_NODE,
+        [WEFT_CONN_EV_CLOCK_SYNC] = FROM_NODE,
+        [WEFT_CONN_EV_HEARTBEAT] = TO(NODE),
+        [WEFT_CONN_EV_OTHER] = FROM_NODE,
+        [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
+    },
     [WEFT_CONN_ASKING] = {
         [WEFT_CONN_EV_AUTH] = AFTER_QUERY,
         [WEFT_CONN_EV_HELLO] = AFTER_QUERY,
+        [WEFT_CONN_EV_NODE_HELLO] = AFTER_QUERY,
         [WEFT_CONN_EV_QUERY] = AFTER_QUERY,
         [WEFT_CONN_EV_IMPORT_QUERY] = TO(IMPORTING),
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
@@ -83,6 +103,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
     [WEFT_CONN_IMPORTING] = {
         [WEFT_CONN_EV_AUTH] = AFTER_QUERY,
         [WEFT_CONN_EV_HELLO] = AFTER_QUERY,
+        [WEFT_CONN_EV_NODE_HELLO] = AFTER_QUERY,
         [WEFT_CONN_EV_QUERY] = AFTER_QUERY,
         [WEFT_CONN_EV_IMPORT_TRACE] = TO(ASKING),
         RECORDS(BEFORE_HELLO),
@@ -120,6 +141,7 @@ enum weft_conn_event weft_connmode_event_of(int msg_case)
     switch (msg_case) {
     case WEFT__ENVELOPE__MSG_AUTH: return WEFT_CONN_EV_AUTH;
     case WEFT__ENVELOPE__MSG_HELLO: return WEFT_CONN_EV_HELLO;
+    case WEFT__ENVELOPE__MSG_NODE_HELLO: return WEFT_CONN_EV_NODE_HELLO;
     case WEFT__ENVELOPE__MSG_QUERY: return WEFT_CONN_EV_QUERY;
     case WEFT__ENVELOPE__MSG_IMPORT_TRACE: return WEFT_CONN_EV_IMPORT_TRACE;
     case WEFT__ENVELOPE__MSG_DEFINITIONS: return WEFT_CONN_EV_DEFINITIONS;
@@ -129,6 +151,11 @@ enum weft_conn_event weft_connmode_event_of(int msg_case)
     case WEFT__ENVELOPE__MSG_HEARTBEAT: return WEFT_CONN_EV_HEARTBEAT;
     default: return WEFT_CONN_EV_OTHER;
     }
+}
+
+int weft_connmode_joined(enum weft_conn_mode mode)
+{
+    return mode == WEFT_CONN_MEMBER || mode == WEFT_CONN_NODE;
 }
 
 const char *weft_connmode_name(enum weft_conn_mode mode)

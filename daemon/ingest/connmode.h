@@ -3,7 +3,8 @@
  * What a connection may say next depends on what it said before: a TCP
  * connection is challenged (FRESH), may prove its user with Auth
  * (AUTHENTICATING while MUNGE checks it, then AUTHENTICATED), and joins a
- * trace with Hello (MEMBER), whose records follow; the weft command asks
+ * trace with Hello (MEMBER), whose records follow; another weftd joins
+ * this one, its head, as a node with NodeHello (NODE); the weft command asks
  * with one Query (ASKING), an import's Query waits for its ImportTrace
  * (IMPORTING). CLOSING takes no frame any more. weft_connmode_next says,
  * for every event in every mode, the next mode or the error the event is
@@ -22,6 +23,7 @@
     XX(AUTHENTICATING, "authenticating") /* its Auth is being checked */     \
     XX(AUTHENTICATED, "authenticated")   /* its Auth was accepted */         \
     XX(MEMBER, "member")            /* its Hello was accepted */             \
+    XX(NODE, "node")                /* its NodeHello was accepted */         \
     XX(ASKING, "asking")            /* it sent its Query */                  \
     XX(IMPORTING, "importing")      /* its Query{IMPORT} awaits ImportTrace */\
     XX(CLOSING, "closing")          /* no more frames are processed */
@@ -40,6 +42,7 @@ enum weft_conn_mode {
     XX(AUTH, "Auth")                                                         \
     XX(AUTH_OK, "accepted Auth")                                             \
     XX(HELLO, "Hello")                                                       \
+    XX(NODE_HELLO, "NodeHello")                                              \
     XX(QUERY, "Query")                                                       \
     XX(IMPORT_QUERY, "Query to import")                                      \
     XX(IMPORT_TRACE, "ImportTrace")                                          \
@@ -65,6 +68,10 @@ int weft_connmode_next(enum weft_conn_mode mode, enum weft_conn_event ev,
                        enum weft_conn_mode *next, const char **why);
 /* The event of a frame of kind msg_case (Weft__Envelope's). */
 enum weft_conn_event weft_connmode_event_of(int msg_case);
+/* 1 when a connection in mode `mode` said its Hello or NodeHello: its
+ * frames may be of max_frame, and session_timeout (a node: its
+ * heartbeats) decides when its silence ends it. */
+int weft_connmode_joined(enum weft_conn_mode mode);
 /* "member", ...; "?" out of range. */
 const char *weft_connmode_name(enum weft_conn_mode mode);
 /* "Hello", ...; "?" out of range. */

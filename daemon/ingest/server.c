@@ -532,7 +532,7 @@ static void authenticated(weft_conn *c)
     weft_daemon *d = c->d;
 
     weft_preauth_leave(c);
-    if (c->mode != WEFT_CONN_MEMBER && !c->reader.payload &&
+    if (!weft_connmode_joined(c->mode) && !c->reader.payload &&
         c->reader.hdr_len == 0)
         c->reader.max_frame = frame_limit(
             c, d->cfg.max_frame < WEFT_MAX_HELLO_FRAME ? d->cfg.max_frame
@@ -580,7 +580,7 @@ static void consume(weft_conn *c)
                                      d->cfg.max_preauth_frame);
             return;
         }
-        if (rc == WEFT_ETOOBIG && c->mode != WEFT_CONN_MEMBER &&
+        if (rc == WEFT_ETOOBIG && !weft_connmode_joined(c->mode) &&
             c->reader.max_frame < d->cfg.max_frame) {
             weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
                                  "frame of %u bytes before Hello (at most "
@@ -613,10 +613,10 @@ static void consume(weft_conn *c)
             return; /* refused: c is closing */
         if (c->preauth && (c->has_peer_uid || c->charged))
             authenticated(c);
-        /* Hello taken: frames of max_frame (after a SIGHUP too), or of
-         * the larger one a HelloAck announced to the member, which fills
-         * its batches for that. */
-        if (c->mode == WEFT_CONN_MEMBER)
+        /* Hello (NodeHello) taken: frames of max_frame (after a SIGHUP
+         * too), or of the larger one a HelloAck announced to the member,
+         * which fills its batches for that. */
+        if (weft_connmode_joined(c->mode))
             c->reader.max_frame = frame_limit(
                 c, d->cfg.max_frame > c->member_max_frame
                        ? d->cfg.max_frame
@@ -808,6 +808,18 @@ void weft_server_tick(weft_daemon *d)
         }
         if (weft_conn_closing(c) || (c->paused & ~WEFT_PAUSE_PENDING))
             continue;
+        if (c->mode == WEFT_CONN_NODE && !mid_frame) {
+            /* A node's link: its Heartbeats keep it (nodes.h). */
+            uint64_t node_quiet = WEFT_NODE_SILENT_BEATS * 1000 *
+                                  d->cfg.cluster_heartbeat;
+            if (now - c->last_frame < node_quiet)
+                continue;
+            weft_conn_fail(c, WEFT_ELIMIT, "node silent: nothing received "
+                           "for %llu s (%d heartbeats)",
+                           (unsigned long long)(node_quiet / 1000),
+                           WEFT_NODE_SILENT_BEATS);
+            continue;
+        }
         if (c->mode == WEFT_CONN_MEMBER && !mid_frame) {
             /* A session between frames: libweft's Heartbeat keeps it. */
             if (quiet == 0 || now - c->last_frame < quiet)

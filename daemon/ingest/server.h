@@ -77,6 +77,9 @@
 /* Connections closing (refused) beyond max_connections before accepting
  * waits for them to close (server.c: accept_full). */
 #define WEFT_ACCEPT_SLACK 32
+/* A node's link (connmode.h's NODE) that brought nothing for this many
+ * of its heartbeats ([cluster] heartbeat) is closed (weft_server_tick). */
+#define WEFT_NODE_SILENT_BEATS 3
 /* Causes of connlog.h's rate-limited lines (at least its enum's). */
 #define WEFT_CONNLOG_CAUSES 4
 
@@ -112,6 +115,8 @@ typedef struct weft_conn {
                                   carries a MAC (proto/mac.h); owned */
     void *auth_job;            /* authn.c's job while its Auth is checked */
     void *ask_job;             /* ask.c's job while its Query is answered */
+    void *node;                /* a node's link: cluster/nodes.c's record
+                                  of the node (NULL otherwise) */
     void (*on_written)(struct weft_conn *c); /* if set: called once
                                   the writes queued so far are done (ask.c
                                   sends an answer piece by piece) */

@@ -784,6 +784,12 @@ static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
         return c->d->ask_cbs->query(c, env->query);
     case WEFT_CONN_EV_IMPORT_TRACE:
         return c->d->ask_cbs->import(c, env->import_trace);
+    case WEFT_CONN_EV_NODE_HELLO:
+        if (c->d->node_cbs)
+            return c->d->node_cbs->hello(c, env->node_hello);
+        weft_conn_fail(c, WEFT_EPROTO, "NodeHello: this weftd takes no "
+                       "nodes");
+        return WEFT_EPROTO;
     default: /* refused: records before Hello */
         return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
@@ -813,6 +819,16 @@ static int member_frame(weft_conn *c, const Weft__Envelope *env,
     }
 }
 
+/* Frames of a node's link (daemon/cluster/nodes.h). */
+static int node_frame(weft_conn *c, const Weft__Envelope *env,
+                      enum weft_conn_event ev)
+{
+    if (ev == WEFT_CONN_EV_HEARTBEAT)
+        return c->d->node_cbs->heartbeat(c);
+    /* refused: what nodes do not send (yet) */
+    return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
+}
+
 /* Frames after a Query (ask.c answers it; an import's rows follow). */
 static int asking_frame(weft_conn *c, const Weft__Envelope *env,
                         enum weft_conn_event ev)
@@ -839,6 +855,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
         return fresh_frame(c, env, ev);
     case WEFT_CONN_MEMBER:
         return member_frame(c, env, ev);
+    case WEFT_CONN_NODE:
+        return node_frame(c, env, ev);
     case WEFT_CONN_ASKING:
     case WEFT_CONN_IMPORTING:
         return asking_frame(c, env, ev);
@@ -866,6 +884,8 @@ void weft_session_closed(weft_conn *c)
 
     weft_authn_closed(c);
     c->d->ask_cbs->closed(c);
+    if (c->node && c->d->node_cbs)
+        c->d->node_cbs->closed(c);
     if (!m)
         return;
     m->conn = NULL;

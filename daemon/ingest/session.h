@@ -34,6 +34,16 @@ typedef struct weft_session_ask {
     void (*closed)(weft_conn *c);     /* c is closing */
 } weft_session_ask;
 
+/* Where a node's link goes (daemon/cluster/nodes.h, which main.c wires
+ * in d->node_cbs): its NodeHello, its Heartbeats, its close. Each
+ * returns as weft_session_ask's. Without them a NodeHello is refused.
+ * Loop thread. */
+typedef struct weft_session_node {
+    int (*hello)(weft_conn *c, const Weft__NodeHello *h);
+    int (*heartbeat)(weft_conn *c);
+    void (*closed)(weft_conn *c);     /* c is closing */
+} weft_session_node;
+
 /* weft_server_cbs.on_frame: handles one frame of c. 0 when it was
  * accepted, or the WEFT_E* code it was refused with: an Error was sent
  * and c closes (weft_conn_fail). */

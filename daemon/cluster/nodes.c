@@ -1,0 +1,258 @@
+/* nodes.c - the nodes linked to this weftd (see nodes.h). */
+#include "nodes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acks.h"
+#include "frame.h"
+#include "server.h"
+#include "weft_errors.h"
+
+/* One node known to this weftd, linked (conn) or gone. */
+typedef struct node {
+    struct node *next;
+    char name[WEFT_NODE_NAME_MAX + 1];
+    char peer[128];         /* its link's, as the server names it */
+    char server[64];        /* its weftd version */
+    weft_conn *conn;        /* its link; NULL once gone */
+    int64_t since;          /* unix time it linked, or went */
+    uint64_t links;         /* NodeHellos accepted under its name */
+    uint64_t heartbeats;    /* on its current link */
+} node;
+
+typedef struct weft_nodes {
+    node *list;             /* newest first */
+    unsigned ngone;
+} weft_nodes;
+
+int weft_nodes_trusted(uint32_t uid, uint32_t self, char *why, size_t whylen)
+{
+    if (uid == 0 || uid == self)
+        return 1;
+    snprintf(why, whylen, "NodeHello from uid %u: a node must be a weftd "
+             "running as root or as this head's user (uid %u)",
+             (unsigned)uid, (unsigned)self);
+    return 0;
+}
+
+int weft_nodes_check_name(const char *name, char *why, size_t whylen)
+{
+    size_t n = strlen(name);
+
+    if (n == 0 || n > WEFT_NODE_NAME_MAX) {
+        snprintf(why, whylen, "node name of %zu bytes (1 to %d)", n,
+                 WEFT_NODE_NAME_MAX);
+        return WEFT_EINVAL;
+    }
+    if (name[0] == '.') {
+        snprintf(why, whylen, "node name '%s' starts with '.'", name);
+        return WEFT_EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+            (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_')
+            continue;
+        snprintf(why, whylen, "node name has byte 0x%02x at %zu (letters, "
+                 "digits, '.', '-' and '_' only)", (unsigned char)ch, i);
+        return WEFT_EINVAL;
+    }
+    return 0;
+}
+
+static weft_nodes *nodes_of(weft_daemon *d)
+{
+    if (!d->nodes)
+        d->nodes = calloc(1, sizeof *d->nodes);
+    return d->nodes;
+}
+
+static node *find(weft_nodes *ns, const char *name)
+{
+    for (node *n = ns->list; n; n = n->next)
+        if (strcmp(n->name, name) == 0)
+            return n;
+    return NULL;
+}
+
+/* Forgets the oldest gone node while more than WEFT_NODES_GONE_KEPT are
+ * kept. */
+static void trim_gone(weft_nodes *ns)
+{
+    while (ns->ngone > WEFT_NODES_GONE_KEPT) {
+        node **oldest = NULL;
+        for (node **p = &ns->list; *p; p = &(*p)->next)
+            if (!(*p)->conn)
+                oldest = p;
+        if (!oldest)
+            return;
+        node *n = *oldest;
+        *oldest = n->next;
+        free(n);
+        ns->ngone--;
+    }
+}
+
+/* The node is gone: its link closed. */
+static void gone(weft_nodes *ns, node *n)
+{
+    n->conn = NULL;
+    n->since = (int64_t)time(NULL);
+    ns->ngone++;
+    trim_gone(ns);
+}
+
+static void send_ack(weft_conn *c)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__NodeHelloAck ack = WEFT__NODE_HELLO_ACK__INIT;
+    char host[256] = "";
+
+    gethostname(host, sizeof host - 1);
+    ack.protocol_version = WEFT_PROTOCOL_VERSION;
+    ack.head = host;
+    ack.server = (char *)PACKAGE_VERSION;
+    ack.heartbeat = (uint32_t)c->d->cfg.cluster_heartbeat;
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_HELLO_ACK;
+    env.node_hello_ack = &ack;
+    weft_conn_send_env(c, &env);
+}
+
+static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
+{
+    weft_daemon *d = c->d;
+    weft_nodes *ns;
+    node *n;
+    char why[256];
+    int rc;
+
+    if ((rc = weft_conn_check_version(c, h->protocol_version)) < 0)
+        return rc;
+    if (!c->has_peer_uid) {
+        weft_conn_fail(c, WEFT_EAUTH, "NodeHello without a MUNGE "
+                       "credential: a node proves over TCP that it runs as "
+                       "this head's user (is munged running on the node "
+                       "with the cluster's key?)");
+        return WEFT_EAUTH;
+    }
+    if (!weft_nodes_trusted(c->peer_uid, (uint32_t)geteuid(), why,
+                            sizeof why)) {
+        weft_conn_fail(c, WEFT_EAUTH, "%s", why);
+        return WEFT_EAUTH;
+    }
+    if (weft_nodes_check_name(h->node, why, sizeof why) < 0) {
+        weft_conn_fail(c, WEFT_EINVAL, "NodeHello: %s", why);
+        return WEFT_EINVAL;
+    }
+    if (!(ns = nodes_of(d))) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    if ((rc = weft_conn_charge_user(c, c->peer_uid)) < 0)
+        return rc;
+    if ((rc = weft_conn_event(c, WEFT_CONN_EV_NODE_HELLO, NULL)) < 0)
+        return rc;
+    n = find(ns, h->node);
+    if (n && n->conn) {
+        weft_conn_log(c, WEFT_LOG_WARNING, "node %s linked again: its "
+                      "previous link (from %s) is closed", n->name,
+                      n->peer);
+        weft_conn *old = n->conn;
+        old->node = NULL;
+        n->conn = NULL;
+        weft_conn_close(old);
+    } else if (n) {
+        ns->ngone--;
+    } else {
+        if (!(n = calloc(1, sizeof *n))) {
+            weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+            return WEFT_ENOMEM;
+        }
+        snprintf(n->name, sizeof n->name, "%s", h->node);
+        n->next = ns->list;
+        ns->list = n;
+    }
+    snprintf(n->peer, sizeof n->peer, "%s", c->peer);
+    snprintf(n->server, sizeof n->server, "%s", h->server);
+    n->conn = c;
+    n->since = (int64_t)time(NULL);
+    n->links++;
+    n->heartbeats = 0;
+    c->node = n;
+    weft_conn_log(c, WEFT_LOG_INFO, "node %s linked (weftd %s, uid %u, "
+                  "%s)", n->name, n->server, (unsigned)c->peer_uid,
+                  c->is_unix ? "SO_PEERCRED" : "MUNGE");
+    send_ack(c);
+    return 0;
+}
+
+static int on_node_heartbeat(weft_conn *c)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    node *n = c->node;
+
+    if (n)
+        n->heartbeats++;
+    env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
+    env.heartbeat = &hb;
+    weft_conn_send_env(c, &env);
+    return 0;
+}
+
+static void on_node_closed(weft_conn *c)
+{
+    node *n = c->node;
+
+    c->node = NULL;
+    if (!n || n->conn != c)
+        return;
+    weft_conn_log(c, WEFT_LOG_WARNING, "node %s gone: its link closed",
+                  n->name);
+    gone(c->d->nodes, n);
+}
+
+const weft_session_node weft_nodes_cbs = { on_node_hello, on_node_heartbeat,
+                                           on_node_closed };
+
+void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
+                       void *arg)
+{
+    const weft_nodes *ns = d->nodes;
+
+    for (int linked = 1; ns && linked >= 0; linked--)
+        for (const node *n = ns->list; n; n = n->next) {
+            weft_status_node s;
+            if ((n->conn != NULL) != linked)
+                continue;
+            s.name = n->name;
+            s.peer = n->peer;
+            s.server = n->server;
+            s.linked = linked;
+            s.since = n->since;
+            s.links = n->links;
+            s.heartbeats = n->heartbeats;
+            fn(&s, arg);
+        }
+}
+
+void weft_nodes_free(weft_daemon *d)
+{
+    weft_nodes *ns = d->nodes;
+
+    if (!ns)
+        return;
+    /* Their links closed before (weft_server_stop): no conn points
+     * here any more. */
+    while (ns->list) {
+        node *n = ns->list;
+        ns->list = n->next;
+        free(n);
+    }
+    free(ns);
+    d->nodes = NULL;
+}
