@@ -5,6 +5,10 @@
  * write_local_def); the definitions weftd derives itself are built as
  * weft_records and go through the same switch. An event's attribute list
  * becomes one reused OTF2_AttributeList.
+ * A stream writes its event files through an archive of their own
+ * (weft__otf2_open_events: the second of a group of two, whose one
+ * collective call libotf2 makes, a broadcast, is answered here) beside
+ * the primary archive that writes the rest (stream.c).
  * After the events: one local DefWriter per location, holding its
  * member's mapping tables (its events keep the member's own ids, see
  * otf2out.h) and ClockOffsets, and the global definitions (otf2defs.c).
@@ -745,6 +749,161 @@ int weft__otf2_open(conv *c)
         return weft__conv_fail(c, WEFT_EOTF2, "%s: setting up the archive: "
                                "%s", c->in->archive_dir, weft__otf2_msg(orc));
     return weft__otf2_set_clocks(c);
+}
+
+/* ---- an archive that writes event files only -------------------------- */
+
+/* The collectives of an archive that writes event files beside another
+ * one, the primary, which made the directories and writes the anchor and
+ * every definition (issue #34: a node's weftd writes its processes'
+ * event files into an archive its head makes). It is the second of a
+ * group of two; libotf2 3.0.2 makes one collective call of it, the
+ * primary's error code broadcast at SetCollectiveCallbacks, which reads
+ * success here (the primary exists: it was made first). Any other call
+ * would need the primary, and fails. */
+struct OTF2_CollectiveContext {
+    uint32_t rank, size;
+};
+
+static OTF2_CollectiveContext events_only_group = { 1, 2 };
+
+static OTF2_CallbackCode eo_get_size(void *u, OTF2_CollectiveContext *cc,
+                                     uint32_t *size)
+{
+    (void)u;
+    *size = cc->size;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode eo_get_rank(void *u, OTF2_CollectiveContext *cc,
+                                     uint32_t *rank)
+{
+    (void)u;
+    *rank = cc->rank;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode eo_bcast(void *u, OTF2_CollectiveContext *cc,
+                                  void *data, uint32_t n, OTF2_Type type,
+                                  uint32_t root)
+{
+    (void)u, (void)cc;
+    if (root != OTF2_COLLECTIVES_ROOT || n != 1 ||
+        (type != OTF2_TYPE_INT64 && type != OTF2_TYPE_UINT64))
+        return OTF2_CALLBACK_ERROR;
+    memset(data, 0, 8); /* the primary's OTF2_SUCCESS */
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* The calls libotf2 does not make of it (found by logging them). */
+static OTF2_CallbackCode eo_create_local(void *u, OTF2_CollectiveContext **l,
+                                         OTF2_CollectiveContext *g,
+                                         uint32_t gr, uint32_t gs,
+                                         uint32_t lr, uint32_t ls,
+                                         uint32_t file, uint32_t nfiles)
+{
+    (void)u, (void)l, (void)g, (void)gr, (void)gs, (void)lr, (void)ls;
+    (void)file, (void)nfiles;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_free_local(void *u, OTF2_CollectiveContext *l)
+{
+    (void)u, (void)l;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_barrier(void *u, OTF2_CollectiveContext *cc)
+{
+    (void)u, (void)cc;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_gather(void *u, OTF2_CollectiveContext *cc,
+                                   const void *in, void *out, uint32_t n,
+                                   OTF2_Type type, uint32_t root)
+{
+    (void)u, (void)cc, (void)in, (void)out, (void)n, (void)type, (void)root;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_gatherv(void *u, OTF2_CollectiveContext *cc,
+                                    const void *in, uint32_t nin, void *out,
+                                    const uint32_t *nout, OTF2_Type type,
+                                    uint32_t root)
+{
+    (void)u, (void)cc, (void)in, (void)nin, (void)out, (void)nout;
+    (void)type, (void)root;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_scatter(void *u, OTF2_CollectiveContext *cc,
+                                    const void *in, void *out, uint32_t n,
+                                    OTF2_Type type, uint32_t root)
+{
+    (void)u, (void)cc, (void)in, (void)out, (void)n, (void)type, (void)root;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static OTF2_CallbackCode eo_scatterv(void *u, OTF2_CollectiveContext *cc,
+                                     const void *in, const uint32_t *nin,
+                                     void *out, uint32_t nout,
+                                     OTF2_Type type, uint32_t root)
+{
+    (void)u, (void)cc, (void)in, (void)nin, (void)out, (void)nout;
+    (void)type, (void)root;
+    return OTF2_CALLBACK_ERROR;
+}
+
+static void eo_release(void *u, OTF2_CollectiveContext *g,
+                       OTF2_CollectiveContext *l)
+{
+    (void)u, (void)g, (void)l;
+}
+
+static const OTF2_CollectiveCallbacks events_only_collectives = {
+    .otf2_release = eo_release,
+    .otf2_get_size = eo_get_size,
+    .otf2_get_rank = eo_get_rank,
+    .otf2_create_local_comm = eo_create_local,
+    .otf2_free_local_comm = eo_free_local,
+    .otf2_barrier = eo_barrier,
+    .otf2_bcast = eo_bcast,
+    .otf2_gather = eo_gather,
+    .otf2_gatherv = eo_gatherv,
+    .otf2_scatter = eo_scatter,
+    .otf2_scatterv = eo_scatterv,
+};
+
+int weft__otf2_open_events(conv *c)
+{
+    OTF2_ErrorCode orc;
+
+    c->archive = OTF2_Archive_Open(c->in->archive_dir, ARCHIVE_NAME,
+                                   OTF2_FILEMODE_WRITE, EVT_CHUNK, DEF_CHUNK,
+                                   OTF2_SUBSTRATE_POSIX,
+                                   OTF2_COMPRESSION_NONE);
+    if (!c->archive)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 cannot open the "
+                               "archive for event files", c->in->archive_dir);
+    orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks,
+                                         c->pool);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_SetMemoryCallbacks(c->archive, &memory_callbacks,
+                                              c->pool);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Pthread_Archive_SetLockingCallbacks(c->archive, NULL);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_SetCollectiveCallbacks(
+            c->archive, &events_only_collectives, NULL, &events_only_group,
+            NULL);
+    if (orc == OTF2_SUCCESS)
+        orc = OTF2_Archive_OpenEvtFiles(c->archive);
+    if (orc != OTF2_SUCCESS)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: setting up the event "
+                               "files: %s", c->in->archive_dir,
+                               weft__otf2_msg(orc));
+    return 0;
 }
 
 /* 0 or WEFT_EOTF2. */

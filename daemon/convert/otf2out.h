@@ -71,6 +71,13 @@ uint32_t weft__otf2_global_kinds(void);
  * attempt left there) with weft's callbacks, and opens its event files.
  * 0 or WEFT_EOTF2. */
 int weft__otf2_open(conv *c);
+/* Opens c->archive in c->in->archive_dir as the writer of event files
+ * only, beside the primary archive weft__otf2_open made there (first:
+ * it makes the directories, and writes the anchor and every definition
+ * at its close). Closing it (weft__otf2_close_events, weft__otf2_close)
+ * writes nothing but the event files of the writers it had. 0 or
+ * WEFT_EOTF2. */
+int weft__otf2_open_events(conv *c);
 /* The clocks c's members read, as the archive's WEFT::CLOCK property
  * (weft__otf2_open sets it; a stream's archive gets it once its trace's
  * members are known). 0 or WEFT_EOTF2 (c failed). */

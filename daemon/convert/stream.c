@@ -31,6 +31,15 @@
  * stream and removes what it wrote: the conversion then makes the
  * archive anew.
  *
+ * The archive is two libotf2 archives on one directory, as a node's
+ * weftd and its head will write one (issue #34): the primary, made
+ * first (it makes the directories), which writes nothing until the
+ * conversion has it (then the definitions, the anchor, and the event
+ * files of members the stream left to it), and the events' archive
+ * (weft__otf2_open_events), which writes the event files of the members
+ * streamed and is closed when the conversion takes the stream's archive
+ * (weft__stream_archive).
+ *
  * weft_convert_trace_stream (convert.c) does pass 1 as always (every
  * journal, the trace's unifier, the clocks), lets the stream read what
  * is left (weft__stream_catch_up), takes its archive and adopts each
@@ -87,6 +96,10 @@ struct weft_convert_stream {
     weft_convert_result out; /* c.out: its error */
     weft_convert_budget *budget; /* may be NULL */
     uint32_t owner;         /* uid: its share of the budget */
+    OTF2_Archive *primary;  /* the archive: made first (its directories),
+                               it writes the anchor and definitions once
+                               the conversion has it; c.archive writes
+                               only the event files (otf2out.h) */
     int opened;             /* the archive was made */
     int broken;             /* the archive failed: the conversion makes it
                                anew */
@@ -539,6 +552,16 @@ static void set_broken(weft_convert_stream *s)
     pthread_mutex_unlock(&s->pool.lock);
 }
 
+/* Closes what s has of the archive, as it is. */
+static void close_archives(weft_convert_stream *s)
+{
+    if (s->c.archive)
+        OTF2_Archive_Close(s->c.archive);
+    if (s->primary)
+        OTF2_Archive_Close(s->primary);
+    s->c.archive = s->primary = NULL;
+}
+
 /* A failed archive is removed at once, so that the journals have its
  * room, and its writers' memory goes back (no step running). */
 static void tidy(weft_convert_stream *s)
@@ -548,9 +571,8 @@ static void tidy(weft_convert_stream *s)
     for (size_t i = 0; i < s->c.nmems; i++)
         if (s->c.mems[i].st)
             budget_give(s, s->c.mems[i].st);
-    if (s->c.archive) {
-        OTF2_Archive_Close(s->c.archive);
-        s->c.archive = NULL;
+    if (s->c.archive || s->primary) {
+        close_archives(s);
         weft__otf2_clean(s->archive_dir);
     }
 }
@@ -673,6 +695,7 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
 static int stream_open(weft_convert_stream *s)
 {
     conv *c = &s->c;
+    int rc;
 
     s->opened = 1;
     weft__otf2_init();
@@ -680,7 +703,13 @@ static int stream_open(weft_convert_stream *s)
     c->nest_al = OTF2_AttributeList_New();
     if (!c->al || !c->nest_al)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-    return weft__otf2_open(c);
+    /* The primary first (the directories), then the events' writer, as
+     * a node's weftd writes beside its head's (issue #34). */
+    if ((rc = weft__otf2_open(c)) < 0)
+        return rc;
+    s->primary = c->archive;
+    c->archive = NULL;
+    return weft__otf2_open_events(c);
 }
 
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
@@ -937,12 +966,19 @@ void weft__stream_flushed(conv *c, uint64_t location)
 OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
                                    chunk_budget **pool)
 {
-    OTF2_Archive *a = is_broken(s) || !s->opened ? NULL : s->c.archive;
+    OTF2_Archive *a;
 
-    if (a) {
-        s->c.archive = NULL;
-        *pool = &s->pool;
+    if (is_broken(s) || !s->opened)
+        return NULL;
+    /* Its event files written whole (every writer closed): the events'
+     * archive is done, the primary goes on with the definitions. */
+    if (weft__otf2_close_events(&s->c) < 0 || weft__otf2_close(&s->c) < 0) {
+        set_broken(s);
+        return NULL;
     }
+    a = s->primary;
+    s->primary = NULL;
+    *pool = &s->pool;
     return a;
 }
 
@@ -950,11 +986,10 @@ void weft_convert_stream_free(weft_convert_stream *s)
 {
     if (!s)
         return;
-    if (s->c.archive) {
+    if (s->c.archive || s->primary) {
         /* Left half written: nothing more goes to the files. */
         weft__otf2_budget_fail(&s->pool);
-        OTF2_Archive_Close(s->c.archive);
-        s->c.archive = NULL;
+        close_archives(s);
     }
     for (size_t i = 0; i < s->c.nmems; i++) {
         if (s->c.mems[i].st)
