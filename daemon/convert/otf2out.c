@@ -716,19 +716,19 @@ uint64_t weft__otf2_bytes(const char *dir)
 
 /* ---- the archive ------------------------------------------------------ */
 
-/* The flush and memory callbacks get c->pool. */
-int weft__otf2_open(conv *c)
+/* c->archive opened on c->in->archive_dir with weft's callbacks (the
+ * flush and memory callbacks get c->pool). OTF2_SUCCESS, or an error
+ * (c->archive NULL when libotf2 could not open it at all). */
+static OTF2_ErrorCode open_archive(conv *c)
 {
     OTF2_ErrorCode orc;
 
-    weft__otf2_clean(c->in->archive_dir);
     c->archive = OTF2_Archive_Open(c->in->archive_dir, ARCHIVE_NAME,
                                    OTF2_FILEMODE_WRITE, EVT_CHUNK, DEF_CHUNK,
                                    OTF2_SUBSTRATE_POSIX,
                                    OTF2_COMPRESSION_NONE);
     if (!c->archive)
-        return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 cannot create "
-                               "the archive", c->in->archive_dir);
+        return OTF2_ERROR_INVALID;
     orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks,
                                          c->pool);
     if (orc == OTF2_SUCCESS)
@@ -737,6 +737,18 @@ int weft__otf2_open(conv *c)
     /* Workers get and close event writers of one archive at once. */
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Pthread_Archive_SetLockingCallbacks(c->archive, NULL);
+    return orc;
+}
+
+int weft__otf2_open(conv *c)
+{
+    OTF2_ErrorCode orc;
+
+    weft__otf2_clean(c->in->archive_dir);
+    orc = open_archive(c);
+    if (!c->archive)
+        return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 cannot create "
+                               "the archive", c->in->archive_dir);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_SetSerialCollectiveCallbacks(c->archive);
     if (orc == OTF2_SUCCESS)
@@ -877,22 +889,11 @@ static const OTF2_CollectiveCallbacks events_only_collectives = {
 
 int weft__otf2_open_events(conv *c)
 {
-    OTF2_ErrorCode orc;
+    OTF2_ErrorCode orc = open_archive(c);
 
-    c->archive = OTF2_Archive_Open(c->in->archive_dir, ARCHIVE_NAME,
-                                   OTF2_FILEMODE_WRITE, EVT_CHUNK, DEF_CHUNK,
-                                   OTF2_SUBSTRATE_POSIX,
-                                   OTF2_COMPRESSION_NONE);
     if (!c->archive)
         return weft__conv_fail(c, WEFT_EOTF2, "%s: libotf2 cannot open the "
                                "archive for event files", c->in->archive_dir);
-    orc = OTF2_Archive_SetFlushCallbacks(c->archive, &flush_callbacks,
-                                         c->pool);
-    if (orc == OTF2_SUCCESS)
-        orc = OTF2_Archive_SetMemoryCallbacks(c->archive, &memory_callbacks,
-                                              c->pool);
-    if (orc == OTF2_SUCCESS)
-        orc = OTF2_Pthread_Archive_SetLockingCallbacks(c->archive, NULL);
     if (orc == OTF2_SUCCESS)
         orc = OTF2_Archive_SetCollectiveCallbacks(
             c->archive, &events_only_collectives, NULL, &events_only_group,
