@@ -102,9 +102,10 @@ static void print_recording(json_t *traces)
         char *name = weft__cli_escape(
             json_string_value(json_object_get(t, "name")));
         printf("  %-30s %lld/%lld members connected, %lld done, %lld "
-               "events\n", name, (long long)jint(t, "connected"),
-               (long long)jint(t, "size"), (long long)jint(t, "goodbyes"),
-               (long long)jint(t, "events"));
+               "events, %lld in the archive\n", name,
+               (long long)jint(t, "connected"), (long long)jint(t, "size"),
+               (long long)jint(t, "goodbyes"), (long long)jint(t, "events"),
+               (long long)jint(t, "written"));
         free(name);
     }
 }
@@ -141,6 +142,12 @@ static void print_cluster(json_t *st, json_int_t updated)
         printf("  %-30s %s for %lld s, from %s, weftd %s, %lld links\n",
                name, jstr(n, "state"), ago(n, updated), jstr(n, "peer"),
                jstr(n, "server"), (long long)jint(n, "links"));
+        if (strcmp(jstr(n, "state"), "linked") == 0)
+            printf("  %-30s %lld connections, %lld traces recording, %lld "
+                   "events, %lld not in the archives yet\n", "",
+                   (long long)jint(n, "connections"),
+                   (long long)jint(n, "recording"),
+                   (long long)jint(n, "events"), (long long)jint(n, "lag"));
         free(name);
     }
     if (!(head = json_object_get(st, "head")))

@@ -68,6 +68,7 @@ static void add_recording(const weft_status_trace *t, void *arg)
     json_object_set_new(o, "connected", json_integer(t->connected));
     json_object_set_new(o, "goodbyes", json_integer(t->goodbyes));
     json_object_set_new(o, "events", json_integer((json_int_t)t->events));
+    json_object_set_new(o, "written", json_integer((json_int_t)t->written));
     json_array_append_new(x->traces, o);
 }
 
@@ -131,6 +132,15 @@ static void add_node(const weft_status_node *n, void *arg)
     json_object_set_new(o, "links", json_integer((json_int_t)n->links));
     json_object_set_new(o, "heartbeats",
                         json_integer((json_int_t)n->heartbeats));
+    json_object_set_new(o, "connections",
+                        json_integer((json_int_t)n->connections));
+    json_object_set_new(o, "recording",
+                        json_integer((json_int_t)n->recording));
+    json_object_set_new(o, "events", json_integer((json_int_t)n->events));
+    json_object_set_new(o, "written", json_integer((json_int_t)n->written));
+    /* events of its traces recording not in their archives yet */
+    json_object_set_new(o, "lag", json_integer(
+        (json_int_t)(n->events > n->written ? n->events - n->written : 0)));
     json_array_append_new(arg, o);
 }
 

@@ -23,6 +23,9 @@ typedef struct weft_status_trace {
     uint32_t uid;
     uint32_t size, joined, connected, goodbyes;
     uint64_t events;      /* journaled */
+    uint64_t written;     /* of them, in the archive's event files
+                             (streamjob.c; 0 until the trace ends when it
+                             is not written while it records) */
 } weft_status_trace;
 
 typedef void (*weft_status_trace_fn)(const weft_status_trace *t, void *arg);
@@ -36,6 +39,9 @@ typedef struct weft_status_node {
     int64_t since;        /* unix time it linked, or went */
     uint64_t links;       /* NodeHellos accepted under its name */
     uint64_t heartbeats;  /* on its current link */
+    /* its last NodeStatus: connections open there, traces recording,
+     * their events journaled and, of those, written to the archives */
+    uint64_t connections, recording, events, written;
 } weft_status_node;
 
 typedef void (*weft_status_node_fn)(const weft_status_node *n, void *arg);

@@ -628,7 +628,8 @@ static void do_goodbye(peer *p, cursor *in)
 /* A NodeHello naming one of two nodes, or a name weftd refuses (bit 4
  * of how); bit 5: from weftd's own uid, as a node's link (Unix socket:
  * its SO_PEERCRED), else from the peer's user, which weftd refuses. A
- * peer linked under that name may be closed by it (replaced). */
+ * peer linked under that name may be closed by it (replaced). Bit 3: a
+ * NodeStatus instead. */
 static void do_node_hello(peer *p, uint8_t how)
 {
     static const char *const names[] = { "fz-a", "fz-b", "fz/x" };
@@ -636,6 +637,17 @@ static void do_node_hello(peer *p, uint8_t how)
     Weft__NodeHello h = WEFT__NODE_HELLO__INIT;
     int name = how & 16 ? 2 : (how >> 6) & 1;
 
+    if (how & 8) { /* a node's figures (refused but on a node's link) */
+        Weft__NodeStatus st = WEFT__NODE_STATUS__INIT;
+        st.connections = how;
+        st.recording = how >> 4;
+        st.events = UINT64_MAX - how;
+        st.written = how;
+        env.msg_case = WEFT__ENVELOPE__MSG_NODE_STATUS;
+        env.node_status = &st;
+        send_env(p, &env);
+        return;
+    }
     if (!tcp && (how & 32) && p->c)
         p->c->peer_uid = (uint32_t)geteuid();
     for (int j = 0; j < NPEERS; j++)

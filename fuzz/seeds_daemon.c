@@ -333,6 +333,10 @@ static void daemon_seeds(void)
     put_byte(&b, 0x80 | 0x40 | 1);  /* fz-b from a user: refused */
     put_op(&b, 2, D_OTHER);
     put_byte(&b, 1);
+    put_op(&b, 2, D_OTHER);
+    put_byte(&b, 0x80 | 0x08 | 1);  /* its NodeStatus */
+    put_op(&b, 0, D_OTHER);
+    put_byte(&b, 0x80 | 0x08 | 1);  /* a member's: refused */
     put_goodbye(&b, 0, 1);
     write_seed("fuzz_daemon", dname("nodes"), &b);
 }

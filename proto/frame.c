@@ -211,6 +211,7 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_CHALLENGE: return "Challenge";
     case WEFT__ENVELOPE__MSG_NODE_HELLO: return "NodeHello";
     case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK: return "NodeHelloAck";
+    case WEFT__ENVELOPE__MSG_NODE_STATUS: return "NodeStatus";
     default: return "none";
     }
 }

@@ -34,6 +34,7 @@ static const struct {
     { F(FRESH), E(NODE_HELLO), F(NODE) },
     { F(AUTHENTICATED), E(NODE_HELLO), F(NODE) },
     { F(NODE), E(HEARTBEAT), F(NODE) },
+    { F(NODE), E(NODE_STATUS), F(NODE) },
     { F(AUTHENTICATING), E(AUTH_OK), F(AUTHENTICATED) },
     { F(AUTHENTICATED), E(HELLO), F(MEMBER) },
     { F(MEMBER), E(DEFINITIONS), F(MEMBER) },
@@ -147,6 +148,10 @@ static void test_protocol_messages(void **state)
                "second NodeHello on one connection");
     refused_as(F(MEMBER), E(NODE_HELLO), "NodeHello",
                "NodeHello after Hello");
+    refused_as(F(FRESH), E(NODE_STATUS), "NodeStatus",
+               "NodeStatus before Hello");
+    refused_as(F(MEMBER), E(NODE_STATUS), "NodeStatus",
+               "unexpected NodeStatus from a client");
     refused_as(F(AUTHENTICATING), E(NODE_HELLO), "NodeHello",
                "NodeHello before its Auth was checked");
 }
@@ -179,6 +184,7 @@ static void test_event_of_frames(void **state)
         { WEFT__ENVELOPE__MSG_HELLO, E(HELLO) },
         { WEFT__ENVELOPE__MSG_NODE_HELLO, E(NODE_HELLO) },
         { WEFT__ENVELOPE__MSG_NODE_HELLO_ACK, E(OTHER) },
+        { WEFT__ENVELOPE__MSG_NODE_STATUS, E(NODE_STATUS) },
         { WEFT__ENVELOPE__MSG_QUERY, E(QUERY) },
         { WEFT__ENVELOPE__MSG_IMPORT_TRACE, E(IMPORT_TRACE) },
         { WEFT__ENVELOPE__MSG_DEFINITIONS, E(DEFINITIONS) },

@@ -38,6 +38,7 @@ typedef struct kinds {
     Weft__Challenge challenge;
     Weft__NodeHello node_hello;
     Weft__NodeHelloAck node_hello_ack;
+    Weft__NodeStatus node_status;
     Weft__Heartbeat heartbeat;
     Weft__Query query;
     Weft__Answer answer;
@@ -168,6 +169,11 @@ static void kinds_init_other(kinds *k)
     k->node_hello_ack.head = (char *)"head";
     k->node_hello_ack.server = (char *)"0.1";
     k->node_hello_ack.heartbeat = UINT32_MAX;
+    weft__node_status__init(&k->node_status);
+    k->node_status.connections = 2600;
+    k->node_status.recording = UINT32_MAX;
+    k->node_status.events = UINT64_MAX;
+    k->node_status.written = 1;
 
     weft__import_trace__init(&k->import);
     k->import.name = (char *)"scorep-run";
@@ -221,6 +227,9 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
     case WEFT__ENVELOPE__MSG_NODE_HELLO: env.node_hello = &k->node_hello; break;
     case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK:
         env.node_hello_ack = &k->node_hello_ack;
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_STATUS:
+        env.node_status = &k->node_status;
         break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
@@ -302,6 +311,12 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
     case WEFT__ENVELOPE__MSG_NODE_HELLO:
         assert_string_equal(got->node_hello->node, "node-017.cluster");
         assert_string_equal(got->node_hello->server, "0.1");
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_STATUS:
+        assert_int_equal(got->node_status->connections, 2600);
+        assert_int_equal(got->node_status->recording, UINT32_MAX);
+        assert_true(got->node_status->events == UINT64_MAX);
+        assert_int_equal(got->node_status->written, 1);
         break;
     case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK:
         assert_string_equal(got->node_hello_ack->head, "head");

@@ -21,7 +21,8 @@ typedef struct node {
     weft_conn *conn;        /* its link; NULL once gone */
     int64_t since;          /* unix time it linked, or went */
     uint64_t links;         /* NodeHellos accepted under its name */
-    uint64_t heartbeats;    /* on its current link */
+    uint64_t heartbeats;    /* on its current link (NodeStatus too) */
+    Weft__NodeStatus st;    /* its last NodeStatus (zero: none yet) */
 } node;
 
 typedef struct weft_nodes {
@@ -182,6 +183,7 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     n->since = (int64_t)time(NULL);
     n->links++;
     n->heartbeats = 0;
+    memset(&n->st, 0, sizeof n->st);
     c->node = n;
     weft_conn_log(c, WEFT_LOG_INFO, "node %s linked (weftd %s, uid %u, "
                   "%s)", n->name, n->server, (unsigned)c->peer_uid,
@@ -204,6 +206,19 @@ static int on_node_heartbeat(weft_conn *c)
     return 0;
 }
 
+static int on_node_status(weft_conn *c, const Weft__NodeStatus *st)
+{
+    node *n = c->node;
+
+    if (n) {
+        n->st.connections = st->connections;
+        n->st.recording = st->recording;
+        n->st.events = st->events;
+        n->st.written = st->written;
+    }
+    return on_node_heartbeat(c);
+}
+
 static void on_node_closed(weft_conn *c)
 {
     node *n = c->node;
@@ -217,7 +232,7 @@ static void on_node_closed(weft_conn *c)
 }
 
 const weft_session_node weft_nodes_cbs = { on_node_hello, on_node_heartbeat,
-                                           on_node_closed };
+                                           on_node_status, on_node_closed };
 
 void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
                        void *arg)
@@ -236,6 +251,10 @@ void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
             s.since = n->since;
             s.links = n->links;
             s.heartbeats = n->heartbeats;
+            s.connections = n->st.connections;
+            s.recording = n->st.recording;
+            s.events = n->st.events;
+            s.written = n->st.written;
             fn(&s, arg);
         }
 }

@@ -560,13 +560,30 @@ static void attempt(weft_uplink *u)
     close_link(u);
 }
 
-static void send_heartbeat(weft_uplink *u)
+static void add_trace(const weft_status_trace *t, void *arg)
 {
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    Weft__NodeStatus *st = arg;
 
-    env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
-    env.heartbeat = &hb;
+    st->recording++;
+    st->events += t->events;
+    st->written += t->written;
+}
+
+/* This node's figures, in place of a Heartbeat (the head answers it). */
+static void send_status(weft_uplink *u)
+{
+    const weft_daemon *d = u->d;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__NodeStatus st = WEFT__NODE_STATUS__INIT;
+    weft_status_ingest in = { .bound = "" };
+
+    if (d->status_src) {
+        d->status_src->ingest(d, &in);
+        d->status_src->recording(d, add_trace, &st);
+    }
+    st.connections = in.conns;
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_STATUS;
+    env.node_status = &st;
     send_env(u, &env);
 }
 
@@ -585,7 +602,7 @@ static void on_timer(uv_timer_t *t)
                         "heartbeats)", (unsigned long long)(quiet / 1000),
                         WEFT_NODE_SILENT_BEATS);
         else
-            send_heartbeat(u);
+            send_status(u);
         break;
     case WEFT_UPLINK_CONNECTING:
     case WEFT_UPLINK_CHALLENGED:

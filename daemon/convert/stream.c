@@ -962,6 +962,22 @@ void weft__stream_flushed(conv *c, uint64_t location)
         m->st->over = why;  /* given up once this entry is written */
 }
 
+uint64_t weft_convert_stream_replayed(const weft_convert_stream *s)
+{
+    uint64_t n = 0;
+
+    if (s->broken)
+        return 0;
+    for (size_t i = 0; i < s->c.nmems; i++) {
+        const member *m = &s->c.mems[i];
+        if (!m->st || !m->st->live)
+            continue;
+        for (size_t k = 0; k < m->nlocs; k++)
+            n += m->locs[k].replayed;
+    }
+    return n;
+}
+
 /* See stream.h. */
 OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
                                    chunk_budget **pool)

@@ -42,6 +42,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_AUTHENTICATING] = { /* paused: no frame comes meanwhile */
@@ -53,6 +54,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_AUTHENTICATED] = {
@@ -63,6 +65,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_MEMBER] = {
@@ -73,6 +76,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(TO(MEMBER)),
         [WEFT_CONN_EV_OTHER] = NO("unexpected %s from a client"),
+        [WEFT_CONN_EV_NODE_STATUS] = NO("unexpected %s from a client"),
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_NODE] = { /* a node's link: Heartbeats only, so far */
@@ -86,6 +90,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_GOODBYE] = FROM_NODE,
         [WEFT_CONN_EV_CLOCK_SYNC] = FROM_NODE,
         [WEFT_CONN_EV_HEARTBEAT] = TO(NODE),
+        [WEFT_CONN_EV_NODE_STATUS] = TO(NODE),
         [WEFT_CONN_EV_OTHER] = FROM_NODE,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
@@ -98,6 +103,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = NO_IMPORT,
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_IMPORTING] = {
@@ -108,6 +114,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_IMPORT_TRACE] = TO(ASKING),
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_CLOSING] = {
@@ -142,6 +149,7 @@ enum weft_conn_event weft_connmode_event_of(int msg_case)
     case WEFT__ENVELOPE__MSG_AUTH: return WEFT_CONN_EV_AUTH;
     case WEFT__ENVELOPE__MSG_HELLO: return WEFT_CONN_EV_HELLO;
     case WEFT__ENVELOPE__MSG_NODE_HELLO: return WEFT_CONN_EV_NODE_HELLO;
+    case WEFT__ENVELOPE__MSG_NODE_STATUS: return WEFT_CONN_EV_NODE_STATUS;
     case WEFT__ENVELOPE__MSG_QUERY: return WEFT_CONN_EV_QUERY;
     case WEFT__ENVELOPE__MSG_IMPORT_TRACE: return WEFT_CONN_EV_IMPORT_TRACE;
     case WEFT__ENVELOPE__MSG_DEFINITIONS: return WEFT_CONN_EV_DEFINITIONS;

@@ -43,6 +43,7 @@ enum weft_conn_mode {
     XX(AUTH_OK, "accepted Auth")                                             \
     XX(HELLO, "Hello")                                                       \
     XX(NODE_HELLO, "NodeHello")                                              \
+    XX(NODE_STATUS, "NodeStatus")                                            \
     XX(QUERY, "Query")                                                       \
     XX(IMPORT_QUERY, "Query to import")                                      \
     XX(IMPORT_TRACE, "ImportTrace")                                          \

@@ -275,7 +275,8 @@ void weft_live_status(const weft_daemon *d, weft_status_trace_fn fn,
          t = weft_trace_next(t)) {
         weft_status_trace st = { t->name ? t->name : "", t->key, t->uid,
                                  t->size, t->joined, t->connected,
-                                 t->goodbyes, mark_of(t).events };
+                                 t->goodbyes, mark_of(t).events,
+                                 weft__stream_events(t) };
         fn(&st, arg);
     }
 }

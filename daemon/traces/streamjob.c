@@ -43,6 +43,8 @@ struct weft_trace_stream {
     int warned;              /* its failure was logged */
     uint64_t written;        /* archive bytes it wrote, as the quota's
                                 `streamed` counts them */
+    uint64_t replayed;       /* events it wrote, when its last job came
+                                back (weft__stream_events) */
 };
 
 typedef struct stream_job {
@@ -56,6 +58,7 @@ typedef struct stream_job {
                                 to the conversion */
     char **why;              /* [n]: why (malloc'd, NULL if it does not
                                 say) */
+    uint64_t replayed;       /* the stream's events written, after it */
 } stream_job;
 
 static void step_work(weft_work *w)
@@ -72,6 +75,7 @@ static void step_work(weft_work *w)
         if ((why = weft_convert_stream_why(j->s, j->ranks[i])) != NULL)
             j->why[i] = strdup(why);
     }
+    j->replayed = weft_convert_stream_replayed(j->s);
 }
 
 static void job_free(stream_job *j)
@@ -118,6 +122,7 @@ static void step_done(weft_work *w)
                   "trace ends, not while it records: %s", t->name,
                   j->ranks[i], j->why[i] ? j->why[i] : "out of memory");
     }
+    t->stream->replayed = j->replayed;
     job_free(j);
     t->stream->job = NULL;
     counted(t, weft_convert_stream_written(t->stream->s));
@@ -266,6 +271,13 @@ int weft__stream_take(weft_trace *t, weft_convert_stream **s)
 }
 
 /* See trace_internal.h. */
+uint64_t weft__stream_events(const weft_trace *t)
+{
+    return t->stream && weft_convert_stream_ok(t->stream->s)
+               ? t->stream->replayed
+               : 0;
+}
+
 void weft__stream_free(weft_trace *t)
 {
     struct weft_trace_stream *st = t->stream;

@@ -312,4 +312,8 @@ weft_trace_conversions weft_trace_count_conversions(const weft_daemon *d);
  * follows the new bound. */
 void weft_trace_set_max_conversions(weft_daemon *d, uint64_t max);
 
+/* Events t's stream has written to its archive's event files, as of its
+ * last step (0: no stream, or it failed): streamjob.c. Loop thread. */
+uint64_t weft__stream_events(const weft_trace *t);
+
 #endif
