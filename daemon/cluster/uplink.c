@@ -151,16 +151,23 @@ static void set_state(weft_uplink *u, enum weft_uplink_state s)
 static void attempt(weft_uplink *u);
 static void on_timer(uv_timer_t *t);
 
-/* The link is over (or never was): the next attempt after a wait that
- * doubles with each failure. */
+/* Milliseconds before the next attempt: 1 s after a link that was
+ * made, then doubling with each failure up to WEFT_UPLINK_MAX_RETRY. */
+static uint64_t next_retry(const weft_uplink *u)
+{
+    uint64_t ms = u->retry_ms ? u->retry_ms * 2 : 1000;
+
+    return ms < WEFT_UPLINK_MAX_RETRY * 1000 ? ms
+                                             : WEFT_UPLINK_MAX_RETRY * 1000;
+}
+
+/* The link is over (or never was): the next attempt after a wait. */
 static void after_close(weft_uplink *u)
 {
     u->tcp_open = 0;
     if (u->state == WEFT_UPLINK_STOPPED)
         return;
-    u->retry_ms = u->retry_ms ? u->retry_ms * 2 : 1000;
-    if (u->retry_ms > WEFT_UPLINK_MAX_RETRY * 1000)
-        u->retry_ms = WEFT_UPLINK_MAX_RETRY * 1000;
+    u->retry_ms = next_retry(u);
     set_state(u, WEFT_UPLINK_WAITING);
     uv_timer_start(&u->timer, on_timer, u->retry_ms, 0);
 }
@@ -193,17 +200,13 @@ __attribute__((format(printf, 2, 3)))
 static void link_failed(weft_uplink *u, const char *fmt, ...)
 {
     va_list ap;
-    uint64_t next;
 
     va_start(ap, fmt);
     vsnprintf(u->error, sizeof u->error, fmt, ap);
     va_end(ap);
-    next = u->retry_ms ? u->retry_ms * 2 : 1000;
-    if (next > WEFT_UPLINK_MAX_RETRY * 1000)
-        next = WEFT_UPLINK_MAX_RETRY * 1000;
     weft_dlog(u->d, WEFT_LOG_WARNING, "link to head %s:%s: %s; trying "
               "again in %llu s", u->host, u->port, u->error,
-              (unsigned long long)(next / 1000));
+              (unsigned long long)(next_retry(u) / 1000));
     close_link(u);
 }
 
@@ -555,9 +558,7 @@ static void attempt(weft_uplink *u)
         u->gai_out = 1;
         return;
     }
-    snprintf(u->error, sizeof u->error, "cannot resolve %s: %s", u->host,
-             uv_strerror(rc));
-    close_link(u);
+    link_failed(u, "cannot resolve %s: %s", u->host, uv_strerror(rc));
 }
 
 static void add_trace(const weft_status_trace *t, void *arg)
