@@ -6,10 +6,14 @@
 # the host's). A fourth namespace holds a node whose munged has another
 # key.
 #  - every node links to the head (MUNGE, as weftd's uid) and each side's
-#    `weft status` says so; a node still traces its own processes;
+#    `weft status` says so; a node still traces its own processes, and
+#    its head sees it do so (connections, traces, events, lag);
 #  - a user's process posing as a node (a credential of its own uid), a
 #    NodeHello without a credential, a member's Hello on a node's link,
 #    a node of another MUNGE key: each refused with its reason;
+#  - a user holding the head's address while it is down (a fake head
+#    claiming that user's uid, or the head's, whose credential it cannot
+#    read) is refused by a node before the node says anything of itself;
 #  - the head SIGKILLed: its nodes notice at once, wait, and link again
 #    when it is back; a node SIGKILLed and back: linked again; a node cut
 #    off (its bridge port down): the head marks it gone and the node
@@ -248,11 +252,49 @@ head_not() { [ "$(head_of "$1" state)" != "$2" ]; }
 for n in n1 n2 n3; do
     until_ 10 "$n noticing its head gone" head_not "$n" linked
 done
+# A user holds the head's address while it is down: a node refuses it
+# before it says anything of itself, whether it claims to run as that
+# user or as the head's uid (root here), whose credential it cannot read.
+cp "$WEFT_SRCDIR/tests/fakeweftd.py" "$WEFT_SRCDIR/tests/weftproto.py" \
+    "$TMP/pub/" && chmod 755 "$TMP/pub/fakeweftd.py"
+fake_head() { # CLAIM_UID EXPECTED
+    local fake=$TMP/pub/fake-$1 pid
+    mkdir "$fake" && chown "$EVE" "$fake"
+    (cd "$TMP/pub" && ip netns exec "$P-head" setpriv --reuid="$EVE" \
+        --regid=nogroup --clear-groups -- /usr/bin/python3 ./fakeweftd.py \
+        "$fake/port" "$fake/log" "$TMP/pub/head.munge" "$1" 7411 \
+        "${ADDR[head]}") 2>"$fake.err" &
+    pid=$!
+    until_ 10 "the fake head listening" test -s "$fake/port"
+    # n1 restarted: it connects at once, not after its back-off
+    kill -KILL "${PID[n1]}"
+    wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
+    weftd_in n1 --set "head=$HEAD" --set node_name=n1
+    refused_by_node() { grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log"; }
+    for _ in $(seq 100); do refused_by_node "$2" && break; sleep 0.2; done
+    refused_by_node "$2" || fail "no node refused a fake head of uid $1: $(tail -n 4 "$TMP/n1.log"; cat "$fake.err")"
+    wait "$pid" 2>/dev/null
+    "$PY" - "$fake/log" <<'PY' || fail "a node told the fake head more than its Auth"
+import sys
+b = open(sys.argv[1], "rb").read()
+assert len(b) <= 4 + int.from_bytes(b[:4], "big"), len(b)
+PY
+    FAKE=$fake
+}
+fake_head "$EVE_UID" "the head runs as uid $EVE_UID, neither root nor this weftd's uid 0: another user's program may hold the head's address"
+fake_head 0 "the server at ${ADDR[head]}:7411 is not a weftd: it says it runs as uid 0 but could not read the credential only that uid can read"
+[ -s "$FAKE/log" ] || fail "the fake head claiming uid 0 saw no Auth"
+grep -q "STATUS: *Success" "$FAKE/log.unmunge" &&
+    fail "a user decoded a node's credential made for the head's uid"
+echo "ok: a user holding the head's address learns nothing of a node"
+
 weftd_in head
 until_ 40 "the nodes linked to the restarted head" nodes_are \
     "n1=linked n2=linked n3=linked"
 for n in n1 n2 n3; do
     until_ 5 "$n linked again" head_is "$n" linked
+done
+for n in n2 n3; do  # (n1 was restarted meanwhile)
     [ "$(head_of "$n" links)" = 2 ] || fail "$n made $(head_of "$n" links) links"
 done
 grep -q "link to head $HEAD: the head closed the link; trying again in 1 s" \

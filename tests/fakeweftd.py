@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """fakeweftd.py - a program of another user holding weftd's address.
 
-  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLAIM_UID [PORT]
+  fakeweftd.py PORTFILE LOG MUNGE_SOCKET CLAIM_UID [PORT [HOST]]
 
-Listens on loopback PORT (weftd's while weftd is down; default a free
-one), its address written to PORTFILE, takes one
+Listens on HOST (default loopback) PORT (weftd's while weftd is down;
+default a free one), its address written to PORTFILE, takes one
 connection and plays weftd as well as a user who is not weftd can: it
 speaks first with a Challenge saying it runs as CLAIM_UID (its own uid,
 or weftd's to lure the client on), tries to decode the client's
@@ -24,13 +24,14 @@ from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, field, frame
 def main():
     portfile, log, sock_path, claim_uid = sys.argv[1:5]
     port = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+    host = sys.argv[6] if len(sys.argv) > 6 else "127.0.0.1"
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", port))
+    srv.bind((host, port))
     srv.listen(1)
     srv.settimeout(30)
     with open(portfile + ".tmp", "w") as f:
-        f.write("127.0.0.1:%d\n" % srv.getsockname()[1])
+        f.write("%s:%d\n" % (host, srv.getsockname()[1]))
     os.rename(portfile + ".tmp", portfile)
     conn, _ = srv.accept()
     conn.settimeout(30)
