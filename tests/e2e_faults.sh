@@ -12,7 +12,8 @@
 #      e2e_diskfree.sh checks the figures exactly), keeps running, marks
 #      nothing complete that is not, and serves a new trace once there is
 #      room again;
-#  (d) socket activation: weftd takes its listening socket from
+#  (d) socket activation: weftd takes its listening sockets (TCP and the
+#      Unix socket, as systemd/weftd.socket lists them) from
 #      systemd-socket-activate (skipped if that is not installed).
 . "$(dirname "$0")/lib.sh"
 
@@ -165,9 +166,12 @@ else
     sa_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     rm -f "$TMP/addr"
     auth_args
-    systemd-socket-activate -l "127.0.0.1:$sa_port" "$WEFTD" --spool "$SPOOL" \
-        --listen 127.0.0.1:1 --address-file "$TMP/addr" "${AUTH_ARGS[@]}" \
-        >>"$TMP/weftd.log" 2>&1 &
+    # both sockets of systemd/weftd.socket: TCP, and the Unix socket in
+    # the spool that traced processes of the host use by default
+    systemd-socket-activate -l "127.0.0.1:$sa_port" -l "$TMP/sa.sock" \
+        "$WEFTD" --spool "$SPOOL" --listen 127.0.0.1:1 \
+        --socket "$TMP/bound.sock" --address-file "$TMP/addr" \
+        "${AUTH_ARGS[@]}" >>"$TMP/weftd.log" 2>&1 &
     SA_PID=$!
     # The socket listens before weftd runs: the first client starts it.
     for _ in $(seq 50); do
@@ -184,11 +188,20 @@ else
         fail "activated: weftd bound --listen too"
     [ "$(cat "$TMP/addr")" = "127.0.0.1:$sa_port" ] ||
         fail "activated: address file says $(cat "$TMP/addr")"
+    DEMO_TIMEOUT=20 run_demo activated-unix WEFT_SERVER="unix:$TMP/sa.sock" \
+        -- -p 2 -t 1 -n 200
+    check_exact activated-unix
+    grep -q "listening on unix:$TMP/sa.sock (fd 4 from systemd socket activation)" \
+        "$TMP/weftd.log" || fail "activated: weftd did not take the Unix socket from systemd"
+    grep -q "peer unix:pid [0-9]* uid 0 trace 'activated-unix'" "$TMP/weftd.log" ||
+        fail "activated: the Unix socket's clients are not known by SO_PEERCRED"
+    [ -e "$TMP/bound.sock" ] && fail "activated: weftd bound --socket too"
     # systemd-socket-activate execs weftd: same pid.
     WEFTD_PID=$SA_PID
     SA_PID=
     stop_weftd
-    echo "(d) socket activation: weftd took 127.0.0.1:$sa_port from systemd-socket-activate"
+    [ -S "$TMP/sa.sock" ] || fail "weftd removed systemd's socket at its stop"
+    echo "(d) socket activation: weftd took 127.0.0.1:$sa_port and $TMP/sa.sock from systemd-socket-activate"
 fi
 
 echo "ok ($(($(date +%s) - T0)) s)"
