@@ -288,6 +288,29 @@ static void text_seeds(void)
                "WEFT_OVERFLOW=discard\n");
 }
 
+/* fuzz_uplink: a head that links the node and beats (then hangs up), one
+ * that proves another nonce, one that refuses, one of another uid. */
+static void uplink_seeds(void)
+{
+    static const struct {
+        const char *name;
+        uint8_t bytes[8];
+        size_t n;
+    } seeds[] = {
+        { "linked", { 0x00, 0, 5, 1, 1, 5, 0, 6 }, 8 },
+        { "bad-proof", { 0x04, 0, 5, 1 }, 4 },
+        { "refused", { 0x08 }, 1 },
+        { "other-uid", { 0x01, 0, 5 }, 3 },
+        { "tampered", { 0x00, 0, 5, 5, 1 }, 5 },
+    };
+
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        buf b = { .len = 0 };
+        put(&b, seeds[i].bytes, seeds[i].n);
+        write_seed("fuzz_uplink", seeds[i].name, &b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -303,5 +326,6 @@ int main(int argc, char **argv)
     daemon_client_seeds();
     journal_seeds();
     text_seeds();
+    uplink_seeds();
     return 0;
 }
