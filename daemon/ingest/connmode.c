@@ -79,7 +79,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_NODE_STATUS] = NO("unexpected %s from a client"),
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
-    [WEFT_CONN_NODE] = { /* a node's link: Heartbeats only, so far */
+    [WEFT_CONN_NODE] = { /* a node's link: its Heartbeats and figures */
         [WEFT_CONN_EV_AUTH] = FROM_NODE,
         [WEFT_CONN_EV_HELLO] = FROM_NODE,
         [WEFT_CONN_EV_NODE_HELLO] = SECOND,

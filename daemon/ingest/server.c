@@ -833,7 +833,7 @@ void weft_server_tick(weft_daemon *d)
         if (limit == 0 || now - c->last_frame < limit)
             continue;
         weft_limit_hit(d, WEFT_LIMIT_IDLE_TIMEOUT);
-        if (c->mode == WEFT_CONN_MEMBER)
+        if (weft_connmode_joined(c->mode))
             weft_conn_fail(c, WEFT_ELIMIT, "idle_timeout: a frame was begun "
                            "(%u of %u bytes arrived), then nothing for %llu s",
                            c->reader.have, c->reader.payload_len,
