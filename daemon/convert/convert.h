@@ -223,7 +223,7 @@ uint64_t weft_convert_stream_written(weft_convert_stream *s);
 /* Events of s's members read from their journals and written to the
  * archive's event files so far (0 once it failed). As
  * weft_convert_stream_step: not while a step runs. */
-uint64_t weft_convert_stream_replayed(const weft_convert_stream *s);
+uint64_t weft_convert_stream_replayed(weft_convert_stream *s);
 /* Why member `rank` was left to the conversion, NULL if it was not (or
  * for no reason of its own). As weft_convert_stream_step. */
 const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank);

@@ -962,11 +962,11 @@ void weft__stream_flushed(conv *c, uint64_t location)
         m->st->over = why;  /* given up once this entry is written */
 }
 
-uint64_t weft_convert_stream_replayed(const weft_convert_stream *s)
+uint64_t weft_convert_stream_replayed(weft_convert_stream *s)
 {
     uint64_t n = 0;
 
-    if (s->broken)
+    if (is_broken(s))
         return 0;
     for (size_t i = 0; i < s->c.nmems; i++) {
         const member *m = &s->c.mems[i];

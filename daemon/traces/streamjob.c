@@ -270,7 +270,7 @@ int weft__stream_take(weft_trace *t, weft_convert_stream **s)
     return 0;
 }
 
-/* See trace_internal.h. */
+/* See trace.h. */
 uint64_t weft__stream_events(const weft_trace *t)
 {
     return t->stream && weft_convert_stream_ok(t->stream->s)
