@@ -628,7 +628,8 @@ static void do_goodbye(peer *p, cursor *in)
 /* A NodeHello naming one of two nodes, or a name weftd refuses (bit 4
  * of how); bit 5: from weftd's own uid, as a node's link (Unix socket:
  * its SO_PEERCRED), else from the peer's user, which weftd refuses. A
- * peer linked under that name may be closed by it (replaced). Bit 3: a
+ * peer linked under that name may be closed by it (replaced, once that
+ * link was silent for two heartbeats; else it is refused). Bit 3: a
  * NodeStatus instead. */
 static void do_node_hello(peer *p, uint8_t how)
 {

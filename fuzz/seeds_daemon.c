@@ -318,8 +318,9 @@ static void daemon_seeds(void)
     write_seed("fuzz_daemon", dname("clocks-hosts"), &b);
 
     /* Nodes (cluster/nodes.c) beside a member: peer 1 links as node
-     * fz-a from weftd's uid and beats, peer 2 links under the same name
-     * (the first link is replaced), peer 3 as a user (refused). */
+     * fz-a from weftd's uid and beats, peer 2 says NodeHello under the
+     * same name (refused while the first link is alive), peer 3 as a
+     * user (refused). */
     put_config(&b, 0);
     put_hello(&b, 0, 0, 0, 1);
     put_op(&b, 1, D_OTHER);
@@ -328,7 +329,7 @@ static void daemon_seeds(void)
     put_byte(&b, 1);                /* Heartbeat */
     put_enter_leave(&b, 0, 0, 1);
     put_op(&b, 2, D_OTHER);
-    put_byte(&b, 0x80 | 0x20 | 1);  /* fz-a again: replaces peer 1 */
+    put_byte(&b, 0x80 | 0x20 | 1);  /* fz-a again: refused */
     put_op(&b, 3, D_OTHER);
     put_byte(&b, 0x80 | 0x40 | 1);  /* fz-b from a user: refused */
     put_op(&b, 2, D_OTHER);

@@ -244,7 +244,26 @@ until_ 20 "the node of another MUNGE key refused" grep -q \
 until_ 5 "the refused node's status saying why" sh -c \
     "'$WEFT' --catalog '$TMP/bad/catalog.db' status | grep -q 'last link ended: the head refused this node: EAUTH: MUNGE credential refused'"
 case "$(nodes head)" in *bad*) fail "the node of another key is listed";; esac
-echo "ok: a user's process, no credential, a Hello on a link, a bad name, another key: refused"
+# A second weftd (in n1's namespace, the cluster's key) configured with
+# n2's name: refused while n2's link is alive, n2 untouched.
+mkdir -p "$TMP/dup"
+ip netns exec "$P-n1" "$WEFTD" --listen 127.0.0.1:0 --spool "$TMP/dup" \
+    --set "munge_socket=$TMP/pub/n1.munge" --set "head=$HEAD" \
+    --set node_name=n2 --log-level debug >>"$TMP/dup.log" 2>&1 &
+PID[dup]=$!
+PIDS+=($!)
+disown $!
+until_ 20 "the second node named n2 refused" grep -q \
+    "the head refused this node: EEXIST: node name n2 is linked from ${ADDR[n2]}:[0-9]*, heard from [0-9]* ms ago: do two nodes have this name? (\[cluster\] node_name)" \
+    "$TMP/dup.log"
+sleep 1.2
+[ "$(head_of n2 links)" = 1 ] && [ "$(nodes head)" = "n1=linked n2=linked n3=linked" ] ||
+    [ "$(nodes head)" = "n1=linked n2=linked n3=linked rogue=gone" ] ||
+    fail "the second n2 disturbed the first: $(nodes head), n2 made $(head_of n2 links) links"
+grep -q "node n2 linked again" "$TMP/head.log" && fail "the second n2 replaced the first"
+kill -TERM "${PID[dup]}"
+wait_gone "${PID[dup]}" 15 || fail "the second n2's weftd did not stop"
+echo "ok: a user's process, no credential, a Hello on a link, a bad name, another key, a name taken: refused"
 
 # The head SIGKILLed: the nodes notice, wait, and link again.
 kill -KILL "${PID[head]}"

@@ -107,6 +107,15 @@ static void gone(weft_nodes *ns, node *n)
     trim_gone(ns);
 }
 
+/* Whether link c brought something within the last two heartbeats (a
+ * node sends one each): its node is there, and a NodeHello of its name
+ * is another node's. */
+static int alive(const weft_conn *c)
+{
+    return uv_now(c->d->loop) - c->last_frame <
+           2 * c->d->cfg.cluster_heartbeat * 1000;
+}
+
 static void send_ack(weft_conn *c)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -153,15 +162,23 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return WEFT_ENOMEM;
     }
+    n = find(ns, h->node);
+    if (n && n->conn && alive(n->conn)) {
+        weft_conn_fail(c, WEFT_EEXIST, "node name %s is linked from %s, "
+                       "heard from %llu ms ago: do two nodes have this "
+                       "name? ([cluster] node_name)", n->name, n->peer,
+                       (unsigned long long)(uv_now(d->loop) -
+                                            n->conn->last_frame));
+        return WEFT_EEXIST;
+    }
     if ((rc = weft_conn_charge_user(c, c->peer_uid)) < 0)
         return rc;
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_NODE_HELLO, NULL)) < 0)
         return rc;
-    n = find(ns, h->node);
     if (n && n->conn) {
         weft_conn_log(c, WEFT_LOG_WARNING, "node %s linked again: its "
-                      "previous link (from %s) is closed", n->name,
-                      n->peer);
+                      "previous link (from %s), silent for two heartbeats, "
+                      "is closed", n->name, n->peer);
         weft_conn *old = n->conn;
         old->node = NULL;
         n->conn = NULL;

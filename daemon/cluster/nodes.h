@@ -13,9 +13,11 @@
  *
  * The link carries Heartbeats both ways, every [cluster] heartbeat
  * seconds; one that brings nothing for WEFT_NODE_SILENT_BEATS of them is
- * closed (server.c). A node that says NodeHello again under a name that
- * is linked replaces that link (its weftd restarted before this one saw
- * the old link end). Nodes stay listed, linked or gone, for `weft status`
+ * closed (server.c). A NodeHello under a name that is linked replaces
+ * that link when it was silent for two heartbeats (its weftd restarted
+ * before this one saw the old link end), and is refused while that link
+ * is alive (two nodes of one name would take turns forever, each link
+ * closing the other). Nodes stay listed, linked or gone, for `weft status`
  * (at most WEFT_NODES_GONE_KEPT gone ones, the oldest forgotten first).
  * Loop thread.
  */
