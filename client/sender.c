@@ -9,7 +9,9 @@
  * client_session.h):
  *
  *   OPENING --HelloAck, starting clock offset--> STREAMING
- *   OPENING --refused, or no HelloAck--> DONE (tracing off)
+ *   OPENING --refused--> DONE (tracing off)
+ *   OPENING --broken, or no HelloAck in time--> DISCONNECTED (the
+ *             starting clock offset is then taken on the next connection)
  *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
  *        ^                            |  refused for good: DONE (discard)
  *        +-------- failed, backoff ---+
@@ -23,7 +25,10 @@
  * does not wait for the HelloAck: the sender reads it (OPENING) while the
  * program runs and records, so that starting a traced process does not
  * wait for weftd's disk; weftd knows the process from its Hello on, also
- * if it is killed at once. A process weftd refuses is told once.
+ * if it is killed at once. A process weftd refuses is told once. A
+ * connection that breaks before the HelloAck (weftd restarted as the job
+ * started) is made again like any other: weftd may or may not have taken
+ * the Hello, and the next HelloAck says what it holds.
  *
  * Every round first does what does not depend on the state (round_begin):
  * a fatal signal's close, the periodic flush request, and, while closing,
@@ -563,6 +568,8 @@ typedef struct sender {
     uint64_t progress;       /* weft__S.progress_ms */
     uint64_t last_frame;     /* when the last frame was packed, ms */
     int goodbye_written;     /* a Goodbye went out whole, on any connection */
+    int start_offset_owed;   /* the first HelloAck never came: the starting
+                                clock offset is taken on the next connection */
     /* Where a process's start and end go, for WEFT_DEBUG=1 (ns,
      * CLOCK_MONOTONIC; 0 until it happened). */
     uint64_t t_start;        /* the sender started (weft_open) */
@@ -673,9 +680,12 @@ static weft__sender_state state_disconnected(sender *s)
 }
 
 /* OPENING: weft_open wrote the Hello; its HelloAck and the starting
- * clock offset, then STREAMING. A weftd that refuses this process, or
- * does not answer, turns tracing off (DONE) with one warning, as
- * weft_open does with WEFT_REQUIRED=1; no attempt is made again. */
+ * clock offset, then STREAMING. A weftd that refuses this process turns
+ * tracing off (DONE) with one warning, as weft_open does with
+ * WEFT_REQUIRED=1. A connection that breaks, or a weftd that does not
+ * answer within WEFT_STALL_MS, is tried again as in STREAMING
+ * (DISCONNECTED): a weftd restarted as the job started must not leave a
+ * rank untraced, and a trace waiting for it. */
 static weft__sender_state state_opening(sender *s)
 {
     Weft__Envelope *ack = NULL;
@@ -686,6 +696,20 @@ static weft__sender_state state_opening(sender *s)
 
     rc = weft__await_hello_ack(&weft__S.cfg, weft__S.fd, s->close_at, &ack,
                                &code, s->why, sizeof s->why);
+    if (rc == WEFT_ECONNECT) {
+        close(weft__S.fd);
+        weft__S.fd = -1;
+        pthread_mutex_lock(&weft__S.mu);
+        atomic_store(&weft__S.opening, 0);
+        weft__raise_attention_locked();
+        pthread_mutex_unlock(&weft__S.mu);
+        warn("lost the connection to weftd at %s before its HelloAck: %s; "
+             "reconnecting", weft__S.cfg.server, s->why);
+        s->start_offset_owed = 1;
+        s->down_since = weft__now_ms();
+        back_off(s);
+        return WEFT__SND_DISCONNECTED;
+    }
     if (rc == 0)
         rc = take_connection(weft__S.fd, ack, &resend, s->why,
                              sizeof s->why);
@@ -759,6 +783,10 @@ static weft__sender_state state_connecting(sender *s)
         warn("reconnected to weftd at %s after %" PRIu64 " ms; sending %zu "
              "batches again", weft__S.cfg.server,
              weft__now_ms() - s->down_since, resend);
+        if (s->start_offset_owed) {
+            weft__measure_offset(weft__S.fd, s->close_at, "at the start");
+            s->start_offset_owed = 0;
+        }
         s->up_since = s->last_frame = weft__now_ms();
         return WEFT__SND_STREAMING;
     }

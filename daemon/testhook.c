@@ -11,7 +11,7 @@
 #include "weft_errors.h"
 
 static const char *const phases[] = {
-    "stream", "unify", "defs", "commit", "committed",
+    "hello", "stream", "unify", "defs", "commit", "committed",
 };
 
 int weft_testhook_init(weft_testhook *h, char *err, size_t errlen)
@@ -28,8 +28,9 @@ int weft_testhook_init(weft_testhook *h, char *err, size_t errlen)
         if (strlen(phases[i]) == n && strncmp(v, phases[i], n) == 0)
             memcpy(h->phase, v, n);
     if (!h->phase[0]) {
-        snprintf(err, errlen, "WEFT_TEST_STOP_AT=%s: unknown phase (stream, "
-                 "unify, defs, commit or committed, then :N optionally)", v);
+        snprintf(err, errlen, "WEFT_TEST_STOP_AT=%s: unknown phase (hello, "
+                 "stream, unify, defs, commit or committed, then :N "
+                 "optionally)", v);
         return WEFT_ECONFIG;
     }
     h->at = 1;

@@ -4,6 +4,8 @@
  * WEFT_TEST_STOP_AT=PHASE[:N] in weftd's environment stops the whole
  * process with SIGSTOP the N-th time (default 1) any thread reaches
  * PHASE; the test then SIGKILLs it. The phases:
+ *   hello      a new member's journal is open and holds its Hello, its
+ *              HelloAck not sent (session.c)
  *   stream     a recording trace's stream step wrote events into its
  *              archive (streamjob.c)
  *   unify      a conversion unified the definitions of every member

@@ -3,6 +3,9 @@
 # archive (#33), each reached by WEFT_TEST_STOP_AT (daemon/testhook.h: it
 # stops weftd there with SIGSTOP), then restarted on the same spool and
 # port while weft-demo's 2 processes x 2 threads go on or wait:
+#   hello      the 1st or 2nd process's journal holds its Hello, its
+#              HelloAck not sent (the process makes its connection again
+#              and says Hello anew: it must not turn tracing off)
 #   stream     at the 1st to 4th step that wrote a recording trace's
 #              events into its archive
 #   unify      the conversion unified every member's definitions
@@ -106,18 +109,21 @@ same_archive() {
 start_weftd
 PORT=${WEFT_SERVER##*:}
 n=0
-for phase in stream unify defs commit committed; do
+for phase in hello stream unify defs commit committed; do
     for i in $(seq "$KILLS"); do
         name="$phase$i"
         at=1
+        [ "$phase" = hello ] && at=$((RANDOM % 2 + 1))
         [ "$phase" = stream ] && at=$((RANDOM % 4 + 1))
         kill_weftd
         WEFT_TEST_STOP_AT="$phase:$at" start_weftd_at "$PORT"
         start_demo "$name" "$STALL" -- -p 2 -t 2 -n 3000 -s 200
         wait_stopped "$phase:$at"
-        [ "$phase" != stream ] && keep_journals "$name"
+        early=0
+        [ "$phase" = hello ] || [ "$phase" = stream ] && early=1
+        [ "$early" = 0 ] && keep_journals "$name"
         kill_weftd
-        if [ "$phase" = stream ]; then
+        if [ "$early" = 1 ]; then
             # the journals once complete: stopped again after the commit
             WEFT_TEST_STOP_AT=committed start_weftd_at "$PORT"
             wait_stopped committed
@@ -148,4 +154,4 @@ for phase in stream unify defs commit committed; do
     done
     echo "$phase: $KILLS kills, every archive exact and equal to the reference"
 done
-echo "$n kills at 5 phases"
+echo "$n kills at 6 phases"

@@ -51,6 +51,7 @@ enum {
     CLOCK_AHEAD = 8,   /* ClockSync answers 5 s ahead of the client */
     REFUSE_FIRST = 16, /* connection 1: Error (not transient) to the Hello */
     SLOW_HELLO = 32,   /* HelloAck 300 ms after the Hello */
+    HANGUP_HELLO = 64, /* connection 1: hang up at the Hello, no answer */
 };
 
 typedef struct standin {
@@ -131,6 +132,8 @@ static int serve_frame(standin *s, int fd, const Weft__Envelope *in)
             free(err);
             return 1;
         }
+        if (s->conns == 1 && (s->cue & HANGUP_HELLO))
+            return 1;
         if (s->cue & SLOW_HELLO)
             usleep(300000);
         return send_hello_ack(fd, s) < 0;
@@ -484,6 +487,37 @@ static int scenario_open_refused(void)
     return 0;
 }
 
+/* The first connection breaks before its HelloAck (weftd restarted as
+ * the process started): opening goes to disconnected, the Hello goes
+ * again on a second connection, the starting clock offset is taken
+ * there, and nothing recorded meanwhile is lost. */
+static int scenario_open_broken(void)
+{
+    static const weft__sender_state want[][2] = {
+        { O, D }, { D, C }, { C, S }, { S, CL }, { CL, X } };
+    standin s;
+    pthread_t th;
+    uint64_t n = 1;
+
+    setenv("WEFT_CLOCK", "monotonic", 1);
+    standin_start(&s, HANGUP_HELLO, &th);
+    open_session(s.port, "10000");
+    record_some(10);
+    wait_steps(3);
+    CHECK(weft_connected());
+    record_some(10);
+    CHECK(weft_close() == 0);
+    pthread_join(th, NULL);
+    print_steps();
+    CHECK(steps_are(want, 5, 1));
+    CHECK(s.conns == 2);
+    CHECK(s.goodbyes == 1);
+    CHECK(s.syncs == 1);
+    CHECK(s.batch_events == 40);
+    CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 0);
+    return 0;
+}
+
 /* Nobody listens: weft_open itself finds it out and turns tracing off;
  * there is no sender. */
 static int scenario_open_unreachable(void)
@@ -605,6 +639,7 @@ static void test_open_fails(void **state)
 {
     (void)state;
     run_child(scenario_open_refused);
+    run_child(scenario_open_broken);
     run_child(scenario_open_unreachable);
 }
 

@@ -44,6 +44,9 @@ static void test_values(void **state)
     assert_int_equal(init("committed:7", &h, err, sizeof err), 0);
     assert_string_equal(h.phase, "committed");
     assert_int_equal(h.at, 7);
+    assert_int_equal(init("hello:2", &h, err, sizeof err), 0);
+    assert_string_equal(h.phase, "hello");
+    assert_int_equal(h.at, 2);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(init(bad[i], &h, err, sizeof err), WEFT_ECONFIG);
         assert_false(h.on);

@@ -247,6 +247,7 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                       "its journal in %s: %s", weft_member_name(m), m->rank,
                       weft_member_dir(m), strerror(j->err));
     } else if (j->what == WRITTEN_OPEN && c) {
+        weft_testhook_reach(&d->testhook, "hello");
         if (hello_ack(c, m->host, m->pid) == 0)
             weft_conn_resume(c); /* its next frames */
     } else if (j->what == WRITTEN_DEFS) {
