@@ -624,13 +624,66 @@ static void do_goodbye(peer *p, cursor *in)
     send_env(p, &env);
 }
 
+/* A NodeRelay (a node's link relays a member, relay.h; refused on any
+ * other connection): member 1 + bit 4 of how; bits 5-6: its Hello (rank
+ * member - 1 of 2 in trace fz-relay, uid UID_A), a Heartbeat, its end
+ * (closed), or bytes that are no Envelope. */
+static void do_node_relay(peer *p, uint8_t how)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT, inner = WEFT__ENVELOPE__INIT;
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+    Weft__Hello h = WEFT__HELLO__INIT;
+    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    uint8_t *frame = NULL;
+    ssize_t n = 0;
+
+    r.member = 1 + ((how >> 4) & 1);
+    switch ((how >> 5) & 3) {
+    case 0:
+        h.protocol_version = WEFT_PROTOCOL_VERSION;
+        h.trace = (char *)"fz-relay";
+        h.rank = r.member - 1;
+        h.size = 2;
+        h.hostname = (char *)"node-r";
+        h.pid = 200 + r.member;
+        h.uid = UID_A;
+        h.timer_resolution = 1000000000;
+        inner.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+        inner.hello = &h;
+        r.uid = UID_A;
+        r.gid = UID_A;
+        break;
+    case 1:
+        inner.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
+        inner.heartbeat = &hb;
+        break;
+    case 2:
+        r.closed = 1;
+        break;
+    default:
+        r.frame.data = (uint8_t *)"\xff\xff\x01";
+        r.frame.len = 3;
+        break;
+    }
+    if (inner.msg_case != WEFT__ENVELOPE__MSG__NOT_SET) {
+        n = weft_frame_pack(&inner, &frame);
+        CHECK(n > WEFT_FRAME_HEADER);
+        r.frame.data = frame + WEFT_FRAME_HEADER;
+        r.frame.len = (size_t)n - WEFT_FRAME_HEADER;
+    }
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+    env.node_relay = &r;
+    send_env(p, &env);
+    free(frame);
+}
+
 /* ClockSync, Heartbeat, Query or Auth. */
 /* A NodeHello naming one of two nodes, or a name weftd refuses (bit 4
  * of how); bit 5: from weftd's own uid, as a node's link (Unix socket:
  * its SO_PEERCRED), else from the peer's user, which weftd refuses. A
  * peer linked under that name may be closed by it (replaced, once that
  * link was silent for two heartbeats; else it is refused). Bit 3: a
- * NodeStatus instead. */
+ * NodeStatus instead, or with bit 2 a NodeRelay (do_node_relay). */
 static void do_node_hello(peer *p, uint8_t how)
 {
     static const char *const names[] = { "fz-a", "fz-b", "fz/x" };
@@ -638,6 +691,10 @@ static void do_node_hello(peer *p, uint8_t how)
     Weft__NodeHello h = WEFT__NODE_HELLO__INIT;
     int name = how & 16 ? 2 : (how >> 6) & 1;
 
+    if ((how & 8) && (how & 4)) {
+        do_node_relay(p, how);
+        return;
+    }
     if (how & 8) { /* a node's figures (refused but on a node's link) */
         Weft__NodeStatus st = WEFT__NODE_STATUS__INIT;
         st.connections = how;

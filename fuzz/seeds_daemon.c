@@ -340,6 +340,28 @@ static void daemon_seeds(void)
     put_byte(&b, 0x80 | 0x08 | 1);  /* a member's: refused */
     put_goodbye(&b, 0, 1);
     write_seed("fuzz_daemon", dname("nodes"), &b);
+
+    /* A node relays two members (relay.h): peer 1 links as fz-a, relays
+     * member 1's Hello, member 2's Hello, a Heartbeat of member 1, bytes
+     * that are no Envelope for member 2, member 1's end; peer 0, a
+     * member, relays (refused). */
+    put_config(&b, 0);
+    put_hello(&b, 0, 0, 0, 1);
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x20 | 1);          /* NodeHello fz-a */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x0c | 1);          /* member 1: Hello */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x10 | 0x0c | 1);   /* member 2: Hello */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x20 | 0x0c | 1);   /* member 1: Heartbeat */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x70 | 0x0c | 1);   /* member 2: no Envelope */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x40 | 0x0c | 1);   /* member 1: closed */
+    put_op(&b, 0, D_OTHER);
+    put_byte(&b, 0x80 | 0x0c | 1);          /* a member's: refused */
+    write_seed("fuzz_daemon", dname("relay"), &b);
 }
 
 /* ---- what weftd sends a client (fuzz_client) ----------------------------- */

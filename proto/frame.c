@@ -212,6 +212,7 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_NODE_HELLO: return "NodeHello";
     case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK: return "NodeHelloAck";
     case WEFT__ENVELOPE__MSG_NODE_STATUS: return "NodeStatus";
+    case WEFT__ENVELOPE__MSG_NODE_RELAY: return "NodeRelay";
     default: return "none";
     }
 }

@@ -31,6 +31,12 @@ extern weft_mac *mac;              /* after the AuthAck */
 extern int corrupt_next;           /* "bad-mac": flip a bit of the next */
 extern Weft__HelloAck *hello_ack;  /* the last HelloAck received */
 extern uint64_t acks;              /* Ack frames received */
+/* "node-relay": every frame sent goes in a NodeRelay of this member
+ * (not 0), its Hello vouching for relay_uid and relay_gid; the head's
+ * NodeRelays for it are read as its frames. */
+extern uint32_t relay_member;
+extern uint32_t relay_uid, relay_gid;
+extern uint32_t hello_rank;        /* the rank a Hello says (0) */
 
 /* Connects to HOST:PORT or unix:PATH (over TCP, reads the Challenge).
  * 0, -1 (errno), or -2 when weftd refused at once (last_error). */
@@ -73,6 +79,8 @@ weft_record rec_event(uint32_t type, uint64_t time, uint32_t region);
  * AuthAck (3), a HelloAck with stop_at_hello_ack (4), or that many Acks
  * in all (2); await_reply waits for no Ack count. */
 int await_reply_n(int timeout_ms, uint64_t stop_after_acks);
+/* Forgets what was read and not handed out (a new connection). */
+void reset_replies(void);
 int await_reply(int timeout_ms);
 
 /* Numbers from the environment, dflt when unset or empty. */

@@ -40,6 +40,9 @@ weft_mac *mac;              /* after the AuthAck */
 int corrupt_next;           /* "bad-mac": flip a bit of the next */
 Weft__HelloAck *hello_ack;  /* the last HelloAck received */
 uint64_t acks;              /* Ack frames received */
+uint32_t relay_member;      /* "node-relay": frames go as this member's */
+uint32_t relay_uid, relay_gid; /* whom the node vouches for */
+uint32_t hello_rank;        /* the rank a Hello says */
 
 
 void send_bytes(const void *buf, size_t len)
@@ -72,10 +75,44 @@ ssize_t pack_env(const Weft__Envelope *env, uint8_t **frame)
     return n;
 }
 
+/* env as a NodeRelay of member relay_member (the Hello's with whom the
+ * node vouches for), into *out (free it). */
+static void relay_wrap(const Weft__Envelope *env, Weft__Envelope *out,
+                       Weft__NodeRelay *r)
+{
+    uint8_t *inner;
+    ssize_t n = weft_frame_pack(env, &inner);
+
+    if (n <= WEFT_FRAME_HEADER)
+        exit(1);
+    memmove(inner, inner + WEFT_FRAME_HEADER, (size_t)n - WEFT_FRAME_HEADER);
+    weft__node_relay__init(r);
+    r->member = relay_member;
+    r->frame.data = inner;
+    r->frame.len = (size_t)n - WEFT_FRAME_HEADER;
+    if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO) {
+        r->uid = relay_uid;
+        r->gid = relay_gid;
+        r->pid = hello_pid();
+    }
+    out->msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+    out->node_relay = r;
+}
+
 void send_env(const Weft__Envelope *env)
 {
+    Weft__Envelope wrapped = WEFT__ENVELOPE__INIT;
+    Weft__NodeRelay r;
     uint8_t *frame;
-    ssize_t n = pack_env(env, &frame);
+    ssize_t n;
+
+    if (relay_member) {
+        relay_wrap(env, &wrapped, &r);
+        env = &wrapped;
+    }
+    n = pack_env(env, &frame);
+    if (relay_member)
+        free(r.frame.data);
 
     if (n > 0) {
         send_bytes(frame, (size_t)n);
@@ -174,7 +211,7 @@ void send_hello_size(const char *trace, uint32_t version, uint32_t size)
     ensure_auth();
     h.protocol_version = version;
     h.trace = (char *)trace;
-    h.rank = 0;
+    h.rank = hello_rank;
     h.size = size;
     h.hostname = "rawpeer";
     h.pid = hello_pid();
@@ -343,33 +380,53 @@ uint32_t env_u32(const char *name, uint32_t dflt)
 }
 
 
+/* What was read from `sock` and not handed out yet: the bytes after the
+ * frame a call of await_reply_n returned at stay for the next call (a
+ * node's link goes on after a relayed member's Error). */
+static weft_frame_reader rx;
+static int rx_ready;
+static uint8_t rx_buf[65536];
+static size_t rx_off, rx_len;
+
+void reset_replies(void)
+{
+    if (rx_ready)
+        weft_frame_reader_free(&rx);
+    weft_frame_reader_init(&rx, WEFT_DEFAULT_MAX_FRAME);
+    rx_ready = 1;
+    rx_off = rx_len = 0;
+}
+
 /* Reads frames until an Error (printed, returns 1), EOF (0), timeout (-1),
  * an AuthAck (3), or, with stop_after_acks, that many Acks in all (2). */
 int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
 {
-    weft_frame_reader r;
-    uint8_t buf[65536];
     int result = -1;
 
-    weft_frame_reader_init(&r, WEFT_DEFAULT_MAX_FRAME);
+    if (!rx_ready)
+        reset_replies();
     for (;;) {
         struct pollfd pfd = { sock, POLLIN, 0 };
-        const uint8_t *p = buf;
-        size_t left;
         ssize_t n;
-        if (poll(&pfd, 1, timeout_ms) <= 0)
-            break;
-        n = read(sock, buf, sizeof buf);
-        if (n <= 0) {
-            result = 0;
-            break;
+        if (rx_off == rx_len) {
+            if (poll(&pfd, 1, timeout_ms) <= 0)
+                break;
+            n = read(sock, rx_buf, sizeof rx_buf);
+            if (n <= 0) {
+                result = 0;
+                break;
+            }
+            rx_off = 0;
+            rx_len = (size_t)n;
         }
-        left = (size_t)n;
-        while (left > 0) {
+        while (rx_off < rx_len) {
             uint8_t *frame;
             uint32_t flen;
             Weft__Envelope *env;
-            int rc = weft_frame_reader_feed(&r, &p, &left, &frame, &flen);
+            const uint8_t *p = rx_buf + rx_off;
+            size_t left = rx_len - rx_off;
+            int rc = weft_frame_reader_feed(&rx, &p, &left, &frame, &flen);
+            rx_off = rx_len - left;
             if (rc <= 0)
                 break;
             if (mac) {
@@ -378,17 +435,30 @@ int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
                 if (k < 0) {
                     printf("rawpeer: weftd's %s\n", why);
                     free(frame);
-                    weft_frame_reader_free(&r);
                     return 0;
                 }
                 flen = (uint32_t)k;
             }
             env = weft_frame_unpack(frame, flen);
             free(frame);
+            if (env && relay_member &&
+                env->msg_case == WEFT__ENVELOPE__MSG_NODE_RELAY) {
+                /* The head's answer to the member: the frame in it; the
+                 * member's end (closed, no frame) as an EOF. */
+                Weft__Envelope *inner = NULL;
+                int mine = env->node_relay->member == relay_member;
+                int closed = mine && env->node_relay->closed;
+                if (mine && env->node_relay->frame.len)
+                    inner = weft_frame_unpack(env->node_relay->frame.data,
+                                              env->node_relay->frame.len);
+                weft_frame_free_envelope(env);
+                env = inner;
+                if (!env && closed)
+                    return 0;
+            }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
                 stop_at_hello_ack) {
                 weft_frame_free_envelope(env);
-                weft_frame_reader_free(&r);
                 return 4;
             }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
@@ -399,13 +469,11 @@ int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
             }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_AUTH_ACK) {
                 weft_frame_free_envelope(env);
-                weft_frame_reader_free(&r);
                 return 3;
             }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ACK &&
                 ++acks == stop_after_acks) {
                 weft_frame_free_envelope(env);
-                weft_frame_reader_free(&r);
                 return 2;
             }
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR &&
@@ -418,13 +486,11 @@ int await_reply_n(int timeout_ms, uint64_t stop_after_acks)
                        env->error->message);
             if (env && env->msg_case == WEFT__ENVELOPE__MSG_ERROR) {
                 weft_frame_free_envelope(env);
-                weft_frame_reader_free(&r);
                 return 1;
             }
             weft_frame_free_envelope(env);
         }
     }
-    weft_frame_reader_free(&r);
     return result;
 }
 
@@ -495,6 +561,7 @@ int connect_to(const char *addr)
     const char *colon = strrchr(addr, ':');
     char host[64];
 
+    reset_replies();
     if (strncmp(addr, "unix:", 5) == 0) {
         struct sockaddr_un sun = { .sun_family = AF_UNIX };
         if (strlen(addr + 5) >= sizeof sun.sun_path)

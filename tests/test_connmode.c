@@ -35,6 +35,7 @@ static const struct {
     { F(AUTHENTICATED), E(NODE_HELLO), F(NODE) },
     { F(NODE), E(HEARTBEAT), F(NODE) },
     { F(NODE), E(NODE_STATUS), F(NODE) },
+    { F(NODE), E(NODE_RELAY), F(NODE) },
     { F(AUTHENTICATING), E(AUTH_OK), F(AUTHENTICATED) },
     { F(AUTHENTICATED), E(HELLO), F(MEMBER) },
     { F(MEMBER), E(DEFINITIONS), F(MEMBER) },
@@ -152,6 +153,11 @@ static void test_protocol_messages(void **state)
                "NodeStatus before Hello");
     refused_as(F(MEMBER), E(NODE_STATUS), "NodeStatus",
                "unexpected NodeStatus from a client");
+    /* only a node's link relays; a relayed member relays nothing */
+    refused_as(F(AUTHENTICATED), E(NODE_RELAY), "NodeRelay",
+               "NodeRelay before Hello");
+    refused_as(F(MEMBER), E(NODE_RELAY), "NodeRelay",
+               "unexpected NodeRelay from a client");
     refused_as(F(AUTHENTICATING), E(NODE_HELLO), "NodeHello",
                "NodeHello before its Auth was checked");
 }
@@ -185,6 +191,7 @@ static void test_event_of_frames(void **state)
         { WEFT__ENVELOPE__MSG_NODE_HELLO, E(NODE_HELLO) },
         { WEFT__ENVELOPE__MSG_NODE_HELLO_ACK, E(OTHER) },
         { WEFT__ENVELOPE__MSG_NODE_STATUS, E(NODE_STATUS) },
+        { WEFT__ENVELOPE__MSG_NODE_RELAY, E(NODE_RELAY) },
         { WEFT__ENVELOPE__MSG_QUERY, E(QUERY) },
         { WEFT__ENVELOPE__MSG_IMPORT_TRACE, E(IMPORT_TRACE) },
         { WEFT__ENVELOPE__MSG_DEFINITIONS, E(DEFINITIONS) },

@@ -39,6 +39,7 @@ typedef struct kinds {
     Weft__NodeHello node_hello;
     Weft__NodeHelloAck node_hello_ack;
     Weft__NodeStatus node_status;
+    Weft__NodeRelay node_relay;
     Weft__Heartbeat heartbeat;
     Weft__Query query;
     Weft__Answer answer;
@@ -174,6 +175,14 @@ static void kinds_init_other(kinds *k)
     k->node_status.recording = UINT32_MAX;
     k->node_status.events = UINT64_MAX;
     k->node_status.written = 1;
+    weft__node_relay__init(&k->node_relay);
+    k->node_relay.member = UINT32_MAX;
+    k->node_relay.frame.data = (uint8_t *)"\x0a\x00";
+    k->node_relay.frame.len = 2;
+    k->node_relay.closed = 1;
+    k->node_relay.uid = 1000;
+    k->node_relay.gid = UINT32_MAX;
+    k->node_relay.pid = 4194304;
 
     weft__import_trace__init(&k->import);
     k->import.name = (char *)"scorep-run";
@@ -230,6 +239,9 @@ static Weft__Envelope envelope_of(kinds *k, int kind)
         break;
     case WEFT__ENVELOPE__MSG_NODE_STATUS:
         env.node_status = &k->node_status;
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_RELAY:
+        env.node_relay = &k->node_relay;
         break;
     default:
         fail_msg("Envelope kind %d has no test message: add it here", kind);
@@ -317,6 +329,15 @@ static void check_fields(int kind, const Weft__Envelope *got, kinds *k)
         assert_int_equal(got->node_status->recording, UINT32_MAX);
         assert_true(got->node_status->events == UINT64_MAX);
         assert_int_equal(got->node_status->written, 1);
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_RELAY:
+        assert_int_equal(got->node_relay->member, UINT32_MAX);
+        assert_int_equal(got->node_relay->frame.len, 2);
+        assert_memory_equal(got->node_relay->frame.data, "\x0a\x00", 2);
+        assert_true(got->node_relay->closed);
+        assert_int_equal(got->node_relay->uid, 1000);
+        assert_int_equal(got->node_relay->gid, UINT32_MAX);
+        assert_int_equal(got->node_relay->pid, 4194304);
         break;
     case WEFT__ENVELOPE__MSG_NODE_HELLO_ACK:
         assert_string_equal(got->node_hello_ack->head, "head");

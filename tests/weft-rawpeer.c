@@ -59,6 +59,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -754,6 +755,55 @@ static int mode_node_then_hello(const char *addr, const char *trace,
     return AWAIT_ERROR;
 }
 
+/* RAWPEER_RELAY=ID: this rawpeer is a node (weftd's uid; RAWPEER_NODE
+ * names it, n1 by default) and the mode's frames go in NodeRelays of
+ * member ID, vouching for uid RAWPEER_RELAY_UID (default this process's)
+ * and its primary group; RAWPEER_UNLINKED=1: without a NodeHello first
+ * (a user's process trying to relay). RAWPEER_THEN_VALID=TRACE: after a
+ * mode that awaits an Error got it, member ID+1 relays two events of
+ * TRACE on the same link. */
+static void relay_start(void)
+{
+    const char *node = getenv("RAWPEER_NODE");
+    struct passwd *pw;
+
+    signal(SIGPIPE, SIG_IGN); /* the head may close the link: read why */
+    relay_uid = (uint32_t)env_u64("RAWPEER_RELAY_UID", getuid());
+    pw = getpwuid(relay_uid);
+    relay_gid = pw ? (uint32_t)pw->pw_gid : relay_uid;
+    if (getenv("RAWPEER_UNLINKED"))
+        ensure_auth();
+    else
+        send_node_hello(node && *node ? node : "n1", 0);
+    relay_member = (uint32_t)env_u64("RAWPEER_RELAY", 1);
+}
+
+/* Relayed: the Hellos of COUNT members (the argument after TRACE) of
+ * one trace, member numbers from RAWPEER_RELAY on, each waited for; the
+ * head's refusals are printed (max_connections per link). */
+static int mode_relay_many(const char *addr, const char *trace, int argc,
+                           char **argv)
+{
+    uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 2;
+    uint32_t first = relay_member;
+    int refused = 0;
+
+    (void)addr;
+    if (!first) {
+        fprintf(stderr, "rawpeer: relay-many needs RAWPEER_RELAY\n");
+        return 2;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        relay_member = first + i;
+        hello_rank = i;
+        stop_at_hello_ack = 1;
+        send_hello_size(trace, WEFT_PROTOCOL_VERSION, n);
+        refused += await_reply(10000) == 1;
+    }
+    printf("%d of %u refused\n", refused, (unsigned)n);
+    return 0;
+}
+
 static const struct mode {
     const char *name;
     mode_fn *fn;
@@ -798,13 +848,15 @@ static const struct mode {
     { "big-ids", mode_big_ids },
     { "big-strings", mode_big_strings },
     { "node-hello", mode_node_hello },
+    { "relay-many", mode_relay_many },
     { "node-no-auth", mode_node_no_auth },
     { "node-then-hello", mode_node_then_hello },
 };
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE]\nmodes:");
+    fprintf(stderr, "usage: weft-rawpeer HOST:PORT MODE [TRACE [ARG...]]\n"
+            "modes:");
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         fprintf(stderr, " %s", modes[i].name);
     fprintf(stderr, "\nHOST:PORT may be unix:PATH (weftd's Unix socket)\n");
@@ -837,10 +889,18 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 2;
     }
+    if (getenv("RAWPEER_RELAY"))
+        relay_start();
     rc = m->fn(argv[1], trace, argc - 3, argv + 3);
     if (rc != AWAIT_ERROR)
         return rc;
     got = await_reply(10000);
+    /* Relaying, the link goes on after a member's refusal: another
+     * member of it, a whole one, then. */
+    if (got == 1 && relay_member && getenv("RAWPEER_THEN_VALID")) {
+        relay_member++;
+        return two_events(getenv("RAWPEER_THEN_VALID"), 0);
+    }
     close(sock);
     if (got != 1)
         fprintf(stderr, "rawpeer: no Error from weftd (%s)\n",

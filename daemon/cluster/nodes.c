@@ -1,6 +1,7 @@
 /* nodes.c - the nodes linked to this weftd (see nodes.h). */
 #include "nodes.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 #include "acks.h"
 #include "frame.h"
+#include "hashtab.h"
+#include "relay.h"
 #include "server.h"
 #include "weft_errors.h"
 
@@ -29,6 +32,21 @@ typedef struct weft_nodes {
     node *list;             /* newest first */
     unsigned ngone;
 } weft_nodes;
+
+/* A member the link relays (relay.h), by the node's number for it. */
+typedef struct relay_cell {
+    uint32_t key;           /* its number (never 0) */
+    weft_conn *rc;
+} relay_cell;
+
+/* A node's link (weft_conn.node): its node while it is that node's
+ * current link, and the members it relays. */
+typedef struct node_link {
+    node *n;                /* NULL once another link replaced it */
+    weft_hashtab relays;    /* relay_cell */
+    weft_conn *dead;        /* closed members to free (chained by next) */
+    int closing;            /* the link closes: its members go at once */
+} node_link;
 
 int weft_nodes_trusted(uint32_t uid, uint32_t self, char *why, size_t whylen)
 {
@@ -137,6 +155,7 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     weft_daemon *d = c->d;
     weft_nodes *ns;
     node *n;
+    node_link *l;
     char why[256];
     int rc;
 
@@ -175,18 +194,23 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
         return rc;
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_NODE_HELLO, NULL)) < 0)
         return rc;
+    if (!(l = calloc(1, sizeof *l))) {
+        weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
     if (n && n->conn) {
         weft_conn_log(c, WEFT_LOG_WARNING, "node %s linked again: its "
                       "previous link (from %s), silent for two heartbeats, "
                       "is closed", n->name, n->peer);
         weft_conn *old = n->conn;
-        old->node = NULL;
+        ((node_link *)old->node)->n = NULL;
         n->conn = NULL;
         weft_conn_close(old);
     } else if (n) {
         ns->ngone--;
     } else {
         if (!(n = calloc(1, sizeof *n))) {
+            free(l);
             weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
             return WEFT_ENOMEM;
         }
@@ -201,7 +225,8 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     n->links++;
     n->heartbeats = 0;
     memset(&n->st, 0, sizeof n->st);
-    c->node = n;
+    l->n = n;
+    c->node = l;
     weft_conn_log(c, WEFT_LOG_INFO, "node %s linked (weftd %s, uid %u, "
                   "%s)", n->name, n->server, (unsigned)c->peer_uid,
                   c->is_unix ? "SO_PEERCRED" : "MUNGE");
@@ -209,11 +234,17 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     return 0;
 }
 
+/* The node of link c, while c is its current link. */
+static node *node_of(const weft_conn *c)
+{
+    return c->node ? ((node_link *)c->node)->n : NULL;
+}
+
 static int on_node_heartbeat(weft_conn *c)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
-    node *n = c->node;
+    node *n = node_of(c);
 
     if (n)
         n->heartbeats++;
@@ -225,7 +256,7 @@ static int on_node_heartbeat(weft_conn *c)
 
 static int on_node_status(weft_conn *c, const Weft__NodeStatus *st)
 {
-    node *n = c->node;
+    node *n = node_of(c);
 
     if (n) {
         n->st.connections = st->connections;
@@ -236,11 +267,152 @@ static int on_node_status(weft_conn *c, const Weft__NodeStatus *st)
     return on_node_heartbeat(c);
 }
 
+/* Frees the members of l that closed. */
+static void free_dead(node_link *l)
+{
+    while (l->dead) {
+        weft_conn *rc = l->dead;
+        l->dead = rc->next;
+        weft_relay_free(rc);
+    }
+}
+
+/* relay.h's gone: rc closed; it is freed on the link's next frame (or
+ * its close), once nothing on the stack uses it. */
+static void relay_gone(weft_conn *rc)
+{
+    node_link *l = rc->link->node;
+
+    if (!l->closing)
+        weft_hashtab_del(&l->relays, rc->relay_id, sizeof(relay_cell));
+    rc->next = l->dead;
+    l->dead = rc;
+}
+
+/* Tells the node that member `id` is not here (closed), with an Error
+ * of code and message. */
+static void relay_refuse(weft_conn *c, uint32_t id, int code,
+                         const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void relay_refuse(weft_conn *c, uint32_t id, int code,
+                         const char *fmt, ...)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__NodeRelay no = WEFT__NODE_RELAY__INIT;
+    uint8_t *frame = NULL;
+    char msg[512];
+    va_list ap;
+    ssize_t n;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    weft_conn_log(c, WEFT_LOG_INFO, "node %s member %u refused: %s",
+                  node_of(c) ? node_of(c)->name : "?", (unsigned)id, msg);
+    n = weft_frame_pack_error(&frame, code, "%s", msg);
+    no.member = id;
+    no.closed = 1;
+    if (n > WEFT_FRAME_HEADER) {
+        no.frame.data = frame + WEFT_FRAME_HEADER;
+        no.frame.len = (size_t)n - WEFT_FRAME_HEADER;
+    }
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+    env.node_relay = &no;
+    weft_conn_send_env(c, &env);
+    free(frame);
+}
+
+/* A relayed member's Hello: its relayed conn is made (at most
+ * max_connections per link). The conn, or NULL after telling the node
+ * why not. */
+static weft_conn *relay_new(weft_conn *c, node_link *l,
+                            const Weft__NodeRelay *r)
+{
+    weft_daemon *d = c->d;
+    relay_cell *cell;
+
+    if (l->relays.used >= d->cfg.max_connections) {
+        weft_limit_hit(d, WEFT_LIMIT_MAX_CONNECTIONS);
+        relay_refuse(c, r->member, WEFT_ELIMIT, "node %s relays %zu "
+                     "members already: max_connections is %llu",
+                     l->n ? l->n->name : "?", l->relays.used,
+                     (unsigned long long)d->cfg.max_connections);
+        return NULL;
+    }
+    if (!(cell = weft_hashtab_get(&l->relays, r->member, sizeof *cell)) ||
+        !(cell->rc = weft_relay_open(c, r->member, r->uid, r->gid, r->pid,
+                                     l->n ? l->n->name : "?",
+                                     relay_gone))) {
+        if (cell)
+            weft_hashtab_del(&l->relays, r->member, sizeof *cell);
+        relay_refuse(c, r->member, WEFT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return cell->rc;
+}
+
+/* A frame of a member the node relays. Whatever becomes of the member,
+ * the link goes on: a member's refusal is the member's (relay.h). */
+static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
+{
+    node_link *l = c->node;
+    relay_cell *cell;
+    Weft__Envelope *env;
+    weft_conn *rc = NULL;
+
+    free_dead(l);
+    if (r->member == 0) {
+        weft_conn_fail(c, WEFT_EPROTO, "NodeRelay for member 0");
+        return WEFT_EPROTO;
+    }
+    cell = weft_hashtab_find(&l->relays, r->member, sizeof *cell);
+    if (r->closed) {
+        if (cell)
+            weft_relay_ended(cell->rc);
+        return 0;
+    }
+    env = weft_frame_unpack(r->frame.data, r->frame.len);
+    if (cell)
+        rc = cell->rc;
+    if (!env && rc)
+        weft_conn_fail(rc, WEFT_EPROTO, "relayed frame of %zu bytes is not "
+                       "a weft protocol message", r->frame.len);
+    else if (!env)
+        relay_refuse(c, r->member, WEFT_EPROTO, "relayed frame of %zu bytes "
+                     "for member %u is not a weft protocol message",
+                     r->frame.len, (unsigned)r->member);
+    else if (!rc && env->msg_case != WEFT__ENVELOPE__MSG_HELLO)
+        relay_refuse(c, r->member, WEFT_ESTATE, "%s relayed for member %u, "
+                     "which is not here: a member's first frame is its "
+                     "Hello", weft_frame_kind_name(env->msg_case),
+                     (unsigned)r->member);
+    else if (!rc)
+        rc = relay_new(c, l, r);
+    if (rc && env)
+        weft_relay_take(rc, env);
+    weft_frame_free_envelope(env);
+    return 0;
+}
+
 static void on_node_closed(weft_conn *c)
 {
-    node *n = c->node;
+    node_link *l = c->node;
+    node *n = l ? l->n : NULL;
 
+    if (!l)
+        return;
+    /* Its members are gone with it (they come back when the node links
+     * again, as clients that reconnect). */
+    l->closing = 1;
+    for (size_t i = 0; i < l->relays.ncells; i++) {
+        relay_cell *cell = weft_hashtab_at(&l->relays, i, sizeof *cell);
+        if (cell)
+            weft_relay_link_closed(cell->rc);
+    }
     c->node = NULL;
+    weft_hashtab_free(&l->relays);
+    free_dead(l);
+    free(l);
     if (!n || n->conn != c)
         return;
     weft_conn_log(c, WEFT_LOG_WARNING, "node %s gone: its link closed",
@@ -249,7 +421,8 @@ static void on_node_closed(weft_conn *c)
 }
 
 const weft_session_node weft_nodes_cbs = { on_node_hello, on_node_heartbeat,
-                                           on_node_status, on_node_closed };
+                                           on_node_status, on_node_relay,
+                                           on_node_closed };
 
 void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
                        void *arg)

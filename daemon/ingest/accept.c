@@ -40,6 +40,8 @@ int weft_conn_charge_user(weft_conn *c, uint32_t uid)
 
     if (c->charged && c->charged_uid == uid)
         return 0; /* since accept (the Unix socket's peer) */
+    if (c->link)
+        return 0; /* a relayed member: its node counts its connection */
     weft__conn_uncharge_user(c);
     if (!(u = weft_uidmap_get(&d->srv->users, uid, sizeof *u))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");

@@ -219,8 +219,9 @@ fail:
 
 int weft_authn_hello_uid(weft_conn *c, const Weft__Hello *h, uint32_t *uid)
 {
-    if (c->is_unix) {
-        /* As before Auth existed: the kernel's word wins over a claim. */
+    if (c->is_unix || c->link) {
+        /* As before Auth existed: the kernel's word wins over a claim
+         * (for a relayed member, the node's kernel's, relay.h). */
         *uid = c->has_peer_uid ? c->peer_uid : h->uid;
         return 0;
     }

@@ -43,6 +43,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
         [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_RELAY] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_AUTHENTICATING] = { /* paused: no frame comes meanwhile */
@@ -55,6 +56,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
         [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_RELAY] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_AUTHENTICATED] = {
@@ -66,6 +68,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
         [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_RELAY] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_MEMBER] = {
@@ -77,9 +80,10 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(TO(MEMBER)),
         [WEFT_CONN_EV_OTHER] = NO("unexpected %s from a client"),
         [WEFT_CONN_EV_NODE_STATUS] = NO("unexpected %s from a client"),
+        [WEFT_CONN_EV_NODE_RELAY] = NO("unexpected %s from a client"),
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
-    [WEFT_CONN_NODE] = { /* a node's link: its Heartbeats and figures */
+    [WEFT_CONN_NODE] = { /* a node's link: Heartbeats, figures, members */
         [WEFT_CONN_EV_AUTH] = FROM_NODE,
         [WEFT_CONN_EV_HELLO] = FROM_NODE,
         [WEFT_CONN_EV_NODE_HELLO] = SECOND,
@@ -91,6 +95,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_CLOCK_SYNC] = FROM_NODE,
         [WEFT_CONN_EV_HEARTBEAT] = TO(NODE),
         [WEFT_CONN_EV_NODE_STATUS] = TO(NODE),
+        [WEFT_CONN_EV_NODE_RELAY] = TO(NODE),
         [WEFT_CONN_EV_OTHER] = FROM_NODE,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
@@ -104,6 +109,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
         [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_RELAY] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_IMPORTING] = {
@@ -115,6 +121,7 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         RECORDS(BEFORE_HELLO),
         [WEFT_CONN_EV_OTHER] = BEFORE_HELLO,
         [WEFT_CONN_EV_NODE_STATUS] = BEFORE_HELLO,
+        [WEFT_CONN_EV_NODE_RELAY] = BEFORE_HELLO,
         [WEFT_CONN_EV_CLOSE] = TO(CLOSING),
     },
     [WEFT_CONN_CLOSING] = {
@@ -150,6 +157,7 @@ enum weft_conn_event weft_connmode_event_of(int msg_case)
     case WEFT__ENVELOPE__MSG_HELLO: return WEFT_CONN_EV_HELLO;
     case WEFT__ENVELOPE__MSG_NODE_HELLO: return WEFT_CONN_EV_NODE_HELLO;
     case WEFT__ENVELOPE__MSG_NODE_STATUS: return WEFT_CONN_EV_NODE_STATUS;
+    case WEFT__ENVELOPE__MSG_NODE_RELAY: return WEFT_CONN_EV_NODE_RELAY;
     case WEFT__ENVELOPE__MSG_QUERY: return WEFT_CONN_EV_QUERY;
     case WEFT__ENVELOPE__MSG_IMPORT_TRACE: return WEFT_CONN_EV_IMPORT_TRACE;
     case WEFT__ENVELOPE__MSG_DEFINITIONS: return WEFT_CONN_EV_DEFINITIONS;

@@ -4,7 +4,9 @@
  * connection is challenged (FRESH), may prove its user with Auth
  * (AUTHENTICATING while MUNGE checks it, then AUTHENTICATED), and joins a
  * trace with Hello (MEMBER), whose records follow; another weftd joins
- * this one, its head, as a node with NodeHello (NODE); the weft command asks
+ * this one, its head, as a node with NodeHello (NODE), then relays its
+ * members' frames (NodeRelay: each member is a connection of its own
+ * here, AUTHENTICATED by what the node vouches for); the weft command asks
  * with one Query (ASKING), an import's Query waits for its ImportTrace
  * (IMPORTING). CLOSING takes no frame any more. weft_connmode_next says,
  * for every event in every mode, the next mode or the error the event is
@@ -44,6 +46,7 @@ enum weft_conn_mode {
     XX(HELLO, "Hello")                                                       \
     XX(NODE_HELLO, "NodeHello")                                              \
     XX(NODE_STATUS, "NodeStatus")                                            \
+    XX(NODE_RELAY, "NodeRelay")                                              \
     XX(QUERY, "Query")                                                       \
     XX(IMPORT_QUERY, "Query to import")                                      \
     XX(IMPORT_TRACE, "ImportTrace")                                          \

@@ -20,6 +20,7 @@
 #include "connlog.h"
 #include "log.h"
 #include "preauth.h"
+#include "relay.h"
 #include "reserve.h"
 #include "status.h"
 #include "weft_errors.h"
@@ -109,6 +110,10 @@ static int update_reading(weft_conn *c)
 {
     int rc;
 
+    if (c->link) {
+        weft__relay_update(c);
+        return 0;
+    }
     if (weft_conn_closing(c) || uv_is_closing(&c->h.handle))
         return 0;
     if (c->paused)
@@ -123,6 +128,10 @@ static void unpause(weft_conn *c, unsigned bits)
 {
     c->paused &= ~bits;
     c->last_frame = uv_now(c->d->loop); /* weftd held it, not the peer */
+    if (c->link) { /* its frames are its link's */
+        weft__relay_update(c);
+        return;
+    }
     if (weft_conn_closing(c) || c->paused)
         return;
     consume(c);
@@ -246,6 +255,10 @@ void weft_conn_close(weft_conn *c)
 {
     if (weft_conn_closing(c))
         return;
+    if (c->link) {
+        weft__relay_close(c);
+        return;
+    }
     weft_conn_event(c, WEFT_CONN_EV_CLOSE, NULL);
     c->d->srv->nclosing++;
     uv_read_stop(&c->h.stream);
@@ -290,6 +303,13 @@ static uint64_t member_pending(const weft_conn *c, uint64_t *bytes)
     return n;
 }
 
+/* Bytes of replies to c not written to its socket yet (none for a
+ * relayed member: its link's). */
+static size_t write_queue(const weft_conn *c)
+{
+    return c->link ? 0 : uv_stream_get_write_queue_size(&c->h.stream);
+}
+
 /* Bytes c holds for its peer: replies not written to the socket yet, and
  * what it sent that waits for the journal writer. */
 static uint64_t conn_pending(weft_conn *c)
@@ -297,7 +317,7 @@ static uint64_t conn_pending(weft_conn *c)
     uint64_t bytes;
 
     member_pending(c, &bytes);
-    return uv_stream_get_write_queue_size(&c->h.stream) + bytes;
+    return write_queue(c) + bytes;
 }
 
 void weft_conn_drained(weft_conn *c)
@@ -321,12 +341,13 @@ void weft_conn_check_pending(weft_conn *c)
         member_pending(c, &journal);
         weft_limit_hit(c->d, WEFT_LIMIT_MAX_CONN_PENDING);
         c->paused |= WEFT_PAUSE_PENDING;
-        uv_read_stop(&c->h.stream);
+        if (update_reading(c) != 0) {
+            weft_conn_close(c);
+            return;
+        }
         weft_conn_log(c, WEFT_LOG_DEBUG, "%zu bytes of replies unread and %"
                       PRIu64 " waiting for the journal, over max_conn_pending "
-                      "(%llu): reading paused",
-                      uv_stream_get_write_queue_size(&c->h.stream),
-                      journal,
+                      "(%llu): reading paused", write_queue(c), journal,
                       (unsigned long long)c->d->cfg.max_conn_pending);
     }
 }
@@ -336,6 +357,10 @@ void weft_conn_send(weft_conn *c, uint8_t *frame, size_t len)
     write_req *w;
     uv_buf_t buf;
 
+    if (c->link) {
+        weft__relay_send(c, frame, len);
+        return;
+    }
     if (uv_is_closing(&c->h.handle)) {
         free(frame);
         return;
@@ -497,7 +522,31 @@ void weft_conn_resume(weft_conn *c)
     if (!(c->paused & WEFT_PAUSE_SESSION))
         return;
     c->paused &= ~WEFT_PAUSE_SESSION;
+    if (c->link) { /* its link resumes, from the idle callback too */
+        weft__relay_update(c);
+        return;
+    }
     c->resume_due = 1;
+    if (d->srv->have_resume)
+        uv_idle_start(&d->srv->resume, on_resume);
+}
+
+void weft_conn_relay_hold(weft_conn *link, int hold)
+{
+    weft_daemon *d = link->d;
+
+    if (hold) {
+        if (link->relay_holds++ == 0) {
+            link->paused |= WEFT_PAUSE_RELAY;
+            if (update_reading(link) != 0)
+                weft_conn_close(link);
+        }
+        return;
+    }
+    if (link->relay_holds == 0 || --link->relay_holds > 0)
+        return;
+    link->paused &= ~WEFT_PAUSE_RELAY;
+    link->resume_due = 1; /* never inside the caller: on_resume feeds it */
     if (d->srv->have_resume)
         uv_idle_start(&d->srv->resume, on_resume);
 }
@@ -618,9 +667,10 @@ static void consume(weft_conn *c)
          * which fills its batches for that. */
         if (weft_connmode_joined(c->mode))
             c->reader.max_frame = frame_limit(
-                c, d->cfg.max_frame > c->member_max_frame
-                       ? d->cfg.max_frame
-                       : c->member_max_frame);
+                c, (d->cfg.max_frame > c->member_max_frame
+                        ? d->cfg.max_frame
+                        : c->member_max_frame) +
+                       (c->mode == WEFT_CONN_NODE ? WEFT_RELAY_OVERHEAD : 0));
     }
     if (c->stash_len == 0)
         drop_stash(c);

@@ -88,7 +88,9 @@ enum {
     WEFT_PAUSE_BUFFERED = 2,
     WEFT_PAUSE_STOPPING = 4,
     WEFT_PAUSE_GOODBYE = 8, /* Goodbye received: closes once journaled */
-    WEFT_PAUSE_SESSION = 16 /* weft_conn_pause: until weft_conn_resume */
+    WEFT_PAUSE_SESSION = 16, /* weft_conn_pause: until weft_conn_resume */
+    WEFT_PAUSE_RELAY = 32   /* a node's link: a member it relays waits
+                               (relay.h) */
 };
 
 typedef struct weft_conn {
@@ -158,6 +160,14 @@ typedef struct weft_conn {
     uint32_t clock_syncs;
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
+    /* relay.c: a member a node relays (relay.h) has no handle `h`, is not
+     * in the server's list, and its frames come and go through `link`. */
+    struct weft_conn *link;    /* its node's link; NULL: a socket of its own */
+    uint32_t relay_id;         /* the node's number for it */
+    int relay_holding;         /* it holds its link's reading */
+    int relay_told;            /* the node knows it ended: no `closed` */
+    void (*relay_gone)(struct weft_conn *rc); /* its owner's, once closed */
+    uint32_t relay_holds;      /* a link: its members holding it */
 } weft_conn;
 
 /* ingest's state (d->srv): listeners, connections, their limits and
@@ -344,6 +354,10 @@ static inline int weft_conn_closing(const weft_conn *c)
 }
 /* Closes after pending writes (mode CLOSING). Idempotent. */
 void weft_conn_close(weft_conn *c);
+/* A member link relays holds link's reading (hold) or lets go: link
+ * reads again, from the next loop iteration on, once none holds it
+ * (relay.h). */
+void weft_conn_relay_hold(weft_conn *link, int hold);
 /* Logs a line prefixed with the peer, trace and rank. */
 void weft_conn_log(const weft_conn *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -828,6 +828,8 @@ static int node_frame(weft_conn *c, const Weft__Envelope *env,
         return c->d->node_cbs->heartbeat(c);
     if (ev == WEFT_CONN_EV_NODE_STATUS)
         return c->d->node_cbs->status(c, env->node_status);
+    if (ev == WEFT_CONN_EV_NODE_RELAY)
+        return c->d->node_cbs->relay(c, env->node_relay);
     /* refused: what nodes do not send (yet) */
     return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
 }

@@ -35,14 +35,15 @@ typedef struct weft_session_ask {
 } weft_session_ask;
 
 /* Where a node's link goes (daemon/cluster/nodes.h, which main.c wires
- * in d->node_cbs): its NodeHello, its Heartbeats and NodeStatus, its
- * close. Each
+ * in d->node_cbs): its NodeHello, its Heartbeats and NodeStatus, the
+ * frames of the members it relays, its close. Each
  * returns as weft_session_ask's. Without them a NodeHello is refused.
  * Loop thread. */
 typedef struct weft_session_node {
     int (*hello)(weft_conn *c, const Weft__NodeHello *h);
     int (*heartbeat)(weft_conn *c);
     int (*status)(weft_conn *c, const Weft__NodeStatus *st);
+    int (*relay)(weft_conn *c, const Weft__NodeRelay *r); /* relay.h */
     void (*closed)(weft_conn *c);     /* c is closing */
 } weft_session_node;
 

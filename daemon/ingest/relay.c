@@ -1,0 +1,130 @@
+/* relay.c - the members a node relays on its link (see relay.h). */
+#include "relay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "frame.h"
+#include "weft_errors.h"
+
+/* What holds a relayed member's link: the waits that keep its frames in
+ * order or bound memory (a Goodbye or a stop holds nothing: the member
+ * takes no more frames). */
+#define HOLDING (WEFT_PAUSE_PENDING | WEFT_PAUSE_BUFFERED | WEFT_PAUSE_SESSION)
+
+weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
+                           uint32_t gid, uint32_t pid, const char *node,
+                           void (*gone)(weft_conn *rc))
+{
+    weft_conn *rc = calloc(1, sizeof *rc);
+
+    if (!rc)
+        return NULL;
+    rc->d = link->d;
+    rc->link = link;
+    rc->relay_id = id;
+    rc->relay_gone = gone;
+    if (pid)
+        snprintf(rc->peer, sizeof rc->peer, "node %s member %u (pid %u)",
+                 node, (unsigned)id, (unsigned)pid);
+    else
+        snprintf(rc->peer, sizeof rc->peer, "node %s member %u", node,
+                 (unsigned)id);
+    rc->has_peer_uid = 1;
+    rc->peer_uid = uid;
+    rc->peer_gid = gid;
+    rc->peer_pid = pid;
+    rc->mode = WEFT_CONN_AUTHENTICATED;
+    rc->accepted = rc->last_frame = uv_now(link->d->loop);
+    return rc;
+}
+
+int weft_relay_take(weft_conn *rc, const Weft__Envelope *env)
+{
+    if (weft_conn_closing(rc) ||
+        (rc->paused & (WEFT_PAUSE_GOODBYE | WEFT_PAUSE_STOPPING)))
+        return 0;
+    rc->last_frame = uv_now(rc->d->loop);
+    return rc->d->server_cbs->on_frame(rc, env);
+}
+
+/* Sends NodeRelay r on rc's link, unless the link is closing. */
+static void send_relay(weft_conn *rc, const Weft__NodeRelay *r)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    uint8_t *frame;
+    ssize_t n;
+
+    if (weft_conn_closing(rc->link))
+        return;
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+    env.node_relay = (Weft__NodeRelay *)r;
+    n = weft_frame_pack(&env, &frame);
+    if (n < 0) {
+        weft_conn_log(rc->link, WEFT_LOG_ERROR, "cannot pack a NodeRelay "
+                      "for member %u: %s", (unsigned)rc->relay_id,
+                      weft_strerror((int)n));
+        weft_conn_close(rc->link);
+        return;
+    }
+    weft_conn_send(rc->link, frame, (size_t)n);
+}
+
+void weft__relay_send(weft_conn *rc, uint8_t *frame, size_t len)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    /* The link takes frames as large as any its members were promised. */
+    if (rc->member_max_frame > rc->link->member_max_frame)
+        rc->link->member_max_frame = rc->member_max_frame;
+    if (len > WEFT_FRAME_HEADER) {
+        r.member = rc->relay_id;
+        r.frame.data = frame + WEFT_FRAME_HEADER;
+        r.frame.len = len - WEFT_FRAME_HEADER;
+        send_relay(rc, &r);
+    }
+    free(frame);
+}
+
+void weft__relay_update(weft_conn *rc)
+{
+    int hold = !weft_conn_closing(rc) && (rc->paused & HOLDING) != 0;
+
+    if (hold == rc->relay_holding)
+        return;
+    rc->relay_holding = hold;
+    weft_conn_relay_hold(rc->link, hold);
+}
+
+void weft__relay_close(weft_conn *rc)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    weft_conn_event(rc, WEFT_CONN_EV_CLOSE, NULL);
+    rc->d->server_cbs->on_closed(rc);
+    if (!rc->relay_told) {
+        r.member = rc->relay_id;
+        r.closed = 1;
+        send_relay(rc, &r);
+        rc->relay_told = 1;
+    }
+    weft__relay_update(rc); /* closing: lets go of its link */
+    if (rc->relay_gone)
+        rc->relay_gone(rc);
+}
+
+void weft_relay_ended(weft_conn *rc)
+{
+    rc->relay_told = 1;
+    weft_conn_close(rc);
+}
+
+void weft_relay_link_closed(weft_conn *rc)
+{
+    weft_relay_ended(rc);
+}
+
+void weft_relay_free(weft_conn *rc)
+{
+    free(rc);
+}
