@@ -18,6 +18,8 @@ struct weft_session_ask;
 struct weft_session_node;
 struct weft_nodes;
 struct weft_uplink;
+struct weft_forward;
+struct weft_session_forward;
 struct weft_traces;
 struct weft_retains;
 struct weft_lives;
@@ -81,6 +83,8 @@ typedef struct weft_daemon {
                                      head (cluster/nodes.h); weftd only */
     struct weft_uplink *uplink;   /* this weftd's link to its head, if it
                                      is a node (cluster/uplink.h) */
+    struct weft_forward *forward; /* the processes it forwards there
+                                     (cluster/forward.h) */
     /* How the parts reach each other against the arrows (main.c sets
      * them): */
     const struct weft_server_cbs *server_cbs; /* where frames go
@@ -89,6 +93,9 @@ typedef struct weft_daemon {
                                      (session.h; ask.c's) */
     const struct weft_session_node *node_cbs; /* where nodes' links go
                                      (session.h; cluster/nodes.c's) */
+    const struct weft_session_forward *forward_cbs; /* on a node, where
+                                     its processes go (session.h;
+                                     cluster/forward.c's); NULL on a head */
     const struct weft_status_src *status_src; /* what the status asks
                                      the other parts (status.h) */
     /* What every part uses: */

@@ -31,6 +31,7 @@
 #include "spool.h"
 #include "status.h"
 #include "trace.h"
+#include "forward.h"
 #include "uplink.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -535,6 +536,8 @@ static int start_ingest(weft_daemon *d)
     }
     d->ask_cbs = &weft_ask_cbs;
     d->node_cbs = &weft_nodes_cbs;
+    if (*d->cfg.cluster_head) /* a node: its processes go to the head */
+        d->forward_cbs = &weft_forward_cbs;
     return weft_server_start(d, &ingest);
 }
 

@@ -2,7 +2,10 @@
  * children playing the ranks of a parallel job) with THREADS threads each,
  * recording nested regions and a metric through libweft.
  *
- * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS; every child inherits
+ * Child i runs with WEFT_RANK=i and WEFT_SIZE=PROCS (with --first-rank F
+ * and --size S: WEFT_RANK=F+i and WEFT_SIZE=S, the other ranks of the
+ * job being played by demos elsewhere, e.g. on other nodes with WEFT_RUN
+ * naming the launch); every child inherits
  * the parent's WEFT_TRACE. When neither WEFT_TRACE nor a batch job id is
  * set, the parent sets WEFT_TRACE=weft-demo-HOST-PID so that all children
  * join one trace. The parent is the launcher of its children: unless the
@@ -54,6 +57,7 @@
 
 typedef struct options {
     long procs, threads, iterations;
+    long first_rank, size;  /* ranks first_rank.. of a job of size */
     long sleep_us;          /* pause after each iteration */
     const char *report;
     int all_records;
@@ -99,6 +103,10 @@ static void usage(FILE *out)
         "  -n, --iterations N   rounds per thread, 0 to %ld (default 1000)\n"
         "  -s, --sleep-us N     sleep N microseconds after each round, 0 to "
         "%ld\n                       (default 0), to stretch a run in time\n"
+        "      --first-rank N   play ranks N to N+PROCS-1 (default 0) of a job "
+        "of\n"
+        "      --size N         N processes (default PROCS): other demos play "
+        "the rest\n"
         "      --report FILE    write per-thread record and drop counts as "
         "JSON\n"
         "      --all-records    instead, send every definition and event "
@@ -156,12 +164,16 @@ static int parse_options(int argc, char **argv, options *o)
         { "all-records", no_argument, NULL, 'a' },
         { "sleep-us", required_argument, NULL, 's' },
         { "sent", required_argument, NULL, 'S' },
+        { "first-rank", required_argument, NULL, 'F' },
+        { "size", required_argument, NULL, 'Z' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int c;
 
     o->procs = 2;
+    o->first_rank = 0;
+    o->size = 0;
     o->threads = 2;
     o->iterations = 1000;
     o->sleep_us = 0;
@@ -196,6 +208,13 @@ static int parse_options(int argc, char **argv, options *o)
         case 'S':
             o->sent = optarg;
             continue;
+        case 'F':
+            target = &o->first_rank, name = "--first-rank";
+            min = 0, max = MAX_PROCS - 1;
+            break;
+        case 'Z':
+            target = &o->size, name = "--size", max = MAX_PROCS;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -217,6 +236,12 @@ static int parse_options(int argc, char **argv, options *o)
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (o->sent && !o->all_records)
         return usage_error("--sent needs --all-records");
+    if (!o->size)
+        o->size = o->first_rank + o->procs;
+    if (o->first_rank + o->procs > o->size)
+        return usage_error("ranks %ld to %ld do not fit a job of --size %ld",
+                           o->first_rank, o->first_rank + o->procs - 1,
+                           o->size);
     return -1;
 }
 
@@ -330,7 +355,7 @@ static int run_child(const options *o, uint32_t rank, int out)
 
     snprintf(value, sizeof value, "%" PRIu32, rank);
     setenv("WEFT_RANK", value, 1);
-    snprintf(value, sizeof value, "%ld", o->procs);
+    snprintf(value, sizeof value, "%ld", o->size);
     setenv("WEFT_SIZE", value, 1);
 
     rc = weft_open();
@@ -349,7 +374,7 @@ static int run_child(const options *o, uint32_t rank, int out)
                 goto out;
             }
         }
-        rc = demo_all_define(rank, (uint32_t)o->procs, (uint32_t)o->threads,
+        rc = demo_all_define(rank, (uint32_t)o->size, (uint32_t)o->threads,
                              log, defs.counts);
         if (log && fclose(log) != 0)
             rc = -1;
@@ -541,7 +566,8 @@ static int merge_sent(const options *o)
         return -1;
     }
     demo_all_schema(out);
-    for (long r = 0; r < o->procs && rc == 0; r++) {
+    for (long r = o->first_rank; r < o->first_rank + o->procs && rc == 0;
+         r++) {
         part_name(path, sizeof path, o->sent, (uint32_t)r, DEFINITIONS_ROW);
         rc = append_part(out, path);
         for (long t = 0; t < o->threads && rc == 0; t++) {
@@ -646,7 +672,7 @@ int main(int argc, char **argv)
             free(rows);
             free(pids);
             close(fds[0]);
-            rc = run_child(&o, (uint32_t)forked, fds[1]);
+            rc = run_child(&o, (uint32_t)(o.first_rank + forked), fds[1]);
             close(fds[1]);
             exit(rc);
         }

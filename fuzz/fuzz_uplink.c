@@ -22,7 +22,8 @@
  * both ends of this connection; it sends NodeHello only after an AuthAck
  * proving its key, and nothing after the Auth otherwise; it is linked
  * only after a NodeHelloAck under the MAC while joining, stays linked
- * through Heartbeats, and is not linked after an Error, a tampered
+ * through Heartbeats and NodeRelays for processes it does not forward,
+ * and is not linked after an Error, a tampered
  * frame, a hang-up or anything out of turn (until raw bytes were sent:
  * what follows them may read as anything); it stops with nothing open
  * (uv_loop_close returns 0).
@@ -263,10 +264,11 @@ static int step(cursor *in, int was_linked, int joining)
     Weft__NodeHelloAck ack = WEFT__NODE_HELLO_ACK__INIT;
     Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
     Weft__NodeHello h = WEFT__NODE_HELLO__INIT;
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
     uint8_t op = byte(in), raw[256];
     size_t n;
 
-    switch (op % 7) {
+    switch (op % 8) {
     case 0: /* takes a node that is joining, and only such a one */
         ack.protocol_version = WEFT_PROTOCOL_VERSION;
         ack.head = (char *)"fz-head";
@@ -303,6 +305,19 @@ static int step(cursor *in, int was_linked, int joining)
         op = byte(in);
         send_env(&env, (enum fz_tamper)(op % FZ_TAMPERS), op);
         return op % FZ_TAMPERS == FZ_SEALED ? was_linked : 0;
+    case 6: /* a frame for a process the node does not forward: linked,
+               it is dropped (forward.h); else the handshake ends */
+        r.member = byte(in);
+        r.closed = r.member & 1;
+        n = byte(in) & 15;
+        for (size_t i = 0; i < n; i++)
+            raw[i] = byte(in);
+        r.frame.data = raw;
+        r.frame.len = n;
+        env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+        env.node_relay = &r;
+        send_env(&env, FZ_SEALED, 0);
+        return was_linked;
     default:
         if (head >= 0)
             close(head);

@@ -289,15 +289,17 @@ static void text_seeds(void)
 }
 
 /* fuzz_uplink: a head that links the node and beats (then hangs up), one
- * that proves another nonce, one that refuses, one of another uid. */
+ * that relays frames of a process the node does not forward, one that
+ * proves another nonce, one that refuses, one of another uid. */
 static void uplink_seeds(void)
 {
     static const struct {
         const char *name;
-        uint8_t bytes[8];
+        uint8_t bytes[12];
         size_t n;
     } seeds[] = {
-        { "linked", { 0x00, 0, 5, 1, 1, 5, 0, 6 }, 8 },
+        { "linked", { 0x00, 0, 5, 1, 1, 5, 0, 7 }, 8 },
+        { "relay", { 0x00, 0, 5, 6, 3, 2, 0xaa, 0x55, 6, 4, 0, 7 }, 12 },
         { "bad-proof", { 0x04, 0, 5, 1 }, 4 },
         { "refused", { 0x08 }, 1 },
         { "other-uid", { 0x01, 0, 5 }, 3 },

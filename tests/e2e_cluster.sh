@@ -6,8 +6,16 @@
 # the host's). A fourth namespace holds a node whose munged has another
 # key.
 #  - every node links to the head (MUNGE, as weftd's uid) and each side's
-#    `weft status` says so; a node still traces its own processes, and
-#    its head sees it do so (connections, traces, events, lag);
+#    `weft status` says so; a node forwards its processes (its Unix
+#    socket) to the head, which makes their trace, owned by the user the
+#    node's kernel named, and sees the node's connections; a process
+#    tree (weft run) stays on its node;
+#  - one launch whose ranks run on three nodes is one trace at the head,
+#    its archive exact (otf2-print, the python reader); processes killed
+#    on a node make their trace partial at once (the node says they are
+#    gone);
+#  - a node's weftd SIGKILLed mid-run and the head SIGKILLed mid-run:
+#    the processes connect again, resume, and the archive is exact;
 #  - a user's process posing as a node (a credential of its own uid), a
 #    NodeHello without a credential, a member's Hello on a node's link,
 #    a node of another MUNGE key: each refused with its reason;
@@ -174,9 +182,9 @@ grep -q "^head: *$HEAD, linked for [0-9]* s (host .*), 1 links made" \
     "$TMP/n2.status" || fail "weft status on n2: $(cat "$TMP/n2.status")"
 echo "ok: three nodes linked, both sides' weft status say so"
 
-# A node still traces its own processes (over its Unix socket), and its
-# head sees it do so (NodeStatus every heartbeat).
-node_field() { # HEAD-VIEW OF NODE: FIELD of node NAME in the head's status
+# A node forwards its processes (over its Unix socket) to its head,
+# which makes the trace; the head sees the node's connection meanwhile.
+node_field() { # NODE FIELD: FIELD of node NODE in the head's status
     status head | "$PY" -c '
 import json, sys
 try:
@@ -187,27 +195,99 @@ for n in st["nodes"]:
     if n["name"] == sys.argv[1]:
         print(n.get(sys.argv[2], ""))' "$1" "$2"
 }
-node_records() {
-    [ "$(node_field n1 recording)" = 1 ] && [ "$(node_field n1 connections)" -ge 1 ] &&
-        [ "$(node_field n1 events)" -gt 0 ] && [ "$(node_field n1 written)" -gt 0 ]
-}
+node_connected() { [ "$(node_field n1 connections)" -ge 1 ] 2>/dev/null; }
 node_idle() {
-    [ "$(node_field n1 recording)" = 0 ] && [ "$(node_field n1 lag)" = 0 ]
+    [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
 }
-ip netns exec "$P-n1" env WEFT_SERVER="unix:$TMP/n1/weftd.sock" \
-    WEFT_TRACE=onnode timeout 60 "$DEMO" -p 1 -t 2 -n 400 -s 10000 \
-    >/dev/null 2>&1 &
-demo=$!
-until_ 20 "the head seeing n1 record (connections, a trace, events, some in the archive)" \
-    node_records
-wait $demo || fail "weft-demo on n1 failed"
-timeout 60 "$WEFT" --catalog "$TMP/n1/catalog.db" wait --timeout 50 onnode \
-    >/dev/null || fail "n1's own trace did not complete"
-until_ 10 "the head seeing n1 idle again, nothing left to write" node_idle
-"$WEFT" --catalog "$TMP/head/catalog.db" status >"$TMP/head.status"
-grep -q "^ *[0-9]* connections, 0 traces recording, [0-9]* events, 0 not in the archives yet" \
-    "$TMP/head.status" || fail "weft status on the head: $(cat "$TMP/head.status")"
-echo "ok: a node traces its own processes, its head sees its figures"
+# demo_on NODE NAME [DEMO ARGS...]: weft-demo on NODE as trace NAME,
+# through NODE's weftd (its report in $TMP/NAME.NODE.json), in the
+# background (DEMOS).
+DEMOS=()
+demo_on() {
+    local node=$1 name=$2
+    shift 2
+    ip netns exec "$P-$node" env WEFT_SERVER="unix:$TMP/$node/weftd.sock" \
+        WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 90 "$DEMO" \
+        --report "$TMP/$name.$node.json" "$@" >"$TMP/$name.$node.out" 2>&1 &
+    DEMOS+=($!)
+}
+# demos_done: every demo started ended well.
+demos_done() {
+    for p in "${DEMOS[@]}"; do
+        wait "$p" || fail "a weft-demo failed: $(tail -n 3 "$TMP"/*.out)"
+    done
+    DEMOS=()
+}
+# exact NAME MEMBERS: trace NAME is complete at the head with MEMBERS
+# members, its archive exactly what the demos of NAME recorded.
+exact() {
+    local name=$1
+    SPOOL=$TMP/head wait_state "$name" complete 60
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$2" ] ||
+        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members at the head, expected $2"
+    "$PY" - "$TMP/$name.json" "$TMP/$name".*.json <<'PY' || fail "$name: the demos' reports"
+import json, sys
+merged = {}
+for f in sys.argv[2:]:
+    merged.update(json.load(open(f)))
+json.dump(merged, open(sys.argv[1], "w"))
+PY
+    check_archive "$name" "$TMP/$name.json"
+    grep -E "^weft: .*(dropped|incomplete|gave up|tracing is off)" \
+        "$TMP/$name".*.out && fail "$name: libweft lost records"
+    [ -z "$(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*" 2>/dev/null)" ] ||
+        fail "$name: a node made a trace of its own: $(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*")"
+}
+demo_on n1 onnode -p 1 -t 2 -n 400 -s 10000
+until_ 20 "the head seeing n1's forwarded connection" node_connected
+demos_done
+exact onnode 1
+[ "$(json_get "$TMP/show.json" 'j["uid"]')" = 0 ] || fail "onnode is not root's"
+grep -q "forwarded to the head as member 1" "$TMP/n1.log" ||
+    fail "n1 does not log the process it forwarded"
+until_ 10 "the head seeing n1 idle again" node_idle
+# A user's process on a node: the trace is that user's (the node's
+# kernel said so), not root's.
+ip netns exec "$P-n3" env RAWPEER_PID=$$ timeout 30 setpriv --reuid="$EVE" \
+    --regid=nogroup --clear-groups -- "$RAWPEER" "unix:$TMP/n3/weftd.sock" \
+    valid evetrace || fail "EVE's process on n3 was not traced"
+SPOOL=$TMP/head wait_state evetrace complete 30
+[ "$(json_get "$TMP/show.json" 'j["uid"]')" = "$EVE_UID" ] ||
+    fail "EVE's trace is uid $(json_get "$TMP/show.json" 'j["uid"]')'s at the head"
+# A process tree (weft run: shells, builds) runs on one machine: it stays
+# with its node's weftd, which watches its processes.
+ip netns exec "$P-n1" env RAWPEER_ROOT=1 RAWPEER_PID=$$ timeout 30 \
+    "$RAWPEER" "unix:$TMP/n1/weftd.sock" tree-join treerun ||
+    fail "the process tree's member on n1 was not traced"
+SPOOL=$TMP/n1 wait_state treerun complete 30
+"$WEFT" --catalog "$TMP/head/catalog.db" show treerun >/dev/null 2>&1 &&
+    fail "a process tree was forwarded to the head"
+echo "ok: a node forwards its processes; the head makes their traces, the user's; a process tree stays on its node"
+
+# One launch across the nodes: ranks 0-1 on n1, 2-3 on n2, 4 on n3.
+export WEFT_RUN="across-$$"
+demo_on n1 across -p 2 --first-rank 0 --size 5 -t 2 -n 300
+demo_on n2 across -p 2 --first-rank 2 --size 5 -t 2 -n 300
+demo_on n3 across -p 1 --first-rank 4 --size 5 -t 2 -n 300
+demos_done
+unset WEFT_RUN
+exact across 5
+echo "ok: one launch on three nodes is one trace, exact"
+
+# Processes killed on a node: the node sees them gone and says so, and
+# the head ends the trace as partial at once (not after its grace period
+# of 300 s), as for processes of its own.
+demo_on n2 killed -p 2 -t 1 -n 100000 -s 1000
+until_ 20 "the head seeing killed recording" sh -c \
+    "'$WEFT' --catalog '$TMP/head/catalog.db' show killed >/dev/null 2>&1"
+sleep 0.5
+pkill -KILL -f -- "--report $TMP/killed.n2.json"
+{ wait "${DEMOS[@]}"; } 2>/dev/null
+DEMOS=()
+SPOOL=$TMP/head wait_state killed partial 20
+grep -q "trace 'killed' rank [01]: its process [0-9]* is gone without goodbye" \
+    "$TMP/head.log" || fail "the head does not say the killed processes are gone"
+echo "ok: processes killed on a node: the trace is partial at once"
 
 # Posing as a node: refused, each with its reason.
 refused() { # NAMESPACE WHO EXPECTED RAWPEER-ARGS...
@@ -289,7 +369,10 @@ fake_head() { # CLAIM_UID EXPECTED
     kill -KILL "${PID[n1]}"
     wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
     weftd_in n1 --set "head=$HEAD" --set node_name=n1
-    refused_by_node() { grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log"; }
+    # (whichever node connects first: n1, n2, n3 or bad retrying)
+    refused_by_node() {
+        grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log" "$TMP/bad.log"
+    }
     for _ in $(seq 100); do refused_by_node "$2" && break; sleep 0.2; done
     refused_by_node "$2" || fail "no node refused a fake head of uid $1: $(tail -n 4 "$TMP/n1.log"; cat "$fake.err")"
     wait "$pid" 2>/dev/null
@@ -341,6 +424,33 @@ ip -n "$P-sw" link set n3 up
 until_ 60 "n3 linked again once its port is up" nodes_are \
     "n1=linked n2=linked n3=linked"
 echo "ok: a node cut off: gone after three heartbeats, linked again after"
+
+# Faults mid-run, nothing acknowledged lost: n2's weftd SIGKILLed and
+# restarted while its processes record; then the head.
+demo_on n2 nodekill -p 2 -t 2 -n 600 -s 5000
+until_ 20 "the head seeing nodekill recording" sh -c \
+    "'$WEFT' --catalog '$TMP/head/catalog.db' show nodekill >/dev/null 2>&1"
+sleep 1
+kill -KILL "${PID[n2]}"
+wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
+weftd_in n2 --set "head=$HEAD" --set node_name=n2
+demos_done
+exact nodekill 2
+grep -q "reconnected to weftd" "$TMP/nodekill.n2.out" ||
+    fail "nodekill: the processes did not have to reconnect"
+demo_on n3 headkill -p 2 -t 2 -n 600 -s 5000
+until_ 20 "the head seeing headkill recording" sh -c \
+    "'$WEFT' --catalog '$TMP/head/catalog.db' show headkill >/dev/null 2>&1"
+sleep 1
+kill -KILL "${PID[head]}"
+wait_gone "${PID[head]}" 10 || fail "the head outlived SIGKILL"
+sleep 1
+weftd_in head
+demos_done
+exact headkill 2
+grep -q "the link to the head ended: [0-9]* forwarded connections closed" \
+    "$TMP/n3.log" || fail "n3 does not say it closed its forwarded connections"
+echo "ok: a node and the head SIGKILLed mid-run: the archives are exact"
 
 # Bad settings stop weftd at start, naming the key.
 expect 2 "[cluster] head = 'nocolon': expected HOST:PORT" \

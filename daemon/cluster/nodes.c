@@ -368,7 +368,7 @@ static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
     cell = weft_hashtab_find(&l->relays, r->member, sizeof *cell);
     if (r->closed) {
         if (cell)
-            weft_relay_ended(cell->rc);
+            weft_relay_ended(cell->rc, r->gone);
         return 0;
     }
     env = weft_frame_unpack(r->frame.data, r->frame.len);

@@ -13,6 +13,7 @@
 
 #include "bind.h"
 #include "cred.h"
+#include "forward.h"
 #include "frame.h"
 #include "mac.h"
 #include "nodes.h"
@@ -177,9 +178,12 @@ static void on_tcp_closed(uv_handle_t *h)
     after_close(h->data);
 }
 
-/* Ends the link: what it holds is freed, its handle closed. */
+/* Ends the link: what it holds is freed, its handle closed, the
+ * processes forwarded on it disconnected (forward.h). */
 static void close_link(weft_uplink *u)
 {
+    int was_linked = u->state == WEFT_UPLINK_LINKED;
+
     if (u->job) {
         u->job->u = NULL;
         u->job = NULL;
@@ -190,6 +194,8 @@ static void close_link(weft_uplink *u)
     memset(&u->bind, 0, sizeof u->bind); /* the session key */
     uv_timer_stop(&u->timer);
     set_state(u, WEFT_UPLINK_CLOSING);
+    if (was_linked)
+        weft__forward_unlinked(u->d);
     if (u->tcp_open && !uv_is_closing((uv_handle_t *)&u->tcp))
         uv_close((uv_handle_t *)&u->tcp, on_tcp_closed);
     else
@@ -220,6 +226,8 @@ static void on_write(uv_write_t *req, int status)
     if (status < 0 && status != UV_ECANCELED &&
         u->state != WEFT_UPLINK_CLOSING && u->state != WEFT_UPLINK_STOPPED)
         link_failed(u, "cannot write to the head: %s", uv_strerror(status));
+    else if (u->state == WEFT_UPLINK_LINKED)
+        weft__forward_drained(u->d, weft__uplink_queued(u->d));
 }
 
 /* Sends env, sealed with the link's MAC once it has one. 0, or the
@@ -407,6 +415,7 @@ static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
               a->server, u->name, u->heartbeat);
     uv_timer_start(&u->timer, on_timer, (uint64_t)u->heartbeat * 1000,
                    (uint64_t)u->heartbeat * 1000);
+    weft__forward_linked(d);
 }
 
 /* One frame from the head: what the state waits for, a Heartbeat once
@@ -446,6 +455,9 @@ static int handle_frame(weft_uplink *u, const uint8_t *frame, uint32_t len)
     else if (u->state == WEFT_UPLINK_LINKED &&
              env->msg_case == WEFT__ENVELOPE__MSG_HEARTBEAT)
         ;
+    else if (u->state == WEFT_UPLINK_LINKED &&
+             env->msg_case == WEFT__ENVELOPE__MSG_NODE_RELAY)
+        weft__forward_from_head(u->d, env->node_relay);
     else
         link_failed(u, "unexpected %s from the head while %s",
                     weft_frame_kind_name(env->msg_case),
@@ -618,6 +630,24 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+int weft__uplink_send(weft_daemon *d, const Weft__Envelope *env)
+{
+    weft_uplink *u = d->uplink;
+
+    if (!u || u->state != WEFT_UPLINK_LINKED)
+        return -1;
+    return send_env(u, env);
+}
+
+size_t weft__uplink_queued(const weft_daemon *d)
+{
+    const weft_uplink *u = d->uplink;
+
+    return u && u->tcp_open
+               ? uv_stream_get_write_queue_size((const uv_stream_t *)&u->tcp)
+               : 0;
+}
+
 int weft_uplink_start(weft_daemon *d)
 {
     weft_uplink *u;
@@ -649,6 +679,11 @@ int weft_uplink_start(weft_daemon *d)
         free(u);
         return WEFT_ECONFIG;
     }
+    if (weft_forward_init(d) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "out of memory");
+        free(u);
+        return WEFT_ENOMEM;
+    }
     uv_timer_init(d->loop, &u->timer);
     u->timer.data = u;
     u->state = WEFT_UPLINK_WAITING;
@@ -671,6 +706,7 @@ void weft_uplink_stop(weft_daemon *d)
         u->job = NULL;
     }
     set_state(u, WEFT_UPLINK_STOPPED);
+    weft_forward_stop(d);
     if (u->gai_out)
         uv_cancel((uv_req_t *)&u->gai);
     uv_close((uv_handle_t *)&u->timer, NULL);
@@ -703,4 +739,5 @@ void weft_uplink_free(weft_daemon *d)
     weft_frame_reader_free(&u->reader);
     free(u);
     d->uplink = NULL;
+    weft_forward_free(d);
 }

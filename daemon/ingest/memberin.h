@@ -107,10 +107,13 @@ typedef struct weft_memberin {
                                      processes still running; owned */
     size_t nchildren;
     /* Its process, when weftd can tell whether it runs (procwatch.h):
-     * set at each Hello; `gone` once it ended without Goodbye. */
+     * set at each Hello; `gone` once it ended without Goodbye. A
+     * relayed member's process runs on its node, which says when it
+     * ended (relay.h): `node_gone`. */
     int watched;
     uint64_t proc_start;          /* its start time, 0 if unknown */
     int gone;
+    int node_gone;
     char *ended;                  /* its Goodbye's `ended`: how it ended
                                      abnormally, NULL if normally; owned */
     uint64_t refused;             /* events of its batches not stored:

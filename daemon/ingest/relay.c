@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "frame.h"
+#include "memberin.h"
 #include "weft_errors.h"
 
 /* What holds a relayed member's link: the waits that keep its frames in
@@ -113,15 +114,17 @@ void weft__relay_close(weft_conn *rc)
         rc->relay_gone(rc);
 }
 
-void weft_relay_ended(weft_conn *rc)
+void weft_relay_ended(weft_conn *rc, int gone)
 {
+    if (gone && rc->member) /* before the session lets go of it */
+        rc->member->node_gone = 1;
     rc->relay_told = 1;
     weft_conn_close(rc);
 }
 
 void weft_relay_link_closed(weft_conn *rc)
 {
-    weft_relay_ended(rc);
+    weft_relay_ended(rc, 0);
 }
 
 void weft_relay_free(weft_conn *rc)

@@ -49,8 +49,9 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
  * (dropped when rc is closing, said Goodbye or stops). 0 if it was
  * accepted (or dropped), or the WEFT_E* code rc was failed with. */
 int weft_relay_take(weft_conn *rc, const Weft__Envelope *env);
-/* The node says rc's connection ended: rc closes without telling it. */
-void weft_relay_ended(weft_conn *rc);
+/* The node says rc's connection ended (gone: its process too): rc
+ * closes without telling it. */
+void weft_relay_ended(weft_conn *rc, int gone);
 /* The link is closing: rc closes without telling the node. */
 void weft_relay_link_closed(weft_conn *rc);
 /* Frees rc, closed (after its gone callback). */

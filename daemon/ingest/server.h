@@ -119,6 +119,9 @@ typedef struct weft_conn {
     void *ask_job;             /* ask.c's job while its Query is answered */
     void *node;                /* a node's link: cluster/nodes.c's record
                                   of the node (NULL otherwise) */
+    void *forward;             /* on a node, a process forwarded to the
+                                  head: cluster/forward.c's (NULL
+                                  otherwise) */
     void (*on_written)(struct weft_conn *c); /* if set: called once
                                   the writes queued so far are done (ask.c
                                   sends an answer piece by piece) */

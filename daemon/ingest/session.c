@@ -348,6 +348,11 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail_limit(c, limit, rc, "%s", err);
         return rc;
     }
+    /* A node: the head makes the trace (of a launch; a process tree
+     * runs on one machine, and stays with this weftd, which watches its
+     * processes). */
+    if (c->d->forward_cbs && !h->tree)
+        return c->d->forward_cbs->hello(c, h, uid);
     if (!(j = hello_entry(c, h, uid)))
         return WEFT_ENOMEM;
     rc = weft_trace_join_begin(c->d, h, uid, &m, &limit, err, sizeof err);
@@ -360,6 +365,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     m->conn = c;
     m->conn_serial++;
     m->watched = weft_proc_watchable(c, h, uid, &m->proc_start);
+    m->node_gone = 0;
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
@@ -800,6 +806,8 @@ static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
 static int member_frame(weft_conn *c, const Weft__Envelope *env,
                         enum weft_conn_event ev)
 {
+    if (c->forward)
+        return c->d->forward_cbs->frame(c, env, ev);
     switch (ev) {
     case WEFT_CONN_EV_QUERY: /* refused, after its version and socket */
         return c->d->ask_cbs->query(c, env->query);
@@ -891,6 +899,8 @@ void weft_session_closed(weft_conn *c)
     c->d->ask_cbs->closed(c);
     if (c->node && c->d->node_cbs)
         c->d->node_cbs->closed(c);
+    if (c->forward && c->d->forward_cbs)
+        c->d->forward_cbs->closed(c);
     if (!m)
         return;
     m->conn = NULL;

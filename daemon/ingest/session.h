@@ -47,6 +47,19 @@ typedef struct weft_session_node {
     void (*closed)(weft_conn *c);     /* c is closing */
 } weft_session_node;
 
+/* Where a node's traced processes go instead of a trace of this weftd
+ * (daemon/cluster/forward.h, which main.c wires in d->forward_cbs when
+ * weftd.conf names a head): a Hello whose version, uid and tags were
+ * checked and whose connection counts for its user, then every frame of
+ * that connection (c->forward set), and its close. hello and frame
+ * return as weft_session_ask's functions. Loop thread. */
+typedef struct weft_session_forward {
+    int (*hello)(weft_conn *c, const Weft__Hello *h, uint32_t uid);
+    int (*frame)(weft_conn *c, const Weft__Envelope *env,
+                 enum weft_conn_event ev);
+    void (*closed)(weft_conn *c);
+} weft_session_forward;
+
 /* weft_server_cbs.on_frame: handles one frame of c. 0 when it was
  * accepted, or the WEFT_E* code it was refused with: an Error was sent
  * and c closes (weft_conn_fail). */

@@ -775,12 +775,13 @@ static int end_if_done(weft_trace *t)
     return 1;
 }
 
-/* Member in of t left without goodbye and weftd watches its process:
- * if that is gone, the member is done (without its last buffers).
- * Returns 1 when that ended t. */
+/* Member in of t left without goodbye and weftd watches its process (or
+ * its node said it ended): if that is gone, the member is done (without
+ * its last buffers). Returns 1 when that ended t. */
 static int check_gone(weft_trace *t, weft_memberin *in)
 {
-    if (in->gone || !weft_proc_gone(in->pid, in->proc_start))
+    if (in->gone ||
+        !(in->node_gone || weft_proc_gone(in->pid, in->proc_start)))
         return 0;
     in->gone = 1;
     t->gone++;
@@ -803,7 +804,7 @@ void weft_trace_member_left(weft_memberin *in)
             weft__tree_left(t, in);
         if (end_if_done(t))
             return;
-    } else if (in->watched && check_gone(t, in)) {
+    } else if ((in->watched || in->node_gone) && check_gone(t, in)) {
         return;
     }
     if (t->connected == 0)
@@ -821,8 +822,8 @@ static int check_left(weft_trace *t)
         return 0; /* none left so */
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
-        if (m && !m->in.conn && !m->in.said_goodbye && m->in.watched &&
-            check_gone(t, &m->in))
+        if (m && !m->in.conn && !m->in.said_goodbye &&
+            (m->in.watched || m->in.node_gone) && check_gone(t, &m->in))
             return 1;
     }
     return 0;
