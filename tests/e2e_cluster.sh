@@ -365,10 +365,11 @@ fake_head() { # CLAIM_UID EXPECTED
         "${ADDR[head]}") 2>"$fake.err" &
     pid=$!
     until_ 10 "the fake head listening" test -s "$fake/port"
-    # n1 restarted: it connects at once, not after its back-off
+    # n1 restarted: it connects at once, not after its back-off (and
+    # takes frames of 8 MiB from now on, twice the head's max_frame)
     kill -KILL "${PID[n1]}"
     wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
-    weftd_in n1 --set "head=$HEAD" --set node_name=n1
+    weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set max_frame=8388608
     # (whichever node connects first: n1, n2, n3 or bad retrying)
     refused_by_node() {
         grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log" "$TMP/bad.log"
@@ -402,6 +403,19 @@ done
 grep -q "link to head $HEAD: the head closed the link; trying again in 1 s" \
     "$TMP/n1.log" || fail "n1 does not log the end of its link"
 echo "ok: the head SIGKILLed and back: every node linked again"
+
+# A process's frame over the head's max_frame (4 MiB) but within n1's
+# (8 MiB): refused on n1, alone; the link (all n1's processes) stays.
+out=$(ip netns exec "$P-n1" env RAWPEER_PID=$$ timeout 30 "$RAWPEER" \
+    "unix:$TMP/n1/weftd.sock" big-defs bigframe 5000000)
+case "$out" in
+*"ETOOBIG: frame of "*" bytes: the head takes at most 4194304 (its max_frame is below this node's)"*) ;;
+*) fail "a frame too big for the head, on n1: '$out'";;
+esac
+sleep 1.2
+head_is n1 linked || fail "a process's big frame ended n1's link"
+[ "$(head_of n1 links)" = 1 ] || fail "n1's link was made again: $(head_of n1 links) links"
+echo "ok: a frame the head would refuse is refused on its node, the link stays"
 
 # A node SIGKILLed and back.
 kill -KILL "${PID[n2]}"

@@ -755,6 +755,30 @@ static int mode_node_then_hello(const char *addr, const char *trace,
     return AWAIT_ERROR;
 }
 
+/* A member whose Definitions frame, after the HelloAck, holds BYTES
+ * (the argument after TRACE) bytes of records: a weftd of a smaller
+ * max_frame refuses it. */
+static int mode_big_defs(const char *addr, const char *trace, int argc,
+                         char **argv)
+{
+    size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 1;
+    uint8_t *big = calloc(1, n);
+
+    (void)addr;
+    if (!big)
+        return 2;
+    send_hello(trace, WEFT_PROTOCOL_VERSION);
+    stop_at_hello_ack = 1;
+    if (await_reply(10000) != 4) {
+        fprintf(stderr, "rawpeer: no HelloAck\n");
+        return 1;
+    }
+    stop_at_hello_ack = 0;
+    send_raw_defs(1, big, n);
+    free(big);
+    return AWAIT_ERROR;
+}
+
 /* RAWPEER_RELAY=ID: this rawpeer is a node (weftd's uid; RAWPEER_NODE
  * names it, n1 by default) and the mode's frames go in NodeRelays of
  * member ID, vouching for uid RAWPEER_RELAY_UID (default this process's)
@@ -849,6 +873,7 @@ static const struct mode {
     { "big-strings", mode_big_strings },
     { "node-hello", mode_node_hello },
     { "relay-many", mode_relay_many },
+    { "big-defs", mode_big_defs },
     { "node-no-auth", mode_node_no_auth },
     { "node-then-hello", mode_node_then_hello },
 };

@@ -24,6 +24,7 @@ typedef struct fwd {
     uint32_t pid;
     uint64_t start;         /* the process's start time (procwatch.h) */
     int goodbye;            /* it sent its Goodbye */
+    uint32_t head_max;      /* the head's max_frame (its HelloAck's) */
     uint64_t ended_at;      /* uv_now() its connection closed */
     uint8_t *hello;         /* its Hello, packed, until it goes out */
     size_t hello_len;
@@ -210,6 +211,15 @@ static int on_frame(weft_conn *c, const Weft__Envelope *env,
                        weft_frame_kind_name(env->msg_case),
                        weft_strerror((int)n));
         return WEFT_ENOMEM;
+    }
+    if (f->head_max && (size_t)n > f->head_max) {
+        /* The head would end the whole link for it. */
+        free(bytes);
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
+                             "frame of %zd bytes: the head takes at most "
+                             "%u (its max_frame is below this node's)", n,
+                             (unsigned)f->head_max);
+        return WEFT_ETOOBIG;
     }
     send_relay(d, f, bytes, (size_t)n, 0);
     free(bytes);
@@ -407,9 +417,11 @@ void weft__forward_from_head(weft_daemon *d, const Weft__NodeRelay *r)
             return;
         }
         /* Frames as large as the head takes (its HelloAck says). */
-        if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK &&
-            env->hello_ack->max_frame > c->member_max_frame)
-            c->member_max_frame = env->hello_ack->max_frame;
+        if (env->msg_case == WEFT__ENVELOPE__MSG_HELLO_ACK) {
+            cell->f->head_max = env->hello_ack->max_frame;
+            if (env->hello_ack->max_frame > c->member_max_frame)
+                c->member_max_frame = env->hello_ack->max_frame;
+        }
         weft_conn_send_env(c, env);
         weft_frame_free_envelope(env);
     }
