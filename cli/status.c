@@ -143,9 +143,11 @@ static void print_cluster(json_t *st, json_int_t updated)
                name, jstr(n, "state"), ago(n, updated), jstr(n, "peer"),
                jstr(n, "server"), (long long)jint(n, "links"));
         if (strcmp(jstr(n, "state"), "linked") == 0)
-            printf("  %-30s %lld connections, %lld traces recording, %lld "
-                   "events, %lld not in the archives yet\n", "",
+            printf("  %-30s %lld connections (%lld processes served "
+                   "here), %lld traces recording, %lld events, %lld not in "
+                   "the archives yet\n", "",
                    (long long)jint(n, "connections"),
+                   (long long)jint(n, "relayed"),
                    (long long)jint(n, "recording"),
                    (long long)jint(n, "events"), (long long)jint(n, "lag"));
         free(name);
@@ -156,7 +158,8 @@ static void print_cluster(json_t *st, json_int_t updated)
            jstr(head, "state"), ago(head, updated));
     if (*jstr(head, "name"))
         printf(" (host %s)", jstr(head, "name"));
-    printf(", %lld links made\n", (long long)jint(head, "links"));
+    printf(", %lld links made, %lld processes forwarded\n",
+           (long long)jint(head, "links"), (long long)jint(head, "forwarded"));
     if (*jstr(head, "error"))
         printf("  last link ended: %s\n", jstr(head, "error"));
 }

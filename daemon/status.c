@@ -138,6 +138,7 @@ static void add_node(const weft_status_node *n, void *arg)
                         json_integer((json_int_t)n->recording));
     json_object_set_new(o, "events", json_integer((json_int_t)n->events));
     json_object_set_new(o, "written", json_integer((json_int_t)n->written));
+    json_object_set_new(o, "relayed", json_integer((json_int_t)n->relayed));
     /* events of its traces recording not in their archives yet */
     json_object_set_new(o, "lag", json_integer(
         (json_int_t)(n->events > n->written ? n->events - n->written : 0)));
@@ -164,6 +165,8 @@ static void add_cluster(const weft_daemon *d, json_t *st)
     json_object_set_new(o, "error", json_string(h.error));
     json_object_set_new(o, "since", json_integer(h.since));
     json_object_set_new(o, "links", json_integer((json_int_t)h.links));
+    json_object_set_new(o, "forwarded",
+                        json_integer((json_int_t)h.forwarded));
     json_object_set_new(st, "head", o);
 }
 

@@ -42,6 +42,7 @@ typedef struct weft_status_node {
     /* its last NodeStatus: connections open there, traces recording,
      * their events journaled and, of those, written to the archives */
     uint64_t connections, recording, events, written;
+    uint64_t relayed;     /* its processes this weftd serves (relay.h) */
 } weft_status_node;
 
 typedef void (*weft_status_node_fn)(const weft_status_node *n, void *arg);
@@ -54,6 +55,7 @@ typedef struct weft_status_head {
     const char *error;    /* why the last link ended or failed; "" */
     int64_t since;        /* unix time of the state */
     uint64_t links;       /* links made */
+    uint64_t forwarded;   /* processes forwarded to it (forward.h) */
 } weft_status_head;
 
 /* Ingest's figures, as the status shows them. */

@@ -195,7 +195,10 @@ for n in st["nodes"]:
     if n["name"] == sys.argv[1]:
         print(n.get(sys.argv[2], ""))' "$1" "$2"
 }
-node_connected() { [ "$(node_field n1 connections)" -ge 1 ] 2>/dev/null; }
+node_connected() {
+    [ "$(node_field n1 connections)" -ge 1 ] 2>/dev/null &&
+        [ "$(node_field n1 relayed)" = 1 ] && [ "$(head_of n1 forwarded)" = 1 ]
+}
 node_idle() {
     [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
 }
@@ -239,7 +242,8 @@ PY
         fail "$name: a node made a trace of its own: $(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*")"
 }
 demo_on n1 onnode -p 1 -t 2 -n 400 -s 10000
-until_ 20 "the head seeing n1's forwarded connection" node_connected
+until_ 20 "the head seeing n1's forwarded process, and n1 forwarding it" \
+    node_connected
 demos_done
 exact onnode 1
 [ "$(json_get "$TMP/show.json" 'j["uid"]')" = 0 ] || fail "onnode is not root's"

@@ -445,6 +445,9 @@ void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
             s.recording = n->st.recording;
             s.events = n->st.events;
             s.written = n->st.written;
+            s.relayed = n->conn && n->conn->node
+                            ? ((const node_link *)n->conn->node)->relays.used
+                            : 0;
             fn(&s, arg);
         }
 }

@@ -726,6 +726,7 @@ int weft_uplink_status(const weft_daemon *d, weft_status_head *out)
     out->error = u->error;
     out->since = u->since;
     out->links = u->links;
+    out->forwarded = weft_forward_count(d);
     return 1;
 }
 
