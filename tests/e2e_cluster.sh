@@ -13,7 +13,8 @@
 #  - one launch whose ranks run on three nodes is one trace at the head,
 #    its archive exact (otf2-print, the python reader); processes killed
 #    on a node make their trace partial at once (the node says they are
-#    gone);
+#    gone); a node lost for good: partial after the grace period, its
+#    reason naming the node;
 #  - a node's weftd SIGKILLed mid-run and the head SIGKILLed mid-run:
 #    the processes connect again, resume, and the archive is exact;
 #  - a user's process posing as a node (a credential of its own uid), a
@@ -160,7 +161,7 @@ done
 munge bad "$TMP/badkey"
 
 HEAD="${ADDR[head]}:7411"
-weftd_in head
+weftd_in head --set grace_period=12
 for n in n1 n2 n3; do
     weftd_in "$n" --set "head=$HEAD" --set "node_name=$n"
 done
@@ -293,6 +294,38 @@ grep -q "trace 'killed' rank [01]: its process [0-9]* is gone without goodbye" \
     "$TMP/head.log" || fail "the head does not say the killed processes are gone"
 echo "ok: processes killed on a node: the trace is partial at once"
 
+# A node lost for good (its weftd killed and not back; its processes try
+# on): after the head's grace period (12 s here) the trace is partial,
+# its reason naming the node.
+demo_on n3 lost -p 2 -t 1 -n 100000 -s 1000
+until_ 20 "the head seeing lost recording" sh -c \
+    "'$WEFT' --catalog '$TMP/head/catalog.db' show lost >/dev/null 2>&1"
+sleep 0.5
+kill -KILL "${PID[n3]}"
+wait_gone "${PID[n3]}" 10 || fail "n3's weftd outlived SIGKILL"
+SPOOL=$TMP/head wait_state lost partial 40
+why=$(json_get "$TMP/show.json" 'j.get("error")')
+case "$why" in
+*"2 of 2 members did not say goodbye (rank 0 on node n3..."*) ;;
+*) fail "the trace of a node lost for good: reason '$why' does not name n3";;
+esac
+archive=$(json_get "$TMP/show.json" 'j["archive"]')
+otf2-print -Werror --silent "$archive" >/dev/null ||
+    fail "otf2-print rejects the partial archive of a node lost"
+"$PY" - "$archive" <<'PY' || fail "the python reader rejects the partial archive of a node lost"
+import sys
+import otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    n = sum(1 for _ in r.events)
+assert n > 0, n
+PY
+pkill -KILL -f -- "--report $TMP/lost.n3.json"
+{ wait "${DEMOS[@]}"; } 2>/dev/null
+DEMOS=()
+weftd_in n3 --set "head=$HEAD" --set node_name=n3
+until_ 20 "n3 linked again" nodes_are "n1=linked n2=linked n3=linked"
+echo "ok: a node lost for good: its trace partial after the grace period, naming it"
+
 # Posing as a node: refused, each with its reason.
 refused() { # NAMESPACE WHO EXPECTED RAWPEER-ARGS...
     local ns=$1 who=$2 want=$3 out
@@ -395,7 +428,7 @@ grep -q "STATUS: *Success" "$FAKE/log.unmunge" &&
     fail "a user decoded a node's credential made for the head's uid"
 echo "ok: a user holding the head's address learns nothing of a node"
 
-weftd_in head
+weftd_in head --set grace_period=12
 until_ 40 "the nodes linked to the restarted head" nodes_are \
     "n1=linked n2=linked n3=linked"
 for n in n1 n2 n3; do
@@ -463,7 +496,7 @@ sleep 1
 kill -KILL "${PID[head]}"
 wait_gone "${PID[head]}" 10 || fail "the head outlived SIGKILL"
 sleep 1
-weftd_in head
+weftd_in head --set grace_period=12
 demos_done
 exact headkill 2
 grep -q "the link to the head ended: [0-9]* forwarded connections closed" \

@@ -31,10 +31,11 @@ int weft_memberin_location(weft_memberin *in, uint32_t loc, char *err,
 void weft_memberin_free(weft_memberin *in)
 {
     free(in->host);
+    free(in->node);
     free(in->ended);
     free(in->children);
     free(in->locs);
-    in->host = in->ended = NULL;
+    in->host = in->ended = in->node = NULL;
     in->locs = NULL;
     in->nlocs = 0;
     for (int k = 0; k < WEFT_REF__COUNT; k++)

@@ -85,6 +85,9 @@ typedef struct weft_memberin {
     uint32_t pid;
     uint32_t parent_pid;          /* a tree member's parent, else 0 */
     char *host;                   /* owned */
+    char *node;                   /* the node that relays it (relay.h),
+                                     NULL on a connection of its own;
+                                     owned */
     uint32_t uid;                 /* its trace's owner: charged for it */
     uint32_t size;                /* members of its trace: the ranks its
                                      references may name; UINT32_MAX in

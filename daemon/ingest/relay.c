@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "frame.h"
 #include "memberin.h"
@@ -21,6 +22,10 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
 
     if (!rc)
         return NULL;
+    if (!(rc->relay_node = strdup(node))) {
+        free(rc);
+        return NULL;
+    }
     rc->d = link->d;
     rc->link = link;
     rc->relay_id = id;
@@ -42,11 +47,22 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
 
 int weft_relay_take(weft_conn *rc, const Weft__Envelope *env)
 {
+    int rc_;
+
     if (weft_conn_closing(rc) ||
         (rc->paused & (WEFT_PAUSE_GOODBYE | WEFT_PAUSE_STOPPING)))
         return 0;
     rc->last_frame = uv_now(rc->d->loop);
-    return rc->d->server_cbs->on_frame(rc, env);
+    rc_ = rc->d->server_cbs->on_frame(rc, env);
+    /* Its member knows its node from its Hello on (why it is missing,
+     * should it be). */
+    if (rc_ == 0 && env->msg_case == WEFT__ENVELOPE__MSG_HELLO &&
+        rc->member && (!rc->member->node ||
+                       strcmp(rc->member->node, rc->relay_node) != 0)) {
+        free(rc->member->node);
+        rc->member->node = strdup(rc->relay_node);
+    }
+    return rc_;
 }
 
 /* Sends NodeRelay r on rc's link, unless the link is closing. */
@@ -129,5 +145,6 @@ void weft_relay_link_closed(weft_conn *rc)
 
 void weft_relay_free(weft_conn *rc)
 {
+    free(rc->relay_node);
     free(rc);
 }

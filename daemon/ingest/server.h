@@ -169,6 +169,7 @@ typedef struct weft_conn {
     uint32_t relay_id;         /* the node's number for it */
     int relay_holding;         /* it holds its link's reading */
     int relay_told;            /* the node knows it ended: no `closed` */
+    char *relay_node;          /* its node's name; owned */
     void (*relay_gone)(struct weft_conn *rc); /* its owner's, once closed */
     uint32_t relay_holds;      /* a link: its members holding it */
 } weft_conn;

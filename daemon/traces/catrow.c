@@ -334,7 +334,8 @@ void weft_catrow_partial_reason(const weft_trace *t,
     weft_member **v = weft_trace_members(t);
     size_t n = 0;
     uint32_t absent = t->size - t->joined, silent = 0, gone = 0;
-    uint32_t first_absent = t->joined, first_silent = 0;
+    uint32_t first_absent = t->joined;
+    const weft_member *first_silent = NULL;
     const weft_member *first_gone = NULL;
 
     buf[0] = 0;
@@ -344,22 +345,30 @@ void weft_catrow_partial_reason(const weft_trace *t,
         if (v[i]->in.gone && gone++ == 0)
             first_gone = v[i];
         else if (!v[i]->in.said_goodbye && !v[i]->in.gone && silent++ == 0)
-            first_silent = v[i]->in.rank;
+            first_silent = v[i];
     }
     if (absent)
         n += (size_t)snprintf(buf + n, len - n, "%u of %u members never "
                               "came (rank %u%s)", absent, t->size,
                               first_absent, absent > 1 ? "..." : "");
+    /* (a relayed member's node is named: a node cut off loses all its
+     * members at once) */
     if (gone && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members ended "
-                              "without goodbye (rank %u, pid %u%s: killed, "
-                              "or ended where libweft could not see it)",
-                              n ? "; " : "", gone, t->size, first_gone->in.rank,
-                              first_gone->in.pid, gone > 1 ? ", ..." : "");
+                              "without goodbye (rank %u, pid %u%s%s%s: "
+                              "killed, or ended where libweft could not see "
+                              "it)", n ? "; " : "", gone, t->size,
+                              first_gone->in.rank, first_gone->in.pid,
+                              first_gone->in.node ? ", on node " : "",
+                              first_gone->in.node ? first_gone->in.node : "",
+                              gone > 1 ? ", ..." : "");
     if (silent && n < len)
         n += (size_t)snprintf(buf + n, len - n, "%s%u of %u members did not "
-                              "say goodbye (rank %u%s)", n ? "; " : "",
-                              silent, t->size, first_silent,
+                              "say goodbye (rank %u%s%s%s)", n ? "; " : "",
+                              silent, t->size, first_silent->in.rank,
+                              first_silent->in.node ? " on node " : "",
+                              first_silent->in.node ? first_silent->in.node
+                                                    : "",
                               silent > 1 ? "..." : "");
     if (v && n < len)
         n = ended_reasons(v, t->joined, buf, n, len);
