@@ -286,11 +286,13 @@ WEFT__HIDDEN int weft__fd_aside(int fd);
 
 /* Connects, authenticates and writes the Hello (weft_open; the sender
  * awaits the HelloAck). Returns 0 with *fdp, or as
- * weft__connect_and_hello. */
+ * weft__connect_and_hello; *reached (if not NULL) is set to 1 once the
+ * connection was made (a failure after it is weftd's going away, not
+ * its absence). */
 WEFT__HIDDEN int weft__connect_send_hello(const weft__config *c,
                                           uint64_t deadline, int *fdp,
-                                          int *codep, char *why,
-                                          size_t whylen);
+                                          int *reached, int *codep,
+                                          char *why, size_t whylen);
 /* Reads the answer to the Hello written on fd: 0 with *ackp (the
  * HelloAck envelope, the caller frees it), WEFT_ECONNECT, or WEFT_EPROTO
  * when weftd refused (*codep is its code). fd stays open. */

@@ -561,7 +561,8 @@ static uint32_t hello_wait_ms(const weft__config *c)
  * at the deadline (ms; connecting and the answers also have their own
  * time limits). */
 int weft__connect_send_hello(const weft__config *c, uint64_t deadline,
-                             int *fdp, int *codep, char *why, size_t whylen)
+                             int *fdp, int *reached, int *codep, char *why,
+                             size_t whylen)
 {
     uint8_t *frame = NULL;
     uint64_t deadline_connect;
@@ -575,6 +576,8 @@ int weft__connect_send_hello(const weft__config *c, uint64_t deadline,
     fd = connect_server(c, deadline_connect, why, whylen);
     if (fd < 0)
         return WEFT_ECONNECT;
+    if (reached)
+        *reached = 1;
     deadline = weft__min_u64(deadline, weft__now_ms() + hello_ms);
     weft__input_reset(&weft__S.in);
     if ((rc = authenticate(c, fd, deadline, hello_ms, codep, why,
@@ -618,7 +621,8 @@ int weft__connect_and_hello(const weft__config *c, uint64_t deadline,
 {
     int fd = -1, rc;
 
-    rc = weft__connect_send_hello(c, deadline, &fd, codep, why, whylen);
+    rc = weft__connect_send_hello(c, deadline, &fd, NULL, codep, why,
+                                  whylen);
     if (rc == 0)
         rc = weft__await_hello_ack(c, fd, deadline, ackp, codep, why, whylen);
     if (rc < 0 && fd >= 0)

@@ -12,6 +12,7 @@
  *   OPENING --refused--> DONE (tracing off)
  *   OPENING --broken, or no HelloAck in time--> DISCONNECTED (the
  *             starting clock offset is then taken on the next connection)
+ *   (start) --weft_open's connection broke before its Hello--> DISCONNECTED
  *   DISCONNECTED --attempt due--> CONNECTING --HelloAck, resumed--> STREAMING
  *        ^                            |  refused for good: DONE (discard)
  *        +-------- failed, backoff ---+
@@ -986,7 +987,10 @@ void *weft__sender_main(void *arg)
     s.next_flush = weft__S.cfg.flush_ms ? weft__now_ms() + weft__S.cfg.flush_ms
                                         : NEVER;
     s.eof_deadline = NEVER;
+    /* Without a connection yet, its first one measures the start. */
+    s.start_offset_owed = weft__S.fd < 0;
     s.up_since = weft__now_ms(); /* weft_open connected, or OPENING */
+    s.down_since = s.up_since;   /* (if it did not connect) */
     s.last_frame = s.up_since;
     s.rng = (uint32_t)getpid() ^ (uint32_t)weft__now() ^ 0x9e3779b9u;
     s.t_start = weft__mono_ns();

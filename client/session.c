@@ -298,18 +298,28 @@ static int start_sender(void)
  * this new member; otherwise the sender reads the HelloAck while the
  * program runs (OPENING). Returns 0 with *fdp, or what weft_open returns
  * when it fails: 0 with tracing off (DISCARD) after a warning, or
- * WEFT_ECONNECT with WEFT_REQUIRED=1 (then *fdp is -1 either way).
- * open_mu held. */
-static int connect_at_open(const weft__config *cfg, int *fdp)
+ * WEFT_ECONNECT with WEFT_REQUIRED=1 (then *fdp is -1 either way). A
+ * connection made that broke before the Hello went out (weftd restarted
+ * as the program started) is not weftd's absence: 0 with *fdp -1 and
+ * *later set, the sender connects again in the background. open_mu
+ * held. */
+static int connect_at_open(const weft__config *cfg, int *fdp, int *later)
 {
     Weft__Envelope *ack = NULL;
     char why[512] = "";
     size_t resend = 0;
-    int fd = -1, rc, code = 0;
+    int fd = -1, rc, code = 0, reached = 0;
 
     *fdp = -1;
-    rc = weft__connect_send_hello(cfg, UINT64_MAX, &fd, &code, why,
-                                  sizeof why);
+    *later = 0;
+    rc = weft__connect_send_hello(cfg, UINT64_MAX, &fd, &reached, &code,
+                                  why, sizeof why);
+    if (rc == WEFT_ECONNECT && reached && !cfg->required) {
+        warn("lost the connection to weftd at %s as this process "
+             "started: %s; reconnecting", cfg->server, why);
+        *later = 1;
+        return 0;
+    }
     if (rc == 0 && cfg->required) {
         rc = weft__await_hello_ack(cfg, fd, UINT64_MAX, &ack, &code, why,
                                    sizeof why);
@@ -349,8 +359,9 @@ static int connect_at_open(const weft__config *cfg, int *fdp)
  * eventfd, ACTIVE, the sender. With WEFT_REQUIRED=1 the HelloAck came and
  * the starting clock offset is measured here; otherwise the sender reads
  * the HelloAck and measures it (OPENING) while the program runs, so that
- * a process does not wait for weftd's answers at its start. Any failure
- * turns tracing off after a warning. open_mu held. */
+ * a process does not wait for weftd's answers at its start; fd -1: the
+ * sender connects first (its first connection broke, connect_at_open).
+ * Any failure turns tracing off after a warning. open_mu held. */
 static void go_active(int fd)
 {
     int acked = weft__S.cfg.required;
@@ -369,7 +380,7 @@ static void go_active(int fd)
     weft__S.close_rc = 0;
     pthread_mutex_lock(&weft__S.mu);
     atomic_store(&weft__S.connected, acked);
-    atomic_store(&weft__S.opening, !acked);
+    atomic_store(&weft__S.opening, fd >= 0 && !acked);
     weft__S.progress_ms = weft__now_ms();
     atomic_store(&weft__S.state, WEFT__ST_ACTIVE);
     weft__raise_attention_locked();
@@ -383,7 +394,8 @@ static void go_active(int fd)
         atomic_store(&weft__S.opening, 0);
         weft__raise_attention_locked();
         pthread_mutex_unlock(&weft__S.mu);
-        close(weft__S.fd);
+        if (weft__S.fd >= 0)
+            close(weft__S.fd);
         weft__S.fd = -1;
         return;
     }
@@ -394,7 +406,7 @@ static void go_active(int fd)
 static int open_with(const char *const *overlay)
 {
     weft__config cfg;
-    int fd = -1, rc = 0, st;
+    int fd = -1, rc = 0, st, later = 0;
 
     weft__inside++;
     pthread_mutex_lock(&weft__S.open_mu);
@@ -421,8 +433,8 @@ static int open_with(const char *const *overlay)
     weft__S.cfg = cfg;
     pthread_mutex_unlock(&weft__S.mu);
 
-    rc = connect_at_open(&cfg, &fd);
-    if (rc < 0 || fd < 0)
+    rc = connect_at_open(&cfg, &fd, &later);
+    if (rc < 0 || (fd < 0 && !later))
         goto out;
     go_active(fd);
     if (weft__S.sender_started && cfg.signals &&

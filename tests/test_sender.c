@@ -52,6 +52,7 @@ enum {
     REFUSE_FIRST = 16, /* connection 1: Error (not transient) to the Hello */
     SLOW_HELLO = 32,   /* HelloAck 300 ms after the Hello */
     HANGUP_HELLO = 64, /* connection 1: hang up at the Hello, no answer */
+    HANGUP_FIRST = 128, /* connection 1: hang up at once, no Challenge */
 };
 
 typedef struct standin {
@@ -178,6 +179,11 @@ static void serve_conn(standin *s, int fd)
     int done = 0;
 
     weft_frame_reader_init(&rd, WEFT_DEFAULT_MAX_FRAME);
+    if (s->conns == 1 && (s->cue & HANGUP_FIRST)) {
+        weft_frame_reader_free(&rd);
+        close(fd);
+        return;
+    }
     {
         /* weftd speaks first over TCP (WEFT_AUTH=none reads it too). */
         Weft__Envelope env = WEFT__ENVELOPE__INIT;
@@ -308,8 +314,10 @@ static int steps_are(const weft__sender_state (*want)[2], int n, int exact)
     return 1;
 }
 
-/* Opens a session with the stand-in at port. */
-static void open_session(int port, const char *close_timeout_ms)
+/* Opens a session with the stand-in at port; connected, unless its
+ * first connection broke at once (connects later). */
+static void open_session_as(int port, const char *close_timeout_ms,
+                            int connected)
 {
     char server[64];
 
@@ -322,7 +330,12 @@ static void open_session(int port, const char *close_timeout_ms)
     setenv("WEFT_CLOSE_TIMEOUT_MS", close_timeout_ms, 1);
     weft__sender_hook = on_state;
     CHECK(weft_open() == 0);
-    CHECK(weft_connected());
+    CHECK(weft_connected() == connected);
+}
+
+static void open_session(int port, const char *close_timeout_ms)
+{
+    open_session_as(port, close_timeout_ms, 1);
 }
 
 static void record_some(int n)
@@ -518,6 +531,37 @@ static int scenario_open_broken(void)
     return 0;
 }
 
+/* The first connection is made and breaks before the Hello went out
+ * (weftd killed as the process started): weft_open returns, the sender
+ * starts disconnected and connects again, the starting clock offset is
+ * taken there, and nothing recorded meanwhile is lost. */
+static int scenario_open_reset(void)
+{
+    static const weft__sender_state want[][2] = {
+        { D, C }, { C, S }, { S, CL }, { CL, X } };
+    standin s;
+    pthread_t th;
+    uint64_t n = 1;
+
+    setenv("WEFT_CLOCK", "monotonic", 1);
+    standin_start(&s, HANGUP_FIRST, &th);
+    open_session_as(s.port, "10000", 0);
+    record_some(10);
+    wait_steps(2);
+    CHECK(weft_connected());
+    record_some(10);
+    CHECK(weft_close() == 0);
+    pthread_join(th, NULL);
+    print_steps();
+    CHECK(steps_are(want, 4, 1));
+    CHECK(s.conns == 2);
+    CHECK(s.goodbyes == 1);
+    CHECK(s.syncs == 1);
+    CHECK(s.batch_events == 40);
+    CHECK(weft_dropped(0, WEFT_TYPE_ANY, &n) == 0 && n == 0);
+    return 0;
+}
+
 /* Nobody listens: weft_open itself finds it out and turns tracing off;
  * there is no sender. */
 static int scenario_open_unreachable(void)
@@ -640,6 +684,7 @@ static void test_open_fails(void **state)
     (void)state;
     run_child(scenario_open_refused);
     run_child(scenario_open_broken);
+    run_child(scenario_open_reset);
     run_child(scenario_open_unreachable);
 }
 
