@@ -41,9 +41,17 @@
  *  -p 10 -L 100 is 1000, -p 25 -L 4000 is 100 000), and the baseline
  *  writes as many.
  *
+ *  4. With -A ADDR, only the clients of part 1, against a weftd running
+ *     at ADDR (HOST:PORT or unix:PATH): CONNS connections playing ranks
+ *     FIRST (-R) to FIRST+CONNS-1 of a job of SIZE (-S) in trace TRACE
+ *     (-T), for bench/cluster.sh, which starts one on each node; prints
+ *     when every batch was acknowledged.
+ *
  *   bench/ingest [-c CONNS] [-b BATCHES] [-e EVENTS] [-p PROCS] [-L LOCS]
  *                [-n EVENTS] [-E EVENTS] [-r ROUNDS]
  *   bench/ingest -i IDLE
+ *   bench/ingest -A ADDR [-T TRACE] [-R FIRST] [-S SIZE] [-c CONNS]
+ *                [-b BATCHES] [-e EVENTS]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +66,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +357,16 @@ static int connect_to(const char *addr, weft_mac **mac)
     char host[64];
     int fd;
 
+    if (strncmp(addr, "unix:", 5) == 0) { /* the kernel says who we are */
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        snprintf(sun.sun_path, sizeof sun.sun_path, "%s", addr + 5);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0)
+            die("connect");
+        *mac = NULL;
+        fcntl(fd, F_SETFL, O_NONBLOCK);
+        return fd;
+    }
     snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
     sin.sin_port = htons((uint16_t)atoi(colon + 1));
     inet_pton(AF_INET, host, &sin.sin_addr);
@@ -362,19 +381,19 @@ static int connect_to(const char *addr, weft_mac **mac)
 /* Streams `batches` batches on each of n connections (over its
  * locs_per_conn locations); returns when every connection said goodbye
  * and weftd closed it. */
-static void drive(const char *addr, const char *trace, uint32_t n,
-                  uint64_t batches)
+static void drive_ranks(const char *addr, const char *trace, uint32_t first,
+                        uint32_t n, uint32_t size, uint64_t batches)
 {
     conn *cs = calloc(n, sizeof *cs);
     struct pollfd *pfd = calloc(n, sizeof *pfd);
     uint32_t open = n;
 
     for (uint32_t i = 0; i < n; i++) {
-        cs[i].rank = i;
+        cs[i].rank = first + i;
         cs[i].next_seq = 1;
         cs[i].fd = connect_to(addr, &cs[i].mac);
         weft_frame_reader_init(&cs[i].reader, WEFT_DEFAULT_MAX_FRAME);
-        queue_hello(&cs[i], trace, n);
+        queue_hello(&cs[i], trace, size);
     }
     while (open > 0) {
         for (uint32_t i = 0; i < n; i++) {
@@ -444,6 +463,13 @@ static void drive(const char *addr, const char *trace, uint32_t n,
     }
     free(cs);
     free(pfd);
+}
+
+/* The n ranks of a trace of their own on n connections (parts 1, 2). */
+static void drive(const char *addr, const char *trace, uint32_t n,
+                  uint64_t batches)
+{
+    drive_ranks(addr, trace, 0, n, n, batches);
 }
 
 /* Field `what` (VmHWM: the peak, VmRSS: now) of pid's memory, KiB. */
@@ -780,6 +806,8 @@ typedef struct opts {
     uint32_t conns, procs, events, e2e_events, idle;
     uint64_t batches, total;
     int rounds;
+    const char *addr, *trace;   /* -A, -T: clients only (part 4) */
+    uint32_t first, size;       /* -R, -S */
 } opts;
 
 /* Fills o from argv; 0, or 2 (the exit status) after saying why not. */
@@ -788,9 +816,14 @@ static int parse_opts(int argc, char **argv, opts *o)
     int opt;
 
     *o = (opts){ .conns = 1000, .procs = 8, .events = 1000,
-                 .batches = 40, .total = 10000000, .rounds = 5 };
-    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:L:")) != -1) {
+                 .batches = 40, .total = 10000000, .rounds = 5,
+                 .trace = "cluster" };
+    while ((opt = getopt(argc, argv, "c:b:e:p:n:E:r:i:L:A:T:R:S:")) != -1) {
         switch (opt) {
+        case 'A': o->addr = optarg; break;
+        case 'T': o->trace = optarg; break;
+        case 'R': o->first = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'S': o->size = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'i': o->idle = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'c': o->conns = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 'b': o->batches = strtoull(optarg, NULL, 10); break;
@@ -807,13 +840,16 @@ static int parse_opts(int argc, char **argv, opts *o)
         default:
             fprintf(stderr, "usage: bench/ingest [-c CONNS] [-b BATCHES] "
                     "[-e EVENTS] [-p PROCS] [-L LOCATIONS] [-n EVENTS] "
-                    "[-E EVENTS] [-r ROUNDS] | -i IDLE\n");
+                    "[-E EVENTS] [-r ROUNDS] | -i IDLE | -A ADDR [-T TRACE] "
+                    "[-R FIRST] [-S SIZE] [-c CONNS] [-b BATCHES] "
+                    "[-e EVENTS]\n");
             return 2;
         }
     }
     if (!o->conns || !o->batches || !o->events || !o->procs || !o->total ||
         !locs_per_conn || locs_per_conn > 4096 ||
-        o->e2e_events == UINT32_MAX || o->rounds < 1 || o->rounds > 64) {
+        o->e2e_events == UINT32_MAX || o->rounds < 1 || o->rounds > 64 ||
+        (o->addr && o->size && o->first + o->conns > o->size)) {
         fprintf(stderr, "bench/ingest: every count must be > 0 (and "
                 "-r 1..64, -L 1..4096: weftd's max_locations)\n");
         return 2;
@@ -930,6 +966,18 @@ int main(int argc, char **argv)
     if ((rc = parse_opts(argc, argv, &o)) != 0)
         return rc;
     raise_fd_limit();
+    if (o.addr) { /* part 4: the clients only */
+        uint64_t t0 = now_ns();
+        make_batch(o.events, 0);
+        drive_ranks(o.addr, o.trace, o.first, o.conns,
+                    o.size ? o.size : o.first + o.conns, o.batches);
+        printf("clients: ranks %u-%u: %" PRIu64 " events acked in %.2f s\n",
+               o.first, o.first + o.conns - 1,
+               (uint64_t)o.conns * o.batches * o.events,
+               (double)(now_ns() - t0) / 1e9);
+        free(batch_records);
+        return 0;
+    }
     /* TMPDIR=/dev/shm measures without the disk's file system (both
      * sides create their files there). */
     snprintf(tmp, sizeof tmp, "%s/weft-ingest-XXXXXX",

@@ -27,4 +27,15 @@ bench ingest '^weftd CPU per event' -c 100 -b 4 -e 500 -n 200000 -r 1
 bench ingest '^idle: weftd RSS' -i 200
 bench instrument '^traced ' -n 20000 -r 1
 bench list 'weft sql --csv' -n 200 -r 1
+if [ "$(id -u)" -eq 0 ]; then
+    # a head and two nodes in network namespaces, 20 ranks each
+    timeout 300 bash "$WEFT_SRCDIR/bench/cluster.sh" -n 2 -p 20 -b 2 -e 500 \
+        "$WEFT_BUILDDIR" >"$TMP/cluster.out" 2>&1 ||
+        fail "bench/cluster.sh failed: $(tail -n 20 "$TMP/cluster.out")"
+    grep -q "^round 1, one weftd: acked" "$TMP/cluster.out" ||
+        fail "bench/cluster.sh printed no figures: $(tail -n 20 "$TMP/cluster.out")"
+    echo "bench/cluster.sh: $(grep "^round 1, cluster" "$TMP/cluster.out")"
+else
+    echo "SKIP: bench/cluster.sh needs root (ip netns)"
+fi
 echo ok
