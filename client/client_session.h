@@ -363,6 +363,26 @@ typedef enum weft__sender_state {
  * OPENING (weft_open wrote the Hello), or STREAMING when the HelloAck
  * came already (WEFT_REQUIRED=1). */
 WEFT__HIDDEN void *weft__sender_main(void *arg);
+
+/* A frame being written. Sender thread only. */
+typedef struct weft__out {
+    uint8_t *data;           /* malloc'd frame, NULL when idle */
+    size_t len, off;
+    int is_goodbye;
+} weft__out;
+
+/* outframe.c: takes the next frame to write into *out: pending
+ * definitions first, then the oldest batch, then (when closing and
+ * nothing is left to send) the Goodbye, behind the last batches: weftd
+ * journals it after them and hangs up once it is written, after their
+ * Acks, so the end costs one round trip. Returns 1 with a frame, 0 with
+ * nothing to send, or a WEFT_E* code with why filled. Sender thread. */
+WEFT__HIDDEN int weft__next_frame(weft__out *out, int closing, char *why,
+                                  size_t whylen);
+/* A Heartbeat in out: weftd keeps a quiet session (session_timeout).
+ * 1, or a WEFT_E* code with why. Sender thread. */
+WEFT__HIDDEN int weft__pack_heartbeat(weft__out *out, char *why,
+                                      size_t whylen);
 /* Called on the sender thread at every state change when set (tests
  * only; NULL otherwise). Set it before weft_open. */
 extern void (*weft__sender_hook)(weft__sender_state from,

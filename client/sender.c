@@ -2,7 +2,8 @@
  * writes the socket once weft_open has returned. It ships definitions and
  * event batches in order, takes weftd's Acks, reconnects with backoff,
  * measures the closing clock offset, says Goodbye, and gives up when
- * weft_close's time is up.
+ * weft_close's time is up. The frames it writes are packed in
+ * outframe.c.
  *
  * DESIGN
  * A state machine with one function per state (weft__sender_state in
@@ -52,9 +53,7 @@
  * wakes the sender; signal_close here closes the session as weft_close
  * would, taking over only that thread's buffer.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -83,12 +82,6 @@
 /* After Goodbye: how long weftd may take to journal it and hang up. */
 #define WEFT__EOF_TIMEOUT_MS 5000u
 
-/* A frame being written. Sender thread only. */
-typedef struct weft__out {
-    uint8_t *data;           /* malloc'd frame, NULL when idle */
-    size_t len, off;
-    int is_goodbye;
-} weft__out;
 
 void (*weft__sender_hook)(weft__sender_state from, weft__sender_state to);
 
@@ -189,153 +182,6 @@ static void request_flush(void)
         if (!t->exited)
             atomic_store_explicit(&t->attention, 1, memory_order_relaxed);
     pthread_mutex_unlock(&weft__S.mu);
-}
-
-/* The child processes of this process still running (or not yet
- * waited for), from each thread's /proc/self/task/TID/children, into
- * pids (at most max). Returns their number. */
-static size_t read_children(uint32_t *pids, size_t max)
-{
-    DIR *tasks = opendir("/proc/self/task");
-    struct dirent *de;
-    size_t n = 0;
-
-    while (tasks && n < max && (de = readdir(tasks)) != NULL) {
-        char path[64], buf[4096], *p, *end;
-        ssize_t len;
-        int fd;
-
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "/proc/self/task/%.20s/children",
-                 de->d_name);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-            continue;
-        len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        buf[len > 0 ? len : 0] = 0;
-        for (p = buf; n < max; p = end) {
-            unsigned long pid = strtoul(p, &end, 10);
-            if (end == p || pid == 0 || pid > UINT32_MAX)
-                break;
-            pids[n++] = (uint32_t)pid;
-        }
-    }
-    if (tasks)
-        closedir(tasks);
-    return n;
-}
-
-/* The Goodbye: per location, events recorded and records dropped, how
- * the process ended if it did not end normally, and for a process tree's
- * member whether it execs and its children still running. Returns
- * the packed frame's length or a WEFT_E* code. mu held. */
-static ssize_t pack_goodbye_locked(uint8_t **out)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Goodbye g = WEFT__GOODBYE__INIT;
-    Weft__LocationEnd *ends = NULL, **ptrs = NULL;
-    static uint32_t children[WEFT_MAX_CHILDREN]; /* mu held */
-    size_t n = 0;
-    ssize_t len;
-
-    ends = calloc(weft__S.nthreads ? weft__S.nthreads : 1, sizeof *ends);
-    ptrs = calloc(weft__S.nthreads ? weft__S.nthreads : 1, sizeof *ptrs);
-    if (!ends || !ptrs) {
-        len = WEFT_ENOMEM;
-        goto out;
-    }
-    for (weft__thread *t = weft__S.threads; t; t = t->next) {
-        if (t->recorded == 0 && t->dropped == 0)
-            continue;
-        weft__location_end__init(&ends[n]);
-        ends[n].location = t->location;
-        ends[n].events = t->recorded;
-        ends[n].dropped = t->dropped;
-        ptrs[n] = &ends[n];
-        n++;
-    }
-    g.n_locations = n;
-    g.locations = ptrs;
-    g.ended = weft__S.ended;
-    if (weft__S.cfg.tree) {
-        g.exec = weft__S.execs;
-        g.children = children;
-        g.n_children = read_children(children, WEFT_MAX_CHILDREN);
-    }
-    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
-    env.goodbye = &g;
-    len = weft__pack(&env, out);
-out:
-    free(ends);
-    free(ptrs);
-    return len;
-}
-
-/* Takes the next frame to write into *out: pending definitions first, then
- * the oldest batch, then (when closing and nothing is left to send) the
- * Goodbye, behind the last batches: weftd journals it after them and
- * hangs up once it is written, after their Acks, so the end costs one
- * round trip. Returns 1 with a frame, 0 with nothing to send, or a
- * WEFT_E* code with why filled. */
-static int next_frame(weft__out *out, int closing, char *why, size_t whylen)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
-    Weft__EventBatch batch = WEFT__EVENT_BATCH__INIT;
-    weft__chunk *c = NULL;
-    weft__buf *b = NULL;
-    ssize_t len = 0;
-    int goodbye = 0;
-
-    pthread_mutex_lock(&weft__S.mu);
-    if (weft__S.d_head) {
-        c = WEFT_FIFO_SHIFT(weft__S.d_head, weft__S.d_tail);
-        if (!c->seq) /* else a resend: same number */
-            c->seq = ++weft__S.defs_seq;
-        WEFT_FIFO_PUSH(weft__S.df_head, weft__S.df_tail, c);
-    } else if (weft__S.q_head) {
-        b = WEFT_FIFO_SHIFT(weft__S.q_head, weft__S.q_tail);
-        WEFT_FIFO_PUSH(weft__S.f_head, weft__S.f_tail, b);
-    } else if (closing && !weft__S.goodbye_queued) {
-        len = pack_goodbye_locked(&out->data);
-        goodbye = 1;
-        weft__S.goodbye_queued = 1;
-    }
-    pthread_mutex_unlock(&weft__S.mu);
-
-    /* The chunk and batch are in flight now: only this thread touches
-     * them until their Ack, so they are packed without the lock. */
-    if (c) {
-        defs.seq = c->seq;
-        defs.records.data = c->data;
-        defs.records.len = c->len;
-        env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
-        env.definitions = &defs;
-        len = weft__pack(&env, &out->data);
-    } else if (b) {
-        batch.location = b->location;
-        batch.seq = b->seq;
-        batch.base_time = b->base_time;
-        batch.events = b->events;
-        batch.records.data = b->data;
-        batch.records.len = b->len;
-        env.msg_case = WEFT__ENVELOPE__MSG_EVENT_BATCH;
-        env.event_batch = &batch;
-        len = weft__pack(&env, &out->data);
-    } else if (!goodbye) {
-        return 0;
-    }
-    if (len < 0) {
-        out->data = NULL;
-        snprintf(why, whylen, "cannot pack a frame: %s",
-                 weft_strerror((int)len));
-        return (int)len;
-    }
-    out->len = (size_t)len;
-    out->off = 0;
-    out->is_goodbye = goodbye;
-    return 1;
 }
 
 enum { RECONNECT_RETRY = 1 };
@@ -871,29 +717,6 @@ static int heartbeat_due(const sender *s)
            s->now >= s->last_frame + weft__S.cfg.heartbeat_ms;
 }
 
-/* A Heartbeat in out: weftd keeps a quiet session (session_timeout).
- * 1, or a WEFT_E* code with why. */
-static int pack_heartbeat(weft__out *out, char *why, size_t whylen)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
-    ssize_t len;
-
-    env.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
-    env.heartbeat = &hb;
-    len = weft__pack(&env, &out->data);
-    if (len < 0) {
-        out->data = NULL;
-        snprintf(why, whylen, "cannot pack a Heartbeat: %s",
-                 weft_strerror((int)len));
-        return (int)len;
-    }
-    out->len = (size_t)len;
-    out->off = 0;
-    out->is_goodbye = 0;
-    return 1;
-}
-
 static weft__sender_state state_streaming(sender *s)
 {
     char what[1200];
@@ -920,10 +743,10 @@ static weft__sender_state state_streaming(sender *s)
     if (!s->out.data) {
         /* The Goodbye once the closing offset is queued: measured with
          * round trips (a weftd elsewhere) only once all is acknowledged. */
-        rc = next_frame(&s->out, s->closing && weft__S.end_synced, s->why,
+        rc = weft__next_frame(&s->out, s->closing && weft__S.end_synced, s->why,
                         sizeof s->why);
         if (rc == 0 && !s->closing && heartbeat_due(s))
-            rc = pack_heartbeat(&s->out, s->why, sizeof s->why);
+            rc = weft__pack_heartbeat(&s->out, s->why, sizeof s->why);
         if (rc < 0) {
             snprintf(what, sizeof what, "cannot send to weftd at %s: %s",
                      weft__S.cfg.server, s->why);
