@@ -308,6 +308,7 @@ static void on_closed(weft_conn *c)
     weft_daemon *d = c->d;
     weft_forward *fw = d->forward;
     fwd *f = c->forward;
+    int gone;
 
     c->forward = NULL;
     if (!f)
@@ -317,10 +318,10 @@ static void on_closed(weft_conn *c)
         forget(fw, f);
         return;
     }
-    if (f->goodbye || !f->watched || weft_proc_gone(f->pid, f->start) ||
+    gone = !f->goodbye && f->watched && weft_proc_gone(f->pid, f->start);
+    if (gone || f->goodbye || !f->watched ||
         !fw->have_timer /* weftd stops */) {
-        tell_end(d, f, !f->goodbye && f->watched &&
-                           weft_proc_gone(f->pid, f->start));
+        tell_end(d, f, gone);
         return;
     }
     f->ended_at = uv_now(d->loop);

@@ -47,22 +47,22 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
 
 int weft_relay_take(weft_conn *rc, const Weft__Envelope *env)
 {
-    int rc_;
+    int taken;
 
     if (weft_conn_closing(rc) ||
         (rc->paused & (WEFT_PAUSE_GOODBYE | WEFT_PAUSE_STOPPING)))
         return 0;
     rc->last_frame = uv_now(rc->d->loop);
-    rc_ = rc->d->server_cbs->on_frame(rc, env);
+    taken = rc->d->server_cbs->on_frame(rc, env);
     /* Its member knows its node from its Hello on (why it is missing,
      * should it be). */
-    if (rc_ == 0 && env->msg_case == WEFT__ENVELOPE__MSG_HELLO &&
+    if (taken == 0 && env->msg_case == WEFT__ENVELOPE__MSG_HELLO &&
         rc->member && (!rc->member->node ||
                        strcmp(rc->member->node, rc->relay_node) != 0)) {
         free(rc->member->node);
         rc->member->node = strdup(rc->relay_node);
     }
-    return rc_;
+    return taken;
 }
 
 /* Sends NodeRelay r on rc's link, unless the link is closing. */
