@@ -110,9 +110,18 @@ print("export ok:", len(ev), "trace events")
 # Wall clock times: the archive's start (otf2-print's ClockProperties
 # date) plus seconds is the same window as those seconds, in UTC and in
 # the local time of another zone; a time that does not exist is refused.
+# The window is the middle half of the demo's events (its run takes a few
+# milliseconds, more or less on a busy machine), in whole microseconds.
+read -r lo hi <<<"$("$PY" -c '
+import json, sys
+ts = sorted(e["ts"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X")
+lo, hi = int(ts[len(ts) // 4]), int(ts[3 * len(ts) // 4]) + 1
+print(lo, max(hi, lo + 1))
+' "$TMP/good.trace.json")"
+[ -n "$hi" ] || fail "no window from the export's events"
 date=$(otf2-print -G "$(W path good)" | sed -n 's/^CLOCK_PROPERTIES.* Date: \([0-9-]* [0-9:.]*\) +0000$/\1/p')
 [ -n "$date" ] || fail "otf2-print -G shows no ClockProperties date"
-read -r from_utc to_utc from_tokyo <<<"$("$PY" - "$date" <<'PY'
+read -r from_utc to_utc from_tokyo <<<"$("$PY" - "$date" "$lo" "$hi" <<'PY'
 import datetime, sys
 d, frac = sys.argv[1].split(".")
 t0 = datetime.datetime.strptime(d, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
@@ -123,16 +132,17 @@ def wall(add_ns, tz):
     t += datetime.timedelta(seconds=total // 10**9)
     return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%09d" % (total % 10**9)
 jst = datetime.timezone(datetime.timedelta(hours=9))
-print(wall(200000, datetime.timezone.utc) + "Z", wall(900000, datetime.timezone.utc) + "Z",
-      wall(200000, jst))
+lo, hi = int(sys.argv[2]) * 1000, int(sys.argv[3]) * 1000
+print(wall(lo, datetime.timezone.utc) + "Z", wall(hi, datetime.timezone.utc) + "Z",
+      wall(lo, jst))
 PY
 )"
-W export good --format chrome-json -o "$TMP/win-secs.json" --from 200us --to 900us ||
-    fail "export --from 200us --to 900us failed"
+W export good --format chrome-json -o "$TMP/win-secs.json" --from "${lo}us" --to "${hi}us" ||
+    fail "export --from ${lo}us --to ${hi}us failed"
 W export good --format chrome-json -o "$TMP/win-utc.json" --from "$from_utc" --to "$to_utc" ||
     fail "export --from $from_utc --to $to_utc failed"
 TZ=Asia/Tokyo W export good --format chrome-json -o "$TMP/win-tokyo.json" \
-    --from "${from_tokyo/T/ }" --to 900us ||
+    --from "${from_tokyo/T/ }" --to "${hi}us" ||
     fail "export --from '${from_tokyo/T/ }' (Tokyo time) failed"
 cmp -s "$TMP/win-secs.json" "$TMP/win-utc.json" ||
     fail "--from/--to as UTC wall clock times kept other events than as seconds"
@@ -140,7 +150,7 @@ cmp -s "$TMP/win-secs.json" "$TMP/win-tokyo.json" ||
     fail "--from as Tokyo local time kept other events than as seconds"
 [ "$(grep -c '"ph":"X"' "$TMP/win-secs.json")" -gt 0 ] &&
     [ "$(grep -c '"ph":"X"' "$TMP/win-secs.json")" -lt "$(grep -c '"ph":"X"' "$TMP/good.trace.json")" ] ||
-    fail "the window of 200us to 900us is empty or everything: the test proves nothing"
+    fail "the window of ${lo}us to ${hi}us is empty or everything: the test proves nothing"
 expect 2 "--from: 2026-02-30 10:00:00 is not a time that exists" \
     "$WEFT" --catalog "$CAT" export good --format chrome-json -o "$TMP/x" --from '2026-02-30 10:00:00'
 expect 2 "--to: '10:61:00' is not a time" \
