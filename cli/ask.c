@@ -26,6 +26,11 @@ int weft__cli_private(const char *path, int mode)
     return access(path, mode) != 0 && errno == EACCES;
 }
 
+int weft__cli_asks(const cli *c, int mode)
+{
+    return c->node || weft__cli_private(c->catalog_path, mode);
+}
+
 /* weftd's Unix socket: $WEFT_SOCKET, else the configuration's. Returns a
  * malloc'd path or NULL after saying why. */
 static char *ask_socket(void)
@@ -218,7 +223,7 @@ out:
 
 /* weft__cli_ask, and weft__cli_ask_import's ImportTrace imp (NULL:
  * none) sent after the Query. */
-static int ask_weftd(int kind, const char *trace, int force,
+static int ask_weftd(int kind, const char *trace, int force, int here,
                      const Weft__ImportTrace *imp, unsigned char **data,
                      size_t *len)
 {
@@ -246,6 +251,7 @@ static int ask_weftd(int kind, const char *trace, int force,
     q.kind = (Weft__Query__Kind)kind;
     q.trace = (char *)(trace ? trace : "");
     q.force = force;
+    q.here = here;
     env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
     env.query = &q;
     if (send_envelope(a, &env, "ask weftd") != 0)
@@ -267,14 +273,15 @@ out:
     return status;
 }
 
-int weft__cli_ask(int kind, const char *trace, int force,
+int weft__cli_ask(int kind, const char *trace, int force, int here,
                   unsigned char **data, size_t *len)
 {
-    return ask_weftd(kind, trace, force, NULL, data, len);
+    return ask_weftd(kind, trace, force, here, NULL, data, len);
 }
 
-int weft__cli_ask_import(const Weft__ImportTrace *imp, unsigned char **data,
-                         size_t *len)
+int weft__cli_ask_import(const Weft__ImportTrace *imp, int here,
+                         unsigned char **data, size_t *len)
 {
-    return ask_weftd(WEFT__QUERY__KIND__IMPORT, NULL, 0, imp, data, len);
+    return ask_weftd(WEFT__QUERY__KIND__IMPORT, NULL, 0, here, imp, data,
+                     len);
 }

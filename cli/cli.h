@@ -19,6 +19,10 @@
 typedef struct cli {
     const char *catalog_opt; /* --catalog FILE, or NULL */
     const char *catalog_path;
+    int node;                /* catalog_path is a node weftd's (its
+                                configuration names a head): the head
+                                keeps the catalog, weftd relays the
+                                questions to it */
     const char *spool;       /* --spool DIR, or NULL: weftd's (rm) */
     weft_catalog *catalog;   /* open read-only, when the command needs it */
     unsigned char *image;    /* weftd's answer when the catalog is its
@@ -52,9 +56,10 @@ typedef struct cli {
 /* ---- the catalog (resolve.c) -------------------------------------------- */
 
 /* The catalog to read: opt (--catalog), else $WEFT_CATALOG, else the
- * catalog of weftd's configuration. Returns a malloc'd path, or NULL
- * after saying why. */
-char *weft__cli_resolve_catalog(const char *opt);
+ * catalog of weftd's configuration (*node: 1 when that configuration
+ * names a head, whose catalog it is that the command reads). Returns a
+ * malloc'd path, or NULL after saying why. */
+char *weft__cli_resolve_catalog(const char *opt, int *node);
 /* weftd's configuration as weftd reads it without flags: built-in
  * defaults, then $WEFT_CONFIG or /etc/weft/weftd.conf (may be missing),
  * catalog derived from spool. Returns 0, or WEFT_ECONFIG with err saying
@@ -101,21 +106,26 @@ json_t *weft__cli_tags_json(cli *c, const weft_trace_row *row);
 /* 1 when path exists but this user may not access it as mode (R_OK,
  * W_OK) says: the file is weftd's alone, ask weftd instead. */
 int weft__cli_private(const char *path, int mode);
+/* The command asks weftd rather than opening c's catalog for mode
+ * (R_OK, W_OK): the catalog is weftd's alone, or a node's weftd relays
+ * to its head. */
+int weft__cli_asks(const cli *c, int mode);
 /* Is the weftd whose catalog is at catalog running (its status file
  * next to it fresh, its pid alive; status.c)? 1 or 0; -1 when this user
  * cannot tell (the status file is weftd's alone). */
 int weft__cli_weftd_running(const char *catalog);
 /* Asks the running weftd on its Unix socket ($WEFT_SOCKET, else the
  * configuration's socket): kind is a WEFT__QUERY__KIND_* (CATALOG,
- * STATUS, REMOVE of trace, a key). Returns EXIT_OK with *data (malloc'd,
- * NUL-terminated) and *len, or EXIT_FAIL after saying why (weftd's Error
- * included). */
-int weft__cli_ask(int kind, const char *trace, int force,
+ * STATUS, REMOVE of trace, a key); here: a node's weftd answers from its
+ * own catalog, not its head's (c->node 0). Returns EXIT_OK with *data
+ * (malloc'd, NUL-terminated) and *len, or EXIT_FAIL after saying why
+ * (weftd's Error included). */
+int weft__cli_ask(int kind, const char *trace, int force, int here,
                   unsigned char **data, size_t *len);
 /* Asks weftd to store imp as a trace of this user's (weft import,
  * import/import.h); its answer as weft__cli_ask's. */
 struct Weft__ImportTrace;
-int weft__cli_ask_import(const struct Weft__ImportTrace *imp,
+int weft__cli_ask_import(const struct Weft__ImportTrace *imp, int here,
                          unsigned char **data, size_t *len);
 
 /* ---- the commands: each returns an exit status -------------------------- */

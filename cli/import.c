@@ -683,8 +683,9 @@ out:
     return status;
 }
 
-/* Anyone else: weftd stores the rows (import/import.h). */
-static int store_asking(imp *x)
+/* Anyone else: weftd stores the rows (import/import.h); here: a node's
+ * own catalog, not its head's. */
+static int store_asking(imp *x, int here)
 {
     Weft__ImportTrace m;
     unsigned char *line = NULL;
@@ -693,7 +694,7 @@ static int store_asking(imp *x)
 
     if (weft_import_to_msg(&x->r, &m) < 0)
         return weft__cli_fail("out of memory");
-    status = weft__cli_ask_import(&m, &line, &len);
+    status = weft__cli_ask_import(&m, here, &line, &len);
     if (status == EXIT_OK)
         fputs((const char *)line, stdout);
     free(line);
@@ -738,7 +739,7 @@ int weft__cmd_import(cli *c)
     if ((status = parse_tags(c, &x)) != EXIT_OK)
         goto out;
     status = EXIT_FAIL;
-    asking = weft__cli_private(c->catalog_path, W_OK) ||
+    asking = weft__cli_asks(c, W_OK) ||
              access(c->catalog_path, F_OK) != 0;
     if (asking && c->copy) {
         weft__cli_fail("import: --copy needs the catalog writable (root or "
@@ -810,7 +811,8 @@ int weft__cmd_import(cli *c)
     if (x.probs.n)
         fprintf(stderr, "weft import: %u problem%s: the trace is partial\n",
                 x.probs.n, x.probs.n == 1 ? "" : "s");
-    status = asking ? store_asking(&x) : store_direct(c, &x, anchor);
+    status = asking ? store_asking(&x, !c->node)
+                    : store_direct(c, &x, anchor);
 out:
     for (int i = 0; x.tags && i < c->ntags; i++)
         free(x.tags[i].key);

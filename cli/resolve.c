@@ -57,7 +57,7 @@ int weft__cli_load_config(weft_config *cfg, char *err, size_t errlen)
     return rc;
 }
 
-char *weft__cli_resolve_catalog(const char *opt)
+char *weft__cli_resolve_catalog(const char *opt, int *node)
 {
     const char *env = getenv("WEFT_CATALOG");
     weft_config cfg;
@@ -75,6 +75,7 @@ char *weft__cli_resolve_catalog(const char *opt)
                        weft_config_default_path());
     else
         path = weft__cli_xstrdup(cfg.catalog);
+    *node = cfg.cluster_head && *cfg.cluster_head;
     weft_config_free(&cfg);
     return path;
 }
@@ -84,8 +85,8 @@ int weft__cli_open_catalog(cli *c)
     char *msg = NULL;
     int rc;
 
-    if (weft__cli_private(c->catalog_path, R_OK)) {
-        if (!c->image && weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0,
+    if (weft__cli_asks(c, R_OK)) {
+        if (!c->image && weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0, !c->node,
                                        &c->image, &c->image_len) != EXIT_OK)
             return EXIT_FAIL;
         rc = weft_catalog_open_image(c->image, c->image_len,

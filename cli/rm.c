@@ -300,7 +300,7 @@ static int rm_asking(cli *c)
             continue;
         }
         if (weft__cli_ask(WEFT__QUERY__KIND__REMOVE, row.key, c->force,
-                          &line, &len) != EXIT_OK)
+                          !c->node, &line, &len) != EXIT_OK)
             status = EXIT_FAIL;
         else
             fputs((const char *)line, stdout);
@@ -318,7 +318,7 @@ int weft__cmd_rm(cli *c)
     size_t nspools;
     int status = EXIT_OK, rc;
 
-    if (weft__cli_private(c->catalog_path, W_OK))
+    if (weft__cli_asks(c, W_OK))
         return rm_asking(c);
     if (stat(c->catalog_path, &st) != 0)
         return weft__cli_fail("no catalog at %s (has weftd run with this "

@@ -193,8 +193,8 @@ static sqlite3 *sql_open(cli *c)
     char *esc;
     int off = 0, on = 1;
 
-    if (weft__cli_private(path, R_OK)) {
-        if (weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0, &c->image,
+    if (weft__cli_asks(c, R_OK)) {
+        if (weft__cli_ask(WEFT__QUERY__KIND__CATALOG, NULL, 0, !c->node, &c->image,
                           &c->image_len) != EXIT_OK)
             return NULL;
         if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) !=

@@ -198,7 +198,7 @@ int weft__cmd_status(cli *c)
         /* weftd's alone: it says what this user may see (ask.c) */
         unsigned char *text = NULL;
         size_t len = 0;
-        if (weft__cli_ask(WEFT__QUERY__KIND__STATUS, NULL, 0, &text, &len)
+        if (weft__cli_ask(WEFT__QUERY__KIND__STATUS, NULL, 0, 1, &text, &len)
             != EXIT_OK)
             goto out;
         st = json_loadb((const char *)text, len, 0, &jerr);

@@ -935,7 +935,7 @@ int main(int argc, char **argv)
     if ((status = check_args(cmd, &c)) != EXIT_OK)
         goto out;
     if (cmd->needs_catalog) {
-        catalog_path = weft__cli_resolve_catalog(c.catalog_opt);
+        catalog_path = weft__cli_resolve_catalog(c.catalog_opt, &c.node);
         if (!catalog_path) {
             status = EXIT_FAIL;
             goto out;

@@ -626,7 +626,8 @@ static void do_goodbye(peer *p, cursor *in)
 
 /* A NodeRelay (a node's link relays a member, relay.h; refused on any
  * other connection): member 1 + bit 4 of how; bits 5-6: its Hello (rank
- * member - 1 of 2 in trace fz-relay, uid UID_A), a Heartbeat, its end
+ * member - 1 of 2 in trace fz-relay, uid UID_A), a Heartbeat (member 2:
+ * a weft command's Query of the catalog, as uid UID_A), its end
  * (closed), or bytes that are no Envelope. */
 static void do_node_relay(peer *p, uint8_t how)
 {
@@ -634,6 +635,7 @@ static void do_node_relay(peer *p, uint8_t how)
     Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
     Weft__Hello h = WEFT__HELLO__INIT;
     Weft__Heartbeat hb = WEFT__HEARTBEAT__INIT;
+    Weft__Query q = WEFT__QUERY__INIT;
     uint8_t *frame = NULL;
     ssize_t n = 0;
 
@@ -654,6 +656,15 @@ static void do_node_relay(peer *p, uint8_t how)
         r.gid = UID_A;
         break;
     case 1:
+        if (r.member == 2) {
+            q.protocol_version = WEFT_PROTOCOL_VERSION;
+            q.kind = WEFT__QUERY__KIND__CATALOG;
+            inner.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+            inner.query = &q;
+            r.uid = UID_A;
+            r.gid = UID_A;
+            break;
+        }
         inner.msg_case = WEFT__ENVELOPE__MSG_HEARTBEAT;
         inner.heartbeat = &hb;
         break;

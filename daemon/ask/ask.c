@@ -602,7 +602,8 @@ int weft_ask_query(weft_conn *c, const Weft__Query *q)
 
     if ((rc = weft_conn_check_version(c, q->protocol_version)) < 0)
         return rc;
-    if (!c->is_unix || !c->has_peer_uid) {
+    /* A node relays its Unix socket's askers (relay.h). */
+    if (!(c->is_unix || c->link) || !c->has_peer_uid) {
         weft_conn_fail(c, WEFT_EPROTO, "Query over TCP: the weft command "
                        "asks on weftd's Unix socket, where the kernel says "
                        "who it is");

@@ -26,12 +26,14 @@ typedef struct fwd {
     int goodbye;            /* it sent its Goodbye */
     uint32_t head_max;      /* the head's max_frame (its HelloAck's) */
     uint64_t ended_at;      /* uv_now() its connection closed */
-    uint8_t *hello;         /* its Hello, packed, until it goes out */
+    uint8_t *hello;         /* its Hello (or Query), packed, until it
+                               goes out */
     size_t hello_len;
     int sent;               /* its Hello went out on the current link */
     int waits_link;         /* paused: no link yet */
     int waits_queue;        /* paused: the link's queue is full */
     int told;               /* the head ended it: no `closed` back */
+    int asker;              /* the weft command's Query, not a process */
 } fwd;
 
 typedef struct fwd_cell {
@@ -124,7 +126,7 @@ static void check_queue(weft_daemon *d, weft_forward *fw)
               "forwarded connections paused", weft__uplink_queued(d));
     for (size_t i = 0; i < fw->table.ncells; i++) {
         fwd_cell *cell = weft_hashtab_at(&fw->table, i, sizeof *cell);
-        if (cell && cell->f->c)
+        if (cell && cell->f->c && !cell->f->asker)
             set_wait(cell->f, &cell->f->waits_queue, 1);
     }
 }
@@ -140,27 +142,25 @@ static void send_hello(weft_daemon *d, fwd *f)
     set_wait(f, &f->waits_link, 0);
 }
 
-static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
+/* c's first frame env goes to the head as a new connection of the
+ * link: its record (c->forward), or NULL after failing c. */
+static fwd *fwd_new(weft_conn *c, const Weft__Envelope *env)
 {
-    weft_daemon *d = c->d;
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    weft_forward *fw = d->forward;
+    weft_forward *fw = c->d->forward;
     fwd_cell *cell = NULL;
     fwd *f;
     ssize_t n;
-    int rc;
 
     if (!fw || !(f = calloc(1, sizeof *f))) {
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return WEFT_ENOMEM;
+        return NULL;
     }
-    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
-    env.hello = (Weft__Hello *)h;
-    if ((n = pack_bare(&env, &f->hello)) < 0) {
+    if ((n = pack_bare(env, &f->hello)) < 0) {
         free(f);
-        weft_conn_fail(c, WEFT_ENOMEM, "cannot pack the Hello: %s",
+        weft_conn_fail(c, WEFT_ENOMEM, "cannot pack the %s: %s",
+                       weft_frame_kind_name(env->msg_case),
                        weft_strerror((int)n));
-        return WEFT_ENOMEM;
+        return NULL;
     }
     f->hello_len = (size_t)n;
     do /* a number no other connection has on the link */
@@ -170,11 +170,26 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
         free(f->hello);
         free(f);
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
-        return WEFT_ENOMEM;
+        return NULL;
     }
     cell->f = f;
     f->c = c;
     c->forward = f;
+    return f;
+}
+
+static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
+{
+    weft_daemon *d = c->d;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    weft_forward *fw = d->forward;
+    fwd *f;
+    int rc;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = (Weft__Hello *)h;
+    if (!(f = fwd_new(c, &env)))
+        return WEFT_ENOMEM;
     c->peer_uid = uid; /* what the head is told (the kernel's, MUNGE's) */
     f->pid = h->pid;
     f->watched = weft_proc_watchable(c, h, uid, &f->start);
@@ -189,6 +204,57 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
     if (!f->sent) /* no link yet: its next frames wait with it */
         set_wait(f, &f->waits_link, 1);
     check_queue(d, fw);
+    return 0;
+}
+
+/* The weft command's Query on this node's Unix socket: the head keeps
+ * the catalog and answers it (its relayed answer goes back on c), or,
+ * while there is no link, c is told so at once. */
+static int on_query(weft_conn *c, const Weft__Query *q)
+{
+    weft_daemon *d = c->d;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    uint32_t head_max = weft__uplink_head_max(d);
+    fwd *f;
+    int rc;
+
+    if (!head_max) {
+        weft_conn_fail(c, WEFT_ECONNECT, "this weftd is a node: its head "
+                       "(%s) keeps the catalog and answers the weft "
+                       "command, and it is not linked now (weft status "
+                       "says why); try again, or ask on the head",
+                       d->cfg.cluster_head);
+        return WEFT_ECONNECT;
+    }
+    env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
+    env.query = (Weft__Query *)q;
+    if (!(f = fwd_new(c, &env)))
+        return WEFT_ENOMEM;
+    f->asker = 1;
+    f->pid = c->peer_pid;
+    f->head_max = head_max;
+    if ((rc = weft_conn_event(c, WEFT_CONN_EV_QUERY, NULL)) < 0)
+        return rc;
+    if (q->kind == WEFT__QUERY__KIND__IMPORT) {
+        /* its rows follow in one frame, as large as the head takes */
+        if ((rc = weft_conn_event(c, WEFT_CONN_EV_IMPORT_QUERY, NULL)) < 0)
+            return rc;
+        c->reader.max_frame = d->cfg.max_frame < head_max
+                                  ? (uint32_t)d->cfg.max_frame
+                                  : head_max;
+    } else {
+        weft_conn_pause(c); /* nothing more comes: the answer goes */
+    }
+    weft_conn_log(c, WEFT_LOG_DEBUG, "Query (kind %d) of uid %u forwarded "
+                  "to the head as asker %u", (int)q->kind,
+                  (unsigned)c->peer_uid, (unsigned)f->id);
+    send_hello(d, f);
+    if (!f->sent) {
+        weft_conn_fail(c, WEFT_ECONNECT, "the link to the head failed as "
+                       "the question went out; try again");
+        return WEFT_ECONNECT;
+    }
+    check_queue(d, d->forward);
     return 0;
 }
 
@@ -223,6 +289,8 @@ static int on_frame(weft_conn *c, const Weft__Envelope *env,
     }
     send_relay(d, f, bytes, (size_t)n, 0);
     free(bytes);
+    if (f->asker) /* its import's rows: the answer comes next */
+        weft_conn_pause(c);
     if (d->forward)
         check_queue(d, d->forward);
     return 0;
@@ -330,8 +398,8 @@ static void on_closed(weft_conn *c)
                        WEFT_FORWARD_GONE_POLL_MS, WEFT_FORWARD_GONE_POLL_MS);
 }
 
-const weft_session_forward weft_forward_cbs = { on_hello, on_frame,
-                                                on_closed };
+const weft_session_forward weft_forward_cbs = { on_hello, on_query,
+                                                on_frame, on_closed };
 
 /* The connections of the table (a copy: closing them changes it); NULL
  * with *n 0 when there are none or no memory. */
@@ -378,7 +446,11 @@ void weft__forward_unlinked(weft_daemon *d)
             continue; /* its Hello waits for the next link */
         f->sent = 0;
         f->told = 1;
-        weft_conn_close(v[i]);
+        if (f->asker)
+            weft_conn_fail(v[i], WEFT_ECONNECT, "the link to the head "
+                           "ended before it answered; try again");
+        else
+            weft_conn_close(v[i]);
         ended++;
     }
     free(v);
@@ -441,7 +513,7 @@ void weft__forward_drained(weft_daemon *d, size_t queued)
     fw->queue_full = 0;
     for (size_t i = 0; i < fw->table.ncells; i++) {
         fwd_cell *cell = weft_hashtab_at(&fw->table, i, sizeof *cell);
-        if (cell && cell->f->c)
+        if (cell && cell->f->c && !cell->f->asker)
             set_wait(cell->f, &cell->f->waits_queue, 0);
     }
 }

@@ -54,5 +54,7 @@ void weft_forward_free(weft_daemon *d);
  * not linked or the link failed), and the bytes waiting to be written. */
 int weft__uplink_send(weft_daemon *d, const Weft__Envelope *env);
 size_t weft__uplink_queued(const weft_daemon *d);
+/* The head's max_frame while linked (its NodeHelloAck's), else 0. */
+uint32_t weft__uplink_head_max(const weft_daemon *d);
 
 #endif

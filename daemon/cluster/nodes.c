@@ -145,9 +145,35 @@ static void send_ack(weft_conn *c)
     ack.head = host;
     ack.server = (char *)PACKAGE_VERSION;
     ack.heartbeat = (uint32_t)c->d->cfg.cluster_heartbeat;
+    ack.max_frame = (uint32_t)c->d->cfg.max_frame;
     env.msg_case = WEFT__ENVELOPE__MSG_NODE_HELLO_ACK;
     env.node_hello_ack = &ack;
     weft_conn_send_env(c, &env);
+}
+
+/* The link's writes are done: its relayed askers send their answers'
+ * next pieces (ask.c), as they would once a socket of their own took
+ * the last. */
+static void link_written(weft_conn *c)
+{
+    node_link *l = c->node;
+    weft_conn **v;
+    size_t n = 0;
+
+    if (!l || !l->relays.used ||
+        !(v = malloc(l->relays.used * sizeof *v)))
+        return;
+    /* A copy: an answer that ends closes its asker, which leaves the
+     * table. */
+    for (size_t i = 0; i < l->relays.ncells; i++) {
+        relay_cell *cell = weft_hashtab_at(&l->relays, i, sizeof *cell);
+        if (cell && cell->rc->on_written)
+            v[n++] = cell->rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->on_written && !weft_conn_closing(v[i]))
+            v[i]->on_written(v[i]);
+    free(v);
 }
 
 static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
@@ -227,6 +253,7 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     memset(&n->st, 0, sizeof n->st);
     l->n = n;
     c->node = l;
+    c->on_written = link_written;
     weft_conn_log(c, WEFT_LOG_INFO, "node %s linked (weftd %s, uid %u, "
                   "%s)", n->name, n->server, (unsigned)c->peer_uid,
                   c->is_unix ? "SO_PEERCRED" : "MUNGE");
@@ -322,11 +349,11 @@ static void relay_refuse(weft_conn *c, uint32_t id, int code,
     free(frame);
 }
 
-/* A relayed member's Hello: its relayed conn is made (at most
- * max_connections per link). The conn, or NULL after telling the node
- * why not. */
+/* A relayed member's Hello, or a weft command's Query (query): its
+ * relayed conn is made (at most max_connections per link). The conn, or
+ * NULL after telling the node why not. */
 static weft_conn *relay_new(weft_conn *c, node_link *l,
-                            const Weft__NodeRelay *r)
+                            const Weft__NodeRelay *r, int query)
 {
     weft_daemon *d = c->d;
     relay_cell *cell;
@@ -341,7 +368,7 @@ static weft_conn *relay_new(weft_conn *c, node_link *l,
     }
     if (!(cell = weft_hashtab_get(&l->relays, r->member, sizeof *cell)) ||
         !(cell->rc = weft_relay_open(c, r->member, r->uid, r->gid, r->pid,
-                                     l->n ? l->n->name : "?",
+                                     l->n ? l->n->name : "?", query,
                                      relay_gone))) {
         if (cell)
             weft_hashtab_del(&l->relays, r->member, sizeof *cell);
@@ -381,13 +408,15 @@ static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
         relay_refuse(c, r->member, WEFT_EPROTO, "relayed frame of %zu bytes "
                      "for member %u is not a weft protocol message",
                      r->frame.len, (unsigned)r->member);
-    else if (!rc && env->msg_case != WEFT__ENVELOPE__MSG_HELLO)
+    else if (!rc && env->msg_case != WEFT__ENVELOPE__MSG_HELLO &&
+             env->msg_case != WEFT__ENVELOPE__MSG_QUERY)
         relay_refuse(c, r->member, WEFT_ESTATE, "%s relayed for member %u, "
                      "which is not here: a member's first frame is its "
-                     "Hello", weft_frame_kind_name(env->msg_case),
+                     "Hello (or a Query)",
+                     weft_frame_kind_name(env->msg_case),
                      (unsigned)r->member);
     else if (!rc)
-        rc = relay_new(c, l, r);
+        rc = relay_new(c, l, r, env->msg_case == WEFT__ENVELOPE__MSG_QUERY);
     if (rc && env)
         weft_relay_take(rc, env);
     weft_frame_free_envelope(env);

@@ -59,6 +59,7 @@ typedef struct weft_uplink {
     uint64_t retry_ms;         /* the last wait between attempts */
     uint64_t last_heard;       /* uv_now() of the head's last frame */
     unsigned heartbeat;        /* seconds: the head's */
+    uint32_t head_max;         /* the head's max_frame */
     int64_t since;             /* unix time of the state */
     uint64_t links;            /* links made */
     char head_name[256];       /* the NodeHelloAck's */
@@ -405,6 +406,8 @@ static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
     u->heartbeat = a->heartbeat >= 1 && a->heartbeat <= 3600 ? a->heartbeat
                                                                : 5;
     snprintf(u->head_name, sizeof u->head_name, "%s", a->head);
+    /* A head that does not say (an older weftd): this node's */
+    u->head_max = a->max_frame ? a->max_frame : (uint32_t)d->cfg.max_frame;
     set_state(u, WEFT_UPLINK_LINKED);
     u->links++;
     u->retry_ms = 0;
@@ -637,6 +640,13 @@ int weft__uplink_send(weft_daemon *d, const Weft__Envelope *env)
     if (!u || u->state != WEFT_UPLINK_LINKED)
         return -1;
     return send_env(u, env);
+}
+
+uint32_t weft__uplink_head_max(const weft_daemon *d)
+{
+    const weft_uplink *u = d->uplink;
+
+    return u && u->state == WEFT_UPLINK_LINKED ? u->head_max : 0;
 }
 
 size_t weft__uplink_queued(const weft_daemon *d)

@@ -16,7 +16,7 @@
 
 weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
                            uint32_t gid, uint32_t pid, const char *node,
-                           void (*gone)(weft_conn *rc))
+                           int query, void (*gone)(weft_conn *rc))
 {
     weft_conn *rc = calloc(1, sizeof *rc);
 
@@ -31,16 +31,16 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
     rc->relay_id = id;
     rc->relay_gone = gone;
     if (pid)
-        snprintf(rc->peer, sizeof rc->peer, "node %s member %u (pid %u)",
-                 node, (unsigned)id, (unsigned)pid);
+        snprintf(rc->peer, sizeof rc->peer, "node %s %s %u (pid %u)", node,
+                 query ? "asker" : "member", (unsigned)id, (unsigned)pid);
     else
-        snprintf(rc->peer, sizeof rc->peer, "node %s member %u", node,
-                 (unsigned)id);
+        snprintf(rc->peer, sizeof rc->peer, "node %s %s %u", node,
+                 query ? "asker" : "member", (unsigned)id);
     rc->has_peer_uid = 1;
     rc->peer_uid = uid;
     rc->peer_gid = gid;
     rc->peer_pid = pid;
-    rc->mode = WEFT_CONN_AUTHENTICATED;
+    rc->mode = query ? WEFT_CONN_FRESH : WEFT_CONN_AUTHENTICATED;
     rc->accepted = rc->last_frame = uv_now(link->d->loop);
     return rc;
 }

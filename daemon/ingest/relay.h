@@ -40,11 +40,12 @@
 
 /* A relayed member `id` of link (a node's, mode NODE) whose user is
  * uid/gid and process pid (0: unknown) on the node named `node`;
- * AUTHENTICATED (its Hello comes next). gone(rc) is called once when it
- * closes. NULL when out of memory. */
+ * AUTHENTICATED (its Hello comes next), or FRESH for a weft command's
+ * Query (query: the session takes it as on this weftd's Unix socket).
+ * gone(rc) is called once when it closes. NULL when out of memory. */
 weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
                            uint32_t gid, uint32_t pid, const char *node,
-                           void (*gone)(weft_conn *rc));
+                           int query, void (*gone)(weft_conn *rc));
 /* The node relayed env for rc: handed to the session as a frame of rc's
  * (dropped when rc is closing, said Goodbye or stops). 0 if it was
  * accepted (or dropped), or the WEFT_E* code rc was failed with. */

@@ -788,6 +788,10 @@ static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
     case WEFT_CONN_EV_HELLO:
         return on_hello(c, env->hello);
     case WEFT_CONN_EV_QUERY:
+        if (c->d->forward_cbs && c->is_unix && c->has_peer_uid &&
+            env->query->kind != WEFT__QUERY__KIND__STATUS &&
+            !env->query->here)
+            return c->d->forward_cbs->query(c, env->query);
         return c->d->ask_cbs->query(c, env->query);
     case WEFT_CONN_EV_IMPORT_TRACE:
         return c->d->ask_cbs->import(c, env->import_trace);
@@ -846,6 +850,8 @@ static int node_frame(weft_conn *c, const Weft__Envelope *env,
 static int asking_frame(weft_conn *c, const Weft__Envelope *env,
                         enum weft_conn_event ev)
 {
+    if (c->forward) /* a node's: the head answers */
+        return c->d->forward_cbs->frame(c, env, ev);
     switch (ev) {
     case WEFT_CONN_EV_AUTH: /* refused, after its version */
         return weft_authn_auth(c, env->auth);

@@ -50,11 +50,14 @@ typedef struct weft_session_node {
 /* Where a node's traced processes go instead of a trace of this weftd
  * (daemon/cluster/forward.h, which main.c wires in d->forward_cbs when
  * weftd.conf names a head): a Hello whose version, uid and tags were
- * checked and whose connection counts for its user, then every frame of
- * that connection (c->forward set), and its close. hello and frame
+ * checked and whose connection counts for its user, or a Query, then
+ * every frame of that connection (c->forward set), and its close. hello and frame
  * return as weft_session_ask's functions. Loop thread. */
 typedef struct weft_session_forward {
     int (*hello)(weft_conn *c, const Weft__Hello *h, uint32_t uid);
+    /* the weft command's Query on the Unix socket (its STATUS is this
+     * weftd's own; the head keeps the catalog) */
+    int (*query)(weft_conn *c, const Weft__Query *q);
     int (*frame)(weft_conn *c, const Weft__Envelope *env,
                  enum weft_conn_event ev);
     void (*closed)(weft_conn *c);
