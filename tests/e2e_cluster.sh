@@ -32,121 +32,11 @@
 #    the key.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: needs root (ip netns, useradd)"
-    exit 77
-fi
-command -v ip >/dev/null || PATH=$PATH:/usr/sbin:/sbin
-command -v ip >/dev/null || fail "no ip command (iproute2)"
-command -v munged >/dev/null || PATH=$PATH:/usr/sbin
-command -v munged >/dev/null || fail "no munged (scripts/deps.sh installs munge)"
-
 P="wc$$"          # namespaces: $P-sw (the bridge), $P-head, $P-n1 ...
-NETS=()
-PIDS=()           # weftds and munged of the namespaces
-declare -A PID ADDR
-
-net_cleanup() {
-    for p in "${PIDS[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-    done
-    for n in "${NETS[@]}"; do
-        ip netns pids "$n" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-        ip netns del "$n" 2>/dev/null
-    done
-    cleanup
-}
-trap net_cleanup EXIT
+. "$(dirname "$0")/cluster_lib.sh"
 
 make_user EVE   # $TMP/pub: the munged sockets, reachable by EVE
-ip netns add "$P-sw" || fail "ip netns add failed"
-NETS+=("$P-sw")
-ip -n "$P-sw" link add br0 type bridge && ip -n "$P-sw" link set br0 up ||
-    fail "cannot make a bridge in $P-sw"
-
-# host NAME ADDRESS: a namespace on the bridge (its port in $P-sw is
-# named NAME), with lo and eth0 at ADDRESS/24.
-host() {
-    local ns="$P-$1"
-    ip netns add "$ns" || fail "ip netns add $ns failed"
-    NETS+=("$ns")
-    ip -n "$ns" link add eth0 type veth peer name "$1" netns "$P-sw" &&
-        ip -n "$P-sw" link set "$1" master br0 up &&
-        ip -n "$ns" addr add "$2/24" dev eth0 &&
-        ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up ||
-        fail "cannot wire namespace $ns"
-    ADDR[$1]=$2
-}
-
-# munge NAME KEY: that namespace's munged with KEY, its socket
-# $TMP/pub/NAME.munge.
-munge() {
-    local sock="$TMP/pub/$1.munge"
-    ip netns exec "$P-$1" munged -F -f --key-file="$2" --socket="$sock" \
-        --pid-file="$TMP/$1.munge.pid" --seed-file="$TMP/$1.munge.seed" \
-        --log-file="$TMP/$1.munge.log" >>"$TMP/$1.munge.log" 2>&1 &
-    PIDS+=($!)
-    disown $!
-    for _ in $(seq 100); do
-        [ -S "$sock" ] && return 0
-        sleep 0.05
-    done
-    fail "munged of $1 did not start: $(cat "$TMP/$1.munge.log")"
-}
-
-# weftd_in NAME [ARGS...]: NAME's weftd on ADDR[NAME]:7411 and its Unix
-# socket, spool $TMP/NAME, log $TMP/NAME.log; heartbeats of 1 s.
-weftd_in() {
-    local name=$1
-    shift
-    ip netns exec "$P-$name" "$WEFTD" --listen "${ADDR[$name]}:7411" \
-        --spool "$TMP/$name" --log-level debug \
-        --set "munge_socket=$TMP/pub/$name.munge" --set heartbeat=1 "$@" \
-        >>"$TMP/$name.log" 2>&1 &
-    PID[$name]=$!
-    PIDS+=($!)
-    disown $!
-}
-
-# status NAME: NAME's `weft status --json` (as root: its status file).
-status() {
-    "$WEFT" --catalog "$TMP/$1/catalog.db" status --json 2>/dev/null
-}
-
-# nodes NAME: "n1=linked n2=gone ..." as the head NAME sees them, sorted.
-nodes() {
-    status "$1" | "$PY" -c '
-import json, sys
-try:
-    st = json.load(sys.stdin)
-except ValueError:
-    sys.exit(0)  # no status yet (weftd starting or gone)
-print(" ".join(sorted("%s=%s" % (n["name"], n["state"]) for n in st["nodes"])))'
-}
-
-# head_of NAME FIELD: a field of NAME's link to its head.
-head_of() {
-    status "$1" | "$PY" -c '
-import json, sys
-try:
-    print(json.load(sys.stdin).get("head", {}).get(sys.argv[1], ""))
-except ValueError:
-    pass  # no status yet' "$2"
-}
-
-# until_ SECONDS WHAT COMMAND...: COMMAND succeeds within SECONDS, or
-# the test fails saying WHAT did not happen.
-until_() {
-    local t=$1 what=$2
-    shift 2
-    for _ in $(seq $((t * 5))); do
-        "$@" && return 0
-        sleep 0.2
-    done
-    fail "$what within $t s"
-}
-nodes_are() { [ "$(nodes head)" = "$1" ]; }
-head_is() { [ "$(head_of "$1" state)" = "$2" ]; }
+bridge
 
 host head 10.231.7.1
 host n1 10.231.7.11
@@ -513,16 +403,5 @@ expect 1 "[cluster] head = 'h:0': expected HOST:PORT with a port of 1 to 65535" 
     "$WEFTD" --listen 127.0.0.1:0 --spool "$TMP/z" --set head=h:0
 echo "ok: bad [cluster] settings named at start"
 
-for n in n1 n2 n3 bad head; do
-    kill -TERM "${PID[$n]}"
-done
-for n in n1 n2 n3 bad head; do
-    wait_gone "${PID[$n]}" 15 || fail "$n's weftd did not stop on SIGTERM"
-    grep -q "stopped$" "$TMP/$n.log" || fail "$n's weftd did not stop cleanly"
-done
-# (disowned, their exit statuses are not ours: under the sanitizers
-# their reports are in their logs)
-if grep -E "Sanitizer|runtime error" "$TMP"/*.log; then
-    fail "a weftd's sanitizer report (above)"
-fi
+stop_weftds n1 n2 n3 bad head
 echo "PASS"
