@@ -15,6 +15,9 @@
 #    on a node make their trace partial at once (the node says they are
 #    gone); a node lost for good: partial after the grace period, its
 #    reason naming the node;
+#  - weft on a node asks the head's catalog (root: all of it, a user:
+#    their traces, removed through the node), the node's own with
+#    --catalog naming it; refused at once while the head is down;
 #  - a node's weftd SIGKILLed mid-run and the head SIGKILLed mid-run:
 #    the processes connect again, resume, and the archive is exact;
 #  - a user's process posing as a node (a credential of its own uid), a
@@ -169,6 +172,50 @@ unset WEFT_RUN
 exact across 5
 echo "ok: one launch on three nodes is one trace, exact"
 
+# weft on a node asks the head, which keeps the catalog: the node relays
+# the question for the user its kernel names (root too), and the answer
+# back (a catalog image of more than one piece for root); --catalog
+# naming the node's own catalog answers from the node (its process
+# trees); a user removes their trace through the node.
+printf '[weftd]\nspool = %s\nsocket = %s\n[cluster]\nhead = %s\nnode_name = n2\n' \
+    "$TMP/n2" "$TMP/n2/weftd.sock" "$HEAD" >"$TMP/pub/n2.conf"
+on_n2() { ip netns exec "$P-n2" env WEFT_CONFIG="$TMP/pub/n2.conf" timeout 30 "$@"; }
+eve_on() { # NODE COMMAND...: COMMAND as EVE on NODE, with n2's configuration
+    local n=$1
+    shift
+    ip netns exec "$P-$n" env WEFT_CONFIG="$TMP/pub/n2.conf" timeout 30 \
+        setpriv --reuid="$EVE" --regid=nogroup --clear-groups -- "$@"
+}
+"$WEFT" --catalog "$TMP/head/catalog.db" list >"$TMP/list.head" ||
+    fail "weft list on the head failed"
+on_n2 "$WEFT" list >"$TMP/list.n2" 2>&1 || fail "weft list as root on n2 failed: $(cat "$TMP/list.n2")"
+cmp -s "$TMP/list.head" "$TMP/list.n2" ||
+    fail "weft list as root on n2 is not the head's: $(diff "$TMP/list.head" "$TMP/list.n2")"
+grep -q "Query (kind 0) of uid 0 forwarded to the head" "$TMP/n2.log" ||
+    fail "n2 does not log the question it relayed"
+eve_on n2 "$WEFT" list >"$TMP/list.eve" 2>&1 || fail "weft list as EVE on n2 failed: $(cat "$TMP/list.eve")"
+grep -q " evetrace " "$TMP/list.eve" || fail "EVE's weft list on n2 lacks her trace: $(cat "$TMP/list.eve")"
+grep -qE " (onnode|across) " "$TMP/list.eve" && fail "EVE's weft list on n2 shows root's traces: $(cat "$TMP/list.eve")"
+eve_on n2 "$WEFT" show --json evetrace >"$TMP/show.eve" 2>&1 || fail "weft show as EVE on n2: $(cat "$TMP/show.eve")"
+[ "$(json_get "$TMP/show.eve" 'j["uid"]')" = "$EVE_UID" ] || fail "weft show on n2: $(cat "$TMP/show.eve")"
+out=$(eve_on n2 "$WEFT" show onnode 2>&1) && fail "EVE sees root's trace through n2: $out"
+case "$out" in *"no trace 'onnode'"*) ;; *) fail "EVE's show of root's trace on n2: '$out'";; esac
+# the node's own catalog: the process tree traced on n1, not the head's
+on_n1() { ip netns exec "$P-n1" env WEFT_CONFIG="$TMP/pub/n2.conf" WEFT_SOCKET="$TMP/n1/weftd.sock" timeout 30 "$@"; }
+on_n1 setpriv --reuid="$EVE" --regid=nogroup --clear-groups -- "$WEFT" \
+    --catalog "$TMP/n1/catalog.db" list >"$TMP/list.n1" 2>&1 ||
+    fail "EVE's weft --catalog (n1's own) list failed: $(cat "$TMP/list.n1")"
+grep -q "evetrace" "$TMP/list.n1" && fail "n1's own catalog answered with the head's: $(cat "$TMP/list.n1")"
+on_n1 "$WEFT" --catalog "$TMP/n1/catalog.db" list | grep -q " treerun " ||
+    fail "n1's own catalog lacks its process tree"
+# EVE removes her trace through n2: it is gone from the head
+dir=$("$WEFT" --catalog "$TMP/head/catalog.db" path evetrace)
+eve_on n2 "$WEFT" rm evetrace >"$TMP/rm.eve" 2>&1 || fail "weft rm as EVE on n2: $(cat "$TMP/rm.eve")"
+"$WEFT" --catalog "$TMP/head/catalog.db" show evetrace >/dev/null 2>&1 &&
+    fail "EVE's weft rm on n2 left her trace in the head's catalog"
+[ -e "$dir" ] && fail "EVE's weft rm on n2 left $dir"
+echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, removes one; --catalog names the node's own"
+
 # Processes killed on a node: the node sees them gone and says so, and
 # the head ends the trace as partial at once (not after its grace period
 # of 300 s), as for processes of its own.
@@ -278,6 +325,12 @@ head_not() { [ "$(head_of "$1" state)" != "$2" ]; }
 for n in n1 n2 n3; do
     until_ 10 "$n noticing its head gone" head_not "$n" linked
 done
+# weft on a node while its head is down: refused at once, saying why
+out=$(on_n2 "$WEFT" list 2>&1) && fail "weft list on n2 with its head down: '$out'"
+case "$out" in
+*"this weftd is a node: its head ($HEAD) keeps the catalog and answers the weft command, and it is not linked now"*) ;;
+*) fail "weft list on n2 with its head down: '$out'";;
+esac
 # A user holds the head's address while it is down: a node refuses it
 # before it says anything of itself, whether it claims to run as that
 # user or as the head's uid (root here), whose credential it cannot read.
