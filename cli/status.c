@@ -158,7 +158,7 @@ static void print_cluster(json_t *st, json_int_t updated)
            jstr(head, "state"), ago(head, updated));
     if (*jstr(head, "name"))
         printf(" (host %s)", jstr(head, "name"));
-    printf(", %lld links made, %lld processes forwarded\n",
+    printf(", %lld links made, %lld connections forwarded now\n",
            (long long)jint(head, "links"), (long long)jint(head, "forwarded"));
     if (*jstr(head, "error"))
         printf("  last link ended: %s\n", jstr(head, "error"));
