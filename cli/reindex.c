@@ -157,7 +157,7 @@ static int index_journals(reindex *x, const char *key, const char *tdir,
         if (!h && !err[0])
             snprintf(err, sizeof err, "%s", e);
     }
-    if (asprintf(&archive, "%s/archive", tdir) < 0)
+    if (!(archive = weft_spool_archive_dir(tdir)))
         return WEFT_ENOMEM;
     weft_spool_key_parse(key, name, sizeof name, &row.created);
     row.key = (char *)key;
@@ -259,7 +259,7 @@ static int index_unreadable(reindex *x, const char *key, const char *tdir,
     char name[256], *archive = NULL;
     int rc;
 
-    if (asprintf(&archive, "%s/archive", tdir) < 0)
+    if (!(archive = weft_spool_archive_dir(tdir)))
         return WEFT_ENOMEM;
     weft_spool_key_parse(key, name, sizeof name, &row.created);
     row.key = (char *)key;
@@ -359,8 +359,7 @@ static int index_archive(reindex *x, const char *key, const char *tdir,
         rc = index_unreadable(x, key, tdir, err);
         goto out;
     }
-    if (asprintf(&archive, "%s/archive", tdir) < 0) {
-        archive = NULL;
+    if (!(archive = weft_spool_archive_dir(tdir))) {
         rc = WEFT_ENOMEM;
         goto out;
     }

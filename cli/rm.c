@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "frame.h"
 #include "out.h"
+#include "spool.h"
 #include "weftd_config.h"
 #include "weft_errors.h"
 
@@ -113,9 +114,22 @@ static int rm_spools(const cli *c, char *spools[2], size_t *n)
     return EXIT_OK;
 }
 
-/* The trace directory (SPOOL/traces/KEY, the parent of the archive) of
- * row as a real path, checked to be exactly SPOOL/traces/KEY of one of the
- * spools. Returns 0 and sets *dir (malloc'd; NULL when nothing of the
+/* Is real (a real path) ROOT/KEY, the archive's place outside the spool
+ * (archive_root) of the trace directory tdir? */
+static int archive_of(const char *tdir, const char *real)
+{
+    char *o = weft_spool_archive_outside(tdir);
+    char *r = o ? realpath(o, NULL) : NULL;
+    int same = r && strcmp(r, real) == 0;
+
+    free(o);
+    free(r);
+    return same;
+}
+
+/* The trace directory (SPOOL/traces/KEY, the parent of the archive, or
+ * the directory whose link names the archive outside the spool) of
+ * row, checked to be exactly SPOOL/traces/KEY of one of the spools. Returns 0 and sets *dir (malloc'd; NULL when nothing of the
  * trace is on disk), or EXIT_FAIL after saying why. */
 static int rm_trace_dir(const weft_trace_row *row, char **spools,
                         size_t nspools, char **dir)
@@ -161,9 +175,10 @@ static int rm_trace_dir(const weft_trace_row *row, char **spools,
             weft__cli_fail("out of memory");
             goto out;
         }
-        if (strcmp(real, want) == 0) {
-            *dir = real;
-            real = NULL;
+        if (strcmp(real, want) == 0 || archive_of(want, real)) {
+            free(real);
+            *dir = want;
+            want = real = NULL;
             status = EXIT_OK;
             goto out;
         }
@@ -237,7 +252,7 @@ static int imported_outside(const weft_trace_row *row, char **spools,
 static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
 {
     weft_trace_row row;
-    char *dir = NULL, *name = NULL;
+    char *dir = NULL, *name = NULL, *outside = NULL;
     int status = EXIT_FAIL, rc, imported = 0;
 
     if (weft__cli_find(c, what, &row) != EXIT_OK)
@@ -256,6 +271,15 @@ static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
     } else if (row.path && *row.path &&
                rm_trace_dir(&row, spools, nspools, &dir) != EXIT_OK) {
         goto out;
+    } else if (dir && ((outside = weft_spool_archive_outside(dir)) &&
+                       nftw(outside, rm_entry, 16, FTW_DEPTH | FTW_PHYS) !=
+                           0)) {
+        char *d = weft__cli_escape(outside);
+        weft__cli_fail("trace '%s': removing its archive's %s failed%s%s; "
+                       "the catalog row is kept", name, d,
+                       errno ? ": " : "", errno ? strerror(errno) : "");
+        free(d);
+        goto out;
     } else if (dir && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
         char *d = weft__cli_escape(dir);
         weft__cli_fail("trace '%s': removing %s failed%s%s; the catalog row "
@@ -273,11 +297,13 @@ static int rm_one(cli *c, char **spools, size_t nspools, const char *what)
         printf("removed trace '%s' (#%" PRId64 "); its archive %s is not "
                "the spool's and stays\n", name, row.id, row.path);
     else
-        printf("removed trace '%s' (#%" PRId64 ")%s%s\n", name, row.id,
-               dir ? " and " : "", dir ? dir : "");
+        printf("removed trace '%s' (#%" PRId64 ")%s%s%s%s\n", name, row.id,
+               dir ? " and " : "", dir ? dir : "", outside ? " and " : "",
+               outside ? outside : "");
     status = EXIT_OK;
 out:
     free(dir);
+    free(outside);
     free(name);
     weft_catalog_trace_free(&row);
     return status;

@@ -201,6 +201,10 @@ static const key_desc keys[] = {
     { "cluster", "node_name", K_STRING, OFF(node_name), 0, 0,
       "this node's name at its head, unique in the cluster (empty: the "
       "host name); restart to change", NULL },
+    { "cluster", "archive_root", K_STRING, OFF(archive_root), 0, 0,
+      "directory (a shared or parallel file system) where the archives of "
+      "new traces are written, ROOT/KEY/archive, their journals staying "
+      "in the spool (empty: in the spool); restart to change", NULL },
     { "cluster", "heartbeat", K_COUNT, OFF(cluster_heartbeat), 1, 3600,
       "seconds between Heartbeats on a node's link, both ways (the head's "
       "value counts); three missed close it; restart to change", NULL },
@@ -240,6 +244,7 @@ void weft_config_init(weft_config *c)
     c->admin_group = strdup("");
     c->cluster_head = strdup("");
     c->node_name = strdup("");
+    c->archive_root = strdup("");
     c->cluster_heartbeat = 5;
     c->log_level = 2;
     c->grace_period = 300;
@@ -287,6 +292,7 @@ void weft_config_free(weft_config *c)
     free(c->admin_group);
     free(c->cluster_head);
     free(c->node_name);
+    free(c->archive_root);
     free(c->address_file);
     memset(c, 0, sizeof *c);
 }
@@ -536,6 +542,13 @@ int weft_config_finish(weft_config *c, char *err, size_t errlen)
     if (*c->cluster_head && !strrchr(c->cluster_head, ':'))
         return fail(err, errlen, "[cluster] head = '%s': expected HOST:PORT",
                     c->cluster_head);
+    if (*c->archive_root && c->archive_root[0] != '/')
+        return fail(err, errlen, "[cluster] archive_root = '%s': expected "
+                    "an absolute path", c->archive_root);
+    if (strlen(c->archive_root) > WEFT_ARCHIVE_ROOT_MAX)
+        return fail(err, errlen, "[cluster] archive_root: a path of %zu "
+                    "bytes; at most %d", strlen(c->archive_root),
+                    WEFT_ARCHIVE_ROOT_MAX);
     if (!*c->catalog) {
         size_t n = strlen(c->spool) + sizeof "/catalog.db";
         if (strlen("catalog = ") + n - 1 > MAX_LINE)

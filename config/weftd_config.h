@@ -21,7 +21,7 @@
  *             max_preauth_per_address, max_preauth_buffered,
  *             max_preauth_frame, preauth_timeout, max_members_per_user,
  *             max_open_journals, max_log_refusals
- *   [cluster] head, node_name, heartbeat
+ *   [cluster] head, node_name, archive_root, heartbeat
  */
 #ifndef WEFT_CONFIG_H
 #define WEFT_CONFIG_H
@@ -37,6 +37,9 @@
 #define WEFT_CONFIG_PATH "/etc/weft/weftd.conf"
 /* root's spool (and the systemd unit's, $STATE_DIRECTORY) */
 #define WEFT_SYSTEM_SPOOL "/var/lib/weft"
+/* Longest [cluster] archive_root: room for /KEY/archive/traces/N.evt
+ * within PATH_MAX. */
+#define WEFT_ARCHIVE_ROOT_MAX 2048
 
 enum { WEFT_DURABLE_WRITE = 0, WEFT_DURABLE_FSYNC = 1 };
 /* auth: how a TCP client's uid is known (proto/cred.h). */
@@ -123,6 +126,8 @@ typedef struct weft_config {
     char *cluster_head;        /* "HOST:PORT" of the head this weftd joins
                                   as a node; "" for none (its own head) */
     char *node_name;           /* its name there; "" for the host name */
+    char *archive_root;        /* where archives go (ROOT/KEY/archive);
+                                  "" for the spool (spool.h) */
     uint64_t cluster_heartbeat; /* seconds between a link's Heartbeats */
 } weft_config;
 

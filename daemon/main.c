@@ -419,6 +419,16 @@ static int prepare_storage(weft_daemon *d)
         return -1;
     }
     keep_private(d, traces);
+    /* Archives outside the spool: others pass through, not list it, as
+     * traces/ (spool.h). */
+    if (*d->cfg.archive_root &&
+        (weft_mkdir_p(d->cfg.archive_root, 0755, WEFT_TRACES_DIR_MODE) != 0 ||
+         access(d->cfg.archive_root, W_OK | X_OK) != 0)) {
+        weft_dlog(d, WEFT_LOG_ERROR, "[cluster] archive_root = %s: cannot "
+                  "create it or write there: %s", d->cfg.archive_root,
+                  strerror(errno));
+        return -1;
+    }
     rc = weft_catalog_verify(d->cfg.catalog, &msg);
     if (rc == 0)
         rc = weft_catalog_open(d->cfg.catalog, 0, &cat, &msg);

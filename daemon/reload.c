@@ -45,6 +45,7 @@ unsigned weft_reload_restart_keys(const weft_config *run,
     DIFFERS(strcmp(c->cluster_head, r->cluster_head) != 0, "head");
     DIFFERS(strcmp(c->node_name, r->node_name) != 0, "node_name");
     DIFFERS(c->cluster_heartbeat != r->cluster_heartbeat, "heartbeat");
+    DIFFERS(strcmp(c->archive_root, r->archive_root) != 0, "archive_root");
 #undef NUM
 #undef STR
 #undef DIFFERS

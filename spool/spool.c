@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "weft_errors.h"
 
 __attribute__((format(printf, 4, 5)))
@@ -207,4 +209,140 @@ int weft_spool_reserve(const char *spool, const char *name, time_t now,
     free(k);
     free(d);
     return WEFT_EEXIST;
+}
+
+/* ---- archives outside the spool --------------------------------------- */
+
+/* The target of tdir's archive link, or NULL (no link, out of memory). */
+static char *link_target(const char *tdir)
+{
+    char link[PATH_MAX], target[PATH_MAX];
+    ssize_t n;
+
+    if ((size_t)snprintf(link, sizeof link, "%s/archive", tdir) >=
+        sizeof link)
+        return NULL;
+    n = readlink(link, target, sizeof target - 1);
+    if (n <= 0)
+        return NULL;
+    target[n] = 0;
+    return strdup(target);
+}
+
+/* See spool.h: the link is one weftd makes (absolute, to
+ * .../KEY/archive, KEY being tdir's name), or it is not believed. */
+char *weft_spool_archive_outside(const char *tdir)
+{
+    char *t = link_target(tdir), *slash;
+    const char *key = strrchr(tdir, '/');
+    size_t klen;
+
+    if (!t || !key || !*++key)
+        goto no;
+    klen = strlen(key);
+    slash = strrchr(t, '/');
+    if (t[0] != '/' || !slash || strcmp(slash, "/archive") != 0)
+        goto no;
+    *slash = 0;
+    slash = strrchr(t, '/');
+    if (!slash || slash == t || strlen(slash + 1) != klen ||
+        strcmp(slash + 1, key) != 0 || strstr(t, "/../") ||
+        strstr(t, "/./"))
+        goto no;
+    return t;
+no:
+    free(t);
+    return NULL;
+}
+
+/* See spool.h. */
+int weft_spool_archive_make(const char *root, const char *key,
+                            const char *tdir, char *err, size_t errlen)
+{
+    char kdir[PATH_MAX], adir[PATH_MAX], link[PATH_MAX];
+
+    if ((size_t)snprintf(kdir, sizeof kdir, "%s/%s", root, key) >=
+            sizeof kdir ||
+        (size_t)snprintf(adir, sizeof adir, "%s/archive", kdir) >=
+            sizeof adir ||
+        (size_t)snprintf(link, sizeof link, "%s/archive", tdir) >=
+            sizeof link) {
+        snprintf(err, errlen, "archive directory %s/%s/archive: path too "
+                 "long", root, key);
+        return WEFT_EIO;
+    }
+    /* (made at start; again should it have gone, an unmounted share) */
+    if (weft_mkdir_p(root, 0755, 0711) != 0) {
+        snprintf(err, errlen, "cannot create archive_root %s: %s", root,
+                 strerror(errno));
+        return WEFT_EIO;
+    }
+    if (mkdir(kdir, 0700) != 0) {
+        if (errno == EEXIST)
+            return WEFT_EEXIST;
+        snprintf(err, errlen, "cannot create %s: %s", kdir, strerror(errno));
+        return WEFT_EIO;
+    }
+    if (mkdir(adir, 0700) != 0 || symlink(adir, link) != 0) {
+        snprintf(err, errlen, "cannot make the archive directory %s and "
+                 "%s, a link to it: %s", adir, link, strerror(errno));
+        rmdir(adir);
+        rmdir(kdir);
+        return WEFT_EIO;
+    }
+    return 0;
+}
+
+/* See spool.h. */
+char *weft_spool_archive_dir(const char *tdir)
+{
+    char *t = weft_spool_archive_outside(tdir), *dir = NULL;
+
+    if (t) {
+        if (asprintf(&dir, "%s/archive", t) < 0)
+            dir = NULL;
+        free(t);
+        return dir;
+    }
+    return weft_path_join(tdir, "archive");
+}
+
+/* See spool.h. */
+void weft_spool_archive_clear(const char *tdir)
+{
+    char *t = weft_spool_archive_outside(tdir), *dir;
+
+    if (t && asprintf(&dir, "%s/archive", t) >= 0) {
+        weft_rm_tree(dir);
+        mkdir(dir, 0700);
+        free(dir);
+    } else if ((dir = weft_path_join(tdir, "archive")) != NULL) {
+        weft_rm_tree(dir);  /* (a link weftd did not make: the link) */
+        free(dir);
+    }
+    free(t);
+}
+
+/* See spool.h. */
+void weft_spool_trace_remove(const char *tdir)
+{
+    char *t = weft_spool_archive_outside(tdir);
+
+    if (t)
+        weft_rm_tree(t);
+    free(t);
+    weft_rm_tree(tdir);
+}
+
+/* See spool.h. */
+int weft_spool_trace_share(const char *tdir, uint32_t uid, char *err,
+                           size_t errlen)
+{
+    char *t = weft_spool_archive_outside(tdir);
+    int rc = weft_share_tree(tdir, uid, err, errlen);
+
+    if (rc == 0 && t)
+        rc = weft_share_tree(t, uid, err, errlen);
+    free(t);
+    return rc;
 }

@@ -53,4 +53,36 @@ uint64_t weft_spool_key_random(void);
 int weft_spool_reserve(const char *spool, const char *name, time_t now,
                        char **key, char **dir, char *err, size_t errlen);
 
+/* A trace's archive is SPOOL/traces/KEY/archive, or, when weftd writes
+ * archives elsewhere ([cluster] archive_root: a shared or parallel file
+ * system), ROOT/KEY/archive, SPOOL/traces/KEY/archive being a symbolic
+ * link weftd made to it with the trace's directory: a trace keeps its
+ * archive's place whatever the configuration says later. ROOT/KEY is
+ * weftd's alone (0700) but for its owner's ACL entry, as the trace's
+ * directory. Worker threads, or weft (no libuv). */
+
+/* Makes ROOT/KEY/archive and the link to it in the trace's directory
+ * tdir (SPOOL/traces/KEY). 0; WEFT_EEXIST when ROOT/KEY exists (another
+ * trace's: the caller takes another key); else WEFT_EIO with err saying
+ * why (nothing left behind). */
+int weft_spool_archive_make(const char *root, const char *key,
+                            const char *tdir, char *err, size_t errlen);
+/* The archive directory of the trace in tdir: the link's target, else
+ * tdir/archive (malloc'd; NULL when out of memory). */
+char *weft_spool_archive_dir(const char *tdir);
+/* ROOT/KEY, the directory of the trace in tdir outside the spool, or
+ * NULL when its archive is in the spool (malloc'd). */
+char *weft_spool_archive_outside(const char *tdir);
+/* Removes what the archive of the trace in tdir holds (a conversion
+ * starts it anew); a directory outside the spool stays, empty. */
+void weft_spool_archive_clear(const char *tdir);
+/* Removes the trace directory tdir and its archive outside the spool
+ * (ROOT/KEY, the link's target's parent, only when its name is tdir's:
+ * never another directory). Best effort, as weft_rm_tree. */
+void weft_spool_trace_remove(const char *tdir);
+/* Lets uid read the trace in tdir and its archive outside the spool
+ * (weft_share_tree). 0, or -1 with err saying why. */
+int weft_spool_trace_share(const char *tdir, uint32_t uid, char *err,
+                           size_t errlen);
+
 #endif

@@ -1,6 +1,7 @@
-/* test_spool.c - the spool's lock and trace keys (spool/spool.c): a
- * second lock on a locked spool is refused naming the holder's pid; keys
- * give back the name and the creation time. */
+/* test_spool.c - the spool's lock, trace keys and archives outside the
+ * spool (spool/spool.c): a second lock on a locked spool is refused
+ * naming the holder's pid; keys give back the name and the creation
+ * time; an archive_root's directories follow their trace's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,12 +129,108 @@ static void test_key_random(void **state)
     free(c);
 }
 
+/* An archive outside the spool ([cluster] archive_root): made with its
+ * link, found through it, cleared, shared and removed with its trace; a
+ * key taken there is EEXIST; a link weftd did not make (elsewhere, or to
+ * another key's directory) is not believed: nothing beyond it is
+ * touched. */
+static void test_archive_outside(void **state)
+{
+    char *dir = tu_tmpdir("weft-test-spool");
+    char root[256], tdir[256], other[256], p[512], err[256], *a, *o;
+    struct stat st;
+    int fd;
+
+    (void)state;
+    snprintf(root, sizeof root, "%s/shared/weft", dir);
+    snprintf(tdir, sizeof tdir, "%s/traces/k1", dir);
+    snprintf(p, sizeof p, "%s/traces", dir);
+    assert_int_equal(mkdir(p, 0711), 0);
+    assert_int_equal(mkdir(tdir, 0700), 0);
+    assert_int_equal(weft_spool_archive_make(root, "k1", tdir, err,
+                                             sizeof err), 0);
+    assert_int_equal(stat(root, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0711);
+    snprintf(p, sizeof p, "%s/k1/archive", root);
+    a = weft_spool_archive_dir(tdir);
+    assert_string_equal(a, p);
+    free(a);
+    o = weft_spool_archive_outside(tdir);
+    snprintf(p, sizeof p, "%s/k1", root);
+    assert_string_equal(o, p);
+    free(o);
+    assert_int_equal(lstat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    /* the key taken there: another trace directory cannot have it */
+    snprintf(other, sizeof other, "%s/traces/k1b", dir);
+    assert_int_equal(mkdir(other, 0700), 0);
+    assert_int_equal(weft_spool_archive_make(root, "k1", other, err,
+                                             sizeof err), WEFT_EEXIST);
+    /* cleared: its files go, its directory stays */
+    snprintf(p, sizeof p, "%s/k1/archive/traces.otf2", root);
+    fd = open(p, O_CREAT | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    weft_spool_archive_clear(tdir);
+    assert_int_equal(access(p, F_OK), -1);
+    snprintf(p, sizeof p, "%s/k1/archive", root);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    /* removed with its trace */
+    weft_spool_trace_remove(tdir);
+    assert_int_equal(access(tdir, F_OK), -1);
+    snprintf(p, sizeof p, "%s/k1", root);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(access(root, F_OK), 0);
+
+    /* a link to another key's directory, or a relative one: not believed */
+    assert_int_equal(weft_spool_archive_make(root, "k2", other, err,
+                                             sizeof err), 0);
+    snprintf(p, sizeof p, "%s/archive", other);  /* k1b -> k2: foreign */
+    o = weft_spool_archive_outside(other);
+    assert_null(o);
+    a = weft_spool_archive_dir(other);
+    assert_string_equal(a, p);
+    free(a);
+    weft_spool_trace_remove(other);
+    assert_int_equal(access(other, F_OK), -1);
+    snprintf(p, sizeof p, "%s/k2/archive", root);
+    assert_int_equal(access(p, F_OK), 0);  /* untouched */
+    assert_int_equal(mkdir(other, 0700), 0);
+    snprintf(p, sizeof p, "%s/archive", other);
+    assert_int_equal(symlink("../k2/archive", p), 0);
+    assert_null(weft_spool_archive_outside(other));
+    weft_spool_archive_clear(other);  /* the link only */
+    assert_int_equal(lstat(p, &st), -1);
+    snprintf(p, sizeof p, "%s/k2/archive", root);
+    assert_int_equal(access(p, F_OK), 0);
+
+    /* no link: the archive is in the spool */
+    snprintf(p, sizeof p, "%s/archive", other);
+    a = weft_spool_archive_dir(other);
+    assert_string_equal(a, p);
+    free(a);
+    assert_null(weft_spool_archive_outside(other));
+    /* a root that cannot be made */
+    snprintf(p, sizeof p, "%s/file", dir);
+    fd = open(p, O_CREAT | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    strcat(p, "/root");
+    assert_int_equal(weft_spool_archive_make(p, "k3", other, err,
+                                             sizeof err), WEFT_EIO);
+    assert_non_null(strstr(err, "archive_root"));
+    tu_rmrf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lock),
         cmocka_unit_test(test_key_parse),
         cmocka_unit_test(test_key_random),
+        cmocka_unit_test(test_archive_outside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,13 +27,13 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
-#include "fsutil.h"
 #include "import.h"
 #include "frame.h"
 #include "log.h"
 #include "quota.h"
 #include "reserve.h"
 #include "retain.h"
+#include "spool.h"
 #include "status.h"
 #include "trace.h"
 #include "weft_errors.h"
@@ -205,7 +205,7 @@ static int remove_work(ask_job *j)
         rc = WEFT_EINVAL;
         goto out_row;
     }
-    weft_rm_tree(dir);
+    weft_spool_trace_remove(dir);
     rc = weft_catalog_trace_delete(cat, row.id);
     if (rc < 0)
         snprintf(j->err, sizeof j->err, "%s", weft_catalog_errmsg(cat));

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "catjob.h"
-#include "fsutil.h"
 #include "log.h"
+#include "spool.h"
 #include "weft_errors.h"
 
 static int str_cmp(const void *a, const void *b)
@@ -146,7 +146,7 @@ int weft_catrow_recording(const weft_trace *t, weft_trace_row *row,
     row->key = strdup(t->key);
     row->name = strdup(t->name);
     row->run = strdup(t->run ? t->run : "");
-    row->path = weft_path_join(t->dir, "archive");
+    row->path = weft_spool_archive_dir(t->dir);
     row->state = strdup(WEFT_STATE_RECORDING);
     row->uid = t->uid;
     row->created = t->created;

@@ -27,6 +27,7 @@
 #include "live.h"
 #include "log.h"
 #include "retain.h"
+#include "spool.h"
 #include "trace.h"
 #include "trace_internal.h"
 #include "weft_errors.h"
@@ -154,20 +155,21 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     } else {
         /* An archive left by an interrupted conversion is rebuilt from
          * the journals. */
-        weft_rm_tree(j->archive);
+        weft_spool_archive_clear(t->dir);
         j->rc = weft_convert_trace(&in, &j->res);
     }
     j->finished = (int64_t)time(NULL);
     if (j->rc < 0) {
         j->state = WEFT_STATE_FAILED;
         /* Converted again from the journals when retried. */
-        weft_rm_tree(j->archive);
+        weft_spool_archive_clear(t->dir);
     } else {
         weft_catrow_partial_reason(t, &j->res, j->reason, sizeof j->reason);
         j->state = j->reason[0] ? WEFT_STATE_PARTIAL : WEFT_STATE_COMPLETE;
         /* Before the row says so: once it is complete, its owner reads
          * it (ask.h). */
-        weft_share_tree(t->dir, t->uid, j->share_err, sizeof j->share_err);
+        weft_spool_trace_share(t->dir, t->uid, j->share_err,
+                               sizeof j->share_err);
     }
     store_result(j, cat);
     return 0;
@@ -279,7 +281,7 @@ void weft__trace_convert(weft_trace *t)
         }
     }
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
-        !(j->archive = weft_path_join(t->dir, "archive"))) {
+        !(j->archive = weft_spool_archive_dir(t->dir))) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "
                   "kept in %s", t->name, t->dir);
         if (j) {

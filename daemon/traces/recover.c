@@ -108,7 +108,7 @@ static void fail_trace(recovery *rec, const char *tdir, const char *key,
     row.finished = (int64_t)time(NULL);
     row.members = t ? t->size : 0;
     row.error = (char *)error;
-    if (asprintf(&archive, "%s/archive", tdir) >= 0)
+    if ((archive = weft_spool_archive_dir(tdir)) != NULL)
         row.path = archive;
     weft_dlog_ctx(d, WEFT_LOG_ERROR, (&(const weft_log_ctx){ row.name, key,
                                                              -1, NULL }),

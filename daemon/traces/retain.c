@@ -15,6 +15,7 @@
 #include "log.h"
 #include "quota.h"
 #include "rekey.h"
+#include "spool.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -80,7 +81,7 @@ static int remove_trace(retain_job *j, weft_catalog *cat,
     if (strchr(row->key, '/') || row->key[0] == '.' ||
         asprintf(&dir, "%s/traces/%s", j->spool, row->key) < 0)
         return WEFT_EINVAL;
-    weft_rm_tree(dir);
+    weft_spool_trace_remove(dir);
     free(dir);
     rc = weft_catalog_trace_removed(cat, row->id, why);
     if (rc < 0)

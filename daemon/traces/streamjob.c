@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "convert.h"
-#include "fsutil.h"
 #include "log.h"
 #include "quota.h"
+#include "spool.h"
 #include "trace.h"
 #include "trace_internal.h"
 #include "weft_errors.h"
@@ -198,7 +198,7 @@ static struct weft_trace_stream *stream_of(weft_trace *t)
 
     if (st)
         return st;
-    if (!(archive = weft_path_join(t->dir, "archive")))
+    if (!(archive = weft_spool_archive_dir(t->dir)))
         return NULL;
     if ((st = calloc(1, sizeof *st))) {
         weft_convert_input in = { t->dir, archive, t->name, t->size, 0, 0,

@@ -289,11 +289,13 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
 
 /* Open thread: makes t's directory, SPOOL/traces/KEY, with the key
  * trace_new chose or, when an earlier run of weftd took it, the next
- * serial's; sets t->made. */
+ * serial's, and its archive's outside the spool ([cluster]
+ * archive_root); sets t->made. */
 static void make_dir(weft_trace *t)
 {
     weft_trace_made *md = &t->made;
     char *traces = strdup(t->dir), *key = NULL, *dir = NULL;
+    const char *root = t->d->cfg.archive_root; /* (set at start) */
 
     if (!traces || !strrchr(traces, '/')) {
         md->rc =
@@ -321,8 +323,25 @@ static void make_dir(weft_trace *t)
             goto out;
         }
         if (mkdir(dir, WEFT_TRACE_DIR_MODE) == 0) {
-            md->serial += (uint64_t)tries;
-            break;
+            /* its archive outside the spool (spool.h), if so configured;
+             * its key taken there: the next */
+            int rc = *root ? weft_spool_archive_make(root, key, dir, md->err,
+                                                     sizeof md->err)
+                           : 0;
+            if (rc == 0) {
+                md->serial += (uint64_t)tries;
+                break;
+            }
+            rmdir(dir);
+            if (rc != WEFT_EEXIST || tries == 1000) {
+                md->rc = rc == WEFT_EEXIST
+                             ? weft__fail(md->err, sizeof md->err, WEFT_EIO,
+                                          "no free archive directory in %s",
+                                          root)
+                             : rc;
+                goto out;
+            }
+            continue;
         }
         if (errno != EEXIST || tries == 1000) {
             md->rc = weft__fail(md->err, sizeof md->err, WEFT_EIO,
