@@ -125,6 +125,27 @@ static const char *jstr(const json_t *o, const char *key)
     return s ? s : "";
 }
 
+/* "archive_root: ok (PATH)" or why not, indented by `indent`, for an
+ * "archive" object of the status (a node's view of its head's
+ * archive_root); nothing when the head has none. */
+static void print_archive(const json_t *a, const char *indent)
+{
+    const char *state = jstr(a, "state");
+    char *path;
+
+    if (!a || !*state || strcmp(state, "none") == 0)
+        return;
+    path = weft__cli_escape(jstr(a, "path"));
+    printf("%sarchive_root: %s (%s)", indent, state, path);
+    if (*jstr(a, "error")) {
+        char *e = weft__cli_escape(jstr(a, "error"));
+        printf(": %s", e);
+        free(e);
+    }
+    printf("\n");
+    free(path);
+}
+
 /* "nodes: N linked, M gone" and a line per node; "head: ..." when this
  * weftd is a node. Nothing for a weftd of one machine. */
 static void print_cluster(json_t *st, json_int_t updated)
@@ -150,6 +171,9 @@ static void print_cluster(json_t *st, json_int_t updated)
                    (long long)jint(n, "relayed"),
                    (long long)jint(n, "recording"),
                    (long long)jint(n, "events"), (long long)jint(n, "lag"));
+        if (strcmp(jstr(n, "state"), "linked") == 0)
+            print_archive(json_object_get(n, "archive"),
+                          "                                 ");
         free(name);
     }
     if (!(head = json_object_get(st, "head")))
@@ -162,6 +186,7 @@ static void print_cluster(json_t *st, json_int_t updated)
            (long long)jint(head, "links"), (long long)jint(head, "forwarded"));
     if (*jstr(head, "error"))
         printf("  last link ended: %s\n", jstr(head, "error"));
+    print_archive(json_object_get(head, "archive"), "  ");
 }
 
 /* weftd's answer to an ordinary user: their own figures only. */

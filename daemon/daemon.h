@@ -123,6 +123,8 @@ typedef struct weft_daemon {
     uint64_t dropped_in;          /* records clients reported dropped (in
                                      Goodbyes accepted) */
     int64_t started;              /* unix time weftd became ready */
+    char archive_token[33];       /* in ARCHIVE_ROOT/.weft-head, drawn at
+                                     start (cluster/shared.h) */
     uint64_t limit_hits[WEFT_LIMIT__COUNT]; /* by enum weft_limit */
 } weft_daemon;
 

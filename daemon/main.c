@@ -28,6 +28,7 @@
 #include "retain.h"
 #include "server.h"
 #include "session.h"
+#include "shared.h"
 #include "spool.h"
 #include "status.h"
 #include "trace.h"
@@ -428,6 +429,17 @@ static int prepare_storage(weft_daemon *d)
                   "create it or write there: %s", d->cfg.archive_root,
                   strerror(errno));
         return -1;
+    }
+    if (*d->cfg.archive_root && !*d->cfg.cluster_head) {
+        /* a head's: its nodes look for it (shared.h); a node's names
+         * where it sees its head's */
+        char host[256] = "", why[600];
+        gethostname(host, sizeof host - 1);
+        if (weft_shared_mark(d->cfg.archive_root, host, d->archive_token,
+                             why, sizeof why) < 0) {
+            weft_dlog(d, WEFT_LOG_ERROR, "[cluster] archive_root: %s", why);
+            return -1;
+        }
     }
     rc = weft_catalog_verify(d->cfg.catalog, &msg);
     if (rc == 0)

@@ -119,6 +119,19 @@ static char *user_status_text(const weft_daemon *d, uint32_t uid)
     return text;
 }
 
+/* {"state", "path", "error"}: what a node found of the head's
+ * archive_root (cluster/shared.h). */
+static json_t *archive_check(const char *state, const char *path,
+                             const char *error)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "state", json_string(state ? state : "none"));
+    json_object_set_new(o, "path", json_string(path ? path : ""));
+    json_object_set_new(o, "error", json_string(error ? error : ""));
+    return o;
+}
+
 static void add_node(const weft_status_node *n, void *arg)
 {
     json_t *o = json_object();
@@ -142,6 +155,9 @@ static void add_node(const weft_status_node *n, void *arg)
     /* events of its traces recording not in their archives yet */
     json_object_set_new(o, "lag", json_integer(
         (json_int_t)(n->events > n->written ? n->events - n->written : 0)));
+    json_object_set_new(o, "archive", archive_check(n->archive_state,
+                                                    n->archive_path,
+                                                    n->archive_error));
     json_array_append_new(arg, o);
 }
 
@@ -167,6 +183,9 @@ static void add_cluster(const weft_daemon *d, json_t *st)
     json_object_set_new(o, "links", json_integer((json_int_t)h.links));
     json_object_set_new(o, "forwarded",
                         json_integer((json_int_t)h.forwarded));
+    json_object_set_new(o, "archive", archive_check(h.archive_state,
+                                                    h.archive_path,
+                                                    h.archive_error));
     json_object_set_new(st, "head", o);
 }
 

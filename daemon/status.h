@@ -43,6 +43,9 @@ typedef struct weft_status_node {
      * their events journaled and, of those, written to the archives */
     uint64_t connections, recording, events, written;
     uint64_t relayed;     /* its processes this weftd serves (relay.h) */
+    /* what it found of this weftd's archive_root (cluster/shared.h):
+     * "none", "checking", "ok", "unusable" (error says why); where */
+    const char *archive_state, *archive_path, *archive_error;
 } weft_status_node;
 
 typedef void (*weft_status_node_fn)(const weft_status_node *n, void *arg);
@@ -56,6 +59,9 @@ typedef struct weft_status_head {
     int64_t since;        /* unix time of the state */
     uint64_t links;       /* links made */
     uint64_t forwarded;   /* processes forwarded to it (forward.h) */
+    /* what this node found of the head's archive_root, as in
+     * weft_status_node */
+    const char *archive_state, *archive_path, *archive_error;
 } weft_status_head;
 
 /* Ingest's figures, as the status shows them. */

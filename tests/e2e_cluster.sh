@@ -6,10 +6,12 @@
 # the host's). A fourth namespace holds a node whose munged has another
 # key.
 #  - every node links to the head (MUNGE, as weftd's uid) and each side's
-#    `weft status` says so; a node forwards its processes (its Unix
-#    socket) to the head, which makes their trace, owned by the user the
-#    node's kernel named, and sees the node's connections; a process
-#    tree (weft run) stays on its node;
+#    `weft status` says so, and whether the node sees the head's
+#    archive_root (a directory all share; one node looks elsewhere); a
+#    node forwards its processes (its Unix socket) to the head, which
+#    makes their trace, owned by the user the node's kernel named (its
+#    archive in the head's archive_root), and sees the node's
+#    connections; a process tree (weft run) stays on its node;
 #  - one launch whose ranks run on three nodes is one trace at the head,
 #    its archive exact (otf2-print, the python reader); processes killed
 #    on a node make their trace partial at once (the node says they are
@@ -54,10 +56,11 @@ done
 munge bad "$TMP/badkey"
 
 HEAD="${ADDR[head]}:7411"
-weftd_in head --set grace_period=12
-for n in n1 n2 n3; do
-    weftd_in "$n" --set "head=$HEAD" --set "node_name=$n"
-done
+weftd_in head --set grace_period=12 --set "archive_root=$TMP/shared"
+# n3 looks for the head's archive_root where it is not (its own view)
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
 for n in n1 n2 n3; do
@@ -74,10 +77,7 @@ grep -q "^nodes: *3 linked, 0 gone" "$TMP/head.status" ||
 "$WEFT" --catalog "$TMP/n2/catalog.db" status >"$TMP/n2.status"
 grep -q "^head: *$HEAD, linked for [0-9]* s (host .*), 1 links made" \
     "$TMP/n2.status" || fail "weft status on n2: $(cat "$TMP/n2.status")"
-echo "ok: three nodes linked, both sides' weft status say so"
 
-# A node forwards its processes (over its Unix socket) to its head,
-# which makes the trace; the head sees the node's connection meanwhile.
 node_field() { # NODE FIELD: FIELD of node NODE in the head's status
     status head | "$PY" -c '
 import json, sys
@@ -89,6 +89,31 @@ for n in st["nodes"]:
     if n["name"] == sys.argv[1]:
         print(n.get(sys.argv[2], ""))' "$1" "$2"
 }
+# The head's archive_root, a shared directory: n1 and n2 see its mark,
+# n3 looks elsewhere; both sides' status say so.
+archive_is() { # NODE STATE: NODE's check as the head and NODE see it
+    [ "$(node_field "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ] &&
+        [ "$(head_of "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ]
+}
+for n in n1 n2; do
+    until_ 10 "$n finding the head's archive_root shared" archive_is "$n" ok
+done
+until_ 10 "n3 finding the head's archive_root not where it looks" archive_is n3 unusable
+grep -q "^weft head .* [0-9a-f]\{32\}$" "$TMP/shared/.weft-head" ||
+    fail "the head's mark: $(cat "$TMP/shared/.weft-head")"
+"$WEFT" --catalog "$TMP/head/catalog.db" status >"$TMP/head.status"
+grep -q "archive_root: ok ($TMP/shared)" "$TMP/head.status" ||
+    fail "weft status on the head does not show n1's archive_root: $(cat "$TMP/head.status")"
+grep -q "archive_root: unusable ($TMP/n3-view): $TMP/n3-view/.weft-head: No such file or directory: is the head's archive_root (a shared file system) mounted here?" \
+    "$TMP/head.status" || fail "weft status on the head, n3's archive_root: $(cat "$TMP/head.status")"
+"$WEFT" --catalog "$TMP/n3/catalog.db" status | grep -q "^  archive_root: unusable ($TMP/n3-view)" ||
+    fail "weft status on n3 does not say its view of the archive_root is unusable"
+grep -q "the head's archive_root cannot be used here: $TMP/n3-view/.weft-head" "$TMP/n3.log" ||
+    fail "n3 does not log why it cannot use the head's archive_root"
+echo "ok: three nodes linked, both sides' weft status say so; two see the head's archive_root, the third says why not"
+
+# A node forwards its processes (over its Unix socket) to its head,
+# which makes the trace; the head sees the node's connection meanwhile.
 node_connected() {
     [ "$(node_field n1 connections)" -ge 1 ] 2>/dev/null &&
         [ "$(node_field n1 relayed)" = 1 ] && [ "$(head_of n1 forwarded)" = 1 ]
@@ -141,6 +166,10 @@ until_ 20 "the head seeing n1's forwarded process, and n1 forwarding it" \
 demos_done
 exact onnode 1
 [ "$(json_get "$TMP/show.json" 'j["uid"]')" = 0 ] || fail "onnode is not root's"
+case "$(json_get "$TMP/show.json" 'j["archive"]')" in
+"$TMP/shared/onnode-"*/archive/traces.otf2) ;;
+*) fail "onnode's archive is not in the head's archive_root: $(json_get "$TMP/show.json" 'j["archive"]')";;
+esac
 grep -q "forwarded to the head as member 1" "$TMP/n1.log" ||
     fail "n1 does not log the process it forwarded"
 until_ 10 "the head seeing n1 idle again" node_idle
@@ -259,7 +288,7 @@ PY
 pkill -KILL -f -- "--report $TMP/lost.n3.json"
 { wait "${DEMOS[@]}"; } 2>/dev/null
 DEMOS=()
-weftd_in n3 --set "head=$HEAD" --set node_name=n3
+weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "n3 linked again" nodes_are "n1=linked n2=linked n3=linked"
 echo "ok: a node lost for good: its trace partial after the grace period, naming it"
 
@@ -371,7 +400,7 @@ grep -q "STATUS: *Success" "$FAKE/log.unmunge" &&
     fail "a user decoded a node's credential made for the head's uid"
 echo "ok: a user holding the head's address learns nothing of a node"
 
-weftd_in head --set grace_period=12
+weftd_in head --set grace_period=12 --set "archive_root=$TMP/shared"
 until_ 40 "the nodes linked to the restarted head" nodes_are \
     "n1=linked n2=linked n3=linked"
 for n in n1 n2 n3; do
@@ -439,7 +468,7 @@ sleep 1
 kill -KILL "${PID[head]}"
 wait_gone "${PID[head]}" 10 || fail "the head outlived SIGKILL"
 sleep 1
-weftd_in head --set grace_period=12
+weftd_in head --set grace_period=12 --set "archive_root=$TMP/shared"
 demos_done
 exact headkill 2
 grep -q "the link to the head ended: [0-9]* forwarded connections closed" \

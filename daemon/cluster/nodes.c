@@ -13,6 +13,7 @@
 #include "hashtab.h"
 #include "relay.h"
 #include "server.h"
+#include "shared.h"
 #include "weft_errors.h"
 
 /* One node known to this weftd, linked (conn) or gone. */
@@ -25,7 +26,11 @@ typedef struct node {
     int64_t since;          /* unix time it linked, or went */
     uint64_t links;         /* NodeHellos accepted under its name */
     uint64_t heartbeats;    /* on its current link (NodeStatus too) */
-    Weft__NodeStatus st;    /* its last NodeStatus (zero: none yet) */
+    Weft__NodeStatus st;    /* its last NodeStatus (zero: none yet;
+                               its strings not kept: these are) */
+    enum weft_shared_state archive; /* what it found of archive_root */
+    char archive_path[WEFT_ARCHIVE_ROOT_MAX + 1];
+    char archive_error[512];
 } node;
 
 typedef struct weft_nodes {
@@ -146,6 +151,8 @@ static void send_ack(weft_conn *c)
     ack.server = (char *)PACKAGE_VERSION;
     ack.heartbeat = (uint32_t)c->d->cfg.cluster_heartbeat;
     ack.max_frame = (uint32_t)c->d->cfg.max_frame;
+    ack.archive_root = c->d->cfg.archive_root;
+    ack.archive_token = c->d->archive_token;
     env.msg_case = WEFT__ENVELOPE__MSG_NODE_HELLO_ACK;
     env.node_hello_ack = &ack;
     weft_conn_send_env(c, &env);
@@ -251,6 +258,8 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     n->links++;
     n->heartbeats = 0;
     memset(&n->st, 0, sizeof n->st);
+    n->archive = WEFT_SHARED_NONE;
+    n->archive_path[0] = n->archive_error[0] = 0;
     l->n = n;
     c->node = l;
     c->on_written = link_written;
@@ -290,6 +299,16 @@ static int on_node_status(weft_conn *c, const Weft__NodeStatus *st)
         n->st.recording = st->recording;
         n->st.events = st->events;
         n->st.written = st->written;
+        n->archive = WEFT_SHARED_NONE;
+        n->archive_path[0] = n->archive_error[0] = 0;
+        if (st->archive &&
+            st->archive->state <= WEFT__ARCHIVE_CHECK__STATE__UNUSABLE) {
+            n->archive = (enum weft_shared_state)st->archive->state;
+            snprintf(n->archive_path, sizeof n->archive_path, "%s",
+                     st->archive->path);
+            snprintf(n->archive_error, sizeof n->archive_error, "%s",
+                     st->archive->error);
+        }
     }
     return on_node_heartbeat(c);
 }
@@ -477,6 +496,9 @@ void weft_nodes_status(const weft_daemon *d, weft_status_node_fn fn,
             s.relayed = n->conn && n->conn->node
                             ? ((const node_link *)n->conn->node)->relays.used
                             : 0;
+            s.archive_state = weft_shared_state_name(n->archive);
+            s.archive_path = n->archive_path;
+            s.archive_error = n->archive_error;
             fn(&s, arg);
         }
 }

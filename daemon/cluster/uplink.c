@@ -17,6 +17,7 @@
 #include "frame.h"
 #include "mac.h"
 #include "nodes.h"
+#include "shared.h"
 #include "weft_errors.h"
 #include "worker.h"
 
@@ -33,6 +34,16 @@ typedef struct cred_job {
     char *cred;
     char err[256];
 } cred_job;
+
+/* A check of the head's archive_root (shared.h), on a thread of its own. */
+typedef struct check_job {
+    weft_work work;            /* first: the job is its work */
+    struct weft_uplink *u;     /* NULL once weftd stops */
+    char path[WEFT_ARCHIVE_ROOT_MAX + 1];
+    char token[WEFT_ARCHIVE_TOKEN_LEN + 1];
+    char node[WEFT_NODE_NAME_MAX + 1];
+    weft_shared_check out;     /* the worker's result */
+} check_job;
 
 typedef struct write_req {
     uv_write_t req;
@@ -56,6 +67,10 @@ typedef struct weft_uplink {
     uint32_t server_uid;       /* the Challenge's */
     cred_job *job;             /* while the credential is made */
     weft_worker *worker;       /* transient: the credential's thread */
+    check_job *check;          /* while the archive_root is checked */
+    weft_worker *check_worker; /* transient: its thread (a file system
+                                  that hangs holds no credential) */
+    weft_shared_check archive; /* what the last check found */
     uint64_t retry_ms;         /* the last wait between attempts */
     uint64_t last_heard;       /* uv_now() of the head's last frame */
     unsigned heartbeat;        /* seconds: the head's */
@@ -399,6 +414,76 @@ static void on_auth_ack(weft_uplink *u, const Weft__AuthAck *a)
         set_state(u, WEFT_UPLINK_JOINING);
 }
 
+static void check_work(weft_work *w)
+{
+    check_job *j = (check_job *)w;
+
+    weft_shared_check_run(j->path, j->token, j->node, &j->out);
+}
+
+static void check_done(weft_work *w)
+{
+    check_job *j = (check_job *)w;
+    weft_uplink *u = j->u;
+
+    if (u) {
+        u->check = NULL;
+        u->archive = j->out;
+        if (u->archive.state == WEFT_SHARED_OK)
+            weft_dlog(u->d, WEFT_LOG_INFO, "the head's archive_root is "
+                      "shared here: %s", u->archive.path);
+        else
+            weft_dlog(u->d, WEFT_LOG_WARNING, "the head's archive_root "
+                      "cannot be used here: %s", u->archive.error);
+    }
+    free(j);
+}
+
+/* The head has an archive_root at root (its mark holding token): does
+ * this node see it where it looks (its own archive_root, else root)? */
+static void check_archive(weft_uplink *u, const char *root,
+                          const char *token)
+{
+    weft_daemon *d = u->d;
+    const char *path = *d->cfg.archive_root ? d->cfg.archive_root : root;
+    check_job *j;
+
+    memset(&u->archive, 0, sizeof u->archive);
+    if (!*root)
+        return; /* WEFT_SHARED_NONE */
+    snprintf(u->archive.path, sizeof u->archive.path, "%s", path);
+    if (u->check) { /* the last check hangs: this one waits behind it */
+        u->archive.state = WEFT_SHARED_CHECKING;
+        return;
+    }
+    if (!(j = calloc(1, sizeof *j)) || strlen(path) >= sizeof j->path ||
+        path[0] != '/') {
+        free(j);
+        u->archive.state = WEFT_SHARED_UNUSABLE;
+        snprintf(u->archive.error, sizeof u->archive.error, "the head's "
+                 "archive_root '%.200s' is no absolute path of at most %d "
+                 "bytes", root, WEFT_ARCHIVE_ROOT_MAX);
+        return;
+    }
+    j->u = u;
+    snprintf(j->path, sizeof j->path, "%s", path);
+    snprintf(j->token, sizeof j->token, "%s", token);
+    snprintf(j->node, sizeof j->node, "%s", u->name);
+    if ((!u->check_worker &&
+         weft_worker_start(d->loop, 1, WEFT_WORKER_TRANSIENT,
+                           &u->check_worker) < 0) ||
+        weft_worker_submit(u->check_worker, &j->work, check_work,
+                           check_done) < 0) {
+        free(j);
+        u->archive.state = WEFT_SHARED_UNUSABLE;
+        snprintf(u->archive.error, sizeof u->archive.error, "no thread to "
+                 "check it");
+        return;
+    }
+    u->check = j;
+    u->archive.state = WEFT_SHARED_CHECKING;
+}
+
 static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
 {
     weft_daemon *d = u->d;
@@ -418,6 +503,7 @@ static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
               a->server, u->name, u->heartbeat);
     uv_timer_start(&u->timer, on_timer, (uint64_t)u->heartbeat * 1000,
                    (uint64_t)u->heartbeat * 1000);
+    check_archive(u, a->archive_root, a->archive_token);
     weft__forward_linked(d);
 }
 
@@ -591,6 +677,7 @@ static void send_status(weft_uplink *u)
     const weft_daemon *d = u->d;
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__NodeStatus st = WEFT__NODE_STATUS__INIT;
+    Weft__ArchiveCheck ac = WEFT__ARCHIVE_CHECK__INIT;
     weft_status_ingest in = { .bound = "" };
 
     if (d->status_src) {
@@ -598,6 +685,10 @@ static void send_status(weft_uplink *u)
         d->status_src->recording(d, add_trace, &st);
     }
     st.connections = in.conns;
+    ac.state = (Weft__ArchiveCheck__State)u->archive.state;
+    ac.path = (char *)u->archive.path;
+    ac.error = (char *)u->archive.error;
+    st.archive = &ac;
     env.msg_case = WEFT__ENVELOPE__MSG_NODE_STATUS;
     env.node_status = &st;
     send_env(u, &env);
@@ -715,6 +806,10 @@ void weft_uplink_stop(weft_daemon *d)
         u->job->u = NULL;
         u->job = NULL;
     }
+    if (u->check) {
+        u->check->u = NULL;
+        u->check = NULL;
+    }
     set_state(u, WEFT_UPLINK_STOPPED);
     weft_forward_stop(d);
     if (u->gai_out)
@@ -737,6 +832,9 @@ int weft_uplink_status(const weft_daemon *d, weft_status_head *out)
     out->since = u->since;
     out->links = u->links;
     out->forwarded = weft_forward_count(d);
+    out->archive_state = weft_shared_state_name(u->archive.state);
+    out->archive_path = u->archive.path;
+    out->archive_error = u->archive.error;
     return 1;
 }
 
