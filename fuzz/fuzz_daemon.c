@@ -216,6 +216,29 @@ static void link_journals(void)
 
 /* ---- replies ------------------------------------------------------------------ */
 
+static void send_env(peer *p, const Weft__Envelope *env);
+
+/* A node's link got a piece of an asker's answer (not its last): as a
+ * node does once its asker read it, it asks for the next. */
+static void node_answer(peer *p, const Weft__NodeRelay *r)
+{
+    Weft__Envelope *in = r->frame.len
+                             ? weft_frame_unpack(r->frame.data, r->frame.len)
+                             : NULL;
+
+    if (in && in->msg_case == WEFT__ENVELOPE__MSG_ANSWER &&
+        !in->answer->last && !r->closed) {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__NodeRelay more = WEFT__NODE_RELAY__INIT;
+        more.member = r->member;
+        more.more = 1;
+        env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+        env.node_relay = &more;
+        send_env(p, &env);
+    }
+    weft_frame_free_envelope(in);
+}
+
 static void on_reply(peer *p, const Weft__Envelope *env)
 {
     member *m = p->member >= 0 ? &members[p->member] : NULL;
@@ -255,6 +278,10 @@ static void on_reply(peer *p, const Weft__Envelope *env)
         CHECK(m->nacks < MAX_ACKS);
         m->acks[m->nacks++] = (ack){ (uint8_t)env->ack->definitions,
                                      env->ack->location, env->ack->seq };
+        break;
+    case WEFT__ENVELOPE__MSG_NODE_RELAY:
+        if (p->fd >= 0)
+            node_answer(p, env->node_relay);
         break;
     default:
         break;
@@ -628,7 +655,8 @@ static void do_goodbye(peer *p, cursor *in)
  * other connection): member 1 + bit 4 of how; bits 5-6: its Hello (rank
  * member - 1 of 2 in trace fz-relay, uid UID_A), a Heartbeat (member 2:
  * a weft command's Query of the catalog, as uid UID_A), its end
- * (closed), or bytes that are no Envelope. */
+ * (closed; member 2: `more`, its asker read), or bytes that are no
+ * Envelope. */
 static void do_node_relay(peer *p, uint8_t how)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, inner = WEFT__ENVELOPE__INIT;
@@ -669,7 +697,10 @@ static void do_node_relay(peer *p, uint8_t how)
         inner.heartbeat = &hb;
         break;
     case 2:
-        r.closed = 1;
+        if (r.member == 2)
+            r.more = 1;
+        else
+            r.closed = 1;
         break;
     default:
         r.frame.data = (uint8_t *)"\xff\xff\x01";

@@ -364,13 +364,18 @@ static void daemon_seeds(void)
     write_seed("fuzz_daemon", dname("relay"), &b);
 
     /* A node relays a weft command's Query (asker 2): its answer goes
-     * back on the link, piece by piece as the link drains. */
+     * back on the link, piece by piece as the node says its asker read
+     * (NodeRelay.more). */
     put_config(&b, 0);
     put_hello(&b, 0, 0, 0, 1);
     put_op(&b, 1, D_OTHER);
     put_byte(&b, 0x80 | 0x20 | 1);          /* NodeHello fz-a */
     put_op(&b, 1, D_OTHER);
     put_byte(&b, 0x80 | 0x30 | 0x0c | 1);   /* asker 2: Query */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x50 | 0x0c | 1);   /* asker 2: more */
+    put_op(&b, 1, D_OTHER);
+    put_byte(&b, 0x80 | 0x50 | 0x0c | 1);   /* and more */
     put_op(&b, 1, D_OTHER);
     put_byte(&b, 0x80 | 0x08 | 1);          /* the link's NodeStatus */
     write_seed("fuzz_daemon", dname("relay-query"), &b);

@@ -243,7 +243,31 @@ eve_on n2 "$WEFT" rm evetrace >"$TMP/rm.eve" 2>&1 || fail "weft rm as EVE on n2:
 "$WEFT" --catalog "$TMP/head/catalog.db" show evetrace >/dev/null 2>&1 &&
     fail "EVE's weft rm on n2 left her trace in the head's catalog"
 [ -e "$dir" ] && fail "EVE's weft rm on n2 left $dir"
-echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, removes one; --catalog names the node's own"
+# A user's questions on their way through a node are bounded as on the
+# head (max_questions_per_user, 4): four imports whose rows never come
+# hold four, the fifth is refused at once.
+cp "$WEFT_SRCDIR/tests/weftproto.py" "$TMP/pub/"
+out=$(eve_on n2 "$PY" - "$TMP/n2/weftd.sock" "$TMP/pub" <<'PY'
+import socket, sys, time
+sys.path.insert(0, sys.argv[2])
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, frame
+held = []
+for i in range(5):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    # Query { protocol_version, kind = IMPORT (3) }, no ImportTrace after
+    s.sendall(frame(enc_len(12, enc_uint(1, PROTOCOL_VERSION) + enc_uint(2, 3))))
+    held.append(s)
+    time.sleep(0.3)
+held[-1].settimeout(10)
+print(held[-1].recv(4096).decode("utf-8", "replace"))
+PY
+) || fail "the held imports through n2 failed: $out"
+case "$out" in
+*"you have 4 questions on their way to the head already (max_questions_per_user 4)"*) ;;
+*) fail "EVE's fifth question through n2: '$out'";;
+esac
+echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, removes one, four questions at once; --catalog names the node's own"
 
 # Processes killed on a node: the node sees them gone and says so, and
 # the head ends the trace as partial at once (not after its grace period

@@ -1,6 +1,7 @@
 /* forward.c - a node's processes, forwarded to its head (see forward.h). */
 #include "forward.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "frame.h"
 #include "hashtab.h"
 #include "procwatch.h"
+#include "reserve.h"
 #include "server.h"
 #include "weft_errors.h"
 
@@ -207,14 +209,30 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
     return 0;
 }
 
+/* Questions of uid on their way to the head (or answered). */
+static uint64_t askers_of(const weft_forward *fw, uint32_t uid)
+{
+    uint64_t n = 0;
+
+    for (size_t i = 0; i < fw->table.ncells; i++) {
+        fwd_cell *cell = weft_hashtab_at(&fw->table, i, sizeof *cell);
+        n += cell && cell->f->asker && cell->f->c &&
+             cell->f->c->peer_uid == uid;
+    }
+    return n;
+}
+
 /* The weft command's Query on this node's Unix socket: the head keeps
  * the catalog and answers it (its relayed answer goes back on c), or,
- * while there is no link, c is told so at once. */
+ * while there is no link, c is told so at once. A user has at most
+ * max_questions_per_user on their way, as on the head (each is one of
+ * the link's max_connections there). */
 static int on_query(weft_conn *c, const Weft__Query *q)
 {
     weft_daemon *d = c->d;
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     uint32_t head_max = weft__uplink_head_max(d);
+    uint64_t n;
     fwd *f;
     int rc;
 
@@ -225,6 +243,17 @@ static int on_query(weft_conn *c, const Weft__Query *q)
                        "says why); try again, or ask on the head",
                        d->cfg.cluster_head);
         return WEFT_ECONNECT;
+    }
+    if (d->forward && !weft_reserve_conn_is_admin(c) &&
+        (n = askers_of(d->forward, c->peer_uid)) >=
+            d->cfg.max_questions_per_user) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_QUESTIONS_PER_USER,
+                             WEFT_ELIMIT, "you have %" PRIu64 " questions "
+                             "on their way to the head already "
+                             "(max_questions_per_user %" PRIu64 "); ask "
+                             "again when they are done", n,
+                             d->cfg.max_questions_per_user);
+        return WEFT_ELIMIT;
     }
     env.msg_case = WEFT__ENVELOPE__MSG_QUERY;
     env.query = (Weft__Query *)q;
@@ -463,6 +492,24 @@ void weft__forward_unlinked(weft_daemon *d)
         d->forward->queue_full = 0; /* nothing is queued any more */
 }
 
+/* An asker's connection wrote what came of its answer: the head may
+ * send the next piece. */
+static void asker_drained(weft_conn *c)
+{
+    fwd *f = c->forward;
+    weft_daemon *d = c->d;
+
+    if (f && f->asker && f->sent && !f->told) {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+        r.member = f->id;
+        r.more = 1;
+        env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+        env.node_relay = &r;
+        weft__uplink_send(d, &env);
+    }
+}
+
 void weft__forward_from_head(weft_daemon *d, const Weft__NodeRelay *r)
 {
     fwd_cell *cell = d->forward ? weft_hashtab_find(&d->forward->table,
@@ -495,6 +542,8 @@ void weft__forward_from_head(weft_daemon *d, const Weft__NodeRelay *r)
             if (env->hello_ack->max_frame > c->member_max_frame)
                 c->member_max_frame = env->hello_ack->max_frame;
         }
+        if (cell->f->asker && env->msg_case == WEFT__ENVELOPE__MSG_ANSWER)
+            c->on_written = asker_drained; /* asks for the next piece */
         weft_conn_send_env(c, env);
         weft_frame_free_envelope(env);
     }

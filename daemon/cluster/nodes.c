@@ -158,31 +158,6 @@ static void send_ack(weft_conn *c)
     weft_conn_send_env(c, &env);
 }
 
-/* The link's writes are done: its relayed askers send their answers'
- * next pieces (ask.c), as they would once a socket of their own took
- * the last. */
-static void link_written(weft_conn *c)
-{
-    node_link *l = c->node;
-    weft_conn **v;
-    size_t n = 0;
-
-    if (!l || !l->relays.used ||
-        !(v = malloc(l->relays.used * sizeof *v)))
-        return;
-    /* A copy: an answer that ends closes its asker, which leaves the
-     * table. */
-    for (size_t i = 0; i < l->relays.ncells; i++) {
-        relay_cell *cell = weft_hashtab_at(&l->relays, i, sizeof *cell);
-        if (cell && cell->rc->on_written)
-            v[n++] = cell->rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (v[i]->on_written && !weft_conn_closing(v[i]))
-            v[i]->on_written(v[i]);
-    free(v);
-}
-
 static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
 {
     weft_daemon *d = c->d;
@@ -262,7 +237,6 @@ static int on_node_hello(weft_conn *c, const Weft__NodeHello *h)
     n->archive_path[0] = n->archive_error[0] = 0;
     l->n = n;
     c->node = l;
-    c->on_written = link_written;
     weft_conn_log(c, WEFT_LOG_INFO, "node %s linked (weftd %s, uid %u, "
                   "%s)", n->name, n->server, (unsigned)c->peer_uid,
                   c->is_unix ? "SO_PEERCRED" : "MUNGE");
@@ -412,6 +386,11 @@ static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
         return WEFT_EPROTO;
     }
     cell = weft_hashtab_find(&l->relays, r->member, sizeof *cell);
+    if (r->more) { /* its asker read: its answer's next piece (ask.c) */
+        if (cell && cell->rc->on_written && !weft_conn_closing(cell->rc))
+            cell->rc->on_written(cell->rc);
+        return 0;
+    }
     if (r->closed) {
         if (cell)
             weft_relay_ended(cell->rc, r->gone);

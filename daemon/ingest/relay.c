@@ -103,9 +103,19 @@ void weft__relay_send(weft_conn *rc, uint8_t *frame, size_t len)
     free(frame);
 }
 
+/* A weft command's question (relay.h) holds no link: it sends nothing
+ * its answer waits for (an import's rows come before it is paused), and
+ * its answer goes as the node says its asker read (NodeRelay.more). */
+static int is_asker(const weft_conn *rc)
+{
+    return rc->mode == WEFT_CONN_FRESH || rc->mode == WEFT_CONN_ASKING ||
+           rc->mode == WEFT_CONN_IMPORTING;
+}
+
 void weft__relay_update(weft_conn *rc)
 {
-    int hold = !weft_conn_closing(rc) && (rc->paused & HOLDING) != 0;
+    int hold = !weft_conn_closing(rc) && (rc->paused & HOLDING) != 0 &&
+               !is_asker(rc);
 
     if (hold == rc->relay_holding)
         return;

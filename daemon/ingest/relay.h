@@ -18,7 +18,10 @@
  * stops reading (WEFT_PAUSE_RELAY, counted over its members), so that
  * its frames are still taken in the order the node sent them; a member
  * that said Goodbye or is stopping holds nothing: what the node relays
- * for it after that is dropped.
+ * for it after that is dropped. A weft command's question relayed from
+ * the node's Unix socket (its first frame a Query: an asker) holds no
+ * link either: its answer's pieces go as the node says its asker read
+ * the last (NodeRelay.more calls its on_written, ask.c).
  *
  * A relayed member is closed as any connection (weft_conn_close): the
  * session lets go of it, the node is told (NodeRelay `closed`, unless
