@@ -237,12 +237,18 @@ on_n1 setpriv --reuid="$EVE" --regid=nogroup --clear-groups -- "$WEFT" \
 grep -q "evetrace" "$TMP/list.n1" && fail "n1's own catalog answered with the head's: $(cat "$TMP/list.n1")"
 on_n1 "$WEFT" --catalog "$TMP/n1/catalog.db" list | grep -q " treerun " ||
     fail "n1's own catalog lacks its process tree"
+# the archive, in the head's archive_root (shared): EVE verifies it on n2
+eve_on n2 "$WEFT" verify evetrace >"$TMP/verify.eve" 2>&1 ||
+    fail "weft verify as EVE on n2: $(cat "$TMP/verify.eve")"
+grep -q "^OK evetrace: " "$TMP/verify.eve" || fail "weft verify on n2: $(cat "$TMP/verify.eve")"
 # EVE removes her trace through n2: it is gone from the head
 dir=$("$WEFT" --catalog "$TMP/head/catalog.db" path evetrace)
 eve_on n2 "$WEFT" rm evetrace >"$TMP/rm.eve" 2>&1 || fail "weft rm as EVE on n2: $(cat "$TMP/rm.eve")"
 "$WEFT" --catalog "$TMP/head/catalog.db" show evetrace >/dev/null 2>&1 &&
     fail "EVE's weft rm on n2 left her trace in the head's catalog"
 [ -e "$dir" ] && fail "EVE's weft rm on n2 left $dir"
+[ -z "$(find "$TMP/shared" -maxdepth 1 -name 'evetrace-*')" ] ||
+    fail "EVE's weft rm on n2 left her archive in the head's archive_root"
 # A user's questions on their way through a node are bounded as on the
 # head (max_questions_per_user, 4): four imports whose rows never come
 # hold four, the fifth is refused at once.
@@ -267,7 +273,7 @@ case "$out" in
 *"you have 4 questions on their way to the head already (max_questions_per_user 4)"*) ;;
 *) fail "EVE's fifth question through n2: '$out'";;
 esac
-echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, removes one, four questions at once; --catalog names the node's own"
+echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, verifies one in the shared archive_root and removes it, four questions at once; --catalog names the node's own"
 
 # Processes killed on a node: the node sees them gone and says so, and
 # the head ends the trace as partial at once (not after its grace period
