@@ -404,6 +404,33 @@ static void keep_private(weft_daemon *d, const char *traces)
     }
 }
 
+/* weftd writes the archives in [cluster] archive_root as itself: one
+ * another user owns or may write in could have weftd write elsewhere
+ * (its KEY directories renamed, links put in their place). 1, or 0 after
+ * saying why not. */
+static int archive_root_is_weftds(weft_daemon *d)
+{
+    const char *root = d->cfg.archive_root;
+    struct stat st;
+
+    if (lstat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        weft_dlog(d, WEFT_LOG_ERROR, "[cluster] archive_root = %s: not a "
+                  "directory (a symbolic link? name the directory itself)",
+                  root);
+        return 0;
+    }
+    if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+        weft_dlog(d, WEFT_LOG_ERROR, "[cluster] archive_root = %s: owned by "
+                  "uid %u, mode %o: it must be weftd's own (uid %u) and "
+                  "writable by no one else, or another user could have "
+                  "weftd write its archives elsewhere (chown it to weftd's "
+                  "user, chmod 711)", root, (unsigned)st.st_uid,
+                  (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+        return 0;
+    }
+    return 1;
+}
+
 /* Creates the spool and checks that the catalog opens, so that a bad
  * setup fails at start with a clear message. */
 static int prepare_storage(weft_daemon *d)
@@ -430,6 +457,8 @@ static int prepare_storage(weft_daemon *d)
                   strerror(errno));
         return -1;
     }
+    if (*d->cfg.archive_root && !archive_root_is_weftds(d))
+        return -1;
     if (*d->cfg.archive_root && !*d->cfg.cluster_head) {
         /* a head's: its nodes look for it (shared.h); a node's names
          * where it sees its head's */

@@ -83,6 +83,15 @@ refused rel/dir "[cluster] archive_root = 'rel/dir': expected an absolute path"
 touch "$TMP/a-file"
 refused "$TMP/a-file/x" archive_root "$TMP/a-file/x"
 [ -e "$TMP/a-file/x" ] && fail "weftd made $TMP/a-file/x"
+# a root another user owns, or may write in, or a link: refused (that
+# user could have weftd write its archives elsewhere)
+mkdir "$TMP/users-root" && chown "$A" "$TMP/users-root"
+refused "$TMP/users-root" "[cluster] archive_root = $TMP/users-root: owned by uid $A_UID, mode 755: it must be weftd's own"
+mkdir -m 777 "$TMP/open-root"
+chmod 777 "$TMP/open-root"
+refused "$TMP/open-root" "[cluster] archive_root = $TMP/open-root: owned by uid 0, mode 777"
+ln -s "$TMP/open-root" "$TMP/link-root"
+refused "$TMP/link-root" "[cluster] archive_root = $TMP/link-root: not a directory (a symbolic link?"
 
 # ---- root's traces -------------------------------------------------------
 start_weftd --config "$CONF"
