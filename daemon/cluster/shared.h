@@ -8,9 +8,9 @@
  * and says its archive_root and the token in its NodeHelloAck; the node
  * reads the file where it sees that root (its own archive_root, else the
  * head's path), then makes and removes a directory there. It does so on
- * a thread of its own (a file system that hangs holds no loop), once per
- * link; its NodeStatus says what it found, and both sides' `weft status`
- * show it.
+ * a thread of its own (a file system that hangs holds no loop), at each
+ * link and every WEFT_SHARED_RECHECK_S while linked; its NodeStatus says
+ * what it found, and both sides' `weft status` show it.
  */
 #ifndef WEFT_SHARED_H
 #define WEFT_SHARED_H
@@ -20,6 +20,8 @@
 #include "weftd_config.h"
 
 #define WEFT_ARCHIVE_MARK ".weft-head"
+/* Seconds between a node's checks while linked. */
+#define WEFT_SHARED_RECHECK_S 60
 /* Hexadecimal digits of the head's token. */
 #define WEFT_ARCHIVE_TOKEN_LEN 32
 

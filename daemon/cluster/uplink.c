@@ -71,6 +71,9 @@ typedef struct weft_uplink {
     weft_worker *check_worker; /* transient: its thread (a file system
                                   that hangs holds no credential) */
     weft_shared_check archive; /* what the last check found */
+    char head_root[WEFT_ARCHIVE_ROOT_MAX + 1]; /* the head's, and its */
+    char head_token[WEFT_ARCHIVE_TOKEN_LEN + 1]; /* token (NodeHelloAck) */
+    uint64_t checked_at;       /* uv_now() of the last check's start */
     uint64_t retry_ms;         /* the last wait between attempts */
     uint64_t last_heard;       /* uv_now() of the head's last frame */
     unsigned heartbeat;        /* seconds: the head's */
@@ -427,9 +430,13 @@ static void check_done(weft_work *w)
     weft_uplink *u = j->u;
 
     if (u) {
+        int same = u->archive.state == j->out.state &&
+                   strcmp(u->archive.error, j->out.error) == 0;
         u->check = NULL;
         u->archive = j->out;
-        if (u->archive.state == WEFT_SHARED_OK)
+        if (same)
+            ; /* said already */
+        else if (u->archive.state == WEFT_SHARED_OK)
             weft_dlog(u->d, WEFT_LOG_INFO, "the head's archive_root is "
                       "shared here: %s", u->archive.path);
         else
@@ -439,20 +446,27 @@ static void check_done(weft_work *w)
     free(j);
 }
 
-/* The head has an archive_root at root (its mark holding token): does
- * this node see it where it looks (its own archive_root, else root)? */
-static void check_archive(weft_uplink *u, const char *root,
-                          const char *token)
+/* The head has an archive_root (u->head_root; its mark holding
+ * u->head_token): does this node see it where it looks (its own
+ * archive_root, else the head's)? At each link and every
+ * WEFT_SHARED_RECHECK_S while linked (a file system unmounted since). */
+static void check_archive(weft_uplink *u)
 {
     weft_daemon *d = u->d;
+    const char *root = u->head_root, *token = u->head_token;
     const char *path = *d->cfg.archive_root ? d->cfg.archive_root : root;
     check_job *j;
 
-    memset(&u->archive, 0, sizeof u->archive);
-    if (!*root)
-        return; /* WEFT_SHARED_NONE */
+    u->checked_at = uv_now(d->loop);
+    if (!*root) {
+        memset(&u->archive, 0, sizeof u->archive); /* WEFT_SHARED_NONE */
+        return;
+    }
+    if (u->archive.state == WEFT_SHARED_NONE)
+        u->archive.state = WEFT_SHARED_CHECKING; /* (else: the last, until
+                                                    this one says) */
     snprintf(u->archive.path, sizeof u->archive.path, "%s", path);
-    if (u->check) { /* the last check hangs: this one waits behind it */
+    if (u->check) { /* the last check hangs: it says when it is done */
         u->archive.state = WEFT_SHARED_CHECKING;
         return;
     }
@@ -481,7 +495,6 @@ static void check_archive(weft_uplink *u, const char *root,
         return;
     }
     u->check = j;
-    u->archive.state = WEFT_SHARED_CHECKING;
 }
 
 static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
@@ -503,7 +516,10 @@ static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
               a->server, u->name, u->heartbeat);
     uv_timer_start(&u->timer, on_timer, (uint64_t)u->heartbeat * 1000,
                    (uint64_t)u->heartbeat * 1000);
-    check_archive(u, a->archive_root, a->archive_token);
+    snprintf(u->head_root, sizeof u->head_root, "%s", a->archive_root);
+    snprintf(u->head_token, sizeof u->head_token, "%s", a->archive_token);
+    memset(&u->archive, 0, sizeof u->archive);
+    check_archive(u);
     weft__forward_linked(d);
 }
 
@@ -710,6 +726,9 @@ static void on_timer(uv_timer_t *t)
                         WEFT_NODE_SILENT_BEATS);
         else
             send_status(u);
+        if (!u->check &&
+            uv_now(u->d->loop) - u->checked_at >= WEFT_SHARED_RECHECK_S * 1000)
+            check_archive(u);
         break;
     case WEFT_UPLINK_CONNECTING:
     case WEFT_UPLINK_CHALLENGED:
