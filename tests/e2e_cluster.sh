@@ -20,6 +20,8 @@
 #  - weft on a node asks the head's catalog (root: all of it, a user:
 #    their traces, removed through the node), the node's own with
 #    --catalog naming it; refused at once while the head is down;
+#  - one user's flood through a node (its link slowed) holds back that
+#    user's connections alone (a share of the link's queue);
 #  - a node's weftd SIGKILLed mid-run and the head SIGKILLed mid-run:
 #    the processes connect again, resume, and the archive is exact;
 #  - a user's process posing as a node (a credential of its own uid), a
@@ -274,6 +276,41 @@ case "$out" in
 *) fail "EVE's fifth question through n2: '$out'";;
 esac
 echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her traces only, verifies one in the shared archive_root and removes it, four questions at once; --catalog names the node's own"
+
+# One user's flood through a node does not stop another user's processes
+# there: a user's share of the link's queue is an eighth of max_buffered
+# (n2 restarted with 1 MiB, its link slowed to 2 Mbit/s so that frames
+# wait): EVE's connections alone are paused, root's trace is exact.
+kill -TERM "${PID[n2]}"
+wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set max_buffered=1048576
+until_ 20 "n2 linked again" head_is n2 linked
+if ip netns exec "$P-n2" tc qdisc add dev eth0 root tbf rate 2mbit \
+    burst 64kbit latency 5s 2>"$TMP/tc.err"; then
+    ip netns exec "$P-n2" env RAWPEER_PID=$$ timeout 60 setpriv \
+        --reuid="$EVE" --regid=nogroup --clear-groups -- "$RAWPEER" \
+        "unix:$TMP/n2/weftd.sock" flood eveflood >"$TMP/flood.out" 2>&1 &
+    flood=$!
+    until_ 20 "n2 pausing EVE's flood for her share" grep -q \
+        "uid $EVE_UID has [0-9]* bytes waiting to be written to the head (an eighth of max_buffered): its forwarded connections paused" \
+        "$TMP/n2.log"
+    demo_on n2 fair -p 1 -t 2 -n 1000
+    demos_done
+    exact fair 1
+    wait "$flood" || fail "EVE's flood: $(cat "$TMP/flood.out")"
+    grep -q "^blocked after" "$TMP/flood.out" ||
+        fail "EVE's flood was not held back: $(cat "$TMP/flood.out")"
+    grep -q "wait to be written to the head: forwarded connections paused" \
+        "$TMP/n2.log" && fail "EVE's flood paused every user's connections on n2"
+    ip netns exec "$P-n2" tc qdisc del dev eth0 root
+    echo "ok: one user's flood through a node holds back only that user"
+else
+    echo "SKIP: no tbf queueing discipline to slow a link ($(cat "$TMP/tc.err")): a user's share of a node's link not checked"
+fi
+kill -TERM "${PID[n2]}"
+wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
+weftd_in n2 --set "head=$HEAD" --set node_name=n2
+until_ 20 "n2 linked again" head_is n2 linked
 
 # Processes killed on a node: the node sees them gone and says so, and
 # the head ends the trace as partial at once (not after its grace period

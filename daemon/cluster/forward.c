@@ -11,6 +11,7 @@
 #include "procwatch.h"
 #include "reserve.h"
 #include "server.h"
+#include "uidmap.h"
 #include "weft_errors.h"
 
 /* How long a forwarded connection's end waits for its process to be
@@ -36,7 +37,16 @@ typedef struct fwd {
     int waits_queue;        /* paused: the link's queue is full */
     int told;               /* the head ended it: no `closed` back */
     int asker;              /* the weft command's Query, not a process */
+    int waits_user;         /* paused: its user's share is full */
+    uint32_t uid;           /* its user, as the head is told */
 } fwd;
+
+/* A user's share of the link's queue. */
+typedef struct share {
+    uint32_t uid;           /* first: uidmap.h */
+    uint64_t queued;        /* bytes of theirs not written yet */
+    int full;               /* their connections are paused */
+} share;
 
 typedef struct fwd_cell {
     uint32_t key;           /* fwd.id (never 0) */
@@ -50,6 +60,7 @@ typedef struct weft_forward {
     uv_timer_t gone_timer;  /* while ends wait for their processes */
     int have_timer;
     size_t ending;          /* such ends */
+    weft_uidmap shares;     /* share cells, of users with bytes queued */
 } weft_forward;
 
 int weft_forward_init(weft_daemon *d)
@@ -69,14 +80,15 @@ static void forget(weft_forward *fw, fwd *f)
     free(f);
 }
 
-/* Reading from f's connection stops while it waits for the link or for
- * the link's queue, and goes on when it waits for neither. */
+/* Reading from f's connection stops while it waits for the link, for
+ * the link's queue or for its user's share of it, and goes on when it
+ * waits for none. */
 static void set_wait(fwd *f, int *flag, int on)
 {
-    int before = f->waits_link || f->waits_queue;
+    int before = f->waits_link || f->waits_queue || f->waits_user;
 
     *flag = on;
-    if (before == (f->waits_link || f->waits_queue))
+    if (before == (f->waits_link || f->waits_queue || f->waits_user))
         return;
     if (before)
         weft_conn_resume(f->c);
@@ -102,7 +114,7 @@ static int send_relay(weft_daemon *d, fwd *f, const uint8_t *bytes,
     }
     env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
     env.node_relay = &r;
-    return weft__uplink_send(d, &env);
+    return weft__uplink_send_of(d, &env, f->uid);
 }
 
 /* Packs env without its length prefix into *out (free it). Its length,
@@ -185,6 +197,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
     weft_daemon *d = c->d;
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     weft_forward *fw = d->forward;
+    share *s;
     fwd *f;
     int rc;
 
@@ -193,6 +206,7 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
     if (!(f = fwd_new(c, &env)))
         return WEFT_ENOMEM;
     c->peer_uid = uid; /* what the head is told (the kernel's, MUNGE's) */
+    f->uid = uid;
     f->pid = h->pid;
     f->watched = weft_proc_watchable(c, h, uid, &f->start);
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL)) < 0)
@@ -202,6 +216,8 @@ static int on_hello(weft_conn *c, const Weft__Hello *h, uint32_t uid)
                   (unsigned)f->id);
     if (fw->queue_full)
         set_wait(f, &f->waits_queue, 1);
+    if ((s = weft_uidmap_lookup(&fw->shares, uid, sizeof *s)) && s->full)
+        set_wait(f, &f->waits_user, 1); /* its user's share is full */
     send_hello(d, f);
     if (!f->sent) /* no link yet: its next frames wait with it */
         set_wait(f, &f->waits_link, 1);
@@ -260,6 +276,7 @@ static int on_query(weft_conn *c, const Weft__Query *q)
     if (!(f = fwd_new(c, &env)))
         return WEFT_ENOMEM;
     f->asker = 1;
+    f->uid = c->peer_uid;
     f->pid = c->peer_pid;
     f->head_max = head_max;
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_QUERY, NULL)) < 0)
@@ -553,6 +570,52 @@ void weft__forward_from_head(weft_daemon *d, const Weft__NodeRelay *r)
     }
 }
 
+/* Pauses (on) or resumes uid's forwarded processes for its share. */
+static void share_wait(weft_forward *fw, uint32_t uid, int on)
+{
+    for (size_t i = 0; i < fw->table.ncells; i++) {
+        fwd_cell *cell = weft_hashtab_at(&fw->table, i, sizeof *cell);
+        if (cell && cell->f->c && !cell->f->asker && cell->f->uid == uid)
+            set_wait(cell->f, &cell->f->waits_user, on);
+    }
+}
+
+void weft__forward_queued(weft_daemon *d, uint32_t uid, size_t bytes)
+{
+    weft_forward *fw = d->forward;
+    share *s = fw ? weft_uidmap_get(&fw->shares, uid, sizeof *s) : NULL;
+
+    if (!s)
+        return; /* out of memory: the queue's bound still holds */
+    s->queued += bytes;
+    if (s->full || s->queued <= d->cfg.max_buffered / 8)
+        return;
+    s->full = 1;
+    weft_dlog(d, WEFT_LOG_DEBUG, "uid %u has %llu bytes waiting to be "
+              "written to the head (an eighth of max_buffered): its "
+              "forwarded connections paused", (unsigned)uid,
+              (unsigned long long)s->queued);
+    share_wait(fw, uid, 1);
+}
+
+void weft__forward_written(weft_daemon *d, uint32_t uid, size_t bytes)
+{
+    weft_forward *fw = d->forward;
+    size_t i = fw ? weft_uidmap_find(&fw->shares, uid, sizeof(share)) : 0;
+    share *s;
+
+    if (!fw || i >= fw->shares.n ||
+        (s = weft_uidmap_at(&fw->shares, i, sizeof *s))->uid != uid)
+        return;
+    s->queued = s->queued > bytes ? s->queued - bytes : 0;
+    if (s->full && s->queued <= d->cfg.max_buffered / 16) {
+        s->full = 0;
+        share_wait(fw, uid, 0);
+    }
+    if (!s->queued && !s->full)
+        weft_uidmap_remove(&fw->shares, i, sizeof *s);
+}
+
 void weft__forward_drained(weft_daemon *d, size_t queued)
 {
     weft_forward *fw = d->forward;
@@ -596,6 +659,7 @@ void weft_forward_free(weft_daemon *d)
         }
     }
     weft_hashtab_free(&fw->table);
+    weft_uidmap_free(&fw->shares);
     free(fw);
     d->forward = NULL;
 }

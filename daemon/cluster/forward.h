@@ -19,7 +19,10 @@
  * link ends are disconnected: they connect again and resume from what
  * the head holds. While more than half of max_buffered waits to be
  * written to the head, the forwarded connections are not read; they are
- * again once a quarter is left. Loop thread.
+ * again once a quarter is left. One user's share of that queue is an
+ * eighth of max_buffered: while more of the user's frames wait, that
+ * user's connections alone are not read (again below a sixteenth), so
+ * that one user's flood does not stop the others'. Loop thread.
  */
 #ifndef WEFT_FORWARD_H
 #define WEFT_FORWARD_H
@@ -53,6 +56,13 @@ void weft_forward_free(weft_daemon *d);
 /* uplink.c's link, for forward.c: sends env to the head (0, or -1 when
  * not linked or the link failed), and the bytes waiting to be written. */
 int weft__uplink_send(weft_daemon *d, const Weft__Envelope *env);
+/* The same for a frame of uid's process: counted in uid's share of the
+ * link's queue (weft__forward_queued) until written
+ * (weft__forward_written, also when the link ends). */
+int weft__uplink_send_of(weft_daemon *d, const Weft__Envelope *env,
+                         uint32_t uid);
+void weft__forward_queued(weft_daemon *d, uint32_t uid, size_t bytes);
+void weft__forward_written(weft_daemon *d, uint32_t uid, size_t bytes);
 size_t weft__uplink_queued(const weft_daemon *d);
 /* The head's max_frame while linked (its NodeHelloAck's), else 0. */
 uint32_t weft__uplink_head_max(const weft_daemon *d);

@@ -48,6 +48,9 @@ typedef struct check_job {
 typedef struct write_req {
     uv_write_t req;
     uint8_t *frame;
+    size_t bytes;
+    uint32_t uid;              /* whose frame it is (owned) */
+    int owned;                 /* counted in forward.c's share of uid */
 } write_req;
 
 typedef struct weft_uplink {
@@ -240,6 +243,8 @@ static void on_write(uv_write_t *req, int status)
     write_req *w = (write_req *)req;
     weft_uplink *u = req->handle->data;
 
+    if (w->owned) /* before the drain: shares first */
+        weft__forward_written(u->d, w->uid, w->bytes);
     free(w->frame);
     free(w);
     if (status < 0 && status != UV_ECANCELED &&
@@ -249,9 +254,11 @@ static void on_write(uv_write_t *req, int status)
         weft__forward_drained(u->d, weft__uplink_queued(u->d));
 }
 
-/* Sends env, sealed with the link's MAC once it has one. 0, or the
- * link failed. */
-static int send_env(weft_uplink *u, const Weft__Envelope *env)
+/* Sends env, sealed with the link's MAC once it has one; owned: a frame
+ * of uid's, counted in uid's share of the queue until it is written. 0,
+ * or the link failed. */
+static int send_env_of(weft_uplink *u, const Weft__Envelope *env,
+                       int owned, uint32_t uid)
 {
     write_req *w = malloc(sizeof *w);
     uint8_t *frame = NULL;
@@ -267,6 +274,9 @@ static int send_env(weft_uplink *u, const Weft__Envelope *env)
     if (u->mac)
         n = (ssize_t)weft_mac_seal_in_place(u->mac, frame, (size_t)n);
     w->frame = frame;
+    w->bytes = (size_t)n;
+    w->uid = uid;
+    w->owned = 0;
     buf = uv_buf_init((char *)frame, (unsigned)n);
     if (uv_write(&w->req, (uv_stream_t *)&u->tcp, &buf, 1, on_write) != 0) {
         free(frame);
@@ -274,7 +284,16 @@ static int send_env(weft_uplink *u, const Weft__Envelope *env)
         link_failed(u, "cannot write to the head");
         return -1;
     }
+    if (owned) { /* (uv_write calls on_write later, never inside) */
+        w->owned = 1;
+        weft__forward_queued(u->d, uid, w->bytes);
+    }
     return 0;
+}
+
+static int send_env(weft_uplink *u, const Weft__Envelope *env)
+{
+    return send_env_of(u, env, 0, 0);
 }
 
 /* ---- the handshake ---- */
@@ -750,6 +769,16 @@ int weft__uplink_send(weft_daemon *d, const Weft__Envelope *env)
     if (!u || u->state != WEFT_UPLINK_LINKED)
         return -1;
     return send_env(u, env);
+}
+
+int weft__uplink_send_of(weft_daemon *d, const Weft__Envelope *env,
+                         uint32_t uid)
+{
+    weft_uplink *u = d->uplink;
+
+    if (!u || u->state != WEFT_UPLINK_LINKED)
+        return -1;
+    return send_env_of(u, env, 1, uid);
 }
 
 uint32_t weft__uplink_head_max(const weft_daemon *d)
