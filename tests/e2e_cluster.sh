@@ -491,7 +491,40 @@ esac
 sleep 1.2
 head_is n1 linked || fail "a process's big frame ended n1's link"
 [ "$(head_of n1 links)" = 1 ] || fail "n1's link was made again: $(head_of n1 links) links"
-echo "ok: a frame the head would refuse is refused on its node, the link stays"
+# So is a weft import's rows of 5 MB through n1 (the head's max_frame
+# is 4 MiB), and n1 says why.
+out=$(eve_on n1 "$PY" - "$TMP/n1/weftd.sock" "$TMP/pub" <<'PY'
+import socket, sys
+sys.path.insert(0, sys.argv[2])
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, frame
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(frame(enc_len(12, enc_uint(1, PROTOCOL_VERSION) + enc_uint(2, 3))))
+# Envelope { import_trace = 14 } of 5 MB: what weftd checks first is its
+# size (it may refuse before it has read all of it)
+try:
+    s.sendall(frame(enc_len(14, enc_len(1, b"x" * 5000000))))
+except OSError:
+    pass
+s.settimeout(20)
+out = b""
+while True:
+    try:
+        b = s.recv(65536)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+print(out.decode("utf-8", "replace"))
+PY
+)
+case "$out" in
+*"frame of "*" bytes: the head takes at most 4194304 (its max_frame is below this node's)"*) ;;
+*) fail "an import too big for the head, through n1: '$out'";;
+esac
+head_is n1 linked || fail "an import too big for the head ended n1's link"
+echo "ok: a frame the head would refuse is refused on its node (a process's, an import's), the link stays"
 
 # A node SIGKILLed and back.
 kill -KILL "${PID[n2]}"

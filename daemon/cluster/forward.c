@@ -282,12 +282,12 @@ static int on_query(weft_conn *c, const Weft__Query *q)
     if ((rc = weft_conn_event(c, WEFT_CONN_EV_QUERY, NULL)) < 0)
         return rc;
     if (q->kind == WEFT__QUERY__KIND__IMPORT) {
-        /* its rows follow in one frame, as large as the head takes */
+        /* its rows follow in one frame of up to max_frame, as on the
+         * head (ask.c); one larger than the head takes is refused
+         * saying so (on_frame) */
         if ((rc = weft_conn_event(c, WEFT_CONN_EV_IMPORT_QUERY, NULL)) < 0)
             return rc;
-        c->reader.max_frame = d->cfg.max_frame < head_max
-                                  ? (uint32_t)d->cfg.max_frame
-                                  : head_max;
+        c->reader.max_frame = (uint32_t)d->cfg.max_frame;
     } else {
         weft_conn_pause(c); /* nothing more comes: the answer goes */
     }
