@@ -30,7 +30,8 @@
 #  - a user holding the head's address while it is down (a fake head
 #    claiming that user's uid, or the head's, whose credential it cannot
 #    read) is refused by a node before the node says anything of itself;
-#  - the head SIGKILLed: its nodes notice at once, wait, and link again
+#  - the head SIGKILLed: its nodes notice at once (a question on its way
+#    through a node is told the link ended), wait, and link again
 #    when it is back; a node SIGKILLed and back: linked again; a node cut
 #    off (its bridge port down): the head marks it gone and the node
 #    stops believing in its link after three heartbeats, and it links
@@ -415,8 +416,27 @@ kill -TERM "${PID[dup]}"
 wait_gone "${PID[dup]}" 15 || fail "the second n2's weftd did not stop"
 echo "ok: a user's process, no credential, a Hello on a link, a bad name, another key, a name taken: refused"
 
-# The head SIGKILLed: the nodes notice, wait, and link again.
+# The head SIGKILLed: the nodes notice, wait, and link again; a
+# question on its way through n2 (an import whose rows are still to
+# come) is told the link ended.
+eve_on n2 "$PY" - "$TMP/n2/weftd.sock" "$TMP/pub" >"$TMP/asking.out" 2>&1 <<'PY' &
+import socket, sys
+sys.path.insert(0, sys.argv[2])
+from weftproto import PROTOCOL_VERSION, enc_len, enc_uint, frame
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(frame(enc_len(12, enc_uint(1, PROTOCOL_VERSION) + enc_uint(2, 3))))
+print("asked", flush=True)
+s.settimeout(25)
+print(s.recv(4096).decode("utf-8", "replace"))
+PY
+asking=$!
+until_ 10 "EVE's question on its way through n2" grep -q asked "$TMP/asking.out"
+sleep 0.5
 kill -KILL "${PID[head]}"
+wait "$asking" || fail "EVE's question through n2: $(cat "$TMP/asking.out")"
+grep -q "the link to the head ended before it answered; try again" \
+    "$TMP/asking.out" || fail "EVE's question through n2 when the head died: $(cat "$TMP/asking.out")"
 head_not() { [ "$(head_of "$1" state)" != "$2" ]; }
 for n in n1 n2 n3; do
     until_ 10 "$n noticing its head gone" head_not "$n" linked
