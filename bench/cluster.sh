@@ -188,22 +188,36 @@ weftd_in - "$TMP/single" --listen 127.0.0.1:0
 SINGLE_PID=$WPID
 
 echo "$BENCH: $NODES nodes x $RANKS ranks, $BATCHES batches x $EVENTS events each: $EV events per trace"
+# Bytes the head's interface received so far.
+head_rx() {
+    ip -n "$P-head" -s -j link show eth0 | /usr/bin/python3 -c \
+        'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["bytes"])'
+}
+# measure TRACE CATALOG TARGETS...: drives the clients at TARGETS as
+# TRACE until every batch was acked (wall: seconds), waits until
+# CATALOG says TRACE is complete (after: seconds after that), then
+# stops the sampler.
+measure() {
+    local trace=$1 cat=$2 t1
+    shift 2
+    wall=$(drive "$trace" "$@") || exit 1
+    t1=$(date +%s.%N)
+    complete "$cat" "$trace"
+    after=$(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
+}
 for r in $(seq 1 "$ROUNDS"); do
     # The cluster.
-    rx0=$(ip -n "$P-head" -s -j link show eth0 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["bytes"])')
+    rx0=$(head_rx)
     h0=$(cpu_seconds "$HEAD_PID")
     n0=$(cpu_seconds "${NODE_PIDS[@]}")
     rm -f "$TMP/maxconn"
     sample_max "$HEAD_PID" "${NODE_PIDS[@]}" &
     SAMPLER=$!
-    wall=$(drive "cl$r" "${TARGETS[@]}") || exit 1
-    t1=$(date +%s.%N)
-    complete "$TMP/head/catalog.db" "cl$r"
-    after=$(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-    kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
+    measure "cl$r" "$TMP/head/catalog.db" "${TARGETS[@]}"
     h1=$(cpu_seconds "$HEAD_PID")
     n1=$(cpu_seconds "${NODE_PIDS[@]}")
-    rx1=$(ip -n "$P-head" -s -j link show eth0 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["bytes"])')
+    rx1=$(head_rx)
     awk -v w="$wall" -v a="$after" -v ev="$EV" -v h="$(awk -v x="$h0" -v y="$h1" 'BEGIN{print y-x}')" \
         -v n="$(awk -v x="$n0" -v y="$n1" 'BEGIN{print y-x}')" \
         -v rx=$((rx1 - rx0)) -v mc="$(cat "$TMP/maxconn" 2>/dev/null || echo 0)" \
@@ -218,11 +232,7 @@ for r in $(seq 1 "$ROUNDS"); do
     SAMPLER=$!
     SINGLE=()
     for i in $(seq 1 "$NODES"); do SINGLE+=("-=$TMP/single/weftd.sock"); done
-    wall=$(drive "one$r" "${SINGLE[@]}") || exit 1
-    t1=$(date +%s.%N)
-    complete "$TMP/single/catalog.db" "one$r"
-    after=$(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-    kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
+    measure "one$r" "$TMP/single/catalog.db" "${SINGLE[@]}"
     s1=$(cpu_seconds "$SINGLE_PID")
     awk -v w="$wall" -v a="$after" -v ev="$EV" -v s="$(awk -v x="$s0" -v y="$s1" 'BEGIN{print y-x}')" \
         -v mc="$(cat "$TMP/maxconn" 2>/dev/null || echo 0)" \
