@@ -55,14 +55,17 @@ for l, rs in locs.items():
     if l != main[0]:
         continue
     # All the computing is outside traced calls, the reads are within
-    # split's waits (from before waking the helper to after the read)
-    # and take the helper's 6 x 40 ms at least, and the two account for
-    # the thread's time (a moment the thread was not run between a read
-    # and split's clock is the one's or the other's).
+    # split's waits (from before waking the helper to after the read),
+    # and the two account for the thread's time (a moment the thread was
+    # not run between a read and split's clock is the one's or the
+    # other's). The helper's 6 x 40 ms sleeps start when it wakes, which
+    # may be before the read's wrapper takes its first time (a loaded
+    # machine, the sanitizers: 0.238 s once), so the reads hold most of
+    # them, not all: half is far from none (reads counted as outside).
     o = out[0]["excl_s"]
     rd = [r["excl_s"] for r in rs if r["region"] == "read"][0]
     assert o >= computed - 0.002, (o, computed)
-    assert 0.240 - 0.002 <= rd <= waited + 0.002, (rd, waited)
+    assert 0.120 <= rd <= waited + 0.002, (rd, waited)
     assert abs(o + rd - computed - waited) <= 0.005 + 0.02 * (computed + waited), \
         (o, rd, computed, waited)
     print("main: outside %.4f s (computed %.4f s), read %.4f s (waited %.4f s)"
