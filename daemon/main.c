@@ -33,6 +33,7 @@
 #include "status.h"
 #include "trace.h"
 #include "forward.h"
+#include "parts.h"
 #include "uplink.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -587,8 +588,10 @@ static int start_ingest(weft_daemon *d)
     }
     d->ask_cbs = &weft_ask_cbs;
     d->node_cbs = &weft_nodes_cbs;
-    if (*d->cfg.cluster_head) /* a node: its processes go to the head */
+    if (*d->cfg.cluster_head) { /* a node: its processes go to the head */
         d->forward_cbs = &weft_forward_cbs;
+        d->part_cbs = &weft_part_cbs_node;
+    }
     return weft_server_start(d, &ingest);
 }
 

@@ -263,12 +263,22 @@ static int queue_conversion(weft_daemon *d, convert_job *j)
 }
 
 /* See trace_internal.h. */
+uint64_t weft__trace_resolution(const weft_trace *t)
+{
+    return t->part || t->d->cfg.archive_root ? UINT64_C(1000000000) : 0;
+}
+
+/* See trace_internal.h. */
 void weft__trace_convert(weft_trace *t)
 {
     weft_daemon *d = t->d;
     weft_convert_stream *s;
     convert_job *j;
 
+    if (t->part) { /* its head converts the trace */
+        weft__part_finish(t);
+        return;
+    }
     if (weft__stream_take(t, &s))
         return;  /* once its stream's step is back */
     j = calloc(1, sizeof *j);

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "procwatch.h"
 #include "spool.h"
+#include "partlink.h"
 #include "retain.h"
 #include "trace_internal.h"
 #include "userlim.h"
@@ -56,6 +57,8 @@ static void member_free(weft_member *m)
     weft_jcache_forget(&m->in);
     if (m->in.journal)
         weft_journal_close(m->in.journal);
+    if (m->in.part && m->in.d->part_cbs)
+        m->in.d->part_cbs->freed(&m->in);
     weft_memberin_free(&m->in);
     free(m->command);
     free(m->job_id);
@@ -79,6 +82,7 @@ void weft__trace_free(weft_trace *t)
     free(t->dir);
     free(t->made.key);
     free(t->made.dir);
+    free(t->part_archive);
     free(t);
 }
 
@@ -164,7 +168,8 @@ static void convert_when_written(weft_trace *t);
  * ended, and it converts once its members' writes are done. */
 static void trace_end(weft_trace *t)
 {
-    weft__ended_remember(t);
+    if (!t->part)
+        weft__ended_remember(t);
     if (weft_trace_on(t, WEFT_TEV_END) == 0)
         convert_when_written(t);
 }
@@ -270,12 +275,15 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->uid = uid;
     t->size = h->size;
     t->tree = h->tree;
+    t->part = d->part_cbs && !h->tree;
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
     t->made.serial = weft_spool_key_random(); /* unguessable: spool.h */
     t->key = weft_spool_key_make(h->trace, now, t->made.serial);
-    traces = weft_path_join(d->cfg.spool, "traces");
+    /* A part's journals are not a trace of this weftd's: apart, where
+     * neither recovery nor retention looks (SPOOL/parts). */
+    traces = weft_path_join(d->cfg.spool, t->part ? "parts" : "traces");
     if (!t->name || !t->run || !t->key || !traces ||
         !(t->dir = weft_path_join(traces, t->key))) {
         free(traces);
@@ -295,7 +303,8 @@ static void make_dir(weft_trace *t)
 {
     weft_trace_made *md = &t->made;
     char *traces = strdup(t->dir), *key = NULL, *dir = NULL;
-    const char *root = t->d->cfg.archive_root; /* (set at start) */
+    /* (set at start; a part's archive is its head's) */
+    const char *root = t->part ? "" : t->d->cfg.archive_root;
 
     if (!traces || !strrchr(traces, '/')) {
         md->rc =
@@ -511,7 +520,10 @@ static int find_trace(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                           t->name, t->size, h->size);
     if ((*out = t) != NULL)
         return 0;
-    if (run[0] && (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
+    /* (a part ends with its members here; the head says whether its
+     * trace did) */
+    if (run[0] && !(d->part_cbs && !h->tree) &&
+        (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
         return weft__ended_refuse(e, h->rank, err, errlen);
     for (weft_trace *o = d->traces->lists[WEFT_TRACE_RECORDING]; o;
          o = o->next)
@@ -637,7 +649,7 @@ void weft_trace_join_end(weft_memberin *in, int rc, int connected)
             weft_trace_on(t, WEFT_TEV_FORGET);
         return;
     }
-    if (made)
+    if (made && !t->part)
         /* with this member's host, command and tags */
         weft_catrow_queue_begin(t);
     if (rc < 0) {
@@ -804,6 +816,8 @@ static int check_gone(weft_trace *t, weft_memberin *in)
         return 0;
     in->gone = 1;
     t->gone++;
+    if (in->part && t->d->part_cbs)
+        t->d->part_cbs->ended(in, 1);
     weft_tlog(t, WEFT_LOG_WARNING, "trace '%s' rank %u: its process %u is "
               "gone without goodbye (killed, or ended where libweft could "
               "not see it); what it had not sent is lost", t->name,

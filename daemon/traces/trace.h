@@ -49,6 +49,11 @@ typedef struct weft_member {
     int stream_due;               /* written since its trace's stream last
                                      read it (streamjob.c) */
     int stream_off;               /* the stream left it to the conversion */
+    int finished;                 /* a part's: its stream wrote it whole
+                                     and partlink.h's `finished` was
+                                     called */
+    int key_sent;                 /* a head's member whose node writes its
+                                     events: the node knows where */
 } weft_member;
 
 /* A process a tree's member named in its Goodbye (a child still
@@ -150,6 +155,13 @@ typedef struct weft_trace {
     uint32_t size;       /* members expected; of a tree, those joined */
     int tree;            /* a process tree (Hello.tree): weftd gives the
                             ranks, in the order members join */
+    int part;            /* on a node: this node's members of its head's
+                            trace (partlink.h), which the head catalogs
+                            and converts: no catalog row here, its end
+                            is its stream's (part.c) */
+    char *part_archive;  /* a part's: where its events go (the head's
+                            archive as this node sees it), NULL until
+                            the head said */
     uint32_t next_rank;  /* tree: the rank of the next new member */
     weft_idset pids;     /* tree: the pids of its members (value 1) */
     struct weft_expected *expected; /* tree: processes its members said

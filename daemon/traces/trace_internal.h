@@ -71,6 +71,10 @@ void weft__trace_push(weft_trace *t);
  * (its journals closed), or moves it on with FINISHED (freed) when none
  * can be queued. */
 void weft__trace_convert(weft_trace *t);
+/* part.c: the same for a part (trace.h): its stream finishes its
+ * members, their sums go to the head, its journals are removed; then
+ * FINISHED. */
+void weft__part_finish(weft_trace *t);
 
 /* streamjob.c: the stream of t, which converts now, in *s (NULL when t
  * has none): 0; or 1 when a step of it is out, and t is converted
@@ -78,6 +82,15 @@ void weft__trace_convert(weft_trace *t);
 int weft__stream_take(weft_trace *t, weft_convert_stream **s);
 /* Frees t's stream (one whose step is out is freed when it is back). */
 void weft__stream_free(weft_trace *t);
+/* The head's members of t whose nodes write their events (their
+ * connections' relay_events_here) are told where, once t's stream made
+ * its archive. */
+void weft__stream_keys(weft_trace *t);
+/* The timer resolution of t's archive: 1e9 (1 ns ticks) for a part, or
+ * on a weftd with an archive_root (whose nodes write event files with
+ * final times, whatever clock rank 0 had), else 0 (the first process's
+ * clock's, convert.h). */
+uint64_t weft__trace_resolution(const weft_trace *t);
 
 /* ended.c: remembers the run of t, which stops recording now. */
 void weft__ended_remember(weft_trace *t);

@@ -1,0 +1,179 @@
+/* part.c - the end of a part (trace.h: a node's members of its head's
+ * trace, partlink.h): instead of a conversion, its stream writes what
+ * its members' journals hold beyond what it wrote, ends the members it
+ * still writes (as at their journals' end: processes gone, or members
+ * that did not come back within the grace period), and each member not
+ * finished yet gets its sums (or why not) to the head; then its
+ * journals are removed (the head has the member's sums in memory of
+ * the link, its events are in the archive) and the part is done. On
+ * the streamer (worker.h), as its steps.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "fsutil.h"
+#include "jcache.h"
+#include "log.h"
+#include "partlink.h"
+#include "spool.h"
+#include "trace.h"
+#include "trace_internal.h"
+#include "weft_errors.h"
+#include "worker.h"
+
+typedef struct part_job {
+    weft_work work;          /* first: the job is its work */
+    weft_trace *t;
+    weft_convert_stream *s;  /* NULL: the head never said where */
+    char *dir;               /* its journals' */
+    uint32_t *ranks;         /* its members not finished */
+    size_t n;
+    uint8_t **sums;          /* [n] */
+    size_t *len;             /* [n] */
+    char *why;               /* why the stream failed, if it did */
+} part_job;
+
+static void job_free(part_job *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        free(j->sums[i]);
+    free(j->sums);
+    free(j->len);
+    free(j->ranks);
+    free(j->dir);
+    free(j->why);
+    free(j);
+}
+
+/* Removes dir's journals and dir (the part's only files). */
+static void remove_dir(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    uint32_t rank;
+
+    if (!dp)
+        return;
+    while ((de = readdir(dp)) != NULL) {
+        if (weft_journal_name_parse(de->d_name, &rank) == 0)
+            continue;
+        char *p = weft_path_join(dir, de->d_name);
+        if (p)
+            unlink(p);
+        free(p);
+    }
+    closedir(dp);
+    rmdir(dir);
+}
+
+static void finish_work(weft_work *w)
+{
+    part_job *j = (part_job *)w;
+
+    if (j->s) {
+        weft_convert_stream_end(j->s);
+        for (size_t i = 0; i < j->n; i++)
+            if (weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
+                                         &j->len[i]) < 0)
+                j->sums[i] = NULL;
+        if (!weft_convert_stream_ok(j->s))
+            j->why = strdup(*weft_convert_stream_error(j->s)
+                                ? weft_convert_stream_error(j->s)
+                                : "out of memory");
+        weft_convert_stream_free(j->s);
+        j->s = NULL;
+    }
+    remove_dir(j->dir);
+}
+
+static void finish_done(weft_work *w)
+{
+    part_job *j = (part_job *)w;
+    weft_trace *t = j->t;
+    weft_daemon *d = t->d;
+
+    d->jobs--;
+    for (size_t i = 0; i < j->n; i++) {
+        weft_member *m = weft_trace_member(t, j->ranks[i]);
+        if (!m || m->finished)
+            continue;
+        m->finished = 1;
+        if (d->part_cbs)
+            d->part_cbs->finished(&m->in, j->sums[i], j->len[i],
+                                  j->sums[i] ? NULL
+                                  : j->why ? j->why
+                                  : t->part_archive ? "its stream did not "
+                                                      "write it whole"
+                                  : "the head never said where its "
+                                    "archive is");
+        j->sums[i] = NULL;
+    }
+    weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node's part is done",
+              t->name);
+    job_free(j);
+    weft_trace_on(t, WEFT_TEV_FINISHED);
+}
+
+/* See trace_internal.h. */
+void weft__part_finish(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    weft_traces *ts = d->traces;
+    weft_convert_stream *s;
+    part_job *j;
+    size_t n = 0;
+
+    if (weft__stream_take(t, &s))
+        return;  /* once its stream's step is back */
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m && m->in.journal) {
+            weft_jcache_forget(&m->in);
+            weft_journal_close(m->in.journal);
+            m->in.journal = NULL;
+        }
+        n += m && !m->finished;
+    }
+    j = calloc(1, sizeof *j);
+    if (j) {
+        j->ranks = calloc(n ? n : 1, sizeof *j->ranks);
+        j->sums = calloc(n ? n : 1, sizeof *j->sums);
+        j->len = calloc(n ? n : 1, sizeof *j->len);
+        j->dir = strdup(t->dir);
+    }
+    if (!j || !j->ranks || !j->sums || !j->len || !j->dir ||
+        (!ts->streamer &&
+         weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
+                           WEFT_WORKER_TRANSIENT, &ts->streamer) < 0)) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': this node's part cannot "
+                  "be finished (out of memory); its journals are kept in %s",
+                  t->name, t->dir);
+        if (j)
+            job_free(j);
+        weft_convert_stream_free(s);
+        weft_trace_on(t, WEFT_TEV_FINISHED);
+        return;
+    }
+    j->t = t;
+    j->s = s;
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m && !m->finished)
+            j->ranks[j->n++] = m->in.rank;
+    }
+    if (weft_worker_submit(ts->streamer, &j->work, finish_work,
+                           finish_done) < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': this node's part cannot "
+                  "be finished (no thread); its journals are kept in %s",
+                  t->name, t->dir);
+        job_free(j);
+        weft_convert_stream_free(s);
+        weft_trace_on(t, WEFT_TEV_FINISHED);
+        return;
+    }
+    d->jobs++;
+}
