@@ -202,7 +202,7 @@ static struct weft_trace_stream *stream_of(weft_trace *t)
         return NULL;
     if ((st = calloc(1, sizeof *st))) {
         weft_convert_input in = { t->dir, archive, t->name, t->size, 0, 0,
-                                  0, NULL, NULL };
+                                  0, NULL, NULL, 0, 0, NULL, 0 };
         /* convert_memory and the reserve may have changed (SIGHUP) */
         pthread_mutex_lock(&d->traces->stream_budget.lock);
         d->traces->stream_budget.max =
