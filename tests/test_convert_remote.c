@@ -8,8 +8,9 @@
  *
  * Four members of a trace of four: regions (numbered their own way by
  * the odd ranks), MPI messages to the next rank, file I/O, a metric,
- * two threads on ranks 0 and 3; rank 1 leaves a region open and counts
- * 2.5 GHz ticks, rank 2 (the head's own, streamed) counts 2 GHz and
+ * two threads on ranks 0 and 3; rank 1 leaves a region open, counts
+ * 2.5 GHz ticks and never says goodbye (its node ends it as it packs
+ * its sums), rank 2 (the head's own, streamed) counts 2 GHz and
  * leaves a region it never entered, rank 3 had events refused. Ranks 1
  * and 3 are the node's. Then: a member whose sums never came (lost:
  * empty event files), sums that are wrong in each way the head checks,
@@ -21,13 +22,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "convert_util.h"
 #include "testutil.h"
+#include "timeline.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
@@ -156,8 +160,9 @@ static void write_member(const ctx *c, uint32_t rank)
         append_events(j, 3, 1, 0, t1, N(t1));
         events[1] = N(t1);
     }
-    append_goodbye(j, rank == 0 || rank == 3 ? 2 : 1, threads, events,
-                   dropped);
+    if (rank != 1)
+        append_goodbye(j, rank == 0 || rank == 3 ? 2 : 1, threads, events,
+                       dropped);
     weft_journal_close(j);
 }
 
@@ -215,6 +220,8 @@ static void cluster_run(const ctx *c, cluster *k)
 
     memset(k, 0, sizeof *k);
     snprintf(k->head, sizeof k->head, "%s/head", c->dir);
+    assert_int_equal(run("rm -rf '%s'", k->head), 0);
+    assert_int_equal(run("rm -rf '%s'", c->archive), 0);
     assert_int_equal(mkdir(k->head, 0700), 0);
     for (uint32_t r = 0; r < MEMBERS; r++)
         copy_journal(c, k->head, r, r == 1 || r == 3);
@@ -294,11 +301,225 @@ static void test_remote_equals_conversion(void **state)
     cluster_free(&k);
 }
 
+/* Rank 3's sums never came: its locations get empty event files (and
+ * a file its node wrote of a thread the head does not know goes), the
+ * result says it is lost; rank 1 is adopted still. */
+static void test_remote_lost(void **state)
+{
+    ctx *c = *state;
+    cluster k;
+    weft_convert_result res;
+    char stray[256];
+    FILE *f;
+    uint64_t rank3 = 0;
+
+    write_trace(c);
+    cluster_run(c, &k);
+    k.remote[1].sums = NULL;
+    snprintf(stray, sizeof stray, "%s/traces/%" PRIu64 ".evt", c->archive,
+             UINT64_C(3) << 32 | 9);
+    assert_non_null(f = fopen(stray, "w"));
+    fclose(f);
+    assert_int_equal(weft_convert_trace_stream(&k.in, k.s, &res), 0);
+    assert_int_equal(res.lost, 1);
+    assert_int_equal(res.streamed, MEMBERS - 1);
+    assert_non_null(strstr(res.incomplete, "rank 3: its events are lost "
+                           "(its node sent no sums)"));
+    for (size_t i = 0; i < res.nlocations; i++)
+        if (res.locations[i].rank == 3) {
+            assert_int_equal(res.locations[i].events, 0);
+            rank3++;
+        }
+    assert_int_equal(rank3, 2);  /* its Hello's thread, its Goodbye's */
+    assert_int_not_equal(access(stray, F_OK), 0);
+    if (have_otf2_print()) {
+        /* events of rank 3's locations: none; of rank 0's: some */
+        assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
+                             ">/dev/null 2>&1", c->archive), 0);
+        assert_int_equal(run("cd '%s' && otf2-print traces.otf2 | awk "
+                             "'$2 == 12884901888 || $2 == 12884901891 "
+                             "{ n3++ } $2 == 0 { n0++ } END { exit !(n0 > 0 "
+                             "&& n3 == 0) }'", c->archive), 0);
+    }
+    weft_convert_result_free(&res);
+    cluster_free(&k);
+}
+
+/* A change to rank 1's sums (s: unpacked, to change). */
+typedef void change_fn(Weft__MemberSums *s);
+
+static void far_location(Weft__MemberSums *s)
+{
+    s->locations[0]->location = UINT64_C(2) << 32;
+}
+
+static void far_region(Weft__MemberSums *s)
+{
+    assert_true(s->locations[0]->n_slot_region > 0);
+    s->locations[0]->slot_region[0] = 1000;
+}
+
+static void too_many_bins(Weft__MemberSums *s)
+{
+    Weft__SumsLocation *l = s->locations[0];
+    uint32_t *v = realloc(l->tl_bins, WEFT_TIMELINE_BINS * sizeof *v);
+
+    assert_true(l->has_timeline);
+    assert_non_null(v);
+    memset(v, 0, WEFT_TIMELINE_BINS * sizeof *v);
+    l->tl_cap = WEFT_TIMELINE_BINS;
+    l->n_tl_bins = WEFT_TIMELINE_BINS;
+    l->tl_bins = v;
+}
+
+static void far_receiver(Weft__MemberSums *s)
+{
+    assert_true(s->n_send_receiver > 0);
+    s->send_receiver[0] = 99;
+}
+
+static void far_metric(Weft__MemberSums *s)
+{
+    assert_true(s->locations[0]->n_series > 0);
+    s->locations[0]->series[0]->member = 7;
+}
+
+static void other_defs(Weft__MemberSums *s)
+{
+    s->nregions++;
+}
+
+static void other_clock(Weft__MemberSums *s)
+{
+    s->rescale = 0;
+}
+
+static void short_arrays(Weft__MemberSums *s)
+{
+    s->n_io_ticks = 0;
+}
+
+/* Rank 1's sums changed by fn (NULL: cut by a byte; swap: rank 3's
+ * given as rank 1's) fail the head's conversion with what `want`
+ * says; nothing crashes or leaks (ASan). */
+static void bad_sums(const ctx *c, change_fn *fn, int swap, const char *want)
+{
+    cluster k;
+    weft_convert_result res;
+    uint8_t *buf = NULL;
+
+    cluster_run(c, &k);
+    if (swap) {
+        k.remote[0].sums = k.sums[1];
+        k.remote[0].len = k.len[1];
+    } else if (!fn) {
+        k.remote[0].len--;
+    } else {
+        Weft__MemberSums *s = weft__member_sums__unpack(NULL, k.len[0],
+                                                        k.sums[0]);
+        assert_non_null(s);
+        fn(s);
+        buf = malloc(weft__member_sums__get_packed_size(s));
+        assert_non_null(buf);
+        k.remote[0].len = weft__member_sums__pack(s, buf);
+        k.remote[0].sums = buf;
+        weft__member_sums__free_unpacked(s, NULL);
+    }
+    assert_int_equal(weft_convert_trace_stream(&k.in, k.s, &res),
+                     WEFT_ECORRUPT);
+    if (!strstr(res.error, want))
+        fail_msg("\"%s\" does not say \"%s\"", res.error, want);
+    weft_convert_result_free(&res);
+    free(buf);
+    cluster_free(&k);
+}
+
+static void test_remote_bad_sums(void **state)
+{
+    ctx *c = *state;
+
+    write_trace(c);
+    bad_sums(c, NULL, 0, "rank 1: its sums do not unpack");
+    bad_sums(c, NULL, 1, "rank 1: its sums are rank 3's");
+    bad_sums(c, far_location, 0, "rank 1: its sums name location 8589934592 "
+             "(rank 2 thread 0), not one of its own");
+    bad_sums(c, far_region, 0, "rank 1: its sums thread 0: profile region "
+             "1000 of 3");
+    bad_sums(c, too_many_bins, 0, "rank 1: its sums thread 0: timeline of "
+             "1024 bins, room for 1024");
+    bad_sums(c, far_receiver, 0, "rank 1: its sums name receiver 99 in a "
+             "trace of 4");
+    bad_sums(c, far_metric, 0, "rank 1: its sums thread 0: metric member 7 "
+             "of 1");
+    bad_sums(c, other_defs, 0, "rank 1: its sums follow other definitions "
+             "than its journal here");
+    bad_sums(c, other_clock, 0, "rank 1: its sums were written at "
+             "1000000000 ticks a second (its clock 2500000000, as is)");
+    bad_sums(c, short_arrays, 0, "rank 1: its sums hold send or I/O arrays "
+             "of different lengths");
+}
+
+/* A node's stream joins only an archive its head made, at a fixed
+ * resolution; a head converts no node's stream, and remote members only
+ * with its stream. */
+static void test_node_without_head(void **state)
+{
+    ctx *c = *state;
+    weft_convert_input node = { c->trace, c->archive, "remote", MEMBERS, 1,
+                                0, 0, NULL, NULL, WEFT_CONVERT_NS, 1, NULL,
+                                0 };
+    weft_convert_remote remote = { 1, NULL, 0 };
+    weft_convert_input in = { c->trace, c->archive, "remote", MEMBERS, 1, 0,
+                              0, NULL, NULL, 0, 0, &remote, 1 };
+    weft_convert_stream *s;
+    weft_convert_result res;
+    uint8_t *buf;
+    size_t len;
+    char want[160];
+
+    write_trace(c);
+    s = weft_convert_stream_new(&node, NULL, 0);
+    assert_non_null(s);
+    assert_int_equal(weft_convert_stream_open(s), WEFT_ESTATE);
+    snprintf(want, sizeof want, "%s/traces: no directory", c->archive);
+    assert_non_null(strstr(weft_convert_stream_error(s), want));
+    assert_int_equal(weft_convert_stream_step(s, 1), 0);
+    assert_int_equal(weft_convert_stream_sums(s, 1, &buf, &len),
+                     WEFT_ESTATE);
+    assert_false(weft_convert_stream_ok(s));
+    weft_convert_stream_free(s);
+
+    node.resolution = 0;
+    s = weft_convert_stream_new(&node, NULL, 0);
+    assert_int_equal(weft_convert_stream_open(s), WEFT_ESTATE);
+    assert_non_null(strstr(weft_convert_stream_error(s), "a node's stream "
+                           "needs a fixed timer resolution"));
+    weft_convert_stream_free(s);
+
+    node.resolution = WEFT_CONVERT_NS;
+    s = weft_convert_stream_new(&node, NULL, 0);
+    assert_int_equal(weft_convert_trace_stream(&node, s, &res), WEFT_EINVAL);
+    assert_non_null(strstr(res.error, "converted by its head"));
+    weft_convert_result_free(&res);
+
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_EINVAL);
+    assert_non_null(strstr(res.error, "remote members need the stream"));
+    weft_convert_result_free(&res);
+    in.nremote = 0;
+    in.resolution = 1000;
+    assert_int_equal(weft_convert_trace(&in, &res), WEFT_EINVAL);
+    assert_non_null(strstr(res.error, "a fixed timer resolution is 1 ns"));
+    weft_convert_result_free(&res);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, conv_setup, conv_teardown)
     const struct CMUnitTest tests[] = {
         T(test_remote_equals_conversion),
+        T(test_remote_lost),
+        T(test_remote_bad_sums),
+        T(test_node_without_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
