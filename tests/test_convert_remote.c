@@ -268,6 +268,34 @@ static void convert_alone(const ctx *c, weft_convert_result *res,
     convert_ok(&in, res);
 }
 
+/* With WEFT_SUMS_SEED set, rank 1's sums as an input of fuzz/fuzz_sums
+ * (its header: what the head knows of rank 1) into that file. */
+static void write_seed(const cluster *k)
+{
+    const char *path = getenv("WEFT_SUMS_SEED");
+    Weft__MemberSums *s;
+    uint8_t h[8];
+    FILE *f;
+
+    if (!path)
+        return;
+    s = weft__member_sums__unpack(NULL, k->len[0], k->sums[0]);
+    assert_non_null(s);
+    h[0] = 1;
+    h[1] = MEMBERS;
+    h[2] = (uint8_t)s->nregions;
+    h[3] = (uint8_t)s->nmetric_members;
+    h[4] = (uint8_t)s->nio_handles;
+    h[5] = (uint8_t)s->ndefs;
+    h[6] = 1;  /* rescaled */
+    h[7] = 1;  /* 2.5 GHz */
+    weft__member_sums__free_unpacked(s, NULL);
+    assert_non_null(f = fopen(path, "w"));
+    assert_int_equal(fwrite(h, 1, sizeof h, f), sizeof h);
+    assert_int_equal(fwrite(k->sums[0], 1, k->len[0], f), k->len[0]);
+    fclose(f);
+}
+
 static void test_remote_equals_conversion(void **state)
 {
     ctx *c = *state;
@@ -277,6 +305,7 @@ static void test_remote_equals_conversion(void **state)
 
     write_trace(c);
     cluster_run(c, &k);
+    write_seed(&k);
     assert_int_equal(weft_convert_trace_stream(&k.in, k.s, &res), 0);
     convert_alone(c, &alone, dir, sizeof dir);
     same_result(&res, &alone);

@@ -691,6 +691,7 @@ static int stream_open(weft_convert_stream *s)
     return weft__otf2_open_events(c);
 }
 
+/* See convert.h. */
 int weft_convert_stream_open(weft_convert_stream *s)
 {
     conv *sink;
@@ -706,6 +707,7 @@ int weft_convert_stream_open(weft_convert_stream *s)
     return rc;
 }
 
+/* See convert.h. */
 int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
                              uint8_t **buf, size_t *len)
 {

@@ -347,6 +347,7 @@ weft__sums_want weft__sums_want_of(const conv *c, const member *m)
     return w;
 }
 
+/* See sums.h. */
 void weft__sums_free(weft__sums *s)
 {
     if (!s)

@@ -75,6 +75,7 @@ weft__sums_want weft__sums_want_of(const conv *c, const member *m);
 int weft__sums_unpack(const weft__sums_want *w, const uint8_t *buf,
                       size_t len, weft__sums **out, char *err,
                       size_t errlen);
+/* Frees s and all it holds; NULL is fine. */
 void weft__sums_free(weft__sums *s);
 
 /* Before pass 1: marks each member that c->in->remote names (its own
