@@ -236,10 +236,11 @@ int weft__conv_rescaled(uint64_t rate, uint64_t fixed)
     return rate && rate != fixed;
 }
 
-/* See convert_internal.h. Picks the trace's resolution: the lowest rank's, if every member's
- * ticks can stay as they are with it (keeps_ticks), else 1 ns with the
- * members that count otherwise rescaled (see the DESIGN note); a fixed
- * one (weft_convert_input.resolution) rescales every member of another
+/* See convert_internal.h. Picks the trace's resolution: the lowest
+ * rank's, if every member's ticks can stay as they are with it
+ * (keeps_ticks), else 1 ns with the members that count otherwise
+ * rescaled (see the DESIGN note); a fixed one
+ * (weft_convert_input.resolution) rescales every member of another
  * rate, as a stream decides from its Hello alone. Then prepares every
  * member's clock offsets. */
 int weft__conv_pick_resolution(conv *c)

@@ -17,8 +17,10 @@
  * resolution is the rate of rank 0 (read from its journal's Hello; a
  * member waits for it), and a member whose ticks would be scaled (its
  * rate more than 10 ppm from it, or not corrected by ClockOffsets) is
- * not adopted; an event that names an id OTF2 cannot map (system tree
- * nodes, location groups... in an attribute value) is written with the
+ * not adopted; with a fixed resolution (1 ns) every member of another
+ * rate is rescaled from its Hello on, as the conversion then does; an
+ * event that names an id OTF2 cannot map (system tree nodes, location
+ * groups... in an attribute value) is written with the
  * trace's ids, which only the conversion knows: its member is not
  * streamed further. Such a member, one with a bad record, and one whose
  * writers the budget shared by a daemon's streams has no room for (a
@@ -38,7 +40,11 @@
  * files of members the stream left to it), and the events' archive
  * (weft__otf2_open_events), which writes the event files of the members
  * streamed and is closed when the conversion takes the stream's archive
- * (weft__stream_archive).
+ * (weft__stream_archive). A node's stream (events_only) has only the
+ * events' archive, beside its head's primary, and sums every location
+ * it writes; at a member's end it packs what it summed of it
+ * (weft_convert_stream_sums, sums.c) for its head, which adopts the
+ * member from those bytes as from its own stream.
  *
  * weft_convert_trace_stream (convert.c) does pass 1 as always (every
  * journal, the trace's unifier, the clocks), lets the stream read what

@@ -694,7 +694,8 @@ int weft__sums_unpack(const weft__sums_want *w, const uint8_t *buf,
                           &x->m.locs[i])) < 0)
             goto out;
     }
-    if ((rc = get_cells(&d, s, &x->m)) < 0 || (rc = get_refs(&d, s, &x->n)) < 0)
+    if ((rc = get_cells(&d, s, &x->m)) < 0 ||
+        (rc = get_refs(&d, s, &x->n)) < 0)
         goto out;
     x->m.nested = s->nested;
     x->m.refused_quota = s->refused_quota;
