@@ -143,7 +143,7 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
                               j->threads, j->sync, j->max_writers,
-                              reached, &t->d->testhook };
+                              reached, &t->d->testhook, 0, 0, NULL, 0 };
 
     (void)err;
     (void)errlen;
