@@ -568,12 +568,18 @@ static void on_clock_sync(weft_uplink *u, const Weft__ClockSync *cs)
                             ? u->nclock : WEFT_UPLINK_CLOCK_SAMPLES,
                         1000000000u, &e) < 0)
         return;
-    if (!u->have_offset)
+    u->have_offset = 1;
+    u->head_offset = e.offset;
+    /* A new link asks WEFT_UPLINK_CLOCK_SAMPLES times in a row (the
+     * first answers wait behind the link's setup), then once a beat. */
+    if (u->nclock < WEFT_UPLINK_CLOCK_SAMPLES) {
+        send_clock_sync(u);
+        return;
+    }
+    if (u->nclock == WEFT_UPLINK_CLOCK_SAMPLES)
         weft_dlog(u->d, WEFT_LOG_DEBUG, "the head's clock is %+" PRId64
                   " ns from this node's (within %" PRIu64 " ns)", e.offset,
                   e.error_ns);
-    u->have_offset = 1;
-    u->head_offset = e.offset;
 }
 
 static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)

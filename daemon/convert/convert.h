@@ -275,6 +275,10 @@ int weft_convert_stream_open(weft_convert_stream *s);
  * metric series per location). As weft_convert_stream_step. */
 int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
                              uint8_t **buf, size_t *len);
+/* Whether s wrote member `rank` whole: its journal read through its
+ * Goodbye, its event files closed (its sums are ready, and packing them
+ * ends nothing). As weft_convert_stream_step. */
+int weft_convert_stream_done(weft_convert_stream *s, uint32_t rank);
 /* Whether the stream still writes its archive (no failure of its own);
  * when not, why ("" when it did not say). */
 int weft_convert_stream_ok(const weft_convert_stream *s);

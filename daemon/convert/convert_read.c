@@ -319,6 +319,8 @@ static int on_entry(conv *c, member *m, const weft_journal_entry *e,
         return on_events(c, m, e, off, replay);
     case WEFT_JE_GOODBYE:
         return replay ? 0 : on_goodbye(c, m, e, off);
+    case WEFT_JE_SUMS: /* a node's (the daemon gives them: in->remote) */
+        return 0;
     default:
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 " has unknown kind %u", m->path, off,

@@ -443,6 +443,8 @@ static int on_entry(weft_convert_stream *s, conv *c, member *m,
     case WEFT_JE_GOODBYE:
         m->st->goodbye = 1;
         return 0;
+    case WEFT_JE_SUMS: /* a node's, of a member no stream writes here */
+        return 0;
     default:
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 " has unknown kind %u", m->path, off,
@@ -711,6 +713,14 @@ int weft_convert_stream_open(weft_convert_stream *s)
     tidy(s);
     weft__otf2_sink(sink);
     return rc;
+}
+
+/* See convert.h. */
+int weft_convert_stream_done(weft_convert_stream *s, uint32_t rank)
+{
+    member *m = weft__conv_member(&s->c, rank);
+
+    return !is_broken(s) && m && m->st && m->st->live && m->st->done;
 }
 
 /* See convert.h. */

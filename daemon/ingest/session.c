@@ -370,7 +370,7 @@ static int check_events_here(weft_conn *c, const Weft__Hello *h)
     }
     if (!c->relay_events_here)
         return 0;
-    if (!c->d->cfg.archive_root) {
+    if (!*c->d->cfg.archive_root) {
         weft_conn_fail(c, WEFT_ESTATE, "node %s writes this member's events "
                        "into the head's archive_root, and this weftd has "
                        "none ([cluster] archive_root)", c->relay_node);

@@ -75,7 +75,7 @@ static void finish_work(weft_work *w)
     part_job *j = (part_job *)w;
 
     if (j->s) {
-        weft_convert_stream_end(j->s);
+        /* (each member read to its journal's end and ended first) */
         for (size_t i = 0; i < j->n; i++)
             if (weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
                                          &j->len[i]) < 0)

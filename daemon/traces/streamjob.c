@@ -82,7 +82,7 @@ static void step_work(weft_work *w)
         if (weft_convert_stream_step(j->s, j->ranks[i])) {
             weft_testhook_reach(&j->d->testhook, "stream");
             /* A part's member written whole: its sums, for the head. */
-            if (j->part &&
+            if (j->part && weft_convert_stream_done(j->s, j->ranks[i]) &&
                 weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
                                          &j->sums_len[i]) < 0)
                 j->sums[i] = NULL;
@@ -291,7 +291,7 @@ void weft_member_journaled(weft_memberin *in)
 
     /* (a part always streams: nobody converts it) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping ||
-        m->stream_due || m->stream_off ||
+        m->stream_due || m->stream_off || m->remote ||
         (!t->stream && !t->d->cfg.write_while_recording && !t->part) ||
         !(st = stream_of(t)) ||
         !weft_convert_stream_ok(st->s))
@@ -357,6 +357,7 @@ void weft_member_events_elsewhere(weft_memberin *in)
     struct weft_trace_stream *st;
 
     m->key_sent = 0;  /* told on each connection */
+    m->remote = 1;    /* (its node writes its events: never streamed) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping)
         return;
     if (!(st = stream_of(t)) || !weft_convert_stream_ok(st->s)) {

@@ -424,6 +424,7 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
     m->in.rank = rank;
     m->in.pid = h->pid;
     m->in.parent_pid = h->tree ? h->parent_pid : 0;
+    m->remote = h->events_node && *h->events_node; /* (restored) */
     *out = m;
     return 0;
 }
@@ -796,7 +797,10 @@ void weft_trace_restored(weft_trace *t)
  * (tree.c). */
 static int end_if_done(weft_trace *t)
 {
-    if (t->goodbyes + t->gone < t->size || t->nexpected)
+    /* (a part has the members that joined here: the others are other
+     * nodes', or its head's) */
+    if (t->goodbyes + t->gone < (t->part ? t->joined : t->size) ||
+        t->nexpected)
         return 0;
     if (t->gone)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members said "

@@ -52,8 +52,12 @@ typedef struct weft_member {
     int finished;                 /* a part's: its stream wrote it whole
                                      and partlink.h's `finished` was
                                      called */
-    int key_sent;                 /* a head's member whose node writes its
-                                     events: the node knows where */
+    int remote;                   /* a head's member whose node writes its
+                                     events (its journal's Hello names
+                                     events_node): no stream here writes
+                                     them; its sums come in its journal */
+    int key_sent;                 /* such a member: its node knows where,
+                                     on its connection */
 } weft_member;
 
 /* A process a tree's member named in its Goodbye (a child still
