@@ -8,7 +8,9 @@
 #  - every node links to the head (MUNGE, as weftd's uid) and each side's
 #    `weft status` says so, and whether the node sees the head's
 #    archive_root (a directory all share; one node looks elsewhere); a
-#    node forwards its processes (its Unix socket) to the head, which
+#    node forwards its processes (its Unix socket) to the head (n1 and
+#    n2 are told to, write_events = no: tests/e2e_cluster_parts.sh has
+#    the nodes that write their processes' events), which
 #    makes their trace, owned by the user the node's kernel named (its
 #    archive in the head's archive_root), and sees the node's
 #    connections; a process tree (weft run) stays on its node;
@@ -60,9 +62,10 @@ munge bad "$TMP/badkey"
 
 HEAD="${ADDR[head]}:7411"
 weftd_in head --set grace_period=12 --set "archive_root=$TMP/shared"
-# n3 looks for the head's archive_root where it is not (its own view)
-weftd_in n1 --set "head=$HEAD" --set node_name=n1
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+# n3 looks for the head's archive_root where it is not (its own view);
+# n1 and n2 see it, and forward their processes all the same
+weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set write_events=no
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
@@ -284,7 +287,7 @@ echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her tr
 # wait): EVE's connections alone are paused, root's trace is exact.
 kill -TERM "${PID[n2]}"
 wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set max_buffered=1048576
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no --set max_buffered=1048576
 until_ 20 "n2 linked again" head_is n2 linked
 if ip netns exec "$P-n2" tc qdisc add dev eth0 root tbf rate 2mbit \
     burst 64kbit latency 5s 2>"$TMP/tc.err"; then
@@ -310,7 +313,7 @@ else
 fi
 kill -TERM "${PID[n2]}"
 wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 until_ 20 "n2 linked again" head_is n2 linked
 
 # Processes killed on a node: the node sees them gone and says so, and
@@ -465,7 +468,7 @@ fake_head() { # CLAIM_UID EXPECTED
     # takes frames of 8 MiB from now on, twice the head's max_frame)
     kill -KILL "${PID[n1]}"
     wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
-    weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set max_frame=8388608
+    weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set write_events=no --set max_frame=8388608
     # (whichever node connects first: n1, n2, n3 or bad retrying)
     refused_by_node() {
         grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log" "$TMP/bad.log"
@@ -552,7 +555,7 @@ kill -KILL "${PID[n2]}"
 until_ 10 "the head marking n2 gone" nodes_are "n1=linked n2=gone n3=linked"
 grep -q "node n2 gone: its link closed" "$TMP/head.log" ||
     fail "the head does not log n2 gone"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 until_ 20 "n2 linked again" nodes_are "n1=linked n2=linked n3=linked"
 echo "ok: a node SIGKILLed and back: linked again"
 
@@ -577,7 +580,7 @@ until_ 20 "the head seeing nodekill recording" sh -c \
 sleep 1
 kill -KILL "${PID[n2]}"
 wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 demos_done
 exact nodekill 2
 grep -q "reconnected to weftd" "$TMP/nodekill.n2.out" ||

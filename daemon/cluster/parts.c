@@ -181,7 +181,8 @@ static int pack(const Weft__Envelope *env, uint8_t **out, size_t *len)
 
 static int takes(weft_daemon *d, const Weft__Hello *h)
 {
-    return !h->tree && d->parts && weft__uplink_events_here(d);
+    return !h->tree && d->parts && d->cfg.write_events &&
+           weft__uplink_events_here(d);
 }
 
 static int head_clock(weft_daemon *d, int64_t *offset)
