@@ -627,7 +627,7 @@ int main(int argc, char **argv)
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
         adopt_sockets(&d) < 0 || start_ingest(&d) < 0 ||
-        weft_uplink_start(&d) < 0) {
+        weft_uplink_start(&d) < 0 || weft_recover_parts(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
         weft_trace_free_all(&d);

@@ -25,6 +25,54 @@
 #include "weft_errors.h"
 #include "worker.h"
 
+/* The file of a part's directory that names its head's archive, once the
+ * head said (recovery reads it: a restarted node writes its members'
+ * events again at once). */
+#define PART_ARCHIVE_FILE "head-archive"
+
+/* See trace_internal.h. */
+char *weft__part_archive_read(const char *dir)
+{
+    char *path = weft_path_join(dir, PART_ARCHIVE_FILE), *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    FILE *f = path ? fopen(path, "r") : NULL;
+
+    free(path);
+    if (!f)
+        return NULL;
+    n = getline(&line, &cap, f);
+    fclose(f);
+    if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
+        free(line);
+        return NULL;
+    }
+    line[n - 1] = 0;
+    return line;
+}
+
+/* See trace_internal.h. */
+void weft__part_archive_note(const char *dir, const char *archive)
+{
+    char *path = weft_path_join(dir, PART_ARCHIVE_FILE), *tmp = NULL;
+    FILE *f;
+
+    if (!path || access(path, F_OK) == 0 ||
+        asprintf(&tmp, "%s.tmp", path) < 0) {
+        free(path);
+        return;
+    }
+    if ((f = fopen(tmp, "w")) != NULL) {
+        int ok = fprintf(f, "%s\n", archive) > 0;
+        if (fclose(f) == 0 && ok)
+            rename(tmp, path);
+        else
+            unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+}
+
 typedef struct part_job {
     weft_work work;          /* first: the job is its work */
     weft_trace *t;
@@ -59,7 +107,8 @@ static void remove_dir(const char *dir)
     if (!dp)
         return;
     while ((de = readdir(dp)) != NULL) {
-        if (weft_journal_name_parse(de->d_name, &rank) == 0)
+        if (weft_journal_name_parse(de->d_name, &rank) == 0 &&
+            strcmp(de->d_name, PART_ARCHIVE_FILE) != 0)
             continue;
         char *p = weft_path_join(dir, de->d_name);
         if (p)

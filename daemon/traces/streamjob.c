@@ -60,6 +60,8 @@ typedef struct stream_job {
     int open;                /* makes the archive first */
     int opened;              /* it did */
     int part;                /* a part's: the sums of each member done */
+    char *dir, *archive;     /* a part's: its directory and its head's
+                                archive, noted there */
     uint8_t **sums;          /* [n]: of a part's member written whole */
     size_t *sums_len;        /* [n] */
     uint32_t *ranks;         /* to step (the trace's due list, taken) */
@@ -77,6 +79,8 @@ static void step_work(weft_work *w)
 
     if (j->open)
         j->opened = weft_convert_stream_open(j->s) == 0;
+    if (j->dir && j->archive)
+        weft__part_archive_note(j->dir, j->archive);
     for (size_t i = 0; i < j->n && weft_convert_stream_ok(j->s); i++) {
         const char *why;
         if (weft_convert_stream_step(j->s, j->ranks[i])) {
@@ -104,6 +108,8 @@ static void job_free(stream_job *j)
     }
     free(j->sums);
     free(j->sums_len);
+    free(j->dir);
+    free(j->archive);
     free(j->why);
     free(j->left);
     free(j->ranks);
@@ -210,6 +216,8 @@ static int submit(weft_trace *t)
     if (j->part) {
         j->sums = calloc(st->ndue ? st->ndue : 1, sizeof *j->sums);
         j->sums_len = calloc(st->ndue ? st->ndue : 1, sizeof *j->sums_len);
+        j->dir = strdup(t->dir);
+        j->archive = t->part_archive ? strdup(t->part_archive) : NULL;
     }
     if (!j->left || !j->why || (j->part && (!j->sums || !j->sums_len)) ||
         weft_worker_submit(ts->streamer, &j->work, step_work, step_done) <
@@ -218,6 +226,8 @@ static int submit(weft_trace *t)
         free(j->why);
         free(j->sums);
         free(j->sums_len);
+        free(j->dir);
+        free(j->archive);
         free(j);
         return WEFT_EIO;
     }

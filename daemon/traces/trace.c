@@ -772,7 +772,8 @@ void weft_trace_restored(weft_trace *t)
             damaged++;
     }
     /* in case weftd died before the row was written */
-    weft_catrow_queue_begin(t);
+    if (!t->part)
+        weft_catrow_queue_begin(t);
     if (damaged) {
         weft_tlog(t, WEFT_LOG_ERROR,
                   "trace '%s': %u member journals are "
@@ -782,7 +783,7 @@ void weft_trace_restored(weft_trace *t)
         trace_end(t);
         return;
     }
-    if (t->goodbyes == t->size) {
+    if (t->goodbyes == (t->part ? t->joined : t->size)) {
         trace_end(t);
         return;
     }

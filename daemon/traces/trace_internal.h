@@ -75,6 +75,11 @@ void weft__trace_convert(weft_trace *t);
  * members, their sums go to the head, its journals are removed; then
  * FINISHED. */
 void weft__part_finish(weft_trace *t);
+/* The head's archive a part in dir writes into, as noted there (NULL:
+ * not noted, or unreadable), malloc'd; and noting it (once, a worker's:
+ * the file system). */
+char *weft__part_archive_read(const char *dir);
+void weft__part_archive_note(const char *dir, const char *archive);
 
 /* streamjob.c: the stream of t, which converts now, in *s (NULL when t
  * has none): 0; or 1 when a step of it is out, and t is converted
