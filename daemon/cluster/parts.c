@@ -446,6 +446,8 @@ static void on_frame(weft_daemon *d, pmember *p, const Weft__Envelope *env)
         if (p->in && p->in->conn)
             weft_conn_fail(p->in->conn, env->error->code, "the head "
                            "refused this process: %s", env->error->message);
+        if (p->in)
+            weft_member_part_archive(p->in, NULL);
         break;
     default:
         break; /* (a ClockSync answer: this node answers its own) */

@@ -53,7 +53,9 @@ typedef struct weft_part_cbs {
 
 /* Traces' side (daemon/traces/, declared here for the cluster): the head
  * made the archive of in's trace; in's part writes its members' events
- * into archive_dir (ARCHIVE_ROOT/KEY/archive as this node sees it). */
+ * into archive_dir (ARCHIVE_ROOT/KEY/archive as this node sees it). A
+ * part waits for that before it ends; NULL: the head refused in, the
+ * part waits no more. */
 void weft_member_part_archive(weft_memberin *in, const char *archive_dir);
 
 #endif

@@ -124,9 +124,11 @@ static void finish_work(weft_work *w)
     part_job *j = (part_job *)w;
 
     if (j->s) {
-        /* (each member read to its journal's end and ended first) */
+        /* Each member read to its journal's end (a step: it may never
+         * have had one) and ended. */
         for (size_t i = 0; i < j->n; i++)
-            if (weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
+            if (!weft_convert_stream_step(j->s, j->ranks[i]) ||
+                weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
                                          &j->len[i]) < 0)
                 j->sums[i] = NULL;
         if (!weft_convert_stream_ok(j->s))
@@ -178,6 +180,8 @@ void weft__part_finish(weft_trace *t)
 
     if (weft__stream_take(t, &s))
         return;  /* once its stream's step is back */
+    if (!s) /* none yet (restored at start): its members from the start */
+        s = weft__stream_new(t);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
         if (m && m->in.journal) {

@@ -244,51 +244,58 @@ static int submit(weft_trace *t)
     return 0;
 }
 
-/* t's stream, made at its first write. NULL when out of memory (t is
- * converted as it ends), or for a part, until the head said where its
- * archive is. */
-static struct weft_trace_stream *stream_of(weft_trace *t)
+/* See trace_internal.h. */
+weft_convert_stream *weft__stream_new(weft_trace *t)
 {
     weft_daemon *d = t->d;
-    struct weft_trace_stream *st = t->stream;
+    weft_convert_stream *s;
     char *archive;
 
-    if (st)
-        return st;
     if (t->part)
         archive = t->part_archive ? strdup(t->part_archive) : NULL;
     else
         archive = weft_spool_archive_dir(t->dir);
     if (!archive)
         return NULL;
-    if ((st = calloc(1, sizeof *st))) {
-        weft_convert_input in = { .trace_dir = t->dir,
-                                  .archive_dir = archive,
-                                  .trace_name = t->name,
-                                  .members = t->size };
-        /* A part writes event files only, beside its head's; every
-         * archive of a head with an archive_root counts 1 ns ticks, so
-         * that every node writes final times (trace_internal.h). */
-        in.events_only = t->part;
-        in.resolution = weft__trace_resolution(t);
-        /* convert_memory and the reserve may have changed (SIGHUP) */
-        pthread_mutex_lock(&d->traces->stream_budget.lock);
-        d->traces->stream_budget.max =
-            !d->cfg.convert_memory ? 0  /* no bound */
-            : d->cfg.convert_memory > WEFT_CONVERT_FIXED_BYTES
-                ? d->cfg.convert_memory - WEFT_CONVERT_FIXED_BYTES
-                : WEFT_CONVERT_WRITER_BYTES;
-        d->traces->stream_budget.floor =
-            d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
-        pthread_mutex_unlock(&d->traces->stream_budget.lock);
-        st->s = weft_convert_stream_new(&in, &d->traces->stream_budget,
-                                        t->uid);
-        if (!st->s) {
-            free(st);
-            st = NULL;
-        }
-    }
+    weft_convert_input in = { .trace_dir = t->dir,
+                              .archive_dir = archive,
+                              .trace_name = t->name,
+                              .members = t->size };
+    /* A part writes event files only, beside its head's; every archive
+     * of a head with an archive_root counts 1 ns ticks, so that every
+     * node writes final times (trace_internal.h). */
+    in.events_only = t->part;
+    in.resolution = weft__trace_resolution(t);
+    /* convert_memory and the reserve may have changed (SIGHUP) */
+    pthread_mutex_lock(&d->traces->stream_budget.lock);
+    d->traces->stream_budget.max =
+        !d->cfg.convert_memory ? 0  /* no bound */
+        : d->cfg.convert_memory > WEFT_CONVERT_FIXED_BYTES
+            ? d->cfg.convert_memory - WEFT_CONVERT_FIXED_BYTES
+            : WEFT_CONVERT_WRITER_BYTES;
+    d->traces->stream_budget.floor =
+        d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
+    pthread_mutex_unlock(&d->traces->stream_budget.lock);
+    s = weft_convert_stream_new(&in, &d->traces->stream_budget, t->uid);
     free(archive);
+    return s;
+}
+
+/* t's stream, made at its first write. NULL when out of memory (t is
+ * converted as it ends), or for a part, until the head said where its
+ * archive is. */
+static struct weft_trace_stream *stream_of(weft_trace *t)
+{
+    struct weft_trace_stream *st = t->stream;
+
+    if (st)
+        return st;
+    if (!(st = calloc(1, sizeof *st)))
+        return NULL;
+    if (!(st->s = weft__stream_new(t))) {
+        free(st);
+        return NULL;
+    }
     t->stream = st;
     return st;
 }
@@ -326,6 +333,11 @@ void weft_member_part_archive(weft_memberin *in, const char *archive_dir)
 
     if (!t->part || t->state != WEFT_TRACE_RECORDING)
         return;
+    if (!archive_dir) { /* the head refused it: what waited for it ends */
+        t->part_refused = 1;
+        weft__trace_check_done(t);
+        return;
+    }
     if (t->part_archive) {
         if (strcmp(t->part_archive, archive_dir) != 0)
             weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': the head names %s "
@@ -337,12 +349,14 @@ void weft_member_part_archive(weft_memberin *in, const char *archive_dir)
         return;  /* (the next member's key tries again) */
     weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node writes its events "
               "into %s", t->name, archive_dir);
-    /* What its members journaled so far is written now. */
+    /* What its members journaled so far is written now; members done
+     * waited for it to end. */
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
         if (m)
             weft_member_journaled(&m->in);
     }
+    weft__trace_check_done(t);
 }
 
 /* See trace_internal.h. */

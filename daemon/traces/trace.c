@@ -799,9 +799,10 @@ void weft_trace_restored(weft_trace *t)
 static int end_if_done(weft_trace *t)
 {
     /* (a part has the members that joined here: the others are other
-     * nodes', or its head's) */
+     * nodes', or its head's; and it writes their events once its head
+     * said where, or said it will not) */
     if (t->goodbyes + t->gone < (t->part ? t->joined : t->size) ||
-        t->nexpected)
+        t->nexpected || (t->part && !t->part_archive && !t->part_refused))
         return 0;
     if (t->gone)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members said "
@@ -828,6 +829,13 @@ static int check_gone(weft_trace *t, weft_memberin *in)
               "not see it); what it had not sent is lost", t->name,
               in->rank, in->pid);
     return end_if_done(t);
+}
+
+/* See trace_internal.h. */
+void weft__trace_check_done(weft_trace *t)
+{
+    if (t->state == WEFT_TRACE_RECORDING)
+        end_if_done(t);
 }
 
 void weft_trace_member_left(weft_memberin *in)

@@ -166,6 +166,8 @@ typedef struct weft_trace {
     char *part_archive;  /* a part's: where its events go (the head's
                             archive as this node sees it), NULL until
                             the head said */
+    int part_refused;    /* a part's: the head refused a member of it:
+                            it ends without waiting for where */
     uint32_t next_rank;  /* tree: the rank of the next new member */
     weft_idset pids;     /* tree: the pids of its members (value 1) */
     struct weft_expected *expected; /* tree: processes its members said

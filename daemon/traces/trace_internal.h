@@ -64,6 +64,10 @@ int weft__tree_check(weft_trace *t);
 /* Frees what t holds as a tree (weft__trace_free). */
 void weft__tree_free(weft_trace *t);
 
+/* trace.c: ends t (RECORDING) if every member is done (a part's head
+ * said where its archive is). */
+void weft__trace_check_done(weft_trace *t);
+
 /* lifecycle.c: puts t, new and RECORDING, on its state's list. */
 void weft__trace_push(weft_trace *t);
 
@@ -85,6 +89,9 @@ void weft__part_archive_note(const char *dir, const char *archive);
  * has none): 0; or 1 when a step of it is out, and t is converted
  * (weft__trace_convert) once that is back. */
 int weft__stream_take(weft_trace *t, weft_convert_stream **s);
+/* A new stream of t's archive (a part's: into its head's, events only),
+ * NULL when out of memory or a part's head has not said where. */
+weft_convert_stream *weft__stream_new(weft_trace *t);
 /* Frees t's stream (one whose step is out is freed when it is back). */
 void weft__stream_free(weft_trace *t);
 /* The head's members of t whose nodes write their events (their
