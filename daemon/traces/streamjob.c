@@ -384,6 +384,20 @@ void weft_member_events_elsewhere(weft_memberin *in)
     m->remote = 1;    /* (its node writes its events: never streamed) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping)
         return;
+    if (!t->stream && t->restored) {
+        /* Its archive's primary went with the weftd that made it, and a
+         * new one would remove what the nodes wrote there. */
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
+                  "its events into an archive this weftd made before it "
+                  "restarted, which it cannot take up again (not yet, issue "
+                  "#34); the member is refused", t->name, in->rank);
+        if (in->conn)
+            weft_conn_fail(in->conn, WEFT_ESTATE, "this trace's archive was "
+                           "made by the head before it restarted, and its "
+                           "nodes' event files cannot be joined to a new "
+                           "one yet");
+        return;
+    }
     if (!(st = stream_of(t)) || !weft_convert_stream_ok(st->s)) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
                   "its events, and this trace's archive cannot be made: %s",

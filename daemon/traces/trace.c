@@ -694,6 +694,7 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
     }
     t->d = d;
     t->created = created;
+    t->restored = 1;
     weft__trace_push(t);  /* RECORDING */
     return t;
 }

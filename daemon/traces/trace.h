@@ -168,6 +168,7 @@ typedef struct weft_trace {
                             the head said */
     int part_refused;    /* a part's: the head refused a member of it:
                             it ends without waiting for where */
+    int restored;        /* made by recovery at this weftd's start */
     uint32_t next_rank;  /* tree: the rank of the next new member */
     weft_idset pids;     /* tree: the pids of its members (value 1) */
     struct weft_expected *expected; /* tree: processes its members said
