@@ -241,10 +241,11 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
                                              uint32_t owner);
 /* Writes what member `rank`'s journal holds beyond what was written of
  * it (the first call makes the archive: an archive there before is
- * replaced; a node's joins its head's, weft_convert_stream_open). Reads only whole entries: a journal being appended to
- * is read up to its last whole entry, the rest at the next call. A
- * member the stream cannot write (its clock's rate differs from the
- * first member's, an event names an id only the trace's definitions
+ * replaced; a node's joins its head's, weft_convert_stream_open).
+ * Reads only whole entries: a journal being appended to is read up to
+ * its last whole entry, the rest at the next call. A member the stream
+ * cannot write (its clock's rate differs from the first member's
+ * without a fixed resolution, an event names an id only the trace's definitions
  * number, a bad record, no writer left in the budget) is left to the
  * final conversion, which also says what was wrong with it; a failure
  * of the archive itself (libotf2, the disk) leaves everything to it.
