@@ -241,15 +241,16 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
                                              uint32_t owner);
 /* Writes what member `rank`'s journal holds beyond what was written of
  * it (the first call makes the archive: an archive there before is
- * replaced; a node's joins its head's, weft_convert_stream_open). Reads only whole entries: a journal being appended to
- * is read up to its last whole entry, the rest at the next call. A
- * member the stream cannot write (its clock's rate differs from the
- * first member's, an event names an id only the trace's definitions
- * number, a bad record, no writer left in the budget) is left to the
- * final conversion, which also says what was wrong with it; a failure
- * of the archive itself (libotf2, the disk) leaves everything to it.
- * Any thread, one call at a time per stream. Returns 1 when the member
- * is still streamed, else 0. */
+ * replaced; a node's joins its head's, weft_convert_stream_open).
+ * Reads only whole entries: a journal being appended to is read up to
+ * its last whole entry, the rest at the next call. A member the stream
+ * cannot write (its clock's rate differs from the first member's
+ * without a fixed resolution, an event names an id only the trace's
+ * definitions number, a bad record, no writer left in the budget) is
+ * left to the final conversion, which also says what was wrong with
+ * it; a failure of the archive itself (libotf2, the disk) leaves
+ * everything to it. Any thread, one call at a time per stream. Returns
+ * 1 when the member is still streamed, else 0. */
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank);
 /* Makes s's archive now (what the first step would do): a head makes
  * the trace's archive at its creation, before any member has events, so

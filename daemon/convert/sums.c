@@ -123,8 +123,9 @@ static void free_loc_msg(Weft__SumsLocation *p)
     free(p->series);
 }
 
-/* l of m as *p (arrays malloc'd; the series' bins point into l's). 0,
- * WEFT_ENOMEM or WEFT_ESTATE (a frame still open). */
+/* l of m as *p (arrays malloc'd; its timeline's bins and its other
+ * metric members point into l's). 0, WEFT_ENOMEM or WEFT_ESTATE (a
+ * frame still open, a timeline not finished). */
 static int pack_loc(const member *m, const loc *l, Weft__SumsLocation *p)
 {
     const weft_profile_loc *pr = &l->prof;
