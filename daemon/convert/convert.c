@@ -307,6 +307,8 @@ static int check_counts(conv *c)
             incomplete(out, &len, "rank %" PRIu32 ": its events are lost "
                        "(%s)", m->rank, m->lost == WEFT__LOST_NO_SUMS
                            ? "its node sent no sums"
+                       : m->lost == WEFT__LOST_BAD_SUMS
+                           ? m->lost_why
                            : "the archive its node wrote into was made "
                              "anew");
     }
@@ -515,7 +517,9 @@ static void failed(conv *c, int read_all)
     weft_convert_result *out = c->out;
     char error[sizeof out->error];
 
-    weft__otf2_clean(c->in->archive_dir);
+    /* (what nodes wrote there is theirs alone: it stays) */
+    if (!c->in->nremote)
+        weft__otf2_clean(c->in->archive_dir);
     memcpy(error, out->error, sizeof error);
     weft_convert_result_free(out);
     memcpy(out->error, error, sizeof error);
@@ -567,6 +571,7 @@ void weft__conv_free(conv *c)
         free(m->error);
         weft_unify_free(m->u);
         weft__sums_free(m->sums);
+        free(m->lost_why);
         free(m->regions.v);
         free(m->metric_members.v);
         free(m->handles.v);

@@ -80,7 +80,7 @@ typedef struct id_map {
 } id_map;
 
 /* Why a remote member's events are lost (member.lost). */
-enum { WEFT__LOST_NO_SUMS = 1, WEFT__LOST_ANEW = 2 };
+enum { WEFT__LOST_NO_SUMS = 1, WEFT__LOST_ANEW = 2, WEFT__LOST_BAD_SUMS = 3 };
 
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
  * conversion's thread; in pass 2 its replayer writes its locations and
@@ -125,6 +125,7 @@ typedef struct member {
                            sums.c): it is adopted from its sums, or lost */
     int lost;           /* a remote member whose events are lost
                            (WEFT__LOST_*): its files are made empty */
+    char *lost_why;     /* WEFT__LOST_BAD_SUMS: what was wrong (owned) */
     struct weft__sums *sums; /* a remote member's, decoded after pass 1
                            until it is adopted (sums.c) */
     /* Pass 2, set by the worker that replayed it: */

@@ -731,21 +731,32 @@ int weft__sums_mark_remote(conv *c)
 }
 
 /* m's sums (len bytes at p) decoded and checked, its locations made
- * with the node's counts. */
+ * with the node's counts. Sums the head cannot take make m lost, saying
+ * why (the other members' archive stands); 0, or WEFT_ENOMEM (c
+ * failed). */
 static int gather_member(conv *c, member *m, const uint8_t *p, size_t len)
 {
     weft__sums_want w = weft__sums_want_of(c, m);
     weft__sums *x;
     char err[400];
-    int rc;
+    int rc = 0;
 
-    for (size_t k = 0; k < m->nlocs; k++)
-        if (m->locs[k].journaled || m->locs[k].refused)
-            return weft__conv_fail(c, WEFT_ECORRUPT, "%s: its journal holds "
-                                   "events, and its node sent its sums",
-                                   m->path);
-    if ((rc = weft__sums_unpack(&w, p, len, &x, err, sizeof err)) < 0)
+    for (size_t k = 0; k < m->nlocs && rc == 0; k++)
+        if (m->locs[k].journaled || m->locs[k].refused) {
+            snprintf(err, sizeof err, "%s: its journal holds events, and "
+                     "its node sent its sums", m->path);
+            rc = WEFT_ECORRUPT;
+        }
+    if (rc == 0)
+        rc = weft__sums_unpack(&w, p, len, &x, err, sizeof err);
+    if (rc == WEFT_ENOMEM)
         return weft__conv_fail(c, rc, "%s", err);
+    if (rc < 0) {
+        m->lost = WEFT__LOST_BAD_SUMS;
+        if (!(m->lost_why = strdup(err)))
+            return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+        return 0;
+    }
     m->sums = x;
     for (size_t k = 0; k < x->m.nlocs; k++) {
         const loc *sl = &x->m.locs[k];
