@@ -206,10 +206,9 @@ static const key_desc keys[] = {
       "new traces are written, ROOT/KEY/archive, their journals staying "
       "in the spool (empty: in the spool); restart to change", NULL },
     { "cluster", "write_events", K_ENUM, OFF(write_events), 0, 0,
-      "a node's: yes: it journals its processes and writes their event "
-      "files into the head's archive_root when it sees it (the head gets "
-      "their definitions and sums only); no: it forwards everything to "
-      "the head", yes_no_names },
+      "a node's: yes: where it sees the head's archive_root, it journals "
+      "its processes and writes their event files there; no: it forwards "
+      "them to the head", yes_no_names },
     { "cluster", "heartbeat", K_COUNT, OFF(cluster_heartbeat), 1, 3600,
       "seconds between Heartbeats on a node's link, both ways (the head's "
       "value counts); three missed close it; restart to change", NULL },
