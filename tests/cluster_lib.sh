@@ -16,6 +16,18 @@ command -v ip >/dev/null || fail "no ip command (iproute2)"
 command -v munged >/dev/null || PATH=$PATH:/usr/sbin
 command -v munged >/dev/null || fail "no munged (scripts/deps.sh installs munge)"
 
+# A failure says what each weftd last warned of (their logs are
+# $TMP/NAME.log; lib.sh's fail shows a single weftd's).
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$TMP"/*.log; do
+        [ -f "$f" ] && grep -qE "(warning|error): " "$f" || continue
+        echo "--- ${f##*/}: its last warnings and errors ---" >&2
+        grep -E "(warning|error): " "$f" | tail -n 15 >&2
+    done
+    exit 1
+}
+
 NETS=()
 PIDS=()           # weftds and munged of the namespaces
 declare -A PID ADDR

@@ -268,6 +268,11 @@ static int replay(weft_trace *t, const char *path, const char *name,
             say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off, why);
             break;
         }
+        /* A part's: what the head may not hold yet goes again (its HelloAck
+         * says which Definitions it holds). */
+        if (t->part && t->d->part_cbs &&
+            (e.kind == WEFT_JE_DEFS || e.kind == WEFT_JE_GOODBYE))
+            t->d->part_cbs->journaled(&m->in, &e);
     }
     if (rc == 0 && !m) {
         /* The good data ends before any Hello: a corrupt first entry. */
