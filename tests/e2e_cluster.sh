@@ -84,23 +84,8 @@ grep -q "^nodes: *3 linked, 0 gone" "$TMP/head.status" ||
 grep -q "^head: *$HEAD, linked for [0-9]* s (host .*), 1 links made" \
     "$TMP/n2.status" || fail "weft status on n2: $(cat "$TMP/n2.status")"
 
-node_field() { # NODE FIELD: FIELD of node NODE in the head's status
-    status head | "$PY" -c '
-import json, sys
-try:
-    st = json.load(sys.stdin)
-except ValueError:
-    sys.exit(0)
-for n in st["nodes"]:
-    if n["name"] == sys.argv[1]:
-        print(n.get(sys.argv[2], ""))' "$1" "$2"
-}
 # The head's archive_root, a shared directory: n1 and n2 see its mark,
 # n3 looks elsewhere; both sides' status say so.
-archive_is() { # NODE STATE: NODE's check as the head and NODE see it
-    [ "$(node_field "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ] &&
-        [ "$(head_of "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ]
-}
 for n in n1 n2; do
     until_ 10 "$n finding the head's archive_root shared" archive_is "$n" ok
 done
@@ -126,45 +111,6 @@ node_connected() {
 }
 node_idle() {
     [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
-}
-# demo_on NODE NAME [DEMO ARGS...]: weft-demo on NODE as trace NAME,
-# through NODE's weftd (its report in $TMP/NAME.NODE.json), in the
-# background (DEMOS).
-DEMOS=()
-demo_on() {
-    local node=$1 name=$2
-    shift 2
-    ip netns exec "$P-$node" env WEFT_SERVER="unix:$TMP/$node/weftd.sock" \
-        WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 90 "$DEMO" \
-        --report "$TMP/$name.$node.json" "$@" >"$TMP/$name.$node.out" 2>&1 &
-    DEMOS+=($!)
-}
-# demos_done: every demo started ended well.
-demos_done() {
-    for p in "${DEMOS[@]}"; do
-        wait "$p" || fail "a weft-demo failed: $(tail -n 3 "$TMP"/*.out)"
-    done
-    DEMOS=()
-}
-# exact NAME MEMBERS: trace NAME is complete at the head with MEMBERS
-# members, its archive exactly what the demos of NAME recorded.
-exact() {
-    local name=$1
-    SPOOL=$TMP/head wait_state "$name" complete 60
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$2" ] ||
-        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members at the head, expected $2"
-    "$PY" - "$TMP/$name.json" "$TMP/$name".*.json <<'PY' || fail "$name: the demos' reports"
-import json, sys
-merged = {}
-for f in sys.argv[2:]:
-    merged.update(json.load(open(f)))
-json.dump(merged, open(sys.argv[1], "w"))
-PY
-    check_archive "$name" "$TMP/$name.json"
-    grep -E "^weft: .*(dropped|incomplete|gave up|tracing is off)" \
-        "$TMP/$name".*.out && fail "$name: libweft lost records"
-    [ -z "$(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*" 2>/dev/null)" ] ||
-        fail "$name: a node made a trace of its own: $(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*")"
 }
 demo_on n1 onnode -p 1 -t 2 -n 400 -s 10000
 until_ 20 "the head seeing n1's forwarded process, and n1 forwarding it" \

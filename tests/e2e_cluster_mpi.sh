@@ -71,12 +71,6 @@ until_ 20 "both nodes linked to the head" nodes_are "n1=linked n2=linked"
 for n in n1 n2; do
     until_ 5 "$n's status showing its link" head_is "$n" linked
 done
-archive_is() {
-    status "$1" | "$PY" -c '
-import json, sys
-print(json.load(sys.stdin).get("head", {}).get("archive", {}).get("state", ""))' |
-        grep -qx "$2"
-}
 until_ 10 "n1 finding the head's archive_root" archive_is n1 ok
 until_ 10 "n2 finding the head's archive_root not where it looks" archive_is n2 unusable
 echo "ok: n1 and n2 linked to the head; n1 sees its archive_root, n2 not"
@@ -99,15 +93,6 @@ for n in n1 n2; do
         fail "cannot make $n's temporary directory"
 done
 
-# node_ranks NODE TRACE HOW: the ranks of TRACE that NODE's weftd
-# forwarded to the head (HOW "forwarded to the head") or journaled
-# itself, writing their events ("journaled here"), as its log says, in
-# order.
-node_ranks() {
-    grep -F "trace '$2' rank " "$TMP/$1.log" | grep -F ": $3" |
-        sed 's/.* rank \([0-9]*\): .*/\1/' |
-        sort -un | tr '\n' ' ' | sed 's/ $//'
-}
 
 # traces NAME PREFIX: TRACES, the names of the traces in the catalog of
 # NAME's weftd that start with PREFIX.

@@ -38,12 +38,6 @@ weftd_in n2 --set "head=$HEAD" --set node_name=n2
 weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
-archive_is() {
-    status "$1" | "$PY" -c '
-import json, sys
-print(json.load(sys.stdin).get("head", {}).get("archive", {}).get("state", ""))' |
-        grep -qx "$2"
-}
 for n in n1 n2; do
     until_ 10 "$n finding the head's archive_root" archive_is "$n" ok
 done
@@ -54,55 +48,15 @@ for n in n1 n2; do
 done
 echo "ok: three nodes linked; n1 and n2 see the head's archive_root and know its clock, n3 not"
 
-DEMOS=()
-# demo_on NODE NAME [DEMO ARGS...]: weft-demo on NODE as trace NAME,
-# through NODE's weftd (its report in $TMP/NAME.NODE.json), in the
-# background (DEMOS).
-demo_on() {
-    local node=$1 name=$2
-    shift 2
-    ip netns exec "$P-$node" env WEFT_SERVER="unix:$TMP/$node/weftd.sock" \
-        WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 120 "$DEMO" \
-        --report "$TMP/$name.$node.json" "$@" >"$TMP/$name.$node.out" 2>&1 &
-    DEMOS+=($!)
-}
-demos_done() {
-    for p in "${DEMOS[@]}"; do
-        wait "$p" || fail "a weft-demo failed: $(tail -n 3 "$TMP"/*.out)"
-    done
-    DEMOS=()
-}
-# exact NAME MEMBERS: trace NAME is complete at the head with MEMBERS
-# members, its archive in the shared archive_root and exactly what the
-# demos of NAME recorded.
-exact() {
+# shared_exact NAME MEMBERS: exact (cluster_lib.sh), the archive in the
+# head's archive_root.
+shared_exact() {
     local name=$1
-    SPOOL=$TMP/head wait_state "$name" complete 60
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$2" ] ||
-        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members at the head, expected $2"
+    exact "$@"
     case "$(json_get "$TMP/show.json" 'j["archive"]')" in
     "$TMP/shared/$name-"*/archive/traces.otf2) ;;
     *) fail "$name: its archive is not in the head's archive_root: $(json_get "$TMP/show.json" 'j["archive"]')" ;;
     esac
-    "$PY" - "$TMP/$name.json" "$TMP/$name".*.json <<'PY' || fail "$name: the demos' reports"
-import json, sys
-merged = {}
-for f in sys.argv[2:]:
-    merged.update(json.load(open(f)))
-json.dump(merged, open(sys.argv[1], "w"))
-PY
-    check_archive "$name" "$TMP/$name.json"
-    grep -E "^weft: .*(dropped|incomplete|gave up|tracing is off)" \
-        "$TMP/$name".*.out && fail "$name: libweft lost records"
-    [ -z "$(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*" 2>/dev/null)" ] ||
-        fail "$name: a node made a trace of its own"
-}
-# node_ranks NODE TRACE HOW: the ranks of TRACE NODE's log says it
-# "journaled here" or "forwarded to the head", in order.
-node_ranks() {
-    grep -F "trace '$2' rank " "$TMP/$1.log" | grep -F ": $3" |
-        sed 's/.* rank \([0-9]*\): .*/\1/' | sort -un | tr '\n' ' ' |
-        sed 's/ $//'
 }
 no_parts() { [ -z "$(ls "$TMP/n1/parts" "$TMP/n2/parts" 2>/dev/null | grep "^$1-")" ]; }
 
@@ -113,7 +67,7 @@ demo_on n2 across -p 2 --first-rank 2 --size 5 -t 2 -n 2000
 demo_on n3 across -p 1 --first-rank 4 --size 5 -t 2 -n 2000
 demos_done
 unset WEFT_RUN
-exact across 5
+shared_exact across 5
 [ "$(node_ranks n1 across "journaled here")" = "0 1" ] ||
     fail "n1 journaled ranks '$(node_ranks n1 across "journaled here")', not 0 1"
 [ "$(node_ranks n2 across "journaled here")" = "2 3" ] ||
@@ -137,13 +91,13 @@ demo_on n1 written -p 2 --first-rank 0 --size 4 -t 2 -n 50000
 demo_on n2 written -p 2 --first-rank 2 --size 4 -t 2 -n 50000
 demos_done
 unset WEFT_RUN
-exact written 4
+shared_exact written 4
 rx1=$(head_rx)
 export WEFT_RUN="forwarded-$$"
 demo_on n3 forwarded -p 4 -t 2 -n 50000
 demos_done
 unset WEFT_RUN
-exact forwarded 4
+shared_exact forwarded 4
 rx2=$(head_rx)
 written=$((rx1 - rx0))
 forwarded=$((rx2 - rx1))
@@ -164,7 +118,7 @@ wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
     fail "n1 left no part of nodekill behind"
 weftd_in n1 --set "head=$HEAD" --set node_name=n1
 demos_done
-exact nodekill 2
+shared_exact nodekill 2
 grep -q "recovery: trace 'nodekill' (nodekill-.*): 2 member journals" \
     "$TMP/n1.log" || fail "n1 did not recover its part of nodekill"
 grep -q "reconnected to weftd" "$TMP/nodekill.n1.out" ||

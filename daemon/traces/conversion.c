@@ -64,9 +64,8 @@ typedef struct convert_job {
     int64_t finished;
 } convert_job;
 
-/* Removes the files of dir named as journals ("rank-*.wj", malformed
- * ones too, as weft_journal_name_parse tells them). */
-static void remove_journals(const char *dir)
+/* See trace_internal.h. */
+void weft__trace_remove_journals(const char *dir)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
@@ -201,7 +200,7 @@ static void store_result(convert_job *j, weft_catalog *cat)
             j->rc = rc;
     } else if (j->rc == 0) {
         weft_testhook_reach(&t->d->testhook, "committed");
-        remove_journals(t->dir);
+        weft__trace_remove_journals(t->dir);
     } else {
         snprintf(j->err, sizeof j->err, "%s", j->res.error);
     }

@@ -8,7 +8,6 @@
  * the link, its events are in the archive) and the part is done. On
  * the streamer (worker.h), as its steps.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,25 +96,16 @@ static void job_free(part_job *j)
     free(j);
 }
 
-/* Removes dir's journals and dir (the part's only files). */
+/* Removes dir's journals, its note of the head's archive and dir (the
+ * part's only files). */
 static void remove_dir(const char *dir)
 {
-    DIR *dp = opendir(dir);
-    struct dirent *de;
-    uint32_t rank;
+    char *note = weft_path_join(dir, PART_ARCHIVE_FILE);
 
-    if (!dp)
-        return;
-    while ((de = readdir(dp)) != NULL) {
-        if (weft_journal_name_parse(de->d_name, &rank) == 0 &&
-            strcmp(de->d_name, PART_ARCHIVE_FILE) != 0)
-            continue;
-        char *p = weft_path_join(dir, de->d_name);
-        if (p)
-            unlink(p);
-        free(p);
-    }
-    closedir(dp);
+    weft__trace_remove_journals(dir);
+    if (note)
+        unlink(note);
+    free(note);
     rmdir(dir);
 }
 

@@ -71,6 +71,9 @@ void weft__trace_check_done(weft_trace *t);
 /* lifecycle.c: puts t, new and RECORDING, on its state's list. */
 void weft__trace_push(weft_trace *t);
 
+/* conversion.c: removes the files of dir named as journals ("rank-*.wj",
+ * malformed ones too, as weft_journal_name_parse tells them). */
+void weft__trace_remove_journals(const char *dir);
 /* conversion.c: t just became CONVERTING: hands it to a conversion job
  * (its journals closed), or moves it on with FINISHED (freed) when none
  * can be queued. */
