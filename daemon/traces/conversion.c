@@ -363,6 +363,19 @@ static int queue_conversion(weft_daemon *d, convert_job *j)
 }
 
 /* See trace_internal.h. */
+void weft__trace_close_journals(weft_trace *t)
+{
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m && m->in.journal) {
+            weft_jcache_forget(&m->in);
+            weft_journal_close(m->in.journal);
+            m->in.journal = NULL;
+        }
+    }
+}
+
+/* See trace_internal.h. */
 uint64_t weft__trace_resolution(const weft_trace *t)
 {
     return t->part || *t->d->cfg.archive_root ? UINT64_C(1000000000) : 0;
@@ -382,14 +395,7 @@ void weft__trace_convert(weft_trace *t)
     if (weft__stream_take(t, &s))
         return;  /* once its stream's step is back */
     j = calloc(1, sizeof *j);
-    for (size_t i = 0; i < t->members.ncells; i++) {
-        weft_member *m = weft_trace_member_at(t, i);
-        if (m && m->in.journal) {
-            weft_jcache_forget(&m->in);
-            weft_journal_close(m->in.journal);
-            m->in.journal = NULL;
-        }
-    }
+    weft__trace_close_journals(t);
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->archive = weft_spool_archive_dir(t->dir))) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "

@@ -15,7 +15,6 @@
 
 #include "convert.h"
 #include "fsutil.h"
-#include "jcache.h"
 #include "log.h"
 #include "partlink.h"
 #include "spool.h"
@@ -172,13 +171,9 @@ void weft__part_finish(weft_trace *t)
         return;  /* once its stream's step is back */
     if (!s) /* none yet (restored at start): its members from the start */
         s = weft__stream_new(t);
+    weft__trace_close_journals(t);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
-        if (m && m->in.journal) {
-            weft_jcache_forget(&m->in);
-            weft_journal_close(m->in.journal);
-            m->in.journal = NULL;
-        }
         n += m && !m->finished;
     }
     j = calloc(1, sizeof *j);

@@ -71,6 +71,9 @@ void weft__trace_check_done(weft_trace *t);
 /* lifecycle.c: puts t, new and RECORDING, on its state's list. */
 void weft__trace_push(weft_trace *t);
 
+/* conversion.c: closes the journals of t's members (it ends: its job
+ * reads them). */
+void weft__trace_close_journals(weft_trace *t);
 /* conversion.c: removes the files of dir named as journals ("rank-*.wj",
  * malformed ones too, as weft_journal_name_parse tells them). */
 void weft__trace_remove_journals(const char *dir);
