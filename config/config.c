@@ -205,6 +205,10 @@ static const key_desc keys[] = {
       "directory (a shared or parallel file system) where the archives of "
       "new traces are written, ROOT/KEY/archive, their journals staying "
       "in the spool (empty: in the spool); restart to change", NULL },
+    { "cluster", "write_events", K_ENUM, OFF(write_events), 0, 0,
+      "a node's: yes: where it sees the head's archive_root, it journals "
+      "its processes and writes their event files there; no: it forwards "
+      "them to the head", yes_no_names },
     { "cluster", "heartbeat", K_COUNT, OFF(cluster_heartbeat), 1, 3600,
       "seconds between Heartbeats on a node's link, both ways (the head's "
       "value counts); three missed close it; restart to change", NULL },
@@ -246,6 +250,7 @@ void weft_config_init(weft_config *c)
     c->node_name = strdup("");
     c->archive_root = strdup("");
     c->cluster_heartbeat = 5;
+    c->write_events = 1;
     c->log_level = 2;
     c->grace_period = 300;
     c->abort_grace_period = 5;

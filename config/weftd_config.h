@@ -129,6 +129,10 @@ typedef struct weft_config {
     char *archive_root;        /* where archives go (ROOT/KEY/archive);
                                   "" for the spool (spool.h) */
     uint64_t cluster_heartbeat; /* seconds between a link's Heartbeats */
+    int write_events;          /* a node: 1: it journals its processes
+                                  and writes their event files into the
+                                  head's archive_root when it sees it
+                                  (partlink.h); 0: it forwards them */
 } weft_config;
 
 /* Sets the built-in defaults. */

@@ -20,6 +20,8 @@ struct weft_nodes;
 struct weft_uplink;
 struct weft_forward;
 struct weft_session_forward;
+struct weft_part_cbs;
+struct weft_parts;
 struct weft_traces;
 struct weft_retains;
 struct weft_lives;
@@ -85,6 +87,8 @@ typedef struct weft_daemon {
                                      is a node (cluster/uplink.h) */
     struct weft_forward *forward; /* the processes it forwards there
                                      (cluster/forward.h) */
+    struct weft_parts *parts;     /* its share of the head's traces
+                                     (cluster/parts.h) */
     /* How the parts reach each other against the arrows (main.c sets
      * them): */
     const struct weft_server_cbs *server_cbs; /* where frames go
@@ -96,6 +100,9 @@ typedef struct weft_daemon {
     const struct weft_session_forward *forward_cbs; /* on a node, where
                                      its processes go (session.h;
                                      cluster/forward.c's); NULL on a head */
+    const struct weft_part_cbs *part_cbs; /* on a node, its share of the
+                                     head's traces (partlink.h;
+                                     cluster/parts.c's); NULL on a head */
     const struct weft_status_src *status_src; /* what the status asks
                                      the other parts (status.h) */
     /* What every part uses: */

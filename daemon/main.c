@@ -33,6 +33,7 @@
 #include "status.h"
 #include "trace.h"
 #include "forward.h"
+#include "parts.h"
 #include "uplink.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -587,8 +588,10 @@ static int start_ingest(weft_daemon *d)
     }
     d->ask_cbs = &weft_ask_cbs;
     d->node_cbs = &weft_nodes_cbs;
-    if (*d->cfg.cluster_head) /* a node: its processes go to the head */
+    if (*d->cfg.cluster_head) { /* a node: its processes go to the head */
         d->forward_cbs = &weft_forward_cbs;
+        d->part_cbs = &weft_part_cbs_node;
+    }
     return weft_server_start(d, &ingest);
 }
 
@@ -624,7 +627,7 @@ int main(int argc, char **argv)
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
         adopt_sockets(&d) < 0 || start_ingest(&d) < 0 ||
-        weft_uplink_start(&d) < 0) {
+        weft_uplink_start(&d) < 0 || weft_recover_parts(&d) < 0) {
         weft_server_stop(&d);
         uv_run(d.loop, UV_RUN_DEFAULT);
         weft_trace_free_all(&d);

@@ -653,10 +653,11 @@ static void do_goodbye(peer *p, cursor *in)
 
 /* A NodeRelay (a node's link relays a member, relay.h; refused on any
  * other connection): member 1 + bit 4 of how; bits 5-6: its Hello (rank
- * member - 1 of 2 in trace fz-relay, uid UID_A), a Heartbeat (member 2:
- * a weft command's Query of the catalog, as uid UID_A), its end
- * (closed; member 2: `more`, its asker read), or bytes that are no
- * Envelope. */
+ * member - 1 of 2 in trace fz-relay, uid UID_A; bit 7: its node
+ * writes its events, events_here), a Heartbeat (member 2: a weft
+ * command's Query of the catalog, as uid UID_A), its end (closed; bit 7:
+ * its sums instead; member 2: `more`, its asker read), or bytes that
+ * are no Envelope. */
 static void do_node_relay(peer *p, uint8_t how)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, inner = WEFT__ENVELOPE__INIT;
@@ -682,6 +683,7 @@ static void do_node_relay(peer *p, uint8_t how)
         inner.hello = &h;
         r.uid = UID_A;
         r.gid = UID_A;
+        r.events_here = (how >> 7) & 1;
         break;
     case 1:
         if (r.member == 2) {
@@ -697,10 +699,15 @@ static void do_node_relay(peer *p, uint8_t how)
         inner.heartbeat = &hb;
         break;
     case 2:
-        if (r.member == 2)
+        if (r.member == 2) {
             r.more = 1;
-        else
+        } else if (how & 128) { /* sums (of a member whose node may not
+                                   write its events) */
+            r.sums.data = (uint8_t *)"\x08\x01";
+            r.sums.len = 2;
+        } else {
             r.closed = 1;
+        }
         break;
     default:
         r.frame.data = (uint8_t *)"\xff\xff\x01";
@@ -932,11 +939,13 @@ static void set_str(char **field, const char *v)
 
 static void daemon_start(uint8_t flags)
 {
-    char traces[200];
+    char traces[200], root[200];
     weft_config *cfg = &d.cfg;
 
+    snprintf(root, sizeof root, "%s/root", dir);
     weft_rm_tree(spool);
     weft_rm_tree(keep);
+    weft_rm_tree(root);
     snprintf(traces, sizeof traces, "%s/traces", spool);
     CHECK(weft_mkdir_p(traces, 0700, 0700) == 0);
     CHECK(weft_mkdir_p(keep, 0700, 0700) == 0);
@@ -968,6 +977,11 @@ static void daemon_start(uint8_t flags)
         cfg->max_buffered = 256;
     if (flags & 16)
         cfg->max_frame = 128;
+    if (flags & 64) { /* archives in an archive_root: nodes may write
+                         their members' events (NodeRelay.events_here) */
+        CHECK(weft_mkdir_p(root, 0700, 0700) == 0);
+        set_str(&cfg->archive_root, root);
+    }
     tcp = (flags & 32) != 0;
     if (tcp) {
         cfg->auth = WEFT_AUTH_MUNGE;

@@ -140,7 +140,7 @@ static void sink_convert(sink *k)
     Weft__Goodbye g = WEFT__GOODBYE__INIT;
     Weft__LocationEnd ends[NLOCS], *pe[NLOCS];
     weft_convert_input in = { k->dir, k->archive, "fuzz", 1, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal_entry e = { 0 };
     uint8_t buf[256];

@@ -141,8 +141,10 @@ static void node_frame(const uint8_t *frame, uint32_t len)
             CHECK(strcmp(env->node_hello->node, "fz-node") == 0);
             node_hello = 1;
         } else {
+            /* its figures, and its questions of the head's clock */
             CHECK(node_hello);
-            CHECK(env->msg_case == WEFT__ENVELOPE__MSG_NODE_STATUS);
+            CHECK(env->msg_case == WEFT__ENVELOPE__MSG_NODE_STATUS ||
+                  env->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC);
         }
     }
     sent_frames++;
@@ -305,9 +307,26 @@ static int step(cursor *in, int was_linked, int joining)
         op = byte(in);
         send_env(&env, (enum fz_tamper)(op % FZ_TAMPERS), op);
         return op % FZ_TAMPERS == FZ_SEALED ? was_linked : 0;
-    case 6: /* a frame for a process the node does not forward: linked,
-               it is dropped (forward.h); else the handshake ends */
+    case 6: /* a frame for a process the node does not forward (or for
+               a member of a part it does not have, parts.h, with a key
+               of an archive): linked, it is dropped (forward.h); else
+               the handshake ends. Or, linked, the answer to a question
+               of the head's clock (uplink.c), whatever its times. */
         r.member = byte(in);
+        if ((r.member & 4) && was_linked == 1) {
+            Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+            cs.id = byte(in);
+            cs.client_time = (uint64_t)byte(in) << (byte(in) % 64);
+            cs.server_time = (uint64_t)byte(in) << (byte(in) % 64);
+            env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+            env.clock_sync = &cs;
+            send_env(&env, FZ_SEALED, 0);
+            return was_linked;
+        }
+        if (r.member & 2) {
+            r.member |= 0x80000000u;
+            r.archive_key = (char *)(r.member & 8 ? "../x" : "k");
+        }
         r.closed = r.member & 1;
         n = byte(in) & 15;
         for (size_t i = 0; i < n; i++)

@@ -174,6 +174,18 @@ ssize_t weft_frame_pack_room(const Weft__Envelope *env, size_t room,
     return (ssize_t)(WEFT_FRAME_HEADER + n);
 }
 
+ssize_t weft_frame_pack_bare(const Weft__Envelope *env, uint8_t **out)
+{
+    size_t n = weft__envelope__get_packed_size(env);
+
+    if (n > UINT32_MAX)
+        return WEFT_ETOOBIG;
+    if (!(*out = malloc(n ? n : 1)))
+        return WEFT_ENOMEM;
+    weft__envelope__pack(env, *out);
+    return (ssize_t)n;
+}
+
 ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;

@@ -86,6 +86,10 @@ ssize_t weft_frame_pack(const Weft__Envelope *env, uint8_t **out);
  * header do not count them. */
 ssize_t weft_frame_pack_room(const Weft__Envelope *env, size_t room,
                              uint8_t **out);
+/* Packs env without a length prefix (as a NodeRelay carries a frame)
+ * into a malloc'd buffer (*out, the caller frees). Its length, or
+ * WEFT_ENOMEM/WEFT_ETOOBIG. */
+ssize_t weft_frame_pack_bare(const Weft__Envelope *env, uint8_t **out);
 /* Packs an Error frame with code and a printf-style message. */
 ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -35,9 +35,13 @@ enum weft_journal_kind {
     WEFT_JE_EVENTS = 3,  /* payload: event records; location, seq,
                             base_time, count */
     WEFT_JE_GOODBYE = 4, /* payload: packed weft.Goodbye */
-    WEFT_JE_REFUSED = 5  /* no payload: an EventBatch of `count` events
+    WEFT_JE_REFUSED = 5, /* no payload: an EventBatch of `count` events
                             weftd did not store; location, seq, and
                             base_time says why (WEFT_REFUSED_*) */
+    WEFT_JE_SUMS = 6     /* payload: packed weft.MemberSums, what a
+                            node's stream summed of the events it wrote
+                            of the member (a head's journal of a member
+                            whose Hello names events_node, issue #34) */
 };
 
 /* Why a WEFT_JE_REFUSED entry's batch was not stored (its base_time). */

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # cluster_lib.sh - what the tests of weftds as a cluster share
-# (tests/e2e_cluster.sh, tests/e2e_cluster_mpi.sh): a bridge and hosts in
+# (tests/e2e_cluster*.sh): a bridge and hosts in
 # network namespaces of their own named $P-NAME (P set by the test before
 # it sources this, after lib.sh), removed with every process in them
 # however the test ends; a munged and a weftd in a namespace; `weft
@@ -15,6 +15,18 @@ command -v ip >/dev/null || PATH=$PATH:/usr/sbin:/sbin
 command -v ip >/dev/null || fail "no ip command (iproute2)"
 command -v munged >/dev/null || PATH=$PATH:/usr/sbin
 command -v munged >/dev/null || fail "no munged (scripts/deps.sh installs munge)"
+
+# A failure says what each weftd last warned of (their logs are
+# $TMP/NAME.log; lib.sh's fail shows a single weftd's).
+fail() {
+    echo "FAIL: $*" >&2
+    for f in "$TMP"/*.log; do
+        [ -f "$f" ] && grep -qE "(warning|error): " "$f" || continue
+        echo "--- ${f##*/}: its last warnings and errors ---" >&2
+        grep -E "(warning|error): " "$f" | tail -n 15 >&2
+    done
+    exit 1
+}
 
 NETS=()
 PIDS=()           # weftds and munged of the namespaces
@@ -123,6 +135,75 @@ until_() {
 }
 nodes_are() { [ "$(nodes head)" = "$1" ]; }
 head_is() { [ "$(head_of "$1" state)" = "$2" ]; }
+
+# node_field NODE FIELD: FIELD of node NODE in the head's status.
+node_field() {
+    status head | "$PY" -c '
+import json, sys
+try:
+    st = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+for n in st["nodes"]:
+    if n["name"] == sys.argv[1]:
+        print(n.get(sys.argv[2], ""))' "$1" "$2"
+}
+# archive_is NODE STATE: NODE's check of the head's archive_root, as the
+# head and NODE see it, is STATE (ok, unusable...).
+archive_is() {
+    [ "$(node_field "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ] &&
+        [ "$(head_of "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ]
+}
+# node_ranks NODE TRACE HOW: the ranks of TRACE that NODE's weftd
+# forwarded to the head (HOW "forwarded to the head") or journaled
+# itself, writing their events ("journaled here"), as its log says, in
+# order.
+node_ranks() {
+    grep -F "trace '$2' rank " "$TMP/$1.log" | grep -F ": $3" |
+        sed 's/.* rank \([0-9]*\): .*/\1/' | sort -un | tr '\n' ' ' |
+        sed 's/ $//'
+}
+
+# demo_on NODE NAME [DEMO ARGS...]: weft-demo on NODE as trace NAME,
+# through NODE's weftd (its report in $TMP/NAME.NODE.json), in the
+# background (DEMOS).
+DEMOS=()
+demo_on() {
+    local node=$1 name=$2
+    shift 2
+    ip netns exec "$P-$node" env WEFT_SERVER="unix:$TMP/$node/weftd.sock" \
+        WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 120 "$DEMO" \
+        --report "$TMP/$name.$node.json" "$@" >"$TMP/$name.$node.out" 2>&1 &
+    DEMOS+=($!)
+}
+# demos_done: every demo started ended well.
+demos_done() {
+    for p in "${DEMOS[@]}"; do
+        wait "$p" || fail "a weft-demo failed: $(tail -n 3 "$TMP"/*.out)"
+    done
+    DEMOS=()
+}
+# exact NAME MEMBERS: trace NAME is complete at the head with MEMBERS
+# members, its archive exactly what the demos of NAME recorded (both
+# readers), and no node made a trace of its own of it.
+exact() {
+    local name=$1
+    SPOOL=$TMP/head wait_state "$name" complete 60
+    [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$2" ] ||
+        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members at the head, expected $2"
+    "$PY" - "$TMP/$name.json" "$TMP/$name".*.json <<'PY' || fail "$name: the demos' reports"
+import json, sys
+merged = {}
+for f in sys.argv[2:]:
+    merged.update(json.load(open(f)))
+json.dump(merged, open(sys.argv[1], "w"))
+PY
+    check_archive "$name" "$TMP/$name.json"
+    grep -E "^weft: .*(dropped|incomplete|gave up|tracing is off)" \
+        "$TMP/$name".*.out && fail "$name: libweft lost records"
+    [ -z "$(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*" 2>/dev/null)" ] ||
+        fail "$name: a node made a trace of its own: $(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*")"
+}
 
 # stop_weftds NAME...: those weftds stopped with SIGTERM, each within 15
 # s and cleanly, none with a sanitizer's report in the logs.

@@ -465,3 +465,102 @@ void write_two(const ctx *c, const weft_record *defs0, size_t ndefs0,
         weft_journal_close(j);
     }
 }
+
+/* See convert_util.h. */
+void same_archive(const char *a, const char *b)
+{
+    char cmd[400];  /* run() adds its words to it */
+
+    snprintf(cmd, sizeof cmd, "diff -r -q -x traces.otf2 '%s' '%s'", a, b);
+    assert_int_equal(system(cmd), 0);
+    if (!have_otf2_print())
+        return;
+    snprintf(cmd, sizeof cmd,
+             "diff <(otf2-print -A '%s/traces.otf2' | grep -vi 'trace id') "
+             "<(otf2-print -A '%s/traces.otf2' | grep -vi 'trace id')", a,
+             b);
+    assert_int_equal(run("bash -c \"%s\"", cmd), 0);
+    assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
+                         ">/dev/null 2>&1", a), 0);
+}
+
+/* Doubles equal, NaN too. */
+static int same_double(double x, double y)
+{
+    return x == y || (x != x && y != y);
+}
+
+/* See convert_util.h. */
+void same_result(const weft_convert_result *x, const weft_convert_result *y)
+{
+    assert_int_equal(x->members, y->members);
+    assert_int_equal(x->events, y->events);
+    assert_int_equal(x->dropped, y->dropped);
+    assert_int_equal(x->refused, y->refused);
+    assert_int_equal(x->nlocations, y->nlocations);
+    for (size_t i = 0; i < x->nlocations; i++) {
+        assert_int_equal(x->locations[i].id, y->locations[i].id);
+        assert_int_equal(x->locations[i].events, y->locations[i].events);
+        assert_string_equal(x->locations[i].name, y->locations[i].name);
+    }
+    assert_int_equal(x->time_first, y->time_first);
+    assert_int_equal(x->time_last, y->time_last);
+    assert_int_equal(x->timer_resolution, y->timer_resolution);
+    assert_string_equal(x->clock, y->clock);
+    assert_int_equal(x->profile_anomalies, y->profile_anomalies);
+    assert_int_equal(x->nesting_added, y->nesting_added);
+    assert_int_equal(x->nesting_unmatched, y->nesting_unmatched);
+    assert_string_equal(x->incomplete, y->incomplete);
+    assert_int_equal(x->nregions, y->nregions);
+    for (size_t i = 0; i < x->nregions; i++) {
+        assert_int_equal(x->regions[i].location, y->regions[i].location);
+        assert_string_equal(x->regions[i].region, y->regions[i].region);
+        assert_int_equal(x->regions[i].visits, y->regions[i].visits);
+        assert_true(x->regions[i].excl_s == y->regions[i].excl_s);
+        assert_true(x->regions[i].incl_s == y->regions[i].incl_s);
+    }
+    assert_int_equal(x->ntimelines, y->ntimelines);
+    for (size_t i = 0; i < x->ntimelines; i++) {
+        assert_int_equal(x->timelines[i].location, y->timelines[i].location);
+        assert_true(x->timelines[i].start_s == y->timelines[i].start_s);
+        assert_true(x->timelines[i].width_s == y->timelines[i].width_s);
+        assert_int_equal(x->timelines[i].nbins, y->timelines[i].nbins);
+        assert_memory_equal(x->timelines[i].bins, y->timelines[i].bins,
+                            x->timelines[i].nbins *
+                                sizeof *x->timelines[i].bins);
+    }
+    assert_int_equal(x->ntimeline_regions, y->ntimeline_regions);
+    for (size_t i = 0; i < x->ntimeline_regions; i++) {
+        assert_int_equal(x->timeline_regions[i].id,
+                         y->timeline_regions[i].id);
+        assert_string_equal(x->timeline_regions[i].name,
+                            y->timeline_regions[i].name);
+    }
+    assert_int_equal(x->nmessages, y->nmessages);
+    if (x->nmessages)
+        assert_memory_equal(x->messages, y->messages,
+                            x->nmessages * sizeof *x->messages);
+    assert_int_equal(x->nio_files, y->nio_files);
+    for (size_t i = 0; i < x->nio_files; i++) {
+        const weft_io_file_row *a = &x->io_files[i], *b = &y->io_files[i];
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->others, b->others);
+        assert_int_equal(a->bytes_read, b->bytes_read);
+        assert_int_equal(a->bytes_written, b->bytes_written);
+        assert_int_equal(a->operations, b->operations);
+        assert_true(a->time_s == b->time_s);
+    }
+    assert_int_equal(x->nmetrics, y->nmetrics);
+    for (size_t i = 0; i < x->nmetrics; i++) {
+        const weft_metric_row *a = &x->metrics[i], *b = &y->metrics[i];
+        assert_int_equal(a->location, b->location);
+        assert_int_equal(a->member, b->member);
+        assert_string_equal(a->name, b->name);
+        assert_true(a->start_s == b->start_s);
+        assert_true(a->width_s == b->width_s);
+        assert_int_equal(a->npoints, b->npoints);
+        assert_int_equal(a->series_total, b->series_total);
+        for (size_t k = 0; k < 3 * a->npoints; k++)
+            assert_true(same_double(a->points[k], b->points[k]));
+    }
+}

@@ -95,5 +95,12 @@ OTF2_Reader *read_global_defs(const char *archive_dir,
                               OTF2_GlobalDefReaderCallbacks *cb, void *ud);
 /* Reads the archive in archive_dir back with libotf2 into a. */
 void read_archive(const char *archive_dir, archive_info *a);
+/* Archive b (made by a conversion alone) is archive a: every file equal
+ * but the anchor, which holds a random trace id; and a passes
+ * otf2-print -Werror (when there is one). */
+void same_archive(const char *a, const char *b);
+/* What the two conversions say is the same: figures, locations,
+ * profile, timelines, messages, I/O and metric series. */
+void same_result(const weft_convert_result *x, const weft_convert_result *y);
 
 #endif

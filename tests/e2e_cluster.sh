@@ -8,7 +8,9 @@
 #  - every node links to the head (MUNGE, as weftd's uid) and each side's
 #    `weft status` says so, and whether the node sees the head's
 #    archive_root (a directory all share; one node looks elsewhere); a
-#    node forwards its processes (its Unix socket) to the head, which
+#    node forwards its processes (its Unix socket) to the head (n1 and
+#    n2 are told to, write_events = no: tests/e2e_cluster_parts.sh has
+#    the nodes that write their processes' events), which
 #    makes their trace, owned by the user the node's kernel named (its
 #    archive in the head's archive_root), and sees the node's
 #    connections; a process tree (weft run) stays on its node;
@@ -60,9 +62,10 @@ munge bad "$TMP/badkey"
 
 HEAD="${ADDR[head]}:7411"
 weftd_in head --set grace_period=12 --set "archive_root=$TMP/shared"
-# n3 looks for the head's archive_root where it is not (its own view)
-weftd_in n1 --set "head=$HEAD" --set node_name=n1
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+# n3 looks for the head's archive_root where it is not (its own view);
+# n1 and n2 see it, and forward their processes all the same
+weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set write_events=no
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
@@ -81,23 +84,8 @@ grep -q "^nodes: *3 linked, 0 gone" "$TMP/head.status" ||
 grep -q "^head: *$HEAD, linked for [0-9]* s (host .*), 1 links made" \
     "$TMP/n2.status" || fail "weft status on n2: $(cat "$TMP/n2.status")"
 
-node_field() { # NODE FIELD: FIELD of node NODE in the head's status
-    status head | "$PY" -c '
-import json, sys
-try:
-    st = json.load(sys.stdin)
-except ValueError:
-    sys.exit(0)
-for n in st["nodes"]:
-    if n["name"] == sys.argv[1]:
-        print(n.get(sys.argv[2], ""))' "$1" "$2"
-}
 # The head's archive_root, a shared directory: n1 and n2 see its mark,
 # n3 looks elsewhere; both sides' status say so.
-archive_is() { # NODE STATE: NODE's check as the head and NODE see it
-    [ "$(node_field "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ] &&
-        [ "$(head_of "$1" archive | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read() or "{}").get("state",""))')" = "$2" ]
-}
 for n in n1 n2; do
     until_ 10 "$n finding the head's archive_root shared" archive_is "$n" ok
 done
@@ -123,45 +111,6 @@ node_connected() {
 }
 node_idle() {
     [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
-}
-# demo_on NODE NAME [DEMO ARGS...]: weft-demo on NODE as trace NAME,
-# through NODE's weftd (its report in $TMP/NAME.NODE.json), in the
-# background (DEMOS).
-DEMOS=()
-demo_on() {
-    local node=$1 name=$2
-    shift 2
-    ip netns exec "$P-$node" env WEFT_SERVER="unix:$TMP/$node/weftd.sock" \
-        WEFT_TRACE="$name" WEFT_STALL_MS=60000 timeout 90 "$DEMO" \
-        --report "$TMP/$name.$node.json" "$@" >"$TMP/$name.$node.out" 2>&1 &
-    DEMOS+=($!)
-}
-# demos_done: every demo started ended well.
-demos_done() {
-    for p in "${DEMOS[@]}"; do
-        wait "$p" || fail "a weft-demo failed: $(tail -n 3 "$TMP"/*.out)"
-    done
-    DEMOS=()
-}
-# exact NAME MEMBERS: trace NAME is complete at the head with MEMBERS
-# members, its archive exactly what the demos of NAME recorded.
-exact() {
-    local name=$1
-    SPOOL=$TMP/head wait_state "$name" complete 60
-    [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$2" ] ||
-        fail "$name: $(json_get "$TMP/show.json" 'j["members"]') members at the head, expected $2"
-    "$PY" - "$TMP/$name.json" "$TMP/$name".*.json <<'PY' || fail "$name: the demos' reports"
-import json, sys
-merged = {}
-for f in sys.argv[2:]:
-    merged.update(json.load(open(f)))
-json.dump(merged, open(sys.argv[1], "w"))
-PY
-    check_archive "$name" "$TMP/$name.json"
-    grep -E "^weft: .*(dropped|incomplete|gave up|tracing is off)" \
-        "$TMP/$name".*.out && fail "$name: libweft lost records"
-    [ -z "$(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*" 2>/dev/null)" ] ||
-        fail "$name: a node made a trace of its own: $(find "$TMP"/n[123]/traces -mindepth 1 -maxdepth 1 -name "$name-*")"
 }
 demo_on n1 onnode -p 1 -t 2 -n 400 -s 10000
 until_ 20 "the head seeing n1's forwarded process, and n1 forwarding it" \
@@ -284,7 +233,7 @@ echo "ok: weft on a node asks the head: root sees the head's catalog, EVE her tr
 # wait): EVE's connections alone are paused, root's trace is exact.
 kill -TERM "${PID[n2]}"
 wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set max_buffered=1048576
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no --set max_buffered=1048576
 until_ 20 "n2 linked again" head_is n2 linked
 if ip netns exec "$P-n2" tc qdisc add dev eth0 root tbf rate 2mbit \
     burst 64kbit latency 5s 2>"$TMP/tc.err"; then
@@ -310,7 +259,7 @@ else
 fi
 kill -TERM "${PID[n2]}"
 wait_gone "${PID[n2]}" 15 || fail "n2's weftd did not stop"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 until_ 20 "n2 linked again" head_is n2 linked
 
 # Processes killed on a node: the node sees them gone and says so, and
@@ -465,7 +414,7 @@ fake_head() { # CLAIM_UID EXPECTED
     # takes frames of 8 MiB from now on, twice the head's max_frame)
     kill -KILL "${PID[n1]}"
     wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
-    weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set max_frame=8388608
+    weftd_in n1 --set "head=$HEAD" --set node_name=n1 --set write_events=no --set max_frame=8388608
     # (whichever node connects first: n1, n2, n3 or bad retrying)
     refused_by_node() {
         grep -q "$1" "$TMP/n1.log" "$TMP/n2.log" "$TMP/n3.log" "$TMP/bad.log"
@@ -552,7 +501,7 @@ kill -KILL "${PID[n2]}"
 until_ 10 "the head marking n2 gone" nodes_are "n1=linked n2=gone n3=linked"
 grep -q "node n2 gone: its link closed" "$TMP/head.log" ||
     fail "the head does not log n2 gone"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 until_ 20 "n2 linked again" nodes_are "n1=linked n2=linked n3=linked"
 echo "ok: a node SIGKILLed and back: linked again"
 
@@ -577,7 +526,7 @@ until_ 20 "the head seeing nodekill recording" sh -c \
 sleep 1
 kill -KILL "${PID[n2]}"
 wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
 demos_done
 exact nodekill 2
 grep -q "reconnected to weftd" "$TMP/nodekill.n2.out" ||

@@ -18,7 +18,12 @@
 # matched across the nodes, every collective seen by all its members; run
 # by tests/cluster_mpi_check.py, as every.c's communicator of the ranks
 # sharing a node is one communicator per node here); each node forwarded
-# its own two ranks (its log) and made no trace of its own.
+# its own two ranks (its log) and made no trace of its own. The head's
+# archive_root is a directory n1 sees and n2 does not (it looks at one of
+# its own): n1 journals its ranks itself and writes their event files
+# into the trace's archive there, sending the head their definitions and
+# sums only (issue #34's nodes that write); n2 forwards its ranks' every
+# frame to the head. One job, both ways at once.
 . "$(dirname "$0")/lib.sh"
 
 P="wm$$"          # namespaces: $P-sw (the bridge), $P-head, $P-n1, $P-n2
@@ -58,15 +63,17 @@ for n in head n1 n2; do
     munge "$n" "$TMP/key"
 done
 HEAD="${ADDR[head]}:7411"
-weftd_in head
-for n in n1 n2; do
-    weftd_in "$n" --set "head=$HEAD" --set "node_name=$n"
-done
+mkdir -m 0755 "$TMP/shared" "$TMP/n2-view" || fail "cannot make the archive roots"
+weftd_in head --set "archive_root=$TMP/shared"
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set "archive_root=$TMP/n2-view"
 until_ 20 "both nodes linked to the head" nodes_are "n1=linked n2=linked"
 for n in n1 n2; do
     until_ 5 "$n's status showing its link" head_is "$n" linked
 done
-echo "ok: n1 and n2 linked to the head"
+until_ 10 "n1 finding the head's archive_root" archive_is n1 ok
+until_ 10 "n2 finding the head's archive_root not where it looks" archive_is n2 unusable
+echo "ok: n1 and n2 linked to the head; n1 sees its archive_root, n2 not"
 
 # The cluster's rsh: RSH ADDR COMMAND runs COMMAND as its caller on the
 # node at ADDR, with that node's weftd and a temporary directory of its
@@ -86,14 +93,6 @@ for n in n1 n2; do
         fail "cannot make $n's temporary directory"
 done
 
-# forwarded_ranks NODE TRACE: the ranks of TRACE that NODE's weftd
-# forwarded to the head (its log), in order.
-forwarded_ranks() {
-    grep -F "trace '$2' rank " "$TMP/$1.log" |
-        grep -F ": forwarded to the head as member" |
-        sed 's/.* rank \([0-9]*\): forwarded to the head.*/\1/' |
-        sort -un | tr '\n' ' ' | sed 's/ $//'
-}
 
 # traces NAME PREFIX: TRACES, the names of the traces in the catalog of
 # NAME's weftd that start with PREFIX.
@@ -172,19 +171,34 @@ for flavour in "${FLAVOURS[@]}"; do
         >"$TMP/$flavour.check" ||
         fail "$name: the archive is not what the ranks did (cluster_mpi_check.py above)"
     echo "$name: $(cat "$TMP/$flavour.check")"
-    # Each node forwarded its two ranks, and made no trace of its own.
+    # n1 journaled its two ranks and wrote their events into the archive
+    # in the shared archive_root (the head none of them), n2 forwarded
+    # its two; neither made a trace of its own, n1's part is gone.
+    case $archive in
+    "$TMP/shared/"*/archive/traces.otf2) ;;
+    *) fail "$name: its archive $archive is not in the head's archive_root" ;;
+    esac
+    got=$(node_ranks n1 "$name" "journaled here")
+    [ "$got" = "0 1" ] || fail "$name: n1 journaled ranks '$got' itself, not 0 1"
+    [ -z "$(node_ranks n1 "$name" "forwarded to the head")" ] ||
+        fail "$name: n1 forwarded ranks $(node_ranks n1 "$name" "forwarded to the head")"
+    got=$(node_ranks n2 "$name" "forwarded to the head")
+    [ "$got" = "2 3" ] || fail "$name: n2 forwarded ranks '$got' to the head, not 2 3"
+    for r in 0 1; do
+        grep -q "peer .* trace '$name' rank $r: EventBatch" "$TMP/head.log" &&
+            fail "$name: the head got rank $r's events, which n1 wrote"
+    done
+    no_part() {
+        [ -z "$(find "$TMP/n1/parts" -mindepth 1 -maxdepth 1 -name "every-$flavour-*" 2>/dev/null)" ]
+    }
+    until_ 10 "$name: n1 removing its part once done" no_part
     for n in n1 n2; do
-        want="0 1"
-        [ "$n" = n2 ] && want="2 3"
-        got=$(forwarded_ranks "$n" "$name")
-        [ "$got" = "$want" ] ||
-            fail "$name: $n forwarded ranks '$got' to the head, not $want"
         traces "$n" "every-$flavour-"
         [ -z "$TRACES" ] &&
             [ -z "$(find "$TMP/$n/traces" -mindepth 1 -maxdepth 1 -name "every-$flavour-*" 2>/dev/null)" ] ||
             fail "$name: $n made a trace of its own: $TRACES"
     done
-    echo "ok: $flavour: one job on n1 and n2 is one trace at the head, every message matched"
+    echo "ok: $flavour: one job on n1 and n2 is one trace at the head, every message matched; n1 wrote its ranks' events, n2 forwarded its"
 done
 
 stop_weftds n1 n2 head

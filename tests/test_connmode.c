@@ -36,6 +36,7 @@ static const struct {
     { F(NODE), E(HEARTBEAT), F(NODE) },
     { F(NODE), E(NODE_STATUS), F(NODE) },
     { F(NODE), E(NODE_RELAY), F(NODE) },
+    { F(NODE), E(CLOCK_SYNC), F(NODE) },  /* a node times its parts */
     { F(AUTHENTICATING), E(AUTH_OK), F(AUTHENTICATED) },
     { F(AUTHENTICATED), E(HELLO), F(MEMBER) },
     { F(MEMBER), E(DEFINITIONS), F(MEMBER) },

@@ -41,7 +41,7 @@ static void test_convert_smoke(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "smoke trace", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     int rc;
 
@@ -115,7 +115,7 @@ static void test_convert_missing_member(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "partial", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 0);
@@ -132,7 +132,7 @@ static void test_convert_decreasing_time(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     /* The second batch of thread 0 starts before the first one ended. */
@@ -149,7 +149,7 @@ static void test_convert_bad_size(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     write_member0(c, 130);
@@ -164,7 +164,7 @@ static void test_convert_undefined_ref(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     write_member1(c, 2, 1);
@@ -179,7 +179,7 @@ static void test_convert_corrupt_tail(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -200,7 +200,7 @@ static void test_convert_journal_names(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     char path[160];
     FILE *f;
@@ -228,7 +228,7 @@ static void test_convert_no_trace_dir(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { "/nonexistent/weft", c->archive, "t", 2, 0, 0,
-                              0, NULL, NULL };
+                              0, NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ENOTFOUND);
@@ -240,7 +240,7 @@ static void test_convert_clock_covers_events(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "clock", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     archive_info a;
 
@@ -341,7 +341,7 @@ static void test_convert_tsc_clocks(void **state)
     const int64_t two[2][2] = { { 1000, -500 }, { 24454020000, -500 } };
     const int64_t lone[1][2] = { { 1000, 2000 } };
     weft_convert_input in = { c->trace, c->archive, "tsc", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     archive_info a;
     char clock[64];
@@ -402,7 +402,7 @@ static void test_convert_offset_noise(void **state)
     const int64_t near[2][2] = { { 1000, -500 }, { 20000, -650 } };
     const int64_t far[2][2] = { { 1000, -500 }, { 20000, -800 } };
     weft_convert_input in = { c->trace, c->archive, "noise", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     archive_info a;
 
@@ -439,7 +439,7 @@ static void test_convert_empty_member(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "empty", 1, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     archive_info a;
@@ -483,7 +483,7 @@ static void test_convert_attribute_twice(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "attrs", 1, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1), str(1, "n") };
@@ -548,7 +548,7 @@ static void test_convert_torn_tail(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_record more[] = { enter(99, 5, 0), enter(100, 5, 1) };
     char path[160], want[256];
@@ -594,7 +594,7 @@ static void test_convert_corrupt_events(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "t", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal_reader *r = NULL;
     weft_journal_entry e;
@@ -634,7 +634,7 @@ static void test_convert_sync(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "synced", 1, 1, 1, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     char link[200];
@@ -660,7 +660,7 @@ static void test_convert_resumed_member(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "resumed", 1, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_journal *j = open_journal(c, 0);
     weft_record defs[] = { str(0, "main"), region(0, 0, 1) };
@@ -739,7 +739,7 @@ static void test_convert_conflict_keeps_first(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "conflict", 2, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     write_paradigm_member(c, 0, "MPI");
@@ -763,7 +763,7 @@ static void test_convert_absent_location_group(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "absent", 2, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     weft_record defs[7];
 
@@ -800,7 +800,7 @@ static void test_convert_absent_location(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "ghosts", 3, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     static const uint64_t members[] = { 0, UINT64_C(1) << 32,
                                         UINT64_C(2) << 32 | 3,
                                         UINT64_C(2) << 32 | 5 };

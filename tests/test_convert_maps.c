@@ -248,7 +248,7 @@ static void test_maps_local_ids(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "maps", 2, 0, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     seen raw, mapped, first;
     int k;
@@ -387,7 +387,7 @@ static void test_sums_in_member_ids(void **state)
     write_sum_members(c);
     for (unsigned threads = 1; threads <= 2; threads++) {
         weft_convert_input in = { c->trace, c->archive, "sums", 2, 0, 0,
-                                  0, NULL, NULL };
+                                  0, NULL, NULL, 0, 0, NULL, 0 };
         in.threads = threads;
         convert_ok(&in, &res);
         assert_int_equal(res.events, 5 + 9);

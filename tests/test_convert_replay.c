@@ -207,7 +207,8 @@ static void test_convert_threads_identical(void **state)
         write_par_member(c, r, PAR_OK);
     for (size_t k = 0; k < 3; k++) {
         weft_convert_input in = { c->trace, dirs[k], "threads", PAR_MEMBERS,
-                                  nthreads[k], 0, 0, NULL, NULL };
+                                  nthreads[k], 0, 0, NULL, NULL,
+                                  0, 0, NULL, 0 };
         int rc;
         snprintf(dirs[k], sizeof dirs[k], "%s/a%u", c->dir, nthreads[k]);
         rc = weft_convert_trace(&in, &res[k]);
@@ -261,7 +262,8 @@ static void test_convert_threads_error(void **state)
                                : r == 3 ? PAR_BAD_COUNT : PAR_OK);
     for (size_t k = 0; k < 2; k++) {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  nthreads[k], 0, 0, NULL, NULL };
+                                  nthreads[k], 0, 0, NULL, NULL,
+                                  0, 0, NULL, 0 };
         int rc = weft_convert_trace(&in, &res[k]);
         if (rc != WEFT_ETIME)
             print_error("convert (%u threads): %s\n", nthreads[k],
@@ -286,7 +288,7 @@ static void test_convert_threads_error(void **state)
     write_par_member(c, 2, PAR_OK);
     {
         weft_convert_input in = { c->trace, c->archive, "bad", PAR_MEMBERS,
-                                  4, 0, 0, NULL, NULL };
+                                  4, 0, 0, NULL, NULL, 0, 0, NULL, 0 };
         assert_int_equal(weft_convert_trace(&in, &res[0]), WEFT_ECORRUPT);
         assert_non_null(strstr(res[0].error, "rank-3.wj"));
         assert_non_null(strstr(res[0].error, "announces 601 events but "
@@ -338,7 +340,7 @@ static void test_convert_nesting(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "gaps", 1, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     const weft_region_row *r;
 
@@ -391,7 +393,7 @@ static void test_convert_short_of_goodbye(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "short", 1, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     write_gappy_member(c, 8);
@@ -592,7 +594,8 @@ static void test_convert_short_way_identical(void **state)
     write_wild_member(c, 1);
     for (size_t k = 0; k < 3; k++) {
         weft_convert_input in = { c->trace, dirs[k], "short way", 2,
-                                  runs[k].threads, 0, 0, NULL, NULL };
+                                  runs[k].threads, 0, 0, NULL, NULL,
+                                  0, 0, NULL, 0 };
         int rc;
         snprintf(dirs[k], sizeof dirs[k], "%s/w%zu", c->dir, k);
         rc = weft__convert_trace(&in, runs[k].general_only, &res[k]);
@@ -657,7 +660,7 @@ static void test_convert_memory_bound(void **state)
     for (size_t k = 0; k < 4; k++) {
         weft_convert_input in = { c->trace, dirs[k], "bound", 2,
                                   runs[k].threads, 0, runs[k].writers, NULL,
-                                  NULL };
+                                  NULL, 0, 0, NULL, 0 };
         int rc;
         snprintf(dirs[k], sizeof dirs[k], "%s/b%zu", c->dir, k);
         rc = weft_convert_trace(&in, &res[k]);

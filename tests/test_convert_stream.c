@@ -156,57 +156,6 @@ static void close_all(journals *js)
     memset(js, 0, sizeof *js);
 }
 
-/* Archive b (made by a conversion alone) is archive a: every file equal
- * but the anchor, which holds a random trace id. */
-static void same_archive(const char *a, const char *b)
-{
-    char cmd[512];
-
-    snprintf(cmd, sizeof cmd, "diff -r -q -x traces.otf2 '%s' '%s'", a, b);
-    assert_int_equal(system(cmd), 0);
-    if (!have_otf2_print())
-        return;
-    snprintf(cmd, sizeof cmd,
-             "diff <(otf2-print -A '%s/traces.otf2' | grep -vi 'trace id') "
-             "<(otf2-print -A '%s/traces.otf2' | grep -vi 'trace id')", a,
-             b);
-    assert_int_equal(run("bash -c \"%s\"", cmd), 0);
-    assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
-                         ">/dev/null 2>&1", a), 0);
-}
-
-/* What the two conversions say is the same. */
-static void same_result(const weft_convert_result *x,
-                        const weft_convert_result *y)
-{
-    assert_int_equal(x->members, y->members);
-    assert_int_equal(x->events, y->events);
-    assert_int_equal(x->nlocations, y->nlocations);
-    assert_int_equal(x->time_first, y->time_first);
-    assert_int_equal(x->time_last, y->time_last);
-    assert_int_equal(x->timer_resolution, y->timer_resolution);
-    assert_string_equal(x->clock, y->clock);
-    assert_int_equal(x->profile_anomalies, y->profile_anomalies);
-    assert_int_equal(x->nesting_added, y->nesting_added);
-    assert_int_equal(x->nesting_unmatched, y->nesting_unmatched);
-    assert_string_equal(x->incomplete, y->incomplete);
-    assert_int_equal(x->nregions, y->nregions);
-    for (size_t i = 0; i < x->nregions; i++) {
-        assert_int_equal(x->regions[i].location, y->regions[i].location);
-        assert_string_equal(x->regions[i].region, y->regions[i].region);
-        assert_int_equal(x->regions[i].visits, y->regions[i].visits);
-        assert_true(x->regions[i].excl_s == y->regions[i].excl_s);
-        assert_true(x->regions[i].incl_s == y->regions[i].incl_s);
-    }
-    assert_int_equal(x->ntimelines, y->ntimelines);
-    for (size_t i = 0; i < x->ntimelines; i++) {
-        assert_int_equal(x->timelines[i].nbins, y->timelines[i].nbins);
-        assert_memory_equal(x->timelines[i].bins, y->timelines[i].bins,
-                            x->timelines[i].nbins *
-                                sizeof *x->timelines[i].bins);
-    }
-}
-
 /* res (a conversion with a stream of in) is what a conversion of the
  * same journals alone makes: the result and the archive (into
  * c->dir/alone); its passes into *passes. */
@@ -231,7 +180,7 @@ static void test_stream_equals_conversion(void **state)
     ctx *c = *state;
     /* two threads: the catch-up and the replay in parallel */
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 2, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_stream *s = weft_convert_stream_new(&in, NULL, 0);
     weft_convert_result res;
     uint64_t passes;
@@ -273,7 +222,7 @@ static void test_stream_budget(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_budget b;
     weft_convert_stream *s;
     weft_convert_result res;
@@ -351,7 +300,7 @@ static void test_stream_file_buffer(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "stream", 1, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_record defs[] = { str(0, "a"), str(1, "b"), str(2, "c"),
                            region(0, 0, 1), region(1, 1, 1),
                            region(2, 2, 1) };
@@ -394,7 +343,7 @@ static void test_stream_floor(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "stream", 4, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_budget b;
     weft_convert_stream *s;
     weft_convert_result res;
@@ -430,7 +379,7 @@ static void test_stream_broken(void **state)
     ctx *c = *state;
     char bad[160];
     weft_convert_input in = { c->trace, bad, "stream", 4, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_stream *s;
     weft_convert_result res;
     journals js = { { NULL } };

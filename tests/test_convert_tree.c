@@ -126,7 +126,7 @@ static void test_tree_groups(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "tree", NPROCS, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     groups g;
 
@@ -172,7 +172,7 @@ static void test_fixed_size_groups(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "mpi", 2, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     tree_proc p[2] = { { 100, 50, "lulesh", 0 }, { 101, 100, "lulesh", 0 } };
     groups g;
@@ -198,7 +198,7 @@ static void test_fixed_size_groups(void **state)
 static void convert_corrupt(const ctx *c, uint32_t members, const char *want)
 {
     weft_convert_input in = { c->trace, c->archive, "bad", members, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
 
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_ECORRUPT);
@@ -236,7 +236,7 @@ static void test_tree_sizes(void **state)
 {
     ctx *c = *state;
     weft_convert_input in = { c->trace, c->archive, "gap", 2, 1, 0, 0,
-                              NULL, NULL };
+                              NULL, NULL, 0, 0, NULL, 0 };
     weft_convert_result res;
     groups g;
 

@@ -8,6 +8,7 @@
 #include "acks.h"
 #include "frame.h"
 #include "hashtab.h"
+#include "parts.h"
 #include "procwatch.h"
 #include "reserve.h"
 #include "server.h"
@@ -117,18 +118,6 @@ static int send_relay(weft_daemon *d, fwd *f, const uint8_t *bytes,
     return weft__uplink_send_of(d, &env, f->uid);
 }
 
-/* Packs env without its length prefix into *out (free it). Its length,
- * or a negative WEFT_E* code. */
-static ssize_t pack_bare(const Weft__Envelope *env, uint8_t **out)
-{
-    ssize_t n = weft_frame_pack(env, out);
-
-    if (n < WEFT_FRAME_HEADER)
-        return n < 0 ? n : WEFT_EPROTO;
-    memmove(*out, *out + WEFT_FRAME_HEADER, (size_t)n - WEFT_FRAME_HEADER);
-    return n - WEFT_FRAME_HEADER;
-}
-
 /* Once something was written: pauses every forwarded connection while
  * the link's queue holds more than half of max_buffered. */
 static void check_queue(weft_daemon *d, weft_forward *fw)
@@ -169,7 +158,7 @@ static fwd *fwd_new(weft_conn *c, const Weft__Envelope *env)
         weft_conn_fail(c, WEFT_ENOMEM, "out of memory");
         return NULL;
     }
-    if ((n = pack_bare(env, &f->hello)) < 0) {
+    if ((n = weft_frame_pack_bare(env, &f->hello)) < 0) {
         free(f);
         weft_conn_fail(c, WEFT_ENOMEM, "cannot pack the %s: %s",
                        weft_frame_kind_name(env->msg_case),
@@ -177,8 +166,11 @@ static fwd *fwd_new(weft_conn *c, const Weft__Envelope *env)
         return NULL;
     }
     f->hello_len = (size_t)n;
-    do /* a number no other connection has on the link */
-        f->id = ++fw->next_id ? fw->next_id : ++fw->next_id;
+    do /* a number no other connection has on the link (without
+          * WEFT_PART_ID_BIT: a part's members have it, parts.h) */
+        f->id = fw->next_id = (fw->next_id + 1) & ~WEFT_PART_ID_BIT
+                                  ? (fw->next_id + 1) & ~WEFT_PART_ID_BIT
+                                  : 1;
     while (weft_hashtab_find(&fw->table, f->id, sizeof *cell));
     if (!(cell = weft_hashtab_get(&fw->table, f->id, sizeof *cell))) {
         free(f->hello);
@@ -318,7 +310,7 @@ static int on_frame(weft_conn *c, const Weft__Envelope *env,
         return rc;
     if (ev == WEFT_CONN_EV_GOODBYE)
         f->goodbye = 1;
-    if ((n = pack_bare(env, &bytes)) < 0) {
+    if ((n = weft_frame_pack_bare(env, &bytes)) < 0) {
         weft_conn_fail(c, WEFT_ENOMEM, "cannot pack a %s: %s",
                        weft_frame_kind_name(env->msg_case),
                        weft_strerror((int)n));
@@ -478,6 +470,7 @@ void weft__forward_linked(weft_daemon *d)
     free(v);
     if (fw)
         check_queue(d, fw);
+    weft__parts_linked(d);
 }
 
 void weft__forward_unlinked(weft_daemon *d)
@@ -507,6 +500,7 @@ void weft__forward_unlinked(weft_daemon *d)
                   "again)", (unsigned long long)ended);
     if (d->forward)
         d->forward->queue_full = 0; /* nothing is queued any more */
+    weft__parts_unlinked(d);
 }
 
 /* An asker's connection wrote what came of its answer: the head may
@@ -535,6 +529,10 @@ void weft__forward_from_head(weft_daemon *d, const Weft__NodeRelay *r)
     Weft__Envelope *env;
     weft_conn *c;
 
+    if (r->member & WEFT_PART_ID_BIT) {
+        weft__parts_from_head(d, r);
+        return;
+    }
     if (!cell)
         return; /* it closed meanwhile */
     if (!(c = cell->f->c)) { /* its end waits for its process */

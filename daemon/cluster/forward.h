@@ -64,6 +64,15 @@ int weft__uplink_send_of(weft_daemon *d, const Weft__Envelope *env,
 void weft__forward_queued(weft_daemon *d, uint32_t uid, size_t bytes);
 void weft__forward_written(weft_daemon *d, uint32_t uid, size_t bytes);
 size_t weft__uplink_queued(const weft_daemon *d);
+/* What to add to this weftd's CLOCK_MONOTONIC ns for the head's clock
+ * (measured on the link, kept between links): 0, or WEFT_ESTATE before
+ * the first answer. */
+int weft__uplink_head_clock(const weft_daemon *d, int64_t *offset);
+/* Whether this node writes its members' events into the head's archive
+ * (partlink.h): it sees the head's archive_root (the last check said
+ * so) and knows the head's clock; then where it sees it. */
+int weft__uplink_events_here(const weft_daemon *d);
+const char *weft__uplink_archive_path(const weft_daemon *d);
 /* The head's max_frame while linked (its NodeHelloAck's), else 0. */
 uint32_t weft__uplink_head_max(const weft_daemon *d);
 

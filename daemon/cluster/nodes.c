@@ -368,6 +368,7 @@ static weft_conn *relay_new(weft_conn *c, node_link *l,
         relay_refuse(c, r->member, WEFT_ENOMEM, "out of memory");
         return NULL;
     }
+    cell->rc->relay_events_here = r->events_here && !query;
     return cell->rc;
 }
 
@@ -394,6 +395,15 @@ static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
     if (r->closed) {
         if (cell)
             weft_relay_ended(cell->rc, r->gone);
+        return 0;
+    }
+    if (r->sums.len) { /* of a member whose events the node wrote */
+        if (cell)
+            weft_relay_take_sums(cell->rc, r->sums.data, r->sums.len);
+        else
+            relay_refuse(c, r->member, WEFT_ESTATE, "sums relayed for "
+                         "member %u, which is not here",
+                         (unsigned)r->member);
         return 0;
     }
     env = weft_frame_unpack(r->frame.data, r->frame.len);

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +13,13 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "clock.h"
 #include "cred.h"
 #include "forward.h"
 #include "frame.h"
 #include "mac.h"
 #include "nodes.h"
+#include "parts.h"
 #include "shared.h"
 #include "weft_errors.h"
 #include "worker.h"
@@ -84,6 +87,14 @@ typedef struct weft_uplink {
     int64_t since;             /* unix time of the state */
     uint64_t links;            /* links made */
     char head_name[256];       /* the NodeHelloAck's */
+    /* The head's clock (a ClockSync at each link and heartbeat): the
+     * last samples of this link, and the offset of the best of them
+     * (head ns - this weftd's CLOCK_MONOTONIC ns), kept between links. */
+    weft_clock_sample clock[WEFT_UPLINK_CLOCK_SAMPLES];
+    size_t nclock;             /* samples of this link, up to the ring's */
+    uint32_t clock_id;         /* of the last ClockSync sent */
+    int have_offset;
+    int64_t head_offset;
     char error[512];           /* why the last link ended; "" */
     uint8_t rbuf[64u << 10];
 } weft_uplink;
@@ -516,6 +527,61 @@ static void check_archive(weft_uplink *u)
     u->check = j;
 }
 
+/* This weftd's clock, as session.c answers ClockSyncs: CLOCK_MONOTONIC
+ * in ns. */
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Asks the head its clock (answered by its session, node_frame). */
+static void send_clock_sync(weft_uplink *u)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
+
+    cs.id = ++u->clock_id;
+    cs.client_time = monotonic_ns();
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &cs;
+    send_env(u, &env);
+}
+
+/* The head's answer: a sample; the offset is the best (shortest round
+ * trip) of this link's last WEFT_UPLINK_CLOCK_SAMPLES. */
+static void on_clock_sync(weft_uplink *u, const Weft__ClockSync *cs)
+{
+    weft_clock_estimate e;
+    weft_clock_sample *s;
+
+    if (cs->id != u->clock_id)
+        return; /* an older one's: the last is as good */
+    s = &u->clock[u->nclock++ % WEFT_UPLINK_CLOCK_SAMPLES];
+    s->t_send = cs->client_time;
+    s->t_recv = monotonic_ns();
+    s->server_ns = cs->server_time;
+    if (weft_clock_best(u->clock,
+                        u->nclock < WEFT_UPLINK_CLOCK_SAMPLES
+                            ? u->nclock : WEFT_UPLINK_CLOCK_SAMPLES,
+                        1000000000u, &e) < 0)
+        return;
+    u->have_offset = 1;
+    u->head_offset = e.offset;
+    /* A new link asks WEFT_UPLINK_CLOCK_SAMPLES times in a row (the
+     * first answers wait behind the link's setup), then once a beat. */
+    if (u->nclock < WEFT_UPLINK_CLOCK_SAMPLES) {
+        send_clock_sync(u);
+        return;
+    }
+    if (u->nclock == WEFT_UPLINK_CLOCK_SAMPLES)
+        weft_dlog(u->d, WEFT_LOG_DEBUG, "the head's clock is %+" PRId64
+                  " ns from this node's (within %" PRIu64 " ns)", e.offset,
+                  e.error_ns);
+}
+
 static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
 {
     weft_daemon *d = u->d;
@@ -539,6 +605,8 @@ static void on_joined(weft_uplink *u, const Weft__NodeHelloAck *a)
     snprintf(u->head_token, sizeof u->head_token, "%s", a->archive_token);
     memset(&u->archive, 0, sizeof u->archive);
     check_archive(u);
+    u->nclock = 0; /* the head may have moved */
+    send_clock_sync(u);
     weft__forward_linked(d);
 }
 
@@ -579,6 +647,9 @@ static int handle_frame(weft_uplink *u, const uint8_t *frame, uint32_t len)
     else if (u->state == WEFT_UPLINK_LINKED &&
              env->msg_case == WEFT__ENVELOPE__MSG_HEARTBEAT)
         ;
+    else if (u->state == WEFT_UPLINK_LINKED &&
+             env->msg_case == WEFT__ENVELOPE__MSG_CLOCK_SYNC)
+        on_clock_sync(u, env->clock_sync);
     else if (u->state == WEFT_UPLINK_LINKED &&
              env->msg_case == WEFT__ENVELOPE__MSG_NODE_RELAY)
         weft__forward_from_head(u->d, env->node_relay);
@@ -745,6 +816,8 @@ static void on_timer(uv_timer_t *t)
                         WEFT_NODE_SILENT_BEATS);
         else
             send_status(u);
+        if (u->state == WEFT_UPLINK_LINKED)
+            send_clock_sync(u);
         if (!u->check &&
             uv_now(u->d->loop) - u->checked_at >= WEFT_SHARED_RECHECK_S * 1000)
             check_archive(u);
@@ -779,6 +852,30 @@ int weft__uplink_send_of(weft_daemon *d, const Weft__Envelope *env,
     if (!u || u->state != WEFT_UPLINK_LINKED)
         return -1;
     return send_env_of(u, env, 1, uid);
+}
+
+int weft__uplink_head_clock(const weft_daemon *d, int64_t *offset)
+{
+    const weft_uplink *u = d->uplink;
+
+    if (!u || !u->have_offset)
+        return WEFT_ESTATE;
+    *offset = u->head_offset;
+    return 0;
+}
+
+int weft__uplink_events_here(const weft_daemon *d)
+{
+    const weft_uplink *u = d->uplink;
+
+    return u && u->have_offset && u->archive.state == WEFT_SHARED_OK;
+}
+
+const char *weft__uplink_archive_path(const weft_daemon *d)
+{
+    const weft_uplink *u = d->uplink;
+
+    return u && u->archive.state == WEFT_SHARED_OK ? u->archive.path : NULL;
 }
 
 uint32_t weft__uplink_head_max(const weft_daemon *d)
@@ -828,7 +925,7 @@ int weft_uplink_start(weft_daemon *d)
         free(u);
         return WEFT_ECONFIG;
     }
-    if (weft_forward_init(d) < 0) {
+    if (weft_forward_init(d) < 0 || weft_parts_init(d) < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "out of memory");
         free(u);
         return WEFT_ENOMEM;
@@ -897,4 +994,5 @@ void weft_uplink_free(weft_daemon *d)
     free(u);
     d->uplink = NULL;
     weft_forward_free(d);
+    weft_parts_free(d);
 }

@@ -36,6 +36,7 @@
 
 #define WEFT_UPLINK_MAX_RETRY 30     /* seconds between attempts, at most */
 #define WEFT_UPLINK_HANDSHAKE_S 30   /* from connect to NodeHelloAck */
+#define WEFT_UPLINK_CLOCK_SAMPLES 8  /* of the head's clock, the best kept */
 
 #define WEFT_UPLINK_STATES(XX)                                               \
     XX(WAITING, "waiting")            /* for the next attempt */            \

@@ -230,18 +230,28 @@ int weft__conv_rate_near(uint64_t rate, uint64_t res)
     return d <= res / WEFT_RATE_SLACK;
 }
 
-/* See convert_internal.h. Picks the trace's resolution: the lowest rank's, if every member's
- * ticks can stay as they are with it (keeps_ticks), else 1 ns with the
- * members that count otherwise rescaled (see the DESIGN note); then
- * prepares every member's clock offsets. */
+/* See convert_internal.h. */
+int weft__conv_rescaled(uint64_t rate, uint64_t fixed)
+{
+    return rate && rate != fixed;
+}
+
+/* See convert_internal.h. Picks the trace's resolution: the lowest
+ * rank's, if every member's ticks can stay as they are with it
+ * (keeps_ticks), else 1 ns with the members that count otherwise
+ * rescaled (see the DESIGN note); a fixed one
+ * (weft_convert_input.resolution) rescales every member of another
+ * rate, as a stream decides from its Hello alone. Then prepares every
+ * member's clock offsets. */
 int weft__conv_pick_resolution(conv *c)
 {
+    uint64_t fixed = c->in->resolution;
     int rc;
 
-    c->resolution = 0;
+    c->resolution = fixed;
     for (size_t i = 0; i < c->nmems && !c->resolution; i++)
         c->resolution = c->mems[i].timer_resolution;
-    for (size_t i = 0; i < c->nmems; i++)
+    for (size_t i = 0; i < c->nmems && !fixed; i++)
         if (c->mems[i].timer_resolution &&
             !keeps_ticks(&c->mems[i], c->resolution))
             c->resolution = 0;
@@ -249,8 +259,9 @@ int weft__conv_pick_resolution(conv *c)
         c->resolution = DEFAULT_RESOLUTION;
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
-        m->rescale = m->timer_resolution &&
-                     !keeps_ticks(m, c->resolution);
+        m->rescale = fixed ? weft__conv_rescaled(m->timer_resolution, fixed)
+                           : m->timer_resolution &&
+                                 !keeps_ticks(m, c->resolution);
         if ((rc = prepare_offsets(c, m)) < 0)
             return rc;
     }

@@ -45,6 +45,7 @@
 #include "otf2out.h"
 #include "replay.h"
 #include "stream.h"
+#include "sums.h"
 #include "weft_errors.h"
 
 
@@ -300,6 +301,23 @@ static int check_counts(conv *c)
 
     for (size_t i = 0; i < c->nmems; i++) {
         const member *m = &c->mems[i];
+        if (!m->lost)
+            continue;
+        if (!out->lost++)
+            incomplete(out, &len, "rank %" PRIu32 ": its events are lost "
+                       "(%s)", m->rank, m->lost == WEFT__LOST_NO_SUMS
+                           ? "its node sent no sums"
+                       : m->lost == WEFT__LOST_BAD_SUMS
+                           ? m->lost_why
+                           : "the archive its node wrote into was made "
+                             "anew");
+    }
+    if (out->lost > 1)
+        incomplete(out, &len, "%" PRIu32 " members' events lost in all",
+                   out->lost);
+
+    for (size_t i = 0; i < c->nmems; i++) {
+        const member *m = &c->mems[i];
         for (size_t k = 0; k < m->nlocs; k++) {
             const loc *l = &m->locs[k];
             uint64_t sent = l->sent;
@@ -438,7 +456,8 @@ static int gather(conv *c, int *read_all)
      * key stands, and the trace is partial saying so (check_counts). */
     weft_unify_keep_first(c->u, 1);
     c->nodes = 1;
-    if ((rc = list_journals(c)) < 0 || (rc = number_location_groups(c)) < 0)
+    if ((rc = list_journals(c)) < 0 || (rc = number_location_groups(c)) < 0 ||
+        (rc = weft__sums_mark_remote(c)) < 0)
         return rc;
     for (size_t i = 0; i < c->nmems; i++)
         if ((rc = weft__conv_read_member(c, &c->mems[i], NULL)) < 0)
@@ -448,7 +467,8 @@ static int gather(conv *c, int *read_all)
         if ((rc = weft__conv_note_locations(c, weft_unify_def(c->u, i))) < 0)
             return rc;
     name_threads(c);
-    if ((rc = weft__conv_pick_resolution(c)) < 0)
+    if ((rc = weft__conv_pick_resolution(c)) < 0 ||
+        (rc = weft__sums_gather(c)) < 0)
         return rc;
     /* The next attribute id, defined after pass 2 if nesting used it. */
     c->nest_attr = (uint32_t)weft_unify_count(c->u, WEFT_REC_Attribute);
@@ -497,7 +517,9 @@ static void failed(conv *c, int read_all)
     weft_convert_result *out = c->out;
     char error[sizeof out->error];
 
-    weft__otf2_clean(c->in->archive_dir);
+    /* (what nodes wrote there is theirs alone: it stays) */
+    if (!c->in->nremote)
+        weft__otf2_clean(c->in->archive_dir);
     memcpy(error, out->error, sizeof error);
     weft_convert_result_free(out);
     memcpy(out->error, error, sizeof error);
@@ -548,6 +570,8 @@ void weft__conv_free(conv *c)
         weft_iosum_free(&m->io);
         free(m->error);
         weft_unify_free(m->u);
+        weft__sums_free(m->sums);
+        free(m->lost_why);
         free(m->regions.v);
         free(m->metric_members.v);
         free(m->handles.v);
@@ -589,6 +613,25 @@ static int take_stream(conv *c, weft_convert_stream **s)
     return weft__stream_adopt(*s, c);
 }
 
+/* What in asks of a conversion (with stream s, or none) that it
+ * cannot do. 0 or WEFT_EINVAL (c failed). */
+static int check_input(conv *c, const weft_convert_stream *s)
+{
+    const weft_convert_input *in = c->in;
+
+    if (in->resolution && in->resolution != WEFT_CONVERT_NS)
+        return weft__conv_fail(c, WEFT_EINVAL, "a fixed timer resolution "
+                               "is 1 ns (%" PRIu64 " ticks a second asked)",
+                               in->resolution);
+    if (in->nremote && !s)
+        return weft__conv_fail(c, WEFT_EINVAL, "remote members need the "
+                               "stream that made their archive");
+    if (s && weft__stream_events_only(s))
+        return weft__conv_fail(c, WEFT_EINVAL, "a node's stream (events "
+                               "only) is converted by its head");
+    return 0;
+}
+
 /* weft_convert_trace and weft_convert_trace_stream (s may be NULL). */
 static int convert(const weft_convert_input *in, weft_convert_stream *s,
                    int general_only, weft_convert_result *out)
@@ -608,11 +651,15 @@ static int convert(const weft_convert_input *in, weft_convert_stream *s,
     c.pool = &pool;
     c.general_only = general_only;
     weft__otf2_sink(&c);
-    rc = gather(&c, &read_all);
+    rc = check_input(&c, s);
+    if (rc == 0)
+        rc = gather(&c, &read_all);
     if (rc == 0)
         reached(&c, "unify");
     if (rc == 0 && s)
         rc = take_stream(&c, &s);
+    if (rc == 0 && in->nremote)
+        rc = weft__sums_adopt_remote(&c);
     if (rc == 0)
         rc = write_archive(&c);
     if (rc == 0)

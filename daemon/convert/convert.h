@@ -43,7 +43,40 @@ typedef struct weft_convert_input {
      * "unify" and "defs" phases (testhook.h), when not NULL. */
     void (*reached)(void *arg, const char *phase);
     void *reached_arg;
+    /* ---- a weftd per node (issue #34, step B; last, so that the
+     * initializers that end before them stay whole) ---- */
+    uint64_t resolution;     /* the archive's timer resolution: 0, rank
+                                0's rate (or 1 ns when the members' rates
+                                differ more than 10 ppm); else
+                                WEFT_CONVERT_NS (no other), every member
+                                whose rate differs rescaled to ns. A
+                                stream with it writes the members of any
+                                rate; a node's needs it */
+    int events_only;         /* a stream's: a node's (see
+                                weft_convert_stream_sums) */
+    const struct weft_convert_remote *remote; /* the members whose
+                                events a node's stream wrote (rank order
+                                not needed); a conversion with a stream
+                                (weft_convert_trace_stream) only */
+    size_t nremote;
 } weft_convert_input;
+
+/* The one fixed resolution weft_convert_input.resolution takes: 1 ns. */
+#define WEFT_CONVERT_NS UINT64_C(1000000000)
+
+/* A member whose node's stream (events_only) wrote its event files
+ * into the trace's archive directory: the head's journal of it holds
+ * its Hello, Definitions, ClockSync and Goodbye but no events, and
+ * sums (len bytes, the caller's) are what weft_convert_stream_sums
+ * packed of it on the node. sums NULL: the node never sent them (its
+ * node died, the link broke): the member's events are lost, its
+ * locations get empty event files (what its node wrote is truncated or
+ * removed) and weft_convert_result.lost counts it. */
+typedef struct weft_convert_remote {
+    uint32_t rank;
+    const uint8_t *sums;
+    size_t len;
+} weft_convert_remote;
 
 /* Upper bound of weft_convert_input.threads (and of its default); the
  * number of members found bounds it too. */
@@ -123,7 +156,12 @@ typedef struct weft_convert_result {
                                      locations into groups; none for a
                                      member streamed) */
     uint32_t streamed;            /* members whose events a stream wrote
-                                     while the trace recorded (stream.c) */
+                                     while the trace recorded (stream.c;
+                                     a node's stream too) */
+    uint32_t lost;                /* remote members whose events are lost
+                                     (their sums never came, or the
+                                     archive was made anew); incomplete
+                                     names the first */
     char incomplete[512];         /* "" when every member with a Goodbye
                                      sent what arrived; else which thread
                                      differs (the trace is partial) */
@@ -203,16 +241,45 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
                                              uint32_t owner);
 /* Writes what member `rank`'s journal holds beyond what was written of
  * it (the first call makes the archive: an archive there before is
- * replaced). Reads only whole entries: a journal being appended to
- * is read up to its last whole entry, the rest at the next call. A
- * member the stream cannot write (its clock's rate differs from the
- * first member's, an event names an id only the trace's definitions
- * number, a bad record, no writer left in the budget) is left to the
- * final conversion, which also says what was wrong with it; a failure
- * of the archive itself (libotf2, the disk) leaves everything to it.
- * Any thread, one call at a time per stream. Returns 1 when the member
- * is still streamed, else 0. */
+ * replaced; a node's joins its head's, weft_convert_stream_open).
+ * Reads only whole entries: a journal being appended to is read up to
+ * its last whole entry, the rest at the next call. A member the stream
+ * cannot write (its clock's rate differs from the first member's
+ * without a fixed resolution, an event names an id only the trace's
+ * definitions number, a bad record, no writer left in the budget) is
+ * left to the final conversion, which also says what was wrong with
+ * it; a failure of the archive itself (libotf2, the disk) leaves
+ * everything to it. Any thread, one call at a time per stream. Returns
+ * 1 when the member is still streamed, else 0. */
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank);
+/* Makes s's archive now (what the first step would do): a head makes
+ * the trace's archive at its creation, before any member has events, so
+ * that its nodes' streams (events_only) can write beside it; a node's
+ * stream joins the archive its head made (its directory must be there:
+ * WEFT_ESTATE, the error naming it, when it is not; and it needs a
+ * fixed resolution). 0, or a WEFT_E* code with
+ * weft_convert_stream_error saying why (s then writes nothing: make
+ * another). As weft_convert_stream_step. */
+int weft_convert_stream_open(weft_convert_stream *s);
+/* A node's end of a member (issue #34, step B): member `rank` of s
+ * ended (its journal read to the end, its open regions left, its event
+ * files closed: what a step does once its Goodbye is read; done here
+ * first for a member without one, whose connection ended), the
+ * protobuf-packed MemberSums (weft.proto) of it into *buf (malloc'd,
+ * *len bytes, the caller's) for the head's weft_convert_remote. Again
+ * for the same member: the same bytes. 0; WEFT_ENOTFOUND when s never
+ * stepped that member; WEFT_ESTATE when s cannot give them (the member
+ * was left to a conversion, weft_convert_stream_why says why, or s
+ * failed, weft_convert_stream_error), then the member's events are
+ * lost for the head. s keeps each member's sums until it is freed (at
+ * most a timeline of WEFT_TIMELINE_BINS and WEFT_METRICSUM_PER_LOC
+ * metric series per location). As weft_convert_stream_step. */
+int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
+                             uint8_t **buf, size_t *len);
+/* Whether s wrote member `rank` whole: its journal read through its
+ * Goodbye, its event files closed (its sums are ready, and packing them
+ * ends nothing). As weft_convert_stream_step. */
+int weft_convert_stream_done(weft_convert_stream *s, uint32_t rank);
 /* Whether the stream still writes its archive (no failure of its own);
  * when not, why ("" when it did not say). */
 int weft_convert_stream_ok(const weft_convert_stream *s);
@@ -230,7 +297,13 @@ const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank);
 /* weft_convert_trace of s's trace: first the stream writes what its
  * members' journals hold beyond what it wrote; members it wrote whole
  * are only finished, the others replayed. in is the final input (the
- * trace's size may have grown). s is consumed either way (freed). */
+ * trace's size may have grown); its remote members (a head's) are
+ * adopted from their sums, never opening their locations' event files
+ * (s's archive, which their nodes wrote into); bad sums fail the
+ * conversion (WEFT_ECORRUPT, out->error naming the rank and what was
+ * wrong). A remote member without sums, or all of them when s failed
+ * and the archive is made anew, is lost (out->lost, out->incomplete).
+ * s (not a node's) is consumed either way (freed). */
 int weft_convert_trace_stream(const weft_convert_input *in,
                               weft_convert_stream *s,
                               weft_convert_result *out);

@@ -79,6 +79,9 @@ typedef struct id_map {
     size_t n;
 } id_map;
 
+/* Why a remote member's events are lost (member.lost). */
+enum { WEFT__LOST_NO_SUMS = 1, WEFT__LOST_ANEW = 2, WEFT__LOST_BAD_SUMS = 3 };
+
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
  * conversion's thread; in pass 2 its replayer writes its locations and
  * the fields below "Pass 2". */
@@ -118,6 +121,13 @@ typedef struct member {
     struct weft__smember *st; /* a stream's own: how far it read its
                            journal and what it sums (stream.c); NULL in
                            a conversion */
+    int remote;         /* a node's stream wrote its events (in->remote;
+                           sums.c): it is adopted from its sums, or lost */
+    int lost;           /* a remote member whose events are lost
+                           (WEFT__LOST_*): its files are made empty */
+    char *lost_why;     /* WEFT__LOST_BAD_SUMS: what was wrong (owned) */
+    struct weft__sums *sums; /* a remote member's, decoded after pass 1
+                           until it is adopted (sums.c) */
     /* Pass 2, set by the worker that replayed it: */
     id_map regions, metric_members, handles; /* its u's ids -> c->u's */
     weft_region_row *prows; /* its per-location profile rows (ticks) */
@@ -302,6 +312,12 @@ void weft__conv_clocks(const conv *c, char *buf, size_t len);
  * res (an archive counting res keeps its ticks when ClockOffsets correct
  * the rest, convclock.c). */
 int weft__conv_rate_near(uint64_t rate, uint64_t res);
+
+/* Whether a member counting `rate` ticks per second is rescaled to ns
+ * in a trace of fixed resolution `fixed` (weft_convert_input.resolution):
+ * any other rate is, whatever its ClockOffsets (a stream knows only its
+ * Hello when it decides). */
+int weft__conv_rescaled(uint64_t rate, uint64_t fixed);
 
 /* After pass 1: c->resolution, each member's rescale flag and its
  * ClockOffsets made ready for the archive (convclock.c). 0 or a WEFT_E*

@@ -232,6 +232,17 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
                          "definitions seq %" PRIu64 ", record %" PRIu64
                          ": %s", m->path, e->seq, n,
                          weft_rec_desc_of(r.type)->name);
+            /* A node's stream numbered it among the member's own (its
+             * sums' ids, sums.c). */
+            if (m->remote &&
+                (rc = weft_unify_add_def(m->u, m->rank, &r, msg,
+                                         sizeof msg)) < 0) {
+                weft__conv_fail(c, rc, "%s: entry at offset %" PRIu64
+                                " (definitions seq %" PRIu64 "), record %"
+                                PRIu64 ": %s", m->path, off, e->seq, n,
+                                msg);
+                break;
+            }
             continue;
         }
         rc = weft_unify_add_def(c->u, m->rank, &r, msg, sizeof msg);
@@ -308,6 +319,8 @@ static int on_entry(conv *c, member *m, const weft_journal_entry *e,
         return on_events(c, m, e, off, replay);
     case WEFT_JE_GOODBYE:
         return replay ? 0 : on_goodbye(c, m, e, off);
+    case WEFT_JE_SUMS: /* a node's (the daemon gives them: in->remote) */
+        return 0;
     default:
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
                                PRIu64 " has unknown kind %u", m->path, off,

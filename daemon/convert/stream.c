@@ -17,8 +17,10 @@
  * resolution is the rate of rank 0 (read from its journal's Hello; a
  * member waits for it), and a member whose ticks would be scaled (its
  * rate more than 10 ppm from it, or not corrected by ClockOffsets) is
- * not adopted; an event that names an id OTF2 cannot map (system tree
- * nodes, location groups... in an attribute value) is written with the
+ * not adopted; with a fixed resolution (1 ns) every member of another
+ * rate is rescaled from its Hello on, as the conversion then does; an
+ * event that names an id OTF2 cannot map (system tree nodes, location
+ * groups... in an attribute value) is written with the
  * trace's ids, which only the conversion knows: its member is not
  * streamed further. Such a member, one with a bad record, and one whose
  * writers the budget shared by a daemon's streams has no room for (a
@@ -38,7 +40,11 @@
  * files of members the stream left to it), and the events' archive
  * (weft__otf2_open_events), which writes the event files of the members
  * streamed and is closed when the conversion takes the stream's archive
- * (weft__stream_archive).
+ * (weft__stream_archive). A node's stream (events_only) has only the
+ * events' archive, beside its head's primary, and sums every location
+ * it writes; at a member's end it packs what it summed of it
+ * (weft_convert_stream_sums, sums.c) for its head, which adopts the
+ * member from those bytes as from its own stream.
  *
  * weft_convert_trace_stream (convert.c) does pass 1 as always (every
  * journal, the trace's unifier, the clocks), lets the stream read what
@@ -58,12 +64,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "codec.h"
 #include "convert_internal.h"
 #include "otf2out.h"
 #include "replay.h"
 #include "stream.h"
+#include "sums.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
 
@@ -81,9 +90,8 @@ typedef struct weft__smember {
     weft_metricmap mmap;
     weft_callcounts ccount;
     size_t ndefs;           /* ... when they were made (weft_unify_ndefs) */
-    uint64_t anomalies, added, unmatched; /* its nesting's */
-    uint64_t *loc_refs;     /* locations its events name */
-    size_t nloc_refs;
+    weft__nesting n;        /* its nesting's counts, the locations its
+                               events name */
     char *why;              /* why it was left to the conversion */
 } smember;
 
@@ -149,7 +157,7 @@ static void smember_free(smember *st)
     weft_commmap_free(&st->cmap);
     weft_metricmap_free(&st->mmap);
     weft_callcounts_free(&st->ccount);
-    free(st->loc_refs);
+    free(st->n.loc_refs);
     free(st->why);
     free(st);
 }
@@ -208,16 +216,16 @@ static void swap_in(conv *c, smember *st)
     c->cmap = st->cmap;
     c->mmap = st->mmap;
     c->ccount = st->ccount;
-    c->anomalies = st->anomalies;
-    c->added = st->added;
-    c->unmatched = st->unmatched;
+    c->anomalies = st->n.anomalies;
+    c->added = st->n.added;
+    c->unmatched = st->n.unmatched;
     st->prof = p;
     st->cmap = cm;
     st->mmap = mm;
     st->ccount = cc;
-    st->anomalies = a;
-    st->added = d;
-    st->unmatched = u;
+    st->n.anomalies = a;
+    st->n.added = d;
+    st->n.unmatched = u;
 }
 
 /* c's maps (m swapped in) made again if m defined more since they were
@@ -260,10 +268,23 @@ static uint64_t first_rate(weft_convert_stream *s)
     return rate;
 }
 
+/* The stream's resolution res, and its report plan with it. */
+static void set_resolution(weft_convert_stream *s, uint64_t res)
+{
+    weft_summary_plan plan = weft_summary_plan_of(
+        s->in.members ? s->in.members : 1, res);
+
+    s->c.resolution = res;
+    s->c.tl_cap = plan.bins;
+    s->c.tl_width = plan.width;
+}
+
 /* m's first Hello: its clock, its thread 0; the stream's resolution and
- * report plan, once rank 0's Hello is there. 0; 1 when rank 0's is not
- * (read again at the next step); WEFT_ESTATE when m's ticks would be
- * scaled (its rate too far from rank 0's). */
+ * report plan, once rank 0's Hello is there (a fixed resolution: from
+ * the start, and m rescaled when its rate differs). 0; 1 when rank 0's
+ * is not (read again at the next step); WEFT_ESTATE when m's ticks
+ * would be scaled without a fixed resolution (its rate too far from
+ * rank 0's). */
 static int on_hello(weft_convert_stream *s, conv *c, member *m,
                     const weft_journal_entry *e)
 {
@@ -278,15 +299,16 @@ static int on_hello(weft_convert_stream *s, conv *c, member *m,
     }
     if (!c->resolution) {
         uint64_t res = m->rank == 0 ? m->timer_resolution : first_rate(s);
-        weft_summary_plan plan;
         if (!res)
             return 1;
-        plan = weft_summary_plan_of(s->in.members ? s->in.members : 1, res);
-        c->resolution = res;
-        c->tl_cap = plan.bins;
-        c->tl_width = plan.width;
+        set_resolution(s, res);
     }
     m->has_hello = 1;
+    if (s->in.resolution) {
+        m->rescale = weft__conv_rescaled(m->timer_resolution,
+                                         s->in.resolution);
+        return 0;
+    }
     if (!weft__conv_rate_near(m->timer_resolution, c->resolution))
         return weft__conv_fail(c, WEFT_ESTATE, "%s: its clock counts %"
                                PRIu64 " ticks per second, the trace's "
@@ -341,8 +363,13 @@ static loc *stream_loc(weft_convert_stream *s, conv *c, member *m,
             weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
             return NULL;
         }
-        l->has_timeline = weft_summary_has_timeline(s->nlocs);
-        l->has_metrics = weft_summary_has_metrics(s->nlocs);
+        /* A node's stream cannot know where its locations fall in the
+         * trace's order: it sums them all (its head keeps those it
+         * wants). */
+        l->has_timeline = s->in.events_only ||
+                          weft_summary_has_timeline(s->nlocs);
+        l->has_metrics = s->in.events_only ||
+                         weft_summary_has_metrics(s->nlocs);
         s->nlocs++;
     }
     if ((why = budget_take(s, m->st, WEFT_CONVERT_WRITER_BYTES)) != 0) {
@@ -374,6 +401,7 @@ static int on_events(weft_convert_stream *s, conv *c, member *m,
         if (!l && !(l = weft__conv_loc(m, e->location, 1)))
             return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
         l->last_seq = e->seq;
+        weft__conv_refused(m, l, e);  /* (its sums say them) */
         return 0;
     }
     if (!(l = stream_loc(s, c, m, e->location)))
@@ -386,13 +414,13 @@ static int on_events(weft_convert_stream *s, conv *c, member *m,
     if (c->nloc_refs > refs) {
         smember *st = m->st;
         size_t n = c->nloc_refs - refs;
-        uint64_t *v = realloc(st->loc_refs,
-                              (st->nloc_refs + n) * sizeof *v);
+        uint64_t *v = realloc(st->n.loc_refs,
+                              (st->n.nloc_refs + n) * sizeof *v);
         if (!v)
             return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
-        memcpy(v + st->nloc_refs, c->loc_refs + refs, n * sizeof *v);
-        st->loc_refs = v;
-        st->nloc_refs += n;
+        memcpy(v + st->n.nloc_refs, c->loc_refs + refs, n * sizeof *v);
+        st->n.loc_refs = v;
+        st->n.nloc_refs += n;
         c->nloc_refs = refs;
     }
     return 0;
@@ -414,6 +442,8 @@ static int on_entry(weft_convert_stream *s, conv *c, member *m,
         return on_events(s, c, m, e, off);
     case WEFT_JE_GOODBYE:
         m->st->goodbye = 1;
+        return 0;
+    case WEFT_JE_SUMS: /* a node's, of a member no stream writes here */
         return 0;
     default:
         return weft__conv_fail(c, WEFT_ECORRUPT, "%s: entry at offset %"
@@ -474,6 +504,22 @@ static void close_archives(weft_convert_stream *s)
     s->c.archive = s->primary = NULL;
 }
 
+/* A node's stream failed: the event files of its members' locations
+ * go (the rest of the archive is its head's and its other nodes'). */
+static void remove_own(weft_convert_stream *s)
+{
+    char path[4096];
+
+    for (size_t i = 0; i < s->c.nmems; i++) {
+        const member *m = &s->c.mems[i];
+        for (size_t k = 0; k < m->nlocs; k++) {
+            snprintf(path, sizeof path, "%s/traces/%" PRIu64 ".evt",
+                     s->archive_dir, weft__loc_id(m, &m->locs[k]));
+            unlink(path);
+        }
+    }
+}
+
 /* A failed archive is removed at once, so that the journals have its
  * room, and its writers' memory goes back (no step running). */
 static void tidy(weft_convert_stream *s)
@@ -485,7 +531,10 @@ static void tidy(weft_convert_stream *s)
             budget_give(s, s->c.mems[i].st);
     if (s->c.archive || s->primary) {
         close_archives(s);
-        weft__otf2_clean(s->archive_dir);
+        if (s->in.events_only)
+            remove_own(s);
+        else
+            weft__otf2_clean(s->archive_dir);
     }
 }
 
@@ -600,10 +649,34 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
     s->c.pool = &s->pool;
     s->c.streaming = 1;
     s->c.stream = s;
+    if (in->resolution)
+        set_resolution(s, in->resolution);
     return s;
 }
 
-/* The archive made, with the attribute lists replay uses. */
+/* A node's stream: the head's archive is there (its primary made the
+ * directory the event files go to), and the stream has a fixed
+ * resolution. 0 or WEFT_ESTATE (c failed). */
+static int check_head(weft_convert_stream *s)
+{
+    char dir[4096];
+    struct stat st;
+
+    if (!s->in.resolution)
+        return weft__conv_fail(&s->c, WEFT_ESTATE, "%s: a node's stream "
+                               "needs a fixed timer resolution",
+                               s->archive_dir);
+    snprintf(dir, sizeof dir, "%s/traces", s->archive_dir);
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return weft__conv_fail(&s->c, WEFT_ESTATE, "%s: no directory "
+                               "(the head makes the archive before its "
+                               "nodes write their event files into it)",
+                               dir);
+    return 0;
+}
+
+/* The archive made (a node's: joined), with the attribute lists replay
+ * uses. */
 static int stream_open(weft_convert_stream *s)
 {
     conv *c = &s->c;
@@ -615,6 +688,8 @@ static int stream_open(weft_convert_stream *s)
     c->nest_al = OTF2_AttributeList_New();
     if (!c->al || !c->nest_al)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
+    if (s->in.events_only)
+        return check_head(s) < 0 ? WEFT_ESTATE : weft__otf2_open_events(c);
     /* The primary first (the directories), then the events' writer, as
      * a node's weftd writes beside its head's (issue #34). */
     if ((rc = weft__otf2_open(c)) < 0)
@@ -622,6 +697,62 @@ static int stream_open(weft_convert_stream *s)
     s->primary = c->archive;
     c->archive = NULL;
     return weft__otf2_open_events(c);
+}
+
+/* See convert.h. */
+int weft_convert_stream_open(weft_convert_stream *s)
+{
+    conv *sink;
+    int rc = 0;
+
+    if (s->opened)
+        return is_broken(s) ? WEFT_ESTATE : 0;
+    sink = weft__otf2_sink(&s->c);
+    if ((rc = stream_open(s)) < 0)
+        set_broken(s);
+    tidy(s);
+    weft__otf2_sink(sink);
+    return rc;
+}
+
+/* See convert.h. */
+int weft_convert_stream_done(weft_convert_stream *s, uint32_t rank)
+{
+    member *m = weft__conv_member(&s->c, rank);
+
+    return !is_broken(s) && m && m->st && m->st->live && m->st->done;
+}
+
+/* See convert.h. */
+int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
+                             uint8_t **buf, size_t *len)
+{
+    member *m = weft__conv_member(&s->c, rank);
+    conv *sink;
+    int rc;
+
+    *buf = NULL;
+    *len = 0;
+    if (is_broken(s))
+        return WEFT_ESTATE;
+    if (!m || !m->st)
+        return WEFT_ENOTFOUND;
+    sink = weft__otf2_sink(&s->c);
+    /* Not ended yet (no Goodbye: the member's connection ended without
+     * one): the rest of its journal, and its end, as a catch-up's. */
+    if (m->st->live && !m->st->done &&
+        (rc = read_member(s, &s->c, m, 1)) < 0)
+        give_up(s, &s->c, m, rc);
+    tidy(s);
+    weft__otf2_sink(sink);
+    if (is_broken(s) || !m->st->live || !m->st->done)
+        return WEFT_ESTATE;
+    /* As weft__replay_member finishes an adopted member's, with nothing
+     * between: its finish then has nothing to do. */
+    for (size_t k = 0; k < m->nlocs; k++)
+        weft_timeline_finish(&m->locs[k].tl, WEFT_TIMELINE_NONE,
+                             m->locs[k].last_time);
+    return weft__sums_pack(&s->c, m, &m->st->n, buf, len);
 }
 
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
@@ -727,6 +858,12 @@ static void catcher_free(catcher *k)
 }
 
 /* See stream.h. */
+int weft__stream_events_only(const weft_convert_stream *s)
+{
+    return s->in.events_only;
+}
+
+/* See stream.h. */
 void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads)
 {
     pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -736,14 +873,8 @@ void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads)
 
     if (is_broken(s) || !s->opened)
         return;
-    if (!s->c.resolution) {  /* rank 0 came after every step */
-        uint64_t res = first_rate(s);
-        weft_summary_plan plan = weft_summary_plan_of(
-            s->in.members ? s->in.members : 1, res);
-        s->c.resolution = res;
-        s->c.tl_cap = plan.bins;
-        s->c.tl_width = plan.width;
-    }
+    if (!s->c.resolution)  /* rank 0 came after every step */
+        set_resolution(s, first_rate(s));
     if (!(k = calloc(nthreads ? nthreads : 1, sizeof *k))) {
         set_broken(s);
         tidy(s);
@@ -768,10 +899,11 @@ out:
 static int adoptable(const weft_convert_stream *s, const conv *c,
                      const member *m, const member *sm)
 {
-    if (!sm || !sm->st || !sm->st->live || !sm->st->done)
+    if (!sm || !sm->st || !sm->st->live || !sm->st->done || m->remote)
         return 0;
-    if (sm->st->next != m->good_end || m->rescale || m->each_time ||
-        c->resolution != s->c.resolution)
+    /* (without a fixed resolution the stream rescales no member) */
+    if (sm->st->next != m->good_end || m->rescale != sm->rescale ||
+        m->each_time || c->resolution != s->c.resolution)
         return 0;
     for (size_t k = 0; k < sm->nlocs; k++)
         if (!weft__conv_loc((member *)m, sm->locs[k].thread, 0))
@@ -779,79 +911,22 @@ static int adoptable(const weft_convert_stream *s, const conv *c,
     return 1;
 }
 
-/* Moves l's replay from the stream's sl (NULL: the stream wrote none of
- * it: it gets an empty event file now). */
-static int adopt_loc(conv *c, member *m, loc *l, loc *sl)
-{
-    if (!sl || !sl->events) {
-        if (sl) {
-            weft_timeline_free(&sl->tl);
-            weft_metricloc_free(&sl->ml);
-            weft_profile_loc_free(&sl->prof);
-        }
-        if (weft__otf2_open_writer(c, m, l) < 0 ||
-            weft__replay_close_writers(c, m) < 0)
-            return WEFT_EOTF2;
-        if (sl)
-            l->replayed = sl->replayed;
-        return 0;
-    }
-    l->events = sl->events;
-    l->replayed = sl->replayed;
-    l->last_time = sl->last_time;
-    l->prof = sl->prof;
-    memset(&sl->prof, 0, sizeof sl->prof);
-    l->io = sl->io;
-    memset(&sl->io, 0, sizeof sl->io);
-    /* The conversion's plan says which locations have summaries; the
-     * stream's bins are kept where it wants one. */
-    if (l->has_timeline) {
-        l->tl = sl->tl;
-        memset(&sl->tl, 0, sizeof sl->tl);
-    }
-    if (l->has_metrics) {
-        l->ml = sl->ml;
-        memset(&sl->ml, 0, sizeof sl->ml);
-    }
-    return 0;
-}
-
 /* See stream.h. */
 int weft__stream_adopt(weft_convert_stream *s, conv *c)
 {
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i], *sm = weft__conv_member(&s->c, m->rank);
-        smember *st;
         weft_unifier *u;
         int rc;
         if (!adoptable(s, c, m, sm))
             continue;
-        st = sm->st;
-        for (size_t k = 0; k < m->nlocs; k++) {
-            loc *l = &m->locs[k];
-            if ((rc = adopt_loc(c, m, l, weft__conv_loc(sm, l->thread, 0)))
-                < 0)
-                return rc;
-        }
         /* Its events were summed in the stream's unifier's ids (the same
          * as pass 1's: one member's definitions in one order). */
         u = m->u;
         m->u = sm->u;
         sm->u = u;
-        m->sends = sm->sends;
-        memset(&sm->sends, 0, sizeof sm->sends);
-        m->io = sm->io;
-        memset(&sm->io, 0, sizeof sm->io);
-        m->nested = sm->nested;
-        c->anomalies += st->anomalies;
-        c->added += st->added;
-        c->unmatched += st->unmatched;
-        for (size_t k = 0; k < st->nloc_refs; k++)
-            if ((rc = weft__conv_note_location(c, st->loc_refs[k])) < 0)
-                return rc;
-        weft__replay_note_times(c, m);
-        m->adopted = 1;
-        c->out->streamed++;
+        if ((rc = weft__sums_adopt(c, m, sm, &sm->st->n)) < 0)
+            return rc;
     }
     return 0;
 }

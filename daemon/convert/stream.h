@@ -7,6 +7,8 @@
 
 #include "convert_internal.h"
 
+/* Whether s is a node's (weft_convert_input.events_only). */
+int weft__stream_events_only(const weft_convert_stream *s);
 /* s reads what its members' journals hold beyond what it wrote, and
  * ends every member it still writes (as at a journal's end), on up to
  * nthreads threads (this one and those it starts), a member each at a
@@ -18,11 +20,9 @@ void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads);
 OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
                                    chunk_budget **pool);
 /* Marks adopted each member of c (pass 1 done, s's archive c's) that s
- * wrote whole as the conversion would have, and moves what s summed of
- * it to c: its unifier, its locations' replay state and sums, its
- * nesting counts, the locations its events named, its time range; its
- * locations s wrote nothing of get empty event files. 0 or the code of
- * a failure (c failed). */
+ * wrote whole as the conversion would have (not a remote one), and moves
+ * what s summed of it to c: its unifier, and what weft__sums_adopt
+ * moves. 0 or the code of a failure (c failed). */
 int weft__stream_adopt(weft_convert_stream *s, conv *c);
 /* libotf2 flushes a chunk of location's events for stream c (its conv)
  * before the writer closes: counted as written, and at the location's

@@ -92,7 +92,8 @@ static const step table[WEFT_CONN_NMODES][WEFT_CONN_NEVENTS] = {
         [WEFT_CONN_EV_DEFINITIONS] = FROM_NODE,
         [WEFT_CONN_EV_EVENT_BATCH] = FROM_NODE,
         [WEFT_CONN_EV_GOODBYE] = FROM_NODE,
-        [WEFT_CONN_EV_CLOCK_SYNC] = FROM_NODE,
+        [WEFT_CONN_EV_CLOCK_SYNC] = TO(NODE), /* the node times its
+                                                 members on this clock */
         [WEFT_CONN_EV_HEARTBEAT] = TO(NODE),
         [WEFT_CONN_EV_NODE_STATUS] = TO(NODE),
         [WEFT_CONN_EV_NODE_RELAY] = TO(NODE),

@@ -88,6 +88,10 @@ typedef struct weft_memberin {
     char *node;                   /* the node that relays it (relay.h),
                                      NULL on a connection of its own;
                                      owned */
+    void *part;                   /* on a node, a member of a part of its
+                                     head's trace (partlink.h): the
+                                     link's record of it (parts.c) */
+    int in_part;                  /* it joined such a part (session.c) */
     uint32_t uid;                 /* its trace's owner: charged for it */
     uint32_t size;                /* members of its trace: the ranks its
                                      references may name; UINT32_MAX in

@@ -65,6 +65,11 @@ int weft_member_written(weft_memberin *in);
  * written from them while it records (streamjob.c). */
 void weft_member_journaled(weft_memberin *in);
 
+/* A head's member whose node writes its events (relay.h, events_here)
+ * joined or came back: its trace's archive is made now if it is not, and
+ * the node is told where it is (weft_relay_archive_key) once it is; if
+ * it cannot be, the member's connection fails saying so. */
+void weft_member_events_elsewhere(weft_memberin *in);
 /* Bytes of the member's journal (with the archive they will make) are
  * charged to its trace's owner (quota.h's `live`), and given back when
  * the trace is freed. */

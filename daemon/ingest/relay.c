@@ -7,6 +7,7 @@
 
 #include "frame.h"
 #include "memberin.h"
+#include "session.h"
 #include "weft_errors.h"
 
 /* What holds a relayed member's link: the waits that keep its frames in
@@ -45,12 +46,19 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
     return rc;
 }
 
+/* Whether what the node relays for rc is dropped: rc is closing, said
+ * Goodbye or stops. */
+static int drops(const weft_conn *rc)
+{
+    return weft_conn_closing(rc) ||
+           (rc->paused & (WEFT_PAUSE_GOODBYE | WEFT_PAUSE_STOPPING));
+}
+
 int weft_relay_take(weft_conn *rc, const Weft__Envelope *env)
 {
     int taken;
 
-    if (weft_conn_closing(rc) ||
-        (rc->paused & (WEFT_PAUSE_GOODBYE | WEFT_PAUSE_STOPPING)))
+    if (drops(rc))
         return 0;
     rc->last_frame = uv_now(rc->d->loop);
     taken = rc->d->server_cbs->on_frame(rc, env);
@@ -85,6 +93,25 @@ static void send_relay(weft_conn *rc, const Weft__NodeRelay *r)
         return;
     }
     weft_conn_send(rc->link, frame, (size_t)n);
+}
+
+int weft_relay_take_sums(weft_conn *rc, const uint8_t *sums, size_t len)
+{
+    if (drops(rc))
+        return 0;
+    rc->last_frame = uv_now(rc->d->loop);
+    return weft_session_sums(rc, sums, len);
+}
+
+void weft_relay_archive_key(weft_conn *rc, const char *key)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    if (weft_conn_closing(rc))
+        return;
+    r.member = rc->relay_id;
+    r.archive_key = (char *)key;
+    send_relay(rc, &r);
 }
 
 void weft__relay_send(weft_conn *rc, uint8_t *frame, size_t len)

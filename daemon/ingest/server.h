@@ -170,6 +170,9 @@ typedef struct weft_conn {
     int relay_holding;         /* it holds its link's reading */
     int relay_told;            /* the node knows it ended: no `closed` */
     char *relay_node;          /* its node's name; owned */
+    int relay_events_here;     /* its node writes its events into the
+                                  archive and sends its sums (its Hello's
+                                  NodeRelay.events_here, issue #34) */
     void (*relay_gone)(struct weft_conn *rc); /* its owner's, once closed */
     uint32_t relay_holds;      /* a link: its members holding it */
 } weft_conn;

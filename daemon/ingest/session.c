@@ -36,6 +36,7 @@
 #include "jcache.h"
 #include "log.h"
 #include "members.h"
+#include "partlink.h"
 #include "procwatch.h"
 #include "quota.h"
 #include "validate.h"
@@ -48,7 +49,8 @@ enum {
     WRITTEN_HELLO,    /* the Hello of a member that came back */
     WRITTEN_DEFS,
     WRITTEN_EVENTS,
-    WRITTEN_GOODBYE
+    WRITTEN_GOODBYE,
+    WRITTEN_SUMS      /* a node's sums of a member (weft_session_sums) */
 };
 
 /* Queues entry j of c's member (owned by the writer from now on); `what`
@@ -223,6 +225,22 @@ static void undefine(weft_memberin *m, const uint8_t *buf, size_t len)
     weft_member_def_bytes(m, 0, weft_validate_undefine(m, buf, len));
 }
 
+/* Entry j of a part's member (partlink.h) is journaled: its Hello, its
+ * Definitions and its Goodbye go to the head too. */
+static void part_written(weft_daemon *d, const weft_jentry *j)
+{
+    weft_memberin *m = j->in;
+
+    if (j->what == WRITTEN_OPEN || j->what == WRITTEN_HELLO) {
+        if (d->part_cbs->joined(m, j->e.payload, j->e.len) < 0)
+            weft_mlog(m, WEFT_LOG_ERROR, "trace '%s' rank %u: out of "
+                      "memory: its head does not learn of it",
+                      weft_member_name(m), m->rank);
+    } else if (j->what == WRITTEN_DEFS || j->what == WRITTEN_GOODBYE) {
+        d->part_cbs->journaled(m, &j->e);
+    }
+}
+
 void weft_session_written(weft_daemon *d, weft_jentry *j)
 {
     weft_memberin *m = j->in;
@@ -248,8 +266,11 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
                       weft_member_dir(m), strerror(j->err));
     } else if (j->what == WRITTEN_OPEN && c) {
         weft_testhook_reach(&d->testhook, "hello");
-        if (hello_ack(c, m->host, m->pid) == 0)
+        if (hello_ack(c, m->host, m->pid) == 0) {
             weft_conn_resume(c); /* its next frames */
+            if (c->relay_events_here)
+                weft_member_events_elsewhere(m);
+        }
     } else if (j->what == WRITTEN_DEFS) {
         m->held_defs_seq = e->seq;
         if (c)
@@ -283,6 +304,8 @@ void weft_session_written(weft_daemon *d, weft_jentry *j)
             weft_conn_close(c);
         }
     }
+    if (j->rc == 0 && m->in_part && d->part_cbs)
+        part_written(d, j);
     if (j->rc == 0 && j->what != WRITTEN_OPEN)
         weft_member_journaled(m);
     settle_member(m);
@@ -307,6 +330,8 @@ static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
     weft_jentry *j;
 
     owned.uid = uid;
+    if (c->relay_events_here)
+        owned.events_node = c->relay_node;
     owned.rank = UINT32_MAX; /* the longest varint a rank packs to */
     j = weft_jentry_new((uint32_t)weft__hello__get_packed_size(&owned));
     if (!j) {
@@ -317,15 +342,47 @@ static weft_jentry *hello_entry(weft_conn *c, const Weft__Hello *h,
     return j;
 }
 
-/* Packs h into j (made by hello_entry) with the owner and rank given. */
-static void hello_entry_rank(weft_jentry *j, const Weft__Hello *h,
-                             uint32_t uid, uint32_t rank)
+/* Packs h into j (made by hello_entry for c) with the owner and rank
+ * given, and the node that writes its events, if one does. */
+static void hello_entry_rank(weft_conn *c, weft_jentry *j,
+                             const Weft__Hello *h, uint32_t uid,
+                             uint32_t rank)
 {
     Weft__Hello owned = *h;
 
     owned.uid = uid;
     owned.rank = rank;
+    if (c->relay_events_here)
+        owned.events_node = c->relay_node;
     j->e.len = (uint32_t)weft__hello__pack(&owned, j->data);
+}
+
+/* Whether c's Hello h may name a member whose node writes its events
+ * (NodeRelay.events_here): on a head with an archive_root, of a launch.
+ * 0, or the code after failing c. */
+static int check_events_here(weft_conn *c, const Weft__Hello *h)
+{
+    if (h->events_node && h->events_node[0]) {
+        weft_conn_fail(c, WEFT_EPROTO, "Hello: events_node is weftd's own "
+                       "(what its journal says of a node's member), never "
+                       "sent");
+        return WEFT_EPROTO;
+    }
+    if (!c->relay_events_here)
+        return 0;
+    if (!*c->d->cfg.archive_root) {
+        weft_conn_fail(c, WEFT_ESTATE, "node %s writes this member's events "
+                       "into the head's archive_root, and this weftd has "
+                       "none ([cluster] archive_root)", c->relay_node);
+        return WEFT_ESTATE;
+    }
+    if (h->tree) {
+        weft_conn_fail(c, WEFT_EPROTO, "node %s writes the events of a "
+                       "process tree's member: a tree stays on its node",
+                       c->relay_node);
+        return WEFT_EPROTO;
+    }
+    return 0;
 }
 
 static int on_hello(weft_conn *c, const Weft__Hello *h)
@@ -335,9 +392,10 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     weft_memberin *m;
     weft_jentry *j;
     char err[512];
-    int rc;
+    int rc, part = 0;
 
-    if ((rc = weft_conn_check_version(c, h->protocol_version)) < 0)
+    if ((rc = weft_conn_check_version(c, h->protocol_version)) < 0 ||
+        (rc = check_events_here(c, h)) < 0)
         return rc;
     if ((rc = weft_authn_hello_uid(c, h, &uid)) < 0 ||
         (rc = weft_conn_charge_user(c, uid)) < 0)
@@ -351,8 +409,12 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     /* A node: the head makes the trace (of a launch; a process tree
      * runs on one machine, and stays with this weftd, which watches its
      * processes). */
-    if (c->d->forward_cbs && !h->tree)
-        return c->d->forward_cbs->hello(c, h, uid);
+    if (c->d->forward_cbs && !h->tree) {
+        /* Its part here, if the head's archive is seen (partlink.h). */
+        if (!c->d->part_cbs || !c->d->part_cbs->takes(c->d, h))
+            return c->d->forward_cbs->hello(c, h, uid);
+        part = 1;
+    }
     if (!(j = hello_entry(c, h, uid)))
         return WEFT_ENOMEM;
     rc = weft_trace_join_begin(c->d, h, uid, &m, &limit, err, sizeof err);
@@ -361,11 +423,12 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
         weft_conn_fail_limit(c, limit, rc, "%s", err);
         return rc;
     }
-    hello_entry_rank(j, h, uid, m->rank);
+    hello_entry_rank(c, j, h, uid, m->rank);
     m->conn = c;
     m->conn_serial++;
     m->watched = weft_proc_watchable(c, h, uid, &m->proc_start);
     m->node_gone = 0;
+    m->in_part = part;
     c->member = m;
     weft_conn_event(c, WEFT_CONN_EV_HELLO, NULL); /* accepted: fresh */
     if (rc == 1) {
@@ -380,7 +443,10 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
     /* Back: HelloAck goes out before the entry is written; the entries
      * after it, which are what gets acknowledged, are written after it. */
     submit(c, j, WRITTEN_HELLO, 0);
-    return hello_ack(c, h->hostname, h->pid);
+    if ((rc = hello_ack(c, h->hostname, h->pid)) == 0 &&
+        c->relay_events_here)
+        weft_member_events_elsewhere(m);
+    return rc;
 }
 
 static int ensure_location(weft_conn *c, uint32_t loc);
@@ -596,6 +662,11 @@ static int on_batch(weft_conn *c, const Weft__EventBatch *b)
     char err[512];
     int rc;
 
+    if (c->relay_events_here) {
+        weft_conn_fail(c, WEFT_EPROTO, "EventBatch of a member whose node "
+                       "%s writes its events (events_here)", c->relay_node);
+        return WEFT_EPROTO;
+    }
     if ((rc = ensure_location(c, b->location)) < 0)
         return rc;
     if (b->seq == 0) { /* would be "acked" below and dropped */
@@ -754,26 +825,39 @@ static uint64_t server_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Answers a ClockSync at once, from the loop thread, with the same id and
- * client_time and weftd's clock now. Nothing is stored here: the client
- * computes its offset and sends it as a ClockOffset definition, which is
- * journaled (and survives restarts) like every definition. */
-static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
+/* Answers ClockSync cs at once, from the loop thread, with the same id
+ * and client_time and weftd's clock now. Nothing is stored here: the
+ * client computes its offset and sends it as a ClockOffset definition,
+ * which is journaled (and survives restarts) like every definition; a
+ * node's link (NODE) keeps its offset to this clock in memory. */
+static void answer_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
     Weft__ClockSync reply = WEFT__CLOCK_SYNC__INIT;
+    int64_t offset;
 
+    reply.id = cs->id;
+    reply.client_time = cs->client_time;
+    reply.server_time = server_clock_ns();
+    /* A part's member (partlink.h) is timed on the head's clock, as the
+     * head's own members and the other nodes' are. */
+    if (c->member && c->member->in_part && c->d->part_cbs &&
+        c->d->part_cbs->head_clock(c->d, &offset) == 0)
+        reply.server_time = (uint64_t)((int64_t)reply.server_time + offset);
+    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
+    env.clock_sync = &reply;
+    weft_conn_send_env(c, &env);
+}
+
+/* A member's ClockSync: at most WEFT_MAX_CLOCK_SYNCS per connection. */
+static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
+{
     if (++c->clock_syncs > WEFT_MAX_CLOCK_SYNCS) {
         weft_conn_fail(c, WEFT_ELIMIT, "more than %u ClockSync requests on "
                        "one connection", WEFT_MAX_CLOCK_SYNCS);
         return WEFT_ELIMIT;
     }
-    reply.id = cs->id;
-    reply.client_time = cs->client_time;
-    reply.server_time = server_clock_ns();
-    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
-    env.clock_sync = &reply;
-    weft_conn_send_env(c, &env);
+    answer_clock_sync(c, cs);
     return 0;
 }
 
@@ -842,6 +926,12 @@ static int node_frame(weft_conn *c, const Weft__Envelope *env,
         return c->d->node_cbs->status(c, env->node_status);
     if (ev == WEFT_CONN_EV_NODE_RELAY)
         return c->d->node_cbs->relay(c, env->node_relay);
+    if (ev == WEFT_CONN_EV_CLOCK_SYNC) { /* one per heartbeat (uplink.c) */
+        int rc = weft_conn_event(c, ev, NULL);
+        if (rc == 0)
+            answer_clock_sync(c, env->clock_sync);
+        return rc;
+    }
     /* refused: what nodes do not send (yet) */
     return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
 }
@@ -882,6 +972,35 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env)
     default: /* AUTHENTICATING (paused), CLOSING: refused */
         return weft_conn_event(c, ev, weft_frame_kind_name(env->msg_case));
     }
+}
+
+int weft_session_sums(weft_conn *c, const uint8_t *sums, size_t len)
+{
+    weft_journal_entry e = { 0 };
+    weft_memberin *m = c->member;
+
+    if (!m || c->mode != WEFT_CONN_MEMBER || !c->relay_events_here) {
+        weft_conn_fail(c, WEFT_EPROTO, "sums of a member %s",
+                       !m || c->mode != WEFT_CONN_MEMBER
+                           ? "before its Hello"
+                           : "whose events its node does not write");
+        return WEFT_EPROTO;
+    }
+    if (m->said_goodbye) {
+        weft_conn_fail(c, WEFT_EPROTO, "sums of a member after its "
+                       "Goodbye");
+        return WEFT_EPROTO;
+    }
+    if (len == 0 || len > c->d->cfg.max_frame) {
+        weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
+                             "sums of %zu bytes (1 to max_frame %" PRIu64
+                             ")", len, c->d->cfg.max_frame);
+        return WEFT_ETOOBIG;
+    }
+    e.kind = WEFT_JE_SUMS;
+    e.payload = sums;
+    e.len = (uint32_t)len;
+    return journal(c, &e, WRITTEN_SUMS, 0);
 }
 
 uint64_t weft_session_pending(const weft_conn *c, uint64_t *bytes)

@@ -64,9 +64,8 @@ typedef struct convert_job {
     int64_t finished;
 } convert_job;
 
-/* Removes the files of dir named as journals ("rank-*.wj", malformed
- * ones too, as weft_journal_name_parse tells them). */
-static void remove_journals(const char *dir)
+/* See trace_internal.h. */
+void weft__trace_remove_journals(const char *dir)
 {
     DIR *dp = opendir(dir);
     struct dirent *de;
@@ -83,6 +82,86 @@ static void remove_journals(const char *dir)
         }
     }
     closedir(dp);
+}
+
+/* The last sums in m's journal (its node's, weft_session_sums: a copy
+ * into *sums, *len bytes), or NULL when it holds none. Worker thread.
+ * 0 or WEFT_ENOMEM. */
+static int journal_sums(const weft_trace *t, const weft_member *m,
+                        uint8_t **sums, size_t *len)
+{
+    char name[WEFT_JOURNAL_NAME_MAX], *path;
+    weft_journal_reader *r = NULL;
+    weft_journal_entry e;
+    int rc = 0;
+
+    *sums = NULL;
+    *len = 0;
+    weft_journal_name(name, sizeof name, m->in.rank);
+    if (!(path = weft_path_join(t->dir, name)))
+        return WEFT_ENOMEM;
+    if (weft_journal_reader_open(path, &r) == 0) {
+        weft_journal_reader_skip(r, WEFT_JE_EVENTS);
+        while (rc == 0 && weft_journal_reader_next(r, &e) == 1) {
+            if (e.kind != WEFT_JE_SUMS || !e.payload)
+                continue;
+            free(*sums);
+            if (!(*sums = malloc(e.len ? e.len : 1))) {
+                rc = WEFT_ENOMEM;
+                break;
+            }
+            memcpy(*sums, e.payload, e.len);
+            *len = e.len;
+        }
+    }
+    weft_journal_reader_close(r);
+    free(path);
+    return rc;
+}
+
+/* The members of t whose nodes wrote their events (weft_member.remote),
+ * with the sums their journals hold, into *out (*n; free with
+ * remote_free). Worker thread (the job owns t). 0 or WEFT_ENOMEM. */
+static int remote_of(const weft_trace *t, weft_convert_remote **out,
+                     size_t *n)
+{
+    weft_convert_remote *v = NULL;
+    size_t k = 0, cap = 0;
+
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        uint8_t *sums;
+        size_t len;
+        if (!m || !m->remote)
+            continue;
+        if (k == cap) {
+            weft_convert_remote *w;
+            cap = cap ? 2 * cap : 8;
+            if (!(w = realloc(v, cap * sizeof *w)))
+                goto oom;
+            v = w;
+        }
+        if (journal_sums(t, m, &sums, &len) < 0)
+            goto oom;
+        v[k].rank = m->in.rank;
+        v[k].sums = sums;
+        v[k++].len = len;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+oom:
+    while (k)
+        free((void *)v[--k].sums);
+    free(v);
+    return WEFT_ENOMEM;
+}
+
+static void remote_free(weft_convert_remote *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free((void *)v[i].sums);
+    free(v);
 }
 
 /* Failures that a retry may get past: their cause is outside the
@@ -121,7 +200,7 @@ static void store_result(convert_job *j, weft_catalog *cat)
             j->rc = rc;
     } else if (j->rc == 0) {
         weft_testhook_reach(&t->d->testhook, "committed");
-        remove_journals(t->dir);
+        weft__trace_remove_journals(t->dir);
     } else {
         snprintf(j->err, sizeof j->err, "%s", j->res.error);
     }
@@ -143,13 +222,31 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     weft_trace *t = j->t;
     weft_convert_input in = { t->dir, j->archive, t->name, t->size,
                               j->threads, j->sync, j->max_writers,
-                              reached, &t->d->testhook };
+                              reached, &t->d->testhook, 0, 0, NULL, 0 };
+    weft_convert_remote *remote = NULL;
+    size_t nremote = 0;
 
     (void)err;
     (void)errlen;
     weft_live_store_final(t, cat, (int64_t)time(NULL));
     weft_catalog_trace_set_state(cat, t->key, WEFT_STATE_CONVERTING);
-    if (j->stream) {  /* its archive, written while it recorded */
+    in.resolution = weft__trace_resolution(t);
+    /* Members whose nodes wrote their events (issue #34) come with the
+     * sums their nodes sent; their event files are the nodes', in the
+     * archive the stream made: never cleared here. */
+    if ((j->rc = remote_of(t, &remote, &nremote)) < 0) {
+        snprintf(j->res.error, sizeof j->res.error, "out of memory");
+        weft_convert_stream_free(j->stream);
+        j->stream = NULL;
+    } else if (nremote && !j->stream) {
+        j->rc = WEFT_ESTATE;
+        snprintf(j->res.error, sizeof j->res.error, "%zu of its members' "
+                 "events were written by their nodes into an archive this "
+                 "weftd no longer has open (it restarted, or a conversion "
+                 "failed): weft cannot join them to a new one yet", nremote);
+    } else if (j->stream) {  /* its archive, written while it recorded */
+        in.remote = remote;
+        in.nremote = nremote;
         j->rc = weft_convert_trace_stream(&in, j->stream, &j->res);
         j->stream = NULL;
     } else {
@@ -158,11 +255,14 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
         weft_spool_archive_clear(t->dir);
         j->rc = weft_convert_trace(&in, &j->res);
     }
+    remote_free(remote, nremote);
     j->finished = (int64_t)time(NULL);
     if (j->rc < 0) {
         j->state = WEFT_STATE_FAILED;
-        /* Converted again from the journals when retried. */
-        weft_spool_archive_clear(t->dir);
+        /* Converted again from the journals when retried (an archive its
+         * nodes wrote into stays: its events are theirs alone). */
+        if (!nremote)
+            weft_spool_archive_clear(t->dir);
     } else {
         weft_catrow_partial_reason(t, &j->res, j->reason, sizeof j->reason);
         j->state = j->reason[0] ? WEFT_STATE_PARTIAL : WEFT_STATE_COMPLETE;
@@ -263,15 +363,8 @@ static int queue_conversion(weft_daemon *d, convert_job *j)
 }
 
 /* See trace_internal.h. */
-void weft__trace_convert(weft_trace *t)
+void weft__trace_close_journals(weft_trace *t)
 {
-    weft_daemon *d = t->d;
-    weft_convert_stream *s;
-    convert_job *j;
-
-    if (weft__stream_take(t, &s))
-        return;  /* once its stream's step is back */
-    j = calloc(1, sizeof *j);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
         if (m && m->in.journal) {
@@ -280,6 +373,29 @@ void weft__trace_convert(weft_trace *t)
             m->in.journal = NULL;
         }
     }
+}
+
+/* See trace_internal.h. */
+uint64_t weft__trace_resolution(const weft_trace *t)
+{
+    return t->part || *t->d->cfg.archive_root ? UINT64_C(1000000000) : 0;
+}
+
+/* See trace_internal.h. */
+void weft__trace_convert(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    weft_convert_stream *s;
+    convert_job *j;
+
+    if (t->part) { /* its head converts the trace */
+        weft__part_finish(t);
+        return;
+    }
+    if (weft__stream_take(t, &s))
+        return;  /* once its stream's step is back */
+    j = calloc(1, sizeof *j);
+    weft__trace_close_journals(t);
     if (!j || !(j->catalog = strdup(d->cfg.catalog)) ||
         !(j->archive = weft_spool_archive_dir(t->dir))) {
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': out of memory; journals "

@@ -231,8 +231,8 @@ void weft_live_tick(weft_daemon *d)
     for (weft_trace *t = weft_trace_first(d, WEFT_TRACE_RECORDING); t;
          t = weft_trace_next(t)) {
         weft_live_mark m = mark_of(t);
-        if (same_mark(&m, &t->live))
-            continue;
+        if (t->part || same_mark(&m, &t->live))
+            continue; /* (a part: the head's catalog has the trace) */
         if (!j && !(j = calloc(1, sizeof *j)))
             goto oom;
         if (j->n == cap) {

@@ -44,9 +44,11 @@
 #include "catalog.h"
 #include "journal.h"
 #include "log.h"
+#include "partlink.h"
 #include "quota.h"
 #include "spool.h"
 #include "trace.h"
+#include "trace_internal.h"
 #include "validate.h"
 #include "weft_errors.h"
 
@@ -63,6 +65,8 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
 /* What recovery did, for the catalog afterwards. */
 typedef struct recovery {
     weft_daemon *d;
+    int part;                   /* SPOOL/parts: a node's parts of its
+                                   head's traces (partlink.h) */
     weft_catalog *cat;          /* NULL when it cannot be opened */
     char **keys;                /* trace directories with journals */
     size_t nkeys, cap;
@@ -114,7 +118,8 @@ static void fail_trace(recovery *rec, const char *tdir, const char *key,
                                                              -1, NULL }),
                   "recovery: trace '%s' (%s) failed: %s; its journals are "
                   "kept in %s", row.name, key, error, tdir);
-    if (rec->cat && weft_catalog_trace_fail(rec->cat, &row) < 0)
+    if (!rec->part && rec->cat &&
+        weft_catalog_trace_fail(rec->cat, &row) < 0)
         weft_dlog(d, WEFT_LOG_ERROR, "recovery: trace '%s': cannot record "
                   "the failure: %s", row.name,
                   weft_catalog_errmsg(rec->cat));
@@ -233,8 +238,17 @@ static int replay(weft_trace *t, const char *path, const char *name,
                 rc = WEFT_ECORRUPT;
                 snprintf(why, sizeof why, "it is of rank %u, but the file "
                          "is rank %u's", h->rank, rank);
-            } else if (!m) /* a reconnect repeats Hello; the first stands */
+            } else if (!m) { /* a reconnect repeats Hello; the first stands */
                 rc = weft_trace_restore_member(t, h, &m, why, sizeof why);
+                /* a part's: the head gets it again (partlink.h) */
+                if (rc == 0 && t->part && t->d->part_cbs) {
+                    m->in.in_part = 1;
+                    if (t->d->part_cbs->joined(&m->in, e.payload, e.len) < 0)
+                        weft_dlog(t->d, WEFT_LOG_ERROR, "recovery: %s: out "
+                                  "of memory: its head does not learn of "
+                                  "rank %u", path, rank);
+                }
+            }
             weft__hello__free_unpacked(h, NULL);
             if (rc < 0) {
                 say(err, errlen, "%s: offset %" PRIu64 ": Hello: %s", path,
@@ -254,6 +268,11 @@ static int replay(weft_trace *t, const char *path, const char *name,
             say(err, errlen, "%s: offset %" PRIu64 ": %s", path, off, why);
             break;
         }
+        /* A part's: what the head may not hold yet goes again (its HelloAck
+         * says which Definitions it holds). */
+        if (t->part && t->d->part_cbs &&
+            (e.kind == WEFT_JE_DEFS || e.kind == WEFT_JE_GOODBYE))
+            t->d->part_cbs->journaled(&m->in, &e);
     }
     if (rc == 0 && !m) {
         /* The good data ends before any Hello: a corrupt first entry. */
@@ -350,6 +369,8 @@ static void recover_trace(recovery *rec, const char *tdir, const char *key)
                 free(path);
                 break;
             }
+            if ((t->part = rec->part))
+                t->part_archive = weft__part_archive_read(tdir);
         }
         if (replay(t, path, de->d_name, rank, &m, err, sizeof err) < 0) {
             weft_dlog(d, WEFT_LOG_ERROR, "recovery: %s", err);
@@ -458,9 +479,46 @@ static void fail_stale_rows(recovery *rec)
     free(traces);
 }
 
+int weft_recover_parts(weft_daemon *d)
+{
+    recovery rec = { d, 1, NULL, NULL, 0, 0 };
+    char *parts = NULL;
+    DIR *dp;
+    struct dirent *de;
+    int rc = 0;
+
+    if (!d->part_cbs)
+        return 0;
+    if (asprintf(&parts, "%s/parts", d->cfg.spool) < 0)
+        return WEFT_ENOMEM;
+    if (!(dp = opendir(parts))) {
+        rc = errno == ENOENT ? 0 : WEFT_EIO;
+        if (rc < 0)
+            weft_dlog(d, WEFT_LOG_ERROR, "cannot read %s: %s", parts,
+                      strerror(errno));
+        free(parts);
+        return rc;
+    }
+    while ((de = readdir(dp)) != NULL) {
+        char *tdir = NULL;
+        if (de->d_name[0] == '.')
+            continue;
+        if (asprintf(&tdir, "%s/%s", parts, de->d_name) < 0)
+            break;
+        recover_trace(&rec, tdir, de->d_name);
+        free(tdir);
+    }
+    closedir(dp);
+    for (size_t i = 0; i < rec.nkeys; i++)
+        free(rec.keys[i]);
+    free(rec.keys);
+    free(parts);
+    return 0;
+}
+
 int weft_recover_spool(weft_daemon *d)
 {
-    recovery rec = { d, NULL, NULL, 0, 0 };
+    recovery rec = { d, 0, NULL, NULL, 0, 0 };
     char *traces = NULL, *msg = NULL;
     DIR *dp;
     struct dirent *de;

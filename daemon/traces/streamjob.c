@@ -22,6 +22,8 @@
 
 #include "convert.h"
 #include "log.h"
+#include "partlink.h"
+#include "relay.h"
 #include "quota.h"
 #include "spool.h"
 #include "trace.h"
@@ -36,6 +38,9 @@
 /* A trace's stream and its job (t->stream). */
 struct weft_trace_stream {
     weft_convert_stream *s;
+    int open_due;            /* the head's archive is to be made now: a
+                                node writes a member's events there */
+    int opened;              /* it was (weft_convert_stream_open) */
     struct stream_job *job;  /* out, NULL when none */
     uint32_t *due;           /* ranks written since the job went out */
     size_t ndue, cap;
@@ -52,6 +57,13 @@ typedef struct stream_job {
     weft_daemon *d;
     weft_trace *t;           /* NULL once the trace is gone */
     weft_convert_stream *s;
+    int open;                /* makes the archive first */
+    int opened;              /* it did */
+    int part;                /* a part's: the sums of each member done */
+    char *dir, *archive;     /* a part's: its directory and its head's
+                                archive, noted there */
+    uint8_t **sums;          /* [n]: of a part's member written whole */
+    size_t *sums_len;        /* [n] */
     uint32_t *ranks;         /* to step (the trace's due list, taken) */
     size_t n;
     uint8_t *left;           /* [n]: 1 when the stream left that member
@@ -65,10 +77,19 @@ static void step_work(weft_work *w)
 {
     stream_job *j = (stream_job *)w;
 
+    if (j->open)
+        j->opened = weft_convert_stream_open(j->s) == 0;
+    if (j->dir && j->archive)
+        weft__part_archive_note(j->dir, j->archive);
     for (size_t i = 0; i < j->n && weft_convert_stream_ok(j->s); i++) {
         const char *why;
         if (weft_convert_stream_step(j->s, j->ranks[i])) {
             weft_testhook_reach(&j->d->testhook, "stream");
+            /* A part's member written whole: its sums, for the head. */
+            if (j->part && weft_convert_stream_done(j->s, j->ranks[i]) &&
+                weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
+                                         &j->sums_len[i]) < 0)
+                j->sums[i] = NULL;
             continue;
         }
         j->left[i] = 1;
@@ -80,8 +101,15 @@ static void step_work(weft_work *w)
 
 static void job_free(stream_job *j)
 {
-    for (size_t i = 0; i < j->n; i++)
+    for (size_t i = 0; i < j->n; i++) {
         free(j->why[i]);
+        if (j->sums)
+            free(j->sums[i]);
+    }
+    free(j->sums);
+    free(j->sums_len);
+    free(j->dir);
+    free(j->archive);
     free(j->why);
     free(j->left);
     free(j->ranks);
@@ -113,11 +141,26 @@ static void step_done(weft_work *w)
         job_free(j);
         return;
     }
+    if (j->open) {
+        t->stream->opened = j->opened;
+        weft__stream_keys(t);
+    }
     for (size_t i = 0; i < j->n; i++) {
         weft_member *m = weft_trace_member(t, j->ranks[i]);
+        if (m && j->sums && j->sums[i] && !m->finished) {
+            m->finished = 1;  /* its sums go to the head */
+            d->part_cbs->finished(&m->in, j->sums[i], j->sums_len[i], NULL);
+            j->sums[i] = NULL;
+        }
         if (!j->left[i] || !m || m->stream_off)
             continue;
         m->stream_off = 1;  /* no more steps for it */
+        if (t->part) {  /* nobody else writes its events */
+            m->finished = 1;
+            d->part_cbs->finished(&m->in, NULL, 0,
+                                  j->why[i] ? j->why[i] : "out of memory");
+            continue;
+        }
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s' rank %u: written when the "
                   "trace ends, not while it records: %s", t->name,
                   j->ranks[i], j->why[i] ? j->why[i] : "out of memory");
@@ -138,7 +181,7 @@ static void step_done(weft_work *w)
     if (t->stream->convert) {
         t->stream->convert = 0;
         weft__trace_convert(t);
-    } else if (t->stream->ndue && !d->stopping &&
+    } else if ((t->stream->ndue || t->stream->open_due) && !d->stopping &&
                t->state == WEFT_TRACE_RECORDING) {
         submit(t);
     }
@@ -164,18 +207,31 @@ static int submit(weft_trace *t)
     j->d = d;
     j->t = t;
     j->s = st->s;
+    j->open = st->open_due;
+    j->part = t->part && d->part_cbs;
     j->ranks = st->due;  /* (st's still, should the submit fail) */
     j->n = st->ndue;
-    j->left = calloc(st->ndue, sizeof *j->left);
-    j->why = calloc(st->ndue, sizeof *j->why);
-    if (!j->left || !j->why ||
+    j->left = calloc(st->ndue ? st->ndue : 1, sizeof *j->left);
+    j->why = calloc(st->ndue ? st->ndue : 1, sizeof *j->why);
+    if (j->part) {
+        j->sums = calloc(st->ndue ? st->ndue : 1, sizeof *j->sums);
+        j->sums_len = calloc(st->ndue ? st->ndue : 1, sizeof *j->sums_len);
+        j->dir = strdup(t->dir);
+        j->archive = t->part_archive ? strdup(t->part_archive) : NULL;
+    }
+    if (!j->left || !j->why || (j->part && (!j->sums || !j->sums_len)) ||
         weft_worker_submit(ts->streamer, &j->work, step_work, step_done) <
             0) {
         free(j->left);
         free(j->why);
+        free(j->sums);
+        free(j->sums_len);
+        free(j->dir);
+        free(j->archive);
         free(j);
         return WEFT_EIO;
     }
+    st->open_due = 0;
     for (size_t i = 0; i < j->n; i++) {
         weft_member *m = weft_trace_member(t, j->ranks[i]);
         if (m)
@@ -188,39 +244,58 @@ static int submit(weft_trace *t)
     return 0;
 }
 
-/* t's stream, made at its first write. NULL when out of memory (t is
- * converted as it ends). */
-static struct weft_trace_stream *stream_of(weft_trace *t)
+/* See trace_internal.h. */
+weft_convert_stream *weft__stream_new(weft_trace *t)
 {
     weft_daemon *d = t->d;
-    struct weft_trace_stream *st = t->stream;
+    weft_convert_stream *s;
     char *archive;
+
+    if (t->part)
+        archive = t->part_archive ? strdup(t->part_archive) : NULL;
+    else
+        archive = weft_spool_archive_dir(t->dir);
+    if (!archive)
+        return NULL;
+    weft_convert_input in = { .trace_dir = t->dir,
+                              .archive_dir = archive,
+                              .trace_name = t->name,
+                              .members = t->size };
+    /* A part writes event files only, beside its head's; every archive
+     * of a head with an archive_root counts 1 ns ticks, so that every
+     * node writes final times (trace_internal.h). */
+    in.events_only = t->part;
+    in.resolution = weft__trace_resolution(t);
+    /* convert_memory and the reserve may have changed (SIGHUP) */
+    pthread_mutex_lock(&d->traces->stream_budget.lock);
+    d->traces->stream_budget.max =
+        !d->cfg.convert_memory ? 0  /* no bound */
+        : d->cfg.convert_memory > WEFT_CONVERT_FIXED_BYTES
+            ? d->cfg.convert_memory - WEFT_CONVERT_FIXED_BYTES
+            : WEFT_CONVERT_WRITER_BYTES;
+    d->traces->stream_budget.floor =
+        d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
+    pthread_mutex_unlock(&d->traces->stream_budget.lock);
+    s = weft_convert_stream_new(&in, &d->traces->stream_budget, t->uid);
+    free(archive);
+    return s;
+}
+
+/* t's stream, made at its first write. NULL when out of memory (t is
+ * converted as it ends), or for a part, until the head said where its
+ * archive is. */
+static struct weft_trace_stream *stream_of(weft_trace *t)
+{
+    struct weft_trace_stream *st = t->stream;
 
     if (st)
         return st;
-    if (!(archive = weft_spool_archive_dir(t->dir)))
+    if (!(st = calloc(1, sizeof *st)))
         return NULL;
-    if ((st = calloc(1, sizeof *st))) {
-        weft_convert_input in = { t->dir, archive, t->name, t->size, 0, 0,
-                                  0, NULL, NULL };
-        /* convert_memory and the reserve may have changed (SIGHUP) */
-        pthread_mutex_lock(&d->traces->stream_budget.lock);
-        d->traces->stream_budget.max =
-            !d->cfg.convert_memory ? 0  /* no bound */
-            : d->cfg.convert_memory > WEFT_CONVERT_FIXED_BYTES
-                ? d->cfg.convert_memory - WEFT_CONVERT_FIXED_BYTES
-                : WEFT_CONVERT_WRITER_BYTES;
-        d->traces->stream_budget.floor =
-            d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
-        pthread_mutex_unlock(&d->traces->stream_budget.lock);
-        st->s = weft_convert_stream_new(&in, &d->traces->stream_budget,
-                                        t->uid);
-        if (!st->s) {
-            free(st);
-            st = NULL;
-        }
+    if (!(st->s = weft__stream_new(t))) {
+        free(st);
+        return NULL;
     }
-    free(archive);
     t->stream = st;
     return st;
 }
@@ -231,9 +306,10 @@ void weft_member_journaled(weft_memberin *in)
     weft_trace *t = m->trace;
     struct weft_trace_stream *st;
 
+    /* (a part always streams: nobody converts it) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping ||
-        m->stream_due || m->stream_off ||
-        (!t->stream && !t->d->cfg.write_while_recording) ||
+        m->stream_due || m->stream_off || m->remote ||
+        (!t->stream && !t->d->cfg.write_while_recording && !t->part) ||
         !(st = stream_of(t)) ||
         !weft_convert_stream_ok(st->s))
         return;
@@ -247,6 +323,97 @@ void weft_member_journaled(weft_memberin *in)
     }
     st->due[st->ndue++] = in->rank;
     m->stream_due = 1;
+    if (!st->job)
+        submit(t);
+}
+
+void weft_member_part_archive(weft_memberin *in, const char *archive_dir)
+{
+    weft_trace *t = in->member->trace;
+
+    if (!t->part || t->state != WEFT_TRACE_RECORDING)
+        return;
+    if (!archive_dir) { /* the head refused it: what waited for it ends */
+        t->part_refused = 1;
+        weft__trace_check_done(t);
+        return;
+    }
+    if (t->part_archive) {
+        if (strcmp(t->part_archive, archive_dir) != 0)
+            weft_tlog(t, WEFT_LOG_WARNING, "trace '%s': the head names %s "
+                      "for its archive, and %s before; its events go to "
+                      "the first", t->name, archive_dir, t->part_archive);
+        return;
+    }
+    if (!(t->part_archive = strdup(archive_dir)))
+        return;  /* (the next member's key tries again) */
+    weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node writes its events "
+              "into %s", t->name, archive_dir);
+    /* What its members journaled so far is written now; members done
+     * waited for it to end. */
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m)
+            weft_member_journaled(&m->in);
+    }
+    weft__trace_check_done(t);
+}
+
+/* See trace_internal.h. */
+void weft__stream_keys(weft_trace *t)
+{
+    if (!t->stream || !t->stream->opened)
+        return;
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        weft_conn *c = m ? m->in.conn : NULL;
+        if (!c || m->key_sent || !c->relay_events_here)
+            continue;
+        weft_relay_archive_key(c, t->key);
+        m->key_sent = 1;
+    }
+}
+
+void weft_member_events_elsewhere(weft_memberin *in)
+{
+    weft_member *m = in->member;
+    weft_trace *t = m->trace;
+    struct weft_trace_stream *st;
+
+    m->key_sent = 0;  /* told on each connection */
+    m->remote = 1;    /* (its node writes its events: never streamed) */
+    if (t->state != WEFT_TRACE_RECORDING || t->d->stopping)
+        return;
+    if (!t->stream && t->restored) {
+        /* Its archive's primary went with the weftd that made it, and a
+         * new one would remove what the nodes wrote there. */
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
+                  "its events into an archive this weftd made before it "
+                  "restarted, which it cannot take up again (not yet, issue "
+                  "#34); the member is refused", t->name, in->rank);
+        if (in->conn)
+            weft_conn_fail(in->conn, WEFT_ESTATE, "this trace's archive was "
+                           "made by the head before it restarted, and its "
+                           "nodes' event files cannot be joined to a new "
+                           "one yet");
+        return;
+    }
+    if (!(st = stream_of(t)) || !weft_convert_stream_ok(st->s)) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
+                  "its events, and this trace's archive cannot be made: %s",
+                  t->name, in->rank,
+                  st ? weft_convert_stream_error(st->s) : "out of memory");
+        if (in->conn)
+            weft_conn_fail(in->conn, WEFT_EIO, "the head cannot make the "
+                           "trace's archive in archive_root for its nodes "
+                           "to write in (its log says why)");
+        return;
+    }
+    if (st->opened) {
+        weft__stream_keys(t);
+        return;
+    }
+    st->open_due = 1;
     if (!st->job)
         submit(t);
 }

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "procwatch.h"
 #include "spool.h"
+#include "partlink.h"
 #include "retain.h"
 #include "trace_internal.h"
 #include "userlim.h"
@@ -56,6 +57,8 @@ static void member_free(weft_member *m)
     weft_jcache_forget(&m->in);
     if (m->in.journal)
         weft_journal_close(m->in.journal);
+    if (m->in.part && m->in.d->part_cbs)
+        m->in.d->part_cbs->freed(&m->in);
     weft_memberin_free(&m->in);
     free(m->command);
     free(m->job_id);
@@ -79,6 +82,7 @@ void weft__trace_free(weft_trace *t)
     free(t->dir);
     free(t->made.key);
     free(t->made.dir);
+    free(t->part_archive);
     free(t);
 }
 
@@ -164,7 +168,8 @@ static void convert_when_written(weft_trace *t);
  * ended, and it converts once its members' writes are done. */
 static void trace_end(weft_trace *t)
 {
-    weft__ended_remember(t);
+    if (!t->part)
+        weft__ended_remember(t);
     if (weft_trace_on(t, WEFT_TEV_END) == 0)
         convert_when_written(t);
 }
@@ -270,12 +275,15 @@ static weft_trace *trace_new(weft_daemon *d, const Weft__Hello *h,
     t->uid = uid;
     t->size = h->size;
     t->tree = h->tree;
+    t->part = d->part_cbs && !h->tree;
     t->created = (int64_t)now;
     t->name = strdup(h->trace);
     t->run = strdup(hello_run(h));
     t->made.serial = weft_spool_key_random(); /* unguessable: spool.h */
     t->key = weft_spool_key_make(h->trace, now, t->made.serial);
-    traces = weft_path_join(d->cfg.spool, "traces");
+    /* A part's journals are not a trace of this weftd's: apart, where
+     * neither recovery nor retention looks (SPOOL/parts). */
+    traces = weft_path_join(d->cfg.spool, t->part ? "parts" : "traces");
     if (!t->name || !t->run || !t->key || !traces ||
         !(t->dir = weft_path_join(traces, t->key))) {
         free(traces);
@@ -295,7 +303,8 @@ static void make_dir(weft_trace *t)
 {
     weft_trace_made *md = &t->made;
     char *traces = strdup(t->dir), *key = NULL, *dir = NULL;
-    const char *root = t->d->cfg.archive_root; /* (set at start) */
+    /* (set at start; a part's archive is its head's) */
+    const char *root = t->part ? "" : t->d->cfg.archive_root;
 
     if (!traces || !strrchr(traces, '/')) {
         md->rc =
@@ -415,6 +424,7 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
     m->in.rank = rank;
     m->in.pid = h->pid;
     m->in.parent_pid = h->tree ? h->parent_pid : 0;
+    m->remote = h->events_node && *h->events_node; /* (restored) */
     *out = m;
     return 0;
 }
@@ -511,7 +521,10 @@ static int find_trace(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
                           t->name, t->size, h->size);
     if ((*out = t) != NULL)
         return 0;
-    if (run[0] && (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
+    /* (a part ends with its members here; the head says whether its
+     * trace did) */
+    if (run[0] && !(d->part_cbs && !h->tree) &&
+        (e = weft__ended_find(d, uid, h->trace, run)) != NULL)
         return weft__ended_refuse(e, h->rank, err, errlen);
     for (weft_trace *o = d->traces->lists[WEFT_TRACE_RECORDING]; o;
          o = o->next)
@@ -637,7 +650,7 @@ void weft_trace_join_end(weft_memberin *in, int rc, int connected)
             weft_trace_on(t, WEFT_TEV_FORGET);
         return;
     }
-    if (made)
+    if (made && !t->part)
         /* with this member's host, command and tags */
         weft_catrow_queue_begin(t);
     if (rc < 0) {
@@ -681,6 +694,7 @@ weft_trace *weft_trace_restore(weft_daemon *d, const char *key,
     }
     t->d = d;
     t->created = created;
+    t->restored = 1;
     weft__trace_push(t);  /* RECORDING */
     return t;
 }
@@ -759,7 +773,8 @@ void weft_trace_restored(weft_trace *t)
             damaged++;
     }
     /* in case weftd died before the row was written */
-    weft_catrow_queue_begin(t);
+    if (!t->part)
+        weft_catrow_queue_begin(t);
     if (damaged) {
         weft_tlog(t, WEFT_LOG_ERROR,
                   "trace '%s': %u member journals are "
@@ -769,7 +784,7 @@ void weft_trace_restored(weft_trace *t)
         trace_end(t);
         return;
     }
-    if (t->goodbyes == t->size) {
+    if (t->goodbyes == (t->part ? t->joined : t->size)) {
         trace_end(t);
         return;
     }
@@ -784,7 +799,11 @@ void weft_trace_restored(weft_trace *t)
  * (tree.c). */
 static int end_if_done(weft_trace *t)
 {
-    if (t->goodbyes + t->gone < t->size || t->nexpected)
+    /* (a part has the members that joined here: the others are other
+     * nodes', or its head's; and it writes their events once its head
+     * said where, or said it will not) */
+    if (t->goodbyes + t->gone < (t->part ? t->joined : t->size) ||
+        t->nexpected || (t->part && !t->part_archive && !t->part_refused))
         return 0;
     if (t->gone)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %u of %u members said "
@@ -804,11 +823,20 @@ static int check_gone(weft_trace *t, weft_memberin *in)
         return 0;
     in->gone = 1;
     t->gone++;
+    if (in->part && t->d->part_cbs)
+        t->d->part_cbs->ended(in, 1);
     weft_tlog(t, WEFT_LOG_WARNING, "trace '%s' rank %u: its process %u is "
               "gone without goodbye (killed, or ended where libweft could "
               "not see it); what it had not sent is lost", t->name,
               in->rank, in->pid);
     return end_if_done(t);
+}
+
+/* See trace_internal.h. */
+void weft__trace_check_done(weft_trace *t)
+{
+    if (t->state == WEFT_TRACE_RECORDING)
+        end_if_done(t);
 }
 
 void weft_trace_member_left(weft_memberin *in)

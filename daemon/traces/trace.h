@@ -49,6 +49,15 @@ typedef struct weft_member {
     int stream_due;               /* written since its trace's stream last
                                      read it (streamjob.c) */
     int stream_off;               /* the stream left it to the conversion */
+    int finished;                 /* a part's: its stream wrote it whole
+                                     and partlink.h's `finished` was
+                                     called */
+    int remote;                   /* a head's member whose node writes its
+                                     events (its journal's Hello names
+                                     events_node): no stream here writes
+                                     them; its sums come in its journal */
+    int key_sent;                 /* such a member: its node knows where,
+                                     on its connection */
 } weft_member;
 
 /* A process a tree's member named in its Goodbye (a child still
@@ -150,6 +159,16 @@ typedef struct weft_trace {
     uint32_t size;       /* members expected; of a tree, those joined */
     int tree;            /* a process tree (Hello.tree): weftd gives the
                             ranks, in the order members join */
+    int part;            /* on a node: this node's members of its head's
+                            trace (partlink.h), which the head catalogs
+                            and converts: no catalog row here, its end
+                            is its stream's (part.c) */
+    char *part_archive;  /* a part's: where its events go (the head's
+                            archive as this node sees it), NULL until
+                            the head said */
+    int part_refused;    /* a part's: the head refused a member of it:
+                            it ends without waiting for where */
+    int restored;        /* made by recovery at this weftd's start */
     uint32_t next_rank;  /* tree: the rank of the next new member */
     weft_idset pids;     /* tree: the pids of its members (value 1) */
     struct weft_expected *expected; /* tree: processes its members said

@@ -64,20 +64,51 @@ int weft__tree_check(weft_trace *t);
 /* Frees what t holds as a tree (weft__trace_free). */
 void weft__tree_free(weft_trace *t);
 
+/* trace.c: ends t (RECORDING) if every member is done (a part's head
+ * said where its archive is). */
+void weft__trace_check_done(weft_trace *t);
+
 /* lifecycle.c: puts t, new and RECORDING, on its state's list. */
 void weft__trace_push(weft_trace *t);
 
+/* conversion.c: closes the journals of t's members (it ends: its job
+ * reads them). */
+void weft__trace_close_journals(weft_trace *t);
+/* conversion.c: removes the files of dir named as journals ("rank-*.wj",
+ * malformed ones too, as weft_journal_name_parse tells them). */
+void weft__trace_remove_journals(const char *dir);
 /* conversion.c: t just became CONVERTING: hands it to a conversion job
  * (its journals closed), or moves it on with FINISHED (freed) when none
  * can be queued. */
 void weft__trace_convert(weft_trace *t);
+/* part.c: the same for a part (trace.h): its stream finishes its
+ * members, their sums go to the head, its journals are removed; then
+ * FINISHED. */
+void weft__part_finish(weft_trace *t);
+/* The head's archive a part in dir writes into, as noted there (NULL:
+ * not noted, or unreadable), malloc'd; and noting it (once, a worker's:
+ * the file system). */
+char *weft__part_archive_read(const char *dir);
+void weft__part_archive_note(const char *dir, const char *archive);
 
 /* streamjob.c: the stream of t, which converts now, in *s (NULL when t
  * has none): 0; or 1 when a step of it is out, and t is converted
  * (weft__trace_convert) once that is back. */
 int weft__stream_take(weft_trace *t, weft_convert_stream **s);
+/* A new stream of t's archive (a part's: into its head's, events only),
+ * NULL when out of memory or a part's head has not said where. */
+weft_convert_stream *weft__stream_new(weft_trace *t);
 /* Frees t's stream (one whose step is out is freed when it is back). */
 void weft__stream_free(weft_trace *t);
+/* The head's members of t whose nodes write their events (their
+ * connections' relay_events_here) are told where, once t's stream made
+ * its archive. */
+void weft__stream_keys(weft_trace *t);
+/* The timer resolution of t's archive: 1e9 (1 ns ticks) for a part, or
+ * on a weftd with an archive_root (whose nodes write event files with
+ * final times, whatever clock rank 0 had), else 0 (the first process's
+ * clock's, convert.h). */
+uint64_t weft__trace_resolution(const weft_trace *t);
 
 /* ended.c: remembers the run of t, which stops recording now. */
 void weft__ended_remember(weft_trace *t);

@@ -1,0 +1,514 @@
+/* parts.c - a node's share of its head's traces, sent to the head (see
+ * parts.h and partlink.h). */
+#include "parts.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward.h"
+#include "frame.h"
+#include "hashtab.h"
+#include "members.h"
+#include "server.h"
+#include "weft_errors.h"
+
+/* A Definitions of a member, packed as the head gets it (an Envelope
+ * without its length prefix), until the head acknowledges it. */
+typedef struct pframe {
+    uint64_t seq;
+    uint8_t *bytes;
+    size_t len;
+} pframe;
+
+/* A member of a part, as the link sends it (weft_memberin.part). */
+typedef struct pmember {
+    uint32_t id;            /* its number on the link (WEFT_PART_ID_BIT) */
+    weft_memberin *in;      /* NULL once its trace freed it: what is left
+                               still goes to the head */
+    uint32_t rank;
+    uint32_t uid, gid, pid; /* as the head is told */
+    char *trace;            /* its trace's name, for the log */
+    char *root;             /* where this node sees archive_root */
+    uint8_t *hello;         /* its Hello, packed */
+    size_t hello_len;
+    pframe *defs;           /* not acknowledged by the head, by seq */
+    size_t ndefs, cap;
+    size_t nsent;           /* of those, sent on this link */
+    uint8_t *goodbye;       /* its Goodbye, packed, once journaled */
+    size_t goodbye_len;
+    uint8_t *sums;          /* its sums (MemberSums), once written */
+    size_t sums_len;
+    int finished;           /* its stream is done with it (sums or not) */
+    int ended;              /* nothing more comes of it */
+    int gone;               /* its process ended without Goodbye */
+    int sent;               /* its Hello went out on this link */
+    int acked;              /* the head's HelloAck came on this link */
+    int tail_sent;          /* its sums and end went out on this link */
+    int failed;             /* the head refused it */
+    char *key;              /* the head's archive_key, once said */
+} pmember;
+
+typedef struct pcell {
+    uint32_t key;           /* pmember.id */
+    pmember *p;
+} pcell;
+
+typedef struct weft_parts {
+    weft_hashtab table;     /* pcell */
+    uint32_t next_id;
+} weft_parts;
+
+int weft_parts_init(weft_daemon *d)
+{
+    if (!d->parts && !(d->parts = calloc(1, sizeof *d->parts)))
+        return WEFT_ENOMEM;
+    return 0;
+}
+
+static void pmember_free(pmember *p)
+{
+    for (size_t i = 0; i < p->ndefs; i++)
+        free(p->defs[i].bytes);
+    free(p->defs);
+    free(p->trace);
+    free(p->root);
+    free(p->hello);
+    free(p->goodbye);
+    free(p->sums);
+    free(p->key);
+    free(p);
+}
+
+/* p is done with (the head holds all of it, or refused it): out of the
+ * table, and freed unless its member still points to it. */
+static void forget(weft_daemon *d, pmember *p)
+{
+    weft_hashtab_del(&d->parts->table, p->id, sizeof(pcell));
+    if (p->in)
+        p->in->part = NULL;
+    pmember_free(p);
+}
+
+/* Sends a NodeRelay of p: r's fields with p's number. 0, or -1 when the
+ * link is not there (what it carries goes on the next). */
+static int send_relay(weft_daemon *d, pmember *p, Weft__NodeRelay *r)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+
+    r->member = p->id;
+    env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+    env.node_relay = r;
+    return weft__uplink_send_of(d, &env, p->uid) < 0 ? -1 : 0;
+}
+
+static int send_frame(weft_daemon *d, pmember *p, uint8_t *bytes,
+                      size_t len)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    r.frame.data = bytes;
+    r.frame.len = len;
+    return send_relay(d, p, &r);
+}
+
+/* p's Hello, vouching for its user, on the current link. */
+static void send_hello(weft_daemon *d, pmember *p)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    if (p->failed)
+        return;
+    r.frame.data = p->hello;
+    r.frame.len = p->hello_len;
+    r.uid = p->uid;
+    r.gid = p->gid;
+    r.pid = p->pid;
+    r.events_here = 1;
+    p->acked = p->tail_sent = 0;
+    p->nsent = 0;
+    p->sent = send_relay(d, p, &r) == 0;
+}
+
+/* Once its HelloAck came: p's Definitions not sent on this link, then,
+ * once its stream is done with it and it ended, its sums and its end
+ * (its Goodbye, or `closed`: its process is gone or it left). */
+static void send_rest(weft_daemon *d, pmember *p)
+{
+    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+
+    if (!p->acked || p->failed)
+        return;
+    while (p->nsent < p->ndefs &&
+           send_frame(d, p, p->defs[p->nsent].bytes,
+                      p->defs[p->nsent].len) == 0)
+        p->nsent++;
+    if (p->nsent < p->ndefs || p->tail_sent || !p->finished ||
+        (!p->goodbye && !p->ended))
+        return;
+    if (p->sums) {
+        r.sums.data = p->sums;
+        r.sums.len = p->sums_len;
+        if (send_relay(d, p, &r) < 0)
+            return;
+    }
+    if (p->goodbye) {
+        if (send_frame(d, p, p->goodbye, p->goodbye_len) < 0)
+            return;
+    } else {
+        Weft__NodeRelay end = WEFT__NODE_RELAY__INIT;
+        end.closed = 1;
+        end.gone = p->gone;
+        if (send_relay(d, p, &end) < 0)
+            return;
+    }
+    p->tail_sent = 1;
+}
+
+/* Packs env into *out (its length in *len). 0 or WEFT_ENOMEM. */
+static int pack(const Weft__Envelope *env, uint8_t **out, size_t *len)
+{
+    ssize_t n = weft_frame_pack_bare(env, out);
+
+    if (n < 0)
+        return WEFT_ENOMEM;
+    *len = (size_t)n;
+    return 0;
+}
+
+/* ---- partlink.h's callbacks ---- */
+
+static int takes(weft_daemon *d, const Weft__Hello *h)
+{
+    return !h->tree && d->parts && d->cfg.write_events &&
+           weft__uplink_events_here(d);
+}
+
+static int head_clock(weft_daemon *d, int64_t *offset)
+{
+    return weft__uplink_head_clock(d, offset);
+}
+
+/* A number for a new member on the link: WEFT_PART_ID_BIT and another
+ * 31 bits no member of a part has. */
+static uint32_t new_id(weft_parts *ps)
+{
+    uint32_t id;
+
+    do {
+        ps->next_id = (ps->next_id + 1) & ~WEFT_PART_ID_BIT;
+        id = WEFT_PART_ID_BIT | (ps->next_id ? ps->next_id : 1);
+    } while (weft_hashtab_find(&ps->table, id, sizeof(pcell)));
+    return id;
+}
+
+static int joined(weft_memberin *in, const uint8_t *hello, size_t len)
+{
+    weft_daemon *d = in->d;
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    const char *root = weft__uplink_archive_path(d);
+    pmember *p;
+    pcell *cell;
+    int rc = WEFT_ENOMEM;
+
+    if (in->part || !d->parts)
+        return 0; /* back: the head has it, or gets it on the next link */
+    if (!(p = calloc(1, sizeof *p)))
+        return WEFT_ENOMEM;
+    env.msg_case = WEFT__ENVELOPE__MSG_HELLO;
+    env.hello = weft__hello__unpack(NULL, len, hello);
+    if (!env.hello) {
+        rc = WEFT_ECORRUPT;
+        goto fail;
+    }
+    p->uid = env.hello->uid;
+    p->trace = strdup(env.hello->trace);
+    rc = pack(&env, &p->hello, &p->hello_len);
+    weft__hello__free_unpacked(env.hello, NULL);
+    if (rc < 0 || !p->trace || !(p->root = strdup(root ? root : "")))
+        goto fail;
+    p->in = in;
+    p->rank = in->rank;
+    p->pid = in->pid;
+    p->gid = in->conn ? in->conn->peer_gid : 0;
+    p->id = new_id(d->parts);
+    if (!(cell = weft_hashtab_get(&d->parts->table, p->id, sizeof *cell)))
+        goto fail;
+    cell->p = p;
+    in->part = p;
+    weft_mlog(in, WEFT_LOG_DEBUG, "trace '%s' rank %u: journaled here, its "
+              "events written into the head's archive; member %u of the "
+              "link", p->trace, p->rank, (unsigned)(p->id & ~WEFT_PART_ID_BIT));
+    send_hello(d, p);
+    return 0;
+fail:
+    pmember_free(p);
+    return rc < 0 ? rc : WEFT_ENOMEM;
+}
+
+/* Adds Definitions entry e to p's, sent at once when the head answered
+ * its Hello on this link. 0 or WEFT_ENOMEM. */
+static int add_defs(weft_daemon *d, pmember *p, const weft_journal_entry *e)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    Weft__Definitions defs = WEFT__DEFINITIONS__INIT;
+    pframe *f;
+
+    if (p->ndefs == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 8;
+        pframe *v = realloc(p->defs, cap * sizeof *v);
+        if (!v)
+            return WEFT_ENOMEM;
+        p->defs = v;
+        p->cap = cap;
+    }
+    f = &p->defs[p->ndefs];
+    defs.seq = e->seq;
+    defs.records.data = (uint8_t *)e->payload;
+    defs.records.len = e->len;
+    env.msg_case = WEFT__ENVELOPE__MSG_DEFINITIONS;
+    env.definitions = &defs;
+    if (pack(&env, &f->bytes, &f->len) < 0)
+        return WEFT_ENOMEM;
+    f->seq = e->seq;
+    p->ndefs++;
+    send_rest(d, p);
+    return 0;
+}
+
+/* p's Goodbye entry e: kept until its sums are there. 0, or a WEFT_E*
+ * code. */
+static int add_goodbye(weft_daemon *d, pmember *p,
+                       const weft_journal_entry *e)
+{
+    Weft__Envelope env = WEFT__ENVELOPE__INIT;
+    int rc;
+
+    env.msg_case = WEFT__ENVELOPE__MSG_GOODBYE;
+    if (!(env.goodbye = weft__goodbye__unpack(NULL, e->len, e->payload)))
+        return WEFT_ECORRUPT;
+    rc = pack(&env, &p->goodbye, &p->goodbye_len);
+    weft__goodbye__free_unpacked(env.goodbye, NULL);
+    if (rc == 0) {
+        p->ended = 1;
+        send_rest(d, p);
+    }
+    return rc;
+}
+
+static void journaled(weft_memberin *in, const weft_journal_entry *e)
+{
+    pmember *p = in->part;
+    int rc = 0;
+
+    if (!p)
+        return;
+    if (e->kind == WEFT_JE_DEFS)
+        rc = add_defs(in->d, p, e);
+    else if (e->kind == WEFT_JE_GOODBYE && !p->goodbye)
+        rc = add_goodbye(in->d, p, e);
+    if (rc < 0)
+        weft_mlog(in, WEFT_LOG_ERROR, "trace '%s' rank %u: its %s does not "
+                  "go to the head: %s", p->trace, p->rank,
+                  e->kind == WEFT_JE_DEFS ? "Definitions" : "Goodbye",
+                  weft_strerror(rc));
+}
+
+static void finished(weft_memberin *in, uint8_t *sums, size_t len,
+                     const char *why)
+{
+    pmember *p = in->part;
+
+    if (!p || p->finished) {
+        free(sums);
+        return;
+    }
+    p->finished = 1;
+    p->sums = sums;
+    p->sums_len = len;
+    if (!sums)
+        weft_mlog(in, WEFT_LOG_ERROR, "trace '%s' rank %u: its events could "
+                  "not be written into the head's archive (%s); the head "
+                  "counts them lost", p->trace, p->rank,
+                  why ? why : "out of memory");
+    send_rest(in->d, p);
+}
+
+static void ended(weft_memberin *in, int gone)
+{
+    pmember *p = in->part;
+
+    if (!p || p->ended)
+        return;
+    p->ended = 1;
+    p->gone = gone;
+    send_rest(in->d, p);
+}
+
+static void freed(weft_memberin *in)
+{
+    pmember *p = in->part;
+
+    if (!p)
+        return;
+    p->in = NULL;
+    in->part = NULL;
+    /* What its stream did not finish is lost (weftd stops: its journal
+     * stays; see parts.h). */
+    p->ended = 1;
+    if (!p->finished) {
+        p->finished = 1;
+        send_rest(in->d, p);
+    }
+}
+
+const weft_part_cbs weft_part_cbs_node = { takes, head_clock, joined,
+                                           journaled, finished, ended,
+                                           freed };
+
+/* ---- the link ---- */
+
+void weft__parts_linked(weft_daemon *d)
+{
+    weft_parts *ps = d->parts;
+
+    for (size_t i = 0; ps && i < ps->table.ncells; i++) {
+        pcell *cell = weft_hashtab_at(&ps->table, i, sizeof *cell);
+        if (cell && !cell->p->sent)
+            send_hello(d, cell->p);
+    }
+}
+
+void weft__parts_unlinked(weft_daemon *d)
+{
+    weft_parts *ps = d->parts;
+
+    for (size_t i = 0; ps && i < ps->table.ncells; i++) {
+        pcell *cell = weft_hashtab_at(&ps->table, i, sizeof *cell);
+        if (cell)
+            cell->p->sent = cell->p->acked = cell->p->tail_sent = 0;
+    }
+}
+
+/* The head holds p's Definitions up to seq. */
+static void defs_held(pmember *p, uint64_t seq)
+{
+    size_t k = 0;
+
+    while (k < p->ndefs && p->defs[k].seq <= seq)
+        free(p->defs[k++].bytes);
+    if (!k)
+        return;
+    memmove(p->defs, p->defs + k, (p->ndefs - k) * sizeof *p->defs);
+    p->ndefs -= k;
+    p->nsent = p->nsent > k ? p->nsent - k : 0;
+}
+
+/* The head says where p's events go: its part writes them there. */
+static void on_key(weft_daemon *d, pmember *p, const char *key)
+{
+    char *archive;
+
+    if (p->key || !*key || strchr(key, '/') || strcmp(key, "..") == 0 ||
+        strcmp(key, ".") == 0)
+        return; /* said already; or nothing a directory name can be */
+    if (!(p->key = strdup(key)) ||
+        asprintf(&archive, "%s/%s/archive", p->root, key) < 0) {
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: out of memory",
+                  p->trace, p->rank);
+        return;
+    }
+    if (p->in)
+        weft_member_part_archive(p->in, archive);
+    free(archive);
+}
+
+/* A frame the head sent for p: the answers to what it sent. */
+static void on_frame(weft_daemon *d, pmember *p, const Weft__Envelope *env)
+{
+    switch (env->msg_case) {
+    case WEFT__ENVELOPE__MSG_HELLO_ACK:
+        p->acked = 1;
+        p->nsent = 0;
+        defs_held(p, env->hello_ack->definitions_seq);
+        send_rest(d, p);
+        break;
+    case WEFT__ENVELOPE__MSG_ACK:
+        if (env->ack->definitions)
+            defs_held(p, env->ack->seq);
+        break;
+    case WEFT__ENVELOPE__MSG_ERROR:
+        p->failed = 1;
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: the head refused "
+                  "it: %s: %s", p->trace, p->rank,
+                  weft_err_name(env->error->code), env->error->message);
+        if (p->in && p->in->conn)
+            weft_conn_fail(p->in->conn, env->error->code, "the head "
+                           "refused this process: %s", env->error->message);
+        if (p->in)
+            weft_member_part_archive(p->in, NULL);
+        break;
+    default:
+        break; /* (a ClockSync answer: this node answers its own) */
+    }
+}
+
+void weft__parts_from_head(weft_daemon *d, const Weft__NodeRelay *r)
+{
+    pcell *cell = d->parts ? weft_hashtab_find(&d->parts->table, r->member,
+                                               sizeof *cell)
+                           : NULL;
+    Weft__Envelope *env;
+    pmember *p;
+
+    if (!cell)
+        return; /* done with meanwhile */
+    p = cell->p;
+    if (r->archive_key && *r->archive_key)
+        on_key(d, p, r->archive_key);
+    if (r->frame.len) {
+        if (!(env = weft_frame_unpack(r->frame.data, r->frame.len))) {
+            weft_dlog(d, WEFT_LOG_WARNING, "trace '%s' rank %u: the head "
+                      "sent %zu bytes that are no weft frame", p->trace,
+                      p->rank, r->frame.len);
+            return;
+        }
+        on_frame(d, p, env);
+        weft_frame_free_envelope(env);
+    }
+    if (!r->closed)
+        return;
+    if (p->tail_sent || p->failed) { /* the head holds all of it */
+        weft_dlog(d, WEFT_LOG_DEBUG, "trace '%s' rank %u: the head holds "
+                  "all of it", p->trace, p->rank);
+        forget(d, p);
+        return;
+    }
+    p->sent = p->acked = 0; /* the head let go of it: again */
+    send_hello(d, p);
+}
+
+uint64_t weft_parts_count(const weft_daemon *d)
+{
+    return d->parts ? d->parts->table.used : 0;
+}
+
+void weft_parts_free(weft_daemon *d)
+{
+    weft_parts *ps = d->parts;
+
+    if (!ps)
+        return;
+    for (size_t i = 0; i < ps->table.ncells; i++) {
+        pcell *cell = weft_hashtab_at(&ps->table, i, sizeof *cell);
+        if (!cell)
+            continue;
+        if (cell->p->in)
+            cell->p->in->part = NULL;
+        pmember_free(cell->p);
+    }
+    weft_hashtab_free(&ps->table);
+    free(ps);
+    d->parts = NULL;
+}

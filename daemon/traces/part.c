@@ -1,0 +1,217 @@
+/* part.c - the end of a part (trace.h: a node's members of its head's
+ * trace, partlink.h): instead of a conversion, its stream writes what
+ * its members' journals hold beyond what it wrote, ends the members it
+ * still writes (as at their journals' end: processes gone, or members
+ * that did not come back within the grace period), and each member not
+ * finished yet gets its sums (or why not) to the head; then its
+ * journals are removed (the head has the member's sums in memory of
+ * the link, its events are in the archive) and the part is done. On
+ * the streamer (worker.h), as its steps.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "fsutil.h"
+#include "log.h"
+#include "partlink.h"
+#include "spool.h"
+#include "trace.h"
+#include "trace_internal.h"
+#include "weft_errors.h"
+#include "worker.h"
+
+/* The file of a part's directory that names its head's archive, once the
+ * head said (recovery reads it: a restarted node writes its members'
+ * events again at once). */
+#define PART_ARCHIVE_FILE "head-archive"
+
+/* See trace_internal.h. */
+char *weft__part_archive_read(const char *dir)
+{
+    char *path = weft_path_join(dir, PART_ARCHIVE_FILE), *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    FILE *f = path ? fopen(path, "r") : NULL;
+
+    free(path);
+    if (!f)
+        return NULL;
+    n = getline(&line, &cap, f);
+    fclose(f);
+    if (n <= 1 || line[n - 1] != '\n' || line[0] != '/') {
+        free(line);
+        return NULL;
+    }
+    line[n - 1] = 0;
+    return line;
+}
+
+/* See trace_internal.h. */
+void weft__part_archive_note(const char *dir, const char *archive)
+{
+    char *path = weft_path_join(dir, PART_ARCHIVE_FILE), *tmp = NULL;
+    FILE *f;
+
+    if (!path || access(path, F_OK) == 0 ||
+        asprintf(&tmp, "%s.tmp", path) < 0) {
+        free(path);
+        return;
+    }
+    if ((f = fopen(tmp, "w")) != NULL) {
+        int ok = fprintf(f, "%s\n", archive) > 0;
+        if (fclose(f) == 0 && ok)
+            rename(tmp, path);
+        else
+            unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+}
+
+typedef struct part_job {
+    weft_work work;          /* first: the job is its work */
+    weft_trace *t;
+    weft_convert_stream *s;  /* NULL: the head never said where */
+    char *dir;               /* its journals' */
+    uint32_t *ranks;         /* its members not finished */
+    size_t n;
+    uint8_t **sums;          /* [n] */
+    size_t *len;             /* [n] */
+    char *why;               /* why the stream failed, if it did */
+} part_job;
+
+static void job_free(part_job *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        free(j->sums[i]);
+    free(j->sums);
+    free(j->len);
+    free(j->ranks);
+    free(j->dir);
+    free(j->why);
+    free(j);
+}
+
+/* Removes dir's journals, its note of the head's archive and dir (the
+ * part's only files). */
+static void remove_dir(const char *dir)
+{
+    char *note = weft_path_join(dir, PART_ARCHIVE_FILE);
+
+    weft__trace_remove_journals(dir);
+    if (note)
+        unlink(note);
+    free(note);
+    rmdir(dir);
+}
+
+static void finish_work(weft_work *w)
+{
+    part_job *j = (part_job *)w;
+
+    if (j->s) {
+        /* Each member read to its journal's end (a step: it may never
+         * have had one) and ended. */
+        for (size_t i = 0; i < j->n; i++)
+            if (!weft_convert_stream_step(j->s, j->ranks[i]) ||
+                weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
+                                         &j->len[i]) < 0)
+                j->sums[i] = NULL;
+        if (!weft_convert_stream_ok(j->s))
+            j->why = strdup(*weft_convert_stream_error(j->s)
+                                ? weft_convert_stream_error(j->s)
+                                : "out of memory");
+        weft_convert_stream_free(j->s);
+        j->s = NULL;
+    }
+    remove_dir(j->dir);
+}
+
+static void finish_done(weft_work *w)
+{
+    part_job *j = (part_job *)w;
+    weft_trace *t = j->t;
+    weft_daemon *d = t->d;
+
+    d->jobs--;
+    for (size_t i = 0; i < j->n; i++) {
+        weft_member *m = weft_trace_member(t, j->ranks[i]);
+        if (!m || m->finished)
+            continue;
+        m->finished = 1;
+        if (d->part_cbs)
+            d->part_cbs->finished(&m->in, j->sums[i], j->len[i],
+                                  j->sums[i] ? NULL
+                                  : j->why ? j->why
+                                  : t->part_archive ? "its stream did not "
+                                                      "write it whole"
+                                  : "the head never said where its "
+                                    "archive is");
+        j->sums[i] = NULL;
+    }
+    weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node's part is done",
+              t->name);
+    job_free(j);
+    weft_trace_on(t, WEFT_TEV_FINISHED);
+}
+
+/* See trace_internal.h. */
+void weft__part_finish(weft_trace *t)
+{
+    weft_daemon *d = t->d;
+    weft_traces *ts = d->traces;
+    weft_convert_stream *s;
+    part_job *j;
+    size_t n = 0;
+
+    if (weft__stream_take(t, &s))
+        return;  /* once its stream's step is back */
+    if (!s) /* none yet (restored at start): its members from the start */
+        s = weft__stream_new(t);
+    weft__trace_close_journals(t);
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        n += m && !m->finished;
+    }
+    j = calloc(1, sizeof *j);
+    if (j) {
+        j->ranks = calloc(n ? n : 1, sizeof *j->ranks);
+        j->sums = calloc(n ? n : 1, sizeof *j->sums);
+        j->len = calloc(n ? n : 1, sizeof *j->len);
+        j->dir = strdup(t->dir);
+    }
+    if (!j || !j->ranks || !j->sums || !j->len || !j->dir ||
+        (!ts->streamer &&
+         weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
+                           WEFT_WORKER_TRANSIENT, &ts->streamer) < 0)) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': this node's part cannot "
+                  "be finished (out of memory); its journals are kept in %s",
+                  t->name, t->dir);
+        if (j)
+            job_free(j);
+        weft_convert_stream_free(s);
+        weft_trace_on(t, WEFT_TEV_FINISHED);
+        return;
+    }
+    j->t = t;
+    j->s = s;
+    for (size_t i = 0; i < t->members.ncells; i++) {
+        weft_member *m = weft_trace_member_at(t, i);
+        if (m && !m->finished)
+            j->ranks[j->n++] = m->in.rank;
+    }
+    if (weft_worker_submit(ts->streamer, &j->work, finish_work,
+                           finish_done) < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': this node's part cannot "
+                  "be finished (no thread); its journals are kept in %s",
+                  t->name, t->dir);
+        job_free(j);
+        weft_convert_stream_free(s);
+        weft_trace_on(t, WEFT_TEV_FINISHED);
+        return;
+    }
+    d->jobs++;
+}

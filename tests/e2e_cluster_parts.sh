@@ -1,0 +1,130 @@
+#!/bin/bash
+# e2e_cluster_parts.sh - nodes that write their processes' event files
+# (#34): a head whose archive_root is a directory every node sees (the
+# shared file system), nodes n1 and n2 that see it and write events
+# (write_events = yes, the default), n3 that looks for it elsewhere and
+# forwards its processes' every frame. Each weftd in a network namespace
+# of its own with its munged (tests/cluster_lib.sh).
+#  - one launch over n1, n2 and n3 is one trace at the head, its archive
+#    in archive_root exact (otf2-print, the python reader, the demos'
+#    counts); n1 and n2 journaled their ranks and wrote their events, n3
+#    forwarded its, and the nodes' parts are gone once the head has all;
+#  - the head receives what is small: the same launch of many events
+#    written by n1 and n2 costs the head's network a fraction of the
+#    bytes it costs through n3 (its interface's counters);
+#  - n1's weftd SIGKILLed mid-run and started again: its part is
+#    recovered from its journals, its processes reconnect and resume,
+#    the archive is exact.
+. "$(dirname "$0")/lib.sh"
+
+P="wp$$"          # namespaces: $P-sw (the bridge), $P-head, $P-n1 ...
+. "$(dirname "$0")/cluster_lib.sh"
+
+mkdir -p "$TMP/pub"   # the munged sockets
+bridge
+host head 10.231.9.1
+host n1 10.231.9.11
+host n2 10.231.9.12
+host n3 10.231.9.13
+head -c 1024 /dev/urandom >"$TMP/key" && chmod 600 "$TMP/key"
+for n in head n1 n2 n3; do
+    munge "$n" "$TMP/key"
+done
+mkdir -m 0755 "$TMP/shared" "$TMP/n3-view" || fail "cannot make the archive roots"
+HEAD="${ADDR[head]}:7411"
+weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared"
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+weftd_in n2 --set "head=$HEAD" --set node_name=n2
+weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
+until_ 20 "three nodes linked to the head" nodes_are \
+    "n1=linked n2=linked n3=linked"
+for n in n1 n2; do
+    until_ 10 "$n finding the head's archive_root" archive_is "$n" ok
+done
+until_ 10 "n3 finding the head's archive_root not where it looks" archive_is n3 unusable
+for n in n1 n2; do
+    until_ 10 "$n measuring the head's clock" grep -q \
+        "the head's clock is .* ns from this node's" "$TMP/$n.log"
+done
+echo "ok: three nodes linked; n1 and n2 see the head's archive_root and know its clock, n3 not"
+
+# shared_exact NAME MEMBERS: exact (cluster_lib.sh), the archive in the
+# head's archive_root.
+shared_exact() {
+    local name=$1
+    exact "$@"
+    case "$(json_get "$TMP/show.json" 'j["archive"]')" in
+    "$TMP/shared/$name-"*/archive/traces.otf2) ;;
+    *) fail "$name: its archive is not in the head's archive_root: $(json_get "$TMP/show.json" 'j["archive"]')" ;;
+    esac
+}
+no_parts() { [ -z "$(ls "$TMP/n1/parts" "$TMP/n2/parts" 2>/dev/null | grep "^$1-")" ]; }
+
+# One launch over the three nodes: ranks 0-1 on n1, 2-3 on n2, 4 on n3.
+export WEFT_RUN="across-$$"
+demo_on n1 across -p 2 --first-rank 0 --size 5 -t 2 -n 2000
+demo_on n2 across -p 2 --first-rank 2 --size 5 -t 2 -n 2000
+demo_on n3 across -p 1 --first-rank 4 --size 5 -t 2 -n 2000
+demos_done
+unset WEFT_RUN
+shared_exact across 5
+[ "$(node_ranks n1 across "journaled here")" = "0 1" ] ||
+    fail "n1 journaled ranks '$(node_ranks n1 across "journaled here")', not 0 1"
+[ "$(node_ranks n2 across "journaled here")" = "2 3" ] ||
+    fail "n2 journaled ranks '$(node_ranks n2 across "journaled here")', not 2 3"
+[ "$(node_ranks n3 across "forwarded to the head")" = "4" ] ||
+    fail "n3 forwarded ranks '$(node_ranks n3 across "forwarded to the head")', not 4"
+grep -q "trace 'across': this node writes its events into $TMP/shared/across-.*/archive" \
+    "$TMP/n1.log" || fail "n1 does not say where it writes across's events"
+until_ 10 "the nodes removing their parts of across" no_parts across
+echo "ok: one launch on three nodes is one trace, exact; n1 and n2 wrote their ranks' events, n3 forwarded its"
+
+# What the head receives: the same launch of many events, written by n1
+# and n2, then forwarded by n3 alone.
+head_rx() {
+    ip -n "$P-head" -s -j link show eth0 | "$PY" -c \
+        'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["bytes"])'
+}
+rx0=$(head_rx)
+export WEFT_RUN="written-$$"
+demo_on n1 written -p 2 --first-rank 0 --size 4 -t 2 -n 50000
+demo_on n2 written -p 2 --first-rank 2 --size 4 -t 2 -n 50000
+demos_done
+unset WEFT_RUN
+shared_exact written 4
+rx1=$(head_rx)
+export WEFT_RUN="forwarded-$$"
+demo_on n3 forwarded -p 4 -t 2 -n 50000
+demos_done
+unset WEFT_RUN
+shared_exact forwarded 4
+rx2=$(head_rx)
+written=$((rx1 - rx0))
+forwarded=$((rx2 - rx1))
+echo "the head received $written bytes of the launch n1 and n2 wrote, $forwarded of the one n3 forwarded"
+[ $((written * 10)) -lt "$forwarded" ] ||
+    fail "the head received $written bytes of a launch its nodes wrote, not a tenth of the $forwarded it received when it wrote it"
+echo "ok: the head receives less than a tenth of the bytes when its nodes write the events"
+
+# n1's weftd SIGKILLed mid-run and started again: its part comes back
+# from its journals, the processes reconnect and resume.
+demo_on n1 nodekill -p 2 -t 2 -n 600 -s 5000
+until_ 20 "n1 writing nodekill's events" grep -q \
+    "trace 'nodekill': this node writes its events" "$TMP/n1.log"
+sleep 1
+kill -KILL "${PID[n1]}"
+wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
+[ -n "$(ls "$TMP/n1/parts" | grep '^nodekill-')" ] ||
+    fail "n1 left no part of nodekill behind"
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+demos_done
+shared_exact nodekill 2
+grep -q "recovery: trace 'nodekill' (nodekill-.*): 2 member journals" \
+    "$TMP/n1.log" || fail "n1 did not recover its part of nodekill"
+grep -q "reconnected to weftd" "$TMP/nodekill.n1.out" ||
+    fail "nodekill: the processes did not have to reconnect"
+until_ 10 "n1 removing its part of nodekill" no_parts nodekill
+echo "ok: a node SIGKILLed mid-run and back: its part recovered, the archive exact"
+
+stop_weftds n1 n2 n3 head
+echo "PASS"
