@@ -8,10 +8,14 @@
 # one weftd alone (its Unix socket), in the same run. Root only.
 #
 #   make -C BUILD_DIR && bash bench/cluster.sh [-n NODES] [-p RANKS]
-#        [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] BUILD_DIR
+#        [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] [-f] BUILD_DIR
 #
 # -c: the cluster only (one weftd alone needs two descriptors per rank:
 # 40 000 for 20 000 ranks, beyond a default hard limit of 20 000).
+# -f: the nodes forward every frame to the head (no archive_root), as
+# before #34's step B; by default the head's archive_root is a directory
+# every node sees, and the nodes journal their ranks and write their
+# event files there, the head getting definitions and sums.
 #
 # Defaults: 8 nodes x 2500 ranks (20 000 ranks in one trace), 4 batches
 # of 1000 events (80 M events), 1 round. Each round prints, for the
@@ -22,21 +26,20 @@
 # RSS; the most connections any one weftd held (sampled every 0.2 s);
 # and the bytes the head received on its network interface.
 #
-# Today (#34's first steps) a node forwards its processes' frames to the
-# head, which journals and converts everything: the head's CPU and bytes
-# grow with the events, which the next steps (nodes writing event files
-# into a shared archive directory) are to change.
+# With -f the head's CPU and bytes grow with the events; without, with
+# the ranks and their definitions (issue #34: compare two sizes).
 BENCH=bench/cluster
-NODES=8 RANKS=2500 BATCHES=4 EVENTS=1000 ROUNDS=1 ALONE=1
-while getopts "n:p:b:e:r:c" o; do
+NODES=8 RANKS=2500 BATCHES=4 EVENTS=1000 ROUNDS=1 ALONE=1 FORWARD=0
+while getopts "n:p:b:e:r:cf" o; do
     case $o in
     c) ALONE=0 ;;
+    f) FORWARD=1 ;;
     n) NODES=$OPTARG ;;
     p) RANKS=$OPTARG ;;
     b) BATCHES=$OPTARG ;;
     e) EVENTS=$OPTARG ;;
     r) ROUNDS=$OPTARG ;;
-    *) echo "usage: bench/cluster.sh [-n NODES] [-p RANKS] [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] BUILD_DIR" >&2
+    *) echo "usage: bench/cluster.sh [-n NODES] [-p RANKS] [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] [-f] BUILD_DIR" >&2
        exit 2 ;;
     esac
 done
@@ -169,7 +172,12 @@ sample_max() {
 EV=$((NODES * RANKS * BATCHES * EVENTS))
 host head 10.232.0.1
 HEAD=10.232.0.1:7411
-weftd_in head "$TMP/head" --listen "$HEAD"
+ROOT=()
+if [ "$FORWARD" = 0 ]; then
+    mkdir -m 0755 "$TMP/shared" || die "cannot make $TMP/shared"
+    ROOT=(--set "archive_root=$TMP/shared")
+fi
+weftd_in head "$TMP/head" --listen "$HEAD" "${ROOT[@]}"
 HEAD_PID=$WPID
 NODE_PIDS=()
 TARGETS=()
@@ -180,14 +188,27 @@ for i in $(seq 1 "$NODES"); do
     NODE_PIDS+=($WPID)
     TARGETS+=("n$i=$TMP/n$i/weftd.sock")
 done
+# count PATTERN: the node logs that hold it.
+count() {
+    grep -l "$1" "$TMP"/n*.log 2>/dev/null | wc -l
+}
 for _ in $(seq 200); do
-    [ "$(grep -c "linked to head" "$TMP"/n*.log 2>/dev/null | awk -F: '{ s += $2 } END { print s + 0 }')" -ge "$NODES" ] && break
+    [ "$(count "linked to head")" -ge "$NODES" ] && break
     sleep 0.1
 done
+if [ "$FORWARD" = 0 ]; then # (their logs are at level warning: asked)
+    for i in $(seq 1 "$NODES"); do
+        for _ in $(seq 100); do
+            "$B/weft" --catalog "$TMP/n$i/catalog.db" status --json 2>/dev/null |
+                grep -q '"state": *"ok"' && break
+            sleep 0.1
+        done
+    done
+fi
 weftd_in - "$TMP/single" --listen 127.0.0.1:0
 SINGLE_PID=$WPID
 
-echo "$BENCH: $NODES nodes x $RANKS ranks, $BATCHES batches x $EVENTS events each: $EV events per trace"
+echo "$BENCH: $NODES nodes x $RANKS ranks, $BATCHES batches x $EVENTS events each: $EV events per trace; the nodes $([ "$FORWARD" = 1 ] && echo "forward every frame to the head" || echo "write the event files (archive_root)")"
 # Bytes the head's interface received so far.
 head_rx() {
     ip -n "$P-head" -s -j link show eth0 | /usr/bin/python3 -c \
@@ -223,7 +244,8 @@ for r in $(seq 1 "$ROUNDS"); do
         -v rx=$((rx1 - rx0)) -v mc="$(cat "$TMP/maxconn" 2>/dev/null || echo 0)" \
         -v rss="$(awk '/VmHWM/ { print $2 }' "/proc/$HEAD_PID/status")" -v r="$r" 'BEGIN {
         printf "round %d, cluster: acked in %.2f s (%.2f M events/s), complete %.2f s after the last goodbye\n", r, w, ev / w / 1e6, a
-        printf "  CPU per event: head %.1f ns, nodes %.1f ns, all %.1f ns; head peak RSS %.1f MiB; at most %d sockets in one weftd; head received %.1f MB (%.2f bytes/event)\n", h * 1e9 / ev, n * 1e9 / ev, (h + n) * 1e9 / ev, rss / 1024, mc, rx / 1e6, rx / ev }'
+        printf "  CPU per event: head %.1f ns, nodes %.1f ns, all %.1f ns; head peak RSS %.1f MiB; at most %d sockets in one weftd; head received %.1f MB (%.2f bytes/event)\n", h * 1e9 / ev, n * 1e9 / ev, (h + n) * 1e9 / ev, rss / 1024, mc, rx / 1e6, rx / ev
+        printf "  head: %.2f s of CPU, %.2f MB received\n", h, rx / 1e6 }'
     # One weftd alone, the same clients.
     [ "$ALONE" = 1 ] || continue
     s0=$(cpu_seconds "$SINGLE_PID")

@@ -182,8 +182,10 @@ static void print_cluster(json_t *st, json_int_t updated)
            jstr(head, "state"), ago(head, updated));
     if (*jstr(head, "name"))
         printf(" (host %s)", jstr(head, "name"));
-    printf(", %lld links made, %lld connections forwarded now\n",
-           (long long)jint(head, "links"), (long long)jint(head, "forwarded"));
+    printf(", %lld links made, %lld connections forwarded now, %lld "
+           "processes journaled here not all at the head yet\n",
+           (long long)jint(head, "links"), (long long)jint(head, "forwarded"),
+           (long long)jint(head, "parts"));
     if (*jstr(head, "error"))
         printf("  last link ended: %s\n", jstr(head, "error"));
     print_archive(json_object_get(head, "archive"), "  ");

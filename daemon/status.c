@@ -183,6 +183,7 @@ static void add_cluster(const weft_daemon *d, json_t *st)
     json_object_set_new(o, "links", json_integer((json_int_t)h.links));
     json_object_set_new(o, "forwarded",
                         json_integer((json_int_t)h.forwarded));
+    json_object_set_new(o, "parts", json_integer((json_int_t)h.parts));
     json_object_set_new(o, "archive", archive_check(h.archive_state,
                                                     h.archive_path,
                                                     h.archive_error));

@@ -59,6 +59,9 @@ typedef struct weft_status_head {
     int64_t since;        /* unix time of the state */
     uint64_t links;       /* links made */
     uint64_t forwarded;   /* processes forwarded to it (forward.h) */
+    uint64_t parts;       /* members journaled here, written into its
+                             archive, that it does not hold all of yet
+                             (parts.h) */
     /* what this node found of the head's archive_root, as in
      * weft_status_node */
     const char *archive_state, *archive_path, *archive_error;

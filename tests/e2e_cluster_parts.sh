@@ -77,6 +77,12 @@ shared_exact across 5
 grep -q "trace 'across': this node writes its events into $TMP/shared/across-.*/archive" \
     "$TMP/n1.log" || fail "n1 does not say where it writes across's events"
 until_ 10 "the nodes removing their parts of across" no_parts across
+for n in n1 n2; do
+    [ "$(head_of "$n" parts)" = 0 ] ||
+        fail "$n's status: $(head_of "$n" parts) processes not all at the head"
+done
+"$WEFT" --catalog "$TMP/n1/catalog.db" status | grep -q "1 links made, 0 connections forwarded now, 0 processes journaled here not all at the head yet" ||
+    fail "weft status on n1: $("$WEFT" --catalog "$TMP/n1/catalog.db" status | grep '^head:')"
 echo "ok: one launch on three nodes is one trace, exact; n1 and n2 wrote their ranks' events, n3 forwarded its"
 
 # What the head receives: the same launch of many events, written by n1

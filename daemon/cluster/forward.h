@@ -70,9 +70,11 @@ size_t weft__uplink_queued(const weft_daemon *d);
 int weft__uplink_head_clock(const weft_daemon *d, int64_t *offset);
 /* Whether this node writes its members' events into the head's archive
  * (partlink.h): it sees the head's archive_root (the last check said
- * so) and knows the head's clock; then where it sees it. */
+ * so) and knows the head's clock. */
 int weft__uplink_events_here(const weft_daemon *d);
-const char *weft__uplink_archive_path(const weft_daemon *d);
+/* Where this node sees the head's archive_root: its own archive_root,
+ * else the head's path (its last NodeHelloAck's); NULL before either. */
+const char *weft__uplink_archive_root(const weft_daemon *d);
 /* The head's max_frame while linked (its NodeHelloAck's), else 0. */
 uint32_t weft__uplink_head_max(const weft_daemon *d);
 

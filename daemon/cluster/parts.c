@@ -30,7 +30,6 @@ typedef struct pmember {
     uint32_t rank;
     uint32_t uid, gid, pid; /* as the head is told */
     char *trace;            /* its trace's name, for the log */
-    char *root;             /* where this node sees archive_root */
     uint8_t *hello;         /* its Hello, packed */
     size_t hello_len;
     pframe *defs;           /* not acknowledged by the head, by seq */
@@ -47,6 +46,9 @@ typedef struct pmember {
     int acked;              /* the head's HelloAck came on this link */
     int tail_sent;          /* its sums and end went out on this link */
     int failed;             /* the head refused it */
+    int again;              /* the head refused it for now (its rank is
+                               still connected there): Hello again at
+                               the next tick */
     char *key;              /* the head's archive_key, once said */
 } pmember;
 
@@ -73,7 +75,6 @@ static void pmember_free(pmember *p)
         free(p->defs[i].bytes);
     free(p->defs);
     free(p->trace);
-    free(p->root);
     free(p->hello);
     free(p->goodbye);
     free(p->sums);
@@ -126,7 +127,7 @@ static void send_hello(weft_daemon *d, pmember *p)
     r.gid = p->gid;
     r.pid = p->pid;
     r.events_here = 1;
-    p->acked = p->tail_sent = 0;
+    p->acked = p->tail_sent = p->again = 0;
     p->nsent = 0;
     p->sent = send_relay(d, p, &r) == 0;
 }
@@ -207,7 +208,6 @@ static int joined(weft_memberin *in, const uint8_t *hello, size_t len)
 {
     weft_daemon *d = in->d;
     Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    const char *root = weft__uplink_archive_path(d);
     pmember *p;
     pcell *cell;
     int rc = WEFT_ENOMEM;
@@ -226,7 +226,7 @@ static int joined(weft_memberin *in, const uint8_t *hello, size_t len)
     p->trace = strdup(env.hello->trace);
     rc = pack(&env, &p->hello, &p->hello_len);
     weft__hello__free_unpacked(env.hello, NULL);
-    if (rc < 0 || !p->trace || !(p->root = strdup(root ? root : "")))
+    if (rc < 0 || !p->trace)
         goto fail;
     p->in = in;
     p->rank = in->rank;
@@ -405,16 +405,18 @@ static void defs_held(pmember *p, uint64_t seq)
     p->nsent = p->nsent > k ? p->nsent - k : 0;
 }
 
-/* The head says where p's events go: its part writes them there. */
+/* The head says where p's events go: its part writes them there, under
+ * the archive_root as this node sees it. */
 static void on_key(weft_daemon *d, pmember *p, const char *key)
 {
+    const char *root = weft__uplink_archive_root(d);
     char *archive;
 
     if (p->key || !*key || strchr(key, '/') || strcmp(key, "..") == 0 ||
-        strcmp(key, ".") == 0)
+        strcmp(key, ".") == 0 || !root)
         return; /* said already; or nothing a directory name can be */
     if (!(p->key = strdup(key)) ||
-        asprintf(&archive, "%s/%s/archive", p->root, key) < 0) {
+        asprintf(&archive, "%s/%s/archive", root, key) < 0) {
         weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: out of memory",
                   p->trace, p->rank);
         return;
@@ -439,6 +441,15 @@ static void on_frame(weft_daemon *d, pmember *p, const Weft__Envelope *env)
             defs_held(p, env->ack->seq);
         break;
     case WEFT__ENVELOPE__MSG_ERROR:
+        if (env->error->code == WEFT_EEXIST) {
+            /* Its rank is still connected at the head (the link before
+             * this one, not let go of yet): again at the next tick. */
+            weft_dlog(d, WEFT_LOG_DEBUG, "trace '%s' rank %u: the head "
+                      "has it connected still: %s; again in a heartbeat",
+                      p->trace, p->rank, env->error->message);
+            p->again = 1;
+            break;
+        }
         p->failed = 1;
         weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: the head refused "
                   "it: %s: %s", p->trace, p->rank,
@@ -486,7 +497,21 @@ void weft__parts_from_head(weft_daemon *d, const Weft__NodeRelay *r)
         return;
     }
     p->sent = p->acked = 0; /* the head let go of it: again */
-    send_hello(d, p);
+    if (!p->again)
+        send_hello(d, p);
+}
+
+void weft__parts_tick(weft_daemon *d)
+{
+    weft_parts *ps = d->parts;
+
+    for (size_t i = 0; ps && i < ps->table.ncells; i++) {
+        pcell *cell = weft_hashtab_at(&ps->table, i, sizeof *cell);
+        if (cell && cell->p->again && !cell->p->sent) {
+            cell->p->again = 0;
+            send_hello(d, cell->p);
+        }
+    }
 }
 
 uint64_t weft_parts_count(const weft_daemon *d)

@@ -38,6 +38,10 @@ int weft_parts_init(weft_daemon *d);
 void weft__parts_linked(weft_daemon *d);
 void weft__parts_unlinked(weft_daemon *d);
 void weft__parts_from_head(weft_daemon *d, const Weft__NodeRelay *r);
+/* Each heartbeat while linked: the members the head refused for now
+ * (their rank still connected there: the link before this one has not
+ * let go of it) say Hello again. */
+void weft__parts_tick(weft_daemon *d);
 /* Members of parts whose head has not all of them yet, for the status. */
 uint64_t weft_parts_count(const weft_daemon *d);
 /* Frees the table (weftd stopped). */

@@ -816,8 +816,10 @@ static void on_timer(uv_timer_t *t)
                         WEFT_NODE_SILENT_BEATS);
         else
             send_status(u);
-        if (u->state == WEFT_UPLINK_LINKED)
+        if (u->state == WEFT_UPLINK_LINKED) {
             send_clock_sync(u);
+            weft__parts_tick(u->d);
+        }
         if (!u->check &&
             uv_now(u->d->loop) - u->checked_at >= WEFT_SHARED_RECHECK_S * 1000)
             check_archive(u);
@@ -871,11 +873,13 @@ int weft__uplink_events_here(const weft_daemon *d)
     return u && u->have_offset && u->archive.state == WEFT_SHARED_OK;
 }
 
-const char *weft__uplink_archive_path(const weft_daemon *d)
+const char *weft__uplink_archive_root(const weft_daemon *d)
 {
     const weft_uplink *u = d->uplink;
 
-    return u && u->archive.state == WEFT_SHARED_OK ? u->archive.path : NULL;
+    if (*d->cfg.archive_root)
+        return d->cfg.archive_root;
+    return u && *u->head_root ? u->head_root : NULL;
 }
 
 uint32_t weft__uplink_head_max(const weft_daemon *d)
@@ -977,6 +981,7 @@ int weft_uplink_status(const weft_daemon *d, weft_status_head *out)
     out->since = u->since;
     out->links = u->links;
     out->forwarded = weft_forward_count(d);
+    out->parts = weft_parts_count(d);
     out->archive_state = weft_shared_state_name(u->archive.state);
     out->archive_path = u->archive.path;
     out->archive_error = u->archive.error;
