@@ -9,6 +9,9 @@
 #    in archive_root exact (otf2-print, the python reader, the demos'
 #    counts); n1 and n2 journaled their ranks and wrote their events, n3
 #    forwarded its, and the nodes' parts are gone once the head has all;
+#  - n2's streams hold little (convert_memory at its least): what they
+#    cannot write while its processes record is written when its part
+#    ends, exact all the same;
 #  - the head receives what is small: the same launch of many events
 #    written by n1 and n2 costs the head's network a fraction of the
 #    bytes it costs through n3 (its interface's counters);
@@ -37,7 +40,9 @@ mkdir -m 0755 "$TMP/shared" "$TMP/n3-view" || fail "cannot make the archive root
 HEAD="${ADDR[head]}:7411"
 weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared"
 weftd_in n1 --set "head=$HEAD" --set node_name=n1
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+# n2's streams may hold little (convert_memory at its least): its
+# processes' events are written when its part ends, one after the other
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set convert_memory=33554432
 weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
@@ -108,6 +113,8 @@ demos_done
 unset WEFT_RUN
 shared_exact forwarded 4
 rx2=$(head_rx)
+grep -q "trace 'written' rank [23]: written when the node's part of the trace ends, not while it records" \
+    "$TMP/n2.log" || fail "n2's streams wrote all of 'written' while it recorded (convert_memory did not bind)"
 written=$((rx1 - rx0))
 forwarded=$((rx2 - rx1))
 echo "the head received $written bytes of the launch n1 and n2 wrote, $forwarded of the one n3 forwarded"
