@@ -117,13 +117,14 @@ sockets() {
     find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l
 }
 
-# complete CATALOG TRACE: waits until TRACE is complete (or dies).
+# complete CATALOG TRACE: waits until TRACE is complete (or dies saying
+# what it is, and why).
 complete() {
     local state=""
     for _ in $(seq $((RUN_TIMEOUT * 10))); do
         state=$("$B/weft" --catalog "$1" show "$2" --json 2>/dev/null |
-            /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null)
-        case $state in complete) return 0 ;; partial|failed) break ;; esac
+            /usr/bin/python3 -c 'import json,sys; j = json.load(sys.stdin); print(j["state"], j.get("error") or "")' 2>/dev/null)
+        case $state in complete*) return 0 ;; partial*|failed*) break ;; esac
         sleep 0.1
     done
     die "trace $2 is '${state:-not in the catalog}', not complete"

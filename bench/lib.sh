@@ -26,7 +26,8 @@ bench_cleanup() {
         kill -KILL "$WEFTD_PID" 2>/dev/null
         wait "$WEFTD_PID" 2>/dev/null
     fi
-    rm -rf "$TMP"
+    # (BENCH_KEEP=1: kept, for a look at the weftds' logs)
+    [ -n "${BENCH_KEEP:-}" ] && echo "$BENCH: kept $TMP" >&2 || rm -rf "$TMP"
 }
 trap bench_cleanup EXIT
 trap 'exit 1' INT TERM

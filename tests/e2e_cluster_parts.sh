@@ -9,12 +9,18 @@
 #    in archive_root exact (otf2-print, the python reader, the demos'
 #    counts); n1 and n2 journaled their ranks and wrote their events, n3
 #    forwarded its, and the nodes' parts are gone once the head has all;
+#  - n2's streams hold little (convert_memory at its least): what they
+#    cannot write while its processes record is written when its part
+#    ends, exact all the same;
 #  - the head receives what is small: the same launch of many events
 #    written by n1 and n2 costs the head's network a fraction of the
 #    bytes it costs through n3 (its interface's counters);
 #  - n1's weftd SIGKILLed mid-run and started again: its part is
 #    recovered from its journals, its processes reconnect and resume,
-#    the archive is exact.
+#    the archive is exact;
+#  - sums beyond the head's max_frame (a process of 32 threads, a head
+#    taking frames of 64 KiB): that process alone is lost, the trace
+#    partial saying so, the link and the other processes unharmed.
 . "$(dirname "$0")/lib.sh"
 
 P="wp$$"          # namespaces: $P-sw (the bridge), $P-head, $P-n1 ...
@@ -34,7 +40,9 @@ mkdir -m 0755 "$TMP/shared" "$TMP/n3-view" || fail "cannot make the archive root
 HEAD="${ADDR[head]}:7411"
 weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared"
 weftd_in n1 --set "head=$HEAD" --set node_name=n1
-weftd_in n2 --set "head=$HEAD" --set node_name=n2
+# n2's streams may hold little (convert_memory at its least): its
+# processes' events are written when its part ends, one after the other
+weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set convert_memory=33554432
 weftd_in n3 --set "head=$HEAD" --set node_name=n3 --set "archive_root=$TMP/n3-view"
 until_ 20 "three nodes linked to the head" nodes_are \
     "n1=linked n2=linked n3=linked"
@@ -105,6 +113,8 @@ demos_done
 unset WEFT_RUN
 shared_exact forwarded 4
 rx2=$(head_rx)
+grep -q "trace 'written' rank [23]: written when the node's part of the trace ends, not while it records" \
+    "$TMP/n2.log" || fail "n2's streams wrote all of 'written' while it recorded (convert_memory did not bind)"
 written=$((rx1 - rx0))
 forwarded=$((rx2 - rx1))
 echo "the head received $written bytes of the launch n1 and n2 wrote, $forwarded of the one n3 forwarded"
@@ -131,6 +141,31 @@ grep -q "reconnected to weftd" "$TMP/nodekill.n1.out" ||
     fail "nodekill: the processes did not have to reconnect"
 until_ 10 "n1 removing its part of nodekill" no_parts nodekill
 echo "ok: a node SIGKILLed mid-run and back: its part recovered, the archive exact"
+
+# The head restarted with frames of at most 64 KiB: a process of 32
+# threads has sums larger than that; its node says so and sends none,
+# the head counts its events lost; its other process is whole.
+stop_weftds head
+weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared" \
+    --set max_frame=65536
+until_ 40 "the nodes linked to the restarted head" nodes_are \
+    "n1=linked n2=linked n3=linked"
+until_ 20 "n1 finding the head's archive_root again" archive_is n1 ok
+export WEFT_RUN="big-$$"
+demo_on n1 big -p 1 --first-rank 0 --size 2 -t 32 -n 2000
+demo_on n2 big -p 1 --first-rank 1 --size 2 -t 1 -n 2000
+demos_done
+unset WEFT_RUN
+SPOOL=$TMP/head wait_state big partial 60
+grep -q "trace 'big' rank 0: its sums take [0-9]* bytes, beyond the head's max_frame (65536): the head counts its events lost" \
+    "$TMP/n1.log" || fail "n1 does not say rank 0's sums are too large"
+json_get "$TMP/show.json" 'j["error"]' | grep -q "rank 0: its events are lost (its node sent no sums)" ||
+    fail "big: $(json_get "$TMP/show.json" 'j["error"]')"
+[ "$(nodes head)" = "n1=linked n2=linked n3=linked" ] ||
+    fail "a node's link did not outlive the large sums: $(nodes head)"
+otf2-print -Werror --silent "$(json_get "$TMP/show.json" 'j["archive"]')" >/dev/null ||
+    fail "big: otf2-print rejects the partial archive"
+echo "ok: sums beyond the head's max_frame lose their process alone, saying so"
 
 stop_weftds n1 n2 n3 head
 echo "PASS"

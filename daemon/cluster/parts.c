@@ -11,6 +11,7 @@
 #include "frame.h"
 #include "hashtab.h"
 #include "members.h"
+#include "relay.h"
 #include "server.h"
 #include "weft_errors.h"
 
@@ -132,22 +133,61 @@ static void send_hello(weft_daemon *d, pmember *p)
     p->sent = send_relay(d, p, &r) == 0;
 }
 
+/* Whether len bytes go in a NodeRelay the head takes (its max_frame):
+ * a larger one would end the link for all. */
+static int fits(const weft_daemon *d, size_t len)
+{
+    uint32_t max = weft__uplink_head_max(d);
+
+    return max && len + WEFT_RELAY_OVERHEAD <= max;
+}
+
 /* Once its HelloAck came: p's Definitions not sent on this link, then,
  * once its stream is done with it and it ended, its sums and its end
- * (its Goodbye, or `closed`: its process is gone or it left). */
+ * (its Goodbye, or `closed`: its process is gone or it left). What the
+ * head's max_frame does not take fails p (Definitions: the head cannot
+ * have its events) or goes without (its sums: its events are lost). */
 static void send_rest(weft_daemon *d, pmember *p)
 {
     Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
 
     if (!p->acked || p->failed)
         return;
-    while (p->nsent < p->ndefs &&
-           send_frame(d, p, p->defs[p->nsent].bytes,
-                      p->defs[p->nsent].len) == 0)
+    while (p->nsent < p->ndefs) {
+        if (!fits(d, p->defs[p->nsent].len)) {
+            weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: Definitions "
+                      "of %zu bytes, beyond the head's max_frame (%u): its "
+                      "events cannot reach the head's archive", p->trace,
+                      p->rank, p->defs[p->nsent].len,
+                      (unsigned)weft__uplink_head_max(d));
+            p->failed = 1;
+            if (p->in && p->in->conn)
+                weft_conn_fail_limit(p->in->conn, WEFT_LIMIT_MAX_FRAME,
+                                     WEFT_ETOOBIG, "Definitions of %zu "
+                                     "bytes: the head takes at most %u (its "
+                                     "max_frame is below this node's)",
+                                     p->defs[p->nsent].len,
+                                     (unsigned)weft__uplink_head_max(d));
+            if (p->in)
+                weft_member_part_archive(p->in, NULL);
+            return;
+        }
+        if (send_frame(d, p, p->defs[p->nsent].bytes,
+                       p->defs[p->nsent].len) < 0)
+            return;
         p->nsent++;
+    }
     if (p->nsent < p->ndefs || p->tail_sent || !p->finished ||
         (!p->goodbye && !p->ended))
         return;
+    if (p->sums && !fits(d, p->sums_len)) {
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: its sums take %zu "
+                  "bytes, beyond the head's max_frame (%u): the head counts "
+                  "its events lost", p->trace, p->rank, p->sums_len,
+                  (unsigned)weft__uplink_head_max(d));
+        free(p->sums);
+        p->sums = NULL;
+    }
     if (p->sums) {
         r.sums.data = p->sums;
         r.sums.len = p->sums_len;

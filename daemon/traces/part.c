@@ -2,7 +2,9 @@
  * trace, partlink.h): instead of a conversion, its stream writes what
  * its members' journals hold beyond what it wrote, ends the members it
  * still writes (as at their journals' end: processes gone, or members
- * that did not come back within the grace period), and each member not
+ * that did not come back within the grace period), a stream of its own
+ * writes the members the first left (beyond convert_memory's share while
+ * they all recorded), one after the other, and each member not
  * finished yet gets its sums (or why not) to the head; then its
  * journals are removed (the head has the member's sums in memory of
  * the link, its events are in the archive) and the part is done. On
@@ -75,6 +77,9 @@ typedef struct part_job {
     weft_work work;          /* first: the job is its work */
     weft_trace *t;
     weft_convert_stream *s;  /* NULL: the head never said where */
+    weft_convert_stream *alone; /* writes the members s left (its
+                                   writers beyond convert_memory's share,
+                                   say), one after the other, unbounded */
     char *dir;               /* its journals' */
     uint32_t *ranks;         /* its members not finished */
     size_t n;
@@ -108,25 +113,39 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+/* Member i of j written whole by s (a step reads its journal to the end:
+ * it may never have had one; packing its sums ends it): 1 with its sums
+ * in j, else 0. */
+static int finish_member(part_job *j, weft_convert_stream *s, size_t i)
+{
+    return s && weft_convert_stream_step(s, j->ranks[i]) &&
+           weft_convert_stream_sums(s, j->ranks[i], &j->sums[i],
+                                    &j->len[i]) == 0;
+}
+
 static void finish_work(weft_work *w)
 {
     part_job *j = (part_job *)w;
+    size_t left = 0;
 
-    if (j->s) {
-        /* Each member read to its journal's end (a step: it may never
-         * have had one) and ended. */
-        for (size_t i = 0; i < j->n; i++)
-            if (!weft_convert_stream_step(j->s, j->ranks[i]) ||
-                weft_convert_stream_sums(j->s, j->ranks[i], &j->sums[i],
-                                         &j->len[i]) < 0)
-                j->sums[i] = NULL;
-        if (!weft_convert_stream_ok(j->s))
-            j->why = strdup(*weft_convert_stream_error(j->s)
-                                ? weft_convert_stream_error(j->s)
-                                : "out of memory");
-        weft_convert_stream_free(j->s);
-        j->s = NULL;
-    }
+    for (size_t i = 0; i < j->n; i++)
+        left += !finish_member(j, j->s, i);
+    if (j->s && !weft_convert_stream_ok(j->s))
+        j->why = strdup(*weft_convert_stream_error(j->s)
+                            ? weft_convert_stream_error(j->s)
+                            : "out of memory");
+    /* (its memory goes before the members it left are written) */
+    weft_convert_stream_free(j->s);
+    j->s = NULL;
+    for (size_t i = 0; left && i < j->n; i++)
+        if (!j->sums[i] && finish_member(j, j->alone, i))
+            left--;
+    if (j->alone && !weft_convert_stream_ok(j->alone) && !j->why)
+        j->why = strdup(*weft_convert_stream_error(j->alone)
+                            ? weft_convert_stream_error(j->alone)
+                            : "out of memory");
+    weft_convert_stream_free(j->alone);
+    j->alone = NULL;
     remove_dir(j->dir);
 }
 
@@ -170,7 +189,7 @@ void weft__part_finish(weft_trace *t)
     if (weft__stream_take(t, &s))
         return;  /* once its stream's step is back */
     if (!s) /* none yet (restored at start): its members from the start */
-        s = weft__stream_new(t);
+        s = weft__stream_new(t, 1);
     weft__trace_close_journals(t);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
@@ -198,6 +217,9 @@ void weft__part_finish(weft_trace *t)
     }
     j->t = t;
     j->s = s;
+    /* One member at a time, whatever its threads hold (no conversion
+     * comes after a part's: its events are written now or lost). */
+    j->alone = weft__stream_new(t, 0);
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
         if (m && !m->finished)
@@ -208,6 +230,7 @@ void weft__part_finish(weft_trace *t)
         weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': this node's part cannot "
                   "be finished (no thread); its journals are kept in %s",
                   t->name, t->dir);
+        weft_convert_stream_free(j->alone);
         job_free(j);
         weft_convert_stream_free(s);
         weft_trace_on(t, WEFT_TEV_FINISHED);

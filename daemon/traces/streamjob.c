@@ -155,15 +155,10 @@ static void step_done(weft_work *w)
         if (!j->left[i] || !m || m->stream_off)
             continue;
         m->stream_off = 1;  /* no more steps for it */
-        if (t->part) {  /* nobody else writes its events */
-            m->finished = 1;
-            d->part_cbs->finished(&m->in, NULL, 0,
-                                  j->why[i] ? j->why[i] : "out of memory");
-            continue;
-        }
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s' rank %u: written when the "
-                  "trace ends, not while it records: %s", t->name,
-                  j->ranks[i], j->why[i] ? j->why[i] : "out of memory");
+                  "%s ends, not while it records: %s", t->name,
+                  j->ranks[i], t->part ? "node's part of the trace" : "trace",
+                  j->why[i] ? j->why[i] : "out of memory");
     }
     t->stream->replayed = j->replayed;
     job_free(j);
@@ -245,7 +240,7 @@ static int submit(weft_trace *t)
 }
 
 /* See trace_internal.h. */
-weft_convert_stream *weft__stream_new(weft_trace *t)
+weft_convert_stream *weft__stream_new(weft_trace *t, int bounded)
 {
     weft_daemon *d = t->d;
     weft_convert_stream *s;
@@ -276,7 +271,8 @@ weft_convert_stream *weft__stream_new(weft_trace *t)
     d->traces->stream_budget.floor =
         d->cfg.min_free_spool_bytes + WEFT_STREAM_HEADROOM;
     pthread_mutex_unlock(&d->traces->stream_budget.lock);
-    s = weft_convert_stream_new(&in, &d->traces->stream_budget, t->uid);
+    s = weft_convert_stream_new(&in, bounded ? &d->traces->stream_budget
+                                             : NULL, t->uid);
     free(archive);
     return s;
 }
@@ -292,7 +288,7 @@ static struct weft_trace_stream *stream_of(weft_trace *t)
         return st;
     if (!(st = calloc(1, sizeof *st)))
         return NULL;
-    if (!(st->s = weft__stream_new(t))) {
+    if (!(st->s = weft__stream_new(t, 1))) {
         free(st);
         return NULL;
     }

@@ -96,8 +96,9 @@ void weft__part_archive_note(const char *dir, const char *archive);
  * (weft__trace_convert) once that is back. */
 int weft__stream_take(weft_trace *t, weft_convert_stream **s);
 /* A new stream of t's archive (a part's: into its head's, events only),
- * NULL when out of memory or a part's head has not said where. */
-weft_convert_stream *weft__stream_new(weft_trace *t);
+ * its writers within convert_memory's (bounded) or not; NULL when out of
+ * memory or a part's head has not said where. */
+weft_convert_stream *weft__stream_new(weft_trace *t, int bounded);
 /* Frees t's stream (one whose step is out is freed when it is back). */
 void weft__stream_free(weft_trace *t);
 /* The head's members of t whose nodes write their events (their
