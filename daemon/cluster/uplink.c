@@ -14,6 +14,7 @@
 
 #include "bind.h"
 #include "clock.h"
+#include "clocksync.h"
 #include "cred.h"
 #include "forward.h"
 #include "frame.h"
@@ -527,16 +528,6 @@ static void check_archive(weft_uplink *u)
     u->check = j;
 }
 
-/* This weftd's clock, as session.c answers ClockSyncs: CLOCK_MONOTONIC
- * in ns. */
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Asks the head its clock (answered by its session, node_frame). */
 static void send_clock_sync(weft_uplink *u)
 {
@@ -544,7 +535,7 @@ static void send_clock_sync(weft_uplink *u)
     Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
 
     cs.id = ++u->clock_id;
-    cs.client_time = monotonic_ns();
+    cs.client_time = weft_clocksync_now();
     env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
     env.clock_sync = &cs;
     send_env(u, &env);
@@ -561,7 +552,7 @@ static void on_clock_sync(weft_uplink *u, const Weft__ClockSync *cs)
         return; /* an older one's: the last is as good */
     s = &u->clock[u->nclock++ % WEFT_UPLINK_CLOCK_SAMPLES];
     s->t_send = cs->client_time;
-    s->t_recv = monotonic_ns();
+    s->t_recv = weft_clocksync_now();
     s->server_ns = cs->server_time;
     if (weft_clock_best(u->clock,
                         u->nclock < WEFT_UPLINK_CLOCK_SAMPLES

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "acks.h"
+#include "clocksync.h"
 #include "authn.h"
 #include "codec.h"
 #include "connlog.h"
@@ -809,58 +810,6 @@ out:
     return rc;
 }
 
-/* ---- clock offsets ---- */
-
-/* ClockSync requests answered per connection: libweft sends 8 when it
- * starts and 8 before its Goodbye; more is a client measuring in a loop,
- * which would cost the loop thread, so it is a protocol error. */
-#define WEFT_MAX_CLOCK_SYNCS 64u
-
-/* weftd's clock for clock offsets: CLOCK_MONOTONIC in ns. */
-static uint64_t server_clock_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Answers ClockSync cs at once, from the loop thread, with the same id
- * and client_time and weftd's clock now. Nothing is stored here: the
- * client computes its offset and sends it as a ClockOffset definition,
- * which is journaled (and survives restarts) like every definition; a
- * node's link (NODE) keeps its offset to this clock in memory. */
-static void answer_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__ClockSync reply = WEFT__CLOCK_SYNC__INIT;
-    int64_t offset;
-
-    reply.id = cs->id;
-    reply.client_time = cs->client_time;
-    reply.server_time = server_clock_ns();
-    /* A part's member (partlink.h) is timed on the head's clock, as the
-     * head's own members and the other nodes' are. */
-    if (c->member && c->member->in_part && c->d->part_cbs &&
-        c->d->part_cbs->head_clock(c->d, &offset) == 0)
-        reply.server_time = (uint64_t)((int64_t)reply.server_time + offset);
-    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
-    env.clock_sync = &reply;
-    weft_conn_send_env(c, &env);
-}
-
-/* A member's ClockSync: at most WEFT_MAX_CLOCK_SYNCS per connection. */
-static int on_clock_sync(weft_conn *c, const Weft__ClockSync *cs)
-{
-    if (++c->clock_syncs > WEFT_MAX_CLOCK_SYNCS) {
-        weft_conn_fail(c, WEFT_ELIMIT, "more than %u ClockSync requests on "
-                       "one connection", WEFT_MAX_CLOCK_SYNCS);
-        return WEFT_ELIMIT;
-    }
-    answer_clock_sync(c, cs);
-    return 0;
-}
-
 /* Frames of a connection that said nothing yet, or only Auth (Unix
  * socket: SO_PEERCRED says who it is; TCP: its Challenge went out). */
 static int fresh_frame(weft_conn *c, const Weft__Envelope *env,
@@ -908,7 +857,7 @@ static int member_frame(weft_conn *c, const Weft__Envelope *env,
     case WEFT_CONN_EV_GOODBYE:
         return on_goodbye(c, env->goodbye);
     case WEFT_CONN_EV_CLOCK_SYNC:
-        return on_clock_sync(c, env->clock_sync);
+        return weft_clocksync_member(c, env->clock_sync);
     case WEFT_CONN_EV_HEARTBEAT:
         return 0; /* the frame itself moved c->last_frame (server.c) */
     default: /* refused: Auth, a second Hello, what clients never send */
@@ -929,7 +878,7 @@ static int node_frame(weft_conn *c, const Weft__Envelope *env,
     if (ev == WEFT_CONN_EV_CLOCK_SYNC) { /* one per heartbeat (uplink.c) */
         int rc = weft_conn_event(c, ev, NULL);
         if (rc == 0)
-            answer_clock_sync(c, env->clock_sync);
+            weft_clocksync_answer(c, env->clock_sync);
         return rc;
     }
     /* refused: what nodes do not send (yet) */
