@@ -18,6 +18,9 @@
 #  - n1's weftd SIGKILLed mid-run and started again: its part is
 #    recovered from its journals, its processes reconnect and resume,
 #    the archive is exact;
+#  - the head SIGKILLed mid-run while n1 and n2 write: they go on, link
+#    again, and the head's restored trace makes the archive anew around
+#    the files they wrote: exact;
 #  - sums beyond the head's max_frame (a process of 32 threads, a head
 #    taking frames of 64 KiB): that process alone is lost, the trace
 #    partial saying so, the link and the other processes unharmed.
@@ -141,6 +144,40 @@ grep -q "reconnected to weftd" "$TMP/nodekill.n1.out" ||
     fail "nodekill: the processes did not have to reconnect"
 until_ 10 "n1 removing its part of nodekill" no_parts nodekill
 echo "ok: a node SIGKILLed mid-run and back: its part recovered, the archive exact"
+
+# The head SIGKILLed mid-run while n1 and n2 write: they go on with
+# their parts and link again; the head's restored trace has no stream,
+# and its conversion makes the archive anew around the nodes' files.
+# Once while the processes run (back before they end: the nodes are
+# told again where the archive is), once until after they ended.
+headkill() { # NAME ITERATIONS BACK (before|after)
+    export WEFT_RUN="$1-$$"
+    demo_on n1 "$1" -p 2 --first-rank 0 --size 4 -t 2 -n "$2" -s 5000
+    demo_on n2 "$1" -p 2 --first-rank 2 --size 4 -t 2 -n "$2" -s 5000
+    for n in n1 n2; do
+        until_ 20 "$n writing $1's events" grep -q \
+            "trace '$1': this node writes its events" "$TMP/$n.log"
+    done
+    sleep 1
+    kill -KILL "${PID[head]}"
+    wait_gone "${PID[head]}" 10 || fail "the head's weftd outlived SIGKILL"
+    # (their nodes acknowledge the processes: the head is not needed)
+    [ "$3" = after ] && demos_done
+    weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared"
+    [ "$3" = before ] && demos_done
+    unset WEFT_RUN
+    shared_exact "$1" 4
+    grep -q "recovery: trace '$1' ($1-.*): 4 member journals" \
+        "$TMP/head.log" || fail "the head did not recover $1"
+    ls -d "$TMP/shared/$1-"*/archive.nodes 2>/dev/null &&
+        fail "the nodes' files of $1 are left aside"
+    until_ 10 "n1 and n2 removing their parts of $1" no_parts "$1"
+}
+headkill headkill 2000 before
+[ "$(ls "$TMP"/shared/headkill-*/archive/traces/*.evt | wc -l)" = 8 ] ||
+    fail "headkill: not 8 event files: $(ls "$TMP"/shared/headkill-*/archive/traces)"
+headkill headdown 600 after
+echo "ok: the head SIGKILLed while its nodes write: they go on, the archive is made anew around their files, exact"
 
 # The head restarted with frames of at most 64 KiB: a process of 32
 # threads has sums larger than that; its node says so and sends none,

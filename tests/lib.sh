@@ -75,7 +75,12 @@ cleanup() {
     for g in $(getent group | cut -d: -f1 | grep "^wt$$-"); do
         groupdel "$g" 2>/dev/null
     done
-    rm -rf "$TMP"
+    # (WEFT_TEST_KEEP=1: the files stay, to read after a failure)
+    if [ -n "${WEFT_TEST_KEEP:-}" ]; then
+        echo "kept: $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

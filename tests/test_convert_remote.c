@@ -14,7 +14,8 @@
  * leaves a region it never entered, rank 3 had events refused. Ranks 1
  * and 3 are the node's. Then: a member whose sums never came (lost:
  * empty event files), sums that are wrong in each way the head checks,
- * and a node's stream without its head's archive.
+ * a node's stream without its head's archive, and the archive made
+ * anew without the head's stream (it restarted) around the node's files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -491,8 +492,7 @@ static void test_remote_bad_sums(void **state)
 }
 
 /* A node's stream joins only an archive its head made, at a fixed
- * resolution; a head converts no node's stream, and remote members only
- * with its stream. */
+ * resolution; a head converts no node's stream. */
 static void test_node_without_head(void **state)
 {
     ctx *c = *state;
@@ -533,14 +533,102 @@ static void test_node_without_head(void **state)
     assert_non_null(strstr(res.error, "converted by its head"));
     weft_convert_result_free(&res);
 
-    assert_int_equal(weft_convert_trace(&in, &res), WEFT_EINVAL);
-    assert_non_null(strstr(res.error, "remote members need the stream"));
-    weft_convert_result_free(&res);
     in.nremote = 0;
     in.resolution = 1000;
     assert_int_equal(weft_convert_trace(&in, &res), WEFT_EINVAL);
     assert_non_null(strstr(res.error, "a fixed timer resolution is 1 ns"));
     weft_convert_result_free(&res);
+}
+
+/* system() of the command fmt makes: its exit status. */
+static int shell(const char *fmt, ...)
+{
+    char cmd[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return run("%s", cmd);
+}
+
+/* The head's stream is gone (the head restarted) after its node wrote
+ * ranks 1 and 3: the conversion makes the archive anew, ranks 0 and 2
+ * from their journals, and takes the node's files into it (aside.c):
+ * the archive of the full journals alone; nothing is left aside. With
+ * `interrupted`, an earlier conversion had stopped once it had set the
+ * directory aside and moved one of the node's files back. */
+static void remote_anew(void **state, int interrupted)
+{
+    ctx *c = *state;
+    cluster k;
+    weft_convert_result res, alone;
+    char dir[160], aside[200];
+
+    write_trace(c);
+    cluster_run(c, &k);
+    weft_convert_stream_free(k.s);  /* (its files stay as they are) */
+    snprintf(aside, sizeof aside, "%s.nodes", c->archive);
+    if (interrupted) {
+        assert_int_equal(shell("mv '%s' '%s' && mkdir -p '%s/traces' && "
+                             "mv '%s/traces/%" PRIu64 ".evt' '%s/traces/' && "
+                             "echo junk >'%s/traces/0.evt'", c->archive,
+                             aside, c->archive, aside, UINT64_C(1) << 32,
+                             c->archive, c->archive), 0);
+    }
+    assert_int_equal(weft_convert_trace(&k.in, &res), 0);
+    convert_alone(c, &alone, dir, sizeof dir);
+    same_result(&res, &alone);
+    same_archive(c->archive, dir);
+    assert_int_equal(res.lost, 0);
+    assert_int_equal(res.streamed, 2);  /* the node's, from their sums */
+    assert_int_not_equal(access(aside, F_OK), 0);
+    weft_convert_result_free(&res);
+    weft_convert_result_free(&alone);
+    cluster_free(&k);
+}
+
+static void test_remote_anew(void **state)
+{
+    remote_anew(state, 0);
+}
+
+static void test_remote_anew_interrupted(void **state)
+{
+    remote_anew(state, 1);
+}
+
+/* Made anew, and one of rank 3's event files is not where the node
+ * should have written it: rank 3 is lost saying so (empty files), rank
+ * 1 is taken. */
+static void test_remote_anew_missing(void **state)
+{
+    ctx *c = *state;
+    cluster k;
+    weft_convert_result res;
+
+    write_trace(c);
+    cluster_run(c, &k);
+    weft_convert_stream_free(k.s);
+    assert_int_equal(shell("rm '%s/traces/%" PRIu64 ".evt'", c->archive,
+                         UINT64_C(3) << 32), 0);
+    assert_int_equal(weft_convert_trace(&k.in, &res), 0);
+    assert_int_equal(res.lost, 1);
+    assert_int_equal(res.streamed, 1);
+    assert_non_null(strstr(res.incomplete, "rank 3: its events are lost "
+                           "(its node's event files are not in the "
+                           "archive's directory)"));
+    for (size_t i = 0; i < res.nlocations; i++) {
+        if (res.locations[i].rank == 3)
+            assert_int_equal(res.locations[i].events, 0);
+        if (res.locations[i].rank == 1)
+            assert_true(res.locations[i].events > 0);
+    }
+    if (have_otf2_print())
+        assert_int_equal(run("otf2-print -Werror --silent %s/traces.otf2 "
+                             ">/dev/null 2>&1", c->archive), 0);
+    weft_convert_result_free(&res);
+    cluster_free(&k);
 }
 
 int main(void)
@@ -551,6 +639,9 @@ int main(void)
         T(test_remote_lost),
         T(test_remote_bad_sums),
         T(test_node_without_head),
+        T(test_remote_anew),
+        T(test_remote_anew_interrupted),
+        T(test_remote_anew_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

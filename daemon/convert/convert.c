@@ -309,6 +309,9 @@ static int check_counts(conv *c)
                            ? "its node sent no sums"
                        : m->lost == WEFT__LOST_BAD_SUMS
                            ? m->lost_why
+                       : m->lost == WEFT__LOST_NO_FILES
+                           ? "its node's event files are not in the "
+                             "archive's directory"
                            : "the archive its node wrote into was made "
                              "anew");
     }
@@ -486,7 +489,10 @@ static int write_archive(conv *c)
 {
     int rc;
 
-    rc = c->archive ? weft__otf2_set_clocks(c) : weft__otf2_open(c);
+    if (!c->archive)
+        rc = weft__otf2_open(c);
+    else  /* a stream's, or made anew for the nodes' files (aside.c) */
+        rc = c->aside ? 0 : weft__otf2_set_clocks(c);
     if (rc < 0 || (rc = weft__replay(c)) < 0 ||
         (rc = check_counts(c)) < 0 || (rc = weft__otf2_close_events(c)) < 0 ||
         (rc = weft__otf2_write_local_defs(c)) < 0 ||
@@ -583,6 +589,7 @@ void weft__conv_free(conv *c)
     weft_unify_scratch_free(&c->scratch);
     weft_unify_scratch_free(&c->wscratch);
     free(c->rev);
+    free(c->aside);
     weft_unify_free(c->u);
 }
 
@@ -623,9 +630,6 @@ static int check_input(conv *c, const weft_convert_stream *s)
         return weft__conv_fail(c, WEFT_EINVAL, "a fixed timer resolution "
                                "is 1 ns (%" PRIu64 " ticks a second asked)",
                                in->resolution);
-    if (in->nremote && !s)
-        return weft__conv_fail(c, WEFT_EINVAL, "remote members need the "
-                               "stream that made their archive");
     if (s && weft__stream_events_only(s))
         return weft__conv_fail(c, WEFT_EINVAL, "a node's stream (events "
                                "only) is converted by its head");
@@ -658,12 +662,17 @@ static int convert(const weft_convert_input *in, weft_convert_stream *s,
         reached(&c, "unify");
     if (rc == 0 && s)
         rc = take_stream(&c, &s);
+    /* (no stream has the archive its nodes wrote into: made anew) */
+    if (rc == 0 && in->nremote && !c.archive)
+        rc = weft__aside_take(&c);
     if (rc == 0 && in->nremote)
         rc = weft__sums_adopt_remote(&c);
     if (rc == 0)
         rc = write_archive(&c);
     if (rc == 0)
         rc = finish(&c);
+    if (rc == 0)
+        weft__aside_drop(&c);
     if (rc < 0)
         weft__otf2_budget_fail(c.pool);  /* closing writes nothing more */
     if (c.archive)

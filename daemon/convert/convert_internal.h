@@ -80,7 +80,12 @@ typedef struct id_map {
 } id_map;
 
 /* Why a remote member's events are lost (member.lost). */
-enum { WEFT__LOST_NO_SUMS = 1, WEFT__LOST_ANEW = 2, WEFT__LOST_BAD_SUMS = 3 };
+enum {
+    WEFT__LOST_NO_SUMS = 1,
+    WEFT__LOST_ANEW = 2,
+    WEFT__LOST_BAD_SUMS = 3,
+    WEFT__LOST_NO_FILES = 4  /* aside.c */
+};
 
 /* One member (process): its journal rank-<R>.wj. Filled by pass 1 on the
  * conversion's thread; in pass 2 its replayer writes its locations and
@@ -226,6 +231,8 @@ typedef struct conv {
     int streaming;      /* a stream's (stream.c): no c->u, and a failure
                            is its member's, not the archive's */
     struct weft_convert_stream *stream; /* then, which */
+    char *aside;        /* own: where the nodes' event files wait while
+                           the archive is made anew (aside.c), or NULL */
 } conv;
 
 /* The id a member's events give the weft::nesting attribute of the
@@ -328,6 +335,15 @@ int weft__conv_pick_resolution(conv *c);
  * (the first error stands), and libotf2 writes no more. Returns code. */
 __attribute__((format(printf, 3, 4)))
 int weft__conv_fail(conv *c, int code, const char *fmt, ...);
+
+/* aside.c: an archive its nodes wrote into, made anew (no stream has
+ * it: the head restarted, or its stream broke). After pass 1: the
+ * directory goes aside (c->aside), each remote member missing a file is
+ * lost, the new archive is opened (c->archive) and the others' files
+ * are moved into it. 0 or a WEFT_E* code (c failed). */
+int weft__aside_take(conv *c);
+/* The archive done: what is left aside is removed. */
+void weft__aside_drop(conv *c);
 
 /* The location of thread t of m, added (keeping m->locs sorted) if create
  * is set; NULL when there is none, or out of memory. */

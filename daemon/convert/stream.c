@@ -504,8 +504,9 @@ static void close_archives(weft_convert_stream *s)
     s->c.archive = s->primary = NULL;
 }
 
-/* A node's stream failed: the event files of its members' locations
- * go (the rest of the archive is its head's and its other nodes'). */
+/* s failed: the event files of its members' locations go (the primary
+ * wrote nothing yet; the rest is what a head's nodes write there, which
+ * its conversion takes into the archive it makes anew: aside.c). */
 static void remove_own(weft_convert_stream *s)
 {
     char path[4096];
@@ -531,10 +532,7 @@ static void tidy(weft_convert_stream *s)
             budget_give(s, s->c.mems[i].st);
     if (s->c.archive || s->primary) {
         close_archives(s);
-        if (s->in.events_only)
-            remove_own(s);
-        else
-            weft__otf2_clean(s->archive_dir);
+        remove_own(s);
     }
 }
 

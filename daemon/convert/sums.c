@@ -820,7 +820,7 @@ int weft__sums_adopt_remote(conv *c)
     for (size_t i = 0; i < c->nmems; i++) {
         member *m = &c->mems[i];
         int rc;
-        if (m->sums && !c->archive) {
+        if (m->sums && !c->archive && !c->aside) {
             /* The archive is made anew: what the node wrote is gone. */
             for (size_t k = 0; k < m->nlocs; k++)
                 m->locs[k].journaled = 0;

@@ -233,17 +233,12 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     in.resolution = weft__trace_resolution(t);
     /* Members whose nodes wrote their events (issue #34) come with the
      * sums their nodes sent; their event files are the nodes', in the
-     * archive the stream made: never cleared here. */
+     * archive the stream made (or, without one, taken into the archive
+     * made anew: aside.c): never cleared here. */
     if ((j->rc = remote_of(t, &remote, &nremote)) < 0) {
         snprintf(j->res.error, sizeof j->res.error, "out of memory");
         weft_convert_stream_free(j->stream);
         j->stream = NULL;
-    } else if (nremote && !j->stream) {
-        j->rc = WEFT_ESTATE;
-        snprintf(j->res.error, sizeof j->res.error, "%zu of its members' "
-                 "events were written by their nodes into an archive this "
-                 "weftd no longer has open (it restarted, or a conversion "
-                 "failed): weft cannot join them to a new one yet", nremote);
     } else if (j->stream) {  /* its archive, written while it recorded */
         in.remote = remote;
         in.nremote = nremote;
@@ -252,7 +247,10 @@ static int convert_run(weft_catalog *cat, void *arg, char *err,
     } else {
         /* An archive left by an interrupted conversion is rebuilt from
          * the journals. */
-        weft_spool_archive_clear(t->dir);
+        if (!nremote)
+            weft_spool_archive_clear(t->dir);
+        in.remote = remote;
+        in.nremote = nremote;
         j->rc = weft_convert_trace(&in, &j->res);
     }
     remote_free(remote, nremote);

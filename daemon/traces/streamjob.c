@@ -16,11 +16,13 @@
  * converted as it ends. While weftd stops, nothing more is stepped. Loop
  * thread, but the steps.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert.h"
+#include "fsutil.h"
 #include "log.h"
 #include "partlink.h"
 #include "relay.h"
@@ -304,7 +306,7 @@ void weft_member_journaled(weft_memberin *in)
 
     /* (a part always streams: nobody converts it) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping ||
-        m->stream_due || m->stream_off || m->remote ||
+        m->stream_due || m->stream_off || m->remote || t->nodes_files ||
         (!t->stream && !t->d->cfg.write_while_recording && !t->part) ||
         !(st = stream_of(t)) ||
         !weft_convert_stream_ok(st->s))
@@ -370,6 +372,34 @@ void weft__stream_keys(weft_trace *t)
     }
 }
 
+/* Tells in's node where trace t's archive is: t was restored with
+ * members its nodes wrote (t->nodes_files), and the directory they write
+ * in is there (made now if the head died before its stream made it). */
+static void archive_key_restored(weft_trace *t, weft_memberin *in)
+{
+    weft_member *m = in->member;
+    char *dir = weft_spool_archive_dir(t->dir), *traces = NULL;
+    int rc = -1;
+
+    if (dir && (traces = weft_path_join(dir, "traces")) != NULL)
+        rc = weft_mkdir_p(traces, 0700, 0700);
+    if (rc < 0) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
+                  "its events into %s, which this weftd cannot make: %s",
+                  t->name, in->rank, traces ? traces : "its archive",
+                  dir && traces ? strerror(errno) : "out of memory");
+        if (in->conn)
+            weft_conn_fail(in->conn, WEFT_EIO, "the head cannot make the "
+                           "trace's archive in archive_root for its nodes "
+                           "to write in (its log says why)");
+    } else if (in->conn && !m->key_sent) {
+        weft_relay_archive_key(in->conn, t->key);
+        m->key_sent = 1;
+    }
+    free(traces);
+    free(dir);
+}
+
 void weft_member_events_elsewhere(weft_memberin *in)
 {
     weft_member *m = in->member;
@@ -380,18 +410,11 @@ void weft_member_events_elsewhere(weft_memberin *in)
     m->remote = 1;    /* (its node writes its events: never streamed) */
     if (t->state != WEFT_TRACE_RECORDING || t->d->stopping)
         return;
-    if (!t->stream && t->restored) {
-        /* Its archive's primary went with the weftd that made it, and a
-         * new one would remove what the nodes wrote there. */
-        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s' rank %u: its node writes "
-                  "its events into an archive this weftd made before it "
-                  "restarted, which it cannot take up again (not yet, issue "
-                  "#34); the member is refused", t->name, in->rank);
-        if (in->conn)
-            weft_conn_fail(in->conn, WEFT_ESTATE, "this trace's archive was "
-                           "made by the head before it restarted, and its "
-                           "nodes' event files cannot be joined to a new "
-                           "one yet");
+    if (t->nodes_files) {
+        /* Its archive's primary went with the weftd that made it (a new
+         * one would clear what the nodes wrote there): they go on in its
+         * directory, which the conversion makes anew with their files. */
+        archive_key_restored(t, in);
         return;
     }
     if (!(st = stream_of(t)) || !weft_convert_stream_ok(st->s)) {

@@ -425,6 +425,7 @@ static int member_alloc(weft_trace *t, const Weft__Hello *h, uint32_t rank,
     m->in.pid = h->pid;
     m->in.parent_pid = h->tree ? h->parent_pid : 0;
     m->remote = h->events_node && *h->events_node; /* (restored) */
+    t->nodes_files |= m->remote;
     *out = m;
     return 0;
 }

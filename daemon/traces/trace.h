@@ -169,6 +169,10 @@ typedef struct weft_trace {
     int part_refused;    /* a part's: the head refused a member of it:
                             it ends without waiting for where */
     int restored;        /* made by recovery at this weftd's start */
+    int nodes_files;     /* restored, and its nodes wrote event files into
+                            its archive before: no stream (a new primary
+                            would clear them); its conversion makes the
+                            archive anew with them (aside.c) */
     uint32_t next_rank;  /* tree: the rank of the next new member */
     weft_idset pids;     /* tree: the pids of its members (value 1) */
     struct weft_expected *expected; /* tree: processes its members said
