@@ -87,7 +87,8 @@ munge() {
 weftd_in() {
     local name=$1
     shift
-    ip netns exec "$P-$name" "$WEFTD" --listen "${ADDR[$name]}:7411" \
+    # (WRAP: a command weftd is run by, given weftd's command line)
+    ip netns exec "$P-$name" ${WRAP:-} "$WEFTD" --listen "${ADDR[$name]}:7411" \
         --spool "$TMP/$name" --log-level debug \
         --set "munge_socket=$TMP/pub/$name.munge" --set heartbeat=1 "$@" \
         >>"$TMP/$name.log" 2>&1 &

@@ -21,6 +21,10 @@
 #  - the head SIGKILLed mid-run while n1 and n2 write: they go on, link
 #    again, and the head's restored trace makes the archive anew around
 #    the files they wrote: exact;
+#  - the shared file system unwritable on n2 as its part ends: it says
+#    so, keeps its journals and tries again; exact once it can write;
+#  - n2 lost for good while it writes: the trace partial after the
+#    head's grace period, naming n2 and its rank, the rest readable;
 #  - sums beyond the head's max_frame (a process of 32 threads, a head
 #    taking frames of 64 KiB): that process alone is lost, the trace
 #    partial saying so, the link and the other processes unharmed.
@@ -204,5 +208,79 @@ otf2-print -Werror --silent "$(json_get "$TMP/show.json" 'j["archive"]')" >/dev/
     fail "big: otf2-print rejects the partial archive"
 echo "ok: sums beyond the head's max_frame lose their process alone, saying so"
 
-stop_weftds n1 n2 n3 head
+# The shared file system unwritable on n2 (its view of archive_root
+# read-only, as a full or failing mount would be) as its part ends: n2
+# says so, keeps the journals and tries again, the delay doubling; the
+# head waits. Once it can write, the archive is exact. (n2 runs in a
+# mount namespace of its own, archive_root a mount point there.)
+stop_weftds n2
+cat >"$TMP/own-mount" <<EOF
+#!/bin/sh
+mount --bind "$TMP/shared" "$TMP/shared" || exit 1
+exec "\$@"
+EOF
+chmod 755 "$TMP/own-mount"
+WRAP="$TMP/own-mount" weftd_in n2 --set "head=$HEAD" --set node_name=n2
+until_ 20 "n2 linked again" nodes_are "n1=linked n2=linked n3=linked"
+until_ 20 "n2 finding the head's archive_root" archive_is n2 ok
+n2_mount() { nsenter -t "${PID[n2]}" -m mount -o "remount,bind,$1" "$TMP/shared"; }
+export WEFT_RUN="rofs-$$"
+demo_on n1 rofs -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
+demo_on n2 rofs -p 1 --first-rank 1 --size 2 -t 2 -n 600 -s 5000
+unset WEFT_RUN
+until_ 20 "n2 writing rofs's events" grep -q \
+    "trace 'rofs': this node writes its events" "$TMP/n2.log"
+n2_mount ro || fail "cannot make n2's view of archive_root read-only"
+demos_done
+until_ 30 "n2 saying it cannot write rofs" grep -q \
+    "trace 'rofs': 1 processes of this node's part cannot be written into $TMP/shared/rofs-.*/archive: .*; their journals are kept, trying again in 2 s" \
+    "$TMP/n2.log"
+until_ 30 "n2 trying again" grep -q "trying again in 4 s" "$TMP/n2.log"
+[ -n "$(ls "$TMP/n2/parts" | grep '^rofs-')" ] || fail "n2 removed its journals of rofs"
+state=$("$WEFT" --catalog "$TMP/head/catalog.db" show --json rofs |
+    "$PY" -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+[ "$state" = recording ] || fail "rofs is $state at the head while n2 cannot write it"
+n2_mount rw || fail "cannot make n2's view of archive_root writable again"
+shared_exact rofs 2
+until_ 10 "n2 removing its part of rofs" no_parts rofs
+until_ 20 "n2 finding the head's archive_root usable" archive_is n2 ok
+echo "ok: the shared file system unwritable on one node: it says so, keeps its journals, tries again; exact once it can write"
+
+# A node lost for good while it writes (its weftd killed and not back;
+# its processes try on): after the head's grace period the trace is
+# partial, its reason naming the node and its ranks, whose events are
+# lost (their node sent no sums: their files made empty); n1's ranks
+# are whole, the archive read by both readers.
+export WEFT_RUN="nodelost-$$"
+demo_on n1 nodelost -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
+demo_on n2 nodelost -p 1 --first-rank 1 --size 2 -t 2 -n 100000 -s 1000
+unset WEFT_RUN
+for n in n1 n2; do
+    until_ 20 "$n writing nodelost's events" grep -q \
+        "trace 'nodelost': this node writes its events" "$TMP/$n.log"
+done
+sleep 0.5
+kill -KILL "${PID[n2]}"
+wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
+SPOOL=$TMP/head wait_state nodelost partial 60
+why=$(json_get "$TMP/show.json" 'j.get("error")')
+case "$why" in
+*"1 of 2 members did not say goodbye (rank 1 on node n2"*"rank 1: its events are lost (its node sent no sums)"*) ;;
+*) fail "nodelost: reason '$why' does not name n2 and its lost rank";;
+esac
+# (rank 0 exactly what it recorded, both readers; rank 1 nothing)
+check_archive nodelost "$TMP/nodelost.n1.json"
+"$PY" - "$(json_get "$TMP/show.json" 'j["archive"]')" <<'PY' || fail "nodelost: rank 1's events are in the archive"
+import sys
+import otf2
+with otf2.reader.open(sys.argv[1]) as r:
+    n = sum(1 for loc, _ in r.events if loc._ref >> 32 == 1)
+assert n == 0, n
+PY
+pkill -KILL -f -- "--report $TMP/nodelost.n2.json"
+{ wait "${DEMOS[@]}"; } 2>/dev/null
+DEMOS=()
+echo "ok: a node lost for good while it writes: the trace partial after the grace period, naming it, the rest readable"
+
+stop_weftds n1 n3 head
 echo "PASS"

@@ -93,6 +93,8 @@ typedef struct weft__smember {
     weft__nesting n;        /* its nesting's counts, the locations its
                                events name */
     char *why;              /* why it was left to the conversion */
+    int packed;             /* its sums were packed: its files are its
+                               head's (a failure later leaves them) */
 } smember;
 
 struct weft_convert_stream {
@@ -513,7 +515,8 @@ static void remove_own(weft_convert_stream *s)
 
     for (size_t i = 0; i < s->c.nmems; i++) {
         const member *m = &s->c.mems[i];
-        for (size_t k = 0; k < m->nlocs; k++) {
+        for (size_t k = 0; (!m->st || !m->st->packed) && k < m->nlocs;
+             k++) {
             snprintf(path, sizeof path, "%s/traces/%" PRIu64 ".evt",
                      s->archive_dir, weft__loc_id(m, &m->locs[k]));
             unlink(path);
@@ -750,7 +753,9 @@ int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
     for (size_t k = 0; k < m->nlocs; k++)
         weft_timeline_finish(&m->locs[k].tl, WEFT_TIMELINE_NONE,
                              m->locs[k].last_time);
-    return weft__sums_pack(&s->c, m, &m->st->n, buf, len);
+    if ((rc = weft__sums_pack(&s->c, m, &m->st->n, buf, len)) == 0)
+        m->st->packed = 1;
+    return rc;
 }
 
 int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)

@@ -33,12 +33,6 @@
 #include "weft_errors.h"
 #include "worker.h"
 
-/* A conversion that failed for a cause that may go away (a full disk, an
- * unwritable directory, libotf2, the catalog) is tried again after this
- * long, doubling up to the maximum (ms). */
-#define WEFT_RETRY_MIN_MS 2000
-#define WEFT_RETRY_MAX_MS 600000
-
 /* A finished trace's conversion, on the converter (worker.h): at most
  * max_conversions run at once, the others wait in its queue. */
 typedef struct convert_job {
@@ -380,6 +374,14 @@ uint64_t weft__trace_resolution(const weft_trace *t)
 }
 
 /* See trace_internal.h. */
+uint64_t weft__trace_retry_delay(const weft_trace *t)
+{
+    uint64_t ms = t->retry_delay ? t->retry_delay * 2 : WEFT_RETRY_MIN_MS;
+
+    return ms > WEFT_RETRY_MAX_MS ? WEFT_RETRY_MAX_MS : ms;
+}
+
+/* See trace_internal.h. */
 void weft__trace_convert(weft_trace *t)
 {
     weft_daemon *d = t->d;
@@ -411,9 +413,7 @@ void weft__trace_convert(weft_trace *t)
     j->threads = (unsigned)d->cfg.convert_threads;
     j->max_writers = weft_convert_writers(d->cfg.convert_memory);
     j->sync = d->cfg.durability == WEFT_DURABLE_FSYNC;
-    j->retry_delay = t->retry_delay ? t->retry_delay * 2 : WEFT_RETRY_MIN_MS;
-    if (j->retry_delay > WEFT_RETRY_MAX_MS)
-        j->retry_delay = WEFT_RETRY_MAX_MS;
+    j->retry_delay = weft__trace_retry_delay(t);
     if (t->goodbyes == t->size)
         weft_tlog(t, WEFT_LOG_INFO, "trace '%s': all %u members done, "
                   "converting", t->name, t->size);

@@ -7,9 +7,14 @@
  * they all recorded), one after the other, and each member not
  * finished yet gets its sums (or why not) to the head; then its
  * journals are removed (the head has the member's sums in memory of
- * the link, its events are in the archive) and the part is done. On
- * the streamer (worker.h), as its steps.
+ * the link, its events are in the archive) and the part is done. When
+ * the archive fails (the shared file system full or unwritable on this
+ * node), the members not written keep their journals and wait (as a
+ * failed conversion does: RETRY_WAIT, the delay doubling), their
+ * Goodbyes held from the head; what was written stays. On the streamer
+ * (worker.h), as its steps.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +91,8 @@ typedef struct part_job {
     uint8_t **sums;          /* [n] */
     size_t *len;             /* [n] */
     char *why;               /* why the stream failed, if it did */
+    int retry;               /* the archive failed (a stream broke) with
+                                members not written: they wait */
 } part_job;
 
 static void job_free(part_job *j)
@@ -140,13 +147,50 @@ static void finish_work(weft_work *w)
     for (size_t i = 0; left && i < j->n; i++)
         if (!j->sums[i] && finish_member(j, j->alone, i))
             left--;
-    if (j->alone && !weft_convert_stream_ok(j->alone) && !j->why)
+    /* The archive failed as the members left were written alone (the
+     * disk, its directory: not a member's own records): they wait for
+     * it, their journals stay. */
+    if (j->alone && !weft_convert_stream_ok(j->alone)) {
+        j->retry = left > 0;
+        free(j->why);
         j->why = strdup(*weft_convert_stream_error(j->alone)
                             ? weft_convert_stream_error(j->alone)
                             : "out of memory");
+    }
     weft_convert_stream_free(j->alone);
     j->alone = NULL;
-    remove_dir(j->dir);
+    if (!j->retry)
+        remove_dir(j->dir);
+}
+
+/* j's part keeps the journals of the members not written (j->why): the
+ * tick tries again after a delay (RETRY_WAIT); while weftd stops, its
+ * next start does (weft_recover_parts). */
+static void wait_retry(part_job *j)
+{
+    weft_trace *t = j->t;
+    weft_daemon *d = t->d;
+    size_t left = 0;
+
+    for (size_t i = 0; i < j->n; i++)
+        left += !j->sums[i];
+    if (d->stopping) {
+        weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': %zu processes of this "
+                  "node's part cannot be written into %s: %s; their "
+                  "journals are kept in %s for the next start", t->name,
+                  left, t->part_archive ? t->part_archive : "the archive",
+                  j->why ? j->why : "out of memory", t->dir);
+        weft_trace_on(t, WEFT_TEV_FINISHED);
+        return;
+    }
+    t->retry_delay = weft__trace_retry_delay(t);
+    t->retry_at = uv_now(d->loop) + t->retry_delay;
+    weft_tlog(t, WEFT_LOG_ERROR, "trace '%s': %zu processes of this node's "
+              "part cannot be written into %s: %s; their journals are kept, "
+              "trying again in %" PRIu64 " s", t->name, left,
+              t->part_archive ? t->part_archive : "the archive",
+              j->why ? j->why : "out of memory", t->retry_delay / 1000);
+    weft_trace_on(t, WEFT_TEV_FAILED);
 }
 
 static void finish_done(weft_work *w)
@@ -158,7 +202,7 @@ static void finish_done(weft_work *w)
     d->jobs--;
     for (size_t i = 0; i < j->n; i++) {
         weft_member *m = weft_trace_member(t, j->ranks[i]);
-        if (!m || m->finished)
+        if (!m || m->finished || (j->retry && !j->sums[i]))
             continue;
         m->finished = 1;
         if (d->part_cbs)
@@ -170,6 +214,11 @@ static void finish_done(weft_work *w)
                                   : "the head never said where its "
                                     "archive is");
         j->sums[i] = NULL;
+    }
+    if (j->retry) {
+        wait_retry(j);
+        job_free(j);
+        return;
     }
     weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node's part is done",
               t->name);

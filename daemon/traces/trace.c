@@ -904,7 +904,8 @@ void weft_trace_check_idle(weft_daemon *d)
         next = t->next;
         if (d->stopping || now < t->retry_at)
             continue;
-        weft_tlog(t, WEFT_LOG_INFO, "trace '%s': converting again", t->name);
+        weft_tlog(t, WEFT_LOG_INFO, "trace '%s': %s again", t->name,
+                  t->part ? "writing this node's part" : "converting");
         if (weft_trace_on(t, WEFT_TEV_RETRY) == 0)
             convert_when_written(t);
     }

@@ -77,13 +77,23 @@ void weft__trace_close_journals(weft_trace *t);
 /* conversion.c: removes the files of dir named as journals ("rank-*.wj",
  * malformed ones too, as weft_journal_name_parse tells them). */
 void weft__trace_remove_journals(const char *dir);
+/* A conversion (or a part's end) that failed for a cause that may go
+ * away (a full disk, an unwritable directory, libotf2, the catalog) is
+ * tried again after a delay that doubles from the minimum up to the
+ * maximum (ms). */
+#define WEFT_RETRY_MIN_MS 2000
+#define WEFT_RETRY_MAX_MS 600000
+/* conversion.c: t's next delay (its last one doubled). */
+uint64_t weft__trace_retry_delay(const weft_trace *t);
 /* conversion.c: t just became CONVERTING: hands it to a conversion job
  * (its journals closed), or moves it on with FINISHED (freed) when none
  * can be queued. */
 void weft__trace_convert(weft_trace *t);
 /* part.c: the same for a part (trace.h): its stream finishes its
  * members, their sums go to the head, its journals are removed; then
- * FINISHED. */
+ * FINISHED. When the archive could not be written (the shared file
+ * system full or unwritable here), the members not written wait with
+ * their journals (RETRY_WAIT), and this is tried again. */
 void weft__part_finish(weft_trace *t);
 /* The head's archive a part in dir writes into, as noted there (NULL:
  * not noted, or unreadable), malloc'd; and noting it (once, a worker's:
