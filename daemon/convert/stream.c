@@ -72,51 +72,10 @@
 #include "otf2out.h"
 #include "replay.h"
 #include "stream.h"
+#include "stream_internal.h"
 #include "sums.h"
 #include "weft.pb-c.h"
 #include "weft_errors.h"
-
-/* The stream's record of one member. */
-typedef struct weft__smember {
-    uint64_t next;          /* journal offset of the next entry to read */
-    int live;               /* 0: left to the conversion */
-    int goodbye;            /* its Goodbye was read */
-    int done;               /* its open regions left, its writers closed */
-    int over;               /* a flush took its writers past the budget:
-                               why (budget_take) */
-    uint64_t bytes;         /* of the budget's, held */
-    weft_profile prof;      /* its profile (its regions so far) */
-    weft_commmap cmap;      /* its maps, as its definitions were ... */
-    weft_metricmap mmap;
-    weft_callcounts ccount;
-    size_t ndefs;           /* ... when they were made (weft_unify_ndefs) */
-    weft__nesting n;        /* its nesting's counts, the locations its
-                               events name */
-    char *why;              /* why it was left to the conversion */
-    int packed;             /* its sums were packed: its files are its
-                               head's (a failure later leaves them) */
-} smember;
-
-struct weft_convert_stream {
-    weft_convert_input in;
-    char *trace_dir, *archive_dir, *trace_name; /* in's, owned */
-    conv c;                 /* streaming: its members, by rank */
-    size_t mems_cap;
-    chunk_budget pool;      /* the archive's (its callbacks' data) */
-    weft_convert_result out; /* c.out: its error */
-    weft_convert_budget *budget; /* may be NULL */
-    uint32_t owner;         /* uid: its share of the budget */
-    OTF2_Archive *primary;  /* the archive: made first (its directories),
-                               it writes the anchor and definitions once
-                               the conversion has it; c.archive writes
-                               only the event files (otf2out.h) */
-    int opened;             /* the archive was made */
-    int broken;             /* the archive failed: the conversion makes it
-                               anew */
-    uint64_t nlocs;         /* locations made so far (the report's plan) */
-    uint64_t written;       /* bytes of full chunks flushed, under
-                               pool.lock */
-};
 
 /* ---- the writer budget (budget.c keeps it) ---------------------------- */
 
@@ -247,10 +206,8 @@ static int refresh_maps(conv *c, member *m)
 
 /* ---- reading a member's journal --------------------------------------- */
 
-/* The rate of the trace's first process (rank 0), which the archive's
- * timer resolution is (convclock.c) when every process keeps its ticks:
- * from its journal's Hello; 0 while it has none. */
-static uint64_t first_rate(weft_convert_stream *s)
+/* See stream_internal.h. */
+uint64_t weft__stream_first_rate(weft_convert_stream *s)
 {
     char path[PATH_MAX], name[WEFT_JOURNAL_NAME_MAX];
     weft_journal_reader *r = NULL;
@@ -270,8 +227,8 @@ static uint64_t first_rate(weft_convert_stream *s)
     return rate;
 }
 
-/* The stream's resolution res, and its report plan with it. */
-static void set_resolution(weft_convert_stream *s, uint64_t res)
+/* See stream_internal.h. */
+void weft__stream_set_resolution(weft_convert_stream *s, uint64_t res)
 {
     weft_summary_plan plan = weft_summary_plan_of(
         s->in.members ? s->in.members : 1, res);
@@ -300,10 +257,10 @@ static int on_hello(weft_convert_stream *s, conv *c, member *m,
         weft__hello__free_unpacked(h, NULL);
     }
     if (!c->resolution) {
-        uint64_t res = m->rank == 0 ? m->timer_resolution : first_rate(s);
+        uint64_t res = m->rank == 0 ? m->timer_resolution : weft__stream_first_rate(s);
         if (!res)
             return 1;
-        set_resolution(s, res);
+        weft__stream_set_resolution(s, res);
     }
     m->has_hello = 1;
     if (s->in.resolution) {
@@ -475,8 +432,8 @@ static int end_member(weft_convert_stream *s, conv *c, member *m)
     return rc;
 }
 
-/* Whether the archive failed (any thread). */
-static int is_broken(weft_convert_stream *s)
+/* See stream_internal.h. */
+int weft__stream_broken(weft_convert_stream *s)
 {
     int b;
 
@@ -486,9 +443,8 @@ static int is_broken(weft_convert_stream *s)
     return b;
 }
 
-/* The archive failed (the disk, libotf2): nothing more is written to it
- * (any thread; tidy() removes it). */
-static void set_broken(weft_convert_stream *s)
+/* See stream_internal.h. */
+void weft__stream_set_broken(weft_convert_stream *s)
 {
     pthread_mutex_lock(&s->pool.lock);
     s->broken = 1;
@@ -524,11 +480,10 @@ static void remove_own(weft_convert_stream *s)
     }
 }
 
-/* A failed archive is removed at once, so that the journals have its
- * room, and its writers' memory goes back (no step running). */
-static void tidy(weft_convert_stream *s)
+/* See stream_internal.h. */
+void weft__stream_tidy(weft_convert_stream *s)
 {
-    if (!is_broken(s))
+    if (!weft__stream_broken(s))
         return;
     for (size_t i = 0; i < s->c.nmems; i++)
         if (s->c.mems[i].st)
@@ -539,9 +494,8 @@ static void tidy(weft_convert_stream *s)
     }
 }
 
-/* m is left to the conversion (rc: why); or, for a failure of the
- * archive, the whole stream is (its error kept in c's). */
-static void give_up(weft_convert_stream *s, conv *c, member *m, int rc)
+/* See stream_internal.h. */
+void weft__stream_give_up(weft_convert_stream *s, conv *c, member *m, int rc)
 {
     if (!m->st->why)
         m->st->why = strdup(c->out->error[0] ? c->out->error
@@ -550,16 +504,14 @@ static void give_up(weft_convert_stream *s, conv *c, member *m, int rc)
     budget_give(s, m->st);
     m->st->live = 0;
     if (archive_failure(rc))
-        set_broken(s);
+        weft__stream_set_broken(s);
     else
         c->out->error[0] = '\0';
 }
 
-/* Reads m's journal from where the stream stopped; ends m once its
- * Goodbye and the end of its journal were read (or at once with
- * `last`). */
-static int read_member(weft_convert_stream *s, conv *c, member *m,
-                       int last)
+/* See stream_internal.h. */
+int weft__stream_read_member(weft_convert_stream *s, conv *c, member *m,
+                             int last)
 {
     smember *st = m->st;
     weft_journal_reader *r = NULL;
@@ -651,7 +603,7 @@ weft_convert_stream *weft_convert_stream_new(const weft_convert_input *in,
     s->c.streaming = 1;
     s->c.stream = s;
     if (in->resolution)
-        set_resolution(s, in->resolution);
+        weft__stream_set_resolution(s, in->resolution);
     return s;
 }
 
@@ -707,11 +659,11 @@ int weft_convert_stream_open(weft_convert_stream *s)
     int rc = 0;
 
     if (s->opened)
-        return is_broken(s) ? WEFT_ESTATE : 0;
+        return weft__stream_broken(s) ? WEFT_ESTATE : 0;
     sink = weft__otf2_sink(&s->c);
     if ((rc = stream_open(s)) < 0)
-        set_broken(s);
-    tidy(s);
+        weft__stream_set_broken(s);
+    weft__stream_tidy(s);
     weft__otf2_sink(sink);
     return rc;
 }
@@ -721,7 +673,7 @@ int weft_convert_stream_done(weft_convert_stream *s, uint32_t rank)
 {
     member *m = weft__conv_member(&s->c, rank);
 
-    return !is_broken(s) && m && m->st && m->st->live && m->st->done;
+    return !weft__stream_broken(s) && m && m->st && m->st->live && m->st->done;
 }
 
 /* See convert.h. */
@@ -734,7 +686,7 @@ int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
 
     *buf = NULL;
     *len = 0;
-    if (is_broken(s))
+    if (weft__stream_broken(s))
         return WEFT_ESTATE;
     if (!m || !m->st)
         return WEFT_ENOTFOUND;
@@ -742,11 +694,11 @@ int weft_convert_stream_sums(weft_convert_stream *s, uint32_t rank,
     /* Not ended yet (no Goodbye: the member's connection ended without
      * one): the rest of its journal, and its end, as a catch-up's. */
     if (m->st->live && !m->st->done &&
-        (rc = read_member(s, &s->c, m, 1)) < 0)
-        give_up(s, &s->c, m, rc);
-    tidy(s);
+        (rc = weft__stream_read_member(s, &s->c, m, 1)) < 0)
+        weft__stream_give_up(s, &s->c, m, rc);
+    weft__stream_tidy(s);
     weft__otf2_sink(sink);
-    if (is_broken(s) || !m->st->live || !m->st->done)
+    if (weft__stream_broken(s) || !m->st->live || !m->st->done)
         return WEFT_ESTATE;
     /* As weft__replay_member finishes an adopted member's, with nothing
      * between: its finish then has nothing to do. */
@@ -764,26 +716,26 @@ int weft_convert_stream_step(weft_convert_stream *s, uint32_t rank)
     member *m = NULL;
     int rc, live = 0;
 
-    if (is_broken(s))
+    if (weft__stream_broken(s))
         return 0;
     sink = weft__otf2_sink(&s->c);
     if (!s->opened && stream_open(s) < 0) {
-        set_broken(s);
+        weft__stream_set_broken(s);
     } else if ((m = stream_member(s, rank)) != NULL && m->st &&
                m->st->live) {
         /* (a member it could not make is the conversion's to replay) */
-        if (!m->st->done && (rc = read_member(s, &s->c, m, 0)) < 0)
-            give_up(s, &s->c, m, rc);
-        live = m->st->live && !is_broken(s);
+        if (!m->st->done && (rc = weft__stream_read_member(s, &s->c, m, 0)) < 0)
+            weft__stream_give_up(s, &s->c, m, rc);
+        live = m->st->live && !weft__stream_broken(s);
     }
-    tidy(s);
+    weft__stream_tidy(s);
     weft__otf2_sink(sink);
     return live;
 }
 
 int weft_convert_stream_ok(const weft_convert_stream *s)
 {
-    return s && !is_broken((weft_convert_stream *)s);
+    return s && !weft__stream_broken((weft_convert_stream *)s);
 }
 
 uint64_t weft_convert_stream_written(weft_convert_stream *s)
@@ -808,132 +760,6 @@ const char *weft_convert_stream_why(weft_convert_stream *s, uint32_t rank)
     return m && m->st && m->st->why ? m->st->why : NULL;
 }
 
-/* One thread of a catch-up: a copy of the stream's conv with its own
- * scratch, attribute lists, reverse map, locations named and error (as
- * replay.c's workers), taking members in rank order. */
-typedef struct catcher {
-    weft_convert_stream *s;
-    conv c;
-    weft_convert_result out;
-    pthread_mutex_t *lock;
-    size_t *next;           /* under lock */
-} catcher;
-
-static void *catch_up_run(void *arg)
-{
-    catcher *k = arg;
-    weft_convert_stream *s = k->s;
-    conv *sink = weft__otf2_sink(&k->c);
-
-    for (;;) {
-        member *m = NULL;
-        int rc;
-        pthread_mutex_lock(k->lock);
-        while (*k->next < s->c.nmems && !m) {
-            member *x = &s->c.mems[(*k->next)++];
-            if (x->st && x->st->live && !x->st->done)
-                m = x;
-        }
-        pthread_mutex_unlock(k->lock);
-        if (!m || is_broken(s))
-            break;
-        if ((rc = read_member(s, &k->c, m, 1)) < 0)
-            give_up(s, &k->c, m, rc);
-    }
-    weft__otf2_sink(sink);
-    return NULL;
-}
-
-static int catcher_init(catcher *k, weft_convert_stream *s,
-                        pthread_mutex_t *lock, size_t *next)
-{
-    memset(k, 0, sizeof *k);
-    k->s = s;
-    k->lock = lock;
-    k->next = next;
-    return weft__replay_copy(&k->c, &s->c, &k->out);
-}
-
-static void catcher_free(catcher *k)
-{
-    weft__replay_copy_free(&k->c);
-    weft_convert_result_free(&k->out);
-}
-
-/* See stream.h. */
-int weft__stream_events_only(const weft_convert_stream *s)
-{
-    return s->in.events_only;
-}
-
-/* See stream.h. */
-void weft__stream_catch_up(weft_convert_stream *s, unsigned nthreads)
-{
-    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    catcher *k;
-    size_t next = 0;
-    unsigned n = 0;
-
-    if (is_broken(s) || !s->opened)
-        return;
-    if (!s->c.resolution)  /* rank 0 came after every step */
-        set_resolution(s, first_rate(s));
-    if (!(k = calloc(nthreads ? nthreads : 1, sizeof *k))) {
-        set_broken(s);
-        tidy(s);
-        return;
-    }
-    for (n = 0; n < (nthreads ? nthreads : 1); n++)
-        if (catcher_init(&k[n], s, &lock, &next) < 0) {
-            n++;
-            set_broken(s);
-            goto out;
-        }
-    weft__conv_fan_out(catch_up_run, k, sizeof *k, n);
-out:
-    for (unsigned i = 0; i < n; i++)
-        catcher_free(&k[i]);
-    free(k);
-    tidy(s);
-}
-
-/* Can the conversion take member m (its pass 1 done) from the stream's
- * sm? */
-static int adoptable(const weft_convert_stream *s, const conv *c,
-                     const member *m, const member *sm)
-{
-    if (!sm || !sm->st || !sm->st->live || !sm->st->done || m->remote)
-        return 0;
-    /* (without a fixed resolution the stream rescales no member) */
-    if (sm->st->next != m->good_end || m->rescale != sm->rescale ||
-        m->each_time || c->resolution != s->c.resolution)
-        return 0;
-    for (size_t k = 0; k < sm->nlocs; k++)
-        if (!weft__conv_loc((member *)m, sm->locs[k].thread, 0))
-            return 0;
-    return 1;
-}
-
-/* See stream.h. */
-int weft__stream_adopt(weft_convert_stream *s, conv *c)
-{
-    for (size_t i = 0; i < c->nmems; i++) {
-        member *m = &c->mems[i], *sm = weft__conv_member(&s->c, m->rank);
-        weft_unifier *u;
-        int rc;
-        if (!adoptable(s, c, m, sm))
-            continue;
-        /* Its events were summed in the stream's unifier's ids (the same
-         * as pass 1's: one member's definitions in one order). */
-        u = m->u;
-        m->u = sm->u;
-        sm->u = u;
-        if ((rc = weft__sums_adopt(c, m, sm, &sm->st->n)) < 0)
-            return rc;
-    }
-    return 0;
-}
-
 /* See stream.h. */
 void weft__stream_flushed(conv *c, uint64_t location)
 {
@@ -956,7 +782,7 @@ uint64_t weft_convert_stream_replayed(weft_convert_stream *s)
 {
     uint64_t n = 0;
 
-    if (is_broken(s))
+    if (weft__stream_broken(s))
         return 0;
     for (size_t i = 0; i < s->c.nmems; i++) {
         const member *m = &s->c.mems[i];
@@ -966,26 +792,6 @@ uint64_t weft_convert_stream_replayed(weft_convert_stream *s)
             n += m->locs[k].replayed;
     }
     return n;
-}
-
-/* See stream.h. */
-OTF2_Archive *weft__stream_archive(weft_convert_stream *s,
-                                   chunk_budget **pool)
-{
-    OTF2_Archive *a;
-
-    if (is_broken(s) || !s->opened)
-        return NULL;
-    /* Its event files written whole (every writer closed): the events'
-     * archive is done, the primary goes on with the definitions. */
-    if (weft__otf2_close_events(&s->c) < 0 || weft__otf2_close(&s->c) < 0) {
-        set_broken(s);
-        return NULL;
-    }
-    a = s->primary;
-    s->primary = NULL;
-    *pool = &s->pool;
-    return a;
 }
 
 void weft_convert_stream_free(weft_convert_stream *s)
