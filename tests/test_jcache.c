@@ -105,6 +105,37 @@ static void test_lru(void **state)
     f->m[6].waiting.n = 0;
 }
 
+/* Journals in use at the list's tail go to its front, and a use parks
+ * at most a few idle ones (a job's thousands of processes joining at
+ * once: each use does not walk them all); the idle ones beyond the
+ * limit are all parked after a few uses. */
+static void test_busy_tail(void **state)
+{
+    jfix *f = *state;
+
+    f->d.cfg.max_open_journals = 2;
+    for (int i = 0; i < 12; i++) {
+        f->m[i].pending = 1;  /* its Hello being written */
+        weft_jcache_use(&f->m[i]);
+    }
+    for (int i = 12; i < N; i++)
+        weft_jcache_use(&f->m[i]);
+    /* the 12 in use, and the last used (the idle ones before it were
+     * parked as those in use went to the front) */
+    for (int i = 0; i < 12; i++)
+        assert_true(weft_journal_is_open(f->m[i].journal));
+    assert_int_equal(weft_jcache_open(&f->d), 13);
+    assert_true(weft_journal_is_open(f->m[N - 1].journal));
+    for (int i = 0; i < 12; i++)
+        f->m[i].pending = 0;
+    weft_jcache_use(&f->m[0]);  /* parks 8 of the 12 now idle */
+    assert_int_equal(weft_jcache_open(&f->d), 5);
+    weft_jcache_use(&f->m[0]);
+    assert_int_equal(weft_jcache_open(&f->d), 2);
+    assert_int_equal(open_count(f), 2);
+    assert_true(weft_journal_is_open(f->m[0].journal));
+}
+
 /* A member without a connection is parked once idle, not before. */
 static void test_idle(void **state)
 {
@@ -169,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lru, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_park_append, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,9 @@
 #include "fifo.h"
 #include "server.h"
 
+/* The journals at most one use looks at to park (their list's tail). */
+#define WEFT_JCACHE_VISITS 8
+
 typedef struct weft_jcache {
     weft_memberin *head, *tail;  /* most recently used first */
     uint64_t n;
@@ -55,12 +58,22 @@ void weft_jcache_use(weft_memberin *in)
     in->jc_open = 1;
     WEFT_DLIST_PUSH_HEAD(jc->head, jc->tail, in, jc_prev, jc_next);
     jc->n++;
-    /* jc stays: in is on it */
-    for (weft_memberin *v = jc->tail; v && jc->n > d->cfg.max_open_journals;) {
-        weft_memberin *prev = v->jc_prev;
-        if (v != in && idle(v))
+    /* jc stays: in is on it. A journal in use (its Hello still being
+     * opened, entries on their way) is not parked: it goes to the front,
+     * so that a list of thousands in use (a job's processes all joining
+     * at once) is not walked whole at every use; the idle ones beyond
+     * the limit are parked a few at a time (their members are all being
+     * written, or they reach the tail soon). */
+    for (unsigned seen = 0; jc->n > d->cfg.max_open_journals &&
+                            jc->tail != in && seen < WEFT_JCACHE_VISITS;
+         seen++) {
+        weft_memberin *v = jc->tail;
+        if (idle(v)) {
             park(jc, v);
-        v = prev;
+        } else {
+            WEFT_DLIST_UNLINK(jc->head, jc->tail, v, jc_prev, jc_next);
+            WEFT_DLIST_PUSH_HEAD(jc->head, jc->tail, v, jc_prev, jc_next);
+        }
     }
 }
 

@@ -7,7 +7,9 @@
  *  - its member has no connection (it hung up, or was restored at
  *    start): parked at once, or
  *  - more than max_open_journals are open: the least recently used idle
- *    ones are parked.
+ *    ones are parked, a few at each use (one in use met at the list's
+ *    tail goes to its front: thousands of members joining at once do
+ *    not make each use walk them all).
  * So journals hold at most max_open_journals descriptors plus those of
  * members being written at that moment (each has a connection, bounded
  * by max_connections), whatever the number of members, and a member that

@@ -357,6 +357,17 @@ void weft_member_part_archive(weft_memberin *in, const char *archive_dir)
     weft__trace_check_done(t);
 }
 
+/* Tells m's node where its trace's archive is, once per connection. */
+static void key_to(weft_member *m)
+{
+    weft_conn *c = m->in.conn;
+
+    if (!c || m->key_sent || !c->relay_events_here)
+        return;
+    weft_relay_archive_key(c, m->trace->key);
+    m->key_sent = 1;
+}
+
 /* See trace_internal.h. */
 void weft__stream_keys(weft_trace *t)
 {
@@ -364,11 +375,8 @@ void weft__stream_keys(weft_trace *t)
         return;
     for (size_t i = 0; i < t->members.ncells; i++) {
         weft_member *m = weft_trace_member_at(t, i);
-        weft_conn *c = m ? m->in.conn : NULL;
-        if (!c || m->key_sent || !c->relay_events_here)
-            continue;
-        weft_relay_archive_key(c, t->key);
-        m->key_sent = 1;
+        if (m)
+            key_to(m);
     }
 }
 
@@ -392,9 +400,8 @@ static void archive_key_restored(weft_trace *t, weft_memberin *in)
             weft_conn_fail(in->conn, WEFT_EIO, "the head cannot make the "
                            "trace's archive in archive_root for its nodes "
                            "to write in (its log says why)");
-    } else if (in->conn && !m->key_sent) {
-        weft_relay_archive_key(in->conn, t->key);
-        m->key_sent = 1;
+    } else {
+        key_to(m);
     }
     free(traces);
     free(dir);
@@ -429,7 +436,7 @@ void weft_member_events_elsewhere(weft_memberin *in)
         return;
     }
     if (st->opened) {
-        weft__stream_keys(t);
+        key_to(m);  /* (the others were told) */
         return;
     }
     st->open_due = 1;
