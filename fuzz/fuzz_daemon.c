@@ -656,8 +656,8 @@ static void do_goodbye(peer *p, cursor *in)
  * member - 1 of 2 in trace fz-relay, uid UID_A; bit 7: its node
  * writes its events, events_here), a Heartbeat (member 2: a weft
  * command's Query of the catalog, as uid UID_A), its end (closed; bit 7:
- * its sums instead; member 2: `more`, its asker read), or bytes that
- * are no Envelope. */
+ * its sums instead, bit 0 saying more pieces follow; member 2: `more`,
+ * its asker read), or bytes that are no Envelope. */
 static void do_node_relay(peer *p, uint8_t how)
 {
     Weft__Envelope env = WEFT__ENVELOPE__INIT, inner = WEFT__ENVELOPE__INIT;
@@ -705,6 +705,7 @@ static void do_node_relay(peer *p, uint8_t how)
                                    write its events) */
             r.sums.data = (uint8_t *)"\x08\x01";
             r.sums.len = 2;
+            r.sums_more = how & 1;
         } else {
             r.closed = 1;
         }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "varint.h"
 #include "weft_errors.h"
 
 void weft_frame_reader_init(weft_frame_reader *r, size_t max_frame)
@@ -227,4 +228,44 @@ const char *weft_frame_kind_name(int msg_case)
     case WEFT__ENVELOPE__MSG_NODE_RELAY: return "NodeRelay";
     default: return "none";
     }
+}
+
+/* The end of the top-level field at p (before end): NULL when it is
+ * truncated or not a field. */
+static const uint8_t *field_end(const uint8_t *p, const uint8_t *end)
+{
+    uint64_t key, n;
+
+    if (!(p = weft__get_uvarint(p, end, &key)) || key >> 3 == 0)
+        return NULL;
+    switch (key & 7) {
+    case 0: /* varint */
+        return weft__get_uvarint(p, end, &n);
+    case 1: /* 64 bits */
+        return end - p >= 8 ? p + 8 : NULL;
+    case 2: /* length-delimited */
+        if (!(p = weft__get_uvarint(p, end, &n)) ||
+            n > (uint64_t)(end - p))
+            return NULL;
+        return p + n;
+    case 5: /* 32 bits */
+        return end - p >= 4 ? p + 4 : NULL;
+    default: /* (groups, long gone from protobuf: weft has none) */
+        return NULL;
+    }
+}
+
+ssize_t weft_frame_cut(const uint8_t *p, size_t len, size_t max)
+{
+    const uint8_t *end = p + len, *at = p, *next;
+
+    assert(p && len > 0);
+    while (at < end) {
+        if (!(next = field_end(at, end)))
+            return WEFT_EPROTO;
+        if ((size_t)(next - p) > max)
+            break;
+        at = next;
+    }
+    return at - p;
 }

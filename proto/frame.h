@@ -90,6 +90,14 @@ ssize_t weft_frame_pack_room(const Weft__Envelope *env, size_t room,
  * into a malloc'd buffer (*out, the caller frees). Its length, or
  * WEFT_ENOMEM/WEFT_ETOOBIG. */
 ssize_t weft_frame_pack_bare(const Weft__Envelope *env, uint8_t **out);
+/* The length of the first piece of the packed protobuf message p (len
+ * bytes, len > 0) that is at most max bytes, cut between two of its
+ * top-level fields, so that its pieces cut one after the other and
+ * joined in order are the message again (a node's MemberSums beyond its
+ * head's max_frame crosses the link so: NodeRelay.sums_more). 0 when
+ * its first field alone is longer than max; WEFT_EPROTO when p is not
+ * a message (a truncated field, a wire type protobuf does not have). */
+ssize_t weft_frame_cut(const uint8_t *p, size_t len, size_t max);
 /* Packs an Error frame with code and a printf-style message. */
 ssize_t weft_frame_pack_error(uint8_t **out, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

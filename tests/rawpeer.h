@@ -36,6 +36,7 @@ extern uint64_t acks;              /* Ack frames received */
  * NodeRelays for it are read as its frames. */
 extern uint32_t relay_member;
 extern uint32_t relay_uid, relay_gid;
+extern int relay_events_here;      /* its Hello says events_here */
 extern uint32_t hello_rank;        /* the rank a Hello says (0) */
 
 /* Connects to HOST:PORT or unix:PATH (over TCP, reads the Challenge).

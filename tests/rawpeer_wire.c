@@ -42,6 +42,7 @@ Weft__HelloAck *hello_ack;  /* the last HelloAck received */
 uint64_t acks;              /* Ack frames received */
 uint32_t relay_member;      /* "node-relay": frames go as this member's */
 uint32_t relay_uid, relay_gid; /* whom the node vouches for */
+int relay_events_here;
 uint32_t hello_rank;        /* the rank a Hello says */
 
 
@@ -94,6 +95,7 @@ static void relay_wrap(const Weft__Envelope *env, Weft__Envelope *out,
         r->uid = relay_uid;
         r->gid = relay_gid;
         r->pid = hello_pid();
+        r->events_here = relay_events_here;
     }
     out->msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
     out->node_relay = r;

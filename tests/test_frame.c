@@ -787,6 +787,67 @@ static void test_unknown_fields_refused(void **state)
     assert_null(weft_frame_unpack(inner, sizeof inner));
 }
 
+/* A MemberSums of many locations, packed, cut into pieces of at most
+ * max bytes between its fields (as a node sends sums beyond its head's
+ * max_frame): each piece is a MemberSums, the pieces joined are the
+ * message, and it unpacks to what was packed. A field longer than max
+ * cannot be cut (0); bytes that are no message are refused. */
+static void test_cut(void **state)
+{
+    Weft__MemberSums s = WEFT__MEMBER_SUMS__INIT, *back;
+    Weft__SumsLocation l[40], *lp[40];
+    uint8_t *buf, *joined;
+    size_t len, at = 0, pieces = 0;
+    ssize_t n;
+    static const uint8_t truncated[] = { 0x52, 0x05, 0x08 }; /* field 10 */
+    static const uint8_t group[] = { 0x0b, 0x0c };  /* wire type 3 */
+
+    (void)state;
+    for (int i = 0; i < 40; i++) {
+        weft__sums_location__init(&l[i]);
+        l[i].location = (uint64_t)i;
+        l[i].events = 1000u * (uint32_t)i;
+        lp[i] = &l[i];
+    }
+    s.rank = 3;
+    s.resolution = 1000000000;
+    s.n_locations = 40;
+    s.locations = lp;
+    len = weft__member_sums__get_packed_size(&s);
+    buf = malloc(len);
+    joined = malloc(len);
+    assert_non_null(buf);
+    assert_non_null(joined);
+    weft__member_sums__pack(&s, buf);
+    while (at < len) {
+        n = weft_frame_cut(buf + at, len - at, 64);
+        assert_true(n > 0 && n <= 64);
+        back = weft__member_sums__unpack(NULL, (size_t)n, buf + at);
+        assert_non_null(back);  /* a piece is a message of its own */
+        weft__member_sums__free_unpacked(back, NULL);
+        memcpy(joined + at, buf + at, (size_t)n);
+        at += (size_t)n;
+        pieces++;
+    }
+    assert_true(pieces > 1);
+    assert_memory_equal(joined, buf, len);
+    back = weft__member_sums__unpack(NULL, len, joined);
+    assert_non_null(back);
+    assert_int_equal(back->rank, 3);
+    assert_int_equal(back->n_locations, 40);
+    assert_int_equal(back->locations[39]->events, 39000);
+    assert_int_equal(back->locations[39]->location, 39);
+    weft__member_sums__free_unpacked(back, NULL);
+    assert_int_equal(weft_frame_cut(buf, len, len), (ssize_t)len);
+    /* the first field (rank, 2 bytes) alone beyond 1 byte */
+    assert_int_equal(weft_frame_cut(buf, len, 1), 0);
+    assert_int_equal(weft_frame_cut(truncated, sizeof truncated, 64),
+                     WEFT_EPROTO);
+    assert_int_equal(weft_frame_cut(group, sizeof group, 64), WEFT_EPROTO);
+    free(buf);
+    free(joined);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -798,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_unpack_garbage),
         cmocka_unit_test(test_pack_error),
         cmocka_unit_test(test_unknown_fields_refused),
+        cmocka_unit_test(test_cut),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -800,6 +800,46 @@ static void relay_start(void)
     else
         send_node_hello(node && *node ? node : "n1", 0);
     relay_member = (uint32_t)env_u64("RAWPEER_RELAY", 1);
+    relay_events_here = getenv("RAWPEER_EVENTS_HERE") != NULL;
+}
+
+/* Relayed, a member whose node writes its events (RAWPEER_EVENTS_HERE):
+ * after its HelloAck, pieces of sums (NodeRelay.sums_more) of 1 MiB,
+ * more than the head joins (a journal entry's most, 64 MiB). */
+static int mode_sums_flood(const char *addr, const char *trace, int argc,
+                           char **argv)
+{
+    size_t piece = 1u << 20;
+    uint8_t *junk = calloc(1, piece);
+
+    (void)addr, (void)argc, (void)argv;
+    if (!junk || !relay_member)
+        return 2;
+    send_hello(trace, WEFT_PROTOCOL_VERSION);
+    stop_at_hello_ack = 1;
+    if (await_reply(10000) != 4) {
+        fprintf(stderr, "rawpeer: no HelloAck\n");
+        return 1;
+    }
+    stop_at_hello_ack = 0;
+    for (int i = 0; i < 65; i++) {
+        Weft__Envelope env = WEFT__ENVELOPE__INIT;
+        Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+        uint8_t *frame;
+        ssize_t n;
+        r.member = relay_member;
+        r.sums.data = junk;
+        r.sums.len = piece;
+        r.sums_more = 1;
+        env.msg_case = WEFT__ENVELOPE__MSG_NODE_RELAY;
+        env.node_relay = &r;
+        if ((n = pack_env(&env, &frame)) <= 0)
+            return 1;
+        send_bytes(frame, (size_t)n);
+        free(frame);
+    }
+    free(junk);
+    return AWAIT_ERROR;
 }
 
 /* Relayed: the Hellos of COUNT members (the argument after TRACE) of
@@ -876,6 +916,7 @@ static const struct mode {
     { "big-defs", mode_big_defs },
     { "node-no-auth", mode_node_no_auth },
     { "node-then-hello", mode_node_then_hello },
+    { "sums-flood", mode_sums_flood },
 };
 
 static void usage(void)

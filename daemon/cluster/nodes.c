@@ -399,7 +399,8 @@ static int on_node_relay(weft_conn *c, const Weft__NodeRelay *r)
     }
     if (r->sums.len) { /* of a member whose events the node wrote */
         if (cell)
-            weft_relay_take_sums(cell->rc, r->sums.data, r->sums.len);
+            weft_relay_take_sums(cell->rc, r->sums.data, r->sums.len,
+                                 r->sums_more);
         else
             relay_refuse(c, r->member, WEFT_ESTATE, "sums relayed for "
                          "member %u, which is not here",

@@ -142,15 +142,55 @@ static int fits(const weft_daemon *d, size_t len)
     return max && len + WEFT_RELAY_OVERHEAD <= max;
 }
 
+/* Where p's sums may be cut into pieces of at most room bytes each
+ * (between their fields), the pieces: sent when `send`, one NodeRelay
+ * each, all but the last with sums_more. 0; -1 when the link is not
+ * there (the next one sends them again); 1 when they cannot be cut so
+ * (a field larger than room, or no MemberSums). */
+static int sums_pieces(weft_daemon *d, pmember *p, size_t room, int send)
+{
+    for (size_t at = 0; at < p->sums_len;) {
+        Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
+        ssize_t n = weft_frame_cut(p->sums + at, p->sums_len - at, room);
+        if (n <= 0)
+            return 1;
+        r.sums.data = p->sums + at;
+        r.sums.len = (size_t)n;
+        at += (size_t)n;
+        r.sums_more = at < p->sums_len;
+        if (send && send_relay(d, p, &r) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* p's sums to the head, in one NodeRelay, or in pieces within its
+ * max_frame; sums that cannot be cut so go (the head counts p's events
+ * lost), said. 0, or -1 when the link is not there. */
+static int send_sums(weft_daemon *d, pmember *p)
+{
+    uint32_t max = weft__uplink_head_max(d);
+    size_t room = max > WEFT_RELAY_OVERHEAD ? max - WEFT_RELAY_OVERHEAD : 0;
+
+    if (sums_pieces(d, p, room, 0) == 1) {
+        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: its sums (%zu "
+                  "bytes) cannot be cut into pieces within the head's "
+                  "max_frame (%u): the head counts its events lost",
+                  p->trace, p->rank, p->sums_len, (unsigned)max);
+        free(p->sums);
+        p->sums = NULL;
+        return 0;
+    }
+    return sums_pieces(d, p, room, 1);
+}
+
 /* Once its HelloAck came: p's Definitions not sent on this link, then,
  * once its stream is done with it and it ended, its sums and its end
  * (its Goodbye, or `closed`: its process is gone or it left). What the
  * head's max_frame does not take fails p (Definitions: the head cannot
- * have its events) or goes without (its sums: its events are lost). */
+ * have its events); its sums cross in pieces (send_sums). */
 static void send_rest(weft_daemon *d, pmember *p)
 {
-    Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
-
     if (!p->acked || p->failed)
         return;
     while (p->nsent < p->ndefs) {
@@ -180,20 +220,8 @@ static void send_rest(weft_daemon *d, pmember *p)
     if (p->nsent < p->ndefs || p->tail_sent || !p->finished ||
         (!p->goodbye && !p->ended))
         return;
-    if (p->sums && !fits(d, p->sums_len)) {
-        weft_dlog(d, WEFT_LOG_ERROR, "trace '%s' rank %u: its sums take %zu "
-                  "bytes, beyond the head's max_frame (%u): the head counts "
-                  "its events lost", p->trace, p->rank, p->sums_len,
-                  (unsigned)weft__uplink_head_max(d));
-        free(p->sums);
-        p->sums = NULL;
-    }
-    if (p->sums) {
-        r.sums.data = p->sums;
-        r.sums.len = p->sums_len;
-        if (send_relay(d, p, &r) < 0)
-            return;
-    }
+    if (p->sums && send_sums(d, p) < 0)
+        return;
     if (p->goodbye) {
         if (send_frame(d, p, p->goodbye, p->goodbye_len) < 0)
             return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "journal.h"
 #include "memberin.h"
 #include "session.h"
 #include "weft_errors.h"
@@ -95,12 +96,45 @@ static void send_relay(weft_conn *rc, const Weft__NodeRelay *r)
     weft_conn_send(rc->link, frame, (size_t)n);
 }
 
-int weft_relay_take_sums(weft_conn *rc, const uint8_t *sums, size_t len)
+/* A piece of rc's sums (len bytes at sums) joined to those before it
+ * (rc->sums_part). 0, or the WEFT_E* code after failing rc. */
+static int sums_piece(weft_conn *rc, const uint8_t *sums, size_t len)
 {
+    uint8_t *v;
+
+    if (len == 0 || len > WEFT_JOURNAL_MAX_PAYLOAD - rc->sums_part_len) {
+        weft_conn_fail_limit(rc, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
+                             "sums %s", len ? "of more than 64 MiB (a "
+                             "journal entry's most)" : "in an empty piece");
+        return WEFT_ETOOBIG;
+    }
+    if (!(v = realloc(rc->sums_part, rc->sums_part_len + len))) {
+        weft_conn_fail(rc, WEFT_ENOMEM, "out of memory");
+        return WEFT_ENOMEM;
+    }
+    memcpy(v + rc->sums_part_len, sums, len);
+    rc->sums_part = v;
+    rc->sums_part_len += len;
+    return 0;
+}
+
+int weft_relay_take_sums(weft_conn *rc, const uint8_t *sums, size_t len,
+                         int more)
+{
+    int r;
+
     if (drops(rc))
         return 0;
     rc->last_frame = uv_now(rc->d->loop);
-    return weft_session_sums(rc, sums, len);
+    if (!more && !rc->sums_part)
+        return weft_session_sums(rc, sums, len);
+    if ((r = sums_piece(rc, sums, len)) < 0 || more)
+        return r;
+    r = weft_session_sums(rc, rc->sums_part, rc->sums_part_len);
+    free(rc->sums_part);
+    rc->sums_part = NULL;
+    rc->sums_part_len = 0;
+    return r;
 }
 
 void weft_relay_archive_key(weft_conn *rc, const char *key)
@@ -182,6 +216,7 @@ void weft_relay_link_closed(weft_conn *rc)
 
 void weft_relay_free(weft_conn *rc)
 {
+    free(rc->sums_part);
     free(rc->relay_node);
     free(rc);
 }

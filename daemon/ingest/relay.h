@@ -53,9 +53,12 @@ weft_conn *weft_relay_open(weft_conn *link, uint32_t id, uint32_t uid,
  * (dropped when rc is closing, said Goodbye or stops). 0 if it was
  * accepted (or dropped), or the WEFT_E* code rc was failed with. */
 int weft_relay_take(weft_conn *rc, const Weft__Envelope *env);
-/* The node sent the sums of rc (NodeRelay.sums), whose events it wrote:
- * as weft_relay_take, to weft_session_sums. */
-int weft_relay_take_sums(weft_conn *rc, const uint8_t *sums, size_t len);
+/* The node sent the sums of rc (NodeRelay.sums), whose events it wrote,
+ * or a piece of them (`more`: NodeRelay.sums_more; kept until the last,
+ * joined, up to a journal entry's most): as weft_relay_take, to
+ * weft_session_sums. */
+int weft_relay_take_sums(weft_conn *rc, const uint8_t *sums, size_t len,
+                         int more);
 /* Tells rc's node where rc's events go: the archive of its trace is made,
  * in archive_root's directory `key` (NodeRelay.archive_key). */
 void weft_relay_archive_key(weft_conn *rc, const char *key);

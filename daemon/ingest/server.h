@@ -174,6 +174,9 @@ typedef struct weft_conn {
                                   archive and sends its sums (its Hello's
                                   NodeRelay.events_here, issue #34) */
     void (*relay_gone)(struct weft_conn *rc); /* its owner's, once closed */
+    uint8_t *sums_part;        /* its sums so far, while pieces come
+                                  (NodeRelay.sums_more); owned */
+    size_t sums_part_len;
     uint32_t relay_holds;      /* a link: its members holding it */
 } weft_conn;
 

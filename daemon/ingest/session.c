@@ -940,10 +940,11 @@ int weft_session_sums(weft_conn *c, const uint8_t *sums, size_t len)
                        "Goodbye");
         return WEFT_EPROTO;
     }
-    if (len == 0 || len > c->d->cfg.max_frame) {
+    /* (pieces of at most max_frame each, joined: relay.c) */
+    if (len == 0 || len > WEFT_JOURNAL_MAX_PAYLOAD) {
         weft_conn_fail_limit(c, WEFT_LIMIT_MAX_FRAME, WEFT_ETOOBIG,
-                             "sums of %zu bytes (1 to max_frame %" PRIu64
-                             ")", len, c->d->cfg.max_frame);
+                             "sums of %zu bytes (1 to a journal entry's "
+                             "most, %u)", len, WEFT_JOURNAL_MAX_PAYLOAD);
         return WEFT_ETOOBIG;
     }
     e.kind = WEFT_JE_SUMS;

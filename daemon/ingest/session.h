@@ -70,7 +70,8 @@ int weft_session_frame(weft_conn *c, const Weft__Envelope *env);
 /* The sums (packed weft.MemberSums, len bytes) a node sent of c's member,
  * whose events it wrote (relay_events_here): journaled as they are, for
  * the conversion. 0 when accepted, or the WEFT_E* code after failing c
- * (not such a member, after its Goodbye, empty or beyond max_frame). */
+ * (not such a member, after its Goodbye, empty or beyond a journal
+ * entry's most). */
 int weft_session_sums(weft_conn *c, const uint8_t *sums, size_t len);
 /* weft_server_cbs.on_closed: c is closing; detaches it from its member. */
 void weft_session_closed(weft_conn *c);
