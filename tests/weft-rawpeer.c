@@ -755,6 +755,20 @@ static int mode_node_then_hello(const char *addr, const char *trace,
     return AWAIT_ERROR;
 }
 
+/* Sends a Hello of TRACE and waits for its HelloAck: 0, or -1 (said)
+ * when none came. */
+static int hello_acked(const char *trace)
+{
+    send_hello(trace, WEFT_PROTOCOL_VERSION);
+    stop_at_hello_ack = 1;
+    if (await_reply(10000) != 4) {
+        fprintf(stderr, "rawpeer: no HelloAck\n");
+        return -1;
+    }
+    stop_at_hello_ack = 0;
+    return 0;
+}
+
 /* A member whose Definitions frame, after the HelloAck, holds BYTES
  * (the argument after TRACE) bytes of records: a weftd of a smaller
  * max_frame refuses it. */
@@ -767,13 +781,8 @@ static int mode_big_defs(const char *addr, const char *trace, int argc,
     (void)addr;
     if (!big)
         return 2;
-    send_hello(trace, WEFT_PROTOCOL_VERSION);
-    stop_at_hello_ack = 1;
-    if (await_reply(10000) != 4) {
-        fprintf(stderr, "rawpeer: no HelloAck\n");
+    if (hello_acked(trace) < 0)
         return 1;
-    }
-    stop_at_hello_ack = 0;
     send_raw_defs(1, big, n);
     free(big);
     return AWAIT_ERROR;
@@ -815,13 +824,8 @@ static int mode_sums_flood(const char *addr, const char *trace, int argc,
     (void)addr, (void)argc, (void)argv;
     if (!junk || !relay_member)
         return 2;
-    send_hello(trace, WEFT_PROTOCOL_VERSION);
-    stop_at_hello_ack = 1;
-    if (await_reply(10000) != 4) {
-        fprintf(stderr, "rawpeer: no HelloAck\n");
+    if (hello_acked(trace) < 0)
         return 1;
-    }
-    stop_at_hello_ack = 0;
     for (int i = 0; i < 65; i++) {
         Weft__Envelope env = WEFT__ENVELOPE__INIT;
         Weft__NodeRelay r = WEFT__NODE_RELAY__INIT;
