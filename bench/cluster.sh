@@ -8,7 +8,7 @@
 # one weftd alone (its Unix socket), in the same run. Root only.
 #
 #   make -C BUILD_DIR && bash bench/cluster.sh [-n NODES] [-p RANKS]
-#        [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] [-f] BUILD_DIR
+#        [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-i IDLE] [-c] [-f] BUILD_DIR
 #
 # -c: the cluster only (one weftd alone needs two descriptors per rank:
 # 40 000 for 20 000 ranks, beyond a default hard limit of 20 000).
@@ -27,11 +27,16 @@
 # and the bytes the head received on its network interface.
 #
 # With -f the head's CPU and bytes grow with the events; without, with
-# the ranks and their definitions (issue #34: compare two sizes).
+# the ranks and their definitions (issue #34: compare two sizes). What
+# the head spends while nothing records (heartbeats, its nodes' figures
+# and clock questions: per second, measured for IDLE seconds, -i, before
+# the first round) is also taken off each round's, for its length: what
+# the trace itself cost the head.
 BENCH=bench/cluster
-NODES=8 RANKS=2500 BATCHES=4 EVENTS=1000 ROUNDS=1 ALONE=1 FORWARD=0
-while getopts "n:p:b:e:r:cf" o; do
+NODES=8 RANKS=2500 BATCHES=4 EVENTS=1000 ROUNDS=1 ALONE=1 FORWARD=0 IDLE=10
+while getopts "n:p:b:e:r:i:cf" o; do
     case $o in
+    i) IDLE=$OPTARG ;;
     c) ALONE=0 ;;
     f) FORWARD=1 ;;
     n) NODES=$OPTARG ;;
@@ -39,7 +44,7 @@ while getopts "n:p:b:e:r:cf" o; do
     b) BATCHES=$OPTARG ;;
     e) EVENTS=$OPTARG ;;
     r) ROUNDS=$OPTARG ;;
-    *) echo "usage: bench/cluster.sh [-n NODES] [-p RANKS] [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-c] [-f] BUILD_DIR" >&2
+    *) echo "usage: bench/cluster.sh [-n NODES] [-p RANKS] [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-i IDLE] [-c] [-f] BUILD_DIR" >&2
        exit 2 ;;
     esac
 done
@@ -228,9 +233,21 @@ measure() {
     after=$(awk -v a="$t1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null
 }
+# now: seconds since the epoch.
+now() { date +%s.%N; }
+# The head with its nodes linked and nothing recording: its CPU and the
+# bytes it receives, per second.
+i0=$(cpu_seconds "$HEAD_PID") x0=$(head_rx) t0=$(now)
+sleep "$IDLE"
+i1=$(cpu_seconds "$HEAD_PID") x1=$(head_rx) t1=$(now)
+IDLE_CPU=$(awk -v a="$i0" -v b="$i1" -v s="$t0" -v e="$t1" 'BEGIN { print (b - a) / (e - s) }')
+IDLE_RX=$(awk -v a="$x0" -v b="$x1" -v s="$t0" -v e="$t1" 'BEGIN { print (b - a) / (e - s) }')
+awk -v c="$IDLE_CPU" -v x="$IDLE_RX" -v s="$IDLE" 'BEGIN {
+    printf "the head, its nodes linked, nothing recording (%d s): %.1f ms of CPU and %.0f bytes received a second\n", s, c * 1000, x }'
 for r in $(seq 1 "$ROUNDS"); do
     # The cluster.
     rx0=$(head_rx)
+    s0=$(now)
     h0=$(cpu_seconds "$HEAD_PID")
     n0=$(cpu_seconds "${NODE_PIDS[@]}")
     rm -f "$TMP/maxconn"
@@ -240,13 +257,15 @@ for r in $(seq 1 "$ROUNDS"); do
     h1=$(cpu_seconds "$HEAD_PID")
     n1=$(cpu_seconds "${NODE_PIDS[@]}")
     rx1=$(head_rx)
+    s1=$(now)
     awk -v w="$wall" -v a="$after" -v ev="$EV" -v h="$(awk -v x="$h0" -v y="$h1" 'BEGIN{print y-x}')" \
         -v n="$(awk -v x="$n0" -v y="$n1" 'BEGIN{print y-x}')" \
         -v rx=$((rx1 - rx0)) -v mc="$(cat "$TMP/maxconn" 2>/dev/null || echo 0)" \
-        -v rss="$(awk '/VmHWM/ { print $2 }' "/proc/$HEAD_PID/status")" -v r="$r" 'BEGIN {
+        -v rss="$(awk '/VmHWM/ { print $2 }' "/proc/$HEAD_PID/status")" -v r="$r" \
+        -v d="$(awk -v a="$s0" -v b="$s1" 'BEGIN{print b-a}')" -v ic="$IDLE_CPU" -v ix="$IDLE_RX" 'BEGIN {
         printf "round %d, cluster: acked in %.2f s (%.2f M events/s), complete %.2f s after the last goodbye\n", r, w, ev / w / 1e6, a
         printf "  CPU per event: head %.1f ns, nodes %.1f ns, all %.1f ns; head peak RSS %.1f MiB; at most %d sockets in one weftd; head received %.1f MB (%.2f bytes/event)\n", h * 1e9 / ev, n * 1e9 / ev, (h + n) * 1e9 / ev, rss / 1024, mc, rx / 1e6, rx / ev
-        printf "  head: %.2f s of CPU, %.2f MB received\n", h, rx / 1e6 }'
+        printf "  head: %.2f s of CPU, %.2f MB received in %.1f s; beyond its idle rate, the trace'"'"'s: %.2f s, %.3f MB\n", h, rx / 1e6, d, h - ic * d, (rx - ix * d) / 1e6 }'
     # One weftd alone, the same clients.
     [ "$ALONE" = 1 ] || continue
     s0=$(cpu_seconds "$SINGLE_PID")
