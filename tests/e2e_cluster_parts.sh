@@ -20,11 +20,13 @@
 #    the archive is exact;
 #  - the head SIGKILLed mid-run while n1 and n2 write: they go on, link
 #    again, and the head's restored trace makes the archive anew around
-#    the files they wrote: exact;
+#    the files they wrote: exact; while the head is down the nodes keep
+#    their parts' journals (n1 SIGKILLed then writes its part again);
 #  - the shared file system unwritable on n2 as its part ends: it says
 #    so, keeps its journals and tries again; exact once it can write;
-#  - n2 lost for good while it writes: the trace partial after the
-#    head's grace period, naming n2 and its rank, the rest readable;
+#  - n2 cut off for good while it writes (ip link down): the trace
+#    partial after the head's grace period, naming n2 and its rank, the
+#    rest readable;
 #  - sums beyond the head's max_frame (a process of 32 threads, a head
 #    taking frames of 64 KiB) cross in pieces: exact; a node sending
 #    pieces beyond a journal entry's most (64 MiB) is refused that
@@ -166,7 +168,9 @@ echo "ok: a node SIGKILLed mid-run and back: its part recovered, the archive exa
 # their parts and link again; the head's restored trace has no stream,
 # and its conversion makes the archive anew around the nodes' files.
 # Once while the processes run (back before they end: the nodes are
-# told again where the archive is), once until after they ended.
+# told again where the archive is), once until after they ended: their
+# parts keep their journals until the head holds them, and n1's weftd,
+# SIGKILLed meanwhile, writes its part again at its start.
 headkill() { # NAME ITERATIONS BACK (before|after)
     export WEFT_RUN="$1-$$"
     demo_on n1 "$1" -p 2 --first-rank 0 --size 4 -t 2 -n "$2" -s 5000
@@ -179,7 +183,20 @@ headkill() { # NAME ITERATIONS BACK (before|after)
     kill -KILL "${PID[head]}"
     wait_gone "${PID[head]}" 10 || fail "the head's weftd outlived SIGKILL"
     # (their nodes acknowledge the processes: the head is not needed)
-    [ "$3" = after ] && demos_done
+    if [ "$3" = after ]; then
+        demos_done
+        for n in n1 n2; do
+            until_ 10 "$n ending its part of $1" grep -q \
+                "trace '$1': this node's part is done" "$TMP/$n.log"
+            [ "$(ls "$TMP/$n/parts/$1-"*/rank-*.wj 2>/dev/null | wc -l)" = 2 ] ||
+                fail "$n let its journals of $1 go while the head was down"
+        done
+        kill -KILL "${PID[n1]}"
+        wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
+        weftd_in n1 --set "head=$HEAD" --set node_name=n1
+        until_ 20 "n1 recovering its part of $1" grep -q \
+            "recovery: trace '$1' ($1-.*): 2 member journals" "$TMP/n1.log"
+    fi
     weftd_in head --set grace_period=20 --set "archive_root=$TMP/shared"
     [ "$3" = before ] && demos_done
     unset WEFT_RUN
@@ -256,11 +273,11 @@ until_ 10 "n2 removing its part of rofs" no_parts rofs
 until_ 20 "n2 finding the head's archive_root usable" archive_is n2 ok
 echo "ok: the shared file system unwritable on one node: it says so, keeps its journals, tries again; exact once it can write"
 
-# A node lost for good while it writes (its weftd killed and not back;
-# its processes try on): after the head's grace period the trace is
-# partial, its reason naming the node and its ranks, whose events are
-# lost (their node sent no sums: their files made empty); n1's ranks
-# are whole, the archive read by both readers.
+# A node cut off for good while it writes (its bridge port down, never
+# up again; its processes go on): after the head's grace period the
+# trace is partial, its reason naming the node and its ranks, whose
+# events are lost (their node sent no sums: their files made empty);
+# n1's ranks are whole, the archive read by both readers.
 export WEFT_RUN="nodelost-$$"
 demo_on n1 nodelost -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
 demo_on n2 nodelost -p 1 --first-rank 1 --size 2 -t 2 -n 100000 -s 1000
@@ -270,8 +287,7 @@ for n in n1 n2; do
         "trace 'nodelost': this node writes its events" "$TMP/$n.log"
 done
 sleep 0.5
-kill -KILL "${PID[n2]}"
-wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
+ip -n "$P-sw" link set n2 down
 SPOOL=$TMP/head wait_state nodelost partial 60
 why=$(json_get "$TMP/show.json" 'j.get("error")')
 case "$why" in
@@ -290,7 +306,7 @@ PY
 pkill -KILL -f -- "--report $TMP/nodelost.n2.json"
 { wait "${DEMOS[@]}"; } 2>/dev/null
 DEMOS=()
-echo "ok: a node lost for good while it writes: the trace partial after the grace period, naming it, the rest readable"
+echo "ok: a node cut off for good while it writes: the trace partial after the grace period, naming it, the rest readable"
 
 stop_weftds n1 n3 head
 echo "PASS"

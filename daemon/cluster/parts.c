@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forward.h"
+#include "fsutil.h"
 #include "frame.h"
 #include "hashtab.h"
 #include "members.h"
+#include "partlink.h"
 #include "relay.h"
 #include "server.h"
 #include "weft_errors.h"
@@ -22,6 +25,16 @@ typedef struct pframe {
     uint8_t *bytes;
     size_t len;
 } pframe;
+
+/* A part's directory and who needs it: its trace (until freed) and its
+ * members the head does not hold all of yet (weft_trace.part_link). It
+ * is removed once none does and the part ended; a member's journal
+ * goes as soon as the head holds all of it and it was written. */
+typedef struct pdir {
+    char *dir;
+    unsigned refs;
+    int ended;              /* the part ended (partlink.h's released) */
+} pdir;
 
 /* A member of a part, as the link sends it (weft_memberin.part). */
 typedef struct pmember {
@@ -51,6 +64,7 @@ typedef struct pmember {
                                still connected there): Hello again at
                                the next tick */
     char *key;              /* the head's archive_key, once said */
+    pdir *pd;               /* its part's directory (a reference) */
 } pmember;
 
 typedef struct pcell {
@@ -68,6 +82,52 @@ int weft_parts_init(weft_daemon *d)
     if (!d->parts && !(d->parts = calloc(1, sizeof *d->parts)))
         return WEFT_ENOMEM;
     return 0;
+}
+
+/* One of pd's references goes; with `remove`, its directory too once
+ * none is left and the part ended (else it stays for the next start). */
+static void pdir_release(pdir *pd, int remove)
+{
+    if (!pd || --pd->refs > 0)
+        return;
+    if (remove && pd->ended)
+        weft_part_dir_remove(pd->dir);
+    free(pd->dir);
+    free(pd);
+}
+
+/* p's part's directory, shared with its trace (made with the first
+ * member). 0 or WEFT_ENOMEM. */
+static int pdir_take(pmember *p, weft_memberin *in)
+{
+    void **link = weft_member_part_link(in);
+    pdir *pd = *link;
+
+    if (!pd) {
+        if (!(pd = calloc(1, sizeof *pd)) ||
+            !(pd->dir = strdup(weft_member_dir(in)))) {
+            free(pd);
+            return WEFT_ENOMEM;
+        }
+        pd->refs = 1;  /* its trace's */
+        *link = pd;
+    }
+    pd->refs++;
+    p->pd = pd;
+    return 0;
+}
+
+/* The head holds all of p, which was written: its journal goes. */
+static void journal_remove(const pmember *p)
+{
+    char name[WEFT_JOURNAL_NAME_MAX], *path;
+
+    if (!p->pd || !p->finished)
+        return;
+    weft_journal_name(name, sizeof name, p->rank);
+    if ((path = weft_path_join(p->pd->dir, name)) != NULL)
+        unlink(path);
+    free(path);
 }
 
 static void pmember_free(pmember *p)
@@ -90,6 +150,9 @@ static void forget(weft_daemon *d, pmember *p)
     weft_hashtab_del(&d->parts->table, p->id, sizeof(pcell));
     if (p->in)
         p->in->part = NULL;
+    journal_remove(p);
+    pdir_release(p->pd, 1);
+    p->pd = NULL;
     pmember_free(p);
 }
 
@@ -301,7 +364,8 @@ static int joined(weft_memberin *in, const uint8_t *hello, size_t len)
     p->pid = in->pid;
     p->gid = in->conn ? in->conn->peer_gid : 0;
     p->id = new_id(d->parts);
-    if (!(cell = weft_hashtab_get(&d->parts->table, p->id, sizeof *cell)))
+    if (pdir_take(p, in) < 0 ||
+        !(cell = weft_hashtab_get(&d->parts->table, p->id, sizeof *cell)))
         goto fail;
     cell->p = p;
     in->part = p;
@@ -311,6 +375,7 @@ static int joined(weft_memberin *in, const uint8_t *hello, size_t len)
     send_hello(d, p);
     return 0;
 fail:
+    pdir_release(p->pd, 0);
     pmember_free(p);
     return rc < 0 ? rc : WEFT_ENOMEM;
 }
@@ -431,9 +496,17 @@ static void freed(weft_memberin *in)
     }
 }
 
+static void released(void *link, int ended)
+{
+    pdir *pd = link;
+
+    pd->ended = ended;
+    pdir_release(pd, 1);
+}
+
 const weft_part_cbs weft_part_cbs_node = { takes, head_clock, joined,
                                            journaled, finished, ended,
-                                           freed };
+                                           freed, released };
 
 /* ---- the link ---- */
 
@@ -599,6 +672,7 @@ void weft_parts_free(weft_daemon *d)
             continue;
         if (cell->p->in)
             cell->p->in->part = NULL;
+        pdir_release(cell->p->pd, 0);  /* (kept for the next start) */
         pmember_free(cell->p);
     }
     weft_hashtab_free(&ps->table);

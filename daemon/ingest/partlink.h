@@ -49,6 +49,12 @@ typedef struct weft_part_cbs {
     void (*ended)(weft_memberin *in, int gone);
     /* in is freed (its trace is): the head is told if not yet. */
     void (*freed)(weft_memberin *in);
+    /* A part's trace is freed; link is what the cluster's side keeps of
+     * its directory (weft_member_part_link), `ended` when the part ended
+     * (its members written, their sums handed over): its directory (the
+     * journals) then goes once the head holds every member of it; else
+     * it stays, for this weftd's next start. */
+    void (*released)(void *link, int ended);
 } weft_part_cbs;
 
 /* Traces' side (daemon/traces/, declared here for the cluster): the head
@@ -57,5 +63,12 @@ typedef struct weft_part_cbs {
  * part waits for that before it ends; NULL: the head refused in, the
  * part waits no more. */
 void weft_member_part_archive(weft_memberin *in, const char *archive_dir);
+/* Where the cluster's side keeps what it has of in's part (its trace's
+ * directory and who still needs it: released hands it back), NULL at
+ * first. */
+void **weft_member_part_link(weft_memberin *in);
+/* Removes a part's directory dir: its journals, its note of the head's
+ * archive, dir itself (part.c). Any thread. */
+void weft_part_dir_remove(const char *dir);
 
 #endif

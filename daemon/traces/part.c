@@ -5,9 +5,9 @@
  * that did not come back within the grace period), a stream of its own
  * writes the members the first left (beyond convert_memory's share while
  * they all recorded), one after the other, and each member not
- * finished yet gets its sums (or why not) to the head; then its
- * journals are removed (the head has the member's sums in memory of
- * the link, its events are in the archive) and the part is done. When
+ * finished yet gets its sums (or why not) to the head, and the part is
+ * done; its journals go as the head holds each member (parts.c: a node
+ * killed before that writes them again at its next start). When
  * the archive fails (the shared file system full or unwritable on this
  * node), the members not written keep their journals and wait (as a
  * failed conversion does: RETRY_WAIT, the delay doubling), their
@@ -34,6 +34,12 @@
  * head said (recovery reads it: a restarted node writes its members'
  * events again at once). */
 #define PART_ARCHIVE_FILE "head-archive"
+
+/* See partlink.h. */
+void **weft_member_part_link(weft_memberin *in)
+{
+    return &in->member->trace->part_link;
+}
 
 /* See trace_internal.h. */
 char *weft__part_archive_read(const char *dir)
@@ -85,7 +91,6 @@ typedef struct part_job {
     weft_convert_stream *alone; /* writes the members s left (its
                                    writers beyond convert_memory's share,
                                    say), one after the other, unbounded */
-    char *dir;               /* its journals' */
     uint32_t *ranks;         /* its members not finished */
     size_t n;
     uint8_t **sums;          /* [n] */
@@ -102,14 +107,12 @@ static void job_free(part_job *j)
     free(j->sums);
     free(j->len);
     free(j->ranks);
-    free(j->dir);
     free(j->why);
     free(j);
 }
 
-/* Removes dir's journals, its note of the head's archive and dir (the
- * part's only files). */
-static void remove_dir(const char *dir)
+/* See partlink.h. */
+void weft_part_dir_remove(const char *dir)
 {
     char *note = weft_path_join(dir, PART_ARCHIVE_FILE);
 
@@ -159,8 +162,6 @@ static void finish_work(weft_work *w)
     }
     weft_convert_stream_free(j->alone);
     j->alone = NULL;
-    if (!j->retry)
-        remove_dir(j->dir);
 }
 
 /* j's part keeps the journals of the members not written (j->why): the
@@ -222,6 +223,11 @@ static void finish_done(weft_work *w)
     }
     weft_tlog(t, WEFT_LOG_DEBUG, "trace '%s': this node's part is done",
               t->name);
+    /* Its journals go once the head holds every member (parts.c), or now
+     * when no member of it went to the head. */
+    t->part_ended = 1;
+    if (!t->part_link)
+        weft_part_dir_remove(t->dir);
     job_free(j);
     weft_trace_on(t, WEFT_TEV_FINISHED);
 }
@@ -249,9 +255,8 @@ void weft__part_finish(weft_trace *t)
         j->ranks = calloc(n ? n : 1, sizeof *j->ranks);
         j->sums = calloc(n ? n : 1, sizeof *j->sums);
         j->len = calloc(n ? n : 1, sizeof *j->len);
-        j->dir = strdup(t->dir);
     }
-    if (!j || !j->ranks || !j->sums || !j->len || !j->dir ||
+    if (!j || !j->ranks || !j->sums || !j->len ||
         (!ts->streamer &&
          weft_worker_start(d->loop, (unsigned)d->cfg.max_conversions,
                            WEFT_WORKER_TRANSIENT, &ts->streamer) < 0)) {

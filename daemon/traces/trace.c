@@ -74,6 +74,8 @@ void weft__trace_free(weft_trace *t)
     weft__stream_free(t);
     for (size_t i = 0; i < t->members.ncells; i++)
         member_free(weft_trace_member_at(t, i));
+    if (t->part_link && t->d->part_cbs)
+        t->d->part_cbs->released(t->part_link, t->part_ended);
     weft_hashtab_free(&t->members);
     weft__tree_free(t);
     free(t->name);

@@ -168,6 +168,10 @@ typedef struct weft_trace {
                             the head said */
     int part_refused;    /* a part's: the head refused a member of it:
                             it ends without waiting for where */
+    void *part_link;     /* a part's: the cluster's record of its
+                            directory (partlink.h), released when t is
+                            freed */
+    int part_ended;      /* a part's: it ended, its members written */
     int restored;        /* made by recovery at this weftd's start */
     int nodes_files;     /* restored, and its nodes wrote event files into
                             its archive before: no stream (a new primary
