@@ -6,10 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "forward.h"
-#include "fsutil.h"
 #include "frame.h"
 #include "hashtab.h"
 #include "members.h"
@@ -120,14 +118,8 @@ static int pdir_take(pmember *p, weft_memberin *in)
 /* The head holds all of p, which was written: its journal goes. */
 static void journal_remove(const pmember *p)
 {
-    char name[WEFT_JOURNAL_NAME_MAX], *path;
-
-    if (!p->pd || !p->finished)
-        return;
-    weft_journal_name(name, sizeof name, p->rank);
-    if ((path = weft_path_join(p->pd->dir, name)) != NULL)
-        unlink(path);
-    free(path);
+    if (p->pd && p->finished)
+        weft_part_journal_remove(p->pd->dir, p->rank);
 }
 
 static void pmember_free(pmember *p)

@@ -70,5 +70,7 @@ void **weft_member_part_link(weft_memberin *in);
 /* Removes a part's directory dir: its journals, its note of the head's
  * archive, dir itself (part.c). Any thread. */
 void weft_part_dir_remove(const char *dir);
+/* Removes the journal of rank in part directory dir (part.c). */
+void weft_part_journal_remove(const char *dir, uint32_t rank);
 
 #endif

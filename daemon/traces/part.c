@@ -112,6 +112,17 @@ static void job_free(part_job *j)
 }
 
 /* See partlink.h. */
+void weft_part_journal_remove(const char *dir, uint32_t rank)
+{
+    char name[WEFT_JOURNAL_NAME_MAX], *path;
+
+    weft_journal_name(name, sizeof name, rank);
+    if ((path = weft_path_join(dir, name)) != NULL)
+        unlink(path);
+    free(path);
+}
+
+/* See partlink.h. */
 void weft_part_dir_remove(const char *dir)
 {
     char *note = weft_path_join(dir, PART_ARCHIVE_FILE);
