@@ -10,8 +10,10 @@
 #   make -C BUILD_DIR && bash bench/cluster.sh [-n NODES] [-p RANKS]
 #        [-b BATCHES] [-e EVENTS] [-r ROUNDS] [-i IDLE] [-c] [-f] BUILD_DIR
 #
-# -c: the cluster only (one weftd alone needs two descriptors per rank:
-# 40 000 for 20 000 ranks, beyond a default hard limit of 20 000).
+# -c: the cluster only. One weftd alone holds a socket per rank and,
+# while they write, their journals: two descriptors per rank, 40 000 for
+# 20 000 ranks; beyond the hard limit here (ulimit -Hn; it is raised
+# where root may), the single weftd is left out, saying so.
 # -f: the nodes forward every frame to the head (no archive_root), as
 # before #34's step B; by default the head's archive_root is a directory
 # every node sees, and the nodes journal their ranks and write their
@@ -210,6 +212,15 @@ if [ "$FORWARD" = 0 ]; then # (their logs are at level warning: asked)
             sleep 0.1
         done
     done
+fi
+if [ "$ALONE" = 1 ]; then
+    need=$((2 * NODES * RANKS + 1024))
+    { [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge "$need" ] ||
+        ulimit -Hn "$need"; } 2>/dev/null
+    if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$need" ]; then
+        echo "$BENCH: one weftd alone is left out: $((NODES * RANKS)) ranks need about $need descriptors, and the hard limit here is $(ulimit -Hn): ulimit -Hn could not raise it)"
+        ALONE=0
+    fi
 fi
 weftd_in - "$TMP/single" --listen 127.0.0.1:0
 SINGLE_PID=$WPID
