@@ -218,7 +218,7 @@ if [ "$ALONE" = 1 ]; then
     { [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge "$need" ] ||
         ulimit -Hn "$need"; } 2>/dev/null
     if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$need" ]; then
-        echo "$BENCH: one weftd alone is left out: $((NODES * RANKS)) ranks need about $need descriptors, and the hard limit here is $(ulimit -Hn): ulimit -Hn could not raise it)"
+        echo "$BENCH: one weftd alone is left out: $((NODES * RANKS)) ranks need about $need descriptors, and the hard limit here is $(ulimit -Hn) (ulimit -Hn could not raise it)"
         ALONE=0
     fi
 fi
