@@ -23,7 +23,8 @@
 #    the files they wrote: exact; while the head is down the nodes keep
 #    their parts' journals (n1 SIGKILLed then writes its part again);
 #  - the shared file system unwritable on n2 as its part ends: it says
-#    so, keeps its journals and tries again; exact once it can write;
+#    so, keeps its journals and tries again; exact once it can write,
+#    or once it starts again after a stop;
 #  - n2 cut off for good while it writes (ip link down): the trace
 #    partial after the head's grace period, naming n2 and its rank, the
 #    rest readable;
@@ -272,6 +273,30 @@ shared_exact rofs 2
 until_ 10 "n2 removing its part of rofs" no_parts rofs
 until_ 20 "n2 finding the head's archive_root usable" archive_is n2 ok
 echo "ok: the shared file system unwritable on one node: it says so, keeps its journals, tries again; exact once it can write"
+
+# Again, and n2's weftd stopped (SIGTERM) while its part waits to try
+# again: the journals stay; started again (its view writable), it writes
+# them at its start, exact.
+export WEFT_RUN="rofs2-$$"
+demo_on n1 rofs2 -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
+demo_on n2 rofs2 -p 1 --first-rank 1 --size 2 -t 2 -n 600 -s 5000
+unset WEFT_RUN
+until_ 20 "n2 writing rofs2's events" grep -q \
+    "trace 'rofs2': this node writes its events" "$TMP/n2.log"
+n2_mount ro || fail "cannot make n2's view of archive_root read-only"
+demos_done
+until_ 30 "n2 saying it cannot write rofs2" grep -q \
+    "trace 'rofs2': 1 processes of this node's part cannot be written into .*; their journals are kept, trying again in 2 s" \
+    "$TMP/n2.log"
+stop_weftds n2
+[ -n "$(ls "$TMP/n2/parts" | grep '^rofs2-')" ] || fail "n2 removed its journals of rofs2 as it stopped"
+WRAP="$TMP/own-mount" weftd_in n2 --set "head=$HEAD" --set node_name=n2
+shared_exact rofs2 2
+grep -q "recovery: trace 'rofs2' (rofs2-.*): 1 member journals" "$TMP/n2.log" ||
+    fail "n2 did not recover its part of rofs2"
+until_ 10 "n2 removing its part of rofs2" no_parts rofs2
+until_ 20 "n2 finding the head's archive_root usable" archive_is n2 ok
+echo "ok: a node stopped while its part waits to write: its journals kept, written at its next start, exact"
 
 # A node cut off for good while it writes (its bridge port down, never
 # up again; its processes go on): after the head's grace period the
