@@ -252,17 +252,22 @@ WRAP="$TMP/own-mount" weftd_in n2 --set "head=$HEAD" --set node_name=n2
 until_ 20 "n2 linked again" nodes_are "n1=linked n2=linked n3=linked"
 until_ 20 "n2 finding the head's archive_root" archive_is n2 ok
 n2_mount() { nsenter -t "${PID[n2]}" -m mount -o "remount,bind,$1" "$TMP/shared"; }
-export WEFT_RUN="rofs-$$"
-demo_on n1 rofs -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
-demo_on n2 rofs -p 1 --first-rank 1 --size 2 -t 2 -n 600 -s 5000
-unset WEFT_RUN
-until_ 20 "n2 writing rofs's events" grep -q \
-    "trace 'rofs': this node writes its events" "$TMP/n2.log"
-n2_mount ro || fail "cannot make n2's view of archive_root read-only"
-demos_done
-until_ 30 "n2 saying it cannot write rofs" grep -q \
-    "trace 'rofs': 1 processes of this node's part cannot be written into $TMP/shared/rofs-.*/archive: .*; their journals are kept, trying again in 2 s" \
-    "$TMP/n2.log"
+# read_only NAME: a launch of NAME over n1 and n2, n2's view made
+# read-only once it writes; n2 then says it cannot write its part.
+read_only() {
+    export WEFT_RUN="$1-$$"
+    demo_on n1 "$1" -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
+    demo_on n2 "$1" -p 1 --first-rank 1 --size 2 -t 2 -n 600 -s 5000
+    unset WEFT_RUN
+    until_ 20 "n2 writing $1's events" grep -q \
+        "trace '$1': this node writes its events" "$TMP/n2.log"
+    n2_mount ro || fail "cannot make n2's view of archive_root read-only"
+    demos_done
+    until_ 30 "n2 saying it cannot write $1" grep -q \
+        "trace '$1': 1 processes of this node's part cannot be written into $TMP/shared/$1-.*/archive: .*; their journals are kept, trying again in 2 s" \
+        "$TMP/n2.log"
+}
+read_only rofs
 until_ 30 "n2 trying again" grep -q "trying again in 4 s" "$TMP/n2.log"
 [ -n "$(ls "$TMP/n2/parts" | grep '^rofs-')" ] || fail "n2 removed its journals of rofs"
 state=$("$WEFT" --catalog "$TMP/head/catalog.db" show --json rofs |
@@ -277,17 +282,7 @@ echo "ok: the shared file system unwritable on one node: it says so, keeps its j
 # Again, and n2's weftd stopped (SIGTERM) while its part waits to try
 # again: the journals stay; started again (its view writable), it writes
 # them at its start, exact.
-export WEFT_RUN="rofs2-$$"
-demo_on n1 rofs2 -p 1 --first-rank 0 --size 2 -t 2 -n 600 -s 5000
-demo_on n2 rofs2 -p 1 --first-rank 1 --size 2 -t 2 -n 600 -s 5000
-unset WEFT_RUN
-until_ 20 "n2 writing rofs2's events" grep -q \
-    "trace 'rofs2': this node writes its events" "$TMP/n2.log"
-n2_mount ro || fail "cannot make n2's view of archive_root read-only"
-demos_done
-until_ 30 "n2 saying it cannot write rofs2" grep -q \
-    "trace 'rofs2': 1 processes of this node's part cannot be written into .*; their journals are kept, trying again in 2 s" \
-    "$TMP/n2.log"
+read_only rofs2
 stop_weftds n2
 [ -n "$(ls "$TMP/n2/parts" | grep '^rofs2-')" ] || fail "n2 removed its journals of rofs2 as it stopped"
 WRAP="$TMP/own-mount" weftd_in n2 --set "head=$HEAD" --set node_name=n2
