@@ -154,6 +154,8 @@ typedef struct weft__session {
     uint32_t next_string, next_region, next_member, next_metric;
     /* Flow control. */
     atomic_int connected;      /* written under mu by the sender */
+    atomic_int hello_acked;    /* a HelloAck was taken: a later Hello
+                                * resumes this process (Hello.resumes) */
     atomic_int opening;        /* the sender awaits weft_open's HelloAck
                                 * (OPENING): records are kept meanwhile */
     uint64_t progress_ms;      /* last sign that weftd works: an Ack, a

@@ -380,6 +380,7 @@ static ssize_t pack_hello(const weft__config *c, uint8_t **frame)
     }
     h.timer_resolution = c->resolution;
     h.clock = (char *)c->clock_name;
+    h.resumes = atomic_load(&weft__S.hello_acked);
     for (uint32_t i = 0; i < c->ntags; i++) {
         weft__tag__init(&tags[i]);
         tags[i].key = (char *)c->tagbuf + c->tag_key[i];
@@ -787,6 +788,7 @@ int weft__resume_locked(const Weft__HelloAck *a, size_t *resend, char *why,
     if (rc < 0)
         return rc;
     release_held_locked(a, resend);
+    atomic_store(&weft__S.hello_acked, 1);
     /* Batches fill at most what a frame of max_frame holds (pool.c). */
     weft__S.batch_cap = a->max_frame > WEFT__FRAME_SLACK
                             ? a->max_frame - WEFT__FRAME_SLACK : 0;

@@ -268,6 +268,7 @@ static void at_fork_child(void)
     weft__S.sender_started = 0;
     atomic_store(&weft__S.connected, 0);
     atomic_store(&weft__S.opening, 0);
+    atomic_store(&weft__S.hello_acked, 0);
     if (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD) {
         atomic_store(&weft__S.state, WEFT__ST_FORKED);
         if (weft__S.fd >= 0)

@@ -146,8 +146,11 @@ esac
 echo "ok: a node's sums in pieces beyond a journal entry's most: refused, saying so"
 
 # n1's weftd SIGKILLed mid-run and started again: its part comes back
-# from its journals, the processes reconnect and resume.
-demo_on n1 nodekill -p 2 -t 2 -n 600 -s 5000
+# from its journals, the processes reconnect and resume. The head is out
+# of n1's reach as it starts (its bridge port down), so the processes
+# are back before n1 could start a part: they rejoin the one recovered,
+# their ClockSyncs answered once n1 knows the head's clock again.
+demo_on n1 nodekill -p 2 -t 2 -n 1200 -s 5000
 until_ 20 "n1 writing nodekill's events" grep -q \
     "trace 'nodekill': this node writes its events" "$TMP/n1.log"
 sleep 1
@@ -155,15 +158,58 @@ kill -KILL "${PID[n1]}"
 wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
 [ -n "$(ls "$TMP/n1/parts" | grep '^nodekill-')" ] ||
     fail "n1 left no part of nodekill behind"
+ip -n "$P-sw" link set n1 down
 weftd_in n1 --set "head=$HEAD" --set node_name=n1
+reconnected() { [ "$(grep -c "reconnected to weftd" "$TMP/nodekill.n1.out")" = 2 ]; }
+until_ 20 "nodekill's processes reconnecting to n1" reconnected
+sleep 1
+ip -n "$P-sw" link set n1 up
 demos_done
 shared_exact nodekill 2
 grep -q "recovery: trace 'nodekill' (nodekill-.*): 2 member journals" \
     "$TMP/n1.log" || fail "n1 did not recover its part of nodekill"
-grep -q "reconnected to weftd" "$TMP/nodekill.n1.out" ||
-    fail "nodekill: the processes did not have to reconnect"
+grep "nodekill" "$TMP/n1.log" | grep -q "forward" &&
+    fail "n1 forwarded a process of its part of nodekill: $(grep nodekill "$TMP/n1.log" | grep forward)"
 until_ 10 "n1 removing its part of nodekill" no_parts nodekill
-echo "ok: a node SIGKILLed mid-run and back: its part recovered, the archive exact"
+echo "ok: a node SIGKILLed mid-run and back before its head is in reach: its part recovered, rejoined, the archive exact"
+
+# Processes n1 forwarded (they started while it could not reach the
+# head) come back to n1 restarted, now able to start a part: their
+# Hello says they resume (Hello.resumes), so n1 forwards them again to
+# the head, which holds what they sent; a part of theirs would hold
+# nothing of it. (n1's socket appears only once n1 could take them into
+# a part: linked, the head's clock known, the archive seen.)
+ip -n "$P-sw" link set n1 down
+stop_weftds n1
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+until_ 10 "n1's socket" test -S "$TMP/n1/weftd.sock"
+demo_on n1 resumed -p 2 -t 2 -n 1200 -s 5000
+sleep 1
+ip -n "$P-sw" link set n1 up
+until_ 20 "n1 forwarding resumed's processes" eval \
+    '[ "$(node_ranks n1 resumed "forwarded to the head")" = "0 1" ]'
+sleep 1
+kill -KILL "${PID[n1]}"
+wait_gone "${PID[n1]}" 10 || fail "n1's weftd outlived SIGKILL"
+# (n1's log goes on: what n1 says from now is what follows its lines so far)
+lines=$(wc -l <"$TMP/n1.log")
+said() { tail -n +"$((lines + 1))" "$TMP/n1.log" | grep -q "$1"; }
+weftd_in n1 --set "head=$HEAD" --set node_name=n1 \
+    --set "socket=$TMP/n1/weftd.sock.new"
+until_ 20 "n1 seeing the head's archive_root again" said \
+    "the head's archive_root is shared here"
+until_ 20 "n1 knowing the head's clock again" said "the head's clock is"
+mv "$TMP/n1/weftd.sock.new" "$TMP/n1/weftd.sock"
+demos_done
+shared_exact resumed 2
+[ "$(node_ranks n1 resumed "journaled here")" = "" ] ||
+    fail "n1 took resumed's processes into a part: $(node_ranks n1 resumed "journaled here")"
+grep -q "reconnected to weftd" "$TMP/resumed.n1.out" ||
+    fail "resumed: the processes did not have to reconnect"
+stop_weftds n1
+weftd_in n1 --set "head=$HEAD" --set node_name=n1
+until_ 20 "n1 finding the head's archive_root again" archive_is n1 ok
+echo "ok: processes a node forwarded come back to it restarted: forwarded again (they resume), exact"
 
 # The head SIGKILLed mid-run while n1 and n2 write: they go on with
 # their parts and link again; the head's restored trace has no stream,

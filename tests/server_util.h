@@ -51,6 +51,10 @@ void expect_ack(int fd, int defs, uint32_t loc, uint64_t seq);
 void expect_error(int *fdp, int code, const char *text);
 void hello_ok(int fd, const char *trace, uint32_t rank, uint32_t size);
 void hang_up(int fd);
+/* 1 if nothing arrives on fd within ms (the socket stays usable). */
+int quiet_for(int fd, long ms);
+/* A ClockSync request frame (client_time 12345). */
+bytes clock_sync_frame(uint64_t id);
 void sleep_ms(long ms);
 
 #endif

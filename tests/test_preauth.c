@@ -50,20 +50,6 @@ static void send_partial(int fd, uint32_t len, size_t n)
     free(p);
 }
 
-/* 1 if nothing arrives on fd within ms. */
-static int quiet_for(int fd, long ms)
-{
-    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-    struct timeval back = { TIMEOUT_S, 0 };
-    uint8_t b;
-    ssize_t n;
-
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    n = recv(fd, &b, 1, MSG_PEEK);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &back, sizeof back);
-    return n < 0;
-}
-
 static void goodbye(int fd)
 {
     send_bytes_free(fd, goodbye_frame());

@@ -75,34 +75,6 @@ static bytes big_batch(uint32_t loc, uint64_t seq, uint64_t t, uint32_t n)
     return b;
 }
 
-/* 1 if nothing arrives on fd within ms (the socket stays usable). */
-static int quiet_for(int fd, long ms)
-{
-    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 }, back = { TIMEOUT_S, 0 };
-    uint8_t byte;
-    ssize_t n;
-
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv),
-                     0);
-    n = recv(fd, &byte, 1, MSG_PEEK);
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &back,
-                                sizeof back), 0);
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-}
-
-/* A ClockSync request frame. */
-static bytes clock_sync_frame(uint64_t id)
-{
-    Weft__Envelope env = WEFT__ENVELOPE__INIT;
-    Weft__ClockSync cs = WEFT__CLOCK_SYNC__INIT;
-
-    cs.id = id;
-    cs.client_time = 12345;
-    env.msg_case = WEFT__ENVELOPE__MSG_CLOCK_SYNC;
-    env.clock_sync = &cs;
-    return pack(&env);
-}
-
 /* A disk that stalls (the journal writer held): batches are not
  * acknowledged, but the loop goes on: ClockSync is answered and another
  * process joins. The process that hangs up and comes back while its

@@ -559,8 +559,11 @@ static void on_clock_sync(weft_uplink *u, const Weft__ClockSync *cs)
                             ? u->nclock : WEFT_UPLINK_CLOCK_SAMPLES,
                         1000000000u, &e) < 0)
         return;
-    u->have_offset = 1;
     u->head_offset = e.offset;
+    if (!u->have_offset) {
+        u->have_offset = 1;
+        weft_clocksync_head_known(u->d);
+    }
     /* A new link asks WEFT_UPLINK_CLOCK_SAMPLES times in a row (the
      * first answers wait behind the link's setup), then once a beat. */
     if (u->nclock < WEFT_UPLINK_CLOCK_SAMPLES) {

@@ -21,8 +21,16 @@ uint64_t weft_clocksync_now(void);
  * clock now (the head's for a part's member). Nothing is stored: the
  * client computes its offset and sends it as a ClockOffset definition,
  * journaled like every definition; a node keeps its offset to its head
- * in memory (uplink.c). */
+ * in memory (uplink.c). A part's member asking before its node knows the
+ * head's clock (the node started again, its link not measured yet) is
+ * answered once it does (weft_clocksync_head_known): its newest request
+ * waits; an answer on the node's own clock would put the process on the
+ * wrong clock. libweft takes an answer within its time limit (a long
+ * round trip, a wide error bound) and ignores a later one. */
 void weft_clocksync_answer(weft_conn *c, const Weft__ClockSync *cs);
+/* A node learnt its head's clock: the requests that waited for it are
+ * answered. */
+void weft_clocksync_head_known(weft_daemon *d);
 /* A member's ClockSync: answered, at most WEFT_MAX_CLOCK_SYNCS per
  * connection. 0, or WEFT_ELIMIT after failing c. */
 int weft_clocksync_member(weft_conn *c, const Weft__ClockSync *cs);

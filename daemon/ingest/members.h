@@ -36,6 +36,13 @@
 int weft_trace_join_begin(weft_daemon *d, const Weft__Hello *hello,
                           uint32_t uid, weft_memberin **out,
                           enum weft_limit *limit, char *err, size_t errlen);
+/* On a node: whether hello's rank is a member of its run's part here
+ * (the same owner, name and run; partlink.h): the process comes back to
+ * it, whether or not the node could start a part now (it reconnects to
+ * a node restarted mid-run, which recovered its part before its link to
+ * the head is up again). */
+int weft_trace_part_here(weft_daemon *d, const Weft__Hello *hello,
+                         uint32_t uid);
 /* The disk work of joining a new member (the journal writer's open
  * step, jwriter.h): its trace's directory if it is the first member,
  * then its journal, opened for appending (in->journal). Runs on one

@@ -161,6 +161,9 @@ typedef struct weft_conn {
     struct weft_memberin *member;
     uint64_t member_max_frame;
     uint32_t clock_syncs;
+    int sync_waits;            /* a request waits for the head's clock
+                                  (clocksync.h): its id and client_time */
+    uint64_t sync_id, sync_client_time;
     uv_shutdown_t shutdown_req;
     struct weft_conn *next, *prev;
     /* relay.c: a member a node relays (relay.h) has no handle `h`, is not

@@ -411,8 +411,12 @@ static int on_hello(weft_conn *c, const Weft__Hello *h)
      * runs on one machine, and stays with this weftd, which watches its
      * processes). */
     if (c->d->forward_cbs && !h->tree) {
-        /* Its part here, if the head's archive is seen (partlink.h). */
-        if (!c->d->part_cbs || !c->d->part_cbs->takes(c->d, h))
+        /* Back where it was: its part's member here, else the head
+         * (Hello.resumes); new: its part here if the head's archive is
+         * seen (partlink.h), else the head. */
+        if (!c->d->part_cbs || (!weft_trace_part_here(c->d, h, uid) &&
+                                (h->resumes ||
+                                 !c->d->part_cbs->takes(c->d, h))))
             return c->d->forward_cbs->hello(c, h, uid);
         part = 1;
     }

@@ -494,6 +494,28 @@ static int check_rejoin(const weft_trace *t, const weft_member *m, char *err,
     return 0;
 }
 
+/* The recording trace of h's run (the same owner, name and run), or
+ * NULL. */
+static weft_trace *recording(weft_daemon *d, const Weft__Hello *h,
+                             uint32_t uid)
+{
+    const char *run = hello_run(h);
+    weft_trace *t;
+
+    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = t->next)
+        if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
+            strcmp(t->name, h->trace) == 0)
+            break;
+    return t;
+}
+
+int weft_trace_part_here(weft_daemon *d, const Weft__Hello *h, uint32_t uid)
+{
+    weft_trace *t = h->tree ? NULL : recording(d, h, uid);
+
+    return t && t->part && weft_trace_member(t, h->rank);
+}
+
 /* The trace h joins, RECORDING: an existing one of its run (*created 0),
  * else a new one (1), within the owner's limits. 0, or the WEFT_E* code
  * with err and *limit. */
@@ -508,10 +530,7 @@ static int find_trace(weft_daemon *d, const Weft__Hello *h, uint32_t uid,
     int rc;
 
     *created = 0;
-    for (t = d->traces->lists[WEFT_TRACE_RECORDING]; t; t = t->next)
-        if (t->uid == uid && t->run && strcmp(t->run, run) == 0 &&
-            strcmp(t->name, h->trace) == 0)
-            break;
+    t = recording(d, h, uid);
     if (t && t->tree != h->tree)
         return weft__fail(err, errlen, WEFT_EINVAL, "trace '%s' is %sa "
                           "process tree but this process says it is%s",
