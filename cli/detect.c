@@ -368,10 +368,35 @@ static void copy_word(char *dst, size_t cap, const char *s, size_t n)
 }
 
 /* Notes library word (NAME or PATH of a list line) in *found. */
+weft_omp_runtime weft__detect_omp_library(const char *name)
+{
+    static const struct {
+        const char *prefix;
+        weft_omp_runtime rt;
+    } runtimes[] = {
+        { "libgomp.so", WEFT_OMP_GNU },
+        { "libomp.so", WEFT_OMP_LLVM },
+        { "libiomp5.so", WEFT_OMP_INTEL },
+    };
+    const char *base = strrchr(name, '/');
+
+    base = base ? base + 1 : name;
+    for (size_t i = 0; i < sizeof runtimes / sizeof *runtimes; i++)
+        if (strncmp(base, runtimes[i].prefix, strlen(runtimes[i].prefix)) ==
+            0)
+            return runtimes[i].rt;
+    return WEFT_OMP_NONE;
+}
+
 static void note_library(const char *word, weft_mpi_found *found)
 {
     weft_mpi_flavour f = weft__detect_mpi_library(word);
+    weft_omp_runtime o = weft__detect_omp_library(word);
 
+    if (o != WEFT_OMP_NONE && found->omp == WEFT_OMP_NONE) {
+        found->omp = o;
+        copy_word(found->omp_lib, sizeof found->omp_lib, word, strlen(word));
+    }
     if (f == WEFT_MPI_NONE)
         return;
     if (found->flavour == WEFT_MPI_NONE) {

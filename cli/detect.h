@@ -58,7 +58,19 @@ int weft__detect_base_library(const char *name);
  * WEFT_MPI_NONE. */
 weft_mpi_flavour weft__detect_mpi_library(const char *name);
 
-/* What the dynamic loader's list says about MPI. */
+/* The OpenMP runtimes weft knows. */
+typedef enum weft_omp_runtime {
+    WEFT_OMP_NONE = 0,
+    WEFT_OMP_GNU,        /* GCC's libgomp (libgomp.so.1) */
+    WEFT_OMP_LLVM,       /* LLVM's libomp (libomp.so.5) */
+    WEFT_OMP_INTEL,      /* Intel's libiomp5 (libiomp5.so) */
+} weft_omp_runtime;
+
+/* The OpenMP runtime of the shared library named name (a soname or a
+ * path, of which the last component counts), or WEFT_OMP_NONE. */
+weft_omp_runtime weft__detect_omp_library(const char *name);
+
+/* What the dynamic loader's list says about MPI and OpenMP. */
 typedef struct weft_mpi_found {
     weft_mpi_flavour flavour;   /* the first MPI library's, or NONE */
     char lib[256];              /* its name as the list gives it */
@@ -66,10 +78,12 @@ typedef struct weft_mpi_found {
      * WEFT_MPI_NONE */
     weft_mpi_flavour other;
     char other_lib[256];
+    weft_omp_runtime omp;       /* the first OpenMP runtime's, or NONE */
+    char omp_lib[256];          /* its name as the list gives it */
 } weft_mpi_found;
 
 /* Parses text, the output of `ld.so --list PROGRAM` (NUL-terminated), for
- * MPI libraries: each line "\tNAME => PATH (0xADDR)", "\tNAME => not
+ * MPI libraries and OpenMP runtimes: each line "\tNAME => PATH (0xADDR)", "\tNAME => not
  * found" or "\tPATH (0xADDR)"; both NAME and PATH count, other lines are
  * ignored. Returns the number of library lines read (0: the list named
  * none, e.g. the loader failed), with *found filled. */

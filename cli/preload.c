@@ -22,6 +22,9 @@ const weft_recorder weft__recorders[] = {
       WEFT_REC_DYNAMIC, { "libweft-pthread.so" }, 1 },
     { "io", "POSIX and ISO C file I/O (open, read, write, fopen, fwrite, ...)",
       WEFT_REC_DYNAMIC, { "libweft-io.so" }, 1 },
+    { "openmp", "OpenMP (parallel regions, loops, barriers, critical "
+      "sections, locks), for programs built with GCC's libgomp",
+      WEFT_REC_OPENMP, { "libweft-openmp.so" }, 1 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
                                 sizeof weft__recorders[0];
@@ -77,9 +80,12 @@ int weft__preload_parse(const char *list, weft_rec_set *set, char *err,
     }
 }
 
-const char *weft__preload_file(const weft_recorder *r, weft_mpi_flavour f,
+const char *weft__preload_file(const weft_recorder *r,
+                               const weft_mpi_found *found,
                                const char **why)
 {
+    weft_mpi_flavour f = found->flavour;
+
     *why = NULL;
     switch (r->applies) {
     case WEFT_REC_MPI:
@@ -92,6 +98,23 @@ const char *weft__preload_file(const weft_recorder *r, weft_mpi_flavour f,
         return r->file[f];
     case WEFT_REC_DYNAMIC:
         return r->file[0];
+    case WEFT_REC_OPENMP:
+        switch (found->omp) {
+        case WEFT_OMP_GNU:
+            return r->file[0];
+        case WEFT_OMP_LLVM:
+            *why = "uses LLVM's OpenMP runtime (libomp), which this "
+                   "recorder does not record yet (GCC's libgomp only)";
+            return NULL;
+        case WEFT_OMP_INTEL:
+            *why = "uses Intel's OpenMP runtime (libiomp5), which this "
+                   "recorder does not record (GCC's libgomp only)";
+            return NULL;
+        case WEFT_OMP_NONE:
+            break;
+        }
+        *why = "uses no OpenMP runtime";
+        return NULL;
     }
     *why = "is not a program this recorder applies to";
     return NULL;

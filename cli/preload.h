@@ -17,6 +17,8 @@ typedef enum weft_rec_applies {
     WEFT_REC_MPI,
     /* every dynamically linked program: one library */
     WEFT_REC_DYNAMIC,
+    /* programs that use GCC's OpenMP runtime (libgomp): one library */
+    WEFT_REC_OPENMP,
 } weft_rec_applies;
 
 typedef struct weft_recorder {
@@ -25,7 +27,7 @@ typedef struct weft_recorder {
     weft_rec_applies applies;
     /* The library file, in the library directory. WEFT_REC_MPI: per
      * flavour (file[WEFT_MPI_NONE] unused, NULL: no recorder for that
-     * implementation); WEFT_REC_DYNAMIC: file[0]. */
+     * implementation); WEFT_REC_DYNAMIC, WEFT_REC_OPENMP: file[0]. */
     const char *file[WEFT_MPI_NFLAVOURS];
     int by_default;         /* chosen without -t wherever it applies */
 } weft_recorder;
@@ -46,10 +48,12 @@ int weft__preload_parse(const char *list, weft_rec_set *set, char *err,
 /* "mpi" or "mpi, pthread, io": the known recorder names into buf. */
 void weft__preload_known(char *buf, size_t len);
 
-/* The library file of recorder r for a program of flavour f (NONE: no
- * MPI found), or NULL when r does not apply to it. *why then says why
- * in words that follow the program's name ("uses no MPI library"). */
-const char *weft__preload_file(const weft_recorder *r, weft_mpi_flavour f,
+/* The library file of recorder r for a program whose libraries are
+ * `found` (what detect.c found: its MPI flavour, NONE when none, and its
+ * OpenMP runtime), or NULL when r does not apply to it. *why then says
+ * why in words that follow the program's name ("uses no MPI library"). */
+const char *weft__preload_file(const weft_recorder *r,
+                               const weft_mpi_found *found,
                                const char **why);
 
 /* The recorders to use: set when -t was given (explicit), else those

@@ -411,7 +411,11 @@ static const char *why_not(const weft_recorder *r, const program *pr,
             return buf;
         }
     }
-    *file = weft__preload_file(r, pr->mpi.flavour, &why);
+    if (r->applies == WEFT_REC_OPENMP && pr->list_error[0]) {
+        snprintf(buf, len, "cannot be inspected: %s", pr->list_error);
+        return buf;
+    }
+    *file = weft__preload_file(r, &pr->mpi, &why);
     return *file ? NULL : why;
 }
 
@@ -537,7 +541,7 @@ static void plan_script(const run_opts *o, const program *pr, char **preload,
 static void tell(const program *pr, const char *shown)
 {
     const char *kind = "not an ELF program";
-    char mpi[600] = "";
+    char mpi[600] = "", omp[300] = "";
 
     switch (pr->info.kind) {
     case WEFT_PROG_DYNAMIC: kind = "dynamically linked"; break;
@@ -555,8 +559,10 @@ static void tell(const program *pr, const char *shown)
                      weft__detect_flavour_name(pr->mpi.flavour),
                      pr->mpi.lib, pr->mpi.other ? " and " : "",
                      pr->mpi.other ? pr->mpi.other_lib : "");
+        if (!pr->list_error[0] && pr->mpi.omp != WEFT_OMP_NONE)
+            snprintf(omp, sizeof omp, ", OpenMP (%s)", pr->mpi.omp_lib);
     }
-    say("%s: %s%s; preloading %s", pr->path, kind, mpi,
+    say("%s: %s%s%s; preloading %s", pr->path, kind, mpi, omp,
         *shown ? shown : "nothing");
 }
 

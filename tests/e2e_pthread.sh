@@ -55,10 +55,8 @@ SAN=(${WEFT_SAN_PRELOAD:-})
 traced() {
     local name=$1
     shift
-    env WEFT_LIBDIR="$LIBDIR" \
-        LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        ${SAN[@]:+LD_PRELOAD="${SAN[*]}"} \
-        timeout 120 "$WEFT" run -t pthread --trace "$name" -- "$@" \
+    with_recorders "$LIBDIR" timeout 120 \
+        "$WEFT" run -t pthread --trace "$name" -- "$@" \
         >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 

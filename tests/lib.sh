@@ -254,6 +254,22 @@ stop_weftd() {
     [ "$rc" -eq 0 ] || fail "weftd exited with status $rc"
 }
 
+# with_recorders LIBDIR COMMAND...: COMMAND with the recorder libraries
+# of LIBDIR (WEFT_LIBDIR, LD_LIBRARY_PATH) and, in a sanitized build,
+# the sanitizer runtimes preloaded: the programs traced are not built
+# with them (ASAN_OPTIONS then spares them the link order and leak
+# checks).
+with_recorders() {
+    local libdir=$1
+    shift
+    # shellcheck disable=SC2206 # WEFT_SAN_PRELOAD is a list of paths
+    local san=(${WEFT_SAN_PRELOAD:-})
+    env WEFT_LIBDIR="$libdir" \
+        LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0" \
+        ${san[@]:+LD_PRELOAD="${san[*]}"} "$@"
+}
+
 # expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and its
 # output (stdout and stderr) has a line that contains PATTERN: a fixed
 # string, or a basic regular expression where the test set

@@ -25,6 +25,16 @@ static size_t rec(const char *name)
     return 0;
 }
 
+/* What detect.c found of a program with MPI flavour f and no OpenMP. */
+static const weft_mpi_found *found(weft_mpi_flavour f)
+{
+    static weft_mpi_found fd;
+
+    memset(&fd, 0, sizeof fd);
+    fd.flavour = f;
+    return &fd;
+}
+
 static void test_table(void **state)
 {
     (void)state;
@@ -103,20 +113,21 @@ static void test_files(void **state)
     const char *why;
 
     (void)state;
-    assert_string_equal(weft__preload_file(mpi, WEFT_MPI_OPENMPI, &why),
+    assert_string_equal(weft__preload_file(mpi, found(WEFT_MPI_OPENMPI),
+                                           &why),
                         "libweft-mpi-openmpi.so");
     assert_null(why);
-    assert_string_equal(weft__preload_file(mpi, WEFT_MPI_MPICH, &why),
+    assert_string_equal(weft__preload_file(mpi, found(WEFT_MPI_MPICH), &why),
                         "libweft-mpi-mpich.so");
-    assert_null(weft__preload_file(mpi, WEFT_MPI_NONE, &why));
+    assert_null(weft__preload_file(mpi, found(WEFT_MPI_NONE), &why));
     assert_string_equal(why, "uses no MPI library");
     /* io applies to every dynamic program, MPI or not. */
     assert_string_equal(weft__preload_file(&weft__recorders[rec("io")],
-                                           WEFT_MPI_NONE, &why),
+                                           found(WEFT_MPI_NONE), &why),
                         "libweft-io.so");
     assert_null(why);
     assert_string_equal(weft__preload_file(&weft__recorders[rec("io")],
-                                           WEFT_MPI_MPICH, &why),
+                                           found(WEFT_MPI_MPICH), &why),
                         "libweft-io.so");
 }
 
@@ -130,10 +141,10 @@ static void test_pthread(void **state)
     const char *why;
 
     (void)state;
-    assert_string_equal(weft__preload_file(pt, WEFT_MPI_NONE, &why),
+    assert_string_equal(weft__preload_file(pt, found(WEFT_MPI_NONE), &why),
                         "libweft-pthread.so");
     assert_null(why);
-    assert_string_equal(weft__preload_file(pt, WEFT_MPI_MPICH, &why),
+    assert_string_equal(weft__preload_file(pt, found(WEFT_MPI_MPICH), &why),
                         "libweft-pthread.so");
     assert_true(pt->by_default);
     assert_int_equal(weft__preload_parse("mpi,pthread", &set, err,
@@ -205,6 +216,38 @@ static void test_append(void **state)
                      WEFT_EINVAL);
 }
 
+/* The OpenMP recorder: for a program whose loader's list names GCC's
+ * libgomp, by default; a program of another runtime, or none, is told
+ * apart in words. */
+static void test_openmp(void **state)
+{
+    const weft_recorder *om = &weft__recorders[rec("openmp")];
+    weft_mpi_found fd;
+    const char *why;
+
+    (void)state;
+    assert_true(om->by_default);
+    assert_int_equal(weft__detect_mpi_in_list(
+                         "\tlibgomp.so.1 => /usr/lib/x86_64-linux-gnu/"
+                         "libgomp.so.1 (0x7f00)\n", &fd), 1);
+    assert_int_equal(fd.omp, WEFT_OMP_GNU);
+    assert_string_equal(fd.omp_lib, "libgomp.so.1");
+    assert_string_equal(weft__preload_file(om, &fd, &why),
+                        "libweft-openmp.so");
+    assert_null(why);
+    assert_int_equal(weft__detect_mpi_in_list(
+                         "\tlibomp.so.5 => /usr/lib/llvm-14/lib/libomp.so.5 "
+                         "(0x7f00)\n", &fd), 1);
+    assert_int_equal(fd.omp, WEFT_OMP_LLVM);
+    assert_null(weft__preload_file(om, &fd, &why));
+    assert_non_null(strstr(why, "libomp"));
+    assert_null(weft__preload_file(om, found(WEFT_MPI_MPICH), &why));
+    assert_string_equal(why, "uses no OpenMP runtime");
+    assert_int_equal(weft__detect_omp_library("/opt/intel/lib/libiomp5.so"),
+                     WEFT_OMP_INTEL);
+    assert_int_equal(weft__detect_omp_library("libgompx.so"), WEFT_OMP_NONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_parse_refused),
         cmocka_unit_test(test_known),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_openmp),
         cmocka_unit_test(test_pthread),
         cmocka_unit_test(test_choose),
         cmocka_unit_test(test_append),

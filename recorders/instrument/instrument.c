@@ -135,28 +135,6 @@ static __thread volatile unsigned char tls_busy TLS_IE;
 
 /* ---- names -------------------------------------------------------------- */
 
-/* Separate debug files are not searched (nor fetched from a debuginfod
- * server): resolution runs inside the traced program's calls, so it reads
- * only the files already mapped. */
-NOINSTR static int find_no_debuginfo(Dwfl_Module *mod, void **userdata,
-                                     const char *modname, Dwarf_Addr base,
-                                     const char *file_name,
-                                     const char *debuglink_file,
-                                     GElf_Word debuglink_crc,
-                                     char **debuginfo_file_name)
-{
-    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
-    (void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
-    return -1;
-}
-
-static char *no_debuginfo_path;
-static const Dwfl_Callbacks dwfl_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = find_no_debuginfo,
-    .debuginfo_path = &no_debuginfo_path,
-};
-
 /* (Re)reads this process's modules from /proc/self/maps. G.mu held.
  * 0, or -1 after one warning (then functions are named by address). */
 NOINSTR static int dwfl_report(void)
@@ -166,7 +144,7 @@ NOINSTR static int dwfl_report(void)
     if (G.dwfl_failed)
         return -1;
     if (!G.dwfl) {
-        G.dwfl = dwfl_begin(&dwfl_callbacks);
+        G.dwfl = dwfl_begin(&weft__dwfl_self);
         if (!G.dwfl)
             goto fail;
     }

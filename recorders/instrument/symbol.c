@@ -304,3 +304,25 @@ NOINSTR int weft__srcloc_of(Dwfl_Module *m, uintptr_t a, weft__srcloc *loc)
         loc->begin_line = loc->end_line = 0;
     return loc->file ? 0 : -1;
 }
+
+/* See symbol.h: a module's debug information is in its own file or
+ * nowhere. */
+static int find_no_debuginfo(Dwfl_Module *mod, void **userdata,
+                             const char *modname, Dwarf_Addr base,
+                             const char *file_name,
+                             const char *debuglink_file,
+                             GElf_Word debuglink_crc,
+                             char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+    (void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+    return -1;
+}
+
+static char *no_debuginfo_path;
+
+const Dwfl_Callbacks weft__dwfl_self = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = find_no_debuginfo,
+    .debuginfo_path = &no_debuginfo_path,
+};

@@ -15,6 +15,13 @@
 
 #include <elfutils/libdwfl.h>
 
+/* The callbacks of a libdw session over this process's own modules
+ * (dwfl_linux_proc_report): ELF files as they are mapped; separate debug
+ * files are never searched (nor fetched from a debuginfod server):
+ * names are read inside the traced program's calls, from the files
+ * already mapped. */
+extern const Dwfl_Callbacks weft__dwfl_self;
+
 /* The demangled name of `sym` when it is a mangled C++ (Itanium ABI)
  * name, e.g. "ns::Solver::step(int)" for "_ZN2ns6Solver4stepEi": a
  * malloc'd string the caller frees. NULL when `sym` is not a mangled

@@ -1,0 +1,157 @@
+/* om.h - libweft-openmp's internals: the OpenMP recorder for GCC's
+ * libgomp, preloaded into an unmodified program that uses it (weft run
+ * does so by default; -t openmp).
+ *
+ * DESIGN
+ * libgomp has no tool interface (OMPT); what a program compiled with
+ * gcc -fopenmp does in OpenMP goes through libgomp's entry points, the
+ * GOMP_* functions the compiler calls and the omp_*_lock functions, so
+ * they are what this library wraps, the way OPARI2 instruments the
+ * source. Records follow Score-P's (paradigm OPENMP):
+ *
+ *   encountering thread   ThreadFork(OPENMP, requested threads)
+ *   every team thread     ThreadTeamBegin(team)
+ *                         Enter "!$omp parallel @file:line" (PARALLEL)
+ *                           ... the region's body ...
+ *                           Enter/Leave "!$omp implicit barrier"
+ *                         Leave, ThreadTeamEnd(team)
+ *   encountering thread   ThreadJoin(OPENMP)
+ *
+ * The team threads run the region's outlined function through a
+ * trampoline (parallel.c) given to libgomp in its place. The barrier at
+ * a region's end is inside libgomp, where no call shows when a thread
+ * leaves it: the trampoline calls GOMP_barrier after the body, which
+ * OPARI2 does too, so every thread's wait for the slowest (the load
+ * imbalance) is the "implicit barrier" it records, and libgomp's own
+ * barrier then finds everyone there.
+ *
+ * Every other entry point is one line of gomp.def (STYLE habit 13),
+ * of a kind saying what it records (wrap.c): a call (a barrier, a
+ * single, a taskwait), a construct that spans from one call to another
+ * (a dynamic loop from its start, or its first chunk on a thread of a
+ * combined `parallel for`, to its end, whose implicit barrier is
+ * recorded inside it; sections; a taskgroup), a critical section, atomic
+ * or ordered block (its region spans the block, ThreadAcquireLock and
+ * ThreadReleaseLock inside, numbered per lock by lockorder.h), or an OMP
+ * lock call. Loops of schedule(static) are computed inline by GCC: they
+ * show as the GOMP_barrier that ends them (unless nowait).
+ *
+ * Regions are named after the construct and, where the program has
+ * debug information, the source line of its outlined function or of
+ * the call (where.c): "!$omp for @stencil.c:42". A thread-local stack
+ * keeps the regions of the constructs a thread is in, so an end call
+ * (made inside the runtime's lock, for critical) defines nothing.
+ *
+ * Teams (parallel.c): one Comm of paradigm OPENMP per team shape (its
+ * parent team and its size) in a process, the same for every region of
+ * that shape; like libweft-pthread's contingent, its group lists no
+ * members (the threads to come are not known when it is defined).
+ *
+ * Session (session.c): as libweft-io's, the first wrapped call opens
+ * libweft's session from the environment (or finds libweft-mpi's); a
+ * forked child records nothing.
+ */
+#ifndef WEFT_OM_H
+#define WEFT_OM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_GeneralDefinitions.h>
+
+#include "recorder.h"
+#include "weft.h"
+
+#define OM_HIDDEN __attribute__((visibility("hidden")))
+#define OM_EXPORT __attribute__((visibility("default")))
+#define OM_TLS __attribute__((tls_model("initial-exec")))
+#define OM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* The code that called the wrapper. */
+#define OM_CALLER __builtin_return_address(0)
+
+/* The constructs: a region name prefix and role each (where.c). */
+enum om_construct {
+    OM_PARALLEL, OM_IMPLICIT_BARRIER, OM_BARRIER, OM_LOOP, OM_SECTIONS,
+    OM_SINGLE, OM_CRITICAL, OM_ATOMIC, OM_ORDERED, OM_TASKWAIT,
+    OM_TASKGROUP, OM_SET_LOCK, OM_UNSET_LOCK, OM_TEST_LOCK,
+    OM_SET_NEST_LOCK, OM_UNSET_NEST_LOCK, OM_TEST_NEST_LOCK,
+    OM__NCONSTRUCTS
+};
+
+/* One id per entry of gomp.def, then the hand-written wrappers. */
+enum om_call_id {
+#define OMV(name, cons, kind, params, args, lock) OM_##name,
+#define OMR(name, cons, kind, ret, params, args, lock) OM_##name,
+#include "gomp.def"
+    OM__COUNT
+};
+
+/* Recording state of the process (session.c). */
+enum { OM_ST_INIT, OM_ST_STARTING, OM_ST_MPI, OM_ST_ON, OM_ST_OFF };
+extern atomic_int om_state OM_HIDDEN;
+
+/* Opens the session on first use, or finds libweft-mpi's open (see
+ * DESIGN). 1 when records may be made now. Guard raised. */
+OM_HIDDEN int om_session_start(void);
+
+/* 1 when a wrapper records: not inside libweft or another wrapper, the
+ * session open; the guard is raised then (weft__recorder_begin), for
+ * weft__recorder_end. */
+static inline int om_begin(weft__rguard *g)
+{
+    if (!weft__recorder_begin(g))
+        return 0;
+    if (OM_LIKELY(atomic_load_explicit(&om_state, memory_order_relaxed) ==
+                  OM_ST_ON) ||
+        om_session_start())
+        return 1;
+    weft__recorder_end(g);
+    return 0;
+}
+
+/* The region of construct `cons` met at code address `pc` (an outlined
+ * function, or a wrapper's return address), `lock` naming a critical
+ * section's lock (GOMP_critical_name_start's argument, else NULL).
+ * Defined on first use, named with the source line when the program's
+ * debug information says it. OTF2_UNDEFINED_REGION when out of memory.
+ * Guard raised. */
+OM_HIDDEN OTF2_RegionRef om_region(enum om_construct cons, const void *pc,
+                                   const void *lock);
+
+/* ---- the constructs a thread is in (wrap.c) ---------------------------- */
+
+/* Enters the region of construct cons at pc (lock: om_region) at t on
+ * this thread and keeps it. */
+OM_HIDDEN void om_open(enum om_construct cons, const void *pc,
+                       const void *lock, uint64_t t);
+/* The construct this thread is in, innermost (OM__NCONSTRUCTS: none),
+ * and the code address it was met at. */
+OM_HIDDEN enum om_construct om_innermost(void);
+OM_HIDDEN const void *om_innermost_pc(void);
+/* Leaves the innermost construct at t (nothing when there is none). */
+OM_HIDDEN void om_close(uint64_t t);
+/* How many constructs this thread is in; om_close_to leaves those beyond
+ * depth at t (a region's body that returned inside one). */
+OM_HIDDEN unsigned om_depth(void);
+OM_HIDDEN void om_close_to(unsigned depth, uint64_t t);
+
+/* ---- locks (wrap.c, lockorder.h) --------------------------------------- */
+
+OM_HIDDEN void om_lock_acquired(const void *obj, uint64_t t);
+OM_HIDDEN void om_lock_releasing(const void *obj, uint64_t t);
+
+/* ---- the real functions ------------------------------------------------- */
+
+/* Resolves every wrapped function's real one (dlsym RTLD_NEXT), at load
+ * (wrap.c: gomp.def's; parallel.c: the parallel entry points and the
+ * omp_* queries it uses). */
+OM_HIDDEN void om_resolve_all(void);
+OM_HIDDEN void om_parallel_resolve(void);
+/* libgomp's GOMP_barrier, for the implicit barrier a region's trampoline
+ * records (NULL if libgomp is not there). */
+OM_HIDDEN void om_real_barrier(void);
+
+#endif

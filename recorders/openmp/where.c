@@ -1,0 +1,206 @@
+/* where.c - the regions of OpenMP constructs, named after the construct
+ * and its source line (see om.h).
+ *
+ * A region is looked up by (construct, code address, lock) in a table
+ * without a lock: keys are published with a release store once their
+ * entry is filled and never change; a miss takes the table's spin lock
+ * (an atomic flag: nothing a recorder wraps), names the construct from
+ * the program's debug information with libdw, defines the region and
+ * inserts it. Each thread keeps its last hit in front of the table. A
+ * full table (more construct sites than WHERE_SLOTS * 3/4) names the
+ * rest by construct alone.
+ *
+ * The code address is a wrapper's return address (the call is the
+ * instruction before it) or, for a parallel region, its outlined
+ * function's address + 1 (parallel.c), so that the instruction before
+ * it is the function's first: both are looked up at address - 1.
+ */
+#include <elfutils/libdwfl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "om.h"
+#include "symbol.h"
+
+#define WHERE_SLOTS 8192u /* a power of 2 */
+
+typedef struct where_slot {
+    _Atomic uintptr_t pc;   /* 0: free; published last */
+    const void *lock;
+    uint32_t region;
+    uint8_t cons;
+} where_slot;
+
+static struct {
+    where_slot slot[WHERE_SLOTS];
+    uint32_t used;                  /* under busy */
+    atomic_flag busy;
+    Dwfl *dwfl;                     /* under busy */
+    int dwfl_failed;
+} W = { .busy = ATOMIC_FLAG_INIT };
+
+static __thread struct {
+    uintptr_t pc;
+    const void *lock;
+    uint32_t region;
+    uint8_t cons;
+} last OM_TLS;
+
+static const struct {
+    const char *name;
+    OTF2_RegionRole role;
+    int located;            /* named with its source line */
+} constructs[OM__NCONSTRUCTS] = {
+    [OM_PARALLEL] = { "!$omp parallel", OTF2_REGION_ROLE_PARALLEL, 1 },
+    [OM_IMPLICIT_BARRIER] = { "!$omp implicit barrier",
+                              OTF2_REGION_ROLE_IMPLICIT_BARRIER, 1 },
+    [OM_BARRIER] = { "!$omp barrier", OTF2_REGION_ROLE_BARRIER, 1 },
+    [OM_LOOP] = { "!$omp for", OTF2_REGION_ROLE_LOOP, 1 },
+    [OM_SECTIONS] = { "!$omp sections", OTF2_REGION_ROLE_SECTIONS, 1 },
+    [OM_SINGLE] = { "!$omp single", OTF2_REGION_ROLE_SINGLE, 1 },
+    [OM_CRITICAL] = { "!$omp critical", OTF2_REGION_ROLE_CRITICAL, 1 },
+    [OM_ATOMIC] = { "!$omp atomic", OTF2_REGION_ROLE_ATOMIC, 1 },
+    [OM_ORDERED] = { "!$omp ordered", OTF2_REGION_ROLE_ORDERED, 1 },
+    [OM_TASKWAIT] = { "!$omp taskwait", OTF2_REGION_ROLE_TASK_WAIT, 1 },
+    [OM_TASKGROUP] = { "!$omp taskgroup", OTF2_REGION_ROLE_TASK_WAIT, 1 },
+    [OM_SET_LOCK] = { "omp_set_lock", OTF2_REGION_ROLE_FUNCTION, 0 },
+    [OM_UNSET_LOCK] = { "omp_unset_lock", OTF2_REGION_ROLE_FUNCTION, 0 },
+    [OM_TEST_LOCK] = { "omp_test_lock", OTF2_REGION_ROLE_FUNCTION, 0 },
+    [OM_SET_NEST_LOCK] = { "omp_set_nest_lock", OTF2_REGION_ROLE_FUNCTION,
+                           0 },
+    [OM_UNSET_NEST_LOCK] = { "omp_unset_nest_lock",
+                             OTF2_REGION_ROLE_FUNCTION, 0 },
+    [OM_TEST_NEST_LOCK] = { "omp_test_nest_lock", OTF2_REGION_ROLE_FUNCTION,
+                            0 },
+};
+
+/* The module of address a, (re)reading the process's modules once when
+ * it is not known yet (a library loaded since). busy held. */
+static Dwfl_Module *module_of(uintptr_t a)
+{
+    Dwfl_Module *m = NULL;
+
+    if (W.dwfl_failed)
+        return NULL;
+    for (int pass = 0; pass < 2 && !m; pass++) {
+        if (pass == 1 || !W.dwfl) {
+            if (!W.dwfl && !(W.dwfl = dwfl_begin(&weft__dwfl_self)))
+                break;
+            dwfl_report_begin(W.dwfl);
+            if (dwfl_linux_proc_report(W.dwfl, getpid()) != 0 ||
+                dwfl_report_end(W.dwfl, NULL, NULL) != 0) {
+                W.dwfl_failed = 1;
+                return NULL;
+            }
+        }
+        m = dwfl_addrmodule(W.dwfl, a);
+    }
+    return m;
+}
+
+/* " (NAME)" of a named critical section whose lock is the symbol
+ * .gomp_critical_user_NAME (GCC), into buf; "" when not known. busy
+ * held. */
+static void critical_name(const void *lock, char *buf, size_t len)
+{
+    static const char prefix[] = ".gomp_critical_user_";
+    Dwfl_Module *m = module_of((uintptr_t)lock);
+    const char *sym = m ? dwfl_module_addrname(m, (uintptr_t)lock) : NULL;
+
+    buf[0] = '\0';
+    if (sym && strncmp(sym, prefix, sizeof prefix - 1) == 0)
+        snprintf(buf, len, " (%s)", sym + sizeof prefix - 1);
+}
+
+/* Defines the region of cons at pc (lock). busy held. */
+static OTF2_RegionRef define(enum om_construct cons, uintptr_t pc,
+                             const void *lock)
+{
+    char name[600], label[200] = "", at[300] = "";
+    weft__region_src src = { 0 };
+    const char *file = NULL;
+    int line = 0;
+
+    if (cons == OM_CRITICAL && lock)
+        critical_name(lock, label, sizeof label);
+    if (constructs[cons].located && pc) {
+        Dwfl_Module *m = module_of(pc - 1);
+        Dwfl_Line *l = m ? dwfl_module_getsrc(m, pc - 1) : NULL;
+        file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    }
+    if (file && line > 0) {
+        const char *base = strrchr(file, '/');
+        snprintf(at, sizeof at, " @%s:%d", base ? base + 1 : file, line);
+        src.file = file;
+        src.begin_line = src.end_line = (uint32_t)line;
+    }
+    snprintf(name, sizeof name, "%s%s%s", constructs[cons].name, label, at);
+    return weft__recorder_region_src(name, constructs[cons].role,
+                                     OTF2_PARADIGM_OPENMP, &src);
+}
+
+static unsigned slot_of(enum om_construct cons, uintptr_t pc,
+                        const void *lock)
+{
+    uint64_t h = (pc ^ ((uint64_t)cons << 56) ^ (uintptr_t)lock) *
+                 0x9e3779b97f4a7c15ull;
+
+    return (unsigned)(h >> 40) & (WHERE_SLOTS - 1);
+}
+
+/* The slot of the key, or the free slot where it would go. */
+static where_slot *probe(enum om_construct cons, uintptr_t pc,
+                         const void *lock)
+{
+    unsigned i = slot_of(cons, pc, lock);
+
+    for (;;) {
+        where_slot *s = &W.slot[i];
+        uintptr_t k = atomic_load_explicit(&s->pc, memory_order_acquire);
+        if (k == 0 || (k == pc && s->cons == cons && s->lock == lock))
+            return s;
+        i = (i + 1) & (WHERE_SLOTS - 1);
+    }
+}
+
+/* See om.h. */
+OTF2_RegionRef om_region(enum om_construct cons, const void *pcp,
+                         const void *lock)
+{
+    uintptr_t pc = constructs[cons].located ? (uintptr_t)pcp : 1;
+    OTF2_RegionRef r;
+    where_slot *s;
+
+    if (OM_LIKELY(last.pc == pc && last.cons == cons && last.lock == lock))
+        return last.region;
+    s = probe(cons, pc, lock);
+    if (atomic_load_explicit(&s->pc, memory_order_acquire) != 0) {
+        r = s->region;
+    } else {
+        while (atomic_flag_test_and_set_explicit(&W.busy,
+                                                 memory_order_acquire))
+            sched_yield();
+        s = probe(cons, pc, lock);
+        if (atomic_load_explicit(&s->pc, memory_order_relaxed) != 0) {
+            r = s->region;
+        } else if (W.used >= WHERE_SLOTS / 4 * 3) {
+            r = define(cons, 0, lock); /* full: by construct alone */
+        } else if ((r = define(cons, pc, lock)) != OTF2_UNDEFINED_REGION) {
+            s->lock = lock;
+            s->cons = (uint8_t)cons;
+            s->region = r;
+            atomic_store_explicit(&s->pc, pc, memory_order_release);
+            W.used++;
+        }
+        atomic_flag_clear_explicit(&W.busy, memory_order_release);
+    }
+    if (r != OTF2_UNDEFINED_REGION) {
+        last.pc = pc;
+        last.cons = (uint8_t)cons;
+        last.lock = lock;
+        last.region = r;
+    }
+    return r;
+}

@@ -1,0 +1,341 @@
+/* wrap.c - the wrappers of gomp.def, the real functions behind them, the
+ * constructs a thread is in and the OpenMP locks (see om.h).
+ */
+#include <dlfcn.h>
+#include <omp.h>
+#include <string.h>
+
+#include "lockorder.h"
+#include "om.h"
+
+/* ---- the constructs a thread is in ------------------------------------- */
+
+/* Constructs one thread may be in at once and still leave exactly;
+ * deeper ones are not recorded (their Leave could not be matched). */
+#define OM_OPEN_MAX 32
+
+static __thread struct {
+    OTF2_RegionRef region[OM_OPEN_MAX];
+    const void *pc[OM_OPEN_MAX];
+    uint8_t cons[OM_OPEN_MAX];
+    unsigned n;
+} open_ OM_TLS;
+
+/* See om.h. */
+void om_open(enum om_construct cons, const void *pc, const void *lock,
+             uint64_t t)
+{
+    OTF2_RegionRef r;
+
+    if (open_.n >= OM_OPEN_MAX ||
+        (r = om_region(cons, pc, lock)) == OTF2_UNDEFINED_REGION)
+        return;
+    weft_evt_Enter(NULL, t, r);
+    open_.region[open_.n] = r;
+    open_.pc[open_.n] = pc;
+    open_.cons[open_.n] = (uint8_t)cons;
+    open_.n++;
+}
+
+/* See om.h. */
+enum om_construct om_innermost(void)
+{
+    return open_.n ? (enum om_construct)open_.cons[open_.n - 1]
+                   : OM__NCONSTRUCTS;
+}
+
+/* See om.h. */
+const void *om_innermost_pc(void)
+{
+    return open_.n ? open_.pc[open_.n - 1] : NULL;
+}
+
+/* See om.h. */
+void om_close(uint64_t t)
+{
+    if (open_.n == 0)
+        return;
+    open_.n--;
+    weft_evt_Leave(NULL, t, open_.region[open_.n]);
+}
+
+/* See om.h. */
+unsigned om_depth(void)
+{
+    return open_.n;
+}
+
+/* See om.h. */
+void om_close_to(unsigned depth, uint64_t t)
+{
+    while (open_.n > depth)
+        om_close(t);
+}
+
+/* ---- locks ------------------------------------------------------------- */
+
+static rec_locks locks = REC_LOCKS_INIT(OTF2_PARADIGM_OPENMP);
+/* The lock objects of the unnamed critical section, of atomic blocks
+ * and of ordered blocks (libgomp has one of each). */
+static const char om_unnamed_critical, om_atomic_lock, om_ordered_lock;
+
+/* See om.h. */
+void om_lock_acquired(const void *obj, uint64_t t)
+{
+    rec_lock_acquired(&locks, obj, t);
+}
+
+/* See om.h. */
+void om_lock_releasing(const void *obj, uint64_t t)
+{
+    (void)rec_lock_releasing(&locks, obj, t);
+}
+
+/* ---- what each kind records (gomp.def) ---------------------------------- */
+
+/* A wrapped call in progress, on the wrapper's stack. */
+typedef struct om_call {
+    weft__rguard g;
+    OTF2_RegionRef region;
+    int open;               /* END: the construct to leave is open */
+} om_call;
+
+/* pre_KIND: before the real call, guard raised: 1 when post_KIND is to
+ * run after it. post_KIND(c, cons, lock, r): r is what the call returned
+ * (1 for a void one); guard raised again, lowered after. */
+static inline int pre_CALL(om_call *c, enum om_construct cons,
+                           const void *pc, const void *lock, uint64_t t)
+{
+    c->region = om_region(cons, pc, lock);
+    if (c->region == OTF2_UNDEFINED_REGION)
+        return 0;
+    weft_evt_Enter(NULL, t, c->region);
+    return 1;
+}
+
+static inline void post_CALL(om_call *c, const void *lock, int r,
+                             uint64_t t)
+{
+    (void)lock, (void)r;
+    weft_evt_Leave(NULL, t, c->region);
+}
+
+static inline int pre_OPEN(om_call *c, enum om_construct cons,
+                           const void *pc, const void *lock, uint64_t t)
+{
+    om_open(cons, pc, lock, t);
+    (void)c;
+    return 0;
+}
+
+#define post_OPEN post_NONE
+
+static inline void post_NONE(om_call *c, const void *lock, int r, uint64_t t)
+{
+    (void)c, (void)lock, (void)r, (void)t;
+}
+
+static inline int pre_NEXT(om_call *c, enum om_construct cons,
+                           const void *pc, const void *lock, uint64_t t)
+{
+    if (om_innermost() != cons)
+        om_open(cons, pc, lock, t);
+    (void)c;
+    return 0;
+}
+
+#define post_NEXT post_NONE
+
+static inline int pre_END(om_call *c, enum om_construct cons,
+                          const void *pc, const void *lock, uint64_t t)
+{
+    (void)lock;
+    c->open = om_innermost() == cons;
+    /* named after the construct it ends, when it is open */
+    c->region = om_region(OM_IMPLICIT_BARRIER,
+                          c->open ? om_innermost_pc() : pc, NULL);
+    if (c->region != OTF2_UNDEFINED_REGION)
+        weft_evt_Enter(NULL, t, c->region);
+    return 1;
+}
+
+static inline void post_END(om_call *c, const void *lock, int r, uint64_t t)
+{
+    (void)lock, (void)r;
+    if (c->region != OTF2_UNDEFINED_REGION)
+        weft_evt_Leave(NULL, t, c->region);
+    if (c->open)
+        om_close(t);
+}
+
+static inline int pre_END_NOWAIT(om_call *c, enum om_construct cons,
+                                 const void *pc, const void *lock, uint64_t t)
+{
+    (void)pc, (void)lock, (void)t;
+    c->open = om_innermost() == cons;
+    return c->open;
+}
+
+static inline void post_END_NOWAIT(om_call *c, const void *lock, int r,
+                                   uint64_t t)
+{
+    (void)c, (void)lock, (void)r;
+    om_close(t);
+}
+
+static inline int pre_LOCK_OPEN(om_call *c, enum om_construct cons,
+                                const void *pc, const void *lock, uint64_t t)
+{
+    om_open(cons, pc, lock, t);
+    c->open = om_innermost() == cons;
+    return c->open;
+}
+
+static inline void post_LOCK_OPEN(om_call *c, const void *lock, int r,
+                                  uint64_t t)
+{
+    (void)c, (void)r;
+    om_lock_acquired(lock, t);
+}
+
+static inline int pre_LOCK_CLOSE(om_call *c, enum om_construct cons,
+                                 const void *pc, const void *lock,
+                                 uint64_t t)
+{
+    (void)pc;
+    c->open = om_innermost() == cons;
+    if (c->open)
+        om_lock_releasing(lock, t);
+    return c->open;
+}
+
+static inline void post_LOCK_CLOSE(om_call *c, const void *lock, int r,
+                                   uint64_t t)
+{
+    (void)c, (void)lock, (void)r;
+    om_close(t);
+}
+
+#define pre_SET pre_CALL
+
+static inline void post_SET(om_call *c, const void *lock, int r, uint64_t t)
+{
+    om_lock_acquired(lock, t);
+    post_CALL(c, lock, r, t);
+}
+
+static inline int pre_UNSET(om_call *c, enum om_construct cons,
+                            const void *pc, const void *lock, uint64_t t)
+{
+    if (!pre_CALL(c, cons, pc, lock, t))
+        return 0;
+    om_lock_releasing(lock, t);
+    return 1;
+}
+
+#define post_UNSET post_CALL
+#define pre_TEST pre_CALL
+
+static inline void post_TEST(om_call *c, const void *lock, int r, uint64_t t)
+{
+    if (r)
+        om_lock_acquired(lock, t);
+    post_CALL(c, lock, r, t);
+}
+
+/* ---- the wrappers -------------------------------------------------------- */
+
+/* The wrappers' prototypes (libgomp installs no header of its ABI). */
+#define OMV(name, cons, kind, params, args, lock) OM_EXPORT void name params;
+#define OMR(name, cons, kind, ret, params, args, lock)                       \
+    OM_EXPORT ret name params;
+#include "gomp.def"
+
+/* The real function of each entry, resolved at load (om_resolve_all). */
+#define OMV(name, cons, kind, params, args, lock)                            \
+    static void(*_Atomic real_##name) params;
+#define OMR(name, cons, kind, ret, params, args, lock)                       \
+    static ret(*_Atomic real_##name) params;
+#include "gomp.def"
+
+/* Loads real_##name into fn (dlsym RTLD_NEXT on first use). */
+#define OM_LOAD(fn, name)                                                    \
+    do {                                                                     \
+        fn = atomic_load_explicit(&real_##name, memory_order_relaxed);       \
+        if (OM_UNLIKELY(!fn)) {                                              \
+            void *p_ = dlsym(RTLD_NEXT, #name);                              \
+            memcpy(&fn, &p_, sizeof p_);                                     \
+            atomic_store_explicit(&real_##name, fn, memory_order_relaxed);   \
+        }                                                                    \
+    } while (0)
+
+/* See om.h. */
+void om_resolve_all(void)
+{
+#define OMV(name, cons, kind, params, args, lock)                            \
+    {                                                                        \
+        void(*fn_) params;                                                   \
+        OM_LOAD(fn_, name);                                                  \
+        (void)fn_;                                                           \
+    }
+#define OMR(name, cons, kind, ret, params, args, lock)                       \
+    {                                                                        \
+        ret(*fn_) params;                                                    \
+        OM_LOAD(fn_, name);                                                  \
+        (void)fn_;                                                           \
+    }
+#include "gomp.def"
+}
+
+/* See om.h. */
+void om_real_barrier(void)
+{
+    void (*fn)(void);
+
+    OM_LOAD(fn, GOMP_barrier);
+    if (fn)
+        fn();
+}
+
+/* A wrapper: records what its kind says around the real call; without
+ * libgomp behind it (never called then: the program links it), it does
+ * nothing. */
+#define OM_WRAP_BEGIN(name, cons, kind, lock)                                \
+    om_call c_ = { .region = OTF2_UNDEFINED_REGION };                        \
+    const void *l_ = (const void *)(lock);                                   \
+    int rec_ = 0;                                                            \
+    uint64_t t_;                                                             \
+    (void)l_;                                                                \
+    OM_LOAD(fn_, name);                                                      \
+    if (om_begin(&c_.g)) {                                                   \
+        t_ = weft_time();                                                    \
+        rec_ = pre_##kind(&c_, cons, OM_CALLER, l_, t_);                     \
+        weft__recorder_end(&c_.g);                                           \
+    }
+#define OM_WRAP_END(kind, r)                                                 \
+    if (rec_ && weft__recorder_begin(&c_.g)) {                               \
+        post_##kind(&c_, l_, (int)(r), weft_time());                         \
+        weft__recorder_end(&c_.g);                                           \
+    }
+
+#define OMV(name, cons, kind, params, args, lock)                            \
+    OM_EXPORT void name params                                               \
+    {                                                                        \
+        void(*fn_) params;                                                   \
+        OM_WRAP_BEGIN(name, cons, kind, lock)                                \
+        if (fn_)                                                             \
+            fn_ args;                                                        \
+        OM_WRAP_END(kind, 1)                                                 \
+    }
+#define OMR(name, cons, kind, ret, params, args, lock)                       \
+    OM_EXPORT ret name params                                                \
+    {                                                                        \
+        ret(*fn_) params;                                                    \
+        ret r_ = (ret)0;                                                     \
+        OM_WRAP_BEGIN(name, cons, kind, lock)                                \
+        if (fn_)                                                             \
+            r_ = fn_ args;                                                   \
+        OM_WRAP_END(kind, r_ != (ret)0)                                      \
+        return r_;                                                           \
+    }
+#include "gomp.def"

@@ -1,0 +1,541 @@
+#!/usr/bin/python3
+"""Checks the OTF2 archive of a program traced by libweft-openmp
+(tests/openmp/omptest.c) against the recorder's event model and the
+program's report of what it did.
+
+usage: check_openmp.py ARCHIVE/traces.otf2 REPORT.json
+
+REPORT.json is omptest's: counts of what the program did (see its
+COUNTS), and critical_name, the name of its named critical section.
+
+Regions of paradigm OPENMP are named after their construct ("!$omp for"),
+a named critical section's with " (NAME)", optionally followed by
+" @FILE:LINE"; the omp lock functions' after the function. Checks, read
+with the python module's reader (otf2.reader):
+  - every region of an OpenMP construct or omp lock function (by name) is
+    of paradigm OPENMP and of its construct's role, and every region of
+    paradigm OPENMP is one of them;
+  - per location, Enter/Leave nest and every region is left;
+  - per location, ThreadFork and ThreadJoin (model OPENMP) pair like
+    brackets; right after a ThreadFork the location's next OpenMP event
+    is a ThreadTeamBegin, and right after that team's ThreadTeamEnd a
+    ThreadJoin; ThreadTeamBegin and ThreadTeamEnd pair with the same
+    Comm, a Comm over a COMM_GROUP group of paradigm OPENMP;
+  - a ThreadTeamBegin is directly followed by the Enter of a
+    "!$omp parallel" region, whose Leave is directly followed by the
+    ThreadTeamEnd and directly preceded by the Leave of its one
+    "!$omp implicit barrier" (the last region directly inside it);
+  - an "!$omp implicit barrier" lies directly in a parallel, for or
+    sections region, at most one each, the last thing before its Leave;
+  - one Comm per team shape: forks of one parent team (the encountering
+    location's team, or none) and one size share their Comm, and no two
+    shapes do; where the program's teams got the threads they asked for,
+    a Comm's ThreadTeamBegins are the threads its forks asked for (and
+    its group's members, if it lists any, one team's);
+  - ThreadAcquireLock (model OPENMP) happens inside a critical, atomic or
+    ordered region (once each, released inside the same region) or a
+    omp_set/omp_test lock function's, ThreadReleaseLock inside a
+    critical, atomic, ordered or omp_unset function's region; every
+    acquisition is released later on its location with the same lock id
+    and acquisition order, and per process each lock's acquisition orders
+    are distinct and dense (0..n-1);
+  - lock ids: one per critical name (unnamed: one), one for atomic, one
+    for ordered, one per omp lock object, none shared between them;
+  - the totals of the report: forks, threads requested, team members,
+    the Enters of each construct's region, implicit barriers by the
+    region they end, acquisitions, failed lock tests, lock objects, and
+    the locations with OpenMP events (one per OS thread that ran a team's
+    body).
+
+Prints a JSON summary on success; exits 1 with one problem per line.
+"""
+import collections
+import json
+import re
+import sys
+
+import otf2
+
+MAX_PROBLEMS = 100
+Role = otf2.RegionRole
+OPENMP = otf2.Paradigm.OPENMP
+
+PARALLEL = "!$omp parallel"
+IMPLICIT = "!$omp implicit barrier"
+LOOP = "!$omp for"
+SECTIONS = "!$omp sections"
+CRITICAL = "!$omp critical"
+# construct -> region role
+ROLES = {
+    PARALLEL: Role.PARALLEL,
+    IMPLICIT: Role.IMPLICIT_BARRIER,
+    "!$omp barrier": Role.BARRIER,
+    LOOP: Role.LOOP,
+    SECTIONS: Role.SECTIONS,
+    "!$omp single": Role.SINGLE,
+    CRITICAL: Role.CRITICAL,
+    "!$omp atomic": Role.ATOMIC,
+    "!$omp ordered": Role.ORDERED,
+    "!$omp taskwait": Role.TASK_WAIT,
+    "!$omp taskgroup": Role.TASK_WAIT,
+    "omp_set_lock": Role.FUNCTION,
+    "omp_unset_lock": Role.FUNCTION,
+    "omp_test_lock": Role.FUNCTION,
+    "omp_set_nest_lock": Role.FUNCTION,
+    "omp_unset_nest_lock": Role.FUNCTION,
+    "omp_test_nest_lock": Role.FUNCTION,
+}
+# the report's count of each construct's Enters (critical: by name)
+ENTERS = {
+    PARALLEL: "team_begins",
+    "!$omp barrier": "barrier",
+    LOOP: "loop",
+    SECTIONS: "sections",
+    "!$omp single": "single",
+    "!$omp atomic": "atomic",
+    "!$omp ordered": "ordered",
+    "!$omp taskwait": "taskwait",
+    "!$omp taskgroup": "taskgroup",
+}
+ENTERS.update((f, f) for f in ROLES if f.startswith("omp_"))
+# the report's count of implicit barriers, by the region they end
+IMPLICIT_IN = {PARALLEL: "team_begins", LOOP: "loop_barrier",
+               SECTIONS: "sections_barrier"}
+# constructs holding their lock from ThreadAcquireLock to ThreadReleaseLock
+BLOCKS = (CRITICAL, "!$omp atomic", "!$omp ordered")
+ACQUIRE_IN = BLOCKS + ("omp_set_lock", "omp_test_lock",
+                       "omp_set_nest_lock", "omp_test_nest_lock")
+RELEASE_IN = BLOCKS + ("omp_unset_lock", "omp_unset_nest_lock")
+OMP_LOCK = "omp lock"       # what an omp lock function's lock id is of
+NAME_RE = re.compile(r"^(?P<base>.*?)(?: @(?P<file>[^@]+):(?P<line>\d+))?$")
+CRITICAL_RE = re.compile(r"^!\$omp critical \((?P<name>[^()]+)\)$")
+TEAM_EVENTS = ("ThreadFork", "ThreadJoin", "ThreadTeamBegin",
+               "ThreadTeamEnd")
+LOCK_EVENTS = ("ThreadAcquireLock", "ThreadReleaseLock")
+
+
+def construct_of(name):
+    """(construct, critical name or None) of a region name; construct None
+    when the name is no OpenMP construct's or omp lock function's."""
+    base = NAME_RE.match(name).group("base")
+    m = CRITICAL_RE.match(base)
+    if m:
+        return CRITICAL, m.group("name")
+    if base in ROLES:
+        return base, None
+    return None, None
+
+
+def label(construct, cname):
+    return "%s (%s)" % (construct, cname) if cname else construct
+
+
+class Frame:
+    """A region a location is in."""
+
+    def __init__(self, region, construct, cname):
+        self.region = region
+        self.construct = construct  # None: no OpenMP construct's
+        self.cname = cname          # a critical section's name
+        self.implicit = 0           # implicit barriers directly in it
+        self.acquired = []          # (lock id, order) acquired in it
+        self.released = []          # (lock id, order) released in it
+
+
+class Team:
+    """A team a location is in (from its ThreadTeamBegin), or a fork of
+    its own: its team to begin, or ended and its join to come."""
+
+    def __init__(self, fork=None, comm=None):
+        self.fork = fork            # the ThreadFork, if this location forked
+        self.comm = comm            # None: forked, ThreadTeamBegin to come
+        self.ended = False          # ThreadTeamEnd seen, ThreadJoin to come
+
+
+class Checker:
+    """The archive's events, one at a time (event()), then the totals
+    against the report (finish()); problems in self.problems."""
+
+    def __init__(self, regions):
+        self.problems = []
+        self.constructs = {}                            # region -> (c, name)
+        self.kinds = collections.Counter()
+        self.enters = collections.Counter()             # label -> Enters
+        self.implicit_in = collections.Counter()        # construct -> n
+        self.acquired_in = collections.Counter()        # label -> n
+        self.failed_tests = 0
+        self.forks = self.requested = self.team_begins = 0
+        self.stacks = collections.defaultdict(list)     # loc -> [Frame]
+        self.teams = collections.defaultdict(list)      # loc -> [Team]
+        self.prev = {}                                  # loc -> (kind, c)
+        # loc -> (kind, construct, OpenMP events only?, why): what the
+        # location's next event must be
+        self.want = {}
+        self.held = collections.defaultdict(list)       # loc -> [(id, ord)]
+        self.orders = collections.defaultdict(list)     # (group, id) -> ords
+        self.lock_of = collections.defaultdict(set)     # (group, id) -> what
+        self.ids_of = collections.defaultdict(set)      # what -> ids
+        self.shape_comms = collections.defaultdict(set)  # shape -> comms
+        self.comm_shapes = collections.defaultdict(set)  # comm -> shapes
+        self.comm_forks = collections.Counter()         # comm -> forks
+        self.comm_asked = collections.Counter()         # comm -> threads
+        self.comm_begins = collections.Counter()        # comm -> begins
+        self.locations = set()                          # with OpenMP events
+        for region in regions:
+            self.define(region)
+
+    def problem(self, msg):
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(msg)
+
+    def define(self, region):
+        construct, cname = construct_of(region.name)
+        self.constructs[region] = (construct, cname)
+        if construct is None:
+            if region.paradigm == OPENMP:
+                self.problem("region %r of paradigm OPENMP is no OpenMP "
+                             "construct or omp lock function" % region.name)
+            return
+        if region.paradigm != OPENMP:
+            self.problem("region %r: paradigm %s, not OPENMP" %
+                         (region.name, region.paradigm))
+        if region.region_role != ROLES[construct]:
+            self.problem("region %r: role %s, not %s" %
+                         (region.name, region.region_role, ROLES[construct]))
+
+    def event(self, index, loc, ev):
+        kind = type(ev).__name__
+        self.kinds[kind] += 1
+        construct = cname = None
+        if kind in ("Enter", "Leave"):
+            if ev.region not in self.constructs:
+                self.define(ev.region)
+            construct, cname = self.constructs[ev.region]
+        omp = (construct is not None or kind in TEAM_EVENTS or
+               (kind in LOCK_EVENTS and ev.model == OPENMP))
+        if omp:
+            self.locations.add(loc)
+        self.where = "%s (%s), event %d (%s%s at %d)" % (
+            loc.name, loc.group.name, index, kind,
+            " " + ev.region.name if kind in ("Enter", "Leave") else "",
+            ev.time)
+        self.expected(loc, kind, construct, omp)
+        handler = getattr(self, "on_" + kind, None)
+        if handler and (kind not in LOCK_EVENTS or ev.model == OPENMP):
+            handler(loc, ev, construct, cname)
+        self.prev[loc] = (kind, construct)
+
+    def expected(self, loc, kind, construct, omp):
+        """Checks the event against what the location's previous one said
+        must come next."""
+        if loc not in self.want:
+            return
+        want_kind, want_construct, omp_only, why = self.want.pop(loc)
+        if kind == want_kind and construct == want_construct:
+            return
+        if omp_only and not omp:
+            self.want[loc] = (want_kind, want_construct, omp_only, why)
+            return
+        self.problem("%s, where %s" % (self.where, why))
+
+    def on_Enter(self, loc, ev, construct, cname):
+        st = self.stacks[loc]
+        parent = st[-1] if st else None
+        st.append(Frame(ev.region, construct, cname))
+        if construct == PARALLEL:
+            if self.prev.get(loc, (None,))[0] != "ThreadTeamBegin":
+                self.problem("%s: entered outside a ThreadTeamBegin" %
+                             self.where)
+            self.enters[PARALLEL] += 1
+        elif construct == IMPLICIT:
+            up = parent.construct if parent else None
+            if up not in IMPLICIT_IN:
+                self.problem("%s: directly in %s, not in a parallel, for or "
+                             "sections region" % (self.where,
+                                                  parent.region.name
+                                                  if parent else "no region"))
+                return
+            parent.implicit += 1
+            self.implicit_in[up] += 1
+            if parent.implicit > 1:
+                self.problem("%s: a second one in %s" %
+                             (self.where, parent.region.name))
+        elif construct is not None:
+            self.enters[label(construct, cname)] += 1
+
+    def on_Leave(self, loc, ev, construct, cname):
+        st = self.stacks[loc]
+        if not st or st[-1].region != ev.region:
+            self.problem("%s: does not close the open region %s" %
+                         (self.where, st[-1].region.name if st else "(none)"))
+            return
+        frame = st.pop()
+        if construct in IMPLICIT_IN and frame.implicit and \
+                self.prev.get(loc) != ("Leave", IMPLICIT):
+            self.problem("%s: left after something else than its %s" %
+                         (self.where, IMPLICIT))
+        if construct == PARALLEL:
+            if frame.implicit != 1:
+                self.problem("%s: holds %d %s directly, not one" %
+                             (self.where, frame.implicit, IMPLICIT))
+            self.want[loc] = ("ThreadTeamEnd", None, False,
+                              "a ThreadTeamEnd must follow the Leave of "
+                              "%s" % ev.region.name)
+        elif construct in BLOCKS:
+            if len(frame.acquired) != 1 or frame.released != frame.acquired:
+                self.problem("%s: acquired %s and released %s in it, not "
+                             "one lock once" % (self.where, frame.acquired,
+                                                frame.released))
+        elif construct in ("omp_set_lock", "omp_set_nest_lock"):
+            if len(frame.acquired) != 1:
+                self.problem("%s: %d ThreadAcquireLock in it, not one" %
+                             (self.where, len(frame.acquired)))
+        elif construct in ("omp_test_lock", "omp_test_nest_lock"):
+            if len(frame.acquired) > 1:
+                self.problem("%s: %d ThreadAcquireLock in it" %
+                             (self.where, len(frame.acquired)))
+            self.failed_tests += not frame.acquired
+        elif construct in ("omp_unset_lock", "omp_unset_nest_lock"):
+            if len(frame.released) != 1:
+                self.problem("%s: %d ThreadReleaseLock in it, not one" %
+                             (self.where, len(frame.released)))
+
+    def on_ThreadFork(self, loc, ev, construct, cname):
+        if ev.model != OPENMP:
+            self.problem("%s: model %s, not OPENMP" % (self.where, ev.model))
+        self.forks += 1
+        self.requested += ev.number_of_requested_threads
+        self.teams[loc].append(Team(fork=ev))
+        self.want[loc] = ("ThreadTeamBegin", None, True,
+                          "the ThreadTeamBegin of the team it forked must "
+                          "come first")
+
+    def on_ThreadJoin(self, loc, ev, construct, cname):
+        if ev.model != OPENMP:
+            self.problem("%s: model %s, not OPENMP" % (self.where, ev.model))
+        ts = self.teams[loc]
+        if not ts or ts[-1].fork is None or not ts[-1].ended:
+            self.problem("%s: no ThreadFork whose team has ended to join" %
+                         self.where)
+            return
+        ts.pop()
+
+    def on_ThreadTeamBegin(self, loc, ev, construct, cname):
+        comm = ev.thread_team
+        group = comm.group
+        self.team_begins += 1
+        self.comm_begins[comm] += 1
+        if group.group_type != otf2.GroupType.COMM_GROUP or \
+                group.paradigm != OPENMP:
+            self.problem("%s: team %s's group %s is of type %s, paradigm "
+                         "%s, not COMM_GROUP, OPENMP" %
+                         (self.where, comm.name, group.name,
+                          group.group_type, group.paradigm))
+        ts = self.teams[loc]
+        # the team the location is in: the new team's parent
+        outer = [t.comm for t in ts if t.comm is not None]
+        parent = outer[-1] if outer else None
+        if ts and ts[-1].fork is not None and ts[-1].comm is None:
+            ts[-1].comm = comm
+            n = ts[-1].fork.number_of_requested_threads
+            shape = (loc.group, parent, n)
+            self.comm_forks[comm] += 1
+            self.comm_asked[comm] += n
+            self.shape_comms[shape].add(comm)
+            self.comm_shapes[comm].add(shape)
+        else:
+            ts.append(Team(comm=comm))
+        self.want[loc] = ("Enter", PARALLEL, False,
+                          "the Enter of a %s region must follow "
+                          "ThreadTeamBegin" % PARALLEL)
+
+    def on_ThreadTeamEnd(self, loc, ev, construct, cname):
+        ts = self.teams[loc]
+        if self.prev.get(loc) != ("Leave", PARALLEL):
+            self.problem("%s: not right after the Leave of a %s region" %
+                         (self.where, PARALLEL))
+        if not ts or ts[-1].comm is None or ts[-1].ended:
+            self.problem("%s: no team to end" % self.where)
+        elif ts[-1].comm != ev.thread_team:
+            self.problem("%s: ends team %s, the location is in %s" %
+                         (self.where, ev.thread_team.name, ts[-1].comm.name))
+        elif ts[-1].fork is not None:
+            ts[-1].ended = True
+            self.want[loc] = ("ThreadJoin", None, True,
+                              "the ThreadJoin of its fork must come next")
+        else:
+            ts.pop()
+
+    def on_ThreadAcquireLock(self, loc, ev, construct, cname):
+        st = self.stacks[loc]
+        frame = st[-1] if st else None
+        key = (ev.lock_id, ev.acquisition_order)
+        if frame is None or frame.construct not in ACQUIRE_IN:
+            self.problem("%s: lock %d acquired in %s" %
+                         (self.where, ev.lock_id,
+                          frame.region.name if frame else "no region"))
+        else:
+            frame.acquired.append(key)
+            what = label(frame.construct, frame.cname) \
+                if frame.construct in BLOCKS else OMP_LOCK
+            self.acquired_in[what] += 1
+            self.lock_of[(loc.group, ev.lock_id)].add(what)
+            self.ids_of[what].add((loc.group, ev.lock_id))
+        self.held[loc].append(key)
+        self.orders[(loc.group, ev.lock_id)].append(ev.acquisition_order)
+
+    def on_ThreadReleaseLock(self, loc, ev, construct, cname):
+        st = self.stacks[loc]
+        frame = st[-1] if st else None
+        key = (ev.lock_id, ev.acquisition_order)
+        if frame is None or frame.construct not in RELEASE_IN:
+            self.problem("%s: lock %d released in %s" %
+                         (self.where, ev.lock_id,
+                          frame.region.name if frame else "no region"))
+        else:
+            frame.released.append(key)
+            if frame.construct in BLOCKS and key not in frame.acquired:
+                self.problem("%s: releases lock %d order %d, which its "
+                             "region did not acquire" % ((self.where,) + key))
+        if key in self.held[loc]:
+            self.held[loc].remove(key)
+        else:
+            self.problem("%s: lock %d order %d was not acquired on this "
+                         "location" % ((self.where,) + key))
+
+    def finish(self, report):
+        """The end of the trace: what is left open, the locks, the teams,
+        the totals against the report."""
+        for loc, st in self.stacks.items():
+            if st:
+                self.problem("%s: regions never left: %s" %
+                             (loc.name, [f.region.name for f in st]))
+        for loc, ts in self.teams.items():
+            if ts:
+                self.problem("%s: teams never ended or forks never joined: "
+                             "%s" % (loc.name, [t.comm.name if t.comm
+                                                else "fork" for t in ts]))
+        for loc, want in self.want.items():
+            self.problem("%s: the trace ends where %s" % (loc.name, want[3]))
+        self.finish_locks(report)
+        self.finish_teams(report)
+        self.finish_totals(report)
+
+    def finish_locks(self, report):
+        for loc, h in self.held.items():
+            if h:
+                self.problem("%s: locks acquired and never released (lock, "
+                             "order): %s" % (loc.name, h[:10]))
+        for (group, lock), o in self.orders.items():
+            if sorted(o) != list(range(len(o))):
+                self.problem("%s: lock %d: acquisition orders are not 0..%d "
+                             "once each: %s" % (group.name, lock, len(o) - 1,
+                                                sorted(o)[:20]))
+        for (group, lock), what in self.lock_of.items():
+            if len(what) != 1:
+                self.problem("%s: lock %d is the lock of %s: one each" %
+                             (group.name, lock, sorted(what)))
+        named = label(CRITICAL, report["critical_name"])
+        for what in (CRITICAL, named) + BLOCKS[1:]:
+            ids = self.ids_of[what]
+            if len(ids) != 1:
+                self.problem("%s: %d lock ids, not one" % (what, len(ids)))
+        n = len(self.ids_of[OMP_LOCK])
+        if n != report["lock_objects"]:
+            self.problem("omp lock functions: %d lock ids, the program used "
+                         "%d lock objects" % (n, report["lock_objects"]))
+
+    def finish_teams(self, report):
+        """One Comm per team shape (process, parent team, size); where
+        every team got the threads it asked for, a Comm's members are the
+        threads its forks asked for."""
+        for shape, comms in self.shape_comms.items():
+            if len(comms) != 1:
+                self.problem("%s: teams of %d threads in team %s have Comms "
+                             "%s, not one" %
+                             (shape[0].name, shape[2],
+                              shape[1].name if shape[1] else "(none)",
+                              sorted(c.name for c in comms)))
+        for comm, shapes in self.comm_shapes.items():
+            if len(shapes) != 1:
+                self.problem("team %s is the Comm of teams of different "
+                             "shapes (process, parent team, size): %s" %
+                             (comm.name,
+                              sorted((s[0].name, s[1].name if s[1] else "",
+                                      s[2]) for s in shapes)))
+        if report["team_begins"] != report["requested_threads"]:
+            return
+        for comm, n in self.comm_begins.items():
+            forks, asked = self.comm_forks[comm], self.comm_asked[comm]
+            if n != asked:
+                self.problem("team %s: %d ThreadTeamBegin, its %d forks "
+                             "asked for %d threads" % (comm.name, n, forks,
+                                                       asked))
+            size = len(comm.group.members)
+            if size and asked != size * forks:
+                self.problem("team %s: its group lists %d members, its %d "
+                             "forks asked for %d threads" %
+                             (comm.name, size, forks, asked))
+
+    def finish_totals(self, report):
+        def expect(what, got, key):
+            if got != report[key]:
+                self.problem("%s: %d in the trace, the program counted %d "
+                             "(%s)" % (what, got, report[key], key))
+
+        named = label(CRITICAL, report["critical_name"])
+        expect("ThreadFork", self.forks, "forks")
+        expect("ThreadJoin", self.kinds["ThreadJoin"], "forks")
+        expect("threads ThreadFork requested", self.requested,
+               "requested_threads")
+        expect("ThreadTeamBegin", self.team_begins, "team_begins")
+        expect("ThreadTeamEnd", self.kinds["ThreadTeamEnd"], "team_begins")
+        for what, key in sorted(ENTERS.items()):
+            expect("Enter %s" % what, self.enters[what], key)
+        expect("Enter %s" % CRITICAL, self.enters[CRITICAL], "critical")
+        expect("Enter %s" % named, self.enters[named], "critical_named")
+        others = {k: n for k, n in self.enters.items()
+                  if k not in ENTERS and k not in (CRITICAL, named)}
+        if others:
+            self.problem("Enters of constructs the program did not use: %s"
+                         % others)
+        for what, key in sorted(IMPLICIT_IN.items()):
+            expect("%s in %s" % (IMPLICIT, what), self.implicit_in[what], key)
+        for what, key in ((CRITICAL, "critical"), (named, "critical_named"),
+                          ("!$omp atomic", "atomic"),
+                          ("!$omp ordered", "ordered"),
+                          (OMP_LOCK, "lock_acquired")):
+            expect("ThreadAcquireLock in %s" % what, self.acquired_in[what],
+                   key)
+        expect("omp lock tests without ThreadAcquireLock", self.failed_tests,
+               "test_failed")
+        expect("locations with OpenMP events", len(self.locations),
+               "threads")
+
+    def summary(self):
+        return {"events": dict(self.kinds), "locations": len(self.locations),
+                "enters": dict(self.enters), "teams": len(self.comm_begins),
+                "locks": len(self.orders)}
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    with open(argv[2]) as f:
+        report = json.load(f)
+    with otf2.reader.open(argv[1]) as trace:
+        checker = Checker(trace.definitions.regions)
+        for index, (loc, ev) in enumerate(trace.events):
+            checker.event(index, loc, ev)
+    checker.finish(report)
+    if checker.problems:
+        for p in checker.problems:
+            print(p)
+        return 1
+    print(json.dumps(checker.summary(), sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

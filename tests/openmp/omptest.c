@@ -1,0 +1,535 @@
+/* omptest.c - runs a fixed set of OpenMP constructs and writes, as JSON,
+ * what its trace must hold, for tests/e2e_openmp.sh and
+ * tests/check_openmp.py: an ordinary OpenMP program (gcc -fopenmp), no
+ * weft in it.
+ *
+ *   omptest [--report] REPORT
+ *
+ * Every team has an explicit size (num_threads), so OMP_NUM_THREADS and
+ * the like change nothing. In order: a team of 4 meets every construct
+ * libweft-openmp records (an imbalanced static loop, loops of each
+ * runtime schedule, ordered, sections, single, critical, atomic, omp
+ * locks, taskwait, taskgroup, explicit barriers); a team of 2; the
+ * combined forms (parallel for of static and dynamic schedule, parallel
+ * sections); a nested part (2 threads, each forking a team of 3, nesting
+ * enabled with omp_set_max_active_levels); and critical and taskwait
+ * outside any team.
+ *
+ * Nothing is hard-coded in the report: every number is counted as the
+ * program runs (each team member counts itself, each construct met is
+ * counted by the thread that meets it), with C11 atomics only, so that
+ * the counting adds no event of its own. What a construct costs in
+ * GOMP_ calls is GCC's, not the program's: an `omp for
+ * schedule(static)` or `omp single` without nowait ends in GOMP_barrier
+ * (counted as "barrier"), a combined parallel loop or parallel sections
+ * ends its worksharing without a barrier (the region's implicit barrier
+ * does). GCC drops the barrier of a worksharing construct that ends its
+ * parallel region, and makes a region whose body is one worksharing
+ * construct a combined one: the constructs here are in functions of
+ * their own (orphaned) or followed by their counting, so neither happens
+ * unless written so. (A construct added here: check the GOMP_ calls
+ * that GCC makes of it, objdump -dr.)
+ *
+ * The report also goes, without "threads" (which depends on how the
+ * runtime pools its threads), to stdout, with the results of the
+ * computation: the same in every run.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define TEAM 4          /* the team that meets every construct */
+#define SMALL 2         /* a smaller team after it: its threads reused */
+#define OUTER 2         /* the nested part: OUTER threads ... */
+#define INNER 3         /* ... each forking a team of INNER */
+#define COMBINED 3      /* the combined constructs' teams */
+#define NITER 8         /* iterations of the imbalanced loop */
+#define NLOOP 12        /* iterations of the other loops */
+#define ULL_BASE (1ULL << 63) /* a loop's first index, beyond long */
+#define SLEEP_MS 2      /* iteration i of the imbalanced loop: i * SLEEP_MS */
+#define CRITICAL_NAME "omptest_named"
+
+/* The report's counts: name, what it counts. The trace's events each
+ * count stands for are tests/check_openmp.py's. */
+#define COUNTS(X)                                                            \
+    X(forks, "parallel regions begun (ThreadFork, ThreadJoin)")             \
+    X(requested_threads, "threads the regions asked for (num_threads)")     \
+    X(team_begins, "team members that ran a region's body")                 \
+    X(threads, "OS threads that ran a team's body")                         \
+    X(barrier, "threads past a GOMP_barrier (explicit, static for, single)") \
+    X(loop, "threads that met a loop of a runtime schedule")                \
+    X(loop_barrier, "of those, threads that met one without nowait")        \
+    X(sections, "threads that met a sections construct")                    \
+    X(sections_barrier, "of those, threads that met one without nowait")    \
+    X(single, "threads that met a single construct")                        \
+    X(critical, "entries into the unnamed critical section")                \
+    X(critical_named, "entries into the critical section " CRITICAL_NAME)   \
+    X(atomic, "atomic updates GCC does under GOMP_atomic_start")            \
+    X(ordered, "ordered sections run")                                      \
+    X(taskwait, "taskwait constructs met")                                  \
+    X(taskgroup, "taskgroup constructs met")                                \
+    X(omp_set_lock, "calls")                                                \
+    X(omp_unset_lock, "calls")                                              \
+    X(omp_test_lock, "calls")                                               \
+    X(omp_set_nest_lock, "calls")                                           \
+    X(omp_unset_nest_lock, "calls")                                         \
+    X(omp_test_nest_lock, "calls")                                          \
+    X(lock_acquired, "omp lock acquisitions: sets, tests that returned true") \
+    X(test_failed, "omp_test_lock and omp_test_nest_lock calls that failed") \
+    X(lock_objects, "omp lock objects used (initialised)")
+
+static struct {
+#define X(name, what) atomic_long name;
+    COUNTS(X)
+#undef X
+} counted;
+
+#define COUNT(name) atomic_fetch_add(&counted.name, 1)
+
+_Static_assert(COMBINED <= TEAM, "combined_body() counts no new thread");
+_Static_assert(TEAM >= 2, "locks() wants a thread 1");
+
+static _Thread_local int seen;  /* this thread ran a team's body */
+static omp_lock_t lock;
+static omp_nest_lock_t nest;
+static long double ld_total;    /* updated by `omp atomic` */
+static long total;              /* under the unnamed critical section */
+static long named_total;        /* under the named one */
+static long locked_total;       /* under the omp lock */
+static int order[NLOOP];        /* the ordered loop's iterations, in order */
+static atomic_int ordered_next;
+static atomic_long sum;         /* the loops' and sections' work */
+static atomic_long size;        /* a combined construct's team size */
+
+/* The encountering thread, about to fork a team of `want`. */
+static void fork_team(int want)
+{
+    COUNT(forks);
+    atomic_fetch_add(&counted.requested_threads, want);
+}
+
+/* The calling thread runs a team's body: a location of its own. */
+static void thread_seen(void)
+{
+    if (!seen) {
+        seen = 1;
+        COUNT(threads);
+    }
+}
+
+/* The calling thread begins a team's body: a member (ThreadTeamBegin,
+ * the parallel region, its implicit barrier). */
+static void member(void)
+{
+    thread_seen();
+    COUNT(team_begins);
+}
+
+/* A combined construct's body runs per iteration or section, not per
+ * member: each runs thread_seen() (every thread of these teams of
+ * COMBINED < TEAM ran a body before, in the pool's first team) and
+ * stores the team's size, which the encountering thread counts after
+ * the region. */
+static void combined_body(void)
+{
+    thread_seen();
+    atomic_store(&size, omp_get_num_threads());
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+static void critical(void)
+{
+#pragma omp critical
+    {
+        COUNT(critical);
+        total++;
+    }
+}
+
+static void critical_named(void)
+{
+#pragma omp critical(omptest_named)
+    {
+        COUNT(critical_named);
+        named_total++;
+    }
+}
+
+static void barrier(void)
+{
+#pragma omp barrier
+    COUNT(barrier);
+}
+
+/* omp lock calls, counted; a test's acquisition only when it succeeds. */
+static void set_lock(void)
+{
+    COUNT(omp_set_lock);
+    omp_set_lock(&lock);
+    COUNT(lock_acquired);
+}
+
+static void unset_lock(void)
+{
+    COUNT(omp_unset_lock);
+    omp_unset_lock(&lock);
+}
+
+static int test_lock(void)
+{
+    int got;
+
+    COUNT(omp_test_lock);
+    got = omp_test_lock(&lock);
+    if (got)
+        COUNT(lock_acquired);
+    else
+        COUNT(test_failed);
+    return got;
+}
+
+static void set_nest(void)
+{
+    COUNT(omp_set_nest_lock);
+    omp_set_nest_lock(&nest);
+    COUNT(lock_acquired);
+}
+
+static void unset_nest(void)
+{
+    COUNT(omp_unset_nest_lock);
+    omp_unset_nest_lock(&nest);
+}
+
+/* Returns the nesting count (0: failed). */
+static int test_nest(void)
+{
+    int depth;
+
+    COUNT(omp_test_nest_lock);
+    depth = omp_test_nest_lock(&nest);
+    if (depth)
+        COUNT(lock_acquired);
+    else
+        COUNT(test_failed);
+    return depth;
+}
+
+/* Thread 0 holds each lock while the others try it (and fail), then each
+ * thread takes each lock in turn; thread 1 (of a team of at least 2)
+ * tests them free, and succeeds. Barriers order it all. */
+static void locks(void)
+{
+    int me = omp_get_thread_num();
+
+    if (me == 0) {
+        set_lock();
+        set_nest();
+    }
+    barrier();
+    if (me != 0) {
+        if (test_lock())
+            unset_lock();
+        if (test_nest())
+            unset_nest();
+    }
+    barrier();
+    if (me == 0) {
+        unset_lock();
+        unset_nest();
+    }
+    set_lock();
+    locked_total++;
+    unset_lock();
+    /* nested: every set an acquisition, every unset a release */
+    set_nest();
+    set_nest();
+    for (int d = test_nest(); d > 0; d--)
+        unset_nest();
+    barrier();
+    if (me == 1) {
+        if (test_lock())
+            unset_lock();
+        if (test_nest())
+            unset_nest();
+    }
+}
+
+/* Loops of each runtime schedule; every member meets each one (a region
+ * of its own whether it gets iterations or not). */
+static void loops(void)
+{
+    COUNT(loop);
+#pragma omp for schedule(dynamic)
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+    COUNT(loop_barrier);
+
+    COUNT(loop);
+#pragma omp for schedule(dynamic, 2) nowait
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+
+    COUNT(loop);
+#pragma omp for schedule(monotonic : dynamic)
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+    COUNT(loop_barrier);
+
+    /* beyond long: GOMP_loop_ull_* */
+    COUNT(loop);
+#pragma omp for schedule(dynamic)
+    for (unsigned long long u = ULL_BASE; u < ULL_BASE + NLOOP; u++)
+        atomic_fetch_add(&sum, (long)(u - ULL_BASE));
+    COUNT(loop_barrier);
+
+    COUNT(loop);
+#pragma omp for schedule(guided)
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+    COUNT(loop_barrier);
+
+    COUNT(loop);
+#pragma omp for schedule(runtime)
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+    COUNT(loop_barrier);
+
+    /* ordered: GOMP_loop_ordered_dynamic_start, GOMP_ordered_start/end */
+    COUNT(loop);
+#pragma omp for ordered schedule(dynamic)
+    for (int i = 0; i < NLOOP; i++) {
+#pragma omp ordered
+        {
+            COUNT(ordered);
+            order[atomic_fetch_add(&ordered_next, 1)] = i;
+        }
+    }
+    COUNT(loop_barrier);
+}
+
+/* The team that meets every construct. */
+static void everything(void)
+{
+    int me = omp_get_thread_num();
+
+    member();
+
+    /* imbalanced: thread t sleeps 2t and 2t+1 times SLEEP_MS, then
+     * waits in the loop's barrier for the last one */
+#pragma omp for schedule(static)
+    for (int i = 0; i < NITER; i++) {
+        sleep_ms((long)i * SLEEP_MS);
+        atomic_fetch_add(&sum, i);
+    }
+    COUNT(barrier);
+#pragma omp for schedule(static) nowait
+    for (int i = 0; i < NITER; i++)
+        atomic_fetch_add(&sum, i);
+    barrier();
+
+    loops();
+
+    COUNT(sections);
+#pragma omp sections
+    {
+#pragma omp section
+        atomic_fetch_add(&sum, 1);
+#pragma omp section
+        atomic_fetch_add(&sum, 2);
+#pragma omp section
+        atomic_fetch_add(&sum, 3);
+    }
+    COUNT(sections_barrier);
+    COUNT(sections);
+#pragma omp sections nowait
+    {
+#pragma omp section
+        atomic_fetch_add(&sum, 4);
+#pragma omp section
+        atomic_fetch_add(&sum, 5);
+    }
+
+    COUNT(single);
+#pragma omp single
+    atomic_fetch_add(&sum, 10);
+    COUNT(barrier);
+    COUNT(single);
+#pragma omp single nowait
+    atomic_fetch_add(&sum, 20);
+
+    for (int k = 0; k <= me; k++)
+        critical();
+    critical_named();
+    critical_named();
+    for (int k = 0; k < 3; k++) {
+        /* long double: no lock-free atomic, GOMP_atomic_start/end */
+#pragma omp atomic
+        ld_total += 0.5L;
+        COUNT(atomic);
+    }
+
+    locks();
+
+#pragma omp taskwait
+    COUNT(taskwait);
+#pragma omp taskgroup
+    {
+        COUNT(taskgroup);
+    }
+    barrier();
+}
+
+/* An inner team of the nested part. */
+static void inner(void)
+{
+    member();
+    COUNT(loop);
+#pragma omp for schedule(dynamic)
+    for (int i = 0; i < NLOOP; i++)
+        atomic_fetch_add(&sum, i);
+    COUNT(loop_barrier);
+    critical();
+    critical_named();
+    barrier();
+}
+
+static int write_report(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fprintf(f, "{\"critical_name\": \"%s\"", CRITICAL_NAME);
+#define X(name, what) \
+    fprintf(f, ", \"%s\": %ld", #name, atomic_load(&counted.name));
+    COUNTS(X)
+#undef X
+    fprintf(f, "}\n");
+    if (fclose(f) != 0) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *report = NULL;
+
+    if (argc == 2 && argv[1][0] != '-')
+        report = argv[1];
+    else if (argc == 3 && strcmp(argv[1], "--report") == 0)
+        report = argv[2];
+    if (!report) {
+        fprintf(stderr, "usage: omptest [--report] REPORT\n");
+        return 2;
+    }
+    omp_init_lock(&lock);
+    COUNT(lock_objects);
+    omp_init_nest_lock(&nest);
+    COUNT(lock_objects);
+
+    fork_team(TEAM);
+#pragma omp parallel num_threads(TEAM)
+    everything();
+
+    /* a smaller team: threads of the pool again, on their locations */
+    fork_team(SMALL);
+#pragma omp parallel num_threads(SMALL)
+    {
+        member();
+        barrier();
+        COUNT(single);
+#pragma omp single
+        atomic_fetch_add(&sum, 100);
+        COUNT(barrier);
+        critical();
+    }
+
+    /* combined: GOMP_parallel (static: no loop region, no barrier) */
+    fork_team(COMBINED);
+#pragma omp parallel for schedule(static) num_threads(COMBINED)
+    for (int i = 0; i < NLOOP; i++) {
+        combined_body();
+        atomic_fetch_add(&sum, i);
+    }
+    atomic_fetch_add(&counted.team_begins, atomic_load(&size));
+
+    /* combined: GOMP_parallel_loop_nonmonotonic_dynamic, each member's
+     * loop region from its first GOMP_loop_*_next, no barrier in it */
+    fork_team(COMBINED);
+#pragma omp parallel for schedule(dynamic) num_threads(COMBINED)
+    for (int i = 0; i < NLOOP; i++) {
+        combined_body();
+        atomic_fetch_add(&sum, i);
+    }
+    atomic_fetch_add(&counted.team_begins, atomic_load(&size));
+    atomic_fetch_add(&counted.loop, atomic_load(&size));
+
+    /* combined: GOMP_parallel_sections, no barrier in the sections */
+    fork_team(COMBINED);
+#pragma omp parallel sections num_threads(COMBINED)
+    {
+#pragma omp section
+        {
+            combined_body();
+            atomic_fetch_add(&sum, 1);
+        }
+#pragma omp section
+        {
+            combined_body();
+            atomic_fetch_add(&sum, 2);
+        }
+    }
+    atomic_fetch_add(&counted.team_begins, atomic_load(&size));
+    atomic_fetch_add(&counted.sections, atomic_load(&size));
+
+    /* nested: OUTER members each fork a team of INNER */
+    omp_set_max_active_levels(2);
+    fork_team(OUTER);
+#pragma omp parallel num_threads(OUTER)
+    {
+        member();
+        fork_team(INNER);
+#pragma omp parallel num_threads(INNER)
+        inner();
+        critical_named();
+    }
+
+    /* outside any team: the initial thread alone */
+    critical();
+#pragma omp taskwait
+    COUNT(taskwait);
+
+    omp_destroy_nest_lock(&nest);
+    omp_destroy_lock(&lock);
+
+    printf("omptest: sum %ld, critical %ld, named %ld, locked %ld, "
+           "atomic %.1Lf\n", atomic_load(&sum), total, named_total,
+           locked_total, ld_total);
+    printf("omptest: ordered");
+    for (int i = 0; i < atomic_load(&ordered_next); i++)
+        printf(" %d", order[i]);
+    printf("\n");
+#define X(name, what)                                               \
+    if (strcmp(#name, "threads") != 0)                              \
+        printf("omptest: %s %ld\n", #name, atomic_load(&counted.name));
+    COUNTS(X)
+#undef X
+    return write_report(report) == 0 ? 0 : 1;
+}
