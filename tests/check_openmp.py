@@ -41,13 +41,31 @@ with the python module's reader (otf2.reader):
     are distinct and dense (0..n-1);
   - lock ids: one per critical name (unnamed: one), one for atomic, one
     for ordered, one per omp lock object, none shared between them;
+  - explicit tasks, named per process by (creating thread, generation
+    number): a ThreadTaskCreate is the first thing in a "!$omp create
+    task" region (one each), on the location whose index (the low 32
+    bits of its id) is the creating thread, in the team the location is
+    in (outside any team: a Comm no ThreadTeamBegin names); a creating
+    thread's generation numbers are 1, 2, ... once each;
+  - every task created is switched to (ThreadTaskSwitch) once, on one
+    location of its process, no earlier than its creation, and completed
+    there once; the switch is directly followed by the Enter of a
+    "!$omp task" or "!$omp task untied" region, whose Leave is directly
+    followed by ThreadTaskComplete of the same task, then a
+    ThreadTaskSwitch back to the task the location was running before
+    (the innermost it still runs, else its implicit task: its own index,
+    generation 0); switches and completes name the task's team; every
+    task switched to or completed was created, and a task's region is
+    entered or left only so;
   - the totals of the report: forks, threads requested, team members,
     the Enters of each construct's region, implicit barriers by the
-    region they end, acquisitions, failed lock tests, lock objects, and
-    the locations with OpenMP events (one per OS thread that ran a team's
-    body).
+    region they end, acquisitions, failed lock tests, lock objects, tasks
+    created, completed and switched to, and the locations with OpenMP
+    events (one per OS thread that ran a team's body).
 
-Prints a JSON summary on success; exits 1 with one problem per line.
+Prints a JSON summary on success (with, to see what a run exercised,
+the tasks run on another location than their creator's and the most
+tasks one location ran nested); exits 1 with one problem per line.
 """
 import collections
 import json
@@ -65,6 +83,10 @@ IMPLICIT = "!$omp implicit barrier"
 LOOP = "!$omp for"
 SECTIONS = "!$omp sections"
 CRITICAL = "!$omp critical"
+TASK = "!$omp task"
+UNTIED = "!$omp task untied"
+CREATE = "!$omp create task"
+TASKS = (TASK, UNTIED)          # the regions of a task's execution
 # construct -> region role
 ROLES = {
     PARALLEL: Role.PARALLEL,
@@ -78,6 +100,9 @@ ROLES = {
     "!$omp ordered": Role.ORDERED,
     "!$omp taskwait": Role.TASK_WAIT,
     "!$omp taskgroup": Role.TASK_WAIT,
+    TASK: Role.TASK,
+    UNTIED: Role.TASK_UNTIED,
+    CREATE: Role.TASK_CREATE,
     "omp_set_lock": Role.FUNCTION,
     "omp_unset_lock": Role.FUNCTION,
     "omp_test_lock": Role.FUNCTION,
@@ -96,6 +121,9 @@ ENTERS = {
     "!$omp ordered": "ordered",
     "!$omp taskwait": "taskwait",
     "!$omp taskgroup": "taskgroup",
+    TASK: "task",
+    UNTIED: "task_untied",
+    CREATE: "task_create",
 }
 ENTERS.update((f, f) for f in ROLES if f.startswith("omp_"))
 # the report's count of implicit barriers, by the region they end
@@ -112,6 +140,7 @@ CRITICAL_RE = re.compile(r"^!\$omp critical \((?P<name>[^()]+)\)$")
 TEAM_EVENTS = ("ThreadFork", "ThreadJoin", "ThreadTeamBegin",
                "ThreadTeamEnd")
 LOCK_EVENTS = ("ThreadAcquireLock", "ThreadReleaseLock")
+TASK_EVENTS = ("ThreadTaskCreate", "ThreadTaskSwitch", "ThreadTaskComplete")
 
 
 def construct_of(name):
@@ -130,6 +159,17 @@ def label(construct, cname):
     return "%s (%s)" % (construct, cname) if cname else construct
 
 
+def index_of(loc):
+    """A location's index in its process: the low 32 bits of its id."""
+    return loc._ref & 0xFFFFFFFF
+
+
+def task_name(key):
+    """A task's key (process, creating thread, generation), readable."""
+    return "task (%s, thread %d, generation %d)" % (key[0].name, key[1],
+                                                    key[2])
+
+
 class Frame:
     """A region a location is in."""
 
@@ -140,6 +180,8 @@ class Frame:
         self.implicit = 0           # implicit barriers directly in it
         self.acquired = []          # (lock id, order) acquired in it
         self.released = []          # (lock id, order) released in it
+        self.created = 0            # ThreadTaskCreate directly in it
+        self.task = None            # the key of the task it runs
 
 
 class Team:
@@ -150,6 +192,16 @@ class Team:
         self.fork = fork            # the ThreadFork, if this location forked
         self.comm = comm            # None: forked, ThreadTeamBegin to come
         self.ended = False          # ThreadTeamEnd seen, ThreadJoin to come
+
+
+class Task:
+    """An explicit task: where its events are, as (location, time,
+    team), one per event seen."""
+
+    def __init__(self):
+        self.creates = []
+        self.switches = []          # switches to it that start it
+        self.completes = []
 
 
 class Checker:
@@ -168,8 +220,8 @@ class Checker:
         self.stacks = collections.defaultdict(list)     # loc -> [Frame]
         self.teams = collections.defaultdict(list)      # loc -> [Team]
         self.prev = {}                                  # loc -> (kind, c)
-        # loc -> (kind, construct, OpenMP events only?, why): what the
-        # location's next event must be
+        # loc -> (kind, construct or tuple of them, OpenMP events only?,
+        # why): what the location's next event must be
         self.want = {}
         self.held = collections.defaultdict(list)       # loc -> [(id, ord)]
         self.orders = collections.defaultdict(list)     # (group, id) -> ords
@@ -181,6 +233,14 @@ class Checker:
         self.comm_asked = collections.Counter()         # comm -> threads
         self.comm_begins = collections.Counter()        # comm -> begins
         self.locations = set()                          # with OpenMP events
+        self.tasks = collections.defaultdict(Task)      # key -> Task
+        self.running = collections.defaultdict(list)    # loc -> [key]
+        self.gens = collections.defaultdict(list)       # (group, th) -> gens
+        self.outside_teams = set()  # Comms of tasks created outside teams
+        self.started = {}           # loc -> task switched to, Enter to come
+        self.leaving = {}           # loc -> task left, Complete to come
+        self.completed = {}         # loc -> (task, team) completed last
+        self.deepest = 0            # tasks one location ran at once
         for region in regions:
             self.define(region)
 
@@ -212,6 +272,7 @@ class Checker:
                 self.define(ev.region)
             construct, cname = self.constructs[ev.region]
         omp = (construct is not None or kind in TEAM_EVENTS or
+               kind in TASK_EVENTS or
                (kind in LOCK_EVENTS and ev.model == OPENMP))
         if omp:
             self.locations.add(loc)
@@ -231,7 +292,10 @@ class Checker:
         if loc not in self.want:
             return
         want_kind, want_construct, omp_only, why = self.want.pop(loc)
-        if kind == want_kind and construct == want_construct:
+        if kind == want_kind and (
+                construct in want_construct
+                if isinstance(want_construct, tuple)
+                else construct == want_construct):
             return
         if omp_only and not omp:
             self.want[loc] = (want_kind, want_construct, omp_only, why)
@@ -241,7 +305,18 @@ class Checker:
     def on_Enter(self, loc, ev, construct, cname):
         st = self.stacks[loc]
         parent = st[-1] if st else None
-        st.append(Frame(ev.region, construct, cname))
+        frame = Frame(ev.region, construct, cname)
+        st.append(frame)
+        if construct == CREATE:
+            self.want[loc] = ("ThreadTaskCreate", None, False,
+                              "a ThreadTaskCreate must come first in %s" %
+                              ev.region.name)
+        elif construct in TASKS:
+            frame.task = self.started.pop(loc, None)
+            if self.prev.get(loc, (None,))[0] != "ThreadTaskSwitch" or \
+                    frame.task is None:
+                self.problem("%s: entered without a ThreadTaskSwitch to its "
+                             "task right before" % self.where)
         if construct == PARALLEL:
             if self.prev.get(loc, (None,))[0] != "ThreadTeamBegin":
                 self.problem("%s: entered outside a ThreadTeamBegin" %
@@ -281,6 +356,12 @@ class Checker:
             self.want[loc] = ("ThreadTeamEnd", None, False,
                               "a ThreadTeamEnd must follow the Leave of "
                               "%s" % ev.region.name)
+        elif construct in TASKS and frame.task is not None:
+            self.leaving[loc] = frame.task
+            self.want[loc] = ("ThreadTaskComplete", None, False,
+                              "the ThreadTaskComplete of %s must follow the "
+                              "Leave of %s" % (task_name(frame.task),
+                                               ev.region.name))
         elif construct in BLOCKS:
             if len(frame.acquired) != 1 or frame.released != frame.acquired:
                 self.problem("%s: acquired %s and released %s in it, not "
@@ -403,6 +484,84 @@ class Checker:
             self.problem("%s: lock %d order %d was not acquired on this "
                          "location" % ((self.where,) + key))
 
+    def task_key(self, loc, ev):
+        return (loc.group, ev.creating_thread, ev.generation_number)
+
+    def on_ThreadTaskCreate(self, loc, ev, construct, cname):
+        key = self.task_key(loc, ev)
+        st = self.stacks[loc]
+        frame = st[-1] if st else None
+        if frame is None or frame.construct != CREATE or frame.created:
+            self.problem("%s: %s created in %s, not first in a %s region" %
+                         (self.where, task_name(key),
+                          frame.region.name if frame else "no region",
+                          CREATE))
+        else:
+            frame.created += 1
+        if ev.creating_thread != index_of(loc):
+            self.problem("%s: creating thread %d, the location's index is "
+                         "%d" % (self.where, ev.creating_thread,
+                                 index_of(loc)))
+        teams = [t.comm for t in self.teams[loc]
+                 if t.comm is not None and not t.ended]
+        if not teams:
+            self.outside_teams.add(ev.thread_team)
+        elif ev.thread_team != teams[-1]:
+            self.problem("%s: team %s, the location is in %s" %
+                         (self.where, ev.thread_team.name, teams[-1].name))
+        self.gens[(loc.group, ev.creating_thread)].append(
+            ev.generation_number)
+        self.tasks[key].creates.append((loc, ev.time, ev.thread_team))
+
+    def on_ThreadTaskSwitch(self, loc, ev, construct, cname):
+        key = self.task_key(loc, ev)
+        run = self.running[loc]
+        if self.prev.get(loc, (None,))[0] == "ThreadTaskComplete":
+            done, team = self.completed.pop(loc)
+            back = run[-1] if run else (loc.group, index_of(loc), 0)
+            if key != back:
+                self.problem("%s: switches to %s after %s, not back to %s" %
+                             (self.where, task_name(key), task_name(done),
+                              task_name(back)))
+            if ev.thread_team != team:
+                self.problem("%s: team %s, %s's is %s" %
+                             (self.where, ev.thread_team.name,
+                              task_name(done), team.name))
+            return
+        if ev.generation_number == 0:
+            self.problem("%s: switches to implicit %s, not after a "
+                         "ThreadTaskComplete" % (self.where, task_name(key)))
+        self.tasks[key].switches.append((loc, ev.time, ev.thread_team))
+        run.append(key)
+        self.deepest = max(self.deepest, len(run))
+        self.started[loc] = key
+        self.want[loc] = ("Enter", TASKS, False,
+                          "the Enter of a %s region must follow the "
+                          "ThreadTaskSwitch to %s" % (" or ".join(TASKS),
+                                                      task_name(key)))
+
+    def on_ThreadTaskComplete(self, loc, ev, construct, cname):
+        key = self.task_key(loc, ev)
+        run = self.running[loc]
+        left = self.leaving.pop(loc, None)
+        if self.prev.get(loc, (None, None))[1] not in TASKS or \
+                self.prev[loc][0] != "Leave" or left != key:
+            self.problem("%s: completes %s, not right after the Leave of its "
+                         "region" % (self.where, task_name(key)))
+        if run and run[-1] == key:
+            run.pop()
+        else:
+            self.problem("%s: completes %s, the location runs %s" %
+                         (self.where, task_name(key),
+                          task_name(run[-1]) if run else "no task"))
+            if key in run:
+                run.remove(key)
+        self.tasks[key].completes.append((loc, ev.time, ev.thread_team))
+        self.completed[loc] = (key, ev.thread_team)
+        self.want[loc] = ("ThreadTaskSwitch", None, False,
+                          "a ThreadTaskSwitch back must follow the "
+                          "ThreadTaskComplete of %s" % task_name(key))
+
     def finish(self, report):
         """The end of the trace: what is left open, the locks, the teams,
         the totals against the report."""
@@ -418,6 +577,7 @@ class Checker:
         for loc, want in self.want.items():
             self.problem("%s: the trace ends where %s" % (loc.name, want[3]))
         self.finish_locks(report)
+        self.finish_tasks()
         self.finish_teams(report)
         self.finish_totals(report)
 
@@ -444,6 +604,63 @@ class Checker:
         if n != report["lock_objects"]:
             self.problem("omp lock functions: %d lock ids, the program used "
                          "%d lock objects" % (n, report["lock_objects"]))
+
+    def finish_tasks(self):
+        """Each task created, switched to and completed once, in that
+        order, on one location; generation numbers; tasks still run; the
+        teams of tasks created outside any team."""
+        for key, t in sorted(self.tasks.items(),
+                             key=lambda kt: (kt[0][0]._ref,) + kt[0][1:]):
+            name = task_name(key)
+            for what, got in (("ThreadTaskCreate", t.creates),
+                              ("ThreadTaskSwitch to it", t.switches),
+                              ("ThreadTaskComplete", t.completes)):
+                if len(got) != 1:
+                    self.problem("%s: %d %s, not one (on %s)" %
+                                 (name, len(got), what,
+                                  sorted(g[0].name for g in got)))
+            if t.creates and t.switches:
+                loc, time, team = t.creates[0]
+                if t.switches[0][1] < time:
+                    self.problem("%s: switched to on %s at %d, before its "
+                                 "creation on %s at %d" %
+                                 (name, t.switches[0][0].name,
+                                  t.switches[0][1], loc.name, time))
+                if t.switches[0][2] != team:
+                    self.problem("%s: switched to in team %s, created in "
+                                 "%s" % (name, t.switches[0][2].name,
+                                         team.name))
+            if t.switches and t.completes:
+                if t.completes[0][0] != t.switches[0][0]:
+                    self.problem("%s: switched to on %s, completed on %s" %
+                                 (name, t.switches[0][0].name,
+                                  t.completes[0][0].name))
+                if t.completes[0][2] != t.switches[0][2]:
+                    self.problem("%s: switched to in team %s, completed in "
+                                 "%s" % (name, t.switches[0][2].name,
+                                         t.completes[0][2].name))
+        for (group, thread), gens in self.gens.items():
+            if sorted(gens) != list(range(1, len(gens) + 1)):
+                self.problem("%s, creating thread %d: generation numbers "
+                             "are not 1..%d once each: %s" %
+                             (group.name, thread, len(gens),
+                              sorted(gens)[:20]))
+        for loc, run in self.running.items():
+            if run:
+                self.problem("%s: tasks never completed: %s" %
+                             (loc.name, [task_name(k) for k in run]))
+        for comm in self.outside_teams:
+            group = comm.group
+            if comm in self.comm_begins:
+                self.problem("team %s: tasks created outside any team name "
+                             "it, and ThreadTeamBegin does" % comm.name)
+            if group.group_type != otf2.GroupType.COMM_GROUP or \
+                    group.paradigm != OPENMP:
+                self.problem("team %s of tasks created outside any team: "
+                             "group %s is of type %s, paradigm %s, not "
+                             "COMM_GROUP, OPENMP" %
+                             (comm.name, group.name, group.group_type,
+                              group.paradigm))
 
     def finish_teams(self, report):
         """One Comm per team shape (process, parent team, size); where
@@ -509,12 +726,26 @@ class Checker:
                    key)
         expect("omp lock tests without ThreadAcquireLock", self.failed_tests,
                "test_failed")
+        expect("ThreadTaskCreate", self.kinds["ThreadTaskCreate"],
+               "task_create")
+        expect("ThreadTaskComplete", self.kinds["ThreadTaskComplete"],
+               "task_create")
+        if self.kinds["ThreadTaskSwitch"] != 2 * report["task_create"]:
+            self.problem("ThreadTaskSwitch: %d in the trace, not two per task "
+                         "the program created (%d, task_create)" %
+                         (self.kinds["ThreadTaskSwitch"],
+                          report["task_create"]))
         expect("locations with OpenMP events", len(self.locations),
                "threads")
 
     def summary(self):
         return {"events": dict(self.kinds), "locations": len(self.locations),
                 "enters": dict(self.enters), "teams": len(self.comm_begins),
+                "tasks": len(self.tasks),
+                "tasks_run_elsewhere": sum(
+                    1 for t in self.tasks.values() if t.creates and
+                    t.switches and t.creates[0][0] != t.switches[0][0]),
+                "tasks_nested": self.deepest,
                 "locks": len(self.orders)}
 
 

@@ -3,14 +3,15 @@
 # libweft-openmp through `weft run`, streaming to a real weftd:
 #   - tests/openmp/omptest (teams of 2 to 4 threads meeting every
 #     construct the recorder records, the combined constructs, a nested
-#     part, omp locks) under weft run's default recorders, which add
-#     openmp to pthread and io for a program that links libgomp: its exit
-#     status and output are those of an untraced run, and its trace is
-#     complete, accepted by otf2-print -Werror, read alike by the python
-#     reader (check_archive.py, given otf2-print's events per location and
-#     kind), and holds what tests/check_openmp.py wants: the recorder's
-#     model (teams, regions and their nesting, locks) and exactly what
-#     the program counted;
+#     part, omp locks, explicit tasks) under weft run's default recorders,
+#     which add openmp to pthread and io for a program that links
+#     libgomp: its exit status and output are those of an untraced run,
+#     and its trace is complete, accepted by otf2-print -Werror, read
+#     alike by the python reader (check_archive.py, given otf2-print's
+#     events per location and kind), and holds what
+#     tests/check_openmp.py wants: the recorder's model (teams, regions
+#     and their nesting, locks, tasks) and exactly what the program
+#     counted;
 #   - the same with OMP_NUM_THREADS=3 OMP_PROC_BIND=true
 #     OMP_WAIT_POLICY=active: the program's teams have explicit sizes,
 #     nothing changes;

@@ -42,6 +42,11 @@
  * keeps the regions of the constructs a thread is in, so an end call
  * (made inside the runtime's lock, for critical) defines nothing.
  *
+ * Tasks (tasks.c): GOMP_task gets a trampoline too, and the task's data
+ * behind a tag naming the task; the creating thread records
+ * ThreadTaskCreate, the running one ThreadTaskSwitch, the task's region
+ * and ThreadTaskComplete.
+ *
  * Teams (parallel.c): one Comm of paradigm OPENMP per team shape (its
  * parent team and its size) in a process, the same for every region of
  * that shape; like libweft-pthread's contingent, its group lists no
@@ -78,6 +83,7 @@ enum om_construct {
     OM_SINGLE, OM_CRITICAL, OM_ATOMIC, OM_ORDERED, OM_TASKWAIT,
     OM_TASKGROUP, OM_SET_LOCK, OM_UNSET_LOCK, OM_TEST_LOCK,
     OM_SET_NEST_LOCK, OM_UNSET_NEST_LOCK, OM_TEST_NEST_LOCK,
+    OM_TASK, OM_TASK_UNTIED, OM_TASK_CREATE,
     OM__NCONSTRUCTS
 };
 
@@ -121,6 +127,12 @@ static inline int om_begin(weft__rguard *g)
 OM_HIDDEN OTF2_RegionRef om_region(enum om_construct cons, const void *pc,
                                    const void *lock);
 
+/* The team this thread works in (parallel.c): its innermost region's,
+ * else the initial thread's implicit team (a Comm of its own, "OpenMP
+ * initial thread"). OTF2_UNDEFINED_COMM
+ * when out of memory. Guard raised. */
+OM_HIDDEN OTF2_CommRef om_team_now(void);
+
 /* ---- the constructs a thread is in (wrap.c) ---------------------------- */
 
 /* Enters the region of construct cons at pc (lock: om_region) at t on
@@ -150,6 +162,7 @@ OM_HIDDEN void om_lock_releasing(const void *obj, uint64_t t);
  * omp_* queries it uses). */
 OM_HIDDEN void om_resolve_all(void);
 OM_HIDDEN void om_parallel_resolve(void);
+OM_HIDDEN void om_tasks_resolve(void);
 /* libgomp's GOMP_barrier, for the implicit barrier a region's trampoline
  * records (NULL if libgomp is not there). */
 OM_HIDDEN void om_real_barrier(void);

@@ -74,7 +74,8 @@ static int define_groups(void)
     return 1;
 }
 
-/* The Comm of teams of `size` threads under team `parent`. Guard
+/* The Comm of teams of `size` threads under team `parent`; size 0: the
+ * initial thread's implicit team, outside any parallel region. Guard
  * raised. */
 static OTF2_CommRef team_comm(OTF2_CommRef parent, uint32_t size)
 {
@@ -100,7 +101,11 @@ static OTF2_CommRef team_comm(OTF2_CommRef parent, uint32_t size)
     } else if (T.n == OM_SHAPES_MAX) {
         comm = T.shape[T.n - 1].comm;
     } else if (T.defined || define_groups()) {
-        snprintf(name, sizeof name, "OpenMP thread team (%u threads)", size);
+        if (size == 0) /* om_team_now's */
+            snprintf(name, sizeof name, "OpenMP initial thread");
+        else
+            snprintf(name, sizeof name, "OpenMP thread team (%u threads)",
+                     size);
         r.u.Comm.self = weft__recorder_newid(WEFT_REF_COMM);
         r.u.Comm.name = weft_string(name);
         r.u.Comm.group = T.group;
@@ -121,6 +126,14 @@ static OTF2_CommRef team_comm(OTF2_CommRef parent, uint32_t size)
     last.size = size;
     last.comm = comm;
     return comm;
+}
+
+/* See om.h. */
+OTF2_CommRef om_team_now(void)
+{
+    return my_team != OTF2_UNDEFINED_COMM
+               ? my_team
+               : team_comm(OTF2_UNDEFINED_COMM, 0);
 }
 
 /* ---- a team thread's part ----------------------------------------------- */

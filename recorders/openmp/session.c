@@ -58,6 +58,7 @@ __attribute__((constructor)) static void at_load(void)
 
     om_resolve_all();
     om_parallel_resolve();
+    om_tasks_resolve();
     pthread_atfork(NULL, NULL, at_fork_child);
     if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
         om_session_start();

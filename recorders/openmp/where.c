@@ -74,6 +74,11 @@ static const struct {
                              OTF2_REGION_ROLE_FUNCTION, 0 },
     [OM_TEST_NEST_LOCK] = { "omp_test_nest_lock", OTF2_REGION_ROLE_FUNCTION,
                             0 },
+    [OM_TASK] = { "!$omp task", OTF2_REGION_ROLE_TASK, 1 },
+    [OM_TASK_UNTIED] = { "!$omp task untied", OTF2_REGION_ROLE_TASK_UNTIED,
+                         1 },
+    [OM_TASK_CREATE] = { "!$omp create task", OTF2_REGION_ROLE_TASK_CREATE,
+                         1 },
 };
 
 /* The module of address a, (re)reading the process's modules once when

@@ -12,8 +12,12 @@
  * locks, taskwait, taskgroup, explicit barriers); a team of 2; the
  * combined forms (parallel for of static and dynamic schedule, parallel
  * sections); a nested part (2 threads, each forking a team of 3, nesting
- * enabled with omp_set_max_active_levels); and critical and taskwait
- * outside any team.
+ * enabled with omp_set_max_active_levels); explicit tasks in a team of 4
+ * (tasks()): a recursive fib under a single, an untied task, an if(0)
+ * task, firstprivate data that is over-aligned or a VLA (libgomp copies
+ * it: the task checks its copy), a depend(out)/depend(in) pair, and a
+ * task from every member; and critical, taskwait and a task outside any
+ * team.
  *
  * Nothing is hard-coded in the report: every number is counted as the
  * program runs (each team member counts itself, each construct met is
@@ -28,7 +32,12 @@
  * construct a combined one: the constructs here are in functions of
  * their own (orphaned) or followed by their counting, so neither happens
  * unless written so. (A construct added here: check the GOMP_ calls
- * that GCC makes of it, objdump -dr.)
+ * that GCC makes of it, objdump -dr.) A task is counted by the thread
+ * that creates it (task_create, right before its GOMP_task) and by the
+ * one that runs it (task or task_untied, first thing in its body); its
+ * body also checks what it was given, and a wrong value makes the
+ * program say so on stderr and exit 1. (No taskloop: libweft-openmp
+ * does not record its tasks yet.)
  *
  * The report also goes, without "threads" (which depends on how the
  * runtime pools its threads), to stdout, with the results of the
@@ -39,6 +48,7 @@
 #endif
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +63,11 @@
 #define ULL_BASE (1ULL << 63) /* a loop's first index, beyond long */
 #define SLEEP_MS 2      /* iteration i of the imbalanced loop: i * SLEEP_MS */
 #define CRITICAL_NAME "omptest_named"
+#define FIB_N 10        /* fib(FIB_N) in tasks: 2 per call of n >= 2 */
+#define BIG_ALIGN 32    /* a firstprivate struct's alignment, ... */
+#define BIG_LONGS 6     /* ... and its longs after a long double */
+#define VLA_LONGS 5     /* a firstprivate VLA's length */
+#define DEPEND_VALUE 42 /* what the depend(out) task writes */
 
 /* The report's counts: name, what it counts. The trace's events each
  * count stands for are tests/check_openmp.py's. */
@@ -81,7 +96,10 @@
     X(omp_test_nest_lock, "calls")                                          \
     X(lock_acquired, "omp lock acquisitions: sets, tests that returned true") \
     X(test_failed, "omp_test_lock and omp_test_nest_lock calls that failed") \
-    X(lock_objects, "omp lock objects used (initialised)")
+    X(lock_objects, "omp lock objects used (initialised)")                  \
+    X(task_create, "tasks created (GOMP_task calls)")                       \
+    X(task, "tied tasks run")                                               \
+    X(task_untied, "untied tasks run")
 
 static struct {
 #define X(name, what) atomic_long name;
@@ -94,6 +112,15 @@ static struct {
 _Static_assert(COMBINED <= TEAM, "combined_body() counts no new thread");
 _Static_assert(TEAM >= 2, "locks() wants a thread 1");
 
+/* A firstprivate struct libgomp must copy whole and at its alignment:
+ * bigger than 32 bytes, aligned to BIG_ALIGN. */
+struct big {
+    _Alignas(BIG_ALIGN) long double ld;
+    long v[BIG_LONGS];
+};
+_Static_assert(sizeof(struct big) > 32 && _Alignof(struct big) >= 16,
+               "struct big: over 32 bytes, aligned to 16 or more");
+
 static _Thread_local int seen;  /* this thread ran a team's body */
 static omp_lock_t lock;
 static omp_nest_lock_t nest;
@@ -105,6 +132,8 @@ static int order[NLOOP];        /* the ordered loop's iterations, in order */
 static atomic_int ordered_next;
 static atomic_long sum;         /* the loops' and sections' work */
 static atomic_long size;        /* a combined construct's team size */
+static atomic_int task_failures; /* tasks given wrong data */
+static long fib_result;         /* fib(FIB_N), by tasks */
 
 /* The encountering thread, about to fork a team of `want`. */
 static void fork_team(int want)
@@ -406,6 +435,187 @@ static void inner(void)
     barrier();
 }
 
+/* ---- explicit tasks ---------------------------------------------------- */
+
+/* A task found its data wrong: said on stderr, the program fails. */
+static void task_failed(const char *what)
+{
+    atomic_fetch_add(&task_failures, 1);
+    fprintf(stderr, "omptest: task failed: %s\n", what);
+}
+
+/* fib(n), each call of n >= 2 computing fib(n-1) and fib(n-2) in tasks
+ * and waiting for them. */
+static long fib(int n)
+{
+    long a = 0, b = 0;
+
+    if (n < 2)
+        return n;
+    COUNT(task_create);
+#pragma omp task shared(a)
+    {
+        COUNT(task);
+        a = fib(n - 1);
+    }
+    COUNT(task_create);
+#pragma omp task shared(b)
+    {
+        COUNT(task);
+        b = fib(n - 2);
+    }
+    COUNT(taskwait);
+#pragma omp taskwait
+    return a + b;
+}
+
+/* fib(n) without tasks. */
+static long fib_plain(int n)
+{
+    long a = 0, b = 1;
+
+    for (int i = 0; i < n; i++) {
+        long c = a + b;
+
+        a = b;
+        b = c;
+    }
+    return a;
+}
+
+static void big_fill(struct big *b)
+{
+    b->ld = 1.25L;
+    for (int i = 0; i < BIG_LONGS; i++)
+        b->v[i] = 1000 + i;
+}
+
+static int big_ok(const struct big *b)
+{
+    if ((uintptr_t)b % BIG_ALIGN != 0 || b->ld != 1.25L)
+        return 0;
+    for (int i = 0; i < BIG_LONGS; i++)
+        if (b->v[i] != 1000 + i)
+            return 0;
+    return 1;
+}
+
+/* A task given an over-aligned struct (firstprivate: copied when the
+ * task is created, changed here after). */
+static void big_task(void)
+{
+    struct big b;
+
+    big_fill(&b);
+    COUNT(task_create);
+#pragma omp task firstprivate(b)
+    {
+        COUNT(task);
+        if (!big_ok(&b))
+            task_failed("firstprivate struct big: wrong copy or alignment");
+    }
+    /* the original changes (read back, so the store stays): a task
+     * reading it instead of its copy would see it */
+    memset(&b, 0, sizeof b);
+    if (big_ok(&b))
+        task_failed("struct big: not changed");
+}
+
+/* A task given a VLA (firstprivate: GCC gives GOMP_task a copy function
+ * for it). */
+static void vla_task(int n)
+{
+    long v[n];
+
+    for (int i = 0; i < n; i++)
+        v[i] = 2000 + i;
+    COUNT(task_create);
+#pragma omp task firstprivate(v)
+    {
+        COUNT(task);
+        for (int i = 0; i < n; i++)
+            if (v[i] != 2000 + i) {
+                task_failed("firstprivate VLA: wrong copy");
+                break;
+            }
+    }
+    for (int i = 0; i < n; i++)
+        v[i] = -1;      /* the task has its copy */
+}
+
+/* A depend(out) task and a depend(in) task on x: the second runs after
+ * the first, however late the first writes. */
+static void depend_tasks(void)
+{
+    long x = 0;
+
+    COUNT(task_create);
+#pragma omp task depend(out : x) shared(x)
+    {
+        COUNT(task);
+        sleep_ms(SLEEP_MS);
+        x = DEPEND_VALUE;
+    }
+    COUNT(task_create);
+#pragma omp task depend(in : x) shared(x)
+    {
+        COUNT(task);
+        if (x != DEPEND_VALUE)
+            task_failed("depend(in) task ran before its depend(out) task");
+    }
+    COUNT(taskwait);
+#pragma omp taskwait
+}
+
+/* The team of explicit tasks: one member creates them all under a
+ * single (the others run them in its barrier), then every member
+ * creates one, run by the region's implicit barrier at the latest. */
+static void tasks(void)
+{
+    member();
+    COUNT(single);
+#pragma omp single
+    {
+        int at_once = 0;
+
+        fib_result = fib(FIB_N);
+
+        /* untied, with a scheduling point in it */
+        COUNT(task_create);
+#pragma omp task untied
+        {
+            COUNT(task_untied);
+            COUNT(task_create);
+#pragma omp task
+            COUNT(task);
+            COUNT(taskwait);
+#pragma omp taskwait
+        }
+
+        /* if(0): runs at once, on this thread, before the next line */
+        COUNT(task_create);
+#pragma omp task if(0) shared(at_once)
+        {
+            COUNT(task);
+            at_once = 1;
+        }
+        if (!at_once)
+            task_failed("if(0) task did not run at once");
+
+        big_task();
+        vla_task(VLA_LONGS);
+        depend_tasks();
+    }
+    COUNT(barrier);
+
+    COUNT(task_create);
+#pragma omp task
+    {
+        COUNT(task);
+        atomic_fetch_add(&sum, 1);
+    }
+}
+
 static int write_report(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -511,10 +721,22 @@ int main(int argc, char **argv)
         critical_named();
     }
 
-    /* outside any team: the initial thread alone */
+    fork_team(TEAM);
+#pragma omp parallel num_threads(TEAM)
+    tasks();
+    if (fib_result != fib_plain(FIB_N))
+        task_failed("fib by tasks differs");
+
+    /* outside any team: the initial thread alone (a task: at once) */
     critical();
 #pragma omp taskwait
     COUNT(taskwait);
+    COUNT(task_create);
+#pragma omp task
+    COUNT(task);
+    if (atomic_load(&counted.task) + atomic_load(&counted.task_untied) !=
+        atomic_load(&counted.task_create))
+        task_failed("tasks created and run differ");
 
     omp_destroy_nest_lock(&nest);
     omp_destroy_lock(&lock);
@@ -522,6 +744,7 @@ int main(int argc, char **argv)
     printf("omptest: sum %ld, critical %ld, named %ld, locked %ld, "
            "atomic %.1Lf\n", atomic_load(&sum), total, named_total,
            locked_total, ld_total);
+    printf("omptest: fib(%d) %ld\n", FIB_N, fib_result);
     printf("omptest: ordered");
     for (int i = 0; i < atomic_load(&ordered_next); i++)
         printf(" %d", order[i]);
@@ -531,5 +754,7 @@ int main(int argc, char **argv)
         printf("omptest: %s %ld\n", #name, atomic_load(&counted.name));
     COUNTS(X)
 #undef X
-    return write_report(report) == 0 ? 0 : 1;
+    if (write_report(report) != 0)
+        return 1;
+    return atomic_load(&task_failures) == 0 ? 0 : 1;
 }
