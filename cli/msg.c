@@ -11,13 +11,21 @@
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* "weft[ CMD]: MESSAGE\n" on stderr. */
+/* "weft[ CMD]: MESSAGE\n" on stderr, in one write: the ranks of a job
+ * (weft run under mpirun) share the launcher's stderr, and an
+ * unbuffered stream would write the parts one by one, mixed with other
+ * ranks' lines. */
 __attribute__((format(printf, 2, 0)))
 static void vsay(const char *cmd, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "weft%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char line[4096];
+    int n = snprintf(line, sizeof line, "weft%s%s: ", cmd ? " " : "",
+                     cmd ? cmd : "");
+
+    if (n < 0 || (size_t)n >= sizeof line)
+        n = 0;
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    fprintf(stderr, "%s\n", line);
 }
 
 int weft__cli_error(const char *cmd, const char *fmt, ...)

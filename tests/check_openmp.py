@@ -4,9 +4,20 @@
 program's report of what it did.
 
 usage: check_openmp.py ARCHIVE/traces.otf2 REPORT.json
+       check_openmp.py --ranks ARCHIVE/traces.otf2 REPORT.json...
 
 REPORT.json is omptest's: counts of what the program did (see its
 COUNTS), and critical_name, the name of its named critical section.
+
+--ranks: the archive of an MPI program whose ranks use OpenMP (a hybrid
+program, tests/e2e_openmp_mpi.sh), one REPORT.json per rank, its "rank"
+naming it. Each process (the high 32 bits of its locations' ids, its
+rank) is checked alone, as a Checker of its own, against its rank's
+report, which need not be omptest's: a count it does not list is 0,
+critical_name is optional (no named critical section), and a construct
+it did not use has no lock id (not one). Every process with OpenMP
+events has a report and every report a process. Events of other
+paradigms (MPI) are no OpenMP events, wherever they lie.
 
 Regions of paradigm OPENMP are named after their construct ("!$omp for"),
 a named critical section's with " (NAME)", optionally followed by
@@ -135,6 +146,11 @@ ACQUIRE_IN = BLOCKS + ("omp_set_lock", "omp_test_lock",
                        "omp_set_nest_lock", "omp_test_nest_lock")
 RELEASE_IN = BLOCKS + ("omp_unset_lock", "omp_unset_nest_lock")
 OMP_LOCK = "omp lock"       # what an omp lock function's lock id is of
+# the counts a report has (--ranks: those it does not list are 0)
+COUNT_KEYS = (set(ENTERS.values()) | set(IMPLICIT_IN.values()) |
+              {"critical", "critical_named", "lock_acquired", "test_failed",
+               "lock_objects", "forks", "requested_threads", "team_begins",
+               "threads"})
 NAME_RE = re.compile(r"^(?P<base>.*?)(?: @(?P<file>[^@]+):(?P<line>\d+))?$")
 CRITICAL_RE = re.compile(r"^!\$omp critical \((?P<name>[^()]+)\)$")
 TEAM_EVENTS = ("ThreadFork", "ThreadJoin", "ThreadTeamBegin",
@@ -162,6 +178,20 @@ def label(construct, cname):
 def index_of(loc):
     """A location's index in its process: the low 32 bits of its id."""
     return loc._ref & 0xFFFFFFFF
+
+
+def named_critical(report):
+    """The label of the report's named critical section; None when it
+    names none (--ranks)."""
+    name = report.get("critical_name")
+    return label(CRITICAL, name) if name else None
+
+
+def rank_report(report):
+    """A --ranks report with the counts it does not list, as 0."""
+    full = dict.fromkeys(COUNT_KEYS, 0)
+    full.update(report)
+    return full
 
 
 def task_name(key):
@@ -208,8 +238,10 @@ class Checker:
     """The archive's events, one at a time (event()), then the totals
     against the report (finish()); problems in self.problems."""
 
-    def __init__(self, regions):
+    def __init__(self, regions, sparse=False):
         self.problems = []
+        # --ranks: constructs the report counts 0 times have no lock id
+        self.sparse = sparse
         self.constructs = {}                            # region -> (c, name)
         self.kinds = collections.Counter()
         self.enters = collections.Counter()             # label -> Enters
@@ -595,11 +627,17 @@ class Checker:
             if len(what) != 1:
                 self.problem("%s: lock %d is the lock of %s: one each" %
                              (group.name, lock, sorted(what)))
-        named = label(CRITICAL, report["critical_name"])
-        for what in (CRITICAL, named) + BLOCKS[1:]:
+        named = named_critical(report)
+        used = {CRITICAL: "critical", named: "critical_named",
+                "!$omp atomic": "atomic", "!$omp ordered": "ordered"}
+        for what, key in used.items():
+            if what is None:
+                continue
             ids = self.ids_of[what]
-            if len(ids) != 1:
-                self.problem("%s: %d lock ids, not one" % (what, len(ids)))
+            want = 0 if self.sparse and not report[key] else 1
+            if len(ids) != want:
+                self.problem("%s: %d lock ids, not %s" %
+                             (what, len(ids), "one" if want else "none"))
         n = len(self.ids_of[OMP_LOCK])
         if n != report["lock_objects"]:
             self.problem("omp lock functions: %d lock ids, the program used "
@@ -700,7 +738,7 @@ class Checker:
                 self.problem("%s: %d in the trace, the program counted %d "
                              "(%s)" % (what, got, report[key], key))
 
-        named = label(CRITICAL, report["critical_name"])
+        named = named_critical(report)
         expect("ThreadFork", self.forks, "forks")
         expect("ThreadJoin", self.kinds["ThreadJoin"], "forks")
         expect("threads ThreadFork requested", self.requested,
@@ -710,7 +748,8 @@ class Checker:
         for what, key in sorted(ENTERS.items()):
             expect("Enter %s" % what, self.enters[what], key)
         expect("Enter %s" % CRITICAL, self.enters[CRITICAL], "critical")
-        expect("Enter %s" % named, self.enters[named], "critical_named")
+        if named:
+            expect("Enter %s" % named, self.enters[named], "critical_named")
         others = {k: n for k, n in self.enters.items()
                   if k not in ENTERS and k not in (CRITICAL, named)}
         if others:
@@ -722,6 +761,8 @@ class Checker:
                           ("!$omp atomic", "atomic"),
                           ("!$omp ordered", "ordered"),
                           (OMP_LOCK, "lock_acquired")):
+            if what is None:
+                continue
             expect("ThreadAcquireLock in %s" % what, self.acquired_in[what],
                    key)
         expect("omp lock tests without ThreadAcquireLock", self.failed_tests,
@@ -749,7 +790,46 @@ class Checker:
                 "locks": len(self.orders)}
 
 
+def main_ranks(anchor, paths):
+    """--ranks: each process checked alone against its rank's report."""
+    reports, problems, summaries = {}, [], {}
+    for path in paths:
+        with open(path) as f:
+            report = json.load(f)
+        if report.get("rank") in reports:
+            problems.append("%s: rank %s has a report already" %
+                            (path, report.get("rank")))
+        reports[report.get("rank")] = rank_report(report)
+    with otf2.reader.open(anchor) as trace:
+        regions = trace.definitions.regions
+        checkers = {}
+        for index, (loc, ev) in enumerate(trace.events):
+            rank = loc._ref >> 32
+            if rank not in checkers:
+                checkers[rank] = Checker(regions, sparse=True)
+            checkers[rank].event(index, loc, ev)
+        for rank in sorted(set(checkers) | set(reports), key=str):
+            checker = checkers.get(rank) or Checker(regions, sparse=True)
+            if rank not in reports:
+                if checker.locations:
+                    problems.append("rank %s: OpenMP events on %d locations, "
+                                    "no report" % (rank,
+                                                   len(checker.locations)))
+                continue
+            checker.finish(reports[rank])
+            problems += ["rank %s: %s" % (rank, p) for p in checker.problems]
+            summaries[rank] = checker.summary()
+    if problems:
+        for p in problems[:MAX_PROBLEMS]:
+            print(p)
+        return 1
+    print(json.dumps(summaries, sort_keys=True))
+    return 0
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "--ranks":
+        return main_ranks(argv[2], argv[3:])
     if len(argv) != 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

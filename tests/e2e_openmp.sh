@@ -42,27 +42,6 @@ traced() {
         --report "$TMP/$name.json" >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 
-# event_counts ANCHOR: per location ("RANK.THREAD") and kind, the events
-# otf2-print reads (the C reader), as JSON in check_archive.py's report
-# form; events weftd added for nesting (weft::nesting, on the line after
-# the event's own) are left out, as check_archive.py does.
-event_counts() {
-    otf2-print "$1" | "$PY" -c '
-import collections, json, sys
-counts = collections.defaultdict(collections.Counter)
-last = None
-for line in sys.stdin:
-    w = line.split()
-    if len(w) >= 3 and w[0].isupper() and w[1].isdigit():
-        loc = int(w[1])
-        last = ("%d.%d" % (loc >> 32, loc & 0xFFFFFFFF),
-                "".join(p.capitalize() for p in w[0].split("_")))
-        counts[last[0]][last[1]] += 1
-    elif last and line[:1].isspace() and "weft::nesting" in line:
-        counts[last[0]][last[1]] -= 1
-json.dump(counts, sys.stdout)'
-}
-
 # check_run NAME: the run of trace NAME (traced) succeeded with the
 # untraced run's output; its trace is complete, otf2-print -Werror
 # accepts it, both readers read the same events, and check_openmp.py

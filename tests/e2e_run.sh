@@ -121,7 +121,7 @@ fi
 for v in PMI_RANK OMPI_COMM_WORLD_RANK PMIX_RANK SLURM_PROCID; do
     out "task-$v" env "$v=0" "$WEFT" run -- /usr/bin/env ||
         fail "weft run as a task ($v) failed"
-    has "task-$v" err "uses no MPI library: running it untraced (recorders: mpi, pthread, io)"
+    has "task-$v" err "uses no MPI library: running it untraced (recorders: mpi, pthread, io, openmp)"
     hasnt "task-$v" out "LD_PRELOAD="
 done
 out task-io env SLURM_PROCID=1 "$WEFT" run -t io -- /usr/bin/env ||

@@ -254,6 +254,27 @@ stop_weftd() {
     [ "$rc" -eq 0 ] || fail "weftd exited with status $rc"
 }
 
+# event_counts ANCHOR: per location ("RANK.THREAD") and kind, the events
+# otf2-print reads (the C reader), as JSON in check_archive.py's report
+# form; events weftd added for nesting (weft::nesting, on the line after
+# the event's own) are left out, as check_archive.py does.
+event_counts() {
+    otf2-print "$1" | "$PY" -c '
+import collections, json, sys
+counts = collections.defaultdict(collections.Counter)
+last = None
+for line in sys.stdin:
+    w = line.split()
+    if len(w) >= 3 and w[0].isupper() and w[1].isdigit():
+        loc = int(w[1])
+        last = ("%d.%d" % (loc >> 32, loc & 0xFFFFFFFF),
+                "".join(p.capitalize() for p in w[0].split("_")))
+        counts[last[0]][last[1]] += 1
+    elif last and line[:1].isspace() and "weft::nesting" in line:
+        counts[last[0]][last[1]] -= 1
+json.dump(counts, sys.stdout)'
+}
+
 # with_recorders LIBDIR COMMAND...: COMMAND with the recorder libraries
 # of LIBDIR (WEFT_LIBDIR, LD_LIBRARY_PATH) and, in a sanitized build,
 # the sanitizer runtimes preloaded: the programs traced are not built
