@@ -23,7 +23,8 @@ const weft_recorder weft__recorders[] = {
     { "io", "POSIX and ISO C file I/O (open, read, write, fopen, fwrite, ...)",
       WEFT_REC_DYNAMIC, { "libweft-io.so" }, 1 },
     { "openmp", "OpenMP (parallel regions, loops, barriers, critical "
-      "sections, locks), for programs built with GCC's libgomp",
+      "sections, locks, tasks), for programs that use GCC's libgomp or "
+      "LLVM's libomp",
       WEFT_REC_OPENMP, { "libweft-openmp.so" }, 1 },
 };
 const size_t weft__nrecorders = sizeof weft__recorders /
@@ -103,12 +104,18 @@ const char *weft__preload_file(const weft_recorder *r,
         case WEFT_OMP_GNU:
             return r->file[0];
         case WEFT_OMP_LLVM:
-            *why = "uses LLVM's OpenMP runtime (libomp), which this "
-                   "recorder does not record yet (GCC's libgomp only)";
+#ifdef WEFT_HAVE_OMPT
+            return r->file[0]; /* its OMPT tool */
+#else
+            *why = "uses LLVM's OpenMP runtime (libomp), which this build "
+                   "does not record (built without omp-tools.h: Debian "
+                   "package libomp-dev)";
             return NULL;
+#endif
         case WEFT_OMP_INTEL:
             *why = "uses Intel's OpenMP runtime (libiomp5), which this "
-                   "recorder does not record (GCC's libgomp only)";
+                   "recorder does not record (GCC's libgomp and LLVM's "
+                   "libomp only)";
             return NULL;
         case WEFT_OMP_NONE:
             break;

@@ -12,7 +12,7 @@ PACKAGES=(
     libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
     libjansson-dev libinih-dev zlib1g-dev libcmocka-dev libsystemd-dev
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
-    clang libclang-rt-14-dev libdw-dev binutils man-db groff-base
+    clang libclang-rt-14-dev libomp-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran
     pigz sqlite3 munge libmunge-dev libacl1-dev nettle-dev
 )

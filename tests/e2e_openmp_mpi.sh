@@ -1,9 +1,9 @@
 #!/bin/bash
 # e2e_openmp_mpi.sh - unmodified hybrid programs, MPI between ranks and
-# OpenMP (GCC's libgomp) inside each, traced by `mpirun -np 2 weft run
-# -- ./prog` with weft run's default recorders, with Open MPI and with
-# MPICH (a flavour whose compiler, mpirun or library is missing prints a
-# SKIP line naming it; 77 when none runs):
+# OpenMP (GCC's libgomp) inside each, traced by
+# `mpirun -np 2 weft run -- ./prog` with weft run's default recorders,
+# with Open MPI and with MPICH (a flavour whose compiler, mpirun or
+# library is missing prints a SKIP line naming it; 77 when none runs):
 #   - hybrid.c (mpicc -fopenmp): MPI_Init_thread(MPI_THREAD_FUNNELED),
 #     then iterations of a team of 2 (a dynamic loop, a critical section,
 #     a barrier, and the master's halo exchange with its neighbours,
@@ -58,8 +58,9 @@ cat >"$TMP/hybrid.c" <<'PROG'
 /* The report's counts (check_openmp.py --ranks, and the MPI calls) */
 #define COUNTS(X)                                                       \
     X(forks) X(requested_threads) X(team_begins) X(threads) X(loop)     \
-    X(loop_barrier) X(critical) X(barrier) X(single) X(taskgroup)       \
-    X(task_create) X(task) X(sendrecv) X(sendrecv_in_team) X(allreduce)
+    X(loop_barrier) X(critical) X(barrier) X(barrier_explicit)          \
+    X(single) X(single_barrier) X(taskgroup) X(task_create) X(task)     \
+    X(sendrecv) X(sendrecv_in_team) X(allreduce)
 
 static struct {
 #define X(name) atomic_long name;
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
                 mine += part;
             }
             COUNT(barrier);
+            COUNT(barrier_explicit);
 #pragma omp barrier
 #pragma omp master
             {
@@ -164,6 +166,7 @@ int main(int argc, char **argv)
             tasked = atomic_load(&done);
         }
         COUNT(barrier);
+        COUNT(single_barrier);
     }
     MPI_Finalize();
 
@@ -408,11 +411,13 @@ sys.stdout.write("".join(l for l in text.splitlines(True) if l.strip()))
 ' "$1"
 }
 
-# hybrid FLAVOUR PROG: $TMP/PROG-FLAVOUR run untraced, then traced under
-# mpirun.FLAVOUR (args), its reports in $TMP/PROG-FLAVOUR.report.RANK;
-# its trace checked (see the top of the file).
+# hybrid FLAVOUR PROG [RUNTIME]: $TMP/PROG-FLAVOUR run untraced, then
+# traced under mpirun.FLAVOUR (args), its reports in
+# $TMP/PROG-FLAVOUR.report.RANK; its trace checked (see the top of the
+# file), its OpenMP as of RUNTIME (check_openmp.py --runtime: gnu, the
+# default, or llvm).
 hybrid() {
-    local flavour=$1 prog=$2-$1 name anchor reports=()
+    local flavour=$1 prog=$2-$1 runtime=${3:-gnu} name anchor reports=()
     # (LD_PRELOAD as traced: mpirun's -x warns of an unset one)
     LD_PRELOAD=$SAN_PRELOAD timeout 120 "mpirun.$flavour" \
         "${args[@]}" "$TMP/$prog" "$TMP/$prog.plain" \
@@ -452,7 +457,7 @@ hybrid() {
         fail "$prog: otf2-print cannot print $anchor"
     "$PY" "$CHECK_ARCHIVE" "$anchor" "$TMP/$prog.counts" >"$TMP/$prog.archive" 2>&1 ||
         fail "$prog: the python reader reads other events than otf2-print: $(head -20 "$TMP/$prog.archive")"
-    "$PY" "$CHECK" --ranks "$anchor" "${reports[@]}" >"$TMP/$prog.check" ||
+    "$PY" "$CHECK" --runtime "$runtime" --ranks "$anchor" "${reports[@]}" >"$TMP/$prog.check" ||
         fail "$prog: the OpenMP of the archive is not what the ranks did: $(head -40 "$TMP/$prog.check")"
     check_hybrid "$anchor" "${reports[@]}" >"$TMP/$prog.mpi" ||
         fail "$prog: the MPI of the archive is not what the ranks did: $(head -40 "$TMP/$prog.mpi")"

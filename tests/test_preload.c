@@ -217,8 +217,8 @@ static void test_append(void **state)
 }
 
 /* The OpenMP recorder: for a program whose loader's list names GCC's
- * libgomp, by default; a program of another runtime, or none, is told
- * apart in words. */
+ * libgomp, or LLVM's libomp when built as its OMPT tool, by default; a
+ * program of another runtime, or none, is told apart in words. */
 static void test_openmp(void **state)
 {
     const weft_recorder *om = &weft__recorders[rec("openmp")];
@@ -239,8 +239,17 @@ static void test_openmp(void **state)
                          "\tlibomp.so.5 => /usr/lib/llvm-14/lib/libomp.so.5 "
                          "(0x7f00)\n", &fd), 1);
     assert_int_equal(fd.omp, WEFT_OMP_LLVM);
+#ifdef WEFT_HAVE_OMPT /* its OMPT tool */
+    assert_string_equal(weft__preload_file(om, &fd, &why),
+                        "libweft-openmp.so");
+    assert_null(why);
+#else
     assert_null(weft__preload_file(om, &fd, &why));
-    assert_non_null(strstr(why, "libomp"));
+    assert_non_null(strstr(why, "libomp-dev"));
+#endif
+    fd.omp = WEFT_OMP_INTEL;
+    assert_null(weft__preload_file(om, &fd, &why));
+    assert_non_null(strstr(why, "libiomp5"));
     assert_null(weft__preload_file(om, found(WEFT_MPI_MPICH), &why));
     assert_string_equal(why, "uses no OpenMP runtime");
     assert_int_equal(weft__detect_omp_library("/opt/intel/lib/libiomp5.so"),

@@ -83,7 +83,7 @@ enum om_construct {
     OM_SINGLE, OM_CRITICAL, OM_ATOMIC, OM_ORDERED, OM_TASKWAIT,
     OM_TASKGROUP, OM_SET_LOCK, OM_UNSET_LOCK, OM_TEST_LOCK,
     OM_SET_NEST_LOCK, OM_UNSET_NEST_LOCK, OM_TEST_NEST_LOCK,
-    OM_TASK, OM_TASK_UNTIED, OM_TASK_CREATE,
+    OM_TASK, OM_TASK_UNTIED, OM_TASK_CREATE, OM_WORKSHARE, OM_TASKLOOP,
     OM__NCONSTRUCTS
 };
 
@@ -126,6 +126,23 @@ static inline int om_begin(weft__rguard *g)
  * Guard raised. */
 OM_HIDDEN OTF2_RegionRef om_region(enum om_construct cons, const void *pc,
                                    const void *lock);
+
+/* 1 once LLVM's runtime (libomp) started this library as its OMPT tool
+ * (ompt.c): the runtime says what happens, and the GOMP_ wrappers (libomp
+ * has them too, for GCC's code) record nothing. */
+extern atomic_int om_ompt OM_HIDDEN;
+
+/* > 0 while this thread is in omp_test_lock or omp_test_nest_lock under
+ * OMPT (wrap.c): libomp 14 tells a test as it tells a set. */
+extern __thread int om_ompt_testing OM_TLS OM_HIDDEN;
+
+/* The Comm of teams of `size` threads under team `parent` (parallel.c);
+ * size 0: the initial thread's implicit team. Guard raised. */
+OM_HIDDEN OTF2_CommRef om_team_comm(OTF2_CommRef parent, uint32_t size);
+/* This thread's team (OTF2_UNDEFINED_COMM outside any region); makes t
+ * its team, returning the one it replaces. */
+OM_HIDDEN OTF2_CommRef om_team_get(void);
+OM_HIDDEN OTF2_CommRef om_set_team(OTF2_CommRef t);
 
 /* The team this thread works in (parallel.c): its innermost region's,
  * else the initial thread's implicit team (a Comm of its own, "OpenMP

@@ -74,10 +74,8 @@ static int define_groups(void)
     return 1;
 }
 
-/* The Comm of teams of `size` threads under team `parent`; size 0: the
- * initial thread's implicit team, outside any parallel region. Guard
- * raised. */
-static OTF2_CommRef team_comm(OTF2_CommRef parent, uint32_t size)
+/* See om.h. */
+OTF2_CommRef om_team_comm(OTF2_CommRef parent, uint32_t size)
 {
     static __thread struct {
         OTF2_CommRef parent, comm;
@@ -129,11 +127,26 @@ static OTF2_CommRef team_comm(OTF2_CommRef parent, uint32_t size)
 }
 
 /* See om.h. */
+OTF2_CommRef om_team_get(void)
+{
+    return my_team;
+}
+
+/* See om.h. */
+OTF2_CommRef om_set_team(OTF2_CommRef t)
+{
+    OTF2_CommRef old = my_team;
+
+    my_team = t;
+    return old;
+}
+
+/* See om.h. */
 OTF2_CommRef om_team_now(void)
 {
     return my_team != OTF2_UNDEFINED_COMM
                ? my_team
-               : team_comm(OTF2_UNDEFINED_COMM, 0);
+               : om_team_comm(OTF2_UNDEFINED_COMM, 0);
 }
 
 /* ---- a team thread's part ----------------------------------------------- */
@@ -143,6 +156,7 @@ typedef struct om_member {
     OTF2_CommRef team, saved_team;
     OTF2_RegionRef region;
     unsigned depth;           /* constructs it was in before */
+    uint32_t size;            /* threads in the team */
     int recording;
 } om_member;
 
@@ -154,10 +168,10 @@ static void member_begin(const om_par *p, om_member *m)
 
     m->saved_team = my_team;
     m->recording = 0;
+    m->size = real_num_threads ? (uint32_t)real_num_threads() : 0;
     if (!p->recorded || !om_begin(&g))
         return;
-    m->team = team_comm(p->parent, real_num_threads
-                                       ? (uint32_t)real_num_threads() : 0);
+    m->team = om_team_comm(p->parent, m->size);
     m->region = om_region(OM_PARALLEL, (const char *)(uintptr_t)p->fn + 1,
                           NULL);
     if (m->team != OTF2_UNDEFINED_COMM &&
@@ -191,7 +205,10 @@ static void member_end(const om_par *p, om_member *m)
             weft_evt_Enter(NULL, t, barrier);
         weft__recorder_end(&g);
     }
-    om_real_barrier(); /* every team thread: the encountering one said */
+    /* every team thread (the encountering one said so), unless alone:
+     * no one to wait for */
+    if (m->size != 1)
+        om_real_barrier();
     if (m->recording && weft__recorder_begin(&g)) {
         t = weft_time();
         if (barrier != OTF2_UNDEFINED_REGION)
@@ -229,7 +246,8 @@ static int fork_begin(om_par *p, void (*fn)(void *), void *data,
     p->data = data;
     p->parent = my_team;
     p->recorded = 0;
-    if (!fn || !om_begin(&g))
+    if (!fn || atomic_load_explicit(&om_ompt, memory_order_relaxed) ||
+        !om_begin(&g))
         return 0;
     if (requested == 0 && real_max_threads)
         requested = (unsigned)real_max_threads();

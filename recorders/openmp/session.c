@@ -11,6 +11,7 @@
 #include "om.h"
 
 atomic_int om_state = OM_ST_INIT;
+atomic_int om_ompt; /* ompt.c sets it */
 
 static void at_fork_child(void)
 {

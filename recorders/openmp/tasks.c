@@ -138,7 +138,9 @@ OM_EXPORT void GOMP_task(void (*fn)(void *), void *data,
 
     if (!real_GOMP_task)
         return;
-    if (!fn || arg_size < 0 || !om_begin(&g)) {
+    if (!fn || arg_size < 0 ||
+        atomic_load_explicit(&om_ompt, memory_order_relaxed) ||
+        !om_begin(&g)) {
         real_GOMP_task(fn, data, cpyfn, arg_size, arg_align, if_clause,
                        flags, depend, priority, detach);
         return;

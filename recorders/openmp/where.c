@@ -15,6 +15,7 @@
  * function's address + 1 (parallel.c), so that the instruction before
  * it is the function's first: both are looked up at address - 1.
  */
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ static const struct {
                          1 },
     [OM_TASK_CREATE] = { "!$omp create task", OTF2_REGION_ROLE_TASK_CREATE,
                          1 },
+    [OM_WORKSHARE] = { "!$omp workshare", OTF2_REGION_ROLE_WORKSHARE, 1 },
+    [OM_TASKLOOP] = { "!$omp taskloop", OTF2_REGION_ROLE_LOOP, 1 },
 };
 
 /* The module of address a, (re)reading the process's modules once when
@@ -106,17 +109,49 @@ static Dwfl_Module *module_of(uintptr_t a)
 }
 
 /* " (NAME)" of a named critical section whose lock is the symbol
- * .gomp_critical_user_NAME (GCC), into buf; "" when not known. busy
- * held. */
+ * .gomp_critical_user_NAME (GCC) or .gomp_critical_user_NAME.var
+ * (clang), into buf; "" when not known or unnamed (clang's unnamed one
+ * is .gomp_critical_user_.var). busy held. */
 static void critical_name(const void *lock, char *buf, size_t len)
 {
     static const char prefix[] = ".gomp_critical_user_";
     Dwfl_Module *m = module_of((uintptr_t)lock);
     const char *sym = m ? dwfl_module_addrname(m, (uintptr_t)lock) : NULL;
+    size_t n;
 
     buf[0] = '\0';
-    if (sym && strncmp(sym, prefix, sizeof prefix - 1) == 0)
-        snprintf(buf, len, " (%s)", sym + sizeof prefix - 1);
+    if (!sym || strncmp(sym, prefix, sizeof prefix - 1) != 0)
+        return;
+    sym += sizeof prefix - 1;
+    n = strlen(sym);
+    if (n >= 4 && strcmp(sym + n - 4, ".var") == 0)
+        n -= 4;
+    if (n > 0)
+        snprintf(buf, len, " (%.*s)", (int)n, sym);
+}
+
+/* The source file and line of the instruction at a, from the DWARF of
+ * its module; NULL when unknown. Through the address ranges of the
+ * compilation units (.debug_aranges), else (clang emits none) by looking
+ * at each unit. busy held. */
+static const char *source_of(uintptr_t a, int *line)
+{
+    Dwfl_Module *m = module_of(a);
+    Dwfl_Line *l = m ? dwfl_module_getsrc(m, a) : NULL;
+    Dwarf_Die *cu = NULL;
+    Dwarf_Addr bias;
+
+    if (l)
+        return dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+    while (m && (cu = dwfl_module_nextcu(m, cu, &bias)) != NULL) {
+        Dwarf_Line *dl;
+        if (dwarf_haspc(cu, a - bias) <= 0 ||
+            !(dl = dwarf_getsrc_die(cu, a - bias)) ||
+            dwarf_lineno(dl, line) != 0)
+            continue;
+        return dwarf_linesrc(dl, NULL, NULL);
+    }
+    return NULL;
 }
 
 /* Defines the region of cons at pc (lock). busy held. */
@@ -130,11 +165,8 @@ static OTF2_RegionRef define(enum om_construct cons, uintptr_t pc,
 
     if (cons == OM_CRITICAL && lock)
         critical_name(lock, label, sizeof label);
-    if (constructs[cons].located && pc) {
-        Dwfl_Module *m = module_of(pc - 1);
-        Dwfl_Line *l = m ? dwfl_module_getsrc(m, pc - 1) : NULL;
-        file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-    }
+    if (constructs[cons].located && pc)
+        file = source_of(pc - 1, &line);
     if (file && line > 0) {
         const char *base = strrchr(file, '/');
         snprintf(at, sizeof at, " @%s:%d", base ? base + 1 : file, line);

@@ -307,7 +307,8 @@ void om_real_barrier(void)
     uint64_t t_;                                                             \
     (void)l_;                                                                \
     OM_LOAD(fn_, name);                                                      \
-    if (om_begin(&c_.g)) {                                                   \
+    if (!atomic_load_explicit(&om_ompt, memory_order_relaxed) &&             \
+        om_begin(&c_.g)) {                                                   \
         t_ = weft_time();                                                    \
         rec_ = pre_##kind(&c_, cons, OM_CALLER, l_, t_);                     \
         weft__recorder_end(&c_.g);                                           \
@@ -327,14 +328,28 @@ void om_real_barrier(void)
             fn_ args;                                                        \
         OM_WRAP_END(kind, 1)                                                 \
     }
+__thread int om_ompt_testing;
+
+#define OM_TESTS_TEST 1 /* which kinds are lock tests (om_ompt_testing) */
+#define OM_TESTS_CALL 0
+#define OM_TESTS_OPEN 0
+#define OM_TESTS_NEXT 0
+#define OM_TESTS_END 0
+#define OM_TESTS_END_NOWAIT 0
+#define OM_TESTS_LOCK_OPEN 0
+#define OM_TESTS_LOCK_CLOSE 0
+#define OM_TESTS_SET 0
+#define OM_TESTS_UNSET 0
 #define OMR(name, cons, kind, ret, params, args, lock)                       \
     OM_EXPORT ret name params                                                \
     {                                                                        \
         ret(*fn_) params;                                                    \
         ret r_ = (ret)0;                                                     \
         OM_WRAP_BEGIN(name, cons, kind, lock)                                \
+        om_ompt_testing += OM_TESTS_##kind;                                  \
         if (fn_)                                                             \
             r_ = fn_ args;                                                   \
+        om_ompt_testing -= OM_TESTS_##kind;                                  \
         OM_WRAP_END(kind, r_ != (ret)0)                                      \
         return r_;                                                           \
     }

@@ -1,7 +1,9 @@
 /* omptest.c - runs a fixed set of OpenMP constructs and writes, as JSON,
  * what its trace must hold, for tests/e2e_openmp.sh and
- * tests/check_openmp.py: an ordinary OpenMP program (gcc -fopenmp), no
- * weft in it.
+ * tests/check_openmp.py: an ordinary OpenMP program, no weft in it, built
+ * by GCC (gcc -fopenmp: libgomp, whose entry points libweft-openmp wraps)
+ * or by clang (clang -fopenmp=libomp: LLVM's libomp, whose OMPT tool
+ * libweft-openmp is; link -latomic, for clang's long double atomic).
  *
  *   omptest [--report] REPORT
  *
@@ -15,29 +17,41 @@
  * enabled with omp_set_max_active_levels); explicit tasks in a team of 4
  * (tasks()): a recursive fib under a single, an untied task, an if(0)
  * task, firstprivate data that is over-aligned or a VLA (libgomp copies
- * it: the task checks its copy), a depend(out)/depend(in) pair, and a
- * task from every member; and critical, taskwait and a task outside any
- * team.
+ * it: the task checks its copy; clang takes no VLA there, an array of
+ * the same length instead), a depend(out)/depend(in) pair, and a task
+ * from every member; and critical, taskwait and a task outside any team.
  *
  * Nothing is hard-coded in the report: every number is counted as the
  * program runs (each team member counts itself, each construct met is
  * counted by the thread that meets it), with C11 atomics only, so that
- * the counting adds no event of its own. What a construct costs in
- * GOMP_ calls is GCC's, not the program's: an `omp for
- * schedule(static)` or `omp single` without nowait ends in GOMP_barrier
- * (counted as "barrier"), a combined parallel loop or parallel sections
- * ends its worksharing without a barrier (the region's implicit barrier
- * does). GCC drops the barrier of a worksharing construct that ends its
- * parallel region, and makes a region whose body is one worksharing
- * construct a combined one: the constructs here are in functions of
- * their own (orphaned) or followed by their counting, so neither happens
- * unless written so. (A construct added here: check the GOMP_ calls
- * that GCC makes of it, objdump -dr.) A task is counted by the thread
- * that creates it (task_create, right before its GOMP_task) and by the
- * one that runs it (task or task_untied, first thing in its body); its
- * body also checks what it was given, and a wrong value makes the
- * program say so on stderr and exit 1. (No taskloop: libweft-openmp
- * does not record its tasks yet.)
+ * the counting adds no event of its own. The counts say what the program
+ * met finely enough for the checker to derive what each runtime shows of
+ * it (check_openmp.py --runtime). What a construct costs in GOMP_ calls
+ * is GCC's, not the program's: an `omp for schedule(static)` or `omp
+ * single` without nowait ends in GOMP_barrier (counted as "barrier": the
+ * sum of barrier_explicit, loop_static_barrier and single_barrier), a
+ * static loop is no call at all, a combined parallel loop or parallel
+ * sections ends its worksharing without a barrier (the region's implicit
+ * barrier does). libomp tells every worksharing construct (static loops
+ * too: loop_static, loop_combined_static) and the implicit barrier of
+ * each (the *_barrier counts), tells only the explicit barriers as
+ * barriers, and of the lock tests only those that got the lock
+ * (test_lock_failed, test_nest_lock_failed: those that did not); clang
+ * does the long double atomic through libatomic, not the runtime. GCC
+ * drops the barrier of a worksharing construct that ends its parallel
+ * region, and makes a region whose body is one worksharing construct a
+ * combined one: the constructs here are in functions of their own
+ * (orphaned) or followed by their counting, so neither happens unless
+ * written so; clang does neither. (A construct added here: check the
+ * GOMP_ calls that GCC makes of it and the __kmpc_ calls of clang,
+ * objdump -dr.) libomp gives a critical section's lock, not its name:
+ * its regions are told apart by their source line, which the report
+ * gives (critical_line, critical_named_line). A task is counted by the
+ * thread that creates it (task_create, right before its GOMP_task or
+ * __kmpc_omp_task_alloc) and by the one that runs it (task or
+ * task_untied, first thing in its body); its body also checks what it
+ * was given, and a wrong value makes the program say so on stderr and
+ * exit 1. (No taskloop: libweft-openmp does not record its tasks yet.)
  *
  * The report also goes, without "threads" (which depends on how the
  * runtime pools its threads), to stdout, with the results of the
@@ -77,11 +91,16 @@
     X(team_begins, "team members that ran a region's body")                 \
     X(threads, "OS threads that ran a team's body")                         \
     X(barrier, "threads past a GOMP_barrier (explicit, static for, single)") \
+    X(barrier_explicit, "threads past an explicit barrier (omp barrier)")   \
     X(loop, "threads that met a loop of a runtime schedule")                \
     X(loop_barrier, "of those, threads that met one without nowait")        \
+    X(loop_static, "threads that met an orphaned schedule(static) loop")    \
+    X(loop_static_barrier, "of those, threads that met one without nowait") \
+    X(loop_combined_static, "members of a parallel for schedule(static)")   \
     X(sections, "threads that met a sections construct")                    \
     X(sections_barrier, "of those, threads that met one without nowait")    \
     X(single, "threads that met a single construct")                        \
+    X(single_barrier, "of those, threads that met one without nowait")      \
     X(critical, "entries into the unnamed critical section")                \
     X(critical_named, "entries into the critical section " CRITICAL_NAME)   \
     X(atomic, "atomic updates GCC does under GOMP_atomic_start")            \
@@ -96,6 +115,8 @@
     X(omp_test_nest_lock, "calls")                                          \
     X(lock_acquired, "omp lock acquisitions: sets, tests that returned true") \
     X(test_failed, "omp_test_lock and omp_test_nest_lock calls that failed") \
+    X(test_lock_failed, "of those, omp_test_lock calls")                    \
+    X(test_nest_lock_failed, "of those, omp_test_nest_lock calls")          \
     X(lock_objects, "omp lock objects used (initialised)")                  \
     X(task_create, "tasks created (GOMP_task calls)")                       \
     X(task, "tied tasks run")                                               \
@@ -178,8 +199,13 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* The source lines of the two critical constructs (each the line after
+ * its store): libomp's regions of them are named so. */
+static atomic_int critical_line, critical_named_line;
+
 static void critical(void)
 {
+    atomic_store(&critical_line, __LINE__ + 1);
 #pragma omp critical
     {
         COUNT(critical);
@@ -189,6 +215,7 @@ static void critical(void)
 
 static void critical_named(void)
 {
+    atomic_store(&critical_named_line, __LINE__ + 1);
 #pragma omp critical(omptest_named)
     {
         COUNT(critical_named);
@@ -200,6 +227,7 @@ static void barrier(void)
 {
 #pragma omp barrier
     COUNT(barrier);
+    COUNT(barrier_explicit);
 }
 
 /* omp lock calls, counted; a test's acquisition only when it succeeds. */
@@ -222,10 +250,12 @@ static int test_lock(void)
 
     COUNT(omp_test_lock);
     got = omp_test_lock(&lock);
-    if (got)
+    if (got) {
         COUNT(lock_acquired);
-    else
+    } else {
         COUNT(test_failed);
+        COUNT(test_lock_failed);
+    }
     return got;
 }
 
@@ -249,10 +279,12 @@ static int test_nest(void)
 
     COUNT(omp_test_nest_lock);
     depth = omp_test_nest_lock(&nest);
-    if (depth)
+    if (depth) {
         COUNT(lock_acquired);
-    else
+    } else {
         COUNT(test_failed);
+        COUNT(test_nest_lock_failed);
+    }
     return depth;
 }
 
@@ -358,12 +390,15 @@ static void everything(void)
 
     /* imbalanced: thread t sleeps 2t and 2t+1 times SLEEP_MS, then
      * waits in the loop's barrier for the last one */
+    COUNT(loop_static);
 #pragma omp for schedule(static)
     for (int i = 0; i < NITER; i++) {
         sleep_ms((long)i * SLEEP_MS);
         atomic_fetch_add(&sum, i);
     }
     COUNT(barrier);
+    COUNT(loop_static_barrier);
+    COUNT(loop_static);
 #pragma omp for schedule(static) nowait
     for (int i = 0; i < NITER; i++)
         atomic_fetch_add(&sum, i);
@@ -395,6 +430,7 @@ static void everything(void)
 #pragma omp single
     atomic_fetch_add(&sum, 10);
     COUNT(barrier);
+    COUNT(single_barrier);
     COUNT(single);
 #pragma omp single nowait
     atomic_fetch_add(&sum, 20);
@@ -522,10 +558,16 @@ static void big_task(void)
 }
 
 /* A task given a VLA (firstprivate: GCC gives GOMP_task a copy function
- * for it). */
+ * for it). clang allows no variably-modified firstprivate: an array of n
+ * longs, n known at compile time, there (a copy all the same). */
+#ifndef __clang__
+#define VLA_OF(n) (n)
+#else
+#define VLA_OF(n) VLA_LONGS
+#endif
 static void vla_task(int n)
 {
-    long v[n];
+    long v[VLA_OF(n)];
 
     for (int i = 0; i < n; i++)
         v[i] = 2000 + i;
@@ -607,6 +649,7 @@ static void tasks(void)
         depend_tasks();
     }
     COUNT(barrier);
+    COUNT(single_barrier);
 
     COUNT(task_create);
 #pragma omp task
@@ -624,7 +667,9 @@ static int write_report(const char *path)
         perror(path);
         return -1;
     }
-    fprintf(f, "{\"critical_name\": \"%s\"", CRITICAL_NAME);
+    fprintf(f, "{\"critical_name\": \"%s\", \"critical_line\": %d, "
+            "\"critical_named_line\": %d", CRITICAL_NAME,
+            atomic_load(&critical_line), atomic_load(&critical_named_line));
 #define X(name, what) \
     fprintf(f, ", \"%s\": %ld", #name, atomic_load(&counted.name));
     COUNTS(X)
@@ -668,10 +713,12 @@ int main(int argc, char **argv)
 #pragma omp single
         atomic_fetch_add(&sum, 100);
         COUNT(barrier);
+        COUNT(single_barrier);
         critical();
     }
 
-    /* combined: GOMP_parallel (static: no loop region, no barrier) */
+    /* combined: GOMP_parallel (static: no loop region, no barrier; under
+     * libomp a loop region, no barrier) */
     fork_team(COMBINED);
 #pragma omp parallel for schedule(static) num_threads(COMBINED)
     for (int i = 0; i < NLOOP; i++) {
@@ -679,6 +726,7 @@ int main(int argc, char **argv)
         atomic_fetch_add(&sum, i);
     }
     atomic_fetch_add(&counted.team_begins, atomic_load(&size));
+    atomic_fetch_add(&counted.loop_combined_static, atomic_load(&size));
 
     /* combined: GOMP_parallel_loop_nonmonotonic_dynamic, each member's
      * loop region from its first GOMP_loop_*_next, no barrier in it */
@@ -737,6 +785,17 @@ int main(int argc, char **argv)
     if (atomic_load(&counted.task) + atomic_load(&counted.task_untied) !=
         atomic_load(&counted.task_create))
         task_failed("tasks created and run differ");
+    if (atomic_load(&counted.barrier) !=
+            atomic_load(&counted.barrier_explicit) +
+                atomic_load(&counted.loop_static_barrier) +
+                atomic_load(&counted.single_barrier) ||
+        atomic_load(&counted.test_failed) !=
+            atomic_load(&counted.test_lock_failed) +
+                atomic_load(&counted.test_nest_lock_failed)) {
+        fprintf(stderr, "omptest: the counts of barriers or failed tests "
+                "do not add up\n");
+        return 1;
+    }
 
     omp_destroy_nest_lock(&nest);
     omp_destroy_lock(&lock);

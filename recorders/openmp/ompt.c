@@ -1,0 +1,607 @@
+/* ompt.c - libweft-openmp as the OMPT tool of LLVM's OpenMP runtime
+ * (libomp), which calls ompt_start_tool of the first library that has
+ * it, this one preloaded (see om.h).
+ *
+ * The runtime says what happens through callbacks, so nothing is
+ * wrapped: the same records as with libgomp, from
+ *   parallel_begin/end    ThreadFork/ThreadJoin on the encountering
+ *                         thread
+ *   implicit_task         ThreadTeamBegin, "!$omp parallel" ... Leave,
+ *                         ThreadTeamEnd on each team thread
+ *   sync_region           barriers ("!$omp barrier", and the implicit
+ *                         ones at the end of a region or a worksharing
+ *                         construct: libomp's own, timed where they are),
+ *                         taskwait, taskgroup
+ *   work                  loops of every schedule, sections, single (on
+ *                         every thread: the one that runs the block, and
+ *                         the others until they pass it), workshare,
+ *                         taskloop
+ *   mutex_acquire/        critical, atomic and ordered blocks (their
+ *   acquired/released,    region spans the block, the lock events
+ *   nest_lock             inside) and the omp locks (a region named after
+ *                         the call around the lock event; a test that
+ *                         failed is not told: libomp says nothing of it)
+ *   task_create,          ThreadTaskCreate in "!$omp create task", and
+ *   task_schedule         where the task runs ThreadTaskSwitch, "!$omp
+ *                         task" ... ThreadTaskComplete, the switch back
+ * The runtime's implicit barriers are timed where libomp waits, not by
+ * an extra barrier as with libgomp; one after a worksharing construct
+ * follows its region instead of closing it.
+ *
+ * What a region keeps for its team threads lives in its encountering
+ * thread's thread-local stack (parallel_data points there: the region
+ * ends on that thread, innermost first); a thread's implicit tasks keep
+ * theirs in its own stack; an explicit task's tag is allocated at its
+ * creation (outside the runtime's locks) and freed when it completes.
+ */
+#include <omp-tools.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "om.h"
+
+
+/* Parallel regions one thread may begin inside one another, and
+ * implicit tasks it may be in, with their records kept. */
+#define OM_OMPT_NEST 16
+
+/* When a region ended on its encountering thread, for the other team
+ * threads: libomp tells them the end of the region's last barrier and
+ * their implicit task's end only as it wakes them up again (for a
+ * later region, or as the program ends), and they take that time (the
+ * barrier's true end is no later). The last OM_ENDS regions at each
+ * depth of an encountering thread, by their number. */
+#define OM_ENDS 16
+typedef struct om_end {
+    _Atomic uint64_t seq;           /* the region's number + 1; 0: none */
+    _Atomic uint64_t t;
+} om_end;
+
+/* A region: what its team threads need. */
+typedef struct om_oregion {
+    OTF2_CommRef parent;
+    const void *pc;                 /* where it is in the program */
+    int recorded;
+    uint64_t seq;                   /* its number on its thread */
+    om_end *ends;                   /* its depth's, on its thread */
+} om_oregion;
+
+/* What a task's data points to (ptr), by its first field. */
+enum { OM_TASK_IMPLICIT = 1, OM_TASK_EXPLICIT };
+
+typedef struct om_itask {
+    int kind;                       /* OM_TASK_IMPLICIT */
+    OTF2_CommRef team, saved_team;
+    OTF2_RegionRef region;
+    const void *pc;
+    unsigned index;                 /* 0: the encountering thread */
+    uint64_t seq;                   /* its region's, with ends: */
+    om_end *ends;
+} om_itask;
+
+typedef struct om_etask {
+    int kind;                       /* OM_TASK_EXPLICIT */
+    int started;
+    int untied, away;               /* away: an untied one, suspended */
+    OTF2_CommRef team;
+    OTF2_RegionRef region;
+    uint32_t creator, gen;
+} om_etask;
+
+static __thread struct {
+    om_oregion region[OM_OMPT_NEST];
+    unsigned nregion;
+    om_end ends[OM_OMPT_NEST][OM_ENDS];
+    uint64_t seq;                   /* regions begun here */
+    om_itask itask[OM_OMPT_NEST];
+    unsigned nitask;
+    uint32_t gen;
+} T OM_TLS;
+
+static ompt_set_callback_t set_callback;
+
+/* ---- regions and teams --------------------------------------------------- */
+
+static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
+                              ompt_data_t *parallel, unsigned requested,
+                              int flags, const void *pc)
+{
+    om_oregion *r = NULL;
+    weft__rguard g;
+
+    (void)task, (void)frame, (void)flags;
+    parallel->ptr = NULL;
+    if (T.nregion < OM_OMPT_NEST) {
+        r = &T.region[T.nregion];
+        r->parent = om_team_get();
+        r->pc = pc;
+        r->recorded = 0;
+        r->seq = ++T.seq;
+        r->ends = T.ends[T.nregion];
+        parallel->ptr = r;
+    }
+    T.nregion++;
+    if (r && om_begin(&g)) {
+        weft_evt_ThreadFork(NULL, weft_time(), OTF2_PARADIGM_OPENMP,
+                            requested);
+        r->recorded = 1;
+        weft__recorder_end(&g);
+    }
+}
+
+static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task,
+                            int flags, const void *pc)
+{
+    const om_oregion *r = parallel->ptr;
+    weft__rguard g;
+
+    (void)task, (void)flags, (void)pc;
+    if (T.nregion > 0)
+        T.nregion--;
+    if (r) {
+        om_end *e = &r->ends[r->seq % OM_ENDS];
+        atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->t, weft_time(), memory_order_relaxed);
+        atomic_store_explicit(&e->seq, r->seq + 1, memory_order_release);
+    }
+    if (r && r->recorded && weft__recorder_begin(&g)) {
+        weft_evt_ThreadJoin(NULL, weft_time(), OTF2_PARADIGM_OPENMP);
+        weft__recorder_end(&g);
+    }
+}
+
+/* now, or, on a team thread other than the encountering one whose
+ * region ended there already, when it ended (see om_end). */
+static uint64_t ended_at(const om_itask *it, uint64_t now)
+{
+    const om_end *e;
+    uint64_t s, t;
+
+    if (!it || it->index == 0 || !it->ends)
+        return now;
+    e = &it->ends[it->seq % OM_ENDS];
+    s = atomic_load_explicit(&e->seq, memory_order_acquire);
+    t = atomic_load_explicit(&e->t, memory_order_relaxed);
+    if (s != it->seq + 1 ||
+        atomic_load_explicit(&e->seq, memory_order_acquire) != s)
+        return now;
+    return t < now ? t : now;
+}
+
+/* This thread's innermost implicit task with its records, or NULL. */
+static const om_itask *innermost_itask(void)
+{
+    return T.nitask > 0 && T.nitask <= OM_OMPT_NEST
+               ? &T.itask[T.nitask - 1]
+               : NULL;
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint,
+                             ompt_data_t *parallel, ompt_data_t *task,
+                             unsigned actual, unsigned index, int flags)
+{
+    om_itask *it;
+    weft__rguard g;
+    uint64_t t;
+
+    (void)index;
+    if (flags & ompt_task_initial)
+        return;
+    if (endpoint == ompt_scope_begin) {
+        const om_oregion *r = parallel ? parallel->ptr : NULL;
+        task->ptr = NULL;
+        if (T.nitask++ >= OM_OMPT_NEST || !r || !r->recorded ||
+            !om_begin(&g))
+            return;
+        it = &T.itask[T.nitask - 1];
+        it->kind = OM_TASK_IMPLICIT;
+        it->pc = r->pc;
+        it->index = index;
+        it->seq = r->seq;
+        it->ends = r->ends;
+        it->team = om_team_comm(r->parent, actual);
+        it->region = om_region(OM_PARALLEL, r->pc, NULL);
+        if (it->team != OTF2_UNDEFINED_COMM &&
+            it->region != OTF2_UNDEFINED_REGION) {
+            t = weft_time();
+            weft_evt_ThreadTeamBegin(NULL, t, it->team);
+            weft_evt_Enter(NULL, t, it->region);
+            it->saved_team = om_set_team(it->team);
+            task->ptr = it;
+        }
+        weft__recorder_end(&g);
+        return;
+    }
+    if (T.nitask > 0)
+        T.nitask--;
+    it = task->ptr;
+    if (!it || it->kind != OM_TASK_IMPLICIT)
+        return;
+    task->ptr = NULL;
+    om_set_team(it->saved_team);
+    if (weft__recorder_begin(&g)) {
+        t = ended_at(it, weft_time());
+        weft_evt_Leave(NULL, t, it->region);
+        weft_evt_ThreadTeamEnd(NULL, t, it->team);
+        weft__recorder_end(&g);
+    }
+}
+
+/* The code address a construct of this thread's innermost implicit task
+ * is named after when the runtime gives none (the implicit barrier at a
+ * region's end): its region's. */
+static const void *region_pc(void)
+{
+    const om_itask *it = innermost_itask();
+
+    return it ? it->pc : NULL;
+}
+
+/* Enters (begin) or leaves (end) the region of construct cons at pc on
+ * this thread. */
+static void scope(enum om_construct cons, ompt_scope_endpoint_t endpoint,
+                  const void *pc, const void *lock)
+{
+    weft__rguard g;
+
+    if (endpoint == ompt_scope_begin) {
+        if (om_begin(&g)) {
+            om_open(cons, pc, lock, weft_time());
+            weft__recorder_end(&g);
+        }
+    } else if (om_innermost() == cons && weft__recorder_begin(&g)) {
+        om_close(weft_time());
+        weft__recorder_end(&g);
+    }
+}
+
+static void on_sync_region(ompt_sync_region_t kind,
+                           ompt_scope_endpoint_t endpoint,
+                           ompt_data_t *parallel, ompt_data_t *task,
+                           const void *pc)
+{
+    weft__rguard g;
+    uint64_t t;
+
+    (void)parallel, (void)task;
+    /* The end of a region's last barrier on a team thread, told late
+     * (see om_end): at the time the region ended. */
+    if (endpoint == ompt_scope_end &&
+        (kind == ompt_sync_region_barrier_implicit ||
+         kind == ompt_sync_region_barrier_implicit_parallel) &&
+        om_innermost() == OM_IMPLICIT_BARRIER) {
+        uint64_t now = weft_time();
+        if ((t = ended_at(innermost_itask(), now)) != now) {
+            if (weft__recorder_begin(&g)) {
+                om_close(t);
+                weft__recorder_end(&g);
+            }
+            return;
+        }
+    }
+    switch (kind) {
+    case ompt_sync_region_barrier_explicit:
+    case ompt_sync_region_barrier:
+        scope(OM_BARRIER, endpoint, pc, NULL);
+        break;
+    case ompt_sync_region_barrier_implicit_parallel:
+        /* named after its region (libomp gives its own address on the
+         * team's other threads) */
+        scope(OM_IMPLICIT_BARRIER, endpoint, region_pc(), NULL);
+        break;
+    case ompt_sync_region_barrier_implicit:
+    case ompt_sync_region_barrier_implicit_workshare:
+    case ompt_sync_region_barrier_implementation:
+        /* (libomp 14 says barrier_implicit for every implicit barrier,
+         * without an address on the team's other threads at a region's
+         * end: named after the region then) */
+        scope(OM_IMPLICIT_BARRIER, endpoint, pc ? pc : region_pc(), NULL);
+        break;
+    case ompt_sync_region_taskwait:
+        scope(OM_TASKWAIT, endpoint, pc, NULL);
+        break;
+    case ompt_sync_region_taskgroup:
+        scope(OM_TASKGROUP, endpoint, pc, NULL);
+        break;
+    default: /* reductions, teams: not told */
+        break;
+    }
+}
+
+static void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint,
+                    ompt_data_t *parallel, ompt_data_t *task,
+                    uint64_t count, const void *pc)
+{
+    (void)parallel, (void)task, (void)count;
+    switch (kind) {
+    case ompt_work_loop:
+        scope(OM_LOOP, endpoint, pc, NULL);
+        break;
+    case ompt_work_sections:
+        scope(OM_SECTIONS, endpoint, pc, NULL);
+        break;
+    case ompt_work_single_executor:
+    case ompt_work_single_other:
+        scope(OM_SINGLE, endpoint, pc, NULL);
+        break;
+    case ompt_work_workshare:
+        scope(OM_WORKSHARE, endpoint, pc, NULL);
+        break;
+    case ompt_work_taskloop:
+        scope(OM_TASKLOOP, endpoint, pc, NULL);
+        break;
+    default: /* distribute, scope: not told */
+        break;
+    }
+}
+
+/* ---- mutexes ------------------------------------------------------------- */
+
+/* The construct whose region spans a block held under a mutex of this
+ * kind; OM__NCONSTRUCTS for a lock's. */
+static enum om_construct block_of(ompt_mutex_t kind)
+{
+    switch (kind) {
+    case ompt_mutex_critical: return OM_CRITICAL;
+    case ompt_mutex_atomic: return OM_ATOMIC;
+    case ompt_mutex_ordered: return OM_ORDERED;
+    default: return OM__NCONSTRUCTS;
+    }
+}
+
+/* A lock call's region around one lock event at once (after the fact:
+ * a test that got the lock, a release). */
+static void lock_call(enum om_construct cons, const void *lock, int acquire)
+{
+    OTF2_RegionRef r;
+    weft__rguard g;
+    uint64_t t;
+
+    if (!om_begin(&g))
+        return;
+    r = om_region(cons, NULL, NULL);
+    if (r != OTF2_UNDEFINED_REGION) {
+        t = weft_time();
+        weft_evt_Enter(NULL, t, r);
+        if (acquire)
+            om_lock_acquired(lock, t);
+        else
+            om_lock_releasing(lock, t);
+        weft_evt_Leave(NULL, t, r);
+    }
+    weft__recorder_end(&g);
+}
+
+static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint,
+                             unsigned impl, ompt_wait_id_t id,
+                             const void *pc)
+{
+    enum om_construct b = block_of(kind);
+    const void *lock = (const void *)(uintptr_t)id;
+
+    (void)hint, (void)impl;
+    if (b != OM__NCONSTRUCTS)
+        scope(b, ompt_scope_begin, pc, b == OM_CRITICAL ? lock : NULL);
+    else if (om_ompt_testing) /* told if it gets the lock */
+        return;
+    else if (kind == ompt_mutex_lock)
+        scope(OM_SET_LOCK, ompt_scope_begin, NULL, NULL);
+    else if (kind == ompt_mutex_nest_lock)
+        scope(OM_SET_NEST_LOCK, ompt_scope_begin, NULL, NULL);
+}
+
+/* The lock got: its event, and a lock call's region left. */
+static void acquired(enum om_construct open, const void *lock)
+{
+    weft__rguard g;
+    uint64_t t;
+
+    if (om_innermost() != open || !weft__recorder_begin(&g))
+        return;
+    t = weft_time();
+    om_lock_acquired(lock, t);
+    if (open == OM_SET_LOCK || open == OM_SET_NEST_LOCK)
+        om_close(t);
+    weft__recorder_end(&g);
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t id,
+                              const void *pc)
+{
+    enum om_construct b = block_of(kind);
+    const void *lock = (const void *)(uintptr_t)id;
+
+    (void)pc;
+    if (b != OM__NCONSTRUCTS)
+        acquired(b, lock);
+    else if (om_ompt_testing) /* libomp 14 says lock, nest_lock */
+        lock_call(kind == ompt_mutex_nest_lock ||
+                          kind == ompt_mutex_test_nest_lock
+                      ? OM_TEST_NEST_LOCK
+                      : OM_TEST_LOCK,
+                  lock, 1);
+    else if (kind == ompt_mutex_lock)
+        acquired(OM_SET_LOCK, lock);
+    else if (kind == ompt_mutex_nest_lock)
+        acquired(OM_SET_NEST_LOCK, lock);
+    else if (kind == ompt_mutex_test_lock)
+        lock_call(OM_TEST_LOCK, lock, 1);
+    else if (kind == ompt_mutex_test_nest_lock)
+        lock_call(OM_TEST_NEST_LOCK, lock, 1);
+}
+
+static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t id,
+                              const void *pc)
+{
+    enum om_construct b = block_of(kind);
+    const void *lock = (const void *)(uintptr_t)id;
+    weft__rguard g;
+
+    (void)pc;
+    if (b == OM__NCONSTRUCTS) {
+        lock_call(kind == ompt_mutex_nest_lock ? OM_UNSET_NEST_LOCK
+                                               : OM_UNSET_LOCK,
+                  lock, 0);
+        return;
+    }
+    if (om_innermost() != b || !weft__recorder_begin(&g))
+        return;
+    om_lock_releasing(lock, weft_time());
+    om_close(weft_time());
+    weft__recorder_end(&g);
+}
+
+/* A nest lock taken again (begin) or released but still held (end). */
+static void on_nest_lock(ompt_scope_endpoint_t endpoint, ompt_wait_id_t id,
+                         const void *pc)
+{
+    const void *lock = (const void *)(uintptr_t)id;
+
+    (void)pc;
+    if (endpoint == ompt_scope_begin) {
+        if (!om_ompt_testing && om_innermost() == OM_SET_NEST_LOCK)
+            acquired(OM_SET_NEST_LOCK, lock);
+        else /* omp_test_nest_lock */
+            lock_call(OM_TEST_NEST_LOCK, lock, 1);
+    } else {
+        lock_call(OM_UNSET_NEST_LOCK, lock, 0);
+    }
+}
+
+/* ---- tasks --------------------------------------------------------------- */
+
+static void on_task_create(ompt_data_t *parent, const ompt_frame_t *frame,
+                           ompt_data_t *task, int flags, int deps,
+                           const void *pc)
+{
+    OTF2_RegionRef create;
+    om_etask *et;
+    weft__rguard g;
+    uint64_t t;
+
+    (void)parent, (void)frame, (void)deps;
+    task->ptr = NULL;
+    if (!(flags & ompt_task_explicit) || !om_begin(&g))
+        return;
+    create = om_region(OM_TASK_CREATE, pc, NULL);
+    if (create != OTF2_UNDEFINED_REGION && (et = calloc(1, sizeof *et))) {
+        et->kind = OM_TASK_EXPLICIT;
+        et->team = om_team_now();
+        et->creator = weft_location_index();
+        et->gen = ++T.gen;
+        et->untied = (flags & ompt_task_untied) != 0;
+        et->region = om_region((flags & ompt_task_untied) ? OM_TASK_UNTIED
+                                                          : OM_TASK,
+                               pc, NULL);
+        if (et->team != OTF2_UNDEFINED_COMM &&
+            et->region != OTF2_UNDEFINED_REGION) {
+            t = weft_time();
+            weft_evt_Enter(NULL, t, create);
+            weft_evt_ThreadTaskCreate(NULL, t, et->team, et->creator,
+                                      et->gen);
+            weft_evt_Leave(NULL, t, create);
+            task->ptr = et;
+        } else {
+            free(et);
+        }
+    }
+    weft__recorder_end(&g);
+}
+
+/* The explicit task of a task's data, or NULL (an implicit or initial
+ * one, or one not recorded). */
+static om_etask *explicit_of(const ompt_data_t *task)
+{
+    om_etask *et = task ? task->ptr : NULL;
+
+    return et && et->kind == OM_TASK_EXPLICIT ? et : NULL;
+}
+
+static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status,
+                             ompt_data_t *next)
+{
+    om_etask *p = explicit_of(prior), *n = explicit_of(next);
+    int done = status == ompt_task_complete || status == ompt_task_cancel ||
+               status == ompt_task_detach;
+    weft__rguard g;
+    uint64_t t;
+
+    if (!p && !n)
+        return;
+    if (!weft__recorder_begin(&g))
+        return;
+    t = weft_time();
+    if (p && done) {
+        weft_evt_Leave(NULL, t, p->region);
+        weft_evt_ThreadTaskComplete(NULL, t, p->team, p->creator, p->gen);
+    } else if (p && p->untied && (!n || n->started)) {
+        /* suspended, not for a new task run nested in it here: it may go
+         * on on another thread, which enters its region again (a tied
+         * one goes on here, what runs meanwhile nested in it) */
+        weft_evt_Leave(NULL, t, p->region);
+        p->away = 1;
+    }
+    if (n) {
+        weft_evt_ThreadTaskSwitch(NULL, t, n->team, n->creator, n->gen);
+        if (!n->started || n->away) {
+            n->started = 1;
+            n->away = 0;
+            weft_evt_Enter(NULL, t, n->region);
+        }
+    } else if (p) { /* back to this thread's implicit task */
+        weft_evt_ThreadTaskSwitch(NULL, t, p->team, weft_location_index(),
+                                  0);
+    }
+    weft__recorder_end(&g);
+    if (p && done) {
+        prior->ptr = NULL;
+        free(p);
+    }
+}
+
+/* ---- the tool ------------------------------------------------------------ */
+
+#define OM_SET(event, fn)                                                    \
+    set_callback(ompt_callback_##event, (ompt_callback_t)(fn))
+
+static int initialize(ompt_function_lookup_t lookup, int device,
+                      ompt_data_t *tool)
+{
+    (void)device, (void)tool;
+    set_callback = (ompt_set_callback_t)lookup("ompt_set_callback");
+    if (!set_callback)
+        return 0;
+    atomic_store(&om_ompt, 1);
+    OM_SET(parallel_begin, on_parallel_begin);
+    OM_SET(parallel_end, on_parallel_end);
+    OM_SET(implicit_task, on_implicit_task);
+    OM_SET(sync_region, on_sync_region);
+    OM_SET(work, on_work);
+    OM_SET(mutex_acquire, on_mutex_acquire);
+    OM_SET(mutex_acquired, on_mutex_acquired);
+    OM_SET(mutex_released, on_mutex_released);
+    OM_SET(nest_lock, on_nest_lock);
+    OM_SET(task_create, on_task_create);
+    OM_SET(task_schedule, on_task_schedule);
+    return 1; /* keep the tool */
+}
+
+static void finalize(ompt_data_t *tool)
+{
+    (void)tool;
+}
+
+OM_EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned omp_version,
+                                                    const char *runtime);
+
+/* Called by libomp as it starts (OpenMP 5.0, 4.5.2): this library is its
+ * tool. */
+OM_EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned omp_version,
+                                                    const char *runtime)
+{
+    static ompt_start_tool_result_t result = { initialize, finalize,
+                                               { .value = 0 } };
+
+    (void)omp_version, (void)runtime;
+    return &result;
+}
