@@ -4,19 +4,20 @@
 # chunk and critical section, each timed alone by the program, in the
 # same run
 #   gcc    built with gcc -fopenmp (libgomp): untraced, and under
-#          `weft run -t openmp` (libweft-openmp from BUILD_DIR)
+#          `weft run -t openmp` (libweft-openmp wrapping libgomp's entry
+#          points, from BUILD_DIR)
 #   clang  built with clang -fopenmp=libomp (LLVM's runtime): untraced,
-#          and under EZTrace's OMPT module (`eztrace -t ompt`)
-# EZTrace's `openmp` module records nothing of a GCC build (it needs an
-# OPARI2 recompile) and weft does not record libomp yet: each runtime is
-# measured against its own untraced run, and the figure compared is the
-# time each tracer adds per construct.
+#          under `weft run -t openmp` (libweft-openmp as libomp's OMPT
+#          tool) and under EZTrace's OMPT module (`eztrace -t ompt`)
+# EZTrace's `openmp` module records nothing of a program not rebuilt
+# with OPARI2, so EZTrace is measured on libomp, next to weft on the
+# same runtime; each tracer's figure is the time it adds per construct
+# to its runtime's untraced run.
 #
 #   make -C BUILD_DIR && bash bench/openmp.sh BUILD_DIR [ROUNDS [THREADS [N]]]
 #   (or make -C BUILD_DIR bench/openmp; BENCH_OPENMP_FLAGS="ROUNDS ...")
 # (3 rounds, 2 threads, 20000 constructs each by default.) Figures are
-# medians of the rounds, ns per construct; "added" is the tracer's run
-# minus its runtime's untraced run.
+# medians of the rounds, ns per construct; "+" columns are added time.
 set -u
 BENCH=bench/openmp
 USAGE="usage: bash bench/openmp.sh BUILD_DIR [ROUNDS [THREADS [N]]]"
@@ -51,10 +52,13 @@ run() {
     local mode=$1
     case $mode in
     gcc) timeout "$RUN_TIMEOUT" "$TMP/omp-gcc" "$THREADS" "$N" ;;
-    weft) env WEFT_LIBDIR="$B/.libs" \
+    weft|weftc)
+        local prog=$TMP/omp-gcc
+        [ "$mode" = weftc ] && prog=$TMP/omp-clang
+        env WEFT_LIBDIR="$B/.libs" \
             LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             timeout "$RUN_TIMEOUT" "$B/weft" run -t openmp \
-            --trace "omp-$round" -- "$TMP/omp-gcc" "$THREADS" "$N" ;;
+            --trace "$mode-$round" -- "$prog" "$THREADS" "$N" ;;
     clang) timeout "$RUN_TIMEOUT" "$TMP/omp-clang" "$THREADS" "$N" ;;
     eztrace) rm -rf "$TMP/ez" && mkdir -p "$TMP/ez" &&
         timeout "$RUN_TIMEOUT" eztrace -t ompt -o "$TMP/ez" \
@@ -64,7 +68,7 @@ run() {
 }
 
 MODES="gcc weft"
-[ -n "$HAVE_CLANG" ] && MODES="$MODES clang"
+[ -n "$HAVE_CLANG" ] && MODES="$MODES clang weftc"
 [ -n "$HAVE_CLANG" ] && [ -n "$HAVE_EZ" ] && MODES="$MODES eztrace"
 declare -A fig
 for round in $(seq "$ROUNDS"); do
@@ -74,31 +78,34 @@ for round in $(seq "$ROUNDS"); do
             fig[$mode.$name]="${fig[$mode.$name]:-} $ns"
         done <"$TMP/$mode.out"
     done
-    weft_archive "omp-$round" >/dev/null || die "trace omp-$round not complete"
+    weft_archive "weft-$round" >/dev/null || exit 1
+    [ -n "$HAVE_CLANG" ] && { weft_archive "weftc-$round" >/dev/null || exit 1; }
 done
 
 echo "$BENCH: $THREADS threads, $N constructs each, $ROUNDS rounds (ns per construct, medians)"
-printf '%-9s %9s %9s %9s %12s %9s %9s %12s %8s\n' construct gcc weft added \
-    spread clang eztrace added ratio
+printf '%-9s %8s %8s %8s %8s | %8s %8s %8s %8s %8s %6s\n' construct gcc weft + \
+    spread clang weft + eztrace + ratio
 for name in region barrier chunk critical; do
     # shellcheck disable=SC2086 # lists of numbers
     g=$(median ${fig[gcc.$name]}) w=$(median ${fig[weft.$name]})
     # shellcheck disable=SC2086
     gs=$(spread ${fig[gcc.$name]})
-    c=- e=- ea=- ratio=-
+    c=- wc=- wca=- e=- ea=- ratio=-
+    wa=$(awk -v a="$w" -v b="$g" 'BEGIN { printf "%.1f", a - b }')
     if [ -n "${fig[clang.$name]:-}" ]; then
         # shellcheck disable=SC2086
-        c=$(median ${fig[clang.$name]})
+        c=$(median ${fig[clang.$name]}) wc=$(median ${fig[weftc.$name]})
+        wca=$(awk -v a="$wc" -v b="$c" 'BEGIN { printf "%.1f", a - b }')
     fi
     if [ -n "${fig[eztrace.$name]:-}" ]; then
         # shellcheck disable=SC2086
         e=$(median ${fig[eztrace.$name]})
         ea=$(awk -v a="$e" -v b="$c" 'BEGIN { printf "%.1f", a - b }')
+        ratio=$(awk -v a="$wca" -v b="$ea" \
+            'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
     fi
-    wa=$(awk -v a="$w" -v b="$g" 'BEGIN { printf "%.1f", a - b }')
-    [ "$ea" != - ] && ratio=$(awk -v a="$wa" -v b="$ea" \
-        'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-    printf '%-9s %9s %9s %9s %12s %9s %9s %12s %8s\n' "$name" "$g" "$w" \
-        "$wa" "+-$gs" "$c" "$e" "$ea" "$ratio"
+    printf '%-9s %8s %8s %8s %8s | %8s %8s %8s %8s %8s %6s\n' "$name" "$g" \
+        "$w" "$wa" "+-$gs" "$c" "$wc" "$wca" "$e" "$ea" "$ratio"
 done
-echo "(ratio: weft's added time over EZTrace's; below 1 weft adds less)"
+echo "(left: GCC's libgomp; right: LLVM's libomp; ratio: weft's added time"
+echo " over EZTrace's on libomp, below 1 weft adds less)"
