@@ -40,7 +40,6 @@
 
 #include "om.h"
 
-
 /* Parallel regions one thread may begin inside one another, and
  * implicit tasks it may be in, with their records kept. */
 #define OM_OMPT_NEST 16
