@@ -218,6 +218,32 @@ assert z and z[0] == 409600 and z[1] == 0, files
 assert "class=\"metric-plot\"" not in dom, "metric plots without metrics"
 '
 
+# OpenMP: an imbalanced sweep (tests/openmp/stencil, GCC's libgomp)
+# under weft run's default recorders: its regions are OpenMP's in the
+# legend, and the load balance shows the team waiting for its slowest
+# thread at the static loop's barrier: the first thread waits most, the
+# one with the last (costliest) cells hardly at all.
+STENCIL="$WEFT_BUILDDIR/tests/openmp/stencil"
+[ -x "$STENCIL" ] || fail "$STENCIL missing"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0" \
+WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" timeout 120 "$WEFT" run --trace stencil -- \
+    "$STENCIL" >"$TMP/stencil.out" 2>&1 ||
+    fail "stencil under weft run failed: $(cat "$TMP/stencil.out")"
+wait_state stencil complete 60
+render stencil
+dom stencil '
+legend = re.findall(r"class=\"legend-name\">([^<]*)<", dom)
+omp = [l for l in legend if l.startswith("!$omp ")]
+assert omp and all(l.endswith("(OpenMP)") for l in omp), legend
+t = re.search(r"class=\"balance-title\">(!\$omp barrier @stencil\.c:\d+): min ([0-9.]+) (s|ms|us), mean [^,]*, max ([0-9.]+) (s|ms|us)<", dom)
+assert t, "no load balance of the static loop barrier"
+scale = {"s": 1e3, "ms": 1.0, "us": 1e-3}
+lo = float(t.group(2)) * scale[t.group(3)]
+hi = float(t.group(4)) * scale[t.group(5)]
+assert hi > 50 and lo < hi / 3, (t.group(0), lo, hi)
+print("stencil: %s waits %.1f ms at most, %.1f ms at least per thread" % (t.group(1), hi, lo))
+'
+
 # MPI: a 4-rank ring under Open MPI, when it is there.
 MPILIB="$WEFT_BUILDDIR/.libs/libweft-mpi-openmpi.so"
 if command -v mpirun.openmpi >/dev/null && command -v mpicc.openmpi >/dev/null &&
