@@ -451,12 +451,7 @@ hybrid() {
     [ "$(json_get "$TMP/show.json" 'j["members"]')" = "$NP" ] ||
         fail "$prog: trace $name has not $NP members: $(cat "$TMP/show.json")"
     anchor=$(json_get "$TMP/show.json" 'j["archive"]')
-    otf2-print -Werror --silent "$anchor" >"$TMP/$prog.print" 2>&1 ||
-        fail "$prog: otf2-print -Werror rejects $anchor: $(head -5 "$TMP/$prog.print")"
-    event_counts "$anchor" >"$TMP/$prog.counts" ||
-        fail "$prog: otf2-print cannot print $anchor"
-    "$PY" "$CHECK_ARCHIVE" "$anchor" "$TMP/$prog.counts" >"$TMP/$prog.archive" 2>&1 ||
-        fail "$prog: the python reader reads other events than otf2-print: $(head -20 "$TMP/$prog.archive")"
+    readers_agree "$prog" "$anchor"
     "$PY" "$CHECK" --runtime "$runtime" --ranks "$anchor" "${reports[@]}" >"$TMP/$prog.check" ||
         fail "$prog: the OpenMP of the archive is not what the ranks did: $(head -40 "$TMP/$prog.check")"
     check_hybrid "$anchor" "${reports[@]}" >"$TMP/$prog.mpi" ||

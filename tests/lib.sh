@@ -275,6 +275,22 @@ for line in sys.stdin:
 json.dump(counts, sys.stdout)'
 }
 
+# readers_agree NAME ANCHOR: archive ANCHOR (of trace NAME, for
+# messages) accepted by otf2-print -Werror and read alike by the python
+# reader (tests/check_archive.py given otf2-print's events per location
+# and kind): nesting, time order, the clock range, numberOfEvents. Its
+# output goes to $TMP/NAME.print, .counts and .archive.
+readers_agree() {
+    local name=$1 anchor=$2
+    otf2-print -Werror --silent "$anchor" >"$TMP/$name.print" 2>&1 ||
+        fail "$name: otf2-print -Werror rejects $anchor: $(head -5 "$TMP/$name.print")"
+    event_counts "$anchor" >"$TMP/$name.counts" ||
+        fail "$name: otf2-print cannot print $anchor"
+    "$PY" "$CHECK_ARCHIVE" "$anchor" "$TMP/$name.counts" \
+        >"$TMP/$name.archive" 2>&1 ||
+        fail "$name: the python reader reads other events than otf2-print: $(head -20 "$TMP/$name.archive")"
+}
+
 # with_recorders LIBDIR COMMAND...: COMMAND with the recorder libraries
 # of LIBDIR (WEFT_LIBDIR, LD_LIBRARY_PATH) and, in a sanitized build,
 # the sanitizer runtimes preloaded: the programs traced are not built
