@@ -6,7 +6,10 @@
  * weftd cannot be reached nothing is recorded. The child of a fork()
  * records nothing (libweft's session is the parent's).
  */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "om.h"
 
@@ -18,11 +21,31 @@ static void at_fork_child(void)
     atomic_store(&om_state, OM_ST_OFF);
 }
 
+/* At exit, before libweft's own handler closes the session (registered
+ * after it, so run before it): libomp tells a team's other threads that
+ * the last region ended only as it shuts them down, in its own exit
+ * handler, which may run after the session closed. A hard pause shuts
+ * them down now (libomp starts afresh if the program uses OpenMP
+ * again). Not inside a parallel region: libomp refuses then. */
+static void before_close(void)
+{
+    int (*pause_all)(int) = NULL;
+    void *p;
+
+    if (!atomic_load(&om_ompt) ||
+        !(p = dlsym(RTLD_DEFAULT, "omp_pause_resource_all")))
+        return;
+    memcpy(&pause_all, &p, sizeof p);
+    pause_all(2); /* omp_pause_hard */
+}
+
 /* What every trace of this recorder holds, then records. */
 static int go_on(void)
 {
     weft_def_Paradigm(OTF2_PARADIGM_OPENMP, weft_string("OpenMP"),
                       OTF2_PARADIGM_CLASS_THREAD_FORK_JOIN);
+    if (atomic_load(&om_ompt))
+        atexit(before_close);
     atomic_store(&om_state, OM_ST_ON);
     return 1;
 }

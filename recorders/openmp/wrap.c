@@ -297,6 +297,20 @@ void om_real_barrier(void)
         fn();
 }
 
+/* Kinds that record nothing when the thread is in their construct
+ * already (the next chunk of a loop, the next section): such a call
+ * goes straight to libgomp, the hot path of a dynamic loop. */
+#define OM_QUICK_NEXT 1
+#define OM_QUICK_CALL 0
+#define OM_QUICK_OPEN 0
+#define OM_QUICK_END 0
+#define OM_QUICK_END_NOWAIT 0
+#define OM_QUICK_LOCK_OPEN 0
+#define OM_QUICK_LOCK_CLOSE 0
+#define OM_QUICK_SET 0
+#define OM_QUICK_UNSET 0
+#define OM_QUICK_TEST 0
+
 /* A wrapper: records what its kind says around the real call; without
  * libgomp behind it (never called then: the program links it), it does
  * nothing. */
@@ -307,7 +321,8 @@ void om_real_barrier(void)
     uint64_t t_;                                                             \
     (void)l_;                                                                \
     OM_LOAD(fn_, name);                                                      \
-    if (!atomic_load_explicit(&om_ompt, memory_order_relaxed) &&             \
+    if (!(OM_QUICK_##kind && om_innermost() == (cons)) &&                    \
+        !atomic_load_explicit(&om_ompt, memory_order_relaxed) &&             \
         om_begin(&c_.g)) {                                                   \
         t_ = weft_time();                                                    \
         rec_ = pre_##kind(&c_, cons, OM_CALLER, l_, t_);                     \
