@@ -144,6 +144,8 @@ WEFT__HIDDEN int weft__clock_setup(struct weft__config *c);
 /* CLOCK_MONOTONIC in ns, whatever the trace clock: timeouts and waits. */
 WEFT__HIDDEN uint64_t weft__mono_ns(void);
 /* One line "weft: ..." on stderr (log.c). */
+/* Runs the weft__recorder_before_close functions (recorder.c). */
+WEFT__HIDDEN void weft__recorder_closing(void);
 /* Loads libmunge and nettle (client/lazylib.c), before the first MUNGE
  * credential or MAC; never with weft__S.mu held. 0, or -1 with why. */
 WEFT__HIDDEN int weft__lazylib_load(char *why, size_t whylen);

@@ -171,39 +171,61 @@ void weft__recorder_require(void)
     _exit(1);
 }
 
-/* weft__recorder_before_exec's functions, written before they can run
+/* What recorders have libweft call (weft__recorder_before_exec,
+ * _at_thread_exit, _before_close), by when, written before they can run
  * (a recorder registers as its session opens). */
-static void (*before_exec[WEFT__BEFORE_EXEC_MAX])(void);
-static _Atomic unsigned nbefore_exec;
+enum { HOOK_EXEC, HOOK_THREAD_EXIT, HOOK_CLOSE, NHOOKS };
+#define HOOKS_MAX 4
+_Static_assert(WEFT__BEFORE_EXEC_MAX == HOOKS_MAX &&
+                   WEFT__THREAD_EXIT_MAX == HOOKS_MAX &&
+                   WEFT__BEFORE_CLOSE_MAX == HOOKS_MAX,
+               "one bound for every hook");
+static void (*hooks[NHOOKS][HOOKS_MAX])(void);
+static _Atomic unsigned nhooks[NHOOKS];
+
+static int add_hook(int when, void (*fn)(void))
+{
+    unsigned n = atomic_fetch_add(&nhooks[when], 1);
+
+    if (n >= HOOKS_MAX) {
+        atomic_fetch_sub(&nhooks[when], 1);
+        return WEFT_ELIMIT;
+    }
+    hooks[when][n] = fn;
+    return 0;
+}
+
+static void run_hooks(int when)
+{
+    unsigned n = atomic_load(&nhooks[when]);
+
+    for (unsigned i = 0; i < n && i < HOOKS_MAX; i++)
+        if (hooks[when][i])
+            hooks[when][i]();
+}
 
 /* See recorder.h. */
 int weft__recorder_before_exec(void (*fn)(void))
 {
-    unsigned n = atomic_fetch_add(&nbefore_exec, 1);
-
-    if (n >= WEFT__BEFORE_EXEC_MAX) {
-        atomic_fetch_sub(&nbefore_exec, 1);
-        return WEFT_ELIMIT;
-    }
-    before_exec[n] = fn;
-    return 0;
+    return add_hook(HOOK_EXEC, fn);
 }
-
-/* weft__recorder_at_thread_exit's functions, as before_exec's. */
-static void (*at_thread_exit[WEFT__THREAD_EXIT_MAX])(void);
-static _Atomic unsigned nat_thread_exit;
 
 /* See recorder.h. */
 int weft__recorder_at_thread_exit(void (*fn)(void))
 {
-    unsigned n = atomic_fetch_add(&nat_thread_exit, 1);
+    return add_hook(HOOK_THREAD_EXIT, fn);
+}
 
-    if (n >= WEFT__THREAD_EXIT_MAX) {
-        atomic_fetch_sub(&nat_thread_exit, 1);
-        return WEFT_ELIMIT;
-    }
-    at_thread_exit[n] = fn;
-    return 0;
+/* See recorder.h. */
+int weft__recorder_before_close(void (*fn)(void))
+{
+    return add_hook(HOOK_CLOSE, fn);
+}
+
+/* See client_internal.h. */
+void weft__recorder_closing(void)
+{
+    run_hooks(HOOK_CLOSE);
 }
 
 /* See recorder.h. */
@@ -215,24 +237,17 @@ int weft__recorder_thread_attach(void)
 /* See recorder.h. */
 void weft__recorder_thread_ending(void)
 {
-    unsigned n = atomic_load(&nat_thread_exit);
-
-    for (unsigned i = 0; i < n && i < WEFT__THREAD_EXIT_MAX; i++)
-        if (at_thread_exit[i])
-            at_thread_exit[i]();
+    run_hooks(HOOK_THREAD_EXIT);
 }
 
 /* See recorder.h. */
 void weft__recorder_exec(int replaced)
 {
     int saved = errno, st = atomic_load(&weft__S.state);
-    unsigned n = atomic_load(&nbefore_exec);
 
     if (weft__inside == 0 && getpid() == weft__S.pid &&
         (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD)) {
-        for (unsigned i = 0; i < n && i < WEFT__BEFORE_EXEC_MAX; i++)
-            if (before_exec[i])
-                before_exec[i]();
+        run_hooks(HOOK_EXEC);
         weft__S.execs = replaced; /* before the sender packs the Goodbye */
         weft_close();
     }

@@ -249,6 +249,13 @@ WEFT__RECORDER_API int weft__recorder_before_exec(void (*fn)(void));
  * WEFT_ELIMIT. */
 #define WEFT__THREAD_EXIT_MAX 4
 WEFT__RECORDER_API int weft__recorder_at_thread_exit(void (*fn)(void));
+/* Has libweft call fn as the session is about to close (weft_close: at
+ * exit, at MPI_Finalize, before an exec), while records are still made:
+ * what a recorder must have its runtime tell before then, e.g. libomp's
+ * threads their last region's end. At most WEFT__BEFORE_CLOSE_MAX of
+ * them, once per session, in the order given. 0 or WEFT_ELIMIT. */
+#define WEFT__BEFORE_CLOSE_MAX 4
+WEFT__RECORDER_API int weft__recorder_before_close(void (*fn)(void));
 /* Makes the calling thread one libweft knows (a location), as its first
  * record would: for a thread that so far only counted, so that
  * weft__recorder_at_thread_exit's functions run on it. 1, or 0 when out

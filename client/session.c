@@ -506,9 +506,15 @@ static void free_session_locked(void)
  * weftd may not hold everything. Idempotent; also run at exit. */
 WEFT_API int weft_close(void)
 {
+    static atomic_int told;
     uint64_t dropped = 0;
     int rc = 0, st, wake = 0;
 
+    /* the recorders' last records (weft__recorder_before_close), once */
+    st = atomic_load(&weft__S.state);
+    if ((st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD) &&
+        getpid() == weft__S.pid && !atomic_exchange(&told, 1))
+        weft__recorder_closing();
     weft__inside++;
     pthread_mutex_lock(&weft__S.open_mu);
     st = atomic_load(&weft__S.state);

@@ -250,7 +250,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
         }
         CHECK(rc == 0 || (is_error(rc) && err[0] != '\0'));
-        /* max_locations: a batch's thread, or a ThreadName's. */
+        /* max_locations: a batch's thread, a ThreadName's, a TeamMember's
+         * thread or number. */
         CHECK(limit == WEFT_LIMIT_NONE ||
               (limit == WEFT_LIMIT_MAX_DEFINITIONS && rc == WEFT_ELIMIT) ||
               (limit == WEFT_LIMIT_MAX_LOCATIONS && rc == WEFT_ELIMIT) ||

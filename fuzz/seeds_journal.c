@@ -143,9 +143,10 @@ static void property_def(buf *b, uint32_t type, uint64_t ref, uint32_t name,
 /* What follows definitions(): attributes (one naming locations), the MPI
  * paradigm and a property of it (of another value in rank 1's when
  * conflict), groups naming an idle thread of each member, communicators
- * and their names, properties of derived definitions (location groups of
- * both ranks, the host, a location) and, if offsets, ClockOffsets out of
- * time order. */
+ * and their names, a thread team of threads 0 and 1 (TeamMembers, one
+ * naming an idle thread too late), properties of derived definitions
+ * (location groups of both ranks, the host, a location) and, if
+ * offsets, ClockOffsets out of time order. */
 static void more_definitions(buf *b, uint32_t rank, int conflict,
                              int offsets)
 {
@@ -154,6 +155,10 @@ static void more_definitions(buf *b, uint32_t rank, int conflict,
     uint64_t locs[2] = { (uint64_t)rank << 32 | 3,
                          (uint64_t)(rank ^ 1) << 32 | 2 };
     uint64_t ranks[2] = { 0, 1 };
+    static const OTF2_GroupType group_types[4] = {
+        OTF2_GROUP_TYPE_LOCATIONS, OTF2_GROUP_TYPE_COMM_GROUP,
+        OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_GROUP_TYPE_COMM_GROUP
+    };
     weft_record r;
 
     for (unsigned i = 0; i < 5; i++)
@@ -180,26 +185,30 @@ static void more_definitions(buf *b, uint32_t rank, int conflict,
     r.u.ParadigmProperty.type = OTF2_TYPE_STRING;
     r.u.ParadigmProperty.value.stringRef = XS(rank, conflict && rank ? 2 : 3);
     put_record(b, &r, NULL);
-    for (uint32_t i = 0; i < 2; i++) {
+    /* Groups 0 and 1 (MPI's) name threads and ranks; 2 and 3 are the
+     * empty ones a thread team's Comm is defined with (OpenMP's). */
+    for (uint32_t i = 0; i < 4; i++) {
         memset(&r, 0, sizeof r);
         r.type = WEFT_REC_Group;
         r.u.Group.self = i;
-        r.u.Group.name = XS(rank, 3);
-        r.u.Group.groupType = i ? OTF2_GROUP_TYPE_COMM_GROUP
-                                : OTF2_GROUP_TYPE_LOCATIONS;
-        r.u.Group.paradigm = OTF2_PARADIGM_MPI;
+        r.u.Group.name = XS(rank, i < 2 ? 3 : 1);
+        r.u.Group.groupType = group_types[i];
+        r.u.Group.paradigm = i < 2 ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_OPENMP;
         r.u.Group.groupFlags = OTF2_GROUP_FLAG_NONE;
-        r.u.Group.numberOfMembers = 2;
-        r.u.Group.members = i ? ranks : locs;
+        r.u.Group.numberOfMembers = i < 2 ? 2 : 0;
+        r.u.Group.members = i == 1 ? ranks : locs;
         put_record(b, &r, NULL);
     }
-    memset(&r, 0, sizeof r);
-    r.type = WEFT_REC_Comm;
-    r.u.Comm.self = 0;
-    r.u.Comm.name = XS(rank, 3);
-    r.u.Comm.group = 1;
-    r.u.Comm.parent = OTF2_UNDEFINED_COMM;
-    put_record(b, &r, NULL);
+    for (uint32_t i = 0; i < 4; i += 2) {   /* Comm 0, the team's 2 */
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_Comm;
+        r.u.Comm.self = i;
+        r.u.Comm.name = XS(rank, i ? 1 : 3);
+        r.u.Comm.group = i + 1;
+        r.u.Comm.parent = OTF2_UNDEFINED_COMM;
+        r.u.Comm.identity = i ? 8 + rank : 0;
+        put_record(b, &r, NULL);
+    }
     memset(&r, 0, sizeof r);
     r.type = WEFT_REC_InterComm;
     r.u.InterComm.self = 1;
@@ -214,6 +223,16 @@ static void more_definitions(buf *b, uint32_t rank, int conflict,
         r.type = WEFT_REC_CommName;
         r.u.CommName.comm = 1 - i;      /* the InterComm first */
         r.u.CommName.name = XS(rank, 2);
+        put_record(b, &r, NULL);
+    }
+    /* The team's threads 0 and 1, and a later TeamMember for number 1
+     * (ignored). */
+    for (uint32_t i = 0; i < 3; i++) {
+        memset(&r, 0, sizeof r);
+        r.type = WEFT_REC_TeamMember;
+        r.u.TeamMember.comm = 2;
+        r.u.TeamMember.index = i < 2 ? i : 1;
+        r.u.TeamMember.thread = i < 2 ? i : 3;
         put_record(b, &r, NULL);
     }
     property_def(b, WEFT_REC_LocationGroupProperty, rank, XS(rank, 1), rank);

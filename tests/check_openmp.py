@@ -56,11 +56,14 @@ with the python module's reader (otf2.reader):
     llvm: directly in a parallel region, where one ends the region (the
     last thing in it) and the others each end a for, sections or single
     region, following its Leave directly;
-  - one Comm per team shape: forks of one parent team (the encountering
-    location's team, or none) and one size share their Comm, and no two
-    shapes do; where the program's teams got the threads they asked for,
-    a Comm's ThreadTeamBegins are the threads its forks asked for (and
-    its group's members, if it lists any, one team's);
+  - a team's Comm lists its members: its group names (through the
+    OPENMP COMM_LOCATIONS group) the locations that begin it, each once;
+  - Comms per team shape: outermost teams forked by one location with
+    one size share a Comm while their threads are the same (a new one
+    when they are not), a nested team has a Comm of its own (one fork
+    each), and no two shapes share one; where the program's teams got
+    the threads they asked for, a Comm's ThreadTeamBegins are the
+    threads its forks asked for, and its group's members one team's;
   - ThreadAcquireLock (model OPENMP) happens inside a critical, atomic or
     ordered region (once each, released inside the same region) or a
     omp_set/omp_test lock function's, ThreadReleaseLock inside a
@@ -78,21 +81,22 @@ with the python module's reader (otf2.reader):
     region without location is the critical section of its lock id;
     clang does an atomic through libatomic or the runtime: its regions
     are all there or none;
-  - explicit tasks, named per process by (creating thread, generation
-    number): a ThreadTaskCreate is the first thing in a "!$omp create
-    task" region (one each; llvm: entered and left at its time), on the
-    location whose index (the low 32 bits of its id) is the creating
-    thread, in the team the location is in (outside any team: a Comm no
-    ThreadTeamBegin names); a creating thread's generation numbers are 1,
-    2, ... once each;
+  - explicit tasks, named by (creating thread, generation number), the
+    creating thread a number in the task's team, which the team's group
+    resolves to a location: a ThreadTaskCreate is the first thing in a
+    "!$omp create task" region (one each; llvm: entered and left at its
+    time), on the location its creating thread resolves to, in the team
+    the location is in (outside any team: a Comm no ThreadTeamBegin
+    names, whose group lists the location); a creating thread's
+    generation numbers are 1, 2, ... once each;
   - every task created is switched to (ThreadTaskSwitch) once, on one
     location of its process, no earlier than its creation, and completed
     there once; the switch is directly followed by the Enter of a
     "!$omp task" or "!$omp task untied" region, whose Leave is directly
     followed by ThreadTaskComplete of the same task, then a
     ThreadTaskSwitch back to the task the location was running before
-    (the innermost it still runs, else its implicit task: its own index,
-    generation 0); switches and completes name the task's team; every
+    (the innermost it still runs, else its implicit task: its own
+    number, generation 0); switches and completes name the task's team; every
     task switched to or completed was created, and a task's region is
     entered or left only so;
   - llvm: an untied task may be suspended where it ran (libomp resumes
@@ -242,11 +246,6 @@ def label(construct, cname):
     return "%s (%s)" % (construct, cname) if cname else construct
 
 
-def index_of(loc):
-    """A location's index in its process: the low 32 bits of its id."""
-    return loc._ref & 0xFFFFFFFF
-
-
 def named_critical(report):
     """The label of the report's named critical section; None when it
     names none (--ranks)."""
@@ -273,9 +272,9 @@ def count_of(report, keys):
 
 
 def task_name(key):
-    """A task's key (process, creating thread, generation), readable."""
-    return "task (%s, thread %d, generation %d)" % (key[0].name, key[1],
-                                                    key[2])
+    """A task's key (creating location, generation), readable."""
+    return "task (%s, generation %d)" % (
+        key[0].name if key[0] is not None else "unresolved thread", key[1])
 
 
 # llvm: the constructs an implicit barrier may follow
@@ -358,7 +357,6 @@ class Checker:
         self.ids_of = collections.defaultdict(set)      # what -> ids
         # llvm: (group, id) -> critical regions without location left
         self.unplaced = collections.Counter()
-        self.shape_comms = collections.defaultdict(set)  # shape -> comms
         self.comm_shapes = collections.defaultdict(set)  # comm -> shapes
         self.comm_forks = collections.Counter()         # comm -> forks
         self.comm_asked = collections.Counter()         # comm -> threads
@@ -372,7 +370,9 @@ class Checker:
         self.locations = set()                          # with OpenMP events
         self.tasks = collections.defaultdict(Task)      # key -> Task
         self.running = collections.defaultdict(list)    # loc -> [key]
-        self.gens = collections.defaultdict(list)       # (group, th) -> gens
+        self.gens = collections.defaultdict(list)       # loc -> gens
+        self.team_locs = collections.defaultdict(list)  # comm -> begins
+        self.unresolved = 0         # tasks whose creating thread is not
         self.outside_teams = set()  # Comms of tasks created outside teams
         self.started = {}           # loc -> task switched to, Enter to come
         self.resuming = {}          # llvm: loc -> task resumed, Enter to come
@@ -638,6 +638,11 @@ class Checker:
                          "%s, not COMM_GROUP, OPENMP" %
                          (self.where, comm.name, group.name,
                           group.group_type, group.paradigm))
+        elif loc not in group.members:
+            self.problem("%s: team %s's group lists %s, not this location" %
+                         (self.where, comm.name,
+                          [m.name for m in group.members][:8]))
+        self.team_locs[comm].append(loc)
         ts = self.teams[loc]
         # the team the location is in: the new team's parent
         outer = [t.comm for t in ts if t.comm is not None]
@@ -645,10 +650,11 @@ class Checker:
         if ts and ts[-1].fork is not None and ts[-1].comm is None:
             ts[-1].comm = comm
             n = ts[-1].fork.number_of_requested_threads
-            shape = (loc.group, parent, n)
+            # outermost: one Comm per creator and size; nested: per fork
+            shape = (loc, None, n) if parent is None else \
+                (loc, parent, n, self.forks)
             self.comm_forks[comm] += 1
             self.comm_asked[comm] += n
-            self.shape_comms[shape].add(comm)
             self.comm_shapes[comm].add(shape)
         else:
             ts.append(Team(comm=comm, begin=ev.time))
@@ -713,7 +719,19 @@ class Checker:
                          "location" % ((self.where,) + key))
 
     def task_key(self, loc, ev):
-        return (loc.group, ev.creating_thread, ev.generation_number)
+        """(creating location, generation): the creating thread resolved
+        through the group of the task's team (None if it lists none)."""
+        members = ev.thread_team.group.members
+        n = ev.creating_thread
+        creator = members[n] if n < len(members) else None
+        if creator is None and self.unresolved < 3:
+            self.problem("%s: creating thread %d, the group of team %s "
+                         "lists %d members" % (self.where, n,
+                                               ev.thread_team.name,
+                                               len(members)))
+        if creator is None:
+            self.unresolved += 1
+        return (creator, ev.generation_number)
 
     def on_ThreadTaskCreate(self, loc, ev, construct, cname):
         key = self.task_key(loc, ev)
@@ -727,10 +745,10 @@ class Checker:
         else:
             frame.created += 1
             frame.create_time = ev.time
-        if ev.creating_thread != index_of(loc):
-            self.problem("%s: creating thread %d, the location's index is "
-                         "%d" % (self.where, ev.creating_thread,
-                                 index_of(loc)))
+        if key[0] is not None and key[0] != loc:
+            self.problem("%s: creating thread %d of team %s is %s" %
+                         (self.where, ev.creating_thread,
+                          ev.thread_team.name, key[0].name))
         teams = [t.comm for t in self.teams[loc]
                  if t.comm is not None and not t.ended]
         if not teams:
@@ -738,8 +756,7 @@ class Checker:
         elif ev.thread_team != teams[-1]:
             self.problem("%s: team %s, the location is in %s" %
                          (self.where, ev.thread_team.name, teams[-1].name))
-        self.gens[(loc.group, ev.creating_thread)].append(
-            ev.generation_number)
+        self.gens[loc].append(ev.generation_number)
         self.tasks[key].creates.append((loc, ev.time, ev.thread_team))
 
     def on_ThreadTaskSwitch(self, loc, ev, construct, cname):
@@ -747,7 +764,7 @@ class Checker:
         run = self.running[loc]
         if self.prev.get(loc, (None,))[0] == "ThreadTaskComplete":
             done, team = self.completed.pop(loc)
-            back = run[-1] if run else (loc.group, index_of(loc), 0)
+            back = run[-1] if run else (loc, 0)
             if key != back:
                 self.problem("%s: switches to %s after %s, not back to %s" %
                              (self.where, task_name(key), task_name(done),
@@ -759,7 +776,7 @@ class Checker:
             return
         if self.llvm and run and key != run[-1] and \
                 key == (run[-2] if len(run) > 1
-                        else (loc.group, index_of(loc), 0)):
+                        else (loc, 0)):
             self.suspend(loc, ev, run)
             return
         if self.llvm and key in self.suspended:
@@ -911,7 +928,8 @@ class Checker:
         was last resumed); generation numbers; tasks still run or
         suspended; the teams of tasks created outside any team."""
         for key, t in sorted(self.tasks.items(),
-                             key=lambda kt: (kt[0][0]._ref,) + kt[0][1:]):
+                             key=lambda kt: (kt[0][0]._ref if kt[0][0]
+                                             else -1, kt[0][1])):
             name = task_name(key)
             for what, got in (("ThreadTaskCreate", t.creates),
                               ("ThreadTaskSwitch to it", t.switches),
@@ -942,12 +960,11 @@ class Checker:
                     self.problem("%s: switched to in team %s, completed in "
                                  "%s" % (name, last[0][2].name,
                                          t.completes[0][2].name))
-        for (group, thread), gens in self.gens.items():
+        for loc, gens in self.gens.items():
             if sorted(gens) != list(range(1, len(gens) + 1)):
-                self.problem("%s, creating thread %d: generation numbers "
+                self.problem("%s: generation numbers of the tasks it created "
                              "are not 1..%d once each: %s" %
-                             (group.name, thread, len(gens),
-                              sorted(gens)[:20]))
+                             (loc.name, len(gens), sorted(gens)[:20]))
         for loc, run in self.running.items():
             if run:
                 self.problem("%s: tasks never completed: %s" %
@@ -960,6 +977,10 @@ class Checker:
             if comm in self.comm_begins:
                 self.problem("team %s: tasks created outside any team name "
                              "it, and ThreadTeamBegin does" % comm.name)
+            if len(group.members) != 1:
+                self.problem("team %s of tasks created outside any team: "
+                             "its group lists %d members, not 1" %
+                             (comm.name, len(group.members)))
             if group.group_type != otf2.GroupType.COMM_GROUP or \
                     group.paradigm != OPENMP:
                 self.problem("team %s of tasks created outside any team: "
@@ -969,18 +990,21 @@ class Checker:
                               group.paradigm))
 
     def finish_teams(self):
-        """One Comm per team shape (process, parent team, size); every
-        other member's team within a fork of its Comm; where every team
+        """A team's Comm lists the locations that begin it; no Comm of
+        two shapes; every other member's team within a fork of its Comm;
+        where every team
         got the threads it asked for, a Comm's members are the threads
         its forks asked for."""
         report = self.report
-        for shape, comms in self.shape_comms.items():
-            if len(comms) != 1:
-                self.problem("%s: teams of %d threads in team %s have Comms "
-                             "%s, not one" %
-                             (shape[0].name, shape[2],
-                              shape[1].name if shape[1] else "(none)",
-                              sorted(c.name for c in comms)))
+        for comm, locs in self.team_locs.items():
+            members = comm.group.members
+            if len(set(members)) != len(members):
+                self.problem("team %s: its group lists a location twice: "
+                             "%s" % (comm.name, [m.name for m in members]))
+            if set(members) != set(locs):
+                self.problem("team %s: its group lists %s, %s began it" %
+                             (comm.name, sorted(m.name for m in members),
+                              sorted(set(l.name for l in locs))))
         for comm, shapes in self.comm_shapes.items():
             if len(shapes) != 1:
                 self.problem("team %s is the Comm of teams of different "
@@ -1013,7 +1037,7 @@ class Checker:
                              "asked for %d threads" % (comm.name, n, forks,
                                                        asked))
             size = len(comm.group.members)
-            if size and asked != size * forks:
+            if asked != size * forks:
                 self.problem("team %s: its group lists %d members, its %d "
                              "forks asked for %d threads" %
                              (comm.name, size, forks, asked))

@@ -1,6 +1,7 @@
 #!/bin/bash
 # e2e_openmp_mpi.sh - unmodified hybrid programs, MPI between ranks and
-# OpenMP (GCC's libgomp) inside each, traced by
+# OpenMP (GCC's libgomp; hybrid.c on clang's libomp too) inside each,
+# traced by
 # `mpirun -np 2 weft run -- ./prog` with weft run's default recorders,
 # with Open MPI and with MPICH (a flavour whose compiler, mpirun or
 # library is missing prints a SKIP line naming it; 77 when none runs):
@@ -8,7 +9,9 @@
 #     then iterations of a team of 2 (a dynamic loop, a critical section,
 #     a barrier, and the master's halo exchange with its neighbours,
 #     MPI_Sendrecv inside the team) and an MPI_Allreduce after it; then a
-#     team whose single member creates tasks in a taskgroup;
+#     team whose single member creates tasks in a taskgroup; built by
+#     mpicc (GCC) and by mpicc with clang -fopenmp=libomp (LLVM's
+#     libomp, whose OMPT tool libweft-openmp is; SKIP without clang);
 #   - fhybrid.f90 (mpif90 -fopenmp, `use mpi`): teams of 2 with a
 #     dynamic loop and a critical section, then a combined `parallel do
 #     schedule(dynamic)` with a critical section in it; MPI_SENDRECV and
@@ -465,6 +468,14 @@ for rank, s in sorted(json.load(open(sys.argv[1])).items()):
 ' "$TMP/$prog.check" | tr '\n' ' ')"
 }
 
+# LLVM's libomp: clang, and a libweft-openmp that is its OMPT tool
+LLVM=1 LLVM_WHY=
+if ! command -v clang >/dev/null; then
+    LLVM= LLVM_WHY="no clang"
+elif ! nm -D "$WEFT_LIBDIR/libweft-openmp.so" | grep -q " T ompt_start_tool$"; then
+    LLVM= LLVM_WHY="libweft-openmp.so is no OMPT tool (built without omp-tools.h)"
+fi
+
 ran=0
 start_weftd
 for flavour in openmpi mpich; do
@@ -491,6 +502,20 @@ for flavour in openmpi mpich; do
     fi
     hybrid "$flavour" hybrid
     ran=$((ran + 1))
+
+    # the same built by clang on LLVM's libomp (the MPI wrapper told to
+    # use clang): libomp tells the last team's other threads their end
+    # only as it shuts them down, which libweft-openmp has it do before
+    # MPI_Finalize closes the session
+    if [ -z "$LLVM" ]; then
+        echo "SKIP: $flavour: hybrid.c not traced on LLVM's libomp: $LLVM_WHY"
+    elif OMPI_CC=clang MPICH_CC=clang "mpicc.$flavour" -fopenmp=libomp -g \
+            -o "$TMP/chybrid-$flavour" "$TMP/hybrid.c" 2>"$TMP/chybrid.log" &&
+         readelf -d "$TMP/chybrid-$flavour" | grep -q "NEEDED.*libomp"; then
+        hybrid "$flavour" chybrid llvm
+    else
+        fail "mpicc.$flavour with clang does not build hybrid.c on libomp: $(head -5 "$TMP/chybrid.log")"
+    fi
 
     if ! command -v "mpif90.$flavour" >/dev/null; then
         echo "SKIP: $flavour: mpif90.$flavour missing: the Fortran program did not run"

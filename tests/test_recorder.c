@@ -4,7 +4,10 @@
  * libevent as Open MPI's progress engine) and of libweft is foreign, by
  * the file name of the object that holds it; an address in no object
  * (heap, a JIT's code) is the program's; answers come back the same from
- * the cache, and from several threads at once.
+ * the cache, and from several threads at once. And the functions
+ * recorders have libweft call before the session closes
+ * (weft__recorder_before_close): in the order given, at most
+ * WEFT__BEFORE_CLOSE_MAX, the one beyond refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_internal.h"
 #include "recorder.h"
+#include "weft_errors.h"
 
 static void program_code(void)
 {
@@ -117,6 +122,25 @@ static void test_threads(void **state)
     }
 }
 
+static char calls[WEFT__BEFORE_CLOSE_MAX + 2];
+static size_t ncalls;
+
+static void hook_a(void) { calls[ncalls++] = 'a'; }
+static void hook_b(void) { calls[ncalls++] = 'b'; }
+
+static void test_before_close(void **state)
+{
+    (void)state;
+    assert_int_equal(weft__recorder_before_close(hook_a), 0);
+    assert_int_equal(weft__recorder_before_close(hook_b), 0);
+    for (int i = 2; i < WEFT__BEFORE_CLOSE_MAX; i++)
+        assert_int_equal(weft__recorder_before_close(hook_a), 0);
+    assert_int_equal(weft__recorder_before_close(hook_b), WEFT_ELIMIT);
+    weft__recorder_closing();
+    assert_int_equal(ncalls, WEFT__BEFORE_CLOSE_MAX);
+    assert_memory_equal(calls, "abaa", 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +148,7 @@ int main(void)
         cmocka_unit_test(test_no_object),
         cmocka_unit_test(test_mpi_stack),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_before_close),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

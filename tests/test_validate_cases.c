@@ -7,12 +7,13 @@
  * the record, field, kind and value: undefined references (scalars and
  * arrays), redefinitions, daemon-only records, ids beyond
  * max_definitions and strings beyond max_string (each reported as that
- * limit), Metric value counts that differ from the class, a batch that
- * starts before the thread's last time, an announced count that differs
- * from the records, records of the wrong stream, truncated and unknown
- * records. OTF2's undefined references are accepted, and a refused
- * payload defines nothing. A Hello's tags: each rule, and a value beyond
- * max_string reported as that limit.
+ * limit), the threads and thread numbers of ThreadName and TeamMember
+ * records beyond max_locations, Metric value counts that differ from the
+ * class, a batch that starts before the thread's last time, an announced
+ * count that differs from the records, records of the wrong stream,
+ * truncated and unknown records. OTF2's undefined references are
+ * accepted, and a refused payload defines nothing. A Hello's tags: each
+ * rule, and a value beyond max_string reported as that limit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -357,6 +358,15 @@ static void test_big_ids_cost_little(void **state)
     free(b.p);
 }
 
+/* r alone is refused as beyond max_locations, saying msg. */
+static void beyond_locations(case_fixture *f, const weft_record *r,
+                             const char *msg)
+{
+    assert_int_equal(defs(f, r, 1), WEFT_ELIMIT);
+    assert_err(f, msg);
+    assert_int_equal(f->limit, WEFT_LIMIT_MAX_LOCATIONS);
+}
+
 /* A ThreadName names a thread below max_locations, with a defined
  * string. */
 static void test_thread_name(void **state)
@@ -369,13 +379,46 @@ static void test_thread_name(void **state)
     n.u.ThreadName.name = 3;
     defs_ok(f, &n, 1);
     n.u.ThreadName.thread = 4;
-    assert_int_equal(defs(f, &n, 1), WEFT_ELIMIT);
-    assert_err(f, "ThreadName.thread: thread 4 exceeds max_locations (4)");
-    assert_int_equal(f->limit, WEFT_LIMIT_MAX_LOCATIONS);
+    beyond_locations(f, &n, "ThreadName.thread: thread 4 exceeds "
+                     "max_locations (4)");
     n.u.ThreadName.thread = 0;
     n.u.ThreadName.name = 7;
     assert_int_equal(defs(f, &n, 1), WEFT_EREF);
     assert_err(f, "ThreadName.name");
+}
+
+/* A TeamMember names a thread and a thread number below max_locations
+ * and a communicator the member defined (OTF2's undefined one is taken,
+ * as any undefined reference, and names nothing). */
+static void test_team_member(void **state)
+{
+    case_fixture *f = *state;
+    weft_record d[3] = { str(0, "team") };
+    weft_record t = { .type = WEFT_REC_TeamMember };
+
+    d[1].type = WEFT_REC_Group;  /* an empty team group, 0 */
+    d[1].u.Group.groupType = OTF2_GROUP_TYPE_COMM_GROUP;
+    d[1].u.Group.paradigm = OTF2_PARADIGM_OPENMP;
+    d[2].type = WEFT_REC_Comm;
+    d[2].u.Comm.parent = OTF2_UNDEFINED_COMM;  /* its team, comm 0 */
+    defs_ok(f, d, 3);
+    t.u.TeamMember.index = 3;
+    t.u.TeamMember.thread = 3;
+    defs_ok(f, &t, 1);
+    t.u.TeamMember.thread = 4;
+    beyond_locations(f, &t, "TeamMember.thread: thread 4 exceeds "
+                     "max_locations (4)");
+    t.u.TeamMember.thread = 0;
+    t.u.TeamMember.index = 4;
+    beyond_locations(f, &t, "TeamMember.index: index 4 exceeds "
+                     "max_locations (4)");
+    t.u.TeamMember.index = 0;
+    t.u.TeamMember.comm = 5;
+    assert_int_equal(defs(f, &t, 1), WEFT_EREF);
+    assert_err(f, "TeamMember.comm: COMM 5 is not defined");
+    assert_int_equal(f->limit, WEFT_LIMIT_NONE);
+    t.u.TeamMember.comm = OTF2_UNDEFINED_COMM;
+    defs_ok(f, &t, 1);
 }
 
 static void test_max_string(void **state)
@@ -688,6 +731,7 @@ int main(void)
         T(test_max_definitions),
         T(test_big_ids_cost_little),
         T(test_thread_name),
+        T(test_team_member),
         T(test_max_string),
         T(test_metric_count_mismatch),
         T(test_time_before_last),

@@ -289,10 +289,10 @@ static void left_out(weft_convert_result *out, size_t *len, uint64_t n,
  * members that said goodbye reported sending (net of what they dropped:
  * a Goodbye counts the events shipped) is what their journals hold; where
  * not, out->incomplete says so (the trace is not complete), as it says
- * which definitions conflicting ones kept out and which named processes
- * that sent nothing. A thread that a Goodbye does not name is not
- * compared: libweft names every thread that recorded, but hand-written
- * peers send empty Goodbyes. */
+ * which definitions conflicting ones kept out, which named processes
+ * that sent nothing and which named no team. A thread that a Goodbye
+ * does not name is not compared: libweft names every thread that
+ * recorded, but hand-written peers send empty Goodbyes. */
 static int check_counts(conv *c)
 {
     weft_convert_result *out = c->out;
@@ -351,6 +351,8 @@ static int check_counts(conv *c)
              "first", c->conflict);
     left_out(out, &len, c->absent, "they name the location group of a "
              "process that sent nothing", c->absent_def);
+    left_out(out, &len, c->teamless, "their team is no communicator of "
+             "the trace", c->teamless_def);
     if (c->nghosts)
         incomplete(out, &len, "%zu location%s of processes that sent "
                    "nothing named by records, made empty (first: rank %"
@@ -583,6 +585,7 @@ void weft__conv_free(conv *c)
         free(m->handles.v);
     }
     free(c->mems);
+    free(c->teams);
     free(c->loc_refs);
     free(c->ghosts);
     weft_profile_free(&c->prof);

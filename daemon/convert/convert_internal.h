@@ -1,8 +1,9 @@
 /* convert_internal.h - the state that the converter's files share:
  * convert.c (pass 1, clocks, the result, the whole run), convert_report.c
  * (what weft report draws), convert_tree.c (a process tree), replay.c
- * (pass 2 on worker threads, nesting) and otf2out.c (libotf2: callbacks,
- * archive, definitions). profile.c stands alone (profile.h).
+ * (pass 2 on worker threads, nesting), otf2out.c (libotf2: callbacks,
+ * archive, definitions) and teams.c (the groups of thread teams).
+ * profile.c stands alone (profile.h).
  *
  * One conversion is one `conv`, made and freed by weft_convert_trace on
  * the thread that calls it (a worker of weftd's loop, or a test); call it
@@ -78,6 +79,16 @@ typedef struct id_map {
     uint32_t *v;
     size_t n;
 } id_map;
+
+/* A TeamMember record read in pass 1 (teams.c): thread `location`
+ * (rank << 32 | thread) is member `index` of thread team `comm`. */
+typedef struct team_member {
+    uint64_t location;
+    uint64_t seq;       /* its place among those read: the first of a
+                           (comm, index) is the one that counts */
+    uint32_t comm;      /* the team's global Comm id (c->u's) */
+    uint32_t index;     /* the thread's number in the team */
+} team_member;
 
 /* Why a remote member's events are lost (member.lost). */
 enum {
@@ -219,6 +230,11 @@ typedef struct conv {
     uint64_t absent;    /* pass 1: definitions left out because they name
                            the location group of a rank without journal */
     char absent_def[320]; /* pass 1: the first of those, said */
+    team_member *teams; /* pass 1: the TeamMember records read */
+    size_t nteams, teams_cap;
+    uint64_t teamless;  /* pass 1: TeamMember records left out because
+                           their comm is no communicator of the trace */
+    char teamless_def[320]; /* pass 1: the first of those, said */
     uint32_t tl_cap;    /* bins per location timeline (after pass 1) */
     uint64_t tl_width;  /* ticks of a timeline's first bins: 1 us */
     weft_commmap cmap;  /* own: comm rank -> world rank, of the member
@@ -284,6 +300,30 @@ void weft__conv_refused(member *m, loc *l, const weft_journal_entry *e);
 /* Why events were not stored (the members' refused entries), "" when
  * none, into buf; their sum. */
 uint64_t weft__conv_refused_why(const conv *c, char *buf, size_t len);
+
+/* ---- teams.c ----------------------------------------------------------- */
+
+/* Pass 1: keeps TeamMember r of m, its comm mapped to the trace's id.
+ * 0 (kept, or naming OTF2's undefined comm: nothing), 1 when its comm
+ * is no communicator of the trace (nothing kept), or WEFT_ENOMEM (c
+ * failed). */
+int weft__teams_note(conv *c, const member *m, const weft_record *r);
+
+/* The unified definitions (Strings aside) as the archive gets them, the
+ * thread teams' groups made (teams.c's DESIGN): v[0..n-1], each owned
+ * by the unifier or by this. v NULL when no team has its members: the
+ * unifier's order, as they are. */
+typedef struct weft__team_defs {
+    const weft_record **v;
+    size_t n;
+    weft_record *own;   /* the records made or changed */
+    uint64_t *members;  /* the member arrays of those */
+} weft__team_defs;
+
+/* After pass 2 (the locations known): fills *out, which the caller
+ * frees with weft__teams_defs_free. 0 or WEFT_ENOMEM (c failed). */
+int weft__teams_defs(conv *c, weft__team_defs *out);
+void weft__teams_defs_free(weft__team_defs *out);
 
 /* ---- convert_tree.c ---------------------------------------------------- */
 

@@ -2,10 +2,10 @@
  * for both passes of a conversion (convert.c's DESIGN), and what pass 1
  * makes of its entries: the member's host, size and clock from its Hello,
  * the counts of its Goodbye, its definitions fed to the trace's unifier
- * and its own (ClockOffsets kept aside), its locations. Pass 2 hands the
- * event entries to its replay function (replay.c). Resends (an entry
- * whose seq is not above the last one of its location or definitions)
- * are skipped the same way in both.
+ * and its own (ClockOffsets and TeamMembers kept aside), its locations.
+ * Pass 2 hands the event entries to its replay function (replay.c).
+ * Resends (an entry whose seq is not above the last one of its location
+ * or definitions) are skipped the same way in both.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -193,6 +193,18 @@ static int on_goodbye(conv *c, member *m, const weft_journal_entry *e,
     return rc;
 }
 
+/* Counts record r, number n of definitions entry e of m, as left out
+ * in *count, and says it in first (len bytes) when it is the first. */
+static void note_left_out(uint64_t *count, char *first, size_t len,
+                          const member *m, const weft_journal_entry *e,
+                          uint64_t n, const weft_record *r)
+{
+    if ((*count)++ == 0)
+        snprintf(first, len, "%s: definitions seq %" PRIu64 ", record %"
+                 PRIu64 ": %s", m->path, e->seq, n,
+                 weft_rec_desc_of(r->type)->name);
+}
+
 static int on_defs(conv *c, member *m, const weft_journal_entry *e,
                    uint64_t off)
 {
@@ -216,6 +228,20 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
             l->name_ref = r.u.ThreadName.name + 1u;
             continue;
         }
+        if (r.type == WEFT_REC_TeamMember) {
+            /* Its team's group is written with the members (teams.c);
+             * one whose comm is none of the trace's is left out, and
+             * the trace is partial saying so (check_counts). */
+            int k = weft__teams_note(c, m, &r);
+            if (k < 0) {
+                rc = k;
+                break;
+            }
+            if (k == 1)
+                note_left_out(&c->teamless, c->teamless_def,
+                              sizeof c->teamless_def, m, e, n, &r);
+            continue;
+        }
         if (weft_rec_desc_of(r.type)->flags & WEFT_DF_LOCAL) {
             if ((rc = weft__conv_keep_local_def(c, m, &r)) < 0)
                 break;
@@ -227,11 +253,8 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
          * out, and the trace is partial saying so (check_counts). */
         if (each_ref(c, &r, UINT32_C(1) << WEFT_REF_LOCATION_GROUP,
                      absent_group)) {
-            if (c->absent++ == 0)
-                snprintf(c->absent_def, sizeof c->absent_def, "%s: "
-                         "definitions seq %" PRIu64 ", record %" PRIu64
-                         ": %s", m->path, e->seq, n,
-                         weft_rec_desc_of(r.type)->name);
+            note_left_out(&c->absent, c->absent_def, sizeof c->absent_def,
+                          m, e, n, &r);
             /* A node's stream numbered it among the member's own (its
              * sums' ids, sums.c). */
             if (m->remote &&

@@ -5,9 +5,14 @@
  * are dense in rank order, so id = rank unless members are missing, as
  * readers refuse gaps), the locations (id = rank << 32 | thread), then
  * the unified definitions in first-seen order, which puts each after
- * what it references. Every one goes through the record table's switch
- * (weft__otf2_write_def); the definitions weftd adds itself are built as
- * weft_records first.
+ * what it references. Thread teams (Comms whose empty COMM_GROUP a
+ * client could not fill) get groups of their own from the TeamMember
+ * records, and their paradigm's empty COMM_LOCATIONS group its members:
+ * new groups after the unified ones, each just before the first Comm
+ * that refers to it, the unified groups after that Comm written before
+ * it so that group ids stay in order (teams.c says how). Every one goes
+ * through the record table's switch (weft__otf2_write_def); the
+ * definitions weftd adds itself are built as weft_records first.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -358,19 +363,24 @@ static int put_locations(conv *c, OTF2_GlobalDefWriter *gw)
     return 0;
 }
 
-/* The members' definitions, first-seen order (dependency-safe). */
+/* The members' definitions, first-seen order (dependency-safe), with
+ * the groups of thread teams (teams.c). */
 static int put_unified(conv *c, OTF2_GlobalDefWriter *gw)
 {
+    weft__team_defs td;
+    size_t n;
     int rc;
 
-    for (size_t i = 0; i < weft_unify_ndefs(c->u); i++) {
-        const weft_record *d = weft_unify_def(c->u, i);
-        if (d->type == WEFT_REC_String)
-            continue;
-        if ((rc = put(c, gw, d)) < 0)
-            return rc;
+    if ((rc = weft__teams_defs(c, &td)) < 0)
+        return rc;
+    n = td.v ? td.n : weft_unify_ndefs(c->u);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const weft_record *d = td.v ? td.v[i] : weft_unify_def(c->u, i);
+        if (d->type != WEFT_REC_String)
+            rc = put(c, gw, d);
     }
-    return 0;
+    weft__teams_defs_free(&td);
+    return rc;
 }
 
 /* 0 or a WEFT_E* code. */

@@ -290,8 +290,10 @@ static int on_defs(conv *c, member *m, const weft_journal_entry *e,
     weft_decoder_init(&d, e->payload, e->len, 0, 0);
     while ((rc = weft_decoder_next(&d, &r)) == 1) {
         const weft_rec_desc *rd = weft_rec_desc_of(r.type);
-        /* Thread names and ClockOffsets are the conversion's (pass 1). */
-        if (r.type == WEFT_REC_ThreadName || (rd->flags & WEFT_DF_LOCAL))
+        /* Thread names, team members and ClockOffsets are the
+         * conversion's (pass 1). */
+        if (r.type == WEFT_REC_ThreadName || r.type == WEFT_REC_TeamMember ||
+            (rd->flags & WEFT_DF_LOCAL))
             continue;
         rc = weft_unify_add_def(m->u, m->rank, &r, msg, sizeof msg);
         if (rc < 0) {

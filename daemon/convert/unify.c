@@ -565,15 +565,16 @@ static int conflict(const weft_rec_desc *d, uint32_t mid, weft_record *r,
 /* Applies weft's own record r (WEFT_DF_WEFT, references mapped): a
  * CommName names its communicator, unless an earlier one did; a
  * ThreadName concerns a member's location, which the converter names
- * (convert.c), not the unified definitions. Returns 0 or WEFT_EREF when
- * no communicator has that id. */
+ * (convert.c), and a TeamMember a team's group, which the converter
+ * writes (otf2defs.c), not the unified definitions. Returns 0 or
+ * WEFT_EREF when no communicator has that id. */
 static int apply_weft(weft_unifier *u, uint32_t mid, const weft_record *r,
                       char *err, size_t errlen)
 {
     static const uint32_t kinds[] = { WEFT_REC_Comm, WEFT_REC_InterComm };
     uint64_t comm;
 
-    if (r->type == WEFT_REC_ThreadName)
+    if (r->type == WEFT_REC_ThreadName || r->type == WEFT_REC_TeamMember)
         return 0;
     assert(r->type == WEFT_REC_CommName);
     comm = r->u.CommName.comm;

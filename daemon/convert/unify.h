@@ -89,7 +89,8 @@ void weft_unify_free(weft_unifier *u);
  * content (a resend) is fine. weft's own records (WEFT_DF_WEFT) change
  * what is there and add nothing: a CommName renames its Comm or
  * InterComm (the first one wins; the content that unifies the members'
- * definitions is unchanged). */
+ * definitions is unchanged); ThreadName and TeamMember are the
+ * converter's (their references are checked all the same). */
 int weft_unify_add_def(weft_unifier *u, uint32_t member,
                        const weft_record *def, char *err, size_t errlen);
 

@@ -230,6 +230,41 @@ static uint64_t forget_defs(weft_memberin *in, const uint8_t *buf, size_t len,
     return nrec;
 }
 
+/* The thread numbers of weft's own records are below max_locations, as
+ * a batch's thread: a named thread becomes a location of the archive,
+ * and a team has no more members than a process may have threads. 0, or
+ * WEFT_ELIMIT with *hit set and err naming record, field and limit. */
+static int check_threads(const weft_config *cfg, const weft_record *r,
+                         enum weft_limit *hit, char *err, size_t errlen)
+{
+    const char *field, *what = "thread";
+    uint32_t v;
+
+    switch (r->type) {
+    case WEFT_REC_ThreadName:
+        field = "ThreadName.thread";
+        v = r->u.ThreadName.thread;
+        break;
+    case WEFT_REC_TeamMember:
+        field = "TeamMember.thread";
+        v = r->u.TeamMember.thread;
+        if (v < cfg->max_locations) {
+            field = "TeamMember.index";
+            what = "index";
+            v = r->u.TeamMember.index;
+        }
+        break;
+    default:
+        return 0;
+    }
+    if (v < cfg->max_locations)
+        return 0;
+    *hit = WEFT_LIMIT_MAX_LOCATIONS;
+    return weft__fail(err, errlen, WEFT_ELIMIT, "%s: %s %" PRIu32 " exceeds "
+                      "max_locations (%" PRIu64 ")", field, what, v,
+                      cfg->max_locations);
+}
+
 /* A payload is accepted or refused as a whole: when a record is refused,
  * the ids the records before it defined are forgotten again, because the
  * payload is neither journaled nor acked and its ids must not satisfy
@@ -261,15 +296,8 @@ int weft_validate_defs(weft_memberin *in, const uint8_t *buf, size_t len,
         rc = check_record(in, rd, &r, err, errlen);
         if (rc < 0)
             goto out;
-        /* A named thread becomes a location of the archive. */
-        if (r.type == WEFT_REC_ThreadName &&
-            r.u.ThreadName.thread >= cfg->max_locations) {
-            hit = WEFT_LIMIT_MAX_LOCATIONS;
-            rc = weft__fail(err, errlen, WEFT_ELIMIT, "ThreadName.thread: "
-                            "thread %" PRIu32 " exceeds max_locations (%" PRIu64
-                            ")", r.u.ThreadName.thread, cfg->max_locations);
+        if ((rc = check_threads(cfg, &r, &hit, err, errlen)) < 0)
             goto out;
-        }
         if (rd->self_field < 0)
             continue;
         self = &rd->fields[rd->self_field];

@@ -47,10 +47,13 @@
  * ThreadTaskCreate, the running one ThreadTaskSwitch, the task's region
  * and ThreadTaskComplete.
  *
- * Teams (parallel.c): one Comm of paradigm OPENMP per team shape (its
- * parent team and its size) in a process, the same for every region of
- * that shape; like libweft-pthread's contingent, its group lists no
- * members (the threads to come are not known when it is defined).
+ * Teams (team.c): a Comm of paradigm OPENMP per team, the same for
+ * every region of an outermost team with the same encountering thread
+ * and size, a fresh one for nested teams; its group is empty when
+ * defined (the threads to come are not known then) and each thread, as
+ * it joins, tells weftd its number (TeamMember), which gives the archive's
+ * group its members. Tasks are named by their team, the creating
+ * thread's number in it and that thread's generation number.
  *
  * Session (session.c): as libweft-io's, the first wrapped call opens
  * libweft's session from the environment (or finds libweft-mpi's); a
@@ -136,18 +139,34 @@ extern atomic_int om_ompt OM_HIDDEN;
  * OMPT (wrap.c): libomp 14 tells a test as it tells a set. */
 extern __thread int om_ompt_testing OM_TLS OM_HIDDEN;
 
-/* The Comm of teams of `size` threads under team `parent` (parallel.c);
- * size 0: the initial thread's implicit team. Guard raised. */
-OM_HIDDEN OTF2_CommRef om_team_comm(OTF2_CommRef parent, uint32_t size);
+/* ---- teams (team.c) ---------------------------------------------------- */
+
+/* A team as its encountering thread forks it (what it gives its threads
+ * holds one): its threads take their Comm from it. */
+typedef struct om_team {
+    OTF2_CommRef parent;          /* the encountering thread's team */
+    uint32_t creator;             /* its location index */
+    const _Atomic uint64_t *births;   /* the threads it started */
+    _Atomic uint64_t chosen;      /* the Comm, once a thread chose it */
+} om_team;
+
+/* Readies t for a team the calling thread forks. Guard raised. */
+OM_HIDDEN void om_team_fork(om_team *t);
+/* The Comm of team t, which the calling thread joins as thread `index`
+ * of `size`; weftd is told it is a member. OTF2_UNDEFINED_COMM when out
+ * of memory. Guard raised. */
+OM_HIDDEN OTF2_CommRef om_team_join(om_team *t, uint32_t size,
+                                    uint32_t index);
+/* The calling thread's number in its team (0 outside any). */
+OM_HIDDEN uint32_t om_thread_num(void);
 /* This thread's team (OTF2_UNDEFINED_COMM outside any region); makes t
  * its team, returning the one it replaces. */
 OM_HIDDEN OTF2_CommRef om_team_get(void);
 OM_HIDDEN OTF2_CommRef om_set_team(OTF2_CommRef t);
 
-/* The team this thread works in (parallel.c): its innermost region's,
- * else the initial thread's implicit team (a Comm of its own, "OpenMP
- * initial thread"). OTF2_UNDEFINED_COMM
- * when out of memory. Guard raised. */
+/* The team this thread works in: its innermost region's, else its
+ * implicit team as an initial thread (a Comm of its own, "OpenMP initial
+ * thread"). OTF2_UNDEFINED_COMM when out of memory. Guard raised. */
 OM_HIDDEN OTF2_CommRef om_team_now(void);
 
 /* ---- the constructs a thread is in (wrap.c) ---------------------------- */
@@ -180,6 +199,7 @@ OM_HIDDEN void om_lock_releasing(const void *obj, uint64_t t);
 OM_HIDDEN void om_resolve_all(void);
 OM_HIDDEN void om_parallel_resolve(void);
 OM_HIDDEN void om_tasks_resolve(void);
+OM_HIDDEN void om_team_resolve(void);
 /* libgomp's GOMP_barrier, for the implicit barrier a region's trampoline
  * records (NULL if libgomp is not there). */
 OM_HIDDEN void om_real_barrier(void);

@@ -58,7 +58,7 @@ typedef struct om_end {
 
 /* A region: what its team threads need. */
 typedef struct om_oregion {
-    OTF2_CommRef parent;
+    om_team team;
     const void *pc;                 /* where it is in the program */
     int recorded;
     uint64_t seq;                   /* its number on its thread */
@@ -112,7 +112,6 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
     parallel->ptr = NULL;
     if (T.nregion < OM_OMPT_NEST) {
         r = &T.region[T.nregion];
-        r->parent = om_team_get();
         r->pc = pc;
         r->recorded = 0;
         r->seq = ++T.seq;
@@ -121,6 +120,7 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
     }
     T.nregion++;
     if (r && om_begin(&g)) {
+        om_team_fork(&r->team);
         weft_evt_ThreadFork(NULL, weft_time(), OTF2_PARADIGM_OPENMP,
                             requested);
         r->recorded = 1;
@@ -183,11 +183,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     weft__rguard g;
     uint64_t t;
 
-    (void)index;
     if (flags & ompt_task_initial)
         return;
     if (endpoint == ompt_scope_begin) {
-        const om_oregion *r = parallel ? parallel->ptr : NULL;
+        om_oregion *r = parallel ? parallel->ptr : NULL;
         task->ptr = NULL;
         if (T.nitask++ >= OM_OMPT_NEST || !r || !r->recorded ||
             !om_begin(&g))
@@ -198,7 +197,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         it->index = index;
         it->seq = r->seq;
         it->ends = r->ends;
-        it->team = om_team_comm(r->parent, actual);
+        it->team = om_team_join(&r->team, actual, index);
         it->region = om_region(OM_PARALLEL, r->pc, NULL);
         if (it->team != OTF2_UNDEFINED_COMM &&
             it->region != OTF2_UNDEFINED_REGION) {
@@ -486,7 +485,7 @@ static void on_task_create(ompt_data_t *parent, const ompt_frame_t *frame,
     if (create != OTF2_UNDEFINED_REGION && (et = calloc(1, sizeof *et))) {
         et->kind = OM_TASK_EXPLICIT;
         et->team = om_team_now();
-        et->creator = weft_location_index();
+        et->creator = om_thread_num();
         et->gen = ++T.gen;
         et->untied = (flags & ompt_task_untied) != 0;
         et->region = om_region((flags & ompt_task_untied) ? OM_TASK_UNTIED
@@ -548,8 +547,7 @@ static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status,
             weft_evt_Enter(NULL, t, n->region);
         }
     } else if (p) { /* back to this thread's implicit task */
-        weft_evt_ThreadTaskSwitch(NULL, t, p->team, weft_location_index(),
-                                  0);
+        weft_evt_ThreadTaskSwitch(NULL, t, p->team, om_thread_num(), 0);
     }
     weft__recorder_end(&g);
     if (p && done) {

@@ -21,12 +21,12 @@ static void at_fork_child(void)
     atomic_store(&om_state, OM_ST_OFF);
 }
 
-/* At exit, before libweft's own handler closes the session (registered
- * after it, so run before it): libomp tells a team's other threads that
- * the last region ended only as it shuts them down, in its own exit
- * handler, which may run after the session closed. A hard pause shuts
- * them down now (libomp starts afresh if the program uses OpenMP
- * again). Not inside a parallel region: libomp refuses then. */
+/* Before libweft closes the session (at exit, at MPI_Finalize): libomp
+ * tells a team's other threads that the last region ended only as it
+ * shuts them down, in its own exit handler, which may run after the
+ * session closed. A hard pause shuts them down now (libomp starts afresh
+ * if the program uses OpenMP again). Not inside a parallel region:
+ * libomp refuses then. */
 static void before_close(void)
 {
     int (*pause_all)(int) = NULL;
@@ -45,7 +45,7 @@ static int go_on(void)
     weft_def_Paradigm(OTF2_PARADIGM_OPENMP, weft_string("OpenMP"),
                       OTF2_PARADIGM_CLASS_THREAD_FORK_JOIN);
     if (atomic_load(&om_ompt))
-        atexit(before_close);
+        weft__recorder_before_close(before_close);
     atomic_store(&om_state, OM_ST_ON);
     return 1;
 }
@@ -83,6 +83,7 @@ __attribute__((constructor)) static void at_load(void)
     om_resolve_all();
     om_parallel_resolve();
     om_tasks_resolve();
+    om_team_resolve();
     pthread_atfork(NULL, NULL, at_fork_child);
     if (weft__recorder_at_load() && weft__recorder_begin(&g)) {
         om_session_start();

@@ -7,9 +7,9 @@
  * (TASK, or TASK_UNTIED), ThreadTaskComplete, and ThreadTaskSwitch back
  * to the task it had suspended (its implicit task, or a task it was
  * running when it took this one: at a taskwait, a barrier). A task is
- * named by its team, its creating thread (the creator's location index
- * in its process) and that thread's generation number (1, 2, ...); a
- * thread's implicit task has generation 0.
+ * named by its team, its creating thread (the creator's number in that
+ * team) and that thread's generation number (1, 2, ...); a thread's
+ * implicit task has generation 0.
  *
  * To see a task run, libgomp is given a trampoline in place of the
  * task's function and a block that starts with a tag (the function, the
@@ -65,7 +65,7 @@ static void resumed(uint32_t *creator, uint32_t *gen)
         *creator = running.creator[running.n - 1];
         *gen = running.gen[running.n - 1];
     } else {
-        *creator = weft_location_index();
+        *creator = om_thread_num();
         *gen = 0;
     }
 }
@@ -148,7 +148,7 @@ OM_EXPORT void GOMP_task(void (*fn)(void *), void *data,
     memset(&tag, 0, sizeof tag);
     tag.fn = fn;
     tag.team = om_team_now();
-    tag.creator = weft_location_index();
+    tag.creator = om_thread_num();
     tag.gen = ++generation;
     tag.region = om_region((flags & OM_TASK_FLAG_UNTIED) ? OM_TASK_UNTIED
                                                          : OM_TASK,
