@@ -140,6 +140,7 @@ ATOMIC = "!$omp atomic"
 TASK = "!$omp task"
 UNTIED = "!$omp task untied"
 CREATE = "!$omp create task"
+TASKLOOP = "!$omp taskloop"
 TASKS = (TASK, UNTIED)          # the regions of a task's execution
 # construct -> region role
 ROLES = {
@@ -157,6 +158,7 @@ ROLES = {
     TASK: Role.TASK,
     UNTIED: Role.TASK_UNTIED,
     CREATE: Role.TASK_CREATE,
+    TASKLOOP: Role.LOOP,
     "omp_set_lock": Role.FUNCTION,
     "omp_unset_lock": Role.FUNCTION,
     "omp_test_lock": Role.FUNCTION,
@@ -177,15 +179,18 @@ ENTERS = {"gnu": {
     "!$omp ordered": ("ordered",),
     "!$omp taskwait": ("taskwait",),
     "!$omp taskgroup": ("taskgroup",),
-    TASK: ("task",),
+    TASK: ("task", "taskloop_task"),
     UNTIED: ("task_untied",),
-    CREATE: ("task_create",),
+    CREATE: ("task_create", "taskloop_task"),
+    TASKLOOP: ("taskloop",),
 }}
 ENTERS["gnu"].update((f, (f,)) for f in ROLES if f.startswith("omp_"))
 # libomp: static loops too; explicit barriers alone; failed tests unseen
 ENTERS["llvm"] = dict(ENTERS["gnu"], **{
     BARRIER: ("barrier_explicit",),
     LOOP: ("loop", "loop_static", "loop_combined_static"),
+    # a taskloop's own taskgroup (without nogroup)
+    "!$omp taskgroup": ("taskgroup", "taskloop"),
     "omp_test_lock": ("omp_test_lock", "-test_lock_failed"),
     "omp_test_nest_lock": ("omp_test_nest_lock", "-test_nest_lock_failed"),
 })
@@ -1090,17 +1095,16 @@ class Checker:
         expect("omp lock tests without ThreadAcquireLock", self.failed_tests,
                FAILED_TESTS[self.runtime])
         expect("ThreadTaskCreate", self.kinds["ThreadTaskCreate"],
-               ("task_create",))
+               ("task_create", "taskloop_task"))
         expect("ThreadTaskComplete", self.kinds["ThreadTaskComplete"],
-               ("task_create",))
+               ("task_create", "taskloop_task"))
         suspends = sum(len(t.suspends) for t in self.tasks.values())
-        if self.kinds["ThreadTaskSwitch"] != \
-                2 * report["task_create"] + 2 * suspends:
+        created = report["task_create"] + report.get("taskloop_task", 0)
+        if self.kinds["ThreadTaskSwitch"] != 2 * created + 2 * suspends:
             self.problem("ThreadTaskSwitch: %d in the trace, not two per task "
-                         "the program created (%d, task_create) and two per "
-                         "suspension (%d)" %
-                         (self.kinds["ThreadTaskSwitch"],
-                          report["task_create"], suspends))
+                         "the program created (%d, task_create + "
+                         "taskloop_task) and two per suspension (%d)" %
+                         (self.kinds["ThreadTaskSwitch"], created, suspends))
         expect("locations with OpenMP events", len(self.locations),
                ("threads",))
 

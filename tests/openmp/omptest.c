@@ -18,8 +18,9 @@
  * (tasks()): a recursive fib under a single, an untied task, an if(0)
  * task, firstprivate data that is over-aligned or a VLA (libgomp copies
  * it: the task checks its copy; clang takes no VLA there, an array of
- * the same length instead), a depend(out)/depend(in) pair, and a task
- * from every member; and critical, taskwait and a task outside any team.
+ * the same length instead), a depend(out)/depend(in) pair, a taskloop
+ * (num_tasks, firstprivate data each task checks), and a task from
+ * every member; and critical, taskwait and a task outside any team.
  *
  * Nothing is hard-coded in the report: every number is counted as the
  * program runs (each team member counts itself, each construct met is
@@ -37,7 +38,8 @@
  * each (the *_barrier counts), tells only the explicit barriers as
  * barriers, and of the lock tests only those that got the lock
  * (test_lock_failed, test_nest_lock_failed: those that did not); clang
- * does the long double atomic through libatomic, not the runtime. GCC
+ * does the long double atomic through libatomic, not the runtime, and
+ * tells a taskloop's implicit taskgroup (libgomp keeps it inside). GCC
  * drops the barrier of a worksharing construct that ends its parallel
  * region, and makes a region whose body is one worksharing construct a
  * combined one: the constructs here are in functions of their own
@@ -51,7 +53,9 @@
  * __kmpc_omp_task_alloc) and by the one that runs it (task or
  * task_untied, first thing in its body); its body also checks what it
  * was given, and a wrong value makes the program say so on stderr and
- * exit 1. (No taskloop: libweft-openmp does not record its tasks yet.)
+ * exit 1. A taskloop's tasks are counted by themselves as they run
+ * (taskloop_task: a firstprivate flag, which each task gets a copy of,
+ * says its first iteration), created and run once each.
  *
  * The report also goes, without "threads" (which depends on how the
  * runtime pools its threads), to stdout, with the results of the
@@ -82,6 +86,8 @@
 #define BIG_LONGS 6     /* ... and its longs after a long double */
 #define VLA_LONGS 5     /* a firstprivate VLA's length */
 #define DEPEND_VALUE 42 /* what the depend(out) task writes */
+#define TASKLOOP_ITERS 12 /* a taskloop's iterations ... */
+#define TASKLOOP_TASKS 4  /* ... in this many tasks (num_tasks) */
 
 /* The report's counts: name, what it counts. The trace's events each
  * count stands for are tests/check_openmp.py's. */
@@ -120,7 +126,9 @@
     X(lock_objects, "omp lock objects used (initialised)")                  \
     X(task_create, "tasks created (GOMP_task calls)")                       \
     X(task, "tied tasks run")                                               \
-    X(task_untied, "untied tasks run")
+    X(task_untied, "untied tasks run")                                     \
+    X(taskloop, "taskloop constructs met")                                  \
+    X(taskloop_task, "taskloop tasks run (each created once)")
 
 static struct {
 #define X(name, what) atomic_long name;
@@ -609,6 +617,31 @@ static void depend_tasks(void)
 #pragma omp taskwait
 }
 
+/* A taskloop: each task gets a copy of the firstprivate data (its first
+ * iteration counts it) and the loop's iterations once each. */
+static void taskloop_tasks(void)
+{
+    long done[TASKLOOP_ITERS] = { 0 };
+    long base = DEPEND_VALUE;
+    int first = 1;
+
+    COUNT(taskloop);
+#pragma omp taskloop num_tasks(TASKLOOP_TASKS) firstprivate(base, first) \
+    shared(done)
+    for (int i = 0; i < TASKLOOP_ITERS; i++) {
+        if (first) {
+            first = 0;
+            COUNT(taskloop_task);
+        }
+        if (base != DEPEND_VALUE)
+            task_failed("a taskloop task's firstprivate copy is wrong");
+        done[i]++;
+    }
+    for (int i = 0; i < TASKLOOP_ITERS; i++)
+        if (done[i] != 1)
+            task_failed("a taskloop iteration did not run once");
+}
+
 /* The team of explicit tasks: one member creates them all under a
  * single (the others run them in its barrier), then every member
  * creates one, run by the region's implicit barrier at the latest. */
@@ -647,6 +680,7 @@ static void tasks(void)
         big_task();
         vla_task(VLA_LONGS);
         depend_tasks();
+        taskloop_tasks();
     }
     COUNT(barrier);
     COUNT(single_barrier);
