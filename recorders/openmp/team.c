@@ -45,6 +45,14 @@
 #define OM_SHAPES_MAX 1024
 /* Fresh Comms (see DESIGN) per process. */
 #define OM_FRESH_MAX 4096
+/* A thread waiting for its team's Comm to be chosen spins this many
+ * times before it yields (choosing takes a few hundred ns). */
+#define OM_SPINS 1000
+#if defined(__x86_64__) || defined(__i386__)
+#define OM_PAUSE() __builtin_ia32_pause()
+#else
+#define OM_PAUSE() ((void)0)
+#endif
 
 /* om_team.chosen: being chosen, and the bits of a choice (the Comm in the
  * low 32, the shape's number + 1 above: 0 for a fresh one). */
@@ -177,17 +185,36 @@ static uint32_t shape_of(OTF2_CommRef parent, uint32_t size,
  * when out of memory. */
 static uint64_t choose(const om_team *t, uint32_t size)
 {
+    /* the shape this thread chose last (the usual case: the same again,
+     * its Comm as it was; only its creator's teams change it) */
+    static __thread struct {
+        OTF2_CommRef parent;
+        uint32_t size, creator, s;
+    } last OM_TLS;
     uint64_t b = atomic_load_explicit(t->births, memory_order_relaxed), c = 0;
     OTF2_CommRef comm;
+    const om_shape *sh;
     uint32_t s = 0;
 
+    if (last.s && last.parent == t->parent && last.size == size &&
+        last.creator == t->creator) {
+        sh = &T.shape[last.s - 1];
+        if (sh->births == b &&
+            !atomic_load_explicit(&sh->unsettled, memory_order_relaxed))
+            return OM_CHOSEN | (uint64_t)last.s << 32 | sh->comm;
+    }
     while (atomic_flag_test_and_set_explicit(&T.busy, memory_order_acquire))
         sched_yield();
     if (t->parent == OTF2_UNDEFINED_COMM || size == 0 ||
         T.fresh == OM_FRESH_MAX) {
         s = shape_of(t->parent, size, t->creator, b);
-        if (s)
+        if (s) {
             c = OM_CHOSEN | (uint64_t)s << 32 | T.shape[s - 1].comm;
+            last.parent = t->parent;
+            last.size = size;
+            last.creator = t->creator;
+            last.s = s;
+        }
     } else { /* nested: fresh */
         comm = define_comm(t->parent, size, UINT32_C(1) << 31 | T.fresh);
         if (comm != OTF2_UNDEFINED_COMM) {
@@ -233,10 +260,14 @@ OTF2_CommRef om_team_join(om_team *t, uint32_t size, uint32_t index)
         c = choose(t, size);
         atomic_store_explicit(&t->chosen, c, memory_order_release);
     } else {
-        while ((c = atomic_load_explicit(&t->chosen,
-                                         memory_order_acquire)) ==
-               OM_CHOOSING)
-            sched_yield();
+        for (unsigned spins = 0;
+             (c = atomic_load_explicit(&t->chosen, memory_order_acquire)) ==
+             OM_CHOOSING;
+             spins++)
+            if (spins < OM_SPINS)
+                OM_PAUSE();
+            else
+                sched_yield();
     }
     if (!c)
         return OTF2_UNDEFINED_COMM;
