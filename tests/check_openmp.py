@@ -177,7 +177,7 @@ ENTERS = {"gnu": {
     SINGLE: ("single",),
     ATOMIC: ("atomic",),
     "!$omp ordered": ("ordered",),
-    "!$omp taskwait": ("taskwait",),
+    "!$omp taskwait": ("taskwait", "taskwait_depend"),
     "!$omp taskgroup": ("taskgroup",),
     TASK: ("task", "taskloop_task"),
     UNTIED: ("task_untied",),
@@ -189,8 +189,10 @@ ENTERS["gnu"].update((f, (f,)) for f in ROLES if f.startswith("omp_"))
 ENTERS["llvm"] = dict(ENTERS["gnu"], **{
     BARRIER: ("barrier_explicit",),
     LOOP: ("loop", "loop_static", "loop_combined_static"),
-    # a taskloop's own taskgroup (without nogroup)
+    # a taskloop's own taskgroup (without nogroup); libomp 14 says
+    # nothing of a taskwait with depend
     "!$omp taskgroup": ("taskgroup", "taskloop"),
+    "!$omp taskwait": ("taskwait",),
     "omp_test_lock": ("omp_test_lock", "-test_lock_failed"),
     "omp_test_nest_lock": ("omp_test_nest_lock", "-test_nest_lock_failed"),
 })

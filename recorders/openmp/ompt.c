@@ -306,13 +306,24 @@ static void on_sync_region(ompt_sync_region_t kind,
     }
 }
 
+/* The loops of OpenMP 5.2 (libomp 18 and later tells a loop's schedule;
+ * omp-tools.h of libomp 14 has no names for them). */
+enum {
+    OM_WORK_LOOP_STATIC = 10, OM_WORK_LOOP_DYNAMIC, OM_WORK_LOOP_GUIDED,
+    OM_WORK_LOOP_OTHER
+};
+
 static void on_work(ompt_work_t kind, ompt_scope_endpoint_t endpoint,
                     ompt_data_t *parallel, ompt_data_t *task,
                     uint64_t count, const void *pc)
 {
     (void)parallel, (void)task, (void)count;
-    switch (kind) {
+    switch ((int)kind) {
     case ompt_work_loop:
+    case OM_WORK_LOOP_STATIC:
+    case OM_WORK_LOOP_DYNAMIC:
+    case OM_WORK_LOOP_GUIDED:
+    case OM_WORK_LOOP_OTHER:
         scope(OM_LOOP, endpoint, pc, NULL);
         break;
     case ompt_work_sections:

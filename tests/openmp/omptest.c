@@ -39,7 +39,8 @@
  * barriers, and of the lock tests only those that got the lock
  * (test_lock_failed, test_nest_lock_failed: those that did not); clang
  * does the long double atomic through libatomic, not the runtime, and
- * tells a taskloop's implicit taskgroup (libgomp keeps it inside). GCC
+ * tells a taskloop's implicit taskgroup (libgomp keeps it inside) but
+ * not a taskwait with depend (libomp 14 waits without a word). GCC
  * drops the barrier of a worksharing construct that ends its parallel
  * region, and makes a region whose body is one worksharing construct a
  * combined one: the constructs here are in functions of their own
@@ -112,6 +113,7 @@
     X(atomic, "atomic updates GCC does under GOMP_atomic_start")            \
     X(ordered, "ordered sections run")                                      \
     X(taskwait, "taskwait constructs met")                                  \
+    X(taskwait_depend, "taskwait depend(...) constructs met")               \
     X(taskgroup, "taskgroup constructs met")                                \
     X(omp_set_lock, "calls")                                                \
     X(omp_unset_lock, "calls")                                              \
@@ -613,6 +615,9 @@ static void depend_tasks(void)
         if (x != DEPEND_VALUE)
             task_failed("depend(in) task ran before its depend(out) task");
     }
+    /* waits for both (inout after out and in) */
+    COUNT(taskwait_depend);
+#pragma omp taskwait depend(inout : x)
     COUNT(taskwait);
 #pragma omp taskwait
 }
