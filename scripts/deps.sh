@@ -21,9 +21,10 @@ PACKAGES=(
 # a host with systemd, installing them enables their services.
 # acl: setfacl for tests/e2e_users.sh (a trace directory as an older
 # weftd left it). chromium: tests/e2e_report.sh renders weft report's page
-# headless.
+# headless. lammps: tests/e2e_lammps.sh traces Debian's LAMMPS (`lmp`, on
+# Open MPI and libgomp), a real hybrid program, with an input of its own.
 if [ "${1:-}" = --tests ]; then
-    PACKAGES+=(slurmctld slurmd slurm-client acl chromium)
+    PACKAGES+=(slurmctld slurmd slurm-client acl chromium lammps)
 fi
 if [ "${1:-}" = --bench ]; then
     PACKAGES+=(eztrace lttng-tools liblttng-ust-dev uftrace babeltrace2 time)

@@ -6,6 +6,7 @@ program's report of what it did.
 usage: check_openmp.py [--runtime gnu|llvm] ARCHIVE/traces.otf2 REPORT.json
        check_openmp.py [--runtime gnu|llvm] --ranks ARCHIVE/traces.otf2
                        REPORT.json...
+       check_openmp.py [--runtime gnu|llvm] --model ARCHIVE/traces.otf2
 
 REPORT.json is omptest's: counts of what the program did (see its
 COUNTS), critical_name, the name of its named critical section, and
@@ -27,6 +28,17 @@ section; llvm: every critical region is the unnamed one's), and a
 construct it did not use has no lock id (not one). Every process with
 OpenMP events has a report and every report a process. Events of other
 paradigms (MPI) are no OpenMP events, wherever they lie.
+
+--model: the archive of a program that reports nothing (a real program,
+tests/e2e_lammps.sh), MPI or not: each process checked alone, as with
+--ranks, by every check below but the totals against the report (the
+last), of which only the task switches remain (two per task created,
+two per suspension). Where a check needs the report it goes by the
+trace: one lock id per critical section, atomic and ordered the trace
+names (llvm: a critical region without a critical name is known by its
+lock id alone), and the Comms' sizes are checked when every team got
+the threads it asked for (the ThreadTeamBegins are the threads the
+ThreadForks asked for).
 
 Regions of paradigm OPENMP are named after their construct ("!$omp for"),
 a named critical section's with " (NAME)", optionally followed by
@@ -337,9 +349,11 @@ class Checker:
     """The archive's events, one at a time (event()), then the totals
     against the report (finish()); problems in self.problems."""
 
-    def __init__(self, regions, report, runtime="gnu", sparse=False):
+    def __init__(self, regions, report, runtime="gnu", sparse=False,
+                 model=False):
         self.problems = []
         self.report = report
+        self.model = model          # --model: no report, no totals
         self.runtime = runtime
         self.llvm = runtime == "llvm"
         self.implicit_table = IMPLICIT_IN[runtime]
@@ -419,7 +433,7 @@ class Checker:
         if cname:
             return cname
         line = line_of(name)
-        if line is None:
+        if line is None or self.model:
             return UNPLACED
         lines = {self.report.get("critical_line"):
                  None, self.report.get("critical_named_line"):
@@ -883,7 +897,10 @@ class Checker:
         self.finish_locks()
         self.finish_tasks()
         self.finish_teams()
-        self.finish_totals()
+        if self.model:
+            self.finish_switches()
+        else:
+            self.finish_totals()
 
     def finish_locks(self):
         report = self.report
@@ -898,6 +915,8 @@ class Checker:
                                                 sorted(o)[:20]))
         for (group, lock), n in self.unplaced.items():
             what = self.lock_of.get((group, lock), set())
+            if self.model and not what:
+                continue    # a critical section known by its lock alone
             if len(what) != 1 or not next(iter(what)).startswith(CRITICAL):
                 self.problem("%s: %d %s regions without location hold lock "
                              "%d, the lock of %s, not of one critical "
@@ -911,6 +930,12 @@ class Checker:
             if len(what) != 1:
                 self.problem("%s: lock %d is the lock of %s: one each" %
                              (group.name, lock, sorted(what)))
+        if self.model:      # each label the trace names: one lock id
+            for what, ids in self.ids_of.items():
+                if what != OMP_LOCK and len(ids) != 1:
+                    self.problem("%s: %d lock ids, not one" %
+                                 (what, len(ids)))
+            return
         named = named_critical(report)
         used = {CRITICAL: "critical", named: "critical_named",
                 ATOMIC: "atomic", "!$omp ordered": "ordered"}
@@ -1035,7 +1060,8 @@ class Checker:
                      "no fork before" if fork is None else
                      "the fork before it from %d to %d (ends %d ns after "
                      "its ThreadJoin)" % (fork[0], fork[1], te - fork[1])))
-        if report["team_begins"] != report["requested_threads"]:
+        if (self.team_begins != self.requested if self.model else
+                report["team_begins"] != report["requested_threads"]):
             return
         for comm, n in self.comm_begins.items():
             forks, asked = self.comm_forks[comm], self.comm_asked[comm]
@@ -1110,6 +1136,16 @@ class Checker:
         expect("locations with OpenMP events", len(self.locations),
                ("threads",))
 
+    def finish_switches(self):
+        """--model: two task switches per task created and two per
+        suspension."""
+        suspends = sum(len(t.suspends) for t in self.tasks.values())
+        created = self.kinds["ThreadTaskCreate"]
+        if self.kinds["ThreadTaskSwitch"] != 2 * created + 2 * suspends:
+            self.problem("ThreadTaskSwitch: %d in the trace, not two per task "
+                         "created (%d) and two per suspension (%d)" %
+                         (self.kinds["ThreadTaskSwitch"], created, suspends))
+
     def summary(self):
         return {"events": dict(self.kinds), "locations": len(self.locations),
                 "enters": dict(self.enters), "teams": len(self.comm_begins),
@@ -1126,8 +1162,9 @@ class Checker:
                 "locks": len(self.orders)}
 
 
-def main_ranks(anchor, paths, runtime):
-    """--ranks: each process checked alone against its rank's report."""
+def main_ranks(anchor, paths, runtime, model=False):
+    """--ranks: each process checked alone against its rank's report;
+    --model (no paths): each against the model alone."""
     reports, problems, summaries = {}, [], {}
     for path in paths:
         with open(path) as f:
@@ -1144,12 +1181,12 @@ def main_ranks(anchor, paths, runtime):
             if rank not in checkers:
                 checkers[rank] = Checker(regions,
                                          reports.get(rank, rank_report({})),
-                                         runtime, sparse=True)
+                                         runtime, sparse=True, model=model)
             checkers[rank].event(index, loc, ev)
         for rank in sorted(set(checkers) | set(reports), key=str):
             checker = checkers.get(rank) or \
                 Checker(regions, reports[rank], runtime, sparse=True)
-            if rank not in reports:
+            if rank not in reports and not model:
                 if checker.locations:
                     problems.append("rank %s: OpenMP events on %d locations, "
                                     "no report" % (rank,
@@ -1176,6 +1213,8 @@ def main(argv):
         return 2
     if len(args) >= 3 and args[0] == "--ranks":
         return main_ranks(args[1], args[2:], runtime)
+    if len(args) == 2 and args[0] == "--model":
+        return main_ranks(args[1], [], runtime, model=True)
     if len(args) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
