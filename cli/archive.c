@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "archive.h"
+#include "profile.h"
 #include "weft_errors.h"
 
 /* libotf2 reports errors through one process-wide callback; the command
@@ -181,9 +182,23 @@ static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
     { return set_name(ud, WEFT_REF_##KIND, self, name); }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-NAME_ONLY(def_region, REGION, OTF2_StringRef canon, OTF2_StringRef desc,
-          OTF2_RegionRole role, OTF2_Paradigm par, OTF2_RegionFlag flags,
-          OTF2_StringRef file, uint32_t b, uint32_t e)
+/* A region: its name, and its paradigm and role for the profile (issue
+ * #35). */
+static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self,
+                                    OTF2_StringRef name,
+                                    OTF2_StringRef canon, OTF2_StringRef desc,
+                                    OTF2_RegionRole role, OTF2_Paradigm par,
+                                    OTF2_RegionFlag flags,
+                                    OTF2_StringRef file, uint32_t b,
+                                    uint32_t e)
+{
+    weft__arc *a = ud;
+
+    if (GROW(a->regions, a->nregions, self) < 0)
+        return OTF2_CALLBACK_ERROR;
+    a->regions[self] = (weft__arc_region){ par, role };
+    return set_name(a, WEFT_REF_REGION, self, name);
+}
 NAME_ONLY(def_attribute, ATTRIBUTE, OTF2_StringRef desc, OTF2_Type type)
 NAME_ONLY(def_intercomm, COMM, OTF2_GroupRef ga, OTF2_GroupRef gb,
           OTF2_CommRef common, OTF2_CommFlag flags)
@@ -617,6 +632,16 @@ const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id)
     return weft__arc_string(a, a->names[kind][id]);
 }
 
+const char *weft__arc_region_paradigm(const void *ctx, uint32_t id, char *buf)
+{
+    const weft__arc *a = ctx;
+
+    if (id >= a->nregions || a->regions[id].paradigm < 0)
+        return "";
+    return weft_profile_paradigm_name((unsigned)a->regions[id].paradigm,
+                                      (unsigned)a->regions[id].role, buf);
+}
+
 /* In a process tree member's name "PROGRAM (pid N)": where " (pid "
  * begins, and N; NULL when name is not such a name. */
 static const char *tree_pid(const char *name, uint32_t *pid)
@@ -751,6 +776,7 @@ void weft__arc_close(weft__arc *a)
     free(a->lg_parent);
     free(a->lg_type);
     free(a->lg_creator);
+    free(a->regions);
     free(a->comm_group);
     free(a->groups);
     memset(a, 0, sizeof *a);

@@ -31,6 +31,12 @@ typedef struct weft__arc_group {
     uint64_t *members;
 } weft__arc_group;
 
+/* What the profile says of a Region definition besides its name. */
+typedef struct weft__arc_region {
+    int16_t paradigm;        /* OTF2_Paradigm; -1: undefined */
+    int16_t role;            /* OTF2_RegionRole */
+} weft__arc_region;
+
 /* The global definitions of one archive; all arrays owned. */
 typedef struct weft__arc {
     OTF2_Reader *reader;
@@ -64,6 +70,9 @@ typedef struct weft__arc {
      * some): how many, and the first one, e.g. "Group 0". */
     uint64_t dups;
     char dup_first[96];
+    weft__arc_region *regions;          /* by region id: its paradigm
+                                           and role, -1 where undefined */
+    size_t nregions;
     OTF2_GroupRef *comm_group;          /* comm -> its group */
     size_t ncomms;
     weft__arc_group *groups;            /* by group id; n 0 if undefined */
@@ -116,6 +125,10 @@ const char *weft__arc_string(const weft__arc *a, OTF2_StringRef s);
 /* The name of definition id of id space kind (weft_ref_kind), "" when it
  * has none or is undefined. */
 const char *weft__arc_name(const weft__arc *a, unsigned kind, uint64_t id);
+/* The paradigm of region id as the profile's rows say it
+ * (weft_profile_paradigm_name; buf: room for it), "" when it is
+ * undefined: a weft_profile_paradigm_fn of a (a const weft__arc *). */
+const char *weft__arc_region_paradigm(const void *a, uint32_t id, char *buf);
 /* Whether location group `group` is a process of a process tree, which
  * weftd names "PROGRAM (pid N)" (daemon/convert/otf2defs.c): 1 with
  * *process (its name, in a) and *program (malloc'd), 0 when not (both

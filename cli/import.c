@@ -9,7 +9,8 @@
  * numberOfEvents, times not going back, ClockProperties covering the
  * events) and computes the rows weftd stores for its own traces: the
  * region profile with weftd's own code (summary/profile.c, the same
- * nesting rules as daemon/convert/replay.c), the timeline summary for `weft
+ * nesting rules as daemon/convert/replay.c; each region's paradigm is
+ * its Region definition's), the timeline summary for `weft
  * report` (summary/timeline.c), the message matrix, the file I/O and the
  * metric series with the code conversion uses (summary/commsum.c,
  * iosum.c, metricsum.c, reading the archive's definitions through
@@ -118,8 +119,10 @@ static void imp_free(imp *x)
         free(x->locs[i].program);
     weft__arc_close(&x->a);
     weft_profile_free(&x->prof);
-    for (size_t i = 0; i < x->nregions; i++)
+    for (size_t i = 0; i < x->nregions; i++) {
         free(x->regions[i].region);
+        free(x->regions[i].paradigm);
+    }
     for (size_t i = 0; i < x->ntls; i++)
         free(x->tls[i].bins);
     free(x->regions);
@@ -402,8 +405,8 @@ static int read_events(imp *x, const char *anchor)
     x->locs = calloc(a->nlocs + 1, sizeof *x->locs);
     x->tls = calloc(a->nlocs + 1, sizeof *x->tls);
     if (!cbs || !thread || !x->locs || !x->tls || sums_init(x) < 0 ||
-        weft_profile_init(&x->prof, region_name, a,
-                          a->nnames[WEFT_REF_REGION],
+        weft_profile_init(&x->prof, region_name, weft__arc_region_paradigm,
+                          a, a->nnames[WEFT_REF_REGION],
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0 ||
         weft_callcounts_build(&x->sums.ccount, &defs, &x->prof) < 0) {
         weft__cli_fail("out of memory");

@@ -1,6 +1,9 @@
 /* profile.c - weft profile TRACE: the region profile weftd computed when
  * it converted the trace, summed over locations, per location or per
- * program (the processes of a process tree that ran the same one).
+ * program (the processes of a process tree that ran the same one). Each
+ * row says its region's paradigm (issue #35: "mpi", "openmp", ...; ""
+ * for the time outside traced calls and for traces converted before
+ * catalog schema 15).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,7 +33,7 @@ static double pct(double part, double total)
 static int profile_row(const weft_region_row *r, void *arg)
 {
     profile_ctx *x = arg;
-    char *cells[7], buf[32];
+    char *cells[8], buf[32];
     size_t k = 0;
 
     x->n++;
@@ -48,6 +51,7 @@ static int profile_row(const weft_region_row *r, void *arg)
             weft__cli_jset(o, "program", weft__cli_jstr(r->location_name));
         }
         weft__cli_jset(o, "region", weft__cli_jstr(r->region));
+        weft__cli_jset(o, "paradigm", weft__cli_jstr(r->paradigm));
         weft__cli_jset(o, "visits", weft__cli_ju64(r->visits));
         weft__cli_jset(o, "incl_s", json_real(r->incl_s));
         weft__cli_jset(o, "excl_s", json_real(r->excl_s));
@@ -63,6 +67,7 @@ static int profile_row(const weft_region_row *r, void *arg)
     if (x->group != WEFT_RGROUP_ALL)
         cells[k++] = weft__cli_escape(r->location_name);
     cells[k++] = weft__cli_escape(r->region);
+    cells[k++] = weft__cli_escape(r->paradigm);
     cells[k++] = weft__cli_fmt_u64(r->visits);
     cells[k++] = weft__cli_fmt_secs(r->incl_s);
     cells[k++] = weft__cli_fmt_secs(r->excl_s);
@@ -100,19 +105,19 @@ int weft__cmd_profile(cli *c)
         return weft__cli_usage("profile", "--by-location and --by-program: "
                                "one or the other");
     if (x.group == WEFT_RGROUP_LOCATION) {
-        weft__table t = { 7, { "LOCATION", "NAME", "REGION", "VISITS",
-                               "INCL S", "EXCL S", "EXCL %" },
-                          { 1, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        weft__table t = { 8, { "LOCATION", "NAME", "REGION", "PARADIGM",
+                               "VISITS", "INCL S", "EXCL S", "EXCL %" },
+                          { 1, 0, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
         x.t = t;
     } else if (x.group == WEFT_RGROUP_PROGRAM) {
-        weft__table t = { 6, { "PROGRAM", "REGION", "VISITS", "INCL S",
-                               "EXCL S", "EXCL %" },
-                          { 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        weft__table t = { 7, { "PROGRAM", "REGION", "PARADIGM", "VISITS",
+                               "INCL S", "EXCL S", "EXCL %" },
+                          { 0, 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
         x.t = t;
     } else {
-        weft__table t = { 5, { "REGION", "VISITS", "INCL S", "EXCL S",
-                               "EXCL %" },
-                          { 0, 1, 1, 1, 1 }, NULL, 0, 0 };
+        weft__table t = { 6, { "REGION", "PARADIGM", "VISITS", "INCL S",
+                               "EXCL S", "EXCL %" },
+                          { 0, 0, 1, 1, 1, 1 }, NULL, 0, 0 };
         x.t = t;
     }
     if (weft__cli_find(c, c->args[0], &row) != EXIT_OK)

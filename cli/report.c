@@ -21,6 +21,14 @@
  * stored (65536 pairs at most), 51 file rows, 16 metric series of 256
  * points: a few MB at most. A NaN point (a bin without a value) is
  * null in the JSON.
+ * Paradigms (issue #35): each profile row says its region's paradigm
+ * (catalog schema 15), and "paradigms" maps the name of every region
+ * the page names (the profile's bars, the timeline's) to its paradigm,
+ * which the page groups and colours regions by (its legend says MPI,
+ * OpenMP, threads, I/O or the paradigm); a trace converted before has
+ * none there, and the page guesses from the names as it used to. MPI
+ * time per rank sums the regions of paradigm "mpi" (by name, MPI_*,
+ * when the rows have no paradigm).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -56,6 +64,8 @@ typedef struct report_ctx {
     json_t *metrics;     /* [{loc, name, unit, start, width, total,
                              points: [min, max, last, ...]}] */
     json_t *rank_of;     /* location id -> its rank (locations table) */
+    json_t *paradigm_of; /* region name -> paradigm, of every sum row
+                            with one (the first row of a name) */
 } report_ctx;
 
 /* json helpers that exit on out of memory, as the other commands do. */
@@ -79,13 +89,19 @@ static json_t *need(json_t *v)
 static int on_sum_region(const weft_region_row *r, void *arg)
 {
     report_ctx *x = arg;
-    json_t *o = need(json_object());
+    json_t *o = need(json_object()), *name = weft__cli_jstr(r->region);
+    /* keyed by the name as the page has it (valid UTF-8) */
+    const char *key = json_string_value(name);
 
-    weft__cli_jset(o, "name", weft__cli_jstr(r->region));
+    weft__cli_jset(o, "name", name);
+    weft__cli_jset(o, "paradigm", weft__cli_jstr(r->paradigm));
     weft__cli_jset(o, "visits", weft__cli_ju64(r->visits));
     weft__cli_jset(o, "incl", json_real(r->incl_s));
     weft__cli_jset(o, "excl", json_real(r->excl_s));
     push(x->regions, o);
+    if (key && r->paradigm && *r->paradigm &&
+        !json_object_get(x->paradigm_of, key))
+        weft__cli_jset(x->paradigm_of, key, weft__cli_jstr(r->paradigm));
     if (json_array_size(x->regions) <= BALANCE_REGIONS)
         weft__cli_jset(x->balance, r->region ? r->region : "",
                        need(json_object()));
@@ -102,7 +118,8 @@ static int on_loc_region(const weft_region_row *r, void *arg)
     snprintf(key, sizeof key, "%" PRId64, r->location);
     if (b)
         weft__cli_jset(b, key, json_real(r->excl_s));
-    if (strncmp(name, "MPI_", 4) == 0) {
+    if (r->paradigm && *r->paradigm ? strcmp(r->paradigm, "mpi") == 0
+                                    : strncmp(name, "MPI_", 4) == 0) {
         /* The location row's rank: an imported archive's location ids
          * are its own, not weftd's rank << 32 | thread. */
         json_t *v = json_object_get(x->rank_of, key);
@@ -215,11 +232,35 @@ static int on_metric(const weft_metric_row *m, void *arg)
     return 0;
 }
 
+/* The paradigms of the regions the page names: those of the profile's
+ * bars (x->regions, cut to PROFILE_REGIONS) and of the timeline. */
+static json_t *named_paradigms(const report_ctx *x)
+{
+    json_t *out = need(json_object()), *v;
+    const char *key;
+    size_t i;
+
+    json_array_foreach(x->regions, i, v) {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        json_t *p = name ? json_object_get(x->paradigm_of, name) : NULL;
+        if (p)
+            weft__cli_jset(out, name, json_incref(p));
+    }
+    json_object_foreach(x->tl_regions, key, v) {
+        const char *name = json_string_value(v);
+        json_t *p = name ? json_object_get(x->paradigm_of, name) : NULL;
+        (void)key;
+        if (p)
+            weft__cli_jset(out, name, json_incref(p));
+    }
+    return out;
+}
+
 /* The document the page draws. NULL after saying why. */
 static json_t *gather(cli *c, const weft_trace_row *row)
 {
     report_ctx x = { c->catalog, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                     NULL, NULL, NULL };
+                     NULL, NULL, NULL, NULL };
     json_t *doc = need(json_object()), *trace, *tags;
     struct passwd *pw = getpwuid(row->uid);
     int rc;
@@ -234,6 +275,7 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     x.io_files = need(json_array());
     x.metrics = need(json_array());
     x.rank_of = need(json_object());
+    x.paradigm_of = need(json_object());
     trace = weft__cli_trace_json(row);
     weft__cli_jset(trace, "owner", weft__cli_jstr(pw ? pw->pw_name : ""));
     /* duration_s (the time range) and wall_time_s: trace_json's */
@@ -272,12 +314,14 @@ static json_t *gather(cli *c, const weft_trace_row *row)
     weft__cli_jset(doc, "balance", x.balance);
     weft__cli_jset(doc, "mpi_time", x.mpi);
     weft__cli_jset(doc, "timelines", x.timelines);
+    weft__cli_jset(doc, "paradigms", named_paradigms(&x));
     weft__cli_jset(doc, "timeline_regions", x.tl_regions);
     weft__cli_jset(doc, "outside", json_string(WEFT_PROFILE_OUTSIDE));
     weft__cli_jset(doc, "messages", x.messages);
     weft__cli_jset(doc, "io_files", x.io_files);
     weft__cli_jset(doc, "metrics", x.metrics);
     json_decref(x.rank_of);
+    json_decref(x.paradigm_of);
     return doc;
 fail:
     json_decref(doc);
@@ -291,6 +335,7 @@ fail:
     json_decref(x.io_files);
     json_decref(x.metrics);
     json_decref(x.rank_of);
+    json_decref(x.paradigm_of);
     return NULL;
 }
 

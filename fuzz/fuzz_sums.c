@@ -48,7 +48,7 @@ static void consume(const weft__sums_want *w, weft__sums *x)
     for (uint32_t i = 0; i < 256; i++)
         map[i] = i;
     CHECK(x->m.nlocs <= WEFT_SUMS_MAX_LOCATIONS);
-    CHECK(weft_profile_init(&p, no_name, NULL, w->nregions, 100) == 0);
+    CHECK(weft_profile_init(&p, no_name, NULL, NULL, w->nregions, 100) == 0);
     for (size_t k = 0; k < x->m.nlocs; k++) {
         loc *l = &x->m.locs[k];
         CHECK(!k || l->thread > x->m.locs[k - 1].thread);

@@ -177,6 +177,8 @@ static int check_report(const Weft__ImportTrace *m, const uint64_t *ids,
         const Weft__ImportRegion *r = m->regions[i];
         if ((rc = check_str("a region name", r->region,
                             WEFT_IMPORT_MAX_STRING, 1, err, errlen)) < 0 ||
+            (rc = check_str("a region's paradigm", r->paradigm,
+                            WEFT_IMPORT_MAX_PARADIGM, 1, err, errlen)) < 0 ||
             (rc = check_seconds("a region's inclusive time", r->incl_s, err,
                                 errlen)) < 0 ||
             (rc = check_seconds("a region's exclusive time", r->excl_s, err,
@@ -434,7 +436,8 @@ int weft_import_from_msg(const Weft__ImportTrace *m, weft_import_rows *r)
             .region = m->regions[i]->region,
             .visits = m->regions[i]->visits,
             .incl_s = m->regions[i]->incl_s,
-            .excl_s = m->regions[i]->excl_s };
+            .excl_s = m->regions[i]->excl_s,
+            .paradigm = m->regions[i]->paradigm };
     for (size_t i = 0; i < m->n_timelines; i++)
         tl[i] = (weft_timeline_row){ .location = m->timelines[i]->location,
             .start_s = m->timelines[i]->start_s,
@@ -576,6 +579,8 @@ static void msg_summaries(const weft_trace_detail *d, Weft__ImportTrace *m)
         x->visits = d->regions[i].visits;
         x->incl_s = d->regions[i].incl_s;
         x->excl_s = d->regions[i].excl_s;
+        x->paradigm = d->regions[i].paradigm ? d->regions[i].paradigm
+                                             : (char *)"";
     }
     m->n_timelines = d->ntimelines;
     for (size_t i = 0; i < d->ntimelines; i++) {

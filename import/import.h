@@ -37,6 +37,7 @@
 #define WEFT_IMPORT_MAX_TAGS 64
 #define WEFT_IMPORT_MAX_TAG_KEY 64
 #define WEFT_IMPORT_MAX_STRING 4096          /* names, hosts, the path */
+#define WEFT_IMPORT_MAX_PARADIGM 64          /* a profile row's paradigm */
 #define WEFT_IMPORT_MAX_ERROR 1024
 #define WEFT_IMPORT_MAX_MESSAGES WEFT_CONVERT_MESSAGE_ROWS
 #define WEFT_IMPORT_MAX_IO_FILES (WEFT_CONVERT_IO_FILES + 1) /* + others */

@@ -54,6 +54,12 @@
  * triples, NaN for a bin without a value; series_total: the series the
  * conversion saw, more than the rows when capped).
  *
+ * Schema 15 (issue #35): regions.paradigm, the OTF2 paradigm of the
+ * row's region as text ("mpi", "openmp", "pthread", "io", ...: what
+ * weft_profile_paradigm_name says; '' for the rows of time outside
+ * traced calls and for rows stored before). Text rather than OTF2's
+ * number so that `weft sql` reads it as `weft profile` prints it.
+ *
  * This file: opening, checking and closing the catalog, the schema and its
  * migrations, and the helpers catalog_write.c and catalog_read.c share
  * (catalog_internal.h).
@@ -236,6 +242,9 @@ static const char *const migrations[] = {
      "ALTER TABLE locations ADD COLUMN program TEXT NOT NULL DEFAULT '';"),
     /* 13 -> 14: a process tree member's parent (#32: weft show) */
     "ALTER TABLE members ADD COLUMN parent_pid INTEGER NOT NULL DEFAULT 0;",
+    /* 14 -> 15: the paradigm of a profile row's region (#35: weft
+     * profile, weft report); rows stored before have '' */
+    "ALTER TABLE regions ADD COLUMN paradigm TEXT NOT NULL DEFAULT '';",
 };
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
                WEFT_CATALOG_SCHEMA_VERSION,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WEFT_CATALOG_SCHEMA_VERSION 14
+#define WEFT_CATALOG_SCHEMA_VERSION 15
 
 typedef struct weft_catalog weft_catalog;
 
@@ -126,6 +126,11 @@ typedef struct weft_region_row {
     uint64_t visits;      /* Enters */
     double incl_s;        /* inclusive seconds (outermost visits) */
     double excl_s;        /* exclusive seconds */
+    char *paradigm;       /* schema 15: the region's OTF2 paradigm in
+                             lower case ("mpi", "openmp", "none"; see
+                             weft_profile_paradigm_name), "" for none
+                             (the outside rows, rows stored before);
+                             NULL is stored as "" */
     /* when read back by weft_catalog_regions only: */
     char *location_name;  /* "" for the sum rows */
     double total_excl_s;  /* exclusive seconds of all regions of the same
@@ -380,8 +385,9 @@ int weft_catalog_tags(weft_catalog *c, int64_t trace_id,
                       weft_catalog_tag_fn fn, void *arg);
 /* Groups of weft_catalog_regions: the rows summed over all locations, the
  * per-location rows, or those summed per program (the locations'
- * `program`; "-" for locations without one), each program's rows given
- * its name as location_name and location 0. */
+ * `program`; "-" for locations without one; rows of one region name and
+ * paradigm added up), each program's rows given its name as
+ * location_name and location 0. */
 enum weft_region_group {
     WEFT_RGROUP_ALL, WEFT_RGROUP_LOCATION, WEFT_RGROUP_PROGRAM
 };

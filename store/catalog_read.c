@@ -440,10 +440,10 @@ out:
 static const char *region_order(enum weft_region_sort sort)
 {
     switch (sort) {
-    case WEFT_RSORT_EXCL: return "r.excl_s DESC, r.region";
-    case WEFT_RSORT_INCL: return "r.incl_s DESC, r.region";
-    case WEFT_RSORT_VISITS: return "r.visits DESC, r.region";
-    case WEFT_RSORT_NAME: return "r.region, r.excl_s DESC";
+    case WEFT_RSORT_EXCL: return "r.excl_s DESC, r.region, r.paradigm";
+    case WEFT_RSORT_INCL: return "r.incl_s DESC, r.region, r.paradigm";
+    case WEFT_RSORT_VISITS: return "r.visits DESC, r.region, r.paradigm";
+    case WEFT_RSORT_NAME: return "r.region, r.excl_s DESC, r.paradigm";
     }
     return NULL;
 }
@@ -451,8 +451,9 @@ static const char *region_order(enum weft_region_sort sort)
 /* Returns 0 after all rows, fn's first non-zero value, or a WEFT_E* code.
  * The row passed to fn is owned by the catalog and valid during the call.
  * One query: a window numbers the rows of each location (or of the sum,
- * or of a program: its locations' rows summed first) in sort order and
- * sums their exclusive time, the limit applies to the numbers. */
+ * or of a program: its locations' rows summed first, a region's rows of
+ * one name and paradigm together) in sort order and sums their
+ * exclusive time, the limit applies to the numbers. */
 int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
                          enum weft_region_group group,
                          enum weft_region_sort sort, int64_t limit,
@@ -462,14 +463,14 @@ int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
     static const char by_program[] =
         "(SELECT NULL AS location_id, r.region, sum(r.visits) AS visits,"
         "  sum(r.incl_s) AS incl_s, sum(r.excl_s) AS excl_s,"
-        "  coalesce(nullif(l.program, ''), '-') AS lname"
+        "  coalesce(nullif(l.program, ''), '-') AS lname, r.paradigm"
         "  FROM regions r LEFT JOIN locations l"
         "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
         "  WHERE r.trace_id = ?1 AND r.location_id IS NOT NULL"
-        "  GROUP BY lname, r.region) r";
+        "  GROUP BY lname, r.region, r.paradigm) r";
     static const char by_id[] =
         "(SELECT r.location_id, r.region, r.visits, r.incl_s, r.excl_s,"
-        "  coalesce(l.name, '') AS lname"
+        "  coalesce(l.name, '') AS lname, r.paradigm"
         "  FROM regions r LEFT JOIN locations l"
         "  ON l.trace_id = r.trace_id AND l.id = r.location_id"
         "  WHERE r.trace_id = ?1 AND r.location_id %s) r";
@@ -490,9 +491,9 @@ int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
                                      ? "IS NOT NULL" : "IS NULL");
     sql = !rows ? NULL : sqlite3_mprintf(
         "SELECT coalesce(location_id, 0), region, visits, incl_s, excl_s,"
-        " lname, total"
+        " lname, total, paradigm"
         " FROM (SELECT r.location_id, r.region, r.visits, r.incl_s,"
-        "  r.excl_s, r.lname,"
+        "  r.excl_s, r.lname, r.paradigm,"
         "  row_number() OVER (PARTITION BY r.location_id, r.lname"
         "   ORDER BY %s) AS n,"
         "  sum(r.excl_s) OVER (PARTITION BY r.location_id, r.lname)"
@@ -517,12 +518,14 @@ int weft_catalog_regions(weft_catalog *c, int64_t trace_id,
         row.excl_s = sqlite3_column_double(st, 4);
         row.total_excl_s = sqlite3_column_double(st, 6);
         if (weft__cat_col_text(st, 1, 0, &row.region) < 0 ||
-            weft__cat_col_text(st, 5, 0, &row.location_name) < 0)
+            weft__cat_col_text(st, 5, 0, &row.location_name) < 0 ||
+            weft__cat_col_text(st, 7, 0, &row.paradigm) < 0)
             rc = oom(c);
         else
             rc = fn(&row, arg);
         free(row.region);
         free(row.location_name);
+        free(row.paradigm);
         if (rc != 0)
             goto out;
     }

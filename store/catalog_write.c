@@ -331,13 +331,15 @@ static int bind_region(weft_catalog *c, sqlite3_stmt *ins, const void *rows,
     sqlite3_bind_int64(ins, 4, (int64_t)r->visits);
     sqlite3_bind_double(ins, 5, r->incl_s);
     sqlite3_bind_double(ins, 6, r->excl_s);
+    bind_str(ins, 7, r->paradigm);
     return 0;
 }
 
 static const table_rows regions_table = {
     "DELETE FROM regions WHERE trace_id = ?", "removing an old profile",
     "INSERT INTO regions (trace_id, location_id, region, visits, incl_s,"
-    " excl_s) VALUES (?, ?, ?, ?, ?, ?)", "storing the region profile",
+    " excl_s, paradigm) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "storing the region profile",
     bind_region
 };
 

@@ -19,22 +19,73 @@
  * reader computes from the archive.
  * When a location is done it is folded into the sums over all locations
  * (an array by region id) and keeps its top `keep` regions by exclusive
- * time as rows; its tables are freed.
+ * time as rows; its tables are freed. A row carries its region's name
+ * and paradigm (issue #35), both as text, as the catalog stores them.
  */
 #include "profile.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_GeneralDefinitions.h>
+
 #include "weft_errors.h"
+
+/* OTF2_Paradigm's constants in lower case, without OTF2_PARADIGM_. */
+static const char *const paradigm_names[] = {
+    [OTF2_PARADIGM_UNKNOWN] = "unknown",
+    [OTF2_PARADIGM_USER] = "user",
+    [OTF2_PARADIGM_COMPILER] = "compiler",
+    [OTF2_PARADIGM_OPENMP] = "openmp",
+    [OTF2_PARADIGM_MPI] = "mpi",
+    [OTF2_PARADIGM_CUDA] = "cuda",
+    [OTF2_PARADIGM_MEASUREMENT_SYSTEM] = "measurement_system",
+    [OTF2_PARADIGM_PTHREAD] = "pthread",
+    [OTF2_PARADIGM_HMPP] = "hmpp",
+    [OTF2_PARADIGM_OMPSS] = "ompss",
+    [OTF2_PARADIGM_HARDWARE] = "hardware",
+    [OTF2_PARADIGM_GASPI] = "gaspi",
+    [OTF2_PARADIGM_UPC] = "upc",
+    [OTF2_PARADIGM_SHMEM] = "shmem",
+    [OTF2_PARADIGM_WINTHREAD] = "winthread",
+    [OTF2_PARADIGM_QTTHREAD] = "qtthread",
+    [OTF2_PARADIGM_ACETHREAD] = "acethread",
+    [OTF2_PARADIGM_TBBTHREAD] = "tbbthread",
+    [OTF2_PARADIGM_OPENACC] = "openacc",
+    [OTF2_PARADIGM_OPENCL] = "opencl",
+    [OTF2_PARADIGM_MTAPI] = "mtapi",
+    [OTF2_PARADIGM_SAMPLING] = "sampling",
+    [OTF2_PARADIGM_NONE] = "none",
+    [OTF2_PARADIGM_HIP] = "hip",
+    [OTF2_PARADIGM_KOKKOS] = "kokkos",
+};
+
+/* See profile.h. */
+const char *weft_profile_paradigm_name(unsigned paradigm, unsigned role,
+                                       char *buf)
+{
+    if (paradigm == OTF2_PARADIGM_NONE &&
+        (role == OTF2_REGION_ROLE_FILE_IO ||
+         role == OTF2_REGION_ROLE_FILE_IO_METADATA))
+        return "io";
+    if (paradigm < sizeof paradigm_names / sizeof *paradigm_names &&
+        paradigm_names[paradigm])
+        return paradigm_names[paradigm];
+    snprintf(buf, WEFT_PROFILE_PARADIGM_NAME, "paradigm %u", paradigm);
+    return buf;
+}
 
 /* Sums for nregions regions; 0 or WEFT_ENOMEM. */
 int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
+                      weft_profile_paradigm_fn paradigm,
                       const void *name_arg, size_t nregions, size_t keep)
 {
     memset(p, 0, sizeof *p);
     p->name = name;
+    p->paradigm = paradigm;
     p->name_arg = name_arg;
     p->nregions = nregions;
     p->keep = keep;
@@ -46,8 +97,10 @@ int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
 void weft_profile_free(weft_profile *p)
 {
     free(p->sum);
-    for (size_t i = 0; i < p->nrows; i++)
+    for (size_t i = 0; i < p->nrows; i++) {
         free(p->rows[i].region);
+        free(p->rows[i].paradigm);
+    }
     free(p->rows);
     p->sum = NULL;
     p->rows = NULL;
@@ -171,10 +224,18 @@ static const char *region_name(const weft_profile *p, uint32_t region)
                                               : WEFT_PROFILE_OUTSIDE_REGION;
 }
 
-/* Adds a row named `name` (times in ticks until weft_profile_result) to
- * p->rows. */
+/* The paradigm of region's rows. */
+static const char *region_paradigm(const weft_profile *p, uint32_t region,
+                                   char *buf)
+{
+    return p->paradigm ? p->paradigm(p->name_arg, region, buf) : "";
+}
+
+/* Adds a row named `name` of paradigm `paradigm` (times in ticks until
+ * weft_profile_result) to p->rows. */
 static int add_row(weft_profile *p, int64_t location, const char *name,
-                   uint64_t visits, uint64_t incl, uint64_t excl)
+                   const char *paradigm, uint64_t visits, uint64_t incl,
+                   uint64_t excl)
 {
     weft_region_row *row;
 
@@ -192,10 +253,10 @@ static int add_row(weft_profile *p, int64_t location, const char *name,
     row->visits = visits;
     row->incl_s = (double)incl;
     row->excl_s = (double)excl;
-    if (!(row->region = strdup(name)))
-        return WEFT_ENOMEM;
-    p->nrows++;
-    return 0;
+    row->region = strdup(name);
+    row->paradigm = strdup(paradigm);
+    p->nrows++;  /* freed with the rows, also when a strdup failed */
+    return row->region && row->paradigm ? 0 : WEFT_ENOMEM;
 }
 
 /* Also for a location whose member failed before it was finished. */
@@ -213,6 +274,7 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
 {
     weft_profile_slot *v = (weft_profile_slot *)l->slots.cells;
     uint64_t span = end > l->start ? end - l->start : 0, outside;
+    char buf[WEFT_PROFILE_PARADIGM_NAME];
     size_t k = 0;
     int rc = 0;
 
@@ -231,10 +293,12 @@ int weft_profile_finish_loc(weft_profile *p, weft_profile_loc *l,
     if (k)
         qsort_r(v, k, sizeof *v, cmp_slot_excl, p);
     for (size_t i = 0; i < k && i < p->keep && rc == 0; i++)
-        rc = add_row(p, location, region_name(p, v[i].key - 1), v[i].visits,
+        rc = add_row(p, location, region_name(p, v[i].key - 1),
+                     region_paradigm(p, v[i].key - 1, buf), v[i].visits,
                      v[i].incl, v[i].excl);
     if (outside && rc == 0)
-        rc = add_row(p, location, WEFT_PROFILE_OUTSIDE, 0, outside, outside);
+        rc = add_row(p, location, WEFT_PROFILE_OUTSIDE, "", 0, outside,
+                     outside);
     weft_profile_loc_free(l);
     return rc;
 }
@@ -255,6 +319,7 @@ int weft_profile_result(weft_profile *p, uint64_t resolution,
 {
     double res = (double)resolution;
     int any = any_visit(p);
+    char buf[WEFT_PROFILE_PARADIGM_NAME];
     size_t first;
     weft_region_row *v;
 
@@ -262,18 +327,21 @@ int weft_profile_result(weft_profile *p, uint64_t resolution,
     *nrows = 0;
     if (!any) {
         /* no Enter anywhere: no profile, not one of outside rows only */
-        for (size_t i = 0; i < p->nrows; i++)
+        for (size_t i = 0; i < p->nrows; i++) {
             free(p->rows[i].region);
+            free(p->rows[i].paradigm);
+        }
         p->nrows = 0;
     }
     first = p->nrows;
     for (size_t r = 0; r < p->nregions; r++)
         if (p->sum[r].visits &&
             add_row(p, WEFT_PROFILE_ALL, region_name(p, (uint32_t)r),
-                    p->sum[r].visits, p->sum[r].incl, p->sum[r].excl) < 0)
+                    region_paradigm(p, (uint32_t)r, buf), p->sum[r].visits,
+                    p->sum[r].incl, p->sum[r].excl) < 0)
             return WEFT_ENOMEM;
     if (any && p->outside &&
-        add_row(p, WEFT_PROFILE_ALL, WEFT_PROFILE_OUTSIDE, 0, p->outside,
+        add_row(p, WEFT_PROFILE_ALL, WEFT_PROFILE_OUTSIDE, "", 0, p->outside,
                 p->outside) < 0)
         return WEFT_ENOMEM;
     if (p->nrows == 0)

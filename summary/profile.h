@@ -65,11 +65,21 @@ typedef struct weft_profile_sum {
 
 /* The name of region id ("" if it has none), owned by arg. */
 typedef const char *(*weft_profile_name_fn)(const void *arg, uint32_t id);
+/* Room for a paradigm's name (weft_profile_paradigm_name), NUL included:
+ * the longest, "measurement_system", or "paradigm N" of any unsigned N. */
+#define WEFT_PROFILE_PARADIGM_NAME 20
+/* The paradigm of region id as its rows say it: weft_profile_paradigm_name
+ * of its Region definition, "" when there is no such region; a static
+ * string, or buf (WEFT_PROFILE_PARADIGM_NAME bytes), or owned by arg. */
+typedef const char *(*weft_profile_paradigm_fn)(const void *arg, uint32_t id,
+                                                char *buf);
 
 /* What one thread gathered over the locations it finished. */
 typedef struct weft_profile {
     weft_profile_name_fn name;  /* names the regions */
-    const void *name_arg;       /* name's argument; not owned */
+    weft_profile_paradigm_fn paradigm; /* their paradigm; NULL: none */
+    const void *name_arg;       /* name's and paradigm's argument; not
+                                   owned */
     size_t nregions;          /* unified regions: ids below are profiled */
     size_t keep;              /* rows kept per location */
     const uint32_t *order;    /* not owned; NULL: regions of equal
@@ -85,10 +95,24 @@ typedef struct weft_profile {
 /* Makes p empty with sums for nregions regions (ids 0..nregions-1; an
  * Enter of another id nests but has no row), keeping the `keep` regions
  * of most exclusive time of each location as its rows; name(name_arg,
- * id) names the regions. 0 or WEFT_ENOMEM; weft_profile_free frees p
- * either way. */
+ * id) names the regions, paradigm(name_arg, id) tells their paradigm
+ * (issue #35; NULL: every row's paradigm is ""). 0 or WEFT_ENOMEM;
+ * weft_profile_free frees p either way. */
 int weft_profile_init(weft_profile *p, weft_profile_name_fn name,
+                      weft_profile_paradigm_fn paradigm,
                       const void *name_arg, size_t nregions, size_t keep);
+
+/* The paradigm of a region of OTF2 paradigm `paradigm` (OTF2_Paradigm)
+ * and role `role` (OTF2_RegionRole) as its rows say it: OTF2's name in
+ * lower case ("mpi", "openmp", "pthread", "user", "compiler", "none",
+ * ...; libotf2 has no function that names OTF2_Paradigm's constants),
+ * except "io" for a region of paradigm NONE whose role is FILE_IO or
+ * FILE_IO_METADATA: OTF2 has no I/O paradigm, and weft's I/O recorder
+ * and Score-P define I/O calls so (Score-P calls that paradigm "io");
+ * "paradigm N" for a number OTF2 does not name. A static string or buf
+ * (WEFT_PROFILE_PARADIGM_NAME bytes). */
+const char *weft_profile_paradigm_name(unsigned paradigm, unsigned role,
+                                       char *buf);
 /* Frees p's sums and rows. */
 void weft_profile_free(weft_profile *p);
 /* Adds the sums of `from` to those of `to` (same regions). */
@@ -183,8 +207,9 @@ void weft_profile_loc_free(weft_profile_loc *l);
 /* The rows of a trace: the sums over all locations (WEFT_PROFILE_ALL, by
  * region id, then WEFT_PROFILE_OUTSIDE's) then p->rows, times in seconds
  * at `resolution` ticks per second; none when no location entered a
- * region. *rows (malloc'd, NULL when there is none, region names
- * malloc'd) becomes the caller's; p keeps no rows. 0 or WEFT_ENOMEM. */
+ * region. *rows (malloc'd, NULL when there is none, region names and
+ * paradigms malloc'd; the outside rows' paradigm "") becomes the
+ * caller's; p keeps no rows. 0 or WEFT_ENOMEM. */
 int weft_profile_result(weft_profile *p, uint64_t resolution,
                         weft_region_row **rows, size_t *nrows);
 

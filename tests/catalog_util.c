@@ -157,9 +157,9 @@ int seen_region(const weft_region_row *r, void *arg)
 
     assert_true(s->n < 16);
     snprintf(s->text[s->n++], sizeof s->text[0], "%lld [%s] %s %llu %.3f "
-             "%.3f / %.3f", (long long)r->location, r->location_name,
+             "%.3f / %.3f%s%s", (long long)r->location, r->location_name,
              r->region, (unsigned long long)r->visits, r->incl_s, r->excl_s,
-             r->total_excl_s);
+             r->total_excl_s, *r->paradigm ? " paradigm " : "", r->paradigm);
     return 0;
 }
 
@@ -179,12 +179,15 @@ void finish_full(weft_catalog *c, const char *key, const char *name,
         { 1, (char *)"n2", 12, (char *)WEFT_MEMBER_COMPLETE, 1, 2, 1, 11 },
         { 2, (char *)"", 0, (char *)WEFT_MEMBER_MISSING, 0, 0, 0, 0 },
     };
+    /* main's paradigm is "" (NULL), as a profile stored before schema
+     * 15 has it */
     weft_region_row reg[5] = {
-        { WEFT_PROFILE_ALL, (char *)"main", 2, 4.0, 1.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)ODD, 3, 3.0, 3.0, NULL, 0 },
-        { 0, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
-        { 0, (char *)ODD, 1, 1.5, 1.5, NULL, 0 },
-        { 1ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"main", 2, 4.0, 1.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)ODD, 3, 3.0, 3.0, (char *)"mpi", NULL,
+          0 },
+        { 0, (char *)"main", 1, 2.0, 0.5, NULL, NULL, 0 },
+        { 0, (char *)ODD, 1, 1.5, 1.5, (char *)"mpi", NULL, 0 },
+        { 1ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, NULL, 0 },
     };
     weft_trace_detail d = { .locations = locs, .nlocations = 2,
                             .members = mem, .nmembers = 3, .tags = tags,

@@ -515,6 +515,7 @@ void same_result(const weft_convert_result *x, const weft_convert_result *y)
     for (size_t i = 0; i < x->nregions; i++) {
         assert_int_equal(x->regions[i].location, y->regions[i].location);
         assert_string_equal(x->regions[i].region, y->regions[i].region);
+        assert_string_equal(x->regions[i].paradigm, y->regions[i].paradigm);
         assert_int_equal(x->regions[i].visits, y->regions[i].visits);
         assert_true(x->regions[i].excl_s == y->regions[i].excl_s);
         assert_true(x->regions[i].incl_s == y->regions[i].incl_s);

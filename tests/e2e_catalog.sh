@@ -260,7 +260,7 @@ wait_state "waiting" partial
 # Rank 1 never came: it has no member row, show names it all the same.
 W show waiting | grep -q "^missing: *rank 1$" ||
     fail "show does not name the missing rank: $(W show waiting)"
-[ "$(W profile waiting | sed -n 2p | tr -s ' ')" = "compute 1 0.060000 0.060000 60.0" ] ||
+[ "$(W profile waiting | sed -n 2p | tr -s ' ')" = "compute user 1 0.060000 0.060000 60.0" ] ||
     fail "restored trace: profile $(W profile waiting)"
 stop_weftd
 "$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); n=c.execute("SELECT count(*) FROM traces WHERE name = ?", ("bad",)).fetchone()[0]; sys.exit(n != 0)' "$CAT" ||

@@ -36,8 +36,8 @@ regions = [(0, "main", 1.0), (1 << 32, "parse", 3.0), (1 << 32, "main", 2.0),
            (None, "main", 3.0), (None, "parse", 4.5)]
 for loc, reg, s in regions:
     c.execute("INSERT INTO regions (trace_id, location_id, region, visits,"
-              " incl_s, excl_s) VALUES (?, ?, ?, 1, ?, ?)",
-              (t, loc, reg, s, s))
+              " incl_s, excl_s, paradigm) VALUES (?, ?, ?, 1, ?, ?,"
+              " 'compiler')", (t, loc, reg, s, s))
 # each location one bin of region 0 (a uvarint: region id + 1)
 c.execute("INSERT INTO timeline_regions VALUES (?, 0, 'main')", (t,))
 for i, *_ in locs:
@@ -48,18 +48,18 @@ PYEOF
 
 # profile --by-program: cc1's two processes (three locations) summed
 W profile build --by-program >"$TMP/prog.txt" || fail "profile --by-program"
-grep -Eq '^PROGRAM +REGION +VISITS' "$TMP/prog.txt" ||
+grep -Eq '^PROGRAM +REGION +PARADIGM +VISITS' "$TMP/prog.txt" ||
     fail "profile --by-program: no PROGRAM column: $(cat "$TMP/prog.txt")"
-grep -Eq '^cc1 +parse +3 +4\.5' "$TMP/prog.txt" ||
+grep -Eq '^cc1 +parse +compiler +3 +4\.5' "$TMP/prog.txt" ||
     fail "profile --by-program: cc1 parse must be 3 visits, 4.5 s: $(cat "$TMP/prog.txt")"
-grep -Eq '^cc1 +main +1 +2\.0' "$TMP/prog.txt" &&
-    grep -Eq '^make +main +1 +1\.0' "$TMP/prog.txt" ||
+grep -Eq '^cc1 +main +compiler +1 +2\.0' "$TMP/prog.txt" &&
+    grep -Eq '^make +main +compiler +1 +1\.0' "$TMP/prog.txt" ||
     fail "profile --by-program: cc1 main / make main: $(cat "$TMP/prog.txt")"
 [ "$(wc -l <"$TMP/prog.txt")" -eq 4 ] ||
     fail "profile --by-program: expected a header and 3 rows: $(cat "$TMP/prog.txt")"
 W profile build --by-program --json >"$TMP/prog.json" || fail "profile --json"
-[ "$(json_get "$TMP/prog.json" '(j["by_program"], [(r["program"], r["region"], r["visits"]) for r in j["regions"]])')" = \
-  "(True, [('cc1', 'parse', 3), ('cc1', 'main', 1), ('make', 'main', 1)])" ] ||
+[ "$(json_get "$TMP/prog.json" '(j["by_program"], [(r["program"], r["region"], r["paradigm"], r["visits"]) for r in j["regions"]])')" = \
+  "(True, [('cc1', 'parse', 'compiler', 3), ('cc1', 'main', 'compiler', 1), ('make', 'main', 'compiler', 1)])" ] ||
     fail "profile --by-program --json: $(cat "$TMP/prog.json")"
 expect 2 "one or the other" W profile build --by-program --by-location
 expect 0 "by-program" "$WEFT" help profile

@@ -114,6 +114,9 @@ for line in open(sys.argv[2]):
     assert r["visits"] == int(visits), (name, r)
     assert round(r["incl_s"] * 1e9) == int(incl), (name, r)
     assert round(r["excl_s"] * 1e9) == int(excl), (name, r)
+    # the paradigm of the archive's Region definition (#35)
+    assert r["paradigm"] == ("mpi" if name.startswith("MPI_") else "user"), \
+        (name, r)
     n += 1
 assert len(got) == n, got
 PY
@@ -264,6 +267,9 @@ report_data a-run "$W_SPOOL/catalog.db" "$TMP/a.expect"
 expect 0 "a-run" ucmd "$A" ./weft list
 expect 0 "OK a-run: 4 locations" ucmd "$A" ./weft verify a-run
 expect 0 "compute" ucmd "$A" ./weft profile a-run
+# the paradigms crossed to weftd with the rows (ImportRegion.paradigm)
+EXPECT_GREP=-E expect 0 "^MPI_Send +mpi +[0-9]" ucmd "$A" ./weft profile a-run
+EXPECT_GREP=-E expect 0 "^compute +user +[0-9]" ucmd "$A" ./weft profile a-run
 [ -z "$(ucmd "$B" ./weft list)" ] || fail "B sees A's import"
 expect 1 "" ucmd "$B" ./weft show a-run
 # An archive A cannot read: refused by the reader, as A, weftd not asked.

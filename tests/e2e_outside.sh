@@ -3,7 +3,7 @@
 # program under weft run -t io (tests/outside/split.c: a write and a read
 # that blocks WAIT ms, then COMPUTE ms of computing in no traced call):
 #  - weft profile has the row "outside traced calls" per location and
-#    summed; on the main thread it is the time the program says it
+#    summed (of paradigm "", the I/O calls' "io"); on the main thread it is the time the program says it
 #    computed, and its reads the time it says it waited; the rows of
 #    each location add up to 100% of its time (first event to last);
 #  - weft report's page data names the row (the timeline's white);
@@ -52,6 +52,10 @@ for l, rs in locs.items():
     assert abs(pct - 100) < 0.01, (l, pct)
     out = [r for r in rs if r["region"] == OUT]
     assert len(out) == 1 and out[0]["visits"] == 0, rs
+    # its paradigm is none (no region's); the I/O calls' "io" (#35)
+    assert out[0]["paradigm"] == "", out
+    assert all(r["paradigm"] == "io" for r in rs
+               if r["region"] in ("read", "write")), rs
     if l != main[0]:
         continue
     # All the computing is outside traced calls, the reads are within

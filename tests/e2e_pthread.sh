@@ -22,7 +22,8 @@
 #     checker (threads it leaves unjoined at exit allowed); then with
 #     weft run's default recorders (pthread and io): the same, the bytes
 #     it wrote to the .gz in the trace equal the file's size, and
-#     `weft profile` shows the time spent waiting for locks and in I/O;
+#     `weft profile` shows the time spent waiting for locks and in I/O
+#     (paradigms pthread and io);
 #   - a program with its own malloc, which locks a mutex and reads a file,
 #     runs to its end under weft run's defaults (pthread and io), its
 #     trace complete (what weft allocates while that mutex is held must
@@ -201,9 +202,12 @@ assert j["threads"] >= 4, j; assert j["events"]["ThreadAcquireLock"] > 0, j' \
         >"$TMP/profile.json" || fail "weft profile pigz-default failed"
     "$PY" -c 'import json,sys; r={x["region"]: x for x in json.load(open(sys.argv[1]))["regions"]}
 for name in ("pthread_mutex_lock", "pthread_cond_wait", "read", "write"):
-    assert name in r and r[name]["visits"] > 0 and r[name]["excl_s"] > 0, (name, sorted(r))' \
+    assert name in r and r[name]["visits"] > 0 and r[name]["excl_s"] > 0, (name, sorted(r))
+    # each region its paradigm (#35): the I/O calls have none in OTF2
+    # but their role, and weft names them "io"
+    assert r[name]["paradigm"] == ("pthread" if name.startswith("pthread_") else "io"), r[name]' \
         "$TMP/profile.json" ||
-        fail "weft profile lacks lock waiting or I/O time: $(head -c 2000 "$TMP/profile.json")"
+        fail "weft profile lacks lock waiting or I/O time, or their paradigm: $(head -c 2000 "$TMP/profile.json")"
 else
     echo "SKIP: pigz is not installed (scripts/deps.sh installs it)"
 fi

@@ -10,7 +10,9 @@
 # it wrote and /dev/zero it read, with their bytes. The page references no
 # URL (no network); hovering the timeline shows a tooltip naming the
 # location, the time and the region; and a trace without a timeline (converted by an
-# older weft) still gets a report that says so.
+# older weft) still gets a report that says so. The regions' paradigms
+# (weft profile's, the page's and its legend's) are MPI's for the
+# ring's calls, OpenMP's for the stencil's, io for dd's reads and writes.
 . "$(dirname "$0")/lib.sh"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -95,6 +97,27 @@ def cell(id):
     assert m, "no header cell " + id
     return html.unescape(m.group(1))
 exec(sys.argv[3])
+PY
+}
+
+# paradigms NAME PYTHON: checks the paradigms of NAME's regions (#35) with
+# PYTHON, which sees prof (weft profile --json --limit 0: region ->
+# paradigm), page (the report's paradigms: region -> paradigm) and
+# legend (its legend: region -> what it says in parentheses).
+paradigms() {
+    "$WEFT" --catalog "$SPOOL/catalog.db" profile "$1" --json --limit 0 \
+        >"$TMP/$1.par.json" || fail "weft profile $1 failed"
+    "$PY" - "$TMP/$1.par.json" "$TMP/$1.html" "$TMP/$1.dom" "$2" <<'PY' || fail "$1: the regions' paradigms are not as expected"
+import html, json, re, sys
+prof = {r["region"]: r["paradigm"] for r in json.load(open(sys.argv[1]))["regions"]}
+page = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+                            open(sys.argv[2]).read(), re.S).group(1))["paradigms"]
+dom = re.sub(r"<script.*?</script>", "", open(sys.argv[3]).read(), flags=re.S)
+legend = dict(re.findall(r'class="legend-name">([^<]*) \(([^()<]*)\)</span>', dom))
+legend = {html.unescape(k): v for k, v in legend.items()}
+# the page names a region's paradigm as weft profile does
+assert all(prof.get(k) == v for k, v in page.items()), (page, prof)
+exec(sys.argv[4])
 PY
 }
 
@@ -217,6 +240,12 @@ z = files.get("/dev/zero")
 assert z and z[0] == 409600 and z[1] == 0, files
 assert "class=\"metric-plot\"" not in dom, "metric plots without metrics"
 '
+# dd's reads and writes: I/O calls, paradigm io, I/O in the legend
+paradigms ddio '
+assert prof["read"] == prof["write"] == "io", prof
+assert prof["outside traced calls"] == "", prof
+assert all(v == "I/O" for k, v in legend.items() if prof.get(k) == "io"), legend
+'
 
 # OpenMP: an imbalanced sweep (tests/openmp/stencil, GCC's libgomp)
 # under weft run's default recorders: its regions are OpenMP's in the
@@ -242,6 +271,12 @@ lo = float(t.group(2)) * scale[t.group(3)]
 hi = float(t.group(4)) * scale[t.group(5)]
 assert hi > 50 and lo < hi / 3, (t.group(0), lo, hi)
 print("stencil: %s waits %.1f ms at most, %.1f ms at least per thread" % (t.group(1), hi, lo))
+'
+# its OpenMP regions are of paradigm openmp, so the legend says OpenMP
+paradigms stencil '
+omp = [k for k in prof if k.startswith("!$omp ")]
+assert omp and all(prof[k] == "openmp" for k in omp), prof
+assert all(page[k] == "openmp" for k in legend if k.startswith("!$omp ")), (page, legend)
 '
 
 # MPI: a 4-rank ring under Open MPI, when it is there.
@@ -304,6 +339,13 @@ ranks = re.findall(r"<text[^>]*>rank (\d+)</text>", m.group(0))
 assert sorted(int(r) for r in ranks) == [0, 1, 2, 3], ranks
 times = re.findall(r"<text[^>]*>([0-9.]+) (s|ms|us)</text>", m.group(0))
 assert len(times) == 4 and all(float(v) > 0 for v, _ in times), times
+'
+    # the MPI calls are of paradigm mpi, and the legend says MPI
+    paradigms ring '
+for k in ("MPI_Send", "MPI_Recv", "MPI_Allreduce"):
+    assert prof.get(k) == "mpi", (k, prof)
+assert all(v == "mpi" for k, v in prof.items() if k.startswith("MPI_")), prof
+assert legend and all(v == "MPI" for k, v in legend.items() if k.startswith("MPI_")), legend
 '
 else
     echo "note: no Open MPI or no $MPILIB: the MPI report is not checked"

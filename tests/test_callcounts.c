@@ -77,8 +77,9 @@ static void test_profile(void **state)
     def(u, metric_class(2, 2, m + 2)); /* "cycles" and a count */
     def(u, metric_class(3, 1, m + 3)); /* a count of no region */
     assert_int_equal(weft_metricmap_build(&mm, &defs), 0);
-    assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
-                                       4), 0);
+    assert_int_equal(weft_profile_init(&p, weft_unify_region_name,
+                                       weft_unify_region_paradigm, u, 1, 4),
+                     0);
     assert_int_equal(weft_callcounts_build(&cc, &defs, &p), 0);
     assert_int_equal(cc.n, 5);
     assert_int_equal(cc.region[0], 1);
@@ -127,20 +128,25 @@ static void test_profile(void **state)
     assert_int_equal(nrows, 4);  /* the sums, then location 5's rows */
     for (size_t i = 0; i < nrows; i++) {
         if (strcmp(rows[i].region, WEFT_PROFILE_OUTSIDE) == 0) {
+            assert_string_equal(rows[i].paradigm, "");
             free(rows[i].region);
+            free(rows[i].paradigm);
             continue;
         }
         assert_string_equal(rows[i].region, "pthread_mutex_lock");
+        assert_string_equal(rows[i].paradigm, "compiler"); /* region()'s */
         assert_int_equal(rows[i].visits, 1 + 1000 + 10);
         assert_true(rows[i].excl_s > 30599e-9 && rows[i].excl_s < 30601e-9);
         assert_true(rows[i].incl_s > 30599e-9 && rows[i].incl_s < 30601e-9);
         free(rows[i].region);
+        free(rows[i].paradigm);
     }
     free(rows);
     /* ns at another resolution: 2 ticks per ns */
     weft_profile_free(&p);
-    assert_int_equal(weft_profile_init(&p, weft_unify_region_name, u, 1,
-                                       4), 0);
+    assert_int_equal(weft_profile_init(&p, weft_unify_region_name,
+                                       weft_unify_region_paradigm, u, 1, 4),
+                     0);
     ev = metric_event(2000, 0, 5, types, v);
     assert_int_equal(weft_callcounts_event(&cc, &mm, &p, &l, &ev,
                                            2000000000u), 0);

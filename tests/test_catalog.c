@@ -425,6 +425,7 @@ static void test_ids_random(void **state)
              "ALTER TABLE locations DROP COLUMN process;"
              "ALTER TABLE locations DROP COLUMN program;"
              "ALTER TABLE members DROP COLUMN parent_pid;"
+             "ALTER TABLE regions DROP COLUMN paradigm;"
              "INSERT INTO traces (id, key, state) VALUES (1, 'o1', 'complete'),"
              " (2, 'o2', 'complete'); PRAGMA user_version = 8;");
     c = open_ok(f->path, 0);
@@ -479,7 +480,8 @@ static void test_detail_round_trip(void **state)
     assert_int_equal(weft_catalog_regions(c, got.id, 0, WEFT_RSORT_EXCL, 0,
                                           seen_region, &s), 0);
     assert_int_equal(s.n, 2);
-    assert_string_equal(s.text[0], "-1 [] " ODD " 3 3.000 3.000 / 4.000");
+    assert_string_equal(s.text[0], "-1 [] " ODD " 3 3.000 3.000 / 4.000"
+                        " paradigm mpi");
     assert_string_equal(s.text[1], "-1 [] main 2 4.000 1.000 / 4.000");
     /* Other orders and a limit. */
     memset(&s, 0, sizeof s);
@@ -502,11 +504,16 @@ static void test_detail_round_trip(void **state)
                                           seen_region, &s), 0);
     assert_int_equal(s.n, 2);
     assert_string_equal(s.text[0], "0 [Master thread] " ODD
-                        " 1 1.500 1.500 / 2.000");
+                        " 1 1.500 1.500 / 2.000 paradigm mpi");
     assert_string_equal(s.text[1], "4294967296 [Master thread] main 1 2.000 "
                         "0.500 / 0.500");
     assert_int_equal(weft_catalog_regions(c, got.id, 0, (enum weft_region_sort)9,
                                           0, seen_region, &s), WEFT_EINVAL);
+    /* a paradigm as given, NULL as '' */
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM regions WHERE "
+                             "paradigm = 'mpi'"), 2);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM regions WHERE "
+                             "paradigm = ''"), 3);
     weft_catalog_trace_free(&got);
 
     /* finish again replaces members, tags and regions. */
@@ -554,7 +561,7 @@ static void finish_regions(weft_catalog *c, const char *key,
     if (n)
         memcpy(all, reg, n * sizeof *reg);
     all[n] = (weft_region_row){ 0, (char *)"per-location", 99, 9.0, 9.0,
-                                NULL, 0 };
+                                NULL, NULL, 0 };
     d.regions = all;
     d.nregions = n + 1;
     row.key = (char *)key;
@@ -571,19 +578,19 @@ static void test_compare(void **state)
     fixture *f = *state;
     weft_catalog *c = open_ok(f->path, 0);
     const weft_region_row a[] = {
-        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"solve", 100, 5.0, 5.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"old", 4, 0.5, 0.5, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"io", 1, 0.25, 0.25, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"io", 2, 0.25, 0.25, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"solve", 100, 5.0, 5.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"old", 4, 0.5, 0.5, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 1, 0.25, 0.25, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 2, 0.25, 0.25, NULL, NULL, 0 },
     };
     const weft_region_row b[] = {
-        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.5, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"solve", 200, 3.0, 3.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"new", 9, 0.75, 0.75, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, 0 },
-        { WEFT_PROFILE_ALL, (char *)"io", 3, 1.0, 1.0, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"main", 1, 10.0, 1.5, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"solve", 200, 3.0, 3.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"new", 9, 0.75, 0.75, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"same", 7, 2.0, 2.0, NULL, NULL, 0 },
+        { WEFT_PROFILE_ALL, (char *)"io", 3, 1.0, 1.0, NULL, NULL, 0 },
     };
     weft_trace_row ra, rb;
     seen s = { 0 };

@@ -28,9 +28,11 @@
 #include "tmpdir.h"
 #include "weft_errors.h"
 
-/* What schemas 9 to 14 added, dropped to make an older catalog of a
+/* What schemas 9 to 15 added, dropped to make an older catalog of a
  * new one. */
-#define DROP_SCHEMA_14 "ALTER TABLE members DROP COLUMN parent_pid;"
+#define DROP_SCHEMA_15 "ALTER TABLE regions DROP COLUMN paradigm;"
+#define DROP_SCHEMA_14 DROP_SCHEMA_15                                        \
+    "ALTER TABLE members DROP COLUMN parent_pid;"
 #define DROP_SCHEMA_13 DROP_SCHEMA_14                                        \
     "ALTER TABLE locations DROP COLUMN process;"                             \
     "ALTER TABLE locations DROP COLUMN program;"
@@ -873,16 +875,23 @@ static void test_tree_programs(void **state)
           (char *)"cc1 (pid 103)", (char *)"cc1" },
         { 3ull << 32, 3, 0, (char *)"Master thread", 1, 0, NULL, NULL },
     };
-    weft_region_row reg[6] = {
-        { 0, (char *)"main", 1, 1.0, 1.0, NULL, 0 },
-        { 1ll << 32, (char *)"main", 1, 6.0, 2.0, NULL, 0 },
-        { 1ll << 32, (char *)"parse", 2, 4.0, 3.0, NULL, 0 },
-        { 2ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, 0 },
-        { 2ll << 32, (char *)"parse", 1, 1.0, 1.0, NULL, 0 },
-        { 3ll << 32, (char *)"x", 1, 4.0, 4.0, NULL, 0 },
+    /* cc1's two "parse" are one region (same paradigm), its "read" of
+     * two paradigms two */
+    weft_region_row reg[8] = {
+        { 0, (char *)"main", 1, 1.0, 1.0, NULL, NULL, 0 },
+        { 1ll << 32, (char *)"main", 1, 6.0, 2.0, NULL, NULL, 0 },
+        { 1ll << 32, (char *)"parse", 2, 4.0, 3.0, (char *)"compiler", NULL,
+          0 },
+        { 2ll << 32, (char *)"main", 1, 2.0, 0.5, NULL, NULL, 0 },
+        { 2ll << 32, (char *)"parse", 1, 1.0, 1.0, (char *)"compiler", NULL,
+          0 },
+        { 3ll << 32, (char *)"x", 1, 4.0, 4.0, NULL, NULL, 0 },
+        { 1ll << 32, (char *)"read", 1, 0.25, 0.25, (char *)"io", NULL, 0 },
+        { 2ll << 32, (char *)"read", 1, 0.25, 0.25, (char *)"compiler",
+          NULL, 0 },
     };
     weft_trace_detail d = { .locations = locs, .nlocations = 4,
-                            .regions = reg, .nregions = 6 };
+                            .regions = reg, .nregions = 8 };
     weft_trace_row row = { 0 };
     seen s = { 0 };
 
@@ -893,13 +902,18 @@ static void test_tree_programs(void **state)
     assert_int_equal(s.n, 4);
     assert_string_equal(s.text[1], "1 [cc1 (pid 101)] [cc1]");
     assert_string_equal(s.text[3], "3 [] []");
-    assert_int_equal(programs(c, WEFT_RSORT_EXCL, 0, &s), 4);
+    assert_int_equal(programs(c, WEFT_RSORT_EXCL, 0, &s), 6);
     assert_string_equal(s.text[0], "0 [-] x 1 4.000 4.000 / 4.000");
-    assert_string_equal(s.text[1], "0 [cc1] parse 3 5.000 4.000 / 6.500");
-    assert_string_equal(s.text[2], "0 [cc1] main 2 8.000 2.500 / 6.500");
-    assert_string_equal(s.text[3], "0 [make] main 1 1.000 1.000 / 1.000");
+    assert_string_equal(s.text[1], "0 [cc1] parse 3 5.000 4.000 / 7.000 "
+                        "paradigm compiler");
+    assert_string_equal(s.text[2], "0 [cc1] main 2 8.000 2.500 / 7.000");
+    assert_string_equal(s.text[3], "0 [cc1] read 1 0.250 0.250 / 7.000 "
+                        "paradigm compiler");
+    assert_string_equal(s.text[4], "0 [cc1] read 1 0.250 0.250 / 7.000 "
+                        "paradigm io");
+    assert_string_equal(s.text[5], "0 [make] main 1 1.000 1.000 / 1.000");
     assert_int_equal(programs(c, WEFT_RSORT_NAME, 1, &s), 3);
-    assert_string_equal(s.text[1], "0 [cc1] main 2 8.000 2.500 / 6.500");
+    assert_string_equal(s.text[1], "0 [cc1] main 2 8.000 2.500 / 7.000");
     assert_int_equal(weft_catalog_regions(c, 1, (enum weft_region_group)7,
                                           WEFT_RSORT_EXCL, 0, seen_region,
                                           &s), WEFT_EINVAL);
@@ -946,6 +960,48 @@ static void test_migrate_members_parent(void **state)
     weft_catalog_close(c);
 }
 
+/* Schema 15 (issue #35): a profile row's paradigm; a catalog of 14
+ * reads '' for its rows, and stores paradigms from then on. */
+static void test_migrate_regions_paradigm(void **state)
+{
+    fixture *f = *state;
+    weft_catalog *c = open_ok(f->path, 0);
+    weft_region_row reg[2] = {
+        { WEFT_PROFILE_ALL, (char *)"MPI_Send", 4, 1.0, 1.0, (char *)"mpi",
+          NULL, 0 },
+        { 0, (char *)"MPI_Send", 4, 1.0, 1.0, (char *)"mpi", NULL, 0 },
+    };
+    weft_trace_detail d = { .regions = reg, .nregions = 2 };
+    weft_trace_row row = { .key = (char *)"old", .name = (char *)"old",
+                           .state = (char *)WEFT_STATE_COMPLETE };
+    seen s;
+
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    weft_catalog_close(c);
+    raw_exec(f->path, DROP_SCHEMA_15 "PRAGMA user_version = 14;");
+    c = open_ok(f->path, 0);
+    assert_int_equal(raw_int(f->path, "PRAGMA user_version"),
+                     WEFT_CATALOG_SCHEMA_VERSION);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM regions WHERE "
+                             "paradigm = ''"), 2);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, 1, WEFT_RGROUP_LOCATION,
+                                          WEFT_RSORT_EXCL, 0, seen_region,
+                                          &s), 0);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(s.text[0], "0 [] MPI_Send 4 1.000 1.000 / 1.000");
+    row.key = (char *)"new";
+    row.name = (char *)"new";
+    assert_int_equal(weft_catalog_trace_finish_detail(c, &row, &d), 0);
+    memset(&s, 0, sizeof s);
+    assert_int_equal(weft_catalog_regions(c, 2, WEFT_RGROUP_ALL,
+                                          WEFT_RSORT_EXCL, 0, seen_region,
+                                          &s), 0);
+    assert_string_equal(s.text[0], "-1 [] MPI_Send 4 1.000 1.000 / 1.000 "
+                        "paradigm mpi");
+    weft_catalog_close(c);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -963,6 +1019,7 @@ int main(void)
         T(test_io_metrics_round_trip),
         T(test_migrate_from_v3),
         T(test_migrate_members_parent),
+        T(test_migrate_regions_paradigm),
         T(test_live_figures),
         T(test_report_round_trip),
         T(test_tree_programs),

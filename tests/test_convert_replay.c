@@ -64,6 +64,7 @@ static void write_par_member(const ctx *c, uint32_t rank, int fault)
     defs[3] = str(3, "peer");
     defs[4] = region(0, rank % 2, 1);
     defs[5] = region(1, 1 - rank % 2, 20);
+    defs[5].u.Region.paradigm = OTF2_PARADIGM_MPI;  /* its rows say so */
     defs[6] = region(2, 2, 30);
     memset(&defs[7], 0, sizeof defs[7]);
     defs[7].type = WEFT_REC_Attribute;
@@ -159,6 +160,7 @@ static void assert_same_result(const weft_convert_result *a,
         const weft_region_row *x = &a->regions[i], *y = &b->regions[i];
         assert_int_equal(x->location, y->location);
         assert_string_equal(x->region, y->region);
+        assert_string_equal(x->paradigm, y->paradigm);
         assert_int_equal(x->visits, y->visits);
         assert_true(x->incl_s == y->incl_s);
         assert_true(x->excl_s == y->excl_s);
@@ -236,8 +238,17 @@ static void test_convert_threads_identical(void **state)
                      2 + PAR_MEMBERS + 1 + PAR_MEMBERS * 2 * (3 + 1));
     assert_int_equal(res[0].regions[0].location, WEFT_PROFILE_ALL);
     assert_string_equal(res[0].regions[0].region, "main");
+    assert_string_equal(res[0].regions[0].paradigm, "compiler");
     assert_int_equal(res[0].regions[0].visits,
                      PAR_MEMBERS * (5 * PAR_PAIRS / 3 + 1));
+    /* each row its region's paradigm, whatever a member's ids */
+    for (size_t i = 0; i < res[0].nregions; i++) {
+        const weft_region_row *r = &res[0].regions[i];
+        assert_string_equal(r->paradigm,
+                            !strcmp(r->region, "foo") ? "mpi"
+                            : !strcmp(r->region, WEFT_PROFILE_OUTSIDE) ? ""
+                            : "compiler");
+    }
     assert_string_equal(res[0].regions[2 + PAR_MEMBERS].region,
                         WEFT_PROFILE_OUTSIDE);
     assert_int_equal(res[0].regions[2 + PAR_MEMBERS].location,

@@ -66,7 +66,8 @@ static int setup(void **state)
             .rank = (uint32_t)(i / 2), .name = "t", .events = 10 };
     f->tag[0] = (weft_tag){ "app", "x" };
     f->reg[0] = (weft_region_row){ .location = WEFT_PROFILE_ALL,
-        .region = "main", .visits = 3, .incl_s = 1.5, .excl_s = 0.5 };
+        .region = "main", .visits = 3, .incl_s = 1.5, .excl_s = 0.5,
+        .paradigm = "user" };
     f->reg[1] = (weft_region_row){ .location = 7, .region = "main",
         .visits = 1, .incl_s = 0.5, .excl_s = 0.25 };
     f->tl[0] = (weft_timeline_row){ .location = 14, .start_s = 0,
@@ -220,6 +221,7 @@ static void test_members_and_locations(void **state)
 static void test_profile_and_timelines(void **state)
 {
     fixture *f = *state;
+    char para[WEFT_IMPORT_MAX_PARADIGM + 2];
 
     f->m.regions[1]->location = 8;
     refused(f, WEFT_EINVAL, "a profile row of location 8");
@@ -229,6 +231,15 @@ static void test_profile_and_timelines(void **state)
     f->m.regions[0]->excl_s = -1;
     refused(f, WEFT_EINVAL, "exclusive time is -1");
     f->m.regions[0]->excl_s = 0.5;
+    f->m.regions[0]->paradigm = "mpi\t";
+    refused(f, WEFT_EINVAL, "a region's paradigm has a control character");
+    memset(para, 'x', sizeof para - 1);
+    para[sizeof para - 1] = 0;
+    f->m.regions[0]->paradigm = para;
+    refused(f, WEFT_ELIMIT, "a region's paradigm is 65 bytes long");
+    f->m.regions[0]->paradigm = "";  /* a weft before schema 15 */
+    assert_int_equal(weft_import_check(&f->m, f->err, sizeof f->err), 0);
+    f->m.regions[0]->paradigm = "user";
     f->m.timelines[0]->location = 1;
     refused(f, WEFT_EINVAL, "a timeline of location 1");
     f->m.timelines[0]->location = 14;
@@ -303,6 +314,8 @@ static void test_round_trip(void **state)
     assert_int_equal(r.detail.regions[0].location, WEFT_PROFILE_ALL);
     assert_int_equal(r.detail.regions[1].location, 7);
     assert_true(r.detail.regions[1].excl_s == 0.25);
+    assert_string_equal(r.detail.regions[0].paradigm, "user");
+    assert_string_equal(r.detail.regions[1].paradigm, ""); /* NULL sent */
     assert_int_equal(r.detail.timelines[0].nbins, 4);
     assert_ptr_equal(r.detail.timelines[0].bins, f->bins);
     assert_string_equal(r.detail.tags[0].key, "app");

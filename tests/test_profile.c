@@ -5,7 +5,8 @@
  * that grows under open frames; the top rows of a location against its
  * sums; sums added across profiles; the result's order, names and
  * seconds; the inline Enter that needs no memory and when it declines;
- * the time outside any region, a row of its own (issue #32).
+ * the time outside any region, a row of its own (issue #32); the
+ * paradigm each row says (issue #35).
  * (The profile of whole archives is tested in test_convert.c.)
  */
 #include <setjmp.h>
@@ -31,7 +32,30 @@ typedef struct fixture {
     weft_profile_loc l;
 } fixture;
 
-/* Regions 0..NREGIONS-1 named "r<id>". */
+/* The paradigm and role of region i (by i % 5), and what rows say of
+ * them. */
+static const struct {
+    OTF2_Paradigm paradigm;
+    OTF2_RegionRole role;
+    const char *name;
+} kinds[] = {
+    { OTF2_PARADIGM_COMPILER, OTF2_REGION_ROLE_FUNCTION, "compiler" },
+    { OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_POINT2POINT, "mpi" },
+    { OTF2_PARADIGM_NONE, OTF2_REGION_ROLE_FILE_IO, "io" },
+    { OTF2_PARADIGM_PTHREAD, OTF2_REGION_ROLE_FUNCTION, "pthread" },
+    { OTF2_PARADIGM_OPENMP, OTF2_REGION_ROLE_BARRIER, "openmp" },
+};
+#define KINDS (sizeof kinds / sizeof kinds[0])
+
+/* A profile of f's regions, keeping `keep` rows per location. */
+static int init_profile(const fixture *f, weft_profile *p, size_t keep)
+{
+    return weft_profile_init(p, weft_unify_region_name,
+                             weft_unify_region_paradigm, f->u, NREGIONS,
+                             keep);
+}
+
+/* Regions 0..NREGIONS-1 named "r<id>", of kinds[id % KINDS]. */
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -45,11 +69,12 @@ static int setup(void **state)
         snprintf(name, sizeof name, "r%u", i);
         s = str(i, name);
         r = region(i, i, i);
+        r.u.Region.paradigm = kinds[i % KINDS].paradigm;
+        r.u.Region.regionRole = kinds[i % KINDS].role;
         assert_int_equal(weft_unify_add_def(f->u, 0, &s, err, sizeof err), 0);
         assert_int_equal(weft_unify_add_def(f->u, 0, &r, err, sizeof err), 0);
     }
-    assert_int_equal(weft_profile_init(&f->p, weft_unify_region_name, f->u,
-                                       NREGIONS, 100), 0);
+    assert_int_equal(init_profile(f, &f->p, 100), 0);
     *state = f;
     return 0;
 }
@@ -83,8 +108,10 @@ static const weft_region_row *row_of(const weft_region_row *rows, size_t n,
 
 static void free_rows(weft_region_row *rows, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(rows[i].region);
+        free(rows[i].paradigm);
+    }
     free(rows);
 }
 
@@ -108,8 +135,10 @@ static void test_nested(void **state)
     /* Rows by exclusive time, most first; the tables are freed. */
     assert_int_equal(f->p.nrows, 2);
     assert_string_equal(f->p.rows[0].region, "r0");
+    assert_string_equal(f->p.rows[0].paradigm, "compiler");
     assert_int_equal(f->p.rows[0].location, 7);
     assert_string_equal(f->p.rows[1].region, "r1");
+    assert_string_equal(f->p.rows[1].paradigm, "mpi");
     assert_null(f->l.stack);
     assert_null(f->l.slots.cells);
 }
@@ -229,8 +258,7 @@ static void test_top_rows(void **state)
     fixture *f = *state;
 
     weft_profile_free(&f->p);
-    assert_int_equal(weft_profile_init(&f->p, weft_unify_region_name, f->u,
-                                       NREGIONS, 2), 0);
+    assert_int_equal(init_profile(f, &f->p, 2), 0);
     open_frame(f, 5, 0);     /* 5: 10 */
     weft_profile_leave(&f->l, 10);
     open_frame(f, 6, 10);    /* 6: 30 */
@@ -256,8 +284,7 @@ static void test_add_and_result(void **state)
     size_t n = 0;
 
     memset(&l2, 0, sizeof l2);
-    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
-                                       NREGIONS, 100), 0);
+    assert_int_equal(init_profile(f, &other, 100), 0);
     open_frame(f, 1, 0);
     weft_profile_leave(&f->l, 500);
     assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 10, 500), 0);
@@ -274,13 +301,18 @@ static void test_add_and_result(void **state)
     assert_int_equal(n, 3);
     assert_int_equal(rows[0].location, WEFT_PROFILE_ALL);
     assert_string_equal(rows[0].region, "r0");
+    assert_string_equal(rows[0].paradigm, "compiler");
     assert_int_equal(rows[0].visits, 1);
     assert_true(rows[0].excl_s == 0.25);
     assert_int_equal(rows[1].location, WEFT_PROFILE_ALL);
     assert_string_equal(rows[1].region, "r1");
+    assert_string_equal(rows[1].paradigm, "mpi");
     assert_true(rows[1].incl_s == 1.5);
     assert_true(rows[1].excl_s == 1.25);
     assert_true(row_of(rows, n, 10, "r1")->incl_s == 0.5);
+    assert_string_equal(row_of(rows, n, 10, "r1")->paradigm, "mpi");
+    assert_string_equal(other.rows[1].region, "r0");
+    assert_string_equal(other.rows[1].paradigm, "compiler");
     assert_null(f->p.rows);
     assert_int_equal(f->p.nrows, 0);
     free_rows(rows, n);
@@ -324,6 +356,7 @@ static void test_outside(void **state)
     assert_int_equal(f->p.outside, 90 - 30 - 10 - 5);
     assert_int_equal(f->p.nrows, 5);
     assert_string_equal(f->p.rows[4].region, WEFT_PROFILE_OUTSIDE);
+    assert_string_equal(f->p.rows[4].paradigm, "");
     assert_int_equal(f->p.rows[4].visits, 0);
     assert_true(f->p.rows[4].excl_s == 45);
     assert_true(f->p.rows[4].incl_s == 45);
@@ -332,20 +365,22 @@ static void test_outside(void **state)
     assert_true(sum == 90);
 
     memset(&l2, 0, sizeof l2);  /* a location without frames: all of it */
-    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
-                                       NREGIONS, 100), 0);
+    assert_int_equal(init_profile(f, &other, 100), 0);
     l2.start = 1000;
     assert_int_equal(weft_profile_finish_loc(&other, &l2, 5, 1300), 0);
     weft_profile_add(&f->p, &other);
     assert_int_equal(weft_profile_result(&f->p, 10, &rows, &n), 0);
     assert_true(row_of(rows, n, WEFT_PROFILE_ALL,    /* 45 + 300 ticks */
                        WEFT_PROFILE_OUTSIDE)->excl_s == 34.5);
+    assert_string_equal(row_of(rows, n, WEFT_PROFILE_ALL,
+                               WEFT_PROFILE_OUTSIDE)->paradigm, "");
+    assert_string_equal(row_of(rows, n, WEFT_PROFILE_ALL, "r2")->paradigm,
+                        "io");
     assert_true(row_of(rows, n, 4, WEFT_PROFILE_OUTSIDE)->excl_s == 4.5);
     free_rows(rows, n);
     weft_profile_free(&other);
     rows = NULL;
-    assert_int_equal(weft_profile_init(&other, weft_unify_region_name, f->u,
-                                       NREGIONS, 100), 0);
+    assert_int_equal(init_profile(f, &other, 100), 0);
     other.outside = 300;     /* outside time, but no region entered */
     assert_int_equal(weft_profile_result(&other, 10, &rows, &n), 0);
     assert_null(rows);
@@ -384,8 +419,8 @@ static void test_outside_name_taken(void **state)
     size_t n = 0;
 
     weft_profile_free(&f->p);
-    assert_int_equal(weft_profile_init(&f->p, outside_named, NULL, 2, 100),
-                     0);
+    assert_int_equal(weft_profile_init(&f->p, outside_named, NULL, NULL, 2,
+                                       100), 0);
     open_frame(f, 0, 0);
     weft_profile_leave(&f->l, 10);
     f->l.start = 0;
@@ -398,6 +433,72 @@ static void test_outside_name_taken(void **state)
                        WEFT_PROFILE_OUTSIDE)->excl_s == 20);
     assert_true(row_of(rows, n, 0, WEFT_PROFILE_OUTSIDE)->excl_s == 20);
     free_rows(rows, n);
+}
+
+/* Paradigms by name (issue #35): OTF2's in lower case, "io" for I/O
+ * calls (paradigm NONE, an I/O role), a number OTF2 does not name as
+ * itself. */
+static void test_paradigm_names(void **state)
+{
+    static const char *const all[] = {
+        "unknown", "user", "compiler", "openmp", "mpi", "cuda",
+        "measurement_system", "pthread", "hmpp", "ompss", "hardware",
+        "gaspi", "upc", "shmem", "winthread", "qtthread", "acethread",
+        "tbbthread", "openacc", "opencl", "mtapi", "sampling", "none",
+        "hip", "kokkos",
+    };
+    char buf[WEFT_PROFILE_PARADIGM_NAME];
+
+    (void)state;
+    assert_int_equal(sizeof all / sizeof *all, OTF2_PARADIGM_KOKKOS + 1);
+    for (unsigned p = 0; p < sizeof all / sizeof *all; p++)
+        assert_string_equal(weft_profile_paradigm_name(
+            p, OTF2_REGION_ROLE_FUNCTION, buf), all[p]);
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_POINT2POINT, buf), "mpi");
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_NONE, OTF2_REGION_ROLE_FILE_IO, buf), "io");
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_NONE, OTF2_REGION_ROLE_FILE_IO_METADATA, buf), "io");
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_NONE, OTF2_REGION_ROLE_WRAPPER, buf), "none");
+    /* MPI-IO's calls stay MPI's */
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_MPI, OTF2_REGION_ROLE_FILE_IO, buf), "mpi");
+    assert_string_equal(weft_profile_paradigm_name(
+        OTF2_PARADIGM_KOKKOS + 1, OTF2_REGION_ROLE_FUNCTION, buf),
+        "paradigm 25");
+    assert_string_equal(weft_profile_paradigm_name(
+        255, OTF2_REGION_ROLE_FILE_IO, buf), "paradigm 255");
+}
+
+/* Each row says its region's paradigm; without a paradigm function, or
+ * for an id the definitions lack, it is "". */
+static void test_paradigm_rows(void **state)
+{
+    fixture *f = *state;
+    char buf[WEFT_PROFILE_PARADIGM_NAME];
+
+    for (uint32_t r = 0; r < KINDS; r++) {
+        open_frame(f, r, 10 * r);
+        weft_profile_leave(&f->l, 10 * r + 10 - r);
+    }
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 3, 50), 0);
+    assert_int_equal(f->p.nrows, KINDS + 1);
+    for (size_t i = 0; i < KINDS; i++)   /* most exclusive time first */
+        assert_string_equal(f->p.rows[i].paradigm, kinds[i].name);
+    assert_string_equal(f->p.rows[KINDS].region, WEFT_PROFILE_OUTSIDE);
+    assert_string_equal(f->p.rows[KINDS].paradigm, "");
+    assert_string_equal(weft_unify_region_paradigm(f->u, NREGIONS, buf), "");
+
+    weft_profile_free(&f->p);
+    assert_int_equal(weft_profile_init(&f->p, weft_unify_region_name, NULL,
+                                       f->u, NREGIONS, 100), 0);
+    open_frame(f, 1, 0);
+    weft_profile_leave(&f->l, 10);
+    assert_int_equal(weft_profile_finish_loc(&f->p, &f->l, 3, 10), 0);
+    assert_string_equal(f->p.rows[0].region, "r1");
+    assert_string_equal(f->p.rows[0].paradigm, "");
 }
 
 int main(void)
@@ -418,6 +519,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outside_name_taken, setup,
                                         teardown),
+        cmocka_unit_test(test_paradigm_names),
+        cmocka_unit_test_setup_teardown(test_paradigm_rows, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

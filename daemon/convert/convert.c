@@ -477,7 +477,8 @@ static int gather(conv *c, int *read_all)
         return rc;
     /* The next attribute id, defined after pass 2 if nesting used it. */
     c->nest_attr = (uint32_t)weft_unify_count(c->u, WEFT_REC_Attribute);
-    if (weft_profile_init(&c->prof, weft_unify_region_name, c->u,
+    if (weft_profile_init(&c->prof, weft_unify_region_name,
+                          weft_unify_region_paradigm, c->u,
                           weft_unify_count(c->u, WEFT_REC_Region),
                           WEFT_PROFILE_ROWS_PER_LOCATION) < 0)
         return weft__conv_fail(c, WEFT_ENOMEM, "out of memory");
@@ -571,8 +572,10 @@ void weft__conv_free(conv *c)
         free(m->locs);
         free(m->local_defs);
         free(m->offsets);
-        for (size_t k = 0; k < m->nprows; k++)
+        for (size_t k = 0; k < m->nprows; k++) {
             free(m->prows[k].region);
+            free(m->prows[k].paradigm);
+        }
         free(m->prows);
         weft_commsum_free(&m->sends);
         weft_iosum_free(&m->io);
@@ -724,8 +727,10 @@ void weft_convert_result_free(weft_convert_result *out)
         free(out->locations[i].program);
     }
     free(out->locations);
-    for (size_t i = 0; i < out->nregions; i++)
+    for (size_t i = 0; i < out->nregions; i++) {
         free(out->regions[i].region);
+        free(out->regions[i].paradigm);
+    }
     free(out->regions);
     for (size_t i = 0; i < out->ntimelines; i++)
         free(out->timelines[i].bins);

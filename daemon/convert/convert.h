@@ -121,7 +121,8 @@ typedef struct weft_convert_result {
     size_t nlocations;
     /* The region profile from the Enter/Leave events (see profile.c): the
      * rows summed over all locations (location WEFT_PROFILE_ALL) first,
-     * then per location. malloc'd, region names malloc'd. */
+     * then per location. malloc'd, region names and paradigms
+     * malloc'd. */
     weft_region_row *regions;
     size_t nregions;
     /* What `weft report` draws (issue #17; catalog.h, schema 6): the

@@ -669,7 +669,8 @@ int weft__replay_maps(conv *c, const member *m, size_t keep)
 {
     weft_defview defs = weft_unify_view(m->u);
 
-    if (weft_profile_init(&c->prof, weft_unify_region_name, m->u,
+    if (weft_profile_init(&c->prof, weft_unify_region_name,
+                          weft_unify_region_paradigm, m->u,
                           weft_unify_count(m->u, WEFT_REC_Region), keep) < 0 ||
         weft_commmap_build(&c->cmap, &defs, NULL, NULL) < 0 ||
         weft_metricmap_build(&c->mmap, &defs) < 0 ||

@@ -96,7 +96,8 @@ static int worker_init(worker *w, const conv *c, pass2 *p)
     w->p = p;
     rc = weft__replay_copy(&w->c, c, &w->out);
     if (rc == 0)
-        rc = weft_profile_init(&w->c.psum, c->prof.name, c->prof.name_arg,
+        rc = weft_profile_init(&w->c.psum, c->prof.name, c->prof.paradigm,
+                               c->prof.name_arg,
                                c->prof.nregions, c->prof.keep);
     return rc < 0 ? WEFT_ENOMEM : 0;
 }

@@ -206,6 +206,11 @@ const weft_record *weft_unify_def(const weft_unifier *u, size_t i);
 /* The name of global region id, "" if it has none; owned by the
  * unifier u (a const weft_unifier *: the profile's weft_profile_name_fn). */
 const char *weft_unify_region_name(const void *u, uint32_t id);
+/* The paradigm of global region id as the profile's rows say it
+ * (weft_profile_paradigm_name of its paradigm and role; buf: room for
+ * it), "" if there is no such region: the profile's
+ * weft_profile_paradigm_fn. */
+const char *weft_unify_region_paradigm(const void *u, uint32_t id, char *buf);
 /* u's global definitions as the report's summaries read them
  * (defview.h): weft_unify_count, weft_unify_get, weft_unify_string. */
 weft_defview weft_unify_view(const weft_unifier *u);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "fail.h"
+#include "profile.h"
 #include "unify_internal.h"
 #include "weft_errors.h"
 
@@ -170,6 +171,17 @@ const char *weft_unify_region_name(const void *u, uint32_t id)
     if (!r || r->u.Region.self != id)
         return "";
     return weft_unify_string(u, r->u.Region.name);
+}
+
+/* See unify.h. */
+const char *weft_unify_region_paradigm(const void *u, uint32_t id, char *buf)
+{
+    const weft_record *r = weft_unify_get(u, WEFT_REC_Region, id);
+
+    if (!r || r->u.Region.self != id)
+        return "";
+    return weft_profile_paradigm_name(r->u.Region.paradigm,
+                                      r->u.Region.regionRole, buf);
 }
 
 static size_t view_count(const void *u, uint32_t type)
