@@ -131,14 +131,15 @@ deterministic() {
 # check_lammps ANCHOR NP THREADS DUMPS DEBUG: the checks of each rank
 # (see the top of the file) on the archive; prints the summary.
 check_lammps() {
-    "$PY" - "$@" <<'PY'
+    PYTHONPATH="$WEFT_SRCDIR/tests" "$PY" - "$@" <<'PY'
 import collections, re, sys
 import otf2
+import p2p
 MPI, OPENMP = otf2.Paradigm.MPI, otf2.Paradigm.OPENMP
 anchor, np, threads, dumps, debug = sys.argv[1], *map(int, sys.argv[2:])
 PARALLEL, ATOMIC, BARRIER = "!$omp parallel", "!$omp atomic", "!$omp barrier"
 bad = []
-rank_of = lambda loc: loc._ref >> 32
+rank_of = p2p.rank_of
 construct = lambda name: name.split(" @")[0]
 with otf2.reader.open(anchor) as r:
     paradigms = collections.defaultdict(set)     # rank -> regions' paradigms
@@ -154,13 +155,8 @@ with otf2.reader.open(anchor) as r:
     excl = collections.Counter()                 # OpenMP region -> ns
     omp_names = set()
     teams = set()                                # Comms of the teams
-    sends, recvs = collections.Counter(), collections.Counter()
+    msgs = p2p.Messages()
 
-    def world(comm, peer, me):
-        members = comm.group.members
-        if comm.group.group_type == otf2.GroupType.COMM_SELF:
-            return me
-        return rank_of(members[peer]) if members else peer
 
     for loc, ev in r.events:
         rank, kind = rank_of(loc), type(ev).__name__
@@ -197,14 +193,7 @@ with otf2.reader.open(anchor) as r:
             fork_locs[rank].add(loc)
         elif kind == "ThreadTeamBegin":
             teams.add(ev.thread_team)
-        if kind in ("MpiSend", "MpiIsend"):
-            sends[(ev.communicator.name, rank,
-                   world(ev.communicator, ev.receiver, rank), ev.msg_tag,
-                   ev.msg_length)] += 1
-        elif kind in ("MpiRecv", "MpiIrecv"):
-            recvs[(ev.communicator.name,
-                   world(ev.communicator, ev.sender, rank), rank, ev.msg_tag,
-                   ev.msg_length)] += 1
+        msgs.event(rank, kind, ev)
     locations = r.definitions.locations
     ranks = sorted({rank_of(loc) for loc in locations})
     if ranks != list(range(np)):
@@ -256,12 +245,7 @@ with otf2.reader.open(anchor) as r:
         if named:
             bad.append("OpenMP regions named after a source line without "
                        "debug information: %s" % named)
-    for k, n in sorted((sends - recvs).items()):
-        bad.append("%d message(s) %s from rank %d to %d tag %d, %d bytes: "
-                   "sent, never received" % ((n,) + k))
-    for k, n in sorted((recvs - sends).items()):
-        bad.append("%d message(s) %s from rank %d to %d tag %d, %d bytes: "
-                   "received, never sent" % ((n,) + k))
+    bad.extend(msgs.problems())
     for loc, st in stacks.items():
         if st:
             bad.append("%s: regions never left: %s" %
@@ -279,7 +263,7 @@ if not bad:
               len(ranks), len(locations), len(teams), total("ThreadFork"),
               total("ThreadTeamBegin"), implicit, explicit,
               sum(sum(o.values()) for o in orphans.values()),
-              sum(sends.values()), total("MpiCollectiveBegin"),
+              msgs.matched(), total("MpiCollectiveBegin"),
               ", ".join("%s %.1f ms" % (n, t / 1e6)
                         for n, t in excl.most_common(4))))
 sys.exit(1 if bad else 0)

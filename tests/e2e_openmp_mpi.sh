@@ -297,9 +297,10 @@ PROG
 # and where it lies (see the top of the file), against the ranks'
 # reports (sendrecv, sendrecv_in_team, allreduce, forks).
 check_hybrid() {
-    "$PY" - "$@" <<'PY'
+    PYTHONPATH="$WEFT_SRCDIR/tests" "$PY" - "$@" <<'PY'
 import collections, json, sys
 import otf2
+import p2p
 MPI, OPENMP = otf2.Paradigm.MPI, otf2.Paradigm.OPENMP
 reports = {}
 for path in sys.argv[2:]:
@@ -307,7 +308,7 @@ for path in sys.argv[2:]:
         j = json.load(f)
     reports[j["rank"]] = j
 bad = []
-rank_of = lambda loc: loc._ref >> 32
+rank_of = p2p.rank_of
 with otf2.reader.open(sys.argv[1]) as r:
     paradigms = collections.defaultdict(set)     # rank -> regions' paradigms
     mpi_locs = collections.defaultdict(set)      # rank -> locations
@@ -316,13 +317,8 @@ with otf2.reader.open(sys.argv[1]) as r:
     in_team = collections.Counter()              # rank -> Sendrecv in a team
     kinds = collections.defaultdict(collections.Counter)
     stacks = collections.defaultdict(list)
-    sends, recvs = collections.Counter(), collections.Counter()
+    msgs = p2p.Messages()
 
-    def world(comm, peer, me):
-        members = comm.group.members
-        if comm.group.group_type == otf2.GroupType.COMM_SELF:
-            return me
-        return rank_of(members[peer]) if members else peer
 
     for loc, ev in r.events:
         rank, kind = rank_of(loc), type(ev).__name__
@@ -344,14 +340,7 @@ with otf2.reader.open(sys.argv[1]) as r:
             mpi_locs[rank].add(loc)
         elif kind in ("ThreadFork", "ThreadJoin"):
             fork_locs[rank].add(loc)
-        if kind == "MpiSend":
-            sends[(ev.communicator.name, rank,
-                   world(ev.communicator, ev.receiver, rank), ev.msg_tag,
-                   ev.msg_length)] += 1
-        elif kind == "MpiRecv":
-            recvs[(ev.communicator.name,
-                   world(ev.communicator, ev.sender, rank), rank, ev.msg_tag,
-                   ev.msg_length)] += 1
+        msgs.event(rank, kind, ev)
     ranks = sorted({rank_of(loc) for loc in r.definitions.locations})
     if ranks != sorted(reports):
         bad.append("ranks %s in the archive, reports of %s" %
@@ -388,16 +377,11 @@ with otf2.reader.open(sys.argv[1]) as r:
         for name in ("MPI_Init_thread", "MPI_Finalize"):
             if visits[rank][name] != 1:
                 bad.append("%s: %d %s" % (where, visits[rank][name], name))
-    for k, n in sorted((sends - recvs).items()):
-        bad.append("%d message(s) %s from rank %d to %d tag %d, %d bytes: "
-                   "sent, never received" % ((n,) + k))
-    for k, n in sorted((recvs - sends).items()):
-        bad.append("%d message(s) %s from rank %d to %d tag %d, %d bytes: "
-                   "received, never sent" % ((n,) + k))
+    bad.extend(msgs.problems())
 for b in bad:
     print(b)
 if not bad:
-    print("%d messages matched" % sum(sends.values()))
+    print("%d messages matched" % msgs.matched())
 sys.exit(1 if bad else 0)
 PY
 }
