@@ -64,6 +64,9 @@ union weft__event_ids {
  * the slow path next runs they are decoded only to be counted per type as
  * dropped. So discarding costs no lock per record and the counts say
  * exactly which records are missing. */
+/* Bytes of a cache line (x86-64 and most others). */
+#define WEFT__CACHE_LINE 64
+
 typedef struct weft__thread {
     /* Owner thread only (weft_close may take them over, see weft_close). */
     uint8_t *p;              /* write cursor in cur's or scratch's data */
@@ -92,7 +95,11 @@ typedef struct weft__thread {
     /* Under the session mutex. */
     int exited;              /* the thread has ended (key destructor ran) */
     struct weft__thread *next; /* registry of all thread states */
-} weft__thread;
+    /* Its own cache lines (pool.c allocates it aligned): the owner writes
+     * p, prev_time and nevents on every record and reads attention, and
+     * a neighbour's state on the same line would make every record of
+     * two threads miss in each other's cache. */
+} __attribute__((aligned(WEFT__CACHE_LINE))) weft__thread;
 
 /* The calling thread's state, NULL before its first use. */
 extern __thread weft__thread *weft__tls

@@ -497,9 +497,10 @@ weft__thread *weft__thread_self(void)
     if (t)
         return t;
     pthread_once(&thread_key_once, make_thread_key);
-    t = calloc(1, sizeof *t);
+    t = aligned_alloc(WEFT__CACHE_LINE, sizeof *t);
     if (!t)
         return NULL;
+    memset(t, 0, sizeof *t);
     t->p = t->end = no_buffer;
     atomic_init(&t->attention, 0);
     pthread_mutex_lock(&weft__S.mu);

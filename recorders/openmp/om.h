@@ -141,14 +141,20 @@ extern __thread int om_ompt_testing OM_TLS OM_HIDDEN;
 
 /* ---- teams (team.c) ---------------------------------------------------- */
 
+/* A cache line's bytes: what every thread of a team writes or reads of
+ * another thread's memory sits in lines of its own, so that the owner's
+ * own records do not miss in its cache each time (false sharing). */
+#define OM_LINE 64
+
 /* A team as its encountering thread forks it (what it gives its threads
- * holds one): its threads take their Comm from it. */
+ * holds one): its threads take their Comm from it. Each joining thread
+ * writes it: a line of its own. */
 typedef struct om_team {
     OTF2_CommRef parent;          /* the encountering thread's team */
     uint32_t creator;             /* its location index */
     const _Atomic uint64_t *births;   /* the threads it started */
     _Atomic uint64_t chosen;      /* the Comm, once a thread chose it */
-} om_team;
+} __attribute__((aligned(OM_LINE))) om_team;
 
 /* Readies t for a team the calling thread forks. Guard raised. */
 OM_HIDDEN void om_team_fork(om_team *t);

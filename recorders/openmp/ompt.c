@@ -87,14 +87,16 @@ typedef struct om_etask {
     uint32_t creator, gen;
 } om_etask;
 
+/* This thread's own (first) and what its teams' other threads read
+ * (region, ends): in lines apart (om.h's OM_LINE). */
 static __thread struct {
-    om_oregion region[OM_OMPT_NEST];
     unsigned nregion;
-    om_end ends[OM_OMPT_NEST][OM_ENDS];
     uint64_t seq;                   /* regions begun here */
     om_itask itask[OM_OMPT_NEST];
     unsigned nitask;
     uint32_t gen;
+    om_oregion region[OM_OMPT_NEST];
+    _Alignas(OM_LINE) om_end ends[OM_OMPT_NEST][OM_ENDS];
 } T OM_TLS;
 
 static ompt_set_callback_t set_callback;

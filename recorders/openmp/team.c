@@ -80,8 +80,11 @@ static struct {
 static __thread OTF2_CommRef my_team OM_TLS = OTF2_UNDEFINED_COMM;
 static __thread OTF2_CommRef my_initial OM_TLS = OTF2_UNDEFINED_COMM;
 
-/* Threads this thread started (see DESIGN). */
-static __thread _Atomic uint64_t started OM_TLS;
+/* Threads this thread started (see DESIGN); the threads of its teams
+ * read it: a line of its own. */
+static __thread struct {
+    _Alignas(OM_LINE) _Atomic uint64_t n;
+} started OM_TLS;
 
 static int (*real_thread_num)(void);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *,
@@ -242,7 +245,7 @@ void om_team_fork(om_team *t)
 {
     t->parent = my_team;
     t->creator = weft_location_index();
-    t->births = &started;
+    t->births = &started.n;
     atomic_init(&t->chosen, 0);
 }
 
@@ -338,7 +341,7 @@ OM_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
         om_team_resolve();
     if (OM_UNLIKELY(!real_pthread_create))
         return EAGAIN;
-    atomic_fetch_add_explicit(&started, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&started.n, 1, memory_order_relaxed);
     return real_pthread_create(th, attr, fn, arg);
 }
 
