@@ -16,6 +16,8 @@
 #
 #   make -C BUILD_DIR && bash bench/openmp.sh BUILD_DIR [ROUNDS [THREADS [N]]]
 #   (or make -C BUILD_DIR bench/openmp; BENCH_OPENMP_FLAGS="ROUNDS ...")
+# WEFTD_NICE=N runs weftd at nice N (its `nice`; default 19): with as
+# many threads as cores, what weftd's own work costs the program.
 # (3 rounds, 2 threads, 20000 constructs each by default.) Figures are
 # medians of the rounds, ns per construct; "+" columns are added time.
 set -u
@@ -43,7 +45,7 @@ command -v eztrace >/dev/null || {
     HAVE_EZ=
 }
 
-start_weftd
+start_weftd ${WEFTD_NICE:+--set "nice=$WEFTD_NICE"}
 export WEFT_CATALOG="$TMP/spool/catalog.db"
 
 # run MODE: one run of the program, its "NAME NS" lines into

@@ -84,6 +84,10 @@ static const key_desc keys[] = {
     { "weftd", "max_conversions", K_COUNT, OFF(max_conversions), 1, 64,
       "finished traces converted at once; the others wait their turn, "
       "taken round robin by owner (uid)", NULL },
+    { "weftd", "nice", K_COUNT, OFF(nice), 0, 19,
+      "weftd's nice value, 0 to 19 (a higher one it was started with "
+      "stays): on a full machine its work waits for the traced programs' "
+      "threads instead of stopping them", NULL },
     { "weftd", "write_while_recording", K_ENUM,
       OFF(write_while_recording), 0, 0,
       "yes: each process's events go into its trace's archive as they "
@@ -255,6 +259,7 @@ void weft_config_init(weft_config *c)
     c->grace_period = 300;
     c->abort_grace_period = 5;
     c->max_conversions = 2;
+    c->nice = 19;
     c->write_while_recording = 1;
     c->live_interval = 2;
     c->max_frame = 4u << 20;

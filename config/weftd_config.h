@@ -6,7 +6,7 @@
  *   [weftd]   listen, socket, spool, catalog, durability, trace_ids,
  *             log_level,
  *             grace_period, convert_threads, convert_memory,
- *             max_conversions,
+ *             max_conversions, nice,
  *             live_interval, auth, munge_socket, admin_group,
  *             retention_days,
  *             max_spool_bytes
@@ -73,6 +73,8 @@ typedef struct weft_config {
                                   (convert.h: weft_convert_writers) */
     uint64_t max_conversions;  /* traces converted at once; the others
                                   wait in a queue (trace.c) */
+    uint64_t nice;             /* weftd's own nice value at least this
+                                  (main.c; restart) */
     uint64_t live_interval;    /* seconds between writes of the recording
                                   traces' figures to the catalog (live.c);
                                   0: never */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -595,6 +596,27 @@ static int start_ingest(weft_daemon *d)
     return weft_server_start(d, &ingest);
 }
 
+/* Lowers weftd's CPU priority to the configured nice value (one it was
+ * started with that is lower stays). Before any thread starts: each takes
+ * it from the thread that starts it (Linux's nice is per thread). weftd
+ * shares its machine with the programs it traces, whose threads often
+ * wait for each other (barriers, locks, messages): when they fill every
+ * core, weftd's ingest taking one of them for a while stops all of them.
+ * At a lower priority it takes the CPU when they leave it, and what it
+ * has not taken in yet waits in the clients' buffers. */
+static void lower_priority(weft_daemon *d)
+{
+    int now;
+
+    errno = 0;
+    now = getpriority(PRIO_PROCESS, 0);
+    if ((now == -1 && errno != 0) || now >= (int)d->cfg.nice)
+        return;
+    if (setpriority(PRIO_PROCESS, 0, (int)d->cfg.nice) < 0)
+        weft_dlog(d, WEFT_LOG_WARNING, "cannot set weftd's nice value to "
+                  "%d (nice): %s", (int)d->cfg.nice, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
     weft_daemon d;
@@ -623,6 +645,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    lower_priority(&d);
     d.loop = uv_default_loop();
     weft_server_raise_fd_limit(&d);
     if ((lock_fd = lock_spool(&d)) < 0 || prepare_storage(&d) < 0 ||
@@ -637,8 +660,11 @@ int main(int argc, char **argv)
         weft_config_free(&d.cfg);
         return 1;
     }
-    weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s",
-              PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog);
+    errno = 0;
+    rc = getpriority(PRIO_PROCESS, 0);
+    weft_dlog(&d, WEFT_LOG_INFO, "weftd %s ready: spool %s, catalog %s, "
+              "nice %d", PACKAGE_VERSION, d.cfg.spool, d.cfg.catalog,
+              errno ? 0 : rc);
     weft_authn_report(&d);
     weft_ask_report(&d);
     weft_retain_run(&d);

@@ -33,6 +33,7 @@ unsigned weft_reload_restart_keys(const weft_config *run,
     NUM(auth);
     STR(munge_socket);
     NUM(listen_backlog);
+    NUM(nice); /* every thread takes it from the one that starts it */
     /* #30's: sized or counted from accept and Hello on */
     NUM(max_definition_bytes);
     NUM(max_open_journals);

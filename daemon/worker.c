@@ -48,6 +48,7 @@ static void *thread_main(void *arg)
 {
     struct weft_worker *w = arg;
 
+    pthread_setname_np(pthread_self(), "weftd-work");
     pthread_mutex_lock(&w->lock);
     for (;;) {
         weft_work *j;

@@ -6,6 +6,7 @@
 # one announced to it.
 # Then which file is read: --check-config names it, a missing default file
 # is fine, a missing --config file is an error, --set sets any key.
+# weftd runs at its `nice` value.
 . "$(dirname "$0")/lib.sh"
 
 conf="$TMP/weftd.conf"
@@ -14,6 +15,16 @@ conf="$TMP/weftd.conf"
 # takes effect at start only, so the later files leave it at 3600)
 printf '[limits]\nmax_connections = 1\npreauth_timeout = 3600\n' >"$conf"
 start_weftd --config "$conf" --grace-period 7
+# weftd runs at nice 19 (the default `nice`), every thread of it (the
+# suite runs at 19 too, tests/timed.sh).
+want=19
+for st in /proc/"$WEFTD_PID"/task/*/stat; do
+    got=$(sed 's/.*) //' "$st" 2>/dev/null | cut -d' ' -f17) || continue
+    [ -z "$got" ] || [ "$got" = "$want" ] ||
+        fail "weftd thread $st runs at nice $got, not $want"
+done
+grep -q "ready: .*, nice $want" "$TMP/weftd.log" ||
+    fail "weftd's log does not say it runs at nice $want: $(grep ready "$TMP/weftd.log")"
 exec 3<>"/dev/tcp/${WEFT_SERVER%:*}/${WEFT_SERVER##*:}" || fail "cannot connect"
 "$RAWPEER" "$WEFT_SERVER" garbage | grep -q "too many connections" ||
     fail "max_connections = 1 is not enforced"
@@ -109,4 +120,6 @@ out=$("$WEFTD" --config "$TMP/absent.conf" --check-config 2>&1) && fail "a missi
 echo "$out" | grep -q "cannot open configuration $TMP/absent.conf" || fail "missing --config: $out"
 out=$("$WEFTD" --set max_bufered=1M --check-config 2>&1) && fail "--set with an unknown key is accepted"
 echo "$out" | grep -q "unknown key 'max_bufered'" || fail "--set unknown key: $out"
+out=$("$WEFTD" --set nice=20 --check-config 2>&1) && fail "nice = 20 is accepted"
+echo "$out" | grep -q "nice = 20: must be between 0 and 19" || fail "nice = 20 is refused without naming the key: $out"
 echo ok

@@ -278,6 +278,7 @@ static void test_shipped_file(void **state)
     assert_int_equal(a.grace_period, b.grace_period);
     assert_int_equal(a.convert_threads, b.convert_threads);
     assert_int_equal(a.max_conversions, b.max_conversions);
+    assert_int_equal(a.nice, b.nice);
     assert_int_equal(a.write_while_recording, b.write_while_recording);
     assert_int_equal(a.convert_memory, b.convert_memory);
     assert_int_equal(a.live_interval, b.live_interval);
@@ -492,6 +493,14 @@ static void test_max_conversions(void **state)
                     offsetof(weft_config, max_conversions), 2, 1, 64);
 }
 
+/* nice: weftd's nice value, 0 to 19, default 19 (that weftd runs at it
+ * is tested in e2e_reload.sh). */
+static void test_nice(void **state)
+{
+    (void)state;
+    check_count_key("weftd", "nice", offsetof(weft_config, nice), 19, 0, 19);
+}
+
 /* convert_memory: bytes, 32 MiB to 1 TiB, default 256 MiB; below the
  * least a conversion needs it is refused naming the bound (the writers
  * it gives are tested in test_convert). */
@@ -652,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_new_limits),
         cmocka_unit_test(test_live_interval),
         cmocka_unit_test(test_max_conversions),
+        cmocka_unit_test(test_nice),
         cmocka_unit_test(test_trace_ids),
         cmocka_unit_test(test_write_while_recording),
         cmocka_unit_test(test_max_definitions),

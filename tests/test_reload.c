@@ -19,7 +19,8 @@ static void set(weft_config *c, const char *key, const char *value)
     const char *section = strcmp(key, "head") == 0 ||
                           strcmp(key, "node_name") == 0 ||
                           strcmp(key, "heartbeat") == 0 ? "cluster"
-                                                        : "limits";
+                          : strcmp(key, "nice") == 0  ? "weftd"
+                                                      : "limits";
 
     assert_int_equal(weft_config_set(c, section, key, value, err,
                                      sizeof err), 0);
@@ -36,6 +37,7 @@ static void test_restart_only(void **state)
         { "preauth_timeout", "3" },
         { "max_definition_bytes", "128k" },
         { "listen_backlog", "7" },
+        { "nice", "3" },  /* threads take it from the one starting them */
         { "head", "head.cluster:7411" },  /* the node's link is made once */
         { "node_name", "n7" },
         { "heartbeat", "2" },

@@ -107,6 +107,7 @@ static void *thread_run(void *arg)
     jthread *th = arg;
     struct weft_jwriter *w = th->w;
 
+    pthread_setname_np(pthread_self(), "weftd-journal");
     pthread_mutex_lock(&w->lock);
     for (;;) {
         weft_jentry *batch, *next;
