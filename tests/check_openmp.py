@@ -63,11 +63,14 @@ with the python module's reader (otf2.reader):
     ThreadTeamEnd and directly preceded by the Leave of its one
     "!$omp implicit barrier" that ends it (the last region directly
     inside it);
-  - gnu: an "!$omp implicit barrier" lies directly in a parallel, for or
-    sections region, at most one each, the last thing before its Leave;
+  - gnu: an "!$omp implicit barrier" lies directly in a parallel, for,
+    sections or scope region, at most one each, the last thing before its
+    Leave;
     llvm: directly in a parallel region, where one ends the region (the
-    last thing in it) and the others each end a for, sections or single
-    region, following its Leave directly;
+    last thing in it: none in a team of one, which libomp does not wait
+    for) and the others each end a for, sections or single region,
+    following its Leave directly; or directly in a host "!$omp teams"
+    region, one at most, the last thing in it (the league's end);
   - a team's Comm lists its members: its group names (through the
     OPENMP COMM_LOCATIONS group) the locations that begin it, each once;
   - Comms per team shape: outermost teams forked by one location with
@@ -153,6 +156,8 @@ TASK = "!$omp task"
 UNTIED = "!$omp task untied"
 CREATE = "!$omp create task"
 TASKLOOP = "!$omp taskloop"
+SCOPE = "!$omp scope"
+TEAMS = "!$omp teams"
 TASKS = (TASK, UNTIED)          # the regions of a task's execution
 # construct -> region role
 ROLES = {
@@ -171,6 +176,14 @@ ROLES = {
     UNTIED: Role.TASK_UNTIED,
     CREATE: Role.TASK_CREATE,
     TASKLOOP: Role.LOOP,
+    # tests/openmp/constructs.c's (tests/check_constructs.py)
+    "!$omp taskyield": Role.TASK_WAIT,
+    "!$omp cancel": Role.CODE,
+    "!$omp cancellation point": Role.CODE,
+    "!$omp ordered depend(source)": Role.ORDERED,
+    "!$omp ordered depend(sink)": Role.ORDERED,
+    SCOPE: Role.WORKSHARE,
+    TEAMS: Role.CODE,
     "omp_set_lock": Role.FUNCTION,
     "omp_unset_lock": Role.FUNCTION,
     "omp_test_lock": Role.FUNCTION,
@@ -212,7 +225,7 @@ ENTERS["llvm"] = dict(ENTERS["gnu"], **{
 # end (gnu: lie in; llvm: follow, but for the parallel region's)
 IMPLICIT_IN = {
     "gnu": {PARALLEL: ("team_begins",), LOOP: ("loop_barrier",),
-            SECTIONS: ("sections_barrier",)},
+            SECTIONS: ("sections_barrier",), SCOPE: ("scope_barrier",)},
     "llvm": {PARALLEL: ("team_begins",),
              LOOP: ("loop_barrier", "loop_static_barrier"),
              SECTIONS: ("sections_barrier",),
@@ -280,11 +293,12 @@ def rank_report(report):
 
 
 def count_of(report, keys):
-    """The report's count that keys say (ENTERS), and how it is made."""
+    """The report's count that keys say (ENTERS), and how it is made; a
+    count the report does not list is 0 (a construct it does not meet)."""
     total, terms = 0, []
     for k in keys:
         sign = -1 if k.startswith("-") else 1
-        total += sign * report[k.lstrip("-")]
+        total += sign * report.get(k.lstrip("-"), 0)
         terms.append(("- " if sign < 0 else "+ " if terms else "") +
                      k.lstrip("-"))
     return total, " ".join(terms) or "none"
@@ -526,6 +540,12 @@ class Checker:
         """An implicit barrier entered directly in parent (a Frame, or
         None)."""
         up = parent.construct if parent else None
+        if self.llvm and up == TEAMS:   # the league's, at its end
+            parent.implicit += 1
+            if parent.implicit > 1:
+                self.problem("%s: a second one in %s" %
+                             (self.where, parent.region.name))
+            return
         if self.llvm:
             if up != PARALLEL:
                 self.problem("%s: directly in %s, not in a parallel region" %
@@ -538,8 +558,8 @@ class Checker:
                 else None)
             return
         if up not in self.implicit_table:
-            self.problem("%s: directly in %s, not in a parallel, for or "
-                         "sections region" % (self.where,
+            self.problem("%s: directly in %s, not in a parallel, for, "
+                         "sections or scope region" % (self.where,
                                               parent.region.name
                                               if parent else "no region"))
             return
@@ -556,8 +576,8 @@ class Checker:
                          (self.where, st[-1].region.name if st else "(none)"))
             return
         frame = st.pop()
-        if construct in self.implicit_table and frame.implicit and \
-                self.prev.get(loc) != ("Leave", IMPLICIT):
+        if (construct in self.implicit_table or construct == TEAMS) and \
+                frame.implicit and self.prev.get(loc) != ("Leave", IMPLICIT):
             self.problem("%s: left after something else than its %s" %
                          (self.where, IMPLICIT))
         if construct == PARALLEL:
@@ -613,8 +633,12 @@ class Checker:
                              (self.where, frame.implicit, IMPLICIT))
             return
         others = frame.barriers[:-1]
+        teams = [t.comm for t in self.teams[loc] if t.comm is not None]
         if frame.barriers and self.prev.get(loc) == ("Leave", IMPLICIT):
             self.implicit_in[PARALLEL] += 1
+        elif not frame.barriers and teams and \
+                len(teams[-1].group.members) == 1:
+            return      # a team of one: libomp waits for no one
         else:
             self.problem("%s: left after something else than its %s" %
                          (self.where, IMPLICIT))

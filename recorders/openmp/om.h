@@ -27,10 +27,12 @@
  *
  * Every other entry point is one line of gomp.def (STYLE habit 13),
  * of a kind saying what it records (wrap.c): a call (a barrier, a
- * single, a taskwait), a construct that spans from one call to another
- * (a dynamic loop from its start, or its first chunk on a thread of a
- * combined `parallel for`, to its end, whose implicit barrier is
- * recorded inside it; sections; a taskgroup), a critical section, atomic
+ * single, a taskwait, a taskyield, a cancel or cancellation point, a
+ * doacross loop's depend(source)), a construct that spans from one call
+ * to another (a dynamic loop from its start, or its first chunk on a
+ * thread of a combined `parallel for`, to its end, whose implicit barrier
+ * is recorded inside it; sections; a taskgroup; a scope with task
+ * reductions, the one GCC calls libgomp for), a critical section, atomic
  * or ordered block (its region spans the block, ThreadAcquireLock and
  * ThreadReleaseLock inside, numbered per lock by lockorder.h), or an OMP
  * lock call. Loops of schedule(static) are computed inline by GCC: they
@@ -41,6 +43,17 @@
  * the call (where.c): "!$omp for @stencil.c:42". A thread-local stack
  * keeps the regions of the constructs a thread is in, so an end call
  * (made inside the runtime's lock, for critical) defines nothing.
+ *
+ * A doacross loop's waits, GOMP_doacross_wait(first, ...), take one
+ * argument per loop of its nest (its ncounts), which only its start call
+ * says: each thread remembers it there (om_doacross_n) to forward them,
+ * up to OM_DOACROSS_MAX (wrap.c); an encountering thread keeps it across
+ * a parallel region, whose own loops change it (parallel.c).
+ *
+ * Host teams (GOMP_teams_reg, parallel.c): libgomp runs each team's body
+ * in turn on the encountering thread, through a trampoline that records
+ * the team's region ("!$omp teams") around it, so that the parallel
+ * regions a team forks nest in it.
  *
  * Tasks (tasks.c): GOMP_task gets a trampoline too, and the task's data
  * behind a tag naming the task; the creating thread records
@@ -87,6 +100,8 @@ enum om_construct {
     OM_TASKGROUP, OM_SET_LOCK, OM_UNSET_LOCK, OM_TEST_LOCK,
     OM_SET_NEST_LOCK, OM_UNSET_NEST_LOCK, OM_TEST_NEST_LOCK,
     OM_TASK, OM_TASK_UNTIED, OM_TASK_CREATE, OM_WORKSHARE, OM_TASKLOOP,
+    OM_TASKYIELD, OM_CANCEL, OM_CANCELLATION_POINT, OM_DOACROSS_POST,
+    OM_DOACROSS_WAIT, OM_SCOPE, OM_TEAMS,
     OM__NCONSTRUCTS
 };
 
@@ -138,6 +153,10 @@ extern atomic_int om_ompt OM_HIDDEN;
 /* > 0 while this thread is in omp_test_lock or omp_test_nest_lock under
  * OMPT (wrap.c): libomp 14 tells a test as it tells a set. */
 extern __thread int om_ompt_testing OM_TLS OM_HIDDEN;
+
+/* The number of loops (ncounts) of the doacross loop this thread is in,
+ * from its start call; 0 before any (wrap.c, see DESIGN). */
+extern __thread unsigned om_doacross_n OM_TLS OM_HIDDEN;
 
 /* ---- teams (team.c) ---------------------------------------------------- */
 
@@ -200,8 +219,8 @@ OM_HIDDEN void om_lock_releasing(const void *obj, uint64_t t);
 /* ---- the real functions ------------------------------------------------- */
 
 /* Resolves every wrapped function's real one (dlsym RTLD_NEXT), at load
- * (wrap.c: gomp.def's; parallel.c: the parallel entry points and the
- * omp_* queries it uses). */
+ * (wrap.c: gomp.def's and the doacross waits; parallel.c: the parallel
+ * and teams entry points and the omp_* queries it uses). */
 OM_HIDDEN void om_resolve_all(void);
 OM_HIDDEN void om_parallel_resolve(void);
 OM_HIDDEN void om_tasks_resolve(void);

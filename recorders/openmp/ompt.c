@@ -24,6 +24,15 @@
  *   task_create,          ThreadTaskCreate in "!$omp create task", and
  *   task_schedule         where the task runs ThreadTaskSwitch, "!$omp
  *                         task" ... ThreadTaskComplete, the switch back
+ *   cancel                "!$omp cancel" (one that cancels), "!$omp
+ *                         cancellation point" (one that finds its region
+ *                         cancelled), at once: libomp tells a moment
+ *   dependences           a doacross loop's "!$omp ordered depend(source)"
+ *                         and "depend(sink)", at once too
+ *   parallel_begin and    of a host teams league: "!$omp teams" around
+ *   implicit_task         each team's initial task, on its thread (no
+ *                         fork: as with libgomp)
+ * (libomp 14 tells no taskyield: a task run there shows as its switch.)
  * The runtime's implicit barriers are timed where libomp waits, not by
  * an extra barrier as with libgomp; one after a worksharing construct
  * follows its region instead of closing it.
@@ -101,6 +110,65 @@ static __thread struct {
 
 static ompt_set_callback_t set_callback;
 
+/* ---- host teams ---------------------------------------------------------- */
+
+/* `#pragma omp teams` on the host: libomp forks a league, one thread per
+ * team, each its team's initial thread (an implicit task flagged
+ * ompt_task_initial). As with libgomp (one "!$omp teams" region per
+ * team's body, no fork: see om.h), each records the region of its team
+ * around its initial task, and the encountering thread no fork: the
+ * parallel regions the teams fork nest in it. */
+#define OM_TASK_LEAGUE (OM_TASK_EXPLICIT + 1)
+
+/* The league the encountering thread forks (one at a time: teams are
+ * outermost), which parallel_data points to. */
+static __thread struct om_league {
+    const void *pc;
+} league_ OM_TLS;
+
+/* The team of a league this thread runs, which its initial task's data
+ * points to (kind first, as om_itask's and om_etask's). */
+static __thread struct om_lteam {
+    int kind;                       /* OM_TASK_LEAGUE */
+    OTF2_RegionRef region;
+} lteam_ OM_TLS;
+
+static void league_begin(ompt_data_t *parallel, const void *pc)
+{
+    league_.pc = pc;
+    parallel->ptr = &league_;
+}
+
+/* An initial task begins or ends: a league team's, or the thread's own
+ * at its start and end (its parallel_data no league). */
+static void league_task(ompt_scope_endpoint_t endpoint,
+                        ompt_data_t *parallel, ompt_data_t *task)
+{
+    weft__rguard g;
+
+    if (endpoint == ompt_scope_begin) {
+        const struct om_league *l = parallel ? parallel->ptr : NULL;
+        task->ptr = NULL;
+        if (!l || !om_begin(&g))
+            return;
+        lteam_.kind = OM_TASK_LEAGUE;
+        lteam_.region = om_region(OM_TEAMS, l->pc, NULL);
+        if (lteam_.region != OTF2_UNDEFINED_REGION) {
+            weft_evt_Enter(NULL, weft_time(), lteam_.region);
+            task->ptr = &lteam_;
+        }
+        weft__recorder_end(&g);
+        return;
+    }
+    if (task->ptr != &lteam_)
+        return;
+    task->ptr = NULL;
+    if (weft__recorder_begin(&g)) {
+        weft_evt_Leave(NULL, weft_time(), lteam_.region);
+        weft__recorder_end(&g);
+    }
+}
+
 /* ---- regions and teams --------------------------------------------------- */
 
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
@@ -110,7 +178,11 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame,
     om_oregion *r = NULL;
     weft__rguard g;
 
-    (void)task, (void)frame, (void)flags;
+    (void)task, (void)frame;
+    if (flags & ompt_parallel_league) { /* host teams: no team of ours */
+        league_begin(parallel, pc);
+        return;
+    }
     parallel->ptr = NULL;
     if (T.nregion < OM_OMPT_NEST) {
         r = &T.region[T.nregion];
@@ -136,7 +208,9 @@ static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task,
     const om_oregion *r = parallel->ptr;
     weft__rguard g;
 
-    (void)task, (void)flags, (void)pc;
+    (void)task, (void)pc;
+    if (flags & ompt_parallel_league)
+        return;
     if (T.nregion > 0)
         T.nregion--;
     if (r) {
@@ -185,8 +259,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     weft__rguard g;
     uint64_t t;
 
-    if (flags & ompt_task_initial)
+    if (flags & ompt_task_initial) { /* a team's of host teams, or none */
+        league_task(endpoint, parallel, task);
         return;
+    }
     if (endpoint == ompt_scope_begin) {
         om_oregion *r = parallel ? parallel->ptr : NULL;
         task->ptr = NULL;
@@ -569,6 +645,66 @@ static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status,
     }
 }
 
+/* ---- cancellation, doacross ---------------------------------------------- */
+
+/* The region of cons at pc, entered and left at once: what libomp tells
+ * of it is one moment (as a task's creation). */
+static void instant(enum om_construct cons, const void *pc)
+{
+    OTF2_RegionRef r;
+    weft__rguard g;
+    uint64_t t;
+
+    if (!om_begin(&g))
+        return;
+    if ((r = om_region(cons, pc, NULL)) != OTF2_UNDEFINED_REGION) {
+        t = weft_time();
+        weft_evt_Enter(NULL, t, r);
+        weft_evt_Leave(NULL, t, r);
+    }
+    weft__recorder_end(&g);
+}
+
+/* A cancel that activated cancellation, or a cancellation point that
+ * found it (libomp says nothing of the others). Either way a loop's or
+ * sections' thread leaves the construct for its end, of which libomp 14
+ * then says nothing: its region is left here. */
+static void on_cancel(ompt_data_t *task, int flags, const void *pc)
+{
+    enum om_construct ws = (flags & ompt_cancel_loop)       ? OM_LOOP
+                           : (flags & ompt_cancel_sections) ? OM_SECTIONS
+                                                            : OM__NCONSTRUCTS;
+    weft__rguard g;
+
+    (void)task;
+    if (flags & ompt_cancel_activated)
+        instant(OM_CANCEL, pc);
+    else if (flags & ompt_cancel_detected)
+        instant(OM_CANCELLATION_POINT, pc);
+    else
+        return;
+    if (ws != OM__NCONSTRUCTS && om_innermost() == ws &&
+        weft__recorder_begin(&g)) {
+        om_close(weft_time());
+        weft__recorder_end(&g);
+    }
+}
+
+/* A task's dependences, or a doacross loop's ordered depend(source) or
+ * depend(sink) (libomp 14 tells them as the thread posts, or before it
+ * waits, without an address: named after the directive alone). */
+static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps,
+                           int ndeps)
+{
+    (void)task;
+    if (ndeps <= 0)
+        return;
+    if (deps[0].dependence_type == ompt_dependence_type_source)
+        instant(OM_DOACROSS_POST, NULL);
+    else if (deps[0].dependence_type == ompt_dependence_type_sink)
+        instant(OM_DOACROSS_WAIT, NULL);
+}
+
 /* ---- the tool ------------------------------------------------------------ */
 
 #define OM_SET(event, fn)                                                    \
@@ -593,6 +729,8 @@ static int initialize(ompt_function_lookup_t lookup, int device,
     OM_SET(nest_lock, on_nest_lock);
     OM_SET(task_create, on_task_create);
     OM_SET(task_schedule, on_task_schedule);
+    OM_SET(cancel, on_cancel);
+    OM_SET(dependences, on_dependences);
     return 1; /* keep the tool */
 }
 

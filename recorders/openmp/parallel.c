@@ -1,6 +1,6 @@
 /* parallel.c - parallel regions: libgomp's parallel entry points, and
- * the trampoline every team thread runs the region's body through (see
- * om.h).
+ * the trampoline every team thread runs the region's body through; host
+ * teams, each team's body through a trampoline too (see om.h).
  */
 #include <dlfcn.h>
 #include <sched.h>
@@ -182,11 +182,13 @@ OM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
                                             unsigned flags);
 
 /* A whole region: fn runs on every team thread through the trampoline,
- * and the entry point returns after the region. */
+ * and the entry point returns after the region; the doacross loop the
+ * encountering thread is in is its again then (see om.h). */
 #define OMPW(name, params, args, n)                                          \
     static void(*real_##name) params;                                        \
     OM_EXPORT void name params                                               \
     {                                                                        \
+        unsigned doacross_ = om_doacross_n;                                  \
         om_par p_;                                                           \
                                                                              \
         if (fork_begin(&p_, fn, data, n)) {                                  \
@@ -195,10 +197,12 @@ OM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
         }                                                                    \
         if (real_##name)                                                     \
             real_##name args;                                                \
+        om_doacross_n = doacross_;                                           \
         fork_end(&p_);                                                       \
     }
-/* A region's start (the old entry points): the encountering thread runs
- * fn itself after it and ends the region with GOMP_parallel_end. */
+/* A region's start (the old entry points, older than doacross loops):
+ * the encountering thread runs fn itself after it and ends the region
+ * with GOMP_parallel_end. */
 #define OMPS(name, params, args, n)                                          \
     static void(*real_##name) params;                                        \
     OM_EXPORT void name params                                               \
@@ -240,7 +244,7 @@ OM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
                                             unsigned num_threads,
                                             unsigned flags)
 {
-    unsigned r = 0;
+    unsigned doacross = om_doacross_n, r = 0;
     om_par p;
 
     if (fork_begin(&p, fn, data, num_threads)) {
@@ -249,8 +253,68 @@ OM_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data,
     }
     if (real_GOMP_parallel_reductions)
         r = real_GOMP_parallel_reductions(fn, data, num_threads, flags);
+    om_doacross_n = doacross;
     fork_end(&p);
     return r;
+}
+
+/* ---- host teams ----------------------------------------------------------- */
+
+/* A teams construct on the host: what its trampoline needs. */
+typedef struct om_league {
+    void (*fn)(void *);
+    void *data;
+} om_league;
+
+/* What libgomp runs in place of a teams construct's outlined function,
+ * once per team, one team after another on the encountering thread:
+ * the team's region around the program's function. */
+static void teams_trampoline(void *arg)
+{
+    const om_league *l = arg;
+    OTF2_RegionRef r = OTF2_UNDEFINED_REGION;
+    unsigned depth = 0;
+    weft__rguard g;
+
+    if (om_begin(&g)) {
+        r = om_region(OM_TEAMS, (const char *)(uintptr_t)l->fn + 1, NULL);
+        if (r != OTF2_UNDEFINED_REGION) {
+            weft_evt_Enter(NULL, weft_time(), r);
+            depth = om_depth();
+        }
+        weft__recorder_end(&g);
+    }
+    l->fn(l->data);
+    if (r != OTF2_UNDEFINED_REGION && weft__recorder_begin(&g)) {
+        uint64_t t = weft_time();
+        om_close_to(depth, t); /* what the body left open */
+        weft_evt_Leave(NULL, t, r);
+        weft__recorder_end(&g);
+    }
+}
+
+static void (*real_GOMP_teams_reg)(void (*)(void *), void *, unsigned,
+                                   unsigned, unsigned);
+
+OM_EXPORT void GOMP_teams_reg(void (*fn)(void *), void *data,
+                              unsigned num_teams, unsigned thread_limit,
+                              unsigned flags);
+
+/* `#pragma omp teams` on the host (GCC 11 and later): libgomp calls fn
+ * once per team on this thread (see om.h). */
+OM_EXPORT void GOMP_teams_reg(void (*fn)(void *), void *data,
+                              unsigned num_teams, unsigned thread_limit,
+                              unsigned flags)
+{
+    om_league l = { fn, data };
+
+    if (!real_GOMP_teams_reg)
+        return;
+    if (fn && !atomic_load_explicit(&om_ompt, memory_order_relaxed))
+        real_GOMP_teams_reg(teams_trampoline, &l, num_teams, thread_limit,
+                            flags);
+    else
+        real_GOMP_teams_reg(fn, data, num_teams, thread_limit, flags);
 }
 
 /* See om.h. */
@@ -262,6 +326,7 @@ void om_parallel_resolve(void)
     *(void **)&real_GOMP_parallel_end = real("GOMP_parallel_end");
     *(void **)&real_GOMP_parallel_reductions =
         real("GOMP_parallel_reductions");
+    *(void **)&real_GOMP_teams_reg = real("GOMP_teams_reg");
     *(void **)&real_num_threads = real("omp_get_num_threads");
     *(void **)&real_thread_num = real("omp_get_thread_num");
     *(void **)&real_max_threads = real("omp_get_max_threads");

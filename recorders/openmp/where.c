@@ -82,6 +82,23 @@ static const struct {
                          1 },
     [OM_WORKSHARE] = { "!$omp workshare", OTF2_REGION_ROLE_WORKSHARE, 1 },
     [OM_TASKLOOP] = { "!$omp taskloop", OTF2_REGION_ROLE_LOOP, 1 },
+    /* a task scheduling point, where the thread may run other tasks, as
+     * at a taskwait */
+    [OM_TASKYIELD] = { "!$omp taskyield", OTF2_REGION_ROLE_TASK_WAIT, 1 },
+    /* OTF2 has no role for cancellation: a piece of code */
+    [OM_CANCEL] = { "!$omp cancel", OTF2_REGION_ROLE_CODE, 1 },
+    [OM_CANCELLATION_POINT] = { "!$omp cancellation point",
+                                OTF2_REGION_ROLE_CODE, 1 },
+    /* the stand-alone ordered directives of a doacross loop */
+    [OM_DOACROSS_POST] = { "!$omp ordered depend(source)",
+                           OTF2_REGION_ROLE_ORDERED, 1 },
+    [OM_DOACROSS_WAIT] = { "!$omp ordered depend(sink)",
+                           OTF2_REGION_ROLE_ORDERED, 1 },
+    /* a worksharing construct of OpenMP 5.1 */
+    [OM_SCOPE] = { "!$omp scope", OTF2_REGION_ROLE_WORKSHARE, 1 },
+    /* one team's body on the host; no fork (libgomp runs the teams one
+     * after another on the encountering thread): no PARALLEL role */
+    [OM_TEAMS] = { "!$omp teams", OTF2_REGION_ROLE_CODE, 1 },
 };
 
 /* The module of address a, (re)reading the process's modules once when

@@ -3,6 +3,9 @@
  */
 #include <dlfcn.h>
 #include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lockorder.h"
@@ -129,6 +132,15 @@ static inline int pre_OPEN(om_call *c, enum om_construct cons,
 }
 
 #define post_OPEN post_NONE
+/* (lock: the loop's count, no lock) */
+static inline int pre_DOACROSS(om_call *c, enum om_construct cons,
+                               const void *pc, const void *lock, uint64_t t)
+{
+    (void)lock;
+    return pre_OPEN(c, cons, pc, NULL, t);
+}
+
+#define post_DOACROSS post_NONE
 
 static inline void post_NONE(om_call *c, const void *lock, int r, uint64_t t)
 {
@@ -167,6 +179,14 @@ static inline void post_END(om_call *c, const void *lock, int r, uint64_t t)
     if (c->open)
         om_close(t);
 }
+
+static inline int pre_END_OPEN(om_call *c, enum om_construct cons,
+                               const void *pc, const void *lock, uint64_t t)
+{
+    return om_innermost() == cons && pre_END(c, cons, pc, lock, t);
+}
+
+#define post_END_OPEN post_END
 
 static inline int pre_END_NOWAIT(om_call *c, enum om_construct cons,
                                  const void *pc, const void *lock, uint64_t t)
@@ -269,6 +289,8 @@ static inline void post_TEST(om_call *c, const void *lock, int r, uint64_t t)
         }                                                                    \
     } while (0)
 
+static void doacross_resolve(void);
+
 /* See om.h. */
 void om_resolve_all(void)
 {
@@ -285,6 +307,7 @@ void om_resolve_all(void)
         (void)fn_;                                                           \
     }
 #include "gomp.def"
+    doacross_resolve();
 }
 
 /* See om.h. */
@@ -303,7 +326,9 @@ void om_real_barrier(void)
 #define OM_QUICK_NEXT 1
 #define OM_QUICK_CALL 0
 #define OM_QUICK_OPEN 0
+#define OM_QUICK_DOACROSS 0
 #define OM_QUICK_END 0
+#define OM_QUICK_END_OPEN 0
 #define OM_QUICK_END_NOWAIT 0
 #define OM_QUICK_LOCK_OPEN 0
 #define OM_QUICK_LOCK_CLOSE 0
@@ -349,18 +374,36 @@ __thread int om_ompt_testing;
 #define OM_TESTS_CALL 0
 #define OM_TESTS_OPEN 0
 #define OM_TESTS_NEXT 0
+#define OM_TESTS_DOACROSS 0
 #define OM_TESTS_END 0
+#define OM_TESTS_END_OPEN 0
 #define OM_TESTS_END_NOWAIT 0
 #define OM_TESTS_LOCK_OPEN 0
 #define OM_TESTS_LOCK_CLOSE 0
 #define OM_TESTS_SET 0
 #define OM_TESTS_UNSET 0
+
+/* Which kinds start a doacross loop (om_doacross_n: its count is `lock`). */
+#define OM_STARTS_DOACROSS 1
+#define OM_STARTS_CALL 0
+#define OM_STARTS_OPEN 0
+#define OM_STARTS_NEXT 0
+#define OM_STARTS_END 0
+#define OM_STARTS_END_OPEN 0
+#define OM_STARTS_END_NOWAIT 0
+#define OM_STARTS_LOCK_OPEN 0
+#define OM_STARTS_LOCK_CLOSE 0
+#define OM_STARTS_SET 0
+#define OM_STARTS_UNSET 0
+#define OM_STARTS_TEST 0
 #define OMR(name, cons, kind, ret, params, args, lock)                       \
     OM_EXPORT ret name params                                                \
     {                                                                        \
         ret(*fn_) params;                                                    \
         ret r_ = (ret)0;                                                     \
         OM_WRAP_BEGIN(name, cons, kind, lock)                                \
+        if (OM_STARTS_##kind)                                                \
+            om_doacross_n = (unsigned)(uintptr_t)l_;                         \
         om_ompt_testing += OM_TESTS_##kind;                                  \
         if (fn_)                                                             \
             r_ = fn_ args;                                                   \
@@ -369,3 +412,91 @@ __thread int om_ompt_testing;
         return r_;                                                           \
     }
 #include "gomp.def"
+
+/* ---- a doacross loop's waits --------------------------------------------- */
+
+/* GOMP_doacross_wait(first, ...) and GOMP_doacross_ull_wait take the
+ * iteration a `depend(sink: ...)` waits for, one argument per loop of the
+ * nest: om_doacross_n of them (see om.h), which the wrapper forwards
+ * through a call of each arity up to OM_DOACROSS_MAX (C cannot pass on a
+ * va_list to libgomp). A nest deeper than that (or a wait outside any
+ * doacross loop) cannot be forwarded: too few arguments would make
+ * libgomp wait for the wrong iteration, and let iterations race or hang
+ * in silence, so the process says so and aborts. */
+#define OM_DOACROSS_MAX 16
+
+__thread unsigned om_doacross_n;
+
+/* The first n arguments of v, for a call of arity n. */
+#define OM_V1 v[0]
+#define OM_V2 OM_V1, v[1]
+#define OM_V3 OM_V2, v[2]
+#define OM_V4 OM_V3, v[3]
+#define OM_V5 OM_V4, v[4]
+#define OM_V6 OM_V5, v[5]
+#define OM_V7 OM_V6, v[6]
+#define OM_V8 OM_V7, v[7]
+#define OM_V9 OM_V8, v[8]
+#define OM_V10 OM_V9, v[9]
+#define OM_V11 OM_V10, v[10]
+#define OM_V12 OM_V11, v[11]
+#define OM_V13 OM_V12, v[12]
+#define OM_V14 OM_V13, v[13]
+#define OM_V15 OM_V14, v[14]
+#define OM_V16 OM_V15, v[15]
+#define OM_ARITIES(X)                                                        \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)     \
+    X(14) X(15) X(16)
+
+static _Noreturn void doacross_too_deep(const char *name, unsigned n)
+{
+    fprintf(stderr,
+            "libweft-openmp: %s in a doacross loop of %u loops (ordered(n)): "
+            "it forwards the arguments of 1 to %d only; aborting rather "
+            "than let the loop's iterations wait wrongly\n",
+            name, n, OM_DOACROSS_MAX);
+    abort();
+}
+
+/* A wait: T the type of the loops' iteration numbers. */
+#define OM_DOACROSS_WAIT(name, T)                                            \
+    static void(*_Atomic real_##name)(T, ...);                               \
+    OM_EXPORT void name(T first, ...);                                       \
+    OM_EXPORT void name(T first, ...)                                        \
+    {                                                                        \
+        void (*fn_)(T, ...);                                                 \
+        unsigned n_ = om_doacross_n;                                         \
+        T v[OM_DOACROSS_MAX] = { first };                                    \
+        va_list ap_;                                                         \
+        OM_WRAP_BEGIN(name, OM_DOACROSS_WAIT, CALL, NULL)                    \
+        if (n_ == 0 || n_ > OM_DOACROSS_MAX)                                 \
+            doacross_too_deep(#name, n_);                                    \
+        va_start(ap_, first);                                                \
+        for (unsigned i_ = 1; i_ < n_; i_++)                                 \
+            v[i_] = va_arg(ap_, T);                                          \
+        va_end(ap_);                                                         \
+        if (fn_) {                                                           \
+            switch (n_) {                                                    \
+                OM_ARITIES(OM_CALL_ARITY)                                    \
+            }                                                                \
+        }                                                                    \
+        OM_WRAP_END(CALL, 1)                                                 \
+    }
+#define OM_CALL_ARITY(k)                                                     \
+    case k:                                                                  \
+        fn_(OM_V##k);                                                        \
+        break;
+
+OM_DOACROSS_WAIT(GOMP_doacross_wait, long)
+OM_DOACROSS_WAIT(GOMP_doacross_ull_wait, unsigned long long)
+
+/* The waits' real functions (om_resolve_all). */
+static void doacross_resolve(void)
+{
+    void (*l)(long, ...);
+    void (*u)(unsigned long long, ...);
+
+    OM_LOAD(l, GOMP_doacross_wait);
+    OM_LOAD(u, GOMP_doacross_ull_wait);
+    (void)l, (void)u;
+}
