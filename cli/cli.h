@@ -51,6 +51,8 @@ typedef struct cli {
     /* weft export's filters, NULL when not given; checked by export.c */
     const char *from, *to, *ranks, *regions, *min_duration;
     int copy;                /* weft import --copy */
+    const char *port;        /* weft view --port N, or NULL */
+    int open;                /* weft view --open */
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */
@@ -155,6 +157,7 @@ int weft__cmd_verify(cli *c);
 int weft__cmd_export(cli *c);
 /* weft report (report.c): c->catalog open; -o FILE, else report.html. */
 int weft__cmd_report(cli *c);
+int weft__cmd_view(cli *c);
 /* weft sql (sql.c): c->format is "table", "csv" or NULL, c->json set for
  * --json, c->catalog_path resolved but not opened. */
 int weft__cmd_sql(cli *c);

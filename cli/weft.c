@@ -20,6 +20,8 @@
  *                              [--regions GLOB] [--min-duration S]
  *                                           (export.c, export_*.c)
  *   weft [--catalog FILE] report TRACE [-o FILE]   (report.c, report_page.html)
+ *   weft [--catalog FILE] view TRACE... [--port N] [--open]
+ *                              (view.c, view_index.c, view_page.html)
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
  *   weft [--catalog FILE] reindex [SPOOL]                    (reindex.c)
@@ -91,6 +93,7 @@
 #define OPT_WAIT 1024u   /* --timeout S, -v, --verbose */
 #define OPT_EXPORT 2048u /* --from, --to, --ranks, --regions, --min-duration */
 #define OPT_IMPORT 4096u /* --name, --tag, --copy */
+#define OPT_VIEW 8192u   /* --port N, --open */
 /* The command parses its own arguments (c->args is argv from its name
  * on), not with cli_options: weft run. */
 #define OPT_OWN_ARGS 128u
@@ -382,6 +385,26 @@ static const command commands[] = {
       "\n"
       "  -o, --output FILE     where to write it (default report.html;\n"
       "                        '-' is standard output)\n" },
+    { "view", weft__cmd_view, OPT_VIEW, 1, 16, 1,
+      "TRACE... [--port N] [--open]",
+      "look at a trace's events in a browser",
+      "Serve an interactive viewer of the traces (up to 16, one under\n"
+      "another, e.g. runs to compare) to a browser on this machine: one\n"
+      "row per location, grouped by process and host, each a flame view\n"
+      "of its regions coloured by paradigm (MPI, OpenMP, threads, I/O,\n"
+      "user) with the time outside any region shown as such; zoom\n"
+      "(wheel, drag a range, + and -) and pan (shift-drag, arrow keys)\n"
+      "down to single events; click a region for its times (inclusive,\n"
+      "exclusive), paradigm and call path. weft view reads the archives'\n"
+      "region visits once at its start, prints the viewer's address\n"
+      "(http://127.0.0.1:PORT/TOKEN/) and serves until interrupted\n"
+      "(Ctrl-C). It listens on 127.0.0.1 only, and only that address,\n"
+      "with its random token, gets an answer: another user of the\n"
+      "machine cannot look at your traces through it. Nothing is\n"
+      "fetched from the network.\n"
+      "\n"
+      "      --port N   listen on port N (default 0: any free port)\n"
+      "      --open     start the browser on it ($BROWSER, else xdg-open)\n" },
     { "rm", weft__cmd_rm, OPT_FORCE, 1, INT_MAX, 2,
       "TRACE... [--force] [--spool DIR]",
       "remove traces: archive and catalog rows",
@@ -652,7 +675,7 @@ static int cmd_help(cli *c)
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
     O_SORT, O_BY_LOCATION, O_BY_PROGRAM, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS,
+    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS, O_PORT, O_OPEN,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -702,6 +725,8 @@ static const struct cli_option {
     { { "regions", required_argument, NULL, O_REGIONS }, OPT_EXPORT, "GLOB" },
     { { "min-duration", required_argument, NULL, O_MIN_DURATION }, OPT_EXPORT,
       "SECONDS" },
+    { { "port", required_argument, NULL, O_PORT }, OPT_VIEW, "N" },
+    { { "open", no_argument, NULL, O_OPEN }, OPT_VIEW, NULL },
 };
 #define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -816,6 +841,8 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_REGIONS: c->regions = v; break;
     case O_MIN_DURATION: c->min_duration = v; break;
     case O_COPY: c->copy = 1; break;
+    case O_PORT: c->port = v; break;
+    case O_OPEN: c->open = 1; break;
     }
     return EXIT_OK;
 }

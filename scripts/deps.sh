@@ -10,7 +10,7 @@ set -euo pipefail
 PACKAGES=(
     build-essential autoconf automake libtool pkg-config
     libuv1-dev libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev
-    libjansson-dev libinih-dev zlib1g-dev libcmocka-dev libsystemd-dev
+    libjansson-dev libmicrohttpd-dev libinih-dev zlib1g-dev libcmocka-dev libsystemd-dev
     libopen-trace-format2-dev otf2-tools python3 python3-otf2
     clang libclang-rt-14-dev libomp-dev libdw-dev binutils man-db groff-base
     openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran

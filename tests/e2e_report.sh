@@ -46,31 +46,8 @@ render() {
         fail "$name: chromium --dump-dom failed: $(tail -3 "$TMP/chromium.log")"
     browse --screenshot="$TMP/$name.png" "file://$html" >/dev/null ||
         fail "$name: chromium --screenshot failed: $(tail -3 "$TMP/chromium.log")"
-    "$PY" - "$TMP/$name.png" <<'PY' || fail "$name: the screenshot is blank or missing"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat, w, h = 8, b"", 0, 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        assert depth == 8 and ctype in (2, 6), (depth, ctype)
-        bpp = 3 if ctype == 2 else 4
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw = zlib.decompress(idat)
-stride = w * bpp + 1
-# Distinct values of the filtered bytes of a sample of rows: a blank
-# page is a few; a drawn one is many.
-seen = set()
-for y in range(0, h, 7):
-    seen.update(raw[y * stride + 1:(y + 1) * stride:5])
-assert w >= 1000 and h >= 800, (w, h)
-assert len(seen) > 40, "only %d distinct values" % len(seen)
-PY
+    "$PY" "$WEFT_SRCDIR/tests/png_check.py" "$TMP/$name.png" ||
+        fail "$name: the screenshot is blank or missing"
     # WEFT_REPORT_KEEP=DIR keeps the pages and whole-page screenshots
     # (docs/): rendered in a tall window, cut below the page's end.
     if [ -n "${WEFT_REPORT_KEEP:-}" ]; then

@@ -1,0 +1,300 @@
+/* view_file.c - weft view's index kept in a file (see view_index.h): the
+ * visits of every location by depth and the matched messages, written
+ * once as the archive is read, then mapped, so that a trace is read
+ * from its events only the first time it is viewed and the viewer's
+ * memory is what a window touches, not the trace's size.
+ *
+ * DESIGN
+ * The file: each location's depths, one array of weft__vspan after the
+ * other, each followed by its levels (the long visits, the buckets, a
+ * vlevel record for each), written as soon as the location is read
+ * (the building holds one location's visits at a time); then the messages (weft__vmsg, by
+ * send time); then the tables (per location: its first depth entry and
+ * its depths; per depth entry: offset and count) and a fixed tail that
+ * says where all of it is and which archive it was made from (the
+ * anchor file's device, inode, size and modification time): a file made
+ * from another archive, or by another format version, or cut short, is
+ * not used but made again. It lives in the user's cache (view.c), is the
+ * user's alone (0600), and is written to a temporary name and renamed.
+ * Everything is in this machine's byte order: the file is a cache.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "view_index.h"
+
+#define VIEW_MAGIC "weftvw04"
+
+typedef struct vtail {
+    char magic[8];
+    uint64_t dev, ino, size, mtime_ns;     /* the anchor's */
+    uint64_t nlocs, nentries, nmsgs;
+    uint64_t locs_off, entries_off, msgs_off;
+    uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
+} vtail;
+
+typedef struct ventry {
+    uint64_t off, n;         /* the visits */
+    uint64_t lv_off, nlv;    /* its levels' vlevel records */
+} ventry;
+
+typedef struct vlevel {
+    uint64_t width, base, wide_off, nwide, first_off, nfirst;
+} vlevel;
+
+typedef struct vlocent {
+    uint64_t first, ndepth;
+} vlocent;
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+    return (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+           (uint64_t)st->st_mtim.tv_nsec;
+}
+
+/* Writes n bytes at the file's end (f->off). */
+static int put(weft__vfile *f, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n > 0) {
+        ssize_t w = write(f->fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+        f->off += (uint64_t)w;
+    }
+    return 0;
+}
+
+int weft__vfile_begin(weft__vfile *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (asprintf(&f->tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) {
+        f->tmp = NULL;
+        return -1;
+    }
+    f->path = strdup(path);
+    if (!f->path)
+        return -1;
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    return f->fd < 0 ? -1 : 0;
+}
+
+int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
+{
+    weft__vloc *l = &v->locs[i];
+    vlocent le = { .first = f->nentries, .ndepth = l->ndepth };
+
+    if (f->nentries + l->ndepth > f->capentries) {
+        size_t cap = (f->nentries + l->ndepth) * 2 + 16;
+        ventry *m = realloc(f->entries, cap * sizeof *m);
+        if (!m)
+            return -1;
+        f->entries = m;
+        f->capentries = cap;
+    }
+    if (f->nlocs == f->caplocs) {
+        size_t cap = f->caplocs ? f->caplocs * 2 : 64;
+        vlocent *m = realloc(f->locs, cap * sizeof *m);
+        if (!m)
+            return -1;
+        f->locs = m;
+        f->caplocs = cap;
+    }
+    for (unsigned d = 0; d < l->ndepth; d++) {
+        weft__vdepth *dv = &l->depth[d];
+        ventry *e = &f->entries[f->nentries++];
+        vlevel rec[WEFT__VIEW_LEVEL_MAX];
+        static const char pad[8];
+
+        e->off = f->off;
+        e->n = dv->n;
+        if (put(f, dv->v, dv->n * sizeof *dv->v) < 0)
+            return -1;
+        for (unsigned k = 0; k < dv->nlv; k++) {
+            const weft__vlevel *lv = &dv->lv[k];
+            rec[k] = (vlevel){ .width = lv->width, .base = lv->base,
+                               .wide_off = f->off, .nwide = lv->nwide };
+            if (put(f, lv->wide, lv->nwide * sizeof *lv->wide) < 0)
+                return -1;
+            rec[k].first_off = f->off;
+            rec[k].nfirst = lv->nfirst;
+            if (put(f, lv->first, lv->nfirst * sizeof *lv->first) < 0 ||
+                put(f, pad, (8 - f->off % 8) % 8) < 0)
+                return -1;
+        }
+        e->lv_off = f->off;
+        e->nlv = dv->nlv;
+        if (put(f, rec, dv->nlv * sizeof *rec) < 0)
+            return -1;
+    }
+    weft__view_forget_location(v, i);
+    l->depth = NULL;
+    l->ndepth = 0;
+    f->locs[f->nlocs++] = le;
+    return 0;
+}
+
+int weft__vfile_end(weft__vfile *f, const weft__view *v,
+                    const struct stat *anchor)
+{
+    vtail t = {
+        .dev = anchor->st_dev, .ino = anchor->st_ino,
+        .size = (uint64_t)anchor->st_size, .mtime_ns = mtime_ns(anchor),
+        .nlocs = f->nlocs, .nentries = f->nentries, .nmsgs = v->nmsgs,
+        .length = v->length, .visits = v->visits, .too_deep = v->too_deep,
+        .unmatched = v->unmatched, .unmatched_msgs = v->unmatched_msgs,
+    };
+
+    memcpy(t.magic, VIEW_MAGIC, sizeof t.magic);
+    t.msgs_off = f->off;
+    if (put(f, v->msgs, v->nmsgs * sizeof *v->msgs) < 0)
+        return -1;
+    t.locs_off = f->off;
+    if (put(f, f->locs, f->nlocs * sizeof *f->locs) < 0)
+        return -1;
+    t.entries_off = f->off;
+    if (put(f, f->entries, f->nentries * sizeof *f->entries) < 0 ||
+        put(f, &t, sizeof t) < 0 || close(f->fd) < 0) {
+        f->fd = -1;
+        return -1;
+    }
+    f->fd = -1;
+    return rename(f->tmp, f->path);
+}
+
+void weft__vfile_free(weft__vfile *f)
+{
+    if (f->fd >= 0) {
+        close(f->fd);
+        unlink(f->tmp);
+    }
+    free(f->tmp);
+    free(f->path);
+    free(f->locs);
+    free(f->entries);
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+}
+
+/* Is [off, off + n * size) inside the first `end` bytes, 8-aligned? */
+static int inside(uint64_t off, uint64_t n, size_t size, uint64_t end)
+{
+    return off % 8 == 0 && off <= end && n <= (end - off) / size;
+}
+
+int weft__vfile_map(weft__view *v, const char *path,
+                    const struct stat *anchor)
+{
+    struct stat st;
+    const vtail *t;
+    const vlocent *le;
+    const ventry *en;
+    uint64_t end;
+    void *map;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < sizeof *t ||
+        (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return 0;
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    /* a window reads a few scattered pages: no read-ahead, and no
+     * neighbours mapped with each page read (they would stay resident) */
+    madvise(map, (size_t)st.st_size, MADV_RANDOM);
+    end = (uint64_t)st.st_size - sizeof *t;
+    t = (const vtail *)((const char *)map + end);
+    if (memcmp(t->magic, VIEW_MAGIC, sizeof t->magic) != 0 ||
+        t->dev != (uint64_t)anchor->st_dev ||
+        t->ino != (uint64_t)anchor->st_ino ||
+        t->size != (uint64_t)anchor->st_size ||
+        t->mtime_ns != mtime_ns(anchor) || t->nlocs != v->nlocs ||
+        !inside(t->msgs_off, t->nmsgs, sizeof(weft__vmsg), end) ||
+        !inside(t->locs_off, t->nlocs, sizeof *le, end) ||
+        !inside(t->entries_off, t->nentries, sizeof *en, end))
+        goto stale;
+    le = (const vlocent *)((const char *)map + t->locs_off);
+    en = (const ventry *)((const char *)map + t->entries_off);
+    for (size_t i = 0; i < v->nlocs; i++) {
+        if (le[i].ndepth > WEFT__VIEW_DEPTH_MAX ||
+            le[i].first > t->nentries ||
+            le[i].ndepth > t->nentries - le[i].first)
+            goto stale;
+        for (uint64_t d = 0; d < le[i].ndepth; d++) {
+            const ventry *e = &en[le[i].first + d];
+            const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
+            if (!inside(e->off, e->n, sizeof(weft__vspan), end) ||
+                e->nlv > WEFT__VIEW_LEVEL_MAX ||
+                !inside(e->lv_off, e->nlv, sizeof *lv, end))
+                goto stale;
+            for (uint64_t k = 0; k < e->nlv; k++)
+                if (!lv[k].width ||
+                    !inside(lv[k].wide_off, lv[k].nwide, sizeof(weft__vspan),
+                            end) ||
+                    !inside(lv[k].first_off, lv[k].nfirst, sizeof(uint32_t),
+                            end))
+                    goto stale;
+        }
+    }
+    for (size_t i = 0; i < v->nlocs; i++) {
+        weft__vloc *l = &v->locs[i];
+        l->ndepth = (unsigned)le[i].ndepth;
+        if (l->ndepth && !(l->depth = calloc(l->ndepth, sizeof *l->depth)))
+            goto oom;
+        for (unsigned d = 0; d < l->ndepth; d++) {
+            const ventry *e = &en[le[i].first + d];
+            const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
+            weft__vdepth *dv = &l->depth[d];
+            /* cap 0: in the map, not to be freed */
+            dv->v = (weft__vspan *)((char *)map + e->off);
+            dv->n = (size_t)e->n;
+            if (e->nlv && !(dv->lv = calloc(e->nlv, sizeof *dv->lv)))
+                goto oom;
+            dv->nlv = (unsigned)e->nlv;
+            for (unsigned k = 0; k < dv->nlv; k++)
+                dv->lv[k] = (weft__vlevel){
+                    .width = lv[k].width,
+                    .base = lv[k].base,
+                    .wide = (weft__vspan *)((char *)map + lv[k].wide_off),
+                    .nwide = (size_t)lv[k].nwide,
+                    .first = (uint32_t *)((char *)map + lv[k].first_off),
+                    .nfirst = (size_t)lv[k].nfirst,
+                };
+        }
+    }
+    v->map = map;
+    v->maplen = (size_t)st.st_size;
+    v->msgs = (weft__vmsg *)((char *)map + t->msgs_off);
+    v->nmsgs = (size_t)t->nmsgs;
+    v->length = t->length;
+    v->visits = t->visits;
+    v->too_deep = t->too_deep;
+    v->unmatched = t->unmatched;
+    v->unmatched_msgs = t->unmatched_msgs;
+    return 1;
+oom:
+    for (size_t i = 0; i < v->nlocs; i++)
+        weft__view_forget_location(v, i);   /* (cap 0: frees no visits) */
+    munmap(map, (size_t)st.st_size);
+    return -1;
+stale:
+    munmap(map, (size_t)st.st_size);
+    return 0;
+}

@@ -1,0 +1,923 @@
+/* view_index.c - each location's region visits by depth, and the
+ * viewer's questions of them (see view_index.h).
+ *
+ * DESIGN
+ * A window of the timeline is answered depth by depth with a walk that
+ * jumps: from a time t, the first visit ending after t is a binary
+ * search away; a visit at least a column wide is sent whole and the walk
+ * goes on from its end; a narrower one gives its column a bin and the
+ * walk jumps to the next column. Every visit a column wide or more spans
+ * a column boundary, so none is skipped, and a window costs at most
+ * three searches per column and depth, however many visits the trace
+ * holds there.
+ *
+ * Far out, the columns hold many visits each, and searching each
+ * column's start in the whole array touches the whole array (the index
+ * of a 33.6 M-event trace is 460 MB). So each depth of more than
+ * LEVEL_MIN visits also has levels: for widths w_0 < w_1 < ... (w_0 a
+ * power of two of at least LEVEL_RATIO times the mean space between
+ * visits, each 4 times the one before, while the depth's time holds
+ * LEVEL_MIN_BUCKETS of them) the visits at least w_k long (at most one
+ * per w_k ticks: they do not overlap) and, per bucket of w_k ticks from
+ * the depth's first visit, the region of the first shorter visit that
+ * starts in it. A window of
+ * columns w wide takes the coarsest level with w_k <= w: its long
+ * visits hold every visit a column wide (walked as above), its buckets
+ * (at most 4 per column) mark where the narrower ones are. Windows
+ * finer than w_0 walk the visits themselves, which are then at most
+ * about LEVEL_RATIO per column, side by side in the array. Either way a
+ * window reads a few bytes per column, wherever it is: the levels cost
+ * at most 2.7 bytes per visit (32 / LEVEL_RATIO * 4/3 for the long ones,
+ * 4 / LEVEL_RATIO * 4/3 for the buckets).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "view_index.h"
+
+/* A visit not left yet. */
+#define OPEN UINT64_MAX
+/* Levels (DESIGN): a depth has them from this many visits on, the
+ * finest w_0 of LEVEL_RATIO times the visits' mean space, while
+ * LEVEL_MIN_BUCKETS of a width fit the depth's time. */
+#define LEVEL_MIN 4096
+#define LEVEL_RATIO 16
+#define LEVEL_MIN_BUCKETS 64
+
+/* ---- building ------------------------------------------------------------ */
+
+int weft__view_enter(weft__view *v, size_t i, uint32_t region, uint64_t t,
+                     unsigned *depth)
+{
+    weft__vloc *l = &v->locs[i];
+    unsigned d = (*depth)++;
+    weft__vdepth *dv;
+
+    if (d >= WEFT__VIEW_DEPTH_MAX) {
+        v->too_deep++;
+        return 0;
+    }
+    if (d >= l->ndepth) {
+        weft__vdepth *m = realloc(l->depth, (d + 1) * sizeof *m);
+        if (!m)
+            return -1;
+        memset(&m[l->ndepth], 0, (d + 1 - l->ndepth) * sizeof *m);
+        l->depth = m;
+        l->ndepth = d + 1;
+    }
+    dv = &l->depth[d];
+    if (dv->n == dv->cap) {
+        size_t cap = dv->cap ? dv->cap * 2 : 64;
+        weft__vspan *m = realloc(dv->v, cap * sizeof *m);
+        if (!m)
+            return -1;
+        dv->v = m;
+        dv->cap = cap;
+    }
+    dv->v[dv->n++] = (weft__vspan){
+        .start = t, .end = OPEN, .region = region,
+        .parent = d ? (uint32_t)(l->depth[d - 1].n - 1) : UINT32_MAX,
+    };
+    v->visits++;
+    return 0;
+}
+
+int weft__view_leave(weft__view *v, size_t i, uint64_t t, unsigned *depth)
+{
+    weft__vloc *l = &v->locs[i];
+    weft__vspan *s;
+    unsigned d;
+
+    if (*depth == 0) {
+        v->unmatched++;
+        return 0;
+    }
+    d = --(*depth);
+    if (d >= WEFT__VIEW_DEPTH_MAX)
+        return 0;
+    s = &l->depth[d].v[l->depth[d].n - 1];
+    s->end = t < s->start ? s->start : t;
+    if (d > 0)
+        l->depth[d - 1].v[s->parent].children += s->end - s->start;
+    return 0;
+}
+
+/* One level of width w over the visits of d, from base for span ticks
+ * (DESIGN). */
+static int make_level(const weft__vdepth *d, uint64_t w, uint64_t base,
+                      uint64_t span, weft__vlevel *lv)
+{
+    size_t nwide = 0;
+
+    memset(lv, 0, sizeof *lv);
+    lv->width = w;
+    lv->base = base;
+    lv->nfirst = (size_t)(span / w + 1);
+    for (size_t k = 0; k < d->n; k++)
+        nwide += d->v[k].end - d->v[k].start >= w;
+    lv->first = malloc(lv->nfirst * sizeof *lv->first);
+    lv->wide = malloc((nwide ? nwide : 1) * sizeof *lv->wide);
+    if (!lv->first || !lv->wide)
+        return -1;
+    memset(lv->first, 0xff, lv->nfirst * sizeof *lv->first);
+    for (size_t k = 0; k < d->n; k++) {
+        const weft__vspan *s = &d->v[k];
+        if (s->end - s->start >= w)
+            lv->wide[lv->nwide++] = *s;
+        else if (lv->first[(s->start - base) / w] == WEFT__VIEW_NONE)
+            lv->first[(s->start - base) / w] = s->region;
+    }
+    return 0;
+}
+
+int weft__view_levels(weft__view *v, size_t i)
+{
+    weft__vloc *l = &v->locs[i];
+
+    for (unsigned k = 0; k < l->ndepth; k++) {
+        weft__vdepth *d = &l->depth[k];
+        uint64_t base, span, w = 1;
+
+        if (d->n < LEVEL_MIN)
+            continue;
+        /* the depth's own time, not the trace's (a thread may start
+         * late, end early) */
+        base = d->v[0].start;
+        span = d->v[d->n - 1].end - base;
+        while (w < span / d->n * LEVEL_RATIO && w < UINT64_MAX / 8)
+            w *= 2;
+        for (; span / w >= LEVEL_MIN_BUCKETS &&
+               d->nlv < WEFT__VIEW_LEVEL_MAX; w *= 4) {
+            weft__vlevel *m = realloc(d->lv, (d->nlv + 1) * sizeof *m);
+            if (!m)
+                return -1;
+            d->lv = m;
+            if (make_level(d, w, base, span, &d->lv[d->nlv]) < 0) {
+                free(d->lv[d->nlv].first);
+                free(d->lv[d->nlv].wide);
+                return -1;
+            }
+            d->nlv++;
+        }
+    }
+    return 0;
+}
+
+/* What the event callbacks of one location need; the span first (see
+ * weft__arc_time_callbacks). */
+typedef struct loader {
+    weft__arc_span span;
+    weft__view *v;
+    weft__xmpi *mpi;         /* NULL: the archive has no communicators */
+    uint32_t self;           /* the location's group (its process) */
+    size_t i;
+    uint64_t offset;
+    unsigned depth;
+    int oom;
+} loader;
+
+static uint64_t rel(const loader *ld, OTF2_TimeStamp ts)
+{
+    return ts > ld->offset ? ts - ld->offset : 0;
+}
+
+static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                  uint64_t pos, void *arg,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    loader *ld = arg;
+
+    (void)loc, (void)pos, (void)al;
+    weft__arc_see(&ld->span, ts);
+    if (weft__view_enter(ld->v, ld->i, region, rel(ld, ts), &ld->depth) < 0) {
+        ld->oom = 1;
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_leave(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                  uint64_t pos, void *arg,
+                                  OTF2_AttributeList *al,
+                                  OTF2_RegionRef region)
+{
+    loader *ld = arg;
+
+    (void)loc, (void)pos, (void)al, (void)region;
+    weft__arc_see(&ld->span, ts);
+    weft__view_leave(ld->v, ld->i, rel(ld, ts), &ld->depth);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* A send (recv 0) or receive of this location's, to rank `peer` of comm:
+ * its channel as weft export keys it (export_events.c). */
+static OTF2_CallbackCode message_end(loader *ld, OTF2_TimeStamp ts,
+                                     int recv, uint32_t peer,
+                                     OTF2_CommRef comm, uint32_t tag,
+                                     uint64_t bytes)
+{
+    weft__xchan_key k = { .kind = WEFT__XCHAN_MESSAGE, .comm = comm,
+                          .tag = tag };
+
+    weft__arc_see(&ld->span, ts);
+    if (ld->mpi)
+        peer = weft__xmpi_process(ld->mpi, comm, peer, ld->self);
+    k.from = recv ? peer : ld->self;
+    k.to = recv ? ld->self : peer;
+    if (weft__view_msg_end(ld->v, &k, recv, ld->i, rel(ld, ts), bytes) < 0) {
+        ld->oom = 1;
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_send(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                 uint64_t pos, void *arg,
+                                 OTF2_AttributeList *al, uint32_t receiver,
+                                 OTF2_CommRef comm, uint32_t tag,
+                                 uint64_t bytes)
+{
+    (void)loc, (void)pos, (void)al;
+    return message_end(arg, ts, 0, receiver, comm, tag, bytes);
+}
+
+static OTF2_CallbackCode on_isend(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                  uint64_t pos, void *arg,
+                                  OTF2_AttributeList *al, uint32_t receiver,
+                                  OTF2_CommRef comm, uint32_t tag,
+                                  uint64_t bytes, uint64_t request)
+{
+    (void)loc, (void)pos, (void)al, (void)request;
+    return message_end(arg, ts, 0, receiver, comm, tag, bytes);
+}
+
+static OTF2_CallbackCode on_recv(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                 uint64_t pos, void *arg,
+                                 OTF2_AttributeList *al, uint32_t sender,
+                                 OTF2_CommRef comm, uint32_t tag,
+                                 uint64_t bytes)
+{
+    (void)loc, (void)pos, (void)al;
+    return message_end(arg, ts, 1, sender, comm, tag, bytes);
+}
+
+static OTF2_CallbackCode on_irecv(OTF2_LocationRef loc, OTF2_TimeStamp ts,
+                                  uint64_t pos, void *arg,
+                                  OTF2_AttributeList *al, uint32_t sender,
+                                  OTF2_CommRef comm, uint32_t tag,
+                                  uint64_t bytes, uint64_t request)
+{
+    (void)loc, (void)pos, (void)al, (void)request;
+    return message_end(arg, ts, 1, sender, comm, tag, bytes);
+}
+
+int weft__view_msg_end(weft__view *v, const weft__xchan_key *k, int recv,
+                       size_t i, uint64_t t, uint64_t bytes)
+{
+    if (v->nends == v->capends) {
+        size_t cap = v->capends ? v->capends * 2 : 256;
+        weft__vend *m = realloc(v->ends, cap * sizeof *m);
+        if (!m)
+            return -1;
+        v->ends = m;
+        v->capends = cap;
+    }
+    v->ends[v->nends] = (weft__vend){ .k = *k, .loc = (uint32_t)i,
+                                      .recv = recv, .t = t, .bytes = bytes,
+                                      .seq = v->nends };
+    v->nends++;
+    return 0;
+}
+
+/* Ends by channel, sends before receives, each in the order read. */
+static int end_order(const void *pa, const void *pb)
+{
+    const weft__vend *a = pa, *b = pb;
+    const uint32_t ka[] = { a->k.kind, a->k.comm, a->k.from, a->k.to,
+                            a->k.tag, (uint32_t)a->recv };
+    const uint32_t kb[] = { b->k.kind, b->k.comm, b->k.from, b->k.to,
+                            b->k.tag, (uint32_t)b->recv };
+
+    for (size_t i = 0; i < sizeof ka / sizeof ka[0]; i++)
+        if (ka[i] != kb[i])
+            return ka[i] < kb[i] ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int msg_order(const void *pa, const void *pb)
+{
+    const weft__vmsg *a = pa, *b = pb;
+
+    if (a->send_t != b->send_t)
+        return a->send_t < b->send_t ? -1 : 1;
+    return a->recv_t < b->recv_t ? -1 : a->recv_t > b->recv_t;
+}
+
+static int same_channel(const weft__xchan_key *a, const weft__xchan_key *b)
+{
+    return a->kind == b->kind && a->comm == b->comm && a->from == b->from &&
+           a->to == b->to && a->tag == b->tag;
+}
+
+int weft__view_match(weft__view *v)
+{
+    size_t k = 0;
+
+    qsort(v->ends, v->nends, sizeof *v->ends, end_order);
+    free(v->msgs);
+    v->msgs = calloc(v->nends / 2 + 1, sizeof *v->msgs);
+    if (!v->msgs)
+        return -1;
+    v->nmsgs = 0;
+    while (k < v->nends) {
+        /* one channel: sends [k, r), then receives [r, e) */
+        const weft__xchan_key *ch = &v->ends[k].k;
+        size_t r = k, e, n;
+        while (r < v->nends && !v->ends[r].recv &&
+               same_channel(&v->ends[r].k, ch))
+            r++;
+        e = r;
+        while (e < v->nends && same_channel(&v->ends[e].k, ch))
+            e++;
+        n = r - k < e - r ? r - k : e - r;
+        for (size_t m = 0; m < n; m++) {
+            const weft__vend *s = &v->ends[k + m], *d = &v->ends[r + m];
+            v->msgs[v->nmsgs++] = (weft__vmsg){
+                .send_t = s->t, .recv_t = d->t, .send_loc = s->loc,
+                .recv_loc = d->loc, .comm = s->k.comm, .tag = s->k.tag,
+                .bytes = s->bytes,
+            };
+        }
+        v->unmatched_msgs += (e - k) - 2 * n;
+        k = e;
+    }
+    qsort(v->msgs, v->nmsgs, sizeof *v->msgs, msg_order);
+    free(v->ends);
+    v->ends = NULL;
+    v->nends = v->capends = 0;
+    return 0;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+/* The regions' names and paradigms. */
+static int load_regions(weft__view *v, const weft__arc *a)
+{
+    size_t n = a->nnames[WEFT_REF_REGION];
+
+    v->regions = calloc(n ? n : 1, sizeof *v->regions);
+    if (!v->regions)
+        return -1;
+    v->nregions = n;
+    for (size_t r = 0; r < n; r++) {
+        v->regions[r].name =
+            dup_or_empty(weft__arc_name(a, WEFT_REF_REGION, r));
+        if (!v->regions[r].name)
+            return -1;
+        char buf[sizeof v->regions[r].paradigm];
+        snprintf(v->regions[r].paradigm, sizeof v->regions[r].paradigm, "%s",
+                 weft__arc_region_paradigm(a, (uint32_t)r, buf));
+    }
+    return 0;
+}
+
+/* The communicators' names. */
+static int load_comms(weft__view *v, const weft__arc *a)
+{
+    size_t n = a->nnames[WEFT_REF_COMM];
+
+    v->comms = calloc(n ? n : 1, sizeof *v->comms);
+    if (!v->comms)
+        return -1;
+    v->ncomms = n;
+    for (size_t c = 0; c < n; c++)
+        if (!(v->comms[c] = dup_or_empty(weft__arc_name(a, WEFT_REF_COMM, c))))
+            return -1;
+    return 0;
+}
+
+/* Location i's names: its own, its process's (location group), its
+ * host's (the group's system tree node). */
+static int load_names(weft__vloc *l, const weft__arc *a, size_t i)
+{
+    uint32_t g = a->locs[i].group;
+
+    l->loc = a->locs[i].id;
+    l->name = dup_or_empty(weft__arc_string(a, a->locs[i].name));
+    l->group = dup_or_empty(weft__arc_name(a, WEFT_REF_LOCATION_GROUP, g));
+    l->host = dup_or_empty(weft__arc_name(
+        a, WEFT_REF_SYSTEM_TREE_NODE,
+        g < a->nlg ? a->lg_parent[g] : OTF2_UNDEFINED_SYSTEM_TREE_NODE));
+    return l->name && l->group && l->host ? 0 : -1;
+}
+
+/* Closes what location i left open at its last event. */
+static void close_open(weft__view *v, loader *ld)
+{
+    uint64_t end = ld->span.any ? rel(ld, ld->span.max) : 0;
+
+    while (ld->depth > 0) {
+        v->unmatched++;
+        weft__view_leave(v, ld->i, end, &ld->depth);
+    }
+}
+
+/* Reads the events of every location of a into v, each written into f
+ * (when f) as soon as it is read. Returns 0, or -1 with *err (and
+ * *cache_err when f failed: then *f is freed and v holds everything). */
+static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
+                       char **cache_err, char **err)
+{
+    OTF2_EvtReaderCallbacks *cbs = weft__arc_time_callbacks();
+    weft__xmpi *mpi = NULL;
+    uint64_t last = 0;
+
+    if (!cbs)
+        goto oom;
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, on_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, on_leave);
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, on_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, on_isend);
+    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cbs, on_recv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cbs, on_irecv);
+    if (a->ncomms && !(mpi = weft__xmpi_new(a)))
+        goto oom;
+    for (size_t i = 0; i < a->nlocs; i++) {
+        loader ld = { .v = v, .i = i, .offset = a->offset, .mpi = mpi,
+                      .self = a->locs[i].group };
+        uint64_t nread;
+
+        if (weft__arc_read_location(a, i, cbs, &ld, &nread, err) < 0) {
+            if (ld.oom) {
+                free(*err);
+                goto oom;
+            }
+            goto fail;
+        }
+        close_open(v, &ld);
+        if (ld.span.any && rel(&ld, ld.span.max) > last)
+            last = rel(&ld, ld.span.max);
+        if (weft__view_levels(v, i) < 0)
+            goto oom;
+        if (*f && weft__vfile_location(*f, v, i) < 0) {
+            /* the locations written are gone from v: read them again,
+             * into memory this time */
+            if (asprintf(cache_err, "cannot write %s: %s", (*f)->tmp,
+                         strerror(errno)) < 0)
+                *cache_err = NULL;
+            weft__vfile_free(*f);
+            *f = NULL;
+            weft__xmpi_free(mpi);
+            OTF2_EvtReaderCallbacks_Delete(cbs);
+            weft__view_forget(v);
+            return read_events(v, a, f, cache_err, err);
+        }
+    }
+    if (last > v->length)   /* the clock properties are the writer's word */
+        v->length = last;
+    if (weft__view_match(v) < 0)
+        goto oom;
+    weft__xmpi_free(mpi);
+    OTF2_EvtReaderCallbacks_Delete(cbs);
+    return 0;
+oom:
+    if (asprintf(err, "out of memory reading the events") < 0)
+        *err = NULL;
+fail:
+    weft__xmpi_free(mpi);
+    if (cbs)
+        OTF2_EvtReaderCallbacks_Delete(cbs);
+    return -1;
+}
+
+int weft__view_load(weft__view *v, weft__arc *a, const struct stat *anchor,
+                    const char *cache, int *built, char **cache_err,
+                    char **err)
+{
+    weft__vfile file, *f = NULL;
+    weft__vmsg *msgs;
+    int r;
+
+    *err = *cache_err = NULL;
+    *built = 0;
+    v->resolution = a->resolution;
+    v->offset = a->offset;
+    v->length = a->length;
+    if (load_regions(v, a) < 0 || load_comms(v, a) < 0 ||
+        !(v->locs = calloc(a->nlocs ? a->nlocs : 1, sizeof *v->locs)))
+        goto oom;
+    v->nlocs = a->nlocs;
+    for (size_t i = 0; i < a->nlocs; i++)
+        if (load_names(&v->locs[i], a, i) < 0)
+            goto oom;
+    if (cache) {
+        if ((r = weft__vfile_map(v, cache, anchor)) == 1)
+            return 0;
+        if (r < 0)
+            goto oom;
+        if (weft__vfile_begin(&file, cache) == 0) {
+            f = &file;
+        } else {
+            if (asprintf(cache_err, "cannot write %s: %s",
+                         file.tmp ? file.tmp : cache, strerror(errno)) < 0)
+                *cache_err = NULL;
+            weft__vfile_free(&file);
+        }
+    }
+    if (read_events(v, a, &f, cache_err, err) < 0)
+        goto fail;
+    if (!f)
+        return 0;
+    *built = 1;
+    msgs = v->msgs;         /* in memory until the map has them */
+    if ((r = weft__vfile_end(f, v, anchor)) < 0 ||
+        (r = weft__vfile_map(v, cache, anchor)) == 0) {
+        /* not written, or not usable: read it all again into memory */
+        if (asprintf(cache_err, "cannot write %s: %s", cache,
+                     r < 0 ? strerror(errno) : "not readable back") < 0)
+            *cache_err = NULL;
+        weft__vfile_free(f);
+        f = NULL;
+        unlink(cache);
+        weft__view_forget(v);
+        *built = 0;
+        if (read_events(v, a, &f, cache_err, err) < 0)
+            goto fail;
+        return 0;
+    }
+    weft__vfile_free(f);
+    f = NULL;
+    if (r < 0)
+        goto oom;
+    free(msgs);
+    return 0;
+oom:
+    if (asprintf(err, "out of memory reading the events") < 0)
+        *err = NULL;
+fail:
+    if (f)
+        weft__vfile_free(f);
+    return -1;
+}
+
+void weft__view_forget_location(weft__view *v, size_t i)
+{
+    weft__vloc *l = &v->locs[i];
+
+    for (unsigned d = 0; d < l->ndepth; d++) {
+        weft__vdepth *dv = &l->depth[d];
+        for (unsigned k = 0; dv->cap && k < dv->nlv; k++) {
+            free(dv->lv[k].wide);
+            free(dv->lv[k].first);
+        }
+        free(dv->lv);
+        if (dv->cap)    /* else in the map */
+            free(dv->v);
+    }
+    free(l->depth);
+    l->depth = NULL;
+    l->ndepth = 0;
+}
+
+void weft__view_forget(weft__view *v)
+{
+    for (size_t i = 0; i < v->nlocs; i++)
+        weft__view_forget_location(v, i);
+    if (!v->map)
+        free(v->msgs);
+    free(v->ends);
+    v->msgs = NULL;
+    v->ends = NULL;
+    v->nmsgs = v->nends = v->capends = 0;
+    v->visits = v->too_deep = v->unmatched = v->unmatched_msgs = 0;
+}
+
+void weft__view_free(weft__view *v)
+{
+    weft__view_forget(v);
+    if (v->map)
+        munmap(v->map, v->maplen);
+    for (size_t i = 0; i < v->nlocs; i++) {
+        free(v->locs[i].name);
+        free(v->locs[i].group);
+        free(v->locs[i].host);
+    }
+    free(v->locs);
+    for (size_t r = 0; r < v->nregions; r++)
+        free(v->regions[r].name);
+    free(v->regions);
+    for (size_t c = 0; c < v->ncomms; c++)
+        free(v->comms[c]);
+    free(v->comms);
+    free(v->name);
+    free(v->key);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- questions ----------------------------------------------------------- */
+
+/* The first visit of d from `from` on that ends after t (d->n if none). */
+static size_t first_ending_after(const weft__vdepth *d, size_t from,
+                                 uint64_t t)
+{
+    size_t lo = from, hi = d->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->v[mid].end > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+size_t weft__view_at(const weft__vloc *l, unsigned d, uint64_t t)
+{
+    size_t k;
+
+    if (d >= l->ndepth)
+        return SIZE_MAX;
+    k = first_ending_after(&l->depth[d], 0, t);
+    return k < l->depth[d].n && l->depth[d].v[k].start <= t ? k : SIZE_MAX;
+}
+
+/* Appends [a, b, c, d] (all integers) to arr; -1 out of memory. */
+static int push4(json_t *arr, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    json_t *e = json_pack("[IIII]", (json_int_t)a, (json_int_t)b,
+                          (json_int_t)c, (json_int_t)d);
+    return e ? json_array_append_new(arr, e) : -1;
+}
+
+static int push3(json_t *arr, uint64_t a, uint64_t b, uint64_t c)
+{
+    json_t *e = json_pack("[III]", (json_int_t)a, (json_int_t)b,
+                          (json_int_t)c);
+    return e ? json_array_append_new(arr, e) : -1;
+}
+
+/* The walk of DESIGN over the n visits v of depth d: visits a column
+ * wide into spans, a bin for the columns of narrower ones (binned: the
+ * columns of this depth that have one). Column k covers
+ * [t0 + k * w, t0 + (k + 1) * w), w = (t1 - t0) / px, a real number;
+ * times are compared as such (a visit is a column wide when its length
+ * is at least w). */
+static int walk(const weft__vspan *v, size_t n, unsigned d, uint64_t t0,
+                uint64_t t1, unsigned px, uint8_t *binned, json_t *spans,
+                json_t *bins)
+{
+    weft__vdepth dv = { .v = (weft__vspan *)v, .n = n };
+    double w = (double)(t1 - t0) / px;
+    uint64_t t = t0;
+    size_t k = 0;
+
+    for (;;) {
+        const weft__vspan *s;
+        uint64_t from;
+        unsigned col;
+
+        k = first_ending_after(&dv, k, t);
+        if (k >= n || v[k].start >= t1)
+            return 0;
+        s = &v[k];
+        if ((double)(s->end - s->start) >= w) {
+            if (push4(spans, s->start, s->end, s->region, d) < 0)
+                return -1;
+            t = s->end;
+            k++;
+            continue;
+        }
+        from = s->start > t ? s->start : t;
+        col = (unsigned)((double)(from - t0) / w);
+        if (col >= px)
+            col = px - 1;
+        if (!binned[col]) {
+            binned[col] = 1;
+            if (push3(bins, col, d, s->region) < 0)
+                return -1;
+        }
+        /* on to the next column's start (at least one tick on) */
+        t = t0 + (uint64_t)((double)(col + 1) * w);
+        if (t <= from)
+            t = from + 1;
+        if (t >= t1)
+            return 0;
+    }
+}
+
+/* Depth d of a window: from the coarsest level whose width is at most a
+ * column's, else from the visits themselves (DESIGN). */
+static int window_depth(const weft__vdepth *dv, unsigned d, uint64_t t0,
+                        uint64_t t1, unsigned px, uint8_t *binned,
+                        json_t *spans, json_t *bins)
+{
+    double w = (double)(t1 - t0) / px;
+    const weft__vlevel *lv = NULL;
+
+    memset(binned, 0, px);
+    for (unsigned k = 0; k < dv->nlv && (double)dv->lv[k].width <= w; k++)
+        lv = &dv->lv[k];
+    if (!lv)
+        return walk(dv->v, dv->n, d, t0, t1, px, binned, spans, bins);
+    if (walk(lv->wide, lv->nwide, d, t0, t1, px, binned, spans, bins) < 0)
+        return -1;
+    for (uint64_t b = t0 > lv->base ? (t0 - lv->base) / lv->width : 0;
+         b < lv->nfirst && lv->base + b * lv->width < t1; b++) {
+        uint64_t at = lv->base + b * lv->width, from = at > t0 ? at : t0;
+        unsigned col = (unsigned)((double)(from - t0) / w);
+        if (lv->first[b] == WEFT__VIEW_NONE)
+            continue;
+        if (col >= px)
+            col = px - 1;
+        if (!binned[col]) {
+            binned[col] = 1;
+            if (push3(bins, col, d, lv->first[b]) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The messages part of a window (view_index.h) into o. */
+static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
+                           const size_t *locs, size_t n, json_t *o)
+{
+    json_t *msgs = json_array();
+    uint8_t *in = NULL;
+    uint64_t more = 0;
+    size_t k, hi = 0, lo = v->nmsgs;
+
+    if (!msgs || json_object_set_new(o, "messages", msgs) < 0)
+        return -1;
+    if (locs) {
+        if (!(in = calloc(v->nlocs ? v->nlocs : 1, 1)))
+            return -1;
+        for (k = 0; k < n; k++)
+            in[locs[k]] = 1;
+    }
+    /* sent before t1: the ones below the first sent at t1 or later */
+    while (hi < lo) {
+        size_t mid = hi + (lo - hi) / 2;
+        if (v->msgs[mid].send_t < t1)
+            hi = mid + 1;
+        else
+            lo = mid;
+    }
+    for (k = 0; k < hi; k++) {
+        const weft__vmsg *m = &v->msgs[k];
+        json_t *e;
+        /* in flight during the window (a receive timed before its send,
+         * clocks apart, still overlaps by its two ends) */
+        if ((m->recv_t < t0 && m->send_t < t0) ||
+            (m->recv_t >= t1 && m->send_t >= t1))
+            continue;
+        if (in && !in[m->send_loc] && !in[m->recv_loc])
+            continue;
+        if (json_array_size(msgs) == WEFT__VIEW_MSG_MAX) {
+            more++;
+            continue;
+        }
+        e = json_pack("[IIIIIII]", (json_int_t)v->locs[m->send_loc].loc,
+                      (json_int_t)m->send_t,
+                      (json_int_t)v->locs[m->recv_loc].loc,
+                      (json_int_t)m->recv_t, (json_int_t)m->tag,
+                      (json_int_t)m->bytes, (json_int_t)m->comm);
+        if (!e || json_array_append_new(msgs, e) < 0) {
+            free(in);
+            return -1;
+        }
+    }
+    free(in);
+    return json_object_set_new(o, "messages_more", json_integer((json_int_t)more));
+}
+
+json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
+                          unsigned px, const size_t *locs, size_t n)
+{
+    json_t *o = json_pack("{sIsIsI}", "t0", (json_int_t)t0, "t1",
+                          (json_int_t)t1, "px", (json_int_t)px);
+    json_t *rows = json_array();
+    uint8_t *binned = malloc(px);
+
+    if (!o || !rows || !binned || json_object_set_new(o, "rows", rows) < 0)
+        goto oom;
+    if (!locs)
+        n = v->nlocs;
+    for (size_t r = 0; r < n; r++) {
+        const weft__vloc *l = &v->locs[locs ? locs[r] : r];
+        json_t *spans = json_array(), *bins = json_array();
+        json_t *row = json_pack("{sIsoso}", "loc", (json_int_t)l->loc,
+                                "spans", spans, "bins", bins);
+
+        if (!row || json_array_append_new(rows, row) < 0)
+            goto oom;
+        for (unsigned d = 0; d < l->ndepth; d++)
+            if (window_depth(&l->depth[d], d, t0, t1, px, binned, spans,
+                             bins) < 0)
+                goto oom;
+    }
+    if (window_messages(v, t0, t1, locs, n, o) < 0)
+        goto oom;
+    free(binned);
+    return o;
+oom:
+    free(binned);
+    json_decref(o);
+    return NULL;
+}
+
+json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
+                        uint64_t t, int *missing)
+{
+    const weft__vloc *l = &v->locs[i];
+    size_t k = weft__view_at(l, depth, t);
+    const weft__vspan *s;
+    json_t *o, *path;
+
+    *missing = k == SIZE_MAX;
+    if (*missing)
+        return NULL;
+    s = &l->depth[depth].v[k];
+    path = json_array();
+    if (!path)
+        return NULL;
+    /* outermost first: walk up, inserting at the front */
+    for (unsigned d = depth + 1, at = (unsigned)k; d-- > 0;) {
+        const weft__vspan *p = &l->depth[d].v[at];
+        const char *name = p->region < v->nregions
+                               ? v->regions[p->region].name : "";
+        if (json_array_insert_new(path, 0, json_string(name)) < 0) {
+            json_decref(path);
+            return NULL;
+        }
+        at = p->parent;
+    }
+    o = json_pack("{sIsIsIsssssIsIsIsIsIso}",
+                  "loc", (json_int_t)l->loc, "depth", (json_int_t)depth,
+                  "region", (json_int_t)s->region,
+                  "name", s->region < v->nregions
+                              ? v->regions[s->region].name : "",
+                  "paradigm", s->region < v->nregions
+                                  ? v->regions[s->region].paradigm : "",
+                  "start", (json_int_t)s->start, "end", (json_int_t)s->end,
+                  "duration", (json_int_t)(s->end - s->start),
+                  "inclusive", (json_int_t)(s->end - s->start),
+                  "exclusive", (json_int_t)(s->end - s->start - s->children),
+                  "path", path);
+    return o;
+}
+
+json_t *weft__view_describe(const weft__view *v, size_t index)
+{
+    json_t *locs = json_array(), *regions = json_array(),
+           *comms = json_array(), *o;
+
+    if (!locs || !regions || !comms)
+        goto oom;
+    for (size_t i = 0; i < v->nlocs; i++) {
+        const weft__vloc *l = &v->locs[i];
+        json_t *e = json_pack("{sIsssssssI}", "loc", (json_int_t)l->loc,
+                              "name", l->name, "group", l->group,
+                              "host", l->host, "depth",
+                              (json_int_t)l->ndepth);
+        if (!e || json_array_append_new(locs, e) < 0)
+            goto oom;
+    }
+    for (size_t r = 0; r < v->nregions; r++) {
+        json_t *e = json_pack("{sIssss}", "id", (json_int_t)r, "name",
+                              v->regions[r].name, "paradigm",
+                              v->regions[r].paradigm);
+        if (!e || json_array_append_new(regions, e) < 0)
+            goto oom;
+    }
+    for (size_t c = 0; c < v->ncomms; c++)
+        if (json_array_append_new(comms, json_string(v->comms[c])) < 0)
+            goto oom;
+    o = json_pack("{sIsssssIsIsIsIsIsIsIsososo}", "index", (json_int_t)index,
+                  "name", v->name ? v->name : "", "key",
+                  v->key ? v->key : "", "resolution",
+                  (json_int_t)v->resolution, "offset",
+                  (json_int_t)v->offset, "t0", (json_int_t)0, "t1",
+                  (json_int_t)v->length, "visits", (json_int_t)v->visits,
+                  "messages", (json_int_t)v->nmsgs, "unmatched_messages",
+                  (json_int_t)v->unmatched_msgs, "locations", locs,
+                  "regions", regions, "comms", comms);
+    if (o)
+        return o;
+    locs = regions = comms = NULL;  /* json_pack took them, even failing */
+oom:
+    json_decref(locs);
+    json_decref(regions);
+    json_decref(comms);
+    return NULL;
+}

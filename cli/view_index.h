@@ -1,0 +1,204 @@
+/* view_index.h - what `weft view` (view.c) serves of a trace: each
+ * location's region visits (Enter .. Leave) by nesting depth, read once
+ * from the archive, and the questions the viewer page asks of them.
+ *
+ * At one depth of one location visits never overlap (one would be
+ * inside the other, a level deeper), so each depth is an array sorted
+ * by start and by end alike: the visit at any time is a binary search
+ * away, and a window of the timeline costs what it shows, whatever the
+ * trace's size (see weft__view_window).
+ */
+#ifndef WEFT_CLI_VIEW_INDEX_H
+#define WEFT_CLI_VIEW_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "archive.h"
+#include "export.h"
+
+/* Depths recorded per location; deeper visits are counted, not kept. */
+#define WEFT__VIEW_DEPTH_MAX 256
+/* Levels per depth at most (view_index.c's DESIGN). */
+#define WEFT__VIEW_LEVEL_MAX 24
+/* Pixel columns a window may ask for. */
+#define WEFT__VIEW_PX_MAX 16384
+/* Messages one window answer holds at most (it says when there were
+ * more). */
+#define WEFT__VIEW_MSG_MAX 20000
+
+/* One region visit. Times are ticks since the trace's clock offset. */
+typedef struct weft__vspan {
+    uint64_t start, end;
+    uint64_t children;       /* ticks spent in the visits inside it */
+    uint32_t region;         /* the archive's Region id */
+    uint32_t parent;         /* its index one depth up; UINT32_MAX at 0 */
+} weft__vspan;
+
+/* A coarser picture of one depth, for windows whose columns are at
+ * least `width` ticks (see view_index.c's DESIGN): the visits at least
+ * that long, and per bucket of `width` ticks the region of the first
+ * shorter visit that starts in it. */
+typedef struct weft__vlevel {
+    uint64_t width, base;    /* bucket b: [base + b * width, + width) */
+    weft__vspan *wide;
+    size_t nwide;
+    uint32_t *first;         /* WEFT__VIEW_NONE: none starts there */
+    size_t nfirst;
+} weft__vlevel;
+
+#define WEFT__VIEW_NONE UINT32_MAX
+
+typedef struct weft__vdepth {
+    weft__vspan *v;
+    size_t n, cap;           /* cap 0: v is in the index file's map */
+    weft__vlevel *lv;        /* finest first */
+    unsigned nlv;
+} weft__vdepth;
+
+typedef struct weft__vloc {
+    uint64_t loc;            /* OTF2_LocationRef */
+    char *name, *group, *host;
+    weft__vdepth *depth;     /* [ndepth] */
+    unsigned ndepth;
+} weft__vloc;
+
+/* One MPI point-to-point message: its send (MpiSend, MpiIsend) and its
+ * receive (MpiRecv, MpiIrecv), matched as weft export matches them
+ * (export.h: the n-th send of a channel with its n-th receive). */
+typedef struct weft__vmsg {
+    uint64_t send_t, recv_t;
+    uint32_t send_loc, recv_loc;     /* indexes into locs */
+    uint32_t comm, tag;
+    uint64_t bytes;
+} weft__vmsg;
+
+/* A send or receive read, until the messages are matched. */
+typedef struct weft__vend {
+    weft__xchan_key k;
+    uint32_t loc;
+    int recv;
+    uint64_t t, bytes, seq;          /* seq: the order read */
+} weft__vend;
+
+typedef struct weft__vregion {
+    char *name;
+    char paradigm[32];       /* weft profile's: mpi, openmp, ... or "" */
+} weft__vregion;
+
+/* One trace as the viewer sees it; everything owned. */
+typedef struct weft__view {
+    char *name, *key;
+    uint64_t resolution;     /* ticks per second */
+    uint64_t offset;         /* the archive's global clock offset */
+    uint64_t length;         /* ticks from the offset to the last event */
+    weft__vloc *locs;
+    size_t nlocs;
+    weft__vregion *regions;  /* by Region id */
+    size_t nregions;
+    char **comms;            /* by Comm id: its name */
+    size_t ncomms;
+    weft__vmsg *msgs;        /* by send time */
+    size_t nmsgs;
+    weft__vend *ends;        /* while loading */
+    size_t nends, capends;
+    uint64_t unmatched_msgs; /* sends or receives without their other end */
+    void *map;               /* the index file, when mapped (view_file.c):
+                                the visits and messages are in it */
+    size_t maplen;
+    uint64_t visits;         /* kept */
+    uint64_t too_deep;       /* visits deeper than WEFT__VIEW_DEPTH_MAX */
+    uint64_t unmatched;      /* Leaves without an Enter, Enters never
+                                left (closed at the location's end) */
+} weft__view;
+
+/* Reads the archive a (opened, events too; anchor: its anchor file's
+ * stat) into v. With `cache` (a file name) the index is kept in that
+ * file: mapped from it when it was made from this archive, else made
+ * there as the archive is read (*built 1); without, or when the file
+ * cannot be written (*cache_err: why, malloc'd), it is kept in memory.
+ * Returns 0, or -1 with *err (malloc'd) saying why. */
+int weft__view_load(weft__view *v, weft__arc *a, const struct stat *anchor,
+                    const char *cache, int *built, char **cache_err,
+                    char **err);
+void weft__view_free(weft__view *v);
+/* Forgets every visit and message of v read so far (its names stay),
+ * or location i's visits. */
+void weft__view_forget(weft__view *v);
+void weft__view_forget_location(weft__view *v, size_t i);
+
+/* The index file being written (view_file.c). */
+typedef struct weft__vfile {
+    int fd;
+    char *path, *tmp;
+    uint64_t off;
+    struct vlocent *locs;
+    size_t nlocs, caplocs;
+    struct ventry *entries;
+    size_t nentries, capentries;
+} weft__vfile;
+
+/* Starts the file for `path` (under a temporary name); then each location
+ * in order, written and its visits freed; then the end: the messages,
+ * the tables, renamed to path. Each returns 0, or -1 with errno.
+ * weft__vfile_free removes what was not finished. */
+int weft__vfile_begin(weft__vfile *f, const char *path);
+int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i);
+int weft__vfile_end(weft__vfile *f, const weft__view *v,
+                    const struct stat *anchor);
+void weft__vfile_free(weft__vfile *f);
+/* Maps the index file path into v (its locations named, no visits yet):
+ * 1 done, 0 when it is missing or not this archive's (anchor) or not
+ * whole, -1 out of memory. */
+int weft__vfile_map(weft__view *v, const char *path,
+                    const struct stat *anchor);
+
+/* Building by hand (weft__view_load and the unit tests): location i
+ * of v (v->locs[i] set up, its depths empty) enters region at t, and
+ * leaves the innermost visit at t. Return 0, or -1 out of memory. */
+int weft__view_enter(weft__view *v, size_t i, uint32_t region, uint64_t t,
+                     unsigned *depth);
+int weft__view_leave(weft__view *v, size_t i, uint64_t t, unsigned *depth);
+/* The levels of every depth of location i, once its visits are all in.
+ * Returns 0, or -1 out of memory. */
+int weft__view_levels(weft__view *v, size_t i);
+
+/* Building by hand: a send (recv 0) or receive of channel k at location
+ * index i, then, once all are in, the matching. Return 0, or -1 out of
+ * memory. */
+int weft__view_msg_end(weft__view *v, const weft__xchan_key *k, int recv,
+                       size_t i, uint64_t t, uint64_t bytes);
+int weft__view_match(weft__view *v);
+
+/* api/traces' object for v (index: its place among the served ones). */
+json_t *weft__view_describe(const weft__view *v, size_t index);
+
+/* The window [t0, t1) drawn on px pixel columns: for each location
+ * (locs: indexes into v->locs, NULL for all of them, n of them), the
+ * visits at least a column wide that overlap it, exactly, as
+ * [start, end, region, depth], and for the narrower ones a bin
+ * [column, depth, region] per column and depth that has any (the first
+ * such visit there). At most 2 * px visits and px bins per depth. And
+ * "messages": the messages in flight during the window with an end at
+ * one of the locations, as [send location id, send time, receive
+ * location id, receive time, tag, bytes, comm] (at most
+ * WEFT__VIEW_MSG_MAX, the earliest sent; "messages_more": how many
+ * more). NULL when out of memory. Arguments are checked by the
+ * caller. */
+json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
+                          unsigned px, const size_t *locs, size_t n);
+
+/* The visit at depth `depth` of location index i covering time t:
+ * region, times, inclusive and exclusive time, call path; NULL when
+ * there is none (*missing 1) or out of memory (*missing 0). */
+json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
+                        uint64_t t, int *missing);
+
+/* Index of the visit at depth d of location l covering t, or SIZE_MAX. */
+size_t weft__view_at(const weft__vloc *l, unsigned d, uint64_t t);
+
+#endif

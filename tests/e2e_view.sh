@@ -1,0 +1,189 @@
+#!/bin/bash
+# e2e_view.sh - weft view (issue #36) in a real browser: a real weftd
+# records two weft-demo traces (2 processes x 2 threads, and 1 x 2);
+# `weft view` serves both on 127.0.0.1 only. Over HTTP: the page and
+# the API answer only under the printed token (403 without it or with
+# another); api/window and api/span refuse bad arguments with 400 (an
+# unknown trace or location: 404) and a JSON error; the page references
+# no URL. In headless Chromium, driven over the DevTools protocol
+# (tests/view_cdp.py): every location of both archives drawn, exactly
+# the region visits otf2-print reads in the archive for the whole trace
+# and for a window of a few visits, a click's details (duration,
+# exclusive time, call path) as the archive has them, hover, wheel and
+# Home, no request elsewhere, and a screenshot that is not blank
+# (WEFT_VIEW_KEEP=DIR keeps it). SIGTERM ends weft view with status 0.
+. "$(dirname "$0")/lib.sh"
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+    echo "SKIP: no chromium (Debian package chromium; scripts/deps.sh installs it)"
+    exit 77
+fi
+command -v otf2-print >/dev/null || { echo "SKIP: no otf2-print"; exit 77; }
+# As root Chromium needs --no-sandbox; its crash reporter wants a home.
+# weft view keeps its index in the user's cache: the test's own.
+export HOME="$TMP/home" XDG_CACHE_HOME="$TMP/cache"
+mkdir -p "$HOME" "$TMP/cdp"
+
+VIEW_PID=
+# stop_view: SIGTERM to weft view (under timeout(1), which passes it on),
+# bounded; returns its exit status.
+stop_view() {
+    local rc
+    kill -TERM "$VIEW_PID" 2>/dev/null
+    if ! wait_gone "$VIEW_PID" 10; then
+        kill -KILL "$VIEW_PID" 2>/dev/null
+        wait "$VIEW_PID" 2>/dev/null
+        VIEW_PID=
+        return 124
+    fi
+    wait "$VIEW_PID"
+    rc=$?
+    VIEW_PID=
+    return $rc
+}
+trap '[ -n "$VIEW_PID" ] && stop_view; cleanup' EXIT
+
+start_weftd
+out=$(WEFT_TRACE=v timeout 120 "$DEMO" -p 2 -t 2 -n 200 2>&1) ||
+    fail "weft-demo (v) failed: $out"
+out=$(WEFT_TRACE=w timeout 120 "$DEMO" -p 1 -t 2 -n 50 2>&1) ||
+    fail "weft-demo (w) failed: $out"
+wait_state v complete 60
+wait_state w complete 60
+V=$("$WEFT" --catalog "$SPOOL/catalog.db" path v) || fail "weft path v failed"
+W=$("$WEFT" --catalog "$SPOOL/catalog.db" path w) || fail "weft path w failed"
+
+# weft view: one line with the address on stdout, then serves
+timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view v w --port 0 \
+    >"$TMP/view.out" 2>"$TMP/view.err" &
+VIEW_PID=$!
+for _ in $(seq 300); do
+    [ -s "$TMP/view.out" ] && break
+    kill -0 "$VIEW_PID" 2>/dev/null || fail "weft view exited: $(cat "$TMP/view.err")"
+    sleep 0.1
+done
+URL=$(sed -n 's|^weft view: \(http://127\.0\.0\.1:[0-9]*/[0-9a-f]\{32\}/\)$|\1|p' "$TMP/view.out")
+[ -n "$URL" ] || fail "weft view printed no address in 30 s: $(cat "$TMP/view.out" "$TMP/view.err")"
+PORT=${URL#http://127.0.0.1:}
+PORT=${PORT%%/*}
+echo "weft view: $URL"
+
+# Listening on 127.0.0.1 only: every socket on the port is loopback's.
+ss -ltnH "sport = :$PORT" >"$TMP/ss.out" 2>&1 || fail "ss failed: $(cat "$TMP/ss.out")"
+[ -s "$TMP/ss.out" ] || fail "nothing listens on port $PORT"
+if awk '{print $4}' "$TMP/ss.out" | grep -qv "^127\.0\.0\.1:$PORT$"; then
+    cat "$TMP/ss.out" >&2
+    fail "weft view listens beyond 127.0.0.1"
+fi
+ss -ltnpH "sport = :$PORT" | grep -q '"weft' ||
+    fail "the listener on port $PORT is not weft view's: $(ss -ltnpH "sport = :$PORT")"
+
+timeout 120 "$PY" - "$URL" <<'PY' || fail "weft view's HTTP answers are not as expected"
+import json, re, sys, urllib.error, urllib.request
+url = sys.argv[1]
+base = re.match(r"(http://127\.0\.0\.1:\d+)/", url).group(1)
+token = url[len(base) + 1:-1]
+
+def get(path, method="GET"):
+    req = urllib.request.Request(path if path.startswith("http") else base + path,
+                                 method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+def error(path, status, method="GET", says=None):
+    st, ct, body = get(path, method)
+    assert st in ((status,) if isinstance(status, int) else status), (path, st, body[:200])
+    assert ct.startswith("application/json"), (path, ct)
+    j = json.loads(body)
+    assert isinstance(j.get("error"), str) and j["error"], (path, j)
+    assert says is None or says in j["error"], (path, j, says)
+    return j["error"]
+
+# the page, under the token only; it references no address at all
+st, ct, page = get(url)
+assert st == 200 and ct.startswith("text/html"), (st, ct)
+page = page.decode()
+assert "window.weftView" in page, "not the viewer's page"
+bad = re.findall(r".{20}(?:https?|wss?|ftp)://.{20}", page)
+assert not bad, "the page references a URL: %s" % bad
+assert not re.search(r"""\b(?:src|href)\s*=\s*["'][^"'#]""", page), "the page loads something"
+for path in ["/", "/api/traces", "/%s" % token, "/%s/" % ("0" * 32),
+             "/%s/api/traces" % ("0" * 32), "/%sx/" % token[:-1],
+             "/%s/" % token.upper(), "/../%s/" % token, "/x/%s/" % token]:
+    if path == "/%s/" % token.upper() and token.upper() == token:
+        continue
+    error(path, 403)
+error("/%s/api/nothing" % token, 404)
+error("/%s/api/traces" % token, 405, method="POST")
+
+st, ct, body = get(url + "api/traces")
+assert st == 200 and ct.startswith("application/json"), (st, ct)
+tr = json.loads(body)["traces"]
+assert [t["name"] for t in tr] == ["v", "w"], [t["name"] for t in tr]
+assert [t["index"] for t in tr] == [0, 1], tr
+t1 = tr[0]["t1"]
+assert tr[0]["t0"] == 0 and t1 > 0 and tr[0]["resolution"] > 0, tr[0]
+assert len(tr[0]["locations"]) == 4 and len(tr[1]["locations"]) == 2, tr
+for l in tr[0]["locations"]:
+    assert l["depth"] == 3 and l["group"] and l["host"] and l["name"], l
+assert {r["name"]: r["paradigm"] for r in tr[0]["regions"]} == \
+    {"main": "user", "iteration": "user", "compute": "user", "exchange": "user"}, tr[0]["regions"]
+
+w = url + "api/window?"
+st, ct, body = get(w + "trace=0&t0=0&t1=%d&px=100" % t1)
+assert st == 200, (st, body[:200])
+j = json.loads(body)
+assert (j["trace"], j["t0"], j["t1"], j["px"]) == (0, 0, t1, 100), j
+assert sorted(r["loc"] for r in j["rows"]) == sorted(l["loc"] for l in tr[0]["locations"])
+loc = tr[0]["locations"][0]["loc"]
+st, _, body = get(w + "trace=0&t0=0&t1=%d&px=100&locs=%d" % (t1, loc))
+assert st == 200 and [r["loc"] for r in json.loads(body)["rows"]] == [loc], body[:200]
+# bad arguments: 400 and a JSON error
+for q in ["trace=0&t0=10&t1=5&px=100",         # t0 > t1
+          "trace=0&t0=5&t1=5&px=100",          # empty
+          "trace=0&t0=0&t1=100&px=0",
+          "trace=0&t0=0&t1=100&px=1000000",
+          "trace=0&t0=0&t1=100&px=18446744073709551617",
+          "trace=0&t0=x&t1=100&px=100",
+          "trace=0&t0=0&t1=1e3&px=100",
+          "trace=0&t0=-1&t1=100&px=100",
+          "trace=0&t0=0&t1=99999999999999999999999&px=100",
+          "trace=0&t0=0&t1=100&px=1.5",
+          "trace=0&t0=0&t1=100",
+          "trace=0&t1=100&px=100",
+          "t0=0&t1=100&px=100",
+          "trace=x&t0=0&t1=100&px=100",
+          "trace=0&t0=0&t1=100&px=100&locs=",
+          "trace=0&t0=0&t1=100&px=100&locs=a",
+          "trace=0&t0=0&t1=100&px=100&locs=%d,," % loc,
+          "trace=0&t0=0&t1=100&px=100&locs=123456789"]:
+    error("/%s/api/window?%s" % (token, q), 400)
+# a trace that is not served: "no trace"
+error("/%s/api/window?trace=2&t0=0&t1=100&px=100" % token, (400, 404), says="no trace")
+error("/%s/api/window?trace=4294967296&t0=0&t1=100&px=100" % token, (400, 404))
+# api/span: a visit, or 404 where there is none; bad arguments 400
+st, _, body = get(url + "api/span?trace=0&loc=%d&depth=0&t=%d" % (loc, j["rows"][0]["spans"][0][0]))
+assert st == 200 and json.loads(body)["name"] == "main", (st, body[:200])
+error("/%s/api/span?trace=0&loc=%d&depth=0&t=%d" % (token, loc, t1 + 10), 404)
+error("/%s/api/span?trace=0&loc=%d&depth=200&t=10" % (token, loc), 404)
+error("/%s/api/span?trace=0&loc=77777&depth=0&t=10" % token, 404)
+error("/%s/api/span?trace=9&loc=%d&depth=0&t=10" % (token, loc), (400, 404), says="no trace")
+for q in ["trace=0&loc=%d&depth=0" % loc, "trace=0&loc=%d&depth=x&t=1" % loc,
+          "trace=0&loc=-1&depth=0&t=1", "trace=0&depth=0&t=1"]:
+    error("/%s/api/span?%s" % (token, q), 400)
+print("http: token, page, api/traces, window and span answers as expected")
+PY
+
+timeout 300 "$PY" "$WEFT_SRCDIR/tests/view_cdp.py" "$CHROMIUM" "$URL" "$TMP/cdp" "$V" "$W" ||
+    fail "the viewer in Chromium is not as expected (see above; $TMP/cdp/chromium.log)"
+if [ -n "${WEFT_VIEW_KEEP:-}" ]; then
+    cp "$TMP/cdp/view.png" "$WEFT_VIEW_KEEP/view.png" || fail "cannot keep the screenshot"
+fi
+
+stop_view || fail "weft view exited with status $? on SIGTERM: $(cat "$TMP/view.err")"
+grep -v '^weft view: ' "$TMP/view.err" >&2 && fail "weft view said something unexpected"
+echo "PASS"
