@@ -178,3 +178,28 @@ int weft__preload_append(const char *old, const char *add, char **out)
     }
     return 0;
 }
+
+int weft__preload_remove(const char *old, const char *drop, char **out)
+{
+    size_t n = strlen(drop), used = 0;
+    char *s = malloc(strlen(old) + 1);
+
+    *out = NULL;
+    if (!s)
+        return WEFT_ENOMEM;
+    for (const char *p = old; *p;) {
+        size_t len = strcspn(p, " :");
+        if (len && !(len == n && strncmp(p, drop, n) == 0)) {
+            if (used)
+                s[used++] = ':';
+            memcpy(s + used, p, len);
+            used += len;
+        }
+        p += len;
+        if (*p)
+            p++;
+    }
+    s[used] = 0;
+    *out = s;
+    return 0;
+}

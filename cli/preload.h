@@ -69,4 +69,9 @@ weft_rec_set weft__preload_choose(weft_rec_set set, int explicit,
  * cannot carry (a space or a colon: its separators), or WEFT_ENOMEM. */
 int weft__preload_append(const char *old, const char *add, char **out);
 
+/* The LD_PRELOAD value old without its entries equal to path drop (the
+ * others kept in order, joined by ':'; "" when none is left). Returns 0
+ * with *out malloc'd, or WEFT_ENOMEM. */
+int weft__preload_remove(const char *old, const char *drop, char **out);
+
 #endif

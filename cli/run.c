@@ -635,6 +635,100 @@ static int tree_environment(const run_opts *o, uint64_t tsc0, uint64_t ns0)
                ? -1 : 0;
 }
 
+/* ---- in front of a launcher (runid.h, recorders/launch.c) ----------- */
+
+/* PROGRAM is a parallel launcher (by the name it was given or the file
+ * it is: /usr/bin/mpirun is orterun): 1. */
+static int is_launcher(const run_opts *o, const program *pr)
+{
+    char real[PATH_MAX];
+
+    return weft__detect_launcher(o->argv[0]) ||
+           (realpath(pr->path, real) && weft__detect_launcher(real));
+}
+
+/* Sets up the launcher's environment: libweft-launch.so alone added to
+ * the user's LD_PRELOAD, and what each task needs to run under this weft
+ * run (runid.h). *preload is set to the new LD_PRELOAD (malloc'd), NULL
+ * when the launcher runs as it is (the library is not installed, or the
+ * launcher's own variables cannot be kept: said on stderr). Returns 0, or
+ * -1 with errno (setenv). */
+static int plan_launcher(const run_opts *o, const program *pr,
+                         char **preload)
+{
+    char *dir = library_dir(), *shim = NULL, self[PATH_MAX], list[256] = "";
+    char from[WEFT__LAUNCH_FROM_MAX];
+    ssize_t n;
+    int rc = 0;
+
+    *preload = NULL;
+    if (asprintf(&shim, "%s/libweft-launch.so", dir) < 0) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (access(shim, R_OK) != 0)
+        say("%s is a launcher, and its tasks need %s (%s): running it "
+            "untraced", o->argv[0], shim, strerror(errno));
+    else if (n <= 0)
+        say("cannot read /proc/self/exe (%s): running %s untraced",
+            strerror(errno), o->argv[0]);
+    else if (weft__launch_snapshot(process_env, NULL, from, sizeof from) < 0)
+        say("%s: the launcher's rank variables are not a launcher's (a ';', "
+            "or over %d bytes): running it untraced", o->argv[0],
+            WEFT__LAUNCH_FROM_MAX);
+    else if (weft__preload_append(getenv("LD_PRELOAD"), shim, preload) < 0)
+        say("%s cannot be in LD_PRELOAD (a space or a colon in it): running "
+            "%s untraced", shim, o->argv[0]);
+    if (!*preload)
+        goto out;
+    self[n] = 0;
+    for (size_t i = 0, used = 0; o->explicit && i < weft__nrecorders; i++)
+        if (o->recorders & (1u << i))
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                     used ? "," : "", weft__recorders[i].name);
+    if (o->verbose)
+        say("%s is a parallel launcher: it runs untraced, and each task it "
+            "starts runs under %s run%s%s; preloading %s", pr->path, self,
+            *list ? " -t " : "", list, shim);
+    rc = setenv(WEFT__LAUNCH_RUN_VAR, self, 1) != 0 ||
+                 setenv(WEFT__LAUNCH_SHIM_VAR, shim, 1) != 0 ||
+                 setenv(WEFT__LAUNCH_FROM_VAR, from, 1) != 0 ||
+                 setenv(WEFT__LAUNCH_REC_VAR, list, 1) != 0 ||
+                 setenv(WEFT__LAUNCH_VERBOSE_VAR, o->verbose ? "1" : "0",
+                        1) != 0
+             ? -1 : 0;
+out:
+    free(shim);
+    free(dir);
+    return rc;
+}
+
+/* A task that libweft-launch.so ran again under this weft run: the
+ * library taken out of LD_PRELOAD (the user's own entries kept) and its
+ * variables out of the environment, so that the task's own programs run
+ * as under `mpirun weft run`. 0, or -1 with errno. */
+static int leave_launch(void)
+{
+    const char *shim = getenv(WEFT__LAUNCH_SHIM_VAR);
+    const char *old = getenv("LD_PRELOAD");
+    char *left = NULL;
+    int rc = 0;
+
+    if (shim && *shim && old &&
+        weft__preload_remove(old, shim, &left) < 0)
+        return -1;
+    if (left)
+        rc = *left ? setenv("LD_PRELOAD", left, 1) : unsetenv("LD_PRELOAD");
+    free(left);
+    return rc != 0 || unsetenv(WEFT__LAUNCH_RUN_VAR) != 0 ||
+                   unsetenv(WEFT__LAUNCH_SHIM_VAR) != 0 ||
+                   unsetenv(WEFT__LAUNCH_FROM_VAR) != 0 ||
+                   unsetenv(WEFT__LAUNCH_REC_VAR) != 0 ||
+                   unsetenv(WEFT__LAUNCH_VERBOSE_VAR) != 0
+               ? -1 : 0;
+}
+
 /* Replaces this process with the program. Returns only when exec failed:
  * 127 or 126 after saying why. */
 static int exec_program(const program *pr, char **argv)
@@ -672,7 +766,7 @@ int weft__cmd_run(cli *c)
     program pr = { 0 };
     char *preload = NULL, *shown = NULL;
     uint64_t tsc0, ns0;
-    int status, help = 0;
+    int status, help = 0, launcher = 0;
 
     weft__tsc_pair(&tsc0, &ns0); /* the tree measures the TSC from here */
     if ((status = parse_options(c->nargs, c->args, &o, &help)) != EXIT_OK)
@@ -681,10 +775,22 @@ int weft__cmd_run(cli *c)
         weft__cli_command_help("run");
         return EXIT_OK;
     }
+    if (getenv(WEFT__LAUNCH_SHIM_VAR) && leave_launch() != 0) {
+        status = weft__cli_error("run", "cannot set the environment: %s",
+                                 strerror(errno));
+        goto out;
+    }
     if ((status = find_program(o.argv[0], &pr.path)) != EXIT_OK)
         goto out;
     read_kind(&pr);
-    switch (pr.info.kind) {
+    if (pr.info.kind != WEFT_PROG_STATIC && is_launcher(&o, &pr)) {
+        launcher = 1;
+        if (plan_launcher(&o, &pr, &preload) != 0) {
+            status = weft__cli_error("run", "cannot set the environment: "
+                                     "%s", strerror(errno));
+            goto out;
+        }
+    } else switch (pr.info.kind) {
     case WEFT_PROG_DYNAMIC:
         /* The loader's list costs a process (about 1 ms here); with
          * only glibc's and the compiler's libraries it names no MPI
@@ -709,10 +815,10 @@ int weft__cmd_run(cli *c)
                 o.argv[0]);
         break;
     }
-    if (o.verbose)
+    if (o.verbose && !launcher)
         tell(&pr, shown ? shown : "");
     if ((preload && (setenv("LD_PRELOAD", preload, 1) != 0 ||
-                     tree_environment(&o, tsc0, ns0) != 0)) ||
+                     (!launcher && tree_environment(&o, tsc0, ns0) != 0))) ||
         (o.trace && setenv("WEFT_TRACE", o.trace, 1) != 0) ||
         (o.server && setenv("WEFT_SERVER", o.server, 1) != 0)) {
         status = weft__cli_error("run", "cannot set the environment: %s",

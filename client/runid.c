@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client_config.h"
 #include "weft_errors.h"
 
 /* Copies s into out (size n), control characters as '_'. */
@@ -151,4 +152,66 @@ void weft__run_tree(const char *host, long pid, uint64_t start_ns,
              host && *host ? host : "host", pid);
     copy_clean(out->label, sizeof out->label, out->label);
     out->source = WEFT__TREE_VAR;
+}
+
+/* The variables a launcher sets in its tasks (and may have itself). */
+static const char *const launch_vars[] = { WEFT__RANK_VARS, "SLURM_STEP_ID",
+                                           NULL };
+
+int weft__launch_snapshot(weft__env_fn env, void *arg, char *out, size_t n)
+{
+    size_t used = 0;
+
+    if (n == 0)
+        return WEFT_EINVAL;
+    out[0] = 0;
+    for (size_t i = 0; launch_vars[i]; i++) {
+        const char *v = get(env, arg, launch_vars[i]);
+        int w;
+
+        if (!v)
+            continue;
+        if (strchr(v, ';'))
+            return WEFT_EINVAL;
+        w = snprintf(out + used, n - used, "%s%s=%s", used ? ";" : "",
+                     launch_vars[i], v);
+        if (w < 0 || (size_t)w >= n - used)
+            return WEFT_EINVAL;
+        used += (size_t)w;
+    }
+    return 0;
+}
+
+/* The value snapshot gives var (length in *len), or NULL. */
+static const char *snapshot_value(const char *snapshot, const char *var,
+                                  size_t *len)
+{
+    size_t vn = strlen(var);
+
+    for (const char *p = snapshot; p && *p;) {
+        size_t item = strcspn(p, ";");
+        if (item > vn && p[vn] == '=' && strncmp(p, var, vn) == 0) {
+            *len = item - vn - 1;
+            return p + vn + 1;
+        }
+        p += item;
+        if (*p)
+            p++;
+    }
+    return NULL;
+}
+
+int weft__launch_is_task(const char *snapshot, weft__env_fn env, void *arg)
+{
+    for (size_t i = 0; launch_vars[i]; i++) {
+        const char *v = get(env, arg, launch_vars[i]), *was;
+        size_t len;
+
+        if (!v)
+            continue;
+        was = snapshot_value(snapshot, launch_vars[i], &len);
+        if (!was || strlen(v) != len || strncmp(v, was, len) != 0)
+            return 1;
+    }
+    return 0;
 }

@@ -59,4 +59,39 @@ int weft__run_default_name(weft__env_fn env, void *arg, const char *program,
 void weft__run_tree(const char *host, long pid, uint64_t start_ns,
                     weft__run *out);
 
+/* ---- weft run -- LAUNCHER (mpirun, mpiexec, srun) ----
+ * weft run in front of a launcher traces the launcher's tasks, not the
+ * launcher: it preloads libweft-launch.so (recorders/launch.c) alone,
+ * which does nothing in the launcher and its helpers and, in each task
+ * the launch starts, runs the task again under weft run (that weft
+ * run then preloads the recorders the task's program needs, as under
+ * `mpirun weft run -- ./app`). These variables carry it: */
+/* weft run's own program, which the tasks run under */
+#define WEFT__LAUNCH_RUN_VAR "WEFT_LAUNCH_RUN"
+/* the shim's path in LD_PRELOAD, which the task's weft run takes out */
+#define WEFT__LAUNCH_SHIM_VAR "WEFT_LAUNCH_SHIM"
+/* the rank variables the launcher itself had (weft__launch_snapshot) */
+#define WEFT__LAUNCH_FROM_VAR "WEFT_LAUNCH_FROM"
+/* weft run's -t LIST for the tasks ("" or unset: the default) */
+#define WEFT__LAUNCH_REC_VAR "WEFT_LAUNCH_RECORDERS"
+/* "1": the tasks' weft run says what it does (-v) */
+#define WEFT__LAUNCH_VERBOSE_VAR "WEFT_LAUNCH_VERBOSE"
+/* Longest snapshot kept: beyond, a launcher's variables are not those of
+ * a launcher (weft run then refuses to stand in front of it). */
+#define WEFT__LAUNCH_FROM_MAX 1024
+
+/* Writes into out (size n) the variables that make a process a task of a
+ * launch (the rank variables of client_config.h and SLURM_STEP_ID), as
+ * the launcher itself has them: "NAME=VALUE;..." for those set, "" when
+ * none (a launcher started from a login shell). Returns 0, or
+ * WEFT_EINVAL when a value holds ';' or the whole does not fit. */
+int weft__launch_snapshot(weft__env_fn env, void *arg, char *out, size_t n);
+
+/* 1 when this process (its variables through env) is a task of the
+ * launch whose launcher's variables are snapshot: one of the variables
+ * is set and differs from the launcher's (an mpirun run in a Slurm batch
+ * script has SLURM_PROCID=0 as the script had, its tasks
+ * OMPI_COMM_WORLD_RANK besides); 0 for the launcher and its helpers. */
+int weft__launch_is_task(const char *snapshot, weft__env_fn env, void *arg);
+
 #endif

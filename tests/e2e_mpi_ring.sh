@@ -9,7 +9,9 @@
 # MPI_Comm_set_name gave it) and the two colors of a split are two
 # communicators of two members each. A Fortran ring (`use mpi`)
 # is traced too: Open MPI's Fortran bindings call PMPI_ directly, MPICH's
-# call MPI_ (recorders/mpi/fortran.c).
+# call MPI_ (recorders/mpi/fortran.c). `weft run -- mpirun -np 4 ./ring`
+# (weft run in front of the launcher, libweft-launch.so) gives the same
+# trace of the 4 ranks and none of the launcher.
 . "$(dirname "$0")/lib.sh"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -162,6 +164,23 @@ for flavour in openmpi mpich; do
     [ "$(echo "$name" | wc -w)" = 1 ] || fail "$flavour: several traces: $name"
     check "$name"
     ran=$((ran + 1))
+
+    # weft run in front of the launcher: the same trace of the tasks,
+    # and nothing of the launcher (one trace more, with the 4 ranks)
+    before=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$WEFT" run -v \
+        --trace "lring-$flavour" -- "$mpirun" "${args[@]}" \
+        "$TMP/ring-$flavour" >"$TMP/l$flavour.out" 2>&1 ||
+        fail "$flavour: weft run -- $mpirun failed: $(cat "$TMP/l$flavour.out")"
+    grep -q "is a parallel launcher" "$TMP/l$flavour.out" ||
+        fail "$flavour: weft run did not see $mpirun as a launcher: $(cat "$TMP/l$flavour.out")"
+    [ "$(grep -c "ring-$flavour: dynamically linked" "$TMP/l$flavour.out")" = 4 ] ||
+        fail "$flavour: not every task ran under weft run: $(cat "$TMP/l$flavour.out")"
+    wait_state "lring-$flavour" complete 60
+    after=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    [ "$after" = $((before + 1)) ] ||
+        fail "$flavour: weft run -- $mpirun made $((after - before)) traces, not 1"
+    check "lring-$flavour"
 
     mpif90=mpif90.$flavour
     if ! command -v "$mpif90" >/dev/null; then

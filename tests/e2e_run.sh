@@ -331,6 +331,44 @@ mpi_part() {
 mpi_part openmpi mpicc.openmpi mpirun.openmpi libmpi.so.40 "Open MPI" --oversubscribe
 mpi_part mpich mpicc.mpich mpirun.mpich libmpich.so.12 MPICH
 
+# ---- weft run in front of a launcher (libweft-launch.so) ----------------
+# A stand-in launcher: /usr/bin/env named mpirun, which starts one task
+# (PMI_RANK set) or a helper (none). The task runs again under weft run
+# (a program without MPI under a launcher: untraced unless -t), without
+# the library or its variables; a helper keeps the library alone.
+if [ -f "$WEFT_BUILDDIR/.libs/libweft-launch.so" ]; then
+    ln -s "$WEFT_BUILDDIR/.libs/libweft-launch.so" "$TMP/lib/libweft-launch.so"
+    ln -s /usr/bin/env "$TMP/bin/mpirun"
+    # a sanitized library needs the sanitizers' runtimes first
+    SAN=$(echo ${WEFT_SAN_PRELOAD:-} | tr ' ' ':')
+    LAUNCH=(env ${SAN:+LD_PRELOAD=$SAN} "$WEFT" run)
+    out launch "${LAUNCH[@]}" -v -- "$TMP/bin/mpirun" PMI_RANK=0 /usr/bin/env ||
+        fail "weft run -- mpirun (a stand-in) failed"
+    has launch err "weft run: $TMP/bin/mpirun is a parallel launcher: it runs untraced"
+    has launch err "weft run: /usr/bin/env uses no MPI library: running it untraced"
+    has launch out "PMI_RANK=0"
+    if [ -n "$SAN" ]; then
+        has launch out "LD_PRELOAD=$SAN"
+    else
+        hasnt launch out "LD_PRELOAD="
+    fi
+    hasnt launch out "WEFT_LAUNCH_"
+    hasnt launch out "libweft-launch.so"
+    out launch_t "${LAUNCH[@]}" -t pthread -- "$TMP/bin/mpirun" PMI_RANK=0 /usr/bin/env ||
+        fail "weft run -t pthread -- mpirun (a stand-in) failed"
+    has launch_t out "LD_PRELOAD=${SAN:+$SAN:}$PTLIB"
+    hasnt launch_t out "libweft-launch.so"
+    out launch_helper "${LAUNCH[@]}" -- "$TMP/bin/mpirun" /usr/bin/env ||
+        fail "weft run -- mpirun (a stand-in) without a task failed"
+    has launch_helper out "LD_PRELOAD=${SAN:+$SAN:}$TMP/lib/libweft-launch.so"
+    has launch_helper out "WEFT_LAUNCH_FROM="
+    # without the library: said, and the launcher runs untraced
+    expect 0 "weft run: $TMP/bin/mpirun is a launcher, and its tasks need $TMP/lib1/libweft-launch.so" \
+        env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- "$TMP/bin/mpirun" /bin/true
+else
+    echo "SKIP: libweft-launch.so is not built"
+fi
+
 # A program linked with both implementations: neither library is right.
 if [ -x "$TMP/hello_openmpi" ] && [ -x "$TMP/hello_mpich" ]; then
     mpicc.openmpi -o "$TMP/both" "$TMP/hello.c" -Wl,--no-as-needed -lmpich ||

@@ -15,6 +15,9 @@
 #   steps 1 and 2: a small MPI program that exits 3, both with one
 #     WEFT_TRACE: srun exits 3, and the two steps are two traces of that
 #     name (runs J.1 and J.2), each complete with ranks 0-3.
+#   step 3: `weft run -- srun ... exit3`, weft run in front of srun:
+#     each task runs under weft run (libweft-launch.so), srun exits 3,
+#     one complete trace of the step's ranks, srun itself untraced.
 # Then, without MPI: `srun -n 2 weft run -- /bin/sh -c 'exit 5'`: each
 # task says it runs untraced, srun exits 5, no trace appears; and
 # `srun -n 2 examples/fib` (linked with libweft): trace fib-J.0, ranks
@@ -245,6 +248,10 @@ step() {
 WEFT_TEST_EXPECT_DIR="$dir/expect" step 0 "${TRACER[@]}" "$every"
 WEFT_TRACE="srun-steps-$flavour" step 1 "${TRACER[@]}" "$exit3"
 WEFT_TRACE="srun-steps-$flavour" step 2 "${TRACER[@]}" "$exit3"
+# weft run in front of srun (TRACER ends with "weft run -v --")
+WEFT_TRACE="srun-front-$flavour" timeout -k 5 "$STEP_TIMEOUT" "${TRACER[@]}" \
+    srun -n "$NP" --mpi="$mpi" "$exit3" >"$dir/step3.out" 2>&1
+echo $? >"$dir/step3.rc"
 EOF
 
 cat >"$TMP/exit3.c" <<'EOF'
@@ -277,7 +284,7 @@ run_flavour() {
     mkdir -p "$dir/expect"
     "mpicc.$flavour" -o "$dir/exit3-$flavour" "$TMP/exit3.c" ||
         { problem "$flavour: mpicc.$flavour cannot build exit3.c"; return; }
-    timeout -k 10 $((3 * STEP_TIMEOUT + 30)) salloc -n "$NP" -t 10 \
+    timeout -k 10 $((4 * STEP_TIMEOUT + 30)) salloc -n "$NP" -t 10 \
         -J "weft-$flavour" bash "$TMP/steps.sh" "$flavour" "$mpi" "$every" \
         "$dir/exit3-$flavour" "$dir" "${TRACER[@]}" \
         >"$dir/salloc.out" 2>&1 </dev/null
@@ -304,6 +311,19 @@ run_flavour() {
             { problem "$flavour: two steps with one WEFT_TRACE are ${#ids[@]} trace(s), not 2"; return; }
         check_trace "${ids[0]}" "srun-steps-$flavour" "$job" 1
         check_trace "${ids[1]}" "srun-steps-$flavour" "$job" 2
+    }
+    # step 3, `weft run -- srun ...`: srun untraced, each task under weft
+    # run, one trace of the step's ranks as with `srun weft run`
+    rc_is "$dir" 3 3 && {
+        grep -q "srun is a parallel launcher" "$dir/step3.out" ||
+            problem "$flavour: weft run did not see srun as a launcher: $(cat "$dir/step3.out")"
+        [ "$(grep -c "exit3-$flavour: dynamically linked" "$dir/step3.out")" = "$NP" ] ||
+            problem "$flavour: not each of the $NP tasks ran under weft run: $(cat "$dir/step3.out")"
+    } && wait_traces "srun-front-$flavour" 1 && {
+        ids=$(traces "srun-front-$flavour")
+        [ "$(echo "$ids" | wc -w)" = 1 ] ||
+            problem "$flavour: weft run -- srun made traces $ids, not one"
+        check_trace "$ids" "srun-front-$flavour" "$job" 3
     }
 }
 

@@ -216,6 +216,33 @@ static void test_append(void **state)
                      WEFT_EINVAL);
 }
 
+static void expect_remove(const char *old, const char *drop,
+                          const char *want)
+{
+    char *out = NULL;
+
+    assert_int_equal(weft__preload_remove(old, drop, &out), 0);
+    assert_non_null(out);
+    if (strcmp(out, want) != 0)
+        fail_msg("'%s' - '%s' = '%s', expected '%s'", old, drop, out, want);
+    free(out);
+}
+
+/* A task of weft run -- LAUNCHER: libweft-launch.so taken out of
+ * LD_PRELOAD, the user's libraries kept in order. */
+static void test_remove(void **state)
+{
+    (void)state;
+    expect_remove("/l/launch.so", "/l/launch.so", "");
+    expect_remove("/u/x.so:/l/launch.so", "/l/launch.so", "/u/x.so");
+    expect_remove("/u/x.so /l/launch.so:/u/y.so", "/l/launch.so",
+                  "/u/x.so:/u/y.so");
+    expect_remove("/l/launch.so.1 /x/l/launch.so", "/l/launch.so",
+                  "/l/launch.so.1:/x/l/launch.so");
+    expect_remove(" : /u/x.so: ", "/l/launch.so", "/u/x.so");
+    expect_remove("", "/l/launch.so", "");
+}
+
 /* The OpenMP recorder: for a program whose loader's list names GCC's
  * libgomp, or LLVM's libomp when built as its OMPT tool, by default; a
  * program of another runtime, or none, is told apart in words. */
@@ -269,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_pthread),
         cmocka_unit_test(test_choose),
         cmocka_unit_test(test_append),
+        cmocka_unit_test(test_remove),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,52 @@ static void test_clean_and_cut(void **state)
     assert_string_equal(name, "weft-n_");
 }
 
+/* weft run -- LAUNCHER: the launcher's rank variables kept, then a task
+ * told from the launcher and its helpers by them. */
+static void test_launch_tasks(void **state)
+{
+    const char *login[] = { "HOME", "/root", NULL };
+    const char *batch[] = { "SLURM_PROCID", "0", "SLURM_STEP_ID", "batch",
+                            NULL };
+    const char *ompi_task[] = { "SLURM_PROCID", "0", "SLURM_STEP_ID",
+                                "batch", "OMPI_COMM_WORLD_RANK", "3", NULL };
+    const char *srun_task[] = { "SLURM_PROCID", "0", "SLURM_STEP_ID", "4",
+                                NULL };
+    const char *hydra_task[] = { "PMI_RANK", "1", NULL };
+    const char *empty[] = { "PMI_RANK", "", NULL };
+    const char *semi[] = { "WEFT_RANK", "1;2", NULL };
+    char snap[WEFT__LAUNCH_FROM_MAX], tiny[8];
+
+    (void)state;
+    /* mpirun from a login shell: no variable, every task has one */
+    assert_int_equal(weft__launch_snapshot(lookup, (void *)login, snap,
+                                           sizeof snap), 0);
+    assert_string_equal(snap, "");
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)login), 0);
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)hydra_task),
+                     1);
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)empty), 0);
+    /* mpirun in a batch script: the script's SLURM_PROCID=0 is the
+     * launcher's own; a task has a rank of its launcher besides, or
+     * another step */
+    assert_int_equal(weft__launch_snapshot(lookup, (void *)batch, snap,
+                                           sizeof snap), 0);
+    assert_string_equal(snap, "SLURM_PROCID=0;SLURM_STEP_ID=batch");
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)batch), 0);
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)ompi_task),
+                     1);
+    assert_int_equal(weft__launch_is_task(snap, lookup, (void *)srun_task),
+                     1);
+    /* a name that is a prefix of another is not it */
+    assert_int_equal(weft__launch_is_task("SLURM_PROCID=00", lookup,
+                                          (void *)batch), 1);
+    /* what cannot be kept is refused */
+    assert_int_equal(weft__launch_snapshot(lookup, (void *)semi, snap,
+                                           sizeof snap), WEFT_EINVAL);
+    assert_int_equal(weft__launch_snapshot(lookup, (void *)batch, tiny,
+                                           sizeof tiny), WEFT_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_weft_run),
         cmocka_unit_test(test_single_process),
         cmocka_unit_test(test_clean_and_cut),
+        cmocka_unit_test(test_launch_tasks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
