@@ -323,6 +323,14 @@ static int foreign_name(const char *path)
 }
 
 /* See recorder.h. */
+uint64_t weft__recorder_last_time(void)
+{
+    const weft__thread *t = weft__tls;
+
+    return t ? t->prev_time : 0;
+}
+
+/* See recorder.h. */
 int weft__recorder_foreign(const void *pc)
 {
     uint64_t a = (uint64_t)(uintptr_t)pc, v;

@@ -273,6 +273,13 @@ WEFT__RECORDER_API void weft__recorder_thread_ending(void);
  * own libraries; 0 for the program and any other library. Lock-free and
  * async-signal-safe: it may run inside malloc (a memory hook's lock). */
 WEFT__RECORDER_API int weft__recorder_foreign(const void *pc);
+/* The time of the calling thread's last record (0 before its first): a
+ * recorder that records something late, at the time it happened (libomp
+ * tells a team thread its region's end as it wakes it), takes no earlier
+ * time than that, which libweft would refuse (WEFT_ETIME): another
+ * recorder may have recorded on the thread meanwhile (the pthread
+ * recorder libomp's sleep in pthread_cond_wait). */
+WEFT__RECORDER_API uint64_t weft__recorder_last_time(void);
 
 /* WEFT_FILTER (ifilter.h) over a recorder's calls, read once its session
  * is open: excluded[i] becomes 1 for each call i < n whose name(i) the

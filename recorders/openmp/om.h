@@ -149,6 +149,21 @@ OM_HIDDEN OTF2_RegionRef om_region(enum om_construct cons, const void *pc,
  * (ompt.c): the runtime says what happens, and the GOMP_ wrappers (libomp
  * has them too, for GCC's code) record nothing. */
 extern atomic_int om_ompt OM_HIDDEN;
+/* A thread ends (libweft's thread exit hook, under OMPT): the implicit
+ * tasks it is still in are closed at their region's end. libomp tells a
+ * team thread its last region's end only as it wakes the thread again,
+ * and the hard pause before the session closes (session.c) reaps some
+ * threads of its pool without telling it (libomp 14, nested teams on a
+ * loaded machine). */
+OM_HIDDEN void om_ompt_thread_exit(void);
+/* Waits, at most ms milliseconds, until no team thread is inside a
+ * recorded implicit task: after the hard pause, for the threads it woke
+ * to record their last region's end (session.c). */
+OM_HIDDEN void om_ompt_wait_team(unsigned ms);
+/* At exit, before libomp's own exit handler (ompt.c registers it as
+ * libomp starts its tool): what libweft's before-close hook does
+ * (session.c), while libomp still can. */
+OM_HIDDEN void om_ompt_at_exit(void);
 
 /* > 0 while this thread is in omp_test_lock or omp_test_nest_lock under
  * OMPT (wrap.c): libomp 14 tells a test as it tells a set. */

@@ -46,6 +46,7 @@
 #include <omp-tools.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "om.h"
 
@@ -85,6 +86,8 @@ typedef struct om_itask {
     unsigned index;                 /* 0: the encountering thread */
     uint64_t seq;                   /* its region's, with ends: */
     om_end *ends;
+    unsigned depth;                 /* om_depth() as it began */
+    int open;                       /* its Enter recorded, not its Leave */
 } om_itask;
 
 typedef struct om_etask {
@@ -225,8 +228,37 @@ static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task,
     }
 }
 
+/* Team threads (not encountering threads) inside a recorded implicit
+ * task, all threads together: what om_ompt_wait_team waits for. */
+static atomic_int open_workers;
+
+static void itask_opened(om_itask *it)
+{
+    it->open = 1;
+    if (it->index != 0)
+        atomic_fetch_add(&open_workers, 1);
+}
+
+static void itask_closed(om_itask *it)
+{
+    it->open = 0;
+    if (it->index != 0)
+        atomic_fetch_sub(&open_workers, 1);
+}
+
+/* See om.h. */
+void om_ompt_wait_team(unsigned ms)
+{
+    struct timespec tick = { 0, 1000000 };
+
+    for (unsigned i = 0; i < ms && atomic_load(&open_workers) > 0; i++)
+        nanosleep(&tick, NULL);
+}
+
 /* now, or, on a team thread other than the encountering one whose
- * region ended there already, when it ended (see om_end). */
+ * region ended there already, when it ended (see om_end), or when this
+ * thread last recorded if that is later (libweft refuses time going
+ * back). */
 static uint64_t ended_at(const om_itask *it, uint64_t now)
 {
     const om_end *e;
@@ -240,6 +272,8 @@ static uint64_t ended_at(const om_itask *it, uint64_t now)
     if (s != it->seq + 1 ||
         atomic_load_explicit(&e->seq, memory_order_acquire) != s)
         return now;
+    if (t < weft__recorder_last_time()) /* recorded since (its sleep) */
+        t = weft__recorder_last_time();
     return t < now ? t : now;
 }
 
@@ -265,11 +299,13 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     }
     if (endpoint == ompt_scope_begin) {
         om_oregion *r = parallel ? parallel->ptr : NULL;
+        unsigned i = T.nitask++;
         task->ptr = NULL;
-        if (T.nitask++ >= OM_OMPT_NEST || !r || !r->recorded ||
-            !om_begin(&g))
+        if (i < OM_OMPT_NEST)
+            T.itask[i].open = 0;
+        if (i >= OM_OMPT_NEST || !r || !r->recorded || !om_begin(&g))
             return;
-        it = &T.itask[T.nitask - 1];
+        it = &T.itask[i];
         it->kind = OM_TASK_IMPLICIT;
         it->pc = r->pc;
         it->index = index;
@@ -283,6 +319,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             weft_evt_ThreadTeamBegin(NULL, t, it->team);
             weft_evt_Enter(NULL, t, it->region);
             it->saved_team = om_set_team(it->team);
+            it->depth = om_depth();
+            itask_opened(it);
             task->ptr = it;
         }
         weft__recorder_end(&g);
@@ -291,14 +329,51 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     if (T.nitask > 0)
         T.nitask--;
     it = task->ptr;
-    if (!it || it->kind != OM_TASK_IMPLICIT)
+    if (!it || it->kind != OM_TASK_IMPLICIT || !it->open)
         return;
     task->ptr = NULL;
+    itask_closed(it);
     om_set_team(it->saved_team);
     if (weft__recorder_begin(&g)) {
         t = ended_at(it, weft_time());
         weft_evt_Leave(NULL, t, it->region);
         weft_evt_ThreadTeamEnd(NULL, t, it->team);
+        weft__recorder_end(&g);
+    }
+}
+
+/* Closes the implicit tasks this thread is still in, innermost first, at
+ * their region's end (the time now when it did not end). */
+static void close_itasks(void)
+{
+    uint64_t now = weft_time(), t;
+
+    while (T.nitask > 0) {
+        unsigned i = --T.nitask;
+        om_itask *it = i < OM_OMPT_NEST ? &T.itask[i] : NULL;
+
+        if (!it || !it->open)
+            continue;
+        itask_closed(it);
+        t = ended_at(it, now);
+        om_close_to(it->depth, t);
+        weft_evt_Leave(NULL, t, it->region);
+        weft_evt_ThreadTeamEnd(NULL, t, it->team);
+        om_set_team(it->saved_team);
+    }
+}
+
+/* See om.h. */
+void om_ompt_thread_exit(void)
+{
+    weft__rguard g;
+
+    if (!atomic_load(&om_ompt) || T.nitask == 0)
+        return;
+    if (weft__inside) { /* libweft's thread end: inside libweft already */
+        close_itasks();
+    } else if (weft__recorder_begin(&g)) {
+        close_itasks();
         weft__recorder_end(&g);
     }
 }
@@ -731,6 +806,7 @@ static int initialize(ompt_function_lookup_t lookup, int device,
     OM_SET(task_schedule, on_task_schedule);
     OM_SET(cancel, on_cancel);
     OM_SET(dependences, on_dependences);
+    atexit(om_ompt_at_exit);
     return 1; /* keep the tool */
 }
 

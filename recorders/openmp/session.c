@@ -23,20 +23,34 @@ static void at_fork_child(void)
 
 /* Before libweft closes the session (at exit, at MPI_Finalize): libomp
  * tells a team's other threads that the last region ended only as it
- * shuts them down, in its own exit handler, which may run after the
- * session closed. A hard pause shuts them down now (libomp starts afresh
- * if the program uses OpenMP again). Not inside a parallel region:
- * libomp refuses then. */
+ * wakes them, for a later region or as it shuts them down, which it
+ * does after the session closed (libomp.so's destructor). A hard pause
+ * shuts them down now (libomp starts afresh if the program uses OpenMP
+ * again), and the threads it woke record their last region's end. Not
+ * inside a parallel region, nor once libomp began to shut down (its
+ * exit handler): libomp refuses then. So this runs at exit too, in an
+ * exit handler ompt.c registers as libomp starts its tool, which runs
+ * before libomp's own. Once per process. */
+#define OM_TEAM_WAIT_MS 1000
 static void before_close(void)
 {
+    static atomic_int done;
     int (*pause_all)(int) = NULL;
     void *p;
 
-    if (!atomic_load(&om_ompt) ||
-        !(p = dlsym(RTLD_DEFAULT, "omp_pause_resource_all")))
+    if (!atomic_load(&om_ompt) || atomic_load(&om_state) != OM_ST_ON ||
+        !(p = dlsym(RTLD_DEFAULT, "omp_pause_resource_all")) ||
+        atomic_exchange(&done, 1))
         return;
     memcpy(&pause_all, &p, sizeof p);
-    pause_all(2); /* omp_pause_hard */
+    if (pause_all(2) == 0) /* omp_pause_hard */
+        om_ompt_wait_team(OM_TEAM_WAIT_MS);
+}
+
+/* See om.h. */
+void om_ompt_at_exit(void)
+{
+    before_close();
 }
 
 /* What every trace of this recorder holds, then records. */
@@ -44,8 +58,10 @@ static int go_on(void)
 {
     weft_def_Paradigm(OTF2_PARADIGM_OPENMP, weft_string("OpenMP"),
                       OTF2_PARADIGM_CLASS_THREAD_FORK_JOIN);
-    if (atomic_load(&om_ompt))
-        weft__recorder_before_close(before_close);
+    /* whatever om_ompt says now: the session may open (a wrapped call,
+     * another recorder's) before libomp starts its tool; both look */
+    weft__recorder_before_close(before_close);
+    weft__recorder_at_thread_exit(om_ompt_thread_exit);
     atomic_store(&om_state, OM_ST_ON);
     return 1;
 }
