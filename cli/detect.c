@@ -111,23 +111,6 @@ int weft__detect_base_library(const char *name)
     return 0;
 }
 
-static const char *const launchers[] = {
-    "mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra",
-    "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich",
-    "srun",
-};
-
-int weft__detect_launcher(const char *path)
-{
-    const char *base = strrchr(path, '/');
-
-    base = base ? base + 1 : path;
-    for (size_t i = 0; i < sizeof launchers / sizeof *launchers; i++)
-        if (strcmp(base, launchers[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* The file offset of virtual address [addr, addr + n) in a PT_LOAD
  * segment of the n program headers at ph, or UINT64_MAX. */
 static uint64_t file_offset(const unsigned char *ph, const ehdr *h, int is64,

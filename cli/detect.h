@@ -58,13 +58,6 @@ int weft__detect_base_library(const char *name);
  * WEFT_MPI_NONE. */
 weft_mpi_flavour weft__detect_mpi_library(const char *name);
 
-/* 1 when path (a file name, with or without directories) names a
- * parallel launcher by its file name: Open MPI's mpirun, mpiexec,
- * orterun or prterun, MPICH's mpiexec.hydra, Debian's per-implementation
- * mpirun.openmpi, mpiexec.mpich ..., Slurm's srun. weft run in front of
- * one traces the tasks it starts rather than the launcher. */
-int weft__detect_launcher(const char *path);
-
 /* The OpenMP runtimes weft knows. */
 typedef enum weft_omp_runtime {
     WEFT_OMP_NONE = 0,

@@ -607,8 +607,10 @@ static int tree_environment(const run_opts *o, uint64_t tsc0, uint64_t ns0)
 {
     const char *tree = getenv(WEFT__TREE_VAR), *name = o->trace;
     char task[24], host[256] = "", trace[WEFT__TRACE_MAX + 1];
+    char self[PATH_MAX];
     struct timespec ts;
     weft__run run;
+    ssize_t n;
 
     snprintf(task, sizeof task, "%ld", (long)getpid());
     if (weft__launched())
@@ -628,7 +630,10 @@ static int tree_environment(const run_opts *o, uint64_t tsc0, uint64_t ns0)
                                &run, trace, sizeof trace);
         name = trace;
     }
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
     return setenv(WEFT__TREE_VAR, run.id, 1) != 0 ||
+                   (*self && setenv(WEFT__RUN_SELF_VAR, self, 1) != 0) ||
                    setenv(WEFT__TASK_PID_VAR, task, 1) != 0 ||
                    setenv("WEFT_TRACE", name, 1) != 0 ||
                    tsc_environment(tsc0, ns0, host) != 0
@@ -643,12 +648,41 @@ static int is_launcher(const run_opts *o, const program *pr)
 {
     char real[PATH_MAX];
 
-    return weft__detect_launcher(o->argv[0]) ||
-           (realpath(pr->path, real) && weft__detect_launcher(real));
+    return weft__run_launcher_name(o->argv[0]) ||
+           (realpath(pr->path, real) && weft__run_launcher_name(real));
+}
+
+/* The user's LD_PRELOAD (malloc'd, "" when unset) without weft's own
+ * recorder libraries from dir: a launcher that a traced script starts
+ * (recorders/exec.c) has the script's, which would trace the launcher
+ * and, before libweft-launch.so runs them again, its tasks. */
+static char *without_recorders(const char *dir)
+{
+    char *value = strdup(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+
+    for (size_t i = 0; value && i < weft__nrecorders; i++)
+        for (size_t f = 0; value && f < WEFT_MPI_NFLAVOURS; f++) {
+            const char *file = weft__recorders[i].file[f];
+            char *path = NULL, *left = NULL;
+
+            if (!file)
+                continue;
+            if (asprintf(&path, "%s/%s", dir, file) < 0 ||
+                weft__preload_remove(value, path, &left) < 0)
+                left = NULL;
+            free(path);
+            free(value);
+            value = left;
+        }
+    if (!value) {
+        weft__cli_fail("out of memory");
+        exit(EXIT_FAIL);
+    }
+    return value;
 }
 
 /* Sets up the launcher's environment: libweft-launch.so alone added to
- * the user's LD_PRELOAD, and what each task needs to run under this weft
+ * the user's LD_PRELOAD (weft's recorders taken out), and what each task needs to run under this weft
  * run (runid.h). *preload is set to the new LD_PRELOAD (malloc'd), NULL
  * when the launcher runs as it is (the library is not installed, or the
  * launcher's own variables cannot be kept: said on stderr). Returns 0, or
@@ -657,7 +691,7 @@ static int plan_launcher(const run_opts *o, const program *pr,
                          char **preload)
 {
     char *dir = library_dir(), *shim = NULL, self[PATH_MAX], list[256] = "";
-    char from[WEFT__LAUNCH_FROM_MAX];
+    char from[WEFT__LAUNCH_FROM_MAX], *kept = NULL;
     ssize_t n;
     int rc = 0;
 
@@ -677,9 +711,11 @@ static int plan_launcher(const run_opts *o, const program *pr,
         say("%s: the launcher's rank variables are not a launcher's (a ';', "
             "or over %d bytes): running it untraced", o->argv[0],
             WEFT__LAUNCH_FROM_MAX);
-    else if (weft__preload_append(getenv("LD_PRELOAD"), shim, preload) < 0)
+    else if (!(kept = without_recorders(dir)) ||
+             weft__preload_append(kept, shim, preload) < 0)
         say("%s cannot be in LD_PRELOAD (a space or a colon in it): running "
             "%s untraced", shim, o->argv[0]);
+    free(kept);
     if (!*preload)
         goto out;
     self[n] = 0;

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define WEFT__RUN_MAX 255
 /* Set by weft run to the id of its process tree (weft__run_tree): every
@@ -76,6 +77,31 @@ void weft__run_tree(const char *host, long pid, uint64_t start_ns,
 #define WEFT__LAUNCH_REC_VAR "WEFT_LAUNCH_RECORDERS"
 /* "1": the tasks' weft run says what it does (-v) */
 #define WEFT__LAUNCH_VERBOSE_VAR "WEFT_LAUNCH_VERBOSE"
+/* weft run's own program, for the processes of its tree (WEFT_TREE):
+ * one that execs a launcher runs it under weft run (recorders/exec.c). */
+#define WEFT__RUN_SELF_VAR "WEFT_RUN_SELF"
+
+/* 1 when path (a file name, with or without directories) names a
+ * parallel launcher by its file name: Open MPI's mpirun, mpiexec,
+ * orterun or prterun, MPICH's mpiexec.hydra, Debian's per-implementation
+ * mpirun.openmpi, mpiexec.mpich ..., Slurm's srun. Inline: the recorders'
+ * exec wrappers (recorders/exec.c, in each recorder library) ask too. */
+static inline int weft__run_launcher_name(const char *path)
+{
+    static const char *const names[] = {
+        "mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra",
+        "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+        "mpiexec.mpich", "srun",
+    };
+    const char *base = strrchr(path, '/');
+
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(base, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Longest snapshot kept: beyond, a launcher's variables are not those of
  * a launcher (weft run then refuses to stand in front of it). */
 #define WEFT__LAUNCH_FROM_MAX 1024

@@ -16,7 +16,10 @@
  * weft run as the next member of the process tree's trace (the Goodbye
  * says the process execs, and weftd waits for it). Nothing is recorded
  * of the calls themselves. When both libraries are preloaded, the first one's
- * wrappers run; either closes the one session.
+ * wrappers run; either closes the one session. In weft run's process
+ * tree, the exec of a parallel launcher (mpirun, srun, ...) becomes an
+ * exec of `weft run -- LAUNCHER ...` (launch_via), which traces the
+ * launch's tasks with the recorders their programs need.
  *
  * A vfork() child runs in its parent's memory until it execs: it must not
  * close the parent's session (weft__recorder_exec knows it by its pid)
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "runid.h"
 
 #define EXEC_EXPORT __attribute__((visibility("default")))
 
@@ -108,26 +112,90 @@ __attribute__((constructor)) static void exec_init(void)
         return (real) args;                                                  \
     } while (0)
 
+/* A parallel launcher that a process of weft run's tree (WEFT_TREE)
+ * starts runs under weft run too (WEFT_RUN_SELF): in front of a launcher
+ * weft run traces its tasks with the recorders their programs need
+ * (recorders/launch.c), which the tree's recorders are not (a batch
+ * script's `mpirun ./app`). Not when weft run itself starts the launcher
+ * so (WEFT_LAUNCH_RUN set). Returns weft run's program, or NULL. */
+static const char *launch_via(const char *file)
+{
+    const char *self = getenv(WEFT__RUN_SELF_VAR);
+    const char *tree = getenv(WEFT__TREE_VAR);
+
+    if (!file || !self || !*self || !tree || !*tree ||
+        getenv(WEFT__LAUNCH_RUN_VAR) || !weft__run_launcher_name(file))
+        return NULL;
+    return self;
+}
+
+static size_t nargs(char *const argv[])
+{
+    size_t n = 0;
+
+    while (argv && argv[n])
+        n++;
+    return n;
+}
+
+/* v (n + 5 slots): "SELF run -- FILE ARGS..." for file's argv of n. */
+static void via_argv(char **v, const char *self, const char *file,
+                     char *const argv[], size_t n)
+{
+    size_t k = 0;
+
+    v[k++] = (char *)self;
+    v[k++] = (char *)"run";
+    v[k++] = (char *)"--";
+    v[k++] = (char *)file;
+    for (size_t i = 1; i < n; i++)
+        v[k++] = argv[i];
+    v[k] = NULL;
+}
+
+/* The body of a wrapper of file's exec: through weft run when
+ * launch_via says so (call_via, with v) and that exec works, else as
+ * called (call). */
+#define EXEC_OR_VIA(file, argv, real, call, real_via, call_via)             \
+    do {                                                                     \
+        const char *self = launch_via(file);                                 \
+                                                                             \
+        if (self && (real_via)) {                                            \
+            size_t n = nargs(argv);                                          \
+            char *v[n + 5];                                                  \
+                                                                             \
+            via_argv(v, self, file, argv, n);                                \
+            weft__recorder_exec(1);                                          \
+            (void)(real_via)call_via;                                        \
+        }                                                                    \
+        EXEC_CALL(real, call);                                               \
+    } while (0)
+
 EXEC_EXPORT int execve(const char *path, char *const argv[],
                        char *const envp[])
 {
-    EXEC_CALL(real_execve, (path, argv, envp));
+    EXEC_OR_VIA(path, argv, real_execve, (path, argv, envp), real_execve,
+                (self, v, envp));
 }
 
 EXEC_EXPORT int execv(const char *path, char *const argv[])
 {
-    EXEC_CALL(real_execv, (path, argv));
+    EXEC_OR_VIA(path, argv, real_execv, (path, argv), real_execv,
+                (self, v));
 }
 
+/* weft run finds file in $PATH as execvp would. */
 EXEC_EXPORT int execvp(const char *file, char *const argv[])
 {
-    EXEC_CALL(real_execvp, (file, argv));
+    EXEC_OR_VIA(file, argv, real_execvp, (file, argv), real_execv,
+                (self, v));
 }
 
 EXEC_EXPORT int execvpe(const char *file, char *const argv[],
                         char *const envp[])
 {
-    EXEC_CALL(real_execvpe, (file, argv, envp));
+    EXEC_OR_VIA(file, argv, real_execvpe, (file, argv, envp), real_execve,
+                (self, v, envp));
 }
 
 EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])

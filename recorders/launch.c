@@ -16,6 +16,7 @@
  * exec. Nothing is recorded here, and nothing is linked but the C
  * library (and runid.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,9 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runid.h"
+
+extern char **environ;
 
 /* The longest command line read back (the kernel's own limit on the
  * arguments and environment of an exec is far lower by default). */
@@ -142,6 +146,7 @@ __attribute__((constructor)) static void weft_launch_task(void)
     const char *prog;
     char **argv = NULL, **nargv = NULL;
     int argc = 0, k = 0, err;
+    void (*close_session)(int);
 
     if (!run || !*run ||
         !weft__launch_is_task(from ? from : "", env_get, NULL))
@@ -168,7 +173,15 @@ __attribute__((constructor)) static void weft_launch_task(void)
     nargv[k++] = (char *)"--";
     nargv[k++] = (char *)prog;
     memcpy(nargv + k, argv + 1, (size_t)argc * sizeof *nargv); /* + NULL */
-    execv(run, nargv);
+    /* a session libweft opened already (a program linked with it) says
+     * goodbye first, as its exec wrappers would */
+    if ((close_session = (void (*)(int))dlsym(RTLD_DEFAULT,
+                                               "weft__recorder_exec")))
+        close_session(1);
+    /* the system call itself: an exec wrapper preloaded beside this
+     * library may not have found the C library's yet (its constructor
+     * runs after this one) */
+    syscall(SYS_execve, run, nargv, environ);
     err = errno;
     fprintf(stderr, "weft run: cannot run task %ld (%s) under %s: %s: it "
             "runs untraced\n", (long)getpid(), prog, run, strerror(err));

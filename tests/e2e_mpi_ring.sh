@@ -11,7 +11,8 @@
 # is traced too: Open MPI's Fortran bindings call PMPI_ directly, MPICH's
 # call MPI_ (recorders/mpi/fortran.c). `weft run -- mpirun -np 4 ./ring`
 # (weft run in front of the launcher, libweft-launch.so) gives the same
-# trace of the 4 ranks and none of the launcher.
+# trace of the 4 ranks and none of the launcher; so does an mpirun that
+# a script under weft run starts (the script's tree is a trace besides).
 . "$(dirname "$0")/lib.sh"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -181,6 +182,34 @@ for flavour in openmpi mpich; do
     [ "$after" = $((before + 1)) ] ||
         fail "$flavour: weft run -- $mpirun made $((after - before)) traces, not 1"
     check "lring-$flavour"
+
+    # mpirun started by a traced script (`weft run -- sh -c "mpirun ..."`,
+    # a batch script): the launch is weft run'd too (recorders/exec.c), so
+    # the ranks are the same trace; the script's tree another of that name
+    before=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$WEFT" run \
+        --trace "sring-$flavour" -- sh -c '"$@"; echo "script went on: $?"' \
+        sh "$mpirun" "${args[@]}" "$TMP/ring-$flavour" >"$TMP/s$flavour.out" 2>&1 ||
+        fail "$flavour: weft run -- sh -c '$mpirun ...' failed: $(cat "$TMP/s$flavour.out")"
+    grep -q "script went on: 0" "$TMP/s$flavour.out" ||
+        fail "$flavour: the script's mpirun failed: $(cat "$TMP/s$flavour.out")"
+    ids=
+    end=$((SECONDS + 60))
+    while [ $SECONDS -lt $end ]; do
+        ids=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c '
+import json, sys
+ts = [t for t in json.load(sys.stdin) if t["name"] == sys.argv[1]]
+if len(ts) == 2 and all(t["state"] in ("complete", "partial", "failed") for t in ts):
+    print(*[t["id"] for t in ts if t["members"] == 4])' "sring-$flavour")
+        [ -n "$ids" ] && break
+        sleep 0.1
+    done
+    [ "$(echo "$ids" | wc -w)" = 1 ] ||
+        fail "$flavour: the script's traces are not its tree and one launch of 4 ranks: $("$WEFT" --catalog "$SPOOL/catalog.db" list)"
+    after=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    [ "$after" = $((before + 2)) ] ||
+        fail "$flavour: the script made $((after - before)) traces, not 2"
+    check "$ids"
 
     mpif90=mpif90.$flavour
     if ! command -v "$mpif90" >/dev/null; then

@@ -362,6 +362,12 @@ if [ -f "$WEFT_BUILDDIR/.libs/libweft-launch.so" ]; then
         fail "weft run -- mpirun (a stand-in) without a task failed"
     has launch_helper out "LD_PRELOAD=${SAN:+$SAN:}$TMP/lib/libweft-launch.so"
     has launch_helper out "WEFT_LAUNCH_FROM="
+    # weft's recorders in the launcher's LD_PRELOAD (a launcher that a
+    # traced script starts) are taken out; the user's own stay
+    out launch_tree env LD_PRELOAD="${SAN:+$SAN:}$TMP/user/libuser.so:$PTLIB:$IOLIB" \
+        "$WEFT" run -- "$TMP/bin/mpirun" /usr/bin/env ||
+        fail "weft run -- mpirun (a stand-in) with recorders preloaded failed"
+    has launch_tree out "LD_PRELOAD=${SAN:+$SAN:}$TMP/user/libuser.so:$TMP/lib/libweft-launch.so"
     # without the library: said, and the launcher runs untraced
     expect 0 "weft run: $TMP/bin/mpirun is a launcher, and its tasks need $TMP/lib1/libweft-launch.so" \
         env WEFT_LIBDIR="$TMP/lib1" "$WEFT" run -- "$TMP/bin/mpirun" /bin/true

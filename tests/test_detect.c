@@ -405,28 +405,6 @@ static void test_flavours(void **state)
     assert_string_equal(weft__detect_flavour_name(WEFT_MPI_MPICH), "MPICH");
 }
 
-/* Launchers by their file names, with or without directories. */
-static void test_launchers(void **state)
-{
-    static const char *const yes[] = {
-        "mpirun", "/usr/bin/mpirun", "mpiexec", "orterun", "prterun",
-        "/usr/bin/mpiexec.hydra", "mpirun.openmpi", "mpiexec.openmpi",
-        "mpirun.mpich", "mpiexec.mpich", "srun",
-    };
-    static const char *const no[] = {
-        "mpicc", "./ring", "/usr/bin/mpirun2", "mpirun/x", "", "runmpi",
-        "/opt/srun.sh",
-    };
-
-    (void)state;
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
-        if (!weft__detect_launcher(yes[i]))
-            fail_msg("%s: not a launcher", yes[i]);
-    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        if (weft__detect_launcher(no[i]))
-            fail_msg("%s: a launcher", no[i]);
-}
-
 /* What glibc 2.36's ld.so --list prints (Debian 12, abridged). */
 static const char openmpi_list[] =
     "\tlinux-vdso.so.1 (0x00007f6ea4f77000)\n"
@@ -534,7 +512,6 @@ int main(void)
         cmocka_unit_test(test_real_program),
         cmocka_unit_test(test_flavours),
         cmocka_unit_test(test_list),
-        cmocka_unit_test(test_launchers),
         cmocka_unit_test(test_list_odd_lines),
         cmocka_unit_test(test_list_long_words),
     };

@@ -220,6 +220,28 @@ static void test_launch_tasks(void **state)
                                            sizeof tiny), WEFT_EINVAL);
 }
 
+/* Launchers by their file names, with or without directories. */
+static void test_launchers(void **state)
+{
+    static const char *const yes[] = {
+        "mpirun", "/usr/bin/mpirun", "mpiexec", "orterun", "prterun",
+        "/usr/bin/mpiexec.hydra", "mpirun.openmpi", "mpiexec.openmpi",
+        "mpirun.mpich", "mpiexec.mpich", "srun",
+    };
+    static const char *const no[] = {
+        "mpicc", "./ring", "/usr/bin/mpirun2", "mpirun/x", "", "runmpi",
+        "/opt/srun.sh",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        if (!weft__run_launcher_name(yes[i]))
+            fail_msg("%s: not a launcher", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        if (weft__run_launcher_name(no[i]))
+            fail_msg("%s: a launcher", no[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_single_process),
         cmocka_unit_test(test_clean_and_cut),
         cmocka_unit_test(test_launch_tasks),
+        cmocka_unit_test(test_launchers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
