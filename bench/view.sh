@@ -24,6 +24,10 @@
 #   steps      40 zoom steps, each to half of the window around a random
 #              time, down to a few hundred ticks, then 40 pans by half a
 #              window: the slowest and the median answer
+#   summary    api/summary of the whole trace, and of each step's window:
+#              the whole trace's time, the slowest and the median step
+#   find       api/find of a region's name (count, then the next and the
+#              previous visit) likewise
 #   memory     the server's resident memory: its peak (VmHWM), after the
 #              steps (VmRSS), and what is not the mapped index (RssAnon)
 set -u
@@ -86,11 +90,12 @@ stop_view
 echo "trace: $EVENTS events; index made in $index_ms ms, $idx_bytes bytes ($(awk -v b="$idx_bytes" -v e="$EVENTS" 'BEGIN { printf "%.1f", b / e }') B/event)"
 
 starts=() firsts=() maxes=() meds=() rss=() anon=() peak=()
+sums_all=() sums_max=() sums_med=() finds_all=() finds_max=() finds_med=()
 for r in $(seq "$ROUNDS"); do
     start_view
     starts+=("$MS")
     /usr/bin/python3 - "$URL" "$r" >"$TMP/steps.out" <<'PY' || die "the steps failed: $(tail -n 3 "$TMP/steps.out")"
-import json, random, statistics, sys, time, urllib.request
+import json, random, statistics, sys, time, urllib.parse, urllib.request
 url, seed = sys.argv[1], int(sys.argv[2])
 def get(path):
     t = time.perf_counter()
@@ -100,7 +105,15 @@ def get(path):
 t_tr, body = get("api/traces")
 tr = json.loads(body)["traces"][0]
 t_win, win = get("api/window?trace=0&t0=0&t1=%d&px=1600" % (tr["t1"] + 1))
-steps = []
+# a text that finds one of the regions (not all): part of the last name
+q = urllib.parse.quote(tr["regions"][-1]["name"][:6] or "x")
+def find(t0, t1):
+    c = get("api/find?trace=0&q=%s&t0=%d&t1=%d" % (q, t0, t1))[0]
+    c += get("api/find?trace=0&q=%s&after=%d" % (q, (t0 + t1) // 2))[0]
+    return c + get("api/find?trace=0&q=%s&before=%d" % (q, (t0 + t1) // 2))[0]
+t_sum = get("api/summary?trace=0")[0]
+t_find = find(0, tr["t1"] + 1)
+steps, sums, finds = [], [], []
 rng = random.Random(seed)
 t0, t1 = 0, tr["t1"] + 1
 for _ in range(40):                      # zoom in
@@ -110,6 +123,8 @@ for _ in range(40):                      # zoom in
     c = rng.randrange(t0 + w // 2, t1 - w // 2)
     t0, t1 = c - w // 2, c + w // 2
     steps.append(get("api/window?trace=0&t0=%d&t1=%d&px=1600" % (t0, t1))[0])
+    sums.append(get("api/summary?trace=0&t0=%d&t1=%d" % (t0, t1))[0])
+    finds.append(find(t0, t1))
 for _ in range(40):                      # pan
     w = t1 - t0
     d = rng.choice((-1, 1)) * (w // 2)
@@ -117,25 +132,40 @@ for _ in range(40):                      # pan
         d = -d
     t0, t1 = t0 + d, t1 + d
     steps.append(get("api/window?trace=0&t0=%d&t1=%d&px=1600" % (t0, t1))[0])
-print("%.1f %d %.1f %.1f %d" % (t_tr + t_win, len(win), max(steps),
-                                statistics.median(steps), len(steps)))
+    sums.append(get("api/summary?trace=0&t0=%d&t1=%d" % (t0, t1))[0])
+    finds.append(find(t0, t1))
+print("%.1f %d %.1f %.1f %d %.1f %.1f %.1f %.1f %.1f %.1f" % (
+    t_tr + t_win, len(win), max(steps), statistics.median(steps), len(steps),
+    t_sum, max(sums), statistics.median(sums),
+    t_find, max(finds), statistics.median(finds)))
 PY
-    read -r first first_bytes smax smed nsteps <"$TMP/steps.out"
+    read -r first first_bytes smax smed nsteps sum_all sum_max sum_med \
+        find_all find_max find_med <"$TMP/steps.out"
     firsts+=("$first") maxes+=("$smax") meds+=("$smed")
+    sums_all+=("$sum_all") sums_max+=("$sum_max") sums_med+=("$sum_med")
+    finds_all+=("$find_all") finds_max+=("$find_max") finds_med+=("$find_med")
     rss+=("$(awk '/^VmRSS/ { print int($2 / 1024) }' "/proc/$VIEW_PID/status")")
     peak+=("$(awk '/^VmHWM/ { print int($2 / 1024) }' "/proc/$VIEW_PID/status")")
     anon+=("$(awk '/^RssAnon/ { print int($2 / 1024) }' "/proc/$VIEW_PID/status")")
     stop_view
     echo "round $r: start ${starts[-1]} ms, first picture $first ms ($first_bytes bytes), $nsteps steps: slowest $smax ms, median $smed ms; memory peak ${peak[-1]} MiB, after ${rss[-1]} MiB (${anon[-1]} MiB not the index)"
+    echo "round $r: summary: whole trace $sum_all ms, steps slowest $sum_max ms, median $sum_med ms; find (count, next, previous): whole trace $find_all ms, steps slowest $find_max ms, median $find_med ms"
 done
 
 MEDIAN_FORMAT=%.1f
 printf '\n%-16s %10s %s\n' "" "median" "target"
 printf '%-16s %10s %s\n' "index (once)" "$index_ms ms" "-"
+printf '%-16s %10s %s\n' "index size" "$(awk -v b="$idx_bytes" -v e="$EVENTS" 'BEGIN { printf "%.1f", b / e }') B/event" "-"
 printf '%-16s %10s %s\n' "start" "$(median "${starts[@]}") ms" "-"
 printf '%-16s %10s %s\n' "first picture" "$(median "${firsts[@]}") ms" "start + first < 1000 ms"
 printf '%-16s %10s %s\n' "slowest step" "$(median "${maxes[@]}") ms" "< 200 ms"
 printf '%-16s %10s %s\n' "median step" "$(median "${meds[@]}") ms" "-"
+printf '%-16s %10s %s\n' "summary, whole" "$(median "${sums_all[@]}") ms" "< 1000 ms"
+printf '%-16s %10s %s\n' "summary, slowest" "$(median "${sums_max[@]}") ms" "< 1000 ms"
+printf '%-16s %10s %s\n' "summary, median" "$(median "${sums_med[@]}") ms" "a few ms"
+printf '%-16s %10s %s\n' "find, whole" "$(median "${finds_all[@]}") ms" "< 1000 ms (3 answers)"
+printf '%-16s %10s %s\n' "find, slowest" "$(median "${finds_max[@]}") ms" "< 1000 ms (3 answers)"
+printf '%-16s %10s %s\n' "find, median" "$(median "${finds_med[@]}") ms" "a few ms"
 printf '%-16s %10s %s\n' "memory peak" "$(median "${peak[@]}") MiB" "< 256 MiB"
 printf '%-16s %10s %s\n' "memory after" "$(median "${rss[@]}") MiB" "-"
 printf '%-16s %10s %s\n' "not the index" "$(median "${anon[@]}") MiB" "-"

@@ -6,7 +6,9 @@
  * then serves with libmicrohttpd, on 127.0.0.1 only, the page (cli/
  * view_page.html, built into the program) and the JSON the page asks
  * for: api/traces (what each trace has), api/window (what a window of
- * the timeline shows, view_index.h), api/span (one visit's details).
+ * the timeline shows, view_index.h), api/span (one visit's details),
+ * api/summary (what a window's visits add up to) and api/find (a text's
+ * regions' visits: how many, the next, the previous; view_summary.c).
  * Every path begins with a random token (128 bits from getrandom) that
  * only the printed URL holds: another user of the machine reaches the
  * port but not the traces (403). The server runs as the user, so it
@@ -165,43 +167,57 @@ static size_t loc_index(const weft__view *v, uint64_t loc)
 }
 
 /* locs=A,B,... into *out (malloc'd, *n of them; NULL: all). Returns an
- * error message or NULL. */
+ * error message (then *out is NULL) or NULL. */
 static const char *arg_locs(struct MHD_Connection *conn, const weft__view *v,
                             size_t **out, size_t *n)
 {
     const char *s = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
                                                 "locs");
+    const char *bad = NULL;
     size_t cap = 0;
 
     *out = NULL;
     *n = 0;
     if (!s)
         return NULL;
-    while (*s) {
+    while (*s && !bad) {
         char *end;
         uint64_t loc;
         size_t i;
 
-        if (*s < '0' || *s > '9')
-            return "locs: not a list of location ids";
+        if (*s < '0' || *s > '9') {
+            bad = "locs: not a list of location ids";
+            break;
+        }
         errno = 0;
         loc = strtoull(s, &end, 10);
         if (errno || (*end && *end != ','))
-            return "locs: not a list of location ids";
-        if ((i = loc_index(v, loc)) == SIZE_MAX)
-            return "locs: no such location";
-        if (*n == VIEW_LOCS_MAX)
-            return "locs: too many";
+            bad = "locs: not a list of location ids";
+        else if ((i = loc_index(v, loc)) == SIZE_MAX)
+            bad = "locs: no such location";
+        else if (*n == VIEW_LOCS_MAX)
+            bad = "locs: too many";
+        if (bad)
+            break;
         if (*n == cap) {
             size_t *m = realloc(*out, (cap = cap ? cap * 2 : 16) * sizeof *m);
-            if (!m)
-                return "out of memory";
+            if (!m) {
+                bad = "out of memory";
+                break;
+            }
             *out = m;
         }
         (*out)[(*n)++] = i;
         s = *end ? end + 1 : end;
     }
-    return *n ? NULL : "locs: empty";
+    if (!bad && !*n)
+        bad = "locs: empty";
+    if (bad) {          /* the caller has nothing to free */
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return bad;
 }
 
 /* ---- the API -------------------------------------------------------------- */
@@ -277,6 +293,78 @@ static enum MHD_Result api_span(const viewer *vw,
     return answer_json(conn, MHD_HTTP_OK, o);
 }
 
+/* The t0= and t1= arguments of a summary or a search: both optional
+ * (the whole trace: 0 to one tick past its last event). Returns an error
+ * message or NULL. */
+static const char *arg_window(struct MHD_Connection *conn,
+                              const weft__view *v, uint64_t *t0,
+                              uint64_t *t1)
+{
+    *t0 = 0;
+    *t1 = v->length + 1;
+    if (arg_u64(conn, "t0", INT64_MAX, t0) < 0 ||
+        arg_u64(conn, "t1", INT64_MAX, t1) < 0)
+        return "t0 and t1: ticks since the trace's start, t0 < t1";
+    return *t0 < *t1 ? NULL : "t0 must be before t1";
+}
+
+static enum MHD_Result api_summary(const viewer *vw,
+                                   struct MHD_Connection *conn)
+{
+    enum MHD_Result sent;
+    const weft__view *v = arg_trace(vw, conn, &sent);
+    uint64_t t0, t1;
+    size_t *locs, n;
+    const char *bad;
+    json_t *o;
+
+    if (!v)
+        return sent;
+    if ((bad = arg_window(conn, v, &t0, &t1)) ||
+        (bad = arg_locs(conn, v, &locs, &n)))
+        return fail(conn, MHD_HTTP_BAD_REQUEST, "%s", bad);
+    o = weft__view_summary(v, t0, t1, locs, n);
+    free(locs);
+    return answer_json(conn, MHD_HTTP_OK, o);
+}
+
+/* api/find: the count of a text's regions' visits in a window, or with
+ * after= or before= the next or previous one (view_index.h). */
+static enum MHD_Result api_find(const viewer *vw, struct MHD_Connection *conn)
+{
+    enum MHD_Result sent;
+    const weft__view *v = arg_trace(vw, conn, &sent);
+    const char *q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+                                                "q");
+    uint64_t t0, t1, t;
+    size_t *locs = NULL, n;
+    const char *bad = NULL;
+    int after, before;
+    json_t *o;
+
+    if (!v)
+        return sent;
+    after = arg_u64(conn, "after", INT64_MAX, &t);
+    before = after ? 0 : arg_u64(conn, "before", INT64_MAX, &t);
+    if (after < 0 || before < 0)
+        return fail(conn, MHD_HTTP_BAD_REQUEST,
+                    "after and before: ticks since the trace's start");
+    if (after && MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+                                             "before"))
+        return fail(conn, MHD_HTTP_BAD_REQUEST, "after or before, not both");
+    if ((bad = arg_window(conn, v, &t0, &t1)) ||
+        (bad = arg_locs(conn, v, &locs, &n)))
+        return fail(conn, MHD_HTTP_BAD_REQUEST, "%s", bad);
+    if (after || before)
+        o = weft__view_find_next(v, q, t, after ? 1 : -1, locs, n, &bad);
+    else
+        o = weft__view_find(v, q, t0, t1, locs, n, &bad);
+    free(locs);
+    if (bad)
+        return fail(conn, MHD_HTTP_BAD_REQUEST, "%s", bad);
+    return answer_json(conn, MHD_HTTP_OK, o);
+}
+
 /* Constant-time comparison of the token part of a path. */
 static int token_ok(const viewer *vw, const char *url)
 {
@@ -314,9 +402,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                       MHD_RESPMEM_PERSISTENT);
     if (!strcmp(path, "api/traces"))
         return api_traces(vw, conn);
-    if (!strcmp(path, "api/window") || !strcmp(path, "api/span")) {
-        enum MHD_Result r = path[4] == 'w' ? api_window(vw, conn)
-                                           : api_span(vw, conn);
+    if (!strcmp(path, "api/window") || !strcmp(path, "api/span") ||
+        !strcmp(path, "api/summary") || !strcmp(path, "api/find")) {
+        enum MHD_Result r = !strcmp(path, "api/window") ? api_window(vw, conn)
+                            : !strcmp(path, "api/span") ? api_span(vw, conn)
+                            : !strcmp(path, "api/summary")
+                                ? api_summary(vw, conn)
+                                : api_find(vw, conn);
         /* the index pages it read stay in the page cache for the next
          * answer, not in this process (DESIGN) */
         for (size_t i = 0; i < vw->nviews; i++)

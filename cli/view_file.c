@@ -6,11 +6,14 @@
  *
  * DESIGN
  * The file: each location's depths, one array of weft__vspan after the
- * other, each followed by its levels (the long visits, the buckets, a
- * vlevel record for each), written as soon as the location is read
- * (the building holds one location's visits at a time); then the messages (weft__vmsg, by
- * send time); then the tables (per location: its first depth entry and
- * its depths; per depth entry: offset and count) and a fixed tail that
+ * other, each followed by its visits' call path ids, its summary blocks,
+ * their times and their aggregates (view_summary.c) and its levels (the long
+ * visits, the buckets, a vlevel record for each), written as soon as the
+ * location is read (the building holds one location's visits at a
+ * time); then the messages (weft__vmsg, by send time) and the call paths
+ * (weft__vpath); then the tables (per location: its first depth entry,
+ * its depths and its events' span; per depth entry: offsets and counts)
+ * and a fixed tail that
  * says where all of it is and which archive it was made from (the
  * anchor file's device, inode, size and modification time): a file made
  * from another archive, or by another format version, or cut short, is
@@ -29,7 +32,7 @@
 
 #include "view_index.h"
 
-#define VIEW_MAGIC "weftvw04"
+#define VIEW_MAGIC "weftvw06"
 
 typedef struct vtail {
     char magic[8];
@@ -37,11 +40,16 @@ typedef struct vtail {
     uint64_t nlocs, nentries, nmsgs;
     uint64_t locs_off, entries_off, msgs_off;
     uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
+    uint64_t paths_off, npaths, block;
 } vtail;
 
 typedef struct ventry {
     uint64_t off, n;         /* the visits */
     uint64_t lv_off, nlv;    /* its levels' vlevel records */
+    uint64_t path_off;       /* the visits' paths (n) */
+    uint64_t blk_off, nblk;  /* the summary blocks (nblk + 1 places) */
+    uint64_t bt_off;         /* their times (nblk) */
+    uint64_t agg_off, nagg;  /* and their aggregates */
 } ventry;
 
 typedef struct vlevel {
@@ -50,6 +58,7 @@ typedef struct vlevel {
 
 typedef struct vlocent {
     uint64_t first, ndepth;
+    uint64_t t_first, t_last, any;   /* its events' span (weft__vloc) */
 } vlocent;
 
 static uint64_t mtime_ns(const struct stat *st)
@@ -94,7 +103,10 @@ int weft__vfile_begin(weft__vfile *f, const char *path)
 int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
 {
     weft__vloc *l = &v->locs[i];
-    vlocent le = { .first = f->nentries, .ndepth = l->ndepth };
+    vlocent le = { .first = f->nentries, .ndepth = l->ndepth,
+                   .t_first = l->first, .t_last = l->last,
+                   .any = (uint64_t)l->any };
+    static const char pad[8];
 
     if (f->nentries + l->ndepth > f->capentries) {
         size_t cap = (f->nentries + l->ndepth) * 2 + 16;
@@ -116,11 +128,27 @@ int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
         weft__vdepth *dv = &l->depth[d];
         ventry *e = &f->entries[f->nentries++];
         vlevel rec[WEFT__VIEW_LEVEL_MAX];
-        static const char pad[8];
 
         e->off = f->off;
         e->n = dv->n;
         if (put(f, dv->v, dv->n * sizeof *dv->v) < 0)
+            return -1;
+        e->path_off = f->off;
+        if (put(f, dv->path, dv->n * sizeof *dv->path) < 0 ||
+            put(f, pad, (8 - f->off % 8) % 8) < 0)
+            return -1;
+        e->blk_off = f->off;
+        e->nblk = dv->blk ? dv->nblk : 0;
+        if (dv->blk && put(f, dv->blk, (dv->nblk + 1) * sizeof *dv->blk) < 0)
+            return -1;
+        if (put(f, pad, (8 - f->off % 8) % 8) < 0)
+            return -1;
+        e->bt_off = f->off;
+        if (dv->blk && put(f, dv->bt, dv->nblk * sizeof *dv->bt) < 0)
+            return -1;
+        e->agg_off = f->off;
+        e->nagg = dv->blk ? dv->nagg : 0;
+        if (put(f, dv->agg, e->nagg * sizeof *dv->agg) < 0)
             return -1;
         for (unsigned k = 0; k < dv->nlv; k++) {
             const weft__vlevel *lv = &dv->lv[k];
@@ -161,6 +189,11 @@ int weft__vfile_end(weft__vfile *f, const weft__view *v,
     t.msgs_off = f->off;
     if (put(f, v->msgs, v->nmsgs * sizeof *v->msgs) < 0)
         return -1;
+    t.paths_off = f->off;
+    t.npaths = v->npaths;
+    t.block = weft__view_block(v);
+    if (put(f, v->paths, v->npaths * sizeof *v->paths) < 0)
+        return -1;
     t.locs_off = f->off;
     if (put(f, f->locs, f->nlocs * sizeof *f->locs) < 0)
         return -1;
@@ -192,6 +225,44 @@ void weft__vfile_free(weft__vfile *f)
 static int inside(uint64_t off, uint64_t n, size_t size, uint64_t end)
 {
     return off % 8 == 0 && off <= end && n <= (end - off) / size;
+}
+
+/* Are the paths of the file whole: each one's parent made before it,
+ * one depth up? (Then walking up a path ends.) */
+static int paths_ok(const void *map, const vtail *t)
+{
+    const weft__vpath *p = (const weft__vpath *)((const char *)map +
+                                                 t->paths_off);
+
+    for (uint64_t k = 0; k < t->npaths; k++)
+        if (p[k].parent == WEFT__VIEW_NONE ? p[k].depth != 0
+                                           : p[k].parent >= k ||
+                                                 p[k].depth !=
+                                                     p[p[k].parent].depth + 1)
+            return 0;
+    return 1;
+}
+
+/* Are the summary blocks of entry e whole: none, or one per bsize
+ * visits, their aggregates' places rising within theirs? (Their paths
+ * are checked as they are read.) */
+static int blocks_ok(const void *map, const ventry *e, uint64_t bsize,
+                     uint64_t end)
+{
+    const uint32_t *blk = (const uint32_t *)((const char *)map + e->blk_off);
+
+    if (!e->nblk)
+        return 1;
+    if (e->nblk != (e->n + bsize - 1) / bsize || e->nagg > UINT32_MAX ||
+        !inside(e->blk_off, e->nblk + 1, sizeof *blk, end) ||
+        !inside(e->bt_off, e->nblk, sizeof(weft__vbtime), end) ||
+        !inside(e->agg_off, e->nagg, sizeof(weft__vagg), end) ||
+        blk[0] != 0 || blk[e->nblk] != e->nagg)
+        return 0;
+    for (uint64_t b = 0; b < e->nblk; b++)
+        if (blk[b] > blk[b + 1])
+            return 0;
+    return 1;
 }
 
 int weft__vfile_map(weft__view *v, const char *path,
@@ -228,7 +299,10 @@ int weft__vfile_map(weft__view *v, const char *path,
         t->mtime_ns != mtime_ns(anchor) || t->nlocs != v->nlocs ||
         !inside(t->msgs_off, t->nmsgs, sizeof(weft__vmsg), end) ||
         !inside(t->locs_off, t->nlocs, sizeof *le, end) ||
-        !inside(t->entries_off, t->nentries, sizeof *en, end))
+        !inside(t->entries_off, t->nentries, sizeof *en, end) ||
+        !inside(t->paths_off, t->npaths, sizeof(weft__vpath), end) ||
+        t->npaths > WEFT__VIEW_NONE || t->block == 0 ||
+        t->block > UINT32_MAX || !paths_ok(map, t))
         goto stale;
     le = (const vlocent *)((const char *)map + t->locs_off);
     en = (const ventry *)((const char *)map + t->entries_off);
@@ -242,7 +316,9 @@ int weft__vfile_map(weft__view *v, const char *path,
             const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
             if (!inside(e->off, e->n, sizeof(weft__vspan), end) ||
                 e->nlv > WEFT__VIEW_LEVEL_MAX ||
-                !inside(e->lv_off, e->nlv, sizeof *lv, end))
+                !inside(e->lv_off, e->nlv, sizeof *lv, end) ||
+                !inside(e->path_off, e->n, sizeof(uint32_t), end) ||
+                !blocks_ok(map, e, t->block, end))
                 goto stale;
             for (uint64_t k = 0; k < e->nlv; k++)
                 if (!lv[k].width ||
@@ -255,6 +331,9 @@ int weft__vfile_map(weft__view *v, const char *path,
     }
     for (size_t i = 0; i < v->nlocs; i++) {
         weft__vloc *l = &v->locs[i];
+        l->first = le[i].t_first;
+        l->last = le[i].t_last;
+        l->any = le[i].any != 0;
         l->ndepth = (unsigned)le[i].ndepth;
         if (l->ndepth && !(l->depth = calloc(l->ndepth, sizeof *l->depth)))
             goto oom;
@@ -264,7 +343,15 @@ int weft__vfile_map(weft__view *v, const char *path,
             weft__vdepth *dv = &l->depth[d];
             /* cap 0: in the map, not to be freed */
             dv->v = (weft__vspan *)((char *)map + e->off);
+            dv->path = (uint32_t *)((char *)map + e->path_off);
             dv->n = (size_t)e->n;
+            if (e->nblk) {
+                dv->blk = (uint32_t *)((char *)map + e->blk_off);
+                dv->bt = (weft__vbtime *)((char *)map + e->bt_off);
+                dv->nblk = (size_t)e->nblk;
+                dv->agg = (weft__vagg *)((char *)map + e->agg_off);
+                dv->nagg = (size_t)e->nagg;
+            }
             if (e->nlv && !(dv->lv = calloc(e->nlv, sizeof *dv->lv)))
                 goto oom;
             dv->nlv = (unsigned)e->nlv;
@@ -288,6 +375,15 @@ int weft__vfile_map(weft__view *v, const char *path,
     v->too_deep = t->too_deep;
     v->unmatched = t->unmatched;
     v->unmatched_msgs = t->unmatched_msgs;
+    if (v->cappaths)        /* the ones the building made */
+        free(v->paths);
+    free(v->path_child);
+    free(v->path_next);
+    v->path_child = v->path_next = NULL;
+    v->paths = (weft__vpath *)((char *)map + t->paths_off);
+    v->npaths = (size_t)t->npaths;
+    v->cappaths = 0;        /* in the map */
+    v->block = (unsigned)t->block;
     return 1;
 oom:
     for (size_t i = 0; i < v->nlocs; i++)

@@ -29,6 +29,15 @@
  * window reads a few bytes per column, wherever it is: the levels cost
  * at most 2.7 bytes per visit (32 / LEVEL_RATIO * 4/3 for the long ones,
  * 4 / LEVEL_RATIO * 4/3 for the buckets).
+ *
+ * As a visit is entered it gets its call path (the path of the visit
+ * open one depth up, and its region: weft__vpath, one table per trace,
+ * each path's children a list), kept beside it; once a location is read
+ * its depths are cut into blocks that add up their visits per path, for
+ * the summaries and searches of view_summary.c (see its DESIGN). All
+ * told the index holds 36 bytes per visit (the visit, its path id), the
+ * levels and the blocks' aggregates: 15.5 bytes per event for
+ * bench/view.sh's trace (two events a visit).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -51,13 +60,71 @@
 
 /* ---- building ------------------------------------------------------------ */
 
+/* t is a time of location l's events. */
+static void see(weft__vloc *l, uint64_t t)
+{
+    if (!l->any || t < l->first)
+        l->first = t;
+    if (!l->any || t > l->last)
+        l->last = t;
+    l->any = 1;
+}
+
+/* The id of the path entering region from path parent (WEFT__VIEW_NONE:
+ * from none), made when new: the children of a path are a list (few, as
+ * a program calls few things from one place). Returns it, or
+ * WEFT__VIEW_NONE out of memory. */
+static uint32_t path_of(weft__view *v, uint32_t parent, uint32_t region)
+{
+    uint32_t *at, p;
+
+    for (p = v->cappaths ? v->path_child[parent + 1u] : WEFT__VIEW_NONE;
+         p != WEFT__VIEW_NONE; p = v->path_next[p])
+        if (v->paths[p].region == region)
+            return p;
+    if (v->npaths == v->cappaths) {
+        size_t cap = v->cappaths ? v->cappaths * 2 : 64;
+        weft__vpath *m = realloc(v->paths, cap * sizeof *m);
+        uint32_t *c, *x;
+        if (!m)
+            return WEFT__VIEW_NONE;
+        v->paths = m;
+        if (!(c = realloc(v->path_child, (cap + 1) * sizeof *c)))
+            return WEFT__VIEW_NONE;
+        v->path_child = c;
+        if (!(x = realloc(v->path_next, cap * sizeof *x)))
+            return WEFT__VIEW_NONE;
+        v->path_next = x;
+        if (!v->cappaths)
+            v->path_child[0] = WEFT__VIEW_NONE;
+        v->cappaths = cap;
+    }
+    at = &v->path_child[parent + 1u];
+    if (v->npaths >= WEFT__VIEW_NONE)
+        return WEFT__VIEW_NONE;
+    p = (uint32_t)v->npaths++;
+    v->paths[p] = (weft__vpath){
+        .parent = parent, .region = region,
+        .depth = parent == WEFT__VIEW_NONE ? 0 : v->paths[parent].depth + 1,
+    };
+    for (uint32_t a = parent; a != WEFT__VIEW_NONE; a = v->paths[a].parent)
+        if (v->paths[a].region == region)
+            v->paths[p].nested = 1;
+    v->path_child[p + 1] = WEFT__VIEW_NONE;
+    v->path_next[p] = *at;
+    *at = p;
+    return p;
+}
+
 int weft__view_enter(weft__view *v, size_t i, uint32_t region, uint64_t t,
                      unsigned *depth)
 {
     weft__vloc *l = &v->locs[i];
     unsigned d = (*depth)++;
     weft__vdepth *dv;
+    uint32_t path;
 
+    see(l, t);
     if (d >= WEFT__VIEW_DEPTH_MAX) {
         v->too_deep++;
         return 0;
@@ -74,11 +141,20 @@ int weft__view_enter(weft__view *v, size_t i, uint32_t region, uint64_t t,
     if (dv->n == dv->cap) {
         size_t cap = dv->cap ? dv->cap * 2 : 64;
         weft__vspan *m = realloc(dv->v, cap * sizeof *m);
+        uint32_t *p;
         if (!m)
             return -1;
         dv->v = m;
+        if (!(p = realloc(dv->path, cap * sizeof *p)))
+            return -1;
+        dv->path = p;
         dv->cap = cap;
     }
+    path = path_of(v, d ? l->depth[d - 1].path[l->depth[d - 1].n - 1]
+                        : WEFT__VIEW_NONE, region);
+    if (path == WEFT__VIEW_NONE)
+        return -1;
+    dv->path[dv->n] = path;
     dv->v[dv->n++] = (weft__vspan){
         .start = t, .end = OPEN, .region = region,
         .parent = d ? (uint32_t)(l->depth[d - 1].n - 1) : UINT32_MAX,
@@ -93,6 +169,7 @@ int weft__view_leave(weft__view *v, size_t i, uint64_t t, unsigned *depth)
     weft__vspan *s;
     unsigned d;
 
+    see(l, t);
     if (*depth == 0) {
         v->unmatched++;
         return 0;
@@ -165,7 +242,7 @@ int weft__view_levels(weft__view *v, size_t i)
             d->nlv++;
         }
     }
-    return 0;
+    return weft__view_blocks(v, i);
 }
 
 /* What the event callbacks of one location need; the span first (see
@@ -329,7 +406,8 @@ int weft__view_match(weft__view *v)
 {
     size_t k = 0;
 
-    qsort(v->ends, v->nends, sizeof *v->ends, end_order);
+    if (v->nends > 1) /* (v->ends is NULL without messages) */
+        qsort(v->ends, v->nends, sizeof *v->ends, end_order);
     free(v->msgs);
     v->msgs = calloc(v->nends / 2 + 1, sizeof *v->msgs);
     if (!v->msgs)
@@ -357,7 +435,8 @@ int weft__view_match(weft__view *v)
         v->unmatched_msgs += (e - k) - 2 * n;
         k = e;
     }
-    qsort(v->msgs, v->nmsgs, sizeof *v->msgs, msg_order);
+    if (v->nmsgs > 1)
+        qsort(v->msgs, v->nmsgs, sizeof *v->msgs, msg_order);
     free(v->ends);
     v->ends = NULL;
     v->nends = v->capends = 0;
@@ -464,6 +543,10 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
             goto fail;
         }
         close_open(v, &ld);
+        if (ld.span.any) {
+            see(&v->locs[i], rel(&ld, ld.span.min));
+            see(&v->locs[i], rel(&ld, ld.span.max));
+        }
         if (ld.span.any && rel(&ld, ld.span.max) > last)
             last = rel(&ld, ld.span.max);
         if (weft__view_levels(v, i) < 0)
@@ -580,12 +663,19 @@ void weft__view_forget_location(weft__view *v, size_t i)
             free(dv->lv[k].first);
         }
         free(dv->lv);
-        if (dv->cap)    /* else in the map */
+        if (dv->cap) {  /* else in the map */
             free(dv->v);
+            free(dv->path);
+            free(dv->blk);
+            free(dv->bt);
+            free(dv->agg);
+        }
     }
     free(l->depth);
     l->depth = NULL;
     l->ndepth = 0;
+    l->first = l->last = 0;
+    l->any = 0;
 }
 
 void weft__view_forget(weft__view *v)
@@ -595,6 +685,13 @@ void weft__view_forget(weft__view *v)
     if (!v->map)
         free(v->msgs);
     free(v->ends);
+    if (v->cappaths)    /* else in the map */
+        free(v->paths);
+    free(v->path_child);
+    free(v->path_next);
+    v->paths = NULL;
+    v->path_child = v->path_next = NULL;
+    v->npaths = v->cappaths = 0;
     v->msgs = NULL;
     v->ends = NULL;
     v->nmsgs = v->nends = v->capends = 0;
@@ -625,9 +722,8 @@ void weft__view_free(weft__view *v)
 
 /* ---- questions ----------------------------------------------------------- */
 
-/* The first visit of d from `from` on that ends after t (d->n if none). */
-static size_t first_ending_after(const weft__vdepth *d, size_t from,
-                                 uint64_t t)
+size_t weft__view_ending_after(const weft__vdepth *d, size_t from,
+                               uint64_t t)
 {
     size_t lo = from, hi = d->n;
 
@@ -641,13 +737,27 @@ static size_t first_ending_after(const weft__vdepth *d, size_t from,
     return lo;
 }
 
+size_t weft__view_sent_from(const weft__view *v, uint64_t t)
+{
+    size_t lo = 0, hi = v->nmsgs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->msgs[mid].send_t >= t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 size_t weft__view_at(const weft__vloc *l, unsigned d, uint64_t t)
 {
     size_t k;
 
     if (d >= l->ndepth)
         return SIZE_MAX;
-    k = first_ending_after(&l->depth[d], 0, t);
+    k = weft__view_ending_after(&l->depth[d], 0, t);
     return k < l->depth[d].n && l->depth[d].v[k].start <= t ? k : SIZE_MAX;
 }
 
@@ -686,7 +796,7 @@ static int walk(const weft__vspan *v, size_t n, unsigned d, uint64_t t0,
         uint64_t from;
         unsigned col;
 
-        k = first_ending_after(&dv, k, t);
+        k = weft__view_ending_after(&dv, k, t);
         if (k >= n || v[k].start >= t1)
             return 0;
         s = &v[k];
@@ -755,7 +865,7 @@ static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
     json_t *msgs = json_array();
     uint8_t *in = NULL;
     uint64_t more = 0;
-    size_t k, hi = 0, lo = v->nmsgs;
+    size_t k, hi;
 
     if (!msgs || json_object_set_new(o, "messages", msgs) < 0)
         return -1;
@@ -766,13 +876,7 @@ static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
             in[locs[k]] = 1;
     }
     /* sent before t1: the ones below the first sent at t1 or later */
-    while (hi < lo) {
-        size_t mid = hi + (lo - hi) / 2;
-        if (v->msgs[mid].send_t < t1)
-            hi = mid + 1;
-        else
-            lo = mid;
-    }
+    hi = weft__view_sent_from(v, t1);
     for (k = 0; k < hi; k++) {
         const weft__vmsg *m = &v->msgs[k];
         json_t *e;

@@ -30,6 +30,13 @@
 /* Messages one window answer holds at most (it says when there were
  * more). */
 #define WEFT__VIEW_MSG_MAX 20000
+/* Visits per block of a depth's summary aggregates (view_summary.c's
+ * DESIGN), unless weft__view.block says otherwise (the unit tests). */
+#define WEFT__VIEW_BLOCK 4096
+/* Call paths one api/summary answer lists at most (the heaviest; it
+ * says how many more), and the bytes of an api/find text. */
+#define WEFT__VIEW_CALLPATHS_MAX 2000
+#define WEFT__VIEW_FIND_MAX 256
 
 /* One region visit. Times are ticks since the trace's clock offset. */
 typedef struct weft__vspan {
@@ -53,11 +60,34 @@ typedef struct weft__vlevel {
 
 #define WEFT__VIEW_NONE UINT32_MAX
 
+/* What the visits of one block of a depth add up to on one call path
+ * (view_summary.c's DESIGN): their number and their time. */
+typedef struct weft__vagg {
+    uint32_t path;           /* weft__view.paths index */
+    uint32_t visits;
+    uint64_t incl;           /* ticks */
+} weft__vagg;
+
+/* The times of one block of a depth: its first visit's start, its last
+ * visit's end. */
+typedef struct weft__vbtime {
+    uint64_t start, end;
+} weft__vbtime;
+
 typedef struct weft__vdepth {
     weft__vspan *v;
-    size_t n, cap;           /* cap 0: v is in the index file's map */
+    uint32_t *path;          /* [n]: each visit's call path */
+    size_t n, cap;           /* cap 0: v, path, blk, bt and agg are in
+                                the index file's map */
     weft__vlevel *lv;        /* finest first */
     unsigned nlv;
+    uint32_t *blk;           /* [nblk + 1]: block b (visits b * block ..)
+                                adds up to agg[blk[b] .. blk[b + 1]),
+                                by path */
+    weft__vbtime *bt;        /* [nblk] */
+    size_t nblk;
+    weft__vagg *agg;
+    size_t nagg;
 } weft__vdepth;
 
 typedef struct weft__vloc {
@@ -65,7 +95,18 @@ typedef struct weft__vloc {
     char *name, *group, *host;
     weft__vdepth *depth;     /* [ndepth] */
     unsigned ndepth;
+    uint64_t first, last;    /* its first and last event (ticks), when
+                                any: the span of weft profile's "outside
+                                traced calls" */
+    int any;
 } weft__vloc;
+
+/* One call path: region entered from path `parent` (WEFT__VIEW_NONE at
+ * depth 0). A parent's id is below its children's. */
+typedef struct weft__vpath {
+    uint32_t parent, region, depth;
+    uint32_t nested;         /* 1: region is also one of its ancestors' */
+} weft__vpath;
 
 /* One MPI point-to-point message: its send (MpiSend, MpiIsend) and its
  * receive (MpiRecv, MpiIrecv), matched as weft export matches them
@@ -114,6 +155,12 @@ typedef struct weft__view {
     uint64_t too_deep;       /* visits deeper than WEFT__VIEW_DEPTH_MAX */
     uint64_t unmatched;      /* Leaves without an Enter, Enters never
                                 left (closed at the location's end) */
+    weft__vpath *paths;      /* the call paths met, by id */
+    size_t npaths, cappaths; /* cappaths 0: in the map (or none) */
+    uint32_t *path_child;    /* while building: a path's first child, */
+    uint32_t *path_next;     /* and its next sibling (NONE: no more) */
+    unsigned block;          /* visits per summary block; 0: the
+                                default, WEFT__VIEW_BLOCK */
 } weft__view;
 
 /* Reads the archive a (opened, events too; anchor: its anchor file's
@@ -200,5 +247,48 @@ json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
 
 /* Index of the visit at depth d of location l covering t, or SIZE_MAX. */
 size_t weft__view_at(const weft__vloc *l, unsigned d, uint64_t t);
+/* The first message of v sent at t or later (v->nmsgs if none). */
+size_t weft__view_sent_from(const weft__view *v, uint64_t t);
+/* The first visit of d from `from` on that ends after t (d->n if none). */
+size_t weft__view_ending_after(const weft__vdepth *d, size_t from,
+                               uint64_t t);
+
+/* ---- summaries (view_summary.c) ---- */
+
+/* Visits per block of v. */
+unsigned weft__view_block(const weft__view *v);
+/* The summary blocks of every depth of location i, once its visits are
+ * all in (weft__view_levels calls it). Returns 0, or -1 out of
+ * memory. */
+int weft__view_blocks(weft__view *v, size_t i);
+
+/* api/summary: what the locations (indexes, NULL: all, n of them) did
+ * during [t0, t1) (t0 < t1), every visit overlapping it (ending after
+ * t0, starting before t1) counted, its time clipped to it: per call
+ * path (at most WEFT__VIEW_CALLPATHS_MAX, the most inclusive time
+ * first) and per region (the most exclusive first) visits, inclusive
+ * and exclusive ticks; per location the exclusive ticks per paradigm
+ * and outside any visit (view_summary.c's DESIGN); the messages sent
+ * then from the locations, in all and per pair of locations. NULL when
+ * out of memory. */
+json_t *weft__view_summary(const weft__view *v, uint64_t t0, uint64_t t1,
+                           const size_t *locs, size_t n);
+
+/* api/find: the regions whose name holds q (ASCII case aside) and
+ * their visits overlapping [t0, t1) at the locations, in all and per
+ * location. NULL with *bad (a static message) when q is empty, longer
+ * than WEFT__VIEW_FIND_MAX bytes or not UTF-8, NULL without when out of
+ * memory. */
+json_t *weft__view_find(const weft__view *v, const char *q, uint64_t t0,
+                        uint64_t t1, const size_t *locs, size_t n,
+                        const char **bad);
+/* api/find's next (dir 1: the visit of such a region starting first
+ * after t, ties to the lowest location index, then depth) or previous
+ * (dir -1: the one starting last before t) at the locations, anywhere
+ * in the trace: {"q", "hit": {loc, depth, start, end, region} or null}.
+ * NULL as weft__view_find. */
+json_t *weft__view_find_next(const weft__view *v, const char *q, uint64_t t,
+                             int dir, const size_t *locs, size_t n,
+                             const char **bad);
 
 #endif

@@ -1,16 +1,24 @@
 #!/bin/bash
 # e2e_view.sh - weft view (issue #36) in a real browser: a real weftd
-# records two weft-demo traces (2 processes x 2 threads, and 1 x 2);
-# `weft view` serves both on 127.0.0.1 only. Over HTTP: the page and
-# the API answer only under the printed token (403 without it or with
-# another); api/window and api/span refuse bad arguments with 400 (an
-# unknown trace or location: 404) and a JSON error; the page references
-# no URL. In headless Chromium, driven over the DevTools protocol
-# (tests/view_cdp.py): every location of both archives drawn, exactly
-# the region visits otf2-print reads in the archive for the whole trace
-# and for a window of a few visits, a click's details (duration,
-# exclusive time, call path) as the archive has them, hover, wheel and
-# Home, no request elsewhere, and a screenshot that is not blank
+# records two weft-demo traces (2 processes x 2 threads, and 1 x 2) and,
+# with Open MPI, an MPI ring of 3 ranks (`mpirun weft run -- ./ring`:
+# messages on two communicators); `weft view` serves them on 127.0.0.1
+# only. Over HTTP: the page and the API answer only under the printed
+# token (403 without it or with another); api/window and api/span refuse
+# bad arguments with 400 (an unknown trace or location: 404) and a JSON
+# error; the page references no URL. In headless Chromium, driven over
+# the DevTools protocol (tests/view_cdp.py): every location of every
+# archive drawn, exactly the region visits otf2-print reads in the
+# archive for the whole trace and for a window of a few visits, a
+# click's details (duration, exclusive time, call path) as the archive
+# has them, hover, wheel and Home; the filters (a paradigm, a row,
+# visits shorter than a threshold hidden: exactly those not drawn); each
+# message line is the archive's send and receive, its hover saying tag,
+# bytes, communicator, ends and latency; a search's count is the
+# archive's Enters of the matching regions, all outlined, next and
+# previous landing on the archive's visits; the summary of each whole
+# trace shows api/summary's figures and weft profile's; no request
+# elsewhere, and a screenshot of the whole page that is not blank
 # (WEFT_VIEW_KEEP=DIR keeps it). SIGTERM ends weft view with status 0.
 . "$(dirname "$0")/lib.sh"
 
@@ -53,9 +61,71 @@ wait_state v complete 60
 wait_state w complete 60
 V=$("$WEFT" --catalog "$SPOOL/catalog.db" path v) || fail "weft path v failed"
 W=$("$WEFT" --catalog "$SPOOL/catalog.db" path w) || fail "weft path w failed"
+TRACES=(v w)
+ANCHORS=("$V" "$W")
+
+# An MPI ring with Open MPI (as tests/e2e_mpi_ring.sh traces it): 3
+# ranks pass a token 3 times (tag 7, MPI_COMM_WORLD), then each Isends
+# 100 bytes to the next on a named duplicate (tag 3).
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null &&
+    [ -e "$WEFT_BUILDDIR/.libs/libweft-mpi-openmpi.so" ]; then
+    cat >"$TMP/ring.c" <<'PROG'
+#include <mpi.h>
+int main(int argc, char **argv)
+{
+    int rank, size, token = 0;
+    char buf[256] = { 0 };
+    MPI_Comm ring;
+    MPI_Request rq[2];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < 3; i++) {
+        if (rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD);
+            MPI_Recv(&token, 1, MPI_INT, size - 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&token, 1, MPI_INT, rank - 1, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            token++;
+            MPI_Send(&token, 1, MPI_INT, (rank + 1) % size, 7,
+                     MPI_COMM_WORLD);
+        }
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &ring);
+    MPI_Comm_set_name(ring, "view.ring");
+    MPI_Irecv(buf, 100, MPI_CHAR, (rank + size - 1) % size, 3, ring, &rq[0]);
+    MPI_Isend(buf + 128, 100, MPI_CHAR, (rank + 1) % size, 3, ring, &rq[1]);
+    MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    MPI_Barrier(ring);
+    MPI_Comm_free(&ring);
+    MPI_Finalize();
+    return 0;
+}
+PROG
+    mpicc.openmpi -o "$TMP/ring" "$TMP/ring.c" || fail "mpicc.openmpi cannot build the ring"
+    # A sanitized recorder needs the sanitizers' runtimes first (and
+    # mpirun's own leaks are not ours).
+    ( unset WEFT_TRACE
+      export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+      export WEFT_LIBDIR="$WEFT_BUILDDIR/.libs"
+      export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+      LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 mpirun.openmpi -np 3 --oversubscribe \
+          -x WEFT_LIBDIR -x WEFT_SERVER -x LD_PRELOAD -x ASAN_OPTIONS \
+          "$WEFT" run --trace ring -- "$TMP/ring" ) >"$TMP/ring.out" 2>&1 ||
+        fail "the MPI ring failed under weft run: $(cat "$TMP/ring.out")"
+    wait_state ring complete 60
+    R=$("$WEFT" --catalog "$SPOOL/catalog.db" path ring) || fail "weft path ring failed"
+    TRACES+=(ring)
+    ANCHORS+=("$R")
+else
+    echo "SKIP: messages: no mpicc.openmpi, mpirun.openmpi or libweft-mpi-openmpi.so"
+fi
 
 # weft view: one line with the address on stdout, then serves
-timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view v w --port 0 \
+timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view "${TRACES[@]}" --port 0 \
     >"$TMP/view.out" 2>"$TMP/view.err" &
 VIEW_PID=$!
 for _ in $(seq 300); do
@@ -79,7 +149,7 @@ fi
 ss -ltnpH "sport = :$PORT" | grep -q '"weft' ||
     fail "the listener on port $PORT is not weft view's: $(ss -ltnpH "sport = :$PORT")"
 
-timeout 120 "$PY" - "$URL" <<'PY' || fail "weft view's HTTP answers are not as expected"
+timeout 120 "$PY" - "$URL" "${#TRACES[@]}" <<'PY' || fail "weft view's HTTP answers are wrong"
 import json, re, sys, urllib.error, urllib.request
 url = sys.argv[1]
 base = re.match(r"(http://127\.0\.0\.1:\d+)/", url).group(1)
@@ -123,8 +193,8 @@ error("/%s/api/traces" % token, 405, method="POST")
 st, ct, body = get(url + "api/traces")
 assert st == 200 and ct.startswith("application/json"), (st, ct)
 tr = json.loads(body)["traces"]
-assert [t["name"] for t in tr] == ["v", "w"], [t["name"] for t in tr]
-assert [t["index"] for t in tr] == [0, 1], tr
+assert [t["name"] for t in tr] == ["v", "w", "ring"][:int(sys.argv[2])], [t["name"] for t in tr]
+assert [t["index"] for t in tr] == list(range(int(sys.argv[2]))), tr
 t1 = tr[0]["t1"]
 assert tr[0]["t0"] == 0 and t1 > 0 and tr[0]["resolution"] > 0, tr[0]
 assert len(tr[0]["locations"]) == 4 and len(tr[1]["locations"]) == 2, tr
@@ -163,10 +233,15 @@ for q in ["trace=0&t0=10&t1=5&px=100",         # t0 > t1
           "trace=0&t0=0&t1=100&px=100&locs=123456789"]:
     error("/%s/api/window?%s" % (token, q), 400)
 # a trace that is not served: "no trace"
-error("/%s/api/window?trace=2&t0=0&t1=100&px=100" % token, (400, 404), says="no trace")
+error("/%s/api/window?trace=3&t0=0&t1=100&px=100" % token, (400, 404), says="no trace")
 error("/%s/api/window?trace=4294967296&t0=0&t1=100&px=100" % token, (400, 404))
 # api/span: a visit, or 404 where there is none; bad arguments 400
-st, _, body = get(url + "api/span?trace=0&loc=%d&depth=0&t=%d" % (loc, j["rows"][0]["spans"][0][0]))
+# (a visit of depth 0 at that location, a pixel column wide at the
+# finest columns: under load its main may be under 1/100 of the trace)
+st, _, body = get(w + "trace=0&t0=0&t1=%d&px=16384&locs=%d" % (t1, loc))
+d0 = [s for s in json.loads(body)["rows"][0]["spans"] if s[3] == 0]
+assert st == 200 and d0, (st, body[:200])
+st, _, body = get(url + "api/span?trace=0&loc=%d&depth=0&t=%d" % (loc, d0[0][0]))
 assert st == 200 and json.loads(body)["name"] == "main", (st, body[:200])
 error("/%s/api/span?trace=0&loc=%d&depth=0&t=%d" % (token, loc, t1 + 10), 404)
 error("/%s/api/span?trace=0&loc=%d&depth=200&t=10" % (token, loc), 404)
@@ -178,7 +253,12 @@ for q in ["trace=0&loc=%d&depth=0" % loc, "trace=0&loc=%d&depth=x&t=1" % loc,
 print("http: token, page, api/traces, window and span answers as expected")
 PY
 
-timeout 300 "$PY" "$WEFT_SRCDIR/tests/view_cdp.py" "$CHROMIUM" "$URL" "$TMP/cdp" "$V" "$W" ||
+# weft profile of each trace, for the summary's region profile
+for i in "${!TRACES[@]}"; do
+    "$WEFT" --catalog "$SPOOL/catalog.db" profile "${TRACES[$i]}" --json --limit 0 \
+        >"$TMP/cdp/profile.$i.json" || fail "weft profile ${TRACES[$i]} failed"
+done
+timeout 300 "$PY" "$WEFT_SRCDIR/tests/view_cdp.py" "$CHROMIUM" "$URL" "$TMP/cdp" "${ANCHORS[@]}" ||
     fail "the viewer in Chromium is not as expected (see above; $TMP/cdp/chromium.log)"
 if [ -n "${WEFT_VIEW_KEEP:-}" ]; then
     cp "$TMP/cdp/view.png" "$WEFT_VIEW_KEEP/view.png" || fail "cannot keep the screenshot"

@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include "profile.h"
 #include "view_index.h"
 
 /* A view of nloc locations and nreg regions named r0, r1, ... */
@@ -42,10 +44,11 @@ static void make_view(weft__view *v, size_t nloc, size_t nreg)
     }
 }
 
-/* Random properly nested visits on location i from t = 1 on: returns
- * the end. */
-static uint64_t random_visits(weft__view *v, size_t i, unsigned nvisits,
-                              unsigned seed)
+/* Random properly nested visits on location i from t = 1 on, also
+ * into weft profile's pl (when not NULL): returns the end. */
+static uint64_t random_profiled(weft__view *v, size_t i, unsigned nvisits,
+                                unsigned seed, const weft_profile *p,
+                                weft_profile_loc *pl)
 {
     unsigned depth = 0;
     uint64_t t = 1;
@@ -53,18 +56,31 @@ static uint64_t random_visits(weft__view *v, size_t i, unsigned nvisits,
     srand(seed);
     for (unsigned k = 0; k < nvisits; k++) {
         if (depth < 6 && (depth == 0 || rand() % 3)) {
-            assert_int_equal(weft__view_enter(v, i, (uint32_t)(rand() % 5),
-                                              t, &depth), 0);
+            uint32_t r = (uint32_t)(rand() % 5);
+            assert_int_equal(weft__view_enter(v, i, r, t, &depth), 0);
+            if (pl)
+                assert_int_equal(weft_profile_enter(p, pl, r, t), 0);
         } else {
             assert_int_equal(weft__view_leave(v, i, t, &depth), 0);
+            if (pl)
+                weft_profile_leave(pl, t);
         }
         /* lengths from 1 tick to 100 000: some visits far narrower than
          * a column, some far wider */
         t += 1 + (uint64_t)(rand() % 4 == 0 ? rand() % 100000 : rand() % 10);
     }
-    while (depth > 0)
-        assert_int_equal(weft__view_leave(v, i, t++, &depth), 0);
+    for (; depth > 0; t++) {
+        assert_int_equal(weft__view_leave(v, i, t, &depth), 0);
+        if (pl)
+            weft_profile_leave(pl, t);
+    }
     return t;
+}
+
+static uint64_t random_visits(weft__view *v, size_t i, unsigned nvisits,
+                              unsigned seed)
+{
+    return random_profiled(v, i, nvisits, seed, NULL, NULL);
 }
 
 /* Checks one row of a window against every visit of l. */
@@ -484,6 +500,671 @@ static void test_describe(void **state)
     weft__view_free(&v);
 }
 
+/* ---- summaries and find, against every visit ---------------------------- */
+
+static uint64_t clip(const weft__vspan *s, uint64_t t0, uint64_t t1)
+{
+    uint64_t from = s->start > t0 ? s->start : t0;
+    uint64_t to = s->end < t1 ? s->end : t1;
+
+    return to > from ? to - from : 0;
+}
+
+static int overlaps(const weft__vspan *s, uint64_t t0, uint64_t t1)
+{
+    return s->end > t0 && s->start < t1;
+}
+
+/* Adds visits, incl, excl to the [visits, incl, excl] of key in o. */
+static void add3(json_t *o, const char *key, uint64_t visits, uint64_t incl,
+                 uint64_t excl)
+{
+    json_t *e = json_object_get(o, key);
+
+    if (!e) {
+        e = json_pack("[III]", (json_int_t)0, (json_int_t)0, (json_int_t)0);
+        json_object_set_new(o, key, e);
+    }
+    for (size_t k = 0; k < 3; k++) {
+        uint64_t add = k == 0 ? visits : k == 1 ? incl : excl;
+        json_array_set_new(e, k, json_integer(json_integer_value(
+                                     json_array_get(e, k)) + (json_int_t)add));
+    }
+}
+
+/* A call path's key: its region ids, outermost first, '/' between. */
+static void key_of_array(json_t *path, char *buf, size_t len)
+{
+    size_t k, at = 0;
+    json_t *e;
+
+    buf[0] = 0;
+    json_array_foreach(path, k, e)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", k ? "/" : "",
+                               (long long)json_integer_value(e));
+}
+
+static void key_of_visit(const weft__vloc *l, unsigned d, size_t k,
+                         char *buf, size_t len)
+{
+    json_t *path = json_array();
+
+    for (unsigned e = d + 1; e-- > 0;) {
+        json_array_insert_new(path, 0, json_integer(l->depth[e].v[k].region));
+        k = l->depth[e].v[k].parent;
+    }
+    key_of_array(path, buf, len);
+    json_decref(path);
+}
+
+/* Is visit k at depth d inside a visit of its own region? */
+static int nested(const weft__vloc *l, unsigned d, size_t k)
+{
+    uint32_t r = l->depth[d].v[k].region;
+
+    while (d-- > 0) {
+        k = l->depth[d + 1].v[k].parent;
+        if (l->depth[d].v[k].region == r)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *paradigm_of(const weft__view *v, uint32_t r)
+{
+    return r < v->nregions && v->regions[r].paradigm[0]
+               ? v->regions[r].paradigm : "unknown";
+}
+
+/* Checks weft__view_summary(v, t0, t1, locs, n) against every visit. */
+static void check_summary(const weft__view *v, uint64_t t0, uint64_t t1,
+                          const size_t *locs, size_t n)
+{
+    json_t *o = weft__view_summary(v, t0, t1, locs, n);
+    json_t *paths = json_object(), *regions = json_object(), *e, *x;
+    json_t *cps, *larr, *mx, *want_mx = json_object();
+    uint64_t count = 0, bytes = 0, last_incl = UINT64_MAX, max_left = 0;
+    size_t k, shown = 0;
+    char key[512];
+
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(o, "t0")), t0);
+    assert_int_equal(json_integer_value(json_object_get(o, "t1")), t1);
+    larr = json_object_get(o, "locations");
+    assert_int_equal(json_array_size(larr), locs ? n : v->nlocs);
+    for (size_t r = 0; r < (locs ? n : v->nlocs); r++) {
+        const weft__vloc *l = &v->locs[locs ? locs[r] : r];
+        json_t *par = json_object(), *got;
+        uint64_t top = 0, outside = 0;
+        const char *pk;
+
+        for (unsigned d = 0; d < l->ndepth; d++) {
+            const weft__vdepth *dv = &l->depth[d];
+            uint64_t *kids = calloc(dv->n + 1, sizeof *kids);
+            if (d + 1 < l->ndepth)
+                for (size_t c = 0; c < l->depth[d + 1].n; c++)
+                    kids[l->depth[d + 1].v[c].parent] +=
+                        clip(&l->depth[d + 1].v[c], t0, t1);
+            for (size_t i = 0; i < dv->n; i++) {
+                const weft__vspan *s = &dv->v[i];
+                uint64_t in = clip(s, t0, t1);
+                char rk[16];
+                if (!overlaps(s, t0, t1))
+                    continue;
+                key_of_visit(l, d, i, key, sizeof key);
+                add3(paths, key, 1, in, in - kids[i]);
+                snprintf(rk, sizeof rk, "%u", s->region);
+                add3(regions, rk, 1, nested(l, d, i) ? 0 : in, in - kids[i]);
+                add3(par, paradigm_of(v, s->region), 0, 0, in - kids[i]);
+                top += d == 0 ? in : 0;
+            }
+            free(kids);
+        }
+        if (l->any) {
+            uint64_t from = l->first > t0 ? l->first : t0;
+            uint64_t to = l->last < t1 ? l->last : t1;
+            if (to > from && to - from > top)
+                outside = to - from - top;
+        } else {
+            outside = 0;
+        }
+        e = json_array_get(larr, r);
+        assert_int_equal(json_integer_value(json_object_get(e, "loc")),
+                         l->loc);
+        got = json_object_get(e, "paradigms");
+        assert_int_equal(json_integer_value(json_object_get(got, "outside")),
+                         outside);
+        json_object_foreach(par, pk, x)
+            if (json_integer_value(json_array_get(x, 2)))
+                assert_int_equal(json_integer_value(json_object_get(got, pk)),
+                                 json_integer_value(json_array_get(x, 2)));
+        json_object_foreach(got, pk, x)
+            if (strcmp(pk, "outside"))
+                assert_non_null(json_object_get(par, pk));
+        json_decref(par);
+    }
+    /* call paths: the heaviest, by inclusive time */
+    cps = json_object_get(o, "callpaths");
+    json_array_foreach(cps, k, e) {
+        json_t *w;
+        uint64_t incl =
+            (uint64_t)json_integer_value(json_object_get(e, "incl"));
+        key_of_array(json_object_get(e, "path"), key, sizeof key);
+        w = json_object_get(paths, key);
+        assert_non_null(w);
+        assert_int_equal(json_integer_value(json_object_get(e, "visits")),
+                         json_integer_value(json_array_get(w, 0)));
+        assert_int_equal(incl, json_integer_value(json_array_get(w, 1)));
+        assert_int_equal(json_integer_value(json_object_get(e, "excl")),
+                         json_integer_value(json_array_get(w, 2)));
+        assert_true(incl <= last_incl);
+        last_incl = incl;
+        json_object_del(paths, key);
+        shown++;
+    }
+    assert_true(shown <= WEFT__VIEW_CALLPATHS_MAX);
+    assert_int_equal(json_integer_value(json_object_get(o, "callpaths_more")),
+                     json_object_size(paths));
+    {
+        const char *pk;
+        json_object_foreach(paths, pk, x)
+            if ((uint64_t)json_integer_value(json_array_get(x, 1)) > max_left)
+                max_left = (uint64_t)json_integer_value(json_array_get(x, 1));
+    }
+    assert_true(json_object_size(paths) == 0 || max_left <= last_incl);
+    /* regions */
+    json_array_foreach(json_object_get(o, "regions"), k, e) {
+        json_t *w;
+        snprintf(key, sizeof key, "%lld",
+                 (long long)json_integer_value(json_object_get(e, "region")));
+        w = json_object_get(regions, key);
+        assert_non_null(w);
+        assert_int_equal(json_integer_value(json_object_get(e, "visits")),
+                         json_integer_value(json_array_get(w, 0)));
+        assert_int_equal(json_integer_value(json_object_get(e, "incl")),
+                         json_integer_value(json_array_get(w, 1)));
+        assert_int_equal(json_integer_value(json_object_get(e, "excl")),
+                         json_integer_value(json_array_get(w, 2)));
+        json_object_del(regions, key);
+    }
+    assert_int_equal(json_object_size(regions), 0);
+    /* messages sent in the window from the locations */
+    for (size_t m = 0; m < v->nmsgs; m++) {
+        const weft__vmsg *g = &v->msgs[m];
+        int in = !locs;
+        for (size_t r = 0; r < n && locs; r++)
+            in |= locs[r] == g->send_loc;
+        if (!in || g->send_t < t0 || g->send_t >= t1)
+            continue;
+        count++;
+        bytes += g->bytes;
+        snprintf(key, sizeof key, "%llu/%llu",
+                 (unsigned long long)v->locs[g->send_loc].loc,
+                 (unsigned long long)v->locs[g->recv_loc].loc);
+        add3(want_mx, key, 1, g->bytes, 0);
+    }
+    e = json_object_get(o, "messages");
+    assert_int_equal(json_integer_value(json_object_get(e, "count")), count);
+    assert_int_equal(json_integer_value(json_object_get(e, "bytes")), bytes);
+    mx = json_object_get(e, "matrix");
+    assert_int_equal(json_array_size(mx), json_object_size(want_mx));
+    json_array_foreach(mx, k, e) {
+        json_t *w;
+        snprintf(key, sizeof key, "%lld/%lld",
+                 (long long)json_integer_value(json_array_get(e, 0)),
+                 (long long)json_integer_value(json_array_get(e, 1)));
+        w = json_object_get(want_mx, key);
+        assert_non_null(w);
+        assert_int_equal(json_integer_value(json_array_get(e, 2)),
+                         json_integer_value(json_array_get(w, 0)));
+        assert_int_equal(json_integer_value(json_array_get(e, 3)),
+                         json_integer_value(json_array_get(w, 1)));
+    }
+    json_decref(want_mx);
+    json_decref(paths);
+    json_decref(regions);
+    json_decref(o);
+}
+
+/* Does region r's name hold q, case aside? */
+static int name_holds(const weft__view *v, uint32_t r, const char *q)
+{
+    return r < v->nregions && strcasestr(v->regions[r].name, q);
+}
+
+/* Checks weft__view_find and weft__view_find_next against every visit. */
+static void check_find(const weft__view *v, const char *q, uint64_t t0,
+                       uint64_t t1, const size_t *locs, size_t n)
+{
+    const char *bad = "x";
+    json_t *o = weft__view_find(v, q, t0, t1, locs, n, &bad);
+    json_t *per, *e;
+    uint64_t all = 0, t = t0 + (t1 - t0) / 3;
+    size_t nl = locs ? n : v->nlocs, k;
+
+    assert_non_null(o);
+    assert_null(bad);
+    assert_string_equal(json_string_value(json_object_get(o, "q")), q);
+    json_array_foreach(json_object_get(o, "regions"), k, e)
+        assert_true(name_holds(v, (uint32_t)json_integer_value(e), q));
+    k = 0;
+    for (uint32_t r = 0; r < v->nregions; r++)
+        k += name_holds(v, r, q);
+    assert_int_equal(json_array_size(json_object_get(o, "regions")), k);
+    per = json_object_get(o, "per_loc");
+    assert_int_equal(json_array_size(per), nl);
+    for (size_t r = 0; r < nl; r++) {
+        const weft__vloc *l = &v->locs[locs ? locs[r] : r];
+        uint64_t c = 0;
+        for (unsigned d = 0; d < l->ndepth; d++)
+            for (size_t i = 0; i < l->depth[d].n; i++)
+                c += overlaps(&l->depth[d].v[i], t0, t1) &&
+                     name_holds(v, l->depth[d].v[i].region, q);
+        assert_int_equal(json_integer_value(json_array_get(
+                             json_array_get(per, r), 0)), l->loc);
+        assert_int_equal(json_integer_value(json_array_get(
+                             json_array_get(per, r), 1)), c);
+        all += c;
+    }
+    assert_int_equal(json_integer_value(json_object_get(o, "count")), all);
+    json_decref(o);
+
+    /* the next after t and the previous before it */
+    for (int dir = -1; dir <= 1; dir += 2) {
+        const weft__vspan *best = NULL;
+        size_t bi = 0;
+        unsigned bd = 0;
+        json_t *hit;
+        for (size_t r = 0; r < nl; r++) {
+            size_t i = locs ? locs[r] : r;
+            const weft__vloc *l = &v->locs[i];
+            for (unsigned d = 0; d < l->ndepth; d++)
+                for (size_t j = 0; j < l->depth[d].n; j++) {
+                    const weft__vspan *s = &l->depth[d].v[j];
+                    if (!name_holds(v, s->region, q) ||
+                        (dir > 0 ? s->start <= t : s->start >= t))
+                        continue;
+                    if (!best || (dir > 0 ? s->start < best->start
+                                          : s->start > best->start) ||
+                        (s->start == best->start &&
+                         (i < bi || (i == bi && d < bd)))) {
+                        best = s;
+                        bi = i;
+                        bd = d;
+                    }
+                }
+        }
+        o = weft__view_find_next(v, q, t, dir, locs, n, &bad);
+        assert_non_null(o);
+        hit = json_object_get(o, "hit");
+        if (!best) {
+            assert_true(json_is_null(hit));
+        } else {
+            assert_int_equal(json_integer_value(json_object_get(hit, "loc")),
+                             v->locs[bi].loc);
+            assert_int_equal(json_integer_value(json_object_get(hit, "depth")),
+                             bd);
+            assert_int_equal(json_integer_value(json_object_get(hit, "start")),
+                             best->start);
+            assert_int_equal(json_integer_value(json_object_get(hit, "end")),
+                             best->end);
+            assert_int_equal(
+                json_integer_value(json_object_get(hit, "region")),
+                best->region);
+        }
+        json_decref(o);
+    }
+}
+
+/* A view of 3 locations (the middle one with few visits), regions of
+ * several paradigms (and one without), summary blocks of `block`
+ * visits, and messages between them. Returns the trace's end. */
+static uint64_t summary_view(weft__view *v, unsigned block)
+{
+    weft__xchan_key k = { .kind = WEFT__XCHAN_MESSAGE, .to = 1 };
+    uint64_t end;
+
+    make_view(v, 3, 6);     /* region 5 is never entered */
+    strcpy(v->regions[0].paradigm, "user");
+    strcpy(v->regions[1].paradigm, "mpi");
+    strcpy(v->regions[2].paradigm, "openmp");
+    strcpy(v->regions[3].paradigm, "mpi");
+    free(v->regions[3].name);
+    v->regions[3].name = strdup("MPI_Recv");
+    v->block = block;
+    end = random_visits(v, 0, 3000, 11);
+    for (size_t i = 1; i < 3; i++) {
+        uint64_t e = random_visits(v, i, i == 1 ? 40 : 2000,
+                                   12 + (unsigned)i);
+        end = e > end ? e : end;
+    }
+    /* a visit of a region the archive does not define */
+    {
+        unsigned depth = 0;
+        assert_int_equal(weft__view_enter(v, 1, 9, end, &depth), 0);
+        assert_int_equal(weft__view_leave(v, 1, end + 5, &depth), 0);
+        end += 6;
+    }
+    v->length = end;
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(weft__view_levels(v, i), 0);
+    for (uint64_t m = 0; m < 50; m++) {
+        k.tag = (uint32_t)(m % 3);
+        weft__view_msg_end(v, &k, 0, m % 3, m * 97, m + 1);
+        weft__view_msg_end(v, &k, 1, (m + 1) % 3, m * 97 + 40, m + 1);
+    }
+    assert_int_equal(weft__view_match(v), 0);
+    return end;
+}
+
+/* Random windows, some cutting visits, some not; a few location sets. */
+static void check_windows(const weft__view *v, uint64_t end, unsigned seed)
+{
+    static const size_t some[] = { 2, 0 }, one[] = { 1 };
+
+    srand(seed);
+    check_summary(v, 0, end + 1, NULL, 0);
+    check_summary(v, 0, end + 1, some, 2);
+    check_find(v, "r", 0, end + 1, NULL, 0);
+    check_find(v, "mpi_", 0, end + 1, NULL, 0);
+    for (unsigned w = 0; w < 40; w++) {
+        uint64_t t0 = (uint64_t)rand() % end, t1;
+        uint64_t len = w % 4 == 0 ? 1 + (uint64_t)rand() % 50
+                                  : 1 + (uint64_t)rand() % (end / 2);
+        t1 = t0 + len;
+        check_summary(v, t0, t1, NULL, 0);
+        check_summary(v, t0, t1, w % 2 ? some : one, w % 2 ? 2 : 1);
+        check_find(v, w % 3 ? "R2" : "recv", t0, t1, w % 2 ? some : NULL,
+                   w % 2 ? 2 : 0);
+    }
+}
+
+static void test_summary_exact(void **state)
+{
+    weft__view v;
+    uint64_t end;
+
+    (void)state;
+    /* blocks of 1, 7 and the default visits: the edges walked, the
+     * whole blocks between added up, or no whole block at all */
+    for (unsigned b = 0; b < 3; b++) {
+        static const unsigned sizes[] = { 1, 7, 0 };
+        end = summary_view(&v, sizes[b]);
+        assert_int_equal(v.locs[0].depth[0].nblk,
+                         (v.locs[0].depth[0].n + weft__view_block(&v) - 1) /
+                             weft__view_block(&v));
+        check_windows(&v, end, 5 + b);
+        weft__view_free(&v);
+    }
+}
+
+/* Recursion and windows cutting through it, by hand: r1 inside r1
+ * inside r0, the inner r1 counted once in r1's inclusive time. */
+static void test_summary_recursion(void **state)
+{
+    weft__view v;
+    unsigned depth = 0;
+    json_t *o, *r;
+
+    (void)state;
+    make_view(&v, 1, 2);
+    v.block = 2;
+    for (uint64_t k = 0; k < 5; k++) {
+        uint64_t t = 1000 * k;
+        weft__view_enter(&v, 0, 0, t + 10, &depth);      /* [10, 100) */
+        weft__view_enter(&v, 0, 1, t + 20, &depth);      /* [20, 90) */
+        weft__view_enter(&v, 0, 1, t + 30, &depth);      /* [30, 60) */
+        weft__view_leave(&v, 0, t + 60, &depth);
+        weft__view_leave(&v, 0, t + 90, &depth);
+        weft__view_leave(&v, 0, t + 100, &depth);
+    }
+    v.length = 4100;
+    assert_int_equal(weft__view_levels(&v, 0), 0);
+    check_summary(&v, 0, 4101, NULL, 0);
+    check_summary(&v, 25, 2055, NULL, 0);
+    check_summary(&v, 40, 50, NULL, 0);
+    o = weft__view_summary(&v, 40, 50, NULL, 0);
+    /* inside the inner r1 only: r1 10 ticks inclusive (once), r0 none
+     * exclusive */
+    r = json_array_get(json_object_get(o, "regions"), 0);
+    assert_int_equal(json_integer_value(json_object_get(r, "region")), 1);
+    assert_int_equal(json_integer_value(json_object_get(r, "visits")), 2);
+    assert_int_equal(json_integer_value(json_object_get(r, "incl")), 10);
+    assert_int_equal(json_integer_value(json_object_get(r, "excl")), 10);
+    assert_int_equal(json_array_size(json_object_get(o, "callpaths")), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(
+                         json_array_get(json_object_get(o, "locations"), 0),
+                         "paradigms"), "outside")), 0);
+    json_decref(o);
+    /* before the first event and after the last: no time outside */
+    o = weft__view_summary(&v, 0, 10, NULL, 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(
+                         json_array_get(json_object_get(o, "locations"), 0),
+                         "paradigms"), "outside")), 0);
+    json_decref(o);
+    /* between two visits of r0: all outside */
+    o = weft__view_summary(&v, 200, 900, NULL, 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(
+                         json_array_get(json_object_get(o, "locations"), 0),
+                         "paradigms"), "outside")), 700);
+    json_decref(o);
+    weft__view_free(&v);
+}
+
+static const char *no_name(const void *arg, uint32_t id)
+{
+    (void)arg, (void)id;
+    return "";
+}
+
+/* The whole trace at every location gives weft profile's figures. */
+static void test_summary_profile(void **state)
+{
+    weft__view v;
+    weft_profile p;
+    json_t *o, *e;
+    uint64_t outside = 0;
+    size_t k;
+
+    (void)state;
+    make_view(&v, 2, 5);
+    v.block = 16;
+    assert_int_equal(weft_profile_init(&p, no_name, NULL, NULL, 5, 0), 0);
+    for (size_t i = 0; i < 2; i++) {
+        weft_profile_loc pl = { 0 };
+        uint64_t end = random_profiled(&v, i, 5000, 21 + (unsigned)i, &p,
+                                       &pl);
+        /* events before the first Enter and after the last Leave */
+        v.locs[i].first = pl.start = 0;
+        v.locs[i].last = end + 50;
+        assert_int_equal(weft_profile_finish_loc(&p, &pl, (int64_t)i,
+                                                 end + 50), 0);
+        if (end + 50 > v.length)
+            v.length = end + 50;
+        assert_int_equal(weft__view_levels(&v, i), 0);
+    }
+    o = weft__view_summary(&v, 0, v.length + 1, NULL, 0);
+    json_array_foreach(json_object_get(o, "regions"), k, e) {
+        json_int_t r = json_integer_value(json_object_get(e, "region"));
+        assert_true(r >= 0 && r < 5);
+        assert_int_equal(json_integer_value(json_object_get(e, "visits")),
+                         p.sum[r].visits);
+        assert_int_equal(json_integer_value(json_object_get(e, "incl")),
+                         p.sum[r].incl);
+        assert_int_equal(json_integer_value(json_object_get(e, "excl")),
+                         p.sum[r].excl);
+    }
+    assert_int_equal(json_array_size(json_object_get(o, "regions")), 5);
+    json_array_foreach(json_object_get(o, "locations"), k, e)
+        outside += (uint64_t)json_integer_value(json_object_get(
+            json_object_get(e, "paradigms"), "outside"));
+    assert_true(outside > 0);
+    assert_int_equal(outside, p.outside);
+    json_decref(o);
+    weft_profile_free(&p);
+    weft__view_free(&v);
+}
+
+/* The index file keeps the summaries: the same answers mapped, and
+ * exact against the mapped visits. */
+static void test_summary_file(void **state)
+{
+    char dir[] = "/tmp/test_view_index.XXXXXX", path[64], other[64];
+    weft__view v, w;
+    weft__vfile f;
+    struct stat anchor;
+    json_t *before, *after;
+    uint64_t end, last0;
+    FILE *fp;
+    const char *bad;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.idx", dir);
+    snprintf(other, sizeof other, "%s/anchor", dir);
+    fp = fopen(other, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(stat(other, &anchor), 0);
+
+    end = summary_view(&v, 7);
+    last0 = v.locs[0].last;
+    before = json_pack("[oooo]", weft__view_summary(&v, 0, end + 1, NULL, 0),
+                       weft__view_summary(&v, end / 3, end / 2, NULL, 0),
+                       weft__view_find(&v, "r1", 0, end, NULL, 0, &bad),
+                       weft__view_find_next(&v, "r", end / 2, -1, NULL, 0,
+                                            &bad));
+    assert_non_null(before);
+    assert_int_equal(weft__vfile_begin(&f, path), 0);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(weft__vfile_location(&f, &v, i), 0);
+    assert_int_equal(weft__vfile_end(&f, &v, &anchor), 0);
+    weft__vfile_free(&f);
+
+    make_view(&w, 3, 6);
+    memcpy(w.regions[1].paradigm, v.regions[1].paradigm, 32);
+    memcpy(w.regions[2].paradigm, v.regions[2].paradigm, 32);
+    memcpy(w.regions[3].paradigm, v.regions[3].paradigm, 32);
+    memcpy(w.regions[0].paradigm, v.regions[0].paradigm, 32);
+    free(w.regions[3].name);
+    w.regions[3].name = strdup(v.regions[3].name);
+    assert_int_equal(weft__vfile_map(&w, path, &anchor), 1);
+    assert_int_equal(w.block, 7);
+    assert_int_equal(w.npaths, v.npaths);
+    assert_true(w.locs[0].any && w.locs[0].last == last0);
+    after = json_pack("[oooo]", weft__view_summary(&w, 0, end + 1, NULL, 0),
+                      weft__view_summary(&w, end / 3, end / 2, NULL, 0),
+                      weft__view_find(&w, "r1", 0, end, NULL, 0, &bad),
+                      weft__view_find_next(&w, "r", end / 2, -1, NULL, 0,
+                                           &bad));
+    assert_true(json_equal(before, after));
+    check_windows(&w, end, 9);
+    json_decref(before);
+    json_decref(after);
+    weft__view_free(&w);
+    weft__view_free(&v);
+
+    /* a file whose summary tables do not fit is not used: the tail ends
+     * with the paths' offset, their count and the block size */
+    for (int c = 0; c < 3; c++) {
+        static const uint64_t block[] = { 0, 3, 7 };
+        uint64_t tail[3];
+        int fd = open(path, O_RDWR);
+        off_t at = lseek(fd, -(off_t)sizeof tail, SEEK_END);
+        assert_int_equal(pread(fd, tail, sizeof tail, at), sizeof tail);
+        tail[2] = block[c];
+        if (c == 2)
+            tail[1] += 1000;       /* more paths than the file holds */
+        assert_int_equal(pwrite(fd, tail, sizeof tail, at), sizeof tail);
+        close(fd);
+        make_view(&w, 3, 6);
+        assert_int_equal(weft__vfile_map(&w, path, &anchor), 0);
+        assert_null(w.map);
+        weft__view_free(&w);
+        fd = open(path, O_RDWR);
+        tail[2] = 7;
+        tail[1] -= c == 2 ? 1000 : 0;
+        assert_int_equal(pwrite(fd, tail, sizeof tail, at), sizeof tail);
+        close(fd);
+    }
+    make_view(&w, 3, 6);
+    assert_int_equal(weft__vfile_map(&w, path, &anchor), 1);
+    weft__view_free(&w);
+    unlink(path);
+    unlink(other);
+    rmdir(dir);
+}
+
+/* More call paths than an answer lists: the heaviest, and how many
+ * more. */
+static void test_summary_capped(void **state)
+{
+    enum { N = WEFT__VIEW_CALLPATHS_MAX + 50 };
+    weft__view v;
+    unsigned depth = 0;
+    json_t *o;
+
+    (void)state;
+    make_view(&v, 1, N);
+    v.block = 64;
+    for (uint32_t r = 0; r < N; r++) {
+        /* region r: (r % 7) + 1 ticks, visited at depth 0 */
+        assert_int_equal(weft__view_enter(&v, 0, r, 10 * r, &depth), 0);
+        assert_int_equal(weft__view_leave(&v, 0, 10 * r + r % 7 + 1, &depth),
+                         0);
+    }
+    v.length = 10 * N;
+    assert_int_equal(weft__view_levels(&v, 0), 0);
+    check_summary(&v, 0, v.length + 1, NULL, 0);
+    check_summary(&v, 105, 10 * N - 33, NULL, 0);
+    o = weft__view_summary(&v, 0, v.length + 1, NULL, 0);
+    assert_int_equal(json_array_size(json_object_get(o, "callpaths")),
+                     WEFT__VIEW_CALLPATHS_MAX);
+    assert_int_equal(json_integer_value(json_object_get(o, "callpaths_more")),
+                     50);
+    assert_int_equal(json_array_size(json_object_get(o, "regions")), N);
+    json_decref(o);
+    weft__view_free(&v);
+}
+
+/* What find takes: a text of 1 to WEFT__VIEW_FIND_MAX bytes. */
+static void test_find_limits(void **state)
+{
+    weft__view v;
+    char q[WEFT__VIEW_FIND_MAX + 2];
+    const char *bad;
+    json_t *o;
+
+    (void)state;
+    summary_view(&v, 0);
+    memset(q, 'r', sizeof q - 1);
+    q[sizeof q - 1] = 0;         /* one byte too long */
+    assert_null(weft__view_find(&v, q, 0, 10, NULL, 0, &bad));
+    assert_non_null(bad);
+    assert_null(weft__view_find_next(&v, q, 0, 1, NULL, 0, &bad));
+    assert_non_null(bad);
+    assert_null(weft__view_find(&v, "", 0, 10, NULL, 0, &bad));
+    assert_non_null(bad);
+    assert_null(weft__view_find_next(&v, NULL, 0, -1, NULL, 0, &bad));
+    assert_non_null(bad);
+    assert_null(weft__view_find(&v, "r\xff", 0, 10, NULL, 0, &bad));
+    assert_string_equal(bad, "q: not UTF-8");
+    q[WEFT__VIEW_FIND_MAX] = 0;  /* the longest: found nowhere */
+    o = weft__view_find(&v, q, 0, 10, NULL, 0, &bad);
+    assert_non_null(o);
+    assert_null(bad);
+    assert_int_equal(json_integer_value(json_object_get(o, "count")), 0);
+    json_decref(o);
+    /* nothing before the first visit, nothing after the last */
+    o = weft__view_find_next(&v, "r", 0, -1, NULL, 0, &bad);
+    assert_true(json_is_null(json_object_get(o, "hit")));
+    json_decref(o);
+    o = weft__view_find_next(&v, "r", UINT64_MAX, 1, NULL, 0, &bad);
+    assert_true(json_is_null(json_object_get(o, "hit")));
+    json_decref(o);
+    weft__view_free(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +1176,12 @@ int main(void)
         cmocka_unit_test(test_messages_capped),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_describe),
+        cmocka_unit_test(test_summary_exact),
+        cmocka_unit_test(test_summary_recursion),
+        cmocka_unit_test(test_summary_profile),
+        cmocka_unit_test(test_summary_file),
+        cmocka_unit_test(test_summary_capped),
+        cmocka_unit_test(test_find_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
