@@ -265,6 +265,86 @@ static int blocks_ok(const void *map, const ventry *e, uint64_t bsize,
     return 1;
 }
 
+/* 1 when the tail t of a file whose tables end at `end` is this
+ * archive's (anchor), of v's locations, and names tables inside it. */
+static int tail_ok(const void *map, const vtail *t, const weft__view *v,
+                   const struct stat *anchor, uint64_t end)
+{
+    return memcmp(t->magic, VIEW_MAGIC, sizeof t->magic) == 0 &&
+           t->dev == (uint64_t)anchor->st_dev &&
+           t->ino == (uint64_t)anchor->st_ino &&
+           t->size == (uint64_t)anchor->st_size &&
+           t->mtime_ns == mtime_ns(anchor) && t->nlocs == v->nlocs &&
+           inside(t->msgs_off, t->nmsgs, sizeof(weft__vmsg), end) &&
+           inside(t->locs_off, t->nlocs, sizeof(vlocent), end) &&
+           inside(t->entries_off, t->nentries, sizeof(ventry), end) &&
+           inside(t->paths_off, t->npaths, sizeof(weft__vpath), end) &&
+           t->npaths <= WEFT__VIEW_NONE && t->block != 0 &&
+           t->block <= UINT32_MAX && paths_ok(map, t);
+}
+
+/* 1 when every location's depths, levels and blocks lie inside the file. */
+static int depths_ok(const void *map, const vtail *t, const vlocent *le,
+                     const ventry *en, size_t nlocs, uint64_t end)
+{
+    for (size_t i = 0; i < nlocs; i++) {
+        if (le[i].ndepth > WEFT__VIEW_DEPTH_MAX ||
+            le[i].first > t->nentries ||
+            le[i].ndepth > t->nentries - le[i].first)
+            return 0;
+        for (uint64_t d = 0; d < le[i].ndepth; d++) {
+            const ventry *e = &en[le[i].first + d];
+            const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
+            if (!inside(e->off, e->n, sizeof(weft__vspan), end) ||
+                e->nlv > WEFT__VIEW_LEVEL_MAX ||
+                !inside(e->lv_off, e->nlv, sizeof *lv, end) ||
+                !inside(e->path_off, e->n, sizeof(uint32_t), end) ||
+                !blocks_ok(map, e, t->block, end))
+                return 0;
+            for (uint64_t k = 0; k < e->nlv; k++)
+                if (!lv[k].width ||
+                    !inside(lv[k].wide_off, lv[k].nwide, sizeof(weft__vspan),
+                            end) ||
+                    !inside(lv[k].first_off, lv[k].nfirst, sizeof(uint32_t),
+                            end))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Points depth dv at entry e's tables in the map (checked). 0, or -1 out
+ * of memory. */
+static int map_depth(char *map, const ventry *e, weft__vdepth *dv)
+{
+    const vlevel *lv = (const vlevel *)(map + e->lv_off);
+
+    /* cap 0: in the map, not to be freed */
+    dv->v = (weft__vspan *)(map + e->off);
+    dv->path = (uint32_t *)(map + e->path_off);
+    dv->n = (size_t)e->n;
+    if (e->nblk) {
+        dv->blk = (uint32_t *)(map + e->blk_off);
+        dv->bt = (weft__vbtime *)(map + e->bt_off);
+        dv->nblk = (size_t)e->nblk;
+        dv->agg = (weft__vagg *)(map + e->agg_off);
+        dv->nagg = (size_t)e->nagg;
+    }
+    if (e->nlv && !(dv->lv = calloc(e->nlv, sizeof *dv->lv)))
+        return -1;
+    dv->nlv = (unsigned)e->nlv;
+    for (unsigned k = 0; k < dv->nlv; k++)
+        dv->lv[k] = (weft__vlevel){
+            .width = lv[k].width,
+            .base = lv[k].base,
+            .wide = (weft__vspan *)(map + lv[k].wide_off),
+            .nwide = (size_t)lv[k].nwide,
+            .first = (uint32_t *)(map + lv[k].first_off),
+            .nfirst = (size_t)lv[k].nfirst,
+        };
+    return 0;
+}
+
 int weft__vfile_map(weft__view *v, const char *path,
                     const struct stat *anchor)
 {
@@ -292,43 +372,12 @@ int weft__vfile_map(weft__view *v, const char *path,
     madvise(map, (size_t)st.st_size, MADV_RANDOM);
     end = (uint64_t)st.st_size - sizeof *t;
     t = (const vtail *)((const char *)map + end);
-    if (memcmp(t->magic, VIEW_MAGIC, sizeof t->magic) != 0 ||
-        t->dev != (uint64_t)anchor->st_dev ||
-        t->ino != (uint64_t)anchor->st_ino ||
-        t->size != (uint64_t)anchor->st_size ||
-        t->mtime_ns != mtime_ns(anchor) || t->nlocs != v->nlocs ||
-        !inside(t->msgs_off, t->nmsgs, sizeof(weft__vmsg), end) ||
-        !inside(t->locs_off, t->nlocs, sizeof *le, end) ||
-        !inside(t->entries_off, t->nentries, sizeof *en, end) ||
-        !inside(t->paths_off, t->npaths, sizeof(weft__vpath), end) ||
-        t->npaths > WEFT__VIEW_NONE || t->block == 0 ||
-        t->block > UINT32_MAX || !paths_ok(map, t))
+    if (!tail_ok(map, t, v, anchor, end))
         goto stale;
     le = (const vlocent *)((const char *)map + t->locs_off);
     en = (const ventry *)((const char *)map + t->entries_off);
-    for (size_t i = 0; i < v->nlocs; i++) {
-        if (le[i].ndepth > WEFT__VIEW_DEPTH_MAX ||
-            le[i].first > t->nentries ||
-            le[i].ndepth > t->nentries - le[i].first)
-            goto stale;
-        for (uint64_t d = 0; d < le[i].ndepth; d++) {
-            const ventry *e = &en[le[i].first + d];
-            const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
-            if (!inside(e->off, e->n, sizeof(weft__vspan), end) ||
-                e->nlv > WEFT__VIEW_LEVEL_MAX ||
-                !inside(e->lv_off, e->nlv, sizeof *lv, end) ||
-                !inside(e->path_off, e->n, sizeof(uint32_t), end) ||
-                !blocks_ok(map, e, t->block, end))
-                goto stale;
-            for (uint64_t k = 0; k < e->nlv; k++)
-                if (!lv[k].width ||
-                    !inside(lv[k].wide_off, lv[k].nwide, sizeof(weft__vspan),
-                            end) ||
-                    !inside(lv[k].first_off, lv[k].nfirst, sizeof(uint32_t),
-                            end))
-                    goto stale;
-        }
-    }
+    if (!depths_ok(map, t, le, en, v->nlocs, end))
+        goto stale;
     for (size_t i = 0; i < v->nlocs; i++) {
         weft__vloc *l = &v->locs[i];
         l->first = le[i].t_first;
@@ -337,34 +386,9 @@ int weft__vfile_map(weft__view *v, const char *path,
         l->ndepth = (unsigned)le[i].ndepth;
         if (l->ndepth && !(l->depth = calloc(l->ndepth, sizeof *l->depth)))
             goto oom;
-        for (unsigned d = 0; d < l->ndepth; d++) {
-            const ventry *e = &en[le[i].first + d];
-            const vlevel *lv = (const vlevel *)((const char *)map + e->lv_off);
-            weft__vdepth *dv = &l->depth[d];
-            /* cap 0: in the map, not to be freed */
-            dv->v = (weft__vspan *)((char *)map + e->off);
-            dv->path = (uint32_t *)((char *)map + e->path_off);
-            dv->n = (size_t)e->n;
-            if (e->nblk) {
-                dv->blk = (uint32_t *)((char *)map + e->blk_off);
-                dv->bt = (weft__vbtime *)((char *)map + e->bt_off);
-                dv->nblk = (size_t)e->nblk;
-                dv->agg = (weft__vagg *)((char *)map + e->agg_off);
-                dv->nagg = (size_t)e->nagg;
-            }
-            if (e->nlv && !(dv->lv = calloc(e->nlv, sizeof *dv->lv)))
+        for (unsigned d = 0; d < l->ndepth; d++)
+            if (map_depth(map, &en[le[i].first + d], &l->depth[d]) < 0)
                 goto oom;
-            dv->nlv = (unsigned)e->nlv;
-            for (unsigned k = 0; k < dv->nlv; k++)
-                dv->lv[k] = (weft__vlevel){
-                    .width = lv[k].width,
-                    .base = lv[k].base,
-                    .wide = (weft__vspan *)((char *)map + lv[k].wide_off),
-                    .nwide = (size_t)lv[k].nwide,
-                    .first = (uint32_t *)((char *)map + lv[k].first_off),
-                    .nfirst = (size_t)lv[k].nfirst,
-                };
-        }
     }
     v->map = map;
     v->maplen = (size_t)st.st_size;
