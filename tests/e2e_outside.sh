@@ -93,14 +93,18 @@ split cmpB 6 140 50
 W compare cmpA cmpB >"$TMP/cmp1.txt" || fail "weft compare (one run)"
 grep -q "^noise: unknown (one run of each side" "$TMP/cmp1.txt" ||
     fail "weft compare of one run a side: no word on noise: $(cat "$TMP/cmp1.txt")"
-grep -qE "^A: #[0-9]+ 'cmpA' complete, .*, duration 0\.[5-9][0-9]+ s$" "$TMP/cmp1.txt" ||
+grep -qE "^A: #[0-9]+ 'cmpA' complete, .*, duration [0-9]+\.[0-9]+ s$" "$TMP/cmp1.txt" ||
     fail "weft compare: no duration: $(cat "$TMP/cmp1.txt")"
 W compare cmpA cmpB --json >"$TMP/cmp1.json" || fail "weft compare --json (one run)"
 "$PY" - "$TMP/cmp1.json" <<'PY' || fail "weft compare --json (one run): $(cat "$TMP/cmp1.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["noise"] is None, j
-assert 0.55 <= j["a"]["duration_s"] <= 1.2 and 1.1 <= j["b"]["duration_s"] <= 1.8, j
+# At least what split spent between its first and last traced call (A
+# 6 x (70 + 30) ms, B 6 x (140 + 50) ms, a little less for a TSC whose
+# frequency was measured on a loaded machine); the rest is load.
+a, b = j["a"]["duration_s"], j["b"]["duration_s"]
+assert 0.58 <= a <= 3 and 1.1 <= b <= 4 and b > a, j
 PY
 split cmpA 6 70 70
 split cmpB 6 140 50
@@ -108,11 +112,11 @@ W compare cmpA cmpB --runs 2 --json >"$TMP/cmp2.json" || fail "weft compare --ru
 "$PY" - "$TMP/cmp2.json" <<'PY' || fail "weft compare --runs 2: $(cat "$TMP/cmp2.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-for side, d in (("a", (0.6, 0.95)), ("b", (1.1, 1.4))):
+for side, d in (("a", (0.58, 0.95)), ("b", (1.1, 1.4))):
     runs = j[side]["runs"]
     assert len(runs) == 2 and runs[0]["id"] != runs[1]["id"], runs
     for r in runs:
-        assert d[0] <= r["duration_s"] <= d[1] + 0.3, (side, r)
+        assert d[0] <= r["duration_s"] <= d[1] + 1.5, (side, r)
 rows = {r["region"]: r for r in j["regions"]}
 out, read = rows["outside traced calls"], rows["read"]
 assert 0.65 <= out["change_s"] <= 0.95 and not out["within_noise"], out

@@ -25,12 +25,13 @@ WEFTD_PID=
 # Ignore any system configuration: tests use only their own settings.
 export WEFT_CONFIG="$TMP/none.conf"
 
+# Says why last, after weftd's log, so that a log's tail shows it.
 fail() {
-    echo "FAIL: $*" >&2
     if [ -f "$TMP/weftd.log" ]; then
         echo "--- weftd log (last 40 lines) ---" >&2
         tail -n 40 "$TMP/weftd.log" >&2
     fi
+    echo "FAIL: $*" >&2
     exit 1
 }
 

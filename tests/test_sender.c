@@ -330,7 +330,7 @@ static void open_session_as(int port, const char *close_timeout_ms,
     setenv("WEFT_CLOSE_TIMEOUT_MS", close_timeout_ms, 1);
     weft__sender_hook = on_state;
     CHECK(weft_open() == 0);
-    CHECK(weft_connected() == connected);
+    CHECK(connected < 0 || weft_connected() == connected);
 }
 
 static void open_session(int port, const char *close_timeout_ms)
@@ -505,7 +505,8 @@ static int scenario_open_refused(void)
  * first `before` of them waited for before recording more): a second
  * connection takes the Hello and the starting clock offset, and nothing
  * recorded meanwhile is lost. connected: weft_open's own connection
- * holds (0: it broke before the Hello went out). */
+ * holds (0: it broke before the Hello went out; -1: it may have broken
+ * already as weft_open returns). */
 static int reconnects(int hangup, int connected,
                       const weft__sender_state (*want)[2], int nwant,
                       int before)
@@ -541,7 +542,9 @@ static int scenario_open_broken(void)
     static const weft__sender_state want[][2] = {
         { O, D }, { D, C }, { C, S }, { S, CL }, { CL, X } };
 
-    return reconnects(HANGUP_HELLO, 1, want, 5, 3);
+    /* The sender may see the hang-up before weft_open's caller asks
+     * (the steps say that weft_open's connection was up). */
+    return reconnects(HANGUP_HELLO, -1, want, 5, 3);
 }
 
 /* The first connection is made and breaks before the Hello went out
