@@ -10,8 +10,9 @@
  * their times and their aggregates (view_summary.c) and its levels (the long
  * visits, the buckets, a vlevel record for each), written as soon as the
  * location is read (the building holds one location's visits at a
- * time); then the messages (weft__vmsg, by send time) and the call paths
- * (weft__vpath); then the tables (per location: its first depth entry,
+ * time); then the messages (weft__vmsg, by send time), the marks
+ * (weft__vmark, view_marks.c) and their blocks' latest times, and the
+ * call paths (weft__vpath); then the tables (per location: its first depth entry,
  * its depths and its events' span; per depth entry: offsets and counts)
  * and a fixed tail that
  * says where all of it is and which archive it was made from (the
@@ -32,7 +33,7 @@
 
 #include "view_index.h"
 
-#define VIEW_MAGIC "weftvw06"
+#define VIEW_MAGIC "weftvw07"
 
 typedef struct vtail {
     char magic[8];
@@ -40,7 +41,9 @@ typedef struct vtail {
     uint64_t nlocs, nentries, nmsgs;
     uint64_t locs_off, entries_off, msgs_off;
     uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
-    uint64_t paths_off, npaths, block;
+    uint64_t marks_off, nmarks, mark_hi_off, unmatched_marks;
+    uint64_t mark_kinds[WEFT__VMARK__KINDS];
+    uint64_t paths_off, npaths, block;     /* last (test_view_index) */
 } vtail;
 
 typedef struct ventry {
@@ -189,6 +192,15 @@ int weft__vfile_end(weft__vfile *f, const weft__view *v,
     t.msgs_off = f->off;
     if (put(f, v->msgs, v->nmsgs * sizeof *v->msgs) < 0)
         return -1;
+    t.marks_off = f->off;
+    t.nmarks = v->nmarks;
+    t.unmatched_marks = v->unmatched_marks;
+    memcpy(t.mark_kinds, v->mark_kinds, sizeof t.mark_kinds);
+    if (put(f, v->marks, v->nmarks * sizeof *v->marks) < 0)
+        return -1;
+    t.mark_hi_off = f->off;
+    if (put(f, v->mark_hi, v->nmark_blk * sizeof *v->mark_hi) < 0)
+        return -1;
     t.paths_off = f->off;
     t.npaths = v->npaths;
     t.block = weft__view_block(v);
@@ -265,6 +277,11 @@ static int blocks_ok(const void *map, const ventry *e, uint64_t bsize,
     return 1;
 }
 
+static uint64_t mark_blocks(uint64_t nmarks)
+{
+    return nmarks / WEFT__VIEW_MARK_BLOCK + (nmarks % WEFT__VIEW_MARK_BLOCK != 0);
+}
+
 /* 1 when the tail t of a file whose tables end at `end` is this
  * archive's (anchor), of v's locations, and names tables inside it. */
 static int tail_ok(const void *map, const vtail *t, const weft__view *v,
@@ -279,6 +296,9 @@ static int tail_ok(const void *map, const vtail *t, const weft__view *v,
            inside(t->locs_off, t->nlocs, sizeof(vlocent), end) &&
            inside(t->entries_off, t->nentries, sizeof(ventry), end) &&
            inside(t->paths_off, t->npaths, sizeof(weft__vpath), end) &&
+           inside(t->marks_off, t->nmarks, sizeof(weft__vmark), end) &&
+           inside(t->mark_hi_off, mark_blocks(t->nmarks), sizeof(uint64_t),
+                  end) &&
            t->npaths <= WEFT__VIEW_NONE && t->block != 0 &&
            t->block <= UINT32_MAX && paths_ok(map, t);
 }
@@ -390,8 +410,19 @@ int weft__vfile_map(weft__view *v, const char *path,
             if (map_depth(map, &en[le[i].first + d], &l->depth[d]) < 0)
                 goto oom;
     }
+    if (!v->map) {          /* the ones the building made */
+        free(v->marks);
+        free(v->mark_hi);
+    }
     v->map = map;
     v->maplen = (size_t)st.st_size;
+    v->marks = (weft__vmark *)((char *)map + t->marks_off);
+    v->nmarks = (size_t)t->nmarks;
+    v->capmarks = 0;
+    v->mark_hi = (uint64_t *)((char *)map + t->mark_hi_off);
+    v->nmark_blk = (size_t)mark_blocks(t->nmarks);
+    v->unmatched_marks = t->unmatched_marks;
+    memcpy(v->mark_kinds, t->mark_kinds, sizeof v->mark_kinds);
     v->msgs = (weft__vmsg *)((char *)map + t->msgs_off);
     v->nmsgs = (size_t)t->nmsgs;
     v->length = t->length;

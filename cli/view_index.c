@@ -245,18 +245,7 @@ int weft__view_levels(weft__view *v, size_t i)
     return weft__view_blocks(v, i);
 }
 
-/* What the event callbacks of one location need; the span first (see
- * weft__arc_time_callbacks). */
-typedef struct loader {
-    weft__arc_span span;
-    weft__view *v;
-    weft__xmpi *mpi;         /* NULL: the archive has no communicators */
-    uint32_t self;           /* the location's group (its process) */
-    size_t i;
-    uint64_t offset;
-    unsigned depth;
-    int oom;
-} loader;
+typedef weft__vloader loader;
 
 static uint64_t rel(const loader *ld, OTF2_TimeStamp ts)
 {
@@ -470,18 +459,30 @@ static int load_regions(weft__view *v, const weft__arc *a)
 }
 
 /* The communicators' names. */
-static int load_comms(weft__view *v, const weft__arc *a)
+/* The names of id space `kind` (comms, I/O handles, RMA windows) into
+ * *names by id. */
+static int load_names_of(char ***names, size_t *n, const weft__arc *a,
+                         unsigned kind)
 {
-    size_t n = a->nnames[WEFT_REF_COMM];
-
-    v->comms = calloc(n ? n : 1, sizeof *v->comms);
-    if (!v->comms)
+    *n = a->nnames[kind];
+    *names = calloc(*n ? *n : 1, sizeof **names);
+    if (!*names)
         return -1;
-    v->ncomms = n;
-    for (size_t c = 0; c < n; c++)
-        if (!(v->comms[c] = dup_or_empty(weft__arc_name(a, WEFT_REF_COMM, c))))
+    for (size_t c = 0; c < *n; c++)
+        if (!((*names)[c] = dup_or_empty(weft__arc_name(a, kind, c))))
             return -1;
     return 0;
+}
+
+static int load_comms(weft__view *v, const weft__arc *a)
+{
+    return load_names_of(&v->comms, &v->ncomms, a, WEFT_REF_COMM) < 0 ||
+                   load_names_of(&v->handles, &v->nhandles, a,
+                                 WEFT_REF_IO_HANDLE) < 0 ||
+                   load_names_of(&v->windows, &v->nwindows, a,
+                                 WEFT_REF_RMA_WIN) < 0
+               ? -1
+               : 0;
 }
 
 /* Location i's names: its own, its process's (location group), its
@@ -528,6 +529,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
     OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, on_isend);
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cbs, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cbs, on_irecv);
+    weft__view_mark_callbacks(cbs);
     if (a->ncomms && !(mpi = weft__xmpi_new(a)))
         goto oom;
     for (size_t i = 0; i < a->nlocs; i++) {
@@ -543,6 +545,8 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
             goto fail;
         }
         close_open(v, &ld);
+        if (weft__view_marks_location_end(&ld) < 0)
+            goto oom;
         if (ld.span.any) {
             see(&v->locs[i], rel(&ld, ld.span.min));
             see(&v->locs[i], rel(&ld, ld.span.max));
@@ -567,7 +571,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
     }
     if (last > v->length)   /* the clock properties are the writer's word */
         v->length = last;
-    if (weft__view_match(v) < 0)
+    if (weft__view_match(v) < 0 || weft__view_marks_done(v) < 0)
         goto oom;
     weft__xmpi_free(mpi);
     OTF2_EvtReaderCallbacks_Delete(cbs);
@@ -695,6 +699,7 @@ void weft__view_forget(weft__view *v)
     v->msgs = NULL;
     v->ends = NULL;
     v->nmsgs = v->nends = v->capends = 0;
+    weft__view_marks_forget(v);
     v->visits = v->too_deep = v->unmatched = v->unmatched_msgs = 0;
 }
 
@@ -715,6 +720,12 @@ void weft__view_free(weft__view *v)
     for (size_t c = 0; c < v->ncomms; c++)
         free(v->comms[c]);
     free(v->comms);
+    for (size_t c = 0; c < v->nhandles; c++)
+        free(v->handles[c]);
+    free(v->handles);
+    for (size_t c = 0; c < v->nwindows; c++)
+        free(v->windows[c]);
+    free(v->windows);
     free(v->name);
     free(v->key);
     memset(v, 0, sizeof *v);

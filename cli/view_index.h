@@ -126,6 +126,56 @@ typedef struct weft__vend {
     uint64_t t, bytes, seq;          /* seq: the order read */
 } weft__vend;
 
+/* Marks (view_marks.c): the timeline's events that are not region
+ * visits, by kind. */
+enum {
+    WEFT__VMARK_COLL = 1,    /* MPI collective: Begin .. End; op: its
+                                OTF2_CollectiveOp, ref: comm, peer:
+                                root, bytes: sent + received */
+    WEFT__VMARK_RMA,         /* RmaPut, RmaGet, RmaAtomic (op 0, 1, 2 +
+                                OTF2_RmaAtomicType): ref: window, peer:
+                                the target's rank, bytes */
+    WEFT__VMARK_RMA_SYNC,    /* RmaCollectiveBegin .. End (op: its
+                                OTF2_CollectiveOp), RmaGroupSync (op
+                                UINT32_MAX); ref: window */
+    WEFT__VMARK_CREATE,      /* an arrow from ThreadCreate at loc to the
+                                thread's ThreadBegin at `to`; ref: the
+                                contingent comm, bytes: the sequence */
+    WEFT__VMARK_JOIN,        /* an arrow from ThreadEnd at loc to the
+                                ThreadWait at `to`; ref, bytes: as above */
+    WEFT__VMARK_LOCK,        /* a lock held: ThreadAcquireLock ..
+                                ThreadReleaseLock; op: the OTF2_Paradigm,
+                                ref: the lock id */
+    WEFT__VMARK_IO,          /* IoOperationBegin .. Complete; op: the
+                                OTF2_IoOperationMode, ref: the handle,
+                                bytes: the result's (requested when it
+                                never completed) */
+    WEFT__VMARK__KINDS
+};
+
+/* One mark. An arrow's end is at location `to`; everything else has
+ * to == loc. end >= t but for an arrow across clocks that disagree. */
+typedef struct weft__vmark {
+    uint64_t t, end;         /* ticks */
+    uint64_t bytes;
+    uint32_t loc, to;        /* indexes into locs */
+    uint32_t kind, op;
+    uint32_t ref, peer;
+} weft__vmark;
+
+/* Marks per block of the marks' index (their latest end per block). */
+#define WEFT__VIEW_MARK_BLOCK 256
+/* Marks a location may leave open at once per kind (I/O operations,
+ * locks); more are counted as unmatched. */
+#define WEFT__VIEW_MARK_OPEN 64
+
+/* A ThreadCreate, ThreadBegin, ThreadEnd or ThreadWait (side 0 .. 3),
+ * until they are paired into arrows. */
+typedef struct weft__vtend {
+    uint64_t seq, t;
+    uint32_t comm, loc, side;
+} weft__vtend;
+
 typedef struct weft__vregion {
     char *name;
     char paradigm[32];       /* weft profile's: mpi, openmp, ... or "" */
@@ -148,8 +198,23 @@ typedef struct weft__view {
     weft__vend *ends;        /* while loading */
     size_t nends, capends;
     uint64_t unmatched_msgs; /* sends or receives without their other end */
+    weft__vmark *marks;      /* by the earlier of t and end */
+    size_t nmarks, capmarks;
+    uint64_t *mark_hi;       /* [block]: the latest t or end of marks
+                                block * WEFT__VIEW_MARK_BLOCK .. */
+    size_t nmark_blk;
+    uint64_t mark_kinds[WEFT__VMARK__KINDS];    /* marks of each kind */
+    uint64_t unmatched_marks;   /* begins without their end or the other
+                                   way round, an arrow without its other
+                                   end; open ones over the limit */
+    weft__vtend *tends;      /* while loading */
+    size_t ntends, captends;
+    char **handles;          /* by IoHandle id: its name */
+    size_t nhandles;
+    char **windows;          /* by RmaWin id: its name */
+    size_t nwindows;
     void *map;               /* the index file, when mapped (view_file.c):
-                                the visits and messages are in it */
+                                the visits, messages and marks are in it */
     size_t maplen;
     uint64_t visits;         /* kept */
     uint64_t too_deep;       /* visits deeper than WEFT__VIEW_DEPTH_MAX */
@@ -162,6 +227,27 @@ typedef struct weft__view {
     unsigned block;          /* visits per summary block; 0: the
                                 default, WEFT__VIEW_BLOCK */
 } weft__view;
+
+/* What the event callbacks of one location need while a trace is read
+ * (view_index.c, view_marks.c); the span first (see
+ * weft__arc_time_callbacks). */
+typedef struct weft__vloader {
+    weft__arc_span span;
+    weft__view *v;
+    weft__xmpi *mpi;         /* NULL: the archive has no communicators */
+    uint32_t self;           /* the location's group (its process) */
+    size_t i;
+    uint64_t offset;
+    unsigned depth;
+    int oom;
+    /* marks begun and not ended yet (kind 0: none) */
+    weft__vmark coll, rsync;
+    weft__vmark io[WEFT__VIEW_MARK_OPEN];
+    uint64_t io_match[WEFT__VIEW_MARK_OPEN];
+    size_t nio;
+    weft__vmark lock[WEFT__VIEW_MARK_OPEN];
+    size_t nlock;
+} weft__vloader;
 
 /* Reads the archive a (opened, events too; anchor: its anchor file's
  * stat) into v. With `cache` (a file name) the index is kept in that
@@ -220,6 +306,36 @@ int weft__view_levels(weft__view *v, size_t i);
 int weft__view_msg_end(weft__view *v, const weft__xchan_key *k, int recv,
                        size_t i, uint64_t t, uint64_t bytes);
 int weft__view_match(weft__view *v);
+
+/* ---- marks (view_marks.c) ---- */
+
+/* Sets the callbacks of the events that make marks (their arg: a
+ * weft__vloader). */
+void weft__view_mark_callbacks(OTF2_EvtReaderCallbacks *cbs);
+/* Once a location is read (ld): what it left open ends at its last
+ * event, counted as unmatched. Returns 0, or -1 out of memory. */
+int weft__view_marks_location_end(weft__vloader *ld);
+/* Building by hand (and the callbacks): a mark whole, or one end of a
+ * thread's arrow (side 0 create, 1 begin, 2 end, 3 wait) at location
+ * index i. Return 0, or -1 out of memory. */
+int weft__view_mark(weft__view *v, const weft__vmark *m);
+int weft__view_thread_end(weft__view *v, uint32_t comm, uint64_t seq,
+                          unsigned side, size_t i, uint64_t t);
+/* Once every location is read: the arrows paired, the marks sorted and
+ * their blocks made. Returns 0, or -1 out of memory. */
+int weft__view_marks_done(weft__view *v);
+/* The marks part of a window (weft__view_window) into o: "marks", as
+ * [kind, location id, t, end, other location id, op, ref, peer, bytes],
+ * every mark overlapping [t0, t1) with an end at one of the locations:
+ * those at least a column wide all, of narrower ones the first per
+ * location, kind and column; at most WEFT__VIEW_MSG_MAX ("marks_more":
+ * how many more). Returns 0, or -1 out of memory. */
+int weft__view_window_marks(const weft__view *v, uint64_t t0, uint64_t t1,
+                            unsigned px, const uint8_t *in, json_t *o);
+/* The marks' names in api/traces: "handles", "windows", and per kind
+ * "marks": {kind name: count}. Returns 0, or -1 out of memory. */
+int weft__view_describe_marks(const weft__view *v, json_t *o);
+void weft__view_marks_forget(weft__view *v);
 
 /* api/traces' object for v (index: its place among the served ones). */
 json_t *weft__view_describe(const weft__view *v, size_t index);

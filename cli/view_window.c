@@ -149,23 +149,17 @@ static int window_depth(const weft__vdepth *dv, unsigned d, uint64_t t0,
     return 0;
 }
 
-/* The messages part of a window (view_index.h) into o. */
+/* The messages part of a window (view_index.h) into o; in: the
+ * locations asked for (by index; NULL: all). */
 static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
-                           const size_t *locs, size_t n, json_t *o)
+                           const uint8_t *in, json_t *o)
 {
     json_t *msgs = json_array();
-    uint8_t *in = NULL;
     uint64_t more = 0;
     size_t k, hi;
 
     if (!msgs || json_object_set_new(o, "messages", msgs) < 0)
         return -1;
-    if (locs) {
-        if (!(in = calloc(v->nlocs ? v->nlocs : 1, 1)))
-            return -1;
-        for (k = 0; k < n; k++)
-            in[locs[k]] = 1;
-    }
     /* sent before t1: the ones below the first sent at t1 or later */
     hi = weft__view_sent_from(v, t1);
     for (k = 0; k < hi; k++) {
@@ -187,12 +181,9 @@ static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
                       (json_int_t)v->locs[m->recv_loc].loc,
                       (json_int_t)m->recv_t, (json_int_t)m->tag,
                       (json_int_t)m->bytes, (json_int_t)m->comm);
-        if (!e || json_array_append_new(msgs, e) < 0) {
-            free(in);
+        if (!e || json_array_append_new(msgs, e) < 0)
             return -1;
-        }
     }
-    free(in);
     return json_object_set_new(o, "messages_more", json_integer((json_int_t)more));
 }
 
@@ -202,10 +193,16 @@ json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
     json_t *o = json_pack("{sIsIsI}", "t0", (json_int_t)t0, "t1",
                           (json_int_t)t1, "px", (json_int_t)px);
     json_t *rows = json_array();
-    uint8_t *binned = malloc(px);
+    uint8_t *binned = malloc(px), *in = NULL;
 
     if (!o || !rows || !binned || json_object_set_new(o, "rows", rows) < 0)
         goto oom;
+    if (locs) {
+        if (!(in = calloc(v->nlocs ? v->nlocs : 1, 1)))
+            goto oom;
+        for (size_t k = 0; k < n; k++)
+            in[locs[k]] = 1;
+    }
     if (!locs)
         n = v->nlocs;
     for (size_t r = 0; r < n; r++) {
@@ -221,12 +218,15 @@ json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
                              bins) < 0)
                 goto oom;
     }
-    if (window_messages(v, t0, t1, locs, n, o) < 0)
+    if (window_messages(v, t0, t1, in, o) < 0 ||
+        weft__view_window_marks(v, t0, t1, px, in, o) < 0)
         goto oom;
     free(binned);
+    free(in);
     return o;
 oom:
     free(binned);
+    free(in);
     json_decref(o);
     return NULL;
 }
@@ -307,6 +307,10 @@ json_t *weft__view_describe(const weft__view *v, size_t index)
                   "messages", (json_int_t)v->nmsgs, "unmatched_messages",
                   (json_int_t)v->unmatched_msgs, "locations", locs,
                   "regions", regions, "comms", comms);
+    if (o && weft__view_describe_marks(v, o) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     if (o)
         return o;
     locs = regions = comms = NULL;  /* json_pack took them, even failing */

@@ -123,6 +123,20 @@ PROG
 else
     echo "SKIP: messages: no mpicc.openmpi, mpirun.openmpi or libweft-mpi-openmpi.so"
 fi
+# An ordinary threaded program under weft run (tests/pthread/pthtest.c:
+# threads created and joined, every lock recorded, its report written):
+# the marks of threads, locks and I/O.
+PTHTEST="$WEFT_BUILDDIR/tests/pthread/pthtest"
+[ -x "$PTHTEST" ] || fail "$PTHTEST not built"
+( unset WEFT_TRACE
+  export WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" WEFT_LOCKS=all
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+  timeout 120 "$WEFT" run --trace pt -- "$PTHTEST" "$TMP/pt.report" ) >"$TMP/pt.out" 2>&1 ||
+    fail "pthtest failed under weft run: $(cat "$TMP/pt.out")"
+wait_state pt complete 60
+P=$("$WEFT" --catalog "$SPOOL/catalog.db" path pt) || fail "weft path pt failed"
+TRACES+=(pt)
+ANCHORS+=("$P")
 
 # weft view: one line with the address on stdout, then serves
 timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view "${TRACES[@]}" --port 0 \
@@ -149,7 +163,7 @@ fi
 ss -ltnpH "sport = :$PORT" | grep -q '"weft' ||
     fail "the listener on port $PORT is not weft view's: $(ss -ltnpH "sport = :$PORT")"
 
-timeout 120 "$PY" - "$URL" "${#TRACES[@]}" <<'PY' || fail "weft view's HTTP answers are wrong"
+timeout 120 "$PY" - "$URL" "$(IFS=,; echo "${TRACES[*]}")" <<'PY' || fail "weft view's HTTP answers are wrong"
 import json, re, sys, urllib.error, urllib.request
 url = sys.argv[1]
 base = re.match(r"(http://127\.0\.0\.1:\d+)/", url).group(1)
@@ -193,8 +207,8 @@ error("/%s/api/traces" % token, 405, method="POST")
 st, ct, body = get(url + "api/traces")
 assert st == 200 and ct.startswith("application/json"), (st, ct)
 tr = json.loads(body)["traces"]
-assert [t["name"] for t in tr] == ["v", "w", "ring"][:int(sys.argv[2])], [t["name"] for t in tr]
-assert [t["index"] for t in tr] == list(range(int(sys.argv[2]))), tr
+assert [t["name"] for t in tr] == sys.argv[2].split(","), [t["name"] for t in tr]
+assert [t["index"] for t in tr] == list(range(len(tr))), tr
 t1 = tr[0]["t1"]
 assert tr[0]["t0"] == 0 and t1 > 0 and tr[0]["resolution"] > 0, tr[0]
 assert len(tr[0]["locations"]) == 4 and len(tr[1]["locations"]) == 2, tr
@@ -233,7 +247,7 @@ for q in ["trace=0&t0=10&t1=5&px=100",         # t0 > t1
           "trace=0&t0=0&t1=100&px=100&locs=123456789"]:
     error("/%s/api/window?%s" % (token, q), 400)
 # a trace that is not served: "no trace"
-error("/%s/api/window?trace=3&t0=0&t1=100&px=100" % token, (400, 404), says="no trace")
+error("/%s/api/window?trace=%d&t0=0&t1=100&px=100" % (token, len(tr)), (400, 404), says="no trace")
 error("/%s/api/window?trace=4294967296&t0=0&t1=100&px=100" % token, (400, 404))
 # api/span: a visit, or 404 where there is none; bad arguments 400
 # (a visit of depth 0 at that location, a pixel column wide at the
@@ -246,15 +260,26 @@ assert st == 200 and json.loads(body)["name"] == "main", (st, body[:200])
 error("/%s/api/span?trace=0&loc=%d&depth=0&t=%d" % (token, loc, t1 + 10), 404)
 error("/%s/api/span?trace=0&loc=%d&depth=200&t=10" % (token, loc), 404)
 error("/%s/api/span?trace=0&loc=77777&depth=0&t=10" % token, 404)
-error("/%s/api/span?trace=9&loc=%d&depth=0&t=10" % (token, loc), (400, 404), says="no trace")
+error("/%s/api/span?trace=%d&loc=%d&depth=0&t=10" % (token, len(tr) + 5, loc), (400, 404), says="no trace")
 for q in ["trace=0&loc=%d&depth=0" % loc, "trace=0&loc=%d&depth=x&t=1" % loc,
           "trace=0&loc=-1&depth=0&t=1", "trace=0&depth=0&t=1"]:
     error("/%s/api/span?%s" % (token, q), 400)
 print("http: token, page, api/traces, window and span answers as expected")
 PY
 
-# weft profile of each trace, for the summary's region profile
+# The marks (collectives, thread arrows, locks held, I/O) of the traces
+# that have them, against otf2-print's events.
 for i in "${!TRACES[@]}"; do
+    case ${TRACES[$i]} in ring | pt) ;; *) continue ;; esac
+    timeout 120 "$PY" "$WEFT_SRCDIR/tests/view_marks.py" "$URL" "$i" "${ANCHORS[$i]}" ||
+        fail "weft view's marks of ${TRACES[$i]} are not the archive's"
+done
+
+# weft profile of each trace, for the summary's region profile (not
+# pt's: its I/O recorder counted most of its calls, which weft profile
+# adds and the viewer does not show)
+for i in "${!TRACES[@]}"; do
+    [ "${TRACES[$i]}" = pt ] && continue
     "$WEFT" --catalog "$SPOOL/catalog.db" profile "${TRACES[$i]}" --json --limit 0 \
         >"$TMP/cdp/profile.$i.json" || fail "weft profile ${TRACES[$i]} failed"
 done

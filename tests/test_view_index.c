@@ -4,8 +4,10 @@
  * (exclusive time, call path), what the building does with nesting
  * gone wrong (too deep, a Leave too many, visits never left), and MPI
  * messages matched send to receive and sent with the windows they
- * cross; the index file written and mapped back, and not used when it
- * is another archive's or cut short.
+ * cross; marks (collectives, locks, I/O, thread arrows) paired, thinned
+ * per column and found past a long one; the index file written and
+ * mapped back, and not used when it is another archive's or cut
+ * short.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -429,6 +431,14 @@ static void test_file(void **state)
     weft__view_msg_end(&v, &k, 0, 0, 10, 4);
     weft__view_msg_end(&v, &k, 1, 1, 20, 4);
     assert_int_equal(weft__view_match(&v), 0);
+    for (uint64_t t = 5; t < end; t += end / 700) {
+        weft__vmark m = { .t = t, .end = t + 3, .loc = 2, .to = 2,
+                          .kind = WEFT__VMARK_IO, .ref = 1, .bytes = t };
+        assert_int_equal(weft__view_mark(&v, &m), 0);
+    }
+    assert_int_equal(weft__view_thread_end(&v, 0, 1, 0, 0, 7), 0);
+    assert_int_equal(weft__view_thread_end(&v, 0, 1, 1, 2, 90), 0);
+    assert_int_equal(weft__view_marks_done(&v), 0);
     /* from the visits, and (40 columns) from the levels */
     before = json_pack("[oo]", weft__view_window(&v, 0, end, 700, NULL, 0),
                        weft__view_window(&v, 0, end, 40, NULL, 0));
@@ -444,6 +454,8 @@ static void test_file(void **state)
     assert_int_equal(w.length, end);
     assert_int_equal(w.visits, v.visits);
     assert_int_equal(w.nmsgs, 1);
+    assert_int_equal(w.nmarks, v.nmarks);
+    assert_int_equal(w.mark_kinds[WEFT__VMARK_CREATE], 1);
     after = json_pack("[oo]", weft__view_window(&w, 0, end, 700, NULL, 0),
                       weft__view_window(&w, 0, end, 40, NULL, 0));
     assert_true(json_equal(before, after));
@@ -476,6 +488,101 @@ static void test_file(void **state)
     weft__view_free(&v);
     unlink(other);
     rmdir(dir);
+}
+
+/* The marks of a window: [kind, loc, t, end, to, op, ref, peer, bytes]
+ * in `got`, how many of kind k at location id loc. */
+static size_t count_marks(const json_t *w, unsigned kind, uint64_t loc)
+{
+    const json_t *m, *marks = json_object_get(w, "marks");
+    size_t i, n = 0;
+
+    json_array_foreach(marks, i, m)
+        if (json_integer_value(json_array_get(m, 0)) == (json_int_t)kind &&
+            json_integer_value(json_array_get(m, 1)) == (json_int_t)loc)
+            n++;
+    return n;
+}
+
+/* Marks built by hand: a thread's arrows paired (create with begin, end
+ * with wait; one alone is unmatched), a lock held for the whole run
+ * found by a window at its end past thousands of short marks (their
+ * blocks skipped), narrow marks thinned to one per location, kind and
+ * column, wide ones all sent, and a window at one location sends the
+ * marks with an end there. */
+static void test_marks(void **state)
+{
+    weft__view v;
+    json_t *w, *m;
+    size_t i, arrows = 0;
+
+    (void)state;
+    make_view(&v, 3, 1);
+    /* thread 2 created by 0 at 10, begins at 12; ends at 900, joined
+     * by 0 at 950; a ThreadCreate with no begin */
+    assert_int_equal(weft__view_thread_end(&v, 4, 1, 1, 2, 12), 0);
+    assert_int_equal(weft__view_thread_end(&v, 4, 1, 0, 0, 10), 0);
+    assert_int_equal(weft__view_thread_end(&v, 4, 1, 3, 0, 950), 0);
+    assert_int_equal(weft__view_thread_end(&v, 4, 1, 2, 2, 900), 0);
+    assert_int_equal(weft__view_thread_end(&v, 4, 2, 0, 0, 20), 0);
+    /* location 1 holds lock 9 from 0 to 1000; I/O every tick on 0 */
+    weft__vmark lock = { .t = 0, .end = 1000, .loc = 1, .to = 1,
+                         .kind = WEFT__VMARK_LOCK, .ref = 9, .op = 7 };
+    assert_int_equal(weft__view_mark(&v, &lock), 0);
+    for (uint64_t t = 1; t < 1000; t++) {
+        weft__vmark io = { .t = t, .end = t, .loc = 0, .to = 0,
+                           .kind = WEFT__VMARK_IO, .ref = 3, .bytes = 8 };
+        assert_int_equal(weft__view_mark(&v, &io), 0);
+    }
+    assert_int_equal(weft__view_marks_done(&v), 0);
+    assert_int_equal(v.unmatched_marks, 1);
+    assert_int_equal(v.mark_kinds[WEFT__VMARK_CREATE], 1);
+    assert_int_equal(v.mark_kinds[WEFT__VMARK_JOIN], 1);
+    assert_true(v.nmark_blk >= 3);
+
+    /* the whole run on 1000 columns: everything, one I/O per tick */
+    w = weft__view_window(&v, 0, 1000, 1000, NULL, 0);
+    assert_int_equal(count_marks(w, WEFT__VMARK_IO, 100), 999);
+    assert_int_equal(count_marks(w, WEFT__VMARK_LOCK, 101), 1);
+    json_array_foreach(json_object_get(w, "marks"), i, m) {
+        int64_t kind = json_integer_value(json_array_get(m, 0));
+        if (kind != WEFT__VMARK_CREATE && kind != WEFT__VMARK_JOIN)
+            continue;
+        arrows++;
+        assert_int_equal(json_integer_value(json_array_get(m, 1)),
+                         kind == WEFT__VMARK_CREATE ? 100 : 102);
+        assert_int_equal(json_integer_value(json_array_get(m, 2)),
+                         kind == WEFT__VMARK_CREATE ? 10 : 900);
+        assert_int_equal(json_integer_value(json_array_get(m, 3)),
+                         kind == WEFT__VMARK_CREATE ? 12 : 950);
+        assert_int_equal(json_integer_value(json_array_get(m, 4)),
+                         kind == WEFT__VMARK_CREATE ? 102 : 100);
+    }
+    assert_int_equal(arrows, 2);
+    assert_int_equal(json_integer_value(json_object_get(w, "marks_more")), 0);
+    json_decref(w);
+    /* on 10 columns: the I/O thinned to one a column; the lock whole */
+    w = weft__view_window(&v, 0, 1000, 10, NULL, 0);
+    assert_int_equal(count_marks(w, WEFT__VMARK_IO, 100), 10);
+    assert_int_equal(count_marks(w, WEFT__VMARK_LOCK, 101), 1);
+    json_decref(w);
+    /* at the end, past every short mark: the lock */
+    w = weft__view_window(&v, 999, 1000, 10, NULL, 0);
+    assert_int_equal(count_marks(w, WEFT__VMARK_LOCK, 101), 1);
+    assert_int_equal(count_marks(w, WEFT__VMARK_IO, 100), 1);
+    json_decref(w);
+    /* location 2 only: its arrows, not the lock nor the I/O */
+    {
+        size_t loc2 = 2;
+        w = weft__view_window(&v, 0, 1000, 1000, &loc2, 1);
+        assert_int_equal(json_array_size(json_object_get(w, "marks")), 2);
+        json_decref(w);
+    }
+    /* a window after every mark: none */
+    w = weft__view_window(&v, 1001, 2000, 100, NULL, 0);
+    assert_int_equal(json_array_size(json_object_get(w, "marks")), 0);
+    json_decref(w);
+    weft__view_free(&v);
 }
 
 static void test_describe(void **state)
@@ -1174,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_bad_nesting),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_messages_capped),
+        cmocka_unit_test(test_marks),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_describe),
         cmocka_unit_test(test_summary_exact),

@@ -41,8 +41,14 @@ against the archives as otf2-print (an independent reader) prints them:
   (i) summary (when weft view answers api/summary): for each whole
       trace, the call tree's and region profile's visits and times as
       shown are api/summary's, and the profile is `weft profile --json`
-      (OUTDIR/profile.N.json) at the resolution shown; a call tree node
+      (OUTDIR/profile.N.json, where there is one) at the resolution
+      shown; a call tree node
       closes and opens; with a row hidden, the summary is the others';
+  (j) marks (in the traces that have any): over the whole trace every
+      kind the archive has drawn, each mark drawn one of the archive's
+      (tests/view_marks.py reads them from otf2-print); zoomed onto the
+      first of each kind, hovering it names it with its times, clicking
+      it shows its details;
   (e) the page fetched nothing but its own address, threw nothing, and
       a screenshot of the whole page (OUTDIR/view.png) is not blank
       (tests/png_check.py).
@@ -63,6 +69,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import png_check  # noqa: E402
+import view_marks  # noqa: E402
 
 TIMEOUT = 30.0
 
@@ -434,6 +441,53 @@ def check_messages(page, ti, archive, msgs, comms):
           "bytes, communicator, ends and latency (%d hovered)" % (len(drawn), hovered))
 
 
+def check_marks(page, ti, anchor):
+    """(j) The marks trace ti draws, hovered and clicked."""
+    info = page.js("window.weftView.traces()[%d]" % ti)
+    want = sorted(tuple(m) for m in view_marks.archive_marks(anchor, info["offset"]))
+    page.js("window.weftView.setWindow(%d, %d, %d)" % (ti, info["t0"], info["t1"]))
+    drawn = page.js("window.weftView.marks(%d)" % ti)
+    stray = [h["m"] for h in drawn if tuple(h["m"]) not in want]
+    assert not stray, "trace %d: marks drawn that the archive has not: %s" % (ti, stray[:4])
+    kinds = sorted({m[0] for m in want})
+    assert sorted({h["m"][0] for h in drawn}) == kinds, \
+        ("trace %d: kinds drawn" % ti, sorted({h["m"][0] for h in drawn}), "the archive's", kinds)
+    named = 0
+    for k in kinds:
+        m = next(m for m in want if m[0] == k)
+        lo, hi = min(m[2], m[3]), max(m[2], m[3])
+        pad = max(1000, hi - lo)
+        page.js("window.weftView.setWindow(%d, %d, %d)" % (ti, max(0, lo - pad), hi + pad))
+        page.js("document.querySelector('canvas.timeline[data-trace=\"%d\"]')"
+                ".scrollIntoView({block: 'center'})" % ti)
+        hits = page.js("window.weftView.marks(%d)" % ti)
+        mine = [h for h in hits if tuple(h["m"]) == m]
+        assert len(mine) == 1, ("mark not drawn once", m, len(mine))
+        h = mine[0]
+        x, y = (h["x0"] + h["x1"]) / 2, (h["y0"] + h["y1"]) / 2
+        page.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        tip = page.js("window.weftView.tip()")
+        title = h["details"][0]
+        # (another mark through the very same point may be named instead)
+        if not tip.startswith(title + ";") and any(
+                tuple(o["m"]) != m and o["x0"] - 2 <= x <= o["x1"] + 2 for o in hits):
+            continue
+        assert tip.startswith(title + ";") and "(%d ticks)" % m[2] in tip, \
+            "hover on mark %s: the tip %r, not %r" % (m, tip, title)
+        mouse(page, "mousePressed", x, y)
+        mouse(page, "mouseReleased", x, y)
+        text = page.js("window.weftView.details()")
+        under = page.js("(() => { const e = document.elementFromPoint(%f, %f);"
+                        " return e ? e.tagName + '#' + e.id + '.' + e.className : ''; })()" % (x, y))
+        assert title in text and "%d ticks" % m[3] in text, \
+            "click on mark %s at (%.1f, %.1f) on %s: the details %r, not %r" % (
+                m, x, y, under, text, h["details"])
+        named += 1
+    assert named * 2 >= len(kinds), "only %d of %d kinds of marks hovered" % (named, len(kinds))
+    print("marks of trace %d: %d drawn over the whole trace, all the archive's; kinds %s "
+          "drawn, hover and click name them (%d checked)" % (ti, len(drawn), kinds, named))
+
+
 def check_search(page, ti, spans, q):
     """(h) Searching q: api/find's count for the whole trace is the
     archive's visits (Enters) of the regions whose name holds q (case
@@ -536,12 +590,15 @@ def check_summary(page, ti, res, profile):
         assert abs(shown_time(excl, unit) - g["excl"] / res) <= tol, ("excl", g, excl)
     # weft profile: the same regions, visits and times at the resolution
     # shown (its seconds are ticks over the resolution too: a tick apart
-    # at most, from rounding)
+    # at most, from rounding); not for a trace whose recorders counted
+    # calls instead of recording them (weft profile adds those, the
+    # viewer shows the events)
     tol += 1.0 / res
-    want = {p["region"]: p for p in profile["regions"] if p["paradigm"] or p["visits"]}
+    want = {p["region"]: p for p in profile["regions"]
+            if p["paradigm"] or p["visits"]} if profile else {}
     got = {r["cells"][0]: r["cells"] for r in sm["profile"]}
-    assert sorted(got) == sorted(want), "the page's regions %s, weft profile's %s" % (
-        sorted(got), sorted(want))
+    assert not profile or sorted(got) == sorted(want), \
+        "the page's regions %s, weft profile's %s" % (sorted(got), sorted(want))
     for n, p in want.items():
         _, _, visits, incl, excl = got[n]
         assert int(visits) == p["visits"], (n, visits, p)
@@ -568,8 +625,9 @@ def check_summary(page, ti, res, profile):
         sorted(l_["loc"] for l_ in info["locations"] if l_["loc"] != loc), a["locations"]
     page.js("window.weftView.setRow(%d, %d, false)" % (ti, loc))
     page.js("window.weftView.summary(%d)" % ti)
-    print("summary of trace %d: %d call paths, %d regions as api/summary says and as weft "
-          "profile says, in %s" % (ti, len(a["callpaths"]), len(a["regions"]), unit))
+    print("summary of trace %d: %d call paths, %d regions as api/summary says%s, in %s" % (
+        ti, len(a["callpaths"]), len(a["regions"]),
+        " and as weft profile says" if profile else "", unit))
 
 
 def mouse(page, kind, x, y, buttons=0, modifiers=0):
@@ -599,12 +657,12 @@ def main():
     log = open(os.path.join(outdir, "chromium.log"), "ab")
     b = Browser(chromium, os.path.join(outdir, "profile"), log)
     try:
-        run(b, url, archives, messages, outdir)
+        run(b, url, archives, messages, outdir, sys.argv[4:])
     finally:
         b.close()
 
 
-def run(b, url, archives, messages, outdir):
+def run(b, url, archives, messages, outdir, anchors):
     target = b.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     sess = b.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     page = Page(b, sess)
@@ -747,6 +805,10 @@ def run(b, url, archives, messages, outdir):
     for ti, msgs in enumerate(messages):
         if msgs or infos[ti].get("messages"):
             check_messages(page, ti, archives[ti], msgs, infos[ti]["comms"])
+    # (j) marks, in the traces that have any
+    for ti, anchor in enumerate(anchors):
+        if any(infos[ti].get("marks", {}).values()):
+            check_marks(page, ti, anchor)
     # (h) search and (i) summary, once the server answers them
     searched = summed = False
     if api_status(url, "api/find?trace=0&q=x") == 404:
@@ -761,8 +823,12 @@ def run(b, url, archives, messages, outdir):
         print("SKIP: summary: weft view does not answer api/summary (404)")
     else:
         for ti, (_, (_, res_, _)) in enumerate(archives):
-            with open(os.path.join(outdir, "profile.%d.json" % ti)) as f:
-                check_summary(page, ti, res_, json.load(f))
+            prof = os.path.join(outdir, "profile.%d.json" % ti)
+            if os.path.exists(prof):
+                with open(prof) as f:
+                    check_summary(page, ti, res_, json.load(f))
+            else:
+                check_summary(page, ti, res_, None)
         summed = True
 
     # for the picture: the three visits, the middle one's details, a
