@@ -182,8 +182,8 @@ static OTF2_CallbackCode set_name(weft__arc *a, unsigned kind, uint64_t id,
     { return set_name(ud, WEFT_REF_##KIND, self, name); }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-/* A region: its name, and its paradigm and role for the profile (issue
- * #35). */
+/* A region: its name, its paradigm and role for the profile (issue #35),
+ * its source file and lines for the viewer (#36). */
 static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self,
                                     OTF2_StringRef name,
                                     OTF2_StringRef canon, OTF2_StringRef desc,
@@ -196,7 +196,7 @@ static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self,
 
     if (GROW(a->regions, a->nregions, self) < 0)
         return OTF2_CALLBACK_ERROR;
-    a->regions[self] = (weft__arc_region){ par, role };
+    a->regions[self] = (weft__arc_region){ par, role, file, b, e };
     return set_name(a, WEFT_REF_REGION, self, name);
 }
 NAME_ONLY(def_attribute, ATTRIBUTE, OTF2_StringRef desc, OTF2_Type type)

@@ -31,10 +31,14 @@ typedef struct weft__arc_group {
     uint64_t *members;
 } weft__arc_group;
 
-/* What the profile says of a Region definition besides its name. */
+/* What the profile and the viewer say of a Region definition besides
+ * its name. */
 typedef struct weft__arc_region {
     int16_t paradigm;        /* OTF2_Paradigm; -1: undefined */
     int16_t role;            /* OTF2_RegionRole */
+    OTF2_StringRef file;     /* its source file, OTF2_UNDEFINED_STRING
+                                where none */
+    uint32_t begin, end;     /* its source lines (0: unknown) */
 } weft__arc_region;
 
 /* The global definitions of one archive; all arrays owned. */

@@ -454,6 +454,20 @@ static int load_regions(weft__view *v, const weft__arc *a)
         char buf[sizeof v->regions[r].paradigm];
         snprintf(v->regions[r].paradigm, sizeof v->regions[r].paradigm, "%s",
                  weft__arc_region_paradigm(a, (uint32_t)r, buf));
+        /* its source, where the definition names one */
+        if (r < a->nregions && a->regions[r].file != OTF2_UNDEFINED_STRING)
+            v->regions[r].file = dup_or_empty(
+                weft__arc_string(a, a->regions[r].file));
+        else
+            v->regions[r].file = strdup("");
+        if (!v->regions[r].file)
+            return -1;
+        if (r < a->nregions && *v->regions[r].file) {
+            v->regions[r].begin = a->regions[r].begin != UINT32_MAX
+                                      ? a->regions[r].begin : 0;
+            v->regions[r].end = a->regions[r].end != UINT32_MAX
+                                    ? a->regions[r].end : 0;
+        }
     }
     return 0;
 }
@@ -714,8 +728,10 @@ void weft__view_free(weft__view *v)
         free(v->locs[i].host);
     }
     free(v->locs);
-    for (size_t r = 0; r < v->nregions; r++)
+    for (size_t r = 0; r < v->nregions; r++) {
         free(v->regions[r].name);
+        free(v->regions[r].file);
+    }
     free(v->regions);
     for (size_t c = 0; c < v->ncomms; c++)
         free(v->comms[c]);

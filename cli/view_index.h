@@ -179,6 +179,8 @@ typedef struct weft__vtend {
 typedef struct weft__vregion {
     char *name;
     char paradigm[32];       /* weft profile's: mpi, openmp, ... or "" */
+    char *file;              /* its source file, "" where unknown */
+    uint32_t begin, end;     /* its source lines, 0 where unknown */
 } weft__vregion;
 
 /* One trace as the viewer sees it; everything owned. */
@@ -356,7 +358,8 @@ json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
                           unsigned px, const size_t *locs, size_t n);
 
 /* The visit at depth `depth` of location index i covering time t:
- * region, times, inclusive and exclusive time, call path; NULL when
+ * region, times, inclusive and exclusive time, call path, source (the
+ * region definition's file and lines, or null); NULL when
  * there is none (*missing 1) or out of memory (*missing 0). */
 json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
                         uint64_t t, int *missing);

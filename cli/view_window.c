@@ -231,6 +231,18 @@ oom:
     return NULL;
 }
 
+/* Region r's source as api/span says it: {file, begin, end} (lines 0
+ * where unknown), or null where the definition names no file. */
+static json_t *span_source(const weft__view *v, uint32_t r)
+{
+    const weft__vregion *g = r < v->nregions ? &v->regions[r] : NULL;
+
+    if (!g || !g->file || !*g->file)
+        return json_null();
+    return json_pack("{sssIsI}", "file", g->file, "begin",
+                     (json_int_t)g->begin, "end", (json_int_t)g->end);
+}
+
 json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
                         uint64_t t, int *missing)
 {
@@ -269,6 +281,10 @@ json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
                   "inclusive", (json_int_t)(s->end - s->start),
                   "exclusive", (json_int_t)(s->end - s->start - s->children),
                   "path", path);
+    if (o && json_object_set_new(o, "source", span_source(v, s->region)) < 0) {
+        json_decref(o);
+        return NULL;
+    }
     return o;
 }
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # e2e_view.sh - weft view (issue #36) in a real browser: a real weftd
-# records two weft-demo traces (2 processes x 2 threads, and 1 x 2) and,
-# with Open MPI, an MPI ring of 3 ranks (`mpirun weft run -- ./ring`:
-# messages on two communicators); `weft view` serves them on 127.0.0.1
-# only. Over HTTP: the page and the API answer only under the printed
+# records two weft-demo traces (2 processes x 2 threads, and 1 x 2),
+# with Open MPI an MPI ring of 3 ranks (`mpirun weft run -- ./ring`:
+# messages on two communicators, a barrier) and tests/pthread/pthtest
+# under weft run (threads created and joined, every lock, I/O); `weft
+# view` serves them on 127.0.0.1 only. Over HTTP: the page and the API answer only under the printed
 # token (403 without it or with another); api/window and api/span refuse
 # bad arguments with 400 (an unknown trace or location: 404) and a JSON
 # error; the page references no URL. In headless Chromium, driven over
@@ -19,7 +20,12 @@
 # previous landing on the archive's visits; the summary of each whole
 # trace shows api/summary's figures and weft profile's; no request
 # elsewhere, and a screenshot of the whole page that is not blank
-# (WEFT_VIEW_KEEP=DIR keeps it). SIGTERM ends weft view with status 0.
+# (WEFT_VIEW_KEEP=DIR keeps it). The marks (collectives, thread arrows,
+# locks held, I/O) of the ring and pthtest, over HTTP against otf2-print
+# (tests/view_marks.py) and hovered and clicked in Chromium. SIGTERM ends
+# weft view with status 0. Then examples/fib (-finstrument-functions): a
+# visit's details name its region's source file and lines as the
+# archive's definitions do.
 . "$(dirname "$0")/lib.sh"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -138,20 +144,24 @@ P=$("$WEFT" --catalog "$SPOOL/catalog.db" path pt) || fail "weft path pt failed"
 TRACES+=(pt)
 ANCHORS+=("$P")
 
-# weft view: one line with the address on stdout, then serves
-timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view "${TRACES[@]}" --port 0 \
-    >"$TMP/view.out" 2>"$TMP/view.err" &
-VIEW_PID=$!
-for _ in $(seq 300); do
-    [ -s "$TMP/view.out" ] && break
-    kill -0 "$VIEW_PID" 2>/dev/null || fail "weft view exited: $(cat "$TMP/view.err")"
-    sleep 0.1
-done
-URL=$(sed -n 's|^weft view: \(http://127\.0\.0\.1:[0-9]*/[0-9a-f]\{32\}/\)$|\1|p' "$TMP/view.out")
-[ -n "$URL" ] || fail "weft view printed no address in 30 s: $(cat "$TMP/view.out" "$TMP/view.err")"
-PORT=${URL#http://127.0.0.1:}
-PORT=${PORT%%/*}
-echo "weft view: $URL"
+# start_view TRACE...: weft view of the traces, which prints one line
+# with the address on stdout, then serves: VIEW_PID, URL and PORT.
+start_view() {
+    timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view "$@" --port 0 \
+        >"$TMP/view.out" 2>"$TMP/view.err" &
+    VIEW_PID=$!
+    for _ in $(seq 300); do
+        [ -s "$TMP/view.out" ] && break
+        kill -0 "$VIEW_PID" 2>/dev/null || fail "weft view exited: $(cat "$TMP/view.err")"
+        sleep 0.1
+    done
+    URL=$(sed -n 's|^weft view: \(http://127\.0\.0\.1:[0-9]*/[0-9a-f]\{32\}/\)$|\1|p' "$TMP/view.out")
+    [ -n "$URL" ] || fail "weft view printed no address in 30 s: $(cat "$TMP/view.out" "$TMP/view.err")"
+    PORT=${URL#http://127.0.0.1:}
+    PORT=${PORT%%/*}
+    echo "weft view: $URL"
+}
+start_view "${TRACES[@]}"
 
 # Listening on 127.0.0.1 only: every socket on the port is loopback's.
 ss -ltnH "sport = :$PORT" >"$TMP/ss.out" 2>&1 || fail "ss failed: $(cat "$TMP/ss.out")"
@@ -291,4 +301,37 @@ fi
 
 stop_view || fail "weft view exited with status $? on SIGTERM: $(cat "$TMP/view.err")"
 grep -v '^weft view: ' "$TMP/view.err" >&2 && fail "weft view said something unexpected"
+
+# Source locations: a program built with -finstrument-functions
+# (examples/fib), whose regions' definitions name their file and lines:
+# a visit's details (api/span) give them as otf2-print -G has them.
+WEFT_TRACE=fib WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" timeout 60 "$WEFT_BUILDDIR/examples/fib" \
+    >"$TMP/fib.out" 2>&1 || fail "examples/fib failed: $(cat "$TMP/fib.out")"
+wait_state fib complete 60
+F=$("$WEFT" --catalog "$SPOOL/catalog.db" path fib) || fail "weft path fib failed"
+otf2-print -G "$F" >"$TMP/fib.defs" || fail "otf2-print -G fib failed"
+start_view fib
+timeout 120 "$PY" - "$URL" "$TMP/fib.defs" <<'PY' || fail "weft view's source locations are not the archive's"
+import json, re, sys, urllib.request
+url, defs = sys.argv[1], open(sys.argv[2]).read()
+get = lambda q: json.loads(urllib.request.urlopen(url + q, timeout=30).read())
+want = {m.group(1): (m.group(2), int(m.group(3)), int(m.group(4))) for m in re.finditer(
+    r'^REGION .*Name: "([^"]*)".*File: "([^"]*)" <\d+>, Begin: (\d+), End: (\d+)', defs, re.M)}
+assert len(want) >= 4, defs
+t = get("api/traces")["traces"][0]
+names = {r["id"]: r["name"] for r in t["regions"]}
+seen = set()
+for l in t["locations"]:
+    w = get("api/window?trace=0&t0=0&t1=%d&px=16384&locs=%d" % (t["t1"], l["loc"]))
+    for s0, s1, reg, depth in w["rows"][0]["spans"]:
+        if names[reg] in seen:
+            continue
+        sp = get("api/span?trace=0&loc=%d&depth=%d&t=%d" % (l["loc"], depth, s0))
+        src = sp["source"]
+        assert (src["file"], src["begin"], src["end"]) == want[sp["name"]], (sp, want[sp["name"]])
+        seen.add(sp["name"])
+assert len(seen) >= 3, seen
+print("source locations: %s as otf2-print -G has them" % sorted(seen))
+PY
+stop_view || fail "weft view (fib) exited with status $? on SIGTERM: $(cat "$TMP/view.err")"
 echo "PASS"

@@ -235,6 +235,10 @@ static void test_span_details(void **state)
 
     (void)state;
     make_view(&v, 1, 3);
+    /* r2 is defined in a source file (lines 7 to 9), the others not */
+    v.regions[2].file = strdup("src/r2.c");
+    v.regions[2].begin = 7;
+    v.regions[2].end = 9;
     /* r0 [10, 100) holds r1 [20, 50) (which holds r2 [30, 35)) and
      * r2 [60, 70) */
     weft__view_enter(&v, 0, 0, 10, &depth);
@@ -251,6 +255,7 @@ static void test_span_details(void **state)
     assert_int_equal(json_integer_value(json_object_get(o, "duration")), 90);
     assert_int_equal(json_integer_value(json_object_get(o, "exclusive")),
                      90 - 30 - 10);
+    assert_true(json_is_null(json_object_get(o, "source")));
     json_decref(o);
 
     o = weft__view_span(&v, 0, 2, 32, &missing);
@@ -262,6 +267,15 @@ static void test_span_details(void **state)
     assert_string_equal(json_string_value(json_array_get(path, 0)), "r0");
     assert_string_equal(json_string_value(json_array_get(path, 1)), "r1");
     assert_string_equal(json_string_value(json_array_get(path, 2)), "r2");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(o, "source"), "file")),
+                        "src/r2.c");
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(o, "source"), "begin")),
+                     7);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(o, "source"), "end")),
+                     9);
     json_decref(o);
 
     /* the second r2 is r0's child: path r0, r2 */
