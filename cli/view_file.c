@@ -10,9 +10,9 @@
  * their times and their aggregates (view_summary.c) and its levels (the long
  * visits, the buckets, a vlevel record for each), written as soon as the
  * location is read (the building holds one location's visits at a
- * time); then the messages (weft__vmsg, by send time), the marks
- * (weft__vmark, view_marks.c) and their blocks' latest times, and the
- * call paths (weft__vpath); then the tables (per location: its first depth entry,
+ * time); then the messages (weft__vmsg, by send time) and the marks
+ * (weft__vmark, view_marks.c), each followed by their blocks' latest
+ * times, and the call paths (weft__vpath); then the tables (per location: its first depth entry,
  * its depths and its events' span; per depth entry: offsets and counts)
  * and a fixed tail that
  * says where all of it is and which archive it was made from (the
@@ -41,6 +41,7 @@ typedef struct vtail {
     uint64_t nlocs, nentries, nmsgs;
     uint64_t locs_off, entries_off, msgs_off;
     uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
+    uint64_t msg_hi_off;
     uint64_t marks_off, nmarks, mark_hi_off, unmatched_marks;
     uint64_t mark_kinds[WEFT__VMARK__KINDS];
     uint64_t paths_off, npaths, block;     /* last (test_view_index) */
@@ -192,6 +193,9 @@ int weft__vfile_end(weft__vfile *f, const weft__view *v,
     t.msgs_off = f->off;
     if (put(f, v->msgs, v->nmsgs * sizeof *v->msgs) < 0)
         return -1;
+    t.msg_hi_off = f->off;
+    if (put(f, v->msg_hi, v->nmsg_blk * sizeof *v->msg_hi) < 0)
+        return -1;
     t.marks_off = f->off;
     t.nmarks = v->nmarks;
     t.unmatched_marks = v->unmatched_marks;
@@ -277,11 +281,6 @@ static int blocks_ok(const void *map, const ventry *e, uint64_t bsize,
     return 1;
 }
 
-static uint64_t mark_blocks(uint64_t nmarks)
-{
-    return nmarks / WEFT__VIEW_MARK_BLOCK + (nmarks % WEFT__VIEW_MARK_BLOCK != 0);
-}
-
 /* 1 when the tail t of a file whose tables end at `end` is this
  * archive's (anchor), of v's locations, and names tables inside it. */
 static int tail_ok(const void *map, const vtail *t, const weft__view *v,
@@ -297,8 +296,10 @@ static int tail_ok(const void *map, const vtail *t, const weft__view *v,
            inside(t->entries_off, t->nentries, sizeof(ventry), end) &&
            inside(t->paths_off, t->npaths, sizeof(weft__vpath), end) &&
            inside(t->marks_off, t->nmarks, sizeof(weft__vmark), end) &&
-           inside(t->mark_hi_off, mark_blocks(t->nmarks), sizeof(uint64_t),
-                  end) &&
+           inside(t->mark_hi_off, weft__view_nblocks(t->nmarks),
+                  sizeof(uint64_t), end) &&
+           inside(t->msg_hi_off, weft__view_nblocks(t->nmsgs),
+                  sizeof(uint64_t), end) &&
            t->npaths <= WEFT__VIEW_NONE && t->block != 0 &&
            t->block <= UINT32_MAX && paths_ok(map, t);
 }
@@ -413,6 +414,7 @@ int weft__vfile_map(weft__view *v, const char *path,
     if (!v->map) {          /* the ones the building made */
         free(v->marks);
         free(v->mark_hi);
+        free(v->msg_hi);
     }
     v->map = map;
     v->maplen = (size_t)st.st_size;
@@ -420,7 +422,9 @@ int weft__vfile_map(weft__view *v, const char *path,
     v->nmarks = (size_t)t->nmarks;
     v->capmarks = 0;
     v->mark_hi = (uint64_t *)((char *)map + t->mark_hi_off);
-    v->nmark_blk = (size_t)mark_blocks(t->nmarks);
+    v->nmark_blk = weft__view_nblocks((size_t)t->nmarks);
+    v->msg_hi = (uint64_t *)((char *)map + t->msg_hi_off);
+    v->nmsg_blk = weft__view_nblocks((size_t)t->nmsgs);
     v->unmatched_marks = t->unmatched_marks;
     memcpy(v->mark_kinds, t->mark_kinds, sizeof v->mark_kinds);
     v->msgs = (weft__vmsg *)((char *)map + t->msgs_off);

@@ -376,6 +376,15 @@ static int end_order(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* A message's later end (a receive may be timed before its send when
+ * clocks disagree). */
+static uint64_t msg_hi(const void *p)
+{
+    const weft__vmsg *m = p;
+
+    return m->send_t > m->recv_t ? m->send_t : m->recv_t;
+}
+
 static int msg_order(const void *pa, const void *pb)
 {
     const weft__vmsg *a = pa, *b = pb;
@@ -426,6 +435,11 @@ int weft__view_match(weft__view *v)
     }
     if (v->nmsgs > 1)
         qsort(v->msgs, v->nmsgs, sizeof *v->msgs, msg_order);
+    free(v->msg_hi);
+    v->msg_hi = NULL;
+    if (weft__view_block_his(v->msgs, v->nmsgs, sizeof *v->msgs, msg_hi,
+                             &v->msg_hi, &v->nmsg_blk) < 0)
+        return -1;
     free(v->ends);
     v->ends = NULL;
     v->nends = v->capends = 0;
@@ -700,8 +714,12 @@ void weft__view_forget(weft__view *v)
 {
     for (size_t i = 0; i < v->nlocs; i++)
         weft__view_forget_location(v, i);
-    if (!v->map)
+    if (!v->map) {
         free(v->msgs);
+        free(v->msg_hi);
+    }
+    v->msg_hi = NULL;
+    v->nmsg_blk = 0;
     free(v->ends);
     if (v->cappaths)    /* else in the map */
         free(v->paths);

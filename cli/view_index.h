@@ -163,7 +163,8 @@ typedef struct weft__vmark {
     uint32_t ref, peer;
 } weft__vmark;
 
-/* Marks per block of the marks' index (their latest end per block). */
+/* Marks (and messages) per block of their index (the latest time of
+ * each block: a window skips the blocks that end before it). */
 #define WEFT__VIEW_MARK_BLOCK 256
 /* Marks a location may leave open at once per kind (I/O operations,
  * locks); more are counted as unmatched. */
@@ -196,6 +197,9 @@ typedef struct weft__view {
     char **comms;            /* by Comm id: its name */
     size_t ncomms;
     weft__vmsg *msgs;        /* by send time */
+    uint64_t *msg_hi;        /* [block]: the latest send or receive of
+                                messages block * WEFT__VIEW_MARK_BLOCK .. */
+    size_t nmsg_blk;
     size_t nmsgs;
     weft__vend *ends;        /* while loading */
     size_t nends, capends;
@@ -303,8 +307,8 @@ int weft__view_leave(weft__view *v, size_t i, uint64_t t, unsigned *depth);
 int weft__view_levels(weft__view *v, size_t i);
 
 /* Building by hand: a send (recv 0) or receive of channel k at location
- * index i, then, once all are in, the matching. Return 0, or -1 out of
- * memory. */
+ * index i, then, once all are in, the matching (and the messages'
+ * blocks, as the marks'). Return 0, or -1 out of memory. */
 int weft__view_msg_end(weft__view *v, const weft__xchan_key *k, int recv,
                        size_t i, uint64_t t, uint64_t bytes);
 int weft__view_match(weft__view *v);
@@ -326,6 +330,13 @@ int weft__view_thread_end(weft__view *v, uint32_t comm, uint64_t seq,
 /* Once every location is read: the arrows paired, the marks sorted and
  * their blocks made. Returns 0, or -1 out of memory. */
 int weft__view_marks_done(weft__view *v);
+/* The latest time per block of n things whose latest time `hi` gives
+ * (of thing k of base, each size bytes): *out (malloc'd), *nblk. 0, or
+ * -1 out of memory. */
+int weft__view_block_his(const void *base, size_t n, size_t size,
+                         uint64_t (*hi)(const void *), uint64_t **out,
+                         size_t *nblk);
+size_t weft__view_nblocks(size_t n);
 /* The marks part of a window (weft__view_window) into o: "marks", as
  * [kind, location id, t, end, other location id, op, ref, peer, bytes],
  * every mark overlapping [t0, t1) with an end at one of the locations:

@@ -495,6 +495,33 @@ static int pair_threads(weft__view *v)
     return 0;
 }
 
+size_t weft__view_nblocks(size_t n)
+{
+    return n / WEFT__VIEW_MARK_BLOCK + (n % WEFT__VIEW_MARK_BLOCK != 0);
+}
+
+int weft__view_block_his(const void *base, size_t n, size_t size,
+                         uint64_t (*hi)(const void *), uint64_t **out,
+                         size_t *nblk)
+{
+    *nblk = weft__view_nblocks(n);
+    *out = calloc(*nblk ? *nblk : 1, sizeof **out);
+    if (!*out)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t *h = &(*out)[k / WEFT__VIEW_MARK_BLOCK];
+        uint64_t t = hi((const char *)base + k * size);
+        if (t > *h)
+            *h = t;
+    }
+    return 0;
+}
+
+static uint64_t mark_hi(const void *m)
+{
+    return hi_of(m);
+}
+
 int weft__view_marks_done(weft__view *v)
 {
     if (pair_threads(v) < 0)
@@ -502,17 +529,9 @@ int weft__view_marks_done(weft__view *v)
     if (v->nmarks > 1)
         qsort(v->marks, v->nmarks, sizeof *v->marks, mark_order);
     free(v->mark_hi);
-    v->nmark_blk = (v->nmarks + WEFT__VIEW_MARK_BLOCK - 1) /
-                   WEFT__VIEW_MARK_BLOCK;
-    v->mark_hi = calloc(v->nmark_blk ? v->nmark_blk : 1, sizeof *v->mark_hi);
-    if (!v->mark_hi)
-        return -1;
-    for (size_t k = 0; k < v->nmarks; k++) {
-        uint64_t *h = &v->mark_hi[k / WEFT__VIEW_MARK_BLOCK];
-        if (hi_of(&v->marks[k]) > *h)
-            *h = hi_of(&v->marks[k]);
-    }
-    return 0;
+    v->mark_hi = NULL;
+    return weft__view_block_his(v->marks, v->nmarks, sizeof *v->marks,
+                                mark_hi, &v->mark_hi, &v->nmark_blk);
 }
 
 /* ---- the windows ---- */

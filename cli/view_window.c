@@ -160,11 +160,17 @@ static int window_messages(const weft__view *v, uint64_t t0, uint64_t t1,
 
     if (!msgs || json_object_set_new(o, "messages", msgs) < 0)
         return -1;
-    /* sent before t1: the ones below the first sent at t1 or later */
+    /* sent before t1: the ones below the first sent at t1 or later, in
+     * blocks; a block whose messages all ended before t0 is skipped */
     hi = weft__view_sent_from(v, t1);
     for (k = 0; k < hi; k++) {
         const weft__vmsg *m = &v->msgs[k];
         json_t *e;
+        if (k % WEFT__VIEW_MARK_BLOCK == 0 &&
+            v->msg_hi[k / WEFT__VIEW_MARK_BLOCK] < t0) {
+            k += WEFT__VIEW_MARK_BLOCK - 1;
+            continue;
+        }
         /* in flight during the window (a receive timed before its send,
          * clocks apart, still overlaps by its two ends) */
         if ((m->recv_t < t0 && m->send_t < t0) ||

@@ -304,7 +304,7 @@ EOF
     echo "ok $name: alice's trace exact, weftd peak RSS ${rss:-?} MB, ${fds:-?} fds"
 }
 
-# `make check` runs the cases as four tests, tests/e2e_hostile_N.sh
+# `make check` runs the cases as five tests, tests/e2e_hostile_N.sh
 # (HOSTILE_GROUP=N), so that the harness runs them beside each other and
 # beside the other tests instead of as one test of 15 minutes (under
 # AddressSanitizer) that ends the suite. The groups take about the same
@@ -314,10 +314,11 @@ EOF
 # the cases to run instead.
 HOSTILE_GROUPS=(
     [1]="goodbye-locations admin-reserve spool-fill"
-    [2]="big-ids convert-order preauth-stall baseline"
+    [2]="big-ids convert-order preauth-stall baseline idle-slots"
     [3]="unread-answers leaks fd-spin"
+    [4]="relay question-flood"
 )
-HOSTILE_LAST_GROUP=4
+HOSTILE_LAST_GROUP=5
 # hostile_group N: the case files of group N, one a line.
 hostile_group() {
     local f n listed

@@ -392,7 +392,8 @@ static void test_messages(void **state)
 static void test_messages_capped(void **state)
 {
     weft__view v;
-    weft__xchan_key a = { .kind = WEFT__XCHAN_MESSAGE, .to = 1 };
+    weft__xchan_key a = { .kind = WEFT__XCHAN_MESSAGE, .to = 1 },
+                    b = { .kind = WEFT__XCHAN_MESSAGE, .to = 1, .tag = 9 };
     json_t *o;
 
     (void)state;
@@ -401,12 +402,23 @@ static void test_messages_capped(void **state)
         assert_int_equal(weft__view_msg_end(&v, &a, 0, 0, 10 * k, 1), 0);
         assert_int_equal(weft__view_msg_end(&v, &a, 1, 1, 10 * k + 5, 1), 0);
     }
+    /* one more, sent first and received last: in flight throughout */
+    assert_int_equal(weft__view_msg_end(&v, &b, 0, 0, 1, 1), 0);
+    assert_int_equal(weft__view_msg_end(&v, &b, 1, 1, 10 * WEFT__VIEW_MSG_MAX + 90, 1), 0);
     assert_int_equal(weft__view_match(&v), 0);
     o = weft__view_window(&v, 0, UINT32_MAX, 100, NULL, 0);
     assert_int_equal(json_array_size(json_object_get(o, "messages")),
                      WEFT__VIEW_MSG_MAX);
     assert_int_equal(json_integer_value(json_object_get(o, "messages_more")),
-                     5);
+                     6);
+    json_decref(o);
+    /* near the end, past thousands of messages (their blocks skipped):
+     * the three in flight there (20000 .. 20002) and the long one */
+    o = weft__view_window(&v, 10 * 20000, 10 * 20003, 100, NULL, 0);
+    assert_int_equal(json_array_size(json_object_get(o, "messages")), 4);
+    assert_int_equal(json_integer_value(json_array_get(
+                         json_array_get(json_object_get(o, "messages"), 0), 1)),
+                     1);
     json_decref(o);
     weft__view_free(&v);
 }
