@@ -53,6 +53,7 @@ typedef struct cli {
     int copy;                /* weft import --copy */
     const char *port;        /* weft view --port N, or NULL */
     int open;                /* weft view --open */
+    const char *cache_max;   /* weft view --cache-max SIZE, or NULL */
 } cli;
 
 /* ---- the catalog (resolve.c) -------------------------------------------- */

@@ -46,6 +46,7 @@
 #include "out.h"
 #include "view_index.h"
 #include "view_page.h"
+#include "weftd_config.h"
 
 /* Locations one api/window request may name (locs=). */
 #define VIEW_LOCS_MAX 65536
@@ -422,60 +423,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 
 /* ---- the command ---------------------------------------------------------- */
 
-/* Makes directory path and its parents (mode 0700 for those made). */
-static int make_dirs(char *path)
-{
-    for (char *p = path + 1;; p++) {
-        if (*p && *p != '/')
-            continue;
-        char c = *p;
-        *p = 0;
-        if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-            *p = c;
-            return -1;
-        }
-        *p = c;
-        if (!c)
-            return 0;
-    }
-}
-
-/* The index file of the trace of key `key` in this user's cache
- * ($XDG_CACHE_HOME/weft/view, else ~/.cache/weft/view; made if
- * missing), malloc'd, or NULL (no home, or the directory cannot be
- * made: the index is kept in memory). The key's characters other than
- * letters, digits, '.', '-' and '_' become '_' (a file made from another
- * archive is never used: view_file.c checks). */
-static char *cache_file(const char *key)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char *dir = NULL, *file = NULL;
-
-    if (xdg && *xdg == '/') {
-        if (asprintf(&dir, "%s/weft/view", xdg) < 0)
-            return NULL;
-    } else if (home && *home == '/') {
-        if (asprintf(&dir, "%s/.cache/weft/view", home) < 0)
-            return NULL;
-    } else {
-        return NULL;
-    }
-    if (make_dirs(dir) == 0 && asprintf(&file, "%s/%s.idx", dir, key) >= 0) {
-        for (char *p = file + strlen(dir) + 1; *p && strcmp(p, ".idx"); p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' ||
-                  *p == '_'))
-                *p = '_';
-    } else {
-        file = NULL;
-    }
-    free(dir);
-    return file;
-}
-
-/* Reads trace `what` of the catalog into v. Returns EXIT_OK, or
- * EXIT_FAIL after saying why. */
-static int load(cli *c, const char *what, weft__view *v)
+/* Reads trace `what` of the catalog into v, its index kept in the cache
+ * directory cdir (NULL: in memory); *used: the index file it uses
+ * (malloc'd), or NULL. Returns EXIT_OK, or EXIT_FAIL after saying why. */
+static int load(cli *c, const char *what, weft__view *v, const char *cdir,
+                char **used)
 {
     weft_trace_row row;
     weft__arc a = { 0 };
@@ -503,20 +455,26 @@ static int load(cli *c, const char *what, weft__view *v)
         weft__cli_fail("view %s: %s: %m", name, anchor);
         goto out;
     }
-    cache = cache_file(row.key ? row.key : name);
+    cache = cdir ? weft__view_cache_file(cdir, row.key ? row.key : name)
+                 : NULL;
     if (weft__arc_open(&a, anchor, &err) < 0 ||
         weft__arc_open_events(&a, &err) < 0 ||
         weft__view_load(v, &a, &st, cache, &built, &cache_err, &err) < 0) {
         weft__cli_fail("view %s: %s", name, err ? err : "out of memory");
         goto out;
     }
-    if (cache_err)
+    if (cache_err) {
         fprintf(stderr, "weft view: %s: the index is kept in memory "
                 "(%s)\n", name, cache_err);
+    } else if (cache) {
+        weft__view_cache_used(cache);
+        *used = cache;
+        cache = NULL;
+    }
     else if (built)
         fprintf(stderr, "weft view: %s: %" PRIu64 " region visits and %zu "
                 "messages read once into %s\n", name, v->visits, v->nmsgs,
-                cache);
+                *used);
     if (v->too_deep || v->unmatched)
         fprintf(stderr, "weft view: %s: %" PRIu64 " visits nested deeper "
                 "than %d not shown, %" PRIu64 " Enter or Leave without its "
@@ -597,9 +555,40 @@ static int make_token(viewer *vw)
     return 0;
 }
 
+/* Parses --cache-max (default WEFT__VIEW_CACHE_MAX). Returns EXIT_OK or
+ * a usage error. */
+static int cache_max_of(const cli *c, uint64_t *max)
+{
+    *max = WEFT__VIEW_CACHE_MAX;
+    if (c->cache_max && weft_config_parse_size(c->cache_max, max) < 0)
+        return weft__cli_usage("view", "--cache-max: a size in bytes, or "
+                               "with K, M or G (e.g. 4G), not '%s'",
+                               c->cache_max);
+    return EXIT_OK;
+}
+
+/* Prunes the cache directory (view_cache.c), keeping the n index files
+ * used; says what went. */
+static void prune_cache(const char *cdir, uint64_t max, char *const *used,
+                        size_t n)
+{
+    weft__vcache_pruned p;
+
+    if (weft__view_cache_prune(cdir, max, used, n, &p) < 0)
+        fprintf(stderr, "weft view: cannot prune the cache %s: %m\n", cdir);
+    if (p.files)
+        fprintf(stderr, "weft view: removed %" PRIu64 " old index file%s "
+                "(%.1f MiB; unused for %d days, or the least recently used "
+                "beyond --cache-max) from %s; %.1f MiB kept\n", p.files,
+                p.files == 1 ? "" : "s", (double)p.bytes / 1048576.0,
+                WEFT__VIEW_CACHE_DAYS, cdir, (double)p.kept / 1048576.0);
+}
+
 int weft__cmd_view(cli *c)
 {
     viewer vw = { 0 };
+    char *cdir = NULL, **used = NULL;
+    uint64_t cache_max;
     struct MHD_Daemon *d = NULL;
     struct sockaddr_in sin = { .sin_family = AF_INET };
     const union MHD_DaemonInfo *info;
@@ -607,15 +596,23 @@ int weft__cmd_view(cli *c)
     uint16_t port;
     int status, sig;
 
-    if ((status = port_of(c, &port)) != EXIT_OK)
+    if ((status = port_of(c, &port)) != EXIT_OK ||
+        (status = cache_max_of(c, &cache_max)) != EXIT_OK)
         return status;
-    if (!(vw.views = calloc((size_t)c->nargs, sizeof *vw.views)))
+    if (!(vw.views = calloc((size_t)c->nargs, sizeof *vw.views)) ||
+        !(used = calloc((size_t)c->nargs, sizeof *used))) {
+        free(vw.views);
         return weft__cli_fail("out of memory");
+    }
+    cdir = weft__view_cache_dir();
     for (int i = 0; i < c->nargs; i++) {
-        if ((status = load(c, c->args[i], &vw.views[i])) != EXIT_OK)
+        if ((status = load(c, c->args[i], &vw.views[i], cdir, &used[i])) !=
+            EXIT_OK)
             goto out;
         vw.nviews++;
     }
+    if (cdir)
+        prune_cache(cdir, cache_max, used, (size_t)c->nargs);
     status = EXIT_FAIL;
     if (make_token(&vw) < 0) {
         weft__cli_fail("view: no random numbers for the token: %m");
@@ -658,8 +655,12 @@ int weft__cmd_view(cli *c)
 out:
     if (d)
         MHD_stop_daemon(d);
-    for (size_t i = 0; i < (size_t)c->nargs && vw.views; i++)
+    for (size_t i = 0; i < (size_t)c->nargs && vw.views; i++) {
         weft__view_free(&vw.views[i]);
+        free(used[i]);
+    }
     free(vw.views);
+    free(used);
+    free(cdir);
     return status;
 }

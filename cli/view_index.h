@@ -383,6 +383,39 @@ size_t weft__view_sent_from(const weft__view *v, uint64_t t);
 size_t weft__view_ending_after(const weft__vdepth *d, size_t from,
                                uint64_t t);
 
+/* ---- the index files in the user's cache (view_cache.c) ---- */
+
+/* Index files unused this long are removed; so are temporary ones this
+ * old (a build that never ended). */
+#define WEFT__VIEW_CACHE_DAYS 30
+#define WEFT__VIEW_CACHE_TMP_S 86400
+/* --cache-max's default. */
+#define WEFT__VIEW_CACHE_MAX (4ull << 30)
+
+typedef struct weft__vcache_pruned {
+    uint64_t files, bytes;   /* removed */
+    uint64_t kept;           /* the index files' bytes left */
+} weft__vcache_pruned;
+
+/* The user's cache directory of index files ($XDG_CACHE_HOME/weft/view,
+ * else ~/.cache/weft/view; made if missing), malloc'd; NULL without a
+ * home or when it cannot be made (the index is then kept in memory). */
+char *weft__view_cache_dir(void);
+/* The index file of the trace of key `key` in dir, malloc'd (NULL out of
+ * memory). The key's characters other than letters, digits, '.', '-'
+ * and '_' become '_' (a file made from another archive is never used:
+ * view_file.c checks). */
+char *weft__view_cache_file(const char *dir, const char *key);
+/* Notes that the index file was used now (its modification time). */
+void weft__view_cache_used(const char *file);
+/* Prunes dir (view_cache.c's DESIGN): the index files keep[] (paths)
+ * stay, the others go when unused for WEFT__VIEW_CACHE_DAYS or, least
+ * recently used first, while they add up to more than max bytes. *out
+ * says what went. 0, or -1 when dir cannot be read (or out of
+ * memory). */
+int weft__view_cache_prune(const char *dir, uint64_t max, char *const *keep,
+                           size_t nkeep, weft__vcache_pruned *out);
+
 /* ---- summaries (view_summary.c) ---- */
 
 /* Visits per block of v. */

@@ -20,7 +20,7 @@
  *                              [--regions GLOB] [--min-duration S]
  *                                           (export.c, export_*.c)
  *   weft [--catalog FILE] report TRACE [-o FILE]   (report.c, report_page.html)
- *   weft [--catalog FILE] view TRACE... [--port N] [--open]
+ *   weft [--catalog FILE] view TRACE... [--port N] [--open] [--cache-max SIZE]
  *                              (view.c, view_index.c, view_page.html)
  *   weft [--catalog FILE] [--spool DIR] rm TRACE... [--force]   (rm.c)
  *   weft [--catalog FILE] sql [--table|--csv|--json] QUERY   (sql.c)
@@ -386,7 +386,7 @@ static const command commands[] = {
       "  -o, --output FILE     where to write it (default report.html;\n"
       "                        '-' is standard output)\n" },
     { "view", weft__cmd_view, OPT_VIEW, 1, 16, 1,
-      "TRACE... [--port N] [--open]",
+      "TRACE... [--port N] [--open] [--cache-max SIZE]",
       "look at a trace's events in a browser",
       "Serve an interactive viewer of the traces (up to 16, one under\n"
       "another, e.g. runs to compare) to a browser on this machine: one\n"
@@ -395,8 +395,11 @@ static const command commands[] = {
       "user) with the time outside any region shown as such; zoom\n"
       "(wheel, drag a range, + and -) and pan (shift-drag, arrow keys)\n"
       "down to single events; click a region for its times (inclusive,\n"
-      "exclusive), paradigm and call path. weft view reads the archives'\n"
-      "region visits once at its start, prints the viewer's address\n"
+      "exclusive), paradigm and call path. weft view reads each archive's\n"
+      "events once into an index file in your cache\n"
+      "(~/.cache/weft/view; files unused for 30 days, and beyond\n"
+      "--cache-max the least recently used, are removed as a view\n"
+      "starts), prints the viewer's address\n"
       "(http://127.0.0.1:PORT/TOKEN/) and serves until interrupted\n"
       "(Ctrl-C). It listens on 127.0.0.1 only, and only that address,\n"
       "with its random token, gets an answer: another user of the\n"
@@ -404,7 +407,10 @@ static const command commands[] = {
       "fetched from the network.\n"
       "\n"
       "      --port N   listen on port N (default 0: any free port)\n"
-      "      --open     start the browser on it ($BROWSER, else xdg-open)\n" },
+      "      --open     start the browser on it ($BROWSER, else xdg-open)\n"
+      "      --cache-max SIZE  the index files kept in the cache at most\n"
+      "                 (bytes, or with K, M, G; default 4G); the ones\n"
+      "                 this view uses are kept whatever their size\n" },
     { "rm", weft__cmd_rm, OPT_FORCE, 1, INT_MAX, 2,
       "TRACE... [--force] [--spool DIR]",
       "remove traces: archive and catalog rows",
@@ -680,7 +686,7 @@ static int cmd_help(cli *c)
 enum {
     O_SPOOL = 256, O_TABLE, O_CSV, O_FORMAT, O_SINCE, O_UNTIL, O_HOST,
     O_SORT, O_BY_LOCATION, O_BY_PROGRAM, O_TOP, O_DIR, O_TIMEOUT, O_FROM, O_TO, O_RANKS,
-    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS, O_PORT, O_OPEN,
+    O_REGIONS, O_MIN_DURATION, O_COPY, O_RUNS, O_PORT, O_OPEN, O_CACHE_MAX,
 };
 
 /* Every option after the command. cmds: the OPT_* of the commands that
@@ -732,6 +738,7 @@ static const struct cli_option {
       "SECONDS" },
     { { "port", required_argument, NULL, O_PORT }, OPT_VIEW, "N" },
     { { "open", no_argument, NULL, O_OPEN }, OPT_VIEW, NULL },
+    { { "cache-max", required_argument, NULL, O_CACHE_MAX }, OPT_VIEW, "SIZE" },
 };
 #define NOPTIONS (sizeof cli_options / sizeof cli_options[0])
 
@@ -848,6 +855,7 @@ static int set_option(const char *cmd, cli *c, int ch, const char *v,
     case O_COPY: c->copy = 1; break;
     case O_PORT: c->port = v; break;
     case O_OPEN: c->open = 1; break;
+    case O_CACHE_MAX: c->cache_max = v; break;
     }
     return EXIT_OK;
 }

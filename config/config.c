@@ -331,6 +331,13 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Parses "123", "64k", "4M", "1G" (powers of 1024). */
+static int parse_size(const char *s, int allow_suffix, uint64_t *out);
+
+int weft_config_parse_size(const char *s, uint64_t *out)
+{
+    return parse_size(s, 1, out);
+}
+
 static int parse_size(const char *s, int allow_suffix, uint64_t *out)
 {
     char *end;

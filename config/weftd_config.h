@@ -155,5 +155,8 @@ int weft_config_finish(weft_config *c, char *err, size_t errlen);
 /* Writes the effective configuration in the file's format. */
 void weft_config_print(const weft_config *c, FILE *out);
 void weft_config_free(weft_config *c);
+/* A size as the configuration writes one: "123", "64k", "4M", "1G",
+ * "2GiB" (powers of 1024). 0, or -1 when s is not one. */
+int weft_config_parse_size(const char *s, uint64_t *out);
 
 #endif

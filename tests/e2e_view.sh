@@ -334,4 +334,40 @@ assert len(seen) >= 3, seen
 print("source locations: %s as otf2-print -G has them" % sorted(seen))
 PY
 stop_view || fail "weft view (fib) exited with status $? on SIGTERM: $(cat "$TMP/view.err")"
+# The cache: as this view starts, the index files unused for 30 days go
+# (old.idx), and temporary ones a day old (x.tmp, not y.tmp); beyond
+# --cache-max the least recently used (filler1.idx, not filler2.idx nor
+# the ones used minutes ago), never the one the view uses.
+C="$XDG_CACHE_HOME/weft/view"
+for v in x 12x 4T -1 1.5G; do
+    expect 2 "weft view: --cache-max: a size in bytes, or with K, M or G (e.g. 4G), not '$v'" \
+        "$WEFT" --catalog "$SPOOL/catalog.db" view fib --cache-max "$v"
+done
+head -c 1048576 /dev/zero >"$C/filler1.idx"
+head -c 1048576 /dev/zero >"$C/filler2.idx"
+echo old >"$C/old.idx"
+echo x >"$C/x.tmp"
+echo y >"$C/y.tmp"
+touch -d '3 days ago' "$C/filler1.idx"
+touch -d '1 day ago' "$C/filler2.idx"
+touch -d '40 days ago' "$C/old.idx"
+touch -d '2 days ago' "$C/x.tmp"
+before=$(cd "$C" && ls *.idx | grep -v '^filler\|^old' | sort)
+# (the index files used minutes ago, fib's too, and 1.5 MiB more)
+limit=$(( $(cd "$C" && cat $before | wc -c) + 1536 * 1024 ))
+start_view fib --cache-max "$limit"
+grep -q "^weft view: removed 3 old index files (1.0 MiB; unused for 30 days, or the least recently used beyond --cache-max) from $C; " "$TMP/view.err" ||
+    fail "weft view did not prune its cache as expected: $(cat "$TMP/view.err")"
+[ ! -e "$C/filler1.idx" ] && [ ! -e "$C/old.idx" ] && [ ! -e "$C/x.tmp" ] &&
+    [ -e "$C/filler2.idx" ] && [ -e "$C/y.tmp" ] ||
+    fail "the cache after pruning: $(ls -l "$C")"
+for f in $before; do
+    [ -e "$C/$f" ] || fail "weft view removed $f, used minutes ago"
+done
+stop_view || fail "weft view (fib, --cache-max) exited with status $?"
+# a limit below what the view uses: everything else goes, its own stays
+start_view fib --cache-max 1
+stop_view || fail "weft view (fib, --cache-max 1) exited with status $?"
+[ "$(cd "$C" && ls *.idx)" = "$(cd "$C" && ls fib-*.idx)" ] ||
+    fail "--cache-max 1 left $(ls "$C")"
 echo "PASS"

@@ -469,8 +469,11 @@ def check_marks(page, ti, anchor):
         tip = page.js("window.weftView.tip()")
         title = h["details"][0]
         # (another mark through the very same point may be named instead)
-        if not tip.startswith(title + ";") and any(
-                tuple(o["m"]) != m and o["x0"] - 2 <= x <= o["x1"] + 2 for o in hits):
+        own = tip.startswith(title + ";") and "(%d ticks)" % m[2] in tip
+        if not own and any(tuple(o["m"]) != m and (
+                seg_dist(o, x, y) < 4 if o["arrow"] else
+                o["x0"] - 2 <= x <= o["x1"] + 2 and o["y0"] - 2 <= y <= o["y1"] + 2)
+                for o in hits):
             continue
         assert tip.startswith(title + ";") and "(%d ticks)" % m[2] in tip, \
             "hover on mark %s: the tip %r, not %r" % (m, tip, title)
