@@ -330,21 +330,30 @@ static enum MHD_Result api_summary(const viewer *vw,
 }
 
 /* api/find: the count of a text's regions' visits in a window, or with
- * after= or before= the next or previous one (view_index.h). */
+ * after= or before= the next or previous one (view_index.h), from the
+ * visit at loc= and depth= starting then when they are given (the one a
+ * step found: one of another place starting at the same tick is next). */
 static enum MHD_Result api_find(const viewer *vw, struct MHD_Connection *conn)
 {
     enum MHD_Result sent;
     const weft__view *v = arg_trace(vw, conn, &sent);
     const char *q = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
                                                 "q");
-    uint64_t t0, t1, t;
-    size_t *locs = NULL, n;
+    uint64_t t0, t1, t, loc, depth = 0;
+    size_t *locs = NULL, n, ci = SIZE_MAX;
     const char *bad = NULL;
-    int after, before;
+    int after, before, has_loc;
     json_t *o;
 
     if (!v)
         return sent;
+    has_loc = arg_u64(conn, "loc", UINT64_MAX, &loc);
+    if (has_loc < 0 || (has_loc && arg_u64(conn, "depth",
+                                           WEFT__VIEW_DEPTH_MAX, &depth) <= 0))
+        return fail(conn, MHD_HTTP_BAD_REQUEST,
+                    "loc and depth: a location id and a depth, together");
+    if (has_loc && (ci = loc_index(v, loc)) == SIZE_MAX)
+        return fail(conn, MHD_HTTP_NOT_FOUND, "no location %" PRIu64, loc);
     after = arg_u64(conn, "after", INT64_MAX, &t);
     before = after ? 0 : arg_u64(conn, "before", INT64_MAX, &t);
     if (after < 0 || before < 0)
@@ -357,7 +366,8 @@ static enum MHD_Result api_find(const viewer *vw, struct MHD_Connection *conn)
         (bad = arg_locs(conn, v, &locs, &n)))
         return fail(conn, MHD_HTTP_BAD_REQUEST, "%s", bad);
     if (after || before)
-        o = weft__view_find_next(v, q, t, after ? 1 : -1, locs, n, &bad);
+        o = weft__view_find_next(v, q, t, ci, (unsigned)depth, after ? 1 : -1,
+                                 locs, n, &bad);
     else
         o = weft__view_find(v, q, t0, t1, locs, n, &bad);
     free(locs);

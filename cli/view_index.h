@@ -445,13 +445,14 @@ json_t *weft__view_summary(const weft__view *v, uint64_t t0, uint64_t t1,
 json_t *weft__view_find(const weft__view *v, const char *q, uint64_t t0,
                         uint64_t t1, const size_t *locs, size_t n,
                         const char **bad);
-/* api/find's next (dir 1: the visit of such a region starting first
- * after t, ties to the lowest location index, then depth) or previous
- * (dir -1: the one starting last before t) at the locations, anywhere
- * in the trace: {"q", "hit": {loc, depth, start, end, region} or null}.
- * NULL as weft__view_find. */
+/* api/find's next (dir 1) or previous (dir -1) visit of such a region
+ * at the locations, anywhere in the trace, in the order of start time,
+ * then location index, then depth: the first after the cursor (t, ci,
+ * cd), or the last before it; ci SIZE_MAX: the cursor is t itself (the
+ * first starting after t, the last starting before t). {"q", "hit":
+ * {loc, depth, start, end, region} or null}. NULL as weft__view_find. */
 json_t *weft__view_find_next(const weft__view *v, const char *q, uint64_t t,
-                             int dir, const size_t *locs, size_t n,
-                             const char **bad);
+                             size_t ci, unsigned cd, int dir,
+                             const size_t *locs, size_t n, const char **bad);
 
 #endif

@@ -741,17 +741,23 @@ static int visit_matches(const weft__view *v, const weft__vdepth *dv,
 }
 
 /* The first visit of dv starting after t (dir 1), or the last starting
- * before t (dir -1), of a matching path: its index, or SIZE_MAX. Whole
- * blocks without one are skipped (DESIGN). */
+ * before t (dir -1), or at t too with incl, of a matching path: its
+ * index, or SIZE_MAX. Whole blocks without one are skipped (DESIGN). */
 static size_t next_in_depth(const weft__view *v, const weft__vdepth *dv,
-                            const uint8_t *match, uint64_t t, int dir)
+                            const uint8_t *match, uint64_t t, int dir,
+                            int incl)
 {
     size_t bsize = weft__view_block(v), k, c;
 
-    if (dir > 0 && t == UINT64_MAX)
-        return SIZE_MAX;
-    if (dir > 0)
-        t++;                 /* from the first visit starting at t on */
+    if (incl && dir < 0) {   /* starting at t or before: before t + 1 */
+        if (t == UINT64_MAX)
+            return SIZE_MAX;
+        t++;
+    } else if (!incl && dir > 0) {  /* after t: from t + 1 on */
+        if (t == UINT64_MAX)
+            return SIZE_MAX;
+        t++;
+    }
     /* the block where that is (after the blocks before, which start
      * before t): searched only when it has a matching visit */
     if (!has_blocks(dv, (unsigned)bsize)) {
@@ -794,9 +800,16 @@ static size_t next_in_depth(const weft__view *v, const weft__vdepth *dv,
     return SIZE_MAX;
 }
 
+/* Is (i, d) after (ci, cd) in the order of location index, then depth?
+ * (ci SIZE_MAX: nothing is after it; a cursor of no place.) */
+static int place_after(size_t i, unsigned d, size_t ci, unsigned cd)
+{
+    return ci != SIZE_MAX && (i > ci || (i == ci && d > cd));
+}
+
 json_t *weft__view_find_next(const weft__view *v, const char *q, uint64_t t,
-                             int dir, const size_t *locs, size_t n,
-                             const char **bad)
+                             size_t ci, unsigned cd, int dir,
+                             const size_t *locs, size_t n, const char **bad)
 {
     json_t *regions, *hit = NULL, *o;
     uint8_t *match = matching(v, q, &regions, bad);
@@ -813,15 +826,22 @@ json_t *weft__view_find_next(const weft__view *v, const char *q, uint64_t t,
         size_t i = locs ? locs[r] : r;
         const weft__vloc *l = &v->locs[i];
         for (unsigned d = 0; d < l->ndepth; d++) {
-            size_t k = next_in_depth(v, &l->depth[d], match, t, dir);
+            /* a visit starting at t itself comes after the cursor (next)
+             * or before it (previous) by its place */
+            int same = dir > 0 ? place_after(i, d, ci, cd)
+                               : ci != SIZE_MAX && !place_after(i, d, ci, cd) &&
+                                     (i != ci || d != cd);
+            size_t k = next_in_depth(v, &l->depth[d], match, t, dir, same);
             const weft__vspan *s = k == SIZE_MAX ? NULL : &l->depth[d].v[k];
-            /* better: sooner (next) or later (previous), then the lower
-             * location index, then the lower depth */
+            /* better: sooner (next) or later (previous), then, at the same
+             * time, the first place after the cursor (next) or the last
+             * before it (previous) */
             if (s && (!best ||
                       (dir > 0 ? s->start < best->start
                                : s->start > best->start) ||
                       (s->start == best->start &&
-                       (i < bloc || (i == bloc && d < bdepth))))) {
+                       (dir > 0 ? !place_after(i, d, bloc, bdepth)
+                                : place_after(i, d, bloc, bdepth))))) {
                 best = s;
                 bloc = i;
                 bdepth = d;

@@ -147,6 +147,8 @@ ANCHORS+=("$P")
 # start_view TRACE...: weft view of the traces, which prints one line
 # with the address on stdout, then serves: VIEW_PID, URL and PORT.
 start_view() {
+    # (gone first: the job's redirection truncates them only as it starts)
+    rm -f "$TMP/view.out" "$TMP/view.err"
     timeout 300 "$WEFT" --catalog "$SPOOL/catalog.db" view "$@" --port 0 \
         >"$TMP/view.out" 2>"$TMP/view.err" &
     VIEW_PID=$!
@@ -274,7 +276,15 @@ error("/%s/api/span?trace=%d&loc=%d&depth=0&t=10" % (token, len(tr) + 5, loc), (
 for q in ["trace=0&loc=%d&depth=0" % loc, "trace=0&loc=%d&depth=x&t=1" % loc,
           "trace=0&loc=-1&depth=0&t=1", "trace=0&depth=0&t=1"]:
     error("/%s/api/span?%s" % (token, q), 400)
-print("http: token, page, api/traces, window and span answers as expected")
+# api/find's cursor: loc= and depth= together, a location of the trace
+if get(url + "api/find?trace=0&q=x")[0] != 404:
+    error("/%s/api/find?trace=0&q=main&after=5&loc=%d" % (token, loc), 400, says="together")
+    error("/%s/api/find?trace=0&q=main&after=5&loc=x&depth=0" % token, 400)
+    error("/%s/api/find?trace=0&q=main&after=5&loc=77777&depth=0" % token, 404)
+    st, _, body = get(url + "api/find?trace=0&q=main&before=%d&loc=%d&depth=0" % (d0[0][0], loc))
+    assert st == 200 and json.loads(body)["hit"] is None or \
+        json.loads(body)["hit"]["start"] <= d0[0][0], (st, body[:200])
+print("http: token, page, api/traces, window, span and find answers as expected")
 PY
 
 # The marks (collectives, thread arrows, locks held, I/O) of the traces

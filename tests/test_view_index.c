@@ -865,6 +865,77 @@ static int name_holds(const weft__view *v, uint32_t r, const char *q)
     return r < v->nregions && strcasestr(v->regions[r].name, q);
 }
 
+/* (t, i, d) against (u, j, e) in the order of start, location index,
+ * depth: -1, 0 or 1. */
+static int cmp_place(uint64_t t, size_t i, unsigned d, uint64_t u, size_t j,
+                     unsigned e)
+{
+    if (t != u)
+        return t < u ? -1 : 1;
+    if (i != j)
+        return i < j ? -1 : 1;
+    return d < e ? -1 : d > e;
+}
+
+/* Checks weft__view_find_next from the cursor (t, ci, cd) in direction
+ * dir against every visit: the first after it (dir 1) or the last before
+ * it (-1) in that order; ci SIZE_MAX: the first starting after t, the
+ * last starting before it. Returns the hit's start (UINT64_MAX: none),
+ * its place in *hi, *hd. */
+static uint64_t check_next(const weft__view *v, const char *q, uint64_t t,
+                           size_t ci, unsigned cd, int dir,
+                           const size_t *locs, size_t n, size_t *hi,
+                           unsigned *hd)
+{
+    const weft__vspan *best = NULL;
+    size_t bi = 0, nl = locs ? n : v->nlocs;
+    unsigned bd = 0;
+    const char *bad = "x";
+    json_t *o, *hit;
+    uint64_t start = UINT64_MAX;
+
+    for (size_t r = 0; r < nl; r++) {
+        size_t i = locs ? locs[r] : r;
+        const weft__vloc *l = &v->locs[i];
+        for (unsigned d = 0; d < l->ndepth; d++)
+            for (size_t j = 0; j < l->depth[d].n; j++) {
+                const weft__vspan *s = &l->depth[d].v[j];
+                int c = ci == SIZE_MAX
+                            ? (s->start > t) - (s->start < t)
+                            : cmp_place(s->start, i, d, t, ci, cd);
+                if (!name_holds(v, s->region, q) || c != dir)
+                    continue;
+                if (!best ||
+                    cmp_place(s->start, i, d, best->start, bi, bd) == -dir) {
+                    best = s;
+                    bi = i;
+                    bd = d;
+                }
+            }
+    }
+    o = weft__view_find_next(v, q, t, ci, cd, dir, locs, n, &bad);
+    assert_non_null(o);
+    hit = json_object_get(o, "hit");
+    if (!best) {
+        assert_true(json_is_null(hit));
+    } else {
+        assert_int_equal(json_integer_value(json_object_get(hit, "loc")),
+                         v->locs[bi].loc);
+        assert_int_equal(json_integer_value(json_object_get(hit, "depth")), bd);
+        assert_int_equal(json_integer_value(json_object_get(hit, "start")),
+                         best->start);
+        assert_int_equal(json_integer_value(json_object_get(hit, "end")),
+                         best->end);
+        assert_int_equal(json_integer_value(json_object_get(hit, "region")),
+                         best->region);
+        start = best->start;
+        if (hi)
+            *hi = bi, *hd = bd;
+    }
+    json_decref(o);
+    return start;
+}
+
 /* Checks weft__view_find and weft__view_find_next against every visit. */
 static void check_find(const weft__view *v, const char *q, uint64_t t0,
                        uint64_t t1, const size_t *locs, size_t n)
@@ -903,50 +974,8 @@ static void check_find(const weft__view *v, const char *q, uint64_t t0,
     json_decref(o);
 
     /* the next after t and the previous before it */
-    for (int dir = -1; dir <= 1; dir += 2) {
-        const weft__vspan *best = NULL;
-        size_t bi = 0;
-        unsigned bd = 0;
-        json_t *hit;
-        for (size_t r = 0; r < nl; r++) {
-            size_t i = locs ? locs[r] : r;
-            const weft__vloc *l = &v->locs[i];
-            for (unsigned d = 0; d < l->ndepth; d++)
-                for (size_t j = 0; j < l->depth[d].n; j++) {
-                    const weft__vspan *s = &l->depth[d].v[j];
-                    if (!name_holds(v, s->region, q) ||
-                        (dir > 0 ? s->start <= t : s->start >= t))
-                        continue;
-                    if (!best || (dir > 0 ? s->start < best->start
-                                          : s->start > best->start) ||
-                        (s->start == best->start &&
-                         (i < bi || (i == bi && d < bd)))) {
-                        best = s;
-                        bi = i;
-                        bd = d;
-                    }
-                }
-        }
-        o = weft__view_find_next(v, q, t, dir, locs, n, &bad);
-        assert_non_null(o);
-        hit = json_object_get(o, "hit");
-        if (!best) {
-            assert_true(json_is_null(hit));
-        } else {
-            assert_int_equal(json_integer_value(json_object_get(hit, "loc")),
-                             v->locs[bi].loc);
-            assert_int_equal(json_integer_value(json_object_get(hit, "depth")),
-                             bd);
-            assert_int_equal(json_integer_value(json_object_get(hit, "start")),
-                             best->start);
-            assert_int_equal(json_integer_value(json_object_get(hit, "end")),
-                             best->end);
-            assert_int_equal(
-                json_integer_value(json_object_get(hit, "region")),
-                best->region);
-        }
-        json_decref(o);
-    }
+    for (int dir = -1; dir <= 1; dir += 2)
+        check_next(v, q, t, SIZE_MAX, 0, dir, locs, n, NULL, NULL);
 }
 
 /* A view of 3 locations (the middle one with few visits), regions of
@@ -1165,7 +1194,7 @@ static void test_summary_file(void **state)
     before = json_pack("[oooo]", weft__view_summary(&v, 0, end + 1, NULL, 0),
                        weft__view_summary(&v, end / 3, end / 2, NULL, 0),
                        weft__view_find(&v, "r1", 0, end, NULL, 0, &bad),
-                       weft__view_find_next(&v, "r", end / 2, -1, NULL, 0,
+                       weft__view_find_next(&v, "r", end / 2, SIZE_MAX, 0, -1, NULL, 0,
                                             &bad));
     assert_non_null(before);
     assert_int_equal(weft__vfile_begin(&f, path), 0);
@@ -1188,7 +1217,7 @@ static void test_summary_file(void **state)
     after = json_pack("[oooo]", weft__view_summary(&w, 0, end + 1, NULL, 0),
                       weft__view_summary(&w, end / 3, end / 2, NULL, 0),
                       weft__view_find(&w, "r1", 0, end, NULL, 0, &bad),
-                      weft__view_find_next(&w, "r", end / 2, -1, NULL, 0,
+                      weft__view_find_next(&w, "r", end / 2, SIZE_MAX, 0, -1, NULL, 0,
                                            &bad));
     assert_true(json_equal(before, after));
     check_windows(&w, end, 9);
@@ -1274,11 +1303,11 @@ static void test_find_limits(void **state)
     q[sizeof q - 1] = 0;         /* one byte too long */
     assert_null(weft__view_find(&v, q, 0, 10, NULL, 0, &bad));
     assert_non_null(bad);
-    assert_null(weft__view_find_next(&v, q, 0, 1, NULL, 0, &bad));
+    assert_null(weft__view_find_next(&v, q, 0, SIZE_MAX, 0, 1, NULL, 0, &bad));
     assert_non_null(bad);
     assert_null(weft__view_find(&v, "", 0, 10, NULL, 0, &bad));
     assert_non_null(bad);
-    assert_null(weft__view_find_next(&v, NULL, 0, -1, NULL, 0, &bad));
+    assert_null(weft__view_find_next(&v, NULL, 0, SIZE_MAX, 0, -1, NULL, 0, &bad));
     assert_non_null(bad);
     assert_null(weft__view_find(&v, "r\xff", 0, 10, NULL, 0, &bad));
     assert_string_equal(bad, "q: not UTF-8");
@@ -1289,12 +1318,64 @@ static void test_find_limits(void **state)
     assert_int_equal(json_integer_value(json_object_get(o, "count")), 0);
     json_decref(o);
     /* nothing before the first visit, nothing after the last */
-    o = weft__view_find_next(&v, "r", 0, -1, NULL, 0, &bad);
+    o = weft__view_find_next(&v, "r", 0, SIZE_MAX, 0, -1, NULL, 0, &bad);
     assert_true(json_is_null(json_object_get(o, "hit")));
     json_decref(o);
-    o = weft__view_find_next(&v, "r", UINT64_MAX, 1, NULL, 0, &bad);
+    o = weft__view_find_next(&v, "r", UINT64_MAX, SIZE_MAX, 0, 1, NULL, 0, &bad);
     assert_true(json_is_null(json_object_get(o, "hit")));
     json_decref(o);
+    weft__view_free(&v);
+}
+
+/* Stepping through a search's visits with next and previous from the
+ * visit found: visits starting at the same tick (at several locations,
+ * and nested at one) are each met once, in the order of location and
+ * depth, forward and back. */
+static void test_find_same_tick(void **state)
+{
+    static const uint64_t want[][3] = {   /* start, location, depth */
+        { 10, 0, 0 }, { 10, 0, 1 }, { 10, 1, 0 }, { 10, 1, 1 },
+        { 10, 2, 0 }, { 10, 2, 1 }, { 50, 0, 0 }, { 50, 2, 0 },
+    };
+    const size_t nwant = sizeof want / sizeof *want;
+    weft__view v;
+    unsigned depth = 0;
+    uint64_t t = 0;
+    size_t ci = SIZE_MAX, k;
+    unsigned cd = 0;
+
+    (void)state;
+    make_view(&v, 3, 2);
+    for (size_t i = 0; i < 3; i++) {
+        weft__view_enter(&v, i, 0, 10, &depth);
+        weft__view_enter(&v, i, 1, 10, &depth);
+        weft__view_leave(&v, i, 20, &depth);
+        weft__view_leave(&v, i, 30, &depth);
+        if (i != 1) {
+            weft__view_enter(&v, i, 0, 50, &depth);
+            weft__view_leave(&v, i, 60, &depth);
+        }
+        assert_int_equal(weft__view_levels(&v, i), 0);
+    }
+    for (k = 0; (t = check_next(&v, "r", t, ci, cd, 1, NULL, 0, &ci, &cd)) !=
+                UINT64_MAX; k++) {
+        assert_true(k < nwant);
+        assert_int_equal(t, want[k][0]);
+        assert_int_equal(ci, want[k][1]);
+        assert_int_equal(cd, want[k][2]);
+    }
+    assert_int_equal(k, nwant);
+    /* and back from the last */
+    t = want[nwant - 1][0], ci = want[nwant - 1][1], cd = (unsigned)want[nwant - 1][2];
+    for (k = nwant - 1; (t = check_next(&v, "r", t, ci, cd, -1, NULL, 0, &ci,
+                                         &cd)) != UINT64_MAX;) {
+        assert_true(k > 0);
+        k--;
+        assert_int_equal(t, want[k][0]);
+        assert_int_equal(ci, want[k][1]);
+        assert_int_equal(cd, want[k][2]);
+    }
+    assert_int_equal(k, 0);
     weft__view_free(&v);
 }
 
@@ -1316,6 +1397,7 @@ int main(void)
         cmocka_unit_test(test_summary_file),
         cmocka_unit_test(test_summary_capped),
         cmocka_unit_test(test_find_limits),
+        cmocka_unit_test(test_find_same_tick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -479,7 +479,13 @@ def check_marks(page, ti, anchor):
             "hover on mark %s: the tip %r, not %r" % (m, tip, title)
         mouse(page, "mousePressed", x, y)
         mouse(page, "mouseReleased", x, y)
-        text = page.js("window.weftView.details()")
+        # (the renderer may handle the release after the call returns)
+        try:
+            text = wait_js(page, "(t => t.includes(%s) && t.includes('%d ticks') && t)"
+                           "(window.weftView.details())" % (json.dumps(title), m[3]),
+                           "the details of mark %s" % (m,), timeout=5)
+        except CDPError:
+            text = page.js("window.weftView.details()")
         under = page.js("(() => { const e = document.elementFromPoint(%f, %f);"
                         " return e ? e.tagName + '#' + e.id + '.' + e.className : ''; })()" % (x, y))
         assert title in text and "%d ticks" % m[3] in text, \
