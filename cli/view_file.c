@@ -12,7 +12,8 @@
  * location is read (the building holds one location's visits at a
  * time); then the messages (weft__vmsg, by send time) and the marks
  * (weft__vmark, view_marks.c), each followed by their blocks' latest
- * times, and the call paths (weft__vpath); then the tables (per location: its first depth entry,
+ * times, the counts (weft__vcount, view_counts.c) and the call paths
+ * (weft__vpath); then the tables (per location: its first depth entry,
  * its depths and its events' span; per depth entry: offsets and counts)
  * and a fixed tail that
  * says where all of it is and which archive it was made from (the
@@ -33,7 +34,7 @@
 
 #include "view_index.h"
 
-#define VIEW_MAGIC "weftvw07"
+#define VIEW_MAGIC "weftvw08"
 
 typedef struct vtail {
     char magic[8];
@@ -42,6 +43,7 @@ typedef struct vtail {
     uint64_t locs_off, entries_off, msgs_off;
     uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
     uint64_t msg_hi_off;
+    uint64_t counts_off, ncounts, counted;
     uint64_t marks_off, nmarks, mark_hi_off, unmatched_marks;
     uint64_t mark_kinds[WEFT__VMARK__KINDS];
     uint64_t paths_off, npaths, block;     /* last (test_view_index) */
@@ -63,6 +65,7 @@ typedef struct vlevel {
 typedef struct vlocent {
     uint64_t first, ndepth;
     uint64_t t_first, t_last, any;   /* its events' span (weft__vloc) */
+    uint64_t count0, ncount;         /* its counts (weft__vloc) */
 } vlocent;
 
 static uint64_t mtime_ns(const struct stat *st)
@@ -109,7 +112,8 @@ int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
     weft__vloc *l = &v->locs[i];
     vlocent le = { .first = f->nentries, .ndepth = l->ndepth,
                    .t_first = l->first, .t_last = l->last,
-                   .any = (uint64_t)l->any };
+                   .any = (uint64_t)l->any, .count0 = l->count0,
+                   .ncount = l->ncount };
     static const char pad[8];
 
     if (f->nentries + l->ndepth > f->capentries) {
@@ -204,6 +208,11 @@ int weft__vfile_end(weft__vfile *f, const weft__view *v,
         return -1;
     t.mark_hi_off = f->off;
     if (put(f, v->mark_hi, v->nmark_blk * sizeof *v->mark_hi) < 0)
+        return -1;
+    t.counts_off = f->off;
+    t.ncounts = v->ncounts;
+    t.counted = v->counted;
+    if (put(f, v->counts, v->ncounts * sizeof *v->counts) < 0)
         return -1;
     t.paths_off = f->off;
     t.npaths = v->npaths;
@@ -300,6 +309,7 @@ static int tail_ok(const void *map, const vtail *t, const weft__view *v,
                   sizeof(uint64_t), end) &&
            inside(t->msg_hi_off, weft__view_nblocks(t->nmsgs),
                   sizeof(uint64_t), end) &&
+           inside(t->counts_off, t->ncounts, sizeof(weft__vcount), end) &&
            t->npaths <= WEFT__VIEW_NONE && t->block != 0 &&
            t->block <= UINT32_MAX && paths_ok(map, t);
 }
@@ -311,7 +321,9 @@ static int depths_ok(const void *map, const vtail *t, const vlocent *le,
     for (size_t i = 0; i < nlocs; i++) {
         if (le[i].ndepth > WEFT__VIEW_DEPTH_MAX ||
             le[i].first > t->nentries ||
-            le[i].ndepth > t->nentries - le[i].first)
+            le[i].ndepth > t->nentries - le[i].first ||
+            le[i].count0 > t->ncounts ||
+            le[i].ncount > t->ncounts - le[i].count0)
             return 0;
         for (uint64_t d = 0; d < le[i].ndepth; d++) {
             const ventry *e = &en[le[i].first + d];
@@ -404,6 +416,8 @@ int weft__vfile_map(weft__view *v, const char *path,
         l->first = le[i].t_first;
         l->last = le[i].t_last;
         l->any = le[i].any != 0;
+        l->count0 = (size_t)le[i].count0;
+        l->ncount = (size_t)le[i].ncount;
         l->ndepth = (unsigned)le[i].ndepth;
         if (l->ndepth && !(l->depth = calloc(l->ndepth, sizeof *l->depth)))
             goto oom;
@@ -415,7 +429,12 @@ int weft__vfile_map(weft__view *v, const char *path,
         free(v->marks);
         free(v->mark_hi);
         free(v->msg_hi);
+        free(v->counts);
     }
+    v->counts = (weft__vcount *)((char *)map + t->counts_off);
+    v->ncounts = (size_t)t->ncounts;
+    v->capcounts = 0;
+    v->counted = t->counted;
     v->map = map;
     v->maplen = (size_t)st.st_size;
     v->marks = (weft__vmark *)((char *)map + t->marks_off);

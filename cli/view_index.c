@@ -74,6 +74,13 @@ static void see(weft__vloc *l, uint64_t t)
  * from none), made when new: the children of a path are a list (few, as
  * a program calls few things from one place). Returns it, or
  * WEFT__VIEW_NONE out of memory. */
+static uint32_t path_of(weft__view *v, uint32_t parent, uint32_t region);
+
+uint32_t weft__view_path(weft__view *v, uint32_t parent, uint32_t region)
+{
+    return path_of(v, parent, region);
+}
+
 static uint32_t path_of(weft__view *v, uint32_t parent, uint32_t region)
 {
     uint32_t *at, p;
@@ -547,6 +554,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
 {
     OTF2_EvtReaderCallbacks *cbs = weft__arc_time_callbacks();
     weft__xmpi *mpi = NULL;
+    weft__vcountmap cm = { 0 };
     uint64_t last = 0;
 
     if (!cbs)
@@ -558,11 +566,13 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
     OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cbs, on_recv);
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cbs, on_irecv);
     weft__view_mark_callbacks(cbs);
-    if (a->ncomms && !(mpi = weft__xmpi_new(a)))
+    weft__view_count_callbacks(cbs);
+    if ((a->ncomms && !(mpi = weft__xmpi_new(a))) ||
+        weft__view_countmap(&cm, a, v) < 0)
         goto oom;
     for (size_t i = 0; i < a->nlocs; i++) {
         loader ld = { .v = v, .i = i, .offset = a->offset, .mpi = mpi,
-                      .self = a->locs[i].group };
+                      .self = a->locs[i].group, .cm = &cm };
         uint64_t nread;
 
         if (weft__arc_read_location(a, i, cbs, &ld, &nread, err) < 0) {
@@ -592,6 +602,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
             weft__vfile_free(*f);
             *f = NULL;
             weft__xmpi_free(mpi);
+            weft__view_countmap_free(&cm);
             OTF2_EvtReaderCallbacks_Delete(cbs);
             weft__view_forget(v);
             return read_events(v, a, f, cache_err, err);
@@ -602,6 +613,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
     if (weft__view_match(v) < 0 || weft__view_marks_done(v) < 0)
         goto oom;
     weft__xmpi_free(mpi);
+    weft__view_countmap_free(&cm);
     OTF2_EvtReaderCallbacks_Delete(cbs);
     return 0;
 oom:
@@ -609,6 +621,7 @@ oom:
         *err = NULL;
 fail:
     weft__xmpi_free(mpi);
+    weft__view_countmap_free(&cm);
     if (cbs)
         OTF2_EvtReaderCallbacks_Delete(cbs);
     return -1;
@@ -732,6 +745,13 @@ void weft__view_forget(weft__view *v)
     v->ends = NULL;
     v->nmsgs = v->nends = v->capends = 0;
     weft__view_marks_forget(v);
+    if (!v->map)
+        free(v->counts);
+    v->counts = NULL;
+    v->ncounts = v->capcounts = 0;
+    v->counted = 0;
+    for (size_t i = 0; i < v->nlocs; i++)
+        v->locs[i].count0 = v->locs[i].ncount = 0;
     v->visits = v->too_deep = v->unmatched = v->unmatched_msgs = 0;
 }
 

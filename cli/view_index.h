@@ -92,6 +92,7 @@ typedef struct weft__vdepth {
 
 typedef struct weft__vloc {
     uint64_t loc;            /* OTF2_LocationRef */
+    size_t count0, ncount;   /* its calls counted: counts[count0 ..] */
     char *name, *group, *host;
     weft__vdepth *depth;     /* [ndepth] */
     unsigned ndepth;
@@ -170,6 +171,26 @@ typedef struct weft__vmark {
  * locks); more are counted as unmatched. */
 #define WEFT__VIEW_MARK_OPEN 64
 
+/* Calls counted, not recorded one by one (view_counts.c): at time t,
+ * `calls` calls and `ticks` of time on call path `path`. */
+typedef struct weft__vcount {
+    uint64_t t, calls, ticks;
+    uint32_t path, pad;
+} weft__vcount;
+
+/* The archive's counting Metric members (view_counts.c): by
+ * MetricMember id the region counted + 1 (0: not a count) and whether
+ * it counts ns rather than calls; the metrics' members (the archive's:
+ * valid while it is open). */
+typedef struct weft__vcountmap {
+    uint32_t *region;
+    uint8_t *is_time;
+    size_t n;
+    OTF2_MetricMemberRef *const *classes;
+    size_t nclasses;
+    uint64_t resolution;
+} weft__vcountmap;
+
 /* A ThreadCreate, ThreadBegin, ThreadEnd or ThreadWait (side 0 .. 3),
  * until they are paired into arrows. */
 typedef struct weft__vtend {
@@ -213,6 +234,10 @@ typedef struct weft__view {
     uint64_t unmatched_marks;   /* begins without their end or the other
                                    way round, an arrow without its other
                                    end; open ones over the limit */
+    weft__vcount *counts;    /* by location (weft__vloc's range), then
+                                time */
+    size_t ncounts, capcounts;
+    uint64_t counted;        /* calls counted in all */
     weft__vtend *tends;      /* while loading */
     size_t ntends, captends;
     char **handles;          /* by IoHandle id: its name */
@@ -246,6 +271,7 @@ typedef struct weft__vloader {
     uint64_t offset;
     unsigned depth;
     int oom;
+    const weft__vcountmap *cm;   /* NULL: no counts read */
     /* marks begun and not ended yet (kind 0: none) */
     weft__vmark coll, rsync;
     weft__vmark io[WEFT__VIEW_MARK_OPEN];
@@ -382,6 +408,32 @@ size_t weft__view_sent_from(const weft__view *v, uint64_t t);
 /* The first visit of d from `from` on that ends after t (d->n if none). */
 size_t weft__view_ending_after(const weft__vdepth *d, size_t from,
                                uint64_t t);
+
+/* ---- calls counted (view_counts.c) ---- */
+
+/* The counting members of archive a, whose regions v has read. 0, or -1
+ * out of memory (weft__view_countmap_free frees cm either way). */
+int weft__view_countmap(weft__vcountmap *cm, const weft__arc *a,
+                        const weft__view *v);
+void weft__view_countmap_free(weft__vcountmap *cm);
+/* Sets the callback of the Metric events that carry counts (its arg: a
+ * weft__vloader whose cm is set). */
+void weft__view_count_callbacks(OTF2_EvtReaderCallbacks *cbs);
+/* Building by hand (and the callback): calls and ticks counted at
+ * location index i at time t on path (locations one after the other,
+ * each in time order). 0, or -1 out of memory. */
+int weft__view_count(weft__view *v, size_t i, uint64_t t, uint32_t path,
+                     uint64_t calls, uint64_t ticks);
+/* The id of the path entering region from path parent (WEFT__VIEW_NONE:
+ * from none), made when new; WEFT__VIEW_NONE out of memory. */
+uint32_t weft__view_path(weft__view *v, uint32_t parent, uint32_t region);
+/* Calls add(ctx, path, calls, ticks) for each count of location l in
+ * [t0, t1), in time order. */
+void weft__view_counts_walk(const weft__view *v, const weft__vloc *l,
+                            uint64_t t0, uint64_t t1,
+                            void (*add)(void *, uint32_t, uint64_t,
+                                        uint64_t),
+                            void *ctx);
 
 /* ---- the index files in the user's cache (view_cache.c) ---- */
 

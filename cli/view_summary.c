@@ -45,9 +45,10 @@
  * ancestor's, `nested`, adds none), as weft profile does; for the whole
  * trace and every location the regions' figures are weft profile's, in
  * ticks (but for visits nested deeper than WEFT__VIEW_DEPTH_MAX, which
- * the index does not keep, and calls counted and not recorded, which it
- * has not read). A location's "outside" is the window's time within its
- * first and last events (of any kind) that no depth-0 visit covers:
+ * the index does not keep). Calls counted and not recorded one by one
+ * (view_counts.c) add up as visits of their path at the time they were
+ * counted. A location's "outside" is the window's time within its first
+ * and last events (of any kind) that no depth-0 visit (or count) covers:
  * over the whole trace, weft profile's "outside traced calls" row. Its
  * paradigms are weft profile's names of its regions' (the region's
  * definition's paradigm; "unknown" for a region without one).
@@ -600,6 +601,7 @@ json_t *weft__view_summary(const weft__view *v, uint64_t t0, uint64_t t1,
         memset(x.lpar, 0, npar * sizeof *x.lpar);
         x.top = 0;
         walk_location(v, l, t0, t1, add_sums, &x);
+        weft__view_counts_walk(v, l, t0, t1, add_sums, &x);
         if (location_json(l, &x, names, npar, t0, t1, larr) < 0)
             goto fail;
     }

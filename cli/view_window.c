@@ -320,14 +320,15 @@ json_t *weft__view_describe(const weft__view *v, size_t index)
     for (size_t c = 0; c < v->ncomms; c++)
         if (json_array_append_new(comms, json_string(v->comms[c])) < 0)
             goto oom;
-    o = json_pack("{sIsssssIsIsIsIsIsIsIsososo}", "index", (json_int_t)index,
+    o = json_pack("{sIsssssIsIsIsIsIsIsIsIsososo}", "index", (json_int_t)index,
                   "name", v->name ? v->name : "", "key",
                   v->key ? v->key : "", "resolution",
                   (json_int_t)v->resolution, "offset",
                   (json_int_t)v->offset, "t0", (json_int_t)0, "t1",
                   (json_int_t)v->length, "visits", (json_int_t)v->visits,
                   "messages", (json_int_t)v->nmsgs, "unmatched_messages",
-                  (json_int_t)v->unmatched_msgs, "locations", locs,
+                  (json_int_t)v->unmatched_msgs, "counted",
+                  (json_int_t)v->counted, "locations", locs,
                   "regions", regions, "comms", comms);
     if (o && weft__view_describe_marks(v, o) < 0) {
         json_decref(o);

@@ -295,11 +295,9 @@ for i in "${!TRACES[@]}"; do
         fail "weft view's marks of ${TRACES[$i]} are not the archive's"
 done
 
-# weft profile of each trace, for the summary's region profile (not
-# pt's: its I/O recorder counted most of its calls, which weft profile
-# adds and the viewer does not show)
+# weft profile of each trace, for the summary's region profile (pt's
+# with calls its recorders counted instead of recording them)
 for i in "${!TRACES[@]}"; do
-    [ "${TRACES[$i]}" = pt ] && continue
     "$WEFT" --catalog "$SPOOL/catalog.db" profile "${TRACES[$i]}" --json --limit 0 \
         >"$TMP/cdp/profile.$i.json" || fail "weft profile ${TRACES[$i]} failed"
 done

@@ -1379,6 +1379,101 @@ static void test_find_same_tick(void **state)
     weft__view_free(&v);
 }
 
+/* Region r's row of a summary's "regions" (NULL: none). */
+static json_t *region_row(json_t *o, int64_t r)
+{
+    json_t *e;
+    size_t k;
+
+    json_array_foreach(json_object_get(o, "regions"), k, e)
+        if (json_integer_value(json_object_get(e, "region")) == r)
+            return e;
+    return NULL;
+}
+
+static void check_region(json_t *o, int64_t r, int64_t visits, int64_t incl,
+                         int64_t excl)
+{
+    json_t *e = region_row(o, r);
+
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "visits")), visits);
+    assert_int_equal(json_integer_value(json_object_get(e, "incl")), incl);
+    assert_int_equal(json_integer_value(json_object_get(e, "excl")), excl);
+}
+
+/* Calls counted instead of recorded: a summary adds them as visits of
+ * their path at the time they were counted, their time taken from the
+ * visit open then (r2's 5 calls, 20 ticks inside r0) or from the time
+ * outside traced regions (r1's 3 calls, 30 ticks between r0's visits);
+ * a window without them has none; the index file keeps them. */
+static void test_counts(void **state)
+{
+    char dir[] = "/tmp/test_view_index.XXXXXX", path[64], other[64];
+    weft__view v, w;
+    weft__vfile f;
+    struct stat anchor;
+    unsigned depth = 0;
+    json_t *o, *o2, *loc;
+    FILE *fp;
+
+    (void)state;
+    make_view(&v, 1, 3);
+    weft__view_enter(&v, 0, 0, 10, &depth);
+    assert_int_equal(weft__view_count(&v, 0, 50, weft__view_path(
+                         &v, v.locs[0].depth[0].path[0], 2), 5, 20), 0);
+    weft__view_leave(&v, 0, 100, &depth);
+    assert_int_equal(weft__view_count(&v, 0, 120, weft__view_path(
+                         &v, WEFT__VIEW_NONE, 1), 3, 30), 0);
+    weft__view_enter(&v, 0, 0, 150, &depth);
+    weft__view_leave(&v, 0, 200, &depth);
+    assert_int_equal(weft__view_levels(&v, 0), 0);
+    assert_int_equal(v.counted, 8);
+
+    o = weft__view_summary(&v, 0, 201, NULL, 0);
+    assert_non_null(o);
+    check_region(o, 0, 2, 140, 120);
+    check_region(o, 2, 5, 20, 20);
+    check_region(o, 1, 3, 30, 30);
+    loc = json_object_get(json_array_get(json_object_get(o, "locations"), 0),
+                          "paradigms");
+    /* [10, 200]: 190 ticks, 140 in r0, 30 counted outside it */
+    assert_int_equal(json_integer_value(json_object_get(loc, "outside")), 20);
+    json_decref(o);
+    o = weft__view_summary(&v, 0, 40, NULL, 0);
+    assert_null(region_row(o, 2));
+    assert_null(region_row(o, 1));
+    check_region(o, 0, 1, 30, 30);
+    json_decref(o);
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/t.idx", dir);
+    snprintf(other, sizeof other, "%s/anchor", dir);
+    fp = fopen(other, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(stat(other, &anchor), 0);
+    o = weft__view_summary(&v, 0, 201, NULL, 0);
+    assert_int_equal(weft__view_match(&v), 0);
+    assert_int_equal(weft__view_marks_done(&v), 0);
+    assert_int_equal(weft__vfile_begin(&f, path), 0);
+    assert_int_equal(weft__vfile_location(&f, &v, 0), 0);
+    assert_int_equal(weft__vfile_end(&f, &v, &anchor), 0);
+    weft__vfile_free(&f);
+    make_view(&w, 1, 3);
+    assert_int_equal(weft__vfile_map(&w, path, &anchor), 1);
+    assert_int_equal(w.counted, 8);
+    o2 = weft__view_summary(&w, 0, 201, NULL, 0);
+    assert_true(json_equal(o, o2));
+    json_decref(o);
+    json_decref(o2);
+    weft__view_free(&w);
+    weft__view_free(&v);
+    unlink(path);
+    unlink(other);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1398,6 +1493,7 @@ int main(void)
         cmocka_unit_test(test_summary_capped),
         cmocka_unit_test(test_find_limits),
         cmocka_unit_test(test_find_same_tick),
+        cmocka_unit_test(test_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -608,11 +608,16 @@ def check_summary(page, ti, res, profile):
     got = {r["cells"][0]: r["cells"] for r in sm["profile"]}
     assert not profile or sorted(got) == sorted(want), \
         "the page's regions %s, weft profile's %s" % (sorted(got), sorted(want))
+    # (weft profile's times are each process's ticks as recorded; where
+    # two processes' TSCs were measured at rates a few ppm apart, the
+    # archive has them scaled to one rate: 100 ppm more)
     for n, p in want.items():
         _, _, visits, incl, excl = got[n]
         assert int(visits) == p["visits"], (n, visits, p)
-        assert abs(shown_time(incl, unit) - p["incl_s"]) <= tol, ("incl", n, incl, p)
-        assert abs(shown_time(excl, unit) - p["excl_s"]) <= tol, ("excl", n, excl, p)
+        assert abs(shown_time(incl, unit) - p["incl_s"]) <= tol + 1e-4 * p["incl_s"], \
+            ("incl", n, incl, p)
+        assert abs(shown_time(excl, unit) - p["excl_s"]) <= tol + 1e-4 * p["excl_s"], \
+            ("excl", n, excl, p)
     # every location's bar: its paradigms and the outside, named
     assert len(sm["locations"]) == len(info["locations"]), sm["locations"]
     assert "outside traced regions" in sm["text"], sm["text"]
