@@ -15,7 +15,9 @@
 # trace is complete, accepted by otf2-print -Werror and read alike by the
 # python reader (readers_agree), holds the recorder's model
 # (check_openmp.py --model: nesting on every location, teams, tasks) and
-# exactly what the program counted per thread (check_constructs.py).
+# exactly what the program counted per thread (check_constructs.py). A
+# doacross nest deeper than libweft-openmp forwards (17 loops) aborts
+# under libgomp with the reason, its trace partial; runs under libomp.
 # Each part prints a SKIP line when what it needs is missing; 77 when no
 # part runs.
 . "$(dirname "$0")/lib.sh"
@@ -110,5 +112,58 @@ for rt in ${gnu:+gnu} ${llvm:+llvm}; do
     run "constructs-$rt" "$prog" traced
     check_run "constructs-$rt" "plain-$rt" "$rt"
 done
+
+# A doacross nest of 17 loops (ordered(17)): libgomp's variadic
+# GOMP_doacross_wait gets 17 iteration numbers, one more than
+# libweft-openmp forwards; it says so and aborts rather than let the
+# iterations wait for the wrong ones (untraced the program runs), and
+# the trace ends partial at once, SIGABRT named. On libomp (OMPT, no
+# wrapper) the same program runs traced as untraced.
+"$PY" - "$TMP/deep.c" <<'PY'
+import sys
+n = 17
+loops = "".join("for (int i%d = 0; i%d < %d; i%d++)\n" % (k, k, 3 if k == 0 else 2, k)
+                for k in range(n))
+sink = ", ".join(["i0 - 1"] + ["i%d" % k for k in range(1, n)])
+open(sys.argv[1], "w").write("""#include <stdio.h>
+int main(void)
+{
+    long sum = 0;
+#pragma omp parallel for ordered(%d) reduction(+: sum)
+%s    {
+#pragma omp ordered depend(sink: %s)
+        sum += i0;
+#pragma omp ordered depend(source)
+    }
+    printf("%%ld\\n", sum);
+    return 0;
+}
+""" % (n, loops, sink))
+PY
+if [ -n "$gnu" ]; then
+    gcc -fopenmp -O1 -o "$TMP/deep" "$TMP/deep.c" || fail "gcc cannot build deep.c"
+    out=$(OMP_NUM_THREADS=2 timeout 60 "$TMP/deep") && [ "$out" = 196608 ] ||
+        fail "deep.c untraced: $out"
+    rc=0
+    OMP_NUM_THREADS=2 with_recorders "$LIBDIR" timeout 60 "$WEFT" run --trace deep -- \
+        "$TMP/deep" >"$TMP/deep.out" 2>"$TMP/deep.err" || rc=$?
+    [ "$rc" = 134 ] || fail "deep: exit status $rc traced, not 134 (SIGABRT): $(cat "$TMP/deep.err")"
+    grep -q "^libweft-openmp: GOMP_doacross_wait in a doacross loop of 17 loops (ordered(n)): it forwards the arguments of 1 to 16 only; aborting" "$TMP/deep.err" ||
+        fail "deep: libweft-openmp did not say why: $(cat "$TMP/deep.err")"
+    wait_state deep partial 30
+    grep -q "signal 6 (SIGABRT)" "$TMP/show.json" ||
+        fail "deep: the trace does not name the abort: $(cat "$TMP/show.json")"
+    otf2-print -Werror --silent "$(json_get "$TMP/show.json" 'j["archive"]')" ||
+        fail "deep: otf2-print -Werror refuses the partial archive"
+    echo "ok: a doacross nest of 17 loops under libgomp: aborted with the reason, trace partial"
+fi
+if [ -n "$llvm" ]; then
+    clang -fopenmp=libomp -O1 -o "$TMP/deep-llvm" "$TMP/deep.c" || fail "clang cannot build deep.c"
+    out=$(OMP_NUM_THREADS=2 with_recorders "$LIBDIR" timeout 60 "$WEFT" run --trace deep-llvm -- \
+        "$TMP/deep-llvm" 2>"$TMP/deep-llvm.err") && [ "$out" = 196608 ] ||
+        fail "deep.c traced on libomp: $out $(cat "$TMP/deep-llvm.err")"
+    wait_state deep-llvm complete 60
+    echo "ok: the same nest under libomp: traced, complete"
+fi
 stop_weftd
 echo ok
