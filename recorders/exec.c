@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -48,11 +49,16 @@ typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef void (*exit_fn)(int);
+typedef int (*spawn_fn)(pid_t *, const char *,
+                        const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[],
+                        char *const[]);
 
 static execve_fn real_execve, real_execvpe;
 static execv_fn real_execv, real_execvp;
 static fexecve_fn real_fexecve;
 static exit_fn real_exit, real_Exit;
+static spawn_fn real_posix_spawn, real_posix_spawnp;
 
 /* Resolves `name` into *fn (NULL when the C library has none). */
 static void resolve(void *fn, const char *name)
@@ -97,6 +103,8 @@ __attribute__((constructor)) static void exec_init(void)
     resolve(&real_fexecve, "fexecve");
     resolve(&real_exit, "_exit");
     resolve(&real_Exit, "_Exit");
+    resolve(&real_posix_spawn, "posix_spawn");
+    resolve(&real_posix_spawnp, "posix_spawnp");
     errno = saved;
 }
 
@@ -201,6 +209,49 @@ EXEC_EXPORT int execvpe(const char *file, char *const argv[],
 EXEC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     EXEC_CALL(real_fexecve, (fd, argv, envp));
+}
+
+/* posix_spawn and posix_spawnp start a program without this process's
+ * exec (glibc's child calls execve inside the C library): a launcher so
+ * started runs under weft run as an exec'd one does (launch_via; weft
+ * run found in $PATH, as posix_spawnp would). The session stays: this
+ * process goes on. Errors are returned, as posix_spawn does. */
+#define SPAWN_OR_VIA(real, pid, file, fa, attr, argv, envp)                  \
+    do {                                                                     \
+        const char *self = launch_via(file);                                 \
+                                                                             \
+        if (!(real))                                                         \
+            return ENOSYS;                                                   \
+        if (self && real_posix_spawnp) {                                     \
+            size_t n = nargs(argv);                                          \
+            char **v = malloc((n + 5) * sizeof *v);                          \
+            int rc_;                                                         \
+                                                                             \
+            if (v) {                                                         \
+                via_argv(v, self, file, argv, n);                            \
+                rc_ = real_posix_spawnp(pid, self, fa, attr, v, envp);       \
+                free(v);                                                     \
+                if (rc_ == 0)                                                \
+                    return 0;                                                \
+            }                                                                \
+        }                                                                    \
+        return (real)(pid, file, fa, attr, argv, envp);                      \
+    } while (0)
+
+EXEC_EXPORT int posix_spawn(pid_t *pid, const char *path,
+                            const posix_spawn_file_actions_t *fa,
+                            const posix_spawnattr_t *attr,
+                            char *const argv[], char *const envp[])
+{
+    SPAWN_OR_VIA(real_posix_spawn, pid, path, fa, attr, argv, envp);
+}
+
+EXEC_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+                             const posix_spawn_file_actions_t *fa,
+                             const posix_spawnattr_t *attr,
+                             char *const argv[], char *const envp[])
+{
+    SPAWN_OR_VIA(real_posix_spawnp, pid, file, fa, attr, argv, envp);
 }
 
 /* _exit and _Exit: the session closed, then the real one (the system

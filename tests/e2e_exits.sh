@@ -17,14 +17,15 @@ ulimit -c 0
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_abort=0"
 
 # libweft.so exports its API and the wrappers of the calls that end the
-# process image, nothing else; the wrappers without a version (so that
-# they take glibc's place).
+# process image (and of posix_spawn, whose launchers go through weft
+# run), nothing else; the wrappers without a version (so that they take
+# glibc's place).
 LIB="$WEFT_BUILDDIR/.libs/libweft.so"
 nm -D --defined-only "$LIB" | awk '{print $3}' |
     grep -v -E '^(weft_[A-Za-z0-9_]+@@WEFT_0|weft__[a-z0-9_]+@@WEFT_RECORDER_0|WEFT_0|WEFT_RECORDER_0)$' |
     sort >"$TMP/exports" || true
 printf '%s\n' _Exit _exit execl execle execlp execv execve execvp execvpe \
-    fexecve | sort >"$TMP/expected"
+    fexecve posix_spawn posix_spawnp | sort >"$TMP/expected"
 diff "$TMP/expected" "$TMP/exports" >&2 ||
     fail "libweft.so exports other than its API and exec.c's wrappers"
 

@@ -60,7 +60,7 @@ syms=$(nm -D --defined-only "$root$prefix/lib/libweft.so" | awk '$2 ~ /[TDBR]/ {
 bad=$(echo "$syms" | grep -vE '^weft_[a-z][A-Za-z0-9_]*@@WEFT_0$' |
       grep -vE '^weft__(recorder|ifilter)_[a-z0-9_]+@@WEFT_RECORDER_0$' |
       grep -vE '^weft__inside@@WEFT_RECORDER_0$' |
-      grep -vE '^(_exit|_Exit|execl|execle|execlp|execv|execve|execvp|execvpe|fexecve)$' || true)
+      grep -vE '^(_exit|_Exit|execl|execle|execlp|execv|execve|execvp|execvpe|fexecve|posix_spawnp?)$' || true)
 [ -z "$bad" ] || fail "libweft.so exports non-API symbols: $bad"
 echo "$syms" | grep -q '^weft__recorder_open@@WEFT_RECORDER_0$' ||
     fail "libweft.so does not export weft__recorder_open@@WEFT_RECORDER_0"

@@ -12,7 +12,8 @@
 # call MPI_ (recorders/mpi/fortran.c). `weft run -- mpirun -np 4 ./ring`
 # (weft run in front of the launcher, libweft-launch.so) gives the same
 # trace of the 4 ranks and none of the launcher; so does an mpirun that
-# a script under weft run starts (the script's tree is a trace besides).
+# a script under weft run starts (the script's tree is a trace besides),
+# with exec or with posix_spawnp.
 . "$(dirname "$0")/lib.sh"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -141,6 +142,38 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# script_launch NAME PROGRAM ARGS...: PROGRAM under weft run as trace
+# NAME, which starts the MPI ring's mpirun (4 ranks) and says "script
+# went on: 0" after it: two traces of that name, the program's tree and
+# the launch's 4 ranks (checked), and no other.
+script_launch() {
+    local name=$1 ids before after end
+    shift
+    before=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$WEFT" run \
+        --trace "$name" -- "$@" >"$TMP/$name.out" 2>&1 ||
+        fail "$name: weft run -- $1 ... failed: $(cat "$TMP/$name.out")"
+    grep -q "script went on: 0" "$TMP/$name.out" ||
+        fail "$name: the script's mpirun failed: $(cat "$TMP/$name.out")"
+    ids=
+    end=$((SECONDS + 60))
+    while [ $SECONDS -lt $end ]; do
+        ids=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c '
+import json, sys
+ts = [t for t in json.load(sys.stdin) if t["name"] == sys.argv[1]]
+if len(ts) == 2 and all(t["state"] in ("complete", "partial", "failed") for t in ts):
+    print(*[t["id"] for t in ts if t["members"] == 4])' "$name")
+        [ -n "$ids" ] && break
+        sleep 0.1
+    done
+    [ "$(echo "$ids" | wc -w)" = 1 ] ||
+        fail "$name: the script's traces are not its tree and one launch of 4 ranks: $("$WEFT" --catalog "$SPOOL/catalog.db" list)"
+    after=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
+    [ "$after" = $((before + 2)) ] ||
+        fail "$name: the script made $((after - before)) traces, not 2"
+    check "$ids"
+}
+
 ran=0
 start_weftd
 for flavour in openmpi mpich; do
@@ -186,30 +219,15 @@ for flavour in openmpi mpich; do
     # mpirun started by a traced script (`weft run -- sh -c "mpirun ..."`,
     # a batch script): the launch is weft run'd too (recorders/exec.c), so
     # the ranks are the same trace; the script's tree another of that name
-    before=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
-    LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$WEFT" run \
-        --trace "sring-$flavour" -- sh -c '"$@"; echo "script went on: $?"' \
-        sh "$mpirun" "${args[@]}" "$TMP/ring-$flavour" >"$TMP/s$flavour.out" 2>&1 ||
-        fail "$flavour: weft run -- sh -c '$mpirun ...' failed: $(cat "$TMP/s$flavour.out")"
-    grep -q "script went on: 0" "$TMP/s$flavour.out" ||
-        fail "$flavour: the script's mpirun failed: $(cat "$TMP/s$flavour.out")"
-    ids=
-    end=$((SECONDS + 60))
-    while [ $SECONDS -lt $end ]; do
-        ids=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c '
-import json, sys
-ts = [t for t in json.load(sys.stdin) if t["name"] == sys.argv[1]]
-if len(ts) == 2 and all(t["state"] in ("complete", "partial", "failed") for t in ts):
-    print(*[t["id"] for t in ts if t["members"] == 4])' "sring-$flavour")
-        [ -n "$ids" ] && break
-        sleep 0.1
-    done
-    [ "$(echo "$ids" | wc -w)" = 1 ] ||
-        fail "$flavour: the script's traces are not its tree and one launch of 4 ranks: $("$WEFT" --catalog "$SPOOL/catalog.db" list)"
-    after=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)))')
-    [ "$after" = $((before + 2)) ] ||
-        fail "$flavour: the script made $((after - before)) traces, not 2"
-    check "$ids"
+    script_launch "sring-$flavour" sh -c '"$@"; echo "script went on: $?"' \
+        sh "$mpirun" "${args[@]}" "$TMP/ring-$flavour"
+    # the same from a program that starts mpirun with posix_spawnp (no
+    # exec of its own: python's os.posix_spawnp)
+    script_launch "pring-$flavour" /usr/bin/python3 -c '
+import os, sys
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ)
+print("script went on: %d" % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' \
+        "$mpirun" "${args[@]}" "$TMP/ring-$flavour"
 
     mpif90=mpif90.$flavour
     if ! command -v "$mpif90" >/dev/null; then
