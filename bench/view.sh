@@ -7,9 +7,10 @@
 #   (or make -C BUILD_DIR bench/view, options in BENCH_VIEW_FLAGS)
 #
 #   -r ROUNDS   rounds (default 3); figures are medians over them
-#   -n ROUNDS_PER_THREAD  weft-demo's rounds per thread (default 600000:
-#               4 processes x 2 threads x 7 events a round = 33.6 M
-#               events)
+#   -n ROUNDS_PER_THREAD  weft-demo's rounds per thread (default 1800000:
+#               4 processes x 2 threads x 7 events a round = 100.8 M
+#               events, the size issue #36 names; the index takes 1.6 GB
+#               in the cache of the benchmark's own)
 #
 # One trace is recorded by weft-demo (-p 4 -t 2) into a weftd started
 # here (bench/lib.sh). Then:
@@ -33,7 +34,7 @@
 set -u
 BENCH=bench/view
 ROUNDS=3
-ITER=600000
+ITER=1800000
 while getopts r:n: opt; do
     case $opt in
     r) ROUNDS=$OPTARG ;;

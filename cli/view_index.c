@@ -3,8 +3,10 @@
  *
  * DESIGN
  * A window of the timeline is answered depth by depth with a walk that
- * jumps: from a time t, the first visit ending after t is a binary
- * search away; a visit at least a column wide is sent whole and the walk
+ * jumps: from a time t, the first visit ending after t is a search away
+ * (galloping from the walk's last visit, the first one from the block
+ * where the window begins, view_window.c); a visit at least a column
+ * wide is sent whole and the walk
  * goes on from its end; a narrower one gives its column a bin and the
  * walk jumps to the next column. Every visit a column wide or more spans
  * a column boundary, so none is skipped, and a window costs at most
