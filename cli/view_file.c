@@ -12,8 +12,9 @@
  * location is read (the building holds one location's visits at a
  * time); then the messages (weft__vmsg, by send time) and the marks
  * (weft__vmark, view_marks.c), each followed by their blocks' latest
- * times, the counts (weft__vcount, view_counts.c) and the call paths
- * (weft__vpath); then the tables (per location: its first depth entry,
+ * times, the counts (weft__vcount, view_counts.c), the Enters'
+ * attributes (weft__vattr and their texts, view_attrs.c) and the call
+ * paths (weft__vpath); then the tables (per location: its first depth entry,
  * its depths and its events' span; per depth entry: offsets and counts)
  * and a fixed tail that
  * says where all of it is and which archive it was made from (the
@@ -34,7 +35,7 @@
 
 #include "view_index.h"
 
-#define VIEW_MAGIC "weftvw08"
+#define VIEW_MAGIC "weftvw09"
 
 typedef struct vtail {
     char magic[8];
@@ -44,6 +45,7 @@ typedef struct vtail {
     uint64_t length, visits, too_deep, unmatched, unmatched_msgs;
     uint64_t msg_hi_off;
     uint64_t counts_off, ncounts, counted;
+    uint64_t attrs_off, nattrs, apool_off, napool;
     uint64_t marks_off, nmarks, mark_hi_off, unmatched_marks;
     uint64_t mark_kinds[WEFT__VMARK__KINDS];
     uint64_t paths_off, npaths, block;     /* last (test_view_index) */
@@ -66,6 +68,7 @@ typedef struct vlocent {
     uint64_t first, ndepth;
     uint64_t t_first, t_last, any;   /* its events' span (weft__vloc) */
     uint64_t count0, ncount;         /* its counts (weft__vloc) */
+    uint64_t attr0, nattr;           /* its attributes (weft__vloc) */
 } vlocent;
 
 static uint64_t mtime_ns(const struct stat *st)
@@ -113,7 +116,8 @@ int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
     vlocent le = { .first = f->nentries, .ndepth = l->ndepth,
                    .t_first = l->first, .t_last = l->last,
                    .any = (uint64_t)l->any, .count0 = l->count0,
-                   .ncount = l->ncount };
+                   .ncount = l->ncount, .attr0 = l->attr0,
+                   .nattr = l->nattr };
     static const char pad[8];
 
     if (f->nentries + l->ndepth > f->capentries) {
@@ -214,6 +218,15 @@ int weft__vfile_end(weft__vfile *f, const weft__view *v,
     t.counted = v->counted;
     if (put(f, v->counts, v->ncounts * sizeof *v->counts) < 0)
         return -1;
+    t.attrs_off = f->off;
+    t.nattrs = v->nattrs;
+    if (put(f, v->attrs, v->nattrs * sizeof *v->attrs) < 0)
+        return -1;
+    t.apool_off = f->off;
+    t.napool = v->napool;
+    if (put(f, v->apool, v->napool) < 0 ||
+        put(f, "\0\0\0\0\0\0\0", (8 - f->off % 8) % 8) < 0)
+        return -1;
     t.paths_off = f->off;
     t.npaths = v->npaths;
     t.block = weft__view_block(v);
@@ -310,6 +323,8 @@ static int tail_ok(const void *map, const vtail *t, const weft__view *v,
            inside(t->msg_hi_off, weft__view_nblocks(t->nmsgs),
                   sizeof(uint64_t), end) &&
            inside(t->counts_off, t->ncounts, sizeof(weft__vcount), end) &&
+           inside(t->attrs_off, t->nattrs, sizeof(weft__vattr), end) &&
+           inside(t->apool_off, t->napool, 1, end) &&
            t->npaths <= WEFT__VIEW_NONE && t->block != 0 &&
            t->block <= UINT32_MAX && paths_ok(map, t);
 }
@@ -323,7 +338,9 @@ static int depths_ok(const void *map, const vtail *t, const vlocent *le,
             le[i].first > t->nentries ||
             le[i].ndepth > t->nentries - le[i].first ||
             le[i].count0 > t->ncounts ||
-            le[i].ncount > t->ncounts - le[i].count0)
+            le[i].ncount > t->ncounts - le[i].count0 ||
+            le[i].attr0 > t->nattrs ||
+            le[i].nattr > t->nattrs - le[i].attr0)
             return 0;
         for (uint64_t d = 0; d < le[i].ndepth; d++) {
             const ventry *e = &en[le[i].first + d];
@@ -418,6 +435,8 @@ int weft__vfile_map(weft__view *v, const char *path,
         l->any = le[i].any != 0;
         l->count0 = (size_t)le[i].count0;
         l->ncount = (size_t)le[i].ncount;
+        l->attr0 = (size_t)le[i].attr0;
+        l->nattr = (size_t)le[i].nattr;
         l->ndepth = (unsigned)le[i].ndepth;
         if (l->ndepth && !(l->depth = calloc(l->ndepth, sizeof *l->depth)))
             goto oom;
@@ -430,7 +449,15 @@ int weft__vfile_map(weft__view *v, const char *path,
         free(v->mark_hi);
         free(v->msg_hi);
         free(v->counts);
+        free(v->attrs);
+        free(v->apool);
     }
+    v->attrs = (weft__vattr *)((char *)map + t->attrs_off);
+    v->nattrs = (size_t)t->nattrs;
+    v->capattrs = 0;
+    v->apool = (char *)map + t->apool_off;
+    v->napool = (size_t)t->napool;
+    v->capapool = 0;
     v->counts = (weft__vcount *)((char *)map + t->counts_off);
     v->ncounts = (size_t)t->ncounts;
     v->capcounts = 0;

@@ -268,9 +268,10 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef loc, OTF2_TimeStamp ts,
 {
     loader *ld = arg;
 
-    (void)loc, (void)pos, (void)al;
+    (void)loc, (void)pos;
     weft__arc_see(&ld->span, ts);
-    if (weft__view_enter(ld->v, ld->i, region, rel(ld, ts), &ld->depth) < 0) {
+    if (weft__view_attrs_enter(ld, al, rel(ld, ts), ld->depth) < 0 ||
+        weft__view_enter(ld->v, ld->i, region, rel(ld, ts), &ld->depth) < 0) {
         ld->oom = 1;
         return OTF2_CALLBACK_INTERRUPT;
     }
@@ -574,7 +575,7 @@ static int read_events(weft__view *v, weft__arc *a, weft__vfile **f,
         goto oom;
     for (size_t i = 0; i < a->nlocs; i++) {
         loader ld = { .v = v, .i = i, .offset = a->offset, .mpi = mpi,
-                      .self = a->locs[i].group, .cm = &cm };
+                      .self = a->locs[i].group, .cm = &cm, .arc = a };
         uint64_t nread;
 
         if (weft__arc_read_location(a, i, cbs, &ld, &nread, err) < 0) {
@@ -752,8 +753,17 @@ void weft__view_forget(weft__view *v)
     v->counts = NULL;
     v->ncounts = v->capcounts = 0;
     v->counted = 0;
-    for (size_t i = 0; i < v->nlocs; i++)
+    if (!v->map) {
+        free(v->attrs);
+        free(v->apool);
+    }
+    v->attrs = NULL;
+    v->apool = NULL;
+    v->nattrs = v->capattrs = v->napool = v->capapool = 0;
+    for (size_t i = 0; i < v->nlocs; i++) {
         v->locs[i].count0 = v->locs[i].ncount = 0;
+        v->locs[i].attr0 = v->locs[i].nattr = 0;
+    }
     v->visits = v->too_deep = v->unmatched = v->unmatched_msgs = 0;
 }
 

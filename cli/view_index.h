@@ -93,6 +93,7 @@ typedef struct weft__vdepth {
 typedef struct weft__vloc {
     uint64_t loc;            /* OTF2_LocationRef */
     size_t count0, ncount;   /* its calls counted: counts[count0 ..] */
+    size_t attr0, nattr;     /* its Enters' attributes: attrs[attr0 ..] */
     char *name, *group, *host;
     weft__vdepth *depth;     /* [ndepth] */
     unsigned ndepth;
@@ -171,6 +172,17 @@ typedef struct weft__vmark {
  * locks); more are counted as unmatched. */
 #define WEFT__VIEW_MARK_OPEN 64
 
+/* An Enter's attributes (view_attrs.c): its time and depth, and where
+ * their JSON text is in the trace's pool. */
+typedef struct weft__vattr {
+    uint64_t t;
+    uint32_t depth, len;
+    uint64_t off;
+} weft__vattr;
+
+/* The longest attribute text kept for one Enter (bytes). */
+#define WEFT__VIEW_ATTRS_MAX 65536
+
 /* Calls counted, not recorded one by one (view_counts.c): at time t,
  * `calls` calls and `ticks` of time on call path `path`. */
 typedef struct weft__vcount {
@@ -238,6 +250,11 @@ typedef struct weft__view {
                                 time */
     size_t ncounts, capcounts;
     uint64_t counted;        /* calls counted in all */
+    weft__vattr *attrs;      /* by location (weft__vloc's range), then
+                                time */
+    size_t nattrs, capattrs;
+    char *apool;             /* their texts */
+    size_t napool, capapool;
     weft__vtend *tends;      /* while loading */
     size_t ntends, captends;
     char **handles;          /* by IoHandle id: its name */
@@ -272,6 +289,7 @@ typedef struct weft__vloader {
     unsigned depth;
     int oom;
     const weft__vcountmap *cm;   /* NULL: no counts read */
+    const weft__arc *arc;        /* NULL: no attributes read */
     /* marks begun and not ended yet (kind 0: none) */
     weft__vmark coll, rsync;
     weft__vmark io[WEFT__VIEW_MARK_OPEN];
@@ -396,7 +414,8 @@ json_t *weft__view_window(const weft__view *v, uint64_t t0, uint64_t t1,
 
 /* The visit at depth `depth` of location index i covering time t:
  * region, times, inclusive and exclusive time, call path, source (the
- * region definition's file and lines, or null); NULL when
+ * region definition's file and lines, or null), and its Enter's
+ * attributes where it had any; NULL when
  * there is none (*missing 1) or out of memory (*missing 0). */
 json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
                         uint64_t t, int *missing);
@@ -434,6 +453,23 @@ void weft__view_counts_walk(const weft__view *v, const weft__vloc *l,
                             void (*add)(void *, uint32_t, uint64_t,
                                         uint64_t),
                             void *ctx);
+
+/* ---- attributes (view_attrs.c) ---- */
+
+/* The Enter at t, depth `depth`, of loader ld's location has the
+ * attribute list al (may be NULL or empty): kept when it has any. 0, or
+ * -1 out of memory. */
+int weft__view_attrs_enter(weft__vloader *ld, OTF2_AttributeList *al,
+                           uint64_t t, unsigned depth);
+/* Building by hand (and the above): the Enter at t, depth `depth`, of
+ * location index i has the attributes of JSON text json (locations one
+ * after the other, each in time order). 0, or -1 out of memory. */
+int weft__view_attrs(weft__view *v, size_t i, uint64_t t, unsigned depth,
+                     const char *json);
+/* The attributes of the Enter at t, depth `depth`, of location index i:
+ * [[name, type, value], ...], or NULL when it has none. */
+json_t *weft__view_attrs_of(const weft__view *v, size_t i, unsigned depth,
+                            uint64_t t);
 
 /* ---- the index files in the user's cache (view_cache.c) ---- */
 

@@ -328,6 +328,14 @@ json_t *weft__view_span(const weft__view *v, size_t i, unsigned depth,
         json_decref(o);
         return NULL;
     }
+    /* its Enter's attributes, where it had any */
+    if (o) {
+        json_t *attrs = weft__view_attrs_of(v, i, depth, s->start);
+        if (attrs && json_object_set_new(o, "attributes", attrs) < 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
     return o;
 }
 

@@ -25,7 +25,9 @@
 # (tests/view_marks.py) and hovered and clicked in Chromium. SIGTERM ends
 # weft view with status 0. Then examples/fib (-finstrument-functions): a
 # visit's details name its region's source file and lines as the
-# archive's definitions do.
+# archive's definitions do; tests/view/attrs: they give its Enter's
+# attributes as the otf2 module reads them. And the index files' cache
+# pruned (old, stale, beyond --cache-max).
 . "$(dirname "$0")/lib.sh"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -318,7 +320,12 @@ WEFT_TRACE=fib WEFT_LIBDIR="$WEFT_BUILDDIR/.libs" timeout 60 "$WEFT_BUILDDIR/exa
 wait_state fib complete 60
 F=$("$WEFT" --catalog "$SPOOL/catalog.db" path fib) || fail "weft path fib failed"
 otf2-print -G "$F" >"$TMP/fib.defs" || fail "otf2-print -G fib failed"
-start_view fib
+# and tests/view/attrs, whose Enters carry attributes (libweft's API)
+WEFT_TRACE=attrs timeout 60 "$WEFT_BUILDDIR/tests/view/attrs" >"$TMP/attrs.out" 2>&1 ||
+    fail "tests/view/attrs failed: $(cat "$TMP/attrs.out")"
+wait_state attrs complete 60
+A=$("$WEFT" --catalog "$SPOOL/catalog.db" path attrs) || fail "weft path attrs failed"
+start_view fib attrs
 timeout 120 "$PY" - "$URL" "$TMP/fib.defs" <<'PY' || fail "weft view's source locations are not the archive's"
 import json, re, sys, urllib.request
 url, defs = sys.argv[1], open(sys.argv[2]).read()
@@ -340,6 +347,46 @@ for l in t["locations"]:
         seen.add(sp["name"])
 assert len(seen) >= 3, seen
 print("source locations: %s as otf2-print -G has them" % sorted(seen))
+PY
+# each Enter's attributes in its visit's details (api/span) as the otf2
+# module reads them; the visits of Enters without any have none
+timeout 120 "$PY" - "$URL" "$A" <<'PY' || fail "weft view's attributes are not the archive's"
+import json, math, sys, urllib.request
+import otf2
+url, anchor = sys.argv[1], sys.argv[2]
+get = lambda q: json.loads(urllib.request.urlopen(url + q, timeout=30).read())
+with otf2.reader.open(anchor) as tr:
+    off = tr.definitions.clock_properties.global_offset
+    depth, enters = {}, []
+    for loc, ev in tr.events:
+        d = depth.get(loc._ref, 0)
+        if isinstance(ev, otf2.events.Enter):
+            enters.append((loc._ref, d, ev.time - off, ev.region.name,
+                           [(a.name, str(a.type).split(".")[-1], v) for a, v in ev.attributes.items()]
+                           if ev.attributes else None))
+            depth[loc._ref] = d + 1
+        elif isinstance(ev, otf2.events.Leave):
+            depth[loc._ref] = d - 1
+with_attrs = 0
+for loc, d, t, region, want in enters:
+    sp = get("api/span?trace=1&loc=%d&depth=%d&t=%d" % (loc, d, t))
+    assert sp["name"] == region and sp["start"] == t, (sp, region, t)
+    got = sp.get("attributes")
+    if want is None:
+        assert got is None, (region, t, got)
+        continue
+    with_attrs += 1
+    assert [tuple(g[:2]) for g in got] == [w[:2] for w in want], (got, want)
+    for g, (name, typ, v) in zip(got, want):
+        if typ == "REGION":
+            assert g[2] == "%s <%d>" % (v.name, v._ref), (g, v)
+        elif typ == "DOUBLE":
+            assert math.isclose(g[2], v), (g, v)
+        else:
+            assert g[2] == v, (g, v)
+assert with_attrs == 5, with_attrs
+print("attributes: %d Enters' attributes as the otf2 module reads them, %d Enters without" %
+      (with_attrs, len(enters) - with_attrs))
 PY
 stop_view || fail "weft view (fib) exited with status $? on SIGTERM: $(cat "$TMP/view.err")"
 # The cache: as this view starts, the index files unused for 30 days go

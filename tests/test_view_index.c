@@ -1406,7 +1406,9 @@ static void check_region(json_t *o, int64_t r, int64_t visits, int64_t incl,
  * their path at the time they were counted, their time taken from the
  * visit open then (r2's 5 calls, 20 ticks inside r0) or from the time
  * outside traced regions (r1's 3 calls, 30 ticks between r0's visits);
- * a window without them has none; the index file keeps them. */
+ * a window without them has none; the index file keeps them. And an
+ * Enter's attributes (the second r0's): in its visit's details, from the
+ * file too; the first r0 has none. */
 static void test_counts(void **state)
 {
     char dir[] = "/tmp/test_view_index.XXXXXX", path[64], other[64];
@@ -1425,10 +1427,23 @@ static void test_counts(void **state)
     weft__view_leave(&v, 0, 100, &depth);
     assert_int_equal(weft__view_count(&v, 0, 120, weft__view_path(
                          &v, WEFT__VIEW_NONE, 1), 3, 30), 0);
+    assert_int_equal(weft__view_attrs(&v, 0, 150, 0, "[[\"a\",\"UINT8\",7]]"),
+                     0);
     weft__view_enter(&v, 0, 0, 150, &depth);
     weft__view_leave(&v, 0, 200, &depth);
     assert_int_equal(weft__view_levels(&v, 0), 0);
     assert_int_equal(v.counted, 8);
+    {
+        int missing;
+        json_t *sp = weft__view_span(&v, 0, 0, 160, &missing);
+        assert_int_equal(json_integer_value(json_array_get(json_array_get(
+                             json_object_get(sp, "attributes"), 0), 2)),
+                         7);
+        json_decref(sp);
+        sp = weft__view_span(&v, 0, 0, 20, &missing);
+        assert_null(json_object_get(sp, "attributes"));
+        json_decref(sp);
+    }
 
     o = weft__view_summary(&v, 0, 201, NULL, 0);
     assert_non_null(o);
@@ -1463,6 +1478,15 @@ static void test_counts(void **state)
     make_view(&w, 1, 3);
     assert_int_equal(weft__vfile_map(&w, path, &anchor), 1);
     assert_int_equal(w.counted, 8);
+    {
+        json_t *at = weft__view_attrs_of(&w, 0, 0, 150);
+        assert_non_null(at);
+        assert_string_equal(json_string_value(json_array_get(
+                                json_array_get(at, 0), 0)), "a");
+        json_decref(at);
+        assert_null(weft__view_attrs_of(&w, 0, 1, 150));
+        assert_null(weft__view_attrs_of(&w, 0, 0, 10));
+    }
     o2 = weft__view_summary(&w, 0, 201, NULL, 0);
     assert_true(json_equal(o, o2));
     json_decref(o);

@@ -441,6 +441,14 @@ def check_messages(page, ti, archive, msgs, comms):
           "bytes, communicator, ends and latency (%d hovered)" % (len(drawn), hovered))
 
 
+def settle_layout(page):
+    """Waits until every trace's summary is the one for its window: a
+    summary that comes late changes its height, moving the traces under
+    it (and the marks a test would point at)."""
+    for tj in range(page.js("window.weftView.traces().length")):
+        page.js("window.weftView.summary(%d).then(() => 0)" % tj)
+
+
 def check_marks(page, ti, anchor):
     """(j) The marks trace ti draws, hovered and clicked."""
     info = page.js("window.weftView.traces()[%d]" % ti)
@@ -458,6 +466,7 @@ def check_marks(page, ti, anchor):
         lo, hi = min(m[2], m[3]), max(m[2], m[3])
         pad = max(1000, hi - lo)
         page.js("window.weftView.setWindow(%d, %d, %d)" % (ti, max(0, lo - pad), hi + pad))
+        settle_layout(page)
         page.js("document.querySelector('canvas.timeline[data-trace=\"%d\"]')"
                 ".scrollIntoView({block: 'center'})" % ti)
         hits = page.js("window.weftView.marks(%d)" % ti)
