@@ -7,7 +7,7 @@
 #  - the catalog and weftd.status are weftd's alone (0600), traces/ is
 #    not listable: A reads neither, and cannot read B's archive;
 #  - A's weft list, show, profile, sql, verify, export, status, compare,
-#    path and wait see A's traces only (weftd answers on its Unix
+#    path, wait and view see A's traces only (weftd answers on its Unix
 #    socket, SO_PEERCRED);
 #    any OTF2 reader opens A's archive as A (an ACL of A's);
 #  - C (admin group) and root see every trace;
@@ -156,6 +156,26 @@ ucmd "$A" ./weft compare a-secret a-secret >/dev/null 2>&1 || fail "A's weft com
 [ "$(ucmd "$A" ./weft path a-secret)" = "$a_arch/traces.otf2" ] ||
     fail "A's weft path: $(ucmd "$A" ./weft path a-secret 2>&1)"
 out=$(ucmd "$A" ./weft path b-secret 2>&1) && fail "A gets the path of B's trace: $out"
+# weft view (#36): A's own trace served (A has no home here: its index
+# stays in memory), B's is no trace
+out=$(ucmd "$A" timeout 20 ./weft view b-secret --port 0 2>&1) && fail "A views B's trace: $out"
+case "$out" in *"no trace 'b-secret'"*) ;; *) fail "A view b-secret: $out";; esac
+ucmd "$A" timeout 60 ./weft view a-secret --port 0 >"$TMP/aview.out" 2>"$TMP/aview.err" &
+aview=$!
+for _ in $(seq 300); do
+    grep -q "^weft view: http" "$TMP/aview.out" 2>/dev/null && break
+    kill -0 "$aview" 2>/dev/null || break
+    sleep 0.1
+done
+aurl=$(sed -n 's/^weft view: //p' "$TMP/aview.out")
+[ -n "$aurl" ] || fail "A's weft view printed no address: $(cat "$TMP/aview.err")"
+"$PY" - "$aurl" <<'PY' || fail "A's weft view does not serve A's trace"
+import json, sys, urllib.request
+t = json.loads(urllib.request.urlopen(sys.argv[1] + "api/traces", timeout=10).read())
+assert [x["name"] for x in t["traces"]] == ["a-secret"], t
+PY
+kill "$aview" 2>/dev/null
+wait "$aview" 2>/dev/null
 ucmd "$A" timeout 20 ./weft wait a-secret --timeout 10 || fail "A's weft wait a-secret: exit $?"
 ucmd "$A" timeout 20 ./weft wait b-wait --timeout 1.5 >"$TMP/await.err" 2>&1
 rc=$?
