@@ -477,14 +477,14 @@ static int load(cli *c, const char *what, weft__view *v, const char *cdir,
         fprintf(stderr, "weft view: %s: the index is kept in memory "
                 "(%s)\n", name, cache_err);
     } else if (cache) {
+        if (built)
+            fprintf(stderr, "weft view: %s: %" PRIu64 " region visits and "
+                    "%zu messages read once into %s\n", name, v->visits,
+                    v->nmsgs, cache);
         weft__view_cache_used(cache);
         *used = cache;
         cache = NULL;
     }
-    else if (built)
-        fprintf(stderr, "weft view: %s: %" PRIu64 " region visits and %zu "
-                "messages read once into %s\n", name, v->visits, v->nmsgs,
-                *used);
     if (v->too_deep || v->unmatched)
         fprintf(stderr, "weft view: %s: %" PRIu64 " visits nested deeper "
                 "than %d not shown, %" PRIu64 " Enter or Leave without its "

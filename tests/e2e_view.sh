@@ -166,6 +166,11 @@ start_view() {
     echo "weft view: $URL"
 }
 start_view "${TRACES[@]}"
+# each trace read once into its index file in the user's cache
+for t in "${TRACES[@]}"; do
+    grep -q "^weft view: $t: [0-9]* region visits and [0-9]* messages read once into $XDG_CACHE_HOME/weft/view/$t-[^/]*\.idx$" "$TMP/view.err" ||
+        fail "weft view did not say it indexed $t: $(cat "$TMP/view.err")"
+done
 
 # Listening on 127.0.0.1 only: every socket on the port is loopback's.
 ss -ltnH "sport = :$PORT" >"$TMP/ss.out" 2>&1 || fail "ss failed: $(cat "$TMP/ss.out")"
@@ -411,6 +416,8 @@ before=$(cd "$C" && ls *.idx | grep -v '^filler\|^old' | sort)
 # (the index files used minutes ago, fib's too, and 1.5 MiB more)
 limit=$(( $(cd "$C" && cat $before | wc -c) + 1536 * 1024 ))
 start_view fib --cache-max "$limit"
+grep -q "read once" "$TMP/view.err" &&
+    fail "weft view indexed fib again: $(cat "$TMP/view.err")"
 grep -q "^weft view: removed 3 old index files (1.0 MiB; unused for 30 days, or the least recently used beyond --cache-max) from $C; " "$TMP/view.err" ||
     fail "weft view did not prune its cache as expected: $(cat "$TMP/view.err")"
 [ ! -e "$C/filler1.idx" ] && [ ! -e "$C/old.idx" ] && [ ! -e "$C/x.tmp" ] &&
