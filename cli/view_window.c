@@ -352,6 +352,14 @@ json_t *weft__view_describe(const weft__view *v, size_t index)
                               "name", l->name, "group", l->group,
                               "host", l->host, "depth",
                               (json_int_t)l->ndepth);
+        /* its first and last events' times (none without events): the
+         * span of its time outside traced regions */
+        if (e && l->any &&
+            (json_object_set_new(e, "first", json_integer((json_int_t)l->first)) < 0 ||
+             json_object_set_new(e, "last", json_integer((json_int_t)l->last)) < 0)) {
+            json_decref(e);
+            e = NULL;
+        }
         if (!e || json_array_append_new(locs, e) < 0)
             goto oom;
     }

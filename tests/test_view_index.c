@@ -611,6 +611,8 @@ static void test_marks(void **state)
     weft__view_free(&v);
 }
 
+/* api/traces' object: the trace, its locations (the first and last
+ * event's times of those that had any), regions and paradigms. */
 static void test_describe(void **state)
 {
     weft__view v;
@@ -622,8 +624,22 @@ static void test_describe(void **state)
     v.name = strdup("run");
     v.key = strdup("run-key");
     v.length = 1234;
+    /* location 1 had events from 7 to 90, location 0 none */
+    {
+        unsigned depth = 0;
+        weft__view_enter(&v, 1, 0, 7, &depth);
+        weft__view_leave(&v, 1, 90, &depth);
+    }
     o = weft__view_describe(&v, 3);
     assert_int_equal(json_integer_value(json_object_get(o, "index")), 3);
+    assert_null(json_object_get(json_array_get(json_object_get(o, "locations"), 0),
+                                "first"));
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(o, "locations"), 1), "first")),
+                     7);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(o, "locations"), 1), "last")),
+                     90);
     assert_int_equal(json_integer_value(json_object_get(o, "t1")), 1234);
     assert_int_equal(json_array_size(json_object_get(o, "locations")), 2);
     assert_string_equal(json_string_value(json_object_get(

@@ -17,7 +17,8 @@ against the archives as otf2-print (an independent reader) prints them:
   (c) a click on a visit with visits inside it: the details (name,
       start, end, duration, inclusive and exclusive time = its duration
       less its children's, call path) from the archive, and the panel
-      saying them; a click outside any region says so;
+      saying them; a click outside any region says so (between the
+      location's first and last events; before them, that it had none);
   (d) hovering a visit names it, clicking it shows its details; the
       wheel zooms around the pointer, a drag zooms into its range,
       shift-drag and the arrow keys pan, + and - zoom, Home shows the
@@ -745,16 +746,25 @@ def run(b, url, archives, messages, outdir, anchors):
         assert needle in text, "the details panel does not say %r: %r" % (needle, text)
     print("click: %s [%d, %d), exclusive %d ticks, path %s" %
           (s[2], s[0], s[1], excl, " > ".join(path)))
-    # outside any traced region: before the location's first visit, or
-    # in a gap between its outermost visits
+    # outside any traced region: between the location's first and last
+    # events, before its first visit or in a gap between its outermost
+    # visits; before its first event it had none (not outside)
     outer = sorted(v for v in spans[loc] if v[3] == 0)
-    gap = outer[0][0] - 1 if outer[0][0] > 0 else next(
-        (a[1] for a, b_ in zip(outer, outer[1:]) if b_[0] > a[1]), None)
-    if gap is not None:
-        o = page.js("window.weftView.clickSpan(0, %d, 0, %d)" % (loc, gap))
+    lo = [l_ for l_ in page.js("window.weftView.traces()[0]")["locations"]
+          if l_["loc"] == loc][0]
+    assert lo["first"] <= outer[0][0] and lo["last"] >= outer[-1][1], (lo, outer[0], outer[-1])
+    gaps = [t_ for t_ in [outer[0][0] - 1] + [a[1] for a, b_ in zip(outer, outer[1:])
+                                               if b_[0] > a[1]] if t_ >= lo["first"]]
+    if gaps:
+        o = page.js("window.weftView.clickSpan(0, %d, 0, %d)" % (loc, gaps[0]))
         assert o.get("outside"), o
         text = page.js("window.weftView.details()")
         assert "outside traced regions" in text, text
+    if lo["first"] > 0:
+        o = page.js("window.weftView.clickSpan(0, %d, 0, %d)" % (loc, lo["first"] - 1))
+        assert not o.get("outside"), o
+        text = page.js("window.weftView.details()")
+        assert "no event of this location then" in text, text
 
     # (d) hovering the clicked visit names it; the wheel zooms; Home
     box = page.js("(() => { const r = document.querySelector('canvas.timeline')"
