@@ -395,6 +395,58 @@ static int map_depth(char *map, const ventry *e, weft__vdepth *dv)
     return 0;
 }
 
+/* Points v at the trace-wide tables of the mapped file map (len bytes,
+ * tail t, checked): messages, marks, counts, attributes, call paths,
+ * freeing those the building made in memory. */
+static void map_tables(weft__view *v, void *map, size_t len, const vtail *t)
+{
+    if (!v->map) {          /* the ones the building made */
+        free(v->marks);
+        free(v->mark_hi);
+        free(v->msg_hi);
+        free(v->counts);
+        free(v->attrs);
+        free(v->apool);
+    }
+    v->attrs = (weft__vattr *)((char *)map + t->attrs_off);
+    v->nattrs = (size_t)t->nattrs;
+    v->capattrs = 0;
+    v->apool = (char *)map + t->apool_off;
+    v->napool = (size_t)t->napool;
+    v->capapool = 0;
+    v->counts = (weft__vcount *)((char *)map + t->counts_off);
+    v->ncounts = (size_t)t->ncounts;
+    v->capcounts = 0;
+    v->counted = t->counted;
+    v->map = map;
+    v->maplen = len;
+    v->marks = (weft__vmark *)((char *)map + t->marks_off);
+    v->nmarks = (size_t)t->nmarks;
+    v->capmarks = 0;
+    v->mark_hi = (uint64_t *)((char *)map + t->mark_hi_off);
+    v->nmark_blk = weft__view_nblocks((size_t)t->nmarks);
+    v->msg_hi = (uint64_t *)((char *)map + t->msg_hi_off);
+    v->nmsg_blk = weft__view_nblocks((size_t)t->nmsgs);
+    v->unmatched_marks = t->unmatched_marks;
+    memcpy(v->mark_kinds, t->mark_kinds, sizeof v->mark_kinds);
+    v->msgs = (weft__vmsg *)((char *)map + t->msgs_off);
+    v->nmsgs = (size_t)t->nmsgs;
+    v->length = t->length;
+    v->visits = t->visits;
+    v->too_deep = t->too_deep;
+    v->unmatched = t->unmatched;
+    v->unmatched_msgs = t->unmatched_msgs;
+    if (v->cappaths)        /* the ones the building made */
+        free(v->paths);
+    free(v->path_child);
+    free(v->path_next);
+    v->path_child = v->path_next = NULL;
+    v->paths = (weft__vpath *)((char *)map + t->paths_off);
+    v->npaths = (size_t)t->npaths;
+    v->cappaths = 0;        /* in the map */
+    v->block = (unsigned)t->block;
+}
+
 int weft__vfile_map(weft__view *v, const char *path,
                     const struct stat *anchor)
 {
@@ -444,51 +496,7 @@ int weft__vfile_map(weft__view *v, const char *path,
             if (map_depth(map, &en[le[i].first + d], &l->depth[d]) < 0)
                 goto oom;
     }
-    if (!v->map) {          /* the ones the building made */
-        free(v->marks);
-        free(v->mark_hi);
-        free(v->msg_hi);
-        free(v->counts);
-        free(v->attrs);
-        free(v->apool);
-    }
-    v->attrs = (weft__vattr *)((char *)map + t->attrs_off);
-    v->nattrs = (size_t)t->nattrs;
-    v->capattrs = 0;
-    v->apool = (char *)map + t->apool_off;
-    v->napool = (size_t)t->napool;
-    v->capapool = 0;
-    v->counts = (weft__vcount *)((char *)map + t->counts_off);
-    v->ncounts = (size_t)t->ncounts;
-    v->capcounts = 0;
-    v->counted = t->counted;
-    v->map = map;
-    v->maplen = (size_t)st.st_size;
-    v->marks = (weft__vmark *)((char *)map + t->marks_off);
-    v->nmarks = (size_t)t->nmarks;
-    v->capmarks = 0;
-    v->mark_hi = (uint64_t *)((char *)map + t->mark_hi_off);
-    v->nmark_blk = weft__view_nblocks((size_t)t->nmarks);
-    v->msg_hi = (uint64_t *)((char *)map + t->msg_hi_off);
-    v->nmsg_blk = weft__view_nblocks((size_t)t->nmsgs);
-    v->unmatched_marks = t->unmatched_marks;
-    memcpy(v->mark_kinds, t->mark_kinds, sizeof v->mark_kinds);
-    v->msgs = (weft__vmsg *)((char *)map + t->msgs_off);
-    v->nmsgs = (size_t)t->nmsgs;
-    v->length = t->length;
-    v->visits = t->visits;
-    v->too_deep = t->too_deep;
-    v->unmatched = t->unmatched;
-    v->unmatched_msgs = t->unmatched_msgs;
-    if (v->cappaths)        /* the ones the building made */
-        free(v->paths);
-    free(v->path_child);
-    free(v->path_next);
-    v->path_child = v->path_next = NULL;
-    v->paths = (weft__vpath *)((char *)map + t->paths_off);
-    v->npaths = (size_t)t->npaths;
-    v->cappaths = 0;        /* in the map */
-    v->block = (unsigned)t->block;
+    map_tables(v, map, (size_t)st.st_size, t);
     return 1;
 oom:
     for (size_t i = 0; i < v->nlocs; i++)
