@@ -5,7 +5,7 @@
 # prints the archive otf2-print opens; weft wait blocks until a trace is
 # converted and says how it ended in its exit status (a trace that does
 # not exist yet is waited for); weft help CMD is weft CMD --help for
-# every command of cli/weft.c's table, which weft --help lists; every
+# every command of cli/commands.c's table, which weft --help lists; every
 # bad command line is a usage error (exit 2) naming what is wrong.
 . "$(dirname "$0")/lib.sh"
 
@@ -364,15 +364,15 @@ expect 2 "weft compare: unknown option '--limit'" W compare a b --limit 3
 expect 2 "weft compare: unknown option '-v'" W compare a b -v
 
 # ---- weft help ----
-# Every command of cli/weft.c's table, which weft --help must list, no
-# more, no fewer: a command added to the table is checked here too.
-cmds=$(sed -n 's/^    { "\([a-z][a-z0-9-]*\)", \(weft__cmd_\|cmd_\)[a-z_]*,.*/\1/p' \
-    "$WEFT_SRCDIR/cli/weft.c")
+# Every command of cli/commands.c's table, which weft --help must list,
+# no more, no fewer: a command added to the table is checked here too.
+cmds=$(sed -n 's/^    { "\([a-z][a-z0-9-]*\)", \(weft__cmd_\|weft__cli_cmd_\)[a-z_]*,.*/\1/p' \
+    "$WEFT_SRCDIR/cli/commands.c")
 listed=$(W --help | sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z0-9-]*\)\( .*\)\{0,1\}$/\1/p')
 case " $(echo $cmds) " in *" export "*" help "*) ;;
-    *) fail "no command table found in cli/weft.c: '$cmds'";; esac
+    *) fail "no command table found in cli/commands.c: '$cmds'";; esac
 [ "$(echo $cmds)" = "$(echo $listed)" ] ||
-    fail "weft --help lists '$(echo $listed)', cli/weft.c's table has '$(echo $cmds)'"
+    fail "weft --help lists '$(echo $listed)', cli/commands.c's table has '$(echo $cmds)'"
 for c in $cmds; do
     W "$c" --help >"$TMP/h1" || fail "weft $c --help"
     W help "$c" >"$TMP/h2" || fail "weft help $c"
