@@ -426,6 +426,25 @@ static void test_messages_capped(void **state)
 /* The index file: written location by location, mapped back, the same
  * answers; one made from another archive, another version or cut short
  * is not used. */
+/* A temporary directory (dir, a mkdtemp template) with an index file's
+ * name (path) and a file standing in for an archive's anchor (other,
+ * holding text; its stat in *anchor). */
+static void temp_anchor(char *dir, char *path, size_t pathlen, char *other,
+                        size_t otherlen, const char *text,
+                        struct stat *anchor)
+{
+    FILE *fp;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, pathlen, "%s/t.idx", dir);
+    snprintf(other, otherlen, "%s/anchor", dir);
+    fp = fopen(other, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+    assert_int_equal(stat(other, anchor), 0);
+}
+
 static void test_file(void **state)
 {
     char dir[] = "/tmp/test_view_index.XXXXXX", path[64], other[64];
@@ -435,17 +454,10 @@ static void test_file(void **state)
     struct stat anchor, moved;
     json_t *before, *after;
     uint64_t end;
-    FILE *fp;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.idx", dir);
-    snprintf(other, sizeof other, "%s/anchor", dir);
-    fp = fopen(other, "w");
-    assert_non_null(fp);
-    fputs("anchor", fp);
-    fclose(fp);
-    assert_int_equal(stat(other, &anchor), 0);
+    temp_anchor(dir, path, sizeof path, other, sizeof other, "anchor",
+                &anchor);
 
     make_view(&v, 3, 5);
     end = random_visits(&v, 0, 60000, 3);
@@ -1193,17 +1205,11 @@ static void test_summary_file(void **state)
     struct stat anchor;
     json_t *before, *after;
     uint64_t end, last0;
-    FILE *fp;
     const char *bad;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.idx", dir);
-    snprintf(other, sizeof other, "%s/anchor", dir);
-    fp = fopen(other, "w");
-    assert_non_null(fp);
-    fclose(fp);
-    assert_int_equal(stat(other, &anchor), 0);
+    temp_anchor(dir, path, sizeof path, other, sizeof other, "",
+                &anchor);
 
     end = summary_view(&v, 7);
     last0 = v.locs[0].last;
@@ -1433,7 +1439,6 @@ static void test_counts(void **state)
     struct stat anchor;
     unsigned depth = 0;
     json_t *o, *o2, *loc;
-    FILE *fp;
 
     (void)state;
     make_view(&v, 1, 3);
@@ -1477,13 +1482,8 @@ static void test_counts(void **state)
     check_region(o, 0, 1, 30, 30);
     json_decref(o);
 
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/t.idx", dir);
-    snprintf(other, sizeof other, "%s/anchor", dir);
-    fp = fopen(other, "w");
-    assert_non_null(fp);
-    fclose(fp);
-    assert_int_equal(stat(other, &anchor), 0);
+    temp_anchor(dir, path, sizeof path, other, sizeof other, "",
+                &anchor);
     o = weft__view_summary(&v, 0, 201, NULL, 0);
     assert_int_equal(weft__view_match(&v), 0);
     assert_int_equal(weft__view_marks_done(&v), 0);
