@@ -128,13 +128,13 @@ loop() {
     esac
     case $2 in
         untraced) pre=() ;;
-        preload) pre=(env "LD_PRELOAD=$LIBS/libweft-pthread.so $LIBS/libweft-io.so"
+        preload) pre=("LD_PRELOAD=$LIBS/libweft-pthread.so $LIBS/libweft-io.so"
                       "LD_LIBRARY_PATH=$LIBS" WEFT_SERVER=127.0.0.1:1) ;;
-        run-none) pre=(env "WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
+        run-none) pre=("WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
                        WEFT_SERVER=127.0.0.1:1 "$B/weft" run --) ;;
-        run-tcp) pre=(env "WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
+        run-tcp) pre=("WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
                       "WEFT_SERVER=$TCP" "$B/weft" run --) ;;
-        run-unix) pre=(env "WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
+        run-unix) pre=("WEFT_LIBDIR=$LIBS" "LD_LIBRARY_PATH=$LIBS"
                        "WEFT_SERVER=unix:$TMP/weftd.sock" "$B/weft" run --) ;;
         eztrace) pre=(eztrace -t posixio -o "$TMP/ez") ;;
     esac

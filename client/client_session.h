@@ -191,6 +191,10 @@ typedef struct weft__session {
     int clock_shared;          /* a local weftd's CLOCK_MONOTONIC is
                                 * this one's (conn.c); the opening
                                 * thread, then the sender */
+    uint64_t sync_sent;        /* CLOCK_MONOTONIC ns when weft_open
+                                * sent ClockSync 1 behind its Hello (its
+                                * answer not read yet), else 0; the
+                                * opening thread, then the sender */
     int close_rc;              /* set by the sender before it exits */
     /* Fatal signals (session.c): the handler publishes the signal and its
      * thread's state, the sender closes the session and says sender_done
@@ -325,6 +329,11 @@ WEFT__HIDDEN int weft__wait_fd(int fd, short events, uint64_t deadline);
 /* Writes all of buf to fd before the deadline. 0 or -1 with why. */
 WEFT__HIDDEN int weft__send_all(int fd, const uint8_t *buf, size_t len,
                                 uint64_t deadline, char *why, size_t whylen);
+/* Sends the first ClockSync round trip of the starting offset on a
+ * connection to a weftd on this host right behind the Hello, so that its
+ * answer comes with the HelloAck instead of a round trip after it
+ * (weft__measure_offset reads it). Opening thread; nothing on failure. */
+WEFT__HIDDEN void weft__offset_presend(int fd);
 /* Measures the clock offset to weftd over fd and queues it as a
  * ClockOffset definition (offset.c); warns naming `when` if it cannot. */
 WEFT__HIDDEN void weft__measure_offset(int fd, uint64_t deadline,

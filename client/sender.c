@@ -543,6 +543,8 @@ static weft__sender_state state_opening(sender *s)
 
     rc = weft__await_hello_ack(&weft__S.cfg, weft__S.fd, s->close_at, &ack,
                                &code, s->why, sizeof s->why);
+    if (rc < 0)
+        weft__S.sync_sent = 0; /* its answer went with the connection */
     if (rc == WEFT_ECONNECT) {
         close(weft__S.fd);
         weft__S.fd = -1;
@@ -564,6 +566,7 @@ static weft__sender_state state_opening(sender *s)
         close(weft__S.fd);
     if (rc < 0) {
         weft__S.fd = -1;
+        weft__S.sync_sent = 0;
         if (rc == WEFT_EPROTO)
             snprintf(what, sizeof what, "weftd refused this process: %s",
                      s->why);

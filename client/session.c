@@ -297,7 +297,8 @@ static int start_sender(void)
 /* The first connection, on the opening thread: connect and Hello, and
  * with WEFT_REQUIRED=1 (cfg->required) a HelloAck that holds nothing of
  * this new member; otherwise the sender reads the HelloAck while the
- * program runs (OPENING). Returns 0 with *fdp, or what weft_open returns
+ * program runs (OPENING), and the starting offset's first ClockSync goes
+ * right behind the Hello (weft__offset_presend). Returns 0 with *fdp, or what weft_open returns
  * when it fails: 0 with tracing off (DISCARD) after a warning, or
  * WEFT_ECONNECT with WEFT_REQUIRED=1 (then *fdp is -1 either way). A
  * connection made that broke before the Hello went out (weftd restarted
@@ -337,6 +338,9 @@ static int connect_at_open(const weft__config *cfg, int *fdp, int *later)
     }
     if (rc == 0) {
         *fdp = fd;
+        weft__S.sync_sent = 0;
+        if (!cfg->required)
+            weft__offset_presend(fd);
         return 0;
     }
     if (rc == WEFT_EPROTO) {
