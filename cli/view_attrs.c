@@ -180,22 +180,11 @@ int weft__view_attrs(weft__view *v, size_t i, uint64_t t, unsigned depth,
     if (l->nattr && (l->attr0 + l->nattr != v->nattrs ||
                      v->attrs[v->nattrs - 1].t > t))
         return 0;   /* (a location's are read at once, in order) */
-    if (v->nattrs == v->capattrs) {
-        size_t cap = v->capattrs ? v->capattrs * 2 : 64;
-        weft__vattr *m = realloc(v->attrs, cap * sizeof *m);
-        if (!m)
-            return -1;
-        v->attrs = m;
-        v->capattrs = cap;
-    }
-    if (v->napool + len > v->capapool) {
-        size_t cap = (v->napool + len) * 2 + 4096;
-        char *m = realloc(v->apool, cap);
-        if (!m)
-            return -1;
-        v->apool = m;
-        v->capapool = cap;
-    }
+    if (weft__view_grow(&v->attrs, &v->capattrs, v->nattrs + 1,
+                        sizeof *v->attrs, 64) < 0 ||
+        weft__view_grow(&v->apool, &v->capapool, v->napool + len, 1,
+                        4096) < 0)
+        return -1;
     if (!l->nattr)
         l->attr0 = v->nattrs;
     memcpy(v->apool + v->napool, json, len);

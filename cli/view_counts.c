@@ -72,14 +72,9 @@ int weft__view_count(weft__view *v, size_t i, uint64_t t, uint32_t path,
 {
     weft__vloc *l = &v->locs[i];
 
-    if (v->ncounts == v->capcounts) {
-        size_t cap = v->capcounts ? v->capcounts * 2 : 64;
-        weft__vcount *m = realloc(v->counts, cap * sizeof *m);
-        if (!m)
-            return -1;
-        v->counts = m;
-        v->capcounts = cap;
-    }
+    if (weft__view_grow(&v->counts, &v->capcounts, v->ncounts + 1,
+                        sizeof *v->counts, 64) < 0)
+        return -1;
     if (!l->ncount)
         l->count0 = v->ncounts;
     else if (l->count0 + l->ncount != v->ncounts ||

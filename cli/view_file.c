@@ -120,22 +120,11 @@ int weft__vfile_location(weft__vfile *f, weft__view *v, size_t i)
                    .nattr = l->nattr };
     static const char pad[8];
 
-    if (f->nentries + l->ndepth > f->capentries) {
-        size_t cap = (f->nentries + l->ndepth) * 2 + 16;
-        ventry *m = realloc(f->entries, cap * sizeof *m);
-        if (!m)
-            return -1;
-        f->entries = m;
-        f->capentries = cap;
-    }
-    if (f->nlocs == f->caplocs) {
-        size_t cap = f->caplocs ? f->caplocs * 2 : 64;
-        vlocent *m = realloc(f->locs, cap * sizeof *m);
-        if (!m)
-            return -1;
-        f->locs = m;
-        f->caplocs = cap;
-    }
+    if (weft__view_grow(&f->entries, &f->capentries,
+                        f->nentries + l->ndepth, sizeof *f->entries, 16) < 0 ||
+        weft__view_grow(&f->locs, &f->caplocs, f->nlocs + 1, sizeof *f->locs,
+                        64) < 0)
+        return -1;
     for (unsigned d = 0; d < l->ndepth; d++) {
         weft__vdepth *dv = &l->depth[d];
         ventry *e = &f->entries[f->nentries++];

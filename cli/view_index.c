@@ -353,17 +353,33 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef loc, OTF2_TimeStamp ts,
     return message_end(arg, ts, 1, sender, comm, tag, bytes);
 }
 
+/* See view_index.h. */
+int weft__view_grow(void *pp, size_t *cap, size_t need, size_t size,
+                    size_t first)
+{
+    size_t c = *cap ? *cap * 2 : first;
+    void *p, *n;
+
+    if (need <= *cap)
+        return 0;
+    if (c < need)
+        c = need;
+    if (c > SIZE_MAX / size)
+        return -1;
+    memcpy(&p, pp, sizeof p);
+    if (!(n = realloc(p, c * size)))
+        return -1;
+    memcpy(pp, &n, sizeof n);
+    *cap = c;
+    return 0;
+}
+
 int weft__view_msg_end(weft__view *v, const weft__xchan_key *k, int recv,
                        size_t i, uint64_t t, uint64_t bytes)
 {
-    if (v->nends == v->capends) {
-        size_t cap = v->capends ? v->capends * 2 : 256;
-        weft__vend *m = realloc(v->ends, cap * sizeof *m);
-        if (!m)
-            return -1;
-        v->ends = m;
-        v->capends = cap;
-    }
+    if (weft__view_grow(&v->ends, &v->capends, v->nends + 1, sizeof *v->ends,
+                        256) < 0)
+        return -1;
     v->ends[v->nends] = (weft__vend){ .k = *k, .loc = (uint32_t)i,
                                       .recv = recv, .t = t, .bytes = bytes,
                                       .seq = v->nends };

@@ -365,6 +365,11 @@ void weft__view_mark_callbacks(OTF2_EvtReaderCallbacks *cbs);
 /* Once a location is read (ld): what it left open ends at its last
  * event, counted as unmatched. Returns 0, or -1 out of memory. */
 int weft__view_marks_location_end(weft__vloader *ld);
+/* Makes room for `need` elements of `size` bytes in the array *pp (a
+ * T ** passed as void *) of capacity *cap: at least doubled, `first` at
+ * the start. Returns 0, or -1 out of memory (the array as it was). */
+int weft__view_grow(void *pp, size_t *cap, size_t need, size_t size,
+                    size_t first);
 /* Building by hand (and the callbacks): a mark whole, or one end of a
  * thread's arrow (side 0 create, 1 begin, 2 end, 3 wait) at location
  * index i. Return 0, or -1 out of memory. */

@@ -52,14 +52,9 @@ static uint64_t hi_of(const weft__vmark *m)
 
 int weft__view_mark(weft__view *v, const weft__vmark *m)
 {
-    if (v->nmarks == v->capmarks) {
-        size_t cap = v->capmarks ? v->capmarks * 2 : 256;
-        weft__vmark *n = realloc(v->marks, cap * sizeof *n);
-        if (!n)
-            return -1;
-        v->marks = n;
-        v->capmarks = cap;
-    }
+    if (weft__view_grow(&v->marks, &v->capmarks, v->nmarks + 1,
+                        sizeof *v->marks, 256) < 0)
+        return -1;
     v->marks[v->nmarks++] = *m;
     if (m->kind < WEFT__VMARK__KINDS)
         v->mark_kinds[m->kind]++;
@@ -69,14 +64,9 @@ int weft__view_mark(weft__view *v, const weft__vmark *m)
 int weft__view_thread_end(weft__view *v, uint32_t comm, uint64_t seq,
                           unsigned side, size_t i, uint64_t t)
 {
-    if (v->ntends == v->captends) {
-        size_t cap = v->captends ? v->captends * 2 : 64;
-        weft__vtend *n = realloc(v->tends, cap * sizeof *n);
-        if (!n)
-            return -1;
-        v->tends = n;
-        v->captends = cap;
-    }
+    if (weft__view_grow(&v->tends, &v->captends, v->ntends + 1,
+                        sizeof *v->tends, 64) < 0)
+        return -1;
     v->tends[v->ntends++] = (weft__vtend){ .seq = seq, .t = t, .comm = comm,
                                            .loc = (uint32_t)i, .side = side };
     return 0;

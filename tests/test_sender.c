@@ -64,6 +64,7 @@ typedef struct standin {
     int syncs;               /* ClockSync requests answered */
     int sent_behind_hello;   /* SLOW_HELLO: more had come before the
                                 HelloAck went out (a ClockSync) */
+    size_t read_ahead;       /* bytes read after the frame served */
     char ended[WEFT_MAX_ENDED + 2]; /* the last Goodbye's */
     uint64_t defs_held;      /* last Definitions acknowledged */
     uint64_t held[16];       /* per location: last batch acknowledged */
@@ -141,6 +142,7 @@ static int serve_frame(standin *s, int fd, const Weft__Envelope *in)
             char b;
             usleep(300000);
             s->sent_behind_hello =
+                s->read_ahead > 0 ||
                 recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
         }
         return send_hello_ack(fd, s) < 0;
@@ -216,6 +218,7 @@ static void serve_conn(standin *s, int fd)
             if (rc == 1) {
                 Weft__Envelope *env = weft_frame_unpack(frame, flen);
                 CHECK(env);
+                s->read_ahead = left;
                 done = serve_frame(s, fd, env);
                 weft_frame_free_envelope(env);
                 free(frame);
