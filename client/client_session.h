@@ -173,10 +173,16 @@ typedef struct weft__session {
     uint32_t live;             /* threads not exited */
     /* Connection: fd and input belong to the sender once it runs (the
      * opening thread before). */
-    int fd;
-    int wake_fd;               /* eventfd: app threads -> sender; set at
+    _Atomic int fd;            /* atomic: a recorder's wrapper compares
+                                * a number the program names with it
+                                * (fdclaim.c) */
+    _Atomic int wake_fd;       /* eventfd: app threads -> sender; set at
                                 * open before the sender starts */
     weft__input in;
+    atomic_int wake_users;     /* threads writing to wake_fd now
+                                * (weft__wake_fd_write; fdclaim.c) */
+    atomic_int relocate;       /* the socket's number, asked for by the
+                                * program, or WEFT__RELOCATE_* (fdclaim.c) */
     pthread_t sender;
     int sender_started;        /* under open_mu */
     int closing;               /* weft_close asked the sender to finish */
@@ -232,6 +238,17 @@ static inline uint64_t weft__min_u64(uint64_t a, uint64_t b)
 WEFT__HIDDEN void weft__raise_attention_locked(void);
 /* Wakes the sender's poll (async-signal-safe; no-op before open). */
 WEFT__HIDDEN void weft__wake_sender(void);
+/* Writes 1 to the wake-up eventfd, counted in wake_users so that
+ * fdclaim.c can move the descriptor away under the writers. Async-signal
+ * safe. */
+WEFT__HIDDEN void weft__wake_fd_write(void);
+/* No relocation asked for, one done, one that failed (fdclaim.c). */
+#define WEFT__RELOCATE_NONE (-1)
+#define WEFT__RELOCATE_BUSY (-2)
+#define WEFT__RELOCATE_FAILED (-3)
+/* Sender, at the start of each round: moves the socket to another number
+ * if the program asked for its number (weft__recorder_fd_claim). */
+WEFT__HIDDEN void weft__relocate_pending(void);
 /* The state of location `location`, NULL if no thread has it. mu held. */
 WEFT__HIDDEN weft__thread *weft__thread_of_locked(uint32_t location);
 /* The calling thread's state, created (with the next location index) on

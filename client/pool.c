@@ -66,13 +66,22 @@ static void raise_gap_attention_locked(void)
             atomic_store(&t->attention, 1);
 }
 
-void weft__wake_sender(void)
+void weft__wake_fd_write(void)
 {
     uint64_t one = 1;
+    int fd;
 
-    if (weft__S.wake_fd >= 0 && write(weft__S.wake_fd, &one, sizeof one) < 0) {
+    atomic_fetch_add(&weft__S.wake_users, 1);
+    fd = weft__S.wake_fd;
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
         /* EAGAIN: the counter is already non-zero, the sender will wake. */
     }
+    atomic_fetch_sub(&weft__S.wake_users, 1);
+}
+
+void weft__wake_sender(void)
+{
+    weft__wake_fd_write();
 }
 
 /* The state of location `location`, NULL if no thread has it. mu held. */

@@ -256,6 +256,18 @@ WEFT__RECORDER_API int weft__recorder_at_thread_exit(void (*fn)(void));
  * them, once per session, in the order given. 0 or WEFT_ELIMIT. */
 #define WEFT__BEFORE_CLOSE_MAX 4
 WEFT__RECORDER_API int weft__recorder_before_close(void (*fn)(void));
+/* Called by a recorder's wrapper of a call that names descriptor fd for
+ * the program (close, dup2's and dup3's new one, fcntl's) before the
+ * call: when fd is one of libweft's, libweft moves it to another number
+ * (fdclaim.c), so that the call does what it does untraced. 0, or -1
+ * with errno EBUSY when libweft could not give it up (the wrapper then
+ * fails the call so). Calls libweft makes itself claim nothing. */
+WEFT__RECORDER_API int weft__recorder_fd_claim(int fd);
+/* libweft's open descriptors now, ascending, into fds (room for
+ * WEFT__OWN_FDS_MAX); their number. For a wrapper of close_range and
+ * closefrom, which close around them. */
+#define WEFT__OWN_FDS_MAX 2
+WEFT__RECORDER_API int weft__recorder_own_fds(int *fds);
 /* Makes the calling thread one libweft knows (a location), as its first
  * record would: for a thread that so far only counted, so that
  * weft__recorder_at_thread_exit's functions run on it. 1, or 0 when out

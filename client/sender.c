@@ -469,6 +469,7 @@ static weft__sender_state round_begin(sender *s)
 
     if (atomic_load(&weft__S.signal_pending))
         signal_close();
+    weft__relocate_pending();
     s->now = weft__now_ms();
     pthread_mutex_lock(&weft__S.mu);
     s->closing = weft__S.closing;

@@ -53,6 +53,7 @@ weft__session weft__S = {
     .pool_cv = PTHREAD_COND_INITIALIZER,
     .fd = -1,
     .wake_fd = -1,
+    .relocate = WEFT__RELOCATE_NONE,
 };
 
 /* The process's own environment, as client_config.h's lookup callback;
@@ -172,15 +173,12 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
         weft__S.wake_fd >= 0 &&
         atomic_load(&weft__S.sender_tid) != (int)gettid() &&
         !atomic_load(&weft__S.sender_done)) {
-        uint64_t one = 1;
         struct timespec ms = { 0, 1000000 };
         if (!atomic_exchange(&weft__S.signal_seen, 1)) {
             atomic_compare_exchange_strong(&weft__S.signal_thread, &expect,
                                            weft__tls);
             atomic_store(&weft__S.signal_pending, sig);
-            if (write(weft__S.wake_fd, &one, sizeof one) < 0) {
-                /* EAGAIN: the sender is being woken already. */
-            }
+            weft__wake_fd_write();
         }
         for (uint32_t i = 0; i < weft__S.cfg.signal_flush_ms &&
                              !atomic_load(&weft__S.sender_done); i++)
@@ -269,12 +267,16 @@ static void at_fork_child(void)
     atomic_store(&weft__S.connected, 0);
     atomic_store(&weft__S.opening, 0);
     atomic_store(&weft__S.hello_acked, 0);
+    atomic_store(&weft__S.wake_users, 0);
+    atomic_store(&weft__S.relocate, WEFT__RELOCATE_NONE);
     if (st == WEFT__ST_ACTIVE || st == WEFT__ST_DISCARD) {
         atomic_store(&weft__S.state, WEFT__ST_FORKED);
+        weft__inside++; /* libweft's own: closed, not claimed (fdclaim.c) */
         if (weft__S.fd >= 0)
             close(weft__S.fd);
         if (weft__S.wake_fd >= 0)
             close(weft__S.wake_fd);
+        weft__inside--;
         weft__S.fd = weft__S.wake_fd = -1;
         weft__raise_attention_locked();
     }

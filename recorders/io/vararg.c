@@ -99,6 +99,8 @@ static int do_fcntl(const void *caller, unsigned call, int fd, int cmd,
     io_frame f;
     int rc;
 
+    if (weft__recorder_fd_claim(fd) < 0)
+        return -1; /* EBUSY: libweft's, and it could not move it */
     if (!io_begin_at(&f, call, caller))
         return ((fcntl_fn)io_real(call))(fd, cmd, arg);
     io_pre_fcntl(&f, fd, cmd, arg);

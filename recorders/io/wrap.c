@@ -154,12 +154,14 @@ void io_end(io_frame *f)
 #undef getc
 
 #define IO_REAL(name, ret, params) ((ret(*) params)io_real(IO_##name))
-#define IO(name, ret, role, hook, params, args)                              \
+/* `claim`: a statement that comes first (IOC's). */
+#define IO_WRAP(name, ret, hook, params, args, claim)                        \
     IO_EXPORT ret name params                                                \
     {                                                                        \
         io_frame f_;                                                         \
         ret rc_;                                                             \
                                                                              \
+        claim;                                                               \
         if (!io_begin(&f_, IO_##name))                                       \
             return IO_REAL(name, ret, params) args;                          \
         io_pre_##hook(&f_, IO_UNPAREN args);                                 \
@@ -170,6 +172,13 @@ void io_end(io_frame *f)
         io_end(&f_);                                                         \
         return rc_;                                                          \
     }
+#define IO(name, ret, role, hook, params, args)                              \
+    IO_WRAP(name, ret, hook, params, args, (void)0)
+/* A descriptor of libweft's that the program names is moved first; if
+ * it cannot be, the call fails (EBUSY) without being made. */
+#define IOC(name, ret, role, hook, params, args, claimed)                    \
+    IO_WRAP(name, ret, hook, params, args,                                   \
+            if (weft__recorder_fd_claim(claimed) < 0) return -1)
 /* A call a stream's buffer may serve (buffered.c): Enter once it is
  * known to be recorded, at its start. */
 #define IOB(name, ret, role, hook, params, args, mode)                       \
