@@ -242,6 +242,9 @@ WEFT__HIDDEN void weft__wake_sender(void);
  * fdclaim.c can move the descriptor away under the writers. Async-signal
  * safe. */
 WEFT__HIDDEN void weft__wake_fd_write(void);
+/* Reads the wake-up eventfd's count (the sender), counted the same way:
+ * never from a number the program has taken over meanwhile. */
+WEFT__HIDDEN void weft__wake_fd_drain(void);
 /* No relocation asked for, one done, one that failed (fdclaim.c). */
 #define WEFT__RELOCATE_NONE (-1)
 #define WEFT__RELOCATE_BUSY (-2)

@@ -85,11 +85,9 @@ int weft__wait_fd(int fd, short events, uint64_t deadline)
         if (rc > 0 && (p[0].revents & (events | POLLERR | POLLHUP)))
             return 1;
         if (rc > 0) {
-            uint64_t v;
-            if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
-                /* EAGAIN: drained already. The sender loop re-checks
-                 * everything it could have been woken for. */
-            }
+            /* The sender loop re-checks everything it could have been
+             * woken for. */
+            weft__wake_fd_drain();
             deadline = weft__min_u64(deadline, close_deadline());
             continue;
         }

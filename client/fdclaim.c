@@ -16,9 +16,10 @@
  * close around them instead (weft__recorder_own_fds; libweft-io's
  * closerange.c): a range may end at the highest number there is.
  *
- * The wake-up eventfd is written by any thread (weft__wake_fd_write):
- * the new number is published first, then the old one is closed once no
- * writer may still hold it (wake_users). The socket is the sender's
+ * The wake-up eventfd is written by any thread (weft__wake_fd_write) and
+ * read by the sender (weft__wake_fd_drain): the new number is published
+ * first, then the old one is closed once no writer or reader may still
+ * hold it (wake_users). The socket is the sender's
  * alone once it runs: it moves it itself at the start of its next round
  * (weft__relocate_pending) while the claiming thread waits, at most
  * WEFT__RELOCATE_WAIT_MS (the sender may be waiting for an answer of
@@ -65,8 +66,8 @@ static int move_wake(int fd)
     if (n < 0)
         return -1;
     weft__S.wake_fd = n;
-    /* A writer that read the old number has written by the time it
-     * leaves; the ones after read the new one. */
+    /* A writer (or the sender reading) that took the old number is done
+     * with it by the time it leaves; the ones after take the new one. */
     while (atomic_load(&weft__S.wake_users) > 0)
         sched_yield();
     close(fd);

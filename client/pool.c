@@ -79,6 +79,19 @@ void weft__wake_fd_write(void)
     atomic_fetch_sub(&weft__S.wake_users, 1);
 }
 
+void weft__wake_fd_drain(void)
+{
+    uint64_t v;
+    int fd;
+
+    atomic_fetch_add(&weft__S.wake_users, 1);
+    fd = weft__S.wake_fd;
+    if (fd >= 0 && read(fd, &v, sizeof v) < 0) {
+        /* EAGAIN: drained already. */
+    }
+    atomic_fetch_sub(&weft__S.wake_users, 1);
+}
+
 void weft__wake_sender(void)
 {
     weft__wake_fd_write();

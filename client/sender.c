@@ -315,12 +315,8 @@ static int pump(weft__out *out, uint64_t wake_at, int *goodbye_sent,
     }
     if (rc <= 0)
         return PUMP_OK;
-    if (pfd[1].revents & POLLIN) {
-        uint64_t v;
-        if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
-            /* EAGAIN: someone else drained it; nothing to do. */
-        }
-    }
+    if (pfd[1].revents & POLLIN)
+        weft__wake_fd_drain();
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         Weft__Envelope *env;
         while ((rc = weft__input_next(weft__S.fd, &weft__S.in, &env, why,
@@ -450,12 +446,8 @@ static void wait_wakeup(uint64_t wake_at)
     uint64_t now = weft__now_ms();
 
     if (poll(&p, 1, wake_at <= now ? 0
-                    : (int)weft__min_u64(wake_at - now, INT_MAX)) > 0) {
-        uint64_t v;
-        if (read(weft__S.wake_fd, &v, sizeof v) < 0) {
-            /* EAGAIN: drained already. */
-        }
-    }
+                    : (int)weft__min_u64(wake_at - now, INT_MAX)) > 0)
+        weft__wake_fd_drain();
 }
 
 /* What every round does whatever the state: a fatal signal's close, the
