@@ -520,10 +520,18 @@ echo "ok: a node cut off: gone after three heartbeats, linked again after"
 
 # Faults mid-run, nothing acknowledged lost: n2's weftd SIGKILLed and
 # restarted while its processes record; then the head.
-demo_on n2 nodekill -p 2 -t 2 -n 600 -s 5000
+# still_recording NAME: the last demo started (trace NAME) still runs.
+still_recording() {
+    kill -0 "${DEMOS[-1]}" 2>/dev/null ||
+        fail "$1: the demo ended before the fault (too slow a machine for its length)"
+}
+# (recording 10 s, and still recording when the kill comes: on a slow
+# machine the head may see the trace seconds after the demo started)
+demo_on n2 nodekill -p 2 -t 2 -n 2000 -s 5000
 until_ 20 "the head seeing nodekill recording" sh -c \
     "'$WEFT' --catalog '$TMP/head/catalog.db' show nodekill >/dev/null 2>&1"
 sleep 1
+still_recording nodekill
 kill -KILL "${PID[n2]}"
 wait_gone "${PID[n2]}" 10 || fail "n2's weftd outlived SIGKILL"
 weftd_in n2 --set "head=$HEAD" --set node_name=n2 --set write_events=no
@@ -531,10 +539,11 @@ demos_done
 exact nodekill 2
 grep -q "reconnected to weftd" "$TMP/nodekill.n2.out" ||
     fail "nodekill: the processes did not have to reconnect"
-demo_on n3 headkill -p 2 -t 2 -n 600 -s 5000
+demo_on n3 headkill -p 2 -t 2 -n 2000 -s 5000
 until_ 20 "the head seeing headkill recording" sh -c \
     "'$WEFT' --catalog '$TMP/head/catalog.db' show headkill >/dev/null 2>&1"
 sleep 1
+still_recording headkill
 kill -KILL "${PID[head]}"
 wait_gone "${PID[head]}" 10 || fail "the head outlived SIGKILL"
 sleep 1
