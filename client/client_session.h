@@ -180,7 +180,7 @@ typedef struct weft__session {
                                 * open before the sender starts */
     weft__input in;
     atomic_int wake_users;     /* threads writing to wake_fd now
-                                * (weft__wake_fd_write; fdclaim.c) */
+                                * (weft__wake_sender; fdclaim.c) */
     atomic_int relocate;       /* the socket's number, asked for by the
                                 * program, or WEFT__RELOCATE_* (fdclaim.c) */
     pthread_t sender;
@@ -236,12 +236,10 @@ static inline uint64_t weft__min_u64(uint64_t a, uint64_t b)
 
 /* Raises every thread's attention (after a state change). mu held. */
 WEFT__HIDDEN void weft__raise_attention_locked(void);
-/* Wakes the sender's poll (async-signal-safe; no-op before open). */
+/* Wakes the sender's poll (async-signal-safe; no-op before open): 1 to
+ * the wake-up eventfd, counted in wake_users so that fdclaim.c can move
+ * the descriptor away under the writers. */
 WEFT__HIDDEN void weft__wake_sender(void);
-/* Writes 1 to the wake-up eventfd, counted in wake_users so that
- * fdclaim.c can move the descriptor away under the writers. Async-signal
- * safe. */
-WEFT__HIDDEN void weft__wake_fd_write(void);
 /* Reads the wake-up eventfd's count (the sender), counted the same way:
  * never from a number the program has taken over meanwhile. */
 WEFT__HIDDEN void weft__wake_fd_drain(void);

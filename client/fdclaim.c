@@ -16,7 +16,7 @@
  * close around them instead (weft__recorder_own_fds; libweft-io's
  * closerange.c): a range may end at the highest number there is.
  *
- * The wake-up eventfd is written by any thread (weft__wake_fd_write) and
+ * The wake-up eventfd is written by any thread (weft__wake_sender) and
  * read by the sender (weft__wake_fd_drain): the new number is published
  * first, then the old one is closed once no writer or reader may still
  * hold it (wake_users). The socket is the sender's
@@ -82,7 +82,7 @@ static int ask_sender(int fd)
     int expect;
 
     atomic_store(&weft__S.relocate, fd);
-    weft__wake_fd_write();
+    weft__wake_sender();
     for (int i = 0; i < WEFT__RELOCATE_WAIT_MS * 5; i++) {
         int r = atomic_load(&weft__S.relocate);
         if (r == WEFT__RELOCATE_NONE || r == WEFT__RELOCATE_FAILED ||

@@ -66,35 +66,31 @@ static void raise_gap_attention_locked(void)
             atomic_store(&t->attention, 1);
 }
 
-void weft__wake_fd_write(void)
+/* Adds 1 to the wake-up eventfd's count (add) or reads it, counted in
+ * wake_users (fdclaim.c). EAGAIN is no failure: the count was already
+ * non-zero, or drained already. */
+static void wake_fd_io(int add)
 {
-    uint64_t one = 1;
+    uint64_t v = 1;
     int fd;
 
     atomic_fetch_add(&weft__S.wake_users, 1);
     fd = weft__S.wake_fd;
-    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
-        /* EAGAIN: the counter is already non-zero, the sender will wake. */
-    }
-    atomic_fetch_sub(&weft__S.wake_users, 1);
-}
-
-void weft__wake_fd_drain(void)
-{
-    uint64_t v;
-    int fd;
-
-    atomic_fetch_add(&weft__S.wake_users, 1);
-    fd = weft__S.wake_fd;
-    if (fd >= 0 && read(fd, &v, sizeof v) < 0) {
-        /* EAGAIN: drained already. */
+    if (fd >= 0 &&
+        (add ? write(fd, &v, sizeof v) : read(fd, &v, sizeof v)) < 0) {
+        /* EAGAIN */
     }
     atomic_fetch_sub(&weft__S.wake_users, 1);
 }
 
 void weft__wake_sender(void)
 {
-    weft__wake_fd_write();
+    wake_fd_io(1);
+}
+
+void weft__wake_fd_drain(void)
+{
+    wake_fd_io(0);
 }
 
 /* The state of location `location`, NULL if no thread has it. mu held. */

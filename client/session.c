@@ -178,7 +178,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
             atomic_compare_exchange_strong(&weft__S.signal_thread, &expect,
                                            weft__tls);
             atomic_store(&weft__S.signal_pending, sig);
-            weft__wake_fd_write();
+            weft__wake_sender();
         }
         for (uint32_t i = 0; i < weft__S.cfg.signal_flush_ms &&
                              !atomic_load(&weft__S.sender_done); i++)
