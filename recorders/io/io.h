@@ -77,7 +77,10 @@ typedef struct io_frame {
     OTF2_RegionRef region;
     uint64_t t0;         /* Enter's time */
     uint64_t t;          /* Enter's time, then (after the call) Leave's */
-    uint64_t entry;      /* pre -> post: a map entry the hook looked up */
+    uint64_t entry;      /* pre -> post: a map entry the hook looked up
+                            (or took: see io_post_close) */
+    uint64_t entry_fd;   /* pre -> post: the descriptor's entry fclose and
+                            freopen took with the stream's (entry) */
     uint64_t match;      /* pre -> post: the operation's matchingId */
     int aux;             /* pre -> post: hook's own (a descriptor ...) */
     char *path;          /* pre -> post: a resolved path (malloc'd) */

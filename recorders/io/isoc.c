@@ -69,32 +69,38 @@ void io_post_fdopen(io_frame *f, FILE *rc, int fd, const char *mode)
 
 /* fclose ends the stream's handle and, for an fdopen'd stream, its
  * descriptor's (closed inside the C library, unseen). The stream is
- * gone even when fclose fails. */
-void io_pre_fclose(io_frame *f, FILE *fp)
+ * gone even when fclose fails. What this thread owes the stream is
+ * recorded, and the entries taken, before the descriptor closes: after
+ * it, the kernel may give its number to another thread's open. */
+static void closing(io_frame *f, FILE *fp)
 {
-    f->aux = fd_of(fp);
-}
+    int fd = fd_of(fp);
 
-/* The stream on descriptor fd was closed inside the C library: its
- * handle and its descriptor's end. */
-static void closed(io_frame *f, int fd)
-{
-    uint64_t s, d;
-
+    f->entry = f->entry_fd = 0;
     if (fd < 0)
         return;
     io_owed_pay(io_fdmap_get(&io_streams, fd), f->t);
-    s = io_fdmap_take(&io_streams, fd);
-    d = io_fdmap_take(&io_fds, fd);
-    if (s)
-        weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(s));
-    if (d)
-        weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(d));
+    f->entry = io_fdmap_take(&io_streams, fd);
+    f->entry_fd = io_fdmap_take(&io_fds, fd);
+}
+
+/* The handles closing() took end. */
+static void closed(io_frame *f)
+{
+    if (f->entry)
+        weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(f->entry));
+    if (f->entry_fd)
+        weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(f->entry_fd));
+}
+
+void io_pre_fclose(io_frame *f, FILE *fp)
+{
+    closing(f, fp);
 }
 
 void io_post_fclose(io_frame *f, int rc, FILE *fp)
 {
-    closed(f, f->aux);
+    closed(f);
 }
 
 /* freopen closes fp's descriptor (also when it fails) and opens path on
@@ -105,13 +111,13 @@ void io_post_fclose(io_frame *f, int rc, FILE *fp)
 void io_pre_freopen(io_frame *f, const char *path, const char *mode,
                     FILE *fp)
 {
-    f->aux = fd_of(fp);
+    closing(f, fp);
 }
 
 void io_post_freopen(io_frame *f, FILE *rc, const char *path,
                      const char *mode, FILE *fp)
 {
-    closed(f, f->aux);
+    closed(f);
     if (rc)  /* no path: the descriptor's file, as the kernel names it */
         opened(f, rc, path ? path : "", mode, 0);
 }

@@ -63,16 +63,23 @@ static void destroyed(io_frame *f, uint64_t e)
         weft_evt_IoDestroyHandle(NULL, f->t, io_entry_handle(e));
 }
 
+/* The entry is taken before the descriptor is closed: once it is, the
+ * kernel may hand its number to another thread's open, whose entry a
+ * take after the close would remove (that thread's writes then named no
+ * file). */
 void io_pre_close(io_frame *f, int fd)
 {
+    f->entry = io_fdmap_take(&io_fds, fd);
 }
 
 /* Linux frees the descriptor even when close fails (EINTR, EIO): the
- * handle ends unless the descriptor was not open (EBADF). */
+ * handle ends. EBADF: the number was not open, an entry of it was stale
+ * (the descriptor closed unseen: by a raw syscall, say) and is dropped
+ * all the same. */
 void io_post_close(io_frame *f, int rc, int fd)
 {
     if (rc == 0 || f->g.saved_errno != EBADF)
-        destroyed(f, io_fdmap_take(&io_fds, fd));
+        destroyed(f, f->entry);
 }
 
 /* newfd became a copy of fd's handle (e): a new handle of the same file

@@ -27,11 +27,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -620,6 +623,80 @@ static void threads(void)
     }
 }
 
+/* A descriptor's number is free again while its close() still runs: the
+ * last close of a TCP socket that lingers over unsent data blocks after
+ * the kernel took the number out of the table. Another thread opens a
+ * file meanwhile and gets that number; the close's wrapper, returning,
+ * must not take the new file's handle for the socket's (it did: the
+ * file's writes then named no file). */
+struct lingering {
+    int fd;                     /* the socket the thread closes */
+};
+
+static void *close_lingering(void *arg)
+{
+    struct lingering *l = arg;
+
+    return close(l->fd) == 0 ? NULL : (void *)1;
+}
+
+static void close_race(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof a;
+    struct linger lg = { 1, 20 };
+    struct lingering l;
+    char p[PATH_MAX], buf[65536];
+    int lis, peer, fd, small = 4096;
+    pthread_t t;
+    void *rc;
+
+    lis = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(lis >= 0 && bind(lis, (struct sockaddr *)&a, sizeof a) == 0 &&
+              listen(lis, 1) == 0 &&
+              getsockname(lis, (struct sockaddr *)&a, &alen) == 0,
+          "a listening socket");
+    l.fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(l.fd >= 0 && setsockopt(l.fd, SOL_SOCKET, SO_SNDBUF, &small,
+                                  sizeof small) == 0 &&
+              connect(l.fd, (struct sockaddr *)&a, sizeof a) == 0,
+          "connect");
+    peer = accept(lis, NULL, NULL);
+    CHECK(peer >= 0 && setsockopt(peer, SOL_SOCKET, SO_RCVBUF, &small,
+                                  sizeof small) == 0,
+          "accept");
+    /* Fill both buffers (the peer reads nothing yet): the close lingers. */
+    memset(buf, 'x', sizeof buf);
+    while (send(l.fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
+        ;
+    CHECK(errno == EAGAIN || errno == EWOULDBLOCK, "filling the socket");
+    CHECK(setsockopt(l.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0,
+          "SO_LINGER");
+    CHECK(pthread_create(&t, NULL, close_lingering, &l) == 0,
+          "pthread_create");
+    called("close");
+    while (syscall(SYS_fcntl, l.fd, F_GETFD) >= 0)
+        sched_yield();
+    path(p, "race.txt");
+    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    called("open");
+    CHECK(fd == l.fd, "race.txt did not get the closing socket's number");
+    /* The peer reads everything: the close ends, its wrapper returns. */
+    while (recv(peer, buf, sizeof buf, 0) > 0)
+        ;
+    CHECK(pthread_join(t, &rc) == 0 && !rc, "the lingering close");
+    for (int i = 0; i < 10; i++) {
+        CHECK(write(fd, "0123456789", 10) == 10, "race.txt");
+        called("write");
+    }
+    io("race.txt", 100, 0);
+    close(fd);
+    called("close");
+    syscall(SYS_close, peer);
+    syscall(SYS_close, lis);
+}
+
 static void fork_child(void)
 {
     char p[PATH_MAX];
@@ -777,6 +854,7 @@ int main(int argc, char **argv)
     posix_calls();
     isoc_calls();
     threads();
+    close_race();
     fork_child();
     signal_in_call();
     raise(SIGUSR1);
