@@ -17,7 +17,8 @@ command -v munged >/dev/null || PATH=$PATH:/usr/sbin
 command -v munged >/dev/null || fail "no munged (scripts/deps.sh installs munge)"
 
 # A failure says what each weftd last warned of (their logs are
-# $TMP/NAME.log; lib.sh's fail shows a single weftd's).
+# $TMP/NAME.log; lib.sh's fail shows a single weftd's), then the reason
+# again last, where a log's tail shows it.
 fail() {
     echo "FAIL: $*" >&2
     for f in "$TMP"/*.log; do
@@ -25,6 +26,7 @@ fail() {
         echo "--- ${f##*/}: its last warnings and errors ---" >&2
         grep -E "(warning|error): " "$f" | tail -n 15 >&2
     done
+    echo "FAIL: $*" >&2
     exit 1
 }
 
