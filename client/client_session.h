@@ -179,6 +179,8 @@ typedef struct weft__session {
     _Atomic int wake_fd;       /* eventfd: app threads -> sender; set at
                                 * open before the sender starts */
     weft__input in;
+    atomic_uint conn_serial;   /* connections made (conn.c): one asked
+                                * about is told from the next */
     atomic_int wake_users;     /* threads writing to wake_fd now
                                 * (weft__wake_sender; fdclaim.c) */
     atomic_int relocate;       /* the socket's number, asked for by the

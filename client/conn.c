@@ -592,10 +592,12 @@ int weft__connect_send_hello(const weft__config *c, uint64_t deadline,
         rc = WEFT_ECONNECT;
 out:
     free(frame);
-    if (rc < 0)
+    if (rc < 0) {
         close(fd);
-    else
+    } else {
         *fdp = fd;
+        atomic_fetch_add(&weft__S.conn_serial, 1);
+    }
     return rc;
 }
 

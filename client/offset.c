@@ -87,7 +87,7 @@ static int sync_send(int fd, uint32_t id, int mono, uint64_t deadline,
 
 /* 1 if fd's peer is on this host: a Unix socket, or TCP whose peer
  * address is a loopback one or the address this end has. */
-static int peer_is_local(int fd)
+static int peer_is_local_now(int fd)
 {
     struct sockaddr_storage me, peer;
     socklen_t melen = sizeof me, peerlen = sizeof peer;
@@ -109,6 +109,23 @@ static int peer_is_local(int fd)
         return IN6_IS_ADDR_LOOPBACK(p) || IN6_ARE_ADDR_EQUAL(p, m);
     }
     return 0;
+}
+
+/* peer_is_local_now of the session's connection, asked once per
+ * connection (it is asked before the HelloAck, at the start and at the
+ * end; by the opening thread, then by the sender): the serial of
+ * weft__S.conn_serial it was asked at. */
+static int peer_is_local(int fd)
+{
+    static int local = -1;
+    static unsigned serial;
+    unsigned now = atomic_load(&weft__S.conn_serial);
+
+    if (local < 0 || serial != now) {
+        local = peer_is_local_now(fd);
+        serial = now;
+    }
+    return local;
 }
 
 /* Measures the offset of the trace clock (of CLOCK_MONOTONIC with

@@ -4,11 +4,13 @@
  * and dropped and a process tree's children), and a Heartbeat. Sender
  * thread; the queues under weft__S.mu. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -19,13 +21,20 @@
 
 /* The child processes of this process still running (or not yet
  * waited for), from each thread's /proc/self/task/TID/children, into
- * pids (at most max). Returns their number. */
+ * pids (at most max). Returns their number. A process with no child
+ * at all (most of a build's) is told by one waitid, which sees every
+ * thread's children and reaps none (WNOWAIT), without reading /proc. */
 static size_t read_children(uint32_t *pids, size_t max)
 {
-    DIR *tasks = opendir("/proc/self/task");
+    DIR *tasks;
     struct dirent *de;
+    siginfo_t si = { 0 };
     size_t n = 0;
 
+    if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WCONTINUED | WNOHANG |
+                                  WNOWAIT) < 0 && errno == ECHILD)
+        return 0;
+    tasks = opendir("/proc/self/task");
     while (tasks && n < max && (de = readdir(tasks)) != NULL) {
         char path[64], buf[4096], *p, *end;
         ssize_t len;
