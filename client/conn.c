@@ -107,10 +107,15 @@ int weft__fd_aside(int fd)
 
     if (fd < 0 || fd >= WEFT__FD_ASIDE / 2)
         return fd;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (long)rl.rlim_cur <= min)
+    /* EINVAL: the limit of descriptors is at most WEFT__FD_ASIDE (asked
+     * only then: one system call fewer at every connection). */
+    high = fcntl(fd, F_DUPFD_CLOEXEC, (int)min);
+    if (high < 0 && errno == EINVAL && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+        rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur <= min) {
         min = (long)rl.rlim_cur / 2;
-    if (min <= fd || (high = fcntl(fd, F_DUPFD_CLOEXEC, (int)min)) < 0)
+        high = min <= fd ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, (int)min);
+    }
+    if (high < 0)
         return fd;
     close(fd);
     return high;
