@@ -7,6 +7,7 @@
 #ifndef WEFT_CALLCOUNT_H
 #define WEFT_CALLCOUNT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <otf2/OTF2_GeneralDefinitions.h>
@@ -32,26 +33,34 @@ static inline uint64_t callcount_ns(uint64_t ticks, uint64_t resolution)
 }
 
 /* The metric class a recorder's counts travel in: two members (calls,
- * time) per counted call, named as the call's region. Set up once by
- * callcount_define, read only after. */
+ * time) per counted call, named as the call's region. Laid out once by
+ * callcount_prepare; defined by the first flush that has counts to
+ * ship, so that a process that counts nothing (most of a build's
+ * processes) sends weftd none of its definitions. */
 typedef struct callcount_class {
-    OTF2_MetricRef metric;      /* OTF2_UNDEFINED_METRIC: none defined */
+    OTF2_MetricRef metric;      /* once state is CALLCOUNT_DEFINED */
     unsigned n;                 /* the recorder's calls */
     const uint8_t *counted;     /* [n]: 1 for a call it counts */
     uint8_t *slot;              /* [n]: a counted call's first member */
     uint8_t nmembers;           /* 2 per counted call */
     uint64_t resolution;        /* trace clock ticks per second */
+    const char *(*name)(unsigned); /* a call's name */
+    _Atomic int state;          /* CALLCOUNT_*: whether it is defined */
 } callcount_class;
 
-/* Defines c's class (c->n, counted and slot set by the caller; at most
- * 127 counted calls) with the calls' names from name(i): 0, or -1 when
- * libweft refused a definition (no session). The session is open. */
-int callcount_define(callcount_class *c, const char *(*name)(unsigned))
+enum { CALLCOUNT_NONE, CALLCOUNT_DEFINING, CALLCOUNT_DEFINED,
+       CALLCOUNT_FAILED };
+
+/* Lays out c's class (c->n, counted and slot set by the caller) with
+ * the calls' names from name(i), defined as it is first needed: 0, or
+ * -1 when it counts more than 127 calls. */
+int callcount_prepare(callcount_class *c, const char *(*name)(unsigned))
     __attribute__((visibility("hidden")));
 /* Records at t one Metric event of c's class with counts[0 .. c->n)
- * (ticks as ns) and zeroes them; nothing when c has no class. Guard
- * raised, may record. */
-void callcount_flush(const callcount_class *c, uint64_t t,
-                     callcount *counts) __attribute__((visibility("hidden")));
+ * (ticks as ns) and zeroes them, defining the class first if no flush
+ * did; nothing when libweft refuses its definitions (the session is
+ * closed). Guard raised, may record. */
+void callcount_flush(callcount_class *c, uint64_t t, callcount *counts)
+    __attribute__((visibility("hidden")));
 
 #endif

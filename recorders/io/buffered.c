@@ -161,7 +161,7 @@ void io_count_setup(void)
     if (cp.stdio_all)
         return;
     P.counts.resolution = cp.resolution;
-    if (callcount_define(&P.counts, io_call_name) < 0)
+    if (callcount_prepare(&P.counts, io_call_name) < 0)
         return; /* no way to ship counts: record everything */
     atexit(at_end);
     weft__recorder_before_exec(at_end);

@@ -61,7 +61,7 @@ void pt_count_setup(void)
     P.all = lp.all;
     P.threshold = lp.threshold;
     P.counts.resolution = lp.resolution;
-    if (!P.all && callcount_define(&P.counts, pt_call_name) < 0)
+    if (!P.all && callcount_prepare(&P.counts, pt_call_name) < 0)
         P.all = 1; /* no way to ship counts: record everything */
     atomic_store_explicit(&P.ready, 1, memory_order_release);
 }
