@@ -45,6 +45,26 @@
 
 #define EXEC_EXPORT __attribute__((visibility("default")))
 
+/* Built with AddressSanitizer (--enable-sanitizers): an exec that works
+ * never returns, so the frames that called it (execl's array on the
+ * stack among them) leave their redzones poisoned. In a vfork() child
+ * that stack is the parent's, whose later frames at those addresses ASan
+ * then reports as overflows: the stack is unpoisoned first, as the
+ * compiler does before a call that does not return. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EXEC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EXEC_ASAN 1
+#endif
+#endif
+#ifdef EXEC_ASAN
+#include <sanitizer/asan_interface.h>
+#define EXEC_STACK_LEFT() __asan_handle_no_return()
+#else
+#define EXEC_STACK_LEFT() ((void)0)
+#endif
+
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
@@ -117,6 +137,7 @@ __attribute__((constructor)) static void exec_init(void)
             return -1;                                                       \
         }                                                                    \
         weft__recorder_exec(1);                                              \
+        EXEC_STACK_LEFT();                                                   \
         return (real) args;                                                  \
     } while (0)
 
@@ -174,6 +195,7 @@ static void via_argv(char **v, const char *self, const char *file,
                                                                              \
             via_argv(v, self, file, argv, n);                                \
             weft__recorder_exec(1);                                          \
+            EXEC_STACK_LEFT();                                               \
             (void)(real_via)call_via;                                        \
         }                                                                    \
         EXEC_CALL(real, call);                                               \
