@@ -113,8 +113,13 @@ node_idle() {
     [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
 }
 demo_on n1 onnode -p 1 -t 2 -n 400 -s 10000
-until_ 20 "the head seeing n1's forwarded process, and n1 forwarding it" \
-    node_connected
+seen=0
+for _ in $(seq 100); do
+    node_connected && { seen=1; break; }
+    sleep 0.2
+done
+[ "$seen" = 1 ] ||
+    fail "the head seeing n1's forwarded process, and n1 forwarding it within 20 s: n1 connections $(node_field n1 connections), relayed $(node_field n1 relayed), the head's forwarded $(head_of n1 forwarded); the demo (running: $(kill -0 "${DEMOS[0]}" 2>/dev/null && echo yes || echo no)) said: $(tail -n 5 "$TMP/onnode.n1.out")"
 demos_done
 exact onnode 1
 [ "$(json_get "$TMP/show.json" 'j["uid"]')" = 0 ] || fail "onnode is not root's"
