@@ -105,9 +105,12 @@ echo "ok: three nodes linked, both sides' weft status say so; two see the head's
 
 # A node forwards its processes (over its Unix socket) to its head,
 # which makes the trace; the head sees the node's connection meanwhile.
+# (relayed and forwarded count connections: a demo that had to connect
+# again under load is relayed twice)
 node_connected() {
     [ "$(node_field n1 connections)" -ge 1 ] 2>/dev/null &&
-        [ "$(node_field n1 relayed)" = 1 ] && [ "$(head_of n1 forwarded)" = 1 ]
+        [ "$(node_field n1 relayed)" -ge 1 ] 2>/dev/null &&
+        [ "$(head_of n1 forwarded)" -ge 1 ] 2>/dev/null
 }
 node_idle() {
     [ "$(node_field n1 connections)" = 0 ] && [ "$(node_field n1 recording)" = 0 ]
