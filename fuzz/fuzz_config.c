@@ -16,21 +16,33 @@
 #include "weft_errors.h"
 #include "weftd_config.h"
 
+static char files[2][64]; /* put_file's, "a" and "b" */
+
+/* At exit: the files put_file made are removed (libFuzzer's runs end
+ * with exit), not left in /tmp after every run of the fuzzer. */
+static void remove_files(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (files[i][0])
+            unlink(files[i]);
+}
+
 /* A file of the process's own holding buf (rewritten each time). */
 static const char *put_file(const char *which, const void *buf, size_t len)
 {
-    static char path[2][64];
     int i = which[0] == 'b';
     FILE *f;
 
-    if (!path[i][0])
-        snprintf(path[i], sizeof path[i], "/tmp/weft-fuzz-config-%s.%d",
+    if (!files[0][0] && !files[1][0])
+        atexit(remove_files);
+    if (!files[i][0])
+        snprintf(files[i], sizeof files[i], "/tmp/weft-fuzz-config-%s.%d",
                  which, (int)getpid());
-    f = fopen(path[i], "w");
+    f = fopen(files[i], "w");
     CHECK(f);
     CHECK(fwrite(buf, 1, len, f) == len);
     CHECK(fclose(f) == 0);
-    return path[i];
+    return files[i];
 }
 
 /* The same configuration: every key, as weft_config_print says it. */
