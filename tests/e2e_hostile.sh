@@ -136,19 +136,11 @@ start_case_weftd() {
     export WEFT_SERVER
 }
 
-# sample_weftd: until weftd ends, its highest RSS (MB) and open fds in
-# $CASE_TMP/peak ("RSS FDS").
+# sample_weftd: until weftd ends, its highest RSS (MB) and open fds
+# (counted as weftd_fds counts them) in $CASE_TMP/peak ("RSS FDS"),
+# sampled every 0.1 s by one process (tests/peak_sampler.py).
 sample_weftd() {
-    local rss fds max_rss=0 max_fds=0
-    while kill -0 "$WEFTD_PID" 2>/dev/null; do
-        rss=$(weftd_rss_mb)
-        fds=$(weftd_fds)
-        [ -n "$rss" ] && [ "$rss" -gt "$max_rss" ] && max_rss=$rss
-        [ -n "$fds" ] && [ "$fds" -gt "$max_fds" ] && max_fds=$fds
-        echo "$max_rss $max_fds" >"$CASE_TMP/peak.tmp" &&
-            mv "$CASE_TMP/peak.tmp" "$CASE_TMP/peak"
-        sleep 0.1
-    done
+    exec "$PY" "$WEFT_SRCDIR/tests/peak_sampler.py" "$WEFTD_PID" "$CASE_TMP/peak"
 }
 
 # alice_demo [NAME]: ALICE traces weft-demo (2 processes x 2 threads) as

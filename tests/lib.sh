@@ -43,6 +43,7 @@ PROXY_PID=
 MUNGED_PID=
 TEST_USERS=()
 TEST_GROUPS=()
+declare -A TEST_GID=()  # user name -> gid, of make_user's users (for as)
 
 cleanup() {
     [ -n "$DEMO_PID" ] && kill -KILL -- "-$DEMO_PID" 2>/dev/null
@@ -123,6 +124,7 @@ make_user() {
     TEST_USERS+=("$name")
     printf -v "$1" '%s' "$name"
     printf -v "${1}_UID" '%s' "$(id -u "$name")"
+    TEST_GID[$name]=$(id -g "$name")
     chmod 711 "$TMP"
     mkdir -p "$TMP/pub" && chmod 755 "$TMP/pub"
 }
@@ -142,10 +144,14 @@ make_group() {
 }
 
 # as USER CMD...: CMD as USER (uid, gid and groups; no shell, no login).
+# (The gid of make_user's users is looked up once: tests run `as` in
+# loops, and every id(1) is a process more.)
 as() {
-    local u=$1
+    local u=$1 g
     shift
-    setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- "$@"
+    g=${TEST_GID[$u]:-}
+    [ -n "$g" ] || g=$(id -g "$u")
+    setpriv --reuid="$u" --regid="$g" --init-groups -- "$@"
 }
 
 # start_munged: a munged of the test's own (a key of its own; socket,
