@@ -174,6 +174,21 @@ if len(ts) == 2 and all(t["state"] in ("complete", "partial", "failed") for t in
     check "$ids"
 }
 
+# traces_named PREFIX: the names of the catalog's traces that begin with
+# PREFIX, once there is one (at most 60 s). weftd writes a new trace's
+# catalog row off its loop, behind the catalog work before it: on a busy
+# machine it came after mpirun had returned (CI, once).
+traces_named() {
+    local names= end=$((SECONDS + 60))
+    while [ $SECONDS -lt $end ]; do
+        names=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
+                "$PY" -c 'import json,sys; print(*[t["name"] for t in json.load(sys.stdin) if t["name"].startswith(sys.argv[1])])' "$1")
+        [ -n "$names" ] && break
+        sleep 0.1
+    done
+    echo "$names"
+}
+
 ran=0
 start_weftd
 for flavour in openmpi mpich; do
@@ -192,8 +207,7 @@ for flavour in openmpi mpich; do
     LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$mpirun" "${args[@]}" \
         "$WEFT" run -- "$TMP/ring-$flavour" >"$TMP/$flavour.out" 2>&1 ||
         fail "$flavour: the ring failed under weft run: $(cat "$TMP/$flavour.out")"
-    name=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
-           "$PY" -c 'import json,sys; print(*[t["name"] for t in json.load(sys.stdin) if t["name"].startswith("ring-'$flavour'")])')
+    name=$(traces_named "ring-$flavour")
     [ -n "$name" ] || fail "$flavour: no trace ring-$flavour-* in the catalog"
     [ "$(echo "$name" | wc -w)" = 1 ] || fail "$flavour: several traces: $name"
     check "$name"
@@ -239,8 +253,7 @@ print("script went on: %d" % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))' 
     LD_PRELOAD=$(echo $WEFT_SAN_PRELOAD) timeout 120 "$mpirun" "${args[@]}" \
         "$WEFT" run -- "$TMP/fring-$flavour" >"$TMP/f$flavour.out" 2>&1 ||
         fail "$flavour: the Fortran ring failed: $(cat "$TMP/f$flavour.out")"
-    name=$("$WEFT" --catalog "$SPOOL/catalog.db" list --json |
-           "$PY" -c 'import json,sys; print(*[t["name"] for t in json.load(sys.stdin) if t["name"].startswith("fring-'$flavour'")])')
+    name=$(traces_named "fring-$flavour")
     [ "$(echo "$name" | wc -w)" = 1 ] ||
         fail "$flavour: not one trace fring-$flavour-*: '$name'"
     check "$name" fortran
